@@ -1,0 +1,179 @@
+#include "datapath/port/eth_port.h"
+
+#include <rte_bus_vdev.h>
+#include <rte_dev.h>
+#include <rte_errno.h>
+#include <rte_eth_ring.h>
+#include <rte_ring.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+
+namespace uroce::port {
+
+namespace {
+
+// Ethernet header + optional VLAN tag + FCS room: what a frame needs beyond
+// the L3 MTU.
+constexpr std::uint32_t kL2Overhead = RTE_ETHER_HDR_LEN + 4 + RTE_ETHER_CRC_LEN;
+
+std::string errstr(int err) { return std::strerror(err < 0 ? -err : err); }
+
+void set_error(std::string* error, const std::string& msg) {
+  if (error != nullptr) *error = msg;
+}
+
+}  // namespace
+
+EthPort::~EthPort() { close(); }
+
+int EthPort::open(const PortConfig& cfg, std::string* error) {
+  if (!cfg.vdev_args.empty()) {
+    const int rc = rte_vdev_init(cfg.device.c_str(), cfg.vdev_args.c_str());
+    if (rc != 0) {
+      set_error(error, "cannot create device " + cfg.device + " (" +
+                           cfg.vdev_args + "): " + errstr(rc) +
+                           "; check the devargs and that the name is unused");
+      return rc < 0 ? rc : -rc;
+    }
+    hotplugged_ = true;
+    hotplug_name_ = cfg.device;
+  }
+  std::uint16_t id = 0;
+  if (rte_eth_dev_get_port_by_name(cfg.device.c_str(), &id) != 0) {
+    set_error(error, "no DPDK port named " + cfg.device +
+                         ": add it to eal.vdevs (or eal.allow for PCI) and "
+                         "check that the PMD is installed");
+    if (hotplugged_) {
+      rte_vdev_uninit(hotplug_name_.c_str());
+      hotplugged_ = false;
+    }
+    return -ENODEV;
+  }
+  return open_port_id(id, cfg, error);
+}
+
+int EthPort::open_port_id(std::uint16_t port_id, const PortConfig& cfg,
+                          std::string* error) {
+  port_id_ = port_id;
+  const std::string where = "port " + std::to_string(port_id) + " (" +
+                            (cfg.device.empty() ? "unnamed" : cfg.device) + ")";
+  rte_eth_dev_info info{};
+  int rc = rte_eth_dev_info_get(port_id, &info);
+  if (rc != 0) {
+    set_error(error, where + ": cannot read device info: " + errstr(rc));
+    return rc;
+  }
+  max_frame_ = cfg.mtu + kL2Overhead;
+  const std::uint32_t room =
+      std::max<std::uint32_t>(cfg.data_room != 0 ? cfg.data_room : max_frame_,
+                              RTE_MBUF_DEFAULT_DATAROOM);
+  // Pool names are global in a DPDK process; derive it from the port id.
+  const std::string pool_name = "uroce_pool_" + std::to_string(port_id);
+  pool_ = rte_pktmbuf_pool_create(
+      pool_name.c_str(), cfg.mbufs, 256, 0,
+      static_cast<std::uint16_t>(room + RTE_PKTMBUF_HEADROOM),
+      static_cast<int>(rte_socket_id()));
+  if (pool_ == nullptr) {
+    set_error(error, where + ": cannot create mbuf pool of " +
+                         std::to_string(cfg.mbufs) + " x " +
+                         std::to_string(room) + " B: " + errstr(rte_errno) +
+                         "; raise eal.memory_mb or lower mbufs");
+    return -rte_errno;
+  }
+
+  rte_eth_conf conf{};
+  conf.rxmode.mtu = std::min<std::uint32_t>(cfg.mtu, info.max_mtu);
+  rc = rte_eth_dev_configure(port_id, 1, 1, &conf);
+  if (rc != 0) {
+    set_error(error, where + ": configure failed: " + errstr(rc));
+    close();
+    return rc;
+  }
+  std::uint16_t nb_rx = cfg.rx_desc;
+  std::uint16_t nb_tx = cfg.tx_desc;
+  rte_eth_dev_adjust_nb_rx_tx_desc(port_id, &nb_rx, &nb_tx);
+  const int socket = rte_eth_dev_socket_id(port_id);
+  const unsigned sock = socket < 0 ? 0u : static_cast<unsigned>(socket);
+  rc = rte_eth_rx_queue_setup(port_id, 0, nb_rx, sock, nullptr, pool_);
+  if (rc != 0) {
+    set_error(error, where + ": RX queue setup failed: " + errstr(rc));
+    close();
+    return rc;
+  }
+  rc = rte_eth_tx_queue_setup(port_id, 0, nb_tx, sock, nullptr);
+  if (rc != 0) {
+    set_error(error, where + ": TX queue setup failed: " + errstr(rc));
+    close();
+    return rc;
+  }
+  // Some PMDs (af_packet) cannot set the MTU themselves: the kernel interface
+  // MTU rules there. The frame size we can carry is set by the pool, so a
+  // refusal here is not fatal.
+  (void)rte_eth_dev_set_mtu(port_id, cfg.mtu);
+  rc = rte_eth_dev_start(port_id);
+  if (rc != 0) {
+    set_error(error, where + ": start failed: " + errstr(rc));
+    close();
+    return rc;
+  }
+  open_ = true;
+  if (cfg.promiscuous) (void)rte_eth_promiscuous_enable(port_id);
+  if (!cfg.mac.is_zero()) {
+    mac_ = cfg.mac;
+    rte_ether_addr a{};
+    std::memcpy(a.addr_bytes, cfg.mac.b.data(), 6);
+    // Best effort: with promiscuous RX the software MAC is what counts.
+    (void)rte_eth_dev_default_mac_addr_set(port_id, &a);
+  } else {
+    rte_ether_addr a{};
+    rte_eth_macaddr_get(port_id, &a);
+    std::memcpy(mac_.b.data(), a.addr_bytes, 6);
+  }
+  return 0;
+}
+
+void EthPort::close() {
+  if (open_) {
+    (void)rte_eth_dev_stop(port_id_);
+    (void)rte_eth_dev_close(port_id_);
+    open_ = false;
+  }
+  if (hotplugged_) {
+    (void)rte_vdev_uninit(hotplug_name_.c_str());
+    hotplugged_ = false;
+  }
+  if (pool_ != nullptr) {
+    rte_mempool_free(pool_);
+    pool_ = nullptr;
+  }
+}
+
+int create_ring_pair(const std::string& name, std::uint16_t* port_a,
+                     std::uint16_t* port_b, unsigned ring_size) {
+  const std::string ab = name + "_ab";
+  const std::string ba = name + "_ba";
+  rte_ring* r_ab = rte_ring_create(ab.c_str(), ring_size, rte_socket_id(),
+                                   RING_F_SP_ENQ | RING_F_SC_DEQ);
+  rte_ring* r_ba = rte_ring_create(ba.c_str(), ring_size, rte_socket_id(),
+                                   RING_F_SP_ENQ | RING_F_SC_DEQ);
+  if (r_ab == nullptr || r_ba == nullptr) {
+    const int err = rte_errno;
+    rte_ring_free(r_ab);
+    rte_ring_free(r_ba);
+    return -err;
+  }
+  // Port A receives on ba and sends on ab; port B the other way round.
+  const int a = rte_eth_from_rings((name + "_a").c_str(), &r_ba, 1, &r_ab, 1,
+                                   rte_socket_id());
+  const int b = rte_eth_from_rings((name + "_b").c_str(), &r_ab, 1, &r_ba, 1,
+                                   rte_socket_id());
+  if (a < 0 || b < 0) return -(rte_errno != 0 ? rte_errno : ENODEV);
+  *port_a = static_cast<std::uint16_t>(a);
+  *port_b = static_cast<std::uint16_t>(b);
+  return 0;
+}
+
+}  // namespace uroce::port

@@ -1,0 +1,87 @@
+// One DPDK ethdev port with one RX and one TX queue and its own mbuf pool:
+// the object the engine, the benchmarks and the ARP tests move frames
+// through. Works for net_ring, net_memif, net_af_packet and PCI devices.
+//
+// Threading: setup and close are control-path calls; rx_burst/tx_burst are
+// called by exactly one lcore (the port's owner) and are thin inline
+// wrappers over rte_eth_rx_burst/rte_eth_tx_burst (no virtual call, no lock).
+#pragma once
+
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+
+#include <cstdint>
+#include <string>
+
+#include "datapath/wire/addr.h"
+
+namespace uroce::port {
+
+struct PortConfig {
+  // The ethdev to use: a vdev/device name as EAL knows it ("net_memif0",
+  // "net_af_packet0", "0000:03:00.0"). The vdev itself is created by the EAL
+  // config's --vdev list, or by `vdev_args` below through hot-plug.
+  std::string device;
+  // When non-empty, the device is hot-plugged with these devargs before use
+  // (e.g. "role=server,socket=/run/x.sock,socket-abstract=no").
+  std::string vdev_args;
+  // Ethernet MTU (L3 bytes). RoCE MTU 4096 needs >= 4096 + 58 header bytes;
+  // 9000 is the usual jumbo setting.
+  std::uint16_t mtu = 1500;
+  std::uint16_t rx_desc = 1024;
+  std::uint16_t tx_desc = 1024;
+  std::uint32_t mbufs = 8191;
+  // mbuf data room (excluding headroom); 0 -> max frame size rounded up.
+  std::uint32_t data_room = 0;
+  // Software MAC override; the all-zero MAC keeps the device's own.
+  wire::MacAddr mac{};
+  bool promiscuous = true;
+};
+
+class EthPort {
+ public:
+  EthPort() = default;
+  ~EthPort();
+  EthPort(const EthPort&) = delete;
+  EthPort& operator=(const EthPort&) = delete;
+
+  // Finds (or hot-plugs) the device, creates its pool, configures one RX and
+  // one TX queue, sets the MTU and starts it. Returns 0 or a negative errno
+  // with `error` set to a sentence naming the device and the failing step.
+  int open(const PortConfig& cfg, std::string* error = nullptr);
+  // Adopts an already created ethdev (e.g. from rte_eth_from_rings).
+  int open_port_id(std::uint16_t port_id, const PortConfig& cfg,
+                   std::string* error = nullptr);
+  void close();
+
+  std::uint16_t rx_burst(rte_mbuf** pkts, std::uint16_t n) {
+    return rte_eth_rx_burst(port_id_, 0, pkts, n);
+  }
+  std::uint16_t tx_burst(rte_mbuf** pkts, std::uint16_t n) {
+    return rte_eth_tx_burst(port_id_, 0, pkts, n);
+  }
+
+  bool is_open() const { return open_; }
+  std::uint16_t port_id() const { return port_id_; }
+  rte_mempool* pool() const { return pool_; }
+  const wire::MacAddr& mac() const { return mac_; }
+  // The largest frame (L2 header + MTU) this port was set up to carry.
+  std::uint32_t max_frame() const { return max_frame_; }
+
+ private:
+  std::uint16_t port_id_ = 0;
+  bool open_ = false;
+  bool hotplugged_ = false;
+  std::string hotplug_name_;
+  rte_mempool* pool_ = nullptr;
+  wire::MacAddr mac_{};
+  std::uint32_t max_frame_ = 0;
+};
+
+// Creates a crossed pair of net_ring ports in this process (what A sends, B
+// receives and vice versa). Names must be unique in the process. Returns 0
+// and the two port ids, or a negative errno.
+int create_ring_pair(const std::string& name, std::uint16_t* port_a,
+                     std::uint16_t* port_b, unsigned ring_size = 4096);
+
+}  // namespace uroce::port

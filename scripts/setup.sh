@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Installs every Debian package uroce builds, tests or benchmarks with.
+# Idempotent: runs apt-get only for what is missing, and `apt-get update` only
+# when an install is needed and the package lists are older than a day.
+set -euo pipefail
+
+PKGS=(
+  build-essential pkg-config meson ninja-build
+  clang-14 libclang-rt-14-dev
+  libdpdk-dev dpdk
+  libisal-dev libtbb-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  nlohmann-json3-dev libcli11-dev libfmt-dev libspdlog-dev libtomlplusplus-dev
+  python3-scapy tshark
+  iproute2 valgrind
+)
+
+missing=()
+for p in "${PKGS[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all ${#PKGS[@]} packages present"
+  exit 0
+fi
+
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+echo "setup: installing ${missing[*]}"
+# tshark asks whether non-root users may capture; answer no, non-interactively.
+echo "wireshark-common wireshark-common/install-setuid boolean false" | $SUDO debconf-set-selections
+install() { DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"; }
+# Only refresh the package lists when an install from the current ones fails
+# (none yet on a fresh machine, or stale versions).
+if ! install; then
+  $SUDO apt-get update -qq
+  install
+fi
+echo "setup: done"

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The test command (README): installs dependencies, configures a build
+# directory, builds, and runs the Meson test suites.
+#
+#   scripts/test.sh              gcc build in build/, all suites
+#   scripts/test.sh --sanitize   clang ASan+UBSan build in build-san/: unit
+#                                suites and a bounded libFuzzer run
+#   BUILD_DIR=... overrides the build directory.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+mode=normal
+[ "${1:-}" = "--sanitize" ] && mode=sanitize
+
+scripts/setup.sh
+
+if [ "$mode" = normal ]; then
+  dir=${BUILD_DIR:-build}
+  [ -f "$dir/build.ninja" ] || meson setup "$dir" -Dtests=true
+  ninja -C "$dir"
+  meson test -C "$dir" --print-errorlogs --num-processes 2
+else
+  dir=${BUILD_DIR:-build-san}
+  [ -f "$dir/build.ninja" ] || CXX=clang++-14 CC=clang-14 meson setup "$dir" \
+      -Dtests=true -Dfuzz=true -Db_sanitize=address,undefined -Db_lundef=false \
+      -Dbuildtype=debugoptimized
+  ninja -C "$dir"
+  UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+  ASAN_OPTIONS=detect_leaks=1 \
+    meson test -C "$dir" --print-errorlogs --num-processes 2 --suite unit --suite fuzz
+fi
