@@ -1,0 +1,53 @@
+// Completions: the transport emits struct ib_uverbs_wc, the layout the CQ
+// ring in shared memory holds and ibv_poll_cq returns (bit-identical to
+// struct ibv_wc), so nothing is translated between the engine and the app.
+#pragma once
+
+#include <rdma/ib_user_verbs.h>
+
+#include <cstdint>
+
+namespace uroce::transport {
+
+using Cqe = ib_uverbs_wc;
+static_assert(sizeof(Cqe) == 48);
+
+// ibv_wc_status values.
+enum class WcStatus : std::uint32_t {
+  kSuccess = 0,
+  kLocLenErr = 1,
+  kLocQpOpErr = 2,
+  kLocProtErr = 4,
+  kWrFlushErr = 5,
+  kBadRespErr = 7,
+  kLocAccessErr = 8,
+  kRemInvReqErr = 9,
+  kRemAccessErr = 10,
+  kRemOpErr = 11,
+  kRetryExcErr = 12,
+  kRnrRetryExcErr = 13,
+  kFatalErr = 19,
+  kRespTimeoutErr = 20,
+  kGeneralErr = 21,
+};
+
+// ibv_wc_opcode values.
+enum class WcOpcode : std::uint32_t {
+  kSend = IB_UVERBS_WC_SEND,
+  kRdmaWrite = IB_UVERBS_WC_RDMA_WRITE,
+  kRdmaRead = IB_UVERBS_WC_RDMA_READ,
+  kCompSwap = IB_UVERBS_WC_COMP_SWAP,
+  kFetchAdd = IB_UVERBS_WC_FETCH_ADD,
+  kLocalInv = IB_UVERBS_WC_LOCAL_INV,
+  kRecv = 128,
+  kRecvRdmaWithImm = 129,
+};
+
+// ibv_wc_flags values.
+namespace wc_flag {
+inline constexpr std::uint32_t kGrh = 1u << 0;
+inline constexpr std::uint32_t kWithImm = 1u << 1;
+inline constexpr std::uint32_t kWithInv = 1u << 3;
+}  // namespace wc_flag
+
+}  // namespace uroce::transport

@@ -1,0 +1,38 @@
+// Moving payload between registered memory and packets, through scatter/
+// gather lists checked against the MR table.
+//
+// gather: copies `len` bytes starting `offset` bytes into the message an SGE
+// list describes, into `dst` (a TX frame's payload area) — the one copy a
+// payload byte makes on the send side.
+// scatter: copies `src` into the message an SGE list describes, starting
+// `offset` bytes in (receive buffers, READ response targets).
+//
+// Each SGE is resolved with MrTable::resolve (lkey, PD, bounds, and
+// kLocalWrite for scatter), so a bad SGE is detected before any byte moves
+// and nothing is written outside a registered region.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "datapath/transport/mr_table.h"
+#include "datapath/transport/wr.h"
+
+namespace uroce::transport {
+
+struct SgeCopyResult {
+  MrError err = MrError::kOk;
+  // True when the SGE list is shorter than offset + length (local length
+  // error: IBV_WC_LOC_LEN_ERR on a receive).
+  bool too_long = false;
+};
+
+SgeCopyResult gather(const MrTable& mrs, PdHandle pd, const Sge* sge,
+                     std::uint32_t num_sge, std::uint64_t offset,
+                     std::span<std::uint8_t> dst);
+
+SgeCopyResult scatter(const MrTable& mrs, PdHandle pd, const Sge* sge,
+                      std::uint32_t num_sge, std::uint64_t offset,
+                      std::span<const std::uint8_t> src);
+
+}  // namespace uroce::transport

@@ -1,0 +1,54 @@
+#include "datapath/transport/work_queue.h"
+
+#include <gtest/gtest.h>
+
+namespace uroce::transport {
+namespace {
+
+TEST(WorkQueue_Push, FailsWhenFull) {
+  WorkQueue<int> q(3);
+  EXPECT_TRUE(q.push(1));
+  EXPECT_TRUE(q.push(2));
+  EXPECT_TRUE(q.push(3));
+  EXPECT_TRUE(q.full());
+  EXPECT_FALSE(q.push(4));
+  EXPECT_EQ(q.size(), 3u);
+}
+
+TEST(WorkQueue_Pop, FifoOrderAcrossWrap) {
+  WorkQueue<int> q(2);
+  for (int i = 0; i < 10; ++i) {
+    ASSERT_TRUE(q.push(i));
+    EXPECT_EQ(q.front(), i);
+    q.pop();
+  }
+  EXPECT_TRUE(q.empty());
+  q.pop();  // popping an empty queue is a no-op
+  EXPECT_TRUE(q.empty());
+}
+
+TEST(WorkQueue_At, CursorsStayValidWhileHeadAdvances) {
+  WorkQueue<int> q(4);
+  for (int i = 0; i < 4; ++i) q.push(i * 10);
+  const std::uint32_t cursor = q.head() + 2;
+  q.pop();
+  q.pop();
+  q.push(40);
+  EXPECT_TRUE(q.contains(cursor));
+  EXPECT_EQ(q.at(cursor), 20);
+  EXPECT_FALSE(q.contains(q.tail()));
+  EXPECT_FALSE(q.contains(q.head() - 1));
+}
+
+TEST(WorkQueue_Clear, EmptiesAndKeepsCapacity) {
+  WorkQueue<int> q(2);
+  q.push(1);
+  q.push(2);
+  q.clear();
+  EXPECT_TRUE(q.empty());
+  EXPECT_TRUE(q.push(3));
+  EXPECT_EQ(q.front(), 3);
+}
+
+}  // namespace
+}  // namespace uroce::transport
