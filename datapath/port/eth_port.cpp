@@ -84,8 +84,17 @@ int EthPort::open_port_id(std::uint16_t port_id, const PortConfig& cfg,
     return -rte_errno;
   }
 
+  // Virtual PMDs (memif, af_packet) report the default 1518-byte max frame
+  // yet carry whatever fits their buffers (memif bsize, af_packet framesz and
+  // the kernel interface MTU). ethdev refuses an MTU above the reported
+  // maximum, so configure at most that and let the mbuf data room, sized
+  // from cfg.mtu, decide what we can carry.
+  const std::uint32_t reported_max_mtu = std::min<std::uint32_t>(
+      info.max_mtu, info.max_rx_pktlen > RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN
+                        ? info.max_rx_pktlen - RTE_ETHER_HDR_LEN - RTE_ETHER_CRC_LEN
+                        : RTE_ETHER_MTU);
   rte_eth_conf conf{};
-  conf.rxmode.mtu = std::min<std::uint32_t>(cfg.mtu, info.max_mtu);
+  conf.rxmode.mtu = std::min<std::uint32_t>(cfg.mtu, reported_max_mtu);
   rc = rte_eth_dev_configure(port_id, 1, 1, &conf);
   if (rc != 0) {
     set_error(error, where + ": configure failed: " + errstr(rc));
@@ -109,10 +118,10 @@ int EthPort::open_port_id(std::uint16_t port_id, const PortConfig& cfg,
     close();
     return rc;
   }
-  // Some PMDs (af_packet) cannot set the MTU themselves: the kernel interface
-  // MTU rules there. The frame size we can carry is set by the pool, so a
-  // refusal here is not fatal.
-  (void)rte_eth_dev_set_mtu(port_id, cfg.mtu);
+  // Only ask for an MTU the PMD says it supports: af_packet applies it to the
+  // kernel interface, and a capped value would shrink a jumbo veth. A refusal
+  // is not fatal: the frame size we carry is set by the pool.
+  if (cfg.mtu <= reported_max_mtu) (void)rte_eth_dev_set_mtu(port_id, cfg.mtu);
   rc = rte_eth_dev_start(port_id);
   if (rc != 0) {
     set_error(error, where + ": start failed: " + errstr(rc));

@@ -1,0 +1,103 @@
+// Builds complete RoCEv2 frames (Ethernet / IPv4 / UDP 4791 / BTH / extension
+// headers / payload / pad / ICRC) into a caller buffer. Computes every length,
+// the pad count and zero pad bytes, the IPv4 header checksum and the ICRC.
+// No allocation; the payload is copied once.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+
+#include "datapath/wire/addr.h"
+#include "datapath/wire/aeth.h"
+#include "datapath/wire/atomic_ack_eth.h"
+#include "datapath/wire/atomic_eth.h"
+#include "datapath/wire/bth.h"
+#include "datapath/wire/deth.h"
+#include "datapath/wire/eth.h"
+#include "datapath/wire/icrc.h"
+#include "datapath/wire/ieth.h"
+#include "datapath/wire/immdt.h"
+#include "datapath/wire/ipv4.h"
+#include "datapath/wire/opcodes.h"
+#include "datapath/wire/reth.h"
+#include "datapath/wire/udp.h"
+
+namespace uroce::wire {
+
+// Bytes a RoCEv2 frame adds around the extension headers and payload.
+inline constexpr std::size_t kRoceFrameOverhead =
+    EthHdr::kSize + Ipv4Hdr::kSize + UdpHdr::kSize + BthHdr::kSize + kIcrcSize;
+// Largest frame the builder can produce: 4096 payload + the largest
+// extension headers of a data opcode (RETH + ImmDt).
+inline constexpr std::size_t kMaxRoceFrame =
+    kRoceFrameOverhead + RethHdr::kSize + ImmDtHdr::kSize + kMaxPathMtuBytes;
+
+struct PacketSpec {
+  // Ethernet
+  MacAddr eth_src;
+  MacAddr eth_dst;
+  // IPv4: defaults as Linux rxe sends them (TTL 64, DF, TOS from the QP).
+  Ipv4Addr ip_src;
+  Ipv4Addr ip_dst;
+  std::uint8_t dscp = 0;  // 6 bits
+  std::uint8_t ecn = 0;   // 2 bits (ECT(0) = 2 when ECN-capable)
+  std::uint8_t ttl = 64;
+  std::uint16_t ip_id = 0;
+  bool df = true;
+  // UDP: checksum 0 unless asked for (RoCEv2 senders normally leave it 0).
+  std::uint16_t udp_src = 0xc000;
+  std::uint16_t udp_dst = kRoceV2Port;
+  bool udp_checksum = false;
+  // BTH (pad count is derived from the payload length).
+  std::uint8_t opcode = op::kRcSendOnly;
+  bool se = false;
+  bool mig_req = false;
+  std::uint8_t tver = 0;
+  std::uint16_t pkey = kDefaultPKey;
+  bool fecn = false;
+  bool becn = false;
+  std::uint32_t dest_qp = 0;  // 24 bits
+  bool ack_req = false;
+  std::uint32_t psn = 0;  // 24 bits
+  // Extension headers: exactly those the opcode carries must be set (the
+  // CNP body is reserved and always written as zeros).
+  std::optional<DethHdr> deth;
+  std::optional<RethHdr> reth;
+  std::optional<AtomicEthHdr> atomic_eth;
+  std::optional<AethHdr> aeth;
+  std::optional<AtomicAckEthHdr> atomic_ack_eth;
+  std::optional<ImmDtHdr> immdt;
+  std::optional<IethHdr> ieth;
+  // Payload limit: one packet carries at most the path MTU.
+  PathMtu pmtu = PathMtu::k4096;
+  std::span<const std::uint8_t> payload;
+};
+
+enum class BuildError : int {
+  kBufferTooSmall = -1,
+  kUnknownOpcode = -2,
+  kMissingExtHeader = -3,     // the opcode needs a header the spec lacks
+  kUnexpectedExtHeader = -4,  // the spec sets a header the opcode lacks
+  kPayloadNotAllowed = -5,    // payload for READ request, ACK, atomics, CNP
+  kPayloadTooLarge = -6,      // more than the path MTU
+  kFieldOutOfRange = -7,      // QPN/PSN > 24 bits, TVer > 15, DSCP > 63,
+                              // ECN > 3, invalid path MTU code
+};
+std::string_view build_error_name(BuildError e);
+
+// Frame length the spec produces (ignoring validation).
+std::size_t roce_frame_size(const PacketSpec& spec);
+
+// Where the payload starts in the frame the spec produces. A sender may
+// gather the payload straight to out + roce_payload_offset(spec) and pass
+// that same span as spec.payload: build_roce then does not copy it.
+std::size_t roce_payload_offset(const PacketSpec& spec);
+
+// Writes the frame at the start of `out`. Returns its length (> 0), or a
+// negative BuildError value; on error `out` may be partly written.
+int build_roce(const PacketSpec& spec, std::span<std::uint8_t> out);
+
+}  // namespace uroce::wire

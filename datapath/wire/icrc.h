@@ -1,0 +1,49 @@
+// RoCEv2 Invariant CRC (IBTA Vol.1 section 7.8.1 and Annex A17.4.2).
+//
+// The ICRC is CRC-32 (the zlib/IEEE 802.3 polynomial, reflected, initial
+// value and final XOR all ones) over:
+//   8 bytes of 0xff                      (stands in for the IB LRH)
+//   IPv4 header, TOS, TTL and header checksum replaced by all ones
+//   UDP header, checksum replaced by all ones
+//   BTH, byte 4 (FECN/BECN/resv6) replaced by all ones
+//   everything after the BTH up to the ICRC (ext headers, payload, pad)
+// and is appended after the pad bytes, least significant byte first.
+// The masked fields are those a router or ECN marker may rewrite in flight.
+//
+// Computed with ISA-L's crc32_gzip_refl (the zlib-compatible CRC-32), fed a
+// masked stack copy of the first 48 bytes and then the rest of the packet in
+// place: no copy of the payload, no allocation.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "datapath/wire/bth.h"
+#include "datapath/wire/ipv4.h"
+#include "datapath/wire/udp.h"
+
+namespace uroce::wire {
+
+inline constexpr std::size_t kIcrcSize = 4;
+// Bytes at the start of the IP packet that the ICRC masks: IPv4 + UDP + BTH.
+inline constexpr std::size_t kIcrcMaskedPrefix =
+    Ipv4Hdr::kSize + UdpHdr::kSize + BthHdr::kSize;
+
+// CRC-32 as zlib's crc32(): `crc` is the value returned for the data before
+// (0 to start), so calls chain over consecutive pieces.
+std::uint32_t crc32_zlib(std::uint32_t crc, std::span<const std::uint8_t> data);
+
+// ICRC of an IPv4 (IHL 5) RoCEv2 packet. `ip_packet` starts at the IPv4
+// header and ends right before the ICRC. Should be at least kIcrcMaskedPrefix
+// long; shorter input is accepted (the result is then meaningless) so that a
+// caller can never make it read outside the span.
+std::uint32_t compute_icrc(std::span<const std::uint8_t> ip_packet);
+
+// `ip_packet` includes the 4 trailing ICRC bytes.
+std::uint32_t read_icrc(std::span<const std::uint8_t> ip_packet);
+bool icrc_ok(std::span<const std::uint8_t> ip_packet);
+// Computes and stores the ICRC into the last 4 bytes of `ip_packet`.
+void write_icrc(std::span<std::uint8_t> ip_packet);
+
+}  // namespace uroce::wire

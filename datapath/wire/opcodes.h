@@ -1,0 +1,295 @@
+// BTH opcodes (IBTA Vol.1 section 9.2.1, table 38; CNP from Annex A17.9.2):
+// which extension headers each opcode carries, in wire order, whether it may
+// carry payload, where it sits in a message and who sends it. Also the path
+// MTU encoding (IBTA 7.7.5 / verbs enum ibv_mtu) and the pad count rule.
+//
+// Opcode byte = transport (bits 7..5) | operation (bits 4..0):
+//   RC 0x00..0x14, 0x16, 0x17   UC 0x20..0x2b   UD 0x64, 0x65   CNP 0x81.
+// RD (0x40..) and opcodes this table marks invalid are unsupported: the
+// parser rejects them.
+//
+// Extension headers always appear in the canonical order of ExtHdr below
+// (IBTA 9.2: DETH, RETH, AtomicETH, AETH, AtomicAckETH, ImmDt, IETH); the
+// CNP body takes the place of the payload.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "datapath/wire/aeth.h"
+#include "datapath/wire/atomic_ack_eth.h"
+#include "datapath/wire/atomic_eth.h"
+#include "datapath/wire/cnp.h"
+#include "datapath/wire/deth.h"
+#include "datapath/wire/ieth.h"
+#include "datapath/wire/immdt.h"
+#include "datapath/wire/reth.h"
+
+namespace uroce::wire {
+
+namespace op {
+inline constexpr std::uint8_t kRcSendFirst = 0x00;
+inline constexpr std::uint8_t kRcSendMiddle = 0x01;
+inline constexpr std::uint8_t kRcSendLast = 0x02;
+inline constexpr std::uint8_t kRcSendLastImm = 0x03;
+inline constexpr std::uint8_t kRcSendOnly = 0x04;
+inline constexpr std::uint8_t kRcSendOnlyImm = 0x05;
+inline constexpr std::uint8_t kRcWriteFirst = 0x06;
+inline constexpr std::uint8_t kRcWriteMiddle = 0x07;
+inline constexpr std::uint8_t kRcWriteLast = 0x08;
+inline constexpr std::uint8_t kRcWriteLastImm = 0x09;
+inline constexpr std::uint8_t kRcWriteOnly = 0x0a;
+inline constexpr std::uint8_t kRcWriteOnlyImm = 0x0b;
+inline constexpr std::uint8_t kRcReadRequest = 0x0c;
+inline constexpr std::uint8_t kRcReadResponseFirst = 0x0d;
+inline constexpr std::uint8_t kRcReadResponseMiddle = 0x0e;
+inline constexpr std::uint8_t kRcReadResponseLast = 0x0f;
+inline constexpr std::uint8_t kRcReadResponseOnly = 0x10;
+inline constexpr std::uint8_t kRcAck = 0x11;
+inline constexpr std::uint8_t kRcAtomicAck = 0x12;
+inline constexpr std::uint8_t kRcCompareSwap = 0x13;
+inline constexpr std::uint8_t kRcFetchAdd = 0x14;
+inline constexpr std::uint8_t kRcSendLastInv = 0x16;
+inline constexpr std::uint8_t kRcSendOnlyInv = 0x17;
+
+inline constexpr std::uint8_t kUcSendFirst = 0x20;
+inline constexpr std::uint8_t kUcSendMiddle = 0x21;
+inline constexpr std::uint8_t kUcSendLast = 0x22;
+inline constexpr std::uint8_t kUcSendLastImm = 0x23;
+inline constexpr std::uint8_t kUcSendOnly = 0x24;
+inline constexpr std::uint8_t kUcSendOnlyImm = 0x25;
+inline constexpr std::uint8_t kUcWriteFirst = 0x26;
+inline constexpr std::uint8_t kUcWriteMiddle = 0x27;
+inline constexpr std::uint8_t kUcWriteLast = 0x28;
+inline constexpr std::uint8_t kUcWriteLastImm = 0x29;
+inline constexpr std::uint8_t kUcWriteOnly = 0x2a;
+inline constexpr std::uint8_t kUcWriteOnlyImm = 0x2b;
+
+inline constexpr std::uint8_t kUdSendOnly = 0x64;
+inline constexpr std::uint8_t kUdSendOnlyImm = 0x65;
+
+inline constexpr std::uint8_t kCnp = kCnpOpcode;
+}  // namespace op
+
+enum class Transport : std::uint8_t { kRc, kUc, kRd, kUd, kCnp };
+
+// What the packet does, independent of transport.
+enum class OpClass : std::uint8_t {
+  kSend,
+  kWrite,
+  kReadRequest,
+  kReadResponse,
+  kAck,
+  kAtomic,
+  kAtomicAck,
+  kCnp,
+};
+
+// Place in a multi-packet message. Single-packet operations (READ request,
+// atomics, ACKs, CNP) are kOnly.
+enum class Position : std::uint8_t { kFirst, kMiddle, kLast, kOnly };
+
+// Who sends it: the requester, the responder with data (READ response,
+// atomic ACK), the responder's plain ACK/NAK, or the congestion point.
+enum class Direction : std::uint8_t { kRequest, kResponse, kAck, kCnp };
+
+// Extension headers in canonical wire order; the values index ExtMask bits.
+enum class ExtHdr : std::uint8_t {
+  kDeth = 0,
+  kReth,
+  kAtomicEth,
+  kAeth,
+  kAtomicAckEth,
+  kImmDt,
+  kIeth,
+  kCnp,
+};
+inline constexpr std::size_t kNumExtHdrs = 8;
+using ExtMask = std::uint8_t;
+
+constexpr ExtMask ext_bit(ExtHdr h) {
+  return static_cast<ExtMask>(1u << static_cast<unsigned>(h));
+}
+constexpr std::size_t ext_hdr_size(ExtHdr h) {
+  constexpr std::size_t kSizes[kNumExtHdrs] = {
+      DethHdr::kSize,         RethHdr::kSize, AtomicEthHdr::kSize,
+      AethHdr::kSize,         AtomicAckEthHdr::kSize,
+      ImmDtHdr::kSize,        IethHdr::kSize, CnpHdr::kSize};
+  return kSizes[static_cast<std::size_t>(h)];
+}
+constexpr std::size_t ext_mask_size(ExtMask m) {
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < kNumExtHdrs; ++i) {
+    if ((m >> i) & 1) n += ext_hdr_size(static_cast<ExtHdr>(i));
+  }
+  return n;
+}
+std::string_view ext_hdr_name(ExtHdr h);
+
+struct OpcodeInfo {
+  std::string_view name;  // e.g. "RC_SEND_FIRST"; empty when !valid
+  bool valid = false;
+  Transport transport = Transport::kRc;
+  OpClass op = OpClass::kSend;
+  Position pos = Position::kOnly;
+  Direction dir = Direction::kRequest;
+  ExtMask ext = 0;          // extension headers present, canonical order
+  std::uint8_t ext_len = 0;  // total bytes of those headers
+  bool payload = false;      // may carry payload (possibly zero bytes)
+
+  constexpr bool has(ExtHdr h) const { return (ext & ext_bit(h)) != 0; }
+};
+
+namespace detail {
+
+constexpr OpcodeInfo make_op(std::string_view name, Transport t, OpClass op,
+                             Position pos, Direction dir, ExtMask ext,
+                             bool payload) {
+  OpcodeInfo i;
+  i.name = name;
+  i.valid = true;
+  i.transport = t;
+  i.op = op;
+  i.pos = pos;
+  i.dir = dir;
+  i.ext = ext;
+  i.ext_len = static_cast<std::uint8_t>(ext_mask_size(ext));
+  i.payload = payload;
+  return i;
+}
+
+constexpr std::array<OpcodeInfo, 256> build_opcode_table() {
+  using enum OpClass;
+  using enum Position;
+  std::array<OpcodeInfo, 256> t{};
+  constexpr ExtMask kImm = ext_bit(ExtHdr::kImmDt);
+  constexpr ExtMask kReth = ext_bit(ExtHdr::kReth);
+  constexpr ExtMask kAeth = ext_bit(ExtHdr::kAeth);
+  constexpr Direction kReq = Direction::kRequest;
+
+  // SEND and RDMA WRITE: identical shapes on RC and UC (base 0x00 / 0x20).
+  struct Common {
+    std::uint8_t off;
+    std::string_view rc, uc;
+    OpClass op;
+    Position pos;
+    ExtMask ext;
+  };
+  constexpr Common kCommon[] = {
+      {0x00, "RC_SEND_FIRST", "UC_SEND_FIRST", kSend, kFirst, 0},
+      {0x01, "RC_SEND_MIDDLE", "UC_SEND_MIDDLE", kSend, kMiddle, 0},
+      {0x02, "RC_SEND_LAST", "UC_SEND_LAST", kSend, kLast, 0},
+      {0x03, "RC_SEND_LAST_WITH_IMMEDIATE", "UC_SEND_LAST_WITH_IMMEDIATE",
+       kSend, kLast, kImm},
+      {0x04, "RC_SEND_ONLY", "UC_SEND_ONLY", kSend, kOnly, 0},
+      {0x05, "RC_SEND_ONLY_WITH_IMMEDIATE", "UC_SEND_ONLY_WITH_IMMEDIATE",
+       kSend, kOnly, kImm},
+      {0x06, "RC_RDMA_WRITE_FIRST", "UC_RDMA_WRITE_FIRST", kWrite, kFirst,
+       kReth},
+      {0x07, "RC_RDMA_WRITE_MIDDLE", "UC_RDMA_WRITE_MIDDLE", kWrite, kMiddle,
+       0},
+      {0x08, "RC_RDMA_WRITE_LAST", "UC_RDMA_WRITE_LAST", kWrite, kLast, 0},
+      {0x09, "RC_RDMA_WRITE_LAST_WITH_IMMEDIATE",
+       "UC_RDMA_WRITE_LAST_WITH_IMMEDIATE", kWrite, kLast, kImm},
+      {0x0a, "RC_RDMA_WRITE_ONLY", "UC_RDMA_WRITE_ONLY", kWrite, kOnly, kReth},
+      {0x0b, "RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE",
+       "UC_RDMA_WRITE_ONLY_WITH_IMMEDIATE", kWrite, kOnly,
+       static_cast<ExtMask>(kReth | kImm)},
+  };
+  for (const Common& c : kCommon) {
+    t[c.off] = make_op(c.rc, Transport::kRc, c.op, c.pos, kReq, c.ext, true);
+    t[0x20 + c.off] =
+        make_op(c.uc, Transport::kUc, c.op, c.pos, kReq, c.ext, true);
+  }
+
+  constexpr Transport kRc = Transport::kRc;
+  constexpr Direction kResp = Direction::kResponse;
+  t[op::kRcReadRequest] = make_op("RC_RDMA_READ_REQUEST", kRc, kReadRequest,
+                                  kOnly, kReq, kReth, false);
+  t[op::kRcReadResponseFirst] =
+      make_op("RC_RDMA_READ_RESPONSE_FIRST", kRc, kReadResponse, kFirst,
+              kResp, kAeth, true);
+  t[op::kRcReadResponseMiddle] =
+      make_op("RC_RDMA_READ_RESPONSE_MIDDLE", kRc, kReadResponse, kMiddle,
+              kResp, 0, true);
+  t[op::kRcReadResponseLast] =
+      make_op("RC_RDMA_READ_RESPONSE_LAST", kRc, kReadResponse, kLast, kResp,
+              kAeth, true);
+  t[op::kRcReadResponseOnly] =
+      make_op("RC_RDMA_READ_RESPONSE_ONLY", kRc, kReadResponse, kOnly, kResp,
+              kAeth, true);
+  t[op::kRcAck] = make_op("RC_ACKNOWLEDGE", kRc, kAck, kOnly, Direction::kAck,
+                          kAeth, false);
+  t[op::kRcAtomicAck] = make_op(
+      "RC_ATOMIC_ACKNOWLEDGE", kRc, kAtomicAck, kOnly, kResp,
+      static_cast<ExtMask>(kAeth | ext_bit(ExtHdr::kAtomicAckEth)), false);
+  t[op::kRcCompareSwap] = make_op("RC_CMP_SWAP", kRc, kAtomic, kOnly, kReq,
+                                  ext_bit(ExtHdr::kAtomicEth), false);
+  t[op::kRcFetchAdd] = make_op("RC_FETCH_ADD", kRc, kAtomic, kOnly, kReq,
+                               ext_bit(ExtHdr::kAtomicEth), false);
+  t[op::kRcSendLastInv] =
+      make_op("RC_SEND_LAST_WITH_INVALIDATE", kRc, kSend, kLast, kReq,
+              ext_bit(ExtHdr::kIeth), true);
+  t[op::kRcSendOnlyInv] =
+      make_op("RC_SEND_ONLY_WITH_INVALIDATE", kRc, kSend, kOnly, kReq,
+              ext_bit(ExtHdr::kIeth), true);
+
+  constexpr ExtMask kDeth = ext_bit(ExtHdr::kDeth);
+  t[op::kUdSendOnly] = make_op("UD_SEND_ONLY", Transport::kUd, kSend, kOnly,
+                               kReq, kDeth, true);
+  t[op::kUdSendOnlyImm] =
+      make_op("UD_SEND_ONLY_WITH_IMMEDIATE", Transport::kUd, kSend, kOnly,
+              kReq, static_cast<ExtMask>(kDeth | kImm), true);
+
+  t[op::kCnp] = make_op("CNP", Transport::kCnp, kCnp, kOnly, Direction::kCnp,
+                        ext_bit(ExtHdr::kCnp), false);
+  return t;
+}
+
+}  // namespace detail
+
+inline constexpr std::array<OpcodeInfo, 256> kOpcodeTable =
+    detail::build_opcode_table();
+
+constexpr const OpcodeInfo& opcode_info(std::uint8_t opcode) {
+  return kOpcodeTable[opcode];
+}
+// "RC_SEND_FIRST", ..., or "UNKNOWN" for an unsupported opcode.
+std::string_view opcode_name(std::uint8_t opcode);
+std::string_view transport_name(Transport t);
+
+// Path MTU as IBTA encodes it (and ibv_mtu numbers it).
+enum class PathMtu : std::uint8_t {
+  k256 = 1,
+  k512 = 2,
+  k1024 = 3,
+  k2048 = 4,
+  k4096 = 5,
+};
+inline constexpr std::uint32_t kMaxPathMtuBytes = 4096;
+
+constexpr bool path_mtu_valid(std::uint8_t code) {
+  return code >= 1 && code <= 5;
+}
+// Payload bytes per packet for a valid code.
+constexpr std::uint32_t path_mtu_bytes(PathMtu m) {
+  return 128u << static_cast<unsigned>(m);
+}
+// The code for exactly 256/512/1024/2048/4096 bytes; nullopt otherwise.
+std::optional<PathMtu> path_mtu_from_bytes(std::uint32_t bytes);
+// Largest path MTU whose packets fit an Ethernet MTU (IP packet bytes):
+// IPv4 20 + UDP 8 + BTH 12 + the largest extension headers a data packet
+// carries (RETH 16 + ImmDt 4) + ICRC 4 = 64 bytes of overhead. nullopt if
+// even 256 does not fit.
+std::optional<PathMtu> path_mtu_for_eth_mtu(std::uint32_t eth_mtu);
+
+// Bytes of zero padding after `payload_len` payload bytes (IBTA 9.2: the
+// payload is padded to a multiple of 4; BTH.PadCnt carries this number).
+constexpr std::uint8_t pad_count(std::size_t payload_len) {
+  return static_cast<std::uint8_t>((4 - (payload_len & 3)) & 3);
+}
+
+}  // namespace uroce::wire

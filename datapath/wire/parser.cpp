@@ -1,0 +1,158 @@
+#include "datapath/wire/parser.h"
+
+#include "datapath/wire/checksum.h"
+#include "datapath/wire/icrc.h"
+
+namespace uroce::wire {
+
+namespace {
+
+constexpr std::size_t kIpOff = EthHdr::kSize;
+constexpr std::size_t kUdpOff = kIpOff + Ipv4Hdr::kSize;
+constexpr std::size_t kBthOff = kUdpOff + UdpHdr::kSize;
+constexpr std::size_t kExtOff = kBthOff + BthHdr::kSize;
+
+// Reads one extension header if the opcode carries it; `off` advances.
+template <typename Hdr>
+bool take_ext(const OpcodeInfo& info, ExtHdr which,
+              const std::uint8_t* base, std::size_t end, std::size_t& off,
+              Hdr& out) {
+  if (!info.has(which)) return true;
+  if (end - off < Hdr::kSize) return false;
+  out = Hdr::read(base + off);
+  off += Hdr::kSize;
+  return true;
+}
+
+}  // namespace
+
+std::string_view parse_error_name(ParseError e) {
+  switch (e) {
+    case ParseError::kOk: return "Ok";
+    case ParseError::kTruncatedEth: return "TruncatedEth";
+    case ParseError::kNotIpv4: return "NotIpv4";
+    case ParseError::kTruncatedIpv4: return "TruncatedIpv4";
+    case ParseError::kBadIpVersion: return "BadIpVersion";
+    case ParseError::kBadIpHeaderLength: return "BadIpHeaderLength";
+    case ParseError::kBadIpChecksum: return "BadIpChecksum";
+    case ParseError::kBadIpTotalLength: return "BadIpTotalLength";
+    case ParseError::kIpFragment: return "IpFragment";
+    case ParseError::kNotUdp: return "NotUdp";
+    case ParseError::kTruncatedUdp: return "TruncatedUdp";
+    case ParseError::kBadUdpLength: return "BadUdpLength";
+    case ParseError::kNotRoceV2Port: return "NotRoceV2Port";
+    case ParseError::kBadUdpChecksum: return "BadUdpChecksum";
+    case ParseError::kTruncatedBth: return "TruncatedBth";
+    case ParseError::kBadBthVersion: return "BadBthVersion";
+    case ParseError::kUnsupportedOpcode: return "UnsupportedOpcode";
+    case ParseError::kTruncatedDeth: return "TruncatedDeth";
+    case ParseError::kTruncatedReth: return "TruncatedReth";
+    case ParseError::kTruncatedAtomicEth: return "TruncatedAtomicEth";
+    case ParseError::kTruncatedAeth: return "TruncatedAeth";
+    case ParseError::kTruncatedAtomicAckEth: return "TruncatedAtomicAckEth";
+    case ParseError::kTruncatedImmDt: return "TruncatedImmDt";
+    case ParseError::kTruncatedIeth: return "TruncatedIeth";
+    case ParseError::kTruncatedCnp: return "TruncatedCnp";
+    case ParseError::kTruncatedIcrc: return "TruncatedIcrc";
+    case ParseError::kUnexpectedPayload: return "UnexpectedPayload";
+    case ParseError::kPadExceedsPayload: return "PadExceedsPayload";
+    case ParseError::kBadIcrc: return "BadIcrc";
+  }
+  return "Unknown";
+}
+
+ParseError parse_roce(std::span<const std::uint8_t> frame, ParsedPacket& out) {
+  const std::uint8_t* const f = frame.data();
+  const std::size_t avail = frame.size();
+  out.info = nullptr;
+  out.payload = {};
+
+  if (avail < EthHdr::kSize) return ParseError::kTruncatedEth;
+  out.eth = EthHdr::read(f);
+  if (out.eth.ether_type() != kEtherTypeIpv4) return ParseError::kNotIpv4;
+
+  if (avail < kUdpOff) return ParseError::kTruncatedIpv4;
+  out.ip = Ipv4Hdr::read(f + kIpOff);
+  out.ip_offset = kIpOff;
+  if (out.ip.version() != 4) return ParseError::kBadIpVersion;
+  if (out.ip.ihl() != 5) return ParseError::kBadIpHeaderLength;
+  if (!out.ip.checksum_ok()) return ParseError::kBadIpChecksum;
+  const std::size_t ip_len = out.ip.total_length();
+  if (ip_len < Ipv4Hdr::kSize || ip_len > avail - kIpOff) {
+    return ParseError::kBadIpTotalLength;
+  }
+  if ((out.ip.flags_frag() & (kIpv4FlagMf | kIpv4FragOffsetMask)) != 0) {
+    return ParseError::kIpFragment;
+  }
+  if (out.ip.protocol() != kIpProtoUdp) return ParseError::kNotUdp;
+  // From here on `end` (not the frame size) bounds every read.
+  const std::size_t end = kIpOff + ip_len;
+  out.frame_len = static_cast<std::uint32_t>(end);
+
+  if (ip_len < Ipv4Hdr::kSize + UdpHdr::kSize) {
+    return ParseError::kTruncatedUdp;
+  }
+  out.udp = UdpHdr::read(f + kUdpOff);
+  out.udp_offset = kUdpOff;
+  const std::size_t udp_len = ip_len - Ipv4Hdr::kSize;
+  if (out.udp.length() != udp_len) return ParseError::kBadUdpLength;
+  if (out.udp.dst_port() != kRoceV2Port) return ParseError::kNotRoceV2Port;
+  if (out.udp.checksum() != 0 &&
+      !udp_ipv4_checksum_ok(out.ip.src(), out.ip.dst(),
+                            frame.subspan(kUdpOff, udp_len))) {
+    return ParseError::kBadUdpChecksum;
+  }
+
+  if (end < kExtOff) return ParseError::kTruncatedBth;
+  out.bth = BthHdr::read(f + kBthOff);
+  out.bth_offset = kBthOff;
+  if (out.bth.tver() != 0) return ParseError::kBadBthVersion;
+  const OpcodeInfo& info = opcode_info(out.bth.opcode());
+  if (!info.valid) return ParseError::kUnsupportedOpcode;
+  out.info = &info;
+
+  std::size_t off = kExtOff;
+  if (!take_ext(info, ExtHdr::kDeth, f, end, off, out.deth)) {
+    return ParseError::kTruncatedDeth;
+  }
+  if (!take_ext(info, ExtHdr::kReth, f, end, off, out.reth)) {
+    return ParseError::kTruncatedReth;
+  }
+  if (!take_ext(info, ExtHdr::kAtomicEth, f, end, off, out.atomic_eth)) {
+    return ParseError::kTruncatedAtomicEth;
+  }
+  if (!take_ext(info, ExtHdr::kAeth, f, end, off, out.aeth)) {
+    return ParseError::kTruncatedAeth;
+  }
+  if (!take_ext(info, ExtHdr::kAtomicAckEth, f, end, off,
+                out.atomic_ack_eth)) {
+    return ParseError::kTruncatedAtomicAckEth;
+  }
+  if (!take_ext(info, ExtHdr::kImmDt, f, end, off, out.immdt)) {
+    return ParseError::kTruncatedImmDt;
+  }
+  if (!take_ext(info, ExtHdr::kIeth, f, end, off, out.ieth)) {
+    return ParseError::kTruncatedIeth;
+  }
+  if (!take_ext(info, ExtHdr::kCnp, f, end, off, out.cnp)) {
+    return ParseError::kTruncatedCnp;
+  }
+  if (end - off < kIcrcSize) return ParseError::kTruncatedIcrc;
+
+  const std::size_t icrc_off = end - kIcrcSize;
+  const std::size_t padded = icrc_off - off;
+  if (!info.payload && padded != 0) return ParseError::kUnexpectedPayload;
+  const std::size_t pad = out.bth.pad_count();
+  if (pad > padded) return ParseError::kPadExceedsPayload;
+
+  out.payload_offset = static_cast<std::uint32_t>(off);
+  out.icrc_offset = static_cast<std::uint32_t>(icrc_off);
+  out.payload = frame.subspan(off, padded - pad);
+  out.icrc = load_le32(f + icrc_off);
+  if (compute_icrc(frame.subspan(kIpOff, ip_len - kIcrcSize)) != out.icrc) {
+    return ParseError::kBadIcrc;
+  }
+  return ParseError::kOk;
+}
+
+}  // namespace uroce::wire

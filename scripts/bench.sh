@@ -1,0 +1,176 @@
+#!/usr/bin/env bash
+# The raw DPDK baseline (docs/benchmarks.md): UDP/IPv4 frames of 64 B and
+# 4 KiB payload, streamed (Mpps, Gb/s at the receiver) and ping-ponged (RTT
+# median and p99), over net_ring (one process), net_memif (two processes) and
+# net_af_packet (two processes in two network namespaces joined by a veth).
+#
+#   scripts/bench.sh [--build-dir DIR] [--duration S] [--warmup S]
+#                    [--sizes "64 4096"] [--transports "ring memif af_packet"]
+#                    [--json FILE] [--no-build]
+#
+# Prints a table and writes the merged JSON (default DIR/bench-raw.json).
+# Needs root (EAL, network namespaces). Each point takes about
+# warmup + duration + 1 s; the defaults (3 s) take about a minute.
+# Later benchmarks of the stack add their JSON lines to the same work
+# directory before bench/bench_table.py merges them (new columns + ratios).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+build_dir=build
+duration=3
+warmup=0.5
+sizes="64 4096"
+transports="ring memif af_packet"
+json_out=
+do_build=1
+usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --build-dir) build_dir=$2; shift 2 ;;
+    --duration) duration=$2; shift 2 ;;
+    --warmup) warmup=$2; shift 2 ;;
+    --sizes) sizes=$2; shift 2 ;;
+    --transports) transports=$2; shift 2 ;;
+    --json) json_out=$2; shift 2 ;;
+    --no-build) do_build=0; shift ;;
+    -h|--help) usage ;;
+    *) echo "bench.sh: unknown option $1" >&2; usage ;;
+  esac
+done
+[ -n "$json_out" ] || json_out=$build_dir/bench-raw.json
+[ "$(id -u)" = 0 ] || { echo "bench.sh: needs root (DPDK EAL, network namespaces)" >&2; exit 1; }
+
+if [ "$do_build" = 1 ]; then
+  [ -f "$build_dir/build.ninja" ] || meson setup "$build_dir" >/dev/null
+  ninja -C "$build_dir" -j2 bench/uroce-raw-bench >/dev/null
+fi
+bin=$build_dir/bench/uroce-raw-bench
+[ -x "$bin" ] || { echo "bench.sh: $bin missing (run without --no-build)" >&2; exit 1; }
+
+# Everything this run creates carries the PID: work dir, EAL file prefixes,
+# memif sockets, namespaces, veth names (<= 15 bytes).
+tag=ub$$
+work=$(mktemp -d "/tmp/uroce-bench-$$.XXXXXX")
+ns_a=${tag}a ns_b=${tag}b
+if_a=${tag}va if_b=${tag}vb
+ns_up=0
+pids=()
+
+cleanup() {
+  local p
+  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+  sleep 0.2
+  for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
+  [ "$ns_up" = 1 ] && scripts/netns.sh down "$ns_a" "$ns_b" || true
+  # EAL leaves a runtime directory per --file-prefix behind.
+  rm -rf /var/run/dpdk/"$tag"-*
+  [ -n "${BENCH_KEEP_WORK:-}" ] && echo "bench.sh: work dir kept: $work" >&2 || rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+wait_s=10
+# The longest a process may live: peer wait + warm-up + run + grace + setup.
+limit=$(awk -v w=$wait_s -v u="$warmup" -v d="$duration" 'BEGIN { printf "%d", w + u + 2 * d + 10 }')
+common=(--duration "$duration" --warmup "$warmup" --wait "$wait_s" --burst 32)
+
+# report NAME RC: says which run failed and shows the end of its log.
+report() {
+  [ "$2" = 0 ] && return 0
+  echo "bench.sh: $1 failed (exit $2); end of its log:" >&2
+  tail -n 5 "$work/$1.log" >&2 || true
+}
+
+# run_one NAME CMD...: one process in the foreground, bounded by `timeout`.
+run_one() {
+  local name=$1 rc=0; shift
+  timeout -k 2 "$limit" "$@" --json "$work/$name.json" >"$work/$name.log" 2>&1 || rc=$?
+  report "$name" $rc
+}
+
+# run_pair NAME_A CMD_A NAME_B CMD_B [FILE] (CMD_* name arrays): two
+# processes side by side, A being the side that waits (receiver / pong); B
+# starts once FILE exists (a memif client does not retry a refused
+# connection, so it must start after the server's socket is there).
+# `timeout` is the direct child, so the EXIT trap can stop both by PID.
+run_pair() {
+  local na=$1 nb=$3 ready=${5:-} ra=0 rb=0 i
+  local -n ca=$2 cb=$4
+  timeout -k 2 "$limit" "${ca[@]}" --json "$work/$na.json" >"$work/$na.log" 2>&1 &
+  pids=($!)
+  if [ -n "$ready" ]; then
+    for i in $(seq 200); do [ -e "$ready" ] && break; sleep 0.05; done
+    sleep 0.2  # the socket file exists from bind(); listen() comes just after
+  fi
+  timeout -k 2 "$limit" "${cb[@]}" --json "$work/$nb.json" >"$work/$nb.log" 2>&1 &
+  pids+=($!)
+  wait "${pids[0]}" || ra=$?
+  wait "${pids[1]}" || rb=$?
+  pids=()
+  report "$na" $ra
+  report "$nb" $rb
+}
+
+for t in $transports; do
+  case "$t" in
+    ring)
+      for s in $sizes; do
+        echo "ring $s B ..." >&2
+        run_one "ring-$s" "$bin" --role ring-selftest --size "$s" "${common[@]}" --lcore 0
+      done
+      ;;
+    memif)
+      for s in $sizes; do
+        for kind in stream rtt; do
+          echo "memif $s B $kind ..." >&2
+          sock=$work/memif-$s-$kind.sock
+          # memif carries frames up to bsize; EthPort sizes the pool from
+          # the MTU and data room.
+          port=(--vdev net_memif0 --mtu 9000 --data-room 8192)
+          da="role=server,socket=$sock,socket-abstract=no,id=0,bsize=8192"
+          db="role=client,socket=$sock,socket-abstract=no,id=0,bsize=8192"
+          if [ $kind = stream ]; then ra=receiver rb=sender; else ra=pong rb=ping; fi
+          cmd_a=("$bin" --role $ra --size "$s" "${common[@]}" --lcore 0
+                 --file-prefix "$tag-m$s$kind-a" "${port[@]}" --devargs "$da")
+          cmd_b=("$bin" --role $rb --size "$s" "${common[@]}" --lcore 1
+                 --file-prefix "$tag-m$s$kind-b" "${port[@]}" --devargs "$db")
+          run_pair "memif-$s-$ra" cmd_a "memif-$s-$rb" cmd_b "$sock"
+        done
+      done
+      ;;
+    af_packet)
+      scripts/netns.sh up "$ns_a" "$ns_b" "$if_a" "$if_b" 9000
+      ns_up=1
+      for s in $sizes; do
+        for kind in stream rtt; do
+          echo "af_packet $s B $kind ..." >&2
+          pa="qdisc_bypass=1,blocksz=8192,framesz=8192,framecnt=2048"
+          # The kernel's veth MTU (9000, set by netns.sh) limits frames
+          # here; the data room must be at least framesz.
+          port=(--vdev net_af_packet0 --mtu 9000 --data-room 8192)
+          if [ $kind = stream ]; then ra=receiver rb=sender; else ra=pong rb=ping; fi
+          cmd_a=(ip netns exec "$ns_b" "$bin" --role $ra --size "$s" "${common[@]}"
+                 --lcore 0 --file-prefix "$tag-p$s$kind-a" "${port[@]}"
+                 --devargs "iface=$if_b,$pa")
+          cmd_b=(ip netns exec "$ns_a" "$bin" --role $rb --size "$s" "${common[@]}"
+                 --lcore 1 --file-prefix "$tag-p$s$kind-b" "${port[@]}"
+                 --devargs "iface=$if_a,$pa")
+          run_pair "afp-$s-$ra" cmd_a "afp-$s-$rb" cmd_b
+        done
+      done
+      scripts/netns.sh down "$ns_a" "$ns_b"
+      ns_up=0
+      ;;
+    *) echo "bench.sh: unknown transport $t" >&2; exit 2 ;;
+  esac
+done
+
+mkdir -p "$(dirname "$json_out")"
+shopt -s nullglob
+/usr/bin/python3 bench/bench_table.py --out "$json_out" \
+  --meta "date=$(date -u +%FT%TZ)" --meta "host=$(hostname)" \
+  --meta "nproc=$(nproc)" --meta "loadavg=$(cut -d' ' -f1-3 /proc/loadavg)" \
+  --meta "duration_s=$duration" --meta "warmup_s=$warmup" --meta "burst=32" \
+  --meta "kernel=$(uname -r)" \
+  "$work"/*.json
+echo "JSON: $json_out" >&2

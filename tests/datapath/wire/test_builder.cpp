@@ -1,0 +1,248 @@
+#include "datapath/wire/builder.h"
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "datapath/wire/checksum.h"
+#include "tests/datapath/wire/sample_packets.h"
+
+namespace uroce::wire {
+namespace {
+
+using testing::sample_spec;
+
+std::string to_hex(std::span<const std::uint8_t> b) {
+  static const char* d = "0123456789abcdef";
+  std::string s;
+  for (auto x : b) {
+    s += d[x >> 4];
+    s += d[x & 15];
+  }
+  return s;
+}
+
+std::span<const std::uint8_t> bytes(std::string_view s) {
+  return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
+}
+
+PacketSpec scapy_like(std::uint8_t opcode) {
+  PacketSpec s;
+  s.eth_src = MacAddr{{0x02, 0, 0, 0, 0, 0x01}};
+  s.eth_dst = MacAddr{{0x02, 0, 0, 0, 0, 0x02}};
+  s.ip_src = Ipv4Addr{0x0a000001};
+  s.ip_dst = Ipv4Addr{0x0a000002};
+  s.opcode = opcode;
+  return s;
+}
+
+// The same packets as test_icrc's scapy vectors.
+TEST(BuildRoce, SendOnlyMatchesScapyByteForByte) {
+  PacketSpec s = scapy_like(op::kRcSendOnly);
+  s.dscp = 0x8a >> 2;
+  s.ecn = 0x8a & 3;
+  s.ip_id = 0x1234;
+  s.udp_src = 0xc123;
+  s.becn = true;
+  s.dest_qp = 0x123456;
+  s.psn = 0xabc;
+  s.ack_req = true;
+  s.payload = bytes("hello world");
+  std::array<std::uint8_t, 128> buf{};
+  const int n = build_roce(s, buf);
+  ASSERT_EQ(n, 70);
+  EXPECT_EQ(to_hex(std::span(buf.data(), 70)),
+            "0200000000020200000000010800458a003812344000401113f50a0000010a00"
+            "0002c12312b7002400000410ffff4012345680000abc68656c6c6f20776f726c"
+            "64006a564965");
+}
+
+TEST(BuildRoce, AckMatchesScapyByteForByte) {
+  PacketSpec s = scapy_like(op::kRcAck);
+  s.dest_qp = 0x11;
+  s.psn = 7;
+  s.aeth = AethHdr::make(0x1f, 5);
+  std::array<std::uint8_t, 128> buf{};
+  ASSERT_EQ(build_roce(s, buf), 62);
+  EXPECT_EQ(to_hex(std::span(buf.data(), 62)),
+            "02000000000202000000000108004500003000004000401126bb0a0000010a00"
+            "0002c00012b7001c00001100ffff00000011000000071f0000059e141385");
+}
+
+TEST(BuildRoce, ExtensionHeadersInCanonicalOrder) {
+  const std::uint8_t payload[5] = {1, 2, 3, 4, 5};
+  std::array<std::uint8_t, 256> buf{};
+  const PacketSpec s = sample_spec(op::kRcWriteOnlyImm, payload);
+  const int n = build_roce(s, buf);
+  ASSERT_EQ(n, 14 + 20 + 8 + 12 + 16 + 4 + 8 + 4);
+  EXPECT_EQ(RethHdr::read(buf.data() + 54).rkey(), testing::kSampleRkey);
+  EXPECT_EQ(ImmDtHdr::read(buf.data() + 70).imm(), testing::kSampleImm);
+  EXPECT_EQ(buf[74], 1);
+  EXPECT_EQ(buf[78], 5);
+  EXPECT_EQ(BthHdr::read(buf.data() + 42).pad_count(), 3);
+
+  const PacketSpec a = sample_spec(op::kRcAtomicAck);
+  ASSERT_EQ(build_roce(a, buf), 14 + 20 + 8 + 12 + 4 + 8 + 4);
+  EXPECT_EQ(AethHdr::read(buf.data() + 54).msn(), testing::kSampleMsn);
+  EXPECT_EQ(AtomicAckEthHdr::read(buf.data() + 58).orig_remote_data(),
+            testing::kSampleOrig);
+
+  const PacketSpec u = sample_spec(op::kUdSendOnlyImm, payload);
+  ASSERT_GT(build_roce(u, buf), 0);
+  EXPECT_EQ(DethHdr::read(buf.data() + 54).src_qp(), testing::kSampleSrcQp);
+  EXPECT_EQ(ImmDtHdr::read(buf.data() + 62).imm(), testing::kSampleImm);
+}
+
+TEST(BuildRoce, LengthsChecksumAndIcrcAreConsistent) {
+  std::vector<std::uint8_t> payload(1000, 0xab);
+  std::array<std::uint8_t, 2048> buf{};
+  const int n = build_roce(sample_spec(op::kRcSendFirst, payload), buf);
+  ASSERT_EQ(n, 14 + 20 + 8 + 12 + 1000 + 4);
+  const Ipv4Hdr ip = Ipv4Hdr::read(buf.data() + 14);
+  EXPECT_EQ(ip.total_length(), n - 14);
+  EXPECT_TRUE(ip.checksum_ok());
+  EXPECT_EQ(ip.flags_frag(), kIpv4FlagDf);
+  EXPECT_EQ(ip.ttl(), 64);
+  EXPECT_EQ(ip.dscp(), 26);
+  EXPECT_EQ(ip.ecn(), 2);
+  const UdpHdr udp = UdpHdr::read(buf.data() + 34);
+  EXPECT_EQ(udp.length(), n - 34);
+  EXPECT_EQ(udp.dst_port(), kRoceV2Port);
+  EXPECT_EQ(udp.checksum(), 0);
+  EXPECT_TRUE(icrc_ok(std::span(buf.data() + 14, static_cast<std::size_t>(n - 14))));
+}
+
+TEST(BuildRoce, PadBytesAreZeroAndCounted) {
+  std::array<std::uint8_t, 256> buf;
+  for (std::size_t len = 0; len <= 8; ++len) {
+    buf.fill(0xcc);
+    std::vector<std::uint8_t> payload(len, 0xff);
+    const int n = build_roce(sample_spec(op::kRcSendOnly, payload), buf);
+    const std::size_t pad = (4 - len % 4) % 4;
+    ASSERT_EQ(n, static_cast<int>(58 + len + pad)) << len;
+    EXPECT_EQ(BthHdr::read(buf.data() + 42).pad_count(), pad) << len;
+    for (std::size_t i = 0; i < pad; ++i) EXPECT_EQ(buf[54 + len + i], 0) << len;
+    EXPECT_EQ(buf[static_cast<std::size_t>(n)], 0xcc);  // nothing past the end
+  }
+}
+
+TEST(BuildRoce, CnpHasSixteenZeroBytes) {
+  std::array<std::uint8_t, 128> buf;
+  buf.fill(0xee);
+  const int n = build_roce(sample_spec(op::kCnp), buf);
+  ASSERT_EQ(n, 14 + 20 + 8 + 12 + 16 + 4);
+  for (std::size_t i = 54; i < 70; ++i) EXPECT_EQ(buf[i], 0) << i;
+  EXPECT_TRUE(BthHdr::read(buf.data() + 42).becn());
+}
+
+TEST(BuildRoce, OptionalUdpChecksumIsValidAndLeavesIcrc) {
+  std::array<std::uint8_t, 128> a{}, b{};
+  const std::uint8_t payload[3] = {9, 8, 7};
+  PacketSpec s = sample_spec(op::kRcSendOnly, payload);
+  const int n = build_roce(s, a);
+  s.udp_checksum = true;
+  ASSERT_EQ(build_roce(s, b), n);
+  const auto seg = std::span<const std::uint8_t>(b.data() + 34, static_cast<std::size_t>(n - 34));
+  EXPECT_NE(UdpHdr::read(b.data() + 34).checksum(), 0);
+  EXPECT_TRUE(udp_ipv4_checksum_ok(s.ip_src, s.ip_dst, seg));
+  EXPECT_TRUE(std::equal(a.begin() + n - 4, a.begin() + n, b.begin() + n - 4));
+}
+
+TEST(BuildRoce, BufferTooSmallAtEverySize) {
+  const std::uint8_t payload[7] = {};
+  const PacketSpec s = sample_spec(op::kRcWriteFirst, payload);
+  std::array<std::uint8_t, 256> buf{};
+  const int n = build_roce(s, buf);
+  ASSERT_GT(n, 0);
+  EXPECT_EQ(static_cast<std::size_t>(n), roce_frame_size(s));
+  for (int len = 0; len < n; ++len) {
+    EXPECT_EQ(build_roce(s, std::span(buf.data(), static_cast<std::size_t>(len))),
+              static_cast<int>(BuildError::kBufferTooSmall)) << len;
+  }
+}
+
+TEST(BuildRoce, RejectsUnknownOpcode) {
+  std::array<std::uint8_t, 256> buf{};
+  for (std::uint8_t o : {0x15, 0x2c, 0x40, 0x60, 0x66, 0x80, 0xff}) {
+    PacketSpec s = sample_spec(op::kRcSendOnly);
+    s.opcode = o;
+    EXPECT_EQ(build_roce(s, buf), static_cast<int>(BuildError::kUnknownOpcode)) << int{o};
+  }
+}
+
+TEST(BuildRoce, RejectsMissingAndUnexpectedExtHeaders) {
+  std::array<std::uint8_t, 256> buf{};
+  PacketSpec s = sample_spec(op::kRcReadRequest);
+  s.reth.reset();
+  EXPECT_EQ(build_roce(s, buf), static_cast<int>(BuildError::kMissingExtHeader));
+  s = sample_spec(op::kRcAtomicAck);
+  s.atomic_ack_eth.reset();
+  EXPECT_EQ(build_roce(s, buf), static_cast<int>(BuildError::kMissingExtHeader));
+  s = sample_spec(op::kUdSendOnly);
+  s.deth.reset();
+  EXPECT_EQ(build_roce(s, buf), static_cast<int>(BuildError::kMissingExtHeader));
+  s = sample_spec(op::kRcSendOnly);
+  s.immdt = ImmDtHdr::make(1);
+  EXPECT_EQ(build_roce(s, buf), static_cast<int>(BuildError::kUnexpectedExtHeader));
+  s = sample_spec(op::kCnp);
+  s.aeth = AethHdr{};
+  EXPECT_EQ(build_roce(s, buf), static_cast<int>(BuildError::kUnexpectedExtHeader));
+}
+
+TEST(BuildRoce, RejectsPayloadWhereNoneAllowed) {
+  std::array<std::uint8_t, 256> buf{};
+  const std::uint8_t payload[1] = {1};
+  for (std::uint8_t o : {op::kRcReadRequest, op::kRcAck, op::kRcAtomicAck,
+                         op::kRcCompareSwap, op::kRcFetchAdd, op::kCnp}) {
+    PacketSpec s = sample_spec(o);
+    s.payload = payload;
+    EXPECT_EQ(build_roce(s, buf), static_cast<int>(BuildError::kPayloadNotAllowed))
+        << int{o};
+  }
+}
+
+TEST(BuildRoce, RejectsPayloadOverPathMtu) {
+  std::vector<std::uint8_t> buf(kMaxRoceFrame + 16);
+  std::vector<std::uint8_t> payload(257);
+  PacketSpec s = sample_spec(op::kRcSendMiddle, payload);
+  s.pmtu = PathMtu::k256;
+  EXPECT_EQ(build_roce(s, buf), static_cast<int>(BuildError::kPayloadTooLarge));
+  s.payload = std::span(payload).first(256);
+  EXPECT_GT(build_roce(s, buf), 0);
+  std::vector<std::uint8_t> big(kMaxPathMtuBytes);
+  s = sample_spec(op::kRcWriteOnlyImm, big);
+  EXPECT_EQ(build_roce(s, buf), static_cast<int>(kMaxRoceFrame));
+  big.push_back(0);
+  s.payload = big;
+  EXPECT_EQ(build_roce(s, buf), static_cast<int>(BuildError::kPayloadTooLarge));
+}
+
+TEST(BuildRoce, RejectsFieldsOutOfRange) {
+  std::array<std::uint8_t, 256> buf{};
+  const auto bad = static_cast<int>(BuildError::kFieldOutOfRange);
+  PacketSpec s = sample_spec(op::kRcAck);
+  s.dest_qp = 1u << 24;
+  EXPECT_EQ(build_roce(s, buf), bad);
+  s = sample_spec(op::kRcAck);
+  s.psn = 1u << 24;
+  EXPECT_EQ(build_roce(s, buf), bad);
+  s = sample_spec(op::kRcAck);
+  s.tver = 16;
+  EXPECT_EQ(build_roce(s, buf), bad);
+  s = sample_spec(op::kRcAck);
+  s.dscp = 64;
+  EXPECT_EQ(build_roce(s, buf), bad);
+  s = sample_spec(op::kRcAck);
+  s.ecn = 4;
+  EXPECT_EQ(build_roce(s, buf), bad);
+  s = sample_spec(op::kRcAck);
+  s.pmtu = static_cast<PathMtu>(0);
+  EXPECT_EQ(build_roce(s, buf), bad);
+  EXPECT_EQ(build_error_name(BuildError::kFieldOutOfRange), "FieldOutOfRange");
+}
+
+}  // namespace
+}  // namespace uroce::wire

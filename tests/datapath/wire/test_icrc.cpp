@@ -1,0 +1,107 @@
+#include "datapath/wire/icrc.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace uroce::wire {
+namespace {
+
+std::vector<std::uint8_t> from_hex(std::string_view hex) {
+  std::vector<std::uint8_t> v;
+  for (std::size_t i = 0; i + 1 < hex.size(); i += 2) {
+    v.push_back(static_cast<std::uint8_t>(
+        std::stoul(std::string(hex.substr(i, 2)), nullptr, 16)));
+  }
+  return v;
+}
+
+// Built with scapy.contrib.roce (independent implementation): RC ACK and an
+// RC SEND_ONLY with TOS 0x8a, BECN set and one pad byte.
+constexpr std::string_view kScapyAck =
+    "02000000000202000000000108004500003000004000401126bb0a0000010a000002c000"
+    "12b7001c00001100ffff00000011000000071f0000059e141385";
+constexpr std::string_view kScapySendOnly =
+    "0200000000020200000000010800458a003812344000401113f50a0000010a000002c123"
+    "12b7002400000410ffff4012345680000abc68656c6c6f20776f726c64006a564965";
+
+std::span<const std::uint8_t> ip_part(const std::vector<std::uint8_t>& f) {
+  return std::span<const std::uint8_t>(f).subspan(14);
+}
+
+TEST(Crc32Zlib, CheckValue) {
+  const std::string_view s = "123456789";
+  EXPECT_EQ(crc32_zlib(0, std::span(reinterpret_cast<const std::uint8_t*>(s.data()),
+                                    s.size())),
+            0xCBF43926u);
+}
+
+TEST(Crc32Zlib, ChainsAcrossPieces) {
+  const std::string_view s = "123456789";
+  const auto* p = reinterpret_cast<const std::uint8_t*>(s.data());
+  for (std::size_t cut = 0; cut <= s.size(); ++cut) {
+    const std::uint32_t a = crc32_zlib(0, std::span(p, cut));
+    EXPECT_EQ(crc32_zlib(a, std::span(p + cut, s.size() - cut)), 0xCBF43926u)
+        << cut;
+  }
+}
+
+TEST(ComputeIcrc, MatchesScapyVectors) {
+  for (std::string_view hex : {kScapyAck, kScapySendOnly}) {
+    const auto f = from_hex(hex);
+    const auto ip = ip_part(f);
+    EXPECT_EQ(compute_icrc(ip.first(ip.size() - 4)), read_icrc(ip)) << hex;
+    EXPECT_TRUE(icrc_ok(ip));
+  }
+  // Little-endian on the wire: the last byte is the CRC's top byte.
+  const auto f = from_hex(kScapyAck);
+  EXPECT_EQ(read_icrc(ip_part(f)), 0x8513149eu);
+}
+
+TEST(ComputeIcrc, MaskedFieldsDoNotMatter) {
+  const auto orig = from_hex(kScapySendOnly);
+  const std::size_t masked[] = {14 + 1,  14 + 8,  14 + 10, 14 + 11,
+                                34 + 6,  34 + 7,  42 + 4};
+  for (std::size_t off : masked) {
+    auto f = orig;
+    f[off] ^= 0x5a;
+    EXPECT_TRUE(icrc_ok(ip_part(f))) << off;
+  }
+}
+
+TEST(ComputeIcrc, EveryOtherByteMatters) {
+  const auto orig = from_hex(kScapySendOnly);
+  const std::size_t masked[] = {14 + 1,  14 + 8,  14 + 10, 14 + 11,
+                                34 + 6,  34 + 7,  42 + 4};
+  for (std::size_t off = 14; off < orig.size(); ++off) {
+    if (std::find(std::begin(masked), std::end(masked), off) != std::end(masked)) {
+      continue;
+    }
+    auto f = orig;
+    f[off] ^= 0x01;
+    EXPECT_FALSE(icrc_ok(ip_part(f))) << off;
+  }
+}
+
+TEST(WriteIcrc, StoresLittleEndianIcrc) {
+  auto f = from_hex(kScapySendOnly);
+  const auto want = std::vector<std::uint8_t>(f.end() - 4, f.end());
+  std::fill(f.end() - 4, f.end(), 0);
+  write_icrc(std::span<std::uint8_t>(f).subspan(14));
+  EXPECT_EQ(std::vector<std::uint8_t>(f.end() - 4, f.end()), want);
+}
+
+TEST(IcrcOk, ShortInputIsFalseNotACrash) {
+  const auto f = from_hex(kScapyAck);
+  for (std::size_t n = 0; n < kIcrcMaskedPrefix + kIcrcSize; ++n) {
+    EXPECT_FALSE(icrc_ok(ip_part(f).first(n))) << n;
+    (void)compute_icrc(ip_part(f).first(n));
+  }
+  EXPECT_EQ(read_icrc({}), 0u);
+}
+
+}  // namespace
+}  // namespace uroce::wire
