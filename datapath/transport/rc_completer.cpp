@@ -1,0 +1,35 @@
+#include "datapath/transport/rc_completer.h"
+
+namespace uroce::transport {
+
+void RcCompleter::on_timer(TimeNs now) {
+  if (c_.state != QpState::kRts && c_.state != QpState::kSqd) return;
+  if (sq_.rnr_wait && now >= sq_.rnr_deadline) {
+    sq_.rnr_wait = false;
+    sq_.rewind(sq_.rnr_psn);
+  }
+  if (sq_.rto_deadline == 0 || now < sq_.rto_deadline) return;
+  sq_.rto_deadline = 0;
+  if (!sq_.outstanding() || sq_.rnr_wait) return;
+  if (sq_.retry_left == 0) {
+    ++c_.ctr.retry_exceeded;
+    if (!sq_.q.empty()) fail_wqe(sq_.q.front(), WcStatus::kRetryExcErr);
+    return;
+  }
+  --sq_.retry_left;
+  ++c_.ctr.timeouts;
+  sq_.rewind(sq_.comp_psn);
+  // A timeout starts a fresh rewind: later NAKs may rewind again.
+  sq_.rewind_pending = false;
+}
+
+TimeNs RcCompleter::next_deadline() const {
+  TimeNs t = 0;
+  if (sq_.rnr_wait) t = sq_.rnr_deadline;
+  if (sq_.rto_deadline != 0 && (t == 0 || sq_.rto_deadline < t)) {
+    t = sq_.rto_deadline;
+  }
+  return t;
+}
+
+}  // namespace uroce::transport

@@ -1,0 +1,355 @@
+// RC completer: what comes back to a requester (IBTA Vol1 9.7.5.2, 9.9.2;
+// behaviour as Linux rxe_comp.c).
+//
+// ACK with PSN a: every WQE whose range ends at or before a completes in
+// order (coalesced ACKs complete many; unsignalled WQEs retire without a
+// CQE); the oldest unacknowledged PSN moves to a + 1. An ACK that covers a
+// READ/atomic whose response has not arrived means the response was lost:
+// go-back-N to it.
+// READ response with PSN r: implicitly acknowledges the WQEs before the
+// READ; must be the oldest unacknowledged PSN (an earlier one is a duplicate,
+// a later one means responses were lost: go-back-N re-requests the READ from
+// the first missing PSN); its payload is scattered at (r - first_psn) * MTU
+// into the local SGEs; the last one completes the READ.
+// Atomic ACK: implicitly acknowledges earlier WQEs; the original remote value
+// (host order) is written to the local SGE and the atomic completes.
+// NAK PSN sequence error with PSN p: acknowledges everything before p, then
+// go-back-N from p (counted against retry_cnt, as rxe does).
+// RNR NAK with PSN p: acknowledges everything before p; the requester pauses
+// for the AETH's RNR timer (table 45) and resumes at p; rnr_retry counts
+// down (7 = forever), exhausted -> IBV_WC_RNR_RETRY_EXC_ERR.
+// NAK invalid request / remote access / remote operational error with PSN
+// p: acknowledges everything before p; the WQE holding p fails with
+// REM_INV_REQ_ERR / REM_ACCESS_ERR / REM_OP_ERR and the QP moves to ERR.
+// Retransmission timer (4.096 us * 2^timeout, restarted on every
+// acknowledgement that makes progress): go-back-N from the oldest
+// unacknowledged PSN; after retry_cnt retries without progress the oldest
+// WQE fails with IBV_WC_RETRY_EXC_ERR and the QP moves to ERR. Progress
+// restores retry_cnt and rnr_retry.
+//
+// A failed WQE keeps its status in SendWqe::err; the QP's flush then
+// completes it, in order, after the successful ones and before the flushed
+// rest (RcQp::flush).
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <span>
+
+#include "datapath/transport/rc_core.h"
+#include "datapath/transport/rc_send_queue.h"
+#include "datapath/transport/rc_timers.h"
+#include "datapath/transport/sge_copy.h"
+#include "datapath/transport/sinks.h"
+#include "datapath/wire/parser.h"
+
+namespace uroce::transport {
+
+class RcCompleter {
+ public:
+  RcCompleter(RcCore& core, RcSendQueue& sq) : c_(core), sq_(sq) {}
+
+  // An ACK, atomic ACK or READ response addressed to this QP.
+  template <CqSink Cq>
+  void on_response(const wire::ParsedPacket& pkt, TimeNs now, Cq& cq);
+  // Retransmission and RNR timers.
+  void on_timer(TimeNs now);
+  // Earliest instant on_timer has work, or 0.
+  TimeNs next_deadline() const;
+
+ private:
+  // Completes, in order, the WQEs wholly before `upto` that need no
+  // response; stops at a READ/atomic. Returns false when the CQ overflowed.
+  template <CqSink Cq>
+  bool retire_before(Psn upto, TimeNs now, Cq& cq);
+  // Acknowledges every PSN before `upto`. False when that is not possible:
+  // the CQ overflowed, or a READ/atomic in the range has no response yet
+  // (it was lost: a go-back-N to it is started instead).
+  template <CqSink Cq>
+  bool ack_before(Psn upto, TimeNs now, Cq& cq);
+  template <CqSink Cq>
+  bool complete_front(Cq& cq, std::uint32_t byte_len);
+  void progress(Psn new_comp, TimeNs now);
+  // Go-back-N asked for by the peer (NAK or a response gap).
+  void peer_rewind(Psn p);
+  void fail_wqe(SendWqe& w, WcStatus st);
+  template <CqSink Cq>
+  void on_ack(const wire::ParsedPacket& pkt, Psn p, TimeNs now, Cq& cq);
+  template <CqSink Cq>
+  void on_read_response(const wire::ParsedPacket& pkt, Psn p, TimeNs now,
+                        Cq& cq);
+  template <CqSink Cq>
+  void on_atomic_ack(const wire::ParsedPacket& pkt, Psn p, TimeNs now, Cq& cq);
+
+  RcCore& c_;
+  RcSendQueue& sq_;
+};
+
+template <CqSink Cq>
+bool RcCompleter::complete_front(Cq& cq, std::uint32_t byte_len) {
+  const SendWqe& w = sq_.q.front();
+  if (is_rd_atomic(w.wr.opcode)) --sq_.rd_atomic_out;
+  const bool signalled =
+      c_.cfg.sq_sig_all || (w.wr.flags & send_flag::kSignaled) != 0;
+  if (signalled) {
+    Cqe e{};
+    e.wr_id = w.wr.wr_id;
+    e.status = static_cast<std::uint32_t>(WcStatus::kSuccess);
+    e.opcode = static_cast<std::uint32_t>(wc_opcode_for(w.wr.opcode));
+    e.byte_len = byte_len;
+    e.qp_num = c_.cfg.qpn;
+    if (!cq.push(e)) {
+      ++c_.ctr.cq_overflow;
+      c_.state = QpState::kErr;
+      sq_.q.pop();
+      return false;
+    }
+  }
+  sq_.q.pop();
+  return true;
+}
+
+inline void RcCompleter::progress(Psn new_comp, TimeNs now) {
+  if (!sq_.comp_psn.before(new_comp)) return;
+  sq_.comp_psn = new_comp;
+  sq_.retry_left = c_.attr.retry_cnt;
+  sq_.rnr_left = c_.attr.rnr_retry;
+  sq_.rewind_pending = false;
+  const TimeNs rto = local_ack_timeout_ns(c_.attr.timeout);
+  sq_.rto_deadline = (sq_.outstanding() && rto != 0) ? now + rto : 0;
+}
+
+inline void RcCompleter::fail_wqe(SendWqe& w, WcStatus st) {
+  w.err = st;
+  c_.state = QpState::kErr;
+}
+
+inline void RcCompleter::peer_rewind(Psn p) {
+  if (sq_.rewind_pending) {
+    ++c_.ctr.drop_duplicate_nak;
+    return;
+  }
+  if (sq_.retry_left == 0) {
+    ++c_.ctr.retry_exceeded;
+    if (!sq_.q.empty()) fail_wqe(sq_.q.front(), WcStatus::kRetryExcErr);
+    return;
+  }
+  --sq_.retry_left;
+  ++c_.ctr.go_back_n;
+  sq_.rewind(p);
+  sq_.rewind_pending = true;
+}
+
+template <CqSink Cq>
+bool RcCompleter::retire_before(Psn upto, TimeNs now, Cq& cq) {
+  while (!sq_.q.empty()) {
+    const SendWqe& w = sq_.q.front();
+    if (!w.started || is_rd_atomic(w.wr.opcode) || w.err != WcStatus::kSuccess) {
+      break;
+    }
+    if (!w.last_psn().before(upto)) break;
+    const Psn next = w.last_psn() + 1;
+    const auto len = static_cast<std::uint32_t>(w.wr.length());
+    if (!complete_front(cq, len)) return false;
+    progress(next, now);
+  }
+  return true;
+}
+
+template <CqSink Cq>
+bool RcCompleter::ack_before(Psn upto, TimeNs now, Cq& cq) {
+  if (!retire_before(upto, now, cq)) return false;
+  if (!sq_.q.empty() && sq_.q.front().started &&
+      is_rd_atomic(sq_.q.front().wr.opcode) && sq_.comp_psn.before(upto)) {
+    peer_rewind(sq_.comp_psn);
+    return false;
+  }
+  progress(upto, now);
+  return true;
+}
+
+template <CqSink Cq>
+void RcCompleter::on_response(const wire::ParsedPacket& pkt, TimeNs now,
+                              Cq& cq) {
+  if (c_.state != QpState::kRts && c_.state != QpState::kSqd &&
+      c_.state != QpState::kSqe) {
+    ++c_.ctr.drop_state;
+    return;
+  }
+  const Psn p(pkt.bth.psn());
+  // Everything a response may name lies in [comp_psn - 1, psn_high).
+  if (!p.before(sq_.psn_high)) {
+    ++c_.ctr.drop_ghost_ack;
+    return;
+  }
+  switch (pkt.info->op) {
+    case wire::OpClass::kAck: on_ack(pkt, p, now, cq); break;
+    case wire::OpClass::kReadResponse: on_read_response(pkt, p, now, cq); break;
+    case wire::OpClass::kAtomicAck: on_atomic_ack(pkt, p, now, cq); break;
+    default: ++c_.ctr.drop_bad_response; break;
+  }
+}
+
+template <CqSink Cq>
+void RcCompleter::on_ack(const wire::ParsedPacket& pkt, Psn p, TimeNs now,
+                         Cq& cq) {
+  const wire::AethHdr& a = pkt.aeth;
+  switch (a.type()) {
+    case wire::AethType::kAck: {
+      ++c_.ctr.rx_acks;
+      if (p.before(sq_.comp_psn - 1)) {
+        ++c_.ctr.drop_stale_ack;
+        return;
+      }
+      // Completes what it covers; a partial acknowledgement of a
+      // multi-packet SEND/WRITE only moves the window.
+      ack_before(p + 1, now, cq);
+      return;
+    }
+    case wire::AethType::kNak: {
+      if (p.before(sq_.comp_psn)) {
+        ++c_.ctr.drop_stale_ack;
+        return;
+      }
+      if (a.nak_code() == wire::NakCode::kPsnSeqError) {
+        ++c_.ctr.rx_seq_naks;
+        if (ack_before(p, now, cq)) peer_rewind(p);
+        return;
+      }
+      if (!ack_before(p, now, cq) && c_.state == QpState::kErr) return;
+      ++c_.ctr.rx_error_naks;
+      SendWqe* w = sq_.find(p);
+      if (w == nullptr) {
+        ++c_.ctr.drop_ghost_ack;
+        return;
+      }
+      WcStatus st = WcStatus::kRemInvReqErr;
+      if (a.nak_code() == wire::NakCode::kRemoteAccessError) {
+        st = WcStatus::kRemAccessErr;
+      } else if (a.nak_code() == wire::NakCode::kRemoteOpError) {
+        st = WcStatus::kRemOpErr;
+      }
+      fail_wqe(*w, st);
+      return;
+    }
+    case wire::AethType::kRnrNak: {
+      if (p.before(sq_.comp_psn)) {
+        ++c_.ctr.drop_stale_ack;
+        return;
+      }
+      ++c_.ctr.rx_rnr_naks;
+      if (!ack_before(p, now, cq)) return;
+      if (sq_.rnr_wait) return;  // a duplicate of the NAK we are waiting on
+      if (sq_.rnr_left == 0) {
+        ++c_.ctr.rnr_retry_exceeded;
+        SendWqe* w = sq_.find(p);
+        if (w != nullptr) fail_wqe(*w, WcStatus::kRnrRetryExcErr);
+        return;
+      }
+      if (sq_.rnr_left != 7) --sq_.rnr_left;
+      sq_.rnr_wait = true;
+      sq_.rnr_deadline = now + rnr_timer_ns(a.rnr_timer());
+      sq_.rnr_psn = p;
+      sq_.rto_deadline = 0;
+      return;
+    }
+    case wire::AethType::kReserved:
+      ++c_.ctr.drop_reserved_aeth;
+      return;
+  }
+}
+
+template <CqSink Cq>
+void RcCompleter::on_read_response(const wire::ParsedPacket& pkt, Psn p,
+                                   TimeNs now, Cq& cq) {
+  ++c_.ctr.rx_read_responses;
+  if (p.before(sq_.comp_psn)) {
+    ++c_.ctr.drop_stale_ack;
+    return;
+  }
+  if (!retire_before(p, now, cq)) return;
+  if (sq_.q.empty() || !sq_.q.front().started) {
+    ++c_.ctr.drop_bad_response;
+    return;
+  }
+  SendWqe& w = sq_.q.front();
+  if (w.wr.opcode != WrOpcode::kRdmaRead || !w.contains(p)) {
+    ++c_.ctr.drop_bad_response;
+    return;
+  }
+  if (sq_.comp_psn.before(w.first_psn)) progress(w.first_psn, now);
+  if (p != sq_.comp_psn) {
+    ++c_.ctr.drop_response_gap;
+    peer_rewind(sq_.comp_psn);
+    return;
+  }
+  // Only the packet at the end of the WQE's range may end a response stream,
+  // and only it may be short (a stream restarted mid-READ begins with FIRST
+  // at any PSN, so FIRST/MIDDLE are not told apart).
+  const std::uint32_t idx = Psn::forward(w.first_psn, p);
+  const bool at_end = idx + 1 == w.npkts;
+  const wire::Position pos = pkt.info->pos;
+  const bool ends = pos == wire::Position::kLast || pos == wire::Position::kOnly;
+  const std::uint64_t total = w.wr.length();
+  const std::uint64_t offset = static_cast<std::uint64_t>(idx) * c_.mtu();
+  const std::uint64_t expect =
+      at_end ? total - offset : static_cast<std::uint64_t>(c_.mtu());
+  if (ends != at_end || pkt.payload.size() != expect) {
+    ++c_.ctr.drop_bad_response;
+    return;
+  }
+  if (!pkt.payload.empty()) {
+    const SgeCopyResult r = scatter(c_.mrs, c_.cfg.pd, w.wr.sge.data(),
+                                    w.wr.num_sge, offset, pkt.payload);
+    if (r.err != MrError::kOk || r.too_long) {
+      ++c_.ctr.local_errors;
+      fail_wqe(w, r.too_long ? WcStatus::kLocLenErr : WcStatus::kLocProtErr);
+      return;
+    }
+  }
+  if (at_end) {
+    if (!complete_front(cq, static_cast<std::uint32_t>(total))) return;
+  }
+  progress(p + 1, now);
+}
+
+template <CqSink Cq>
+void RcCompleter::on_atomic_ack(const wire::ParsedPacket& pkt, Psn p,
+                                TimeNs now, Cq& cq) {
+  ++c_.ctr.rx_atomic_acks;
+  if (p.before(sq_.comp_psn)) {
+    ++c_.ctr.drop_stale_ack;
+    return;
+  }
+  if (!retire_before(p, now, cq)) return;
+  if (sq_.q.empty() || !sq_.q.front().started) {
+    ++c_.ctr.drop_bad_response;
+    return;
+  }
+  SendWqe& w = sq_.q.front();
+  if ((w.wr.opcode != WrOpcode::kCmpSwap && w.wr.opcode != WrOpcode::kFetchAdd) ||
+      w.first_psn != p) {
+    if (is_rd_atomic(w.wr.opcode) && w.first_psn.before(p)) {
+      ++c_.ctr.drop_response_gap;
+      peer_rewind(sq_.comp_psn);
+    } else {
+      ++c_.ctr.drop_bad_response;
+    }
+    return;
+  }
+  if (sq_.comp_psn.before(p)) progress(p, now);
+  const std::uint64_t orig = pkt.atomic_ack_eth.orig_remote_data();
+  std::uint8_t bytes[8];
+  std::memcpy(bytes, &orig, sizeof orig);
+  const SgeCopyResult r = scatter(c_.mrs, c_.cfg.pd, w.wr.sge.data(),
+                                  w.wr.num_sge, 0, std::span(bytes));
+  if (r.err != MrError::kOk || r.too_long) {
+    ++c_.ctr.local_errors;
+    fail_wqe(w, r.too_long ? WcStatus::kLocLenErr : WcStatus::kLocProtErr);
+    return;
+  }
+  if (!complete_front(cq, 8)) return;
+  progress(p + 1, now);
+}
+
+}  // namespace uroce::transport

@@ -1,0 +1,119 @@
+// What the three halves of an RC QP share: its creation-time configuration,
+// the attribute values modify() set, the QP state, the MR table and the
+// counters. The requester (rc_requester.h), completer (rc_completer.h) and
+// responder (rc_responder.h) each hold a reference to one RcCore owned by
+// RcQp (rc_qp.h).
+#pragma once
+
+#include <cstdint>
+
+#include "datapath/transport/mr_table.h"
+#include "datapath/transport/qp_attr.h"
+#include "datapath/transport/qp_common.h"
+#include "datapath/transport/wr.h"
+#include "datapath/wire/opcodes.h"
+
+namespace uroce::transport {
+
+// Knobs that are not verbs attributes. Defaults follow Linux rxe.
+struct RcTuning {
+  // Unacknowledged PSNs the requester may have outstanding before it stops
+  // sending new packets (rxe RXE_MAX_UNACKED_PSNS). Must stay below 2^22.
+  std::uint32_t window_psns = 128;
+  // The requester sets AckReq on the last packet of every message and at
+  // least on every this-many-th packet (rxe asks when more than
+  // RXE_MAX_PKT_PER_ACK = 64 went without).
+  std::uint32_t ack_req_every = 64;
+  // The responder acknowledges when a packet has AckReq set and at least
+  // every this-many in-order request packets (0: only on AckReq).
+  std::uint32_t ack_every = 64;
+  // Responder packets (ACK/NAK, READ responses) emitted from inside
+  // on_packet before the rest waits for pump_tx.
+  std::uint32_t responder_burst = 16;
+};
+
+// Fixed at creation (ibv_create_qp's cap and the engine's choices).
+struct RcQpConfig {
+  std::uint32_t qpn = 0;
+  PdHandle pd = 0;
+  LocalPort local{};
+  std::uint32_t max_send_wr = 64;
+  std::uint32_t max_recv_wr = 64;
+  std::uint32_t max_send_sge = kMaxSge;
+  std::uint32_t max_recv_sge = kMaxSge;
+  std::uint32_t max_inline = kMaxInline;
+  // Upper bounds for the max_rd_atomic / max_dest_rd_atomic attributes;
+  // the responder's READ/atomic resource table has max_dest_rd_atomic slots.
+  std::uint8_t max_rd_atomic = 16;
+  std::uint8_t max_dest_rd_atomic = 16;
+  bool sq_sig_all = false;
+  RcTuning tuning{};
+};
+
+// Every drop, NAK and retry, by reason. Plain integers: one lcore owns them.
+struct RcCounters {
+  // Requester.
+  std::uint64_t tx_requests = 0;        // request packets sent, retransmissions included
+  std::uint64_t tx_retransmits = 0;     // request packets sent for a PSN sent before
+  std::uint64_t tx_no_buffer = 0;       // tx_alloc gave no room (any packet type)
+  std::uint64_t tx_build_errors = 0;    // build_roce refused a spec (a bug if non-zero)
+  std::uint64_t wait_window = 0;        // send stopped: PSN window full
+  std::uint64_t wait_fence = 0;         // send stopped: fenced WR waits for READ/atomics
+  std::uint64_t wait_rd_atomic = 0;     // send stopped: max_rd_atomic outstanding
+  std::uint64_t local_errors = 0;       // gather from a bad SGE: LOC_PROT_ERR
+  // Completer.
+  std::uint64_t rx_acks = 0;
+  std::uint64_t rx_read_responses = 0;
+  std::uint64_t rx_atomic_acks = 0;
+  std::uint64_t rx_seq_naks = 0;
+  std::uint64_t rx_rnr_naks = 0;
+  std::uint64_t rx_error_naks = 0;      // invalid request / remote access / remote op
+  std::uint64_t timeouts = 0;           // retransmission timer expiries that retried
+  std::uint64_t go_back_n = 0;          // rewinds started by a NAK or a response gap
+  std::uint64_t retry_exceeded = 0;
+  std::uint64_t rnr_retry_exceeded = 0;
+  std::uint64_t drop_stale_ack = 0;     // ACK/response for PSNs already acknowledged
+  std::uint64_t drop_ghost_ack = 0;     // ACK/response for a PSN never sent
+  std::uint64_t drop_response_gap = 0;  // READ response / atomic ACK after a lost one
+  std::uint64_t drop_bad_response = 0;  // wrong opcode or length for the WQE it names
+  std::uint64_t drop_duplicate_nak = 0; // NAK while the rewind it asks for is under way
+  std::uint64_t drop_reserved_aeth = 0;
+  // Responder.
+  std::uint64_t rx_requests = 0;        // in-order request packets executed
+  std::uint64_t rx_duplicates = 0;
+  std::uint64_t drop_out_of_sequence = 0;  // after the one NAK of a gap
+  std::uint64_t drop_dup_unknown = 0;   // duplicate READ/atomic with no resource left
+  std::uint64_t drop_no_resource = 0;   // READ/atomic while every resource is busy
+  std::uint64_t tx_acks = 0;
+  std::uint64_t tx_read_responses = 0;
+  std::uint64_t tx_atomic_acks = 0;
+  std::uint64_t tx_seq_naks = 0;
+  std::uint64_t tx_rnr_naks = 0;
+  std::uint64_t tx_nak_invalid_request = 0;
+  std::uint64_t tx_nak_remote_access = 0;
+  std::uint64_t tx_nak_remote_op = 0;
+  std::uint64_t atomics_executed = 0;
+  std::uint64_t atomics_replayed = 0;
+  std::uint64_t reads_replayed = 0;
+  // Either side.
+  std::uint64_t drop_state = 0;         // packet in a state that takes none
+  std::uint64_t drop_not_rc = 0;        // not an RC opcode
+  std::uint64_t drop_qpn = 0;           // BTH destination QP is not this QP
+  std::uint64_t drop_pkey = 0;
+  std::uint64_t cq_overflow = 0;        // a completion the CQ refused: QP to ERR
+};
+
+struct RcCore {
+  RcCore(const RcQpConfig& c, MrTable& m) : cfg(c), mrs(m) {}
+
+  RcQpConfig cfg;
+  MrTable& mrs;
+  QpState state = QpState::kReset;
+  QpAttrValues attr{};
+  RcCounters ctr{};
+
+  std::uint32_t mtu() const { return wire::path_mtu_bytes(attr.path_mtu); }
+  std::uint16_t udp_src() const { return rxe_udp_src_port(cfg.qpn); }
+};
+
+}  // namespace uroce::transport

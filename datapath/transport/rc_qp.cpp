@@ -1,0 +1,146 @@
+#include "datapath/transport/rc_qp.h"
+
+#include <cerrno>
+
+namespace uroce::transport {
+
+RcQp::RcQp(const RcQpConfig& cfg, MrTable& mrs)
+    : core_(cfg, mrs),
+      sq_(cfg.max_send_wr),
+      req_(core_, sq_),
+      comp_(core_, sq_),
+      resp_(core_) {}
+
+namespace {
+
+bool rc_values_ok(std::uint32_t mask, const QpAttrValues& a,
+                  const RcQpConfig& cfg) {
+  using namespace qp_attr;
+  if ((mask & kTimeout) != 0 && a.timeout > 31) return false;
+  if ((mask & kRetryCnt) != 0 && a.retry_cnt > 7) return false;
+  if ((mask & kRnrRetry) != 0 && a.rnr_retry > 7) return false;
+  if ((mask & kMinRnrTimer) != 0 && a.min_rnr_timer > 31) return false;
+  if ((mask & kMaxQpRdAtomic) != 0 && a.max_rd_atomic > cfg.max_rd_atomic) {
+    return false;
+  }
+  if ((mask & kMaxDestRdAtomic) != 0 &&
+      a.max_dest_rd_atomic > cfg.max_dest_rd_atomic) {
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+int RcQp::modify(std::uint32_t mask, const QpAttrValues& a) {
+  using namespace qp_attr;
+  const QpState cur = core_.state;
+  if (int rc = check_modify_values(QpType::kRc, cur, mask, a); rc != 0) {
+    return rc;
+  }
+  if (!rc_values_ok(mask, a, core_.cfg)) return EINVAL;
+  QpAttrValues& v = core_.attr;
+  if ((mask & kAccessFlags) != 0) v.qp_access_flags = a.qp_access_flags;
+  if ((mask & kPkeyIndex) != 0) v.pkey_index = a.pkey_index;
+  if ((mask & kPort) != 0) v.port_num = a.port_num;
+  if ((mask & kAv) != 0) v.av = a.av;
+  if ((mask & kPathMtu) != 0) v.path_mtu = a.path_mtu;
+  if ((mask & kTimeout) != 0) v.timeout = a.timeout;
+  if ((mask & kRetryCnt) != 0) {
+    v.retry_cnt = a.retry_cnt;
+    sq_.retry_left = a.retry_cnt;
+  }
+  if ((mask & kRnrRetry) != 0) {
+    v.rnr_retry = a.rnr_retry;
+    sq_.rnr_left = a.rnr_retry;
+  }
+  if ((mask & kRqPsn) != 0) v.rq_psn = a.rq_psn;
+  if ((mask & kSqPsn) != 0) v.sq_psn = a.sq_psn;
+  if ((mask & kMaxQpRdAtomic) != 0) v.max_rd_atomic = a.max_rd_atomic;
+  if ((mask & kMinRnrTimer) != 0) v.min_rnr_timer = a.min_rnr_timer;
+  if ((mask & kMaxDestRdAtomic) != 0) {
+    v.max_dest_rd_atomic = a.max_dest_rd_atomic;
+    resp_.set_rd_atomic_limit(a.max_dest_rd_atomic);
+  }
+  if ((mask & kDestQpn) != 0) v.dest_qp_num = a.dest_qp_num;
+
+  const QpState next = (mask & kState) != 0 ? a.qp_state : cur;
+  if (next == QpState::kReset) {
+    sq_.reset(Psn{});
+    resp_.rq().clear();
+    resp_.reset(Psn{});
+  } else if (next == QpState::kRtr && cur == QpState::kInit) {
+    resp_.reset(Psn(v.rq_psn));
+    resp_.set_rd_atomic_limit(v.max_dest_rd_atomic);
+  } else if (next == QpState::kRts && cur == QpState::kRtr) {
+    sq_.reset(Psn(v.sq_psn));
+    sq_.retry_left = v.retry_cnt;
+    sq_.rnr_left = v.rnr_retry;
+  } else if ((mask & kSqPsn) != 0 && sq_.q.empty()) {
+    sq_.reset(Psn(v.sq_psn));
+  }
+  core_.state = next;
+  return 0;
+}
+
+QpAttrValues RcQp::query() const {
+  QpAttrValues v = core_.attr;
+  v.qp_state = v.cur_qp_state = core_.state;
+  v.sq_psn = sq_.psn_high.value();
+  v.rq_psn = resp_.epsn().value();
+  return v;
+}
+
+int RcQp::post_send(const SendWr& wr) {
+  const QpState s = core_.state;
+  if (s == QpState::kReset || s == QpState::kInit || s == QpState::kRtr) {
+    return EINVAL;
+  }
+  switch (wr.opcode) {
+    case WrOpcode::kSend:
+    case WrOpcode::kSendImm:
+    case WrOpcode::kSendInv:
+    case WrOpcode::kRdmaWrite:
+    case WrOpcode::kRdmaWriteImm:
+    case WrOpcode::kRdmaRead:
+    case WrOpcode::kCmpSwap:
+    case WrOpcode::kFetchAdd: break;
+    default: return EINVAL;
+  }
+  if (wr.num_sge > core_.cfg.max_send_sge || wr.num_sge > kMaxSge) return EINVAL;
+  const bool inl = (wr.flags & send_flag::kInline) != 0;
+  if (inl && (is_rd_atomic(wr.opcode) || wr.inline_len > core_.cfg.max_inline ||
+              wr.inline_len > kMaxInline)) {
+    return EINVAL;
+  }
+  if (wr.opcode == WrOpcode::kCmpSwap || wr.opcode == WrOpcode::kFetchAdd) {
+    std::uint64_t n = 0;
+    for (std::uint32_t i = 0; i < wr.num_sge; ++i) n += wr.sge[i].length;
+    if (n != 8) return EINVAL;
+  }
+  if (wr.length() > kRcMaxMessage) return EINVAL;
+  if (wr.opcode == WrOpcode::kRdmaRead &&
+      wqe_packets(wr, core_.mtu()) > (1u << 22)) {
+    return EINVAL;
+  }
+  SendWqe w;
+  w.wr = wr;
+  if (!sq_.q.push(w)) return ENOMEM;
+  return 0;
+}
+
+int RcQp::post_recv(const RecvWr& wr) {
+  if (core_.state == QpState::kReset) return EINVAL;
+  if (wr.num_sge > core_.cfg.max_recv_sge || wr.num_sge > kMaxSge) return EINVAL;
+  if (!resp_.rq().push(wr)) return ENOMEM;
+  return 0;
+}
+
+bool RcQp::has_output() const {
+  if (resp_.has_output()) return true;
+  if (core_.state != QpState::kRts || sq_.rnr_wait) return false;
+  const std::uint32_t idx = sq_.cursor_behind_head() ? sq_.q.head() : sq_.req_idx;
+  return idx != sq_.q.tail();
+}
+
+}  // namespace uroce::transport

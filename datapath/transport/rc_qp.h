@@ -1,0 +1,203 @@
+// A Reliable Connected QP: the verbs-facing object the engine drives. It
+// owns the QP state and attributes (modify/query, validated against the
+// IBTA transition table), the send and receive queues, and the three state
+// machines of an RC QP:
+//   requester (rc_requester.h)  send WQEs -> request packets
+//   completer (rc_completer.h)  ACK/NAK/READ responses/timers -> send CQEs
+//   responder (rc_responder.h)  request packets -> execution, receive CQEs,
+//                               ACK/NAK/READ responses
+//
+// I/O-free: every call takes `now` and an RcIo bundle of sinks (TX frames,
+// send CQ, receive CQ, timer), all template parameters, so there is no
+// virtual call per packet. Queues and the responder's READ/atomic table are
+// sized at construction; nothing allocates afterwards; no exceptions.
+//
+// Driving it (the engine's loop, or a test):
+//   post_send / post_recv    queue WRs (errno: EINVAL bad WR or state,
+//                            ENOMEM queue full)
+//   on_packet                a parsed, ICRC-checked RoCEv2 packet for this
+//                            QPN; may emit ACK/NAKs and completions
+//   on_timer                 when the TimerSink's deadline for this QP passed
+//   pump_tx                  emit up to `budget` packets: responder output
+//                            first (ACKs, READ responses), then requests as
+//                            the window, fence and max_rd_atomic allow
+// Each of the three re-arms the QP's timer (TimerSink::arm, one deadline per
+// QP: the earlier of the retransmission and RNR timers) and, in ERR, flushes
+// both queues: every WR still queued completes IBV_WC_WR_FLUSH_ERR (a WR that
+// failed completes with its own error first). A completion the CQ refuses is
+// counted (cq_overflow) and moves the QP to ERR.
+//
+// Owned by one engine lcore; not thread-safe.
+#pragma once
+
+#include <cstdint>
+
+#include "datapath/transport/mr_table.h"
+#include "datapath/transport/qp_common.h"
+#include "datapath/transport/rc_completer.h"
+#include "datapath/transport/rc_core.h"
+#include "datapath/transport/rc_requester.h"
+#include "datapath/transport/rc_responder.h"
+#include "datapath/transport/rc_send_queue.h"
+#include "datapath/transport/sinks.h"
+#include "datapath/wire/parser.h"
+
+namespace uroce::transport {
+
+template <TxSink Tx, CqSink SendCq, CqSink RecvCq, TimerSink Timer>
+struct RcIo {
+  Tx& tx;
+  SendCq& send_cq;
+  RecvCq& recv_cq;
+  Timer& timer;
+};
+
+template <TxSink Tx, CqSink SendCq, CqSink RecvCq, TimerSink Timer>
+RcIo<Tx, SendCq, RecvCq, Timer> rc_io(Tx& tx, SendCq& scq, RecvCq& rcq,
+                                      Timer& timer) {
+  return {tx, scq, rcq, timer};
+}
+
+// Longest message a WR may carry (ibv_query_device max_msg_sz).
+inline constexpr std::uint64_t kRcMaxMessage = 1ull << 31;
+
+class RcQp {
+ public:
+  RcQp(const RcQpConfig& cfg, MrTable& mrs);
+  RcQp(const RcQp&) = delete;
+  RcQp& operator=(const RcQp&) = delete;
+
+  std::uint32_t qpn() const { return core_.cfg.qpn; }
+  QpState state() const { return core_.state; }
+  const RcCounters& counters() const { return core_.ctr; }
+  const RcQpConfig& config() const { return core_.cfg; }
+
+  // ibv_modify_qp: 0 or EINVAL (illegal transition, missing or extra
+  // attribute, value out of range). Moving to ERR flushes on the next
+  // on_packet/on_timer/pump_tx/flush; moving to RESET discards every WR
+  // without a completion.
+  int modify(std::uint32_t mask, const QpAttrValues& attr);
+  // ibv_query_qp: the current values; sq_psn is the next new PSN, rq_psn the
+  // expected PSN.
+  QpAttrValues query() const;
+
+  int post_send(const SendWr& wr);
+  int post_recv(const RecvWr& wr);
+
+  template <class Io>
+  void on_packet(const wire::ParsedPacket& pkt, TimeNs now, Io& io);
+  template <class Io>
+  void on_timer(TimeNs now, Io& io);
+  // Returns packets emitted.
+  template <class Io>
+  std::uint32_t pump_tx(TimeNs now, Io& io, std::uint32_t budget);
+  // In ERR completes every queued WR (FLUSH_ERR, or the WR's own error);
+  // stops at a full CQ. Returns completions posted.
+  template <CqSink SendCq, CqSink RecvCq>
+  std::uint32_t flush(SendCq& send_cq, RecvCq& recv_cq);
+
+  // For tests and uroce-ctl.
+  Psn next_psn() const { return sq_.psn_high; }
+  Psn unacked_psn() const { return sq_.comp_psn; }
+  Psn expected_psn() const { return resp_.epsn(); }
+  Msn msn() const { return resp_.msn(); }
+  std::uint32_t rd_atomic_outstanding() const { return sq_.rd_atomic_out; }
+  std::uint32_t send_queue_depth() const { return sq_.q.size(); }
+  std::uint32_t recv_queue_depth() const { return resp_.rq().size(); }
+  TimeNs timer_deadline() const { return comp_.next_deadline(); }
+  // True when nothing is queued to send and nothing is unacknowledged.
+  bool send_idle() const { return sq_.q.empty(); }
+  bool has_output() const;
+
+ private:
+  template <class Io>
+  void after(Io& io);
+
+  RcCore core_;
+  RcSendQueue sq_;
+  RcRequester req_;
+  RcCompleter comp_;
+  RcResponder resp_;
+  TimeNs armed_ = 0;
+};
+
+template <class Io>
+void RcQp::on_packet(const wire::ParsedPacket& pkt, TimeNs now, Io& io) {
+  if (pkt.info == nullptr || pkt.info->transport != wire::Transport::kRc) {
+    ++core_.ctr.drop_not_rc;
+  } else if (pkt.bth.dest_qp() != core_.cfg.qpn) {
+    ++core_.ctr.drop_qpn;
+  } else if (!pkey_match(pkt.bth.pkey(), wire::kDefaultPKey)) {
+    ++core_.ctr.drop_pkey;
+  } else if (pkt.info->dir == wire::Direction::kRequest) {
+    resp_.on_request(pkt, io.recv_cq);
+    resp_.send(io.tx, core_.cfg.tuning.responder_burst);
+  } else {
+    comp_.on_response(pkt, now, io.send_cq);
+  }
+  after(io);
+}
+
+template <class Io>
+void RcQp::on_timer(TimeNs now, Io& io) {
+  comp_.on_timer(now);
+  // The sink's timer for this QP has fired: whatever is still due must be
+  // armed again.
+  armed_ = 0;
+  after(io);
+}
+
+template <class Io>
+std::uint32_t RcQp::pump_tx(TimeNs now, Io& io, std::uint32_t budget) {
+  std::uint32_t n = resp_.send(io.tx, budget);
+  while (n < budget && req_.send_one(now, io.tx) == ReqStep::kSent) ++n;
+  after(io);
+  return n;
+}
+
+template <class Io>
+void RcQp::after(Io& io) {
+  if (core_.state == QpState::kErr) {
+    flush(io.send_cq, io.recv_cq);
+    // The class C NAK that moved the QP to ERR still goes out.
+    resp_.send(io.tx, 1);
+  }
+  const TimeNs d = core_.state == QpState::kErr ? 0 : comp_.next_deadline();
+  if (d != armed_) {
+    armed_ = d;
+    if (d != 0) io.timer.arm(core_.cfg.qpn, d);
+  }
+}
+
+template <CqSink SendCq, CqSink RecvCq>
+std::uint32_t RcQp::flush(SendCq& send_cq, RecvCq& recv_cq) {
+  std::uint32_t n = 0;
+  if (core_.state != QpState::kErr) return n;
+  while (!sq_.q.empty()) {
+    const SendWqe& w = sq_.q.front();
+    const WcStatus st =
+        w.err != WcStatus::kSuccess ? w.err : WcStatus::kWrFlushErr;
+    if (!send_cq.push(error_wc(w.wr.wr_id, core_.cfg.qpn, st))) {
+      ++core_.ctr.cq_overflow;
+      return n;
+    }
+    sq_.q.pop();
+    ++n;
+  }
+  sq_.req_idx = sq_.sent_idx = sq_.q.head();
+  sq_.req_pkt = 0;
+  sq_.rd_atomic_out = 0;
+  while (!resp_.rq().empty()) {
+    if (!recv_cq.push(error_wc(resp_.rq().front().wr_id, core_.cfg.qpn,
+                               resp_.head_status()))) {
+      ++core_.ctr.cq_overflow;
+      return n;
+    }
+    resp_.clear_head_status();
+    resp_.rq().pop();
+    ++n;
+  }
+  return n;
+}
+
+}  // namespace uroce::transport

@@ -1,0 +1,39 @@
+#include "datapath/transport/rc_requester.h"
+
+namespace uroce::transport {
+
+std::uint8_t rc_request_opcode(WrOpcode op, std::uint32_t idx,
+                               std::uint32_t npkts) {
+  namespace o = wire::op;
+  const bool first = idx == 0;
+  const bool last = idx + 1 == npkts;
+  switch (op) {
+    case WrOpcode::kRdmaWrite:
+    case WrOpcode::kRdmaWriteImm: {
+      const bool imm = op == WrOpcode::kRdmaWriteImm;
+      if (first && last) return imm ? o::kRcWriteOnlyImm : o::kRcWriteOnly;
+      if (first) return o::kRcWriteFirst;
+      if (last) return imm ? o::kRcWriteLastImm : o::kRcWriteLast;
+      return o::kRcWriteMiddle;
+    }
+    case WrOpcode::kRdmaRead: return o::kRcReadRequest;
+    case WrOpcode::kCmpSwap: return o::kRcCompareSwap;
+    case WrOpcode::kFetchAdd: return o::kRcFetchAdd;
+    default: {
+      if (first && last) {
+        if (op == WrOpcode::kSendImm) return o::kRcSendOnlyImm;
+        if (op == WrOpcode::kSendInv) return o::kRcSendOnlyInv;
+        return o::kRcSendOnly;
+      }
+      if (first) return o::kRcSendFirst;
+      if (last) {
+        if (op == WrOpcode::kSendImm) return o::kRcSendLastImm;
+        if (op == WrOpcode::kSendInv) return o::kRcSendLastInv;
+        return o::kRcSendLast;
+      }
+      return o::kRcSendMiddle;
+    }
+  }
+}
+
+}  // namespace uroce::transport

@@ -1,0 +1,202 @@
+// RC requester: turns send WQEs into request packets (IBTA Vol1 9.7.1-9.7.4,
+// 9.2 opcode sequences; behaviour as Linux rxe_req.c).
+//
+// Per packet: PSN from the WQE's range; segmentation by the path MTU
+// (FIRST / MIDDLE / LAST, or ONLY); RETH on the first (or only) WRITE packet
+// and on READ requests; AtomicETH on atomics; ImmDt on the last packet of a
+// *_WITH_IMM; IETH on the last packet of SEND_WITH_INV; SE on the last packet
+// of a SEND or WRITE_WITH_IMM whose WR is solicited; AckReq on the last
+// packet of every message and on every RcTuning::ack_req_every-th packet.
+// A READ resent from the middle (go-back-N into a partly answered READ) is a
+// new READ request for the remaining bytes at the first missing PSN.
+//
+// A fresh WQE is started only when: its first PSN is inside the window
+// (fewer than window_psns PSNs unacknowledged), it is not a fenced WR while
+// READ/atomics are outstanding (IBV_SEND_FENCE), and, for a READ/atomic,
+// fewer than max_rd_atomic are outstanding. Retransmissions only need a TX
+// buffer. The payload is gathered from the MR straight into the frame; a bad
+// local SGE fails the WQE with IBV_WC_LOC_PROT_ERR and moves the QP to ERR.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <span>
+
+#include "datapath/transport/rc_core.h"
+#include "datapath/transport/rc_packet.h"
+#include "datapath/transport/rc_send_queue.h"
+#include "datapath/transport/rc_timers.h"
+#include "datapath/transport/sge_copy.h"
+#include "datapath/wire/opcodes.h"
+
+namespace uroce::transport {
+
+enum class ReqStep : std::uint8_t {
+  kSent,
+  kIdle,      // nothing to send
+  kBlocked,   // window, fence, max_rd_atomic, RNR wait, or state
+  kNoBuffer,  // TX sink full
+  kFailed,    // the WQE failed locally; the QP is in ERR
+};
+
+// The opcode of packet `idx` of `npkts` of a SEND/WRITE WR.
+std::uint8_t rc_request_opcode(WrOpcode op, std::uint32_t idx,
+                               std::uint32_t npkts);
+
+class RcRequester {
+ public:
+  RcRequester(RcCore& core, RcSendQueue& sq) : c_(core), sq_(sq) {}
+
+  // Sends at most one packet.
+  template <TxSink Tx>
+  ReqStep send_one(TimeNs now, Tx& tx);
+
+ private:
+  RcCore& c_;
+  RcSendQueue& sq_;
+};
+
+template <TxSink Tx>
+ReqStep RcRequester::send_one(TimeNs now, Tx& tx) {
+  if (c_.state != QpState::kRts && c_.state != QpState::kSqd) {
+    return ReqStep::kBlocked;
+  }
+  if (sq_.rnr_wait) return ReqStep::kBlocked;
+  sq_.skip_acknowledged();
+  if (sq_.req_idx == sq_.q.tail()) return ReqStep::kIdle;
+
+  SendWqe& w = sq_.q.at(sq_.req_idx);
+  const SendWr& wr = w.wr;
+  const bool fresh = sq_.req_idx == sq_.sent_idx;
+  const std::uint32_t mtu = c_.mtu();
+  Psn psn = sq_.psn_high;
+  std::uint32_t npkts = 0;
+  if (fresh) {
+    // SQD drains: WQEs already started finish, no new one begins.
+    if (c_.state == QpState::kSqd) return ReqStep::kBlocked;
+    if ((wr.flags & send_flag::kFence) != 0 && sq_.rd_atomic_out > 0) {
+      ++c_.ctr.wait_fence;
+      return ReqStep::kBlocked;
+    }
+    if (is_rd_atomic(wr.opcode) && sq_.rd_atomic_out >= c_.attr.max_rd_atomic) {
+      ++c_.ctr.wait_rd_atomic;
+      return ReqStep::kBlocked;
+    }
+    npkts = wqe_packets(wr, mtu);
+  } else {
+    psn = w.first_psn + sq_.req_pkt;
+    npkts = w.npkts;
+  }
+  const bool new_psn = psn == sq_.psn_high;
+  if (new_psn &&
+      Psn::forward(sq_.comp_psn, psn) >= c_.cfg.tuning.window_psns) {
+    ++c_.ctr.wait_window;
+    return ReqStep::kBlocked;
+  }
+
+  const std::uint32_t idx = fresh ? 0 : sq_.req_pkt;
+  const std::uint64_t offset = static_cast<std::uint64_t>(idx) * mtu;
+  const std::uint64_t total = wr.length();
+  bool last = idx + 1 == npkts;
+  std::size_t payload_len = 0;
+  std::uint8_t opcode = 0;
+  wire::PacketSpec spec;
+
+  switch (wr.opcode) {
+    case WrOpcode::kRdmaRead: {
+      spec = rc_spec(c_, wire::op::kRcReadRequest, psn);
+      spec.reth = wire::RethHdr::make(wr.remote_addr + offset, wr.rkey,
+                                      static_cast<std::uint32_t>(total - offset));
+      last = true;
+      break;
+    }
+    case WrOpcode::kCmpSwap:
+    case WrOpcode::kFetchAdd: {
+      const bool cs = wr.opcode == WrOpcode::kCmpSwap;
+      spec = rc_spec(c_, cs ? wire::op::kRcCompareSwap : wire::op::kRcFetchAdd,
+                     psn);
+      spec.atomic_eth = wire::AtomicEthHdr::make(
+          wr.remote_addr, wr.rkey, cs ? wr.swap : wr.compare_add,
+          cs ? wr.compare_add : 0);
+      last = true;
+      break;
+    }
+    default: {
+      opcode = rc_request_opcode(wr.opcode, idx, npkts);
+      spec = rc_spec(c_, opcode, psn);
+      payload_len = static_cast<std::size_t>(
+          std::min<std::uint64_t>(mtu, total - std::min(total, offset)));
+      const wire::OpcodeInfo& info = wire::opcode_info(opcode);
+      if (info.has(wire::ExtHdr::kReth)) {
+        spec.reth = wire::RethHdr::make(wr.remote_addr, wr.rkey,
+                                        static_cast<std::uint32_t>(total));
+      }
+      if (info.has(wire::ExtHdr::kImmDt)) {
+        // imm_or_inv holds the immediate in network order, as the app gave it.
+        std::uint8_t b[4];
+        std::memcpy(b, &wr.imm_or_inv, 4);
+        spec.immdt = wire::ImmDtHdr::read(b);
+      }
+      if (info.has(wire::ExtHdr::kIeth)) {
+        spec.ieth = wire::IethHdr::make(wr.imm_or_inv);
+      }
+      const bool solicited_op = info.op == wire::OpClass::kSend ||
+                                info.has(wire::ExtHdr::kImmDt);
+      spec.se = last && solicited_op && (wr.flags & send_flag::kSolicited) != 0;
+      break;
+    }
+  }
+  spec.ack_req = last || sq_.noack_pkts + 1 >= c_.cfg.tuning.ack_req_every;
+
+  const RcEmit e = rc_emit(c_, tx, spec, payload_len,
+                           [&](std::span<std::uint8_t> dst) {
+    if (dst.empty()) return true;
+    if ((wr.flags & send_flag::kInline) != 0) {
+      std::memcpy(dst.data(), wr.inline_data.data() + offset, dst.size());
+      return true;
+    }
+    const SgeCopyResult r = gather(c_.mrs, c_.cfg.pd, wr.sge.data(),
+                                   wr.num_sge, offset, dst);
+    return r.err == MrError::kOk && !r.too_long;
+  });
+  if (e == RcEmit::kNoBuffer) return ReqStep::kNoBuffer;
+  if (e != RcEmit::kSent) {
+    ++c_.ctr.local_errors;
+    w.err = WcStatus::kLocProtErr;
+    if (fresh) {
+      // Give it a PSN range so the flush sees it in order like any other.
+      w.started = true;
+      w.first_psn = psn;
+      w.npkts = npkts;
+      ++sq_.sent_idx;
+    }
+    c_.state = QpState::kErr;
+    return ReqStep::kFailed;
+  }
+
+  ++c_.ctr.tx_requests;
+  if (!new_psn) ++c_.ctr.tx_retransmits;
+  sq_.noack_pkts = spec.ack_req ? 0 : sq_.noack_pkts + 1;
+  if (fresh) {
+    w.started = true;
+    w.first_psn = psn;
+    w.npkts = npkts;
+    ++sq_.sent_idx;
+    if (is_rd_atomic(wr.opcode)) ++sq_.rd_atomic_out;
+  }
+  // A READ request stands for every response PSN up to the end of its range.
+  const Psn end = is_rd_atomic(wr.opcode) ? w.first_psn + w.npkts : psn + 1;
+  if (sq_.psn_high.before(end)) sq_.psn_high = end;
+  if (last) {
+    ++sq_.req_idx;
+    sq_.req_pkt = 0;
+  } else {
+    sq_.req_pkt = idx + 1;
+  }
+  const TimeNs rto = local_ack_timeout_ns(c_.attr.timeout);
+  if (rto != 0 && sq_.rto_deadline == 0) sq_.rto_deadline = now + rto;
+  return ReqStep::kSent;
+}
+
+}  // namespace uroce::transport

@@ -1,0 +1,194 @@
+#include "datapath/transport/rc_responder.h"
+
+namespace uroce::transport {
+
+namespace {
+
+std::uint32_t read_packets(std::uint64_t len, std::uint32_t mtu) {
+  return len == 0 ? 1 : static_cast<std::uint32_t>((len + mtu - 1) / mtu);
+}
+
+}  // namespace
+
+void RcResponder::reset(Psn epsn) {
+  epsn_ = epsn;
+  msn_ = Msn{};
+  in_msg_ = InMsg::kNone;
+  recv_off_ = 0;
+  wr_va_ = 0;
+  wr_rkey_ = 0;
+  wr_len_ = 0;
+  wr_off_ = 0;
+  nak_sent_ = false;
+  unacked_ = 0;
+  pending_ = {};
+  head_err_ = WcStatus::kWrFlushErr;
+  res_.clear();
+}
+
+void RcResponder::nak_class_c(wire::NakCode code, WcStatus recv_status) {
+  switch (code) {
+    case wire::NakCode::kRemoteAccessError: ++c_.ctr.tx_nak_remote_access; break;
+    case wire::NakCode::kRemoteOpError: ++c_.ctr.tx_nak_remote_op; break;
+    default: ++c_.ctr.tx_nak_invalid_request; break;
+  }
+  // A receive WR in use by the failed SEND completes with the error.
+  if (in_msg_ == InMsg::kSend && recv_status != WcStatus::kWrFlushErr) {
+    head_err_ = recv_status;
+  }
+  set_response(wire::aeth_nak_syndrome(code), cur_psn_);
+  res_.clear();
+  c_.state = QpState::kErr;
+}
+
+bool RcResponder::length_ok(const wire::ParsedPacket& pkt) const {
+  const std::size_t n = pkt.payload.size();
+  const std::uint32_t mtu = c_.mtu();
+  switch (pkt.info->op) {
+    case wire::OpClass::kSend:
+    case wire::OpClass::kWrite:
+      switch (pkt.info->pos) {
+        case wire::Position::kFirst:
+        case wire::Position::kMiddle: return n == mtu;
+        case wire::Position::kLast: return n >= 1 && n <= mtu;
+        case wire::Position::kOnly: return n <= mtu;
+      }
+      return false;
+    case wire::OpClass::kReadRequest:
+      // One request may ask for at most 2^22 response packets so the whole
+      // range stays far inside the 2^23 PSN half-space.
+      return read_packets(pkt.reth.dma_len(), mtu) <= (1u << 22);
+    default: return true;
+  }
+}
+
+void RcResponder::advance(const wire::ParsedPacket& pkt, bool ends_message) {
+  ++epsn_;
+  ++c_.ctr.rx_requests;
+  if (ends_message) ++msn_;
+  ++unacked_;
+  const std::uint32_t every = c_.cfg.tuning.ack_every;
+  if (pkt.bth.ack_req() || (every != 0 && unacked_ >= every)) {
+    unacked_ = 0;
+    set_response(wire::aeth_ack_syndrome(), epsn_ - 1);
+  }
+}
+
+void RcResponder::exec_read(const wire::ParsedPacket& pkt) {
+  const std::uint64_t len = pkt.reth.dma_len();
+  std::uint8_t* host = nullptr;
+  if (c_.mrs.resolve(pkt.reth.rkey(), c_.cfg.pd, pkt.reth.va(), len,
+                     access::kRemoteRead, &host) != MrError::kOk) {
+    nak_class_c(wire::NakCode::kRemoteAccessError, WcStatus::kWrFlushErr);
+    return;
+  }
+  if (res_.limit() == 0) {
+    nak_class_c(wire::NakCode::kInvalidRequest, WcStatus::kWrFlushErr);
+    return;
+  }
+  RdAtomicRes* r = res_.alloc();
+  if (r == nullptr) {
+    ++c_.ctr.drop_no_resource;
+    return;
+  }
+  const std::uint32_t npkts = read_packets(len, c_.mtu());
+  r->kind = RdAtomicRes::Kind::kRead;
+  r->first_psn = cur_psn_;
+  r->last_psn = cur_psn_ + (npkts - 1);
+  r->rkey = pkt.reth.rkey();
+  r->va = pkt.reth.va();
+  r->resid = len;
+  r->cur_psn = r->stream_psn = cur_psn_;
+  epsn_ += npkts;
+  ++msn_;
+  ++c_.ctr.rx_requests;
+  unacked_ = 0;
+  // The responses acknowledge everything before them.
+  pending_.valid = false;
+}
+
+void RcResponder::exec_atomic(const wire::ParsedPacket& pkt) {
+  const wire::AtomicEthHdr& a = pkt.atomic_eth;
+  std::uint8_t* host = nullptr;
+  const MrError e = c_.mrs.resolve(a.rkey(), c_.cfg.pd, a.va(), 8,
+                                   access::kRemoteAtomic, &host);
+  if (e == MrError::kMisaligned) {
+    nak_class_c(wire::NakCode::kInvalidRequest, WcStatus::kWrFlushErr);
+    return;
+  }
+  if (e != MrError::kOk) {
+    nak_class_c(wire::NakCode::kRemoteAccessError, WcStatus::kWrFlushErr);
+    return;
+  }
+  if (res_.limit() == 0) {
+    nak_class_c(wire::NakCode::kInvalidRequest, WcStatus::kWrFlushErr);
+    return;
+  }
+  RdAtomicRes* r = res_.alloc();
+  if (r == nullptr) {
+    ++c_.ctr.drop_no_resource;
+    return;
+  }
+  // The engine lcore owns this memory's remote accesses, so a plain
+  // read-modify-write is atomic with respect to every other RDMA access.
+  std::uint64_t orig = 0;
+  std::memcpy(&orig, host, 8);
+  std::uint64_t next = orig;
+  if (pkt.bth.opcode() == wire::op::kRcCompareSwap) {
+    if (orig == a.compare()) next = a.swap_add();
+  } else {
+    next = orig + a.swap_add();
+  }
+  std::memcpy(host, &next, 8);
+  ++c_.ctr.atomics_executed;
+  r->kind = RdAtomicRes::Kind::kAtomic;
+  r->first_psn = r->last_psn = cur_psn_;
+  r->orig = orig;
+  ++epsn_;
+  ++msn_;
+  ++c_.ctr.rx_requests;
+  unacked_ = 0;
+  pending_.valid = false;
+}
+
+void RcResponder::on_duplicate(const wire::ParsedPacket& pkt, Psn p) {
+  switch (pkt.info->op) {
+    case wire::OpClass::kReadRequest: {
+      RdAtomicRes* r = res_.find(p);
+      const std::uint64_t len = pkt.reth.dma_len();
+      std::uint8_t* host = nullptr;
+      if (r == nullptr || r->kind != RdAtomicRes::Kind::kRead ||
+          p + (read_packets(len, c_.mtu()) - 1) != r->last_psn ||
+          c_.mrs.resolve(pkt.reth.rkey(), c_.cfg.pd, pkt.reth.va(), len,
+                         access::kRemoteRead, &host) != MrError::kOk) {
+        ++c_.ctr.drop_dup_unknown;
+        return;
+      }
+      r->rkey = pkt.reth.rkey();
+      r->va = pkt.reth.va();
+      r->resid = len;
+      r->cur_psn = r->stream_psn = p;
+      r->pending = true;
+      res_.cancel_after(r);
+      ++c_.ctr.reads_replayed;
+      return;
+    }
+    case wire::OpClass::kAtomic: {
+      RdAtomicRes* r = res_.find(p);
+      if (r == nullptr || r->kind != RdAtomicRes::Kind::kAtomic) {
+        ++c_.ctr.drop_dup_unknown;
+        return;
+      }
+      r->pending = true;
+      res_.cancel_after(r);
+      ++c_.ctr.atomics_replayed;
+      return;
+    }
+    default:
+      // C9-105: acknowledge again, execute nothing.
+      set_response(wire::aeth_ack_syndrome(), epsn_ - 1);
+      return;
+  }
+}
+
+}  // namespace uroce::transport

@@ -1,0 +1,410 @@
+// RC responder (IBTA Vol1 9.7.4-9.7.5.1, 9.9.3; behaviour as Linux
+// rxe_resp.c where the spec leaves room).
+//
+// Each request packet is classified by its PSN against the expected PSN
+// (ePSN):
+//   PSN == ePSN  executed in order (below), ePSN advances: by 1, or for a
+//                READ by the number of response packets it asks for.
+//   PSN after    a gap: one NAK PSN sequence error carrying ePSN, then
+//                silent drops until ePSN arrives (also after an RNR NAK).
+//   PSN before   a duplicate: SEND/WRITE is acknowledged again (ACK with
+//                ePSN - 1) and not executed; a READ is served again from its
+//                resource with the duplicate's RETH, from its PSN; an atomic
+//                is answered from its resource (never executed twice).
+// In-order execution:
+//   opcode sequence (MIDDLE/LAST only inside a message of the same kind,
+//   FIRST/ONLY only outside one), QP access flags (remote write/read/atomic)
+//   and packet lengths (FIRST/MIDDLE exactly one MTU, LAST 1..MTU, ONLY up
+//   to the MTU; a WRITE's packets add up to its RETH length) -> else NAK
+//   invalid request;
+//   SEND: uses the receive WR at the head of the RQ (none: RNR NAK with the
+//   QP's min_rnr_timer), scatters the payload into it; the last packet
+//   completes it IBV_WC_RECV with byte_len, WITH_IMM + imm_data or WITH_INV +
+//   invalidate_rkey (the rkey is invalidated); more data than the WR holds
+//   -> the WR completes IBV_WC_LOC_LEN_ERR and NAK invalid request (rxe
+//   reports REM_INV_REQ_ERR on its side here; we follow the verbs text); a
+//   bad receive SGE -> LOC_PROT_ERR and NAK remote operational error;
+//   WRITE: rkey, PD, bounds and access checked over the whole RETH range on
+//   the first packet (NAK remote access error), each packet written at its
+//   offset; WRITE_WITH_IMM's last packet consumes a receive WR (RNR NAK when
+//   none) and completes it IBV_WC_RECV_RDMA_WITH_IMM with the RETH length;
+//   READ: rkey/bounds/remote-read checked (NAK remote access error), a
+//   resource taken (responder_resources.h); the responses (FIRST/MIDDLE/
+//   LAST or ONLY, AETH on FIRST/LAST/ONLY) are sent by send();
+//   atomics: 8-byte aligned (else NAK invalid request), rkey/bounds/
+//   remote-atomic checked (NAK remote access error), executed on the MR at
+//   once, the original value kept in a resource and returned in the atomic
+//   ACK.
+// ACKs: coalesced; one is due when a packet has AckReq set or after
+// RcTuning::ack_every packets without one, and carries ePSN - 1 and the MSN
+// (messages completed). Responses leave in PSN order: pending READ/atomic
+// responses first, then the one pending ACK/NAK (a newer READ/atomic
+// response implicitly acknowledges what an older pending ACK would have).
+// Errors of class C (invalid request, remote access, remote operational)
+// send their NAK and move the QP to ERR; in ERR requests are dropped and
+// counted.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <span>
+
+#include "datapath/transport/rc_core.h"
+#include "datapath/transport/rc_packet.h"
+#include "datapath/transport/responder_resources.h"
+#include "datapath/transport/sge_copy.h"
+#include "datapath/transport/sinks.h"
+#include "datapath/transport/work_queue.h"
+#include "datapath/wire/parser.h"
+
+namespace uroce::transport {
+
+class RcResponder {
+ public:
+  explicit RcResponder(RcCore& core)
+      : c_(core), rq_(core.cfg.max_recv_wr),
+        res_(std::max<std::uint32_t>(core.cfg.max_dest_rd_atomic, 1)) {}
+
+  // Fresh state expecting `epsn` (entering RTR; RESET).
+  void reset(Psn epsn);
+  void set_rd_atomic_limit(std::uint32_t n) { res_.set_limit(n); }
+
+  WorkQueue<RecvWr>& rq() { return rq_; }
+  const WorkQueue<RecvWr>& rq() const { return rq_; }
+  // Status the flush gives the receive WR at the RQ head (it failed while
+  // in use) or kWrFlushErr.
+  WcStatus head_status() const { return head_err_; }
+  void clear_head_status() { head_err_ = WcStatus::kWrFlushErr; }
+
+  Psn epsn() const { return epsn_; }
+  Msn msn() const { return msn_; }
+  bool has_output() const {
+    return pending_.valid || (c_.state != QpState::kErr && res_.any_pending());
+  }
+
+  template <CqSink Cq>
+  void on_request(const wire::ParsedPacket& pkt, Cq& rcq);
+  // Emits up to `budget` response packets; returns how many.
+  template <TxSink Tx>
+  std::uint32_t send(Tx& tx, std::uint32_t budget);
+
+ private:
+  enum class InMsg : std::uint8_t { kNone, kSend, kWrite };
+  struct Pending {
+    bool valid = false;
+    std::uint8_t syndrome = 0;
+    Psn psn{};
+  };
+
+  void set_response(std::uint8_t syndrome, Psn psn) {
+    pending_ = {true, syndrome, psn};
+  }
+  void nak_class_c(wire::NakCode code, WcStatus recv_status);
+  void on_duplicate(const wire::ParsedPacket& pkt, Psn p);
+  bool length_ok(const wire::ParsedPacket& pkt) const;
+  template <CqSink Cq>
+  void exec_send(const wire::ParsedPacket& pkt, Cq& rcq);
+  template <CqSink Cq>
+  void exec_write(const wire::ParsedPacket& pkt, Cq& rcq);
+  void exec_read(const wire::ParsedPacket& pkt);
+  void exec_atomic(const wire::ParsedPacket& pkt);
+  // The packet was executed: ePSN, MSN and ACK coalescing.
+  void advance(const wire::ParsedPacket& pkt, bool ends_message);
+  template <CqSink Cq>
+  bool complete_recv(Cq& rcq, const Cqe& e);
+  template <TxSink Tx>
+  RcEmit send_resource(Tx& tx, RdAtomicRes& r);
+
+  RcCore& c_;
+  WorkQueue<RecvWr> rq_;
+  ResponderResources res_;
+  Psn epsn_{};
+  Msn msn_{};
+  InMsg in_msg_ = InMsg::kNone;
+  // Bytes of the current SEND placed into the RQ head.
+  std::uint64_t recv_off_ = 0;
+  // Current WRITE: RETH values and bytes written so far.
+  std::uint64_t wr_va_ = 0;
+  std::uint32_t wr_rkey_ = 0;
+  std::uint32_t wr_len_ = 0;
+  std::uint64_t wr_off_ = 0;
+  // A NAK (sequence or RNR) was sent for the current gap.
+  bool nak_sent_ = false;
+  std::uint32_t unacked_ = 0;
+  Pending pending_{};
+  WcStatus head_err_ = WcStatus::kWrFlushErr;
+  // The packet being executed (its PSN names error NAKs).
+  Psn cur_psn_{};
+};
+
+template <CqSink Cq>
+bool RcResponder::complete_recv(Cq& rcq, const Cqe& e) {
+  rq_.pop();
+  if (rcq.push(e)) return true;
+  ++c_.ctr.cq_overflow;
+  c_.state = QpState::kErr;
+  return false;
+}
+
+template <CqSink Cq>
+void RcResponder::on_request(const wire::ParsedPacket& pkt, Cq& rcq) {
+  if (!receive_enabled(c_.state)) {
+    ++c_.ctr.drop_state;
+    return;
+  }
+  const Psn p(pkt.bth.psn());
+  if (p != epsn_) {
+    if (epsn_.before(p)) {
+      if (nak_sent_) {
+        ++c_.ctr.drop_out_of_sequence;
+        return;
+      }
+      nak_sent_ = true;
+      ++c_.ctr.tx_seq_naks;
+      set_response(wire::aeth_nak_syndrome(wire::NakCode::kPsnSeqError), epsn_);
+      return;
+    }
+    ++c_.ctr.rx_duplicates;
+    on_duplicate(pkt, p);
+    return;
+  }
+  nak_sent_ = false;
+  cur_psn_ = p;
+  const wire::OpcodeInfo& info = *pkt.info;
+  const bool first = info.pos == wire::Position::kFirst ||
+                     info.pos == wire::Position::kOnly;
+  // Opcode sequence (IBTA 9.7.5.1.1 / C9-84).
+  bool seq_ok = false;
+  switch (in_msg_) {
+    case InMsg::kNone: seq_ok = first; break;
+    case InMsg::kSend:
+      seq_ok = info.op == wire::OpClass::kSend && !first;
+      break;
+    case InMsg::kWrite:
+      seq_ok = info.op == wire::OpClass::kWrite && !first;
+      break;
+  }
+  if (!seq_ok) {
+    nak_class_c(wire::NakCode::kInvalidRequest, WcStatus::kRemInvReqErr);
+    return;
+  }
+  std::uint32_t need = 0;
+  if (info.op == wire::OpClass::kWrite) need = access::kRemoteWrite;
+  if (info.op == wire::OpClass::kReadRequest) need = access::kRemoteRead;
+  if (info.op == wire::OpClass::kAtomic) need = access::kRemoteAtomic;
+  if ((c_.attr.qp_access_flags & need) != need || !length_ok(pkt)) {
+    nak_class_c(wire::NakCode::kInvalidRequest, WcStatus::kRemInvReqErr);
+    return;
+  }
+  switch (info.op) {
+    case wire::OpClass::kSend: exec_send(pkt, rcq); break;
+    case wire::OpClass::kWrite: exec_write(pkt, rcq); break;
+    case wire::OpClass::kReadRequest: exec_read(pkt); break;
+    case wire::OpClass::kAtomic: exec_atomic(pkt); break;
+    default:
+      nak_class_c(wire::NakCode::kInvalidRequest, WcStatus::kRemInvReqErr);
+      break;
+  }
+}
+
+template <CqSink Cq>
+void RcResponder::exec_send(const wire::ParsedPacket& pkt, Cq& rcq) {
+  const wire::Position pos = pkt.info->pos;
+  const bool first = pos == wire::Position::kFirst || pos == wire::Position::kOnly;
+  const bool last = pos == wire::Position::kLast || pos == wire::Position::kOnly;
+  if (first) {
+    if (rq_.empty()) {
+      nak_sent_ = true;
+      ++c_.ctr.tx_rnr_naks;
+      set_response(wire::aeth_rnr_nak_syndrome(c_.attr.min_rnr_timer), cur_psn_);
+      return;
+    }
+    recv_off_ = 0;
+    in_msg_ = InMsg::kSend;
+  }
+  const RecvWr& r = rq_.front();
+  if (!pkt.payload.empty()) {
+    const SgeCopyResult s = scatter(c_.mrs, c_.cfg.pd, r.sge.data(), r.num_sge,
+                                    recv_off_, pkt.payload);
+    if (s.too_long) {
+      nak_class_c(wire::NakCode::kInvalidRequest, WcStatus::kLocLenErr);
+      return;
+    }
+    if (s.err != MrError::kOk) {
+      nak_class_c(wire::NakCode::kRemoteOpError, WcStatus::kLocProtErr);
+      return;
+    }
+    recv_off_ += pkt.payload.size();
+  }
+  if (!last) {
+    advance(pkt, false);
+    return;
+  }
+  Cqe e{};
+  e.wr_id = r.wr_id;
+  e.status = static_cast<std::uint32_t>(WcStatus::kSuccess);
+  e.opcode = static_cast<std::uint32_t>(WcOpcode::kRecv);
+  e.byte_len = static_cast<std::uint32_t>(recv_off_);
+  e.qp_num = c_.cfg.qpn;
+  e.port_num = kPortNum;
+  if (pkt.has(wire::ExtHdr::kImmDt)) {
+    std::memcpy(&e.ex.imm_data, pkt.immdt.raw, 4);
+    e.wc_flags |= wc_flag::kWithImm;
+  }
+  if (pkt.has(wire::ExtHdr::kIeth)) {
+    const std::uint32_t key = pkt.ieth.rkey();
+    if (c_.mrs.invalidate(key) != 0) {
+      nak_class_c(wire::NakCode::kInvalidRequest, WcStatus::kRemInvReqErr);
+      return;
+    }
+    e.ex.invalidate_rkey = key;
+    e.wc_flags |= wc_flag::kWithInv;
+  }
+  in_msg_ = InMsg::kNone;
+  advance(pkt, true);
+  complete_recv(rcq, e);
+}
+
+template <CqSink Cq>
+void RcResponder::exec_write(const wire::ParsedPacket& pkt, Cq& rcq) {
+  const wire::Position pos = pkt.info->pos;
+  const bool first = pos == wire::Position::kFirst || pos == wire::Position::kOnly;
+  const bool last = pos == wire::Position::kLast || pos == wire::Position::kOnly;
+  const bool imm = pkt.has(wire::ExtHdr::kImmDt);
+  if (imm && rq_.empty()) {
+    nak_sent_ = true;
+    ++c_.ctr.tx_rnr_naks;
+    set_response(wire::aeth_rnr_nak_syndrome(c_.attr.min_rnr_timer), cur_psn_);
+    return;
+  }
+  if (first) {
+    wr_va_ = pkt.reth.va();
+    wr_rkey_ = pkt.reth.rkey();
+    wr_len_ = pkt.reth.dma_len();
+    wr_off_ = 0;
+    std::uint8_t* host = nullptr;
+    if (c_.mrs.resolve(wr_rkey_, c_.cfg.pd, wr_va_, wr_len_,
+                       access::kRemoteWrite, &host) != MrError::kOk) {
+      nak_class_c(wire::NakCode::kRemoteAccessError, WcStatus::kWrFlushErr);
+      return;
+    }
+  }
+  // Packet lengths must add up to the RETH length exactly.
+  const std::uint64_t n = pkt.payload.size();
+  const std::uint64_t left = wr_len_ - wr_off_;
+  if (last ? n != left : n >= left) {
+    nak_class_c(wire::NakCode::kInvalidRequest, WcStatus::kWrFlushErr);
+    return;
+  }
+  if (n != 0) {
+    std::uint8_t* host = nullptr;
+    if (c_.mrs.resolve(wr_rkey_, c_.cfg.pd, wr_va_ + wr_off_, n,
+                       access::kRemoteWrite, &host) != MrError::kOk) {
+      nak_class_c(wire::NakCode::kRemoteAccessError, WcStatus::kWrFlushErr);
+      return;
+    }
+    std::memcpy(host, pkt.payload.data(), n);
+    wr_off_ += n;
+  }
+  if (!last) {
+    in_msg_ = InMsg::kWrite;
+    advance(pkt, false);
+    return;
+  }
+  in_msg_ = InMsg::kNone;
+  advance(pkt, true);
+  if (imm) {
+    Cqe e{};
+    e.wr_id = rq_.front().wr_id;
+    e.status = static_cast<std::uint32_t>(WcStatus::kSuccess);
+    e.opcode = static_cast<std::uint32_t>(WcOpcode::kRecvRdmaWithImm);
+    e.byte_len = wr_len_;
+    e.qp_num = c_.cfg.qpn;
+    e.port_num = kPortNum;
+    std::memcpy(&e.ex.imm_data, pkt.immdt.raw, 4);
+    e.wc_flags = wc_flag::kWithImm;
+    complete_recv(rcq, e);
+  }
+}
+
+template <TxSink Tx>
+RcEmit RcResponder::send_resource(Tx& tx, RdAtomicRes& r) {
+  namespace o = wire::op;
+  if (r.kind == RdAtomicRes::Kind::kAtomic) {
+    wire::PacketSpec s = rc_spec(c_, o::kRcAtomicAck, r.first_psn);
+    s.aeth = wire::AethHdr::make(wire::aeth_ack_syndrome(), msn_.value());
+    s.atomic_ack_eth = wire::AtomicAckEthHdr::make(r.orig);
+    const RcEmit e = rc_emit(c_, tx, s);
+    if (e == RcEmit::kSent) {
+      r.pending = false;
+      ++c_.ctr.tx_atomic_acks;
+    }
+    return e;
+  }
+  const bool first = r.cur_psn == r.stream_psn;
+  const bool last = r.cur_psn == r.last_psn;
+  std::uint8_t op = o::kRcReadResponseMiddle;
+  if (first && last) {
+    op = o::kRcReadResponseOnly;
+  } else if (first) {
+    op = o::kRcReadResponseFirst;
+  } else if (last) {
+    op = o::kRcReadResponseLast;
+  }
+  wire::PacketSpec s = rc_spec(c_, op, r.cur_psn);
+  if (op != o::kRcReadResponseMiddle) {
+    s.aeth = wire::AethHdr::make(wire::aeth_ack_syndrome(), msn_.value());
+  }
+  const std::uint64_t n =
+      last ? r.resid : std::min<std::uint64_t>(r.resid, c_.mtu());
+  std::uint8_t* host = nullptr;
+  if (n > c_.mtu() ||
+      c_.mrs.resolve(r.rkey, c_.cfg.pd, r.va, n, access::kRemoteRead, &host) !=
+          MrError::kOk) {
+    // The region went away (or the request was inconsistent) while the
+    // stream was under way: stop it; the requester times out and asks again.
+    r.pending = false;
+    ++c_.ctr.drop_bad_response;
+    return RcEmit::kSent;
+  }
+  const RcEmit e = rc_emit(c_, tx, s, n, [&](std::span<std::uint8_t> dst) {
+    if (n != 0) std::memcpy(dst.data(), host, n);
+    return true;
+  });
+  if (e != RcEmit::kSent) return e;
+  ++c_.ctr.tx_read_responses;
+  r.va += n;
+  r.resid -= n;
+  if (last) {
+    r.pending = false;
+  } else {
+    ++r.cur_psn;
+  }
+  return e;
+}
+
+template <TxSink Tx>
+std::uint32_t RcResponder::send(Tx& tx, std::uint32_t budget) {
+  std::uint32_t n = 0;
+  while (n < budget) {
+    if (c_.state != QpState::kErr) {
+      if (RdAtomicRes* r = res_.next_pending(); r != nullptr) {
+        if (send_resource(tx, *r) == RcEmit::kNoBuffer) break;
+        ++n;
+        continue;
+      }
+    }
+    if (!pending_.valid) break;
+    wire::PacketSpec s = rc_spec(c_, wire::op::kRcAck, pending_.psn);
+    s.aeth = wire::AethHdr::make(pending_.syndrome, msn_.value());
+    const RcEmit e = rc_emit(c_, tx, s);
+    if (e == RcEmit::kNoBuffer) break;
+    if (wire::AethHdr::make(pending_.syndrome, 0).is_ack()) ++c_.ctr.tx_acks;
+    pending_.valid = false;
+    ++n;
+  }
+  return n;
+}
+
+}  // namespace uroce::transport

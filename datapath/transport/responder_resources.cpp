@@ -1,0 +1,69 @@
+#include "datapath/transport/responder_resources.h"
+
+#include <algorithm>
+
+namespace uroce::transport {
+
+ResponderResources::ResponderResources(std::uint32_t capacity)
+    : slots_(capacity == 0 ? 1 : capacity), limit_(capacity) {}
+
+void ResponderResources::set_limit(std::uint32_t n) {
+  limit_ = std::min(n, capacity());
+  while (count_ > limit_) {
+    head_ = (head_ + 1) % capacity();
+    --count_;
+  }
+}
+
+RdAtomicRes* ResponderResources::alloc() {
+  if (limit_ == 0) return nullptr;
+  if (count_ == limit_) {
+    if (at(0).pending) return nullptr;
+    head_ = (head_ + 1) % capacity();
+    --count_;
+  }
+  RdAtomicRes& r = at(count_);
+  ++count_;
+  r = RdAtomicRes{};
+  r.pending = true;
+  return &r;
+}
+
+RdAtomicRes* ResponderResources::find(Psn p) {
+  for (std::uint32_t i = count_; i > 0; --i) {
+    RdAtomicRes& r = at(i - 1);
+    if (r.contains(p)) return &r;
+  }
+  return nullptr;
+}
+
+RdAtomicRes* ResponderResources::next_pending() {
+  for (std::uint32_t i = 0; i < count_; ++i) {
+    RdAtomicRes& r = at(i);
+    if (r.pending) return &r;
+  }
+  return nullptr;
+}
+
+bool ResponderResources::any_pending() const {
+  for (std::uint32_t i = 0; i < count_; ++i) {
+    if (slots_[(head_ + i) % slots_.size()].pending) return true;
+  }
+  return false;
+}
+
+void ResponderResources::cancel_after(const RdAtomicRes* r) {
+  bool after = false;
+  for (std::uint32_t i = 0; i < count_; ++i) {
+    RdAtomicRes& x = at(i);
+    if (after) x.pending = false;
+    if (&x == r) after = true;
+  }
+}
+
+void ResponderResources::clear() {
+  head_ = 0;
+  count_ = 0;
+}
+
+}  // namespace uroce::transport

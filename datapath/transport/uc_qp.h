@@ -1,0 +1,251 @@
+// Unreliable Connected QP (IBTA Vol1 9.7 without acknowledgements, 9.7.5.1
+// for the responder; Linux rxe behaviour where the spec leaves room).
+//
+// Send: SEND, SEND_WITH_IMM, RDMA_WRITE, RDMA_WRITE_WITH_IMM, segmented by
+// the path MTU into FIRST/MIDDLE/LAST or ONLY packets with consecutive PSNs
+// (24-bit, wrapping); RETH on the first packet of a WRITE, ImmDt on the last
+// packet of the "with immediate" forms. Nothing is acknowledged or
+// retransmitted: a signalled WR completes once its last frame is committed.
+//
+// Receive: packets must arrive with the expected PSN. A gap, or a MIDDLE/
+// LAST that does not continue the message in progress, drops the rest of
+// that message; the receiver resynchronises on the next FIRST or ONLY,
+// whatever its PSN. The receive WR a dropped SEND had started to fill is not
+// completed: it stays at the head of the queue and takes the next message
+// (IBTA 9.7.5.1.x class D1 for UC). rxe also discards the FIRST packet that
+// reveals a missing LAST; we accept it as the start of the new message, as
+// the spec reads. WRITE checks its RETH against the MR table (rkey, PD,
+// bounds, IBV_ACCESS_REMOTE_WRITE) on the first packet and every chunk on
+// its own; a failure drops the message silently (UC has no NAK). A SEND or
+// WRITE_WITH_IMM with no receive WR is dropped (UC has no RNR). A SEND
+// longer than its receive WR completes IBV_WC_LOC_LEN_ERR. Every drop is
+// counted by reason (UcRx).
+//
+// States, flush and threading as for UdQp (ud_qp.h); SQD lets the message in
+// progress finish and starts no new one.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "datapath/transport/cqe.h"
+#include "datapath/transport/mr_table.h"
+#include "datapath/transport/qp_attr.h"
+#include "datapath/transport/qp_common.h"
+#include "datapath/transport/seq24.h"
+#include "datapath/transport/sinks.h"
+#include "datapath/transport/work_queue.h"
+#include "datapath/transport/wr.h"
+#include "datapath/wire/opcodes.h"
+#include "datapath/wire/parser.h"
+
+namespace uroce::transport {
+
+// Largest UC message: the RETH DMA length limit (IBTA 9.4.4: 2^31).
+inline constexpr std::uint64_t kUcMaxMessage = 1ull << 31;
+
+struct UcQpConfig {
+  std::uint32_t qpn = 0;
+  PdHandle pd = 0;
+  LocalPort local{};
+  std::uint32_t max_send_wr = 64;
+  std::uint32_t max_recv_wr = 64;
+  std::uint32_t max_send_sge = kMaxSge;
+  std::uint32_t max_recv_sge = kMaxSge;
+  std::uint32_t max_inline = kMaxInline;
+  bool sq_sig_all = false;
+};
+
+// What became of one received packet.
+enum class UcRx : std::uint8_t {
+  kAccepted = 0,       // placed; the message continues or was a plain WRITE
+  kCompleted,          // ended a SEND / WRITE_WITH_IMM: success completion
+  kLenErr,             // SEND longer than the receive WR: LOC_LEN_ERR posted
+  kProtErr,            // receive SGE invalid: LOC_PROT_ERR posted, QP to ERR
+  kDropState,          // QP is not receiving (RESET, INIT, ERR)
+  kDropOpcode,         // not a UC opcode
+  kDropQpn,            // BTH destination QP is not this QP
+  kDropPkey,           // BTH P_Key does not match the QP's
+  kDropPsnGap,         // not the expected PSN: the message in progress is lost
+  kDropRestOfMessage,  // later packet of a message already being dropped
+  kDropOpSequence,     // MIDDLE/LAST that continues no message of its kind
+  kDropBadLength,      // payload size breaks the MTU rules or the RETH length
+  kDropNoRecvWqe,      // no receive WR for a SEND / WRITE_WITH_IMM
+  kDropAccess,         // WRITE but the QP lacks IBV_ACCESS_REMOTE_WRITE
+  kDropRkey,           // RETH rkey, PD, bounds or MR access check failed
+  kCqOverflow,         // the completion did not fit the CQ: QP to ERR
+};
+inline constexpr std::size_t kNumUcRx =
+    static_cast<std::size_t>(UcRx::kCqOverflow) + 1;
+const char* uc_rx_name(UcRx r);
+
+struct UcCounters {
+  std::uint64_t tx_packets = 0;
+  std::uint64_t tx_payload_bytes = 0;
+  std::uint64_t tx_messages = 0;
+  std::uint64_t tx_no_buffer = 0;   // tx_alloc gave no room; retried later
+  std::uint64_t tx_local_err = 0;   // bad send SGE: LOC_PROT_ERR, QP to SQE
+  std::uint64_t rx_abandoned = 0;   // messages begun and never completed
+  std::uint64_t cq_overflow = 0;
+  std::array<std::uint64_t, kNumUcRx> rx{};  // indexed by UcRx
+  std::uint64_t rx_count(UcRx r) const { return rx[static_cast<std::size_t>(r)]; }
+};
+
+class UcQp {
+ public:
+  UcQp(const UcQpConfig& cfg, const MrTable& mrs);
+
+  std::uint32_t qpn() const { return cfg_.qpn; }
+  QpState state() const { return state_; }
+  Psn next_psn() const { return psn_; }
+  Psn expected_psn() const { return epsn_; }
+  const UcCounters& counters() const { return counters_; }
+
+  // ibv_modify_qp: 0 or EINVAL. Attributes used: state, access flags,
+  // pkey_index, av, path_mtu, dest_qp_num, rq_psn, sq_psn.
+  int modify(std::uint32_t mask, const QpAttrValues& attr);
+
+  // 0, EINVAL (RESET/INIT/RTR, opcode not SEND/WRITE[_WITH_IMM], too many
+  // SGEs, inline over max_inline, message over 2^31) or ENOMEM (full).
+  int post_send(const SendWr& wr);
+  int post_recv(const RecvWr& wr);
+
+  // Sends up to `budget` packets in RTS (and in SQD until the message in
+  // progress is out). Stops when the TX sink has no room. Returns packets.
+  template <TxSink Tx, CqSink Cq>
+  std::uint32_t process_send(Tx& tx, Cq& send_cq, std::uint32_t budget);
+
+  template <CqSink Cq>
+  UcRx on_packet(const wire::ParsedPacket& pkt, Cq& recv_cq);
+
+  // As UdQp::flush.
+  template <CqSink SendCq, CqSink RecvCq>
+  std::uint32_t flush(SendCq& send_cq, RecvCq& recv_cq);
+
+ private:
+  enum class RxOp : std::uint8_t { kNone, kSend, kWrite };
+  struct Segment {
+    std::uint8_t opcode = 0;
+    std::uint32_t len = 0;  // payload bytes
+    bool first = false;
+    bool last = false;
+  };
+  struct SendStep {
+    std::size_t frame_len = 0;
+    bool has_wc = false;
+  };
+
+  bool may_send() const;
+  Segment next_segment() const;
+  std::size_t segment_frame_len(const Segment& s) const;
+  SendStep send_segment(const Segment& s, std::span<std::uint8_t> frame,
+                        Cqe* wc);
+  UcRx receive(const wire::ParsedPacket& pkt, Cqe* wc);
+  UcRx receive_send(const wire::ParsedPacket& pkt, bool starts, bool ends,
+                    Cqe* wc);
+  UcRx receive_write(const wire::ParsedPacket& pkt, bool starts, bool ends,
+                     Cqe* wc);
+  // Forgets the message in progress; a half-filled receive WR is reused.
+  void abandon_message();
+  // Drops the rest of the current message; returns `why` for chaining.
+  UcRx drop_message(UcRx why);
+  void reset_state();
+  template <CqSink Cq>
+  bool push(Cq& cq, const Cqe& c) {
+    if (cq.push(c)) return true;
+    ++counters_.cq_overflow;
+    state_ = QpState::kErr;
+    return false;
+  }
+
+  UcQpConfig cfg_;
+  const MrTable& mrs_;
+  QpState state_ = QpState::kReset;
+  std::uint32_t access_ = 0;
+  std::uint16_t pkey_index_ = 0;
+  PathAddr path_{};
+  wire::PathMtu mtu_ = wire::PathMtu::k1024;
+  std::uint32_t dest_qpn_ = 0;
+  WorkQueue<SendWr> sq_;
+  WorkQueue<RecvWr> rq_;
+
+  // Requester: next PSN, and how far into the front send WR we are.
+  Psn psn_{};
+  bool tx_in_msg_ = false;
+  std::uint64_t tx_offset_ = 0;
+
+  // Responder: expected PSN and the message in progress.
+  Psn epsn_{};
+  bool drop_msg_ = false;
+  RxOp rx_op_ = RxOp::kNone;
+  std::uint64_t rx_offset_ = 0;     // SEND: bytes placed in the front recv WR
+  std::uint64_t w_va_ = 0;          // WRITE: next target address
+  std::uint32_t w_rkey_ = 0;
+  std::uint64_t w_left_ = 0;        // WRITE: bytes still to come
+  std::uint32_t w_len_ = 0;         // WRITE: RETH DMA length
+
+  UcCounters counters_{};
+};
+
+template <TxSink Tx, CqSink Cq>
+std::uint32_t UcQp::process_send(Tx& tx, Cq& send_cq, std::uint32_t budget) {
+  std::uint32_t done = 0;
+  while (done < budget && may_send()) {
+    const Segment seg = next_segment();
+    const std::span<std::uint8_t> frame = tx.tx_alloc(segment_frame_len(seg));
+    if (frame.empty()) {
+      ++counters_.tx_no_buffer;
+      break;
+    }
+    Cqe wc{};
+    const SendStep s = send_segment(seg, frame, &wc);
+    if (s.frame_len != 0) {
+      tx.tx_commit(s.frame_len);
+      ++done;
+    }
+    if (s.has_wc) push(send_cq, wc);
+  }
+  return done;
+}
+
+template <CqSink Cq>
+UcRx UcQp::on_packet(const wire::ParsedPacket& pkt, Cq& recv_cq) {
+  Cqe wc{};
+  UcRx r = receive(pkt, &wc);
+  if (r == UcRx::kCompleted || r == UcRx::kLenErr || r == UcRx::kProtErr) {
+    if (!push(recv_cq, wc)) r = UcRx::kCqOverflow;
+  }
+  ++counters_.rx[static_cast<std::size_t>(r)];
+  return r;
+}
+
+template <CqSink SendCq, CqSink RecvCq>
+std::uint32_t UcQp::flush(SendCq& send_cq, RecvCq& recv_cq) {
+  std::uint32_t n = 0;
+  if (state_ != QpState::kErr && state_ != QpState::kSqe) return n;
+  while (!sq_.empty()) {
+    if (!push(send_cq, error_wc(sq_.front().wr_id, cfg_.qpn,
+                                WcStatus::kWrFlushErr))) {
+      return n;
+    }
+    sq_.pop();
+    tx_in_msg_ = false;
+    tx_offset_ = 0;
+    ++n;
+  }
+  if (state_ != QpState::kErr) return n;
+  while (!rq_.empty()) {
+    if (!push(recv_cq, error_wc(rq_.front().wr_id, cfg_.qpn,
+                                WcStatus::kWrFlushErr))) {
+      return n;
+    }
+    rq_.pop();
+    rx_offset_ = 0;
+    ++n;
+  }
+  return n;
+}
+
+}  // namespace uroce::transport

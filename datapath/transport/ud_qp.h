@@ -1,0 +1,224 @@
+// Unreliable Datagram QP (IBTA Vol1 9.8 and 10.2.5; Linux rxe behaviour where
+// the spec leaves room).
+//
+// Send: SEND and SEND_WITH_IMM only, one UD_SEND_ONLY[_WITH_IMMEDIATE] packet
+// per WR, BTH + DETH (Q_Key, source QPN), addressed by the WR's UdDest. A WR
+// whose Q_Key has the high bit set sends the QP's own Q_Key instead (IBTA
+// C10-15: controlled Q_Keys cannot be named by a send WR). A message longer
+// than the port MTU emits no packet and completes successfully (C10-93.1.1;
+// rxe does exactly this). UD has no ACK: a signalled WR completes
+// IBV_WC_SEND as soon as its frame is committed to the TX sink.
+//
+// Receive, in this order (each failure is a silent drop with a counter, as
+// rxe drops): QP state (RTR..SQE), UD opcode, BTH destination QPN, P_Key,
+// Q_Key, a posted receive WR (UD has no RNR: no WR, no delivery). The first
+// 40 bytes of the receive buffer take the GRH: for RoCEv2 over IPv4 that is
+// 20 zero bytes and then the IPv4 header as received (rxe's union
+// rdma_network_hdr), followed by the payload; byte_len = 40 + payload. A
+// receive WR shorter than that completes IBV_WC_LOC_LEN_ERR and writes
+// nothing; an invalid receive SGE completes IBV_WC_LOC_PROT_ERR and moves the
+// QP to ERR.
+//
+// States: modify() applies the IBTA transition table (EINVAL like rxe);
+// sends run only in RTS; SQD stops new sends; a local send error moves the
+// QP to SQE (IBTA 10.3.1; rxe goes to ERR instead); flush() completes every
+// WR of the send queue (SQE, ERR) and receive queue (ERR) with
+// IBV_WC_WR_FLUSH_ERR. Moving to RESET discards WRs without completions.
+//
+// I/O-free: frames go to a TxSink, completions to CqSinks; there are no
+// timers (nothing is retransmitted). Queues are allocated at construction;
+// nothing allocates afterwards. Owned by one engine lcore; not thread-safe.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "datapath/transport/cqe.h"
+#include "datapath/transport/mr_table.h"
+#include "datapath/transport/qp_attr.h"
+#include "datapath/transport/qp_common.h"
+#include "datapath/transport/seq24.h"
+#include "datapath/transport/sinks.h"
+#include "datapath/transport/work_queue.h"
+#include "datapath/transport/wr.h"
+#include "datapath/wire/opcodes.h"
+#include "datapath/wire/parser.h"
+
+namespace uroce::transport {
+
+// Bytes of GRH at the start of every UD receive buffer.
+inline constexpr std::uint32_t kUdGrhSize = 40;
+
+struct UdQpConfig {
+  std::uint32_t qpn = 0;
+  PdHandle pd = 0;
+  LocalPort local{};
+  // UD messages are bounded by the port's MTU (rxe: port.mtu_cap), there
+  // being no path.
+  wire::PathMtu port_mtu = wire::PathMtu::k1024;
+  std::uint32_t max_send_wr = 64;
+  std::uint32_t max_recv_wr = 64;
+  std::uint32_t max_send_sge = kMaxSge;
+  std::uint32_t max_recv_sge = kMaxSge;
+  std::uint32_t max_inline = kMaxInline;
+  bool sq_sig_all = false;
+};
+
+// What became of one received packet.
+enum class UdRx : std::uint8_t {
+  kDelivered = 0,   // placed; IBV_WC_SUCCESS completion posted
+  kLenErr,          // receive WR too short: IBV_WC_LOC_LEN_ERR posted
+  kProtErr,         // receive SGE invalid: IBV_WC_LOC_PROT_ERR, QP to ERR
+  kDropState,       // QP is not receiving (RESET, INIT, ERR)
+  kDropOpcode,      // not a UD opcode
+  kDropQpn,         // BTH destination QP is not this QP
+  kDropPkey,        // BTH P_Key does not match the QP's
+  kDropQkey,        // DETH Q_Key is not the QP's
+  kDropNoRecvWqe,   // no receive WR posted
+  kCqOverflow,      // the completion did not fit the CQ: QP to ERR
+};
+inline constexpr std::size_t kNumUdRx =
+    static_cast<std::size_t>(UdRx::kCqOverflow) + 1;
+const char* ud_rx_name(UdRx r);
+
+struct UdCounters {
+  std::uint64_t tx_packets = 0;
+  std::uint64_t tx_payload_bytes = 0;
+  std::uint64_t tx_too_long = 0;    // WRs over the port MTU: no packet sent
+  std::uint64_t tx_no_buffer = 0;   // tx_alloc gave no room; retried later
+  std::uint64_t tx_local_err = 0;   // gather failed: LOC_PROT_ERR, QP to SQE
+  std::uint64_t cq_overflow = 0;    // completions a CQ refused
+  std::array<std::uint64_t, kNumUdRx> rx{};  // indexed by UdRx
+  std::uint64_t rx_count(UdRx r) const { return rx[static_cast<std::size_t>(r)]; }
+};
+
+class UdQp {
+ public:
+  UdQp(const UdQpConfig& cfg, const MrTable& mrs);
+
+  std::uint32_t qpn() const { return cfg_.qpn; }
+  QpState state() const { return state_; }
+  std::uint32_t qkey() const { return qkey_; }
+  Psn next_psn() const { return psn_; }
+  const UdCounters& counters() const { return counters_; }
+
+  // ibv_modify_qp: 0 or EINVAL (illegal transition, missing or extra
+  // attribute, unsupported value). Attributes used: state, Q_Key,
+  // pkey_index, sq_psn.
+  int modify(std::uint32_t mask, const QpAttrValues& attr);
+
+  // ibv_post_send for one WR: 0, EINVAL (QP in RESET/INIT/RTR, opcode other
+  // than SEND/SEND_WITH_IMM, too many SGEs, inline data over max_inline) or
+  // ENOMEM (send queue full). In SQE and ERR the WR is queued and flushed.
+  int post_send(const SendWr& wr);
+  // ibv_post_recv for one WR: 0, EINVAL (RESET, too many SGEs) or ENOMEM.
+  int post_recv(const RecvWr& wr);
+
+  // Sends up to `budget` WRs (one frame each) in RTS. Stops early when the
+  // TX sink has no room (the WR stays queued). Returns WRs retired.
+  template <TxSink Tx, CqSink Cq>
+  std::uint32_t process_send(Tx& tx, Cq& send_cq, std::uint32_t budget);
+
+  // One parsed, ICRC-checked RoCEv2 packet addressed to this QP.
+  template <CqSink Cq>
+  UdRx on_packet(const wire::ParsedPacket& pkt, Cq& recv_cq);
+
+  // In SQE flushes the send queue, in ERR both queues, with
+  // IBV_WC_WR_FLUSH_ERR. Stops at a full CQ (the rest stays queued for the
+  // next call). Returns completions posted.
+  template <CqSink SendCq, CqSink RecvCq>
+  std::uint32_t flush(SendCq& send_cq, RecvCq& recv_cq);
+
+ private:
+  struct SendStep {
+    std::size_t frame_len = 0;  // bytes to commit; 0 when no frame
+    bool has_wc = false;
+  };
+
+  // Frame bytes the front send WR needs; 0 when it sends no frame.
+  std::size_t front_frame_len() const;
+  // Builds the front WR's frame into `frame` (sized front_frame_len()),
+  // retires the WR and fills *wc when it completes.
+  SendStep send_front(std::span<std::uint8_t> frame, Cqe* wc);
+  // Receive checks and placement; fills *wc for kDelivered/kLenErr/kProtErr.
+  UdRx receive(const wire::ParsedPacket& pkt, Cqe* wc);
+  template <CqSink Cq>
+  bool push(Cq& cq, const Cqe& c) {
+    if (cq.push(c)) return true;
+    ++counters_.cq_overflow;
+    state_ = QpState::kErr;
+    return false;
+  }
+  void count(UdRx r) { ++counters_.rx[static_cast<std::size_t>(r)]; }
+
+  UdQpConfig cfg_;
+  const MrTable& mrs_;
+  QpState state_ = QpState::kReset;
+  std::uint32_t qkey_ = 0;
+  std::uint16_t pkey_index_ = 0;
+  Psn psn_{};
+  WorkQueue<SendWr> sq_;
+  WorkQueue<RecvWr> rq_;
+  UdCounters counters_{};
+};
+
+template <TxSink Tx, CqSink Cq>
+std::uint32_t UdQp::process_send(Tx& tx, Cq& send_cq, std::uint32_t budget) {
+  std::uint32_t done = 0;
+  while (done < budget && state_ == QpState::kRts && !sq_.empty()) {
+    const std::size_t len = front_frame_len();
+    std::span<std::uint8_t> frame;
+    if (len != 0) {
+      frame = tx.tx_alloc(len);
+      if (frame.empty()) {
+        ++counters_.tx_no_buffer;
+        break;
+      }
+    }
+    Cqe wc{};
+    const SendStep s = send_front(frame, &wc);
+    if (s.frame_len != 0) tx.tx_commit(s.frame_len);
+    if (s.has_wc) push(send_cq, wc);
+    ++done;
+  }
+  return done;
+}
+
+template <CqSink Cq>
+UdRx UdQp::on_packet(const wire::ParsedPacket& pkt, Cq& recv_cq) {
+  Cqe wc{};
+  UdRx r = receive(pkt, &wc);
+  if (r == UdRx::kDelivered || r == UdRx::kLenErr || r == UdRx::kProtErr) {
+    if (!push(recv_cq, wc)) r = UdRx::kCqOverflow;
+  }
+  count(r);
+  return r;
+}
+
+template <CqSink SendCq, CqSink RecvCq>
+std::uint32_t UdQp::flush(SendCq& send_cq, RecvCq& recv_cq) {
+  std::uint32_t n = 0;
+  if (state_ != QpState::kErr && state_ != QpState::kSqe) return n;
+  while (!sq_.empty()) {
+    if (!push(send_cq, error_wc(sq_.front().wr_id, cfg_.qpn,
+                                WcStatus::kWrFlushErr))) {
+      return n;
+    }
+    sq_.pop();
+    ++n;
+  }
+  if (state_ != QpState::kErr) return n;
+  while (!rq_.empty()) {
+    if (!push(recv_cq, error_wc(rq_.front().wr_id, cfg_.qpn,
+                                WcStatus::kWrFlushErr))) {
+      return n;
+    }
+    rq_.pop();
+    ++n;
+  }
+  return n;
+}
+
+}  // namespace uroce::transport
