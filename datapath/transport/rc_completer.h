@@ -56,6 +56,13 @@ class RcCompleter {
   void on_timer(TimeNs now);
   // Earliest instant on_timer has work, or 0.
   TimeNs next_deadline() const;
+  // Completes WQEs at the head that are wholly acknowledged already: a
+  // LOCAL_INV takes no PSN, so it is done as soon as everything before it
+  // is (rc_requester.h).
+  template <CqSink Cq>
+  void retire_acknowledged(TimeNs now, Cq& cq) {
+    if (c_.state != QpState::kErr) retire_before(sq_.comp_psn, now, cq);
+  }
 
  private:
   // Completes, in order, the WQEs wholly before `upto` that need no
@@ -98,7 +105,7 @@ bool RcCompleter::complete_front(Cq& cq, std::uint32_t byte_len) {
     e.opcode = static_cast<std::uint32_t>(wc_opcode_for(w.wr.opcode));
     e.byte_len = byte_len;
     e.qp_num = c_.cfg.qpn;
-    if (!cq.push(e)) {
+    if (!c_.ev.post(cq, e, CqRole::kSend)) {
       ++c_.ctr.cq_overflow;
       c_.state = QpState::kErr;
       sq_.q.pop();
@@ -188,6 +195,7 @@ void RcCompleter::on_response(const wire::ParsedPacket& pkt, TimeNs now,
     case wire::OpClass::kAtomicAck: on_atomic_ack(pkt, p, now, cq); break;
     default: ++c_.ctr.drop_bad_response; break;
   }
+  retire_acknowledged(now, cq);
 }
 
 template <CqSink Cq>

@@ -7,9 +7,11 @@
 
 #include <cstdint>
 
+#include "datapath/transport/async_event.h"
 #include "datapath/transport/mr_table.h"
 #include "datapath/transport/qp_attr.h"
 #include "datapath/transport/qp_common.h"
+#include "datapath/transport/srq.h"
 #include "datapath/transport/wr.h"
 #include "datapath/wire/opcodes.h"
 
@@ -47,6 +49,8 @@ struct RcQpConfig {
   std::uint8_t max_rd_atomic = 16;
   std::uint8_t max_dest_rd_atomic = 16;
   bool sq_sig_all = false;
+  // Receives come from this SRQ instead of the QP's own RQ (srq.h).
+  Srq* srq = nullptr;
   RcTuning tuning{};
 };
 
@@ -61,6 +65,8 @@ struct RcCounters {
   std::uint64_t wait_fence = 0;         // send stopped: fenced WR waits for READ/atomics
   std::uint64_t wait_rd_atomic = 0;     // send stopped: max_rd_atomic outstanding
   std::uint64_t local_errors = 0;       // gather from a bad SGE: LOC_PROT_ERR
+  std::uint64_t local_invalidates = 0;  // LOCAL_INV WRs executed
+  std::uint64_t local_inv_errors = 0;   // LOCAL_INV of a bad key: LOC_QP_OP_ERR
   // Completer.
   std::uint64_t rx_acks = 0;
   std::uint64_t rx_read_responses = 0;
@@ -111,6 +117,8 @@ struct RcCore {
   QpState state = QpState::kReset;
   QpAttrValues attr{};
   RcCounters ctr{};
+  // Pending async events and a completion a CQ refused (async_event.h).
+  QpEventState ev{cfg.qpn};
 
   std::uint32_t mtu() const { return wire::path_mtu_bytes(attr.path_mtu); }
   std::uint16_t udp_src() const { return rxe_udp_src_port(cfg.qpn); }

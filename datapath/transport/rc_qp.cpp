@@ -69,6 +69,7 @@ int RcQp::modify(std::uint32_t mask, const QpAttrValues& a) {
     sq_.reset(Psn{});
     resp_.rq().clear();
     resp_.reset(Psn{});
+    core_.ev.reset();
   } else if (next == QpState::kRtr && cur == QpState::kInit) {
     resp_.reset(Psn(v.rq_psn));
     resp_.set_rd_atomic_limit(v.max_dest_rd_atomic);
@@ -104,7 +105,8 @@ int RcQp::post_send(const SendWr& wr) {
     case WrOpcode::kRdmaWriteImm:
     case WrOpcode::kRdmaRead:
     case WrOpcode::kCmpSwap:
-    case WrOpcode::kFetchAdd: break;
+    case WrOpcode::kFetchAdd:
+    case WrOpcode::kLocalInv: break;
     default: return EINVAL;
   }
   if (wr.num_sge > core_.cfg.max_send_sge || wr.num_sge > kMaxSge) return EINVAL;
@@ -131,6 +133,8 @@ int RcQp::post_send(const SendWr& wr) {
 
 int RcQp::post_recv(const RecvWr& wr) {
   if (core_.state == QpState::kReset) return EINVAL;
+  // With an SRQ, receives are posted to the SRQ (rxe: EINVAL).
+  if (core_.cfg.srq != nullptr) return EINVAL;
   if (wr.num_sge > core_.cfg.max_recv_sge || wr.num_sge > kMaxSge) return EINVAL;
   if (!resp_.rq().push(wr)) return ENOMEM;
   return 0;

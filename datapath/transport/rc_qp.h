@@ -25,7 +25,9 @@
 // QP: the earlier of the retransmission and RNR timers) and, in ERR, flushes
 // both queues: every WR still queued completes IBV_WC_WR_FLUSH_ERR (a WR that
 // failed completes with its own error first). A completion the CQ refuses is
-// counted (cq_overflow) and moves the QP to ERR.
+// counted (cq_overflow), parked and posted first by the flush once the CQ
+// has room, raises CQ_ERR and QP_FATAL, and moves the QP to ERR
+// (async_event.h); drain_events hands raised events to the engine.
 //
 // Owned by one engine lcore; not thread-safe.
 #pragma once
@@ -109,6 +111,13 @@ class RcQp {
   bool send_idle() const { return sq_.q.empty(); }
   bool has_output() const;
 
+  // Async events this QP raised (async_event.h), for the engine to drain,
+  // and the refused-completion accounting.
+  bool has_events() const { return !core_.ev.pending().empty(); }
+  template <EventSink S>
+  std::uint32_t drain_events(S& sink) { return core_.ev.pending().drain(sink); }
+  const QpEventState& event_state() const { return core_.ev; }
+
  private:
   template <class Io>
   void after(Io& io);
@@ -150,7 +159,15 @@ void RcQp::on_timer(TimeNs now, Io& io) {
 template <class Io>
 std::uint32_t RcQp::pump_tx(TimeNs now, Io& io, std::uint32_t budget) {
   std::uint32_t n = resp_.send(io.tx, budget);
-  while (n < budget && req_.send_one(now, io.tx) == ReqStep::kSent) ++n;
+  while (n < budget) {
+    const ReqStep st = req_.send_one(now, io.tx);
+    if (st == ReqStep::kSent) {
+      ++n;
+    } else if (st != ReqStep::kLocal) {
+      break;
+    }
+  }
+  comp_.retire_acknowledged(now, io.send_cq);
   after(io);
   return n;
 }
@@ -173,12 +190,15 @@ template <CqSink SendCq, CqSink RecvCq>
 std::uint32_t RcQp::flush(SendCq& send_cq, RecvCq& recv_cq) {
   std::uint32_t n = 0;
   if (core_.state != QpState::kErr) return n;
+  // A completion the CQ refused earlier goes first (async_event.h).
+  if (!core_.ev.repost(send_cq, CqRole::kSend)) return n;
   while (!sq_.q.empty()) {
     const SendWqe& w = sq_.q.front();
     const WcStatus st =
         w.err != WcStatus::kSuccess ? w.err : WcStatus::kWrFlushErr;
     if (!send_cq.push(error_wc(w.wr.wr_id, core_.cfg.qpn, st))) {
       ++core_.ctr.cq_overflow;
+      core_.ev.cq_refused(CqRole::kSend);
       return n;
     }
     sq_.q.pop();
@@ -187,16 +207,19 @@ std::uint32_t RcQp::flush(SendCq& send_cq, RecvCq& recv_cq) {
   sq_.req_idx = sq_.sent_idx = sq_.q.head();
   sq_.req_pkt = 0;
   sq_.rd_atomic_out = 0;
+  if (!core_.ev.repost(recv_cq, CqRole::kRecv)) return n;
   while (!resp_.rq().empty()) {
     if (!recv_cq.push(error_wc(resp_.rq().front().wr_id, core_.cfg.qpn,
                                resp_.head_status()))) {
       ++core_.ctr.cq_overflow;
+      core_.ev.cq_refused(CqRole::kRecv);
       return n;
     }
     resp_.clear_head_status();
     resp_.rq().pop();
     ++n;
   }
+  if (core_.cfg.srq != nullptr) core_.ev.last_wqe_reached();
   return n;
 }
 

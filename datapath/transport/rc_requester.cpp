@@ -36,4 +36,24 @@ std::uint8_t rc_request_opcode(WrOpcode op, std::uint32_t idx,
   }
 }
 
+ReqStep RcRequester::local_inv(SendWqe& w, bool fresh) {
+  ++sq_.req_idx;
+  sq_.req_pkt = 0;
+  if (!fresh) return ReqStep::kLocal;
+  w.started = true;
+  w.first_psn = sq_.psn_high;
+  w.npkts = 0;
+  ++sq_.sent_idx;
+  const std::uint32_t key = w.wr.imm_or_inv;
+  const MrDesc* d = c_.mrs.find(key);
+  if (d == nullptr || d->pd != c_.cfg.pd || c_.mrs.invalidate(key) != 0) {
+    ++c_.ctr.local_inv_errors;
+    w.err = WcStatus::kLocQpOpErr;
+    c_.state = QpState::kErr;
+    return ReqStep::kFailed;
+  }
+  ++c_.ctr.local_invalidates;
+  return ReqStep::kLocal;
+}
+
 }  // namespace uroce::transport

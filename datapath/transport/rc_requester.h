@@ -16,6 +16,15 @@
 // fewer than max_rd_atomic are outstanding. Retransmissions only need a TX
 // buffer. The payload is gathered from the MR straight into the frame; a bad
 // local SGE fails the WQE with IBV_WC_LOC_PROT_ERR and moves the QP to ERR.
+//
+// LOCAL_INV (IBTA 10.6.5, rxe's rxe_do_local_ops): executed when the
+// requester reaches it, in send-queue order and after the fence rule, by
+// invalidating the key in imm_or_inv in the MR table; nothing goes on the
+// wire. It takes no PSN (an empty range at the next PSN), so the completer
+// completes it, IBV_WC_LOCAL_INV, as soon as every WQE before it is
+// complete. A key that names no region of this QP's PD fails it with
+// IBV_WC_LOC_QP_OP_ERR and moves the QP to ERR, as rxe does. A go-back-N
+// passes over it without executing it again.
 #pragma once
 
 #include <algorithm>
@@ -38,6 +47,7 @@ enum class ReqStep : std::uint8_t {
   kBlocked,   // window, fence, max_rd_atomic, RNR wait, or state
   kNoBuffer,  // TX sink full
   kFailed,    // the WQE failed locally; the QP is in ERR
+  kLocal,     // a LOCAL_INV was executed or passed over; nothing was sent
 };
 
 // The opcode of packet `idx` of `npkts` of a SEND/WRITE WR.
@@ -53,6 +63,8 @@ class RcRequester {
   ReqStep send_one(TimeNs now, Tx& tx);
 
  private:
+  ReqStep local_inv(SendWqe& w, bool fresh);
+
   RcCore& c_;
   RcSendQueue& sq_;
 };
@@ -88,6 +100,7 @@ ReqStep RcRequester::send_one(TimeNs now, Tx& tx) {
     psn = w.first_psn + sq_.req_pkt;
     npkts = w.npkts;
   }
+  if (wr.opcode == WrOpcode::kLocalInv) return local_inv(w, fresh);
   const bool new_psn = psn == sq_.psn_high;
   if (new_psn &&
       Psn::forward(sq_.comp_psn, psn) >= c_.cfg.tuning.window_psns) {

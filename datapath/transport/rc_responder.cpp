@@ -27,10 +27,18 @@ void RcResponder::reset(Psn epsn) {
 }
 
 void RcResponder::nak_class_c(wire::NakCode code, WcStatus recv_status) {
+  // The affiliated error events (async_event.h); a remote operational error
+  // is a bad receive WR, which its own completion reports.
   switch (code) {
-    case wire::NakCode::kRemoteAccessError: ++c_.ctr.tx_nak_remote_access; break;
+    case wire::NakCode::kRemoteAccessError:
+      ++c_.ctr.tx_nak_remote_access;
+      c_.ev.qp_error(AsyncEventType::kQpAccessErr);
+      break;
     case wire::NakCode::kRemoteOpError: ++c_.ctr.tx_nak_remote_op; break;
-    default: ++c_.ctr.tx_nak_invalid_request; break;
+    default:
+      ++c_.ctr.tx_nak_invalid_request;
+      c_.ev.qp_error(AsyncEventType::kQpReqErr);
+      break;
   }
   // A receive WR in use by the failed SEND completes with the error.
   if (in_msg_ == InMsg::kSend && recv_status != WcStatus::kWrFlushErr) {

@@ -113,6 +113,8 @@ class RcResponder {
   void advance(const wire::ParsedPacket& pkt, bool ends_message);
   template <CqSink Cq>
   bool complete_recv(Cq& rcq, const Cqe& e);
+  // A receive WR is at the RQ head, taken from the SRQ if the QP has one.
+  bool recv_ready() { return ensure_recv_wr(rq_, c_.cfg.srq); }
   template <TxSink Tx>
   RcEmit send_resource(Tx& tx, RdAtomicRes& r);
 
@@ -141,7 +143,7 @@ class RcResponder {
 template <CqSink Cq>
 bool RcResponder::complete_recv(Cq& rcq, const Cqe& e) {
   rq_.pop();
-  if (rcq.push(e)) return true;
+  if (c_.ev.post(rcq, e, CqRole::kRecv)) return true;
   ++c_.ctr.cq_overflow;
   c_.state = QpState::kErr;
   return false;
@@ -214,7 +216,7 @@ void RcResponder::exec_send(const wire::ParsedPacket& pkt, Cq& rcq) {
   const bool first = pos == wire::Position::kFirst || pos == wire::Position::kOnly;
   const bool last = pos == wire::Position::kLast || pos == wire::Position::kOnly;
   if (first) {
-    if (rq_.empty()) {
+    if (!recv_ready()) {
       nak_sent_ = true;
       ++c_.ctr.tx_rnr_naks;
       set_response(wire::aeth_rnr_nak_syndrome(c_.attr.min_rnr_timer), cur_psn_);
@@ -272,7 +274,7 @@ void RcResponder::exec_write(const wire::ParsedPacket& pkt, Cq& rcq) {
   const bool first = pos == wire::Position::kFirst || pos == wire::Position::kOnly;
   const bool last = pos == wire::Position::kLast || pos == wire::Position::kOnly;
   const bool imm = pkt.has(wire::ExtHdr::kImmDt);
-  if (imm && rq_.empty()) {
+  if (imm && !recv_ready()) {
     nak_sent_ = true;
     ++c_.ctr.tx_rnr_naks;
     set_response(wire::aeth_rnr_nak_syndrome(c_.attr.min_rnr_timer), cur_psn_);

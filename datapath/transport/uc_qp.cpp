@@ -68,6 +68,7 @@ UcQp::UcQp(const UcQpConfig& cfg, const MrTable& mrs)
 void UcQp::reset_state() {
   sq_.clear();
   rq_.clear();
+  ev_.reset();
   access_ = 0;
   pkey_index_ = 0;
   path_ = PathAddr{};
@@ -131,6 +132,8 @@ int UcQp::post_send(const SendWr& wr) {
 
 int UcQp::post_recv(const RecvWr& wr) {
   if (state_ == QpState::kReset) return EINVAL;
+  // With an SRQ, receives are posted to the SRQ (rxe: EINVAL).
+  if (cfg_.srq != nullptr) return EINVAL;
   if (wr.num_sge > cfg_.max_recv_sge) return EINVAL;
   return rq_.push(wr) ? 0 : ENOMEM;
 }
@@ -316,7 +319,9 @@ UcRx UcQp::receive(const wire::ParsedPacket& p, Cqe* wc) {
 UcRx UcQp::receive_send(const wire::ParsedPacket& p, bool starts, bool ends,
                         Cqe* wc) {
   if (starts) {
-    if (rq_.empty()) return drop_message(UcRx::kDropNoRecvWqe);
+    if (!ensure_recv_wr(rq_, cfg_.srq)) {
+      return drop_message(UcRx::kDropNoRecvWqe);
+    }
     rx_op_ = RxOp::kSend;
     rx_offset_ = 0;
   }
@@ -390,7 +395,9 @@ UcRx UcQp::receive_write(const wire::ParsedPacket& p, bool starts, bool ends,
   }
   const bool imm = p.has(wire::ExtHdr::kImmDt);
   // The receive WR is taken before the last packet's data lands, as rxe.
-  if (ends && imm && rq_.empty()) return drop_message(UcRx::kDropNoRecvWqe);
+  if (ends && imm && !ensure_recv_wr(rq_, cfg_.srq)) {
+    return drop_message(UcRx::kDropNoRecvWqe);
+  }
   if (n != 0) {
     // Checked again per packet: the MR may have been deregistered since.
     std::uint8_t* host = nullptr;

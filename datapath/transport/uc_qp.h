@@ -31,11 +31,13 @@
 #include <span>
 
 #include "datapath/transport/cqe.h"
+#include "datapath/transport/async_event.h"
 #include "datapath/transport/mr_table.h"
 #include "datapath/transport/qp_attr.h"
 #include "datapath/transport/qp_common.h"
 #include "datapath/transport/seq24.h"
 #include "datapath/transport/sinks.h"
+#include "datapath/transport/srq.h"
 #include "datapath/transport/work_queue.h"
 #include "datapath/transport/wr.h"
 #include "datapath/wire/opcodes.h"
@@ -56,6 +58,8 @@ struct UcQpConfig {
   std::uint32_t max_recv_sge = kMaxSge;
   std::uint32_t max_inline = kMaxInline;
   bool sq_sig_all = false;
+  // Receives come from this SRQ instead of the QP's own RQ (srq.h).
+  Srq* srq = nullptr;
 };
 
 // What became of one received packet.
@@ -102,6 +106,12 @@ class UcQp {
   Psn next_psn() const { return psn_; }
   Psn expected_psn() const { return epsn_; }
   const UcCounters& counters() const { return counters_; }
+  // Async events this QP raised and the refused-completion accounting
+  // (async_event.h).
+  bool has_events() const { return !ev_.pending().empty(); }
+  template <EventSink S>
+  std::uint32_t drain_events(S& sink) { return ev_.pending().drain(sink); }
+  const QpEventState& event_state() const { return ev_; }
 
   // ibv_modify_qp: 0 or EINVAL. Attributes used: state, access flags,
   // pkey_index, av, path_mtu, dest_qp_num, rq_psn, sq_psn.
@@ -152,10 +162,20 @@ class UcQp {
   // Drops the rest of the current message; returns `why` for chaining.
   UcRx drop_message(UcRx why);
   void reset_state();
+  // A finished WR's completion: a refused one is parked (async_event.h).
   template <CqSink Cq>
-  bool push(Cq& cq, const Cqe& c) {
+  bool push(Cq& cq, const Cqe& c, CqRole role) {
+    if (ev_.post(cq, c, role)) return true;
+    ++counters_.cq_overflow;
+    state_ = QpState::kErr;
+    return false;
+  }
+  // A flush completion: when refused, the WR stays queued.
+  template <CqSink Cq>
+  bool push_flush(Cq& cq, const Cqe& c, CqRole role) {
     if (cq.push(c)) return true;
     ++counters_.cq_overflow;
+    ev_.cq_refused(role);
     state_ = QpState::kErr;
     return false;
   }
@@ -187,6 +207,7 @@ class UcQp {
   std::uint32_t w_len_ = 0;         // WRITE: RETH DMA length
 
   UcCounters counters_{};
+  QpEventState ev_{cfg_.qpn};
 };
 
 template <TxSink Tx, CqSink Cq>
@@ -205,7 +226,7 @@ std::uint32_t UcQp::process_send(Tx& tx, Cq& send_cq, std::uint32_t budget) {
       tx.tx_commit(s.frame_len);
       ++done;
     }
-    if (s.has_wc) push(send_cq, wc);
+    if (s.has_wc) push(send_cq, wc, CqRole::kSend);
   }
   return done;
 }
@@ -215,7 +236,7 @@ UcRx UcQp::on_packet(const wire::ParsedPacket& pkt, Cq& recv_cq) {
   Cqe wc{};
   UcRx r = receive(pkt, &wc);
   if (r == UcRx::kCompleted || r == UcRx::kLenErr || r == UcRx::kProtErr) {
-    if (!push(recv_cq, wc)) r = UcRx::kCqOverflow;
+    if (!push(recv_cq, wc, CqRole::kRecv)) r = UcRx::kCqOverflow;
   }
   ++counters_.rx[static_cast<std::size_t>(r)];
   return r;
@@ -225,9 +246,10 @@ template <CqSink SendCq, CqSink RecvCq>
 std::uint32_t UcQp::flush(SendCq& send_cq, RecvCq& recv_cq) {
   std::uint32_t n = 0;
   if (state_ != QpState::kErr && state_ != QpState::kSqe) return n;
+  if (!ev_.repost(send_cq, CqRole::kSend)) return n;
   while (!sq_.empty()) {
-    if (!push(send_cq, error_wc(sq_.front().wr_id, cfg_.qpn,
-                                WcStatus::kWrFlushErr))) {
+    if (!push_flush(send_cq, error_wc(sq_.front().wr_id, cfg_.qpn,
+                                      WcStatus::kWrFlushErr), CqRole::kSend)) {
       return n;
     }
     sq_.pop();
@@ -236,15 +258,17 @@ std::uint32_t UcQp::flush(SendCq& send_cq, RecvCq& recv_cq) {
     ++n;
   }
   if (state_ != QpState::kErr) return n;
+  if (!ev_.repost(recv_cq, CqRole::kRecv)) return n;
   while (!rq_.empty()) {
-    if (!push(recv_cq, error_wc(rq_.front().wr_id, cfg_.qpn,
-                                WcStatus::kWrFlushErr))) {
+    if (!push_flush(recv_cq, error_wc(rq_.front().wr_id, cfg_.qpn,
+                                      WcStatus::kWrFlushErr), CqRole::kRecv)) {
       return n;
     }
     rq_.pop();
     rx_offset_ = 0;
     ++n;
   }
+  if (cfg_.srq != nullptr) ev_.last_wqe_reached();
   return n;
 }
 

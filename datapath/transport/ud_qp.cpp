@@ -63,6 +63,7 @@ int UdQp::modify(std::uint32_t mask, const QpAttrValues& a) {
       qkey_ = 0;
       pkey_index_ = 0;
       psn_ = Psn(0);
+      ev_.reset();
     }
     state_ = a.qp_state;
   }
@@ -87,6 +88,8 @@ int UdQp::post_send(const SendWr& wr) {
 
 int UdQp::post_recv(const RecvWr& wr) {
   if (state_ == QpState::kReset) return EINVAL;
+  // With an SRQ, receives are posted to the SRQ (rxe: EINVAL).
+  if (cfg_.srq != nullptr) return EINVAL;
   if (wr.num_sge > cfg_.max_recv_sge) return EINVAL;
   return rq_.push(wr) ? 0 : ENOMEM;
 }
@@ -184,7 +187,7 @@ UdRx UdQp::receive(const wire::ParsedPacket& p, Cqe* wc) {
   // The P_Key table has one entry, the default full-membership key.
   if (!pkey_match(p.bth.pkey(), wire::kDefaultPKey)) return UdRx::kDropPkey;
   if (p.deth.qkey() != qkey_) return UdRx::kDropQkey;
-  if (rq_.empty()) return UdRx::kDropNoRecvWqe;
+  if (!ensure_recv_wr(rq_, cfg_.srq)) return UdRx::kDropNoRecvWqe;
 
   const RecvWr& r = rq_.front();
   const std::uint64_t wr_id = r.wr_id;

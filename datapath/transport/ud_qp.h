@@ -36,11 +36,13 @@
 #include <span>
 
 #include "datapath/transport/cqe.h"
+#include "datapath/transport/async_event.h"
 #include "datapath/transport/mr_table.h"
 #include "datapath/transport/qp_attr.h"
 #include "datapath/transport/qp_common.h"
 #include "datapath/transport/seq24.h"
 #include "datapath/transport/sinks.h"
+#include "datapath/transport/srq.h"
 #include "datapath/transport/work_queue.h"
 #include "datapath/transport/wr.h"
 #include "datapath/wire/opcodes.h"
@@ -64,6 +66,8 @@ struct UdQpConfig {
   std::uint32_t max_recv_sge = kMaxSge;
   std::uint32_t max_inline = kMaxInline;
   bool sq_sig_all = false;
+  // Receives come from this SRQ instead of the QP's own RQ (srq.h).
+  Srq* srq = nullptr;
 };
 
 // What became of one received packet.
@@ -103,6 +107,12 @@ class UdQp {
   std::uint32_t qkey() const { return qkey_; }
   Psn next_psn() const { return psn_; }
   const UdCounters& counters() const { return counters_; }
+  // Async events this QP raised and the refused-completion accounting
+  // (async_event.h).
+  bool has_events() const { return !ev_.pending().empty(); }
+  template <EventSink S>
+  std::uint32_t drain_events(S& sink) { return ev_.pending().drain(sink); }
+  const QpEventState& event_state() const { return ev_; }
 
   // ibv_modify_qp: 0 or EINVAL (illegal transition, missing or extra
   // attribute, unsupported value). Attributes used: state, Q_Key,
@@ -144,10 +154,20 @@ class UdQp {
   SendStep send_front(std::span<std::uint8_t> frame, Cqe* wc);
   // Receive checks and placement; fills *wc for kDelivered/kLenErr/kProtErr.
   UdRx receive(const wire::ParsedPacket& pkt, Cqe* wc);
+  // A finished WR's completion: a refused one is parked (async_event.h).
   template <CqSink Cq>
-  bool push(Cq& cq, const Cqe& c) {
+  bool push(Cq& cq, const Cqe& c, CqRole role) {
+    if (ev_.post(cq, c, role)) return true;
+    ++counters_.cq_overflow;
+    state_ = QpState::kErr;
+    return false;
+  }
+  // A flush completion: when refused, the WR stays queued.
+  template <CqSink Cq>
+  bool push_flush(Cq& cq, const Cqe& c, CqRole role) {
     if (cq.push(c)) return true;
     ++counters_.cq_overflow;
+    ev_.cq_refused(role);
     state_ = QpState::kErr;
     return false;
   }
@@ -162,6 +182,7 @@ class UdQp {
   WorkQueue<SendWr> sq_;
   WorkQueue<RecvWr> rq_;
   UdCounters counters_{};
+  QpEventState ev_{cfg_.qpn};
 };
 
 template <TxSink Tx, CqSink Cq>
@@ -180,7 +201,7 @@ std::uint32_t UdQp::process_send(Tx& tx, Cq& send_cq, std::uint32_t budget) {
     Cqe wc{};
     const SendStep s = send_front(frame, &wc);
     if (s.frame_len != 0) tx.tx_commit(s.frame_len);
-    if (s.has_wc) push(send_cq, wc);
+    if (s.has_wc) push(send_cq, wc, CqRole::kSend);
     ++done;
   }
   return done;
@@ -191,7 +212,7 @@ UdRx UdQp::on_packet(const wire::ParsedPacket& pkt, Cq& recv_cq) {
   Cqe wc{};
   UdRx r = receive(pkt, &wc);
   if (r == UdRx::kDelivered || r == UdRx::kLenErr || r == UdRx::kProtErr) {
-    if (!push(recv_cq, wc)) r = UdRx::kCqOverflow;
+    if (!push(recv_cq, wc, CqRole::kRecv)) r = UdRx::kCqOverflow;
   }
   count(r);
   return r;
@@ -201,23 +222,26 @@ template <CqSink SendCq, CqSink RecvCq>
 std::uint32_t UdQp::flush(SendCq& send_cq, RecvCq& recv_cq) {
   std::uint32_t n = 0;
   if (state_ != QpState::kErr && state_ != QpState::kSqe) return n;
+  if (!ev_.repost(send_cq, CqRole::kSend)) return n;
   while (!sq_.empty()) {
-    if (!push(send_cq, error_wc(sq_.front().wr_id, cfg_.qpn,
-                                WcStatus::kWrFlushErr))) {
+    if (!push_flush(send_cq, error_wc(sq_.front().wr_id, cfg_.qpn,
+                                      WcStatus::kWrFlushErr), CqRole::kSend)) {
       return n;
     }
     sq_.pop();
     ++n;
   }
   if (state_ != QpState::kErr) return n;
+  if (!ev_.repost(recv_cq, CqRole::kRecv)) return n;
   while (!rq_.empty()) {
-    if (!push(recv_cq, error_wc(rq_.front().wr_id, cfg_.qpn,
-                                WcStatus::kWrFlushErr))) {
+    if (!push_flush(recv_cq, error_wc(rq_.front().wr_id, cfg_.qpn,
+                                      WcStatus::kWrFlushErr), CqRole::kRecv)) {
       return n;
     }
     rq_.pop();
     ++n;
   }
+  if (cfg_.srq != nullptr) ev_.last_wqe_reached();
   return n;
 }
 

@@ -70,8 +70,6 @@ TEST_F(Qp, PostSend_RejectsBadWrsAndWrongStates) {
   SendWr w = send_wr(1, WrOpcode::kSend, 0, 8);
   w.num_sge = kMaxSge + 1;
   EXPECT_EQ(qp->post_send(w), EINVAL);
-  w = send_wr(1, WrOpcode::kLocalInv, 0, 8);
-  EXPECT_EQ(qp->post_send(w), EINVAL);
   w = send_wr(1, WrOpcode::kFetchAdd, 0, 4);  // atomic result must be 8 bytes
   EXPECT_EQ(qp->post_send(w), EINVAL);
   w = send_wr(1, WrOpcode::kRdmaRead, 0, 8);

@@ -295,5 +295,134 @@ TEST_F(Requester, SendOne_SqdFinishesStartedWqeOnly) {
   EXPECT_EQ(tx.at(2).bth.opcode(), o::kRcSendLast);
 }
 
+// LOCAL_INV: executed in send-queue order, nothing on the wire, completes
+// IBV_WC_LOCAL_INV after everything before it; a bad key is LOC_QP_OP_ERR.
+struct LocalInv : RcFixture {
+  std::uint32_t victim = 0;
+  void SetUp() override {
+    RcFixture::SetUp();
+    int err = 0;
+    victim = mrs.reg({kPd, 0x9000, 64, access::kLocalWrite | access::kRemoteWrite,
+                      remote.data()}, &err);
+  }
+  SendWr inv(std::uint64_t id, std::uint32_t key) const {
+    SendWr w;
+    w.wr_id = id;
+    w.opcode = WrOpcode::kLocalInv;
+    w.flags = send_flag::kSignaled;
+    w.imm_or_inv = key;
+    return w;
+  }
+  MrError victim_state() const {
+    std::uint8_t* h = nullptr;
+    return mrs.resolve(victim, kPd, 0x9000, 8, access::kRemoteWrite, &h);
+  }
+};
+
+TEST_F(LocalInv, SendOne_InvalidatesInOrderAndCompletesAfterEarlierWrs) {
+  make_qp();
+  ASSERT_EQ(qp->post_send(send_wr(1, WrOpcode::kSend, 0, 8)), 0);
+  ASSERT_EQ(qp->post_send(inv(2, victim)), 0);
+  ASSERT_EQ(qp->post_send(send_wr(3, WrOpcode::kSend, 8, 8)), 0);
+  EXPECT_EQ(pump(), 2u);
+  ASSERT_EQ(tx.size(), 2u);
+  EXPECT_EQ(tx.at(0).bth.psn(), 100u);
+  EXPECT_EQ(tx.at(1).bth.psn(), 101u);  // LOCAL_INV took no PSN
+  EXPECT_EQ(victim_state(), MrError::kInvalidated);
+  EXPECT_EQ(qp->counters().local_invalidates, 1u);
+  EXPECT_TRUE(scq.wc.empty());  // SEND 1 is not acknowledged yet
+  deliver(ack(100));
+  ASSERT_EQ(scq.wc.size(), 2u);
+  EXPECT_EQ(scq.wc[0].wr_id, 1u);
+  EXPECT_EQ(scq.wc[1].wr_id, 2u);
+  EXPECT_EQ(wc_op(scq.wc[1]), WcOpcode::kLocalInv);
+  EXPECT_EQ(status(scq.wc[1]), WcStatus::kSuccess);
+  deliver(ack(101));
+  ASSERT_EQ(scq.wc.size(), 3u);
+  EXPECT_EQ(scq.wc[2].wr_id, 3u);
+}
+
+TEST_F(LocalInv, SendOne_NothingOutstandingCompletesAtOnce) {
+  make_qp();
+  ASSERT_EQ(qp->post_send(inv(1, victim)), 0);
+  EXPECT_TRUE(qp->has_output());
+  EXPECT_EQ(pump(), 0u);
+  EXPECT_EQ(tx.size(), 0u);
+  ASSERT_EQ(scq.wc.size(), 1u);
+  EXPECT_EQ(wc_op(scq.wc[0]), WcOpcode::kLocalInv);
+  EXPECT_EQ(qp->next_psn().value(), 100u);
+  EXPECT_EQ(victim_state(), MrError::kInvalidated);
+  EXPECT_TRUE(qp->send_idle());
+}
+
+TEST_F(LocalInv, SendOne_UnsignalledRetiresWithoutCompletion) {
+  make_qp();
+  SendWr w = inv(1, victim);
+  w.flags = 0;
+  ASSERT_EQ(qp->post_send(w), 0);
+  pump();
+  EXPECT_TRUE(scq.wc.empty());
+  EXPECT_TRUE(qp->send_idle());
+}
+
+TEST_F(LocalInv, SendOne_BadKeyOrOtherPdFailsWithLocQpOpErr) {
+  int err = 0;
+  const std::uint32_t other_pd =
+      mrs.reg({kPd + 1, 0xa000, 64, access::kLocalWrite, remote.data()}, &err);
+  for (const std::uint32_t key : {0x7777u, other_pd}) {
+    scq.wc.clear();
+    make_qp();
+    ASSERT_EQ(qp->post_send(inv(1, key)), 0);
+    ASSERT_EQ(qp->post_send(send_wr(2, WrOpcode::kSend, 0, 8)), 0);
+    EXPECT_EQ(pump(), 0u);
+    EXPECT_EQ(qp->state(), QpState::kErr);
+    ASSERT_EQ(scq.wc.size(), 2u);
+    EXPECT_EQ(status(scq.wc[0]), WcStatus::kLocQpOpErr);
+    EXPECT_EQ(scq.wc[0].wr_id, 1u);
+    EXPECT_EQ(status(scq.wc[1]), WcStatus::kWrFlushErr);
+    EXPECT_EQ(qp->counters().local_inv_errors, 1u);
+  }
+  std::uint8_t* h = nullptr;
+  EXPECT_EQ(mrs.resolve(other_pd, kPd + 1, 0xa000, 8, 0, &h), MrError::kOk);
+}
+
+TEST_F(LocalInv, SendOne_FencedWaitsForOutstandingRead) {
+  make_qp();
+  ASSERT_EQ(qp->post_send(send_wr(1, WrOpcode::kRdmaRead, 0, 8)), 0);
+  SendWr w = inv(2, victim);
+  w.flags |= send_flag::kFence;
+  ASSERT_EQ(qp->post_send(w), 0);
+  EXPECT_EQ(pump(), 1u);
+  EXPECT_EQ(victim_state(), MrError::kOk);  // held back by the fence
+  EXPECT_GE(qp->counters().wait_fence, 1u);
+  wire::PacketSpec s = peer_spec(o::kRcReadResponseOnly, 100);
+  s.aeth = wire::AethHdr::make(wire::aeth_ack_syndrome(), 1);
+  const std::vector<std::uint8_t> data(8, 0x42);
+  s.payload = data;
+  deliver(build(s));
+  ASSERT_EQ(scq.wc.size(), 1u);
+  pump();
+  EXPECT_EQ(victim_state(), MrError::kInvalidated);
+  ASSERT_EQ(scq.wc.size(), 2u);
+  EXPECT_EQ(wc_op(scq.wc[1]), WcOpcode::kLocalInv);
+}
+
+TEST_F(LocalInv, SendOne_GoBackNPassesOverItWithoutExecutingAgain) {
+  make_qp();
+  ASSERT_EQ(qp->post_send(send_wr(1, WrOpcode::kSend, 0, 8)), 0);
+  ASSERT_EQ(qp->post_send(inv(2, victim)), 0);
+  ASSERT_EQ(qp->post_send(send_wr(3, WrOpcode::kSend, 8, 8)), 0);
+  ASSERT_EQ(pump(), 2u);
+  deliver(ack(100, wire::aeth_nak_syndrome(wire::NakCode::kPsnSeqError)));
+  tx.clear();
+  EXPECT_EQ(pump(), 2u);
+  EXPECT_EQ(tx.at(0).bth.psn(), 100u);
+  EXPECT_EQ(tx.at(1).bth.psn(), 101u);
+  EXPECT_EQ(qp->counters().local_invalidates, 1u);
+  deliver(ack(101));
+  ASSERT_EQ(scq.wc.size(), 3u);
+  for (std::uint64_t i = 0; i < 3; ++i) EXPECT_EQ(scq.wc[i].wr_id, i + 1);
+}
+
 }  // namespace
 }  // namespace uroce::transport

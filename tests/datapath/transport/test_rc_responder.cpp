@@ -128,6 +128,24 @@ TEST_F(Responder, OnRequest_SendWithInvalidateInvalidatesRkey) {
             MrError::kInvalidated);
 }
 
+TEST_F(Responder, OnRequest_WriteWithKeyInvalidatedBySendWithInvNaksRemoteAccess) {
+  make_qp();
+  ASSERT_EQ(qp->post_recv(recv_wr(7, 0, 64)), 0);
+  wire::PacketSpec s = peer_spec(o::kRcSendOnlyInv, 500);
+  s.ack_req = true;
+  s.ieth = wire::IethHdr::make(rkey);
+  deliver(build(s));
+  ASSERT_EQ(rcq.wc.size(), 1u);
+  EXPECT_EQ(rcq.wc[0].ex.invalidate_rkey, rkey);
+  const std::vector<std::uint8_t> before(remote.begin(), remote.begin() + 16);
+  deliver(write(o::kRcWriteOnly, 501, kRemoteVa, rkey, 16, 0, 16));
+  ASSERT_EQ(tx.size(), 2u);
+  expect_ack(0, 500, kAck, 1);
+  expect_ack(1, 501, wire::aeth_nak_syndrome(wire::NakCode::kRemoteAccessError), 1);
+  EXPECT_EQ(qp->state(), QpState::kErr);
+  EXPECT_TRUE(std::equal(before.begin(), before.end(), remote.begin()));
+}
+
 TEST_F(Responder, OnRequest_NoRecvGivesRnrNakThenDropsUntilRetry) {
   make_qp();
   deliver(req(o::kRcSendOnly, 500, 0, 8, true));

@@ -1,0 +1,69 @@
+#include "datapath/transport/srq.h"
+
+#include <algorithm>
+#include <cerrno>
+
+namespace uroce::transport {
+
+namespace {
+
+std::uint32_t clamp_depth(std::uint32_t n) {
+  return std::clamp<std::uint32_t>(n, 1, kMaxSrqWr);
+}
+
+}  // namespace
+
+Srq::Srq(const SrqConfig& cfg)
+    : cfg_(cfg), q_(clamp_depth(cfg.max_wr)), limit_(cfg.srq_limit) {
+  cfg_.max_wr = q_.capacity();
+  cfg_.max_sge = std::min(cfg_.max_sge, kMaxSge);
+  if (limit_ > cfg_.max_wr) limit_ = 0;
+}
+
+int Srq::post_recv(const RecvWr& wr) {
+  if (wr.num_sge > cfg_.max_sge) return EINVAL;
+  if (!q_.push(wr)) return ENOMEM;
+  ++ctr_.posted;
+  return 0;
+}
+
+int Srq::modify(std::uint32_t mask, const SrqAttr& a) {
+  if ((mask & ~(srq_attr::kMaxWr | srq_attr::kLimit)) != 0) return EINVAL;
+  const std::uint32_t max_wr =
+      (mask & srq_attr::kMaxWr) != 0 ? a.max_wr : cfg_.max_wr;
+  const std::uint32_t limit =
+      (mask & srq_attr::kLimit) != 0 ? a.srq_limit : limit_;
+  if (max_wr == 0 || max_wr > kMaxSrqWr || max_wr < q_.size()) return EINVAL;
+  if (limit > max_wr) return EINVAL;
+  if ((mask & srq_attr::kMaxWr) != 0 && max_wr != q_.capacity()) {
+    WorkQueue<RecvWr> bigger(max_wr);
+    for (std::uint32_t i = q_.head(); i != q_.tail(); ++i) bigger.push(q_.at(i));
+    q_ = std::move(bigger);
+    cfg_.max_wr = max_wr;
+  }
+  limit_ = limit;
+  return 0;
+}
+
+SrqAttr Srq::query() const {
+  return {cfg_.max_wr, cfg_.max_sge, limit_};
+}
+
+bool Srq::take(RecvWr* out) {
+  if (q_.empty()) {
+    ++ctr_.empty;
+    return false;
+  }
+  *out = q_.front();
+  q_.pop();
+  ++ctr_.taken;
+  if (limit_ != 0 && q_.size() < limit_) {
+    limit_ = 0;
+    ++ctr_.limit_events;
+    events_.raise({AsyncEventType::kSrqLimitReached, EventElement::kSrq,
+                   CqRole::kNone, cfg_.srq_num});
+  }
+  return true;
+}
+
+}  // namespace uroce::transport

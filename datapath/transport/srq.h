@@ -1,0 +1,108 @@
+// Shared Receive Queue (IBTA Vol1 10.2.9; behaviour as Linux rxe_srq.c and
+// get_srq_wqe in rxe_resp.c).
+//
+// Receive WRs posted to an SRQ are taken, oldest first, by whichever QP
+// attached to it (RC, UC or UD: the QP's config names the SRQ) next needs
+// one. A QP takes a WR when a message that consumes one starts and holds it
+// in its own one-entry receive queue until the message completes (or the QP
+// flushes it in ERR), so a half-received SEND keeps its buffer while other
+// QPs go on taking WRs. An empty SRQ is what an empty RQ is: RNR NAK for RC,
+// a counted drop for UD and UC.
+//
+// srq_limit: modify(kSrqLimit) arms it with a non-zero value (0 disarms).
+// When a take() leaves fewer WRs than the limit, one SRQ_LIMIT_REACHED event
+// is queued (events(), async_event.h) and the limit disarms (reads back 0)
+// until the application sets it again; arming below the current count does
+// not raise at once (rxe: only get_srq_wqe checks). modify(kSrqMaxWr) resizes
+// the queue (control path; it is the only place that allocates), keeping the
+// posted WRs in order.
+//
+// Threading: owned by the engine lcore of the QPs attached to it; not
+// thread-safe.
+#pragma once
+
+#include <cstdint>
+
+#include "datapath/transport/async_event.h"
+#include "datapath/transport/mr_table.h"
+#include "datapath/transport/work_queue.h"
+#include "datapath/transport/wr.h"
+
+namespace uroce::transport {
+
+// ibv_srq_attr_mask values.
+namespace srq_attr {
+inline constexpr std::uint32_t kMaxWr = 1u << 0;
+inline constexpr std::uint32_t kLimit = 1u << 1;
+}  // namespace srq_attr
+
+// Device limit on SRQ depth (ibv_query_device max_srq_wr; rxe's value).
+inline constexpr std::uint32_t kMaxSrqWr = 1u << 15;
+
+struct SrqConfig {
+  std::uint32_t srq_num = 0;
+  PdHandle pd = 0;
+  std::uint32_t max_wr = 64;
+  std::uint32_t max_sge = kMaxSge;
+  std::uint32_t srq_limit = 0;
+};
+
+// ibv_srq_attr.
+struct SrqAttr {
+  std::uint32_t max_wr = 0;
+  std::uint32_t max_sge = 0;
+  std::uint32_t srq_limit = 0;
+};
+
+struct SrqCounters {
+  std::uint64_t posted = 0;
+  std::uint64_t taken = 0;
+  std::uint64_t empty = 0;          // take() found no WR (an RNR NAK or a drop)
+  std::uint64_t limit_events = 0;
+};
+
+class Srq {
+ public:
+  explicit Srq(const SrqConfig& cfg);
+  Srq(const Srq&) = delete;
+  Srq& operator=(const Srq&) = delete;
+
+  std::uint32_t srq_num() const { return cfg_.srq_num; }
+  PdHandle pd() const { return cfg_.pd; }
+
+  // ibv_post_srq_recv for one WR: 0, EINVAL (more SGEs than max_sge) or
+  // ENOMEM (full).
+  int post_recv(const RecvWr& wr);
+  // ibv_modify_srq: 0 or EINVAL (unknown mask bit; max_wr 0, over
+  // kMaxSrqWr, below the WRs posted or below an armed limit; a limit over
+  // max_wr).
+  int modify(std::uint32_t mask, const SrqAttr& attr);
+  // ibv_query_srq: srq_limit reads 0 once the limit event fired.
+  SrqAttr query() const;
+
+  // Data path: moves the oldest WR to *out; false when the SRQ is empty.
+  bool take(RecvWr* out);
+  std::uint32_t size() const { return q_.size(); }
+
+  PendingEvents& events() { return events_; }
+  const PendingEvents& events() const { return events_; }
+  const SrqCounters& counters() const { return ctr_; }
+
+ private:
+  SrqConfig cfg_;
+  WorkQueue<RecvWr> q_;
+  std::uint32_t limit_ = 0;
+  PendingEvents events_{};
+  SrqCounters ctr_{};
+};
+
+// Makes sure a QP's own RQ has a receive WR at its head: with an SRQ the
+// RQ holds at most the one WR taken for the message in progress, and an
+// empty RQ takes the SRQ's oldest. False when there is none (RNR / drop).
+inline bool ensure_recv_wr(WorkQueue<RecvWr>& rq, Srq* srq) {
+  if (!rq.empty()) return true;
+  RecvWr w;
+  return srq != nullptr && srq->take(&w) && rq.push(w);
+}
+
+}  // namespace uroce::transport
