@@ -1,0 +1,193 @@
+// The QP under test, as the conformance runner drives it: one interface
+// over RcQp, UcQp and UdQp with the recording sinks of rc_test_support.h
+// (virtual calls are fine here: this is test code, not the datapath).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "datapath/transport/rc_qp.h"
+#include "datapath/transport/uc_qp.h"
+#include "datapath/transport/ud_qp.h"
+#include "tests/datapath/transport/conformance/names.h"
+#include "tests/datapath/transport/rc_test_support.h"
+
+namespace uroce::transport::conformance {
+
+using rctest::CaptureTx;
+using rctest::FakeTimer;
+using rctest::VecCq;
+
+// What the runner needs from a QP of any transport.
+class Driver {
+ public:
+  virtual ~Driver() = default;
+  virtual int post_send(const SendWr& wr) = 0;
+  virtual int post_recv(const RecvWr& wr) = 0;
+  virtual int modify_state(QpState s) = 0;
+  virtual void deliver(const wire::ParsedPacket& p, TimeNs now) = 0;
+  virtual void pump(TimeNs now) = 0;
+  virtual void fire_timer(TimeNs now) = 0;
+  virtual QpState state() const = 0;
+  virtual std::uint32_t next_psn() const = 0;
+  virtual std::optional<std::uint32_t> expected_psn() const = 0;
+  virtual std::optional<std::uint64_t> counter(std::string_view name) const = 0;
+  virtual std::string counter_names() const = 0;
+};
+
+struct Sinks {
+  CaptureTx tx;
+  VecCq scq;
+  VecCq rcq;
+  FakeTimer timer;
+};
+
+#define UROCE_RC_COUNTERS(X)                                                   \
+  X(tx_requests) X(tx_retransmits) X(tx_no_buffer) X(tx_build_errors)          \
+  X(wait_window) X(wait_fence) X(wait_rd_atomic) X(local_errors) X(rx_acks)    \
+  X(rx_read_responses) X(rx_atomic_acks) X(rx_seq_naks) X(rx_rnr_naks)         \
+  X(rx_error_naks) X(timeouts) X(go_back_n) X(retry_exceeded)                  \
+  X(rnr_retry_exceeded) X(drop_stale_ack) X(drop_ghost_ack)                    \
+  X(drop_response_gap) X(drop_bad_response) X(drop_duplicate_nak)              \
+  X(drop_reserved_aeth) X(rx_requests) X(rx_duplicates)                        \
+  X(drop_out_of_sequence) X(drop_dup_unknown) X(drop_no_resource) X(tx_acks)   \
+  X(tx_read_responses) X(tx_atomic_acks) X(tx_seq_naks) X(tx_rnr_naks)         \
+  X(tx_nak_invalid_request) X(tx_nak_remote_access) X(tx_nak_remote_op)        \
+  X(atomics_executed) X(atomics_replayed) X(reads_replayed) X(drop_state)      \
+  X(drop_not_rc) X(drop_qpn) X(drop_pkey) X(cq_overflow)
+
+class RcDriver final : public Driver {
+ public:
+  RcDriver(const RcQpConfig& cfg, MrTable& mrs, Sinks& s)
+      : qp_(cfg, mrs), s_(s), io_(rc_io(s.tx, s.scq, s.rcq, s.timer)) {}
+  RcQp& qp() { return qp_; }
+
+  int post_send(const SendWr& wr) override { return qp_.post_send(wr); }
+  int post_recv(const RecvWr& wr) override { return qp_.post_recv(wr); }
+  int modify_state(QpState st) override {
+    QpAttrValues a;
+    a.qp_state = st;
+    return qp_.modify(qp_attr::kState, a);
+  }
+  void deliver(const wire::ParsedPacket& p, TimeNs now) override {
+    qp_.on_packet(p, now, io_);
+  }
+  void pump(TimeNs now) override { qp_.pump_tx(now, io_, 1u << 16); }
+  void fire_timer(TimeNs now) override { qp_.on_timer(now, io_); }
+  QpState state() const override { return qp_.state(); }
+  std::uint32_t next_psn() const override { return qp_.next_psn().value(); }
+  std::optional<std::uint32_t> expected_psn() const override {
+    return qp_.expected_psn().value();
+  }
+  std::optional<std::uint64_t> counter(std::string_view name) const override {
+    const RcCounters& c = qp_.counters();
+#define X(f) \
+  if (name == #f) return c.f;
+    UROCE_RC_COUNTERS(X)
+#undef X
+    return std::nullopt;
+  }
+  std::string counter_names() const override {
+    std::string r;
+#define X(f) r += " " #f;
+    UROCE_RC_COUNTERS(X)
+#undef X
+    return r;
+  }
+
+ private:
+  RcQp qp_;
+  Sinks& s_;
+  RcIo<CaptureTx, VecCq, VecCq, FakeTimer> io_;
+};
+
+// UC and UD share their driving: no timers, process_send + flush.
+template <class Qp, class Rx, std::size_t kNumRx, const char* (*RxName)(Rx)>
+class UnreliableDriver : public Driver {
+ public:
+  template <class Cfg>
+  UnreliableDriver(const Cfg& cfg, const MrTable& mrs, Sinks& s)
+      : qp_(cfg, mrs), s_(s) {}
+  Qp& qp() { return qp_; }
+
+  int post_send(const SendWr& wr) override { return qp_.post_send(wr); }
+  int post_recv(const RecvWr& wr) override { return qp_.post_recv(wr); }
+  int modify_state(QpState st) override {
+    QpAttrValues a;
+    a.qp_state = st;
+    return qp_.modify(qp_attr::kState, a);
+  }
+  void deliver(const wire::ParsedPacket& p, TimeNs) override {
+    qp_.on_packet(p, s_.rcq);
+    qp_.flush(s_.scq, s_.rcq);
+  }
+  void pump(TimeNs) override {
+    qp_.process_send(s_.tx, s_.scq, 1u << 16);
+    qp_.flush(s_.scq, s_.rcq);
+  }
+  void fire_timer(TimeNs) override {}
+  QpState state() const override { return qp_.state(); }
+  std::uint32_t next_psn() const override { return qp_.next_psn().value(); }
+  std::optional<std::uint64_t> counter(std::string_view name) const override {
+    const auto& c = qp_.counters();
+    if (name == "tx_packets") return c.tx_packets;
+    if (name == "tx_payload_bytes") return c.tx_payload_bytes;
+    if (name == "tx_no_buffer") return c.tx_no_buffer;
+    if (name == "tx_local_err") return c.tx_local_err;
+    if (name == "cq_overflow") return c.cq_overflow;
+    if (auto v = extra_counter(name)) return v;
+    for (std::size_t i = 0; i < kNumRx; ++i) {
+      if (name == "rx_" + snake(RxName(static_cast<Rx>(i)))) return c.rx[i];
+    }
+    return std::nullopt;
+  }
+  std::string counter_names() const override {
+    std::string r = " tx_packets tx_payload_bytes tx_no_buffer tx_local_err cq_overflow" +
+                    extra_names();
+    for (std::size_t i = 0; i < kNumRx; ++i) {
+      r += " rx_" + snake(RxName(static_cast<Rx>(i)));
+    }
+    return r;
+  }
+
+ protected:
+  virtual std::optional<std::uint64_t> extra_counter(std::string_view) const {
+    return std::nullopt;
+  }
+  virtual std::string extra_names() const { return {}; }
+  Qp qp_;
+  Sinks& s_;
+};
+
+class UcDriver final : public UnreliableDriver<UcQp, UcRx, kNumUcRx, uc_rx_name> {
+ public:
+  using UnreliableDriver::UnreliableDriver;
+  std::optional<std::uint32_t> expected_psn() const override {
+    return qp_.expected_psn().value();
+  }
+
+ private:
+  std::optional<std::uint64_t> extra_counter(std::string_view name) const override {
+    if (name == "tx_messages") return qp_.counters().tx_messages;
+    if (name == "rx_abandoned") return qp_.counters().rx_abandoned;
+    return std::nullopt;
+  }
+  std::string extra_names() const override { return " tx_messages rx_abandoned"; }
+};
+
+class UdDriver final : public UnreliableDriver<UdQp, UdRx, kNumUdRx, ud_rx_name> {
+ public:
+  using UnreliableDriver::UnreliableDriver;
+  std::optional<std::uint32_t> expected_psn() const override { return std::nullopt; }
+
+ private:
+  std::optional<std::uint64_t> extra_counter(std::string_view name) const override {
+    if (name == "tx_too_long") return qp_.counters().tx_too_long;
+    return std::nullopt;
+  }
+  std::string extra_names() const override { return " tx_too_long"; }
+};
+
+}  // namespace uroce::transport::conformance
