@@ -1,0 +1,75 @@
+// An EthPort as the engine loop sees a port (engine_loop.h, "PortIo"):
+// RX bursts of mbufs handed over as byte spans, and TX through an
+// MbufTxSink flushed with one tx_burst.
+//
+// Only single-segment frames are handed on: the engine never asks for
+// scattered RX, so a chained mbuf is counted (rx_chained) and dropped. Every
+// received mbuf is freed (in bulk) before rx_burst returns, so the span the
+// callback sees is valid only during the call.
+#pragma once
+
+#include <rte_mbuf.h>
+
+#include <cstdint>
+#include <span>
+
+#include "datapath/base/time.h"
+#include "datapath/engine/mbuf_tx_sink.h"
+#include "datapath/port/eth_port.h"
+
+namespace uroce::engine {
+
+struct EthRxCounters {
+  std::uint64_t frames = 0;   // frames received (handed on or dropped)
+  std::uint64_t bursts = 0;   // rx_burst calls that returned frames
+  std::uint64_t chained = 0;  // multi-segment frames dropped
+};
+
+class EthPortIo {
+ public:
+  static constexpr std::uint16_t kBurst = MbufTxSink::kBurst;
+  using Tx = MbufTxSink;
+
+  // `port` must be open and outlive this object.
+  explicit EthPortIo(port::EthPort& port) : port_(port), tx_(port.pool()) {}
+
+  // Nothing to do: mbufs carry no time.
+  void begin(TimeNs) {}
+
+  // Receives one burst and calls fn(std::span<const std::uint8_t>) per
+  // frame; returns the frames received.
+  template <class Fn>
+  std::uint16_t rx_burst(Fn&& fn) {
+    rte_mbuf* m[kBurst];
+    const std::uint16_t n = port_.rx_burst(m, kBurst);
+    if (n == 0) return 0;
+    ++rx_.bursts;
+    rx_.frames += n;
+    for (std::uint16_t i = 0; i < n; ++i) {
+      if (i + 1 < n) rte_prefetch0(rte_pktmbuf_mtod(m[i + 1], void*));
+      if (m[i]->nb_segs != 1) {
+        ++rx_.chained;
+        continue;
+      }
+      fn(std::span<const std::uint8_t>(
+          rte_pktmbuf_mtod(m[i], const std::uint8_t*), m[i]->data_len));
+    }
+    rte_pktmbuf_free_bulk(m, n);
+    return n;
+  }
+
+  MbufTxSink& tx() { return tx_; }
+  // Frames the sink takes before it needs a flush.
+  std::uint16_t tx_room() const { return tx_.room_left(); }
+  std::uint16_t flush() { return tx_.flush(port_); }
+
+  const EthRxCounters& rx_counters() const { return rx_; }
+  port::EthPort& port() { return port_; }
+
+ private:
+  port::EthPort& port_;
+  MbufTxSink tx_;
+  EthRxCounters rx_{};
+};
+
+}  // namespace uroce::engine

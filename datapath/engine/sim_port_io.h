@@ -1,0 +1,86 @@
+// A SimPort (datapath/port/sim_link.h) as the engine loop sees a port
+// (engine_loop.h, "PortIo"), so the engine runs unchanged over the simulated
+// link in tests, the testbed and the transport benchmark.
+//
+// TX: SimTxSink builds each frame in one buffer of its own (allocated at
+// construction) and hands it to the link at tx_commit, stamped with the
+// `now` of the current loop iteration (begin). The link copies it, so there
+// is nothing to flush. A frame the link refuses (queue or pool full,
+// oversize) is counted and is a loss for the transport, as on a real wire.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "datapath/base/time.h"
+#include "datapath/port/sim_link.h"
+
+namespace uroce::engine {
+
+struct SimTxCounters {
+  std::uint64_t committed = 0;  // frames handed to the link
+  std::uint64_t refused = 0;    // of those, refused by the link (lost)
+  std::uint64_t oversize = 0;   // tx_alloc: larger than a link frame
+};
+
+class SimTxSink {
+ public:
+  explicit SimTxSink(port::SimPort& port)
+      : port_(port), buf_(port::kSimMaxFrameBytes) {}
+
+  void set_now(TimeNs now) { now_ = now; }
+
+  std::span<std::uint8_t> tx_alloc(std::size_t n) {
+    if (n > buf_.size()) {
+      ++ctr_.oversize;
+      return {};
+    }
+    return {buf_.data(), n};
+  }
+  void tx_commit(std::size_t n) {
+    ++ctr_.committed;
+    if (!port_.tx({buf_.data(), n}, now_)) ++ctr_.refused;
+  }
+
+  const SimTxCounters& counters() const { return ctr_; }
+
+ private:
+  port::SimPort& port_;
+  std::vector<std::uint8_t> buf_;
+  TimeNs now_ = 0;
+  SimTxCounters ctr_{};
+};
+
+class SimPortIo {
+ public:
+  static constexpr std::uint16_t kBurst = port::SimPort::kBurst;
+  using Tx = SimTxSink;
+
+  // `port` (and its link) must outlive this object.
+  explicit SimPortIo(port::SimPort& port) : port_(port), tx_(port) {}
+
+  void begin(TimeNs now) {
+    now_ = now;
+    tx_.set_now(now);
+  }
+
+  // Hands every frame arrived by the iteration's `now` (at most kBurst) to
+  // fn(std::span<const std::uint8_t>); returns how many.
+  template <class Fn>
+  std::uint16_t rx_burst(Fn&& fn) {
+    return port_.rx_burst(now_, [&](const port::SimDelivery& d) { fn(d.frame); });
+  }
+
+  SimTxSink& tx() { return tx_; }
+  // The link copies at commit: there is always room and nothing to flush.
+  std::uint16_t tx_room() const { return kBurst; }
+  std::uint16_t flush() { return 0; }
+
+ private:
+  port::SimPort& port_;
+  SimTxSink tx_;
+  TimeNs now_ = 0;
+};
+
+}  // namespace uroce::engine

@@ -1,0 +1,195 @@
+#include "datapath/engine/mbuf_tx_sink.h"
+
+#include <gtest/gtest.h>
+
+#include <rte_mbuf.h>
+
+#include <cstring>
+#include <vector>
+
+#include "tests/datapath/engine/engine_test_support.h"
+
+namespace uroce::engine {
+namespace {
+
+using test::make_pool;
+using test::RingPair;
+
+// Commits one frame of `len` bytes whose bytes are all `tag`.
+void commit_frame(MbufTxSink& s, std::size_t len, std::uint8_t tag) {
+  std::span<std::uint8_t> f = s.tx_alloc(len);
+  ASSERT_EQ(f.size(), len);
+  std::memset(f.data(), tag, len);
+  s.tx_commit(len);
+}
+
+// Receives everything waiting on `p`; returns the first byte of each frame
+// and checks each frame is `len` bytes of that byte.
+std::vector<std::uint8_t> drain(port::EthPort& p, std::size_t len) {
+  std::vector<std::uint8_t> tags;
+  rte_mbuf* m[32];
+  for (std::uint16_t n; (n = p.rx_burst(m, 32)) != 0;) {
+    for (std::uint16_t i = 0; i < n; ++i) {
+      EXPECT_EQ(m[i]->data_len, len);
+      EXPECT_EQ(m[i]->pkt_len, len);
+      const auto* d = rte_pktmbuf_mtod(m[i], const std::uint8_t*);
+      tags.push_back(d[0]);
+      EXPECT_EQ(d[len - 1], d[0]);
+    }
+    rte_pktmbuf_free_bulk(m, n);
+  }
+  return tags;
+}
+
+TEST(MbufTxSink_TxAlloc, ReturnsRequestedBytesOfTheMbufDataArea) {
+  rte_mempool* pool = make_pool(63, 2048);
+  ASSERT_NE(pool, nullptr);
+  {
+    MbufTxSink s(pool);
+    EXPECT_EQ(s.data_room(), 2048u);
+    std::span<std::uint8_t> f = s.tx_alloc(100);
+    ASSERT_EQ(f.size(), 100u);
+    EXPECT_EQ(rte_mempool_in_use_count(pool), 1u);
+    std::span<std::uint8_t> full = s.tx_alloc(2048);
+    EXPECT_EQ(full.data(), f.data());  // same staged mbuf, reused
+    EXPECT_EQ(full.size(), 2048u);
+  }
+  EXPECT_EQ(rte_mempool_in_use_count(pool), 0u);
+  rte_mempool_free(pool);
+}
+
+TEST(MbufTxSink_TxAlloc, OversizeFrameGivesEmptySpanAndCounts) {
+  rte_mempool* pool = make_pool(63, 2048);
+  ASSERT_NE(pool, nullptr);
+  {
+    MbufTxSink s(pool);
+    EXPECT_TRUE(s.tx_alloc(2049).empty());
+    EXPECT_EQ(s.counters().oversize, 1u);
+    EXPECT_EQ(rte_mempool_in_use_count(pool), 0u);
+  }
+  rte_mempool_free(pool);
+}
+
+TEST(MbufTxSink_TxAlloc, EmptyPoolGivesEmptySpanAndCounts) {
+  rte_mempool* pool = make_pool(4, 256);
+  ASSERT_NE(pool, nullptr);
+  {
+    MbufTxSink s(pool);
+    for (std::uint8_t i = 0; i < 4; ++i) commit_frame(s, 60, i);
+    EXPECT_TRUE(s.tx_alloc(60).empty());
+    EXPECT_EQ(s.counters().no_mbuf, 1u);
+    EXPECT_EQ(s.pending(), 4u);
+  }
+  EXPECT_EQ(rte_mempool_in_use_count(pool), 0u);
+  rte_mempool_free(pool);
+}
+
+TEST(MbufTxSink_TxAlloc, FullBurstGivesEmptySpanAndCounts) {
+  rte_mempool* pool = make_pool(127, 256);
+  ASSERT_NE(pool, nullptr);
+  {
+    MbufTxSink s(pool);
+    for (std::uint8_t i = 0; i < MbufTxSink::kBurst; ++i) commit_frame(s, 60, i);
+    EXPECT_TRUE(s.full());
+    EXPECT_EQ(s.room_left(), 0u);
+    EXPECT_TRUE(s.tx_alloc(60).empty());
+    EXPECT_EQ(s.counters().burst_full, 1u);
+    EXPECT_EQ(s.counters().no_mbuf, 0u);
+    EXPECT_EQ(rte_mempool_in_use_count(pool), MbufTxSink::kBurst);
+  }
+  rte_mempool_free(pool);
+}
+
+TEST(MbufTxSink_TxAlloc, AbandonedFrameIsReusedByTheNextAlloc) {
+  rte_mempool* pool = make_pool(63, 256);
+  ASSERT_NE(pool, nullptr);
+  {
+    MbufTxSink s(pool);
+    std::span<std::uint8_t> a = s.tx_alloc(60);
+    std::span<std::uint8_t> b = s.tx_alloc(80);
+    EXPECT_EQ(a.data(), b.data());
+    EXPECT_EQ(rte_mempool_in_use_count(pool), 1u);
+    EXPECT_EQ(s.pending(), 0u);
+    s.tx_commit(80);
+    EXPECT_EQ(s.pending(), 1u);
+    EXPECT_EQ(s.counters().committed, 1u);
+  }
+  rte_mempool_free(pool);
+}
+
+TEST(MbufTxSink_TxCommit, WithoutAllocCountsBadCommitAndQueuesNothing) {
+  rte_mempool* pool = make_pool(63, 256);
+  ASSERT_NE(pool, nullptr);
+  {
+    MbufTxSink s(pool);
+    s.tx_commit(60);
+    EXPECT_EQ(s.counters().bad_commit, 1u);
+    EXPECT_EQ(s.pending(), 0u);
+  }
+  rte_mempool_free(pool);
+}
+
+TEST(MbufTxSink_Flush, SendsPendingFramesWithTheirLengths) {
+  RingPair rp;
+  MbufTxSink s(rp.a.pool());
+  commit_frame(s, 60, 1);
+  commit_frame(s, 4170, 2);
+  EXPECT_EQ(s.flush(rp.a), 2u);
+  EXPECT_EQ(s.pending(), 0u);
+  EXPECT_EQ(s.counters().sent, 2u);
+  EXPECT_EQ(s.counters().bursts, 1u);
+  rte_mbuf* m[4];
+  ASSERT_EQ(rp.b.rx_burst(m, 4), 2u);
+  EXPECT_EQ(m[0]->data_len, 60u);
+  EXPECT_EQ(m[1]->data_len, 4170u);
+  EXPECT_EQ(m[1]->pkt_len, 4170u);
+  EXPECT_EQ(rte_pktmbuf_mtod(m[1], const std::uint8_t*)[4169], 2u);
+  rte_pktmbuf_free_bulk(m, 2);
+}
+
+TEST(MbufTxSink_Flush, NothingPendingCallsNoBurst) {
+  RingPair rp;
+  MbufTxSink s(rp.a.pool());
+  EXPECT_EQ(s.flush(rp.a), 0u);
+  EXPECT_EQ(s.counters().bursts, 0u);
+}
+
+TEST(MbufTxSink_Flush, RefusedFramesStayPendingInOrderAndGoNext) {
+  RingPair rp(16);  // the ring holds 15 frames
+  MbufTxSink s(rp.a.pool());
+  for (std::uint8_t i = 0; i < MbufTxSink::kBurst; ++i) commit_frame(s, 64, i);
+  EXPECT_EQ(s.flush(rp.a), 15u);
+  EXPECT_EQ(s.pending(), 17u);
+  EXPECT_EQ(s.counters().refused, 17u);
+  std::vector<std::uint8_t> got = drain(rp.b, 64);
+  EXPECT_EQ(s.flush(rp.a), 15u);
+  std::vector<std::uint8_t> more = drain(rp.b, 64);
+  got.insert(got.end(), more.begin(), more.end());
+  EXPECT_EQ(s.flush(rp.a), 2u);
+  more = drain(rp.b, 64);
+  got.insert(got.end(), more.begin(), more.end());
+  ASSERT_EQ(got.size(), MbufTxSink::kBurst);
+  for (std::uint8_t i = 0; i < MbufTxSink::kBurst; ++i) EXPECT_EQ(got[i], i);
+  EXPECT_EQ(s.counters().sent, MbufTxSink::kBurst);
+  EXPECT_EQ(s.counters().refused, 17u + 2u);
+}
+
+TEST(MbufTxSink_Discard, FreesPendingAndStagedMbufs) {
+  rte_mempool* pool = make_pool(63, 256);
+  ASSERT_NE(pool, nullptr);
+  {
+    MbufTxSink s(pool);
+    commit_frame(s, 60, 1);
+    commit_frame(s, 60, 2);
+    ASSERT_FALSE(s.tx_alloc(60).empty());
+    EXPECT_EQ(rte_mempool_in_use_count(pool), 3u);
+    s.discard();
+    EXPECT_EQ(rte_mempool_in_use_count(pool), 0u);
+    EXPECT_EQ(s.counters().discarded, 2u);
+    EXPECT_EQ(s.pending(), 0u);
+  }
+  rte_mempool_free(pool);
+}
+
+}  // namespace
+}  // namespace uroce::engine
