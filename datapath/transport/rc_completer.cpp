@@ -6,7 +6,10 @@ void RcCompleter::on_timer(TimeNs now) {
   if (c_.state != QpState::kRts && c_.state != QpState::kSqd) return;
   if (sq_.rnr_wait && now >= sq_.rnr_deadline) {
     sq_.rnr_wait = false;
-    sq_.rewind(sq_.rnr_psn);
+    // ACKs may have passed the NAKed PSN while we waited (a stale RNR NAK,
+    // or a copy of the packet executed after all): resume at the oldest
+    // unacknowledged PSN then, never at one no queued WQE holds.
+    sq_.rewind(sq_.rnr_psn.before(sq_.comp_psn) ? sq_.comp_psn : sq_.rnr_psn);
   }
   if (sq_.rto_deadline == 0 || now < sq_.rto_deadline) return;
   sq_.rto_deadline = 0;
