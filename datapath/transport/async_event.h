@@ -207,6 +207,8 @@ class QpEventState {
     last_wqe_raised_ = false;
   }
 
+  // LAST_WQE_REACHED was raised since the last RESET.
+  bool last_wqe_raised() const { return last_wqe_raised_; }
   std::uint64_t cqe_parked() const { return cqe_parked_; }
   std::uint64_t cqe_reposted() const { return cqe_reposted_; }
   std::uint64_t cqe_lost() const { return cqe_lost_; }

@@ -110,6 +110,25 @@ constexpr std::uint16_t rxe_udp_src_port(std::uint32_t qpn) {
   return static_cast<std::uint16_t>(0xC000u + (h & 0x3fffu));
 }
 
+// The UDP source port rxe gives a connected QP once modify_qp sets its AV
+// (always with a GRH for RoCE): rdma_get_udp_sport(flow_label, lqpn, rqpn).
+// A zero flow label is replaced by the 20-bit fold of lqpn * rqpn
+// (rdma_calc_flow_label); the port is 0xC000 | (low 14 bits of the label
+// XOR its top 6 bits). Both ends of a connection compute the same value.
+constexpr std::uint16_t rxe_connected_udp_src_port(std::uint32_t flow_label,
+                                                   std::uint32_t lqpn,
+                                                   std::uint32_t rqpn) {
+  std::uint32_t fl = flow_label & 0xfffffu;
+  if (fl == 0) {
+    std::uint64_t v = static_cast<std::uint64_t>(lqpn) * rqpn;
+    v ^= v >> 20;
+    v ^= v >> 40;
+    fl = static_cast<std::uint32_t>(v & 0xfffffu);
+  }
+  const std::uint32_t low = (fl & 0x3fffu) ^ ((fl & 0xfc000u) >> 14);
+  return static_cast<std::uint16_t>(0xC000u | low);
+}
+
 // A completion in error carries only wr_id, status and qp_num; rxe leaves
 // every other field zero, and the verbs API defines no other field then.
 inline Cqe error_wc(std::uint64_t wr_id, std::uint32_t qpn, WcStatus status) {

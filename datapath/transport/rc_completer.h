@@ -14,7 +14,12 @@
 // Atomic ACK: implicitly acknowledges earlier WQEs; the original remote value
 // (host order) is written to the local SGE and the atomic completes.
 // NAK PSN sequence error with PSN p: acknowledges everything before p, then
-// go-back-N from p (counted against retry_cnt, as rxe does).
+// go-back-N from p (counted against retry_cnt, as rxe does); ignored while
+// an RNR wait for p is under way (rxe's responder follows an RNR NAK with a
+// NAK-seq for the same PSN when more packets were in flight). While a
+// NAK- or gap-driven rewind is under way, further ones are ignored until
+// the acknowledged PSN moves or the retransmission timer fires (rxe's
+// comp.started_retry, cleared by reset_retry_counters).
 // RNR NAK with PSN p: acknowledges everything before p; the requester pauses
 // for the AETH's RNR timer (table 45) and resumes at p; rnr_retry counts
 // down (7 = forever), exhausted -> IBV_WC_RNR_RETRY_EXC_ERR.
@@ -221,6 +226,14 @@ void RcCompleter::on_ack(const wire::ParsedPacket& pkt, Psn p, TimeNs now,
       }
       if (a.nak_code() == wire::NakCode::kPsnSeqError) {
         ++c_.ctr.rx_seq_naks;
+        // rxe's responder does not mark an RNR NAK as the NAK of its gap,
+        // so the packets we pipelined after the RNR'd one draw a NAK-seq
+        // for the same PSN. The RNR wait already resumes there: that NAK
+        // asks for nothing new and must not cost a retry_cnt.
+        if (sq_.rnr_wait && p == sq_.rnr_psn) {
+          ++c_.ctr.drop_duplicate_nak;
+          return;
+        }
         if (ack_before(p, now, cq)) peer_rewind(p);
         return;
       }
@@ -282,7 +295,15 @@ void RcCompleter::on_read_response(const wire::ParsedPacket& pkt, Psn p,
   }
   SendWqe& w = sq_.q.front();
   if (w.wr.opcode != WrOpcode::kRdmaRead || !w.contains(p)) {
-    ++c_.ctr.drop_bad_response;
+    // A response for a later READ while the front READ/atomic is still
+    // unanswered: the responder answers in PSN order, so the front's
+    // response was lost (as on_atomic_ack treats it).
+    if (is_rd_atomic(w.wr.opcode) && w.last_psn().before(p)) {
+      ++c_.ctr.drop_response_gap;
+      peer_rewind(sq_.comp_psn);
+    } else {
+      ++c_.ctr.drop_bad_response;
+    }
     return;
   }
   if (sq_.comp_psn.before(w.first_psn)) progress(w.first_psn, now);

@@ -64,6 +64,7 @@ struct RcCounters {
   std::uint64_t wait_window = 0;        // send stopped: PSN window full
   std::uint64_t wait_fence = 0;         // send stopped: fenced WR waits for READ/atomics
   std::uint64_t wait_rd_atomic = 0;     // send stopped: max_rd_atomic outstanding
+  std::uint64_t wait_local_inv = 0;     // send stopped: LOCAL_INV waits for earlier WQEs
   std::uint64_t local_errors = 0;       // gather from a bad SGE: LOC_PROT_ERR
   std::uint64_t local_invalidates = 0;  // LOCAL_INV WRs executed
   std::uint64_t local_inv_errors = 0;   // LOCAL_INV of a bad key: LOC_QP_OP_ERR
@@ -106,6 +107,7 @@ struct RcCounters {
   std::uint64_t drop_not_rc = 0;        // not an RC opcode
   std::uint64_t drop_qpn = 0;           // BTH destination QP is not this QP
   std::uint64_t drop_pkey = 0;
+  std::uint64_t drop_addr = 0;          // IPv4 source not the peer's / destination not ours
   std::uint64_t cq_overflow = 0;        // a completion the CQ refused: QP to ERR
 };
 
@@ -121,7 +123,10 @@ struct RcCore {
   QpEventState ev{cfg.qpn};
 
   std::uint32_t mtu() const { return wire::path_mtu_bytes(attr.path_mtu); }
-  std::uint16_t udp_src() const { return rxe_udp_src_port(cfg.qpn); }
+  std::uint16_t udp_src() const { return src_port; }
+  // rxe's create-time port until modify() sets the AV; then the one rxe's
+  // rxe_modify_qp computes from the QPNs (qp_common.h).
+  std::uint16_t src_port = rxe_udp_src_port(cfg.qpn);
 };
 
 }  // namespace uroce::transport

@@ -63,6 +63,11 @@ int RcQp::modify(std::uint32_t mask, const QpAttrValues& a) {
     resp_.set_rd_atomic_limit(a.max_dest_rd_atomic);
   }
   if ((mask & kDestQpn) != 0) v.dest_qp_num = a.dest_qp_num;
+  // As rxe_modify_qp: with the AV (a GRH is implied for RoCE), after the
+  // destination QPN of the same call is applied. Our AV has no flow label.
+  if ((mask & kAv) != 0) {
+    core_.src_port = rxe_connected_udp_src_port(0, core_.cfg.qpn, v.dest_qp_num);
+  }
 
   const QpState next = (mask & kState) != 0 ? a.qp_state : cur;
   if (next == QpState::kReset) {
@@ -142,9 +147,25 @@ int RcQp::post_recv(const RecvWr& wr) {
 
 bool RcQp::has_output() const {
   if (resp_.has_output()) return true;
-  if (core_.state != QpState::kRts || sq_.rnr_wait) return false;
+  // ERR: the flush (run by pump_tx) has WRs to complete, a parked
+  // completion to post, or LAST_WQE_REACHED to raise. Without this an
+  // engine that drives only QPs with output never flushes a QP moved to ERR
+  // by modify() when the peer is silent (rxe schedules its flush on the
+  // state change).
+  if (core_.state == QpState::kErr) {
+    return !sq_.q.empty() || !resp_.rq().empty() ||
+           core_.ev.parked(CqRole::kSend) || core_.ev.parked(CqRole::kRecv) ||
+           (core_.cfg.srq != nullptr && !core_.ev.last_wqe_raised());
+  }
+  const bool sqd = core_.state == QpState::kSqd;
+  if ((core_.state != QpState::kRts && !sqd) || sq_.rnr_wait) return false;
   const std::uint32_t idx = sq_.cursor_behind_head() ? sq_.q.head() : sq_.req_idx;
-  return idx != sq_.q.tail();
+  // SQD starts no new WQE but finishes (and retransmits) started ones.
+  if (idx == (sqd ? sq_.sent_idx : sq_.q.tail())) return false;
+  // A LOCAL_INV waiting for earlier WQEs: their completions (on_packet,
+  // on_timer) make it ready, not a pump.
+  return !(idx == sq_.sent_idx && idx != sq_.q.head() &&
+           sq_.q.at(idx).wr.opcode == WrOpcode::kLocalInv);
 }
 
 }  // namespace uroce::transport

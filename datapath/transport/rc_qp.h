@@ -76,8 +76,8 @@ class RcQp {
 
   // ibv_modify_qp: 0 or EINVAL (illegal transition, missing or extra
   // attribute, value out of range). Moving to ERR flushes on the next
-  // on_packet/on_timer/pump_tx/flush; moving to RESET discards every WR
-  // without a completion.
+  // on_packet/on_timer/pump_tx/flush (has_output() reports the pending
+  // flush); moving to RESET discards every WR without a completion.
   int modify(std::uint32_t mask, const QpAttrValues& attr);
   // ibv_query_qp: the current values; sq_psn is the next new PSN, rq_psn the
   // expected PSN.
@@ -109,6 +109,9 @@ class RcQp {
   TimeNs timer_deadline() const { return comp_.next_deadline(); }
   // True when nothing is queued to send and nothing is unacknowledged.
   bool send_idle() const { return sq_.q.empty(); }
+  // pump_tx has something to do: responder output, a request packet (RTS:
+  // any; SQD: of a WQE already started, retransmissions included), or in
+  // ERR a flush to run.
   bool has_output() const;
 
   // Async events this QP raised (async_event.h), for the engine to drain,
@@ -138,6 +141,14 @@ void RcQp::on_packet(const wire::ParsedPacket& pkt, TimeNs now, Io& io) {
     ++core_.ctr.drop_qpn;
   } else if (!pkey_match(pkt.bth.pkey(), wire::kDefaultPKey)) {
     ++core_.ctr.drop_pkey;
+  } else if (receive_enabled(core_.state) &&
+             (pkt.ip.src() != core_.attr.av.dip ||
+              pkt.ip.dst() != core_.cfg.local.ip)) {
+    // rxe's check_addr: a connected QP takes packets only from its peer's
+    // address to its own (a stale peer of an earlier incarnation of this
+    // QPN, or any host guessing the QPN, is dropped). In states that take
+    // no packets the responder/completer count drop_state instead.
+    ++core_.ctr.drop_addr;
   } else if (pkt.info->dir == wire::Direction::kRequest) {
     resp_.on_request(pkt, io.recv_cq);
     resp_.send(io.tx, core_.cfg.tuning.responder_burst);

@@ -17,14 +17,16 @@
 // buffer. The payload is gathered from the MR straight into the frame; a bad
 // local SGE fails the WQE with IBV_WC_LOC_PROT_ERR and moves the QP to ERR.
 //
-// LOCAL_INV (IBTA 10.6.5, rxe's rxe_do_local_ops): executed when the
-// requester reaches it, in send-queue order and after the fence rule, by
-// invalidating the key in imm_or_inv in the MR table; nothing goes on the
-// wire. It takes no PSN (an empty range at the next PSN), so the completer
-// completes it, IBV_WC_LOCAL_INV, as soon as every WQE before it is
-// complete. A key that names no region of this QP's PD fails it with
-// IBV_WC_LOC_QP_OP_ERR and moves the QP to ERR, as rxe does. A go-back-N
-// passes over it without executing it again.
+// LOCAL_INV (IBTA 10.6.5, rxe's rxe_do_local_ops): executed in send-queue
+// order once every earlier WQE has completed (the local invalidate fence,
+// IBA 10.6.5.1, which rxe's rxe_wqe_is_fenced makes mandatory), so a
+// retransmission of an earlier WQE or a late READ response / atomic ACK
+// still finds the key valid; WQEs after it wait with it. It invalidates the
+// key in imm_or_inv in the MR table; nothing goes on the wire. It takes no
+// PSN (an empty range at the next PSN), so the completer completes it,
+// IBV_WC_LOCAL_INV, at once. A key that names no region of this QP's PD
+// fails it with IBV_WC_LOC_QP_OP_ERR and moves the QP to ERR, as rxe does.
+// A go-back-N passes over it without executing it again.
 #pragma once
 
 #include <algorithm>
@@ -62,6 +64,12 @@ class RcRequester {
   template <TxSink Tx>
   ReqStep send_one(TimeNs now, Tx& tx);
 
+  // The fresh WQE at the cursor is a LOCAL_INV that must wait: an earlier
+  // WQE has not completed yet (local invalidate fence).
+  bool local_inv_fenced(const SendWr& wr) const {
+    return wr.opcode == WrOpcode::kLocalInv && sq_.q.head() != sq_.req_idx;
+  }
+
  private:
   ReqStep local_inv(SendWqe& w, bool fresh);
 
@@ -93,6 +101,10 @@ ReqStep RcRequester::send_one(TimeNs now, Tx& tx) {
     }
     if (is_rd_atomic(wr.opcode) && sq_.rd_atomic_out >= c_.attr.max_rd_atomic) {
       ++c_.ctr.wait_rd_atomic;
+      return ReqStep::kBlocked;
+    }
+    if (local_inv_fenced(wr)) {
+      ++c_.ctr.wait_local_inv;
       return ReqStep::kBlocked;
     }
     npkts = wqe_packets(wr, mtu);

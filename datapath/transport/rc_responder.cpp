@@ -12,6 +12,7 @@ std::uint32_t read_packets(std::uint64_t len, std::uint32_t mtu) {
 
 void RcResponder::reset(Psn epsn) {
   epsn_ = epsn;
+  ack_psn_ = epsn;
   msn_ = Msn{};
   in_msg_ = InMsg::kNone;
   recv_off_ = 0;
@@ -72,6 +73,7 @@ bool RcResponder::length_ok(const wire::ParsedPacket& pkt) const {
 
 void RcResponder::advance(const wire::ParsedPacket& pkt, bool ends_message) {
   ++epsn_;
+  ack_psn_ = epsn_;
   ++c_.ctr.rx_requests;
   if (ends_message) ++msn_;
   ++unacked_;
@@ -106,7 +108,7 @@ void RcResponder::exec_read(const wire::ParsedPacket& pkt) {
   r->rkey = pkt.reth.rkey();
   r->va = pkt.reth.va();
   r->resid = len;
-  r->cur_psn = r->stream_psn = cur_psn_;
+  r->cur_psn = cur_psn_;
   epsn_ += npkts;
   ++msn_;
   ++c_.ctr.rx_requests;
@@ -153,6 +155,7 @@ void RcResponder::exec_atomic(const wire::ParsedPacket& pkt) {
   r->first_psn = r->last_psn = cur_psn_;
   r->orig = orig;
   ++epsn_;
+  ack_psn_ = epsn_;
   ++msn_;
   ++c_.ctr.rx_requests;
   unacked_ = 0;
@@ -175,9 +178,8 @@ void RcResponder::on_duplicate(const wire::ParsedPacket& pkt, Psn p) {
       r->rkey = pkt.reth.rkey();
       r->va = pkt.reth.va();
       r->resid = len;
-      r->cur_psn = r->stream_psn = p;
-      r->pending = true;
-      res_.cancel_after(r);
+      r->cur_psn = p;
+      replay_from(r);
       ++c_.ctr.reads_replayed;
       return;
     }
@@ -187,15 +189,23 @@ void RcResponder::on_duplicate(const wire::ParsedPacket& pkt, Psn p) {
         ++c_.ctr.drop_dup_unknown;
         return;
       }
-      r->pending = true;
-      res_.cancel_after(r);
+      replay_from(r);
       ++c_.ctr.atomics_replayed;
       return;
     }
     default:
       // C9-105: acknowledge again, execute nothing.
-      set_response(wire::aeth_ack_syndrome(), epsn_ - 1);
+      set_response(wire::aeth_ack_syndrome(), ack_psn_ - 1);
       return;
+  }
+}
+
+void RcResponder::replay_from(RdAtomicRes* r) {
+  r->pending = true;
+  if (res_.cancel_after(r) && pending_.valid &&
+      pending_.syndrome == wire::aeth_ack_syndrome() &&
+      r->last_psn.before(pending_.psn)) {
+    pending_.valid = false;
   }
 }
 

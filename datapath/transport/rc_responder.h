@@ -8,8 +8,10 @@
 //   PSN after    a gap: one NAK PSN sequence error carrying ePSN, then
 //                silent drops until ePSN arrives (also after an RNR NAK).
 //   PSN before   a duplicate: SEND/WRITE is acknowledged again (ACK with
-//                ePSN - 1) and not executed; a READ is served again from its
-//                resource with the duplicate's RETH, from its PSN; an atomic
+//                the PSN of the last SEND/WRITE/atomic packet executed,
+//                never a READ's, as rxe) and not executed; a READ is served again from its
+//                resource with the duplicate's RETH, from its PSN (MIDDLE or
+//                LAST first unless that is the READ's first PSN); an atomic
 //                is answered from its resource (never executed twice).
 // In-order execution:
 //   opcode sequence (MIDDLE/LAST only inside a message of the same kind,
@@ -102,6 +104,10 @@ class RcResponder {
   }
   void nak_class_c(wire::NakCode code, WcStatus recv_status);
   void on_duplicate(const wire::ParsedPacket& pkt, Psn p);
+  // A duplicate READ/atomic restarts the responses at `r`: newer responses
+  // not sent yet are cancelled, and so is a pending ACK beyond r (it would
+  // acknowledge READ/atomic requests whose responses never left).
+  void replay_from(RdAtomicRes* r);
   bool length_ok(const wire::ParsedPacket& pkt) const;
   template <CqSink Cq>
   void exec_send(const wire::ParsedPacket& pkt, Cq& rcq);
@@ -122,6 +128,12 @@ class RcResponder {
   WorkQueue<RecvWr> rq_;
   ResponderResources res_;
   Psn epsn_{};
+  // rxe's resp.ack_psn: one past the last SEND/WRITE/atomic executed (READs
+  // do not move it). A duplicate SEND/WRITE is acknowledged with
+  // ack_psn_ - 1, so that ACK never names a READ's PSN: rxe's completer
+  // moves its QP to ERR on an ACK at a READ's last PSN while that READ's
+  // responses are still arriving.
+  Psn ack_psn_{};
   Msn msn_{};
   InMsg in_msg_ = InMsg::kNone;
   // Bytes of the current SEND placed into the RQ head.
@@ -344,7 +356,11 @@ RcEmit RcResponder::send_resource(Tx& tx, RdAtomicRes& r) {
     }
     return e;
   }
-  const bool first = r.cur_psn == r.stream_psn;
+  // The opcode follows the READ's original range, not where this stream
+  // (re)started: a replay from mid-range begins with MIDDLE (or LAST), as
+  // rxe's read_reply does; rxe's completer fails the QP on a FIRST/ONLY at
+  // any PSN but the READ's first.
+  const bool first = r.cur_psn == r.first_psn;
   const bool last = r.cur_psn == r.last_psn;
   std::uint8_t op = o::kRcReadResponseMiddle;
   if (first && last) {

@@ -52,13 +52,18 @@ bool ResponderResources::any_pending() const {
   return false;
 }
 
-void ResponderResources::cancel_after(const RdAtomicRes* r) {
+bool ResponderResources::cancel_after(const RdAtomicRes* r) {
   bool after = false;
+  bool cancelled = false;
   for (std::uint32_t i = 0; i < count_; ++i) {
     RdAtomicRes& x = at(i);
-    if (after) x.pending = false;
+    if (after && x.pending) {
+      x.pending = false;
+      cancelled = true;
+    }
     if (&x == r) after = true;
   }
+  return cancelled;
 }
 
 void ResponderResources::clear() {

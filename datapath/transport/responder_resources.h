@@ -30,13 +30,13 @@ struct RdAtomicRes {
   // Responses still to send (a READ stream not finished, an atomic ACK not
   // yet sent).
   bool pending = false;
-  // READ stream cursor: next PSN, address and bytes left, and where the
-  // current stream began (its first packet is a FIRST or ONLY).
+  // READ stream cursor: next PSN, address and bytes left. The response
+  // opcode depends only on cur_psn's place in first..last (a replay from
+  // mid-range starts with MIDDLE or LAST).
   std::uint32_t rkey = 0;
   std::uint64_t va = 0;
   std::uint64_t resid = 0;
   Psn cur_psn{};
-  Psn stream_psn{};
   // Atomic: the value read before the operation.
   std::uint64_t orig = 0;
 
@@ -68,7 +68,8 @@ class ResponderResources {
   bool any_pending() const;
   // Marks every entry newer than `r` as having nothing to send (a duplicate
   // READ rewinds the stream to `r`; what followed will be asked for again).
-  void cancel_after(const RdAtomicRes* r);
+  // True when an entry still had responses to send.
+  bool cancel_after(const RdAtomicRes* r);
   void clear();
 
  private:

@@ -46,6 +46,7 @@ const char* uc_rx_name(UcRx r) {
     case UcRx::kDropOpcode: return "DropOpcode";
     case UcRx::kDropQpn: return "DropQpn";
     case UcRx::kDropPkey: return "DropPkey";
+    case UcRx::kDropAddr: return "DropAddr";
     case UcRx::kDropPsnGap: return "DropPsnGap";
     case UcRx::kDropRestOfMessage: return "DropRestOfMessage";
     case UcRx::kDropOpSequence: return "DropOpSequence";
@@ -268,6 +269,10 @@ UcRx UcQp::receive(const wire::ParsedPacket& p, Cqe* wc) {
   }
   if (p.bth.dest_qp() != cfg_.qpn) return UcRx::kDropQpn;
   if (!pkey_match(p.bth.pkey(), wire::kDefaultPKey)) return UcRx::kDropPkey;
+  // rxe's check_addr: only from the connected peer's address to ours.
+  if (p.ip.src() != path_.dip || p.ip.dst() != cfg_.local.ip) {
+    return UcRx::kDropAddr;
+  }
 
   const Psn psn(p.bth.psn());
   const wire::Position pos = p.info->pos;

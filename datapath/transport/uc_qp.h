@@ -72,6 +72,7 @@ enum class UcRx : std::uint8_t {
   kDropOpcode,         // not a UC opcode
   kDropQpn,            // BTH destination QP is not this QP
   kDropPkey,           // BTH P_Key does not match the QP's
+  kDropAddr,           // IPv4 source is not the peer's or destination not ours
   kDropPsnGap,         // not the expected PSN: the message in progress is lost
   kDropRestOfMessage,  // later packet of a message already being dropped
   kDropOpSequence,     // MIDDLE/LAST that continues no message of its kind

@@ -19,6 +19,18 @@ TEST(RxeUdpSrcPort, IsTheKernelHashAboveC000) {
   EXPECT_EQ(rxe_udp_src_port(17), 0xC000 + 0x1F94);
 }
 
+TEST(RxeConnectedUdpSrcPort, FoldsQpnProductOrUsesFlowLabel) {
+  // 0x11 * 0x22 = 0x242: nothing to fold.
+  EXPECT_EQ(rxe_connected_udp_src_port(0, 0x11, 0x22), 0xC242);
+  // Symmetric: both ends compute the same port.
+  EXPECT_EQ(rxe_connected_udp_src_port(0, 0x22, 0x11), 0xC242);
+  // 0x123456 * 0xabcdef folded to 20 bits, then to 14.
+  EXPECT_EQ(rxe_connected_udp_src_port(0, 0x123456, 0xabcdef), 0xC3C8);
+  EXPECT_EQ(rxe_connected_udp_src_port(0, 0xffffff, 0xffffff), 0xFF21);
+  // A flow label is used as it is: 0xfc001 -> 0x0001 ^ 0x3f.
+  EXPECT_EQ(rxe_connected_udp_src_port(0xfc001, 0x11, 0x22), 0xC03E);
+}
+
 TEST(PkeyMatch, LowBitsEqualAndOneFullMember) {
   EXPECT_TRUE(pkey_match(0xffff, 0xffff));
   EXPECT_TRUE(pkey_match(0x7fff, 0xffff));

@@ -292,6 +292,27 @@ TEST_F(Completer, OnReadResponse_LostResponseReRequestsFromMissingPsn) {
   EXPECT_EQ(std::memcmp(local.data(), remote.data(), 3000), 0);
 }
 
+// Responses for a later READ while an earlier READ is unanswered are a
+// gap (its response was lost), not a protocol violation: one rewind to the
+// unanswered READ, counted as a gap.
+TEST_F(Completer, OnReadResponse_LaterReadsResponseRewindsToUnansweredRead) {
+  make_qp();
+  ASSERT_EQ(qp->post_send(send_wr(1, WrOpcode::kRdmaRead, 0, 100)), 0);
+  ASSERT_EQ(qp->post_send(send_wr(2, WrOpcode::kRdmaRead, 100, 2048)), 0);
+  pump();  // READ 100, READ 101..102
+  tx.clear();
+  deliver(read_resp(o::kRcReadResponseFirst, 101, 100, 1024));  // 100 lost
+  deliver(read_resp(o::kRcReadResponseLast, 102, 1124, 1024));
+  EXPECT_EQ(qp->counters().drop_response_gap, 2u);
+  EXPECT_EQ(qp->counters().go_back_n, 1u);
+  EXPECT_EQ(qp->counters().drop_bad_response, 0u);
+  EXPECT_TRUE(scq.wc.empty());
+  EXPECT_EQ(pump(), 2u);
+  EXPECT_EQ(tx.at(0).bth.opcode(), o::kRcReadRequest);
+  EXPECT_EQ(tx.at(0).bth.psn(), 100u);
+  EXPECT_EQ(tx.at(1).bth.psn(), 101u);
+}
+
 TEST_F(Completer, OnReadResponse_ImplicitlyAcknowledgesEarlierSends) {
   make_qp();
   ASSERT_EQ(qp->post_send(send_wr(1, WrOpcode::kSend, 0, 8)), 0);

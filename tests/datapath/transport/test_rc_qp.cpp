@@ -114,6 +114,69 @@ TEST_F(Qp, Modify_ErrFlushesBothQueuesAndResetDiscards) {
   EXPECT_EQ(qp->send_queue_depth(), 0u);
 }
 
+// rxe_modify_qp replaces the create-time UDP source port once the AV is
+// set: rdma_get_udp_sport(0, lqpn, rqpn), here 0xC000 | (0x11 * 0x22).
+TEST_F(Qp, Modify_AvSetsRxeConnectedUdpSourcePort) {
+  make_qp();
+  ASSERT_EQ(qp->post_send(send_wr(1, WrOpcode::kSend, 0, 8)), 0);
+  pump();
+  ASSERT_EQ(tx.size(), 1u);
+  EXPECT_EQ(tx.at(0).udp.src_port(), 0xC242);
+}
+
+// An engine drives only QPs whose has_output() is true: a QP moved to ERR
+// with a silent peer must still say so, or its WRs never flush.
+TEST_F(Qp, HasOutput_ErrReportsPendingFlush) {
+  make_qp();
+  ASSERT_EQ(qp->post_send(send_wr(1, WrOpcode::kSend, 0, 8)), 0);
+  ASSERT_EQ(qp->post_recv(recv_wr(2, 0, 8)), 0);
+  pump();
+  QpAttrValues a;
+  a.qp_state = QpState::kErr;
+  ASSERT_EQ(qp->modify(kState, a), 0);
+  EXPECT_TRUE(qp->has_output());
+  pump();
+  ASSERT_EQ(scq.wc.size(), 1u);
+  EXPECT_EQ(status(scq.wc[0]), WcStatus::kWrFlushErr);
+  ASSERT_EQ(rcq.wc.size(), 1u);
+  EXPECT_FALSE(qp->has_output());
+  ASSERT_EQ(qp->post_send(send_wr(3, WrOpcode::kSend, 0, 8)), 0);  // in ERR
+  EXPECT_TRUE(qp->has_output());
+  pump();
+  ASSERT_EQ(scq.wc.size(), 2u);
+  EXPECT_EQ(scq.wc[1].wr_id, 3u);
+  ASSERT_EQ(qp->post_recv(recv_wr(4, 0, 8)), 0);
+  EXPECT_TRUE(qp->has_output());
+  pump();
+  EXPECT_EQ(rcq.wc.size(), 2u);
+  EXPECT_FALSE(qp->has_output());
+}
+
+// SQD: started WQEs finish, so their retransmissions are output; WQEs not
+// started yet are not.
+TEST_F(Qp, HasOutput_SqdReportsRetransmissionsOnly) {
+  make_qp();
+  ASSERT_EQ(qp->post_send(send_wr(1, WrOpcode::kSend, 0, 3000)), 0);
+  EXPECT_EQ(pump(), 3u);
+  QpAttrValues a;
+  a.qp_state = QpState::kSqd;
+  ASSERT_EQ(qp->modify(kState, a), 0);
+  ASSERT_EQ(qp->post_send(send_wr(2, WrOpcode::kSend, 0, 8)), 0);
+  EXPECT_FALSE(qp->has_output());  // WR 2 may not start in SQD
+  const TimeNs rto = qp->timer_deadline();
+  ASSERT_NE(rto, 0);
+  qp->on_timer(rto, io);  // all three packets were lost
+  EXPECT_TRUE(qp->has_output());
+  tx.clear();
+  EXPECT_EQ(pump(rto), 3u);
+  EXPECT_EQ(tx.at(0).bth.psn(), 100u);
+  EXPECT_FALSE(qp->has_output());
+  deliver(ack(102), rto + 1000);
+  ASSERT_EQ(scq.wc.size(), 1u);
+  EXPECT_EQ(scq.wc[0].wr_id, 1u);
+  EXPECT_FALSE(qp->has_output());
+}
+
 // End to end over the simulated link ------------------------------------
 
 port::SimLinkConfig link_cfg(double loss, double reorder, double dup,

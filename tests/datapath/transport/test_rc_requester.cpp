@@ -319,27 +319,69 @@ struct LocalInv : RcFixture {
   }
 };
 
-TEST_F(LocalInv, SendOne_InvalidatesInOrderAndCompletesAfterEarlierWrs) {
+// The local invalidate fence (IBA 10.6.5.1; rxe_wqe_is_fenced): LOCAL_INV
+// waits until every earlier WQE has completed, and later WQEs wait with it.
+TEST_F(LocalInv, SendOne_WaitsForEarlierWrsThenInvalidatesInOrder) {
   make_qp();
   ASSERT_EQ(qp->post_send(send_wr(1, WrOpcode::kSend, 0, 8)), 0);
   ASSERT_EQ(qp->post_send(inv(2, victim)), 0);
   ASSERT_EQ(qp->post_send(send_wr(3, WrOpcode::kSend, 8, 8)), 0);
-  EXPECT_EQ(pump(), 2u);
-  ASSERT_EQ(tx.size(), 2u);
+  EXPECT_EQ(pump(), 1u);
+  ASSERT_EQ(tx.size(), 1u);
   EXPECT_EQ(tx.at(0).bth.psn(), 100u);
+  EXPECT_EQ(victim_state(), MrError::kOk);  // SEND 1 is not acknowledged yet
+  EXPECT_GE(qp->counters().wait_local_inv, 1u);
+  EXPECT_FALSE(qp->has_output());  // only SEND 1's completion unblocks it
+  EXPECT_TRUE(scq.wc.empty());
+  deliver(ack(100));
+  ASSERT_EQ(scq.wc.size(), 1u);
+  EXPECT_EQ(scq.wc[0].wr_id, 1u);
+  EXPECT_TRUE(qp->has_output());
+  EXPECT_EQ(pump(), 1u);
+  ASSERT_EQ(tx.size(), 2u);
   EXPECT_EQ(tx.at(1).bth.psn(), 101u);  // LOCAL_INV took no PSN
   EXPECT_EQ(victim_state(), MrError::kInvalidated);
   EXPECT_EQ(qp->counters().local_invalidates, 1u);
-  EXPECT_TRUE(scq.wc.empty());  // SEND 1 is not acknowledged yet
-  deliver(ack(100));
   ASSERT_EQ(scq.wc.size(), 2u);
-  EXPECT_EQ(scq.wc[0].wr_id, 1u);
   EXPECT_EQ(scq.wc[1].wr_id, 2u);
   EXPECT_EQ(wc_op(scq.wc[1]), WcOpcode::kLocalInv);
   EXPECT_EQ(status(scq.wc[1]), WcStatus::kSuccess);
   deliver(ack(101));
   ASSERT_EQ(scq.wc.size(), 3u);
   EXPECT_EQ(scq.wc[2].wr_id, 3u);
+}
+
+// A WRITE gathering from the key a later LOCAL_INV names is lost: its
+// retransmission still reads the region, and the LOCAL_INV runs after it.
+TEST_F(LocalInv, SendOne_RetransmissionBeforeItStillUsesTheKey) {
+  make_qp();
+  SendWr w;
+  w.wr_id = 1;
+  w.opcode = WrOpcode::kRdmaWrite;
+  w.flags = send_flag::kSignaled;
+  w.num_sge = 1;
+  w.sge[0] = {0x9000, 64, victim};
+  w.remote_addr = 0x50000000;
+  w.rkey = 0x1234;
+  ASSERT_EQ(qp->post_send(w), 0);
+  ASSERT_EQ(qp->post_send(inv(2, victim)), 0);
+  EXPECT_EQ(pump(), 1u);
+  const TimeNs rto = qp->timer_deadline();
+  ASSERT_NE(rto, 0);
+  qp->on_timer(rto, io);
+  tx.clear();
+  EXPECT_EQ(pump(rto), 1u);
+  ASSERT_EQ(tx.size(), 1u);
+  EXPECT_EQ(tx.at(0).bth.psn(), 100u);
+  EXPECT_EQ(std::memcmp(tx.at(0).payload.data(), remote.data(), 64), 0);
+  EXPECT_EQ(qp->state(), QpState::kRts);
+  EXPECT_EQ(victim_state(), MrError::kOk);
+  deliver(ack(100), rto + 1000);
+  pump(rto + 1000);
+  ASSERT_EQ(scq.wc.size(), 2u);
+  EXPECT_EQ(status(scq.wc[0]), WcStatus::kSuccess);
+  EXPECT_EQ(wc_op(scq.wc[1]), WcOpcode::kLocalInv);
+  EXPECT_EQ(victim_state(), MrError::kInvalidated);
 }
 
 TEST_F(LocalInv, SendOne_NothingOutstandingCompletesAtOnce) {
@@ -407,21 +449,24 @@ TEST_F(LocalInv, SendOne_FencedWaitsForOutstandingRead) {
   EXPECT_EQ(wc_op(scq.wc[1]), WcOpcode::kLocalInv);
 }
 
-TEST_F(LocalInv, SendOne_GoBackNPassesOverItWithoutExecutingAgain) {
+TEST_F(LocalInv, SendOne_GoBackNAfterItDoesNotExecuteItAgain) {
   make_qp();
   ASSERT_EQ(qp->post_send(send_wr(1, WrOpcode::kSend, 0, 8)), 0);
   ASSERT_EQ(qp->post_send(inv(2, victim)), 0);
   ASSERT_EQ(qp->post_send(send_wr(3, WrOpcode::kSend, 8, 8)), 0);
+  ASSERT_EQ(qp->post_send(send_wr(4, WrOpcode::kSend, 16, 8)), 0);
+  ASSERT_EQ(pump(), 1u);
+  deliver(ack(100));
   ASSERT_EQ(pump(), 2u);
-  deliver(ack(100, wire::aeth_nak_syndrome(wire::NakCode::kPsnSeqError)));
+  deliver(ack(101, wire::aeth_nak_syndrome(wire::NakCode::kPsnSeqError)));
   tx.clear();
   EXPECT_EQ(pump(), 2u);
-  EXPECT_EQ(tx.at(0).bth.psn(), 100u);
-  EXPECT_EQ(tx.at(1).bth.psn(), 101u);
+  EXPECT_EQ(tx.at(0).bth.psn(), 101u);
+  EXPECT_EQ(tx.at(1).bth.psn(), 102u);
   EXPECT_EQ(qp->counters().local_invalidates, 1u);
-  deliver(ack(101));
-  ASSERT_EQ(scq.wc.size(), 3u);
-  for (std::uint64_t i = 0; i < 3; ++i) EXPECT_EQ(scq.wc[i].wr_id, i + 1);
+  deliver(ack(102));
+  ASSERT_EQ(scq.wc.size(), 4u);
+  for (std::uint64_t i = 0; i < 4; ++i) EXPECT_EQ(scq.wc[i].wr_id, i + 1);
 }
 
 }  // namespace

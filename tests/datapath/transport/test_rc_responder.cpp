@@ -189,6 +189,42 @@ TEST_F(Responder, OnRequest_DuplicateSendAckedNotExecuted) {
   EXPECT_EQ(qp->counters().rx_duplicates, 1u);
 }
 
+// rxe acknowledges a duplicate SEND/WRITE with its resp.ack_psn - 1, which
+// READs do not move: the ACK never names a READ's PSN (rxe's completer
+// fails its QP on an ACK at a READ's last PSN while responses are due).
+TEST_F(Responder, OnRequest_DuplicateSendAfterReadAcksLastSendNotRead) {
+  make_qp();
+  ASSERT_EQ(qp->post_recv(recv_wr(1, 0, 64)), 0);
+  deliver(req(o::kRcSendOnly, 500, 0, 8, true));
+  deliver(read(501, kRemoteVa, 2048));  // PSNs 501..502
+  ASSERT_EQ(tx.size(), 3u);
+  tx.clear();
+  deliver(req(o::kRcSendOnly, 500, 0, 8, true));
+  ASSERT_EQ(tx.size(), 1u);
+  expect_ack(0, 500, kAck, 2);
+  EXPECT_EQ(qp->expected_psn(), Psn(503));
+}
+
+// A duplicate of an older READ cancels the newer READ's unsent responses;
+// a pending ACK beyond them would acknowledge READ data never sent, so it
+// is dropped too (the requester resends what follows and is ACKed again).
+TEST_F(Responder, OnRequest_DuplicateReadDropsPendingAckBeyondCancelledReads) {
+  make_qp();
+  ASSERT_EQ(qp->post_recv(recv_wr(1, 0, 64)), 0);
+  tx.limit = 0;  // nothing leaves yet
+  deliver(read(500, kRemoteVa, 2048));         // 500..501
+  deliver(read(502, kRemoteVa + 4096, 1024));  // 502
+  deliver(req(o::kRcSendOnly, 503, 0, 8, true));
+  deliver(read(500, kRemoteVa, 2048));         // duplicate of the first
+  tx.limit = SIZE_MAX;
+  pump();
+  ASSERT_EQ(tx.size(), 2u);
+  EXPECT_EQ(tx.at(0).bth.opcode(), o::kRcReadResponseFirst);
+  EXPECT_EQ(tx.at(0).bth.psn(), 500u);
+  EXPECT_EQ(tx.at(1).bth.opcode(), o::kRcReadResponseLast);
+  EXPECT_EQ(tx.at(1).bth.psn(), 501u);
+}
+
 TEST_F(Responder, OnRequest_DuplicateWriteNotWrittenAgain) {
   make_qp();
   deliver(write(o::kRcWriteOnly, 500, kRemoteVa, rkey, 16, 0, 16));
@@ -344,7 +380,10 @@ TEST_F(Responder, OnRequest_ReadBadRkeyNaksRemoteAccess) {
   expect_ack(0, 500, wire::aeth_nak_syndrome(wire::NakCode::kRemoteAccessError), 0);
 }
 
-TEST_F(Responder, OnRequest_DuplicateReadServedAgainFromItsPsn) {
+// rxe's read_reply: a replay that does not start at the READ's first PSN
+// begins with MIDDLE (no AETH), since rxe's completer, mid-READ, accepts
+// only MIDDLE/LAST and fails the QP on a FIRST.
+TEST_F(Responder, OnRequest_DuplicateReadFromMidRangeStartsWithMiddle) {
   make_qp();
   deliver(read(500, kRemoteVa, 3000));
   ASSERT_EQ(tx.size(), 3u);
@@ -355,13 +394,34 @@ TEST_F(Responder, OnRequest_DuplicateReadServedAgainFromItsPsn) {
   s.reth = wire::RethHdr::make(kRemoteVa + 1024, rkey, 3000 - 1024);
   deliver(build(s));
   ASSERT_EQ(tx.size(), 2u);
-  EXPECT_EQ(tx.at(0).bth.opcode(), o::kRcReadResponseFirst);
+  EXPECT_EQ(tx.at(0).bth.opcode(), o::kRcReadResponseMiddle);
+  EXPECT_FALSE(tx.at(0).has(wire::ExtHdr::kAeth));
   EXPECT_EQ(tx.at(0).bth.psn(), 501u);
   EXPECT_EQ(tx.at(0).payload[0], 0x99);
   EXPECT_EQ(tx.at(1).bth.opcode(), o::kRcReadResponseLast);
   EXPECT_EQ(tx.at(1).bth.psn(), 502u);
   EXPECT_EQ(qp->counters().reads_replayed, 1u);
   EXPECT_EQ(qp->expected_psn(), Psn(503));
+}
+
+TEST_F(Responder, OnRequest_DuplicateReadOfLastPsnIsLastNotOnly) {
+  make_qp();
+  deliver(read(500, kRemoteVa, 3000));
+  tx.clear();
+  wire::PacketSpec s = peer_spec(o::kRcReadRequest, 502);
+  s.reth = wire::RethHdr::make(kRemoteVa + 2048, rkey, 3000 - 2048);
+  deliver(build(s));
+  ASSERT_EQ(tx.size(), 1u);
+  EXPECT_EQ(tx.at(0).bth.opcode(), o::kRcReadResponseLast);
+  EXPECT_EQ(tx.at(0).bth.psn(), 502u);
+  EXPECT_EQ(tx.at(0).payload.size(), 3000u - 2048u);
+  // From the first PSN the whole stream is FIRST..LAST again.
+  tx.clear();
+  deliver(read(500, kRemoteVa, 3000));
+  ASSERT_EQ(tx.size(), 3u);
+  EXPECT_EQ(tx.at(0).bth.opcode(), o::kRcReadResponseFirst);
+  EXPECT_EQ(tx.at(1).bth.opcode(), o::kRcReadResponseMiddle);
+  EXPECT_EQ(tx.at(2).bth.opcode(), o::kRcReadResponseLast);
 }
 
 TEST_F(Responder, OnRequest_AtomicsExecuteAndReturnOriginal) {

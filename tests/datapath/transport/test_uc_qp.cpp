@@ -153,6 +153,8 @@ struct UcFixture : ::testing::Test {
       std::uint8_t opcode, std::uint32_t psn, std::size_t len,
       std::optional<wire::RethHdr> reth = std::nullopt) const {
     wire::PacketSpec s;
+    s.ip_src = kIpA;  // from B's connected peer, as check_addr requires
+    s.ip_dst = kIpB;
     s.reth = reth;
     s.opcode = opcode;
     s.dest_qp = kQpnB;

@@ -46,7 +46,8 @@ struct Sinks {
 
 #define UROCE_RC_COUNTERS(X)                                                   \
   X(tx_requests) X(tx_retransmits) X(tx_no_buffer) X(tx_build_errors)          \
-  X(wait_window) X(wait_fence) X(wait_rd_atomic) X(local_errors) X(rx_acks)    \
+  X(wait_window) X(wait_fence) X(wait_rd_atomic) X(wait_local_inv)             \
+  X(local_errors) X(local_invalidates) X(local_inv_errors) X(rx_acks)          \
   X(rx_read_responses) X(rx_atomic_acks) X(rx_seq_naks) X(rx_rnr_naks)         \
   X(rx_error_naks) X(timeouts) X(go_back_n) X(retry_exceeded)                  \
   X(rnr_retry_exceeded) X(drop_stale_ack) X(drop_ghost_ack)                    \
@@ -56,7 +57,7 @@ struct Sinks {
   X(tx_read_responses) X(tx_atomic_acks) X(tx_seq_naks) X(tx_rnr_naks)         \
   X(tx_nak_invalid_request) X(tx_nak_remote_access) X(tx_nak_remote_op)        \
   X(atomics_executed) X(atomics_replayed) X(reads_replayed) X(drop_state)      \
-  X(drop_not_rc) X(drop_qpn) X(drop_pkey) X(cq_overflow)
+  X(drop_not_rc) X(drop_qpn) X(drop_pkey) X(drop_addr) X(cq_overflow)
 
 class RcDriver final : public Driver {
  public:

@@ -617,6 +617,15 @@ std::optional<std::uint8_t> syndrome_of(const Line& l) {
   return std::nullopt;
 }
 
+// An IPv4 address field (dotted quad), or `dflt` when the line has none.
+wire::Ipv4Addr ip_value(const Line& l, std::string_view key, wire::Ipv4Addr dflt) {
+  const std::string* v = l.find(key);
+  if (v == nullptr) return dflt;
+  const auto a = wire::Ipv4Addr::parse(*v);
+  if (!a) fail(l, "bad " + std::string(key) + "= (a dotted quad)");
+  return *a;
+}
+
 std::uint8_t opcode_of(const Line& l) {
   const auto op = opcode_by_name(l.words[0]);
   if (!op) fail(l, "unknown opcode '" + l.words[0] + "'");
@@ -630,8 +639,8 @@ void Runner::cmd_recv(const Line& l) {
   wire::PacketSpec s;
   s.eth_src = kPeerMac;
   s.eth_dst = kLocalMac;
-  s.ip_src = kPeerIp;
-  s.ip_dst = kLocalIp;
+  s.ip_src = ip_value(l, "src_ip", kPeerIp);
+  s.ip_dst = ip_value(l, "dst_ip", kLocalIp);
   s.opcode = op;
   s.dest_qp = static_cast<std::uint32_t>(num(l, "dest_qp", qpn_));
   s.psn = static_cast<std::uint32_t>(num_req(l, "psn"));
@@ -731,6 +740,12 @@ void Runner::cmd_send(const Line& l) {
   if (l.has_word("se") && !p.bth.se()) mismatch("se", "set");
   if (l.has_word("nose") && p.bth.se()) mismatch("se", "clear");
   if (const auto v = num_opt(l, "pkey"); v && p.bth.pkey() != *v) mismatch("pkey", hex(*v));
+  if (l.find("src_ip") != nullptr && p.ip.src() != ip_value(l, "src_ip", {})) {
+    mismatch("src_ip", *l.find("src_ip"));
+  }
+  if (l.find("dst_ip") != nullptr && p.ip.dst() != ip_value(l, "dst_ip", {})) {
+    mismatch("dst_ip", *l.find("dst_ip"));
+  }
   auto check = [&](std::string_view key, std::uint64_t actual, bool is_addr) {
     const std::string* v = l.find(key);
     if (v == nullptr) return;

@@ -25,7 +25,7 @@ struct CommandSpec {
 constexpr std::string_view kPacketKeys[] = {
     "psn", "len", "seed", "bytes", "va", "rkey", "dmalen", "swap", "add",
     "compare", "orig", "imm", "inv", "qkey", "src_qp", "nak", "timer", "msn",
-    "credits", "syndrome", "pkey", "dest_qp"};
+    "credits", "syndrome", "pkey", "dest_qp", "src_ip", "dst_ip"};
 
 const CommandSpec kCommands[] = {
     {"qp", 1, 1, {"sq_sig_all"},
