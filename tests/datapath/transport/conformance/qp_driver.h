@@ -62,7 +62,7 @@ struct Sinks {
 class RcDriver final : public Driver {
  public:
   RcDriver(const RcQpConfig& cfg, MrTable& mrs, Sinks& s)
-      : qp_(cfg, mrs), s_(s), io_(rc_io(s.tx, s.scq, s.rcq, s.timer)) {}
+      : qp_(cfg, mrs), io_(rc_io(s.tx, s.scq, s.rcq, s.timer)) {}
   RcQp& qp() { return qp_; }
 
   int post_send(const SendWr& wr) override { return qp_.post_send(wr); }
@@ -100,7 +100,6 @@ class RcDriver final : public Driver {
 
  private:
   RcQp qp_;
-  Sinks& s_;
   RcIo<CaptureTx, VecCq, VecCq, FakeTimer> io_;
 };
 
