@@ -130,7 +130,8 @@ struct SrqQps : RcFixture {
   VecCq ud_rcq;
   CaptureTx tx2;
   RcIo<CaptureTx, VecCq, VecCq, FakeTimer> io2{tx2, scq2, rcq2, timer};
-  std::vector<std::uint8_t> payload = std::vector<std::uint8_t>(512, 0x5a);
+  // Large enough for a full-MTU packet at the largest path MTU.
+  std::vector<std::uint8_t> payload = std::vector<std::uint8_t>(4096, 0x5a);
 
   void make_all(std::uint32_t srq_depth = 16) {
     srq = std::make_unique<Srq>(SrqConfig{.srq_num = 5, .pd = kPd, .max_wr = srq_depth});
