@@ -59,23 +59,14 @@ const char* uc_rx_name(UcRx r) {
   return "?";
 }
 
-UcQp::UcQp(const UcQpConfig& cfg, const MrTable& mrs)
-    : cfg_(cfg), mrs_(mrs), sq_(cfg.max_send_wr), rq_(cfg.max_recv_wr) {
-  cfg_.max_send_sge = std::min(cfg_.max_send_sge, kMaxSge);
-  cfg_.max_recv_sge = std::min(cfg_.max_recv_sge, kMaxSge);
-  cfg_.max_inline = std::min(cfg_.max_inline, kMaxInline);
-}
+UcQp::UcQp(const UcQpConfig& cfg, const MrTable& mrs) : core_(cfg, mrs) {}
 
 void UcQp::reset_state() {
-  sq_.clear();
-  rq_.clear();
-  ev_.reset();
+  core_.reset();
   access_ = 0;
-  pkey_index_ = 0;
   path_ = PathAddr{};
   mtu_ = wire::PathMtu::k1024;
   dest_qpn_ = 0;
-  psn_ = Psn(0);
   tx_in_msg_ = false;
   tx_offset_ = 0;
   epsn_ = Psn(0);
@@ -89,30 +80,27 @@ void UcQp::reset_state() {
 }
 
 int UcQp::modify(std::uint32_t mask, const QpAttrValues& a) {
-  if (int rc = check_modify_values(QpType::kUc, state_, mask, a); rc != 0) {
+  if (int rc = check_modify_values(QpType::kUc, core_.state, mask, a);
+      rc != 0) {
     return rc;
   }
   if ((mask & qp_attr::kState) != 0 && a.qp_state == QpState::kReset) {
     reset_state();
-    state_ = QpState::kReset;
+    core_.state = QpState::kReset;
     return 0;
   }
+  core_.apply_common_attrs(mask, a);
   if ((mask & qp_attr::kAccessFlags) != 0) access_ = a.qp_access_flags;
-  if ((mask & qp_attr::kPkeyIndex) != 0) pkey_index_ = a.pkey_index;
   if ((mask & qp_attr::kAv) != 0) path_ = a.av;
   if ((mask & qp_attr::kPathMtu) != 0) mtu_ = a.path_mtu;
   if ((mask & qp_attr::kDestQpn) != 0) dest_qpn_ = a.dest_qp_num;
   if ((mask & qp_attr::kRqPsn) != 0) epsn_ = Psn(a.rq_psn);
-  if ((mask & qp_attr::kSqPsn) != 0) psn_ = Psn(a.sq_psn);
-  if ((mask & qp_attr::kState) != 0) state_ = a.qp_state;
+  if ((mask & qp_attr::kState) != 0) core_.state = a.qp_state;
   return 0;
 }
 
 int UcQp::post_send(const SendWr& wr) {
-  if (state_ == QpState::kReset || state_ == QpState::kInit ||
-      state_ == QpState::kRtr) {
-    return EINVAL;
-  }
+  if (int rc = core_.check_post_send(wr); rc != 0) return rc;
   switch (wr.opcode) {
     case WrOpcode::kSend:
     case WrOpcode::kSendImm:
@@ -122,32 +110,21 @@ int UcQp::post_send(const SendWr& wr) {
     default:
       return EINVAL;
   }
-  if ((wr.flags & send_flag::kInline) != 0) {
-    if (wr.inline_len > cfg_.max_inline) return EINVAL;
-  } else if (wr.num_sge > cfg_.max_send_sge) {
-    return EINVAL;
-  }
   if (wr.length() > kUcMaxMessage) return EINVAL;
-  return sq_.push(wr) ? 0 : ENOMEM;
+  return core_.enqueue_send(wr);
 }
 
-int UcQp::post_recv(const RecvWr& wr) {
-  if (state_ == QpState::kReset) return EINVAL;
-  // With an SRQ, receives are posted to the SRQ (rxe: EINVAL).
-  if (cfg_.srq != nullptr) return EINVAL;
-  if (wr.num_sge > cfg_.max_recv_sge) return EINVAL;
-  return rq_.push(wr) ? 0 : ENOMEM;
-}
+int UcQp::post_recv(const RecvWr& wr) { return core_.post_recv(wr); }
 
 bool UcQp::may_send() const {
-  if (sq_.empty()) return false;
-  if (state_ == QpState::kRts) return true;
+  if (core_.sq.empty()) return false;
+  if (core_.state == QpState::kRts) return true;
   // SQD: the message on the wire is finished, no new one is started.
-  return state_ == QpState::kSqd && tx_in_msg_;
+  return core_.state == QpState::kSqd && tx_in_msg_;
 }
 
 UcQp::Segment UcQp::next_segment() const {
-  const SendWr& wr = sq_.front();
+  const SendWr& wr = core_.sq.front();
   const std::uint64_t mtu = wire::path_mtu_bytes(mtu_);
   const std::uint64_t left = wr.length() - tx_offset_;
   Segment s;
@@ -165,32 +142,28 @@ std::size_t UcQp::segment_frame_len(const Segment& s) const {
 
 UcQp::SendStep UcQp::send_segment(const Segment& seg,
                                   std::span<std::uint8_t> frame, Cqe* wc) {
-  const SendWr& wr = sq_.front();
+  const SendWr& wr = core_.sq.front();
   const std::uint64_t wr_id = wr.wr_id;
   const std::uint64_t total = wr.length();
   SendStep step;
 
-  if (seg.first && check_send_sges(mrs_, cfg_.pd, wr) != MrError::kOk) {
-    ++counters_.tx_local_err;
-    sq_.pop();
-    state_ = QpState::kSqe;
-    *wc = error_wc(wr_id, cfg_.qpn, WcStatus::kLocProtErr);
-    step.has_wc = true;
-    return step;
+  if (seg.first &&
+      check_send_sges(core_.mrs, core_.cfg.pd, wr) != MrError::kOk) {
+    return core_.fail_front_send(wc);
   }
 
   wire::PacketSpec spec;
-  spec.eth_src = cfg_.local.mac;
+  spec.eth_src = core_.cfg.local.mac;
   spec.eth_dst = path_.dmac;
-  spec.ip_src = cfg_.local.ip;
+  spec.ip_src = core_.cfg.local.ip;
   spec.ip_dst = path_.dip;
   spec.dscp = path_.dscp & 0x3f;
   spec.ttl = path_.ttl;
-  spec.udp_src = rxe_udp_src_port(cfg_.qpn);
+  spec.udp_src = rxe_udp_src_port(core_.cfg.qpn);
   spec.opcode = seg.opcode;
   spec.pkey = wire::kDefaultPKey;
   spec.dest_qp = dest_qpn_;
-  spec.psn = psn_.value();
+  spec.psn = core_.psn.value();
   spec.pmtu = mtu_;
   // Solicited events are asked for on the packet that ends a SEND or a
   // WRITE_WITH_IMM, the ones that consume a receive WR.
@@ -204,7 +177,8 @@ UcQp::SendStep UcQp::send_segment(const Segment& seg,
 
   const std::span<std::uint8_t> payload =
       frame.subspan(wire::roce_payload_offset(spec), seg.len);
-  const SgeCopyResult g = gather_wr(mrs_, cfg_.pd, wr, tx_offset_, payload);
+  const SgeCopyResult g =
+      gather_wr(core_.mrs, core_.cfg.pd, wr, tx_offset_, payload);
   int built = -1;
   if (g.err == MrError::kOk && !g.too_long) {
     spec.payload = payload;
@@ -213,44 +187,33 @@ UcQp::SendStep UcQp::send_segment(const Segment& seg,
   if (built <= 0) {
     // The MR went away mid-message: the receiver drops the partial message
     // when the next one starts.
-    ++counters_.tx_local_err;
-    sq_.pop();
     tx_in_msg_ = false;
     tx_offset_ = 0;
-    state_ = QpState::kSqe;
-    *wc = error_wc(wr_id, cfg_.qpn, WcStatus::kLocProtErr);
-    step.has_wc = true;
-    return step;
+    return core_.fail_front_send(wc);
   }
 
-  ++psn_;
-  ++counters_.tx_packets;
-  counters_.tx_payload_bytes += seg.len;
+  core_.count_tx_packet(seg.len);
   step.frame_len = static_cast<std::size_t>(built);
   if (!seg.last) {
     tx_in_msg_ = true;
     tx_offset_ += seg.len;
     return step;
   }
-  const bool sig = cfg_.sq_sig_all || (wr.flags & send_flag::kSignaled) != 0;
+  const bool sig = core_.signaled(wr);
   const WcOpcode op = is_write(wr.opcode) ? WcOpcode::kRdmaWrite : WcOpcode::kSend;
-  sq_.pop();
+  core_.sq.pop();
   tx_in_msg_ = false;
   tx_offset_ = 0;
-  ++counters_.tx_messages;
+  ++core_.counters.tx_messages;
   if (sig) {
-    *wc = Cqe{};
-    wc->wr_id = wr_id;
-    wc->opcode = static_cast<std::uint32_t>(op);
-    wc->byte_len = static_cast<std::uint32_t>(total);
-    wc->qp_num = cfg_.qpn;
+    *wc = send_success_wc(wr_id, op, total, core_.cfg.qpn);
     step.has_wc = true;
   }
   return step;
 }
 
 void UcQp::abandon_message() {
-  if (rx_op_ != RxOp::kNone) ++counters_.rx_abandoned;
+  if (rx_op_ != RxOp::kNone) ++core_.counters.rx_abandoned;
   rx_op_ = RxOp::kNone;
   rx_offset_ = 0;
   w_left_ = 0;
@@ -263,14 +226,14 @@ UcRx UcQp::drop_message(UcRx why) {
 }
 
 UcRx UcQp::receive(const wire::ParsedPacket& p, Cqe* wc) {
-  if (!receive_enabled(state_)) return UcRx::kDropState;
+  if (!receive_enabled(core_.state)) return UcRx::kDropState;
   if (p.info == nullptr || p.info->transport != wire::Transport::kUc) {
     return UcRx::kDropOpcode;
   }
-  if (p.bth.dest_qp() != cfg_.qpn) return UcRx::kDropQpn;
+  if (p.bth.dest_qp() != core_.cfg.qpn) return UcRx::kDropQpn;
   if (!pkey_match(p.bth.pkey(), wire::kDefaultPKey)) return UcRx::kDropPkey;
   // rxe's check_addr: only from the connected peer's address to ours.
-  if (p.ip.src() != path_.dip || p.ip.dst() != cfg_.local.ip) {
+  if (p.ip.src() != path_.dip || p.ip.dst() != core_.cfg.local.ip) {
     return UcRx::kDropAddr;
   }
 
@@ -324,33 +287,33 @@ UcRx UcQp::receive(const wire::ParsedPacket& p, Cqe* wc) {
 UcRx UcQp::receive_send(const wire::ParsedPacket& p, bool starts, bool ends,
                         Cqe* wc) {
   if (starts) {
-    if (!ensure_recv_wr(rq_, cfg_.srq)) {
+    if (!ensure_recv_wr(core_.rq, core_.cfg.srq)) {
       return drop_message(UcRx::kDropNoRecvWqe);
     }
     rx_op_ = RxOp::kSend;
     rx_offset_ = 0;
   }
-  const RecvWr& r = rq_.front();
+  const RecvWr& r = core_.rq.front();
   const std::uint64_t wr_id = r.wr_id;
   const Psn psn(p.bth.psn());
   if (rx_offset_ + p.payload.size() > r.length()) {
-    rq_.pop();
+    core_.rq.pop();
     rx_op_ = RxOp::kNone;
     rx_offset_ = 0;
     drop_msg_ = !ends;
     epsn_ = psn + 1;
-    *wc = error_wc(wr_id, cfg_.qpn, WcStatus::kLocLenErr);
+    *wc = error_wc(wr_id, core_.cfg.qpn, WcStatus::kLocLenErr);
     return UcRx::kLenErr;
   }
-  const SgeCopyResult s = scatter(mrs_, cfg_.pd, r.sge.data(),
+  const SgeCopyResult s = scatter(core_.mrs, core_.cfg.pd, r.sge.data(),
                                   std::min(r.num_sge, kMaxSge), rx_offset_,
                                   p.payload);
   if (s.err != MrError::kOk || s.too_long) {
-    rq_.pop();
+    core_.rq.pop();
     rx_op_ = RxOp::kNone;
     rx_offset_ = 0;
-    state_ = QpState::kErr;
-    *wc = error_wc(wr_id, cfg_.qpn, WcStatus::kLocProtErr);
+    core_.state = QpState::kErr;
+    *wc = error_wc(wr_id, core_.cfg.qpn, WcStatus::kLocProtErr);
     return UcRx::kProtErr;
   }
   rx_offset_ += p.payload.size();
@@ -361,14 +324,14 @@ UcRx UcQp::receive_send(const wire::ParsedPacket& p, bool starts, bool ends,
   wc->wr_id = wr_id;
   wc->opcode = static_cast<std::uint32_t>(WcOpcode::kRecv);
   wc->byte_len = static_cast<std::uint32_t>(rx_offset_);
-  wc->qp_num = cfg_.qpn;
+  wc->qp_num = core_.cfg.qpn;
   if (p.has(wire::ExtHdr::kImmDt)) {
     wc->wc_flags = wc_flag::kWithImm;
     wc->ex.imm_data = imm_to_wc(p.immdt);
   }
-  wc->pkey_index = pkey_index_;
+  wc->pkey_index = core_.pkey_index;
   wc->port_num = kPortNum;
-  rq_.pop();
+  core_.rq.pop();
   rx_op_ = RxOp::kNone;
   rx_offset_ = 0;
   return UcRx::kCompleted;
@@ -388,8 +351,8 @@ UcRx UcQp::receive_write(const wire::ParsedPacket& p, bool starts, bool ends,
     // names no memory and is not checked (IBTA 9.4.1.1).
     std::uint8_t* host = nullptr;
     if (w_len_ != 0 &&
-        mrs_.resolve(w_rkey_, cfg_.pd, w_va_, w_len_, access::kRemoteWrite,
-                     &host) != MrError::kOk) {
+        core_.mrs.resolve(w_rkey_, core_.cfg.pd, w_va_, w_len_,
+                          access::kRemoteWrite, &host) != MrError::kOk) {
       return drop_message(UcRx::kDropRkey);
     }
     rx_op_ = RxOp::kWrite;
@@ -400,14 +363,14 @@ UcRx UcQp::receive_write(const wire::ParsedPacket& p, bool starts, bool ends,
   }
   const bool imm = p.has(wire::ExtHdr::kImmDt);
   // The receive WR is taken before the last packet's data lands, as rxe.
-  if (ends && imm && !ensure_recv_wr(rq_, cfg_.srq)) {
+  if (ends && imm && !ensure_recv_wr(core_.rq, core_.cfg.srq)) {
     return drop_message(UcRx::kDropNoRecvWqe);
   }
   if (n != 0) {
     // Checked again per packet: the MR may have been deregistered since.
     std::uint8_t* host = nullptr;
-    if (mrs_.resolve(w_rkey_, cfg_.pd, w_va_, n, access::kRemoteWrite,
-                     &host) != MrError::kOk) {
+    if (core_.mrs.resolve(w_rkey_, core_.cfg.pd, w_va_, n,
+                          access::kRemoteWrite, &host) != MrError::kOk) {
       return drop_message(UcRx::kDropRkey);
     }
     std::memcpy(host, p.payload.data(), n);
@@ -420,15 +383,15 @@ UcRx UcQp::receive_write(const wire::ParsedPacket& p, bool starts, bool ends,
   if (!imm) return UcRx::kAccepted;
 
   *wc = Cqe{};
-  wc->wr_id = rq_.front().wr_id;
+  wc->wr_id = core_.rq.front().wr_id;
   wc->opcode = static_cast<std::uint32_t>(WcOpcode::kRecvRdmaWithImm);
   wc->byte_len = w_len_;
-  wc->qp_num = cfg_.qpn;
+  wc->qp_num = core_.cfg.qpn;
   wc->wc_flags = wc_flag::kWithImm;
   wc->ex.imm_data = imm_to_wc(p.immdt);
-  wc->pkey_index = pkey_index_;
+  wc->pkey_index = core_.pkey_index;
   wc->port_num = kPortNum;
-  rq_.pop();
+  core_.rq.pop();
   return UcRx::kCompleted;
 }
 

@@ -38,6 +38,7 @@
 #include "datapath/transport/seq24.h"
 #include "datapath/transport/sinks.h"
 #include "datapath/transport/srq.h"
+#include "datapath/transport/unreliable_qp_core.h"
 #include "datapath/transport/work_queue.h"
 #include "datapath/transport/wr.h"
 #include "datapath/wire/opcodes.h"
@@ -102,17 +103,17 @@ class UcQp {
  public:
   UcQp(const UcQpConfig& cfg, const MrTable& mrs);
 
-  std::uint32_t qpn() const { return cfg_.qpn; }
-  QpState state() const { return state_; }
-  Psn next_psn() const { return psn_; }
+  std::uint32_t qpn() const { return core_.cfg.qpn; }
+  QpState state() const { return core_.state; }
+  Psn next_psn() const { return core_.psn; }
   Psn expected_psn() const { return epsn_; }
-  const UcCounters& counters() const { return counters_; }
+  const UcCounters& counters() const { return core_.counters; }
   // Async events this QP raised and the refused-completion accounting
   // (async_event.h).
-  bool has_events() const { return !ev_.pending().empty(); }
+  bool has_events() const { return !core_.ev.pending().empty(); }
   template <EventSink S>
-  std::uint32_t drain_events(S& sink) { return ev_.pending().drain(sink); }
-  const QpEventState& event_state() const { return ev_; }
+  std::uint32_t drain_events(S& sink) { return core_.ev.pending().drain(sink); }
+  const QpEventState& event_state() const { return core_.ev; }
 
   // ibv_modify_qp: 0 or EINVAL. Attributes used: state, access flags,
   // pkey_index, av, path_mtu, dest_qp_num, rq_psn, sq_psn.
@@ -143,10 +144,7 @@ class UcQp {
     bool first = false;
     bool last = false;
   };
-  struct SendStep {
-    std::size_t frame_len = 0;
-    bool has_wc = false;
-  };
+  using SendStep = UnreliableSendStep;
 
   bool may_send() const;
   Segment next_segment() const;
@@ -163,37 +161,16 @@ class UcQp {
   // Drops the rest of the current message; returns `why` for chaining.
   UcRx drop_message(UcRx why);
   void reset_state();
-  // A finished WR's completion: a refused one is parked (async_event.h).
-  template <CqSink Cq>
-  bool push(Cq& cq, const Cqe& c, CqRole role) {
-    if (ev_.post(cq, c, role)) return true;
-    ++counters_.cq_overflow;
-    state_ = QpState::kErr;
-    return false;
-  }
-  // A flush completion: when refused, the WR stays queued.
-  template <CqSink Cq>
-  bool push_flush(Cq& cq, const Cqe& c, CqRole role) {
-    if (cq.push(c)) return true;
-    ++counters_.cq_overflow;
-    ev_.cq_refused(role);
-    state_ = QpState::kErr;
-    return false;
-  }
 
-  UcQpConfig cfg_;
-  const MrTable& mrs_;
-  QpState state_ = QpState::kReset;
+  // Configuration, state, queues, counters and events (unreliable_qp_core.h).
+  UnreliableQpCore<UcQpConfig, UcCounters> core_;
   std::uint32_t access_ = 0;
-  std::uint16_t pkey_index_ = 0;
   PathAddr path_{};
   wire::PathMtu mtu_ = wire::PathMtu::k1024;
   std::uint32_t dest_qpn_ = 0;
-  WorkQueue<SendWr> sq_;
-  WorkQueue<RecvWr> rq_;
 
-  // Requester: next PSN, and how far into the front send WR we are.
-  Psn psn_{};
+  // Requester: how far into the front send WR we are (the next PSN is
+  // core_.psn).
   bool tx_in_msg_ = false;
   std::uint64_t tx_offset_ = 0;
 
@@ -206,9 +183,6 @@ class UcQp {
   std::uint32_t w_rkey_ = 0;
   std::uint64_t w_left_ = 0;        // WRITE: bytes still to come
   std::uint32_t w_len_ = 0;         // WRITE: RETH DMA length
-
-  UcCounters counters_{};
-  QpEventState ev_{cfg_.qpn};
 };
 
 template <TxSink Tx, CqSink Cq>
@@ -218,7 +192,7 @@ std::uint32_t UcQp::process_send(Tx& tx, Cq& send_cq, std::uint32_t budget) {
     const Segment seg = next_segment();
     const std::span<std::uint8_t> frame = tx.tx_alloc(segment_frame_len(seg));
     if (frame.empty()) {
-      ++counters_.tx_no_buffer;
+      ++core_.counters.tx_no_buffer;
       break;
     }
     Cqe wc{};
@@ -227,7 +201,7 @@ std::uint32_t UcQp::process_send(Tx& tx, Cq& send_cq, std::uint32_t budget) {
       tx.tx_commit(s.frame_len);
       ++done;
     }
-    if (s.has_wc) push(send_cq, wc, CqRole::kSend);
+    if (s.has_wc) core_.push(send_cq, wc, CqRole::kSend);
   }
   return done;
 }
@@ -235,42 +209,21 @@ std::uint32_t UcQp::process_send(Tx& tx, Cq& send_cq, std::uint32_t budget) {
 template <CqSink Cq>
 UcRx UcQp::on_packet(const wire::ParsedPacket& pkt, Cq& recv_cq) {
   Cqe wc{};
-  UcRx r = receive(pkt, &wc);
-  if (r == UcRx::kCompleted || r == UcRx::kLenErr || r == UcRx::kProtErr) {
-    if (!push(recv_cq, wc, CqRole::kRecv)) r = UcRx::kCqOverflow;
-  }
-  ++counters_.rx[static_cast<std::size_t>(r)];
-  return r;
+  const UcRx r = receive(pkt, &wc);
+  const bool has_wc =
+      r == UcRx::kCompleted || r == UcRx::kLenErr || r == UcRx::kProtErr;
+  return core_.finish_rx(r, has_wc, wc, recv_cq);
 }
 
 template <CqSink SendCq, CqSink RecvCq>
 std::uint32_t UcQp::flush(SendCq& send_cq, RecvCq& recv_cq) {
-  std::uint32_t n = 0;
-  if (state_ != QpState::kErr && state_ != QpState::kSqe) return n;
-  if (!ev_.repost(send_cq, CqRole::kSend)) return n;
-  while (!sq_.empty()) {
-    if (!push_flush(send_cq, error_wc(sq_.front().wr_id, cfg_.qpn,
-                                      WcStatus::kWrFlushErr), CqRole::kSend)) {
-      return n;
-    }
-    sq_.pop();
-    tx_in_msg_ = false;
-    tx_offset_ = 0;
-    ++n;
-  }
-  if (state_ != QpState::kErr) return n;
-  if (!ev_.repost(recv_cq, CqRole::kRecv)) return n;
-  while (!rq_.empty()) {
-    if (!push_flush(recv_cq, error_wc(rq_.front().wr_id, cfg_.qpn,
-                                      WcStatus::kWrFlushErr), CqRole::kRecv)) {
-      return n;
-    }
-    rq_.pop();
-    rx_offset_ = 0;
-    ++n;
-  }
-  if (cfg_.srq != nullptr) ev_.last_wqe_reached();
-  return n;
+  return core_.flush(
+      send_cq, recv_cq,
+      [this] {
+        tx_in_msg_ = false;
+        tx_offset_ = 0;
+      },
+      [this] { rx_offset_ = 0; });
 }
 
 }  // namespace uroce::transport

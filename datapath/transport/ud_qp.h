@@ -43,6 +43,7 @@
 #include "datapath/transport/seq24.h"
 #include "datapath/transport/sinks.h"
 #include "datapath/transport/srq.h"
+#include "datapath/transport/unreliable_qp_core.h"
 #include "datapath/transport/work_queue.h"
 #include "datapath/transport/wr.h"
 #include "datapath/wire/opcodes.h"
@@ -102,17 +103,17 @@ class UdQp {
  public:
   UdQp(const UdQpConfig& cfg, const MrTable& mrs);
 
-  std::uint32_t qpn() const { return cfg_.qpn; }
-  QpState state() const { return state_; }
+  std::uint32_t qpn() const { return core_.cfg.qpn; }
+  QpState state() const { return core_.state; }
   std::uint32_t qkey() const { return qkey_; }
-  Psn next_psn() const { return psn_; }
-  const UdCounters& counters() const { return counters_; }
+  Psn next_psn() const { return core_.psn; }
+  const UdCounters& counters() const { return core_.counters; }
   // Async events this QP raised and the refused-completion accounting
   // (async_event.h).
-  bool has_events() const { return !ev_.pending().empty(); }
+  bool has_events() const { return !core_.ev.pending().empty(); }
   template <EventSink S>
-  std::uint32_t drain_events(S& sink) { return ev_.pending().drain(sink); }
-  const QpEventState& event_state() const { return ev_; }
+  std::uint32_t drain_events(S& sink) { return core_.ev.pending().drain(sink); }
+  const QpEventState& event_state() const { return core_.ev; }
 
   // ibv_modify_qp: 0 or EINVAL (illegal transition, missing or extra
   // attribute, unsupported value). Attributes used: state, Q_Key,
@@ -142,10 +143,7 @@ class UdQp {
   std::uint32_t flush(SendCq& send_cq, RecvCq& recv_cq);
 
  private:
-  struct SendStep {
-    std::size_t frame_len = 0;  // bytes to commit; 0 when no frame
-    bool has_wc = false;
-  };
+  using SendStep = UnreliableSendStep;
 
   // Frame bytes the front send WR needs; 0 when it sends no frame.
   std::size_t front_frame_len() const;
@@ -154,54 +152,29 @@ class UdQp {
   SendStep send_front(std::span<std::uint8_t> frame, Cqe* wc);
   // Receive checks and placement; fills *wc for kDelivered/kLenErr/kProtErr.
   UdRx receive(const wire::ParsedPacket& pkt, Cqe* wc);
-  // A finished WR's completion: a refused one is parked (async_event.h).
-  template <CqSink Cq>
-  bool push(Cq& cq, const Cqe& c, CqRole role) {
-    if (ev_.post(cq, c, role)) return true;
-    ++counters_.cq_overflow;
-    state_ = QpState::kErr;
-    return false;
-  }
-  // A flush completion: when refused, the WR stays queued.
-  template <CqSink Cq>
-  bool push_flush(Cq& cq, const Cqe& c, CqRole role) {
-    if (cq.push(c)) return true;
-    ++counters_.cq_overflow;
-    ev_.cq_refused(role);
-    state_ = QpState::kErr;
-    return false;
-  }
-  void count(UdRx r) { ++counters_.rx[static_cast<std::size_t>(r)]; }
 
-  UdQpConfig cfg_;
-  const MrTable& mrs_;
-  QpState state_ = QpState::kReset;
+  // Configuration, state, queues, counters and events (unreliable_qp_core.h).
+  UnreliableQpCore<UdQpConfig, UdCounters> core_;
   std::uint32_t qkey_ = 0;
-  std::uint16_t pkey_index_ = 0;
-  Psn psn_{};
-  WorkQueue<SendWr> sq_;
-  WorkQueue<RecvWr> rq_;
-  UdCounters counters_{};
-  QpEventState ev_{cfg_.qpn};
 };
 
 template <TxSink Tx, CqSink Cq>
 std::uint32_t UdQp::process_send(Tx& tx, Cq& send_cq, std::uint32_t budget) {
   std::uint32_t done = 0;
-  while (done < budget && state_ == QpState::kRts && !sq_.empty()) {
+  while (done < budget && core_.state == QpState::kRts && !core_.sq.empty()) {
     const std::size_t len = front_frame_len();
     std::span<std::uint8_t> frame;
     if (len != 0) {
       frame = tx.tx_alloc(len);
       if (frame.empty()) {
-        ++counters_.tx_no_buffer;
+        ++core_.counters.tx_no_buffer;
         break;
       }
     }
     Cqe wc{};
     const SendStep s = send_front(frame, &wc);
     if (s.frame_len != 0) tx.tx_commit(s.frame_len);
-    if (s.has_wc) push(send_cq, wc, CqRole::kSend);
+    if (s.has_wc) core_.push(send_cq, wc, CqRole::kSend);
     ++done;
   }
   return done;
@@ -210,39 +183,15 @@ std::uint32_t UdQp::process_send(Tx& tx, Cq& send_cq, std::uint32_t budget) {
 template <CqSink Cq>
 UdRx UdQp::on_packet(const wire::ParsedPacket& pkt, Cq& recv_cq) {
   Cqe wc{};
-  UdRx r = receive(pkt, &wc);
-  if (r == UdRx::kDelivered || r == UdRx::kLenErr || r == UdRx::kProtErr) {
-    if (!push(recv_cq, wc, CqRole::kRecv)) r = UdRx::kCqOverflow;
-  }
-  count(r);
-  return r;
+  const UdRx r = receive(pkt, &wc);
+  const bool has_wc =
+      r == UdRx::kDelivered || r == UdRx::kLenErr || r == UdRx::kProtErr;
+  return core_.finish_rx(r, has_wc, wc, recv_cq);
 }
 
 template <CqSink SendCq, CqSink RecvCq>
 std::uint32_t UdQp::flush(SendCq& send_cq, RecvCq& recv_cq) {
-  std::uint32_t n = 0;
-  if (state_ != QpState::kErr && state_ != QpState::kSqe) return n;
-  if (!ev_.repost(send_cq, CqRole::kSend)) return n;
-  while (!sq_.empty()) {
-    if (!push_flush(send_cq, error_wc(sq_.front().wr_id, cfg_.qpn,
-                                      WcStatus::kWrFlushErr), CqRole::kSend)) {
-      return n;
-    }
-    sq_.pop();
-    ++n;
-  }
-  if (state_ != QpState::kErr) return n;
-  if (!ev_.repost(recv_cq, CqRole::kRecv)) return n;
-  while (!rq_.empty()) {
-    if (!push_flush(recv_cq, error_wc(rq_.front().wr_id, cfg_.qpn,
-                                      WcStatus::kWrFlushErr), CqRole::kRecv)) {
-      return n;
-    }
-    rq_.pop();
-    ++n;
-  }
-  if (cfg_.srq != nullptr) ev_.last_wqe_reached();
-  return n;
+  return core_.flush(send_cq, recv_cq, [] {}, [] {});
 }
 
 }  // namespace uroce::transport
