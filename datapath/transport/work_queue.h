@@ -8,6 +8,7 @@
 // Threading: owned by one engine lcore; not thread-safe.
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <vector>
 
@@ -16,9 +17,19 @@ namespace uroce::transport {
 template <typename T>
 class WorkQueue {
  public:
-  explicit WorkQueue(std::uint32_t capacity) : slots_(capacity == 0 ? 1 : capacity) {}
+  // Storage is the next power of two above `capacity`, so that a slot is
+  // `index & mask` (no division) and the free-running indices stay
+  // consistent when they wrap at 2^32 (2^32 is a multiple of the slot
+  // count). At most `capacity` entries are held. `start_index` is the first
+  // index handed out (tests use it to cross the 2^32 wrap).
+  explicit WorkQueue(std::uint32_t capacity, std::uint32_t start_index = 0)
+      : cap_(capacity == 0 ? 1 : capacity),
+        slots_(std::bit_ceil(cap_)),
+        mask_(static_cast<std::uint32_t>(slots_.size()) - 1),
+        head_(start_index),
+        tail_(start_index) {}
 
-  std::uint32_t capacity() const { return static_cast<std::uint32_t>(slots_.size()); }
+  std::uint32_t capacity() const { return cap_; }
   std::uint32_t size() const { return tail_ - head_; }
   bool empty() const { return head_ == tail_; }
   bool full() const { return size() == capacity(); }
@@ -26,13 +37,13 @@ class WorkQueue {
   // Appends a copy; false when full.
   bool push(const T& v) {
     if (full()) return false;
-    slots_[tail_ % capacity()] = v;
+    slots_[tail_ & mask_] = v;
     ++tail_;
     return true;
   }
   // Oldest entry; the queue must not be empty.
-  T& front() { return slots_[head_ % capacity()]; }
-  const T& front() const { return slots_[head_ % capacity()]; }
+  T& front() { return slots_[head_ & mask_]; }
+  const T& front() const { return slots_[head_ & mask_]; }
   void pop() {
     if (!empty()) ++head_;
   }
@@ -41,15 +52,17 @@ class WorkQueue {
   std::uint32_t head() const { return head_; }
   std::uint32_t tail() const { return tail_; }
   bool contains(std::uint32_t i) const { return i - head_ < tail_ - head_; }
-  T& at(std::uint32_t i) { return slots_[i % capacity()]; }
-  const T& at(std::uint32_t i) const { return slots_[i % capacity()]; }
+  T& at(std::uint32_t i) { return slots_[i & mask_]; }
+  const T& at(std::uint32_t i) const { return slots_[i & mask_]; }
 
   void clear() { head_ = tail_; }
 
  private:
+  std::uint32_t cap_;
   std::vector<T> slots_;
-  std::uint32_t head_ = 0;  // free-running; wraps modulo 2^32 harmlessly
-  std::uint32_t tail_ = 0;
+  std::uint32_t mask_;
+  std::uint32_t head_;  // free-running indices, modulo 2^32
+  std::uint32_t tail_;
 };
 
 }  // namespace uroce::transport

@@ -50,5 +50,24 @@ TEST(WorkQueue_Clear, EmptiesAndKeepsCapacity) {
   EXPECT_EQ(q.front(), 3);
 }
 
+TEST(WorkQueue_Push, NonPowerOfTwoCapacityCrossesIndexWrap) {
+  // Indices run from 2^32 - 4 across the wrap: with slot = index % 3 the
+  // entries at 2^32 - 1 and 0 would share a slot.
+  WorkQueue<int> q(3, 0xFFFFFFFCu);
+  int next_out = 0;
+  for (int i = 0; i < 12; ++i) {
+    ASSERT_TRUE(q.push(i));
+    if (q.full()) {
+      EXPECT_EQ(q.front(), next_out++);
+      q.pop();
+    }
+  }
+  const std::uint32_t first = q.head();
+  for (std::uint32_t k = 0; k < q.size(); ++k)
+    EXPECT_EQ(q.at(first + k), next_out + static_cast<int>(k));
+  EXPECT_EQ(q.capacity(), 3u);
+  EXPECT_FALSE(q.push(99) && q.push(100) && q.push(101));
+}
+
 }  // namespace
 }  // namespace uroce::transport
