@@ -1,0 +1,415 @@
+// The control protocol between the verbs provider (liburoce-rdmav34.so, in
+// the application) and uroced: one message struct per verb, carried over a
+// Unix SOCK_SEQPACKET socket (one message per packet, so framing is the
+// kernel's), file descriptors alongside with SCM_RIGHTS (socket.h).
+//
+// Every message starts with MsgHeader; a reply echoes op and seq and carries
+// a status: 0 or a positive errno value, which the provider returns as the
+// verb's errno (rdma-core convention). Only the data path (post, poll,
+// completion arming) bypasses this socket, through the shared rings.
+//
+//   request  = MsgHeader | <Op>Req               [+ fds listed per op]
+//   reply    = MsgHeader | ReplyStatus | <Op>Rep  [+ fds listed per op]
+//              (an error reply is MsgHeader | ReplyStatus, nothing more)
+//
+// Rules both sides enforce (the daemon treats every byte from a client as
+// hostile):
+//   - magic and version must match; otherwise the daemon replies
+//     EPROTONOSUPPORT and closes the connection.
+//   - header.length equals the bytes received and sizeof(MsgHeader) +
+//     sizeof(<Op>Req) exactly (EBADMSG otherwise; JSON bodies excepted);
+//     an unknown op gets EOPNOTSUPP.
+//   - a request carries exactly the fds its op lists (EBADMSG otherwise;
+//     surplus fds are closed).
+//   - handles are per connection: a handle another client created, or one
+//     already destroyed, gets ENOENT, exactly as a handle never issued.
+//   - sizes are bounded by the device's limits (EINVAL over them).
+// The first request on a connection must be Hello; anything else before it
+// gets EPROTO.
+//
+// Versioning: kVersion changes whenever a struct here changes; the layouts
+// are plain C (fixed-width fields, natural alignment, explicit padding) so
+// that a provider and a daemon built apart agree; static_asserts pin every
+// size. Public verbs structs (ibv_qp_attr, ibv_ah_attr, ibv_device_attr,
+// ibv_port_attr, ibv_srq_attr) are embedded as they are: their layout is
+// libibverbs' public ABI and holds no pointers.
+#pragma once
+
+#include <infiniband/verbs.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+namespace uroce::ctl {
+
+inline constexpr std::uint32_t kMagic = 0x45435255;  // "URCE" little-endian
+inline constexpr std::uint16_t kVersion = 1;
+// Largest message either side sends or accepts (a status reply's JSON body
+// is the only variable-length one).
+inline constexpr std::size_t kMaxMessageBytes = 64 * 1024;
+// Largest number of fds one message carries.
+inline constexpr int kMaxFds = 4;
+// Length of device and path names, NUL included.
+inline constexpr std::size_t kNameBytes = 64;
+
+enum class Op : std::uint16_t {
+  kHello = 1,
+  kQueryPort = 2,
+  kAllocPd = 3,
+  kDeallocPd = 4,
+  kRegMr = 5,
+  kDeregMr = 6,
+  kReregMr = 7,
+  kCreateCompChannel = 8,
+  kDestroyCompChannel = 9,
+  kCreateCq = 10,
+  kResizeCq = 11,
+  kDestroyCq = 12,
+  kCreateQp = 13,
+  kModifyQp = 14,
+  kQueryQp = 15,
+  kDestroyQp = 16,
+  kCreateSrq = 17,
+  kModifySrq = 18,
+  kQuerySrq = 19,
+  kDestroySrq = 20,
+  kCreateAh = 21,
+  kDestroyAh = 22,
+  kStatus = 23,
+};
+inline constexpr std::uint16_t kMaxOp = 23;
+
+const char* op_name(Op op);
+
+struct MsgHeader {
+  std::uint32_t magic;
+  std::uint16_t version;
+  std::uint16_t op;       // an Op
+  std::uint32_t length;   // bytes of the whole message, header included
+  std::uint32_t seq;      // chosen by the requester, echoed in the reply
+};
+static_assert(sizeof(MsgHeader) == 16);
+
+struct ReplyStatus {
+  std::int32_t status;    // 0 or a positive errno value
+  std::uint32_t reserved;
+};
+static_assert(sizeof(ReplyStatus) == 8);
+
+// ---- Hello ----------------------------------------------------------------
+// Binds the connection to one device (one ibv_context). fds: [0] the write
+// end of the context's async-event pipe; the daemon writes 16-byte
+// ib_uverbs_async_event_desc records to it {element = the object's
+// user_handle, event_type = enum ibv_event_type}.
+struct HelloReq {
+  char ibdev[kNameBytes];   // "uroce0", NUL-terminated
+};
+struct HelloRep {
+  ibv_device_attr device;   // what ibv_query_device returns
+  std::uint32_t device_index;
+  std::uint32_t gid_table_len;
+  std::uint64_t max_mr_bytes;  // limit on one registration
+};
+
+// ---- QueryPort --------------------------------------------------------------
+struct QueryPortReq {
+  std::uint8_t port_num;    // 1
+  std::uint8_t pad[7];
+};
+struct QueryPortRep {
+  ibv_port_attr attr;
+};
+
+// ---- PD -------------------------------------------------------------------
+struct AllocPdReq {
+  std::uint64_t reserved;
+};
+struct AllocPdRep {
+  std::uint32_t pd_handle;
+  std::uint32_t pad;
+};
+struct DeallocPdReq {
+  std::uint32_t pd_handle;
+  std::uint32_t pad;
+};
+
+// ---- MR -------------------------------------------------------------------
+// The provider re-maps the registered pages onto a memfd (docs/ctl.md) and
+// passes it: fds: [0] that memfd, sealed against shrinking. The daemon maps
+// map_len bytes of it; the registered bytes start at map_offset in that
+// mapping. Deregistration unmaps it in the daemon (access is revoked).
+struct RegMrReq {
+  std::uint32_t pd_handle;
+  std::uint32_t access;     // ibv_access_flags
+  std::uint64_t addr;       // the application's address of the first byte
+  std::uint64_t length;
+  std::uint64_t iova;       // the address peers name (== addr for ibv_reg_mr)
+  std::uint64_t map_len;    // bytes of the memfd to map (page multiple)
+  std::uint64_t map_offset; // where addr lies in that mapping
+};
+struct RegMrRep {
+  std::uint32_t mr_handle;
+  std::uint32_t lkey;
+  std::uint32_t rkey;
+  std::uint32_t pad;
+};
+struct DeregMrReq {
+  std::uint32_t mr_handle;
+  std::uint32_t pad;
+};
+// IBV_REREG_MR_CHANGE_* in flags. With CHANGE_TRANSLATION, fds: [0] the new
+// memfd (as RegMr); otherwise no fd. Keys stay the same.
+struct ReregMrReq {
+  std::uint32_t mr_handle;
+  std::uint32_t flags;
+  std::uint32_t pd_handle;
+  std::uint32_t access;
+  std::uint64_t addr;
+  std::uint64_t length;
+  std::uint64_t iova;
+  std::uint64_t map_len;
+  std::uint64_t map_offset;
+};
+struct ReregMrRep {
+  std::uint32_t lkey;
+  std::uint32_t rkey;
+};
+
+// ---- Completion channels --------------------------------------------------
+// fds: [0] the write end of the channel's pipe. For each event the daemon
+// writes one 8-byte ib_uverbs_comp_event_desc {cq_handle = the CQ's
+// user_handle}, which ibv_get_cq_event reads.
+struct CreateCompChannelReq {
+  std::uint64_t reserved;
+};
+struct CreateCompChannelRep {
+  std::uint32_t channel_handle;
+  std::uint32_t pad;
+};
+struct DestroyCompChannelReq {
+  std::uint32_t channel_handle;
+  std::uint32_t pad;
+};
+
+// ---- CQ -------------------------------------------------------------------
+// The CQ lives in one memfd the daemon creates (reply fds: [0]):
+//   [0, ring_bytes)                         the rxe-layout ring of ib_uverbs_wc
+//   [ring_bytes, ring_bytes + 64)           CqNotify
+// region_bytes = ring_bytes + kCqNotifyBytes, rounded up to a page.
+inline constexpr std::uint64_t kNoChannel = 0;
+
+struct CreateCqReq {
+  std::uint32_t cqe;             // entries asked for (>= 1)
+  std::uint32_t channel_handle;  // kNoChannel or a CreateCompChannel handle
+  std::uint64_t user_handle;     // echoed in completion events (the ibv_cq*)
+  std::uint32_t comp_vector;
+  std::uint32_t pad;
+};
+struct CreateCqRep {
+  std::uint32_t cq_handle;
+  std::uint32_t cqe;             // entries it holds (ring capacity)
+  std::uint32_t log2_elem_size;  // ring geometry (shm::RingGeometry)
+  std::uint32_t log2_slots;
+  std::uint64_t ring_bytes;
+  std::uint64_t region_bytes;
+};
+// A new, larger or smaller, region (reply fds: [0]); the daemon moves the
+// completions not yet polled into it. The provider must not poll the old
+// ring between sending this and attaching the new one.
+struct ResizeCqReq {
+  std::uint32_t cq_handle;
+  std::uint32_t cqe;
+};
+using ResizeCqRep = CreateCqRep;
+struct DestroyCqReq {
+  std::uint32_t cq_handle;
+  std::uint32_t pad;
+};
+
+// The arming word the provider sets (ibv_req_notify_cq) and the daemon
+// clears when it sends the event: 0 disarmed, 1 next completion, 2 next
+// solicited completion. Provider: store-release; daemon: load-acquire, then
+// exchange to 0 before writing the event record (at most one event per arm).
+struct CqNotify {
+  std::uint32_t armed;
+  std::uint32_t pad[15];
+};
+inline constexpr std::size_t kCqNotifyBytes = 64;
+static_assert(sizeof(CqNotify) == kCqNotifyBytes);
+inline constexpr std::uint32_t kCqDisarmed = 0;
+inline constexpr std::uint32_t kCqArmedNext = 1;
+inline constexpr std::uint32_t kCqArmedSolicited = 2;
+
+// ---- QP -------------------------------------------------------------------
+// Reply fds: [0] the SQ memfd, [1] the RQ memfd (absent when the QP uses an
+// SRQ). Each holds one rxe-layout ring exactly (sq_bytes / rq_bytes).
+struct CreateQpReq {
+  std::uint32_t pd_handle;
+  std::uint32_t qp_type;         // IBV_QPT_RC, IBV_QPT_UC, IBV_QPT_UD
+  std::uint32_t send_cq_handle;
+  std::uint32_t recv_cq_handle;
+  std::uint32_t srq_handle;      // 0: none
+  std::uint32_t sq_sig_all;      // 0 or 1
+  ibv_qp_cap cap;                // asked for
+  std::uint32_t pad;
+  std::uint64_t user_handle;     // echoed in async events (the ibv_qp*)
+};
+struct CreateQpRep {
+  std::uint32_t qp_handle;
+  std::uint32_t qpn;
+  ibv_qp_cap cap;                // granted (>= asked)
+  std::uint32_t pad;
+  std::uint32_t sq_log2_elem_size;
+  std::uint32_t sq_log2_slots;
+  std::uint32_t rq_log2_elem_size;  // 0 with an SRQ
+  std::uint32_t rq_log2_slots;
+  std::uint64_t sq_bytes;
+  std::uint64_t rq_bytes;           // 0 with an SRQ
+};
+struct ModifyQpReq {
+  std::uint32_t qp_handle;
+  std::uint32_t attr_mask;       // ibv_qp_attr_mask
+  ibv_qp_attr attr;
+};
+struct QueryQpReq {
+  std::uint32_t qp_handle;
+  std::uint32_t attr_mask;
+};
+struct QueryQpRep {
+  ibv_qp_attr attr;
+  ibv_qp_cap cap;                // as granted at creation
+  std::uint32_t sq_sig_all;
+  std::uint32_t pad;
+};
+// The daemon stops the QP, completes nothing more and drops it; events not
+// yet delivered are discarded.
+struct DestroyQpReq {
+  std::uint32_t qp_handle;
+  std::uint32_t pad;
+};
+
+// ---- SRQ ------------------------------------------------------------------
+// Reply fds: [0] the SRQ's RQ-ring memfd (rq_bytes).
+struct CreateSrqReq {
+  std::uint32_t pd_handle;
+  std::uint32_t pad;
+  ibv_srq_attr attr;             // max_wr, max_sge, srq_limit
+  std::uint64_t user_handle;     // echoed in SRQ_LIMIT_REACHED (the ibv_srq*)
+};
+struct CreateSrqRep {
+  std::uint32_t srq_handle;
+  std::uint32_t srq_num;
+  ibv_srq_attr attr;             // granted
+  std::uint32_t log2_elem_size;
+  std::uint32_t log2_slots;
+  std::uint64_t rq_bytes;
+};
+struct ModifySrqReq {
+  std::uint32_t srq_handle;
+  std::uint32_t attr_mask;       // ibv_srq_attr_mask
+  ibv_srq_attr attr;
+};
+struct QuerySrqReq {
+  std::uint32_t srq_handle;
+  std::uint32_t pad;
+};
+struct QuerySrqRep {
+  ibv_srq_attr attr;
+};
+struct DestroySrqReq {
+  std::uint32_t srq_handle;
+  std::uint32_t pad;
+};
+
+// ---- AH -------------------------------------------------------------------
+// The daemon resolves the GID to IPv4 and MAC (ARP) before replying; the
+// handle is what UD send WQEs carry as wr.ud.ah_num (never 0). The AH
+// answers only for QPs of the same client and PD.
+struct CreateAhReq {
+  std::uint32_t pd_handle;
+  std::uint32_t pad;
+  ibv_ah_attr attr;
+};
+struct CreateAhRep {
+  std::uint32_t ah_handle;
+  std::uint32_t pad;
+};
+struct DestroyAhReq {
+  std::uint32_t ah_handle;
+  std::uint32_t pad;
+};
+
+// ---- Status (uroce-ctl) -----------------------------------------------------
+// Needs no Hello. The reply body is UTF-8 JSON, not NUL-terminated, its
+// length given by header.length (docs/uroce-ctl.md lists the fields).
+struct StatusReq {
+  std::uint32_t flags;           // kStatus* bits
+  std::uint32_t pad;
+};
+inline constexpr std::uint32_t kStatusQps = 1u << 0;      // per-QP counters
+inline constexpr std::uint32_t kStatusClients = 1u << 1;  // clients and objects
+
+// ---- Op -> request/reply types ----------------------------------------------
+struct NoReply {};
+template <Op> struct OpTypes;
+#define UROCE_CTL_OP(OP, REQ, REP)   \
+  template <> struct OpTypes<Op::OP> { \
+    using Req = REQ;                   \
+    using Rep = REP;                   \
+  };
+UROCE_CTL_OP(kHello, HelloReq, HelloRep)
+UROCE_CTL_OP(kQueryPort, QueryPortReq, QueryPortRep)
+UROCE_CTL_OP(kAllocPd, AllocPdReq, AllocPdRep)
+UROCE_CTL_OP(kDeallocPd, DeallocPdReq, NoReply)
+UROCE_CTL_OP(kRegMr, RegMrReq, RegMrRep)
+UROCE_CTL_OP(kDeregMr, DeregMrReq, NoReply)
+UROCE_CTL_OP(kReregMr, ReregMrReq, ReregMrRep)
+UROCE_CTL_OP(kCreateCompChannel, CreateCompChannelReq, CreateCompChannelRep)
+UROCE_CTL_OP(kDestroyCompChannel, DestroyCompChannelReq, NoReply)
+UROCE_CTL_OP(kCreateCq, CreateCqReq, CreateCqRep)
+UROCE_CTL_OP(kResizeCq, ResizeCqReq, ResizeCqRep)
+UROCE_CTL_OP(kDestroyCq, DestroyCqReq, NoReply)
+UROCE_CTL_OP(kCreateQp, CreateQpReq, CreateQpRep)
+UROCE_CTL_OP(kModifyQp, ModifyQpReq, NoReply)
+UROCE_CTL_OP(kQueryQp, QueryQpReq, QueryQpRep)
+UROCE_CTL_OP(kDestroyQp, DestroyQpReq, NoReply)
+UROCE_CTL_OP(kCreateSrq, CreateSrqReq, CreateSrqRep)
+UROCE_CTL_OP(kModifySrq, ModifySrqReq, NoReply)
+UROCE_CTL_OP(kQuerySrq, QuerySrqReq, QuerySrqRep)
+UROCE_CTL_OP(kDestroySrq, DestroySrqReq, NoReply)
+UROCE_CTL_OP(kCreateAh, CreateAhReq, CreateAhRep)
+UROCE_CTL_OP(kDestroyAh, DestroyAhReq, NoReply)
+UROCE_CTL_OP(kStatus, StatusReq, NoReply)
+#undef UROCE_CTL_OP
+
+// fds each request carries, and each successful reply carries (a reply's
+// count for CreateQp is 1 when the QP has an SRQ, else 2).
+int request_fd_count(Op op);
+
+// The exact byte size a request of `op` must have, header included; 0 for an
+// unknown op.
+std::size_t request_bytes(Op op);
+
+template <class T>
+inline constexpr bool kWireStruct =
+    std::is_trivially_copyable_v<T> && std::is_standard_layout_v<T>;
+
+static_assert(sizeof(HelloReq) == 64);
+static_assert(sizeof(HelloRep) == 248);
+static_assert(sizeof(QueryPortReq) == 8);
+static_assert(sizeof(QueryPortRep) == sizeof(ibv_port_attr));
+static_assert(sizeof(AllocPdReq) == 8 && sizeof(AllocPdRep) == 8 &&
+              sizeof(DeallocPdReq) == 8);
+static_assert(sizeof(RegMrReq) == 48 && sizeof(RegMrRep) == 16 &&
+              sizeof(DeregMrReq) == 8);
+static_assert(sizeof(ReregMrReq) == 56 && sizeof(ReregMrRep) == 8);
+static_assert(sizeof(CreateCqReq) == 24 && sizeof(CreateCqRep) == 32);
+static_assert(sizeof(CreateQpReq) == 56 && sizeof(CreateQpRep) == 64);
+static_assert(sizeof(ModifyQpReq) == 8 + sizeof(ibv_qp_attr));
+static_assert(sizeof(CreateSrqReq) == 32 && sizeof(CreateSrqRep) == 40);
+static_assert(sizeof(CreateAhReq) == 8 + sizeof(ibv_ah_attr));
+static_assert(kWireStruct<HelloRep> && kWireStruct<ModifyQpReq> &&
+              kWireStruct<CreateQpRep> && kWireStruct<CreateAhReq>);
+
+}  // namespace uroce::ctl
