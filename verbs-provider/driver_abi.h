@@ -138,6 +138,42 @@ struct verbs_mr {
   int access;
 };
 
+// The wrappers libibverbs expects around the objects a provider allocates for
+// QPs, CQs and SRQs. libibverbs converts between the public struct and the
+// wrapper by address (the public struct is first), and reads comp_mask of a
+// verbs_qp in ibv_qp_to_qp_ex.
+struct verbs_xrcd;  // XRC domains: never created by uroce
+
+// verbs_qp::comp_mask bits.
+enum verbs_qp_mask : std::uint32_t {
+  kVerbsQpXrcd = 1u << 0,
+  kVerbsQpEx = 1u << 1,  // qp_ex is valid: ibv_qp_to_qp_ex returns it
+};
+
+struct verbs_qp {
+  union {
+    ::ibv_qp qp;
+    ::ibv_qp_ex qp_ex;
+  };
+  std::uint32_t comp_mask;  // verbs_qp_mask
+  verbs_xrcd* xrcd;
+};
+
+struct verbs_cq {
+  union {
+    ::ibv_cq cq;
+    ::ibv_cq_ex cq_ex;
+  };
+};
+
+struct verbs_srq {
+  ::ibv_srq srq;
+  ibv_srq_type srq_type;
+  verbs_xrcd* xrcd;
+  ::ibv_cq* cq;
+  std::uint32_t srq_num;
+};
+
 // Every operation a provider can implement, in rdma-core v44 order
 // (alphabetical). verbs_set_ops copies the non-null members; libibverbs
 // supplies an ENOSYS/EOPNOTSUPP default for every null one.
@@ -332,6 +368,16 @@ static_assert(sizeof(verbs_device) == 712);
 
 static_assert(offsetof(verbs_mr, mr_type) == sizeof(ibv_mr));
 static_assert(sizeof(verbs_mr) == 56);
+
+static_assert(kCShared<verbs_qp> && kCShared<verbs_cq> && kCShared<verbs_srq>);
+static_assert(offsetof(ibv_qp_ex, qp_base) == 0);
+static_assert(offsetof(verbs_qp, comp_mask) == sizeof(ibv_qp_ex));
+static_assert(offsetof(verbs_qp, xrcd) == 360);
+static_assert(sizeof(verbs_qp) == 368);
+static_assert(sizeof(verbs_cq) == sizeof(ibv_cq_ex) && sizeof(verbs_cq) == 288);
+static_assert(offsetof(verbs_srq, srq_type) == sizeof(ibv_srq));
+static_assert(offsetof(verbs_srq, srq_num) == 152);
+static_assert(sizeof(verbs_srq) == 160);
 
 // 76 members, one pointer each; the index of each member we implement or
 // that marks a boundary is pinned so a mis-sorted edit cannot go unnoticed.

@@ -43,6 +43,7 @@ namespace {
 
 RingError check_memory(const void* mem, std::size_t len, const RingGeometry& g) {
   if (!g.valid()) return RingError::kBadGeometry;
+  if (mem == nullptr) return RingError::kTooSmall;
   if (reinterpret_cast<std::uintptr_t>(mem) % kRingAlign != 0) return RingError::kMisaligned;
   if (len < g.bytes()) return RingError::kTooSmall;
   return RingError::kOk;

@@ -42,6 +42,10 @@
 // at 40.
 #pragma once
 
+// <rdma/rdma_user_rxe.h> pulls in <linux/in.h>, which clashes with a later
+// <netinet/in.h> (DPDK includes it); glibc's header first makes the kernel's
+// skip its duplicate definitions.
+#include <netinet/in.h>
 #include <rdma/ib_user_verbs.h>
 #include <rdma/rdma_user_rxe.h>
 

@@ -107,6 +107,10 @@ class UcQp {
   QpState state() const { return core_.state; }
   Psn next_psn() const { return core_.psn; }
   Psn expected_psn() const { return epsn_; }
+  // WRs the send and receive queues hold (the engine completes a WQE it
+  // rejects only once every earlier WR has left, to keep order).
+  std::uint32_t send_queue_depth() const { return core_.sq.size(); }
+  std::uint32_t recv_queue_depth() const { return core_.rq.size(); }
   const UcCounters& counters() const { return core_.counters; }
   // Async events this QP raised and the refused-completion accounting
   // (async_event.h).

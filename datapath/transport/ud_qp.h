@@ -107,6 +107,10 @@ class UdQp {
   QpState state() const { return core_.state; }
   std::uint32_t qkey() const { return qkey_; }
   Psn next_psn() const { return core_.psn; }
+  // WRs the send and receive queues hold (the engine completes a WQE it
+  // rejects only once every earlier WR has left, to keep order).
+  std::uint32_t send_queue_depth() const { return core_.sq.size(); }
+  std::uint32_t recv_queue_depth() const { return core_.rq.size(); }
   const UdCounters& counters() const { return core_.counters; }
   // Async events this QP raised and the refused-completion accounting
   // (async_event.h).

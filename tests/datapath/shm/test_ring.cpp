@@ -93,6 +93,9 @@ TEST(Ring_Init, RejectsBadMemory) {
   EXPECT_EQ(ring_init(b.data(), b.size(), RingGeometry{3, 3}), RingError::kBadGeometry);
   EXPECT_EQ(ring_init(b.data(), b.size(), RingGeometry{6, 0}), RingError::kBadGeometry);
   EXPECT_EQ(ring_init(b.data(), b.size(), RingGeometry{17, 1}), RingError::kBadGeometry);
+  EXPECT_EQ(ring_init(nullptr, g.bytes(), g), RingError::kTooSmall);
+  RingConsumer<CqElement> c;
+  EXPECT_EQ(c.attach(nullptr, g.bytes(), g), RingError::kTooSmall);
 }
 
 TEST(Ring_ReadGeometry, RoundTripsInit) {

@@ -1,0 +1,37 @@
+// Human-readable views of the daemon's Status JSON (status_json.h in
+// apps/uroced documents its fields): aligned text tables, one per command.
+// Pure functions of the JSON; missing fields print as "-", so an older or
+// newer daemon still gives a readable table.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+namespace uroce::ctl_tool {
+
+// Columns padded to their widest cell, two spaces apart, a header line
+// first; numbers right-aligned.
+class Table {
+ public:
+  explicit Table(std::vector<std::string> headers) : headers_(std::move(headers)) {}
+  void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  std::string render() const;
+
+ private:
+  std::vector<std::string> headers_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+// `uroce-ctl status`: the daemon line and one row per device.
+std::string render_status(const nlohmann::json& j);
+// `uroce-ctl counters`: per device, every counter as name/value rows
+// (arrays by reason flattened to name.reason; zero counters omitted).
+std::string render_counters(const nlohmann::json& j);
+// `uroce-ctl qps`: one row per QP.
+std::string render_qps(const nlohmann::json& j);
+// `uroce-ctl clients`: one row per client connection.
+std::string render_clients(const nlohmann::json& j);
+
+}  // namespace uroce::ctl_tool

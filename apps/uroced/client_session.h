@@ -1,0 +1,248 @@
+// One client connection (one ibv_context of one application): its handle
+// tables and the handling of every request it sends (protocol.h).
+//
+// Threading: run() is the connection's own control thread (blocking reads,
+// blocking waits such as ARP resolution are fine there). Engine state is
+// reached only through Device (Engine::call). summary() and shutdown() may
+// be called from any thread; summary() reads a copy the session refreshes
+// after each request under a mutex, so status never waits for a request in
+// progress.
+//
+// Trust: every byte and fd from the client is hostile. Each request passes
+// check_request (message_check.h), then the connection state (the first
+// request must be Hello or Status: EPROTO otherwise), then its own field
+// checks; handles are looked up in this session's own tables only, so a
+// handle of another client (handles are unique daemon-wide) or one already
+// destroyed gets ENOENT, exactly as one never issued. Bad input gets its
+// error reply and a log line (at most kBadInputLogBurst per second per
+// client), and the session goes on serving.
+//
+// Ownership: the session owns the socket fd, the async pipe fd, the comp
+// channel write ends and every shared-memory region and MR mapping of its
+// objects. A region stays mapped until the Engine::call that destroys its
+// object has returned (vnic_api.h). When the connection ends (close, crash,
+// SIGKILL, or shutdown()), reclaim() destroys everything in the order QPs,
+// SRQs, CQs, AHs, MRs, comp channels, PDs, and logs what it reclaimed.
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "apps/uroced/device.h"
+#include "apps/uroced/rate_limiter.h"
+#include "datapath/ctl/protocol.h"
+#include "datapath/ctl/socket.h"
+#include "datapath/shm/ring.h"
+#include "datapath/shm/shared_region.h"
+#include "datapath/transport/srq.h"
+
+namespace uroce::daemon {
+
+// Handles, unique across the daemon and never reused while it runs (the
+// counter would need 2^32 objects to wrap), so a handle is also a valid
+// engine ObjId and AH number, and one client's handle means nothing in
+// another's tables. Thread-safe.
+class HandleCounter {
+ public:
+  std::uint32_t next() {
+    std::uint32_t h = next_.fetch_add(1, std::memory_order_relaxed);
+    while (h == 0) h = next_.fetch_add(1, std::memory_order_relaxed);
+    return h;
+  }
+
+ private:
+  std::atomic<std::uint32_t> next_{1};
+};
+
+// How long create_ah / modify_qp wait for ARP: one lookup every `interval`
+// until `timeout` (then EHOSTUNREACH).
+struct ResolveTiming {
+  TimeNs interval = 10 * kNsPerMs;
+  TimeNs timeout = 3 * kNsPerSec;
+};
+
+// What every session shares: the daemon's devices, the handle counter and
+// the status producer. Outlives every session.
+struct SessionEnv {
+  std::vector<Device*> devices;
+  HandleCounter* handles = nullptr;
+  // Builds the Status reply body (JSON) for the kStatus* `flags`.
+  std::function<std::string(std::uint32_t flags)> status;
+  ResolveTiming resolve{};
+};
+
+inline constexpr std::uint32_t kBadInputLogBurst = 5;
+
+// A client as `uroce-ctl clients` shows it.
+struct ClientSummary {
+  std::uint32_t id = 0;
+  ctl::PeerCred cred{};
+  std::string device;  // "" before Hello
+  std::vector<std::uint32_t> pds, mrs, channels, cqs, srqs, ahs;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> qps;  // handle, QPN
+  std::uint64_t requests = 0;
+  std::uint64_t bad_requests = 0;
+};
+
+class ClientSession {
+ public:
+  // Takes `sock` (a connected SOCK_SEQPACKET socket).
+  ClientSession(const SessionEnv& env, int sock, std::uint32_t id);
+  ~ClientSession();
+  ClientSession(const ClientSession&) = delete;
+  ClientSession& operator=(const ClientSession&) = delete;
+
+  // Serves requests until the peer closes, a fatal protocol error, or
+  // shutdown(); then reclaims every object.
+  void run();
+  // Any thread: makes run() return (its blocking read sees end of file).
+  void shutdown();
+
+  std::uint32_t id() const { return id_; }
+  ClientSummary summary() const;
+
+ private:
+  // Up to the fds one message may carry; closes whatever was not taken.
+  struct InFds {
+    int fd[16];
+    int n = 0;
+    ~InFds();
+    int take(int i);
+  };
+  // Borrowed fds for a reply (the objects keep owning them).
+  struct OutFds {
+    int fd[2] = {-1, -1};
+    int n = 0;
+    void add(int f) { fd[n++] = f; }
+  };
+
+  struct PdObj {
+    std::uint32_t refs = 0;
+  };
+  struct MrObj {
+    std::uint32_t pd = 0;
+    std::uint32_t key = 0;
+    std::uint32_t access = 0;
+    std::uint64_t addr = 0;
+    std::uint64_t length = 0;
+    std::uint64_t iova = 0;
+    std::uint64_t map_offset = 0;  // where addr lies in `map`
+    shm::SharedRegion map;  // map_len bytes of the client's memfd
+  };
+  struct ChannelObj {
+    int fd = -1;  // the pipe's write end
+    std::uint32_t refs = 0;
+  };
+  struct CqObj {
+    std::uint32_t channel = 0;
+    std::uint64_t user_handle = 0;
+    std::uint32_t cqe = 0;
+    shm::SharedRegion region;  // ring + CqNotify
+    std::uint32_t refs = 0;
+  };
+  struct SrqObj {
+    std::uint32_t pd = 0;
+    shm::SharedRegion region;
+    transport::SrqAttr attr{};
+    std::uint32_t refs = 0;
+  };
+  struct QpObj {
+    std::uint32_t pd = 0, send_cq = 0, recv_cq = 0, srq = 0;
+    std::uint32_t qpn = 0;
+    std::uint32_t type = 0;
+    ibv_qp_cap cap{};
+    bool sq_sig_all = false;
+    shm::SharedRegion sq, rq;
+  };
+  struct AhObj {
+    std::uint32_t pd = 0;
+  };
+
+  // One received message: checks, state, dispatch, reply.
+  bool handle_message(std::span<const std::byte> msg, InFds& fds);
+  void dispatch(const ctl::MsgHeader& h, std::span<const std::byte> body, InFds& fds);
+  template <ctl::Op O, class Handler>
+  void serve(const ctl::MsgHeader& h, std::span<const std::byte> body, InFds& fds,
+             Handler handler);
+  bool send_reply(const ctl::MsgHeader& h, int status, const void* rep,
+                  std::size_t rep_bytes, const OutFds& fds);
+  void bad_input(const ctl::MsgHeader& h, int status, const std::string& why);
+  void refresh_summary();
+  void reclaim();
+
+  // Handlers: 0 or an errno; fill *rep and *out on success.
+  int on_hello(const ctl::HelloReq& r, ctl::HelloRep* rep, InFds& in, OutFds* out);
+  int on_query_port(const ctl::QueryPortReq& r, ctl::QueryPortRep* rep, InFds& in,
+                    OutFds* out);
+  int on_alloc_pd(const ctl::AllocPdReq& r, ctl::AllocPdRep* rep, InFds& in, OutFds* out);
+  int on_dealloc_pd(const ctl::DeallocPdReq& r, ctl::NoReply* rep, InFds& in, OutFds* out);
+  int on_reg_mr(const ctl::RegMrReq& r, ctl::RegMrRep* rep, InFds& in, OutFds* out);
+  int on_rereg_mr(const ctl::ReregMrReq& r, ctl::ReregMrRep* rep, InFds& in, OutFds* out);
+  int on_dereg_mr(const ctl::DeregMrReq& r, ctl::NoReply* rep, InFds& in, OutFds* out);
+  int on_create_channel(const ctl::CreateCompChannelReq& r, ctl::CreateCompChannelRep* rep,
+                        InFds& in, OutFds* out);
+  int on_destroy_channel(const ctl::DestroyCompChannelReq& r, ctl::NoReply* rep, InFds& in,
+                         OutFds* out);
+  int on_create_cq(const ctl::CreateCqReq& r, ctl::CreateCqRep* rep, InFds& in, OutFds* out);
+  int on_resize_cq(const ctl::ResizeCqReq& r, ctl::ResizeCqRep* rep, InFds& in, OutFds* out);
+  int on_destroy_cq(const ctl::DestroyCqReq& r, ctl::NoReply* rep, InFds& in, OutFds* out);
+  int on_create_qp(const ctl::CreateQpReq& r, ctl::CreateQpRep* rep, InFds& in, OutFds* out);
+  int on_modify_qp(const ctl::ModifyQpReq& r, ctl::NoReply* rep, InFds& in, OutFds* out);
+  int on_query_qp(const ctl::QueryQpReq& r, ctl::QueryQpRep* rep, InFds& in, OutFds* out);
+  int on_destroy_qp(const ctl::DestroyQpReq& r, ctl::NoReply* rep, InFds& in, OutFds* out);
+  int on_create_srq(const ctl::CreateSrqReq& r, ctl::CreateSrqRep* rep, InFds& in,
+                    OutFds* out);
+  int on_modify_srq(const ctl::ModifySrqReq& r, ctl::NoReply* rep, InFds& in, OutFds* out);
+  int on_query_srq(const ctl::QuerySrqReq& r, ctl::QuerySrqRep* rep, InFds& in, OutFds* out);
+  int on_destroy_srq(const ctl::DestroySrqReq& r, ctl::NoReply* rep, InFds& in, OutFds* out);
+  int on_create_ah(const ctl::CreateAhReq& r, ctl::CreateAhRep* rep, InFds& in, OutFds* out);
+  int on_destroy_ah(const ctl::DestroyAhReq& r, ctl::NoReply* rep, InFds& in, OutFds* out);
+  void on_status(const ctl::MsgHeader& h, const ctl::StatusReq& r);
+
+  // The CQ region for `cqe` entries: ring + CqNotify, initialised.
+  int make_cq_region(std::uint32_t cqe, shm::SharedRegion* region, engine::RingMem* ring,
+                     ctl::CqNotify** notify);
+  // ARP for `ip` on this session's device, polling (env_.resolve timing).
+  int resolve_mac(wire::Ipv4Addr ip, wire::MacAddr* mac);
+  // Destroy one object in the engine and drop its memory; when the engine
+  // refuses, the memory is kept mapped for the rest of the process
+  // (keep_mapped): safer than unmapping what the engine may still touch.
+  void destroy_qp_obj(std::uint32_t h, QpObj& q);
+  void destroy_srq_obj(std::uint32_t h, SrqObj& s);
+  void destroy_cq_obj(std::uint32_t h, CqObj& c);
+  void destroy_mr_obj(MrObj& m);
+  void keep_mapped(shm::SharedRegion&& r);
+
+  const SessionEnv& env_;
+  int sock_;
+  std::uint32_t id_;
+  ctl::PeerCred cred_{};
+  Device* dev_ = nullptr;  // set by Hello
+  int async_fd_ = -1;
+  std::vector<std::byte> buf_;
+  RateLimiter log_limit_;
+  std::uint64_t requests_ = 0;
+  std::uint64_t bad_requests_ = 0;
+  bool reclaimed_ = false;
+
+  std::map<std::uint32_t, PdObj> pds_;
+  std::map<std::uint32_t, MrObj> mrs_;
+  std::map<std::uint32_t, ChannelObj> channels_;
+  std::map<std::uint32_t, CqObj> cqs_;
+  std::map<std::uint32_t, SrqObj> srqs_;
+  std::map<std::uint32_t, QpObj> qps_;
+  std::map<std::uint32_t, AhObj> ahs_;
+
+  mutable std::mutex summary_mu_;
+  ClientSummary summary_;
+};
+
+}  // namespace uroce::daemon

@@ -1,0 +1,128 @@
+// uroced's configuration: a TOML file (apps/uroced/uroced.example.toml
+// documents every key) plus command-line overrides, validated into one
+// DaemonConfig before anything is started.
+//
+//   uroced [--config FILE] [--run-dir DIR] [--lcore N] [--poll busy|backoff]
+//          [--eal-arg ARG]... [--device SPEC]... [--log-level LEVEL]
+//
+// Precedence: built-in defaults < the file < the command line. --device
+// (repeatable) replaces the file's whole device list; --eal-arg (repeatable)
+// is appended to eal.args.
+//
+// Every error is one line that names the offending key the way the file
+// spells it ("device[1].mac: ..."; with --device, N counts the --device
+// options from 0), so a user can find and fix it. Loading never throws: the
+// third-party parsers' exceptions are caught where they are called.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "datapath/port/eal_config.h"
+#include "datapath/wire/addr.h"
+
+namespace uroce::daemon {
+
+enum class PollMode : std::uint8_t { kBusy, kBackoff };
+
+// How a device reaches the wire, from its `port` string.
+enum class PortKind : std::uint8_t {
+  kVdev,  // "net_memif0,role=server,..." : an EAL virtual device
+  kPci,   // "0000:03:00.0" : a PCI function (EAL probes it)
+  kRing,  // "ring:NAME" : one end of a crossed net_ring pair in this process
+};
+
+struct PortSpec {
+  PortKind kind = PortKind::kVdev;
+  std::string name;  // vdev name ("net_memif0"), PCI address, or ring NAME
+  std::string args;  // vdev devargs after the first ',' (may be empty)
+};
+
+struct DeviceConfig {
+  std::string name;             // ibdev name, "uroce0"
+  std::string port;             // as written; see PortSpec
+  PortSpec port_spec;           // parsed from `port`
+  wire::MacAddr mac{};
+  wire::Ipv4Addr ipv4{};
+  std::uint32_t mtu = 1500;     // Ethernet MTU (L3 bytes)
+};
+
+inline constexpr std::uint32_t kMinMtu = 576;
+inline constexpr std::uint32_t kMaxMtu = 9216;
+inline constexpr std::uint32_t kMaxBackoffUs = 1'000'000;
+// EAL's default lcore limit in Debian's DPDK build (RTE_MAX_LCORE).
+inline constexpr std::uint32_t kMaxLcore = 127;
+
+struct DaemonConfig {
+  // [daemon]
+  std::string run_dir = "/run/uroce";
+  PollMode poll = PollMode::kBackoff;
+  std::uint32_t backoff_max_us = 200;
+  std::string log_level = "info";
+  // [eal]
+  std::uint32_t lcore = 1;
+  std::vector<std::string> eal_args = {"--no-huge", "--no-pci", "--no-telemetry",
+                                       "-m", "512"};
+  std::string file_prefix;  // empty: "uroced-<pid>"
+  // [[device]]
+  std::vector<DeviceConfig> devices;
+
+  std::string socket_path() const { return run_dir + "/uroced.sock"; }
+  std::string sysfs_root() const { return run_dir + "/sysfs"; }
+};
+
+// What the command line said; unset fields leave the file's values alone.
+struct CommandLine {
+  std::optional<std::string> config_file;
+  std::optional<std::string> run_dir;
+  std::optional<std::uint32_t> lcore;
+  std::optional<std::string> poll;
+  std::optional<std::string> log_level;
+  std::vector<std::string> eal_args;
+  std::vector<std::string> devices;
+};
+
+// Parses argv. Returns -1 when the caller should go on; otherwise the exit
+// code to return now (0 after --help, which it printed; 1 after an error,
+// which it printed to stderr with a hint to try --help).
+int parse_command_line(int argc, char** argv, CommandLine* out);
+
+// Reads TOML text into `out` (over its current values). `source` names the
+// text in parse errors ("uroced.toml:3:7: ..."). Returns "" or the error.
+// Does not run validate().
+std::string load_toml(std::string_view text, std::string_view source,
+                      DaemonConfig* out);
+
+// One --device SPEC ("name=uroce0;mac=...;ipv4=...;mtu=9000;port=ring:p0")
+// into `out`; `index` is its position, used in error messages. Returns ""
+// or the error. Keys: name, port, mac, ipv4 (required), mtu (default 1500).
+std::string parse_device_spec(std::string_view spec, std::size_t index,
+                              DeviceConfig* out);
+
+// Applies `cl` (without reading cl.config_file) over `cfg`.
+std::string apply_command_line(const CommandLine& cl, DaemonConfig* cfg);
+
+// The whole-configuration checks: at least one device; unique names, MACs
+// and IPv4 addresses; every ring named by exactly two devices; paths that
+// fit a Unix socket address; values in range. Returns "" or the error.
+std::string validate(const DaemonConfig& cfg);
+
+// Defaults, then cl.config_file (if any), then the rest of `cl`, then
+// validate(). Returns "" or the error.
+std::string load_config(const CommandLine& cl, DaemonConfig* out);
+
+// The EAL settings for `cfg`: -l <lcore>, --file-prefix (default
+// "uroced-<pid>"), eal_args translated into EalConfig fields (-m, --no-huge,
+// --no-pci, --no-telemetry, --vdev, -a, --log-level; anything else kept
+// verbatim), vdevs without devargs added as --vdev, and PCI devices
+// allowed (-a, PCI probing on). Returns "" or the error (an eal.args entry
+// that sets what uroced controls: -l, --lcores, -c, --file-prefix).
+std::string make_eal_config(const DaemonConfig& cfg, int pid,
+                            port::EalConfig* out);
+
+const char* to_string(PollMode m);
+
+}  // namespace uroce::daemon

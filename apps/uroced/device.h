@@ -1,0 +1,83 @@
+// One virtual NIC as uroced's control plane sees it: the engine operations a
+// client session needs, each run on the engine lcore, plus the device's
+// static description. The server and the client sessions talk only to this
+// interface, so they run unchanged over the daemon's Vnic<EthPortIo> and,
+// in tests, over a Vnic<SimPortIo> (vnic_device.h implements it for both).
+//
+// Threading: any control thread may call any method; the implementation
+// funnels each into Engine::call, which serialises them with the engine's
+// iterations. A virtual call per control operation is fine: none of this is
+// on the packet path.
+//
+// Every int return is 0 or a positive errno value (vnic.h documents which).
+#pragma once
+
+// Before anything that reaches <rdma/rdma_user_rxe.h> (which pulls
+// <linux/in.h>): glibc's <netinet/in.h> must come first for the two to
+// coexist, and the engine headers include it later.
+#include <netinet/in.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "datapath/engine/vnic_api.h"
+#include "datapath/engine/vnic_types.h"
+#include "datapath/port/arp_agent.h"
+#include "datapath/wire/addr.h"
+#include "datapath/wire/opcodes.h"
+
+namespace uroce::daemon {
+
+// What a Status request shows of one device, read in one engine call.
+struct DeviceSnapshot {
+  engine::VnicCounters counters{};
+  port::ArpCounters arp{};
+  std::uint32_t qps = 0, cqs = 0, srqs = 0, ahs = 0, mrs = 0;
+  std::vector<engine::QpStatus> qp_status;  // filled only when asked
+};
+
+class Device {
+ public:
+  virtual ~Device() = default;
+
+  // The engine's configuration of this device (name, MAC, IPv4, MTU,
+  // object limits). Immutable after start-up: readable from any thread.
+  virtual const engine::VnicConfig& config() const = 0;
+  // The largest IB path MTU its Ethernet MTU carries.
+  virtual wire::PathMtu active_mtu() const = 0;
+  // Position in the daemon's device list (HelloRep.device_index).
+  virtual std::uint32_t index() const = 0;
+  // N of /dev/infiniband/uverbsN (status only; 0 before registration).
+  virtual std::uint32_t uverbs() const = 0;
+  // The configured port string, for status.
+  virtual const std::string& port_name() const = 0;
+
+  virtual int alloc_qpn(std::uint32_t* qpn) = 0;
+  virtual int create_cq(const engine::CqCreate& c) = 0;
+  virtual int destroy_cq(engine::ObjId id) = 0;
+  virtual int resize_cq(engine::ObjId id, const engine::RingMem& ring,
+                        ctl::CqNotify* notify) = 0;
+  virtual int create_srq(const engine::SrqCreate& c) = 0;
+  virtual int modify_srq(engine::ObjId id, std::uint32_t mask,
+                         const transport::SrqAttr& a) = 0;
+  virtual int query_srq(engine::ObjId id, transport::SrqAttr* out) = 0;
+  virtual int destroy_srq(engine::ObjId id) = 0;
+  virtual int create_qp(const engine::QpCreate& c) = 0;
+  virtual int modify_qp(engine::ObjId id, const engine::QpModify& m) = 0;
+  virtual int query_qp(engine::ObjId id, engine::QpQuery* out) = 0;
+  virtual int destroy_qp(engine::ObjId id) = 0;
+  // The key (lkey == rkey), or 0 with *err set.
+  virtual std::uint32_t reg_mr(const engine::MrCreate& m, int* err) = 0;
+  virtual int rereg_mr(std::uint32_t key, const engine::MrCreate& m) = 0;
+  virtual int dereg_mr(std::uint32_t key) = 0;
+  virtual int create_ah(const engine::AhCreate& a) = 0;
+  virtual int destroy_ah(engine::ObjId id) = 0;
+  // One non-blocking neighbour lookup at the engine's current time: true
+  // with *mac when known; otherwise ARP resolution is started or continues.
+  virtual bool resolve(wire::Ipv4Addr ip, wire::MacAddr* mac) = 0;
+  // Counters and object counts; the per-QP lines only when `with_qps`.
+  virtual void snapshot(bool with_qps, DeviceSnapshot* out) = 0;
+};
+
+}  // namespace uroce::daemon

@@ -1,0 +1,48 @@
+// What a uroce device reports to verbs (ibv_query_device, ibv_query_port)
+// and the limits the daemon enforces on every request against it. The two
+// come from the same constants so that what a client is told is exactly what
+// the daemon accepts.
+#pragma once
+
+#include <infiniband/verbs.h>
+
+#include <cstdint>
+
+#include "apps/uroced/device.h"
+#include "apps/uroced/sysfs_tree.h"
+#include "datapath/transport/wr.h"
+
+namespace uroce::daemon {
+
+// Per-object limits (rxe-like where rxe has one).
+inline constexpr std::uint32_t kMaxQpWr = 16384;     // max_qp_wr
+inline constexpr std::uint32_t kMaxCqe = 65535;      // max_cqe
+inline constexpr std::uint32_t kMaxSrqWr = 16384;    // max_srq_wr
+inline constexpr std::uint32_t kMaxPd = 65536;       // max_pd (per device)
+inline constexpr std::uint32_t kMaxRdAtom = 16;      // max_qp_rd_atom, init_rd_atom
+inline constexpr std::uint64_t kMaxMrBytes = 1ull << 36;  // one registration
+inline constexpr std::uint32_t kMaxSge = transport::kMaxSge;
+inline constexpr std::uint32_t kMaxInline = transport::kMaxInline;
+inline constexpr std::uint32_t kVendorId = 0xFFFFFF;
+inline constexpr std::uint32_t kPageSize = 4096;
+inline constexpr int kGidTableLen = static_cast<int>(kSysfsGidTableLen);
+// ibv_port_attr.max_msg_sz: what RC and UC carry in one message.
+inline constexpr std::uint32_t kMaxMsgBytes = 1u << 31;
+// IBV_PORT_PHYS_STATE_LINK_UP.
+inline constexpr std::uint8_t kPhysStateLinkUp = 5;
+
+// ibv_device_attr of `dev`: fw_ver "uroce <version>", node_guid and
+// sys_image_guid the EUI-64 of its MAC, the object limits of its
+// VnicConfig and the constants above.
+ibv_device_attr device_attr(const Device& dev);
+
+// ibv_port_attr of port 1 of `dev`: ACTIVE / LinkUp, Ethernet link layer,
+// max_mtu 4096, active_mtu from its Ethernet MTU (1500 -> 1024,
+// 9000 -> 4096), 16 GIDs, one P_Key, 4X QDR (about what one engine core moves
+// over memif).
+ibv_port_attr port_attr(const Device& dev);
+
+// ibv_mtu value of a path MTU (same numbering).
+inline ibv_mtu to_ibv_mtu(wire::PathMtu m) { return static_cast<ibv_mtu>(m); }
+
+}  // namespace uroce::daemon

@@ -1,0 +1,205 @@
+// uroced: the uroce daemon. Owns the DPDK ports, runs ONE engine on the EAL
+// main lcore serving every virtual NIC, and serves the verbs provider's
+// control connections (server.h) on RUN/uroced.sock.
+//
+// Start-up, in order (each failure: one log line saying what to do, exit 1):
+//   configuration -> run directory -> no live daemon on RUN/uroced.sock
+//   -> stale sysfs tree of a crashed daemon removed -> CPU affinity saved
+//   -> rte_eal_init -> ports -> Vnics + Engine -> listen -> sysfs tree and
+//   /dev/infiniband nodes -> accept thread -> "uroced: ready" on stderr
+//   -> the engine loop runs on this (the main lcore's) thread.
+// SIGTERM / SIGINT (taken by a dedicated thread; blocked everywhere else):
+// stop the server (every client's objects are reclaimed while the engine
+// still runs), stop the engine, remove the sysfs tree, the /dev nodes and
+// the socket, close the ports, exit 0.
+#include <pthread.h>
+#include <rte_eal.h>
+#include <signal.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "apps/uroced/affinity.h"
+#include "apps/uroced/config.h"
+#include "apps/uroced/log.h"
+#include "apps/uroced/ports.h"
+#include "apps/uroced/server.h"
+#include "apps/uroced/sysfs_tree.h"
+#include "apps/uroced/vnic_device.h"
+#include "datapath/engine/engine.h"
+#include "datapath/engine/eth_port_io.h"
+#include "datapath/engine/tsc_clock.h"
+#include "datapath/port/eal.h"
+
+namespace uroce::daemon {
+namespace {
+
+using EngineT = engine::Engine<engine::EthPortIo, engine::TscClock>;
+using VnicT = EngineT::VnicT;
+
+// rte_eal_cleanup when run()'s scope ends, after every port is closed; then
+// the EAL runtime directory of our file prefix (/var/run/dpdk/<prefix>),
+// which EAL leaves behind and which nobody else uses: the prefix is ours.
+struct EalGuard {
+  bool active = false;
+  std::string runtime_dir;
+  ~EalGuard() {
+    if (!active) return;
+    port::eal_cleanup();
+    std::error_code ec;
+    if (!runtime_dir.empty()) std::filesystem::remove_all(runtime_dir, ec);
+  }
+};
+
+sigset_t termination_signals() {
+  sigset_t s;
+  sigemptyset(&s);
+  sigaddset(&s, SIGTERM);
+  sigaddset(&s, SIGINT);
+  return s;
+}
+
+int fail(const std::string& what) {
+  spdlog::critical("{}", what);
+  return 1;
+}
+
+int prepare_run_dir(const DaemonConfig& cfg) {
+  std::error_code ec;
+  std::filesystem::create_directories(cfg.run_dir, ec);
+  if (ec) {
+    return fail("cannot create the run directory " + cfg.run_dir + ": " + ec.message() +
+                " (run uroced as root or choose a writable --run-dir)");
+  }
+  if (socket_is_live(cfg.socket_path())) {
+    return fail("address in use: another uroced serves " + cfg.socket_path() +
+                "; stop it or give this one another --run-dir");
+  }
+  const int stale = cleanup_stale_tree(cfg.sysfs_root(), kCdevDir);
+  if (stale > 0) {
+    spdlog::warn("removed the sysfs tree and {} /dev/infiniband node(s) of a uroced that "
+                 "did not exit cleanly",
+                 stale);
+  }
+  return 0;
+}
+
+int run(const DaemonConfig& cfg) {
+  if (int rc = prepare_run_dir(cfg); rc != 0) return rc;
+
+  // Every thread created from here on, EAL's included, inherits this mask:
+  // only the signal thread takes SIGTERM/SIGINT.
+  const sigset_t term = termination_signals();
+  pthread_sigmask(SIG_BLOCK, &term, nullptr);
+  // A client's pipe whose reader is gone must give EPIPE, not kill us.
+  signal(SIGPIPE, SIG_IGN);
+
+  const CpuAffinity affinity = CpuAffinity::save();
+  port::EalConfig eal;
+  if (std::string err = make_eal_config(cfg, static_cast<int>(getpid()), &eal); !err.empty()) {
+    return fail(err);
+  }
+  EalGuard eal_guard;
+  std::string err;
+  if (port::eal_init(eal, &err) != 0) return fail(err);
+  eal_guard.active = true;
+  const std::string runtime_dir = rte_eal_get_runtime_dir();
+  if (runtime_dir.ends_with("/" + eal.file_prefix)) eal_guard.runtime_dir = runtime_dir;
+
+  std::vector<std::unique_ptr<port::EthPort>> ports;
+  if (open_ports(cfg, &ports, &err) != 0) return fail(err);
+  std::vector<std::unique_ptr<engine::EthPortIo>> ios;
+  std::vector<std::unique_ptr<VnicT>> vnics;
+  engine::TscClock clock = engine::TscClock::from_eal();
+  engine::EngineConfig ecfg;
+  ecfg.mode = cfg.poll == PollMode::kBusy ? engine::PollMode::kBusy : engine::PollMode::kBackoff;
+  ecfg.backoff_max_us = cfg.backoff_max_us;
+  EngineT eng(ecfg, clock);
+  std::vector<std::unique_ptr<VnicDevice<EngineT>>> devices;
+  std::vector<Device*> device_ptrs;
+  for (std::size_t i = 0; i < cfg.devices.size(); ++i) {
+    const DeviceConfig& d = cfg.devices[i];
+    engine::VnicConfig vc;
+    vc.name = d.name;
+    vc.mac = d.mac;
+    vc.ip = d.ipv4;
+    vc.eth_mtu = d.mtu;
+    ios.push_back(std::make_unique<engine::EthPortIo>(*ports[i]));
+    vnics.push_back(std::make_unique<VnicT>(vc, *ios.back()));
+    eng.add_vnic(vnics.back().get());
+    devices.push_back(std::make_unique<VnicDevice<EngineT>>(
+        *vnics.back(), eng, static_cast<std::uint32_t>(i), d.port));
+    device_ptrs.push_back(devices.back().get());
+  }
+
+  DaemonInfo info;
+  info.version = UROCE_VERSION;
+  info.pid = static_cast<long>(getpid());
+  info.run_dir = cfg.run_dir;
+  info.poll = to_string(cfg.poll);
+  info.lcore = cfg.lcore;
+  Server server(device_ptrs, info);
+  if (server.listen(cfg.socket_path(), &err) != 0) return fail(err);
+
+  SysfsTree tree(cfg.sysfs_root());
+  for (std::size_t i = 0; i < cfg.devices.size(); ++i) {
+    const DeviceConfig& d = cfg.devices[i];
+    SysfsDevice sd;
+    sd.ibdev = d.name;
+    sd.mac = d.mac;
+    sd.ipv4 = d.ipv4;
+    sd.socket_path = cfg.socket_path();
+    std::uint32_t n = 0;
+    if (int rc = tree.add(sd, &n, &err); rc != 0) return fail(d.name + ": " + err);
+    devices[i]->set_uverbs(n);
+    spdlog::info("{}: {} mac {} ipv4 {} mtu {} on {} (/dev/infiniband/uverbs{})", d.name,
+                 i, d.mac.to_string(), d.ipv4.to_string(), d.mtu, d.port, n);
+  }
+  if (int rc = server.start(&affinity); rc != 0) {
+    return fail(std::string("cannot start the accept thread: ") + std::strerror(rc));
+  }
+
+  std::atomic<bool> stop{false};
+  std::thread signals([&] {
+    (void)affinity.apply_to_current_thread();
+    int sig = 0;
+    sigwait(&term, &sig);
+    spdlog::info("SIG{}: stopping", sigabbrev_np(sig));
+    server.stop();
+    stop.store(true, std::memory_order_release);
+  });
+
+  std::fprintf(stderr, "uroced: ready\n");
+  std::fflush(stderr);
+  eng.run(stop);
+  signals.join();
+  tree.remove_all();
+  spdlog::info("stopped");
+  return 0;
+}
+
+}  // namespace
+}  // namespace uroce::daemon
+
+int main(int argc, char** argv) {
+  using namespace uroce::daemon;
+  CommandLine cl;
+  if (const int rc = parse_command_line(argc, argv, &cl); rc >= 0) return rc;
+  DaemonConfig cfg;
+  if (std::string err = load_config(cl, &cfg); !err.empty()) {
+    std::fprintf(stderr, "uroced: %s\n", err.c_str());
+    return 1;
+  }
+  setup_logging(cfg.log_level);
+  return run(cfg);
+}

@@ -1,0 +1,27 @@
+// The DPDK ports of the daemon's devices, one EthPort each, in the order of
+// the configuration (needs rte_eal_init first):
+//   vdev with devargs   hot-plugged with them (PortConfig.vdev_args);
+//   vdev without, PCI   created by EAL at init (make_eal_config lists them),
+//                       opened by name;
+//   "ring:NAME"         the two devices naming NAME get the two ends of one
+//                       crossed net_ring pair (port::create_ring_pair).
+// Each port is set to its device's MTU and MAC (promiscuous RX, so the
+// software MAC is what counts).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "apps/uroced/config.h"
+#include "datapath/port/eth_port.h"
+
+namespace uroce::daemon {
+
+// Opens every port. Returns 0, or a negative errno with `error` naming the
+// device and saying what to check; ports opened so far stay in `out` (their
+// destructors close them).
+int open_ports(const DaemonConfig& cfg, std::vector<std::unique_ptr<port::EthPort>>* out,
+               std::string* error);
+
+}  // namespace uroce::daemon

@@ -1,0 +1,177 @@
+#include "apps/uroced/server.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <spdlog/spdlog.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "datapath/ctl/socket.h"
+
+namespace uroce::daemon {
+
+bool socket_is_live(const std::string& path) {
+  const int fd = ctl::connect_to(path.c_str());
+  if (fd < 0) return false;
+  close(fd);
+  return true;
+}
+
+Server::Server(std::vector<Device*> devices, DaemonInfo info, ResolveTiming resolve)
+    : info_(std::move(info)), started_(std::chrono::steady_clock::now()) {
+  env_.devices = std::move(devices);
+  env_.handles = &handles_;
+  env_.status = [this](std::uint32_t flags) { return status(flags); };
+  env_.resolve = resolve;
+}
+
+Server::~Server() { stop(); }
+
+int Server::listen(const std::string& path, std::string* error) {
+  struct stat st;
+  if (lstat(path.c_str(), &st) == 0) {
+    if (!S_ISSOCK(st.st_mode)) {
+      *error = path + " exists and is not a socket: remove it or choose another run directory";
+      return EEXIST;
+    }
+    if (socket_is_live(path)) {
+      *error = "address in use: another uroced serves " + path +
+               "; stop it or give this one another --run-dir";
+      return EADDRINUSE;
+    }
+  }
+  const int fd = ctl::listen_at(path.c_str(), 0666);
+  if (fd < 0) {
+    const int err = errno;
+    *error = "cannot listen on " + path + ": " + std::strerror(err) +
+             (err == EACCES ? " (run uroced as root or choose a writable --run-dir)" : "");
+    return err;
+  }
+  listen_fd_ = fd;
+  path_ = path;
+  info_.socket = path;
+  return 0;
+}
+
+int Server::start(const CpuAffinity* affinity) {
+  affinity_ = affinity;
+  if (pipe2(wake_, O_CLOEXEC | O_NONBLOCK) != 0) return errno;
+  accept_thread_ = std::thread([this] { accept_loop(); });
+  return 0;
+}
+
+void Server::accept_loop() {
+  if (affinity_ != nullptr) (void)affinity_->apply_to_current_thread();
+  for (;;) {
+    pollfd p[2] = {{listen_fd_, POLLIN, 0}, {wake_[0], POLLIN, 0}};
+    if (poll(p, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      spdlog::error("control socket: poll failed: {}", std::strerror(errno));
+      return;
+    }
+    if (p[1].revents != 0) return;
+    if ((p[0].revents & POLLIN) == 0) continue;
+    const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+    if (fd < 0) {
+      if (errno != EINTR && errno != ECONNABORTED && errno != EAGAIN) {
+        spdlog::warn("control socket: accept failed: {}", std::strerror(errno));
+      }
+      continue;
+    }
+    reap(false);
+    std::lock_guard<std::mutex> lk(mu_);
+    if (stopped_) {
+      close(fd);
+      return;
+    }
+    Conn& c = conns_.emplace_back();
+    c.session = std::make_unique<ClientSession>(env_, fd, next_client_.fetch_add(1));
+    c.thread = std::thread([this, &c] {
+      if (affinity_ != nullptr) (void)affinity_->apply_to_current_thread();
+      c.session->run();
+      c.done.store(true, std::memory_order_release);
+    });
+  }
+}
+
+void Server::reap(bool all) {
+  std::list<Conn> finished;
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    for (auto it = conns_.begin(); it != conns_.end();) {
+      if (all || it->done.load(std::memory_order_acquire)) {
+        auto next = std::next(it);
+        finished.splice(finished.end(), conns_, it);
+        it = next;
+      } else {
+        ++it;
+      }
+    }
+  }
+  for (Conn& c : finished) {
+    if (c.thread.joinable()) c.thread.join();
+  }
+}
+
+void Server::stop() {
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    if (stopped_) return;
+    stopped_ = true;
+  }
+  if (wake_[1] >= 0) {
+    const char b = 1;
+    (void)write(wake_[1], &b, 1);
+  }
+  if (accept_thread_.joinable()) accept_thread_.join();
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    for (Conn& c : conns_) c.session->shutdown();
+  }
+  reap(true);
+  if (listen_fd_ >= 0) {
+    close(listen_fd_);
+    listen_fd_ = -1;
+    (void)unlink(path_.c_str());
+  }
+  for (int& f : wake_) {
+    if (f >= 0) close(f);
+    f = -1;
+  }
+}
+
+std::size_t Server::client_count() const {
+  std::lock_guard<std::mutex> lk(mu_);
+  std::size_t n = 0;
+  for (const Conn& c : conns_) n += c.done.load(std::memory_order_acquire) ? 0 : 1;
+  return n;
+}
+
+std::string Server::status(std::uint32_t flags) {
+  const bool with_qps = (flags & ctl::kStatusQps) != 0;
+  std::vector<DeviceSnapshot> snaps(env_.devices.size());
+  for (std::size_t i = 0; i < env_.devices.size(); ++i) {
+    env_.devices[i]->snapshot(with_qps, &snaps[i]);
+  }
+  std::vector<ClientSummary> clients;
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    for (const Conn& c : conns_) {
+      if (!c.done.load(std::memory_order_acquire)) clients.push_back(c.session->summary());
+    }
+  }
+  DaemonInfo info = info_;
+  info.uptime_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+  info.clients = clients.size();
+  const std::size_t room = ctl::kMaxMessageBytes - sizeof(ctl::MsgHeader) -
+                           sizeof(ctl::ReplyStatus);
+  return status_json(info, env_.devices, snaps, with_qps,
+                     (flags & ctl::kStatusClients) != 0 ? &clients : nullptr, room);
+}
+
+}  // namespace uroce::daemon

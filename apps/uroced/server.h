@@ -1,0 +1,83 @@
+// The control socket: RUN/uroced.sock (SOCK_SEQPACKET, mode 0666), an
+// accept thread, and one thread per client connection running a
+// ClientSession. Also produces the Status body, since it knows every
+// device and every session.
+//
+// Threading: listen/start/stop from the main thread; the accept thread and
+// the client threads are created here and apply the saved CPU affinity
+// first. The session registry is guarded by a mutex (control path only).
+// stop() wakes the accept thread through a pipe, shuts every client
+// connection down (their threads reclaim their objects through the engine,
+// which must still be able to serve Engine::call: running, or stopped so
+// calls run inline), and joins every thread.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "apps/uroced/affinity.h"
+#include "apps/uroced/client_session.h"
+#include "apps/uroced/device.h"
+#include "apps/uroced/status_json.h"
+
+namespace uroce::daemon {
+
+class Server {
+ public:
+  Server(std::vector<Device*> devices, DaemonInfo info, ResolveTiming resolve = {});
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // Listens at `path`. A socket file there whose owner still accepts
+  // connections means another daemon serves it: EADDRINUSE (nothing is
+  // touched). A stale socket file (nobody listening) is replaced. Returns 0
+  // or an errno value with `error` saying what to do.
+  int listen(const std::string& path, std::string* error);
+  // Starts the accept thread. `affinity` (may be null) is applied by every
+  // thread the server creates.
+  int start(const CpuAffinity* affinity);
+  // Idempotent; also run by the destructor. Removes the socket file.
+  void stop();
+
+  // The Status body for the kStatus* `flags` (any thread).
+  std::string status(std::uint32_t flags);
+  std::size_t client_count() const;
+
+ private:
+  struct Conn {
+    std::unique_ptr<ClientSession> session;
+    std::thread thread;
+    std::atomic<bool> done{false};
+  };
+
+  void accept_loop();
+  // Joins and drops finished connections (all of them with `all`).
+  void reap(bool all);
+
+  SessionEnv env_;
+  HandleCounter handles_;
+  DaemonInfo info_;
+  std::chrono::steady_clock::time_point started_;
+  std::string path_;
+  int listen_fd_ = -1;
+  int wake_[2] = {-1, -1};  // stop() writes, the accept thread polls
+  const CpuAffinity* affinity_ = nullptr;
+  std::thread accept_thread_;
+  std::atomic<std::uint32_t> next_client_{1};
+  mutable std::mutex mu_;
+  std::list<Conn> conns_;
+  bool stopped_ = false;
+};
+
+// Whether something accepts connections on the Unix socket at `path`.
+bool socket_is_live(const std::string& path);
+
+}  // namespace uroce::daemon

@@ -1,0 +1,299 @@
+#include "apps/uroced/status_json.h"
+
+namespace uroce::daemon {
+namespace {
+
+using nlohmann::json;
+
+json rc_json(const transport::RcCounters& c) {
+  json j;
+  j["tx_requests"] = c.tx_requests;
+  j["tx_retransmits"] = c.tx_retransmits;
+  j["tx_no_buffer"] = c.tx_no_buffer;
+  j["tx_build_errors"] = c.tx_build_errors;
+  j["wait_window"] = c.wait_window;
+  j["wait_fence"] = c.wait_fence;
+  j["wait_rd_atomic"] = c.wait_rd_atomic;
+  j["wait_local_inv"] = c.wait_local_inv;
+  j["local_errors"] = c.local_errors;
+  j["local_invalidates"] = c.local_invalidates;
+  j["local_inv_errors"] = c.local_inv_errors;
+  j["rx_acks"] = c.rx_acks;
+  j["rx_read_responses"] = c.rx_read_responses;
+  j["rx_atomic_acks"] = c.rx_atomic_acks;
+  j["rx_seq_naks"] = c.rx_seq_naks;
+  j["rx_rnr_naks"] = c.rx_rnr_naks;
+  j["rx_error_naks"] = c.rx_error_naks;
+  j["timeouts"] = c.timeouts;
+  j["go_back_n"] = c.go_back_n;
+  j["retry_exceeded"] = c.retry_exceeded;
+  j["rnr_retry_exceeded"] = c.rnr_retry_exceeded;
+  j["drop_stale_ack"] = c.drop_stale_ack;
+  j["drop_ghost_ack"] = c.drop_ghost_ack;
+  j["drop_response_gap"] = c.drop_response_gap;
+  j["drop_bad_response"] = c.drop_bad_response;
+  j["drop_duplicate_nak"] = c.drop_duplicate_nak;
+  j["drop_reserved_aeth"] = c.drop_reserved_aeth;
+  j["rx_requests"] = c.rx_requests;
+  j["rx_duplicates"] = c.rx_duplicates;
+  j["drop_out_of_sequence"] = c.drop_out_of_sequence;
+  j["drop_dup_unknown"] = c.drop_dup_unknown;
+  j["drop_no_resource"] = c.drop_no_resource;
+  j["tx_acks"] = c.tx_acks;
+  j["tx_read_responses"] = c.tx_read_responses;
+  j["tx_atomic_acks"] = c.tx_atomic_acks;
+  j["tx_seq_naks"] = c.tx_seq_naks;
+  j["tx_rnr_naks"] = c.tx_rnr_naks;
+  j["tx_nak_invalid_request"] = c.tx_nak_invalid_request;
+  j["tx_nak_remote_access"] = c.tx_nak_remote_access;
+  j["tx_nak_remote_op"] = c.tx_nak_remote_op;
+  j["atomics_executed"] = c.atomics_executed;
+  j["atomics_replayed"] = c.atomics_replayed;
+  j["reads_replayed"] = c.reads_replayed;
+  j["drop_state"] = c.drop_state;
+  j["drop_not_rc"] = c.drop_not_rc;
+  j["drop_qpn"] = c.drop_qpn;
+  j["drop_pkey"] = c.drop_pkey;
+  j["drop_addr"] = c.drop_addr;
+  j["cq_overflow"] = c.cq_overflow;
+  return j;
+}
+
+json uc_json(const transport::UcCounters& c) {
+  json j;
+  j["tx_packets"] = c.tx_packets;
+  j["tx_payload_bytes"] = c.tx_payload_bytes;
+  j["tx_messages"] = c.tx_messages;
+  j["tx_no_buffer"] = c.tx_no_buffer;
+  j["tx_local_err"] = c.tx_local_err;
+  j["rx_abandoned"] = c.rx_abandoned;
+  j["cq_overflow"] = c.cq_overflow;
+  json rx;
+  for (std::size_t i = 0; i < transport::kNumUcRx; ++i) {
+    rx[transport::uc_rx_name(static_cast<transport::UcRx>(i))] = c.rx[i];
+  }
+  j["rx"] = rx;
+  return j;
+}
+
+json ud_json(const transport::UdCounters& c) {
+  json j;
+  j["tx_packets"] = c.tx_packets;
+  j["tx_payload_bytes"] = c.tx_payload_bytes;
+  j["tx_too_long"] = c.tx_too_long;
+  j["tx_no_buffer"] = c.tx_no_buffer;
+  j["tx_local_err"] = c.tx_local_err;
+  j["cq_overflow"] = c.cq_overflow;
+  json rx;
+  for (std::size_t i = 0; i < transport::kNumUdRx; ++i) {
+    rx[transport::ud_rx_name(static_cast<transport::UdRx>(i))] = c.rx[i];
+  }
+  j["rx"] = rx;
+  return j;
+}
+
+json qp_engine_json(const engine::QpEngineCounters& c) {
+  json j;
+  j["rx_packets"] = c.rx_packets;
+  j["rx_bytes"] = c.rx_bytes;
+  j["tx_packets"] = c.tx_packets;
+  j["tx_bytes"] = c.tx_bytes;
+  j["sq_wqes"] = c.sq_wqes;
+  j["rq_wqes"] = c.rq_wqes;
+  j["bad_wqes"] = c.bad_wqes;
+  j["sq_full"] = c.sq_full;
+  j["rq_full"] = c.rq_full;
+  j["timer_fires"] = c.timer_fires;
+  return j;
+}
+
+const char* qp_state_text(transport::QpState s) { return transport::qp_state_name(s); }
+
+}  // namespace
+
+const char* qp_type_name(transport::QpType t) {
+  switch (t) {
+    case transport::QpType::kRc: return "RC";
+    case transport::QpType::kUc: return "UC";
+    case transport::QpType::kUd: return "UD";
+  }
+  return "?";
+}
+
+json counters_json(const engine::VnicCounters& c) {
+  json j;
+  j["iterations"] = c.iterations;
+  j["rx_frames"] = c.rx_frames;
+  j["rx_bytes"] = c.rx_bytes;
+  j["rx_arp"] = c.rx_arp;
+  j["rx_roce"] = c.rx_roce;
+  j["rx_dispatched"] = c.rx_dispatched;
+  j["rx_parse_errors"] = c.rx_parse_errors;
+  j["rx_not_our_mac"] = c.rx_not_our_mac;
+  j["rx_not_our_ip"] = c.rx_not_our_ip;
+  j["rx_no_qp"] = c.rx_no_qp;
+  j["tx_frames"] = c.tx_frames;
+  j["tx_bytes"] = c.tx_bytes;
+  j["tx_arp"] = c.tx_arp;
+  j["tx_arp_no_buffer"] = c.tx_arp_no_buffer;
+  j["tx_flushed"] = c.tx_flushed;
+  j["tx_pumped"] = c.tx_pumped;
+  j["sq_wqes"] = c.sq_wqes;
+  j["rq_wqes"] = c.rq_wqes;
+  j["srq_wqes"] = c.srq_wqes;
+  j["wqe_rejected"] = c.wqe_rejected;
+  j["ah_missing"] = c.ah_missing;
+  j["ah_foreign"] = c.ah_foreign;
+  j["sq_full"] = c.sq_full;
+  j["rq_full"] = c.rq_full;
+  j["srq_full"] = c.srq_full;
+  j["srq_bad_wqe"] = c.srq_bad_wqe;
+  j["error_cqe_deferred"] = c.error_cqe_deferred;
+  j["cqes"] = c.cq.cqes;
+  j["cq_overflow"] = c.cq.overflow;
+  j["comp_events"] = c.cq.comp_events;
+  j["comp_event_errors"] = c.cq.comp_event_errors;
+  j["async_events"] = c.async_events;
+  j["async_event_errors"] = c.async_event_errors;
+  j["async_events_lost"] = c.async_events_lost;
+  j["timer_scans"] = c.timer_scans;
+  j["timer_fires"] = c.timer_fires;
+  json pe;
+  for (std::size_t i = 1; i < wire::kNumParseErrors; ++i) {
+    if (c.parse_error[i] != 0) {
+      pe[std::string(wire::parse_error_name(static_cast<wire::ParseError>(i)))] =
+          c.parse_error[i];
+    }
+  }
+  j["parse_errors"] = pe.is_null() ? json::object() : pe;
+  json we;
+  for (std::size_t i = 1; i < engine::kNumWqeErrors; ++i) {
+    if (c.wqe_error[i] != 0) we[shm::to_string(static_cast<shm::WqeError>(i))] = c.wqe_error[i];
+  }
+  j["wqe_errors"] = we.is_null() ? json::object() : we;
+  return j;
+}
+
+json arp_json(const port::ArpCounters& c) {
+  json j;
+  j["rx_frames"] = c.rx_frames;
+  j["rx_requests"] = c.rx_requests;
+  j["rx_replies"] = c.rx_replies;
+  j["rx_gratuitous"] = c.rx_gratuitous;
+  j["learned"] = c.learned;
+  j["refreshed"] = c.refreshed;
+  j["tx_requests"] = c.tx_requests;
+  j["tx_retransmits"] = c.tx_retransmits;
+  j["tx_probes"] = c.tx_probes;
+  j["tx_replies"] = c.tx_replies;
+  j["tx_announcements"] = c.tx_announcements;
+  j["resolve_resolved"] = c.resolve_resolved;
+  j["resolve_pending"] = c.resolve_pending;
+  j["resolve_failed"] = c.resolve_failed;
+  j["entries_failed"] = c.entries_failed;
+  json drops = json::object();
+  for (std::size_t i = 1; i < static_cast<std::size_t>(port::ArpDrop::kCount); ++i) {
+    if (c.drops[i] != 0) drops[port::to_string(static_cast<port::ArpDrop>(i))] = c.drops[i];
+  }
+  j["drops"] = drops;
+  return j;
+}
+
+json qp_json(const std::string& device, const engine::QpStatus& q) {
+  json j;
+  j["device"] = device;
+  j["id"] = q.id;
+  j["qpn"] = q.qpn;
+  j["type"] = qp_type_name(q.type);
+  j["state"] = qp_state_text(q.state);
+  j["client"] = q.client;
+  j["dest_qpn"] = q.dest_qpn;
+  j["send_queue"] = q.send_queue;
+  j["recv_queue"] = q.recv_queue;
+  j["engine"] = qp_engine_json(q.engine);
+  switch (q.type) {
+    case transport::QpType::kRc: j["transport"] = rc_json(q.rc); break;
+    case transport::QpType::kUc: j["transport"] = uc_json(q.uc); break;
+    case transport::QpType::kUd: j["transport"] = ud_json(q.ud); break;
+  }
+  return j;
+}
+
+json client_json(const ClientSummary& c) {
+  json j;
+  j["id"] = c.id;
+  j["pid"] = c.cred.pid;
+  j["uid"] = c.cred.uid;
+  j["gid"] = c.cred.gid;
+  j["device"] = c.device;
+  j["requests"] = c.requests;
+  j["bad_requests"] = c.bad_requests;
+  json o;
+  o["pds"] = c.pds;
+  o["mrs"] = c.mrs;
+  o["comp_channels"] = c.channels;
+  o["cqs"] = c.cqs;
+  o["srqs"] = c.srqs;
+  o["ahs"] = c.ahs;
+  json qps = json::array();
+  for (const auto& [h, qpn] : c.qps) qps.push_back({{"handle", h}, {"qpn", qpn}});
+  o["qps"] = qps;
+  j["objects"] = o;
+  return j;
+}
+
+json device_json(const Device& d, const DeviceSnapshot& s) {
+  const engine::VnicConfig& c = d.config();
+  json j;
+  j["name"] = c.name;
+  j["index"] = d.index();
+  j["uverbs"] = d.uverbs();
+  j["port"] = d.port_name();
+  j["mac"] = c.mac.to_string();
+  j["ipv4"] = c.ip.to_string();
+  j["mtu"] = c.eth_mtu;
+  j["active_mtu"] = wire::path_mtu_bytes(d.active_mtu());
+  j["objects"] = {{"qps", s.qps}, {"cqs", s.cqs}, {"srqs", s.srqs}, {"mrs", s.mrs},
+                  {"ahs", s.ahs}};
+  j["counters"] = counters_json(s.counters);
+  j["arp"] = arp_json(s.arp);
+  return j;
+}
+
+std::string status_json(const DaemonInfo& info, const std::vector<Device*>& devices,
+                        const std::vector<DeviceSnapshot>& snaps, bool with_qps,
+                        const std::vector<ClientSummary>* clients, std::size_t max_bytes) {
+  json j;
+  j["daemon"] = {{"version", info.version}, {"pid", info.pid},
+                 {"run_dir", info.run_dir}, {"socket", info.socket},
+                 {"poll", info.poll},       {"lcore", info.lcore},
+                 {"uptime_s", info.uptime_s}, {"clients", info.clients}};
+  json devs = json::array();
+  std::vector<json> qps;
+  for (std::size_t i = 0; i < devices.size() && i < snaps.size(); ++i) {
+    devs.push_back(device_json(*devices[i], snaps[i]));
+    if (with_qps) {
+      for (const auto& q : snaps[i].qp_status) {
+        qps.push_back(qp_json(devices[i]->config().name, q));
+      }
+    }
+  }
+  j["devices"] = devs;
+  if (clients != nullptr) {
+    json cl = json::array();
+    for (const auto& c : *clients) cl.push_back(client_json(c));
+    j["clients"] = cl;
+  }
+  if (!with_qps) return j.dump();
+  // Keep as many QP lines as fit, halving until the body does.
+  std::size_t keep = qps.size();
+  for (;;) {
+    j["qps"] = json(std::vector<json>(qps.begin(), qps.begin() + static_cast<long>(keep)));
+    if (keep < qps.size()) j["qps_truncated"] = true;
+    std::string s = j.dump();
+    if (s.size() <= max_bytes || keep == 0) return s;
+    keep /= 2;
+  }
+}
+
+}  // namespace uroce::daemon

@@ -1,0 +1,61 @@
+// The body of a Status reply (protocol.h, kStatus): one JSON object that
+// uroce-ctl prints as tables or passes through with --json.
+//
+//   {
+//     "daemon":  {"version", "pid", "run_dir", "socket", "poll", "lcore",
+//                 "uptime_s", "clients"},
+//     "devices": [{"name", "index", "uverbs", "port", "mac", "ipv4", "mtu",
+//                  "active_mtu", "objects": {"qps", "cqs", "srqs", "mrs", "ahs"},
+//                  "counters": {... VnicCounters, "parse_errors": {name: n},
+//                               "wqe_errors": {name: n}},
+//                  "arp": {... ArpCounters, "drops": {name: n}}}],
+//     "qps":     [{"device", "id", "qpn", "type", "state", "client", "dest_qpn",
+//                  "send_queue", "recv_queue", "engine": {...},
+//                  "transport": {... the counters of its type}}]   (kStatusQps)
+//     "clients": [{"id", "pid", "uid", "gid", "device", "requests",
+//                  "bad_requests", "objects": {"pds": [handles], "mrs", "comp_channels",
+//                  "cqs", "srqs", "ahs", "qps": [{"handle", "qpn"}]}}]  (kStatusClients)
+//   }
+// Counters are only those that are non-negative integers the engine keeps;
+// nothing is estimated. A body that would not fit one message keeps its
+// first QP lines and says "qps_truncated": true.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "apps/uroced/client_session.h"
+#include "apps/uroced/device.h"
+
+namespace uroce::daemon {
+
+struct DaemonInfo {
+  std::string version;
+  long pid = 0;
+  std::string run_dir;
+  std::string socket;
+  std::string poll;
+  std::uint32_t lcore = 0;
+  double uptime_s = 0;
+  std::size_t clients = 0;  // connections open, the asking one included
+};
+
+nlohmann::json counters_json(const engine::VnicCounters& c);
+nlohmann::json arp_json(const port::ArpCounters& c);
+nlohmann::json qp_json(const std::string& device, const engine::QpStatus& q);
+nlohmann::json client_json(const ClientSummary& c);
+nlohmann::json device_json(const Device& d, const DeviceSnapshot& s);
+
+// The whole body; `clients` may be null (not asked for). At most
+// `max_bytes` bytes (see the header comment).
+std::string status_json(const DaemonInfo& info, const std::vector<Device*>& devices,
+                        const std::vector<DeviceSnapshot>& snaps, bool with_qps,
+                        const std::vector<ClientSummary>* clients, std::size_t max_bytes);
+
+const char* qp_type_name(transport::QpType t);
+
+}  // namespace uroce::daemon

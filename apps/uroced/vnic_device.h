@@ -1,0 +1,122 @@
+// Device (device.h) over a real engine: every operation is one
+// Engine::call that runs the Vnic's method on the engine lcore and hands the
+// result back. The same template serves the daemon (Engine<EthPortIo,
+// TscClock>) and the tests (Engine<SimPortIo, some clock>).
+//
+// Ownership: the Vnic and the Engine are owned by the caller and outlive
+// this object. The Vnic must have been added to the engine.
+#pragma once
+
+#include <string>
+#include <utility>
+
+#include "apps/uroced/device.h"
+
+namespace uroce::daemon {
+
+template <class EngineT>
+class VnicDevice final : public Device {
+ public:
+  using VnicT = typename EngineT::VnicT;
+
+  VnicDevice(VnicT& vnic, EngineT& engine, std::uint32_t index, std::string port_name)
+      : vnic_(vnic), engine_(engine), index_(index), port_name_(std::move(port_name)) {}
+
+  // Set once the sysfs tree names the node (before clients can connect).
+  void set_uverbs(std::uint32_t n) { uverbs_ = n; }
+
+  const engine::VnicConfig& config() const override { return vnic_.config(); }
+  wire::PathMtu active_mtu() const override { return vnic_.active_mtu(); }
+  std::uint32_t index() const override { return index_; }
+  std::uint32_t uverbs() const override { return uverbs_; }
+  const std::string& port_name() const override { return port_name_; }
+
+  int alloc_qpn(std::uint32_t* qpn) override {
+    return on_engine([&] { return vnic_.alloc_qpn(qpn); });
+  }
+  int create_cq(const engine::CqCreate& c) override {
+    return on_engine([&] { return vnic_.create_cq(c); });
+  }
+  int destroy_cq(engine::ObjId id) override {
+    return on_engine([&] { return vnic_.destroy_cq(id); });
+  }
+  int resize_cq(engine::ObjId id, const engine::RingMem& ring,
+                ctl::CqNotify* notify) override {
+    return on_engine([&] { return vnic_.resize_cq(id, ring, notify); });
+  }
+  int create_srq(const engine::SrqCreate& c) override {
+    return on_engine([&] { return vnic_.create_srq(c); });
+  }
+  int modify_srq(engine::ObjId id, std::uint32_t mask,
+                 const transport::SrqAttr& a) override {
+    return on_engine([&] { return vnic_.modify_srq(id, mask, a); });
+  }
+  int query_srq(engine::ObjId id, transport::SrqAttr* out) override {
+    return on_engine([&] { return vnic_.query_srq(id, out); });
+  }
+  int destroy_srq(engine::ObjId id) override {
+    return on_engine([&] { return vnic_.destroy_srq(id); });
+  }
+  int create_qp(const engine::QpCreate& c) override {
+    return on_engine([&] { return vnic_.create_qp(c); });
+  }
+  int modify_qp(engine::ObjId id, const engine::QpModify& m) override {
+    return on_engine([&] { return vnic_.modify_qp(id, m); });
+  }
+  int query_qp(engine::ObjId id, engine::QpQuery* out) override {
+    return on_engine([&] { return vnic_.query_qp(id, out); });
+  }
+  int destroy_qp(engine::ObjId id) override {
+    return on_engine([&] { return vnic_.destroy_qp(id); });
+  }
+  std::uint32_t reg_mr(const engine::MrCreate& m, int* err) override {
+    std::uint32_t key = 0;
+    engine_.call([&] { key = vnic_.reg_mr(m, err); });
+    return key;
+  }
+  int rereg_mr(std::uint32_t key, const engine::MrCreate& m) override {
+    return on_engine([&] { return vnic_.rereg_mr(key, m); });
+  }
+  int dereg_mr(std::uint32_t key) override {
+    return on_engine([&] { return vnic_.dereg_mr(key); });
+  }
+  int create_ah(const engine::AhCreate& a) override {
+    return on_engine([&] { return vnic_.create_ah(a); });
+  }
+  int destroy_ah(engine::ObjId id) override {
+    return on_engine([&] { return vnic_.destroy_ah(id); });
+  }
+  bool resolve(wire::Ipv4Addr ip, wire::MacAddr* mac) override {
+    bool ok = false;
+    engine_.call([&] { ok = vnic_.resolve(ip, vnic_.last_now(), mac); });
+    return ok;
+  }
+  void snapshot(bool with_qps, DeviceSnapshot* out) override {
+    engine_.call([&] {
+      out->counters = vnic_.counters();
+      out->arp = vnic_.arp_counters();
+      out->qps = vnic_.qp_count();
+      out->cqs = vnic_.cq_count();
+      out->srqs = vnic_.srq_count();
+      out->ahs = vnic_.ah_count();
+      out->mrs = vnic_.mr_count();
+      if (with_qps) vnic_.qp_status(&out->qp_status);
+    });
+  }
+
+ private:
+  template <class Fn>
+  int on_engine(Fn&& fn) {
+    int rc = 0;
+    engine_.call([&] { rc = fn(); });
+    return rc;
+  }
+
+  VnicT& vnic_;
+  EngineT& engine_;
+  std::uint32_t index_;
+  std::uint32_t uverbs_ = 0;
+  std::string port_name_;
+};
+
+}  // namespace uroce::daemon

@@ -1,0 +1,178 @@
+// The transport's CqSink (transport/sinks.h) over a CQ in shared memory: the
+// engine produces struct ib_uverbs_wc into the rxe-layout ring the provider
+// polls (shm::CqProducer), and delivers completion events.
+//
+// push(c): writes the 48-byte completion and publishes it (store-release of
+// the producer index); false, counted, when the ring is full: the transport
+// then parks the completion and raises CQ_ERR / QP_FATAL (async_event.h).
+// After a successful push, if the CQ has a comp channel and the provider
+// armed it (ctl::CqNotify.armed != 0, load-acquire), the engine clears the
+// word with an exchange and, only if that exchange saw it armed, writes one
+// 8-byte record {user_handle} to the channel's pipe: at most one event per
+// arming, even if the provider re-arms concurrently. A failed write is
+// counted. Solicited-only arming (kCqArmedSolicited) fires on any
+// completion: the transport does not carry the solicited bit to the CQ yet
+// (docs/STATUS.md, review finding 6), and an extra wake-up is harmless where
+// a missed one would hang the application.
+//
+// resize(ring, notify): moves the completions not yet polled (from the
+// consumer index the provider last published up to our producer index) to
+// the start of the new ring, in order, publishes them there, carries the
+// armed state over to the new arming word, and produces into the new ring
+// from then on. Nothing keeps a pointer into the old ring afterwards.
+//
+// Trust: the ring geometry is the engine's own copy (RingProducer); the
+// provider can only make the ring look fuller or emptier than it is, or
+// write the arming word at will (any non-zero value arms).
+//
+// Engine lcore only; not thread-safe.
+#pragma once
+
+// <netinet/in.h> before anything that reaches <rdma/rdma_user_rxe.h>
+// (shm/ring.h): that header includes <linux/in.h>, which clashes with a later
+// <netinet/in.h> (DPDK's headers include it), while the other order is fine.
+#include <netinet/in.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+
+#include "datapath/ctl/protocol.h"
+#include "datapath/engine/event_fd.h"
+#include "datapath/engine/vnic_api.h"
+#include "datapath/shm/ring.h"
+#include "datapath/transport/cqe.h"
+
+namespace uroce::engine {
+
+struct CqSinkCounters {
+  std::uint64_t cqes = 0;               // completions written
+  std::uint64_t overflow = 0;           // completions refused: ring full
+  std::uint64_t comp_events = 0;        // event records written
+  std::uint64_t comp_event_errors = 0;  // event writes that failed
+
+  CqSinkCounters& operator+=(const CqSinkCounters& o) {
+    cqes += o.cqes;
+    overflow += o.overflow;
+    comp_events += o.comp_events;
+    comp_event_errors += o.comp_event_errors;
+    return *this;
+  }
+};
+
+class CqRingSink {
+ public:
+  // `totals`, when given, is incremented along with the sink's own counters
+  // (the Vnic's device-wide figures); it must outlive the sink.
+  explicit CqRingSink(CqSinkCounters* totals = nullptr) : totals_(totals) {}
+
+  // Attaches the ring (created and ring_init'ed by the control plane) and
+  // the completion-event target. 0 or EINVAL (memory does not match the
+  // geometry, elements shorter than an ib_uverbs_wc).
+  int attach(const RingMem& ring, ctl::CqNotify* notify, int channel_fd,
+             std::uint64_t user_handle) {
+    shm::CqProducer p;
+    if (ring.mem == nullptr ||
+        p.attach(ring.mem, ring.bytes, ring.geo) != shm::RingError::kOk) {
+      return EINVAL;
+    }
+    ring_ = p;
+    notify_ = notify;
+    channel_fd_ = channel_fd;
+    user_handle_ = user_handle;
+    return 0;
+  }
+
+  bool push(const transport::Cqe& c) {
+    if (!ring_.try_push(c)) {
+      count(&CqSinkCounters::overflow);
+      return false;
+    }
+    count(&CqSinkCounters::cqes);
+    if (channel_fd_ >= 0 && notify_ != nullptr) maybe_notify();
+    return true;
+  }
+
+  // See the header comment. 0, or EINVAL: a bad ring, or one that cannot
+  // hold the unpolled completions (nothing changed; rxe answers the same).
+  int resize(const RingMem& ring, ctl::CqNotify* notify) {
+    shm::CqProducer next;
+    if (ring.mem == nullptr ||
+        next.attach(ring.mem, ring.bytes, ring.geo) != shm::RingError::kOk) {
+      return EINVAL;
+    }
+    const std::uint32_t n = unpolled();
+    if (next.free_slots() < n) return EINVAL;
+    const std::uint32_t slots = ring_.geometry().slots();
+    for (std::uint32_t i = 0; i < n; ++i) {
+      // slot_bytes(k) is k places past the producer index, modulo the ring:
+      // slots - n + i is the i-th unpolled completion.
+      std::memcpy(next.slot_bytes(i), ring_.slot_bytes(slots - n + i),
+                  shm::kCqeBytes);
+    }
+    if (n != 0) next.publish(n);
+    if (notify != notify_) {
+      std::uint32_t armed = ctl::kCqDisarmed;
+      if (notify_ != nullptr) {
+        armed = std::atomic_ref<std::uint32_t>(notify_->armed)
+                    .exchange(ctl::kCqDisarmed, std::memory_order_acq_rel);
+      }
+      if (notify != nullptr) {
+        std::atomic_ref<std::uint32_t>(notify->armed)
+            .store(armed, std::memory_order_release);
+      }
+    }
+    ring_ = next;
+    notify_ = notify;
+    return 0;
+  }
+
+  // Completions written and not yet consumed by the provider.
+  std::uint32_t unpolled() const {
+    return ring_.attached() ? ring_.geometry().capacity() - ring_.free_slots() : 0;
+  }
+  std::uint32_t capacity() const {
+    return ring_.attached() ? ring_.geometry().capacity() : 0;
+  }
+  bool attached() const { return ring_.attached(); }
+  int channel_fd() const { return channel_fd_; }
+  std::uint64_t user_handle() const { return user_handle_; }
+  const CqSinkCounters& counters() const { return ctr_; }
+
+ private:
+  void maybe_notify() {
+    std::atomic_ref<std::uint32_t> armed(notify_->armed);
+    // Dekker pairing with the provider's req_notify_cq (store armed; full
+    // fence; the application then polls the producer index): the CQE was
+    // published with a store-release, and without a full fence here x86 may
+    // perform this load before that store is visible. Then the provider could
+    // arm and poll an empty ring while we read "disarmed": both sides would
+    // wait for each other. With a fence on each side at least one sees the
+    // other's store.
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (armed.load(std::memory_order_acquire) == ctl::kCqDisarmed) return;
+    if (armed.exchange(ctl::kCqDisarmed, std::memory_order_acq_rel) ==
+        ctl::kCqDisarmed) {
+      return;
+    }
+    if (write_comp_event(channel_fd_, user_handle_) == FdWrite::kOk) {
+      count(&CqSinkCounters::comp_events);
+    } else {
+      count(&CqSinkCounters::comp_event_errors);
+    }
+  }
+  void count(std::uint64_t CqSinkCounters::*field) {
+    ++(ctr_.*field);
+    if (totals_ != nullptr) ++(totals_->*field);
+  }
+
+  shm::CqProducer ring_{};
+  ctl::CqNotify* notify_ = nullptr;
+  int channel_fd_ = -1;
+  std::uint64_t user_handle_ = 0;
+  CqSinkCounters ctr_{};
+  CqSinkCounters* totals_;
+};
+
+}  // namespace uroce::engine

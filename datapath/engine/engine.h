@@ -1,0 +1,185 @@
+// The daemon's engine: one loop on one lcore over every Vnic of the daemon.
+//
+// Public API (final signatures):
+//
+//   enum class PollMode { kBusy, kBackoff };
+//   struct EngineConfig { PollMode mode = PollMode::kBackoff;
+//                         std::uint32_t backoff_max_us = 200;
+//                         std::uint32_t idle_spins = 1024; };
+//   template <class PortIo, class Clock, class Sleeper = NanoSleeper,
+//             sched::TxScheduler Sched = sched::RoundRobin>
+//   class Engine {
+//    public:
+//     Engine(const EngineConfig& cfg, Clock& clock, Sleeper sleeper = {});
+//     void add_vnic(Vnic<PortIo, Sched>* v);     // before run()
+//     void run(const std::atomic<bool>& stop);   // engine lcore, until stop
+//     std::uint32_t run_once();                  // one iteration (tests)
+//     void call(const std::function<void()>& fn);   // any thread
+//     TimeNs now() const;                        // last iteration's time
+//     const EngineRunCounters& counters() const;
+//   };
+//
+// One iteration (run_once): take ONE timestamp from the clock, poll every
+// Vnic in turn with it (vnic.h documents the phases), then serve a pending
+// Engine::call. Vnics are polled round-robin from a rotating start so that
+// none is always first to the shared TX resources.
+//
+// call(fn) runs fn on the engine thread between two iterations and returns
+// after it ran (mailbox.h): the control plane's only way into Vnic state.
+// While run() is not running (before it starts, after it stops) fn runs
+// inline in the caller's thread.
+//
+// Poll modes: busy never sleeps. Backoff (backoff.h) sleeps after
+// idle_spins iterations without work, with a nanosleep that doubles from
+// 1 us up to backoff_max_us and resets on the first iteration with work (a
+// served call counts as work). Sleeper is the sleeping policy: NanoSleeper
+// in the daemon, a recorder in tests.
+//
+// Clock: anything with `TimeNs now()`: TscClock in the daemon,
+// uroce::VirtualClock (or a fake) in tests.
+//
+// Threading: run()/run_once() on the engine thread only; call() from any
+// thread; now() and counters() on the engine thread (inside a call()).
+// SIGPIPE is blocked on the engine thread while run() runs (and a pending
+// one consumed before run() returns), so a write to a client's pipe whose
+// reader is gone fails with EPIPE instead of killing the daemon. Control
+// operations that run inline (no run() active) are not covered: the daemon
+// should also ignore SIGPIPE process-wide.
+#pragma once
+
+#include <pthread.h>
+#include <signal.h>
+#include <time.h>
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "datapath/base/time.h"
+#include "datapath/engine/backoff.h"
+#include "datapath/engine/mailbox.h"
+#include "datapath/engine/vnic.h"
+#include "sched/round_robin.h"
+#include "sched/tx_scheduler.h"
+
+namespace uroce::engine {
+
+enum class PollMode { kBusy, kBackoff };
+
+struct EngineConfig {
+  PollMode mode = PollMode::kBackoff;
+  std::uint32_t backoff_max_us = 200;
+  // Idle iterations before the first sleep (backoff mode).
+  std::uint32_t idle_spins = 1024;
+};
+
+struct EngineRunCounters {
+  std::uint64_t iterations = 0;
+  std::uint64_t idle_iterations = 0;  // iterations without work
+  std::uint64_t sleeps = 0;           // backoff sleeps taken
+  std::uint64_t slept_ns = 0;         // their requested total
+  std::uint64_t calls = 0;            // closures served between iterations
+};
+
+struct NanoSleeper {
+  void sleep(TimeNs ns) {
+    timespec ts{};
+    ts.tv_sec = static_cast<time_t>(ns / kNsPerSec);
+    ts.tv_nsec = static_cast<long>(ns % kNsPerSec);
+    nanosleep(&ts, nullptr);
+  }
+};
+
+template <class PortIo, class Clock, class Sleeper = NanoSleeper,
+          sched::TxScheduler Sched = sched::RoundRobin>
+class Engine {
+ public:
+  using VnicT = Vnic<PortIo, Sched>;
+
+  // `clock` must outlive the engine.
+  Engine(const EngineConfig& cfg, Clock& clock, Sleeper sleeper = {})
+      : cfg_(cfg),
+        clock_(clock),
+        sleeper_(sleeper),
+        backoff_(BackoffConfig{cfg.idle_spins, 1 * kNsPerUs,
+                               static_cast<TimeNs>(cfg.backoff_max_us) * kNsPerUs}) {}
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // Before run() (or from inside a call()). `v` must outlive the engine.
+  void add_vnic(VnicT* v) { vnics_.push_back(v); }
+  std::size_t vnic_count() const { return vnics_.size(); }
+
+  // One iteration: every Vnic, then a pending call. Returns the work done
+  // (a served call counts as 1).
+  std::uint32_t run_once() {
+    const TimeNs now = clock_.now();
+    now_ = now;
+    ++ctr_.iterations;
+    std::uint32_t work = 0;
+    const std::size_t n = vnics_.size();
+    for (std::size_t k = 0; k < n; ++k) {
+      work += vnics_[(first_ + k) % n]->poll(now);
+    }
+    if (n != 0) first_ = (first_ + 1) % n;
+    if (mailbox_.pending() && mailbox_.serve()) {
+      ++ctr_.calls;
+      ++work;
+    }
+    if (work == 0) ++ctr_.idle_iterations;
+    return work;
+  }
+
+  // Runs iterations until `stop` reads true (checked once per iteration).
+  void run(const std::atomic<bool>& stop) {
+    sigset_t pipe_set, old_set;
+    sigemptyset(&pipe_set);
+    sigaddset(&pipe_set, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_set, &old_set);
+    mailbox_.open();
+    while (!stop.load(std::memory_order_acquire)) {
+      const std::uint32_t work = run_once();
+      if (cfg_.mode == PollMode::kBackoff) {
+        const TimeNs d = backoff_.after(work != 0);
+        if (d != 0) {
+          ++ctr_.sleeps;
+          ctr_.slept_ns += d;
+          sleeper_.sleep(d);
+        }
+      }
+    }
+    mailbox_.close();
+    // A SIGPIPE raised meanwhile is pending on this thread; unblocking would
+    // deliver it (default action: exit). Consume it first, unless it was
+    // blocked before run() too.
+    if (sigismember(&old_set, SIGPIPE) == 0) {
+      const timespec zero{};
+      while (sigtimedwait(&pipe_set, nullptr, &zero) == SIGPIPE) {
+      }
+    }
+    pthread_sigmask(SIG_SETMASK, &old_set, nullptr);
+  }
+
+  // Any thread: runs fn on the engine thread between two iterations and
+  // returns after it ran (inline while run() is not running).
+  void call(const std::function<void()>& fn) { mailbox_.call(fn); }
+
+  TimeNs now() const { return now_; }
+  const EngineRunCounters& counters() const { return ctr_; }
+  const EngineConfig& config() const { return cfg_; }
+  Sleeper& sleeper() { return sleeper_; }
+
+ private:
+  EngineConfig cfg_;
+  Clock& clock_;
+  Sleeper sleeper_;
+  Backoff backoff_;
+  Mailbox mailbox_;
+  std::vector<VnicT*> vnics_;
+  std::size_t first_ = 0;
+  TimeNs now_ = 0;
+  EngineRunCounters ctr_{};
+};
+
+}  // namespace uroce::engine

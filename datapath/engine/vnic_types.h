@@ -1,0 +1,148 @@
+// The plain value types around a Vnic (vnic.h): its configuration, its
+// counters, a QP's query result and its status line for uroce-ctl. Kept
+// apart from the class template so status code can use them without
+// instantiating a Vnic.
+#pragma once
+
+// <netinet/in.h> before anything that reaches <rdma/rdma_user_rxe.h>
+// (shm/ring.h): that header includes <linux/in.h>, which clashes with a later
+// <netinet/in.h> (DPDK's headers include it), while the other order is fine.
+#include <netinet/in.h>
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "datapath/engine/cq_ring_sink.h"
+#include "datapath/engine/vnic_api.h"
+#include "datapath/port/arp_agent.h"
+#include "datapath/shm/wqe_copy.h"
+#include "datapath/transport/qp_attr.h"
+#include "datapath/transport/qp_common.h"
+#include "datapath/transport/rc_core.h"
+#include "datapath/transport/uc_qp.h"
+#include "datapath/transport/ud_qp.h"
+#include "datapath/wire/addr.h"
+#include "datapath/wire/opcodes.h"
+#include "datapath/wire/parser.h"
+
+namespace uroce::engine {
+
+struct VnicConfig {
+  std::string name;              // "uroce0"
+  wire::MacAddr mac{};
+  wire::Ipv4Addr ip{};
+  std::uint32_t eth_mtu = 1500;  // Ethernet MTU (L3 bytes)
+  // Object limits (also what the daemon reports in ibv_device_attr). The QP
+  // limit also sizes the QPN demux table (next power of two).
+  std::uint32_t max_qps = 1024;
+  std::uint32_t max_cqs = 1024;
+  std::uint32_t max_srqs = 256;
+  std::uint32_t max_mrs = 4096;
+  std::uint32_t max_ahs = 4096;
+  // ARP resolver timing and neighbour table (defaults: Linux-like).
+  port::ArpConfig arp{};         // mac/ip are taken from above
+};
+
+// The largest IB MTU whose RoCEv2 frame fits the Ethernet MTU: IB MTU + 58
+// bytes of headers (IPv4 20, UDP 8, BTH 12, RETH/DETH room 16, ICRC 4) <=
+// eth_mtu. 1500 -> 1024, 9000 -> 4096; below 314, 256.
+inline wire::PathMtu active_mtu_for(std::uint32_t eth_mtu) {
+  if (eth_mtu >= 4096 + 58) return wire::PathMtu::k4096;
+  if (eth_mtu >= 2048 + 58) return wire::PathMtu::k2048;
+  if (eth_mtu >= 1024 + 58) return wire::PathMtu::k1024;
+  if (eth_mtu >= 512 + 58) return wire::PathMtu::k512;
+  return wire::PathMtu::k256;
+}
+
+inline constexpr std::size_t kNumWqeErrors =
+    static_cast<std::size_t>(shm::WqeError::kNoAh) + 1;
+
+// Everything one Vnic counts, by reason. Plain integers written only by the
+// engine lcore; read them through Engine::call (or on the engine thread).
+struct VnicCounters {
+  std::uint64_t iterations = 0;     // poll() calls
+  // RX.
+  std::uint64_t rx_frames = 0;
+  std::uint64_t rx_bytes = 0;
+  std::uint64_t rx_arp = 0;         // frames handed to the ARP agent
+  std::uint64_t rx_loopback = 0;    // frames received from the loopback queue
+  std::uint64_t rx_roce = 0;        // frames that parsed as RoCEv2
+  std::uint64_t rx_dispatched = 0;  // RoCEv2 frames handed to a QP
+  std::uint64_t rx_parse_errors = 0;
+  std::array<std::uint64_t, wire::kNumParseErrors> parse_error{};
+  std::uint64_t rx_not_our_mac = 0;  // RoCEv2 to another (or a group) MAC
+  std::uint64_t rx_not_our_ip = 0;   // RoCEv2 to another IPv4 address
+  std::uint64_t rx_no_qp = 0;        // BTH destination QP not here
+  // TX.
+  std::uint64_t tx_frames = 0;      // frames committed to the port
+  std::uint64_t tx_bytes = 0;
+  std::uint64_t tx_arp = 0;         // ARP frames committed
+  std::uint64_t tx_arp_no_buffer = 0;  // ARP frame dropped: no TX buffer
+  std::uint64_t tx_flushed = 0;     // frames the port accepted at flush
+  std::uint64_t tx_pumped = 0;      // frames emitted in the pump phase
+  std::uint64_t tx_loopback = 0;    // frames to our own MAC, looped back
+  std::uint64_t tx_loopback_drop = 0;  // of those, dropped: loopback queue full
+  // Doorbells (shared rings).
+  std::uint64_t sq_wqes = 0;        // send WQEs taken from SQ rings
+  std::uint64_t rq_wqes = 0;        // receive WQEs taken from RQ rings
+  std::uint64_t srq_wqes = 0;       // receive WQEs taken from SRQ rings
+  std::array<std::uint64_t, kNumWqeErrors> wqe_error{};  // by shm::WqeError
+  std::uint64_t wqe_rejected = 0;   // copied fine, the transport refused it
+  std::uint64_t ah_missing = 0;     // UD WQE naming no live AH
+  std::uint64_t ah_foreign = 0;     // UD WQE naming another client's/PD's AH
+  std::uint64_t sq_full = 0;        // SQ WQE left in its ring: transport SQ full
+  std::uint64_t rq_full = 0;        // RQ WQE left in its ring: transport RQ full
+  std::uint64_t srq_full = 0;       // SRQ WQE left in its ring: SRQ full
+  std::uint64_t srq_bad_wqe = 0;    // SRQ WQE dropped (SRQ_ERR raised)
+  std::uint64_t error_cqe_deferred = 0;  // engine error CQE waited: CQ full
+  // CQs: completions written and refused (ring full), comp-channel records
+  // written and failed, over every CQ of the device.
+  CqSinkCounters cq{};
+  // Async events.
+  std::uint64_t async_events = 0;   // records written to async pipes
+  std::uint64_t async_event_errors = 0;  // writes that failed (full, closed)
+  std::uint64_t async_events_lost = 0;   // raised but no fd / owner gone
+  // Timers and scheduling.
+  std::uint64_t timer_scans = 0;
+  std::uint64_t timer_fires = 0;
+};
+
+// What the engine itself counts per QP (the transport's own counters are in
+// QpStatus next to these).
+struct QpEngineCounters {
+  std::uint64_t rx_packets = 0;
+  std::uint64_t rx_bytes = 0;       // whole frames
+  std::uint64_t tx_packets = 0;
+  std::uint64_t tx_bytes = 0;       // whole frames
+  std::uint64_t sq_wqes = 0;
+  std::uint64_t rq_wqes = 0;
+  std::uint64_t bad_wqes = 0;       // WQEs the engine completed in error
+  std::uint64_t sq_full = 0;
+  std::uint64_t rq_full = 0;
+  std::uint64_t timer_fires = 0;
+};
+
+struct QpQuery {
+  transport::QpState state = transport::QpState::kReset;
+  transport::QpAttrValues values{};
+};
+
+// One line of `uroce-ctl qps`. Only the transport counters of the QP's type
+// are filled; the other two stay zero.
+struct QpStatus {
+  ObjId id = 0;
+  std::uint32_t qpn = 0;
+  transport::QpType type = transport::QpType::kRc;
+  transport::QpState state = transport::QpState::kReset;
+  std::uint32_t client = 0;
+  std::uint32_t dest_qpn = 0;       // RC/UC once set; 0 for UD
+  std::uint32_t send_queue = 0;     // WRs the transport holds
+  std::uint32_t recv_queue = 0;
+  QpEngineCounters engine{};
+  transport::RcCounters rc{};
+  transport::UcCounters uc{};
+  transport::UdCounters ud{};
+};
+
+}  // namespace uroce::engine

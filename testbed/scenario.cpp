@@ -1,0 +1,376 @@
+#include "testbed/scenario.h"
+
+#include <algorithm>
+#include <bit>
+#include <deque>
+#include <map>
+
+#include "datapath/wire/builder.h"
+#include "datapath/wire/deth.h"
+
+namespace uroce::testbed {
+
+namespace {
+
+constexpr std::uint32_t kMaxNodes = 4096;
+
+std::string idx(const char* what, std::size_t i) {
+  return std::string(what) + "[" + std::to_string(i) + "]";
+}
+
+std::string gbps(std::uint64_t bps) {
+  // Whole or fractional Gb/s without trailing zeros, for messages.
+  std::string s = std::to_string(static_cast<double>(bps) / 1e9);
+  while (!s.empty() && s.back() == '0') s.pop_back();
+  if (!s.empty() && s.back() == '.') s.pop_back();
+  return s;
+}
+
+// Frame sizes a flow may send: a RoCEv2 UD SEND with no payload up to one
+// with a full 4096-byte path MTU, as the pcap tap writes them.
+constexpr std::uint32_t kMinFlowFrame =
+    static_cast<std::uint32_t>(wire::kRoceFrameOverhead + wire::DethHdr::kSize);
+constexpr std::uint32_t kMaxFlowFrame = kMinFlowFrame + wire::kMaxPathMtuBytes;
+
+}  // namespace
+
+std::string Topology::link_name(std::uint32_t link) const {
+  return names[links[link][0].node] + "-" + names[links[link][1].node];
+}
+
+std::string resolve(const Scenario& sc, Topology& out) {
+  out = Topology{};
+  if (sc.duration_ns == 0) return "scenario.duration_ms: must be > 0";
+  if (sc.hosts.empty()) return "host: a scenario needs at least one [[host]]";
+  if (sc.hosts.size() + sc.switches.size() > kMaxNodes) {
+    return "scenario: more than " + std::to_string(kMaxNodes) + " nodes";
+  }
+  out.num_hosts = static_cast<std::uint32_t>(sc.hosts.size());
+  out.num_switches = static_cast<std::uint32_t>(sc.switches.size());
+  std::map<std::string, std::uint32_t> by_name;
+  std::map<std::string, std::string> where;  // name -> "host[i]" for messages
+  auto add_name = [&](const std::string& name, const std::string& entry) -> std::string {
+    if (name.empty()) return entry + ".name: must not be empty";
+    if (name.find('-') != std::string::npos || name.find(':') != std::string::npos) {
+      return entry + ".name: '" + name + "' may not contain '-' or ':'";
+    }
+    const auto it = where.find(name);
+    if (it != where.end()) {
+      return entry + ".name: duplicate name '" + name + "' (also " + it->second + ")";
+    }
+    where[name] = entry;
+    by_name[name] = static_cast<std::uint32_t>(out.names.size());
+    out.names.push_back(name);
+    return {};
+  };
+  for (std::size_t i = 0; i < sc.hosts.size(); ++i) {
+    if (auto e = add_name(sc.hosts[i].name, idx("host", i)); !e.empty()) return e;
+  }
+  for (std::size_t i = 0; i < sc.switches.size(); ++i) {
+    if (auto e = add_name(sc.switches[i].name, idx("switch", i)); !e.empty()) return e;
+  }
+  const auto num_nodes = static_cast<std::uint32_t>(out.names.size());
+  out.ports.assign(num_nodes, {});
+
+  // Links.
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::size_t> pairs;
+  for (std::size_t l = 0; l < sc.links.size(); ++l) {
+    const LinkSpec& ls = sc.links[l];
+    const std::string e = idx("link", l);
+    const auto a = by_name.find(ls.a);
+    if (a == by_name.end()) return e + ".a: unknown node '" + ls.a + "'";
+    const auto b = by_name.find(ls.b);
+    if (b == by_name.end()) return e + ".b: unknown node '" + ls.b + "'";
+    if (a->second == b->second) return e + ": links '" + ls.a + "' to itself";
+    if (ls.rate_bps == 0) return e + ".rate_gbps: must be > 0";
+    const auto key = std::minmax(a->second, b->second);
+    const auto dup = pairs.find(key);
+    if (dup != pairs.end()) {
+      return e + ": a second link between '" + ls.a + "' and '" + ls.b + "' (also " +
+             idx("link", dup->second) + "; parallel links are not supported)";
+    }
+    pairs[key] = l;
+    for (const std::uint32_t n : {a->second, b->second}) {
+      if (out.is_host(n) && !out.ports[n].empty()) {
+        return e + ": host '" + out.names[n] + "' already has a link (a host has exactly one)";
+      }
+    }
+    if (out.ports[a->second].size() >= pfc::kMaxSwitchPorts ||
+        out.ports[b->second].size() >= pfc::kMaxSwitchPorts) {
+      return e + ": more than " + std::to_string(pfc::kMaxSwitchPorts) + " ports on a node";
+    }
+    const auto pa = static_cast<std::uint16_t>(out.ports[a->second].size());
+    const auto pb = static_cast<std::uint16_t>(out.ports[b->second].size());
+    out.links.push_back({PortEnd{a->second, pa}, PortEnd{b->second, pb}});
+    out.ports[a->second].push_back({static_cast<std::uint32_t>(l), 0, PortEnd{b->second, pb}});
+    out.ports[b->second].push_back({static_cast<std::uint32_t>(l), 1, PortEnd{a->second, pa}});
+  }
+  for (std::uint32_t n = 0; n < num_nodes; ++n) {
+    if (out.ports[n].empty()) {
+      return std::string(out.is_host(n) ? "host" : "switch") + " '" + out.names[n] +
+             "' has no link";
+    }
+  }
+  // Connectivity: every node reachable from the first host.
+  {
+    std::vector<bool> seen(num_nodes, false);
+    std::deque<std::uint32_t> todo{0};
+    seen[0] = true;
+    while (!todo.empty()) {
+      const std::uint32_t n = todo.front();
+      todo.pop_front();
+      for (const auto& p : out.ports[n]) {
+        if (!seen[p.peer.node]) {
+          seen[p.peer.node] = true;
+          todo.push_back(p.peer.node);
+        }
+      }
+    }
+    for (std::uint32_t n = 0; n < num_nodes; ++n) {
+      if (!seen[n]) {
+        return "topology is disconnected: '" + out.names[n] + "' cannot be reached from '" +
+               out.names[0] + "'";
+      }
+    }
+  }
+
+  // Switch buffers, with the network-wide PFC settings.
+  for (std::uint32_t s = 0; s < out.num_switches; ++s) {
+    const pfc::SwitchConfig cfg = switch_config(sc, out, s, 1);
+    const pfc::SharedBufferConfigError be = pfc::SharedBuffer::check(cfg.buffer, cfg.ports);
+    const std::string e = idx("switch", s) + " (" + sc.switches[s].name + ")";
+    if (be == pfc::SharedBufferConfigError::kHeadroomExceedsBuffer) {
+      return e + ": headroom_bytes " + std::to_string(cfg.buffer.headroom_bytes) + " x " +
+             std::to_string(cfg.ports.size()) + " ports x " +
+             std::to_string(std::popcount(cfg.buffer.pfc_enable)) +
+             " lossless priorities leaves no shared space in buffer_bytes " +
+             std::to_string(cfg.buffer.buffer_bytes);
+    }
+    if (be != pfc::SharedBufferConfigError::kOk) {
+      return e + ": buffer: " + std::string(pfc::shared_buffer_config_error_name(be));
+    }
+    const pfc::SwitchConfigError se = pfc::SwitchModel::check(cfg);
+    if (se == pfc::SwitchConfigError::kBadEcnThresholds) {
+      return e + ".ecn_kmin_bytes: greater than ecn_kmax_bytes";
+    }
+    if (se != pfc::SwitchConfigError::kOk) {
+      return e + ": " + std::string(pfc::switch_config_error_name(se));
+    }
+  }
+
+  // Routes: shortest paths first (BFS from each destination host; hosts
+  // other than the destination do not forward), then explicit ones.
+  out.routes.assign(out.num_switches, std::vector<std::int32_t>(out.num_hosts, -1));
+  if (sc.auto_routes) {
+    for (std::uint32_t h = 0; h < out.num_hosts; ++h) {
+      std::vector<std::uint32_t> dist(num_nodes, ~0u);
+      std::deque<std::uint32_t> todo{h};
+      dist[h] = 0;
+      while (!todo.empty()) {
+        const std::uint32_t n = todo.front();
+        todo.pop_front();
+        if (n != h && out.is_host(n)) continue;
+        for (const auto& p : out.ports[n]) {
+          if (dist[p.peer.node] == ~0u) {
+            dist[p.peer.node] = dist[n] + 1;
+            todo.push_back(p.peer.node);
+          }
+        }
+      }
+      for (std::uint32_t s = 0; s < out.num_switches; ++s) {
+        const std::uint32_t n = out.switch_node(s);
+        std::uint32_t best = ~0u;
+        for (std::size_t p = 0; p < out.ports[n].size(); ++p) {
+          const std::uint32_t peer = out.ports[n][p].peer.node;
+          if (out.is_host(peer) && peer != h) continue;
+          if (dist[peer] < best) {
+            best = dist[peer];
+            out.routes[s][h] = static_cast<std::int32_t>(p);
+          }
+        }
+      }
+    }
+  }
+  auto port_to = [&](std::uint32_t node, std::uint32_t peer) -> std::int32_t {
+    for (std::size_t p = 0; p < out.ports[node].size(); ++p) {
+      if (out.ports[node][p].peer.node == peer) return static_cast<std::int32_t>(p);
+    }
+    return -1;
+  };
+  // Shared by [[route]] and [[route_change]]: resolves (switch, dst, via).
+  auto resolve_route = [&](const std::string& e, const std::string& sw, const std::string& dst,
+                           const std::string& via, bool allow_remove, std::uint32_t& s_out,
+                           std::uint16_t& h_out, std::int32_t& p_out) -> std::string {
+    const auto s = by_name.find(sw);
+    if (s == by_name.end()) return e + ".switch: unknown node '" + sw + "'";
+    if (out.is_host(s->second)) return e + ".switch: '" + sw + "' is a host, not a switch";
+    const auto d = by_name.find(dst);
+    if (d == by_name.end()) return e + ".dst: unknown node '" + dst + "'";
+    if (!out.is_host(d->second)) return e + ".dst: '" + dst + "' is a switch, not a host";
+    s_out = s->second - out.num_hosts;
+    h_out = static_cast<std::uint16_t>(d->second);
+    if (via.empty() && allow_remove) {
+      p_out = -1;
+      return {};
+    }
+    const auto v = by_name.find(via);
+    if (v == by_name.end()) return e + ".via: unknown node '" + via + "'";
+    p_out = port_to(s->second, v->second);
+    if (p_out < 0) return e + ".via: '" + via + "' is not a neighbour of '" + sw + "'";
+    return {};
+  };
+  {
+    std::map<std::pair<std::uint32_t, std::uint16_t>, std::size_t> seen;
+    for (std::size_t r = 0; r < sc.routes.size(); ++r) {
+      const RouteSpec& rs = sc.routes[r];
+      const std::string e = idx("route", r);
+      std::uint32_t s = 0;
+      std::uint16_t h = 0;
+      std::int32_t p = -1;
+      if (auto err = resolve_route(e, rs.sw, rs.dst, rs.via, false, s, h, p); !err.empty()) {
+        return err;
+      }
+      const auto it = seen.find({s, h});
+      if (it != seen.end()) {
+        return e + ": a second route to '" + rs.dst + "' at '" + rs.sw + "' (also " +
+               idx("route", it->second) + ")";
+      }
+      seen[{s, h}] = r;
+      out.routes[s][h] = p;
+    }
+  }
+  for (std::size_t r = 0; r < sc.route_changes.size(); ++r) {
+    const RouteChangeSpec& rc = sc.route_changes[r];
+    const std::string e = idx("route_change", r);
+    ResolvedRouteChange c;
+    c.at_ns = rc.at_ns;
+    if (auto err = resolve_route(e, rc.sw, rc.dst, rc.via, true, c.sw, c.dst, c.port);
+        !err.empty()) {
+      return err;
+    }
+    if (rc.at_ns >= sc.duration_ns) {
+      return e + ".at_us: " + std::to_string(rc.at_ns / kNsPerUs) +
+             " us is not before the end of the run (duration_ms)";
+    }
+    out.route_changes.push_back(c);
+  }
+
+  // Flows.
+  for (std::size_t f = 0; f < sc.flows.size(); ++f) {
+    const FlowSpec& fs = sc.flows[f];
+    const std::string e = idx("flow", f) + (fs.name.empty() ? "" : " (" + fs.name + ")");
+    const auto s = by_name.find(fs.src);
+    if (s == by_name.end()) return e + ".src: unknown node '" + fs.src + "'";
+    if (!out.is_host(s->second)) return e + ".src: '" + fs.src + "' is a switch, not a host";
+    const auto d = by_name.find(fs.dst);
+    if (d == by_name.end()) return e + ".dst: unknown node '" + fs.dst + "'";
+    if (!out.is_host(d->second)) return e + ".dst: '" + fs.dst + "' is a switch, not a host";
+    if (s->second == d->second) return e + ".dst: same host as src";
+    if (fs.rate_bps == 0) return e + ".rate_gbps: must be > 0";
+    const LinkSpec& hl = sc.links[out.ports[s->second][0].link];
+    if (fs.rate_bps > hl.rate_bps) {
+      return e + ".rate_gbps: " + gbps(fs.rate_bps) + " Gb/s exceeds the " + gbps(hl.rate_bps) +
+             " Gb/s link of '" + fs.src + "'";
+    }
+    if (fs.size_bytes < kMinFlowFrame || fs.size_bytes > kMaxFlowFrame) {
+      return e + ".size_bytes: " + std::to_string(fs.size_bytes) + " is outside " +
+             std::to_string(kMinFlowFrame) + ".." + std::to_string(kMaxFlowFrame);
+    }
+    if (fs.ttl == 0) return e + ".ttl: must be 1..255";
+    if (fs.prio >= 8) return e + ".prio: must be 0..7";
+    if (fs.stop_ns != kNever && fs.stop_ns <= fs.start_ns) {
+      return e + ".stop_us: not after start_us";
+    }
+    if (fs.jitter < 0.0 || fs.jitter >= 1.0) return e + ".jitter: must be in [0, 1)";
+    out.flows.push_back({static_cast<std::uint16_t>(s->second),
+                         static_cast<std::uint16_t>(d->second)});
+  }
+
+  // PFC injections.
+  for (std::size_t i = 0; i < sc.pfc_injections.size(); ++i) {
+    const PfcInjectSpec& in = sc.pfc_injections[i];
+    const std::string e = idx("pfc_inject", i);
+    const auto f = by_name.find(in.from);
+    if (f == by_name.end()) return e + ".from: unknown node '" + in.from + "'";
+    const auto t = by_name.find(in.to);
+    if (t == by_name.end()) return e + ".to: unknown node '" + in.to + "'";
+    const std::int32_t p = port_to(f->second, t->second);
+    if (p < 0) return e + ".to: '" + in.to + "' is not a neighbour of '" + in.from + "'";
+    if (in.at_ns >= sc.duration_ns) return e + ".at_us: not before the end of the run";
+    if (in.length > 60) return e + ".length: at most 60 bytes";
+    ResolvedInject r;
+    r.from = PortEnd{f->second, static_cast<std::uint16_t>(p)};
+    r.link = out.ports[f->second][static_cast<std::size_t>(p)].link;
+    out.injections.push_back(r);
+  }
+
+  // The rest of the settings.
+  if (sc.pfc.xoff_quanta == 0) return "pfc.xoff_quanta: must be 1..65535";
+  if (sc.pfc.max_quanta == 0) return "pfc.max_quanta: must be 1..65535";
+  if (sc.pfc.refresh_percent == 0 || sc.pfc.refresh_percent >= 100) {
+    return "pfc.refresh_percent: must be 1..99";
+  }
+  if (sc.deadlock.enabled && (sc.deadlock.stall_ns == 0 || sc.deadlock.check_ns == 0)) {
+    return "deadlock: stall_us and check_us must be > 0";
+  }
+  if (sc.watchdog.enabled && (sc.watchdog.detection_ns == 0 || sc.watchdog.restoration_ns == 0)) {
+    return "watchdog: detection_ms and restoration_ms must be > 0";
+  }
+  if (sc.output.sample_ns == 0) return "output.sample_us: must be > 0";
+  out.pcap_link.assign(out.links.size(), sc.output.pcap);
+  for (std::size_t i = 0; i < sc.output.pcap_links.size(); ++i) {
+    const std::string& want = sc.output.pcap_links[i];
+    bool found = false;
+    for (std::uint32_t l = 0; l < out.links.size(); ++l) {
+      const std::string fwd = out.link_name(l);
+      const std::string rev =
+          out.names[out.links[l][1].node] + "-" + out.names[out.links[l][0].node];
+      if (want == fwd || want == rev) {
+        out.pcap_link[l] = true;
+        found = true;
+      }
+    }
+    if (!found) return idx("output.pcap_links", i) + ": no link '" + want + "'";
+  }
+
+  // Addresses: locally administered MACs and 10.0.x.y host IPs by node id.
+  out.macs.resize(num_nodes);
+  for (std::uint32_t n = 0; n < num_nodes; ++n) {
+    out.macs[n] = wire::MacAddr{{0x02, 0x00, 0x00, static_cast<std::uint8_t>(n >> 16),
+                                 static_cast<std::uint8_t>(n >> 8), static_cast<std::uint8_t>(n)}};
+  }
+  out.ips.resize(out.num_hosts);
+  for (std::uint32_t h = 0; h < out.num_hosts; ++h) {
+    out.ips[h] = wire::Ipv4Addr{(10u << 24) | ((h + 1) & 0xffff)};
+  }
+  return {};
+}
+
+pfc::SwitchConfig switch_config(const Scenario& sc, const Topology& topo, std::uint32_t sw,
+                                std::uint64_t seed) {
+  pfc::SwitchConfig cfg;
+  const SwitchSpec& ss = sc.switches[sw];
+  cfg.buffer = ss.buffer;
+  cfg.buffer.pfc_enable = sc.pfc.enable;
+  cfg.buffer.xoff_quanta = sc.pfc.xoff_quanta;
+  cfg.buffer.refresh_percent = sc.pfc.refresh_percent;
+  const std::uint32_t node = topo.switch_node(sw);
+  for (const auto& p : topo.ports[node]) {
+    pfc::SharedBufferPort sp;
+    sp.link_bps = sc.links[p.link].rate_bps;
+    sp.mac = topo.macs.empty() ? wire::MacAddr{} : topo.macs[node];
+    cfg.ports.push_back(sp);
+  }
+  cfg.max_quanta = sc.pfc.max_quanta;
+  cfg.watchdog = sc.watchdog.enabled;
+  cfg.watchdog_cfg.detection_ns = sc.watchdog.detection_ns;
+  cfg.watchdog_cfg.restoration_ns = sc.watchdog.restoration_ns;
+  cfg.watchdog_cfg.action = sc.watchdog.action;
+  cfg.watchdog_cfg.enable = 0xff;
+  cfg.ecn = ss.ecn;
+  cfg.num_destinations = static_cast<std::uint16_t>(topo.num_hosts);
+  cfg.seed = seed;
+  return cfg;
+}
+
+}  // namespace uroce::testbed

@@ -1,0 +1,219 @@
+// A testbed scenario as plain data (what a TOML file says, after parsing),
+// and its resolution into a checked topology (indices instead of names,
+// ports, every route).
+//
+// Nodes are hosts and switches. A host has exactly one link; a switch has
+// one port per link it is on, numbered in the order the links are listed.
+// Routes are per (switch, destination host): `auto_routes` fills every pair
+// with a shortest path (ties to the lowest port), then explicit routes
+// replace entries (that is how loops are made), and route changes replace
+// them again at a given time (transient loops). A route names the next hop
+// (a neighbour); an empty `via` in a route change removes the route.
+//
+// resolve() checks everything a run relies on and returns an error that
+// names the offending entry and key ("link[2].b: unknown node 's9'"), or ""
+// with `out` filled.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "datapath/base/time.h"
+#include "datapath/wire/addr.h"
+#include "pfc/shared_buffer.h"
+#include "pfc/sinks.h"
+#include "pfc/storm_watchdog.h"
+#include "pfc/switch_model.h"
+
+namespace uroce::testbed {
+
+inline constexpr TimeNs kNever = pfc::kNoDeadline;
+
+struct LinkSpec {
+  std::string a;
+  std::string b;
+  std::uint64_t rate_bps = 40'000'000'000ull;
+  TimeNs delay_ns = 1000;
+  // Bytes added to each frame's wire time (e.g. 20 for preamble and
+  // inter-frame gap); 0 by default, so rates are in frame bits.
+  std::uint32_t overhead_bytes = 0;
+};
+
+struct HostSpec {
+  std::string name;
+  // Receive processing rate; 0 = consumes at once (never pauses its switch).
+  std::uint64_t rx_bps = 0;
+  // With a finite rx_bps: the host's receive buffer and its PFC thresholds
+  // (pfc::IngressAccounting, dynamic mode).
+  std::uint64_t rx_buffer_bytes = 1u << 20;
+  std::uint64_t rx_headroom_bytes = 64u << 10;
+  std::uint32_t rx_alpha_num = 1;
+  std::uint32_t rx_alpha_den = 1;
+  std::uint64_t rx_xon_offset_bytes = 16u << 10;
+  // Packets a source may queue per priority while the NIC is paused or
+  // busy; a source finding it full skips that packet (counted).
+  std::uint32_t tx_queue_packets = 64;
+};
+
+struct SwitchSpec {
+  std::string name;
+  // pfc_enable, xoff_quanta and refresh_percent come from PfcSpec.
+  pfc::SharedBufferConfig buffer;
+  pfc::EcnConfig ecn;
+};
+
+struct RouteSpec {
+  std::string sw;
+  std::string dst;
+  std::string via;
+};
+
+struct RouteChangeSpec {
+  TimeNs at_ns = 0;
+  std::string sw;
+  std::string dst;
+  std::string via;  // empty: remove the route
+};
+
+struct FlowSpec {
+  std::string name;
+  std::string src;
+  std::string dst;
+  std::uint64_t rate_bps = 1'000'000'000ull;
+  std::uint32_t size_bytes = 1024;  // Ethernet frame without FCS
+  std::uint8_t ttl = 64;
+  std::uint8_t prio = 3;
+  bool ecn_capable = false;
+  TimeNs start_ns = 0;
+  TimeNs stop_ns = kNever;
+  // Seeded: the first packet is sent at start + uniform[0, start_jitter).
+  TimeNs start_jitter_ns = 0;
+  // Seeded: each gap is the nominal gap x uniform[1 - jitter, 1 + jitter].
+  double jitter = 0.0;
+};
+
+// A raw MAC Control frame sent from `from` to its neighbour `to` at `at`:
+// a well-formed PFC frame by default, with any field made bad on purpose.
+struct PfcInjectSpec {
+  TimeNs at_ns = 0;
+  std::string from;
+  std::string to;
+  std::uint8_t class_enable = 0;
+  std::array<std::uint16_t, 8> quanta{};
+  std::uint16_t opcode = 0x0101;
+  std::uint16_t ethertype = 0x8808;
+  std::optional<wire::MacAddr> dst_mac;  // default 01:80:C2:00:00:01
+  std::uint32_t length = 60;             // < 60 truncates the frame
+};
+
+struct PfcSpec {
+  std::uint8_t enable = 0x08;  // lossless priorities, network-wide
+  std::uint16_t xoff_quanta = 0xffff;
+  std::uint32_t refresh_percent = 50;
+  std::uint16_t max_quanta = 0xffff;  // received pauses are clamped to this
+};
+
+struct DeadlockSpec {
+  bool enabled = true;
+  TimeNs stall_ns = 500 * kNsPerUs;
+  TimeNs check_ns = 100 * kNsPerUs;
+  bool stop = false;  // end the run at the first detection
+};
+
+struct WatchdogSpec {
+  bool enabled = false;
+  TimeNs detection_ns = 200 * kNsPerMs;
+  TimeNs restoration_ns = 200 * kNsPerMs;
+  pfc::StormAction action = pfc::StormAction::kDrop;
+};
+
+struct OutputSpec {
+  TimeNs sample_ns = 100 * kNsPerUs;
+  bool csv = true;
+  bool pcap = false;                   // every link
+  std::vector<std::string> pcap_links; // or these ("a-b")
+  std::uint32_t pcap_snaplen = 128;
+};
+
+struct Scenario {
+  std::string name = "scenario";
+  std::string description;
+  TimeNs duration_ns = 10 * kNsPerMs;
+  std::uint64_t seed = 1;
+  bool auto_routes = true;
+  std::vector<HostSpec> hosts;
+  std::vector<SwitchSpec> switches;
+  std::vector<LinkSpec> links;
+  std::vector<RouteSpec> routes;
+  std::vector<RouteChangeSpec> route_changes;
+  std::vector<FlowSpec> flows;
+  std::vector<PfcInjectSpec> pfc_injections;
+  PfcSpec pfc;
+  DeadlockSpec deadlock;
+  WatchdogSpec watchdog;
+  OutputSpec output;
+};
+
+// ---- Resolved form -------------------------------------------------------
+
+// Node ids: hosts 0..H-1 in file order, then switches H..H+S-1.
+struct PortEnd {
+  std::uint32_t node = 0;
+  std::uint16_t port = 0;
+};
+
+struct ResolvedRouteChange {
+  TimeNs at_ns = 0;
+  std::uint32_t sw = 0;      // switch index
+  std::uint16_t dst = 0;     // host index
+  std::int32_t port = -1;    // -1: remove
+};
+
+struct ResolvedFlow {
+  std::uint16_t src = 0;  // host index
+  std::uint16_t dst = 0;
+};
+
+struct ResolvedInject {
+  PortEnd from;
+  std::uint32_t link = 0;
+};
+
+struct Topology {
+  std::uint32_t num_hosts = 0;
+  std::uint32_t num_switches = 0;
+  std::vector<std::string> names;               // by node id
+  std::vector<std::array<PortEnd, 2>> links;    // by link index: a end, b end
+  // ports[node][port] = {link index, direction 0 (a->b) or 1 (b->a) for
+  // frames this port sends}.
+  struct PortInfo {
+    std::uint32_t link = 0;
+    std::uint8_t dir = 0;
+    PortEnd peer;
+  };
+  std::vector<std::vector<PortInfo>> ports;
+  std::vector<std::vector<std::int32_t>> routes;  // [switch][host] -> port or -1
+  std::vector<ResolvedRouteChange> route_changes;
+  std::vector<ResolvedFlow> flows;
+  std::vector<ResolvedInject> injections;
+  std::vector<bool> pcap_link;                  // by link index
+  std::vector<wire::MacAddr> macs;              // by node id
+  std::vector<wire::Ipv4Addr> ips;              // by host index
+
+  bool is_host(std::uint32_t node) const { return node < num_hosts; }
+  std::uint32_t switch_node(std::uint32_t sw) const { return num_hosts + sw; }
+  // "a-b" as written in the scenario.
+  std::string link_name(std::uint32_t link) const;
+};
+
+// Checks `sc` and fills `out`; "" on success, else the first problem.
+std::string resolve(const Scenario& sc, Topology& out);
+
+// The switch model configuration of switch `sw` (after resolve()).
+pfc::SwitchConfig switch_config(const Scenario& sc, const Topology& topo, std::uint32_t sw,
+                                std::uint64_t seed);
+
+}  // namespace uroce::testbed

@@ -1,0 +1,32 @@
+// Scenario files: TOML (toml++) into a testbed::Scenario, strictly.
+//
+// Every table accepts a fixed set of keys; an unknown key, a value of the
+// wrong type or out of range is an error that names the table path and the
+// key ("switch[1].alpha: ...", "link[0]: unknown key 'rate' (did you mean
+// 'rate_gbps'?)"). Units are part of the key names (rate_gbps, delay_us,
+// duration_ms, ...). The full format, with examples, is in docs/testbed.md;
+// testbed/scenarios/ holds working files.
+//
+// These functions check syntax, types and per-value ranges; relations
+// between entries (names, topology, routes) are checked by resolve().
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "testbed/scenario.h"
+
+namespace uroce::testbed {
+
+// Parses `text` (named `source` in messages). Returns "" on success, else
+// the first problem; `out` is then unspecified.
+std::string scenario_from_toml(std::string_view text, std::string_view source, Scenario& out);
+
+// Reads and parses the file at `path`.
+std::string scenario_from_file(const std::string& path, Scenario& out);
+
+// Parses an alpha such as "1/16", "8" or "0.25" into a reduced fraction
+// (terms <= 65536). Returns "" or the problem.
+std::string parse_alpha(std::string_view s, std::uint32_t& num, std::uint32_t& den);
+
+}  // namespace uroce::testbed

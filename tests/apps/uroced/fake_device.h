@@ -1,0 +1,60 @@
+// Test helper (not a source mirror): a Device with a fixed description and
+// no engine behind it, for code that only reads what a device is.
+#pragma once
+
+#include <cerrno>
+#include <string>
+
+#include "apps/uroced/device.h"
+#include "datapath/engine/vnic_types.h"
+
+namespace uroce::daemon::testing {
+
+class FakeDevice final : public Device {
+ public:
+  FakeDevice(const char* name, std::uint32_t eth_mtu, std::uint8_t last = 1) {
+    cfg_.name = name;
+    cfg_.mac = wire::MacAddr{{0x02, 0, 0, 0, 0, last}};
+    cfg_.ip = wire::Ipv4Addr{(10u << 24) | last};
+    cfg_.eth_mtu = eth_mtu;
+  }
+  DeviceSnapshot snap;  // what snapshot() hands out
+
+  const engine::VnicConfig& config() const override { return cfg_; }
+  wire::PathMtu active_mtu() const override { return engine::active_mtu_for(cfg_.eth_mtu); }
+  std::uint32_t index() const override { return 3; }
+  std::uint32_t uverbs() const override { return 7; }
+  const std::string& port_name() const override { return port_; }
+  int alloc_qpn(std::uint32_t*) override { return ENOSYS; }
+  int create_cq(const engine::CqCreate&) override { return ENOSYS; }
+  int destroy_cq(engine::ObjId) override { return ENOSYS; }
+  int resize_cq(engine::ObjId, const engine::RingMem&, ctl::CqNotify*) override {
+    return ENOSYS;
+  }
+  int create_srq(const engine::SrqCreate&) override { return ENOSYS; }
+  int modify_srq(engine::ObjId, std::uint32_t, const transport::SrqAttr&) override {
+    return ENOSYS;
+  }
+  int query_srq(engine::ObjId, transport::SrqAttr*) override { return ENOSYS; }
+  int destroy_srq(engine::ObjId) override { return ENOSYS; }
+  int create_qp(const engine::QpCreate&) override { return ENOSYS; }
+  int modify_qp(engine::ObjId, const engine::QpModify&) override { return ENOSYS; }
+  int query_qp(engine::ObjId, engine::QpQuery*) override { return ENOSYS; }
+  int destroy_qp(engine::ObjId) override { return ENOSYS; }
+  std::uint32_t reg_mr(const engine::MrCreate&, int* err) override {
+    *err = ENOSYS;
+    return 0;
+  }
+  int rereg_mr(std::uint32_t, const engine::MrCreate&) override { return ENOSYS; }
+  int dereg_mr(std::uint32_t) override { return ENOSYS; }
+  int create_ah(const engine::AhCreate&) override { return ENOSYS; }
+  int destroy_ah(engine::ObjId) override { return ENOSYS; }
+  bool resolve(wire::Ipv4Addr, wire::MacAddr*) override { return false; }
+  void snapshot(bool, DeviceSnapshot* out) override { *out = snap; }
+
+ private:
+  engine::VnicConfig cfg_;
+  std::string port_ = "ring:p0";
+};
+
+}  // namespace uroce::daemon::testing

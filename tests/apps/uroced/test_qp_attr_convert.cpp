@@ -1,0 +1,161 @@
+#include "apps/uroced/qp_attr_convert.h"
+
+#include <gtest/gtest.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace uroce::daemon {
+namespace {
+
+namespace qa = transport::qp_attr;
+
+ibv_ah_attr av_to(std::uint8_t a, std::uint8_t b, std::uint8_t c, std::uint8_t d) {
+  ibv_ah_attr ah{};
+  ah.is_global = 1;
+  ah.port_num = 1;
+  ah.grh.sgid_index = 1;
+  ah.grh.hop_limit = 7;
+  ah.grh.traffic_class = 0xb8;  // DSCP 46
+  ah.grh.dgid.raw[10] = 0xff;
+  ah.grh.dgid.raw[11] = 0xff;
+  ah.grh.dgid.raw[12] = a;
+  ah.grh.dgid.raw[13] = b;
+  ah.grh.dgid.raw[14] = c;
+  ah.grh.dgid.raw[15] = d;
+  return ah;
+}
+
+TEST(ValuesFromIbv_Valid, CopiesSelectedFields) {
+  ibv_qp_attr a{};
+  a.qp_state = IBV_QPS_RTS;
+  a.sq_psn = 0xabcdef;
+  a.timeout = 14;
+  a.retry_cnt = 7;
+  a.rnr_retry = 7;
+  a.max_rd_atomic = 16;
+  a.qkey = 0x11111111;  // not in the mask: left alone
+  transport::QpAttrValues v;
+  ASSERT_EQ(values_from_ibv(qa::kState | qa::kSqPsn | qa::kTimeout | qa::kRetryCnt |
+                                qa::kRnrRetry | qa::kMaxQpRdAtomic,
+                            a, wire::PathMtu::k4096, 16, &v),
+            0);
+  EXPECT_EQ(v.qp_state, transport::QpState::kRts);
+  EXPECT_EQ(v.sq_psn, 0xabcdefu);
+  EXPECT_EQ(v.timeout, 14);
+  EXPECT_EQ(v.retry_cnt, 7);
+  EXPECT_EQ(v.max_rd_atomic, 16);
+  EXPECT_EQ(v.qkey, 0u);
+}
+
+TEST(ValuesFromIbv_Ranges, Einval) {
+  transport::QpAttrValues v;
+  auto check = [&](std::uint32_t mask, auto set) {
+    ibv_qp_attr a{};
+    a.port_num = 1;
+    a.path_mtu = IBV_MTU_1024;
+    set(a);
+    return values_from_ibv(mask, a, wire::PathMtu::k1024, 16, &v);
+  };
+  EXPECT_EQ(check(qa::kState, [](ibv_qp_attr& a) { a.qp_state = static_cast<ibv_qp_state>(7); }),
+            EINVAL);
+  EXPECT_EQ(check(qa::kPathMtu, [](ibv_qp_attr& a) { a.path_mtu = IBV_MTU_2048; }), EINVAL);
+  EXPECT_EQ(check(qa::kPathMtu, [](ibv_qp_attr& a) { a.path_mtu = static_cast<ibv_mtu>(0); }),
+            EINVAL);
+  EXPECT_EQ(check(qa::kPathMtu, [](ibv_qp_attr&) {}), 0);
+  EXPECT_EQ(check(qa::kTimeout, [](ibv_qp_attr& a) { a.timeout = 32; }), EINVAL);
+  EXPECT_EQ(check(qa::kRetryCnt, [](ibv_qp_attr& a) { a.retry_cnt = 8; }), EINVAL);
+  EXPECT_EQ(check(qa::kRnrRetry, [](ibv_qp_attr& a) { a.rnr_retry = 8; }), EINVAL);
+  EXPECT_EQ(check(qa::kMinRnrTimer, [](ibv_qp_attr& a) { a.min_rnr_timer = 32; }), EINVAL);
+  EXPECT_EQ(check(qa::kMaxQpRdAtomic, [](ibv_qp_attr& a) { a.max_rd_atomic = 17; }), EINVAL);
+  EXPECT_EQ(check(qa::kMaxDestRdAtomic, [](ibv_qp_attr& a) { a.max_dest_rd_atomic = 17; }),
+            EINVAL);
+  EXPECT_EQ(check(qa::kPort, [](ibv_qp_attr& a) { a.port_num = 2; }), EINVAL);
+  EXPECT_EQ(check(qa::kPkeyIndex, [](ibv_qp_attr& a) { a.pkey_index = 1; }), EINVAL);
+  EXPECT_EQ(check(qa::kDestQpn, [](ibv_qp_attr& a) { a.dest_qp_num = 1u << 24; }), EINVAL);
+  EXPECT_EQ(check(qa::kRqPsn, [](ibv_qp_attr& a) { a.rq_psn = 1u << 24; }), EINVAL);
+  EXPECT_EQ(check(qa::kSqPsn, [](ibv_qp_attr& a) { a.sq_psn = 1u << 24; }), EINVAL);
+  EXPECT_EQ(check(qa::kAccessFlags,
+                  [](ibv_qp_attr& a) { a.qp_access_flags = IBV_ACCESS_MW_BIND; }),
+            EINVAL);
+}
+
+TEST(ValuesFromIbv_Unsupported, Einval) {
+  const ibv_qp_attr a{};
+  transport::QpAttrValues v;
+  for (std::uint32_t bit : {qa::kAltPath, qa::kPathMigState, qa::kCap, qa::kRateLimit,
+                            qa::kEnSqdAsyncNotify, 1u << 30}) {
+    EXPECT_EQ(values_from_ibv(bit, a, wire::PathMtu::k4096, 16, &v), EINVAL) << bit;
+  }
+}
+
+TEST(AvFromIbv_Valid, Ipv4MappedGid) {
+  wire::Ipv4Addr ip;
+  std::uint8_t dscp = 0, ttl = 0;
+  ASSERT_EQ(av_from_ibv(av_to(10, 0, 0, 2), &ip, &dscp, &ttl), 0);
+  EXPECT_EQ(ip.to_string(), "10.0.0.2");
+  EXPECT_EQ(dscp, 46);
+  EXPECT_EQ(ttl, 7);
+  ibv_ah_attr ah = av_to(10, 0, 0, 2);
+  ah.grh.hop_limit = 0;
+  ASSERT_EQ(av_from_ibv(ah, &ip, &dscp, &ttl), 0);
+  EXPECT_EQ(ttl, 64);
+}
+
+TEST(AvFromIbv_Rules, Einval) {
+  wire::Ipv4Addr ip;
+  std::uint8_t dscp, ttl;
+  ibv_ah_attr ah = av_to(10, 0, 0, 2);
+  ah.is_global = 0;
+  EXPECT_EQ(av_from_ibv(ah, &ip, &dscp, &ttl), EINVAL);
+  ah = av_to(10, 0, 0, 2);
+  ah.port_num = 2;
+  EXPECT_EQ(av_from_ibv(ah, &ip, &dscp, &ttl), EINVAL);
+  ah = av_to(10, 0, 0, 2);
+  ah.grh.sgid_index = 0;
+  EXPECT_EQ(av_from_ibv(ah, &ip, &dscp, &ttl), EINVAL);
+  ah = av_to(10, 0, 0, 2);
+  ah.grh.dgid.raw[0] = 0xfe;  // fe80::... link-local
+  EXPECT_EQ(av_from_ibv(ah, &ip, &dscp, &ttl), EINVAL);
+  EXPECT_EQ(av_from_ibv(av_to(0, 0, 0, 0), &ip, &dscp, &ttl), EINVAL);
+  EXPECT_EQ(av_from_ibv(av_to(239, 1, 1, 1), &ip, &dscp, &ttl), EINVAL);
+  EXPECT_EQ(av_from_ibv(av_to(255, 255, 255, 255), &ip, &dscp, &ttl), EINVAL);
+}
+
+TEST(IbvFromQuery, ShowsTheAv) {
+  engine::QpQuery q;
+  q.state = transport::QpState::kRts;
+  q.values.path_mtu = wire::PathMtu::k4096;
+  q.values.dest_qp_num = 0x42;
+  q.values.av.dip = *wire::Ipv4Addr::parse("10.0.0.9");
+  q.values.av.dscp = 46;
+  q.values.av.ttl = 9;
+  ibv_qp_attr a;
+  ibv_from_query(q, &a);
+  EXPECT_EQ(a.qp_state, IBV_QPS_RTS);
+  EXPECT_EQ(a.cur_qp_state, IBV_QPS_RTS);
+  EXPECT_EQ(a.path_mtu, IBV_MTU_4096);
+  EXPECT_EQ(a.dest_qp_num, 0x42u);
+  EXPECT_EQ(a.port_num, 1);
+  EXPECT_EQ(a.ah_attr.is_global, 1);
+  EXPECT_EQ(a.ah_attr.grh.sgid_index, 1);
+  EXPECT_EQ(a.ah_attr.grh.traffic_class, 46 << 2);
+  EXPECT_EQ(a.ah_attr.grh.hop_limit, 9);
+  EXPECT_EQ(a.ah_attr.grh.dgid.raw[11], 0xff);
+  EXPECT_EQ(a.ah_attr.grh.dgid.raw[15], 9);
+  // No AV set yet: none shown.
+  q.values.av = {};
+  ibv_from_query(q, &a);
+  EXPECT_EQ(a.ah_attr.is_global, 0);
+}
+
+TEST(SrqAttr, RoundTrip) {
+  const ibv_srq_attr in{100, 4, 10};
+  const ibv_srq_attr out = ibv_from_srq_attr(srq_attr_from_ibv(in));
+  EXPECT_EQ(out.max_wr, 100u);
+  EXPECT_EQ(out.max_sge, 4u);
+  EXPECT_EQ(out.srq_limit, 10u);
+}
+
+}  // namespace
+}  // namespace uroce::daemon

@@ -1,0 +1,109 @@
+#include "apps/uroced/server.h"
+
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "tests/apps/uroced/fake_device.h"
+#include "tests/apps/uroced/sim_daemon.h"
+
+namespace uroce::daemon {
+namespace {
+
+using testing::FakeDevice;
+using testing::RawClient;
+
+class ServerTest : public ::testing::Test {
+ protected:
+  ServerTest() {
+    char tmpl[] = "/tmp/uroce_test_server.XXXXXX";
+    dir_ = mkdtemp(tmpl);
+    path_ = dir_ + "/uroced.sock";
+  }
+  ~ServerTest() override {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+  std::string dir_, path_;
+  FakeDevice dev_{"uroce0", 9000};
+};
+
+TEST_F(ServerTest, Listen_LiveDaemon_Eaddrinuse) {
+  Server first({&dev_}, DaemonInfo{});
+  std::string err;
+  ASSERT_EQ(first.listen(path_, &err), 0) << err;
+  ASSERT_EQ(first.start(nullptr), 0);
+  Server second({&dev_}, DaemonInfo{});
+  EXPECT_EQ(second.listen(path_, &err), EADDRINUSE);
+  EXPECT_EQ(err, "address in use: another uroced serves " + path_ +
+                     "; stop it or give this one another --run-dir");
+  // The first still serves.
+  RawClient c(path_);
+  EXPECT_EQ(c.call(ctl::Op::kStatus, ctl::StatusReq{0, 0}).status, 0);
+}
+
+TEST_F(ServerTest, Listen_StaleSocket_Replaced) {
+  // A socket file nobody listens on, as a killed daemon leaves it.
+  const int s = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+  sockaddr_un a{};
+  a.sun_family = AF_UNIX;
+  std::strcpy(a.sun_path, path_.c_str());
+  ASSERT_EQ(bind(s, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
+  close(s);
+  Server srv({&dev_}, DaemonInfo{});
+  std::string err;
+  ASSERT_EQ(srv.listen(path_, &err), 0) << err;
+  ASSERT_EQ(srv.start(nullptr), 0);
+  RawClient c(path_);
+  EXPECT_EQ(c.call(ctl::Op::kStatus, ctl::StatusReq{0, 0}).status, 0);
+}
+
+TEST_F(ServerTest, Listen_NotASocket_Eexist) {
+  std::ofstream(path_) << "x";
+  Server srv({&dev_}, DaemonInfo{});
+  std::string err;
+  EXPECT_EQ(srv.listen(path_, &err), EEXIST);
+  EXPECT_EQ(err, path_ + " exists and is not a socket: remove it or choose another run directory");
+}
+
+TEST_F(ServerTest, Stop_ClosesClientsAndRemovesSocket) {
+  Server srv({&dev_}, DaemonInfo{});
+  std::string err;
+  ASSERT_EQ(srv.listen(path_, &err), 0);
+  ASSERT_EQ(srv.start(nullptr), 0);
+  RawClient c(path_);
+  ASSERT_EQ(c.call(ctl::Op::kStatus, ctl::StatusReq{0, 0}).status, 0);
+  EXPECT_EQ(srv.client_count(), 1u);
+  srv.stop();
+  EXPECT_TRUE(c.recv().closed);
+  EXPECT_FALSE(std::filesystem::exists(path_));
+  srv.stop();  // idempotent
+}
+
+TEST_F(ServerTest, Status_CountsClientsAndDevices) {
+  DaemonInfo info;
+  info.version = "v";
+  Server srv({&dev_}, info);
+  std::string err;
+  ASSERT_EQ(srv.listen(path_, &err), 0);
+  ASSERT_EQ(srv.start(nullptr), 0);
+  RawClient a(path_), b(path_);
+  ASSERT_EQ(a.call(ctl::Op::kStatus, ctl::StatusReq{0, 0}).status, 0);
+  const auto r = b.call(ctl::Op::kStatus, ctl::StatusReq{ctl::kStatusClients, 0});
+  const auto j = nlohmann::json::parse(r.text());
+  EXPECT_EQ(j["daemon"]["clients"], 2);
+  EXPECT_EQ(j["daemon"]["socket"], path_);
+  EXPECT_EQ(j["clients"].size(), 2u);
+  EXPECT_EQ(j["devices"][0]["name"], "uroce0");
+}
+
+TEST(SocketIsLive, NoFileNoListener) {
+  EXPECT_FALSE(socket_is_live("/tmp/uroce_no_such_socket_at_all"));
+}
+
+}  // namespace
+}  // namespace uroce::daemon

@@ -1,0 +1,117 @@
+#include "apps/uroced/status_json.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/apps/uroced/fake_device.h"
+
+namespace uroce::daemon {
+namespace {
+
+using nlohmann::json;
+using testing::FakeDevice;
+
+DaemonInfo info() {
+  DaemonInfo i;
+  i.version = "9.9";
+  i.pid = 42;
+  i.run_dir = "/run/x";
+  i.socket = "/run/x/uroced.sock";
+  i.poll = "busy";
+  i.lcore = 1;
+  i.clients = 3;
+  return i;
+}
+
+TEST(StatusJson_Devices, CountersAndObjects) {
+  FakeDevice d("uroce0", 9000);
+  DeviceSnapshot s;
+  s.counters.rx_frames = 11;
+  s.counters.cq.cqes = 5;
+  s.counters.parse_error[static_cast<std::size_t>(wire::ParseError::kBadIcrc)] = 2;
+  s.counters.wqe_error[static_cast<std::size_t>(shm::WqeError::kBadOpcode)] = 1;
+  s.arp.tx_requests = 4;
+  s.qps = 2;
+  const std::string out = status_json(info(), {&d}, {s}, false, nullptr, 1 << 16);
+  const json j = json::parse(out);
+  EXPECT_EQ(j["daemon"]["pid"], 42);
+  EXPECT_EQ(j["daemon"]["clients"], 3);
+  EXPECT_EQ(j["daemon"]["poll"], "busy");
+  const json& dev = j["devices"][0];
+  EXPECT_EQ(dev["name"], "uroce0");
+  EXPECT_EQ(dev["uverbs"], 7);
+  EXPECT_EQ(dev["mac"], "02:00:00:00:00:01");
+  EXPECT_EQ(dev["ipv4"], "10.0.0.1");
+  EXPECT_EQ(dev["active_mtu"], 4096);
+  EXPECT_EQ(dev["objects"]["qps"], 2);
+  EXPECT_EQ(dev["counters"]["rx_frames"], 11);
+  EXPECT_EQ(dev["counters"]["cqes"], 5);
+  EXPECT_EQ(dev["counters"]["parse_errors"].size(), 1u);
+  EXPECT_EQ(dev["counters"]["wqe_errors"].size(), 1u);
+  EXPECT_EQ(dev["arp"]["tx_requests"], 4);
+  EXPECT_FALSE(j.contains("qps"));
+  EXPECT_FALSE(j.contains("clients"));
+}
+
+TEST(StatusJson_Qps, TypeSpecificCounters) {
+  FakeDevice d("uroce0", 9000);
+  DeviceSnapshot s;
+  engine::QpStatus q;
+  q.qpn = 0x11;
+  q.type = transport::QpType::kRc;
+  q.state = transport::QpState::kRts;
+  q.rc.tx_retransmits = 3;
+  s.qp_status.push_back(q);
+  q.qpn = 0x12;
+  q.type = transport::QpType::kUd;
+  q.ud.tx_packets = 8;
+  s.qp_status.push_back(q);
+  const json j = json::parse(status_json(info(), {&d}, {s}, true, nullptr, 1 << 16));
+  ASSERT_EQ(j["qps"].size(), 2u);
+  EXPECT_EQ(j["qps"][0]["type"], "RC");
+  EXPECT_EQ(j["qps"][0]["device"], "uroce0");
+  EXPECT_EQ(j["qps"][0]["transport"]["tx_retransmits"], 3);
+  EXPECT_EQ(j["qps"][1]["type"], "UD");
+  EXPECT_EQ(j["qps"][1]["transport"]["tx_packets"], 8);
+  EXPECT_TRUE(j["qps"][1]["transport"]["rx"].is_object());
+}
+
+TEST(StatusJson_TooBig, KeepsFirstQpsAndSaysSo) {
+  FakeDevice d("uroce0", 9000);
+  DeviceSnapshot s;
+  for (std::uint32_t i = 0; i < 200; ++i) {
+    engine::QpStatus q;
+    q.qpn = i + 2;
+    s.qp_status.push_back(q);
+  }
+  const std::string out = status_json(info(), {&d}, {s}, true, nullptr, 20000);
+  EXPECT_LE(out.size(), 20000u);
+  const json j = json::parse(out);
+  EXPECT_TRUE(j["qps_truncated"].get<bool>());
+  EXPECT_GT(j["qps"].size(), 0u);
+  EXPECT_LT(j["qps"].size(), 200u);
+  EXPECT_EQ(j["qps"][0]["qpn"], 2);
+}
+
+TEST(StatusJson_Clients, ObjectsByKind) {
+  FakeDevice d("uroce0", 9000);
+  ClientSummary c;
+  c.id = 5;
+  c.cred = {123, 1000, 1000};
+  c.device = "uroce0";
+  c.pds = {10};
+  c.qps = {{12, 0x44}};
+  c.bad_requests = 2;
+  const std::vector<ClientSummary> clients{c};
+  const json j = json::parse(status_json(info(), {&d}, {DeviceSnapshot{}}, false, &clients,
+                                         1 << 16));
+  ASSERT_EQ(j["clients"].size(), 1u);
+  const json& cl = j["clients"][0];
+  EXPECT_EQ(cl["pid"], 123);
+  EXPECT_EQ(cl["uid"], 1000);
+  EXPECT_EQ(cl["objects"]["pds"], std::vector<int>{10});
+  EXPECT_EQ(cl["objects"]["qps"][0]["qpn"], 0x44);
+  EXPECT_EQ(cl["bad_requests"], 2);
+}
+
+}  // namespace
+}  // namespace uroce::daemon

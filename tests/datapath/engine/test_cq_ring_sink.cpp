@@ -1,0 +1,131 @@
+#include "datapath/engine/cq_ring_sink.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <vector>
+
+#include "tests/datapath/engine/vnic_test_support.h"
+
+namespace uroce::engine::test {
+namespace {
+
+transport::Cqe cqe(std::uint64_t wr_id) {
+  transport::Cqe c{};
+  c.wr_id = wr_id;
+  c.qp_num = 0x42;
+  c.byte_len = 100;
+  return c;
+}
+
+TEST(CqRingSink_Attach, BadRingIsEinval) {
+  ProvCq cq(1, 3);
+  CqRingSink s;
+  RingMem m = cq.ring.mem();
+  m.bytes -= 1;
+  EXPECT_EQ(s.attach(m, cq.notify(), -1, 0), EINVAL);
+  EXPECT_FALSE(s.attached());
+  shm::RingGeometry tiny{};
+  ASSERT_EQ(shm::make_geometry(16, 3, &tiny), shm::RingError::kOk);
+  EXPECT_EQ(s.attach(RingMem{cq.ring.region.data(), tiny.bytes(), tiny}, nullptr, -1, 0),
+            EINVAL);  // 16-byte elements cannot hold an ib_uverbs_wc
+}
+
+TEST(CqRingSink_Push, WritesUntilFullThenRefuses) {
+  ProvCq cq(1, 3);
+  CqSinkCounters totals;
+  CqRingSink s(&totals);
+  ASSERT_EQ(s.attach(cq.ring.mem(), cq.notify(), -1, 0), 0);
+  EXPECT_EQ(s.capacity(), 3u);
+  for (std::uint64_t i = 0; i < 3; ++i) EXPECT_TRUE(s.push(cqe(i)));
+  EXPECT_FALSE(s.push(cqe(9)));
+  EXPECT_EQ(s.unpolled(), 3u);
+  EXPECT_EQ(s.counters().cqes, 3u);
+  EXPECT_EQ(s.counters().overflow, 1u);
+  EXPECT_EQ(totals.cqes, 3u);
+  EXPECT_EQ(totals.overflow, 1u);
+  const auto got = cq.poll();
+  ASSERT_EQ(got.size(), 3u);
+  EXPECT_EQ(got[2].wr_id, 2u);
+  EXPECT_EQ(got[2].qp_num, 0x42u);
+  EXPECT_EQ(s.unpolled(), 0u);
+  EXPECT_TRUE(s.push(cqe(10)));
+}
+
+TEST(CqRingSink_Notify, OneRecordPerArming) {
+  ProvCq cq(1, 15);
+  Pipe chan;
+  CqRingSink s;
+  ASSERT_EQ(s.attach(cq.ring.mem(), cq.notify(), chan.wr, 0xFEED), 0);
+  EXPECT_TRUE(s.push(cqe(1)));
+  EXPECT_TRUE(chan.drain().empty());
+  cq.arm(ctl::kCqArmedNext);
+  EXPECT_TRUE(s.push(cqe(2)));
+  EXPECT_TRUE(s.push(cqe(3)));
+  auto rec = chan.drain();
+  ASSERT_EQ(rec.size(), 8u);
+  std::uint64_t h = 0;
+  std::memcpy(&h, rec.data(), 8);
+  EXPECT_EQ(h, 0xFEEDu);
+  // Solicited arming fires on the next completion too (see the header).
+  cq.arm(ctl::kCqArmedSolicited);
+  EXPECT_TRUE(s.push(cqe(4)));
+  EXPECT_EQ(chan.drain().size(), 8u);
+  EXPECT_EQ(s.counters().comp_events, 2u);
+  EXPECT_EQ(std::atomic_ref<std::uint32_t>(cq.notify()->armed).load(), ctl::kCqDisarmed);
+}
+
+TEST(CqRingSink_Notify, NoChannelNoWriteAndFailedWriteCounted) {
+  ProvCq cq(1, 15);
+  CqRingSink quiet;
+  ASSERT_EQ(quiet.attach(cq.ring.mem(), cq.notify(), -1, 1), 0);
+  cq.arm();
+  EXPECT_TRUE(quiet.push(cqe(1)));
+  // Without a channel the arming stays for whoever has one.
+  EXPECT_EQ(std::atomic_ref<std::uint32_t>(cq.notify()->armed).load(), ctl::kCqArmedNext);
+
+  ProvCq cq2(2, 15);
+  CqRingSink s;
+  ASSERT_EQ(s.attach(cq2.ring.mem(), cq2.notify(), 1 << 20, 1), 0);  // a bad fd
+  cq2.arm();
+  EXPECT_TRUE(s.push(cqe(1)));
+  EXPECT_EQ(s.counters().comp_event_errors, 1u);
+  EXPECT_EQ(s.counters().comp_events, 0u);
+}
+
+TEST(CqRingSink_Resize, MovesUnpolledAndCarriesArming) {
+  ProvCq old_cq(1, 7);
+  CqRingSink s;
+  ASSERT_EQ(s.attach(old_cq.ring.mem(), old_cq.notify(), -1, 0), 0);
+  // Wrap the old ring first so the unpolled run crosses its end.
+  for (std::uint64_t i = 0; i < 6; ++i) ASSERT_TRUE(s.push(cqe(i)));
+  EXPECT_EQ(old_cq.poll().size(), 6u);
+  for (std::uint64_t i = 10; i < 15; ++i) ASSERT_TRUE(s.push(cqe(i)));
+  ib_uverbs_wc w{};
+  ASSERT_TRUE(old_cq.cons.try_pop(&w));  // 10 polled; 11..14 unpolled
+  old_cq.arm(ctl::kCqArmedSolicited);
+
+  ProvCq small(1, 3);
+  EXPECT_EQ(s.resize(small.ring.mem(), small.notify()), EINVAL);
+  RingMem bad = small.ring.mem();
+  bad.mem = nullptr;
+  EXPECT_EQ(s.resize(bad, small.notify()), EINVAL);
+  ASSERT_EQ(s.unpolled(), 4u);
+
+  ProvCq big(1, 31);
+  ASSERT_EQ(s.resize(big.ring.mem(), big.notify()), 0);
+  EXPECT_EQ(std::atomic_ref<std::uint32_t>(big.notify()->armed).load(), ctl::kCqArmedSolicited);
+  EXPECT_EQ(std::atomic_ref<std::uint32_t>(old_cq.notify()->armed).load(), ctl::kCqDisarmed);
+  EXPECT_TRUE(s.push(cqe(20)));
+  const auto got = big.poll();
+  ASSERT_EQ(got.size(), 5u);
+  const std::uint64_t want[] = {11, 12, 13, 14, 20};
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(got[i].wr_id, want[i]);
+  EXPECT_EQ(s.capacity(), 31u);
+  // The old ring still shows the 4 it held (the provider drops it), but
+  // nothing new went there.
+  EXPECT_EQ(old_cq.poll().size(), 4u);
+}
+
+}  // namespace
+}  // namespace uroce::engine::test

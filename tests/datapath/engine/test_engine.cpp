@@ -1,0 +1,247 @@
+#include "datapath/engine/engine.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <thread>
+#include <vector>
+
+#include "datapath/engine/eth_port_io.h"
+#include "datapath/engine/tsc_clock.h"
+#include "tests/datapath/engine/vnic_test_support.h"
+
+namespace uroce::engine {
+// The daemon's instantiation, every member compiled.
+template class Engine<EthPortIo, TscClock>;
+}  // namespace uroce::engine
+
+namespace uroce::engine::test {
+namespace {
+
+// A monotonic clock for threaded tests.
+struct SteadyClock {
+  TimeNs now() const {
+    return static_cast<TimeNs>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   .count());
+  }
+};
+
+// A clock that stops the engine after `limit` readings (one per iteration).
+struct CountingClock {
+  std::atomic<bool>* stop;
+  std::uint64_t limit;
+  std::uint64_t reads = 0;
+  TimeNs t = 0;
+  TimeNs now() {
+    if (++reads >= limit) stop->store(true);
+    return t += 100;
+  }
+};
+
+// Records the sleeps; `on_sleep` may act on the world (stop the engine,
+// inject a frame).
+struct RecordingSleeper {
+  std::vector<TimeNs>* log;
+  std::function<void(std::size_t)>* on_sleep;
+  void sleep(TimeNs ns) {
+    log->push_back(ns);
+    if (on_sleep != nullptr && *on_sleep) (*on_sleep)(log->size());
+  }
+};
+
+TEST(Engine_Call, RunsInlineWhenNotRunning) {
+  VirtualClock clock;
+  Engine<SimPortIo, VirtualClock> e(EngineConfig{}, clock);
+  const auto caller = std::this_thread::get_id();
+  std::thread::id ran_on;
+  e.call([&] { ran_on = std::this_thread::get_id(); });
+  EXPECT_EQ(ran_on, caller);
+  EXPECT_EQ(e.counters().calls, 0u);  // not served by an iteration
+}
+
+TEST(Engine_Call, FromOtherThreadsWhileRunSpins) {
+  SteadyClock clock;
+  EngineConfig cfg;
+  cfg.mode = PollMode::kBusy;
+  Engine<SimPortIo, SteadyClock> e(cfg, clock);
+  std::atomic<bool> stop{false};
+  std::thread::id engine_id;
+  std::thread engine([&] {
+    engine_id = std::this_thread::get_id();
+    e.run(stop);
+  });
+  // Wait until the loop runs (a call served by an iteration counts).
+  std::uint64_t seen_iterations = 0;
+  while (seen_iterations == 0) {
+    e.call([&] { seen_iterations = e.counters().iterations; });
+  }
+  // Engine-thread-only state touched from two control threads: no race
+  // because every touch runs on the engine thread.
+  std::uint64_t counter = 0;
+  bool all_on_engine = true;
+  auto worker = [&] {
+    for (int i = 0; i < 500; ++i) {
+      e.call([&] {
+        ++counter;
+        if (std::this_thread::get_id() != engine_id) all_on_engine = false;
+      });
+    }
+  };
+  std::thread t1(worker), t2(worker);
+  t1.join();
+  t2.join();
+  std::uint64_t calls = 0;
+  e.call([&] { calls = e.counters().calls; });
+  stop.store(true);
+  engine.join();
+  EXPECT_EQ(counter, 1000u);
+  EXPECT_TRUE(all_on_engine);
+  EXPECT_GE(calls, 1000u);
+  // Stopped: inline again.
+  std::thread::id ran_on;
+  e.call([&] { ran_on = std::this_thread::get_id(); });
+  EXPECT_EQ(ran_on, std::this_thread::get_id());
+}
+
+TEST(Engine_RunOnce, PollsEveryVnicWithOneTimestamp) {
+  port::SimDirectionConfig d;
+  d.propagation_ns = 1000;
+  port::SimLink link(port::SimLinkConfig::symmetric(d, 9));
+  Host a(link, 0, kMacA, kIpA);
+  Host b(link, 1, kMacB, kIpB);
+  VirtualClock clock(5000);
+  Engine<SimPortIo, VirtualClock> e(EngineConfig{}, clock);
+  e.add_vnic(&a.vnic);
+  e.add_vnic(&b.vnic);
+  EXPECT_EQ(e.vnic_count(), 2u);
+  bool resolved = false;
+  wire::MacAddr mac{};
+  e.call([&] { resolved = a.vnic.resolve(kIpB, e.now(), &mac); });
+  EXPECT_FALSE(resolved);
+  for (int i = 0; i < 10; ++i) {
+    e.run_once();
+    EXPECT_EQ(a.vnic.last_now(), clock.now());
+    EXPECT_EQ(b.vnic.last_now(), clock.now());
+    clock.advance_by(500);
+  }
+  EXPECT_EQ(a.vnic.counters().iterations, 10u);
+  EXPECT_EQ(b.vnic.counters().iterations, 10u);
+  e.call([&] { resolved = a.vnic.resolve(kIpB, e.now(), &mac); });
+  EXPECT_TRUE(resolved);
+  EXPECT_EQ(mac, kMacB);
+  EXPECT_EQ(e.counters().iterations, 10u);
+}
+
+TEST(Engine_Backoff, SleepsDoublingUpToMax) {
+  std::atomic<bool> stop{false};
+  VirtualClock clock;
+  std::vector<TimeNs> log;
+  std::function<void(std::size_t)> hook = [&](std::size_t n) {
+    if (n == 6) stop.store(true);
+  };
+  EngineConfig cfg;
+  cfg.mode = PollMode::kBackoff;
+  cfg.backoff_max_us = 8;
+  cfg.idle_spins = 3;
+  using E = Engine<SimPortIo, VirtualClock, RecordingSleeper>;
+  E e(cfg, clock, RecordingSleeper{&log, &hook});
+  e.run(stop);
+  const std::vector<TimeNs> want = {1000, 2000, 4000, 8000, 8000, 8000};
+  EXPECT_EQ(log, want);
+  EXPECT_EQ(e.counters().sleeps, 6u);
+  EXPECT_EQ(e.counters().slept_ns, 31000u);
+  EXPECT_EQ(e.counters().iterations, 3u + 6u);
+  EXPECT_EQ(e.counters().idle_iterations, 9u);
+}
+
+TEST(Engine_Backoff, ResetsOnWork) {
+  port::SimLink link(port::SimLinkConfig{});
+  Host a(link, 0, kMacA, kIpA);
+  port::SimPort peer(link, 1);
+  std::atomic<bool> stop{false};
+  VirtualClock clock;
+  std::vector<TimeNs> log;
+  // On the third sleep a frame arrives for the Vnic: the next iteration has
+  // work and the backoff starts over.
+  std::function<void(std::size_t)> hook = [&](std::size_t n) {
+    if (n == 3) {
+      const std::uint8_t junk[60] = {};
+      EXPECT_TRUE(peer.tx(junk, clock.now()));
+    }
+    if (n == 5) stop.store(true);
+  };
+  EngineConfig cfg;
+  cfg.backoff_max_us = 100;
+  cfg.idle_spins = 2;
+  using E = Engine<SimPortIo, VirtualClock, RecordingSleeper>;
+  E e(cfg, clock, RecordingSleeper{&log, &hook});
+  e.add_vnic(&a.vnic);
+  e.run(stop);
+  const std::vector<TimeNs> want = {1000, 2000, 4000, 1000, 2000};
+  EXPECT_EQ(log, want);
+  EXPECT_EQ(a.vnic.counters().rx_frames, 1u);
+  EXPECT_EQ(a.vnic.counters().rx_parse_errors, 1u);
+}
+
+TEST(Engine_Busy, NeverSleeps) {
+  std::atomic<bool> stop{false};
+  CountingClock clock{&stop, 5000};
+  std::vector<TimeNs> log;
+  EngineConfig cfg;
+  cfg.mode = PollMode::kBusy;
+  cfg.idle_spins = 0;
+  using E = Engine<SimPortIo, CountingClock, RecordingSleeper>;
+  E e(cfg, clock, RecordingSleeper{&log, nullptr});
+  e.run(stop);
+  EXPECT_TRUE(log.empty());
+  EXPECT_EQ(e.counters().iterations, 5000u);
+  EXPECT_EQ(e.counters().sleeps, 0u);
+}
+
+
+// A comp event written to a pipe whose reader is gone raises SIGPIPE on the
+// engine thread; run() must neither die of it nor leave it pending.
+TEST(Engine_Run, SurvivesAClosedCompChannel) {
+  port::SimLink link(port::SimLinkConfig{});
+  Host a(link, 0, kMacA, kIpA);
+  Pipe chan;
+  ::close(chan.rd);
+  chan.rd = -1;
+  auto cq = a.make_cq(1, 15, chan.wr);
+  auto q = a.make_qp(2, QpType::kUd, 1, 1);
+  a.ud_up(2, 1);
+  AhCreate h;
+  h.id = 1;
+  h.client = Host::kClient;
+  h.pd = Host::kPd;
+  h.dmac = kMacB;
+  h.dip = kIpB;
+  ASSERT_EQ(a.vnic.create_ah(h), 0);
+  cq->arm();
+  shm::SendWqeFields f;
+  f.wr_id = 1;
+  f.opcode = IBV_WR_SEND;
+  f.send_flags = IBV_SEND_SIGNALED;
+  f.remote_qpn = 0x99;
+  f.remote_qkey = 1;
+  f.ah_num = 1;
+  q->post_send(f, {a.sge(0, 8)});
+  std::atomic<bool> stop{false};
+  CountingClock clock{&stop, 20};
+  EngineConfig cfg;
+  cfg.mode = PollMode::kBusy;
+  Engine<SimPortIo, CountingClock> e(cfg, clock);
+  e.add_vnic(&a.vnic);
+  std::thread t([&] { e.run(stop); });
+  t.join();
+  EXPECT_EQ(cq->poll().size(), 1u);
+  EXPECT_EQ(a.vnic.counters().cq.comp_event_errors, 1u);
+  EXPECT_EQ(a.vnic.counters().cq.comp_events, 0u);
+}
+
+}  // namespace
+}  // namespace uroce::engine::test

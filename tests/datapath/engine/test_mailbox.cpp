@@ -1,0 +1,74 @@
+#include "datapath/engine/mailbox.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+namespace uroce::engine {
+namespace {
+
+TEST(Mailbox_Call, InlineWhileClosed) {
+  Mailbox m;
+  int x = 0;
+  m.call([&] { x = 1; });
+  EXPECT_EQ(x, 1);
+  EXPECT_FALSE(m.pending());
+  EXPECT_EQ(m.served(), 0u);
+}
+
+TEST(Mailbox_Call, ServedByTheEngineThread) {
+  Mailbox m;
+  std::atomic<bool> stop{false};
+  std::thread::id engine_id;
+  std::atomic<bool> opened{false};
+  std::thread engine([&] {
+    engine_id = std::this_thread::get_id();
+    m.open();
+    opened.store(true);
+    while (!stop.load()) {
+      if (m.pending()) m.serve();
+    }
+    m.close();
+  });
+  while (!opened.load()) std::this_thread::yield();
+  std::thread::id ran_on;
+  m.call([&] { ran_on = std::this_thread::get_id(); });
+  EXPECT_EQ(ran_on, engine_id);
+  EXPECT_EQ(m.served(), 1u);
+  stop.store(true);
+  engine.join();
+}
+
+TEST(Mailbox_Call, FromTheEngineThreadRunsInline) {
+  Mailbox m;
+  m.open();
+  int x = 0;
+  m.call([&] { x = 2; });  // would deadlock if queued
+  EXPECT_EQ(x, 2);
+  m.close();
+}
+
+TEST(Mailbox_Close, ServesAPendingCall) {
+  Mailbox m;
+  std::atomic<bool> opened{false};
+  std::atomic<bool> may_close{false};
+  std::thread engine([&] {
+    m.open();
+    opened.store(true);
+    while (!m.pending()) std::this_thread::yield();
+    while (!may_close.load()) std::this_thread::yield();
+    m.close();  // no serve() in the loop: close must run it
+  });
+  while (!opened.load()) std::this_thread::yield();
+  int x = 0;
+  std::thread caller([&] { m.call([&] { x = 3; }); });
+  may_close.store(true);
+  caller.join();
+  engine.join();
+  EXPECT_EQ(x, 3);
+  EXPECT_EQ(m.served(), 1u);
+}
+
+}  // namespace
+}  // namespace uroce::engine

@@ -1,0 +1,341 @@
+// Test support for the Vnic and Engine tests (not a source mirror): the
+// provider's side of the shared rings (memfd regions from
+// shm::SharedRegion, WQEs written with shm::wqe_write exactly as the
+// provider writes them, CQEs read with a shm::CqConsumer), and a "host" =
+// one Vnic on one end of a simulated link, with registered memory.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "datapath/base/time.h"
+#include "datapath/engine/sim_port_io.h"
+#include "datapath/engine/vnic.h"
+#include "datapath/port/sim_link.h"
+#include "datapath/shm/ring.h"
+#include "datapath/shm/shared_region.h"
+#include "datapath/shm/wqe_write.h"
+
+namespace uroce::engine::test {
+
+using transport::QpState;
+using transport::QpType;
+using transport::WcStatus;
+
+inline const wire::MacAddr kMacA{{2, 0, 0, 0, 0, 0xa}};
+inline const wire::MacAddr kMacB{{2, 0, 0, 0, 0, 0xb}};
+inline const wire::Ipv4Addr kIpA{0x0a000001};
+inline const wire::Ipv4Addr kIpB{0x0a000002};
+
+// One ring region as the control plane creates it (sealed memfd,
+// ring_init'ed); `extra` bytes follow the ring (a CQ's CqNotify).
+struct RingRegion {
+  shm::SharedRegion region;
+  shm::RingGeometry geo{};
+
+  RingRegion(std::size_t elem_bytes, std::uint32_t depth, std::size_t extra = 0) {
+    EXPECT_EQ(shm::make_geometry(elem_bytes, depth, &geo), shm::RingError::kOk);
+    EXPECT_TRUE(shm::SharedRegion::create("vnic-test", geo.bytes() + extra, &region).ok());
+    EXPECT_EQ(shm::ring_init(region.data(), geo.bytes(), geo), shm::RingError::kOk);
+  }
+  RingMem mem() const { return RingMem{region.data(), geo.bytes(), geo}; }
+};
+
+// A CQ: the ring plus its CqNotify word; the provider's consumer.
+struct ProvCq {
+  ObjId id;
+  RingRegion ring;
+  shm::CqConsumer cons;
+
+  ProvCq(ObjId i, std::uint32_t depth)
+      : id(i), ring(shm::cq_elem_bytes(), depth, ctl::kCqNotifyBytes) {
+    EXPECT_EQ(cons.attach(ring.region.data(), ring.geo.bytes(), ring.geo), shm::RingError::kOk);
+  }
+  ctl::CqNotify* notify() {
+    return reinterpret_cast<ctl::CqNotify*>(static_cast<std::byte*>(ring.region.data()) +
+                                            ring.geo.bytes());
+  }
+  void arm(std::uint32_t how = ctl::kCqArmedNext) {
+    std::atomic_ref<std::uint32_t>(notify()->armed).store(how, std::memory_order_release);
+  }
+  std::vector<ib_uverbs_wc> poll() {
+    std::vector<ib_uverbs_wc> out;
+    ib_uverbs_wc wc{};
+    while (cons.try_pop(&wc)) out.push_back(wc);
+    return out;
+  }
+};
+
+// A QP's rings on the provider side.
+struct ProvQp {
+  static constexpr std::uint32_t kMaxSge = 4;
+  static constexpr std::uint32_t kMaxInline = 64;
+  ObjId id = 0;
+  std::uint32_t qpn = 0;
+  std::unique_ptr<RingRegion> sq;
+  std::unique_ptr<RingRegion> rq;
+  shm::SqProducer sqp;
+  shm::RqProducer rqp;
+
+  ProvQp(std::uint32_t depth, bool with_rq) {
+    sq = std::make_unique<RingRegion>(shm::sq_elem_bytes(kMaxSge, kMaxInline), depth);
+    EXPECT_EQ(sqp.attach(sq->region.data(), sq->geo.bytes(), sq->geo), shm::RingError::kOk);
+    if (with_rq) {
+      rq = std::make_unique<RingRegion>(shm::rq_elem_bytes(kMaxSge), depth);
+      EXPECT_EQ(rqp.attach(rq->region.data(), rq->geo.bytes(), rq->geo), shm::RingError::kOk);
+    }
+  }
+
+  std::span<std::byte> sq_slot() { return {sqp.slot_bytes(), sqp.elem_size()}; }
+
+  // Writes one send WQE with `sges` and publishes it.
+  void post_send(const shm::SendWqeFields& f, std::vector<shm::WqeSge> sges = {}) {
+    ASSERT_GT(sqp.free_slots(), 0u);
+    ASSERT_EQ(shm::write_send_fixed(sq_slot(), f), shm::WqeWriteError::kOk);
+    if (!sges.empty()) {
+      ASSERT_EQ(shm::set_send_sges(sq_slot(), sges, kMaxSge), shm::WqeWriteError::kOk);
+    }
+    sqp.publish();
+  }
+  void post_send_inline(const shm::SendWqeFields& f, const void* p, std::size_t n) {
+    ASSERT_EQ(shm::write_send_fixed(sq_slot(), f), shm::WqeWriteError::kOk);
+    const shm::InlineBuf b{p, n};
+    ASSERT_EQ(shm::set_send_inline(sq_slot(), std::span<const shm::InlineBuf>(&b, 1), kMaxInline),
+              shm::WqeWriteError::kOk);
+    sqp.publish();
+  }
+  void post_recv(std::uint64_t wr_id, std::vector<shm::WqeSge> sges) {
+    ASSERT_GT(rqp.free_slots(), 0u);
+    ASSERT_EQ(shm::write_recv_wqe({rqp.slot_bytes(), rqp.elem_size()}, wr_id, sges, kMaxSge),
+              shm::WqeWriteError::kOk);
+    rqp.publish();
+  }
+};
+
+// An SRQ's ring on the provider side.
+struct ProvSrq {
+  ObjId id;
+  RingRegion ring;
+  shm::RqProducer rqp;
+  ProvSrq(ObjId i, std::uint32_t depth)
+      : id(i), ring(shm::rq_elem_bytes(ProvQp::kMaxSge), depth) {
+    EXPECT_EQ(rqp.attach(ring.region.data(), ring.geo.bytes(), ring.geo), shm::RingError::kOk);
+  }
+  void post_recv(std::uint64_t wr_id, std::vector<shm::WqeSge> sges) {
+    ASSERT_GT(rqp.free_slots(), 0u);
+    ASSERT_EQ(shm::write_recv_wqe({rqp.slot_bytes(), rqp.elem_size()}, wr_id, sges,
+                                  ProvQp::kMaxSge),
+              shm::WqeWriteError::kOk);
+    rqp.publish();
+  }
+};
+
+// A pipe both of whose ends the test holds (comp channel, async events);
+// the read end is non-blocking so a test can check "nothing written".
+struct Pipe {
+  int rd = -1;
+  int wr = -1;
+  Pipe() {
+    int fds[2];
+    EXPECT_EQ(::pipe2(fds, O_CLOEXEC), 0);
+    rd = fds[0];
+    wr = fds[1];
+    ::fcntl(rd, F_SETFL, ::fcntl(rd, F_GETFL) | O_NONBLOCK);
+  }
+  ~Pipe() {
+    if (rd >= 0) ::close(rd);
+    if (wr >= 0) ::close(wr);
+  }
+  Pipe(const Pipe&) = delete;
+  Pipe& operator=(const Pipe&) = delete;
+  // Everything readable now.
+  std::vector<std::uint8_t> drain() {
+    std::vector<std::uint8_t> out;
+    std::uint8_t buf[256];
+    for (;;) {
+      const ssize_t n = ::read(rd, buf, sizeof(buf));
+      if (n <= 0) break;
+      out.insert(out.end(), buf, buf + n);
+    }
+    return out;
+  }
+};
+
+inline std::vector<ib_uverbs_async_event_desc> async_records(Pipe& p) {
+  const std::vector<std::uint8_t> b = p.drain();
+  std::vector<ib_uverbs_async_event_desc> out(b.size() / sizeof(ib_uverbs_async_event_desc));
+  if (!out.empty()) std::memcpy(out.data(), b.data(), out.size() * sizeof(out[0]));
+  EXPECT_EQ(b.size() % sizeof(ib_uverbs_async_event_desc), 0u);
+  return out;
+}
+
+using TestVnic = Vnic<SimPortIo>;
+
+// One Vnic on one end of the link, with 64 KiB of registered memory (PD 1,
+// every access) whose iova is its address, as ibv_reg_mr gives.
+struct Host {
+  static constexpr std::size_t kMem = 64 * 1024;
+  static constexpr transport::PdHandle kPd = 1;
+  static constexpr std::uint32_t kClient = 7;
+
+  port::SimPort port;
+  SimPortIo io;
+  TestVnic vnic;
+  std::vector<std::uint8_t> mem = std::vector<std::uint8_t>(kMem);
+  std::uint32_t key = 0;
+  Pipe async;
+
+  Host(port::SimLink& link, unsigned ep, const wire::MacAddr& mac, wire::Ipv4Addr ip,
+       std::uint32_t eth_mtu = 1500)
+      : port(link, ep), io(port), vnic(config(mac, ip, eth_mtu), io) {
+    MrCreate m;
+    m.desc = {kPd, va(0), mem.size(),
+              transport::access::kLocalWrite | transport::access::kRemoteAny, mem.data()};
+    int err = -1;
+    key = vnic.reg_mr(m, &err);
+    EXPECT_EQ(err, 0);
+    EXPECT_NE(key, 0u);
+  }
+  static VnicConfig config(const wire::MacAddr& mac, wire::Ipv4Addr ip, std::uint32_t mtu) {
+    VnicConfig c;
+    c.name = "test";
+    c.mac = mac;
+    c.ip = ip;
+    c.eth_mtu = mtu;
+    c.max_qps = 16;
+    c.max_cqs = 16;
+    c.max_srqs = 4;
+    c.max_mrs = 16;
+    c.max_ahs = 16;
+    return c;
+  }
+  std::uint64_t va(std::size_t off) const {
+    return reinterpret_cast<std::uint64_t>(mem.data()) + off;
+  }
+  shm::WqeSge sge(std::size_t off, std::uint32_t len) const {
+    return shm::WqeSge{va(off), len, key};
+  }
+
+  std::unique_ptr<ProvCq> make_cq(ObjId id, std::uint32_t depth = 63, int channel_fd = -1) {
+    auto cq = std::make_unique<ProvCq>(id, depth);
+    CqCreate c;
+    c.id = id;
+    c.ring = cq->ring.mem();
+    c.notify = cq->notify();
+    c.channel_fd = channel_fd;
+    c.user_handle = 0xC0000000ull + id;
+    c.async_fd = async.wr;
+    EXPECT_EQ(vnic.create_cq(c), 0);
+    return cq;
+  }
+
+  std::unique_ptr<ProvQp> make_qp(ObjId id, QpType type, ObjId scq, ObjId rcq,
+                                  ObjId srq = 0, std::uint32_t depth = 31) {
+    auto q = std::make_unique<ProvQp>(depth, srq == 0);
+    q->id = id;
+    EXPECT_EQ(vnic.alloc_qpn(&q->qpn), 0);
+    QpCreate c;
+    c.id = id;
+    c.client = kClient;
+    c.type = type;
+    c.qpn = q->qpn;
+    c.pd = kPd;
+    c.send_cq = scq;
+    c.recv_cq = rcq;
+    c.srq = srq;
+    c.max_send_wr = depth;
+    c.max_recv_wr = depth;
+    c.max_send_sge = ProvQp::kMaxSge;
+    c.max_recv_sge = ProvQp::kMaxSge;
+    c.max_inline = ProvQp::kMaxInline;
+    c.sq = q->sq->mem();
+    if (q->rq) c.rq = q->rq->mem();
+    c.user_handle = 0xA0000000ull + id;
+    c.async_fd = async.wr;
+    EXPECT_EQ(vnic.create_qp(c), 0);
+    return q;
+  }
+
+  int modify(ObjId id, std::uint32_t mask, const transport::QpAttrValues& v) {
+    QpModify m;
+    m.mask = mask;
+    m.values = v;
+    return vnic.modify_qp(id, m);
+  }
+
+  // RC or UC: RESET -> INIT -> RTR -> RTS towards (peer_qpn, mac, ip).
+  void connect(ObjId id, QpType type, std::uint32_t peer_qpn, const wire::MacAddr& dmac,
+               wire::Ipv4Addr dip, std::uint32_t sq_psn, std::uint32_t rq_psn) {
+    namespace qa = transport::qp_attr;
+    transport::QpAttrValues a;
+    a.qp_state = QpState::kInit;
+    a.qp_access_flags = transport::access::kRemoteAny;
+    ASSERT_EQ(modify(id, qa::kState | qa::kPkeyIndex | qa::kPort | qa::kAccessFlags, a), 0);
+    a.qp_state = QpState::kRtr;
+    a.av.dmac = dmac;
+    a.av.dip = dip;
+    a.path_mtu = wire::PathMtu::k1024;
+    a.dest_qp_num = peer_qpn;
+    a.rq_psn = rq_psn;
+    a.max_dest_rd_atomic = 4;
+    a.min_rnr_timer = 1;
+    std::uint32_t rtr = qa::kState | qa::kAv | qa::kPathMtu | qa::kDestQpn | qa::kRqPsn;
+    if (type == QpType::kRc) rtr |= qa::kMaxDestRdAtomic | qa::kMinRnrTimer;
+    ASSERT_EQ(modify(id, rtr, a), 0);
+    a.qp_state = QpState::kRts;
+    a.sq_psn = sq_psn;
+    a.timeout = 10;
+    a.retry_cnt = 3;
+    a.rnr_retry = 3;
+    a.max_rd_atomic = 4;
+    std::uint32_t rts = qa::kState | qa::kSqPsn;
+    if (type == QpType::kRc) rts |= qa::kTimeout | qa::kRetryCnt | qa::kRnrRetry | qa::kMaxQpRdAtomic;
+    ASSERT_EQ(modify(id, rts, a), 0);
+  }
+
+  // UD: RESET -> INIT -> RTR -> RTS with `qkey`.
+  void ud_up(ObjId id, std::uint32_t qkey) {
+    namespace qa = transport::qp_attr;
+    transport::QpAttrValues a;
+    a.qp_state = QpState::kInit;
+    a.qkey = qkey;
+    ASSERT_EQ(modify(id, qa::kState | qa::kPkeyIndex | qa::kPort | qa::kQkey, a), 0);
+    a.qp_state = QpState::kRtr;
+    ASSERT_EQ(modify(id, qa::kState, a), 0);
+    a.qp_state = QpState::kRts;
+    a.sq_psn = 0;
+    ASSERT_EQ(modify(id, qa::kState | qa::kSqPsn, a), 0);
+  }
+};
+
+// Two hosts on one simulated link (1 us propagation) and a virtual clock.
+struct TwoHosts : ::testing::Test {
+  port::SimLinkConfig link_cfg = [] {
+    port::SimDirectionConfig d;
+    d.propagation_ns = 1000;
+    return port::SimLinkConfig::symmetric(d, 5);
+  }();
+  port::SimLink link{link_cfg};
+  Host a{link, 0, kMacA, kIpA};
+  Host b{link, 1, kMacB, kIpB};
+  VirtualClock clock;
+
+  // Both Vnics, `n` iterations, 500 ns apart.
+  void run(int n) {
+    for (int i = 0; i < n; ++i) {
+      a.vnic.poll(clock.now());
+      b.vnic.poll(clock.now());
+      clock.advance_by(500);
+    }
+  }
+};
+
+}  // namespace uroce::engine::test

@@ -1,0 +1,48 @@
+# shellcheck shell=bash
+# Shared start of the end-to-end verbs tests (sourced). Arguments of every
+# test script: BUILD_DIR (the Meson build directory holding uroced,
+# uroce-ctl, uroce-run and liburoce-rdmav34.so).
+#
+# Exit 77 (Meson: skipped) when the test cannot run here: not root (mknod,
+# network namespaces), a stock program missing, or a kernel with an RDMA
+# core (libibverbs would enumerate over netlink and never see our devices).
+set -euo pipefail
+
+VERBS_TEST_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+SOURCE_ROOT=$(cd "$VERBS_TEST_DIR/../../.." && pwd)
+# shellcheck source=../../../scripts/lib/uroce-env.sh
+source "$SOURCE_ROOT/scripts/lib/uroce-env.sh"
+# shellcheck source=../../../scripts/lib/uroce-verbs.sh
+source "$SOURCE_ROOT/scripts/lib/uroce-verbs.sh"
+
+# verbs_test_init TAG BUILD_DIR PROGRAM...
+verbs_test_init() {
+  local tag=$1 build=$2
+  shift 2
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "SKIP: needs root (mknod /dev/infiniband/uverbsN, network namespaces)"
+    exit 77
+  fi
+  if [ -d /sys/module/ib_uverbs ]; then
+    echo "SKIP: kernel RDMA core loaded; libibverbs would use netlink, not SYSFS_PATH"
+    exit 77
+  fi
+  local prog
+  for prog in "$@"; do
+    if ! command -v "$prog" >/dev/null; then
+      echo "SKIP: $prog missing (apt-get install ibverbs-utils perftest)"
+      exit 77
+    fi
+  done
+  uroce_env_init "$tag"
+  uroce_find_tools "$(realpath "$build")"
+  echo "uroced:    $UROCED"
+  echo "uroce-ctl: $UROCE_CTL"
+  echo "uroce-run: $UROCE_RUN"
+  echo "work dir:  $UROCE_TMP"
+}
+
+# Device spec for --device: NAME MAC IPV4 PORT [MTU]
+verbs_device() {
+  echo "name=$1;mac=$2;ipv4=$3;mtu=${5:-9000};port=$4"
+}

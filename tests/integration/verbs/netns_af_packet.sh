@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Two uroced daemons in two network namespaces, joined by a veth pair that
+# each drives with net_af_packet (no kernel address on it, arp_ignore=8,
+# MTU 9000). Each daemon has one device named uroce0 in its own run dir, its
+# own EAL lcore (0 and 1) and backoff polling. The programs run in the
+# daemons' namespaces and do their TCP exchange over a second veth pair that
+# carries kernel addresses. Stock pingpong (with -c) and perftest, judged
+# as in the ring tests.
+#
+#   netns_af_packet.sh BUILD_DIR
+source "$(dirname "$0")/common.sh"
+verbs_test_init vnetns "$1" ibv_rc_pingpong ibv_ud_pingpong ib_write_bw \
+  ib_send_lat ib_read_bw ib_send_bw
+
+id=$((UROCE_ID % 1000000))
+NSA=uroce_vA_$id NSB=uroce_vB_$id
+DEVA=uvd${id}a DEVB=uvd${id}b      # DPDK's veth ends
+TCPA=uvt${id}a TCPB=uvt${id}b      # kernel veth ends for the TCP exchange
+TCP_IPA=10.203.1.1 TCP_IPB=10.203.1.2
+uroce_netns_add "$NSA"
+uroce_netns_add "$NSB"
+uroce_veth_dpdk "$NSA" "$DEVA" "$NSB" "$DEVB" 9000
+uroce_veth_ip "$NSA" "$TCPA" "$TCP_IPA/24" "$NSB" "$TCPB" "$TCP_IPB/24"
+
+af_packet() {
+  echo "net_af_packet0,iface=$1,qdisc_bypass=1,blocksz=8192,framesz=8192,framecnt=2048"
+}
+uroce_daemon_start a --netns "$NSA" --lcore 0 --poll backoff -- \
+  --device "$(verbs_device uroce0 02:00:00:cb:00:01 10.203.0.1 "$(af_packet "$DEVA")")"
+uroce_daemon_start b --netns "$NSB" --lcore 1 --poll backoff -- \
+  --device "$(verbs_device uroce0 02:00:00:cb:00:02 10.203.0.2 "$(af_packet "$DEVB")")"
+RA=("$UROCE_RUN" --run-dir "${UROCE_DAEMON_RUN[a]}")
+RB=("$UROCE_RUN" --run-dir "${UROCE_DAEMON_RUN[b]}")
+
+# pingpong PROGRAM LABEL SIZE ITERS [EXTRA-ARGS...]
+pingpong() {
+  local prog=$1 label=$2 size=$3 iters=$4
+  shift 4
+  local port st=0
+  uroce_next_port port
+  uroce_pair "$label" 60 "$port" "$NSA" "$NSB" -- \
+    "${RA[@]}" "$prog" -d uroce0 -g 1 -p "$port" -s "$size" -n "$iters" -c "$@" ::: \
+    "${RB[@]}" "$prog" -d uroce0 -g 1 -p "$port" -s "$size" -n "$iters" -c "$@" "$TCP_IPA" &&
+    uroce_check_pingpong "$size" "$iters" || st=1
+  [ "$st" -eq 0 ] && echo "  $UROCE_RESULT"
+  uroce_verdict "$label" "$st"
+}
+
+ITERS=1000
+# perf PROGRAM bw|lat LABEL [EXTRA-ARGS...]
+perf() {
+  local prog=$1 kind=$2 label=$3
+  shift 3
+  local port st=0
+  uroce_next_port port
+  uroce_pair "$label" 60 "$port" "$NSA" "$NSB" -- \
+    "${RA[@]}" "$prog" -d uroce0 -x 1 -p "$port" -n "$ITERS" -F "$@" ::: \
+    "${RB[@]}" "$prog" -d uroce0 -x 1 -p "$port" -n "$ITERS" -F "$@" "$TCP_IPA" &&
+    uroce_check_perftest "$kind" "$ITERS" || st=1
+  [ "$st" -eq 0 ] && echo "$UROCE_RESULT" | sed 's/^/  /'
+  uroce_verdict "$label" "$st"
+}
+
+pingpong ibv_rc_pingpong "netns ibv_rc_pingpong 4096 B x 1000" 4096 1000
+pingpong ibv_rc_pingpong "netns ibv_rc_pingpong -e -m 4096 64 KiB x 200" 65536 200 -e -m 4096
+pingpong ibv_ud_pingpong "netns ibv_ud_pingpong 2048 B x 1000" 2048 1000
+perf ib_write_bw bw "netns ib_write_bw RC 64 KiB x $ITERS"
+perf ib_send_bw bw "netns ib_send_bw RC 64 KiB x $ITERS"
+perf ib_send_lat lat "netns ib_send_lat RC x $ITERS"
+perf ib_read_bw bw "netns ib_read_bw RC 64 KiB x $ITERS"
+
+uroce_no_pair
+for d in a b; do
+  st=0
+  if ! uroce_daemon_alive "$d"; then
+    UROCE_WHY="uroced $d died during the run"; st=1
+  elif ! uroce_daemon_stop "$d"; then
+    UROCE_WHY="uroced $d did not stop cleanly on SIGTERM"; st=1
+  fi
+  uroce_verdict "uroced $d exits 0 on SIGTERM and removes its run dir and nodes" "$st"
+done
+
+uroce_summary netns_af_packet

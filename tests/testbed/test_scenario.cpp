@@ -1,0 +1,214 @@
+#include "testbed/scenario.h"
+
+#include <gtest/gtest.h>
+
+namespace uroce::testbed {
+namespace {
+
+HostSpec host(const std::string& n) {
+  HostSpec h;
+  h.name = n;
+  return h;
+}
+SwitchSpec sw(const std::string& n) {
+  SwitchSpec s;
+  s.name = n;
+  return s;
+}
+LinkSpec link(const std::string& a, const std::string& b) {
+  LinkSpec l;
+  l.a = a;
+  l.b = b;
+  return l;
+}
+
+// h1 - s1 - s2 - h2, and s1 - s3 - s2 (two paths s1 -> s2: direct and via s3).
+Scenario base() {
+  Scenario sc;
+  sc.hosts = {host("h1"), host("h2")};
+  sc.switches = {sw("s1"), sw("s2"), sw("s3")};
+  sc.links = {link("h1", "s1"), link("s1", "s2"), link("s2", "h2"), link("s1", "s3"),
+              link("s3", "s2")};
+  FlowSpec f;
+  f.src = "h1";
+  f.dst = "h2";
+  sc.flows = {f};
+  return sc;
+}
+
+std::string err(const Scenario& sc) {
+  Topology t;
+  return resolve(sc, t);
+}
+
+TEST(Scenario_Resolve, PortsPeersAndShortestPathRoutes) {
+  Topology t;
+  ASSERT_EQ(resolve(base(), t), "");
+  EXPECT_EQ(t.num_hosts, 2u);
+  EXPECT_EQ(t.num_switches, 3u);
+  EXPECT_EQ(t.names, (std::vector<std::string>{"h1", "h2", "s1", "s2", "s3"}));
+  // s1 (node 2): ports in link order: h1, s2, s3.
+  ASSERT_EQ(t.ports[2].size(), 3u);
+  EXPECT_EQ(t.ports[2][0].peer.node, 0u);
+  EXPECT_EQ(t.ports[2][1].peer.node, 3u);
+  EXPECT_EQ(t.ports[2][1].peer.port, 0u);  // s2's first port
+  EXPECT_EQ(t.ports[2][2].peer.node, 4u);
+  EXPECT_EQ(t.ports[2][1].dir, 0);  // s1 is link 1's "a" end
+  EXPECT_EQ(t.ports[3][0].dir, 1);
+  // Routes [switch][host]: s1 -> h2 direct via s2 (port 1), s3 -> h1 via s1.
+  EXPECT_EQ(t.routes[0][1], 1);
+  EXPECT_EQ(t.routes[0][0], 0);
+  EXPECT_EQ(t.routes[1][1], 1);  // s2: ports s1, h2, s3
+  EXPECT_EQ(t.routes[2][0], 0);
+  EXPECT_EQ(t.link_name(1), "s1-s2");
+  EXPECT_EQ(t.ips[1].to_string(), "10.0.0.2");
+  EXPECT_EQ(t.macs[4].to_string(), "02:00:00:00:00:04");
+}
+
+TEST(Scenario_Resolve, ExplicitRoutesReplaceAndRouteChangesResolve) {
+  Scenario sc = base();
+  sc.routes = {RouteSpec{"s1", "h2", "s3"}};
+  sc.route_changes = {RouteChangeSpec{5 * kNsPerMs, "s1", "h2", "s2"},
+                      RouteChangeSpec{6 * kNsPerMs, "s3", "h2", ""}};
+  Topology t;
+  ASSERT_EQ(resolve(sc, t), "");
+  EXPECT_EQ(t.routes[0][1], 2);
+  ASSERT_EQ(t.route_changes.size(), 2u);
+  EXPECT_EQ(t.route_changes[0].port, 1);
+  EXPECT_EQ(t.route_changes[1].sw, 2u);
+  EXPECT_EQ(t.route_changes[1].port, -1);
+  sc.auto_routes = false;
+  ASSERT_EQ(resolve(sc, t), "");
+  EXPECT_EQ(t.routes[1][1], -1);
+}
+
+TEST(Scenario_Resolve, NamesAndLinksErrors) {
+  Scenario sc = base();
+  sc.switches[1].name = "h1";
+  EXPECT_EQ(err(sc), "switch[1].name: duplicate name 'h1' (also host[0])");
+  sc = base();
+  sc.hosts[0].name = "a-b";
+  EXPECT_EQ(err(sc), "host[0].name: 'a-b' may not contain '-' or ':'");
+  sc = base();
+  sc.links[2].b = "h9";
+  EXPECT_EQ(err(sc), "link[2].b: unknown node 'h9'");
+  sc = base();
+  sc.links.push_back(link("s3", "s3"));
+  EXPECT_EQ(err(sc), "link[5]: links 's3' to itself");
+  sc = base();
+  sc.links.push_back(link("s2", "s1"));
+  EXPECT_EQ(err(sc),
+            "link[5]: a second link between 's2' and 's1' (also link[1]; parallel links are not "
+            "supported)");
+  sc = base();
+  sc.links.push_back(link("h1", "s3"));
+  EXPECT_EQ(err(sc), "link[5]: host 'h1' already has a link (a host has exactly one)");
+  sc = base();
+  sc.hosts.push_back(host("h3"));
+  EXPECT_EQ(err(sc), "host 'h3' has no link");
+  sc = base();
+  sc.switches.push_back(sw("s4"));
+  sc.switches.push_back(sw("s5"));
+  sc.links.push_back(link("s4", "s5"));
+  EXPECT_EQ(err(sc), "topology is disconnected: 's4' cannot be reached from 'h1'");
+  sc = base();
+  sc.links[1].rate_bps = 0;
+  EXPECT_EQ(err(sc), "link[1].rate_gbps: must be > 0");
+  sc = base();
+  sc.hosts.clear();
+  EXPECT_EQ(err(sc), "host: a scenario needs at least one [[host]]");
+  sc = base();
+  sc.duration_ns = 0;
+  EXPECT_EQ(err(sc), "scenario.duration_ms: must be > 0");
+}
+
+TEST(Scenario_Resolve, RouteErrors) {
+  Scenario sc = base();
+  sc.routes = {RouteSpec{"h1", "h2", "s1"}};
+  EXPECT_EQ(err(sc), "route[0].switch: 'h1' is a host, not a switch");
+  sc.routes = {RouteSpec{"s1", "s2", "s2"}};
+  EXPECT_EQ(err(sc), "route[0].dst: 's2' is a switch, not a host");
+  sc.routes = {RouteSpec{"s1", "h2", "h2"}};
+  EXPECT_EQ(err(sc), "route[0].via: 'h2' is not a neighbour of 's1'");
+  sc.routes = {RouteSpec{"s1", "h2", "s2"}, RouteSpec{"s1", "h2", "s3"}};
+  EXPECT_EQ(err(sc), "route[1]: a second route to 'h2' at 's1' (also route[0])");
+  sc.routes = {RouteSpec{"s9", "h2", "s2"}};
+  EXPECT_EQ(err(sc), "route[0].switch: unknown node 's9'");
+  sc = base();
+  sc.route_changes = {RouteChangeSpec{sc.duration_ns, "s1", "h2", "s2"}};
+  EXPECT_EQ(err(sc),
+            "route_change[0].at_us: 10000 us is not before the end of the run (duration_ms)");
+}
+
+TEST(Scenario_Resolve, FlowErrors) {
+  Scenario sc = base();
+  sc.flows[0].rate_bps = 50'000'000'000ull;
+  EXPECT_EQ(err(sc), "flow[0].rate_gbps: 50 Gb/s exceeds the 40 Gb/s link of 'h1'");
+  sc = base();
+  sc.flows[0].name = "big";
+  sc.flows[0].size_bytes = 9000;
+  EXPECT_EQ(err(sc), "flow[0] (big).size_bytes: 9000 is outside 66..4162");
+  sc = base();
+  sc.flows[0].dst = "h1";
+  EXPECT_EQ(err(sc), "flow[0].dst: same host as src");
+  sc = base();
+  sc.flows[0].src = "s1";
+  EXPECT_EQ(err(sc), "flow[0].src: 's1' is a switch, not a host");
+  sc = base();
+  sc.flows[0].start_ns = 100;
+  sc.flows[0].stop_ns = 100;
+  EXPECT_EQ(err(sc), "flow[0].stop_us: not after start_us");
+  sc = base();
+  sc.flows[0].prio = 8;
+  EXPECT_EQ(err(sc), "flow[0].prio: must be 0..7");
+}
+
+TEST(Scenario_Resolve, SwitchOutputAndInjectionErrors) {
+  Scenario sc = base();
+  sc.switches[0].buffer.buffer_bytes = 150000;
+  sc.switches[0].buffer.headroom_bytes = 50000;
+  EXPECT_EQ(err(sc),
+            "switch[0] (s1): headroom_bytes 50000 x 3 ports x 1 lossless priorities leaves no "
+            "shared space in buffer_bytes 150000");
+  sc = base();
+  sc.switches[2].buffer.alpha_num = 0;
+  EXPECT_EQ(err(sc), "switch[2] (s3): buffer: BadAlpha");
+  sc = base();
+  sc.switches[1].ecn.kmin_bytes = 10;
+  sc.switches[1].ecn.kmax_bytes = 5;
+  EXPECT_EQ(err(sc), "switch[1] (s2).ecn_kmin_bytes: greater than ecn_kmax_bytes");
+  sc = base();
+  sc.output.pcap_links = {"s2-s1", "s1-h2"};
+  EXPECT_EQ(err(sc), "output.pcap_links[1]: no link 's1-h2'");
+  sc = base();
+  PfcInjectSpec in;
+  in.from = "h1";
+  in.to = "s2";
+  sc.pfc_injections = {in};
+  EXPECT_EQ(err(sc), "pfc_inject[0].to: 's2' is not a neighbour of 'h1'");
+  sc = base();
+  sc.output.pcap_links = {"s2-s1"};  // either direction names the link
+  Topology t;
+  ASSERT_EQ(resolve(sc, t), "");
+  EXPECT_EQ(t.pcap_link, (std::vector<bool>{false, true, false, false, false}));
+}
+
+TEST(Scenario_SwitchConfig, TakesNetworkWidePfcSettings) {
+  Scenario sc = base();
+  sc.pfc.enable = 0x18;
+  sc.pfc.xoff_quanta = 500;
+  sc.watchdog.enabled = true;
+  Topology t;
+  ASSERT_EQ(resolve(sc, t), "");
+  const pfc::SwitchConfig c = switch_config(sc, t, 0, 9);
+  EXPECT_EQ(c.buffer.pfc_enable, 0x18);
+  EXPECT_EQ(c.buffer.xoff_quanta, 500);
+  EXPECT_EQ(c.ports.size(), 3u);
+  EXPECT_EQ(c.ports[0].mac, t.macs[2]);
+  EXPECT_TRUE(c.watchdog);
+  EXPECT_EQ(c.num_destinations, 2);
+  EXPECT_EQ(c.seed, 9u);
+}
+
+}  // namespace
+}  // namespace uroce::testbed

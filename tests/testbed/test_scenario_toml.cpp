@@ -1,0 +1,178 @@
+#include "testbed/scenario_toml.h"
+
+#include <gtest/gtest.h>
+
+namespace uroce::testbed {
+namespace {
+
+std::string parse(const std::string& text, Scenario& sc) {
+  return scenario_from_toml(text, "t.toml", sc);
+}
+std::string parse(const std::string& text) {
+  Scenario sc;
+  return parse(text, sc);
+}
+
+const char* kMinimal = R"(
+[scenario]
+duration_ms = 5
+[[host]]
+name = "h1"
+[[host]]
+name = "h2"
+[[switch]]
+name = "s1"
+[[link]]
+a = "h1"
+b = "s1"
+[[link]]
+a = "h2"
+b = "s1"
+)";
+
+TEST(ScenarioToml_Parse, ShippedLoopScenario) {
+  Scenario sc;
+  const std::string path = std::string(UROCE_SOURCE_ROOT) + "/testbed/scenarios/loop2.toml";
+  ASSERT_EQ(scenario_from_file(path, sc), "");
+  EXPECT_EQ(sc.name, "loop2");
+  EXPECT_EQ(sc.duration_ns, 20 * kNsPerMs);
+  ASSERT_EQ(sc.switches.size(), 2u);
+  EXPECT_EQ(sc.switches[1].buffer.buffer_bytes, 12'000'000u);
+  EXPECT_EQ(sc.switches[1].buffer.alpha_num, 1u);
+  EXPECT_EQ(sc.switches[1].buffer.alpha_den, 16u);
+  ASSERT_EQ(sc.links.size(), 3u);
+  EXPECT_EQ(sc.links[2].rate_bps, 40'000'000'000ull);
+  EXPECT_EQ(sc.links[2].delay_ns, 1000u);
+  ASSERT_EQ(sc.routes.size(), 2u);
+  EXPECT_EQ(sc.routes[1].via, "s1");
+  ASSERT_EQ(sc.flows.size(), 1u);
+  EXPECT_EQ(sc.flows[0].rate_bps, 2'000'000'000ull);
+  EXPECT_EQ(sc.flows[0].ttl, 64);
+  EXPECT_EQ(sc.pfc.enable, 0x08);
+  Topology t;
+  EXPECT_EQ(resolve(sc, t), "");
+}
+
+TEST(ScenarioToml_Parse, DefaultsApplyAndEntriesOverride) {
+  Scenario sc;
+  ASSERT_EQ(parse(std::string(kMinimal) + R"(
+[defaults.link]
+rate_gbps = 25
+delay_us = 0.5
+[defaults.flow]
+ttl = 16
+size_bytes = 512
+[[flow]]
+src = "h1"
+dst = "h2"
+rate_gbps = 2.5
+[[flow]]
+name = "second"
+src = "h2"
+dst = "h1"
+ttl = 200
+stop_us = 1500.5
+[deadlock]
+stall_us = 250
+stop = true
+[watchdog]
+enabled = true
+detection_ms = 10
+action = "ignore"
+[output]
+sample_us = 50
+pcap_links = ["h1-s1"]
+[pfc]
+priorities = [3, 4]
+max_quanta = 1000
+)",
+                  sc),
+            "");
+  EXPECT_EQ(sc.links[0].rate_bps, 25'000'000'000ull);
+  EXPECT_EQ(sc.links[1].delay_ns, 500u);
+  EXPECT_EQ(sc.flows[0].name, "f0");
+  EXPECT_EQ(sc.flows[0].ttl, 16);
+  EXPECT_EQ(sc.flows[0].size_bytes, 512u);
+  EXPECT_EQ(sc.flows[0].rate_bps, 2'500'000'000ull);
+  EXPECT_EQ(sc.flows[1].ttl, 200);
+  EXPECT_EQ(sc.flows[1].stop_ns, 1'500'500u);
+  EXPECT_EQ(sc.deadlock.stall_ns, 250'000u);
+  EXPECT_TRUE(sc.deadlock.stop);
+  EXPECT_EQ(sc.watchdog.detection_ns, 10 * kNsPerMs);
+  EXPECT_EQ(sc.watchdog.action, pfc::StormAction::kIgnore);
+  EXPECT_EQ(sc.output.sample_ns, 50'000u);
+  EXPECT_EQ(sc.output.pcap_links, (std::vector<std::string>{"h1-s1"}));
+  EXPECT_EQ(sc.pfc.enable, 0x18);
+  EXPECT_EQ(sc.pfc.max_quanta, 1000);
+}
+
+TEST(ScenarioToml_Errors, UnknownKeysAreNamedWithASuggestion) {
+  EXPECT_EQ(parse(std::string(kMinimal) + "[[flow]]\nsrc = \"h1\"\ndst = \"h2\"\nrate = 3\n"),
+            "flow[0]: unknown key 'rate' (did you mean 'rate_gbps'?) at line 19");
+  EXPECT_EQ(parse(std::string(kMinimal) + "[defaults.switch]\nbufer_bytes = 5\n"),
+            "defaults.switch: unknown key 'bufer_bytes' (did you mean 'buffer_bytes'?) at line 17");
+  EXPECT_EQ(parse(std::string(kMinimal) + "[extra]\nx = 1\n"),
+            "scenario file: unknown key 'extra' at line 16");
+  EXPECT_EQ(parse(std::string(kMinimal) + "[deadlock]\nenable = true\n"),
+            "deadlock: unknown key 'enable' (did you mean 'enabled'?) at line 17");
+}
+
+TEST(ScenarioToml_Errors, TypesRangesAndMissingKeys) {
+  EXPECT_EQ(parse(std::string(kMinimal) + "[[flow]]\nsrc = \"h1\"\ndst = \"h2\"\nttl = 0\n"),
+            "flow[0].ttl: 0 is out of range 1..255 (line 19)");
+  EXPECT_EQ(parse(std::string(kMinimal) + "[[flow]]\nsrc = \"h1\"\ndst = \"h2\"\nttl = \"64\"\n"),
+            "flow[0].ttl: expected an integer, got a string (line 19)");
+  EXPECT_EQ(parse(std::string(kMinimal) + "[[flow]]\nsrc = \"h1\"\ndst = \"h2\"\nrate_gbps = -1\n"),
+            "flow[0].rate_gbps: -1 is out of range (0, 1e+06] (line 19)");
+  EXPECT_EQ(parse(std::string(kMinimal) + "[[flow]]\nsrc = \"h1\"\n"),
+            "flow[0]: missing key 'dst'");
+  EXPECT_EQ(parse(std::string(kMinimal) + "[pfc]\npriorities = [3, 9]\n"),
+            "pfc.priorities: priorities are integers 0..7 (line 17)");
+  EXPECT_EQ(parse(std::string(kMinimal) + "[watchdog]\naction = \"shut\"\n"),
+            "watchdog.action: 'shut' is not \"drop\" or \"ignore\"");
+  EXPECT_EQ(parse(std::string(kMinimal) + "[[switch]]\nname = \"s2\"\nalpha = \"1/0\"\n"),
+            "switch[1].alpha: '1/0' must be > 0 (line 18)");
+  EXPECT_EQ(parse(std::string(kMinimal) +
+                  "[[pfc_inject]]\nat_us = 1\nfrom = \"h1\"\nto = \"s1\"\nquanta = [1, 2]\n"),
+            "pfc_inject[0].quanta: expected an integer or an array of 8 integers, got an array "
+            "(line 20)");
+  EXPECT_EQ(parse("[[host]]\nname = \"h\"\n"),
+            "scenario file: missing table [scenario] (with at least duration_ms)");
+  EXPECT_EQ(parse("[scenario]\nname = \"x\"\n"), "scenario: missing key 'duration_ms'");
+  EXPECT_EQ(parse("[scenario]\nduration_ms = 0\n"),
+            "scenario.duration_ms: 0 is out of range (0, 1e+07] (line 2)");
+  EXPECT_EQ(parse("host = 3\n[scenario]\nduration_ms = 1\n"),
+            "host: expected an array of tables ([[host]])");
+}
+
+TEST(ScenarioToml_Errors, SyntaxErrorsCarryLineAndColumn) {
+  const std::string e = parse("[scenario]\nduration_ms = = 3\n");
+  EXPECT_EQ(e.rfind("t.toml:2:", 0), 0u) << e;
+}
+
+TEST(ScenarioToml_Alpha, FractionsIntegersAndExactDecimals) {
+  std::uint32_t n = 0;
+  std::uint32_t d = 0;
+  EXPECT_EQ(parse_alpha("1/16", n, d), "");
+  EXPECT_EQ(n, 1u);
+  EXPECT_EQ(d, 16u);
+  EXPECT_EQ(parse_alpha("4/8", n, d), "");
+  EXPECT_EQ(n, 1u);
+  EXPECT_EQ(d, 2u);
+  EXPECT_EQ(parse_alpha("8", n, d), "");
+  EXPECT_EQ(n, 8u);
+  EXPECT_EQ(d, 1u);
+  EXPECT_EQ(parse_alpha("0.0625", n, d), "");
+  EXPECT_EQ(n, 1u);
+  EXPECT_EQ(d, 16u);
+  EXPECT_EQ(parse_alpha("0.3", n, d),
+            "'0.3' is not a multiple of 1/65536; write it as a fraction such as \"3/10\"");
+  EXPECT_EQ(parse_alpha("0", n, d), "'0' must be > 0");
+  EXPECT_EQ(parse_alpha("70000", n, d),
+            "'70000' is out of range (terms of the reduced fraction must be <= 65536)");
+  EXPECT_EQ(parse_alpha("1/x", n, d), "'1/x' is not a fraction of whole numbers such as \"1/16\"");
+  EXPECT_EQ(parse_alpha("-1", n, d), "'-1' is not a positive number or fraction");
+}
+
+}  // namespace
+}  // namespace uroce::testbed

@@ -1,0 +1,222 @@
+#include "testbed/simulator.h"
+
+#include <gtest/gtest.h>
+
+#include "testbed/report.h"
+#include "testbed/wait_for.h"
+#include "tests/testbed/test_support.h"
+
+namespace uroce::testbed {
+namespace {
+
+// Builds, checks and runs `sc`; the simulator stays for inspection.
+struct SimRun {
+  Topology topo;
+  std::unique_ptr<Simulator> sim;
+  explicit SimRun(const Scenario& sc) {
+    EXPECT_EQ(resolve(sc, topo), "");
+    EXPECT_EQ(Simulator::check(sc, topo), "");
+    sim = std::make_unique<Simulator>(sc, topo, sc.seed);
+    sim->run();
+  }
+  std::uint64_t switch_drops(pfc::SwitchRx r) const {
+    std::uint64_t n = 0;
+    for (const auto& s : sim->switches()) {
+      n += s.counters().rx_packets_by[static_cast<std::size_t>(r)];
+    }
+    return n;
+  }
+};
+
+TEST(Simulator_Run, ConstantRateDeliveredWithExactLatency) {
+  // 1000 bytes every 1600 ns (5 Gb/s) for 1 ms: 625 packets. Unloaded
+  // 10 Gb/s hops: 800 ns serialisation + 1000 ns propagation, twice.
+  const SimRun r(testing::line(10, 5));
+  const FlowStats& f = r.sim->flow_stats()[0];
+  EXPECT_EQ(f.offered, 625u);
+  EXPECT_EQ(f.refused, 0u);
+  EXPECT_EQ(f.rx_packets, 625u);
+  EXPECT_EQ(f.rx_bytes, 625'000u);
+  EXPECT_EQ(f.latency_max_ns, 3600u);
+  EXPECT_EQ(f.latency_sum_ns, 625u * 3600u);
+  EXPECT_EQ(f.ttl_min, 63);
+  EXPECT_EQ(f.ttl_max, 63);
+  EXPECT_EQ(r.sim->stop_reason(), StopReason::kDuration);
+  EXPECT_EQ(r.sim->end_ns(), 2 * kNsPerMs);
+  EXPECT_TRUE(r.sim->deadlocks().all().empty());
+  EXPECT_EQ(r.sim->hosts()[1].counters().rx_packets, 625u);
+  EXPECT_EQ(r.sim->link_dirs()[0].counters().data_frames, 625u);
+}
+
+TEST(Simulator_Run, LineRateFlowFillsTheLinkExactly) {
+  // 1024-byte frames at 40 Gb/s: 204.8 ns apart, carried exactly.
+  Scenario sc = testing::line(40, 40);
+  sc.flows[0].size_bytes = 1024;
+  const SimRun r(sc);
+  const FlowStats& f = r.sim->flow_stats()[0];
+  // ceil(1 ms / 204.8 ns) = 4883 packets, none refused, all delivered.
+  EXPECT_EQ(f.offered, 4883u);
+  EXPECT_EQ(f.refused, 0u);
+  EXPECT_EQ(f.rx_packets, 4883u);
+  // s1 forwards them back to back too: busy for ceil(4883 x 204.8) ns.
+  EXPECT_EQ(r.sim->link_dirs()[2].counters().busy_ns, 1'000'039u);
+}
+
+TEST(Simulator_Run, LoopBelowItsBoundDrainsThroughTtl) {
+  // TTL 16 through 2 switches: each packet crosses s1->s2 8 times, so the
+  // loop drains up to 40/8 = 5 Gb/s. 4 Gb/s never builds a queue.
+  const SimRun r(make_loop_scenario(testing::small_loop(4, 2 * kNsPerMs)));
+  EXPECT_TRUE(r.sim->deadlocks().all().empty());
+  EXPECT_GT(r.switch_drops(pfc::SwitchRx::kDropTtlExpired), 900u);
+  EXPECT_EQ(r.switch_drops(pfc::SwitchRx::kDropHeadroomFull), 0u);
+  EXPECT_EQ(r.sim->switches()[0].counters().pfc_tx, 0u);
+  EXPECT_EQ(r.sim->flow_stats()[0].rx_packets, 0u);
+}
+
+TEST(Simulator_Run, LoopAboveItsBoundDeadlocks) {
+  LoopParams p = testing::small_loop(10, 20 * kNsPerMs);
+  p.stop_on_deadlock = true;
+  const SimRun r(make_loop_scenario(p));
+  ASSERT_EQ(r.sim->deadlocks().all().size(), 1u);
+  const pfc::Deadlock& d = r.sim->deadlocks().all()[0];
+  ASSERT_EQ(d.cycle.size(), 2u);
+  EXPECT_EQ(queue_name(r.topo, queue_of_key(d.cycle[0])), "s1>s2/3");
+  EXPECT_EQ(queue_name(r.topo, queue_of_key(d.cycle[1])), "s2>s1/3");
+  EXPECT_GE(d.detected_at, d.formed_at + p.stall_ns);
+  EXPECT_LT(d.detected_at, d.formed_at + p.stall_ns + p.check_ns);
+  EXPECT_EQ(r.sim->stop_reason(), StopReason::kDeadlock);
+  EXPECT_EQ(r.sim->end_ns(), d.detected_at);
+  EXPECT_EQ(r.switch_drops(pfc::SwitchRx::kDropHeadroomFull), 0u);
+}
+
+TEST(Simulator_Run, SlowReceiverIsBackPressureNotADeadlock) {
+  Scenario sc = testing::line(10, 8);
+  sc.hosts[1].rx_bps = 5'000'000'000ull;
+  sc.hosts[1].rx_buffer_bytes = 200'000;
+  sc.hosts[1].rx_headroom_bytes = 20'000;
+  const SimRun r(sc);
+  EXPECT_TRUE(r.sim->deadlocks().all().empty());
+  EXPECT_GT(r.sim->hosts()[1].counters().tx_pfc_frames, 0u);
+  EXPECT_GT(r.sim->switches()[0].counters().pfc_tx, 0u);  // s1 paused h1
+  EXPECT_GT(r.sim->flow_stats()[0].refused, 0u);
+  EXPECT_EQ(r.sim->hosts()[1].counters().rx_dropped, 0u);
+  EXPECT_EQ(r.switch_drops(pfc::SwitchRx::kDropHeadroomFull), 0u);
+  // Everything sent arrives, at the receiver's pace.
+  const FlowStats& f = r.sim->flow_stats()[0];
+  EXPECT_EQ(f.rx_packets + r.sim->hosts()[0].tx_queued(), f.offered - f.refused);
+}
+
+TEST(Simulator_Run, TransientLoopDeadlockOutlivesTheRouteFix) {
+  LoopParams p = testing::small_loop(10, 20 * kNsPerMs);
+  p.fix_at_ns = 3 * kNsPerMs;
+  const SimRun r(make_loop_scenario(p));
+  ASSERT_EQ(r.sim->deadlocks().all().size(), 1u);
+  const pfc::Deadlock& d = r.sim->deadlocks().all()[0];
+  EXPECT_LT(d.formed_at, p.fix_at_ns);
+  EXPECT_FALSE(d.resolved);
+  EXPECT_EQ(r.sim->route_changes_applied()[0], p.fix_at_ns);
+  EXPECT_EQ(r.sim->flow_stats()[0].rx_packets, 0u);
+}
+
+TEST(Simulator_Run, WatchdogBreaksTheDeadlockAndReportsWhatItDropped) {
+  LoopParams p = testing::small_loop(10, 30 * kNsPerMs);
+  p.fix_at_ns = 3 * kNsPerMs;
+  p.watchdog = true;
+  p.watchdog_detection_ns = 5 * kNsPerMs;
+  p.watchdog_restoration_ns = 5 * kNsPerMs;
+  const SimRun r(make_loop_scenario(p));
+  ASSERT_FALSE(r.sim->deadlocks().all().empty());
+  const pfc::Deadlock& d = r.sim->deadlocks().all()[0];
+  ASSERT_TRUE(d.resolved);
+  ASSERT_FALSE(r.sim->storms().empty());
+  const StormRecord& s = r.sim->storms()[0];
+  EXPECT_GE(s.detected_at, s.paused_since + p.watchdog_detection_ns);
+  EXPECT_GE(d.resolved_at, s.detected_at);
+  EXPECT_LE(d.resolved_at, s.detected_at + p.check_ns);
+  std::uint64_t flushed = 0;
+  for (const auto& sw : r.sim->switches()) {
+    for (std::uint16_t port = 0; port < sw.num_ports(); ++port) {
+      flushed += sw.counters(port, 3).wd_flushed_packets;
+    }
+  }
+  EXPECT_GT(flushed, 0u);
+  // With the route fixed and the loop broken, hd receives again.
+  EXPECT_GT(r.sim->flow_stats()[0].rx_packets, 0u);
+  EXPECT_GT(r.sim->flow_stats()[0].first_rx, d.resolved_at - p.check_ns);
+}
+
+TEST(Simulator_Run, RouteFixBelowTheBoundReleasesLoopersWithLowTtls) {
+  LoopParams p = testing::small_loop(2, 3 * kNsPerMs);
+  p.fix_at_ns = kNsPerMs;
+  const SimRun r(make_loop_scenario(p));
+  EXPECT_TRUE(r.sim->deadlocks().all().empty());
+  const FlowStats& f = r.sim->flow_stats()[0];
+  EXPECT_GT(f.rx_packets, 0u);
+  EXPECT_EQ(f.ttl_max, 14);  // h1 -> s1 -> s2 -> hd: two decrements
+  EXPECT_LT(f.ttl_min, 14);  // those caught in the loop did laps first
+}
+
+TEST(Simulator_Run, InjectedPfcFramesGetTheReceiversVerdict) {
+  Scenario sc = testing::line(10, 1);
+  sc.pfc.max_quanta = 100;
+  auto inj = [](TimeNs at) {
+    PfcInjectSpec in;
+    in.at_ns = at;
+    in.from = "h1";
+    in.to = "s1";
+    in.class_enable = 0x08;
+    in.quanta.fill(10);
+    return in;
+  };
+  PfcInjectSpec trunc = inj(1000);
+  trunc.length = 20;
+  PfcInjectSpec pause8023x = inj(2000);
+  pause8023x.opcode = 0x0001;
+  PfcInjectSpec not_ctrl = inj(3000);
+  not_ctrl.ethertype = 0x0800;
+  PfcInjectSpec bad_dst = inj(4000);
+  bad_dst.dst_mac = wire::MacAddr{{0x01, 0x80, 0xc2, 0, 0, 0x02}};
+  PfcInjectSpec lossy = inj(5000);
+  lossy.class_enable = 0x01;
+  PfcInjectSpec absurd = inj(6000);
+  absurd.quanta.fill(0xffff);
+  sc.pfc_injections = {trunc, pause8023x, not_ctrl, bad_dst, lossy, absurd};
+  const SimRun r(sc);
+  const auto& v = r.sim->injections();
+  ASSERT_EQ(v.size(), 6u);
+  EXPECT_EQ(v[0].verdict, wire::PfcParseError::kTruncated);
+  EXPECT_EQ(v[1].verdict, wire::PfcParseError::kNotPfcOpcode);
+  EXPECT_EQ(v[2].verdict, wire::PfcParseError::kNotMacControl);
+  EXPECT_EQ(v[3].verdict, wire::PfcParseError::kBadDstMac);
+  EXPECT_EQ(v[4].verdict, wire::PfcParseError::kOk);
+  EXPECT_EQ(v[5].verdict, wire::PfcParseError::kOk);
+  for (const auto& x : v) EXPECT_TRUE(x.delivered);
+  EXPECT_EQ(v[0].sent_at, 1000u);
+  const pfc::PauseGateCounters& g = r.sim->switches()[0].gate(0).counters();
+  EXPECT_EQ(g.prio[0].disabled_rx, 1u);
+  EXPECT_EQ(g.prio[3].quanta_clamped, 1u);
+  // The frames paused s1's port toward h1, which carries no data: the flow
+  // h1 -> h2 was never held.
+  EXPECT_EQ(r.sim->flow_stats()[0].rx_packets, r.sim->flow_stats()[0].offered);
+}
+
+TEST(Simulator_Seed, SameSeedSameRunOtherSeedOtherRun) {
+  LoopParams p = testing::small_loop(10, 5 * kNsPerMs);
+  p.start_jitter_ns = 50 * kNsPerUs;
+  Scenario sc = make_loop_scenario(p);
+  const SimRun a(sc);
+  const SimRun b(sc);
+  EXPECT_EQ(summary_json(*a.sim), summary_json(*b.sim));
+  ASSERT_EQ(a.sim->deadlocks().all().size(), 1u);
+  // Another seed starts the flow at another instant within the 50 us.
+  sc.seed = 2;
+  const SimRun c(sc);
+  ASSERT_EQ(c.sim->deadlocks().all().size(), 1u);
+  EXPECT_NE(a.sim->deadlocks().all()[0].formed_at, c.sim->deadlocks().all()[0].formed_at);
+  EXPECT_NE(a.sim->first_flow_start(), kNever);
+  EXPECT_NE(derive_seed(1, 1, 0), derive_seed(1, 1, 1));
+  EXPECT_NE(derive_seed(1, 1, 0), derive_seed(2, 1, 0));
+}
+
+}  // namespace
+}  // namespace uroce::testbed

@@ -1,0 +1,69 @@
+// liburoce-preload.so as uroce-run loads it: dlopen'ed here (meson passes
+// its path in UROCE_PRELOAD_LIB) and its ibv_create_comp_channel called
+// with a context of the uroce provider.
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include "verbs-provider/driver_abi.h"
+
+namespace uroce::provider {
+namespace {
+
+using CreateFn = ibv_comp_channel* (*)(ibv_context*);
+
+struct Lib {
+  Lib() {
+    const char* path = std::getenv("UROCE_PRELOAD_LIB");
+    if (path != nullptr) handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (handle != nullptr) fn = reinterpret_cast<CreateFn>(dlsym(handle, "ibv_create_comp_channel"));
+  }
+  ~Lib() {
+    if (handle != nullptr) dlclose(handle);
+  }
+  void* handle = nullptr;
+  CreateFn fn = nullptr;
+};
+
+TEST(PreloadCreateCompChannel_Uroce, ReadEndOfAPipeWithoutWriters) {
+  Lib lib;
+  if (lib.handle == nullptr) GTEST_SKIP() << "UROCE_PRELOAD_LIB not set or not loadable";
+  ASSERT_NE(lib.fn, nullptr);
+  verbs_abi::verbs_device_ops ops{};
+  ops.name = "uroce";
+  verbs_abi::verbs_device dev{};
+  dev.ops = &ops;
+  ibv_context ctx{};
+  ctx.device = &dev.device;
+  ibv_comp_channel* ch = lib.fn(&ctx);
+  ASSERT_NE(ch, nullptr);
+  EXPECT_EQ(ch->context, &ctx);
+  EXPECT_EQ(ch->refcnt, 0);
+  struct stat st {};
+  ASSERT_EQ(fstat(ch->fd, &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode));
+  EXPECT_EQ(fcntl(ch->fd, F_GETFL) & O_ACCMODE, O_RDONLY);
+  EXPECT_EQ(fcntl(ch->fd, F_GETFD) & FD_CLOEXEC, FD_CLOEXEC);
+  // Its write end is closed: until the daemon holds one, readers see EOF.
+  pollfd pf{ch->fd, POLLIN, 0};
+  ASSERT_EQ(poll(&pf, 1, 0), 1);
+  EXPECT_NE(pf.revents & POLLHUP, 0);
+  // ibv_destroy_comp_channel's way of freeing it.
+  close(ch->fd);
+  std::free(ch);
+}
+
+TEST(PreloadCreateCompChannel_Exports, OnlyTheInterposedSymbol) {
+  Lib lib;
+  if (lib.handle == nullptr) GTEST_SKIP() << "UROCE_PRELOAD_LIB not set or not loadable";
+  EXPECT_EQ(dlsym(lib.handle, "is_uroce"), nullptr);
+  EXPECT_EQ(dlsym(lib.handle, "real_create"), nullptr);
+}
+
+}  // namespace
+}  // namespace uroce::provider

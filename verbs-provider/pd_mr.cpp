@@ -1,0 +1,148 @@
+#include "verbs-provider/pd_mr.h"
+
+#include <cerrno>
+#include <cstdlib>
+
+#include "verbs-provider/ops.h"
+
+namespace uroce::provider {
+
+ibv_pd* alloc_pd(ibv_context* ctx) noexcept {
+  ContextState* st = state_of(ctx);
+  ctl::AllocPdReq req{};
+  ctl::AllocPdRep rep{};
+  const int rc = st->ctl.call<ctl::Op::kAllocPd>(req, &rep);
+  if (rc != 0) {
+    errno = rc;
+    return nullptr;
+  }
+  auto* pd = static_cast<ibv_pd*>(std::calloc(1, sizeof(ibv_pd)));
+  if (pd == nullptr) {
+    ctl::DeallocPdReq d{};
+    d.pd_handle = rep.pd_handle;
+    st->ctl.call<ctl::Op::kDeallocPd>(d, nullptr);
+    errno = ENOMEM;
+    return nullptr;
+  }
+  pd->context = ctx;
+  pd->handle = rep.pd_handle;
+  return pd;
+}
+
+int dealloc_pd(ibv_pd* pd) noexcept {
+  ctl::DeallocPdReq req{};
+  req.pd_handle = pd->handle;
+  const int rc = destroy_status(state_of(pd->context)->ctl.call<ctl::Op::kDeallocPd>(req, nullptr));
+  if (rc == 0) std::free(pd);
+  return rc;
+}
+
+ibv_mr* reg_mr(ibv_pd* pd, void* addr, std::size_t length, std::uint64_t hca_va,
+               int access) noexcept {
+  ContextState* st = state_of(pd->context);
+  if (st->dead()) {
+    errno = EIO;
+    return nullptr;
+  }
+  // Binding memory windows needs MW support the device does not report.
+  if ((access & IBV_ACCESS_MW_BIND) != 0 && st->hello.device.max_mw == 0) {
+    errno = EOPNOTSUPP;
+    return nullptr;
+  }
+  UroceMr* mr = make_object<UroceMr>();
+  if (mr == nullptr) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  int rc = st->memfds.acquire(addr, length, &mr->backing);
+  if (rc == 0) {
+    ctl::RegMrReq req{};
+    req.pd_handle = pd->handle;
+    req.access = static_cast<std::uint32_t>(access);
+    req.addr = reinterpret_cast<std::uintptr_t>(addr);
+    req.length = length;
+    req.iova = hca_va;
+    req.map_len = mr->backing.map_len;
+    req.map_offset = mr->backing.map_offset;
+    ctl::RegMrRep rep{};
+    const int fds[1] = {mr->backing.fd};
+    rc = st->ctl.call<ctl::Op::kRegMr>(req, &rep, fds);
+    if (rc == 0) {
+      mr->st = st;
+      mr->iova = hca_va;
+      ibv_mr& m = mr->vmr.ibv_mr;
+      m.context = pd->context;
+      m.pd = pd;
+      m.addr = addr;
+      m.length = length;
+      m.handle = rep.mr_handle;
+      m.lkey = rep.lkey;
+      m.rkey = rep.rkey;
+      mr->vmr.mr_type = verbs_abi::verbs_mr_type::kMr;
+      mr->vmr.access = access;
+      return &m;
+    }
+    st->memfds.release(mr->backing);
+  }
+  free_object(mr);
+  errno = rc;
+  return nullptr;
+}
+
+int dereg_mr(verbs_abi::verbs_mr* vmr) noexcept {
+  UroceMr* mr = to_umr(vmr);
+  ctl::DeregMrReq req{};
+  req.mr_handle = vmr->ibv_mr.handle;
+  const int rc = destroy_status(mr->st->ctl.call<ctl::Op::kDeregMr>(req, nullptr));
+  if (rc != 0) return rc;
+  mr->st->memfds.release(mr->backing);
+  free_object(mr);
+  return 0;
+}
+
+int rereg_mr(verbs_abi::verbs_mr* vmr, int flags, ibv_pd* pd, void* addr, std::size_t length,
+             int access) noexcept {
+  UroceMr* mr = to_umr(vmr);
+  ContextState* st = mr->st;
+  if (st->dead()) return EIO;
+  ctl::ReregMrReq req{};
+  req.mr_handle = vmr->ibv_mr.handle;
+  req.flags = static_cast<std::uint32_t>(flags);
+  req.pd_handle = (flags & IBV_REREG_MR_CHANGE_PD) != 0 ? pd->handle : vmr->ibv_mr.pd->handle;
+  req.access = static_cast<std::uint32_t>((flags & IBV_REREG_MR_CHANGE_ACCESS) != 0
+                                              ? access
+                                              : vmr->access);
+  MrBacking fresh;
+  const bool translate = (flags & IBV_REREG_MR_CHANGE_TRANSLATION) != 0;
+  if (translate) {
+    const int rc = st->memfds.acquire(addr, length, &fresh);
+    if (rc != 0) return rc;
+    req.addr = reinterpret_cast<std::uintptr_t>(addr);
+    req.length = length;
+    req.iova = req.addr;
+    req.map_len = fresh.map_len;
+    req.map_offset = fresh.map_offset;
+  } else {
+    req.addr = reinterpret_cast<std::uintptr_t>(vmr->ibv_mr.addr);
+    req.length = vmr->ibv_mr.length;
+    req.iova = mr->iova;
+  }
+  ctl::ReregMrRep rep{};
+  const int fds[1] = {fresh.fd};
+  const int rc = st->ctl.call<ctl::Op::kReregMr>(req, &rep, {fds, translate ? 1u : 0u});
+  if (rc != 0) {
+    if (translate) st->memfds.release(fresh);
+    return rc;
+  }
+  if (translate) {
+    st->memfds.release(mr->backing);
+    mr->backing = fresh;
+    mr->iova = req.iova;
+  }
+  if ((flags & IBV_REREG_MR_CHANGE_ACCESS) != 0) vmr->access = access;
+  vmr->ibv_mr.lkey = rep.lkey;
+  vmr->ibv_mr.rkey = rep.rkey;
+  return 0;
+}
+
+}  // namespace uroce::provider

@@ -1,0 +1,259 @@
+#include "verbs-provider/qp.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "datapath/shm/rxe_layout.h"
+#include "datapath/shm/wqe_write.h"
+#include "verbs-provider/cq.h"
+#include "verbs-provider/ops.h"
+#include "verbs-provider/srq.h"
+
+namespace uroce::provider {
+
+namespace {
+
+constexpr std::uint64_t kUdSendOps = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM;
+constexpr std::uint64_t kUcSendOps =
+    kUdSendOps | IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM;
+constexpr std::uint64_t kRcSendOps = kUcSendOps | IBV_QP_EX_WITH_RDMA_READ |
+                                     IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
+                                     IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD |
+                                     IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_SEND_WITH_INV;
+
+constexpr std::uint32_t kSupportedCompMask =
+    IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+
+// Maps one ring of a CreateQp reply (takes ownership of fd).
+template <class Producer>
+int attach_ring(int fd, std::uint64_t bytes, std::uint32_t log2_elem, std::uint32_t log2_slots,
+                std::size_t min_elem, shm::SharedRegion* region, Producer* ring) {
+  shm::RingGeometry g;
+  g.log2_elem_size = log2_elem;
+  g.log2_slots = log2_slots;
+  if (!g.valid() || g.elem_size() < min_elem || g.bytes() > bytes) {
+    ::close(fd);
+    return EPROTO;
+  }
+  shm::SharedRegion mapped;
+  const shm::ShmStatus ms = shm::SharedRegion::map_fd(fd, bytes, &mapped);
+  if (!ms.ok()) return ms.sys_errno != 0 ? ms.sys_errno : EPROTO;
+  Producer attached;
+  if (attached.attach(mapped.data(), bytes, g) != shm::RingError::kOk) return EPROTO;
+  *ring = attached;
+  *region = std::move(mapped);
+  return 0;
+}
+
+void destroy_on_daemon(ContextState* st, std::uint32_t handle) {
+  ctl::DestroyQpReq d{};
+  d.qp_handle = handle;
+  st->ctl.call<ctl::Op::kDestroyQp>(d, nullptr);
+}
+
+}  // namespace
+
+std::uint32_t raw_opcode(const ibv_send_wr& wr) {
+  std::uint32_t op;
+  static_assert(sizeof(op) == sizeof(wr.opcode));
+  std::memcpy(&op, &wr.opcode, sizeof(op));
+  return op;
+}
+
+bool send_opcode_allowed(ibv_qp_type type, std::uint32_t op) {
+  switch (op) {
+    case IBV_WR_SEND:
+    case IBV_WR_SEND_WITH_IMM:
+      return type == IBV_QPT_RC || type == IBV_QPT_UC || type == IBV_QPT_UD;
+    case IBV_WR_RDMA_WRITE:
+    case IBV_WR_RDMA_WRITE_WITH_IMM:
+      return type == IBV_QPT_RC || type == IBV_QPT_UC;
+    case IBV_WR_RDMA_READ:
+    case IBV_WR_ATOMIC_CMP_AND_SWP:
+    case IBV_WR_ATOMIC_FETCH_AND_ADD:
+    case IBV_WR_LOCAL_INV:
+    case IBV_WR_SEND_WITH_INV:
+      return type == IBV_QPT_RC;
+    default:
+      return false;  // BIND_MW, TSO, DRIVER1, ATOMIC_WRITE: not executed
+  }
+}
+
+std::uint64_t supported_send_ops(ibv_qp_type type) {
+  switch (type) {
+    case IBV_QPT_RC: return kRcSendOps;
+    case IBV_QPT_UC: return kUcSendOps;
+    case IBV_QPT_UD: return kUdSendOps;
+    default: return 0;
+  }
+}
+
+bool sq_accepts(const ibv_qp& qp) {
+  return qp.state == IBV_QPS_RTS || qp.state == IBV_QPS_SQD || qp.state == IBV_QPS_SQE ||
+         qp.state == IBV_QPS_ERR;
+}
+
+bool rq_accepts(const ibv_qp& qp) { return qp.state != IBV_QPS_RESET; }
+
+ibv_qp* create_qp_ex(ibv_context* ctx, ibv_qp_init_attr_ex* attr) noexcept {
+  ContextState* st = state_of(ctx);
+  if ((attr->comp_mask & ~kSupportedCompMask) != 0 ||
+      ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) != 0 && attr->create_flags != 0) ||
+      supported_send_ops(attr->qp_type) == 0 ||
+      ((attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) != 0 &&
+       (attr->send_ops_flags & ~supported_send_ops(attr->qp_type)) != 0)) {
+    errno = EOPNOTSUPP;
+    return nullptr;
+  }
+  if ((attr->comp_mask & IBV_QP_INIT_ATTR_PD) == 0 || attr->pd == nullptr ||
+      attr->pd->context != ctx || attr->send_cq == nullptr || attr->recv_cq == nullptr ||
+      attr->send_cq->context != ctx || attr->recv_cq->context != ctx ||
+      (attr->srq != nullptr && attr->srq->context != ctx)) {
+    errno = EINVAL;
+    return nullptr;
+  }
+  if (st->dead()) {
+    errno = EIO;
+    return nullptr;
+  }
+  UroceQp* qp = make_object<UroceQp>();
+  if (qp == nullptr) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  ctl::CreateQpReq req{};
+  req.pd_handle = attr->pd->handle;
+  req.qp_type = attr->qp_type;
+  req.send_cq_handle = to_ucq(attr->send_cq)->handle;
+  req.recv_cq_handle = to_ucq(attr->recv_cq)->handle;
+  req.srq_handle = attr->srq != nullptr ? to_usrq(attr->srq)->handle : 0;
+  req.sq_sig_all = attr->sq_sig_all != 0 ? 1 : 0;
+  req.cap = attr->cap;
+  req.user_handle = reinterpret_cast<std::uintptr_t>(&qp->vqp.qp);
+  ctl::CreateQpRep rep{};
+  int fds[2] = {-1, -1};
+  const int want = attr->srq != nullptr ? 1 : 2;
+  int rc = st->ctl.call<ctl::Op::kCreateQp>(req, &rep, {}, fds, want);
+  if (rc == 0) {
+    rc = attach_ring(fds[0], rep.sq_bytes, rep.sq_log2_elem_size, rep.sq_log2_slots,
+                     shm::kSendWqeFlexOffset, &qp->sq_region, &qp->sq);
+    fds[0] = -1;
+    if (rc == 0 && want == 2) {
+      rc = attach_ring(fds[1], rep.rq_bytes, rep.rq_log2_elem_size, rep.rq_log2_slots,
+                       shm::kRecvWqeFlexOffset, &qp->rq_region, &qp->rq);
+      fds[1] = -1;
+      qp->has_rq = rc == 0;
+    }
+    if (fds[1] >= 0) ::close(fds[1]);
+    if (rc != 0) destroy_on_daemon(st, rep.qp_handle);
+  }
+  if (rc != 0) {
+    free_object(qp);
+    errno = rc;
+    return nullptr;
+  }
+  pthread_spin_init(&qp->sq_lock, PTHREAD_PROCESS_PRIVATE);
+  pthread_spin_init(&qp->rq_lock, PTHREAD_PROCESS_PRIVATE);
+  qp->st = st;
+  qp->handle = rep.qp_handle;
+  qp->type = attr->qp_type;
+  const std::size_t sq_elem = qp->sq.elem_size();
+  qp->max_send_sge = std::min(rep.cap.max_send_sge, shm::send_sge_room(sq_elem));
+  qp->max_inline = static_cast<std::uint32_t>(
+      std::min<std::size_t>(rep.cap.max_inline_data, sq_elem - shm::kSendWqeFlexOffset));
+  if (qp->has_rq) qp->max_recv_sge = std::min(rep.cap.max_recv_sge, shm::recv_sge_room(qp->rq.elem_size()));
+
+  // What ibv_cmd_create_qp would fill for a kernel provider.
+  ibv_qp& q = qp->vqp.qp;
+  q.context = ctx;
+  q.qp_context = attr->qp_context;
+  q.pd = attr->pd;
+  q.send_cq = attr->send_cq;
+  q.recv_cq = attr->recv_cq;
+  q.srq = attr->srq;
+  q.handle = rep.qp_handle;
+  q.qp_num = rep.qpn;
+  q.state = IBV_QPS_RESET;
+  q.qp_type = attr->qp_type;
+  q.events_completed = 0;
+  pthread_mutex_init(&q.mutex, nullptr);
+  pthread_cond_init(&q.cond, nullptr);
+  if ((attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) != 0) {
+    install_qp_ex_ops(qp, attr->send_ops_flags);
+    qp->vqp.comp_mask |= verbs_abi::kVerbsQpEx;
+  }
+  attr->cap = rep.cap;
+  qp->target.element = &qp->vqp.qp;
+  st->objects.add(&qp->target);
+  return &q;
+}
+
+ibv_qp* create_qp(ibv_pd* pd, ibv_qp_init_attr* attr) noexcept {
+  ibv_qp_init_attr_ex ex{};
+  ex.qp_context = attr->qp_context;
+  ex.send_cq = attr->send_cq;
+  ex.recv_cq = attr->recv_cq;
+  ex.srq = attr->srq;
+  ex.cap = attr->cap;
+  ex.qp_type = attr->qp_type;
+  ex.sq_sig_all = attr->sq_sig_all;
+  ex.comp_mask = IBV_QP_INIT_ATTR_PD;
+  ex.pd = pd;
+  ibv_qp* qp = create_qp_ex(pd->context, &ex);
+  if (qp != nullptr) attr->cap = ex.cap;
+  return qp;
+}
+
+int modify_qp(ibv_qp* ibqp, ibv_qp_attr* attr, int attr_mask) noexcept {
+  UroceQp* qp = to_uqp(ibqp);
+  ctl::ModifyQpReq req{};
+  req.qp_handle = qp->handle;
+  req.attr_mask = static_cast<std::uint32_t>(attr_mask);
+  req.attr = *attr;
+  return qp->st->ctl.call<ctl::Op::kModifyQp>(req, nullptr);
+}
+
+int query_qp(ibv_qp* ibqp, ibv_qp_attr* attr, int attr_mask, ibv_qp_init_attr* init) noexcept {
+  UroceQp* qp = to_uqp(ibqp);
+  ctl::QueryQpReq req{};
+  req.qp_handle = qp->handle;
+  req.attr_mask = static_cast<std::uint32_t>(attr_mask);
+  ctl::QueryQpRep rep{};
+  const int rc = qp->st->ctl.call<ctl::Op::kQueryQp>(req, &rep);
+  if (rc != 0) return rc;
+  *attr = rep.attr;
+  attr->cap = rep.cap;
+  if (init != nullptr) {
+    std::memset(init, 0, sizeof(*init));
+    init->qp_context = ibqp->qp_context;
+    init->send_cq = ibqp->send_cq;
+    init->recv_cq = ibqp->recv_cq;
+    init->srq = ibqp->srq;
+    init->cap = rep.cap;
+    init->qp_type = ibqp->qp_type;
+    init->sq_sig_all = static_cast<int>(rep.sq_sig_all);
+  }
+  return 0;
+}
+
+int destroy_qp(ibv_qp* ibqp) noexcept {
+  UroceQp* qp = to_uqp(ibqp);
+  ContextState* st = qp->st;
+  ctl::DestroyQpReq req{};
+  req.qp_handle = qp->handle;
+  const int rc = destroy_status(st->ctl.call<ctl::Op::kDestroyQp>(req, nullptr));
+  if (rc != 0) return rc;
+  st->objects.remove(&qp->target);
+  wait_events_acked(&ibqp->mutex, &ibqp->cond, &ibqp->events_completed, qp->target.reported);
+  pthread_spin_destroy(&qp->sq_lock);
+  pthread_spin_destroy(&qp->rq_lock);
+  pthread_mutex_destroy(&ibqp->mutex);
+  pthread_cond_destroy(&ibqp->cond);
+  free_object(qp);
+  return 0;
+}
+
+}  // namespace uroce::provider

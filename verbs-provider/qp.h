@@ -1,0 +1,89 @@
+// Queue pairs (RC, UC, UD): a verbs_qp (ibv_qp, and ibv_qp_ex when the
+// application asked for the ibv_wr_* API) over the SQ and RQ rings uroced
+// creates. post_send / post_recv / ibv_wr_* write WQEs straight into the
+// rings (shm/wqe_write.h) and publish them with a store-release of the
+// producer index: no system call; the engine polls the rings.
+//
+// Locking (as rxe): sq_lock serialises application threads on the SQ,
+// including a whole ibv_wr_start..complete/abort sequence; rq_lock on the
+// RQ. Control verbs go through the context's CtlClient.
+//
+// Limits used for validation are what the daemon granted, capped by what
+// the ring's slots can physically hold.
+#pragma once
+
+#include <pthread.h>
+
+#include <atomic>
+#include <cstdint>
+#include <span>
+
+#include "datapath/shm/ring.h"
+#include "datapath/shm/shared_region.h"
+#include "verbs-provider/context.h"
+#include "verbs-provider/driver_abi.h"
+#include "verbs-provider/object_registry.h"
+
+namespace uroce::provider {
+
+struct UroceQp {
+  verbs_abi::verbs_qp vqp;  // first: libibverbs converts by address
+  ContextState* st = nullptr;
+  std::uint32_t handle = 0;
+  ibv_qp_type type = IBV_QPT_RC;
+
+  pthread_spinlock_t sq_lock;
+  shm::SharedRegion sq_region;
+  shm::SqProducer sq;
+  std::uint32_t max_send_sge = 0;
+  std::uint32_t max_inline = 0;
+
+  pthread_spinlock_t rq_lock;
+  bool has_rq = false;  // false with an SRQ
+  shm::SharedRegion rq_region;
+  shm::RqProducer rq;
+  std::uint32_t max_recv_sge = 0;
+
+  // ibv_wr_* state, under sq_lock between wr_start and wr_complete/abort:
+  // WQEs built so far (slots past the producer index), the free slots seen
+  // at wr_start, and the first error (then nothing is published).
+  std::uint32_t wr_built = 0;
+  std::uint32_t wr_free = 0;
+  int wr_err = 0;
+
+  EventTarget target;
+};
+
+inline UroceQp* to_uqp(ibv_qp* qp) { return reinterpret_cast<UroceQp*>(qp); }
+inline UroceQp* to_uqp(ibv_qp_ex* qp) { return reinterpret_cast<UroceQp*>(qp); }
+
+// Send opcodes each QP type executes (the engine's rule, wqe_copy.h). `op`
+// is the raw value the application stored (any integer, not necessarily a
+// valid ibv_wr_opcode).
+bool send_opcode_allowed(ibv_qp_type type, std::uint32_t op);
+// The opcode of `wr` as an integer, read without assuming it is a valid
+// enumerator.
+std::uint32_t raw_opcode(const ibv_send_wr& wr);
+// The IBV_QP_EX_WITH_* flags create_qp_ex accepts for `type`.
+std::uint64_t supported_send_ops(ibv_qp_type type);
+
+// qp_post.cpp. Checks one send WR against the QP as rxe's post_send does:
+// opcode valid for the QP type, known send flags, num_sge <= max_send_sge,
+// inline payload <= max_inline, atomics with >= 8 bytes at an 8-aligned
+// address, UD sends with a uroce AH. Returns 0 with *flags the send flags to
+// write (IBV_SEND_INLINE dropped on opcodes without outgoing payload, where
+// verbs defines it as meaningless), or EINVAL.
+int validate_send_wr(const UroceQp& qp, const ibv_send_wr& wr, std::uint32_t* flags);
+// Writes a validated WR into `slot` (one SQ element). Returns 0 or EINVAL.
+int build_send_wqe(const UroceQp& qp, const ibv_send_wr& wr, std::uint32_t flags,
+                   std::span<std::byte> slot);
+
+// qp_ex.cpp: installs the ibv_wr_* functions for `send_ops_flags`.
+void install_qp_ex_ops(UroceQp* qp, std::uint64_t send_ops_flags);
+
+// Whether the last state libibverbs recorded lets the SQ / RQ take work
+// (post_send needs RTS or later; post_recv anything but RESET).
+bool sq_accepts(const ibv_qp& qp);
+bool rq_accepts(const ibv_qp& qp);
+
+}  // namespace uroce::provider
