@@ -12,7 +12,7 @@ PKGS=(
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libcli11-dev libfmt-dev libspdlog-dev libtomlplusplus-dev
   python3-scapy tshark
-  iproute2 valgrind libibverbs-dev ibverbs-utils perftest python3-pyverbs
+  iproute2 valgrind libibverbs-dev ibverbs-utils perftest python3-pyverbs python3-matplotlib
 )
 
 missing=()

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstddef>
 #include <cstring>
 
 #include "verbs-provider/ops.h"
@@ -164,6 +165,29 @@ int resize_cq(ibv_cq* ibcq, int cqe) noexcept {
   }
   pthread_spin_unlock(&cq->lock);
   return rc;
+}
+
+std::uint32_t cq_clean(UroceCq* cq, std::uint32_t qpn) {
+  pthread_spin_lock(&cq->lock);
+  // Walk from the newest unpolled entry to the oldest, moving each survivor
+  // toward the newer end by the number removed so far; then hand the freed
+  // oldest slots back. Entries the engine adds meanwhile lie past `n` and are
+  // not touched.
+  const std::uint32_t n = cq->ring.ready();
+  std::uint32_t removed = 0;
+  for (std::uint32_t k = n; k-- > 0;) {
+    const std::span<std::byte> e = cq->ring.element_mut(k);
+    std::uint32_t qp_num;
+    std::memcpy(&qp_num, e.data() + offsetof(ib_uverbs_wc, qp_num), sizeof(qp_num));
+    if (qp_num == qpn) {
+      ++removed;
+    } else if (removed != 0) {
+      std::memcpy(cq->ring.element_mut(k + removed).data(), e.data(), sizeof(ib_uverbs_wc));
+    }
+  }
+  if (removed != 0) cq->ring.release(removed);
+  pthread_spin_unlock(&cq->lock);
+  return removed;
 }
 
 int poll_cq(ibv_cq* ibcq, int ne, ibv_wc* wc) noexcept {

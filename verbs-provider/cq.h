@@ -53,6 +53,12 @@ struct UroceCq {
 inline UroceCq* to_ucq(ibv_cq* cq) { return reinterpret_cast<UroceCq*>(cq); }
 inline UroceCq* to_ucq(ibv_cq_ex* cq) { return reinterpret_cast<UroceCq*>(cq); }
 
+// Removes the unpolled completions of QP `qpn` from the CQ, keeping the
+// others in order (as mlx5 does when a QP is reset; the flush completions of
+// its old life must not be read as results of its new one). Takes the CQ's
+// lock. Returns how many were removed.
+std::uint32_t cq_clean(UroceCq* cq, std::uint32_t qpn);
+
 // Maps the region of a CreateCq/ResizeCq reply and attaches the consumer.
 // Takes ownership of `fd`. Returns 0 or errno (EPROTO for a reply whose
 // geometry does not fit its region).

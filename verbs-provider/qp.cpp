@@ -213,7 +213,14 @@ int modify_qp(ibv_qp* ibqp, ibv_qp_attr* attr, int attr_mask) noexcept {
   req.qp_handle = qp->handle;
   req.attr_mask = static_cast<std::uint32_t>(attr_mask);
   req.attr = *attr;
-  return qp->st->ctl.call<ctl::Op::kModifyQp>(req, nullptr);
+  const int rc = qp->st->ctl.call<ctl::Op::kModifyQp>(req, nullptr);
+  if (rc == 0 && (attr_mask & IBV_QP_STATE) != 0 && attr->qp_state == IBV_QPS_RESET) {
+    // The engine completes nothing more for this QP once it is in RESET, so
+    // its leftover completions can be removed without racing new ones.
+    cq_clean(to_ucq(ibqp->send_cq), ibqp->qp_num);
+    if (ibqp->recv_cq != ibqp->send_cq) cq_clean(to_ucq(ibqp->recv_cq), ibqp->qp_num);
+  }
+  return rc;
 }
 
 int query_qp(ibv_qp* ibqp, ibv_qp_attr* attr, int attr_mask, ibv_qp_init_attr* init) noexcept {

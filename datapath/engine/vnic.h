@@ -874,17 +874,24 @@ class Vnic {
     QpTx tx{this, e->ctr};
     switch (e->type) {
       case QpType::kRc: {
-        auto rio = transport::rc_io(tx, e->scq->sink, e->rcq->sink, timers_);
+        RecvCq rcq{e};
+        auto rio = transport::rc_io(tx, e->scq->sink, rcq, timers_);
         e->rc->on_packet(pkt_, now, rio);
         if (e->rc->has_output()) sched_.activate(e->slot);
         break;
       }
       case QpType::kUc:
-        e->uc->on_packet(pkt_, e->rcq->sink);
+        {
+          RecvCq rcq{e};
+          e->uc->on_packet(pkt_, rcq);
+        }
         if (unreliable_needs_flush(e->uc->state())) sched_.activate(e->slot);
         break;
       case QpType::kUd:
-        e->ud->on_packet(pkt_, e->rcq->sink);
+        {
+          RecvCq rcq{e};
+          e->ud->on_packet(pkt_, rcq);
+        }
         if (unreliable_needs_flush(e->ud->state())) sched_.activate(e->slot);
         break;
     }
@@ -1054,6 +1061,23 @@ class Vnic {
     }
   }
 
+  // The receive CQ as the transport sees it while handling one QP. Before a
+  // receive completion becomes visible, the ring slots whose WRs the
+  // transport has consumed go back to the application, so one that refills
+  // its receive queue on seeing a completion finds the room (rxe, too, frees
+  // the slot before completing). One queue-depth read per receive CQE.
+  struct RecvCq {
+    QpEntry* e;
+    bool push(const transport::Cqe& c) {
+      if (e->has_rq) {
+        release_held(e->rq, &e->rq_held, visit(*e, [](auto& q) { return q.recv_queue_depth(); }));
+      } else if (e->srq != nullptr) {
+        release_held(e->srq->ring, &e->srq->held, e->srq->srq->size());
+      }
+      return e->rcq->sink.push(c);
+    }
+  };
+
   // Writes the owed error completion once the transport queue it belongs
   // behind is empty, then moves the QP to ERR. True when nothing is owed
   // any more.
@@ -1134,7 +1158,8 @@ class Vnic {
       ++e.ctr.timer_fires;
       if (io_.tx_room() == 0) ctr_.tx_flushed += io_.flush();
       QpTx tx{this, e.ctr};
-      auto rio = transport::rc_io(tx, e.scq->sink, e.rcq->sink, timers_);
+      RecvCq rcq{&e};
+      auto rio = transport::rc_io(tx, e.scq->sink, rcq, timers_);
       // May re-arm through timers_, which lowers earliest_ as needed.
       e.rc->on_timer(now, rio);
       if (e.rc->has_output()) sched_.activate(slot);
@@ -1170,7 +1195,8 @@ class Vnic {
     QpTx tx{this, e.ctr};
     switch (e.type) {
       case QpType::kRc: {
-        auto rio = transport::rc_io(tx, e.scq->sink, e.rcq->sink, timers_);
+        RecvCq rcq{&e};
+      auto rio = transport::rc_io(tx, e.scq->sink, rcq, timers_);
         r.sent = e.rc->pump_tx(now, rio, b);
         r.more = e.rc->has_output();
         break;
@@ -1198,7 +1224,8 @@ class Vnic {
     r.sent = q.process_send(tx, e.scq->sink, b);
     if (unreliable_needs_flush(q.state())) {
       const std::uint64_t ovf = q.counters().cq_overflow;
-      q.flush(e.scq->sink, e.rcq->sink);
+      RecvCq rcq{&e};
+      q.flush(e.scq->sink, rcq);
       r.more = q.counters().cq_overflow != ovf;
     } else {
       r.more = r.sent == b || q.counters().tx_no_buffer != no_buf;

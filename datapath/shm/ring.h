@@ -222,6 +222,12 @@ class RingConsumer : public detail::RingCore {
   std::span<const std::byte> element(std::uint32_t k = 0) const {
     return {slot_at(own_ + k), elem_size()};
   }
+  // The same element, writable: the consumer may rewrite elements it has not
+  // released yet (compacting a CQ when a QP is reset) because the producer
+  // never touches a slot between the consumer and the producer index.
+  std::span<std::byte> element_mut(std::uint32_t k = 0) {
+    return {slot_at(own_ + k), elem_size()};
+  }
   const typename E::Fixed* slot(std::uint32_t k = 0) const {
     return reinterpret_cast<const typename E::Fixed*>(slot_at(own_ + k));
   }

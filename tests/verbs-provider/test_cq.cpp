@@ -73,6 +73,33 @@ TEST(PollCq_Ring, CompletionsInOrderAcrossCalls) {
   EXPECT_EQ(destroy_cq(cq), 0);
 }
 
+TEST(CqClean_Reset, RemovesOneQpsEntriesAndKeepsTheRestInOrder) {
+  FakeContext fc;
+  ibv_cq* cq = fc.create_cq(8);
+  ASSERT_NE(cq, nullptr);
+  auto engine = testing::engine_end<shm::CqProducer>(ring_of(fc, cq));
+  ibv_wc wc[8];
+  // Move the indices off zero so the compaction crosses the ring's end.
+  for (std::uint64_t i = 0; i < 6; ++i) ASSERT_TRUE(engine.try_push(cqe(i)));
+  ASSERT_EQ(poll_cq(cq, 8, wc), 6);
+  const std::uint32_t qpns[] = {0x22, 0x11, 0x22, 0x22, 0x11, 0x22};
+  for (std::uint64_t i = 0; i < 6; ++i) {
+    ib_uverbs_wc c = cqe(100 + i);
+    c.qp_num = qpns[i];
+    ASSERT_TRUE(engine.try_push(c));
+  }
+  EXPECT_EQ(cq_clean(to_ucq(cq), 0x22), 4u);
+  ASSERT_EQ(poll_cq(cq, 8, wc), 2);
+  EXPECT_EQ(wc[0].wr_id, 101u);
+  EXPECT_EQ(wc[1].wr_id, 104u);
+  EXPECT_EQ(cq_clean(to_ucq(cq), 0x22), 0u);
+  // The freed slots are usable again: the ring takes its full capacity.
+  std::uint32_t pushed = 0;
+  while (engine.try_push(cqe(200 + pushed))) ++pushed;
+  EXPECT_EQ(pushed, engine.geometry().capacity());
+  EXPECT_EQ(destroy_cq(cq), 0);
+}
+
 TEST(PollCq_Dead, DrainsThenReturnsMinusOne) {
   FakeContext fc;
   ibv_cq* cq = fc.create_cq(4);
