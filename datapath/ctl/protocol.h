@@ -342,7 +342,8 @@ struct DestroyAhReq {
 
 // ---- Status (uroce-ctl) -----------------------------------------------------
 // Needs no Hello. The reply body is UTF-8 JSON, not NUL-terminated, its
-// length given by header.length (docs/uroce-ctl.md lists the fields).
+// length given by header.length (apps/uroced/status_json.h lists the
+// fields).
 struct StatusReq {
   std::uint32_t flags;           // kStatus* bits
   std::uint32_t pad;

@@ -9,8 +9,9 @@
 #
 #   netns_af_packet.sh BUILD_DIR
 source "$(dirname "$0")/common.sh"
-verbs_test_init vnetns "$1" ibv_rc_pingpong ibv_ud_pingpong ib_write_bw \
-  ib_send_lat ib_read_bw ib_send_bw
+verbs_test_init vnetns "$1" ibv_rc_pingpong ibv_ud_pingpong ibv_srq_pingpong \
+  ib_write_bw ib_write_lat ib_send_lat ib_read_bw ib_read_lat ib_send_bw ib_atomic_bw \
+  ib_atomic_lat
 
 id=$((UROCE_ID % 1000000))
 NSA=uroce_vA_$id NSB=uroce_vB_$id
@@ -68,6 +69,13 @@ perf ib_write_bw bw "netns ib_write_bw RC 64 KiB x $ITERS"
 perf ib_send_bw bw "netns ib_send_bw RC 64 KiB x $ITERS"
 perf ib_send_lat lat "netns ib_send_lat RC x $ITERS"
 perf ib_read_bw bw "netns ib_read_bw RC 64 KiB x $ITERS"
+pingpong ibv_rc_pingpong "netns ibv_rc_pingpong -m 4096 1 MiB x 50" 1048576 50 -m 4096
+pingpong ibv_srq_pingpong "netns ibv_srq_pingpong 4 QPs 4096 B x 500" 4096 500 -q 4
+perf ib_write_lat lat "netns ib_write_lat RC x $ITERS"
+perf ib_send_lat lat "netns ib_send_lat UD x $ITERS" -c UD
+perf ib_read_lat lat "netns ib_read_lat RC x $ITERS"
+perf ib_atomic_bw bw "netns ib_atomic_bw RC x $ITERS"
+perf ib_atomic_lat lat "netns ib_atomic_lat RC x $ITERS"
 
 uroce_no_pair
 for d in a b; do
