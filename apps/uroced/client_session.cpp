@@ -1,5 +1,7 @@
 #include "apps/uroced/client_session.h"
 
+#include "datapath/engine/event_fd.h"
+
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
@@ -347,6 +349,7 @@ void ClientSession::reclaim() {
   if (reclaimed_) return;
   reclaimed_ = true;
   if (dev_ == nullptr) {
+    std::lock_guard<std::mutex> lk(event_mu_);
     if (async_fd_ >= 0) close(async_fd_);
     async_fd_ = -1;
     spdlog::debug("client {} (pid {}) gone", id_, cred_.pid);
@@ -374,8 +377,11 @@ void ClientSession::reclaim() {
   for (auto& [h, ch] : channels_) close(ch.fd);
   channels_.clear();
   pds_.clear();
-  if (async_fd_ >= 0) close(async_fd_);
-  async_fd_ = -1;
+  {
+    std::lock_guard<std::mutex> lk(event_mu_);
+    if (async_fd_ >= 0) close(async_fd_);
+    async_fd_ = -1;
+  }
   if (nqp + nsrq + ncq + nah + nmr + nch + npd != 0) {
     spdlog::info("client {} (pid {}) gone: reclaimed {} QPs, {} SRQs, {} CQs, {} AHs, {} MRs, "
                  "{} comp channels, {} PDs on {}",
@@ -383,8 +389,19 @@ void ClientSession::reclaim() {
   } else {
     spdlog::info("client {} (pid {}) gone", id_, cred_.pid);
   }
-  dev_ = nullptr;
+  {
+    std::lock_guard<std::mutex> lk(event_mu_);
+    dev_ = nullptr;
+  }
   refresh_summary();
+}
+
+bool ClientSession::post_port_event(const Device* dev, ibv_event_type type) {
+  std::lock_guard<std::mutex> lk(event_mu_);
+  if (dev_ != dev || async_fd_ < 0) return false;
+  // The element of a port event is the port number.
+  return engine::write_async_event(async_fd_, 1, static_cast<std::uint32_t>(type)) ==
+         engine::FdWrite::kOk;
 }
 
 // ---- handlers ---------------------------------------------------------------
@@ -403,8 +420,11 @@ int ClientSession::on_hello(const ctl::HelloReq& r, ctl::HelloRep* rep, InFds& i
     return EINVAL;
   }
   (void)fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
-  dev_ = dev;
-  async_fd_ = fd;
+  {
+    std::lock_guard<std::mutex> lk(event_mu_);
+    dev_ = dev;
+    async_fd_ = fd;
+  }
   rep->device = device_attr(*dev);
   rep->device_index = dev->index();
   rep->gid_table_len = kGidTableLen;

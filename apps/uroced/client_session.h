@@ -105,6 +105,10 @@ class ClientSession {
   void run();
   // Any thread: makes run() return (its blocking read sees end of file).
   void shutdown();
+  // Any thread (the server's link monitor): if this client has opened
+  // `dev`, writes one async event for port 1 (PORT_ACTIVE, PORT_ERR) into
+  // its async pipe, non-blocking. True when a record was written.
+  bool post_port_event(const Device* dev, ibv_event_type type);
 
   std::uint32_t id() const { return id_; }
   ClientSummary summary() const;
@@ -242,6 +246,9 @@ class ClientSession {
   std::map<std::uint32_t, AhObj> ahs_;
 
   mutable std::mutex summary_mu_;
+  // Guards dev_ and async_fd_ against post_port_event: the session thread
+  // takes it when it sets or clears them, other threads to read them.
+  std::mutex event_mu_;
   ClientSummary summary_;
 };
 

@@ -52,6 +52,10 @@ class Device {
   virtual std::uint32_t uverbs() const = 0;
   // The configured port string, for status.
   virtual const std::string& port_name() const = 0;
+  // Whether the port's link is up now (any thread; no engine call: it reads
+  // the ethdev's link status). Drives ibv_query_port's state and the
+  // PORT_ACTIVE / PORT_ERR async events.
+  virtual bool link_up() const = 0;
 
   virtual int alloc_qpn(std::uint32_t* qpn) = 0;
   virtual int create_cq(const engine::CqCreate& c) = 0;

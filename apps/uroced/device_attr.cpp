@@ -46,7 +46,8 @@ ibv_device_attr device_attr(const Device& dev) {
 ibv_port_attr port_attr(const Device& dev) {
   ibv_port_attr a;
   std::memset(&a, 0, sizeof(a));
-  a.state = IBV_PORT_ACTIVE;
+  const bool up = dev.link_up();
+  a.state = up ? IBV_PORT_ACTIVE : IBV_PORT_DOWN;
   a.max_mtu = IBV_MTU_4096;
   a.active_mtu = to_ibv_mtu(dev.active_mtu());
   a.gid_tbl_len = kGidTableLen;
@@ -58,7 +59,7 @@ ibv_port_attr port_attr(const Device& dev) {
   a.max_vl_num = 1;
   a.active_width = 2;  // 4X
   a.active_speed = 4;  // QDR: 4X QDR = 40 Gb/s
-  a.phys_state = kPhysStateLinkUp;
+  a.phys_state = up ? kPhysStateLinkUp : kPhysStateDisabled;
   a.link_layer = IBV_LINK_LAYER_ETHERNET;
   return a;
 }

@@ -30,13 +30,16 @@ inline constexpr int kGidTableLen = static_cast<int>(kSysfsGidTableLen);
 inline constexpr std::uint32_t kMaxMsgBytes = 1u << 31;
 // IBV_PORT_PHYS_STATE_LINK_UP.
 inline constexpr std::uint8_t kPhysStateLinkUp = 5;
+// IBTA PortPhysicalState 3: Disabled (the link is down).
+inline constexpr std::uint8_t kPhysStateDisabled = 3;
 
 // ibv_device_attr of `dev`: fw_ver "uroce <version>", node_guid and
 // sys_image_guid the EUI-64 of its MAC, the object limits of its
 // VnicConfig and the constants above.
 ibv_device_attr device_attr(const Device& dev);
 
-// ibv_port_attr of port 1 of `dev`: ACTIVE / LinkUp, Ethernet link layer,
+// ibv_port_attr of port 1 of `dev`: ACTIVE / LinkUp while its link is up
+// (DOWN / Disabled otherwise), Ethernet link layer,
 // max_mtu 4096, active_mtu from its Ethernet MTU (1500 -> 1024,
 // 9000 -> 4096), 16 GIDs, one P_Key, 4X QDR (about what one engine core moves
 // over memif).

@@ -14,6 +14,7 @@
 // the socket, close the ports, exit 0.
 #include <pthread.h>
 #include <rte_eal.h>
+#include <rte_ethdev.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
@@ -139,6 +140,12 @@ int run(const DaemonConfig& cfg) {
     eng.add_vnic(vnics.back().get());
     devices.push_back(std::make_unique<VnicDevice<EngineT>>(
         *vnics.back(), eng, static_cast<std::uint32_t>(i), d.port));
+    // rte_eth_link_get_nowait only reads the ethdev's link word: safe from
+    // the control thread while the engine lcore runs the port.
+    devices.back()->set_link_probe([pid = ports[i]->port_id()] {
+      rte_eth_link link{};
+      return rte_eth_link_get_nowait(pid, &link) == 0 && link.link_status == RTE_ETH_LINK_UP;
+    });
     device_ptrs.push_back(devices.back().get());
   }
 

@@ -59,6 +59,8 @@ int Server::listen(const std::string& path, std::string* error) {
 
 int Server::start(const CpuAffinity* affinity) {
   affinity_ = affinity;
+  link_up_.clear();
+  for (const Device* d : env_.devices) link_up_.push_back(d->link_up());
   if (pipe2(wake_, O_CLOEXEC | O_NONBLOCK) != 0) return errno;
   accept_thread_ = std::thread([this] { accept_loop(); });
   return 0;
@@ -68,7 +70,10 @@ void Server::accept_loop() {
   if (affinity_ != nullptr) (void)affinity_->apply_to_current_thread();
   for (;;) {
     pollfd p[2] = {{listen_fd_, POLLIN, 0}, {wake_[0], POLLIN, 0}};
-    if (poll(p, 2, -1) < 0) {
+    const int n = poll(p, 2, kLinkPollMs);
+    check_links();
+    if (n == 0) continue;
+    if (n < 0) {
       if (errno == EINTR) continue;
       spdlog::error("control socket: poll failed: {}", std::strerror(errno));
       return;
@@ -95,6 +100,23 @@ void Server::accept_loop() {
       c.session->run();
       c.done.store(true, std::memory_order_release);
     });
+  }
+}
+
+void Server::check_links() {
+  for (std::size_t i = 0; i < env_.devices.size(); ++i) {
+    const Device* d = env_.devices[i];
+    const bool up = d->link_up();
+    if (up == link_up_[i]) continue;
+    link_up_[i] = up;
+    const ibv_event_type t = up ? IBV_EVENT_PORT_ACTIVE : IBV_EVENT_PORT_ERR;
+    std::size_t told = 0;
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      for (Conn& c : conns_) told += c.session->post_port_event(d, t) ? 1 : 0;
+    }
+    spdlog::info("{}: link {} ({} sent to {} client{})", d->config().name, up ? "up" : "down",
+                 up ? "PORT_ACTIVE" : "PORT_ERR", told, told == 1 ? "" : "s");
   }
 }
 

@@ -59,6 +59,13 @@ class Server {
   };
 
   void accept_loop();
+  // Compares every device's link state with the last one seen and, on a
+  // change, sends PORT_ACTIVE or PORT_ERR to the clients of that device.
+  // Accept thread only.
+  void check_links();
+  // How often the accept thread looks at the links (also its poll timeout).
+  static constexpr int kLinkPollMs = 200;
+  std::vector<bool> link_up_;  // accept thread only, after start()
   // Joins and drops finished connections (all of them with `all`).
   void reap(bool all);
 

@@ -7,6 +7,7 @@
 // this object. The Vnic must have been added to the engine.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <utility>
 
@@ -30,6 +31,10 @@ class VnicDevice final : public Device {
   std::uint32_t index() const override { return index_; }
   std::uint32_t uverbs() const override { return uverbs_; }
   const std::string& port_name() const override { return port_name_; }
+  bool link_up() const override { return link_probe_ ? link_probe_() : true; }
+  // How to read the link state; without one the link is always up (the
+  // simulated ports of the tests).
+  void set_link_probe(std::function<bool()> probe) { link_probe_ = std::move(probe); }
 
   int alloc_qpn(std::uint32_t* qpn) override {
     return on_engine([&] { return vnic_.alloc_qpn(qpn); });
@@ -117,6 +122,7 @@ class VnicDevice final : public Device {
   std::uint32_t index_;
   std::uint32_t uverbs_ = 0;
   std::string port_name_;
+  std::function<bool()> link_probe_;
 };
 
 }  // namespace uroce::daemon

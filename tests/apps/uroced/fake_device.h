@@ -2,6 +2,8 @@
 // no engine behind it, for code that only reads what a device is.
 #pragma once
 
+#include <atomic>
+
 #include <cerrno>
 #include <string>
 
@@ -25,6 +27,8 @@ class FakeDevice final : public Device {
   std::uint32_t index() const override { return 3; }
   std::uint32_t uverbs() const override { return 7; }
   const std::string& port_name() const override { return port_; }
+  std::atomic<bool> link{true};  // what link_up() reports
+  bool link_up() const override { return link.load(); }
   int alloc_qpn(std::uint32_t*) override { return ENOSYS; }
   int create_cq(const engine::CqCreate&) override { return ENOSYS; }
   int destroy_cq(engine::ObjId) override { return ENOSYS; }

@@ -226,6 +226,8 @@ class RawClient {
   }
 
   std::uint32_t last_seq() const { return seq_; }
+  // The read end of the last Hello's async pipe (-1 before any Hello).
+  int async_fd() const { return async_.empty() ? -1 : async_.back(); }
 
  private:
   int fd_;

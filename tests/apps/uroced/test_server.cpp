@@ -1,6 +1,7 @@
 #include "apps/uroced/server.h"
 
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -99,6 +100,41 @@ TEST_F(ServerTest, Status_CountsClientsAndDevices) {
   EXPECT_EQ(j["daemon"]["socket"], path_);
   EXPECT_EQ(j["clients"].size(), 2u);
   EXPECT_EQ(j["devices"][0]["name"], "uroce0");
+}
+
+// Reads one async record from `fd` within `ms`; false on timeout.
+bool read_async(int fd, ib_uverbs_async_event_desc* d, int ms) {
+  pollfd p{fd, POLLIN, 0};
+  if (poll(&p, 1, ms) != 1) return false;
+  return read(fd, d, sizeof(*d)) == static_cast<ssize_t>(sizeof(*d));
+}
+
+TEST_F(ServerTest, LinkChange_PortEventsToTheDevicesClientsAndQueryPortState) {
+  FakeDevice other{"uroce1", 9000, 2};
+  Server srv({&dev_, &other}, DaemonInfo{});
+  std::string err;
+  ASSERT_EQ(srv.listen(path_, &err), 0);
+  ASSERT_EQ(srv.start(nullptr), 0);
+  RawClient a(path_), b(path_);
+  ASSERT_EQ(a.hello("uroce0").status, 0);
+  ASSERT_EQ(b.hello("uroce1").status, 0);
+
+  dev_.link = false;
+  ib_uverbs_async_event_desc d{};
+  ASSERT_TRUE(read_async(a.async_fd(), &d, 2000));
+  EXPECT_EQ(d.event_type, static_cast<std::uint32_t>(IBV_EVENT_PORT_ERR));
+  EXPECT_EQ(d.element, 1u);  // the port number
+  auto q = a.call(ctl::Op::kQueryPort, ctl::QueryPortReq{1, {}});
+  ASSERT_EQ(q.status, 0);
+  EXPECT_EQ(q.as<ctl::QueryPortRep>().attr.state, IBV_PORT_DOWN);
+
+  dev_.link = true;
+  ASSERT_TRUE(read_async(a.async_fd(), &d, 2000));
+  EXPECT_EQ(d.event_type, static_cast<std::uint32_t>(IBV_EVENT_PORT_ACTIVE));
+  q = a.call(ctl::Op::kQueryPort, ctl::QueryPortReq{1, {}});
+  EXPECT_EQ(q.as<ctl::QueryPortRep>().attr.state, IBV_PORT_ACTIVE);
+  // The other device's client heard nothing.
+  EXPECT_FALSE(read_async(b.async_fd(), &d, 300));
 }
 
 TEST(SocketIsLive, NoFileNoListener) {
