@@ -190,6 +190,11 @@ int run(const DaemonConfig& cfg) {
   std::fflush(stderr);
   eng.run(stop);
   signals.join();
+  // Stop every port before any is closed and its pool freed: stopping a
+  // memif port makes its peer (possibly another port of this daemon) handle
+  // a disconnect in EAL's interrupt thread, which must not find the other
+  // side's memory already gone.
+  for (auto& p : ports) p->stop();
   tree.remove_all();
   spdlog::info("stopped");
   return 0;

@@ -129,6 +129,7 @@ int EthPort::open_port_id(std::uint16_t port_id, const PortConfig& cfg,
     return rc;
   }
   open_ = true;
+  stopped_ = false;
   if (cfg.promiscuous) (void)rte_eth_promiscuous_enable(port_id);
   if (!cfg.mac.is_zero()) {
     mac_ = cfg.mac;
@@ -144,9 +145,16 @@ int EthPort::open_port_id(std::uint16_t port_id, const PortConfig& cfg,
   return 0;
 }
 
+void EthPort::stop() {
+  if (open_ && !stopped_) {
+    (void)rte_eth_dev_stop(port_id_);
+    stopped_ = true;
+  }
+}
+
 void EthPort::close() {
   if (open_) {
-    (void)rte_eth_dev_stop(port_id_);
+    stop();
     (void)rte_eth_dev_close(port_id_);
     open_ = false;
   }

@@ -53,6 +53,9 @@ class EthPort {
   int open_port_id(std::uint16_t port_id, const PortConfig& cfg,
                    std::string* error = nullptr);
   void close();
+  // Stops the device (no more RX/TX; close() still releases it). Lets an
+  // owner of several ports stop them all before closing any. Idempotent.
+  void stop();
 
   std::uint16_t rx_burst(rte_mbuf** pkts, std::uint16_t n) {
     return rte_eth_rx_burst(port_id_, 0, pkts, n);
@@ -71,6 +74,7 @@ class EthPort {
  private:
   std::uint16_t port_id_ = 0;
   bool open_ = false;
+  bool stopped_ = false;
   bool hotplugged_ = false;
   std::string hotplug_name_;
   rte_mempool* pool_ = nullptr;
