@@ -371,50 +371,36 @@ class Vnic {
 
     const std::uint32_t slot = free_.back();
     QpEntry& e = qps_[slot];
+    // The three transports' configs share these fields; UD adds the port MTU.
+    auto fill = [&](auto& q) {
+      q.qpn = c.qpn;
+      q.pd = c.pd;
+      q.local = local;
+      q.max_send_wr = send_wr;
+      q.max_recv_wr = recv_wr;
+      q.max_send_sge = send_sge;
+      q.max_recv_sge = recv_sge;
+      q.max_inline = inl;
+      q.sq_sig_all = c.sq_sig_all;
+      q.srq = tsrq;
+    };
     switch (c.type) {
       case QpType::kRc: {
         transport::RcQpConfig q;
-        q.qpn = c.qpn;
-        q.pd = c.pd;
-        q.local = local;
-        q.max_send_wr = send_wr;
-        q.max_recv_wr = recv_wr;
-        q.max_send_sge = send_sge;
-        q.max_recv_sge = recv_sge;
-        q.max_inline = inl;
-        q.sq_sig_all = c.sq_sig_all;
-        q.srq = tsrq;
+        fill(q);
         e.rc = std::make_unique<transport::RcQp>(q, mrs_);
         break;
       }
       case QpType::kUc: {
         transport::UcQpConfig q;
-        q.qpn = c.qpn;
-        q.pd = c.pd;
-        q.local = local;
-        q.max_send_wr = send_wr;
-        q.max_recv_wr = recv_wr;
-        q.max_send_sge = send_sge;
-        q.max_recv_sge = recv_sge;
-        q.max_inline = inl;
-        q.sq_sig_all = c.sq_sig_all;
-        q.srq = tsrq;
+        fill(q);
         e.uc = std::make_unique<transport::UcQp>(q, mrs_);
         break;
       }
       case QpType::kUd: {
         transport::UdQpConfig q;
-        q.qpn = c.qpn;
-        q.pd = c.pd;
-        q.local = local;
+        fill(q);
         q.port_mtu = active_mtu();
-        q.max_send_wr = send_wr;
-        q.max_recv_wr = recv_wr;
-        q.max_send_sge = send_sge;
-        q.max_recv_sge = recv_sge;
-        q.max_inline = inl;
-        q.sq_sig_all = c.sq_sig_all;
-        q.srq = tsrq;
         e.ud = std::make_unique<transport::UdQp>(q, mrs_);
         break;
       }
