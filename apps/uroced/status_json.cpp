@@ -59,6 +59,14 @@ json rc_json(const transport::RcCounters& c) {
   return j;
 }
 
+// {reason name: count} for a counter array indexed by the enum E.
+template <class E, std::size_t N, class Name>
+json by_reason(const std::array<std::uint64_t, N>& counts, Name name) {
+  json j;
+  for (std::size_t i = 0; i < N; ++i) j[name(static_cast<E>(i))] = counts[i];
+  return j;
+}
+
 json uc_json(const transport::UcCounters& c) {
   json j;
   j["tx_packets"] = c.tx_packets;
@@ -68,11 +76,7 @@ json uc_json(const transport::UcCounters& c) {
   j["tx_local_err"] = c.tx_local_err;
   j["rx_abandoned"] = c.rx_abandoned;
   j["cq_overflow"] = c.cq_overflow;
-  json rx;
-  for (std::size_t i = 0; i < transport::kNumUcRx; ++i) {
-    rx[transport::uc_rx_name(static_cast<transport::UcRx>(i))] = c.rx[i];
-  }
-  j["rx"] = rx;
+  j["rx"] = by_reason<transport::UcRx>(c.rx, transport::uc_rx_name);
   return j;
 }
 
@@ -84,11 +88,7 @@ json ud_json(const transport::UdCounters& c) {
   j["tx_no_buffer"] = c.tx_no_buffer;
   j["tx_local_err"] = c.tx_local_err;
   j["cq_overflow"] = c.cq_overflow;
-  json rx;
-  for (std::size_t i = 0; i < transport::kNumUdRx; ++i) {
-    rx[transport::ud_rx_name(static_cast<transport::UdRx>(i))] = c.rx[i];
-  }
-  j["rx"] = rx;
+  j["rx"] = by_reason<transport::UdRx>(c.rx, transport::ud_rx_name);
   return j;
 }
 

@@ -64,6 +64,7 @@ TEST(StatusJson_Qps, TypeSpecificCounters) {
   q.qpn = 0x12;
   q.type = transport::QpType::kUd;
   q.ud.tx_packets = 8;
+  q.ud.rx[static_cast<std::size_t>(transport::UdRx::kDropQkey)] = 5;
   s.qp_status.push_back(q);
   const json j = json::parse(status_json(info(), {&d}, {s}, true, nullptr, 1 << 16));
   ASSERT_EQ(j["qps"].size(), 2u);
@@ -72,7 +73,10 @@ TEST(StatusJson_Qps, TypeSpecificCounters) {
   EXPECT_EQ(j["qps"][0]["transport"]["tx_retransmits"], 3);
   EXPECT_EQ(j["qps"][1]["type"], "UD");
   EXPECT_EQ(j["qps"][1]["transport"]["tx_packets"], 8);
-  EXPECT_TRUE(j["qps"][1]["transport"]["rx"].is_object());
+  const json& rx = j["qps"][1]["transport"]["rx"];
+  ASSERT_TRUE(rx.is_object());
+  EXPECT_EQ(rx.size(), transport::kNumUdRx);
+  EXPECT_EQ(rx[transport::ud_rx_name(transport::UdRx::kDropQkey)], 5);
 }
 
 TEST(StatusJson_TooBig, KeepsFirstQpsAndSaysSo) {
