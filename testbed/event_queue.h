@@ -26,6 +26,8 @@ enum class EventKind : std::uint8_t {
   kPfcInject,      // a = injection index
   kSample,         // time-series sample
   kDeadlockCheck,  // wait-for graph check
+  kEnginePoll,     // a = engine host: run its engine (engine_host.h)
+  kRcFlowStart,    // a = rc flow: its source posts the first window
 };
 
 struct Event {

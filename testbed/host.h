@@ -13,8 +13,9 @@
 //        TTL outliers, the endpoint's view of a loop.
 // Events (loop signals) are kept, the first kMaxEvents of them.
 //
-// This is the constant-rate host of the testbed's first stage; hosts that
-// run the real engine are described in docs/testbed.md.
+// A constant-rate host is only this; a host that runs the real engine has
+// this port plus an EngineHost (engine_host.h) whose frames the simulator
+// offers to it as records.
 #pragma once
 
 #include <array>

@@ -85,6 +85,17 @@ void PcapTap::write_data(std::uint32_t link, TimeNs at, std::uint32_t from, std:
   ++frames_;
 }
 
+void PcapTap::write_frame(std::uint32_t link, TimeNs at, std::span<const std::uint8_t> frame) {
+  port::PcapWriter* w = writers_[link].get();
+  if (w == nullptr) return;
+  const int rc = w->write(at, frame);
+  if (rc != 0 && first_error_ == 0) {
+    first_error_ = rc;
+    error_path_ = paths_[link];
+  }
+  ++frames_;
+}
+
 std::string PcapTap::close() {
   for (std::uint32_t l = 0; l < writers_.size(); ++l) {
     if (writers_[l] == nullptr) continue;

@@ -38,6 +38,8 @@ class PcapTap {
   void write_control(std::uint32_t link, TimeNs at, const pfc::ControlFrame& f);
   void write_data(std::uint32_t link, TimeNs at, std::uint32_t from, std::uint32_t to,
                   const pfc::SwitchPacket& p);
+  // A frame as it is (a real-engine host's), e.g. with the hop's TTL.
+  void write_frame(std::uint32_t link, TimeNs at, std::span<const std::uint8_t> frame);
   // Closes every file; "" or the first write problem.
   std::string close();
   std::uint64_t frames() const { return frames_; }

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "testbed/engine_report.h"
 #include "testbed/simulator.h"
 #include "testbed/wait_for.h"
 
@@ -338,6 +339,13 @@ std::string summary_json(const Simulator& sim) {
   j["stop_reason"] = sim.stop_reason() == StopReason::kDeadlock ? "deadlock" : "duration";
   j["events"] = sim.events_processed();
   j["flows"] = flows_json(sim);
+  // Only runs with engine hosts have these (older summaries are unchanged).
+  bool engines = false;
+  for (const HostSpec& h : sc.hosts) engines = engines || h.engine;
+  if (engines) {
+    j["rc_flows"] = rc_flows_json(sim);
+    j["engine"] = engine_json(sim);
+  }
   j["hosts"] = hosts_json(sim);
   j["switches"] = switches_json(sim);
   j["links"] = links_json(sim);

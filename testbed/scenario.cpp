@@ -32,6 +32,10 @@ constexpr std::uint32_t kMinFlowFrame =
     static_cast<std::uint32_t>(wire::kRoceFrameOverhead + wire::DethHdr::kSize);
 constexpr std::uint32_t kMaxFlowFrame = kMinFlowFrame + wire::kMaxPathMtuBytes;
 
+// An RC path MTU fits an Ethernet MTU when IB MTU + 58 <= it (IPv4, UDP,
+// BTH, RETH room, ICRC), as engine::active_mtu_for decides.
+constexpr std::uint32_t kRoceMtuOverhead = 58;
+
 }  // namespace
 
 std::string Topology::link_name(std::uint32_t link) const {
@@ -284,6 +288,40 @@ std::string resolve(const Scenario& sc, Topology& out) {
     if (fs.jitter < 0.0 || fs.jitter >= 1.0) return e + ".jitter: must be in [0, 1)";
     out.flows.push_back({static_cast<std::uint16_t>(s->second),
                          static_cast<std::uint16_t>(d->second)});
+  }
+
+  // RC flows between engine hosts.
+  for (std::size_t f = 0; f < sc.rc_flows.size(); ++f) {
+    const RcFlowSpec& fs = sc.rc_flows[f];
+    const std::string e = idx("rc_flow", f) + (fs.name.empty() ? "" : " (" + fs.name + ")");
+    std::uint32_t ends[2] = {0, 0};
+    const std::string* names[2] = {&fs.src, &fs.dst};
+    const char* keys[2] = {".src", ".dst"};
+    for (int k = 0; k < 2; ++k) {
+      const auto n = by_name.find(*names[k]);
+      if (n == by_name.end()) return e + keys[k] + ": unknown node '" + *names[k] + "'";
+      if (!out.is_host(n->second)) {
+        return e + keys[k] + ": '" + *names[k] + "' is a switch, not a host";
+      }
+      if (!sc.hosts[n->second].engine) {
+        return e + keys[k] + ": host '" + *names[k] + "' does not run the engine (kind = \"engine\")";
+      }
+      ends[k] = n->second;
+    }
+    if (ends[0] == ends[1]) return e + ".dst: same host as src";
+    for (int k = 0; k < 2; ++k) {
+      const std::uint32_t emtu = sc.hosts[ends[k]].eth_mtu;
+      if (fs.mtu + kRoceMtuOverhead > emtu) {
+        return e + ".mtu: " + std::to_string(fs.mtu) + " does not fit the eth_mtu " +
+               std::to_string(emtu) + " of '" + *names[k] + "'";
+      }
+    }
+    if (fs.start_ns >= sc.duration_ns) {
+      return e + ".start_us: " + std::to_string(fs.start_ns / kNsPerUs) +
+             " us is not before the end of the run (duration_ms)";
+    }
+    out.rc_flows.push_back({static_cast<std::uint16_t>(ends[0]),
+                            static_cast<std::uint16_t>(ends[1])});
   }
 
   // PFC injections.

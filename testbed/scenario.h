@@ -56,6 +56,10 @@ struct HostSpec {
   // Packets a source may queue per priority while the NIC is paused or
   // busy; a source finding it full skips that packet (counted).
   std::uint32_t tx_queue_packets = 64;
+  // kind = "engine": the host runs the real engine (engine_host.h) and can
+  // be an end of [[rc_flow]]s; its Ethernet MTU bounds their path MTU.
+  bool engine = false;
+  std::uint32_t eth_mtu = 9000;
 };
 
 struct SwitchSpec {
@@ -93,6 +97,26 @@ struct FlowSpec {
   TimeNs start_jitter_ns = 0;
   // Seeded: each gap is the nominal gap x uniform[1 - jitter, 1 + jitter].
   double jitter = 0.0;
+};
+
+// An RC workload between two engine hosts (rc_flow.h): `count` messages
+// of `size_bytes`, SEND or RDMA WRITE, at most `window` outstanding, from
+// start_ns. The QPs' path: MTU, service level (-> priority -> DSCP through
+// the default pfc::PriorityMap), TTL and the retransmission timeout
+// exponent (4.096 us x 2^timeout).
+struct RcFlowSpec {
+  std::string name;
+  std::string src;
+  std::string dst;
+  bool write = false;  // op = "write"; else "send"
+  std::uint32_t size_bytes = 65536;
+  std::uint64_t count = 100;
+  std::uint32_t window = 8;
+  std::uint32_t mtu = 1024;
+  std::uint8_t sl = 3;
+  std::uint8_t ttl = 64;
+  std::uint8_t timeout = 14;
+  TimeNs start_ns = 0;
 };
 
 // A raw MAC Control frame sent from `from` to its neighbour `to` at `at`:
@@ -150,6 +174,7 @@ struct Scenario {
   std::vector<RouteSpec> routes;
   std::vector<RouteChangeSpec> route_changes;
   std::vector<FlowSpec> flows;
+  std::vector<RcFlowSpec> rc_flows;
   std::vector<PfcInjectSpec> pfc_injections;
   PfcSpec pfc;
   DeadlockSpec deadlock;
@@ -198,6 +223,7 @@ struct Topology {
   std::vector<std::vector<std::int32_t>> routes;  // [switch][host] -> port or -1
   std::vector<ResolvedRouteChange> route_changes;
   std::vector<ResolvedFlow> flows;
+  std::vector<ResolvedFlow> rc_flows;
   std::vector<ResolvedInject> injections;
   std::vector<bool> pcap_link;                  // by link index
   std::vector<wire::MacAddr> macs;              // by node id

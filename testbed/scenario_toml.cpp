@@ -229,6 +229,11 @@ class Fields {
     return n->as_table();
   }
 
+  // A value its getter accepted that the caller refuses (not one of a set).
+  void reject(std::string_view key, const std::string& what) {
+    if (const toml::node* n = t_.get(key)) value_error(key, *n, what);
+  }
+
   void fail(std::string msg) {
     if (err_.empty()) err_ = std::move(msg);
   }
@@ -327,6 +332,39 @@ void host_keys(Fields& f, HostSpec& h) {
   f.alpha("rx_alpha", h.rx_alpha_num, h.rx_alpha_den);
   f.uint("rx_xon_offset_bytes", h.rx_xon_offset_bytes, 0, kMaxBytes);
   f.uint("tx_queue_packets", h.tx_queue_packets, 1, 1u << 20);
+  std::string kind;
+  f.str("kind", kind);
+  if (kind == "engine") {
+    h.engine = true;
+  } else if (kind == "constant") {
+    h.engine = false;
+  } else if (!kind.empty()) {
+    f.reject("kind", "'" + kind + "' is not \"constant\" or \"engine\"");
+  }
+  f.uint("eth_mtu", h.eth_mtu, 576, 9216);
+}
+
+void rc_flow_keys(Fields& f, RcFlowSpec& r) {
+  std::string op;
+  f.str("op", op);
+  if (op == "write") {
+    r.write = true;
+  } else if (op == "send") {
+    r.write = false;
+  } else if (!op.empty()) {
+    f.reject("op", "'" + op + "' is not \"send\" or \"write\"");
+  }
+  f.uint("size_bytes", r.size_bytes, 1, 16u << 20);
+  f.uint("count", r.count, 1, 1000000);
+  f.uint("window", r.window, 1, 1024);
+  f.uint("mtu", r.mtu, 256, 4096);
+  if (f.ok() && (r.mtu & (r.mtu - 1)) != 0) {
+    f.reject("mtu", std::to_string(r.mtu) + " is not 256, 512, 1024, 2048 or 4096");
+  }
+  f.uint("sl", r.sl, 0, 15);
+  f.uint("ttl", r.ttl, 1, 255);
+  f.uint("timeout", r.timeout, 1, 31);
+  f.time("start_us", r.start_ns, 1e3, kMaxUs, false);
 }
 
 void flow_keys(Fields& f, FlowSpec& fl) {
@@ -532,6 +570,21 @@ std::string read_root(const toml::table& root, Scenario& sc) {
            f.str("dst", fl.dst);
            flow_keys(f, fl);
            s.flows.push_back(fl);
+         });
+       }},
+      {"rc_flow",
+       [](const toml::node& v, Scenario& s, const LinkSpec&, const SwitchSpec&,
+          const HostSpec&, const FlowSpec&) {
+         return each_table(v, "rc_flow", [&](Fields& f, std::size_t i) {
+           RcFlowSpec r;
+           r.name = "rc" + std::to_string(i);
+           f.require("src");
+           f.require("dst");
+           f.str("name", r.name);
+           f.str("src", r.src);
+           f.str("dst", r.dst);
+           rc_flow_keys(f, r);
+           s.rc_flows.push_back(r);
          });
        }},
       {"pfc_inject",

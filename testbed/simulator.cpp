@@ -2,7 +2,10 @@
 
 #include <algorithm>
 
+#include "datapath/wire/byteorder.h"
+#include "testbed/engine_host.h"
 #include "testbed/pcap_tap.h"
+#include "testbed/rc_flow.h"
 #include "testbed/recorder.h"
 #include "testbed/wait_for.h"
 
@@ -13,6 +16,22 @@ namespace {
 constexpr std::uint64_t kPurposeFlow = 1;
 constexpr std::uint64_t kPurposeSwitch = 2;
 constexpr std::uint32_t kMinWireFrame = 60;
+constexpr std::uint64_t kPurposeRcFlow = 3;
+// Frames an engine may commit past the room it was given (ACKs built in
+// its RX phase): the host's TX queues hold this many more.
+constexpr std::uint32_t kEngineTxSlack = 512;
+// BTH offsets in an untagged RoCEv2 frame (Ethernet 14, IPv4 20, UDP 8).
+constexpr std::size_t kBthOffset = 42;
+
+wire::PathMtu path_mtu_of(std::uint32_t bytes) {
+  switch (bytes) {
+    case 256: return wire::PathMtu::k256;
+    case 512: return wire::PathMtu::k512;
+    case 2048: return wire::PathMtu::k2048;
+    case 4096: return wire::PathMtu::k4096;
+    default: return wire::PathMtu::k1024;
+  }
+}
 
 HostConfig host_config(const Scenario& sc, const Topology& topo, std::uint32_t h) {
   const HostSpec& hs = sc.hosts[h];
@@ -33,7 +52,7 @@ HostConfig host_config(const Scenario& sc, const Topology& topo, std::uint32_t h
   c.ingress.xoff_quanta = sc.pfc.xoff_quanta;
   c.ingress.link_bps = c.link_bps;
   c.ingress.refresh_percent = sc.pfc.refresh_percent;
-  c.tx_queue_packets = hs.tx_queue_packets;
+  c.tx_queue_packets = hs.tx_queue_packets + (hs.engine ? kEngineTxSlack : 0);
   c.ttl.own_mac = topo.macs[h];
   c.ttl.own_ip = topo.ips[h];
   // One usual-TTL entry per source host; a loop shows as outliers.
@@ -89,6 +108,57 @@ Simulator::Simulator(const Scenario& sc, const Topology& topo, std::uint64_t see
   }
   injects_.resize(sc_.pfc_injections.size());
   route_applied_.assign(topo_.route_changes.size(), kNever);
+  setup_engines();
+}
+
+void Simulator::setup_engines() {
+  engines_.resize(topo_.num_hosts);
+  engine_poll_at_.assign(topo_.num_hosts, kNever);
+  std::vector<std::uint32_t> endpoints(topo_.num_hosts, 0);
+  for (const ResolvedFlow& rf : topo_.rc_flows) {
+    ++endpoints[rf.src];
+    ++endpoints[rf.dst];
+  }
+  for (std::uint32_t h = 0; h < topo_.num_hosts; ++h) {
+    if (!sc_.hosts[h].engine) continue;
+    EngineHostConfig c;
+    c.name = sc_.hosts[h].name;
+    c.mac = topo_.macs[h];
+    c.ip = topo_.ips[h];
+    c.eth_mtu = sc_.hosts[h].eth_mtu;
+    c.max_qps = std::max<std::uint32_t>(endpoints[h], 1);
+    engines_[h] = std::make_unique<EngineHost>(c, frames_);
+  }
+  rc_setup_.assign(sc_.rc_flows.size(), 0);
+  for (std::size_t f = 0; f < sc_.rc_flows.size(); ++f) {
+    const RcFlowSpec& fs = sc_.rc_flows[f];
+    const ResolvedFlow& rf = topo_.rc_flows[f];
+    RcFlowConfig c;
+    c.op = fs.write ? RcOp::kWrite : RcOp::kSend;
+    c.size_bytes = fs.size_bytes;
+    c.count = fs.count;
+    c.window = fs.window;
+    c.start_ns = fs.start_ns;
+    c.path.dmac = topo_.macs[rf.dst];
+    c.path.dip = topo_.ips[rf.dst];
+    c.path.dscp = prio_map_.tx_dscp_of_sl(fs.sl);
+    c.path.ttl = fs.ttl;
+    c.path.mtu = path_mtu_of(fs.mtu);
+    c.path.timeout = fs.timeout;
+    c.src_mac = topo_.macs[rf.src];
+    c.src_ip = topo_.ips[rf.src];
+    // Both directions' first PSNs and the payload pattern from the seed.
+    const std::uint64_t r = derive_seed(seed_, kPurposeRcFlow, f);
+    c.src_psn = static_cast<std::uint32_t>(r) & 0xffffff;
+    c.dst_psn = static_cast<std::uint32_t>(r >> 24) & 0xffffff;
+    c.pattern_seed = r >> 48 ^ derive_seed(seed_, kPurposeRcFlow, f + 0x8000);
+    rc_flows_.push_back(std::make_unique<RcFlow>(c, engines_[rf.src]->driver(),
+                                                 engines_[rf.dst]->driver()));
+    rc_setup_[f] = rc_flows_.back()->setup();
+    if (rc_setup_[f] != 0) continue;
+    engines_[rf.src]->add_endpoint(rc_flows_.back().get(), true);
+    engines_[rf.dst]->add_endpoint(rc_flows_.back().get(), false);
+  }
 }
 
 Simulator::~Simulator() = default;
@@ -96,6 +166,7 @@ Simulator::~Simulator() = default;
 TimeNs Simulator::first_flow_start() const {
   TimeNs t = kNever;
   for (const FlowSpec& f : sc_.flows) t = std::min(t, f.start_ns);
+  for (const RcFlowSpec& f : sc_.rc_flows) t = std::min(t, f.start_ns);
   return t;
 }
 
@@ -116,6 +187,14 @@ void Simulator::run() {
     if (fs.start_jitter_ns > 0) t += flows_[f].rng.below(fs.start_jitter_ns);
     if (t < fs.stop_ns) q_.push(t, EventKind::kSourceTick, f);
   }
+  // Each engine's first poll takes the receives its flows posted at setup,
+  // as a running engine would have long before the first frame arrives.
+  for (std::uint32_t h = 0; h < topo_.num_hosts; ++h) {
+    if (engines_[h] != nullptr) schedule_engine_poll(h, 0);
+  }
+  for (std::uint32_t f = 0; f < sc_.rc_flows.size(); ++f) {
+    if (rc_setup_[f] == 0) q_.push(sc_.rc_flows[f].start_ns, EventKind::kRcFlowStart, f);
+  }
   for (std::uint32_t r = 0; r < topo_.route_changes.size(); ++r) {
     q_.push(topo_.route_changes[r].at_ns, EventKind::kRouteChange, r);
   }
@@ -134,6 +213,7 @@ void Simulator::run() {
   }
   end_ns_ = stopping_ ? now_ : sc_.duration_ns;
   now_ = end_ns_;
+  for (const auto& f : rc_flows_) f->finish();
 }
 
 void Simulator::dispatch(const Event& ev) {
@@ -144,7 +224,11 @@ void Simulator::dispatch(const Event& ev) {
     case EventKind::kTxDone: {
       const PortEnd s = sender(ev.a);
       try_send(s.node, s.port);
-      if (!topo_.is_host(s.node)) service_switch(s.node - topo_.num_hosts);
+      if (!topo_.is_host(s.node)) {
+        service_switch(s.node - topo_.num_hosts);
+      } else if (engines_[s.node] != nullptr && engines_[s.node]->starved()) {
+        engine_service(s.node);
+      }
       break;
     }
     case EventKind::kWake: {
@@ -154,6 +238,14 @@ void Simulator::dispatch(const Event& ev) {
       if (!topo_.is_host(s.node)) service_switch(s.node - topo_.num_hosts);
       break;
     }
+    case EventKind::kEnginePoll:
+      if (engine_poll_at_[ev.a] == ev.at) engine_poll_at_[ev.a] = kNever;
+      engine_service(ev.a);
+      break;
+    case EventKind::kRcFlowStart:
+      rc_flows_[ev.a]->start(now_);
+      engine_service(topo_.rc_flows[ev.a].src);
+      break;
     case EventKind::kSwitchPoll: {
       if (switch_poll_at_[ev.a] == ev.at) switch_poll_at_[ev.a] = kNever;
       StormLog log{this, ev.a};
@@ -320,6 +412,12 @@ void Simulator::deliver(std::uint32_t dir, std::uint32_t slot) {
   if (pcap_ != nullptr && topo_.pcap_link[link]) {
     if (f.control) {
       pcap_->write_control(link, now_, f.ctrl);
+    } else if (f.pkt.flow == kEngineFrameFlow) {
+      // The engine's own bytes, with the TTL and ECN of this hop.
+      const std::span<std::uint8_t> b = frames_.get(static_cast<std::uint32_t>(f.pkt.seq));
+      pcap_scratch_.assign(b.begin(), b.end());
+      patch_frame(pcap_scratch_, f.pkt.ttl, f.pkt.ecn);
+      pcap_->write_frame(link, now_, pcap_scratch_);
     } else {
       pcap_->write_data(link, now_, sender(dir).node, receiver(dir).node, f.pkt);
     }
@@ -350,13 +448,21 @@ void Simulator::deliver(std::uint32_t dir, std::uint32_t slot) {
 void Simulator::deliver_data(const PortEnd& to, const pfc::SwitchPacket& p) {
   if (!topo_.is_host(to.node)) {
     const std::uint32_t sw = to.node - topo_.num_hosts;
-    switches_[sw].on_packet(to.port, p, now_);
+    if (switches_[sw].on_packet(to.port, p, now_) != pfc::SwitchRx::kForwarded &&
+        p.flow == kEngineFrameFlow) {
+      ++engine_ctr_.switch_dropped;
+      drop_record(p);
+    }
     service_switch(sw);
     return;
   }
   const std::uint32_t h = to.node;
   if (p.dst != h) {
     ++host_extra_[h].misdelivered;
+    if (p.flow == kEngineFrameFlow) {
+      ++engine_ctr_.misdelivered;
+      drop_record(p);
+    }
     return;
   }
   Host& host = hosts_[h];
@@ -370,6 +476,7 @@ void Simulator::deliver_data(const PortEnd& to, const pfc::SwitchPacket& p) {
       break;
     }
     case Host::Rx::kDropped:
+      drop_record(p);
       break;
   }
   kick_host(h);
@@ -377,6 +484,10 @@ void Simulator::deliver_data(const PortEnd& to, const pfc::SwitchPacket& p) {
 }
 
 void Simulator::consume(std::uint32_t h, const pfc::SwitchPacket& p) {
+  if (p.flow == kEngineFrameFlow) {
+    engine_consume(h, p);
+    return;
+  }
   FlowStats& s = flow_stats_[p.flow];
   ++s.rx_packets;
   s.rx_bytes += p.bytes;
@@ -426,6 +537,74 @@ void Simulator::source_tick(std::uint32_t f) {
   if (gap == 0) gap = 1;
   const TimeNs next = now_ + gap;
   if (next < fs.stop_ns && next <= sc_.duration_ns) q_.push(next, EventKind::kSourceTick, f);
+}
+
+void Simulator::drop_record(const pfc::SwitchPacket& p) {
+  if (p.flow == kEngineFrameFlow) frames_.release(static_cast<std::uint32_t>(p.seq));
+}
+
+void Simulator::engine_consume(std::uint32_t h, const pfc::SwitchPacket& p) {
+  const auto slot = static_cast<std::uint32_t>(p.seq);
+  const std::span<std::uint8_t> f = frames_.get(slot);
+  patch_frame(f, p.ttl, p.ecn);
+  pfc::RxTtlInfo info;
+  info.src_mac = topo_.macs[p.src];
+  info.src_ip = topo_.ips[p.src];
+  info.ttl = p.ttl;
+  if (f.size() >= kBthOffset + 12) {
+    info.qpn = wire::load_be32(f.data() + kBthOffset + 4) & 0xffffff;
+    info.psn = wire::load_be32(f.data() + kBthOffset + 8) & 0xffffff;
+  }
+  hosts_[h].consumed(p, info, now_);
+  if (engines_[h] == nullptr) {
+    ++engine_ctr_.to_constant_host;
+    frames_.release(slot);
+    return;
+  }
+  ++engine_ctr_.rx_frames;
+  engines_[h]->port().deliver(slot);
+  schedule_engine_poll(h, now_);
+}
+
+void Simulator::engine_service(std::uint32_t h) {
+  EngineHost& e = *engines_[h];
+  const std::uint32_t cap = sc_.hosts[h].tx_queue_packets;
+  const std::size_t queued = hosts_[h].tx_queued();
+  const bool more =
+      e.service(now_, queued >= cap ? 0 : cap - static_cast<std::uint32_t>(queued));
+  std::vector<std::uint32_t>& out = e.port().outbox();
+  for (const std::uint32_t slot : out) {
+    pfc::SwitchPacket p;
+    p.id = next_packet_id_++;
+    p.seq = slot;
+    p.sent_at = now_;
+    p.flow = kEngineFrameFlow;
+    p.src = static_cast<std::uint16_t>(h);
+    const FrameRecordError err = record_from_frame(frames_.get(slot), prio_map_, topo_.ips, &p);
+    if (err != FrameRecordError::kOk) {
+      ++engine_ctr_.tx_unroutable[static_cast<std::size_t>(err)];
+      frames_.release(slot);
+      continue;
+    }
+    if (!hosts_[h].offer(p)) {
+      ++engine_ctr_.tx_refused;
+      frames_.release(slot);
+      continue;
+    }
+    ++engine_ctr_.tx_records;
+  }
+  out.clear();
+  kick_host(h);
+  schedule_engine_poll(h, more ? now_ : e.next_deadline());
+}
+
+void Simulator::schedule_engine_poll(std::uint32_t h, TimeNs at) {
+  if (at == kNever) return;
+  if (at < now_) at = now_;
+  TimeNs& pending = engine_poll_at_[h];
+  if (pending != kNever && pending >= now_ && pending <= at) return;
+  pending = at;
+  q_.push(at, EventKind::kEnginePoll, h);
 }
 
 void Simulator::deadlock_check() {

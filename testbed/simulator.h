@@ -20,6 +20,7 @@
 // each with its own).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -28,8 +29,11 @@
 #include "datapath/base/rng.h"
 #include "datapath/base/time.h"
 #include "pfc/deadlock_detector.h"
+#include "pfc/priority_map.h"
 #include "pfc/switch_model.h"
 #include "testbed/event_queue.h"
+#include "testbed/frame_record.h"
+#include "testbed/frame_store.h"
 #include "testbed/host.h"
 #include "testbed/link.h"
 #include "testbed/scenario.h"
@@ -38,6 +42,19 @@ namespace uroce::testbed {
 
 class Recorder;
 class PcapTap;
+class EngineHost;
+class RcFlow;
+
+// What happened to the frames real-engine hosts sent (frame_record.h).
+struct EngineFrameCounters {
+  std::uint64_t tx_records = 0;   // frames that became records
+  std::array<std::uint64_t, static_cast<std::size_t>(FrameRecordError::kCount)> tx_unroutable{};
+  std::uint64_t tx_refused = 0;   // the host's TX queue was full: lost
+  std::uint64_t rx_frames = 0;    // handed to the destination's engine
+  std::uint64_t switch_dropped = 0;  // refused by a switch on arrival
+  std::uint64_t misdelivered = 0;    // reached another host (a bad route)
+  std::uint64_t to_constant_host = 0;  // reached a host without an engine
+};
 
 struct FlowStats {
   std::uint64_t offered = 0;   // packets the source generated
@@ -117,6 +134,14 @@ class Simulator {
   const pfc::DeadlockDetector& deadlocks() const { return detector_; }
   // Earliest instant any flow may start (the time-to-deadlock origin).
   TimeNs first_flow_start() const;
+  // Real-engine hosts by host index (null for constant-rate hosts), the
+  // RC flows, and the bytes of engine frames in flight.
+  const std::vector<std::unique_ptr<EngineHost>>& engines() const { return engines_; }
+  const std::vector<std::unique_ptr<RcFlow>>& rc_flows() const { return rc_flows_; }
+  // 0 or the errno the flow's QP setup failed with.
+  const std::vector<int>& rc_flow_setup() const { return rc_setup_; }
+  const FrameStore& frame_store() const { return frames_; }
+  const EngineFrameCounters& engine_frames() const { return engine_ctr_; }
 
  private:
   struct InFlight {
@@ -160,6 +185,11 @@ class Simulator {
   void deadlock_check();
   void inject(std::uint32_t index);
   std::uint32_t alloc_slot();
+  void setup_engines();
+  void engine_service(std::uint32_t h);
+  void schedule_engine_poll(std::uint32_t h, TimeNs at);
+  void engine_consume(std::uint32_t h, const pfc::SwitchPacket& p);
+  void drop_record(const pfc::SwitchPacket& p);
 
   Scenario sc_;
   Topology topo_;
@@ -194,6 +224,15 @@ class Simulator {
   std::vector<std::size_t> resolved_scratch_;
   Recorder* recorder_ = nullptr;
   PcapTap* pcap_ = nullptr;
+  // Real-engine hosts (the frame store outlives them: declared first).
+  FrameStore frames_;
+  pfc::PriorityMap prio_map_;
+  std::vector<std::unique_ptr<RcFlow>> rc_flows_;
+  std::vector<int> rc_setup_;
+  std::vector<std::unique_ptr<EngineHost>> engines_;
+  std::vector<TimeNs> engine_poll_at_;
+  std::vector<std::uint8_t> pcap_scratch_;
+  EngineFrameCounters engine_ctr_;
 };
 
 // A per-purpose seed derived from the run's seed (splitmix64), so adding a

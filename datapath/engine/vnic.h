@@ -590,6 +590,17 @@ class Vnic {
     const QpEntry* e = demux_.find(qpn);
     return e == nullptr ? 0 : e->deadline;
   }
+  // Phase 3 (timers), for a caller that runs poll() on a virtual clock (the
+  // testbed) instead of spinning: the earliest instant at which poll() has
+  // work that no new input brings. last_now() while looped-back frames wait
+  // for the next RX phase; else the earliest RC timer deadline (possibly
+  // stale-early: a poll then only rescans), or the maximum TimeNs when no
+  // timer is armed. Inputs the caller knows about itself are not included:
+  // a frame arriving, a WQE written to a ring, TX room opening, and a
+  // poll() that returned work (a phase may have stopped at its burst). ARP
+  // retransmissions are not included either: port::ArpAgent exposes no
+  // deadline, and a QP's address vector already carries its MAC.
+  TimeNs next_deadline() const { return loop_.size() != 0 ? now_ : earliest_; }
   const Sched& scheduler() const { return sched_; }
   PortIo& io() { return io_; }
 

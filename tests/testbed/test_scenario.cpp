@@ -212,3 +212,57 @@ TEST(Scenario_SwitchConfig, TakesNetworkWidePfcSettings) {
 
 }  // namespace
 }  // namespace uroce::testbed
+
+namespace uroce::testbed {
+namespace {
+
+// base() with both hosts running the engine and one rc flow h1 -> h2.
+Scenario engine_base() {
+  Scenario sc = base();
+  sc.hosts[0].engine = true;
+  sc.hosts[1].engine = true;
+  RcFlowSpec r;
+  r.name = "r";
+  r.src = "h1";
+  r.dst = "h2";
+  sc.rc_flows = {r};
+  return sc;
+}
+
+TEST(Scenario_Resolve, RcFlowsResolveBetweenEngineHosts) {
+  const Scenario sc = engine_base();
+  Topology t;
+  ASSERT_EQ(resolve(sc, t), "");
+  ASSERT_EQ(t.rc_flows.size(), 1u);
+  EXPECT_EQ(t.rc_flows[0].src, 0);
+  EXPECT_EQ(t.rc_flows[0].dst, 1);
+}
+
+TEST(Scenario_Resolve, RcFlowErrors) {
+  Scenario sc = engine_base();
+  sc.hosts[1].engine = false;
+  EXPECT_EQ(err(sc), "rc_flow[0] (r).dst: host 'h2' does not run the engine (kind = \"engine\")");
+  sc = engine_base();
+  sc.rc_flows[0].dst = "h1";
+  EXPECT_EQ(err(sc), "rc_flow[0] (r).dst: same host as src");
+  sc = engine_base();
+  sc.rc_flows[0].src = "s1";
+  EXPECT_EQ(err(sc), "rc_flow[0] (r).src: 's1' is a switch, not a host");
+  sc = engine_base();
+  sc.rc_flows[0].src = "h7";
+  EXPECT_EQ(err(sc), "rc_flow[0] (r).src: unknown node 'h7'");
+  sc = engine_base();
+  sc.hosts[1].eth_mtu = 1500;
+  sc.rc_flows[0].mtu = 2048;
+  EXPECT_EQ(err(sc), "rc_flow[0] (r).mtu: 2048 does not fit the eth_mtu 1500 of 'h2'");
+  sc.rc_flows[0].mtu = 1024;
+  EXPECT_EQ(err(sc), "");
+  sc = engine_base();
+  sc.duration_ns = 5 * kNsPerMs;
+  sc.rc_flows[0].start_ns = 5 * kNsPerMs;
+  EXPECT_EQ(err(sc),
+            "rc_flow[0] (r).start_us: 5000 us is not before the end of the run (duration_ms)");
+}
+
+}  // namespace
+}  // namespace uroce::testbed

@@ -145,6 +145,64 @@ TEST(ScenarioToml_Errors, TypesRangesAndMissingKeys) {
             "host: expected an array of tables ([[host]])");
 }
 
+// kMinimal with engine hosts and one [[rc_flow]] whose keys follow.
+std::string with_rc_flow(const std::string& keys) {
+  return std::string(kMinimal) + "[defaults.host]\nkind = \"engine\"\n[[rc_flow]]\n" +
+         "src = \"h1\"\ndst = \"h2\"\n" + keys;
+}
+
+TEST(ScenarioToml_Parse, RcFlowKeysAndEngineHosts) {
+  Scenario sc;
+  ASSERT_EQ(parse(with_rc_flow("name = \"w\"\nop = \"write\"\nsize_bytes = 4096\ncount = 7\n"
+                               "window = 2\nmtu = 2048\nsl = 5\nttl = 9\ntimeout = 10\n"
+                               "start_us = 3\n"),
+                  sc),
+            "");
+  ASSERT_EQ(sc.rc_flows.size(), 1u);
+  const RcFlowSpec& r = sc.rc_flows[0];
+  EXPECT_EQ(r.name, "w");
+  EXPECT_TRUE(r.write);
+  EXPECT_EQ(r.size_bytes, 4096u);
+  EXPECT_EQ(r.count, 7u);
+  EXPECT_EQ(r.window, 2u);
+  EXPECT_EQ(r.mtu, 2048u);
+  EXPECT_EQ(r.sl, 5);
+  EXPECT_EQ(r.ttl, 9);
+  EXPECT_EQ(r.timeout, 10);
+  EXPECT_EQ(r.start_ns, 3000u);
+  EXPECT_TRUE(sc.hosts[0].engine);
+  EXPECT_EQ(sc.hosts[0].eth_mtu, 9000u);
+  ASSERT_EQ(parse(with_rc_flow(""), sc), "");
+  EXPECT_EQ(sc.rc_flows[0].name, "rc0");
+  EXPECT_FALSE(sc.rc_flows[0].write);
+}
+
+TEST(ScenarioToml_Errors, RcFlowKeysAndValues) {
+  EXPECT_EQ(parse(with_rc_flow("windw = 1\n")),
+            "rc_flow[0]: unknown key 'windw' (did you mean 'window'?) at line 21");
+  EXPECT_EQ(parse(with_rc_flow("op = \"read\"\n")),
+            "rc_flow[0].op: 'read' is not \"send\" or \"write\" (line 21)");
+  EXPECT_EQ(parse(with_rc_flow("mtu = 1000\n")),
+            "rc_flow[0].mtu: 1000 is not 256, 512, 1024, 2048 or 4096 (line 21)");
+  EXPECT_EQ(parse(with_rc_flow("mtu = 8192\n")),
+            "rc_flow[0].mtu: 8192 is out of range 256..4096 (line 21)");
+  EXPECT_EQ(parse(with_rc_flow("count = 0\n")),
+            "rc_flow[0].count: 0 is out of range 1..1000000 (line 21)");
+  EXPECT_EQ(parse(with_rc_flow("window = 2000\n")),
+            "rc_flow[0].window: 2000 is out of range 1..1024 (line 21)");
+  EXPECT_EQ(parse(with_rc_flow("size_bytes = 0\n")),
+            "rc_flow[0].size_bytes: 0 is out of range 1..16777216 (line 21)");
+  EXPECT_EQ(parse(with_rc_flow("sl = 16\n")), "rc_flow[0].sl: 16 is out of range 0..15 (line 21)");
+  EXPECT_EQ(parse(with_rc_flow("timeout = 0\n")),
+            "rc_flow[0].timeout: 0 is out of range 1..31 (line 21)");
+  EXPECT_EQ(parse(std::string(kMinimal) + "[[rc_flow]]\nsrc = \"h1\"\n"),
+            "rc_flow[0]: missing key 'dst'");
+  EXPECT_EQ(parse(std::string(kMinimal) + "[defaults.host]\nkind = \"rdma\"\n"),
+            "defaults.host.kind: 'rdma' is not \"constant\" or \"engine\" (line 17)");
+  EXPECT_EQ(parse(std::string(kMinimal) + "[defaults.host]\neth_mtu = 100\n"),
+            "defaults.host.eth_mtu: 100 is out of range 576..9216 (line 17)");
+}
+
 TEST(ScenarioToml_Errors, SyntaxErrorsCarryLineAndColumn) {
   const std::string e = parse("[scenario]\nduration_ms = = 3\n");
   EXPECT_EQ(e.rfind("t.toml:2:", 0), 0u) << e;

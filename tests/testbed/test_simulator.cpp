@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "testbed/rc_flow.h"
 #include "testbed/report.h"
 #include "testbed/wait_for.h"
 #include "tests/testbed/test_support.h"
@@ -216,6 +217,76 @@ TEST(Simulator_Seed, SameSeedSameRunOtherSeedOtherRun) {
   EXPECT_NE(a.sim->first_flow_start(), kNever);
   EXPECT_NE(derive_seed(1, 1, 0), derive_seed(1, 1, 1));
   EXPECT_NE(derive_seed(1, 1, 0), derive_seed(2, 1, 0));
+}
+
+}  // namespace
+}  // namespace uroce::testbed
+
+namespace uroce::testbed {
+namespace {
+
+// h1 - s1 - h2 (10 Gb/s, 1 us) with both hosts running the engine: three
+// 1000-byte SENDs next to the constant-rate flow h1 -> h2.
+Scenario engine_line() {
+  Scenario sc = testing::line();
+  sc.hosts[0].engine = true;
+  sc.hosts[1].engine = true;
+  RcFlowSpec r;
+  r.name = "r";
+  r.src = "h1";
+  r.dst = "h2";
+  r.size_bytes = 1000;
+  r.count = 3;
+  sc.rc_flows = {r};
+  return sc;
+}
+
+TEST(Simulator_Engine, RcSendsCompleteBesideAConstantFlow) {
+  SimRun r(engine_line());
+  ASSERT_EQ(r.sim->rc_flows().size(), 1u);
+  EXPECT_EQ(r.sim->rc_flow_setup()[0], 0);
+  const RcFlowStats& s = r.sim->rc_flows()[0]->stats();
+  EXPECT_EQ(s.completed, 3u);
+  EXPECT_EQ(s.recv_completed, 3u);
+  EXPECT_EQ(s.recv_bytes, 3000u);
+  ASSERT_EQ(s.mct_ns.size(), 3u);
+  // The receives were in the transport before the first SEND arrived (the
+  // engines' first poll at 0): no RNR NAK, no retransmission (an RNR
+  // retry would take the min_rnr_timer, far above these bounds), a round
+  // trip of 4 x 1 us plus serialisation behind the constant flow's frames.
+  engine::QpStatus st;
+  ASSERT_EQ(r.sim->rc_flows()[0]->src().status(r.sim->rc_flows()[0]->src_qp(), &st), 0);
+  EXPECT_EQ(st.rc.rx_rnr_naks, 0u);
+  EXPECT_EQ(st.rc.tx_retransmits, 0u);
+  EXPECT_GT(s.mct_ns[0], 4000u);
+  EXPECT_LT(s.mct_ns[0], 10000u);
+  // The constant flow's records were counted as before.
+  EXPECT_GT(r.sim->flow_stats()[0].rx_packets, 0u);
+  EXPECT_EQ(r.sim->engine_frames().rx_frames, 6u);  // 3 SENDs + 3 ACKs
+  EXPECT_EQ(r.sim->frame_store().live(), 0u);
+}
+
+TEST(Simulator_Engine, EngineTimersAreEventsNotSteps) {
+  // A flow whose peer's link is down for it: the switch has no route to
+  // h2, so every request is dropped and only the retransmit timer (timeout
+  // 8: 1.05 ms) brings the engine back: a few polls, not one per ns.
+  Scenario sc = engine_line();
+  sc.flows.clear();
+  sc.duration_ns = 5 * kNsPerMs;
+  sc.auto_routes = false;
+  RouteSpec back;
+  back.sw = "s1";
+  back.dst = "h1";
+  back.via = "h1";
+  sc.routes = {back};
+  sc.rc_flows[0].timeout = 8;
+  sc.rc_flows[0].count = 1;
+  SimRun r(sc);
+  EXPECT_EQ(r.sim->rc_flows()[0]->stats().completed, 0u);
+  EXPECT_GE(r.switch_drops(pfc::SwitchRx::kDropNoRoute), 3u);
+  EXPECT_EQ(r.sim->engine_frames().switch_dropped, r.switch_drops(pfc::SwitchRx::kDropNoRoute));
+  EXPECT_EQ(r.sim->frame_store().live(), 0u);
+  EXPECT_LT(r.sim->events_processed(), 100u);
 }
 
 }  // namespace

@@ -1,0 +1,49 @@
+#include "testbed/engine_host.h"
+
+namespace uroce::testbed {
+
+namespace {
+
+engine::VnicConfig vnic_config(const EngineHostConfig& c) {
+  engine::VnicConfig v;
+  v.name = c.name;
+  v.mac = c.mac;
+  v.ip = c.ip;
+  v.eth_mtu = c.eth_mtu;
+  v.max_qps = c.max_qps;
+  v.max_cqs = c.max_qps;
+  v.max_srqs = 1;
+  v.max_mrs = 2 * c.max_qps;
+  v.max_ahs = 1;
+  return v;
+}
+
+}  // namespace
+
+EngineHost::EngineHost(const EngineHostConfig& cfg, FrameStore& store)
+    : cfg_(cfg),
+      port_(store),
+      vnic_(std::make_unique<EngineVnic>(vnic_config(cfg), port_)),
+      driver_(std::make_unique<RcDriver>(*vnic_)) {}
+
+// The driver goes first: it destroys its QPs and CQs in the Vnic.
+EngineHost::~EngineHost() { driver_.reset(); }
+
+bool EngineHost::service(TimeNs now, std::uint32_t room) {
+  ++services_;
+  port_.set_room(room);
+  for (std::uint32_t i = 0; i < kMaxPolls; ++i) {
+    ++polls_;
+    const std::uint32_t work = vnic_->poll(now);
+    bool posted = false;
+    for (const Endpoint& e : eps_) {
+      posted = (e.source ? e.flow->service_src(now) : e.flow->service_dst(now)) || posted;
+    }
+    if (work == 0 && !posted) return false;
+  }
+  return true;
+}
+
+TimeNs EngineHost::next_deadline() const { return vnic_->next_deadline(); }
+
+}  // namespace uroce::testbed

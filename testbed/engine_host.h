@@ -1,0 +1,88 @@
+// A testbed host that runs the real engine: one engine::Vnic (real RC
+// transport, real rings and CQs) on an EnginePortIo (engine_port.h), the
+// in-process driver of its objects (rc_driver.h) and the [[rc_flow]]
+// endpoints it serves (rc_flow.h). The host's port toward its switch (TX
+// queues per priority, the PauseGate honouring the switch's PFC, the
+// optional slow receiver) is the ordinary testbed Host next to it; the
+// simulator moves frames between the two (frame_record.h).
+//
+// The engine runs on the virtual clock, as events: service(now) polls the
+// Vnic, lets every flow endpoint reap completions and post (ring writes),
+// and polls again while either did something, up to kMaxPolls times (then
+// it asks to be called again at the same instant). The simulator calls it
+// when a frame arrives, when a flow starts, when TX room opens after the
+// engine ran out of it, and at next_deadline() (the Vnic's RC timers). It
+// never steps through virtual time without an event.
+//
+// Single-threaded (the simulation's thread).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "datapath/base/time.h"
+#include "datapath/engine/vnic_types.h"
+#include "testbed/engine_port.h"
+#include "testbed/frame_store.h"
+#include "testbed/rc_driver.h"
+#include "testbed/rc_flow.h"
+
+namespace uroce::testbed {
+
+struct EngineHostConfig {
+  std::string name;
+  wire::MacAddr mac{};
+  wire::Ipv4Addr ip{};
+  std::uint32_t eth_mtu = 9000;
+  std::uint32_t max_qps = 64;
+};
+
+class EngineHost {
+ public:
+  static constexpr std::uint32_t kMaxPolls = 8;
+
+  // `store` must outlive the host.
+  EngineHost(const EngineHostConfig& cfg, FrameStore& store);
+  ~EngineHost();
+  EngineHost(const EngineHost&) = delete;
+  EngineHost& operator=(const EngineHost&) = delete;
+
+  RcDriver& driver() { return *driver_; }
+  EnginePortIo& port() { return port_; }
+  const EnginePortIo& port() const { return port_; }
+  EngineVnic& vnic() { return *vnic_; }
+  const EngineVnic& vnic() const { return *vnic_; }
+  // A flow endpoint this host serves (the source or the receiving side).
+  void add_endpoint(RcFlow* f, bool source) { eps_.push_back({f, source}); }
+
+  // Runs the engine at `now` with room for `room` frames in the host's TX
+  // queues. True when it stopped at kMaxPolls with work left.
+  bool service(TimeNs now, std::uint32_t room);
+  // The Vnic's next deadline (kNever-like maximum: none).
+  TimeNs next_deadline() const;
+  // The engine used all its TX room in the last service (a poll is due when
+  // room opens).
+  bool starved() const { return port_.out_of_room(); }
+
+  std::uint64_t services() const { return services_; }
+  std::uint64_t polls() const { return polls_; }
+  const EngineHostConfig& config() const { return cfg_; }
+
+ private:
+  struct Endpoint {
+    RcFlow* flow;
+    bool source;
+  };
+
+  EngineHostConfig cfg_;
+  EnginePortIo port_;
+  std::unique_ptr<EngineVnic> vnic_;
+  std::unique_ptr<RcDriver> driver_;
+  std::vector<Endpoint> eps_;
+  std::uint64_t services_ = 0;
+  std::uint64_t polls_ = 0;
+};
+
+}  // namespace uroce::testbed

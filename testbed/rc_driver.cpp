@@ -1,0 +1,211 @@
+#include "testbed/rc_driver.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "datapath/ctl/protocol.h"
+#include "datapath/shm/wqe_write.h"
+
+namespace uroce::testbed {
+
+namespace qa = transport::qp_attr;
+
+void RcDriver::AlignedFree::operator()(std::byte* p) const { std::free(p); }
+
+RcDriver::~RcDriver() {
+  // The engine drops its pointers into the rings before they are freed.
+  for (const auto& q : qps_) v_.destroy_qp(q->id);
+  for (const auto& c : cqs_) v_.destroy_cq(c->id);
+  for (const std::uint32_t k : mr_keys_) v_.dereg_mr(k);
+}
+
+int RcDriver::ring(std::size_t elem, std::uint32_t depth, std::size_t extra, Mem* mem,
+                   shm::RingGeometry* geo) {
+  if (shm::make_geometry(elem, depth, geo) != shm::RingError::kOk) return EINVAL;
+  std::size_t bytes = geo->bytes() + extra;
+  bytes = (bytes + shm::kRingAlign - 1) / shm::kRingAlign * shm::kRingAlign;
+  auto* p = static_cast<std::byte*>(std::aligned_alloc(shm::kRingAlign, bytes));
+  if (p == nullptr) return ENOMEM;
+  std::memset(p, 0, bytes);
+  mem->reset(p);
+  return shm::ring_init(p, geo->bytes(), *geo) == shm::RingError::kOk ? 0 : EINVAL;
+}
+
+int RcDriver::reg_mr(std::uint8_t* mem, std::size_t len, std::uint32_t* key,
+                     std::uint64_t* iova) {
+  engine::MrCreate m;
+  m.desc = {kPd, next_iova_, len,
+            transport::access::kLocalWrite | transport::access::kRemoteAny, mem};
+  int err = 0;
+  *key = v_.reg_mr(m, &err);
+  if (err != 0) return err;
+  *iova = next_iova_;
+  next_iova_ += (len + 4095) / 4096 * 4096 + 4096;
+  mr_keys_.push_back(*key);
+  return 0;
+}
+
+int RcDriver::create_cq(std::uint32_t depth, std::uint32_t* cq) {
+  auto c = std::make_unique<Cq>();
+  if (int rc = ring(shm::cq_elem_bytes(), depth, ctl::kCqNotifyBytes, &c->mem, &c->geo); rc != 0) {
+    return rc;
+  }
+  if (c->cons.attach(c->mem.get(), c->geo.bytes(), c->geo) != shm::RingError::kOk) return EINVAL;
+  c->id = next_id_++;
+  engine::CqCreate cc;
+  cc.id = c->id;
+  cc.ring = engine::RingMem{c->mem.get(), c->geo.bytes(), c->geo};
+  cc.notify = reinterpret_cast<ctl::CqNotify*>(c->mem.get() + c->geo.bytes());
+  cc.user_handle = c->id;
+  if (int rc = v_.create_cq(cc); rc != 0) return rc;
+  *cq = static_cast<std::uint32_t>(cqs_.size());
+  cqs_.push_back(std::move(c));
+  return 0;
+}
+
+int RcDriver::create_qp(std::uint32_t cq, std::uint32_t depth, std::uint32_t* qp) {
+  if (cq >= cqs_.size()) return EINVAL;
+  auto q = std::make_unique<Qp>();
+  if (int rc = ring(shm::sq_elem_bytes(kMaxSge, kMaxInline), depth, 0, &q->sq_mem, &q->sq_geo);
+      rc != 0) {
+    return rc;
+  }
+  if (int rc = ring(shm::rq_elem_bytes(kMaxSge), depth, 0, &q->rq_mem, &q->rq_geo); rc != 0) {
+    return rc;
+  }
+  if (q->sq.attach(q->sq_mem.get(), q->sq_geo.bytes(), q->sq_geo) != shm::RingError::kOk ||
+      q->rq.attach(q->rq_mem.get(), q->rq_geo.bytes(), q->rq_geo) != shm::RingError::kOk) {
+    return EINVAL;
+  }
+  if (int rc = v_.alloc_qpn(&q->qpn); rc != 0) return rc;
+  q->id = next_id_++;
+  engine::QpCreate c;
+  c.id = q->id;
+  c.client = kClient;
+  c.type = transport::QpType::kRc;
+  c.qpn = q->qpn;
+  c.pd = kPd;
+  c.send_cq = cqs_[cq]->id;
+  c.recv_cq = cqs_[cq]->id;
+  c.max_send_wr = depth;
+  c.max_recv_wr = depth;
+  c.max_send_sge = kMaxSge;
+  c.max_recv_sge = kMaxSge;
+  c.max_inline = kMaxInline;
+  c.sq = engine::RingMem{q->sq_mem.get(), q->sq_geo.bytes(), q->sq_geo};
+  c.rq = engine::RingMem{q->rq_mem.get(), q->rq_geo.bytes(), q->rq_geo};
+  c.user_handle = q->id;
+  if (int rc = v_.create_qp(c); rc != 0) return rc;
+  *qp = static_cast<std::uint32_t>(qps_.size());
+  qps_.push_back(std::move(q));
+  return 0;
+}
+
+std::uint32_t RcDriver::qpn(std::uint32_t qp) const { return qps_[qp]->qpn; }
+
+int RcDriver::modify(engine::ObjId id, std::uint32_t mask, const transport::QpAttrValues& a) {
+  engine::QpModify m;
+  m.mask = mask;
+  m.values = a;
+  return v_.modify_qp(id, m);
+}
+
+int RcDriver::connect(std::uint32_t qp, const RcConnect& c) {
+  if (qp >= qps_.size()) return EINVAL;
+  const engine::ObjId id = qps_[qp]->id;
+  transport::QpAttrValues a;
+  a.qp_state = transport::QpState::kInit;
+  a.qp_access_flags = transport::access::kRemoteAny;
+  if (int rc = modify(id, qa::kState | qa::kPkeyIndex | qa::kPort | qa::kAccessFlags, a);
+      rc != 0) {
+    return rc;
+  }
+  a.qp_state = transport::QpState::kRtr;
+  a.av.dmac = c.dmac;
+  a.av.dip = c.dip;
+  a.av.dscp = c.dscp;
+  a.av.ttl = c.ttl;
+  a.path_mtu = c.mtu;
+  a.dest_qp_num = c.dest_qpn;
+  a.rq_psn = c.rq_psn;
+  a.max_dest_rd_atomic = 4;
+  a.min_rnr_timer = c.min_rnr_timer;
+  if (int rc = modify(id,
+                      qa::kState | qa::kAv | qa::kPathMtu | qa::kDestQpn | qa::kRqPsn |
+                          qa::kMaxDestRdAtomic | qa::kMinRnrTimer,
+                      a);
+      rc != 0) {
+    return rc;
+  }
+  a.qp_state = transport::QpState::kRts;
+  a.sq_psn = c.sq_psn;
+  a.timeout = c.timeout;
+  a.retry_cnt = c.retry_cnt;
+  a.rnr_retry = c.rnr_retry;
+  a.max_rd_atomic = 4;
+  return modify(id,
+                qa::kState | qa::kSqPsn | qa::kTimeout | qa::kRetryCnt | qa::kRnrRetry |
+                    qa::kMaxQpRdAtomic,
+                a);
+}
+
+int RcDriver::post_send(std::uint32_t qp, const RcSend& wr) {
+  if (qp >= qps_.size()) return EINVAL;
+  Qp& q = *qps_[qp];
+  if (q.sq.free_slots() == 0) return EAGAIN;
+  const std::span<std::byte> slot(q.sq.slot_bytes(), q.sq.elem_size());
+  shm::SendWqeFields f;
+  f.wr_id = wr.wr_id;
+  f.opcode = wr.opcode;
+  f.send_flags = wr.signaled ? transport::send_flag::kSignaled : 0;
+  f.remote_addr = wr.remote_addr;
+  f.rkey = wr.rkey;
+  if (shm::write_send_fixed(slot, f) != shm::WqeWriteError::kOk) return EINVAL;
+  if (wr.length != 0) {
+    const shm::WqeSge sge{wr.addr, wr.length, wr.lkey};
+    if (shm::set_send_sges(slot, std::span<const shm::WqeSge>(&sge, 1), kMaxSge) !=
+        shm::WqeWriteError::kOk) {
+      return EINVAL;
+    }
+  }
+  q.sq.publish();
+  return 0;
+}
+
+int RcDriver::post_recv(std::uint32_t qp, std::uint64_t wr_id, std::uint64_t addr,
+                        std::uint32_t length, std::uint32_t lkey) {
+  if (qp >= qps_.size()) return EINVAL;
+  Qp& q = *qps_[qp];
+  if (q.rq.free_slots() == 0) return EAGAIN;
+  const shm::WqeSge sge{addr, length, lkey};
+  if (shm::write_recv_wqe({q.rq.slot_bytes(), q.rq.elem_size()}, wr_id,
+                          std::span<const shm::WqeSge>(&sge, 1), kMaxSge) !=
+      shm::WqeWriteError::kOk) {
+    return EINVAL;
+  }
+  q.rq.publish();
+  return 0;
+}
+
+std::uint32_t RcDriver::sq_room(std::uint32_t qp) const { return qps_[qp]->sq.free_slots(); }
+
+std::uint32_t RcDriver::poll_cq(std::uint32_t cq, std::span<ib_uverbs_wc> out) {
+  std::uint32_t n = 0;
+  while (n < out.size() && cqs_[cq]->cons.try_pop(&out[n])) ++n;
+  return n;
+}
+
+int RcDriver::status(std::uint32_t qp, engine::QpStatus* out) const {
+  if (qp >= qps_.size()) return EINVAL;
+  std::vector<engine::QpStatus> all;
+  v_.qp_status(&all);
+  for (const engine::QpStatus& s : all) {
+    if (s.id == qps_[qp]->id) {
+      *out = s;
+      return 0;
+    }
+  }
+  return ENOENT;
+}
+
+}  // namespace uroce::testbed
