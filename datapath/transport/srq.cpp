@@ -22,7 +22,9 @@ Srq::Srq(const SrqConfig& cfg)
 
 int Srq::post_recv(const RecvWr& wr) {
   if (wr.num_sge > cfg_.max_sge) return EINVAL;
-  if (!q_.push(wr)) return ENOMEM;
+  RecvWr* slot = q_.push_slot();
+  if (slot == nullptr) return ENOMEM;
+  assign_used(slot, wr);
   ++ctr_.posted;
   return 0;
 }

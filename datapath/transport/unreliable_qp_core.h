@@ -85,7 +85,13 @@ class UnreliableQpCore {
     return cfg.sq_sig_all || (wr.flags & send_flag::kSignaled) != 0;
   }
   // Queues an accepted send WR: 0 or ENOMEM (send queue full).
-  int enqueue_send(const SendWr& wr) { return sq.push(wr) ? 0 : ENOMEM; }
+  // In place, copying only what the WR uses (wr.h, assign_used).
+  int enqueue_send(const SendWr& wr) {
+    SendWr* slot = sq.push_slot();
+    if (slot == nullptr) return ENOMEM;
+    assign_used(slot, wr);
+    return 0;
+  }
 
   // ibv_post_recv for one WR: 0, EINVAL (RESET, SRQ attached, too many
   // SGEs) or ENOMEM.
@@ -94,7 +100,10 @@ class UnreliableQpCore {
     // With an SRQ, receives are posted to the SRQ (rxe: EINVAL).
     if (cfg.srq != nullptr) return EINVAL;
     if (wr.num_sge > cfg.max_recv_sge) return EINVAL;
-    return rq.push(wr) ? 0 : ENOMEM;
+    RecvWr* slot = rq.push_slot();
+    if (slot == nullptr) return ENOMEM;
+    assign_used(slot, wr);
+    return 0;
   }
 
   // The attributes of an (already checked) modify that both transports use.

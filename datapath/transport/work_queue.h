@@ -41,6 +41,17 @@ class WorkQueue {
     ++tail_;
     return true;
   }
+  // Appends the entry in its slot as the slot holds it (an older, retired
+  // entry or a default-constructed one) and returns it for the caller to
+  // overwrite what it uses; nullptr when full. Saves the copy of a whole T
+  // when T is large and mostly unused (a SendWr is ~1 KiB, most WRs carry
+  // one SGE).
+  T* push_slot() {
+    if (full()) return nullptr;
+    T* slot = &slots_[tail_ & mask_];
+    ++tail_;
+    return slot;
+  }
   // Oldest entry; the queue must not be empty.
   T& front() { return slots_[head_ & mask_]; }
   const T& front() const { return slots_[head_ & mask_]; }

@@ -84,6 +84,31 @@ struct SendWr {
   }
 };
 
+// Copies into `dst` what `src` uses: every field, but of the SGE array only
+// the first num_sge entries and of the inline buffer only inline_len bytes
+// (with kInline). The rest of dst keeps whatever it held; nothing reads
+// past num_sge / inline_len. For queue slots (WorkQueue::push_slot), where a
+// whole-struct copy of a ~1 KiB SendWr per post showed up in profiles.
+inline void assign_used(SendWr* dst, const SendWr& src) {
+  dst->wr_id = src.wr_id;
+  dst->opcode = src.opcode;
+  dst->flags = src.flags;
+  dst->imm_or_inv = src.imm_or_inv;
+  dst->remote_addr = src.remote_addr;
+  dst->rkey = src.rkey;
+  dst->compare_add = src.compare_add;
+  dst->swap = src.swap;
+  dst->ud = src.ud;
+  dst->num_sge = src.num_sge;
+  const std::uint32_t n = src.num_sge < kMaxSge ? src.num_sge : kMaxSge;
+  for (std::uint32_t i = 0; i < n; ++i) dst->sge[i] = src.sge[i];
+  dst->inline_len = src.inline_len;
+  if ((src.flags & send_flag::kInline) != 0) {
+    const std::uint32_t m = src.inline_len < kMaxInline ? src.inline_len : kMaxInline;
+    for (std::uint32_t i = 0; i < m; ++i) dst->inline_data[i] = src.inline_data[i];
+  }
+}
+
 struct RecvWr {
   std::uint64_t wr_id = 0;
   std::uint32_t num_sge = 0;
@@ -95,5 +120,13 @@ struct RecvWr {
     return n;
   }
 };
+
+// As assign_used(SendWr*, ...): the first num_sge SGEs only.
+inline void assign_used(RecvWr* dst, const RecvWr& src) {
+  dst->wr_id = src.wr_id;
+  dst->num_sge = src.num_sge;
+  const std::uint32_t n = src.num_sge < kMaxSge ? src.num_sge : kMaxSge;
+  for (std::uint32_t i = 0; i < n; ++i) dst->sge[i] = src.sge[i];
+}
 
 }  // namespace uroce::transport

@@ -177,6 +177,27 @@ TEST_F(Qp, HasOutput_SqdReportsRetransmissionsOnly) {
   EXPECT_FALSE(qp->has_output());
 }
 
+// A QP whose next packet needs a new PSN while the window is full has no
+// output: only an ACK (or a timeout) can unblock it, and a pump in between
+// would send nothing.
+TEST_F(Qp, HasOutput_FullWindowIsFalseUntilAck) {
+  cfg.tuning.window_psns = 4;
+  make_qp();
+  ASSERT_EQ(qp->post_send(send_wr(1, WrOpcode::kSend, 0, 3000)), 0);  // PSNs 100-102
+  ASSERT_EQ(qp->post_send(send_wr(2, WrOpcode::kSend, 0, 8)), 0);     // PSN 103
+  ASSERT_EQ(qp->post_send(send_wr(3, WrOpcode::kSend, 0, 8)), 0);
+  EXPECT_EQ(pump(), 4u);
+  EXPECT_FALSE(qp->has_output());
+  EXPECT_EQ(pump(), 0u);  // what has_output() promised
+  deliver(ack(102), 1000);
+  ASSERT_EQ(scq.wc.size(), 1u);
+  EXPECT_TRUE(qp->has_output());
+  tx.clear();
+  EXPECT_EQ(pump(), 1u);
+  EXPECT_EQ(tx.at(0).bth.psn(), 104u);
+  EXPECT_FALSE(qp->has_output());
+}
+
 // End to end over the simulated link ------------------------------------
 
 port::SimLinkConfig link_cfg(double loss, double reorder, double dup,

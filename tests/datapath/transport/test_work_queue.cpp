@@ -69,5 +69,24 @@ TEST(WorkQueue_Push, NonPowerOfTwoCapacityCrossesIndexWrap) {
   EXPECT_FALSE(q.push(99) && q.push(100) && q.push(101));
 }
 
+TEST(WorkQueue_PushSlot, AppendsInPlaceAndFailsWhenFull) {
+  WorkQueue<int> q(2);
+  int* a = q.push_slot();
+  ASSERT_NE(a, nullptr);
+  *a = 7;
+  int* b = q.push_slot();
+  ASSERT_NE(b, nullptr);
+  *b = 8;
+  EXPECT_EQ(q.push_slot(), nullptr);
+  EXPECT_EQ(q.size(), 2u);
+  EXPECT_EQ(q.front(), 7);
+  q.pop();
+  EXPECT_EQ(q.front(), 8);
+  // The freed slot comes back with what it held.
+  int* c = q.push_slot();
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(*c, 7);
+}
+
 }  // namespace
 }  // namespace uroce::transport
