@@ -15,6 +15,11 @@ engine::VnicConfig vnic_config(const EngineHostConfig& c) {
   v.max_srqs = 1;
   v.max_mrs = 2 * c.max_qps;
   v.max_ahs = 1;
+  if (c.pfc_enable != 0) {
+    v.pfc.enable = c.pfc_enable;
+    v.pfc.link_bps = c.link_bps;
+    v.pfc.rx_budget = c.pfc_rx_budget;
+  }
   return v;
 }
 
@@ -32,8 +37,10 @@ EngineHost::~EngineHost() { driver_.reset(); }
 bool EngineHost::service(TimeNs now, std::uint32_t room) {
   ++services_;
   port_.set_room(room);
-  for (std::uint32_t i = 0; i < kMaxPolls; ++i) {
+  const std::uint32_t max_polls = cfg_.poll_ns == 0 ? kMaxPolls : 1;
+  for (std::uint32_t i = 0; i < max_polls; ++i) {
     ++polls_;
+    busy_until_ = now + cfg_.poll_ns;
     const std::uint32_t work = vnic_->poll(now);
     bool posted = false;
     for (const Endpoint& e : eps_) {

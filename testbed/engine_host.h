@@ -12,7 +12,9 @@
 // it asks to be called again at the same instant). The simulator calls it
 // when a frame arrives, when a flow starts, when TX room opens after the
 // engine ran out of it, and at next_deadline() (the Vnic's RC timers). It
-// never steps through virtual time without an event.
+// never steps through virtual time without an event. With a poll cost
+// (poll_ns) each service is one poll, and the host is busy until
+// busy_until(): the simulator defers a service asked for earlier to then.
 //
 // Single-threaded (the simulation's thread).
 #pragma once
@@ -37,6 +39,15 @@ struct EngineHostConfig {
   wire::Ipv4Addr ip{};
   std::uint32_t eth_mtu = 9000;
   std::uint32_t max_qps = 64;
+  // The engine's own endpoint PFC (datapath/engine/pfc_endpoint.h): the
+  // lossless priorities (0: off), the port's speed (quanta <-> ns) and the
+  // staged frames processed per poll.
+  std::uint8_t pfc_enable = 0;
+  std::uint64_t link_bps = 0;
+  std::uint32_t pfc_rx_budget = 64;
+  // Virtual CPU time one poll takes: after a poll at t the engine cannot
+  // poll again before t + poll_ns (0: an infinitely fast CPU).
+  TimeNs poll_ns = 0;
 };
 
 class EngineHost {
@@ -58,10 +69,14 @@ class EngineHost {
   void add_endpoint(RcFlow* f, bool source) { eps_.push_back({f, source}); }
 
   // Runs the engine at `now` with room for `room` frames in the host's TX
-  // queues. True when it stopped at kMaxPolls with work left.
+  // queues. True when it stopped at kMaxPolls (one poll with a poll cost)
+  // with work left. Precondition: now >= busy_until().
   bool service(TimeNs now, std::uint32_t room);
-  // The Vnic's next deadline (kNever-like maximum: none).
+  // The Vnic's next deadline, its RC timers and its PFC (kNever-like
+  // maximum: none).
   TimeNs next_deadline() const;
+  // The end of the last poll's CPU time (0 without a poll cost).
+  TimeNs busy_until() const { return busy_until_; }
   // The engine used all its TX room in the last service (a poll is due when
   // room opens).
   bool starved() const { return port_.out_of_room(); }
@@ -83,6 +98,7 @@ class EngineHost {
   std::vector<Endpoint> eps_;
   std::uint64_t services_ = 0;
   std::uint64_t polls_ = 0;
+  TimeNs busy_until_ = 0;
 };
 
 }  // namespace uroce::testbed

@@ -1,5 +1,7 @@
 #include "testbed/host.h"
 
+#include <algorithm>
+
 namespace uroce::testbed {
 
 namespace {
@@ -94,6 +96,16 @@ wire::PfcParseError Host::on_control(std::span<const std::uint8_t> frame, TimeNs
   ++c_.rx_pfc_frames;
   kick_ = true;
   return gate_.on_frame(frame, now);
+}
+
+bool Host::offer_control(std::span<const std::uint8_t> frame) {
+  pfc::ControlFrame c;
+  if (frame.size() > c.bytes.size()) return false;
+  std::copy(frame.begin(), frame.end(), c.bytes.begin());
+  c.len = static_cast<std::uint8_t>(frame.size());
+  ctrl_.push(c);
+  kick_ = true;
+  return true;
 }
 
 Host::Rx Host::on_packet(const pfc::SwitchPacket& p, TimeNs now) {

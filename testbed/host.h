@@ -74,6 +74,10 @@ class Host {
   pfc::SwitchTx dequeue(TimeNs now);
   // A MAC Control frame from the switch.
   wire::PfcParseError on_control(std::span<const std::uint8_t> frame, TimeNs now);
+  // A MAC Control frame someone else built (a real-engine host's PFC): sent
+  // ahead of data, never paused. False (not queued) if it is longer than a
+  // ControlFrame holds.
+  bool offer_control(std::span<const std::uint8_t> frame);
 
   enum class Rx : std::uint8_t { kConsumed, kQueued, kDropped };
   // A data packet arrived. kConsumed: done (unlimited receiver). kQueued:

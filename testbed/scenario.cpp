@@ -69,6 +69,13 @@ std::string resolve(const Scenario& sc, Topology& out) {
   };
   for (std::size_t i = 0; i < sc.hosts.size(); ++i) {
     if (auto e = add_name(sc.hosts[i].name, idx("host", i)); !e.empty()) return e;
+    // The engine's own PFC and its CPU cost exist only where the engine runs.
+    const HostSpec& hs = sc.hosts[i];
+    const char* key = hs.engine_pfc != 0 ? ".pfc" : hs.engine_poll_ns != 0 ? ".poll_cost_us" : nullptr;
+    if (!hs.engine && key != nullptr) {
+      return idx("host", i) + " (" + hs.name + ")" + key + ": host '" + hs.name +
+             "' does not run the engine (kind = \"engine\")";
+    }
   }
   for (std::size_t i = 0; i < sc.switches.size(); ++i) {
     if (auto e = add_name(sc.switches[i].name, idx("switch", i)); !e.empty()) return e;

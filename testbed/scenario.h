@@ -60,6 +60,15 @@ struct HostSpec {
   // be an end of [[rc_flow]]s; its Ethernet MTU bounds their path MTU.
   bool engine = false;
   std::uint32_t eth_mtu = 9000;
+  // Engine hosts only: the priorities the engine's own endpoint PFC
+  // (datapath/engine/pfc_endpoint.h) generates and obeys (key `pfc`); 0
+  // (default): the engine's PFC is off and the Host port model honours the
+  // switch's pauses instead. engine_rx_budget: staged frames the engine
+  // processes per poll; engine_poll_ns: virtual CPU time one engine poll
+  // takes (0: none, the engine is infinitely fast).
+  std::uint8_t engine_pfc = 0;
+  std::uint32_t engine_rx_budget = 64;
+  TimeNs engine_poll_ns = 0;
 };
 
 struct SwitchSpec {

@@ -342,6 +342,9 @@ void host_keys(Fields& f, HostSpec& h) {
     f.reject("kind", "'" + kind + "' is not \"constant\" or \"engine\"");
   }
   f.uint("eth_mtu", h.eth_mtu, 576, 9216);
+  f.prio_list("pfc", h.engine_pfc);
+  f.uint("pfc_rx_budget", h.engine_rx_budget, 1, 4096);
+  f.time("poll_cost_us", h.engine_poll_ns, 1e3, 1e6, false);
 }
 
 void rc_flow_keys(Fields& f, RcFlowSpec& r) {

@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "datapath/wire/byteorder.h"
+#include "datapath/wire/eth.h"
+#include "datapath/wire/pfc.h"
 #include "testbed/engine_host.h"
 #include "testbed/pcap_tap.h"
 #include "testbed/rc_flow.h"
@@ -127,6 +129,10 @@ void Simulator::setup_engines() {
     c.ip = topo_.ips[h];
     c.eth_mtu = sc_.hosts[h].eth_mtu;
     c.max_qps = std::max<std::uint32_t>(endpoints[h], 1);
+    c.pfc_enable = sc_.hosts[h].engine_pfc;
+    c.link_bps = sc_.links[topo_.ports[h][0].link].rate_bps;
+    c.pfc_rx_budget = sc_.hosts[h].engine_rx_budget;
+    c.poll_ns = sc_.hosts[h].engine_poll_ns;
     engines_[h] = std::make_unique<EngineHost>(c, frames_);
   }
   rc_setup_.assign(sc_.rc_flows.size(), 0);
@@ -429,7 +435,15 @@ void Simulator::deliver(std::uint32_t dir, std::uint32_t slot) {
   }
   const std::span<const std::uint8_t> frame(f.ctrl.bytes.data(), f.ctrl.len);
   wire::PfcParseError verdict;
-  if (topo_.is_host(to.node)) {
+  if (topo_.is_host(to.node) && sc_.hosts[to.node].engine_pfc != 0) {
+    // The engine's own PFC obeys it: the frame goes to the engine as bytes
+    // (its PauseGate parses and counts it), not to the Host's gate.
+    wire::PfcFrame parsed;
+    verdict = wire::parse_pfc(frame, parsed);
+    ++engine_ctr_.rx_pfc;
+    engines_[to.node]->port().deliver(frames_.put(frame));
+    schedule_engine_poll(to.node, now_);
+  } else if (topo_.is_host(to.node)) {
     verdict = hosts_[to.node].on_control(frame, now_);
     kick_host(to.node);
   } else {
@@ -568,6 +582,11 @@ void Simulator::engine_consume(std::uint32_t h, const pfc::SwitchPacket& p) {
 
 void Simulator::engine_service(std::uint32_t h) {
   EngineHost& e = *engines_[h];
+  if (now_ < e.busy_until()) {
+    // The engine's CPU is still in its last poll (poll_cost_us).
+    schedule_engine_poll(h, e.busy_until());
+    return;
+  }
   const std::uint32_t cap = sc_.hosts[h].tx_queue_packets;
   const std::size_t queued = hosts_[h].tx_queued();
   const bool more =
@@ -580,6 +599,19 @@ void Simulator::engine_service(std::uint32_t h) {
     p.sent_at = now_;
     p.flow = kEngineFrameFlow;
     p.src = static_cast<std::uint16_t>(h);
+    const std::span<const std::uint8_t> bytes = frames_.get(slot);
+    if (bytes.size() >= wire::EthHdr::kSize &&
+        wire::load_be16(bytes.data() + 12) == wire::kEtherTypeMacControl) {
+      // The engine's PFC toward its switch: a control frame of the port
+      // (ahead of data, never paused), as the switch model takes pauses.
+      if (hosts_[h].offer_control(bytes)) {
+        ++engine_ctr_.tx_pfc;
+      } else {
+        ++engine_ctr_.tx_pfc_refused;
+      }
+      frames_.release(slot);
+      continue;
+    }
     const FrameRecordError err = record_from_frame(frames_.get(slot), prio_map_, topo_.ips, &p);
     if (err != FrameRecordError::kOk) {
       ++engine_ctr_.tx_unroutable[static_cast<std::size_t>(err)];
@@ -595,7 +627,8 @@ void Simulator::engine_service(std::uint32_t h) {
   }
   out.clear();
   kick_host(h);
-  schedule_engine_poll(h, more ? now_ : e.next_deadline());
+  const TimeNs next = more ? now_ : e.next_deadline();
+  schedule_engine_poll(h, next == kNever ? next : std::max(next, e.busy_until()));
 }
 
 void Simulator::schedule_engine_poll(std::uint32_t h, TimeNs at) {

@@ -54,6 +54,11 @@ struct EngineFrameCounters {
   std::uint64_t switch_dropped = 0;  // refused by a switch on arrival
   std::uint64_t misdelivered = 0;    // reached another host (a bad route)
   std::uint64_t to_constant_host = 0;  // reached a host without an engine
+  // With the engine's own PFC (a host's `pfc` key): PFC frames the engines
+  // sent to their switches, and switch PFC frames handed to engines.
+  std::uint64_t tx_pfc = 0;
+  std::uint64_t tx_pfc_refused = 0;  // longer than a ControlFrame: lost
+  std::uint64_t rx_pfc = 0;
 };
 
 struct FlowStats {

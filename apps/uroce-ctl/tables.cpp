@@ -124,6 +124,60 @@ std::string render_qps(const json& j) {
   return out;
 }
 
+// Nanoseconds as milliseconds with three decimals.
+std::string ms(const json& j, const char* key) {
+  const json& v = child(j, key);
+  if (!v.is_number_unsigned()) return "-";
+  return fmt::format("{:.3f}", static_cast<double>(v.get<std::uint64_t>()) / 1e6);
+}
+
+std::string yes_no(const json& j, const char* key) {
+  const json& v = child(j, key);
+  return v.is_boolean() ? (v.get<bool>() ? "yes" : "no") : "-";
+}
+
+std::string render_pfc(const json& j) {
+  std::string out;
+  for (const auto& dev : child(j, "devices")) {
+    const json& p = child(dev, "pfc");
+    std::string en;
+    for (const auto& e : child(p, "enabled_priorities")) en += (en.empty() ? "" : ",") + e.dump();
+    out += fmt::format("{}{}: PFC on priorities {}  link {} Mb/s  tx_ttl {}\n",
+                       out.empty() ? "" : "\n", cell(dev, "name"), en.empty() ? "none" : en,
+                       cell(p, "link_mbps"), cell(p, "tx_ttl"));
+    Table t({"PRIO", "LOSSLESS", "XOFF_TX", "REFRESH_TX", "XON_TX", "PAUSING_MS", "PAUSE_RX",
+             "RESUME_RX", "PAUSED", "PAUSED_MS", "HELD", "RX_WHILE_PAUSED", "DROPS", "STORM",
+             "STORMS", "STORM_MS"});
+    for (const auto& q : child(p, "priorities")) {
+      std::uint64_t drops = 0;
+      for (const char* k : {"drop_stage_full", "drop_lossy_full", "drop_headroom_full",
+                            "drop_hold_full", "storm_drops"}) {
+        if (child(q, k).is_number_unsigned()) drops += child(q, k).get<std::uint64_t>();
+      }
+      t.add({cell(q, "priority"), yes_no(q, "lossless"), cell(q, "xoff_sent"),
+             cell(q, "refresh_sent"), cell(q, "xon_sent"), ms(q, "asserted_ns"),
+             cell(q, "pause_rx"), cell(q, "resume_rx"), yes_no(q, "paused"),
+             ms(q, "paused_ns"), cell(q, "tx_held"), cell(q, "rx_while_paused"),
+             std::to_string(drops), yes_no(q, "stormed"), cell(q, "storms_detected"),
+             ms(q, "stormed_ns")});
+    }
+    out += t.render();
+    std::string bad;
+    for (const auto& [k, v] : child(p, "rx_bad").items()) bad += " " + k + "=" + v.dump();
+    out += fmt::format("PFC frames sent {}  MAC Control received {} (parsed {}); bad:{}\n",
+                       cell(p, "frames_sent"), cell(p, "mac_control_rx"),
+                       cell(p, "frames_parsed"), bad.empty() ? " -" : bad);
+    const json& t2 = child(p, "ttl");
+    out += fmt::format(
+        "TTL loop signals: checked {}  own_packets {}  replay_lower_ttl {}  outliers_low {}  "
+        "outliers_high {}  (replay_same_ttl {}, events logged {}, suppressed {})\n",
+        cell(t2, "rx_checked"), cell(t2, "own_packets"), cell(t2, "replay_lower_ttl"),
+        cell(t2, "outliers_low"), cell(t2, "outliers_high"), cell(t2, "replay_same_ttl"),
+        cell(t2, "events_logged"), cell(t2, "events_suppressed"));
+  }
+  return out;
+}
+
 std::string render_clients(const json& j) {
   Table t({"CLIENT", "PID", "UID", "DEVICE", "PDS", "MRS", "CHANNELS", "CQS", "SRQS", "AHS",
            "QPS", "REQUESTS", "BAD"});

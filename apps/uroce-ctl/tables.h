@@ -31,6 +31,10 @@ std::string render_status(const nlohmann::json& j);
 std::string render_counters(const nlohmann::json& j);
 // `uroce-ctl qps`: one row per QP.
 std::string render_qps(const nlohmann::json& j);
+// `uroce-ctl pfc`: per device, one row per priority (PFC frames sent and
+// received, time paused each way, storm state, frames held), then the bad
+// PFC input and the TTL loop signals.
+std::string render_pfc(const nlohmann::json& j);
 // `uroce-ctl clients`: one row per client connection.
 std::string render_clients(const nlohmann::json& j);
 

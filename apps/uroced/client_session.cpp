@@ -848,8 +848,8 @@ int ClientSession::on_modify_qp(const ctl::ModifyQpReq& r, ctl::NoReply*, InFds&
     return rc;
   }
   if ((r.attr_mask & transport::qp_attr::kAv) != 0) {
-    if (int rc = av_from_ibv(r.attr.ah_attr, &m.values.av.dip, &m.values.av.dscp,
-                             &m.values.av.ttl);
+    if (int rc = av_from_ibv(r.attr.ah_attr, dev_->config().pfc, &m.values.av.dip,
+                             &m.values.av.dscp, &m.values.av.ttl);
         rc != 0) {
       return rc;
     }
@@ -976,7 +976,9 @@ int ClientSession::on_create_ah(const ctl::CreateAhReq& r, ctl::CreateAhRep* rep
   const auto pd = pds_.find(r.pd_handle);
   if (pd == pds_.end()) return ENOENT;
   engine::AhCreate a;
-  if (int rc = av_from_ibv(r.attr, &a.dip, &a.dscp, &a.ttl); rc != 0) return rc;
+  if (int rc = av_from_ibv(r.attr, dev_->config().pfc, &a.dip, &a.dscp, &a.ttl); rc != 0) {
+    return rc;
+  }
   if (ahs_.size() >= dev_->config().max_ahs) return ENOMEM;
   if (int rc = resolve_mac(a.dip, &a.dmac); rc != 0) return rc;
   const std::uint32_t h = env_.handles->next();

@@ -7,6 +7,7 @@
 #include <charconv>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <set>
 #include <sstream>
@@ -23,6 +24,13 @@ constexpr std::size_t kMaxSocketPath = 107;
 constexpr std::size_t kMaxRingName = 24;
 
 std::string in_quotes(std::string_view s) { return "\"" + std::string(s) + "\""; }
+
+// A real number as a user wrote it (shortest round-trip form).
+std::string fmt_real(double v) {
+  char buf[32];
+  const auto r = std::to_chars(buf, buf + sizeof(buf), v);
+  return std::string(buf, r.ptr);
+}
 
 std::string dev_key(std::size_t i, const char* key) {
   return "device[" + std::to_string(i) + "]." + key;
@@ -123,6 +131,173 @@ std::string set_mtu(std::int64_t v, std::size_t index, DeviceConfig* d) {
 std::string set_port(std::string_view s, std::size_t index, DeviceConfig* d) {
   d->port = std::string(s);
   return parse_port(s, index, &d->port_spec);
+}
+
+// ---- Loss injection keys (shared by [[device]] and --device) -----------------
+
+bool is_impair_key(std::string_view k) {
+  return k == "drop_tx_every" || k == "drop_rx_every" || k == "drop_tx_rate" ||
+         k == "drop_rx_rate" || k == "drop_seed";
+}
+
+// One loss injection key from an integer (`is_int`) or a real value.
+std::string set_impair(std::string_view name, bool is_int, std::int64_t i, double r,
+                       std::size_t index, DeviceConfig* d) {
+  const std::string key = dev_key(index, std::string(name).c_str());
+  engine::ImpairConfig& c = d->impair;
+  if (name == "drop_tx_rate" || name == "drop_rx_rate") {
+    const double v = is_int ? static_cast<double>(i) : r;
+    if (!(v >= 0 && v <= 1)) {
+      return key + ": " + (is_int ? std::to_string(i) : fmt_real(v)) +
+             " is outside 0..1 (a fraction of RoCEv2 frames)";
+    }
+    (name == "drop_tx_rate" ? c.drop_tx_rate : c.drop_rx_rate) = v;
+    return {};
+  }
+  if (!is_int) return key + ": expected an integer";
+  if (name == "drop_seed") {
+    if (i < 0) return key + ": " + std::to_string(i) + " is negative";
+    c.drop_seed = static_cast<std::uint64_t>(i);
+    return {};
+  }
+  if (i < 0 || i > std::numeric_limits<std::uint32_t>::max()) {
+    return key + ": " + std::to_string(i) + " is outside 0..4294967295 (0 = off)";
+  }
+  (name == "drop_tx_every" ? c.drop_tx_every : c.drop_rx_every) =
+      static_cast<std::uint32_t>(i);
+  return {};
+}
+
+// The same from --device text: an integer, or (rates only) a real number.
+std::string set_impair_text(std::string_view name, std::string_view val, std::size_t index,
+                            DeviceConfig* d) {
+  const std::string key = dev_key(index, std::string(name).c_str());
+  const char* b = val.data();
+  const char* e = val.data() + val.size();
+  if (name == "drop_seed") {
+    // The whole unsigned 64-bit range.
+    std::uint64_t u = 0;
+    const auto r = std::from_chars(b, e, u);
+    if (val.empty() || r.ec != std::errc() || r.ptr != e) {
+      return key + ": " + in_quotes(val) + " is not an unsigned integer";
+    }
+    d->impair.drop_seed = u;
+    return {};
+  }
+  std::int64_t i = 0;
+  const auto ri = std::from_chars(b, e, i);
+  if (!val.empty() && ri.ec == std::errc() && ri.ptr == e) {
+    return set_impair(name, true, i, 0, index, d);
+  }
+  if (name == "drop_tx_rate" || name == "drop_rx_rate") {
+    double v = 0;
+    const auto rr = std::from_chars(b, e, v);
+    if (val.empty() || rr.ec != std::errc() || rr.ptr != e) {
+      return key + ": " + in_quotes(val) + " is not a number";
+    }
+    return set_impair(name, false, 0, v, index, d);
+  }
+  return key + ": " + in_quotes(val) + " is not an integer";
+}
+
+// ---- PFC and TTL keys ----------------------------------------------------------
+
+// "3" or "3,4,6" (priorities 0..7) or "none" into a mask.
+std::string parse_priorities(std::string_view s, const std::string& key, std::uint8_t* mask) {
+  std::uint8_t m = 0;
+  if (s != "none") {
+    std::size_t pos = 0;
+    while (pos <= s.size()) {
+      const std::size_t end = std::min(s.find(',', pos), s.size());
+      const std::string_view item = s.substr(pos, end - pos);
+      pos = end + 1;
+      if (item.size() != 1 || item[0] < '0' || item[0] > '7') {
+        return key + ": " + in_quotes(s) +
+               " is not a list of priorities 0..7 (e.g. \"3\" or \"3,4\"; \"none\")";
+      }
+      m = static_cast<std::uint8_t>(m | (1u << (item[0] - '0')));
+    }
+  }
+  *mask = m;
+  return {};
+}
+
+std::string set_tx_ttl(std::int64_t v, const std::string& key, DeviceConfig* d) {
+  if (v < 1 || v > 255) return key + ": " + std::to_string(v) + " is outside 1..255";
+  d->pfc.ttl.tx_ttl = static_cast<std::uint8_t>(v);
+  return {};
+}
+
+std::string set_link_mbps(std::int64_t v, const std::string& key, DeviceConfig* d) {
+  if (v < 0 || v > 1'000'000) {
+    return key + ": " + std::to_string(v) + " is outside 0..1000000 (0 = ask the port)";
+  }
+  d->link_mbps = static_cast<std::uint32_t>(v);
+  return {};
+}
+
+// The link speed the PFC checks assume before the port tells it.
+std::uint64_t check_bps(const DeviceConfig& d) {
+  return (d.link_mbps != 0 ? d.link_mbps : 10'000ull) * 1'000'000ull;
+}
+
+// The pfc/ state machines' own checks, named by the keys that feed them.
+std::string check_pfc(const DeviceConfig& d, std::size_t i) {
+  const engine::PfcEndpointConfig& c = d.pfc;
+  const std::string k = "device[" + std::to_string(i) + "].pfc.";
+  pfc::IngressConfig ic = c.ingress;
+  ic.pfc_enable = c.enable;
+  ic.link_bps = check_bps(d);
+  switch (pfc::IngressAccounting::check(ic)) {
+    case pfc::IngressConfigError::kOk: break;
+    case pfc::IngressConfigError::kZeroLinkSpeed: return dev_key(i, "link_mbps") + ": 0";
+    case pfc::IngressConfigError::kZeroQuanta: return k + "xoff_quanta: must be 1..65535";
+    case pfc::IngressConfigError::kBadRefreshPercent:
+      return k + "refresh_percent: " + std::to_string(c.ingress.refresh_percent) +
+             " is outside 1..99";
+    case pfc::IngressConfigError::kPauseTooShort:
+      return k + "xoff_quanta: " + std::to_string(c.ingress.xoff_quanta) +
+             " quanta are too short to refresh at this link speed";
+    case pfc::IngressConfigError::kBadBufferSize:
+      return k + "buffer_bytes: " + std::to_string(c.ingress.buffer_bytes) +
+             " is outside 1..1099511627776";
+    case pfc::IngressConfigError::kHeadroomExceedsBuffer:
+      return k + "headroom_bytes: " + std::to_string(c.ingress.headroom_bytes) +
+             " x the lossless priorities leaves no shared space in buffer_bytes " +
+             std::to_string(c.ingress.buffer_bytes);
+    case pfc::IngressConfigError::kBadStaticThresholds:
+      return k + "xoff_bytes: static thresholds need xon_bytes (" +
+             std::to_string(c.ingress.xon_bytes) + ") < xoff_bytes (" +
+             std::to_string(c.ingress.xoff_bytes) + ") <= the shared buffer";
+    case pfc::IngressConfigError::kBadAlpha:
+      return k + "alpha: " + std::to_string(c.ingress.alpha_num) + "/" +
+             std::to_string(c.ingress.alpha_den) + " needs both parts in 1..65536";
+  }
+  pfc::PauseGateConfig gc;
+  gc.pfc_enable = c.enable;
+  gc.link_bps = check_bps(d);
+  gc.max_quanta = c.max_quanta;
+  if (pfc::PauseGate::check(gc) == pfc::PauseGateConfigError::kZeroMaxQuanta) {
+    return k + "max_quanta: must be 1..65535";
+  }
+  switch (pfc::StormWatchdog::check(c.storm)) {
+    case pfc::StormWatchdogConfigError::kOk: break;
+    case pfc::StormWatchdogConfigError::kZeroDetection: return k + "storm_detection_ms: 0";
+    case pfc::StormWatchdogConfigError::kZeroRestoration: return k + "storm_restoration_ms: 0";
+  }
+  if (pfc::TtlMonitor::check(c.ttl) == pfc::TtlMonitorConfigError::kZeroTxTtl) {
+    return dev_key(i, "tx_ttl") + ": 0 is outside 1..255";
+  }
+  if (const int p = c.map.first_inconsistent_priority(); p >= 0) {
+    return k + "priority_dscp: priority " + std::to_string(p) + " is sent with DSCP " +
+           std::to_string(c.map.dscp_of_priority(static_cast<std::uint8_t>(p))) +
+           ", which dscp_priority maps to priority " +
+           std::to_string(c.map.priority_of_dscp(c.map.dscp_of_priority(static_cast<std::uint8_t>(p))));
+  }
+  if (c.enable != 0 && (c.stage_slots == 0 || c.rx_budget == 0 || c.hold_slots == 0)) {
+    return k + "stage_slots, rx_budget and hold_slots must be at least 1";
+  }
+  return {};
 }
 
 std::string missing_port(std::size_t index) {
@@ -247,6 +422,160 @@ std::string read_eal(const toml::table& t, DaemonConfig* cfg) {
   return {};
 }
 
+// An integer in [lo, hi].
+std::string want_range(const toml::node& n, const std::string& key, std::int64_t lo,
+                       std::int64_t hi, std::int64_t* out) {
+  if (std::string err = want_int(n, key, out); !err.empty()) return err;
+  if (*out < lo || *out > hi) {
+    return key + ": " + std::to_string(*out) + " is outside " + std::to_string(lo) + ".." +
+           std::to_string(hi);
+  }
+  return {};
+}
+
+// An array of integers in [0, hi], at most `max_len` of them, applied by
+// set(index, value).
+template <class Set>
+std::string want_table(const toml::node& n, const std::string& key, std::size_t max_len,
+                       std::int64_t hi, Set set) {
+  const toml::array* a = n.as_array();
+  if (a == nullptr || a->size() > max_len) {
+    return key + ": expected an array of at most " + std::to_string(max_len) + " integers";
+  }
+  for (std::size_t i = 0; i < a->size(); ++i) {
+    const std::string ek = key + "[" + std::to_string(i) + "]";
+    std::int64_t v = 0;
+    if (std::string err = want_range(*a->get(i), ek, 0, hi, &v); !err.empty()) return err;
+    set(static_cast<unsigned>(i), static_cast<unsigned>(v));
+  }
+  return {};
+}
+
+// [device.pfc]
+std::string read_pfc(const toml::table& t, std::size_t index, DeviceConfig* d) {
+  engine::PfcEndpointConfig& c = d->pfc;
+  pfc::IngressConfig& in = c.ingress;
+  for (const auto& [k, v] : t) {
+    const std::string name(k.str());
+    const std::string key = "device[" + std::to_string(index) + "].pfc." + name;
+    std::string err;
+    std::string s;
+    std::int64_t i = 0;
+    constexpr std::int64_t kTiB = std::int64_t{1} << 40;
+    if (name == "priorities") {
+      const toml::array* a = v.as_array();
+      std::uint8_t m = 0;
+      if (a == nullptr) {
+        err = key + ": expected an array of priorities 0..7";
+      } else {
+        for (std::size_t j = 0; j < a->size() && err.empty(); ++j) {
+          if ((err = want_range(*a->get(j), key + "[" + std::to_string(j) + "]", 0, 7, &i))
+                  .empty()) {
+            m = static_cast<std::uint8_t>(m | (1u << i));
+          }
+        }
+      }
+      if (err.empty()) c.enable = m;
+    } else if (name == "mode") {
+      if ((err = want_string(v, key, &s)).empty()) {
+        if (s == "static") {
+          in.mode = pfc::ThresholdMode::kStatic;
+        } else if (s == "dynamic") {
+          in.mode = pfc::ThresholdMode::kDynamic;
+        } else {
+          err = key + ": " + in_quotes(s) + " is not a mode (expected \"static\" or \"dynamic\")";
+        }
+      }
+    } else if (name == "buffer_bytes" || name == "headroom_bytes" || name == "xoff_bytes" ||
+               name == "xon_bytes" || name == "xon_offset_bytes") {
+      if ((err = want_range(v, key, 0, kTiB, &i)).empty()) {
+        const auto u = static_cast<std::uint64_t>(i);
+        if (name == "buffer_bytes") in.buffer_bytes = u;
+        if (name == "headroom_bytes") in.headroom_bytes = u;
+        if (name == "xoff_bytes") in.xoff_bytes = u;
+        if (name == "xon_bytes") in.xon_bytes = u;
+        if (name == "xon_offset_bytes") in.xon_offset_bytes = u;
+      }
+    } else if (name == "alpha") {
+      // "N/D" or an integer N.
+      if (v.is_integer()) {
+        if ((err = want_range(v, key, 1, 65536, &i)).empty()) {
+          in.alpha_num = static_cast<std::uint32_t>(i);
+          in.alpha_den = 1;
+        }
+      } else if ((err = want_string(v, key, &s)).empty()) {
+        const std::size_t slash = s.find('/');
+        std::uint32_t num = 0, den = 0;
+        const char* b = s.data();
+        const char* e = s.data() + s.size();
+        bool ok = slash != std::string::npos;
+        if (ok) {
+          const auto r1 = std::from_chars(b, b + slash, num);
+          const auto r2 = std::from_chars(b + slash + 1, e, den);
+          ok = r1.ec == std::errc() && r1.ptr == b + slash && r2.ec == std::errc() &&
+               r2.ptr == e && num >= 1 && num <= 65536 && den >= 1 && den <= 65536;
+        }
+        if (!ok) {
+          err = key + ": " + in_quotes(s) +
+                " is not a ratio N/D with N and D in 1..65536 (e.g. \"1/16\")";
+        } else {
+          in.alpha_num = num;
+          in.alpha_den = den;
+        }
+      }
+    } else if (name == "xoff_quanta" || name == "max_quanta") {
+      if ((err = want_range(v, key, 1, 65535, &i)).empty()) {
+        (name == "xoff_quanta" ? in.xoff_quanta : c.max_quanta) = static_cast<std::uint16_t>(i);
+      }
+    } else if (name == "refresh_percent") {
+      if ((err = want_range(v, key, 1, 99, &i)).empty()) {
+        in.refresh_percent = static_cast<std::uint32_t>(i);
+      }
+    } else if (name == "storm_watchdog") {
+      if (!v.is_boolean()) {
+        err = key + ": expected true or false";
+      } else {
+        c.storm_watchdog = *v.value<bool>();
+      }
+    } else if (name == "storm_detection_ms" || name == "storm_restoration_ms") {
+      if ((err = want_range(v, key, 1, 3'600'000, &i)).empty()) {
+        const TimeNs ns = static_cast<TimeNs>(i) * kNsPerMs;
+        (name == "storm_detection_ms" ? c.storm.detection_ns : c.storm.restoration_ns) = ns;
+      }
+    } else if (name == "storm_action") {
+      if ((err = want_string(v, key, &s)).empty()) {
+        if (s == "drop") {
+          c.storm.action = pfc::StormAction::kDrop;
+        } else if (s == "ignore") {
+          c.storm.action = pfc::StormAction::kIgnore;
+        } else {
+          err = key + ": " + in_quotes(s) + " is not an action (expected \"drop\" or \"ignore\")";
+        }
+      }
+    } else if (name == "stage_slots" || name == "rx_budget" || name == "hold_slots") {
+      if ((err = want_range(v, key, 1, 65536, &i)).empty()) {
+        const auto u = static_cast<std::uint32_t>(i);
+        if (name == "stage_slots") c.stage_slots = u;
+        if (name == "rx_budget") c.rx_budget = u;
+        if (name == "hold_slots") c.hold_slots = u;
+      }
+    } else if (name == "sl_priority") {
+      err = want_table(v, key, pfc::kNumServiceLevels, 7,
+                       [&](unsigned a, unsigned b) { c.map.set_sl_priority(a, b); });
+    } else if (name == "priority_dscp") {
+      err = want_table(v, key, pfc::kNumPriorities, 63,
+                       [&](unsigned a, unsigned b) { c.map.set_priority_dscp(a, b); });
+    } else if (name == "dscp_priority") {
+      err = want_table(v, key, pfc::kNumDscp, 7,
+                       [&](unsigned a, unsigned b) { c.map.set_dscp_priority(a, b); });
+    } else {
+      err = key + ": unknown key";
+    }
+    if (!err.empty()) return err;
+  }
+  return {};
+}
+
 std::string read_device(const toml::table& t, std::size_t index, DeviceConfig* d) {
   std::set<std::string, std::less<>> seen;
   for (const auto& [k, v] : t) {
@@ -268,6 +597,27 @@ std::string read_device(const toml::table& t, std::size_t index, DeviceConfig* d
       if ((err = want_string(v, key, &s)).empty()) err = set_ipv4(s, index, d);
     } else if (name == "mtu") {
       if ((err = want_int(v, key, &i)).empty()) err = set_mtu(i, index, d);
+    } else if (name == "tx_ttl") {
+      if ((err = want_int(v, key, &i)).empty()) err = set_tx_ttl(i, key, d);
+    } else if (name == "link_mbps") {
+      if ((err = want_int(v, key, &i)).empty()) err = set_link_mbps(i, key, d);
+    } else if (name == "ttl_monitor") {
+      if (!v.is_boolean()) {
+        err = key + ": expected true or false";
+      } else {
+        d->pfc.ttl_monitor = *v.value<bool>();
+      }
+    } else if (name == "pfc") {
+      const toml::table* pt = v.as_table();
+      err = pt == nullptr ? key + ": expected a table ([device.pfc])" : read_pfc(*pt, index, d);
+    } else if (is_impair_key(name)) {
+      if (v.is_integer()) {
+        err = set_impair(name, true, *v.value<std::int64_t>(), 0, index, d);
+      } else if (v.is_floating_point()) {
+        err = set_impair(name, false, 0, *v.value<double>(), index, d);
+      } else {
+        err = key + ": expected a number";
+      }
     } else {
       err = key + ": unknown key";
     }
@@ -359,7 +709,12 @@ std::string check_device_values(const DeviceConfig& d, std::size_t i) {
            std::to_string(kMinMtu) + ".." + std::to_string(kMaxMtu);
   }
   if (d.port.empty()) return missing_port(i);
-  return {};
+  if (const char* f = d.impair.first_bad_field(); f != nullptr) {
+    const double v = std::string_view(f) == "drop_tx_rate" ? d.impair.drop_tx_rate
+                                                           : d.impair.drop_rx_rate;
+    return dev_key(i, f) + ": " + fmt_real(v) + " is outside 0..1 (a fraction of RoCEv2 frames)";
+  }
+  return check_pfc(d, i);
 }
 
 }  // namespace
@@ -480,8 +835,23 @@ std::string parse_device_spec(std::string_view spec, std::size_t index,
       } else {
         err = set_mtu(v, index, out);
       }
+    } else if (is_impair_key(name)) {
+      err = set_impair_text(name, val, index, out);
+    } else if (name == "pfc") {
+      err = parse_priorities(val, key, &out->pfc.enable);
+    } else if (name == "tx_ttl" || name == "link_mbps") {
+      std::int64_t v = 0;
+      const auto r = std::from_chars(val.data(), val.data() + val.size(), v);
+      if (val.empty() || r.ec != std::errc() || r.ptr != val.data() + val.size()) {
+        err = key + ": " + in_quotes(val) + " is not an integer";
+      } else {
+        err = name == "tx_ttl" ? set_tx_ttl(v, key, out) : set_link_mbps(v, key, out);
+      }
     } else {
-      err = key + ": unknown key (expected name, port, mac, ipv4 or mtu)";
+      err = key +
+            ": unknown key (expected name, port, mac, ipv4, mtu, drop_tx_every, "
+            "drop_rx_every, drop_tx_rate, drop_rx_rate, drop_seed, pfc, tx_ttl or "
+            "link_mbps)";
     }
     if (!err.empty()) return err;
     seen.insert(name);

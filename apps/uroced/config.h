@@ -21,6 +21,8 @@
 #include <string_view>
 #include <vector>
 
+#include "datapath/engine/impairment.h"
+#include "datapath/engine/pfc_endpoint.h"
 #include "datapath/port/eal_config.h"
 #include "datapath/wire/addr.h"
 
@@ -48,6 +50,17 @@ struct DeviceConfig {
   wire::MacAddr mac{};
   wire::Ipv4Addr ipv4{};
   std::uint32_t mtu = 1500;     // Ethernet MTU (L3 bytes)
+  // Loss injection: drop_tx_every, drop_rx_every, drop_tx_rate,
+  // drop_rx_rate, drop_seed (datapath/engine/impairment.h); all off.
+  engine::ImpairConfig impair{};
+  // The port's speed in Mb/s for PFC quanta; 0: ask the port at start-up
+  // (10000 if it does not say). Key link_mbps.
+  std::uint32_t link_mbps = 0;
+  // PFC, storm watchdog, TTL: keys tx_ttl and ttl_monitor in [[device]],
+  // the rest in its [device.pfc] table (uroced.example.toml); in --device,
+  // pfc=P[,P...] (lossless priorities), tx_ttl, link_mbps. link_bps is
+  // filled by uroced from link_mbps or the port.
+  engine::PfcEndpointConfig pfc{};
 };
 
 inline constexpr std::uint32_t kMinMtu = 576;
@@ -98,7 +111,11 @@ std::string load_toml(std::string_view text, std::string_view source,
 
 // One --device SPEC ("name=uroce0;mac=...;ipv4=...;mtu=9000;port=ring:p0")
 // into `out`; `index` is its position, used in error messages. Returns ""
-// or the error. Keys: name, port, mac, ipv4 (required), mtu (default 1500).
+// or the error. Keys: name, port, mac, ipv4 (required), mtu (default 1500),
+// and the loss injection keys drop_tx_every, drop_rx_every (integers,
+// 0 = off), drop_tx_rate, drop_rx_rate (0..1) and drop_seed (an integer);
+// pfc (lossless priorities, "3" or "3,4"; "none"), tx_ttl (1..255),
+// link_mbps.
 std::string parse_device_spec(std::string_view spec, std::size_t index,
                               DeviceConfig* out);
 

@@ -35,6 +35,7 @@ struct DeviceSnapshot {
   port::ArpCounters arp{};
   std::uint32_t qps = 0, cqs = 0, srqs = 0, ahs = 0, mrs = 0;
   std::vector<engine::QpStatus> qp_status;  // filled only when asked
+  engine::PfcStatus pfc{};                   // PFC and TTL (pfc_endpoint.h)
 };
 
 class Device {
@@ -82,6 +83,9 @@ class Device {
   virtual bool resolve(wire::Ipv4Addr ip, wire::MacAddr* mac) = 0;
   // Counters and object counts; the per-QP lines only when `with_qps`.
   virtual void snapshot(bool with_qps, DeviceSnapshot* out) = 0;
+  // Appends the PFC/TTL events (storms, loop signals) the engine recorded
+  // since the last call, for the log.
+  virtual void drain_pfc_events(std::vector<pfc::PfcEvent>* out) = 0;
 };
 
 }  // namespace uroce::daemon

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -61,6 +62,23 @@ struct EalGuard {
     if (!runtime_dir.empty()) std::filesystem::remove_all(runtime_dir, ec);
   }
 };
+
+// The link speed PFC quanta are timed with: the configured link_mbps, else
+// what the port reports, else 10 Gb/s (a link still down at start-up, or a
+// virtual port that reports nothing), said in the log.
+std::uint64_t link_bps(const DeviceConfig& d, std::uint16_t port_id) {
+  if (d.link_mbps != 0) return std::uint64_t{d.link_mbps} * 1'000'000;
+  rte_eth_link link{};
+  if (rte_eth_link_get_nowait(port_id, &link) == 0 && link.link_speed != RTE_ETH_SPEED_NUM_NONE &&
+      link.link_speed != RTE_ETH_SPEED_NUM_UNKNOWN) {
+    return std::uint64_t{link.link_speed} * 1'000'000;
+  }
+  if (d.pfc.enable != 0) {
+    spdlog::warn("{}: the port reports no link speed; PFC quanta timed at 10000 Mb/s "
+                 "(set link_mbps)", d.name);
+  }
+  return 10'000'000'000ull;
+}
 
 sigset_t termination_signals() {
   sigset_t s;
@@ -135,6 +153,19 @@ int run(const DaemonConfig& cfg) {
     vc.mac = d.mac;
     vc.ip = d.ipv4;
     vc.eth_mtu = d.mtu;
+    vc.impair = d.impair;
+    vc.pfc = d.pfc;
+    vc.pfc.link_bps = link_bps(d, ports[i]->port_id());
+    if (d.pfc.enable != 0) {
+      spdlog::info("{}: PFC on priorities mask 0x{:02x} at {} Mb/s, tx_ttl {}", d.name,
+                   d.pfc.enable, vc.pfc.link_bps / 1'000'000, d.pfc.ttl.tx_ttl);
+    }
+    if (d.impair.active()) {
+      spdlog::warn("{}: loss injection on: drop_tx_every={} drop_rx_every={} drop_tx_rate={} "
+                   "drop_rx_rate={} drop_seed={}",
+                   d.name, d.impair.drop_tx_every, d.impair.drop_rx_every,
+                   d.impair.drop_tx_rate, d.impair.drop_rx_rate, d.impair.drop_seed);
+    }
     ios.push_back(std::make_unique<engine::EthPortIo>(*ports[i]));
     vnics.push_back(std::make_unique<VnicT>(vc, *ios.back()));
     eng.add_vnic(vnics.back().get());
@@ -177,12 +208,34 @@ int run(const DaemonConfig& cfg) {
   }
 
   std::atomic<bool> stop{false};
+  std::atomic<bool> stop_log{false};
+  // PFC storms and TTL loop signals, recorded by the engine in a fixed ring
+  // per device (the loop signals already rate-limited there), logged here.
+  std::thread pfc_log([&] {
+    (void)affinity.apply_to_current_thread();
+    std::vector<pfc::PfcEvent> ev;
+    char line[256];
+    while (!stop_log.load(std::memory_order_acquire)) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      for (Device* dev : device_ptrs) {
+        ev.clear();
+        dev->drain_pfc_events(&ev);
+        for (const pfc::PfcEvent& e : ev) {
+          pfc::format_pfc_event(e, line);
+          spdlog::warn("{}: {}", dev->config().name, line);
+        }
+      }
+    }
+  });
   std::thread signals([&] {
     (void)affinity.apply_to_current_thread();
     int sig = 0;
     sigwait(&term, &sig);
     spdlog::info("SIG{}: stopping", sigabbrev_np(sig));
     server.stop();
+    // The log thread calls into the engine: it ends while the engine runs.
+    stop_log.store(true, std::memory_order_release);
+    pfc_log.join();
     stop.store(true, std::memory_order_release);
   });
 

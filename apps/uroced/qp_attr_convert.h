@@ -52,10 +52,15 @@ int values_from_ibv(std::uint32_t mask, const ibv_qp_attr& a, wire::PathMtu acti
                     std::uint32_t max_rd_atomic, transport::QpAttrValues* out);
 
 // Checks an address vector (rules in the header comment) and extracts the
-// destination IPv4 address, DSCP (traffic_class >> 2) and TTL (hop_limit;
-// 0 becomes 64). 0 or EINVAL.
-int av_from_ibv(const ibv_ah_attr& ah, wire::Ipv4Addr* dip, std::uint8_t* dscp,
-                std::uint8_t* ttl);
+// destination IPv4 address, the DSCP and the TTL the device sends with
+// (`pfc`: its priority map and TX TTL). DSCP: traffic_class >> 2 when the
+// application gave a traffic class (non-zero), else the DSCP of the service
+// level's priority (PriorityMap::tx_dscp_of_sl(ah.sl)). TTL: always the
+// device's tx_ttl (default 64), whatever hop_limit says: rdma-core's
+// examples pass hop_limit 1, which would expire at the first router, and
+// the TTL loop signals need one known TX TTL per device. 0 or EINVAL.
+int av_from_ibv(const ibv_ah_attr& ah, const engine::PfcEndpointConfig& pfc,
+                wire::Ipv4Addr* dip, std::uint8_t* dscp, std::uint8_t* ttl);
 
 // ibv_qp_attr for ibv_query_qp from the engine's answer. The AV is shown as
 // it was set: GRH with dgid ::ffff:<dip>, sgid_index 1, traffic class and

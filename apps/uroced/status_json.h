@@ -8,7 +8,14 @@
 //                  "active_mtu", "objects": {"qps", "cqs", "srqs", "mrs", "ahs"},
 //                  "counters": {... VnicCounters, "parse_errors": {name: n},
 //                               "wqe_errors": {name: n}},
-//                  "arp": {... ArpCounters, "drops": {name: n}}}],
+//                  "arp": {... ArpCounters, "drops": {name: n}},
+//                  "pfc": {"enabled_priorities", "link_mbps", "tx_ttl",
+//                          "priorities": [8 x {"priority", "lossless",
+//                             generation: xoff/refresh/xon_sent, asserted_ns, ...;
+//                             honouring: pause_rx, resume_rx, paused_ns, ...;
+//                             storm: stormed, storms_detected, ...}],
+//                          "frames_sent", "mac_control_rx", "rx_bad": {reason: n},
+//                          "ttl": {... TtlCounters}}}],
 //     "qps":     [{"device", "id", "qpn", "type", "state", "client", "dest_qpn",
 //                  "send_queue", "recv_queue", "engine": {...},
 //                  "transport": {... the counters of its type}}]   (kStatusQps)
@@ -46,6 +53,7 @@ struct DaemonInfo {
 
 nlohmann::json counters_json(const engine::VnicCounters& c);
 nlohmann::json arp_json(const port::ArpCounters& c);
+nlohmann::json pfc_json(const engine::PfcStatus& s);
 nlohmann::json qp_json(const std::string& device, const engine::QpStatus& q);
 nlohmann::json client_json(const ClientSummary& c);
 nlohmann::json device_json(const Device& d, const DeviceSnapshot& s);

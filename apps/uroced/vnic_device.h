@@ -106,7 +106,11 @@ class VnicDevice final : public Device {
       out->ahs = vnic_.ah_count();
       out->mrs = vnic_.mr_count();
       if (with_qps) vnic_.qp_status(&out->qp_status);
+      out->pfc = vnic_.pfc_status();
     });
+  }
+  void drain_pfc_events(std::vector<pfc::PfcEvent>* out) override {
+    engine_.call([&] { vnic_.drain_pfc_events(out); });
   }
 
  private:

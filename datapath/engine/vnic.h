@@ -133,6 +133,7 @@
 #include "datapath/engine/cq_ring_sink.h"
 #include "datapath/engine/event_fd.h"
 #include "datapath/engine/loopback_queue.h"
+#include "datapath/engine/pfc_endpoint.h"
 #include "datapath/engine/qp_demux.h"
 #include "datapath/engine/vnic_api.h"
 #include "datapath/engine/vnic_types.h"
@@ -175,20 +176,42 @@ class Vnic {
         demux_(cfg.max_qps),
         qps_(cfg.max_qps == 0 ? 1 : cfg.max_qps),
         sched_(static_cast<std::uint32_t>(qps_.size())),
-        loop_(kLoopbackSlots,
-              std::max<std::uint32_t>(cfg.eth_mtu + wire::EthHdr::kSize,
-                                      static_cast<std::uint32_t>(wire::kMaxRoceFrame))) {
+        loop_(kLoopbackSlots, frame_slot_bytes(cfg)),
+        pfc_(cfg.pfc, cfg.mac, cfg.ip, frame_slot_bytes(cfg)) {
     free_.reserve(qps_.size());
     for (std::size_t i = qps_.size(); i-- > 0;) {
       free_.push_back(static_cast<std::uint32_t>(i));
     }
     live_.reserve(qps_.size());
     srq_list_.reserve(cfg.max_srqs);
+    impair_ = Impairment(cfg.impair);
   }
   Vnic(const Vnic&) = delete;
   Vnic& operator=(const Vnic&) = delete;
 
   const VnicConfig& config() const { return cfg_; }
+  // Replaces the loss injection (impairment.h) and restarts its counts and
+  // random streams; `c` must pass first_bad_field(). Control path.
+  void set_impairment(const ImpairConfig& c) {
+    cfg_.impair = c;
+    impair_ = Impairment(c);
+  }
+  // PFC and TTL (pfc_endpoint.h): a snapshot of its state and counters,
+  // and the events recorded since the last drain (appended). Control path.
+  PfcStatus pfc_status() const { return pfc_.status(now_); }
+  // Replaces the PFC/TTL configuration (link_bps included) and restarts
+  // its state and counters; staged and held frames are discarded (losses
+  // the transports recover from). Control path.
+  void set_pfc(const PfcEndpointConfig& c) {
+    cfg_.pfc = c;
+    pfc_ = PfcEndpoint(c, cfg_.mac, cfg_.ip, frame_slot_bytes(cfg_));
+  }
+  void drain_pfc_events(std::vector<pfc::PfcEvent>* out) { pfc_.drain_events(out); }
+  const PfcEndpoint& pfc() const { return pfc_; }
+  // PfcEndpoint::next_deadline at last_now(): when a virtual-clock caller
+  // must poll again for PFC alone (refreshes, the end of a pause, storm
+  // transitions, staged frames); combine with next_deadline().
+  TimeNs pfc_next_deadline() const { return pfc_.next_deadline(now_); }
   // active_mtu_for(config().eth_mtu): UD's message limit, QueryPort's value.
   wire::PathMtu active_mtu() const { return active_mtu_for(cfg_.eth_mtu); }
 
@@ -599,8 +622,13 @@ class Vnic {
   // a frame arriving, a WQE written to a ring, TX room opening, and a
   // poll() that returned work (a phase may have stopped at its burst). ARP
   // retransmissions are not included either: port::ArpAgent exposes no
-  // deadline, and a QP's address vector already carries its MAC.
-  TimeNs next_deadline() const { return loop_.size() != 0 ? now_ : earliest_; }
+  // deadline, and a QP's address vector already carries its MAC. With PFC
+  // on, pfc_next_deadline() is included (staged frames, XOFF refreshes, the
+  // end of a pause we obey, storm transitions); with PFC off that is
+  // pfc::kNoDeadline, the maximum, and changes nothing.
+  TimeNs next_deadline() const {
+    return loop_.size() != 0 ? now_ : std::min(earliest_, pfc_next_deadline());
+  }
   const Sched& scheduler() const { return sched_; }
   PortIo& io() { return io_; }
 
@@ -820,20 +848,88 @@ class Vnic {
 
   // ---- Phase 1: RX ----------------------------------------------------------
   // One port burst, then the frames looped back since the last RX phase
-  // (frames they cause to loop back wait for the next one).
+  // (frames they cause to loop back wait for the next one). With PFC on
+  // (pfc_endpoint.h): MAC Control frames go to the pause gate, frames of
+  // lossless priorities are staged and processed after the burst within
+  // the per-iteration budget. Loss injection (impairment.h) applies to the
+  // port burst only.
   std::uint32_t rx_phase(TimeNs now) {
-    std::uint32_t n =
-        io_.rx_burst([&](std::span<const std::uint8_t> f) { on_frame(f, now); });
+    PfcTx ptx{this};
+    pfc_.poll(now, ptx);
+    std::uint32_t n = io_.rx_burst([&](std::span<const std::uint8_t> f) {
+      if (impair_.drop_rx(f)) {
+        ++ctr_.rx_impair_drop;
+        return;
+      }
+      if (pfc_.on_mac_control(f, now)) {
+        ++ctr_.rx_frames;
+        ctr_.rx_bytes += f.size();
+        ++ctr_.rx_mac_control;
+        return;
+      }
+      if (pfc_.staging() && pfc_.stage(f, now, ptx) != PfcEndpoint::Stage::kNotStaged) return;
+      on_frame(f, now, true);
+    });
+    // Staged frames (lossless priorities), within the per-iteration budget.
+    if (pfc_.staged() != 0) {
+      n += pfc_.drain(now, ptx, [&](std::span<const std::uint8_t> f) { on_frame(f, now, true); });
+    }
     const std::uint32_t looped = loop_.size();
     for (std::uint32_t i = 0; i < looped; ++i) {
       ++ctr_.rx_loopback;
-      on_frame(loop_.front(), now);
+      on_frame(loop_.front(), now, false);
       loop_.pop();
     }
     return n + looped;
   }
 
-  void on_frame(std::span<const std::uint8_t> f, TimeNs now) {
+  // The sink of the PFC frames we generate: straight to the port (MAC
+  // Control is never paused, held or impaired).
+  struct PfcTx {
+    Vnic* v;
+    std::span<std::uint8_t> tx_alloc(std::size_t n) {
+      if (v->io_.tx_room() == 0) v->ctr_.tx_flushed += v->io_.flush();
+      const std::span<std::uint8_t> b = v->io_.tx().tx_alloc(n);
+      if (b.size() < n) v->pfc_.count_pfc_tx(false);
+      return b;
+    }
+    void tx_commit(std::size_t n) {
+      v->io_.tx().tx_commit(n);
+      v->pfc_.count_pfc_tx(true);
+      ++v->ctr_.tx_frames;
+      v->ctr_.tx_bytes += n;
+    }
+  };
+
+  // A connected QP whose priority the peer has paused is not served (it
+  // stays queued); UD QPs are (each WR has its own DSCP: frames of a paused
+  // priority wait in the hold queue).
+  bool pfc_paused(const QpEntry& e, TimeNs now) {
+    return e.type != transport::QpType::kUd && pfc_.tx_paused_dscp(e.attr.av.dscp, now);
+  }
+
+  // The sink held frames are released into: the port, counted as sent.
+  struct HeldTx {
+    Vnic* v;
+    std::span<std::uint8_t> tx_alloc(std::size_t n) {
+      if (v->io_.tx_room() == 0) v->ctr_.tx_flushed += v->io_.flush();
+      return v->io_.tx().tx_alloc(n);
+    }
+    void tx_commit(std::size_t n) {
+      v->io_.tx().tx_commit(n);
+      ++v->ctr_.tx_frames;
+      v->ctr_.tx_bytes += n;
+    }
+  };
+
+  static std::uint32_t frame_slot_bytes(const VnicConfig& c) {
+    return std::max<std::uint32_t>(c.eth_mtu + wire::EthHdr::kSize,
+                                   static_cast<std::uint32_t>(wire::kMaxRoceFrame));
+  }
+
+  // `from_port`: false for looped-back frames (our own QPs' packets, which
+  // the TTL monitor must not take for a loop).
+  void on_frame(std::span<const std::uint8_t> f, TimeNs now, bool from_port) {
     using transport::QpType;
     ++ctr_.rx_frames;
     ctr_.rx_bytes += f.size();
@@ -851,6 +947,7 @@ class Vnic {
       return;
     }
     ++ctr_.rx_roce;
+    if (from_port) pfc_.on_roce_rx(pkt_, now);
     if (!(pkt_.eth.dst() == cfg_.mac)) {
       ++ctr_.rx_not_our_mac;
       return;
@@ -907,6 +1004,14 @@ class Vnic {
       }
       return;
     }
+    // Left uncommitted, as a looped-back frame: the port reuses the buffer.
+    if (impair_.drop_tx(f)) {
+      ++ctr_.tx_impair_drop;
+      return;
+    }
+    // A paused priority's frame is copied to its hold queue (or dropped
+    // when stormed with action drop); the buffer is reused likewise.
+    if (pfc_.on_tx(f, now_) != PfcEndpoint::Hold::kSend) return;
     io_.tx().tx_commit(f.size());
     ++ctr_.tx_frames;
     ctr_.tx_bytes += f.size();
@@ -927,6 +1032,11 @@ class Vnic {
   }
 
   // ---- Phase 2: doorbells ----------------------------------------------------
+  // Runs every iteration over every QP, so an idle QP must cost little: each
+  // ring is first checked by its indices alone (one acquire load of the
+  // application's producer index), and the QP's state, queue depths and
+  // pending errors are read only when the ring has something or an error
+  // completion is owed.
   std::uint32_t doorbell_phase() {
     std::uint32_t work = 0;
     for (const std::uint32_t slot : live_) {
@@ -959,6 +1069,8 @@ class Vnic {
 
   std::uint32_t sq_doorbell(QpEntry& e) {
     using transport::QpState;
+    // Nothing new and nothing owed: nothing below would act.
+    if (!e.sq_err.active && e.sq.ready() == 0) return 0;
     const QpState st = qp_state(e);
     if (st == QpState::kReset || st == QpState::kInit || st == QpState::kRtr) return 0;
     if (e.sq_err.active && !settle_error(e, &e.sq_err, true)) return 0;
@@ -1002,6 +1114,10 @@ class Vnic {
   }
 
   std::uint32_t rq_doorbell(QpEntry& e) {
+    // No new WQE, none held (so none to give back) and no error owed:
+    // nothing below would act. With WQEs held, the slots the transport has
+    // consumed are still given back here every iteration.
+    if (e.rq_held == 0 && !e.rq_err.active && e.rq.ready() == 0) return 0;
     if (qp_state(e) == transport::QpState::kReset) {
       release_held(e.rq, &e.rq_held, 0);
       return 0;
@@ -1178,6 +1294,7 @@ class Vnic {
     using transport::QpType;
     sched::ServeResult r;
     if (!e.used) return r;
+    if (pfc_paused(e, now)) return sched::ServeResult{0, true, false};
     std::uint32_t room = io_.tx_room();
     if (room == 0) {
       ctr_.tx_flushed += io_.flush();
@@ -1231,7 +1348,14 @@ class Vnic {
   }
 
   // ---- Phase 5: flush --------------------------------------------------------
-  void flush_phase() { ctr_.tx_flushed += io_.flush(); }
+  // Held frames of priorities whose pause ended go first, then the burst.
+  void flush_phase() {
+    if (pfc_.held() != 0) {
+      HeldTx h{this};
+      pfc_.release(now_, h);
+    }
+    ctr_.tx_flushed += io_.flush();
+  }
 
   VnicConfig cfg_;
   PortIo& io_;
@@ -1248,6 +1372,8 @@ class Vnic {
   std::unordered_map<ObjId, std::unique_ptr<SrqObj>> srqs_;
   std::vector<SrqObj*> srq_list_;
   LoopbackQueue loop_;
+  PfcEndpoint pfc_;      // PFC generation/honouring and TTL, from cfg_.pfc
+  Impairment impair_{};  // loss injection, from cfg_.impair
   Timers timers_{this};
   TimeNs earliest_ = kNever;
   TimeNs now_ = 0;

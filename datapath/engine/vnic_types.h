@@ -14,6 +14,8 @@
 #include <string>
 
 #include "datapath/engine/cq_ring_sink.h"
+#include "datapath/engine/impairment.h"
+#include "datapath/engine/pfc_endpoint.h"
 #include "datapath/engine/vnic_api.h"
 #include "datapath/port/arp_agent.h"
 #include "datapath/shm/wqe_copy.h"
@@ -42,6 +44,12 @@ struct VnicConfig {
   std::uint32_t max_ahs = 4096;
   // ARP resolver timing and neighbour table (defaults: Linux-like).
   port::ArpConfig arp{};         // mac/ip are taken from above
+  // Loss injection (impairment.h); all off by default. Must pass
+  // ImpairConfig::first_bad_field().
+  ImpairConfig impair{};
+  // PFC generation and honouring, storm watchdog, TTL (pfc_endpoint.h);
+  // PFC off by default, TX TTL 64.
+  PfcEndpointConfig pfc{};
 };
 
 // The largest IB MTU whose RoCEv2 frame fits the Ethernet MTU: IB MTU + 58
@@ -74,6 +82,8 @@ struct VnicCounters {
   std::uint64_t rx_not_our_mac = 0;  // RoCEv2 to another (or a group) MAC
   std::uint64_t rx_not_our_ip = 0;   // RoCEv2 to another IPv4 address
   std::uint64_t rx_no_qp = 0;        // BTH destination QP not here
+  std::uint64_t rx_impair_drop = 0;  // RoCEv2 frames dropped by loss injection
+  std::uint64_t rx_mac_control = 0;  // EtherType 0x8808 (PAUSE/PFC), to the gate
   // TX.
   std::uint64_t tx_frames = 0;      // frames committed to the port
   std::uint64_t tx_bytes = 0;
@@ -83,6 +93,7 @@ struct VnicCounters {
   std::uint64_t tx_pumped = 0;      // frames emitted in the pump phase
   std::uint64_t tx_loopback = 0;    // frames to our own MAC, looped back
   std::uint64_t tx_loopback_drop = 0;  // of those, dropped: loopback queue full
+  std::uint64_t tx_impair_drop = 0;  // RoCEv2 frames dropped by loss injection
   // Doorbells (shared rings).
   std::uint64_t sq_wqes = 0;        // send WQEs taken from SQ rings
   std::uint64_t rq_wqes = 0;        // receive WQEs taken from RQ rings

@@ -69,5 +69,54 @@ TEST(EngineHost_Service, NoRoomHoldsFramesInTheQpUntilRoomOpens) {
   EXPECT_GE(p.a.polls(), 2u);
 }
 
+TEST(EngineHost_Pfc, ConfigReachesTheEnginesPfcEndpoint) {
+  FrameStore store;
+  EngineHostConfig c = testing::engine_cfg("x", 9);
+  EngineHost off(c, store);
+  EXPECT_EQ(off.vnic().pfc_status().enable, 0);
+  c.pfc_enable = 0x08;
+  c.link_bps = 10'000'000'000ull;
+  c.pfc_rx_budget = 3;
+  EngineHost on(c, store);
+  const engine::PfcStatus s = on.vnic().pfc_status();
+  EXPECT_EQ(s.enable, 0x08);
+  EXPECT_EQ(s.link_bps, 10'000'000'000ull);
+  EXPECT_EQ(on.vnic().pfc().config().rx_budget, 3u);
+}
+
+TEST(EngineHost_Pfc, PauseFrameStopsThePumpUntilItsQuantaExpire) {
+  EnginePair p;
+  FrameStore& store = p.store;
+  EngineHostConfig c = testing::engine_cfg("a", 1);
+  c.pfc_enable = 0x08;
+  c.link_bps = 10'000'000'000ull;  // a quantum is 51.2 ns
+  EngineHost a(c, store);
+  // A pause for priority 3, 100 quanta = 5120 ns, as the switch sends it.
+  std::vector<std::uint8_t> f(wire::kPfcFrameSize);
+  ASSERT_EQ(wire::build_pfc_pause(f, wire::MacAddr{{2, 0, 0, 0, 0, 0x77}}, 0x08, 100),
+            wire::kPfcFrameSize);
+  a.port().deliver(store.put(f));
+  EXPECT_FALSE(a.service(1000, 64));
+  const engine::PfcStatus s = a.vnic().pfc_status();
+  EXPECT_EQ(s.gate.prio[3].pause_rx, 1u);
+  EXPECT_TRUE(s.peer_paused[3]);
+  // The end of the pause is the host's next deadline (pfc_next_deadline).
+  EXPECT_EQ(a.next_deadline(), 1000u + 5120u);
+  EXPECT_FALSE(a.service(6120, 64));
+  EXPECT_FALSE(a.vnic().pfc_status().peer_paused[3]);
+  EXPECT_EQ(a.next_deadline(), std::numeric_limits<TimeNs>::max());
+}
+
+TEST(EngineHost_Service, PollCostMakesOnePollPerServiceAndABusyInterval) {
+  FrameStore store;
+  EngineHostConfig c = testing::engine_cfg("x", 9);
+  c.poll_ns = 2000;
+  EngineHost h(c, store);
+  EXPECT_EQ(h.busy_until(), 0u);
+  EXPECT_FALSE(h.service(500, 64));
+  EXPECT_EQ(h.polls(), 1u);
+  EXPECT_EQ(h.busy_until(), 2500u);
+}
+
 }  // namespace
 }  // namespace uroce::testbed

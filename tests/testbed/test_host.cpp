@@ -143,5 +143,24 @@ TEST(Host_Rx, ConsumedPacketsFeedTheTtlMonitor) {
   EXPECT_EQ(h.events()[0].ref_ttl, 62);
 }
 
+TEST(Host_OfferControl, SentAheadOfDataEvenWhilePaused) {
+  Host h(cfg());
+  EXPECT_TRUE(h.offer(pkt(3)));
+  EXPECT_EQ(h.on_control(pause(100), 0), wire::PfcParseError::kOk);
+  (void)h.take_kick();
+  const std::vector<std::uint8_t> f = pause(7);
+  EXPECT_TRUE(h.offer_control(f));
+  EXPECT_TRUE(h.take_kick());
+  const pfc::SwitchTx tx = h.dequeue(0);
+  ASSERT_EQ(tx.kind, pfc::SwitchTx::Kind::kControl);
+  ASSERT_EQ(tx.ctrl.len, f.size());
+  EXPECT_TRUE(std::equal(f.begin(), f.end(), tx.ctrl.bytes.begin()));
+  EXPECT_EQ(h.counters().tx_pfc_frames, 1u);
+  EXPECT_EQ(h.dequeue(0).kind, pfc::SwitchTx::Kind::kNone);  // the data waits
+  const std::vector<std::uint8_t> big(wire::kPfcFrameSize + 1, 0);
+  EXPECT_FALSE(h.offer_control(big));
+  EXPECT_FALSE(h.take_kick());
+}
+
 }  // namespace
 }  // namespace uroce::testbed

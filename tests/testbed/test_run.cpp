@@ -108,6 +108,32 @@ TEST(Run_Determinism, EngineScenarioGivesByteIdenticalOutputs) {
   EXPECT_NE(read_all(rc.files[5]), read_all(ra.files[5]));
 }
 
+// And with the engine's own PFC (rc_engine_pfc.toml): the engines' PFC
+// counters and pause times in the summary repeat byte for byte.
+TEST(Run_Determinism, EnginePfcScenarioGivesByteIdenticalOutputs) {
+  Scenario sc;
+  ASSERT_EQ(scenario_from_file(
+                std::string(UROCE_SOURCE_ROOT) + "/testbed/scenarios/rc_engine_pfc.toml", sc),
+            "");
+  TempDir a("pa");
+  TempDir b("pb");
+  RunOptions opts;
+  opts.pcap_all = true;
+  opts.out_dir = a.path.string();
+  const RunResult ra = run_scenario(sc, opts);
+  opts.out_dir = b.path.string();
+  const RunResult rb = run_scenario(sc, opts);
+  ASSERT_EQ(ra.status, RunStatus::kOk) << ra.error;
+  ASSERT_EQ(ra.files.size(), 5u);  // summary, csv, 3 pcaps
+  ASSERT_EQ(rb.files.size(), ra.files.size());
+  for (std::size_t i = 0; i < ra.files.size(); ++i) {
+    EXPECT_TRUE(read_all(ra.files[i]) == read_all(rb.files[i])) << ra.files[i] << " differs";
+  }
+  const std::string summary = read_all(ra.files[0]);
+  EXPECT_NE(summary.find("\"xoff_sent\""), std::string::npos);
+  EXPECT_NE(summary.find("\"tx_pfc\""), std::string::npos);
+}
+
 TEST(Run_Errors, BadScenarioAndUnwritableOutput) {
   Scenario sc = testing::line();
   sc.flows[0].dst = "h9";

@@ -264,5 +264,19 @@ TEST(Scenario_Resolve, RcFlowErrors) {
             "rc_flow[0] (r).start_us: 5000 us is not before the end of the run (duration_ms)");
 }
 
+TEST(Scenario_Resolve, EnginePfcKeysNeedAnEngineHost) {
+  Scenario sc = engine_base();
+  sc.hosts[0].engine_pfc = 0x08;
+  sc.hosts[1].engine_poll_ns = 1000;
+  EXPECT_EQ(err(sc), "");
+  sc.hosts[0].engine = false;
+  EXPECT_EQ(err(sc), "host[0] (h1).pfc: host 'h1' does not run the engine (kind = \"engine\")");
+  sc = engine_base();
+  sc.hosts[1].engine = false;
+  sc.hosts[1].engine_poll_ns = 1000;
+  EXPECT_EQ(err(sc),
+            "host[1] (h2).poll_cost_us: host 'h2' does not run the engine (kind = \"engine\")");
+}
+
 }  // namespace
 }  // namespace uroce::testbed

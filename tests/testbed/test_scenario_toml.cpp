@@ -232,5 +232,26 @@ TEST(ScenarioToml_Alpha, FractionsIntegersAndExactDecimals) {
   EXPECT_EQ(parse_alpha("-1", n, d), "'-1' is not a positive number or fraction");
 }
 
+TEST(ScenarioToml_Parse, EnginePfcHostKeys) {
+  Scenario sc;
+  ASSERT_EQ(parse(std::string(kMinimal) + "[defaults.host]\nkind = \"engine\"\npfc = [3, 4]\n"
+                                          "pfc_rx_budget = 2\npoll_cost_us = 1.5\n",
+                  sc),
+            "");
+  EXPECT_EQ(sc.hosts[0].engine_pfc, 0x18);
+  EXPECT_EQ(sc.hosts[1].engine_rx_budget, 2u);
+  EXPECT_EQ(sc.hosts[1].engine_poll_ns, 1500u);
+  ASSERT_EQ(parse(kMinimal, sc), "");
+  EXPECT_EQ(sc.hosts[0].engine_pfc, 0);
+  EXPECT_EQ(sc.hosts[0].engine_rx_budget, 64u);
+  EXPECT_EQ(sc.hosts[0].engine_poll_ns, 0u);
+  EXPECT_EQ(parse(std::string(kMinimal) + "[defaults.host]\npfc_rx_budget = 0\n"),
+            "defaults.host.pfc_rx_budget: 0 is out of range 1..4096 (line 17)");
+  EXPECT_EQ(parse(std::string(kMinimal) + "[defaults.host]\npfc = [8]\n"),
+            "defaults.host.pfc: priorities are integers 0..7 (line 17)");
+  EXPECT_EQ(parse(std::string(kMinimal) + "[defaults.host]\npoll_cost_us = -1\n"),
+            "defaults.host.poll_cost_us: -1 is out of range [0, 1e+06] (line 17)");
+}
+
 }  // namespace
 }  // namespace uroce::testbed

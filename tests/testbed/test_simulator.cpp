@@ -2,8 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include "testbed/engine_host.h"
 #include "testbed/rc_flow.h"
 #include "testbed/report.h"
+#include "testbed/scenario_toml.h"
 #include "testbed/wait_for.h"
 #include "tests/testbed/test_support.h"
 
@@ -287,6 +289,86 @@ TEST(Simulator_Engine, EngineTimersAreEventsNotSteps) {
   EXPECT_EQ(r.sim->engine_frames().switch_dropped, r.switch_drops(pfc::SwitchRx::kDropNoRoute));
   EXPECT_EQ(r.sim->frame_store().live(), 0u);
   EXPECT_LT(r.sim->events_processed(), 100u);
+}
+
+// The engine's own PFC in both directions (rc_engine_pfc.toml): h3's slow
+// engine (10 us a poll, 1 staged frame a poll) sends XOFF to s1 from its
+// PfcEndpoint and s1 holds its queue toward h3; s1 then pauses h1 and h2
+// with real 802.1Qbb frames that their engines obey. Nothing is dropped,
+// nothing retransmitted, every message completes with its exact bytes.
+TEST(Simulator_EnginePfc, SlowEngineHostPausesItsSwitchAndSendersObey) {
+  Scenario sc;
+  ASSERT_EQ(scenario_from_file(
+                std::string(UROCE_SOURCE_ROOT) + "/testbed/scenarios/rc_engine_pfc.toml", sc),
+            "");
+  SimRun r(sc);
+  const Simulator& sim = *r.sim;
+  const TimeNs end = sim.end_ns();
+  ASSERT_EQ(sim.rc_flows().size(), 2u);
+  for (const auto& f : sim.rc_flows()) {
+    const RcFlowStats& s = f->stats();
+    EXPECT_TRUE(f->done());
+    EXPECT_EQ(s.completed, f->config().count);
+    EXPECT_EQ(s.bytes, std::uint64_t{f->config().count} * f->config().size_bytes);
+    EXPECT_EQ(s.errors, 0u);
+    EXPECT_EQ(s.payload_mismatch, 0u);
+    engine::QpStatus st;
+    ASSERT_EQ(f->src().status(f->src_qp(), &st), 0);
+    EXPECT_EQ(st.rc.tx_retransmits, 0u);
+    EXPECT_EQ(st.rc.timeouts, 0u);
+  }
+  EXPECT_EQ(sim.rc_flows()[1]->stats().recv_bytes, 20u * 65536u);  // the SEND flow
+  // h3 (index 2) generated XOFF from its engine; h1, h2 generated none.
+  const engine::PfcStatus h3 = sim.engines()[2]->vnic().pfc().status(end);
+  EXPECT_EQ(h3.link_bps, 10'000'000'000u);
+  EXPECT_GT(h3.ingress.prio[3].xoff_sent, 0u);
+  EXPECT_GT(h3.ingress.prio[3].xon_sent, 0u);
+  EXPECT_GT(h3.asserted_ns[3], 0u);
+  EXPECT_EQ(h3.engine.prio[3].admit_drops, 0u);
+  EXPECT_EQ(h3.engine.prio[3].stage_full, 0u);
+  EXPECT_EQ(h3.engine.pfc_tx, sim.engine_frames().tx_pfc);
+  EXPECT_EQ(sim.engine_frames().tx_pfc_refused, 0u);
+  // s1 received exactly those frames and honoured them (paused time > 0).
+  const pfc::SwitchModel& s1 = sim.switches()[0];
+  EXPECT_EQ(s1.counters().pfc_rx, sim.engine_frames().tx_pfc);
+  TimeNs sw_paused = 0;
+  for (std::uint16_t p = 0; p < 3; ++p) sw_paused += s1.gate(p).paused_ns(3, end);
+  EXPECT_GT(sw_paused, 0u);
+  EXPECT_EQ(s1.gate(2).paused_ns(3, end), sw_paused);  // only toward h3
+  // The senders' engines obeyed s1's pauses; their Host models saw none.
+  for (std::uint32_t h = 0; h < 2; ++h) {
+    const engine::PfcStatus st = sim.engines()[h]->vnic().pfc().status(end);
+    EXPECT_GT(st.gate.prio[3].pause_rx, 0u) << h;
+    EXPECT_GT(st.paused_ns[3], 0u) << h;
+    EXPECT_GT(st.engine.prio[3].pump_skips, 0u) << h;
+    EXPECT_EQ(st.ingress.prio[3].xoff_sent, 0u) << h;
+    EXPECT_EQ(sim.hosts()[h].counters().rx_pfc_frames, 0u) << h;
+  }
+  EXPECT_EQ(sim.engine_frames().rx_pfc, s1.counters().pfc_tx);
+  // No drop anywhere.
+  for (std::size_t k = 1; k < pfc::kNumSwitchRx; ++k) {
+    EXPECT_EQ(r.switch_drops(static_cast<pfc::SwitchRx>(k)), 0u) << k;
+  }
+  EXPECT_EQ(sim.engine_frames().switch_dropped, 0u);
+  EXPECT_EQ(sim.engine_frames().tx_refused, 0u);
+  for (const Host& h : sim.hosts()) EXPECT_EQ(h.counters().rx_dropped, 0u);
+  EXPECT_EQ(sim.frame_store().live(), 0u);
+}
+
+// Without `pfc` on the host the engine's PFC stays off and the Host model
+// honours the switch as before: the engines see no PFC frame at all.
+TEST(Simulator_EnginePfc, WithoutThePfcKeyTheHostModelHonoursTheSwitch) {
+  Scenario sc;
+  ASSERT_EQ(scenario_from_file(
+                std::string(UROCE_SOURCE_ROOT) + "/testbed/scenarios/rc_engine_pfc.toml", sc),
+            "");
+  for (HostSpec& h : sc.hosts) h.engine_pfc = 0;
+  sc.duration_ns = 2 * kNsPerMs;
+  SimRun r(sc);
+  EXPECT_EQ(r.sim->engine_frames().rx_pfc, 0u);
+  EXPECT_EQ(r.sim->engine_frames().tx_pfc, 0u);
+  EXPECT_GT(r.sim->hosts()[0].counters().rx_pfc_frames, 0u);
+  EXPECT_EQ(r.sim->engines()[0]->vnic().pfc_status().enable, 0u);
 }
 
 }  // namespace

@@ -71,6 +71,38 @@ TEST(RenderClients, CountsObjects) {
   EXPECT_NE(s.find("1    2         0    1     0    0    1"), std::string::npos) << s;
 }
 
+TEST(RenderPfc, PrioritiesBadInputAndTtl) {
+  const json j = json::parse(R"({"devices": [{"name": "uroce0", "pfc": {
+    "enabled_priorities": [3], "link_mbps": 10000, "tx_ttl": 64,
+    "priorities": [{"priority": 3, "lossless": true, "xoff_sent": 4, "refresh_sent": 2,
+                    "xon_sent": 4, "asserted_ns": 1500000, "pause_rx": 7, "resume_rx": 1,
+                    "paused": true, "paused_ns": 2000000, "tx_held": 5,
+                    "rx_while_paused": 9, "drop_stage_full": 1, "drop_hold_full": 2,
+                    "stormed": false, "storms_detected": 0, "stormed_ns": 0}],
+    "frames_sent": 10, "mac_control_rx": 9, "frames_parsed": 8,
+    "rx_bad": {"Truncated": 1},
+    "ttl": {"rx_checked": 100, "own_packets": 0, "replay_lower_ttl": 2,
+            "outliers_low": 1, "outliers_high": 0, "replay_same_ttl": 3,
+            "events_logged": 2, "events_suppressed": 1}}}]})");
+  const std::string out = render_pfc(j);
+  EXPECT_NE(out.find("uroce0: PFC on priorities 3  link 10000 Mb/s  tx_ttl 64\n"),
+            std::string::npos)
+      << out;
+  // PRIO LOSSLESS XOFF_TX REFRESH_TX XON_TX PAUSING_MS PAUSE_RX RESUME_RX PAUSED
+  // PAUSED_MS HELD RX_WHILE_PAUSED DROPS STORM STORMS STORM_MS
+  EXPECT_NE(out.find("3  yes"), std::string::npos) << out;
+  EXPECT_NE(out.find("1.500"), std::string::npos) << out;
+  EXPECT_NE(out.find("2.000"), std::string::npos) << out;
+  EXPECT_NE(out.find("PFC frames sent 10  MAC Control received 9 (parsed 8); bad: Truncated=1\n"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("replay_lower_ttl 2  outliers_low 1"), std::string::npos) << out;
+  EXPECT_NE(out.find("\n   3  yes             4           2       4       1.500         7          1  "
+                     "yes         2.000     5                9      3  no          0     0.000\n"),
+            std::string::npos)
+      << out;  // DROPS = 1 stage_full + 2 hold_full
+}
+
 TEST(Render_MissingFields, Dashes) {
   const json j = json::parse(R"({"devices": [{"name": "x"}], "qps": [{}]})");
   EXPECT_NE(render_status(j).find("x       -"), std::string::npos) << render_status(j);

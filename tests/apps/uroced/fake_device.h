@@ -55,6 +55,11 @@ class FakeDevice final : public Device {
   int destroy_ah(engine::ObjId) override { return ENOSYS; }
   bool resolve(wire::Ipv4Addr, wire::MacAddr*) override { return false; }
   void snapshot(bool, DeviceSnapshot* out) override { *out = snap; }
+  std::vector<pfc::PfcEvent> events;  // what drain_pfc_events() hands out
+  void drain_pfc_events(std::vector<pfc::PfcEvent>* out) override {
+    out->insert(out->end(), events.begin(), events.end());
+    events.clear();
+  }
 
  private:
   engine::VnicConfig cfg_;

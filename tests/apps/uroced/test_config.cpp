@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <regex>
 #include <sstream>
 
 namespace uroce::daemon {
@@ -97,6 +98,39 @@ TEST(LoadToml_Example, ShippedExampleIsValid) {
   ASSERT_EQ(load_and_validate(ss.str(), &cfg), "");
   EXPECT_EQ(cfg.devices.size(), 2u);
   EXPECT_EQ(cfg.run_dir, "/run/uroce");
+}
+
+// Every commented-out device key of the example, uncommented, is valid and
+// gives the defaults it documents (with PFC on priority 3).
+TEST(LoadToml_Example, CommentedDeviceKeysAreValid) {
+  std::ifstream in(std::string(UROCE_SOURCE_ROOT) + "/apps/uroced/uroced.example.toml");
+  ASSERT_TRUE(in);
+  std::string text, line;
+  const std::regex key("^# ([a-z_]+ = .*|\\[device\\.pfc\\])$");
+  int uncommented = 0;
+  while (std::getline(in, line)) {
+    if (std::regex_match(line, key)) {
+      line = line.substr(2);
+      ++uncommented;
+    }
+    text += line + "\n";
+  }
+  EXPECT_GT(uncommented, 25);
+  DaemonConfig cfg;
+  ASSERT_EQ(load_and_validate(text, &cfg), "");
+  const engine::PfcEndpointConfig& c = cfg.devices[0].pfc;
+  const engine::PfcEndpointConfig d;
+  EXPECT_EQ(c.enable, 0x08);
+  EXPECT_EQ(c.ttl.tx_ttl, 64);
+  EXPECT_EQ(c.ingress.buffer_bytes, d.ingress.buffer_bytes);
+  EXPECT_EQ(c.ingress.headroom_bytes, d.ingress.headroom_bytes);
+  EXPECT_EQ(c.ingress.xoff_bytes, d.ingress.xoff_bytes);
+  EXPECT_EQ(c.ingress.xon_offset_bytes, d.ingress.xon_offset_bytes);
+  EXPECT_EQ(c.storm.detection_ns, d.storm.detection_ns);
+  EXPECT_EQ(c.stage_slots, d.stage_slots);
+  EXPECT_EQ(c.rx_budget, d.rx_budget);
+  EXPECT_EQ(c.hold_slots, d.hold_slots);
+  EXPECT_FALSE(cfg.devices[0].impair.active());
 }
 
 TEST(LoadToml_SyntaxError, ReportsLineAndColumn) {
@@ -242,9 +276,224 @@ TEST(ParseDeviceSpec_Errors, NameTheKey) {
             "separated by ';')");
   EXPECT_EQ(parse_device_spec("name=a;name=b", 0, &d), "device[0].name: given twice");
   EXPECT_EQ(parse_device_spec("name=a;color=red", 0, &d),
-            "device[0].color: unknown key (expected name, port, mac, ipv4 or mtu)");
+            "device[0].color: unknown key (expected name, port, mac, ipv4, mtu, "
+            "drop_tx_every, drop_rx_every, drop_tx_rate, drop_rx_rate, drop_seed, pfc, "
+            "tx_ttl or link_mbps)");
   EXPECT_EQ(parse_device_spec("ipv4=10.0.0.256", 0, &d),
             "device[0].ipv4: \"10.0.0.256\" is not an IPv4 address (expected a.b.c.d)");
+}
+
+TEST(ParseDeviceSpec_Impairment, ReadsEveryKey) {
+  DeviceConfig d;
+  ASSERT_EQ(parse_device_spec("name=uroce0;port=ring:p0;mac=02:00:00:00:00:01;ipv4=10.0.0.1;"
+                              "drop_tx_every=7;drop_rx_every=9;drop_tx_rate=0.25;"
+                              "drop_rx_rate=1;drop_seed=18446744073709551615",
+                              0, &d),
+            "");
+  EXPECT_EQ(d.impair.drop_tx_every, 7u);
+  EXPECT_EQ(d.impair.drop_rx_every, 9u);
+  EXPECT_EQ(d.impair.drop_tx_rate, 0.25);
+  EXPECT_EQ(d.impair.drop_rx_rate, 1.0);
+  EXPECT_EQ(d.impair.drop_seed, 18446744073709551615ull);
+  EXPECT_TRUE(d.impair.active());
+  DeviceConfig off;
+  ASSERT_EQ(parse_device_spec("name=uroce0;port=ring:p0;mac=02:00:00:00:00:01;ipv4=10.0.0.1",
+                              0, &off),
+            "");
+  EXPECT_FALSE(off.impair.active());
+}
+
+TEST(ParseDeviceSpec_Impairment, ErrorsNameTheKey) {
+  DeviceConfig d;
+  EXPECT_EQ(parse_device_spec("name=a;drop_tx_rate=1.5", 0, &d),
+            "device[0].drop_tx_rate: 1.5 is outside 0..1 (a fraction of RoCEv2 frames)");
+  EXPECT_EQ(parse_device_spec("name=a;drop_rx_rate=-0.5", 1, &d),
+            "device[1].drop_rx_rate: -0.5 is outside 0..1 (a fraction of RoCEv2 frames)");
+  EXPECT_EQ(parse_device_spec("name=a;drop_rx_rate=2", 0, &d),
+            "device[0].drop_rx_rate: 2 is outside 0..1 (a fraction of RoCEv2 frames)");
+  EXPECT_EQ(parse_device_spec("name=a;drop_tx_rate=lots", 0, &d),
+            "device[0].drop_tx_rate: \"lots\" is not a number");
+  EXPECT_EQ(parse_device_spec("name=a;drop_tx_rate=", 0, &d),
+            "device[0].drop_tx_rate: \"\" is not a number");
+  EXPECT_EQ(parse_device_spec("name=a;drop_tx_every=7x", 0, &d),
+            "device[0].drop_tx_every: \"7x\" is not an integer");
+  EXPECT_EQ(parse_device_spec("name=a;drop_rx_every=0.5", 0, &d),
+            "device[0].drop_rx_every: \"0.5\" is not an integer");
+  EXPECT_EQ(parse_device_spec("name=a;drop_tx_every=-1", 0, &d),
+            "device[0].drop_tx_every: -1 is outside 0..4294967295 (0 = off)");
+  EXPECT_EQ(parse_device_spec("name=a;drop_rx_every=4294967296", 0, &d),
+            "device[0].drop_rx_every: 4294967296 is outside 0..4294967295 (0 = off)");
+  EXPECT_EQ(parse_device_spec("name=a;drop_seed=-3", 0, &d),
+            "device[0].drop_seed: \"-3\" is not an unsigned integer");
+  EXPECT_EQ(parse_device_spec("name=a;drop_seed=1;drop_seed=2", 0, &d),
+            "device[0].drop_seed: given twice");
+}
+
+TEST(LoadToml_Impairment, ReadsEveryKeyAndNamesErrors) {
+  DaemonConfig cfg;
+  ASSERT_EQ(load_and_validate(with("mtu = 9000", "mtu = 9000\ndrop_tx_every = 7\n"
+                                   "drop_rx_every = 3\ndrop_tx_rate = 0.5\n"
+                                   "drop_rx_rate = 0\ndrop_seed = 12"),
+                              &cfg),
+            "");
+  const engine::ImpairConfig& c = cfg.devices[0].impair;
+  EXPECT_EQ(c.drop_tx_every, 7u);
+  EXPECT_EQ(c.drop_rx_every, 3u);
+  EXPECT_EQ(c.drop_tx_rate, 0.5);
+  EXPECT_EQ(c.drop_rx_rate, 0.0);
+  EXPECT_EQ(c.drop_seed, 12u);
+  EXPECT_FALSE(cfg.devices[1].impair.active());
+  EXPECT_EQ(error_of(with("mtu = 9000", "drop_tx_rate = 1.25")),
+            "device[0].drop_tx_rate: 1.25 is outside 0..1 (a fraction of RoCEv2 frames)");
+  EXPECT_EQ(error_of(with("mtu = 9000", "drop_rx_rate = \"half\"")),
+            "device[0].drop_rx_rate: expected a number");
+  EXPECT_EQ(error_of(with("mtu = 9000", "drop_tx_every = 2.5")),
+            "device[0].drop_tx_every: expected an integer");
+  EXPECT_EQ(error_of(with("mtu = 9000", "drop_rx_every = -2")),
+            "device[0].drop_rx_every: -2 is outside 0..4294967295 (0 = off)");
+  EXPECT_EQ(error_of(with("mtu = 9000", "drop_seed = -1")),
+            "device[0].drop_seed: -1 is negative");
+  EXPECT_EQ(error_of(with("mtu = 9000", "drop_seed = true")),
+            "device[0].drop_seed: expected a number");
+}
+
+TEST(LoadToml_Pfc, ReadsEveryKey) {
+  DaemonConfig cfg;
+  const std::string pfc = R"(mtu = 9000
+tx_ttl = 32
+ttl_monitor = false
+link_mbps = 25000
+
+[device.pfc]
+priorities = [3, 4]
+mode = "static"
+buffer_bytes = 1048576
+headroom_bytes = 131072
+xoff_bytes = 200000
+xon_bytes = 100000
+xon_offset_bytes = 4096
+alpha = "1/16"
+xoff_quanta = 30000
+refresh_percent = 40
+max_quanta = 40000
+storm_watchdog = true
+storm_detection_ms = 50
+storm_restoration_ms = 70
+storm_action = "ignore"
+stage_slots = 100
+rx_budget = 8
+hold_slots = 16
+sl_priority = [0, 1, 2, 4]
+priority_dscp = [0, 8, 16, 26]
+dscp_priority = [0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3]
+)";
+  ASSERT_EQ(load_and_validate(with("mtu = 9000", pfc), &cfg), "");
+  const DeviceConfig& d = cfg.devices[0];
+  const engine::PfcEndpointConfig& c = d.pfc;
+  EXPECT_EQ(c.enable, 0x18);
+  EXPECT_EQ(c.ttl.tx_ttl, 32);
+  EXPECT_FALSE(c.ttl_monitor);
+  EXPECT_EQ(d.link_mbps, 25000u);
+  EXPECT_EQ(c.ingress.mode, pfc::ThresholdMode::kStatic);
+  EXPECT_EQ(c.ingress.buffer_bytes, 1048576u);
+  EXPECT_EQ(c.ingress.headroom_bytes, 131072u);
+  EXPECT_EQ(c.ingress.xoff_bytes, 200000u);
+  EXPECT_EQ(c.ingress.xon_bytes, 100000u);
+  EXPECT_EQ(c.ingress.xon_offset_bytes, 4096u);
+  EXPECT_EQ(c.ingress.alpha_num, 1u);
+  EXPECT_EQ(c.ingress.alpha_den, 16u);
+  EXPECT_EQ(c.ingress.xoff_quanta, 30000);
+  EXPECT_EQ(c.ingress.refresh_percent, 40u);
+  EXPECT_EQ(c.max_quanta, 40000);
+  EXPECT_EQ(c.storm.detection_ns, 50 * kNsPerMs);
+  EXPECT_EQ(c.storm.restoration_ns, 70 * kNsPerMs);
+  EXPECT_EQ(c.storm.action, pfc::StormAction::kIgnore);
+  EXPECT_EQ(c.stage_slots, 100u);
+  EXPECT_EQ(c.rx_budget, 8u);
+  EXPECT_EQ(c.hold_slots, 16u);
+  EXPECT_EQ(c.map.priority_of_sl(3), 4);
+  EXPECT_EQ(c.map.dscp_of_priority(3), 26);
+  EXPECT_EQ(c.map.priority_of_dscp(26), 3);
+  // Defaults of the other device: PFC off, TTL 64, monitor on.
+  EXPECT_EQ(cfg.devices[1].pfc.enable, 0);
+  EXPECT_EQ(cfg.devices[1].pfc.ttl.tx_ttl, 64);
+  EXPECT_TRUE(cfg.devices[1].pfc.ttl_monitor);
+}
+
+TEST(LoadToml_Pfc, ErrorsNameTheKey) {
+  auto err = [](const std::string& table) {
+    return error_of(with("mtu = 9000", "mtu = 9000\n[device.pfc]\n" + table));
+  };
+  EXPECT_EQ(err("priorities = [8]"), "device[0].pfc.priorities[0]: 8 is outside 0..7");
+  EXPECT_EQ(err("priorities = 3"), "device[0].pfc.priorities: expected an array of priorities 0..7");
+  EXPECT_EQ(err("mode = \"adaptive\""),
+            "device[0].pfc.mode: \"adaptive\" is not a mode (expected \"static\" or \"dynamic\")");
+  EXPECT_EQ(err("alpha = \"1/0\""),
+            "device[0].pfc.alpha: \"1/0\" is not a ratio N/D with N and D in 1..65536 (e.g. "
+            "\"1/16\")");
+  EXPECT_EQ(err("alpha = 0"), "device[0].pfc.alpha: 0 is outside 1..65536");
+  EXPECT_EQ(err("xoff_quanta = 0"), "device[0].pfc.xoff_quanta: 0 is outside 1..65535");
+  EXPECT_EQ(err("refresh_percent = 100"), "device[0].pfc.refresh_percent: 100 is outside 1..99");
+  EXPECT_EQ(err("storm_action = \"panic\""),
+            "device[0].pfc.storm_action: \"panic\" is not an action (expected \"drop\" or "
+            "\"ignore\")");
+  EXPECT_EQ(err("storm_detection_ms = 0"),
+            "device[0].pfc.storm_detection_ms: 0 is outside 1..3600000");
+  EXPECT_EQ(err("storm_watchdog = 1"), "device[0].pfc.storm_watchdog: expected true or false");
+  EXPECT_EQ(err("priority_dscp = [0, 8, 64]"), "device[0].pfc.priority_dscp[2]: 64 is outside 0..63");
+  EXPECT_EQ(err("sl_priority = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]"),
+            "device[0].pfc.sl_priority: expected an array of at most 16 integers");
+  EXPECT_EQ(err("colour = 1"), "device[0].pfc.colour: unknown key");
+  // Whole-configuration checks of the pfc/ state machines.
+  EXPECT_EQ(err("priorities = [3]\nmode = \"static\"\nxoff_bytes = 1000\nxon_bytes = 2000"),
+            "device[0].pfc.xoff_bytes: static thresholds need xon_bytes (2000) < xoff_bytes "
+            "(1000) <= the shared buffer");
+  EXPECT_EQ(err("priorities = [0, 1, 2, 3, 4, 5, 6, 7]\nbuffer_bytes = 65536\n"
+                "headroom_bytes = 8192"),
+            "device[0].pfc.headroom_bytes: 8192 x the lossless priorities leaves no shared "
+            "space in buffer_bytes 65536");
+  EXPECT_EQ(err("priority_dscp = [0, 8, 16, 40]"),
+            "device[0].pfc.priority_dscp: priority 3 is sent with DSCP 40, which "
+            "dscp_priority maps to priority 5");
+  EXPECT_EQ(error_of(with("mtu = 9000", "tx_ttl = 0")), "device[0].tx_ttl: 0 is outside 1..255");
+  EXPECT_EQ(error_of(with("mtu = 9000", "tx_ttl = 256")),
+            "device[0].tx_ttl: 256 is outside 1..255");
+  EXPECT_EQ(error_of(with("mtu = 9000", "link_mbps = -1")),
+            "device[0].link_mbps: -1 is outside 0..1000000 (0 = ask the port)");
+  EXPECT_EQ(error_of(with("mtu = 9000", "pfc = 3")),
+            "device[0].pfc: expected a table ([device.pfc])");
+}
+
+TEST(ParseDeviceSpec_Pfc, PrioritiesTtlAndSpeed) {
+  DeviceConfig d;
+  ASSERT_EQ(parse_device_spec("name=uroce0;port=ring:p0;mac=02:00:00:00:00:01;ipv4=10.0.0.1;"
+                              "pfc=3,5;tx_ttl=17;link_mbps=40000",
+                              0, &d),
+            "");
+  EXPECT_EQ(d.pfc.enable, 0x28);
+  EXPECT_EQ(d.pfc.ttl.tx_ttl, 17);
+  EXPECT_EQ(d.link_mbps, 40000u);
+  DeviceConfig n;
+  EXPECT_EQ(parse_device_spec("name=a;port=ring:p0;mac=02:00:00:00:00:01;ipv4=10.0.0.1;pfc=none",
+                              0, &n),
+            "");
+  EXPECT_EQ(n.pfc.enable, 0);
+  EXPECT_EQ(parse_device_spec("name=a;pfc=8", 0, &n),
+            "device[0].pfc: \"8\" is not a list of priorities 0..7 (e.g. \"3\" or \"3,4\"; "
+            "\"none\")");
+  EXPECT_EQ(parse_device_spec("name=a;pfc=3,,4", 0, &n),
+            "device[0].pfc: \"3,,4\" is not a list of priorities 0..7 (e.g. \"3\" or "
+            "\"3,4\"; \"none\")");
+  EXPECT_EQ(parse_device_spec("name=a;tx_ttl=x", 0, &n), "device[0].tx_ttl: \"x\" is not an integer");
+  EXPECT_EQ(parse_device_spec("name=a;tx_ttl=0", 0, &n), "device[0].tx_ttl: 0 is outside 1..255");
+}
+
+TEST(Validate_Impairment, RateOutOfRangeNamesTheKey) {
+  DaemonConfig cfg;
+  ASSERT_EQ(load_toml(kTwoDevices, "t.toml", &cfg), "");
+  cfg.devices[1].impair.drop_rx_rate = 3;
+  EXPECT_EQ(validate(cfg),
+            "device[1].drop_rx_rate: 3 is outside 0..1 (a fraction of RoCEv2 frames)");
 }
 
 TEST(ApplyCommandLine_Overrides, ReplaceDevicesAppendEalArgs) {

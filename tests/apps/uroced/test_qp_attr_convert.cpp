@@ -10,6 +10,8 @@ namespace {
 
 namespace qa = transport::qp_attr;
 
+const engine::PfcEndpointConfig kPfc{};
+
 ibv_ah_attr av_to(std::uint8_t a, std::uint8_t b, std::uint8_t c, std::uint8_t d) {
   ibv_ah_attr ah{};
   ah.is_global = 1;
@@ -92,14 +94,27 @@ TEST(ValuesFromIbv_Unsupported, Einval) {
 TEST(AvFromIbv_Valid, Ipv4MappedGid) {
   wire::Ipv4Addr ip;
   std::uint8_t dscp = 0, ttl = 0;
-  ASSERT_EQ(av_from_ibv(av_to(10, 0, 0, 2), &ip, &dscp, &ttl), 0);
+  ASSERT_EQ(av_from_ibv(av_to(10, 0, 0, 2), kPfc, &ip, &dscp, &ttl), 0);
   EXPECT_EQ(ip.to_string(), "10.0.0.2");
-  EXPECT_EQ(dscp, 46);
-  EXPECT_EQ(ttl, 7);
+  EXPECT_EQ(dscp, 46);  // the traffic class given
+  EXPECT_EQ(ttl, 64);   // the device's TX TTL, not hop_limit 7
+}
+
+TEST(AvFromIbv_Valid, ServiceLevelPicksTheDscpAndDeviceTtl) {
+  engine::PfcEndpointConfig pfc;
+  pfc.ttl.tx_ttl = 33;
+  wire::Ipv4Addr ip;
+  std::uint8_t dscp = 0, ttl = 0;
   ibv_ah_attr ah = av_to(10, 0, 0, 2);
-  ah.grh.hop_limit = 0;
-  ASSERT_EQ(av_from_ibv(ah, &ip, &dscp, &ttl), 0);
-  EXPECT_EQ(ttl, 64);
+  ah.grh.traffic_class = 0;
+  ah.sl = 3;
+  ASSERT_EQ(av_from_ibv(ah, pfc, &ip, &dscp, &ttl), 0);
+  EXPECT_EQ(dscp, 24);  // default map: SL 3 -> priority 3 -> CS3
+  EXPECT_EQ(ttl, 33);
+  ASSERT_EQ(pfc.map.set_priority_dscp(3, 26), pfc::PriorityMapError::kOk);
+  ah.sl = 11;  // 11 mod 8 = priority 3
+  ASSERT_EQ(av_from_ibv(ah, pfc, &ip, &dscp, &ttl), 0);
+  EXPECT_EQ(dscp, 26);
 }
 
 TEST(AvFromIbv_Rules, Einval) {
@@ -107,19 +122,19 @@ TEST(AvFromIbv_Rules, Einval) {
   std::uint8_t dscp, ttl;
   ibv_ah_attr ah = av_to(10, 0, 0, 2);
   ah.is_global = 0;
-  EXPECT_EQ(av_from_ibv(ah, &ip, &dscp, &ttl), EINVAL);
+  EXPECT_EQ(av_from_ibv(ah, kPfc, &ip, &dscp, &ttl), EINVAL);
   ah = av_to(10, 0, 0, 2);
   ah.port_num = 2;
-  EXPECT_EQ(av_from_ibv(ah, &ip, &dscp, &ttl), EINVAL);
+  EXPECT_EQ(av_from_ibv(ah, kPfc, &ip, &dscp, &ttl), EINVAL);
   ah = av_to(10, 0, 0, 2);
   ah.grh.sgid_index = 0;
-  EXPECT_EQ(av_from_ibv(ah, &ip, &dscp, &ttl), EINVAL);
+  EXPECT_EQ(av_from_ibv(ah, kPfc, &ip, &dscp, &ttl), EINVAL);
   ah = av_to(10, 0, 0, 2);
   ah.grh.dgid.raw[0] = 0xfe;  // fe80::... link-local
-  EXPECT_EQ(av_from_ibv(ah, &ip, &dscp, &ttl), EINVAL);
-  EXPECT_EQ(av_from_ibv(av_to(0, 0, 0, 0), &ip, &dscp, &ttl), EINVAL);
-  EXPECT_EQ(av_from_ibv(av_to(239, 1, 1, 1), &ip, &dscp, &ttl), EINVAL);
-  EXPECT_EQ(av_from_ibv(av_to(255, 255, 255, 255), &ip, &dscp, &ttl), EINVAL);
+  EXPECT_EQ(av_from_ibv(ah, kPfc, &ip, &dscp, &ttl), EINVAL);
+  EXPECT_EQ(av_from_ibv(av_to(0, 0, 0, 0), kPfc, &ip, &dscp, &ttl), EINVAL);
+  EXPECT_EQ(av_from_ibv(av_to(239, 1, 1, 1), kPfc, &ip, &dscp, &ttl), EINVAL);
+  EXPECT_EQ(av_from_ibv(av_to(255, 255, 255, 255), kPfc, &ip, &dscp, &ttl), EINVAL);
 }
 
 TEST(IbvFromQuery, ShowsTheAv) {

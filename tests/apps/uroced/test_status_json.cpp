@@ -52,6 +52,46 @@ TEST(StatusJson_Devices, CountersAndObjects) {
   EXPECT_FALSE(j.contains("clients"));
 }
 
+TEST(StatusJson_Devices, LossInjectionCounters) {
+  FakeDevice d("uroce0", 9000);
+  DeviceSnapshot s;
+  s.counters.tx_impair_drop = 6;
+  s.counters.rx_impair_drop = 2;
+  const json j = json::parse(status_json(info(), {&d}, {s}, false, nullptr, 1 << 16));
+  EXPECT_EQ(j["devices"][0]["counters"]["tx_impair_drop"], 6);
+  EXPECT_EQ(j["devices"][0]["counters"]["rx_impair_drop"], 2);
+}
+
+TEST(StatusJson_Devices, PfcPerPriorityBadInputAndTtl) {
+  FakeDevice d("uroce0", 9000);
+  DeviceSnapshot s;
+  s.pfc.enable = 0x08;
+  s.pfc.link_bps = 25'000'000'000ull;
+  s.pfc.tx_ttl = 64;
+  s.pfc.ingress.prio[3].xoff_sent = 4;
+  s.pfc.ingress.prio[3].xon_sent = 3;
+  s.pfc.gate.prio[3].pause_rx = 7;
+  s.pfc.paused_ns[3] = 1234;
+  s.pfc.stormed[3] = true;
+  s.pfc.gate.parse[static_cast<std::size_t>(wire::PfcParseError::kTruncated)] = 2;
+  s.pfc.ttl.replay_lower_ttl = 5;
+  const json j = json::parse(status_json(info(), {&d}, {s}, false, nullptr, 1 << 16));
+  const json& p = j["devices"][0]["pfc"];
+  EXPECT_EQ(p["enabled_priorities"], json::array({3}));
+  EXPECT_EQ(p["link_mbps"], 25000);
+  ASSERT_EQ(p["priorities"].size(), 8u);
+  const json& q = p["priorities"][3];
+  EXPECT_EQ(q["lossless"], true);
+  EXPECT_EQ(q["xoff_sent"], 4);
+  EXPECT_EQ(q["xon_sent"], 3);
+  EXPECT_EQ(q["pause_rx"], 7);
+  EXPECT_EQ(q["paused_ns"], 1234);
+  EXPECT_EQ(q["stormed"], true);
+  EXPECT_EQ(p["priorities"][0]["lossless"], false);
+  EXPECT_EQ(p["rx_bad"]["Truncated"], 2);
+  EXPECT_EQ(p["ttl"]["replay_lower_ttl"], 5);
+}
+
 TEST(StatusJson_Qps, TypeSpecificCounters) {
   FakeDevice d("uroce0", 9000);
   DeviceSnapshot s;
