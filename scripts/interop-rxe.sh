@@ -1,0 +1,165 @@
+#!/usr/bin/env bash
+# Interop with Linux Soft-RoCE: boots Debian's stock kernel with rdma_rxe in
+# a QEMU guest, joins it to a uroce device (uroced on a veth into the
+# guest's bridge, net_af_packet), and runs stock verbs programs between
+# them in both directions: rxe's own tools in the guest, the same tools
+# through uroce-run on the host. Every case's traffic is captured and
+# checked by tshark and by roce_pcap_check (our parser and ICRC).
+# docs/interop-rxe.md describes the setup, the cases and the figures.
+#
+#   scripts/interop-rxe.sh [--build-dir DIR] [--keep] [--case NAME]... [--list]
+#
+#   --build-dir DIR  Meson build directory with uroced, uroce-ctl, uroce-run,
+#                    the provider and roce_pcap_check (default: build in the
+#                    checkout); the guest image is cached in DIR/rxe-guest/
+#   --keep           keep the work dir (logs, program output, captures)
+#   --case NAME      run only this case (repeatable; see --list)
+#   --list           print the cases and exit
+#
+# Needs root (bridge, tap, network namespace, /dev/infiniband nodes); exits
+# 77 (skipped) without it. Prints a table of case, direction, result and
+# key figure; exit status 0 only when every case passed in both
+# directions, both captures checks passed and uroced stopped cleanly.
+# Everything created (QEMU, uroced, captures, bridge, tap, veth, netns,
+# temp dir) is removed on exit, on failure and on a signal.
+set -euo pipefail
+# shellcheck disable=SC2034 # RXE_* globals are read by tests/interop_rxe/cases.sh
+
+SOURCE_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=$SOURCE_ROOT/build
+declare -a only_cases=()
+list=0
+usage() {
+  sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
+  exit "${1:-2}"
+}
+while [ $# -gt 0 ]; do
+  case $1 in
+    --build-dir) build=$2; shift 2 ;;
+    --keep) export UROCE_KEEP=1; shift ;;
+    --case) only_cases+=("$2"); shift 2 ;;
+    --list) list=1; shift ;;
+    -h | --help) usage 0 ;;
+    *) usage 2 ;;
+  esac
+done
+
+# shellcheck source=lib/uroce-env.sh
+source "$SOURCE_ROOT/scripts/lib/uroce-env.sh"
+# shellcheck source=lib/uroce-verbs.sh
+source "$SOURCE_ROOT/scripts/lib/uroce-verbs.sh"
+# shellcheck source=interop/guest.sh
+source "$SOURCE_ROOT/scripts/interop/guest.sh"
+# shellcheck source=interop/net.sh
+source "$SOURCE_ROOT/scripts/interop/net.sh"
+# shellcheck source=../tests/interop_rxe/cases.sh
+source "$SOURCE_ROOT/tests/interop_rxe/cases.sh"
+
+if [ "$list" -eq 1 ]; then
+  printf '%s\n' "${RXE_CASES[@]}"
+  exit 0
+fi
+for c in "${only_cases[@]}"; do
+  if ! printf '%s\n' "${RXE_CASES[@]}" | grep -qx -- "$c"; then
+    echo "interop-rxe: unknown case '$c' (--list shows them)" >&2
+    exit 2
+  fi
+done
+[ ${#only_cases[@]} -gt 0 ] || only_cases=("${RXE_CASES[@]}")
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "SKIP: needs root (bridge, tap, network namespace, mknod /dev/infiniband/uverbsN)"
+  exit 77
+fi
+if [ -d /sys/module/ib_uverbs ]; then
+  echo "SKIP: kernel RDMA core loaded here; libibverbs would use netlink and not see uroce devices"
+  exit 77
+fi
+# Missing tools are a failure, not a skip: scripts/setup.sh installs them.
+for p in qemu-system-x86_64 busybox cpio depmod dumpcap tshark ibv_rc_pingpong ib_write_bw; do
+  if ! command -v "$p" >/dev/null; then
+    echo "FAIL: $p missing (run scripts/setup.sh)" >&2
+    exit 1
+  fi
+done
+
+T_START=$SECONDS
+uroce_env_init rxe
+build=$(realpath "$build")
+
+# The order matters on the way out: QEMU holds the tap, uroced the veth;
+# then the links; then uroce-env.sh's trap (programs, daemons, the netns,
+# the temp dir) with the exit status of the script.
+_rxe_on_exit() {
+  local rc=$?
+  set +e
+  rxe_guest_stop >/dev/null 2>&1
+  rxe_net_down
+  (exit "$rc")
+  _uroce_on_exit
+}
+trap _rxe_on_exit EXIT
+
+uroce_find_tools "$build"
+RXE_CHECKER=$build/tests/interop_rxe/roce_pcap_check
+if [ ! -x "$RXE_CHECKER" ]; then
+  ninja -C "$build" tests/interop_rxe/roce_pcap_check >/dev/null
+fi
+echo "uroced:     $UROCED"
+echo "uroce-run:  $UROCE_RUN"
+echo "checker:    $RXE_CHECKER"
+echo "work dir:   $UROCE_TMP"
+
+t0=$SECONDS
+RXE_IMAGE=$(timeout 300 "$SOURCE_ROOT/scripts/interop/build-guest.sh" "$build/rxe-guest" | tail -n 1)
+echo "guest image: $RXE_IMAGE ($((SECONDS - t0)) s)"
+
+# Addresses: a /24 of its own per run; .1 the host (bridge), .2 uroce, .11 rxe.
+id=$((UROCE_ID % 100000))
+net=10.77.$((id % 250 + 1))
+RXE_HOST_IP=$net.1 RXE_UROCE_IP=$net.2 RXE_GUEST_IP=$net.11
+RXE_UROCE_MAC=$(printf '02:00:00:4d:%02x:02' $((id % 250 + 1)))
+RXE_GUEST_MAC=$(printf '52:54:00:4d:%02x:0b' $((id % 250 + 1)))
+rxe_net_up "$id" "$RXE_HOST_IP/24" 1500
+echo "network: bridge $RXE_BR ($RXE_HOST_IP), tap $RXE_TAP, veth $RXE_VETH_BR <-> $RXE_NS:$RXE_VETH"
+
+RXE_GUEST_DIR=$UROCE_TMP/guest
+t0=$SECONDS
+rxe_guest_start "$RXE_GUEST_DIR" "$RXE_IMAGE" "$RXE_GUEST_IP/24" "$RXE_TAP" "$RXE_GUEST_MAC" 150
+echo "guest boot: $((SECONDS - t0)) s"
+rxe_start_daemon main ""
+
+# GID indexes of the IPv4-mapped RoCE v2 GIDs, each side from its own table.
+RXE_GGID=$(rxe_guest_exec "$RXE_GUEST_DIR" 30 rxe-gid-index) || {
+  echo "FAIL: rxe0 has no IPv4-mapped RoCE v2 GID" >&2
+  exit 1
+}
+RXE_UGID=$(timeout 30 "$UROCE_RUN" --run-dir "${UROCE_DAEMON_RUN[main]}" ibv_devinfo -v -d uroce0 |
+  awk -v ip="$RXE_UROCE_IP" '/GID\[/ && index($0, "::ffff:" ip) && /RoCE v2/ {
+    s = $0; sub(/.*GID\[ */, "", s); sub(/\].*/, "", s); print s; exit }')
+if [ -z "$RXE_UGID" ]; then
+  echo "FAIL: uroce0 has no RoCE v2 GID ::ffff:$RXE_UROCE_IP" >&2
+  exit 1
+fi
+echo "GID index: rxe0 $RXE_GGID, uroce0 $RXE_UGID"
+rxe_guest_exec "$RXE_GUEST_DIR" 30 'ibv_devinfo -d rxe0 | grep -E "state|active_mtu"' |
+  sed 's/^/  rxe0: /'
+
+for c in "${only_cases[@]}"; do
+  rxe_run_case "$c"
+done
+
+uroce_no_pair
+for d in "${UROCE_DAEMONS[@]}"; do
+  uroce_daemon_alive "$d" || continue
+  st=0
+  uroce_daemon_stop "$d" || st=1
+  [ "$st" -eq 0 ] || UROCE_WHY="uroced $d did not stop cleanly on SIGTERM"
+  rxe_row "uroced-$d" - "$st" "clean SIGTERM exit"
+  uroce_verdict "uroced $d exits 0 on SIGTERM" "$st" >/dev/null
+done
+
+echo
+rxe_print_table
+echo "interop-rxe: wall clock $((SECONDS - T_START)) s"
+uroce_summary interop-rxe

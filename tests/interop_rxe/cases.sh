@@ -1,0 +1,331 @@
+# shellcheck shell=bash
+# shellcheck disable=SC2034 # globals are read by the driver and uroce-verbs.sh
+# The cases of scripts/interop-rxe.sh (sourced by it, after uroce-env.sh,
+# uroce-verbs.sh and scripts/interop/{guest,net}.sh). Each case runs in
+# both directions: "uroce-srv" (server through uroce on the host, client
+# rxe in the guest) and "rxe-srv" (the reverse). Iteration counts are small:
+# under TCG the guest runs ~50x slower than the host, and the whole suite,
+# boot included, must stay within a few minutes on 2 cores.
+#
+# Globals the driver sets before rxe_run_case: RXE_GUEST_DIR, RXE_NS,
+# RXE_VETH, RXE_VETH_BR, RXE_*_IP, RXE_UROCE_MAC, RXE_GGID, RXE_UGID,
+# RXE_CHECKER.
+
+RXE_CASES=(
+  rc_pingpong_64 rc_pingpong_4k rc_pingpong_64k ud_pingpong
+  write_bw read_lat send_lat atomic_lat
+  loss_rc_pingpong loss_write_bw
+)
+RXE_DIRECTIONS=(uroce-srv rxe-srv)
+# Loss injection of the loss_* cases (uroced --device impairment keys).
+# loss_rc_pingpong drops every Nth RoCEv2 frame uroced sends and every Mth
+# it receives. N and M are primes above 128, the most either side resends
+# in one go-back-N round (rxe's limit of unacknowledged PSNs): with a
+# period at or below a round's length the same PSN can be hit in every
+# round (a 55-frame round and M = 11 did exactly that: a livelock no real
+# link produces). loss_write_bw drops a seeded fraction both ways.
+RXE_DROP_EVERY=${RXE_DROP_EVERY:-";drop_tx_every=149;drop_rx_every=137"}
+RXE_DROP_RATE=${RXE_DROP_RATE:-";drop_tx_rate=0.01;drop_rx_rate=0.01;drop_seed=5"}
+RXE_TABLE=()
+RXE_CUR_DAEMON=
+
+_rxe_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+
+# rxe_start_daemon NAME EXTRA-DEVICE-KEYS: uroced in the bridge's netns with
+# one device, uroce0, on net_af_packet over RXE_VETH. Eth MTU 1500 gives
+# active_mtu 1024, as rxe has on its 1500-byte eth0.
+rxe_start_daemon() {
+  local name=$1 extra=$2
+  local port="net_af_packet0,iface=$RXE_VETH,qdisc_bypass=1,blocksz=4096,framesz=2048,framecnt=2048"
+  uroce_daemon_start "$name" --netns "$RXE_NS" --lcore 1 --poll backoff -- \
+    --device "name=uroce0;mac=$RXE_UROCE_MAC;ipv4=$RXE_UROCE_IP;mtu=1500;port=$port$extra" ||
+    return 1
+  RXE_CUR_DAEMON=$name
+}
+
+rxe_row() {
+  local status=PASS
+  [ "$3" -eq 0 ] || status=FAIL
+  RXE_TABLE+=("$1|$2|$status|$4")
+}
+
+rxe_print_table() {
+  printf '%-18s %-10s %-6s %s\n' case direction result figure
+  printf '%-18s %-10s %-6s %s\n' ------------------ ---------- ------ ------
+  local row
+  for row in "${RXE_TABLE[@]}"; do
+    IFS='|' read -r c d r f <<<"$row"
+    printf '%-18s %-10s %-6s %s\n' "$c" "$d" "$r" "$f"
+  done
+}
+
+# ---- captures ----------------------------------------------------------------
+
+RXE_CAP_PID='' RXE_CAP_FILE=''
+
+# On the bridge's end of uroced's veth: every frame uroced sends or receives
+# passes there (the af_packet PMD's qdisc bypass hides its own TX from
+# sockets on its end).
+rxe_capture_start() {
+  RXE_CAP_FILE=$UROCE_TMP/$1.pcap
+  local log=$UROCE_TMP/$1.dumpcap.log
+  uroce_bg RXE_CAP_PID --timeout 600 "$log" "$log" -- \
+    dumpcap -q -i "$RXE_VETH_BR" -f "udp port 4791" -P -s 65535 -w "$RXE_CAP_FILE"
+  # dumpcap names the file once it captures.
+  if ! uroce_wait_for_line "$log" "^File: |Capturing on" 10 "$RXE_CAP_PID"; then
+    # -q prints nothing on some versions: the file's header then tells.
+    local i
+    for _ in $(seq 50); do
+      [ -s "$RXE_CAP_FILE" ] && break
+      sleep 0.1
+    done
+  fi
+  [ -s "$RXE_CAP_FILE" ] || sleep 0.5
+}
+
+rxe_capture_stop() {
+  [ -n "$RXE_CAP_PID" ] || return 0
+  # Let the last frames reach the file, then SIGINT: dumpcap flushes.
+  sleep 0.3
+  uroce_kill_group INT "$RXE_CAP_PID"
+  local deadline=$((SECONDS + 5))
+  while uroce_running "$RXE_CAP_PID" && [ $SECONDS -lt "$deadline" ]; do sleep 0.1; done
+  uroce_kill_group KILL "$RXE_CAP_PID"
+  uroce_wait "$RXE_CAP_PID" UROCE_IGNORED_RC
+  RXE_CAP_PID=
+}
+
+# ---- one server/client pair across host and guest --------------------------
+
+# rxe_pair LABEL DIRECTION LIMIT PORT -- HOST-CMD... ::: GUEST-CMD-STRING
+# The host command runs through uroce-run; the guest command is a shell
+# string for the guest's agent. DIRECTION says which side is the server;
+# the client gets the server's address appended. Sets the UROCE_SRV_* and
+# UROCE_CLI_* variables uroce-verbs.sh's checks and verdicts read.
+rxe_pair() {
+  local label=$1 dir=$2 limit=$3 port=$4
+  shift 4
+  [ "$1" = "--" ] && shift
+  local -a host=()
+  while [ $# -gt 0 ] && [ "$1" != ":::" ]; do
+    host+=("$1")
+    shift
+  done
+  shift
+  local guest=$1
+  local base=$UROCE_TMP/$label
+  UROCE_SRV_OUT=$base.server.out UROCE_SRV_ERR=$base.server.err
+  UROCE_CLI_OUT=$base.client.out UROCE_CLI_ERR=$base.client.err
+  : >"$UROCE_SRV_ERR"
+  : >"$UROCE_CLI_ERR"
+  UROCE_SRV_RC=- UROCE_CLI_RC=- UROCE_WHY=
+  local -a run=("$UROCE_RUN" --run-dir "${UROCE_DAEMON_RUN[$RXE_CUR_DAEMON]}")
+  local pid job grace deadline
+  if [ "$dir" = uroce-srv ]; then
+    UROCE_SRV_CMD="(host) ${host[*]}"
+    # The TCP exchange goes to the host's kernel (the bridge address);
+    # uroce's own address has no TCP behind it.
+    UROCE_CLI_CMD="(guest) $guest $RXE_HOST_IP"
+    uroce_bg pid --timeout "$limit" "$UROCE_SRV_OUT" "$UROCE_SRV_ERR" -- "${run[@]}" "${host[@]}"
+    if ! uroce_wait_listen - "$port" 20 "$pid"; then
+      uroce_kill_group KILL "$pid"
+      uroce_wait "$pid" UROCE_SRV_RC
+      UROCE_WHY="server never listened on TCP port $port (exit status $UROCE_SRV_RC)"
+      return 1
+    fi
+    UROCE_CLI_RC=0
+    # The guest's own limit ends first, so its output still comes back.
+    rxe_guest_exec "$RXE_GUEST_DIR" "$limit" "timeout $((limit - 5)) $guest $RXE_HOST_IP" \
+      >"$UROCE_CLI_OUT" 2>&1 || UROCE_CLI_RC=$?
+    grace=10
+    [ "$UROCE_CLI_RC" -ne 0 ] && grace=3
+    deadline=$((SECONDS + grace))
+    while uroce_running "$pid" && [ $SECONDS -lt "$deadline" ]; do sleep 0.1; done
+    if uroce_running "$pid"; then
+      uroce_kill_group KILL "$pid"
+      uroce_wait "$pid" UROCE_SRV_RC
+      UROCE_WHY="uroce server still running ${grace}s after the rxe client exited $UROCE_CLI_RC"
+      return 1
+    fi
+    uroce_wait "$pid" UROCE_SRV_RC
+  else
+    UROCE_SRV_CMD="(guest) $guest"
+    UROCE_CLI_CMD="(host) ${host[*]} $RXE_GUEST_IP"
+    rxe_guest_bg job "$RXE_GUEST_DIR" "timeout $((limit - 5)) $guest"
+    if ! rxe_guest_exec "$RXE_GUEST_DIR" 30 "wait-listen $port 20" >/dev/null; then
+      rxe_guest_wait "$RXE_GUEST_DIR" "$job" 5 >"$UROCE_SRV_OUT" 2>&1 || UROCE_SRV_RC=$?
+      UROCE_WHY="rxe server never listened on TCP port $port"
+      return 1
+    fi
+    uroce_bg pid --timeout "$limit" "$UROCE_CLI_OUT" "$UROCE_CLI_ERR" -- \
+      "${run[@]}" "${host[@]}" "$RXE_GUEST_IP"
+    uroce_wait "$pid" UROCE_CLI_RC
+    grace=15
+    [ "$UROCE_CLI_RC" -ne 0 ] && grace=5
+    UROCE_SRV_RC=0
+    rxe_guest_wait "$RXE_GUEST_DIR" "$job" "$grace" >"$UROCE_SRV_OUT" 2>&1 || UROCE_SRV_RC=$?
+  fi
+  if [ "$UROCE_CLI_RC" -eq 124 ] || [ "$UROCE_CLI_RC" -eq 137 ]; then
+    UROCE_WHY="client hung: killed after ${limit}s"
+    return 1
+  fi
+  if [ "$UROCE_CLI_RC" -ne 0 ] || [ "$UROCE_SRV_RC" -ne 0 ]; then
+    UROCE_WHY="exit status: server $UROCE_SRV_RC, client $UROCE_CLI_RC (expected 0)"
+    return 1
+  fi
+  return 0
+}
+
+# ---- the programs ------------------------------------------------------------
+
+RXE_FIGURE=
+
+# pingpong PROG LABEL DIR SIZE ITERS [EXTRA...]: rdma-core's examples with
+# -c (the server checks the data of the last message).
+rxe_pingpong() {
+  local prog=$1 label=$2 dir=$3 size=$4 iters=$5
+  shift 5
+  local port args
+  uroce_next_port port
+  args="-p $port -s $size -n $iters $*"
+  # shellcheck disable=SC2086 # $args: one word per option, on purpose
+  rxe_pair "$label" "$dir" 90 "$port" -- \
+    "$prog" -d uroce0 -g "$RXE_UGID" $args ::: \
+    "$prog -d rxe0 -g $RXE_GGID $args" || return 1
+  uroce_check_pingpong "$size" "$iters" || return 1
+  RXE_FIGURE="$(awk '/usec\/iter/ { print $(NF - 1) " us/iter" }' "$UROCE_CLI_OUT")"
+}
+
+# perftest PROG bw|lat LABEL DIR ITERS [EXTRA...]
+rxe_perftest() {
+  local prog=$1 kind=$2 label=$3 dir=$4 iters=$5
+  shift 5
+  local port args
+  uroce_next_port port
+  args="-p $port -n $iters -F $*"
+  # shellcheck disable=SC2086 # $args: one word per option, on purpose
+  rxe_pair "$label" "$dir" 90 "$port" -- \
+    "$prog" -d uroce0 -x "$RXE_UGID" $args ::: \
+    "$prog -d rxe0 -x $RXE_GGID $args" || return 1
+  uroce_check_perftest "$kind" "$iters" || return 1
+  local row
+  row=$(echo "$UROCE_RESULT" | tail -n 1)
+  if [ "$kind" = bw ]; then
+    RXE_FIGURE="$(echo "$row" | awk '{ print $4 " Gb/s" }')"
+  else
+    RXE_FIGURE="$(echo "$row" | awk '{ print $5 " us typ" }')"
+  fi
+}
+
+# Sum of the named counter over everything `uroce-ctl counters --json`
+# reports (the key may sit under a device, a port or the engine).
+rxe_counter() {
+  "$UROCE_CTL" --run-dir "${UROCE_DAEMON_RUN[$RXE_CUR_DAEMON]}" counters --json 2>/dev/null |
+    /usr/bin/python3 -c '
+import json, sys
+def walk(o, k):
+    if isinstance(o, dict):
+        return sum((v if kk == k and isinstance(v, int) else walk(v, k)) for kk, v in o.items())
+    if isinstance(o, list):
+        return sum(walk(v, k) for v in o)
+    return 0
+print(walk(json.load(sys.stdin), sys.argv[1]))' "$1"
+}
+
+# rxe_loss_daemon NAME KEYS: the loss cases run on a daemon of their own
+# with the impairment keys; the one before is stopped first (one lcore each
+# would not fit beside QEMU on 2 cores).
+rxe_loss_daemon() {
+  local name=$1 keys=$2
+  [ "$RXE_CUR_DAEMON" = "$name" ] && return 0
+  if [ -n "$RXE_CUR_DAEMON" ] && uroce_daemon_alive "$RXE_CUR_DAEMON" &&
+    ! uroce_daemon_stop "$RXE_CUR_DAEMON"; then
+    UROCE_WHY="uroced $RXE_CUR_DAEMON did not stop cleanly on SIGTERM"
+    return 1
+  fi
+  if ! rxe_start_daemon "$name" "$keys"; then
+    if grep -q "drop_.*unknown key" "${UROCE_DAEMON_LOG[$name]}" 2>/dev/null; then
+      UROCE_WHY="uroced has no per-device loss injection ($keys: unknown key)"
+    else
+      UROCE_WHY="uroced with $keys did not start"
+    fi
+    RXE_CUR_DAEMON=none
+    return 1
+  fi
+}
+
+# rxe_loss_check TX0 RX0 WANT: loss really happened during the case. WANT
+# names the counters that must have grown: "both", "tx" or "rx" (the
+# direction that carried the data; its reverse carries only a few ACKs).
+rxe_loss_check() {
+  local tx0=$1 rx0=$2 want=$3 tx rx
+  tx=$(rxe_counter tx_impair_drop)
+  rx=$(rxe_counter rx_impair_drop)
+  local dtx=$((tx - tx0)) drx=$((rx - rx0))
+  RXE_FIGURE="$RXE_FIGURE, dropped tx $dtx rx $drx"
+  if { [ "$want" != rx ] && [ "$dtx" -le 0 ]; } || { [ "$want" != tx ] && [ "$drx" -le 0 ]; }; then
+    UROCE_WHY="too little loss injected (tx_impair_drop +$dtx, rx_impair_drop +$drx; wanted $want > 0)"
+    return 1
+  fi
+}
+
+# rxe_case_body CASE DIR LABEL: runs the programs; sets RXE_FIGURE.
+rxe_case_body() {
+  local c=$1 dir=$2 label=$3
+  case $c in
+    rc_pingpong_64) rxe_pingpong ibv_rc_pingpong "$label" "$dir" 64 200 -m 1024 -c ;;
+    rc_pingpong_4k) rxe_pingpong ibv_rc_pingpong "$label" "$dir" 4096 100 -m 1024 -c ;;
+    rc_pingpong_64k) rxe_pingpong ibv_rc_pingpong "$label" "$dir" 65536 20 -m 1024 -c ;;
+    ud_pingpong) rxe_pingpong ibv_ud_pingpong "$label" "$dir" 512 100 -c ;;
+    write_bw) rxe_perftest ib_write_bw bw "$label" "$dir" 200 -s 65536 --report_gbits ;;
+    # -o 16: perftest gives each requester the peer's max_qp_rd_atom as
+    # max_rd_atomic; rxe has 128, uroce 16, and both refuse more than their
+    # own (EINVAL), as the spec says. 16 suits both.
+    read_lat) rxe_perftest ib_read_lat lat "$label" "$dir" 100 -o 16 ;;
+    send_lat) rxe_perftest ib_send_lat lat "$label" "$dir" 200 ;;
+    atomic_lat) rxe_perftest ib_atomic_lat lat "$label" "$dir" 100 -o 16 ;;
+    loss_rc_pingpong)
+      rxe_loss_daemon loss_every "$RXE_DROP_EVERY" || return 1
+      local tx0 rx0
+      tx0=$(rxe_counter tx_impair_drop)
+      rx0=$(rxe_counter rx_impair_drop)
+      rxe_pingpong ibv_rc_pingpong "$label" "$dir" 65536 20 -m 1024 -c || return 1
+      rxe_loss_check "$tx0" "$rx0" both
+      ;;
+    loss_write_bw)
+      rxe_loss_daemon loss_rate "$RXE_DROP_RATE" || return 1
+      local tx0 rx0 want=tx
+      [ "$dir" = uroce-srv ] && want=rx
+      tx0=$(rxe_counter tx_impair_drop)
+      rx0=$(rxe_counter rx_impair_drop)
+      rxe_perftest ib_write_bw bw "$label" "$dir" 100 -s 65536 --report_gbits || return 1
+      rxe_loss_check "$tx0" "$rx0" "$want"
+      ;;
+    *) UROCE_WHY="unknown case $c"; return 1 ;;
+  esac
+}
+
+rxe_run_case() {
+  local c=$1 dir label st
+  for dir in "${RXE_DIRECTIONS[@]}"; do
+    label=$c.$dir
+    RXE_FIGURE=
+    st=0
+    uroce_no_pair
+    rxe_capture_start "$label"
+    local t0=$SECONDS
+    rxe_case_body "$c" "$dir" "$label" || st=1
+    rxe_capture_stop
+    if [ "$st" -eq 0 ]; then
+      if ! "$_rxe_dir/check_capture.sh" "$RXE_CAP_FILE" "$RXE_CHECKER" "$RXE_UROCE_IP" \
+        "$RXE_GUEST_IP" >"$UROCE_TMP/$label.capture-check" 2>&1; then
+        st=1
+        UROCE_WHY="capture check failed: $(tail -n 3 "$UROCE_TMP/$label.capture-check" | tr '\n' ' ')"
+      else
+        RXE_FIGURE="$RXE_FIGURE; $(sed -n 's/^capture: //p' "$UROCE_TMP/$label.capture-check")"
+      fi
+    fi
+    rxe_row "$c" "$dir" "$st" "${RXE_FIGURE:-$UROCE_WHY} ($((SECONDS - t0)) s)"
+    uroce_verdict "$label" "$st"
+  done
+}
