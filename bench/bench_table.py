@@ -9,6 +9,15 @@ their own names), "transport" and "payload_bytes" name the row, and the role
 says what it carries: "stream" sections (receiver, ring-selftest) give the
 rates, "rtt" sections (ping, ring-selftest) the latencies. The raw stack is
 the baseline; every other stack gets its figures and their ratio to raw.
+
+Lines with "bench": "uroce-perftest" (bench/perftest_json.py) are perftest
+points over the stack; they go into a second table, "comparison": per
+transport and metric, the raw figure, the uroce figure, their ratio and the
+daemons' CPU use, plus the issue-5 targets (TARGETS) and where each stands.
+Raw counterparts: Gb/s of UDP payload with 4 KiB frames for ib_write_bw,
+64 B frames/s for ib_send_bw's messages/s, half the 64 B RTT (median, p99)
+for ib_send_lat's one-way latency, and the whole 64 B RTT for ib_read_lat
+(perftest reports a READ's latency as its round trip).
 """
 import argparse
 import json
@@ -71,6 +80,102 @@ def merge(lines):
     return out
 
 
+# metric: (perftest point, its figure, raw payload size, raw figure, scale
+# of the raw figure, unit). Latencies: lower is better.
+METRICS = [
+    ("write_bw_64k_gbps", "write_bw", "gbps", 4096, "payload_gbps", 1.0, "Gb/s"),
+    ("send_bw_64_mmsgps", "send_bw", "mmsgps", 64, "mpps", 1.0, "M msg/s"),
+    ("send_lat_2_median_us", "send_lat", "lat_median_us", 64, "rtt_median_us", 0.5, "us"),
+    ("send_lat_2_p99_us", "send_lat", "lat_p99_us", 64, "rtt_p99_us", 0.5, "us"),
+    # perftest reports a READ's latency as the whole round trip (SEND and
+    # WRITE ping-pongs as half of it), so READ compares with the whole RTT.
+    ("read_lat_2_median_us", "read_lat", "lat_median_us", 64, "rtt_median_us", 1.0, "us"),
+    ("read_lat_2_p99_us", "read_lat", "lat_p99_us", 64, "rtt_p99_us", 1.0, "us"),
+    ("write_bw_64k_q16_gbps", "write_bw_q16", "gbps", 4096, "payload_gbps", 1.0, "Gb/s"),
+]
+
+# Issue 5's bar, on memif: (metric, kind, value). "ratio_min": uroce/raw
+# at least value; "raw_plus_max": uroce at most raw + value; "min": uroce
+# at least value.
+TARGETS = [
+    ("memif", "write_bw_64k_gbps", "ratio_min", 0.85, ">= 85% of raw memif 4 KiB Gb/s"),
+    ("memif", "send_lat_2_median_us", "raw_plus_max", 1.0, "<= raw memif one-way + 1.0 us"),
+    ("memif", "send_bw_64_mmsgps", "min", 4.0, ">= 4 M msg/s"),
+]
+
+
+def compare(lines, rows):
+    """Comparison rows from the perftest lines and the merged raw rows."""
+    raw = {(r["transport"], r["payload_bytes"]): r["stacks"].get("raw", {}) for r in rows}
+    points = {}
+    for l in lines:
+        if l.get("bench") == "uroce-perftest":
+            points[(l.get("transport"), l.get("point"))] = l
+    out = []
+    transports = sorted({t for t, _ in points},
+                        key=lambda t: (TRANSPORT_ORDER.index(t) if t in TRANSPORT_ORDER
+                                       else 99, t))
+    for t in transports:
+        for name, point, fig, size, rawfig, scale, unit in METRICS:
+            p = points.get((t, point))
+            if p is None:
+                continue
+            r = raw.get((t, size), {})
+            rv = r.get(rawfig)
+            rv = None if rv is None or not r.get("ok", True) else rv * scale
+            uv = p.get(fig) if p.get("ok") else None
+            row = {"transport": t, "metric": name, "unit": unit, "raw": rv,
+                   "uroce": uv, "ratio": (uv / rv) if uv is not None and rv else None,
+                   "daemon_cpu_pct": p.get("daemon_cpu_pct", {}), "ok": bool(p.get("ok")),
+                   "cmd": p.get("cmd", "")}
+            if not p.get("ok"):
+                row["error"] = p.get("error", "")
+            out.append(row)
+    return out
+
+
+def targets(comparison):
+    """Where each target stands: met true/false, or None without figures."""
+    by = {(c["transport"], c["metric"]): c for c in comparison}
+    out = []
+    for t, metric, kind, value, text in TARGETS:
+        c = by.get((t, metric))
+        met = None
+        if c is not None and c["uroce"] is not None:
+            if kind == "ratio_min" and c["ratio"] is not None:
+                met = c["ratio"] >= value
+            elif kind == "raw_plus_max" and c["raw"] is not None:
+                met = c["uroce"] <= c["raw"] + value
+            elif kind == "min":
+                met = c["uroce"] >= value
+        out.append({"transport": t, "metric": metric, "target": text, "met": met,
+                    "uroce": None if c is None else c["uroce"],
+                    "raw": None if c is None else c["raw"],
+                    "ratio": None if c is None else c["ratio"]})
+    return out
+
+
+def comparison_table(comparison, goals):
+    head = ["transport", "metric", "unit", "raw", "uroce", "uroce/raw", "daemon CPU % (a/b)"]
+    body = []
+    for c in comparison:
+        cpu = c["daemon_cpu_pct"]
+        body.append([c["transport"], c["metric"], c["unit"], fmt(c["raw"], 3),
+                     fmt(c["uroce"], 3) + ("" if c["ok"] else "!"), fmt(c["ratio"], 3),
+                     "/".join(fmt(cpu.get(k), 0) for k in ("a", "b"))])
+    if not body:
+        return ""
+    widths = [max(len(x) for x in col) for col in zip(head, *body)]
+    lines = ["  ".join(x.rjust(w) for x, w in zip(l, widths)) for l in [head] + body]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    for g in goals:
+        state = {True: "MET", False: "MISSED", None: "NOT MEASURED"}[g["met"]]
+        lines.append(f'target {g["transport"]} {g["metric"]} {g["target"]}: {state} '
+                     f'(uroce {fmt(g["uroce"], 3)}, raw {fmt(g["raw"], 3)}, '
+                     f'ratio {fmt(g["ratio"], 3)})')
+    return "\n".join(lines)
+
+
 def fmt(v, digits=2):
     return "-" if v is None else f"{v:.{digits}f}"
 
@@ -106,23 +211,32 @@ def main():
     ap.add_argument("--meta", action="append", default=[])
     ap.add_argument("inputs", nargs="*")
     a = ap.parse_args()
-    rows = merge(load(a.inputs))
+    lines = load(a.inputs)
+    rows = merge([l for l in lines if l.get("bench") != "uroce-perftest"])
+    comp = compare(lines, rows)
+    goals = targets(comp)
     meta = dict(kv.split("=", 1) for kv in a.meta)
     doc = {"schema": 1, "meta": meta,
            "units": {"mpps": "million frames/s received",
                      "gbps": "L2 frame bits/s (Ethernet header..UDP payload, no FCS/preamble/IFG)",
                      "payload_gbps": "UDP payload bits/s",
                      "rtt_median_us": "round trip, microseconds"},
-           "rows": rows}
+           "rows": rows, "comparison": comp, "targets": goals}
     with open(a.out, "w") as f:
         json.dump(doc, f, indent=1)
         f.write("\n")
-    print(table(rows))
+    if rows:
+        print(table(rows))
+    if comp:
+        print()
+        print(comparison_table(comp, goals))
     failed = [f'{r["transport"]}/{r["payload_bytes"]}/{n}: {"; ".join(s["errors"])}'
               for r in rows for n, s in r["stacks"].items() if not s.get("ok", True)]
+    failed += [f'{c["transport"]}/{c["metric"]}/uroce: {c.get("error", "")}'
+               for c in comp if not c["ok"]]
     for f in failed:
         print("FAILED:", f, file=sys.stderr)
-    return 1 if failed or not rows else 0
+    return 1 if failed or not (rows or comp) else 0
 
 
 if __name__ == "__main__":

@@ -1,18 +1,39 @@
 #!/usr/bin/env bash
-# The raw DPDK baseline (docs/benchmarks.md): UDP/IPv4 frames of 64 B and
-# 4 KiB payload, streamed (Mpps, Gb/s at the receiver) and ping-ponged (RTT
-# median and p99), over net_ring (one process), net_memif (two processes) and
-# net_af_packet (two processes in two network namespaces joined by a veth).
+# uroce against the raw DPDK baseline, on the same links in the same run
+# (docs/benchmarks.md, docs/performance.md).
+#
+# Raw: UDP/IPv4 frames of 64 B and 4 KiB payload, streamed (Mpps, Gb/s at
+# the receiver) and ping-ponged (RTT median and p99), over net_ring (one
+# process), net_memif (two processes) and net_af_packet (two processes in
+# two network namespaces joined by a veth).
+# Stack: two uroced daemons (one lcore each) joined by the same kind of link
+# (memif, af_packet) and UNMODIFIED perftest through uroce-run
+# (bench/stack_bench.sh): ib_write_bw 64 KiB (Gb/s), ib_send_bw 64 B
+# (M msg/s), ib_send_lat and ib_read_lat 2 B (median, p99), ib_write_bw
+# -q 16, and the daemons' CPU use per point.
 #
 #   scripts/bench.sh [--build-dir DIR] [--duration S] [--warmup S]
 #                    [--sizes "64 4096"] [--transports "ring memif af_packet"]
 #                    [--json FILE] [--no-build]
+#                    [--stack | --no-stack] [--no-raw] [--poll auto|busy|backoff]
+#                    [--lat-iters N] [--send-iters N]
+#                    [--events auto|on|off] [--pin auto|on|off]
 #
-# Prints a table and writes the merged JSON (default DIR/bench-raw.json).
-# Needs root (EAL, network namespaces). Each point takes about
-# warmup + duration + 1 s; the defaults (3 s) take about a minute.
-# Later benchmarks of the stack add their JSON lines to the same work
-# directory before bench/bench_table.py merges them (new columns + ratios).
+#   --no-stack / --stack   skip / run the stack points (default: run them on
+#                          memif and af_packet when listed in --transports)
+#   --no-raw               skip the raw baseline (no ratios then)
+#   --poll                 the daemons' polling: auto (default), busy, backoff
+#   --events, --pin        perftest's -e and taskset placement
+#                          (bench/stack_bench.sh; default auto)
+#
+# Prints the raw table, then the comparison table (raw, uroce, ratio,
+# daemons' CPU %) with the issue-5 targets and where each stands; writes
+# the merged JSON (default DIR/bench.json). Needs root (EAL, network
+# namespaces, /dev/infiniband nodes). Raw points take about warmup +
+# duration + 1 s each (about a minute in all); the stack takes about 1-2
+# minutes per transport. Examples:
+#   scripts/bench.sh --build-dir build-bench
+#   scripts/bench.sh --transports memif --no-raw --duration 2
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -23,7 +44,14 @@ sizes="64 4096"
 transports="ring memif af_packet"
 json_out=
 do_build=1
-usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+do_stack=1
+do_raw=1
+poll=auto
+lat_iters=20000
+send_iters=200000
+events=auto
+pin=auto
+usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 2; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --build-dir) build_dir=$2; shift 2 ;;
@@ -33,16 +61,28 @@ while [ $# -gt 0 ]; do
     --transports) transports=$2; shift 2 ;;
     --json) json_out=$2; shift 2 ;;
     --no-build) do_build=0; shift ;;
+    --stack) do_stack=1; shift ;;
+    --no-stack) do_stack=0; shift ;;
+    --no-raw) do_raw=0; shift ;;
+    --poll) poll=$2; shift 2 ;;
+    --lat-iters) lat_iters=$2; shift 2 ;;
+    --send-iters) send_iters=$2; shift 2 ;;
+    --events) events=$2; shift 2 ;;
+    --pin) pin=$2; shift 2 ;;
     -h|--help) usage ;;
     *) echo "bench.sh: unknown option $1" >&2; usage ;;
   esac
 done
-[ -n "$json_out" ] || json_out=$build_dir/bench-raw.json
+[ -n "$json_out" ] || json_out=$build_dir/bench.json
 [ "$(id -u)" = 0 ] || { echo "bench.sh: needs root (DPDK EAL, network namespaces)" >&2; exit 1; }
 
 if [ "$do_build" = 1 ]; then
   [ -f "$build_dir/build.ninja" ] || meson setup "$build_dir" >/dev/null
   ninja -C "$build_dir" -j2 bench/uroce-raw-bench >/dev/null
+  if [ "$do_stack" = 1 ]; then
+    ninja -C "$build_dir" -j2 apps/uroced/uroced apps/uroce-ctl/uroce-ctl \
+      verbs-provider/liburoce-rdmav34.so verbs-provider/liburoce-preload.so >/dev/null
+  fi
 fi
 bin=$build_dir/bench/uroce-raw-bench
 [ -x "$bin" ] || { echo "bench.sh: $bin missing (run without --no-build)" >&2; exit 1; }
@@ -112,6 +152,7 @@ run_pair() {
 }
 
 for t in $transports; do
+  [ "$do_raw" = 1 ] || break
   case "$t" in
     ring)
       for s in $sizes; do
@@ -165,12 +206,27 @@ for t in $transports; do
   esac
 done
 
+if [ "$do_stack" = 1 ]; then
+  for t in $transports; do
+    case "$t" in
+      memif|af_packet)
+        echo "$t: uroce through perftest ..." >&2
+        bench/stack_bench.sh --build-dir "$build_dir" --transport "$t" --out "$work" \
+          --duration "$duration" --lat-iters "$lat_iters" --send-iters "$send_iters" \
+          --poll "$poll" --events "$events" --pin "$pin" ||
+          echo "bench.sh: the $t stack run reported a failure (see above)" >&2
+        ;;
+    esac
+  done
+fi
+
 mkdir -p "$(dirname "$json_out")"
 shopt -s nullglob
 /usr/bin/python3 bench/bench_table.py --out "$json_out" \
   --meta "date=$(date -u +%FT%TZ)" --meta "host=$(hostname)" \
   --meta "nproc=$(nproc)" --meta "loadavg=$(cut -d' ' -f1-3 /proc/loadavg)" \
   --meta "duration_s=$duration" --meta "warmup_s=$warmup" --meta "burst=32" \
-  --meta "kernel=$(uname -r)" \
+  --meta "kernel=$(uname -r)" --meta "poll=$poll" --meta "events=$events" \
+  --meta "pin=$pin" --meta "lat_iters=$lat_iters" --meta "send_iters=$send_iters" \
   "$work"/*.json
 echo "JSON: $json_out" >&2

@@ -1,0 +1,96 @@
+#!/usr/bin/python3
+"""One JSON line from one perftest client run (bench/stack_bench.sh).
+
+    perftest_json.py --transport T --point NAME --status RC [--why TEXT]
+                     [--cmd TEXT] [--cpu SIDE=PCT ...] [--meta K=V ...] OUTPUT
+
+perftest 4.5 prints, under a header line that contains "#bytes", one row per
+message size. Bandwidth tests: bytes, iterations, BW peak, BW average,
+MsgRate[Mpps] (BW in Gb/sec with --report_gbits, else MB/sec). Latency
+tests: bytes, iterations, t_min, t_max, t_typical (the median), t_avg,
+t_stdev, 99% percentile, 99.9% percentile, all in usec. The line carries
+what the row says and no more: a run without a row is "ok": false.
+"""
+import argparse
+import json
+import re
+import sys
+
+
+def parse(text):
+    """The figures of the first result row, keyed by what the header names."""
+    lines = text.splitlines()
+    for i, l in enumerate(lines):
+        if "#bytes" not in l:
+            continue
+        head = l
+        for row in lines[i + 1:]:
+            cells = row.split()
+            if len(cells) >= 4 and cells[0].isdigit() and cells[1].isdigit():
+                return figures(head, cells)
+    return None
+
+
+def figures(head, cells):
+    nums = []
+    for c in cells:
+        try:
+            nums.append(float(c))
+        except ValueError:
+            return None
+    out = {"bytes": int(nums[0]), "iterations": int(nums[1])}
+    if "t_typical" in head:
+        if len(nums) < 9:
+            return None
+        out.update(lat_min_us=nums[2], lat_max_us=nums[3], lat_median_us=nums[4],
+                   lat_avg_us=nums[5], lat_stdev_us=nums[6], lat_p99_us=nums[7],
+                   lat_p999_us=nums[8])
+        return out
+    if "BW average" in head:
+        if len(nums) < 5:
+            return None
+        avg = nums[3]
+        if "Gb/sec" in head:
+            out["gbps"] = avg
+        elif re.search(r"MB/sec|MiB/sec", head):
+            # perftest's MB is 2^20 bytes.
+            out["gbps"] = avg * 1048576 * 8 / 1e9
+        else:
+            return None
+        out["mmsgps"] = nums[4]
+        return out
+    return None
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--transport", required=True)
+    ap.add_argument("--point", required=True)
+    ap.add_argument("--status", type=int, required=True)
+    ap.add_argument("--why", default="")
+    ap.add_argument("--cmd", default="")
+    ap.add_argument("--cpu", action="append", default=[])
+    ap.add_argument("--meta", action="append", default=[])
+    ap.add_argument("output")
+    a = ap.parse_args(argv)
+    line = {"bench": "uroce-perftest", "schema": 1, "transport": a.transport,
+            "point": a.point, "cmd": a.cmd, "ok": False}
+    try:
+        with open(a.output) as f:
+            fig = parse(f.read())
+    except OSError as e:
+        fig = None
+        a.why = a.why or str(e)
+    if a.status == 0 and fig is not None:
+        line["ok"] = True
+        line.update(fig)
+    else:
+        line["error"] = a.why or "no result row under a '#bytes' header"
+    line["daemon_cpu_pct"] = {k: float(v) for k, v in (c.split("=", 1) for c in a.cpu)}
+    line["meta"] = dict(kv.split("=", 1) for kv in a.meta)
+    print(json.dumps(line))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

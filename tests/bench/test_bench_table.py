@@ -1,0 +1,133 @@
+#!/usr/bin/python3
+"""Tests of bench/bench_table.py: the merge of raw and perftest JSON lines
+into the comparison rows, their ratios and the targets. Sample lines only;
+nothing is timed."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
+import bench_table  # noqa: E402
+
+
+def raw(transport, size, mpps, payload_gbps, rtt_med, rtt_p99, ok=True):
+    return [
+        {"bench": "uroce-raw", "role": "receiver", "transport": transport,
+         "payload_bytes": size, "frame_bytes": size + 42, "ok": ok,
+         "stream": {"mpps": mpps, "gbps": payload_gbps * 1.01,
+                    "payload_gbps": payload_gbps, "packets": 1, "lost": 0, "seconds": 3}},
+        {"bench": "uroce-raw", "role": "ping", "transport": transport,
+         "payload_bytes": size, "frame_bytes": size + 42, "ok": ok,
+         "rtt": {"median_us": rtt_med, "p99_us": rtt_p99, "samples": 1, "timeouts": 0}},
+    ]
+
+
+def perf(transport, point, ok=True, **fig):
+    line = {"bench": "uroce-perftest", "transport": transport, "point": point,
+            "ok": ok, "cmd": "ib_x", "daemon_cpu_pct": {"a": 99.0, "b": 50.0}}
+    line.update(fig)
+    if not ok:
+        line["error"] = "client hung"
+    return line
+
+
+def sample():
+    lines = raw("memif", 64, 10.0, 5.0, 1.0, 2.0) + raw("memif", 4096, 1.0, 40.0, 3.0, 5.0)
+    lines += [perf("memif", "write_bw", gbps=36.0),
+              perf("memif", "send_bw", mmsgps=2.0),
+              perf("memif", "send_lat", lat_median_us=1.4, lat_p99_us=3.0),
+              perf("memif", "read_lat", lat_median_us=2.0, lat_p99_us=4.0),
+              perf("memif", "write_bw_q16", ok=False)]
+    return lines
+
+
+def run(lines):
+    rows = bench_table.merge([l for l in lines if l["bench"] != "uroce-perftest"])
+    comp = bench_table.compare(lines, rows)
+    return {(c["transport"], c["metric"]): c for c in comp}, bench_table.targets(comp)
+
+
+class Compare(unittest.TestCase):
+    def test_Compare_RatiosAgainstRawCounterparts(self):
+        comp, _ = run(sample())
+        w = comp[("memif", "write_bw_64k_gbps")]
+        self.assertEqual(w["raw"], 40.0)  # payload Gb/s of 4 KiB frames
+        self.assertAlmostEqual(w["ratio"], 0.9)
+        s = comp[("memif", "send_bw_64_mmsgps")]
+        self.assertEqual(s["raw"], 10.0)  # 64 B frames/s
+        self.assertAlmostEqual(s["ratio"], 0.2)
+        lat = comp[("memif", "send_lat_2_median_us")]
+        self.assertEqual(lat["raw"], 0.5)  # half the 64 B RTT
+        self.assertAlmostEqual(lat["ratio"], 2.8)
+        # READ latency is a whole round trip in perftest: the whole RTT.
+        self.assertEqual(comp[("memif", "read_lat_2_p99_us")]["raw"], 2.0)
+        self.assertAlmostEqual(comp[("memif", "read_lat_2_median_us")]["ratio"], 2.0)
+        self.assertEqual(w["daemon_cpu_pct"], {"a": 99.0, "b": 50.0})
+
+    def test_Compare_FailedPointHasNoFigureAndKeepsError(self):
+        comp, _ = run(sample())
+        q = comp[("memif", "write_bw_64k_q16_gbps")]
+        self.assertFalse(q["ok"])
+        self.assertIsNone(q["uroce"])
+        self.assertIsNone(q["ratio"])
+        self.assertEqual(q["error"], "client hung")
+
+    def test_Compare_NoRawGivesNoRatio(self):
+        comp, _ = run([perf("af_packet", "send_bw", mmsgps=0.5)])
+        s = comp[("af_packet", "send_bw_64_mmsgps")]
+        self.assertIsNone(s["raw"])
+        self.assertIsNone(s["ratio"])
+        self.assertEqual(s["uroce"], 0.5)
+
+    def test_Compare_FailedRawIsNotABaseline(self):
+        lines = raw("memif", 4096, 1.0, 40.0, 3.0, 5.0, ok=False)
+        lines.append(perf("memif", "write_bw", gbps=36.0))
+        comp, _ = run(lines)
+        self.assertIsNone(comp[("memif", "write_bw_64k_gbps")]["raw"])
+
+
+class Targets(unittest.TestCase):
+    def test_Targets_MetMissedAndNotMeasured(self):
+        _, goals = run(sample())
+        by = {g["metric"]: g["met"] for g in goals}
+        self.assertIs(by["write_bw_64k_gbps"], True)      # 0.90 >= 0.85
+        self.assertIs(by["send_lat_2_median_us"], True)   # 1.4 <= 0.5 + 1.0
+        self.assertIs(by["send_bw_64_mmsgps"], False)     # 2.0 < 4
+        lines = [l for l in sample() if l.get("point") != "send_lat"]
+        _, goals = run(lines)
+        by = {g["metric"]: g["met"] for g in goals}
+        self.assertIsNone(by["send_lat_2_median_us"])
+
+    def test_Targets_LatencyJustOverTheBarIsMissed(self):
+        lines = raw("memif", 64, 10.0, 5.0, 1.0, 2.0)
+        lines.append(perf("memif", "send_lat", lat_median_us=1.51, lat_p99_us=3.0))
+        _, goals = run(lines)
+        by = {g["metric"]: g["met"] for g in goals}
+        self.assertIs(by["send_lat_2_median_us"], False)
+
+
+class Main(unittest.TestCase):
+    def test_Main_WritesComparisonAndFailsOnFailedPoint(self):
+        with tempfile.TemporaryDirectory() as d:
+            src = os.path.join(d, "in.json")
+            with open(src, "w") as f:
+                for l in sample():
+                    f.write(json.dumps(l) + "\n")
+            out = os.path.join(d, "out.json")
+            p = subprocess.run([sys.executable, bench_table.__file__, "--out", out,
+                                "--meta", "k=v", src], capture_output=True, text=True)
+            self.assertEqual(p.returncode, 1)  # write_bw_q16 failed
+            self.assertIn("FAILED: memif/write_bw_64k_q16_gbps/uroce: client hung", p.stderr)
+            self.assertIn("target memif send_bw_64_mmsgps >= 4 M msg/s: MISSED", p.stdout)
+            with open(out) as f:
+                doc = json.load(f)
+            self.assertEqual(doc["meta"], {"k": "v"})
+            self.assertEqual(len(doc["comparison"]), 7)
+            self.assertEqual(len(doc["targets"]), 3)
+
+
+if __name__ == "__main__":
+    unittest.main()
