@@ -46,3 +46,25 @@ verbs_test_init() {
 verbs_device() {
   echo "name=$1;mac=$2;ipv4=$3;mtu=${5:-9000};port=$4"
 }
+
+# The --device port of a net_af_packet PMD on veth end IFACE, sized for
+# jumbo frames (FACTS.md: blocksz/framesz 8192, a mbuf room to match).
+verbs_af_packet_port() {
+  echo "net_af_packet0,iface=$1,qdisc_bypass=1,blocksz=8192,framesz=8192,framecnt=2048"
+}
+
+# verbs_daemons_stop TEXT NAME... : one verdict that every named daemon is
+# still alive and exits 0 on SIGTERM (uroce_daemon_stop also checks that
+# its run dir and nodes are gone).
+verbs_daemons_stop() {
+  local text=$1 d st=0
+  shift
+  for d in "$@"; do
+    if ! uroce_daemon_alive "$d"; then
+      UROCE_WHY="uroced $d died during the run"; st=1; break
+    elif ! uroce_daemon_stop "$d"; then
+      UROCE_WHY="uroced $d did not stop cleanly on SIGTERM"; st=1; break
+    fi
+  done
+  uroce_verdict "$text" "$st"
+}

@@ -23,13 +23,10 @@ uroce_netns_add "$NSB"
 uroce_veth_dpdk "$NSA" "$DEVA" "$NSB" "$DEVB" 9000
 uroce_veth_ip "$NSA" "$TCPA" "$TCP_IPA/24" "$NSB" "$TCPB" "$TCP_IPB/24"
 
-af_packet() {
-  echo "net_af_packet0,iface=$1,qdisc_bypass=1,blocksz=8192,framesz=8192,framecnt=2048"
-}
 uroce_daemon_start a --netns "$NSA" --lcore 0 --poll backoff -- \
-  --device "$(verbs_device uroce0 02:00:00:cb:00:01 10.203.0.1 "$(af_packet "$DEVA")")"
+  --device "$(verbs_device uroce0 02:00:00:cb:00:01 10.203.0.1 "$(verbs_af_packet_port "$DEVA")")"
 uroce_daemon_start b --netns "$NSB" --lcore 1 --poll backoff -- \
-  --device "$(verbs_device uroce0 02:00:00:cb:00:02 10.203.0.2 "$(af_packet "$DEVB")")"
+  --device "$(verbs_device uroce0 02:00:00:cb:00:02 10.203.0.2 "$(verbs_af_packet_port "$DEVB")")"
 RA=("$UROCE_RUN" --run-dir "${UROCE_DAEMON_RUN[a]}")
 RB=("$UROCE_RUN" --run-dir "${UROCE_DAEMON_RUN[b]}")
 

@@ -24,13 +24,10 @@ uroce_netns_add "$NSB"
 uroce_veth_dpdk "$NSA" "$DEVA" "$NSB" "$DEVB" 9000
 uroce_veth_ip "$NSA" "$TCPA" "$TCP_IPA/24" "$NSB" "$TCPB" "$TCP_IPB/24"
 
-af_packet() {
-  echo "net_af_packet0,iface=$1,qdisc_bypass=1,blocksz=8192,framesz=8192,framecnt=2048"
-}
 uroce_daemon_start a --netns "$NSA" --lcore 0 --poll backoff -- \
-  --device "$(verbs_device uroce0 02:00:00:cd:00:01 10.205.0.1 "$(af_packet "$DEVA")");pfc=3;link_mbps=100"
+  --device "$(verbs_device uroce0 02:00:00:cd:00:01 10.205.0.1 "$(verbs_af_packet_port "$DEVA")");pfc=3;link_mbps=100"
 uroce_daemon_start b --netns "$NSB" --lcore 1 --poll backoff -- \
-  --device "$(verbs_device uroce0 02:00:00:cd:00:02 10.205.0.2 "$(af_packet "$DEVB")")"
+  --device "$(verbs_device uroce0 02:00:00:cd:00:02 10.205.0.2 "$(verbs_af_packet_port "$DEVB")")"
 RUN_A=${UROCE_DAEMON_RUN[a]}
 RA=("$UROCE_RUN" --run-dir "$RUN_A")
 RB=("$UROCE_RUN" --run-dir "${UROCE_DAEMON_RUN[b]}")
@@ -120,14 +117,6 @@ elif ! grep -q 'uroce0: pfc-storm-detected .*prio=3' "$LOG_A" ||
 fi
 uroce_verdict "a 335 ms pause is a storm after 200 ms: detected, restored, logged" "$st"
 
-st=0
-for d in a b; do
-  if ! uroce_daemon_alive $d; then
-    UROCE_WHY="uroced $d died during the run"; st=1
-  elif ! uroce_daemon_stop $d; then
-    UROCE_WHY="uroced $d did not stop cleanly on SIGTERM"; st=1
-  fi
-done
-uroce_verdict "both daemons exit 0 on SIGTERM" "$st"
+verbs_daemons_stop "both daemons exit 0 on SIGTERM" a b
 
 uroce_summary netns_pfc

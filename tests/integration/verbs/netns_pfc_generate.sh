@@ -29,11 +29,8 @@ uroce_netns_add "$NSB"
 uroce_veth_dpdk "$NSA" "$DEVA" "$NSB" "$DEVB" 9000
 uroce_veth_ip "$NSA" "$TCPA" "$TCP_IPA/24" "$NSB" "$TCPB" "$TCP_IPB/24"
 
-af_packet() {
-  echo "net_af_packet0,iface=$1,qdisc_bypass=1,blocksz=8192,framesz=8192,framecnt=2048"
-}
 uroce_daemon_start a --netns "$NSA" --lcore 0 --poll backoff -- \
-  --device "$(verbs_device uroce0 02:00:00:ce:00:01 10.206.0.1 "$(af_packet "$DEVA")");pfc=3;link_mbps=1000"
+  --device "$(verbs_device uroce0 02:00:00:ce:00:01 10.206.0.1 "$(verbs_af_packet_port "$DEVA")");pfc=3;link_mbps=1000"
 
 # B: the device and its slow [device.pfc], appended to the generated config.
 B_EXTRA=$UROCE_TMP/b-device.toml
@@ -41,7 +38,7 @@ cat >"$B_EXTRA" <<EOF
 
 [[device]]
 name = "uroce0"
-port = "$(af_packet "$DEVB")"
+port = "$(verbs_af_packet_port "$DEVB")"
 mac = "02:00:00:ce:00:02"
 ipv4 = "10.206.0.2"
 mtu = 9000
@@ -143,14 +140,6 @@ PY
 if [ -n "$why" ]; then UROCE_WHY=$why; st=1; fi
 uroce_verdict "B paused A: XOFF and XON sent, pauses received and obeyed, no drop at B" "$st"
 
-st=0
-for d in a b; do
-  if ! uroce_daemon_alive $d; then
-    UROCE_WHY="uroced $d died during the run"; st=1
-  elif ! uroce_daemon_stop $d; then
-    UROCE_WHY="uroced $d did not stop cleanly on SIGTERM"; st=1
-  fi
-done
-uroce_verdict "both daemons exit 0 on SIGTERM" "$st"
+verbs_daemons_stop "both daemons exit 0 on SIGTERM" a b
 
 uroce_summary netns_pfc_generate

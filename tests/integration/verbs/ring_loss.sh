@@ -44,12 +44,6 @@ fi
 "$UROCE_CTL" --run-dir "$RUN" counters | grep -E 'impair' || true
 uroce_verdict "uroce-ctl counters: drops on uroce0 TX and uroce1 RX only" "$st"
 
-st=0
-if ! uroce_daemon_alive d; then
-  UROCE_WHY="uroced died during the run"; st=1
-elif ! uroce_daemon_stop d; then
-  UROCE_WHY="uroced did not stop cleanly on SIGTERM"; st=1
-fi
-uroce_verdict "uroced exits 0 on SIGTERM" "$st"
+verbs_daemons_stop "uroced exits 0 on SIGTERM" d
 
 uroce_summary ring_loss

@@ -94,12 +94,6 @@ uroce_verdict "ibv_rc_pingpong loopback on uroce0 4096 B x 1000" "$st"
 
 # The daemon must still be serving, then stop cleanly.
 uroce_no_pair
-st=0
-if ! uroce_daemon_alive d; then
-  UROCE_WHY="uroced died during the run"; st=1
-elif ! uroce_daemon_stop d; then
-  UROCE_WHY="uroced did not stop cleanly on SIGTERM"; st=1
-fi
-uroce_verdict "uroced exits 0 on SIGTERM and removes its run dir and nodes" "$st"
+verbs_daemons_stop "uroced exits 0 on SIGTERM and removes its run dir and nodes" d
 
 uroce_summary ring_pingpong

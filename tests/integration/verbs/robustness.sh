@@ -200,13 +200,7 @@ uroce_verdict "foreign handles (another connection, as nobody and as root) get E
 short_pair d "the daemon still serves a verified pair after the probes"
 
 uroce_no_pair
-st=0
-if ! uroce_daemon_alive d; then
-  UROCE_WHY="uroced died during the run"; st=1
-elif ! uroce_daemon_stop d; then
-  UROCE_WHY="uroced did not stop cleanly on SIGTERM"; st=1
-fi
-uroce_verdict "uroced exits 0 on SIGTERM after all this" "$st"
+verbs_daemons_stop "uroced exits 0 on SIGTERM after all this" d
 
 # ---- 3. the daemon killed or stopped under running programs ------------------
 # SIGKILL: nothing is cleaned up, the programs must notice the dead socket.
