@@ -883,32 +883,8 @@ class Vnic {
     return n + looped;
   }
 
-  // The sink of the PFC frames we generate: straight to the port (MAC
-  // Control is never paused, held or impaired).
-  struct PfcTx {
-    Vnic* v;
-    std::span<std::uint8_t> tx_alloc(std::size_t n) {
-      if (v->io_.tx_room() == 0) v->ctr_.tx_flushed += v->io_.flush();
-      const std::span<std::uint8_t> b = v->io_.tx().tx_alloc(n);
-      if (b.size() < n) v->pfc_.count_pfc_tx(false);
-      return b;
-    }
-    void tx_commit(std::size_t n) {
-      v->io_.tx().tx_commit(n);
-      v->pfc_.count_pfc_tx(true);
-      ++v->ctr_.tx_frames;
-      v->ctr_.tx_bytes += n;
-    }
-  };
-
-  // A connected QP whose priority the peer has paused is not served (it
-  // stays queued); UD QPs are (each WR has its own DSCP: frames of a paused
-  // priority wait in the hold queue).
-  bool pfc_paused(const QpEntry& e, TimeNs now) {
-    return e.type != transport::QpType::kUd && pfc_.tx_paused_dscp(e.attr.av.dscp, now);
-  }
-
-  // The sink held frames are released into: the port, counted as sent.
+  // Straight to the port, counted as sent, bypassing the pause gate, the
+  // hold queues and loss injection: the sink of held frames being released.
   struct HeldTx {
     Vnic* v;
     std::span<std::uint8_t> tx_alloc(std::size_t n) {
@@ -921,6 +897,28 @@ class Vnic {
       v->ctr_.tx_bytes += n;
     }
   };
+
+  // The sink of the PFC frames we generate: HeldTx (MAC Control is never
+  // paused, held or impaired), plus the endpoint's sent / refused counts.
+  struct PfcTx {
+    Vnic* v;
+    std::span<std::uint8_t> tx_alloc(std::size_t n) {
+      const std::span<std::uint8_t> b = HeldTx{v}.tx_alloc(n);
+      if (b.size() < n) v->pfc_.count_pfc_tx(false);
+      return b;
+    }
+    void tx_commit(std::size_t n) {
+      HeldTx{v}.tx_commit(n);
+      v->pfc_.count_pfc_tx(true);
+    }
+  };
+
+  // A connected QP whose priority the peer has paused is not served (it
+  // stays queued); UD QPs are (each WR has its own DSCP: frames of a paused
+  // priority wait in the hold queue).
+  bool pfc_paused(const QpEntry& e, TimeNs now) {
+    return e.type != transport::QpType::kUd && pfc_.tx_paused_dscp(e.attr.av.dscp, now);
+  }
 
   static std::uint32_t frame_slot_bytes(const VnicConfig& c) {
     return std::max<std::uint32_t>(c.eth_mtu + wire::EthHdr::kSize,
