@@ -124,19 +124,9 @@ shm::SendWqeFields send_wqe(std::uint64_t wr_id) {
   return f;
 }
 
-struct ImpairedRcPair : TwoHosts {
-  std::unique_ptr<ProvCq> ascq, arcq, bscq, brcq;
-  std::unique_ptr<ProvQp> aqp, bqp;
-
+struct ImpairedRcPair : TwoHosts, RcQpPair {
   void SetUp() override {
-    ascq = a.make_cq(1);
-    arcq = a.make_cq(2);
-    bscq = b.make_cq(1);
-    brcq = b.make_cq(2);
-    aqp = a.make_qp(10, QpType::kRc, 1, 2);
-    bqp = b.make_qp(10, QpType::kRc, 1, 2);
-    a.connect(10, QpType::kRc, bqp->qpn, kMacB, kIpB, 100, 500);
-    b.connect(10, QpType::kRc, aqp->qpn, kMacA, kIpA, 500, 100);
+    open(a, b);
   }
 
   // Sends kN messages A -> B; returns the completions at A and B.

@@ -564,14 +564,12 @@ TEST(Vnic_Pfc, InjectedPauseStopsQpAndResumeRestarts) {
   c.enable = 0x01;
   c.link_bps = k10G;
   a.vnic.set_pfc(c);
-  auto ascq = a.make_cq(1);
-  auto arcq = a.make_cq(2);
-  auto bscq = b.make_cq(1);
-  auto brcq = b.make_cq(2);
-  auto aqp = a.make_qp(10, QpType::kRc, 1, 2);
-  auto bqp = b.make_qp(10, QpType::kRc, 1, 2);
-  a.connect(10, QpType::kRc, bqp->qpn, kMacB, kIpB, 100, 500);
-  b.connect(10, QpType::kRc, aqp->qpn, kMacA, kIpA, 500, 100);
+  RcQpPair qps;
+  qps.open(a, b);
+  auto& aqp = qps.aqp;
+  auto& bqp = qps.bqp;
+  auto& ascq = qps.ascq;
+  auto& brcq = qps.brcq;
   port::SimPort& inject = b.port;
   ASSERT_TRUE(inject.tx(pause_frame(0x01, 0xffff), 0));  // 3.36 ms at 10G
   a.vnic.poll(0);

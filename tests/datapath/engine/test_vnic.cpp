@@ -89,19 +89,9 @@ TEST_F(TwoHosts, Resolve_UnknownHostStaysUnresolved) {
 
 // ---- RC end to end ------------------------------------------------------------------
 
-struct RcPair : TwoHosts {
-  std::unique_ptr<ProvCq> ascq, arcq, bscq, brcq;
-  std::unique_ptr<ProvQp> aqp, bqp;
-
+struct RcPair : TwoHosts, RcQpPair {
   void SetUp() override {
-    ascq = a.make_cq(1);
-    arcq = a.make_cq(2);
-    bscq = b.make_cq(1);
-    brcq = b.make_cq(2);
-    aqp = a.make_qp(10, QpType::kRc, 1, 2);
-    bqp = b.make_qp(10, QpType::kRc, 1, 2);
-    a.connect(10, QpType::kRc, bqp->qpn, kMacB, kIpB, 100, 500);
-    b.connect(10, QpType::kRc, aqp->qpn, kMacA, kIpA, 500, 100);
+    open(a, b);
     for (std::size_t i = 0; i < Host::kMem; ++i) {
       a.mem[i] = static_cast<std::uint8_t>(i * 7 + 1);
       b.mem[i] = static_cast<std::uint8_t>(i * 13 + 5);

@@ -317,6 +317,24 @@ struct Host {
 };
 
 // Two hosts on one simulated link (1 us propagation) and a virtual clock.
+// One RC QP (id 10, send CQ 1, recv CQ 2) on each of two hosts, connected
+// to each other (A's PSNs start at 100, B's at 500).
+struct RcQpPair {
+  std::unique_ptr<ProvCq> ascq, arcq, bscq, brcq;
+  std::unique_ptr<ProvQp> aqp, bqp;
+
+  void open(Host& a, Host& b) {
+    ascq = a.make_cq(1);
+    arcq = a.make_cq(2);
+    bscq = b.make_cq(1);
+    brcq = b.make_cq(2);
+    aqp = a.make_qp(10, transport::QpType::kRc, 1, 2);
+    bqp = b.make_qp(10, transport::QpType::kRc, 1, 2);
+    a.connect(10, transport::QpType::kRc, bqp->qpn, kMacB, kIpB, 100, 500);
+    b.connect(10, transport::QpType::kRc, aqp->qpn, kMacA, kIpA, 500, 100);
+  }
+};
+
 struct TwoHosts : ::testing::Test {
   port::SimLinkConfig link_cfg = [] {
     port::SimDirectionConfig d;

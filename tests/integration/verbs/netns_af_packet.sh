@@ -13,15 +13,7 @@ verbs_test_init vnetns "$1" ibv_rc_pingpong ibv_ud_pingpong ibv_srq_pingpong \
   ib_write_bw ib_write_lat ib_send_lat ib_read_bw ib_read_lat ib_send_bw ib_atomic_bw \
   ib_atomic_lat
 
-id=$((UROCE_ID % 1000000))
-NSA=uroce_vA_$id NSB=uroce_vB_$id
-DEVA=uvd${id}a DEVB=uvd${id}b      # DPDK's veth ends
-TCPA=uvt${id}a TCPB=uvt${id}b      # kernel veth ends for the TCP exchange
-TCP_IPA=10.203.1.1 TCP_IPB=10.203.1.2
-uroce_netns_add "$NSA"
-uroce_netns_add "$NSB"
-uroce_veth_dpdk "$NSA" "$DEVA" "$NSB" "$DEVB" 9000
-uroce_veth_ip "$NSA" "$TCPA" "$TCP_IPA/24" "$NSB" "$TCPB" "$TCP_IPB/24"
+verbs_netns_pair v 203
 
 uroce_daemon_start a --netns "$NSA" --lcore 0 --poll backoff -- \
   --device "$(verbs_device uroce0 02:00:00:cb:00:01 10.203.0.1 "$(verbs_af_packet_port "$DEVA")")"

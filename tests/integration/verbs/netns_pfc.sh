@@ -14,15 +14,7 @@
 source "$(dirname "$0")/common.sh"
 verbs_test_init vnetns_pfc "$1" ibv_rc_pingpong
 
-id=$((UROCE_ID % 1000000))
-NSA=uroce_pA_$id NSB=uroce_pB_$id
-DEVA=upd${id}a DEVB=upd${id}b
-TCPA=upt${id}a TCPB=upt${id}b
-TCP_IPA=10.205.1.1 TCP_IPB=10.205.1.2
-uroce_netns_add "$NSA"
-uroce_netns_add "$NSB"
-uroce_veth_dpdk "$NSA" "$DEVA" "$NSB" "$DEVB" 9000
-uroce_veth_ip "$NSA" "$TCPA" "$TCP_IPA/24" "$NSB" "$TCPB" "$TCP_IPB/24"
+verbs_netns_pair p 205
 
 uroce_daemon_start a --netns "$NSA" --lcore 0 --poll backoff -- \
   --device "$(verbs_device uroce0 02:00:00:cd:00:01 10.205.0.1 "$(verbs_af_packet_port "$DEVA")");pfc=3;link_mbps=100"

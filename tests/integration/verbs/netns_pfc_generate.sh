@@ -19,15 +19,7 @@
 source "$(dirname "$0")/common.sh"
 verbs_test_init vnetns_pfcgen "$1" ibv_rc_pingpong ib_write_bw
 
-id=$((UROCE_ID % 1000000))
-NSA=uroce_gA_$id NSB=uroce_gB_$id
-DEVA=ugd${id}a DEVB=ugd${id}b
-TCPA=ugt${id}a TCPB=ugt${id}b
-TCP_IPA=10.206.1.1 TCP_IPB=10.206.1.2
-uroce_netns_add "$NSA"
-uroce_netns_add "$NSB"
-uroce_veth_dpdk "$NSA" "$DEVA" "$NSB" "$DEVB" 9000
-uroce_veth_ip "$NSA" "$TCPA" "$TCP_IPA/24" "$NSB" "$TCPB" "$TCP_IPB/24"
+verbs_netns_pair g 206
 
 uroce_daemon_start a --netns "$NSA" --lcore 0 --poll backoff -- \
   --device "$(verbs_device uroce0 02:00:00:ce:00:01 10.206.0.1 "$(verbs_af_packet_port "$DEVA")");pfc=3;link_mbps=1000"

@@ -17,17 +17,9 @@
 source "$(dirname "$0")/common.sh"
 verbs_test_init vnetns_ttl "$1" ibv_rc_pingpong dumpcap tshark
 
-id=$((UROCE_ID % 1000000))
-NSA=uroce_tA_$id NSB=uroce_tB_$id
-DEVA=utd${id}a DEVB=utd${id}b
-TCPA=utt${id}a TCPB=utt${id}b
-TCP_IPA=10.207.1.1 TCP_IPB=10.207.1.2
+verbs_netns_pair t 207
 MACA=02:00:00:cf:00:01 MACB=02:00:00:cf:00:02
 IPA=10.207.0.1 IPB=10.207.0.2
-uroce_netns_add "$NSA"
-uroce_netns_add "$NSB"
-uroce_veth_dpdk "$NSA" "$DEVA" "$NSB" "$DEVB" 9000
-uroce_veth_ip "$NSA" "$TCPA" "$TCP_IPA/24" "$NSB" "$TCPB" "$TCP_IPB/24"
 
 uroce_daemon_start a --netns "$NSA" --lcore 0 --poll backoff -- \
   --device "$(verbs_device uroce0 $MACA $IPA "$(verbs_af_packet_port "$DEVA")");tx_ttl=32"
