@@ -29,6 +29,29 @@ struct TempDir {
   ~TempDir() { fs::remove_all(path); }
 };
 
+// Runs `sc` with `opts` (pcaps of every link) into `a` and then into `b`,
+// and expects both runs to succeed and write the same `files` files, byte
+// for byte. `*first` is the run into `a`; opts->out_dir is left at `b`.
+void run_twice_identical(const Scenario& sc, RunOptions* opts, const TempDir& a,
+                         const TempDir& b, std::size_t files, RunResult* first) {
+  opts->pcap_all = true;
+  opts->out_dir = a.path.string();
+  *first = run_scenario(sc, *opts);
+  opts->out_dir = b.path.string();
+  const RunResult rb = run_scenario(sc, *opts);
+  const RunResult& ra = *first;
+  ASSERT_EQ(ra.status, RunStatus::kOk) << ra.error;
+  ASSERT_EQ(rb.status, RunStatus::kOk) << rb.error;
+  ASSERT_EQ(ra.files.size(), files);
+  ASSERT_EQ(rb.files.size(), ra.files.size());
+  for (std::size_t i = 0; i < ra.files.size(); ++i) {
+    EXPECT_EQ(fs::path(ra.files[i]).filename(), fs::path(rb.files[i]).filename());
+    const std::string x = read_all(ra.files[i]);
+    EXPECT_GE(x.size(), 24u) << ra.files[i];
+    EXPECT_TRUE(x == read_all(rb.files[i])) << ra.files[i] << " differs";
+  }
+}
+
 Scenario shipped_loop() {
   Scenario sc;
   const std::string path = std::string(UROCE_SOURCE_ROOT) + "/testbed/scenarios/loop2.toml";
@@ -44,22 +67,10 @@ TEST(Run_Determinism, SameSeedGivesByteIdenticalOutputs) {
   TempDir a("a");
   TempDir b("b");
   RunOptions opts;
-  opts.pcap_all = true;
-  opts.out_dir = a.path.string();
-  const RunResult ra = run_scenario(sc, opts);
-  opts.out_dir = b.path.string();
-  const RunResult rb = run_scenario(sc, opts);
-  ASSERT_EQ(ra.status, RunStatus::kOk) << ra.error;
-  ASSERT_EQ(rb.status, RunStatus::kOk) << rb.error;
+  RunResult ra;
+  // summary, csv, 3 pcaps
+  ASSERT_NO_FATAL_FAILURE(run_twice_identical(sc, &opts, a, b, 5, &ra));
   ASSERT_EQ(ra.deadlocks.size(), 1u);
-  ASSERT_EQ(ra.files.size(), 5u);  // summary, csv, 3 pcaps
-  ASSERT_EQ(rb.files.size(), ra.files.size());
-  for (std::size_t i = 0; i < ra.files.size(); ++i) {
-    EXPECT_EQ(fs::path(ra.files[i]).filename(), fs::path(rb.files[i]).filename());
-    const std::string x = read_all(ra.files[i]);
-    EXPECT_GE(x.size(), 24u) << ra.files[i];
-    EXPECT_TRUE(x == read_all(rb.files[i])) << ra.files[i] << " differs";
-  }
   EXPECT_EQ(fs::path(ra.files[0]).filename(), "summary.json");
   EXPECT_EQ(fs::path(ra.files[4]).filename(), "s1-s2.pcap");
   // The loop link carried ~80k frames until the deadlock (144 bytes each
@@ -86,19 +97,9 @@ TEST(Run_Determinism, EngineScenarioGivesByteIdenticalOutputs) {
   TempDir a("ea");
   TempDir b("eb");
   RunOptions opts;
-  opts.pcap_all = true;
-  opts.out_dir = a.path.string();
-  const RunResult ra = run_scenario(sc, opts);
-  opts.out_dir = b.path.string();
-  const RunResult rb = run_scenario(sc, opts);
-  ASSERT_EQ(ra.status, RunStatus::kOk) << ra.error;
-  ASSERT_EQ(ra.files.size(), 6u);  // summary, csv, 4 pcaps
-  ASSERT_EQ(rb.files.size(), ra.files.size());
-  for (std::size_t i = 0; i < ra.files.size(); ++i) {
-    const std::string x = read_all(ra.files[i]);
-    EXPECT_GE(x.size(), 24u) << ra.files[i];
-    EXPECT_TRUE(x == read_all(rb.files[i])) << ra.files[i] << " differs";
-  }
+  RunResult ra;
+  // summary, csv, 4 pcaps
+  ASSERT_NO_FATAL_FAILURE(run_twice_identical(sc, &opts, a, b, 6, &ra));
   opts.seed = 2;
   TempDir c("ec");
   opts.out_dir = c.path.string();
@@ -118,17 +119,9 @@ TEST(Run_Determinism, EnginePfcScenarioGivesByteIdenticalOutputs) {
   TempDir a("pa");
   TempDir b("pb");
   RunOptions opts;
-  opts.pcap_all = true;
-  opts.out_dir = a.path.string();
-  const RunResult ra = run_scenario(sc, opts);
-  opts.out_dir = b.path.string();
-  const RunResult rb = run_scenario(sc, opts);
-  ASSERT_EQ(ra.status, RunStatus::kOk) << ra.error;
-  ASSERT_EQ(ra.files.size(), 5u);  // summary, csv, 3 pcaps
-  ASSERT_EQ(rb.files.size(), ra.files.size());
-  for (std::size_t i = 0; i < ra.files.size(); ++i) {
-    EXPECT_TRUE(read_all(ra.files[i]) == read_all(rb.files[i])) << ra.files[i] << " differs";
-  }
+  RunResult ra;
+  // summary, csv, 3 pcaps
+  ASSERT_NO_FATAL_FAILURE(run_twice_identical(sc, &opts, a, b, 5, &ra));
   const std::string summary = read_all(ra.files[0]);
   EXPECT_NE(summary.find("\"xoff_sent\""), std::string::npos);
   EXPECT_NE(summary.find("\"tx_pfc\""), std::string::npos);
