@@ -12,11 +12,29 @@ namespace qa = transport::qp_attr;
 
 void RcDriver::AlignedFree::operator()(std::byte* p) const { std::free(p); }
 
+RcDriver::RcDriver(EngineVnic& v) : v_(v) {
+  const shm::DoorbellGeometry& g = v_.doorbell_geometry();
+  const std::size_t bytes =
+      (g.bytes() + shm::kDoorbellAlign - 1) / shm::kDoorbellAlign * shm::kDoorbellAlign;
+  auto* p = static_cast<std::byte*>(std::aligned_alloc(shm::kDoorbellAlign, bytes));
+  if (p == nullptr) std::abort();
+  std::memset(p, 0, bytes);
+  page_.reset(p);
+  // Both only fail on a page shorter or less aligned than the geometry,
+  // which the allocation above rules out.
+  if (bells_.attach(p, bytes, g) != shm::DoorbellError::kOk ||
+      v_.open_client(kClient, p, bytes) != 0) {
+    std::abort();
+  }
+}
+
 RcDriver::~RcDriver() {
-  // The engine drops its pointers into the rings before they are freed.
+  // The engine drops its pointers into the rings and the page before they
+  // are freed.
   for (const auto& q : qps_) v_.destroy_qp(q->id);
   for (const auto& c : cqs_) v_.destroy_cq(c->id);
   for (const std::uint32_t k : mr_keys_) v_.dereg_mr(k);
+  v_.close_client(kClient);
 }
 
 int RcDriver::ring(std::size_t elem, std::uint32_t depth, std::size_t extra, Mem* mem,
@@ -96,6 +114,7 @@ int RcDriver::create_qp(std::uint32_t cq, std::uint32_t depth, std::uint32_t* qp
   c.rq = engine::RingMem{q->rq_mem.get(), q->rq_geo.bytes(), q->rq_geo};
   c.user_handle = q->id;
   if (int rc = v_.create_qp(c); rc != 0) return rc;
+  if (int rc = v_.qp_doorbells(q->id, &q->sq_db, &q->rq_db); rc != 0) return rc;
   *qp = static_cast<std::uint32_t>(qps_.size());
   qps_.push_back(std::move(q));
   return 0;
@@ -169,6 +188,7 @@ int RcDriver::post_send(std::uint32_t qp, const RcSend& wr) {
     }
   }
   q.sq.publish();
+  bells_.ring(q.sq_db);
   return 0;
 }
 
@@ -184,6 +204,7 @@ int RcDriver::post_recv(std::uint32_t qp, std::uint64_t wr_id, std::uint64_t add
     return EINVAL;
   }
   q.rq.publish();
+  bells_.ring(q.rq_db);
   return 0;
 }
 

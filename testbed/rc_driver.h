@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "datapath/engine/vnic.h"
+#include "datapath/shm/doorbell.h"
 #include "datapath/shm/ring.h"
 #include "datapath/wire/addr.h"
 #include "datapath/wire/opcodes.h"
@@ -67,7 +68,8 @@ class RcDriver {
   static constexpr std::uint32_t kClient = 1;
   static constexpr std::uint64_t kIovaBase = 0x10000000;
 
-  explicit RcDriver(EngineVnic& v) : v_(v) {}
+  // Opens the driver's client (kClient) and its doorbell page on `v`.
+  explicit RcDriver(EngineVnic& v);
   ~RcDriver();
   RcDriver(const RcDriver&) = delete;
   RcDriver& operator=(const RcDriver&) = delete;
@@ -115,6 +117,8 @@ class RcDriver {
     shm::RingGeometry rq_geo{};
     shm::SqProducer sq;
     shm::RqProducer rq;
+    std::uint32_t sq_db = 0;
+    std::uint32_t rq_db = 0;
   };
   static constexpr std::uint32_t kMaxSge = 1;
   static constexpr std::uint32_t kMaxInline = 0;
@@ -124,6 +128,8 @@ class RcDriver {
   int modify(engine::ObjId id, std::uint32_t mask, const transport::QpAttrValues& a);
 
   EngineVnic& v_;
+  Mem page_;  // the client's doorbell page
+  shm::DoorbellRinger bells_;
   std::vector<std::unique_ptr<Cq>> cqs_;
   std::vector<std::unique_ptr<Qp>> qps_;
   std::vector<std::uint32_t> mr_keys_;

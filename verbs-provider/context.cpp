@@ -40,6 +40,23 @@ int read_first_line(const char* path, char* buf, std::size_t len) {
   return buf[0] == '\0' ? ENOENT : 0;
 }
 
+int attach_doorbells(ContextState* st, int page_fd) {
+  shm::DoorbellGeometry g;
+  if (shm::make_doorbell_geometry(st->hello.doorbell_count, &g) != shm::DoorbellError::kOk ||
+      g.bytes() > st->hello.doorbell_bytes) {
+    ::close(page_fd);
+    return EPROTO;
+  }
+  const shm::ShmStatus ms =
+      shm::SharedRegion::map_fd(page_fd, st->hello.doorbell_bytes, &st->bell_region);
+  if (!ms.ok()) return ms.sys_errno != 0 ? ms.sys_errno : EPROTO;
+  if (st->bells.attach(st->bell_region.data(), st->bell_region.size(), g) !=
+      shm::DoorbellError::kOk) {
+    return EPROTO;
+  }
+  return 0;
+}
+
 int open_state(const char* socket_file, const char* ibdev, ContextState** out,
                int* async_read_fd) {
   char sock_path[256];
@@ -59,7 +76,9 @@ int open_state(const char* socket_file, const char* ibdev, ContextState** out,
     ctl::HelloReq req{};
     std::memcpy(req.ibdev, ibdev, std::strlen(ibdev));
     const int fds[1] = {p[1]};
-    rc = st->ctl.call<ctl::Op::kHello>(req, &st->hello, fds);
+    int page_fd = -1;
+    rc = st->ctl.call<ctl::Op::kHello>(req, &st->hello, fds, {&page_fd, 1}, 1);
+    if (rc == 0) rc = attach_doorbells(st, page_fd);
   }
   if (rc == 0) rc = st->watcher.start(&st->ctl, st->async_write_fd);
   if (rc != 0) {

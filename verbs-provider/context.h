@@ -18,6 +18,8 @@
 #include <cstdint>
 
 #include "datapath/ctl/protocol.h"
+#include "datapath/shm/doorbell.h"
+#include "datapath/shm/shared_region.h"
 #include "verbs-provider/comp_channel.h"
 #include "verbs-provider/ctl_client.h"
 #include "verbs-provider/death_watcher.h"
@@ -35,6 +37,10 @@ struct ContextState {
   ChannelCache channels;
   int async_write_fd = -1;  // our dup of what Hello passed (DEVICE_FATAL)
   ctl::HelloRep hello{};    // device attributes and limits
+  // The connection's doorbell page (Hello's reply fd): rung after every
+  // publish into a ring, so the engine visits only rings with new work.
+  shm::SharedRegion bell_region;
+  shm::DoorbellRinger bells;
 
   bool dead() const { return ctl.dead(); }
   ~ContextState();
@@ -57,6 +63,12 @@ inline ContextState* state_of(ibv_context* ctx) { return to_uctx(ctx)->st; }
 // `ibdev` with a fresh async pipe's write end, and starts the death
 // watcher. On success *async_read_fd is the pipe's read end (for
 // ibv_context.async_fd) and *out owns everything else. Returns 0 or errno.
+// Maps the doorbell page Hello's reply carried (st->hello says its count and
+// size; both sides derive the layout from the count) and attaches st->bells.
+// Takes ownership of page_fd. 0, EPROTO (sizes that do not fit) or the
+// mmap errno.
+int attach_doorbells(ContextState* st, int page_fd);
+
 int open_state(const char* socket_file, const char* ibdev, ContextState** out,
                int* async_read_fd);
 void close_state(ContextState* st);

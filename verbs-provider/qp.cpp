@@ -160,6 +160,8 @@ ibv_qp* create_qp_ex(ibv_context* ctx, ibv_qp_init_attr_ex* attr) noexcept {
   qp->st = st;
   qp->handle = rep.qp_handle;
   qp->type = attr->qp_type;
+  qp->sq_doorbell = rep.sq_doorbell;
+  qp->rq_doorbell = rep.rq_doorbell;
   const std::size_t sq_elem = qp->sq.elem_size();
   qp->max_send_sge = std::min(rep.cap.max_send_sge, shm::send_sge_room(sq_elem));
   qp->max_inline = static_cast<std::uint32_t>(

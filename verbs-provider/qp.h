@@ -32,6 +32,10 @@ struct UroceQp {
   std::uint32_t handle = 0;
   ibv_qp_type type = IBV_QPT_RC;
 
+  // The doorbells of the two rings (CreateQpRep), rung after each publish.
+  std::uint32_t sq_doorbell = 0;
+  std::uint32_t rq_doorbell = 0;
+
   pthread_spinlock_t sq_lock;
   shm::SharedRegion sq_region;
   shm::SqProducer sq;

@@ -181,7 +181,10 @@ int wr_complete(ibv_qp_ex* ibqp) {
   int rc = qp->wr_err;
   if (rc == 0 && qp->st->dead()) rc = EIO;
   if (rc == 0 && qp->wr_built != 0 && !sq_accepts(qp->vqp.qp)) rc = EINVAL;
-  if (rc == 0 && qp->wr_built != 0) qp->sq.publish(qp->wr_built);
+  if (rc == 0 && qp->wr_built != 0) {
+    qp->sq.publish(qp->wr_built);
+    qp->st->bells.ring(qp->sq_doorbell);
+  }
   qp->wr_built = 0;
   pthread_spin_unlock(&qp->sq_lock);
   return rc;

@@ -1,6 +1,7 @@
 // post_send and post_recv: WQEs written into the shared rings under the
-// queue's lock, published with one store-release per call, no system call
-// (the engine polls the rings; there is no doorbell).
+// queue's lock, published with one store-release per call, then the ring's
+// doorbell rung in the connection's doorbell page (datapath/shm/doorbell.h);
+// no system call.
 #include <cerrno>
 #include <cstring>
 
@@ -134,7 +135,10 @@ int post_send(ibv_qp* ibqp, ibv_send_wr* wr, ibv_send_wr** bad_wr) noexcept {
     if (rc != 0) break;
     ++built;
   }
-  if (built != 0) qp->sq.publish(built);
+  if (built != 0) {
+    qp->sq.publish(built);
+    qp->st->bells.ring(qp->sq_doorbell);
+  }
   pthread_spin_unlock(&qp->sq_lock);
   if (rc != 0) *bad_wr = wr;
   return rc;
@@ -154,7 +158,8 @@ int post_recv(ibv_qp* ibqp, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) noexcept {
     return EINVAL;
   }
   pthread_spin_lock(&qp->rq_lock);
-  const int rc = post_recv_chain(&qp->rq, qp->max_recv_sge, wr, bad_wr);
+  const int rc =
+      post_recv_chain(&qp->rq, qp->max_recv_sge, &qp->st->bells, qp->rq_doorbell, wr, bad_wr);
   pthread_spin_unlock(&qp->rq_lock);
   return rc;
 }

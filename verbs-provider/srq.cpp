@@ -11,8 +11,8 @@
 
 namespace uroce::provider {
 
-int post_recv_chain(shm::RqProducer* ring, std::uint32_t max_sge, ibv_recv_wr* wr,
-                    ibv_recv_wr** bad) {
+int post_recv_chain(shm::RqProducer* ring, std::uint32_t max_sge, shm::DoorbellRinger* bells,
+                    std::uint32_t db, ibv_recv_wr* wr, ibv_recv_wr** bad) {
   std::uint32_t free = ring->free_slots();
   std::uint32_t built = 0;
   int rc = 0;
@@ -38,7 +38,10 @@ int post_recv_chain(shm::RqProducer* ring, std::uint32_t max_sge, ibv_recv_wr* w
     }
     ++built;
   }
-  if (built != 0) ring->publish(built);
+  if (built != 0) {
+    ring->publish(built);
+    bells->ring(db);
+  }
   if (rc != 0) *bad = wr;
   return rc;
 }
@@ -87,6 +90,7 @@ ibv_srq* create_srq(ibv_pd* pd, ibv_srq_init_attr* attr) noexcept {
   pthread_spin_init(&srq->lock, PTHREAD_PROCESS_PRIVATE);
   srq->st = st;
   srq->handle = rep.srq_handle;
+  srq->doorbell = rep.doorbell;
   srq->max_sge = std::min(rep.attr.max_sge, shm::recv_sge_room(srq->ring.elem_size()));
   // context, srq_context, pd, events_completed, mutex and cond are set by
   // libibverbs' ibv_create_srq once we return.
@@ -143,7 +147,8 @@ int post_srq_recv(ibv_srq* ibsrq, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) noexcep
     return EIO;
   }
   pthread_spin_lock(&srq->lock);
-  const int rc = post_recv_chain(&srq->ring, srq->max_sge, wr, bad_wr);
+  const int rc =
+      post_recv_chain(&srq->ring, srq->max_sge, &srq->st->bells, srq->doorbell, wr, bad_wr);
   pthread_spin_unlock(&srq->lock);
   return rc;
 }

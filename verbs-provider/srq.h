@@ -22,6 +22,7 @@ struct UroceSrq {
   pthread_spinlock_t lock;
   shm::SharedRegion region;
   shm::RqProducer ring;
+  std::uint32_t doorbell = 0;  // CreateSrqRep's, rung after each publish
   std::uint32_t max_sge = 0;
   EventTarget target;
 };
@@ -30,9 +31,9 @@ inline UroceSrq* to_usrq(ibv_srq* srq) { return reinterpret_cast<UroceSrq*>(srq)
 
 // Posts a chain of receive WRs into `ring` (the caller holds its lock):
 // stops at the first bad one (*bad = it) with EINVAL (too many SGEs) or
-// ENOMEM (ring full); the WRs before it are published. Shared by post_recv
-// and post_srq_recv.
-int post_recv_chain(shm::RqProducer* ring, std::uint32_t max_sge, ibv_recv_wr* wr,
-                    ibv_recv_wr** bad);
+// ENOMEM (ring full); the WRs before it are published and doorbell `db`
+// rung. Shared by post_recv and post_srq_recv.
+int post_recv_chain(shm::RqProducer* ring, std::uint32_t max_sge, shm::DoorbellRinger* bells,
+                    std::uint32_t db, ibv_recv_wr* wr, ibv_recv_wr** bad);
 
 }  // namespace uroce::provider

@@ -25,8 +25,8 @@ namespace {
 using ctl::Op;
 
 constexpr std::uint64_t kPage = kPageSize;
-// Largest reply body but Status's JSON (HelloRep is 248 bytes).
-constexpr std::size_t kMaxRepBytes = 256;
+// Largest reply body but Status's JSON (HelloRep is 264 bytes).
+constexpr std::size_t kMaxRepBytes = 320;
 // MR access flags uroced accepts; optional flags (IBV_ACCESS_OPTIONAL_RANGE)
 // are hints a device may ignore, as libibverbs defines them.
 constexpr std::uint32_t kMrAccessMask = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
@@ -377,6 +377,14 @@ void ClientSession::reclaim() {
   for (auto& [h, ch] : channels_) close(ch.fd);
   channels_.clear();
   pds_.clear();
+  // The engine stops reading the doorbell page before it is unmapped.
+  if (const int rc = dev_->close_client(id_); rc != 0) {
+    spdlog::error("client {}: engine refused to close the client ({}); its doorbell page "
+                  "stays mapped",
+                  id_, std::strerror(rc));
+    keep_mapped(std::move(bells_));
+  }
+  bells_.reset();
   {
     std::lock_guard<std::mutex> lk(event_mu_);
     if (async_fd_ >= 0) close(async_fd_);
@@ -407,7 +415,7 @@ bool ClientSession::post_port_event(const Device* dev, ibv_event_type type) {
 // ---- handlers ---------------------------------------------------------------
 
 int ClientSession::on_hello(const ctl::HelloReq& r, ctl::HelloRep* rep, InFds& in,
-                            OutFds*) {
+                            OutFds* out) {
   if (!terminated(r.ibdev, sizeof(r.ibdev))) return EINVAL;
   Device* dev = nullptr;
   for (Device* d : env_.devices) {
@@ -420,6 +428,15 @@ int ClientSession::on_hello(const ctl::HelloReq& r, ctl::HelloRep* rep, InFds& i
     return EINVAL;
   }
   (void)fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+  const shm::DoorbellGeometry& g = dev->doorbell_geometry();
+  const shm::ShmStatus ms = shm::SharedRegion::create("uroce-doorbells", g.bytes(), &bells_);
+  int rc = ms.ok() ? 0 : (ms.sys_errno != 0 ? ms.sys_errno : ENOMEM);
+  if (rc == 0) rc = dev->open_client(id_, bells_.data(), bells_.size());
+  if (rc != 0) {
+    bells_.reset();
+    close(fd);
+    return rc;
+  }
   {
     std::lock_guard<std::mutex> lk(event_mu_);
     dev_ = dev;
@@ -429,6 +446,9 @@ int ClientSession::on_hello(const ctl::HelloReq& r, ctl::HelloRep* rep, InFds& i
   rep->device_index = dev->index();
   rep->gid_table_len = kGidTableLen;
   rep->max_mr_bytes = kMaxMrBytes;
+  rep->doorbell_count = g.count;
+  rep->doorbell_bytes = bells_.size();
+  out->add(bells_.fd());
   spdlog::info("client {} (pid {}) opened {}", id_, cred_.pid, dev->config().name);
   return 0;
 }
@@ -797,6 +817,10 @@ int ClientSession::on_create_qp(const ctl::CreateQpReq& r, ctl::CreateQpRep* rep
   c.user_handle = r.user_handle;
   c.async_fd = async_fd_;
   if (int rc = dev_->create_qp(c); rc != 0) return rc;
+  if (int rc = dev_->qp_doorbells(h, &rep->sq_doorbell, &rep->rq_doorbell); rc != 0) {
+    dev_->destroy_qp(h);
+    return rc;
+  }
   q.pd = r.pd_handle;
   q.send_cq = r.send_cq_handle;
   q.recv_cq = r.recv_cq_handle;
@@ -916,8 +940,13 @@ int ClientSession::on_create_srq(const ctl::CreateSrqReq& r, ctl::CreateSrqRep* 
   c.srq_limit = granted.srq_limit;
   c.ring = ring;
   c.user_handle = r.user_handle;
+  c.client = id_;
   c.async_fd = async_fd_;
   if (int rc = dev_->create_srq(c); rc != 0) return rc;
+  if (int rc = dev_->srq_doorbell(h, &rep->doorbell); rc != 0) {
+    dev_->destroy_srq(h);
+    return rc;
+  }
   s.pd = r.pd_handle;
   s.attr = granted;
   ++pd->second.refs;

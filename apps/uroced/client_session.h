@@ -231,6 +231,9 @@ class ClientSession {
   ctl::PeerCred cred_{};
   Device* dev_ = nullptr;  // set by Hello
   int async_fd_ = -1;
+  // This connection's doorbell page (Hello); the engine reads it from Hello
+  // until reclaim() has closed the client.
+  shm::SharedRegion bells_;
   std::vector<std::byte> buf_;
   RateLimiter log_limit_;
   std::uint64_t requests_ = 0;

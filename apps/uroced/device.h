@@ -24,6 +24,7 @@
 #include "datapath/engine/vnic_api.h"
 #include "datapath/engine/vnic_types.h"
 #include "datapath/port/arp_agent.h"
+#include "datapath/shm/doorbell.h"
 #include "datapath/wire/addr.h"
 #include "datapath/wire/opcodes.h"
 
@@ -57,6 +58,17 @@ class Device {
   // the ethdev's link status). Drives ibv_query_port's state and the
   // PORT_ACTIVE / PORT_ERR async events.
   virtual bool link_up() const = 0;
+
+  // The geometry of every client's doorbell page (datapath/shm/doorbell.h).
+  // Immutable after start-up: readable from any thread.
+  virtual const shm::DoorbellGeometry& doorbell_geometry() const = 0;
+  // A client's doorbell page: the engine reads it from open_client until
+  // close_client returns (the caller keeps it mapped meanwhile).
+  virtual int open_client(std::uint32_t client, void* mem, std::size_t bytes) = 0;
+  virtual int close_client(std::uint32_t client) = 0;
+  // The doorbells of a QP's SQ and RQ rings, and of an SRQ's ring.
+  virtual int qp_doorbells(engine::ObjId id, std::uint32_t* sq, std::uint32_t* rq) = 0;
+  virtual int srq_doorbell(engine::ObjId id, std::uint32_t* db) = 0;
 
   virtual int alloc_qpn(std::uint32_t* qpn) = 0;
   virtual int create_cq(const engine::CqCreate& c) = 0;

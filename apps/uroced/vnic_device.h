@@ -65,6 +65,21 @@ class VnicDevice final : public Device {
   int create_qp(const engine::QpCreate& c) override {
     return on_engine([&] { return vnic_.create_qp(c); });
   }
+  const shm::DoorbellGeometry& doorbell_geometry() const override {
+    return vnic_.doorbell_geometry();
+  }
+  int open_client(std::uint32_t client, void* mem, std::size_t bytes) override {
+    return on_engine([&] { return vnic_.open_client(client, mem, bytes); });
+  }
+  int close_client(std::uint32_t client) override {
+    return on_engine([&] { return vnic_.close_client(client); });
+  }
+  int qp_doorbells(engine::ObjId id, std::uint32_t* sq, std::uint32_t* rq) override {
+    return on_engine([&] { return vnic_.qp_doorbells(id, sq, rq); });
+  }
+  int srq_doorbell(engine::ObjId id, std::uint32_t* db) override {
+    return on_engine([&] { return vnic_.srq_doorbell(id, db); });
+  }
   int modify_qp(engine::ObjId id, const engine::QpModify& m) override {
     return on_engine([&] { return vnic_.modify_qp(id, m); });
   }

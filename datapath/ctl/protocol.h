@@ -44,7 +44,7 @@
 namespace uroce::ctl {
 
 inline constexpr std::uint32_t kMagic = 0x45435255;  // "URCE" little-endian
-inline constexpr std::uint16_t kVersion = 1;
+inline constexpr std::uint16_t kVersion = 2;
 // Largest message either side sends or accepts (a status reply's JSON body
 // is the only variable-length one).
 inline constexpr std::size_t kMaxMessageBytes = 64 * 1024;
@@ -102,6 +102,11 @@ static_assert(sizeof(ReplyStatus) == 8);
 // end of the context's async-event pipe; the daemon writes 16-byte
 // ib_uverbs_async_event_desc records to it {element = the object's
 // user_handle, event_type = enum ibv_event_type}.
+// Reply fds: [0] the connection's doorbell page, a memfd of doorbell_bytes
+// holding doorbell_count doorbells (datapath/shm/doorbell.h; both sides
+// compute the layout from the count). After publishing new WQEs in a ring
+// the provider rings that ring's doorbell (CreateQpRep, CreateSrqRep); the
+// engine visits only rings whose doorbell rang.
 struct HelloReq {
   char ibdev[kNameBytes];   // "uroce0", NUL-terminated
 };
@@ -110,6 +115,9 @@ struct HelloRep {
   std::uint32_t device_index;
   std::uint32_t gid_table_len;
   std::uint64_t max_mr_bytes;  // limit on one registration
+  std::uint32_t doorbell_count;
+  std::uint32_t pad;
+  std::uint64_t doorbell_bytes;
 };
 
 // ---- QueryPort --------------------------------------------------------------
@@ -266,6 +274,8 @@ struct CreateQpRep {
   std::uint32_t rq_log2_slots;
   std::uint64_t sq_bytes;
   std::uint64_t rq_bytes;           // 0 with an SRQ
+  std::uint32_t sq_doorbell;        // rung after publishing SQ WQEs
+  std::uint32_t rq_doorbell;        // rung after publishing RQ WQEs
 };
 struct ModifyQpReq {
   std::uint32_t qp_handle;
@@ -304,6 +314,8 @@ struct CreateSrqRep {
   std::uint32_t log2_elem_size;
   std::uint32_t log2_slots;
   std::uint64_t rq_bytes;
+  std::uint32_t doorbell;           // rung after publishing WQEs
+  std::uint32_t pad;
 };
 struct ModifySrqReq {
   std::uint32_t srq_handle;
@@ -397,7 +409,7 @@ inline constexpr bool kWireStruct =
     std::is_trivially_copyable_v<T> && std::is_standard_layout_v<T>;
 
 static_assert(sizeof(HelloReq) == 64);
-static_assert(sizeof(HelloRep) == 248);
+static_assert(sizeof(HelloRep) == 264);
 static_assert(sizeof(QueryPortReq) == 8);
 static_assert(sizeof(QueryPortRep) == sizeof(ibv_port_attr));
 static_assert(sizeof(AllocPdReq) == 8 && sizeof(AllocPdRep) == 8 &&
@@ -406,9 +418,9 @@ static_assert(sizeof(RegMrReq) == 48 && sizeof(RegMrRep) == 16 &&
               sizeof(DeregMrReq) == 8);
 static_assert(sizeof(ReregMrReq) == 56 && sizeof(ReregMrRep) == 8);
 static_assert(sizeof(CreateCqReq) == 24 && sizeof(CreateCqRep) == 32);
-static_assert(sizeof(CreateQpReq) == 56 && sizeof(CreateQpRep) == 64);
+static_assert(sizeof(CreateQpReq) == 56 && sizeof(CreateQpRep) == 72);
 static_assert(sizeof(ModifyQpReq) == 8 + sizeof(ibv_qp_attr));
-static_assert(sizeof(CreateSrqReq) == 32 && sizeof(CreateSrqRep) == 40);
+static_assert(sizeof(CreateSrqReq) == 32 && sizeof(CreateSrqRep) == 48);
 static_assert(sizeof(CreateAhReq) == 8 + sizeof(ibv_ah_attr));
 static_assert(kWireStruct<HelloRep> && kWireStruct<ModifyQpReq> &&
               kWireStruct<CreateQpRep> && kWireStruct<CreateAhReq>);

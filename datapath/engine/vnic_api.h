@@ -54,6 +54,7 @@ struct CqCreate {
 
 struct SrqCreate {
   ObjId id = 0;
+  std::uint32_t client = 0;         // owning connection (doorbell checks)
   std::uint32_t srq_num = 0;
   transport::PdHandle pd = 0;
   std::uint32_t max_wr = 0;

@@ -95,6 +95,9 @@ struct VnicCounters {
   std::uint64_t tx_loopback_drop = 0;  // of those, dropped: loopback queue full
   std::uint64_t tx_impair_drop = 0;  // RoCEv2 frames dropped by loss injection
   // Doorbells (shared rings).
+  std::uint64_t doorbells = 0;         // doorbell bits collected from client pages
+  std::uint64_t doorbell_foreign = 0;  // of those, naming no ring of that client
+  std::uint64_t ring_visits = 0;       // QP ring pairs visited
   std::uint64_t sq_wqes = 0;        // send WQEs taken from SQ rings
   std::uint64_t rq_wqes = 0;        // receive WQEs taken from RQ rings
   std::uint64_t srq_wqes = 0;       // receive WQEs taken from SRQ rings

@@ -28,6 +28,7 @@
 
 #include "datapath/ctl/protocol.h"
 #include "datapath/ctl/socket.h"
+#include "datapath/shm/doorbell.h"
 #include "datapath/shm/ring.h"
 #include "datapath/shm/shared_region.h"
 #include "verbs-provider/context.h"
@@ -229,6 +230,22 @@ class MiniDaemon {
   std::vector<ctl::Op> refuse;   // ops answered with EINVAL
   int mr_fd = -1;                // dup of the last RegMr memfd
   std::uint64_t mr_map_len = 0;
+  // The doorbell page Hello hands out (kBells doorbells); a QP with handle h
+  // gets doorbells 2h and 2h+1 (mod kBells), an SRQ h gets h (mod kBells).
+  static constexpr std::uint32_t kBells = 64;
+  shm::SharedRegion bell_page;
+  shm::DoorbellGeometry bell_geo{};
+  // Clears the page and returns the doorbells that were rung since the last
+  // call.
+  std::vector<std::uint32_t> rung() {
+    shm::DoorbellCollector c;
+    std::vector<std::uint32_t> out;
+    if (c.attach(bell_page.data(), bell_page.size(), bell_geo) != shm::DoorbellError::kOk) {
+      std::abort();
+    }
+    c.collect([&](std::uint32_t i) { out.push_back(i); });
+    return out;
+  }
 
   ~MiniDaemon() {
     for (int fd : channel_fds) ::close(fd);
@@ -267,7 +284,13 @@ inline Reply MiniDaemon::handle(const Request& r) {
       rep.device.phys_port_cnt = 1;
       rep.device.device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN;
       rep.gid_table_len = 16;
-      return Reply::of(rep);
+      if (shm::make_doorbell_geometry(kBells, &bell_geo) != shm::DoorbellError::kOk ||
+          !shm::SharedRegion::create("fake-bells", bell_geo.bytes(), &bell_page).ok()) {
+        std::abort();
+      }
+      rep.doorbell_count = kBells;
+      rep.doorbell_bytes = bell_page.size();
+      return Reply::of(rep, {::dup(bell_page.fd())});
     }
     case ctl::Op::kQueryPort: {
       ctl::QueryPortRep rep{};
@@ -358,6 +381,8 @@ inline Reply MiniDaemon::handle(const Request& r) {
       rep.sq_log2_elem_size = sq->geo.log2_elem_size;
       rep.sq_log2_slots = sq->geo.log2_slots;
       rep.sq_bytes = sq->region.size();
+      rep.sq_doorbell = (2 * handle) % kBells;
+      rep.rq_doorbell = (2 * handle + 1) % kBells;
       std::vector<int> fds{::dup(sq->region.fd())};
       if (req.srq_handle == 0) {
         auto rq = make_ring(shm::rq_elem_bytes(std::max(req.cap.max_recv_sge, 1u)),
@@ -400,6 +425,7 @@ inline Reply MiniDaemon::handle(const Request& r) {
       rep.log2_elem_size = ring->geo.log2_elem_size;
       rep.log2_slots = ring->geo.log2_slots;
       rep.rq_bytes = ring->region.size();
+      rep.doorbell = handle % kBells;
       return Reply::of(rep, {::dup(ring->region.fd())});
     }
     case ctl::Op::kQuerySrq: {
@@ -462,7 +488,11 @@ class FakeContext {
     ctl::HelloReq req{};
     std::strcpy(req.ibdev, "uroce0");
     const int fds[1] = {p[1]};
-    if (st_->ctl.call<ctl::Op::kHello>(req, &st_->hello, fds) != 0) std::abort();
+    int page_fd = -1;
+    if (st_->ctl.call<ctl::Op::kHello>(req, &st_->hello, fds, {&page_fd, 1}, 1) != 0 ||
+        attach_doorbells(st_, page_fd) != 0) {
+      std::abort();
+    }
     uctx_->st = st_;
     uctx_->vctx.context.num_comp_vectors = 1;
     uctx_->vctx.context.async_fd = async_rd_;

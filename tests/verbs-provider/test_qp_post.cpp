@@ -313,5 +313,35 @@ TEST(PostRecv_Errors, QpWithAnSrqRefusesReceives) {
   EXPECT_EQ(dealloc_pd(pd), 0);
 }
 
+TEST(PostSend_Doorbell, RingsTheSqDoorbellOnlyWhenSomethingWasPublished) {
+  Rig rig;
+  rig.fc.daemon.rung();  // whatever setup rang
+  const std::uint32_t sq_db = (2 * rig.qp->handle) % testing::MiniDaemon::kBells;
+  ibv_sge sge{0x1000, 8, 7};
+  ibv_send_wr w{};
+  w.opcode = IBV_WR_SEND;
+  w.sg_list = &sge;
+  w.num_sge = 1;
+  ibv_send_wr* bad = nullptr;
+  ASSERT_EQ(post_send(rig.qp, &w, &bad), 0);
+  EXPECT_EQ(rig.fc.daemon.rung(), std::vector<std::uint32_t>{sq_db});
+  w.num_sge = 99;  // refused: nothing published, no doorbell
+  EXPECT_EQ(post_send(rig.qp, &w, &bad), EINVAL);
+  EXPECT_TRUE(rig.fc.daemon.rung().empty());
+}
+
+TEST(PostRecv_Doorbell, RingsTheRqDoorbell) {
+  Rig rig;
+  rig.fc.daemon.rung();
+  const std::uint32_t rq_db = (2 * rig.qp->handle + 1) % testing::MiniDaemon::kBells;
+  ibv_sge sge{0x1000, 8, 7};
+  ibv_recv_wr w{};
+  w.sg_list = &sge;
+  w.num_sge = 1;
+  ibv_recv_wr* bad = nullptr;
+  ASSERT_EQ(post_recv(rig.qp, &w, &bad), 0);
+  EXPECT_EQ(rig.fc.daemon.rung(), std::vector<std::uint32_t>{rq_db});
+}
+
 }  // namespace
 }  // namespace uroce::provider

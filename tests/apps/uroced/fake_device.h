@@ -29,6 +29,20 @@ class FakeDevice final : public Device {
   const std::string& port_name() const override { return port_; }
   std::atomic<bool> link{true};  // what link_up() reports
   bool link_up() const override { return link.load(); }
+  // A page of 64 doorbells; opening and closing clients always succeeds
+  // (the sessions these tests drive create no QP or SRQ).
+  const shm::DoorbellGeometry& doorbell_geometry() const override {
+    static const shm::DoorbellGeometry g = [] {
+      shm::DoorbellGeometry x;
+      shm::make_doorbell_geometry(64, &x);
+      return x;
+    }();
+    return g;
+  }
+  int open_client(std::uint32_t, void*, std::size_t) override { return 0; }
+  int close_client(std::uint32_t) override { return 0; }
+  int qp_doorbells(engine::ObjId, std::uint32_t*, std::uint32_t*) override { return ENOSYS; }
+  int srq_doorbell(engine::ObjId, std::uint32_t*) override { return ENOSYS; }
   int alloc_qpn(std::uint32_t*) override { return ENOSYS; }
   int create_cq(const engine::CqCreate&) override { return ENOSYS; }
   int destroy_cq(engine::ObjId) override { return ENOSYS; }

@@ -6,16 +6,8 @@
 #include <numeric>
 #include <vector>
 
-#include "datapath/engine/eth_port_io.h"
 #include "datapath/wire/builder.h"
 #include "tests/datapath/engine/vnic_test_support.h"
-
-namespace uroce::engine {
-// Every member compiled for both port adapters (the daemon's and the
-// simulated link's), not only those the tests call.
-template class Vnic<SimPortIo>;
-template class Vnic<EthPortIo>;
-}  // namespace uroce::engine
 
 namespace uroce::engine::test {
 namespace {
@@ -319,7 +311,7 @@ TEST_F(RcPair, BadWqe_TooManySgeIsLocalLengthError) {
   ASSERT_EQ(shm::write_send_fixed(aqp->sq_slot(), wqe(8, IBV_WR_SEND)), shm::WqeWriteError::kOk);
   const std::uint32_t n = 200;
   std::memcpy(aqp->sq_slot().data() + shm::kSendWqeDmaOffset + 12, &n, 4);
-  aqp->sqp.publish();
+  aqp->publish_sq();
   run(10);
   const auto s = ascq->poll();
   ASSERT_EQ(s.size(), 1u);
@@ -333,7 +325,7 @@ TEST_F(RcPair, BadRecvWqe_CompletesOnRecvCq) {
             shm::WqeWriteError::kOk);
   const std::uint32_t n = 100;
   std::memcpy(bqp->rqp.slot_bytes() + shm::kRecvWqeDmaOffset + 12, &n, 4);
-  bqp->rqp.publish();
+  bqp->publish_rq();
   run(5);
   const auto r = brcq->poll();
   ASSERT_EQ(r.size(), 1u);
@@ -496,8 +488,10 @@ TEST_F(TwoHosts, Srq_ReceivesAndRaisesLimit) {
   sc.ring = srq.ring.mem();
   sc.user_handle = 0x5500;
   sc.async_fd = b.async.wr;
+  sc.client = Host::kClient;
   ASSERT_EQ(b.vnic.create_srq(sc), 0);
   EXPECT_EQ(b.vnic.create_srq(sc), EEXIST);
+  b.bind_srq(srq, 40);
   auto aq = a.make_qp(10, QpType::kRc, 1, 1);
   auto bq = b.make_qp(10, QpType::kRc, 1, 1, 40);
   a.connect(10, QpType::kRc, bq->qpn, kMacB, kIpB, 1, 1);
@@ -537,7 +531,9 @@ TEST_F(TwoHosts, Srq_BadWqeRaisesSrqErr) {
   sc.ring = srq.ring.mem();
   sc.user_handle = 0x66;
   sc.async_fd = a.async.wr;
+  sc.client = Host::kClient;
   ASSERT_EQ(a.vnic.create_srq(sc), 0);
+  a.bind_srq(srq, 40);
   srq.post_recv(1, {a.sge(0, 8), a.sge(8, 8)});  // two SGEs, max_sge 1
   run(2);
   EXPECT_EQ(a.vnic.counters().srq_bad_wqe, 1u);

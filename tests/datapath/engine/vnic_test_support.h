@@ -20,6 +20,7 @@
 #include "datapath/engine/sim_port_io.h"
 #include "datapath/engine/vnic.h"
 #include "datapath/port/sim_link.h"
+#include "datapath/shm/doorbell.h"
 #include "datapath/shm/ring.h"
 #include "datapath/shm/shared_region.h"
 #include "datapath/shm/wqe_write.h"
@@ -74,7 +75,8 @@ struct ProvCq {
   }
 };
 
-// A QP's rings on the provider side.
+// A QP's rings on the provider side, and its two doorbells in the client's
+// page (rung after every publish, as the provider does).
 struct ProvQp {
   static constexpr std::uint32_t kMaxSge = 4;
   static constexpr std::uint32_t kMaxInline = 64;
@@ -84,6 +86,9 @@ struct ProvQp {
   std::unique_ptr<RingRegion> rq;
   shm::SqProducer sqp;
   shm::RqProducer rqp;
+  shm::DoorbellRinger* bells = nullptr;
+  std::uint32_t sq_db = 0;
+  std::uint32_t rq_db = 0;
 
   ProvQp(std::uint32_t depth, bool with_rq) {
     sq = std::make_unique<RingRegion>(shm::sq_elem_bytes(kMaxSge, kMaxInline), depth);
@@ -96,6 +101,16 @@ struct ProvQp {
 
   std::span<std::byte> sq_slot() { return {sqp.slot_bytes(), sqp.elem_size()}; }
 
+  // Publishes `n` written slots and rings the ring's doorbell.
+  void publish_sq(std::uint32_t n = 1) {
+    sqp.publish(n);
+    if (bells != nullptr) bells->ring(sq_db);
+  }
+  void publish_rq(std::uint32_t n = 1) {
+    rqp.publish(n);
+    if (bells != nullptr) bells->ring(rq_db);
+  }
+
   // Writes one send WQE with `sges` and publishes it.
   void post_send(const shm::SendWqeFields& f, std::vector<shm::WqeSge> sges = {}) {
     ASSERT_GT(sqp.free_slots(), 0u);
@@ -103,28 +118,31 @@ struct ProvQp {
     if (!sges.empty()) {
       ASSERT_EQ(shm::set_send_sges(sq_slot(), sges, kMaxSge), shm::WqeWriteError::kOk);
     }
-    sqp.publish();
+    publish_sq();
   }
   void post_send_inline(const shm::SendWqeFields& f, const void* p, std::size_t n) {
     ASSERT_EQ(shm::write_send_fixed(sq_slot(), f), shm::WqeWriteError::kOk);
     const shm::InlineBuf b{p, n};
     ASSERT_EQ(shm::set_send_inline(sq_slot(), std::span<const shm::InlineBuf>(&b, 1), kMaxInline),
               shm::WqeWriteError::kOk);
-    sqp.publish();
+    publish_sq();
   }
   void post_recv(std::uint64_t wr_id, std::vector<shm::WqeSge> sges) {
     ASSERT_GT(rqp.free_slots(), 0u);
     ASSERT_EQ(shm::write_recv_wqe({rqp.slot_bytes(), rqp.elem_size()}, wr_id, sges, kMaxSge),
               shm::WqeWriteError::kOk);
-    rqp.publish();
+    publish_rq();
   }
 };
 
-// An SRQ's ring on the provider side.
+// An SRQ's ring on the provider side; its doorbell once bound to the Host
+// that created it (Host::bind_srq).
 struct ProvSrq {
   ObjId id;
   RingRegion ring;
   shm::RqProducer rqp;
+  shm::DoorbellRinger* bells = nullptr;
+  std::uint32_t db = 0;
   ProvSrq(ObjId i, std::uint32_t depth)
       : id(i), ring(shm::rq_elem_bytes(ProvQp::kMaxSge), depth) {
     EXPECT_EQ(rqp.attach(ring.region.data(), ring.geo.bytes(), ring.geo), shm::RingError::kOk);
@@ -135,6 +153,7 @@ struct ProvSrq {
                                   ProvQp::kMaxSge),
               shm::WqeWriteError::kOk);
     rqp.publish();
+    if (bells != nullptr) bells->ring(db);
   }
 };
 
@@ -180,7 +199,8 @@ inline std::vector<ib_uverbs_async_event_desc> async_records(Pipe& p) {
 using TestVnic = Vnic<SimPortIo>;
 
 // One Vnic on one end of the link, with 64 KiB of registered memory (PD 1,
-// every access) whose iova is its address, as ibv_reg_mr gives.
+// every access) whose iova is its address, as ibv_reg_mr gives, and the
+// doorbell page of its one client (kClient), open from the start.
 struct Host {
   static constexpr std::size_t kMem = 64 * 1024;
   static constexpr transport::PdHandle kPd = 1;
@@ -192,10 +212,16 @@ struct Host {
   std::vector<std::uint8_t> mem = std::vector<std::uint8_t>(kMem);
   std::uint32_t key = 0;
   Pipe async;
+  shm::SharedRegion page;
+  shm::DoorbellRinger bells;
 
   Host(port::SimLink& link, unsigned ep, const wire::MacAddr& mac, wire::Ipv4Addr ip,
        std::uint32_t eth_mtu = 1500)
       : port(link, ep), io(port), vnic(config(mac, ip, eth_mtu), io) {
+    const shm::DoorbellGeometry& g = vnic.doorbell_geometry();
+    EXPECT_TRUE(shm::SharedRegion::create("vnic-test-bells", g.bytes(), &page).ok());
+    EXPECT_EQ(vnic.open_client(kClient, page.data(), page.size()), 0);
+    EXPECT_EQ(bells.attach(page.data(), page.size(), g), shm::DoorbellError::kOk);
     MrCreate m;
     m.desc = {kPd, va(0), mem.size(),
               transport::access::kLocalWrite | transport::access::kRemoteAny, mem.data()};
@@ -261,7 +287,16 @@ struct Host {
     c.user_handle = 0xA0000000ull + id;
     c.async_fd = async.wr;
     EXPECT_EQ(vnic.create_qp(c), 0);
+    q->bells = &bells;
+    EXPECT_EQ(vnic.qp_doorbells(id, &q->sq_db, &q->rq_db), 0);
     return q;
+  }
+
+  // After vnic.create_srq(id) with client kClient: the SRQ's posts ring its
+  // doorbell.
+  void bind_srq(ProvSrq& s, ObjId id) {
+    s.bells = &bells;
+    EXPECT_EQ(vnic.srq_doorbell(id, &s.db), 0);
   }
 
   int modify(ObjId id, std::uint32_t mask, const transport::QpAttrValues& v) {

@@ -1,0 +1,268 @@
+// Vnic definitions (vnic.h): phase 2, doorbells. The rings visited are those
+// whose doorbell a client rang (datapath/shm/doorbell.h) and those the engine
+// queued itself: a visit that left work behind (burst limit, transport queue
+// full, an error completion still owed), a modify_qp (WQEs may have waited
+// for the new state), a new SRQ. Nothing else is looked at, so an idle QP
+// costs nothing here.
+//
+// Doorbell numbers: QP slot s has SQ doorbell 2s and RQ doorbell 2s+1; SRQ
+// slot k has 2 * qps_.size() + k. A visit target is a QP slot (both rings)
+// or qps_.size() + an SRQ slot; db_queued_ keeps each target queued at most
+// once. Targets queued during the phase wait for the next iteration.
+#pragma once
+
+#include "datapath/engine/vnic/entries.h"
+
+namespace uroce::engine {
+
+template <class PortIo, sched::TxScheduler Sched>
+void Vnic<PortIo, Sched>::queue_doorbell(std::uint32_t target) {
+  assert(target < db_queued_.size());
+  if (db_queued_[target] != 0) return;
+  db_queued_[target] = 1;
+  db_next_.push_back(target);
+}
+
+// A doorbell a client rang: its ring is visited if the ring is that
+// client's (another client's bits are only counted).
+template <class PortIo, sched::TxScheduler Sched>
+void Vnic<PortIo, Sched>::on_doorbell(std::uint32_t client, std::uint32_t db) {
+  ++ctr_.doorbells;
+  const auto qp_bells = static_cast<std::uint32_t>(2 * qps_.size());
+  if (db < qp_bells) {
+    const QpEntry& e = qps_[db >> 1];
+    if (!e.used || e.client != client) {
+      ++ctr_.doorbell_foreign;
+      return;
+    }
+    queue_doorbell(db >> 1);
+    return;
+  }
+  const std::uint32_t k = db - qp_bells;
+  const SrqObj* s = k < srq_slots_.size() ? srq_slots_[k] : nullptr;
+  if (s == nullptr || s->client != client) {
+    ++ctr_.doorbell_foreign;
+    return;
+  }
+  queue_doorbell(static_cast<std::uint32_t>(qps_.size()) + k);
+}
+
+template <class PortIo, sched::TxScheduler Sched>
+std::uint32_t Vnic<PortIo, Sched>::doorbell_phase() {
+  for (const auto& c : clients_) {
+    const std::uint32_t client = c->client;
+    c->bells.collect([&](std::uint32_t db) { on_doorbell(client, db); });
+  }
+  if (db_next_.empty()) return 0;
+  db_now_.swap(db_next_);
+  const auto nqp = static_cast<std::uint32_t>(qps_.size());
+  std::uint32_t work = 0;
+  for (const std::uint32_t t : db_now_) {
+    db_queued_[t] = 0;
+    if (t < nqp) {
+      QpEntry& e = qps_[t];
+      if (e.used) work += visit_qp_rings(e);
+    } else if (SrqObj* s = srq_slots_[t - nqp]; s != nullptr) {
+      work += srq_ring(*s);
+      if (s->ring.ready() > s->held) queue_doorbell(t);
+    }
+  }
+  db_now_.clear();
+  return work;
+}
+
+// Both rings of a QP; queued again when either still has work the engine
+// can take later without a new doorbell.
+template <class PortIo, sched::TxScheduler Sched>
+std::uint32_t Vnic<PortIo, Sched>::visit_qp_rings(QpEntry& e) {
+  using transport::QpState;
+  ++ctr_.ring_visits;
+  std::uint32_t work = sq_doorbell(e);
+  if (e.has_rq) work += rq_doorbell(e);
+  const QpState st = qp_state(e);
+  const bool sq_takes = st != QpState::kReset && st != QpState::kInit && st != QpState::kRtr;
+  const bool more = e.sq_err.active || e.rq_err.active || (sq_takes && e.sq.ready() != 0) ||
+                    (e.has_rq && st != QpState::kReset && e.rq.ready() > e.rq_held);
+  if (more) queue_doorbell(e.slot);
+  return work;
+}
+
+// The AH a UD WQE names, checked against the QP's client and PD.
+template <class PortIo, sched::TxScheduler Sched>
+transport::WcStatus Vnic<PortIo, Sched>::resolve_ah(const QpEntry& e, std::uint32_t ah_num,
+                                                    transport::UdDest* d) {
+  const AhEntry* a = ahs_.find(ah_num);
+  if (a == nullptr) {
+    ++ctr_.ah_missing;
+    return transport::WcStatus::kLocQpOpErr;
+  }
+  if (a->client != e.client || a->pd != e.pd) {
+    ++ctr_.ah_foreign;
+    return transport::WcStatus::kLocQpOpErr;
+  }
+  d->dmac = a->dmac;
+  d->dip = a->dip;
+  d->dscp = a->dscp;
+  d->ttl = a->ttl;
+  return transport::WcStatus::kSuccess;
+}
+
+template <class PortIo, sched::TxScheduler Sched>
+std::uint32_t Vnic<PortIo, Sched>::sq_doorbell(QpEntry& e) {
+  using transport::QpState;
+  // Nothing new and nothing owed: nothing below would act.
+  if (!e.sq_err.active && e.sq.ready() == 0) return 0;
+  const QpState st = qp_state(e);
+  if (st == QpState::kReset || st == QpState::kInit || st == QpState::kRtr) return 0;
+  if (e.sq_err.active && !settle_error(e, &e.sq_err, true)) return 0;
+  const std::uint32_t n = std::min(e.sq.ready(), kDoorbellBurst);
+  std::uint32_t taken = 0;
+  while (taken < n) {
+    std::uint32_t ah = 0;
+    const shm::WqeError err = shm::copy_send_wqe(e.sq.element(0), e.sq_lim, &swr_, &ah);
+    transport::WcStatus bad = transport::WcStatus::kSuccess;
+    if (err != shm::WqeError::kOk) {
+      ++ctr_.wqe_error[static_cast<std::size_t>(err)];
+      bad = shm::wc_status_for(err);
+    } else if (e.type == transport::QpType::kUd) {
+      bad = resolve_ah(e, ah, &swr_.ud);
+    }
+    if (bad == transport::WcStatus::kSuccess) {
+      const int rc = visit(e, [&](auto& q) { return q.post_send(swr_); });
+      if (rc == ENOMEM) {
+        ++ctr_.sq_full;
+        ++e.ctr.sq_full;
+        break;
+      }
+      if (rc != 0) {
+        ++ctr_.wqe_rejected;
+        bad = transport::WcStatus::kLocQpOpErr;
+      }
+    }
+    e.sq.release();
+    ++taken;
+    ++ctr_.sq_wqes;
+    ++e.ctr.sq_wqes;
+    if (bad != transport::WcStatus::kSuccess) {
+      ++e.ctr.bad_wqes;
+      e.sq_err = PendingError{true, swr_.wr_id, bad};
+      settle_error(e, &e.sq_err, true);
+      break;
+    }
+  }
+  if (taken != 0) sched_.activate(e.slot);
+  return taken;
+}
+
+template <class PortIo, sched::TxScheduler Sched>
+std::uint32_t Vnic<PortIo, Sched>::rq_doorbell(QpEntry& e) {
+  if (qp_state(e) == transport::QpState::kReset) {
+    // RESET discarded the transport's WRs: every held slot goes back.
+    release_held(e.rq, &e.rq_held, 0);
+    return 0;
+  }
+  // The slots the transport consumed went back at its completions (RecvCq);
+  // this catches up on any it retired otherwise.
+  release_held(e.rq, &e.rq_held, visit(e, [](auto& q) { return q.recv_queue_depth(); }));
+  if (e.rq_err.active && !settle_error(e, &e.rq_err, false)) return 0;
+  const std::uint32_t n = std::min(e.rq.ready() - e.rq_held, kDoorbellBurst);
+  std::uint32_t taken = 0;
+  while (taken < n) {
+    const shm::WqeError err = shm::copy_recv_wqe(e.rq.element(e.rq_held), e.max_recv_sge, &rwr_);
+    transport::WcStatus bad = transport::WcStatus::kSuccess;
+    if (err != shm::WqeError::kOk) {
+      ++ctr_.wqe_error[static_cast<std::size_t>(err)];
+      bad = shm::wc_status_for(err);
+    } else {
+      const int rc = visit(e, [&](auto& q) { return q.post_recv(rwr_); });
+      if (rc == ENOMEM) {
+        ++ctr_.rq_full;
+        ++e.ctr.rq_full;
+        break;
+      }
+      if (rc != 0) {
+        ++ctr_.wqe_rejected;
+        bad = transport::WcStatus::kLocQpOpErr;
+      }
+    }
+    ++taken;
+    ++ctr_.rq_wqes;
+    ++e.ctr.rq_wqes;
+    if (bad != transport::WcStatus::kSuccess) {
+      // Counted as held although the transport never has it, so the next
+      // release_held gives its slot back.
+      ++e.rq_held;
+      ++e.ctr.bad_wqes;
+      e.rq_err = PendingError{true, rwr_.wr_id, bad};
+      settle_error(e, &e.rq_err, false);
+      break;
+    }
+    ++e.rq_held;
+  }
+  // Receives posted in ERR are flushed by the pump.
+  if (taken != 0 && qp_state(e) == transport::QpState::kErr) sched_.activate(e.slot);
+  return taken;
+}
+
+// Writes the owed error completion once the transport queue it belongs
+// behind is empty, then moves the QP to ERR. True when nothing is owed any
+// more.
+template <class PortIo, sched::TxScheduler Sched>
+bool Vnic<PortIo, Sched>::settle_error(QpEntry& e, PendingError* pe, bool send) {
+  const std::uint32_t depth = send ? visit(e, [](auto& q) { return q.send_queue_depth(); })
+                                   : visit(e, [](auto& q) { return q.recv_queue_depth(); });
+  if (depth != 0) return false;
+  CqObj* cq = send ? e.scq : e.rcq;
+  if (!cq->sink.push(transport::error_wc(pe->wr_id, e.qpn, pe->status))) {
+    ++ctr_.error_cqe_deferred;
+    return false;
+  }
+  pe->active = false;
+  transport::QpAttrValues a;
+  a.qp_state = transport::QpState::kErr;
+  if (visit(e, [&](auto& q) { return q.modify(transport::qp_attr::kState, a); }) == 0) {
+    e.attr.qp_state = transport::QpState::kErr;
+  }
+  sched_.activate(e.slot);
+  drain_qp_events(e);
+  return true;
+}
+
+template <class PortIo, sched::TxScheduler Sched>
+std::uint32_t Vnic<PortIo, Sched>::srq_ring(SrqObj& s) {
+  release_held(s.ring, &s.held, s.srq->size());
+  const std::uint32_t n = std::min(s.ring.ready() - s.held, kDoorbellBurst);
+  std::uint32_t taken = 0;
+  while (taken < n) {
+    const shm::WqeError err = shm::copy_recv_wqe(s.ring.element(s.held), s.max_sge, &rwr_);
+    bool bad = err != shm::WqeError::kOk;
+    if (bad) {
+      ++ctr_.wqe_error[static_cast<std::size_t>(err)];
+    } else {
+      const int rc = s.srq->post_recv(rwr_);
+      if (rc == ENOMEM) {
+        ++ctr_.srq_full;
+        break;
+      }
+      if (rc != 0) {
+        ++ctr_.wqe_rejected;
+        bad = true;
+      }
+    }
+    ++taken;
+    ++ctr_.srq_wqes;
+    if (bad) {
+      // Dropped: no QP to complete it on. Its slot is counted as held but
+      // the transport never has it, so the next release_held gives it back
+      // (the application sees free slots, not which ones).
+      ++ctr_.srq_bad_wqe;
+      post_async(s.async_fd, s.user_handle, transport::AsyncEventType::kSrqErr);
+    }
+    ++s.held;
+  }
+  // Dropped WQEs hold no transport WR: their slots go back now.
+  release_held(s.ring, &s.held, s.srq->size());
+  return taken;
+}
+
+}  // namespace uroce::engine

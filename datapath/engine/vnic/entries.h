@@ -1,0 +1,235 @@
+// Vnic definitions (vnic.h): the per-object state the engine keeps (CQ, SRQ,
+// QP slot, client doorbell page) and the small sinks through which the
+// transports reach the port, the CQs, the timers and the async pipes.
+// Included only by the other vnic/ files.
+#pragma once
+
+#include <cassert>
+#include <cstring>
+#include <memory>
+#include <span>
+
+#include "datapath/engine/vnic.h"
+
+namespace uroce::engine {
+
+namespace detail {
+// UC and UD have no has_output(): in SQE and ERR their queues must be
+// flushed, which the pump does.
+inline bool unreliable_needs_flush(transport::QpState s) {
+  return s == transport::QpState::kSqe || s == transport::QpState::kErr;
+}
+}  // namespace detail
+
+template <class PortIo, sched::TxScheduler Sched>
+struct Vnic<PortIo, Sched>::CqObj {
+  explicit CqObj(CqSinkCounters* totals) : sink(totals) {}
+  ObjId id = 0;
+  CqRingSink sink;
+  int async_fd = -1;
+  std::uint32_t refs = 0;  // QPs using it (send or receive side, each)
+};
+
+template <class PortIo, sched::TxScheduler Sched>
+struct Vnic<PortIo, Sched>::SrqObj {
+  ObjId id = 0;
+  std::unique_ptr<transport::Srq> srq;
+  shm::RqConsumer ring{};
+  // As QpEntry::rq_held, for the SRQ's ring and transport queue.
+  std::uint32_t held = 0;
+  std::uint32_t max_sge = 0;
+  std::uint64_t user_handle = 0;
+  std::uint32_t client = 0;
+  int async_fd = -1;
+  std::uint32_t refs = 0;  // QPs attached
+  std::uint32_t slot = 0;  // index in srq_slots_
+};
+
+// An error completion the engine owes for a WQE it rejected, written once
+// the transport has retired every earlier WR of that queue.
+template <class PortIo, sched::TxScheduler Sched>
+struct Vnic<PortIo, Sched>::PendingError {
+  bool active = false;
+  std::uint64_t wr_id = 0;
+  transport::WcStatus status = transport::WcStatus::kSuccess;
+};
+
+// One QP slot. Exactly one of rc/uc/ud is set while `used`; `type` is the
+// tag the packet path switches on.
+template <class PortIo, sched::TxScheduler Sched>
+struct Vnic<PortIo, Sched>::QpEntry {
+  transport::QpType type = transport::QpType::kRc;
+  bool used = false;
+  bool has_rq = false;
+  std::uint32_t qpn = 0;
+  std::uint32_t slot = 0;
+  std::uint32_t live_pos = 0;  // index in live_
+  std::unique_ptr<transport::RcQp> rc;
+  std::unique_ptr<transport::UcQp> uc;
+  std::unique_ptr<transport::UdQp> ud;
+  CqObj* scq = nullptr;
+  CqObj* rcq = nullptr;
+  SrqObj* srq = nullptr;
+  shm::SqConsumer sq{};
+  shm::RqConsumer rq{};
+  // RQ ring slots whose WR sits in the transport's receive queue: they are
+  // released only once the transport has consumed the WR (RecvCq below), so
+  // the application never has more receives outstanding than the ring
+  // holds, as with rxe, where the ring is the queue.
+  std::uint32_t rq_held = 0;
+  shm::SqLimits sq_lim{};
+  std::uint32_t max_recv_sge = 0;
+  PendingError sq_err{};
+  PendingError rq_err{};
+  ObjId id = 0;
+  std::uint32_t client = 0;
+  transport::PdHandle pd = 0;
+  std::uint64_t user_handle = 0;
+  int async_fd = -1;
+  transport::QpAttrValues attr{};  // values modify_qp applied (UC/UD query)
+  QpEngineCounters ctr{};
+};
+
+// An open client's doorbell page.
+template <class PortIo, sched::TxScheduler Sched>
+struct Vnic<PortIo, Sched>::ClientPage {
+  std::uint32_t client = 0;
+  shm::DoorbellCollector bells;
+};
+
+// The TX sink QPs see: the port's, counting frames per QP, with frames to
+// our own MAC diverted to the loopback queue.
+template <class PortIo, sched::TxScheduler Sched>
+struct Vnic<PortIo, Sched>::QpTx {
+  Vnic* v;
+  QpEngineCounters& q;
+  std::span<std::uint8_t> buf{};
+  std::span<std::uint8_t> tx_alloc(std::size_t n) {
+    buf = v->io_.tx().tx_alloc(n);
+    return buf;
+  }
+  void tx_commit(std::size_t n) {
+    ++q.tx_packets;
+    q.tx_bytes += n;
+    v->commit_frame(buf.first(n));
+  }
+};
+
+// The ARP agent's frame sink.
+template <class PortIo, sched::TxScheduler Sched>
+struct Vnic<PortIo, Sched>::ArpTx {
+  Vnic* v;
+  void emit(std::span<const std::uint8_t> f) { v->emit_arp(f); }
+};
+
+// Straight to the port, counted as sent, bypassing the pause gate, the hold
+// queues and loss injection: the sink of held frames being released.
+template <class PortIo, sched::TxScheduler Sched>
+struct Vnic<PortIo, Sched>::HeldTx {
+  Vnic* v;
+  std::span<std::uint8_t> tx_alloc(std::size_t n) {
+    if (v->io_.tx_room() == 0) v->ctr_.tx_flushed += v->io_.flush();
+    return v->io_.tx().tx_alloc(n);
+  }
+  void tx_commit(std::size_t n) {
+    v->io_.tx().tx_commit(n);
+    ++v->ctr_.tx_frames;
+    v->ctr_.tx_bytes += n;
+  }
+};
+
+// The sink of the PFC frames we generate: HeldTx (MAC Control is never
+// paused, held or impaired), plus the endpoint's sent / refused counts.
+template <class PortIo, sched::TxScheduler Sched>
+struct Vnic<PortIo, Sched>::PfcTx {
+  Vnic* v;
+  std::span<std::uint8_t> tx_alloc(std::size_t n) {
+    const std::span<std::uint8_t> b = HeldTx{v}.tx_alloc(n);
+    if (b.size() < n) v->pfc_.count_pfc_tx(false);
+    return b;
+  }
+  void tx_commit(std::size_t n) {
+    HeldTx{v}.tx_commit(n);
+    v->pfc_.count_pfc_tx(true);
+  }
+};
+
+// The TimerSink of every RC QP: one deadline per QP, kept in the TimerHeap
+// by QP slot. A QP arms only when its deadline changes.
+template <class PortIo, sched::TxScheduler Sched>
+struct Vnic<PortIo, Sched>::Timers {
+  Vnic* v;
+  void arm(std::uint32_t qpn, TimeNs at) {
+    QpEntry* e = v->demux_.find(qpn);
+    if (e == nullptr) return;
+    v->timers_.set(e->slot, at);
+  }
+};
+
+template <class PortIo, sched::TxScheduler Sched>
+struct Vnic<PortIo, Sched>::QpEventSink {
+  Vnic* v;
+  QpEntry* e;
+  void event(const transport::AsyncEvent& ev) { v->deliver_qp_event(*e, ev); }
+};
+
+template <class PortIo, sched::TxScheduler Sched>
+struct Vnic<PortIo, Sched>::SrqEventSink {
+  Vnic* v;
+  SrqObj* s;
+  void event(const transport::AsyncEvent& ev) {
+    v->post_async(s->async_fd, s->user_handle, ev.type);
+  }
+};
+
+// The receive CQ as the transport sees it while handling one QP. Before a
+// receive completion becomes visible, the ring slots whose WRs the transport
+// has consumed go back to the application, so one that refills its receive
+// queue on seeing a completion finds the room (rxe, too, frees the slot
+// before completing). One queue-depth read per receive CQE. This is the only
+// place (with a move to RESET) where held RQ slots are given back: every WR
+// the transport consumes leaves through a completion.
+template <class PortIo, sched::TxScheduler Sched>
+struct Vnic<PortIo, Sched>::RecvCq {
+  QpEntry* e;
+  bool push(const transport::Cqe& c) {
+    if (e->has_rq) {
+      release_held(e->rq, &e->rq_held, visit(*e, [](auto& q) { return q.recv_queue_depth(); }));
+    } else if (e->srq != nullptr) {
+      release_held(e->srq->ring, &e->srq->held, e->srq->srq->size());
+    }
+    return e->rcq->sink.push(c);
+  }
+};
+
+// Calls f on the entry's concrete QP (type-tag switch; every branch returns
+// the same type).
+template <class PortIo, sched::TxScheduler Sched>
+template <class E, class F>
+auto Vnic<PortIo, Sched>::visit(E& e, F&& f) {
+  switch (e.type) {
+    case transport::QpType::kUc: return f(*e.uc);
+    case transport::QpType::kUd: return f(*e.ud);
+    case transport::QpType::kRc: break;
+  }
+  return f(*e.rc);
+}
+
+template <class PortIo, sched::TxScheduler Sched>
+transport::QpState Vnic<PortIo, Sched>::qp_state(const QpEntry& e) {
+  return visit(e, [](auto& q) { return q.state(); });
+}
+
+// Releases the held ring slots whose WRs the transport has consumed: it
+// still holds `depth` of them, the oldest being consumed first (receive
+// queues are FIFO).
+template <class PortIo, sched::TxScheduler Sched>
+void Vnic<PortIo, Sched>::release_held(shm::RqConsumer& ring, std::uint32_t* held,
+                                       std::uint32_t depth) {
+  if (*held > depth) {
+    ring.release(*held - depth);
+    *held = depth;
+  }
+}
+
+}  // namespace uroce::engine

@@ -1,0 +1,560 @@
+// Vnic definitions (vnic.h): construction and the control path: clients'
+// doorbell pages, CQs, SRQs, QPs, MRs, AHs, neighbour lookup and status.
+// Engine thread only (the control plane reaches these through Engine::call).
+#pragma once
+
+#include <algorithm>
+#include <cassert>
+#include <cerrno>
+
+#include "datapath/engine/event_fd.h"
+#include "datapath/engine/vnic/entries.h"
+
+namespace uroce::engine {
+
+template <class PortIo, sched::TxScheduler Sched>
+Vnic<PortIo, Sched>::Vnic(const VnicConfig& cfg, PortIo& io)
+    : cfg_(cfg),
+      io_(io),
+      arp_(arp_config(cfg)),
+      mrs_(cfg.max_mrs),
+      ahs_(cfg.max_ahs),
+      demux_(cfg.max_qps),
+      qps_(cfg.max_qps == 0 ? 1 : cfg.max_qps),
+      sched_(static_cast<std::uint32_t>(qps_.size())),
+      srq_slots_(cfg.max_srqs == 0 ? 1 : cfg.max_srqs, nullptr),
+      timers_(static_cast<std::uint32_t>(qps_.size())),
+      loop_(kLoopbackSlots, frame_slot_bytes(cfg)),
+      pfc_(cfg.pfc, cfg.mac, cfg.ip, frame_slot_bytes(cfg)) {
+  free_.reserve(qps_.size());
+  for (std::size_t i = qps_.size(); i-- > 0;) free_.push_back(static_cast<std::uint32_t>(i));
+  live_.reserve(qps_.size());
+  srq_free_.reserve(srq_slots_.size());
+  for (std::size_t i = srq_slots_.size(); i-- > 0;) {
+    srq_free_.push_back(static_cast<std::uint32_t>(i));
+  }
+  // Doorbells: two per QP slot (SQ, RQ), then one per SRQ slot.
+  const std::size_t targets = qps_.size() + srq_slots_.size();
+  [[maybe_unused]] const shm::DoorbellError dbe = shm::make_doorbell_geometry(
+      static_cast<std::uint32_t>(2 * qps_.size() + srq_slots_.size()), &db_geo_);
+  assert(dbe == shm::DoorbellError::kOk);
+  db_queued_.assign(targets, 0);
+  db_next_.reserve(targets);
+  db_now_.reserve(targets);
+  due_.reserve(qps_.size());
+  impair_ = Impairment(cfg.impair);
+}
+
+template <class PortIo, sched::TxScheduler Sched>
+Vnic<PortIo, Sched>::~Vnic() = default;
+
+template <class PortIo, sched::TxScheduler Sched>
+std::uint32_t Vnic<PortIo, Sched>::poll(TimeNs now) {
+  now_ = now;
+  ++ctr_.iterations;
+  io_.begin(now);
+  std::uint32_t work = rx_phase(now);
+  work += doorbell_phase();
+  work += timer_phase(now);
+  work += pump_phase(now);
+  flush_phase();
+  return work;
+}
+
+template <class PortIo, sched::TxScheduler Sched>
+void Vnic<PortIo, Sched>::set_impairment(const ImpairConfig& c) {
+  cfg_.impair = c;
+  impair_ = Impairment(c);
+}
+
+template <class PortIo, sched::TxScheduler Sched>
+void Vnic<PortIo, Sched>::set_pfc(const PfcEndpointConfig& c) {
+  cfg_.pfc = c;
+  pfc_ = PfcEndpoint(c, cfg_.mac, cfg_.ip, frame_slot_bytes(cfg_));
+}
+
+template <class PortIo, sched::TxScheduler Sched>
+port::ArpConfig Vnic<PortIo, Sched>::arp_config(const VnicConfig& c) {
+  port::ArpConfig a = c.arp;
+  a.mac = c.mac;
+  a.ip = c.ip;
+  return a;
+}
+
+template <class PortIo, sched::TxScheduler Sched>
+std::uint32_t Vnic<PortIo, Sched>::frame_slot_bytes(const VnicConfig& c) {
+  return std::max<std::uint32_t>(c.eth_mtu + wire::EthHdr::kSize,
+                                 static_cast<std::uint32_t>(wire::kMaxRoceFrame));
+}
+
+// The ring attach checks geometry, alignment and length; null memory is
+// refused here.
+template <class PortIo, sched::TxScheduler Sched>
+template <class Ring>
+bool Vnic<PortIo, Sched>::attach_ring(Ring* r, const RingMem& m) {
+  return m.mem != nullptr && r->attach(m.mem, m.bytes, m.geo) == shm::RingError::kOk;
+}
+
+// ---- Clients' doorbell pages ---------------------------------------------
+
+template <class PortIo, sched::TxScheduler Sched>
+int Vnic<PortIo, Sched>::open_client(std::uint32_t client, void* mem, std::size_t bytes) {
+  for (const auto& c : clients_) {
+    if (c->client == client) return EEXIST;
+  }
+  auto page = std::make_unique<ClientPage>();
+  page->client = client;
+  if (page->bells.attach(mem, bytes, db_geo_) != shm::DoorbellError::kOk) return EINVAL;
+  clients_.push_back(std::move(page));
+  return 0;
+}
+
+template <class PortIo, sched::TxScheduler Sched>
+int Vnic<PortIo, Sched>::close_client(std::uint32_t client) {
+  for (std::size_t i = 0; i < clients_.size(); ++i) {
+    if (clients_[i]->client != client) continue;
+    clients_[i] = std::move(clients_.back());
+    clients_.pop_back();
+    return 0;
+  }
+  return ENOENT;
+}
+
+template <class PortIo, sched::TxScheduler Sched>
+int Vnic<PortIo, Sched>::qp_doorbells(ObjId id, std::uint32_t* sq, std::uint32_t* rq) const {
+  const QpEntry* e = find_qp(id);
+  if (e == nullptr) return ENOENT;
+  *sq = 2 * e->slot;
+  *rq = 2 * e->slot + 1;
+  return 0;
+}
+
+template <class PortIo, sched::TxScheduler Sched>
+int Vnic<PortIo, Sched>::srq_doorbell(ObjId id, std::uint32_t* db) const {
+  const SrqObj* s = find_srq(id);
+  if (s == nullptr) return ENOENT;
+  *db = static_cast<std::uint32_t>(2 * qps_.size()) + s->slot;
+  return 0;
+}
+
+// ---- QPNs and CQs ----------------------------------------------------------
+
+template <class PortIo, sched::TxScheduler Sched>
+int Vnic<PortIo, Sched>::alloc_qpn(std::uint32_t* qpn) {
+  if (free_.empty()) return ENOSPC;
+  const std::uint32_t tries = demux_.capacity() + 2;
+  for (std::uint32_t t = 0; t < tries; ++t) {
+    const std::uint32_t q = next_qpn_;
+    next_qpn_ = (next_qpn_ + 1) & wire::kQpnMask;
+    if (q < 2) continue;
+    if (demux_.slot_free(q)) {
+      *qpn = q;
+      return 0;
+    }
+  }
+  return ENOSPC;
+}
+
+template <class PortIo, sched::TxScheduler Sched>
+int Vnic<PortIo, Sched>::create_cq(const CqCreate& c) {
+  if (c.id == 0) return EINVAL;
+  if (cqs_.count(c.id) != 0) return EEXIST;
+  if (cqs_.size() >= cfg_.max_cqs) return ENOMEM;
+  auto cq = std::make_unique<CqObj>(&ctr_.cq);
+  if (int rc = cq->sink.attach(c.ring, c.notify, c.channel_fd, c.user_handle); rc != 0) {
+    return rc;
+  }
+  cq->id = c.id;
+  cq->async_fd = c.async_fd;
+  set_nonblocking(c.channel_fd);
+  set_nonblocking(c.async_fd);
+  cqs_.emplace(c.id, std::move(cq));
+  return 0;
+}
+
+template <class PortIo, sched::TxScheduler Sched>
+int Vnic<PortIo, Sched>::destroy_cq(ObjId id) {
+  auto it = cqs_.find(id);
+  if (it == cqs_.end()) return ENOENT;
+  if (it->second->refs != 0) return EBUSY;
+#ifndef NDEBUG
+  // A QP never holds a destroyed CQ.
+  for (const std::uint32_t slot : live_) {
+    assert(qps_[slot].scq != it->second.get() && qps_[slot].rcq != it->second.get());
+  }
+#endif
+  cqs_.erase(it);
+  return 0;
+}
+
+template <class PortIo, sched::TxScheduler Sched>
+int Vnic<PortIo, Sched>::resize_cq(ObjId id, const RingMem& ring, ctl::CqNotify* notify) {
+  CqObj* cq = find_cq(id);
+  if (cq == nullptr) return ENOENT;
+  return cq->sink.resize(ring, notify);
+}
+
+// ---- SRQs ------------------------------------------------------------------
+
+template <class PortIo, sched::TxScheduler Sched>
+int Vnic<PortIo, Sched>::create_srq(const SrqCreate& c) {
+  if (c.id == 0) return EINVAL;
+  if (srqs_.count(c.id) != 0) return EEXIST;
+  if (srqs_.size() >= cfg_.max_srqs || srq_free_.empty()) return ENOMEM;
+  shm::RqConsumer ring;
+  if (!attach_ring(&ring, c.ring)) return EINVAL;
+  const std::uint32_t depth = ring.geometry().capacity();
+  if (c.max_sge > transport::kMaxSge || depth > transport::kMaxSrqWr || c.srq_limit > depth) {
+    return EINVAL;
+  }
+  transport::SrqConfig sc;
+  sc.srq_num = c.srq_num;
+  sc.pd = c.pd;
+  sc.max_wr = depth;
+  sc.max_sge = c.max_sge;
+  sc.srq_limit = c.srq_limit;
+  auto s = std::make_unique<SrqObj>();
+  s->id = c.id;
+  s->srq = std::make_unique<transport::Srq>(sc);
+  s->ring = ring;
+  s->max_sge = c.max_sge;
+  s->user_handle = c.user_handle;
+  s->client = c.client;
+  s->async_fd = c.async_fd;
+  s->slot = srq_free_.back();
+  srq_free_.pop_back();
+  srq_slots_[s->slot] = s.get();
+  set_nonblocking(c.async_fd);
+  // WQEs posted before the SRQ existed for the engine are looked at once.
+  queue_doorbell(static_cast<std::uint32_t>(qps_.size()) + s->slot);
+  srqs_.emplace(c.id, std::move(s));
+  return 0;
+}
+
+template <class PortIo, sched::TxScheduler Sched>
+int Vnic<PortIo, Sched>::modify_srq(ObjId id, std::uint32_t mask, const transport::SrqAttr& a) {
+  SrqObj* s = find_srq(id);
+  if (s == nullptr) return ENOENT;
+  return s->srq->modify(mask, a);
+}
+
+template <class PortIo, sched::TxScheduler Sched>
+int Vnic<PortIo, Sched>::query_srq(ObjId id, transport::SrqAttr* out) {
+  SrqObj* s = find_srq(id);
+  if (s == nullptr) return ENOENT;
+  *out = s->srq->query();
+  return 0;
+}
+
+template <class PortIo, sched::TxScheduler Sched>
+int Vnic<PortIo, Sched>::destroy_srq(ObjId id) {
+  auto it = srqs_.find(id);
+  if (it == srqs_.end()) return ENOENT;
+  SrqObj* s = it->second.get();
+  if (s->refs != 0) return EBUSY;
+  assert(srq_slots_[s->slot] == s);
+  // A queued doorbell visit of this slot finds it empty and skips it.
+  srq_slots_[s->slot] = nullptr;
+  srq_free_.push_back(s->slot);
+  srqs_.erase(it);
+  return 0;
+}
+
+// ---- QPs -------------------------------------------------------------------
+
+template <class PortIo, sched::TxScheduler Sched>
+int Vnic<PortIo, Sched>::create_qp(const QpCreate& c) {
+  using transport::QpType;
+  if (c.id == 0) return EINVAL;
+  if (qp_ids_.count(c.id) != 0) return EEXIST;
+  if (free_.empty()) return ENOMEM;
+  if (c.type != QpType::kRc && c.type != QpType::kUc && c.type != QpType::kUd) return EINVAL;
+  if (c.qpn < 2 || c.qpn > wire::kQpnMask) return EINVAL;
+  if (!demux_.slot_free(c.qpn)) return EEXIST;
+  CqObj* scq = find_cq(c.send_cq);
+  CqObj* rcq = find_cq(c.recv_cq);
+  if (scq == nullptr || rcq == nullptr) return ENOENT;
+  SrqObj* srq = nullptr;
+  if (c.srq != 0) {
+    srq = find_srq(c.srq);
+    if (srq == nullptr) return ENOENT;
+  }
+  shm::SqConsumer sq;
+  if (!attach_ring(&sq, c.sq)) return EINVAL;
+  shm::RqConsumer rq;
+  const bool has_rq = srq == nullptr;
+  if (has_rq && !attach_ring(&rq, c.rq)) return EINVAL;
+  const std::uint32_t send_wr = sq.geometry().capacity();
+  // With an SRQ the transport's own RQ holds only the WR taken for the
+  // message in progress.
+  const std::uint32_t recv_wr = has_rq ? rq.geometry().capacity() : 1;
+  const std::uint32_t send_sge = std::min(c.max_send_sge, transport::kMaxSge);
+  const std::uint32_t recv_sge = std::min(c.max_recv_sge, transport::kMaxSge);
+  const std::uint32_t inl = std::min(c.max_inline, transport::kMaxInline);
+  transport::Srq* tsrq = srq != nullptr ? srq->srq.get() : nullptr;
+  const transport::LocalPort local{cfg_.mac, cfg_.ip};
+
+  const std::uint32_t slot = free_.back();
+  QpEntry& e = qps_[slot];
+  assert(!e.used);
+  // The three transports' configs share these fields; UD adds the port MTU.
+  auto fill = [&](auto& q) {
+    q.qpn = c.qpn;
+    q.pd = c.pd;
+    q.local = local;
+    q.max_send_wr = send_wr;
+    q.max_recv_wr = recv_wr;
+    q.max_send_sge = send_sge;
+    q.max_recv_sge = recv_sge;
+    q.max_inline = inl;
+    q.sq_sig_all = c.sq_sig_all;
+    q.srq = tsrq;
+  };
+  switch (c.type) {
+    case QpType::kRc: {
+      transport::RcQpConfig q;
+      fill(q);
+      e.rc = std::make_unique<transport::RcQp>(q, mrs_);
+      break;
+    }
+    case QpType::kUc: {
+      transport::UcQpConfig q;
+      fill(q);
+      e.uc = std::make_unique<transport::UcQp>(q, mrs_);
+      break;
+    }
+    case QpType::kUd: {
+      transport::UdQpConfig q;
+      fill(q);
+      q.port_mtu = active_mtu();
+      e.ud = std::make_unique<transport::UdQp>(q, mrs_);
+      break;
+    }
+  }
+  free_.pop_back();
+  e.used = true;
+  e.type = c.type;
+  e.qpn = c.qpn;
+  e.slot = slot;
+  e.scq = scq;
+  e.rcq = rcq;
+  e.srq = srq;
+  e.sq = sq;
+  e.rq = rq;
+  e.has_rq = has_rq;
+  e.sq_lim = shm::SqLimits{c.type, send_sge, inl};
+  e.max_recv_sge = recv_sge;
+  e.id = c.id;
+  e.client = c.client;
+  e.pd = c.pd;
+  e.user_handle = c.user_handle;
+  e.async_fd = c.async_fd;
+  [[maybe_unused]] const int dm = demux_.insert(c.qpn, &e);
+  assert(dm == 0);
+  e.live_pos = static_cast<std::uint32_t>(live_.size());
+  live_.push_back(slot);
+  ++scq->refs;
+  ++rcq->refs;
+  if (srq != nullptr) ++srq->refs;
+  set_nonblocking(c.async_fd);
+  qp_ids_.emplace(c.id, slot);
+  return 0;
+}
+
+template <class PortIo, sched::TxScheduler Sched>
+int Vnic<PortIo, Sched>::modify_qp(ObjId id, const QpModify& m) {
+  QpEntry* e = find_qp(id);
+  if (e == nullptr) return ENOENT;
+  const int rc = visit(*e, [&](auto& q) { return q.modify(m.mask, m.values); });
+  if (rc != 0) return rc;
+  merge_attrs(&e->attr, m.mask, m.values);
+  if (qp_state(*e) == transport::QpState::kReset) {
+    e->sq_err = PendingError{};
+    e->rq_err = PendingError{};
+    timers_.cancel(e->slot);
+  }
+  // A move to ERR needs a flush, to RTS may free waiting WRs: let the pump
+  // look. WQEs that waited in the rings for this state are taken now (and a
+  // move to RESET gives the held RQ slots back).
+  sched_.activate(e->slot);
+  queue_doorbell(e->slot);
+  drain_qp_events(*e);
+  return 0;
+}
+
+template <class PortIo, sched::TxScheduler Sched>
+int Vnic<PortIo, Sched>::query_qp(ObjId id, QpQuery* out) {
+  using transport::QpType;
+  QpEntry* e = find_qp(id);
+  if (e == nullptr) return ENOENT;
+  switch (e->type) {
+    case QpType::kRc:
+      out->values = e->rc->query();
+      break;
+    case QpType::kUc:
+      out->values = e->attr;
+      out->values.sq_psn = e->uc->next_psn().value();
+      out->values.rq_psn = e->uc->expected_psn().value();
+      break;
+    case QpType::kUd:
+      out->values = e->attr;
+      out->values.sq_psn = e->ud->next_psn().value();
+      out->values.qkey = e->ud->qkey();
+      break;
+  }
+  out->state = qp_state(*e);
+  out->values.qp_state = out->state;
+  out->values.cur_qp_state = out->state;
+  return 0;
+}
+
+template <class PortIo, sched::TxScheduler Sched>
+int Vnic<PortIo, Sched>::destroy_qp(ObjId id) {
+  auto it = qp_ids_.find(id);
+  if (it == qp_ids_.end()) return ENOENT;
+  const std::uint32_t slot = it->second;
+  QpEntry& e = qps_[slot];
+  demux_.erase(e.qpn);
+  sched_.remove(slot);
+  timers_.cancel(slot);
+  // A queued doorbell visit of this slot finds it unused and skips it.
+  const std::uint32_t last = live_.back();
+  live_[e.live_pos] = last;
+  qps_[last].live_pos = e.live_pos;
+  live_.pop_back();
+  --e.scq->refs;
+  --e.rcq->refs;
+  if (e.srq != nullptr) --e.srq->refs;
+  e = QpEntry{};
+  free_.push_back(slot);
+  qp_ids_.erase(it);
+  return 0;
+}
+
+template <class PortIo, sched::TxScheduler Sched>
+void Vnic<PortIo, Sched>::merge_attrs(transport::QpAttrValues* d, std::uint32_t mask,
+                                      const transport::QpAttrValues& a) {
+  namespace qa = transport::qp_attr;
+  if (mask & qa::kState) d->qp_state = a.qp_state;
+  if (mask & qa::kAccessFlags) d->qp_access_flags = a.qp_access_flags;
+  if (mask & qa::kPkeyIndex) d->pkey_index = a.pkey_index;
+  if (mask & qa::kPort) d->port_num = a.port_num;
+  if (mask & qa::kQkey) d->qkey = a.qkey;
+  if (mask & qa::kAv) d->av = a.av;
+  if (mask & qa::kPathMtu) d->path_mtu = a.path_mtu;
+  if (mask & qa::kRqPsn) d->rq_psn = a.rq_psn;
+  if (mask & qa::kSqPsn) d->sq_psn = a.sq_psn;
+  if (mask & qa::kDestQpn) d->dest_qp_num = a.dest_qp_num;
+  if (mask & qa::kTimeout) d->timeout = a.timeout;
+  if (mask & qa::kRetryCnt) d->retry_cnt = a.retry_cnt;
+  if (mask & qa::kRnrRetry) d->rnr_retry = a.rnr_retry;
+  if (mask & qa::kMinRnrTimer) d->min_rnr_timer = a.min_rnr_timer;
+  if (mask & qa::kMaxQpRdAtomic) d->max_rd_atomic = a.max_rd_atomic;
+  if (mask & qa::kMaxDestRdAtomic) d->max_dest_rd_atomic = a.max_dest_rd_atomic;
+}
+
+// ---- MRs, AHs, neighbours ------------------------------------------------
+
+template <class PortIo, sched::TxScheduler Sched>
+std::uint32_t Vnic<PortIo, Sched>::reg_mr(const MrCreate& m, int* err) {
+  *err = 0;
+  return mrs_.reg(m.desc, err);
+}
+
+template <class PortIo, sched::TxScheduler Sched>
+int Vnic<PortIo, Sched>::create_ah(const AhCreate& a) {
+  AhEntry e;
+  e.id = a.id;
+  e.client = a.client;
+  e.pd = a.pd;
+  e.dmac = a.dmac;
+  e.dip = a.dip;
+  e.dscp = a.dscp;
+  e.ttl = a.ttl;
+  return ahs_.insert(e);
+}
+
+template <class PortIo, sched::TxScheduler Sched>
+bool Vnic<PortIo, Sched>::resolve(wire::Ipv4Addr ip, TimeNs now, wire::MacAddr* mac) {
+  if (ip == cfg_.ip) {
+    *mac = cfg_.mac;
+    return true;
+  }
+  ArpTx sink{this};
+  const port::Resolution r = arp_.resolve(ip, now, sink);
+  if (r.status != port::ResolveStatus::kResolved) return false;
+  *mac = r.mac;
+  return true;
+}
+
+// ---- Status ------------------------------------------------------------------
+
+template <class PortIo, sched::TxScheduler Sched>
+void Vnic<PortIo, Sched>::qp_status(std::vector<QpStatus>* out) const {
+  using transport::QpType;
+  for (const std::uint32_t slot : live_) {
+    const QpEntry& e = qps_[slot];
+    QpStatus s;
+    s.id = e.id;
+    s.qpn = e.qpn;
+    s.type = e.type;
+    s.state = qp_state(e);
+    s.client = e.client;
+    s.engine = e.ctr;
+    s.send_queue = visit(e, [](auto& q) { return q.send_queue_depth(); });
+    s.recv_queue = visit(e, [](auto& q) { return q.recv_queue_depth(); });
+    switch (e.type) {
+      case QpType::kRc:
+        s.rc = e.rc->counters();
+        s.dest_qpn = e.rc->query().dest_qp_num;
+        break;
+      case QpType::kUc:
+        s.uc = e.uc->counters();
+        s.dest_qpn = e.attr.dest_qp_num;
+        break;
+      case QpType::kUd:
+        s.ud = e.ud->counters();
+        break;
+    }
+    out->push_back(s);
+  }
+}
+
+template <class PortIo, sched::TxScheduler Sched>
+TimeNs Vnic<PortIo, Sched>::deadline(std::uint32_t qpn) const {
+  const QpEntry* e = demux_.find(qpn);
+  return e == nullptr ? 0 : timers_.at(e->slot);
+}
+
+template <class PortIo, sched::TxScheduler Sched>
+TimeNs Vnic<PortIo, Sched>::next_deadline() const {
+  return loop_.size() != 0 ? now_ : std::min(timers_.earliest(), pfc_next_deadline());
+}
+
+template <class PortIo, sched::TxScheduler Sched>
+typename Vnic<PortIo, Sched>::QpEntry* Vnic<PortIo, Sched>::find_qp(ObjId id) {
+  auto it = qp_ids_.find(id);
+  return it == qp_ids_.end() ? nullptr : &qps_[it->second];
+}
+template <class PortIo, sched::TxScheduler Sched>
+const typename Vnic<PortIo, Sched>::QpEntry* Vnic<PortIo, Sched>::find_qp(ObjId id) const {
+  auto it = qp_ids_.find(id);
+  return it == qp_ids_.end() ? nullptr : &qps_[it->second];
+}
+template <class PortIo, sched::TxScheduler Sched>
+typename Vnic<PortIo, Sched>::CqObj* Vnic<PortIo, Sched>::find_cq(ObjId id) {
+  auto it = cqs_.find(id);
+  return it == cqs_.end() ? nullptr : it->second.get();
+}
+template <class PortIo, sched::TxScheduler Sched>
+typename Vnic<PortIo, Sched>::SrqObj* Vnic<PortIo, Sched>::find_srq(ObjId id) {
+  auto it = srqs_.find(id);
+  return it == srqs_.end() ? nullptr : it->second.get();
+}
+template <class PortIo, sched::TxScheduler Sched>
+const typename Vnic<PortIo, Sched>::SrqObj* Vnic<PortIo, Sched>::find_srq(ObjId id) const {
+  auto it = srqs_.find(id);
+  return it == srqs_.end() ? nullptr : it->second.get();
+}
+
+}  // namespace uroce::engine

@@ -1,0 +1,159 @@
+// Vnic definitions (vnic.h): phase 1, RX, and the frame sinks every phase
+// sends through (QP frames with loopback, loss injection and the PFC hold;
+// ARP frames).
+#pragma once
+
+#include "datapath/engine/vnic/entries.h"
+#include "datapath/wire/byteorder.h"
+#include "datapath/wire/eth.h"
+
+namespace uroce::engine {
+
+// One port burst, then the frames looped back since the last RX phase
+// (frames they cause to loop back wait for the next one). With PFC on
+// (pfc_endpoint.h): MAC Control frames go to the pause gate, frames of
+// lossless priorities are staged and processed after the burst within the
+// per-iteration budget. Loss injection (impairment.h) applies to the port
+// burst only.
+template <class PortIo, sched::TxScheduler Sched>
+std::uint32_t Vnic<PortIo, Sched>::rx_phase(TimeNs now) {
+  PfcTx ptx{this};
+  pfc_.poll(now, ptx);
+  std::uint32_t n = io_.rx_burst([&](std::span<const std::uint8_t> f) {
+    if (impair_.drop_rx(f)) {
+      ++ctr_.rx_impair_drop;
+      return;
+    }
+    if (pfc_.on_mac_control(f, now)) {
+      ++ctr_.rx_frames;
+      ctr_.rx_bytes += f.size();
+      ++ctr_.rx_mac_control;
+      return;
+    }
+    if (pfc_.staging() && pfc_.stage(f, now, ptx) != PfcEndpoint::Stage::kNotStaged) return;
+    on_frame(f, now, true);
+  });
+  // Staged frames (lossless priorities), within the per-iteration budget.
+  if (pfc_.staged() != 0) {
+    n += pfc_.drain(now, ptx, [&](std::span<const std::uint8_t> f) { on_frame(f, now, true); });
+  }
+  const std::uint32_t looped = loop_.size();
+  for (std::uint32_t i = 0; i < looped; ++i) {
+    ++ctr_.rx_loopback;
+    on_frame(loop_.front(), now, false);
+    loop_.pop();
+  }
+  return n + looped;
+}
+
+// A connected QP whose priority the peer has paused is not served (it stays
+// queued); UD QPs are (each WR has its own DSCP: frames of a paused priority
+// wait in the hold queue).
+template <class PortIo, sched::TxScheduler Sched>
+bool Vnic<PortIo, Sched>::pfc_paused(const QpEntry& e, TimeNs now) {
+  return e.type != transport::QpType::kUd && pfc_.tx_paused_dscp(e.attr.av.dscp, now);
+}
+
+// `from_port`: false for looped-back frames (our own QPs' packets, which the
+// TTL monitor must not take for a loop).
+template <class PortIo, sched::TxScheduler Sched>
+void Vnic<PortIo, Sched>::on_frame(std::span<const std::uint8_t> f, TimeNs now, bool from_port) {
+  using transport::QpType;
+  ++ctr_.rx_frames;
+  ctr_.rx_bytes += f.size();
+  if (f.size() >= wire::EthHdr::kSize && wire::load_be16(f.data() + 12) == wire::kEtherTypeArp) {
+    ++ctr_.rx_arp;
+    ArpTx sink{this};
+    arp_.on_frame(f, now, sink);
+    return;
+  }
+  const wire::ParseError err = wire::parse_roce(f, pkt_);
+  if (err != wire::ParseError::kOk) {
+    ++ctr_.rx_parse_errors;
+    ++ctr_.parse_error[static_cast<std::size_t>(err)];
+    return;
+  }
+  ++ctr_.rx_roce;
+  if (from_port) pfc_.on_roce_rx(pkt_, now);
+  if (!(pkt_.eth.dst() == cfg_.mac)) {
+    ++ctr_.rx_not_our_mac;
+    return;
+  }
+  if (pkt_.ip.dst() != cfg_.ip) {
+    ++ctr_.rx_not_our_ip;
+    return;
+  }
+  QpEntry* e = demux_.find(pkt_.bth.dest_qp());
+  if (e == nullptr) {
+    ++ctr_.rx_no_qp;
+    return;
+  }
+  assert(e->used && e->qpn == pkt_.bth.dest_qp());
+  ++ctr_.rx_dispatched;
+  ++e->ctr.rx_packets;
+  e->ctr.rx_bytes += f.size();
+  if (io_.tx_room() == 0) ctr_.tx_flushed += io_.flush();
+  QpTx tx{this, e->ctr};
+  RecvCq rcq{e};
+  switch (e->type) {
+    case QpType::kRc: {
+      Timers timers{this};
+      auto rio = transport::rc_io(tx, e->scq->sink, rcq, timers);
+      e->rc->on_packet(pkt_, now, rio);
+      if (e->rc->has_output()) sched_.activate(e->slot);
+      break;
+    }
+    case QpType::kUc:
+      e->uc->on_packet(pkt_, rcq);
+      if (detail::unreliable_needs_flush(e->uc->state())) sched_.activate(e->slot);
+      break;
+    case QpType::kUd:
+      e->ud->on_packet(pkt_, rcq);
+      if (detail::unreliable_needs_flush(e->ud->state())) sched_.activate(e->slot);
+      break;
+  }
+  drain_qp_events(*e);
+}
+
+// A frame built in the port's staged TX buffer: committed to the port, or,
+// when addressed to our own MAC, copied to the loopback queue and the buffer
+// left uncommitted (the port reuses it for the next frame).
+template <class PortIo, sched::TxScheduler Sched>
+void Vnic<PortIo, Sched>::commit_frame(std::span<const std::uint8_t> f) {
+  if (f.size() >= 6 && std::memcmp(f.data(), cfg_.mac.b.data(), 6) == 0) {
+    if (loop_.push(f)) {
+      ++ctr_.tx_loopback;
+    } else {
+      ++ctr_.tx_loopback_drop;
+    }
+    return;
+  }
+  // Left uncommitted, as a looped-back frame: the port reuses the buffer.
+  if (impair_.drop_tx(f)) {
+    ++ctr_.tx_impair_drop;
+    return;
+  }
+  // A paused priority's frame is copied to its hold queue (or dropped when
+  // stormed with action drop); the buffer is reused likewise.
+  if (pfc_.on_tx(f, now_) != PfcEndpoint::Hold::kSend) return;
+  io_.tx().tx_commit(f.size());
+  ++ctr_.tx_frames;
+  ctr_.tx_bytes += f.size();
+}
+
+template <class PortIo, sched::TxScheduler Sched>
+void Vnic<PortIo, Sched>::emit_arp(std::span<const std::uint8_t> f) {
+  if (io_.tx_room() == 0) ctr_.tx_flushed += io_.flush();
+  const std::span<std::uint8_t> b = io_.tx().tx_alloc(f.size());
+  if (b.size() < f.size()) {
+    ++ctr_.tx_arp_no_buffer;
+    return;
+  }
+  std::memcpy(b.data(), f.data(), f.size());
+  io_.tx().tx_commit(f.size());
+  ++ctr_.tx_arp;
+  ++ctr_.tx_frames;
+  ctr_.tx_bytes += f.size();
+}
+
+}  // namespace uroce::engine

@@ -1,0 +1,41 @@
+// Vnic definitions (vnic.h): phase 3, timers. RC QPs arm one deadline each
+// through the Timers sink (entries.h) into a TimerHeap keyed by QP slot; the
+// phase fires the ones due, so it costs one comparison when none is and
+// nothing per QP without an armed timer.
+#pragma once
+
+#include "datapath/engine/vnic/entries.h"
+
+namespace uroce::engine {
+
+template <class PortIo, sched::TxScheduler Sched>
+std::uint32_t Vnic<PortIo, Sched>::timer_phase(TimeNs now) {
+  ArpTx sink{this};
+  arp_.on_timer(now, sink);
+  if (now < timers_.earliest()) return 0;
+  ++ctr_.timer_scans;
+  // Take every due timer first: a QP that re-arms at or before `now` while
+  // firing waits for the next iteration instead of looping here.
+  while (timers_.earliest() <= now) due_.push_back(timers_.pop());
+  std::uint32_t fired = 0;
+  Timers timers{this};
+  for (const std::uint32_t slot : due_) {
+    QpEntry& e = qps_[slot];
+    // Only live RC QPs arm (destroy_qp and a move to RESET cancel).
+    assert(e.used && e.type == transport::QpType::kRc);
+    ++fired;
+    ++ctr_.timer_fires;
+    ++e.ctr.timer_fires;
+    if (io_.tx_room() == 0) ctr_.tx_flushed += io_.flush();
+    QpTx tx{this, e.ctr};
+    RecvCq rcq{&e};
+    auto rio = transport::rc_io(tx, e.scq->sink, rcq, timers);
+    e.rc->on_timer(now, rio);
+    if (e.rc->has_output()) sched_.activate(slot);
+    drain_qp_events(e);
+  }
+  due_.clear();
+  return fired;
+}
+
+}  // namespace uroce::engine

@@ -1,0 +1,88 @@
+// Vnic definitions (vnic.h): phase 4, the pump (one round of the TX
+// scheduler over the QPs with output), and phase 5, the flush.
+#pragma once
+
+#include "datapath/engine/vnic/entries.h"
+
+namespace uroce::engine {
+
+template <class PortIo, sched::TxScheduler Sched>
+std::uint32_t Vnic<PortIo, Sched>::pump_phase(TimeNs now) {
+  const std::uint32_t n = sched_.round(
+      [&](sched::FlowId f, std::uint32_t budget) { return serve(qps_[f], budget, now); });
+  ctr_.tx_pumped += n;
+  return n;
+}
+
+template <class PortIo, sched::TxScheduler Sched>
+sched::ServeResult Vnic<PortIo, Sched>::serve(QpEntry& e, std::uint32_t budget, TimeNs now) {
+  using transport::QpType;
+  sched::ServeResult r;
+  if (!e.used) return r;
+  if (pfc_paused(e, now)) return sched::ServeResult{0, true, false};
+  std::uint32_t room = io_.tx_room();
+  if (room == 0) {
+    ctr_.tx_flushed += io_.flush();
+    room = io_.tx_room();
+    if (room == 0) {
+      r.more = true;
+      r.stop = true;
+      return r;
+    }
+  }
+  const std::uint32_t b = std::min(budget, room);
+  QpTx tx{this, e.ctr};
+  switch (e.type) {
+    case QpType::kRc: {
+      RecvCq rcq{&e};
+      Timers timers{this};
+      auto rio = transport::rc_io(tx, e.scq->sink, rcq, timers);
+      r.sent = e.rc->pump_tx(now, rio, b);
+      r.more = e.rc->has_output();
+      break;
+    }
+    case QpType::kUc:
+      r = serve_unreliable(*e.uc, e, tx, b);
+      break;
+    case QpType::kUd:
+      r = serve_unreliable(*e.ud, e, tx, b);
+      break;
+  }
+  drain_qp_events(e);
+  return r;
+}
+
+// UC/UD have no has_output(): the flow stays active while a turn used its
+// whole budget, ran out of TX buffers, or (SQE/ERR) a flush stopped at a
+// full CQ. A turn that does none of these found the queue empty or the QP in
+// a state that sends nothing; whatever changes that (a post, a modify, a
+// received packet moving it to ERR) activates it again.
+template <class PortIo, sched::TxScheduler Sched>
+template <class Q>
+sched::ServeResult Vnic<PortIo, Sched>::serve_unreliable(Q& q, QpEntry& e, QpTx& tx,
+                                                        std::uint32_t b) {
+  sched::ServeResult r;
+  const std::uint64_t no_buf = q.counters().tx_no_buffer;
+  r.sent = q.process_send(tx, e.scq->sink, b);
+  if (detail::unreliable_needs_flush(q.state())) {
+    const std::uint64_t ovf = q.counters().cq_overflow;
+    RecvCq rcq{&e};
+    q.flush(e.scq->sink, rcq);
+    r.more = q.counters().cq_overflow != ovf;
+  } else {
+    r.more = r.sent == b || q.counters().tx_no_buffer != no_buf;
+  }
+  return r;
+}
+
+// Held frames of priorities whose pause ended go first, then the burst.
+template <class PortIo, sched::TxScheduler Sched>
+void Vnic<PortIo, Sched>::flush_phase() {
+  if (pfc_.held() != 0) {
+    HeldTx h{this};
+    pfc_.release(now_, h);
+  }
+  ctr_.tx_flushed += io_.flush();
+}
+
+}  // namespace uroce::engine
