@@ -1,8 +1,10 @@
 // uroce-qp-scale: what idle QPs cost the engine. Host A's Vnic holds `--qps`
 // idle RC QPs (connected, in RTS, never posting) beside `--active` RC QPs
-// that exchange 64-byte RDMA WRITEs with host B; both Vnics run on the
-// calling lcore, alternately, over a crossed net_ring pair (the daemon's
-// EthPortIo) or the simulated link.
+// that send `--size`-byte RDMA WRITEs (or SENDs, B keeping receives posted)
+// to host B; both Vnics run on the calling lcore, alternately, over a crossed
+// net_ring pair (the daemon's EthPortIo) or the simulated link. With
+// --qps 0 it is the transport benchmark of the real Vnic: callgrind
+// instructions per 4 KiB WRITE and per 64 B SEND (scripts/bench-callgrind.sh).
 //
 // Objects are created through the Vnic API directly (the control operations
 // the daemon's sessions call), not through uroced: a million QPs through the
@@ -30,6 +32,7 @@
 #include <fstream>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bench/rtt_histogram.h"
@@ -56,7 +59,6 @@ const wire::Ipv4Addr kIpA{0x0afc0001};
 const wire::Ipv4Addr kIpB{0x0afc0002};
 constexpr std::uint32_t kClient = 1;
 constexpr transport::PdHandle kPd = 1;
-constexpr std::uint32_t kMsgBytes = 64;
 
 struct Options {
   std::uint64_t qps = 0;         // idle QPs on A
@@ -64,6 +66,8 @@ struct Options {
   std::uint32_t depth = 16;      // outstanding WRITEs per active QP (rate)
   std::uint32_t idle_depth = 16; // SQ/RQ ring depth of an idle QP
   std::string mode = "rate";
+  std::string op = "write";      // write or send
+  std::uint32_t size = 64;       // message bytes
   std::string link = "ring";
   double warmup_s = 0.3;
   double duration_s = 2.0;
@@ -172,7 +176,9 @@ struct Qp {
   engine::ObjId id = 0;
   std::uint32_t qpn = 0;
   shm::SqProducer sq;
+  shm::RqProducer rq;
   std::uint32_t sq_db = 0;
+  std::uint32_t rq_db = 0;
 };
 
 template <class PortIo>
@@ -194,7 +200,10 @@ int create_qp(Host<PortIo>& h, Arena& a, const Cq& cq, std::uint32_t depth, Qp* 
       !make_ring(a, shm::rq_elem_bytes(1), depth, 0, &rq)) {
     return ENOMEM;
   }
-  if (out->sq.attach(sq.mem, sq.bytes, sq.geo) != shm::RingError::kOk) return EINVAL;
+  if (out->sq.attach(sq.mem, sq.bytes, sq.geo) != shm::RingError::kOk ||
+      out->rq.attach(rq.mem, rq.bytes, rq.geo) != shm::RingError::kOk) {
+    return EINVAL;
+  }
   if (int rc = h.vnic->alloc_qpn(&out->qpn); rc != 0) return rc;
   engine::QpCreate c;
   c.id = out->id = h.next_id++;
@@ -208,8 +217,7 @@ int create_qp(Host<PortIo>& h, Arena& a, const Cq& cq, std::uint32_t depth, Qp* 
   c.sq = sq;
   c.rq = rq;
   if (int rc = h.vnic->create_qp(c); rc != 0) return rc;
-  std::uint32_t rq_db = 0;
-  return h.vnic->qp_doorbells(c.id, &out->sq_db, &rq_db);
+  return h.vnic->qp_doorbells(c.id, &out->sq_db, &out->rq_db);
 }
 
 template <class PortIo>
@@ -240,20 +248,21 @@ int connect(Host<PortIo>& h, engine::ObjId id, std::uint32_t peer_qpn, const wir
   return h.vnic->modify_qp(id, m);
 }
 
-// A signaled 64-byte WRITE from A's memory at `off` to B's at `off`.
+// A signaled WRITE (or SEND) of `size` bytes from the start of A's memory
+// to the start of B's, as the provider writes it: WQE, publish, doorbell.
 template <class PortIo>
-bool post_write(Host<PortIo>& a, Qp& q, std::uint64_t wr_id, std::uint64_t remote,
-                std::uint32_t rkey) {
+bool post_send(Host<PortIo>& a, Qp& q, std::uint64_t wr_id, bool send, std::uint32_t size,
+               std::uint64_t remote, std::uint32_t rkey) {
   if (q.sq.free_slots() == 0) return false;
   shm::SendWqeFields f;
   f.wr_id = wr_id;
-  f.opcode = IBV_WR_RDMA_WRITE;
+  f.opcode = send ? IBV_WR_SEND : IBV_WR_RDMA_WRITE;
   f.send_flags = IBV_SEND_SIGNALED;
   f.remote_addr = remote;
   f.rkey = rkey;
   const std::span<std::byte> slot{q.sq.slot_bytes(), q.sq.elem_size()};
   if (shm::write_send_fixed(slot, f) != shm::WqeWriteError::kOk) return false;
-  const shm::WqeSge sge{reinterpret_cast<std::uint64_t>(a.mem.data()), kMsgBytes, a.key};
+  const shm::WqeSge sge{reinterpret_cast<std::uint64_t>(a.mem.data()), size, a.key};
   if (shm::set_send_sges(slot, std::span<const shm::WqeSge>(&sge, 1), 1) !=
       shm::WqeWriteError::kOk) {
     return false;
@@ -263,6 +272,23 @@ bool post_write(Host<PortIo>& a, Qp& q, std::uint64_t wr_id, std::uint64_t remot
   return true;
 }
 
+// Fills B's receive ring of `q` (SEND workload), one `size`-byte SGE each.
+template <class PortIo>
+void post_recvs(Host<PortIo>& b, Qp& q, std::uint32_t size) {
+  std::uint32_t n = 0;
+  const shm::WqeSge sge{reinterpret_cast<std::uint64_t>(b.mem.data()), size, b.key};
+  while (q.rq.free_slots() > n) {
+    if (shm::write_recv_wqe({q.rq.slot_bytes(n), q.rq.elem_size()}, 0,
+                            std::span<const shm::WqeSge>(&sge, 1), 1) != shm::WqeWriteError::kOk) {
+      break;
+    }
+    ++n;
+  }
+  if (n == 0) return;
+  q.rq.publish(n);
+  b.bells.ring(q.rq_db);
+}
+
 struct Window {
   std::uint64_t completions = 0;
   std::uint64_t errors = 0;
@@ -270,12 +296,19 @@ struct Window {
   double seconds = 0;
 };
 
-// The measured loop, kept out of line so callgrind can count it alone.
+struct Traffic {
+  bool send = false;
+  std::uint32_t size = 64;
+  std::uint32_t outstanding = 1;
+};
+
+// The loop: post up to `outstanding` per QP (and, for SENDs, refill B's
+// receives), poll A, poll B, reap both CQs.
 template <class PortIo, class Now, class Done>
-[[gnu::noinline]] Window measured_window(Host<PortIo>& a, Host<PortIo>& b, std::vector<Qp>& qps,
-                                         Cq& cq, std::uint32_t outstanding, Now&& now,
-                                         Done&& done, RttHistogram* lat,
-                                         std::vector<TimeNs>* posted_at) {
+[[gnu::always_inline]] inline Window window(Host<PortIo>& a, Host<PortIo>& b, std::vector<Qp>& qps,
+                                         std::vector<Qp>& peers, Cq& cq, Cq& peer_cq,
+                                         const Traffic& tr, Now&& now, Done&& done,
+                                         RttHistogram* lat, std::vector<TimeNs>* posted_at) {
   Window w;
   const std::uint64_t remote = reinterpret_cast<std::uint64_t>(b.mem.data());
   std::vector<std::uint32_t> inflight(qps.size(), 0);
@@ -283,8 +316,9 @@ template <class PortIo, class Now, class Done>
   while (!done(w, now())) {
     const TimeNs t = now();
     for (std::size_t i = 0; i < qps.size(); ++i) {
-      while (inflight[i] < outstanding &&
-             post_write(a, qps[i], i, remote, b.key)) {
+      if (tr.send) post_recvs(b, peers[i], tr.size);
+      while (inflight[i] < tr.outstanding &&
+             post_send(a, qps[i], i, tr.send, tr.size, remote, b.key)) {
         if (posted_at != nullptr) (*posted_at)[i] = t;
         ++inflight[i];
       }
@@ -292,6 +326,9 @@ template <class PortIo, class Now, class Done>
     a.vnic->poll(t);
     b.vnic->poll(t);
     ib_uverbs_wc wc{};
+    while (peer_cq.cons.try_pop(&wc)) {
+      if (wc.status != 0) ++w.errors;
+    }
     const TimeNs t2 = lat != nullptr ? now() : 0;
     while (cq.cons.try_pop(&wc)) {
       if (wc.status != 0) ++w.errors;
@@ -303,6 +340,18 @@ template <class PortIo, class Now, class Done>
   }
   w.seconds = static_cast<double>(now() - t0) / 1e9;
   return w;
+}
+
+// The measured loop and the warm-up, kept out of line and apart so callgrind
+// counts the measured one alone (the warm-up pays one-time costs: the first
+// visit of every new QP's rings).
+template <class PortIo, class... Args>
+[[gnu::noinline]] Window measured_window(Host<PortIo>& a, Args&&... args) {
+  return window(a, std::forward<Args>(args)...);
+}
+template <class PortIo, class... Args>
+[[gnu::noinline]] Window warmup_window(Host<PortIo>& a, Args&&... args) {
+  return window(a, std::forward<Args>(args)...);
 }
 
 template <class PortIo>
@@ -365,26 +414,30 @@ int run(PortIo& ia, PortIo& ib, const Options& o, const engine::TscClock& clock)
   const std::size_t ring_bytes = arena.used() - arena0;
 
   const bool latency = o.mode == "latency";
-  const std::uint32_t outstanding = latency ? 1 : std::max(o.depth, 1u);
+  Traffic tr;
+  tr.send = o.op == "send";
+  tr.size = o.size;
+  tr.outstanding = latency ? 1 : std::max(o.depth, 1u);
   std::vector<TimeNs> posted_at(o.active, 0);
   RttHistogram hist;
   auto now = [&] { return clock.now(); };
   // Warm-up (also lets the connect's queued ring visits run).
   const TimeNs warm_end = clock.now() + static_cast<TimeNs>(o.warmup_s * 1e9);
-  measured_window(a, b, aq, acq, outstanding, now,
-                  [&](const Window&, TimeNs t) { return t >= warm_end; }, nullptr, &posted_at);
+  warmup_window(a, b, aq, bq, acq, bcq, tr, now,
+                [&](const Window& x, TimeNs t) { return x.iterations != 0 && t >= warm_end; },
+                nullptr, &posted_at);
   // Let what is in flight complete before measuring.
   ib_uverbs_wc wc{};
   for (int i = 0; i < 10000; ++i) {
     a.vnic->poll(clock.now());
     b.vnic->poll(clock.now());
-    while (acq.cons.try_pop(&wc)) {
+    while (acq.cons.try_pop(&wc) || bcq.cons.try_pop(&wc)) {
     }
   }
   const engine::VnicCounters ca0 = a.vnic->counters(), cb0 = b.vnic->counters();
   const TimeNs end = clock.now() + static_cast<TimeNs>(o.duration_s * 1e9);
   const Window w = measured_window(
-      a, b, aq, acq, outstanding, now,
+      a, b, aq, bq, acq, bcq, tr, now,
       [&](const Window& x, TimeNs t) { return o.count != 0 ? x.completions >= o.count : t >= end; },
       latency ? &hist : nullptr, &posted_at);
   const engine::VnicCounters ca = a.vnic->counters(), cb = b.vnic->counters();
@@ -397,13 +450,14 @@ int run(PortIo& ia, PortIo& ib, const Options& o, const engine::TscClock& clock)
                       hist.quantile_ns(0.5), hist.quantile_ns(0.99), hist.count());
   }
   fmt::print(
-      R"({{"bench":"uroce-qp-scale","schema":1,"link":"{}","mode":"{}","idle_qps":{},)"
+      R"({{"bench":"uroce-qp-scale","schema":1,"link":"{}","mode":"{}","op":"{}","size":{},)"
+      R"("idle_qps":{},)"
       R"("active_qps":{},"depth":{},"idle_depth":{},"seconds":{:.3f},"completions":{},)"
       R"("errors":{},"msgs_per_s":{:.0f},"frames":{},"iterations":{},)"
       R"("ring_visits":{},"timer_scans":{},"engine_heap_bytes_per_idle_qp":{:.1f},)"
       R"("rss_bytes":{},"rss_bytes_per_idle_qp":{:.1f},"ring_bytes_per_idle_qp":{:.1f}{}}})"
       "\n",
-      o.link, o.mode, o.qps, o.active, o.depth, o.idle_depth, w.seconds, w.completions, w.errors,
+      o.link, o.mode, o.op, o.size, o.qps, o.active, o.depth, o.idle_depth, w.seconds, w.completions, w.errors,
       w.seconds > 0 ? static_cast<double>(w.completions) / w.seconds : 0.0, frames, w.iterations,
       ca.ring_visits - ca0.ring_visits, ca.timer_scans - ca0.timer_scans, per_idle_heap,
       rss_bytes(),
@@ -427,6 +481,12 @@ int main(int argc, char** argv) {
   app.add_option("--idle-depth", o.idle_depth, "ring depth of an idle QP")->capture_default_str();
   app.add_option("--mode", o.mode, "rate or latency")
       ->check(CLI::IsMember({"rate", "latency"}))
+      ->capture_default_str();
+  app.add_option("--op", o.op, "write or send")
+      ->check(CLI::IsMember({"write", "send"}))
+      ->capture_default_str();
+  app.add_option("--size", o.size, "message bytes (one SGE)")
+      ->check(CLI::Range(1u, 65536u))
       ->capture_default_str();
   app.add_option("--link", o.link, "ring (net_ring pair, EAL) or sim (simulated link)")
       ->check(CLI::IsMember({"ring", "sim"}))

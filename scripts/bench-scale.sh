@@ -29,7 +29,7 @@ actives="1 16"
 repeat=3
 idle_depth=1
 callgrind=1
-callgrind_max=100000
+callgrind_max=1000000
 json_out=
 do_build=1
 usage() { sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }

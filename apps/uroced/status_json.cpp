@@ -141,6 +141,9 @@ json counters_json(const engine::VnicCounters& c) {
   j["tx_flushed"] = c.tx_flushed;
   j["tx_pumped"] = c.tx_pumped;
   j["tx_impair_drop"] = c.tx_impair_drop;
+  j["doorbells"] = c.doorbells;
+  j["doorbell_foreign"] = c.doorbell_foreign;
+  j["ring_visits"] = c.ring_visits;
   j["sq_wqes"] = c.sq_wqes;
   j["rq_wqes"] = c.rq_wqes;
   j["srq_wqes"] = c.srq_wqes;

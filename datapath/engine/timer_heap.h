@@ -57,6 +57,8 @@ class TimerHeap {
   bool armed(std::uint32_t id) const { return id < pos_.size() && pos_[id] != kNone; }
   // The deadline of `id`, or 0 when it is not armed.
   TimeNs at(std::uint32_t id) const { return armed(id) ? heap_[pos_[id]].at : 0; }
+  // The deadline of `id`, or kNever when it is not armed.
+  TimeNs key(std::uint32_t id) const { return armed(id) ? heap_[pos_[id]].at : kNever; }
   // The earliest deadline, or kNever.
   TimeNs earliest() const { return heap_.empty() ? kNever : heap_[0].at; }
   // Removes and returns the id with the earliest deadline; the heap must not

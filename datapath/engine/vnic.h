@@ -315,10 +315,13 @@ class Vnic {
   // doorbells.h
   std::uint32_t doorbell_phase();
   void on_doorbell(std::uint32_t client, std::uint32_t db);
-  void queue_doorbell(std::uint32_t target);
-  std::uint32_t visit_qp_rings(QpEntry& e);
-  std::uint32_t sq_doorbell(QpEntry& e);
-  std::uint32_t rq_doorbell(QpEntry& e);
+  // Which rings of a target a queued visit looks at.
+  static constexpr std::uint8_t kVisitSq = 1;
+  static constexpr std::uint8_t kVisitRq = 2;
+  void queue_doorbell(std::uint32_t target, std::uint8_t rings = kVisitSq | kVisitRq);
+  std::uint32_t visit_qp_rings(QpEntry& e, std::uint8_t rings);
+  std::uint32_t sq_doorbell(QpEntry& e, bool* more);
+  std::uint32_t rq_doorbell(QpEntry& e, bool* more);
   std::uint32_t srq_ring(SrqObj& s);
   transport::WcStatus resolve_ah(const QpEntry& e, std::uint32_t ah_num, transport::UdDest* d);
   bool settle_error(QpEntry& e, PendingError* pe, bool send);
@@ -351,7 +354,8 @@ class Vnic {
   std::vector<std::uint32_t> srq_free_;  // free SRQ slots (stack)
   // Doorbells: the geometry of every client page, the open pages, and the
   // rings to visit (targets: a QP slot, or qps_.size() + an SRQ slot), each
-  // queued at most once (db_queued_), in two lists swapped per iteration.
+  // queued at most once with the rings to look at (db_queued_: kVisitSq /
+  // kVisitRq bits, 0 when not queued), in two lists swapped per iteration.
   shm::DoorbellGeometry db_geo_{};
   std::vector<std::unique_ptr<ClientPage>> clients_;
   std::vector<std::uint8_t> db_queued_;

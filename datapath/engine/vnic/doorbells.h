@@ -6,9 +6,10 @@
 // costs nothing here.
 //
 // Doorbell numbers: QP slot s has SQ doorbell 2s and RQ doorbell 2s+1; SRQ
-// slot k has 2 * qps_.size() + k. A visit target is a QP slot (both rings)
-// or qps_.size() + an SRQ slot; db_queued_ keeps each target queued at most
-// once. Targets queued during the phase wait for the next iteration.
+// slot k has 2 * qps_.size() + k. A visit target is a QP slot (the rings
+// named in db_queued_) or qps_.size() + an SRQ slot; db_queued_ keeps each
+// target queued at most once. Targets queued during the phase wait for the
+// next iteration.
 #pragma once
 
 #include "datapath/engine/vnic/entries.h"
@@ -16,11 +17,11 @@
 namespace uroce::engine {
 
 template <class PortIo, sched::TxScheduler Sched>
-void Vnic<PortIo, Sched>::queue_doorbell(std::uint32_t target) {
-  assert(target < db_queued_.size());
-  if (db_queued_[target] != 0) return;
-  db_queued_[target] = 1;
-  db_next_.push_back(target);
+void Vnic<PortIo, Sched>::queue_doorbell(std::uint32_t target, std::uint8_t rings) {
+  assert(target < db_queued_.size() && rings != 0);
+  const std::uint8_t was = db_queued_[target];
+  db_queued_[target] = was | rings;
+  if (was == 0) db_next_.push_back(target);
 }
 
 // A doorbell a client rang: its ring is visited if the ring is that
@@ -35,7 +36,7 @@ void Vnic<PortIo, Sched>::on_doorbell(std::uint32_t client, std::uint32_t db) {
       ++ctr_.doorbell_foreign;
       return;
     }
-    queue_doorbell(db >> 1);
+    queue_doorbell(db >> 1, (db & 1) != 0 ? kVisitRq : kVisitSq);
     return;
   }
   const std::uint32_t k = db - qp_bells;
@@ -58,10 +59,11 @@ std::uint32_t Vnic<PortIo, Sched>::doorbell_phase() {
   const auto nqp = static_cast<std::uint32_t>(qps_.size());
   std::uint32_t work = 0;
   for (const std::uint32_t t : db_now_) {
+    const std::uint8_t rings = db_queued_[t];
     db_queued_[t] = 0;
     if (t < nqp) {
       QpEntry& e = qps_[t];
-      if (e.used) work += visit_qp_rings(e);
+      if (e.used) work += visit_qp_rings(e, rings);
     } else if (SrqObj* s = srq_slots_[t - nqp]; s != nullptr) {
       work += srq_ring(*s);
       if (s->ring.ready() > s->held) queue_doorbell(t);
@@ -71,19 +73,24 @@ std::uint32_t Vnic<PortIo, Sched>::doorbell_phase() {
   return work;
 }
 
-// Both rings of a QP; queued again when either still has work the engine
-// can take later without a new doorbell.
+// The named rings of a QP; each is queued again when it still has work the
+// engine can take later without a new doorbell.
 template <class PortIo, sched::TxScheduler Sched>
-std::uint32_t Vnic<PortIo, Sched>::visit_qp_rings(QpEntry& e) {
-  using transport::QpState;
+std::uint32_t Vnic<PortIo, Sched>::visit_qp_rings(QpEntry& e, std::uint8_t rings) {
   ++ctr_.ring_visits;
-  std::uint32_t work = sq_doorbell(e);
-  if (e.has_rq) work += rq_doorbell(e);
-  const QpState st = qp_state(e);
-  const bool sq_takes = st != QpState::kReset && st != QpState::kInit && st != QpState::kRtr;
-  const bool more = e.sq_err.active || e.rq_err.active || (sq_takes && e.sq.ready() != 0) ||
-                    (e.has_rq && st != QpState::kReset && e.rq.ready() > e.rq_held);
-  if (more) queue_doorbell(e.slot);
+  std::uint32_t work = 0;
+  std::uint8_t again = 0;
+  bool more = false;
+  if ((rings & kVisitSq) != 0) {
+    work += sq_doorbell(e, &more);
+    if (more) again |= kVisitSq;
+  }
+  if ((rings & kVisitRq) != 0 && e.has_rq) {
+    more = false;
+    work += rq_doorbell(e, &more);
+    if (more) again |= kVisitRq;
+  }
+  if (again != 0) queue_doorbell(e.slot, again);
   return work;
 }
 
@@ -107,14 +114,19 @@ transport::WcStatus Vnic<PortIo, Sched>::resolve_ah(const QpEntry& e, std::uint3
   return transport::WcStatus::kSuccess;
 }
 
+// *more: the ring still holds WQEs this state takes, or an error completion
+// is still owed (WQEs that wait for RTS are looked at again by the modify).
 template <class PortIo, sched::TxScheduler Sched>
-std::uint32_t Vnic<PortIo, Sched>::sq_doorbell(QpEntry& e) {
+std::uint32_t Vnic<PortIo, Sched>::sq_doorbell(QpEntry& e, bool* more) {
   using transport::QpState;
   // Nothing new and nothing owed: nothing below would act.
   if (!e.sq_err.active && e.sq.ready() == 0) return 0;
   const QpState st = qp_state(e);
   if (st == QpState::kReset || st == QpState::kInit || st == QpState::kRtr) return 0;
-  if (e.sq_err.active && !settle_error(e, &e.sq_err, true)) return 0;
+  if (e.sq_err.active && !settle_error(e, &e.sq_err, true)) {
+    *more = true;
+    return 0;
+  }
   const std::uint32_t n = std::min(e.sq.ready(), kDoorbellBurst);
   std::uint32_t taken = 0;
   while (taken < n) {
@@ -151,20 +163,23 @@ std::uint32_t Vnic<PortIo, Sched>::sq_doorbell(QpEntry& e) {
     }
   }
   if (taken != 0) sched_.activate(e.slot);
+  *more = e.sq_err.active || e.sq.ready() != 0;
   return taken;
 }
 
+// *more: the ring still holds new WQEs (the transport queue was full or the
+// burst ended), or an error completion is still owed.
 template <class PortIo, sched::TxScheduler Sched>
-std::uint32_t Vnic<PortIo, Sched>::rq_doorbell(QpEntry& e) {
-  if (qp_state(e) == transport::QpState::kReset) {
-    // RESET discarded the transport's WRs: every held slot goes back.
-    release_held(e.rq, &e.rq_held, 0);
+std::uint32_t Vnic<PortIo, Sched>::rq_doorbell(QpEntry& e, bool* more) {
+  // Nothing new, nothing owed; held slots go back at their completions
+  // (RecvCq) or at a move to RESET (modify_qp).
+  if (!e.rq_err.active && e.rq.ready() == e.rq_held) return 0;
+  // In RESET, WQEs wait in the ring (modify_qp looks again).
+  if (qp_state(e) == transport::QpState::kReset) return 0;
+  if (e.rq_err.active && !settle_error(e, &e.rq_err, false)) {
+    *more = true;
     return 0;
   }
-  // The slots the transport consumed went back at its completions (RecvCq);
-  // this catches up on any it retired otherwise.
-  release_held(e.rq, &e.rq_held, visit(e, [](auto& q) { return q.recv_queue_depth(); }));
-  if (e.rq_err.active && !settle_error(e, &e.rq_err, false)) return 0;
   const std::uint32_t n = std::min(e.rq.ready() - e.rq_held, kDoorbellBurst);
   std::uint32_t taken = 0;
   while (taken < n) {
@@ -201,6 +216,7 @@ std::uint32_t Vnic<PortIo, Sched>::rq_doorbell(QpEntry& e) {
   }
   // Receives posted in ERR are flushed by the pump.
   if (taken != 0 && qp_state(e) == transport::QpState::kErr) sched_.activate(e.slot);
+  *more = e.rq_err.active || e.rq.ready() > e.rq_held;
   return taken;
 }
 
@@ -218,6 +234,8 @@ bool Vnic<PortIo, Sched>::settle_error(QpEntry& e, PendingError* pe, bool send) 
     return false;
   }
   pe->active = false;
+  // The rejected WQE's slot (counted as held) goes back with its completion.
+  if (!send && e.has_rq) release_held(e.rq, &e.rq_held, 0);
   transport::QpAttrValues a;
   a.qp_state = transport::QpState::kErr;
   if (visit(e, [&](auto& q) { return q.modify(transport::qp_attr::kState, a); }) == 0) {

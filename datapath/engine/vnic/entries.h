@@ -70,6 +70,9 @@ struct Vnic<PortIo, Sched>::QpEntry {
   CqObj* scq = nullptr;
   CqObj* rcq = nullptr;
   SrqObj* srq = nullptr;
+  // The RC timer's deadline (0: none). The TimerHeap holds this slot at this
+  // deadline or earlier (Timers below).
+  TimeNs deadline = 0;
   shm::SqConsumer sq{};
   shm::RqConsumer rq{};
   // RQ ring slots whose WR sits in the transport's receive queue: they are
@@ -154,15 +157,21 @@ struct Vnic<PortIo, Sched>::PfcTx {
   }
 };
 
-// The TimerSink of every RC QP: one deadline per QP, kept in the TimerHeap
-// by QP slot. A QP arms only when its deadline changes.
+// The TimerSink of every RC QP: one deadline per QP (QpEntry::deadline). A
+// QP arms when its deadline changes, usually to a later one (the oldest
+// unacknowledged packet moved on): then only the entry changes, and the heap
+// keeps the earlier key, which fires early and is moved to the entry's
+// deadline by the timer phase. A deadline that moves earlier, or a QP not in
+// the heap, updates the heap. Invariant: a QP with a deadline is in the heap
+// at that deadline or earlier.
 template <class PortIo, sched::TxScheduler Sched>
 struct Vnic<PortIo, Sched>::Timers {
   Vnic* v;
   void arm(std::uint32_t qpn, TimeNs at) {
     QpEntry* e = v->demux_.find(qpn);
     if (e == nullptr) return;
-    v->timers_.set(e->slot, at);
+    e->deadline = at;
+    if (at < v->timers_.key(e->slot)) v->timers_.set(e->slot, at);
   }
 };
 

@@ -371,11 +371,13 @@ int Vnic<PortIo, Sched>::modify_qp(ObjId id, const QpModify& m) {
   if (qp_state(*e) == transport::QpState::kReset) {
     e->sq_err = PendingError{};
     e->rq_err = PendingError{};
+    e->deadline = 0;
     timers_.cancel(e->slot);
+    // RESET discarded the transport's WRs: every held RQ slot goes back.
+    if (e->has_rq) release_held(e->rq, &e->rq_held, 0);
   }
   // A move to ERR needs a flush, to RTS may free waiting WRs: let the pump
-  // look. WQEs that waited in the rings for this state are taken now (and a
-  // move to RESET gives the held RQ slots back).
+  // look. WQEs that waited in the rings for this state are taken now.
   sched_.activate(e->slot);
   queue_doorbell(e->slot);
   drain_qp_events(*e);
@@ -523,7 +525,7 @@ void Vnic<PortIo, Sched>::qp_status(std::vector<QpStatus>* out) const {
 template <class PortIo, sched::TxScheduler Sched>
 TimeNs Vnic<PortIo, Sched>::deadline(std::uint32_t qpn) const {
   const QpEntry* e = demux_.find(qpn);
-  return e == nullptr ? 0 : timers_.at(e->slot);
+  return e == nullptr ? 0 : e->deadline;
 }
 
 template <class PortIo, sched::TxScheduler Sched>

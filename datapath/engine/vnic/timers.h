@@ -1,7 +1,8 @@
 // Vnic definitions (vnic.h): phase 3, timers. RC QPs arm one deadline each
 // through the Timers sink (entries.h) into a TimerHeap keyed by QP slot; the
 // phase fires the ones due, so it costs one comparison when none is and
-// nothing per QP without an armed timer.
+// nothing per QP without an armed timer. A heap key earlier than the QP's
+// deadline (the deadline moved later since) is moved, not fired.
 #pragma once
 
 #include "datapath/engine/vnic/entries.h"
@@ -22,7 +23,12 @@ std::uint32_t Vnic<PortIo, Sched>::timer_phase(TimeNs now) {
   for (const std::uint32_t slot : due_) {
     QpEntry& e = qps_[slot];
     // Only live RC QPs arm (destroy_qp and a move to RESET cancel).
-    assert(e.used && e.type == transport::QpType::kRc);
+    assert(e.used && e.type == transport::QpType::kRc && e.deadline != 0);
+    if (e.deadline > now) {
+      timers_.set(slot, e.deadline);
+      continue;
+    }
+    e.deadline = 0;
     ++fired;
     ++ctr_.timer_fires;
     ++e.ctr.timer_fires;
