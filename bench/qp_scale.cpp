@@ -373,7 +373,12 @@ int run(PortIo& ia, PortIo& ib, const Options& o, const engine::TscClock& clock)
     return 1;
   }
   const auto max_a = static_cast<std::uint32_t>(o.qps + o.active + 4);
+  // What the Vnic allocates per QP slot at construction (its tables are
+  // sized by max_qps), apart from what each QP allocates when created.
+  const std::uint64_t heap_pre = heap_bytes();
   Host<PortIo> a(ia, kMacA, kIpA, max_a, arena);
+  const double slot_bytes =
+      static_cast<double>(heap_bytes() - heap_pre - a.mem.size()) / static_cast<double>(max_a);
   Host<PortIo> b(ib, kMacB, kIpB, o.active + 4, arena);
   Cq acq, bcq, idle_cq;
   if (create_cq(a, arena, 4096, &acq) || create_cq(b, arena, 4096, &bcq) ||
@@ -455,11 +460,12 @@ int run(PortIo& ia, PortIo& ib, const Options& o, const engine::TscClock& clock)
       R"("active_qps":{},"depth":{},"idle_depth":{},"seconds":{:.3f},"completions":{},)"
       R"("errors":{},"msgs_per_s":{:.0f},"frames":{},"iterations":{},)"
       R"("ring_visits":{},"timer_scans":{},"engine_heap_bytes_per_idle_qp":{:.1f},)"
+      R"("engine_slot_bytes_per_qp":{:.1f},)"
       R"("rss_bytes":{},"rss_bytes_per_idle_qp":{:.1f},"ring_bytes_per_idle_qp":{:.1f}{}}})"
       "\n",
       o.link, o.mode, o.op, o.size, o.qps, o.active, o.depth, o.idle_depth, w.seconds, w.completions, w.errors,
       w.seconds > 0 ? static_cast<double>(w.completions) / w.seconds : 0.0, frames, w.iterations,
-      ca.ring_visits - ca0.ring_visits, ca.timer_scans - ca0.timer_scans, per_idle_heap,
+      ca.ring_visits - ca0.ring_visits, ca.timer_scans - ca0.timer_scans, per_idle_heap, slot_bytes,
       rss_bytes(),
       o.qps == 0 ? 0.0 : static_cast<double>(rss1 - rss0) / static_cast<double>(o.qps),
       o.qps == 0 ? 0.0 : static_cast<double>(ring_bytes) / static_cast<double>(o.qps), lat);

@@ -8,7 +8,9 @@
 #   - post-to-completion latency median and p99 (one outstanding per QP),
 #   - callgrind instructions per frame of the measured loop (both Vnics'
 #     poll() and the posting/polling around them), fixed message count,
-#   - the engine's heap bytes per idle QP, ring bytes per idle QP, RSS.
+#   - the engine's heap bytes per idle QP (allocated at its creation), the
+#     Vnic's bytes per QP slot (allocated at construction for max_qps),
+#     ring bytes per idle QP (the application's), RSS.
 # The first count is the baseline; every row prints its ratio to it.
 #
 #   scripts/bench-scale.sh [--build-dir DIR] [--counts "0 1000 ..."]
@@ -120,6 +122,7 @@ for k in actives:
             "latency_p99_ns": median([r["latency_ns"]["p99"] for r in lat]),
             "ir_per_frame": callgrind(n, k),
             "engine_heap_bytes_per_idle_qp": rate[0]["engine_heap_bytes_per_idle_qp"] if rate else None,
+            "engine_slot_bytes_per_qp": rate[0]["engine_slot_bytes_per_qp"] if rate else None,
             "ring_bytes_per_idle_qp": rate[0]["ring_bytes_per_idle_qp"] if rate else None,
             "rss_bytes": max(r["rss_bytes"] for r in rate + lat) if rate + lat else None,
             "idle_depth": rate[0]["idle_depth"] if rate else None,
@@ -129,7 +132,8 @@ def ratio(a, b):
     return None if a is None or not b else a / b
 
 print(f"{'idle QPs':>9} {'active':>6} {'msg/s':>10} {'x':>5} {'lat p50':>8} {'x':>5} "
-      f"{'lat p99':>8} {'x':>5} {'Ir/frame':>9} {'x':>5} {'heap B/idle':>11} {'RSS MiB':>8}")
+      f"{'lat p99':>8} {'x':>5} {'Ir/frame':>9} {'x':>5} {'heap B/idle':>11} {'slot B':>7} "
+      f"{'RSS MiB':>8}")
 for k in actives:
     base = next(r for r in rows if r["active_qps"] == k)
     for r in [x for x in rows if x["active_qps"] == k]:
@@ -144,6 +148,7 @@ for k in actives:
               f"{f(r['ratio_latency_p99'], '5.2f')} {f(r['ir_per_frame'], '9.0f')} "
               f"{f(r['ratio_ir_per_frame'], '5.2f')} "
               f"{f(r['engine_heap_bytes_per_idle_qp'], '11.0f')} "
+              f"{f(r['engine_slot_bytes_per_qp'], '7.0f')} "
               f"{f(r['rss_bytes'] / 2**20 if r['rss_bytes'] else None, '8.0f')}")
 line = {"bench": "uroce-qp-scale-table", "schema": 1, "rows": rows}
 print(json.dumps(line))

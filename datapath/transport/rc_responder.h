@@ -64,13 +64,17 @@ namespace uroce::transport {
 
 class RcResponder {
  public:
-  explicit RcResponder(RcCore& core)
-      : c_(core), rq_(core.cfg.max_recv_wr),
-        res_(std::max<std::uint32_t>(core.cfg.max_dest_rd_atomic, 1)) {}
+  // The READ/atomic resources get storage when the QP's max_dest_rd_atomic
+  // is set (modify), sized to it rather than to the configured maximum.
+  explicit RcResponder(RcCore& core) : c_(core), rq_(core.cfg.max_recv_wr), res_(0) {}
 
   // Fresh state expecting `epsn` (entering RTR; RESET).
   void reset(Psn epsn);
-  void set_rd_atomic_limit(std::uint32_t n) { res_.set_limit(n); }
+  // Control path (modify): may allocate.
+  void set_rd_atomic_limit(std::uint32_t n) {
+    res_.reserve(n);
+    res_.set_limit(n);
+  }
 
   WorkQueue<RecvWr>& rq() { return rq_; }
   const WorkQueue<RecvWr>& rq() const { return rq_; }

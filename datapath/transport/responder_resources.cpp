@@ -5,7 +5,15 @@
 namespace uroce::transport {
 
 ResponderResources::ResponderResources(std::uint32_t capacity)
-    : slots_(capacity == 0 ? 1 : capacity), limit_(capacity) {}
+    : slots_(capacity), limit_(capacity) {}
+
+void ResponderResources::reserve(std::uint32_t n) {
+  if (n <= capacity()) return;
+  std::vector<RdAtomicRes> grown(n);
+  for (std::uint32_t i = 0; i < count_; ++i) grown[i] = at(i);
+  slots_ = std::move(grown);
+  head_ = 0;
+}
 
 void ResponderResources::set_limit(std::uint32_t n) {
   limit_ = std::min(n, capacity());

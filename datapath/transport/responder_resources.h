@@ -47,7 +47,12 @@ struct RdAtomicRes {
 
 class ResponderResources {
  public:
+  // Room for `capacity` entries (0: none until reserve), limit = capacity.
   explicit ResponderResources(std::uint32_t capacity);
+  // Grows the storage to at least `n` entries, keeping the entries in order
+  // (control path: allocates; pointers from alloc/find/next_pending are not
+  // valid across it).
+  void reserve(std::uint32_t n);
 
   std::uint32_t capacity() const {
     return static_cast<std::uint32_t>(slots_.size());

@@ -79,5 +79,27 @@ TEST(ResponderResources_SetLimit, ShrinkDropsOldest) {
   EXPECT_EQ(r.limit(), 4u);
 }
 
+TEST(ResponderResources_Reserve, GrowsKeepingEntriesInOrder) {
+  ResponderResources r(0);
+  EXPECT_EQ(r.capacity(), 0u);
+  EXPECT_EQ(r.alloc(), nullptr);  // limit 0
+  r.reserve(2);
+  r.set_limit(2);
+  add(r, 1, 1)->pending = false;
+  add(r, 2, 2);
+  add(r, 3, 3);  // evicts PSN 1: the ring wrapped once
+  r.reserve(4);
+  r.set_limit(4);
+  EXPECT_EQ(r.capacity(), 4u);
+  EXPECT_EQ(r.size(), 2u);
+  EXPECT_EQ(r.find(Psn(1)), nullptr);
+  ASSERT_NE(r.find(Psn(2)), nullptr);
+  EXPECT_EQ(r.next_pending(), r.find(Psn(2)));  // oldest first after the move
+  ASSERT_NE(add(r, 4, 4), nullptr);
+  EXPECT_EQ(r.size(), 3u);
+  r.reserve(3);  // never shrinks
+  EXPECT_EQ(r.capacity(), 4u);
+}
+
 }  // namespace
 }  // namespace uroce::transport
