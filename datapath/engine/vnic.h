@@ -314,7 +314,8 @@ class Vnic {
 
   // doorbells.h
   std::uint32_t doorbell_phase();
-  void on_doorbell(std::uint32_t client, std::uint32_t db);
+  std::uint32_t on_doorbell(std::uint32_t client, std::uint32_t db);
+  std::uint32_t visit_srq_ring(SrqObj& s, std::uint32_t target);
   // Which rings of a target a queued visit looks at.
   static constexpr std::uint8_t kVisitSq = 1;
   static constexpr std::uint8_t kVisitRq = 2;
@@ -357,6 +358,7 @@ class Vnic {
   // queued at most once with the rings to look at (db_queued_: kVisitSq /
   // kVisitRq bits, 0 when not queued), in two lists swapped per iteration.
   shm::DoorbellGeometry db_geo_{};
+  std::uint32_t qp_bells_ = 0;  // 2 * qps_.size(): the first SRQ doorbell
   std::vector<std::unique_ptr<ClientPage>> clients_;
   std::vector<std::uint8_t> db_queued_;
   std::vector<std::uint32_t> db_next_;

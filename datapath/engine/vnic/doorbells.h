@@ -8,8 +8,9 @@
 // Doorbell numbers: QP slot s has SQ doorbell 2s and RQ doorbell 2s+1; SRQ
 // slot k has 2 * qps_.size() + k. A visit target is a QP slot (the rings
 // named in db_queued_) or qps_.size() + an SRQ slot; db_queued_ keeps each
-// target queued at most once. Targets queued during the phase wait for the
-// next iteration.
+// target queued at most once. The phase visits the queued targets first,
+// then the rings whose doorbell rang, at once; targets queued during the
+// phase wait for the next iteration.
 #pragma once
 
 #include "datapath/engine/vnic/entries.h"
@@ -17,66 +18,83 @@
 namespace uroce::engine {
 
 template <class PortIo, sched::TxScheduler Sched>
-void Vnic<PortIo, Sched>::queue_doorbell(std::uint32_t target, std::uint8_t rings) {
+inline void Vnic<PortIo, Sched>::queue_doorbell(std::uint32_t target, std::uint8_t rings) {
   assert(target < db_queued_.size() && rings != 0);
   const std::uint8_t was = db_queued_[target];
   db_queued_[target] = was | rings;
   if (was == 0) db_next_.push_back(target);
 }
 
-// A doorbell a client rang: its ring is visited if the ring is that
-// client's (another client's bits are only counted).
+// A doorbell a client rang: its ring is visited now if the ring is that
+// client's (another client's bits are only counted); a ring already queued
+// for the next iteration (it had work left) just adds this ring to the visit.
 template <class PortIo, sched::TxScheduler Sched>
-void Vnic<PortIo, Sched>::on_doorbell(std::uint32_t client, std::uint32_t db) {
+inline std::uint32_t Vnic<PortIo, Sched>::on_doorbell(std::uint32_t client, std::uint32_t db) {
   ++ctr_.doorbells;
-  const auto qp_bells = static_cast<std::uint32_t>(2 * qps_.size());
-  if (db < qp_bells) {
-    const QpEntry& e = qps_[db >> 1];
+  if (db < qp_bells_) {
+    const std::uint32_t t = db >> 1;
+    const std::uint8_t ring = (db & 1) != 0 ? kVisitRq : kVisitSq;
+    QpEntry& e = qps_[t];
     if (!e.used || e.client != client) {
       ++ctr_.doorbell_foreign;
-      return;
+      return 0;
     }
-    queue_doorbell(db >> 1, (db & 1) != 0 ? kVisitRq : kVisitSq);
-    return;
+    if (db_queued_[t] != 0) {
+      db_queued_[t] |= ring;
+      return 0;
+    }
+    return visit_qp_rings(e, ring);
   }
-  const std::uint32_t k = db - qp_bells;
-  const SrqObj* s = k < srq_slots_.size() ? srq_slots_[k] : nullptr;
+  const std::uint32_t k = db - qp_bells_;
+  SrqObj* s = k < srq_slots_.size() ? srq_slots_[k] : nullptr;
   if (s == nullptr || s->client != client) {
     ++ctr_.doorbell_foreign;
-    return;
+    return 0;
   }
-  queue_doorbell(static_cast<std::uint32_t>(qps_.size()) + k);
+  const std::uint32_t t = static_cast<std::uint32_t>(qps_.size()) + k;
+  if (db_queued_[t] != 0) return 0;
+  return visit_srq_ring(*s, t);
 }
 
+// The rings queued by the last iteration first (each visited once; what is
+// queued again waits for the next iteration), then every open client's page.
 template <class PortIo, sched::TxScheduler Sched>
-std::uint32_t Vnic<PortIo, Sched>::doorbell_phase() {
+[[gnu::always_inline]] inline std::uint32_t Vnic<PortIo, Sched>::doorbell_phase() {
+  std::uint32_t work = 0;
+  if (!db_next_.empty()) {
+    db_now_.swap(db_next_);
+    const auto nqp = static_cast<std::uint32_t>(qps_.size());
+    for (const std::uint32_t t : db_now_) {
+      const std::uint8_t rings = db_queued_[t];
+      db_queued_[t] = 0;
+      if (t < nqp) {
+        QpEntry& e = qps_[t];
+        if (e.used) work += visit_qp_rings(e, rings);
+      } else if (SrqObj* s = srq_slots_[t - nqp]; s != nullptr) {
+        work += visit_srq_ring(*s, t);
+      }
+    }
+    db_now_.clear();
+  }
   for (const auto& c : clients_) {
     const std::uint32_t client = c->client;
-    c->bells.collect([&](std::uint32_t db) { on_doorbell(client, db); });
+    c->bells.collect([&](std::uint32_t db) { work += on_doorbell(client, db); });
   }
-  if (db_next_.empty()) return 0;
-  db_now_.swap(db_next_);
-  const auto nqp = static_cast<std::uint32_t>(qps_.size());
-  std::uint32_t work = 0;
-  for (const std::uint32_t t : db_now_) {
-    const std::uint8_t rings = db_queued_[t];
-    db_queued_[t] = 0;
-    if (t < nqp) {
-      QpEntry& e = qps_[t];
-      if (e.used) work += visit_qp_rings(e, rings);
-    } else if (SrqObj* s = srq_slots_[t - nqp]; s != nullptr) {
-      work += srq_ring(*s);
-      if (s->ring.ready() > s->held) queue_doorbell(t);
-    }
-  }
-  db_now_.clear();
+  return work;
+}
+
+// An SRQ's ring, queued again (target t) while WQEs are left in it.
+template <class PortIo, sched::TxScheduler Sched>
+inline std::uint32_t Vnic<PortIo, Sched>::visit_srq_ring(SrqObj& s, std::uint32_t t) {
+  const std::uint32_t work = srq_ring(s);
+  if (s.ring.ready() > s.held) queue_doorbell(t);
   return work;
 }
 
 // The named rings of a QP; each is queued again when it still has work the
 // engine can take later without a new doorbell.
 template <class PortIo, sched::TxScheduler Sched>
-std::uint32_t Vnic<PortIo, Sched>::visit_qp_rings(QpEntry& e, std::uint8_t rings) {
+inline std::uint32_t Vnic<PortIo, Sched>::visit_qp_rings(QpEntry& e, std::uint8_t rings) {
   ++ctr_.ring_visits;
   std::uint32_t work = 0;
   std::uint8_t again = 0;
@@ -117,7 +135,7 @@ transport::WcStatus Vnic<PortIo, Sched>::resolve_ah(const QpEntry& e, std::uint3
 // *more: the ring still holds WQEs this state takes, or an error completion
 // is still owed (WQEs that wait for RTS are looked at again by the modify).
 template <class PortIo, sched::TxScheduler Sched>
-std::uint32_t Vnic<PortIo, Sched>::sq_doorbell(QpEntry& e, bool* more) {
+inline std::uint32_t Vnic<PortIo, Sched>::sq_doorbell(QpEntry& e, bool* more) {
   using transport::QpState;
   // Nothing new and nothing owed: nothing below would act.
   if (!e.sq_err.active && e.sq.ready() == 0) return 0;
@@ -170,7 +188,7 @@ std::uint32_t Vnic<PortIo, Sched>::sq_doorbell(QpEntry& e, bool* more) {
 // *more: the ring still holds new WQEs (the transport queue was full or the
 // burst ended), or an error completion is still owed.
 template <class PortIo, sched::TxScheduler Sched>
-std::uint32_t Vnic<PortIo, Sched>::rq_doorbell(QpEntry& e, bool* more) {
+inline std::uint32_t Vnic<PortIo, Sched>::rq_doorbell(QpEntry& e, bool* more) {
   // Nothing new, nothing owed; held slots go back at their completions
   // (RecvCq) or at a move to RESET (modify_qp).
   if (!e.rq_err.active && e.rq.ready() == e.rq_held) return 0;
@@ -247,7 +265,7 @@ bool Vnic<PortIo, Sched>::settle_error(QpEntry& e, PendingError* pe, bool send) 
 }
 
 template <class PortIo, sched::TxScheduler Sched>
-std::uint32_t Vnic<PortIo, Sched>::srq_ring(SrqObj& s) {
+inline std::uint32_t Vnic<PortIo, Sched>::srq_ring(SrqObj& s) {
   release_held(s.ring, &s.held, s.srq->size());
   const std::uint32_t n = std::min(s.ring.ready() - s.held, kDoorbellBurst);
   std::uint32_t taken = 0;

@@ -30,7 +30,7 @@ void Vnic<PortIo, Sched>::deliver_qp_event(QpEntry& e, const transport::AsyncEve
 }
 
 template <class PortIo, sched::TxScheduler Sched>
-void Vnic<PortIo, Sched>::drain_qp_events(QpEntry& e) {
+inline void Vnic<PortIo, Sched>::drain_qp_events(QpEntry& e) {
   visit(e, [&](auto& q) {
     if (q.has_events()) {
       QpEventSink s{this, &e};

@@ -35,6 +35,7 @@ Vnic<PortIo, Sched>::Vnic(const VnicConfig& cfg, PortIo& io)
   }
   // Doorbells: two per QP slot (SQ, RQ), then one per SRQ slot.
   const std::size_t targets = qps_.size() + srq_slots_.size();
+  qp_bells_ = static_cast<std::uint32_t>(2 * qps_.size());
   [[maybe_unused]] const shm::DoorbellError dbe = shm::make_doorbell_geometry(
       static_cast<std::uint32_t>(2 * qps_.size() + srq_slots_.size()), &db_geo_);
   assert(dbe == shm::DoorbellError::kOk);
@@ -133,7 +134,7 @@ template <class PortIo, sched::TxScheduler Sched>
 int Vnic<PortIo, Sched>::srq_doorbell(ObjId id, std::uint32_t* db) const {
   const SrqObj* s = find_srq(id);
   if (s == nullptr) return ENOENT;
-  *db = static_cast<std::uint32_t>(2 * qps_.size()) + s->slot;
+  *db = qp_bells_ + s->slot;
   return 0;
 }
 

@@ -16,7 +16,7 @@ namespace uroce::engine {
 // per-iteration budget. Loss injection (impairment.h) applies to the port
 // burst only.
 template <class PortIo, sched::TxScheduler Sched>
-std::uint32_t Vnic<PortIo, Sched>::rx_phase(TimeNs now) {
+[[gnu::always_inline]] inline std::uint32_t Vnic<PortIo, Sched>::rx_phase(TimeNs now) {
   PfcTx ptx{this};
   pfc_.poll(now, ptx);
   std::uint32_t n = io_.rx_burst([&](std::span<const std::uint8_t> f) {
@@ -50,14 +50,14 @@ std::uint32_t Vnic<PortIo, Sched>::rx_phase(TimeNs now) {
 // queued); UD QPs are (each WR has its own DSCP: frames of a paused priority
 // wait in the hold queue).
 template <class PortIo, sched::TxScheduler Sched>
-bool Vnic<PortIo, Sched>::pfc_paused(const QpEntry& e, TimeNs now) {
+inline bool Vnic<PortIo, Sched>::pfc_paused(const QpEntry& e, TimeNs now) {
   return e.type != transport::QpType::kUd && pfc_.tx_paused_dscp(e.attr.av.dscp, now);
 }
 
 // `from_port`: false for looped-back frames (our own QPs' packets, which the
 // TTL monitor must not take for a loop).
 template <class PortIo, sched::TxScheduler Sched>
-void Vnic<PortIo, Sched>::on_frame(std::span<const std::uint8_t> f, TimeNs now, bool from_port) {
+inline void Vnic<PortIo, Sched>::on_frame(std::span<const std::uint8_t> f, TimeNs now, bool from_port) {
   using transport::QpType;
   ++ctr_.rx_frames;
   ctr_.rx_bytes += f.size();
@@ -119,7 +119,7 @@ void Vnic<PortIo, Sched>::on_frame(std::span<const std::uint8_t> f, TimeNs now, 
 // when addressed to our own MAC, copied to the loopback queue and the buffer
 // left uncommitted (the port reuses it for the next frame).
 template <class PortIo, sched::TxScheduler Sched>
-void Vnic<PortIo, Sched>::commit_frame(std::span<const std::uint8_t> f) {
+inline void Vnic<PortIo, Sched>::commit_frame(std::span<const std::uint8_t> f) {
   if (f.size() >= 6 && std::memcmp(f.data(), cfg_.mac.b.data(), 6) == 0) {
     if (loop_.push(f)) {
       ++ctr_.tx_loopback;

@@ -10,7 +10,7 @@
 namespace uroce::engine {
 
 template <class PortIo, sched::TxScheduler Sched>
-std::uint32_t Vnic<PortIo, Sched>::timer_phase(TimeNs now) {
+[[gnu::always_inline]] inline std::uint32_t Vnic<PortIo, Sched>::timer_phase(TimeNs now) {
   ArpTx sink{this};
   arp_.on_timer(now, sink);
   if (now < timers_.earliest()) return 0;

@@ -7,7 +7,7 @@
 namespace uroce::engine {
 
 template <class PortIo, sched::TxScheduler Sched>
-std::uint32_t Vnic<PortIo, Sched>::pump_phase(TimeNs now) {
+[[gnu::always_inline]] inline std::uint32_t Vnic<PortIo, Sched>::pump_phase(TimeNs now) {
   const std::uint32_t n = sched_.round(
       [&](sched::FlowId f, std::uint32_t budget) { return serve(qps_[f], budget, now); });
   ctr_.tx_pumped += n;
@@ -15,7 +15,7 @@ std::uint32_t Vnic<PortIo, Sched>::pump_phase(TimeNs now) {
 }
 
 template <class PortIo, sched::TxScheduler Sched>
-sched::ServeResult Vnic<PortIo, Sched>::serve(QpEntry& e, std::uint32_t budget, TimeNs now) {
+inline sched::ServeResult Vnic<PortIo, Sched>::serve(QpEntry& e, std::uint32_t budget, TimeNs now) {
   using transport::QpType;
   sched::ServeResult r;
   if (!e.used) return r;
@@ -59,7 +59,7 @@ sched::ServeResult Vnic<PortIo, Sched>::serve(QpEntry& e, std::uint32_t budget, 
 // received packet moving it to ERR) activates it again.
 template <class PortIo, sched::TxScheduler Sched>
 template <class Q>
-sched::ServeResult Vnic<PortIo, Sched>::serve_unreliable(Q& q, QpEntry& e, QpTx& tx,
+inline sched::ServeResult Vnic<PortIo, Sched>::serve_unreliable(Q& q, QpEntry& e, QpTx& tx,
                                                         std::uint32_t b) {
   sched::ServeResult r;
   const std::uint64_t no_buf = q.counters().tx_no_buffer;
@@ -77,7 +77,7 @@ sched::ServeResult Vnic<PortIo, Sched>::serve_unreliable(Q& q, QpEntry& e, QpTx&
 
 // Held frames of priorities whose pause ended go first, then the burst.
 template <class PortIo, sched::TxScheduler Sched>
-void Vnic<PortIo, Sched>::flush_phase() {
+[[gnu::always_inline]] inline void Vnic<PortIo, Sched>::flush_phase() {
   if (pfc_.held() != 0) {
     HeldTx h{this};
     pfc_.release(now_, h);
