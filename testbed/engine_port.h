@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "datapath/base/time.h"
-#include "pfc/packet_fifo.h"
+#include "testbed/switch/packet_fifo.h"
 #include "testbed/frame_store.h"
 
 namespace uroce::testbed {
@@ -112,7 +112,7 @@ class EnginePortIo {
  private:
   FrameStore& store_;
   Tx tx_;
-  pfc::PacketFifo<std::uint32_t> rxq_;
+  PacketFifo<std::uint32_t> rxq_;
   std::vector<std::uint32_t> outbox_;
   std::uint32_t room_ = 0;
   TimeNs now_ = 0;

@@ -106,9 +106,9 @@ std::string resolve(const Scenario& sc, Topology& out) {
         return e + ": host '" + out.names[n] + "' already has a link (a host has exactly one)";
       }
     }
-    if (out.ports[a->second].size() >= pfc::kMaxSwitchPorts ||
-        out.ports[b->second].size() >= pfc::kMaxSwitchPorts) {
-      return e + ": more than " + std::to_string(pfc::kMaxSwitchPorts) + " ports on a node";
+    if (out.ports[a->second].size() >= kMaxSwitchPorts ||
+        out.ports[b->second].size() >= kMaxSwitchPorts) {
+      return e + ": more than " + std::to_string(kMaxSwitchPorts) + " ports on a node";
     }
     const auto pa = static_cast<std::uint16_t>(out.ports[a->second].size());
     const auto pb = static_cast<std::uint16_t>(out.ports[b->second].size());
@@ -147,25 +147,25 @@ std::string resolve(const Scenario& sc, Topology& out) {
 
   // Switch buffers, with the network-wide PFC settings.
   for (std::uint32_t s = 0; s < out.num_switches; ++s) {
-    const pfc::SwitchConfig cfg = switch_config(sc, out, s, 1);
-    const pfc::SharedBufferConfigError be = pfc::SharedBuffer::check(cfg.buffer, cfg.ports);
+    const SwitchConfig cfg = switch_config(sc, out, s, 1);
+    const SharedBufferConfigError be = SharedBuffer::check(cfg.buffer, cfg.ports);
     const std::string e = idx("switch", s) + " (" + sc.switches[s].name + ")";
-    if (be == pfc::SharedBufferConfigError::kHeadroomExceedsBuffer) {
+    if (be == SharedBufferConfigError::kHeadroomExceedsBuffer) {
       return e + ": headroom_bytes " + std::to_string(cfg.buffer.headroom_bytes) + " x " +
              std::to_string(cfg.ports.size()) + " ports x " +
              std::to_string(std::popcount(cfg.buffer.pfc_enable)) +
              " lossless priorities leaves no shared space in buffer_bytes " +
              std::to_string(cfg.buffer.buffer_bytes);
     }
-    if (be != pfc::SharedBufferConfigError::kOk) {
-      return e + ": buffer: " + std::string(pfc::shared_buffer_config_error_name(be));
+    if (be != SharedBufferConfigError::kOk) {
+      return e + ": buffer: " + std::string(shared_buffer_config_error_name(be));
     }
-    const pfc::SwitchConfigError se = pfc::SwitchModel::check(cfg);
-    if (se == pfc::SwitchConfigError::kBadEcnThresholds) {
+    const SwitchConfigError se = SwitchModel::check(cfg);
+    if (se == SwitchConfigError::kBadEcnThresholds) {
       return e + ".ecn_kmin_bytes: greater than ecn_kmax_bytes";
     }
-    if (se != pfc::SwitchConfigError::kOk) {
-      return e + ": " + std::string(pfc::switch_config_error_name(se));
+    if (se != SwitchConfigError::kOk) {
+      return e + ": " + std::string(switch_config_error_name(se));
     }
   }
 
@@ -391,9 +391,9 @@ std::string resolve(const Scenario& sc, Topology& out) {
   return {};
 }
 
-pfc::SwitchConfig switch_config(const Scenario& sc, const Topology& topo, std::uint32_t sw,
+SwitchConfig switch_config(const Scenario& sc, const Topology& topo, std::uint32_t sw,
                                 std::uint64_t seed) {
-  pfc::SwitchConfig cfg;
+  SwitchConfig cfg;
   const SwitchSpec& ss = sc.switches[sw];
   cfg.buffer = ss.buffer;
   cfg.buffer.pfc_enable = sc.pfc.enable;
@@ -401,7 +401,7 @@ pfc::SwitchConfig switch_config(const Scenario& sc, const Topology& topo, std::u
   cfg.buffer.refresh_percent = sc.pfc.refresh_percent;
   const std::uint32_t node = topo.switch_node(sw);
   for (const auto& p : topo.ports[node]) {
-    pfc::SharedBufferPort sp;
+    SharedBufferPort sp;
     sp.link_bps = sc.links[p.link].rate_bps;
     sp.mac = topo.macs.empty() ? wire::MacAddr{} : topo.macs[node];
     cfg.ports.push_back(sp);

@@ -200,7 +200,7 @@ TEST(Scenario_SwitchConfig, TakesNetworkWidePfcSettings) {
   sc.watchdog.enabled = true;
   Topology t;
   ASSERT_EQ(resolve(sc, t), "");
-  const pfc::SwitchConfig c = switch_config(sc, t, 0, 9);
+  const SwitchConfig c = switch_config(sc, t, 0, 9);
   EXPECT_EQ(c.buffer.pfc_enable, 0x18);
   EXPECT_EQ(c.buffer.xoff_quanta, 500);
   EXPECT_EQ(c.ports.size(), 3u);

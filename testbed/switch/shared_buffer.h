@@ -50,7 +50,7 @@
 #include "pfc/priority_map.h"
 #include "pfc/sinks.h"
 
-namespace uroce::pfc {
+namespace uroce::testbed {
 
 // Ports a switch model may have (bit masks of ports are 64 bits wide).
 inline constexpr std::size_t kMaxSwitchPorts = 64;
@@ -209,14 +209,14 @@ class SharedBuffer {
     std::uint8_t xoff = 0;
     std::uint8_t refresh = 0;
     std::uint8_t xon = 0;
-    std::uint16_t quanta[kNumPriorities] = {};
+    std::uint16_t quanta[pfc::kNumPriorities] = {};
   };
 
   Queue& q(std::uint16_t port, std::uint8_t prio) {
-    return queues_[std::size_t{port} * kNumPriorities + (prio & 7)];
+    return queues_[std::size_t{port} * pfc::kNumPriorities + (prio & 7)];
   }
   const Queue& q(std::uint16_t port, std::uint8_t prio) const {
-    return queues_[std::size_t{port} * kNumPriorities + (prio & 7)];
+    return queues_[std::size_t{port} * pfc::kNumPriorities + (prio & 7)];
   }
   BufferAdmit admit(std::uint16_t port, std::uint8_t prio, std::uint32_t bytes);
   bool release(std::uint16_t port, std::uint8_t prio, std::uint32_t bytes);
@@ -253,4 +253,4 @@ class SharedBuffer {
   BufferCounters c_;
 };
 
-}  // namespace uroce::pfc
+}  // namespace uroce::testbed

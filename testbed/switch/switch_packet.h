@@ -9,7 +9,7 @@
 
 #include "datapath/base/time.h"
 
-namespace uroce::pfc {
+namespace uroce::testbed {
 
 // IPv4 ECN codepoints (RFC 3168).
 inline constexpr std::uint8_t kEcnNotEct = 0;
@@ -30,4 +30,4 @@ struct SwitchPacket {
   std::uint8_t ecn = kEcnNotEct;
 };
 
-}  // namespace uroce::pfc
+}  // namespace uroce::testbed
