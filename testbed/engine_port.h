@@ -40,8 +40,8 @@ struct EnginePortCounters {
 class EnginePortIo {
  public:
   static constexpr std::uint16_t kBurst = 32;
-  // A RoCEv2 frame with a 4096-byte MTU is 4158 bytes (+ Ethernet header);
-  // ARP frames are 60.
+  // A RoCEv2 frame with a 4096-byte MTU is at most 4160 bytes
+  // (wire::kPathMtuOverhead) plus the Ethernet header; ARP frames are 60.
   static constexpr std::size_t kMaxFrame = 9000 + 14;
 
   class Tx {

@@ -7,6 +7,7 @@
 
 #include "datapath/wire/builder.h"
 #include "datapath/wire/deth.h"
+#include "datapath/wire/opcodes.h"
 
 namespace uroce::testbed {
 
@@ -31,10 +32,6 @@ std::string gbps(std::uint64_t bps) {
 constexpr std::uint32_t kMinFlowFrame =
     static_cast<std::uint32_t>(wire::kRoceFrameOverhead + wire::DethHdr::kSize);
 constexpr std::uint32_t kMaxFlowFrame = kMinFlowFrame + wire::kMaxPathMtuBytes;
-
-// An RC path MTU fits an Ethernet MTU when IB MTU + 58 <= it (IPv4, UDP,
-// BTH, RETH room, ICRC), as engine::active_mtu_for decides.
-constexpr std::uint32_t kRoceMtuOverhead = 58;
 
 }  // namespace
 
@@ -316,9 +313,21 @@ std::string resolve(const Scenario& sc, Topology& out) {
       ends[k] = n->second;
     }
     if (ends[0] == ends[1]) return e + ".dst: same host as src";
+    const std::optional<wire::PathMtu> mtu = wire::path_mtu_from_bytes(fs.mtu);
+    if (!mtu) {
+      return e + ".mtu: " + std::to_string(fs.mtu) + " is not 256, 512, 1024, 2048 or 4096";
+    }
+    // The path MTU must not exceed what each host's engine reports active
+    // (wire::path_mtu_for_eth_mtu: mtu + 64 header bytes <= eth_mtu).
     for (int k = 0; k < 2; ++k) {
       const std::uint32_t emtu = sc.hosts[ends[k]].eth_mtu;
-      if (fs.mtu + kRoceMtuOverhead > emtu) {
+      const std::optional<wire::PathMtu> active = wire::path_mtu_for_eth_mtu(emtu);
+      if (!active) {
+        return e + ".mtu: the eth_mtu " + std::to_string(emtu) + " of '" + *names[k] +
+               "' fits no path MTU (it needs at least " + std::to_string(wire::kMinRoceEthMtu) +
+               ")";
+      }
+      if (*mtu > *active) {
         return e + ".mtu: " + std::to_string(fs.mtu) + " does not fit the eth_mtu " +
                std::to_string(emtu) + " of '" + *names[k] + "'";
       }

@@ -4,6 +4,7 @@
 
 #include "datapath/wire/byteorder.h"
 #include "datapath/wire/eth.h"
+#include "datapath/wire/opcodes.h"
 #include "datapath/wire/pfc.h"
 #include "testbed/engine_host.h"
 #include "testbed/pcap_tap.h"
@@ -24,16 +25,6 @@ constexpr std::uint64_t kPurposeRcFlow = 3;
 constexpr std::uint32_t kEngineTxSlack = 512;
 // BTH offsets in an untagged RoCEv2 frame (Ethernet 14, IPv4 20, UDP 8).
 constexpr std::size_t kBthOffset = 42;
-
-wire::PathMtu path_mtu_of(std::uint32_t bytes) {
-  switch (bytes) {
-    case 256: return wire::PathMtu::k256;
-    case 512: return wire::PathMtu::k512;
-    case 2048: return wire::PathMtu::k2048;
-    case 4096: return wire::PathMtu::k4096;
-    default: return wire::PathMtu::k1024;
-  }
-}
 
 HostConfig host_config(const Scenario& sc, const Topology& topo, std::uint32_t h) {
   const HostSpec& hs = sc.hosts[h];
@@ -149,7 +140,8 @@ void Simulator::setup_engines() {
     c.path.dip = topo_.ips[rf.dst];
     c.path.dscp = prio_map_.tx_dscp_of_sl(fs.sl);
     c.path.ttl = fs.ttl;
-    c.path.mtu = path_mtu_of(fs.mtu);
+    // resolve() accepted only a path MTU that fits both hosts' eth_mtu.
+    c.path.mtu = *wire::path_mtu_from_bytes(fs.mtu);
     c.path.timeout = fs.timeout;
     c.src_mac = topo_.macs[rf.src];
     c.src_ip = topo_.ips[rf.src];
