@@ -25,8 +25,8 @@
 #include <vector>
 
 #include "datapath/base/time.h"
-#include "testbed/switch/packet_fifo.h"
 #include "testbed/frame_store.h"
+#include "testbed/switch/packet_fifo.h"
 
 namespace uroce::testbed {
 

@@ -26,12 +26,12 @@
 
 #include "datapath/base/time.h"
 #include "pfc/ingress_accounting.h"
-#include "testbed/switch/packet_fifo.h"
 #include "pfc/pause_gate.h"
-#include "testbed/switch/switch_model.h"
-#include "testbed/switch/switch_packet.h"
 #include "pfc/ttl_monitor.h"
 #include "testbed/link.h"
+#include "testbed/switch/packet_fifo.h"
+#include "testbed/switch/switch_model.h"
+#include "testbed/switch/switch_packet.h"
 
 namespace uroce::testbed {
 

@@ -18,9 +18,9 @@
 
 #include "datapath/base/time.h"
 #include "datapath/port/pcap_writer.h"
+#include "testbed/scenario.h"
 #include "testbed/switch/switch_model.h"
 #include "testbed/switch/switch_packet.h"
-#include "testbed/scenario.h"
 
 namespace uroce::testbed {
 

@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "datapath/base/time.h"
-#include "testbed/switch/deadlock_detector.h"
 #include "testbed/scenario.h"
 #include "testbed/simulator.h"
+#include "testbed/switch/deadlock_detector.h"
 
 namespace uroce::testbed {
 

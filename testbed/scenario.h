@@ -23,9 +23,9 @@
 
 #include "datapath/base/time.h"
 #include "datapath/wire/addr.h"
-#include "testbed/switch/shared_buffer.h"
 #include "pfc/sinks.h"
 #include "pfc/storm_watchdog.h"
+#include "testbed/switch/shared_buffer.h"
 #include "testbed/switch/switch_model.h"
 
 namespace uroce::testbed {

@@ -28,15 +28,15 @@
 
 #include "datapath/base/rng.h"
 #include "datapath/base/time.h"
-#include "testbed/switch/deadlock_detector.h"
 #include "pfc/priority_map.h"
-#include "testbed/switch/switch_model.h"
 #include "testbed/event_queue.h"
 #include "testbed/frame_record.h"
 #include "testbed/frame_store.h"
 #include "testbed/host.h"
 #include "testbed/link.h"
 #include "testbed/scenario.h"
+#include "testbed/switch/deadlock_detector.h"
+#include "testbed/switch/switch_model.h"
 
 namespace uroce::testbed {
 

@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "datapath/base/time.h"
+#include "testbed/scenario.h"
 #include "testbed/switch/deadlock_detector.h"
 #include "testbed/switch/switch_model.h"
-#include "testbed/scenario.h"
 
 namespace uroce::testbed {
 

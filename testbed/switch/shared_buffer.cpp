@@ -61,8 +61,7 @@ SharedBufferConfigError SharedBuffer::check(const SharedBufferConfig& cfg,
   return SharedBufferConfigError::kOk;
 }
 
-SharedBuffer::SharedBuffer(const SharedBufferConfig& cfg,
-                           std::span<const SharedBufferPort> ports)
+SharedBuffer::SharedBuffer(const SharedBufferConfig& cfg, std::span<const SharedBufferPort> ports)
     : cfg_(cfg),
       ports_(ports.begin(), ports.end()),
       port_times_(ports.size()),

@@ -61,9 +61,9 @@ struct SharedBufferConfig {
   std::uint8_t pfc_enable = 0x08;            // bit p: priority p is lossless
   std::uint32_t alpha_num = 1;               // alpha = alpha_num / alpha_den
   std::uint32_t alpha_den = 16;
-  std::uint64_t xon_offset_bytes = 2048;     // hysteresis below T
+  std::uint64_t xon_offset_bytes = 2048;  // hysteresis below T
   std::uint16_t xoff_quanta = 0xffff;
-  std::uint32_t refresh_percent = 50;        // of the pause time, 1..99
+  std::uint32_t refresh_percent = 50;  // of the pause time, 1..99
 };
 
 // One port as the buffer sees it: the rate that times its pauses, and the
@@ -76,7 +76,7 @@ struct SharedBufferPort {
 enum class SharedBufferConfigError : std::uint8_t {
   kOk = 0,
   kNoPorts,
-  kTooManyPorts,           // more than kMaxSwitchPorts
+  kTooManyPorts,  // more than kMaxSwitchPorts
   kZeroLinkSpeed,
   kZeroQuanta,
   kBadRefreshPercent,      // not in 1..99
@@ -146,8 +146,7 @@ class SharedBuffer {
   }
 
   template <PortFrameSink Tx>
-  void on_release(std::uint16_t port, std::uint8_t prio, std::uint32_t bytes, TimeNs now,
-                  Tx& tx) {
+  void on_release(std::uint16_t port, std::uint8_t prio, std::uint32_t bytes, TimeNs now, Tx& tx) {
     if (release(port, prio, bytes)) evaluate(now, tx);
   }
 

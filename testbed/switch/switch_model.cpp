@@ -46,7 +46,8 @@ SwitchConfigError SwitchModel::check(const SwitchConfig& cfg) {
     return SwitchConfigError::kBadBuffer;
   }
   if (cfg.max_quanta == 0) return SwitchConfigError::kZeroMaxQuanta;
-  if (cfg.watchdog && pfc::StormWatchdog::check(cfg.watchdog_cfg) != pfc::StormWatchdogConfigError::kOk) {
+  if (cfg.watchdog &&
+      pfc::StormWatchdog::check(cfg.watchdog_cfg) != pfc::StormWatchdogConfigError::kOk) {
     return SwitchConfigError::kBadWatchdog;
   }
   if (cfg.ecn.kmin_bytes > cfg.ecn.kmax_bytes) return SwitchConfigError::kBadEcnThresholds;
@@ -76,9 +77,7 @@ void SwitchModel::clear_route(std::uint16_t dst) {
   if (dst < routes_.size()) routes_[dst] = -1;
 }
 
-int SwitchModel::route(std::uint16_t dst) const {
-  return dst < routes_.size() ? routes_[dst] : -1;
-}
+int SwitchModel::route(std::uint16_t dst) const { return dst < routes_.size() ? routes_[dst] : -1; }
 
 SwitchRx SwitchModel::count_rx(SwitchRx r, std::uint32_t bytes) {
   const auto i = static_cast<std::size_t>(r);
@@ -93,8 +92,8 @@ bool SwitchModel::ecn_mark(std::uint16_t port, std::uint8_t prio) {
   if (q <= e.kmin_bytes) return false;
   if (q >= e.kmax_bytes) return true;
   // kmin < q < kmax here, so the span is > 0.
-  const std::uint64_t p = std::uint64_t{e.pmax_ppm} * (q - e.kmin_bytes) /
-                          (e.kmax_bytes - e.kmin_bytes);
+  const std::uint64_t p =
+      std::uint64_t{e.pmax_ppm} * (q - e.kmin_bytes) / (e.kmax_bytes - e.kmin_bytes);
   return rng_.below(kPpm) < p;
 }
 
@@ -136,8 +135,8 @@ SwitchRx SwitchModel::on_packet(std::uint16_t in_port, SwitchPacket p, TimeNs no
   return count_rx(SwitchRx::kForwarded, p.bytes);
 }
 
-wire::PfcParseError SwitchModel::on_control(std::uint16_t port,
-                                            std::span<const std::uint8_t> frame, TimeNs now) {
+wire::PfcParseError SwitchModel::on_control(std::uint16_t port, std::span<const std::uint8_t> frame,
+                                            TimeNs now) {
   ++c_.pfc_rx;
   if (port >= ports_.size()) {
     ++c_.pfc_rx_bad_port;

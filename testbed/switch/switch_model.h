@@ -44,11 +44,11 @@
 
 #include "datapath/base/rng.h"
 #include "datapath/base/time.h"
-#include "testbed/switch/packet_fifo.h"
 #include "pfc/pause_gate.h"
-#include "testbed/switch/shared_buffer.h"
 #include "pfc/sinks.h"
 #include "pfc/storm_watchdog.h"
+#include "testbed/switch/packet_fifo.h"
+#include "testbed/switch/shared_buffer.h"
 #include "testbed/switch/switch_packet.h"
 
 namespace uroce::testbed {
@@ -76,11 +76,11 @@ struct SwitchConfig {
 
 enum class SwitchConfigError : std::uint8_t {
   kOk = 0,
-  kBadBuffer,         // SharedBuffer::check failed: ask it for the detail
+  kBadBuffer,  // SharedBuffer::check failed: ask it for the detail
   kZeroMaxQuanta,
-  kBadWatchdog,       // StormWatchdog::check failed
-  kBadEcnThresholds,  // kmin > kmax
-  kBadEcnProbability, // pmax_ppm > 1e6
+  kBadWatchdog,        // StormWatchdog::check failed
+  kBadEcnThresholds,   // kmin > kmax
+  kBadEcnProbability,  // pmax_ppm > 1e6
 };
 std::string_view switch_config_error_name(SwitchConfigError e);
 
@@ -112,9 +112,9 @@ struct SwitchQueueCounters {
 struct SwitchCounters {
   std::uint64_t rx_packets = 0;
   std::uint64_t rx_bytes = 0;
-  std::uint64_t pfc_rx = 0;  // control frames handed to on_control()
+  std::uint64_t pfc_rx = 0;           // control frames handed to on_control()
   std::uint64_t pfc_rx_bad_port = 0;  // of those, on a port out of range
-  std::uint64_t pfc_tx = 0;  // PFC frames queued by the buffer
+  std::uint64_t pfc_tx = 0;           // PFC frames queued by the buffer
   // Indexed by SwitchRx: [kForwarded] counts forwarded packets.
   std::array<std::uint64_t, kNumSwitchRx> rx_packets_by{};
   std::array<std::uint64_t, kNumSwitchRx> rx_bytes_by{};

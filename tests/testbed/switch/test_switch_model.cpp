@@ -248,7 +248,7 @@ TEST(SwitchModel_Ecn, MarksAboveKmaxNeverBelowKmin) {
   sw.on_packet(0, ect(2000), 0);  // q = 1000 = kmin: never
   sw.on_packet(0, ect(100), 0);   // q = 3000 = kmax: always
   SwitchPacket not_ect = pkt(1, 3, 100);
-  sw.on_packet(0, not_ect, 0);    // not ECN-capable: never
+  sw.on_packet(0, not_ect, 0);  // not ECN-capable: never
   EXPECT_EQ(sw.dequeue(1, 0).pkt.ecn, kEcnEct0);
   EXPECT_EQ(sw.dequeue(1, 0).pkt.ecn, kEcnEct0);
   EXPECT_EQ(sw.dequeue(1, 0).pkt.ecn, kEcnCe);
