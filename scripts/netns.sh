@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Network namespaces joined by a veth pair, set up the way a DPDK af_packet
-# port needs them (FACTS.md): jumbo MTU, no IPv6, and the kernel's IP stack
+# port needs them (docs/port.md, docs/benchmarks.md): jumbo MTU, no IPv6, and the kernel's IP stack
 # kept off the interface (no address, arp_ignore=8) so it never answers for
 # the userspace stack.
 #

@@ -9,7 +9,7 @@ PKGS=(
   clang-14 libclang-rt-14-dev
   libdpdk-dev dpdk
   libisal-dev libtbb-dev
-  libgtest-dev libgmock-dev libbenchmark-dev
+  libgtest-dev
   nlohmann-json3-dev libcli11-dev libfmt-dev libspdlog-dev libtomlplusplus-dev
   python3-scapy tshark
   iproute2 valgrind libibverbs-dev ibverbs-utils perftest python3-pyverbs python3-matplotlib

@@ -25,8 +25,8 @@
 #include <vector>
 
 #include "datapath/base/time.h"
-#include "pfc/packet_fifo.h"
 #include "testbed/frame_store.h"
+#include "testbed/switch/packet_fifo.h"
 
 namespace uroce::testbed {
 
@@ -40,8 +40,8 @@ struct EnginePortCounters {
 class EnginePortIo {
  public:
   static constexpr std::uint16_t kBurst = 32;
-  // A RoCEv2 frame with a 4096-byte MTU is 4158 bytes (+ Ethernet header);
-  // ARP frames are 60.
+  // A RoCEv2 frame with a 4096-byte MTU is at most 4160 bytes
+  // (wire::kPathMtuOverhead) plus the Ethernet header; ARP frames are 60.
   static constexpr std::size_t kMaxFrame = 9000 + 14;
 
   class Tx {
@@ -112,7 +112,7 @@ class EnginePortIo {
  private:
   FrameStore& store_;
   Tx tx_;
-  pfc::PacketFifo<std::uint32_t> rxq_;
+  PacketFifo<std::uint32_t> rxq_;
   std::vector<std::uint32_t> outbox_;
   std::uint32_t room_ = 0;
   TimeNs now_ = 0;

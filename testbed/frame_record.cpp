@@ -31,7 +31,7 @@ std::string_view frame_record_error_name(FrameRecordError e) {
 FrameRecordError record_from_frame(std::span<const std::uint8_t> frame,
                                    const pfc::PriorityMap& map,
                                    const std::vector<wire::Ipv4Addr>& host_ips,
-                                   pfc::SwitchPacket* out) {
+                                   SwitchPacket* out) {
   if (!is_ipv4(frame)) return FrameRecordError::kNotIpv4;
   const wire::Ipv4Hdr ip = wire::Ipv4Hdr::read(frame.data() + kIpOffset);
   if (ip.version() != 4 || ip.ihl() != 5) return FrameRecordError::kBadIpHeader;

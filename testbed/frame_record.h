@@ -1,5 +1,5 @@
 // The boundary between a real-engine host's frames and the records the
-// testbed's switches and links carry (pfc/switch_packet.h).
+// testbed's switches and links carry (testbed/switch/switch_packet.h).
 //
 // Frame -> record (the host's TX): the destination host from the IPv4
 // destination address, the priority from the DSCP through the scenario's
@@ -22,7 +22,7 @@
 
 #include "datapath/wire/addr.h"
 #include "pfc/priority_map.h"
-#include "pfc/switch_packet.h"
+#include "testbed/switch/switch_packet.h"
 
 namespace uroce::testbed {
 
@@ -45,7 +45,7 @@ std::string_view frame_record_error_name(FrameRecordError e);
 FrameRecordError record_from_frame(std::span<const std::uint8_t> frame,
                                    const pfc::PriorityMap& map,
                                    const std::vector<wire::Ipv4Addr>& host_ips,
-                                   pfc::SwitchPacket* out);
+                                   SwitchPacket* out);
 
 // Writes `ttl` and `ecn` into the IPv4 header of `frame` and recomputes its
 // checksum. False (frame untouched) if it is not an IPv4 frame.

@@ -1,5 +1,5 @@
 // The bytes of the frames real-engine hosts send, kept while the frame
-// travels through the network as a pfc::SwitchPacket record (which carries
+// travels through the network as a SwitchPacket record (which carries
 // only the fields a switch reads). A record of an engine frame names its
 // slot here (frame_record.h); the slot is released when the frame reaches a
 // host, is misdelivered, or a switch refuses it on arrival.

@@ -48,7 +48,7 @@ Host::Host(const HostConfig& cfg)
       ttl_(cfg.ttl),
       rx_server_(cfg.rx_bps != 0 ? cfg.rx_bps : 1, 0, 0) {}
 
-bool Host::offer(const pfc::SwitchPacket& p) {
+bool Host::offer(const SwitchPacket& p) {
   auto& q = txq_[p.prio & 7];
   if (q.size() >= cfg_.tx_queue_packets) {
     ++c_.tx_refused;
@@ -65,10 +65,10 @@ std::size_t Host::tx_queued() const {
   return n;
 }
 
-pfc::SwitchTx Host::dequeue(TimeNs now) {
-  pfc::SwitchTx tx;
+SwitchTx Host::dequeue(TimeNs now) {
+  SwitchTx tx;
   if (!ctrl_.empty()) {
-    tx.kind = pfc::SwitchTx::Kind::kControl;
+    tx.kind = SwitchTx::Kind::kControl;
     tx.ctrl = ctrl_.pop();
     ++c_.tx_pfc_frames;
     return tx;
@@ -82,7 +82,7 @@ pfc::SwitchTx Host::dequeue(TimeNs now) {
       if (gate_.resume_at(prio) < tx.wake_at) tx.wake_at = gate_.resume_at(prio);
       continue;
     }
-    tx.kind = pfc::SwitchTx::Kind::kData;
+    tx.kind = SwitchTx::Kind::kData;
     tx.pkt = q.pop();
     tx.wake_at = pfc::kNoDeadline;
     ++c_.tx_packets;
@@ -99,7 +99,7 @@ wire::PfcParseError Host::on_control(std::span<const std::uint8_t> frame, TimeNs
 }
 
 bool Host::offer_control(std::span<const std::uint8_t> frame) {
-  pfc::ControlFrame c;
+  ControlFrame c;
   if (frame.size() > c.bytes.size()) return false;
   std::copy(frame.begin(), frame.end(), c.bytes.begin());
   c.len = static_cast<std::uint8_t>(frame.size());
@@ -108,7 +108,7 @@ bool Host::offer_control(std::span<const std::uint8_t> frame) {
   return true;
 }
 
-Host::Rx Host::on_packet(const pfc::SwitchPacket& p, TimeNs now) {
+Host::Rx Host::on_packet(const SwitchPacket& p, TimeNs now) {
   if (!rx_limited()) return Rx::kConsumed;
   CtrlSink sink{this};
   if (ingress_.on_rx(p.prio, p.bytes, now, sink) != pfc::RxAdmit::kAccepted) {
@@ -125,15 +125,15 @@ TimeNs Host::start_rx(TimeNs now) {
   return rx_server_.start(rxq_.front().bytes, false, now);
 }
 
-pfc::SwitchPacket Host::finish_rx(TimeNs now) {
+SwitchPacket Host::finish_rx(TimeNs now) {
   rx_busy_ = false;
-  const pfc::SwitchPacket p = rxq_.pop();
+  const SwitchPacket p = rxq_.pop();
   CtrlSink sink{this};
   ingress_.on_processed(p.prio, p.bytes, now, sink);
   return p;
 }
 
-void Host::consumed(const pfc::SwitchPacket& p, const pfc::RxTtlInfo& ttl, TimeNs now) {
+void Host::consumed(const SwitchPacket& p, const pfc::RxTtlInfo& ttl, TimeNs now) {
   ++c_.rx_packets;
   c_.rx_bytes += p.bytes;
   EventLog log{this};

@@ -26,12 +26,12 @@
 
 #include "datapath/base/time.h"
 #include "pfc/ingress_accounting.h"
-#include "pfc/packet_fifo.h"
 #include "pfc/pause_gate.h"
-#include "pfc/switch_model.h"
-#include "pfc/switch_packet.h"
 #include "pfc/ttl_monitor.h"
 #include "testbed/link.h"
+#include "testbed/switch/packet_fifo.h"
+#include "testbed/switch/switch_model.h"
+#include "testbed/switch/switch_packet.h"
 
 namespace uroce::testbed {
 
@@ -69,9 +69,9 @@ class Host {
   explicit Host(const HostConfig& cfg);
 
   // A source's packet for the TX FIFO of its priority; false if full.
-  bool offer(const pfc::SwitchPacket& p);
+  bool offer(const SwitchPacket& p);
   // The port is free: what to send now (same shape as the switch's).
-  pfc::SwitchTx dequeue(TimeNs now);
+  SwitchTx dequeue(TimeNs now);
   // A MAC Control frame from the switch.
   wire::PfcParseError on_control(std::span<const std::uint8_t> frame, TimeNs now);
   // A MAC Control frame someone else built (a real-engine host's PFC): sent
@@ -82,14 +82,14 @@ class Host {
   enum class Rx : std::uint8_t { kConsumed, kQueued, kDropped };
   // A data packet arrived. kConsumed: done (unlimited receiver). kQueued:
   // call start_rx(). kDropped: the receive buffer refused it.
-  Rx on_packet(const pfc::SwitchPacket& p, TimeNs now);
+  Rx on_packet(const SwitchPacket& p, TimeNs now);
   // If the receiver is idle and has a packet, starts it and returns when
   // it will be done (then call finish_rx()); else kNoDeadline.
   TimeNs start_rx(TimeNs now);
   // Completes the packet started by start_rx(); returns it.
-  pfc::SwitchPacket finish_rx(TimeNs now);
+  SwitchPacket finish_rx(TimeNs now);
   // Counts a consumed packet and checks its TTL.
-  void consumed(const pfc::SwitchPacket& p, const pfc::RxTtlInfo& ttl, TimeNs now);
+  void consumed(const SwitchPacket& p, const pfc::RxTtlInfo& ttl, TimeNs now);
 
   // Ingress-accounting refreshes (finite rx_bps only).
   void poll(TimeNs now);
@@ -142,11 +142,11 @@ class Host {
   pfc::IngressAccounting ingress_;
   pfc::TtlMonitor ttl_;
   LinkDir rx_server_;  // the receive processor, as a zero-delay "link"
-  std::array<pfc::PacketFifo<pfc::SwitchPacket>, pfc::kNumPriorities> txq_;
-  pfc::PacketFifo<pfc::ControlFrame> ctrl_;
-  pfc::PacketFifo<pfc::SwitchPacket> rxq_;
+  std::array<PacketFifo<SwitchPacket>, pfc::kNumPriorities> txq_;
+  PacketFifo<ControlFrame> ctrl_;
+  PacketFifo<SwitchPacket> rxq_;
   bool rx_busy_ = false;
-  pfc::ControlFrame scratch_;
+  ControlFrame scratch_;
   bool kick_ = false;
   std::vector<pfc::PfcEvent> events_;
   std::uint64_t events_dropped_ = 0;

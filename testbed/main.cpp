@@ -214,7 +214,7 @@ int main(int argc, char** argv) {
               r.stop == StopReason::kDeadlock ? "stopped on deadlock" : "ran to the end",
               static_cast<double>(r.end_ns) / 1e6, r.deadlocks.size(),
               static_cast<unsigned long long>(r.events));
-  for (const pfc::Deadlock& d : r.deadlocks) {
+  for (const Deadlock& d : r.deadlocks) {
     std::printf("  deadlock formed at %.3f ms, detected at %.3f ms, ",
                 static_cast<double>(d.formed_at) / 1e6, static_cast<double>(d.detected_at) / 1e6);
     if (d.resolved) {

@@ -15,7 +15,7 @@ constexpr std::size_t kHeaders = wire::kRoceFrameOverhead + wire::DethHdr::kSize
 }  // namespace
 
 std::size_t build_data_frame(const Topology& topo, std::uint32_t from, std::uint32_t to,
-                             const pfc::SwitchPacket& p, std::span<std::uint8_t> out) {
+                             const SwitchPacket& p, std::span<std::uint8_t> out) {
   if (p.bytes < kHeaders || out.size() < p.bytes) return 0;
   // Largest 4-byte-aligned payload that fits; the rest is Ethernet trailer.
   const std::size_t payload = (p.bytes - kHeaders) & ~std::size_t{3};
@@ -61,7 +61,7 @@ std::string PcapTap::open(const Topology& topo, const std::string& dir, std::uin
   return {};
 }
 
-void PcapTap::write_control(std::uint32_t link, TimeNs at, const pfc::ControlFrame& f) {
+void PcapTap::write_control(std::uint32_t link, TimeNs at, const ControlFrame& f) {
   port::PcapWriter* w = writers_[link].get();
   if (w == nullptr) return;
   const int rc = w->write(at, std::span<const std::uint8_t>(f.bytes.data(), f.len));
@@ -73,7 +73,7 @@ void PcapTap::write_control(std::uint32_t link, TimeNs at, const pfc::ControlFra
 }
 
 void PcapTap::write_data(std::uint32_t link, TimeNs at, std::uint32_t from, std::uint32_t to,
-                         const pfc::SwitchPacket& p) {
+                         const SwitchPacket& p) {
   port::PcapWriter* w = writers_[link].get();
   if (w == nullptr) return;
   const std::size_t n = build_data_frame(*topo_, from, to, p, buf_);

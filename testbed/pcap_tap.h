@@ -18,9 +18,9 @@
 
 #include "datapath/base/time.h"
 #include "datapath/port/pcap_writer.h"
-#include "pfc/switch_model.h"
-#include "pfc/switch_packet.h"
 #include "testbed/scenario.h"
+#include "testbed/switch/switch_model.h"
+#include "testbed/switch/switch_packet.h"
 
 namespace uroce::testbed {
 
@@ -28,16 +28,16 @@ namespace uroce::testbed {
 // into `out`; returns its length (p.bytes) or 0 if `out` is too small or
 // p.bytes cannot hold the headers.
 std::size_t build_data_frame(const Topology& topo, std::uint32_t from, std::uint32_t to,
-                             const pfc::SwitchPacket& p, std::span<std::uint8_t> out);
+                             const SwitchPacket& p, std::span<std::uint8_t> out);
 
 class PcapTap {
  public:
   // Opens dir/<a>-<b>.pcap for every link topo.pcap_link selects. Returns
   // "" or the problem.
   std::string open(const Topology& topo, const std::string& dir, std::uint32_t snaplen);
-  void write_control(std::uint32_t link, TimeNs at, const pfc::ControlFrame& f);
+  void write_control(std::uint32_t link, TimeNs at, const ControlFrame& f);
   void write_data(std::uint32_t link, TimeNs at, std::uint32_t from, std::uint32_t to,
-                  const pfc::SwitchPacket& p);
+                  const SwitchPacket& p);
   // A frame as it is (a real-engine host's), e.g. with the hop's TTL.
   void write_frame(std::uint32_t link, TimeNs at, std::span<const std::uint8_t> frame);
   // Closes every file; "" or the first write problem.

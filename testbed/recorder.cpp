@@ -90,7 +90,7 @@ void Recorder::sample(const Simulator& sim, TimeNs now) {
   std::snprintf(buf, sizeof buf, "%" PRIu64 ".%03" PRIu64, now / 1000, now % 1000);
   line_ += buf;
   for (std::uint32_t s = 0; s < t.num_switches; ++s) {
-    const pfc::SwitchModel& m = sim.switches()[s];
+    const SwitchModel& m = sim.switches()[s];
     add_u64(line_, m.buffer().used());
     for (std::uint16_t p = 0; p < m.num_ports(); ++p) {
       std::uint64_t in = 0;

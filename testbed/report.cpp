@@ -151,9 +151,9 @@ Json switches_json(const Simulator& sim) {
   const TimeNs end = sim.end_ns();
   Json arr = Json::array();
   for (std::uint32_t s = 0; s < t.num_switches; ++s) {
-    const pfc::SwitchModel& m = sim.switches()[s];
+    const SwitchModel& m = sim.switches()[s];
     const std::uint32_t node = t.switch_node(s);
-    const pfc::SwitchCounters& c = m.counters();
+    const SwitchCounters& c = m.counters();
     Json j;
     j["name"] = t.names[node];
     j["rx_packets"] = c.rx_packets;
@@ -161,8 +161,8 @@ Json switches_json(const Simulator& sim) {
     j["forwarded_packets"] = c.rx_packets_by[0];
     Json drops;
     Json drop_bytes;
-    for (std::size_t r = 1; r < pfc::kNumSwitchRx; ++r) {
-      const std::string name(pfc::switch_rx_name(static_cast<pfc::SwitchRx>(r)));
+    for (std::size_t r = 1; r < kNumSwitchRx; ++r) {
+      const std::string name(switch_rx_name(static_cast<SwitchRx>(r)));
       drops[name] = c.rx_packets_by[r];
       drop_bytes[name] = c.rx_bytes_by[r];
     }
@@ -186,8 +186,8 @@ Json switches_json(const Simulator& sim) {
       Json ingress = Json::object();
       Json egress = Json::object();
       for (std::uint8_t pr = 0; pr < pfc::kNumPriorities; ++pr) {
-        const pfc::BufferQueueCounters& bq = m.buffer().counters(p, pr);
-        const pfc::SwitchQueueCounters& eq = m.counters(p, pr);
+        const BufferQueueCounters& bq = m.buffer().counters(p, pr);
+        const SwitchQueueCounters& eq = m.counters(p, pr);
         const bool lossless = ((sc.pfc.enable >> pr) & 1) != 0;
         if (lossless || bq.rx_packets != 0) {
           Json q;
@@ -256,7 +256,7 @@ Json deadlocks_json(const Simulator& sim) {
   const Topology& t = sim.topology();
   const TimeNs origin = sim.first_flow_start();
   Json arr = Json::array();
-  for (const pfc::Deadlock& d : sim.deadlocks().all()) {
+  for (const Deadlock& d : sim.deadlocks().all()) {
     Json j;
     j["formed_ns"] = d.formed_at;
     j["detected_ns"] = d.detected_at;
@@ -303,10 +303,10 @@ Json watchdog_json(const Simulator& sim) {
   std::uint64_t total_packets = 0;
   std::uint64_t total_bytes = 0;
   for (std::uint32_t s = 0; s < t.num_switches; ++s) {
-    const pfc::SwitchModel& m = sim.switches()[s];
+    const SwitchModel& m = sim.switches()[s];
     for (std::uint16_t p = 0; p < m.num_ports(); ++p) {
       for (std::uint8_t pr = 0; pr < pfc::kNumPriorities; ++pr) {
-        const pfc::SwitchQueueCounters& c = m.counters(p, pr);
+        const SwitchQueueCounters& c = m.counters(p, pr);
         if (c.wd_flushed_packets + c.wd_refused_packets == 0) continue;
         Json d;
         d["queue"] = queue_name(t, QueueId{s, p, pr});

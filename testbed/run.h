@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "datapath/base/time.h"
-#include "pfc/deadlock_detector.h"
 #include "testbed/scenario.h"
 #include "testbed/simulator.h"
+#include "testbed/switch/deadlock_detector.h"
 
 namespace uroce::testbed {
 
@@ -39,7 +39,7 @@ struct RunResult {
   TimeNs end_ns = 0;
   TimeNs first_flow_start = 0;
   std::uint64_t events = 0;
-  std::vector<pfc::Deadlock> deadlocks;
+  std::vector<Deadlock> deadlocks;
   std::string summary;
   std::vector<std::string> files;  // written, in order
 };

@@ -7,6 +7,7 @@
 
 #include "datapath/wire/builder.h"
 #include "datapath/wire/deth.h"
+#include "datapath/wire/opcodes.h"
 
 namespace uroce::testbed {
 
@@ -31,10 +32,6 @@ std::string gbps(std::uint64_t bps) {
 constexpr std::uint32_t kMinFlowFrame =
     static_cast<std::uint32_t>(wire::kRoceFrameOverhead + wire::DethHdr::kSize);
 constexpr std::uint32_t kMaxFlowFrame = kMinFlowFrame + wire::kMaxPathMtuBytes;
-
-// An RC path MTU fits an Ethernet MTU when IB MTU + 58 <= it (IPv4, UDP,
-// BTH, RETH room, ICRC), as engine::active_mtu_for decides.
-constexpr std::uint32_t kRoceMtuOverhead = 58;
 
 }  // namespace
 
@@ -106,9 +103,9 @@ std::string resolve(const Scenario& sc, Topology& out) {
         return e + ": host '" + out.names[n] + "' already has a link (a host has exactly one)";
       }
     }
-    if (out.ports[a->second].size() >= pfc::kMaxSwitchPorts ||
-        out.ports[b->second].size() >= pfc::kMaxSwitchPorts) {
-      return e + ": more than " + std::to_string(pfc::kMaxSwitchPorts) + " ports on a node";
+    if (out.ports[a->second].size() >= kMaxSwitchPorts ||
+        out.ports[b->second].size() >= kMaxSwitchPorts) {
+      return e + ": more than " + std::to_string(kMaxSwitchPorts) + " ports on a node";
     }
     const auto pa = static_cast<std::uint16_t>(out.ports[a->second].size());
     const auto pb = static_cast<std::uint16_t>(out.ports[b->second].size());
@@ -147,25 +144,25 @@ std::string resolve(const Scenario& sc, Topology& out) {
 
   // Switch buffers, with the network-wide PFC settings.
   for (std::uint32_t s = 0; s < out.num_switches; ++s) {
-    const pfc::SwitchConfig cfg = switch_config(sc, out, s, 1);
-    const pfc::SharedBufferConfigError be = pfc::SharedBuffer::check(cfg.buffer, cfg.ports);
+    const SwitchConfig cfg = switch_config(sc, out, s, 1);
+    const SharedBufferConfigError be = SharedBuffer::check(cfg.buffer, cfg.ports);
     const std::string e = idx("switch", s) + " (" + sc.switches[s].name + ")";
-    if (be == pfc::SharedBufferConfigError::kHeadroomExceedsBuffer) {
+    if (be == SharedBufferConfigError::kHeadroomExceedsBuffer) {
       return e + ": headroom_bytes " + std::to_string(cfg.buffer.headroom_bytes) + " x " +
              std::to_string(cfg.ports.size()) + " ports x " +
              std::to_string(std::popcount(cfg.buffer.pfc_enable)) +
              " lossless priorities leaves no shared space in buffer_bytes " +
              std::to_string(cfg.buffer.buffer_bytes);
     }
-    if (be != pfc::SharedBufferConfigError::kOk) {
-      return e + ": buffer: " + std::string(pfc::shared_buffer_config_error_name(be));
+    if (be != SharedBufferConfigError::kOk) {
+      return e + ": buffer: " + std::string(shared_buffer_config_error_name(be));
     }
-    const pfc::SwitchConfigError se = pfc::SwitchModel::check(cfg);
-    if (se == pfc::SwitchConfigError::kBadEcnThresholds) {
+    const SwitchConfigError se = SwitchModel::check(cfg);
+    if (se == SwitchConfigError::kBadEcnThresholds) {
       return e + ".ecn_kmin_bytes: greater than ecn_kmax_bytes";
     }
-    if (se != pfc::SwitchConfigError::kOk) {
-      return e + ": " + std::string(pfc::switch_config_error_name(se));
+    if (se != SwitchConfigError::kOk) {
+      return e + ": " + std::string(switch_config_error_name(se));
     }
   }
 
@@ -316,9 +313,21 @@ std::string resolve(const Scenario& sc, Topology& out) {
       ends[k] = n->second;
     }
     if (ends[0] == ends[1]) return e + ".dst: same host as src";
+    const std::optional<wire::PathMtu> mtu = wire::path_mtu_from_bytes(fs.mtu);
+    if (!mtu) {
+      return e + ".mtu: " + std::to_string(fs.mtu) + " is not 256, 512, 1024, 2048 or 4096";
+    }
+    // The path MTU must not exceed what each host's engine reports active
+    // (wire::path_mtu_for_eth_mtu: mtu + 64 header bytes <= eth_mtu).
     for (int k = 0; k < 2; ++k) {
       const std::uint32_t emtu = sc.hosts[ends[k]].eth_mtu;
-      if (fs.mtu + kRoceMtuOverhead > emtu) {
+      const std::optional<wire::PathMtu> active = wire::path_mtu_for_eth_mtu(emtu);
+      if (!active) {
+        return e + ".mtu: the eth_mtu " + std::to_string(emtu) + " of '" + *names[k] +
+               "' fits no path MTU (it needs at least " + std::to_string(wire::kMinRoceEthMtu) +
+               ")";
+      }
+      if (*mtu > *active) {
         return e + ".mtu: " + std::to_string(fs.mtu) + " does not fit the eth_mtu " +
                std::to_string(emtu) + " of '" + *names[k] + "'";
       }
@@ -391,9 +400,9 @@ std::string resolve(const Scenario& sc, Topology& out) {
   return {};
 }
 
-pfc::SwitchConfig switch_config(const Scenario& sc, const Topology& topo, std::uint32_t sw,
+SwitchConfig switch_config(const Scenario& sc, const Topology& topo, std::uint32_t sw,
                                 std::uint64_t seed) {
-  pfc::SwitchConfig cfg;
+  SwitchConfig cfg;
   const SwitchSpec& ss = sc.switches[sw];
   cfg.buffer = ss.buffer;
   cfg.buffer.pfc_enable = sc.pfc.enable;
@@ -401,7 +410,7 @@ pfc::SwitchConfig switch_config(const Scenario& sc, const Topology& topo, std::u
   cfg.buffer.refresh_percent = sc.pfc.refresh_percent;
   const std::uint32_t node = topo.switch_node(sw);
   for (const auto& p : topo.ports[node]) {
-    pfc::SharedBufferPort sp;
+    SharedBufferPort sp;
     sp.link_bps = sc.links[p.link].rate_bps;
     sp.mac = topo.macs.empty() ? wire::MacAddr{} : topo.macs[node];
     cfg.ports.push_back(sp);

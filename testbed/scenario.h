@@ -23,10 +23,10 @@
 
 #include "datapath/base/time.h"
 #include "datapath/wire/addr.h"
-#include "pfc/shared_buffer.h"
 #include "pfc/sinks.h"
 #include "pfc/storm_watchdog.h"
-#include "pfc/switch_model.h"
+#include "testbed/switch/shared_buffer.h"
+#include "testbed/switch/switch_model.h"
 
 namespace uroce::testbed {
 
@@ -74,8 +74,8 @@ struct HostSpec {
 struct SwitchSpec {
   std::string name;
   // pfc_enable, xoff_quanta and refresh_percent come from PfcSpec.
-  pfc::SharedBufferConfig buffer;
-  pfc::EcnConfig ecn;
+  SharedBufferConfig buffer;
+  EcnConfig ecn;
 };
 
 struct RouteSpec {
@@ -248,7 +248,7 @@ struct Topology {
 std::string resolve(const Scenario& sc, Topology& out);
 
 // The switch model configuration of switch `sw` (after resolve()).
-pfc::SwitchConfig switch_config(const Scenario& sc, const Topology& topo, std::uint32_t sw,
+SwitchConfig switch_config(const Scenario& sc, const Topology& topo, std::uint32_t sw,
                                 std::uint64_t seed);
 
 }  // namespace uroce::testbed

@@ -4,6 +4,7 @@
 
 #include "datapath/wire/byteorder.h"
 #include "datapath/wire/eth.h"
+#include "datapath/wire/opcodes.h"
 #include "datapath/wire/pfc.h"
 #include "testbed/engine_host.h"
 #include "testbed/pcap_tap.h"
@@ -24,16 +25,6 @@ constexpr std::uint64_t kPurposeRcFlow = 3;
 constexpr std::uint32_t kEngineTxSlack = 512;
 // BTH offsets in an untagged RoCEv2 frame (Ethernet 14, IPv4 20, UDP 8).
 constexpr std::size_t kBthOffset = 42;
-
-wire::PathMtu path_mtu_of(std::uint32_t bytes) {
-  switch (bytes) {
-    case 256: return wire::PathMtu::k256;
-    case 512: return wire::PathMtu::k512;
-    case 2048: return wire::PathMtu::k2048;
-    case 4096: return wire::PathMtu::k4096;
-    default: return wire::PathMtu::k1024;
-  }
-}
 
 HostConfig host_config(const Scenario& sc, const Topology& topo, std::uint32_t h) {
   const HostSpec& hs = sc.hosts[h];
@@ -80,7 +71,7 @@ std::string Simulator::check(const Scenario& sc, const Topology& topo) {
 }
 
 Simulator::Simulator(const Scenario& sc, const Topology& topo, std::uint64_t seed)
-    : sc_(sc), topo_(topo), seed_(seed), detector_(pfc::DeadlockConfig{sc.deadlock.stall_ns}) {
+    : sc_(sc), topo_(topo), seed_(seed), detector_(DeadlockConfig{sc.deadlock.stall_ns}) {
   hosts_.reserve(topo_.num_hosts);
   for (std::uint32_t h = 0; h < topo_.num_hosts; ++h) {
     hosts_.emplace_back(host_config(sc_, topo_, h));
@@ -149,7 +140,8 @@ void Simulator::setup_engines() {
     c.path.dip = topo_.ips[rf.dst];
     c.path.dscp = prio_map_.tx_dscp_of_sl(fs.sl);
     c.path.ttl = fs.ttl;
-    c.path.mtu = path_mtu_of(fs.mtu);
+    // resolve() accepted only a path MTU that fits both hosts' eth_mtu.
+    c.path.mtu = *wire::path_mtu_from_bytes(fs.mtu);
     c.path.timeout = fs.timeout;
     c.src_mac = topo_.macs[rf.src];
     c.src_ip = topo_.ips[rf.src];
@@ -268,7 +260,7 @@ void Simulator::dispatch(const Event& ev) {
       break;
     case EventKind::kHostRxDone: {
       Host& h = hosts_[ev.a];
-      const pfc::SwitchPacket p = h.finish_rx(now_);
+      const SwitchPacket p = h.finish_rx(now_);
       consume(ev.a, p);
       const TimeNs done = h.start_rx(now_);
       if (done != pfc::kNoDeadline) q_.push(done, EventKind::kHostRxDone, ev.a);
@@ -311,11 +303,11 @@ void Simulator::try_send(std::uint32_t node, std::uint16_t port) {
   const std::uint32_t d = out_dir(node, port);
   LinkDir& ld = dirs_[d];
   if (ld.busy(now_)) return;
-  pfc::SwitchTx tx;
+  SwitchTx tx;
   std::int32_t inject_index = -1;
   if (!injected_[d].empty()) {
     const Injected in = injected_[d].pop();
-    tx.kind = pfc::SwitchTx::Kind::kControl;
+    tx.kind = SwitchTx::Kind::kControl;
     tx.ctrl = in.frame;
     inject_index = in.index;
   } else if (topo_.is_host(node)) {
@@ -323,7 +315,7 @@ void Simulator::try_send(std::uint32_t node, std::uint16_t port) {
   } else {
     tx = switches_[node - topo_.num_hosts].dequeue(port, now_);
   }
-  if (tx.kind == pfc::SwitchTx::Kind::kNone) {
+  if (tx.kind == SwitchTx::Kind::kNone) {
     if (tx.wake_at != pfc::kNoDeadline && tx.wake_at > now_ &&
         (wake_at_[d] == kNever || tx.wake_at < wake_at_[d] || wake_at_[d] < now_)) {
       wake_at_[d] = tx.wake_at;
@@ -331,7 +323,7 @@ void Simulator::try_send(std::uint32_t node, std::uint16_t port) {
     }
     return;
   }
-  const bool control = tx.kind == pfc::SwitchTx::Kind::kControl;
+  const bool control = tx.kind == SwitchTx::Kind::kControl;
   const std::uint32_t bytes = control ? std::max<std::uint32_t>(tx.ctrl.len, kMinWireFrame)
                                       : tx.pkt.bytes;
   const TimeNs done = ld.start(bytes, control, now_);
@@ -350,7 +342,7 @@ void Simulator::try_send(std::uint32_t node, std::uint16_t port) {
 }
 
 void Simulator::service_switch(std::uint32_t sw) {
-  pfc::SwitchModel& m = switches_[sw];
+  SwitchModel& m = switches_[sw];
   const std::uint32_t node = topo_.switch_node(sw);
   for (std::uint64_t k = m.take_kicks(); k != 0; k = m.take_kicks()) {
     for (std::uint16_t p = 0; k != 0; ++p, k >>= 1) {
@@ -361,7 +353,7 @@ void Simulator::service_switch(std::uint32_t sw) {
 }
 
 void Simulator::schedule_switch_poll(std::uint32_t sw, bool force) {
-  const pfc::SwitchModel& m = switches_[sw];
+  const SwitchModel& m = switches_[sw];
   // Deadlines move only when PFC frames are sent or received (or a poll
   // ran): skip the scan otherwise.
   const std::uint64_t sig = m.counters().pfc_tx + m.counters().pfc_rx;
@@ -459,10 +451,10 @@ void Simulator::deliver(std::uint32_t dir, std::uint32_t slot) {
   }
 }
 
-void Simulator::deliver_data(const PortEnd& to, const pfc::SwitchPacket& p) {
+void Simulator::deliver_data(const PortEnd& to, const SwitchPacket& p) {
   if (!topo_.is_host(to.node)) {
     const std::uint32_t sw = to.node - topo_.num_hosts;
-    if (switches_[sw].on_packet(to.port, p, now_) != pfc::SwitchRx::kForwarded &&
+    if (switches_[sw].on_packet(to.port, p, now_) != SwitchRx::kForwarded &&
         p.flow == kEngineFrameFlow) {
       ++engine_ctr_.switch_dropped;
       drop_record(p);
@@ -497,7 +489,7 @@ void Simulator::deliver_data(const PortEnd& to, const pfc::SwitchPacket& p) {
   schedule_host_poll(h);
 }
 
-void Simulator::consume(std::uint32_t h, const pfc::SwitchPacket& p) {
+void Simulator::consume(std::uint32_t h, const SwitchPacket& p) {
   if (p.flow == kEngineFrameFlow) {
     engine_consume(h, p);
     return;
@@ -505,7 +497,7 @@ void Simulator::consume(std::uint32_t h, const pfc::SwitchPacket& p) {
   FlowStats& s = flow_stats_[p.flow];
   ++s.rx_packets;
   s.rx_bytes += p.bytes;
-  if (p.ecn == pfc::kEcnCe) ++s.ce_packets;
+  if (p.ecn == kEcnCe) ++s.ce_packets;
   const TimeNs lat = now_ - p.sent_at;
   s.latency_sum_ns += lat;
   s.latency_max_ns = std::max(s.latency_max_ns, lat);
@@ -526,7 +518,7 @@ void Simulator::source_tick(std::uint32_t f) {
   const FlowSpec& fs = sc_.flows[f];
   FlowState& st = flows_[f];
   const ResolvedFlow& rf = topo_.flows[f];
-  pfc::SwitchPacket p;
+  SwitchPacket p;
   p.id = next_packet_id_++;
   p.seq = st.seq++;
   p.sent_at = now_;
@@ -536,7 +528,7 @@ void Simulator::source_tick(std::uint32_t f) {
   p.dst = rf.dst;
   p.prio = fs.prio;
   p.ttl = fs.ttl;
-  p.ecn = fs.ecn_capable ? pfc::kEcnEct0 : pfc::kEcnNotEct;
+  p.ecn = fs.ecn_capable ? kEcnEct0 : kEcnNotEct;
   ++flow_stats_[f].offered;
   if (!hosts_[rf.src].offer(p)) ++flow_stats_[f].refused;
   kick_host(rf.src);
@@ -553,11 +545,11 @@ void Simulator::source_tick(std::uint32_t f) {
   if (next < fs.stop_ns && next <= sc_.duration_ns) q_.push(next, EventKind::kSourceTick, f);
 }
 
-void Simulator::drop_record(const pfc::SwitchPacket& p) {
+void Simulator::drop_record(const SwitchPacket& p) {
   if (p.flow == kEngineFrameFlow) frames_.release(static_cast<std::uint32_t>(p.seq));
 }
 
-void Simulator::engine_consume(std::uint32_t h, const pfc::SwitchPacket& p) {
+void Simulator::engine_consume(std::uint32_t h, const SwitchPacket& p) {
   const auto slot = static_cast<std::uint32_t>(p.seq);
   const std::span<std::uint8_t> f = frames_.get(slot);
   patch_frame(f, p.ttl, p.ecn);
@@ -593,7 +585,7 @@ void Simulator::engine_service(std::uint32_t h) {
       e.service(now_, queued >= cap ? 0 : cap - static_cast<std::uint32_t>(queued));
   std::vector<std::uint32_t>& out = e.port().outbox();
   for (const std::uint32_t slot : out) {
-    pfc::SwitchPacket p;
+    SwitchPacket p;
     p.id = next_packet_id_++;
     p.seq = slot;
     p.sent_at = now_;

@@ -28,15 +28,15 @@
 
 #include "datapath/base/rng.h"
 #include "datapath/base/time.h"
-#include "pfc/deadlock_detector.h"
 #include "pfc/priority_map.h"
-#include "pfc/switch_model.h"
 #include "testbed/event_queue.h"
 #include "testbed/frame_record.h"
 #include "testbed/frame_store.h"
 #include "testbed/host.h"
 #include "testbed/link.h"
 #include "testbed/scenario.h"
+#include "testbed/switch/deadlock_detector.h"
+#include "testbed/switch/switch_model.h"
 
 namespace uroce::testbed {
 
@@ -127,7 +127,7 @@ class Simulator {
   std::uint64_t seed() const { return seed_; }
   const Scenario& scenario() const { return sc_; }
   const Topology& topology() const { return topo_; }
-  const std::vector<pfc::SwitchModel>& switches() const { return switches_; }
+  const std::vector<SwitchModel>& switches() const { return switches_; }
   const std::vector<Host>& hosts() const { return hosts_; }
   const std::vector<HostRxExtra>& host_extra() const { return host_extra_; }
   // Direction d = 2 x link + (0: a -> b, 1: b -> a).
@@ -136,7 +136,7 @@ class Simulator {
   const std::vector<StormRecord>& storms() const { return storms_; }
   const std::vector<InjectRecord>& injections() const { return injects_; }
   const std::vector<TimeNs>& route_changes_applied() const { return route_applied_; }
-  const pfc::DeadlockDetector& deadlocks() const { return detector_; }
+  const DeadlockDetector& deadlocks() const { return detector_; }
   // Earliest instant any flow may start (the time-to-deadlock origin).
   TimeNs first_flow_start() const;
   // Real-engine hosts by host index (null for constant-rate hosts), the
@@ -152,8 +152,8 @@ class Simulator {
   struct InFlight {
     bool control = false;
     std::int32_t inject = -1;  // index of the injection it carries, or -1
-    pfc::SwitchPacket pkt;
-    pfc::ControlFrame ctrl;
+    SwitchPacket pkt;
+    ControlFrame ctrl;
   };
   struct FlowState {
     SeededRng rng{1};
@@ -166,7 +166,7 @@ class Simulator {
     void event(std::uint16_t port, const pfc::PfcEvent& e);
   };
   struct Injected {
-    pfc::ControlFrame frame;
+    ControlFrame frame;
     std::int32_t index = -1;
   };
 
@@ -184,8 +184,8 @@ class Simulator {
   void schedule_host_poll(std::uint32_t h);
   void kick_host(std::uint32_t h);
   void deliver(std::uint32_t dir, std::uint32_t slot);
-  void deliver_data(const PortEnd& to, const pfc::SwitchPacket& p);
-  void consume(std::uint32_t h, const pfc::SwitchPacket& p);
+  void deliver_data(const PortEnd& to, const SwitchPacket& p);
+  void consume(std::uint32_t h, const SwitchPacket& p);
   void source_tick(std::uint32_t flow);
   void deadlock_check();
   void inject(std::uint32_t index);
@@ -193,8 +193,8 @@ class Simulator {
   void setup_engines();
   void engine_service(std::uint32_t h);
   void schedule_engine_poll(std::uint32_t h, TimeNs at);
-  void engine_consume(std::uint32_t h, const pfc::SwitchPacket& p);
-  void drop_record(const pfc::SwitchPacket& p);
+  void engine_consume(std::uint32_t h, const SwitchPacket& p);
+  void drop_record(const SwitchPacket& p);
 
   Scenario sc_;
   Topology topo_;
@@ -210,12 +210,12 @@ class Simulator {
   std::vector<Host> hosts_;
   std::vector<HostRxExtra> host_extra_;
   std::vector<TimeNs> host_poll_at_;
-  std::vector<pfc::SwitchModel> switches_;
+  std::vector<SwitchModel> switches_;
   std::vector<TimeNs> switch_poll_at_;
   std::vector<std::uint64_t> switch_pfc_sig_;
   std::vector<LinkDir> dirs_;
   std::vector<TimeNs> wake_at_;  // per direction: pending pause-expiry wake
-  std::vector<pfc::PacketFifo<Injected>> injected_;  // per direction
+  std::vector<PacketFifo<Injected>> injected_;  // per direction
   std::vector<InFlight> flight_;
   std::vector<std::uint32_t> free_slots_;
   std::vector<FlowState> flows_;
@@ -223,8 +223,8 @@ class Simulator {
   std::vector<StormRecord> storms_;
   std::vector<InjectRecord> injects_;
   std::vector<TimeNs> route_applied_;
-  pfc::DeadlockDetector detector_;
-  pfc::WaitForGraph graph_;
+  DeadlockDetector detector_;
+  WaitForGraph graph_;
   std::vector<std::size_t> formed_scratch_;
   std::vector<std::size_t> resolved_scratch_;
   Recorder* recorder_ = nullptr;

@@ -8,13 +8,13 @@ std::string queue_name(const Topology& topo, const QueueId& q) {
   return topo.names[node] + ">" + topo.names[peer.node] + "/" + std::to_string(q.prio);
 }
 
-void build_wait_for_graph(const Topology& topo, const std::vector<pfc::SwitchModel>& switches,
-                          TimeNs now, pfc::WaitForGraph& g) {
+void build_wait_for_graph(const Topology& topo, const std::vector<SwitchModel>& switches,
+                          TimeNs now, WaitForGraph& g) {
   g.clear();
   // index[sw][port * 8 + prio] = node index or -1.
   std::vector<std::vector<std::int64_t>> index(switches.size());
   for (std::uint32_t s = 0; s < switches.size(); ++s) {
-    const pfc::SwitchModel& sw = switches[s];
+    const SwitchModel& sw = switches[s];
     index[s].assign(sw.num_ports() * pfc::kNumPriorities, -1);
     for (std::uint16_t p = 0; p < sw.num_ports(); ++p) {
       for (std::uint8_t c = 0; c < pfc::kNumPriorities; ++c) {
@@ -30,7 +30,7 @@ void build_wait_for_graph(const Topology& topo, const std::vector<pfc::SwitchMod
       const PortEnd peer = topo.ports[node][p].peer;
       if (topo.is_host(peer.node)) continue;
       const std::uint32_t t = peer.node - topo.num_hosts;
-      const pfc::SwitchModel& down = switches[t];
+      const SwitchModel& down = switches[t];
       for (std::uint8_t c = 0; c < pfc::kNumPriorities; ++c) {
         const std::int64_t from = index[s][std::size_t{p} * pfc::kNumPriorities + c];
         if (from < 0) continue;

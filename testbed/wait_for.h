@@ -1,5 +1,5 @@
 // The testbed's wait-for graph over switch egress queues, for
-// pfc::DeadlockDetector.
+// DeadlockDetector.
 //
 // Node: a switch egress queue (switch, port, priority) that holds packets
 // while its neighbour pauses that priority. Edge (s, p, c) -> (t, e, c):
@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "datapath/base/time.h"
-#include "pfc/deadlock_detector.h"
-#include "pfc/switch_model.h"
 #include "testbed/scenario.h"
+#include "testbed/switch/deadlock_detector.h"
+#include "testbed/switch/switch_model.h"
 
 namespace uroce::testbed {
 
@@ -40,7 +40,7 @@ inline QueueId queue_of_key(std::uint64_t k) {
 std::string queue_name(const Topology& topo, const QueueId& q);
 
 // Rebuilds `g` (finalized) from the switches at `now`.
-void build_wait_for_graph(const Topology& topo, const std::vector<pfc::SwitchModel>& switches,
-                          TimeNs now, pfc::WaitForGraph& g);
+void build_wait_for_graph(const Topology& topo, const std::vector<SwitchModel>& switches,
+                          TimeNs now, WaitForGraph& g);
 
 }  // namespace uroce::testbed

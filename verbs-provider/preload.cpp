@@ -9,7 +9,7 @@
 //
 // Every other context goes to libibverbs' real function, found with
 // dlopen("libibverbs.so.1", RTLD_NOLOAD) + dlsym: dlsym(RTLD_NEXT) returns
-// null under pyverbs (FACTS.md), and a lookup in libibverbs' own handle can
+// null under pyverbs (docs/provider-abi.md), and a lookup in libibverbs' own handle can
 // only find libibverbs' definition, never this one.
 //
 // No exceptions, no libstdc++; exports only ibv_create_comp_channel.

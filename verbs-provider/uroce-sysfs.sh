@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Writes and removes what stock libibverbs discovers a uroce device through
-# when the kernel has no RDMA core (docs/provider-abi.md, FACTS.md): a sysfs
+# when the kernel has no RDMA core (docs/provider-abi.md): a sysfs
 # tree under a directory of our choosing, which libibverbs reads when
 # SYSFS_PATH points at it, and a character device /dev/infiniband/uverbsN,
 # whose path is hard-coded in libibverbs.

@@ -25,6 +25,7 @@
 #include "datapath/engine/pfc_endpoint.h"
 #include "datapath/port/eal_config.h"
 #include "datapath/wire/addr.h"
+#include "datapath/wire/opcodes.h"
 
 namespace uroce::daemon {
 
@@ -63,7 +64,10 @@ struct DeviceConfig {
   engine::PfcEndpointConfig pfc{};
 };
 
+// Ethernet MTU bounds; every accepted MTU carries at least a 512-byte path
+// MTU (wire::path_mtu_for_eth_mtu), so the engine's contract holds.
 inline constexpr std::uint32_t kMinMtu = 576;
+static_assert(kMinMtu >= wire::kMinRoceEthMtu);
 inline constexpr std::uint32_t kMaxMtu = 9216;
 inline constexpr std::uint32_t kMaxBackoffUs = 1'000'000;
 // EAL's default lcore limit in Debian's DPDK build (RTE_MAX_LCORE).

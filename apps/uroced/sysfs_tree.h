@@ -1,5 +1,5 @@
 // What stock libibverbs discovers a uroce device through when the kernel has
-// no RDMA core (FACTS.md, docs/provider-abi.md): a sysfs tree under
+// no RDMA core (docs/provider-abi.md): a sysfs tree under
 // RUN/sysfs, read with SYSFS_PATH=RUN/sysfs, and a character device
 // /dev/infiniband/uverbsN (its path is hard-coded in libibverbs).
 //

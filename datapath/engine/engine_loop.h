@@ -12,7 +12,7 @@
 //                may leave from inside on_packet.
 //   2. timers    on_timer of every QP whose deadline has passed (before
 //                the pump, so a retransmission a timer starts leaves in the
-//                same iteration, as DESIGN.md orders timers before TX).
+//                same iteration; docs/design-notes.md, "Phase order").
 //   3. pump      pump_tx of every QP with output (has_output), round-robin
 //                from a rotating start, each within the room left in the
 //                TX burst (flushing when the burst fills). This is where

@@ -131,8 +131,12 @@ class Vnic {
   Vnic& operator=(const Vnic&) = delete;
 
   const VnicConfig& config() const { return cfg_; }
-  // active_mtu_for(config().eth_mtu): UD's message limit, QueryPort's value.
-  wire::PathMtu active_mtu() const { return active_mtu_for(cfg_.eth_mtu); }
+  // wire::path_mtu_for_eth_mtu(config().eth_mtu): UD's message limit,
+  // QueryPort's value. 256 below wire::kMinRoceEthMtu, which VnicConfig
+  // rules out, so that the value stays defined.
+  wire::PathMtu active_mtu() const {
+    return wire::path_mtu_for_eth_mtu(cfg_.eth_mtu).value_or(wire::PathMtu::k256);
+  }
 
   // One engine iteration for this device (order in the header comment).
   // Returns the work done: frames received, WQEs taken, timers fired and

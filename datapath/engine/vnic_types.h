@@ -34,7 +34,9 @@ struct VnicConfig {
   std::string name;              // "uroce0"
   wire::MacAddr mac{};
   wire::Ipv4Addr ip{};
-  std::uint32_t eth_mtu = 1500;  // Ethernet MTU (L3 bytes)
+  // Ethernet MTU (L3 bytes), at least wire::kMinRoceEthMtu (320) so that a
+  // 256-byte path MTU fits; uroced and the testbed accept 576..9216.
+  std::uint32_t eth_mtu = 1500;
   // Object limits (also what the daemon reports in ibv_device_attr). The QP
   // limit also sizes the QPN demux table (next power of two).
   std::uint32_t max_qps = 1024;
@@ -51,17 +53,6 @@ struct VnicConfig {
   // PFC off by default, TX TTL 64.
   PfcEndpointConfig pfc{};
 };
-
-// The largest IB MTU whose RoCEv2 frame fits the Ethernet MTU: IB MTU + 58
-// bytes of headers (IPv4 20, UDP 8, BTH 12, RETH/DETH room 16, ICRC 4) <=
-// eth_mtu. 1500 -> 1024, 9000 -> 4096; below 314, 256.
-inline wire::PathMtu active_mtu_for(std::uint32_t eth_mtu) {
-  if (eth_mtu >= 4096 + 58) return wire::PathMtu::k4096;
-  if (eth_mtu >= 2048 + 58) return wire::PathMtu::k2048;
-  if (eth_mtu >= 1024 + 58) return wire::PathMtu::k1024;
-  if (eth_mtu >= 512 + 58) return wire::PathMtu::k512;
-  return wire::PathMtu::k256;
-}
 
 inline constexpr std::size_t kNumWqeErrors =
     static_cast<std::size_t>(shm::WqeError::kNoAh) + 1;

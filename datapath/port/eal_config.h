@@ -2,8 +2,9 @@
 //
 // uroce never hard-codes EAL argv: daemons, benchmarks and tests fill an
 // EalConfig (from a TOML table or in code) and `eal_argv` renders it. The
-// defaults are the ones that work on a machine without hugepages or a NIC
-// (FACTS.md): no hugepages, no PCI probing, no telemetry, 512 MB.
+// defaults are the ones that work on a machine without hugepages or a NIC,
+// as the project's lab and CI machines are: no hugepages, no PCI probing, no
+// telemetry, 512 MB.
 #pragma once
 
 #include <cstdint>

@@ -25,8 +25,8 @@ struct PortConfig {
   // When non-empty, the device is hot-plugged with these devargs before use
   // (e.g. "role=server,socket=/run/x.sock,socket-abstract=no").
   std::string vdev_args;
-  // Ethernet MTU (L3 bytes). RoCE MTU 4096 needs >= 4096 + 58 header bytes;
-  // 9000 is the usual jumbo setting.
+  // Ethernet MTU (L3 bytes). Path MTU 4096 needs >= 4096 + 64 header bytes
+  // (wire::kPathMtuOverhead); 9000 is the usual jumbo setting.
   std::uint16_t mtu = 1500;
   std::uint16_t rx_desc = 1024;
   std::uint16_t tx_desc = 1024;

@@ -30,10 +30,9 @@ namespace uroce::wire {
 // Bytes a RoCEv2 frame adds around the extension headers and payload.
 inline constexpr std::size_t kRoceFrameOverhead =
     EthHdr::kSize + Ipv4Hdr::kSize + UdpHdr::kSize + BthHdr::kSize + kIcrcSize;
-// Largest frame the builder can produce: 4096 payload + the largest
-// extension headers of a data opcode (RETH + ImmDt).
-inline constexpr std::size_t kMaxRoceFrame =
-    kRoceFrameOverhead + RethHdr::kSize + ImmDtHdr::kSize + kMaxPathMtuBytes;
+// Largest frame the builder can produce: the Ethernet header, then a
+// 4096-byte payload with the largest headers a payload opcode carries.
+inline constexpr std::size_t kMaxRoceFrame = EthHdr::kSize + kPathMtuOverhead + kMaxPathMtuBytes;
 
 struct PacketSpec {
   // Ethernet

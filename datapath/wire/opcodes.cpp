@@ -41,13 +41,4 @@ std::optional<PathMtu> path_mtu_from_bytes(std::uint32_t bytes) {
   return std::nullopt;
 }
 
-std::optional<PathMtu> path_mtu_for_eth_mtu(std::uint32_t eth_mtu) {
-  constexpr std::uint32_t kOverhead = 20 + 8 + 12 + 16 + 4 + 4;
-  for (std::uint8_t c = 5; c >= 1; --c) {
-    const auto m = static_cast<PathMtu>(c);
-    if (path_mtu_bytes(m) + kOverhead <= eth_mtu) return m;
-  }
-  return std::nullopt;
-}
-
 }  // namespace uroce::wire

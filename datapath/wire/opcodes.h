@@ -22,11 +22,15 @@
 #include "datapath/wire/aeth.h"
 #include "datapath/wire/atomic_ack_eth.h"
 #include "datapath/wire/atomic_eth.h"
+#include "datapath/wire/bth.h"
 #include "datapath/wire/cnp.h"
 #include "datapath/wire/deth.h"
+#include "datapath/wire/icrc.h"
 #include "datapath/wire/ieth.h"
 #include "datapath/wire/immdt.h"
+#include "datapath/wire/ipv4.h"
 #include "datapath/wire/reth.h"
+#include "datapath/wire/udp.h"
 
 namespace uroce::wire {
 
@@ -280,11 +284,40 @@ constexpr std::uint32_t path_mtu_bytes(PathMtu m) {
 }
 // The code for exactly 256/512/1024/2048/4096 bytes; nullopt otherwise.
 std::optional<PathMtu> path_mtu_from_bytes(std::uint32_t bytes);
-// Largest path MTU whose packets fit an Ethernet MTU (IP packet bytes):
-// IPv4 20 + UDP 8 + BTH 12 + the largest extension headers a data packet
-// carries (RETH 16 + ImmDt 4) + ICRC 4 = 64 bytes of overhead. nullopt if
-// even 256 does not fit.
-std::optional<PathMtu> path_mtu_for_eth_mtu(std::uint32_t eth_mtu);
+// The most extension-header bytes an opcode that may carry payload has, so
+// the most that travels beside a full path-MTU payload: RETH 16 + ImmDt 4
+// (RDMA WRITE ONLY with immediate, RC and UC). Opcodes with longer headers
+// (AtomicETH 28) carry no payload.
+constexpr std::size_t max_payload_ext_len() {
+  std::size_t n = 0;
+  for (const OpcodeInfo& i : kOpcodeTable) {
+    if (i.valid && i.payload && i.ext_len > n) n = i.ext_len;
+  }
+  return n;
+}
+
+// Bytes of an Ethernet MTU that a packet with a full path-MTU payload
+// spends on headers. The Ethernet MTU counts the IP packet (not the 14-byte
+// Ethernet header nor the FCS): IPv4 20 + UDP 8 + BTH 12 + the largest
+// extension headers of a payload opcode (20) + ICRC 4 = 64. A full payload
+// is a power of two >= 256, so it needs no pad bytes.
+inline constexpr std::uint32_t kPathMtuOverhead = static_cast<std::uint32_t>(
+    Ipv4Hdr::kSize + UdpHdr::kSize + BthHdr::kSize + max_payload_ext_len() + kIcrcSize);
+static_assert(kPathMtuOverhead == 64);
+// The smallest Ethernet MTU that carries the smallest path MTU (256 + 64).
+inline constexpr std::uint32_t kMinRoceEthMtu = 256 + kPathMtuOverhead;
+
+// Largest path MTU m with path_mtu_bytes(m) + kPathMtuOverhead <= eth_mtu,
+// so that every packet of that path MTU fits: 1500 -> 1024, 9000 -> 4096,
+// 4159 -> 2048. nullopt below kMinRoceEthMtu, where even 256 does not fit.
+// The one mapping from Ethernet MTU to path MTU (engine, uroced, testbed).
+constexpr std::optional<PathMtu> path_mtu_for_eth_mtu(std::uint32_t eth_mtu) {
+  for (std::uint8_t c = 5; c >= 1; --c) {
+    const auto m = static_cast<PathMtu>(c);
+    if (path_mtu_bytes(m) + kPathMtuOverhead <= eth_mtu) return m;
+  }
+  return std::nullopt;
+}
 
 // Bytes of zero padding after `payload_len` payload bytes (IBTA 9.2: the
 // payload is padded to a multiple of 4; BTH.PadCnt carries this number).

@@ -367,7 +367,7 @@ _uroce_sysctl() {
 }
 
 # A veth pair for DPDK's net_af_packet, IFA in NSA and IFB in NSB
-# (FACTS.md): jumbo MTU, no IPv6, no kernel address, and arp_ignore=8 on
+# (docs/port.md, docs/benchmarks.md): jumbo MTU, no IPv6, no kernel address, and arp_ignore=8 on
 # those two interfaces only, so the kernel never answers ARP for the
 # userspace stack. (Not on "all": that would silence the kernel on the
 # other veth pair, which carries the programs' TCP exchange.)

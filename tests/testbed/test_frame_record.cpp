@@ -37,18 +37,18 @@ std::vector<std::uint8_t> rc_frame(wire::Ipv4Addr dst, std::uint8_t dscp, std::u
 TEST(FrameRecord_FromFrame, DestinationPriorityTtlEcnAndLength) {
   const auto f = rc_frame(kIps[2], 26, 64);
   pfc::PriorityMap map;
-  pfc::SwitchPacket p;
+  SwitchPacket p;
   ASSERT_EQ(record_from_frame(f, map, kIps, &p), FrameRecordError::kOk);
   EXPECT_EQ(p.dst, 2);
   EXPECT_EQ(p.prio, 3);  // DSCP 26 -> priority 3 in the default map
   EXPECT_EQ(p.ttl, 64);
-  EXPECT_EQ(p.ecn, pfc::kEcnNotEct);
+  EXPECT_EQ(p.ecn, kEcnNotEct);
   EXPECT_EQ(p.bytes, f.size());
 }
 
 TEST(FrameRecord_FromFrame, ArpAndUnknownDestinationsAreRefused) {
   pfc::PriorityMap map;
-  pfc::SwitchPacket p;
+  SwitchPacket p;
   std::vector<std::uint8_t> arp(60, 0);
   arp[12] = 0x08;
   arp[13] = 0x06;
@@ -66,11 +66,11 @@ TEST(FrameRecord_FromFrame, ArpAndUnknownDestinationsAreRefused) {
 
 TEST(FrameRecord_Patch, TtlAndEcnWrittenChecksumAndIcrcStayValid) {
   auto f = rc_frame(kIps[1], 24, 64);
-  ASSERT_TRUE(patch_frame(f, 61, pfc::kEcnCe));
+  ASSERT_TRUE(patch_frame(f, 61, kEcnCe));
   const wire::Ipv4Addr dst = kIps[1];
   const wire::Ipv4Hdr ip = wire::Ipv4Hdr::read(f.data() + 14);
   EXPECT_EQ(ip.ttl(), 61);
-  EXPECT_EQ(ip.ecn(), pfc::kEcnCe);
+  EXPECT_EQ(ip.ecn(), kEcnCe);
   EXPECT_EQ(ip.dscp(), 24);
   EXPECT_TRUE(ip.checksum_ok());
   EXPECT_EQ(ip.dst(), dst);

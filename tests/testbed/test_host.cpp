@@ -19,8 +19,8 @@ HostConfig cfg() {
   return c;
 }
 
-pfc::SwitchPacket pkt(std::uint8_t prio, std::uint32_t bytes = 1000) {
-  pfc::SwitchPacket p;
+SwitchPacket pkt(std::uint8_t prio, std::uint32_t bytes = 1000) {
+  SwitchPacket p;
   p.prio = prio;
   p.bytes = bytes;
   p.ttl = 60;
@@ -63,10 +63,10 @@ TEST(Host_Tx, BoundedFifosStrictPriorityAndPauses) {
   EXPECT_EQ(h.on_control(pause(100), 0), wire::PfcParseError::kOk);
   EXPECT_TRUE(h.take_kick());
   EXPECT_EQ(h.dequeue(0).pkt.prio, 5);
-  const pfc::SwitchTx none = h.dequeue(0);
-  EXPECT_EQ(none.kind, pfc::SwitchTx::Kind::kNone);
+  const SwitchTx none = h.dequeue(0);
+  EXPECT_EQ(none.kind, SwitchTx::Kind::kNone);
   EXPECT_EQ(none.wake_at, 5120u);
-  EXPECT_EQ(h.dequeue(5120).kind, pfc::SwitchTx::Kind::kData);
+  EXPECT_EQ(h.dequeue(5120).kind, SwitchTx::Kind::kData);
   EXPECT_EQ(h.counters().tx_packets, 2u);
   EXPECT_EQ(h.counters().tx_bytes, 2000u);
   EXPECT_EQ(h.counters().rx_pfc_frames, 1u);
@@ -99,8 +99,8 @@ TEST(Host_Rx, SlowReceiverQueuesAndPausesItsSwitch) {
   h.on_packet(pkt(3), 10);
   h.on_packet(pkt(3), 20);  // 3000 > 2500: XOFF
   EXPECT_TRUE(h.take_kick());
-  pfc::SwitchTx tx = h.dequeue(20);
-  ASSERT_EQ(tx.kind, pfc::SwitchTx::Kind::kControl);
+  SwitchTx tx = h.dequeue(20);
+  ASSERT_EQ(tx.kind, SwitchTx::Kind::kControl);
   wire::PfcFrame f;
   ASSERT_EQ(wire::parse_pfc(std::span<const std::uint8_t>(tx.ctrl.bytes.data(), tx.ctrl.len), f),
             wire::PfcParseError::kOk);
@@ -113,7 +113,7 @@ TEST(Host_Rx, SlowReceiverQueuesAndPausesItsSwitch) {
   h.finish_rx(16000);
   EXPECT_TRUE(h.take_kick());
   tx = h.dequeue(16000);
-  ASSERT_EQ(tx.kind, pfc::SwitchTx::Kind::kControl);
+  ASSERT_EQ(tx.kind, SwitchTx::Kind::kControl);
   ASSERT_EQ(wire::parse_pfc(std::span<const std::uint8_t>(tx.ctrl.bytes.data(), tx.ctrl.len), f),
             wire::PfcParseError::kOk);
   EXPECT_EQ(f.pfc.pause_time(3), 0);
@@ -151,12 +151,12 @@ TEST(Host_OfferControl, SentAheadOfDataEvenWhilePaused) {
   const std::vector<std::uint8_t> f = pause(7);
   EXPECT_TRUE(h.offer_control(f));
   EXPECT_TRUE(h.take_kick());
-  const pfc::SwitchTx tx = h.dequeue(0);
-  ASSERT_EQ(tx.kind, pfc::SwitchTx::Kind::kControl);
+  const SwitchTx tx = h.dequeue(0);
+  ASSERT_EQ(tx.kind, SwitchTx::Kind::kControl);
   ASSERT_EQ(tx.ctrl.len, f.size());
   EXPECT_TRUE(std::equal(f.begin(), f.end(), tx.ctrl.bytes.begin()));
   EXPECT_EQ(h.counters().tx_pfc_frames, 1u);
-  EXPECT_EQ(h.dequeue(0).kind, pfc::SwitchTx::Kind::kNone);  // the data waits
+  EXPECT_EQ(h.dequeue(0).kind, SwitchTx::Kind::kNone);  // the data waits
   const std::vector<std::uint8_t> big(wire::kPfcFrameSize + 1, 0);
   EXPECT_FALSE(h.offer_control(big));
   EXPECT_FALSE(h.take_kick());

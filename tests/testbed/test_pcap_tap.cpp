@@ -19,15 +19,15 @@ Topology topo_of(const Scenario& sc) {
   return t;
 }
 
-pfc::SwitchPacket packet(std::uint32_t bytes) {
-  pfc::SwitchPacket p;
+SwitchPacket packet(std::uint32_t bytes) {
+  SwitchPacket p;
   p.src = 0;
   p.dst = 1;
   p.flow = 4;
   p.seq = 0x1234567;
   p.prio = 3;
   p.ttl = 41;
-  p.ecn = pfc::kEcnCe;
+  p.ecn = kEcnCe;
   p.bytes = bytes;
   return p;
 }
@@ -70,7 +70,7 @@ TEST(PcapTap_Files, OneFilePerTappedLinkWithEveryFrame) {
   PcapTap tap;
   ASSERT_EQ(tap.open(t, dir, 128), "");
   tap.write_data(1, 1000, 2, 1, packet(1000));
-  pfc::ControlFrame c;
+  ControlFrame c;
   c.len = static_cast<std::uint8_t>(
       wire::build_pfc_pause(std::span<std::uint8_t>(c.bytes.data(), c.bytes.size()), t.macs[1],
                             0x08, 7));

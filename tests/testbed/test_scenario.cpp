@@ -200,7 +200,7 @@ TEST(Scenario_SwitchConfig, TakesNetworkWidePfcSettings) {
   sc.watchdog.enabled = true;
   Topology t;
   ASSERT_EQ(resolve(sc, t), "");
-  const pfc::SwitchConfig c = switch_config(sc, t, 0, 9);
+  const SwitchConfig c = switch_config(sc, t, 0, 9);
   EXPECT_EQ(c.buffer.pfc_enable, 0x18);
   EXPECT_EQ(c.buffer.xoff_quanta, 500);
   EXPECT_EQ(c.ports.size(), 3u);
@@ -262,6 +262,26 @@ TEST(Scenario_Resolve, RcFlowErrors) {
   sc.rc_flows[0].start_ns = 5 * kNsPerMs;
   EXPECT_EQ(err(sc),
             "rc_flow[0] (r).start_us: 5000 us is not before the end of the run (duration_ms)");
+}
+
+// The one Ethernet-MTU to path-MTU mapping (wire::path_mtu_for_eth_mtu):
+// a 4096-byte path MTU needs 4096 + 64 = 4160 bytes of Ethernet MTU; a
+// Scenario built in code may carry any number, which resolve() refuses.
+TEST(Scenario_Resolve, RcFlowMtuIsAPathMtuThatFitsBothHosts) {
+  Scenario sc = engine_base();
+  sc.rc_flows[0].mtu = 4096;
+  sc.hosts[1].eth_mtu = 4159;
+  EXPECT_EQ(err(sc), "rc_flow[0] (r).mtu: 4096 does not fit the eth_mtu 4159 of 'h2'");
+  sc.hosts[1].eth_mtu = 4160;
+  EXPECT_EQ(err(sc), "");
+  sc.rc_flows[0].mtu = 1000;
+  EXPECT_EQ(err(sc), "rc_flow[0] (r).mtu: 1000 is not 256, 512, 1024, 2048 or 4096");
+  sc.rc_flows[0].mtu = 256;
+  sc.hosts[0].eth_mtu = 319;
+  EXPECT_EQ(err(sc),
+            "rc_flow[0] (r).mtu: the eth_mtu 319 of 'h1' fits no path MTU (it needs at least 320)");
+  sc.hosts[0].eth_mtu = 320;
+  EXPECT_EQ(err(sc), "");
 }
 
 TEST(Scenario_Resolve, EnginePfcKeysNeedAnEngineHost) {

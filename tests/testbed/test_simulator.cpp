@@ -22,7 +22,7 @@ struct SimRun {
     sim = std::make_unique<Simulator>(sc, topo, sc.seed);
     sim->run();
   }
-  std::uint64_t switch_drops(pfc::SwitchRx r) const {
+  std::uint64_t switch_drops(SwitchRx r) const {
     std::uint64_t n = 0;
     for (const auto& s : sim->switches()) {
       n += s.counters().rx_packets_by[static_cast<std::size_t>(r)];
@@ -70,8 +70,8 @@ TEST(Simulator_Run, LoopBelowItsBoundDrainsThroughTtl) {
   // loop drains up to 40/8 = 5 Gb/s. 4 Gb/s never builds a queue.
   const SimRun r(make_loop_scenario(testing::small_loop(4, 2 * kNsPerMs)));
   EXPECT_TRUE(r.sim->deadlocks().all().empty());
-  EXPECT_GT(r.switch_drops(pfc::SwitchRx::kDropTtlExpired), 900u);
-  EXPECT_EQ(r.switch_drops(pfc::SwitchRx::kDropHeadroomFull), 0u);
+  EXPECT_GT(r.switch_drops(SwitchRx::kDropTtlExpired), 900u);
+  EXPECT_EQ(r.switch_drops(SwitchRx::kDropHeadroomFull), 0u);
   EXPECT_EQ(r.sim->switches()[0].counters().pfc_tx, 0u);
   EXPECT_EQ(r.sim->flow_stats()[0].rx_packets, 0u);
 }
@@ -81,7 +81,7 @@ TEST(Simulator_Run, LoopAboveItsBoundDeadlocks) {
   p.stop_on_deadlock = true;
   const SimRun r(make_loop_scenario(p));
   ASSERT_EQ(r.sim->deadlocks().all().size(), 1u);
-  const pfc::Deadlock& d = r.sim->deadlocks().all()[0];
+  const Deadlock& d = r.sim->deadlocks().all()[0];
   ASSERT_EQ(d.cycle.size(), 2u);
   EXPECT_EQ(queue_name(r.topo, queue_of_key(d.cycle[0])), "s1>s2/3");
   EXPECT_EQ(queue_name(r.topo, queue_of_key(d.cycle[1])), "s2>s1/3");
@@ -89,7 +89,7 @@ TEST(Simulator_Run, LoopAboveItsBoundDeadlocks) {
   EXPECT_LT(d.detected_at, d.formed_at + p.stall_ns + p.check_ns);
   EXPECT_EQ(r.sim->stop_reason(), StopReason::kDeadlock);
   EXPECT_EQ(r.sim->end_ns(), d.detected_at);
-  EXPECT_EQ(r.switch_drops(pfc::SwitchRx::kDropHeadroomFull), 0u);
+  EXPECT_EQ(r.switch_drops(SwitchRx::kDropHeadroomFull), 0u);
 }
 
 TEST(Simulator_Run, SlowReceiverIsBackPressureNotADeadlock) {
@@ -103,7 +103,7 @@ TEST(Simulator_Run, SlowReceiverIsBackPressureNotADeadlock) {
   EXPECT_GT(r.sim->switches()[0].counters().pfc_tx, 0u);  // s1 paused h1
   EXPECT_GT(r.sim->flow_stats()[0].refused, 0u);
   EXPECT_EQ(r.sim->hosts()[1].counters().rx_dropped, 0u);
-  EXPECT_EQ(r.switch_drops(pfc::SwitchRx::kDropHeadroomFull), 0u);
+  EXPECT_EQ(r.switch_drops(SwitchRx::kDropHeadroomFull), 0u);
   // Everything sent arrives, at the receiver's pace.
   const FlowStats& f = r.sim->flow_stats()[0];
   EXPECT_EQ(f.rx_packets + r.sim->hosts()[0].tx_queued(), f.offered - f.refused);
@@ -114,7 +114,7 @@ TEST(Simulator_Run, TransientLoopDeadlockOutlivesTheRouteFix) {
   p.fix_at_ns = 3 * kNsPerMs;
   const SimRun r(make_loop_scenario(p));
   ASSERT_EQ(r.sim->deadlocks().all().size(), 1u);
-  const pfc::Deadlock& d = r.sim->deadlocks().all()[0];
+  const Deadlock& d = r.sim->deadlocks().all()[0];
   EXPECT_LT(d.formed_at, p.fix_at_ns);
   EXPECT_FALSE(d.resolved);
   EXPECT_EQ(r.sim->route_changes_applied()[0], p.fix_at_ns);
@@ -129,7 +129,7 @@ TEST(Simulator_Run, WatchdogBreaksTheDeadlockAndReportsWhatItDropped) {
   p.watchdog_restoration_ns = 5 * kNsPerMs;
   const SimRun r(make_loop_scenario(p));
   ASSERT_FALSE(r.sim->deadlocks().all().empty());
-  const pfc::Deadlock& d = r.sim->deadlocks().all()[0];
+  const Deadlock& d = r.sim->deadlocks().all()[0];
   ASSERT_TRUE(d.resolved);
   ASSERT_FALSE(r.sim->storms().empty());
   const StormRecord& s = r.sim->storms()[0];
@@ -285,8 +285,8 @@ TEST(Simulator_Engine, EngineTimersAreEventsNotSteps) {
   sc.rc_flows[0].count = 1;
   SimRun r(sc);
   EXPECT_EQ(r.sim->rc_flows()[0]->stats().completed, 0u);
-  EXPECT_GE(r.switch_drops(pfc::SwitchRx::kDropNoRoute), 3u);
-  EXPECT_EQ(r.sim->engine_frames().switch_dropped, r.switch_drops(pfc::SwitchRx::kDropNoRoute));
+  EXPECT_GE(r.switch_drops(SwitchRx::kDropNoRoute), 3u);
+  EXPECT_EQ(r.sim->engine_frames().switch_dropped, r.switch_drops(SwitchRx::kDropNoRoute));
   EXPECT_EQ(r.sim->frame_store().live(), 0u);
   EXPECT_LT(r.sim->events_processed(), 100u);
 }
@@ -329,7 +329,7 @@ TEST(Simulator_EnginePfc, SlowEngineHostPausesItsSwitchAndSendersObey) {
   EXPECT_EQ(h3.engine.pfc_tx, sim.engine_frames().tx_pfc);
   EXPECT_EQ(sim.engine_frames().tx_pfc_refused, 0u);
   // s1 received exactly those frames and honoured them (paused time > 0).
-  const pfc::SwitchModel& s1 = sim.switches()[0];
+  const SwitchModel& s1 = sim.switches()[0];
   EXPECT_EQ(s1.counters().pfc_rx, sim.engine_frames().tx_pfc);
   TimeNs sw_paused = 0;
   for (std::uint16_t p = 0; p < 3; ++p) sw_paused += s1.gate(p).paused_ns(3, end);
@@ -346,8 +346,8 @@ TEST(Simulator_EnginePfc, SlowEngineHostPausesItsSwitchAndSendersObey) {
   }
   EXPECT_EQ(sim.engine_frames().rx_pfc, s1.counters().pfc_tx);
   // No drop anywhere.
-  for (std::size_t k = 1; k < pfc::kNumSwitchRx; ++k) {
-    EXPECT_EQ(r.switch_drops(static_cast<pfc::SwitchRx>(k)), 0u) << k;
+  for (std::size_t k = 1; k < kNumSwitchRx; ++k) {
+    EXPECT_EQ(r.switch_drops(static_cast<SwitchRx>(k)), 0u) << k;
   }
   EXPECT_EQ(sim.engine_frames().switch_dropped, 0u);
   EXPECT_EQ(sim.engine_frames().tx_refused, 0u);

@@ -10,7 +10,7 @@ namespace {
 struct Loop {
   Scenario sc = make_loop_scenario(testing::small_loop(10, kNsPerMs));
   Topology topo;
-  std::vector<pfc::SwitchModel> sw;
+  std::vector<SwitchModel> sw;
   Loop() {
     EXPECT_EQ(resolve(sc, topo), "");
     for (std::uint32_t s = 0; s < 2; ++s) {
@@ -23,8 +23,8 @@ struct Loop {
   }
 };
 
-pfc::SwitchPacket to_hd() {
-  pfc::SwitchPacket p;
+SwitchPacket to_hd() {
+  SwitchPacket p;
   p.dst = 1;  // hd
   p.prio = 3;
   p.ttl = 10;
@@ -51,7 +51,7 @@ TEST(WaitFor_Build, PausedLoopQueuesWaitForEachOther) {
   // s1 port 0 faces h1, port 1 faces s2; s2 port 0 faces hd, port 1 s1.
   l.sw[0].on_packet(1, to_hd(), 0);  // from s2 back toward s2
   l.sw[1].on_packet(1, to_hd(), 0);  // from s1 back toward s1
-  pfc::WaitForGraph g;
+  WaitForGraph g;
   build_wait_for_graph(l.topo, l.sw, 10, g);
   EXPECT_EQ(g.size(), 0u);  // nothing paused yet
   l.sw[0].on_control(1, pause(), 10);
@@ -78,7 +78,7 @@ TEST(WaitFor_Build, NoEdgeWithoutHeldBytesOrTowardAHost) {
   l.sw[1].on_packet(1, to_hd(), 0);
   l.sw[0].on_control(1, pause(), 0);
   l.sw[1].on_control(1, pause(), 0);
-  pfc::WaitForGraph g;
+  WaitForGraph g;
   build_wait_for_graph(l.topo, l.sw, 0, g);
   ASSERT_EQ(g.size(), 2u);
   EXPECT_EQ(g.successors(0).size(), 1u);  // s1>s2 waits for s2>s1

@@ -23,7 +23,9 @@ class FakeDevice final : public Device {
   DeviceSnapshot snap;  // what snapshot() hands out
 
   const engine::VnicConfig& config() const override { return cfg_; }
-  wire::PathMtu active_mtu() const override { return engine::active_mtu_for(cfg_.eth_mtu); }
+  wire::PathMtu active_mtu() const override {
+    return wire::path_mtu_for_eth_mtu(cfg_.eth_mtu).value();
+  }
   std::uint32_t index() const override { return 3; }
   std::uint32_t uverbs() const override { return 7; }
   const std::string& port_name() const override { return port_; }

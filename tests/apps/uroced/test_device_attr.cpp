@@ -39,7 +39,8 @@ TEST(DeviceAttr, ValuesFromConfigAndLimits) {
 TEST(PortAttr, ActiveMtuFromEthernetMtu) {
   EXPECT_EQ(port_attr(FakeDevice("a", 9000)).active_mtu, IBV_MTU_4096);
   EXPECT_EQ(port_attr(FakeDevice("a", 1500)).active_mtu, IBV_MTU_1024);
-  EXPECT_EQ(port_attr(FakeDevice("a", 4154)).active_mtu, IBV_MTU_4096);
+  EXPECT_EQ(port_attr(FakeDevice("a", 4160)).active_mtu, IBV_MTU_4096);
+  EXPECT_EQ(port_attr(FakeDevice("a", 4154)).active_mtu, IBV_MTU_2048);
   EXPECT_EQ(port_attr(FakeDevice("a", 4153)).active_mtu, IBV_MTU_2048);
   const ibv_port_attr p = port_attr(FakeDevice("a", 1500));
   EXPECT_EQ(p.state, IBV_PORT_ACTIVE);

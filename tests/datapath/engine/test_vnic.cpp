@@ -27,6 +27,26 @@ shm::SendWqeFields wqe(std::uint64_t wr_id, std::uint32_t opcode,
 
 // ---- Construction, limits, QPN allocation ------------------------------------
 
+// The active MTU is wire::path_mtu_for_eth_mtu (64 bytes of headers beside a
+// full payload). 4154 and 2106 gave 4096 and 2048 with the 58 bytes this
+// used to count, although a full RDMA WRITE ONLY with immediate (4160 and
+// 2112 IP bytes) does not fit them.
+TEST(ActiveMtu, FromEthernetMtu) {
+  port::SimLink link{port::SimLinkConfig::symmetric(port::SimDirectionConfig{}, 1)};
+  auto active = [&](std::uint32_t eth_mtu) {
+    Host h{link, 0, kMacA, kIpA, eth_mtu};
+    return h.vnic.active_mtu();
+  };
+  EXPECT_EQ(active(1500), wire::PathMtu::k1024);
+  EXPECT_EQ(active(9000), wire::PathMtu::k4096);
+  EXPECT_EQ(active(4096 + 57), wire::PathMtu::k2048);
+  EXPECT_EQ(active(4096 + 58), wire::PathMtu::k2048);
+  EXPECT_EQ(active(4096 + 64), wire::PathMtu::k4096);
+  EXPECT_EQ(active(2048 + 58), wire::PathMtu::k1024);
+  EXPECT_EQ(active(1024 + 57), wire::PathMtu::k512);
+  EXPECT_EQ(active(576), wire::PathMtu::k512);
+}
+
 TEST_F(TwoHosts, AllocQpn_NeverZeroOrOneAndDistinctSlots) {
   std::vector<std::uint32_t> seen;
   for (int i = 0; i < 16; ++i) {

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <string>
 #include <string_view>
@@ -113,6 +114,26 @@ TEST(BuildRoce, LengthsChecksumAndIcrcAreConsistent) {
   EXPECT_EQ(udp.dst_port(), kRoceV2Port);
   EXPECT_EQ(udp.checksum(), 0);
   EXPECT_TRUE(icrc_ok(std::span(buf.data() + 14, static_cast<std::size_t>(n - 14))));
+}
+
+// Every opcode that may carry payload, built with a full 4096-byte payload:
+// its IP packet (the frame less the Ethernet header) fits an Ethernet MTU of
+// 4096 + kPathMtuOverhead, and the largest one fills it exactly.
+TEST(BuildRoce, FullMtuPacketsFitThePathMtuOverhead) {
+  const std::vector<std::uint8_t> payload(kMaxPathMtuBytes, 0x5a);
+  std::vector<std::uint8_t> buf(kMaxRoceFrame);
+  std::size_t largest = 0;
+  for (int o = 0; o < 256; ++o) {
+    const OpcodeInfo& i = opcode_info(static_cast<std::uint8_t>(o));
+    if (!i.valid || !i.payload) continue;
+    const int n = build_roce(sample_spec(static_cast<std::uint8_t>(o), payload), buf);
+    ASSERT_GT(n, 0) << o;
+    const std::size_t ip_bytes = static_cast<std::size_t>(n) - EthHdr::kSize;
+    EXPECT_LE(ip_bytes, kMaxPathMtuBytes + kPathMtuOverhead) << o;
+    largest = std::max(largest, ip_bytes);
+  }
+  EXPECT_EQ(largest, kMaxPathMtuBytes + kPathMtuOverhead);
+  EXPECT_EQ(largest + EthHdr::kSize, kMaxRoceFrame);
 }
 
 TEST(BuildRoce, PadBytesAreZeroAndCounted) {

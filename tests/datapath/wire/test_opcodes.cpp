@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <vector>
+
 namespace uroce::wire {
 namespace {
 
@@ -108,6 +110,63 @@ TEST(PathMtu, ForEthMtuMatchesRxe) {
   EXPECT_EQ(path_mtu_for_eth_mtu(3504), PathMtu::k2048);
   EXPECT_EQ(path_mtu_for_eth_mtu(320), PathMtu::k256);
   EXPECT_EQ(path_mtu_for_eth_mtu(319), std::nullopt);
+}
+
+// The overhead from the header sizes and the opcode table, independently of
+// max_payload_ext_len(): the largest extension headers of any opcode that
+// may carry payload are RETH 16 + ImmDt 4 = 20 (RC/UC RDMA WRITE ONLY with
+// immediate); a READ request (RETH 16) and the atomics (AtomicETH 28) carry
+// more or as much but no payload. The Ethernet MTU counts the IP packet:
+//   IPv4 20 + UDP 8 + BTH 12 + 20 + ICRC 4 = 64.
+TEST(PathMtu, OverheadIsTheLargestPayloadOpcodeHeaders) {
+  std::size_t max_ext = 0;
+  std::vector<std::uint8_t> at_max;
+  for (int o = 0; o < 256; ++o) {
+    const OpcodeInfo& i = opcode_info(static_cast<std::uint8_t>(o));
+    if (!i.valid || !i.payload) continue;
+    std::size_t ext = 0;
+    for (std::size_t h = 0; h < kNumExtHdrs; ++h) {
+      if (i.has(static_cast<ExtHdr>(h))) ext += ext_hdr_size(static_cast<ExtHdr>(h));
+    }
+    if (ext > max_ext) at_max.clear();
+    if (ext >= max_ext) {
+      max_ext = ext;
+      at_max.push_back(static_cast<std::uint8_t>(o));
+    }
+  }
+  EXPECT_EQ(max_ext, RethHdr::kSize + ImmDtHdr::kSize);
+  EXPECT_EQ(at_max, (std::vector<std::uint8_t>{op::kRcWriteOnlyImm, op::kUcWriteOnlyImm}));
+  EXPECT_EQ(max_payload_ext_len(), max_ext);
+  EXPECT_GT(opcode_info(op::kRcCompareSwap).ext_len, max_ext);
+  EXPECT_FALSE(opcode_info(op::kRcCompareSwap).payload);
+  EXPECT_EQ(kPathMtuOverhead,
+            Ipv4Hdr::kSize + UdpHdr::kSize + BthHdr::kSize + max_ext + kIcrcSize);
+  EXPECT_EQ(kPathMtuOverhead, 64u);
+  EXPECT_EQ(kMinRoceEthMtu, 320u);
+}
+
+// Path MTU m fits exactly from Ethernet MTU m + 64 up. A 4096-byte RDMA WRITE
+// ONLY with immediate is a 4096 + 64 = 4160-byte IP packet, so 4154..4159
+// (which 58 bytes of overhead took for 4096) give 2048; likewise 2048 needs
+// 2112, 1024 needs 1088, 512 needs 576 and 256 needs 320.
+TEST(PathMtu, ForEthMtuBoundaries) {
+  for (std::uint32_t e = 4154; e <= 4159; ++e) {
+    EXPECT_EQ(path_mtu_for_eth_mtu(e), PathMtu::k2048) << e;
+  }
+  EXPECT_EQ(path_mtu_for_eth_mtu(4160), PathMtu::k4096);
+  EXPECT_EQ(path_mtu_for_eth_mtu(2111), PathMtu::k1024);
+  EXPECT_EQ(path_mtu_for_eth_mtu(2112), PathMtu::k2048);
+  EXPECT_EQ(path_mtu_for_eth_mtu(1087), PathMtu::k512);
+  EXPECT_EQ(path_mtu_for_eth_mtu(1088), PathMtu::k1024);
+  EXPECT_EQ(path_mtu_for_eth_mtu(575), PathMtu::k256);
+  EXPECT_EQ(path_mtu_for_eth_mtu(576), PathMtu::k512);
+  EXPECT_EQ(path_mtu_for_eth_mtu(kMinRoceEthMtu), PathMtu::k256);
+  EXPECT_EQ(path_mtu_for_eth_mtu(kMinRoceEthMtu - 1), std::nullopt);
+  for (std::uint8_t c = 1; c <= 5; ++c) {
+    const auto m = static_cast<PathMtu>(c);
+    EXPECT_EQ(path_mtu_for_eth_mtu(path_mtu_bytes(m) + kPathMtuOverhead), m);
+  }
+  static_assert(path_mtu_for_eth_mtu(9000) == PathMtu::k4096);
 }
 
 TEST(PadCount, RoundsUpToFour) {

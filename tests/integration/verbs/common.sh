@@ -48,7 +48,7 @@ verbs_device() {
 }
 
 # The --device port of a net_af_packet PMD on veth end IFACE, sized for
-# jumbo frames (FACTS.md: blocksz/framesz 8192, a mbuf room to match).
+# jumbo frames (docs/benchmarks.md: blocksz/framesz 8192, a mbuf room to match).
 verbs_af_packet_port() {
   echo "net_af_packet0,iface=$1,qdisc_bypass=1,blocksz=8192,framesz=8192,framecnt=2048"
 }

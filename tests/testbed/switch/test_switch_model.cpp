@@ -1,19 +1,19 @@
-#include "pfc/switch_model.h"
+#include "testbed/switch/switch_model.h"
 
 #include <gtest/gtest.h>
 
 #include <vector>
 
-namespace uroce::pfc {
+namespace uroce::testbed {
 namespace {
 
 struct StormLog {
   struct Entry {
     std::uint16_t port;
-    PfcEvent e;
+    pfc::PfcEvent e;
   };
   std::vector<Entry> events;
-  void event(std::uint16_t port, const PfcEvent& e) { events.push_back({port, e}); }
+  void event(std::uint16_t port, const pfc::PfcEvent& e) { events.push_back({port, e}); }
 };
 
 const wire::MacAddr kPeer{{0x02, 0, 0, 0, 0, 0x99}};
@@ -248,7 +248,7 @@ TEST(SwitchModel_Ecn, MarksAboveKmaxNeverBelowKmin) {
   sw.on_packet(0, ect(2000), 0);  // q = 1000 = kmin: never
   sw.on_packet(0, ect(100), 0);   // q = 3000 = kmax: always
   SwitchPacket not_ect = pkt(1, 3, 100);
-  sw.on_packet(0, not_ect, 0);    // not ECN-capable: never
+  sw.on_packet(0, not_ect, 0);  // not ECN-capable: never
   EXPECT_EQ(sw.dequeue(1, 0).pkt.ecn, kEcnEct0);
   EXPECT_EQ(sw.dequeue(1, 0).pkt.ecn, kEcnEct0);
   EXPECT_EQ(sw.dequeue(1, 0).pkt.ecn, kEcnCe);
@@ -291,7 +291,7 @@ SwitchConfig watchdog_cfg() {
   c.watchdog = true;
   c.watchdog_cfg.detection_ns = 100'000;
   c.watchdog_cfg.restoration_ns = 50'000;
-  c.watchdog_cfg.action = StormAction::kDrop;
+  c.watchdog_cfg.action = pfc::StormAction::kDrop;
   return c;
 }
 
@@ -309,7 +309,7 @@ TEST(SwitchModel_Watchdog, StormFlushesQueueRefusesArrivalsThenRestores) {
   sw.poll(100'000, log);
   ASSERT_EQ(log.events.size(), 1u);
   EXPECT_EQ(log.events[0].port, 1);
-  EXPECT_EQ(log.events[0].e.type, PfcEventType::kStormDetected);
+  EXPECT_EQ(log.events[0].e.type, pfc::PfcEventType::kStormDetected);
   EXPECT_EQ(log.events[0].e.prio, 3);
   EXPECT_EQ(log.events[0].e.since, 0u);
   EXPECT_TRUE(sw.stormed(1, 3));
@@ -327,7 +327,7 @@ TEST(SwitchModel_Watchdog, StormFlushesQueueRefusesArrivalsThenRestores) {
   EXPECT_EQ(log.events.size(), 1u);
   sw.poll(181'200, log);
   ASSERT_EQ(log.events.size(), 2u);
-  EXPECT_EQ(log.events[1].e.type, PfcEventType::kStormRestored);
+  EXPECT_EQ(log.events[1].e.type, pfc::PfcEventType::kStormRestored);
   EXPECT_FALSE(sw.stormed(1, 3));
   EXPECT_EQ(sw.on_packet(0, pkt(1, 3, 700), 181'201), SwitchRx::kForwarded);
 }
@@ -344,4 +344,4 @@ TEST(SwitchModel_Watchdog, OffByDefault) {
 }
 
 }  // namespace
-}  // namespace uroce::pfc
+}  // namespace uroce::testbed

@@ -1,6 +1,6 @@
-#include "pfc/switch_model.h"
+#include "testbed/switch/switch_model.h"
 
-namespace uroce::pfc {
+namespace uroce::testbed {
 
 std::string_view switch_config_error_name(SwitchConfigError e) {
   switch (e) {
@@ -31,8 +31,8 @@ namespace {
 
 constexpr std::uint32_t kPpm = 1'000'000;
 
-PauseGateConfig gate_config(const SwitchConfig& cfg, std::size_t port) {
-  PauseGateConfig g;
+pfc::PauseGateConfig gate_config(const SwitchConfig& cfg, std::size_t port) {
+  pfc::PauseGateConfig g;
   g.pfc_enable = cfg.buffer.pfc_enable;
   g.link_bps = cfg.ports[port].link_bps;
   g.max_quanta = cfg.max_quanta;
@@ -46,7 +46,8 @@ SwitchConfigError SwitchModel::check(const SwitchConfig& cfg) {
     return SwitchConfigError::kBadBuffer;
   }
   if (cfg.max_quanta == 0) return SwitchConfigError::kZeroMaxQuanta;
-  if (cfg.watchdog && StormWatchdog::check(cfg.watchdog_cfg) != StormWatchdogConfigError::kOk) {
+  if (cfg.watchdog &&
+      pfc::StormWatchdog::check(cfg.watchdog_cfg) != pfc::StormWatchdogConfigError::kOk) {
     return SwitchConfigError::kBadWatchdog;
   }
   if (cfg.ecn.kmin_bytes > cfg.ecn.kmax_bytes) return SwitchConfigError::kBadEcnThresholds;
@@ -58,7 +59,7 @@ SwitchModel::SwitchModel(const SwitchConfig& cfg)
     : cfg_(cfg),
       buffer_(cfg.buffer, cfg.ports),
       routes_(cfg.num_destinations, -1),
-      held_(cfg.ports.size() * cfg.ports.size() * kNumPriorities, 0),
+      held_(cfg.ports.size() * cfg.ports.size() * pfc::kNumPriorities, 0),
       rng_(cfg.seed) {
   ports_.reserve(cfg.ports.size());
   for (std::size_t i = 0; i < cfg.ports.size(); ++i) {
@@ -76,9 +77,7 @@ void SwitchModel::clear_route(std::uint16_t dst) {
   if (dst < routes_.size()) routes_[dst] = -1;
 }
 
-int SwitchModel::route(std::uint16_t dst) const {
-  return dst < routes_.size() ? routes_[dst] : -1;
-}
+int SwitchModel::route(std::uint16_t dst) const { return dst < routes_.size() ? routes_[dst] : -1; }
 
 SwitchRx SwitchModel::count_rx(SwitchRx r, std::uint32_t bytes) {
   const auto i = static_cast<std::size_t>(r);
@@ -93,15 +92,15 @@ bool SwitchModel::ecn_mark(std::uint16_t port, std::uint8_t prio) {
   if (q <= e.kmin_bytes) return false;
   if (q >= e.kmax_bytes) return true;
   // kmin < q < kmax here, so the span is > 0.
-  const std::uint64_t p = std::uint64_t{e.pmax_ppm} * (q - e.kmin_bytes) /
-                          (e.kmax_bytes - e.kmin_bytes);
+  const std::uint64_t p =
+      std::uint64_t{e.pmax_ppm} * (q - e.kmin_bytes) / (e.kmax_bytes - e.kmin_bytes);
   return rng_.below(kPpm) < p;
 }
 
 SwitchRx SwitchModel::on_packet(std::uint16_t in_port, SwitchPacket p, TimeNs now) {
   ++c_.rx_packets;
   c_.rx_bytes += p.bytes;
-  if (in_port >= ports_.size() || p.prio >= kNumPriorities) {
+  if (in_port >= ports_.size() || p.prio >= pfc::kNumPriorities) {
     return count_rx(SwitchRx::kDropBadInput, p.bytes);
   }
   const int out = route(p.dst);
@@ -110,7 +109,7 @@ SwitchRx SwitchModel::on_packet(std::uint16_t in_port, SwitchPacket p, TimeNs no
   --p.ttl;
   const auto op = static_cast<std::uint16_t>(out);
   Port& pt = ports_[op];
-  if (pt.gate.override_of(p.prio) == GateOverride::kDropTraffic) {
+  if (pt.gate.override_of(p.prio) == pfc::GateOverride::kDropTraffic) {
     ++pt.c[p.prio].wd_refused_packets;
     pt.c[p.prio].wd_refused_bytes += p.bytes;
     return count_rx(SwitchRx::kDropWatchdog, p.bytes);
@@ -136,8 +135,8 @@ SwitchRx SwitchModel::on_packet(std::uint16_t in_port, SwitchPacket p, TimeNs no
   return count_rx(SwitchRx::kForwarded, p.bytes);
 }
 
-wire::PfcParseError SwitchModel::on_control(std::uint16_t port,
-                                            std::span<const std::uint8_t> frame, TimeNs now) {
+wire::PfcParseError SwitchModel::on_control(std::uint16_t port, std::span<const std::uint8_t> frame,
+                                            TimeNs now) {
   ++c_.pfc_rx;
   if (port >= ports_.size()) {
     ++c_.pfc_rx_bad_port;
@@ -179,10 +178,10 @@ SwitchTx SwitchModel::dequeue(std::uint16_t port, TimeNs now) {
     return tx;
   }
   const std::uint8_t blocked = pt.gate.blocked_mask(now);
-  for (int pr = kNumPriorities - 1; pr >= 0; --pr) {
+  for (int pr = pfc::kNumPriorities - 1; pr >= 0; --pr) {
     const auto prio = static_cast<std::uint8_t>(pr);
     if (pt.egress[prio].empty()) continue;
-    if (pt.gate.override_of(prio) == GateOverride::kDropTraffic) {
+    if (pt.gate.override_of(prio) == pfc::GateOverride::kDropTraffic) {
       flush(port, prio, now);
       continue;
     }
@@ -194,29 +193,29 @@ SwitchTx SwitchModel::dequeue(std::uint16_t port, TimeNs now) {
     tx.pkt = take(port, prio, now);
     ++pt.c[prio].sent_packets;
     pt.c[prio].sent_bytes += tx.pkt.bytes;
-    tx.wake_at = kNoDeadline;
+    tx.wake_at = pfc::kNoDeadline;
     return tx;
   }
   // A flush above may have queued XON frames on this very port.
   if (!pt.ctrl.empty()) {
     tx.kind = SwitchTx::Kind::kControl;
     tx.ctrl = pt.ctrl.pop();
-    tx.wake_at = kNoDeadline;
+    tx.wake_at = pfc::kNoDeadline;
   }
   return tx;
 }
 
 std::uint8_t SwitchModel::stormed_mask(const Port& pt) {
   std::uint8_t m = 0;
-  for (std::uint8_t p = 0; p < kNumPriorities; ++p) {
+  for (std::uint8_t p = 0; p < pfc::kNumPriorities; ++p) {
     if (pt.watchdog.stormed(p)) m = static_cast<std::uint8_t>(m | (1u << p));
   }
   return m;
 }
 
 void SwitchModel::on_storm_change(std::uint16_t port, std::uint8_t newly_stormed, TimeNs now) {
-  if (cfg_.watchdog_cfg.action == StormAction::kDrop) {
-    for (std::uint8_t p = 0; p < kNumPriorities; ++p) {
+  if (cfg_.watchdog_cfg.action == pfc::StormAction::kDrop) {
+    for (std::uint8_t p = 0; p < pfc::kNumPriorities; ++p) {
       if (((newly_stormed >> p) & 1) != 0) flush(port, p, now);
     }
   }
@@ -234,8 +233,8 @@ TimeNs SwitchModel::next_deadline(TimeNs now) const {
 }
 
 bool SwitchModel::paused(std::uint16_t port, std::uint8_t prio, TimeNs now) const {
-  const PauseGate& g = ports_[port].gate;
-  return g.override_of(prio) == GateOverride::kNone && g.peer_paused(prio, now);
+  const pfc::PauseGate& g = ports_[port].gate;
+  return g.override_of(prio) == pfc::GateOverride::kNone && g.peer_paused(prio, now);
 }
 
-}  // namespace uroce::pfc
+}  // namespace uroce::testbed

@@ -1,8 +1,8 @@
-#include "pfc/shared_buffer.h"
+#include "testbed/switch/shared_buffer.h"
 
 #include <bit>
 
-namespace uroce::pfc {
+namespace uroce::testbed {
 
 std::string_view shared_buffer_config_error_name(SharedBufferConfigError e) {
   switch (e) {
@@ -61,12 +61,11 @@ SharedBufferConfigError SharedBuffer::check(const SharedBufferConfig& cfg,
   return SharedBufferConfigError::kOk;
 }
 
-SharedBuffer::SharedBuffer(const SharedBufferConfig& cfg,
-                           std::span<const SharedBufferPort> ports)
+SharedBuffer::SharedBuffer(const SharedBufferConfig& cfg, std::span<const SharedBufferPort> ports)
     : cfg_(cfg),
       ports_(ports.begin(), ports.end()),
       port_times_(ports.size()),
-      queues_(ports.size() * kNumPriorities) {
+      queues_(ports.size() * pfc::kNumPriorities) {
   for (std::size_t i = 0; i < ports.size(); ++i) {
     port_times_[i].pause_ns = wire::pfc_quanta_to_ns(cfg.xoff_quanta, ports[i].link_bps);
     port_times_[i].refresh_ns = refresh_interval(cfg, ports[i].link_bps);
@@ -81,7 +80,7 @@ std::uint64_t SharedBuffer::threshold() const {
 }
 
 BufferAdmit SharedBuffer::admit(std::uint16_t port, std::uint8_t prio, std::uint32_t bytes) {
-  if (port >= ports_.size() || prio >= kNumPriorities) {
+  if (port >= ports_.size() || prio >= pfc::kNumPriorities) {
     ++c_.bad_queue;
     return BufferAdmit::kDropBadQueue;
   }
@@ -113,7 +112,7 @@ BufferAdmit SharedBuffer::admit(std::uint16_t port, std::uint8_t prio, std::uint
 }
 
 bool SharedBuffer::release(std::uint16_t port, std::uint8_t prio, std::uint32_t bytes) {
-  if (port >= ports_.size() || prio >= kNumPriorities) {
+  if (port >= ports_.size() || prio >= pfc::kNumPriorities) {
     ++c_.bad_queue;
     return false;
   }
@@ -134,10 +133,10 @@ bool SharedBuffer::release(std::uint16_t port, std::uint8_t prio, std::uint32_t 
 
 TimeNs SharedBuffer::next_deadline() const {
   if (retry_) return 0;
-  TimeNs d = kNoDeadline;
+  TimeNs d = pfc::kNoDeadline;
   for (std::size_t port = 0; port < ports_.size(); ++port) {
-    for (std::uint8_t prio = 0; prio < kNumPriorities; ++prio) {
-      const Queue& qu = queues_[port * kNumPriorities + prio];
+    for (std::uint8_t prio = 0; prio < pfc::kNumPriorities; ++prio) {
+      const Queue& qu = queues_[port * pfc::kNumPriorities + prio];
       if (qu.asserted && qu.last_sent + port_times_[port].refresh_ns < d) {
         d = qu.last_sent + port_times_[port].refresh_ns;
       }
@@ -154,7 +153,7 @@ TimeNs SharedBuffer::asserted_ns(std::uint16_t port, std::uint8_t prio, TimeNs n
 }
 
 bool SharedBuffer::plan(std::uint16_t port, TimeNs now, std::uint64_t t, Plan& p) const {
-  for (std::uint8_t prio = 0; prio < kNumPriorities; ++prio) {
+  for (std::uint8_t prio = 0; prio < pfc::kNumPriorities; ++prio) {
     const std::uint8_t bit = static_cast<std::uint8_t>(1u << prio);
     if ((cfg_.pfc_enable & bit) == 0) continue;
     const Queue& qu = q(port, prio);
@@ -183,7 +182,7 @@ bool SharedBuffer::plan(std::uint16_t port, TimeNs now, std::uint64_t t, Plan& p
 
 void SharedBuffer::commit(std::uint16_t port, const Plan& p, TimeNs now) {
   ++c_.frames_sent;
-  for (std::uint8_t prio = 0; prio < kNumPriorities; ++prio) {
+  for (std::uint8_t prio = 0; prio < pfc::kNumPriorities; ++prio) {
     const std::uint8_t bit = static_cast<std::uint8_t>(1u << prio);
     Queue& qu = q(port, prio);
     if ((p.xoff & bit) != 0) {
@@ -203,4 +202,4 @@ void SharedBuffer::commit(std::uint16_t port, const Plan& p, TimeNs now) {
   }
 }
 
-}  // namespace uroce::pfc
+}  // namespace uroce::testbed

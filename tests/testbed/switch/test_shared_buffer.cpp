@@ -1,10 +1,10 @@
-#include "pfc/shared_buffer.h"
+#include "testbed/switch/shared_buffer.h"
 
 #include <gtest/gtest.h>
 
 #include <vector>
 
-namespace uroce::pfc {
+namespace uroce::testbed {
 namespace {
 
 // Keeps every frame with the port it was sent on.
@@ -183,7 +183,7 @@ TEST(SharedBuffer_Refresh, PollSendsRefreshAtHalfThePause) {
   const auto p = ports();
   SharedBuffer b(cfg(), p);
   PortTx tx;
-  EXPECT_EQ(b.next_deadline(), kNoDeadline);
+  EXPECT_EQ(b.next_deadline(), pfc::kNoDeadline);
   b.on_rx(0, 3, 27000, 1000, tx);
   ASSERT_EQ(tx.frames.size(), 1u);
   EXPECT_EQ(b.next_deadline(), 1000u + 25600u);
@@ -235,4 +235,4 @@ TEST(SharedBuffer_Sink, NoRoomKeepsStateAndRetries) {
 }
 
 }  // namespace
-}  // namespace uroce::pfc
+}  // namespace uroce::testbed

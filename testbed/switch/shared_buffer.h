@@ -50,7 +50,7 @@
 #include "pfc/priority_map.h"
 #include "pfc/sinks.h"
 
-namespace uroce::pfc {
+namespace uroce::testbed {
 
 // Ports a switch model may have (bit masks of ports are 64 bits wide).
 inline constexpr std::size_t kMaxSwitchPorts = 64;
@@ -61,9 +61,9 @@ struct SharedBufferConfig {
   std::uint8_t pfc_enable = 0x08;            // bit p: priority p is lossless
   std::uint32_t alpha_num = 1;               // alpha = alpha_num / alpha_den
   std::uint32_t alpha_den = 16;
-  std::uint64_t xon_offset_bytes = 2048;     // hysteresis below T
+  std::uint64_t xon_offset_bytes = 2048;  // hysteresis below T
   std::uint16_t xoff_quanta = 0xffff;
-  std::uint32_t refresh_percent = 50;        // of the pause time, 1..99
+  std::uint32_t refresh_percent = 50;  // of the pause time, 1..99
 };
 
 // One port as the buffer sees it: the rate that times its pauses, and the
@@ -76,7 +76,7 @@ struct SharedBufferPort {
 enum class SharedBufferConfigError : std::uint8_t {
   kOk = 0,
   kNoPorts,
-  kTooManyPorts,           // more than kMaxSwitchPorts
+  kTooManyPorts,  // more than kMaxSwitchPorts
   kZeroLinkSpeed,
   kZeroQuanta,
   kBadRefreshPercent,      // not in 1..99
@@ -146,8 +146,7 @@ class SharedBuffer {
   }
 
   template <PortFrameSink Tx>
-  void on_release(std::uint16_t port, std::uint8_t prio, std::uint32_t bytes, TimeNs now,
-                  Tx& tx) {
+  void on_release(std::uint16_t port, std::uint8_t prio, std::uint32_t bytes, TimeNs now, Tx& tx) {
     if (release(port, prio, bytes)) evaluate(now, tx);
   }
 
@@ -209,14 +208,14 @@ class SharedBuffer {
     std::uint8_t xoff = 0;
     std::uint8_t refresh = 0;
     std::uint8_t xon = 0;
-    std::uint16_t quanta[kNumPriorities] = {};
+    std::uint16_t quanta[pfc::kNumPriorities] = {};
   };
 
   Queue& q(std::uint16_t port, std::uint8_t prio) {
-    return queues_[std::size_t{port} * kNumPriorities + (prio & 7)];
+    return queues_[std::size_t{port} * pfc::kNumPriorities + (prio & 7)];
   }
   const Queue& q(std::uint16_t port, std::uint8_t prio) const {
-    return queues_[std::size_t{port} * kNumPriorities + (prio & 7)];
+    return queues_[std::size_t{port} * pfc::kNumPriorities + (prio & 7)];
   }
   BufferAdmit admit(std::uint16_t port, std::uint8_t prio, std::uint32_t bytes);
   bool release(std::uint16_t port, std::uint8_t prio, std::uint32_t bytes);
@@ -253,4 +252,4 @@ class SharedBuffer {
   BufferCounters c_;
 };
 
-}  // namespace uroce::pfc
+}  // namespace uroce::testbed

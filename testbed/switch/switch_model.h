@@ -44,14 +44,14 @@
 
 #include "datapath/base/rng.h"
 #include "datapath/base/time.h"
-#include "pfc/packet_fifo.h"
 #include "pfc/pause_gate.h"
-#include "pfc/shared_buffer.h"
 #include "pfc/sinks.h"
 #include "pfc/storm_watchdog.h"
-#include "pfc/switch_packet.h"
+#include "testbed/switch/packet_fifo.h"
+#include "testbed/switch/shared_buffer.h"
+#include "testbed/switch/switch_packet.h"
 
-namespace uroce::pfc {
+namespace uroce::testbed {
 
 // RED-style ECN marking on an egress queue's bytes q (before the packet):
 // q <= kmin: never; q >= kmax: always; between: probability rising
@@ -68,7 +68,7 @@ struct SwitchConfig {
   std::vector<SharedBufferPort> ports;
   std::uint16_t max_quanta = 0xffff;  // PauseGate clamp for received pauses
   bool watchdog = false;
-  StormWatchdogConfig watchdog_cfg;
+  pfc::StormWatchdogConfig watchdog_cfg;
   EcnConfig ecn;
   std::uint16_t num_destinations = 0;  // size of the route table
   std::uint64_t seed = 1;              // ECN marking draws
@@ -76,11 +76,11 @@ struct SwitchConfig {
 
 enum class SwitchConfigError : std::uint8_t {
   kOk = 0,
-  kBadBuffer,         // SharedBuffer::check failed: ask it for the detail
+  kBadBuffer,  // SharedBuffer::check failed: ask it for the detail
   kZeroMaxQuanta,
-  kBadWatchdog,       // StormWatchdog::check failed
-  kBadEcnThresholds,  // kmin > kmax
-  kBadEcnProbability, // pmax_ppm > 1e6
+  kBadWatchdog,        // StormWatchdog::check failed
+  kBadEcnThresholds,   // kmin > kmax
+  kBadEcnProbability,  // pmax_ppm > 1e6
 };
 std::string_view switch_config_error_name(SwitchConfigError e);
 
@@ -112,9 +112,9 @@ struct SwitchQueueCounters {
 struct SwitchCounters {
   std::uint64_t rx_packets = 0;
   std::uint64_t rx_bytes = 0;
-  std::uint64_t pfc_rx = 0;  // control frames handed to on_control()
+  std::uint64_t pfc_rx = 0;           // control frames handed to on_control()
   std::uint64_t pfc_rx_bad_port = 0;  // of those, on a port out of range
-  std::uint64_t pfc_tx = 0;  // PFC frames queued by the buffer
+  std::uint64_t pfc_tx = 0;           // PFC frames queued by the buffer
   // Indexed by SwitchRx: [kForwarded] counts forwarded packets.
   std::array<std::uint64_t, kNumSwitchRx> rx_packets_by{};
   std::array<std::uint64_t, kNumSwitchRx> rx_bytes_by{};
@@ -133,12 +133,12 @@ struct SwitchTx {
   ControlFrame ctrl;
   // kNone: the earliest instant a paused, non-empty queue may go
   // (kNoDeadline when there is nothing waiting).
-  TimeNs wake_at = kNoDeadline;
+  TimeNs wake_at = pfc::kNoDeadline;
 };
 
 // Where storm transitions go: the event plus the port it happened on.
 template <class T>
-concept SwitchEventSink = requires(T t, std::uint16_t port, const PfcEvent& e) {
+concept SwitchEventSink = requires(T t, std::uint16_t port, const pfc::PfcEvent& e) {
   { t.event(port, e) } -> std::same_as<void>;
 };
 
@@ -213,8 +213,8 @@ class SwitchModel {
     return held_[held_index(in_port, out_port, prio)];
   }
   const SharedBuffer& buffer() const { return buffer_; }
-  const PauseGate& gate(std::uint16_t port) const { return ports_[port].gate; }
-  const StormWatchdog& watchdog(std::uint16_t port) const { return ports_[port].watchdog; }
+  const pfc::PauseGate& gate(std::uint16_t port) const { return ports_[port].gate; }
+  const pfc::StormWatchdog& watchdog(std::uint16_t port) const { return ports_[port].watchdog; }
   const SwitchQueueCounters& counters(std::uint16_t port, std::uint8_t prio) const {
     return ports_[port].c[prio & 7];
   }
@@ -223,14 +223,14 @@ class SwitchModel {
 
  private:
   struct Port {
-    Port(const PauseGateConfig& g, const StormWatchdogConfig& w) : gate(g), watchdog(w) {}
-    PauseGate gate;
-    StormWatchdog watchdog;
+    Port(const pfc::PauseGateConfig& g, const pfc::StormWatchdogConfig& w) : gate(g), watchdog(w) {}
+    pfc::PauseGate gate;
+    pfc::StormWatchdog watchdog;
     PacketFifo<ControlFrame> ctrl;
-    std::array<PacketFifo<SwitchPacket>, kNumPriorities> egress;
-    std::array<std::uint64_t, kNumPriorities> egress_bytes{};
-    std::array<TimeNs, kNumPriorities> progress_at{};
-    std::array<SwitchQueueCounters, kNumPriorities> c{};
+    std::array<PacketFifo<SwitchPacket>, pfc::kNumPriorities> egress;
+    std::array<std::uint64_t, pfc::kNumPriorities> egress_bytes{};
+    std::array<TimeNs, pfc::kNumPriorities> progress_at{};
+    std::array<SwitchQueueCounters, pfc::kNumPriorities> c{};
   };
   // The buffer's PFC frames go to the port's control queue. Made on the
   // stack where needed, so the model stays movable.
@@ -251,12 +251,12 @@ class SwitchModel {
   struct PortEvents {
     E& sink;
     std::uint16_t port;
-    void event(const PfcEvent& e) { sink.event(port, e); }
+    void event(const pfc::PfcEvent& e) { sink.event(port, e); }
   };
 
   static std::uint8_t stormed_mask(const Port& pt);
   std::size_t held_index(std::uint16_t in, std::uint16_t out, std::uint8_t prio) const {
-    return (std::size_t{in} * ports_.size() + out) * kNumPriorities + (prio & 7);
+    return (std::size_t{in} * ports_.size() + out) * pfc::kNumPriorities + (prio & 7);
   }
   SwitchRx count_rx(SwitchRx r, std::uint32_t bytes);
   bool ecn_mark(std::uint16_t port, std::uint8_t prio);
@@ -277,4 +277,4 @@ class SwitchModel {
   SwitchCounters c_;
 };
 
-}  // namespace uroce::pfc
+}  // namespace uroce::testbed

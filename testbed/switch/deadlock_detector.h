@@ -31,7 +31,7 @@
 
 #include "datapath/base/time.h"
 
-namespace uroce::pfc {
+namespace uroce::testbed {
 
 class WaitForGraph {
  public:
@@ -110,4 +110,4 @@ class DeadlockDetector {
   std::vector<std::size_t> active_;  // indices into all_
 };
 
-}  // namespace uroce::pfc
+}  // namespace uroce::testbed

@@ -1,8 +1,8 @@
-#include "pfc/deadlock_detector.h"
+#include "testbed/switch/deadlock_detector.h"
 
 #include <algorithm>
 
-namespace uroce::pfc {
+namespace uroce::testbed {
 
 std::string_view deadlock_config_error_name(DeadlockConfigError e) {
   switch (e) {
@@ -149,4 +149,4 @@ void DeadlockDetector::check(const WaitForGraph& g, TimeNs now, std::vector<std:
   }
 }
 
-}  // namespace uroce::pfc
+}  // namespace uroce::testbed

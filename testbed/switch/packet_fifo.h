@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-namespace uroce::pfc {
+namespace uroce::testbed {
 
 template <class T>
 class PacketFifo {
@@ -56,4 +56,4 @@ class PacketFifo {
   std::size_t count_ = 0;
 };
 
-}  // namespace uroce::pfc
+}  // namespace uroce::testbed

@@ -1,8 +1,8 @@
-#include "pfc/deadlock_detector.h"
+#include "testbed/switch/deadlock_detector.h"
 
 #include <gtest/gtest.h>
 
-namespace uroce::pfc {
+namespace uroce::testbed {
 namespace {
 
 constexpr TimeNs kStall = 1000;
@@ -145,4 +145,4 @@ TEST(DeadlockDetector_Check, FindsTheCycleBehindATailAndDisjointCycles) {
 }
 
 }  // namespace
-}  // namespace uroce::pfc
+}  // namespace uroce::testbed

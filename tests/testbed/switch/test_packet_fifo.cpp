@@ -1,8 +1,8 @@
-#include "pfc/packet_fifo.h"
+#include "testbed/switch/packet_fifo.h"
 
 #include <gtest/gtest.h>
 
-namespace uroce::pfc {
+namespace uroce::testbed {
 namespace {
 
 TEST(PacketFifo_Order, FirstInFirstOutAcrossGrowthAndWrap) {
@@ -28,4 +28,4 @@ TEST(PacketFifo_Order, FirstInFirstOutAcrossGrowthAndWrap) {
 }
 
 }  // namespace
-}  // namespace uroce::pfc
+}  // namespace uroce::testbed
