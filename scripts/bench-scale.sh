@@ -2,7 +2,7 @@
 # The QP-scale benchmark (docs/engine.md, "QP scale"): does an idle QP cost
 # the engine anything? For each count of idle RC QPs (connected, in RTS,
 # never posting) on host A, with 1 and with 16 active QP pairs exchanging
-# 64-byte RDMA WRITEs, uroce-qp-scale measures on one lcore (both hosts'
+# 64-byte RDMA WRITEs, uroce-engine-bench measures on one lcore (both hosts'
 # Vnics over a crossed net_ring pair):
 #   - messages/s (rate mode: 16 WRITEs outstanding per active QP),
 #   - post-to-completion latency median and p99 (one outstanding per QP),
@@ -56,9 +56,9 @@ if [ "$callgrind" = 1 ] && ! command -v valgrind >/dev/null; then
 fi
 if [ "$do_build" = 1 ]; then
   [ -f "$build_dir/build.ninja" ] || meson setup "$build_dir" >/dev/null
-  ninja -C "$build_dir" bench/uroce-qp-scale >/dev/null
+  ninja -C "$build_dir" bench/uroce-engine-bench >/dev/null
 fi
-bin=$build_dir/bench/uroce-qp-scale
+bin=$build_dir/bench/uroce-engine-bench
 [ -x "$bin" ] || { echo "bench-scale.sh: $bin missing (run without --no-build)" >&2; exit 1; }
 
 work=$(mktemp -d "/tmp/uroce-bench-scale-$$.XXXXXX")
@@ -150,7 +150,7 @@ for k in actives:
               f"{f(r['engine_heap_bytes_per_idle_qp'], '11.0f')} "
               f"{f(r['engine_slot_bytes_per_qp'], '7.0f')} "
               f"{f(r['rss_bytes'] / 2**20 if r['rss_bytes'] else None, '8.0f')}")
-line = {"bench": "uroce-qp-scale-table", "schema": 1, "rows": rows}
+line = {"bench": "uroce-engine-scale-table", "schema": 1, "rows": rows}
 print(json.dumps(line))
 if json_out:
     with open(json_out, "a") as fh:

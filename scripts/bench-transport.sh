@@ -2,9 +2,11 @@
 # The transport benchmark (docs/benchmarks.md, "Transport benchmark"), with
 # the raw DPDK baseline measured in the same run for the ratios:
 #   raw        uroce-raw-bench ring self-test, 64 B and 4096 B (stream only)
-#   transport  uroce-transport-bench send64 and write64k, over the net_ring
-#              pair and over the simulated link
-#   callgrind  scripts/bench-callgrind.sh (instructions per packet, 4 KiB WRITE)
+#   transport  uroce-engine-bench: 64 B SENDs and 64 KiB WRITEs between two
+#              of the daemon's Vnics on one lcore, over the net_ring pair and
+#              over the simulated link
+#   callgrind  scripts/bench-callgrind.sh (instructions per 4 KiB WRITE and
+#              per 64 B SEND)
 # Every process runs on one lcore (-l 0), one after the other.
 #
 #   scripts/bench-transport.sh [--build-dir DIR] [--duration S] [--warmup S]
@@ -41,9 +43,9 @@ done
 
 if [ "$do_build" = 1 ]; then
   [ -f "$build_dir/build.ninja" ] || meson setup "$build_dir" >/dev/null
-  ninja -C "$build_dir" -j2 bench/uroce-transport-bench bench/uroce-raw-bench >/dev/null
+  ninja -C "$build_dir" -j2 bench/uroce-engine-bench bench/uroce-raw-bench >/dev/null
 fi
-tb=$build_dir/bench/uroce-transport-bench
+tb=$build_dir/bench/uroce-engine-bench
 rb=$build_dir/bench/uroce-raw-bench
 
 mkdir -p "$(dirname "$json_out")"
@@ -58,10 +60,13 @@ for s in 64 4096; do
   cat "$json_out.tmp" >>"$json_out"
 done
 for link in ring sim; do
-  echo "transport $link: send64, write64k ..." >&2
-  timeout -k 2 "$limit" "$tb" --link "$link" --workload send64 --workload write64k \
-    --qps "$qps" --duration "$duration" --warmup "$warmup" --lcore 0 \
-    --json "$json_out" >/dev/null || echo "bench-transport.sh: $link run failed" >&2
+  for w in "send 64" "write 65536"; do
+    set -- $w
+    echo "transport $link: $1 $2 B ..." >&2
+    timeout -k 2 "$limit" "$tb" --link "$link" --op "$1" --size "$2" --active "$qps" \
+      --duration "$duration" --warmup "$warmup" --lcore 0 >>"$json_out" \
+      || echo "bench-transport.sh: $link $1 run failed" >&2
+  done
 done
 rm -f "$json_out.tmp"
 if [ "$callgrind" = 1 ]; then
@@ -76,35 +81,31 @@ path, before, after = sys.argv[1:4]
 lines = [json.loads(l) for l in open(path) if l.startswith("{")]
 raw = {r["payload_bytes"]: r["stream"] for r in lines if r.get("bench") == "uroce-raw"}
 print(f"load average: {before} before, {after} after")
-print(f"{'link':<6}{'workload':<10}{'Mmsg/s':>9}{'Mpps data':>11}{'payload Gb/s':>14}"
-      f"{'vs raw':>9}  notes")
+print(f"{'link':<6}{'workload':<12}{'Mmsg/s':>9}{'payload Gb/s':>14}{'vs raw':>9}  notes")
 for r in lines:
-    if r.get("bench") != "uroce-transport":
+    if r.get("bench") != "uroce-engine":
         continue
-    m, s, c = r["messages"], r["stream"], r["counters"]
-    if r["workload"] == "send64":
+    name = f"{r['op']}{r['size']}"
+    mmsgs = r["msgs_per_s"] / 1e6
+    if r["op"] == "send":
         base = raw.get(64, {}).get("mpps")
-        ratio = m["mmsgs_per_s"] / base if base else None
+        ratio = mmsgs / base if base else None
         what = "msg/s / raw 64 B pps"
     else:
         base = raw.get(4096, {}).get("payload_gbps")
-        ratio = m["payload_gbps"] / base if base else None
+        ratio = r["payload_gbps"] / base if base else None
         what = "Gb/s / raw 4 KiB Gb/s"
-    note = what if r["ok"] else "FAILED: " + r["error"]
-    if c["retransmits"]:
-        note += f", {c['retransmits']} retransmits"
+    ok = r["errors"] == 0 and r["verified"] and r["completions"] > 0
+    note = what if ok else f"FAILED: errors {r['errors']}, verified {r['verified']}"
     rs = f"{ratio:.3f}" if ratio is not None else "-"
-    print(f"{r['transport']:<6}{r['workload']:<10}{m['mmsgs_per_s']:>9.3f}{s['mpps']:>11.3f}"
-          f"{m['payload_gbps']:>14.2f}{rs:>9}  {note}")
+    print(f"{r['link']:<6}{name:<12}{mmsgs:>9.3f}{r['payload_gbps']:>14.2f}{rs:>9}  {note}")
 for s, st in sorted(raw.items()):
-    print(f"{'ring':<6}{'raw ' + str(s):<10}{'':>9}{st['mpps']:>11.3f}{st['payload_gbps']:>14.2f}"
-          f"{'1':>9}  uroce-raw-bench ring self-test")
+    print(f"{'ring':<6}{'raw ' + str(s):<12}{'':>9}{st['payload_gbps']:>14.2f}"
+          f"{'1':>9}  uroce-raw-bench ring self-test, {st['mpps']:.3f} Mpps")
 for r in lines:
-    if r.get("bench") == "uroce-transport-callgrind":
-        print(f"instructions/packet (4 KiB WRITE): TX {r['ir_tx_per_packet']:.0f} "
-              f"(x{r['ratio_tx_to_raw']:.2f} raw), RX {r['ir_rx_per_packet']:.0f} "
-              f"(x{r['ratio_rx_to_raw']:.2f}), ACK RX {r['ir_ack_rx_per_ack']:.0f}, "
-              f"per message {r['ir_per_message']:.0f} (x{r['ratio_message_to_raw']:.2f}); "
-              f"raw TX+RX {r['raw_ir_per_packet']:.0f}")
+    if r.get("bench") == "uroce-engine-callgrind":
+        print(f"instructions per message: 4 KiB WRITE {r['write4k_ir_per_message']:.0f}, "
+              f"64 B SEND {r['send64_ir_per_message']:.0f}; per frame x raw "
+              f"{r['write4k_frame_ratio_to_raw']:.2f} / {r['send64_frame_ratio_to_raw']:.2f}")
 EOF
 echo "JSON lines: $json_out" >&2

@@ -1,4 +1,4 @@
-// An EthPort as the engine loop sees a port (engine_loop.h, "PortIo"):
+// An EthPort as the engine's Vnic sees a port ("PortIo", vnic.h):
 // RX bursts of mbufs handed over as byte spans, and TX through an
 // MbufTxSink flushed with one tx_burst.
 //

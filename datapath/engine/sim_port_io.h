@@ -1,5 +1,5 @@
 // A SimPort (datapath/port/sim_link.h) as the engine loop sees a port
-// (engine_loop.h, "PortIo"), so the engine runs unchanged over the simulated
+// ("PortIo", vnic.h), so the engine runs unchanged over the simulated
 // link in tests, the testbed and the transport benchmark.
 //
 // TX: SimTxSink builds each frame in one buffer of its own (allocated at

@@ -1,10 +1,13 @@
-// uroce-qp-scale: what idle QPs cost the engine. Host A's Vnic holds `--qps`
-// idle RC QPs (connected, in RTS, never posting) beside `--active` RC QPs
-// that send `--size`-byte RDMA WRITEs (or SENDs, B keeping receives posted)
-// to host B; both Vnics run on the calling lcore, alternately, over a crossed
-// net_ring pair (the daemon's EthPortIo) or the simulated link. With
-// --qps 0 it is the transport benchmark of the real Vnic: callgrind
-// instructions per 4 KiB WRITE and per 64 B SEND (scripts/bench-callgrind.sh).
+// uroce-engine-bench: the daemon's engine (engine::Vnic, with its doorbells,
+// scheduler, PFC hooks and CQ rings) between two hosts. `--active` RC QPs on
+// host A send `--size`-byte RDMA WRITEs (or SENDs, B keeping receives posted)
+// to host B, beside `--qps` idle RC QPs on A (connected, in RTS, never
+// posting). Both Vnics run on the calling lcore, alternately, over a crossed
+// net_ring pair (the daemon's EthPortIo) or the simulated link, so a figure
+// is what one core achieves doing both ends' work. Used by
+// scripts/bench-transport.sh (messages/s, Gb/s), scripts/bench-callgrind.sh
+// (instructions per 4 KiB WRITE and per 64 B SEND) and scripts/bench-scale.sh
+// (what idle QPs cost).
 //
 // Objects are created through the Vnic API directly (the control operations
 // the daemon's sessions call), not through uroced: a million QPs through the
@@ -17,9 +20,10 @@
 //   latency  each active QP has one WRITE outstanding; post-to-completion
 //            time of every WRITE (median, p99)
 // and, for both, the engine's heap bytes per idle QP (mallinfo2 around their
-// creation), the process RSS, and the frames moved. With --count the run
-// stops after that many completions instead (for callgrind, which counts the
-// instructions of measured_window() only: scripts/bench-scale.sh).
+// creation), the process RSS, the frames moved, and whether B's memory holds
+// A's bytes at the end (every message carries the same bytes to the same
+// place). With --count the run stops after that many completions instead
+// (for callgrind, which counts the instructions of measured_window() only).
 #include <malloc.h>
 #include <sys/mman.h>
 
@@ -369,7 +373,7 @@ int run(PortIo& ia, PortIo& ib, const Options& o, const engine::TscClock& clock)
               2 * static_cast<std::size_t>(o.active) * ring_bytes_at(std::max(o.depth, 1u)) +
               (64u << 20));
   if (!arena.ok()) {
-    std::fprintf(stderr, "qp-scale: cannot map the ring arena\n");
+    std::fprintf(stderr, "engine-bench: cannot map the ring arena\n");
     return 1;
   }
   const auto max_a = static_cast<std::uint32_t>(o.qps + o.active + 4);
@@ -377,27 +381,28 @@ int run(PortIo& ia, PortIo& ib, const Options& o, const engine::TscClock& clock)
   // sized by max_qps), apart from what each QP allocates when created.
   const std::uint64_t heap_pre = heap_bytes();
   Host<PortIo> a(ia, kMacA, kIpA, max_a, arena);
+  for (std::size_t i = 0; i < a.mem.size(); ++i) a.mem[i] = static_cast<std::uint8_t>(i * 7 + 1);
   const double slot_bytes =
       static_cast<double>(heap_bytes() - heap_pre - a.mem.size()) / static_cast<double>(max_a);
   Host<PortIo> b(ib, kMacB, kIpB, o.active + 4, arena);
   Cq acq, bcq, idle_cq;
   if (create_cq(a, arena, 4096, &acq) || create_cq(b, arena, 4096, &bcq) ||
       create_cq(a, arena, 1, &idle_cq)) {
-    std::fprintf(stderr, "qp-scale: cannot create the CQs\n");
+    std::fprintf(stderr, "engine-bench: cannot create the CQs\n");
     return 1;
   }
   std::vector<Qp> aq(o.active), bq(o.active);
   for (std::uint32_t i = 0; i < o.active; ++i) {
     if (create_qp(a, arena, acq, std::max(o.depth, 1u), &aq[i]) ||
         create_qp(b, arena, bcq, std::max(o.depth, 1u), &bq[i])) {
-      std::fprintf(stderr, "qp-scale: cannot create active QP %u\n", i);
+      std::fprintf(stderr, "engine-bench: cannot create active QP %u\n", i);
       return 1;
     }
   }
   for (std::uint32_t i = 0; i < o.active; ++i) {
     if (connect(a, aq[i].id, bq[i].qpn, kMacB, kIpB) ||
         connect(b, bq[i].id, aq[i].qpn, kMacA, kIpA)) {
-      std::fprintf(stderr, "qp-scale: cannot connect active QP %u\n", i);
+      std::fprintf(stderr, "engine-bench: cannot connect active QP %u\n", i);
       return 1;
     }
   }
@@ -409,7 +414,7 @@ int run(PortIo& ia, PortIo& ib, const Options& o, const engine::TscClock& clock)
   for (std::uint64_t i = 0; i < o.qps; ++i) {
     if (create_qp(a, arena, idle_cq, o.idle_depth, &idle) ||
         connect(a, idle.id, 0xFFFFF0, kMacB, kIpB)) {
-      std::fprintf(stderr, "qp-scale: cannot create idle QP %llu\n",
+      std::fprintf(stderr, "engine-bench: cannot create idle QP %llu\n",
                    static_cast<unsigned long long>(i));
       return 1;
     }
@@ -431,14 +436,17 @@ int run(PortIo& ia, PortIo& ib, const Options& o, const engine::TscClock& clock)
   warmup_window(a, b, aq, bq, acq, bcq, tr, now,
                 [&](const Window& x, TimeNs t) { return x.iterations != 0 && t >= warm_end; },
                 nullptr, &posted_at);
-  // Let what is in flight complete before measuring.
+  // Let what is in flight complete (before measuring, and after).
   ib_uverbs_wc wc{};
-  for (int i = 0; i < 10000; ++i) {
-    a.vnic->poll(clock.now());
-    b.vnic->poll(clock.now());
-    while (acq.cons.try_pop(&wc) || bcq.cons.try_pop(&wc)) {
+  auto drain = [&] {
+    for (int i = 0; i < 10000; ++i) {
+      a.vnic->poll(clock.now());
+      b.vnic->poll(clock.now());
+      while (acq.cons.try_pop(&wc) || bcq.cons.try_pop(&wc)) {
+      }
     }
-  }
+  };
+  drain();
   const engine::VnicCounters ca0 = a.vnic->counters(), cb0 = b.vnic->counters();
   const TimeNs end = clock.now() + static_cast<TimeNs>(o.duration_s * 1e9);
   const Window w = measured_window(
@@ -446,6 +454,8 @@ int run(PortIo& ia, PortIo& ib, const Options& o, const engine::TscClock& clock)
       [&](const Window& x, TimeNs t) { return o.count != 0 ? x.completions >= o.count : t >= end; },
       latency ? &hist : nullptr, &posted_at);
   const engine::VnicCounters ca = a.vnic->counters(), cb = b.vnic->counters();
+  drain();
+  const bool verified = std::memcmp(b.mem.data(), a.mem.data(), o.size) == 0;
   const std::uint64_t frames = (ca.tx_frames - ca0.tx_frames) + (cb.tx_frames - cb0.tx_frames);
   const double per_idle_heap =
       o.qps == 0 ? 0.0 : static_cast<double>(heap1 - heap0) / static_cast<double>(o.qps);
@@ -455,22 +465,25 @@ int run(PortIo& ia, PortIo& ib, const Options& o, const engine::TscClock& clock)
                       hist.quantile_ns(0.5), hist.quantile_ns(0.99), hist.count());
   }
   fmt::print(
-      R"({{"bench":"uroce-qp-scale","schema":1,"link":"{}","mode":"{}","op":"{}","size":{},)"
+      R"({{"bench":"uroce-engine","schema":1,"link":"{}","mode":"{}","op":"{}","size":{},)"
       R"("idle_qps":{},)"
       R"("active_qps":{},"depth":{},"idle_depth":{},"seconds":{:.3f},"completions":{},)"
-      R"("errors":{},"msgs_per_s":{:.0f},"frames":{},"iterations":{},)"
+      R"("errors":{},"msgs_per_s":{:.0f},"payload_gbps":{:.3f},"verified":{},)"
+      R"("frames":{},"iterations":{},)"
       R"("ring_visits":{},"timer_scans":{},"engine_heap_bytes_per_idle_qp":{:.1f},)"
       R"("engine_slot_bytes_per_qp":{:.1f},)"
       R"("rss_bytes":{},"rss_bytes_per_idle_qp":{:.1f},"ring_bytes_per_idle_qp":{:.1f}{}}})"
       "\n",
       o.link, o.mode, o.op, o.size, o.qps, o.active, o.depth, o.idle_depth, w.seconds, w.completions, w.errors,
-      w.seconds > 0 ? static_cast<double>(w.completions) / w.seconds : 0.0, frames, w.iterations,
+      w.seconds > 0 ? static_cast<double>(w.completions) / w.seconds : 0.0,
+      w.seconds > 0 ? static_cast<double>(w.completions) * o.size * 8 / w.seconds / 1e9 : 0.0,
+      verified, frames, w.iterations,
       ca.ring_visits - ca0.ring_visits, ca.timer_scans - ca0.timer_scans, per_idle_heap, slot_bytes,
       rss_bytes(),
       o.qps == 0 ? 0.0 : static_cast<double>(rss1 - rss0) / static_cast<double>(o.qps),
       o.qps == 0 ? 0.0 : static_cast<double>(ring_bytes) / static_cast<double>(o.qps), lat);
   std::fflush(stdout);
-  return w.errors == 0 && w.completions != 0 ? 0 : 1;
+  return w.errors == 0 && w.completions != 0 && verified ? 0 : 1;
 }
 
 }  // namespace
@@ -479,7 +492,7 @@ int run(PortIo& ia, PortIo& ib, const Options& o, const engine::TscClock& clock)
 int main(int argc, char** argv) {
   using namespace uroce;
   bench::Options o;
-  CLI::App app{"uroce-qp-scale: the engine with many idle RC QPs (see the source header)"};
+  CLI::App app{"uroce-engine-bench: the daemon's engine between two hosts on one lcore (see the source header)"};
   app.add_option("--qps", o.qps, "idle RC QPs on host A")->capture_default_str();
   app.add_option("--active", o.active, "active QP pairs")->capture_default_str();
   app.add_option("--depth", o.depth, "outstanding WRITEs per active QP (rate mode)")
@@ -510,7 +523,7 @@ int main(int argc, char** argv) {
   eal.log_level = "error";
   std::string err;
   if (port::eal_init(eal, &err) != 0) {
-    std::fprintf(stderr, "qp-scale: EAL: %s\n", err.c_str());
+    std::fprintf(stderr, "engine-bench: EAL: %s\n", err.c_str());
     return 1;
   }
   const engine::TscClock clock = engine::TscClock::from_eal();
@@ -518,7 +531,7 @@ int main(int argc, char** argv) {
   if (o.link == "ring") {
     std::uint16_t ida = 0, idb = 0;
     if (port::create_ring_pair("uqs", &ida, &idb) != 0) {
-      std::fprintf(stderr, "qp-scale: cannot create the net_ring pair\n");
+      std::fprintf(stderr, "engine-bench: cannot create the net_ring pair\n");
       return 1;
     }
     port::PortConfig pc;
@@ -528,12 +541,12 @@ int main(int argc, char** argv) {
     port::EthPort pa, pb;
     pc.device = "uqs_a";
     if (pa.open_port_id(ida, pc, &err) != 0) {
-      std::fprintf(stderr, "qp-scale: %s\n", err.c_str());
+      std::fprintf(stderr, "engine-bench: %s\n", err.c_str());
       return 1;
     }
     pc.device = "uqs_b";
     if (pb.open_port_id(idb, pc, &err) != 0) {
-      std::fprintf(stderr, "qp-scale: %s\n", err.c_str());
+      std::fprintf(stderr, "engine-bench: %s\n", err.c_str());
       return 1;
     }
     engine::EthPortIo ia(pa), ib(pb);
