@@ -1,0 +1,389 @@
+#include "apps/uroced/config_values.h"
+
+#include <charconv>
+#include <cstdio>
+#include <limits>
+#include <map>
+#include <vector>
+
+namespace uroce::daemon::config_detail {
+
+std::string in_quotes(std::string_view s) { return "\"" + std::string(s) + "\""; }
+
+// A real number as a user wrote it (shortest round-trip form).
+std::string fmt_real(double v) {
+  char buf[32];
+  const auto r = std::to_chars(buf, buf + sizeof(buf), v);
+  return std::string(buf, r.ptr);
+}
+
+std::string dev_key(std::size_t i, const char* key) {
+  return "device[" + std::to_string(i) + "]." + key;
+}
+
+bool all_of(std::string_view s, bool (*pred)(char)) {
+  for (char c : s) {
+    if (!pred(c)) return false;
+  }
+  return true;
+}
+bool is_name_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; }
+bool is_hex_char(char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; }
+
+// An ibdev name as sysfs and the protocol (kNameBytes) allow.
+bool valid_ibdev_name(std::string_view s) {
+  return !s.empty() && s.size() <= 63 && std::isalpha(static_cast<unsigned char>(s[0])) != 0 &&
+         all_of(s, is_name_char);
+}
+
+// "DDDD:BB:DD.F" or "BB:DD.F", hex digits.
+bool is_pci_address(std::string_view s) {
+  auto hex_run = [&](std::size_t pos, std::size_t n) {
+    return pos + n <= s.size() && all_of(s.substr(pos, n), is_hex_char);
+  };
+  std::size_t p = 0;
+  if (s.size() == 12) {
+    if (!hex_run(0, 4) || s[4] != ':') return false;
+    p = 5;
+  } else if (s.size() != 7) {
+    return false;
+  }
+  return hex_run(p, 2) && s[p + 2] == ':' && hex_run(p + 3, 2) && s[p + 5] == '.' &&
+         s[p + 6] >= '0' && s[p + 6] <= '7';
+}
+
+std::string parse_port(std::string_view s, std::size_t index, PortSpec* out) {
+  const std::string key = dev_key(index, "port");
+  if (s.starts_with("ring:")) {
+    const std::string_view name = s.substr(5);
+    if (name.empty() || name.size() > kMaxRingName || !all_of(name, is_name_char)) {
+      return key + ": " + in_quotes(s) + ": the ring name must be 1.." +
+             std::to_string(kMaxRingName) + " letters, digits or '_'";
+    }
+    *out = PortSpec{PortKind::kRing, std::string(name), {}};
+    return {};
+  }
+  if (is_pci_address(s)) {
+    *out = PortSpec{PortKind::kPci, std::string(s), {}};
+    return {};
+  }
+  const std::size_t comma = s.find(',');
+  const std::string_view name = s.substr(0, comma);
+  if (name.starts_with("net_") && name.size() > 4 && all_of(name, is_name_char)) {
+    out->kind = PortKind::kVdev;
+    out->name = std::string(name);
+    out->args = comma == std::string_view::npos ? std::string() : std::string(s.substr(comma + 1));
+    return {};
+  }
+  return key + ": " + in_quotes(s) +
+         " is not a vdev devargs string (net_<pmd><n>,key=value,...), a PCI "
+         "address or \"ring:NAME\"";
+}
+
+std::string set_mac(std::string_view s, std::size_t index, DeviceConfig* d) {
+  const auto m = wire::MacAddr::parse(s);
+  if (!m) {
+    return dev_key(index, "mac") + ": " + in_quotes(s) +
+           " is not a MAC address (expected six hex bytes like 02:00:00:00:00:01)";
+  }
+  d->mac = *m;
+  return {};
+}
+
+std::string set_ipv4(std::string_view s, std::size_t index, DeviceConfig* d) {
+  const auto a = wire::Ipv4Addr::parse(s);
+  if (!a) {
+    return dev_key(index, "ipv4") + ": " + in_quotes(s) +
+           " is not an IPv4 address (expected a.b.c.d)";
+  }
+  d->ipv4 = *a;
+  return {};
+}
+
+std::string set_mtu(std::int64_t v, std::size_t index, DeviceConfig* d) {
+  if (v < kMinMtu || v > kMaxMtu) {
+    return dev_key(index, "mtu") + ": " + std::to_string(v) + " is outside " +
+           std::to_string(kMinMtu) + ".." + std::to_string(kMaxMtu);
+  }
+  d->mtu = static_cast<std::uint32_t>(v);
+  return {};
+}
+
+std::string set_port(std::string_view s, std::size_t index, DeviceConfig* d) {
+  d->port = std::string(s);
+  return parse_port(s, index, &d->port_spec);
+}
+
+// ---- Loss injection keys (shared by [[device]] and --device) -----------------
+
+bool is_impair_key(std::string_view k) {
+  return k == "drop_tx_every" || k == "drop_rx_every" || k == "drop_tx_rate" ||
+         k == "drop_rx_rate" || k == "drop_seed";
+}
+
+// One loss injection key from an integer (`is_int`) or a real value.
+std::string set_impair(std::string_view name, bool is_int, std::int64_t i, double r,
+                       std::size_t index, DeviceConfig* d) {
+  const std::string key = dev_key(index, std::string(name).c_str());
+  engine::ImpairConfig& c = d->impair;
+  if (name == "drop_tx_rate" || name == "drop_rx_rate") {
+    const double v = is_int ? static_cast<double>(i) : r;
+    if (!(v >= 0 && v <= 1)) {
+      return key + ": " + (is_int ? std::to_string(i) : fmt_real(v)) +
+             " is outside 0..1 (a fraction of RoCEv2 frames)";
+    }
+    (name == "drop_tx_rate" ? c.drop_tx_rate : c.drop_rx_rate) = v;
+    return {};
+  }
+  if (!is_int) return key + ": expected an integer";
+  if (name == "drop_seed") {
+    if (i < 0) return key + ": " + std::to_string(i) + " is negative";
+    c.drop_seed = static_cast<std::uint64_t>(i);
+    return {};
+  }
+  if (i < 0 || i > std::numeric_limits<std::uint32_t>::max()) {
+    return key + ": " + std::to_string(i) + " is outside 0..4294967295 (0 = off)";
+  }
+  (name == "drop_tx_every" ? c.drop_tx_every : c.drop_rx_every) = static_cast<std::uint32_t>(i);
+  return {};
+}
+
+// The same from --device text: an integer, or (rates only) a real number.
+std::string set_impair_text(std::string_view name, std::string_view val, std::size_t index,
+                            DeviceConfig* d) {
+  const std::string key = dev_key(index, std::string(name).c_str());
+  const char* b = val.data();
+  const char* e = val.data() + val.size();
+  if (name == "drop_seed") {
+    // The whole unsigned 64-bit range.
+    std::uint64_t u = 0;
+    const auto r = std::from_chars(b, e, u);
+    if (val.empty() || r.ec != std::errc() || r.ptr != e) {
+      return key + ": " + in_quotes(val) + " is not an unsigned integer";
+    }
+    d->impair.drop_seed = u;
+    return {};
+  }
+  std::int64_t i = 0;
+  const auto ri = std::from_chars(b, e, i);
+  if (!val.empty() && ri.ec == std::errc() && ri.ptr == e) {
+    return set_impair(name, true, i, 0, index, d);
+  }
+  if (name == "drop_tx_rate" || name == "drop_rx_rate") {
+    double v = 0;
+    const auto rr = std::from_chars(b, e, v);
+    if (val.empty() || rr.ec != std::errc() || rr.ptr != e) {
+      return key + ": " + in_quotes(val) + " is not a number";
+    }
+    return set_impair(name, false, 0, v, index, d);
+  }
+  return key + ": " + in_quotes(val) + " is not an integer";
+}
+
+// ---- PFC and TTL keys ----------------------------------------------------------
+
+// "3" or "3,4,6" (priorities 0..7) or "none" into a mask.
+std::string parse_priorities(std::string_view s, const std::string& key, std::uint8_t* mask) {
+  std::uint8_t m = 0;
+  if (s != "none") {
+    std::size_t pos = 0;
+    while (pos <= s.size()) {
+      const std::size_t end = std::min(s.find(',', pos), s.size());
+      const std::string_view item = s.substr(pos, end - pos);
+      pos = end + 1;
+      if (item.size() != 1 || item[0] < '0' || item[0] > '7') {
+        return key + ": " + in_quotes(s) +
+               " is not a list of priorities 0..7 (e.g. \"3\" or \"3,4\"; \"none\")";
+      }
+      m = static_cast<std::uint8_t>(m | (1u << (item[0] - '0')));
+    }
+  }
+  *mask = m;
+  return {};
+}
+
+std::string set_tx_ttl(std::int64_t v, const std::string& key, DeviceConfig* d) {
+  if (v < 1 || v > 255) return key + ": " + std::to_string(v) + " is outside 1..255";
+  d->pfc.ttl.tx_ttl = static_cast<std::uint8_t>(v);
+  return {};
+}
+
+std::string set_link_mbps(std::int64_t v, const std::string& key, DeviceConfig* d) {
+  if (v < 0 || v > 1'000'000) {
+    return key + ": " + std::to_string(v) + " is outside 0..1000000 (0 = ask the port)";
+  }
+  d->link_mbps = static_cast<std::uint32_t>(v);
+  return {};
+}
+
+// The link speed the PFC checks assume before the port tells it.
+std::uint64_t check_bps(const DeviceConfig& d) {
+  return (d.link_mbps != 0 ? d.link_mbps : 10'000ull) * 1'000'000ull;
+}
+
+// The pfc/ state machines' own checks, named by the keys that feed them.
+std::string check_pfc(const DeviceConfig& d, std::size_t i) {
+  const engine::PfcEndpointConfig& c = d.pfc;
+  const std::string k = "device[" + std::to_string(i) + "].pfc.";
+  pfc::IngressConfig ic = c.ingress;
+  ic.pfc_enable = c.enable;
+  ic.link_bps = check_bps(d);
+  switch (pfc::IngressAccounting::check(ic)) {
+    case pfc::IngressConfigError::kOk: break;
+    case pfc::IngressConfigError::kZeroLinkSpeed: return dev_key(i, "link_mbps") + ": 0";
+    case pfc::IngressConfigError::kZeroQuanta: return k + "xoff_quanta: must be 1..65535";
+    case pfc::IngressConfigError::kBadRefreshPercent:
+      return k + "refresh_percent: " + std::to_string(c.ingress.refresh_percent) +
+             " is outside 1..99";
+    case pfc::IngressConfigError::kPauseTooShort:
+      return k + "xoff_quanta: " + std::to_string(c.ingress.xoff_quanta) +
+             " quanta are too short to refresh at this link speed";
+    case pfc::IngressConfigError::kBadBufferSize:
+      return k + "buffer_bytes: " + std::to_string(c.ingress.buffer_bytes) +
+             " is outside 1..1099511627776";
+    case pfc::IngressConfigError::kHeadroomExceedsBuffer:
+      return k + "headroom_bytes: " + std::to_string(c.ingress.headroom_bytes) +
+             " x the lossless priorities leaves no shared space in buffer_bytes " +
+             std::to_string(c.ingress.buffer_bytes);
+    case pfc::IngressConfigError::kBadStaticThresholds:
+      return k + "xoff_bytes: static thresholds need xon_bytes (" +
+             std::to_string(c.ingress.xon_bytes) + ") < xoff_bytes (" +
+             std::to_string(c.ingress.xoff_bytes) + ") <= the shared buffer";
+    case pfc::IngressConfigError::kBadAlpha:
+      return k + "alpha: " + std::to_string(c.ingress.alpha_num) + "/" +
+             std::to_string(c.ingress.alpha_den) + " needs both parts in 1..65536";
+  }
+  pfc::PauseGateConfig gc;
+  gc.pfc_enable = c.enable;
+  gc.link_bps = check_bps(d);
+  gc.max_quanta = c.max_quanta;
+  if (pfc::PauseGate::check(gc) == pfc::PauseGateConfigError::kZeroMaxQuanta) {
+    return k + "max_quanta: must be 1..65535";
+  }
+  switch (pfc::StormWatchdog::check(c.storm)) {
+    case pfc::StormWatchdogConfigError::kOk: break;
+    case pfc::StormWatchdogConfigError::kZeroDetection: return k + "storm_detection_ms: 0";
+    case pfc::StormWatchdogConfigError::kZeroRestoration: return k + "storm_restoration_ms: 0";
+  }
+  if (pfc::TtlMonitor::check(c.ttl) == pfc::TtlMonitorConfigError::kZeroTxTtl) {
+    return dev_key(i, "tx_ttl") + ": 0 is outside 1..255";
+  }
+  if (const int p = c.map.first_inconsistent_priority(); p >= 0) {
+    return k + "priority_dscp: priority " + std::to_string(p) + " is sent with DSCP " +
+           std::to_string(c.map.dscp_of_priority(static_cast<std::uint8_t>(p))) +
+           ", which dscp_priority maps to priority " +
+           std::to_string(
+               c.map.priority_of_dscp(c.map.dscp_of_priority(static_cast<std::uint8_t>(p))));
+  }
+  if (c.enable != 0 && (c.stage_slots == 0 || c.rx_budget == 0 || c.hold_slots == 0)) {
+    return k + "stage_slots, rx_budget and hold_slots must be at least 1";
+  }
+  return {};
+}
+
+std::string missing_port(std::size_t index) {
+  return dev_key(index, "port") +
+         ": missing (a vdev devargs string, a PCI address or \"ring:NAME\")";
+}
+
+// The keys every device must have, checked after all its keys were read.
+std::string check_required(const std::set<std::string, std::less<>>& seen, std::size_t index) {
+  if (!seen.contains("name")) return dev_key(index, "name") + ": missing";
+  if (!seen.contains("port")) return missing_port(index);
+  if (!seen.contains("mac")) return dev_key(index, "mac") + ": missing";
+  if (!seen.contains("ipv4")) return dev_key(index, "ipv4") + ": missing";
+  return {};
+}
+
+std::string parse_poll(std::string_view s, const std::string& key, PollMode* out) {
+  if (s == "busy") {
+    *out = PollMode::kBusy;
+  } else if (s == "backoff") {
+    *out = PollMode::kBackoff;
+  } else {
+    return key + ": " + in_quotes(s) + " is not a poll mode (expected \"busy\" or \"backoff\")";
+  }
+  return {};
+}
+
+std::string parse_log_level(std::string_view s, const std::string& key, std::string* out) {
+  if (!kLogLevels.contains(s)) {
+    return key + ": " + in_quotes(s) +
+           " is not a log level (expected trace, debug, info, warn, error, "
+           "critical or off)";
+  }
+  *out = std::string(s);
+  return {};
+}
+
+std::string check_unique(const DaemonConfig& cfg) {
+  const auto& ds = cfg.devices;
+  for (std::size_t i = 0; i < ds.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      const std::string other = "device[" + std::to_string(j) + "]";
+      if (ds[i].name == ds[j].name) {
+        return dev_key(i, "name") + ": " + in_quotes(ds[i].name) + " is already the name of " +
+               other;
+      }
+      if (ds[i].mac == ds[j].mac) {
+        return dev_key(i, "mac") + ": " + ds[i].mac.to_string() + " is already the MAC of " + other;
+      }
+      if (ds[i].ipv4 == ds[j].ipv4) {
+        return dev_key(i, "ipv4") + ": " + ds[i].ipv4.to_string() + " is already the address of " +
+               other;
+      }
+      if (ds[i].port_spec.kind != PortKind::kRing && ds[i].port == ds[j].port) {
+        return dev_key(i, "port") + ": " + in_quotes(ds[i].port) + " is already the port of " +
+               other;
+      }
+    }
+  }
+  return {};
+}
+
+std::string check_rings(const DaemonConfig& cfg) {
+  std::map<std::string, std::vector<std::size_t>> users;
+  for (std::size_t i = 0; i < cfg.devices.size(); ++i) {
+    if (cfg.devices[i].port_spec.kind == PortKind::kRing) {
+      users[cfg.devices[i].port_spec.name].push_back(i);
+    }
+  }
+  // In device order, so the first offending device is the one named.
+  for (const auto& d : cfg.devices) {
+    if (d.port_spec.kind != PortKind::kRing) continue;
+    const std::string& name = d.port_spec.name;
+    const std::vector<std::size_t>& idx = users[name];
+    if (idx.size() == 1) {
+      return dev_key(idx[0], "port") + ": ring " + in_quotes(name) +
+             " needs a second device naming it (a ring joins two devices)";
+    }
+    if (idx.size() > 2) {
+      return dev_key(idx[2], "port") + ": ring " + in_quotes(name) + " already joins device[" +
+             std::to_string(idx[0]) + "] and device[" + std::to_string(idx[1]) + "]";
+    }
+  }
+  return {};
+}
+
+std::string check_device_values(const DeviceConfig& d, std::size_t i) {
+  if (d.mac.is_zero() || d.mac.is_multicast()) {
+    return dev_key(i, "mac") + ": " + d.mac.to_string() + " is not a unicast address";
+  }
+  const std::uint32_t top = d.ipv4.v >> 24;
+  if (d.ipv4.v == 0 || top == 127 || top >= 224) {
+    return dev_key(i, "ipv4") + ": " + d.ipv4.to_string() + " is not a unicast host address";
+  }
+  if (d.mtu < kMinMtu || d.mtu > kMaxMtu) {
+    return dev_key(i, "mtu") + ": " + std::to_string(d.mtu) + " is outside " +
+           std::to_string(kMinMtu) + ".." + std::to_string(kMaxMtu);
+  }
+  if (d.port.empty()) return missing_port(i);
+  if (const char* f = d.impair.first_bad_field(); f != nullptr) {
+    const double v =
+        std::string_view(f) == "drop_tx_rate" ? d.impair.drop_tx_rate : d.impair.drop_rx_rate;
+    return dev_key(i, f) + ": " + fmt_real(v) + " is outside 0..1 (a fraction of RoCEv2 frames)";
+  }
+  return check_pfc(d, i);
+}
+
+}  // namespace uroce::daemon::config_detail

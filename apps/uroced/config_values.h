@@ -1,0 +1,95 @@
+// uroced's configuration, the rules one value is held to wherever it comes
+// from (a TOML file, a --device string, the command line): parsers and
+// setters of single values, and the checks across devices. Internal to
+// config.cpp and config_toml.cpp; the public interface is config.h.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <set>
+#include <string>
+#include <string_view>
+
+#include "apps/uroced/config.h"
+
+namespace uroce::daemon::config_detail {
+
+inline const std::set<std::string, std::less<>> kLogLevels = {"trace", "debug",    "info", "warn",
+                                                              "error", "critical", "off"};
+
+// Longest socket path a sockaddr_un holds (108 bytes with the NUL).
+inline constexpr std::size_t kMaxSocketPath = 107;
+
+// Ring names become rte_ring names "<NAME>_ab" (29 characters at most).
+inline constexpr std::size_t kMaxRingName = 24;
+
+std::string in_quotes(std::string_view s);
+
+// A real number as a user wrote it (shortest round-trip form).
+std::string fmt_real(double v);
+
+std::string dev_key(std::size_t i, const char* key);
+
+bool all_of(std::string_view s, bool (*pred)(char));
+
+bool is_name_char(char c);
+
+bool is_hex_char(char c);
+
+// An ibdev name as sysfs and the protocol (kNameBytes) allow.
+bool valid_ibdev_name(std::string_view s);
+
+// "DDDD:BB:DD.F" or "BB:DD.F", hex digits.
+bool is_pci_address(std::string_view s);
+
+std::string parse_port(std::string_view s, std::size_t index, PortSpec* out);
+
+std::string set_mac(std::string_view s, std::size_t index, DeviceConfig* d);
+
+std::string set_ipv4(std::string_view s, std::size_t index, DeviceConfig* d);
+
+std::string set_mtu(std::int64_t v, std::size_t index, DeviceConfig* d);
+
+std::string set_port(std::string_view s, std::size_t index, DeviceConfig* d);
+
+// ---- Loss injection keys (shared by [[device]] and --device) -----------------
+bool is_impair_key(std::string_view k);
+
+// One loss injection key from an integer (`is_int`) or a real value.
+std::string set_impair(std::string_view name, bool is_int, std::int64_t i, double r,
+                       std::size_t index, DeviceConfig* d);
+
+// The same from --device text: an integer, or (rates only) a real number.
+std::string set_impair_text(std::string_view name, std::string_view val, std::size_t index,
+                            DeviceConfig* d);
+
+// "3" or "3,4,6" (priorities 0..7) or "none" into a mask.
+std::string parse_priorities(std::string_view s, const std::string& key, std::uint8_t* mask);
+
+std::string set_tx_ttl(std::int64_t v, const std::string& key, DeviceConfig* d);
+
+std::string set_link_mbps(std::int64_t v, const std::string& key, DeviceConfig* d);
+
+// The link speed the PFC checks assume before the port tells it.
+std::uint64_t check_bps(const DeviceConfig& d);
+
+// The pfc/ state machines' own checks, named by the keys that feed them.
+std::string check_pfc(const DeviceConfig& d, std::size_t i);
+
+std::string missing_port(std::size_t index);
+
+// The keys every device must have, checked after all its keys were read.
+std::string check_required(const std::set<std::string, std::less<>>& seen, std::size_t index);
+
+std::string parse_poll(std::string_view s, const std::string& key, PollMode* out);
+
+std::string parse_log_level(std::string_view s, const std::string& key, std::string* out);
+
+std::string check_unique(const DaemonConfig& cfg);
+
+std::string check_rings(const DaemonConfig& cfg);
+
+std::string check_device_values(const DeviceConfig& d, std::size_t i);
+
+}  // namespace uroce::daemon::config_detail

@@ -1,0 +1,423 @@
+// ClientSession (client_session.h): the handlers of CQs, QPs, SRQs and AHs,
+// which create the shared rings and hand them (and their doorbells) to the
+// client.
+#include <fcntl.h>
+#include <spdlog/spdlog.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include "apps/uroced/client_session.h"
+#include "apps/uroced/device_attr.h"
+#include "apps/uroced/qp_attr_convert.h"
+#include "apps/uroced/session_checks.h"
+#include "datapath/engine/event_fd.h"
+#include "datapath/shm/rxe_layout.h"
+
+namespace uroce::daemon {
+
+using namespace session;
+
+int ClientSession::make_cq_region(std::uint32_t cqe, shm::SharedRegion* region,
+                                  engine::RingMem* ring, ctl::CqNotify** notify) {
+  shm::RingGeometry geo;
+  if (shm::make_geometry(shm::cq_elem_bytes(), cqe, &geo) != shm::RingError::kOk) {
+    return EINVAL;
+  }
+  const std::size_t ring_bytes = geo.bytes();
+  const std::size_t region_bytes = round_up(ring_bytes + ctl::kCqNotifyBytes, kPage);
+  const shm::ShmStatus st = shm::SharedRegion::create("uroce-cq", region_bytes, region);
+  if (!st.ok()) return st.sys_errno == EMFILE || st.sys_errno == ENFILE ? EMFILE : ENOMEM;
+  if (shm::ring_init(region->data(), ring_bytes, geo) != shm::RingError::kOk) return EINVAL;
+  ring->mem = region->data();
+  ring->bytes = ring_bytes;
+  ring->geo = geo;
+  *notify = reinterpret_cast<ctl::CqNotify*>(static_cast<std::byte*>(region->data()) + ring_bytes);
+  return 0;
+}
+
+namespace {
+
+void fill_cq_rep(std::uint32_t handle, const engine::RingMem& ring, const shm::SharedRegion& region,
+                 ctl::CreateCqRep* rep) {
+  rep->cq_handle = handle;
+  rep->cqe = ring.geo.capacity();
+  rep->log2_elem_size = ring.geo.log2_elem_size;
+  rep->log2_slots = ring.geo.log2_slots;
+  rep->ring_bytes = ring.bytes;
+  rep->region_bytes = region.size();
+}
+
+}  // namespace
+
+int ClientSession::on_create_cq(const ctl::CreateCqReq& r, ctl::CreateCqRep* rep, InFds&,
+                                OutFds* out) {
+  if (r.cqe == 0 || r.cqe > kMaxCqe || r.comp_vector != 0) return EINVAL;
+  int channel_fd = -1;
+  if (r.channel_handle != ctl::kNoChannel) {
+    const auto ch = channels_.find(r.channel_handle);
+    if (ch == channels_.end()) return ENOENT;
+    channel_fd = ch->second.fd;
+  }
+  if (cqs_.size() >= dev_->config().max_cqs) return ENOMEM;
+  CqObj cq;
+  engine::RingMem ring;
+  ctl::CqNotify* notify = nullptr;
+  if (int rc = make_cq_region(r.cqe, &cq.region, &ring, &notify); rc != 0) return rc;
+  const std::uint32_t h = env_.handles->next();
+  engine::CqCreate c;
+  c.id = h;
+  c.ring = ring;
+  c.notify = notify;
+  c.channel_fd = channel_fd;
+  c.user_handle = r.user_handle;
+  c.async_fd = async_fd_;
+  if (int rc = dev_->create_cq(c); rc != 0) return rc;
+  cq.channel = r.channel_handle;
+  cq.user_handle = r.user_handle;
+  cq.cqe = ring.geo.capacity();
+  fill_cq_rep(h, ring, cq.region, rep);
+  auto [it, ok] = cqs_.emplace(h, std::move(cq));
+  (void)ok;
+  if (r.channel_handle != ctl::kNoChannel) ++channels_[r.channel_handle].refs;
+  out->add(it->second.region.fd());
+  return 0;
+}
+
+int ClientSession::on_resize_cq(const ctl::ResizeCqReq& r, ctl::ResizeCqRep* rep, InFds&,
+                                OutFds* out) {
+  const auto it = cqs_.find(r.cq_handle);
+  if (it == cqs_.end()) return ENOENT;
+  if (r.cqe == 0 || r.cqe > kMaxCqe) return EINVAL;
+  shm::SharedRegion region;
+  engine::RingMem ring;
+  ctl::CqNotify* notify = nullptr;
+  if (int rc = make_cq_region(r.cqe, &region, &ring, &notify); rc != 0) return rc;
+  if (int rc = dev_->resize_cq(r.cq_handle, ring, notify); rc != 0) return rc;
+  // The engine produces into the new ring now; the old one can go.
+  it->second.region = std::move(region);
+  it->second.cqe = ring.geo.capacity();
+  fill_cq_rep(r.cq_handle, ring, it->second.region, rep);
+  out->add(it->second.region.fd());
+  return 0;
+}
+
+int ClientSession::on_destroy_cq(const ctl::DestroyCqReq& r, ctl::NoReply*, InFds&, OutFds*) {
+  const auto it = cqs_.find(r.cq_handle);
+  if (it == cqs_.end()) return ENOENT;
+  if (it->second.refs != 0) return EBUSY;
+  const int rc = dev_->destroy_cq(r.cq_handle);
+  if (rc != 0) return rc;
+  if (it->second.channel != ctl::kNoChannel) --channels_[it->second.channel].refs;
+  cqs_.erase(it);
+  return 0;
+}
+
+namespace {
+
+// A ring of `depth` elements of `elem_bytes` in a fresh region.
+int make_ring(const char* name, std::size_t elem_bytes, std::uint32_t depth,
+              shm::SharedRegion* region, engine::RingMem* ring) {
+  shm::RingGeometry geo;
+  if (shm::make_geometry(elem_bytes, std::max<std::uint32_t>(depth, 1), &geo) !=
+      shm::RingError::kOk) {
+    return EINVAL;
+  }
+  const shm::ShmStatus st = shm::SharedRegion::create(name, geo.bytes(), region);
+  if (!st.ok()) return ENOMEM;
+  if (shm::ring_init(region->data(), geo.bytes(), geo) != shm::RingError::kOk) return EINVAL;
+  ring->mem = region->data();
+  ring->bytes = geo.bytes();
+  ring->geo = geo;
+  return 0;
+}
+
+}  // namespace
+
+int ClientSession::on_create_qp(const ctl::CreateQpReq& r, ctl::CreateQpRep* rep, InFds&,
+                                OutFds* out) {
+  const auto pd = pds_.find(r.pd_handle);
+  const auto scq = cqs_.find(r.send_cq_handle);
+  const auto rcq = cqs_.find(r.recv_cq_handle);
+  if (pd == pds_.end() || scq == cqs_.end() || rcq == cqs_.end()) return ENOENT;
+  auto srq = srqs_.end();
+  if (r.srq_handle != 0) {
+    srq = srqs_.find(r.srq_handle);
+    if (srq == srqs_.end()) return ENOENT;
+  }
+  if (r.qp_type != IBV_QPT_RC && r.qp_type != IBV_QPT_UC && r.qp_type != IBV_QPT_UD) {
+    return EINVAL;
+  }
+  const ibv_qp_cap& cap = r.cap;
+  if (r.sq_sig_all > 1 || cap.max_send_wr > kMaxQpWr || cap.max_send_sge > kMaxSge ||
+      cap.max_inline_data > kMaxInline ||
+      (r.srq_handle == 0 && (cap.max_recv_wr > kMaxQpWr || cap.max_recv_sge > kMaxSge))) {
+    return EINVAL;
+  }
+  if (qps_.size() >= dev_->config().max_qps) return ENOMEM;
+  QpObj q;
+  engine::RingMem sq, rq;
+  if (int rc = make_ring("uroce-sq", shm::sq_elem_bytes(cap.max_send_sge, cap.max_inline_data),
+                         cap.max_send_wr, &q.sq, &sq);
+      rc != 0) {
+    return rc;
+  }
+  if (r.srq_handle == 0) {
+    if (int rc = make_ring("uroce-rq", shm::rq_elem_bytes(cap.max_recv_sge), cap.max_recv_wr, &q.rq,
+                           &rq);
+        rc != 0) {
+      return rc;
+    }
+  }
+  // Granted: what the rings hold (power-of-two rounding may exceed the ask),
+  // within the transport's limits.
+  ibv_qp_cap g{};
+  const std::uint32_t sq_tail = sq.geo.elem_size() - shm::kSendWqeFlexOffset;
+  g.max_send_wr = sq.geo.capacity();
+  g.max_send_sge = std::min<std::uint32_t>(kMaxSge, sq_tail / shm::kRxeSgeBytes);
+  g.max_inline_data = std::min<std::uint32_t>(kMaxInline, sq_tail);
+  if (r.srq_handle == 0) {
+    g.max_recv_wr = rq.geo.capacity();
+    g.max_recv_sge =
+        std::min<std::uint32_t>(kMaxSge,
+                                (rq.geo.elem_size() - shm::kRecvWqeFlexOffset) / shm::kRxeSgeBytes);
+  }
+  std::uint32_t qpn = 0;
+  if (int rc = dev_->alloc_qpn(&qpn); rc != 0) return rc;
+  const std::uint32_t h = env_.handles->next();
+  engine::QpCreate c;
+  c.id = h;
+  c.client = id_;
+  c.type = static_cast<transport::QpType>(r.qp_type);
+  c.qpn = qpn;
+  c.pd = r.pd_handle;
+  c.send_cq = r.send_cq_handle;
+  c.recv_cq = r.recv_cq_handle;
+  c.srq = r.srq_handle;
+  c.max_send_wr = g.max_send_wr;
+  c.max_recv_wr = g.max_recv_wr;
+  c.max_send_sge = g.max_send_sge;
+  c.max_recv_sge = g.max_recv_sge;
+  c.max_inline = g.max_inline_data;
+  c.sq_sig_all = r.sq_sig_all != 0;
+  c.sq = sq;
+  c.rq = rq;
+  c.user_handle = r.user_handle;
+  c.async_fd = async_fd_;
+  if (int rc = dev_->create_qp(c); rc != 0) return rc;
+  if (int rc = dev_->qp_doorbells(h, &rep->sq_doorbell, &rep->rq_doorbell); rc != 0) {
+    dev_->destroy_qp(h);
+    return rc;
+  }
+  q.pd = r.pd_handle;
+  q.send_cq = r.send_cq_handle;
+  q.recv_cq = r.recv_cq_handle;
+  q.srq = r.srq_handle;
+  q.qpn = qpn;
+  q.type = r.qp_type;
+  q.cap = g;
+  q.sq_sig_all = r.sq_sig_all != 0;
+  ++pd->second.refs;
+  ++scq->second.refs;
+  ++rcq->second.refs;
+  if (srq != srqs_.end()) ++srq->second.refs;
+  rep->qp_handle = h;
+  rep->qpn = qpn;
+  rep->cap = g;
+  rep->sq_log2_elem_size = sq.geo.log2_elem_size;
+  rep->sq_log2_slots = sq.geo.log2_slots;
+  rep->sq_bytes = sq.bytes;
+  if (r.srq_handle == 0) {
+    rep->rq_log2_elem_size = rq.geo.log2_elem_size;
+    rep->rq_log2_slots = rq.geo.log2_slots;
+    rep->rq_bytes = rq.bytes;
+  }
+  auto [it, ok] = qps_.emplace(h, std::move(q));
+  (void)ok;
+  out->add(it->second.sq.fd());
+  if (r.srq_handle == 0) out->add(it->second.rq.fd());
+  return 0;
+}
+
+int ClientSession::resolve_mac(wire::Ipv4Addr ip, wire::MacAddr* mac) {
+  // Blocking is fine: this is the client's own thread; the engine keeps
+  // running and sends the ARP requests.
+  const TimeNs start = steady_now();
+  for (;;) {
+    if (dev_->resolve(ip, mac)) return 0;
+    if (steady_now() - start >= env_.resolve.timeout) return EHOSTUNREACH;
+    std::this_thread::sleep_for(std::chrono::nanoseconds(env_.resolve.interval));
+  }
+}
+
+int ClientSession::on_modify_qp(const ctl::ModifyQpReq& r, ctl::NoReply*, InFds&, OutFds*) {
+  const auto it = qps_.find(r.qp_handle);
+  if (it == qps_.end()) return ENOENT;
+  engine::QpModify m;
+  m.mask = r.attr_mask;
+  if (int rc = values_from_ibv(r.attr_mask, r.attr, dev_->active_mtu(), kMaxRdAtom, &m.values);
+      rc != 0) {
+    return rc;
+  }
+  if ((r.attr_mask & transport::qp_attr::kAv) != 0) {
+    if (int rc = av_from_ibv(r.attr.ah_attr, dev_->config().pfc, &m.values.av.dip,
+                             &m.values.av.dscp, &m.values.av.ttl);
+        rc != 0) {
+      return rc;
+    }
+    if (int rc = resolve_mac(m.values.av.dip, &m.values.av.dmac); rc != 0) return rc;
+  }
+  return dev_->modify_qp(r.qp_handle, m);
+}
+
+int ClientSession::on_query_qp(const ctl::QueryQpReq& r, ctl::QueryQpRep* rep, InFds&, OutFds*) {
+  const auto it = qps_.find(r.qp_handle);
+  if (it == qps_.end()) return ENOENT;
+  engine::QpQuery q;
+  if (int rc = dev_->query_qp(r.qp_handle, &q); rc != 0) return rc;
+  ibv_from_query(q, &rep->attr);
+  rep->attr.cap = it->second.cap;
+  rep->cap = it->second.cap;
+  rep->sq_sig_all = it->second.sq_sig_all ? 1 : 0;
+  return 0;
+}
+
+int ClientSession::on_destroy_qp(const ctl::DestroyQpReq& r, ctl::NoReply*, InFds&, OutFds*) {
+  const auto it = qps_.find(r.qp_handle);
+  if (it == qps_.end()) return ENOENT;
+  const int rc = dev_->destroy_qp(r.qp_handle);
+  if (rc != 0) return rc;
+  QpObj& q = it->second;
+  --pds_[q.pd].refs;
+  --cqs_[q.send_cq].refs;
+  --cqs_[q.recv_cq].refs;
+  if (q.srq != 0) --srqs_[q.srq].refs;
+  qps_.erase(it);
+  return 0;
+}
+
+int ClientSession::on_create_srq(const ctl::CreateSrqReq& r, ctl::CreateSrqRep* rep, InFds&,
+                                 OutFds* out) {
+  const auto pd = pds_.find(r.pd_handle);
+  if (pd == pds_.end()) return ENOENT;
+  const ibv_srq_attr& a = r.attr;
+  if (a.max_wr == 0 || a.max_wr > kMaxSrqWr || a.max_sge == 0 || a.max_sge > kMaxSge ||
+      a.srq_limit > a.max_wr) {
+    return EINVAL;
+  }
+  if (srqs_.size() >= dev_->config().max_srqs) return ENOMEM;
+  SrqObj s;
+  engine::RingMem ring;
+  if (int rc = make_ring("uroce-srq", shm::rq_elem_bytes(a.max_sge), a.max_wr, &s.region, &ring);
+      rc != 0) {
+    return rc;
+  }
+  transport::SrqAttr granted{ring.geo.capacity(),
+                             std::min<std::uint32_t>(kMaxSge, (ring.geo.elem_size() -
+                                                               shm::kRecvWqeFlexOffset) /
+                                                                  shm::kRxeSgeBytes),
+                             a.srq_limit};
+  const std::uint32_t h = env_.handles->next();
+  engine::SrqCreate c;
+  c.id = h;
+  c.srq_num = h;
+  c.pd = r.pd_handle;
+  c.max_wr = granted.max_wr;
+  c.max_sge = granted.max_sge;
+  c.srq_limit = granted.srq_limit;
+  c.ring = ring;
+  c.user_handle = r.user_handle;
+  c.client = id_;
+  c.async_fd = async_fd_;
+  if (int rc = dev_->create_srq(c); rc != 0) return rc;
+  if (int rc = dev_->srq_doorbell(h, &rep->doorbell); rc != 0) {
+    dev_->destroy_srq(h);
+    return rc;
+  }
+  s.pd = r.pd_handle;
+  s.attr = granted;
+  ++pd->second.refs;
+  rep->srq_handle = h;
+  rep->srq_num = h;
+  rep->attr = ibv_from_srq_attr(granted);
+  rep->log2_elem_size = ring.geo.log2_elem_size;
+  rep->log2_slots = ring.geo.log2_slots;
+  rep->rq_bytes = ring.bytes;
+  auto [it, ok] = srqs_.emplace(h, std::move(s));
+  (void)ok;
+  out->add(it->second.region.fd());
+  return 0;
+}
+
+int ClientSession::on_modify_srq(const ctl::ModifySrqReq& r, ctl::NoReply*, InFds&, OutFds*) {
+  const auto it = srqs_.find(r.srq_handle);
+  if (it == srqs_.end()) return ENOENT;
+  // The ring is fixed at creation (its fd went to the client): resizing
+  // (IBV_SRQ_MAX_WR) is not supported.
+  if (r.attr_mask == 0 || (r.attr_mask & ~static_cast<std::uint32_t>(IBV_SRQ_LIMIT)) != 0) {
+    return EINVAL;
+  }
+  if (r.attr.srq_limit > it->second.attr.max_wr) return EINVAL;
+  transport::SrqAttr a = it->second.attr;
+  a.srq_limit = r.attr.srq_limit;
+  const int rc = dev_->modify_srq(r.srq_handle, r.attr_mask, a);
+  if (rc == 0) it->second.attr.srq_limit = a.srq_limit;
+  return rc;
+}
+
+int ClientSession::on_query_srq(const ctl::QuerySrqReq& r, ctl::QuerySrqRep* rep, InFds&, OutFds*) {
+  const auto it = srqs_.find(r.srq_handle);
+  if (it == srqs_.end()) return ENOENT;
+  transport::SrqAttr a;
+  if (int rc = dev_->query_srq(r.srq_handle, &a); rc != 0) return rc;
+  rep->attr = ibv_from_srq_attr(a);
+  return 0;
+}
+
+int ClientSession::on_destroy_srq(const ctl::DestroySrqReq& r, ctl::NoReply*, InFds&, OutFds*) {
+  const auto it = srqs_.find(r.srq_handle);
+  if (it == srqs_.end()) return ENOENT;
+  if (it->second.refs != 0) return EBUSY;
+  const int rc = dev_->destroy_srq(r.srq_handle);
+  if (rc != 0) return rc;
+  --pds_[it->second.pd].refs;
+  srqs_.erase(it);
+  return 0;
+}
+
+int ClientSession::on_create_ah(const ctl::CreateAhReq& r, ctl::CreateAhRep* rep, InFds&, OutFds*) {
+  const auto pd = pds_.find(r.pd_handle);
+  if (pd == pds_.end()) return ENOENT;
+  engine::AhCreate a;
+  if (int rc = av_from_ibv(r.attr, dev_->config().pfc, &a.dip, &a.dscp, &a.ttl); rc != 0) {
+    return rc;
+  }
+  if (ahs_.size() >= dev_->config().max_ahs) return ENOMEM;
+  if (int rc = resolve_mac(a.dip, &a.dmac); rc != 0) return rc;
+  const std::uint32_t h = env_.handles->next();
+  a.id = h;
+  a.client = id_;
+  a.pd = r.pd_handle;
+  if (int rc = dev_->create_ah(a); rc != 0) return rc;
+  ahs_.emplace(h, AhObj{r.pd_handle});
+  ++pd->second.refs;
+  rep->ah_handle = h;
+  return 0;
+}
+
+int ClientSession::on_destroy_ah(const ctl::DestroyAhReq& r, ctl::NoReply*, InFds&, OutFds*) {
+  const auto it = ahs_.find(r.ah_handle);
+  if (it == ahs_.end()) return ENOENT;
+  const int rc = dev_->destroy_ah(r.ah_handle);
+  if (rc != 0) return rc;
+  --pds_[it->second.pd].refs;
+  ahs_.erase(it);
+  return 0;
+}
+
+}  // namespace uroce::daemon

@@ -1,0 +1,139 @@
+// ClientSession (client_session.h): reclaiming a client's objects when its
+// connection ends, in the order QPs, SRQs, CQs, AHs, MRs, comp channels, PDs,
+// and the doorbell page last.
+#include <fcntl.h>
+#include <spdlog/spdlog.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "apps/uroced/client_session.h"
+#include "apps/uroced/device_attr.h"
+#include "apps/uroced/qp_attr_convert.h"
+#include "apps/uroced/session_checks.h"
+#include "datapath/shm/rxe_layout.h"
+
+namespace uroce::daemon {
+
+using namespace session;
+
+void ClientSession::keep_mapped(shm::SharedRegion&& r) {
+  // Deliberately never unmapped, not even when the session ends: the engine
+  // refused to let go, so it may still touch this memory. Process-lifetime
+  // storage (never destroyed, so no exit-time unmap either).
+  static std::mutex mu;
+  static auto* kept = new std::vector<shm::SharedRegion>();
+  if (!r.valid()) return;
+  std::lock_guard<std::mutex> lk(mu);
+  kept->push_back(std::move(r));
+}
+
+void ClientSession::destroy_qp_obj(std::uint32_t h, QpObj& q) {
+  const int rc = dev_->destroy_qp(h);
+  if (rc != 0 && rc != ENOENT) {
+    spdlog::error("client {}: engine refused to destroy QP {} ({}); its rings stay mapped", id_, h,
+                  std::strerror(rc));
+    keep_mapped(std::move(q.sq));
+    keep_mapped(std::move(q.rq));
+  }
+  if (auto it = pds_.find(q.pd); it != pds_.end()) --it->second.refs;
+  if (auto it = cqs_.find(q.send_cq); it != cqs_.end()) --it->second.refs;
+  if (auto it = cqs_.find(q.recv_cq); it != cqs_.end()) --it->second.refs;
+  if (auto it = srqs_.find(q.srq); it != srqs_.end()) --it->second.refs;
+}
+
+void ClientSession::destroy_srq_obj(std::uint32_t h, SrqObj& s) {
+  const int rc = dev_->destroy_srq(h);
+  if (rc != 0 && rc != ENOENT) {
+    spdlog::error("client {}: engine refused to destroy SRQ {} ({}); its ring stays mapped", id_, h,
+                  std::strerror(rc));
+    keep_mapped(std::move(s.region));
+  }
+  if (auto it = pds_.find(s.pd); it != pds_.end()) --it->second.refs;
+}
+
+void ClientSession::destroy_cq_obj(std::uint32_t h, CqObj& c) {
+  const int rc = dev_->destroy_cq(h);
+  if (rc != 0 && rc != ENOENT) {
+    spdlog::error("client {}: engine refused to destroy CQ {} ({}); its ring stays mapped", id_, h,
+                  std::strerror(rc));
+    keep_mapped(std::move(c.region));
+  }
+  if (auto it = channels_.find(c.channel); it != channels_.end()) --it->second.refs;
+}
+
+void ClientSession::destroy_mr_obj(MrObj& m) {
+  const int rc = dev_->dereg_mr(m.key);
+  if (rc != 0) {
+    spdlog::error(
+        "client {}: engine refused to deregister MR key {:#x} ({}); the memory "
+        "stays mapped",
+        id_, m.key, std::strerror(rc));
+    keep_mapped(std::move(m.map));
+  }
+  if (auto it = pds_.find(m.pd); it != pds_.end()) --it->second.refs;
+}
+
+void ClientSession::reclaim() {
+  if (reclaimed_) return;
+  reclaimed_ = true;
+  if (dev_ == nullptr) {
+    std::lock_guard<std::mutex> lk(event_mu_);
+    if (async_fd_ >= 0) close(async_fd_);
+    async_fd_ = -1;
+    spdlog::debug("client {} (pid {}) gone", id_, cred_.pid);
+    return;
+  }
+  const std::size_t nqp = qps_.size(), nsrq = srqs_.size(), ncq = cqs_.size(), nah = ahs_.size(),
+                    nmr = mrs_.size(), nch = channels_.size(), npd = pds_.size();
+  for (auto& [h, q] : qps_) destroy_qp_obj(h, q);
+  qps_.clear();
+  for (auto& [h, s] : srqs_) destroy_srq_obj(h, s);
+  srqs_.clear();
+  for (auto& [h, c] : cqs_) destroy_cq_obj(h, c);
+  cqs_.clear();
+  for (auto& [h, a] : ahs_) {
+    const int rc = dev_->destroy_ah(h);
+    if (rc != 0 && rc != ENOENT) {
+      spdlog::error("client {}: engine refused to destroy AH {} ({})", id_, h, std::strerror(rc));
+    }
+  }
+  ahs_.clear();
+  for (auto& [h, m] : mrs_) destroy_mr_obj(m);
+  mrs_.clear();
+  for (auto& [h, ch] : channels_) close(ch.fd);
+  channels_.clear();
+  pds_.clear();
+  // The engine stops reading the doorbell page before it is unmapped.
+  if (const int rc = dev_->close_client(id_); rc != 0) {
+    spdlog::error(
+        "client {}: engine refused to close the client ({}); its doorbell page "
+        "stays mapped",
+        id_, std::strerror(rc));
+    keep_mapped(std::move(bells_));
+  }
+  bells_.reset();
+  {
+    std::lock_guard<std::mutex> lk(event_mu_);
+    if (async_fd_ >= 0) close(async_fd_);
+    async_fd_ = -1;
+  }
+  if (nqp + nsrq + ncq + nah + nmr + nch + npd != 0) {
+    spdlog::info(
+        "client {} (pid {}) gone: reclaimed {} QPs, {} SRQs, {} CQs, {} AHs, {} MRs, "
+        "{} comp channels, {} PDs on {}",
+        id_, cred_.pid, nqp, nsrq, ncq, nah, nmr, nch, npd, dev_->config().name);
+  } else {
+    spdlog::info("client {} (pid {}) gone", id_, cred_.pid);
+  }
+  {
+    std::lock_guard<std::mutex> lk(event_mu_);
+    dev_ = nullptr;
+  }
+  refresh_summary();
+}
+
+}  // namespace uroce::daemon
