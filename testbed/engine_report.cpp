@@ -5,6 +5,7 @@
 #include <cstring>
 #include <vector>
 
+#include "datapath/engine/pfc_status_json.h"
 #include "testbed/engine_host.h"
 #include "testbed/rc_flow.h"
 #include "testbed/simulator.h"
@@ -117,67 +118,6 @@ Json rc_flows_json(const Simulator& sim) {
   return arr;
 }
 
-namespace {
-
-// The engine's own PFC at one host (pfc_endpoint.h), at the end of the
-// run: per lossless priority, what it sent (XOFF, refreshes, XON), what it
-// obeyed, the time it held the switch and was held by it, and its staging
-// and hold queues' counts and drops.
-Json engine_pfc_json(const engine::PfcStatus& s) {
-  Json j;
-  Json prios = Json::array();
-  std::uint64_t xoff = 0;
-  std::uint64_t xon = 0;
-  std::uint64_t pauses = 0;
-  TimeNs paused = 0;
-  TimeNs asserted = 0;
-  for (std::uint8_t p = 0; p < engine::kNumPfcPrio; ++p) {
-    if (((s.enable >> p) & 1) == 0) continue;
-    const pfc::IngressPrioCounters& in = s.ingress.prio[p];
-    const pfc::PauseGatePrioCounters& g = s.gate.prio[p];
-    const engine::PfcEnginePrioCounters& e = s.engine.prio[p];
-    Json x;
-    x["prio"] = p;
-    x["xoff_sent"] = in.xoff_sent;
-    x["refresh_sent"] = in.refresh_sent;
-    x["xon_sent"] = in.xon_sent;
-    x["peak_bytes"] = in.peak_bytes;
-    x["asserted_ns"] = s.asserted_ns[p];
-    x["pause_rx"] = g.pause_rx;
-    x["resume_rx"] = g.resume_rx;
-    x["paused_ns"] = s.paused_ns[p];
-    x["staged"] = e.staged;
-    x["processed"] = e.processed;
-    x["stage_full"] = e.stage_full;
-    x["admit_drops"] = e.admit_drops;
-    x["drops_headroom_full"] = in.drops_headroom_full;
-    x["rx_while_paused"] = e.rx_while_paused;
-    x["pump_skips"] = e.pump_skips;
-    x["tx_held"] = e.tx_held;
-    x["tx_released"] = e.tx_released;
-    x["tx_hold_full"] = e.tx_hold_full;
-    x["tx_storm_drops"] = e.tx_storm_drops;
-    prios.push_back(x);
-    xoff += in.xoff_sent;
-    xon += in.xon_sent;
-    pauses += g.pause_rx;
-    paused += s.paused_ns[p];
-    asserted += s.asserted_ns[p];
-  }
-  j["link_bps"] = s.link_bps;
-  j["xoff_sent"] = xoff;
-  j["xon_sent"] = xon;
-  j["frames_sent"] = s.engine.pfc_tx;
-  j["frames_no_buffer"] = s.engine.pfc_tx_no_buffer;
-  j["asserted_ns"] = asserted;
-  j["frames_rx"] = s.gate.frames_rx;
-  j["pause_rx"] = pauses;
-  j["paused_ns"] = paused;
-  j["priorities"] = prios;
-  return j;
-}
-
-}  // namespace
 
 Json engine_json(const Simulator& sim) {
   const Topology& t = sim.topology();
@@ -232,7 +172,7 @@ Json engine_json(const Simulator& sim) {
     // Only with the engine's own PFC (the host's `pfc` key): without it the
     // summary stays as it was.
     if (e->config().pfc_enable != 0) {
-      x["pfc"] = engine_pfc_json(e->vnic().pfc().status(sim.end_ns()));
+      x["pfc"] = Json(engine::pfc_status_json(e->vnic().pfc().status(sim.end_ns())));
     }
     hosts.push_back(x);
   }
