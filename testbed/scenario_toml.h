@@ -12,6 +12,8 @@
 #pragma once
 
 #include <string>
+
+#include "pfc/alpha.h"
 #include <string_view>
 
 #include "testbed/scenario.h"
@@ -25,8 +27,7 @@ std::string scenario_from_toml(std::string_view text, std::string_view source, S
 // Reads and parses the file at `path`.
 std::string scenario_from_file(const std::string& path, Scenario& out);
 
-// Parses an alpha such as "1/16", "8" or "0.25" into a reduced fraction
-// (terms <= 65536). Returns "" or the problem.
-std::string parse_alpha(std::string_view s, std::uint32_t& num, std::uint32_t& den);
+// The alpha grammar is pfc/alpha.h's, shared with uroced's configuration.
+using pfc::parse_alpha;
 
 }  // namespace uroce::testbed

@@ -10,6 +10,7 @@
 
 #include "apps/uroced/config.h"
 #include "apps/uroced/config_values.h"
+#include "pfc/alpha.h"
 
 namespace uroce::daemon {
 namespace {
@@ -172,31 +173,23 @@ std::string read_pfc(const toml::table& t, std::size_t index, DeviceConfig* d) {
         if (name == "xon_offset_bytes") in.xon_offset_bytes = u;
       }
     } else if (name == "alpha") {
-      // "N/D" or an integer N.
-      if (v.is_integer()) {
-        if ((err = want_range(v, key, 1, 65536, &i)).empty()) {
-          in.alpha_num = static_cast<std::uint32_t>(i);
-          in.alpha_den = 1;
-        }
-      } else if ((err = want_string(v, key, &s)).empty()) {
-        const std::size_t slash = s.find('/');
-        std::uint32_t num = 0, den = 0;
-        const char* b = s.data();
-        const char* e = s.data() + s.size();
-        bool ok = slash != std::string::npos;
-        if (ok) {
-          const auto r1 = std::from_chars(b, b + slash, num);
-          const auto r2 = std::from_chars(b + slash + 1, e, den);
-          ok = r1.ec == std::errc() && r1.ptr == b + slash && r2.ec == std::errc() && r2.ptr == e &&
-               num >= 1 && num <= 65536 && den >= 1 && den <= 65536;
-        }
-        if (!ok) {
-          err = key + ": " + in_quotes(s) +
-                " is not a ratio N/D with N and D in 1..65536 (e.g. \"1/16\")";
-        } else {
-          in.alpha_num = num;
-          in.alpha_den = den;
-        }
+      // pfc/alpha.h's grammar: "N/D", an integer, or an exact decimal.
+      std::string text;
+      if (v.is_string()) {
+        text = v.as_string()->get();
+      } else if (v.is_integer()) {
+        text = std::to_string(v.as_integer()->get());
+      } else if (v.is_floating_point()) {
+        std::ostringstream os;
+        os.precision(17);
+        os << v.as_floating_point()->get();
+        text = os.str();
+      } else {
+        err = key + ": expected a fraction such as \"1/16\" or a number";
+      }
+      if (err.empty()) {
+        const std::string e = pfc::parse_alpha(text, in.alpha_num, in.alpha_den);
+        if (!e.empty()) err = key + ": " + e;
       }
     } else if (name == "xoff_quanta" || name == "max_quanta") {
       if ((err = want_range(v, key, 1, 65535, &i)).empty()) {

@@ -428,10 +428,10 @@ TEST(LoadToml_Pfc, ErrorsNameTheKey) {
   EXPECT_EQ(err("priorities = 3"), "device[0].pfc.priorities: expected an array of priorities 0..7");
   EXPECT_EQ(err("mode = \"adaptive\""),
             "device[0].pfc.mode: \"adaptive\" is not a mode (expected \"static\" or \"dynamic\")");
-  EXPECT_EQ(err("alpha = \"1/0\""),
-            "device[0].pfc.alpha: \"1/0\" is not a ratio N/D with N and D in 1..65536 (e.g. "
-            "\"1/16\")");
-  EXPECT_EQ(err("alpha = 0"), "device[0].pfc.alpha: 0 is outside 1..65536");
+  EXPECT_EQ(err("alpha = \"1/0\""), "device[0].pfc.alpha: '1/0' must be > 0");
+  EXPECT_EQ(err("alpha = \"1/x\""),
+            "device[0].pfc.alpha: '1/x' is not a fraction of whole numbers such as \"1/16\"");
+  EXPECT_EQ(err("alpha = 0"), "device[0].pfc.alpha: '0' must be > 0");
   EXPECT_EQ(err("xoff_quanta = 0"), "device[0].pfc.xoff_quanta: 0 is outside 1..65535");
   EXPECT_EQ(err("refresh_percent = 100"), "device[0].pfc.refresh_percent: 100 is outside 1..99");
   EXPECT_EQ(err("storm_action = \"panic\""),
