@@ -1,7 +1,8 @@
 // DPDK EAL settings as configuration, and the argv they turn into.
 //
 // uroce never hard-codes EAL argv: daemons, benchmarks and tests fill an
-// EalConfig (from a TOML table or in code) and `eal_argv` renders it. The
+// EalConfig (uroced from its [eal] table, benchmarks and tests in code) and
+// `eal_argv` renders it. The
 // defaults are the ones that work on a machine without hugepages or a NIC,
 // as the project's lab and CI machines are: no hugepages, no PCI probing, no
 // telemetry, 512 MB.
@@ -10,12 +11,6 @@
 #include <cstdint>
 #include <string>
 #include <vector>
-
-namespace toml {
-inline namespace v3 {
-class table;
-}
-}  // namespace toml
 
 namespace uroce::port {
 
@@ -37,10 +32,5 @@ struct EalConfig {
 std::vector<std::string> eal_argv(const EalConfig& cfg,
                                   const std::string& program = "uroce");
 
-// Fills `out` from a TOML table whose keys are the field names above
-// (lcores, memory_mb, file_prefix, hugepages, in_memory, pci, telemetry,
-// log_level, vdevs, allow, extra_args). Unknown keys and wrong types are
-// errors. Returns an empty string on success, else a message naming the key.
-std::string eal_config_from_toml(const toml::table& t, EalConfig& out);
 
 }  // namespace uroce::port
