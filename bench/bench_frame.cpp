@@ -24,8 +24,8 @@ FrameTemplate::FrameTemplate(const FrameSpec& spec) {
 
   wire::Ipv4Hdr ip;
   ip.set_version_ihl(4, 5);
-  ip.set_total_length(static_cast<std::uint16_t>(wire::Ipv4Hdr::kSize +
-                                                 wire::UdpHdr::kSize + payload));
+  ip.set_total_length(
+      static_cast<std::uint16_t>(wire::Ipv4Hdr::kSize + wire::UdpHdr::kSize + payload));
   ip.set_flags_frag(wire::kIpv4FlagDf);
   ip.set_ttl(64);
   ip.set_protocol(wire::kIpProtoUdp);
@@ -50,19 +50,17 @@ FrameTemplate::FrameTemplate(const FrameSpec& spec) {
     bytes_[i] = static_cast<std::uint8_t>(i);
 }
 
-void FrameTemplate::write(std::uint8_t* dst, std::uint64_t seq,
-                          BenchKind kind) const {
+void FrameTemplate::write(std::uint8_t* dst, std::uint64_t seq, BenchKind kind) const {
   std::memcpy(dst, bytes_.data(), bytes_.size());
   dst[kPayloadOff + 4] = static_cast<std::uint8_t>(kind);
   wire::store_be64(dst + kPayloadOff + 8, seq);
 }
 
-FrameClass classify(const std::uint8_t* frame, std::uint32_t len,
-                    std::uint16_t dst_port, std::uint64_t* seq) {
+FrameClass classify(const std::uint8_t* frame, std::uint32_t len, std::uint16_t dst_port,
+                    std::uint64_t* seq) {
   if (len < kFrameHeaderBytes + BenchPayloadHdr::kSize) return FrameClass::kForeign;
   if (wire::load_be16(frame + 12) != wire::kEtherTypeIpv4) return FrameClass::kForeign;
-  if (frame[kIpOff] != 0x45 || frame[kIpOff + 9] != wire::kIpProtoUdp)
-    return FrameClass::kForeign;
+  if (frame[kIpOff] != 0x45 || frame[kIpOff + 9] != wire::kIpProtoUdp) return FrameClass::kForeign;
   if (wire::load_be16(frame + kUdpOff + 2) != dst_port) return FrameClass::kForeign;
   const BenchPayloadHdr hdr = BenchPayloadHdr::read(frame + kPayloadOff);
   if (hdr.magic() != kBenchMagic) return FrameClass::kForeign;

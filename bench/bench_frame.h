@@ -23,8 +23,7 @@ inline constexpr std::size_t kFrameHeaderBytes =
     wire::EthHdr::kSize + wire::Ipv4Hdr::kSize + wire::UdpHdr::kSize;
 // The UDP payload must hold the bench header; the IPv4 total length is 16-bit.
 inline constexpr std::uint32_t kMinPayload = BenchPayloadHdr::kSize;
-inline constexpr std::uint32_t kMaxPayload =
-    65535 - wire::Ipv4Hdr::kSize - wire::UdpHdr::kSize;
+inline constexpr std::uint32_t kMaxPayload = 65535 - wire::Ipv4Hdr::kSize - wire::UdpHdr::kSize;
 
 struct FrameSpec {
   wire::MacAddr src_mac;
@@ -43,9 +42,7 @@ class FrameTemplate {
   // `spec.payload` is clamped into [kMinPayload, kMaxPayload].
   explicit FrameTemplate(const FrameSpec& spec);
 
-  std::uint32_t frame_bytes() const {
-    return static_cast<std::uint32_t>(bytes_.size());
-  }
+  std::uint32_t frame_bytes() const { return static_cast<std::uint32_t>(bytes_.size()); }
   const std::uint8_t* data() const { return bytes_.data(); }
 
   // Copies the whole frame to `dst` (frame_bytes() of room) and stamps it.
@@ -63,8 +60,8 @@ enum class FrameClass : std::uint8_t {
 
 // Classifies a received frame of `len` bytes addressed to UDP `dst_port`;
 // for kData and kStop stores the sequence number in *seq.
-FrameClass classify(const std::uint8_t* frame, std::uint32_t len,
-                    std::uint16_t dst_port, std::uint64_t* seq);
+FrameClass classify(const std::uint8_t* frame, std::uint32_t len, std::uint16_t dst_port,
+                    std::uint64_t* seq);
 
 // Turns a received frame into its reply in place: swaps the MACs, the IPv4
 // addresses and the UDP ports. The IPv4 checksum stays valid (the sum is

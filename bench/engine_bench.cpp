@@ -65,13 +65,13 @@ constexpr std::uint32_t kClient = 1;
 constexpr transport::PdHandle kPd = 1;
 
 struct Options {
-  std::uint64_t qps = 0;         // idle QPs on A
-  std::uint32_t active = 1;      // active QP pairs
-  std::uint32_t depth = 16;      // outstanding WRITEs per active QP (rate)
-  std::uint32_t idle_depth = 16; // SQ/RQ ring depth of an idle QP
+  std::uint64_t qps = 0;          // idle QPs on A
+  std::uint32_t active = 1;       // active QP pairs
+  std::uint32_t depth = 16;       // outstanding WRITEs per active QP (rate)
+  std::uint32_t idle_depth = 16;  // SQ/RQ ring depth of an idle QP
   std::string mode = "rate";
-  std::string op = "write";      // write or send
-  std::uint32_t size = 64;       // message bytes
+  std::string op = "write";  // write or send
+  std::uint32_t size = 64;   // message bytes
   std::string link = "ring";
   double warmup_s = 0.3;
   double duration_s = 2.0;
@@ -144,8 +144,7 @@ struct Host {
   shm::DoorbellRinger bells;
   engine::ObjId next_id = 1;
 
-  Host(PortIo& p, const wire::MacAddr& mac, wire::Ipv4Addr ip, std::uint32_t max_qps,
-       Arena& arena)
+  Host(PortIo& p, const wire::MacAddr& mac, wire::Ipv4Addr ip, std::uint32_t max_qps, Arena& arena)
       : io(p) {
     engine::VnicConfig c;
     c.name = "scale";
@@ -239,16 +238,16 @@ int connect(Host<PortIo>& h, engine::ObjId id, std::uint32_t peer_qpn, const wir
   m.values.dest_qp_num = peer_qpn;
   m.values.max_dest_rd_atomic = 1;
   m.values.min_rnr_timer = 1;
-  m.mask = qa::kState | qa::kAv | qa::kPathMtu | qa::kDestQpn | qa::kRqPsn |
-           qa::kMaxDestRdAtomic | qa::kMinRnrTimer;
+  m.mask = qa::kState | qa::kAv | qa::kPathMtu | qa::kDestQpn | qa::kRqPsn | qa::kMaxDestRdAtomic |
+           qa::kMinRnrTimer;
   if (int rc = h.vnic->modify_qp(id, m); rc != 0) return rc;
   m.values.qp_state = transport::QpState::kRts;
   m.values.timeout = 16;  // 268 ms: no spurious retransmission
   m.values.retry_cnt = 7;
   m.values.rnr_retry = 7;
   m.values.max_rd_atomic = 1;
-  m.mask = qa::kState | qa::kSqPsn | qa::kTimeout | qa::kRetryCnt | qa::kRnrRetry |
-           qa::kMaxQpRdAtomic;
+  m.mask =
+      qa::kState | qa::kSqPsn | qa::kTimeout | qa::kRetryCnt | qa::kRnrRetry | qa::kMaxQpRdAtomic;
   return h.vnic->modify_qp(id, m);
 }
 
@@ -310,9 +309,9 @@ struct Traffic {
 // receives), poll A, poll B, reap both CQs.
 template <class PortIo, class Now, class Done>
 [[gnu::always_inline]] inline Window window(Host<PortIo>& a, Host<PortIo>& b, std::vector<Qp>& qps,
-                                         std::vector<Qp>& peers, Cq& cq, Cq& peer_cq,
-                                         const Traffic& tr, Now&& now, Done&& done,
-                                         RttHistogram* lat, std::vector<TimeNs>* posted_at) {
+                                            std::vector<Qp>& peers, Cq& cq, Cq& peer_cq,
+                                            const Traffic& tr, Now&& now, Done&& done,
+                                            RttHistogram* lat, std::vector<TimeNs>* posted_at) {
   Window w;
   const std::uint64_t remote = reinterpret_cast<std::uint64_t>(b.mem.data());
   std::vector<std::uint32_t> inflight(qps.size(), 0);
@@ -433,9 +432,10 @@ int run(PortIo& ia, PortIo& ib, const Options& o, const engine::TscClock& clock)
   auto now = [&] { return clock.now(); };
   // Warm-up (also lets the connect's queued ring visits run).
   const TimeNs warm_end = clock.now() + static_cast<TimeNs>(o.warmup_s * 1e9);
-  warmup_window(a, b, aq, bq, acq, bcq, tr, now,
-                [&](const Window& x, TimeNs t) { return x.iterations != 0 && t >= warm_end; },
-                nullptr, &posted_at);
+  warmup_window(
+      a, b, aq, bq, acq, bcq, tr, now,
+      [&](const Window& x, TimeNs t) { return x.iterations != 0 && t >= warm_end; }, nullptr,
+      &posted_at);
   // Let what is in flight complete (before measuring, and after).
   ib_uverbs_wc wc{};
   auto drain = [&] {
@@ -464,24 +464,24 @@ int run(PortIo& ia, PortIo& ib, const Options& o, const engine::TscClock& clock)
     lat = fmt::format(R"(,"latency_ns":{{"median":{:.0f},"p99":{:.0f},"samples":{}}})",
                       hist.quantile_ns(0.5), hist.quantile_ns(0.99), hist.count());
   }
-  fmt::print(
-      R"({{"bench":"uroce-engine","schema":1,"link":"{}","mode":"{}","op":"{}","size":{},)"
-      R"("idle_qps":{},)"
-      R"("active_qps":{},"depth":{},"idle_depth":{},"seconds":{:.3f},"completions":{},)"
-      R"("errors":{},"msgs_per_s":{:.0f},"payload_gbps":{:.3f},"verified":{},)"
-      R"("frames":{},"iterations":{},)"
-      R"("ring_visits":{},"timer_scans":{},"engine_heap_bytes_per_idle_qp":{:.1f},)"
-      R"("engine_slot_bytes_per_qp":{:.1f},)"
-      R"("rss_bytes":{},"rss_bytes_per_idle_qp":{:.1f},"ring_bytes_per_idle_qp":{:.1f}{}}})"
-      "\n",
-      o.link, o.mode, o.op, o.size, o.qps, o.active, o.depth, o.idle_depth, w.seconds, w.completions, w.errors,
-      w.seconds > 0 ? static_cast<double>(w.completions) / w.seconds : 0.0,
-      w.seconds > 0 ? static_cast<double>(w.completions) * o.size * 8 / w.seconds / 1e9 : 0.0,
-      verified, frames, w.iterations,
-      ca.ring_visits - ca0.ring_visits, ca.timer_scans - ca0.timer_scans, per_idle_heap, slot_bytes,
-      rss_bytes(),
-      o.qps == 0 ? 0.0 : static_cast<double>(rss1 - rss0) / static_cast<double>(o.qps),
-      o.qps == 0 ? 0.0 : static_cast<double>(ring_bytes) / static_cast<double>(o.qps), lat);
+  fmt::print(R"({{"bench":"uroce-engine","schema":1,"link":"{}","mode":"{}","op":"{}","size":{},)"
+             R"("idle_qps":{},)"
+             R"("active_qps":{},"depth":{},"idle_depth":{},"seconds":{:.3f},"completions":{},)"
+             R"("errors":{},"msgs_per_s":{:.0f},"payload_gbps":{:.3f},"verified":{},)"
+             R"("frames":{},"iterations":{},)"
+             R"("ring_visits":{},"timer_scans":{},"engine_heap_bytes_per_idle_qp":{:.1f},)"
+             R"("engine_slot_bytes_per_qp":{:.1f},)"
+             R"("rss_bytes":{},"rss_bytes_per_idle_qp":{:.1f},"ring_bytes_per_idle_qp":{:.1f}{}}})"
+             "\n",
+             o.link, o.mode, o.op, o.size, o.qps, o.active, o.depth, o.idle_depth, w.seconds,
+             w.completions, w.errors,
+             w.seconds > 0 ? static_cast<double>(w.completions) / w.seconds : 0.0,
+             w.seconds > 0 ? static_cast<double>(w.completions) * o.size * 8 / w.seconds / 1e9
+                           : 0.0,
+             verified, frames, w.iterations, ca.ring_visits - ca0.ring_visits,
+             ca.timer_scans - ca0.timer_scans, per_idle_heap, slot_bytes, rss_bytes(),
+             o.qps == 0 ? 0.0 : static_cast<double>(rss1 - rss0) / static_cast<double>(o.qps),
+             o.qps == 0 ? 0.0 : static_cast<double>(ring_bytes) / static_cast<double>(o.qps), lat);
   std::fflush(stdout);
   return w.errors == 0 && w.completions != 0 && verified ? 0 : 1;
 }
@@ -492,7 +492,9 @@ int run(PortIo& ia, PortIo& ib, const Options& o, const engine::TscClock& clock)
 int main(int argc, char** argv) {
   using namespace uroce;
   bench::Options o;
-  CLI::App app{"uroce-engine-bench: the daemon's engine between two hosts on one lcore (see the source header)"};
+  CLI::App app{
+      "uroce-engine-bench: the daemon's engine between two hosts on one lcore (see the source "
+      "header)"};
   app.add_option("--qps", o.qps, "idle RC QPs on host A")->capture_default_str();
   app.add_option("--active", o.active, "active QP pairs")->capture_default_str();
   app.add_option("--depth", o.depth, "outstanding WRITEs per active QP (rate mode)")

@@ -19,10 +19,10 @@
 #include <rte_mbuf.h>
 
 #include <algorithm>
-#include <csignal>
 #include <cerrno>
-#include <cstring>
+#include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -93,18 +93,17 @@ port::PortConfig port_config(const Options& o) {
   pc.vdev_args = o.devargs;
   pc.mtu = o.mtu;
   pc.mbufs = o.mbufs;
-  pc.data_room = std::max<std::uint32_t>(
-      o.data_room, static_cast<std::uint32_t>(kFrameHeaderBytes + o.size));
+  pc.data_room =
+      std::max<std::uint32_t>(o.data_room, static_cast<std::uint32_t>(kFrameHeaderBytes + o.size));
   return pc;
 }
 
 // The frame must fit one mbuf: the benchmark never chains.
 std::string check_room(const port::EthPort& p, std::uint32_t frame_bytes) {
-  const std::uint32_t room =
-      rte_pktmbuf_data_room_size(p.pool()) - RTE_PKTMBUF_HEADROOM;
+  const std::uint32_t room = rte_pktmbuf_data_room_size(p.pool()) - RTE_PKTMBUF_HEADROOM;
   if (room >= frame_bytes) return {};
-  return "mbuf data room " + std::to_string(room) + " B < frame " +
-         std::to_string(frame_bytes) + " B: raise --mtu or --data-room";
+  return "mbuf data room " + std::to_string(room) + " B < frame " + std::to_string(frame_bytes) +
+         " B: raise --mtu or --data-room";
 }
 
 void on_signal(int) { g_interrupted.store(true, std::memory_order_relaxed); }
@@ -119,10 +118,9 @@ void emit(const Options& o, const std::string& line) {
 }
 
 // Runs the role; fills the report sections. Returns "" or an error sentence.
-std::string run(const Options& o, const RunParams& rp, ReportHeader& h,
-                StreamStats& stream, TxStats& tx, RttStats& rtt,
-                EchoStats& echo, bool& has_stream, bool& has_tx, bool& has_rtt,
-                bool& has_echo) {
+std::string run(const Options& o, const RunParams& rp, ReportHeader& h, StreamStats& stream,
+                TxStats& tx, RttStats& rtt, EchoStats& echo, bool& has_stream, bool& has_tx,
+                bool& has_rtt, bool& has_echo) {
   const FrameTemplate data(spec_a_to_b(o.size));
   h.frame_bytes = data.frame_bytes();
   std::string err;
@@ -140,13 +138,11 @@ std::string run(const Options& o, const RunParams& rp, ReportHeader& h,
     if (!(err = check_room(a, h.frame_bytes)).empty()) return err;
     if (o.test == "both" || o.test == "stream") {
       has_stream = true;
-      if (ring_stream(a, b, data, rp, &stream) != 0)
-        return "no frame crossed the ring pair";
+      if (ring_stream(a, b, data, rp, &stream) != 0) return "no frame crossed the ring pair";
     }
     if (o.test == "both" || o.test == "rtt") {
       has_rtt = true;
-      if (ring_pingpong(a, b, data, rp, &rtt) != 0)
-        return "no echo came back over the ring pair";
+      if (ring_pingpong(a, b, data, rp, &rtt) != 0) return "no echo came back over the ring pair";
     }
     return {};
   }
@@ -165,8 +161,7 @@ std::string run(const Options& o, const RunParams& rp, ReportHeader& h,
       return "no data frame arrived within --wait seconds";
   } else if (o.role == "ping") {
     has_rtt = true;
-    if (ping(p, data, rp, &rtt) != 0)
-      return "no echo arrived within --wait seconds";
+    if (ping(p, data, rp, &rtt) != 0) return "no echo arrived within --wait seconds";
   } else {
     has_echo = true;
     if (pong(p, rp, &echo) != 0) return "no ping arrived within --wait seconds";
@@ -215,8 +210,7 @@ int main(int argc, char** argv) {
   app.add_option("--transport", o.transport, "Label in the JSON (default from --vdev)");
   app.add_option("--mtu", o.mtu, "Port MTU (L3 bytes)")->capture_default_str();
   app.add_option("--mbufs", o.mbufs, "mbufs per port pool")->capture_default_str();
-  app.add_option("--data-room", o.data_room,
-                 "mbuf data room (at least the frame); 0: from the MTU")
+  app.add_option("--data-room", o.data_room, "mbuf data room (at least the frame); 0: from the MTU")
       ->capture_default_str();
   app.add_option("--json", o.json_file, "Also write the JSON line to this file");
   CLI11_PARSE(app, argc, argv);

@@ -26,35 +26,33 @@ std::string json_quote(const std::string& s) {
   return out;
 }
 
-std::string report_json(const ReportHeader& h, const StreamStats* stream,
-                        const TxStats* tx, const RttStats* rtt,
-                        const EchoStats* echo) {
+std::string report_json(const ReportHeader& h, const StreamStats* stream, const TxStats* tx,
+                        const RttStats* rtt, const EchoStats* echo) {
   std::string j = fmt::format(
       "{{\"bench\":\"uroce-raw\",\"schema\":1,\"transport\":{},\"role\":{},"
       "\"ok\":{},\"error\":{},\"payload_bytes\":{},\"frame_bytes\":{},"
       "\"burst\":{},\"warmup_s\":{},\"duration_s\":{}",
-      json_quote(h.transport), json_quote(h.role), h.ok ? "true" : "false",
-      json_quote(h.error), h.payload_bytes, h.frame_bytes, h.burst, h.warmup_s,
-      h.duration_s);
+      json_quote(h.transport), json_quote(h.role), h.ok ? "true" : "false", json_quote(h.error),
+      h.payload_bytes, h.frame_bytes, h.burst, h.warmup_s, h.duration_s);
   if (stream != nullptr) {
     const double pps = per_second(static_cast<double>(stream->packets), stream->seconds);
     const double bps = per_second(static_cast<double>(stream->bytes) * 8, stream->seconds);
-    const double payload_bps = per_second(
-        static_cast<double>(stream->packets) * h.payload_bytes * 8, stream->seconds);
+    const double payload_bps =
+        per_second(static_cast<double>(stream->packets) * h.payload_bytes * 8, stream->seconds);
     j += fmt::format(
         ",\"stream\":{{\"packets\":{},\"bytes\":{},\"seconds\":{:.6f},"
         "\"mpps\":{:.4f},\"gbps\":{:.4f},\"payload_gbps\":{:.4f},\"lost\":{},"
         "\"foreign\":{}}}",
-        stream->packets, stream->bytes, stream->seconds, pps / 1e6, bps / 1e9,
-        payload_bps / 1e9, stream->lost, stream->foreign);
+        stream->packets, stream->bytes, stream->seconds, pps / 1e6, bps / 1e9, payload_bps / 1e9,
+        stream->lost, stream->foreign);
   }
   if (tx != nullptr) {
     const double pps = per_second(static_cast<double>(tx->packets), tx->seconds);
     j += fmt::format(
         ",\"tx\":{{\"packets\":{},\"seconds\":{:.6f},\"mpps\":{:.4f},"
         "\"gbps\":{:.4f},\"alloc_failures\":{},\"stopped_by_peer\":{}}}",
-        tx->packets, tx->seconds, pps / 1e6, pps * h.frame_bytes * 8 / 1e9,
-        tx->alloc_failures, tx->stopped_by_peer ? "true" : "false");
+        tx->packets, tx->seconds, pps / 1e6, pps * h.frame_bytes * 8 / 1e9, tx->alloc_failures,
+        tx->stopped_by_peer ? "true" : "false");
   }
   if (rtt != nullptr) {
     const RttHistogram& r = rtt->hist;
@@ -62,16 +60,15 @@ std::string report_json(const ReportHeader& h, const StreamStats* stream,
         ",\"rtt\":{{\"samples\":{},\"timeouts\":{},\"seconds\":{:.6f},"
         "\"median_us\":{:.3f},\"p99_us\":{:.3f},\"min_us\":{:.3f},"
         "\"max_us\":{:.3f},\"mean_us\":{:.3f}}}",
-        r.count(), rtt->timeouts, rtt->seconds, r.quantile_ns(0.5) / 1e3,
-        r.quantile_ns(0.99) / 1e3, static_cast<double>(r.min_ns()) / 1e3,
-        static_cast<double>(r.max_ns()) / 1e3, r.mean_ns() / 1e3);
+        r.count(), rtt->timeouts, rtt->seconds, r.quantile_ns(0.5) / 1e3, r.quantile_ns(0.99) / 1e3,
+        static_cast<double>(r.min_ns()) / 1e3, static_cast<double>(r.max_ns()) / 1e3,
+        r.mean_ns() / 1e3);
   }
   if (echo != nullptr) {
     j += fmt::format(
         ",\"echo\":{{\"echoed\":{},\"dropped\":{},\"foreign\":{},"
         "\"stopped_by_peer\":{}}}",
-        echo->echoed, echo->dropped, echo->foreign,
-        echo->stopped_by_peer ? "true" : "false");
+        echo->echoed, echo->dropped, echo->foreign, echo->stopped_by_peer ? "true" : "false");
   }
   j += '}';
   return j;

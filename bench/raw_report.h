@@ -32,9 +32,8 @@ struct ReportHeader {
 };
 
 // Any of the section pointers may be null (section left out).
-std::string report_json(const ReportHeader& h, const StreamStats* stream,
-                        const TxStats* tx, const RttStats* rtt,
-                        const EchoStats* echo);
+std::string report_json(const ReportHeader& h, const StreamStats* stream, const TxStats* tx,
+                        const RttStats* rtt, const EchoStats* echo);
 
 // `s` as a JSON string literal, quotes included.
 std::string json_quote(const std::string& s);

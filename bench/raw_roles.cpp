@@ -6,8 +6,8 @@
 
 #include <cerrno>
 #include <chrono>
-#include <thread>
 #include <cstring>
+#include <thread>
 
 namespace uroce::bench {
 
@@ -30,8 +30,8 @@ std::uint64_t to_ns(std::uint64_t c) {
 
 // Takes `n` mbufs from the pool in one call and writes a frame into each,
 // numbering them from *seq on. False (nothing taken) when the pool is dry.
-bool fill_burst(rte_mempool* pool, const FrameTemplate& t, rte_mbuf** pkts,
-                unsigned n, std::uint64_t* seq, BenchKind kind) {
+bool fill_burst(rte_mempool* pool, const FrameTemplate& t, rte_mbuf** pkts, unsigned n,
+                std::uint64_t* seq, BenchKind kind) {
   if (rte_pktmbuf_alloc_bulk(pool, pkts, n) != 0) return false;
   const auto len = static_cast<std::uint16_t>(t.frame_bytes());
   for (unsigned i = 0; i < n; ++i) {
@@ -44,8 +44,7 @@ bool fill_burst(rte_mempool* pool, const FrameTemplate& t, rte_mbuf** pkts,
 
 // Sends `copies` control frames, retrying for at most 50 ms while the PMD
 // is busy; control frames are best effort (the peer has a deadline too).
-void send_control(port::EthPort& port, const FrameTemplate& t, BenchKind kind,
-                  unsigned copies) {
+void send_control(port::EthPort& port, const FrameTemplate& t, BenchKind kind, unsigned copies) {
   rte_mbuf* pkts[8];
   if (copies > 8) copies = 8;
   std::uint64_t seq = 0;
@@ -66,14 +65,12 @@ struct TxBurst {
   std::uint64_t seq = 0;
 
   // Returns the number of frames the PMD accepted.
-  std::uint16_t push(port::EthPort& port, const FrameTemplate& t,
-                     std::uint16_t burst, std::uint64_t* alloc_failures) {
+  std::uint16_t push(port::EthPort& port, const FrameTemplate& t, std::uint16_t burst,
+                     std::uint64_t* alloc_failures) {
     if (pending < burst) {
-      if (fill_burst(port.pool(), t, pkts + pending, burst - pending, &seq,
-                     BenchKind::kData))
+      if (fill_burst(port.pool(), t, pkts + pending, burst - pending, &seq, BenchKind::kData))
         pending = burst;
-      else
-        ++*alloc_failures;
+      else ++*alloc_failures;
     }
     if (pending == 0) return 0;
     const std::uint16_t sent = port.tx_burst(pkts, pending);
@@ -96,8 +93,7 @@ struct RxCounter {
   std::uint64_t next_seq = 0;
   std::uint64_t data_seen = 0;  // data frames since start, window or not
 
-  unsigned take(rte_mbuf** pkts, std::uint16_t n, std::uint16_t dst_port,
-                StreamStats* s) {
+  unsigned take(rte_mbuf** pkts, std::uint16_t n, std::uint16_t dst_port, StreamStats* s) {
     unsigned stops = 0;
     for (std::uint16_t i = 0; i < n; ++i) {
       std::uint64_t seq = 0;
@@ -124,8 +120,7 @@ struct RxCounter {
 
 // Echoes the data frames of one burst in place and frees everything else.
 // Returns true when a stop frame was among them.
-bool echo_burst(port::EthPort& port, rte_mbuf** pkts, std::uint16_t n,
-                EchoStats* s) {
+bool echo_burst(port::EthPort& port, rte_mbuf** pkts, std::uint16_t n, EchoStats* s) {
   rte_mbuf* reply[kMaxBurst];
   std::uint16_t nreply = 0;
   bool stop = false;
@@ -162,17 +157,15 @@ void quiesce(const RunParams& p) {
 
 bool link_down(std::uint16_t port_id) {
   rte_eth_link link{};
-  return rte_eth_link_get_nowait(port_id, &link) == 0 &&
-         link.link_status == RTE_ETH_LINK_DOWN;
+  return rte_eth_link_get_nowait(port_id, &link) == 0 && link.link_status == RTE_ETH_LINK_DOWN;
 }
 
 // One ping: send frame `seq`, poll for its echo while calling `service`
 // (the ring self-test's echo side; a no-op between processes). Stores the
 // round trip in cycles; false if the PMD refused it or no echo came in time.
 template <class Service>
-bool one_ping(port::EthPort& port, const FrameTemplate& data,
-              std::uint16_t burst, std::uint64_t timeout, std::uint64_t seq,
-              std::uint64_t* rtt, Service&& service) {
+bool one_ping(port::EthPort& port, const FrameTemplate& data, std::uint16_t burst,
+              std::uint64_t timeout, std::uint64_t seq, std::uint64_t* rtt, Service&& service) {
   rte_mbuf* m = nullptr;
   std::uint64_t next = seq;
   if (!fill_burst(port.pool(), data, &m, 1, &next, BenchKind::kData)) return false;
@@ -192,8 +185,8 @@ bool one_ping(port::EthPort& port, const FrameTemplate& data,
     bool got = false;
     for (std::uint16_t i = 0; i < n; ++i) {
       std::uint64_t s = 0;
-      if (classify(rte_pktmbuf_mtod(rx[i], const std::uint8_t*), rx[i]->data_len,
-                   kTxPort, &s) == FrameClass::kData &&
+      if (classify(rte_pktmbuf_mtod(rx[i], const std::uint8_t*), rx[i]->data_len, kTxPort, &s) ==
+              FrameClass::kData &&
           s == seq)
         got = true;
     }
@@ -207,8 +200,8 @@ bool one_ping(port::EthPort& port, const FrameTemplate& data,
 }
 
 template <class Service>
-int ping_loop(port::EthPort& port, const FrameTemplate& data,
-              const RunParams& p, RttStats* out, Service&& service) {
+int ping_loop(port::EthPort& port, const FrameTemplate& data, const RunParams& p, RttStats* out,
+              Service&& service) {
   const std::uint64_t timeout = cycles(p.reply_timeout_s);
   std::uint64_t seq = 0;
   std::uint64_t rtt = 0;
@@ -245,8 +238,8 @@ int ping_loop(port::EthPort& port, const FrameTemplate& data,
 
 }  // namespace
 
-int ring_stream(port::EthPort& a, port::EthPort& b, const FrameTemplate& data,
-                const RunParams& p, StreamStats* out) {
+int ring_stream(port::EthPort& a, port::EthPort& b, const FrameTemplate& data, const RunParams& p,
+                StreamStats* out) {
   TxBurst tx;
   RxCounter rxc;
   rte_mbuf* rx[kMaxBurst];
@@ -269,13 +262,12 @@ int ring_stream(port::EthPort& a, port::EthPort& b, const FrameTemplate& data,
   out->seconds = rxc.counting ? to_seconds(now - t_start) : 0.0;
   tx.release();
   // Drain what is still in flight so every mbuf is back in its pool.
-  for (std::uint16_t n; (n = b.rx_burst(rx, kMaxBurst)) != 0;)
-    rte_pktmbuf_free_bulk(rx, n);
+  for (std::uint16_t n; (n = b.rx_burst(rx, kMaxBurst)) != 0;) rte_pktmbuf_free_bulk(rx, n);
   return rxc.data_seen == 0 ? -EIO : 0;
 }
 
-int ring_pingpong(port::EthPort& a, port::EthPort& b, const FrameTemplate& data,
-                  const RunParams& p, RttStats* out) {
+int ring_pingpong(port::EthPort& a, port::EthPort& b, const FrameTemplate& data, const RunParams& p,
+                  RttStats* out) {
   EchoStats echo;
   rte_mbuf* rx[kMaxBurst];
   auto service = [&] {
@@ -283,22 +275,18 @@ int ring_pingpong(port::EthPort& a, port::EthPort& b, const FrameTemplate& data,
     if (n != 0) echo_burst(b, rx, n, &echo);
   };
   const int rc = ping_loop(a, data, p, out, service);
-  for (std::uint16_t n; (n = b.rx_burst(rx, kMaxBurst)) != 0;)
-    rte_pktmbuf_free_bulk(rx, n);
-  for (std::uint16_t n; (n = a.rx_burst(rx, kMaxBurst)) != 0;)
-    rte_pktmbuf_free_bulk(rx, n);
+  for (std::uint16_t n; (n = b.rx_burst(rx, kMaxBurst)) != 0;) rte_pktmbuf_free_bulk(rx, n);
+  for (std::uint16_t n; (n = a.rx_burst(rx, kMaxBurst)) != 0;) rte_pktmbuf_free_bulk(rx, n);
   return rc == -ETIMEDOUT ? -EIO : rc;
 }
 
-int stream_send(port::EthPort& port, const FrameTemplate& data,
-                const RunParams& p, TxStats* out) {
+int stream_send(port::EthPort& port, const FrameTemplate& data, const RunParams& p, TxStats* out) {
   TxBurst tx;
   rte_mbuf* rx[kMaxBurst];
   StreamStats ignored;
   RxCounter rxc;
   const std::uint64_t start = rte_rdtsc();
-  const std::uint64_t hard_end =
-      start + cycles(p.wait_s + p.warmup_s + p.duration_s + p.grace_s);
+  const std::uint64_t hard_end = start + cycles(p.wait_s + p.warmup_s + p.duration_s + p.grace_s);
   std::uint64_t first_tx = 0;
   std::uint64_t now = start;
   bool was_up = false;
@@ -332,8 +320,8 @@ int stream_send(port::EthPort& port, const FrameTemplate& data,
   return out->packets == 0 ? -ETIMEDOUT : 0;
 }
 
-int stream_receive(port::EthPort& port, const FrameTemplate& stop,
-                   const RunParams& p, StreamStats* out) {
+int stream_receive(port::EthPort& port, const FrameTemplate& stop, const RunParams& p,
+                   StreamStats* out) {
   RxCounter rxc;
   rte_mbuf* rx[kMaxBurst];
   const std::uint64_t give_up = rte_rdtsc() + cycles(p.wait_s);
@@ -387,8 +375,7 @@ int stream_receive(port::EthPort& port, const FrameTemplate& stop,
   return 0;
 }
 
-int ping(port::EthPort& port, const FrameTemplate& data, const RunParams& p,
-         RttStats* out) {
+int ping(port::EthPort& port, const FrameTemplate& data, const RunParams& p, RttStats* out) {
   const int rc = ping_loop(port, data, p, out, [] {});
   send_control(port, data, BenchKind::kStop, 4);
   quiesce(p);
@@ -400,8 +387,7 @@ int pong(port::EthPort& port, const RunParams& p, EchoStats* out) {
   const std::uint64_t start = rte_rdtsc();
   const std::uint64_t wait = cycles(p.wait_s);
   const std::uint64_t idle = cycles(p.idle_s);
-  const std::uint64_t hard_end =
-      start + cycles(p.wait_s + p.warmup_s + p.duration_s + p.grace_s);
+  const std::uint64_t hard_end = start + cycles(p.wait_s + p.warmup_s + p.duration_s + p.grace_s);
   std::uint64_t last_rx = 0;
   while (!interrupted()) {
     const std::uint16_t n = port.rx_burst(rx, p.burst);

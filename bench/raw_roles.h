@@ -25,15 +25,15 @@ inline constexpr std::uint16_t kRxPort = 7001;
 inline constexpr std::uint16_t kMaxBurst = 64;
 
 struct RunParams {
-  std::uint16_t burst = 32;    // 1..kMaxBurst
-  double warmup_s = 0.5;       // after the first frame, not measured
-  double duration_s = 3.0;     // measured
-  double wait_s = 10.0;        // longest wait for the peer's first frame
-  double grace_s = 5.0;        // slack in the hard deadline
+  std::uint16_t burst = 32;       // 1..kMaxBurst
+  double warmup_s = 0.5;          // after the first frame, not measured
+  double duration_s = 3.0;        // measured
+  double wait_s = 10.0;           // longest wait for the peer's first frame
+  double grace_s = 5.0;           // slack in the hard deadline
   double reply_timeout_s = 0.02;  // ping: a reply later than this is lost
-  double idle_s = 1.0;         // pong: silence this long after traffic ends it
-  double linger_s = 1.0;       // receiver: longest wait for the sender to stop
-  double quiesce_s = 0.2;      // sender/ping: idle time before closing
+  double idle_s = 1.0;            // pong: silence this long after traffic ends it
+  double linger_s = 1.0;          // receiver: longest wait for the sender to stop
+  double quiesce_s = 0.2;         // sender/ping: idle time before closing
 };
 
 // Receiver side of a stream (and the ring self-test's receiving half).
@@ -54,8 +54,8 @@ struct TxStats {
 };
 
 struct RttStats {
-  RttHistogram hist;          // measured window only
-  std::uint64_t timeouts = 0; // pings without a reply within reply_timeout_s
+  RttHistogram hist;           // measured window only
+  std::uint64_t timeouts = 0;  // pings without a reply within reply_timeout_s
   double seconds = 0;
 };
 
@@ -71,26 +71,24 @@ extern std::atomic<bool> g_interrupted;
 
 // One lcore, a crossed ring pair: each iteration sends one burst on `a` and
 // receives one burst on `b`. Returns 0, or -EIO if nothing ever arrived.
-int ring_stream(port::EthPort& a, port::EthPort& b, const FrameTemplate& data,
-                const RunParams& p, StreamStats* out);
+int ring_stream(port::EthPort& a, port::EthPort& b, const FrameTemplate& data, const RunParams& p,
+                StreamStats* out);
 // One lcore, a crossed ring pair: ping on `a`, echo on `b`, back on `a`.
-int ring_pingpong(port::EthPort& a, port::EthPort& b, const FrameTemplate& data,
-                  const RunParams& p, RttStats* out);
+int ring_pingpong(port::EthPort& a, port::EthPort& b, const FrameTemplate& data, const RunParams& p,
+                  RttStats* out);
 
 // Streams `data` frames as fast as the port takes them until a stop frame
 // comes back or the hard deadline passes. Returns 0 or -ETIMEDOUT (no peer).
-int stream_send(port::EthPort& port, const FrameTemplate& data,
-                const RunParams& p, TxStats* out);
+int stream_send(port::EthPort& port, const FrameTemplate& data, const RunParams& p, TxStats* out);
 // Counts data frames for warm-up + duration from the first one, then sends
 // `stop` frames to the sender and keeps the port open (at most linger_s)
 // until the sender has gone quiet. Returns 0 or -ETIMEDOUT (no frame).
-int stream_receive(port::EthPort& port, const FrameTemplate& stop,
-                   const RunParams& p, StreamStats* out);
+int stream_receive(port::EthPort& port, const FrameTemplate& stop, const RunParams& p,
+                   StreamStats* out);
 
 // One ping outstanding at a time; stops the pong with kStop frames at the
 // end. Returns 0 or -ETIMEDOUT (no echo ever came back).
-int ping(port::EthPort& port, const FrameTemplate& data, const RunParams& p,
-         RttStats* out);
+int ping(port::EthPort& port, const FrameTemplate& data, const RunParams& p, RttStats* out);
 // Echoes every data frame for kRxPort back with addresses swapped until a
 // stop frame, an idle gap longer than idle_s, or the hard deadline.
 // Returns 0 or -ETIMEDOUT (no frame within wait_s).

@@ -19,8 +19,8 @@ void RttHistogram::clear() {
 double RttHistogram::quantile_ns(double q) const {
   if (count_ == 0) return 0.0;
   q = std::clamp(q, 0.0, 1.0);
-  const auto rank = std::max<std::uint64_t>(
-      1, static_cast<std::uint64_t>(std::ceil(q * static_cast<double>(count_))));
+  const auto rank = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(
+                                                   std::ceil(q * static_cast<double>(count_))));
   std::uint64_t seen = 0;
   for (std::size_t b = 0; b < buckets_.size(); ++b) {
     seen += buckets_[b];

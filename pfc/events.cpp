@@ -35,21 +35,20 @@ std::size_t format_pfc_event(const PfcEvent& e, std::span<char> out) {
   switch (e.type) {
     case PfcEventType::kStormDetected:
     case PfcEventType::kStormRestored:
-      n = std::snprintf(out.data(), out.size(), "%.*s t=%lluns prio=%u since=%lluns",
-                        nlen, name.data(), at, static_cast<unsigned>(e.prio),
+      n = std::snprintf(out.data(), out.size(), "%.*s t=%lluns prio=%u since=%lluns", nlen,
+                        name.data(), at, static_cast<unsigned>(e.prio),
                         static_cast<unsigned long long>(e.since));
       break;
     case PfcEventType::kLoopReplay:
     case PfcEventType::kOwnPacket:
     case PfcEventType::kTtlOutlier:
-      n = std::snprintf(
-          out.data(), out.size(),
-          "%.*s t=%lluns src=%u.%u.%u.%u qpn=0x%06x psn=%u ttl=%u ref_ttl=%u "
-          "suppressed=%llu",
-          nlen, name.data(), at, (e.src_ip >> 24) & 0xffu, (e.src_ip >> 16) & 0xffu,
-          (e.src_ip >> 8) & 0xffu, e.src_ip & 0xffu, e.qpn, e.psn,
-          static_cast<unsigned>(e.ttl), static_cast<unsigned>(e.ref_ttl),
-          static_cast<unsigned long long>(e.suppressed));
+      n = std::snprintf(out.data(), out.size(),
+                        "%.*s t=%lluns src=%u.%u.%u.%u qpn=0x%06x psn=%u ttl=%u ref_ttl=%u "
+                        "suppressed=%llu",
+                        nlen, name.data(), at, (e.src_ip >> 24) & 0xffu, (e.src_ip >> 16) & 0xffu,
+                        (e.src_ip >> 8) & 0xffu, e.src_ip & 0xffu, e.qpn, e.psn,
+                        static_cast<unsigned>(e.ttl), static_cast<unsigned>(e.ref_ttl),
+                        static_cast<unsigned long long>(e.suppressed));
       break;
   }
   return clamp_written(n, out.size());

@@ -13,11 +13,11 @@
 namespace uroce::pfc {
 
 enum class PfcEventType : std::uint8_t {
-  kStormDetected,   // priority paused continuously for the detection time
-  kStormRestored,   // no pause in effect for the restoration time
-  kLoopReplay,      // same (source, QPN, PSN) again with a lower TTL
-  kOwnPacket,       // a packet with our own source MAC or IP came back
-  kTtlOutlier,      // TTL far from the peer's usual one
+  kStormDetected,  // priority paused continuously for the detection time
+  kStormRestored,  // no pause in effect for the restoration time
+  kLoopReplay,     // same (source, QPN, PSN) again with a lower TTL
+  kOwnPacket,      // a packet with our own source MAC or IP came back
+  kTtlOutlier,     // TTL far from the peer's usual one
 };
 std::string_view pfc_event_name(PfcEventType t);
 

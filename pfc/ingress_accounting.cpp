@@ -46,8 +46,7 @@ IngressConfigError IngressAccounting::check(const IngressConfig& cfg) {
     return IngressConfigError::kBadBufferSize;
   }
   // headroom <= buffer first, so E x headroom (E <= 8) cannot overflow.
-  if (cfg.headroom_bytes > cfg.buffer_bytes ||
-      reserved_headroom(cfg) >= cfg.buffer_bytes) {
+  if (cfg.headroom_bytes > cfg.buffer_bytes || reserved_headroom(cfg) >= cfg.buffer_bytes) {
     return IngressConfigError::kHeadroomExceedsBuffer;
   }
   const std::uint64_t shared = cfg.buffer_bytes - reserved_headroom(cfg);

@@ -44,8 +44,8 @@ namespace uroce::pfc {
 enum class ThresholdMode : std::uint8_t { kStatic, kDynamic };
 
 struct IngressConfig {
-  wire::MacAddr src_mac{};          // source of the PFC frames we send
-  std::uint8_t pfc_enable = 0x08;   // bit p: priority p is lossless
+  wire::MacAddr src_mac{};         // source of the PFC frames we send
+  std::uint8_t pfc_enable = 0x08;  // bit p: priority p is lossless
   ThresholdMode mode = ThresholdMode::kDynamic;
   std::uint64_t buffer_bytes = 1u << 20;
   std::uint64_t headroom_bytes = 64u << 10;  // per lossless priority
@@ -56,7 +56,7 @@ struct IngressConfig {
   std::uint64_t xon_offset_bytes = 16u << 10;  // dynamic mode hysteresis
   std::uint16_t xoff_quanta = 0xffff;
   std::uint64_t link_bps = 100'000'000'000ull;
-  std::uint32_t refresh_percent = 50;        // of the pause time, 1..99
+  std::uint32_t refresh_percent = 50;  // of the pause time, 1..99
 };
 
 enum class IngressConfigError : std::uint8_t {

@@ -36,8 +36,7 @@ namespace uroce::pfc {
 
 // Number of wire::PfcParseError values (kOk included).
 inline constexpr std::size_t kNumPfcParseErrors = 5;
-static_assert(static_cast<std::size_t>(wire::PfcParseError::kBadDstMac) + 1 ==
-              kNumPfcParseErrors);
+static_assert(static_cast<std::size_t>(wire::PfcParseError::kBadDstMac) + 1 == kNumPfcParseErrors);
 
 struct PauseGateConfig {
   std::uint8_t pfc_enable = 0x08;  // bit p: pauses for priority p are honoured
@@ -76,7 +75,7 @@ struct PauseGateCounters {
   std::uint64_t frames_rx = 0;  // every frame handed to on_frame()
   // Indexed by wire::PfcParseError; [kOk] counts frames that parsed.
   std::array<std::uint64_t, kNumPfcParseErrors> parse{};
-  std::uint64_t parse_unknown = 0;  // a codec error this table does not know
+  std::uint64_t parse_unknown = 0;       // a codec error this table does not know
   std::uint64_t empty_class_vector = 0;  // parsed, but no class bit set
 };
 

@@ -15,7 +15,8 @@ std::string_view priority_map_error_name(PriorityMapError e) {
 PriorityMap::PriorityMap() {
   for (std::uint8_t s = 0; s < kNumServiceLevels; ++s) sl_prio_[s] = s % kNumPriorities;
   for (std::uint8_t d = 0; d < kNumDscp; ++d) dscp_prio_[d] = d / 8;
-  for (std::uint8_t p = 0; p < kNumPriorities; ++p) prio_dscp_[p] = static_cast<std::uint8_t>(p * 8);
+  for (std::uint8_t p = 0; p < kNumPriorities; ++p)
+    prio_dscp_[p] = static_cast<std::uint8_t>(p * 8);
 }
 
 PriorityMapError PriorityMap::set_sl_priority(unsigned sl, unsigned prio) {

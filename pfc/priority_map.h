@@ -43,9 +43,7 @@ class PriorityMap {
   }
   std::uint8_t dscp_of_priority(std::uint8_t prio) const { return prio_dscp_[prio & 0x07]; }
   // DSCP to send for a QP whose address vector names service level `sl`.
-  std::uint8_t tx_dscp_of_sl(std::uint8_t sl) const {
-    return dscp_of_priority(priority_of_sl(sl));
-  }
+  std::uint8_t tx_dscp_of_sl(std::uint8_t sl) const { return dscp_of_priority(priority_of_sl(sl)); }
 
   PriorityMapError set_sl_priority(unsigned sl, unsigned prio);
   PriorityMapError set_dscp_priority(unsigned dscp, unsigned prio);

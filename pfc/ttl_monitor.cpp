@@ -95,9 +95,8 @@ std::uint8_t TtlMonitor::classify(const RxTtlInfo& rx, TimeNs now, std::array<Pf
   std::uint8_t signals = kLoopNone;
 
   // Replay of the same packet.
-  const std::uint64_t key =
-      (std::uint64_t{rx.src_ip.v} << 24) ^ (std::uint64_t{rx.qpn & 0xffffff} << 40) ^
-      (rx.psn & 0xffffff);
+  const std::uint64_t key = (std::uint64_t{rx.src_ip.v} << 24) ^
+                            (std::uint64_t{rx.qpn & 0xffffff} << 40) ^ (rx.psn & 0xffffff);
   ReplayEntry& r = replay_[mix(key) & (replay_.size() - 1)];
   const bool live = r.valid && now - r.at <= cfg_.replay_window_ns;
   if (live && r.ip == rx.src_ip.v && r.qpn == rx.qpn && r.psn == rx.psn) {
@@ -126,7 +125,8 @@ std::uint8_t TtlMonitor::classify(const RxTtlInfo& rx, TimeNs now, std::array<Pf
     return signals;
   }
   const int diff = int{rx.ttl} - int{pe.usual};
-  if (pe.confidence >= cfg_.min_samples && (diff >= cfg_.outlier_delta || -diff >= cfg_.outlier_delta)) {
+  if (pe.confidence >= cfg_.min_samples &&
+      (diff >= cfg_.outlier_delta || -diff >= cfg_.outlier_delta)) {
     if (diff < 0) {
       ++c_.outliers_low;
       signals |= kLoopTtlOutlierLow;

@@ -40,13 +40,13 @@ inline constexpr std::uint8_t kDefaultTxTtl = 64;
 
 struct TtlMonitorConfig {
   std::uint8_t tx_ttl = kDefaultTxTtl;
-  wire::MacAddr own_mac{};  // zero: not checked
-  wire::Ipv4Addr own_ip{};  // 0.0.0.0: not checked
+  wire::MacAddr own_mac{};            // zero: not checked
+  wire::Ipv4Addr own_ip{};            // 0.0.0.0: not checked
   std::uint32_t replay_slots = 1024;  // power of two
   TimeNs replay_window_ns = 10 * kNsPerMs;
   std::uint32_t peer_slots = 256;  // power of two
   std::uint8_t outlier_delta = 2;
-  std::uint8_t min_samples = 8;    // 1..64
+  std::uint8_t min_samples = 8;  // 1..64
   TimeNs log_interval_ns = kNsPerSec;
 };
 
@@ -55,9 +55,9 @@ enum class TtlMonitorConfigError : std::uint8_t {
   kZeroTxTtl,
   kBadReplaySlots,  // 0, not a power of two, or above 2^20
   kZeroReplayWindow,
-  kBadPeerSlots,    // 0, not a power of two, or above 2^20
+  kBadPeerSlots,  // 0, not a power of two, or above 2^20
   kZeroOutlierDelta,
-  kBadMinSamples,   // 0 or above 64
+  kBadMinSamples,  // 0 or above 64
 };
 std::string_view ttl_monitor_config_error_name(TtlMonitorConfigError e);
 
@@ -112,8 +112,8 @@ class TtlMonitor {
   }
   template <EventSink E>
   std::uint8_t on_rx(const wire::ParsedPacket& p, TimeNs now, E& events) {
-    return on_rx(RxTtlInfo{p.eth.src(), p.ip.src(), p.bth.dest_qp(), p.bth.psn(), p.ip.ttl()},
-                 now, events);
+    return on_rx(RxTtlInfo{p.eth.src(), p.ip.src(), p.bth.dest_qp(), p.bth.psn(), p.ip.ttl()}, now,
+                 events);
   }
 
   // The usual TTL of `ip` and its confidence; false if the peer is unknown.

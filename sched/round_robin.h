@@ -27,8 +27,7 @@ class RoundRobin {
   static constexpr std::uint32_t kDefaultQuantum = 32;
 
   // Flows are ids in [0, capacity); quantum (frames per turn) is at least 1.
-  explicit RoundRobin(std::uint32_t capacity,
-                      std::uint32_t quantum = kDefaultQuantum)
+  explicit RoundRobin(std::uint32_t capacity, std::uint32_t quantum = kDefaultQuantum)
       : ring_(capacity == 0 ? 1 : capacity, 0),
         queued_(capacity == 0 ? 1 : capacity, 0),
         quantum_(quantum == 0 ? 1 : quantum) {}

@@ -31,9 +31,9 @@
 namespace uroce::testbed {
 
 struct EnginePortCounters {
-  std::uint64_t rx_frames = 0;   // handed to the engine
-  std::uint64_t tx_frames = 0;   // committed by the engine
-  std::uint64_t tx_oversize = 0; // tx_alloc larger than kMaxFrame: refused
+  std::uint64_t rx_frames = 0;     // handed to the engine
+  std::uint64_t tx_frames = 0;     // committed by the engine
+  std::uint64_t tx_oversize = 0;   // tx_alloc larger than kMaxFrame: refused
   std::uint64_t tx_over_room = 0;  // committed with no room left
 };
 

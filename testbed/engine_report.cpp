@@ -105,9 +105,10 @@ Json rc_flows_json(const Simulator& sim) {
     j["first_post_ns"] = s.posted == 0 ? Json(nullptr) : Json(s.first_post_ns);
     j["last_completion_ns"] = s.completed == 0 ? Json(nullptr) : Json(s.last_completion_ns);
     const TimeNs span = s.last_completion_ns - s.first_post_ns;
-    j["goodput_gbps"] = s.completed == 0 || span == 0
-                            ? 0.0
-                            : round3(static_cast<double>(s.bytes) * 8.0 / static_cast<double>(span));
+    j["goodput_gbps"] =
+        s.completed == 0 || span == 0
+            ? 0.0
+            : round3(static_cast<double>(s.bytes) * 8.0 / static_cast<double>(span));
     j["mct_ns"] = mct_json(s.mct_ns);
     if (setup == 0) {
       j["src_qp"] = qp_json(f, true);
@@ -118,7 +119,6 @@ Json rc_flows_json(const Simulator& sim) {
   return arr;
 }
 
-
 Json engine_json(const Simulator& sim) {
   const Topology& t = sim.topology();
   const EngineFrameCounters& c = sim.engine_frames();
@@ -127,8 +127,7 @@ Json engine_json(const Simulator& sim) {
   fr["tx_records"] = c.tx_records;
   Json un;
   for (std::size_t r = 1; r < c.tx_unroutable.size(); ++r) {
-    un[std::string(frame_record_error_name(static_cast<FrameRecordError>(r)))] =
-        c.tx_unroutable[r];
+    un[std::string(frame_record_error_name(static_cast<FrameRecordError>(r)))] = c.tx_unroutable[r];
   }
   fr["tx_unroutable"] = un;
   fr["tx_refused"] = c.tx_refused;

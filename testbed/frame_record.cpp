@@ -28,10 +28,8 @@ std::string_view frame_record_error_name(FrameRecordError e) {
   return "?";
 }
 
-FrameRecordError record_from_frame(std::span<const std::uint8_t> frame,
-                                   const pfc::PriorityMap& map,
-                                   const std::vector<wire::Ipv4Addr>& host_ips,
-                                   SwitchPacket* out) {
+FrameRecordError record_from_frame(std::span<const std::uint8_t> frame, const pfc::PriorityMap& map,
+                                   const std::vector<wire::Ipv4Addr>& host_ips, SwitchPacket* out) {
   if (!is_ipv4(frame)) return FrameRecordError::kNotIpv4;
   const wire::Ipv4Hdr ip = wire::Ipv4Hdr::read(frame.data() + kIpOffset);
   if (ip.version() != 4 || ip.ihl() != 5) return FrameRecordError::kBadIpHeader;

@@ -42,10 +42,8 @@ std::string_view frame_record_error_name(FrameRecordError e);
 // Fills dst, prio, ttl, ecn and bytes of `out` from `frame` (the caller
 // sets id, seq, sent_at, flow and src). `host_ips` are the hosts' addresses
 // by host index.
-FrameRecordError record_from_frame(std::span<const std::uint8_t> frame,
-                                   const pfc::PriorityMap& map,
-                                   const std::vector<wire::Ipv4Addr>& host_ips,
-                                   SwitchPacket* out);
+FrameRecordError record_from_frame(std::span<const std::uint8_t> frame, const pfc::PriorityMap& map,
+                                   const std::vector<wire::Ipv4Addr>& host_ips, SwitchPacket* out);
 
 // Writes `ttl` and `ecn` into the IPv4 header of `frame` and recomputes its
 // checksum. False (frame untouched) if it is not an IPv4 frame.

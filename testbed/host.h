@@ -40,7 +40,7 @@ struct HostConfig {
   wire::MacAddr mac{};
   std::uint8_t pfc_enable = 0x08;
   std::uint16_t max_quanta = 0xffff;
-  std::uint64_t rx_bps = 0;  // 0: consume on arrival
+  std::uint64_t rx_bps = 0;    // 0: consume on arrival
   pfc::IngressConfig ingress;  // used with a finite rx_bps
   std::uint32_t tx_queue_packets = 64;
   pfc::TtlMonitorConfig ttl;

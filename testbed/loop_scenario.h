@@ -30,7 +30,7 @@ struct LoopParams {
   std::uint32_t size_bytes = 1024;
   TimeNs duration_ns = 50 * kNsPerMs;
   TimeNs start_jitter_ns = kNsPerUs;
-  TimeNs fix_at_ns = kNever;     // s2's route to hd corrected at this instant
+  TimeNs fix_at_ns = kNever;  // s2's route to hd corrected at this instant
   bool watchdog = false;
   TimeNs watchdog_detection_ns = 200 * kNsPerMs;
   TimeNs watchdog_restoration_ns = 200 * kNsPerMs;

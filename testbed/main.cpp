@@ -80,8 +80,7 @@ void add_base(CLI::App* app, BaseOpts& b) {
       ->capture_default_str();
   app->add_option("--size-bytes", b.size_bytes, "frame size")->capture_default_str();
   app->add_option("--horizon-ms", b.horizon_ms, "virtual time per run")->capture_default_str();
-  app->add_option("--seed", b.seed, "base seed; each point derives its own")
-      ->capture_default_str();
+  app->add_option("--seed", b.seed, "base seed; each point derives its own")->capture_default_str();
   app->add_option("--threads", b.threads, "TBB worker threads")->capture_default_str();
   app->add_option("--csv", b.csv, "write the table as CSV here");
   app->add_option("--markdown", b.markdown, "write the table as Markdown here");
@@ -124,8 +123,10 @@ int main(int argc, char** argv) {
 
   CLI::App* sweep = app.add_subcommand("sweep", "paper sweeps over the loop scenario");
   sweep->require_subcommand(1);
-  CLI::App* min_rate = sweep->add_subcommand(
-      "min-rate", "minimum deadlocking injection rate per (loop size, TTL), by bisection");
+  CLI::App* min_rate =
+      sweep
+          ->add_subcommand("min-rate",
+                           "minimum deadlocking injection rate per (loop size, TTL), by bisection");
   BaseOpts mb;
   MinRateSpec ms;
   add_base(min_rate, mb);
@@ -135,8 +136,8 @@ int main(int argc, char** argv) {
   min_rate->add_option("--tolerance", ms.tolerance, "bisection width / bound")
       ->capture_default_str();
 
-  CLI::App* ttd = sweep->add_subcommand("time-to-deadlock",
-                                        "time to deadlock over a grid of rate, alpha, TTL");
+  CLI::App* ttd =
+      sweep->add_subcommand("time-to-deadlock", "time to deadlock over a grid of rate, alpha, TTL");
   BaseOpts tb;
   TtdSpec ts;
   std::vector<std::string> alphas{"1/16"};

@@ -49,11 +49,10 @@ int RcDriver::ring(std::size_t elem, std::uint32_t depth, std::size_t extra, Mem
   return shm::ring_init(p, geo->bytes(), *geo) == shm::RingError::kOk ? 0 : EINVAL;
 }
 
-int RcDriver::reg_mr(std::uint8_t* mem, std::size_t len, std::uint32_t* key,
-                     std::uint64_t* iova) {
+int RcDriver::reg_mr(std::uint8_t* mem, std::size_t len, std::uint32_t* key, std::uint64_t* iova) {
   engine::MrCreate m;
-  m.desc = {kPd, next_iova_, len,
-            transport::access::kLocalWrite | transport::access::kRemoteAny, mem};
+  m.desc = {kPd, next_iova_, len, transport::access::kLocalWrite | transport::access::kRemoteAny,
+            mem};
   int err = 0;
   *key = v_.reg_mr(m, &err);
   if (err != 0) return err;
@@ -135,8 +134,7 @@ int RcDriver::connect(std::uint32_t qp, const RcConnect& c) {
   transport::QpAttrValues a;
   a.qp_state = transport::QpState::kInit;
   a.qp_access_flags = transport::access::kRemoteAny;
-  if (int rc = modify(id, qa::kState | qa::kPkeyIndex | qa::kPort | qa::kAccessFlags, a);
-      rc != 0) {
+  if (int rc = modify(id, qa::kState | qa::kPkeyIndex | qa::kPort | qa::kAccessFlags, a); rc != 0) {
     return rc;
   }
   a.qp_state = transport::QpState::kRtr;
@@ -199,8 +197,8 @@ int RcDriver::post_recv(std::uint32_t qp, std::uint64_t wr_id, std::uint64_t add
   if (q.rq.free_slots() == 0) return EAGAIN;
   const shm::WqeSge sge{addr, length, lkey};
   if (shm::write_recv_wqe({q.rq.slot_bytes(), q.rq.elem_size()}, wr_id,
-                          std::span<const shm::WqeSge>(&sge, 1), kMaxSge) !=
-      shm::WqeWriteError::kOk) {
+                          std::span<const shm::WqeSge>(&sge, 1),
+                          kMaxSge) != shm::WqeWriteError::kOk) {
     return EINVAL;
   }
   q.rq.publish();

@@ -42,8 +42,8 @@ struct RcConnect {
   std::uint8_t ttl = 64;
   wire::PathMtu mtu = wire::PathMtu::k1024;
   std::uint32_t dest_qpn = 0;
-  std::uint32_t sq_psn = 0;  // first PSN this QP sends
-  std::uint32_t rq_psn = 0;  // first PSN it expects (the peer's sq_psn)
+  std::uint32_t sq_psn = 0;   // first PSN this QP sends
+  std::uint32_t rq_psn = 0;   // first PSN it expects (the peer's sq_psn)
   std::uint8_t timeout = 14;  // 4.096 us x 2^timeout
   std::uint8_t retry_cnt = 7;
   std::uint8_t rnr_retry = 7;

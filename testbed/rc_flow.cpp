@@ -62,8 +62,7 @@ int RcFlow::setup() {
 
 bool RcFlow::post_more(TimeNs now) {
   bool posted = false;
-  while (st_.posted < cfg_.count &&
-         st_.posted - (st_.completed + st_.errors) < cfg_.window) {
+  while (st_.posted < cfg_.count && st_.posted - (st_.completed + st_.errors) < cfg_.window) {
     RcSend wr;
     wr.wr_id = st_.posted;
     wr.opcode = cfg_.op == RcOp::kSend ? IB_UVERBS_WR_SEND : IB_UVERBS_WR_RDMA_WRITE;

@@ -34,8 +34,8 @@ struct RcFlowConfig {
   std::uint64_t count = 100;
   std::uint32_t window = 8;
   TimeNs start_ns = 0;
-  RcConnect path;            // src -> dst: dmac, dip, dscp, ttl, mtu, timeout
-  wire::MacAddr src_mac{};   // for the reverse path
+  RcConnect path;           // src -> dst: dmac, dip, dscp, ttl, mtu, timeout
+  wire::MacAddr src_mac{};  // for the reverse path
   wire::Ipv4Addr src_ip{};
   std::uint32_t src_psn = 0;  // first PSN of each direction (seeded)
   std::uint32_t dst_psn = 0;
@@ -53,7 +53,7 @@ struct RcFlowStats {
   std::uint64_t payload_mismatch = 0;  // received bytes that differ from what was sent
   TimeNs first_post_ns = 0;
   TimeNs last_completion_ns = 0;
-  std::vector<TimeNs> mct_ns;        // per completed message, in order
+  std::vector<TimeNs> mct_ns;  // per completed message, in order
 };
 
 class RcFlow {

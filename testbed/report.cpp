@@ -242,10 +242,10 @@ Json links_json(const Simulator& sim) {
       j["data_frames"] = ld.counters().data_frames;
       j["pfc_frames"] = ld.counters().control_frames;
       j["utilization"] =
-          sim.end_ns() == 0 ? 0.0
-                            : round3(static_cast<double>(std::min(ld.counters().busy_ns,
-                                                                  sim.end_ns())) /
-                                     static_cast<double>(sim.end_ns()));
+          sim.end_ns() == 0
+              ? 0.0
+              : round3(static_cast<double>(std::min(ld.counters().busy_ns, sim.end_ns())) /
+                       static_cast<double>(sim.end_ns()));
       arr.push_back(j);
     }
   }
@@ -378,8 +378,8 @@ std::string summary_json(const Simulator& sim) {
     x["at_ns"] = p.at_ns;
     x["sent_ns"] = time_or_null(r.sent_at);
     x["arrived_ns"] = time_or_null(r.arrived_at);
-    x["verdict"] = r.delivered ? Json(std::string(wire::pfc_parse_error_name(r.verdict)))
-                               : Json(nullptr);
+    x["verdict"] =
+        r.delivered ? Json(std::string(wire::pfc_parse_error_name(r.verdict))) : Json(nullptr);
     inj.push_back(x);
   }
   j["pfc_injections"] = inj;

@@ -22,8 +22,8 @@ namespace uroce::testbed {
 struct RunOptions {
   std::string out_dir;
   std::optional<std::uint64_t> seed;  // replaces the scenario's seed
-  bool pcap_all = false;               // tap every link
-  bool summary_text = true;            // build RunResult::summary
+  bool pcap_all = false;              // tap every link
+  bool summary_text = true;           // build RunResult::summary
 };
 
 enum class RunStatus : std::uint8_t {

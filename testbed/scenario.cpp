@@ -68,7 +68,9 @@ std::string resolve(const Scenario& sc, Topology& out) {
     if (auto e = add_name(sc.hosts[i].name, idx("host", i)); !e.empty()) return e;
     // The engine's own PFC and its CPU cost exist only where the engine runs.
     const HostSpec& hs = sc.hosts[i];
-    const char* key = hs.engine_pfc != 0 ? ".pfc" : hs.engine_poll_ns != 0 ? ".poll_cost_us" : nullptr;
+    const char* key = hs.engine_pfc != 0       ? ".pfc"
+                      : hs.engine_poll_ns != 0 ? ".poll_cost_us"
+                                               : nullptr;
     if (!hs.engine && key != nullptr) {
       return idx("host", i) + " (" + hs.name + ")" + key + ": host '" + hs.name +
              "' does not run the engine (kind = \"engine\")";
@@ -290,8 +292,8 @@ std::string resolve(const Scenario& sc, Topology& out) {
       return e + ".stop_us: not after start_us";
     }
     if (fs.jitter < 0.0 || fs.jitter >= 1.0) return e + ".jitter: must be in [0, 1)";
-    out.flows.push_back({static_cast<std::uint16_t>(s->second),
-                         static_cast<std::uint16_t>(d->second)});
+    out.flows.push_back(
+        {static_cast<std::uint16_t>(s->second), static_cast<std::uint16_t>(d->second)});
   }
 
   // RC flows between engine hosts.
@@ -308,7 +310,8 @@ std::string resolve(const Scenario& sc, Topology& out) {
         return e + keys[k] + ": '" + *names[k] + "' is a switch, not a host";
       }
       if (!sc.hosts[n->second].engine) {
-        return e + keys[k] + ": host '" + *names[k] + "' does not run the engine (kind = \"engine\")";
+        return e + keys[k] + ": host '" + *names[k] +
+               "' does not run the engine (kind = \"engine\")";
       }
       ends[k] = n->second;
     }
@@ -336,8 +339,8 @@ std::string resolve(const Scenario& sc, Topology& out) {
       return e + ".start_us: " + std::to_string(fs.start_ns / kNsPerUs) +
              " us is not before the end of the run (duration_ms)";
     }
-    out.rc_flows.push_back({static_cast<std::uint16_t>(ends[0]),
-                            static_cast<std::uint16_t>(ends[1])});
+    out.rc_flows.push_back(
+        {static_cast<std::uint16_t>(ends[0]), static_cast<std::uint16_t>(ends[1])});
   }
 
   // PFC injections.
@@ -401,7 +404,7 @@ std::string resolve(const Scenario& sc, Topology& out) {
 }
 
 SwitchConfig switch_config(const Scenario& sc, const Topology& topo, std::uint32_t sw,
-                                std::uint64_t seed) {
+                           std::uint64_t seed) {
   SwitchConfig cfg;
   const SwitchSpec& ss = sc.switches[sw];
   cfg.buffer = ss.buffer;

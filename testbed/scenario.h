@@ -166,8 +166,8 @@ struct WatchdogSpec {
 struct OutputSpec {
   TimeNs sample_ns = 100 * kNsPerUs;
   bool csv = true;
-  bool pcap = false;                   // every link
-  std::vector<std::string> pcap_links; // or these ("a-b")
+  bool pcap = false;                    // every link
+  std::vector<std::string> pcap_links;  // or these ("a-b")
   std::uint32_t pcap_snaplen = 128;
 };
 
@@ -201,9 +201,9 @@ struct PortEnd {
 
 struct ResolvedRouteChange {
   TimeNs at_ns = 0;
-  std::uint32_t sw = 0;      // switch index
-  std::uint16_t dst = 0;     // host index
-  std::int32_t port = -1;    // -1: remove
+  std::uint32_t sw = 0;    // switch index
+  std::uint16_t dst = 0;   // host index
+  std::int32_t port = -1;  // -1: remove
 };
 
 struct ResolvedFlow {
@@ -219,8 +219,8 @@ struct ResolvedInject {
 struct Topology {
   std::uint32_t num_hosts = 0;
   std::uint32_t num_switches = 0;
-  std::vector<std::string> names;               // by node id
-  std::vector<std::array<PortEnd, 2>> links;    // by link index: a end, b end
+  std::vector<std::string> names;             // by node id
+  std::vector<std::array<PortEnd, 2>> links;  // by link index: a end, b end
   // ports[node][port] = {link index, direction 0 (a->b) or 1 (b->a) for
   // frames this port sends}.
   struct PortInfo {
@@ -234,9 +234,9 @@ struct Topology {
   std::vector<ResolvedFlow> flows;
   std::vector<ResolvedFlow> rc_flows;
   std::vector<ResolvedInject> injections;
-  std::vector<bool> pcap_link;                  // by link index
-  std::vector<wire::MacAddr> macs;              // by node id
-  std::vector<wire::Ipv4Addr> ips;              // by host index
+  std::vector<bool> pcap_link;      // by link index
+  std::vector<wire::MacAddr> macs;  // by node id
+  std::vector<wire::Ipv4Addr> ips;  // by host index
 
   bool is_host(std::uint32_t node) const { return node < num_hosts; }
   std::uint32_t switch_node(std::uint32_t sw) const { return num_hosts + sw; }
@@ -249,6 +249,6 @@ std::string resolve(const Scenario& sc, Topology& out);
 
 // The switch model configuration of switch `sw` (after resolve()).
 SwitchConfig switch_config(const Scenario& sc, const Topology& topo, std::uint32_t sw,
-                                std::uint64_t seed);
+                           std::uint64_t seed);
 
 }  // namespace uroce::testbed

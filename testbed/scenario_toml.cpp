@@ -90,8 +90,9 @@ class Fields {
     if (!n->is_integer()) return type_error(key, *n, "an integer");
     const std::int64_t v = n->as_integer()->get();
     if (v < 0 || static_cast<std::uint64_t>(v) < lo || static_cast<std::uint64_t>(v) > hi) {
-      return value_error(key, *n, std::to_string(v) + " is out of range " + std::to_string(lo) +
-                                      ".." + std::to_string(hi));
+      return value_error(key, *n,
+                         std::to_string(v) + " is out of range " + std::to_string(lo) + ".." +
+                             std::to_string(hi));
     }
     out = static_cast<T>(v);
   }
@@ -110,8 +111,9 @@ class Fields {
       return false;
     }
     if (!std::isfinite(v) || v > hi || v < lo || (lo_open && v == lo)) {
-      value_error(key, *n, num_text(v) + " is out of range " + (lo_open ? "(" : "[") +
-                               num_text(lo) + ", " + num_text(hi) + "]");
+      value_error(key, *n,
+                  num_text(v) + " is out of range " + (lo_open ? "(" : "[") + num_text(lo) + ", " +
+                      num_text(hi) + "]");
       return false;
     }
     out = v;
@@ -298,7 +300,7 @@ std::string at(const std::string& path, std::size_t i) {
   return path + "[" + std::to_string(i) + "]";
 }
 
-constexpr double kMaxMs = 1e7;    // about 2.8 hours of virtual time
+constexpr double kMaxMs = 1e7;  // about 2.8 hours of virtual time
 constexpr double kMaxUs = 1e10;
 constexpr std::uint64_t kMaxBytes = std::uint64_t{1} << 40;
 
@@ -497,8 +499,8 @@ std::string read_root(const toml::table& root, Scenario& sc) {
   };
   static const ArrayKey kArrays[] = {
       {"host",
-       [](const toml::node& v, Scenario& s, const LinkSpec&, const SwitchSpec&,
-          const HostSpec& dh, const FlowSpec&) {
+       [](const toml::node& v, Scenario& s, const LinkSpec&, const SwitchSpec&, const HostSpec& dh,
+          const FlowSpec&) {
          return each_table(v, "host", [&](Fields& f, std::size_t) {
            HostSpec h = dh;
            f.require("name");
@@ -508,8 +510,8 @@ std::string read_root(const toml::table& root, Scenario& sc) {
          });
        }},
       {"switch",
-       [](const toml::node& v, Scenario& s, const LinkSpec&, const SwitchSpec& ds,
-          const HostSpec&, const FlowSpec&) {
+       [](const toml::node& v, Scenario& s, const LinkSpec&, const SwitchSpec& ds, const HostSpec&,
+          const FlowSpec&) {
          return each_table(v, "switch", [&](Fields& f, std::size_t) {
            SwitchSpec w = ds;
            f.require("name");
@@ -519,8 +521,8 @@ std::string read_root(const toml::table& root, Scenario& sc) {
          });
        }},
       {"link",
-       [](const toml::node& v, Scenario& s, const LinkSpec& dl, const SwitchSpec&,
-          const HostSpec&, const FlowSpec&) {
+       [](const toml::node& v, Scenario& s, const LinkSpec& dl, const SwitchSpec&, const HostSpec&,
+          const FlowSpec&) {
          return each_table(v, "link", [&](Fields& f, std::size_t) {
            LinkSpec l = dl;
            f.require("a");
@@ -532,8 +534,8 @@ std::string read_root(const toml::table& root, Scenario& sc) {
          });
        }},
       {"route",
-       [](const toml::node& v, Scenario& s, const LinkSpec&, const SwitchSpec&,
-          const HostSpec&, const FlowSpec&) {
+       [](const toml::node& v, Scenario& s, const LinkSpec&, const SwitchSpec&, const HostSpec&,
+          const FlowSpec&) {
          return each_table(v, "route", [&](Fields& f, std::size_t) {
            RouteSpec r;
            f.require("switch");
@@ -546,8 +548,8 @@ std::string read_root(const toml::table& root, Scenario& sc) {
          });
        }},
       {"route_change",
-       [](const toml::node& v, Scenario& s, const LinkSpec&, const SwitchSpec&,
-          const HostSpec&, const FlowSpec&) {
+       [](const toml::node& v, Scenario& s, const LinkSpec&, const SwitchSpec&, const HostSpec&,
+          const FlowSpec&) {
          return each_table(v, "route_change", [&](Fields& f, std::size_t) {
            RouteChangeSpec r;
            f.require("at_us");
@@ -561,8 +563,8 @@ std::string read_root(const toml::table& root, Scenario& sc) {
          });
        }},
       {"flow",
-       [](const toml::node& v, Scenario& s, const LinkSpec&, const SwitchSpec&,
-          const HostSpec&, const FlowSpec& df) {
+       [](const toml::node& v, Scenario& s, const LinkSpec&, const SwitchSpec&, const HostSpec&,
+          const FlowSpec& df) {
          return each_table(v, "flow", [&](Fields& f, std::size_t i) {
            FlowSpec fl = df;
            fl.name = "f" + std::to_string(i);
@@ -576,8 +578,8 @@ std::string read_root(const toml::table& root, Scenario& sc) {
          });
        }},
       {"rc_flow",
-       [](const toml::node& v, Scenario& s, const LinkSpec&, const SwitchSpec&,
-          const HostSpec&, const FlowSpec&) {
+       [](const toml::node& v, Scenario& s, const LinkSpec&, const SwitchSpec&, const HostSpec&,
+          const FlowSpec&) {
          return each_table(v, "rc_flow", [&](Fields& f, std::size_t i) {
            RcFlowSpec r;
            r.name = "rc" + std::to_string(i);
@@ -591,8 +593,8 @@ std::string read_root(const toml::table& root, Scenario& sc) {
          });
        }},
       {"pfc_inject",
-       [](const toml::node& v, Scenario& s, const LinkSpec&, const SwitchSpec&,
-          const HostSpec&, const FlowSpec&) {
+       [](const toml::node& v, Scenario& s, const LinkSpec&, const SwitchSpec&, const HostSpec&,
+          const FlowSpec&) {
          return each_table(v, "pfc_inject", [&](Fields& f, std::size_t) {
            PfcInjectSpec p;
            f.require("at_us");
@@ -621,7 +623,6 @@ std::string read_root(const toml::table& root, Scenario& sc) {
 }
 
 }  // namespace
-
 
 std::string scenario_from_toml(std::string_view text, std::string_view source, Scenario& out) {
   out = Scenario{};

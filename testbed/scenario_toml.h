@@ -13,8 +13,8 @@
 
 #include <string>
 
-#include "pfc/alpha.h"
 #include <string_view>
+#include "pfc/alpha.h"
 
 #include "testbed/scenario.h"
 

@@ -150,8 +150,8 @@ void Simulator::setup_engines() {
     c.src_psn = static_cast<std::uint32_t>(r) & 0xffffff;
     c.dst_psn = static_cast<std::uint32_t>(r >> 24) & 0xffffff;
     c.pattern_seed = r >> 48 ^ derive_seed(seed_, kPurposeRcFlow, f + 0x8000);
-    rc_flows_.push_back(std::make_unique<RcFlow>(c, engines_[rf.src]->driver(),
-                                                 engines_[rf.dst]->driver()));
+    rc_flows_.push_back(
+        std::make_unique<RcFlow>(c, engines_[rf.src]->driver(), engines_[rf.dst]->driver()));
     rc_setup_[f] = rc_flows_.back()->setup();
     if (rc_setup_[f] != 0) continue;
     engines_[rf.src]->add_endpoint(rc_flows_.back().get(), true);
@@ -216,9 +216,7 @@ void Simulator::run() {
 
 void Simulator::dispatch(const Event& ev) {
   switch (ev.kind) {
-    case EventKind::kArrival:
-      deliver(ev.a, ev.b);
-      break;
+    case EventKind::kArrival: deliver(ev.a, ev.b); break;
     case EventKind::kTxDone: {
       const PortEnd s = sender(ev.a);
       try_send(s.node, s.port);
@@ -268,9 +266,7 @@ void Simulator::dispatch(const Event& ev) {
       schedule_host_poll(ev.a);
       break;
     }
-    case EventKind::kSourceTick:
-      source_tick(ev.a);
-      break;
+    case EventKind::kSourceTick: source_tick(ev.a); break;
     case EventKind::kRouteChange: {
       const ResolvedRouteChange& rc = topo_.route_changes[ev.a];
       if (rc.port < 0) {
@@ -281,9 +277,7 @@ void Simulator::dispatch(const Event& ev) {
       route_applied_[ev.a] = now_;
       break;
     }
-    case EventKind::kPfcInject:
-      inject(ev.a);
-      break;
+    case EventKind::kPfcInject: inject(ev.a); break;
     case EventKind::kSample:
       if (recorder_ != nullptr) recorder_->sample(*this, now_);
       if (now_ + sc_.output.sample_ns <= sc_.duration_ns) {
@@ -324,8 +318,8 @@ void Simulator::try_send(std::uint32_t node, std::uint16_t port) {
     return;
   }
   const bool control = tx.kind == SwitchTx::Kind::kControl;
-  const std::uint32_t bytes = control ? std::max<std::uint32_t>(tx.ctrl.len, kMinWireFrame)
-                                      : tx.pkt.bytes;
+  const std::uint32_t bytes =
+      control ? std::max<std::uint32_t>(tx.ctrl.len, kMinWireFrame) : tx.pkt.bytes;
   const TimeNs done = ld.start(bytes, control, now_);
   const std::uint32_t slot = alloc_slot();
   InFlight& f = flight_[slot];
@@ -473,17 +467,13 @@ void Simulator::deliver_data(const PortEnd& to, const SwitchPacket& p) {
   }
   Host& host = hosts_[h];
   switch (host.on_packet(p, now_)) {
-    case Host::Rx::kConsumed:
-      consume(h, p);
-      break;
+    case Host::Rx::kConsumed: consume(h, p); break;
     case Host::Rx::kQueued: {
       const TimeNs done = host.start_rx(now_);
       if (done != pfc::kNoDeadline) q_.push(done, EventKind::kHostRxDone, h);
       break;
     }
-    case Host::Rx::kDropped:
-      drop_record(p);
-      break;
+    case Host::Rx::kDropped: drop_record(p); break;
   }
   kick_host(h);
   schedule_host_poll(h);
@@ -581,8 +571,7 @@ void Simulator::engine_service(std::uint32_t h) {
   }
   const std::uint32_t cap = sc_.hosts[h].tx_queue_packets;
   const std::size_t queued = hosts_[h].tx_queued();
-  const bool more =
-      e.service(now_, queued >= cap ? 0 : cap - static_cast<std::uint32_t>(queued));
+  const bool more = e.service(now_, queued >= cap ? 0 : cap - static_cast<std::uint32_t>(queued));
   std::vector<std::uint32_t>& out = e.port().outbox();
   for (const std::uint32_t slot : out) {
     SwitchPacket p;

@@ -47,12 +47,12 @@ class RcFlow;
 
 // What happened to the frames real-engine hosts sent (frame_record.h).
 struct EngineFrameCounters {
-  std::uint64_t tx_records = 0;   // frames that became records
+  std::uint64_t tx_records = 0;  // frames that became records
   std::array<std::uint64_t, static_cast<std::size_t>(FrameRecordError::kCount)> tx_unroutable{};
-  std::uint64_t tx_refused = 0;   // the host's TX queue was full: lost
-  std::uint64_t rx_frames = 0;    // handed to the destination's engine
-  std::uint64_t switch_dropped = 0;  // refused by a switch on arrival
-  std::uint64_t misdelivered = 0;    // reached another host (a bad route)
+  std::uint64_t tx_refused = 0;        // the host's TX queue was full: lost
+  std::uint64_t rx_frames = 0;         // handed to the destination's engine
+  std::uint64_t switch_dropped = 0;    // refused by a switch on arrival
+  std::uint64_t misdelivered = 0;      // reached another host (a bad route)
   std::uint64_t to_constant_host = 0;  // reached a host without an engine
   // With the engine's own PFC (a host's `pfc` key): PFC frames the engines
   // sent to their switches, and switch PFC frames handed to engines.
@@ -62,8 +62,8 @@ struct EngineFrameCounters {
 };
 
 struct FlowStats {
-  std::uint64_t offered = 0;   // packets the source generated
-  std::uint64_t refused = 0;   // of those, the host's FIFO was full
+  std::uint64_t offered = 0;  // packets the source generated
+  std::uint64_t refused = 0;  // of those, the host's FIFO was full
   std::uint64_t rx_packets = 0;
   std::uint64_t rx_bytes = 0;
   std::uint64_t ce_packets = 0;
@@ -214,7 +214,7 @@ class Simulator {
   std::vector<TimeNs> switch_poll_at_;
   std::vector<std::uint64_t> switch_pfc_sig_;
   std::vector<LinkDir> dirs_;
-  std::vector<TimeNs> wake_at_;  // per direction: pending pause-expiry wake
+  std::vector<TimeNs> wake_at_;                 // per direction: pending pause-expiry wake
   std::vector<PacketFifo<Injected>> injected_;  // per direction
   std::vector<InFlight> flight_;
   std::vector<std::uint32_t> free_slots_;

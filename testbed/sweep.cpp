@@ -185,8 +185,8 @@ std::string min_rate_csv(const std::vector<MinRateRow>& rows) {
     s += std::to_string(r.loop) + "," + std::to_string(r.ttl) + "," + fmt("%.6f", r.bound_gbps) +
          "," + fmt("%.6f", r.exact_bound_gbps) + "," + fmt("%.6f", r.max_clean_gbps) + "," +
          fmt("%.6f", r.min_rate_gbps) + "," + fmt("%.6f", r.ratio) + "," +
-         fmt("%.6f", r.ratio_exact) + "," + fmt("%.4f", r.ttd_ms) + "," +
-         std::to_string(r.runs) + "," + (r.bracketed ? "1" : "0") + "\n";
+         fmt("%.6f", r.ratio_exact) + "," + fmt("%.4f", r.ttd_ms) + "," + std::to_string(r.runs) +
+         "," + (r.bracketed ? "1" : "0") + "\n";
   }
   return s;
 }
@@ -201,9 +201,9 @@ std::string ttd_markdown(const std::vector<TtdRow>& rows, const TtdSpec& spec) {
     return std::string(" - |");
   };
   std::string s;
-  const std::string horizon =
-      "\"none\": no deadlock within the " +
-      fmt("%.0f", static_cast<double>(spec.base.duration_ns) / 1e6) + " ms horizon.\n";
+  const std::string horizon = "\"none\": no deadlock within the " +
+                              fmt("%.0f", static_cast<double>(spec.base.duration_ns) / 1e6) +
+                              " ms horizon.\n";
   if (spec.alphas.size() == 1 && spec.ttls.size() > 1) {
     // One alpha, several TTLs: rows = rates, columns = TTLs.
     const auto [an, ad] = spec.alphas[0];
@@ -249,8 +249,7 @@ std::string ttd_csv(const std::vector<TtdRow>& rows) {
          alpha_text(r.alpha_num, r.alpha_den) + "," +
          fmt("%.6f", static_cast<double>(r.alpha_num) / r.alpha_den) + "," +
          fmt("%g", r.rate_gbps) + "," + (r.deadlocked ? "1" : "0") + "," + fmt("%.4f", r.ttd_ms) +
-         "," +
-         std::to_string(r.seed) + "\n";
+         "," + std::to_string(r.seed) + "\n";
   }
   return s;
 }

@@ -26,7 +26,7 @@ struct PointOutcome {
   bool deadlocked = false;
   TimeNs time_to_deadlock_ns = 0;  // formed - first flow start
   std::uint64_t events = 0;
-  std::string error;               // a scenario problem (never expected)
+  std::string error;  // a scenario problem (never expected)
 };
 
 // One run of the loop scenario `p` (stops at the first deadlock).
@@ -47,15 +47,15 @@ struct MinRateSpec {
 struct MinRateRow {
   unsigned loop = 0;
   unsigned ttl = 0;
-  double bound_gbps = 0;      // n x B / TTL
+  double bound_gbps = 0;        // n x B / TTL
   double exact_bound_gbps = 0;  // B / ceil((TTL - 1) / n)
-  double min_rate_gbps = 0;   // lowest rate seen to deadlock
-  double max_clean_gbps = 0;  // highest rate seen not to, within the horizon
-  double ratio = 0;           // min_rate / bound
-  double ratio_exact = 0;     // min_rate / exact bound
-  double ttd_ms = 0;          // time to deadlock at min_rate
+  double min_rate_gbps = 0;     // lowest rate seen to deadlock
+  double max_clean_gbps = 0;    // highest rate seen not to, within the horizon
+  double ratio = 0;             // min_rate / bound
+  double ratio_exact = 0;       // min_rate / exact bound
+  double ttd_ms = 0;            // time to deadlock at min_rate
   unsigned runs = 0;
-  bool bracketed = false;     // false: no deadlock even at the line rate
+  bool bracketed = false;  // false: no deadlock even at the line rate
 };
 
 std::vector<MinRateRow> sweep_min_rate(const MinRateSpec& spec);

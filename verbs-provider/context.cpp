@@ -57,8 +57,7 @@ int attach_doorbells(ContextState* st, int page_fd) {
   return 0;
 }
 
-int open_state(const char* socket_file, const char* ibdev, ContextState** out,
-               int* async_read_fd) {
+int open_state(const char* socket_file, const char* ibdev, ContextState** out, int* async_read_fd) {
   char sock_path[256];
   int rc = read_first_line(socket_file, sock_path, sizeof(sock_path));
   if (rc != 0) return rc;
@@ -94,8 +93,8 @@ int open_state(const char* socket_file, const char* ibdev, ContextState** out,
 void close_state(ContextState* st) { free_object(st); }
 
 verbs_context* alloc_context(ibv_device* dev, int cmd_fd, void* /*private_data*/) noexcept {
-  auto* uctx = verbs_abi::alloc_driver_context<UroceContext>(dev, cmd_fd,
-                                                             offsetof(UroceContext, vctx));
+  auto* uctx =
+      verbs_abi::alloc_driver_context<UroceContext>(dev, cmd_fd, offsetof(UroceContext, vctx));
   if (uctx == nullptr) return nullptr;
   char socket_file[IBV_SYSFS_PATH_MAX + 32];
   std::snprintf(socket_file, sizeof(socket_file), "%s/device/uroce_socket", dev->ibdev_path);
@@ -123,8 +122,8 @@ void free_context(ibv_context* ctx) noexcept {
   std::free(uctx);
 }
 
-int query_device_ex(ibv_context* ctx, const ibv_query_device_ex_input* in,
-                    ibv_device_attr_ex* attr, std::size_t attr_size) noexcept {
+int query_device_ex(ibv_context* ctx, const ibv_query_device_ex_input* in, ibv_device_attr_ex* attr,
+                    std::size_t attr_size) noexcept {
   if (in != nullptr && in->comp_mask != 0) return EINVAL;
   if (attr_size < sizeof(ibv_device_attr)) return EINVAL;
   ContextState* st = state_of(ctx);

@@ -69,8 +69,7 @@ inline ContextState* state_of(ibv_context* ctx) { return to_uctx(ctx)->st; }
 // mmap errno.
 int attach_doorbells(ContextState* st, int page_fd);
 
-int open_state(const char* socket_file, const char* ibdev, ContextState** out,
-               int* async_read_fd);
+int open_state(const char* socket_file, const char* ibdev, ContextState** out, int* async_read_fd);
 void close_state(ContextState* st);
 
 // Reads the first line of `path` into `buf` (newline stripped). 0 or errno.

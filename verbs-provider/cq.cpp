@@ -41,15 +41,14 @@ int attach_cq_region(const ctl::CreateCqRep& rep, int fd, shm::SharedRegion* reg
   if (!ms.ok()) return ms.sys_errno != 0 ? ms.sys_errno : EPROTO;
   shm::CqConsumer attached;
   if (attached.attach(mapped.data(), rep.ring_bytes, g) != shm::RingError::kOk) return EPROTO;
-  *notify = reinterpret_cast<ctl::CqNotify*>(static_cast<std::byte*>(mapped.data()) +
-                                             rep.ring_bytes);
+  *notify =
+      reinterpret_cast<ctl::CqNotify*>(static_cast<std::byte*>(mapped.data()) + rep.ring_bytes);
   *ring = attached;
   *region = std::move(mapped);
   return 0;
 }
 
-UroceCq* create_cq_common(ibv_context* ctx, int cqe, ibv_comp_channel* channel,
-                          int comp_vector) {
+UroceCq* create_cq_common(ibv_context* ctx, int cqe, ibv_comp_channel* channel, int comp_vector) {
   ContextState* st = state_of(ctx);
   if (cqe < 1 || (st->hello.device.max_cqe > 0 && cqe > st->hello.device.max_cqe) ||
       comp_vector < 0 || comp_vector >= ctx->num_comp_vectors) {
@@ -110,8 +109,7 @@ UroceCq* create_cq_common(ibv_context* ctx, int cqe, ibv_comp_channel* channel,
   return cq;
 }
 
-ibv_cq* create_cq(ibv_context* ctx, int cqe, ibv_comp_channel* channel,
-                  int comp_vector) noexcept {
+ibv_cq* create_cq(ibv_context* ctx, int cqe, ibv_comp_channel* channel, int comp_vector) noexcept {
   UroceCq* cq = create_cq_common(ctx, cqe, channel, comp_vector);
   return cq == nullptr ? nullptr : &cq->vcq.cq;
 }
@@ -126,8 +124,7 @@ int destroy_cq(ibv_cq* ibcq) noexcept {
   st->objects.remove(&cq->target);
   // As the kernel does: return only once every event handed out is acked.
   wait_events_acked(&ibcq->mutex, &ibcq->cond, &ibcq->comp_events_completed, cq->comp_reported);
-  wait_events_acked(&ibcq->mutex, &ibcq->cond, &ibcq->async_events_completed,
-                    cq->target.reported);
+  wait_events_acked(&ibcq->mutex, &ibcq->cond, &ibcq->async_events_completed, cq->target.reported);
   pthread_spin_destroy(&cq->lock);
   free_object(cq);
   return 0;
@@ -195,7 +192,8 @@ int poll_cq(ibv_cq* ibcq, int ne, ibv_wc* wc) noexcept {
   if (ne <= 0) return 0;
   pthread_spin_lock(&cq->lock);
   const std::uint32_t ready = cq->ring.ready();
-  const std::uint32_t n = ready < static_cast<std::uint32_t>(ne) ? ready : static_cast<std::uint32_t>(ne);
+  const std::uint32_t n =
+      ready < static_cast<std::uint32_t>(ne) ? ready : static_cast<std::uint32_t>(ne);
   for (std::uint32_t i = 0; i < n; ++i) std::memcpy(&wc[i], cq->ring.slot(i), sizeof(ibv_wc));
   if (n != 0) cq->ring.release(n);
   pthread_spin_unlock(&cq->lock);

@@ -72,7 +72,6 @@ void install_cq_ex_ops(UroceCq* cq, std::uint64_t wc_flags);
 std::uint64_t supported_wc_flags();
 
 // Common creation for create_cq and create_cq_ex; null with errno.
-UroceCq* create_cq_common(ibv_context* ctx, int cqe, ibv_comp_channel* channel,
-                          int comp_vector);
+UroceCq* create_cq_common(ibv_context* ctx, int cqe, ibv_comp_channel* channel, int comp_vector);
 
 }  // namespace uroce::provider

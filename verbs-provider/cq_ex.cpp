@@ -17,9 +17,8 @@ namespace {
 
 // What rxe offers; timestamps, flow tags, cvlan and tag matching are not.
 constexpr std::uint64_t kSupportedWcFlags =
-    IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM | IBV_WC_EX_WITH_QP_NUM |
-    IBV_WC_EX_WITH_SRC_QP | IBV_WC_EX_WITH_SLID | IBV_WC_EX_WITH_SL |
-    IBV_WC_EX_WITH_DLID_PATH_BITS;
+    IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM | IBV_WC_EX_WITH_QP_NUM | IBV_WC_EX_WITH_SRC_QP |
+    IBV_WC_EX_WITH_SLID | IBV_WC_EX_WITH_SL | IBV_WC_EX_WITH_DLID_PATH_BITS;
 
 void take_current(UroceCq* cq, std::uint32_t k) {
   cq->ex_cur = cq->ring.slot(k);

@@ -14,10 +14,10 @@ namespace {
 constexpr std::size_t kReplyHead = sizeof(ctl::MsgHeader) + sizeof(ctl::ReplyStatus);
 
 static_assert(sizeof(ctl::ModifyQpReq) <= CtlClient::kMaxRequestBody &&
-              sizeof(ctl::CreateAhReq) <= CtlClient::kMaxRequestBody &&
-              sizeof(ctl::HelloRep) <= CtlClient::kMaxReplyBody &&
-              sizeof(ctl::QueryQpRep) <= CtlClient::kMaxReplyBody &&
-              sizeof(ctl::QueryPortRep) <= CtlClient::kMaxReplyBody,
+                  sizeof(ctl::CreateAhReq) <= CtlClient::kMaxRequestBody &&
+                  sizeof(ctl::HelloRep) <= CtlClient::kMaxReplyBody &&
+                  sizeof(ctl::QueryQpRep) <= CtlClient::kMaxReplyBody &&
+                  sizeof(ctl::QueryPortRep) <= CtlClient::kMaxReplyBody,
               "every protocol message fits the client's buffers");
 
 void close_fds(std::span<int> fds, int n) {

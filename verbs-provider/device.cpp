@@ -44,9 +44,7 @@ constexpr verbs_device_ops kDeviceOps = {
     .uninit_device = uninit_device,
 };
 
-__attribute__((constructor)) void register_uroce_driver() {
-  verbs_register_driver_34(&kDeviceOps);
-}
+__attribute__((constructor)) void register_uroce_driver() { verbs_register_driver_34(&kDeviceOps); }
 
 }  // namespace
 

@@ -54,12 +54,12 @@ enum match_kind : std::uint8_t {
 struct verbs_match_ent {
   void* driver_data;
   union {
-    const char* modalias;      // kMatchModalias: an fnmatch(3) pattern
-    std::uint64_t driver_id;   // kMatchDriverId
+    const char* modalias;     // kMatchModalias: an fnmatch(3) pattern
+    std::uint64_t driver_id;  // kMatchDriverId
   } u;
-  std::uint16_t vendor;        // kMatchPci
-  std::uint16_t device;        // kMatchPci
-  std::uint8_t kind;           // a match_kind
+  std::uint16_t vendor;  // kMatchPci
+  std::uint16_t device;  // kMatchPci
+  std::uint8_t kind;     // a match_kind
 };
 
 // Bits of verbs_sysfs_dev::flags: which lazily read fields are valid.
@@ -73,20 +73,20 @@ enum sysfs_dev_flags : unsigned {
 struct verbs_sysfs_dev {
   list_node entry;
   void* provider_data;
-  const verbs_match_ent* match;   // the table entry that matched, if any
-  unsigned flags;                 // sysfs_dev_flags
-  char sysfs_name[IBV_SYSFS_NAME_MAX];   // "uverbsN"
-  dev_t sysfs_cdev;                      // major:minor of /dev/infiniband/uverbsN
-  char ibdev_name[IBV_SYSFS_NAME_MAX];   // "uroce0"
-  char ibdev_path[IBV_SYSFS_PATH_MAX];   // <sysfs>/class/infiniband/uroce0
-  char modalias[512];                    // device/modalias, once read
-  std::uint64_t node_guid;               // host order, once read
-  std::uint32_t driver_id;               // 0 (unknown) in sysfs mode
+  const verbs_match_ent* match;         // the table entry that matched, if any
+  unsigned flags;                       // sysfs_dev_flags
+  char sysfs_name[IBV_SYSFS_NAME_MAX];  // "uverbsN"
+  dev_t sysfs_cdev;                     // major:minor of /dev/infiniband/uverbsN
+  char ibdev_name[IBV_SYSFS_NAME_MAX];  // "uroce0"
+  char ibdev_path[IBV_SYSFS_PATH_MAX];  // <sysfs>/class/infiniband/uroce0
+  char modalias[512];                   // device/modalias, once read
+  std::uint64_t node_guid;              // host order, once read
+  std::uint32_t driver_id;              // 0 (unknown) in sysfs mode
   ibv_node_type node_type;
-  int ibdev_idx;                         // -1 in sysfs mode
-  std::uint32_t num_ports;               // 0 in sysfs mode
-  std::uint32_t abi_ver;                 // uverbsN/abi_version
-  timespec time_created;                 // mtime of ibdev_path
+  int ibdev_idx;            // -1 in sysfs mode
+  std::uint32_t num_ports;  // 0 in sysfs mode
+  std::uint32_t abi_ver;    // uverbsN/abi_version
+  timespec time_created;    // mtime of ibdev_path
 };
 
 struct verbs_device;
@@ -94,16 +94,15 @@ struct verbs_device;
 // The provider's entry in libibverbs' driver list.
 struct verbs_device_ops {
   const char* name;
-  std::uint32_t match_min_abi_version;   // inclusive range of uverbsN/abi_version
+  std::uint32_t match_min_abi_version;  // inclusive range of uverbsN/abi_version
   std::uint32_t match_max_abi_version;
   const verbs_match_ent* match_table;
-  const verbs_device_ops** static_providers;   // static builds only; null
+  const verbs_device_ops** static_providers;  // static builds only; null
   // Called after the table lookup (which sets sysfs_dev->match) when set;
   // its answer replaces the table's.
   bool (*match_device)(verbs_sysfs_dev* sysfs_dev);
   // Takes ownership of cmd_fd (closes it on failure).
-  verbs_context* (*alloc_context)(ibv_device* device, int cmd_fd,
-                                  void* private_data);
+  verbs_context* (*alloc_context)(ibv_device* device, int cmd_fd, void* private_data);
   verbs_context* (*import_context)(ibv_device* device, int cmd_fd);
   verbs_device* (*alloc_device)(verbs_sysfs_dev* sysfs_dev);
   void (*uninit_device)(verbs_device* device);
@@ -112,7 +111,7 @@ struct verbs_device_ops {
 // The provider-allocated device. libibverbs fills everything after alloc_device
 // returns; the provider only allocates (zeroed) and later frees it.
 struct verbs_device {
-  ibv_device device;              // first: libibverbs converts by address
+  ibv_device device;  // first: libibverbs converts by address
   const verbs_device_ops* ops;
   // A C11 atomic_int in libibverbs (the reference count). Declared as int so
   // the struct stays trivial; same size and alignment, and we never touch it.
@@ -178,8 +177,8 @@ struct verbs_srq {
 // (alphabetical). verbs_set_ops copies the non-null members; libibverbs
 // supplies an ENOSYS/EOPNOTSUPP default for every null one.
 struct verbs_context_ops {
-  int (*advise_mr)(ibv_pd*, ibv_advise_mr_advice, std::uint32_t flags,
-                   ibv_sge*, std::uint32_t num_sges);
+  int (*advise_mr)(ibv_pd*, ibv_advise_mr_advice, std::uint32_t flags, ibv_sge*,
+                   std::uint32_t num_sges);
   ibv_dm* (*alloc_dm)(ibv_context*, ibv_alloc_dm_attr*);
   ibv_mw* (*alloc_mw)(ibv_pd*, ibv_mw_type);
   ibv_mr* (*alloc_null_mr)(ibv_pd*);
@@ -187,24 +186,20 @@ struct verbs_context_ops {
   ibv_pd* (*alloc_pd)(ibv_context*);
   ibv_td* (*alloc_td)(ibv_context*, ibv_td_init_attr*);
   void (*async_event)(ibv_context*, ibv_async_event*);
-  int (*attach_counters_point_flow)(ibv_counters*, ibv_counter_attach_attr*,
-                                    ibv_flow*);
+  int (*attach_counters_point_flow)(ibv_counters*, ibv_counter_attach_attr*, ibv_flow*);
   int (*attach_mcast)(ibv_qp*, const ibv_gid*, std::uint16_t lid);
   int (*bind_mw)(ibv_qp*, ibv_mw*, ibv_mw_bind*);
   int (*close_xrcd)(ibv_xrcd*);
   void (*cq_event)(ibv_cq*);
   ibv_ah* (*create_ah)(ibv_pd*, ibv_ah_attr*);
   ibv_counters* (*create_counters)(ibv_context*, ibv_counters_init_attr*);
-  ibv_cq* (*create_cq)(ibv_context*, int cqe, ibv_comp_channel*,
-                       int comp_vector);
+  ibv_cq* (*create_cq)(ibv_context*, int cqe, ibv_comp_channel*, int comp_vector);
   ibv_cq_ex* (*create_cq_ex)(ibv_context*, ibv_cq_init_attr_ex*);
   ibv_flow* (*create_flow)(ibv_qp*, ibv_flow_attr*);
-  ibv_flow_action* (*create_flow_action_esp)(ibv_context*,
-                                             ibv_flow_action_esp_attr*);
+  ibv_flow_action* (*create_flow_action_esp)(ibv_context*, ibv_flow_action_esp_attr*);
   ibv_qp* (*create_qp)(ibv_pd*, ibv_qp_init_attr*);
   ibv_qp* (*create_qp_ex)(ibv_context*, ibv_qp_init_attr_ex*);
-  ibv_rwq_ind_table* (*create_rwq_ind_table)(ibv_context*,
-                                             ibv_rwq_ind_table_init_attr*);
+  ibv_rwq_ind_table* (*create_rwq_ind_table)(ibv_context*, ibv_rwq_ind_table_init_attr*);
   ibv_srq* (*create_srq)(ibv_pd*, ibv_srq_init_attr*);
   ibv_srq* (*create_srq_ex)(ibv_context*, ibv_srq_init_attr_ex*);
   ibv_wq* (*create_wq)(ibv_context*, ibv_wq_init_attr*);
@@ -243,8 +238,8 @@ struct verbs_context_ops {
   int (*post_srq_recv)(ibv_srq*, ibv_recv_wr*, ibv_recv_wr** bad_wr);
   // attr_size is how much of *attr the caller owns: sizeof(ibv_device_attr)
   // for plain ibv_query_device, more for ibv_query_device_ex.
-  int (*query_device_ex)(ibv_context*, const ibv_query_device_ex_input*,
-                         ibv_device_attr_ex*, std::size_t attr_size);
+  int (*query_device_ex)(ibv_context*, const ibv_query_device_ex_input*, ibv_device_attr_ex*,
+                         std::size_t attr_size);
   int (*query_ece)(ibv_qp*, ibv_ece*);
   // Always given a whole ibv_port_attr (libibverbs copies out what the
   // caller's older struct can hold).
@@ -255,17 +250,15 @@ struct verbs_context_ops {
   int (*query_qp_data_in_order)(ibv_qp*, ibv_wr_opcode, std::uint32_t flags);
   int (*query_rt_values)(ibv_context*, ibv_values_ex*);
   int (*query_srq)(ibv_srq*, ibv_srq_attr*);
-  int (*read_counters)(ibv_counters*, std::uint64_t* values,
-                       std::uint32_t ncounters, std::uint32_t flags);
-  ibv_mr* (*reg_dm_mr)(ibv_pd*, ibv_dm*, std::uint64_t dm_offset,
-                       std::size_t length, unsigned access);
-  ibv_mr* (*reg_dmabuf_mr)(ibv_pd*, std::uint64_t offset, std::size_t length,
-                           std::uint64_t iova, int fd, int access);
-  ibv_mr* (*reg_mr)(ibv_pd*, void* addr, std::size_t length,
-                    std::uint64_t hca_va, int access);
+  int (*read_counters)(ibv_counters*, std::uint64_t* values, std::uint32_t ncounters,
+                       std::uint32_t flags);
+  ibv_mr* (*reg_dm_mr)(ibv_pd*, ibv_dm*, std::uint64_t dm_offset, std::size_t length,
+                       unsigned access);
+  ibv_mr* (*reg_dmabuf_mr)(ibv_pd*, std::uint64_t offset, std::size_t length, std::uint64_t iova,
+                           int fd, int access);
+  ibv_mr* (*reg_mr)(ibv_pd*, void* addr, std::size_t length, std::uint64_t hca_va, int access);
   int (*req_notify_cq)(ibv_cq*, int solicited_only);
-  int (*rereg_mr)(verbs_mr*, int flags, ibv_pd*, void* addr,
-                  std::size_t length, int access);
+  int (*rereg_mr)(verbs_mr*, int flags, ibv_pd*, void* addr, std::size_t length, int access);
   int (*resize_cq)(ibv_cq*, int cqe);
   int (*set_ece)(ibv_qp*, ibv_ece*);
   void (*unimport_dm)(ibv_dm*);
@@ -283,10 +276,8 @@ void verbs_register_driver_34(const verbs_device_ops* ops);
 // `context_offset` (passed as a pointer value) inside them, installs
 // libibverbs' default ops and takes cmd_fd. Returns the start of the block,
 // or null with errno set and cmd_fd closed.
-void* _verbs_init_and_alloc_context(ibv_device* device, int cmd_fd,
-                                    std::size_t alloc_size,
-                                    verbs_context* context_offset,
-                                    std::uint32_t driver_id);
+void* _verbs_init_and_alloc_context(ibv_device* device, int cmd_fd, std::size_t alloc_size,
+                                    verbs_context* context_offset, std::uint32_t driver_id);
 // Undoes the above except the free: closes cmd_fd and async_fd.
 void verbs_uninit_context(verbs_context* context);
 void verbs_set_ops(verbs_context* context, const verbs_context_ops* ops);
@@ -300,15 +291,14 @@ inline constexpr std::uint32_t kNoDriverId = 0;
 // verbs_context, initialised by libibverbs. DriverContext must be a C-like
 // type: libibverbs callocs it and frees it with free() (via our free_context).
 template <class DriverContext>
-DriverContext* alloc_driver_context(ibv_device* device, int cmd_fd,
-                                    std::size_t vctx_offset) {
+DriverContext* alloc_driver_context(ibv_device* device, int cmd_fd, std::size_t vctx_offset) {
   static_assert(std::is_standard_layout_v<DriverContext> &&
                 std::is_trivially_default_constructible_v<DriverContext> &&
                 std::is_trivially_destructible_v<DriverContext>);
-  void* block = _verbs_init_and_alloc_context(
-      device, cmd_fd, sizeof(DriverContext),
-      reinterpret_cast<verbs_context*>(static_cast<std::uintptr_t>(vctx_offset)),
-      kNoDriverId);
+  void* block = _verbs_init_and_alloc_context(device, cmd_fd, sizeof(DriverContext),
+                                              reinterpret_cast<verbs_context*>(
+                                                  static_cast<std::uintptr_t>(vctx_offset)),
+                                              kNoDriverId);
   return static_cast<DriverContext*>(block);
 }
 
@@ -320,17 +310,15 @@ static_assert(sizeof(ibv_context) == 328);
 static_assert(sizeof(verbs_context) == 648);
 // libibverbs finds a verbs_context from an ibv_context by subtracting this
 // offset: the ibv_context must be the last member.
-static_assert(offsetof(verbs_context, context) + sizeof(ibv_context) ==
-              sizeof(verbs_context));
+static_assert(offsetof(verbs_context, context) + sizeof(ibv_context) == sizeof(verbs_context));
 static_assert(offsetof(verbs_context, context) == 320);
 
 template <class T>
-inline constexpr bool kCShared = std::is_standard_layout_v<T> &&
-                                 std::is_trivially_default_constructible_v<T> &&
-                                 std::is_trivially_copyable_v<T>;
+inline constexpr bool kCShared = std::is_standard_layout_v<T>&&
+    std::is_trivially_default_constructible_v<T>&& std::is_trivially_copyable_v<T>;
 static_assert(kCShared<verbs_match_ent> && kCShared<verbs_sysfs_dev> &&
-              kCShared<verbs_device_ops> && kCShared<verbs_device> &&
-              kCShared<verbs_mr> && kCShared<verbs_context_ops>);
+              kCShared<verbs_device_ops> && kCShared<verbs_device> && kCShared<verbs_mr> &&
+              kCShared<verbs_context_ops>);
 
 static_assert(sizeof(list_node) == 16);
 
@@ -358,8 +346,7 @@ static_assert(offsetof(verbs_device_ops, alloc_context) == 40);
 static_assert(offsetof(verbs_device_ops, alloc_device) == 56);
 static_assert(sizeof(verbs_device_ops) == 72);
 
-static_assert(sizeof(std::atomic<int>) == sizeof(int) &&
-              alignof(std::atomic<int>) == alignof(int));
+static_assert(sizeof(std::atomic<int>) == sizeof(int) && alignof(std::atomic<int>) == alignof(int));
 static_assert(offsetof(verbs_device, ops) == sizeof(ibv_device));
 static_assert(offsetof(verbs_device, refcount) == 672);
 static_assert(offsetof(verbs_device, entry) == 680);
@@ -387,11 +374,9 @@ static_assert(offsetof(verbs_context_ops, alloc_pd) == 5 * sizeof(void*));
 static_assert(offsetof(verbs_context_ops, dealloc_pd) == 26 * sizeof(void*));
 static_assert(offsetof(verbs_context_ops, free_context) == 39 * sizeof(void*));
 static_assert(offsetof(verbs_context_ops, poll_cq) == 53 * sizeof(void*));
-static_assert(offsetof(verbs_context_ops, query_device_ex) ==
-              58 * sizeof(void*));
+static_assert(offsetof(verbs_context_ops, query_device_ex) == 58 * sizeof(void*));
 static_assert(offsetof(verbs_context_ops, query_port) == 60 * sizeof(void*));
-static_assert(offsetof(verbs_context_ops, query_qp_data_in_order) ==
-              62 * sizeof(void*));
+static_assert(offsetof(verbs_context_ops, query_qp_data_in_order) == 62 * sizeof(void*));
 static_assert(offsetof(verbs_context_ops, reg_mr) == 68 * sizeof(void*));
 static_assert(offsetof(verbs_context_ops, unimport_pd) == 75 * sizeof(void*));
 

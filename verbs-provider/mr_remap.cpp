@@ -182,10 +182,10 @@ int MemfdRegistry::acquire_locked(std::uintptr_t addr, std::size_t len, MrBackin
   bool seen_movable = false;
   bool seen_other = false;
   bool live_after_movable = false;
-  bool mixed_live = false;       // two memfds, or one at inconsistent offsets
+  bool mixed_live = false;  // two memfds, or one at inconsistent offsets
   MemfdEntry* live = nullptr;
-  std::uint64_t live_base = 0;   // file offset of address A is live_base + A
-  std::uintptr_t live_end = 0;   // where the last live line ends
+  std::uint64_t live_base = 0;  // file offset of address A is live_base + A
+  std::uintptr_t live_end = 0;  // where the last live line ends
   std::uint64_t live_file_end = 0;
   std::string_view rest{text, text_len};
   while (!rest.empty() && cursor < end) {

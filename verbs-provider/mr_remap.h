@@ -70,8 +70,8 @@ struct MemfdEntry;
 
 struct MrBacking {
   MemfdEntry* entry = nullptr;
-  int fd = -1;                  // borrowed from the entry
-  std::uint64_t map_len = 0;    // page multiple
+  int fd = -1;                // borrowed from the entry
+  std::uint64_t map_len = 0;  // page multiple
   std::uint64_t map_offset = 0;
 };
 

@@ -50,8 +50,7 @@ std::size_t ObjectRegistry::size() {
 
 const void* event_element(const ibv_async_event& ev) {
   switch (ev.event_type) {
-    case IBV_EVENT_CQ_ERR:
-      return ev.element.cq;
+    case IBV_EVENT_CQ_ERR: return ev.element.cq;
     case IBV_EVENT_QP_FATAL:
     case IBV_EVENT_QP_REQ_ERR:
     case IBV_EVENT_QP_ACCESS_ERR:
@@ -59,18 +58,14 @@ const void* event_element(const ibv_async_event& ev) {
     case IBV_EVENT_SQ_DRAINED:
     case IBV_EVENT_PATH_MIG:
     case IBV_EVENT_PATH_MIG_ERR:
-    case IBV_EVENT_QP_LAST_WQE_REACHED:
-      return ev.element.qp;
+    case IBV_EVENT_QP_LAST_WQE_REACHED: return ev.element.qp;
     case IBV_EVENT_SRQ_ERR:
-    case IBV_EVENT_SRQ_LIMIT_REACHED:
-      return ev.element.srq;
-    default:
-      return nullptr;
+    case IBV_EVENT_SRQ_LIMIT_REACHED: return ev.element.srq;
+    default: return nullptr;
   }
 }
 
-void wait_events_acked(pthread_mutex_t* mu, pthread_cond_t* cond,
-                       const std::uint32_t* completed,
+void wait_events_acked(pthread_mutex_t* mu, pthread_cond_t* cond, const std::uint32_t* completed,
                        const std::atomic<std::uint32_t>& reported) {
   pthread_mutex_lock(mu);
   while (*completed != reported.load(std::memory_order_acquire)) pthread_cond_wait(cond, mu);

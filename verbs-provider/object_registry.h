@@ -31,7 +31,7 @@ namespace uroce::provider {
 struct EventTarget {
   EventTarget* prev = nullptr;
   EventTarget* next = nullptr;
-  const void* element = nullptr;          // what events name (ibv_qp* ...)
+  const void* element = nullptr;           // what events name (ibv_qp* ...)
   std::atomic<std::uint32_t> reported{0};  // async events handed out
 };
 
@@ -59,7 +59,7 @@ const void* event_element(const ibv_async_event& ev);
 
 // Blocks until *completed (guarded by `mu`, bumped by libibverbs' ack
 // functions which signal `cond`) equals every counter in `reported`.
-void wait_events_acked(pthread_mutex_t* mu, pthread_cond_t* cond,
-                       const std::uint32_t* completed, const std::atomic<std::uint32_t>& reported);
+void wait_events_acked(pthread_mutex_t* mu, pthread_cond_t* cond, const std::uint32_t* completed,
+                       const std::atomic<std::uint32_t>& reported);
 
 }  // namespace uroce::provider

@@ -26,8 +26,8 @@ extern const verbs_abi::verbs_context_ops kUroceOps;
 // context.cpp
 verbs_context* alloc_context(ibv_device* dev, int cmd_fd, void* private_data) noexcept;
 void free_context(ibv_context* ctx) noexcept;
-int query_device_ex(ibv_context* ctx, const ibv_query_device_ex_input* in,
-                    ibv_device_attr_ex* attr, std::size_t attr_size) noexcept;
+int query_device_ex(ibv_context* ctx, const ibv_query_device_ex_input* in, ibv_device_attr_ex* attr,
+                    std::size_t attr_size) noexcept;
 int query_port(ibv_context* ctx, std::uint8_t port, ibv_port_attr* attr) noexcept;
 
 // async.cpp
@@ -43,8 +43,7 @@ int rereg_mr(verbs_abi::verbs_mr* vmr, int flags, ibv_pd* pd, void* addr, std::s
              int access) noexcept;
 
 // cq.cpp, cq_ex.cpp
-ibv_cq* create_cq(ibv_context* ctx, int cqe, ibv_comp_channel* channel,
-                  int comp_vector) noexcept;
+ibv_cq* create_cq(ibv_context* ctx, int cqe, ibv_comp_channel* channel, int comp_vector) noexcept;
 ibv_cq_ex* create_cq_ex(ibv_context* ctx, ibv_cq_init_attr_ex* attr) noexcept;
 int destroy_cq(ibv_cq* cq) noexcept;
 int resize_cq(ibv_cq* cq, int cqe) noexcept;

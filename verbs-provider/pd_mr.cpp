@@ -109,9 +109,8 @@ int rereg_mr(verbs_abi::verbs_mr* vmr, int flags, ibv_pd* pd, void* addr, std::s
   req.mr_handle = vmr->ibv_mr.handle;
   req.flags = static_cast<std::uint32_t>(flags);
   req.pd_handle = (flags & IBV_REREG_MR_CHANGE_PD) != 0 ? pd->handle : vmr->ibv_mr.pd->handle;
-  req.access = static_cast<std::uint32_t>((flags & IBV_REREG_MR_CHANGE_ACCESS) != 0
-                                              ? access
-                                              : vmr->access);
+  req.access =
+      static_cast<std::uint32_t>((flags & IBV_REREG_MR_CHANGE_ACCESS) != 0 ? access : vmr->access);
   MrBacking fresh;
   const bool translate = (flags & IBV_REREG_MR_CHANGE_TRANSLATION) != 0;
   if (translate) {

@@ -19,10 +19,9 @@ namespace {
 constexpr std::uint64_t kUdSendOps = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM;
 constexpr std::uint64_t kUcSendOps =
     kUdSendOps | IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM;
-constexpr std::uint64_t kRcSendOps = kUcSendOps | IBV_QP_EX_WITH_RDMA_READ |
-                                     IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
-                                     IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD |
-                                     IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_SEND_WITH_INV;
+constexpr std::uint64_t kRcSendOps =
+    kUcSendOps | IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
+    IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_SEND_WITH_INV;
 
 constexpr std::uint32_t kSupportedCompMask =
     IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
@@ -69,16 +68,13 @@ bool send_opcode_allowed(ibv_qp_type type, std::uint32_t op) {
     case IBV_WR_SEND_WITH_IMM:
       return type == IBV_QPT_RC || type == IBV_QPT_UC || type == IBV_QPT_UD;
     case IBV_WR_RDMA_WRITE:
-    case IBV_WR_RDMA_WRITE_WITH_IMM:
-      return type == IBV_QPT_RC || type == IBV_QPT_UC;
+    case IBV_WR_RDMA_WRITE_WITH_IMM: return type == IBV_QPT_RC || type == IBV_QPT_UC;
     case IBV_WR_RDMA_READ:
     case IBV_WR_ATOMIC_CMP_AND_SWP:
     case IBV_WR_ATOMIC_FETCH_AND_ADD:
     case IBV_WR_LOCAL_INV:
-    case IBV_WR_SEND_WITH_INV:
-      return type == IBV_QPT_RC;
-    default:
-      return false;  // BIND_MW, TSO, DRIVER1, ATOMIC_WRITE: not executed
+    case IBV_WR_SEND_WITH_INV: return type == IBV_QPT_RC;
+    default: return false;  // BIND_MW, TSO, DRIVER1, ATOMIC_WRITE: not executed
   }
 }
 
@@ -166,7 +162,8 @@ ibv_qp* create_qp_ex(ibv_context* ctx, ibv_qp_init_attr_ex* attr) noexcept {
   qp->max_send_sge = std::min(rep.cap.max_send_sge, shm::send_sge_room(sq_elem));
   qp->max_inline = static_cast<std::uint32_t>(
       std::min<std::size_t>(rep.cap.max_inline_data, sq_elem - shm::kSendWqeFlexOffset));
-  if (qp->has_rq) qp->max_recv_sge = std::min(rep.cap.max_recv_sge, shm::recv_sge_room(qp->rq.elem_size()));
+  if (qp->has_rq)
+    qp->max_recv_sge = std::min(rep.cap.max_recv_sge, shm::recv_sge_room(qp->rq.elem_size()));
 
   // What ibv_cmd_create_qp would fill for a kernel provider.
   ibv_qp& q = qp->vqp.qp;

@@ -104,12 +104,11 @@ void wr_rdma_write_imm(ibv_qp_ex* q, std::uint32_t rkey, std::uint64_t addr, __b
 void wr_rdma_read(ibv_qp_ex* q, std::uint32_t rkey, std::uint64_t addr) {
   build_rdma(q, IBV_WR_RDMA_READ, rkey, addr, 0);
 }
-void wr_atomic_cmp_swp(ibv_qp_ex* q, std::uint32_t rkey, std::uint64_t addr,
-                       std::uint64_t compare, std::uint64_t swap) {
+void wr_atomic_cmp_swp(ibv_qp_ex* q, std::uint32_t rkey, std::uint64_t addr, std::uint64_t compare,
+                       std::uint64_t swap) {
   build_atomic(q, IBV_WR_ATOMIC_CMP_AND_SWP, rkey, addr, compare, swap);
 }
-void wr_atomic_fetch_add(ibv_qp_ex* q, std::uint32_t rkey, std::uint64_t addr,
-                         std::uint64_t add) {
+void wr_atomic_fetch_add(ibv_qp_ex* q, std::uint32_t rkey, std::uint64_t addr, std::uint64_t add) {
   build_atomic(q, IBV_WR_ATOMIC_FETCH_AND_ADD, rkey, addr, add, 0);
 }
 

@@ -91,7 +91,8 @@ int build_send_wqe(const UroceQp& qp, const ibv_send_wr& wr, std::uint32_t flags
   if ((flags & IBV_SEND_INLINE) != 0) {
     shm::InlineWriter w(slot, qp.max_inline);
     for (std::size_t i = 0; i < n; ++i) {
-      const void* src = reinterpret_cast<const void*>(static_cast<std::uintptr_t>(wr.sg_list[i].addr));
+      const void* src =
+          reinterpret_cast<const void*>(static_cast<std::uintptr_t>(wr.sg_list[i].addr));
       if (!w.append(src, wr.sg_list[i].length)) break;
     }
     e = w.finish();

@@ -30,7 +30,8 @@ int post_recv_chain(shm::RqProducer* ring, std::uint32_t max_sge, shm::DoorbellR
         break;
       }
     }
-    const std::size_t n = shm::to_wqe_sges(wr->sg_list, static_cast<std::size_t>(wr->num_sge), sges);
+    const std::size_t n =
+        shm::to_wqe_sges(wr->sg_list, static_cast<std::size_t>(wr->num_sge), sges);
     const std::span<std::byte> slot{ring->slot_bytes(built), ring->elem_size()};
     if (shm::write_recv_wqe(slot, wr->wr_id, {sges, n}, max_sge) != shm::WqeWriteError::kOk) {
       rc = EINVAL;
@@ -74,7 +75,8 @@ ibv_srq* create_srq(ibv_pd* pd, ibv_srq_init_attr* attr) noexcept {
     } else {
       const shm::ShmStatus ms = shm::SharedRegion::map_fd(fd, rep.rq_bytes, &srq->region);
       if (!ms.ok()) rc = ms.sys_errno != 0 ? ms.sys_errno : EPROTO;
-      else if (srq->ring.attach(srq->region.data(), rep.rq_bytes, g) != shm::RingError::kOk) rc = EPROTO;
+      else if (srq->ring.attach(srq->region.data(), rep.rq_bytes, g) != shm::RingError::kOk)
+        rc = EPROTO;
     }
     if (rc != 0) {
       ctl::DestroySrqReq d{};

@@ -27,9 +27,7 @@ const json& child(const json& j, const char* key) {
   return it == j.end() ? kNull : *it;
 }
 
-std::string count(const json& j) {
-  return j.is_array() ? std::to_string(j.size()) : "-";
-}
+std::string count(const json& j) { return j.is_array() ? std::to_string(j.size()) : "-"; }
 
 bool numeric(const std::string& s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
@@ -77,10 +75,10 @@ std::string Table::render() const {
 
 std::string render_status(const json& j) {
   const json& d = child(j, "daemon");
-  std::string out = fmt::format(
-      "uroced {} pid {}  run dir {}  poll {}  lcore {}  up {} s  clients {}\n\n",
-      cell(d, "version"), cell(d, "pid"), cell(d, "run_dir"), cell(d, "poll"),
-      cell(d, "lcore"), cell(d, "uptime_s"), cell(d, "clients"));
+  std::string out =
+      fmt::format("uroced {} pid {}  run dir {}  poll {}  lcore {}  up {} s  clients {}\n\n",
+                  cell(d, "version"), cell(d, "pid"), cell(d, "run_dir"), cell(d, "poll"),
+                  cell(d, "lcore"), cell(d, "uptime_s"), cell(d, "clients"));
   Table t({"DEVICE", "UVERBS", "MAC", "IPV4", "MTU", "ACTIVE_MTU", "QPS", "CQS", "SRQS", "MRS",
            "AHS", "RX_FRAMES", "TX_FRAMES", "PORT"});
   for (const auto& dev : child(j, "devices")) {
@@ -107,15 +105,15 @@ std::string render_counters(const json& j) {
 }
 
 std::string render_qps(const json& j) {
-  Table t({"DEVICE", "QPN", "TYPE", "STATE", "CLIENT", "DEST_QPN", "SQ", "RQ", "TX_PKTS",
-           "RX_PKTS", "TX_BYTES", "RX_BYTES", "RETRANSMITS", "BAD_WQES"});
+  Table t({"DEVICE", "QPN", "TYPE", "STATE", "CLIENT", "DEST_QPN", "SQ", "RQ", "TX_PKTS", "RX_PKTS",
+           "TX_BYTES", "RX_BYTES", "RETRANSMITS", "BAD_WQES"});
   for (const auto& q : child(j, "qps")) {
     const json& e = child(q, "engine");
     const json& tr = child(q, "transport");
-    t.add({cell(q, "device"), cell(q, "qpn"), cell(q, "type"), cell(q, "state"),
-           cell(q, "client"), cell(q, "dest_qpn"), cell(q, "send_queue"), cell(q, "recv_queue"),
-           cell(e, "tx_packets"), cell(e, "rx_packets"), cell(e, "tx_bytes"),
-           cell(e, "rx_bytes"), cell(tr, "tx_retransmits"), cell(e, "bad_wqes")});
+    t.add({cell(q, "device"), cell(q, "qpn"), cell(q, "type"), cell(q, "state"), cell(q, "client"),
+           cell(q, "dest_qpn"), cell(q, "send_queue"), cell(q, "recv_queue"), cell(e, "tx_packets"),
+           cell(e, "rx_packets"), cell(e, "tx_bytes"), cell(e, "rx_bytes"),
+           cell(tr, "tx_retransmits"), cell(e, "bad_wqes")});
   }
   std::string out = t.render();
   if (child(j, "qps_truncated").is_boolean() && child(j, "qps_truncated").get<bool>()) {
@@ -156,17 +154,16 @@ std::string render_pfc(const json& j) {
       }
       t.add({cell(q, "priority"), yes_no(q, "lossless"), cell(q, "xoff_sent"),
              cell(q, "refresh_sent"), cell(q, "xon_sent"), ms(q, "asserted_ns"),
-             cell(q, "pause_rx"), cell(q, "resume_rx"), yes_no(q, "paused"),
-             ms(q, "paused_ns"), cell(q, "tx_held"), cell(q, "rx_while_paused"),
-             std::to_string(drops), yes_no(q, "stormed"), cell(q, "storms_detected"),
-             ms(q, "stormed_ns")});
+             cell(q, "pause_rx"), cell(q, "resume_rx"), yes_no(q, "paused"), ms(q, "paused_ns"),
+             cell(q, "tx_held"), cell(q, "rx_while_paused"), std::to_string(drops),
+             yes_no(q, "stormed"), cell(q, "storms_detected"), ms(q, "stormed_ns")});
     }
     out += t.render();
     std::string bad;
     for (const auto& [k, v] : child(p, "rx_bad").items()) bad += " " + k + "=" + v.dump();
     out += fmt::format("PFC frames sent {}  MAC Control received {} (parsed {}); bad:{}\n",
-                       cell(p, "frames_sent"), cell(p, "mac_control_rx"),
-                       cell(p, "frames_parsed"), bad.empty() ? " -" : bad);
+                       cell(p, "frames_sent"), cell(p, "mac_control_rx"), cell(p, "frames_parsed"),
+                       bad.empty() ? " -" : bad);
     const json& t2 = child(p, "ttl");
     out += fmt::format(
         "TTL loop signals: checked {}  own_packets {}  replay_lower_ttl {}  outliers_low {}  "
@@ -179,8 +176,8 @@ std::string render_pfc(const json& j) {
 }
 
 std::string render_clients(const json& j) {
-  Table t({"CLIENT", "PID", "UID", "DEVICE", "PDS", "MRS", "CHANNELS", "CQS", "SRQS", "AHS",
-           "QPS", "REQUESTS", "BAD"});
+  Table t({"CLIENT", "PID", "UID", "DEVICE", "PDS", "MRS", "CHANNELS", "CQS", "SRQS", "AHS", "QPS",
+           "REQUESTS", "BAD"});
   for (const auto& c : child(j, "clients")) {
     const json& o = child(c, "objects");
     const std::string dev = cell(c, "device");

@@ -139,7 +139,7 @@ class ClientSession {
     std::uint64_t length = 0;
     std::uint64_t iova = 0;
     std::uint64_t map_offset = 0;  // where addr lies in `map`
-    shm::SharedRegion map;  // map_len bytes of the client's memfd
+    shm::SharedRegion map;         // map_len bytes of the client's memfd
   };
   struct ChannelObj {
     int fd = -1;  // the pipe's write end
@@ -174,18 +174,16 @@ class ClientSession {
   bool handle_message(std::span<const std::byte> msg, InFds& fds);
   void dispatch(const ctl::MsgHeader& h, std::span<const std::byte> body, InFds& fds);
   template <ctl::Op O, class Handler>
-  void serve(const ctl::MsgHeader& h, std::span<const std::byte> body, InFds& fds,
-             Handler handler);
-  bool send_reply(const ctl::MsgHeader& h, int status, const void* rep,
-                  std::size_t rep_bytes, const OutFds& fds);
+  void serve(const ctl::MsgHeader& h, std::span<const std::byte> body, InFds& fds, Handler handler);
+  bool send_reply(const ctl::MsgHeader& h, int status, const void* rep, std::size_t rep_bytes,
+                  const OutFds& fds);
   void bad_input(const ctl::MsgHeader& h, int status, const std::string& why);
   void refresh_summary();
   void reclaim();
 
   // Handlers: 0 or an errno; fill *rep and *out on success.
   int on_hello(const ctl::HelloReq& r, ctl::HelloRep* rep, InFds& in, OutFds* out);
-  int on_query_port(const ctl::QueryPortReq& r, ctl::QueryPortRep* rep, InFds& in,
-                    OutFds* out);
+  int on_query_port(const ctl::QueryPortReq& r, ctl::QueryPortRep* rep, InFds& in, OutFds* out);
   int on_alloc_pd(const ctl::AllocPdReq& r, ctl::AllocPdRep* rep, InFds& in, OutFds* out);
   int on_dealloc_pd(const ctl::DeallocPdReq& r, ctl::NoReply* rep, InFds& in, OutFds* out);
   int on_reg_mr(const ctl::RegMrReq& r, ctl::RegMrRep* rep, InFds& in, OutFds* out);
@@ -202,8 +200,7 @@ class ClientSession {
   int on_modify_qp(const ctl::ModifyQpReq& r, ctl::NoReply* rep, InFds& in, OutFds* out);
   int on_query_qp(const ctl::QueryQpReq& r, ctl::QueryQpRep* rep, InFds& in, OutFds* out);
   int on_destroy_qp(const ctl::DestroyQpReq& r, ctl::NoReply* rep, InFds& in, OutFds* out);
-  int on_create_srq(const ctl::CreateSrqReq& r, ctl::CreateSrqRep* rep, InFds& in,
-                    OutFds* out);
+  int on_create_srq(const ctl::CreateSrqReq& r, ctl::CreateSrqRep* rep, InFds& in, OutFds* out);
   int on_modify_srq(const ctl::ModifySrqReq& r, ctl::NoReply* rep, InFds& in, OutFds* out);
   int on_query_srq(const ctl::QuerySrqReq& r, ctl::QuerySrqRep* rep, InFds& in, OutFds* out);
   int on_destroy_srq(const ctl::DestroySrqReq& r, ctl::NoReply* rep, InFds& in, OutFds* out);

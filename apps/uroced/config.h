@@ -45,12 +45,12 @@ struct PortSpec {
 };
 
 struct DeviceConfig {
-  std::string name;             // ibdev name, "uroce0"
-  std::string port;             // as written; see PortSpec
-  PortSpec port_spec;           // parsed from `port`
+  std::string name;    // ibdev name, "uroce0"
+  std::string port;    // as written; see PortSpec
+  PortSpec port_spec;  // parsed from `port`
   wire::MacAddr mac{};
   wire::Ipv4Addr ipv4{};
-  std::uint32_t mtu = 1500;     // Ethernet MTU (L3 bytes)
+  std::uint32_t mtu = 1500;  // Ethernet MTU (L3 bytes)
   // Loss injection: drop_tx_every, drop_rx_every, drop_tx_rate,
   // drop_rx_rate, drop_seed (datapath/engine/impairment.h); all off.
   engine::ImpairConfig impair{};
@@ -81,8 +81,7 @@ struct DaemonConfig {
   std::string log_level = "info";
   // [eal]
   std::uint32_t lcore = 1;
-  std::vector<std::string> eal_args = {"--no-huge", "--no-pci", "--no-telemetry",
-                                       "-m", "512"};
+  std::vector<std::string> eal_args = {"--no-huge", "--no-pci", "--no-telemetry", "-m", "512"};
   std::string file_prefix;  // empty: "uroced-<pid>"
   // [[device]]
   std::vector<DeviceConfig> devices;
@@ -110,8 +109,7 @@ int parse_command_line(int argc, char** argv, CommandLine* out);
 // Reads TOML text into `out` (over its current values). `source` names the
 // text in parse errors ("uroced.toml:3:7: ..."). Returns "" or the error.
 // Does not run validate().
-std::string load_toml(std::string_view text, std::string_view source,
-                      DaemonConfig* out);
+std::string load_toml(std::string_view text, std::string_view source, DaemonConfig* out);
 
 // One --device SPEC ("name=uroce0;mac=...;ipv4=...;mtu=9000;port=ring:p0")
 // into `out`; `index` is its position, used in error messages. Returns ""
@@ -120,8 +118,7 @@ std::string load_toml(std::string_view text, std::string_view source,
 // 0 = off), drop_tx_rate, drop_rx_rate (0..1) and drop_seed (an integer);
 // pfc (lossless priorities, "3" or "3,4"; "none"), tx_ttl (1..255),
 // link_mbps.
-std::string parse_device_spec(std::string_view spec, std::size_t index,
-                              DeviceConfig* out);
+std::string parse_device_spec(std::string_view spec, std::size_t index, DeviceConfig* out);
 
 // Applies `cl` (without reading cl.config_file) over `cfg`.
 std::string apply_command_line(const CommandLine& cl, DaemonConfig* cfg);
@@ -141,8 +138,7 @@ std::string load_config(const CommandLine& cl, DaemonConfig* out);
 // verbatim), vdevs without devargs added as --vdev, and PCI devices
 // allowed (-a, PCI probing on). Returns "" or the error (an eal.args entry
 // that sets what uroced controls: -l, --lcores, -c, --file-prefix).
-std::string make_eal_config(const DaemonConfig& cfg, int pid,
-                            port::EalConfig* out);
+std::string make_eal_config(const DaemonConfig& cfg, int pid, port::EalConfig* out);
 
 const char* to_string(PollMode m);
 

@@ -36,7 +36,7 @@ struct DeviceSnapshot {
   port::ArpCounters arp{};
   std::uint32_t qps = 0, cqs = 0, srqs = 0, ahs = 0, mrs = 0;
   std::vector<engine::QpStatus> qp_status;  // filled only when asked
-  engine::PfcStatus pfc{};                   // PFC and TTL (pfc_endpoint.h)
+  engine::PfcStatus pfc{};                  // PFC and TTL (pfc_endpoint.h)
 };
 
 class Device {
@@ -73,11 +73,9 @@ class Device {
   virtual int alloc_qpn(std::uint32_t* qpn) = 0;
   virtual int create_cq(const engine::CqCreate& c) = 0;
   virtual int destroy_cq(engine::ObjId id) = 0;
-  virtual int resize_cq(engine::ObjId id, const engine::RingMem& ring,
-                        ctl::CqNotify* notify) = 0;
+  virtual int resize_cq(engine::ObjId id, const engine::RingMem& ring, ctl::CqNotify* notify) = 0;
   virtual int create_srq(const engine::SrqCreate& c) = 0;
-  virtual int modify_srq(engine::ObjId id, std::uint32_t mask,
-                         const transport::SrqAttr& a) = 0;
+  virtual int modify_srq(engine::ObjId id, std::uint32_t mask, const transport::SrqAttr& a) = 0;
   virtual int query_srq(engine::ObjId id, transport::SrqAttr* out) = 0;
   virtual int destroy_srq(engine::ObjId id) = 0;
   virtual int create_qp(const engine::QpCreate& c) = 0;

@@ -15,11 +15,11 @@
 namespace uroce::daemon {
 
 // Per-object limits (rxe-like where rxe has one).
-inline constexpr std::uint32_t kMaxQpWr = 16384;     // max_qp_wr
-inline constexpr std::uint32_t kMaxCqe = 65535;      // max_cqe
-inline constexpr std::uint32_t kMaxSrqWr = 16384;    // max_srq_wr
-inline constexpr std::uint32_t kMaxPd = 65536;       // max_pd (per device)
-inline constexpr std::uint32_t kMaxRdAtom = 16;      // max_qp_rd_atom, init_rd_atom
+inline constexpr std::uint32_t kMaxQpWr = 16384;          // max_qp_wr
+inline constexpr std::uint32_t kMaxCqe = 65535;           // max_cqe
+inline constexpr std::uint32_t kMaxSrqWr = 16384;         // max_srq_wr
+inline constexpr std::uint32_t kMaxPd = 65536;            // max_pd (per device)
+inline constexpr std::uint32_t kMaxRdAtom = 16;           // max_qp_rd_atom, init_rd_atom
 inline constexpr std::uint64_t kMaxMrBytes = 1ull << 36;  // one registration
 inline constexpr std::uint32_t kMaxSge = transport::kMaxSge;
 inline constexpr std::uint32_t kMaxInline = transport::kMaxInline;

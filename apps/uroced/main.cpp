@@ -21,8 +21,8 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <chrono>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -74,8 +74,10 @@ std::uint64_t link_bps(const DeviceConfig& d, std::uint16_t port_id) {
     return std::uint64_t{link.link_speed} * 1'000'000;
   }
   if (d.pfc.enable != 0) {
-    spdlog::warn("{}: the port reports no link speed; PFC quanta timed at 10000 Mb/s "
-                 "(set link_mbps)", d.name);
+    spdlog::warn(
+        "{}: the port reports no link speed; PFC quanta timed at 10000 Mb/s "
+        "(set link_mbps)",
+        d.name);
   }
   return 10'000'000'000ull;
 }
@@ -106,9 +108,10 @@ int prepare_run_dir(const DaemonConfig& cfg) {
   }
   const int stale = cleanup_stale_tree(cfg.sysfs_root(), kCdevDir);
   if (stale > 0) {
-    spdlog::warn("removed the sysfs tree and {} /dev/infiniband node(s) of a uroced that "
-                 "did not exit cleanly",
-                 stale);
+    spdlog::warn(
+        "removed the sysfs tree and {} /dev/infiniband node(s) of a uroced that "
+        "did not exit cleanly",
+        stale);
   }
   return 0;
 }
@@ -161,16 +164,17 @@ int run(const DaemonConfig& cfg) {
                    d.pfc.enable, vc.pfc.link_bps / 1'000'000, d.pfc.ttl.tx_ttl);
     }
     if (d.impair.active()) {
-      spdlog::warn("{}: loss injection on: drop_tx_every={} drop_rx_every={} drop_tx_rate={} "
-                   "drop_rx_rate={} drop_seed={}",
-                   d.name, d.impair.drop_tx_every, d.impair.drop_rx_every,
-                   d.impair.drop_tx_rate, d.impair.drop_rx_rate, d.impair.drop_seed);
+      spdlog::warn(
+          "{}: loss injection on: drop_tx_every={} drop_rx_every={} drop_tx_rate={} "
+          "drop_rx_rate={} drop_seed={}",
+          d.name, d.impair.drop_tx_every, d.impair.drop_rx_every, d.impair.drop_tx_rate,
+          d.impair.drop_rx_rate, d.impair.drop_seed);
     }
     ios.push_back(std::make_unique<engine::EthPortIo>(*ports[i]));
     vnics.push_back(std::make_unique<VnicT>(vc, *ios.back()));
     eng.add_vnic(vnics.back().get());
-    devices.push_back(std::make_unique<VnicDevice<EngineT>>(
-        *vnics.back(), eng, static_cast<std::uint32_t>(i), d.port));
+    devices.push_back(std::make_unique<VnicDevice<EngineT>>(*vnics.back(), eng,
+                                                            static_cast<std::uint32_t>(i), d.port));
     // rte_eth_link_get_nowait only reads the ethdev's link word: safe from
     // the control thread while the engine lcore runs the port.
     devices.back()->set_link_probe([pid = ports[i]->port_id()] {
@@ -200,8 +204,8 @@ int run(const DaemonConfig& cfg) {
     std::uint32_t n = 0;
     if (int rc = tree.add(sd, &n, &err); rc != 0) return fail(d.name + ": " + err);
     devices[i]->set_uverbs(n);
-    spdlog::info("{}: {} mac {} ipv4 {} mtu {} on {} (/dev/infiniband/uverbs{})", d.name,
-                 i, d.mac.to_string(), d.ipv4.to_string(), d.mtu, d.port, n);
+    spdlog::info("{}: {} mac {} ipv4 {} mtu {} on {} (/dev/infiniband/uverbs{})", d.name, i,
+                 d.mac.to_string(), d.ipv4.to_string(), d.mtu, d.port, n);
   }
   if (int rc = server.start(&affinity); rc != 0) {
     return fail(std::string("cannot start the accept thread: ") + std::strerror(rc));

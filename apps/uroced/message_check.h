@@ -21,13 +21,13 @@ namespace uroce::daemon {
 
 enum class MsgFault : std::uint8_t {
   kOk = 0,
-  kShort,           // fewer bytes than a MsgHeader
+  kShort,  // fewer bytes than a MsgHeader
   kBadMagic,
   kBadVersion,
   kLengthMismatch,  // header.length is not the size received
   kUnknownOp,
-  kBadSize,         // not the exact size of the op's request
-  kBadFdCount,      // not the fds the op carries
+  kBadSize,     // not the exact size of the op's request
+  kBadFdCount,  // not the fds the op carries
 };
 
 const char* to_string(MsgFault f);

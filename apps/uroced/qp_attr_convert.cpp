@@ -98,8 +98,8 @@ int values_from_ibv(std::uint32_t mask, const ibv_qp_attr& a, wire::PathMtu acti
   return 0;
 }
 
-int av_from_ibv(const ibv_ah_attr& ah, const engine::PfcEndpointConfig& pfc,
-                wire::Ipv4Addr* dip, std::uint8_t* dscp, std::uint8_t* ttl) {
+int av_from_ibv(const ibv_ah_attr& ah, const engine::PfcEndpointConfig& pfc, wire::Ipv4Addr* dip,
+                std::uint8_t* dscp, std::uint8_t* ttl) {
   if (ah.is_global != 1 || ah.port_num != transport::kPortNum) return EINVAL;
   if (ah.grh.sgid_index != kIpv4GidIndex) return EINVAL;
   port::Gid g;
@@ -108,7 +108,7 @@ int av_from_ibv(const ibv_ah_attr& ah, const engine::PfcEndpointConfig& pfc,
   if (!ip || !unicast_host(*ip)) return EINVAL;
   *dip = *ip;
   *dscp = ah.grh.traffic_class != 0 ? static_cast<std::uint8_t>(ah.grh.traffic_class >> 2)
-                                     : pfc.map.tx_dscp_of_sl(ah.sl);
+                                    : pfc.map.tx_dscp_of_sl(ah.sl);
   *ttl = pfc.ttl.tx_ttl;
   return 0;
 }

@@ -26,20 +26,17 @@ namespace uroce::daemon {
 // changing the capabilities, rate limits and SQD async notification are not
 // implemented and get EINVAL.
 inline constexpr std::uint32_t kSupportedQpAttrMask =
-    transport::qp_attr::kState | transport::qp_attr::kCurState |
-    transport::qp_attr::kAccessFlags | transport::qp_attr::kPkeyIndex |
-    transport::qp_attr::kPort | transport::qp_attr::kQkey | transport::qp_attr::kAv |
-    transport::qp_attr::kPathMtu | transport::qp_attr::kTimeout |
-    transport::qp_attr::kRetryCnt | transport::qp_attr::kRnrRetry |
-    transport::qp_attr::kRqPsn | transport::qp_attr::kMaxQpRdAtomic |
-    transport::qp_attr::kMinRnrTimer | transport::qp_attr::kSqPsn |
-    transport::qp_attr::kMaxDestRdAtomic | transport::qp_attr::kDestQpn;
+    transport::qp_attr::kState | transport::qp_attr::kCurState | transport::qp_attr::kAccessFlags |
+    transport::qp_attr::kPkeyIndex | transport::qp_attr::kPort | transport::qp_attr::kQkey |
+    transport::qp_attr::kAv | transport::qp_attr::kPathMtu | transport::qp_attr::kTimeout |
+    transport::qp_attr::kRetryCnt | transport::qp_attr::kRnrRetry | transport::qp_attr::kRqPsn |
+    transport::qp_attr::kMaxQpRdAtomic | transport::qp_attr::kMinRnrTimer |
+    transport::qp_attr::kSqPsn | transport::qp_attr::kMaxDestRdAtomic |
+    transport::qp_attr::kDestQpn;
 
 // The QP access flags the transport honours.
-inline constexpr std::uint32_t kQpAccessMask = IBV_ACCESS_LOCAL_WRITE |
-                                               IBV_ACCESS_REMOTE_WRITE |
-                                               IBV_ACCESS_REMOTE_READ |
-                                               IBV_ACCESS_REMOTE_ATOMIC;
+inline constexpr std::uint32_t kQpAccessMask = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+                                               IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
 
 // The fields of `a` that `mask` selects, range-checked, into `out` (its AV
 // part is left to av_from_ibv). EINVAL for a mask bit outside
@@ -59,8 +56,8 @@ int values_from_ibv(std::uint32_t mask, const ibv_qp_attr& a, wire::PathMtu acti
 // device's tx_ttl (default 64), whatever hop_limit says: rdma-core's
 // examples pass hop_limit 1, which would expire at the first router, and
 // the TTL loop signals need one known TX TTL per device. 0 or EINVAL.
-int av_from_ibv(const ibv_ah_attr& ah, const engine::PfcEndpointConfig& pfc,
-                wire::Ipv4Addr* dip, std::uint8_t* dscp, std::uint8_t* ttl);
+int av_from_ibv(const ibv_ah_attr& ah, const engine::PfcEndpointConfig& pfc, wire::Ipv4Addr* dip,
+                std::uint8_t* dscp, std::uint8_t* ttl);
 
 // ibv_qp_attr for ibv_query_qp from the engine's answer. The AV is shown as
 // it was set: GRH with dgid ::ffff:<dip>, sgid_index 1, traffic class and

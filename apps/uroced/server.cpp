@@ -190,8 +190,8 @@ std::string Server::status(std::uint32_t flags) {
   info.uptime_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
   info.clients = clients.size();
-  const std::size_t room = ctl::kMaxMessageBytes - sizeof(ctl::MsgHeader) -
-                           sizeof(ctl::ReplyStatus);
+  const std::size_t room =
+      ctl::kMaxMessageBytes - sizeof(ctl::MsgHeader) - sizeof(ctl::ReplyStatus);
   return status_json(info, env_.devices, snaps, with_qps,
                      (flags & ctl::kStatusClients) != 0 ? &clients : nullptr, room);
 }

@@ -169,8 +169,7 @@ json counters_json(const engine::VnicCounters& c) {
   json pe;
   for (std::size_t i = 1; i < wire::kNumParseErrors; ++i) {
     if (c.parse_error[i] != 0) {
-      pe[std::string(wire::parse_error_name(static_cast<wire::ParseError>(i)))] =
-          c.parse_error[i];
+      pe[std::string(wire::parse_error_name(static_cast<wire::ParseError>(i)))] = c.parse_error[i];
     }
   }
   j["parse_errors"] = pe.is_null() ? json::object() : pe;
@@ -261,8 +260,7 @@ json device_json(const Device& d, const DeviceSnapshot& s) {
   j["ipv4"] = c.ip.to_string();
   j["mtu"] = c.eth_mtu;
   j["active_mtu"] = wire::path_mtu_bytes(d.active_mtu());
-  j["objects"] = {{"qps", s.qps}, {"cqs", s.cqs}, {"srqs", s.srqs}, {"mrs", s.mrs},
-                  {"ahs", s.ahs}};
+  j["objects"] = {{"qps", s.qps}, {"cqs", s.cqs}, {"srqs", s.srqs}, {"mrs", s.mrs}, {"ahs", s.ahs}};
   j["counters"] = counters_json(s.counters);
   j["arp"] = arp_json(s.arp);
   j["pfc"] = engine::pfc_status_json(s.pfc);
@@ -273,9 +271,8 @@ std::string status_json(const DaemonInfo& info, const std::vector<Device*>& devi
                         const std::vector<DeviceSnapshot>& snaps, bool with_qps,
                         const std::vector<ClientSummary>* clients, std::size_t max_bytes) {
   json j;
-  j["daemon"] = {{"version", info.version}, {"pid", info.pid},
-                 {"run_dir", info.run_dir}, {"socket", info.socket},
-                 {"poll", info.poll},       {"lcore", info.lcore},
+  j["daemon"] = {{"version", info.version},   {"pid", info.pid},        {"run_dir", info.run_dir},
+                 {"socket", info.socket},     {"poll", info.poll},      {"lcore", info.lcore},
                  {"uptime_s", info.uptime_s}, {"clients", info.clients}};
   json devs = json::array();
   std::vector<json> qps;

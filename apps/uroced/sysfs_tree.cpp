@@ -59,9 +59,7 @@ bool forbidden_root(const std::string& root) {
   return root.empty() || s == "/" || s == "/sys" || s.starts_with("/sys/");
 }
 
-std::string verbs_dir(const std::string& root) {
-  return root + "/class/infiniband_verbs";
-}
+std::string verbs_dir(const std::string& root) { return root + "/class/infiniband_verbs"; }
 std::string uverbs_dir(const std::string& root, std::uint32_t n) {
   return verbs_dir(root) + "/uverbs" + std::to_string(n);
 }
@@ -88,8 +86,8 @@ int write_device(const std::string& root, const SysfsDevice& d, std::string* whe
   }
   step(uv + "/ibdev", put(uv + "/ibdev", d.ibdev));
   step(uv + "/abi_version", put(uv + "/abi_version", std::to_string(kUroceDeviceAbi)));
-  step(uv + "/dev", put(uv + "/dev", std::to_string(kCdevMajor) + ":" +
-                                         std::to_string(kCdevMinor)));
+  step(uv + "/dev",
+       put(uv + "/dev", std::to_string(kCdevMajor) + ":" + std::to_string(kCdevMinor)));
   step(ib + "/node_type", put(ib + "/node_type", "1: CA"));
   step(ib + "/node_guid", put(ib + "/node_guid", node_guid_text(d.mac)));
   step(ib + "/board_id", put(ib + "/board_id", d.board_id));
@@ -102,8 +100,7 @@ int write_device(const std::string& root, const SysfsDevice& d, std::string* whe
   step(port + "/gid_attrs/ndevs", make_dirs(port + "/gid_attrs/ndevs"));
   for (std::uint32_t i = 0; i < d.gid_table_len && rc == 0; ++i) {
     const std::string idx = std::to_string(i);
-    const std::string& gid =
-        i == 0 ? gid0 : (i == 1 && d.ipv4.v != 0 ? gid1 : zero);
+    const std::string& gid = i == 0 ? gid0 : (i == 1 && d.ipv4.v != 0 ? gid1 : zero);
     step(port + "/gids/" + idx, put(port + "/gids/" + idx, gid));
     step(port + "/gid_attrs/types/" + idx,
          put(port + "/gid_attrs/types/" + idx, port::to_string(port::GidType::kRoceV2)));
@@ -125,15 +122,19 @@ std::string node_guid_text(const wire::MacAddr& mac) {
 
 std::uint64_t node_guid_be(const wire::MacAddr& mac) {
   const std::uint8_t bytes[8] = {static_cast<std::uint8_t>(mac.b[0] ^ 0x02),
-                                 mac.b[1], mac.b[2], 0xff, 0xfe,
-                                 mac.b[3], mac.b[4], mac.b[5]};
+                                 mac.b[1],
+                                 mac.b[2],
+                                 0xff,
+                                 0xfe,
+                                 mac.b[3],
+                                 mac.b[4],
+                                 mac.b[5]};
   std::uint64_t v = 0;
   std::memcpy(&v, bytes, sizeof(v));
   return v;
 }
 
-int add_sysfs_device(const std::string& root, const SysfsDevice& d,
-                     std::string* error) {
+int add_sysfs_device(const std::string& root, const SysfsDevice& d, std::string* error) {
   if (forbidden_root(root)) {
     *error = "refusing to write a sysfs tree to " + root + ": give a directory of our own";
     return EINVAL;
@@ -155,8 +156,7 @@ int add_sysfs_device(const std::string& root, const SysfsDevice& d,
   return rc;
 }
 
-int remove_sysfs_device(const std::string& root, const std::string& ibdev,
-                        std::uint32_t uverbs) {
+int remove_sysfs_device(const std::string& root, const std::string& ibdev, std::uint32_t uverbs) {
   std::error_code ec1, ec2;
   fs::remove_all(ibdev_dir(root, ibdev), ec1);
   fs::remove_all(uverbs_dir(root, uverbs), ec2);
@@ -177,8 +177,7 @@ void remove_sysfs_skeleton(const std::string& root) {
   }
 }
 
-int claim_cdev(const std::string& dir, std::uint32_t first, std::uint32_t* n,
-               std::string* error) {
+int claim_cdev(const std::string& dir, std::uint32_t first, std::uint32_t* n, std::string* error) {
   if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
     const int err = errno;
     *error = "cannot create " + dir + ": " + errtext(err) +
@@ -202,8 +201,7 @@ int claim_cdev(const std::string& dir, std::uint32_t first, std::uint32_t* n,
     if (errno != EEXIST) {
       const int err = errno;
       *error = "cannot create " + path + ": " + errtext(err) +
-               (err == EACCES || err == EPERM ? " (run uroced as root or with CAP_MKNOD)"
-                                              : "");
+               (err == EACCES || err == EPERM ? " (run uroced as root or with CAP_MKNOD)" : "");
       return err;
     }
   }
@@ -216,8 +214,7 @@ int release_cdev(const std::string& dir, std::uint32_t n) {
   const std::string path = cdev_path(dir, n);
   struct stat st;
   if (lstat(path.c_str(), &st) != 0) return errno;
-  if (!S_ISCHR(st.st_mode) || major(st.st_rdev) != kCdevMajor ||
-      minor(st.st_rdev) != kCdevMinor) {
+  if (!S_ISCHR(st.st_mode) || major(st.st_rdev) != kCdevMajor || minor(st.st_rdev) != kCdevMinor) {
     return EPERM;
   }
   return unlink(path.c_str()) == 0 ? 0 : errno;

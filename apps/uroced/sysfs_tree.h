@@ -36,13 +36,13 @@ inline constexpr std::uint32_t kSysfsGidTableLen = 16;
 inline constexpr std::uint32_t kCdevTries = 1000;
 
 struct SysfsDevice {
-  std::string ibdev;            // "uroce0"
-  std::uint32_t uverbs = 0;     // N of uverbsN
+  std::string ibdev;         // "uroce0"
+  std::uint32_t uverbs = 0;  // N of uverbsN
   wire::MacAddr mac{};
-  wire::Ipv4Addr ipv4{};        // 0.0.0.0: no GID 1
+  wire::Ipv4Addr ipv4{};  // 0.0.0.0: no GID 1
   std::uint32_t gid_table_len = kSysfsGidTableLen;
   std::string board_id = "uroce";
-  std::string socket_path;      // absolute; written to device/uroce_socket
+  std::string socket_path;  // absolute; written to device/uroce_socket
 };
 
 // "0200:00ff:fe00:0001": the EUI-64 of `mac` as sysfs node_guid shows it.
@@ -54,11 +54,9 @@ std::uint64_t node_guid_be(const wire::MacAddr& mac);
 // Adds `d` under `root` (created as needed). Fails with EEXIST when its
 // uverbsN or ibdev directory is already there, EINVAL for a root of / or
 // /sys, or the errno of the failing file operation; `error` says which path.
-int add_sysfs_device(const std::string& root, const SysfsDevice& d,
-                     std::string* error);
+int add_sysfs_device(const std::string& root, const SysfsDevice& d, std::string* error);
 // Removes the device's two directories (missing ones are fine).
-int remove_sysfs_device(const std::string& root, const std::string& ibdev,
-                        std::uint32_t uverbs);
+int remove_sysfs_device(const std::string& root, const std::string& ibdev, std::uint32_t uverbs);
 // Once no device is left: removes class/infiniband_verbs/abi_version and the
 // then empty directories up to and including `root` (a non-empty one stays).
 void remove_sysfs_skeleton(const std::string& root);
@@ -67,8 +65,7 @@ void remove_sysfs_skeleton(const std::string& root);
 // `dir`, mode 0755, if missing). 0 with *n, or the errno: EACCES/EPERM when
 // not allowed (uroced needs root or CAP_MKNOD), ENOSPC when kCdevTries names
 // were all taken.
-int claim_cdev(const std::string& dir, std::uint32_t first, std::uint32_t* n,
-               std::string* error);
+int claim_cdev(const std::string& dir, std::uint32_t first, std::uint32_t* n, std::string* error);
 // Removes `dir`/uverbsN if it is a 1:7 character device: 0, ENOENT when
 // absent, EPERM when something else has that name (left alone).
 int release_cdev(const std::string& dir, std::uint32_t n);

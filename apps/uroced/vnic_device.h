@@ -45,15 +45,13 @@ class VnicDevice final : public Device {
   int destroy_cq(engine::ObjId id) override {
     return on_engine([&] { return vnic_.destroy_cq(id); });
   }
-  int resize_cq(engine::ObjId id, const engine::RingMem& ring,
-                ctl::CqNotify* notify) override {
+  int resize_cq(engine::ObjId id, const engine::RingMem& ring, ctl::CqNotify* notify) override {
     return on_engine([&] { return vnic_.resize_cq(id, ring, notify); });
   }
   int create_srq(const engine::SrqCreate& c) override {
     return on_engine([&] { return vnic_.create_srq(c); });
   }
-  int modify_srq(engine::ObjId id, std::uint32_t mask,
-                 const transport::SrqAttr& a) override {
+  int modify_srq(engine::ObjId id, std::uint32_t mask, const transport::SrqAttr& a) override {
     return on_engine([&] { return vnic_.modify_srq(id, mask, a); });
   }
   int query_srq(engine::ObjId id, transport::SrqAttr* out) override {

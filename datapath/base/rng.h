@@ -17,9 +17,7 @@ class SeededRng {
   std::uint64_t next_u64() { return gen_(); }
 
   // Uniform in [0, 1) with 53 random bits.
-  double next_unit() {
-    return static_cast<double>(gen_() >> 11) * (1.0 / 9007199254740992.0);
-  }
+  double next_unit() { return static_cast<double>(gen_() >> 11) * (1.0 / 9007199254740992.0); }
 
   // True with probability p (p <= 0 never, p >= 1 always).
   bool chance(double p) {
@@ -30,8 +28,7 @@ class SeededRng {
 
   // Uniform in [0, n) for n > 0 (Lemire's multiply-shift; bias < n / 2^64).
   std::uint64_t below(std::uint64_t n) {
-    return static_cast<std::uint64_t>(
-        (static_cast<unsigned __int128>(gen_()) * n) >> 64);
+    return static_cast<std::uint64_t>((static_cast<unsigned __int128>(gen_()) * n) >> 64);
   }
 
  private:

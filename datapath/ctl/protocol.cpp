@@ -43,10 +43,8 @@ int request_fd_count(Op op) {
   switch (op) {
     case Op::kHello:
     case Op::kRegMr:
-    case Op::kCreateCompChannel:
-      return 1;
-    default:
-      return 0;  // ReregMr: 1 only with IBV_REREG_MR_CHANGE_TRANSLATION
+    case Op::kCreateCompChannel: return 1;
+    default: return 0;  // ReregMr: 1 only with IBV_REREG_MR_CHANGE_TRANSLATION
   }
 }
 

@@ -85,14 +85,14 @@ const char* op_name(Op op);
 struct MsgHeader {
   std::uint32_t magic;
   std::uint16_t version;
-  std::uint16_t op;       // an Op
-  std::uint32_t length;   // bytes of the whole message, header included
-  std::uint32_t seq;      // chosen by the requester, echoed in the reply
+  std::uint16_t op;      // an Op
+  std::uint32_t length;  // bytes of the whole message, header included
+  std::uint32_t seq;     // chosen by the requester, echoed in the reply
 };
 static_assert(sizeof(MsgHeader) == 16);
 
 struct ReplyStatus {
-  std::int32_t status;    // 0 or a positive errno value
+  std::int32_t status;  // 0 or a positive errno value
   std::uint32_t reserved;
 };
 static_assert(sizeof(ReplyStatus) == 8);
@@ -108,10 +108,10 @@ static_assert(sizeof(ReplyStatus) == 8);
 // the provider rings that ring's doorbell (CreateQpRep, CreateSrqRep); the
 // engine visits only rings whose doorbell rang.
 struct HelloReq {
-  char ibdev[kNameBytes];   // "uroce0", NUL-terminated
+  char ibdev[kNameBytes];  // "uroce0", NUL-terminated
 };
 struct HelloRep {
-  ibv_device_attr device;   // what ibv_query_device returns
+  ibv_device_attr device;  // what ibv_query_device returns
   std::uint32_t device_index;
   std::uint32_t gid_table_len;
   std::uint64_t max_mr_bytes;  // limit on one registration
@@ -122,7 +122,7 @@ struct HelloRep {
 
 // ---- QueryPort --------------------------------------------------------------
 struct QueryPortReq {
-  std::uint8_t port_num;    // 1
+  std::uint8_t port_num;  // 1
   std::uint8_t pad[7];
 };
 struct QueryPortRep {
@@ -149,12 +149,12 @@ struct DeallocPdReq {
 // mapping. Deregistration unmaps it in the daemon (access is revoked).
 struct RegMrReq {
   std::uint32_t pd_handle;
-  std::uint32_t access;     // ibv_access_flags
-  std::uint64_t addr;       // the application's address of the first byte
+  std::uint32_t access;  // ibv_access_flags
+  std::uint64_t addr;    // the application's address of the first byte
   std::uint64_t length;
-  std::uint64_t iova;       // the address peers name (== addr for ibv_reg_mr)
-  std::uint64_t map_len;    // bytes of the memfd to map (page multiple)
-  std::uint64_t map_offset; // where addr lies in that mapping
+  std::uint64_t iova;        // the address peers name (== addr for ibv_reg_mr)
+  std::uint64_t map_len;     // bytes of the memfd to map (page multiple)
+  std::uint64_t map_offset;  // where addr lies in that mapping
 };
 struct RegMrRep {
   std::uint32_t mr_handle;
@@ -254,32 +254,32 @@ inline constexpr std::uint32_t kCqArmedSolicited = 2;
 // SRQ). Each holds one rxe-layout ring exactly (sq_bytes / rq_bytes).
 struct CreateQpReq {
   std::uint32_t pd_handle;
-  std::uint32_t qp_type;         // IBV_QPT_RC, IBV_QPT_UC, IBV_QPT_UD
+  std::uint32_t qp_type;  // IBV_QPT_RC, IBV_QPT_UC, IBV_QPT_UD
   std::uint32_t send_cq_handle;
   std::uint32_t recv_cq_handle;
-  std::uint32_t srq_handle;      // 0: none
-  std::uint32_t sq_sig_all;      // 0 or 1
-  ibv_qp_cap cap;                // asked for
+  std::uint32_t srq_handle;  // 0: none
+  std::uint32_t sq_sig_all;  // 0 or 1
+  ibv_qp_cap cap;            // asked for
   std::uint32_t pad;
-  std::uint64_t user_handle;     // echoed in async events (the ibv_qp*)
+  std::uint64_t user_handle;  // echoed in async events (the ibv_qp*)
 };
 struct CreateQpRep {
   std::uint32_t qp_handle;
   std::uint32_t qpn;
-  ibv_qp_cap cap;                // granted (>= asked)
+  ibv_qp_cap cap;  // granted (>= asked)
   std::uint32_t pad;
   std::uint32_t sq_log2_elem_size;
   std::uint32_t sq_log2_slots;
   std::uint32_t rq_log2_elem_size;  // 0 with an SRQ
   std::uint32_t rq_log2_slots;
   std::uint64_t sq_bytes;
-  std::uint64_t rq_bytes;           // 0 with an SRQ
-  std::uint32_t sq_doorbell;        // rung after publishing SQ WQEs
-  std::uint32_t rq_doorbell;        // rung after publishing RQ WQEs
+  std::uint64_t rq_bytes;     // 0 with an SRQ
+  std::uint32_t sq_doorbell;  // rung after publishing SQ WQEs
+  std::uint32_t rq_doorbell;  // rung after publishing RQ WQEs
 };
 struct ModifyQpReq {
   std::uint32_t qp_handle;
-  std::uint32_t attr_mask;       // ibv_qp_attr_mask
+  std::uint32_t attr_mask;  // ibv_qp_attr_mask
   ibv_qp_attr attr;
 };
 struct QueryQpReq {
@@ -288,7 +288,7 @@ struct QueryQpReq {
 };
 struct QueryQpRep {
   ibv_qp_attr attr;
-  ibv_qp_cap cap;                // as granted at creation
+  ibv_qp_cap cap;  // as granted at creation
   std::uint32_t sq_sig_all;
   std::uint32_t pad;
 };
@@ -304,22 +304,22 @@ struct DestroyQpReq {
 struct CreateSrqReq {
   std::uint32_t pd_handle;
   std::uint32_t pad;
-  ibv_srq_attr attr;             // max_wr, max_sge, srq_limit
-  std::uint64_t user_handle;     // echoed in SRQ_LIMIT_REACHED (the ibv_srq*)
+  ibv_srq_attr attr;          // max_wr, max_sge, srq_limit
+  std::uint64_t user_handle;  // echoed in SRQ_LIMIT_REACHED (the ibv_srq*)
 };
 struct CreateSrqRep {
   std::uint32_t srq_handle;
   std::uint32_t srq_num;
-  ibv_srq_attr attr;             // granted
+  ibv_srq_attr attr;  // granted
   std::uint32_t log2_elem_size;
   std::uint32_t log2_slots;
   std::uint64_t rq_bytes;
-  std::uint32_t doorbell;           // rung after publishing WQEs
+  std::uint32_t doorbell;  // rung after publishing WQEs
   std::uint32_t pad;
 };
 struct ModifySrqReq {
   std::uint32_t srq_handle;
-  std::uint32_t attr_mask;       // ibv_srq_attr_mask
+  std::uint32_t attr_mask;  // ibv_srq_attr_mask
   ibv_srq_attr attr;
 };
 struct QuerySrqReq {
@@ -357,7 +357,7 @@ struct DestroyAhReq {
 // length given by header.length (apps/uroced/status_json.h lists the
 // fields).
 struct StatusReq {
-  std::uint32_t flags;           // kStatus* bits
+  std::uint32_t flags;  // kStatus* bits
   std::uint32_t pad;
 };
 inline constexpr std::uint32_t kStatusQps = 1u << 0;      // per-QP counters
@@ -365,11 +365,13 @@ inline constexpr std::uint32_t kStatusClients = 1u << 1;  // clients and objects
 
 // ---- Op -> request/reply types ----------------------------------------------
 struct NoReply {};
-template <Op> struct OpTypes;
-#define UROCE_CTL_OP(OP, REQ, REP)   \
-  template <> struct OpTypes<Op::OP> { \
-    using Req = REQ;                   \
-    using Rep = REP;                   \
+template <Op>
+struct OpTypes;
+#define UROCE_CTL_OP(OP, REQ, REP) \
+  template <>                      \
+  struct OpTypes<Op::OP> {         \
+    using Req = REQ;               \
+    using Rep = REP;               \
   };
 UROCE_CTL_OP(kHello, HelloReq, HelloRep)
 UROCE_CTL_OP(kQueryPort, QueryPortReq, QueryPortRep)
@@ -405,24 +407,21 @@ int request_fd_count(Op op);
 std::size_t request_bytes(Op op);
 
 template <class T>
-inline constexpr bool kWireStruct =
-    std::is_trivially_copyable_v<T> && std::is_standard_layout_v<T>;
+inline constexpr bool kWireStruct = std::is_trivially_copyable_v<T>&& std::is_standard_layout_v<T>;
 
 static_assert(sizeof(HelloReq) == 64);
 static_assert(sizeof(HelloRep) == 264);
 static_assert(sizeof(QueryPortReq) == 8);
 static_assert(sizeof(QueryPortRep) == sizeof(ibv_port_attr));
-static_assert(sizeof(AllocPdReq) == 8 && sizeof(AllocPdRep) == 8 &&
-              sizeof(DeallocPdReq) == 8);
-static_assert(sizeof(RegMrReq) == 48 && sizeof(RegMrRep) == 16 &&
-              sizeof(DeregMrReq) == 8);
+static_assert(sizeof(AllocPdReq) == 8 && sizeof(AllocPdRep) == 8 && sizeof(DeallocPdReq) == 8);
+static_assert(sizeof(RegMrReq) == 48 && sizeof(RegMrRep) == 16 && sizeof(DeregMrReq) == 8);
 static_assert(sizeof(ReregMrReq) == 56 && sizeof(ReregMrRep) == 8);
 static_assert(sizeof(CreateCqReq) == 24 && sizeof(CreateCqRep) == 32);
 static_assert(sizeof(CreateQpReq) == 56 && sizeof(CreateQpRep) == 72);
 static_assert(sizeof(ModifyQpReq) == 8 + sizeof(ibv_qp_attr));
 static_assert(sizeof(CreateSrqReq) == 32 && sizeof(CreateSrqRep) == 48);
 static_assert(sizeof(CreateAhReq) == 8 + sizeof(ibv_ah_attr));
-static_assert(kWireStruct<HelloRep> && kWireStruct<ModifyQpReq> &&
-              kWireStruct<CreateQpRep> && kWireStruct<CreateAhReq>);
+static_assert(kWireStruct<HelloRep> && kWireStruct<ModifyQpReq> && kWireStruct<CreateQpRep> &&
+              kWireStruct<CreateAhReq>);
 
 }  // namespace uroce::ctl

@@ -43,8 +43,7 @@ const char* to_string(IoError e) {
   return "unknown";
 }
 
-IoResult send_msg(int sock, std::span<const std::byte> msg,
-                  std::span<const int> fds) {
+IoResult send_msg(int sock, std::span<const std::byte> msg, std::span<const int> fds) {
   IoResult r;
   if (fds.size() > static_cast<std::size_t>(kMaxCmsgFds)) {
     r.err = IoError::kTooManyFds;
@@ -144,8 +143,8 @@ int listen_at(const char* path, unsigned mode, int backlog) {
   if (fd < 0) return -1;
   struct stat st;
   if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode)) unlink(path);
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-      chmod(path, mode) != 0 || listen(fd, backlog) != 0) {
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 || chmod(path, mode) != 0 ||
+      listen(fd, backlog) != 0) {
     const int err = errno;
     close(fd);
     errno = err;

@@ -22,10 +22,10 @@ namespace uroce::ctl {
 
 enum class IoError : std::uint8_t {
   kOk = 0,
-  kClosed,     // the peer closed the connection (recv returned 0)
-  kTruncated,  // the message or its fds did not fit what we accept
-  kTooManyFds, // more fds than the caller's array (all closed)
-  kSys,        // a system call failed; see errno in IoResult
+  kClosed,      // the peer closed the connection (recv returned 0)
+  kTruncated,   // the message or its fds did not fit what we accept
+  kTooManyFds,  // more fds than the caller's array (all closed)
+  kSys,         // a system call failed; see errno in IoResult
 };
 
 const char* to_string(IoError e);
@@ -40,8 +40,7 @@ struct IoResult {
 
 // Sends `msg` and `fds` as one message. MSG_NOSIGNAL: a closed peer gives
 // kSys with EPIPE, never SIGPIPE. Retries on EINTR.
-IoResult send_msg(int sock, std::span<const std::byte> msg,
-                  std::span<const int> fds = {});
+IoResult send_msg(int sock, std::span<const std::byte> msg, std::span<const int> fds = {});
 
 // Receives one message into `buf`; up to fds.size() fds land in `fds`
 // (caller owns them). Blocks unless `sock` is non-blocking (then kSys with

@@ -32,7 +32,7 @@
 namespace uroce::engine {
 
 struct AhEntry {
-  ObjId id = 0;                 // 0: empty slot
+  ObjId id = 0;  // 0: empty slot
   std::uint32_t client = 0;
   transport::PdHandle pd = 0;
   wire::MacAddr dmac{};

@@ -73,8 +73,7 @@ class CqRingSink {
   int attach(const RingMem& ring, ctl::CqNotify* notify, int channel_fd,
              std::uint64_t user_handle) {
     shm::CqProducer p;
-    if (ring.mem == nullptr ||
-        p.attach(ring.mem, ring.bytes, ring.geo) != shm::RingError::kOk) {
+    if (ring.mem == nullptr || p.attach(ring.mem, ring.bytes, ring.geo) != shm::RingError::kOk) {
       return EINVAL;
     }
     ring_ = p;
@@ -98,8 +97,7 @@ class CqRingSink {
   // hold the unpolled completions (nothing changed; rxe answers the same).
   int resize(const RingMem& ring, ctl::CqNotify* notify) {
     shm::CqProducer next;
-    if (ring.mem == nullptr ||
-        next.attach(ring.mem, ring.bytes, ring.geo) != shm::RingError::kOk) {
+    if (ring.mem == nullptr || next.attach(ring.mem, ring.bytes, ring.geo) != shm::RingError::kOk) {
       return EINVAL;
     }
     const std::uint32_t n = unpolled();
@@ -108,8 +106,7 @@ class CqRingSink {
     for (std::uint32_t i = 0; i < n; ++i) {
       // slot_bytes(k) is k places past the producer index, modulo the ring:
       // slots - n + i is the i-th unpolled completion.
-      std::memcpy(next.slot_bytes(i), ring_.slot_bytes(slots - n + i),
-                  shm::kCqeBytes);
+      std::memcpy(next.slot_bytes(i), ring_.slot_bytes(slots - n + i), shm::kCqeBytes);
     }
     if (n != 0) next.publish(n);
     if (notify != notify_) {
@@ -119,8 +116,7 @@ class CqRingSink {
                     .exchange(ctl::kCqDisarmed, std::memory_order_acq_rel);
       }
       if (notify != nullptr) {
-        std::atomic_ref<std::uint32_t>(notify->armed)
-            .store(armed, std::memory_order_release);
+        std::atomic_ref<std::uint32_t>(notify->armed).store(armed, std::memory_order_release);
       }
     }
     ring_ = next;
@@ -132,9 +128,7 @@ class CqRingSink {
   std::uint32_t unpolled() const {
     return ring_.attached() ? ring_.geometry().capacity() - ring_.free_slots() : 0;
   }
-  std::uint32_t capacity() const {
-    return ring_.attached() ? ring_.geometry().capacity() : 0;
-  }
+  std::uint32_t capacity() const { return ring_.attached() ? ring_.geometry().capacity() : 0; }
   bool attached() const { return ring_.attached(); }
   int channel_fd() const { return channel_fd_; }
   std::uint64_t user_handle() const { return user_handle_; }
@@ -152,8 +146,7 @@ class CqRingSink {
     // other's store.
     std::atomic_thread_fence(std::memory_order_seq_cst);
     if (armed.load(std::memory_order_acquire) == ctl::kCqDisarmed) return;
-    if (armed.exchange(ctl::kCqDisarmed, std::memory_order_acq_rel) ==
-        ctl::kCqDisarmed) {
+    if (armed.exchange(ctl::kCqDisarmed, std::memory_order_acq_rel) == ctl::kCqDisarmed) {
       return;
     }
     if (write_comp_event(channel_fd_, user_handle_) == FdWrite::kOk) {

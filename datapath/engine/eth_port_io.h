@@ -51,8 +51,8 @@ class EthPortIo {
         ++rx_.chained;
         continue;
       }
-      fn(std::span<const std::uint8_t>(
-          rte_pktmbuf_mtod(m[i], const std::uint8_t*), m[i]->data_len));
+      fn(std::span<const std::uint8_t>(rte_pktmbuf_mtod(m[i], const std::uint8_t*),
+                                       m[i]->data_len));
     }
     rte_pktmbuf_free_bulk(m, n);
     return n;

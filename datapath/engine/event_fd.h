@@ -22,10 +22,10 @@ namespace uroce::engine {
 
 enum class FdWrite : std::uint8_t {
   kOk = 0,
-  kNoFd,     // fd < 0: nobody to tell
-  kFull,     // EAGAIN: the reader is not reading
-  kClosed,   // EPIPE: the reader is gone
-  kError,    // any other errno, or a short write
+  kNoFd,    // fd < 0: nobody to tell
+  kFull,    // EAGAIN: the reader is not reading
+  kClosed,  // EPIPE: the reader is gone
+  kError,   // any other errno, or a short write
 };
 
 // Sets O_NONBLOCK on `fd` (no-op for fd < 0). 0 or the errno of fcntl.
@@ -57,8 +57,7 @@ inline FdWrite write_comp_event(int fd, std::uint64_t cq_handle) {
 }
 
 // One async event {element, event_type} (ibv_event_type value).
-inline FdWrite write_async_event(int fd, std::uint64_t element,
-                                 std::uint32_t event_type) {
+inline FdWrite write_async_event(int fd, std::uint64_t element, std::uint32_t event_type) {
   ib_uverbs_async_event_desc d{};
   d.element = element;
   d.event_type = event_type;

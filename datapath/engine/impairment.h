@@ -39,8 +39,7 @@ struct ImpairConfig {
   std::uint64_t drop_seed = 0;      // seed of the two random streams
 
   bool active() const {
-    return drop_tx_every != 0 || drop_rx_every != 0 || drop_tx_rate > 0 ||
-           drop_rx_rate > 0;
+    return drop_tx_every != 0 || drop_rx_every != 0 || drop_tx_rate > 0 || drop_rx_rate > 0;
   }
   // nullptr, or the name of the first field out of range (a rate outside
   // [0, 1] or NaN).
@@ -70,8 +69,7 @@ class DropRule {
  public:
   DropRule() = default;
   DropRule(std::uint32_t every, double rate, std::uint64_t seed)
-      : every_(every), threshold_(rate_threshold(rate)), always_(rate >= 1),
-        state_(seed) {}
+      : every_(every), threshold_(rate_threshold(rate)), always_(rate >= 1), state_(seed) {}
 
   // Called once per RoCEv2 frame of this direction: drop it?
   bool drop() {

@@ -37,8 +37,7 @@ namespace uroce::engine {
 class Mailbox {
  public:
   void call(const std::function<void()>& fn) {
-    if (std::this_thread::get_id() ==
-        engine_thread_.load(std::memory_order_acquire)) {
+    if (std::this_thread::get_id() == engine_thread_.load(std::memory_order_acquire)) {
       fn();
       return;
     }

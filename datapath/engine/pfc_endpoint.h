@@ -114,7 +114,7 @@ struct PfcEngineCounters {
   std::uint64_t mac_control_rx = 0;  // EtherType 0x8808 frames consumed
   std::uint64_t pfc_tx = 0;          // PFC frames we sent
   std::uint64_t pfc_tx_no_buffer = 0;
-  std::uint64_t events_lost = 0;     // event ring full (filled in status())
+  std::uint64_t events_lost = 0;  // event ring full (filled in status())
 };
 
 // A copy of everything, for status (control path).

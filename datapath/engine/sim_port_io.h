@@ -26,8 +26,7 @@ struct SimTxCounters {
 
 class SimTxSink {
  public:
-  explicit SimTxSink(port::SimPort& port)
-      : port_(port), buf_(port::kSimMaxFrameBytes) {}
+  explicit SimTxSink(port::SimPort& port) : port_(port), buf_(port::kSimMaxFrameBytes) {}
 
   void set_now(TimeNs now) { now_ = now; }
 

@@ -21,15 +21,13 @@ class TscClock {
   // `hz` must be non-zero.
   TscClock(std::uint64_t hz, std::uint64_t origin)
       : origin_(origin),
-        mult_(static_cast<std::uint64_t>(
-            (static_cast<unsigned __int128>(kNsPerSec) << 32) / hz)) {}
+        mult_(static_cast<std::uint64_t>((static_cast<unsigned __int128>(kNsPerSec) << 32) / hz)) {}
   // Calibrated by EAL (needs rte_eal_init), starting now.
   static TscClock from_eal() { return TscClock(rte_get_tsc_hz(), rte_rdtsc()); }
 
   TimeNs to_ns(std::uint64_t tsc) const {
     const std::uint64_t d = tsc >= origin_ ? tsc - origin_ : 0;
-    return static_cast<TimeNs>(
-        (static_cast<unsigned __int128>(d) * mult_) >> 32);
+    return static_cast<TimeNs>((static_cast<unsigned __int128>(d) * mult_) >> 32);
   }
   TimeNs now() const { return to_ns(rte_rdtsc()); }
 

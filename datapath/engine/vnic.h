@@ -348,14 +348,14 @@ class Vnic {
   transport::MrTable mrs_;
   AhTable ahs_;
   QpDemux<QpEntry> demux_;
-  std::vector<QpEntry> qps_;          // slots, fixed at construction
-  std::vector<std::uint32_t> free_;   // free QP slots (stack)
-  std::vector<std::uint32_t> live_;   // used QP slots (control path: status)
+  std::vector<QpEntry> qps_;         // slots, fixed at construction
+  std::vector<std::uint32_t> free_;  // free QP slots (stack)
+  std::vector<std::uint32_t> live_;  // used QP slots (control path: status)
   Sched sched_;
   std::unordered_map<ObjId, std::uint32_t> qp_ids_;
   std::unordered_map<ObjId, std::unique_ptr<CqObj>> cqs_;
   std::unordered_map<ObjId, std::unique_ptr<SrqObj>> srqs_;
-  std::vector<SrqObj*> srq_slots_;     // by slot, fixed at construction
+  std::vector<SrqObj*> srq_slots_;       // by slot, fixed at construction
   std::vector<std::uint32_t> srq_free_;  // free SRQ slots (stack)
   // Doorbells: the geometry of every client page, the open pages, and the
   // rings to visit (targets: a QP slot, or qps_.size() + an SRQ slot), each

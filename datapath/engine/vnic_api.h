@@ -54,35 +54,35 @@ struct CqCreate {
 
 struct SrqCreate {
   ObjId id = 0;
-  std::uint32_t client = 0;         // owning connection (doorbell checks)
+  std::uint32_t client = 0;  // owning connection (doorbell checks)
   std::uint32_t srq_num = 0;
   transport::PdHandle pd = 0;
   std::uint32_t max_wr = 0;
   std::uint32_t max_sge = 0;
   std::uint32_t srq_limit = 0;
-  RingMem ring;                     // the engine consumes rxe_recv_wqe here
-  std::uint64_t user_handle = 0;    // SRQ_LIMIT_REACHED element
+  RingMem ring;                   // the engine consumes rxe_recv_wqe here
+  std::uint64_t user_handle = 0;  // SRQ_LIMIT_REACHED element
   int async_fd = -1;
 };
 
 struct QpCreate {
   ObjId id = 0;
-  std::uint32_t client = 0;         // owning connection (AH and CQ checks)
+  std::uint32_t client = 0;  // owning connection (AH and CQ checks)
   transport::QpType type = transport::QpType::kRc;
-  std::uint32_t qpn = 0;            // chosen by Vnic::alloc_qpn
+  std::uint32_t qpn = 0;  // chosen by Vnic::alloc_qpn
   transport::PdHandle pd = 0;
   ObjId send_cq = 0;
   ObjId recv_cq = 0;
-  ObjId srq = 0;                    // 0: the QP has its own RQ
+  ObjId srq = 0;  // 0: the QP has its own RQ
   std::uint32_t max_send_wr = 0;
   std::uint32_t max_recv_wr = 0;
   std::uint32_t max_send_sge = 0;
   std::uint32_t max_recv_sge = 0;
   std::uint32_t max_inline = 0;
   bool sq_sig_all = false;
-  RingMem sq;                       // the engine consumes rxe_send_wqe here
-  RingMem rq;                       // rxe_recv_wqe; mem == nullptr with srq
-  std::uint64_t user_handle = 0;    // element of QP async events
+  RingMem sq;                     // the engine consumes rxe_send_wqe here
+  RingMem rq;                     // rxe_recv_wqe; mem == nullptr with srq
+  std::uint64_t user_handle = 0;  // element of QP async events
   int async_fd = -1;
 };
 
@@ -90,12 +90,12 @@ struct QpCreate {
 // with the address vector already resolved (GID -> IPv4, ARP -> MAC) by the
 // control plane, which also validated the GID index.
 struct QpModify {
-  std::uint32_t mask = 0;           // transport::qp_attr bits (== ibv_qp_attr_mask)
+  std::uint32_t mask = 0;  // transport::qp_attr bits (== ibv_qp_attr_mask)
   transport::QpAttrValues values{};
 };
 
 struct AhCreate {
-  ObjId id = 0;                     // also the WQE's ah_num
+  ObjId id = 0;  // also the WQE's ah_num
   std::uint32_t client = 0;
   transport::PdHandle pd = 0;
   wire::MacAddr dmac{};
@@ -105,7 +105,7 @@ struct AhCreate {
 };
 
 struct MrCreate {
-  transport::MrDesc desc;           // host = the daemon's mapping of the bytes
+  transport::MrDesc desc;  // host = the daemon's mapping of the bytes
 };
 
 }  // namespace uroce::engine

@@ -31,7 +31,7 @@
 namespace uroce::engine {
 
 struct VnicConfig {
-  std::string name;              // "uroce0"
+  std::string name;  // "uroce0"
   wire::MacAddr mac{};
   wire::Ipv4Addr ip{};
   // Ethernet MTU (L3 bytes), at least wire::kMinRoceEthMtu (320) so that a
@@ -45,7 +45,7 @@ struct VnicConfig {
   std::uint32_t max_mrs = 4096;
   std::uint32_t max_ahs = 4096;
   // ARP resolver timing and neighbour table (defaults: Linux-like).
-  port::ArpConfig arp{};         // mac/ip are taken from above
+  port::ArpConfig arp{};  // mac/ip are taken from above
   // Loss injection (impairment.h); all off by default. Must pass
   // ImpairConfig::first_bad_field().
   ImpairConfig impair{};
@@ -54,13 +54,12 @@ struct VnicConfig {
   PfcEndpointConfig pfc{};
 };
 
-inline constexpr std::size_t kNumWqeErrors =
-    static_cast<std::size_t>(shm::WqeError::kNoAh) + 1;
+inline constexpr std::size_t kNumWqeErrors = static_cast<std::size_t>(shm::WqeError::kNoAh) + 1;
 
 // Everything one Vnic counts, by reason. Plain integers written only by the
 // engine lcore; read them through Engine::call (or on the engine thread).
 struct VnicCounters {
-  std::uint64_t iterations = 0;     // poll() calls
+  std::uint64_t iterations = 0;  // poll() calls
   // RX.
   std::uint64_t rx_frames = 0;
   std::uint64_t rx_bytes = 0;
@@ -76,36 +75,36 @@ struct VnicCounters {
   std::uint64_t rx_impair_drop = 0;  // RoCEv2 frames dropped by loss injection
   std::uint64_t rx_mac_control = 0;  // EtherType 0x8808 (PAUSE/PFC), to the gate
   // TX.
-  std::uint64_t tx_frames = 0;      // frames committed to the port
+  std::uint64_t tx_frames = 0;  // frames committed to the port
   std::uint64_t tx_bytes = 0;
-  std::uint64_t tx_arp = 0;         // ARP frames committed
+  std::uint64_t tx_arp = 0;            // ARP frames committed
   std::uint64_t tx_arp_no_buffer = 0;  // ARP frame dropped: no TX buffer
-  std::uint64_t tx_flushed = 0;     // frames the port accepted at flush
-  std::uint64_t tx_pumped = 0;      // frames emitted in the pump phase
-  std::uint64_t tx_loopback = 0;    // frames to our own MAC, looped back
+  std::uint64_t tx_flushed = 0;        // frames the port accepted at flush
+  std::uint64_t tx_pumped = 0;         // frames emitted in the pump phase
+  std::uint64_t tx_loopback = 0;       // frames to our own MAC, looped back
   std::uint64_t tx_loopback_drop = 0;  // of those, dropped: loopback queue full
-  std::uint64_t tx_impair_drop = 0;  // RoCEv2 frames dropped by loss injection
+  std::uint64_t tx_impair_drop = 0;    // RoCEv2 frames dropped by loss injection
   // Doorbells (shared rings).
   std::uint64_t doorbells = 0;         // doorbell bits collected from client pages
   std::uint64_t doorbell_foreign = 0;  // of those, naming no ring of that client
   std::uint64_t ring_visits = 0;       // QP ring pairs visited
-  std::uint64_t sq_wqes = 0;        // send WQEs taken from SQ rings
-  std::uint64_t rq_wqes = 0;        // receive WQEs taken from RQ rings
-  std::uint64_t srq_wqes = 0;       // receive WQEs taken from SRQ rings
+  std::uint64_t sq_wqes = 0;           // send WQEs taken from SQ rings
+  std::uint64_t rq_wqes = 0;           // receive WQEs taken from RQ rings
+  std::uint64_t srq_wqes = 0;          // receive WQEs taken from SRQ rings
   std::array<std::uint64_t, kNumWqeErrors> wqe_error{};  // by shm::WqeError
-  std::uint64_t wqe_rejected = 0;   // copied fine, the transport refused it
-  std::uint64_t ah_missing = 0;     // UD WQE naming no live AH
-  std::uint64_t ah_foreign = 0;     // UD WQE naming another client's/PD's AH
-  std::uint64_t sq_full = 0;        // SQ WQE left in its ring: transport SQ full
-  std::uint64_t rq_full = 0;        // RQ WQE left in its ring: transport RQ full
-  std::uint64_t srq_full = 0;       // SRQ WQE left in its ring: SRQ full
-  std::uint64_t srq_bad_wqe = 0;    // SRQ WQE dropped (SRQ_ERR raised)
+  std::uint64_t wqe_rejected = 0;                        // copied fine, the transport refused it
+  std::uint64_t ah_missing = 0;                          // UD WQE naming no live AH
+  std::uint64_t ah_foreign = 0;                          // UD WQE naming another client's/PD's AH
+  std::uint64_t sq_full = 0;             // SQ WQE left in its ring: transport SQ full
+  std::uint64_t rq_full = 0;             // RQ WQE left in its ring: transport RQ full
+  std::uint64_t srq_full = 0;            // SRQ WQE left in its ring: SRQ full
+  std::uint64_t srq_bad_wqe = 0;         // SRQ WQE dropped (SRQ_ERR raised)
   std::uint64_t error_cqe_deferred = 0;  // engine error CQE waited: CQ full
   // CQs: completions written and refused (ring full), comp-channel records
   // written and failed, over every CQ of the device.
   CqSinkCounters cq{};
   // Async events.
-  std::uint64_t async_events = 0;   // records written to async pipes
+  std::uint64_t async_events = 0;        // records written to async pipes
   std::uint64_t async_event_errors = 0;  // writes that failed (full, closed)
   std::uint64_t async_events_lost = 0;   // raised but no fd / owner gone
   // Timers and scheduling.
@@ -117,12 +116,12 @@ struct VnicCounters {
 // QpStatus next to these).
 struct QpEngineCounters {
   std::uint64_t rx_packets = 0;
-  std::uint64_t rx_bytes = 0;       // whole frames
+  std::uint64_t rx_bytes = 0;  // whole frames
   std::uint64_t tx_packets = 0;
-  std::uint64_t tx_bytes = 0;       // whole frames
+  std::uint64_t tx_bytes = 0;  // whole frames
   std::uint64_t sq_wqes = 0;
   std::uint64_t rq_wqes = 0;
-  std::uint64_t bad_wqes = 0;       // WQEs the engine completed in error
+  std::uint64_t bad_wqes = 0;  // WQEs the engine completed in error
   std::uint64_t sq_full = 0;
   std::uint64_t rq_full = 0;
   std::uint64_t timer_fires = 0;
@@ -141,8 +140,8 @@ struct QpStatus {
   transport::QpType type = transport::QpType::kRc;
   transport::QpState state = transport::QpState::kReset;
   std::uint32_t client = 0;
-  std::uint32_t dest_qpn = 0;       // RC/UC once set; 0 for UD
-  std::uint32_t send_queue = 0;     // WRs the transport holds
+  std::uint32_t dest_qpn = 0;    // RC/UC once set; 0 for UD
+  std::uint32_t send_queue = 0;  // WRs the transport holds
   std::uint32_t recv_queue = 0;
   QpEngineCounters engine{};
   transport::RcCounters rc{};

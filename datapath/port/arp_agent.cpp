@@ -26,13 +26,10 @@ const char* to_string(ArpDrop d) {
   return "?";
 }
 
-void build_arp_frame(std::span<std::uint8_t, kArpFrameSize> out,
-                     const wire::MacAddr& eth_dst,
+void build_arp_frame(std::span<std::uint8_t, kArpFrameSize> out, const wire::MacAddr& eth_dst,
                      const wire::MacAddr& eth_src, std::uint16_t op,
-                     const wire::MacAddr& sender_mac,
-                     wire::Ipv4Addr sender_ip,
-                     const wire::MacAddr& target_mac,
-                     wire::Ipv4Addr target_ip) {
+                     const wire::MacAddr& sender_mac, wire::Ipv4Addr sender_ip,
+                     const wire::MacAddr& target_mac, wire::Ipv4Addr target_ip) {
   std::memset(out.data(), 0, out.size());
   wire::EthHdr eth;
   eth.set_dst(eth_dst);
@@ -60,16 +57,12 @@ ArpDrop ArpAgent::process(std::span<const std::uint8_t> frame, TimeNs now) {
   const wire::EthHdr eth = wire::EthHdr::read(frame.data());
   if (eth.ether_type() != wire::kEtherTypeArp) return drop(ArpDrop::kNotArp);
   if (frame.size() < kArpFrameLen) return drop(ArpDrop::kTruncated);
-  const wire::ArpHdr arp =
-      wire::ArpHdr::read(frame.data() + wire::EthHdr::kSize);
+  const wire::ArpHdr arp = wire::ArpHdr::read(frame.data() + wire::EthHdr::kSize);
   if (arp.hw_type() != wire::kArpHwEthernet) return drop(ArpDrop::kBadHwType);
-  if (arp.proto_type() != wire::kEtherTypeIpv4)
-    return drop(ArpDrop::kBadProtoType);
-  if (arp.hw_len() != 6 || arp.proto_len() != 4)
-    return drop(ArpDrop::kBadAddrLen);
+  if (arp.proto_type() != wire::kEtherTypeIpv4) return drop(ArpDrop::kBadProtoType);
+  if (arp.hw_len() != 6 || arp.proto_len() != 4) return drop(ArpDrop::kBadAddrLen);
   const std::uint16_t op = arp.op();
-  if (op != wire::kArpOpRequest && op != wire::kArpOpReply)
-    return drop(ArpDrop::kBadOp);
+  if (op != wire::kArpOpRequest && op != wire::kArpOpReply) return drop(ArpDrop::kBadOp);
   const wire::MacAddr sha = arp.sender_mac();
   const wire::Ipv4Addr spa = arp.sender_ip();
   const wire::Ipv4Addr tpa = arp.target_ip();
@@ -83,8 +76,7 @@ ArpDrop ArpAgent::process(std::span<const std::uint8_t> frame, TimeNs now) {
 
   // Gratuitous ARP (announcement or unsolicited reply): refresh only.
   if (spa == tpa) {
-    if (spa.v == 0 || !learn(spa, sha, now, /*create=*/false))
-      return drop(ArpDrop::kNotForUs);
+    if (spa.v == 0 || !learn(spa, sha, now, /*create=*/false)) return drop(ArpDrop::kNotForUs);
     ++counters_.rx_gratuitous;
     return ArpDrop::kNone;
   }
@@ -95,8 +87,7 @@ ArpDrop ArpAgent::process(std::span<const std::uint8_t> frame, TimeNs now) {
   const bool learned_ok = spa.v == 0 || learn(spa, sha, now, /*create=*/true);
   if (op == wire::kArpOpRequest) {
     ++counters_.rx_requests;
-    build_arp_frame(tx_, sha, cfg_.mac, wire::kArpOpReply, cfg_.mac, cfg_.ip,
-                    sha, spa);
+    build_arp_frame(tx_, sha, cfg_.mac, wire::kArpOpReply, cfg_.mac, cfg_.ip, sha, spa);
     tx_ready_ = true;
     ++counters_.tx_replies;
     // Answered even if it could not be learned: the asker still needs us.
@@ -107,22 +98,19 @@ ArpDrop ArpAgent::process(std::span<const std::uint8_t> frame, TimeNs now) {
   return learned_ok ? ArpDrop::kNone : drop(ArpDrop::kTableFull);
 }
 
-bool ArpAgent::learn(wire::Ipv4Addr ip, const wire::MacAddr& mac, TimeNs now,
-                     bool create) {
+bool ArpAgent::learn(wire::Ipv4Addr ip, const wire::MacAddr& mac, TimeNs now, bool create) {
   const NeighborEntry* before = neighbors_.peek(ip);
   // An answer to an outstanding (or failed) request is a new resolution.
-  const bool known = before != nullptr &&
-                     (before->state == NeighborState::kReachable ||
-                      before->state == NeighborState::kStale);
+  const bool known = before != nullptr && (before->state == NeighborState::kReachable ||
+                                           before->state == NeighborState::kStale);
   if (neighbors_.confirm(ip, mac, now, create) == nullptr) return false;
   ++(known ? counters_.refreshed : counters_.learned);
   return true;
 }
 
-void ArpAgent::build_request(const wire::MacAddr& eth_dst,
-                             wire::Ipv4Addr target) {
-  build_arp_frame(tx_, eth_dst, cfg_.mac, wire::kArpOpRequest, cfg_.mac,
-                  cfg_.ip, wire::MacAddr{}, target);
+void ArpAgent::build_request(const wire::MacAddr& eth_dst, wire::Ipv4Addr target) {
+  build_arp_frame(tx_, eth_dst, cfg_.mac, wire::kArpOpRequest, cfg_.mac, cfg_.ip, wire::MacAddr{},
+                  target);
   tx_ready_ = true;
 }
 
@@ -170,8 +158,7 @@ Resolution ArpAgent::resolve_step(wire::Ipv4Addr ip, TimeNs now) {
         ++counters_.tx_probes;
       }
       break;
-    case NeighborState::kReachable:
-      break;
+    case NeighborState::kReachable: break;
   }
   ++counters_.resolve_resolved;
   return {ResolveStatus::kResolved, n->mac};

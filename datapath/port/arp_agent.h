@@ -69,27 +69,24 @@ enum class ArpDrop : std::uint8_t {
 const char* to_string(ArpDrop d);
 
 struct ArpCounters {
-  std::uint64_t rx_frames = 0;        // frames given to on_frame
-  std::uint64_t rx_requests = 0;      // valid requests for us (answered)
-  std::uint64_t rx_replies = 0;       // valid replies for us
-  std::uint64_t rx_gratuitous = 0;    // gratuitous frames that refreshed
-  std::uint64_t learned = 0;          // neighbours newly resolved
-  std::uint64_t refreshed = 0;        // known neighbours re-confirmed
-  std::uint64_t tx_requests = 0;      // broadcast requests (incl. retries)
-  std::uint64_t tx_retransmits = 0;   // of which retransmissions
-  std::uint64_t tx_probes = 0;        // unicast re-probes of stale entries
+  std::uint64_t rx_frames = 0;       // frames given to on_frame
+  std::uint64_t rx_requests = 0;     // valid requests for us (answered)
+  std::uint64_t rx_replies = 0;      // valid replies for us
+  std::uint64_t rx_gratuitous = 0;   // gratuitous frames that refreshed
+  std::uint64_t learned = 0;         // neighbours newly resolved
+  std::uint64_t refreshed = 0;       // known neighbours re-confirmed
+  std::uint64_t tx_requests = 0;     // broadcast requests (incl. retries)
+  std::uint64_t tx_retransmits = 0;  // of which retransmissions
+  std::uint64_t tx_probes = 0;       // unicast re-probes of stale entries
   std::uint64_t tx_replies = 0;
   std::uint64_t tx_announcements = 0;
   std::uint64_t resolve_resolved = 0;  // resolve() answers, by status
   std::uint64_t resolve_pending = 0;
   std::uint64_t resolve_failed = 0;
-  std::uint64_t entries_failed = 0;    // entries that ran out of retries
-  std::array<std::uint64_t, static_cast<std::size_t>(ArpDrop::kCount)>
-      drops{};
+  std::uint64_t entries_failed = 0;  // entries that ran out of retries
+  std::array<std::uint64_t, static_cast<std::size_t>(ArpDrop::kCount)> drops{};
 
-  std::uint64_t drop(ArpDrop d) const {
-    return drops[static_cast<std::size_t>(d)];
-  }
+  std::uint64_t drop(ArpDrop d) const { return drops[static_cast<std::size_t>(d)]; }
 };
 
 struct ArpConfig {
@@ -109,13 +106,10 @@ struct Resolution {
 };
 
 // Writes a padded ARP frame (Ethernet + ARP + zeros) into `out`.
-void build_arp_frame(std::span<std::uint8_t, kArpFrameSize> out,
-                     const wire::MacAddr& eth_dst,
+void build_arp_frame(std::span<std::uint8_t, kArpFrameSize> out, const wire::MacAddr& eth_dst,
                      const wire::MacAddr& eth_src, std::uint16_t op,
-                     const wire::MacAddr& sender_mac,
-                     wire::Ipv4Addr sender_ip,
-                     const wire::MacAddr& target_mac,
-                     wire::Ipv4Addr target_ip);
+                     const wire::MacAddr& sender_mac, wire::Ipv4Addr sender_ip,
+                     const wire::MacAddr& target_mac, wire::Ipv4Addr target_ip);
 
 class ArpAgent {
  public:
@@ -124,8 +118,7 @@ class ArpAgent {
   // Handles one received frame; emits at most one reply. Returns kNone when
   // the frame was used, else the reason it was ignored (also counted).
   template <FrameSink Sink>
-  ArpDrop on_frame(std::span<const std::uint8_t> frame, TimeNs now,
-                   Sink& sink) {
+  ArpDrop on_frame(std::span<const std::uint8_t> frame, TimeNs now, Sink& sink) {
     const ArpDrop d = process(frame, now);
     if (tx_ready_) emit(sink);
     return d;
@@ -151,8 +144,7 @@ class ArpAgent {
       if (n.state != NeighborState::kIncomplete) return;
       timer_step(n, now);
       if (tx_ready_) emit(sink);
-      if (n.state == NeighborState::kIncomplete && n.timer < next_scan_)
-        next_scan_ = n.timer;
+      if (n.state == NeighborState::kIncomplete && n.timer < next_scan_) next_scan_ = n.timer;
     });
   }
 
@@ -181,8 +173,7 @@ class ArpAgent {
     return d;
   }
   // Confirms ip -> mac in the table and counts it; false if not stored.
-  bool learn(wire::Ipv4Addr ip, const wire::MacAddr& mac, TimeNs now,
-             bool create);
+  bool learn(wire::Ipv4Addr ip, const wire::MacAddr& mac, TimeNs now, bool create);
   Resolution resolve_step(wire::Ipv4Addr ip, TimeNs now);
   void timer_step(NeighborEntry& n, TimeNs now);
   void start_request(NeighborEntry& n, TimeNs now);

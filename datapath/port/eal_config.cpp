@@ -2,10 +2,8 @@
 
 namespace uroce::port {
 
-std::vector<std::string> eal_argv(const EalConfig& cfg,
-                                  const std::string& program) {
-  std::vector<std::string> a{program, "-l", cfg.lcores, "-m",
-                             std::to_string(cfg.memory_mb)};
+std::vector<std::string> eal_argv(const EalConfig& cfg, const std::string& program) {
+  std::vector<std::string> a{program, "-l", cfg.lcores, "-m", std::to_string(cfg.memory_mb)};
   if (cfg.file_prefix.empty()) {
     a.emplace_back("--no-shconf");
   } else {

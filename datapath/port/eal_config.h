@@ -15,22 +15,20 @@
 namespace uroce::port {
 
 struct EalConfig {
-  std::string lcores = "0";         // -l
-  std::uint32_t memory_mb = 512;    // -m
-  std::string file_prefix;          // --file-prefix; empty -> --no-shconf
-  bool hugepages = false;           // false -> --no-huge
-  bool in_memory = false;           // --in-memory (only with hugepages)
-  bool pci = false;                 // false -> --no-pci
-  bool telemetry = false;           // false -> --no-telemetry
-  std::string log_level = "notice"; // --log-level
-  std::vector<std::string> vdevs;   // each -> --vdev=<string>
-  std::vector<std::string> allow;   // each -> -a <pci address> (needs pci)
+  std::string lcores = "0";             // -l
+  std::uint32_t memory_mb = 512;        // -m
+  std::string file_prefix;              // --file-prefix; empty -> --no-shconf
+  bool hugepages = false;               // false -> --no-huge
+  bool in_memory = false;               // --in-memory (only with hugepages)
+  bool pci = false;                     // false -> --no-pci
+  bool telemetry = false;               // false -> --no-telemetry
+  std::string log_level = "notice";     // --log-level
+  std::vector<std::string> vdevs;       // each -> --vdev=<string>
+  std::vector<std::string> allow;       // each -> -a <pci address> (needs pci)
   std::vector<std::string> extra_args;  // appended verbatim, last
 };
 
 // The argv for rte_eal_init, argv[0] = `program`.
-std::vector<std::string> eal_argv(const EalConfig& cfg,
-                                  const std::string& program = "uroce");
-
+std::vector<std::string> eal_argv(const EalConfig& cfg, const std::string& program = "uroce");
 
 }  // namespace uroce::port

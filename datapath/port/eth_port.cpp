@@ -33,9 +33,8 @@ int EthPort::open(const PortConfig& cfg, std::string* error) {
   if (!cfg.vdev_args.empty()) {
     const int rc = rte_vdev_init(cfg.device.c_str(), cfg.vdev_args.c_str());
     if (rc != 0) {
-      set_error(error, "cannot create device " + cfg.device + " (" +
-                           cfg.vdev_args + "): " + errstr(rc) +
-                           "; check the devargs and that the name is unused");
+      set_error(error, "cannot create device " + cfg.device + " (" + cfg.vdev_args +
+                           "): " + errstr(rc) + "; check the devargs and that the name is unused");
       return rc < 0 ? rc : -rc;
     }
     hotplugged_ = true;
@@ -55,8 +54,7 @@ int EthPort::open(const PortConfig& cfg, std::string* error) {
   return open_port_id(id, cfg, error);
 }
 
-int EthPort::open_port_id(std::uint16_t port_id, const PortConfig& cfg,
-                          std::string* error) {
+int EthPort::open_port_id(std::uint16_t port_id, const PortConfig& cfg, std::string* error) {
   port_id_ = port_id;
   const std::string where = "port " + std::to_string(port_id) + " (" +
                             (cfg.device.empty() ? "unnamed" : cfg.device) + ")";
@@ -72,13 +70,11 @@ int EthPort::open_port_id(std::uint16_t port_id, const PortConfig& cfg,
                               RTE_MBUF_DEFAULT_DATAROOM);
   // Pool names are global in a DPDK process; derive it from the port id.
   const std::string pool_name = "uroce_pool_" + std::to_string(port_id);
-  pool_ = rte_pktmbuf_pool_create(
-      pool_name.c_str(), cfg.mbufs, 256, 0,
-      static_cast<std::uint16_t>(room + RTE_PKTMBUF_HEADROOM),
-      static_cast<int>(rte_socket_id()));
+  pool_ = rte_pktmbuf_pool_create(pool_name.c_str(), cfg.mbufs, 256, 0,
+                                  static_cast<std::uint16_t>(room + RTE_PKTMBUF_HEADROOM),
+                                  static_cast<int>(rte_socket_id()));
   if (pool_ == nullptr) {
-    set_error(error, where + ": cannot create mbuf pool of " +
-                         std::to_string(cfg.mbufs) + " x " +
+    set_error(error, where + ": cannot create mbuf pool of " + std::to_string(cfg.mbufs) + " x " +
                          std::to_string(room) + " B: " + errstr(rte_errno) +
                          "; raise eal.memory_mb or lower mbufs");
     return -rte_errno;
@@ -89,10 +85,11 @@ int EthPort::open_port_id(std::uint16_t port_id, const PortConfig& cfg,
   // the kernel interface MTU). ethdev refuses an MTU above the reported
   // maximum, so configure at most that and let the mbuf data room, sized
   // from cfg.mtu, decide what we can carry.
-  const std::uint32_t reported_max_mtu = std::min<std::uint32_t>(
-      info.max_mtu, info.max_rx_pktlen > RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN
-                        ? info.max_rx_pktlen - RTE_ETHER_HDR_LEN - RTE_ETHER_CRC_LEN
-                        : RTE_ETHER_MTU);
+  const std::uint32_t reported_max_mtu =
+      std::min<std::uint32_t>(info.max_mtu,
+                              info.max_rx_pktlen > RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN
+                                  ? info.max_rx_pktlen - RTE_ETHER_HDR_LEN - RTE_ETHER_CRC_LEN
+                                  : RTE_ETHER_MTU);
   rte_eth_conf conf{};
   conf.rxmode.mtu = std::min<std::uint32_t>(cfg.mtu, reported_max_mtu);
   rc = rte_eth_dev_configure(port_id, 1, 1, &conf);
@@ -168,14 +165,14 @@ void EthPort::close() {
   }
 }
 
-int create_ring_pair(const std::string& name, std::uint16_t* port_a,
-                     std::uint16_t* port_b, unsigned ring_size) {
+int create_ring_pair(const std::string& name, std::uint16_t* port_a, std::uint16_t* port_b,
+                     unsigned ring_size) {
   const std::string ab = name + "_ab";
   const std::string ba = name + "_ba";
-  rte_ring* r_ab = rte_ring_create(ab.c_str(), ring_size, rte_socket_id(),
-                                   RING_F_SP_ENQ | RING_F_SC_DEQ);
-  rte_ring* r_ba = rte_ring_create(ba.c_str(), ring_size, rte_socket_id(),
-                                   RING_F_SP_ENQ | RING_F_SC_DEQ);
+  rte_ring* r_ab =
+      rte_ring_create(ab.c_str(), ring_size, rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
+  rte_ring* r_ba =
+      rte_ring_create(ba.c_str(), ring_size, rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
   if (r_ab == nullptr || r_ba == nullptr) {
     const int err = rte_errno;
     rte_ring_free(r_ab);
@@ -183,10 +180,8 @@ int create_ring_pair(const std::string& name, std::uint16_t* port_a,
     return -err;
   }
   // Port A receives on ba and sends on ab; port B the other way round.
-  const int a = rte_eth_from_rings((name + "_a").c_str(), &r_ba, 1, &r_ab, 1,
-                                   rte_socket_id());
-  const int b = rte_eth_from_rings((name + "_b").c_str(), &r_ab, 1, &r_ba, 1,
-                                   rte_socket_id());
+  const int a = rte_eth_from_rings((name + "_a").c_str(), &r_ba, 1, &r_ab, 1, rte_socket_id());
+  const int b = rte_eth_from_rings((name + "_b").c_str(), &r_ab, 1, &r_ba, 1, rte_socket_id());
   if (a < 0 || b < 0) return -(rte_errno != 0 ? rte_errno : ENODEV);
   *port_a = static_cast<std::uint16_t>(a);
   *port_b = static_cast<std::uint16_t>(b);

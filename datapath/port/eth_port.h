@@ -50,8 +50,7 @@ class EthPort {
   // with `error` set to a sentence naming the device and the failing step.
   int open(const PortConfig& cfg, std::string* error = nullptr);
   // Adopts an already created ethdev (e.g. from rte_eth_from_rings).
-  int open_port_id(std::uint16_t port_id, const PortConfig& cfg,
-                   std::string* error = nullptr);
+  int open_port_id(std::uint16_t port_id, const PortConfig& cfg, std::string* error = nullptr);
   void close();
   // Stops the device (no more RX/TX; close() still releases it). Lets an
   // owner of several ports stop them all before closing any. Idempotent.
@@ -85,7 +84,7 @@ class EthPort {
 // Creates a crossed pair of net_ring ports in this process (what A sends, B
 // receives and vice versa). Names must be unique in the process. Returns 0
 // and the two port ids, or a negative errno.
-int create_ring_pair(const std::string& name, std::uint16_t* port_a,
-                     std::uint16_t* port_b, unsigned ring_size = 4096);
+int create_ring_pair(const std::string& name, std::uint16_t* port_a, std::uint16_t* port_b,
+                     unsigned ring_size = 4096);
 
 }  // namespace uroce::port

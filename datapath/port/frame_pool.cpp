@@ -5,8 +5,8 @@ namespace uroce::port {
 FramePool::FramePool(std::uint32_t capacity, std::uint32_t slot_bytes)
     : capacity_(capacity),
       slot_bytes_(slot_bytes),
-      storage_(std::make_unique_for_overwrite<std::uint8_t[]>(
-          static_cast<std::size_t>(capacity) * slot_bytes)),
+      storage_(std::make_unique_for_overwrite<std::uint8_t[]>(static_cast<std::size_t>(capacity) *
+                                                              slot_bytes)),
       free_(capacity),
       owned_(capacity, 0),
       free_top_(capacity) {

@@ -50,9 +50,8 @@ std::string Gid::to_string() const {
   std::snprintf(buf, sizeof(buf),
                 "%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:"
                 "%02x%02x:%02x%02x",
-                raw[0], raw[1], raw[2], raw[3], raw[4], raw[5], raw[6], raw[7],
-                raw[8], raw[9], raw[10], raw[11], raw[12], raw[13], raw[14],
-                raw[15]);
+                raw[0], raw[1], raw[2], raw[3], raw[4], raw[5], raw[6], raw[7], raw[8], raw[9],
+                raw[10], raw[11], raw[12], raw[13], raw[14], raw[15]);
   return buf;
 }
 
@@ -85,11 +84,9 @@ std::optional<GidEntry> GidTable::at(std::uint32_t index) const {
   return entries_[index];
 }
 
-std::optional<std::uint32_t> GidTable::find(const Gid& gid,
-                                            GidType type) const {
+std::optional<std::uint32_t> GidTable::find(const Gid& gid, GidType type) const {
   for (std::uint32_t i = 0; i < kEntries; ++i) {
-    if (entries_[i] && entries_[i]->gid == gid && entries_[i]->type == type)
-      return i;
+    if (entries_[i] && entries_[i]->gid == gid && entries_[i]->type == type) return i;
   }
   return std::nullopt;
 }

@@ -69,8 +69,7 @@ class GidTable {
   // The entry at `index`, or nullopt for an empty or out-of-range index.
   std::optional<GidEntry> at(std::uint32_t index) const;
   // The index of `gid` with `type`, or nullopt.
-  std::optional<std::uint32_t> find(const Gid& gid,
-                                    GidType type = GidType::kRoceV2) const;
+  std::optional<std::uint32_t> find(const Gid& gid, GidType type = GidType::kRoceV2) const;
 
   // The port's address changed: index 1 follows (0.0.0.0 empties it).
   void set_ipv4(wire::Ipv4Addr ip);

@@ -20,8 +20,7 @@ NeighborTable::NeighborTable(const NeighborConfig& cfg) : cfg_(cfg) {
   while (n < 2 * static_cast<std::uint64_t>(cap)) n <<= 1;
   slots_.assign(n, kNil);
   slot_mask_ = n - 1;
-  for (std::uint32_t i = 0; i < cap; ++i)
-    entries_[i].lru_next_ = i + 1 < cap ? i + 1 : kNil;
+  for (std::uint32_t i = 0; i < cap; ++i) entries_[i].lru_next_ = i + 1 < cap ? i + 1 : kNil;
   free_head_ = 0;
 }
 
@@ -61,10 +60,8 @@ bool NeighborTable::age_entry(std::uint32_t slot, TimeNs now) {
   if (n.state == NeighborState::kReachable && since >= cfg_.reachable_time)
     n.state = NeighborState::kStale;
   bool expire = false;
-  if (n.state == NeighborState::kStale)
-    expire = since >= cfg_.reachable_time + cfg_.stale_time;
-  else if (n.state == NeighborState::kFailed)
-    expire = now >= n.timer;
+  if (n.state == NeighborState::kStale) expire = since >= cfg_.reachable_time + cfg_.stale_time;
+  else if (n.state == NeighborState::kFailed) expire = now >= n.timer;
   if (!expire) return true;
   ++stats_.expired;
   remove_at_slot(slot);
@@ -85,8 +82,7 @@ NeighborEntry* NeighborTable::insert(wire::Ipv4Addr ip, TimeNs now) {
   if (free_head_ == kNil) {
     // Full: replace the least recently used entry that is not incomplete.
     std::uint32_t victim = lru_tail_;
-    while (victim != kNil &&
-           entries_[victim].state == NeighborState::kIncomplete)
+    while (victim != kNil && entries_[victim].state == NeighborState::kIncomplete)
       victim = entries_[victim].lru_prev_;
     if (victim == kNil) {
       ++stats_.insert_full;
@@ -110,15 +106,13 @@ NeighborEntry* NeighborTable::insert(wire::Ipv4Addr ip, TimeNs now) {
   return &n;
 }
 
-NeighborEntry* NeighborTable::create_incomplete(wire::Ipv4Addr ip,
-                                                TimeNs now) {
+NeighborEntry* NeighborTable::create_incomplete(wire::Ipv4Addr ip, TimeNs now) {
   NeighborEntry* n = insert(ip, now);
   if (n != nullptr) n->state = NeighborState::kIncomplete;
   return n;
 }
 
-NeighborEntry* NeighborTable::confirm(wire::Ipv4Addr ip,
-                                      const wire::MacAddr& mac, TimeNs now,
+NeighborEntry* NeighborTable::confirm(wire::Ipv4Addr ip, const wire::MacAddr& mac, TimeNs now,
                                       bool create) {
   NeighborEntry* n = nullptr;
   const std::uint32_t s = find_slot(ip);
@@ -155,11 +149,9 @@ void NeighborTable::remove_at_slot(std::uint32_t slot) {
   // Backward-shift deletion: pull later members of the probe run into the
   // hole when their home slot does not lie cyclically in (hole, j].
   std::uint32_t hole = slot;
-  for (std::uint32_t j = (slot + 1) & slot_mask_; slots_[j] != kNil;
-       j = (j + 1) & slot_mask_) {
+  for (std::uint32_t j = (slot + 1) & slot_mask_; slots_[j] != kNil; j = (j + 1) & slot_mask_) {
     const std::uint32_t home = home_slot(entries_[slots_[j]].ip);
-    const bool home_in_range = hole <= j ? (home > hole && home <= j)
-                                         : (home > hole || home <= j);
+    const bool home_in_range = hole <= j ? (home > hole && home <= j) : (home > hole || home <= j);
     if (!home_in_range) {
       slots_[hole] = slots_[j];
       hole = j;

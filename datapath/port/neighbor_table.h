@@ -63,9 +63,9 @@ struct NeighborConfig {
 
 struct NeighborStats {
   std::uint64_t inserts = 0;
-  std::uint64_t evictions = 0;      // LRU entries replaced by new ones
-  std::uint64_t insert_full = 0;    // no room: every entry incomplete
-  std::uint64_t expired = 0;        // removed by ageing
+  std::uint64_t evictions = 0;    // LRU entries replaced by new ones
+  std::uint64_t insert_full = 0;  // no room: every entry incomplete
+  std::uint64_t expired = 0;      // removed by ageing
 };
 
 class NeighborTable {
@@ -85,8 +85,7 @@ class NeighborTable {
   // Records `mac` for `ip` as confirmed now (state reachable, retries 0).
   // Creates the entry only if `create`; returns nullptr when there is none
   // and none was created.
-  NeighborEntry* confirm(wire::Ipv4Addr ip, const wire::MacAddr& mac,
-                         TimeNs now, bool create);
+  NeighborEntry* confirm(wire::Ipv4Addr ip, const wire::MacAddr& mac, TimeNs now, bool create);
   bool erase(wire::Ipv4Addr ip);
 
   // Applies ageing to every entry; returns how many were removed.
@@ -96,14 +95,11 @@ class NeighborTable {
   // f must not insert or erase.
   template <class F>
   void for_each(F&& f) {
-    for (std::uint32_t i = lru_head_; i != kNil; i = entries_[i].lru_next_)
-      f(entries_[i]);
+    for (std::uint32_t i = lru_head_; i != kNil; i = entries_[i].lru_next_) f(entries_[i]);
   }
 
   std::uint32_t size() const { return size_; }
-  std::uint32_t capacity() const {
-    return static_cast<std::uint32_t>(entries_.size());
-  }
+  std::uint32_t capacity() const { return static_cast<std::uint32_t>(entries_.size()); }
   const NeighborStats& stats() const { return stats_; }
   TimeNs reachable_time() const { return cfg_.reachable_time; }
 
@@ -123,9 +119,9 @@ class NeighborTable {
   std::vector<NeighborEntry> entries_;
   std::vector<std::uint32_t> slots_;  // entry index or kNil
   std::uint32_t slot_mask_ = 0;
-  std::uint32_t free_head_ = kNil;    // free entries chained via lru_next_
-  std::uint32_t lru_head_ = kNil;     // most recently used
-  std::uint32_t lru_tail_ = kNil;     // least recently used
+  std::uint32_t free_head_ = kNil;  // free entries chained via lru_next_
+  std::uint32_t lru_head_ = kNil;   // most recently used
+  std::uint32_t lru_tail_ = kNil;   // least recently used
   std::uint32_t size_ = 0;
   NeighborStats stats_;
 };

@@ -47,16 +47,14 @@ int PcapWriter::open(const std::string& path, std::uint32_t snaplen) {
 
 int PcapWriter::write(TimeNs ts, std::span<const std::uint8_t> frame) {
   if (f_ == nullptr) return EBADF;
-  const auto caplen =
-      static_cast<std::uint32_t>(std::min<std::size_t>(frame.size(), snaplen_));
+  const auto caplen = static_cast<std::uint32_t>(std::min<std::size_t>(frame.size(), snaplen_));
   std::uint8_t rec[16];
   wire::store_le32(rec, static_cast<std::uint32_t>(ts / kNsPerSec));
   wire::store_le32(rec + 4, static_cast<std::uint32_t>(ts % kNsPerSec));
   wire::store_le32(rec + 8, caplen);
   wire::store_le32(rec + 12, static_cast<std::uint32_t>(frame.size()));
   if (std::fwrite(rec, sizeof(rec), 1, f_) != 1) return errno != 0 ? errno : EIO;
-  if (caplen > 0 && std::fwrite(frame.data(), caplen, 1, f_) != 1)
-    return errno != 0 ? errno : EIO;
+  if (caplen > 0 && std::fwrite(frame.data(), caplen, 1, f_) != 1) return errno != 0 ? errno : EIO;
   ++frames_;
   return 0;
 }

@@ -23,22 +23,37 @@ SimDirectionConfig sanitised(SimDirectionConfig c) {
 
 SimLink::SimLink(const SimLinkConfig& cfg)
     : pool_(cfg.pool_frames, cfg.slot_bytes),
-      dir_{Direction{sanitised(cfg.dir[0]), SeededRng(mix_seed(cfg.seed)),
-                     {}, {}, 0, 0, 0, 0, 0, nullptr, {}},
+      dir_{Direction{sanitised(cfg.dir[0]),
+                     SeededRng(mix_seed(cfg.seed)),
+                     {},
+                     {},
+                     0,
+                     0,
+                     0,
+                     0,
+                     0,
+                     nullptr,
+                     {}},
            Direction{sanitised(cfg.dir[1]),
                      SeededRng(mix_seed(cfg.seed ^ 0x5151515151515151ULL)),
-                     {}, {}, 0, 0, 0, 0, 0, nullptr, {}}} {
+                     {},
+                     {},
+                     0,
+                     0,
+                     0,
+                     0,
+                     0,
+                     nullptr,
+                     {}}} {
   for (Direction& d : dir_) {
     d.heap.reserve(cfg.pool_frames);
     d.txq.resize(d.cfg.queue_frames);
   }
 }
 
-TimeNs SimLink::serialisation_ns(const SimDirectionConfig& cfg,
-                                 std::size_t bytes) {
+TimeNs SimLink::serialisation_ns(const SimDirectionConfig& cfg, std::size_t bytes) {
   if (cfg.bandwidth_bps == 0) return 0;
-  const unsigned __int128 bits =
-      static_cast<unsigned __int128>(bytes + cfg.overhead_bytes) * 8;
+  const unsigned __int128 bits = static_cast<unsigned __int128>(bytes + cfg.overhead_bytes) * 8;
   const unsigned __int128 num = bits * kNsPerSec + (cfg.bandwidth_bps - 1);
   return static_cast<TimeNs>(num / cfg.bandwidth_bps);
 }
@@ -51,14 +66,12 @@ void SimLink::drain_txq(Direction& d, TimeNs now) {
   }
 }
 
-void SimLink::push_arrival(Direction& d, TimeNs arrival, std::uint32_t slot,
-                           std::uint32_t len) {
+void SimLink::push_arrival(Direction& d, TimeNs arrival, std::uint32_t slot, std::uint32_t len) {
   d.heap.push_back(InFlight{arrival, d.next_seq++, slot, len});
   std::push_heap(d.heap.begin(), d.heap.end(), Later{});
 }
 
-SimSendResult SimLink::send(unsigned endpoint,
-                            std::span<const std::uint8_t> frame, TimeNs now) {
+SimSendResult SimLink::send(unsigned endpoint, std::span<const std::uint8_t> frame, TimeNs now) {
   if (endpoint >= kSimEndpoints) return SimSendResult::kBadEndpoint;
   Direction& d = dir_[endpoint];
   SimDirectionCounters& c = d.counters;
@@ -139,8 +152,7 @@ void SimLink::pop(unsigned endpoint, TimeNs now) {
   d.heap.pop_back();
   ++d.counters.delivered_frames;
   d.counters.delivered_bytes += f.len;
-  if (d.pcap != nullptr &&
-      d.pcap->write(f.arrival, {pool_.data(f.slot), f.len}) != 0)
+  if (d.pcap != nullptr && d.pcap->write(f.arrival, {pool_.data(f.slot), f.len}) != 0)
     ++pcap_errors_;
   pool_.free(f.slot);
 }

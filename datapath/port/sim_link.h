@@ -78,8 +78,7 @@ struct SimLinkConfig {
   std::uint32_t slot_bytes = kSimMaxFrameBytes;
   std::uint64_t seed = 1;
 
-  static SimLinkConfig symmetric(const SimDirectionConfig& d,
-                                 std::uint64_t seed = 1) {
+  static SimLinkConfig symmetric(const SimDirectionConfig& d, std::uint64_t seed = 1) {
     SimLinkConfig c;
     c.dir = {d, d};
     c.seed = seed;
@@ -88,12 +87,12 @@ struct SimLinkConfig {
 };
 
 enum class SimSendResult : std::uint8_t {
-  kQueued,                 // will arrive (possibly corrupted/duplicated)
-  kDroppedLoss,            // occupied the wire, then lost
-  kDroppedQueueFull,       // tail drop at the transmit queue
-  kDroppedPoolExhausted,   // no free frame slot
-  kDroppedOversize,        // longer than a pool slot
-  kBadEndpoint,            // endpoint not 0 or 1; nothing counted
+  kQueued,                // will arrive (possibly corrupted/duplicated)
+  kDroppedLoss,           // occupied the wire, then lost
+  kDroppedQueueFull,      // tail drop at the transmit queue
+  kDroppedPoolExhausted,  // no free frame slot
+  kDroppedOversize,       // longer than a pool slot
+  kBadEndpoint,           // endpoint not 0 or 1; nothing counted
 };
 
 // Counters of one direction. Invariant, at any instant:
@@ -131,8 +130,7 @@ class SimLink {
   SimLink& operator=(const SimLink&) = delete;
 
   // Sends `frame` from `endpoint` toward the other endpoint at `now`.
-  SimSendResult send(unsigned endpoint, std::span<const std::uint8_t> frame,
-                     TimeNs now);
+  SimSendResult send(unsigned endpoint, std::span<const std::uint8_t> frame, TimeNs now);
 
   // The earliest frame that has arrived at `endpoint` by `now` (arrival time,
   // then sequence number), without removing it; nullopt if none.
@@ -145,8 +143,7 @@ class SimLink {
   // to fn(const SimDelivery&) in arrival order; returns how many. The frame
   // bytes are valid only during the call.
   template <class Fn>
-  std::size_t receive(unsigned endpoint, TimeNs now, Fn&& fn,
-                      std::size_t max = SIZE_MAX) {
+  std::size_t receive(unsigned endpoint, TimeNs now, Fn&& fn, std::size_t max = SIZE_MAX) {
     std::size_t n = 0;
     while (n < max) {
       const std::optional<SimDelivery> d = peek(endpoint, now);
@@ -184,8 +181,7 @@ class SimLink {
   std::uint64_t pcap_errors() const { return pcap_errors_; }
 
   // Wire time of a frame of `bytes` at `cfg`'s bandwidth (0 if infinite).
-  static TimeNs serialisation_ns(const SimDirectionConfig& cfg,
-                                 std::size_t bytes);
+  static TimeNs serialisation_ns(const SimDirectionConfig& cfg, std::size_t bytes);
 
  private:
   struct InFlight {
@@ -223,8 +219,7 @@ class SimLink {
 
   // Drops transmit-queue entries whose last bit has left by `now`.
   static void drain_txq(Direction& d, TimeNs now);
-  void push_arrival(Direction& d, TimeNs arrival, std::uint32_t slot,
-                    std::uint32_t len);
+  void push_arrival(Direction& d, TimeNs arrival, std::uint32_t slot, std::uint32_t len);
 
   FramePool pool_;
   std::array<Direction, kSimEndpoints> dir_;
@@ -238,8 +233,7 @@ class SimPort {
  public:
   static constexpr std::uint16_t kBurst = 32;
 
-  SimPort(SimLink& link, unsigned endpoint)
-      : link_(&link), endpoint_(endpoint) {}
+  SimPort(SimLink& link, unsigned endpoint) : link_(&link), endpoint_(endpoint) {}
 
   // Returns true if the link took the frame. A frame lost on the wire counts
   // as taken, as on a real NIC; queue-full, pool-exhausted and oversize
@@ -252,8 +246,8 @@ class SimPort {
   // fn(const SimDelivery&); returns how many.
   template <class Fn>
   std::uint16_t rx_burst(TimeNs now, Fn&& fn, std::uint16_t max = kBurst) {
-    return static_cast<std::uint16_t>(link_->receive(
-        endpoint_, now, static_cast<Fn&&>(fn), std::min(max, kBurst)));
+    return static_cast<std::uint16_t>(
+        link_->receive(endpoint_, now, static_cast<Fn&&>(fn), std::min(max, kBurst)));
   }
 
   unsigned endpoint() const { return endpoint_; }

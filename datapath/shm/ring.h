@@ -141,8 +141,8 @@ class RingCore {
   // Checks `mem`/`len` against `g` and that elements hold `fixed_bytes`;
   // takes the owned index from the header once (masked) so that re-attaching
   // a ring in use continues where it was.
-  RingError attach(void* mem, std::size_t len, const RingGeometry& g,
-                   std::size_t fixed_bytes, bool producer);
+  RingError attach(void* mem, std::size_t len, const RingGeometry& g, std::size_t fixed_bytes,
+                   bool producer);
 
   std::uint32_t load_peer(std::uint32_t& word) const {
     return std::atomic_ref<std::uint32_t>(word).load(std::memory_order_acquire) & mask_;
@@ -171,9 +171,7 @@ class RingProducer : public detail::RingCore {
   }
 
   // Slots that may be written now. Load-acquires the consumer index.
-  std::uint32_t free_slots() const {
-    return (load_peer(hdr_->consumer_index) - own_ - 1) & mask_;
-  }
+  std::uint32_t free_slots() const { return (load_peer(hdr_->consumer_index) - own_ - 1) & mask_; }
   bool full() const { return free_slots() == 0; }
 
   // The slot `k` places past the producer index; write it only for
@@ -212,9 +210,7 @@ class RingConsumer : public detail::RingCore {
   }
 
   // Elements ready to read. Load-acquires the producer index.
-  std::uint32_t ready() const {
-    return (load_peer(hdr_->producer_index) - own_) & mask_;
-  }
+  std::uint32_t ready() const { return (load_peer(hdr_->producer_index) - own_) & mask_; }
   bool empty() const { return ready() == 0; }
 
   // The element `k` places past the consumer index, all elem_size() bytes;
@@ -225,9 +221,7 @@ class RingConsumer : public detail::RingCore {
   // The same element, writable: the consumer may rewrite elements it has not
   // released yet (compacting a CQ when a QP is reset) because the producer
   // never touches a slot between the consumer and the producer index.
-  std::span<std::byte> element_mut(std::uint32_t k = 0) {
-    return {slot_at(own_ + k), elem_size()};
-  }
+  std::span<std::byte> element_mut(std::uint32_t k = 0) { return {slot_at(own_ + k), elem_size()}; }
   const typename E::Fixed* slot(std::uint32_t k = 0) const {
     return reinterpret_cast<const typename E::Fixed*>(slot_at(own_ + k));
   }

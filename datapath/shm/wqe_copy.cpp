@@ -36,8 +36,7 @@ WcStatus wc_status_for(WqeError e) {
     case WqeError::kInlineTooLong:
     case WqeError::kTooManySge:
     case WqeError::kMessageTooLong:
-    case WqeError::kAtomicLength:
-      return WcStatus::kLocLenErr;
+    case WqeError::kAtomicLength: return WcStatus::kLocLenErr;
     case WqeError::kElemTooSmall:
     case WqeError::kBadOpcode:
     case WqeError::kOpcodeForQpType:
@@ -45,18 +44,16 @@ WcStatus wc_status_for(WqeError e) {
     case WqeError::kInlineForOpcode:
     case WqeError::kAtomicAlign:
     case WqeError::kBadRemoteQpn:
-    case WqeError::kNoAh:
-      return WcStatus::kLocQpOpErr;
+    case WqeError::kNoAh: return WcStatus::kLocQpOpErr;
   }
   return WcStatus::kLocQpOpErr;
 }
 
 namespace {
 
-constexpr std::uint32_t kKnownSendFlags = transport::send_flag::kFence |
-                                          transport::send_flag::kSignaled |
-                                          transport::send_flag::kSolicited |
-                                          transport::send_flag::kInline;
+constexpr std::uint32_t kKnownSendFlags =
+    transport::send_flag::kFence | transport::send_flag::kSignaled |
+    transport::send_flag::kSolicited | transport::send_flag::kInline;
 
 bool decode_opcode(std::uint32_t raw, WrOpcode* op) {
   switch (raw) {
@@ -78,8 +75,8 @@ bool opcode_allowed(QpType type, WrOpcode op) {
   switch (type) {
     case QpType::kRc: return true;
     case QpType::kUc:
-      return op == WrOpcode::kSend || op == WrOpcode::kSendImm ||
-             op == WrOpcode::kRdmaWrite || op == WrOpcode::kRdmaWriteImm;
+      return op == WrOpcode::kSend || op == WrOpcode::kSendImm || op == WrOpcode::kRdmaWrite ||
+             op == WrOpcode::kRdmaWriteImm;
     case QpType::kUd: return op == WrOpcode::kSend || op == WrOpcode::kSendImm;
   }
   return false;
@@ -113,8 +110,8 @@ std::uint32_t sges_fitting(std::size_t elem_size, std::size_t flex_offset) {
 
 }  // namespace
 
-WqeError copy_send_wqe(std::span<const std::byte> elem, const SqLimits& lim,
-                       transport::SendWr* wr, std::uint32_t* ah_num) {
+WqeError copy_send_wqe(std::span<const std::byte> elem, const SqLimits& lim, transport::SendWr* wr,
+                       std::uint32_t* ah_num) {
   *ah_num = 0;
   if (elem.size() < kSendWqeFlexOffset) return WqeError::kElemTooSmall;
 
@@ -136,15 +133,15 @@ WqeError copy_send_wqe(std::span<const std::byte> elem, const SqLimits& lim,
   wr->inline_len = 0;
   if ((wr->flags & transport::send_flag::kInline) != 0) {
     if (!has_outgoing_payload(op)) return WqeError::kInlineForOpcode;
-    const std::size_t max_inline = std::min<std::size_t>(
-        {lim.max_inline, transport::kMaxInline, flex_bytes});
+    const std::size_t max_inline =
+        std::min<std::size_t>({lim.max_inline, transport::kMaxInline, flex_bytes});
     const std::uint32_t len = w.dma.length;
     if (len > max_inline) return WqeError::kInlineTooLong;
     std::memcpy(wr->inline_data.data(), flex, len);
     wr->inline_len = len;
   } else {
-    const std::uint32_t max_sge = std::min(
-        {lim.max_sge, transport::kMaxSge, sges_fitting(elem.size(), kSendWqeFlexOffset)});
+    const std::uint32_t max_sge =
+        std::min({lim.max_sge, transport::kMaxSge, sges_fitting(elem.size(), kSendWqeFlexOffset)});
     const std::uint32_t n = w.dma.num_sge;
     if (n > max_sge) return WqeError::kTooManySge;
     const std::uint64_t total = copy_sges(flex, n, wr->sge.data());
@@ -160,9 +157,7 @@ WqeError copy_send_wqe(std::span<const std::byte> elem, const SqLimits& lim,
   wr->swap = 0;
   wr->ud = transport::UdDest{};
   switch (op) {
-    case WrOpcode::kRdmaWriteImm:
-      wr->imm_or_inv = w.wr.ex.imm_data;
-      [[fallthrough]];
+    case WrOpcode::kRdmaWriteImm: wr->imm_or_inv = w.wr.ex.imm_data; [[fallthrough]];
     case WrOpcode::kRdmaWrite:
     case WrOpcode::kRdmaRead:
       wr->remote_addr = w.wr.wr.rdma.remote_addr;
@@ -176,15 +171,10 @@ WqeError copy_send_wqe(std::span<const std::byte> elem, const SqLimits& lim,
       wr->swap = w.wr.wr.atomic.swap;
       if ((wr->remote_addr & 7u) != 0) return WqeError::kAtomicAlign;
       break;
-    case WrOpcode::kSendImm:
-      wr->imm_or_inv = w.wr.ex.imm_data;
-      break;
+    case WrOpcode::kSendImm: wr->imm_or_inv = w.wr.ex.imm_data; break;
     case WrOpcode::kSendInv:
-    case WrOpcode::kLocalInv:
-      wr->imm_or_inv = w.wr.ex.invalidate_rkey;
-      break;
-    case WrOpcode::kSend:
-      break;
+    case WrOpcode::kLocalInv: wr->imm_or_inv = w.wr.ex.invalidate_rkey; break;
+    case WrOpcode::kSend: break;
   }
   if (lim.type == QpType::kUd) {
     // Only SEND and SEND_WITH_IMM get here (opcode_allowed).

@@ -41,18 +41,18 @@ namespace uroce::shm {
 
 enum class WqeError : std::uint8_t {
   kOk = 0,
-  kElemTooSmall,      // the slot is shorter than the fixed WQE (caller bug)
-  kBadOpcode,         // not an opcode the transport executes
-  kOpcodeForQpType,   // e.g. RDMA WRITE on UD, READ on UC
-  kBadFlags,          // send_flags bits other than FENCE/SIGNALED/SOLICITED/INLINE
-  kInlineForOpcode,   // IBV_SEND_INLINE on an opcode without outgoing payload
-  kInlineTooLong,     // inline length over max_inline or past the slot
-  kTooManySge,        // num_sge over max_sge or past the slot
-  kMessageTooLong,    // SGE lengths sum over kMaxMessageBytes
-  kAtomicLength,      // atomic whose SGEs hold fewer than 8 bytes
-  kAtomicAlign,       // atomic remote address not 8-byte aligned
-  kBadRemoteQpn,      // UD remote QPN wider than 24 bits
-  kNoAh,              // UD send without an address handle number
+  kElemTooSmall,     // the slot is shorter than the fixed WQE (caller bug)
+  kBadOpcode,        // not an opcode the transport executes
+  kOpcodeForQpType,  // e.g. RDMA WRITE on UD, READ on UC
+  kBadFlags,         // send_flags bits other than FENCE/SIGNALED/SOLICITED/INLINE
+  kInlineForOpcode,  // IBV_SEND_INLINE on an opcode without outgoing payload
+  kInlineTooLong,    // inline length over max_inline or past the slot
+  kTooManySge,       // num_sge over max_sge or past the slot
+  kMessageTooLong,   // SGE lengths sum over kMaxMessageBytes
+  kAtomicLength,     // atomic whose SGEs hold fewer than 8 bytes
+  kAtomicAlign,      // atomic remote address not 8-byte aligned
+  kBadRemoteQpn,     // UD remote QPN wider than 24 bits
+  kNoAh,             // UD send without an address handle number
 };
 
 const char* to_string(WqeError e);
@@ -75,8 +75,8 @@ struct SqLimits {
 // Copies the send WQE in `elem` (a whole ring slot) into `wr`. For UD sends,
 // wr->ud.remote_qpn and remote_qkey are set and *ah_num receives the AH
 // number for the engine to resolve; otherwise *ah_num is 0.
-WqeError copy_send_wqe(std::span<const std::byte> elem, const SqLimits& lim,
-                       transport::SendWr* wr, std::uint32_t* ah_num);
+WqeError copy_send_wqe(std::span<const std::byte> elem, const SqLimits& lim, transport::SendWr* wr,
+                       std::uint32_t* ah_num);
 
 // Copies the receive WQE in `elem` into `wr`; `max_sge` is the RQ's or SRQ's.
 WqeError copy_recv_wqe(std::span<const std::byte> elem, std::uint32_t max_sge,

@@ -20,7 +20,8 @@ namespace {
 // IBV_SEND_INLINE (ibv_send_flags); the same bit wqe_copy tests.
 constexpr std::uint32_t kSendInline = 1u << 3;
 
-constexpr std::size_t kSendFlagsOffset = offsetof(rxe_send_wqe, wr) + offsetof(rxe_send_wr, send_flags);
+constexpr std::size_t kSendFlagsOffset =
+    offsetof(rxe_send_wqe, wr) + offsetof(rxe_send_wr, send_flags);
 
 void put_u32(std::byte* p, std::uint32_t v) { std::memcpy(p, &v, sizeof(v)); }
 std::uint32_t get_u32(const std::byte* p) {

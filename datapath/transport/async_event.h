@@ -194,8 +194,7 @@ class QpEventState {
   void last_wqe_reached() {
     if (last_wqe_raised_) return;
     last_wqe_raised_ = true;
-    events_.raise({AsyncEventType::kQpLastWqeReached, EventElement::kQp,
-                   CqRole::kNone, qpn_});
+    events_.raise({AsyncEventType::kQpLastWqeReached, EventElement::kQp, CqRole::kNone, qpn_});
   }
   // The QP moved to RESET: WRs are discarded without completions (a parked
   // one too) and the next entry into ERR raises its events again. Pending

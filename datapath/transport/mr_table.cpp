@@ -32,8 +32,7 @@ bool valid_desc(const MrDesc& d) {
 
 }  // namespace
 
-MrTable::MrTable(std::uint32_t capacity)
-    : slots_(std::min(capacity, kMaxSlots)) {
+MrTable::MrTable(std::uint32_t capacity) : slots_(std::min(capacity, kMaxSlots)) {
   capacity = static_cast<std::uint32_t>(slots_.size());
   free_.reserve(capacity);
   // Slot 0 is never used so that key 0 is never valid; push in reverse so
@@ -100,9 +99,8 @@ const MrDesc* MrTable::find(std::uint32_t key) const {
   return s == nullptr ? nullptr : &s->desc;
 }
 
-MrError MrTable::resolve(std::uint32_t key, PdHandle pd, std::uint64_t va,
-                         std::uint64_t len, std::uint32_t need,
-                         std::uint8_t** out) const {
+MrError MrTable::resolve(std::uint32_t key, PdHandle pd, std::uint64_t va, std::uint64_t len,
+                         std::uint32_t need, std::uint8_t** out) const {
   if (len == 0) {
     *out = nullptr;
     return MrError::kOk;
@@ -114,11 +112,9 @@ MrError MrTable::resolve(std::uint32_t key, PdHandle pd, std::uint64_t va,
   if (d.pd != pd) return MrError::kWrongPd;
   if ((d.access & need) != need) return MrError::kAccessDenied;
   // IBTA 9.4.5: atomic operations need a naturally aligned 8-byte target.
-  if ((need & access::kRemoteAtomic) != 0 && (va & 7) != 0)
-    return MrError::kMisaligned;
+  if ((need & access::kRemoteAtomic) != 0 && (va & 7) != 0) return MrError::kMisaligned;
   // Overflow-safe containment: va >= iova, len <= length, va - iova <= length - len.
-  if (va < d.iova || len > d.length || va - d.iova > d.length - len)
-    return MrError::kOutOfBounds;
+  if (va < d.iova || len > d.length || va - d.iova > d.length - len) return MrError::kOutOfBounds;
   *out = d.host + (va - d.iova);
   return MrError::kOk;
 }

@@ -34,7 +34,7 @@ using PdHandle = std::uint32_t;
 
 struct MrDesc {
   PdHandle pd = 0;
-  std::uint64_t iova = 0;     // address the application names (or 0 when zero-based)
+  std::uint64_t iova = 0;  // address the application names (or 0 when zero-based)
   std::uint64_t length = 0;
   std::uint32_t access = 0;
   std::uint8_t* host = nullptr;  // where iova maps in this process
@@ -75,8 +75,8 @@ class MrTable {
   // succeeds with *out = nullptr (IBTA 9.4.1.1: rkey not validated for
   // zero-length RDMA). Atomic accesses (need has kRemoteAtomic) must also be
   // 8-byte aligned.
-  MrError resolve(std::uint32_t key, PdHandle pd, std::uint64_t va,
-                  std::uint64_t len, std::uint32_t need, std::uint8_t** out) const;
+  MrError resolve(std::uint32_t key, PdHandle pd, std::uint64_t va, std::uint64_t len,
+                  std::uint32_t need, std::uint8_t** out) const;
 
   const MrDesc* find(std::uint32_t key) const;
   std::uint32_t live() const { return live_; }

@@ -75,8 +75,7 @@ inline constexpr std::uint16_t kPkeyTableSize = 1;
 // code outside 1..5, a QPN or PSN wider than 24 bits.
 inline int check_modify_values(QpType type, QpState cur, std::uint32_t mask,
                                const QpAttrValues& a) {
-  const QpState next =
-      (mask & qp_attr::kState) != 0 ? a.qp_state : cur;
+  const QpState next = (mask & qp_attr::kState) != 0 ? a.qp_state : cur;
   if (int rc = check_modify(type, cur, next, mask); rc != 0) return rc;
   if ((mask & qp_attr::kCurState) != 0 && a.cur_qp_state != cur) return EINVAL;
   if ((mask & qp_attr::kPkeyIndex) != 0 && a.pkey_index >= kPkeyTableSize) {
@@ -115,8 +114,7 @@ constexpr std::uint16_t rxe_udp_src_port(std::uint32_t qpn) {
 // A zero flow label is replaced by the 20-bit fold of lqpn * rqpn
 // (rdma_calc_flow_label); the port is 0xC000 | (low 14 bits of the label
 // XOR its top 6 bits). Both ends of a connection compute the same value.
-constexpr std::uint16_t rxe_connected_udp_src_port(std::uint32_t flow_label,
-                                                   std::uint32_t lqpn,
+constexpr std::uint16_t rxe_connected_udp_src_port(std::uint32_t flow_label, std::uint32_t lqpn,
                                                    std::uint32_t rqpn) {
   std::uint32_t fl = flow_label & 0xfffffu;
   if (fl == 0) {
@@ -142,16 +140,14 @@ inline Cqe error_wc(std::uint64_t wr_id, std::uint32_t qpn, WcStatus status) {
 // Receive processing runs in RTR and later states short of ERR (IBTA 10.3.1:
 // SQD and SQE stop only the send queue).
 constexpr bool receive_enabled(QpState s) {
-  return s == QpState::kRtr || s == QpState::kRts || s == QpState::kSqd ||
-         s == QpState::kSqe;
+  return s == QpState::kRtr || s == QpState::kRts || s == QpState::kSqd || s == QpState::kSqe;
 }
 
 // Copies `dst.size()` bytes of a send WR's message, starting `offset` bytes
 // in, into `dst` (a TX frame's payload area): from the inline data, or
 // through the SGE list checked against the MR table.
-inline SgeCopyResult gather_wr(const MrTable& mrs, PdHandle pd,
-                               const SendWr& wr, std::uint64_t offset,
-                               std::span<std::uint8_t> dst) {
+inline SgeCopyResult gather_wr(const MrTable& mrs, PdHandle pd, const SendWr& wr,
+                               std::uint64_t offset, std::span<std::uint8_t> dst) {
   if ((wr.flags & send_flag::kInline) != 0) {
     SgeCopyResult r;
     if (offset + dst.size() > wr.inline_len) {
@@ -161,21 +157,18 @@ inline SgeCopyResult gather_wr(const MrTable& mrs, PdHandle pd,
     if (!dst.empty()) std::memcpy(dst.data(), wr.inline_data.data() + offset, dst.size());
     return r;
   }
-  return gather(mrs, pd, wr.sge.data(), std::min(wr.num_sge, kMaxSge), offset,
-                dst);
+  return gather(mrs, pd, wr.sge.data(), std::min(wr.num_sge, kMaxSge), offset, dst);
 }
 
 // Checks every SGE of a send WR (lkey, PD, bounds) before its first packet
 // leaves, so that a bad SGE fails the WR instead of cutting a message short
 // on the wire. Inline WRs have nothing to check.
-inline MrError check_send_sges(const MrTable& mrs, PdHandle pd,
-                               const SendWr& wr) {
+inline MrError check_send_sges(const MrTable& mrs, PdHandle pd, const SendWr& wr) {
   if ((wr.flags & send_flag::kInline) != 0) return MrError::kOk;
   const std::uint32_t n = std::min(wr.num_sge, kMaxSge);
   for (std::uint32_t i = 0; i < n; ++i) {
     std::uint8_t* host = nullptr;
-    const MrError e = mrs.resolve(wr.sge[i].lkey, pd, wr.sge[i].addr,
-                                  wr.sge[i].length, 0, &host);
+    const MrError e = mrs.resolve(wr.sge[i].lkey, pd, wr.sge[i].addr, wr.sge[i].length, 0, &host);
     if (e != MrError::kOk) return e;
   }
   return MrError::kOk;

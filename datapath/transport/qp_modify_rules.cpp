@@ -50,46 +50,34 @@ ModifyRule modify_rule(QpType t, QpState cur, QpState next) {
       if (next == QpState::kRtr)
         return rule(t,
                     {0, kAv | kPathMtu | kDestQpn | kRqPsn,
-                     kAv | kPathMtu | kDestQpn | kRqPsn | kMaxDestRdAtomic |
-                         kMinRnrTimer},
+                     kAv | kPathMtu | kDestQpn | kRqPsn | kMaxDestRdAtomic | kMinRnrTimer},
                     {kPkeyIndex | kQkey, kAltPath | kAccessFlags | kPkeyIndex,
                      kAltPath | kAccessFlags | kPkeyIndex});
       break;
     case QpState::kRtr:
       if (next == QpState::kRts)
-        return rule(t,
-                    {kSqPsn, kSqPsn,
-                     kTimeout | kRetryCnt | kRnrRetry | kSqPsn | kMaxQpRdAtomic},
-                    {kCurState | kQkey,
-                     kCurState | kAltPath | kAccessFlags | kPathMigState,
-                     kCurState | kAltPath | kAccessFlags | kMinRnrTimer |
-                         kPathMigState});
+        return rule(t, {kSqPsn, kSqPsn, kTimeout | kRetryCnt | kRnrRetry | kSqPsn | kMaxQpRdAtomic},
+                    {kCurState | kQkey, kCurState | kAltPath | kAccessFlags | kPathMigState,
+                     kCurState | kAltPath | kAccessFlags | kMinRnrTimer | kPathMigState});
       break;
     case QpState::kRts:
       if (next == QpState::kRts)
         return rule(t, kNone,
-                    {kCurState | kQkey,
-                     kCurState | kAccessFlags | kAltPath | kPathMigState,
-                     kCurState | kAccessFlags | kAltPath | kPathMigState |
-                         kMinRnrTimer});
+                    {kCurState | kQkey, kCurState | kAccessFlags | kAltPath | kPathMigState,
+                     kCurState | kAccessFlags | kAltPath | kPathMigState | kMinRnrTimer});
       if (next == QpState::kSqd)
-        return rule(t, kNone,
-                    {kEnSqdAsyncNotify, kEnSqdAsyncNotify, kEnSqdAsyncNotify});
+        return rule(t, kNone, {kEnSqdAsyncNotify, kEnSqdAsyncNotify, kEnSqdAsyncNotify});
       break;
     case QpState::kSqd:
       if (next == QpState::kRts)
         return rule(t, kNone,
-                    {kCurState | kQkey,
-                     kCurState | kAltPath | kAccessFlags | kPathMigState,
-                     kCurState | kAltPath | kAccessFlags | kMinRnrTimer |
-                         kPathMigState});
+                    {kCurState | kQkey, kCurState | kAltPath | kAccessFlags | kPathMigState,
+                     kCurState | kAltPath | kAccessFlags | kMinRnrTimer | kPathMigState});
       if (next == QpState::kSqd)
         return rule(t, kNone,
-                    {kPkeyIndex | kQkey,
-                     kAv | kAltPath | kAccessFlags | kPkeyIndex | kPathMigState,
-                     kPort | kAv | kTimeout | kRetryCnt | kRnrRetry |
-                         kMaxQpRdAtomic | kMaxDestRdAtomic | kAltPath |
-                         kAccessFlags | kPkeyIndex | kMinRnrTimer |
+                    {kPkeyIndex | kQkey, kAv | kAltPath | kAccessFlags | kPkeyIndex | kPathMigState,
+                     kPort | kAv | kTimeout | kRetryCnt | kRnrRetry | kMaxQpRdAtomic |
+                         kMaxDestRdAtomic | kAltPath | kAccessFlags | kPkeyIndex | kMinRnrTimer |
                          kPathMigState});
       break;
     case QpState::kSqe:
@@ -97,8 +85,7 @@ ModifyRule modify_rule(QpType t, QpState cur, QpState next) {
       if (next == QpState::kRts && t != QpType::kRc)
         return rule(t, kNone, {kCurState | kQkey, kCurState | kAccessFlags, 0});
       break;
-    case QpState::kErr:
-      break;
+    case QpState::kErr: break;
   }
   return {};
 }

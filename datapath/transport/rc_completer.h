@@ -88,8 +88,7 @@ class RcCompleter {
   template <CqSink Cq>
   void on_ack(const wire::ParsedPacket& pkt, Psn p, TimeNs now, Cq& cq);
   template <CqSink Cq>
-  void on_read_response(const wire::ParsedPacket& pkt, Psn p, TimeNs now,
-                        Cq& cq);
+  void on_read_response(const wire::ParsedPacket& pkt, Psn p, TimeNs now, Cq& cq);
   template <CqSink Cq>
   void on_atomic_ack(const wire::ParsedPacket& pkt, Psn p, TimeNs now, Cq& cq);
 
@@ -101,8 +100,7 @@ template <CqSink Cq>
 bool RcCompleter::complete_front(Cq& cq, std::uint32_t byte_len) {
   const SendWqe& w = sq_.q.front();
   if (is_rd_atomic(w.wr.opcode)) --sq_.rd_atomic_out;
-  const bool signalled =
-      c_.cfg.sq_sig_all || (w.wr.flags & send_flag::kSignaled) != 0;
+  const bool signalled = c_.cfg.sq_sig_all || (w.wr.flags & send_flag::kSignaled) != 0;
   if (signalled) {
     Cqe e{};
     e.wr_id = w.wr.wr_id;
@@ -171,8 +169,8 @@ bool RcCompleter::retire_before(Psn upto, TimeNs now, Cq& cq) {
 template <CqSink Cq>
 bool RcCompleter::ack_before(Psn upto, TimeNs now, Cq& cq) {
   if (!retire_before(upto, now, cq)) return false;
-  if (!sq_.q.empty() && sq_.q.front().started &&
-      is_rd_atomic(sq_.q.front().wr.opcode) && sq_.comp_psn.before(upto)) {
+  if (!sq_.q.empty() && sq_.q.front().started && is_rd_atomic(sq_.q.front().wr.opcode) &&
+      sq_.comp_psn.before(upto)) {
     peer_rewind(sq_.comp_psn);
     return false;
   }
@@ -181,10 +179,8 @@ bool RcCompleter::ack_before(Psn upto, TimeNs now, Cq& cq) {
 }
 
 template <CqSink Cq>
-void RcCompleter::on_response(const wire::ParsedPacket& pkt, TimeNs now,
-                              Cq& cq) {
-  if (c_.state != QpState::kRts && c_.state != QpState::kSqd &&
-      c_.state != QpState::kSqe) {
+void RcCompleter::on_response(const wire::ParsedPacket& pkt, TimeNs now, Cq& cq) {
+  if (c_.state != QpState::kRts && c_.state != QpState::kSqd && c_.state != QpState::kSqe) {
     ++c_.ctr.drop_state;
     return;
   }
@@ -204,8 +200,7 @@ void RcCompleter::on_response(const wire::ParsedPacket& pkt, TimeNs now,
 }
 
 template <CqSink Cq>
-void RcCompleter::on_ack(const wire::ParsedPacket& pkt, Psn p, TimeNs now,
-                         Cq& cq) {
+void RcCompleter::on_ack(const wire::ParsedPacket& pkt, Psn p, TimeNs now, Cq& cq) {
   const wire::AethHdr& a = pkt.aeth;
   switch (a.type()) {
     case wire::AethType::kAck: {
@@ -274,15 +269,12 @@ void RcCompleter::on_ack(const wire::ParsedPacket& pkt, Psn p, TimeNs now,
       sq_.rto_deadline = 0;
       return;
     }
-    case wire::AethType::kReserved:
-      ++c_.ctr.drop_reserved_aeth;
-      return;
+    case wire::AethType::kReserved: ++c_.ctr.drop_reserved_aeth; return;
   }
 }
 
 template <CqSink Cq>
-void RcCompleter::on_read_response(const wire::ParsedPacket& pkt, Psn p,
-                                   TimeNs now, Cq& cq) {
+void RcCompleter::on_read_response(const wire::ParsedPacket& pkt, Psn p, TimeNs now, Cq& cq) {
   ++c_.ctr.rx_read_responses;
   if (p.before(sq_.comp_psn)) {
     ++c_.ctr.drop_stale_ack;
@@ -321,15 +313,14 @@ void RcCompleter::on_read_response(const wire::ParsedPacket& pkt, Psn p,
   const bool ends = pos == wire::Position::kLast || pos == wire::Position::kOnly;
   const std::uint64_t total = w.wr.length();
   const std::uint64_t offset = static_cast<std::uint64_t>(idx) * c_.mtu();
-  const std::uint64_t expect =
-      at_end ? total - offset : static_cast<std::uint64_t>(c_.mtu());
+  const std::uint64_t expect = at_end ? total - offset : static_cast<std::uint64_t>(c_.mtu());
   if (ends != at_end || pkt.payload.size() != expect) {
     ++c_.ctr.drop_bad_response;
     return;
   }
   if (!pkt.payload.empty()) {
-    const SgeCopyResult r = scatter(c_.mrs, c_.cfg.pd, w.wr.sge.data(),
-                                    w.wr.num_sge, offset, pkt.payload);
+    const SgeCopyResult r =
+        scatter(c_.mrs, c_.cfg.pd, w.wr.sge.data(), w.wr.num_sge, offset, pkt.payload);
     if (r.err != MrError::kOk || r.too_long) {
       ++c_.ctr.local_errors;
       fail_wqe(w, r.too_long ? WcStatus::kLocLenErr : WcStatus::kLocProtErr);
@@ -343,8 +334,7 @@ void RcCompleter::on_read_response(const wire::ParsedPacket& pkt, Psn p,
 }
 
 template <CqSink Cq>
-void RcCompleter::on_atomic_ack(const wire::ParsedPacket& pkt, Psn p,
-                                TimeNs now, Cq& cq) {
+void RcCompleter::on_atomic_ack(const wire::ParsedPacket& pkt, Psn p, TimeNs now, Cq& cq) {
   ++c_.ctr.rx_atomic_acks;
   if (p.before(sq_.comp_psn)) {
     ++c_.ctr.drop_stale_ack;
@@ -370,8 +360,8 @@ void RcCompleter::on_atomic_ack(const wire::ParsedPacket& pkt, Psn p,
   const std::uint64_t orig = pkt.atomic_ack_eth.orig_remote_data();
   std::uint8_t bytes[8];
   std::memcpy(bytes, &orig, sizeof orig);
-  const SgeCopyResult r = scatter(c_.mrs, c_.cfg.pd, w.wr.sge.data(),
-                                  w.wr.num_sge, 0, std::span(bytes));
+  const SgeCopyResult r =
+      scatter(c_.mrs, c_.cfg.pd, w.wr.sge.data(), w.wr.num_sge, 0, std::span(bytes));
   if (r.err != MrError::kOk || r.too_long) {
     ++c_.ctr.local_errors;
     fail_wqe(w, r.too_long ? WcStatus::kLocLenErr : WcStatus::kLocProtErr);

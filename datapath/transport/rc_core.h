@@ -74,23 +74,23 @@ struct RcCounters {
   std::uint64_t rx_atomic_acks = 0;
   std::uint64_t rx_seq_naks = 0;
   std::uint64_t rx_rnr_naks = 0;
-  std::uint64_t rx_error_naks = 0;      // invalid request / remote access / remote op
-  std::uint64_t timeouts = 0;           // retransmission timer expiries that retried
-  std::uint64_t go_back_n = 0;          // rewinds started by a NAK or a response gap
+  std::uint64_t rx_error_naks = 0;  // invalid request / remote access / remote op
+  std::uint64_t timeouts = 0;       // retransmission timer expiries that retried
+  std::uint64_t go_back_n = 0;      // rewinds started by a NAK or a response gap
   std::uint64_t retry_exceeded = 0;
   std::uint64_t rnr_retry_exceeded = 0;
-  std::uint64_t drop_stale_ack = 0;     // ACK/response for PSNs already acknowledged
-  std::uint64_t drop_ghost_ack = 0;     // ACK/response for a PSN never sent
-  std::uint64_t drop_response_gap = 0;  // READ response / atomic ACK after a lost one
-  std::uint64_t drop_bad_response = 0;  // wrong opcode or length for the WQE it names
-  std::uint64_t drop_duplicate_nak = 0; // NAK while the rewind it asks for is under way
+  std::uint64_t drop_stale_ack = 0;      // ACK/response for PSNs already acknowledged
+  std::uint64_t drop_ghost_ack = 0;      // ACK/response for a PSN never sent
+  std::uint64_t drop_response_gap = 0;   // READ response / atomic ACK after a lost one
+  std::uint64_t drop_bad_response = 0;   // wrong opcode or length for the WQE it names
+  std::uint64_t drop_duplicate_nak = 0;  // NAK while the rewind it asks for is under way
   std::uint64_t drop_reserved_aeth = 0;
   // Responder.
-  std::uint64_t rx_requests = 0;        // in-order request packets executed
+  std::uint64_t rx_requests = 0;  // in-order request packets executed
   std::uint64_t rx_duplicates = 0;
   std::uint64_t drop_out_of_sequence = 0;  // after the one NAK of a gap
-  std::uint64_t drop_dup_unknown = 0;   // duplicate READ/atomic with no resource left
-  std::uint64_t drop_no_resource = 0;   // READ/atomic while every resource is busy
+  std::uint64_t drop_dup_unknown = 0;      // duplicate READ/atomic with no resource left
+  std::uint64_t drop_no_resource = 0;      // READ/atomic while every resource is busy
   std::uint64_t tx_acks = 0;
   std::uint64_t tx_read_responses = 0;
   std::uint64_t tx_atomic_acks = 0;
@@ -103,12 +103,12 @@ struct RcCounters {
   std::uint64_t atomics_replayed = 0;
   std::uint64_t reads_replayed = 0;
   // Either side.
-  std::uint64_t drop_state = 0;         // packet in a state that takes none
-  std::uint64_t drop_not_rc = 0;        // not an RC opcode
-  std::uint64_t drop_qpn = 0;           // BTH destination QP is not this QP
+  std::uint64_t drop_state = 0;   // packet in a state that takes none
+  std::uint64_t drop_not_rc = 0;  // not an RC opcode
+  std::uint64_t drop_qpn = 0;     // BTH destination QP is not this QP
   std::uint64_t drop_pkey = 0;
-  std::uint64_t drop_addr = 0;          // IPv4 source not the peer's / destination not ours
-  std::uint64_t cq_overflow = 0;        // a completion the CQ refused: QP to ERR
+  std::uint64_t drop_addr = 0;    // IPv4 source not the peer's / destination not ours
+  std::uint64_t cq_overflow = 0;  // a completion the CQ refused: QP to ERR
 };
 
 struct RcCore {

@@ -24,8 +24,7 @@ enum class RcEmit : std::uint8_t {
 };
 
 // A spec with the QP's addressing, P_Key and destination QP filled in.
-inline wire::PacketSpec rc_spec(const RcCore& c, std::uint8_t opcode,
-                                Psn psn) {
+inline wire::PacketSpec rc_spec(const RcCore& c, std::uint8_t opcode, Psn psn) {
   wire::PacketSpec s;
   s.eth_src = c.cfg.local.mac;
   s.eth_dst = c.attr.av.dmac;
@@ -46,11 +45,9 @@ inline wire::PacketSpec rc_spec(const RcCore& c, std::uint8_t opcode,
 // into the frame (or returns false to abandon it: the buffer is then not
 // committed and the sink reuses it).
 template <TxSink Tx, class Fill>
-RcEmit rc_emit(RcCore& c, Tx& tx, wire::PacketSpec& spec,
-               std::size_t payload_len, Fill&& fill) {
+RcEmit rc_emit(RcCore& c, Tx& tx, wire::PacketSpec& spec, std::size_t payload_len, Fill&& fill) {
   const std::size_t off = wire::roce_payload_offset(spec);
-  const std::size_t len =
-      off + payload_len + wire::pad_count(payload_len) + wire::kIcrcSize;
+  const std::size_t len = off + payload_len + wire::pad_count(payload_len) + wire::kIcrcSize;
   std::span<std::uint8_t> buf = tx.tx_alloc(len);
   if (buf.size() < len) {
     ++c.ctr.tx_no_buffer;

@@ -5,16 +5,11 @@
 namespace uroce::transport {
 
 RcQp::RcQp(const RcQpConfig& cfg, MrTable& mrs)
-    : core_(cfg, mrs),
-      sq_(cfg.max_send_wr),
-      req_(core_, sq_),
-      comp_(core_, sq_),
-      resp_(core_) {}
+    : core_(cfg, mrs), sq_(cfg.max_send_wr), req_(core_, sq_), comp_(core_, sq_), resp_(core_) {}
 
 namespace {
 
-bool rc_values_ok(std::uint32_t mask, const QpAttrValues& a,
-                  const RcQpConfig& cfg) {
+bool rc_values_ok(std::uint32_t mask, const QpAttrValues& a, const RcQpConfig& cfg) {
   using namespace qp_attr;
   if ((mask & kTimeout) != 0 && a.timeout > 31) return false;
   if ((mask & kRetryCnt) != 0 && a.retry_cnt > 7) return false;
@@ -23,8 +18,7 @@ bool rc_values_ok(std::uint32_t mask, const QpAttrValues& a,
   if ((mask & kMaxQpRdAtomic) != 0 && a.max_rd_atomic > cfg.max_rd_atomic) {
     return false;
   }
-  if ((mask & kMaxDestRdAtomic) != 0 &&
-      a.max_dest_rd_atomic > cfg.max_dest_rd_atomic) {
+  if ((mask & kMaxDestRdAtomic) != 0 && a.max_dest_rd_atomic > cfg.max_dest_rd_atomic) {
     return false;
   }
   return true;
@@ -126,8 +120,7 @@ int RcQp::post_send(const SendWr& wr) {
     if (n != 8) return EINVAL;
   }
   if (wr.length() > kRcMaxMessage) return EINVAL;
-  if (wr.opcode == WrOpcode::kRdmaRead &&
-      wqe_packets(wr, core_.mtu()) > (1u << 22)) {
+  if (wr.opcode == WrOpcode::kRdmaRead && wqe_packets(wr, core_.mtu()) > (1u << 22)) {
     return EINVAL;
   }
   // In place: copying a whole SendWqe (~1 KiB, mostly unused SGE and
@@ -161,8 +154,8 @@ bool RcQp::has_output() const {
   // by modify() when the peer is silent (rxe schedules its flush on the
   // state change).
   if (core_.state == QpState::kErr) {
-    return !sq_.q.empty() || !resp_.rq().empty() ||
-           core_.ev.parked(CqRole::kSend) || core_.ev.parked(CqRole::kRecv) ||
+    return !sq_.q.empty() || !resp_.rq().empty() || core_.ev.parked(CqRole::kSend) ||
+           core_.ev.parked(CqRole::kRecv) ||
            (core_.cfg.srq != nullptr && !core_.ev.last_wqe_raised());
   }
   const bool sqd = core_.state == QpState::kSqd;
@@ -184,8 +177,7 @@ bool RcQp::has_output() const {
   // about to skip acknowledged WQEs) is left to the requester.
   if (!local_inv && idx == sq_.req_idx) {
     const Psn next = fresh ? sq_.psn_high : sq_.q.at(idx).first_psn + sq_.req_pkt;
-    if (next == sq_.psn_high &&
-        Psn::forward(sq_.comp_psn, next) >= core_.cfg.tuning.window_psns) {
+    if (next == sq_.psn_high && Psn::forward(sq_.comp_psn, next) >= core_.cfg.tuning.window_psns) {
       return false;
     }
   }

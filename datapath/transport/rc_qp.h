@@ -55,8 +55,7 @@ struct RcIo {
 };
 
 template <TxSink Tx, CqSink SendCq, CqSink RecvCq, TimerSink Timer>
-RcIo<Tx, SendCq, RecvCq, Timer> rc_io(Tx& tx, SendCq& scq, RecvCq& rcq,
-                                      Timer& timer) {
+RcIo<Tx, SendCq, RecvCq, Timer> rc_io(Tx& tx, SendCq& scq, RecvCq& rcq, Timer& timer) {
   return {tx, scq, rcq, timer};
 }
 
@@ -118,7 +117,9 @@ class RcQp {
   // and the refused-completion accounting.
   bool has_events() const { return !core_.ev.pending().empty(); }
   template <EventSink S>
-  std::uint32_t drain_events(S& sink) { return core_.ev.pending().drain(sink); }
+  std::uint32_t drain_events(S& sink) {
+    return core_.ev.pending().drain(sink);
+  }
   const QpEventState& event_state() const { return core_.ev; }
 
  private:
@@ -142,8 +143,7 @@ void RcQp::on_packet(const wire::ParsedPacket& pkt, TimeNs now, Io& io) {
   } else if (!pkey_match(pkt.bth.pkey(), wire::kDefaultPKey)) {
     ++core_.ctr.drop_pkey;
   } else if (receive_enabled(core_.state) &&
-             (pkt.ip.src() != core_.attr.av.dip ||
-              pkt.ip.dst() != core_.cfg.local.ip)) {
+             (pkt.ip.src() != core_.attr.av.dip || pkt.ip.dst() != core_.cfg.local.ip)) {
     // rxe's check_addr: a connected QP takes packets only from its peer's
     // address to its own (a stale peer of an earlier incarnation of this
     // QPN, or any host guessing the QPN, is dropped). In states that take
@@ -205,8 +205,7 @@ std::uint32_t RcQp::flush(SendCq& send_cq, RecvCq& recv_cq) {
   if (!core_.ev.repost(send_cq, CqRole::kSend)) return n;
   while (!sq_.q.empty()) {
     const SendWqe& w = sq_.q.front();
-    const WcStatus st =
-        w.err != WcStatus::kSuccess ? w.err : WcStatus::kWrFlushErr;
+    const WcStatus st = w.err != WcStatus::kSuccess ? w.err : WcStatus::kWrFlushErr;
     if (!send_cq.push(error_wc(w.wr.wr_id, core_.cfg.qpn, st))) {
       ++core_.ctr.cq_overflow;
       core_.ev.cq_refused(CqRole::kSend);
@@ -220,8 +219,7 @@ std::uint32_t RcQp::flush(SendCq& send_cq, RecvCq& recv_cq) {
   sq_.rd_atomic_out = 0;
   if (!core_.ev.repost(recv_cq, CqRole::kRecv)) return n;
   while (!resp_.rq().empty()) {
-    if (!recv_cq.push(error_wc(resp_.rq().front().wr_id, core_.cfg.qpn,
-                               resp_.head_status()))) {
+    if (!recv_cq.push(error_wc(resp_.rq().front().wr_id, core_.cfg.qpn, resp_.head_status()))) {
       ++core_.ctr.cq_overflow;
       core_.ev.cq_refused(CqRole::kRecv);
       return n;

@@ -2,8 +2,7 @@
 
 namespace uroce::transport {
 
-std::uint8_t rc_request_opcode(WrOpcode op, std::uint32_t idx,
-                               std::uint32_t npkts) {
+std::uint8_t rc_request_opcode(WrOpcode op, std::uint32_t idx, std::uint32_t npkts) {
   namespace o = wire::op;
   const bool first = idx == 0;
   const bool last = idx + 1 == npkts;

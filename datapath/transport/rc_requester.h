@@ -53,8 +53,7 @@ enum class ReqStep : std::uint8_t {
 };
 
 // The opcode of packet `idx` of `npkts` of a SEND/WRITE WR.
-std::uint8_t rc_request_opcode(WrOpcode op, std::uint32_t idx,
-                               std::uint32_t npkts);
+std::uint8_t rc_request_opcode(WrOpcode op, std::uint32_t idx, std::uint32_t npkts);
 
 class RcRequester {
  public:
@@ -114,8 +113,7 @@ ReqStep RcRequester::send_one(TimeNs now, Tx& tx) {
   }
   if (wr.opcode == WrOpcode::kLocalInv) return local_inv(w, fresh);
   const bool new_psn = psn == sq_.psn_high;
-  if (new_psn &&
-      Psn::forward(sq_.comp_psn, psn) >= c_.cfg.tuning.window_psns) {
+  if (new_psn && Psn::forward(sq_.comp_psn, psn) >= c_.cfg.tuning.window_psns) {
     ++c_.ctr.wait_window;
     return ReqStep::kBlocked;
   }
@@ -139,23 +137,21 @@ ReqStep RcRequester::send_one(TimeNs now, Tx& tx) {
     case WrOpcode::kCmpSwap:
     case WrOpcode::kFetchAdd: {
       const bool cs = wr.opcode == WrOpcode::kCmpSwap;
-      spec = rc_spec(c_, cs ? wire::op::kRcCompareSwap : wire::op::kRcFetchAdd,
-                     psn);
-      spec.atomic_eth = wire::AtomicEthHdr::make(
-          wr.remote_addr, wr.rkey, cs ? wr.swap : wr.compare_add,
-          cs ? wr.compare_add : 0);
+      spec = rc_spec(c_, cs ? wire::op::kRcCompareSwap : wire::op::kRcFetchAdd, psn);
+      spec.atomic_eth =
+          wire::AtomicEthHdr::make(wr.remote_addr, wr.rkey, cs ? wr.swap : wr.compare_add,
+                                   cs ? wr.compare_add : 0);
       last = true;
       break;
     }
     default: {
       opcode = rc_request_opcode(wr.opcode, idx, npkts);
       spec = rc_spec(c_, opcode, psn);
-      payload_len = static_cast<std::size_t>(
-          std::min<std::uint64_t>(mtu, total - std::min(total, offset)));
+      payload_len =
+          static_cast<std::size_t>(std::min<std::uint64_t>(mtu, total - std::min(total, offset)));
       const wire::OpcodeInfo& info = wire::opcode_info(opcode);
       if (info.has(wire::ExtHdr::kReth)) {
-        spec.reth = wire::RethHdr::make(wr.remote_addr, wr.rkey,
-                                        static_cast<std::uint32_t>(total));
+        spec.reth = wire::RethHdr::make(wr.remote_addr, wr.rkey, static_cast<std::uint32_t>(total));
       }
       if (info.has(wire::ExtHdr::kImmDt)) {
         // imm_or_inv holds the immediate in network order, as the app gave it.
@@ -166,23 +162,20 @@ ReqStep RcRequester::send_one(TimeNs now, Tx& tx) {
       if (info.has(wire::ExtHdr::kIeth)) {
         spec.ieth = wire::IethHdr::make(wr.imm_or_inv);
       }
-      const bool solicited_op = info.op == wire::OpClass::kSend ||
-                                info.has(wire::ExtHdr::kImmDt);
+      const bool solicited_op = info.op == wire::OpClass::kSend || info.has(wire::ExtHdr::kImmDt);
       spec.se = last && solicited_op && (wr.flags & send_flag::kSolicited) != 0;
       break;
     }
   }
   spec.ack_req = last || sq_.noack_pkts + 1 >= c_.cfg.tuning.ack_req_every;
 
-  const RcEmit e = rc_emit(c_, tx, spec, payload_len,
-                           [&](std::span<std::uint8_t> dst) {
+  const RcEmit e = rc_emit(c_, tx, spec, payload_len, [&](std::span<std::uint8_t> dst) {
     if (dst.empty()) return true;
     if ((wr.flags & send_flag::kInline) != 0) {
       std::memcpy(dst.data(), wr.inline_data.data() + offset, dst.size());
       return true;
     }
-    const SgeCopyResult r = gather(c_.mrs, c_.cfg.pd, wr.sge.data(),
-                                   wr.num_sge, offset, dst);
+    const SgeCopyResult r = gather(c_.mrs, c_.cfg.pd, wr.sge.data(), wr.num_sge, offset, dst);
     return r.err == MrError::kOk && !r.too_long;
   });
   if (e == RcEmit::kNoBuffer) return ReqStep::kNoBuffer;

@@ -103,9 +103,7 @@ class RcResponder {
     Psn psn{};
   };
 
-  void set_response(std::uint8_t syndrome, Psn psn) {
-    pending_ = {true, syndrome, psn};
-  }
+  void set_response(std::uint8_t syndrome, Psn psn) { pending_ = {true, syndrome, psn}; }
   void nak_class_c(wire::NakCode code, WcStatus recv_status);
   void on_duplicate(const wire::ParsedPacket& pkt, Psn p);
   // A duplicate READ/atomic restarts the responses at `r`: newer responses
@@ -190,18 +188,13 @@ void RcResponder::on_request(const wire::ParsedPacket& pkt, Cq& rcq) {
   nak_sent_ = false;
   cur_psn_ = p;
   const wire::OpcodeInfo& info = *pkt.info;
-  const bool first = info.pos == wire::Position::kFirst ||
-                     info.pos == wire::Position::kOnly;
+  const bool first = info.pos == wire::Position::kFirst || info.pos == wire::Position::kOnly;
   // Opcode sequence (IBTA 9.7.5.1.1 / C9-84).
   bool seq_ok = false;
   switch (in_msg_) {
     case InMsg::kNone: seq_ok = first; break;
-    case InMsg::kSend:
-      seq_ok = info.op == wire::OpClass::kSend && !first;
-      break;
-    case InMsg::kWrite:
-      seq_ok = info.op == wire::OpClass::kWrite && !first;
-      break;
+    case InMsg::kSend: seq_ok = info.op == wire::OpClass::kSend && !first; break;
+    case InMsg::kWrite: seq_ok = info.op == wire::OpClass::kWrite && !first; break;
   }
   if (!seq_ok) {
     nak_class_c(wire::NakCode::kInvalidRequest, WcStatus::kRemInvReqErr);
@@ -220,9 +213,7 @@ void RcResponder::on_request(const wire::ParsedPacket& pkt, Cq& rcq) {
     case wire::OpClass::kWrite: exec_write(pkt, rcq); break;
     case wire::OpClass::kReadRequest: exec_read(pkt); break;
     case wire::OpClass::kAtomic: exec_atomic(pkt); break;
-    default:
-      nak_class_c(wire::NakCode::kInvalidRequest, WcStatus::kRemInvReqErr);
-      break;
+    default: nak_class_c(wire::NakCode::kInvalidRequest, WcStatus::kRemInvReqErr); break;
   }
 }
 
@@ -243,8 +234,8 @@ void RcResponder::exec_send(const wire::ParsedPacket& pkt, Cq& rcq) {
   }
   const RecvWr& r = rq_.front();
   if (!pkt.payload.empty()) {
-    const SgeCopyResult s = scatter(c_.mrs, c_.cfg.pd, r.sge.data(), r.num_sge,
-                                    recv_off_, pkt.payload);
+    const SgeCopyResult s =
+        scatter(c_.mrs, c_.cfg.pd, r.sge.data(), r.num_sge, recv_off_, pkt.payload);
     if (s.too_long) {
       nak_class_c(wire::NakCode::kInvalidRequest, WcStatus::kLocLenErr);
       return;
@@ -302,8 +293,8 @@ void RcResponder::exec_write(const wire::ParsedPacket& pkt, Cq& rcq) {
     wr_len_ = pkt.reth.dma_len();
     wr_off_ = 0;
     std::uint8_t* host = nullptr;
-    if (c_.mrs.resolve(wr_rkey_, c_.cfg.pd, wr_va_, wr_len_,
-                       access::kRemoteWrite, &host) != MrError::kOk) {
+    if (c_.mrs.resolve(wr_rkey_, c_.cfg.pd, wr_va_, wr_len_, access::kRemoteWrite, &host) !=
+        MrError::kOk) {
       nak_class_c(wire::NakCode::kRemoteAccessError, WcStatus::kWrFlushErr);
       return;
     }
@@ -317,8 +308,8 @@ void RcResponder::exec_write(const wire::ParsedPacket& pkt, Cq& rcq) {
   }
   if (n != 0) {
     std::uint8_t* host = nullptr;
-    if (c_.mrs.resolve(wr_rkey_, c_.cfg.pd, wr_va_ + wr_off_, n,
-                       access::kRemoteWrite, &host) != MrError::kOk) {
+    if (c_.mrs.resolve(wr_rkey_, c_.cfg.pd, wr_va_ + wr_off_, n, access::kRemoteWrite, &host) !=
+        MrError::kOk) {
       nak_class_c(wire::NakCode::kRemoteAccessError, WcStatus::kWrFlushErr);
       return;
     }
@@ -378,12 +369,10 @@ RcEmit RcResponder::send_resource(Tx& tx, RdAtomicRes& r) {
   if (op != o::kRcReadResponseMiddle) {
     s.aeth = wire::AethHdr::make(wire::aeth_ack_syndrome(), msn_.value());
   }
-  const std::uint64_t n =
-      last ? r.resid : std::min<std::uint64_t>(r.resid, c_.mtu());
+  const std::uint64_t n = last ? r.resid : std::min<std::uint64_t>(r.resid, c_.mtu());
   std::uint8_t* host = nullptr;
   if (n > c_.mtu() ||
-      c_.mrs.resolve(r.rkey, c_.cfg.pd, r.va, n, access::kRemoteRead, &host) !=
-          MrError::kOk) {
+      c_.mrs.resolve(r.rkey, c_.cfg.pd, r.va, n, access::kRemoteRead, &host) != MrError::kOk) {
     // The region went away (or the request was inconsistent) while the
     // stream was under way: stop it; the requester times out and asks again.
     r.pending = false;

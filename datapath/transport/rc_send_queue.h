@@ -41,8 +41,7 @@ struct SendWqe {
 };
 
 constexpr bool is_rd_atomic(WrOpcode op) {
-  return op == WrOpcode::kRdmaRead || op == WrOpcode::kCmpSwap ||
-         op == WrOpcode::kFetchAdd;
+  return op == WrOpcode::kRdmaRead || op == WrOpcode::kCmpSwap || op == WrOpcode::kFetchAdd;
 }
 
 // PSNs a WR takes at path MTU `mtu`: ceil(len / mtu), at least 1.
@@ -75,7 +74,7 @@ struct RcSendQueue {
   TimeNs rto_deadline = 0;  // 0: not armed
   std::uint8_t retry_left = 0;
   std::uint8_t rnr_left = 0;
-  bool rnr_wait = false;    // requester paused until rnr_deadline
+  bool rnr_wait = false;  // requester paused until rnr_deadline
   TimeNs rnr_deadline = 0;
   Psn rnr_psn{};
   // A rewind asked for by a NAK or a response gap is under way: further such
@@ -86,9 +85,7 @@ struct RcSendQueue {
   // Empties the queue and sets every cursor for a fresh start at `psn`.
   void reset(Psn psn);
   bool outstanding() const { return comp_psn != psn_high; }
-  bool cursor_behind_head() const {
-    return static_cast<std::int32_t>(req_idx - q.head()) < 0;
-  }
+  bool cursor_behind_head() const { return static_cast<std::int32_t>(req_idx - q.head()) < 0; }
   // The started WQE whose range holds p, or nullptr.
   SendWqe* find(Psn p);
   // Go-back-N: the next packet transmitted is the one with PSN p (which must

@@ -15,11 +15,13 @@
 namespace uroce::transport {
 
 // IBTA table 45 in microseconds, indexed by the 5-bit timer code.
-inline constexpr std::array<std::uint32_t, 32> kRnrTimerUs = {
-    655360, 10,    20,    30,    40,    60,     80,     120,
-    160,    240,   320,   480,   640,   960,    1280,   1920,
-    2560,   3840,  5120,  7680,  10240, 15360,  20480,  30720,
-    40960,  61440, 81920, 122880, 163840, 245760, 327680, 491520};
+inline constexpr std::array<std::uint32_t, 32> kRnrTimerUs = {655360, 10,    20,     30,     40,
+                                                              60,     80,    120,    160,    240,
+                                                              320,    480,   640,    960,    1280,
+                                                              1920,   2560,  3840,   5120,   7680,
+                                                              10240,  15360, 20480,  30720,  40960,
+                                                              61440,  81920, 122880, 163840, 245760,
+                                                              327680, 491520};
 
 // Delay an RNR NAK carrying `code` asks the requester to wait.
 constexpr TimeNs rnr_timer_ns(std::uint8_t code) {

@@ -54,9 +54,7 @@ class ResponderResources {
   // valid across it).
   void reserve(std::uint32_t n);
 
-  std::uint32_t capacity() const {
-    return static_cast<std::uint32_t>(slots_.size());
-  }
+  std::uint32_t capacity() const { return static_cast<std::uint32_t>(slots_.size()); }
   std::uint32_t size() const { return count_; }
   // Active entries are limited to `n` (the QP's max_dest_rd_atomic, at most
   // capacity()); shrinking drops the oldest.
@@ -78,12 +76,10 @@ class ResponderResources {
   void clear();
 
  private:
-  RdAtomicRes& at(std::uint32_t i) {
-    return slots_[(head_ + i) % slots_.size()];
-  }
+  RdAtomicRes& at(std::uint32_t i) { return slots_[(head_ + i) % slots_.size()]; }
 
   std::vector<RdAtomicRes> slots_;
-  std::uint32_t head_ = 0;   // oldest entry
+  std::uint32_t head_ = 0;  // oldest entry
   std::uint32_t count_ = 0;
   std::uint32_t limit_ = 0;
 };

@@ -34,14 +34,11 @@ class Seq24 {
   constexpr Seq24& operator++() { return *this += 1; }
 
   // Forward distance from `from` to `to`, in [0, 2^24).
-  static constexpr std::uint32_t forward(Seq24 from, Seq24 to) {
-    return (to.v_ - from.v_) & kMask;
-  }
+  static constexpr std::uint32_t forward(Seq24 from, Seq24 to) { return (to.v_ - from.v_) & kMask; }
   // Signed distance from `from` to `to`, in [-2^23, 2^23).
   static constexpr std::int32_t diff(Seq24 to, Seq24 from) {
     const std::uint32_t f = forward(from, to);
-    return f >= kHalf ? static_cast<std::int32_t>(f) - (1 << 24)
-                      : static_cast<std::int32_t>(f);
+    return f >= kHalf ? static_cast<std::int32_t>(f) - (1 << 24) : static_cast<std::int32_t>(f);
   }
 
   // a.before(b): a precedes b in sequence space (see the header comment).
@@ -51,9 +48,7 @@ class Seq24 {
   }
   constexpr bool after(Seq24 b) const { return b.before(*this); }
   // True when this lies in the half-open window [lo, lo + len).
-  constexpr bool in_window(Seq24 lo, std::uint32_t len) const {
-    return forward(lo, *this) < len;
-  }
+  constexpr bool in_window(Seq24 lo, std::uint32_t len) const { return forward(lo, *this) < len; }
 
   friend constexpr bool operator==(Seq24, Seq24) = default;
 

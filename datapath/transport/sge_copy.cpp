@@ -11,9 +11,8 @@ namespace {
 // for each piece; resolves every piece before calling fn on any of them, so
 // an error leaves memory untouched.
 template <typename Fn>
-SgeCopyResult walk(const MrTable& mrs, PdHandle pd, const Sge* sge,
-                   std::uint32_t num_sge, std::uint64_t offset,
-                   std::uint64_t total, std::uint32_t need, Fn&& fn) {
+SgeCopyResult walk(const MrTable& mrs, PdHandle pd, const Sge* sge, std::uint32_t num_sge,
+                   std::uint64_t offset, std::uint64_t total, std::uint32_t need, Fn&& fn) {
   SgeCopyResult r;
   if (total == 0) return r;
   // Pass 1: validate; pass 2: copy. Two passes keep the no-partial-write
@@ -50,18 +49,16 @@ SgeCopyResult walk(const MrTable& mrs, PdHandle pd, const Sge* sge,
 
 }  // namespace
 
-SgeCopyResult gather(const MrTable& mrs, PdHandle pd, const Sge* sge,
-                     std::uint32_t num_sge, std::uint64_t offset,
-                     std::span<std::uint8_t> dst) {
+SgeCopyResult gather(const MrTable& mrs, PdHandle pd, const Sge* sge, std::uint32_t num_sge,
+                     std::uint64_t offset, std::span<std::uint8_t> dst) {
   return walk(mrs, pd, sge, num_sge, offset, dst.size(), 0,
               [&](std::uint8_t* host, std::uint64_t pos, std::uint64_t n) {
                 std::memcpy(dst.data() + pos, host, n);
               });
 }
 
-SgeCopyResult scatter(const MrTable& mrs, PdHandle pd, const Sge* sge,
-                      std::uint32_t num_sge, std::uint64_t offset,
-                      std::span<const std::uint8_t> src) {
+SgeCopyResult scatter(const MrTable& mrs, PdHandle pd, const Sge* sge, std::uint32_t num_sge,
+                      std::uint64_t offset, std::span<const std::uint8_t> src) {
   return walk(mrs, pd, sge, num_sge, offset, src.size(), access::kLocalWrite,
               [&](std::uint8_t* host, std::uint64_t pos, std::uint64_t n) {
                 std::memcpy(host, src.data() + pos, n);

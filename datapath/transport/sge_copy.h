@@ -27,12 +27,10 @@ struct SgeCopyResult {
   bool too_long = false;
 };
 
-SgeCopyResult gather(const MrTable& mrs, PdHandle pd, const Sge* sge,
-                     std::uint32_t num_sge, std::uint64_t offset,
-                     std::span<std::uint8_t> dst);
+SgeCopyResult gather(const MrTable& mrs, PdHandle pd, const Sge* sge, std::uint32_t num_sge,
+                     std::uint64_t offset, std::span<std::uint8_t> dst);
 
-SgeCopyResult scatter(const MrTable& mrs, PdHandle pd, const Sge* sge,
-                      std::uint32_t num_sge, std::uint64_t offset,
-                      std::span<const std::uint8_t> src);
+SgeCopyResult scatter(const MrTable& mrs, PdHandle pd, const Sge* sge, std::uint32_t num_sge,
+                      std::uint64_t offset, std::span<const std::uint8_t> src);
 
 }  // namespace uroce::transport

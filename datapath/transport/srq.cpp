@@ -7,14 +7,11 @@ namespace uroce::transport {
 
 namespace {
 
-std::uint32_t clamp_depth(std::uint32_t n) {
-  return std::clamp<std::uint32_t>(n, 1, kMaxSrqWr);
-}
+std::uint32_t clamp_depth(std::uint32_t n) { return std::clamp<std::uint32_t>(n, 1, kMaxSrqWr); }
 
 }  // namespace
 
-Srq::Srq(const SrqConfig& cfg)
-    : cfg_(cfg), q_(clamp_depth(cfg.max_wr)), limit_(cfg.srq_limit) {
+Srq::Srq(const SrqConfig& cfg) : cfg_(cfg), q_(clamp_depth(cfg.max_wr)), limit_(cfg.srq_limit) {
   cfg_.max_wr = q_.capacity();
   cfg_.max_sge = std::min(cfg_.max_sge, kMaxSge);
   if (limit_ > cfg_.max_wr) limit_ = 0;
@@ -31,10 +28,8 @@ int Srq::post_recv(const RecvWr& wr) {
 
 int Srq::modify(std::uint32_t mask, const SrqAttr& a) {
   if ((mask & ~(srq_attr::kMaxWr | srq_attr::kLimit)) != 0) return EINVAL;
-  const std::uint32_t max_wr =
-      (mask & srq_attr::kMaxWr) != 0 ? a.max_wr : cfg_.max_wr;
-  const std::uint32_t limit =
-      (mask & srq_attr::kLimit) != 0 ? a.srq_limit : limit_;
+  const std::uint32_t max_wr = (mask & srq_attr::kMaxWr) != 0 ? a.max_wr : cfg_.max_wr;
+  const std::uint32_t limit = (mask & srq_attr::kLimit) != 0 ? a.srq_limit : limit_;
   if (max_wr == 0 || max_wr > kMaxSrqWr || max_wr < q_.size()) return EINVAL;
   if (limit > max_wr) return EINVAL;
   if ((mask & srq_attr::kMaxWr) != 0 && max_wr != q_.capacity()) {
@@ -47,9 +42,7 @@ int Srq::modify(std::uint32_t mask, const SrqAttr& a) {
   return 0;
 }
 
-SrqAttr Srq::query() const {
-  return {cfg_.max_wr, cfg_.max_sge, limit_};
-}
+SrqAttr Srq::query() const { return {cfg_.max_wr, cfg_.max_sge, limit_}; }
 
 bool Srq::take(RecvWr* out) {
   if (q_.empty()) {
@@ -62,8 +55,8 @@ bool Srq::take(RecvWr* out) {
   if (limit_ != 0 && q_.size() < limit_) {
     limit_ = 0;
     ++ctr_.limit_events;
-    events_.raise({AsyncEventType::kSrqLimitReached, EventElement::kSrq,
-                   CqRole::kNone, cfg_.srq_num});
+    events_.raise(
+        {AsyncEventType::kSrqLimitReached, EventElement::kSrq, CqRole::kNone, cfg_.srq_num});
   }
   return true;
 }

@@ -57,7 +57,7 @@ struct SrqAttr {
 struct SrqCounters {
   std::uint64_t posted = 0;
   std::uint64_t taken = 0;
-  std::uint64_t empty = 0;          // take() found no WR (an RNR NAK or a drop)
+  std::uint64_t empty = 0;  // take() found no WR (an RNR NAK or a drop)
   std::uint64_t limit_events = 0;
 };
 

@@ -11,12 +11,8 @@ namespace uroce::transport {
 
 namespace {
 
-bool is_write(WrOpcode op) {
-  return op == WrOpcode::kRdmaWrite || op == WrOpcode::kRdmaWriteImm;
-}
-bool has_imm(WrOpcode op) {
-  return op == WrOpcode::kSendImm || op == WrOpcode::kRdmaWriteImm;
-}
+bool is_write(WrOpcode op) { return op == WrOpcode::kRdmaWrite || op == WrOpcode::kRdmaWriteImm; }
+bool has_imm(WrOpcode op) { return op == WrOpcode::kSendImm || op == WrOpcode::kRdmaWriteImm; }
 
 // UC opcode for one packet of a message (IBTA 9.2, table 38).
 std::uint8_t uc_opcode(WrOpcode op, bool first, bool last) {
@@ -80,8 +76,7 @@ void UcQp::reset_state() {
 }
 
 int UcQp::modify(std::uint32_t mask, const QpAttrValues& a) {
-  if (int rc = check_modify_values(QpType::kUc, core_.state, mask, a);
-      rc != 0) {
+  if (int rc = check_modify_values(QpType::kUc, core_.state, mask, a); rc != 0) {
     return rc;
   }
   if ((mask & qp_attr::kState) != 0 && a.qp_state == QpState::kReset) {
@@ -105,10 +100,8 @@ int UcQp::post_send(const SendWr& wr) {
     case WrOpcode::kSend:
     case WrOpcode::kSendImm:
     case WrOpcode::kRdmaWrite:
-    case WrOpcode::kRdmaWriteImm:
-      break;
-    default:
-      return EINVAL;
+    case WrOpcode::kRdmaWriteImm: break;
+    default: return EINVAL;
   }
   if (wr.length() > kUcMaxMessage) return EINVAL;
   return core_.enqueue_send(wr);
@@ -136,19 +129,17 @@ UcQp::Segment UcQp::next_segment() const {
 }
 
 std::size_t UcQp::segment_frame_len(const Segment& s) const {
-  return wire::kRoceFrameOverhead + wire::opcode_info(s.opcode).ext_len +
-         s.len + wire::pad_count(s.len);
+  return wire::kRoceFrameOverhead + wire::opcode_info(s.opcode).ext_len + s.len +
+         wire::pad_count(s.len);
 }
 
-UcQp::SendStep UcQp::send_segment(const Segment& seg,
-                                  std::span<std::uint8_t> frame, Cqe* wc) {
+UcQp::SendStep UcQp::send_segment(const Segment& seg, std::span<std::uint8_t> frame, Cqe* wc) {
   const SendWr& wr = core_.sq.front();
   const std::uint64_t wr_id = wr.wr_id;
   const std::uint64_t total = wr.length();
   SendStep step;
 
-  if (seg.first &&
-      check_send_sges(core_.mrs, core_.cfg.pd, wr) != MrError::kOk) {
+  if (seg.first && check_send_sges(core_.mrs, core_.cfg.pd, wr) != MrError::kOk) {
     return core_.fail_front_send(wc);
   }
 
@@ -167,18 +158,15 @@ UcQp::SendStep UcQp::send_segment(const Segment& seg,
   spec.pmtu = mtu_;
   // Solicited events are asked for on the packet that ends a SEND or a
   // WRITE_WITH_IMM, the ones that consume a receive WR.
-  spec.se = seg.last && (wr.flags & send_flag::kSolicited) != 0 &&
-            wr.opcode != WrOpcode::kRdmaWrite;
+  spec.se =
+      seg.last && (wr.flags & send_flag::kSolicited) != 0 && wr.opcode != WrOpcode::kRdmaWrite;
   if (seg.first && is_write(wr.opcode)) {
-    spec.reth = wire::RethHdr::make(wr.remote_addr, wr.rkey,
-                                    static_cast<std::uint32_t>(total));
+    spec.reth = wire::RethHdr::make(wr.remote_addr, wr.rkey, static_cast<std::uint32_t>(total));
   }
   if (seg.last && has_imm(wr.opcode)) spec.immdt = immdt_from_wr(wr.imm_or_inv);
 
-  const std::span<std::uint8_t> payload =
-      frame.subspan(wire::roce_payload_offset(spec), seg.len);
-  const SgeCopyResult g =
-      gather_wr(core_.mrs, core_.cfg.pd, wr, tx_offset_, payload);
+  const std::span<std::uint8_t> payload = frame.subspan(wire::roce_payload_offset(spec), seg.len);
+  const SgeCopyResult g = gather_wr(core_.mrs, core_.cfg.pd, wr, tx_offset_, payload);
   int built = -1;
   if (g.err == MrError::kOk && !g.too_long) {
     spec.payload = payload;
@@ -239,14 +227,12 @@ UcRx UcQp::receive(const wire::ParsedPacket& p, Cqe* wc) {
 
   const Psn psn(p.bth.psn());
   const wire::Position pos = p.info->pos;
-  const bool starts =
-      pos == wire::Position::kFirst || pos == wire::Position::kOnly;
+  const bool starts = pos == wire::Position::kFirst || pos == wire::Position::kOnly;
   const bool ends = pos == wire::Position::kLast || pos == wire::Position::kOnly;
 
   if (psn != epsn_ || drop_msg_) {
     if (!starts) {
-      return drop_message(drop_msg_ ? UcRx::kDropRestOfMessage
-                                    : UcRx::kDropPsnGap);
+      return drop_message(drop_msg_ ? UcRx::kDropRestOfMessage : UcRx::kDropPsnGap);
     }
     // Resynchronise: whatever was in progress is lost, this packet starts
     // the next message.
@@ -280,12 +266,10 @@ UcRx UcQp::receive(const wire::ParsedPacket& p, Cqe* wc) {
   }
   if (!size_ok) return drop_message(UcRx::kDropBadLength);
 
-  return is_send ? receive_send(p, starts, ends, wc)
-                 : receive_write(p, starts, ends, wc);
+  return is_send ? receive_send(p, starts, ends, wc) : receive_write(p, starts, ends, wc);
 }
 
-UcRx UcQp::receive_send(const wire::ParsedPacket& p, bool starts, bool ends,
-                        Cqe* wc) {
+UcRx UcQp::receive_send(const wire::ParsedPacket& p, bool starts, bool ends, Cqe* wc) {
   if (starts) {
     if (!ensure_recv_wr(core_.rq, core_.cfg.srq)) {
       return drop_message(UcRx::kDropNoRecvWqe);
@@ -306,8 +290,7 @@ UcRx UcQp::receive_send(const wire::ParsedPacket& p, bool starts, bool ends,
     return UcRx::kLenErr;
   }
   const SgeCopyResult s = scatter(core_.mrs, core_.cfg.pd, r.sge.data(),
-                                  std::min(r.num_sge, kMaxSge), rx_offset_,
-                                  p.payload);
+                                  std::min(r.num_sge, kMaxSge), rx_offset_, p.payload);
   if (s.err != MrError::kOk || s.too_long) {
     core_.rq.pop();
     rx_op_ = RxOp::kNone;
@@ -337,8 +320,7 @@ UcRx UcQp::receive_send(const wire::ParsedPacket& p, bool starts, bool ends,
   return UcRx::kCompleted;
 }
 
-UcRx UcQp::receive_write(const wire::ParsedPacket& p, bool starts, bool ends,
-                         Cqe* wc) {
+UcRx UcQp::receive_write(const wire::ParsedPacket& p, bool starts, bool ends, Cqe* wc) {
   if (starts) {
     if ((access_ & access::kRemoteWrite) == 0) {
       return drop_message(UcRx::kDropAccess);
@@ -350,9 +332,8 @@ UcRx UcQp::receive_write(const wire::ParsedPacket& p, bool starts, bool ends,
     // The whole target range is checked up front; a zero-length WRITE
     // names no memory and is not checked (IBTA 9.4.1.1).
     std::uint8_t* host = nullptr;
-    if (w_len_ != 0 &&
-        core_.mrs.resolve(w_rkey_, core_.cfg.pd, w_va_, w_len_,
-                          access::kRemoteWrite, &host) != MrError::kOk) {
+    if (w_len_ != 0 && core_.mrs.resolve(w_rkey_, core_.cfg.pd, w_va_, w_len_, access::kRemoteWrite,
+                                         &host) != MrError::kOk) {
       return drop_message(UcRx::kDropRkey);
     }
     rx_op_ = RxOp::kWrite;
@@ -369,8 +350,8 @@ UcRx UcQp::receive_write(const wire::ParsedPacket& p, bool starts, bool ends,
   if (n != 0) {
     // Checked again per packet: the MR may have been deregistered since.
     std::uint8_t* host = nullptr;
-    if (core_.mrs.resolve(w_rkey_, core_.cfg.pd, w_va_, n,
-                          access::kRemoteWrite, &host) != MrError::kOk) {
+    if (core_.mrs.resolve(w_rkey_, core_.cfg.pd, w_va_, n, access::kRemoteWrite, &host) !=
+        MrError::kOk) {
       return drop_message(UcRx::kDropRkey);
     }
     std::memcpy(host, p.payload.data(), n);

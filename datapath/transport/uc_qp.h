@@ -30,8 +30,8 @@
 #include <cstdint>
 #include <span>
 
-#include "datapath/transport/cqe.h"
 #include "datapath/transport/async_event.h"
+#include "datapath/transport/cqe.h"
 #include "datapath/transport/mr_table.h"
 #include "datapath/transport/qp_attr.h"
 #include "datapath/transport/qp_common.h"
@@ -83,17 +83,16 @@ enum class UcRx : std::uint8_t {
   kDropRkey,           // RETH rkey, PD, bounds or MR access check failed
   kCqOverflow,         // the completion did not fit the CQ: QP to ERR
 };
-inline constexpr std::size_t kNumUcRx =
-    static_cast<std::size_t>(UcRx::kCqOverflow) + 1;
+inline constexpr std::size_t kNumUcRx = static_cast<std::size_t>(UcRx::kCqOverflow) + 1;
 const char* uc_rx_name(UcRx r);
 
 struct UcCounters {
   std::uint64_t tx_packets = 0;
   std::uint64_t tx_payload_bytes = 0;
   std::uint64_t tx_messages = 0;
-  std::uint64_t tx_no_buffer = 0;   // tx_alloc gave no room; retried later
-  std::uint64_t tx_local_err = 0;   // bad send SGE: LOC_PROT_ERR, QP to SQE
-  std::uint64_t rx_abandoned = 0;   // messages begun and never completed
+  std::uint64_t tx_no_buffer = 0;  // tx_alloc gave no room; retried later
+  std::uint64_t tx_local_err = 0;  // bad send SGE: LOC_PROT_ERR, QP to SQE
+  std::uint64_t rx_abandoned = 0;  // messages begun and never completed
   std::uint64_t cq_overflow = 0;
   std::array<std::uint64_t, kNumUcRx> rx{};  // indexed by UcRx
   std::uint64_t rx_count(UcRx r) const { return rx[static_cast<std::size_t>(r)]; }
@@ -116,7 +115,9 @@ class UcQp {
   // (async_event.h).
   bool has_events() const { return !core_.ev.pending().empty(); }
   template <EventSink S>
-  std::uint32_t drain_events(S& sink) { return core_.ev.pending().drain(sink); }
+  std::uint32_t drain_events(S& sink) {
+    return core_.ev.pending().drain(sink);
+  }
   const QpEventState& event_state() const { return core_.ev; }
 
   // ibv_modify_qp: 0 or EINVAL. Attributes used: state, access flags,
@@ -153,13 +154,10 @@ class UcQp {
   bool may_send() const;
   Segment next_segment() const;
   std::size_t segment_frame_len(const Segment& s) const;
-  SendStep send_segment(const Segment& s, std::span<std::uint8_t> frame,
-                        Cqe* wc);
+  SendStep send_segment(const Segment& s, std::span<std::uint8_t> frame, Cqe* wc);
   UcRx receive(const wire::ParsedPacket& pkt, Cqe* wc);
-  UcRx receive_send(const wire::ParsedPacket& pkt, bool starts, bool ends,
-                    Cqe* wc);
-  UcRx receive_write(const wire::ParsedPacket& pkt, bool starts, bool ends,
-                     Cqe* wc);
+  UcRx receive_send(const wire::ParsedPacket& pkt, bool starts, bool ends, Cqe* wc);
+  UcRx receive_write(const wire::ParsedPacket& pkt, bool starts, bool ends, Cqe* wc);
   // Forgets the message in progress; a half-filled receive WR is reused.
   void abandon_message();
   // Drops the rest of the current message; returns `why` for chaining.
@@ -182,11 +180,11 @@ class UcQp {
   Psn epsn_{};
   bool drop_msg_ = false;
   RxOp rx_op_ = RxOp::kNone;
-  std::uint64_t rx_offset_ = 0;     // SEND: bytes placed in the front recv WR
-  std::uint64_t w_va_ = 0;          // WRITE: next target address
+  std::uint64_t rx_offset_ = 0;  // SEND: bytes placed in the front recv WR
+  std::uint64_t w_va_ = 0;       // WRITE: next target address
   std::uint32_t w_rkey_ = 0;
-  std::uint64_t w_left_ = 0;        // WRITE: bytes still to come
-  std::uint32_t w_len_ = 0;         // WRITE: RETH DMA length
+  std::uint64_t w_left_ = 0;  // WRITE: bytes still to come
+  std::uint32_t w_len_ = 0;   // WRITE: RETH DMA length
 };
 
 template <TxSink Tx, CqSink Cq>
@@ -214,8 +212,7 @@ template <CqSink Cq>
 UcRx UcQp::on_packet(const wire::ParsedPacket& pkt, Cq& recv_cq) {
   Cqe wc{};
   const UcRx r = receive(pkt, &wc);
-  const bool has_wc =
-      r == UcRx::kCompleted || r == UcRx::kLenErr || r == UcRx::kProtErr;
+  const bool has_wc = r == UcRx::kCompleted || r == UcRx::kLenErr || r == UcRx::kProtErr;
   return core_.finish_rx(r, has_wc, wc, recv_cq);
 }
 

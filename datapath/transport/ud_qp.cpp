@@ -16,8 +16,7 @@ namespace {
 constexpr std::uint32_t kControlledQkeyBit = 0x80000000u;
 
 std::uint8_t ud_opcode(const SendWr& wr) {
-  return wr.opcode == WrOpcode::kSendImm ? wire::op::kUdSendOnlyImm
-                                         : wire::op::kUdSendOnly;
+  return wr.opcode == WrOpcode::kSendImm ? wire::op::kUdSendOnlyImm : wire::op::kUdSendOnly;
 }
 
 }  // namespace
@@ -41,8 +40,7 @@ const char* ud_rx_name(UdRx r) {
 UdQp::UdQp(const UdQpConfig& cfg, const MrTable& mrs) : core_(cfg, mrs) {}
 
 int UdQp::modify(std::uint32_t mask, const QpAttrValues& a) {
-  if (int rc = check_modify_values(QpType::kUd, core_.state, mask, a);
-      rc != 0) {
+  if (int rc = check_modify_values(QpType::kUd, core_.state, mask, a); rc != 0) {
     return rc;
   }
   if ((mask & qp_attr::kQkey) != 0) qkey_ = a.qkey;
@@ -71,8 +69,8 @@ std::size_t UdQp::front_frame_len() const {
   const SendWr& wr = core_.sq.front();
   const std::uint64_t len = wr.length();
   if (len > wire::path_mtu_bytes(core_.cfg.port_mtu)) return 0;
-  return wire::kRoceFrameOverhead + wire::opcode_info(ud_opcode(wr)).ext_len +
-         len + wire::pad_count(len);
+  return wire::kRoceFrameOverhead + wire::opcode_info(ud_opcode(wr)).ext_len + len +
+         wire::pad_count(len);
 }
 
 UdQp::SendStep UdQp::send_front(std::span<std::uint8_t> frame, Cqe* wc) {
@@ -107,15 +105,13 @@ UdQp::SendStep UdQp::send_front(std::span<std::uint8_t> frame, Cqe* wc) {
   spec.dest_qp = wr.ud.remote_qpn & wire::kQpnMask;
   spec.psn = core_.psn.value();
   spec.pmtu = core_.cfg.port_mtu;
-  const std::uint32_t qkey = (wr.ud.remote_qkey & kControlledQkeyBit) != 0
-                                 ? qkey_
-                                 : wr.ud.remote_qkey;
+  const std::uint32_t qkey =
+      (wr.ud.remote_qkey & kControlledQkeyBit) != 0 ? qkey_ : wr.ud.remote_qkey;
   spec.deth = wire::DethHdr::make(qkey, core_.cfg.qpn);
   if (wr.opcode == WrOpcode::kSendImm) spec.immdt = immdt_from_wr(wr.imm_or_inv);
 
   // The one copy: straight from the MR into the frame's payload area.
-  const std::span<std::uint8_t> payload =
-      frame.subspan(wire::roce_payload_offset(spec), len);
+  const std::span<std::uint8_t> payload = frame.subspan(wire::roce_payload_offset(spec), len);
   const SgeCopyResult g = gather_wr(core_.mrs, core_.cfg.pd, wr, 0, payload);
   int built = -1;
   if (g.err == MrError::kOk && !g.too_long) {
@@ -159,14 +155,11 @@ UdRx UdQp::receive(const wire::ParsedPacket& p, Cqe* wc) {
   // RoCEv2 over IPv4: the IPv4 header sits in the last 20 bytes of the
   // 40-byte GRH area, the first 20 are zero (rxe's rdma_network_hdr).
   std::uint8_t grh[kUdGrhSize] = {};
-  std::memcpy(grh + kUdGrhSize - wire::Ipv4Hdr::kSize, p.ip.raw,
-              wire::Ipv4Hdr::kSize);
+  std::memcpy(grh + kUdGrhSize - wire::Ipv4Hdr::kSize, p.ip.raw, wire::Ipv4Hdr::kSize);
   const std::uint32_t nsge = std::min(r.num_sge, kMaxSge);
-  SgeCopyResult s =
-      scatter(core_.mrs, core_.cfg.pd, r.sge.data(), nsge, 0, grh);
+  SgeCopyResult s = scatter(core_.mrs, core_.cfg.pd, r.sge.data(), nsge, 0, grh);
   if (s.err == MrError::kOk) {
-    s = scatter(core_.mrs, core_.cfg.pd, r.sge.data(), nsge, kUdGrhSize,
-                p.payload);
+    s = scatter(core_.mrs, core_.cfg.pd, r.sge.data(), nsge, kUdGrhSize, p.payload);
   }
   core_.rq.pop();
   if (s.err != MrError::kOk || s.too_long) {

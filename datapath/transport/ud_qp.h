@@ -35,8 +35,8 @@
 #include <cstdint>
 #include <span>
 
-#include "datapath/transport/cqe.h"
 #include "datapath/transport/async_event.h"
+#include "datapath/transport/cqe.h"
 #include "datapath/transport/mr_table.h"
 #include "datapath/transport/qp_attr.h"
 #include "datapath/transport/qp_common.h"
@@ -73,28 +73,27 @@ struct UdQpConfig {
 
 // What became of one received packet.
 enum class UdRx : std::uint8_t {
-  kDelivered = 0,   // placed; IBV_WC_SUCCESS completion posted
-  kLenErr,          // receive WR too short: IBV_WC_LOC_LEN_ERR posted
-  kProtErr,         // receive SGE invalid: IBV_WC_LOC_PROT_ERR, QP to ERR
-  kDropState,       // QP is not receiving (RESET, INIT, ERR)
-  kDropOpcode,      // not a UD opcode
-  kDropQpn,         // BTH destination QP is not this QP
-  kDropPkey,        // BTH P_Key does not match the QP's
-  kDropQkey,        // DETH Q_Key is not the QP's
-  kDropNoRecvWqe,   // no receive WR posted
-  kCqOverflow,      // the completion did not fit the CQ: QP to ERR
+  kDelivered = 0,  // placed; IBV_WC_SUCCESS completion posted
+  kLenErr,         // receive WR too short: IBV_WC_LOC_LEN_ERR posted
+  kProtErr,        // receive SGE invalid: IBV_WC_LOC_PROT_ERR, QP to ERR
+  kDropState,      // QP is not receiving (RESET, INIT, ERR)
+  kDropOpcode,     // not a UD opcode
+  kDropQpn,        // BTH destination QP is not this QP
+  kDropPkey,       // BTH P_Key does not match the QP's
+  kDropQkey,       // DETH Q_Key is not the QP's
+  kDropNoRecvWqe,  // no receive WR posted
+  kCqOverflow,     // the completion did not fit the CQ: QP to ERR
 };
-inline constexpr std::size_t kNumUdRx =
-    static_cast<std::size_t>(UdRx::kCqOverflow) + 1;
+inline constexpr std::size_t kNumUdRx = static_cast<std::size_t>(UdRx::kCqOverflow) + 1;
 const char* ud_rx_name(UdRx r);
 
 struct UdCounters {
   std::uint64_t tx_packets = 0;
   std::uint64_t tx_payload_bytes = 0;
-  std::uint64_t tx_too_long = 0;    // WRs over the port MTU: no packet sent
-  std::uint64_t tx_no_buffer = 0;   // tx_alloc gave no room; retried later
-  std::uint64_t tx_local_err = 0;   // gather failed: LOC_PROT_ERR, QP to SQE
-  std::uint64_t cq_overflow = 0;    // completions a CQ refused
+  std::uint64_t tx_too_long = 0;             // WRs over the port MTU: no packet sent
+  std::uint64_t tx_no_buffer = 0;            // tx_alloc gave no room; retried later
+  std::uint64_t tx_local_err = 0;            // gather failed: LOC_PROT_ERR, QP to SQE
+  std::uint64_t cq_overflow = 0;             // completions a CQ refused
   std::array<std::uint64_t, kNumUdRx> rx{};  // indexed by UdRx
   std::uint64_t rx_count(UdRx r) const { return rx[static_cast<std::size_t>(r)]; }
 };
@@ -116,7 +115,9 @@ class UdQp {
   // (async_event.h).
   bool has_events() const { return !core_.ev.pending().empty(); }
   template <EventSink S>
-  std::uint32_t drain_events(S& sink) { return core_.ev.pending().drain(sink); }
+  std::uint32_t drain_events(S& sink) {
+    return core_.ev.pending().drain(sink);
+  }
   const QpEventState& event_state() const { return core_.ev; }
 
   // ibv_modify_qp: 0 or EINVAL (illegal transition, missing or extra
@@ -188,14 +189,14 @@ template <CqSink Cq>
 UdRx UdQp::on_packet(const wire::ParsedPacket& pkt, Cq& recv_cq) {
   Cqe wc{};
   const UdRx r = receive(pkt, &wc);
-  const bool has_wc =
-      r == UdRx::kDelivered || r == UdRx::kLenErr || r == UdRx::kProtErr;
+  const bool has_wc = r == UdRx::kDelivered || r == UdRx::kLenErr || r == UdRx::kProtErr;
   return core_.finish_rx(r, has_wc, wc, recv_cq);
 }
 
 template <CqSink SendCq, CqSink RecvCq>
 std::uint32_t UdQp::flush(SendCq& send_cq, RecvCq& recv_cq) {
-  return core_.flush(send_cq, recv_cq, [] {}, [] {});
+  return core_.flush(
+      send_cq, recv_cq, [] {}, [] {});
 }
 
 }  // namespace uroce::transport

@@ -43,8 +43,7 @@ struct UnreliableSendStep {
 
 // The successful send completion of a UD or UC WR (rxe: byte_len is the
 // message length).
-inline Cqe send_success_wc(std::uint64_t wr_id, WcOpcode op,
-                           std::uint64_t len, std::uint32_t qpn) {
+inline Cqe send_success_wc(std::uint64_t wr_id, WcOpcode op, std::uint64_t len, std::uint32_t qpn) {
   Cqe c{};
   c.wr_id = wr_id;
   c.opcode = static_cast<std::uint32_t>(op);
@@ -68,8 +67,7 @@ class UnreliableQpCore {
   // The opcode-independent checks of ibv_post_send: EINVAL in RESET, INIT
   // and RTR, for inline data over max_inline and for too many SGEs.
   int check_post_send(const SendWr& wr) const {
-    if (state == QpState::kReset || state == QpState::kInit ||
-        state == QpState::kRtr) {
+    if (state == QpState::kReset || state == QpState::kInit || state == QpState::kRtr) {
       return EINVAL;
     }
     if ((wr.flags & send_flag::kInline) != 0) {
@@ -203,12 +201,10 @@ class UnreliableQpCore {
   // One queue of flush(): the parked completion of `role` first, then every
   // WR. False when the CQ filled up before the queue emptied.
   template <class Wr, CqSink Cq, class OnPop>
-  bool flush_queue(WorkQueue<Wr>& q, Cq& cq, CqRole role, OnPop& on_pop,
-                   std::uint32_t* n) {
+  bool flush_queue(WorkQueue<Wr>& q, Cq& cq, CqRole role, OnPop& on_pop, std::uint32_t* n) {
     if (!ev.repost(cq, role)) return false;
     while (!q.empty()) {
-      if (!push_flush(cq, error_wc(q.front().wr_id, cfg.qpn,
-                                   WcStatus::kWrFlushErr), role)) {
+      if (!push_flush(cq, error_wc(q.front().wr_id, cfg.qpn, WcStatus::kWrFlushErr), role)) {
         return false;
       }
       q.pop();

@@ -32,8 +32,8 @@ std::optional<MacAddr> MacAddr::parse(std::string_view s) {
 
 std::string MacAddr::to_string() const {
   char buf[18];
-  std::snprintf(buf, sizeof(buf), "%02x:%02x:%02x:%02x:%02x:%02x", b[0], b[1],
-                b[2], b[3], b[4], b[5]);
+  std::snprintf(buf, sizeof(buf), "%02x:%02x:%02x:%02x:%02x:%02x", b[0], b[1], b[2], b[3], b[4],
+                b[5]);
   return buf;
 }
 
@@ -59,8 +59,8 @@ std::optional<Ipv4Addr> Ipv4Addr::parse(std::string_view s) {
 
 std::string Ipv4Addr::to_string() const {
   char buf[16];
-  std::snprintf(buf, sizeof(buf), "%u.%u.%u.%u", v >> 24, (v >> 16) & 0xff,
-                (v >> 8) & 0xff, v & 0xff);
+  std::snprintf(buf, sizeof(buf), "%u.%u.%u.%u", v >> 24, (v >> 16) & 0xff, (v >> 8) & 0xff,
+                v & 0xff);
   return buf;
 }
 

@@ -13,9 +13,7 @@ namespace uroce::wire {
 struct MacAddr {
   std::array<std::uint8_t, 6> b{};
 
-  static constexpr MacAddr broadcast() {
-    return MacAddr{{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}};
-  }
+  static constexpr MacAddr broadcast() { return MacAddr{{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}}; }
   bool is_broadcast() const { return *this == broadcast(); }
   bool is_multicast() const { return (b[0] & 0x01) != 0; }
   bool is_zero() const { return *this == MacAddr{}; }

@@ -44,11 +44,9 @@ enum class NakCode : std::uint8_t {
 inline constexpr std::uint8_t kAethCreditInvalid = 0x1f;
 
 constexpr std::uint8_t aeth_syndrome(AethType t, std::uint8_t value) {
-  return static_cast<std::uint8_t>((static_cast<std::uint8_t>(t) << 5) |
-                                   (value & 0x1f));
+  return static_cast<std::uint8_t>((static_cast<std::uint8_t>(t) << 5) | (value & 0x1f));
 }
-constexpr std::uint8_t aeth_ack_syndrome(
-    std::uint8_t credits = kAethCreditInvalid) {
+constexpr std::uint8_t aeth_ack_syndrome(std::uint8_t credits = kAethCreditInvalid) {
   return aeth_syndrome(AethType::kAck, credits);
 }
 constexpr std::uint8_t aeth_rnr_nak_syndrome(std::uint8_t timer_code) {

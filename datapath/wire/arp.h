@@ -55,8 +55,8 @@ struct ArpHdr {
 
   // True for the Ethernet/IPv4 form (htype 1, ptype 0x0800, 6/4 lengths).
   bool is_eth_ipv4() const {
-    return hw_type() == kArpHwEthernet && proto_type() == 0x0800 &&
-           hw_len() == 6 && proto_len() == 4;
+    return hw_type() == kArpHwEthernet && proto_type() == 0x0800 && hw_len() == 6 &&
+           proto_len() == 4;
   }
 
   // Fills the fixed Ethernet/IPv4 part and the given operation.

@@ -40,8 +40,8 @@ struct AtomicEthHdr {
     return h;
   }
   void write(std::uint8_t* p) const { std::memcpy(p, raw, kSize); }
-  static AtomicEthHdr make(std::uint64_t va, std::uint32_t rkey,
-                           std::uint64_t swap_add, std::uint64_t compare) {
+  static AtomicEthHdr make(std::uint64_t va, std::uint32_t rkey, std::uint64_t swap_add,
+                           std::uint64_t compare) {
     AtomicEthHdr h;
     h.set_va(va);
     h.set_rkey(rkey);

@@ -76,8 +76,7 @@ struct BthHdr {
 
  private:
   void set_bit(std::size_t byte, std::uint8_t mask, bool v) {
-    raw[byte] = static_cast<std::uint8_t>(v ? (raw[byte] | mask)
-                                            : (raw[byte] & ~mask));
+    raw[byte] = static_cast<std::uint8_t>(v ? (raw[byte] | mask) : (raw[byte] & ~mask));
   }
 };
 static_assert(sizeof(BthHdr) == BthHdr::kSize);

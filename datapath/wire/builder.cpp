@@ -43,8 +43,7 @@ std::string_view build_error_name(BuildError e) {
 }
 
 std::size_t roce_frame_size(const PacketSpec& spec) {
-  return kRoceFrameOverhead + opcode_info(spec.opcode).ext_len +
-         payload_and_pad(spec);
+  return kRoceFrameOverhead + opcode_info(spec.opcode).ext_len + payload_and_pad(spec);
 }
 
 std::size_t roce_payload_offset(const PacketSpec& spec) {
@@ -55,16 +54,14 @@ std::size_t roce_payload_offset(const PacketSpec& spec) {
 int build_roce(const PacketSpec& s, std::span<std::uint8_t> out) {
   const OpcodeInfo& info = opcode_info(s.opcode);
   if (!info.valid) return err(BuildError::kUnknownOpcode);
-  const ExtMask need =
-      static_cast<ExtMask>(info.ext & ~ext_bit(ExtHdr::kCnp));
+  const ExtMask need = static_cast<ExtMask>(info.ext & ~ext_bit(ExtHdr::kCnp));
   const ExtMask have = given_ext(s);
   if ((need & ~have) != 0) return err(BuildError::kMissingExtHeader);
   if ((have & ~need) != 0) return err(BuildError::kUnexpectedExtHeader);
   if (!info.payload && !s.payload.empty()) {
     return err(BuildError::kPayloadNotAllowed);
   }
-  if (s.dest_qp > kQpnMask || s.psn > kPsnMask || s.tver > 0x0f ||
-      s.dscp > 0x3f || s.ecn > 0x03 ||
+  if (s.dest_qp > kQpnMask || s.psn > kPsnMask || s.tver > 0x0f || s.dscp > 0x3f || s.ecn > 0x03 ||
       !path_mtu_valid(static_cast<std::uint8_t>(s.pmtu))) {
     return err(BuildError::kFieldOutOfRange);
   }
@@ -125,16 +122,34 @@ int build_roce(const PacketSpec& s, std::span<std::uint8_t> out) {
   p += BthHdr::kSize;
 
   // Canonical extension header order (opcodes.h).
-  if (s.deth) { s.deth->write(p); p += DethHdr::kSize; }
-  if (s.reth) { s.reth->write(p); p += RethHdr::kSize; }
-  if (s.atomic_eth) { s.atomic_eth->write(p); p += AtomicEthHdr::kSize; }
-  if (s.aeth) { s.aeth->write(p); p += AethHdr::kSize; }
+  if (s.deth) {
+    s.deth->write(p);
+    p += DethHdr::kSize;
+  }
+  if (s.reth) {
+    s.reth->write(p);
+    p += RethHdr::kSize;
+  }
+  if (s.atomic_eth) {
+    s.atomic_eth->write(p);
+    p += AtomicEthHdr::kSize;
+  }
+  if (s.aeth) {
+    s.aeth->write(p);
+    p += AethHdr::kSize;
+  }
   if (s.atomic_ack_eth) {
     s.atomic_ack_eth->write(p);
     p += AtomicAckEthHdr::kSize;
   }
-  if (s.immdt) { s.immdt->write(p); p += ImmDtHdr::kSize; }
-  if (s.ieth) { s.ieth->write(p); p += IethHdr::kSize; }
+  if (s.immdt) {
+    s.immdt->write(p);
+    p += ImmDtHdr::kSize;
+  }
+  if (s.ieth) {
+    s.ieth->write(p);
+    p += IethHdr::kSize;
+  }
   if (info.has(ExtHdr::kCnp)) {
     CnpHdr{}.write(p);
     p += CnpHdr::kSize;
@@ -153,10 +168,8 @@ int build_roce(const PacketSpec& s, std::span<std::uint8_t> out) {
   if (s.udp_checksum) {
     // The UDP checksum covers the ICRC, so it is computed last; the ICRC
     // takes the UDP checksum as all ones and does not depend on it.
-    store_be16(udp_start + 6,
-               udp_ipv4_checksum(s.ip_src, s.ip_dst,
-                                 std::span<const std::uint8_t>(udp_start,
-                                                               udp_len)));
+    store_be16(udp_start + 6, udp_ipv4_checksum(s.ip_src, s.ip_dst,
+                                                std::span<const std::uint8_t>(udp_start, udp_len)));
   }
   return static_cast<int>(frame_len);
 }

@@ -17,8 +17,8 @@ inline std::uint32_t load_be24(const std::uint8_t* p) {
   return (std::uint32_t{p[0]} << 16) | (std::uint32_t{p[1]} << 8) | p[2];
 }
 inline std::uint32_t load_be32(const std::uint8_t* p) {
-  return (std::uint32_t{p[0]} << 24) | (std::uint32_t{p[1]} << 16) |
-         (std::uint32_t{p[2]} << 8) | p[3];
+  return (std::uint32_t{p[0]} << 24) | (std::uint32_t{p[1]} << 16) | (std::uint32_t{p[2]} << 8) |
+         p[3];
 }
 inline std::uint64_t load_be64(const std::uint8_t* p) {
   return (std::uint64_t{load_be32(p)} << 32) | load_be32(p + 4);
@@ -47,8 +47,8 @@ inline void store_be64(std::uint8_t* p, std::uint64_t v) {
 
 // Little-endian, used only by the ICRC trailer (IBTA appends it LSB first).
 inline std::uint32_t load_le32(const std::uint8_t* p) {
-  return (std::uint32_t{p[3]} << 24) | (std::uint32_t{p[2]} << 16) |
-         (std::uint32_t{p[1]} << 8) | p[0];
+  return (std::uint32_t{p[3]} << 24) | (std::uint32_t{p[2]} << 16) | (std::uint32_t{p[1]} << 8) |
+         p[0];
 }
 inline void store_le32(std::uint8_t* p, std::uint32_t v) {
   p[0] = static_cast<std::uint8_t>(v);

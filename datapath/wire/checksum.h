@@ -18,8 +18,7 @@ namespace uroce::wire {
 
 // Adds `data` to a running sum. Only the last piece of a chain may have odd
 // length (it is padded with a zero byte, RFC 1071).
-inline std::uint64_t csum_add(std::uint64_t sum,
-                              std::span<const std::uint8_t> data) {
+inline std::uint64_t csum_add(std::uint64_t sum, std::span<const std::uint8_t> data) {
   const std::uint8_t* p = data.data();
   std::size_t n = data.size();
   for (; n >= 2; p += 2, n -= 2) sum += load_be16(p);
@@ -32,10 +31,9 @@ inline std::uint16_t csum_fold(std::uint64_t sum) {
   return static_cast<std::uint16_t>(sum);
 }
 
-inline std::uint64_t udp_pseudo_sum(Ipv4Addr src, Ipv4Addr dst,
-                                    std::uint16_t udp_len) {
-  return std::uint64_t{src.v >> 16} + (src.v & 0xffff) + (dst.v >> 16) +
-         (dst.v & 0xffff) + kIpProtoUdp + udp_len;
+inline std::uint64_t udp_pseudo_sum(Ipv4Addr src, Ipv4Addr dst, std::uint16_t udp_len) {
+  return std::uint64_t{src.v >> 16} + (src.v & 0xffff) + (dst.v >> 16) + (dst.v & 0xffff) +
+         kIpProtoUdp + udp_len;
 }
 
 // Checksum to store for `udp_segment` (UDP header with checksum field 0,
@@ -43,8 +41,7 @@ inline std::uint64_t udp_pseudo_sum(Ipv4Addr src, Ipv4Addr dst,
 inline std::uint16_t udp_ipv4_checksum(Ipv4Addr src, Ipv4Addr dst,
                                        std::span<const std::uint8_t> udp_segment) {
   const std::uint64_t sum =
-      csum_add(udp_pseudo_sum(src, dst,
-                              static_cast<std::uint16_t>(udp_segment.size())),
+      csum_add(udp_pseudo_sum(src, dst, static_cast<std::uint16_t>(udp_segment.size())),
                udp_segment);
   const std::uint16_t c = static_cast<std::uint16_t>(~csum_fold(sum));
   return c == 0 ? 0xffff : c;
@@ -54,8 +51,7 @@ inline std::uint16_t udp_ipv4_checksum(Ipv4Addr src, Ipv4Addr dst,
 inline bool udp_ipv4_checksum_ok(Ipv4Addr src, Ipv4Addr dst,
                                  std::span<const std::uint8_t> udp_segment) {
   const std::uint64_t sum =
-      csum_add(udp_pseudo_sum(src, dst,
-                              static_cast<std::uint16_t>(udp_segment.size())),
+      csum_add(udp_pseudo_sum(src, dst, static_cast<std::uint16_t>(udp_segment.size())),
                udp_segment);
   return csum_fold(sum) == 0xffff;
 }

@@ -17,8 +17,7 @@ constexpr std::size_t kBthOffset = Ipv4Hdr::kSize + UdpHdr::kSize;
 
 }  // namespace
 
-std::uint32_t crc32_zlib(std::uint32_t crc,
-                         std::span<const std::uint8_t> data) {
+std::uint32_t crc32_zlib(std::uint32_t crc, std::span<const std::uint8_t> data) {
   if (data.empty()) return crc;
   return crc32_gzip_refl(crc, data.data(), data.size());
 }
@@ -36,8 +35,7 @@ std::uint32_t compute_icrc(std::span<const std::uint8_t> ip_packet) {
   ip[kUdpOffset + 6] = 0xff;  // UDP checksum
   ip[kUdpOffset + 7] = 0xff;
   ip[kBthOffset + BthHdr::kIcrcMaskedByte] = 0xff;
-  std::uint32_t crc =
-      crc32_zlib(0, std::span<const std::uint8_t>(head, kLrhStandIn + n));
+  std::uint32_t crc = crc32_zlib(0, std::span<const std::uint8_t>(head, kLrhStandIn + n));
   return crc32_zlib(crc, ip_packet.subspan(n));
 }
 
@@ -48,8 +46,7 @@ std::uint32_t read_icrc(std::span<const std::uint8_t> ip_packet) {
 
 bool icrc_ok(std::span<const std::uint8_t> ip_packet) {
   if (ip_packet.size() < kIcrcMaskedPrefix + kIcrcSize) return false;
-  return compute_icrc(ip_packet.first(ip_packet.size() - kIcrcSize)) ==
-         read_icrc(ip_packet);
+  return compute_icrc(ip_packet.first(ip_packet.size() - kIcrcSize)) == read_icrc(ip_packet);
 }
 
 void write_icrc(std::span<std::uint8_t> ip_packet) {

@@ -27,8 +27,7 @@ namespace uroce::wire {
 
 inline constexpr std::size_t kIcrcSize = 4;
 // Bytes at the start of the IP packet that the ICRC masks: IPv4 + UDP + BTH.
-inline constexpr std::size_t kIcrcMaskedPrefix =
-    Ipv4Hdr::kSize + UdpHdr::kSize + BthHdr::kSize;
+inline constexpr std::size_t kIcrcMaskedPrefix = Ipv4Hdr::kSize + UdpHdr::kSize + BthHdr::kSize;
 
 // CRC-32 as zlib's crc32(): `crc` is the value returned for the data before
 // (0 to start), so calls chain over consecutive pieces.

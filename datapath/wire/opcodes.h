@@ -114,14 +114,12 @@ enum class ExtHdr : std::uint8_t {
 inline constexpr std::size_t kNumExtHdrs = 8;
 using ExtMask = std::uint8_t;
 
-constexpr ExtMask ext_bit(ExtHdr h) {
-  return static_cast<ExtMask>(1u << static_cast<unsigned>(h));
-}
+constexpr ExtMask ext_bit(ExtHdr h) { return static_cast<ExtMask>(1u << static_cast<unsigned>(h)); }
 constexpr std::size_t ext_hdr_size(ExtHdr h) {
-  constexpr std::size_t kSizes[kNumExtHdrs] = {
-      DethHdr::kSize,         RethHdr::kSize, AtomicEthHdr::kSize,
-      AethHdr::kSize,         AtomicAckEthHdr::kSize,
-      ImmDtHdr::kSize,        IethHdr::kSize, CnpHdr::kSize};
+  constexpr std::size_t kSizes[kNumExtHdrs] = {DethHdr::kSize,         RethHdr::kSize,
+                                               AtomicEthHdr::kSize,    AethHdr::kSize,
+                                               AtomicAckEthHdr::kSize, ImmDtHdr::kSize,
+                                               IethHdr::kSize,         CnpHdr::kSize};
   return kSizes[static_cast<std::size_t>(h)];
 }
 constexpr std::size_t ext_mask_size(ExtMask m) {
@@ -140,7 +138,7 @@ struct OpcodeInfo {
   OpClass op = OpClass::kSend;
   Position pos = Position::kOnly;
   Direction dir = Direction::kRequest;
-  ExtMask ext = 0;          // extension headers present, canonical order
+  ExtMask ext = 0;           // extension headers present, canonical order
   std::uint8_t ext_len = 0;  // total bytes of those headers
   bool payload = false;      // may carry payload (possibly zero bytes)
 
@@ -149,9 +147,8 @@ struct OpcodeInfo {
 
 namespace detail {
 
-constexpr OpcodeInfo make_op(std::string_view name, Transport t, OpClass op,
-                             Position pos, Direction dir, ExtMask ext,
-                             bool payload) {
+constexpr OpcodeInfo make_op(std::string_view name, Transport t, OpClass op, Position pos,
+                             Direction dir, ExtMask ext, bool payload) {
   OpcodeInfo i;
   i.name = name;
   i.valid = true;
@@ -186,81 +183,63 @@ constexpr std::array<OpcodeInfo, 256> build_opcode_table() {
       {0x00, "RC_SEND_FIRST", "UC_SEND_FIRST", kSend, kFirst, 0},
       {0x01, "RC_SEND_MIDDLE", "UC_SEND_MIDDLE", kSend, kMiddle, 0},
       {0x02, "RC_SEND_LAST", "UC_SEND_LAST", kSend, kLast, 0},
-      {0x03, "RC_SEND_LAST_WITH_IMMEDIATE", "UC_SEND_LAST_WITH_IMMEDIATE",
-       kSend, kLast, kImm},
+      {0x03, "RC_SEND_LAST_WITH_IMMEDIATE", "UC_SEND_LAST_WITH_IMMEDIATE", kSend, kLast, kImm},
       {0x04, "RC_SEND_ONLY", "UC_SEND_ONLY", kSend, kOnly, 0},
-      {0x05, "RC_SEND_ONLY_WITH_IMMEDIATE", "UC_SEND_ONLY_WITH_IMMEDIATE",
-       kSend, kOnly, kImm},
-      {0x06, "RC_RDMA_WRITE_FIRST", "UC_RDMA_WRITE_FIRST", kWrite, kFirst,
-       kReth},
-      {0x07, "RC_RDMA_WRITE_MIDDLE", "UC_RDMA_WRITE_MIDDLE", kWrite, kMiddle,
-       0},
+      {0x05, "RC_SEND_ONLY_WITH_IMMEDIATE", "UC_SEND_ONLY_WITH_IMMEDIATE", kSend, kOnly, kImm},
+      {0x06, "RC_RDMA_WRITE_FIRST", "UC_RDMA_WRITE_FIRST", kWrite, kFirst, kReth},
+      {0x07, "RC_RDMA_WRITE_MIDDLE", "UC_RDMA_WRITE_MIDDLE", kWrite, kMiddle, 0},
       {0x08, "RC_RDMA_WRITE_LAST", "UC_RDMA_WRITE_LAST", kWrite, kLast, 0},
-      {0x09, "RC_RDMA_WRITE_LAST_WITH_IMMEDIATE",
-       "UC_RDMA_WRITE_LAST_WITH_IMMEDIATE", kWrite, kLast, kImm},
+      {0x09, "RC_RDMA_WRITE_LAST_WITH_IMMEDIATE", "UC_RDMA_WRITE_LAST_WITH_IMMEDIATE", kWrite,
+       kLast, kImm},
       {0x0a, "RC_RDMA_WRITE_ONLY", "UC_RDMA_WRITE_ONLY", kWrite, kOnly, kReth},
-      {0x0b, "RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE",
-       "UC_RDMA_WRITE_ONLY_WITH_IMMEDIATE", kWrite, kOnly,
-       static_cast<ExtMask>(kReth | kImm)},
+      {0x0b, "RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE", "UC_RDMA_WRITE_ONLY_WITH_IMMEDIATE", kWrite,
+       kOnly, static_cast<ExtMask>(kReth | kImm)},
   };
   for (const Common& c : kCommon) {
     t[c.off] = make_op(c.rc, Transport::kRc, c.op, c.pos, kReq, c.ext, true);
-    t[0x20 + c.off] =
-        make_op(c.uc, Transport::kUc, c.op, c.pos, kReq, c.ext, true);
+    t[0x20 + c.off] = make_op(c.uc, Transport::kUc, c.op, c.pos, kReq, c.ext, true);
   }
 
   constexpr Transport kRc = Transport::kRc;
   constexpr Direction kResp = Direction::kResponse;
-  t[op::kRcReadRequest] = make_op("RC_RDMA_READ_REQUEST", kRc, kReadRequest,
-                                  kOnly, kReq, kReth, false);
+  t[op::kRcReadRequest] =
+      make_op("RC_RDMA_READ_REQUEST", kRc, kReadRequest, kOnly, kReq, kReth, false);
   t[op::kRcReadResponseFirst] =
-      make_op("RC_RDMA_READ_RESPONSE_FIRST", kRc, kReadResponse, kFirst,
-              kResp, kAeth, true);
+      make_op("RC_RDMA_READ_RESPONSE_FIRST", kRc, kReadResponse, kFirst, kResp, kAeth, true);
   t[op::kRcReadResponseMiddle] =
-      make_op("RC_RDMA_READ_RESPONSE_MIDDLE", kRc, kReadResponse, kMiddle,
-              kResp, 0, true);
+      make_op("RC_RDMA_READ_RESPONSE_MIDDLE", kRc, kReadResponse, kMiddle, kResp, 0, true);
   t[op::kRcReadResponseLast] =
-      make_op("RC_RDMA_READ_RESPONSE_LAST", kRc, kReadResponse, kLast, kResp,
-              kAeth, true);
+      make_op("RC_RDMA_READ_RESPONSE_LAST", kRc, kReadResponse, kLast, kResp, kAeth, true);
   t[op::kRcReadResponseOnly] =
-      make_op("RC_RDMA_READ_RESPONSE_ONLY", kRc, kReadResponse, kOnly, kResp,
-              kAeth, true);
-  t[op::kRcAck] = make_op("RC_ACKNOWLEDGE", kRc, kAck, kOnly, Direction::kAck,
-                          kAeth, false);
-  t[op::kRcAtomicAck] = make_op(
-      "RC_ATOMIC_ACKNOWLEDGE", kRc, kAtomicAck, kOnly, kResp,
-      static_cast<ExtMask>(kAeth | ext_bit(ExtHdr::kAtomicAckEth)), false);
-  t[op::kRcCompareSwap] = make_op("RC_CMP_SWAP", kRc, kAtomic, kOnly, kReq,
-                                  ext_bit(ExtHdr::kAtomicEth), false);
-  t[op::kRcFetchAdd] = make_op("RC_FETCH_ADD", kRc, kAtomic, kOnly, kReq,
-                               ext_bit(ExtHdr::kAtomicEth), false);
-  t[op::kRcSendLastInv] =
-      make_op("RC_SEND_LAST_WITH_INVALIDATE", kRc, kSend, kLast, kReq,
-              ext_bit(ExtHdr::kIeth), true);
-  t[op::kRcSendOnlyInv] =
-      make_op("RC_SEND_ONLY_WITH_INVALIDATE", kRc, kSend, kOnly, kReq,
-              ext_bit(ExtHdr::kIeth), true);
+      make_op("RC_RDMA_READ_RESPONSE_ONLY", kRc, kReadResponse, kOnly, kResp, kAeth, true);
+  t[op::kRcAck] = make_op("RC_ACKNOWLEDGE", kRc, kAck, kOnly, Direction::kAck, kAeth, false);
+  t[op::kRcAtomicAck] =
+      make_op("RC_ATOMIC_ACKNOWLEDGE", kRc, kAtomicAck, kOnly, kResp,
+              static_cast<ExtMask>(kAeth | ext_bit(ExtHdr::kAtomicAckEth)), false);
+  t[op::kRcCompareSwap] =
+      make_op("RC_CMP_SWAP", kRc, kAtomic, kOnly, kReq, ext_bit(ExtHdr::kAtomicEth), false);
+  t[op::kRcFetchAdd] =
+      make_op("RC_FETCH_ADD", kRc, kAtomic, kOnly, kReq, ext_bit(ExtHdr::kAtomicEth), false);
+  t[op::kRcSendLastInv] = make_op("RC_SEND_LAST_WITH_INVALIDATE", kRc, kSend, kLast, kReq,
+                                  ext_bit(ExtHdr::kIeth), true);
+  t[op::kRcSendOnlyInv] = make_op("RC_SEND_ONLY_WITH_INVALIDATE", kRc, kSend, kOnly, kReq,
+                                  ext_bit(ExtHdr::kIeth), true);
 
   constexpr ExtMask kDeth = ext_bit(ExtHdr::kDeth);
-  t[op::kUdSendOnly] = make_op("UD_SEND_ONLY", Transport::kUd, kSend, kOnly,
-                               kReq, kDeth, true);
-  t[op::kUdSendOnlyImm] =
-      make_op("UD_SEND_ONLY_WITH_IMMEDIATE", Transport::kUd, kSend, kOnly,
-              kReq, static_cast<ExtMask>(kDeth | kImm), true);
+  t[op::kUdSendOnly] = make_op("UD_SEND_ONLY", Transport::kUd, kSend, kOnly, kReq, kDeth, true);
+  t[op::kUdSendOnlyImm] = make_op("UD_SEND_ONLY_WITH_IMMEDIATE", Transport::kUd, kSend, kOnly, kReq,
+                                  static_cast<ExtMask>(kDeth | kImm), true);
 
-  t[op::kCnp] = make_op("CNP", Transport::kCnp, kCnp, kOnly, Direction::kCnp,
-                        ext_bit(ExtHdr::kCnp), false);
+  t[op::kCnp] =
+      make_op("CNP", Transport::kCnp, kCnp, kOnly, Direction::kCnp, ext_bit(ExtHdr::kCnp), false);
   return t;
 }
 
 }  // namespace detail
 
-inline constexpr std::array<OpcodeInfo, 256> kOpcodeTable =
-    detail::build_opcode_table();
+inline constexpr std::array<OpcodeInfo, 256> kOpcodeTable = detail::build_opcode_table();
 
-constexpr const OpcodeInfo& opcode_info(std::uint8_t opcode) {
-  return kOpcodeTable[opcode];
-}
+constexpr const OpcodeInfo& opcode_info(std::uint8_t opcode) { return kOpcodeTable[opcode]; }
 // "RC_SEND_FIRST", ..., or "UNKNOWN" for an unsupported opcode.
 std::string_view opcode_name(std::uint8_t opcode);
 std::string_view transport_name(Transport t);
@@ -275,13 +254,9 @@ enum class PathMtu : std::uint8_t {
 };
 inline constexpr std::uint32_t kMaxPathMtuBytes = 4096;
 
-constexpr bool path_mtu_valid(std::uint8_t code) {
-  return code >= 1 && code <= 5;
-}
+constexpr bool path_mtu_valid(std::uint8_t code) { return code >= 1 && code <= 5; }
 // Payload bytes per packet for a valid code.
-constexpr std::uint32_t path_mtu_bytes(PathMtu m) {
-  return 128u << static_cast<unsigned>(m);
-}
+constexpr std::uint32_t path_mtu_bytes(PathMtu m) { return 128u << static_cast<unsigned>(m); }
 // The code for exactly 256/512/1024/2048/4096 bytes; nullopt otherwise.
 std::optional<PathMtu> path_mtu_from_bytes(std::uint32_t bytes);
 // The most extension-header bytes an opcode that may carry payload has, so

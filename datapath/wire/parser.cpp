@@ -14,9 +14,8 @@ constexpr std::size_t kExtOff = kBthOff + BthHdr::kSize;
 
 // Reads one extension header if the opcode carries it; `off` advances.
 template <typename Hdr>
-bool take_ext(const OpcodeInfo& info, ExtHdr which,
-              const std::uint8_t* base, std::size_t end, std::size_t& off,
-              Hdr& out) {
+bool take_ext(const OpcodeInfo& info, ExtHdr which, const std::uint8_t* base, std::size_t end,
+              std::size_t& off, Hdr& out) {
   if (!info.has(which)) return true;
   if (end - off < Hdr::kSize) return false;
   out = Hdr::read(base + off);
@@ -98,8 +97,7 @@ ParseError parse_roce(std::span<const std::uint8_t> frame, ParsedPacket& out) {
   if (out.udp.length() != udp_len) return ParseError::kBadUdpLength;
   if (out.udp.dst_port() != kRoceV2Port) return ParseError::kNotRoceV2Port;
   if (out.udp.checksum() != 0 &&
-      !udp_ipv4_checksum_ok(out.ip.src(), out.ip.dst(),
-                            frame.subspan(kUdpOff, udp_len))) {
+      !udp_ipv4_checksum_ok(out.ip.src(), out.ip.dst(), frame.subspan(kUdpOff, udp_len))) {
     return ParseError::kBadUdpChecksum;
   }
 
@@ -124,8 +122,7 @@ ParseError parse_roce(std::span<const std::uint8_t> frame, ParsedPacket& out) {
   if (!take_ext(info, ExtHdr::kAeth, f, end, off, out.aeth)) {
     return ParseError::kTruncatedAeth;
   }
-  if (!take_ext(info, ExtHdr::kAtomicAckEth, f, end, off,
-                out.atomic_ack_eth)) {
+  if (!take_ext(info, ExtHdr::kAtomicAckEth, f, end, off, out.atomic_ack_eth)) {
     return ParseError::kTruncatedAtomicAckEth;
   }
   if (!take_ext(info, ExtHdr::kImmDt, f, end, off, out.immdt)) {

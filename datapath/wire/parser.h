@@ -38,22 +38,22 @@ namespace uroce::wire {
 
 enum class ParseError : std::uint8_t {
   kOk = 0,
-  kTruncatedEth,           // frame shorter than the Ethernet header
-  kNotIpv4,                // EtherType != 0x0800
-  kTruncatedIpv4,          // frame shorter than Ethernet + IPv4 header
-  kBadIpVersion,           // version != 4
-  kBadIpHeaderLength,      // IHL != 5 (options are never sent)
+  kTruncatedEth,       // frame shorter than the Ethernet header
+  kNotIpv4,            // EtherType != 0x0800
+  kTruncatedIpv4,      // frame shorter than Ethernet + IPv4 header
+  kBadIpVersion,       // version != 4
+  kBadIpHeaderLength,  // IHL != 5 (options are never sent)
   kBadIpChecksum,
-  kBadIpTotalLength,       // < 20, or beyond the end of the frame
-  kIpFragment,             // MF set or fragment offset != 0
-  kNotUdp,                 // protocol != 17
-  kTruncatedUdp,           // IP payload shorter than the UDP header
-  kBadUdpLength,           // UDP length != IP total length - 20
-  kNotRoceV2Port,          // UDP destination port != 4791
-  kBadUdpChecksum,         // non-zero and wrong
+  kBadIpTotalLength,  // < 20, or beyond the end of the frame
+  kIpFragment,        // MF set or fragment offset != 0
+  kNotUdp,            // protocol != 17
+  kTruncatedUdp,      // IP payload shorter than the UDP header
+  kBadUdpLength,      // UDP length != IP total length - 20
+  kNotRoceV2Port,     // UDP destination port != 4791
+  kBadUdpChecksum,    // non-zero and wrong
   kTruncatedBth,
-  kBadBthVersion,          // TVer != 0
-  kUnsupportedOpcode,      // not in the opcode table (RD, reserved, ...)
+  kBadBthVersion,      // TVer != 0
+  kUnsupportedOpcode,  // not in the opcode table (RD, reserved, ...)
   kTruncatedDeth,
   kTruncatedReth,
   kTruncatedAtomicEth,
@@ -62,13 +62,12 @@ enum class ParseError : std::uint8_t {
   kTruncatedImmDt,
   kTruncatedIeth,
   kTruncatedCnp,
-  kTruncatedIcrc,          // no room for the 4-byte ICRC
-  kUnexpectedPayload,      // payload bytes for an opcode that carries none
-  kPadExceedsPayload,      // BTH pad count > bytes between headers and ICRC
+  kTruncatedIcrc,      // no room for the 4-byte ICRC
+  kUnexpectedPayload,  // payload bytes for an opcode that carries none
+  kPadExceedsPayload,  // BTH pad count > bytes between headers and ICRC
   kBadIcrc,
 };
-inline constexpr std::size_t kNumParseErrors =
-    static_cast<std::size_t>(ParseError::kBadIcrc) + 1;
+inline constexpr std::size_t kNumParseErrors = static_cast<std::size_t>(ParseError::kBadIcrc) + 1;
 std::string_view parse_error_name(ParseError e);
 
 struct ParsedPacket {

@@ -30,8 +30,7 @@ PfcParseError parse_pfc(std::span<const std::uint8_t> frame, PfcFrame& out) {
   return PfcParseError::kOk;
 }
 
-std::size_t build_pfc(std::span<std::uint8_t> buf, const MacAddr& src,
-                      std::uint8_t class_mask,
+std::size_t build_pfc(std::span<std::uint8_t> buf, const MacAddr& src, std::uint8_t class_mask,
                       const std::uint16_t (&quanta)[kPfcPriorities]) {
   if (buf.size() < kPfcFrameSize) return 0;
   EthHdr eth;

@@ -58,9 +58,7 @@ struct PfcHdr {
     return prio < kPfcPriorities && ((raw[3] >> prio) & 1) != 0;
   }
   // Quanta for priority `prio` (< 8).
-  std::uint16_t pause_time(std::size_t prio) const {
-    return load_be16(raw + 4 + 2 * prio);
-  }
+  std::uint16_t pause_time(std::size_t prio) const { return load_be16(raw + 4 + 2 * prio); }
 
   void set_opcode(std::uint16_t v) { store_be16(raw, v); }
   void set_class_enable(std::uint8_t mask) {
@@ -81,8 +79,7 @@ static_assert(EthHdr::kSize + PfcHdr::kSize <= kPfcFrameSize);
 
 // Pause duration of `quanta` at a link of `link_bps` bits per second, in ns,
 // rounded up (a pause must never end early).
-constexpr std::uint64_t pfc_quanta_to_ns(std::uint16_t quanta,
-                                         std::uint64_t link_bps) {
+constexpr std::uint64_t pfc_quanta_to_ns(std::uint16_t quanta, std::uint64_t link_bps) {
   const std::uint64_t bits = std::uint64_t{quanta} * kPfcBitsPerQuantum;
   return link_bps == 0 ? 0 : (bits * 1'000'000'000ull + link_bps - 1) / link_bps;
 }
@@ -108,8 +105,7 @@ PfcParseError parse_pfc(std::span<const std::uint8_t> frame, PfcFrame& out);
 // Writes a complete padded PFC frame (kPfcFrameSize bytes) into `buf`:
 // priorities in `class_mask` get `quanta[prio]`, others 0 and disabled.
 // Returns the frame length, or 0 if `buf` is too small.
-std::size_t build_pfc(std::span<std::uint8_t> buf, const MacAddr& src,
-                      std::uint8_t class_mask,
+std::size_t build_pfc(std::span<std::uint8_t> buf, const MacAddr& src, std::uint8_t class_mask,
                       const std::uint16_t (&quanta)[kPfcPriorities]);
 // XOFF: pause every priority in `class_mask` for `quanta`.
 std::size_t build_pfc_pause(std::span<std::uint8_t> buf, const MacAddr& src,

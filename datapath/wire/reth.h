@@ -34,8 +34,7 @@ struct RethHdr {
     return h;
   }
   void write(std::uint8_t* p) const { std::memcpy(p, raw, kSize); }
-  static RethHdr make(std::uint64_t va, std::uint32_t rkey,
-                      std::uint32_t dma_len) {
+  static RethHdr make(std::uint64_t va, std::uint32_t rkey, std::uint32_t dma_len) {
     RethHdr h;
     h.set_va(va);
     h.set_rkey(rkey);

@@ -8,8 +8,12 @@ namespace uroce::bench {
 namespace {
 
 FrameSpec spec(std::uint32_t payload) {
-  return FrameSpec{wire::MacAddr{{2, 0, 0, 0, 0, 1}}, wire::MacAddr{{2, 0, 0, 0, 0, 2}},
-                   wire::Ipv4Addr{0x0a000001}, wire::Ipv4Addr{0x0a000002}, 7000, 7001,
+  return FrameSpec{wire::MacAddr{{2, 0, 0, 0, 0, 1}},
+                   wire::MacAddr{{2, 0, 0, 0, 0, 2}},
+                   wire::Ipv4Addr{0x0a000001},
+                   wire::Ipv4Addr{0x0a000002},
+                   7000,
+                   7001,
                    payload};
 }
 

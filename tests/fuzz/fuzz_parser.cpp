@@ -35,15 +35,13 @@ void check_parsed(std::span<const std::uint8_t> frame, const ParsedPacket& p) {
   check(p.icrc_offset + kIcrcSize == p.frame_len, "ICRC at the end");
   const std::uint8_t* const begin = frame.data();
   check(p.payload.data() == begin + p.payload_offset, "payload offset");
-  check(p.payload_offset + p.payload.size() + p.bth.pad_count() ==
-            p.icrc_offset,
+  check(p.payload_offset + p.payload.size() + p.bth.pad_count() == p.icrc_offset,
         "payload + pad reach the ICRC");
   check(p.payload_offset == p.bth_offset + BthHdr::kSize + p.info->ext_len,
         "extension headers length");
   check(p.info->payload || p.payload.empty(), "payload only where allowed");
   check(p.ip.total_length() + EthHdr::kSize == p.frame_len, "IP length");
-  check(p.udp.length() + EthHdr::kSize + Ipv4Hdr::kSize == p.frame_len,
-        "UDP length");
+  check(p.udp.length() + EthHdr::kSize + Ipv4Hdr::kSize == p.frame_len, "UDP length");
 }
 
 // Rebuild from the decoded fields; the result must parse to the same values.
@@ -81,8 +79,8 @@ void check_rebuild(const ParsedPacket& p) {
   const int n = build_roce(s, buf);
   check(n > 0, "rebuild succeeds");
   ParsedPacket q;
-  check(parse_roce(std::span<const std::uint8_t>(buf, static_cast<std::size_t>(n)),
-                   q) == ParseError::kOk,
+  check(parse_roce(std::span<const std::uint8_t>(buf, static_cast<std::size_t>(n)), q) ==
+            ParseError::kOk,
         "rebuilt frame parses");
   check(q.bth.opcode() == p.bth.opcode() && q.bth.dest_qp() == p.bth.dest_qp() &&
             q.bth.psn() == p.bth.psn() && q.payload.size() == p.payload.size() &&
@@ -102,8 +100,8 @@ void parse_and_check(std::span<const std::uint8_t> frame) {
 
 // Copy of `in` with valid IPv4 checksum and ICRC where the lengths allow;
 // empty when the input is too short or too long for the buffer.
-std::span<const std::uint8_t> with_valid_checksums(
-    std::span<const std::uint8_t> in, std::uint8_t* buf, std::size_t cap) {
+std::span<const std::uint8_t> with_valid_checksums(std::span<const std::uint8_t> in,
+                                                   std::uint8_t* buf, std::size_t cap) {
   constexpr std::size_t kIp = EthHdr::kSize;
   if (in.size() < kIp + kIcrcMaskedPrefix + kIcrcSize || in.size() > cap) {
     return {};

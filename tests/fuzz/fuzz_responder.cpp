@@ -93,8 +93,8 @@ std::uint32_t peer_key() {
 
 // A registered region in its own exactly-sized heap block.
 struct Region {
-  Region(MrTable& mrs, PdHandle pd, std::uint64_t iova, std::size_t len,
-         std::uint32_t acc, std::uint8_t fill)
+  Region(MrTable& mrs, PdHandle pd, std::uint64_t iova, std::size_t len, std::uint32_t acc,
+         std::uint8_t fill)
       : bytes(static_cast<std::uint8_t*>(std::malloc(len))), size(len), va(iova) {
     std::memset(bytes, fill, len);
     int err = 0;
@@ -123,8 +123,7 @@ struct CheckTx {
   void tx_commit(std::size_t n) {
     check(n <= buf.size(), "commit within the allocation");
     wire::ParsedPacket p;
-    check(wire::parse_roce({buf.data(), n}, p) == wire::ParseError::kOk,
-          "emitted frame parses");
+    check(wire::parse_roce({buf.data(), n}, p) == wire::ParseError::kOk, "emitted frame parses");
     ++frames;
     if (record != nullptr) record->emplace_back(buf.begin(), buf.begin() + n);
   }
@@ -142,9 +141,7 @@ struct CheckCq {
   bool recv = false;
   std::uint32_t grh = 0;  // bytes a UD receive adds before the payload
 
-  void add(std::uint64_t wr_id, std::uint64_t cap = 0) {
-    posted.push_back({wr_id, cap, false});
-  }
+  void add(std::uint64_t wr_id, std::uint64_t cap = 0) { posted.push_back({wr_id, cap, false}); }
   bool push(const Cqe& c) {
     Posted* w = nullptr;
     for (Posted& p : posted) {
@@ -234,8 +231,9 @@ struct Rig {
     QpAttrValues v;
     v.qp_state = QpState::kInit;
     v.qkey = kQkey;
-    check(ud->modify(qp_attr::kState | qp_attr::kPkeyIndex | qp_attr::kPort |
-                         qp_attr::kQkey, v) == 0, "UD to INIT");
+    check(ud->modify(qp_attr::kState | qp_attr::kPkeyIndex | qp_attr::kPort | qp_attr::kQkey, v) ==
+              0,
+          "UD to INIT");
     v.qp_state = QpState::kRtr;
     check(ud->modify(qp_attr::kState, v) == 0, "UD to RTR");
     v.qp_state = QpState::kRts;
@@ -254,15 +252,18 @@ struct Rig {
     QpAttrValues c;
     c.qp_state = QpState::kInit;
     c.qp_access_flags = access::kRemoteWrite;
-    check(uc->modify(qp_attr::kState | qp_attr::kPkeyIndex | qp_attr::kPort |
-                         qp_attr::kAccessFlags, c) == 0, "UC to INIT");
+    check(uc->modify(qp_attr::kState | qp_attr::kPkeyIndex | qp_attr::kPort | qp_attr::kAccessFlags,
+                     c) == 0,
+          "UC to INIT");
     c.qp_state = QpState::kRtr;
     c.av = {kMacPeer, kIpPeer, 0, 64};
     c.path_mtu = wire::PathMtu::k256;
     c.dest_qp_num = kPeerUcQpn;
     c.rq_psn = kUcPsn;
-    check(uc->modify(qp_attr::kState | qp_attr::kAv | qp_attr::kPathMtu |
-                         qp_attr::kDestQpn | qp_attr::kRqPsn, c) == 0, "UC to RTR");
+    check(uc->modify(qp_attr::kState | qp_attr::kAv | qp_attr::kPathMtu | qp_attr::kDestQpn |
+                         qp_attr::kRqPsn,
+                     c) == 0,
+          "UC to RTR");
     c.qp_state = QpState::kRts;
     c.sq_psn = kUcPsn;
     check(uc->modify(qp_attr::kState | qp_attr::kSqPsn, c) == 0, "UC to RTS");
@@ -284,16 +285,17 @@ struct Rig {
     a.rq_psn = kRcRqPsn;
     a.max_dest_rd_atomic = 2;
     a.min_rnr_timer = 1;
-    check(rc->modify(kState | kAv | kPathMtu | kDestQpn | kRqPsn | kMaxDestRdAtomic |
-                         kMinRnrTimer, a) == 0, "RC to RTR");
+    check(rc->modify(kState | kAv | kPathMtu | kDestQpn | kRqPsn | kMaxDestRdAtomic | kMinRnrTimer,
+                     a) == 0,
+          "RC to RTR");
     a.qp_state = QpState::kRts;
     a.sq_psn = kRcSqPsn;
     a.timeout = 10;
     a.retry_cnt = 2;
     a.rnr_retry = 2;
     a.max_rd_atomic = 2;
-    check(rc->modify(kState | kSqPsn | kTimeout | kRetryCnt | kRnrRetry | kMaxQpRdAtomic,
-                     a) == 0, "RC to RTS");
+    check(rc->modify(kState | kSqPsn | kTimeout | kRetryCnt | kRnrRetry | kMaxQpRdAtomic, a) == 0,
+          "RC to RTS");
   }
 
   void post_recv_rc(std::uint64_t off, std::uint32_t len, std::uint32_t sges) {
@@ -418,16 +420,14 @@ struct Rig {
         v.qp_state = QpState::kRts;
         rc->modify(qp_attr::kState, v);
         break;
-      case 3:
-        post_recv_rc(byte(1) * 8, 1 + byte(2) * 4, 1 + byte(3) % 3);
-        break;
+      case 3: post_recv_rc(byte(1) * 8, 1 + byte(2) * 4, 1 + byte(3) % 3); break;
       case 4: {
         // A send WR with fuzzer-chosen local and remote addresses.
         SendWr w;
-        static constexpr WrOpcode kOps[] = {
-            WrOpcode::kSend, WrOpcode::kSendImm, WrOpcode::kRdmaWrite,
-            WrOpcode::kRdmaWriteImm, WrOpcode::kRdmaRead, WrOpcode::kCmpSwap,
-            WrOpcode::kFetchAdd, WrOpcode::kSendInv};
+        static constexpr WrOpcode kOps[] = {WrOpcode::kSend,      WrOpcode::kSendImm,
+                                            WrOpcode::kRdmaWrite, WrOpcode::kRdmaWriteImm,
+                                            WrOpcode::kRdmaRead,  WrOpcode::kCmpSwap,
+                                            WrOpcode::kFetchAdd,  WrOpcode::kSendInv};
         w.opcode = kOps[byte(1) % 8];
         w.num_sge = 1;
         const std::uint32_t keys[] = {local.key, any.key, read_only.key, byte(4)};
@@ -490,8 +490,7 @@ struct Rig {
 };
 
 // BTH destination QPN offset in an IPv4 RoCEv2 frame.
-constexpr std::size_t kBthOffset =
-    wire::EthHdr::kSize + wire::Ipv4Hdr::kSize + wire::UdpHdr::kSize;
+constexpr std::size_t kBthOffset = wire::EthHdr::kSize + wire::Ipv4Hdr::kSize + wire::UdpHdr::kSize;
 
 // Rewrites the destination QPN and makes the IPv4 checksum and ICRC valid
 // where the lengths allow.
@@ -595,8 +594,8 @@ struct Peer {
   TimerSlot timer;
   Peer() {
     int err = 0;
-    key = mrs.reg({kPd, kPeerVa, mem.size(), access::kLocalWrite | access::kRemoteAny,
-                   mem.data()}, &err);
+    key = mrs.reg({kPd, kPeerVa, mem.size(), access::kLocalWrite | access::kRemoteAny, mem.data()},
+                  &err);
     check(key == peer_key(), "peer key as the rig expects");
     RcQpConfig c;
     c.qpn = kPeerRcQpn;
@@ -657,8 +656,7 @@ void exchange(Rig& rig, Peer& peer, Script& s, unsigned dup_every) {
     if (to_peer.empty() && to_rig.empty()) break;
     for (auto& f : to_peer) {
       wire::ParsedPacket p;
-      if (wire::parse_roce(f, p) == wire::ParseError::kOk &&
-          p.bth.dest_qp() == kPeerRcQpn) {
+      if (wire::parse_roce(f, p) == wire::ParseError::kOk && p.bth.dest_qp() == kPeerRcQpn) {
         peer.qp->on_packet(p, rig.now, pio);
       }
     }
@@ -732,7 +730,8 @@ std::vector<std::vector<std::uint8_t>> dgram_frames(bool uc) {
     v.dest_qp_num = kUcQpn;
     v.rq_psn = kUcPsn;
     q.modify(qp_attr::kState | qp_attr::kAv | qp_attr::kPathMtu | qp_attr::kDestQpn |
-                 qp_attr::kRqPsn, v);
+                 qp_attr::kRqPsn,
+             v);
     v.qp_state = QpState::kRts;
     v.sq_psn = kUcPsn;
     q.modify(qp_attr::kState | qp_attr::kSqPsn, v);
@@ -805,8 +804,8 @@ int main(int argc, char** argv) {
       Script s;
       const Region* t[] = {&rig.any, &rig.write_only, &rig.atomics, &rig.read_only};
       auto post = [&](const Op& x) {
-        SendWr w = peer.wr(x.op, x.len, t[x.target]->va + (x.target == 2 ? 8 : 0),
-                           t[x.target]->key);
+        SendWr w =
+            peer.wr(x.op, x.len, t[x.target]->va + (x.target == 2 ? 8 : 0), t[x.target]->key);
         if (x.op == WrOpcode::kSendImm || x.op == WrOpcode::kRdmaWriteImm) {
           w.imm_or_inv = 0x01020304;
         }
@@ -837,8 +836,7 @@ int main(int argc, char** argv) {
       if (uc != 0) {
         // The UC WRITE must name the rig's region to get past the checks.
         wire::ParsedPacket p;
-        if (wire::parse_roce(f, p) == wire::ParseError::kOk &&
-            p.has(wire::ExtHdr::kReth)) {
+        if (wire::parse_roce(f, p) == wire::ParseError::kOk && p.has(wire::ExtHdr::kReth)) {
           const std::size_t reth = kBthOffset + wire::BthHdr::kSize;
           wire::RethHdr r = wire::RethHdr::make(p.reth.va(), rig.any.key, p.reth.dma_len());
           r.write(f.data() + reth);

@@ -18,17 +18,16 @@
 
 namespace {
 
-using uroce::TimeNs;
 using uroce::kNsPerMs;
+using uroce::TimeNs;
 using namespace uroce::port;
 using uroce::wire::Ipv4Addr;
 using uroce::wire::MacAddr;
 
 TimeNs now_ns() {
-  return static_cast<TimeNs>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(
-          std::chrono::steady_clock::now().time_since_epoch())
-          .count());
+  return static_cast<TimeNs>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                 std::chrono::steady_clock::now().time_since_epoch())
+                                 .count());
 }
 
 // Copies each frame the agent emits into a fresh mbuf and sends it at once:
@@ -66,13 +65,12 @@ void print_counters(const ArpAgent& a, const PortSink& sink) {
                "arp_probe: rx_frames=%lu rx_requests=%lu rx_replies=%lu "
                "learned=%lu tx_requests=%lu tx_replies=%lu "
                "tx_announcements=%lu sent=%lu tx_failed=%lu\n",
-               c.rx_frames, c.rx_requests, c.rx_replies, c.learned,
-               c.tx_requests, c.tx_replies, c.tx_announcements, sink.sent,
-               sink.failed);
+               c.rx_frames, c.rx_requests, c.rx_replies, c.learned, c.tx_requests, c.tx_replies,
+               c.tx_announcements, sink.sent, sink.failed);
   for (std::size_t i = 1; i < c.drops.size(); ++i) {
     if (c.drops[i] != 0)
-      std::fprintf(stderr, "arp_probe: drop %s=%lu\n",
-                   to_string(static_cast<ArpDrop>(i)), c.drops[i]);
+      std::fprintf(stderr, "arp_probe: drop %s=%lu\n", to_string(static_cast<ArpDrop>(i)),
+                   c.drops[i]);
   }
 }
 
@@ -96,8 +94,7 @@ int main(int argc, char** argv) {
 
   app.add_option("--lcores", eal.lcores, "EAL -l");
   app.add_option("--memory-mb", eal.memory_mb, "EAL -m");
-  app.add_option("--file-prefix", eal.file_prefix,
-                 "EAL --file-prefix (unique per process)")
+  app.add_option("--file-prefix", eal.file_prefix, "EAL --file-prefix (unique per process)")
       ->required();
   app.add_option("--log-level", eal.log_level, "EAL --log-level");
   app.add_option("--device", pc.device, "ethdev name");
@@ -111,11 +108,9 @@ int main(int argc, char** argv) {
   app.add_option("--mbufs", pc.mbufs, "mbufs in the pool");
   app.add_option("--mac", mac_text, "our MAC (aa:bb:cc:dd:ee:ff)")->required();
   app.add_option("--ip", ip_text, "our IPv4 address")->required();
-  app.add_option("--peer-ip", peer_text, "IPv4 address to resolve")
-      ->required();
+  app.add_option("--peer-ip", peer_text, "IPv4 address to resolve")->required();
   app.add_option("--timeout-ms", timeout_ms, "give up after this long");
-  app.add_option("--grace-ms", grace_ms,
-                 "keep answering this long after resolving");
+  app.add_option("--grace-ms", grace_ms, "keep answering this long after resolving");
   app.add_option("--retransmit-ms", retransmit_ms, "ARP retransmit time");
   app.add_option("--retries", retries, "ARP retransmissions before failing");
   CLI11_PARSE(app, argc, argv);
@@ -164,9 +159,8 @@ int main(int argc, char** argv) {
       TimeNs now = now_ns();
       for (std::uint16_t i = 0; i < n; ++i) {
         rte_mbuf* m = pkts[i];
-        agent.on_frame(std::span<const std::uint8_t>(
-                           rte_pktmbuf_mtod(m, const std::uint8_t*),
-                           rte_pktmbuf_data_len(m)),
+        agent.on_frame(std::span<const std::uint8_t>(rte_pktmbuf_mtod(m, const std::uint8_t*),
+                                                     rte_pktmbuf_data_len(m)),
                        now, sink);
         rte_pktmbuf_free(m);
       }
@@ -189,11 +183,9 @@ int main(int argc, char** argv) {
     }
     print_counters(agent, sink);
     if (rc == 0) {
-      std::printf("resolved %s %s\n", peer->to_string().c_str(),
-                  peer_mac.to_string().c_str());
+      std::printf("resolved %s %s\n", peer->to_string().c_str(), peer_mac.to_string().c_str());
     } else {
-      std::printf("timeout %s after %u ms\n", peer->to_string().c_str(),
-                  timeout_ms);
+      std::printf("timeout %s after %u ms\n", peer->to_string().c_str(), timeout_ms);
     }
     std::fflush(stdout);
     port.close();

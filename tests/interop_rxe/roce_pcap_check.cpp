@@ -87,8 +87,8 @@ class PcapReader {
       return -1;
     }
     if (incl != orig) {
-      err = "frame cut by the snaplen (" + std::to_string(incl) + " of " +
-            std::to_string(orig) + " bytes): capture with a larger snaplen";
+      err = "frame cut by the snaplen (" + std::to_string(incl) + " of " + std::to_string(orig) +
+            " bytes): capture with a larger snaplen";
       return -1;
     }
     frame.resize(incl);
@@ -171,8 +171,8 @@ int main(int argc, char** argv) {
     }
   }
   if (r < 0) {
-    std::fprintf(stderr, "%s: frame %llu: %s\n", path,
-                 static_cast<unsigned long long>(frames + 1), err.c_str());
+    std::fprintf(stderr, "%s: frame %llu: %s\n", path, static_cast<unsigned long long>(frames + 1),
+                 err.c_str());
     return 2;
   }
 

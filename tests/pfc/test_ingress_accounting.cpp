@@ -39,8 +39,7 @@ IngressConfig dynamic_cfg() {
 
 // Asserts frame i of `tx` is a PFC frame from kMac with exactly `mask`
 // enabled and quanta `q` on each of those priorities.
-void expect_frame(const FakeTx& tx, std::size_t i, std::uint8_t mask,
-                  const std::uint16_t (&q)[8]) {
+void expect_frame(const FakeTx& tx, std::size_t i, std::uint8_t mask, const std::uint16_t (&q)[8]) {
   ASSERT_LT(i, tx.frames.size());
   EXPECT_EQ(tx.frames[i].size(), wire::kPfcFrameSize);
   wire::PfcFrame f;
@@ -75,7 +74,7 @@ TEST(IngressAccounting_Check, EachBadFieldNamed) {
   c = static_cfg();
   c.xoff_quanta = 1;
   c.link_bps = 400'000'000'000ull;  // 1.28 ns pause, rounded up to 2 ns
-  c.refresh_percent = 1;             // 1 % of 2 ns rounds to 0
+  c.refresh_percent = 1;            // 1 % of 2 ns rounds to 0
   EXPECT_EQ(IngressAccounting::check(c), IngressConfigError::kPauseTooShort);
   c = static_cfg();
   c.buffer_bytes = 0;
@@ -221,9 +220,9 @@ TEST(IngressAccounting_Dynamic, FractionalAlphaRoundsDown) {
   cfg.alpha_den = 16;
   IngressAccounting a(cfg);
   FakeTx tx;
-  a.on_rx(1, 3, 0, tx);  // lossy bytes still count in O
+  a.on_rx(1, 3, 0, tx);                                // lossy bytes still count in O
   EXPECT_EQ(a.xoff_threshold(), (80000u - 3u) / 16u);  // 4999
-  a.on_rx(3, 4700, 0, tx);  // T = 75297 / 16 = 4706
+  a.on_rx(3, 4700, 0, tx);                             // T = 75297 / 16 = 4706
   EXPECT_TRUE(tx.frames.empty());
   a.on_rx(3, 4, 0, tx);  // q 4704 > T 75293 / 16 = 4705? no
   EXPECT_TRUE(tx.frames.empty());

@@ -150,14 +150,14 @@ TEST(TtlMonitor_Outlier, FlaggedOnlyOnceConfidentAndByDelta) {
   EventLog log;
   // Three samples: confidence 3 < min_samples 4, nothing flagged yet.
   for (std::uint32_t i = 0; i < 3; ++i) m.on_rx(rx(i, 60), i, log);
-  EXPECT_EQ(m.on_rx(rx(10, 57), 10, log), kLoopNone);  // conf 3 -> 2
+  EXPECT_EQ(m.on_rx(rx(10, 57), 10, log), kLoopNone);                  // conf 3 -> 2
   for (std::uint32_t i = 20; i < 22; ++i) m.on_rx(rx(i, 60), i, log);  // conf 4
   std::uint8_t t = 0, conf = 0;
   ASSERT_TRUE(m.peer_usual_ttl(kPeerIp, t, conf));
   EXPECT_EQ(t, 60);
   EXPECT_EQ(conf, 4);
   EXPECT_EQ(m.on_rx(rx(30, 59), 30, log), kLoopNone);  // within delta; conf 3
-  m.on_rx(rx(31, 60), 31, log);                          // conf 4
+  m.on_rx(rx(31, 60), 31, log);                        // conf 4
   EXPECT_EQ(m.on_rx(rx(32, 58), 32, log), kLoopTtlOutlierLow);
   m.on_rx(rx(33, 60), 33, log);  // conf back to 4
   EXPECT_EQ(m.on_rx(rx(34, 62), 34, log), kLoopTtlOutlierHigh);

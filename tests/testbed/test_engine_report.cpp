@@ -88,14 +88,14 @@ TEST(EngineReport_RcFlows, VictimOfATransientLoopRecoversAfterTheWatchdog) {
   EXPECT_EQ(f["payload_mismatch"], 0);
   EXPECT_GT(f["src_qp"]["timeouts"].get<int>(), 0);
   EXPECT_GT(f["src_qp"]["tx_retransmits"].get<int>(), 0);
-  EXPECT_EQ(f["dst_qp"]["rx_requests"], 400 * 16);  // each PSN executed once
+  EXPECT_EQ(f["dst_qp"]["rx_requests"], 400 * 16);     // each PSN executed once
   EXPECT_GT(f["mct_ns"]["max"].get<long>(), 9000000);  // frozen through the deadlock
   // Every engine frame is accounted for: received, dropped by a switch on
   // arrival, or flushed by the watchdog (still in the store at the end).
   const Json& fr = j["engine"]["frames"];
-  EXPECT_EQ(fr["tx_records"].get<long>(),
-            fr["rx_frames"].get<long>() + fr["switch_dropped"].get<long>() +
-                j["engine"]["frame_store"]["live_end"].get<long>());
+  EXPECT_EQ(fr["tx_records"].get<long>(), fr["rx_frames"].get<long>() +
+                                              fr["switch_dropped"].get<long>() +
+                                              j["engine"]["frame_store"]["live_end"].get<long>());
   EXPECT_GT(fr["switch_dropped"].get<long>(), 0);
 }
 

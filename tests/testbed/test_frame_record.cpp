@@ -60,8 +60,7 @@ TEST(FrameRecord_FromFrame, ArpAndUnknownDestinationsAreRefused) {
   auto bad = rc_frame(kIps[1], 24, 64);
   bad[14] = 0x46;  // IHL 6: options
   EXPECT_EQ(record_from_frame(bad, map, kIps, &p), FrameRecordError::kBadIpHeader);
-  EXPECT_EQ(frame_record_error_name(FrameRecordError::kUnknownDestination),
-            "unknown_destination");
+  EXPECT_EQ(frame_record_error_name(FrameRecordError::kUnknownDestination), "unknown_destination");
 }
 
 TEST(FrameRecord_Patch, TtlAndEcnWrittenChecksumAndIcrcStayValid) {

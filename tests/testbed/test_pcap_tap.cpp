@@ -2,10 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
-#include <unistd.h>
 
 #include "datapath/wire/parser.h"
 #include "tests/testbed/test_support.h"
@@ -55,17 +55,16 @@ TEST(PcapTap_Frame, IsAValidRoceV2FrameOfTheModelledLength) {
     EXPECT_LE(len - pp.frame_len, 3u);  // Ethernet trailer for alignment
   }
   EXPECT_EQ(build_data_frame(t, 2, 1, packet(65), buf), 0u);
-  EXPECT_EQ(build_data_frame(t, 2, 1, packet(1000), std::span<std::uint8_t>(buf.data(), 999)),
-            0u);
+  EXPECT_EQ(build_data_frame(t, 2, 1, packet(1000), std::span<std::uint8_t>(buf.data(), 999)), 0u);
 }
 
 TEST(PcapTap_Files, OneFilePerTappedLinkWithEveryFrame) {
   Scenario sc = testing::line();
   sc.output.pcap_links = {"s1-h2"};
   const Topology t = topo_of(sc);
-  const std::string dir = (std::filesystem::temp_directory_path() /
-                           ("uroce-pcaptap-" + std::to_string(::getpid())))
-                              .string();
+  const std::string dir =
+      (std::filesystem::temp_directory_path() / ("uroce-pcaptap-" + std::to_string(::getpid())))
+          .string();
   std::filesystem::create_directories(dir);
   PcapTap tap;
   ASSERT_EQ(tap.open(t, dir, 128), "");

@@ -2,10 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
-#include <unistd.h>
 
 #include "testbed/scenario_toml.h"
 #include "tests/testbed/test_support.h"
@@ -32,8 +32,8 @@ struct TempDir {
 // Runs `sc` with `opts` (pcaps of every link) into `a` and then into `b`,
 // and expects both runs to succeed and write the same `files` files, byte
 // for byte. `*first` is the run into `a`; opts->out_dir is left at `b`.
-void run_twice_identical(const Scenario& sc, RunOptions* opts, const TempDir& a,
-                         const TempDir& b, std::size_t files, RunResult* first) {
+void run_twice_identical(const Scenario& sc, RunOptions* opts, const TempDir& a, const TempDir& b,
+                         std::size_t files, RunResult* first) {
   opts->pcap_all = true;
   opts->out_dir = a.path.string();
   *first = run_scenario(sc, *opts);
@@ -113,8 +113,9 @@ TEST(Run_Determinism, EngineScenarioGivesByteIdenticalOutputs) {
 // counters and pause times in the summary repeat byte for byte.
 TEST(Run_Determinism, EnginePfcScenarioGivesByteIdenticalOutputs) {
   Scenario sc;
-  ASSERT_EQ(scenario_from_file(
-                std::string(UROCE_SOURCE_ROOT) + "/testbed/scenarios/rc_engine_pfc.toml", sc),
+  ASSERT_EQ(scenario_from_file(std::string(UROCE_SOURCE_ROOT) +
+                                   "/testbed/scenarios/rc_engine_pfc.toml",
+                               sc),
             "");
   TempDir a("pa");
   TempDir b("pb");

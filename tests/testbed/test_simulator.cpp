@@ -298,8 +298,9 @@ TEST(Simulator_Engine, EngineTimersAreEventsNotSteps) {
 // nothing retransmitted, every message completes with its exact bytes.
 TEST(Simulator_EnginePfc, SlowEngineHostPausesItsSwitchAndSendersObey) {
   Scenario sc;
-  ASSERT_EQ(scenario_from_file(
-                std::string(UROCE_SOURCE_ROOT) + "/testbed/scenarios/rc_engine_pfc.toml", sc),
+  ASSERT_EQ(scenario_from_file(std::string(UROCE_SOURCE_ROOT) +
+                                   "/testbed/scenarios/rc_engine_pfc.toml",
+                               sc),
             "");
   SimRun r(sc);
   const Simulator& sim = *r.sim;
@@ -359,8 +360,9 @@ TEST(Simulator_EnginePfc, SlowEngineHostPausesItsSwitchAndSendersObey) {
 // honours the switch as before: the engines see no PFC frame at all.
 TEST(Simulator_EnginePfc, WithoutThePfcKeyTheHostModelHonoursTheSwitch) {
   Scenario sc;
-  ASSERT_EQ(scenario_from_file(
-                std::string(UROCE_SOURCE_ROOT) + "/testbed/scenarios/rc_engine_pfc.toml", sc),
+  ASSERT_EQ(scenario_from_file(std::string(UROCE_SOURCE_ROOT) +
+                                   "/testbed/scenarios/rc_engine_pfc.toml",
+                               sc),
             "");
   for (HostSpec& h : sc.hosts) h.engine_pfc = 0;
   sc.duration_ns = 2 * kNsPerMs;

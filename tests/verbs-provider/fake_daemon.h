@@ -52,7 +52,7 @@ struct Request {
 struct Reply {
   int status = 0;
   std::vector<std::byte> body;
-  std::vector<int> fds;  // sent, then closed by the server
+  std::vector<int> fds;         // sent, then closed by the server
   bool fds_with_error = false;  // send fds even with a non-zero status
   // Applied to the whole outgoing message (header included) before it is
   // sent: lets a test break the protocol on purpose.
@@ -169,8 +169,8 @@ class FakeServer {
       if (rep.tamper) rep.tamper(out);
       if (!rep.no_reply) {
         const bool with_fds = rep.status == 0 || rep.fds_with_error;
-        ctl::send_msg(server_, out, with_fds ? std::span<const int>(rep.fds)
-                                             : std::span<const int>());
+        ctl::send_msg(server_, out,
+                      with_fds ? std::span<const int>(rep.fds) : std::span<const int>());
       }
       for (int fd : rep.fds) ::close(fd);
     }
@@ -456,17 +456,14 @@ inline Reply MiniDaemon::handle(const Request& r) {
       return srqs.erase(r.as<ctl::DestroySrqReq>().srq_handle) != 0 ? Reply::ok()
                                                                     : Reply::error(ENOENT);
     case ctl::Op::kDeregMr:
-      return mrs.erase(r.as<ctl::DeregMrReq>().mr_handle) != 0 ? Reply::ok()
-                                                               : Reply::error(ENOENT);
+      return mrs.erase(r.as<ctl::DeregMrReq>().mr_handle) != 0 ? Reply::ok() : Reply::error(ENOENT);
     case ctl::Op::kDestroyAh:
       return ahs.erase(r.as<ctl::DestroyAhReq>().ah_handle) != 0 ? Reply::ok()
                                                                  : Reply::error(ENOENT);
     case ctl::Op::kDeallocPd:
     case ctl::Op::kModifySrq:
-    case ctl::Op::kDestroyCompChannel:
-      return Reply::ok();
-    default:
-      return Reply::error(EOPNOTSUPP);
+    case ctl::Op::kDestroyCompChannel: return Reply::ok();
+    default: return Reply::error(EOPNOTSUPP);
   }
 }
 
@@ -554,8 +551,8 @@ class FakeContext {
 
   // ibv_create_qp_ex on our provider; `send_ops` != 0 asks for ibv_qp_ex.
   ibv_qp* create_qp(ibv_pd* pd, ibv_cq* cq, ibv_qp_type type, ibv_srq* srq = nullptr,
-                    std::uint64_t send_ops = 0, std::uint32_t max_wr = 8,
-                    std::uint32_t max_sge = 2, std::uint32_t max_inline = 64) {
+                    std::uint64_t send_ops = 0, std::uint32_t max_wr = 8, std::uint32_t max_sge = 2,
+                    std::uint32_t max_inline = 64) {
     ibv_qp_init_attr_ex a{};
     a.qp_type = type;
     a.send_cq = cq;

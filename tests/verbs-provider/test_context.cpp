@@ -38,7 +38,9 @@ struct TempDir {
 TEST(ReadFirstLine_Files, LineWithoutNewlineAndErrors) {
   TempDir dir;
   char buf[64];
-  EXPECT_EQ(read_first_line(dir.file("a", "/run/uroce/uroced.sock\nrest\n").c_str(), buf, sizeof(buf)), 0);
+  EXPECT_EQ(read_first_line(dir.file("a", "/run/uroce/uroced.sock\nrest\n").c_str(), buf,
+                            sizeof(buf)),
+            0);
   EXPECT_STREQ(buf, "/run/uroce/uroced.sock");
   EXPECT_EQ(read_first_line(dir.file("b", "").c_str(), buf, sizeof(buf)), ENOENT);
   EXPECT_EQ(read_first_line((dir.path + "/missing").c_str(), buf, sizeof(buf)), ENOENT);

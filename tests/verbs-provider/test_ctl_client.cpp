@@ -182,8 +182,7 @@ TEST(CtlClientCall_Malformed, ShortAndLongBodiesGiveEproto) {
       Reply r = pd_reply();
       r.tamper = [delta](std::vector<std::byte>& m) {
         m.resize(static_cast<std::size_t>(static_cast<int>(m.size()) + delta));
-        header_field(m, offsetof(ctl::MsgHeader, length), static_cast<std::uint32_t>(m.size()),
-                     4);
+        header_field(m, offsetof(ctl::MsgHeader, length), static_cast<std::uint32_t>(m.size()), 4);
       };
       return r;
     });
@@ -271,8 +270,7 @@ TEST(CtlClientCall_Args, OversizedReplyOrFdCountGivesEinval) {
   EXPECT_EQ(rig.client.call(ctl::Op::kAllocPd, &req, sizeof(req), big, sizeof(big), {}, {}, 0),
             EINVAL);
   int fd;
-  EXPECT_EQ(rig.client.call(ctl::Op::kAllocPd, &req, sizeof(req), big, 8, {}, {&fd, 1}, 2),
-            EINVAL);
+  EXPECT_EQ(rig.client.call(ctl::Op::kAllocPd, &req, sizeof(req), big, 8, {}, {&fd, 1}, 2), EINVAL);
   std::byte big_req[CtlClient::kMaxRequestBody + 1] = {};
   EXPECT_EQ(rig.client.call(ctl::Op::kAllocPd, big_req, sizeof(big_req), big, 8, {}, {}, 0),
             EINVAL);
@@ -297,8 +295,8 @@ TEST(CtlClientCall_Threads, ConcurrentCallersGetTheirOwnReplies) {
         ctl::DeallocPdReq req{};
         req.pd_handle = static_cast<std::uint32_t>(t) * 1000 + i;
         ctl::AllocPdRep rep{};
-        const int rc = rig.client.call(ctl::Op::kDeallocPd, &req, sizeof(req), &rep,
-                                       sizeof(rep), {}, {}, 0);
+        const int rc =
+            rig.client.call(ctl::Op::kDeallocPd, &req, sizeof(req), &rep, sizeof(rep), {}, {}, 0);
         if (rc != 0 || rep.pd_handle != req.pd_handle * 2) ++bad;
       }
     });

@@ -75,10 +75,10 @@ TEST(ParseMapsLine_Lines, MalformedLinesAreRejected) {
   MapsLine m;
   EXPECT_FALSE(parse_maps_line("", &m));
   EXPECT_FALSE(parse_maps_line("zzzz-1000 rw-p 0 00:00 0", &m));
-  EXPECT_FALSE(parse_maps_line("2000-1000 rw-p 0 00:00 0", &m));      // end <= start
-  EXPECT_FALSE(parse_maps_line("1000-2000 rw-x 0 00:00 0", &m));      // neither p nor s
-  EXPECT_FALSE(parse_maps_line("1000-2000 rw-p 0 00-00 0", &m));      // bad dev
-  EXPECT_FALSE(parse_maps_line("1000-2000 rw-p 0 00:00", &m));        // no inode
+  EXPECT_FALSE(parse_maps_line("2000-1000 rw-p 0 00:00 0", &m));  // end <= start
+  EXPECT_FALSE(parse_maps_line("1000-2000 rw-x 0 00:00 0", &m));  // neither p nor s
+  EXPECT_FALSE(parse_maps_line("1000-2000 rw-p 0 00-00 0", &m));  // bad dev
+  EXPECT_FALSE(parse_maps_line("1000-2000 rw-p 0 00:00", &m));    // no inode
 }
 
 TEST(MemfdRegistryAcquire_Anonymous, MovesPagesOntoASealedSharedMemfd) {
@@ -144,7 +144,8 @@ TEST(MemfdRegistryAcquire_Reuse, PagesOfAReleasedMemfdMoveAgainWithTheirBytes) {
   MrBacking again;
   ASSERT_EQ(reg.acquire(buf.p, buf.len, &again), 0);
   EXPECT_EQ(again.map_offset, 0u);
-  auto* view = static_cast<std::byte*>(mmap(nullptr, again.map_len, PROT_READ, MAP_SHARED, again.fd, 0));
+  auto* view =
+      static_cast<std::byte*>(mmap(nullptr, again.map_len, PROT_READ, MAP_SHARED, again.fd, 0));
   ASSERT_NE(view, MAP_FAILED);
   EXPECT_EQ(view[5], std::byte{0x5A});
   EXPECT_EQ(view[6], static_cast<std::byte>(6 * 13 + 7));

@@ -144,7 +144,8 @@ TEST(RegMr_Remap, OneBufferOnTwoDevicesStaysOnOneMemfd) {
   ASSERT_NE(a, nullptr);
   ASSERT_NE(b, nullptr);
   EXPECT_EQ(process_memfds().entries(), 1u);
-  struct stat s0 {}, s1 {};
+  struct stat s0 {
+  }, s1{};
   {
     std::lock_guard<std::mutex> g0(dev0.daemon.mu);
     std::lock_guard<std::mutex> g1(dev1.daemon.mu);
@@ -186,10 +187,12 @@ TEST(ReregMr_Translation, NewBufferNewMemfdNewKeys) {
   EXPECT_EQ(fc.st()->memfds.entries(), 1u);  // the first buffer's memfd is released
 
   ASSERT_EQ(rereg_mr(vmr, IBV_REREG_MR_CHANGE_ACCESS, nullptr, nullptr, 0,
-                     IBV_ACCESS_REMOTE_READ | IBV_ACCESS_LOCAL_WRITE), 0);
+                     IBV_ACCESS_REMOTE_READ | IBV_ACCESS_LOCAL_WRITE),
+            0);
   EXPECT_EQ(fds_seen, 0);
   EXPECT_EQ(vmr->access, IBV_ACCESS_REMOTE_READ | IBV_ACCESS_LOCAL_WRITE);
-  EXPECT_EQ(seen.access, static_cast<std::uint32_t>(IBV_ACCESS_REMOTE_READ | IBV_ACCESS_LOCAL_WRITE));
+  EXPECT_EQ(seen.access,
+            static_cast<std::uint32_t>(IBV_ACCESS_REMOTE_READ | IBV_ACCESS_LOCAL_WRITE));
 
   // A refused translation keeps the old backing and releases the new one.
   fc.daemon.refuse = {ctl::Op::kReregMr};

@@ -21,7 +21,8 @@ struct Lib {
   Lib() {
     const char* path = std::getenv("UROCE_PRELOAD_LIB");
     if (path != nullptr) handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (handle != nullptr) fn = reinterpret_cast<CreateFn>(dlsym(handle, "ibv_create_comp_channel"));
+    if (handle != nullptr)
+      fn = reinterpret_cast<CreateFn>(dlsym(handle, "ibv_create_comp_channel"));
   }
   ~Lib() {
     if (handle != nullptr) dlclose(handle);

@@ -11,11 +11,11 @@ using testing::FakeContext;
 using transport::QpType;
 using transport::WrOpcode;
 
-constexpr std::uint64_t kAllRc =
-    IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM | IBV_QP_EX_WITH_SEND_WITH_INV |
-    IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | IBV_QP_EX_WITH_RDMA_READ |
-    IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD |
-    IBV_QP_EX_WITH_LOCAL_INV;
+constexpr std::uint64_t kAllRc = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |
+                                 IBV_QP_EX_WITH_SEND_WITH_INV | IBV_QP_EX_WITH_RDMA_WRITE |
+                                 IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | IBV_QP_EX_WITH_RDMA_READ |
+                                 IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
+                                 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_LOCAL_INV;
 
 struct Rig {
   explicit Rig(ibv_qp_type type = IBV_QPT_RC, std::uint64_t ops = kAllRc,

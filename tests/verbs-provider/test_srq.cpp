@@ -9,8 +9,8 @@ namespace uroce::provider {
 namespace {
 
 using testing::FakeContext;
-using testing::Request;
 using testing::Reply;
+using testing::Request;
 
 TEST(CreateSrq_Attr, GrantedAttrWrittenBackAndSrqNum) {
   FakeContext fc;

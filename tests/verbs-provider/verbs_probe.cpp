@@ -105,8 +105,8 @@ void to_init(ibv_qp* qp, bool ud) {
     a.qkey = 0x11111111;
     mask |= IBV_QP_QKEY;
   } else {
-    a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-                        IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+    a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+                        IBV_ACCESS_REMOTE_ATOMIC;
     mask |= IBV_QP_ACCESS_FLAGS;
   }
   if (ibv_modify_qp(qp, &a, mask) != 0) fail("modify_qp INIT");
@@ -126,8 +126,8 @@ void rc_connect(ibv_qp* qp, std::uint32_t dest_qpn, const ibv_gid& dgid) {
   a.ah_attr.grh.hop_limit = 64;
   a.ah_attr.port_num = 1;
   if (ibv_modify_qp(qp, &a,
-                    IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-                        IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER) != 0) {
+                    IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+                        IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER) != 0) {
     fail("modify_qp RTR");
   }
   ibv_qp_attr s{};
@@ -384,8 +384,8 @@ int loopback(const char* dev_a, const char* dev_b) {
   if (ibv_destroy_ah(ah) || ibv_destroy_qp(uqa) || ibv_destroy_qp(uqb) || ibv_destroy_qp(qa) ||
       ibv_destroy_qp(qb) || ibv_destroy_srq(srq_b) || ibv_destroy_cq(ucq_a) ||
       ibv_destroy_cq(ucq_b) || ibv_destroy_cq(ibv_cq_ex_to_cq(cqa)) || ibv_destroy_cq(cqb) ||
-      ibv_destroy_comp_channel(chb) || ibv_dereg_mr(ma) || ibv_dereg_mr(mb) ||
-      ibv_dealloc_pd(pa) || ibv_dealloc_pd(pb)) {
+      ibv_destroy_comp_channel(chb) || ibv_dereg_mr(ma) || ibv_dereg_mr(mb) || ibv_dealloc_pd(pa) ||
+      ibv_dealloc_pd(pb)) {
     fail("destroy");
   }
   if (ibv_close_device(ca) != 0 || ibv_close_device(cb) != 0) fail("ibv_close_device");
@@ -437,8 +437,7 @@ int death(const char* dev) {
   check(poll(&(pf = pollfd{ch->fd, POLLIN, 0}), 1, 5000) == 1, "channel readable (EOF)");
   check(ibv_get_cq_event(ch, &ev_cq, &ev_ctx) == -1, "ibv_get_cq_event fails");
   errno = 0;
-  check(ibv_reg_mr(pd, buf, 64, kLocalWrite) == nullptr && errno == EIO,
-        "reg_mr EIO");
+  check(ibv_reg_mr(pd, buf, 64, kLocalWrite) == nullptr && errno == EIO, "reg_mr EIO");
   ibv_port_attr port{};
   check(ibv_query_port(ctx, 1, &port) == EIO, "query_port EIO");
   ibv_qp_attr attr{};

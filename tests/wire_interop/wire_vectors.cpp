@@ -66,8 +66,7 @@ PacketSpec base(std::uint8_t opcode, std::uint32_t n) {
 std::vector<Vector> make_vectors() {
   std::vector<Vector> v;
   std::uint32_t n = 0;
-  auto add = [&](std::string name, std::uint8_t opcode, std::size_t len,
-                 auto&& fill) {
+  auto add = [&](std::string name, std::uint8_t opcode, std::size_t len, auto&& fill) {
     Vector x;
     x.name = std::move(name);
     x.spec = base(opcode, n++);
@@ -108,45 +107,35 @@ std::vector<Vector> make_vectors() {
   add("RC_SEND_LAST_WITH_INVALIDATE", op::kRcSendLastInv, 10, inv);
   add("RC_SEND_ONLY_WITH_INVALIDATE", op::kRcSendOnlyInv, 11, inv);
   add("RC_RDMA_READ_REQUEST", op::kRcReadRequest, 0, reth);
-  add("RC_RDMA_READ_RESPONSE_FIRST", op::kRcReadResponseFirst, 256,
-      aeth(aeth_ack_syndrome()));
+  add("RC_RDMA_READ_RESPONSE_FIRST", op::kRcReadResponseFirst, 256, aeth(aeth_ack_syndrome()));
   add("RC_RDMA_READ_RESPONSE_MIDDLE", op::kRcReadResponseMiddle, 256, none);
-  add("RC_RDMA_READ_RESPONSE_LAST", op::kRcReadResponseLast, 13,
-      aeth(aeth_ack_syndrome()));
-  add("RC_RDMA_READ_RESPONSE_ONLY", op::kRcReadResponseOnly, 14,
-      aeth(aeth_ack_syndrome()));
+  add("RC_RDMA_READ_RESPONSE_LAST", op::kRcReadResponseLast, 13, aeth(aeth_ack_syndrome()));
+  add("RC_RDMA_READ_RESPONSE_ONLY", op::kRcReadResponseOnly, 14, aeth(aeth_ack_syndrome()));
   add("RC_ACKNOWLEDGE", op::kRcAck, 0, aeth(aeth_ack_syndrome()));
   add("RC_ACKNOWLEDGE_CREDITS_3", op::kRcAck, 0, aeth(aeth_ack_syndrome(3)));
-  add("RC_NAK_PSN_SEQ_ERROR", op::kRcAck, 0,
-      aeth(aeth_nak_syndrome(NakCode::kPsnSeqError)));
-  add("RC_NAK_INVALID_REQUEST", op::kRcAck, 0,
-      aeth(aeth_nak_syndrome(NakCode::kInvalidRequest)));
+  add("RC_NAK_PSN_SEQ_ERROR", op::kRcAck, 0, aeth(aeth_nak_syndrome(NakCode::kPsnSeqError)));
+  add("RC_NAK_INVALID_REQUEST", op::kRcAck, 0, aeth(aeth_nak_syndrome(NakCode::kInvalidRequest)));
   add("RC_NAK_REMOTE_ACCESS_ERROR", op::kRcAck, 0,
       aeth(aeth_nak_syndrome(NakCode::kRemoteAccessError)));
-  add("RC_NAK_REMOTE_OP_ERROR", op::kRcAck, 0,
-      aeth(aeth_nak_syndrome(NakCode::kRemoteOpError)));
+  add("RC_NAK_REMOTE_OP_ERROR", op::kRcAck, 0, aeth(aeth_nak_syndrome(NakCode::kRemoteOpError)));
   add("RC_RNR_NAK", op::kRcAck, 0, aeth(aeth_rnr_nak_syndrome(14)));
   add("RC_CMP_SWAP", op::kRcCompareSwap, 0, [](PacketSpec& s) {
-    s.atomic_eth = AtomicEthHdr::make(0x00007f0000001000ull, 0x0badf00d,
-                                      0x1111222233334444ull,
+    s.atomic_eth = AtomicEthHdr::make(0x00007f0000001000ull, 0x0badf00d, 0x1111222233334444ull,
                                       0x5555666677778888ull);
   });
   add("RC_FETCH_ADD", op::kRcFetchAdd, 0, [](PacketSpec& s) {
-    s.atomic_eth =
-        AtomicEthHdr::make(0x00007f0000002008ull, 0x0badf00d, 42, 0);
+    s.atomic_eth = AtomicEthHdr::make(0x00007f0000002008ull, 0x0badf00d, 42, 0);
   });
   add("RC_ATOMIC_ACKNOWLEDGE", op::kRcAtomicAck, 0, [](PacketSpec& s) {
     s.aeth = AethHdr::make(aeth_ack_syndrome(), 0x000102);
     s.atomic_ack_eth = AtomicAckEthHdr::make(0x8877665544332211ull);
   });
-  add("UD_SEND_ONLY", op::kUdSendOnly, 17, [](PacketSpec& s) {
-    s.deth = DethHdr::make(0x11111111, 0x000abc);
+  add("UD_SEND_ONLY", op::kUdSendOnly, 17,
+      [](PacketSpec& s) { s.deth = DethHdr::make(0x11111111, 0x000abc); });
+  add("UD_SEND_ONLY_WITH_IMMEDIATE", op::kUdSendOnlyImm, 18, [](PacketSpec& s) {
+    s.deth = DethHdr::make(0x80010000, 0x000def);
+    s.immdt = ImmDtHdr::make(0xcafef00d);
   });
-  add("UD_SEND_ONLY_WITH_IMMEDIATE", op::kUdSendOnlyImm, 18,
-      [](PacketSpec& s) {
-        s.deth = DethHdr::make(0x80010000, 0x000def);
-        s.immdt = ImmDtHdr::make(0xcafef00d);
-      });
   add("CNP", op::kCnp, 0, [](PacketSpec& s) {
     s.becn = true;
     s.psn = 0;
@@ -227,18 +216,15 @@ class Json {
 
 // Fields shared by the vector description and the parse result, named as
 // check_scapy.py expects.
-void ext_fields(Json& j, const OpcodeInfo& info, const DethHdr& deth,
-                const RethHdr& reth, const AtomicEthHdr& at,
-                const AethHdr& aeth, const AtomicAckEthHdr& aack,
+void ext_fields(Json& j, const OpcodeInfo& info, const DethHdr& deth, const RethHdr& reth,
+                const AtomicEthHdr& at, const AethHdr& aeth, const AtomicAckEthHdr& aack,
                 const ImmDtHdr& immdt, const IethHdr& ieth) {
   if (info.has(ExtHdr::kDeth)) {
     j.obj("deth", Json().num("qkey", deth.qkey()).num("src_qp", deth.src_qp()));
   }
   if (info.has(ExtHdr::kReth)) {
-    j.obj("reth", Json()
-                      .num("va", reth.va())
-                      .num("rkey", reth.rkey())
-                      .num("dma_len", reth.dma_len()));
+    j.obj("reth",
+          Json().num("va", reth.va()).num("rkey", reth.rkey()).num("dma_len", reth.dma_len()));
   }
   if (info.has(ExtHdr::kAtomicEth)) {
     j.obj("atomic_eth", Json()
@@ -300,15 +286,11 @@ int cmd_gen(const char* pcap_path) {
         .num("psn", s.psn);
     ext_fields(f, info, s.deth.value_or(DethHdr{}), s.reth.value_or(RethHdr{}),
                s.atomic_eth.value_or(AtomicEthHdr{}), s.aeth.value_or(AethHdr{}),
-               s.atomic_ack_eth.value_or(AtomicAckEthHdr{}),
-               s.immdt.value_or(ImmDtHdr{}), s.ieth.value_or(IethHdr{}));
+               s.atomic_ack_eth.value_or(AtomicAckEthHdr{}), s.immdt.value_or(ImmDtHdr{}),
+               s.ieth.value_or(IethHdr{}));
     f.str("payload", hex(x.payload));
-    std::printf("%s\n", Json()
-                            .str("name", x.name)
-                            .obj("fields", f)
-                            .str("hex", hex(frame))
-                            .done()
-                            .c_str());
+    std::printf("%s\n",
+                Json().str("name", x.name).obj("fields", f).str("hex", hex(frame)).done().c_str());
   }
   return pcap.close() == 0 ? 0 : 1;
 }
@@ -348,8 +330,8 @@ int cmd_parse() {
           .num("dest_qp", p.bth.dest_qp())
           .flag("ack_req", p.bth.ack_req())
           .num("psn", p.bth.psn());
-      ext_fields(j, *p.info, p.deth, p.reth, p.atomic_eth, p.aeth,
-                 p.atomic_ack_eth, p.immdt, p.ieth);
+      ext_fields(j, *p.info, p.deth, p.reth, p.atomic_eth, p.aeth, p.atomic_ack_eth, p.immdt,
+                 p.ieth);
       j.str("payload", hex(p.payload));
     }
     std::printf("%s\n", j.done().c_str());
@@ -383,7 +365,6 @@ int main(int argc, char** argv) {
   if (cmd == "gen" && argc == 3) return cmd_gen(argv[2]);
   if (cmd == "parse" && argc == 2) return cmd_parse();
   if (cmd == "corpus" && argc == 3) return cmd_corpus(argv[2]);
-  std::fprintf(stderr,
-               "usage: wire_vectors gen PCAP | parse | corpus DIR\n");
+  std::fprintf(stderr, "usage: wire_vectors gen PCAP | parse | corpus DIR\n");
   return 2;
 }

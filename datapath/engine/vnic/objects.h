@@ -36,8 +36,9 @@ Vnic<PortIo, Sched>::Vnic(const VnicConfig& cfg, PortIo& io)
   // Doorbells: two per QP slot (SQ, RQ), then one per SRQ slot.
   const std::size_t targets = qps_.size() + srq_slots_.size();
   qp_bells_ = static_cast<std::uint32_t>(2 * qps_.size());
-  [[maybe_unused]] const shm::DoorbellError dbe = shm::make_doorbell_geometry(
-      static_cast<std::uint32_t>(2 * qps_.size() + srq_slots_.size()), &db_geo_);
+  [[maybe_unused]] const shm::DoorbellError dbe =
+      shm::make_doorbell_geometry(static_cast<std::uint32_t>(2 * qps_.size() + srq_slots_.size()),
+                                  &db_geo_);
   assert(dbe == shm::DoorbellError::kOk);
   db_queued_.assign(targets, 0);
   db_next_.reserve(targets);
@@ -391,9 +392,7 @@ int Vnic<PortIo, Sched>::query_qp(ObjId id, QpQuery* out) {
   QpEntry* e = find_qp(id);
   if (e == nullptr) return ENOENT;
   switch (e->type) {
-    case QpType::kRc:
-      out->values = e->rc->query();
-      break;
+    case QpType::kRc: out->values = e->rc->query(); break;
     case QpType::kUc:
       out->values = e->attr;
       out->values.sq_psn = e->uc->next_psn().value();
@@ -515,9 +514,7 @@ void Vnic<PortIo, Sched>::qp_status(std::vector<QpStatus>* out) const {
         s.uc = e.uc->counters();
         s.dest_qpn = e.attr.dest_qp_num;
         break;
-      case QpType::kUd:
-        s.ud = e.ud->counters();
-        break;
+      case QpType::kUd: s.ud = e.ud->counters(); break;
     }
     out->push_back(s);
   }

@@ -57,7 +57,8 @@ inline bool Vnic<PortIo, Sched>::pfc_paused(const QpEntry& e, TimeNs now) {
 // `from_port`: false for looped-back frames (our own QPs' packets, which the
 // TTL monitor must not take for a loop).
 template <class PortIo, sched::TxScheduler Sched>
-inline void Vnic<PortIo, Sched>::on_frame(std::span<const std::uint8_t> f, TimeNs now, bool from_port) {
+inline void Vnic<PortIo, Sched>::on_frame(std::span<const std::uint8_t> f, TimeNs now,
+                                          bool from_port) {
   using transport::QpType;
   ++ctr_.rx_frames;
   ctr_.rx_bytes += f.size();

@@ -41,12 +41,8 @@ inline sched::ServeResult Vnic<PortIo, Sched>::serve(QpEntry& e, std::uint32_t b
       r.more = e.rc->has_output();
       break;
     }
-    case QpType::kUc:
-      r = serve_unreliable(*e.uc, e, tx, b);
-      break;
-    case QpType::kUd:
-      r = serve_unreliable(*e.ud, e, tx, b);
-      break;
+    case QpType::kUc: r = serve_unreliable(*e.uc, e, tx, b); break;
+    case QpType::kUd: r = serve_unreliable(*e.ud, e, tx, b); break;
   }
   drain_qp_events(e);
   return r;
@@ -60,7 +56,7 @@ inline sched::ServeResult Vnic<PortIo, Sched>::serve(QpEntry& e, std::uint32_t b
 template <class PortIo, sched::TxScheduler Sched>
 template <class Q>
 inline sched::ServeResult Vnic<PortIo, Sched>::serve_unreliable(Q& q, QpEntry& e, QpTx& tx,
-                                                        std::uint32_t b) {
+                                                                std::uint32_t b) {
   sched::ServeResult r;
   const std::uint64_t no_buf = q.counters().tx_no_buffer;
   r.sent = q.process_send(tx, e.scq->sink, b);

@@ -97,8 +97,9 @@ TEST(RenderPfc, PrioritiesBadInputAndTtl) {
             std::string::npos)
       << out;
   EXPECT_NE(out.find("replay_lower_ttl 2  outliers_low 1"), std::string::npos) << out;
-  EXPECT_NE(out.find("\n   3  yes             4           2       4       1.500         7          1  "
-                     "yes         2.000     5                9      3  no          0     0.000\n"),
+  EXPECT_NE(out.find(
+                "\n   3  yes             4           2       4       1.500         7          1  "
+                "yes         2.000     5                9      3  no          0     0.000\n"),
             std::string::npos)
       << out;  // DROPS = 1 stage_full + 2 hold_full
 }

@@ -48,9 +48,7 @@ class FakeDevice final : public Device {
   int alloc_qpn(std::uint32_t*) override { return ENOSYS; }
   int create_cq(const engine::CqCreate&) override { return ENOSYS; }
   int destroy_cq(engine::ObjId) override { return ENOSYS; }
-  int resize_cq(engine::ObjId, const engine::RingMem&, ctl::CqNotify*) override {
-    return ENOSYS;
-  }
+  int resize_cq(engine::ObjId, const engine::RingMem&, ctl::CqNotify*) override { return ENOSYS; }
   int create_srq(const engine::SrqCreate&) override { return ENOSYS; }
   int modify_srq(engine::ObjId, std::uint32_t, const transport::SrqAttr&) override {
     return ENOSYS;

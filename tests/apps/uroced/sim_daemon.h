@@ -64,8 +64,7 @@ class SimDaemon {
     info.pid = static_cast<long>(getpid());
     info.run_dir = dir_;
     info.poll = "backoff";
-    server_ = std::make_unique<Server>(std::vector<Device*>{d0_.get(), d1_.get()}, info,
-                                       resolve);
+    server_ = std::make_unique<Server>(std::vector<Device*>{d0_.get(), d1_.get()}, info, resolve);
     std::string err;
     listen_rc_ = server_->listen(socket_path(), &err);
     if (listen_rc_ == 0) server_->start(nullptr);
@@ -161,8 +160,8 @@ class RawClient {
   int fd() const { return fd_; }
 
   bool send_raw(const void* p, std::size_t n, std::vector<int> fds = {}) {
-    const ctl::IoResult r = ctl::send_msg(
-        fd_, std::span<const std::byte>(static_cast<const std::byte*>(p), n), fds);
+    const ctl::IoResult r =
+        ctl::send_msg(fd_, std::span<const std::byte>(static_cast<const std::byte*>(p), n), fds);
     return r.ok();
   }
 

@@ -4,8 +4,8 @@
 #include "apps/uroced/client_session.h"
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 #include <sys/mman.h>
+#include <nlohmann/json.hpp>
 
 #include <cerrno>
 

@@ -165,14 +165,11 @@ TEST(LoadToml_DuplicateIp, NamesBothDevices) {
 }
 
 TEST(LoadToml_MtuRange, BothEnds) {
-  EXPECT_EQ(error_of(with("mtu = 9000", "mtu = 575")),
-            "device[0].mtu: 575 is outside 576..9216");
-  EXPECT_EQ(error_of(with("mtu = 9000", "mtu = 9217")),
-            "device[0].mtu: 9217 is outside 576..9216");
+  EXPECT_EQ(error_of(with("mtu = 9000", "mtu = 575")), "device[0].mtu: 575 is outside 576..9216");
+  EXPECT_EQ(error_of(with("mtu = 9000", "mtu = 9217")), "device[0].mtu: 9217 is outside 576..9216");
   EXPECT_EQ(error_of(with("mtu = 9000", "mtu = 576")), "");
   EXPECT_EQ(error_of(with("mtu = 9000", "mtu = 9216")), "");
-  EXPECT_EQ(error_of(with("mtu = 9000", "mtu = \"9000\"")),
-            "device[0].mtu: expected an integer");
+  EXPECT_EQ(error_of(with("mtu = 9000", "mtu = \"9000\"")), "device[0].mtu: expected an integer");
 }
 
 TEST(LoadToml_UnknownPollMode, Rejected) {
@@ -255,8 +252,7 @@ TEST(Validate_RunDir, AbsoluteAndShortEnough) {
 TEST(ParseDeviceSpec_Valid, AllKeys) {
   DeviceConfig d;
   ASSERT_EQ(parse_device_spec(
-                "name=uroce0;mac=02:00:00:00:00:01;ipv4=10.0.0.1;mtu=9000;port=ring:p0", 0,
-                &d),
+                "name=uroce0;mac=02:00:00:00:00:01;ipv4=10.0.0.1;mtu=9000;port=ring:p0", 0, &d),
             "");
   EXPECT_EQ(d.name, "uroce0");
   EXPECT_EQ(d.mtu, 9000u);
@@ -297,8 +293,8 @@ TEST(ParseDeviceSpec_Impairment, ReadsEveryKey) {
   EXPECT_EQ(d.impair.drop_seed, 18446744073709551615ull);
   EXPECT_TRUE(d.impair.active());
   DeviceConfig off;
-  ASSERT_EQ(parse_device_spec("name=uroce0;port=ring:p0;mac=02:00:00:00:00:01;ipv4=10.0.0.1",
-                              0, &off),
+  ASSERT_EQ(parse_device_spec("name=uroce0;port=ring:p0;mac=02:00:00:00:00:01;ipv4=10.0.0.1", 0,
+                              &off),
             "");
   EXPECT_FALSE(off.impair.active());
 }
@@ -331,7 +327,8 @@ TEST(ParseDeviceSpec_Impairment, ErrorsNameTheKey) {
 
 TEST(LoadToml_Impairment, ReadsEveryKeyAndNamesErrors) {
   DaemonConfig cfg;
-  ASSERT_EQ(load_and_validate(with("mtu = 9000", "mtu = 9000\ndrop_tx_every = 7\n"
+  ASSERT_EQ(load_and_validate(with("mtu = 9000",
+                                   "mtu = 9000\ndrop_tx_every = 7\n"
                                    "drop_rx_every = 3\ndrop_tx_rate = 0.5\n"
                                    "drop_rx_rate = 0\ndrop_seed = 12"),
                               &cfg),
@@ -351,8 +348,7 @@ TEST(LoadToml_Impairment, ReadsEveryKeyAndNamesErrors) {
             "device[0].drop_tx_every: expected an integer");
   EXPECT_EQ(error_of(with("mtu = 9000", "drop_rx_every = -2")),
             "device[0].drop_rx_every: -2 is outside 0..4294967295 (0 = off)");
-  EXPECT_EQ(error_of(with("mtu = 9000", "drop_seed = -1")),
-            "device[0].drop_seed: -1 is negative");
+  EXPECT_EQ(error_of(with("mtu = 9000", "drop_seed = -1")), "device[0].drop_seed: -1 is negative");
   EXPECT_EQ(error_of(with("mtu = 9000", "drop_seed = true")),
             "device[0].drop_seed: expected a number");
 }
@@ -425,7 +421,8 @@ TEST(LoadToml_Pfc, ErrorsNameTheKey) {
     return error_of(with("mtu = 9000", "mtu = 9000\n[device.pfc]\n" + table));
   };
   EXPECT_EQ(err("priorities = [8]"), "device[0].pfc.priorities[0]: 8 is outside 0..7");
-  EXPECT_EQ(err("priorities = 3"), "device[0].pfc.priorities: expected an array of priorities 0..7");
+  EXPECT_EQ(err("priorities = 3"),
+            "device[0].pfc.priorities: expected an array of priorities 0..7");
   EXPECT_EQ(err("mode = \"adaptive\""),
             "device[0].pfc.mode: \"adaptive\" is not a mode (expected \"static\" or \"dynamic\")");
   EXPECT_EQ(err("alpha = \"1/0\""), "device[0].pfc.alpha: '1/0' must be > 0");
@@ -440,7 +437,8 @@ TEST(LoadToml_Pfc, ErrorsNameTheKey) {
   EXPECT_EQ(err("storm_detection_ms = 0"),
             "device[0].pfc.storm_detection_ms: 0 is outside 1..3600000");
   EXPECT_EQ(err("storm_watchdog = 1"), "device[0].pfc.storm_watchdog: expected true or false");
-  EXPECT_EQ(err("priority_dscp = [0, 8, 64]"), "device[0].pfc.priority_dscp[2]: 64 is outside 0..63");
+  EXPECT_EQ(err("priority_dscp = [0, 8, 64]"),
+            "device[0].pfc.priority_dscp[2]: 64 is outside 0..63");
   EXPECT_EQ(err("sl_priority = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]"),
             "device[0].pfc.sl_priority: expected an array of at most 16 integers");
   EXPECT_EQ(err("colour = 1"), "device[0].pfc.colour: unknown key");
@@ -474,8 +472,8 @@ TEST(ParseDeviceSpec_Pfc, PrioritiesTtlAndSpeed) {
   EXPECT_EQ(d.pfc.ttl.tx_ttl, 17);
   EXPECT_EQ(d.link_mbps, 40000u);
   DeviceConfig n;
-  EXPECT_EQ(parse_device_spec("name=a;port=ring:p0;mac=02:00:00:00:00:01;ipv4=10.0.0.1;pfc=none",
-                              0, &n),
+  EXPECT_EQ(parse_device_spec("name=a;port=ring:p0;mac=02:00:00:00:00:01;ipv4=10.0.0.1;pfc=none", 0,
+                              &n),
             "");
   EXPECT_EQ(n.pfc.enable, 0);
   EXPECT_EQ(parse_device_spec("name=a;pfc=8", 0, &n),
@@ -484,7 +482,8 @@ TEST(ParseDeviceSpec_Pfc, PrioritiesTtlAndSpeed) {
   EXPECT_EQ(parse_device_spec("name=a;pfc=3,,4", 0, &n),
             "device[0].pfc: \"3,,4\" is not a list of priorities 0..7 (e.g. \"3\" or "
             "\"3,4\"; \"none\")");
-  EXPECT_EQ(parse_device_spec("name=a;tx_ttl=x", 0, &n), "device[0].tx_ttl: \"x\" is not an integer");
+  EXPECT_EQ(parse_device_spec("name=a;tx_ttl=x", 0, &n),
+            "device[0].tx_ttl: \"x\" is not an integer");
   EXPECT_EQ(parse_device_spec("name=a;tx_ttl=0", 0, &n), "device[0].tx_ttl: 0 is outside 1..255");
 }
 
@@ -527,13 +526,13 @@ TEST(ApplyCommandLine_BadPoll, NamesTheOption) {
 }
 
 TEST(ParseCommandLine_Options, Collected) {
-  const char* argv[] = {"uroced", "--config", "/x.toml", "--run-dir", "/tmp/r",
-                        "--lcore", "2", "--poll", "busy", "--eal-arg=--in-memory",
-                        "--eal-arg", "--no-pci",
-                        "--device", "name=a", "--device", "name=b", "--log-level", "debug"};
+  const char* argv[] =
+      {"uroced",    "--config",    "/x.toml",  "--run-dir", "/tmp/r",
+       "--lcore",   "2",           "--poll",   "busy",      "--eal-arg=--in-memory",
+       "--eal-arg", "--no-pci",    "--device", "name=a",    "--device",
+       "name=b",    "--log-level", "debug"};
   CommandLine cl;
-  ASSERT_EQ(parse_command_line(static_cast<int>(std::size(argv)), const_cast<char**>(argv),
-                               &cl),
+  ASSERT_EQ(parse_command_line(static_cast<int>(std::size(argv)), const_cast<char**>(argv), &cl),
             -1);
   EXPECT_EQ(cl.config_file, "/x.toml");
   EXPECT_EQ(cl.run_dir, "/tmp/r");

@@ -82,7 +82,8 @@ TEST(CheckRequest_Length, MustEqualBytesReceived) {
 }
 
 TEST(CheckRequest_UnknownOp, Eopnotsupp) {
-  for (std::uint16_t op : {std::uint16_t{0}, std::uint16_t{ctl::kMaxOp + 1}, std::uint16_t{0xffff}}) {
+  for (std::uint16_t op :
+       {std::uint16_t{0}, std::uint16_t{ctl::kMaxOp + 1}, std::uint16_t{0xffff}}) {
     std::vector<std::byte> m(sizeof(ctl::MsgHeader));
     set_header(m, {ctl::kMagic, ctl::kVersion, op, sizeof(ctl::MsgHeader), 1});
     ctl::MsgHeader out;

@@ -38,8 +38,8 @@ TEST(ValuesFromIbv_Valid, CopiesSelectedFields) {
   a.max_rd_atomic = 16;
   a.qkey = 0x11111111;  // not in the mask: left alone
   transport::QpAttrValues v;
-  ASSERT_EQ(values_from_ibv(qa::kState | qa::kSqPsn | qa::kTimeout | qa::kRetryCnt |
-                                qa::kRnrRetry | qa::kMaxQpRdAtomic,
+  ASSERT_EQ(values_from_ibv(qa::kState | qa::kSqPsn | qa::kTimeout | qa::kRetryCnt | qa::kRnrRetry |
+                                qa::kMaxQpRdAtomic,
                             a, wire::PathMtu::k4096, 16, &v),
             0);
   EXPECT_EQ(v.qp_state, transport::QpState::kRts);
@@ -70,15 +70,13 @@ TEST(ValuesFromIbv_Ranges, Einval) {
   EXPECT_EQ(check(qa::kRnrRetry, [](ibv_qp_attr& a) { a.rnr_retry = 8; }), EINVAL);
   EXPECT_EQ(check(qa::kMinRnrTimer, [](ibv_qp_attr& a) { a.min_rnr_timer = 32; }), EINVAL);
   EXPECT_EQ(check(qa::kMaxQpRdAtomic, [](ibv_qp_attr& a) { a.max_rd_atomic = 17; }), EINVAL);
-  EXPECT_EQ(check(qa::kMaxDestRdAtomic, [](ibv_qp_attr& a) { a.max_dest_rd_atomic = 17; }),
-            EINVAL);
+  EXPECT_EQ(check(qa::kMaxDestRdAtomic, [](ibv_qp_attr& a) { a.max_dest_rd_atomic = 17; }), EINVAL);
   EXPECT_EQ(check(qa::kPort, [](ibv_qp_attr& a) { a.port_num = 2; }), EINVAL);
   EXPECT_EQ(check(qa::kPkeyIndex, [](ibv_qp_attr& a) { a.pkey_index = 1; }), EINVAL);
   EXPECT_EQ(check(qa::kDestQpn, [](ibv_qp_attr& a) { a.dest_qp_num = 1u << 24; }), EINVAL);
   EXPECT_EQ(check(qa::kRqPsn, [](ibv_qp_attr& a) { a.rq_psn = 1u << 24; }), EINVAL);
   EXPECT_EQ(check(qa::kSqPsn, [](ibv_qp_attr& a) { a.sq_psn = 1u << 24; }), EINVAL);
-  EXPECT_EQ(check(qa::kAccessFlags,
-                  [](ibv_qp_attr& a) { a.qp_access_flags = IBV_ACCESS_MW_BIND; }),
+  EXPECT_EQ(check(qa::kAccessFlags, [](ibv_qp_attr& a) { a.qp_access_flags = IBV_ACCESS_MW_BIND; }),
             EINVAL);
 }
 

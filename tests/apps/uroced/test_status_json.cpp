@@ -146,8 +146,8 @@ TEST(StatusJson_Clients, ObjectsByKind) {
   c.qps = {{12, 0x44}};
   c.bad_requests = 2;
   const std::vector<ClientSummary> clients{c};
-  const json j = json::parse(status_json(info(), {&d}, {DeviceSnapshot{}}, false, &clients,
-                                         1 << 16));
+  const json j =
+      json::parse(status_json(info(), {&d}, {DeviceSnapshot{}}, false, &clients, 1 << 16));
   ASSERT_EQ(j["clients"].size(), 1u);
   const json& cl = j["clients"][0];
   EXPECT_EQ(cl["pid"], 123);

@@ -62,10 +62,8 @@ SysfsDevice dev0() {
 }
 
 TEST(NodeGuidText, Eui64OfMac) {
-  EXPECT_EQ(node_guid_text(*wire::MacAddr::parse("02:00:00:ab:00:01")),
-            "0000:00ff:feab:0001");
-  EXPECT_EQ(node_guid_text(*wire::MacAddr::parse("00:11:22:33:44:55")),
-            "0211:22ff:fe33:4455");
+  EXPECT_EQ(node_guid_text(*wire::MacAddr::parse("02:00:00:ab:00:01")), "0000:00ff:feab:0001");
+  EXPECT_EQ(node_guid_text(*wire::MacAddr::parse("00:11:22:33:44:55")), "0211:22ff:fe33:4455");
 }
 
 TEST(NodeGuidBe, BytesInNetworkOrder) {
@@ -116,8 +114,8 @@ TEST(AddSysfsDevice_MatchesScript, SameFilesAsUroceSysfsSh) {
   ASSERT_EQ(add_sysfs_device(ours, d0, &err), 0) << err;
   ASSERT_EQ(add_sysfs_device(ours, d1, &err), 0) << err;
   const std::string script = std::string(UROCE_SOURCE_ROOT) + "/verbs-provider/uroce-sysfs.sh";
-  const std::string cmd0 = script + " add-device " + theirs +
-                           " uroce0 7 --mac 02:00:00:ab:00:01 --ipv4 10.88.0.1";
+  const std::string cmd0 =
+      script + " add-device " + theirs + " uroce0 7 --mac 02:00:00:ab:00:01 --ipv4 10.88.0.1";
   const std::string cmd1 = script + " add-device " + theirs + " uroce1 8 --mac 02:00:00:ab:00:02";
   ASSERT_EQ(std::system(cmd0.c_str()), 0);
   ASSERT_EQ(std::system(cmd1.c_str()), 0);

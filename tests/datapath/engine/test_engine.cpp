@@ -202,7 +202,6 @@ TEST(Engine_Busy, NeverSleeps) {
   EXPECT_EQ(e.counters().sleeps, 0u);
 }
 
-
 // A comp event written to a pipe whose reader is gone raises SIGPIPE on the
 // engine thread; run() must neither die of it nor leave it pending.
 TEST(Engine_Run, SurvivesAClosedCompChannel) {

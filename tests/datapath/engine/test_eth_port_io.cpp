@@ -43,9 +43,8 @@ TEST(EthPortIo_RxBurst, HandsEachFrameAsASpanAndFreesTheMbufs) {
   commit_frame(a.tx(), 4170, 3);
   ASSERT_EQ(a.flush(), 3u);
   std::vector<std::pair<std::size_t, std::uint8_t>> got;
-  EXPECT_EQ(b.rx_burst([&](std::span<const std::uint8_t> f) {
-              got.emplace_back(f.size(), f.back());
-            }),
+  EXPECT_EQ(b.rx_burst(
+                [&](std::span<const std::uint8_t> f) { got.emplace_back(f.size(), f.back()); }),
             3u);
   ASSERT_EQ(got.size(), 3u);
   EXPECT_EQ(got[0], (std::pair<std::size_t, std::uint8_t>{60, 1}));

@@ -1,7 +1,7 @@
 #include "datapath/engine/event_fd.h"
 
-#include <gtest/gtest.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -55,7 +55,8 @@ TEST(EventFd_Write, FailuresByReason) {
   EXPECT_EQ(r, FdWrite::kFull);
   ::close(p.fd[0]);
   p.fd[0] = -1;
-  struct sigaction ign {}, old {};
+  struct sigaction ign {
+  }, old{};
   ign.sa_handler = SIG_IGN;
   ::sigaction(SIGPIPE, &ign, &old);
   EXPECT_EQ(write_comp_event(p.fd[1], 1), FdWrite::kClosed);

@@ -125,16 +125,14 @@ shm::SendWqeFields send_wqe(std::uint64_t wr_id) {
 }
 
 struct ImpairedRcPair : TwoHosts, RcQpPair {
-  void SetUp() override {
-    open(a, b);
-  }
+  void SetUp() override { open(a, b); }
 
   // Sends kN messages A -> B; returns the completions at A and B.
   void transfer(int n, std::vector<ib_uverbs_wc>* sc, std::vector<ib_uverbs_wc>* rc) {
     int posted = 0;
     int recvd = 0;
-    for (int round = 0; round < 20000 && (static_cast<int>(sc->size()) < n ||
-                                          static_cast<int>(rc->size()) < n);
+    for (int round = 0;
+         round < 20000 && (static_cast<int>(sc->size()) < n || static_cast<int>(rc->size()) < n);
          ++round) {
       while (recvd < n && bqp->rqp.free_slots() > 0) {
         bqp->post_recv(1000 + recvd, {b.sge(static_cast<std::size_t>(recvd % 8) * 1024, 1024)});

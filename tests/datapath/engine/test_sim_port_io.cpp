@@ -8,8 +8,7 @@
 namespace uroce::engine {
 namespace {
 
-port::SimLinkConfig link_cfg(TimeNs delay, std::uint64_t bps = 0,
-                             std::uint32_t queue = 1024) {
+port::SimLinkConfig link_cfg(TimeNs delay, std::uint64_t bps = 0, std::uint32_t queue = 1024) {
   port::SimDirectionConfig d;
   d.propagation_ns = delay;
   d.bandwidth_bps = bps;

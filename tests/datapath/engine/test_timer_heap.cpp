@@ -18,7 +18,7 @@ TEST(TimerHeap_Set, EarliestFirstAndMovesEitherWay) {
   EXPECT_EQ(h.earliest(), 100);
   EXPECT_EQ(h.at(5), 500);
   EXPECT_EQ(h.at(4), 0);  // not armed
-  h.set(5, 50);  // earlier
+  h.set(5, 50);           // earlier
   EXPECT_EQ(h.earliest(), 50);
   h.set(5, 900);  // later
   EXPECT_EQ(h.earliest(), 100);
@@ -78,8 +78,8 @@ TEST(TimerHeap_Pop, MatchesAModelUnderRandomOperations) {
         break;
       }
     }
-    ASSERT_EQ(h.size(), static_cast<std::uint32_t>(
-                            std::count_if(model.begin(), model.end(), [](TimeNs t) { return t != 0; })));
+    ASSERT_EQ(h.size(), static_cast<std::uint32_t>(std::count_if(model.begin(), model.end(),
+                                                                 [](TimeNs t) { return t != 0; })));
   }
 }
 

@@ -257,16 +257,22 @@ TEST_F(RcPair, SendQueue_WaitsInRingUntilRts) {
   v.rq_psn = 1;
   v.max_dest_rd_atomic = 1;
   v.min_rnr_timer = 1;
-  ASSERT_EQ(a.modify(11, qa::kState | qa::kAv | qa::kPathMtu | qa::kDestQpn | qa::kRqPsn |
-                             qa::kMaxDestRdAtomic | qa::kMinRnrTimer, v), 0);
+  ASSERT_EQ(a.modify(11,
+                     qa::kState | qa::kAv | qa::kPathMtu | qa::kDestQpn | qa::kRqPsn |
+                         qa::kMaxDestRdAtomic | qa::kMinRnrTimer,
+                     v),
+            0);
   v.qp_state = QpState::kRts;
   v.sq_psn = 1;
   v.timeout = 10;
   v.retry_cnt = 3;
   v.rnr_retry = 3;
   v.max_rd_atomic = 1;
-  ASSERT_EQ(a.modify(11, qa::kState | qa::kSqPsn | qa::kTimeout | qa::kRetryCnt |
-                             qa::kRnrRetry | qa::kMaxQpRdAtomic, v), 0);
+  ASSERT_EQ(a.modify(11,
+                     qa::kState | qa::kSqPsn | qa::kTimeout | qa::kRetryCnt | qa::kRnrRetry |
+                         qa::kMaxQpRdAtomic,
+                     v),
+            0);
   b.connect(11, QpType::kRc, q->qpn, kMacA, kIpA, 1, 1);
   run(40);
   const auto s = ascq->poll();
@@ -306,9 +312,9 @@ TEST_F(RcPair, ManySends_AllCompleteInOrder) {
 
 TEST_F(RcPair, BadWqe_CompletesInOrderWithItsErrorAndFlushesTheRest) {
   bqp->post_recv(1, {b.sge(0, 64)});
-  aqp->post_send(wqe(1, IBV_WR_SEND), {a.sge(0, 32)});   // good
-  aqp->post_send(wqe(2, 0x7f));                           // bad opcode
-  aqp->post_send(wqe(3, IBV_WR_SEND), {a.sge(0, 32)});   // after it
+  aqp->post_send(wqe(1, IBV_WR_SEND), {a.sge(0, 32)});  // good
+  aqp->post_send(wqe(2, 0x7f));                         // bad opcode
+  aqp->post_send(wqe(3, IBV_WR_SEND), {a.sge(0, 32)});  // after it
   run(60);
   const auto s = ascq->poll();
   ASSERT_EQ(s.size(), 3u);
@@ -516,7 +522,8 @@ TEST_F(TwoHosts, Srq_ReceivesAndRaisesLimit) {
   auto bq = b.make_qp(10, QpType::kRc, 1, 1, 40);
   a.connect(10, QpType::kRc, bq->qpn, kMacB, kIpB, 1, 1);
   b.connect(10, QpType::kRc, aq->qpn, kMacA, kIpA, 1, 1);
-  for (int i = 0; i < 3; ++i) srq.post_recv(100 + i, {b.sge(static_cast<std::size_t>(i) * 256, 256)});
+  for (int i = 0; i < 3; ++i)
+    srq.post_recv(100 + i, {b.sge(static_cast<std::size_t>(i) * 256, 256)});
   run(3);
   transport::SrqAttr attr;
   attr.srq_limit = 2;
@@ -781,7 +788,6 @@ TEST_F(RcPair, MrDereg_UnknownKey) {
   EXPECT_EQ(a.vnic.mr_count(), 0u);
 }
 
-
 // ---- Loopback -----------------------------------------------------------------------------------
 
 TEST_F(TwoHosts, Loopback_TwoQpsOfOneVnic) {
@@ -810,7 +816,6 @@ TEST_F(TwoHosts, Loopback_TwoQpsOfOneVnic) {
   EXPECT_EQ(a.vnic.counters().tx_frames, 0u);  // nothing went to the wire
   EXPECT_EQ(b.vnic.counters().rx_frames, 0u);
 }
-
 
 // Frames from a raw peer: each bad one is dropped and counted by its reason.
 TEST(Vnic_Rx, BadFramesCountedByReason) {

@@ -5,8 +5,8 @@
 // one Vnic on one end of a simulated link, with registered memory.
 #pragma once
 
-#include <gtest/gtest.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -143,8 +143,7 @@ struct ProvSrq {
   shm::RqProducer rqp;
   shm::DoorbellRinger* bells = nullptr;
   std::uint32_t db = 0;
-  ProvSrq(ObjId i, std::uint32_t depth)
-      : id(i), ring(shm::rq_elem_bytes(ProvQp::kMaxSge), depth) {
+  ProvSrq(ObjId i, std::uint32_t depth) : id(i), ring(shm::rq_elem_bytes(ProvQp::kMaxSge), depth) {
     EXPECT_EQ(rqp.attach(ring.region.data(), ring.geo.bytes(), ring.geo), shm::RingError::kOk);
   }
   void post_recv(std::uint64_t wr_id, std::vector<shm::WqeSge> sges) {
@@ -263,8 +262,8 @@ struct Host {
     return cq;
   }
 
-  std::unique_ptr<ProvQp> make_qp(ObjId id, QpType type, ObjId scq, ObjId rcq,
-                                  ObjId srq = 0, std::uint32_t depth = 31) {
+  std::unique_ptr<ProvQp> make_qp(ObjId id, QpType type, ObjId scq, ObjId rcq, ObjId srq = 0,
+                                  std::uint32_t depth = 31) {
     auto q = std::make_unique<ProvQp>(depth, srq == 0);
     q->id = id;
     EXPECT_EQ(vnic.alloc_qpn(&q->qpn), 0);
@@ -332,7 +331,8 @@ struct Host {
     a.rnr_retry = 3;
     a.max_rd_atomic = 4;
     std::uint32_t rts = qa::kState | qa::kSqPsn;
-    if (type == QpType::kRc) rts |= qa::kTimeout | qa::kRetryCnt | qa::kRnrRetry | qa::kMaxQpRdAtomic;
+    if (type == QpType::kRc)
+      rts |= qa::kTimeout | qa::kRetryCnt | qa::kRnrRetry | qa::kMaxQpRdAtomic;
     ASSERT_EQ(modify(id, rts, a), 0);
   }
 

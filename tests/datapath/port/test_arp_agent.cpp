@@ -33,9 +33,7 @@ Bytes hex(std::string_view s, bool pad = true) {
 
 struct CaptureSink {
   std::vector<Bytes> frames;
-  void emit(std::span<const std::uint8_t> f) {
-    frames.emplace_back(f.begin(), f.end());
-  }
+  void emit(std::span<const std::uint8_t> f) { frames.emplace_back(f.begin(), f.end()); }
 };
 static_assert(FrameSink<CaptureSink>);
 
@@ -59,34 +57,33 @@ ArpConfig config() {
 }
 
 // Peer asks who has 10.0.0.1 (broadcast).
-const Bytes kRequestForUs = hex(
-    "ffffffffffff 020000000002 0806"
-    " 0001 0800 06 04 0001 020000000002 0a000002 000000000000 0a000001");
+const Bytes kRequestForUs =
+    hex("ffffffffffff 020000000002 0806"
+        " 0001 0800 06 04 0001 020000000002 0a000002 000000000000 0a000001");
 // Peer asks who has 10.0.0.9.
-const Bytes kRequestForOther = hex(
-    "ffffffffffff 020000000002 0806"
-    " 0001 0800 06 04 0001 020000000002 0a000002 000000000000 0a000009");
+const Bytes kRequestForOther =
+    hex("ffffffffffff 020000000002 0806"
+        " 0001 0800 06 04 0001 020000000002 0a000002 000000000000 0a000009");
 // Peer answers us: 10.0.0.2 is at 02:00:00:00:00:02.
-const Bytes kReplyToUs = hex(
-    "020000000001 020000000002 0806"
-    " 0001 0800 06 04 0002 020000000002 0a000002 020000000001 0a000001");
+const Bytes kReplyToUs =
+    hex("020000000001 020000000002 0806"
+        " 0001 0800 06 04 0002 020000000002 0a000002 020000000001 0a000001");
 // What we must send.
-const Bytes kOurReply = hex(
-    "020000000002 020000000001 0806"
-    " 0001 0800 06 04 0002 020000000001 0a000001 020000000002 0a000002");
-const Bytes kOurRequest = hex(
-    "ffffffffffff 020000000001 0806"
-    " 0001 0800 06 04 0001 020000000001 0a000001 000000000000 0a000002");
-const Bytes kOurProbe = hex(
-    "020000000002 020000000001 0806"
-    " 0001 0800 06 04 0001 020000000001 0a000001 000000000000 0a000002");
-const Bytes kOurAnnouncement = hex(
-    "ffffffffffff 020000000001 0806"
-    " 0001 0800 06 04 0001 020000000001 0a000001 000000000000 0a000001");
+const Bytes kOurReply =
+    hex("020000000002 020000000001 0806"
+        " 0001 0800 06 04 0002 020000000001 0a000001 020000000002 0a000002");
+const Bytes kOurRequest =
+    hex("ffffffffffff 020000000001 0806"
+        " 0001 0800 06 04 0001 020000000001 0a000001 000000000000 0a000002");
+const Bytes kOurProbe =
+    hex("020000000002 020000000001 0806"
+        " 0001 0800 06 04 0001 020000000001 0a000001 000000000000 0a000002");
+const Bytes kOurAnnouncement =
+    hex("ffffffffffff 020000000001 0806"
+        " 0001 0800 06 04 0001 020000000001 0a000001 000000000000 0a000001");
 
 ArpDrop feed(ArpAgent& a, const Bytes& f, TimeNs now, CaptureSink& s) {
-  return a.on_frame(std::span<const std::uint8_t>(f.data(), f.size()), now,
-                    s);
+  return a.on_frame(std::span<const std::uint8_t>(f.data(), f.size()), now, s);
 }
 
 TEST(ArpAgent_OnFrame, RequestForUsGivesUnicastReplyAndLearns) {
@@ -155,15 +152,14 @@ TEST(ArpAgent_OnFrame, GratuitousRefreshesKnownOnly) {
   ArpAgent a(config());
   CaptureSink s;
   // 10.0.0.2 announces itself at a new MAC.
-  const Bytes garp = hex(
-      "ffffffffffff 020000000003 0806"
-      " 0001 0800 06 04 0001 020000000003 0a000002 000000000000 0a000002");
+  const Bytes garp =
+      hex("ffffffffffff 020000000003 0806"
+          " 0001 0800 06 04 0001 020000000003 0a000002 000000000000 0a000002");
   EXPECT_EQ(feed(a, garp, 0, s), ArpDrop::kNotForUs);
   EXPECT_EQ(a.neighbors().size(), 0u);
   feed(a, kReplyToUs, 1, s);
   EXPECT_EQ(feed(a, garp, 2, s), ArpDrop::kNone);
-  EXPECT_EQ(a.neighbors().peek(kPeerIp)->mac,
-            (MacAddr{{0x02, 0, 0, 0, 0, 0x03}}));
+  EXPECT_EQ(a.neighbors().peek(kPeerIp)->mac, (MacAddr{{0x02, 0, 0, 0, 0, 0x03}}));
   EXPECT_EQ(a.counters().rx_gratuitous, 1u);
   EXPECT_EQ(a.counters().refreshed, 1u);
   EXPECT_TRUE(s.frames.empty());
@@ -173,9 +169,9 @@ TEST(ArpAgent_OnFrame, GratuitousCompletesPendingRequest) {
   ArpAgent a(config());
   CaptureSink s;
   a.resolve(kPeerIp, 0, s);
-  const Bytes garp = hex(
-      "ffffffffffff 020000000002 0806"
-      " 0001 0800 06 04 0001 020000000002 0a000002 000000000000 0a000002");
+  const Bytes garp =
+      hex("ffffffffffff 020000000002 0806"
+          " 0001 0800 06 04 0001 020000000002 0a000002 000000000000 0a000002");
   EXPECT_EQ(feed(a, garp, 1, s), ArpDrop::kNone);
   EXPECT_EQ(a.counters().learned, 1u);
   EXPECT_EQ(a.counters().refreshed, 0u);
@@ -272,9 +268,9 @@ TEST(ArpAgent_OnFrame, OwnFrameLoopedBackIgnored) {
 TEST(ArpAgent_OnFrame, OtherMacClaimingOurIpGivesConflict) {
   ArpAgent a(config());
   CaptureSink s;
-  const Bytes f = hex(
-      "ffffffffffff 020000000002 0806"
-      " 0001 0800 06 04 0001 020000000002 0a000001 000000000000 0a000001");
+  const Bytes f =
+      hex("ffffffffffff 020000000002 0806"
+          " 0001 0800 06 04 0001 020000000002 0a000001 000000000000 0a000001");
   EXPECT_EQ(feed(a, f, 0, s), ArpDrop::kConflict);
   EXPECT_EQ(a.counters().drop(ArpDrop::kConflict), 1u);
   EXPECT_EQ(a.neighbors().size(), 0u);
@@ -283,14 +279,13 @@ TEST(ArpAgent_OnFrame, OtherMacClaimingOurIpGivesConflict) {
 TEST(ArpAgent_OnFrame, ProbeWithZeroSenderAnsweredNotLearned) {
   ArpAgent a(config());
   CaptureSink s;
-  const Bytes probe = hex(
-      "ffffffffffff 020000000002 0806"
-      " 0001 0800 06 04 0001 020000000002 00000000 000000000000 0a000001");
+  const Bytes probe =
+      hex("ffffffffffff 020000000002 0806"
+          " 0001 0800 06 04 0001 020000000002 00000000 000000000000 0a000001");
   EXPECT_EQ(feed(a, probe, 0, s), ArpDrop::kNone);
   ASSERT_EQ(s.frames.size(), 1u);
-  EXPECT_EQ(s.frames[0],
-            hex("020000000002 020000000001 0806 0001 0800 06 04 0002"
-                " 020000000001 0a000001 020000000002 00000000"));
+  EXPECT_EQ(s.frames[0], hex("020000000002 020000000001 0806 0001 0800 06 04 0002"
+                             " 020000000001 0a000001 020000000002 00000000"));
   EXPECT_EQ(a.neighbors().size(), 0u);
 }
 
@@ -345,20 +340,17 @@ TEST(ArpAgent_OnTimer, RetriesThenFailed) {
   a.on_timer(200 * kNsPerMs, s);
   ASSERT_EQ(s.frames.size(), 3u);
   EXPECT_EQ(s.frames[2], kOurRequest);
-  EXPECT_EQ(a.resolve(kPeerIp, 250 * kNsPerMs, s).status,
-            ResolveStatus::kPending);
+  EXPECT_EQ(a.resolve(kPeerIp, 250 * kNsPerMs, s).status, ResolveStatus::kPending);
   a.on_timer(300 * kNsPerMs, s);
   EXPECT_EQ(s.frames.size(), 3u);
   EXPECT_EQ(a.neighbors().peek(kPeerIp)->state, NeighborState::kFailed);
   EXPECT_EQ(a.counters().entries_failed, 1u);
   EXPECT_EQ(a.counters().tx_retransmits, 2u);
   // Failed persists for the hold-down, without sending.
-  EXPECT_EQ(a.resolve(kPeerIp, 799 * kNsPerMs, s).status,
-            ResolveStatus::kFailed);
+  EXPECT_EQ(a.resolve(kPeerIp, 799 * kNsPerMs, s).status, ResolveStatus::kFailed);
   EXPECT_EQ(s.frames.size(), 3u);
   // Then the next resolve starts over.
-  EXPECT_EQ(a.resolve(kPeerIp, 800 * kNsPerMs, s).status,
-            ResolveStatus::kPending);
+  EXPECT_EQ(a.resolve(kPeerIp, 800 * kNsPerMs, s).status, ResolveStatus::kPending);
   ASSERT_EQ(s.frames.size(), 4u);
   EXPECT_EQ(s.frames[3], kOurRequest);
 }
@@ -399,8 +391,7 @@ TEST(ArpAgent_Resolve, UnansweredStaleEntryAgesOut) {
   feed(a, kReplyToUs, 0, s);
   a.on_timer(20 * kNsPerSec, s);
   EXPECT_EQ(a.neighbors().peek(kPeerIp), nullptr);
-  EXPECT_EQ(a.resolve(kPeerIp, 20 * kNsPerSec, s).status,
-            ResolveStatus::kPending);
+  EXPECT_EQ(a.resolve(kPeerIp, 20 * kNsPerSec, s).status, ResolveStatus::kPending);
   ASSERT_EQ(s.frames.size(), 1u);
   EXPECT_EQ(s.frames[0], kOurRequest);
 }
@@ -411,13 +402,12 @@ TEST(ArpAgent_Resolve, TableFullOfRequestsGivesFailed) {
   ArpAgent a(c);
   CaptureSink s;
   EXPECT_EQ(a.resolve(kPeerIp, 0, s).status, ResolveStatus::kPending);
-  EXPECT_EQ(a.resolve(Ipv4Addr{0x0a000003}, 0, s).status,
-            ResolveStatus::kFailed);
+  EXPECT_EQ(a.resolve(Ipv4Addr{0x0a000003}, 0, s).status, ResolveStatus::kFailed);
   EXPECT_EQ(s.frames.size(), 1u);
   // A request for us is still answered; the sender cannot be learned.
-  const Bytes other = hex(
-      "ffffffffffff 020000000003 0806"
-      " 0001 0800 06 04 0001 020000000003 0a000003 000000000000 0a000001");
+  const Bytes other =
+      hex("ffffffffffff 020000000003 0806"
+          " 0001 0800 06 04 0001 020000000003 0a000003 000000000000 0a000001");
   EXPECT_EQ(feed(a, other, 0, s), ArpDrop::kNone);
   EXPECT_EQ(a.counters().drop(ArpDrop::kTableFull), 1u);
   ASSERT_EQ(s.frames.size(), 2u);

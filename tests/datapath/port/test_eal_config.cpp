@@ -11,11 +11,18 @@ TEST(EalArgv_Defaults, NoHugeNoPciNoTelemetry) {
   c.file_prefix = "t1";
   c.vdevs = {"net_ring0"};
   const auto a = eal_argv(c, "prog");
-  const std::vector<std::string> want = {
-      "prog",        "-l",        "1",           "-m",
-      "512",         "--file-prefix", "t1",      "--no-huge",
-      "--no-pci",    "--no-telemetry", "--log-level=notice",
-      "--vdev=net_ring0"};
+  const std::vector<std::string> want = {"prog",
+                                         "-l",
+                                         "1",
+                                         "-m",
+                                         "512",
+                                         "--file-prefix",
+                                         "t1",
+                                         "--no-huge",
+                                         "--no-pci",
+                                         "--no-telemetry",
+                                         "--log-level=notice",
+                                         "--vdev=net_ring0"};
   EXPECT_EQ(a, want);
 }
 

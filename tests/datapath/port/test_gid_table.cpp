@@ -12,12 +12,10 @@ const MacAddr kQemuMac{{0x52, 0x54, 0x00, 0x12, 0x34, 0x56}};
 
 TEST(Gid_LinkLocal, ModifiedEui64FlipsUniversalLocalBit) {
   // Linux gives this MAC the link-local address fe80::5054:ff:fe12:3456.
-  EXPECT_EQ(Gid::link_local(kQemuMac).to_string(),
-            "fe80:0000:0000:0000:5054:00ff:fe12:3456");
+  EXPECT_EQ(Gid::link_local(kQemuMac).to_string(), "fe80:0000:0000:0000:5054:00ff:fe12:3456");
   // A locally administered MAC (U/L bit set) loses the bit.
   const MacAddr local{{0x02, 0x00, 0x5e, 0x00, 0x53, 0x01}};
-  EXPECT_EQ(Gid::link_local(local).to_string(),
-            "fe80:0000:0000:0000:0000:5eff:fe00:5301");
+  EXPECT_EQ(Gid::link_local(local).to_string(), "fe80:0000:0000:0000:0000:5eff:fe00:5301");
 }
 
 TEST(Gid_Ipv4Mapped, SysfsForm) {
@@ -38,8 +36,7 @@ TEST(Gid_Parse, SysfsFormRoundTrips) {
 
 TEST(Gid_Parse, CompressedAndDottedForms) {
   EXPECT_EQ(Gid::parse("fe80::5054:ff:fe12:3456"), Gid::link_local(kQemuMac));
-  EXPECT_EQ(Gid::parse("::ffff:10.0.0.1"),
-            Gid::ipv4_mapped(Ipv4Addr{0x0a000001}));
+  EXPECT_EQ(Gid::parse("::ffff:10.0.0.1"), Gid::ipv4_mapped(Ipv4Addr{0x0a000001}));
   EXPECT_EQ(Gid::parse("::"), Gid{});
 }
 

@@ -112,8 +112,8 @@ TEST(NeighborTable_Lookup, AgesReachableToStaleThenRemoves) {
 
 TEST(NeighborTable_Age, SweepsExpiredAndFailedEntries) {
   NeighborTable t(cfg(8));
-  t.confirm(ip(1), mac(1), 0, true);                  // expires at 30 s
-  t.confirm(ip(2), mac(2), 15 * kNsPerSec, true);     // stale at 25 s
+  t.confirm(ip(1), mac(1), 0, true);               // expires at 30 s
+  t.confirm(ip(2), mac(2), 15 * kNsPerSec, true);  // stale at 25 s
   NeighborEntry* f = t.create_incomplete(ip(3), 0);
   f->state = NeighborState::kFailed;
   f->timer = 5 * kNsPerSec;                           // hold-down ends at 5 s

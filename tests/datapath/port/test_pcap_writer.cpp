@@ -33,11 +33,11 @@ TEST(PcapWriter_Write, HeaderAndRecordLayout) {
   ASSERT_EQ(b.size(), 24u + 16u + 4u);
   const std::vector<std::uint8_t> magic = {0x4d, 0x3c, 0xb2, 0xa1};
   EXPECT_EQ(std::vector<std::uint8_t>(b.begin(), b.begin() + 4), magic);
-  EXPECT_EQ(b[20], 1);       // LINKTYPE_ETHERNET
-  EXPECT_EQ(b[24], 3);       // ts_sec
-  EXPECT_EQ(b[28], 7);       // ts_nsec
-  EXPECT_EQ(b[32], 4);       // incl_len = snaplen
-  EXPECT_EQ(b[36], 6);       // orig_len
+  EXPECT_EQ(b[20], 1);  // LINKTYPE_ETHERNET
+  EXPECT_EQ(b[24], 3);  // ts_sec
+  EXPECT_EQ(b[28], 7);  // ts_nsec
+  EXPECT_EQ(b[32], 4);  // incl_len = snaplen
+  EXPECT_EQ(b[36], 6);  // orig_len
   EXPECT_EQ(b[40], 1);
   EXPECT_EQ(b[43], 4);
 }

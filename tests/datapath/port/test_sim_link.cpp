@@ -41,8 +41,7 @@ namespace {
 // Frames carry a 64-bit id in their first 8 bytes and a pattern after it.
 std::vector<std::uint8_t> make_frame(std::uint64_t id, std::size_t len) {
   std::vector<std::uint8_t> f(len);
-  for (std::size_t i = 0; i < len; ++i)
-    f[i] = static_cast<std::uint8_t>(i * 7 + id);
+  for (std::size_t i = 0; i < len; ++i) f[i] = static_cast<std::uint8_t>(i * 7 + id);
   if (len >= 8) std::memcpy(f.data(), &id, 8);
   return f;
 }
@@ -59,8 +58,7 @@ std::vector<std::uint8_t> slurp(const std::string& path) {
 }
 
 std::string tmp_path(const std::string& tag) {
-  return "/tmp/uroce_test_simlink_" + std::to_string(getpid()) + "_" + tag +
-         ".pcap";
+  return "/tmp/uroce_test_simlink_" + std::to_string(getpid()) + "_" + tag + ".pcap";
 }
 
 SimDirectionConfig rate(std::uint64_t bps, TimeNs prop) {
@@ -75,9 +73,7 @@ SimDirectionConfig rate(std::uint64_t bps, TimeNs prop) {
 std::vector<std::uint64_t> drain_ids(SimLink& link, unsigned endpoint) {
   std::vector<std::uint64_t> ids;
   while (auto t = link.next_arrival(endpoint)) {
-    link.receive(endpoint, *t, [&](const SimDelivery& d) {
-      ids.push_back(frame_id(d.frame));
-    });
+    link.receive(endpoint, *t, [&](const SimDelivery& d) { ids.push_back(frame_id(d.frame)); });
   }
   return ids;
 }
@@ -183,8 +179,7 @@ TEST(SimLink_Send, QueueByteLimitTailDrops) {
   SimLink link(SimLinkConfig::symmetric(d));
   EXPECT_EQ(link.send(0, make_frame(0, 1000), 0), SimSendResult::kQueued);
   EXPECT_EQ(link.send(0, make_frame(1, 1000), 0), SimSendResult::kQueued);
-  EXPECT_EQ(link.send(0, make_frame(2, 1000), 0),
-            SimSendResult::kDroppedQueueFull);
+  EXPECT_EQ(link.send(0, make_frame(2, 1000), 0), SimSendResult::kDroppedQueueFull);
   EXPECT_EQ(link.send(0, make_frame(3, 500), 0), SimSendResult::kQueued);
   EXPECT_EQ(link.counters(0).drop_queue_full, 1u);
 }
@@ -206,10 +201,8 @@ TEST(SimLink_Send, PoolExhaustedDropsAndCounts) {
   EXPECT_EQ(link.send(1, make_frame(0, 64), 0), SimSendResult::kQueued);
   for (std::uint64_t i = 1; i < 4; ++i)
     EXPECT_EQ(link.send(0, make_frame(i, 64), 0), SimSendResult::kQueued);
-  EXPECT_EQ(link.send(0, make_frame(4, 64), 0),
-            SimSendResult::kDroppedPoolExhausted);
-  EXPECT_EQ(link.send(1, make_frame(5, 64), 0),
-            SimSendResult::kDroppedPoolExhausted);
+  EXPECT_EQ(link.send(0, make_frame(4, 64), 0), SimSendResult::kDroppedPoolExhausted);
+  EXPECT_EQ(link.send(1, make_frame(5, 64), 0), SimSendResult::kDroppedPoolExhausted);
   EXPECT_EQ(link.counters(0).drop_pool_exhausted, 1u);
   EXPECT_EQ(link.counters(1).drop_pool_exhausted, 1u);
   EXPECT_EQ(link.pool().in_use(), 4u);
@@ -238,8 +231,7 @@ TEST(SimLink_Send, OversizeFrameDropped) {
   cfg.slot_bytes = 64;
   SimLink link(cfg);
   EXPECT_EQ(link.send(0, make_frame(0, 64), 0), SimSendResult::kQueued);
-  EXPECT_EQ(link.send(0, make_frame(1, 65), 0),
-            SimSendResult::kDroppedOversize);
+  EXPECT_EQ(link.send(0, make_frame(1, 65), 0), SimSendResult::kDroppedOversize);
   EXPECT_EQ(link.counters(0).drop_oversize, 1u);
   EXPECT_EQ(link.pool().in_use(), 1u);
 }
@@ -259,9 +251,7 @@ TEST(SimLink_Send, EmptyFrameIsCarried) {
   SimLink link(SimLinkConfig::symmetric(d));
   EXPECT_EQ(link.send(0, {}, 0), SimSendResult::kQueued);
   std::size_t len = 99;
-  EXPECT_EQ(link.receive(1, 5, [&](const SimDelivery& x) {
-    len = x.frame.size();
-  }), 1u);
+  EXPECT_EQ(link.receive(1, 5, [&](const SimDelivery& x) { len = x.frame.size(); }), 1u);
   EXPECT_EQ(len, 0u);
   EXPECT_EQ(link.counters(0).corrupted, 0u);
 }
@@ -323,8 +313,7 @@ TEST(SimLink_Receive, ReorderingLetsLaterFramesOvertake) {
   SimLink link(SimLinkConfig::symmetric(d, 7));
   constexpr std::uint64_t kFrames = 200;
   for (std::uint64_t i = 0; i < kFrames; ++i)
-    ASSERT_EQ(link.send(0, make_frame(i, 1000), i * 800),
-              SimSendResult::kQueued);
+    ASSERT_EQ(link.send(0, make_frame(i, 1000), i * 800), SimSendResult::kQueued);
   const std::vector<std::uint64_t> ids = drain_ids(link, 1);
   ASSERT_EQ(ids.size(), kFrames);
   std::uint64_t overtaken = 0;
@@ -342,8 +331,7 @@ TEST(SimLink_Receive, ReorderingLetsLaterFramesOvertake) {
 TEST(SimLink_Receive, NoReorderKeepsSendOrder) {
   SimLink link(SimLinkConfig::symmetric(rate(10'000'000'000, 1000), 7));
   for (std::uint64_t i = 0; i < 200; ++i)
-    ASSERT_EQ(link.send(0, make_frame(i, 1000), i * 800),
-              SimSendResult::kQueued);
+    ASSERT_EQ(link.send(0, make_frame(i, 1000), i * 800), SimSendResult::kQueued);
   const std::vector<std::uint64_t> ids = drain_ids(link, 1);
   ASSERT_EQ(ids.size(), 200u);
   for (std::uint64_t i = 0; i < 200; ++i) EXPECT_EQ(ids[i], i);
@@ -357,16 +345,18 @@ TEST(SimLink_Send, CorruptionFlipsExactlyOneBit) {
   for (std::uint64_t i = 0; i < 500; ++i) {
     const auto f = make_frame(i, 32 + i % 100);
     ASSERT_EQ(link.send(0, f, i), SimSendResult::kQueued);
-    ASSERT_EQ(link.receive(1, i, [&](const SimDelivery& x) {
-      ASSERT_EQ(x.frame.size(), f.size());
-      int flipped = 0;
-      for (std::size_t b = 0; b < f.size(); ++b) {
-        const auto diff = static_cast<unsigned>(x.frame[b] ^ f[b]);
-        flipped += std::popcount(diff);
-        if (diff != 0) ++bit_positions[b];
-      }
-      EXPECT_EQ(flipped, 1) << "frame " << i;
-    }), 1u);
+    ASSERT_EQ(link.receive(1, i,
+                           [&](const SimDelivery& x) {
+                             ASSERT_EQ(x.frame.size(), f.size());
+                             int flipped = 0;
+                             for (std::size_t b = 0; b < f.size(); ++b) {
+                               const auto diff = static_cast<unsigned>(x.frame[b] ^ f[b]);
+                               flipped += std::popcount(diff);
+                               if (diff != 0) ++bit_positions[b];
+                             }
+                             EXPECT_EQ(flipped, 1) << "frame " << i;
+                           }),
+              1u);
   }
   EXPECT_EQ(link.counters(0).corrupted, 500u);
   // The flipped bit moves around the frame, not always the same byte.
@@ -378,8 +368,7 @@ TEST(SimLink_Send, NoCorruptionDeliversIdenticalBytes) {
   const auto f = make_frame(3, 1500);
   ASSERT_EQ(link.send(0, f, 0), SimSendResult::kQueued);
   link.receive(1, 0, [&](const SimDelivery& x) {
-    EXPECT_TRUE(std::equal(x.frame.begin(), x.frame.end(), f.begin(),
-                           f.end()));
+    EXPECT_TRUE(std::equal(x.frame.begin(), x.frame.end(), f.begin(), f.end()));
   });
   EXPECT_EQ(link.counters(0).delivered_frames, 1u);
   EXPECT_EQ(link.counters(0).delivered_bytes, 1500u);
@@ -431,9 +420,8 @@ TEST(SimLink_Receive, NeverEarlyAndExactlyOnceUnlessDuplicated) {
   }
   EXPECT_EQ(twice, c.duplicated);
   EXPECT_EQ(kFrames - times_delivered.size(), c.drop_loss);
-  EXPECT_EQ(c.sent_frames + c.duplicated,
-            c.delivered_frames + c.drop_loss + c.drop_queue_full +
-                c.drop_pool_exhausted + c.drop_oversize);
+  EXPECT_EQ(c.sent_frames + c.duplicated, c.delivered_frames + c.drop_loss + c.drop_queue_full +
+                                              c.drop_pool_exhausted + c.drop_oversize);
   EXPECT_GT(c.duplicated, 0u);
   EXPECT_GT(c.drop_loss, 0u);
   EXPECT_GT(c.reordered, 0u);
@@ -443,8 +431,7 @@ TEST(SimLink_Receive, NeverEarlyAndExactlyOnceUnlessDuplicated) {
 // A scripted two-way exchange over a lossy link, captured at each end into
 // its own pcap (`path` + ".0" / ".1"). Returns the counters of both
 // directions.
-std::array<SimDirectionCounters, 2> run_scripted(std::uint64_t seed,
-                                                 const std::string& path) {
+std::array<SimDirectionCounters, 2> run_scripted(std::uint64_t seed, const std::string& path) {
   SimDirectionConfig d = rate(10'000'000'000, 1500);
   d.queue_frames = 16;
   d.loss = 0.1;
@@ -485,8 +472,7 @@ std::array<SimDirectionCounters, 2> run_scripted(std::uint64_t seed,
   return {link.counters(0), link.counters(1)};
 }
 
-bool same_counters(const SimDirectionCounters& x,
-                   const SimDirectionCounters& y) {
+bool same_counters(const SimDirectionCounters& x, const SimDirectionCounters& y) {
   return std::memcmp(&x, &y, sizeof(x)) == 0;
 }
 
@@ -597,12 +583,9 @@ TEST(SimPort_RxBurst, AtMostThirtyTwoPerBurst) {
   SimPort a(link, 0);
   SimPort b(link, 1);
   EXPECT_EQ(a.endpoint(), 0u);
-  for (std::uint64_t i = 0; i < 40; ++i)
-    ASSERT_TRUE(a.tx(make_frame(i, 64), 0));
+  for (std::uint64_t i = 0; i < 40; ++i) ASSERT_TRUE(a.tx(make_frame(i, 64), 0));
   std::vector<std::uint64_t> ids;
-  auto collect = [&](const SimDelivery& x) {
-    ids.push_back(frame_id(x.frame));
-  };
+  auto collect = [&](const SimDelivery& x) { ids.push_back(frame_id(x.frame)); };
   EXPECT_EQ(b.rx_burst(99, collect), 0);
   EXPECT_EQ(b.rx_burst(100, collect), 32);
   EXPECT_EQ(b.rx_burst(100, collect, 5), 5);

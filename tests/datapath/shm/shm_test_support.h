@@ -15,13 +15,13 @@ class GuardedBuffer {
   static constexpr std::byte kPattern{0xA5};
 
   explicit GuardedBuffer(std::size_t n)
-      : raw_(static_cast<std::byte*>(::operator new(n + 2 * kGuard, std::align_val_t{64}))),
+      : raw_(static_cast<std::byte*>(::operator new (n + 2 * kGuard, std::align_val_t{64}))),
         n_(n) {
     std::memset(raw_, static_cast<int>(kPattern), kGuard);
     std::memset(raw_ + kGuard, 0, n_);
     std::memset(raw_ + kGuard + n_, static_cast<int>(kPattern), kGuard);
   }
-  ~GuardedBuffer() { ::operator delete(raw_, std::align_val_t{64}); }
+  ~GuardedBuffer() { ::operator delete (raw_, std::align_val_t{64}); }
   GuardedBuffer(const GuardedBuffer&) = delete;
   GuardedBuffer& operator=(const GuardedBuffer&) = delete;
 

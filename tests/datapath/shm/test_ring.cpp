@@ -27,8 +27,7 @@ ib_uverbs_wc cqe(std::uint64_t id) {
 
 // A CQ ring of 2^log2_slots slots over a guarded buffer, both ends attached.
 struct CqPair {
-  explicit CqPair(std::uint32_t log2_slots)
-      : geo{6, log2_slots}, buf(geo.bytes()) {
+  explicit CqPair(std::uint32_t log2_slots) : geo{6, log2_slots}, buf(geo.bytes()) {
     EXPECT_EQ(ring_init(buf.data(), buf.size(), geo), RingError::kOk);
     EXPECT_EQ(prod.attach(buf.data(), buf.size(), geo), RingError::kOk);
     EXPECT_EQ(cons.attach(buf.data(), buf.size(), geo), RingError::kOk);
@@ -277,8 +276,7 @@ TEST(Ring_Stress, TwoThreadsMillionElementsInOrder) {
         std::this_thread::yield();
         continue;
       }
-      const std::uint32_t n =
-          static_cast<std::uint32_t>(std::min<std::uint64_t>(free, kCount - i));
+      const std::uint32_t n = static_cast<std::uint32_t>(std::min<std::uint64_t>(free, kCount - i));
       // Field by field rather than memcpy: GCC inlines a fixed-size memcpy
       // without TSan instrumentation, which would hide a missing barrier.
       for (std::uint32_t k = 0; k < n; ++k) {

@@ -364,8 +364,7 @@ TEST(CopySendWqe_Ring, ThroughSqRing) {
   ASSERT_EQ(daemon.ready(), 1u);
   SendWr wr;
   std::uint32_t ah = 0;
-  ASSERT_EQ(copy_send_wqe(daemon.element(), SqLimits{QpType::kRc, 4, 64}, &wr, &ah),
-            WqeError::kOk);
+  ASSERT_EQ(copy_send_wqe(daemon.element(), SqLimits{QpType::kRc, 4, 64}, &wr, &ah), WqeError::kOk);
   daemon.release();
   EXPECT_EQ(wr.wr_id, 77u);
   EXPECT_EQ(wr.num_sge, 2u);

@@ -39,13 +39,11 @@ struct LinkTx {
 };
 
 struct SimSide {
-  SimSide(std::uint32_t qpn, const wire::MacAddr& mac, wire::Ipv4Addr ip,
-          std::size_t mem_bytes, const RcQpConfig& base)
+  SimSide(std::uint32_t qpn, const wire::MacAddr& mac, wire::Ipv4Addr ip, std::size_t mem_bytes,
+          const RcQpConfig& base)
       : mem(mem_bytes) {
     int err = 0;
-    key = mrs.reg({1, kVa, mem.size(),
-                   access::kLocalWrite | access::kRemoteAny, mem.data()},
-                  &err);
+    key = mrs.reg({1, kVa, mem.size(), access::kLocalWrite | access::kRemoteAny, mem.data()}, &err);
     RcQpConfig c = base;
     c.qpn = qpn;
     c.pd = 1;
@@ -66,8 +64,8 @@ struct SimSide {
 
 class SimPair {
  public:
-  SimPair(const port::SimLinkConfig& link_cfg, std::size_t mem_bytes,
-          const ConnectParams& cp, const RcQpConfig& base = {})
+  SimPair(const port::SimLinkConfig& link_cfg, std::size_t mem_bytes, const ConnectParams& cp,
+          const RcQpConfig& base = {})
       : link_(link_cfg),
         a_(0x101, kMacA, kIpA, mem_bytes, base),
         b_(0x202, kMacB, kIpB, mem_bytes, base) {
@@ -95,7 +93,8 @@ class SimPair {
       for (unsigned ep = 0; ep < 2; ++ep) {
         SimSide& s = ep == 0 ? a_ : b_;
         auto io = rc_io(s.tx, s.scq, s.rcq, s.timer);
-        const std::size_t n = link_.receive(ep, clock_.now(),
+        const std::size_t n = link_.receive(
+            ep, clock_.now(),
             [&](const port::SimDelivery& d) {
               wire::ParsedPacket p;
               if (wire::parse_roce(d.frame, p) != wire::ParseError::kOk) {
@@ -103,7 +102,8 @@ class SimPair {
                 return;
               }
               s.qp->on_packet(p, clock_.now(), io);
-            }, 256);
+            },
+            256);
         if (n != 0) moved = true;
       }
       for (SimSide* s : {&a_, &b_}) {

@@ -94,8 +94,8 @@ struct ConnectParams {
 };
 
 // RESET -> INIT -> RTR -> RTS with the given values; asserts each step.
-inline void connect(RcQp& qp, std::uint32_t peer_qpn, const wire::MacAddr& dmac,
-                    wire::Ipv4Addr dip, const ConnectParams& cp) {
+inline void connect(RcQp& qp, std::uint32_t peer_qpn, const wire::MacAddr& dmac, wire::Ipv4Addr dip,
+                    const ConnectParams& cp) {
   using namespace qp_attr;
   QpAttrValues a;
   a.qp_state = QpState::kInit;
@@ -109,8 +109,7 @@ inline void connect(RcQp& qp, std::uint32_t peer_qpn, const wire::MacAddr& dmac,
   a.rq_psn = cp.rq_psn;
   a.max_dest_rd_atomic = cp.max_dest_rd_atomic;
   a.min_rnr_timer = cp.min_rnr_timer;
-  ASSERT_EQ(qp.modify(kState | kAv | kPathMtu | kDestQpn | kRqPsn |
-                          kMaxDestRdAtomic | kMinRnrTimer,
+  ASSERT_EQ(qp.modify(kState | kAv | kPathMtu | kDestQpn | kRqPsn | kMaxDestRdAtomic | kMinRnrTimer,
                       a),
             0);
   a.qp_state = QpState::kRts;
@@ -119,10 +118,7 @@ inline void connect(RcQp& qp, std::uint32_t peer_qpn, const wire::MacAddr& dmac,
   a.retry_cnt = cp.retry_cnt;
   a.rnr_retry = cp.rnr_retry;
   a.max_rd_atomic = cp.max_rd_atomic;
-  ASSERT_EQ(qp.modify(kState | kSqPsn | kTimeout | kRetryCnt | kRnrRetry |
-                          kMaxQpRdAtomic,
-                      a),
-            0);
+  ASSERT_EQ(qp.modify(kState | kSqPsn | kTimeout | kRetryCnt | kRnrRetry | kMaxQpRdAtomic, a), 0);
 }
 
 // One QP (qpn kQpn, "A") in RTS talking to a scripted peer (kPeerQpn, "B").
@@ -155,8 +151,8 @@ struct RcFixture : ::testing::Test {
     }
     int err = 0;
     lkey = mrs.reg({kPd, kLocalVa, local.size(), access::kLocalWrite, local.data()}, &err);
-    rkey = mrs.reg({kPd, kRemoteVa, remote.size(),
-                    access::kLocalWrite | access::kRemoteAny, remote.data()},
+    rkey = mrs.reg({kPd, kRemoteVa, remote.size(), access::kLocalWrite | access::kRemoteAny,
+                    remote.data()},
                    &err);
     cfg.qpn = kQpn;
     cfg.pd = kPd;
@@ -193,8 +189,8 @@ struct RcFixture : ::testing::Test {
     return qp->pump_tx(now, io, budget);
   }
 
-  SendWr send_wr(std::uint64_t id, WrOpcode op, std::uint64_t off,
-                 std::uint32_t len, bool signaled = true) const {
+  SendWr send_wr(std::uint64_t id, WrOpcode op, std::uint64_t off, std::uint32_t len,
+                 bool signaled = true) const {
     SendWr w;
     w.wr_id = id;
     w.opcode = op;

@@ -22,10 +22,8 @@ static_assert(static_cast<int>(AsyncEventType::kSqDrained) == IBV_EVENT_SQ_DRAIN
 static_assert(static_cast<int>(AsyncEventType::kDeviceFatal) == IBV_EVENT_DEVICE_FATAL);
 static_assert(static_cast<int>(AsyncEventType::kPortActive) == IBV_EVENT_PORT_ACTIVE);
 static_assert(static_cast<int>(AsyncEventType::kSrqErr) == IBV_EVENT_SRQ_ERR);
-static_assert(static_cast<int>(AsyncEventType::kSrqLimitReached) ==
-              IBV_EVENT_SRQ_LIMIT_REACHED);
-static_assert(static_cast<int>(AsyncEventType::kQpLastWqeReached) ==
-              IBV_EVENT_QP_LAST_WQE_REACHED);
+static_assert(static_cast<int>(AsyncEventType::kSrqLimitReached) == IBV_EVENT_SRQ_LIMIT_REACHED);
+static_assert(static_cast<int>(AsyncEventType::kQpLastWqeReached) == IBV_EVENT_QP_LAST_WQE_REACHED);
 static_assert(static_cast<int>(AsyncEventType::kWqFatal) == IBV_EVENT_WQ_FATAL);
 
 struct EventLog {
@@ -252,8 +250,7 @@ TEST(UdQpEvents, OnPacket_RecvCqOverflowParksAndRaises) {
   MrTable mrs(8);
   std::vector<std::uint8_t> mem(4096);
   int err = 0;
-  const std::uint32_t key =
-      mrs.reg({1, 0x1000, mem.size(), access::kLocalWrite, mem.data()}, &err);
+  const std::uint32_t key = mrs.reg({1, 0x1000, mem.size(), access::kLocalWrite, mem.data()}, &err);
   UdQpConfig c;
   c.qpn = 0x55;
   c.pd = 1;
@@ -261,8 +258,8 @@ TEST(UdQpEvents, OnPacket_RecvCqOverflowParksAndRaises) {
   QpAttrValues v;
   v.qp_state = QpState::kInit;
   v.qkey = 7;
-  ASSERT_EQ(q.modify(qp_attr::kState | qp_attr::kPkeyIndex | qp_attr::kPort |
-                         qp_attr::kQkey, v), 0);
+  ASSERT_EQ(q.modify(qp_attr::kState | qp_attr::kPkeyIndex | qp_attr::kPort | qp_attr::kQkey, v),
+            0);
   v.qp_state = QpState::kRtr;
   ASSERT_EQ(q.modify(qp_attr::kState, v), 0);
   for (std::uint64_t id = 1; id <= 2; ++id) {

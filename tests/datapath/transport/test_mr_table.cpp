@@ -51,8 +51,7 @@ TEST_F(MrTableFixture, Dereg_StaleKeyRejectedAfterReuse) {
   EXPECT_EQ(k2 >> 8, k1 >> 8);  // same slot
   EXPECT_NE(k2, k1);            // new variant
   std::uint8_t* p = nullptr;
-  EXPECT_EQ(t.resolve(k1, 1, 0x10000, 8, access::kRemoteRead, &p),
-            MrError::kBadKey);
+  EXPECT_EQ(t.resolve(k1, 1, 0x10000, 8, access::kRemoteRead, &p), MrError::kBadKey);
   EXPECT_EQ(t.resolve(k2, 1, 0x10000, 8, access::kRemoteRead, &p), MrError::kOk);
 }
 
@@ -62,14 +61,10 @@ TEST_F(MrTableFixture, Resolve_ChecksEachRule) {
   std::uint8_t* p = nullptr;
   EXPECT_EQ(t.resolve(k, 1, 0x10010, 16, access::kRemoteWrite, &p), MrError::kOk);
   EXPECT_EQ(p, buf.data() + 0x10);
-  EXPECT_EQ(t.resolve(k, 2, 0x10010, 16, access::kRemoteWrite, &p),
-            MrError::kWrongPd);
-  EXPECT_EQ(t.resolve(k, 1, 0x10010, 16, access::kRemoteRead, &p),
-            MrError::kAccessDenied);
-  EXPECT_EQ(t.resolve(k ^ 0x100, 1, 0x10010, 16, access::kRemoteWrite, &p),
-            MrError::kBadKey);
-  EXPECT_EQ(t.resolve(0, 1, 0x10010, 16, access::kRemoteWrite, &p),
-            MrError::kBadKey);
+  EXPECT_EQ(t.resolve(k, 2, 0x10010, 16, access::kRemoteWrite, &p), MrError::kWrongPd);
+  EXPECT_EQ(t.resolve(k, 1, 0x10010, 16, access::kRemoteRead, &p), MrError::kAccessDenied);
+  EXPECT_EQ(t.resolve(k ^ 0x100, 1, 0x10010, 16, access::kRemoteWrite, &p), MrError::kBadKey);
+  EXPECT_EQ(t.resolve(0, 1, 0x10010, 16, access::kRemoteWrite, &p), MrError::kBadKey);
 }
 
 TEST_F(MrTableFixture, Resolve_BoundsAreExactAndOverflowSafe) {
@@ -97,8 +92,7 @@ TEST_F(MrTableFixture, Resolve_AtomicNeedsAlignment) {
   const auto k = t.reg(desc(access::kLocalWrite | access::kRemoteAtomic), &err);
   std::uint8_t* p = nullptr;
   EXPECT_EQ(t.resolve(k, 1, 0x10008, 8, access::kRemoteAtomic, &p), MrError::kOk);
-  EXPECT_EQ(t.resolve(k, 1, 0x10004, 8, access::kRemoteAtomic, &p),
-            MrError::kMisaligned);
+  EXPECT_EQ(t.resolve(k, 1, 0x10004, 8, access::kRemoteAtomic, &p), MrError::kMisaligned);
 }
 
 TEST_F(MrTableFixture, Invalidate_BlocksAccessUntilDereg) {
@@ -106,8 +100,7 @@ TEST_F(MrTableFixture, Invalidate_BlocksAccessUntilDereg) {
   const auto k = t.reg(desc(access::kLocalWrite | access::kRemoteRead), &err);
   ASSERT_EQ(t.invalidate(k), 0);
   std::uint8_t* p = nullptr;
-  EXPECT_EQ(t.resolve(k, 1, 0x10000, 4, access::kRemoteRead, &p),
-            MrError::kInvalidated);
+  EXPECT_EQ(t.resolve(k, 1, 0x10000, 4, access::kRemoteRead, &p), MrError::kInvalidated);
   EXPECT_EQ(t.invalidate(k + 1), EINVAL);
   EXPECT_EQ(t.dereg(k), 0);
 }
@@ -116,8 +109,7 @@ TEST_F(MrTableFixture, Rereg_ChangesAccessKeepsKey) {
   int err = 0;
   const auto k = t.reg(desc(access::kLocalWrite), &err);
   std::uint8_t* p = nullptr;
-  EXPECT_EQ(t.resolve(k, 1, 0x10000, 4, access::kRemoteRead, &p),
-            MrError::kAccessDenied);
+  EXPECT_EQ(t.resolve(k, 1, 0x10000, 4, access::kRemoteRead, &p), MrError::kAccessDenied);
   ASSERT_EQ(t.rereg(k, desc(access::kLocalWrite | access::kRemoteRead)), 0);
   EXPECT_EQ(t.resolve(k, 1, 0x10000, 4, access::kRemoteRead, &p), MrError::kOk);
   EXPECT_EQ(t.rereg(k, desc(access::kRemoteWrite)), EINVAL);

@@ -63,20 +63,16 @@ TEST(CheckModifyValues, RejectsUnsupportedValues) {
   EXPECT_EQ(check_modify_values(QpType::kUc, QpState::kInit, rtr, v), EINVAL);
   // Missing required attribute: the transition table says no.
   v.dest_qp_num = 5;
-  EXPECT_EQ(check_modify_values(QpType::kUc, QpState::kInit, rtr & ~kAv, v),
-            EINVAL);
+  EXPECT_EQ(check_modify_values(QpType::kUc, QpState::kInit, rtr & ~kAv, v), EINVAL);
 }
 
 TEST(CheckModifyValues, CurStateMustBeTheQpsState) {
   QpAttrValues v;
   v.qp_state = QpState::kRts;
   v.cur_qp_state = QpState::kRtr;
-  EXPECT_EQ(check_modify_values(QpType::kUd, QpState::kRtr,
-                                kState | kSqPsn | kCurState, v),
-            0);
+  EXPECT_EQ(check_modify_values(QpType::kUd, QpState::kRtr, kState | kSqPsn | kCurState, v), 0);
   v.cur_qp_state = QpState::kInit;
-  EXPECT_EQ(check_modify_values(QpType::kUd, QpState::kRtr,
-                                kState | kSqPsn | kCurState, v),
+  EXPECT_EQ(check_modify_values(QpType::kUd, QpState::kRtr, kState | kSqPsn | kCurState, v),
             EINVAL);
 }
 

@@ -11,8 +11,8 @@ using namespace qp_attr;
 
 constexpr std::uint32_t kRcInit = kState | kPkeyIndex | kPort | kAccessFlags;
 constexpr std::uint32_t kUdInit = kState | kPkeyIndex | kPort | kQkey;
-constexpr std::uint32_t kRcRtr = kState | kAv | kPathMtu | kDestQpn | kRqPsn |
-                                 kMaxDestRdAtomic | kMinRnrTimer;
+constexpr std::uint32_t kRcRtr =
+    kState | kAv | kPathMtu | kDestQpn | kRqPsn | kMaxDestRdAtomic | kMinRnrTimer;
 constexpr std::uint32_t kRcRts =
     kState | kTimeout | kRetryCnt | kRnrRetry | kSqPsn | kMaxQpRdAtomic;
 
@@ -25,25 +25,17 @@ TEST(CheckModify_Rc, PingpongSequenceIsLegal) {
 TEST(CheckModify_Rc, EachMissingRequiredAttributeIsEinval) {
   for (std::uint32_t bit = kAv; bit <= kDestQpn; bit <<= 1) {
     if ((kRcRtr & bit) == 0) continue;
-    EXPECT_EQ(check_modify(QpType::kRc, QpState::kInit, QpState::kRtr,
-                           kRcRtr & ~bit),
-              EINVAL)
+    EXPECT_EQ(check_modify(QpType::kRc, QpState::kInit, QpState::kRtr, kRcRtr & ~bit), EINVAL)
         << "missing bit " << bit;
   }
-  EXPECT_EQ(check_modify(QpType::kRc, QpState::kRtr, QpState::kRts,
-                         kRcRts & ~kRetryCnt),
-            EINVAL);
+  EXPECT_EQ(check_modify(QpType::kRc, QpState::kRtr, QpState::kRts, kRcRts & ~kRetryCnt), EINVAL);
 }
 
 TEST(CheckModify_Rc, DisallowedAttributeIsEinval) {
   // Q_Key is a UD attribute.
-  EXPECT_EQ(check_modify(QpType::kRc, QpState::kReset, QpState::kInit,
-                         kRcInit | kQkey),
-            EINVAL);
+  EXPECT_EQ(check_modify(QpType::kRc, QpState::kReset, QpState::kInit, kRcInit | kQkey), EINVAL);
   // SQ PSN cannot be set on the way to RTR.
-  EXPECT_EQ(check_modify(QpType::kRc, QpState::kInit, QpState::kRtr,
-                         kRcRtr | kSqPsn),
-            EINVAL);
+  EXPECT_EQ(check_modify(QpType::kRc, QpState::kInit, QpState::kRtr, kRcRtr | kSqPsn), EINVAL);
 }
 
 TEST(CheckModify_Rc, OptionalAttributesAccepted) {
@@ -56,17 +48,13 @@ TEST(CheckModify_Rc, OptionalAttributesAccepted) {
 }
 
 TEST(CheckModify_Rc, SkippingAStateIsEinval) {
-  EXPECT_EQ(check_modify(QpType::kRc, QpState::kReset, QpState::kRtr, kRcRtr),
-            EINVAL);
-  EXPECT_EQ(check_modify(QpType::kRc, QpState::kInit, QpState::kRts, kRcRts),
-            EINVAL);
-  EXPECT_EQ(check_modify(QpType::kRc, QpState::kErr, QpState::kRts, kState),
-            EINVAL);
+  EXPECT_EQ(check_modify(QpType::kRc, QpState::kReset, QpState::kRtr, kRcRtr), EINVAL);
+  EXPECT_EQ(check_modify(QpType::kRc, QpState::kInit, QpState::kRts, kRcRts), EINVAL);
+  EXPECT_EQ(check_modify(QpType::kRc, QpState::kErr, QpState::kRts, kState), EINVAL);
 }
 
 TEST(CheckModify_Rc, NoSqeToRts) {
-  EXPECT_EQ(check_modify(QpType::kRc, QpState::kSqe, QpState::kRts, kState),
-            EINVAL);
+  EXPECT_EQ(check_modify(QpType::kRc, QpState::kSqe, QpState::kRts, kState), EINVAL);
   EXPECT_EQ(check_modify(QpType::kUd, QpState::kSqe, QpState::kRts, kState), 0);
 }
 
@@ -83,26 +71,16 @@ TEST(CheckModify_AnyState, ResetAndErrAlwaysReachable) {
 
 TEST(CheckModify_Ud, SequenceNeedsQkeyAndSqPsnOnly) {
   EXPECT_EQ(check_modify(QpType::kUd, QpState::kReset, QpState::kInit, kUdInit), 0);
-  EXPECT_EQ(check_modify(QpType::kUd, QpState::kReset, QpState::kInit,
-                         kUdInit & ~kQkey),
-            EINVAL);
+  EXPECT_EQ(check_modify(QpType::kUd, QpState::kReset, QpState::kInit, kUdInit & ~kQkey), EINVAL);
   EXPECT_EQ(check_modify(QpType::kUd, QpState::kInit, QpState::kRtr, kState), 0);
-  EXPECT_EQ(check_modify(QpType::kUd, QpState::kInit, QpState::kRtr,
-                         kState | kAv),
-            EINVAL);
-  EXPECT_EQ(check_modify(QpType::kUd, QpState::kRtr, QpState::kRts, kState),
-            EINVAL);
-  EXPECT_EQ(check_modify(QpType::kUd, QpState::kRtr, QpState::kRts,
-                         kState | kSqPsn),
-            0);
+  EXPECT_EQ(check_modify(QpType::kUd, QpState::kInit, QpState::kRtr, kState | kAv), EINVAL);
+  EXPECT_EQ(check_modify(QpType::kUd, QpState::kRtr, QpState::kRts, kState), EINVAL);
+  EXPECT_EQ(check_modify(QpType::kUd, QpState::kRtr, QpState::kRts, kState | kSqPsn), 0);
 }
 
 TEST(CheckModify_NoStateBit, ModifiesWithinCurrentState) {
-  EXPECT_EQ(check_modify(QpType::kRc, QpState::kRts, QpState::kReset,
-                         kMinRnrTimer),
-            0);
-  EXPECT_EQ(check_modify(QpType::kRc, QpState::kRts, QpState::kReset, kTimeout),
-            EINVAL);
+  EXPECT_EQ(check_modify(QpType::kRc, QpState::kRts, QpState::kReset, kMinRnrTimer), 0);
+  EXPECT_EQ(check_modify(QpType::kRc, QpState::kRts, QpState::kReset, kTimeout), EINVAL);
   EXPECT_EQ(check_modify(QpType::kUd, QpState::kRts, QpState::kReset, kQkey), 0);
 }
 

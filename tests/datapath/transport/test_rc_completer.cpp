@@ -24,8 +24,7 @@ struct Completer : RcFixture {
   PktPtr nak(std::uint32_t psn, wire::NakCode code) const {
     return ack(psn, wire::aeth_nak_syndrome(code));
   }
-  PktPtr read_resp(std::uint8_t op, std::uint32_t psn, std::size_t off,
-                   std::size_t len) const {
+  PktPtr read_resp(std::uint8_t op, std::uint32_t psn, std::size_t off, std::size_t len) const {
     wire::PacketSpec s = peer_spec(op, psn);
     if (op != o::kRcReadResponseMiddle) {
       s.aeth = wire::AethHdr::make(wire::aeth_ack_syndrome(), 1);
@@ -231,8 +230,7 @@ TEST_F(Completer, OnAck_RnrRetrySevenRetriesForever) {
   EXPECT_EQ(status(scq.wc[0]), WcStatus::kSuccess);
 }
 
-struct ErrorNak : Completer,
-                  ::testing::WithParamInterface<std::pair<wire::NakCode, WcStatus>> {};
+struct ErrorNak : Completer, ::testing::WithParamInterface<std::pair<wire::NakCode, WcStatus>> {};
 
 TEST_P(ErrorNak, OnAck_ErrorNakFailsWqeMovesToErrAndFlushes) {
   make_qp();
@@ -251,10 +249,9 @@ TEST_P(ErrorNak, OnAck_ErrorNakFailsWqeMovesToErrAndFlushes) {
 
 INSTANTIATE_TEST_SUITE_P(
     Codes, ErrorNak,
-    ::testing::Values(
-        std::pair{wire::NakCode::kRemoteAccessError, WcStatus::kRemAccessErr},
-        std::pair{wire::NakCode::kInvalidRequest, WcStatus::kRemInvReqErr},
-        std::pair{wire::NakCode::kRemoteOpError, WcStatus::kRemOpErr}));
+    ::testing::Values(std::pair{wire::NakCode::kRemoteAccessError, WcStatus::kRemAccessErr},
+                      std::pair{wire::NakCode::kInvalidRequest, WcStatus::kRemInvReqErr},
+                      std::pair{wire::NakCode::kRemoteOpError, WcStatus::kRemOpErr}));
 
 TEST_F(Completer, OnReadResponse_ScattersAndCompletes) {
   make_qp();

@@ -29,22 +29,22 @@ TEST_F(Qp, Modify_FollowsTransitionTableAndChecksValues) {
   a.qp_state = QpState::kRtr;
   a.path_mtu = wire::PathMtu::k1024;
   a.max_dest_rd_atomic = 17;  // above the QP's capability
-  EXPECT_EQ(q.modify(kState | kAv | kPathMtu | kDestQpn | kRqPsn | kMaxDestRdAtomic |
-                         kMinRnrTimer, a),
+  EXPECT_EQ(q.modify(kState | kAv | kPathMtu | kDestQpn | kRqPsn | kMaxDestRdAtomic | kMinRnrTimer,
+                     a),
             EINVAL);
   a.max_dest_rd_atomic = 4;
   a.min_rnr_timer = 32;
-  EXPECT_EQ(q.modify(kState | kAv | kPathMtu | kDestQpn | kRqPsn | kMaxDestRdAtomic |
-                         kMinRnrTimer, a),
+  EXPECT_EQ(q.modify(kState | kAv | kPathMtu | kDestQpn | kRqPsn | kMaxDestRdAtomic | kMinRnrTimer,
+                     a),
             EINVAL);
   a.min_rnr_timer = 12;
   a.rq_psn = 0x1000000;  // 25 bits
-  EXPECT_EQ(q.modify(kState | kAv | kPathMtu | kDestQpn | kRqPsn | kMaxDestRdAtomic |
-                         kMinRnrTimer, a),
+  EXPECT_EQ(q.modify(kState | kAv | kPathMtu | kDestQpn | kRqPsn | kMaxDestRdAtomic | kMinRnrTimer,
+                     a),
             EINVAL);
   a.rq_psn = 77;
-  ASSERT_EQ(q.modify(kState | kAv | kPathMtu | kDestQpn | kRqPsn | kMaxDestRdAtomic |
-                         kMinRnrTimer, a),
+  ASSERT_EQ(q.modify(kState | kAv | kPathMtu | kDestQpn | kRqPsn | kMaxDestRdAtomic | kMinRnrTimer,
+                     a),
             0);
   a.qp_state = QpState::kRts;
   a.retry_cnt = 8;
@@ -52,8 +52,7 @@ TEST_F(Qp, Modify_FollowsTransitionTableAndChecksValues) {
   a.retry_cnt = 7;
   a.sq_psn = 9;
   EXPECT_EQ(q.modify(kState | kSqPsn | kRetryCnt, a), EINVAL);  // RC needs all five
-  ASSERT_EQ(q.modify(kState | kSqPsn | kRetryCnt | kTimeout | kRnrRetry | kMaxQpRdAtomic, a),
-            0);
+  ASSERT_EQ(q.modify(kState | kSqPsn | kRetryCnt | kTimeout | kRnrRetry | kMaxQpRdAtomic, a), 0);
   const QpAttrValues v = q.query();
   EXPECT_EQ(v.qp_state, QpState::kRts);
   EXPECT_EQ(v.sq_psn, 9u);
@@ -200,8 +199,7 @@ TEST_F(Qp, HasOutput_FullWindowIsFalseUntilAck) {
 
 // End to end over the simulated link ------------------------------------
 
-port::SimLinkConfig link_cfg(double loss, double reorder, double dup,
-                             std::uint64_t seed) {
+port::SimLinkConfig link_cfg(double loss, double reorder, double dup, std::uint64_t seed) {
   port::SimDirectionConfig d;
   d.bandwidth_bps = 25'000'000'000ull;
   d.propagation_ns = 2'000;
@@ -216,8 +214,7 @@ port::SimLinkConfig link_cfg(double loss, double reorder, double dup,
 // A writes 1 MiB into B, reads it back into another place, and sends 20
 // messages of assorted sizes; everything must arrive intact and complete
 // in order with IBV_WC_SUCCESS.
-void run_mixed(double loss, double reorder, double dup, std::uint64_t seed,
-               wire::PathMtu mtu) {
+void run_mixed(double loss, double reorder, double dup, std::uint64_t seed, wire::PathMtu mtu) {
   constexpr std::size_t kMiB = 1 << 20;
   ConnectParams cp;
   cp.mtu = mtu;
@@ -261,22 +258,24 @@ void run_mixed(double loss, double reorder, double dup, std::uint64_t seed,
     const std::uint32_t len = (i * 977) % 8193;
     ASSERT_EQ(a.qp->post_send(wr(100 + i, WrOpcode::kSend, 4096 * i, len, 0)), 0);
   }
-  const bool done = pair.run(
-      [&] { return a.scq.wc.size() == 22 && b.rcq.wc.size() == 20; },
-      60 * kNsPerSec);
-  ASSERT_TRUE(done) << "send cqes " << a.scq.wc.size() << " recv cqes "
-                    << b.rcq.wc.size() << " t=" << pair.clock().now()
-                    << " A.timeouts=" << a.qp->counters().timeouts
+  const bool done =
+      pair.run([&] { return a.scq.wc.size() == 22 && b.rcq.wc.size() == 20; }, 60 * kNsPerSec);
+  ASSERT_TRUE(done) << "send cqes " << a.scq.wc.size() << " recv cqes " << b.rcq.wc.size()
+                    << " t=" << pair.clock().now() << " A.timeouts=" << a.qp->counters().timeouts
                     << " A.state=" << int(a.qp->state());
   const auto dump = [](const char* n, const RcCounters& c) {
     return ::testing::Message() << n << " timeouts=" << c.timeouts << " gbn=" << c.go_back_n
-        << " retx=" << c.tx_retransmits << " seqnak_rx=" << c.rx_seq_naks
-        << " seqnak_tx=" << c.tx_seq_naks << " ooo_drop=" << c.drop_out_of_sequence
-        << " dup=" << c.rx_duplicates << " gap=" << c.drop_response_gap
-        << " dupnak=" << c.drop_duplicate_nak << " stale=" << c.drop_stale_ack
-        << " ghost=" << c.drop_ghost_ack << " bad=" << c.drop_bad_response
-        << " noresource=" << c.drop_no_resource << " dupunk=" << c.drop_dup_unknown
-        << " reads_replayed=" << c.reads_replayed << " retry_exc=" << c.retry_exceeded;
+                                << " retx=" << c.tx_retransmits << " seqnak_rx=" << c.rx_seq_naks
+                                << " seqnak_tx=" << c.tx_seq_naks
+                                << " ooo_drop=" << c.drop_out_of_sequence
+                                << " dup=" << c.rx_duplicates << " gap=" << c.drop_response_gap
+                                << " dupnak=" << c.drop_duplicate_nak
+                                << " stale=" << c.drop_stale_ack << " ghost=" << c.drop_ghost_ack
+                                << " bad=" << c.drop_bad_response
+                                << " noresource=" << c.drop_no_resource
+                                << " dupunk=" << c.drop_dup_unknown
+                                << " reads_replayed=" << c.reads_replayed
+                                << " retry_exc=" << c.retry_exceeded;
   };
   SCOPED_TRACE(dump("A", a.qp->counters()));
   SCOPED_TRACE(dump("B", b.qp->counters()));

@@ -42,8 +42,7 @@ TEST_P(SegFixture, SendOne_SegmentsSendAtEachMtu) {
   ASSERT_EQ(qp->post_send(send_wr(1, WrOpcode::kSend, 64, len)), 0);
   EXPECT_EQ(pump(), 4u);
   ASSERT_EQ(tx.size(), 4u);
-  const std::uint8_t ops[] = {o::kRcSendFirst, o::kRcSendMiddle, o::kRcSendMiddle,
-                              o::kRcSendLast};
+  const std::uint8_t ops[] = {o::kRcSendFirst, o::kRcSendMiddle, o::kRcSendMiddle, o::kRcSendLast};
   for (std::uint32_t i = 0; i < 4; ++i) {
     const auto& p = tx.at(i);
     EXPECT_EQ(p.bth.opcode(), ops[i]);
@@ -135,8 +134,7 @@ TEST_F(Requester, SendOne_AckReqOnLastAndEveryNth) {
   make_qp();
   ASSERT_EQ(qp->post_send(send_wr(1, WrOpcode::kRdmaWrite, 0, 10 * 1024)), 0);
   EXPECT_EQ(pump(), 10u);
-  std::vector<bool> want = {false, false, false, true, false, false, false, true,
-                            false, true};
+  std::vector<bool> want = {false, false, false, true, false, false, false, true, false, true};
   for (std::size_t i = 0; i < 10; ++i) EXPECT_EQ(tx.at(i).bth.ack_req(), want[i]) << i;
 }
 
@@ -302,8 +300,8 @@ struct LocalInv : RcFixture {
   void SetUp() override {
     RcFixture::SetUp();
     int err = 0;
-    victim = mrs.reg({kPd, 0x9000, 64, access::kLocalWrite | access::kRemoteWrite,
-                      remote.data()}, &err);
+    victim =
+        mrs.reg({kPd, 0x9000, 64, access::kLocalWrite | access::kRemoteWrite, remote.data()}, &err);
   }
   SendWr inv(std::uint64_t id, std::uint32_t key) const {
     SendWr w;

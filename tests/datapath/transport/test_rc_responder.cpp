@@ -21,16 +21,15 @@ struct Responder : RcFixture {
     RcFixture::SetUp();
     for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<std::uint8_t>(i * 31 + 5);
   }
-  PktPtr req(std::uint8_t op, std::uint32_t psn, std::size_t off = 0,
-             std::size_t len = 0, bool ack_req = false) const {
+  PktPtr req(std::uint8_t op, std::uint32_t psn, std::size_t off = 0, std::size_t len = 0,
+             bool ack_req = false) const {
     wire::PacketSpec s = peer_spec(op, psn);
     s.ack_req = ack_req;
     s.payload = std::span<const std::uint8_t>(src.data() + off, len);
     return build(s);
   }
-  PktPtr write(std::uint8_t op, std::uint32_t psn, std::uint64_t va,
-               std::uint32_t key, std::uint32_t dma_len, std::size_t off,
-               std::size_t len, bool ack_req = true) const {
+  PktPtr write(std::uint8_t op, std::uint32_t psn, std::uint64_t va, std::uint32_t key,
+               std::uint32_t dma_len, std::size_t off, std::size_t len, bool ack_req = true) const {
     wire::PacketSpec s = peer_spec(op, psn);
     s.ack_req = ack_req;
     if (wire::opcode_info(op).has(wire::ExtHdr::kReth)) {
@@ -48,8 +47,8 @@ struct Responder : RcFixture {
     s.reth = wire::RethHdr::make(va, rkey, len);
     return build(s);
   }
-  PktPtr atomic(std::uint8_t op, std::uint32_t psn, std::uint64_t va,
-                std::uint64_t swap_add, std::uint64_t cmp) const {
+  PktPtr atomic(std::uint8_t op, std::uint32_t psn, std::uint64_t va, std::uint64_t swap_add,
+                std::uint64_t cmp) const {
     wire::PacketSpec s = peer_spec(op, psn);
     s.ack_req = true;
     s.atomic_eth = wire::AtomicEthHdr::make(va, rkey, swap_add, cmp);
@@ -114,8 +113,8 @@ TEST_F(Responder, OnRequest_SendWithInvalidateInvalidatesRkey) {
   make_qp();
   ASSERT_EQ(qp->post_recv(recv_wr(7, 0, 64)), 0);
   int err = 0;
-  std::uint32_t victim = mrs.reg({kPd, 0x9000, 16, access::kLocalWrite | access::kRemoteWrite,
-                                  remote.data()}, &err);
+  std::uint32_t victim =
+      mrs.reg({kPd, 0x9000, 16, access::kLocalWrite | access::kRemoteWrite, remote.data()}, &err);
   wire::PacketSpec s = peer_spec(o::kRcSendOnlyInv, 500);
   s.ack_req = true;
   s.ieth = wire::IethHdr::make(victim);
@@ -124,8 +123,7 @@ TEST_F(Responder, OnRequest_SendWithInvalidateInvalidatesRkey) {
   EXPECT_EQ(rcq.wc[0].wc_flags, wc_flag::kWithInv);
   EXPECT_EQ(rcq.wc[0].ex.invalidate_rkey, victim);
   std::uint8_t* h = nullptr;
-  EXPECT_EQ(mrs.resolve(victim, kPd, 0x9000, 4, access::kRemoteWrite, &h),
-            MrError::kInvalidated);
+  EXPECT_EQ(mrs.resolve(victim, kPd, 0x9000, 4, access::kRemoteWrite, &h), MrError::kInvalidated);
 }
 
 TEST_F(Responder, OnRequest_WriteWithKeyInvalidatedBySendWithInvNaksRemoteAccess) {
@@ -211,11 +209,11 @@ TEST_F(Responder, OnRequest_DuplicateSendAfterReadAcksLastSendNotRead) {
 TEST_F(Responder, OnRequest_DuplicateReadDropsPendingAckBeyondCancelledReads) {
   make_qp();
   ASSERT_EQ(qp->post_recv(recv_wr(1, 0, 64)), 0);
-  tx.limit = 0;  // nothing leaves yet
+  tx.limit = 0;                                // nothing leaves yet
   deliver(read(500, kRemoteVa, 2048));         // 500..501
   deliver(read(502, kRemoteVa + 4096, 1024));  // 502
   deliver(req(o::kRcSendOnly, 503, 0, 8, true));
-  deliver(read(500, kRemoteVa, 2048));         // duplicate of the first
+  deliver(read(500, kRemoteVa, 2048));  // duplicate of the first
   tx.limit = SIZE_MAX;
   pump();
   ASSERT_EQ(tx.size(), 2u);
@@ -277,11 +275,12 @@ TEST_P(WriteAccess, OnRequest_NakRemoteAccessAndError) {
   make_qp();
   ASSERT_EQ(qp->post_recv(recv_wr(1, 0, 64)), 0);
   int err = 0;
-  const std::uint32_t ro = mrs.reg({kPd, kRemoteVa, remote.size(), access::kRemoteRead,
-                                    remote.data()}, &err);
-  const std::uint32_t other_pd = mrs.reg({kPd + 1, kRemoteVa, remote.size(),
-                                          access::kLocalWrite | access::kRemoteWrite,
-                                          remote.data()}, &err);
+  const std::uint32_t ro =
+      mrs.reg({kPd, kRemoteVa, remote.size(), access::kRemoteRead, remote.data()}, &err);
+  const std::uint32_t other_pd =
+      mrs.reg({kPd + 1, kRemoteVa, remote.size(), access::kLocalWrite | access::kRemoteWrite,
+               remote.data()},
+              &err);
   const AccessCase& c = GetParam();
   const std::uint32_t keys[] = {rkey, 0x7777, ro, other_pd};
   const std::vector<std::uint8_t> before(remote.begin(), remote.begin() + 64);

@@ -13,9 +13,7 @@ TEST(RnrTimerNs, Table45Values) {
   EXPECT_EQ(rnr_timer_ns(31), 491'520 * kNsPerUs);
 }
 
-TEST(RnrTimerNs, OnlyLowFiveBitsCount) {
-  EXPECT_EQ(rnr_timer_ns(0x21), rnr_timer_ns(1));
-}
+TEST(RnrTimerNs, OnlyLowFiveBitsCount) { EXPECT_EQ(rnr_timer_ns(0x21), rnr_timer_ns(1)); }
 
 TEST(LocalAckTimeoutNs, ZeroIsInfinite) { EXPECT_EQ(local_ack_timeout_ns(0), 0u); }
 

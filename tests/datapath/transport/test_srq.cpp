@@ -150,8 +150,9 @@ struct SrqQps : RcFixture {
     QpAttrValues v;
     v.qp_state = QpState::kInit;
     v.qkey = kQkey;
-    ASSERT_EQ(ud->modify(qp_attr::kState | qp_attr::kPkeyIndex | qp_attr::kPort |
-                             qp_attr::kQkey, v), 0);
+    ASSERT_EQ(ud->modify(qp_attr::kState | qp_attr::kPkeyIndex | qp_attr::kPort | qp_attr::kQkey,
+                         v),
+              0);
     v.qp_state = QpState::kRtr;
     ASSERT_EQ(ud->modify(qp_attr::kState, v), 0);
   }

@@ -68,8 +68,7 @@ struct UcFixture : ::testing::Test {
   UcQp a{config(kQpnA, kMacA, kIpA), mrs};
   UcQp b{config(kQpnB, kMacB, kIpB), mrs};
 
-  static UcQpConfig config(std::uint32_t qpn, wire::MacAddr mac,
-                           wire::Ipv4Addr ip) {
+  static UcQpConfig config(std::uint32_t qpn, wire::MacAddr mac, wire::Ipv4Addr ip) {
     UcQpConfig c;
     c.qpn = qpn;
     c.pd = kPd;
@@ -83,17 +82,17 @@ struct UcFixture : ::testing::Test {
     std::iota(src.begin(), src.end(), 0);
     int err = 0;
     src_key = mrs.reg({kPd, kSrcVa, src.size(), access::kLocalWrite, src.data()}, &err);
-    dst_key = mrs.reg({kPd, kDstVa, dst.size(),
-                       access::kLocalWrite | access::kRemoteWrite, dst.data()},
-                      &err);
+    dst_key =
+        mrs.reg({kPd, kDstVa, dst.size(), access::kLocalWrite | access::kRemoteWrite, dst.data()},
+                &err);
     ASSERT_NE(src_key, 0u);
     ASSERT_NE(dst_key, 0u);
     connect(a, kQpnB, {kMacB, kIpB, 10, 64}, kPsnA, kPsnB);
     connect(b, kQpnA, {kMacA, kIpA, 10, 64}, kPsnB, kPsnA);
   }
 
-  static void connect(UcQp& q, std::uint32_t dest, PathAddr path,
-                      std::uint32_t sq_psn, std::uint32_t rq_psn) {
+  static void connect(UcQp& q, std::uint32_t dest, PathAddr path, std::uint32_t sq_psn,
+                      std::uint32_t rq_psn) {
     QpAttrValues v;
     v.qp_state = QpState::kInit;
     v.qp_access_flags = access::kRemoteWrite;
@@ -106,8 +105,8 @@ struct UcFixture : ::testing::Test {
     v.path_mtu = wire::PathMtu::k256;
     v.dest_qp_num = dest;
     v.rq_psn = rq_psn;
-    ASSERT_EQ(q.modify(qp_attr::kState | qp_attr::kAv | qp_attr::kPathMtu |
-                           qp_attr::kDestQpn | qp_attr::kRqPsn,
+    ASSERT_EQ(q.modify(qp_attr::kState | qp_attr::kAv | qp_attr::kPathMtu | qp_attr::kDestQpn |
+                           qp_attr::kRqPsn,
                        v),
               0);
     v.qp_state = QpState::kRts;
@@ -115,8 +114,7 @@ struct UcFixture : ::testing::Test {
     ASSERT_EQ(q.modify(qp_attr::kState | qp_attr::kSqPsn, v), 0);
   }
 
-  SendWr send_wr(std::uint64_t wr_id, std::uint32_t len,
-                 std::uint64_t src_off = 0) const {
+  SendWr send_wr(std::uint64_t wr_id, std::uint32_t len, std::uint64_t src_off = 0) const {
     SendWr w;
     w.wr_id = wr_id;
     w.opcode = WrOpcode::kSend;
@@ -133,8 +131,7 @@ struct UcFixture : ::testing::Test {
     w.rkey = rkey;
     return w;
   }
-  RecvWr recv_wr(std::uint64_t wr_id, std::uint32_t len,
-                 std::uint64_t off = 0) const {
+  RecvWr recv_wr(std::uint64_t wr_id, std::uint32_t len, std::uint64_t off = 0) const {
     RecvWr r;
     r.wr_id = wr_id;
     r.num_sge = 1;
@@ -149,9 +146,8 @@ struct UcFixture : ::testing::Test {
     return {tx.frames.begin() + static_cast<std::ptrdiff_t>(before), tx.frames.end()};
   }
   // A UC packet to B built by hand (what a peer, not our requester, sends).
-  std::vector<std::uint8_t> frame(
-      std::uint8_t opcode, std::uint32_t psn, std::size_t len,
-      std::optional<wire::RethHdr> reth = std::nullopt) const {
+  std::vector<std::uint8_t> frame(std::uint8_t opcode, std::uint32_t psn, std::size_t len,
+                                  std::optional<wire::RethHdr> reth = std::nullopt) const {
     wire::PacketSpec s;
     s.ip_src = kIpA;  // from B's connected peer, as check_addr requires
     s.ip_dst = kIpB;
@@ -199,8 +195,8 @@ TEST_F(UcFixture, Send_SegmentsByPathMtuWithConsecutivePsns) {
   EXPECT_EQ(a_scq.wcs[0].byte_len, 600u);
   EXPECT_EQ(a.next_psn(), Psn(kPsnA + 3));
 
-  EXPECT_EQ(deliver(frames), (std::vector<UcRx>{UcRx::kAccepted, UcRx::kAccepted,
-                                                UcRx::kCompleted}));
+  EXPECT_EQ(deliver(frames),
+            (std::vector<UcRx>{UcRx::kAccepted, UcRx::kAccepted, UcRx::kCompleted}));
   EXPECT_TRUE(std::equal(dst.begin(), dst.begin() + 600, src.begin()));
   EXPECT_EQ(dst[600], 0xee);
   ASSERT_EQ(b_rcq.wcs.size(), 1u);
@@ -266,14 +262,13 @@ TEST_F(UcFixture, WriteImm_ConsumesAReceiveWrWithTheImmediate) {
 TEST_F(UcFixture, Receive_LostMiddleDropsMessageAndNextIsIntact) {
   ASSERT_EQ(b.post_recv(recv_wr(100, 2048)), 0);
   ASSERT_EQ(b.post_recv(recv_wr(101, 2048, 4096)), 0);
-  ASSERT_EQ(a.post_send(send_wr(1, 700)), 0);       // 3 packets
-  ASSERT_EQ(a.post_send(send_wr(2, 300, 1000)), 0); // 2 packets
+  ASSERT_EQ(a.post_send(send_wr(1, 700)), 0);        // 3 packets
+  ASSERT_EQ(a.post_send(send_wr(2, 300, 1000)), 0);  // 2 packets
   auto frames = pump();
   ASSERT_EQ(frames.size(), 5u);
   frames.erase(frames.begin() + 1);  // the MIDDLE of message 1 is lost
-  EXPECT_EQ(deliver(frames),
-            (std::vector<UcRx>{UcRx::kAccepted, UcRx::kDropPsnGap,
-                               UcRx::kAccepted, UcRx::kCompleted}));
+  EXPECT_EQ(deliver(frames), (std::vector<UcRx>{UcRx::kAccepted, UcRx::kDropPsnGap, UcRx::kAccepted,
+                                                UcRx::kCompleted}));
   // Message 1 never completes; its half-filled WR (100) takes message 2.
   ASSERT_EQ(b_rcq.wcs.size(), 1u);
   EXPECT_EQ(b_rcq.wcs[0].wr_id, 100u);
@@ -294,9 +289,8 @@ TEST_F(UcFixture, Receive_LostLastResyncsOnNextFirst) {
   auto frames = pump();
   ASSERT_EQ(frames.size(), 5u);
   frames.erase(frames.begin() + 2);  // LAST of message 1 lost
-  EXPECT_EQ(deliver(frames),
-            (std::vector<UcRx>{UcRx::kAccepted, UcRx::kAccepted,
-                               UcRx::kAccepted, UcRx::kCompleted}));
+  EXPECT_EQ(deliver(frames), (std::vector<UcRx>{UcRx::kAccepted, UcRx::kAccepted, UcRx::kAccepted,
+                                                UcRx::kCompleted}));
   ASSERT_EQ(b_rcq.wcs.size(), 1u);
   EXPECT_EQ(b_rcq.wcs[0].wr_id, 100u);
   EXPECT_EQ(b_rcq.wcs[0].byte_len, 512u);
@@ -331,9 +325,8 @@ TEST_F(UcFixture, Write_BadRkeyDroppedSilentlyAndCounted) {
   const auto frames = pump();
   ASSERT_EQ(frames.size(), 5u);
   EXPECT_EQ(deliver(frames),
-            (std::vector<UcRx>{UcRx::kDropRkey, UcRx::kDropRestOfMessage,
-                               UcRx::kDropRestOfMessage, UcRx::kDropRkey,
-                               UcRx::kAccepted}));
+            (std::vector<UcRx>{UcRx::kDropRkey, UcRx::kDropRestOfMessage, UcRx::kDropRestOfMessage,
+                               UcRx::kDropRkey, UcRx::kAccepted}));
   EXPECT_EQ(b.counters().rx_count(UcRx::kDropRkey), 2u);
   EXPECT_EQ(b.counters().rx_count(UcRx::kDropRestOfMessage), 2u);
   EXPECT_TRUE(b_rcq.wcs.empty());
@@ -355,8 +348,7 @@ TEST_F(UcFixture, Write_WithoutRemoteWriteAccessDropped) {
 
 TEST_F(UcFixture, Receive_NoRecvWrDropsTheWholeSend) {
   ASSERT_EQ(a.post_send(send_wr(1, 300)), 0);
-  EXPECT_EQ(deliver(pump()), (std::vector<UcRx>{UcRx::kDropNoRecvWqe,
-                                                UcRx::kDropRestOfMessage}));
+  EXPECT_EQ(deliver(pump()), (std::vector<UcRx>{UcRx::kDropNoRecvWqe, UcRx::kDropRestOfMessage}));
   ASSERT_EQ(b.post_recv(recv_wr(9, 64)), 0);
   ASSERT_EQ(a.post_send(send_wr(2, 10)), 0);
   EXPECT_EQ(deliver(pump()), (std::vector<UcRx>{UcRx::kCompleted}));
@@ -368,9 +360,8 @@ TEST_F(UcFixture, Receive_SendLongerThanRecvWrIsLocLenErr) {
   ASSERT_EQ(b.post_recv(recv_wr(6, 300, 1024)), 0);
   ASSERT_EQ(a.post_send(send_wr(1, 700)), 0);
   ASSERT_EQ(a.post_send(send_wr(2, 20)), 0);
-  EXPECT_EQ(deliver(pump()),
-            (std::vector<UcRx>{UcRx::kAccepted, UcRx::kLenErr,
-                               UcRx::kDropRestOfMessage, UcRx::kCompleted}));
+  EXPECT_EQ(deliver(pump()), (std::vector<UcRx>{UcRx::kAccepted, UcRx::kLenErr,
+                                                UcRx::kDropRestOfMessage, UcRx::kCompleted}));
   ASSERT_EQ(b_rcq.wcs.size(), 2u);
   const Cqe want = error_wc(5, kQpnB, WcStatus::kLocLenErr);
   EXPECT_EQ(std::memcmp(&b_rcq.wcs[0], &want, sizeof(Cqe)), 0);
@@ -380,11 +371,9 @@ TEST_F(UcFixture, Receive_SendLongerThanRecvWrIsLocLenErr) {
 
 TEST_F(UcFixture, Receive_ShortMiddlePacketDropsMessage) {
   ASSERT_EQ(b.post_recv(recv_wr(1, 2048)), 0);
-  EXPECT_EQ(deliver({frame(op::kUcSendFirst, kPsnA, kMtu),
-                     frame(op::kUcSendMiddle, kPsnA + 1, 100),
+  EXPECT_EQ(deliver({frame(op::kUcSendFirst, kPsnA, kMtu), frame(op::kUcSendMiddle, kPsnA + 1, 100),
                      frame(op::kUcSendLast, kPsnA + 2, 10)}),
-            (std::vector<UcRx>{UcRx::kAccepted, UcRx::kDropBadLength,
-                               UcRx::kDropRestOfMessage}));
+            (std::vector<UcRx>{UcRx::kAccepted, UcRx::kDropBadLength, UcRx::kDropRestOfMessage}));
   EXPECT_EQ(b.counters().rx_abandoned, 1u);
   EXPECT_TRUE(b_rcq.wcs.empty());
 }
@@ -398,8 +387,7 @@ TEST_F(UcFixture, Receive_InOrderFirstWithoutLastStartsANewMessage) {
   // The sender gave up on a message (e.g. a local error) and started the
   // next one with the following PSN: the receive WR is reused for it.
   ASSERT_EQ(b.post_recv(recv_wr(1, 2048)), 0);
-  EXPECT_EQ(deliver({frame(op::kUcSendFirst, kPsnA, kMtu),
-                     frame(op::kUcSendOnly, kPsnA + 1, 12)}),
+  EXPECT_EQ(deliver({frame(op::kUcSendFirst, kPsnA, kMtu), frame(op::kUcSendOnly, kPsnA + 1, 12)}),
             (std::vector<UcRx>{UcRx::kAccepted, UcRx::kCompleted}));
   ASSERT_EQ(b_rcq.wcs.size(), 1u);
   EXPECT_EQ(b_rcq.wcs[0].wr_id, 1u);

@@ -72,8 +72,7 @@ struct UdFixture : ::testing::Test {
   UdQp a{config(kQpnA, kMacA, kIpA), mrs};
   UdQp b{config(kQpnB, kMacB, kIpB), mrs};
 
-  static UdQpConfig config(std::uint32_t qpn, wire::MacAddr mac,
-                           wire::Ipv4Addr ip) {
+  static UdQpConfig config(std::uint32_t qpn, wire::MacAddr mac, wire::Ipv4Addr ip) {
     UdQpConfig c;
     c.qpn = qpn;
     c.pd = kPd;
@@ -99,9 +98,7 @@ struct UdFixture : ::testing::Test {
     QpAttrValues v;
     v.qp_state = QpState::kInit;
     v.qkey = kQkey;
-    ASSERT_EQ(q.modify(qp_attr::kState | qp_attr::kPkeyIndex | qp_attr::kPort |
-                           qp_attr::kQkey,
-                       v),
+    ASSERT_EQ(q.modify(qp_attr::kState | qp_attr::kPkeyIndex | qp_attr::kPort | qp_attr::kQkey, v),
               0);
     v.qp_state = QpState::kRtr;
     ASSERT_EQ(q.modify(qp_attr::kState, v), 0);
@@ -110,8 +107,7 @@ struct UdFixture : ::testing::Test {
     ASSERT_EQ(q.modify(qp_attr::kState | qp_attr::kSqPsn, v), 0);
   }
 
-  SendWr send_wr(std::uint64_t wr_id, std::uint32_t len,
-                 std::uint32_t remote_qkey = kQkey) const {
+  SendWr send_wr(std::uint64_t wr_id, std::uint32_t len, std::uint32_t remote_qkey = kQkey) const {
     SendWr w;
     w.wr_id = wr_id;
     w.opcode = WrOpcode::kSend;
@@ -127,8 +123,7 @@ struct UdFixture : ::testing::Test {
     return w;
   }
 
-  RecvWr recv_wr(std::uint64_t wr_id, std::uint32_t len,
-                 std::uint64_t offset = 0) const {
+  RecvWr recv_wr(std::uint64_t wr_id, std::uint32_t len, std::uint64_t offset = 0) const {
     RecvWr r;
     r.wr_id = wr_id;
     r.num_sge = 1;
@@ -191,8 +186,7 @@ TEST_F(UdFixture, Receive_PlacesGrhThenPayloadAndCompletes) {
 
   // GRH area: 20 zero bytes, then the IPv4 header exactly as received.
   for (int i = 0; i < 20; ++i) EXPECT_EQ(dst[i], 0) << i;
-  EXPECT_TRUE(std::equal(dst.begin() + 20, dst.begin() + 40,
-                         f.begin() + wire::EthHdr::kSize));
+  EXPECT_TRUE(std::equal(dst.begin() + 20, dst.begin() + 40, f.begin() + wire::EthHdr::kSize));
   EXPECT_EQ(dst[20], 0x45);
   EXPECT_TRUE(std::equal(dst.begin() + 40, dst.begin() + 140, src.begin()));
   EXPECT_EQ(dst[140], 0xee);
@@ -371,16 +365,12 @@ TEST_F(UdFixture, Modify_IllegalTransitionsAndValuesAreEinval) {
   EXPECT_EQ(q.modify(qp_attr::kState | qp_attr::kPkeyIndex | qp_attr::kPort, v),
             EINVAL);  // no Q_Key
   v.pkey_index = 1;
-  EXPECT_EQ(q.modify(qp_attr::kState | qp_attr::kPkeyIndex | qp_attr::kPort |
-                         qp_attr::kQkey,
-                     v),
+  EXPECT_EQ(q.modify(qp_attr::kState | qp_attr::kPkeyIndex | qp_attr::kPort | qp_attr::kQkey, v),
             EINVAL);  // past the P_Key table
   EXPECT_EQ(q.state(), QpState::kReset);
   EXPECT_EQ(q.post_recv(recv_wr(1, 8)), EINVAL);  // RESET
   v.pkey_index = 0;
-  ASSERT_EQ(q.modify(qp_attr::kState | qp_attr::kPkeyIndex | qp_attr::kPort |
-                         qp_attr::kQkey,
-                     v),
+  ASSERT_EQ(q.modify(qp_attr::kState | qp_attr::kPkeyIndex | qp_attr::kPort | qp_attr::kQkey, v),
             0);
   EXPECT_EQ(q.post_send(send_wr(1, 8)), EINVAL);  // INIT
   EXPECT_EQ(q.post_recv(recv_wr(1, 8)), 0);

@@ -129,12 +129,12 @@ TEST(UnreliableQpCore_Flush, SqeFlushesOnlySendQueueAndRunsCallback) {
   FakeCq rcq;
   int send_pops = 0;
   int recv_pops = 0;
-  EXPECT_EQ(core.flush(scq, rcq, [&] { ++send_pops; }, [&] { ++recv_pops; }),
+  EXPECT_EQ(core.flush(
+                scq, rcq, [&] { ++send_pops; }, [&] { ++recv_pops; }),
             2u);
   ASSERT_EQ(scq.wcs.size(), 2u);
   EXPECT_EQ(scq.wcs[0].wr_id, 1u);
-  EXPECT_EQ(scq.wcs[0].status,
-            static_cast<std::uint32_t>(WcStatus::kWrFlushErr));
+  EXPECT_EQ(scq.wcs[0].status, static_cast<std::uint32_t>(WcStatus::kWrFlushErr));
   EXPECT_EQ(send_pops, 2);
   EXPECT_EQ(recv_pops, 0);
   EXPECT_TRUE(rcq.wcs.empty());
@@ -152,12 +152,16 @@ TEST(UnreliableQpCore_Flush, FullCqStopsAndNextCallResumes) {
   FakeCq scq;
   FakeCq rcq;
   rcq.cap = 1;
-  EXPECT_EQ(core.flush(scq, rcq, [] {}, [] {}), 2u);
+  EXPECT_EQ(core.flush(
+                scq, rcq, [] {}, [] {}),
+            2u);
   EXPECT_EQ(core.counters.cq_overflow, 1u);
   EXPECT_EQ(core.rq.size(), 1u);
   EXPECT_EQ(core.ev.pending().size(), 2u);  // CQ_ERR and QP_FATAL
   rcq.cap = 10;
-  EXPECT_EQ(core.flush(scq, rcq, [] {}, [] {}), 1u);
+  EXPECT_EQ(core.flush(
+                scq, rcq, [] {}, [] {}),
+            1u);
   ASSERT_EQ(rcq.wcs.size(), 2u);
   EXPECT_EQ(rcq.wcs[1].wr_id, 3u);
   EXPECT_TRUE(core.rq.empty());

@@ -24,8 +24,7 @@ inline constexpr std::uint32_t kSampleMsn = 0x00654321u;
 inline constexpr std::uint32_t kSampleQpn = 0x00123456u;
 inline constexpr std::uint32_t kSamplePsn = 0x00fedcbau;
 
-inline PacketSpec sample_spec(std::uint8_t opcode,
-                              std::span<const std::uint8_t> payload = {}) {
+inline PacketSpec sample_spec(std::uint8_t opcode, std::span<const std::uint8_t> payload = {}) {
   PacketSpec s;
   s.eth_src = MacAddr{{0x02, 0x00, 0x00, 0x00, 0x00, 0x01}};
   s.eth_dst = MacAddr{{0x02, 0x00, 0x00, 0x00, 0x00, 0x02}};
@@ -46,8 +45,7 @@ inline PacketSpec sample_spec(std::uint8_t opcode,
     s.reth = RethHdr::make(kSampleVa, kSampleRkey, kSampleDmaLen);
   }
   if (info.has(ExtHdr::kAtomicEth)) {
-    s.atomic_eth = AtomicEthHdr::make(kSampleVa, kSampleRkey, kSampleSwapAdd,
-                                      kSampleCompare);
+    s.atomic_eth = AtomicEthHdr::make(kSampleVa, kSampleRkey, kSampleSwapAdd, kSampleCompare);
   }
   if (info.has(ExtHdr::kAeth)) {
     s.aeth = AethHdr::make(aeth_ack_syndrome(), kSampleMsn);

@@ -10,8 +10,7 @@ TEST(AtomicAckEthHdr_Make, BigEndianLayout) {
   for (std::size_t i = 0; i < AtomicAckEthHdr::kSize; ++i) {
     EXPECT_EQ(h.raw[i], i + 1) << i;
   }
-  EXPECT_EQ(AtomicAckEthHdr::read(h.raw).orig_remote_data(),
-            0x0102030405060708ull);
+  EXPECT_EQ(AtomicAckEthHdr::read(h.raw).orig_remote_data(), 0x0102030405060708ull);
 }
 
 }  // namespace

@@ -20,9 +20,8 @@ TEST(BthHdr_Layout, FieldsLandInIbtaPositions) {
   h.set_dest_qp(0x123456);
   h.set_ack_req(true);
   h.set_psn(0xabcdef);
-  const std::uint8_t want[BthHdr::kSize] = {0x0a, 0xf0, 0xff, 0xff,
-                                            0x80, 0x12, 0x34, 0x56,
-                                            0x80, 0xab, 0xcd, 0xef};
+  const std::uint8_t want[BthHdr::kSize] = {0x0a, 0xf0, 0xff, 0xff, 0x80, 0x12,
+                                            0x34, 0x56, 0x80, 0xab, 0xcd, 0xef};
   EXPECT_EQ(std::memcmp(h.raw, want, sizeof want), 0);
 }
 

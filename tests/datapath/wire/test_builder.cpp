@@ -88,8 +88,7 @@ TEST(BuildRoce, ExtensionHeadersInCanonicalOrder) {
   const PacketSpec a = sample_spec(op::kRcAtomicAck);
   ASSERT_EQ(build_roce(a, buf), 14 + 20 + 8 + 12 + 4 + 8 + 4);
   EXPECT_EQ(AethHdr::read(buf.data() + 54).msn(), testing::kSampleMsn);
-  EXPECT_EQ(AtomicAckEthHdr::read(buf.data() + 58).orig_remote_data(),
-            testing::kSampleOrig);
+  EXPECT_EQ(AtomicAckEthHdr::read(buf.data() + 58).orig_remote_data(), testing::kSampleOrig);
 
   const PacketSpec u = sample_spec(op::kUdSendOnlyImm, payload);
   ASSERT_GT(build_roce(u, buf), 0);
@@ -181,7 +180,8 @@ TEST(BuildRoce, BufferTooSmallAtEverySize) {
   EXPECT_EQ(static_cast<std::size_t>(n), roce_frame_size(s));
   for (int len = 0; len < n; ++len) {
     EXPECT_EQ(build_roce(s, std::span(buf.data(), static_cast<std::size_t>(len))),
-              static_cast<int>(BuildError::kBufferTooSmall)) << len;
+              static_cast<int>(BuildError::kBufferTooSmall))
+        << len;
   }
 }
 
@@ -216,12 +216,11 @@ TEST(BuildRoce, RejectsMissingAndUnexpectedExtHeaders) {
 TEST(BuildRoce, RejectsPayloadWhereNoneAllowed) {
   std::array<std::uint8_t, 256> buf{};
   const std::uint8_t payload[1] = {1};
-  for (std::uint8_t o : {op::kRcReadRequest, op::kRcAck, op::kRcAtomicAck,
-                         op::kRcCompareSwap, op::kRcFetchAdd, op::kCnp}) {
+  for (std::uint8_t o : {op::kRcReadRequest, op::kRcAck, op::kRcAtomicAck, op::kRcCompareSwap,
+                         op::kRcFetchAdd, op::kCnp}) {
     PacketSpec s = sample_spec(o);
     s.payload = payload;
-    EXPECT_EQ(build_roce(s, buf), static_cast<int>(BuildError::kPayloadNotAllowed))
-        << int{o};
+    EXPECT_EQ(build_roce(s, buf), static_cast<int>(BuildError::kPayloadNotAllowed)) << int{o};
   }
 }
 

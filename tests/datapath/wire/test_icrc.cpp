@@ -13,8 +13,7 @@ namespace {
 std::vector<std::uint8_t> from_hex(std::string_view hex) {
   std::vector<std::uint8_t> v;
   for (std::size_t i = 0; i + 1 < hex.size(); i += 2) {
-    v.push_back(static_cast<std::uint8_t>(
-        std::stoul(std::string(hex.substr(i, 2)), nullptr, 16)));
+    v.push_back(static_cast<std::uint8_t>(std::stoul(std::string(hex.substr(i, 2)), nullptr, 16)));
   }
   return v;
 }
@@ -34,8 +33,7 @@ std::span<const std::uint8_t> ip_part(const std::vector<std::uint8_t>& f) {
 
 TEST(Crc32Zlib, CheckValue) {
   const std::string_view s = "123456789";
-  EXPECT_EQ(crc32_zlib(0, std::span(reinterpret_cast<const std::uint8_t*>(s.data()),
-                                    s.size())),
+  EXPECT_EQ(crc32_zlib(0, std::span(reinterpret_cast<const std::uint8_t*>(s.data()), s.size())),
             0xCBF43926u);
 }
 
@@ -44,8 +42,7 @@ TEST(Crc32Zlib, ChainsAcrossPieces) {
   const auto* p = reinterpret_cast<const std::uint8_t*>(s.data());
   for (std::size_t cut = 0; cut <= s.size(); ++cut) {
     const std::uint32_t a = crc32_zlib(0, std::span(p, cut));
-    EXPECT_EQ(crc32_zlib(a, std::span(p + cut, s.size() - cut)), 0xCBF43926u)
-        << cut;
+    EXPECT_EQ(crc32_zlib(a, std::span(p + cut, s.size() - cut)), 0xCBF43926u) << cut;
   }
 }
 
@@ -63,8 +60,7 @@ TEST(ComputeIcrc, MatchesScapyVectors) {
 
 TEST(ComputeIcrc, MaskedFieldsDoNotMatter) {
   const auto orig = from_hex(kScapySendOnly);
-  const std::size_t masked[] = {14 + 1,  14 + 8,  14 + 10, 14 + 11,
-                                34 + 6,  34 + 7,  42 + 4};
+  const std::size_t masked[] = {14 + 1, 14 + 8, 14 + 10, 14 + 11, 34 + 6, 34 + 7, 42 + 4};
   for (std::size_t off : masked) {
     auto f = orig;
     f[off] ^= 0x5a;
@@ -74,8 +70,7 @@ TEST(ComputeIcrc, MaskedFieldsDoNotMatter) {
 
 TEST(ComputeIcrc, EveryOtherByteMatters) {
   const auto orig = from_hex(kScapySendOnly);
-  const std::size_t masked[] = {14 + 1,  14 + 8,  14 + 10, 14 + 11,
-                                34 + 6,  34 + 7,  42 + 4};
+  const std::size_t masked[] = {14 + 1, 14 + 8, 14 + 10, 14 + 11, 34 + 6, 34 + 7, 42 + 4};
   for (std::size_t off = 14; off < orig.size(); ++off) {
     if (std::find(std::begin(masked), std::end(masked), off) != std::end(masked)) {
       continue;

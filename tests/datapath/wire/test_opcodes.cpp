@@ -10,9 +10,8 @@ namespace {
 TEST(OpcodeTable, ValidOpcodesAreExactlyTheSupportedSet) {
   int n = 0;
   for (int o = 0; o < 256; ++o) {
-    const bool want = (o <= 0x14) || o == 0x16 || o == 0x17 ||
-                      (o >= 0x20 && o <= 0x2b) || o == 0x64 || o == 0x65 ||
-                      o == 0x81;
+    const bool want = (o <= 0x14) || o == 0x16 || o == 0x17 || (o >= 0x20 && o <= 0x2b) ||
+                      o == 0x64 || o == 0x65 || o == 0x81;
     EXPECT_EQ(opcode_info(static_cast<std::uint8_t>(o)).valid, want) << o;
     n += want;
   }
@@ -61,8 +60,8 @@ TEST(OpcodeTable, PayloadOnlyForSendWriteAndReadResponse) {
   for (int o = 0; o < 256; ++o) {
     const OpcodeInfo& i = opcode_info(static_cast<std::uint8_t>(o));
     if (!i.valid) continue;
-    const bool want = i.op == OpClass::kSend || i.op == OpClass::kWrite ||
-                      i.op == OpClass::kReadResponse;
+    const bool want =
+        i.op == OpClass::kSend || i.op == OpClass::kWrite || i.op == OpClass::kReadResponse;
     EXPECT_EQ(i.payload, want) << i.name;
   }
 }
@@ -139,8 +138,7 @@ TEST(PathMtu, OverheadIsTheLargestPayloadOpcodeHeaders) {
   EXPECT_EQ(max_payload_ext_len(), max_ext);
   EXPECT_GT(opcode_info(op::kRcCompareSwap).ext_len, max_ext);
   EXPECT_FALSE(opcode_info(op::kRcCompareSwap).payload);
-  EXPECT_EQ(kPathMtuOverhead,
-            Ipv4Hdr::kSize + UdpHdr::kSize + BthHdr::kSize + max_ext + kIcrcSize);
+  EXPECT_EQ(kPathMtuOverhead, Ipv4Hdr::kSize + UdpHdr::kSize + BthHdr::kSize + max_ext + kIcrcSize);
   EXPECT_EQ(kPathMtuOverhead, 64u);
   EXPECT_EQ(kMinRoceEthMtu, 320u);
 }

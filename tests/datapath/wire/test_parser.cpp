@@ -74,8 +74,7 @@ void set_lengths(Frame& f, std::size_t ip_len) {
 // Restatement of the spec for what follows the BTH: `rem` bytes up to the end
 // of the IP packet, pad count `pad`. A well-formed tail with a wrong ICRC
 // gives kBadIcrc.
-ParseError expect_tail(const OpcodeInfo& info, std::size_t rem,
-                       std::size_t pad) {
+ParseError expect_tail(const OpcodeInfo& info, std::size_t rem, std::size_t pad) {
   struct Step {
     ExtHdr h;
     ParseError e;
@@ -221,8 +220,7 @@ TEST(Parser_Parse, ConsistentlyShortPacketGivesExactTruncation) {
         } else {
           want = expect_tail(opcode_info(o), n - kExt, pad);
         }
-        EXPECT_EQ(parse(f), want)
-            << opcode_name(o) << " payload " << payload_len << " len " << n;
+        EXPECT_EQ(parse(f), want) << opcode_name(o) << " payload " << payload_len << " len " << n;
       }
     }
   }
@@ -239,8 +237,7 @@ TEST(Parser_Parse, EveryFlippedBitGivesItsError) {
           Frame f = orig;
           f[byte] ^= static_cast<std::uint8_t>(1u << bit);
           ASSERT_EQ(parse(f), expect_flip(orig, byte, bit))
-              << opcode_name(o) << " payload " << payload_len << " byte "
-              << byte << " bit " << bit;
+              << opcode_name(o) << " payload " << payload_len << " byte " << byte << " bit " << bit;
           ++checked;
         }
       }
@@ -324,8 +321,8 @@ TEST(Parser_Parse, IpTotalLengthBeyondFrame) {
 }
 
 TEST(Parser_Parse, FragmentsRejected) {
-  for (std::uint16_t ff : {std::uint16_t{kIpv4FlagMf}, std::uint16_t{0x0001},
-                           std::uint16_t{kIpv4FlagDf | 0x1000}}) {
+  for (std::uint16_t ff :
+       {std::uint16_t{kIpv4FlagMf}, std::uint16_t{0x0001}, std::uint16_t{kIpv4FlagDf | 0x1000}}) {
     Frame f = sample(op::kRcAck);
     store_be16(f.data() + kIp + 6, ff);
     fix_ip_checksum(f);

@@ -14,11 +14,10 @@ TEST(BuildPfcPause, ExactBytes) {
   std::array<std::uint8_t, 64> buf{};
   buf.fill(0xee);
   ASSERT_EQ(build_pfc_pause(buf, kSrc, 0x48, 0xffff), kPfcFrameSize);
-  const std::uint8_t want[34] = {
-      0x01, 0x80, 0xc2, 0x00, 0x00, 0x01, 0x02, 0x00, 0x00, 0x00, 0x00, 0x07,
-      0x88, 0x08, 0x01, 0x01, 0x00, 0x48,
-      0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xff, 0xff,  // prio 0..3
-      0x00, 0x00, 0x00, 0x00, 0xff, 0xff, 0x00, 0x00};  // prio 4..7
+  const std::uint8_t want[34] = {0x01, 0x80, 0xc2, 0x00, 0x00, 0x01, 0x02, 0x00, 0x00,
+                                 0x00, 0x00, 0x07, 0x88, 0x08, 0x01, 0x01, 0x00, 0x48,
+                                 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xff, 0xff,   // prio 0..3
+                                 0x00, 0x00, 0x00, 0x00, 0xff, 0xff, 0x00, 0x00};  // prio 4..7
   for (std::size_t i = 0; i < sizeof want; ++i) EXPECT_EQ(buf[i], want[i]) << i;
   for (std::size_t i = sizeof want; i < kPfcFrameSize; ++i) EXPECT_EQ(buf[i], 0) << i;
   EXPECT_EQ(buf[kPfcFrameSize], 0xee);  // nothing written past the frame
@@ -60,8 +59,7 @@ TEST(ParsePfc, TruncatedAtEveryLength) {
     EXPECT_EQ(parse_pfc(std::span(buf.data(), n), f), PfcParseError::kTruncated) << n;
   }
   // Without the Ethernet padding it still parses.
-  EXPECT_EQ(parse_pfc(std::span(buf.data(), EthHdr::kSize + PfcHdr::kSize), f),
-            PfcParseError::kOk);
+  EXPECT_EQ(parse_pfc(std::span(buf.data(), EthHdr::kSize + PfcHdr::kSize), f), PfcParseError::kOk);
 }
 
 TEST(ParsePfc, WrongEtherType) {

@@ -83,11 +83,12 @@ TEST_F(Doorbells, Phase_WqePostedBeforeRtsIsTakenAfterTheModify) {
   aq->post_send(send_wqe(3), {a.sge(0, 64)});
   run(10);
   EXPECT_EQ(a.vnic.counters().sq_wqes, 0u);
-  ASSERT_EQ(a.modify(20, qa::kState, [] {
-              transport::QpAttrValues r;
-              r.qp_state = QpState::kReset;
-              return r;
-            }()),
+  ASSERT_EQ(a.modify(20, qa::kState,
+                     [] {
+                       transport::QpAttrValues r;
+                       r.qp_state = QpState::kReset;
+                       return r;
+                     }()),
             0);
   // Back from RESET (whose WQEs stay in the ring, as rxe leaves them), then
   // all the way up: the modify to RTS makes the engine look again.

@@ -108,8 +108,7 @@ std::string packet_text(const wire::ParsedPacket& p) {
   }
   if (p.has(wire::ExtHdr::kAtomicEth)) {
     o << " va=" << hex(p.atomic_eth.va()) << " rkey=" << hex(p.atomic_eth.rkey())
-      << " swap_add=" << hex(p.atomic_eth.swap_add())
-      << " compare=" << hex(p.atomic_eth.compare());
+      << " swap_add=" << hex(p.atomic_eth.swap_add()) << " compare=" << hex(p.atomic_eth.compare());
   }
   if (p.has(wire::ExtHdr::kAeth)) o << " " << aeth_text(p.aeth);
   if (p.has(wire::ExtHdr::kAtomicAckEth)) {

@@ -77,10 +77,8 @@ struct NamedNak {
   wire::NakCode code;
 };
 inline constexpr NamedNak kNaks[] = {
-    {"seq", wire::NakCode::kPsnSeqError},
-    {"inv", wire::NakCode::kInvalidRequest},
-    {"access", wire::NakCode::kRemoteAccessError},
-    {"op", wire::NakCode::kRemoteOpError},
+    {"seq", wire::NakCode::kPsnSeqError},          {"inv", wire::NakCode::kInvalidRequest},
+    {"access", wire::NakCode::kRemoteAccessError}, {"op", wire::NakCode::kRemoteOpError},
     {"inv_rd", wire::NakCode::kInvalidRdRequest},
 };
 

@@ -44,20 +44,20 @@ struct Sinks {
   FakeTimer timer;
 };
 
-#define UROCE_RC_COUNTERS(X)                                                   \
-  X(tx_requests) X(tx_retransmits) X(tx_no_buffer) X(tx_build_errors)          \
-  X(wait_window) X(wait_fence) X(wait_rd_atomic) X(wait_local_inv)             \
-  X(local_errors) X(local_invalidates) X(local_inv_errors) X(rx_acks)          \
-  X(rx_read_responses) X(rx_atomic_acks) X(rx_seq_naks) X(rx_rnr_naks)         \
-  X(rx_error_naks) X(timeouts) X(go_back_n) X(retry_exceeded)                  \
-  X(rnr_retry_exceeded) X(drop_stale_ack) X(drop_ghost_ack)                    \
-  X(drop_response_gap) X(drop_bad_response) X(drop_duplicate_nak)              \
-  X(drop_reserved_aeth) X(rx_requests) X(rx_duplicates)                        \
-  X(drop_out_of_sequence) X(drop_dup_unknown) X(drop_no_resource) X(tx_acks)   \
-  X(tx_read_responses) X(tx_atomic_acks) X(tx_seq_naks) X(tx_rnr_naks)         \
-  X(tx_nak_invalid_request) X(tx_nak_remote_access) X(tx_nak_remote_op)        \
-  X(atomics_executed) X(atomics_replayed) X(reads_replayed) X(drop_state)      \
-  X(drop_not_rc) X(drop_qpn) X(drop_pkey) X(drop_addr) X(cq_overflow)
+#define UROCE_RC_COUNTERS(X)                                                                       \
+  X(tx_requests)                                                                                   \
+  X(tx_retransmits) X(tx_no_buffer) X(tx_build_errors) X(wait_window) X(wait_fence)                \
+      X(wait_rd_atomic) X(wait_local_inv) X(local_errors) X(local_invalidates) X(local_inv_errors) \
+          X(rx_acks) X(rx_read_responses) X(rx_atomic_acks) X(rx_seq_naks) X(rx_rnr_naks)          \
+              X(rx_error_naks) X(timeouts) X(go_back_n) X(retry_exceeded) X(rnr_retry_exceeded)    \
+                  X(drop_stale_ack) X(drop_ghost_ack) X(drop_response_gap) X(drop_bad_response)    \
+                      X(drop_duplicate_nak) X(drop_reserved_aeth) X(rx_requests) X(rx_duplicates)  \
+                          X(drop_out_of_sequence) X(drop_dup_unknown) X(drop_no_resource)          \
+                              X(tx_acks) X(tx_read_responses) X(tx_atomic_acks) X(tx_seq_naks)     \
+                                  X(tx_rnr_naks) X(tx_nak_invalid_request) X(tx_nak_remote_access) \
+                                      X(tx_nak_remote_op) X(atomics_executed) X(atomics_replayed)  \
+                                          X(reads_replayed) X(drop_state) X(drop_not_rc)           \
+                                              X(drop_qpn) X(drop_pkey) X(drop_addr) X(cq_overflow)
 
 class RcDriver final : public Driver {
  public:
@@ -72,16 +72,12 @@ class RcDriver final : public Driver {
     a.qp_state = st;
     return qp_.modify(qp_attr::kState, a);
   }
-  void deliver(const wire::ParsedPacket& p, TimeNs now) override {
-    qp_.on_packet(p, now, io_);
-  }
+  void deliver(const wire::ParsedPacket& p, TimeNs now) override { qp_.on_packet(p, now, io_); }
   void pump(TimeNs now) override { qp_.pump_tx(now, io_, 1u << 16); }
   void fire_timer(TimeNs now) override { qp_.on_timer(now, io_); }
   QpState state() const override { return qp_.state(); }
   std::uint32_t next_psn() const override { return qp_.next_psn().value(); }
-  std::optional<std::uint32_t> expected_psn() const override {
-    return qp_.expected_psn().value();
-  }
+  std::optional<std::uint32_t> expected_psn() const override { return qp_.expected_psn().value(); }
   std::optional<std::uint64_t> counter(std::string_view name) const override {
     const RcCounters& c = qp_.counters();
 #define X(f) \
@@ -108,8 +104,7 @@ template <class Qp, class Rx, std::size_t kNumRx, const char* (*RxName)(Rx)>
 class UnreliableDriver : public Driver {
  public:
   template <class Cfg>
-  UnreliableDriver(const Cfg& cfg, const MrTable& mrs, Sinks& s)
-      : qp_(cfg, mrs), s_(s) {}
+  UnreliableDriver(const Cfg& cfg, const MrTable& mrs, Sinks& s) : qp_(cfg, mrs), s_(s) {}
   Qp& qp() { return qp_; }
 
   int post_send(const SendWr& wr) override { return qp_.post_send(wr); }
@@ -144,8 +139,8 @@ class UnreliableDriver : public Driver {
     return std::nullopt;
   }
   std::string counter_names() const override {
-    std::string r = " tx_packets tx_payload_bytes tx_no_buffer tx_local_err cq_overflow" +
-                    extra_names();
+    std::string r =
+        " tx_packets tx_payload_bytes tx_no_buffer tx_local_err cq_overflow" + extra_names();
     for (std::size_t i = 0; i < kNumRx; ++i) {
       r += " rx_" + snake(RxName(static_cast<Rx>(i)));
     }
@@ -164,9 +159,7 @@ class UnreliableDriver : public Driver {
 class UcDriver final : public UnreliableDriver<UcQp, UcRx, kNumUcRx, uc_rx_name> {
  public:
   using UnreliableDriver::UnreliableDriver;
-  std::optional<std::uint32_t> expected_psn() const override {
-    return qp_.expected_psn().value();
-  }
+  std::optional<std::uint32_t> expected_psn() const override { return qp_.expected_psn().value(); }
 
  private:
   std::optional<std::uint64_t> extra_counter(std::string_view name) const override {

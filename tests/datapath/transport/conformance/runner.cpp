@@ -26,9 +26,7 @@ struct Failure {
   std::string message;
 };
 
-[[noreturn]] void fail(const Line& l, std::string msg) {
-  throw Failure{l.no, std::move(msg)};
-}
+[[noreturn]] void fail(const Line& l, std::string msg) { throw Failure{l.no, std::move(msg)}; }
 
 // Addresses of the QP under test and of the scripted peer.
 const wire::MacAddr kLocalMac{{2, 0, 0, 0, 0, 0xa}};
@@ -125,8 +123,7 @@ Region& Runner::region(const Line& l, std::string_view name) {
 }
 
 // NAME, NAME+OFF, or a number.
-std::uint64_t Runner::addr_value(const Line& l, std::string_view key,
-                                 std::string_view v) const {
+std::uint64_t Runner::addr_value(const Line& l, std::string_view key, std::string_view v) const {
   if (auto n = parse_number(v)) return *n;
   const std::size_t plus = v.find('+');
   const std::string_view name = v.substr(0, plus);
@@ -139,18 +136,15 @@ std::uint64_t Runner::addr_value(const Line& l, std::string_view key,
   for (const auto& r : regions_) {
     if (r->name == name) return r->iova + off;
   }
-  fail(l, "bad " + std::string(key) + "=" + std::string(v) +
-              " (a number, NAME or NAME+OFFSET)");
+  fail(l, "bad " + std::string(key) + "=" + std::string(v) + " (a number, NAME or NAME+OFFSET)");
 }
 
-std::uint32_t Runner::key_value(const Line& l, std::string_view key,
-                                std::string_view v) const {
+std::uint32_t Runner::key_value(const Line& l, std::string_view key, std::string_view v) const {
   if (auto n = parse_number(v)) return static_cast<std::uint32_t>(*n);
   for (const auto& r : regions_) {
     if (r->name == v) return r->key;
   }
-  fail(l, "bad " + std::string(key) + "=" + std::string(v) +
-              " (a number or a memory region name)");
+  fail(l, "bad " + std::string(key) + "=" + std::string(v) + " (a number or a memory region name)");
 }
 
 std::vector<std::uint8_t> Runner::bytes_value(const Line& l, std::string_view v) const {
@@ -176,7 +170,8 @@ std::uint32_t Runner::access_value(const Line& l, std::string_view v) const {
     else if (f == "rw") a |= access::kRemoteWrite;
     else if (f == "rr") a |= access::kRemoteRead;
     else if (f == "ra") a |= access::kRemoteAtomic;
-    else if (f != "none") fail(l, "bad access flag '" + std::string(f) + "' (lw, rw, rr, ra, none)");
+    else if (f != "none")
+      fail(l, "bad access flag '" + std::string(f) + "' (lw, rw, rr, ra, none)");
     pos = comma + 1;
   }
   return a;
@@ -247,8 +242,7 @@ void Runner::check_errno(const Line& l, int rc, std::string_view what) {
   else if (want != "ok") fail(l, "expect= takes ok, einval or enomem");
   if (rc != want_rc) {
     auto name = [](int r) -> std::string {
-      return r == 0 ? "ok" : r == EINVAL ? "einval" : r == ENOMEM ? "enomem"
-                                                                 : std::to_string(r);
+      return r == 0 ? "ok" : r == EINVAL ? "einval" : r == ENOMEM ? "enomem" : std::to_string(r);
     };
     fail(l, std::string(what) + " returned " + name(rc) + ", expected " + want);
   }
@@ -263,25 +257,24 @@ void Runner::check_time(const Line& l, TimeNs happened, std::string_view what) c
     return;
   }
   if (happened != now_) {
-    fail(l, std::string(what) + " at " + format_time(happened) + ", expected at " +
-                format_time(now_));
+    fail(l,
+         std::string(what) + " at " + format_time(happened) + ", expected at " + format_time(now_));
   }
 }
 
 void Runner::leftovers(const Line* l) const {
   const int no = l != nullptr ? l->no : 0;
   if (frames_seen_ < s_.tx.frames.size()) {
-    throw Failure{no, "unexpected packet " +
-                          packet_text(s_.tx.frames[frames_seen_]->p) + " (sent at " +
-                          format_time(frame_t_[frames_seen_]) + ")"};
+    throw Failure{no, "unexpected packet " + packet_text(s_.tx.frames[frames_seen_]->p) +
+                          " (sent at " + format_time(frame_t_[frames_seen_]) + ")"};
   }
   if (scq_seen_ < s_.scq.wc.size()) {
-    throw Failure{no, "unexpected completion wc sq " + wc_text(s_.scq.wc[scq_seen_]) +
-                          " (at " + format_time(scq_t_[scq_seen_]) + ")"};
+    throw Failure{no, "unexpected completion wc sq " + wc_text(s_.scq.wc[scq_seen_]) + " (at " +
+                          format_time(scq_t_[scq_seen_]) + ")"};
   }
   if (rcq_seen_ < s_.rcq.wc.size()) {
-    throw Failure{no, "unexpected completion wc rq " + wc_text(s_.rcq.wc[rcq_seen_]) +
-                          " (at " + format_time(rcq_t_[rcq_seen_]) + ")"};
+    throw Failure{no, "unexpected completion wc rq " + wc_text(s_.rcq.wc[rcq_seen_]) + " (at " +
+                          format_time(rcq_t_[rcq_seen_]) + ")"};
   }
 }
 
@@ -294,8 +287,8 @@ void Runner::cmd_qp(const Line& l) {
   const auto mtu = wire::path_mtu_from_bytes(static_cast<std::uint32_t>(num(l, "mtu", 1024)));
   if (!mtu) fail(l, "mtu= takes 256, 512, 1024, 2048 or 4096");
   QpAttrValues a;
-  a.qp_access_flags = access_value(
-      l, l.find("access") != nullptr ? *l.find("access") : std::string("rw,rr,ra"));
+  a.qp_access_flags =
+      access_value(l, l.find("access") != nullptr ? *l.find("access") : std::string("rw,rr,ra"));
   a.qkey = qkey_;
   a.av = {kPeerMac, kPeerIp, 0, 64};
   a.path_mtu = *mtu;
@@ -340,18 +333,14 @@ void Runner::cmd_qp(const Line& l) {
     a.qp_state = QpState::kInit;
     step(q.modify(kState | kPkeyIndex | kPort | kAccessFlags, a), "init");
     a.qp_state = QpState::kRtr;
-    step(q.modify(kState | kAv | kPathMtu | kDestQpn | kRqPsn | kMaxDestRdAtomic |
-                      kMinRnrTimer,
-                  a),
+    step(q.modify(kState | kAv | kPathMtu | kDestQpn | kRqPsn | kMaxDestRdAtomic | kMinRnrTimer, a),
          "rtr");
     a.qp_state = QpState::kRts;
-    step(q.modify(kState | kSqPsn | kTimeout | kRetryCnt | kRnrRetry | kMaxQpRdAtomic, a),
-         "rts");
+    step(q.modify(kState | kSqPsn | kTimeout | kRetryCnt | kRnrRetry | kMaxQpRdAtomic, a), "rts");
     qp_ = std::move(d);
     type_ = QpType::kRc;
   } else if (t == "uc") {
-    only({"qpn", "dest", "mtu", "sq_psn", "rq_psn", "access", "max_send_wr",
-          "max_recv_wr"});
+    only({"qpn", "dest", "mtu", "sq_psn", "rq_psn", "access", "max_send_wr", "max_recv_wr"});
     UcQpConfig c;
     c.qpn = qpn_;
     c.pd = kPd;
@@ -406,8 +395,8 @@ void Runner::cmd_mr(const Line& l) {
   r->name = name;
   const std::uint64_t len = num_req(l, "len");
   if (len == 0 || len > (64u << 20)) fail(l, "len= must be 1 .. 64 MiB");
-  r->mem = l.find("seed") != nullptr ? pattern(num(l, "seed", 0), len)
-                                     : std::vector<std::uint8_t>(len);
+  r->mem =
+      l.find("seed") != nullptr ? pattern(num(l, "seed", 0), len) : std::vector<std::uint8_t>(len);
   r->iova = num(l, "va", 0x10000000ull * (regions_.size() + 1));
   const std::uint32_t acc =
       access_value(l, l.find("access") != nullptr ? *l.find("access") : std::string("lw"));
@@ -448,10 +437,14 @@ void Runner::cmd_post_send(const Line& l) {
     WrOpcode op;
   };
   constexpr NamedWr kOps[] = {
-      {"send", WrOpcode::kSend},           {"send_imm", WrOpcode::kSendImm},
-      {"send_inv", WrOpcode::kSendInv},    {"write", WrOpcode::kRdmaWrite},
-      {"write_imm", WrOpcode::kRdmaWriteImm}, {"read", WrOpcode::kRdmaRead},
-      {"cmp_swap", WrOpcode::kCmpSwap},    {"fetch_add", WrOpcode::kFetchAdd},
+      {"send", WrOpcode::kSend},
+      {"send_imm", WrOpcode::kSendImm},
+      {"send_inv", WrOpcode::kSendInv},
+      {"write", WrOpcode::kRdmaWrite},
+      {"write_imm", WrOpcode::kRdmaWriteImm},
+      {"read", WrOpcode::kRdmaRead},
+      {"cmp_swap", WrOpcode::kCmpSwap},
+      {"fetch_add", WrOpcode::kFetchAdd},
       {"local_inv", WrOpcode::kLocalInv},
   };
   bool found = false;
@@ -477,8 +470,7 @@ void Runner::cmd_post_send(const Line& l) {
     const std::uint64_t off = num(l, "off", 0);
     const auto len = num_opt(l, "len");
     w.num_sge = 1;
-    w.sge[0] = {r.iova + off,
-                static_cast<std::uint32_t>(len.value_or(r.mem.size() - off)), r.key};
+    w.sge[0] = {r.iova + off, static_cast<std::uint32_t>(len.value_or(r.mem.size() - off)), r.key};
     if (l.find("seed") != nullptr) fail(l, "seed= is for inline data; fill the region instead");
   } else if (num(l, "len", 0) != 0) {
     fail(l, "len= needs mr= (or inline)");
@@ -518,8 +510,8 @@ void Runner::cmd_post_recv(const Line& l) {
     Region& reg = region(l, *m);
     const std::uint64_t off = num(l, "off", 0);
     r.num_sge = 1;
-    r.sge[0] = {reg.iova + off,
-                static_cast<std::uint32_t>(num(l, "len", reg.mem.size() - off)), reg.key};
+    r.sge[0] = {reg.iova + off, static_cast<std::uint32_t>(num(l, "len", reg.mem.size() - off)),
+                reg.key};
   } else if (num(l, "len", 0) != 0) {
     fail(l, "len= needs mr=");
   }
@@ -544,8 +536,7 @@ void Runner::cmd_modify(const Line& l) {
 // Which extension header a packet key belongs to.
 std::optional<wire::ExtHdr> header_of(std::string_view key, const wire::OpcodeInfo& info) {
   if (key == "va" || key == "rkey") {
-    return info.has(wire::ExtHdr::kAtomicEth) ? wire::ExtHdr::kAtomicEth
-                                              : wire::ExtHdr::kReth;
+    return info.has(wire::ExtHdr::kAtomicEth) ? wire::ExtHdr::kAtomicEth : wire::ExtHdr::kReth;
   }
   if (key == "dmalen") return wire::ExtHdr::kReth;
   if (key == "swap" || key == "add" || key == "compare") return wire::ExtHdr::kAtomicEth;
@@ -553,8 +544,7 @@ std::optional<wire::ExtHdr> header_of(std::string_view key, const wire::OpcodeIn
   if (key == "imm") return wire::ExtHdr::kImmDt;
   if (key == "inv") return wire::ExtHdr::kIeth;
   if (key == "qkey" || key == "src_qp") return wire::ExtHdr::kDeth;
-  if (key == "nak" || key == "timer" || key == "msn" || key == "credits" ||
-      key == "syndrome") {
+  if (key == "nak" || key == "timer" || key == "msn" || key == "credits" || key == "syndrome") {
     return wire::ExtHdr::kAeth;
   }
   return std::nullopt;
@@ -563,8 +553,8 @@ std::optional<wire::ExtHdr> header_of(std::string_view key, const wire::OpcodeIn
 void check_keys_fit(const Line& l, const wire::OpcodeInfo& info) {
   for (const auto& [k, v] : l.kv) {
     if (const auto h = header_of(k, info); h && !info.has(*h)) {
-      fail(l, std::string(k) + "= needs " + std::string(wire::ext_hdr_name(*h)) +
-                  ", which " + lower(info.name) + " does not carry");
+      fail(l, std::string(k) + "= needs " + std::string(wire::ext_hdr_name(*h)) + ", which " +
+                  lower(info.name) + " does not carry");
     }
     if ((k == "len" || k == "seed" || k == "bytes") && !info.payload) {
       fail(l, lower(info.name) + " carries no payload");
@@ -580,8 +570,8 @@ void check_keys_fit(const Line& l, const wire::OpcodeInfo& info) {
 std::optional<std::uint8_t> syndrome_of(const Line& l) {
   const std::string* nak = l.find("nak");
   const std::string* syn = l.find("syndrome");
-  const int given = (l.has_word("ack") ? 1 : 0) + (nak != nullptr ? 1 : 0) +
-                    (syn != nullptr ? 1 : 0);
+  const int given =
+      (l.has_word("ack") ? 1 : 0) + (nak != nullptr ? 1 : 0) + (syn != nullptr ? 1 : 0);
   if (given > 1) fail(l, "give one of ack, nak= and syndrome=");
   if (l.find("timer") != nullptr && (nak == nullptr || *nak != "rnr")) {
     fail(l, "timer= goes with nak=rnr");
@@ -717,8 +707,7 @@ void Runner::cmd_send(const Line& l) {
   }
   const std::size_t idx = frames_seen_++;
   const wire::ParsedPacket& p = s_.tx.frames[idx]->p;
-  const std::string got =
-      "got " + packet_text(p) + " (sent at " + format_time(frame_t_[idx]) + ")";
+  const std::string got = "got " + packet_text(p) + " (sent at " + format_time(frame_t_[idx]) + ")";
   if (s_.tx.frames[idx]->err != wire::ParseError::kOk) {
     fail(l, "the QP sent a frame that does not parse: " +
                 std::string(wire::parse_error_name(s_.tx.frames[idx]->err)));
@@ -749,10 +738,9 @@ void Runner::cmd_send(const Line& l) {
   auto check = [&](std::string_view key, std::uint64_t actual, bool is_addr) {
     const std::string* v = l.find(key);
     if (v == nullptr) return;
-    const std::uint64_t want = is_addr ? addr_value(l, key, *v)
-                               : (key == "rkey" || key == "inv")
-                                   ? key_value(l, key, *v)
-                                   : num_req(l, key);
+    const std::uint64_t want = is_addr                           ? addr_value(l, key, *v)
+                               : (key == "rkey" || key == "inv") ? key_value(l, key, *v)
+                                                                 : num_req(l, key);
     if (actual != want) mismatch(std::string(key), hex(want));
   };
   if (info.has(wire::ExtHdr::kReth)) {
@@ -783,7 +771,8 @@ void Runner::cmd_send(const Line& l) {
     }
     check("msn", p.aeth.msn(), false);
   }
-  if (info.has(wire::ExtHdr::kAtomicAckEth)) check("orig", p.atomic_ack_eth.orig_remote_data(), false);
+  if (info.has(wire::ExtHdr::kAtomicAckEth))
+    check("orig", p.atomic_ack_eth.orig_remote_data(), false);
   if (info.has(wire::ExtHdr::kImmDt)) check("imm", p.immdt.imm(), false);
   if (info.has(wire::ExtHdr::kIeth)) check("inv", p.ieth.rkey(), false);
   if (const auto len = num_opt(l, "len"); len && p.payload.size() != *len) {
@@ -794,8 +783,8 @@ void Runner::cmd_send(const Line& l) {
     if (want.size() != p.payload.size()) mismatch("len", std::to_string(want.size()));
     for (std::size_t i = 0; i < want.size(); ++i) {
       if (want[i] != p.payload[i]) {
-        mismatch("payload byte " + std::to_string(i), hex(want[i]) + " (got " +
-                                                          hex(p.payload[i]) + ")");
+        mismatch("payload byte " + std::to_string(i),
+                 hex(want[i]) + " (got " + hex(p.payload[i]) + ")");
       }
     }
   }
@@ -811,12 +800,13 @@ void Runner::cmd_wc(const Line& l) {
   std::size_t& seen = q == "sq" ? scq_seen_ : rcq_seen_;
   const std::vector<TimeNs>& times = q == "sq" ? scq_t_ : rcq_t_;
   if (seen >= cq.wc.size()) {
-    fail(l, "expected a completion on the " + q + " CQ, there is none (now " +
-                format_time(now_) + ")");
+    fail(l, "expected a completion on the " + q + " CQ, there is none (now " + format_time(now_) +
+                ")");
   }
   const std::size_t idx = seen++;
   const Cqe& c = cq.wc[idx];
-  const std::string got = "got wc " + q + " " + wc_text(c) + " (at " + format_time(times[idx]) + ")";
+  const std::string got =
+      "got wc " + q + " " + wc_text(c) + " (at " + format_time(times[idx]) + ")";
   auto mismatch = [&](std::string_view field, const std::string& want) {
     fail(l, "completion field " + std::string(field) + ": expected " + want + ", " + got);
   };
@@ -938,8 +928,8 @@ void Runner::cmd_expect_grh(const Line& l) {
   if (last_injected_.empty()) fail(l, "no packet was injected yet");
   if (off > r.mem.size() || r.mem.size() - off < kUdGrhSize) fail(l, "outside the region");
   std::uint8_t want[kUdGrhSize] = {};
-  std::memcpy(want + kUdGrhSize - wire::Ipv4Hdr::kSize,
-              last_injected_.data() + wire::EthHdr::kSize, wire::Ipv4Hdr::kSize);
+  std::memcpy(want + kUdGrhSize - wire::Ipv4Hdr::kSize, last_injected_.data() + wire::EthHdr::kSize,
+              wire::Ipv4Hdr::kSize);
   for (std::size_t i = 0; i < kUdGrhSize; ++i) {
     if (r.mem[off + i] != want[i]) {
       fail(l, "GRH byte " + std::to_string(i) + ": expected " + hex(want[i]) + ", got " +
@@ -984,8 +974,8 @@ void Runner::run(const std::vector<Line>& lines) {
 
 std::string RunResult::describe() const {
   if (ok) return "ok";
-  return (line == 0 ? std::string("end of script") : "line " + std::to_string(line)) +
-         ": " + message;
+  return (line == 0 ? std::string("end of script") : "line " + std::to_string(line)) + ": " +
+         message;
 }
 
 RunResult run_script(std::string_view text) {

@@ -22,30 +22,38 @@ struct CommandSpec {
   bool any_key = false;
 };
 
-constexpr std::string_view kPacketKeys[] = {
-    "psn", "len", "seed", "bytes", "va", "rkey", "dmalen", "swap", "add",
-    "compare", "orig", "imm", "inv", "qkey", "src_qp", "nak", "timer", "msn",
-    "credits", "syndrome", "pkey", "dest_qp", "src_ip", "dst_ip"};
+constexpr std::string_view kPacketKeys[] = {"psn",  "len",     "seed",   "bytes",   "va",
+                                            "rkey", "dmalen",  "swap",   "add",     "compare",
+                                            "orig", "imm",     "inv",    "qkey",    "src_qp",
+                                            "nak",  "timer",   "msn",    "credits", "syndrome",
+                                            "pkey", "dest_qp", "src_ip", "dst_ip"};
 
 const CommandSpec kCommands[] = {
-    {"qp", 1, 1, {"sq_sig_all"},
-     {"qpn", "dest", "mtu", "sq_psn", "rq_psn", "timeout", "retry_cnt",
-      "rnr_retry", "min_rnr_timer", "max_rd_atomic", "max_dest_rd_atomic",
-      "access", "qkey", "ack_every", "ack_req_every", "window", "max_send_wr",
-      "max_recv_wr"}},
+    {"qp",
+     1,
+     1,
+     {"sq_sig_all"},
+     {"qpn", "dest", "mtu", "sq_psn", "rq_psn", "timeout", "retry_cnt", "rnr_retry",
+      "min_rnr_timer", "max_rd_atomic", "max_dest_rd_atomic", "access", "qkey", "ack_every",
+      "ack_req_every", "window", "max_send_wr", "max_recv_wr"}},
     {"mr", 1, 1, {}, {"len", "access", "seed", "va", "pd"}},
     {"mem_set", 1, 1, {}, {"off", "u64", "bytes", "seed", "len"}},
-    {"post_send", 0, 0, {"signaled", "fence", "solicited", "inline"},
-     {"wr", "op", "mr", "off", "len", "remote", "rkey", "imm", "inv", "add",
-      "compare", "swap", "dest_qpn", "qkey", "expect", "seed"}},
+    {"post_send",
+     0,
+     0,
+     {"signaled", "fence", "solicited", "inline"},
+     {"wr", "op", "mr", "off", "len", "remote", "rkey", "imm", "inv", "add", "compare", "swap",
+      "dest_qpn", "qkey", "expect", "seed"}},
     {"post_recv", 0, 0, {}, {"wr", "mr", "off", "len", "expect"}},
     {"modify", 0, 0, {}, {"state", "expect"}},
     {"recv", 1, 1, {"ackreq", "se", "ack"}, {}},
     {"send", 1, 1, {"ackreq", "noackreq", "se", "nose", "ack"}, {}, true},
     {"quiet", 0, 0, {}, {}},
-    {"wc", 1, 1, {},
-     {"wr", "status", "opcode", "byte_len", "imm", "inv", "flags", "src_qp",
-      "qp_num"},
+    {"wc",
+     1,
+     1,
+     {},
+     {"wr", "status", "opcode", "byte_len", "imm", "inv", "flags", "src_qp", "qp_num"},
      true},
     {"state", 1, 1, {}, {"next_psn", "epsn"}},
     {"counter", 0, 0, {}, {}, false, true},
@@ -63,8 +71,7 @@ const CommandSpec* find_command(std::string_view name) {
 bool key_allowed(const CommandSpec& c, std::string_view key) {
   if (c.any_key) return true;
   if (c.name == "recv" || c.name == "send") {
-    return std::find(std::begin(kPacketKeys), std::end(kPacketKeys), key) !=
-           std::end(kPacketKeys);
+    return std::find(std::begin(kPacketKeys), std::end(kPacketKeys), key) != std::end(kPacketKeys);
   }
   return std::find(c.keys.begin(), c.keys.end(), key) != c.keys.end();
 }
@@ -114,8 +121,10 @@ std::optional<TimeNs> parse_time(std::string_view s) {
     TimeNs ns;
     int frac_digits;  // digits after the point that still name whole ns
   };
-  constexpr Unit kUnits[] = {
-      {"ns", 1, 0}, {"us", kNsPerUs, 3}, {"ms", kNsPerMs, 6}, {"s", kNsPerSec, 9}};
+  constexpr Unit kUnits[] = {{"ns", 1, 0},
+                             {"us", kNsPerUs, 3},
+                             {"ms", kNsPerMs, 6},
+                             {"s", kNsPerSec, 9}};
   for (const Unit& u : kUnits) {
     if (s.size() <= u.suffix.size() || !s.ends_with(u.suffix)) continue;
     const std::string_view num = s.substr(0, s.size() - u.suffix.size());
@@ -125,8 +134,7 @@ std::optional<TimeNs> parse_time(std::string_view s) {
     const std::string_view frac =
         dot == std::string_view::npos ? std::string_view{} : num.substr(dot + 1);
     auto digits = [](std::string_view d) {
-      return std::all_of(d.begin(), d.end(),
-                         [](char ch) { return ch >= '0' && ch <= '9'; });
+      return std::all_of(d.begin(), d.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
     };
     if (whole.empty() || !digits(whole) || !digits(frac)) continue;
     if (dot != std::string_view::npos && frac.empty()) continue;
@@ -180,8 +188,7 @@ ParseResult parse_script(std::string_view text) {
       }
       const auto t = parse_time(tok[1]);
       if (!t) {
-        return fail(no, "bad time '" + std::string(tok[1]) +
-                            "' (use e.g. 0, 250ns, 3us, 0.65ms)");
+        return fail(no, "bad time '" + std::string(tok[1]) + "' (use e.g. 0, 250ns, 3us, 0.65ms)");
       }
       line.time = *t;
       i = 2;
@@ -202,8 +209,7 @@ ParseResult parse_script(std::string_view text) {
           line.words.emplace_back(t);
           continue;
         }
-        if (std::find(spec->flags.begin(), spec->flags.end(), t) ==
-            spec->flags.end()) {
+        if (std::find(spec->flags.begin(), spec->flags.end(), t) == spec->flags.end()) {
           return fail(no, "unknown word '" + std::string(t) + "' for " + line.cmd);
         }
         if (line.has_word(t)) {
@@ -225,12 +231,11 @@ ParseResult parse_script(std::string_view text) {
     }
     if (free_words < spec->min_free) {
       return fail(no, line.cmd + " is missing its " +
-                          (line.cmd == "qp" ? "type (rc, uc, ud)"
-                           : line.cmd == "recv" || line.cmd == "send"
-                               ? "opcode"
-                           : line.cmd == "wc" ? "queue (sq, rq)"
-                           : line.cmd == "state" ? "state"
-                                                 : "name"));
+                          (line.cmd == "qp"                           ? "type (rc, uc, ud)"
+                           : line.cmd == "recv" || line.cmd == "send" ? "opcode"
+                           : line.cmd == "wc"                         ? "queue (sq, rq)"
+                           : line.cmd == "state"                      ? "state"
+                                                                      : "name"));
     }
     res.lines.push_back(std::move(line));
     if (eol == text.size()) break;

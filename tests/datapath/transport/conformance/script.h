@@ -28,9 +28,9 @@ enum class TimeMode : std::uint8_t {
 };
 
 struct Line {
-  int no = 0;                 // 1-based line number in the file
+  int no = 0;  // 1-based line number in the file
   TimeMode mode = TimeMode::kNone;
-  TimeNs time = 0;            // meaningful unless mode == kNone
+  TimeNs time = 0;  // meaningful unless mode == kNone
   std::string cmd;
   // Bare words after the command (e.g. "rc", "rc_send_only", "ackreq"),
   // in order.

@@ -42,30 +42,43 @@ TEST_P(Script, Passes) {
   EXPECT_TRUE(r.ok) << GetParam() << ": " << r.describe();
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Conformance, Script, ::testing::ValuesIn(script_files()),
-    [](const ::testing::TestParamInfo<std::string>& i) {
-      std::string n = i.param.substr(0, i.param.size() - 5);
-      std::replace_if(n.begin(), n.end(), [](char c) { return !std::isalnum(static_cast<unsigned char>(c)); }, '_');
-      return n;
-    });
+INSTANTIATE_TEST_SUITE_P(Conformance, Script, ::testing::ValuesIn(script_files()),
+                         [](const ::testing::TestParamInfo<std::string>& i) {
+                           std::string n = i.param.substr(0, i.param.size() - 5);
+                           std::replace_if(
+                               n.begin(), n.end(),
+                               [](char c) { return !std::isalnum(static_cast<unsigned char>(c)); },
+                               '_');
+                           return n;
+                         });
 
 // The cases the issue names are present (a missing file would otherwise
 // just shrink the parameter list).
 TEST(Script_Files, AllNamedCasesPresent) {
   const std::vector<std::string> have = script_files();
   const char* required[] = {
-      "rc_req_ack_coalescing.conf",        "rc_req_retransmit_timeout.conf",
-      "rc_req_retry_exc_err.conf",         "rc_req_nak_seq_go_back_n.conf",
-      "rc_req_rnr_nak_retry.conf",         "rc_req_rnr_retry_exc_err.conf",
-      "rc_req_rnr_retry_forever.conf",     "rc_req_rem_access_err.conf",
-      "rc_req_read_lost_middle_response.conf", "rc_req_psn_wrap.conf",
-      "rc_resp_send_in_order.conf",        "rc_resp_duplicate_send.conf",
-      "rc_resp_duplicate_read.conf",       "rc_resp_duplicate_atomic.conf",
-      "rc_resp_out_of_order_nak.conf",     "rc_resp_rnr_nak.conf",
-      "rc_resp_write_bad_rkey.conf",       "rc_resp_write_out_of_bounds.conf",
-      "rc_resp_read_missing_access.conf",  "rc_resp_middle_without_first.conf",
-      "ud_qkey_mismatch.conf",             "ud_grh_in_receive_buffer.conf",
+      "rc_req_ack_coalescing.conf",
+      "rc_req_retransmit_timeout.conf",
+      "rc_req_retry_exc_err.conf",
+      "rc_req_nak_seq_go_back_n.conf",
+      "rc_req_rnr_nak_retry.conf",
+      "rc_req_rnr_retry_exc_err.conf",
+      "rc_req_rnr_retry_forever.conf",
+      "rc_req_rem_access_err.conf",
+      "rc_req_read_lost_middle_response.conf",
+      "rc_req_psn_wrap.conf",
+      "rc_resp_send_in_order.conf",
+      "rc_resp_duplicate_send.conf",
+      "rc_resp_duplicate_read.conf",
+      "rc_resp_duplicate_atomic.conf",
+      "rc_resp_out_of_order_nak.conf",
+      "rc_resp_rnr_nak.conf",
+      "rc_resp_write_bad_rkey.conf",
+      "rc_resp_write_out_of_bounds.conf",
+      "rc_resp_read_missing_access.conf",
+      "rc_resp_middle_without_first.conf",
+      "ud_qkey_mismatch.conf",
+      "ud_grh_in_receive_buffer.conf",
       "uc_lost_middle_packet.conf",
   };
   for (const char* r : required) {

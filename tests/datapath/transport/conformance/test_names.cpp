@@ -39,8 +39,8 @@ TEST(AethText, ReadsLikeAScriptLine) {
   EXPECT_EQ(aeth_text(wire::AethHdr::make(wire::aeth_ack_syndrome(), 3)), "ack credits=31 msn=3");
   EXPECT_EQ(aeth_text(wire::AethHdr::make(wire::aeth_rnr_nak_syndrome(12), 0)),
             "nak=rnr timer=12 msn=0");
-  EXPECT_EQ(aeth_text(wire::AethHdr::make(
-                wire::aeth_nak_syndrome(wire::NakCode::kRemoteAccessError), 1)),
+  EXPECT_EQ(aeth_text(
+                wire::AethHdr::make(wire::aeth_nak_syndrome(wire::NakCode::kRemoteAccessError), 1)),
             "nak=access msn=1");
 }
 

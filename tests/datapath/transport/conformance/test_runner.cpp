@@ -18,8 +18,8 @@ std::string load(const std::string& name) {
 
 // A script with one line changed: the first line starting with `line_start`
 // gets `from` replaced by `to`. *line_no receives that line's number.
-std::string perturb(const std::string& text, const std::string& line_start,
-                    const std::string& from, const std::string& to, int* line_no) {
+std::string perturb(const std::string& text, const std::string& line_start, const std::string& from,
+                    const std::string& to, int* line_no) {
   std::istringstream in(text);
   std::ostringstream out;
   std::string l;
@@ -66,8 +66,8 @@ TEST(RunScript, PerturbedScriptsFail) {
       {"rc_req_rnr_nak_retry.conf", "at 643us send", "psn=0xfffffe", "psn=0xffffff",
        "packet field psn: expected 0xffffff", 0},
       // Go-back-N restarts at the NAKed PSN, not earlier.
-      {"rc_req_nak_seq_go_back_n.conf", "send rc_send_middle psn=102 len=1024 seed=2048",
-       "psn=102", "psn=101", "packet field psn", 0},
+      {"rc_req_nak_seq_go_back_n.conf", "send rc_send_middle psn=102 len=1024 seed=2048", "psn=102",
+       "psn=101", "packet field psn", 0},
       // Payload bytes are checked.
       {"rc_req_nak_seq_go_back_n.conf", "send rc_send_middle psn=102 len=1024 seed=2048",
        "seed=2048", "seed=2047", "payload byte 0", 0},
@@ -77,8 +77,8 @@ TEST(RunScript, PerturbedScriptsFail) {
       // Completion status and byte_len.
       {"rc_req_retry_exc_err.conf", "at 12.582912ms wc sq wr=1", "retry_exc_err",
        "rnr_retry_exc_err", "completion field status", 0},
-      {"rc_req_ack_coalescing.conf", "wc sq wr=1 status=success", "byte_len=3000",
-       "byte_len=3001", "completion field byte_len", 0},
+      {"rc_req_ack_coalescing.conf", "wc sq wr=1 status=success", "byte_len=3000", "byte_len=3001",
+       "completion field byte_len", 0},
       // Completion order.
       {"rc_req_ack_coalescing.conf", "wc sq wr=2", "wr=2", "wr=3", "completion field wr", 0},
       // AETH contents.
@@ -89,18 +89,18 @@ TEST(RunScript, PerturbedScriptsFail) {
       {"rc_resp_send_in_order.conf", "send rc_ack ack psn=501 msn=1", "msn=1", "msn=2",
        "packet field msn", 0},
       // Replay cache value and memory.
-      {"rc_resp_duplicate_atomic.conf", "send rc_atomic_ack psn=500 ack msn=1 orig=100",
-       "orig=100", "orig=105", "packet field orig", 0},
+      {"rc_resp_duplicate_atomic.conf", "send rc_atomic_ack psn=500 ack msn=1 orig=100", "orig=100",
+       "orig=105", "packet field orig", 0},
       {"rc_resp_duplicate_atomic.conf", "expect_mem tgt off=8 u64=105", "u64=105", "u64=110",
        "memory tgt+8", 0},
       // A new PSN instead of the duplicate is acknowledged as new.
-      {"rc_resp_duplicate_send.conf", "at 70ms recv rc_send_only psn=500", "psn=500",
-       "psn=501", "packet field psn: expected 0x1f4", 1},
+      {"rc_resp_duplicate_send.conf", "at 70ms recv rc_send_only psn=500", "psn=500", "psn=501",
+       "packet field psn: expected 0x1f4", 1},
       // QP state and counters.
       {"rc_resp_middle_without_first.conf", "state err", "err", "rts",
        "QP state: expected rts, got err", 0},
-      {"rc_req_rnr_retry_forever.conf", "counter rx_rnr_naks=5", "rx_rnr_naks=5",
-       "rx_rnr_naks=4", "counter rx_rnr_naks: expected 4, got 5", 0},
+      {"rc_req_rnr_retry_forever.conf", "counter rx_rnr_naks=5", "rx_rnr_naks=5", "rx_rnr_naks=4",
+       "counter rx_rnr_naks: expected 4, got 5", 0},
       // UD: the right Q_Key is delivered, so the quiet line catches it.
       {"ud_qkey_mismatch.conf", "at 1us recv ud_send_only psn=0", "qkey=0x22222222",
        "qkey=0x11111111", "unexpected completion", 1},
@@ -122,8 +122,7 @@ TEST(RunScript, PerturbedScriptsFail) {
     const RunResult r = run_script(bad);
     EXPECT_FALSE(r.ok) << c.file << " line " << line;
     EXPECT_EQ(r.line, line + c.line_delta) << c.file << ": " << r.describe();
-    EXPECT_NE(r.message.find(c.message_part), std::string::npos)
-        << c.file << ": " << r.describe();
+    EXPECT_NE(r.message.find(c.message_part), std::string::npos) << c.file << ": " << r.describe();
   }
 }
 

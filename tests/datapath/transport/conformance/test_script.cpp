@@ -17,9 +17,9 @@ TEST(ParseTime, Units) {
 
 TEST(ParseTime, RejectsMalformed) {
   EXPECT_FALSE(parse_time(""));
-  EXPECT_FALSE(parse_time("5"));        // no unit
+  EXPECT_FALSE(parse_time("5"));  // no unit
   EXPECT_FALSE(parse_time("5m"));
-  EXPECT_FALSE(parse_time("1.5ns"));    // finer than a nanosecond
+  EXPECT_FALSE(parse_time("1.5ns"));  // finer than a nanosecond
   EXPECT_FALSE(parse_time("1.0001us"));
   EXPECT_FALSE(parse_time(".5us"));
   EXPECT_FALSE(parse_time("5.us"));
@@ -90,8 +90,7 @@ TEST(ParseScript, ErrorsNameTheLine) {
     const ParseResult r = parse_script(c.text);
     EXPECT_FALSE(r.ok()) << c.text;
     EXPECT_EQ(r.error_line, c.line) << c.text;
-    EXPECT_NE(r.error.find(c.message_part), std::string::npos)
-        << c.text << " -> " << r.error;
+    EXPECT_NE(r.error.find(c.message_part), std::string::npos) << c.text << " -> " << r.error;
   }
 }
 

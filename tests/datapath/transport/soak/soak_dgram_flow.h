@@ -62,15 +62,13 @@ class UdFlow {
   static constexpr std::uint32_t kSlot = kUdGrhSize + kMsgMax;
   static constexpr std::uint32_t kQkey = 0x11111111;
 
-  UdFlow(std::uint32_t id, Host& hx, UdEnd& x, Host& hy, UdEnd& y,
-         std::uint32_t recvs, std::uint64_t seed, const DgramMix& mix)
+  UdFlow(std::uint32_t id, Host& hx, UdEnd& x, Host& hy, UdEnd& y, std::uint32_t recvs,
+         std::uint64_t seed, const DgramMix& mix)
       : id_(id), hy_(hy), x_(x), y_(y), rng_(seed), mix_(mix), got_(mix.msgs) {
     const std::uint64_t base = 0x900000000ull + std::uint64_t{id} * 0x1000000;
-    src_ = std::make_unique<Region>(hx.mrs, Host::kPd, base, kSlots * kMsgMax,
-                                    access::kLocalWrite);
+    src_ = std::make_unique<Region>(hx.mrs, Host::kPd, base, kSlots * kMsgMax, access::kLocalWrite);
     rbuf_ = std::make_unique<Region>(hy.mrs, Host::kPd, base + 0x800000,
-                                     std::uint64_t{recvs} * kSlot,
-                                     access::kLocalWrite);
+                                     std::uint64_t{recvs} * kSlot, access::kLocalWrite);
     for (std::uint32_t k = 0; k < recvs; ++k) {
       RecvWr r;
       r.wr_id = k;
@@ -178,15 +176,13 @@ class UcFlow {
   static constexpr std::uint64_t kWriteArea = 4 << 20;
   static constexpr std::uint32_t kImmWrite = 1u << 31;
 
-  UcFlow(std::uint32_t id, Host& hx, UcEnd& x, Host& hy, UcEnd& y,
-         std::uint32_t recvs, std::uint64_t seed, const DgramMix& mix)
+  UcFlow(std::uint32_t id, Host& hx, UcEnd& x, Host& hy, UcEnd& y, std::uint32_t recvs,
+         std::uint64_t seed, const DgramMix& mix)
       : id_(id), x_(x), y_(y), rng_(seed), mix_(mix), got_(mix.msgs) {
     const std::uint64_t base = 0xa00000000ull + std::uint64_t{id} * 0x2000000;
-    src_ = std::make_unique<Region>(hx.mrs, Host::kPd, base, kSlots * kMsgMax,
-                                    access::kLocalWrite);
+    src_ = std::make_unique<Region>(hx.mrs, Host::kPd, base, kSlots * kMsgMax, access::kLocalWrite);
     rbuf_ = std::make_unique<Region>(hy.mrs, Host::kPd, base + 0x800000,
-                                     std::uint64_t{recvs} * kMsgMax,
-                                     access::kLocalWrite);
+                                     std::uint64_t{recvs} * kMsgMax, access::kLocalWrite);
     wtgt_ = std::make_unique<Region>(hy.mrs, Host::kPd, base + 0x1000000, kWriteArea,
                                      access::kLocalWrite | access::kRemoteWrite);
     for (std::uint32_t k = 0; k < recvs; ++k) {
@@ -204,11 +200,11 @@ class UcFlow {
       if (posted_ - completed_ >= mix_.max_outstanding) break;
       const std::uint32_t seq = posted_;
       Msg m;
-      m.len = static_cast<std::uint32_t>(rng_.chance(0.3) ? rng_.below(257)
-                                                          : rng_.below(kMsgMax + 1));
+      m.len =
+          static_cast<std::uint32_t>(rng_.chance(0.3) ? rng_.below(257) : rng_.below(kMsgMax + 1));
       const std::uint64_t r = rng_.below(3);
-      m.op = r == 0 ? WrOpcode::kSendImm
-                    : (r == 1 ? WrOpcode::kRdmaWriteImm : WrOpcode::kRdmaWrite);
+      m.op =
+          r == 0 ? WrOpcode::kSendImm : (r == 1 ? WrOpcode::kRdmaWriteImm : WrOpcode::kRdmaWrite);
       if (m.op != WrOpcode::kSendImm) {
         if (wtgt_next_ + m.len > kWriteArea) m.op = WrOpcode::kSendImm;
       }
@@ -258,8 +254,7 @@ class UcFlow {
         return fail("UC receive opcode/length for " + std::to_string(seq));
       }
       const std::span<const std::uint8_t> data =
-          write ? wtgt_->span(m.wtgt, m.len)
-                : rbuf_->span(c.wr_id * kMsgMax, m.len);
+          write ? wtgt_->span(m.wtgt, m.len) : rbuf_->span(c.wr_id * kMsgMax, m.len);
       if (check_pattern(data, tag(seq), 0) >= 0) {
         return fail("UC payload of " + std::to_string(seq));
       }

@@ -20,20 +20,18 @@ namespace uroce::transport::soak {
 // byte from the wrong message, the wrong offset or a stale buffer shows up.
 inline std::uint8_t pattern_byte(std::uint64_t tag, std::uint64_t i) {
   const std::uint64_t h = (tag + 1) * 0x9E3779B97F4A7C15ull;
-  return static_cast<std::uint8_t>((h >> 29) + i * 0x3b + (i >> 8) * 7 +
-                                   (i >> 16) * 3);
+  return static_cast<std::uint8_t>((h >> 29) + i * 0x3b + (i >> 8) * 7 + (i >> 16) * 3);
 }
 
-inline void fill_pattern(std::span<std::uint8_t> dst, std::uint64_t tag,
-                         std::uint64_t first) {
+inline void fill_pattern(std::span<std::uint8_t> dst, std::uint64_t tag, std::uint64_t first) {
   for (std::size_t i = 0; i < dst.size(); ++i) {
     dst[i] = pattern_byte(tag, first + i);
   }
 }
 
 // Index of the first byte that differs from the pattern, or -1.
-inline std::int64_t check_pattern(std::span<const std::uint8_t> got,
-                                  std::uint64_t tag, std::uint64_t first) {
+inline std::int64_t check_pattern(std::span<const std::uint8_t> got, std::uint64_t tag,
+                                  std::uint64_t first) {
   for (std::size_t i = 0; i < got.size(); ++i) {
     if (got[i] != pattern_byte(tag, first + i)) return static_cast<std::int64_t>(i);
   }
@@ -43,8 +41,7 @@ inline std::int64_t check_pattern(std::span<const std::uint8_t> got,
 // Bytes a test never writes as payload: guards around buffers must keep it.
 inline constexpr std::uint8_t kSentinel = 0xA5;
 
-inline std::int64_t check_fill(std::span<const std::uint8_t> got,
-                               std::uint8_t v) {
+inline std::int64_t check_fill(std::span<const std::uint8_t> got, std::uint8_t v) {
   for (std::size_t i = 0; i < got.size(); ++i) {
     if (got[i] != v) return static_cast<std::int64_t>(i);
   }
@@ -54,8 +51,7 @@ inline std::int64_t check_fill(std::span<const std::uint8_t> got,
 // One registered region backed by a heap block of exactly its length, so
 // AddressSanitizer reports any access past its end.
 struct Region {
-  Region(MrTable& mrs, PdHandle pd, std::uint64_t iova, std::size_t len,
-         std::uint32_t access_flags)
+  Region(MrTable& mrs, PdHandle pd, std::uint64_t iova, std::size_t len, std::uint32_t access_flags)
       : mem(len, kSentinel), va(iova) {
     int err = 0;
     key = mrs.reg({pd, iova, len, access_flags, mem.data()}, &err);

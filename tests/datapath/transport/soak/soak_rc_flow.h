@@ -30,10 +30,10 @@
 namespace uroce::transport::soak {
 
 struct RcMix {
-  std::uint32_t wrs = 200;          // WRs this flow posts in total
+  std::uint32_t wrs = 200;  // WRs this flow posts in total
   std::uint32_t max_outstanding = 24;
   std::uint32_t max_len = 256 * 1024;
-  double late_recv = 0.03;          // receive WR posted late (RNR NAKs)
+  double late_recv = 0.03;  // receive WR posted late (RNR NAKs)
 };
 
 class RcFlow {
@@ -43,23 +43,22 @@ class RcFlow {
   static constexpr std::uint32_t kCounters = 8;
   static constexpr std::uint32_t kGap = 16;
 
-  RcFlow(std::uint32_t id, Host& hx, RcEnd& x, Host& hy, RcEnd& y,
-         std::uint64_t seed, const RcMix& mix)
+  RcFlow(std::uint32_t id, Host& hx, RcEnd& x, Host& hy, RcEnd& y, std::uint64_t seed,
+         const RcMix& mix)
       : id_(id), x_(x), y_(y), rng_(seed), mix_(mix) {
     const std::uint64_t base = 0x100000000ull + std::uint64_t{id} * 0x1000000;
     const std::uint32_t lw = access::kLocalWrite;
     src_ = std::make_unique<Region>(hx.mrs, Host::kPd, base, kArena + 64 * kGap, lw);
-    rdst_ = std::make_unique<Region>(hx.mrs, Host::kPd, base + 0x200000,
-                                     kArena + 64 * kGap, lw);
+    rdst_ = std::make_unique<Region>(hx.mrs, Host::kPd, base + 0x200000, kArena + 64 * kGap, lw);
     ares_ = std::make_unique<Region>(hx.mrs, Host::kPd, base + 0x400000, 4096, lw);
-    wtgt_ = std::make_unique<Region>(hy.mrs, Host::kPd, base + 0x600000,
-                                     kArena + 64, lw | access::kRemoteWrite);
-    rbuf_ = std::make_unique<Region>(hy.mrs, Host::kPd, base + 0x800000,
-                                     kArena + 64 * kGap + 128, lw);
-    rsrc_ = std::make_unique<Region>(hy.mrs, Host::kPd, base + 0xa00000, kReadSrc,
-                                     access::kRemoteRead);
-    atom_ = std::make_unique<Region>(hy.mrs, Host::kPd, base + 0xc00000,
-                                     kCounters * 8, lw | access::kRemoteAtomic);
+    wtgt_ = std::make_unique<Region>(hy.mrs, Host::kPd, base + 0x600000, kArena + 64,
+                                     lw | access::kRemoteWrite);
+    rbuf_ =
+        std::make_unique<Region>(hy.mrs, Host::kPd, base + 0x800000, kArena + 64 * kGap + 128, lw);
+    rsrc_ =
+        std::make_unique<Region>(hy.mrs, Host::kPd, base + 0xa00000, kReadSrc, access::kRemoteRead);
+    atom_ = std::make_unique<Region>(hy.mrs, Host::kPd, base + 0xc00000, kCounters * 8,
+                                     lw | access::kRemoteAtomic);
     fill_pattern(rsrc_->span(0, kReadSrc), rsrc_tag(), 0);
     std::memset(atom_->mem.data(), 0, atom_->mem.size());
   }
@@ -130,8 +129,8 @@ class RcFlow {
     }
     if (cy.atomics_executed != atomics_) return fail("atomics executed != posted");
     if (qy.msn().value() != (messages_ & 0xffffff)) return fail("MSN != messages");
-    if (cx.local_errors + cx.cq_overflow + cx.retry_exceeded +
-            cx.rnr_retry_exceeded + cx.rx_error_naks + cx.tx_build_errors !=
+    if (cx.local_errors + cx.cq_overflow + cx.retry_exceeded + cx.rnr_retry_exceeded +
+            cx.rx_error_naks + cx.tx_build_errors !=
         0) {
       return fail("requester error counters");
     }
@@ -192,9 +191,8 @@ class RcFlow {
 
   bool fail(const std::string& what) {
     std::ostringstream o;
-    o << "flow " << id_ << " (qp 0x" << std::hex << x_.qp->qpn() << " -> 0x"
-      << y_.qp->qpn() << std::dec << ", mtu "
-      << wire::path_mtu_bytes(x_.qp->query().path_mtu) << "): " << what;
+    o << "flow " << id_ << " (qp 0x" << std::hex << x_.qp->qpn() << " -> 0x" << y_.qp->qpn()
+      << std::dec << ", mtu " << wire::path_mtu_bytes(x_.qp->query().path_mtu) << "): " << what;
     err_ = o.str();
     return false;
   }
@@ -218,8 +216,7 @@ class RcFlow {
 
   // Splits `len` bytes into 1..max pieces laid out in a chunk with kGap-byte
   // gaps between them (filled with the sentinel).
-  std::vector<Piece> split(std::uint64_t chunk, std::uint32_t len,
-                           std::uint32_t pieces) {
+  std::vector<Piece> split(std::uint64_t chunk, std::uint32_t len, std::uint32_t pieces) {
     std::vector<Piece> v;
     std::uint64_t off = chunk;
     std::uint32_t left = len;
@@ -321,8 +318,8 @@ class RcFlow {
       const bool consumes_recv = op != WrOpcode::kRdmaWrite;
       if (is_send) {
         cap = e.len + rng_.below(64);
-        rnp = cap == 0 ? static_cast<std::uint32_t>(rng_.below(2)) : pick_pieces(
-                  static_cast<std::uint32_t>(cap));
+        rnp = cap == 0 ? static_cast<std::uint32_t>(rng_.below(2))
+                       : pick_pieces(static_cast<std::uint32_t>(cap));
         rx.chunk_len = cap + std::uint64_t{rnp} * kGap;
       }
       if (!inl && !src_ar_.fits(chunk_len)) return false;
@@ -367,8 +364,8 @@ class RcFlow {
         if (is_send) {
           rx.chunk = *rbuf_ar_.alloc(rx.chunk_len);
           std::memset(rbuf_->at(rx.chunk), kSentinel, rx.chunk_len);
-          rx.pieces = split(rx.chunk, static_cast<std::uint32_t>(cap),
-                            std::max<std::uint32_t>(rnp, 1));
+          rx.pieces =
+              split(rx.chunk, static_cast<std::uint32_t>(cap), std::max<std::uint32_t>(rnp, 1));
           if (rnp == 0) rx.pieces.clear();
           rw.num_sge = static_cast<std::uint32_t>(rx.pieces.size());
           for (std::uint32_t i = 0; i < rw.num_sge; ++i) {
@@ -420,11 +417,10 @@ class RcFlow {
   // what it did and give its buffers back.
   bool retire_front() {
     SendExp& e = sq_.front();
-    const std::string wr = " wr " + std::to_string(e.wr_id & 0xffffffff) +
-                           " len " + std::to_string(e.len);
+    const std::string wr =
+        " wr " + std::to_string(e.wr_id & 0xffffffff) + " len " + std::to_string(e.len);
     if (e.kind == Kind::kWrite) {
-      if (const auto i = check_pattern(wtgt_->span(e.wtgt_off, e.len), e.tag, 0);
-          i >= 0) {
+      if (const auto i = check_pattern(wtgt_->span(e.wtgt_off, e.len), e.tag, 0); i >= 0) {
         return fail("WRITE data differs at " + std::to_string(i) + wr);
       }
       if (check_fill(wtgt_->span(e.wtgt_off + e.len, 64), kSentinel) >= 0) {
@@ -434,8 +430,8 @@ class RcFlow {
       std::uint64_t msg_off = 0;
       std::uint64_t end = e.rdst_chunk;
       for (const Piece& p : e.rdst) {
-        if (const auto i = check_pattern(rdst_->span(p.off, p.len), rsrc_tag(),
-                                         e.rsrc_off + msg_off);
+        if (const auto i =
+                check_pattern(rdst_->span(p.off, p.len), rsrc_tag(), e.rsrc_off + msg_off);
             i >= 0) {
           return fail("READ data differs at " + std::to_string(msg_off + i) + wr);
         }
@@ -465,8 +461,8 @@ class RcFlow {
   bool on_send_cqe(const Cqe& c) {
     if (static_cast<WcStatus>(c.status) != WcStatus::kSuccess) {
       const RcCounters& k = x_.qp->counters();
-      return fail("send CQE for wr " + std::to_string(c.wr_id & 0xffffffff) +
-                  " status " + std::to_string(c.status) + " (retry_exceeded " +
+      return fail("send CQE for wr " + std::to_string(c.wr_id & 0xffffffff) + " status " +
+                  std::to_string(c.status) + " (retry_exceeded " +
                   std::to_string(k.retry_exceeded) + ", rnr_retry_exceeded " +
                   std::to_string(k.rnr_retry_exceeded) + ", error NAKs " +
                   std::to_string(k.rx_error_naks) + ", local errors " +
@@ -479,9 +475,8 @@ class RcFlow {
     if (sq_.empty()) return fail("send CQE with nothing outstanding");
     const SendExp& e = sq_.front();
     if (c.wr_id != e.wr_id) {
-      return fail("send CQE out of order: got wr " +
-                  std::to_string(c.wr_id & 0xffffffff) + " expected " +
-                  std::to_string(e.wr_id & 0xffffffff));
+      return fail("send CQE out of order: got wr " + std::to_string(c.wr_id & 0xffffffff) +
+                  " expected " + std::to_string(e.wr_id & 0xffffffff));
     }
     if (static_cast<WcStatus>(c.status) != WcStatus::kSuccess) {
       return fail("send CQE status " + std::to_string(c.status));
@@ -516,8 +511,7 @@ class RcFlow {
       std::uint64_t msg_off = 0;
       for (const Piece& p : r.pieces) {
         const std::uint64_t n = std::min<std::uint64_t>(p.len, r.byte_len - msg_off);
-        if (const auto i = check_pattern(rbuf_->span(p.off, n), r.tag, msg_off);
-            i >= 0) {
+        if (const auto i = check_pattern(rbuf_->span(p.off, n), r.tag, msg_off); i >= 0) {
           return fail("SEND data differs at " + std::to_string(msg_off + i) + wr);
         }
         if (check_fill(rbuf_->span(p.off + n, p.len - n + kGap), kSentinel) >= 0) {

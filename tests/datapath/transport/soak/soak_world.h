@@ -93,8 +93,7 @@ struct UcEnd {
 
 struct Host {
   static constexpr PdHandle kPd = 3;
-  Host(unsigned endpoint, const wire::MacAddr& m, wire::Ipv4Addr a)
-      : ep(endpoint), mac(m), ip(a) {}
+  Host(unsigned endpoint, const wire::MacAddr& m, wire::Ipv4Addr a) : ep(endpoint), mac(m), ip(a) {}
   unsigned ep;
   wire::MacAddr mac;
   wire::Ipv4Addr ip;
@@ -117,9 +116,7 @@ struct Host {
 class World {
  public:
   explicit World(const port::SimLinkConfig& cfg)
-      : link_(cfg),
-        a_(0, rctest::kMacA, rctest::kIpA),
-        b_(1, rctest::kMacB, rctest::kIpB) {
+      : link_(cfg), a_(0, rctest::kMacA, rctest::kIpA), b_(1, rctest::kMacB, rctest::kIpB) {
     a_.tx.link = b_.tx.link = &link_;
     a_.tx.clock = b_.tx.clock = &clock_;
     a_.tx.ep = 0;
@@ -185,7 +182,8 @@ class World {
     bool moved = false;
     const TimeNs now = clock_.now();
     for (Host* h : {&a_, &b_}) {
-      const std::size_t n = link_.receive(h->ep, now,
+      const std::size_t n = link_.receive(
+          h->ep, now,
           [&](const port::SimDelivery& d) {
             wire::ParsedPacket p;
             if (wire::parse_roce(d.frame, p) != wire::ParseError::kOk) {
@@ -202,10 +200,10 @@ class World {
                 RcEnd& e = *h->rc[it->second.idx];
                 auto io = rc_io(h->tx, e.scq, e.rcq, e.timer);
                 e.qp->on_packet(p, now, io);
-                e.last[e.rx_frames++ % e.last.size()] = {
-                    now, p.bth.opcode(), p.bth.psn(),
-                    static_cast<std::uint32_t>(p.payload.size()),
-                    e.qp->expected_psn().value()};
+                e.last[e.rx_frames++ % e.last.size()] = {now, p.bth.opcode(), p.bth.psn(),
+                                                         static_cast<std::uint32_t>(
+                                                             p.payload.size()),
+                                                         e.qp->expected_psn().value()};
                 break;
               }
               case Host::Kind::kUd: {
@@ -219,7 +217,8 @@ class World {
                 break;
               }
             }
-          }, max_per_host);
+          },
+          max_per_host);
       if (n != 0) moved = true;
     }
     return moved;

@@ -16,11 +16,11 @@
 namespace uroce::transport {
 namespace {
 
+using rctest::status;
 using soak::Host;
 using soak::RcEnd;
 using soak::Region;
 using soak::World;
-using rctest::status;
 
 constexpr std::uint64_t kGiB = 1ull << 30;
 
@@ -59,8 +59,7 @@ port::SimLinkConfig lossy_link() {
   return c;
 }
 
-SendWr one_sge(std::uint64_t id, WrOpcode op, const Region& local,
-               const Region& remote) {
+SendWr one_sge(std::uint64_t id, WrOpcode op, const Region& local, const Region& remote) {
   SendWr w;
   w.wr_id = id;
   w.opcode = op;
@@ -119,8 +118,7 @@ TEST(RcQpLarge, OnPacket_OneGibWriteReadAndSendArriveIntact) {
   r.sge[0] = {mb.va, static_cast<std::uint32_t>(kGiB), mb.key};
   ASSERT_EQ(b.qp->post_recv(r), 0);
   ASSERT_EQ(a.qp->post_send(one_sge(4, WrOpcode::kSend, ma, mb)), 0);
-  ASSERT_TRUE(w.run_until([&] { return a.scq.wc.size() == 3 && b.rcq.wc.size() == 1; },
-                          limit));
+  ASSERT_TRUE(w.run_until([&] { return a.scq.wc.size() == 3 && b.rcq.wc.size() == 1; }, limit));
   EXPECT_EQ(status(a.scq.wc[2]), WcStatus::kSuccess);
   EXPECT_EQ(status(b.rcq.wc[0]), WcStatus::kSuccess);
   EXPECT_EQ(b.rcq.wc[0].byte_len, kGiB);
@@ -132,14 +130,14 @@ TEST(RcQpLarge, OnPacket_OneGibWriteReadAndSendArriveIntact) {
   EXPECT_EQ(ha.parse_errors + hb.parse_errors, 0u);
   EXPECT_EQ(ha.tx.refused + hb.tx.refused, 0u);
   EXPECT_GT(ca.go_back_n + ca.timeouts, 0u);  // the loss was recovered from
-  std::printf("1 GiB WRITE %.1f s, READ %.1f s, SEND %.1f s (wall, incl. fill and "
-              "check); virtual %.3f s; A: requests %llu, retransmits %llu, "
-              "go-back-N %llu, timeouts %llu\n",
-              t_write, t_read - t_write, secs() - t_read, w.clock().now() / 1e9,
-              static_cast<unsigned long long>(ca.tx_requests),
-              static_cast<unsigned long long>(ca.tx_retransmits),
-              static_cast<unsigned long long>(ca.go_back_n),
-              static_cast<unsigned long long>(ca.timeouts));
+  std::printf(
+      "1 GiB WRITE %.1f s, READ %.1f s, SEND %.1f s (wall, incl. fill and "
+      "check); virtual %.3f s; A: requests %llu, retransmits %llu, "
+      "go-back-N %llu, timeouts %llu\n",
+      t_write, t_read - t_write, secs() - t_read, w.clock().now() / 1e9,
+      static_cast<unsigned long long>(ca.tx_requests),
+      static_cast<unsigned long long>(ca.tx_retransmits),
+      static_cast<unsigned long long>(ca.go_back_n), static_cast<unsigned long long>(ca.timeouts));
 }
 
 }  // namespace

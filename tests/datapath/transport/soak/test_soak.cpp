@@ -71,15 +71,14 @@ port::SimLinkConfig link_config(double p, std::uint64_t seed) {
 class Soak {
  public:
   Soak(double p, std::uint64_t seed)
-      : p_(p), seed_(seed), rng_(seed * 0x2545F4914F6CDD1Dull + 7),
-        world_(link_config(p, seed)) {}
+      : p_(p), seed_(seed), rng_(seed * 0x2545F4914F6CDD1Dull + 7), world_(link_config(p, seed)) {}
 
   void build() {
     Host& a = world_.host(0);
     Host& b = world_.host(1);
-    static constexpr wire::PathMtu kMtus[] = {
-        wire::PathMtu::k256, wire::PathMtu::k512, wire::PathMtu::k1024,
-        wire::PathMtu::k2048, wire::PathMtu::k4096};
+    static constexpr wire::PathMtu kMtus[] = {wire::PathMtu::k256, wire::PathMtu::k512,
+                                              wire::PathMtu::k1024, wire::PathMtu::k2048,
+                                              wire::PathMtu::k4096};
     for (std::uint32_t q = 0; q < kRcPairs; ++q) {
       RcQpConfig cfg;
       cfg.max_send_wr = 64;
@@ -97,8 +96,7 @@ class Soak {
       cp.retry_cnt = 7;
       cp.rnr_retry = 7;
       cp.min_rnr_timer = static_cast<std::uint8_t>(1 + rng_.below(6));
-      cp.max_rd_atomic = cp.max_dest_rd_atomic =
-          static_cast<std::uint8_t>(1 + rng_.below(16));
+      cp.max_rd_atomic = cp.max_dest_rd_atomic = static_cast<std::uint8_t>(1 + rng_.below(16));
       rctest::connect(*x.qp, y.qp->qpn(), b.mac, b.ip, cp);
       rctest::ConnectParams cb = cp;
       std::swap(cb.sq_psn, cb.rq_psn);
@@ -127,14 +125,12 @@ class Soak {
     const wire::PathMtu uc_mtu = kMtus[rng_.below(5)];
     connect_uc(*ca.qp, cb.qp->qpn(), b, uc_mtu);
     connect_uc(*cb.qp, ca.qp->qpn(), a, uc_mtu);
-    ud_.push_back(std::make_unique<UdFlow>(0, a, *a.ud[0], b, *b.ud[0], kDgramRecvs,
-                                           rng_.next_u64(), dm));
-    ud_.push_back(std::make_unique<UdFlow>(1, b, *b.ud[0], a, *a.ud[0], kDgramRecvs,
-                                           rng_.next_u64(), dm));
-    uc_.push_back(std::make_unique<UcFlow>(0, a, ca, b, cb, kDgramRecvs,
-                                           rng_.next_u64(), dm));
-    uc_.push_back(std::make_unique<UcFlow>(1, b, cb, a, ca, kDgramRecvs,
-                                           rng_.next_u64(), dm));
+    ud_.push_back(
+        std::make_unique<UdFlow>(0, a, *a.ud[0], b, *b.ud[0], kDgramRecvs, rng_.next_u64(), dm));
+    ud_.push_back(
+        std::make_unique<UdFlow>(1, b, *b.ud[0], a, *a.ud[0], kDgramRecvs, rng_.next_u64(), dm));
+    uc_.push_back(std::make_unique<UcFlow>(0, a, ca, b, cb, kDgramRecvs, rng_.next_u64(), dm));
+    uc_.push_back(std::make_unique<UcFlow>(1, b, cb, a, ca, kDgramRecvs, rng_.next_u64(), dm));
   }
 
   // Runs until every flow is done and the link is empty. Empty string on
@@ -220,9 +216,8 @@ class Soak {
                       static_cast<unsigned long long>(c.retry_exceeded),
                       static_cast<unsigned long long>(c.rnr_retry_exceeded),
                       static_cast<unsigned long long>(c.local_errors),
-                      static_cast<unsigned long long>(c.cq_overflow),
-                      e->qp->expected_psn().value(), e->qp->next_psn().value(),
-                      e->qp->unacked_psn().value());
+                      static_cast<unsigned long long>(c.cq_overflow), e->qp->expected_psn().value(),
+                      e->qp->next_psn().value(), e->qp->unacked_psn().value());
         o += b;
         for (std::uint64_t k = e->rx_frames > e->last.size() ? e->rx_frames - e->last.size() : 0;
              k < e->rx_frames; ++k) {
@@ -307,23 +302,22 @@ class Soak {
     }
     std::uint64_t bytes = 0;
     for (auto& f : rc_) bytes += f->bytes();
-    std::printf("soak p=%.2f seed=%llu: %u RC flows, %.1f MiB, virtual %.3f s, "
-                "requests %llu, retransmits %llu, timeouts %llu, go-back-N %llu, "
-                "RNR NAKs %llu, duplicates seen %llu, READs replayed %llu, "
-                "atomics replayed %llu, link duplicates %llu, TX ring full %llu\n",
-                p_, static_cast<unsigned long long>(seed_),
-                static_cast<unsigned>(rc_.size()), bytes / 1048576.0,
-                world_.clock().now() / 1e9,
-                static_cast<unsigned long long>(sum.tx_requests),
-                static_cast<unsigned long long>(sum.tx_retransmits),
-                static_cast<unsigned long long>(sum.timeouts),
-                static_cast<unsigned long long>(sum.go_back_n),
-                static_cast<unsigned long long>(sum.rx_rnr_naks),
-                static_cast<unsigned long long>(sum.rx_duplicates),
-                static_cast<unsigned long long>(sum.reads_replayed),
-                static_cast<unsigned long long>(sum.atomics_replayed),
-                static_cast<unsigned long long>(dups),
-                static_cast<unsigned long long>(ring_full));
+    std::printf(
+        "soak p=%.2f seed=%llu: %u RC flows, %.1f MiB, virtual %.3f s, "
+        "requests %llu, retransmits %llu, timeouts %llu, go-back-N %llu, "
+        "RNR NAKs %llu, duplicates seen %llu, READs replayed %llu, "
+        "atomics replayed %llu, link duplicates %llu, TX ring full %llu\n",
+        p_, static_cast<unsigned long long>(seed_), static_cast<unsigned>(rc_.size()),
+        bytes / 1048576.0, world_.clock().now() / 1e9,
+        static_cast<unsigned long long>(sum.tx_requests),
+        static_cast<unsigned long long>(sum.tx_retransmits),
+        static_cast<unsigned long long>(sum.timeouts),
+        static_cast<unsigned long long>(sum.go_back_n),
+        static_cast<unsigned long long>(sum.rx_rnr_naks),
+        static_cast<unsigned long long>(sum.rx_duplicates),
+        static_cast<unsigned long long>(sum.reads_replayed),
+        static_cast<unsigned long long>(sum.atomics_replayed),
+        static_cast<unsigned long long>(dups), static_cast<unsigned long long>(ring_full));
   }
 
  private:
@@ -331,9 +325,7 @@ class Soak {
     QpAttrValues v;
     v.qp_state = QpState::kInit;
     v.qkey = UdFlow::kQkey;
-    ASSERT_EQ(q.modify(qp_attr::kState | qp_attr::kPkeyIndex | qp_attr::kPort |
-                           qp_attr::kQkey,
-                       v),
+    ASSERT_EQ(q.modify(qp_attr::kState | qp_attr::kPkeyIndex | qp_attr::kPort | qp_attr::kQkey, v),
               0);
     v.qp_state = QpState::kRtr;
     ASSERT_EQ(q.modify(qp_attr::kState, v), 0);
@@ -341,8 +333,7 @@ class Soak {
     v.sq_psn = 77;
     ASSERT_EQ(q.modify(qp_attr::kState | qp_attr::kSqPsn, v), 0);
   }
-  static void connect_uc(UcQp& q, std::uint32_t dest, const Host& peer,
-                         wire::PathMtu mtu) {
+  static void connect_uc(UcQp& q, std::uint32_t dest, const Host& peer, wire::PathMtu mtu) {
     QpAttrValues v;
     v.qp_state = QpState::kInit;
     v.qp_access_flags = access::kRemoteWrite;
@@ -355,8 +346,8 @@ class Soak {
     v.path_mtu = mtu;
     v.dest_qp_num = dest;
     v.rq_psn = 0xfffff0;
-    ASSERT_EQ(q.modify(qp_attr::kState | qp_attr::kAv | qp_attr::kPathMtu |
-                           qp_attr::kDestQpn | qp_attr::kRqPsn,
+    ASSERT_EQ(q.modify(qp_attr::kState | qp_attr::kAv | qp_attr::kPathMtu | qp_attr::kDestQpn |
+                           qp_attr::kRqPsn,
                        v),
               0);
     v.qp_state = QpState::kRts;
@@ -396,8 +387,7 @@ TEST_P(SoakLevels, Run_EveryByteAndCompletionChecked) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Impairments, SoakLevels,
-                         ::testing::Values(Level{"Clean", 0.0, 101},
-                                           Level{"OnePercent", 0.01, 202},
+                         ::testing::Values(Level{"Clean", 0.0, 101}, Level{"OnePercent", 0.01, 202},
                                            Level{"TenPercent", 0.10, 303}),
                          [](const auto& i) { return std::string(i.param.name); });
 

@@ -34,7 +34,7 @@ TEST_F(SoakRegression, OnTimer_RnrResumeAfterAckedPastNakedPsnKeepsPsns) {
   ASSERT_EQ(pump(0), 3u);  // PSNs 100, 101, 102 out; 103 not yet
   tx.clear();
   deliver(ack(100, wire::aeth_rnr_nak_syndrome(1)), 1000);  // pause 10 us
-  deliver(ack(102), 2000);  // 100..102 were executed after all
+  deliver(ack(102), 2000);                                  // 100..102 were executed after all
   ASSERT_EQ(scq.wc.size(), 1u);
   EXPECT_EQ(status(scq.wc[0]), WcStatus::kSuccess);
   qp->on_timer(1000 + rnr_timer_ns(1), io);
