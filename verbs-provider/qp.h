@@ -1,8 +1,9 @@
 // Queue pairs (RC, UC, UD): a verbs_qp (ibv_qp, and ibv_qp_ex when the
 // application asked for the ibv_wr_* API) over the SQ and RQ rings uroced
 // creates. post_send / post_recv / ibv_wr_* write WQEs straight into the
-// rings (shm/wqe_write.h) and publish them with a store-release of the
-// producer index: no system call; the engine polls the rings.
+// rings (shm/wqe_write.h), publish them with a store-release of the
+// producer index and ring the ring's doorbell in the connection's doorbell
+// page (shm/doorbell.h): no system call; the engine visits rung rings.
 //
 // Locking (as rxe): sq_lock serialises application threads on the SQ,
 // including a whole ibv_wr_start..complete/abort sequence; rq_lock on the
