@@ -1,0 +1,248 @@
+// ClientSession's CQ, QP, SRQ and AH handlers (session_queues.cpp).
+#include "tests/apps/uroced/session_test_support.h"
+
+namespace uroce::daemon {
+namespace {
+
+TEST_F(ClientSessionTest, CreateCq_AbsurdCqe_Einval) {
+  ASSERT_EQ(a_.hello("uroce0").status, 0);
+  ctl::CreateCqReq r{};
+  r.cqe = 1u << 30;
+  EXPECT_EQ(a_.call(Op::kCreateCq, r).status, EINVAL);
+  r.cqe = 0;
+  EXPECT_EQ(a_.call(Op::kCreateCq, r).status, EINVAL);
+  r.cqe = kMaxCqe + 1;
+  EXPECT_EQ(a_.call(Op::kCreateCq, r).status, EINVAL);
+  r.cqe = 16;
+  r.comp_vector = 1;  // one completion vector only
+  EXPECT_EQ(a_.call(Op::kCreateCq, r).status, EINVAL);
+  r.comp_vector = 0;
+  r.channel_handle = 12345;  // no such channel
+  EXPECT_EQ(a_.call(Op::kCreateCq, r).status, ENOENT);
+  expect_still_served(b_);
+}
+
+TEST_F(ClientSessionTest, CreateCq_RingRegionSharedWithClient) {
+  ASSERT_EQ(a_.hello("uroce0").status, 0);
+  ctl::CreateCqReq r{};
+  r.cqe = 100;
+  r.user_handle = 0x1234;
+  Reply rep = a_.call(Op::kCreateCq, r);
+  ASSERT_EQ(rep.status, 0);
+  ASSERT_EQ(rep.fds.size(), 1u);
+  const auto c = rep.as<ctl::CreateCqRep>();
+  EXPECT_EQ(c.cqe, 127u);  // 128 slots, one kept empty
+  EXPECT_EQ(c.log2_slots, 7u);
+  EXPECT_EQ(1u << c.log2_elem_size, 64u);  // ib_uverbs_wc (48) rounded up
+  EXPECT_EQ(c.ring_bytes, 384u + 128u * 64u);
+  EXPECT_EQ(c.region_bytes % 4096, 0u);
+  EXPECT_GE(c.region_bytes, c.ring_bytes + ctl::kCqNotifyBytes);
+  void* m = mmap(nullptr, c.region_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, rep.fds[0], 0);
+  ASSERT_NE(m, MAP_FAILED);
+  shm::RingGeometry g;
+  EXPECT_EQ(shm::read_geometry(m, c.ring_bytes, &g), shm::RingError::kOk);
+  EXPECT_EQ(g.log2_slots, c.log2_slots);
+  munmap(m, c.region_bytes);
+  EXPECT_EQ(a_.call(Op::kDestroyCq, ctl::DestroyCqReq{c.cq_handle, 0}).status, 0);
+  EXPECT_EQ(a_.call(Op::kDestroyCq, ctl::DestroyCqReq{c.cq_handle, 0}).status, ENOENT);
+}
+
+TEST_F(ClientSessionTest, ResizeCq_NewRegion) {
+  ASSERT_EQ(a_.hello("uroce0").status, 0);
+  ctl::CreateCqReq r{};
+  r.cqe = 16;
+  const std::uint32_t cq = a_.call(Op::kCreateCq, r).as<ctl::CreateCqRep>().cq_handle;
+  Reply rep = a_.call(Op::kResizeCq, ctl::ResizeCqReq{cq, 64});
+  ASSERT_EQ(rep.status, 0);
+  ASSERT_EQ(rep.fds.size(), 1u);
+  const auto c = rep.as<ctl::ResizeCqRep>();
+  EXPECT_EQ(c.cq_handle, cq);
+  EXPECT_EQ(c.cqe, 127u);
+  EXPECT_EQ(a_.call(Op::kResizeCq, ctl::ResizeCqReq{cq, 0}).status, EINVAL);
+  EXPECT_EQ(a_.call(Op::kResizeCq, ctl::ResizeCqReq{cq, 1u << 20}).status, EINVAL);
+  EXPECT_EQ(b_.call(Op::kResizeCq, ctl::ResizeCqReq{cq, 64}).status, ENOENT);
+  EXPECT_EQ(a_.call(Op::kDestroyCq, ctl::DestroyCqReq{cq, 0}).status, 0);
+}
+
+TEST_F(ClientSessionTest, Srq_CreateModifyQueryDestroy) {
+  ASSERT_EQ(a_.hello("uroce0").status, 0);
+  ctl::CreateSrqReq r{};
+  r.pd_handle = a_.alloc_pd();
+  r.attr = {100, 2, 10};
+  ctl::CreateSrqReq bad = r;
+  bad.attr.max_wr = 0;
+  EXPECT_EQ(a_.call(Op::kCreateSrq, bad).status, EINVAL);
+  bad = r;
+  bad.attr.srq_limit = 101;
+  EXPECT_EQ(a_.call(Op::kCreateSrq, bad).status, EINVAL);
+  bad = r;
+  bad.attr.max_sge = 33;
+  EXPECT_EQ(a_.call(Op::kCreateSrq, bad).status, EINVAL);
+  Reply rep = a_.call(Op::kCreateSrq, r);
+  ASSERT_EQ(rep.status, 0);
+  ASSERT_EQ(rep.fds.size(), 1u);
+  const auto s = rep.as<ctl::CreateSrqRep>();
+  EXPECT_EQ(s.attr.max_wr, 127u);
+  EXPECT_GE(s.attr.max_sge, 2u);
+  EXPECT_EQ(s.attr.srq_limit, 10u);
+  // Resizing is not supported (the ring went to the client); the limit is.
+  EXPECT_EQ(a_.call(Op::kModifySrq, ctl::ModifySrqReq{s.srq_handle, IBV_SRQ_MAX_WR, {200, 0, 0}})
+                .status,
+            EINVAL);
+  EXPECT_EQ(a_.call(Op::kModifySrq, ctl::ModifySrqReq{s.srq_handle, IBV_SRQ_LIMIT, {0, 0, 20}})
+                .status,
+            0);
+  Reply q = a_.call(Op::kQuerySrq, ctl::QuerySrqReq{s.srq_handle, 0});
+  ASSERT_EQ(q.status, 0);
+  EXPECT_EQ(q.as<ctl::QuerySrqRep>().attr.srq_limit, 20u);
+  EXPECT_EQ(b_.call(Op::kQuerySrq, ctl::QuerySrqReq{s.srq_handle, 0}).status, ENOENT);
+  EXPECT_EQ(a_.call(Op::kDestroySrq, ctl::DestroySrqReq{s.srq_handle, 0}).status, 0);
+  EXPECT_EQ(a_.call(Op::kDestroySrq, ctl::DestroySrqReq{s.srq_handle, 0}).status, ENOENT);
+}
+
+TEST_F(ClientSessionTest, CreateQp_BadArguments) {
+  ASSERT_EQ(a_.hello("uroce0").status, 0);
+  const std::uint32_t pd = a_.alloc_pd();
+  ctl::CreateCqReq cr{};
+  cr.cqe = 16;
+  const std::uint32_t cq = a_.call(Op::kCreateCq, cr).as<ctl::CreateCqRep>().cq_handle;
+  ctl::CreateQpReq q{};
+  q.pd_handle = pd;
+  q.send_cq_handle = cq;
+  q.recv_cq_handle = cq;
+  q.qp_type = IBV_QPT_RC;
+  q.cap.max_send_wr = 16;
+  q.cap.max_recv_wr = 16;
+  q.cap.max_send_sge = 1;
+  q.cap.max_recv_sge = 1;
+  ctl::CreateQpReq bad = q;
+  bad.qp_type = IBV_QPT_RAW_PACKET;
+  EXPECT_EQ(a_.call(Op::kCreateQp, bad).status, EINVAL);
+  bad = q;
+  bad.cap.max_send_wr = 1u << 20;
+  EXPECT_EQ(a_.call(Op::kCreateQp, bad).status, EINVAL);
+  bad = q;
+  bad.cap.max_send_sge = 33;
+  EXPECT_EQ(a_.call(Op::kCreateQp, bad).status, EINVAL);
+  bad = q;
+  bad.cap.max_inline_data = 100000;
+  EXPECT_EQ(a_.call(Op::kCreateQp, bad).status, EINVAL);
+  bad = q;
+  bad.recv_cq_handle = 777777;
+  EXPECT_EQ(a_.call(Op::kCreateQp, bad).status, ENOENT);
+  bad = q;
+  bad.srq_handle = 777777;
+  EXPECT_EQ(a_.call(Op::kCreateQp, bad).status, ENOENT);
+  bad = q;
+  bad.sq_sig_all = 2;
+  EXPECT_EQ(a_.call(Op::kCreateQp, bad).status, EINVAL);
+  expect_still_served(b_);
+}
+
+TEST_F(ClientSessionTest, CreateQp_RingsAndQpn) {
+  ASSERT_EQ(a_.hello("uroce0").status, 0);
+  const std::uint32_t pd = a_.alloc_pd();
+  ctl::CreateCqReq cr{};
+  cr.cqe = 16;
+  const std::uint32_t cq = a_.call(Op::kCreateCq, cr).as<ctl::CreateCqRep>().cq_handle;
+  ctl::CreateQpReq q{};
+  q.pd_handle = pd;
+  q.send_cq_handle = cq;
+  q.recv_cq_handle = cq;
+  q.qp_type = IBV_QPT_RC;
+  q.cap = {10, 20, 2, 1, 64};
+  Reply r = a_.call(Op::kCreateQp, q);
+  ASSERT_EQ(r.status, 0);
+  ASSERT_EQ(r.fds.size(), 2u);
+  const auto rep = r.as<ctl::CreateQpRep>();
+  EXPECT_GE(rep.qpn, 2u);
+  EXPECT_LE(rep.qpn, 0xffffffu);
+  EXPECT_EQ(rep.cap.max_send_wr, 15u);
+  EXPECT_EQ(rep.cap.max_recv_wr, 31u);
+  EXPECT_GE(rep.cap.max_send_sge, 2u);
+  EXPECT_GE(rep.cap.max_inline_data, 64u);
+  EXPECT_GT(rep.sq_bytes, 0u);
+  EXPECT_GT(rep.rq_bytes, 0u);
+  // Query returns what was granted.
+  Reply qq = a_.call(Op::kQueryQp, ctl::QueryQpReq{rep.qp_handle, 0});
+  ASSERT_EQ(qq.status, 0);
+  EXPECT_EQ(qq.as<ctl::QueryQpRep>().attr.qp_state, IBV_QPS_RESET);
+  EXPECT_EQ(qq.as<ctl::QueryQpRep>().cap.max_send_wr, 15u);
+  // The CQ is in use.
+  EXPECT_EQ(a_.call(Op::kDestroyCq, ctl::DestroyCqReq{cq, 0}).status, EBUSY);
+  EXPECT_EQ(a_.call(Op::kDestroyQp, ctl::DestroyQpReq{rep.qp_handle, 0}).status, 0);
+  EXPECT_EQ(a_.call(Op::kDestroyCq, ctl::DestroyCqReq{cq, 0}).status, 0);
+}
+
+TEST_F(ModifyQpTest, AvRules_Einval) {
+  ctl::ModifyQpReq m = to_rtr(qp_, "10.0.0.2");
+  m.attr.ah_attr.is_global = 0;
+  EXPECT_EQ(a_.call(Op::kModifyQp, m).status, EINVAL);
+  m = to_rtr(qp_, "10.0.0.2");
+  m.attr.ah_attr.grh.dgid.raw[10] = 0;  // not ::ffff:a.b.c.d
+  EXPECT_EQ(a_.call(Op::kModifyQp, m).status, EINVAL);
+  m = to_rtr(qp_, "10.0.0.2");
+  m.attr.ah_attr.grh.sgid_index = 0;  // the IPv6 link-local GID
+  EXPECT_EQ(a_.call(Op::kModifyQp, m).status, EINVAL);
+  m = to_rtr(qp_, "224.0.0.1");
+  EXPECT_EQ(a_.call(Op::kModifyQp, m).status, EINVAL);
+  m = to_rtr(qp_, "10.0.0.2");
+  m.attr.path_mtu = static_cast<ibv_mtu>(6);
+  EXPECT_EQ(a_.call(Op::kModifyQp, m).status, EINVAL);
+  m = to_rtr(qp_, "10.0.0.2");
+  m.attr_mask |= IBV_QP_ALT_PATH;
+  EXPECT_EQ(a_.call(Op::kModifyQp, m).status, EINVAL);
+  EXPECT_EQ(a_.call(Op::kModifyQp, ctl::ModifyQpReq{999999, IBV_QP_STATE, {}}).status, ENOENT);
+  expect_still_served(b_);
+}
+
+TEST_F(ModifyQpTest, UnansweredArp_Ehostunreach) {
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(a_.call(Op::kModifyQp, to_rtr(qp_, "10.0.0.77")).status, EHOSTUNREACH);
+  // The test daemon waits 300 ms (the real one 3 s).
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(250));
+  expect_still_served(b_);
+}
+
+TEST_F(ModifyQpTest, ToRtr_ResolvesPeerOverTheLink) {
+  ASSERT_EQ(a_.call(Op::kModifyQp, to_rtr(qp_, "10.0.0.2")).status, 0);
+  Reply q = a_.call(Op::kQueryQp, ctl::QueryQpReq{qp_, 0});
+  ASSERT_EQ(q.status, 0);
+  const ibv_qp_attr attr = q.as<ctl::QueryQpRep>().attr;
+  EXPECT_EQ(attr.qp_state, IBV_QPS_RTR);
+  EXPECT_EQ(attr.dest_qp_num, 0x123u);
+  EXPECT_EQ(attr.path_mtu, IBV_MTU_1024);
+  EXPECT_EQ(attr.ah_attr.is_global, 1);
+  EXPECT_EQ(attr.ah_attr.grh.sgid_index, 1);
+  EXPECT_EQ(attr.ah_attr.grh.dgid.raw[15], 2);
+}
+
+TEST_F(ModifyQpTest, PathMtuAboveActive_Einval) {
+  // uroce1 has Ethernet MTU 1500: active MTU 1024, so 2048 is refused (as
+  // rxe does), before any ARP.
+  const std::uint32_t qp = init_qp(b_);
+  ASSERT_NE(qp, 0u);
+  ctl::ModifyQpReq m = to_rtr(qp, "10.0.0.1");
+  m.attr.path_mtu = IBV_MTU_2048;
+  EXPECT_EQ(b_.call(Op::kModifyQp, m).status, EINVAL);
+  m.attr.path_mtu = IBV_MTU_1024;
+  EXPECT_EQ(b_.call(Op::kModifyQp, m).status, 0);
+}
+
+TEST_F(ClientSessionTest, CreateAh_ResolvesAndNumbers) {
+  ASSERT_EQ(a_.hello("uroce0").status, 0);
+  ctl::CreateAhReq r{};
+  r.pd_handle = a_.alloc_pd();
+  r.attr = to_rtr(0, "10.0.0.2").attr.ah_attr;
+  Reply rep = a_.call(Op::kCreateAh, r);
+  ASSERT_EQ(rep.status, 0);
+  const std::uint32_t ah = rep.as<ctl::CreateAhRep>().ah_handle;
+  EXPECT_NE(ah, 0u);
+  r.attr.is_global = 0;
+  EXPECT_EQ(a_.call(Op::kCreateAh, r).status, EINVAL);
+  EXPECT_EQ(b_.call(Op::kDestroyAh, ctl::DestroyAhReq{ah, 0}).status, ENOENT);
+  EXPECT_EQ(a_.call(Op::kDestroyAh, ctl::DestroyAhReq{ah, 0}).status, 0);
+}
+
+}  // namespace
+}  // namespace uroce::daemon
