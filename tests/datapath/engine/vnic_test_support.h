@@ -75,6 +75,15 @@ struct ProvCq {
   }
 };
 
+// A signaled SEND WQE's fixed fields (its SGEs are given to post_send).
+inline shm::SendWqeFields send_wqe(std::uint64_t wr_id) {
+  shm::SendWqeFields f;
+  f.wr_id = wr_id;
+  f.opcode = IBV_WR_SEND;
+  f.send_flags = IBV_SEND_SIGNALED;
+  return f;
+}
+
 // A QP's rings on the provider side, and its two doorbells in the client's
 // page (rung after every publish, as the provider does).
 struct ProvQp {

@@ -11,14 +11,6 @@
 namespace uroce::engine::test {
 namespace {
 
-shm::SendWqeFields send_wqe(std::uint64_t wr_id) {
-  shm::SendWqeFields f;
-  f.wr_id = wr_id;
-  f.opcode = IBV_WR_SEND;
-  f.send_flags = IBV_SEND_SIGNALED;
-  return f;
-}
-
 struct Doorbells : TwoHosts, RcQpPair {
   // The connect's modifies queue one visit of each QP's rings; the first
   // iteration makes it.

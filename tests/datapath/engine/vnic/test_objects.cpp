@@ -7,14 +7,6 @@
 namespace uroce::engine::test {
 namespace {
 
-shm::SendWqeFields send_wqe(std::uint64_t wr_id) {
-  shm::SendWqeFields f;
-  f.wr_id = wr_id;
-  f.opcode = IBV_WR_SEND;
-  f.send_flags = IBV_SEND_SIGNALED;
-  return f;
-}
-
 TEST_F(TwoHosts, DestroyQp_KeepsTheOtherQpsReachable) {
   auto acq = a.make_cq(1);  // A's QPs complete here
   auto bcq = b.make_cq(1);
