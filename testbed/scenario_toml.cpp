@@ -1,300 +1,93 @@
 #include "testbed/scenario_toml.h"
 
-#include <algorithm>
 #include <cmath>
 #include <fstream>
-#include <numeric>
 #include <sstream>
 
-#include <toml++/toml.h>
+#include "datapath/base/toml_fields.h"
 
 namespace uroce::testbed {
 
 namespace {
 
-std::string type_name(const toml::node& n) {
-  switch (n.type()) {
-    case toml::node_type::table: return "a table";
-    case toml::node_type::array: return "an array";
-    case toml::node_type::string: return "a string";
-    case toml::node_type::integer: return "an integer";
-    case toml::node_type::floating_point: return "a float";
-    case toml::node_type::boolean: return "a boolean";
-    case toml::node_type::date: return "a date";
-    case toml::node_type::time: return "a time";
-    case toml::node_type::date_time: return "a date-time";
-    case toml::node_type::none: break;
-  }
-  return "nothing";
+using toml_fields::Fields;
+
+Fields fields(const toml::table& t, std::string path) {
+  return Fields(t, std::move(path), toml_fields::Style::kDetailed);
 }
 
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  std::iota(row.begin(), row.end(), std::size_t{0});
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diag = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diag = up;
+// A time in `unit` ns (e.g. key "delay_us", unit 1000), >= 0, whole ns.
+void read_time(Fields& f, std::string_view key, TimeNs& out, double unit, double max_units,
+               bool positive) {
+  double v = 0;
+  if (!f.number(key, v, 0.0, max_units, positive)) return;
+  const double ns = v * unit;
+  if (positive && std::llround(ns) == 0) return f.reject(key, "rounds to 0 ns");
+  out = static_cast<TimeNs>(std::llround(ns));
+}
+
+void read_rate(Fields& f, std::string_view key, std::uint64_t& bps) {
+  double v = 0;
+  if (!f.number(key, v, 0.0, 1e6, true)) return;
+  const auto r = static_cast<std::uint64_t>(std::llround(v * 1e9));
+  if (r == 0) return f.reject(key, "rounds to 0 b/s");
+  bps = r;
+}
+
+// pfc/alpha.h's grammar, over a string, an integer or a float.
+void read_alpha(Fields& f, std::string_view key, std::uint32_t& num, std::uint32_t& den) {
+  std::string text;
+  if (!f.scalar_text(key, text, "a fraction such as \"1/16\" or a number")) return;
+  const std::string e = pfc::parse_alpha(text, num, den);
+  if (!e.empty()) f.reject(key, e);
+}
+
+// A list of priorities 0..7 as a bit mask.
+void read_prio_list(Fields& f, std::string_view key, std::uint8_t& mask) {
+  const toml::node* n = f.get(key);
+  if (n == nullptr) return;
+  if (!n->is_array()) return f.type_error(f.key_path(key), *n, "an array of priorities 0..7");
+  std::uint8_t m = 0;
+  for (const toml::node& e : *n->as_array()) {
+    if (!e.is_integer() || e.as_integer()->get() < 0 || e.as_integer()->get() > 7) {
+      return f.value_error(f.key_path(key), e, "priorities are integers 0..7");
     }
+    m = static_cast<std::uint8_t>(m | (1u << e.as_integer()->get()));
   }
-  return row[b.size()];
+  mask = m;
 }
 
-std::string num_text(double v) {
-  std::ostringstream s;
-  s << v;
-  return s.str();
-}
-
-// Reads the keys of one table. Each getter registers its key as known,
-// leaves the output untouched when the key is absent, and does nothing
-// once an error has been recorded. finish() reports the first error, or
-// else the first key no getter asked for.
-class Fields {
- public:
-  Fields(const toml::table& t, std::string path) : t_(t), path_(std::move(path)) {}
-
-  const std::string& path() const { return path_; }
-
-  bool has(std::string_view key) {
-    known_.emplace_back(key);
-    return t_.contains(key);
-  }
-
-  void require(std::string_view key) {
-    if (!err_.empty()) return;
-    if (!t_.contains(key)) err_ = path_ + ": missing key '" + std::string(key) + "'";
-  }
-
-  void str(std::string_view key, std::string& out) {
-    const toml::node* n = get(key);
-    if (n == nullptr) return;
-    if (!n->is_string()) return type_error(key, *n, "a string");
-    out = n->as_string()->get();
-  }
-
-  void boolean(std::string_view key, bool& out) {
-    const toml::node* n = get(key);
-    if (n == nullptr) return;
-    if (!n->is_boolean()) return type_error(key, *n, "true or false");
-    out = n->as_boolean()->get();
-  }
-
-  template <class T>
-  void uint(std::string_view key, T& out, std::uint64_t lo, std::uint64_t hi) {
-    const toml::node* n = get(key);
-    if (n == nullptr) return;
-    if (!n->is_integer()) return type_error(key, *n, "an integer");
-    const std::int64_t v = n->as_integer()->get();
-    if (v < 0 || static_cast<std::uint64_t>(v) < lo || static_cast<std::uint64_t>(v) > hi) {
-      return value_error(key, *n,
-                         std::to_string(v) + " is out of range " + std::to_string(lo) + ".." +
-                             std::to_string(hi));
-    }
-    out = static_cast<T>(v);
-  }
-
-  // A number (integer or float) in [lo, hi], lo excluded if `lo_open`.
-  bool real(std::string_view key, double& out, double lo, double hi, bool lo_open) {
-    const toml::node* n = get(key);
-    if (n == nullptr) return false;
-    double v = 0;
-    if (n->is_integer()) {
-      v = static_cast<double>(n->as_integer()->get());
-    } else if (n->is_floating_point()) {
-      v = n->as_floating_point()->get();
-    } else {
-      type_error(key, *n, "a number");
+// Eight pause times, or one integer for all eight.
+void read_quanta(Fields& f, std::string_view key, std::array<std::uint16_t, 8>& out) {
+  const toml::node* n = f.get(key);
+  if (n == nullptr) return;
+  auto one = [&](const toml::node& e, std::uint16_t& q) {
+    if (!e.is_integer() || e.as_integer()->get() < 0 || e.as_integer()->get() > 0xffff) {
+      f.value_error(f.key_path(key), e, "pause times are integers 0..65535");
       return false;
     }
-    if (!std::isfinite(v) || v > hi || v < lo || (lo_open && v == lo)) {
-      value_error(key, *n,
-                  num_text(v) + " is out of range " + (lo_open ? "(" : "[") + num_text(lo) + ", " +
-                      num_text(hi) + "]");
-      return false;
-    }
-    out = v;
+    q = static_cast<std::uint16_t>(e.as_integer()->get());
     return true;
+  };
+  if (n->is_integer()) {
+    std::uint16_t q = 0;
+    if (one(*n, q)) out.fill(q);
+    return;
   }
+  if (!n->is_array() || n->as_array()->size() != 8) {
+    return f.type_error(f.key_path(key), *n, "an integer or an array of 8 integers");
+  }
+  for (std::size_t i = 0; i < 8; ++i) {
+    if (!one(*n->as_array()->get(i), out[i])) return;
+  }
+}
 
-  // A time in `unit` ns (e.g. key "delay_us", unit 1000), >= 0, whole ns.
-  void time(std::string_view key, TimeNs& out, double unit, double max_units, bool positive) {
-    double v = 0;
-    if (!real(key, v, 0.0, max_units, positive)) return;
-    const double ns = v * unit;
-    if (positive && std::llround(ns) == 0) {
-      return value_error(key, *get(key), "rounds to 0 ns");
-    }
-    out = static_cast<TimeNs>(std::llround(ns));
-  }
-
-  void rate(std::string_view key, std::uint64_t& bps) {
-    double v = 0;
-    if (!real(key, v, 0.0, 1e6, true)) return;
-    const auto r = static_cast<std::uint64_t>(std::llround(v * 1e9));
-    if (r == 0) return value_error(key, *get(key), "rounds to 0 b/s");
-    bps = r;
-  }
-
-  void alpha(std::string_view key, std::uint32_t& num, std::uint32_t& den) {
-    const toml::node* n = get(key);
-    if (n == nullptr) return;
-    std::string text;
-    if (n->is_string()) {
-      text = n->as_string()->get();
-    } else if (n->is_integer()) {
-      text = std::to_string(n->as_integer()->get());
-    } else if (n->is_floating_point()) {
-      std::ostringstream s;
-      s.precision(17);
-      s << n->as_floating_point()->get();
-      text = s.str();
-    } else {
-      return type_error(key, *n, "a fraction such as \"1/16\" or a number");
-    }
-    const std::string e = parse_alpha(text, num, den);
-    if (!e.empty()) value_error(key, *n, e);
-  }
-
-  // A list of priorities 0..7 as a bit mask.
-  void prio_list(std::string_view key, std::uint8_t& mask) {
-    const toml::node* n = get(key);
-    if (n == nullptr) return;
-    if (!n->is_array()) return type_error(key, *n, "an array of priorities 0..7");
-    std::uint8_t m = 0;
-    for (const toml::node& e : *n->as_array()) {
-      if (!e.is_integer() || e.as_integer()->get() < 0 || e.as_integer()->get() > 7) {
-        return value_error(key, e, "priorities are integers 0..7");
-      }
-      m = static_cast<std::uint8_t>(m | (1u << e.as_integer()->get()));
-    }
-    mask = m;
-  }
-
-  void str_list(std::string_view key, std::vector<std::string>& out) {
-    const toml::node* n = get(key);
-    if (n == nullptr) return;
-    if (!n->is_array()) return type_error(key, *n, "an array of strings");
-    out.clear();
-    for (const toml::node& e : *n->as_array()) {
-      if (!e.is_string()) return value_error(key, e, "every element must be a string");
-      out.push_back(e.as_string()->get());
-    }
-  }
-
-  // Eight pause times, or one integer for all eight.
-  void quanta(std::string_view key, std::array<std::uint16_t, 8>& out) {
-    const toml::node* n = get(key);
-    if (n == nullptr) return;
-    auto one = [&](const toml::node& e, std::uint16_t& q) {
-      if (!e.is_integer() || e.as_integer()->get() < 0 || e.as_integer()->get() > 0xffff) {
-        value_error(key, e, "pause times are integers 0..65535");
-        return false;
-      }
-      q = static_cast<std::uint16_t>(e.as_integer()->get());
-      return true;
-    };
-    if (n->is_integer()) {
-      std::uint16_t q = 0;
-      if (one(*n, q)) out.fill(q);
-      return;
-    }
-    if (!n->is_array() || n->as_array()->size() != 8) {
-      return type_error(key, *n, "an integer or an array of 8 integers");
-    }
-    for (std::size_t i = 0; i < 8; ++i) {
-      if (!one(*n->as_array()->get(i), out[i])) return;
-    }
-  }
-
-  void mac(std::string_view key, std::optional<wire::MacAddr>& out) {
-    std::string s;
-    const toml::node* n = get(key);
-    if (n == nullptr) return;
-    str(key, s);
-    if (!err_.empty()) return;
-    out = wire::MacAddr::parse(s);
-    if (!out) value_error(key, *n, "'" + s + "' is not a MAC address (aa:bb:cc:dd:ee:ff)");
-  }
-
-  // A sub-table, or nullptr (and an error if the key holds something else).
-  const toml::table* table(std::string_view key) {
-    const toml::node* n = get(key);
-    if (n == nullptr) return nullptr;
-    if (!n->is_table()) {
-      type_error(key, *n, "a table");
-      return nullptr;
-    }
-    return n->as_table();
-  }
-
-  // A value its getter accepted that the caller refuses (not one of a set).
-  void reject(std::string_view key, const std::string& what) {
-    if (const toml::node* n = t_.get(key)) value_error(key, *n, what);
-  }
-
-  void fail(std::string msg) {
-    if (err_.empty()) err_ = std::move(msg);
-  }
-  bool ok() const { return err_.empty(); }
-
-  std::string finish() const {
-    if (!err_.empty()) return err_;
-    for (const auto& [k, v] : t_) {
-      const std::string_view key = k.str();
-      bool known = false;
-      for (const std::string& kk : known_) known = known || kk == key;
-      if (known) continue;
-      std::string msg = path_ + ": unknown key '" + std::string(key) + "'";
-      // Suggest a key the unknown one starts (rate -> rate_gbps), else the
-      // nearest by edit distance if it is close for its length.
-      std::string best;
-      for (const std::string& kk : known_) {
-        if (best.empty() && kk.size() > key.size() && kk.compare(0, key.size(), key) == 0) {
-          best = kk;
-        }
-      }
-      std::size_t best_d = std::max<std::size_t>(1, key.size() / 3) + 1;
-      for (const std::string& kk : known_) {
-        if (!best.empty()) break;
-        const std::size_t d = edit_distance(key, kk);
-        if (d < best_d) best_d = d;
-      }
-      for (const std::string& kk : known_) {
-        if (best.empty() && edit_distance(key, kk) == best_d) best = kk;
-      }
-      if (!best.empty()) msg += " (did you mean '" + best + "'?)";
-      const auto line = v.source().begin.line;
-      if (line != 0) msg += " at line " + std::to_string(line);
-      return msg;
-    }
-    return {};
-  }
-
- private:
-  const toml::node* get(std::string_view key) {
-    known_.emplace_back(key);
-    if (!err_.empty()) return nullptr;
-    return t_.get(key);
-  }
-  void type_error(std::string_view key, const toml::node& n, const std::string& want) {
-    value_error(key, n, "expected " + want + ", got " + type_name(n));
-  }
-  void value_error(std::string_view key, const toml::node& n, const std::string& what) {
-    if (!err_.empty()) return;
-    err_ = path_ + "." + std::string(key) + ": " + what;
-    const auto line = n.source().begin.line;
-    if (line != 0) err_ += " (line " + std::to_string(line) + ")";
-  }
-
-  const toml::table& t_;
-  std::string path_;
-  std::vector<std::string> known_;
-  std::string err_;
-};
+void read_mac(Fields& f, std::string_view key, std::optional<wire::MacAddr>& out) {
+  std::string s;
+  if (!f.str(key, s)) return;
+  out = wire::MacAddr::parse(s);
+  if (!out) f.reject(key, "'" + s + "' is not a MAC address (aa:bb:cc:dd:ee:ff)");
+}
 
 std::string at(const std::string& path, std::size_t i) {
   return path + "[" + std::to_string(i) + "]";
@@ -305,35 +98,35 @@ constexpr double kMaxUs = 1e10;
 constexpr std::uint64_t kMaxBytes = std::uint64_t{1} << 40;
 
 void link_keys(Fields& f, LinkSpec& l) {
-  f.rate("rate_gbps", l.rate_bps);
-  f.time("delay_us", l.delay_ns, 1e3, 1e6, false);
-  f.uint("overhead_bytes", l.overhead_bytes, 0, 64);
+  read_rate(f, "rate_gbps", l.rate_bps);
+  read_time(f, "delay_us", l.delay_ns, 1e3, 1e6, false);
+  f.integer("overhead_bytes", l.overhead_bytes, 0, 64);
 }
 
 void switch_keys(Fields& f, SwitchSpec& s) {
-  f.uint("buffer_bytes", s.buffer.buffer_bytes, 1, kMaxBytes);
-  f.uint("headroom_bytes", s.buffer.headroom_bytes, 0, kMaxBytes);
-  f.alpha("alpha", s.buffer.alpha_num, s.buffer.alpha_den);
-  f.uint("xon_offset_bytes", s.buffer.xon_offset_bytes, 0, kMaxBytes);
-  f.prio_list("ecn_priorities", s.ecn.enable);
-  f.uint("ecn_kmin_bytes", s.ecn.kmin_bytes, 0, kMaxBytes);
-  f.uint("ecn_kmax_bytes", s.ecn.kmax_bytes, 0, kMaxBytes);
+  f.integer("buffer_bytes", s.buffer.buffer_bytes, 1, kMaxBytes);
+  f.integer("headroom_bytes", s.buffer.headroom_bytes, 0, kMaxBytes);
+  read_alpha(f, "alpha", s.buffer.alpha_num, s.buffer.alpha_den);
+  f.integer("xon_offset_bytes", s.buffer.xon_offset_bytes, 0, kMaxBytes);
+  read_prio_list(f, "ecn_priorities", s.ecn.enable);
+  f.integer("ecn_kmin_bytes", s.ecn.kmin_bytes, 0, kMaxBytes);
+  f.integer("ecn_kmax_bytes", s.ecn.kmax_bytes, 0, kMaxBytes);
   double pmax = -1;
-  if (f.real("ecn_pmax", pmax, 0.0, 1.0, false)) {
+  if (f.number("ecn_pmax", pmax, 0.0, 1.0, false)) {
     s.ecn.pmax_ppm = static_cast<std::uint32_t>(std::llround(pmax * 1e6));
   }
 }
 
 void host_keys(Fields& f, HostSpec& h) {
   double rx = 0;
-  if (f.real("rx_gbps", rx, 0.0, 1e6, false)) {
+  if (f.number("rx_gbps", rx, 0.0, 1e6, false)) {
     h.rx_bps = static_cast<std::uint64_t>(std::llround(rx * 1e9));
   }
-  f.uint("rx_buffer_bytes", h.rx_buffer_bytes, 1, kMaxBytes);
-  f.uint("rx_headroom_bytes", h.rx_headroom_bytes, 0, kMaxBytes);
-  f.alpha("rx_alpha", h.rx_alpha_num, h.rx_alpha_den);
-  f.uint("rx_xon_offset_bytes", h.rx_xon_offset_bytes, 0, kMaxBytes);
-  f.uint("tx_queue_packets", h.tx_queue_packets, 1, 1u << 20);
+  f.integer("rx_buffer_bytes", h.rx_buffer_bytes, 1, kMaxBytes);
+  f.integer("rx_headroom_bytes", h.rx_headroom_bytes, 0, kMaxBytes);
+  read_alpha(f, "rx_alpha", h.rx_alpha_num, h.rx_alpha_den);
+  f.integer("rx_xon_offset_bytes", h.rx_xon_offset_bytes, 0, kMaxBytes);
+  f.integer("tx_queue_packets", h.tx_queue_packets, 1, 1u << 20);
   std::string kind;
   f.str("kind", kind);
   if (kind == "engine") {
@@ -343,10 +136,10 @@ void host_keys(Fields& f, HostSpec& h) {
   } else if (!kind.empty()) {
     f.reject("kind", "'" + kind + "' is not \"constant\" or \"engine\"");
   }
-  f.uint("eth_mtu", h.eth_mtu, 576, 9216);
-  f.prio_list("pfc", h.engine_pfc);
-  f.uint("pfc_rx_budget", h.engine_rx_budget, 1, 4096);
-  f.time("poll_cost_us", h.engine_poll_ns, 1e3, 1e6, false);
+  f.integer("eth_mtu", h.eth_mtu, 576, 9216);
+  read_prio_list(f, "pfc", h.engine_pfc);
+  f.integer("pfc_rx_budget", h.engine_rx_budget, 1, 4096);
+  read_time(f, "poll_cost_us", h.engine_poll_ns, 1e3, 1e6, false);
 }
 
 void rc_flow_keys(Fields& f, RcFlowSpec& r) {
@@ -359,30 +152,30 @@ void rc_flow_keys(Fields& f, RcFlowSpec& r) {
   } else if (!op.empty()) {
     f.reject("op", "'" + op + "' is not \"send\" or \"write\"");
   }
-  f.uint("size_bytes", r.size_bytes, 1, 16u << 20);
-  f.uint("count", r.count, 1, 1000000);
-  f.uint("window", r.window, 1, 1024);
-  f.uint("mtu", r.mtu, 256, 4096);
+  f.integer("size_bytes", r.size_bytes, 1, 16u << 20);
+  f.integer("count", r.count, 1, 1000000);
+  f.integer("window", r.window, 1, 1024);
+  f.integer("mtu", r.mtu, 256, 4096);
   if (f.ok() && (r.mtu & (r.mtu - 1)) != 0) {
     f.reject("mtu", std::to_string(r.mtu) + " is not 256, 512, 1024, 2048 or 4096");
   }
-  f.uint("sl", r.sl, 0, 15);
-  f.uint("ttl", r.ttl, 1, 255);
-  f.uint("timeout", r.timeout, 1, 31);
-  f.time("start_us", r.start_ns, 1e3, kMaxUs, false);
+  f.integer("sl", r.sl, 0, 15);
+  f.integer("ttl", r.ttl, 1, 255);
+  f.integer("timeout", r.timeout, 1, 31);
+  read_time(f, "start_us", r.start_ns, 1e3, kMaxUs, false);
 }
 
 void flow_keys(Fields& f, FlowSpec& fl) {
-  f.rate("rate_gbps", fl.rate_bps);
-  f.uint("size_bytes", fl.size_bytes, 1, 1u << 20);
-  f.uint("ttl", fl.ttl, 1, 255);
-  f.uint("prio", fl.prio, 0, 7);
+  read_rate(f, "rate_gbps", fl.rate_bps);
+  f.integer("size_bytes", fl.size_bytes, 1, 1u << 20);
+  f.integer("ttl", fl.ttl, 1, 255);
+  f.integer("prio", fl.prio, 0, 7);
   f.boolean("ecn", fl.ecn_capable);
-  f.time("start_us", fl.start_ns, 1e3, kMaxUs, false);
-  f.time("stop_us", fl.stop_ns, 1e3, kMaxUs, false);
-  f.time("start_jitter_us", fl.start_jitter_ns, 1e3, kMaxUs, false);
+  read_time(f, "start_us", fl.start_ns, 1e3, kMaxUs, false);
+  read_time(f, "stop_us", fl.stop_ns, 1e3, kMaxUs, false);
+  read_time(f, "start_jitter_us", fl.start_jitter_ns, 1e3, kMaxUs, false);
   double j = 0;
-  if (f.real("jitter", j, 0.0, 0.99, false)) fl.jitter = j;
+  if (f.number("jitter", j, 0.0, 0.99, false)) fl.jitter = j;
 }
 
 // The entries of an array of tables ([[name]]), each read by `fn`.
@@ -393,7 +186,7 @@ std::string each_table(const toml::node& v, const std::string& name, Fn&& fn) {
     return name + ": expected an array of tables ([[" + name + "]])";
   }
   for (std::size_t i = 0; i < arr->size(); ++i) {
-    Fields f(*arr->get(i)->as_table(), at(name, i));
+    Fields f = fields(*arr->get(i)->as_table(), at(name, i));
     fn(f, i);
     if (std::string e = f.finish(); !e.empty()) return e;
   }
@@ -401,31 +194,31 @@ std::string each_table(const toml::node& v, const std::string& name, Fn&& fn) {
 }
 
 std::string read_root(const toml::table& root, Scenario& sc) {
-  Fields top(root, "scenario file");
+  Fields top = fields(root, "scenario file");
   // Defaults first: entries start from them.
   LinkSpec dlink;
   SwitchSpec dswitch;
   HostSpec dhost;
   FlowSpec dflow;
   if (const toml::table* d = top.table("defaults")) {
-    Fields fd(*d, "defaults");
+    Fields fd = fields(*d, "defaults");
     if (const toml::table* t = fd.table("link")) {
-      Fields f(*t, "defaults.link");
+      Fields f = fields(*t, "defaults.link");
       link_keys(f, dlink);
       if (auto e = f.finish(); !e.empty()) return e;
     }
     if (const toml::table* t = fd.table("switch")) {
-      Fields f(*t, "defaults.switch");
+      Fields f = fields(*t, "defaults.switch");
       switch_keys(f, dswitch);
       if (auto e = f.finish(); !e.empty()) return e;
     }
     if (const toml::table* t = fd.table("host")) {
-      Fields f(*t, "defaults.host");
+      Fields f = fields(*t, "defaults.host");
       host_keys(f, dhost);
       if (auto e = f.finish(); !e.empty()) return e;
     }
     if (const toml::table* t = fd.table("flow")) {
-      Fields f(*t, "defaults.flow");
+      Fields f = fields(*t, "defaults.flow");
       flow_keys(f, dflow);
       if (auto e = f.finish(); !e.empty()) return e;
     }
@@ -434,42 +227,42 @@ std::string read_root(const toml::table& root, Scenario& sc) {
   if (!top.ok()) return top.finish();
 
   if (const toml::table* t = top.table("scenario")) {
-    Fields f(*t, "scenario");
+    Fields f = fields(*t, "scenario");
     f.str("name", sc.name);
     f.str("description", sc.description);
     f.require("duration_ms");
-    f.time("duration_ms", sc.duration_ns, 1e6, kMaxMs, true);
-    f.uint("seed", sc.seed, 0, ~std::uint64_t{0} >> 1);
+    read_time(f, "duration_ms", sc.duration_ns, 1e6, kMaxMs, true);
+    f.integer("seed", sc.seed, 0, ~std::uint64_t{0} >> 1);
     if (auto e = f.finish(); !e.empty()) return e;
   } else if (top.ok()) {
     return "scenario file: missing table [scenario] (with at least duration_ms)";
   }
   if (const toml::table* t = top.table("routing")) {
-    Fields f(*t, "routing");
+    Fields f = fields(*t, "routing");
     f.boolean("auto", sc.auto_routes);
     if (auto e = f.finish(); !e.empty()) return e;
   }
   if (const toml::table* t = top.table("pfc")) {
-    Fields f(*t, "pfc");
-    f.prio_list("priorities", sc.pfc.enable);
-    f.uint("xoff_quanta", sc.pfc.xoff_quanta, 1, 0xffff);
-    f.uint("refresh_percent", sc.pfc.refresh_percent, 1, 99);
-    f.uint("max_quanta", sc.pfc.max_quanta, 1, 0xffff);
+    Fields f = fields(*t, "pfc");
+    read_prio_list(f, "priorities", sc.pfc.enable);
+    f.integer("xoff_quanta", sc.pfc.xoff_quanta, 1, 0xffff);
+    f.integer("refresh_percent", sc.pfc.refresh_percent, 1, 99);
+    f.integer("max_quanta", sc.pfc.max_quanta, 1, 0xffff);
     if (auto e = f.finish(); !e.empty()) return e;
   }
   if (const toml::table* t = top.table("deadlock")) {
-    Fields f(*t, "deadlock");
+    Fields f = fields(*t, "deadlock");
     f.boolean("enabled", sc.deadlock.enabled);
-    f.time("stall_us", sc.deadlock.stall_ns, 1e3, kMaxUs, true);
-    f.time("check_us", sc.deadlock.check_ns, 1e3, kMaxUs, true);
+    read_time(f, "stall_us", sc.deadlock.stall_ns, 1e3, kMaxUs, true);
+    read_time(f, "check_us", sc.deadlock.check_ns, 1e3, kMaxUs, true);
     f.boolean("stop", sc.deadlock.stop);
     if (auto e = f.finish(); !e.empty()) return e;
   }
   if (const toml::table* t = top.table("watchdog")) {
-    Fields f(*t, "watchdog");
+    Fields f = fields(*t, "watchdog");
     f.boolean("enabled", sc.watchdog.enabled);
-    f.time("detection_ms", sc.watchdog.detection_ns, 1e6, kMaxMs, true);
-    f.time("restoration_ms", sc.watchdog.restoration_ns, 1e6, kMaxMs, true);
+    read_time(f, "detection_ms", sc.watchdog.detection_ns, 1e6, kMaxMs, true);
+    read_time(f, "restoration_ms", sc.watchdog.restoration_ns, 1e6, kMaxMs, true);
     std::string action;
     f.str("action", action);
     if (action == "drop") {
@@ -482,12 +275,12 @@ std::string read_root(const toml::table& root, Scenario& sc) {
     if (auto e = f.finish(); !e.empty()) return e;
   }
   if (const toml::table* t = top.table("output")) {
-    Fields f(*t, "output");
-    f.time("sample_us", sc.output.sample_ns, 1e3, kMaxUs, true);
+    Fields f = fields(*t, "output");
+    read_time(f, "sample_us", sc.output.sample_ns, 1e3, kMaxUs, true);
     f.boolean("csv", sc.output.csv);
     f.boolean("pcap", sc.output.pcap);
     f.str_list("pcap_links", sc.output.pcap_links);
-    f.uint("pcap_snaplen", sc.output.pcap_snaplen, 60, 65535);
+    f.integer("pcap_snaplen", sc.output.pcap_snaplen, 60, 65535);
     if (auto e = f.finish(); !e.empty()) return e;
   }
   if (!top.ok()) return top.finish();
@@ -555,7 +348,7 @@ std::string read_root(const toml::table& root, Scenario& sc) {
            f.require("at_us");
            f.require("switch");
            f.require("dst");
-           f.time("at_us", r.at_ns, 1e3, kMaxUs, false);
+           read_time(f, "at_us", r.at_ns, 1e3, kMaxUs, false);
            f.str("switch", r.sw);
            f.str("dst", r.dst);
            f.str("via", r.via);
@@ -600,15 +393,15 @@ std::string read_root(const toml::table& root, Scenario& sc) {
            f.require("at_us");
            f.require("from");
            f.require("to");
-           f.time("at_us", p.at_ns, 1e3, kMaxUs, false);
+           read_time(f, "at_us", p.at_ns, 1e3, kMaxUs, false);
            f.str("from", p.from);
            f.str("to", p.to);
-           f.uint("class_enable", p.class_enable, 0, 255);
-           f.quanta("quanta", p.quanta);
-           f.uint("opcode", p.opcode, 0, 0xffff);
-           f.uint("ethertype", p.ethertype, 0, 0xffff);
-           f.mac("dst_mac", p.dst_mac);
-           f.uint("length", p.length, 0, 60);
+           f.integer("class_enable", p.class_enable, 0, 255);
+           read_quanta(f, "quanta", p.quanta);
+           f.integer("opcode", p.opcode, 0, 0xffff);
+           f.integer("ethertype", p.ethertype, 0, 0xffff);
+           read_mac(f, "dst_mac", p.dst_mac);
+           f.integer("length", p.length, 0, 60);
            s.pfc_injections.push_back(p);
          });
        }},
@@ -627,14 +420,7 @@ std::string read_root(const toml::table& root, Scenario& sc) {
 std::string scenario_from_toml(std::string_view text, std::string_view source, Scenario& out) {
   out = Scenario{};
   toml::table root;
-  // toml++ reports syntax errors by exception; turned into the message here.
-  try {
-    root = toml::parse(text, source);
-  } catch (const toml::parse_error& e) {
-    const auto& b = e.source().begin;
-    return std::string(source) + ":" + std::to_string(b.line) + ":" + std::to_string(b.column) +
-           ": " + std::string(e.description());
-  }
+  if (std::string e = toml_fields::parse(text, source, &root); !e.empty()) return e;
   return read_root(root, out);
 }
 

@@ -1,5 +1,6 @@
 #include "apps/uroced/config_values.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <limits>
@@ -117,8 +118,7 @@ std::string set_port(std::string_view s, std::size_t index, DeviceConfig* d) {
 // ---- Loss injection keys (shared by [[device]] and --device) -----------------
 
 bool is_impair_key(std::string_view k) {
-  return k == "drop_tx_every" || k == "drop_rx_every" || k == "drop_tx_rate" ||
-         k == "drop_rx_rate" || k == "drop_seed";
+  return std::find(kImpairKeys.begin(), kImpairKeys.end(), k) != kImpairKeys.end();
 }
 
 // One loss injection key from an integer (`is_int`) or a real value.

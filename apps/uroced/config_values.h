@@ -4,6 +4,7 @@
 // config.cpp and config_toml.cpp; the public interface is config.h.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -54,6 +55,10 @@ std::string set_mtu(std::int64_t v, std::size_t index, DeviceConfig* d);
 std::string set_port(std::string_view s, std::size_t index, DeviceConfig* d);
 
 // ---- Loss injection keys (shared by [[device]] and --device) -----------------
+inline constexpr std::array<std::string_view, 5> kImpairKeys = {"drop_tx_every", "drop_rx_every",
+                                                                "drop_tx_rate", "drop_rx_rate",
+                                                                "drop_seed"};
+
 bool is_impair_key(std::string_view k);
 
 // One loss injection key from an integer (`is_int`) or a real value.
