@@ -63,19 +63,19 @@ nlohmann::json pfc_status_json(const PfcStatus& s) {
   }
   j["priorities"] = prios;
   // Sums over the priorities, for a one-line summary.
-  json tot = {{"xoff_sent", 0},
-              {"xon_sent", 0},
-              {"pause_rx", 0},
-              {"asserted_ns", 0},
-              {"paused_ns", 0}};
+  std::uint64_t xoff = 0, xon = 0, pause_rx = 0, asserted = 0, paused = 0;
   for (std::uint8_t p = 0; p < kNumPfcPrio; ++p) {
-    tot["xoff_sent"] = tot["xoff_sent"].get<std::uint64_t>() + s.ingress.prio[p].xoff_sent;
-    tot["xon_sent"] = tot["xon_sent"].get<std::uint64_t>() + s.ingress.prio[p].xon_sent;
-    tot["pause_rx"] = tot["pause_rx"].get<std::uint64_t>() + s.gate.prio[p].pause_rx;
-    tot["asserted_ns"] = tot["asserted_ns"].get<std::uint64_t>() + s.asserted_ns[p];
-    tot["paused_ns"] = tot["paused_ns"].get<std::uint64_t>() + s.paused_ns[p];
+    xoff += s.ingress.prio[p].xoff_sent;
+    xon += s.ingress.prio[p].xon_sent;
+    pause_rx += s.gate.prio[p].pause_rx;
+    asserted += s.asserted_ns[p];
+    paused += s.paused_ns[p];
   }
-  j["totals"] = tot;
+  j["totals"] = {{"xoff_sent", xoff},
+                 {"xon_sent", xon},
+                 {"pause_rx", pause_rx},
+                 {"asserted_ns", asserted},
+                 {"paused_ns", paused}};
   j["frames_sent"] = s.ingress.frames_sent;
   j["tx_no_buffer"] = s.ingress.tx_no_buffer;
   j["frames_committed"] = s.engine.pfc_tx;
