@@ -88,8 +88,6 @@ bool has_outgoing_payload(WrOpcode op) {
          op == WrOpcode::kRdmaWrite || op == WrOpcode::kRdmaWriteImm;
 }
 
-bool is_atomic(WrOpcode op) { return op == WrOpcode::kCmpSwap || op == WrOpcode::kFetchAdd; }
-
 // Copies `n` SGEs from `src` (C ABI rxe_sge array) and sums their lengths.
 std::uint64_t copy_sges(const std::byte* src, std::uint32_t n, transport::Sge* dst) {
   std::uint64_t total = 0;

@@ -146,7 +146,7 @@ constexpr bool receive_enabled(QpState s) {
 // Copies `dst.size()` bytes of a send WR's message, starting `offset` bytes
 // in, into `dst` (a TX frame's payload area): from the inline data, or
 // through the SGE list checked against the MR table.
-inline SgeCopyResult gather_wr(const MrTable& mrs, PdHandle pd, const SendWr& wr,
+inline SgeCopyResult gather_wr(const MrTable& mrs, PdHandle pd, const QueuedSendWr& wr,
                                std::uint64_t offset, std::span<std::uint8_t> dst) {
   if ((wr.flags & send_flag::kInline) != 0) {
     SgeCopyResult r;
@@ -154,21 +154,21 @@ inline SgeCopyResult gather_wr(const MrTable& mrs, PdHandle pd, const SendWr& wr
       r.too_long = true;
       return r;
     }
-    if (!dst.empty()) std::memcpy(dst.data(), wr.inline_data.data() + offset, dst.size());
+    if (!dst.empty()) std::memcpy(dst.data(), wr.inline_data() + offset, dst.size());
     return r;
   }
-  return gather(mrs, pd, wr.sge.data(), std::min(wr.num_sge, kMaxSge), offset, dst);
+  return gather(mrs, pd, wr.sge(), wr.num_sge, offset, dst);
 }
 
 // Checks every SGE of a send WR (lkey, PD, bounds) before its first packet
 // leaves, so that a bad SGE fails the WR instead of cutting a message short
 // on the wire. Inline WRs have nothing to check.
-inline MrError check_send_sges(const MrTable& mrs, PdHandle pd, const SendWr& wr) {
+inline MrError check_send_sges(const MrTable& mrs, PdHandle pd, const QueuedSendWr& wr) {
   if ((wr.flags & send_flag::kInline) != 0) return MrError::kOk;
-  const std::uint32_t n = std::min(wr.num_sge, kMaxSge);
-  for (std::uint32_t i = 0; i < n; ++i) {
+  const Sge* sge = wr.sge();
+  for (std::uint32_t i = 0; i < wr.num_sge; ++i) {
     std::uint8_t* host = nullptr;
-    const MrError e = mrs.resolve(wr.sge[i].lkey, pd, wr.sge[i].addr, wr.sge[i].length, 0, &host);
+    const MrError e = mrs.resolve(sge[i].lkey, pd, sge[i].addr, sge[i].length, 0, &host);
     if (e != MrError::kOk) return e;
   }
   return MrError::kOk;

@@ -320,7 +320,7 @@ void RcCompleter::on_read_response(const wire::ParsedPacket& pkt, Psn p, TimeNs 
   }
   if (!pkt.payload.empty()) {
     const SgeCopyResult r =
-        scatter(c_.mrs, c_.cfg.pd, w.wr.sge.data(), w.wr.num_sge, offset, pkt.payload);
+        scatter(c_.mrs, c_.cfg.pd, w.wr.sge(), w.wr.num_sge, offset, pkt.payload);
     if (r.err != MrError::kOk || r.too_long) {
       ++c_.ctr.local_errors;
       fail_wqe(w, r.too_long ? WcStatus::kLocLenErr : WcStatus::kLocProtErr);
@@ -360,8 +360,7 @@ void RcCompleter::on_atomic_ack(const wire::ParsedPacket& pkt, Psn p, TimeNs now
   const std::uint64_t orig = pkt.atomic_ack_eth.orig_remote_data();
   std::uint8_t bytes[8];
   std::memcpy(bytes, &orig, sizeof orig);
-  const SgeCopyResult r =
-      scatter(c_.mrs, c_.cfg.pd, w.wr.sge.data(), w.wr.num_sge, 0, std::span(bytes));
+  const SgeCopyResult r = scatter(c_.mrs, c_.cfg.pd, w.wr.sge(), w.wr.num_sge, 0, std::span(bytes));
   if (r.err != MrError::kOk || r.too_long) {
     ++c_.ctr.local_errors;
     fail_wqe(w, r.too_long ? WcStatus::kLocLenErr : WcStatus::kLocProtErr);

@@ -1,11 +1,17 @@
 #include "datapath/transport/rc_qp.h"
 
+#include <algorithm>
 #include <cerrno>
 
 namespace uroce::transport {
 
 RcQp::RcQp(const RcQpConfig& cfg, MrTable& mrs)
-    : core_(cfg, mrs), sq_(cfg.max_send_wr), req_(core_, sq_), comp_(core_, sq_), resp_(core_) {}
+    : core_(cfg, mrs),
+      sq_(cfg.max_send_wr, send_area_sges(std::min(cfg.max_send_sge, kMaxSge),
+                                          std::min(cfg.max_inline, kMaxInline))),
+      req_(core_, sq_),
+      comp_(core_, sq_),
+      resp_(core_) {}
 
 namespace {
 
@@ -140,7 +146,7 @@ int RcQp::post_recv(const RecvWr& wr) {
   // With an SRQ, receives are posted to the SRQ (rxe: EINVAL).
   if (core_.cfg.srq != nullptr) return EINVAL;
   if (wr.num_sge > core_.cfg.max_recv_sge || wr.num_sge > kMaxSge) return EINVAL;
-  RecvWr* slot = resp_.rq().push_slot();
+  QueuedRecvWr* slot = resp_.rq().push_slot();
   if (slot == nullptr) return ENOMEM;
   assign_used(slot, wr);
   return 0;

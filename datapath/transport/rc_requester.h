@@ -65,7 +65,7 @@ class RcRequester {
 
   // The fresh WQE at the cursor is a LOCAL_INV that must wait: an earlier
   // WQE has not completed yet (local invalidate fence).
-  bool local_inv_fenced(const SendWr& wr) const {
+  bool local_inv_fenced(const QueuedSendWr& wr) const {
     return wr.opcode == WrOpcode::kLocalInv && sq_.q.head() != sq_.req_idx;
   }
 
@@ -86,7 +86,7 @@ ReqStep RcRequester::send_one(TimeNs now, Tx& tx) {
   if (sq_.req_idx == sq_.q.tail()) return ReqStep::kIdle;
 
   SendWqe& w = sq_.q.at(sq_.req_idx);
-  const SendWr& wr = w.wr;
+  const QueuedSendWr& wr = w.wr;
   const bool fresh = sq_.req_idx == sq_.sent_idx;
   const std::uint32_t mtu = c_.mtu();
   Psn psn = sq_.psn_high;
@@ -172,10 +172,10 @@ ReqStep RcRequester::send_one(TimeNs now, Tx& tx) {
   const RcEmit e = rc_emit(c_, tx, spec, payload_len, [&](std::span<std::uint8_t> dst) {
     if (dst.empty()) return true;
     if ((wr.flags & send_flag::kInline) != 0) {
-      std::memcpy(dst.data(), wr.inline_data.data() + offset, dst.size());
+      std::memcpy(dst.data(), wr.inline_data() + offset, dst.size());
       return true;
     }
-    const SgeCopyResult r = gather(c_.mrs, c_.cfg.pd, wr.sge.data(), wr.num_sge, offset, dst);
+    const SgeCopyResult r = gather(c_.mrs, c_.cfg.pd, wr.sge(), wr.num_sge, offset, dst);
     return r.err == MrError::kOk && !r.too_long;
   });
   if (e == RcEmit::kNoBuffer) return ReqStep::kNoBuffer;

@@ -57,7 +57,7 @@
 #include "datapath/transport/responder_resources.h"
 #include "datapath/transport/sge_copy.h"
 #include "datapath/transport/sinks.h"
-#include "datapath/transport/work_queue.h"
+#include "datapath/transport/wr_queue.h"
 #include "datapath/wire/parser.h"
 
 namespace uroce::transport {
@@ -66,7 +66,14 @@ class RcResponder {
  public:
   // The READ/atomic resources get storage when the QP's max_dest_rd_atomic
   // is set (modify), sized to it rather than to the configured maximum.
-  explicit RcResponder(RcCore& core) : c_(core), rq_(core.cfg.max_recv_wr), res_(0) {}
+  // The RQ's slots hold as many SGEs as the QP's max_recv_sge, or with an
+  // SRQ as the SRQ's max_sge (its WRs move into this RQ one at a time).
+  explicit RcResponder(RcCore& core)
+      : c_(core),
+        rq_(core.cfg.max_recv_wr, core.cfg.srq != nullptr
+                                      ? core.cfg.srq->max_sge()
+                                      : std::min(core.cfg.max_recv_sge, kMaxSge)),
+        res_(0) {}
 
   // Fresh state expecting `epsn` (entering RTR; RESET).
   void reset(Psn epsn);
@@ -76,8 +83,8 @@ class RcResponder {
     res_.set_limit(n);
   }
 
-  WorkQueue<RecvWr>& rq() { return rq_; }
-  const WorkQueue<RecvWr>& rq() const { return rq_; }
+  WrQueue<QueuedRecvWr>& rq() { return rq_; }
+  const WrQueue<QueuedRecvWr>& rq() const { return rq_; }
   // Status the flush gives the receive WR at the RQ head (it failed while
   // in use) or kWrFlushErr.
   WcStatus head_status() const { return head_err_; }
@@ -127,7 +134,7 @@ class RcResponder {
   RcEmit send_resource(Tx& tx, RdAtomicRes& r);
 
   RcCore& c_;
-  WorkQueue<RecvWr> rq_;
+  WrQueue<QueuedRecvWr> rq_;
   ResponderResources res_;
   Psn epsn_{};
   // rxe's resp.ack_psn: one past the last SEND/WRITE/atomic executed (READs
@@ -232,10 +239,9 @@ void RcResponder::exec_send(const wire::ParsedPacket& pkt, Cq& rcq) {
     recv_off_ = 0;
     in_msg_ = InMsg::kSend;
   }
-  const RecvWr& r = rq_.front();
+  const QueuedRecvWr& r = rq_.front();
   if (!pkt.payload.empty()) {
-    const SgeCopyResult s =
-        scatter(c_.mrs, c_.cfg.pd, r.sge.data(), r.num_sge, recv_off_, pkt.payload);
+    const SgeCopyResult s = scatter(c_.mrs, c_.cfg.pd, r.sge(), r.num_sge, recv_off_, pkt.payload);
     if (s.too_long) {
       nak_class_c(wire::NakCode::kInvalidRequest, WcStatus::kLocLenErr);
       return;

@@ -23,13 +23,15 @@
 #include "datapath/base/time.h"
 #include "datapath/transport/cqe.h"
 #include "datapath/transport/seq24.h"
-#include "datapath/transport/work_queue.h"
 #include "datapath/transport/wr.h"
+#include "datapath/transport/wr_queue.h"
 
 namespace uroce::transport {
 
 struct SendWqe {
-  SendWr wr{};
+  void bind(Sge* area, std::uint32_t sges) { wr.bind(area, sges); }
+
+  QueuedSendWr wr{};
   Psn first_psn{};
   std::uint32_t npkts = 0;
   bool started = false;
@@ -40,15 +42,13 @@ struct SendWqe {
   bool contains(Psn p) const { return Psn::forward(first_psn, p) < npkts; }
 };
 
-constexpr bool is_rd_atomic(WrOpcode op) {
-  return op == WrOpcode::kRdmaRead || op == WrOpcode::kCmpSwap || op == WrOpcode::kFetchAdd;
-}
+constexpr bool is_rd_atomic(WrOpcode op) { return op == WrOpcode::kRdmaRead || is_atomic(op); }
 
-// PSNs a WR takes at path MTU `mtu`: ceil(len / mtu), at least 1.
-constexpr std::uint32_t wqe_packets(const SendWr& wr, std::uint32_t mtu) {
-  if (wr.opcode == WrOpcode::kCmpSwap || wr.opcode == WrOpcode::kFetchAdd) {
-    return 1;
-  }
+// PSNs a WR (SendWr or QueuedSendWr) takes at path MTU `mtu`:
+// ceil(len / mtu), at least 1.
+template <class Wr>
+constexpr std::uint32_t wqe_packets(const Wr& wr, std::uint32_t mtu) {
+  if (is_atomic(wr.opcode)) return 1;
   const std::uint64_t len = wr.length();
   return len == 0 ? 1 : static_cast<std::uint32_t>((len + mtu - 1) / mtu);
 }
@@ -57,9 +57,10 @@ constexpr std::uint32_t wqe_packets(const SendWr& wr, std::uint32_t mtu) {
 WcOpcode wc_opcode_for(WrOpcode op);
 
 struct RcSendQueue {
-  explicit RcSendQueue(std::uint32_t capacity) : q(capacity) {}
+  // `sges_per_slot`: send_area_sges of the QP's caps (wr_queue.h).
+  RcSendQueue(std::uint32_t capacity, std::uint32_t sges_per_slot) : q(capacity, sges_per_slot) {}
 
-  WorkQueue<SendWqe> q;
+  WrQueue<SendWqe> q;
   std::uint32_t req_idx = 0;
   std::uint32_t req_pkt = 0;
   std::uint32_t sent_idx = 0;

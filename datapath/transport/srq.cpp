@@ -11,15 +11,18 @@ std::uint32_t clamp_depth(std::uint32_t n) { return std::clamp<std::uint32_t>(n,
 
 }  // namespace
 
-Srq::Srq(const SrqConfig& cfg) : cfg_(cfg), q_(clamp_depth(cfg.max_wr)), limit_(cfg.srq_limit) {
+Srq::Srq(const SrqConfig& cfg)
+    : cfg_(cfg),
+      q_(clamp_depth(cfg.max_wr), std::min(cfg.max_sge, kMaxSge)),
+      limit_(cfg.srq_limit) {
   cfg_.max_wr = q_.capacity();
-  cfg_.max_sge = std::min(cfg_.max_sge, kMaxSge);
+  cfg_.max_sge = q_.sges_per_slot();
   if (limit_ > cfg_.max_wr) limit_ = 0;
 }
 
 int Srq::post_recv(const RecvWr& wr) {
   if (wr.num_sge > cfg_.max_sge) return EINVAL;
-  RecvWr* slot = q_.push_slot();
+  QueuedRecvWr* slot = q_.push_slot();
   if (slot == nullptr) return ENOMEM;
   assign_used(slot, wr);
   ++ctr_.posted;
@@ -33,8 +36,9 @@ int Srq::modify(std::uint32_t mask, const SrqAttr& a) {
   if (max_wr == 0 || max_wr > kMaxSrqWr || max_wr < q_.size()) return EINVAL;
   if (limit > max_wr) return EINVAL;
   if ((mask & srq_attr::kMaxWr) != 0 && max_wr != q_.capacity()) {
-    WorkQueue<RecvWr> bigger(max_wr);
-    for (std::uint32_t i = q_.head(); i != q_.tail(); ++i) bigger.push(q_.at(i));
+    WrQueue<QueuedRecvWr> bigger(max_wr, cfg_.max_sge);
+    for (std::uint32_t i = q_.head(); i != q_.tail(); ++i)
+      assign_used(bigger.push_slot(), q_.at(i));
     q_ = std::move(bigger);
     cfg_.max_wr = max_wr;
   }
@@ -44,12 +48,14 @@ int Srq::modify(std::uint32_t mask, const SrqAttr& a) {
 
 SrqAttr Srq::query() const { return {cfg_.max_wr, cfg_.max_sge, limit_}; }
 
-bool Srq::take(RecvWr* out) {
+bool Srq::take(WrQueue<QueuedRecvWr>& rq) {
   if (q_.empty()) {
     ++ctr_.empty;
     return false;
   }
-  *out = q_.front();
+  QueuedRecvWr* slot = rq.push_slot();
+  if (slot == nullptr) return false;
+  assign_used(slot, q_.front());
   q_.pop();
   ++ctr_.taken;
   if (limit_ != 0 && q_.size() < limit_) {

@@ -25,8 +25,8 @@
 
 #include "datapath/transport/async_event.h"
 #include "datapath/transport/mr_table.h"
-#include "datapath/transport/work_queue.h"
 #include "datapath/transport/wr.h"
+#include "datapath/transport/wr_queue.h"
 
 namespace uroce::transport {
 
@@ -80,9 +80,11 @@ class Srq {
   // ibv_query_srq: srq_limit reads 0 once the limit event fired.
   SrqAttr query() const;
 
-  // Data path: moves the oldest WR to *out; false when the SRQ is empty.
-  bool take(RecvWr* out);
+  // Data path: moves the oldest WR into `rq` (a QP's receive queue, whose
+  // slots hold max_sge() SGEs); false when the SRQ is empty or `rq` is full.
+  bool take(WrQueue<QueuedRecvWr>& rq);
   std::uint32_t size() const { return q_.size(); }
+  std::uint32_t max_sge() const { return cfg_.max_sge; }
 
   PendingEvents& events() { return events_; }
   const PendingEvents& events() const { return events_; }
@@ -90,7 +92,7 @@ class Srq {
 
  private:
   SrqConfig cfg_;
-  WorkQueue<RecvWr> q_;
+  WrQueue<QueuedRecvWr> q_;
   std::uint32_t limit_ = 0;
   PendingEvents events_{};
   SrqCounters ctr_{};
@@ -99,10 +101,9 @@ class Srq {
 // Makes sure a QP's own RQ has a receive WR at its head: with an SRQ the
 // RQ holds at most the one WR taken for the message in progress, and an
 // empty RQ takes the SRQ's oldest. False when there is none (RNR / drop).
-inline bool ensure_recv_wr(WorkQueue<RecvWr>& rq, Srq* srq) {
+inline bool ensure_recv_wr(WrQueue<QueuedRecvWr>& rq, Srq* srq) {
   if (!rq.empty()) return true;
-  RecvWr w;
-  return srq != nullptr && srq->take(&w) && rq.push(w);
+  return srq != nullptr && srq->take(rq);
 }
 
 }  // namespace uroce::transport

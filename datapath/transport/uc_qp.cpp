@@ -117,7 +117,7 @@ bool UcQp::may_send() const {
 }
 
 UcQp::Segment UcQp::next_segment() const {
-  const SendWr& wr = core_.sq.front();
+  const QueuedSendWr& wr = core_.sq.front();
   const std::uint64_t mtu = wire::path_mtu_bytes(mtu_);
   const std::uint64_t left = wr.length() - tx_offset_;
   Segment s;
@@ -134,7 +134,7 @@ std::size_t UcQp::segment_frame_len(const Segment& s) const {
 }
 
 UcQp::SendStep UcQp::send_segment(const Segment& seg, std::span<std::uint8_t> frame, Cqe* wc) {
-  const SendWr& wr = core_.sq.front();
+  const QueuedSendWr& wr = core_.sq.front();
   const std::uint64_t wr_id = wr.wr_id;
   const std::uint64_t total = wr.length();
   SendStep step;
@@ -277,7 +277,7 @@ UcRx UcQp::receive_send(const wire::ParsedPacket& p, bool starts, bool ends, Cqe
     rx_op_ = RxOp::kSend;
     rx_offset_ = 0;
   }
-  const RecvWr& r = core_.rq.front();
+  const QueuedRecvWr& r = core_.rq.front();
   const std::uint64_t wr_id = r.wr_id;
   const Psn psn(p.bth.psn());
   if (rx_offset_ + p.payload.size() > r.length()) {
@@ -289,8 +289,8 @@ UcRx UcQp::receive_send(const wire::ParsedPacket& p, bool starts, bool ends, Cqe
     *wc = error_wc(wr_id, core_.cfg.qpn, WcStatus::kLocLenErr);
     return UcRx::kLenErr;
   }
-  const SgeCopyResult s = scatter(core_.mrs, core_.cfg.pd, r.sge.data(),
-                                  std::min(r.num_sge, kMaxSge), rx_offset_, p.payload);
+  const SgeCopyResult s =
+      scatter(core_.mrs, core_.cfg.pd, r.sge(), r.num_sge, rx_offset_, p.payload);
   if (s.err != MrError::kOk || s.too_long) {
     core_.rq.pop();
     rx_op_ = RxOp::kNone;

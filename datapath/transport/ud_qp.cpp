@@ -15,7 +15,7 @@ namespace {
 // the QP's own Q_Key instead (IBTA C10-15).
 constexpr std::uint32_t kControlledQkeyBit = 0x80000000u;
 
-std::uint8_t ud_opcode(const SendWr& wr) {
+std::uint8_t ud_opcode(const SendWrFields& wr) {
   return wr.opcode == WrOpcode::kSendImm ? wire::op::kUdSendOnlyImm : wire::op::kUdSendOnly;
 }
 
@@ -66,7 +66,7 @@ int UdQp::post_send(const SendWr& wr) {
 int UdQp::post_recv(const RecvWr& wr) { return core_.post_recv(wr); }
 
 std::size_t UdQp::front_frame_len() const {
-  const SendWr& wr = core_.sq.front();
+  const QueuedSendWr& wr = core_.sq.front();
   const std::uint64_t len = wr.length();
   if (len > wire::path_mtu_bytes(core_.cfg.port_mtu)) return 0;
   return wire::kRoceFrameOverhead + wire::opcode_info(ud_opcode(wr)).ext_len + len +
@@ -74,7 +74,7 @@ std::size_t UdQp::front_frame_len() const {
 }
 
 UdQp::SendStep UdQp::send_front(std::span<std::uint8_t> frame, Cqe* wc) {
-  const SendWr& wr = core_.sq.front();
+  const QueuedSendWr& wr = core_.sq.front();
   const std::uint64_t len = wr.length();
   const std::uint64_t wr_id = wr.wr_id;
   SendStep step;
@@ -143,7 +143,7 @@ UdRx UdQp::receive(const wire::ParsedPacket& p, Cqe* wc) {
   if (p.deth.qkey() != qkey_) return UdRx::kDropQkey;
   if (!ensure_recv_wr(core_.rq, core_.cfg.srq)) return UdRx::kDropNoRecvWqe;
 
-  const RecvWr& r = core_.rq.front();
+  const QueuedRecvWr& r = core_.rq.front();
   const std::uint64_t wr_id = r.wr_id;
   const std::uint64_t need = kUdGrhSize + p.payload.size();
   if (need > r.length()) {
@@ -156,10 +156,10 @@ UdRx UdQp::receive(const wire::ParsedPacket& p, Cqe* wc) {
   // 40-byte GRH area, the first 20 are zero (rxe's rdma_network_hdr).
   std::uint8_t grh[kUdGrhSize] = {};
   std::memcpy(grh + kUdGrhSize - wire::Ipv4Hdr::kSize, p.ip.raw, wire::Ipv4Hdr::kSize);
-  const std::uint32_t nsge = std::min(r.num_sge, kMaxSge);
-  SgeCopyResult s = scatter(core_.mrs, core_.cfg.pd, r.sge.data(), nsge, 0, grh);
+  const std::uint32_t nsge = r.num_sge;
+  SgeCopyResult s = scatter(core_.mrs, core_.cfg.pd, r.sge(), nsge, 0, grh);
   if (s.err == MrError::kOk) {
-    s = scatter(core_.mrs, core_.cfg.pd, r.sge.data(), nsge, kUdGrhSize, p.payload);
+    s = scatter(core_.mrs, core_.cfg.pd, r.sge(), nsge, kUdGrhSize, p.payload);
   }
   core_.rq.pop();
   if (s.err != MrError::kOk || s.too_long) {

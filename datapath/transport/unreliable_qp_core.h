@@ -30,8 +30,8 @@
 #include "datapath/transport/seq24.h"
 #include "datapath/transport/sinks.h"
 #include "datapath/transport/srq.h"
-#include "datapath/transport/work_queue.h"
 #include "datapath/transport/wr.h"
+#include "datapath/transport/wr_queue.h"
 
 namespace uroce::transport {
 
@@ -56,13 +56,14 @@ template <class Config, class Counters>
 class UnreliableQpCore {
  public:
   // The queues take their depth from the config as given; the SGE and
-  // inline limits are clamped to what the WR structs can hold.
+  // inline limits are clamped to what a posted WR can hold, and size the
+  // queues' slots (wr_queue.h; with an SRQ the RQ's slots hold the SRQ's
+  // max_sge).
   UnreliableQpCore(const Config& c, const MrTable& m)
-      : cfg(c), mrs(m), sq(c.max_send_wr), rq(c.max_recv_wr) {
-    cfg.max_send_sge = std::min(cfg.max_send_sge, kMaxSge);
-    cfg.max_recv_sge = std::min(cfg.max_recv_sge, kMaxSge);
-    cfg.max_inline = std::min(cfg.max_inline, kMaxInline);
-  }
+      : cfg(clamped(c)),
+        mrs(m),
+        sq(c.max_send_wr, send_area_sges(cfg.max_send_sge, cfg.max_inline)),
+        rq(c.max_recv_wr, cfg.srq != nullptr ? cfg.srq->max_sge() : cfg.max_recv_sge) {}
 
   // The opcode-independent checks of ibv_post_send: EINVAL in RESET, INIT
   // and RTR, for inline data over max_inline and for too many SGEs.
@@ -79,13 +80,13 @@ class UnreliableQpCore {
   }
   // A send WR completes successfully only when signalled, or when the QP
   // signals every WR (sq_sig_all).
-  bool signaled(const SendWr& wr) const {
+  bool signaled(const SendWrFields& wr) const {
     return cfg.sq_sig_all || (wr.flags & send_flag::kSignaled) != 0;
   }
   // Queues an accepted send WR: 0 or ENOMEM (send queue full).
   // In place, copying only what the WR uses (wr.h, assign_used).
   int enqueue_send(const SendWr& wr) {
-    SendWr* slot = sq.push_slot();
+    QueuedSendWr* slot = sq.push_slot();
     if (slot == nullptr) return ENOMEM;
     assign_used(slot, wr);
     return 0;
@@ -98,7 +99,7 @@ class UnreliableQpCore {
     // With an SRQ, receives are posted to the SRQ (rxe: EINVAL).
     if (cfg.srq != nullptr) return EINVAL;
     if (wr.num_sge > cfg.max_recv_sge) return EINVAL;
-    RecvWr* slot = rq.push_slot();
+    QueuedRecvWr* slot = rq.push_slot();
     if (slot == nullptr) return ENOMEM;
     assign_used(slot, wr);
     return 0;
@@ -192,16 +193,23 @@ class UnreliableQpCore {
   QpState state = QpState::kReset;
   std::uint16_t pkey_index = 0;
   Psn psn{};  // next send PSN
-  WorkQueue<SendWr> sq;
-  WorkQueue<RecvWr> rq;
+  WrQueue<QueuedSendWr> sq;
+  WrQueue<QueuedRecvWr> rq;
   Counters counters{};
   QpEventState ev{cfg.qpn};
 
  private:
+  static Config clamped(Config c) {
+    c.max_send_sge = std::min(c.max_send_sge, kMaxSge);
+    c.max_recv_sge = std::min(c.max_recv_sge, kMaxSge);
+    c.max_inline = std::min(c.max_inline, kMaxInline);
+    return c;
+  }
+
   // One queue of flush(): the parked completion of `role` first, then every
   // WR. False when the CQ filled up before the queue emptied.
   template <class Wr, CqSink Cq, class OnPop>
-  bool flush_queue(WorkQueue<Wr>& q, Cq& cq, CqRole role, OnPop& on_pop, std::uint32_t* n) {
+  bool flush_queue(WrQueue<Wr>& q, Cq& cq, CqRole role, OnPop& on_pop, std::uint32_t* n) {
     if (!ev.repost(cq, role)) return false;
     while (!q.empty()) {
       if (!push_flush(cq, error_wc(q.front().wr_id, cfg.qpn, WcStatus::kWrFlushErr), role)) {

@@ -44,8 +44,8 @@ class WorkQueue {
   // Appends the entry in its slot as the slot holds it (an older, retired
   // entry or a default-constructed one) and returns it for the caller to
   // overwrite what it uses; nullptr when full. Saves the copy of a whole T
-  // when T is large and mostly unused (a SendWr is ~1 KiB, most WRs carry
-  // one SGE).
+  // when T is large or cannot be copied as a whole (a WR slot bound to its
+  // own area, wr_queue.h).
   T* push_slot() {
     if (full()) return nullptr;
     T* slot = &slots_[tail_ & mask_];
@@ -67,6 +67,11 @@ class WorkQueue {
   const T& at(std::uint32_t i) const { return slots_[i & mask_]; }
 
   void clear() { head_ = tail_; }
+
+  // The storage slots themselves, by position (not by index): what a
+  // derived queue binds per-slot storage to at construction.
+  std::uint32_t slot_count() const { return mask_ + 1; }
+  T& slot(std::uint32_t k) { return slots_[k]; }
 
  private:
   std::uint32_t cap_;

@@ -9,7 +9,9 @@
 #include <rdma/ib_user_verbs.h>
 
 #include <array>
+#include <cassert>
 #include <cstdint>
+#include <cstring>
 
 #include "datapath/wire/addr.h"
 
@@ -56,7 +58,9 @@ struct UdDest {
   std::uint8_t ttl = 64;
 };
 
-struct SendWr {
+// The fields of a send WR other than its data: everything but the SGE list
+// and the inline bytes.
+struct SendWrFields {
   std::uint64_t wr_id = 0;
   WrOpcode opcode = WrOpcode::kSend;
   std::uint32_t flags = 0;
@@ -69,45 +73,31 @@ struct SendWr {
   std::uint64_t swap = 0;
   UdDest ud{};
   std::uint32_t num_sge = 0;
-  std::array<Sge, kMaxSge> sge{};
-  // With send_flag::kInline the payload is here and sge is ignored.
+  // With send_flag::kInline the payload is the inline bytes, and the SGE
+  // list is ignored.
   std::uint32_t inline_len = 0;
+};
+
+constexpr bool is_atomic(WrOpcode op) {
+  return op == WrOpcode::kCmpSwap || op == WrOpcode::kFetchAdd;
+}
+
+// A send WR as it is posted: room for the most SGEs and inline bytes any QP
+// accepts. One lives in the engine's scratch, where a WQE taken from a ring
+// is validated; queues hold QueuedSendWr instead.
+struct SendWr : SendWrFields {
+  std::array<Sge, kMaxSge> sge{};
   std::array<std::uint8_t, kMaxInline> inline_data{};
 
   // Total payload length (for atomics: 8, the result size).
   std::uint64_t length() const {
-    if (opcode == WrOpcode::kCmpSwap || opcode == WrOpcode::kFetchAdd) return 8;
+    if (is_atomic(opcode)) return 8;
     if ((flags & send_flag::kInline) != 0) return inline_len;
     std::uint64_t n = 0;
     for (std::uint32_t i = 0; i < num_sge; ++i) n += sge[i].length;
     return n;
   }
 };
-
-// Copies into `dst` what `src` uses: every field, but of the SGE array only
-// the first num_sge entries and of the inline buffer only inline_len bytes
-// (with kInline). The rest of dst keeps whatever it held; nothing reads
-// past num_sge / inline_len. For queue slots (WorkQueue::push_slot), where a
-// whole-struct copy of a ~1 KiB SendWr per post showed up in profiles.
-inline void assign_used(SendWr* dst, const SendWr& src) {
-  dst->wr_id = src.wr_id;
-  dst->opcode = src.opcode;
-  dst->flags = src.flags;
-  dst->imm_or_inv = src.imm_or_inv;
-  dst->remote_addr = src.remote_addr;
-  dst->rkey = src.rkey;
-  dst->compare_add = src.compare_add;
-  dst->swap = src.swap;
-  dst->ud = src.ud;
-  dst->num_sge = src.num_sge;
-  const std::uint32_t n = src.num_sge < kMaxSge ? src.num_sge : kMaxSge;
-  for (std::uint32_t i = 0; i < n; ++i) dst->sge[i] = src.sge[i];
-  dst->inline_len = src.inline_len;
-  if ((src.flags & send_flag::kInline) != 0) {
-    const std::uint32_t m = src.inline_len < kMaxInline ? src.inline_len : kMaxInline;
-    for (std::uint32_t i = 0; i < m; ++i) dst->inline_data[i] = src.inline_data[i];
-  }
-}
 
 struct RecvWr {
   std::uint64_t wr_id = 0;
@@ -121,12 +111,97 @@ struct RecvWr {
   }
 };
 
-// As assign_used(SendWr*, ...): the first num_sge SGEs only.
-inline void assign_used(RecvWr* dst, const RecvWr& src) {
+// Sge entries a send queue slot needs for a QP's caps: its SGE list or its
+// inline bytes (never both), rounded up to whole entries.
+constexpr std::uint32_t send_area_sges(std::uint32_t max_sge, std::uint32_t max_inline) {
+  const std::uint32_t inl = (max_inline + sizeof(Sge) - 1) / sizeof(Sge);
+  return max_sge > inl ? max_sge : inl;
+}
+
+// A WR as a queue slot holds it (WrQueue, wr_queue.h): the fields, the
+// message length summed once at post, and the SGE list or inline bytes in an
+// area of the queue's storage that belongs to this slot, sized by the QP's
+// caps. bind() sets the area once; a slot is never copied as a whole (its
+// area would go with it), only filled by assign_used.
+struct QueuedSendWr : SendWrFields {
+  QueuedSendWr() = default;
+  QueuedSendWr(const QueuedSendWr&) = delete;
+  QueuedSendWr& operator=(const QueuedSendWr&) = delete;
+
+  void bind(Sge* area, std::uint32_t sges) {
+    area_ = area;
+    area_sges_ = sges;
+  }
+  std::uint64_t length() const { return len_; }
+  const Sge* sge() const { return area_; }
+  const std::uint8_t* inline_data() const { return reinterpret_cast<const std::uint8_t*>(area_); }
+  std::uint32_t area_bytes() const { return area_sges_ * static_cast<std::uint32_t>(sizeof(Sge)); }
+
+ private:
+  friend void assign_used(QueuedSendWr* dst, const SendWr& src);
+  std::uint64_t len_ = 0;
+  Sge* area_ = nullptr;
+  std::uint32_t area_sges_ = 0;
+};
+
+struct QueuedRecvWr {
+  QueuedRecvWr() = default;
+  QueuedRecvWr(const QueuedRecvWr&) = delete;
+  QueuedRecvWr& operator=(const QueuedRecvWr&) = delete;
+
+  void bind(Sge* area, std::uint32_t sges) {
+    area_ = area;
+    area_sges_ = sges;
+  }
+  std::uint64_t length() const { return len_; }
+  const Sge* sge() const { return area_; }
+  std::uint32_t area_sges() const { return area_sges_; }
+
+  std::uint64_t wr_id = 0;
+  std::uint32_t num_sge = 0;
+
+ private:
+  friend void assign_used(QueuedRecvWr* dst, const RecvWr& src);
+  friend void assign_used(QueuedRecvWr* dst, const QueuedRecvWr& src);
+  std::uint64_t len_ = 0;
+  Sge* area_ = nullptr;
+  std::uint32_t area_sges_ = 0;
+};
+
+// Fills a queue slot from a posted WR: every field, the first num_sge SGEs
+// (or, with kInline, inline_len bytes) into the slot's area, and the length.
+// The caller has checked the WR against the QP's caps, which sized the area.
+inline void assign_used(QueuedSendWr* dst, const SendWr& src) {
+  static_cast<SendWrFields&>(*dst) = src;
+  if ((src.flags & send_flag::kInline) != 0) {
+    assert(src.inline_len <= dst->area_bytes());
+    if (src.inline_len != 0) std::memcpy(dst->area_, src.inline_data.data(), src.inline_len);
+  } else {
+    assert(src.num_sge <= dst->area_sges_);
+    for (std::uint32_t i = 0; i < src.num_sge; ++i) dst->area_[i] = src.sge[i];
+  }
+  dst->len_ = src.length();
+}
+
+inline void assign_used(QueuedRecvWr* dst, const RecvWr& src) {
+  assert(src.num_sge <= dst->area_sges_);
   dst->wr_id = src.wr_id;
   dst->num_sge = src.num_sge;
-  const std::uint32_t n = src.num_sge < kMaxSge ? src.num_sge : kMaxSge;
-  for (std::uint32_t i = 0; i < n; ++i) dst->sge[i] = src.sge[i];
+  std::uint64_t n = 0;
+  for (std::uint32_t i = 0; i < src.num_sge; ++i) {
+    dst->area_[i] = src.sge[i];
+    n += src.sge[i].length;
+  }
+  dst->len_ = n;
+}
+
+// From one queue's slot to another's (an SRQ's WR into a QP's RQ).
+inline void assign_used(QueuedRecvWr* dst, const QueuedRecvWr& src) {
+  assert(src.num_sge <= dst->area_sges_);
+  dst->wr_id = src.wr_id;
+  dst->num_sge = src.num_sge;
+  for (std::uint32_t i = 0; i < src.num_sge; ++i) dst->area_[i] = src.area_[i];
+  dst->len_ = src.len_;
 }
 
 }  // namespace uroce::transport

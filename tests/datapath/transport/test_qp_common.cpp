@@ -1,4 +1,5 @@
 #include "datapath/transport/qp_common.h"
+#include "datapath/transport/wr_queue.h"
 
 #include <gtest/gtest.h>
 
@@ -76,6 +77,13 @@ TEST(CheckModifyValues, CurStateMustBeTheQpsState) {
             EINVAL);
 }
 
+// `w` as a send queue holds it (wr_queue.h), in a one-slot queue.
+WrQueue<QueuedSendWr> queued(const SendWr& w) {
+  WrQueue<QueuedSendWr> q(1, send_area_sges(kMaxSge, kMaxInline));
+  assign_used(q.push_slot(), w);
+  return q;
+}
+
 TEST(GatherWr, InlineAndSgeAtAnOffset) {
   MrTable mrs(4);
   std::vector<std::uint8_t> mem = {1, 2, 3, 4, 5, 6, 7, 8};
@@ -85,18 +93,18 @@ TEST(GatherWr, InlineAndSgeAtAnOffset) {
   w.num_sge = 1;
   w.sge[0] = {0x100, 8, key};
   std::uint8_t out[3] = {};
-  EXPECT_EQ(gather_wr(mrs, 1, w, 4, out).err, MrError::kOk);
+  EXPECT_EQ(gather_wr(mrs, 1, queued(w).front(), 4, out).err, MrError::kOk);
   EXPECT_EQ(out[0], 5);
   EXPECT_EQ(out[2], 7);
-  EXPECT_EQ(check_send_sges(mrs, 1, w), MrError::kOk);
-  EXPECT_EQ(check_send_sges(mrs, 2, w), MrError::kWrongPd);
+  EXPECT_EQ(check_send_sges(mrs, 1, queued(w).front()), MrError::kOk);
+  EXPECT_EQ(check_send_sges(mrs, 2, queued(w).front()), MrError::kWrongPd);
 
   w.flags = send_flag::kInline;
   w.inline_len = 4;
   std::memcpy(w.inline_data.data(), "abcd", 4);
-  EXPECT_EQ(gather_wr(mrs, 1, w, 1, out).err, MrError::kOk);
+  EXPECT_EQ(gather_wr(mrs, 1, queued(w).front(), 1, out).err, MrError::kOk);
   EXPECT_EQ(std::memcmp(out, "bcd", 3), 0);
-  EXPECT_TRUE(gather_wr(mrs, 1, w, 2, out).too_long);
+  EXPECT_TRUE(gather_wr(mrs, 1, queued(w).front(), 2, out).too_long);
 }
 
 TEST(ImmData, RoundTripsByteForByte) {

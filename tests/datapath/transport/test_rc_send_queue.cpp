@@ -32,17 +32,17 @@ TEST(WcOpcodeFor, MapsEveryRcOpcode) {
 
 // Three started WQEs at PSNs [0xFFFFFE, 0xFFFFFF], [0, 2], [3].
 struct SqFixture : ::testing::Test {
-  RcSendQueue sq{8};
+  RcSendQueue sq{8, 1};
   void SetUp() override {
     sq.reset(Psn(0xFFFFFE));
     const std::uint32_t n[] = {2, 3, 1};
     Psn p(0xFFFFFE);
     for (std::uint32_t k : n) {
-      SendWqe w;
-      w.started = true;
-      w.first_psn = p;
-      w.npkts = k;
-      ASSERT_TRUE(sq.q.push(w));
+      SendWqe* w = sq.q.push_slot();
+      ASSERT_NE(w, nullptr);
+      w->started = true;
+      w->first_psn = p;
+      w->npkts = k;
       p += k;
       ++sq.sent_idx;
     }

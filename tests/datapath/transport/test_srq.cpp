@@ -21,6 +21,19 @@ struct EventLog {
 };
 static_assert(EventSink<EventLog>);
 
+// Takes an SRQ's oldest WR into a one-slot receive queue, as a QP does
+// (ensure_recv_wr), and keeps its wr_id.
+struct Taker {
+  bool take(Srq& s) {
+    rq.clear();
+    if (!s.take(rq)) return false;
+    wr_id = rq.front().wr_id;
+    return true;
+  }
+  WrQueue<QueuedRecvWr> rq{1, kMaxSge};
+  std::uint64_t wr_id = 0;
+};
+
 RecvWr rwr(std::uint64_t id, std::uint32_t nsge = 1) {
   RecvWr r;
   r.wr_id = id;
@@ -43,12 +56,12 @@ TEST(Srq_Take, OldestFirstAndEmptyCounted) {
   Srq s({.srq_num = 3, .pd = 1, .max_wr = 4});
   ASSERT_EQ(s.post_recv(rwr(10)), 0);
   ASSERT_EQ(s.post_recv(rwr(11)), 0);
-  RecvWr r;
-  ASSERT_TRUE(s.take(&r));
+  Taker r;
+  ASSERT_TRUE(r.take(s));
   EXPECT_EQ(r.wr_id, 10u);
-  ASSERT_TRUE(s.take(&r));
+  ASSERT_TRUE(r.take(s));
   EXPECT_EQ(r.wr_id, 11u);
-  EXPECT_FALSE(s.take(&r));
+  EXPECT_FALSE(r.take(s));
   EXPECT_EQ(s.counters().taken, 2u);
   EXPECT_EQ(s.counters().empty, 1u);
 }
@@ -58,23 +71,23 @@ TEST(Srq_Take, LimitFiresOnceWhenCountDropsBelowItThenDisarms) {
   for (std::uint64_t i = 0; i < 6; ++i) ASSERT_EQ(s.post_recv(rwr(i)), 0);
   ASSERT_EQ(s.modify(srq_attr::kLimit, {.srq_limit = 4}), 0);
   EXPECT_EQ(s.query().srq_limit, 4u);
-  RecvWr r;
-  ASSERT_TRUE(s.take(&r));  // 5 left
-  ASSERT_TRUE(s.take(&r));  // 4 left: not below the limit yet
+  Taker r;
+  ASSERT_TRUE(r.take(s));  // 5 left
+  ASSERT_TRUE(r.take(s));  // 4 left: not below the limit yet
   EXPECT_TRUE(s.events().empty());
-  ASSERT_TRUE(s.take(&r));  // 3 left: below 4
+  ASSERT_TRUE(r.take(s));  // 3 left: below 4
   ASSERT_EQ(s.events().size(), 1u);
   EXPECT_EQ(s.events().at(0).type, AsyncEventType::kSrqLimitReached);
   EXPECT_EQ(s.events().at(0).element, EventElement::kSrq);
   EXPECT_EQ(s.events().at(0).id, 9u);
   EXPECT_EQ(s.query().srq_limit, 0u);  // disarmed
-  ASSERT_TRUE(s.take(&r));
-  ASSERT_TRUE(s.take(&r));
+  ASSERT_TRUE(r.take(s));
+  ASSERT_TRUE(r.take(s));
   EXPECT_EQ(s.events().size(), 1u);  // no second event until re-armed
   // Re-armed above the count: nothing at once (as rxe), the next take fires.
   ASSERT_EQ(s.modify(srq_attr::kLimit, {.srq_limit = 3}), 0);
   EXPECT_EQ(s.events().size(), 1u);
-  ASSERT_TRUE(s.take(&r));
+  ASSERT_TRUE(r.take(s));
   EXPECT_EQ(s.events().size(), 2u);
   EXPECT_EQ(s.counters().limit_events, 2u);
   EventLog log;
@@ -97,10 +110,10 @@ TEST(Srq_Modify, BadValuesAreEinval) {
 
 TEST(Srq_Modify, ResizeKeepsPostedWrsInOrder) {
   Srq s({.srq_num = 1, .pd = 1, .max_wr = 2});
-  RecvWr r;
+  Taker r;
   ASSERT_EQ(s.post_recv(rwr(1)), 0);
   ASSERT_EQ(s.post_recv(rwr(2)), 0);
-  ASSERT_TRUE(s.take(&r));  // move the head off slot 0
+  ASSERT_TRUE(r.take(s));  // move the head off slot 0
   ASSERT_EQ(s.post_recv(rwr(3)), 0);
   ASSERT_EQ(s.modify(srq_attr::kMaxWr, {.max_wr = 4}), 0);
   EXPECT_EQ(s.query().max_wr, 4u);
@@ -108,7 +121,7 @@ TEST(Srq_Modify, ResizeKeepsPostedWrsInOrder) {
   ASSERT_EQ(s.post_recv(rwr(5)), 0);
   EXPECT_EQ(s.post_recv(rwr(6)), ENOMEM);
   for (std::uint64_t want = 2; want <= 5; ++want) {
-    ASSERT_TRUE(s.take(&r));
+    ASSERT_TRUE(r.take(s));
     EXPECT_EQ(r.wr_id, want);
   }
 }
