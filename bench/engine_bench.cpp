@@ -19,8 +19,8 @@
 //            completions per second over `--duration` s after a warm-up
 //   latency  each active QP has one WRITE outstanding; post-to-completion
 //            time of every WRITE (median, p99)
-// and, for both, the engine's heap bytes per idle QP (mallinfo2 around their
-// creation), the process RSS, the frames moved, and whether B's memory holds
+// and, for both, the engine's heap bytes per idle object (mallinfo2 around
+// their creation; `--idle-type` rc, uc or ud QPs in RTS, or CQs), the process RSS, the frames moved, and whether B's memory holds
 // A's bytes at the end (every message carries the same bytes to the same
 // place). With --count the run stops after that many completions instead
 // (for callgrind, which counts the instructions of measured_window() only).
@@ -69,6 +69,7 @@ struct Options {
   std::uint32_t active = 1;       // active QP pairs
   std::uint32_t depth = 16;       // outstanding WRITEs per active QP (rate)
   std::uint32_t idle_depth = 16;  // SQ/RQ ring depth of an idle QP
+  std::string idle_type = "rc";   // rc, uc or ud QPs, or cq
   std::string mode = "rate";
   std::string op = "write";  // write or send
   std::uint32_t size = 64;   // message bytes
@@ -152,7 +153,7 @@ struct Host {
     c.ip = ip;
     c.eth_mtu = 9000;
     c.max_qps = max_qps;
-    c.max_cqs = 8;
+    c.max_cqs = max_qps + 8;  // --idle-type cq creates one per idle object
     c.max_srqs = 1;
     vnic = std::make_unique<VnicT>(c, io);
     const shm::DoorbellGeometry& g = vnic->doorbell_geometry();
@@ -197,7 +198,8 @@ int create_cq(Host<PortIo>& h, Arena& a, std::uint32_t depth, Cq* out) {
 }
 
 template <class PortIo>
-int create_qp(Host<PortIo>& h, Arena& a, const Cq& cq, std::uint32_t depth, Qp* out) {
+int create_qp(Host<PortIo>& h, Arena& a, const Cq& cq, std::uint32_t depth, Qp* out,
+              transport::QpType type = transport::QpType::kRc) {
   engine::RingMem sq, rq;
   if (!make_ring(a, shm::sq_elem_bytes(1, 0), depth, 0, &sq) ||
       !make_ring(a, shm::rq_elem_bytes(1), depth, 0, &rq)) {
@@ -211,7 +213,7 @@ int create_qp(Host<PortIo>& h, Arena& a, const Cq& cq, std::uint32_t depth, Qp* 
   engine::QpCreate c;
   c.id = out->id = h.next_id++;
   c.client = kClient;
-  c.type = transport::QpType::kRc;
+  c.type = type;
   c.qpn = out->qpn;
   c.pd = kPd;
   c.send_cq = c.recv_cq = cq.id;
@@ -223,14 +225,19 @@ int create_qp(Host<PortIo>& h, Arena& a, const Cq& cq, std::uint32_t depth, Qp* 
   return h.vnic->qp_doorbells(c.id, &out->sq_db, &out->rq_db);
 }
 
+// Takes a QP through INIT and RTR to RTS, connected to `peer_qpn` at
+// mac/ip (RC and UC; a UD QP only gets its Q_Key).
 template <class PortIo>
 int connect(Host<PortIo>& h, engine::ObjId id, std::uint32_t peer_qpn, const wire::MacAddr& mac,
-            wire::Ipv4Addr ip) {
+            wire::Ipv4Addr ip, transport::QpType type = transport::QpType::kRc) {
+  const bool rc = type == transport::QpType::kRc;
+  const bool ud = type == transport::QpType::kUd;
   engine::QpModify m;
   m.values.qp_state = transport::QpState::kInit;
-  m.values.qp_access_flags = transport::access::kRemoteAny;
-  m.mask = qa::kState | qa::kPkeyIndex | qa::kPort | qa::kAccessFlags;
-  if (int rc = h.vnic->modify_qp(id, m); rc != 0) return rc;
+  m.values.qp_access_flags = rc ? transport::access::kRemoteAny : transport::access::kRemoteWrite;
+  m.values.qkey = 0x11111111;
+  m.mask = qa::kState | qa::kPkeyIndex | qa::kPort | (ud ? qa::kQkey : qa::kAccessFlags);
+  if (int r = h.vnic->modify_qp(id, m); r != 0) return r;
   m.values.qp_state = transport::QpState::kRtr;
   m.values.av.dmac = mac;
   m.values.av.dip = ip;
@@ -238,16 +245,16 @@ int connect(Host<PortIo>& h, engine::ObjId id, std::uint32_t peer_qpn, const wir
   m.values.dest_qp_num = peer_qpn;
   m.values.max_dest_rd_atomic = 1;
   m.values.min_rnr_timer = 1;
-  m.mask = qa::kState | qa::kAv | qa::kPathMtu | qa::kDestQpn | qa::kRqPsn | qa::kMaxDestRdAtomic |
-           qa::kMinRnrTimer;
-  if (int rc = h.vnic->modify_qp(id, m); rc != 0) return rc;
+  m.mask = ud ? qa::kState : qa::kState | qa::kAv | qa::kPathMtu | qa::kDestQpn | qa::kRqPsn;
+  if (rc) m.mask |= qa::kMaxDestRdAtomic | qa::kMinRnrTimer;
+  if (int r = h.vnic->modify_qp(id, m); r != 0) return r;
   m.values.qp_state = transport::QpState::kRts;
   m.values.timeout = 16;  // 268 ms: no spurious retransmission
   m.values.retry_cnt = 7;
   m.values.rnr_retry = 7;
   m.values.max_rd_atomic = 1;
-  m.mask =
-      qa::kState | qa::kSqPsn | qa::kTimeout | qa::kRetryCnt | qa::kRnrRetry | qa::kMaxQpRdAtomic;
+  m.mask = qa::kState | qa::kSqPsn;
+  if (rc) m.mask |= qa::kTimeout | qa::kRetryCnt | qa::kRnrRetry | qa::kMaxQpRdAtomic;
   return h.vnic->modify_qp(id, m);
 }
 
@@ -405,14 +412,25 @@ int run(PortIo& ia, PortIo& ib, const Options& o, const engine::TscClock& clock)
       return 1;
     }
   }
-  // The idle QPs: connected to a QPN B does not have; they never post.
+  // The idle objects: QPs connected to a QPN B does not have (they never
+  // post), or CQs nothing completes into.
   const std::uint64_t heap0 = heap_bytes();
   const std::uint64_t rss0 = rss_bytes();
   const std::size_t arena0 = arena.used();
+  const transport::QpType idle_type = o.idle_type == "uc"   ? transport::QpType::kUc
+                                      : o.idle_type == "ud" ? transport::QpType::kUd
+                                                            : transport::QpType::kRc;
   Qp idle;
+  Cq idle_cqs;
   for (std::uint64_t i = 0; i < o.qps; ++i) {
-    if (create_qp(a, arena, idle_cq, o.idle_depth, &idle) ||
-        connect(a, idle.id, 0xFFFFF0, kMacB, kIpB)) {
+    int rc = 0;
+    if (o.idle_type == "cq") {
+      rc = create_cq(a, arena, o.idle_depth, &idle_cqs);
+    } else {
+      rc = create_qp(a, arena, idle_cq, o.idle_depth, &idle, idle_type);
+      if (rc == 0) rc = connect(a, idle.id, 0xFFFFF0, kMacB, kIpB, idle_type);
+    }
+    if (rc != 0) {
       std::fprintf(stderr, "engine-bench: cannot create idle QP %llu\n",
                    static_cast<unsigned long long>(i));
       return 1;
@@ -465,7 +483,7 @@ int run(PortIo& ia, PortIo& ib, const Options& o, const engine::TscClock& clock)
                       hist.quantile_ns(0.5), hist.quantile_ns(0.99), hist.count());
   }
   fmt::print(R"({{"bench":"uroce-engine","schema":1,"link":"{}","mode":"{}","op":"{}","size":{},)"
-             R"("idle_qps":{},)"
+             R"("idle_qps":{},"idle_type":"{}",)"
              R"("active_qps":{},"depth":{},"idle_depth":{},"seconds":{:.3f},"completions":{},)"
              R"("errors":{},"msgs_per_s":{:.0f},"payload_gbps":{:.3f},"verified":{},)"
              R"("frames":{},"iterations":{},)"
@@ -473,8 +491,8 @@ int run(PortIo& ia, PortIo& ib, const Options& o, const engine::TscClock& clock)
              R"("engine_slot_bytes_per_qp":{:.1f},)"
              R"("rss_bytes":{},"rss_bytes_per_idle_qp":{:.1f},"ring_bytes_per_idle_qp":{:.1f}{}}})"
              "\n",
-             o.link, o.mode, o.op, o.size, o.qps, o.active, o.depth, o.idle_depth, w.seconds,
-             w.completions, w.errors,
+             o.link, o.mode, o.op, o.size, o.qps, o.idle_type, o.active, o.depth, o.idle_depth,
+             w.seconds, w.completions, w.errors,
              w.seconds > 0 ? static_cast<double>(w.completions) / w.seconds : 0.0,
              w.seconds > 0 ? static_cast<double>(w.completions) * o.size * 8 / w.seconds / 1e9
                            : 0.0,
@@ -495,7 +513,10 @@ int main(int argc, char** argv) {
   CLI::App app{
       "uroce-engine-bench: the daemon's engine between two hosts on one lcore (see the source "
       "header)"};
-  app.add_option("--qps", o.qps, "idle RC QPs on host A")->capture_default_str();
+  app.add_option("--qps", o.qps, "idle objects (QPs or CQs) on host A")->capture_default_str();
+  app.add_option("--idle-type", o.idle_type, "rc, uc or ud QPs in RTS, or cq")
+      ->check(CLI::IsMember({"rc", "uc", "ud", "cq"}))
+      ->capture_default_str();
   app.add_option("--active", o.active, "active QP pairs")->capture_default_str();
   app.add_option("--depth", o.depth, "outstanding WRITEs per active QP (rate mode)")
       ->capture_default_str();

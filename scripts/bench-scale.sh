@@ -12,11 +12,13 @@
 #     Vnic's bytes per QP slot (allocated at construction for max_qps),
 #     ring bytes per idle QP (the application's), RSS.
 # The first count is the baseline; every row prints its ratio to it.
+# A second table gives the engine's heap bytes per idle object of each kind
+# (RC, UC and UD QPs in RTS, CQs), `--objects` of each, rings at --idle-depth.
 #
 #   scripts/bench-scale.sh [--build-dir DIR] [--counts "0 1000 ..."]
 #                          [--active "1 16"] [--repeat N] [--idle-depth D]
-#                          [--no-callgrind] [--callgrind-max N] [--json FILE]
-#                          [--no-build]
+#                          [--objects N] [--no-callgrind] [--callgrind-max N]
+#                          [--json FILE] [--no-build]
 #
 # Idle QPs are created through the Vnic API (the control operations uroced's
 # sessions call), not through the daemon: a million QPs through uroced would
@@ -30,6 +32,7 @@ counts="0 1000 10000 100000 1000000"
 actives="1 16"
 repeat=3
 idle_depth=1
+objects=10000
 callgrind=1
 callgrind_max=1000000
 json_out=
@@ -42,6 +45,7 @@ while [ $# -gt 0 ]; do
     --active) actives=$2; shift 2 ;;
     --repeat) repeat=$2; shift 2 ;;
     --idle-depth) idle_depth=$2; shift 2 ;;
+    --objects) objects=$2; shift 2 ;;
     --no-callgrind) callgrind=0; shift ;;
     --callgrind-max) callgrind_max=$2; shift 2 ;;
     --json) json_out=$2; shift 2 ;;
@@ -86,6 +90,14 @@ for n in $counts; do
           tail -n 5 "$work/cg.$n.$k.log" >&2; exit 1; }
     fi
   done
+done
+
+for t in rc uc ud cq; do
+  echo "bench-scale: $objects idle $t objects, memory" >&2
+  "$bin" --qps "$objects" --idle-type "$t" --idle-depth "$idle_depth" --mode rate \
+    --warmup 0.05 --duration 0.2 >>"$work/memory.jsonl" 2>>"$work/err.log" || {
+      echo "bench-scale: memory run failed ($t); end of its log:" >&2
+      tail -n 5 "$work/err.log" >&2; exit 1; }
 done
 
 /usr/bin/python3 - "$work" "$json_out" "$counts" "$actives" <<'EOF'
@@ -150,7 +162,19 @@ for k in actives:
               f"{f(r['engine_heap_bytes_per_idle_qp'], '11.0f')} "
               f"{f(r['engine_slot_bytes_per_qp'], '7.0f')} "
               f"{f(r['rss_bytes'] / 2**20 if r['rss_bytes'] else None, '8.0f')}")
-line = {"bench": "uroce-engine-scale-table", "schema": 1, "rows": rows}
+memory = [json.loads(l) for l in open(f"{work}/memory.jsonl") if l.startswith("{")]
+print()
+print(f"{'idle object':>12} {'count':>8} {'engine heap B':>13} {'slot B/QP':>9} {'ring B':>7}")
+for m in memory:
+    kind = "CQ" if m["idle_type"] == "cq" else m["idle_type"].upper() + " QP"
+    print(f"{kind:>12} {m['idle_qps']:>8} "
+          f"{m['engine_heap_bytes_per_idle_qp']:>13.0f} {m['engine_slot_bytes_per_qp']:>9.0f} "
+          f"{m['ring_bytes_per_idle_qp']:>7.0f}")
+mem_rows = [{"kind": m["idle_type"], "count": m["idle_qps"],
+             "engine_heap_bytes": m["engine_heap_bytes_per_idle_qp"],
+             "engine_slot_bytes_per_qp": m["engine_slot_bytes_per_qp"],
+             "ring_bytes": m["ring_bytes_per_idle_qp"]} for m in memory]
+line = {"bench": "uroce-engine-scale-table", "schema": 2, "rows": rows, "memory": mem_rows}
 print(json.dumps(line))
 if json_out:
     with open(json_out, "a") as fh:

@@ -118,44 +118,42 @@ constexpr std::uint32_t send_area_sges(std::uint32_t max_sge, std::uint32_t max_
   return max_sge > inl ? max_sge : inl;
 }
 
-// A WR as a queue slot holds it (WrQueue, wr_queue.h): the fields, the
-// message length summed once at post, and the SGE list or inline bytes in an
-// area of the queue's storage that belongs to this slot, sized by the QP's
-// caps. bind() sets the area once; a slot is never copied as a whole (its
-// area would go with it), only filled by assign_used.
-struct QueuedSendWr : SendWrFields {
-  QueuedSendWr() = default;
-  QueuedSendWr(const QueuedSendWr&) = delete;
-  QueuedSendWr& operator=(const QueuedSendWr&) = delete;
+// The area of a queue's storage that belongs to one slot (WrQueue,
+// wr_queue.h): its SGE list or inline bytes, sized by the QP's caps. bind()
+// sets it once; a slot is never copied as a whole (its area would go with
+// it), only filled by assign_used.
+class SlotArea {
+ public:
+  SlotArea() = default;
+  SlotArea(const SlotArea&) = delete;
+  SlotArea& operator=(const SlotArea&) = delete;
 
   void bind(Sge* area, std::uint32_t sges) {
     area_ = area;
     area_sges_ = sges;
   }
-  std::uint64_t length() const { return len_; }
-  const Sge* sge() const { return area_; }
-  const std::uint8_t* inline_data() const { return reinterpret_cast<const std::uint8_t*>(area_); }
+  std::uint32_t area_sges() const { return area_sges_; }
   std::uint32_t area_bytes() const { return area_sges_ * static_cast<std::uint32_t>(sizeof(Sge)); }
+  const Sge* sge() const { return area_; }
 
- private:
-  friend void assign_used(QueuedSendWr* dst, const SendWr& src);
-  std::uint64_t len_ = 0;
+ protected:
   Sge* area_ = nullptr;
   std::uint32_t area_sges_ = 0;
 };
 
-struct QueuedRecvWr {
-  QueuedRecvWr() = default;
-  QueuedRecvWr(const QueuedRecvWr&) = delete;
-  QueuedRecvWr& operator=(const QueuedRecvWr&) = delete;
-
-  void bind(Sge* area, std::uint32_t sges) {
-    area_ = area;
-    area_sges_ = sges;
-  }
+// A send WR as a queue slot holds it: the fields, the message length summed
+// once at post, and the SGEs or inline bytes in the slot's area.
+struct QueuedSendWr : SendWrFields, SlotArea {
   std::uint64_t length() const { return len_; }
-  const Sge* sge() const { return area_; }
-  std::uint32_t area_sges() const { return area_sges_; }
+  const std::uint8_t* inline_data() const { return reinterpret_cast<const std::uint8_t*>(area_); }
+
+ private:
+  friend void assign_used(QueuedSendWr* dst, const SendWr& src);
+  std::uint64_t len_ = 0;
+};
+
+struct QueuedRecvWr : SlotArea {
+  std::uint64_t length() const { return len_; }
 
   std::uint64_t wr_id = 0;
   std::uint32_t num_sge = 0;
@@ -164,8 +162,6 @@ struct QueuedRecvWr {
   friend void assign_used(QueuedRecvWr* dst, const RecvWr& src);
   friend void assign_used(QueuedRecvWr* dst, const QueuedRecvWr& src);
   std::uint64_t len_ = 0;
-  Sge* area_ = nullptr;
-  std::uint32_t area_sges_ = 0;
 };
 
 // Fills a queue slot from a posted WR: every field, the first num_sge SGEs
@@ -177,14 +173,14 @@ inline void assign_used(QueuedSendWr* dst, const SendWr& src) {
     assert(src.inline_len <= dst->area_bytes());
     if (src.inline_len != 0) std::memcpy(dst->area_, src.inline_data.data(), src.inline_len);
   } else {
-    assert(src.num_sge <= dst->area_sges_);
+    assert(src.num_sge <= dst->area_sges());
     for (std::uint32_t i = 0; i < src.num_sge; ++i) dst->area_[i] = src.sge[i];
   }
   dst->len_ = src.length();
 }
 
 inline void assign_used(QueuedRecvWr* dst, const RecvWr& src) {
-  assert(src.num_sge <= dst->area_sges_);
+  assert(src.num_sge <= dst->area_sges());
   dst->wr_id = src.wr_id;
   dst->num_sge = src.num_sge;
   std::uint64_t n = 0;
@@ -197,7 +193,7 @@ inline void assign_used(QueuedRecvWr* dst, const RecvWr& src) {
 
 // From one queue's slot to another's (an SRQ's WR into a QP's RQ).
 inline void assign_used(QueuedRecvWr* dst, const QueuedRecvWr& src) {
-  assert(src.num_sge <= dst->area_sges_);
+  assert(src.num_sge <= dst->area_sges());
   dst->wr_id = src.wr_id;
   dst->num_sge = src.num_sge;
   for (std::uint32_t i = 0; i < src.num_sge; ++i) dst->area_[i] = src.area_[i];
