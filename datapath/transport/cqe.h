@@ -50,4 +50,11 @@ inline constexpr std::uint32_t kWithImm = 1u << 1;
 inline constexpr std::uint32_t kWithInv = 1u << 3;
 }  // namespace wc_flag
 
+// ibv_wc.sl of a UD receive completion on RoCE: the packet's network (L3)
+// type, as mlx5 devices report it. Verbs consumers (UCX's ud_verbs among
+// them) read it to know where the addresses are in the 40-byte GRH area:
+// IPv4 puts the IPv4 header in its last 20 bytes, IPv6 a real GRH.
+inline constexpr std::uint8_t kWcSlRoceIpv6 = 1;
+inline constexpr std::uint8_t kWcSlRoceIpv4 = 2;
+
 }  // namespace uroce::transport

@@ -176,6 +176,7 @@ UdRx UdQp::receive(const wire::ParsedPacket& p, Cqe* wc) {
   wc->qp_num = core_.cfg.qpn;
   wc->src_qp = p.deth.src_qp();
   wc->wc_flags = wc_flag::kGrh;
+  wc->sl = kWcSlRoceIpv4;
   if (p.has(wire::ExtHdr::kImmDt)) {
     wc->wc_flags |= wc_flag::kWithImm;
     wc->ex.imm_data = imm_to_wc(p.immdt);

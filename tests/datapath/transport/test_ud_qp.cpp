@@ -200,6 +200,7 @@ TEST_F(UdFixture, Receive_PlacesGrhThenPayloadAndCompletes) {
   want.qp_num = kQpnB;
   want.src_qp = kQpnA;
   want.wc_flags = wc_flag::kGrh;
+  want.sl = kWcSlRoceIpv4;  // the L3 type: where the GRH area holds the IPv4 header
   want.port_num = 1;
   EXPECT_EQ(std::memcmp(&b_rcq.wcs[0], &want, sizeof(Cqe)), 0);
   EXPECT_EQ(b.counters().rx_count(UdRx::kDelivered), 1u);
