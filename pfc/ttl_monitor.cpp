@@ -37,6 +37,20 @@ std::uint64_t mix(std::uint64_t x) {
   return x;
 }
 
+// An event about the received packet `rx`; built only when one is raised,
+// not for every packet classified.
+PfcEvent event_of(const RxTtlInfo& rx, TimeNs now, PfcEventType type, std::uint8_t ref_ttl) {
+  PfcEvent e;
+  e.at = now;
+  e.src_ip = rx.src_ip.v;
+  e.qpn = rx.qpn;
+  e.psn = rx.psn;
+  e.ttl = rx.ttl;
+  e.type = type;
+  e.ref_ttl = ref_ttl;
+  return e;
+}
+
 }  // namespace
 
 TtlMonitorConfigError TtlMonitor::check(const TtlMonitorConfig& cfg) {
@@ -74,20 +88,11 @@ bool TtlMonitor::admit_log(std::size_t kind, TimeNs now, PfcEvent& e) {
 std::uint8_t TtlMonitor::classify(const RxTtlInfo& rx, TimeNs now, std::array<PfcEvent, 2>& ev,
                                   std::size_t& n) {
   ++c_.rx_checked;
-  PfcEvent base;
-  base.at = now;
-  base.src_ip = rx.src_ip.v;
-  base.qpn = rx.qpn;
-  base.psn = rx.psn;
-  base.ttl = rx.ttl;
-
   const bool own_mac = !cfg_.own_mac.is_zero() && rx.src_mac == cfg_.own_mac;
   const bool own_ip = cfg_.own_ip.v != 0 && rx.src_ip == cfg_.own_ip;
   if (own_mac || own_ip) {
     ++c_.own_packets;
-    PfcEvent e = base;
-    e.type = PfcEventType::kOwnPacket;
-    e.ref_ttl = cfg_.tx_ttl;
+    PfcEvent e = event_of(rx, now, PfcEventType::kOwnPacket, cfg_.tx_ttl);
     if (admit_log(kKindOwn, now, e)) ev[n++] = e;
     return kLoopOwnPacket;
   }
@@ -103,9 +108,7 @@ std::uint8_t TtlMonitor::classify(const RxTtlInfo& rx, TimeNs now, std::array<Pf
     if (rx.ttl < r.ttl) {
       ++c_.replay_lower_ttl;
       signals |= kLoopReplayLowerTtl;
-      PfcEvent e = base;
-      e.type = PfcEventType::kLoopReplay;
-      e.ref_ttl = r.ttl;
+      PfcEvent e = event_of(rx, now, PfcEventType::kLoopReplay, r.ttl);
       if (admit_log(kKindReplay, now, e)) ev[n++] = e;
     } else if (rx.ttl == r.ttl) {
       ++c_.replay_same_ttl;
@@ -134,9 +137,7 @@ std::uint8_t TtlMonitor::classify(const RxTtlInfo& rx, TimeNs now, std::array<Pf
       ++c_.outliers_high;
       signals |= kLoopTtlOutlierHigh;
     }
-    PfcEvent e = base;
-    e.type = PfcEventType::kTtlOutlier;
-    e.ref_ttl = pe.usual;
+    PfcEvent e = event_of(rx, now, PfcEventType::kTtlOutlier, pe.usual);
     if (admit_log(kKindOutlier, now, e)) ev[n++] = e;
   }
   if (diff == 0) {

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -17,7 +18,17 @@ struct MacAddr {
   bool is_broadcast() const { return *this == broadcast(); }
   bool is_multicast() const { return (b[0] & 0x01) != 0; }
   bool is_zero() const { return *this == MacAddr{}; }
-  friend bool operator==(const MacAddr&, const MacAddr&) = default;
+  // Six bytes as one 4-byte and one 2-byte load: the defaulted comparison
+  // called memcmp, and MACs are compared for every frame received.
+  friend bool operator==(const MacAddr& x, const MacAddr& y) {
+    std::uint32_t x4 = 0, y4 = 0;
+    std::uint16_t x2 = 0, y2 = 0;
+    std::memcpy(&x4, x.b.data(), 4);
+    std::memcpy(&y4, y.b.data(), 4);
+    std::memcpy(&x2, x.b.data() + 4, 2);
+    std::memcpy(&y2, y.b.data() + 4, 2);
+    return ((x4 ^ y4) | static_cast<std::uint32_t>(x2 ^ y2)) == 0;
+  }
 
   // "aa:bb:cc:dd:ee:ff" (case-insensitive); nullopt on any other form.
   static std::optional<MacAddr> parse(std::string_view s);
