@@ -116,6 +116,6 @@ class RoundRobin {
   std::uint64_t bad_ids_ = 0;
 };
 
-static_assert(TxScheduler<RoundRobin>);
+static_assert(TxScheduler<RoundRobin> && !kSharesBytes<RoundRobin>);
 
 }  // namespace uroce::sched

@@ -13,7 +13,8 @@
 //   round(serve)  one scheduling round of the engine iteration: the policy
 //                 calls serve(f, budget) -> ServeResult for the flows it
 //                 picks, in its order; `budget` is the most frames f may emit
-//                 in this turn. The result says what f did: `sent` frames,
+//                 in this turn. The result says what f did: `sent` frames of
+//                 `bytes` in all (policies that share by bytes read it),
 //                 whether it has `more` output (then it stays queued, else it
 //                 is dropped from the set until the next activate), and
 //                 `stop` when the port took nothing (the round ends at once
@@ -35,14 +36,23 @@ namespace uroce::sched {
 using FlowId = std::uint32_t;
 
 struct ServeResult {
-  std::uint32_t sent = 0;  // frames the flow emitted in this turn
-  bool more = false;       // the flow still has output: keep it queued
-  bool stop = false;       // the port has no room: end the round now
+  std::uint32_t sent = 0;   // frames the flow emitted in this turn
+  bool more = false;        // the flow still has output: keep it queued
+  bool stop = false;        // the port has no room: end the round now
+  std::uint64_t bytes = 0;  // what those frames carried on the wire
 };
 
 // The callback type a round() must accept (used only to state the concept).
 struct ServeProbe {
   ServeResult operator()(FlowId, std::uint32_t) const { return {}; }
+};
+
+// A policy that shares by bytes says so (static constexpr bool
+// kSharesBytes = true); the engine fills ServeResult::bytes only for those,
+// so a policy that counts frames pays nothing for it.
+template <class S>
+inline constexpr bool kSharesBytes = requires {
+  requires S::kSharesBytes;
 };
 
 template <class S>

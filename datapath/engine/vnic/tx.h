@@ -31,6 +31,7 @@ inline sched::ServeResult Vnic<PortIo, Sched>::serve(QpEntry& e, std::uint32_t b
     }
   }
   const std::uint32_t b = std::min(budget, room);
+  [[maybe_unused]] const std::uint64_t bytes0 = e.ctr.tx_bytes;
   QpTx tx{this, e.ctr};
   switch (e.type) {
     case QpType::kRc: {
@@ -44,6 +45,7 @@ inline sched::ServeResult Vnic<PortIo, Sched>::serve(QpEntry& e, std::uint32_t b
     case QpType::kUc: r = serve_unreliable(*e.uc, e, tx, b); break;
     case QpType::kUd: r = serve_unreliable(*e.ud, e, tx, b); break;
   }
+  if constexpr (sched::kSharesBytes<Sched>) r.bytes = e.ctr.tx_bytes - bytes0;
   drain_qp_events(e);
   return r;
 }

@@ -1,0 +1,302 @@
+// Eight traffic classes per device (tx_scheduler.h's interface, plus a class
+// per flow): strict priority for the classes configured so, deficit round
+// robin on bytes for the others, and DRR on bytes among the flows of a class.
+//
+// A flow (QP) belongs to one class in [0, 8), set by set_class() on the
+// control path; the engine derives it from the QP's service level or traffic
+// class through the same table PFC uses (pfc::PriorityMap), so a QP's TX
+// class and its PFC priority are one number.
+//
+// One round (one engine iteration):
+//   1. Strict classes, highest number first. Each flow queued in the class
+//      when its pass begins gets one turn. A class that still has output
+//      after its pass ends the round: nothing below it is served while it
+//      has something to send.
+//   2. Weighted classes share what is left by DRR on bytes: each class
+//      queued when the round reaches step 2 gets a pass, adding
+//      weight * class_quantum bytes to its deficit and serving its flows in
+//      turn while the deficit is positive. What a pass overdraws (the last
+//      turn's packets) is owed by the class's next pass; an emptied class
+//      starts again from zero.
+// A flow's turn adds flow_quantum bytes to its deficit and serves it in
+// bursts of at most `burst` frames while the deficit is positive, so two
+// backlogged flows of a class send the same bytes over time whatever their
+// packet sizes. A flow that sends nothing in a turn (its transport is
+// blocked: window full, waiting for an ACK) keeps no deficit, nor does a
+// class whose pass sent nothing, as DRR resets an empty queue's: neither
+// can save up a burst while blocked.
+//
+// Storage: per-flow arrays and per-class FIFOs threaded through them
+// (next_), all sized at construction; activate, round and active are O(1)
+// per flow and never allocate; set_class moves a queued flow (O(class
+// size)); remove is O(class size).
+//
+// Threading: owned by one engine lcore; not thread-safe.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "sched/tx_scheduler.h"
+
+namespace uroce::sched {
+
+inline constexpr std::uint32_t kNumClasses = 8;
+
+enum class ClassMode : std::uint8_t { kStrict, kWeighted };
+
+struct ClassConfig {
+  ClassMode mode = ClassMode::kWeighted;
+  std::uint32_t weight = 1;  // weighted classes: share of the bytes, relative
+};
+
+struct TrafficClassConfig {
+  std::array<ClassConfig, kNumClasses> classes{};
+  // Bytes a flow may send per turn (its DRR quantum) and a weighted class
+  // per pass per unit of weight.
+  std::uint32_t flow_quantum = 16384;
+  std::uint32_t class_quantum = 65536;
+  // Frames per serve() call, and the bytes a frame is assumed to hold when
+  // a deficit is turned into a frame budget (a turn may take several calls).
+  std::uint32_t burst = 32;
+  std::uint32_t frame_bytes = 4096;
+};
+
+class TrafficClasses {
+ public:
+  static constexpr bool kSharesBytes = true;
+
+  // Flows are ids in [0, capacity), all in class 0 until set_class.
+  explicit TrafficClasses(std::uint32_t capacity, const TrafficClassConfig& cfg = {});
+
+  void activate(FlowId f);
+  void remove(FlowId f);
+  bool active(FlowId f) const { return f < queued_.size() && queued_[f] != 0; }
+  std::uint32_t size() const { return count_; }
+
+  // Puts `f` in class `c` (ignored when either is out of range). A queued
+  // flow moves to the back of its new class with its deficit reset.
+  void set_class(FlowId f, std::uint8_t c);
+  std::uint8_t class_of(FlowId f) const { return f < cls_.size() ? cls_[f] : 0; }
+  std::uint32_t class_size(std::uint8_t c) const { return c < kNumClasses ? q_[c].count : 0; }
+  const TrafficClassConfig& config() const { return cfg_; }
+  std::uint64_t bad_ids() const { return bad_ids_; }
+
+  template <class Serve>
+  std::uint32_t round(Serve&& serve);
+
+ private:
+  static constexpr std::uint32_t kNone = 0xFFFFFFFFu;
+  struct Fifo {
+    std::uint32_t head = kNone;
+    std::uint32_t tail = kNone;
+    std::uint32_t count = 0;
+    std::int64_t deficit = 0;  // weighted classes: bytes this pass may still send
+  };
+  enum class Turn : std::uint8_t { kDone, kMore, kStop };
+
+  void push_back(std::uint8_t c, FlowId f);
+  void push_front(std::uint8_t c, FlowId f);
+  FlowId pop_front(std::uint8_t c);
+  void unlink(std::uint8_t c, FlowId f);
+  // One flow's turn; adds the bytes it sent to *bytes and its frames to *frames.
+  template <class Serve>
+  Turn turn(FlowId f, Serve& serve, std::int64_t* bytes, std::uint32_t* frames);
+  // One pass over the flows queued in class c; false when the port stopped.
+  template <class Serve>
+  bool pass(std::uint8_t c, Serve& serve, bool weighted, std::uint32_t* frames);
+
+  TrafficClassConfig cfg_;
+  std::vector<std::uint8_t> cls_;
+  std::vector<std::uint8_t> queued_;
+  std::vector<std::uint32_t> next_;
+  std::vector<std::int64_t> deficit_;
+  std::array<Fifo, kNumClasses> q_{};
+  std::uint32_t count_ = 0;
+  std::uint8_t next_weighted_ = 0;  // where step 2 starts its rotation
+  std::uint64_t bad_ids_ = 0;
+};
+
+inline TrafficClasses::TrafficClasses(std::uint32_t capacity, const TrafficClassConfig& cfg)
+    : cfg_(cfg),
+      cls_(capacity == 0 ? 1 : capacity, 0),
+      queued_(cls_.size(), 0),
+      next_(cls_.size(), kNone),
+      deficit_(cls_.size(), 0) {
+  if (cfg_.burst == 0) cfg_.burst = 1;
+  if (cfg_.frame_bytes == 0) cfg_.frame_bytes = 1;
+  if (cfg_.flow_quantum == 0) cfg_.flow_quantum = 1;
+  for (ClassConfig& c : cfg_.classes) {
+    if (c.weight == 0) c.weight = 1;
+  }
+}
+
+inline void TrafficClasses::activate(FlowId f) {
+  if (f >= queued_.size()) {
+    ++bad_ids_;
+    return;
+  }
+  if (queued_[f] != 0) return;
+  queued_[f] = 1;
+  ++count_;
+  push_back(cls_[f], f);
+}
+
+inline void TrafficClasses::remove(FlowId f) {
+  if (f >= queued_.size() || queued_[f] == 0) return;
+  unlink(cls_[f], f);
+  queued_[f] = 0;
+  deficit_[f] = 0;
+  --count_;
+}
+
+inline void TrafficClasses::set_class(FlowId f, std::uint8_t c) {
+  if (f >= cls_.size() || c >= kNumClasses) {
+    ++bad_ids_;
+    return;
+  }
+  if (cls_[f] == c) return;
+  if (queued_[f] != 0) {
+    unlink(cls_[f], f);
+    deficit_[f] = 0;
+    push_back(c, f);
+  }
+  cls_[f] = c;
+}
+
+inline void TrafficClasses::push_back(std::uint8_t c, FlowId f) {
+  Fifo& q = q_[c];
+  next_[f] = kNone;
+  if (q.tail == kNone) {
+    q.head = f;
+  } else {
+    next_[q.tail] = f;
+  }
+  q.tail = f;
+  ++q.count;
+}
+
+inline void TrafficClasses::push_front(std::uint8_t c, FlowId f) {
+  Fifo& q = q_[c];
+  next_[f] = q.head;
+  q.head = f;
+  if (q.tail == kNone) q.tail = f;
+  ++q.count;
+}
+
+inline FlowId TrafficClasses::pop_front(std::uint8_t c) {
+  Fifo& q = q_[c];
+  const FlowId f = q.head;
+  q.head = next_[f];
+  if (q.head == kNone) q.tail = kNone;
+  next_[f] = kNone;
+  --q.count;
+  return f;
+}
+
+inline void TrafficClasses::unlink(std::uint8_t c, FlowId f) {
+  Fifo& q = q_[c];
+  std::uint32_t prev = kNone;
+  for (std::uint32_t g = q.head; g != kNone; prev = g, g = next_[g]) {
+    if (g != f) continue;
+    if (prev == kNone) {
+      q.head = next_[g];
+    } else {
+      next_[prev] = next_[g];
+    }
+    if (q.tail == g) q.tail = prev;
+    next_[g] = kNone;
+    --q.count;
+    return;
+  }
+}
+
+template <class Serve>
+TrafficClasses::Turn TrafficClasses::turn(FlowId f, Serve& serve, std::int64_t* bytes,
+                                          std::uint32_t* frames) {
+  const std::int64_t quantum = cfg_.flow_quantum;
+  std::int64_t& d = deficit_[f];
+  d += quantum;
+  while (d > 0) {
+    const std::uint64_t want =
+        (static_cast<std::uint64_t>(d) + cfg_.frame_bytes - 1) / cfg_.frame_bytes;
+    const auto budget = static_cast<std::uint32_t>(want < cfg_.burst ? want : cfg_.burst);
+    const ServeResult r = serve(f, budget);
+    *frames += r.sent;
+    *bytes += static_cast<std::int64_t>(r.bytes);
+    d -= static_cast<std::int64_t>(r.bytes);
+    if (r.stop) return Turn::kStop;
+    if (!r.more) {
+      d = 0;
+      return Turn::kDone;
+    }
+    if (r.sent == 0) {
+      d = 0;
+      return Turn::kMore;
+    }
+  }
+  return Turn::kMore;
+}
+
+template <class Serve>
+bool TrafficClasses::pass(std::uint8_t c, Serve& serve, bool weighted, std::uint32_t* frames) {
+  Fifo& q = q_[c];
+  const std::int64_t share = static_cast<std::int64_t>(cfg_.classes[c].weight) * cfg_.class_quantum;
+  if (weighted) q.deficit += share;
+  // A strict pass gives each flow queued at its start one turn. A weighted
+  // pass goes round its flows while the class's deficit lasts, or until a
+  // whole cycle of turns sent nothing (every flow blocked).
+  std::uint32_t turns = q.count;
+  std::uint32_t idle = 0;
+  std::int64_t pass_bytes = 0;
+  while (q.count != 0 && idle < q.count && (weighted ? q.deficit > 0 : turns-- != 0)) {
+    const FlowId f = pop_front(c);
+    // queued_[f] stays set during the turn, so an activate(f) from inside
+    // serve cannot queue f twice.
+    std::int64_t bytes = 0;
+    const Turn r = turn(f, serve, &bytes, frames);
+    if (weighted) q.deficit -= bytes;
+    pass_bytes += bytes;
+    idle = bytes == 0 ? idle + 1 : 0;
+    if (r == Turn::kStop) {
+      // The port is full: f keeps its place for the next round.
+      push_front(c, f);
+      return false;
+    }
+    if (r == Turn::kMore) {
+      push_back(c, f);
+    } else {
+      queued_[f] = 0;
+      --count_;
+    }
+  }
+  // An emptied class, or one whose flows were all blocked, keeps no
+  // deficit (DRR's rule for an empty queue): it cannot save up a burst.
+  if (q.count == 0 || pass_bytes == 0) q.deficit = 0;
+  return true;
+}
+
+template <class Serve>
+std::uint32_t TrafficClasses::round(Serve&& serve) {
+  std::uint32_t frames = 0;
+  for (int c = kNumClasses - 1; c >= 0; --c) {
+    const auto k = static_cast<std::uint8_t>(c);
+    if (cfg_.classes[k].mode != ClassMode::kStrict || q_[k].count == 0) continue;
+    if (!pass(k, serve, false, &frames) || q_[k].count != 0) return frames;
+  }
+  for (std::uint32_t i = 0; i < kNumClasses; ++i) {
+    const auto k = static_cast<std::uint8_t>((next_weighted_ + i) % kNumClasses);
+    if (cfg_.classes[k].mode != ClassMode::kWeighted || q_[k].count == 0) continue;
+    if (!pass(k, serve, true, &frames)) {
+      next_weighted_ = k;
+      return frames;
+    }
+  }
+  next_weighted_ = static_cast<std::uint8_t>((next_weighted_ + 1) % kNumClasses);
+  return frames;
+}
+
+static_assert(TxScheduler<TrafficClasses> && kSharesBytes<TrafficClasses>);
+
+}  // namespace uroce::sched
