@@ -35,6 +35,7 @@
 #pragma once
 
 #include <array>
+#include <bit>
 #include <cstdint>
 #include <vector>
 
@@ -58,7 +59,8 @@ struct TrafficClassConfig {
   std::uint32_t flow_quantum = 16384;
   std::uint32_t class_quantum = 65536;
   // Frames per serve() call, and the bytes a frame is assumed to hold when
-  // a deficit is turned into a frame budget (a turn may take several calls).
+  // a deficit is turned into a frame budget (a turn may take several calls;
+  // rounded up to a power of two).
   std::uint32_t burst = 32;
   std::uint32_t frame_bytes = 4096;
 };
@@ -113,6 +115,9 @@ class TrafficClasses {
   std::vector<std::uint32_t> next_;
   std::vector<std::int64_t> deficit_;
   std::array<Fifo, kNumClasses> q_{};
+  std::uint32_t strict_ = 0;    // bit c: class c is strict
+  std::uint32_t nonempty_ = 0;  // bit c: class c has queued flows
+  std::uint32_t frame_shift_ = 0;
   std::uint32_t count_ = 0;
   std::uint8_t next_weighted_ = 0;  // where step 2 starts its rotation
   std::uint64_t bad_ids_ = 0;
@@ -125,10 +130,12 @@ inline TrafficClasses::TrafficClasses(std::uint32_t capacity, const TrafficClass
       next_(cls_.size(), kNone),
       deficit_(cls_.size(), 0) {
   if (cfg_.burst == 0) cfg_.burst = 1;
-  if (cfg_.frame_bytes == 0) cfg_.frame_bytes = 1;
+  cfg_.frame_bytes = std::bit_ceil(cfg_.frame_bytes == 0 ? 1u : cfg_.frame_bytes);
+  frame_shift_ = static_cast<std::uint32_t>(std::countr_zero(cfg_.frame_bytes));
   if (cfg_.flow_quantum == 0) cfg_.flow_quantum = 1;
-  for (ClassConfig& c : cfg_.classes) {
-    if (c.weight == 0) c.weight = 1;
+  for (std::uint32_t c = 0; c < kNumClasses; ++c) {
+    if (cfg_.classes[c].weight == 0) cfg_.classes[c].weight = 1;
+    if (cfg_.classes[c].mode == ClassMode::kStrict) strict_ |= 1u << c;
   }
 }
 
@@ -175,6 +182,7 @@ inline void TrafficClasses::push_back(std::uint8_t c, FlowId f) {
   }
   q.tail = f;
   ++q.count;
+  nonempty_ |= 1u << c;
 }
 
 inline void TrafficClasses::push_front(std::uint8_t c, FlowId f) {
@@ -183,6 +191,7 @@ inline void TrafficClasses::push_front(std::uint8_t c, FlowId f) {
   q.head = f;
   if (q.tail == kNone) q.tail = f;
   ++q.count;
+  nonempty_ |= 1u << c;
 }
 
 inline FlowId TrafficClasses::pop_front(std::uint8_t c) {
@@ -191,7 +200,7 @@ inline FlowId TrafficClasses::pop_front(std::uint8_t c) {
   q.head = next_[f];
   if (q.head == kNone) q.tail = kNone;
   next_[f] = kNone;
-  --q.count;
+  if (--q.count == 0) nonempty_ &= ~(1u << c);
   return f;
 }
 
@@ -207,7 +216,7 @@ inline void TrafficClasses::unlink(std::uint8_t c, FlowId f) {
     }
     if (q.tail == g) q.tail = prev;
     next_[g] = kNone;
-    --q.count;
+    if (--q.count == 0) nonempty_ &= ~(1u << c);
     return;
   }
 }
@@ -220,7 +229,7 @@ TrafficClasses::Turn TrafficClasses::turn(FlowId f, Serve& serve, std::int64_t* 
   d += quantum;
   while (d > 0) {
     const std::uint64_t want =
-        (static_cast<std::uint64_t>(d) + cfg_.frame_bytes - 1) / cfg_.frame_bytes;
+        (static_cast<std::uint64_t>(d) + cfg_.frame_bytes - 1) >> frame_shift_;
     const auto budget = static_cast<std::uint32_t>(want < cfg_.burst ? want : cfg_.burst);
     const ServeResult r = serve(f, budget);
     *frames += r.sent;
@@ -279,21 +288,30 @@ bool TrafficClasses::pass(std::uint8_t c, Serve& serve, bool weighted, std::uint
 
 template <class Serve>
 std::uint32_t TrafficClasses::round(Serve&& serve) {
+  if (nonempty_ == 0) return 0;
   std::uint32_t frames = 0;
-  for (int c = kNumClasses - 1; c >= 0; --c) {
-    const auto k = static_cast<std::uint8_t>(c);
-    if (cfg_.classes[k].mode != ClassMode::kStrict || q_[k].count == 0) continue;
+  // Strict classes, highest first; each pass may empty its class.
+  for (std::uint32_t m = nonempty_ & strict_; m != 0;) {
+    const auto k = static_cast<std::uint8_t>(31 - std::countl_zero(m));
     if (!pass(k, serve, false, &frames) || q_[k].count != 0) return frames;
+    m = nonempty_ & strict_ & ((1u << k) - 1);
   }
-  for (std::uint32_t i = 0; i < kNumClasses; ++i) {
-    const auto k = static_cast<std::uint8_t>((next_weighted_ + i) % kNumClasses);
-    if (cfg_.classes[k].mode != ClassMode::kWeighted || q_[k].count == 0) continue;
+  // Weighted classes, in rotation from next_weighted_ (the set bits of the
+  // non-empty weighted classes, rotated so that bit 0 is next_weighted_).
+  const std::uint32_t w = nonempty_ & ~strict_ & 0xffu;
+  if (w == 0) return frames;
+  const std::uint32_t start = next_weighted_;
+  std::uint32_t rot = ((w >> start) | (w << (kNumClasses - start))) & 0xffu;
+  while (rot != 0) {
+    const auto k = static_cast<std::uint8_t>((start + std::countr_zero(rot)) % kNumClasses);
+    rot &= rot - 1;
+    if (q_[k].count == 0) continue;
     if (!pass(k, serve, true, &frames)) {
       next_weighted_ = k;
       return frames;
     }
   }
-  next_weighted_ = static_cast<std::uint8_t>((next_weighted_ + 1) % kNumClasses);
+  next_weighted_ = static_cast<std::uint8_t>((start + 1) % kNumClasses);
   return frames;
 }
 
