@@ -136,6 +136,11 @@ json counters_json(const engine::VnicCounters& c) {
   j["rx_no_qp"] = c.rx_no_qp;
   j["rx_impair_drop"] = c.rx_impair_drop;
   j["rx_mac_control"] = c.rx_mac_control;
+  j["rx_gsi"] = c.rx_gsi;
+  j["rx_gsi_bad_opcode"] = c.rx_gsi_bad_opcode;
+  j["rx_gsi_bad_qkey"] = c.rx_gsi_bad_qkey;
+  j["rx_gsi_bad_length"] = c.rx_gsi_bad_length;
+  j["rx_gsi_full"] = c.rx_gsi_full;
   j["tx_frames"] = c.tx_frames;
   j["tx_bytes"] = c.tx_bytes;
   j["tx_arp"] = c.tx_arp;
@@ -143,6 +148,8 @@ json counters_json(const engine::VnicCounters& c) {
   j["tx_flushed"] = c.tx_flushed;
   j["tx_pumped"] = c.tx_pumped;
   j["tx_impair_drop"] = c.tx_impair_drop;
+  j["tx_gsi"] = c.tx_gsi;
+  j["tx_gsi_no_buffer"] = c.tx_gsi_no_buffer;
   j["doorbells"] = c.doorbells;
   j["doorbell_foreign"] = c.doorbell_foreign;
   j["ring_visits"] = c.ring_visits;
