@@ -292,6 +292,29 @@ std::string status_json(const DaemonInfo& info, const std::vector<Device*>& devi
     }
   }
   j["devices"] = devs;
+  const CmStatus& c = info.cm;
+  j["cm"] = {{"files", c.files},
+             {"ids", c.ids},
+             {"listeners", c.listeners},
+             {"connections", c.connections},
+             {"commands", c.service.commands},
+             {"bad_commands", c.service.bad_commands},
+             {"events", c.service.events},
+             {"event_pipe_full", c.service.event_pipe_full},
+             {"mads_no_arp", c.service.mads_no_arp},
+             {"mads_no_buffer", c.service.mads_no_buffer},
+             {"mads_foreign_device", c.service.mads_foreign_device},
+             {"rx_mads", c.machine.rx_mads},
+             {"tx_mads", c.machine.tx_mads},
+             {"retransmits", c.machine.retransmits},
+             {"drop_bad_header", c.machine.drop_bad_header},
+             {"drop_unknown_attr", c.machine.drop_unknown_attr},
+             {"drop_unknown_conn", c.machine.drop_unknown_conn},
+             {"drop_wrong_state", c.machine.drop_wrong_state},
+             {"drop_bad_req", c.machine.drop_bad_req},
+             {"duplicates", c.machine.duplicates},
+             {"rej_no_listener", c.machine.rej_no_listener},
+             {"timeouts", c.machine.timeouts}};
   if (clients != nullptr) {
     json cl = json::array();
     for (const auto& c : *clients) cl.push_back(client_json(c));

@@ -19,13 +19,13 @@
 #include <cstring>
 
 #include "datapath/wire/byteorder.h"
+#include "datapath/wire/ipv4.h"
 
 namespace uroce::wire {
 
 inline constexpr std::uint64_t kIpServiceIdBase = 0x0000000001000000ull;
 inline constexpr std::uint64_t kIpServiceIdMask = 0xffffffffff000000ull;
-inline constexpr std::uint8_t kIpProtoTcp = 0x06;
-inline constexpr std::uint8_t kIpProtoUdp = 0x11;
+inline constexpr std::uint8_t kIpProtoTcp = 0x06;  // UDP: kIpProtoUdp (ipv4.h)
 
 inline std::uint64_t ip_service_id(std::uint8_t proto, std::uint16_t port) {
   return kIpServiceIdBase | (std::uint64_t{proto} << 16) | port;
