@@ -336,7 +336,7 @@ int CmService::on_init_qp_attr(const std::uint8_t* b, ctl::CmCommandRep* rep) {
     a.sq_psn = id->local_psn;
     a.timeout = kLocalAckTimeout;
     a.retry_cnt = conn->active ? id->local.retry_count : conn->remote.retry_count;
-    a.rnr_retry = conn->active ? conn->remote.rnr_retry_count : conn->remote.rnr_retry_count;
+    a.rnr_retry = conn->remote.rnr_retry_count;  // as the peer asked in its REQ or REP
     a.max_rd_atomic = conn->remote.responder_resources;
     a.qp_attr_mask = IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
                      IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC;
