@@ -321,7 +321,10 @@ int CmService::on_init_qp_attr(const std::uint8_t* b, ctl::CmCommandRep* rep) {
     const std::uint8_t peer = conn->remote.path_mtu;
     a.path_mtu = peer != 0 && peer < own ? peer : own;
     a.dest_qp_num = conn->remote.qpn;
-    a.rq_psn = conn->remote.psn;
+    // Each side's Starting PSN (REQ, REP) is the PSN it expects to
+    // receive, and the peer sends from it: what the Linux CM does (checked
+    // against rxe: its requester starts at our REP's PSN).
+    a.rq_psn = id->local_psn;
     a.max_dest_rd_atomic = conn->remote.initiator_depth;
     a.min_rnr_timer = kMinRnrTimer;
     const auto dgid = cm::ipv4_gid(id->dst_ip);
@@ -333,7 +336,7 @@ int CmService::on_init_qp_attr(const std::uint8_t* b, ctl::CmCommandRep* rep) {
     a.qp_attr_mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
                      IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
   } else if (c.qp_state == IBV_QPS_RTS) {
-    a.sq_psn = id->local_psn;
+    a.sq_psn = conn->remote.psn;
     a.timeout = kLocalAckTimeout;
     a.retry_cnt = conn->active ? id->local.retry_count : conn->remote.retry_count;
     a.rnr_retry = conn->remote.rnr_retry_count;  // as the peer asked in its REQ or REP
