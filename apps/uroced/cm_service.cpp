@@ -248,10 +248,25 @@ void CmService::fill_conn_param(const cm::Event& e, rdma_ucm_conn_param* p) cons
   p->valid = 1;
 }
 
+void CmService::fill_ud_param(const cm::Event& e, std::uint32_t peer_ip,
+                              rdma_ucm_ud_param* p) const {
+  const std::size_t n = std::min<std::size_t>(e.private_data.len, sizeof(p->private_data));
+  std::memcpy(p->private_data, e.private_data.b.data(), n);
+  p->private_data_len = static_cast<std::uint8_t>(n);
+  p->qp_num = e.remote.qpn;
+  p->qkey = e.remote.qkey;
+  const auto dgid = cm::ipv4_gid(peer_ip);
+  std::memcpy(p->ah_attr.grh.dgid, dgid.data(), 16);
+  p->ah_attr.grh.sgid_index = 1;  // ::ffff:IPv4, the RoCEv2 GID
+  p->ah_attr.grh.hop_limit = 64;
+  p->ah_attr.is_global = 1;
+  p->ah_attr.port_num = 1;
+}
+
 void CmService::on_cm_events(TimeNs now) {
   (void)now;
   for (const cm::Event& e : out_.events) {
-    if (e.type == cm::EventType::kConnectRequest) {
+    if (e.type == cm::EventType::kConnectRequest || e.type == cm::EventType::kSidrRequest) {
       auto l = ids_.find(static_cast<std::uint32_t>(e.listener));
       if (l == ids_.end()) continue;
       const cm::Conn* c = machine_.find(e.conn);
@@ -272,7 +287,11 @@ void CmService::on_cm_events(TimeNs now) {
       n.local_psn = next_psn();
       conn_ids_[e.conn] = n.handle;
       rdma_ucm_event_resp r{};
-      fill_conn_param(e, &r.param.conn);
+      if (e.type == cm::EventType::kSidrRequest) {
+        fill_ud_param(e, n.dst_ip, &r.param.ud);
+      } else {
+        fill_conn_param(e, &r.param.conn);
+      }
       queue_event(n.handle, l->first, kEvConnectRequest, 0, &r);
       continue;
     }
@@ -299,7 +318,18 @@ void CmService::on_cm_events(TimeNs now) {
       case cm::EventType::kDisconnected:
         queue_event(ci->second, ci->second, kEvDisconnected, 0, &r);
         break;
-      case cm::EventType::kConnectRequest: break;
+      case cm::EventType::kSidrReply: {
+        // As the Linux CM reports it: ESTABLISHED with the peer's QP, Q_Key
+        // and an AH, or UNREACHABLE with the SIDR_REP status.
+        rdma_ucm_event_resp u{};
+        auto idp = ids_.find(ci->second);
+        fill_ud_param(e, idp == ids_.end() ? 0 : idp->second.dst_ip, &u.param.ud);
+        queue_event(ci->second, ci->second, e.status == 0 ? kEvEstablished : kEvUnreachable,
+                    e.status, &u);
+        break;
+      }
+      case cm::EventType::kConnectRequest:
+      case cm::EventType::kSidrRequest: break;
     }
   }
   out_.events.clear();
@@ -371,7 +401,7 @@ void CmService::destroy_id(Id& id, TimeNs now) {
     (void)machine_.destroy(id.conn, now, &out_);
     conn_ids_.erase(id.conn);
   }
-  if (id.listening) (void)machine_.unlisten(id.src_ip, id.src_port);
+  if (id.listening) (void)machine_.unlisten(id.src_ip, id.src_port, proto_of(id));
   if (id.bound && !id.connected) bound_.erase({id.src_ip, id.src_port});
   auto f = files_.find(id.file);
   if (f != files_.end()) {

@@ -133,7 +133,7 @@ class CmService {
   int on_resolve_route(const std::uint8_t* b);
   int on_query_route(const std::uint8_t* b, ctl::CmCommandRep* rep);
   int on_connect(const std::uint8_t* b, TimeNs now);
-  int on_listen(const std::uint8_t* b);
+  int on_listen(const std::uint8_t* b, TimeNs now);
   int on_accept(const std::uint8_t* b, TimeNs now);
   int on_reject(const std::uint8_t* b, TimeNs now);
   int on_disconnect(const std::uint8_t* b, TimeNs now);
@@ -160,6 +160,11 @@ class CmService {
   void flush_mads(TimeNs now);
   void destroy_id(Id& id, TimeNs now);
   void fill_conn_param(const cm::Event& e, rdma_ucm_conn_param* p) const;
+  // An event's UD parameters: the peer's QP, Q_Key and an AH to it.
+  void fill_ud_param(const cm::Event& e, std::uint32_t peer_ip, rdma_ucm_ud_param* p) const;
+  static std::uint8_t proto_of(const Id& id) {
+    return id.ps == RDMA_PS_UDP ? wire::kIpProtoUdp : wire::kIpProtoTcp;
+  }
   std::uint64_t guid_be(int dev) const;
   void run();
 
@@ -183,6 +188,9 @@ class CmService {
   std::thread thread_;
   std::atomic<bool> stop_{false};
 };
+
+// RDMA_PS_UDP's Q_Key (librdmacm's RDMA_UDP_QKEY, the kernel's too).
+inline constexpr std::uint32_t kUdpQkey = 0x01234567;
 
 // rdma_cm event numbers (enum rdma_cm_event_type of librdmacm's
 // <rdma/rdma_cma.h>, which the ABI carries in rdma_ucm_event_resp.event).

@@ -97,7 +97,7 @@ int CmService::dispatch(File& f, const ctl::CmCommandReq& req, ctl::CmCommandRep
     case RDMA_USER_CM_CMD_RESOLVE_ROUTE: return on_resolve_route(b);
     case RDMA_USER_CM_CMD_QUERY_ROUTE: return on_query_route(b, rep);
     case RDMA_USER_CM_CMD_CONNECT: return on_connect(b, now);
-    case RDMA_USER_CM_CMD_LISTEN: return on_listen(b);
+    case RDMA_USER_CM_CMD_LISTEN: return on_listen(b, now);
     case RDMA_USER_CM_CMD_ACCEPT: return on_accept(b, now);
     case RDMA_USER_CM_CMD_REJECT: return on_reject(b, now);
     case RDMA_USER_CM_CMD_DISCONNECT: return on_disconnect(b, now);
@@ -114,9 +114,9 @@ int CmService::dispatch(File& f, const ctl::CmCommandReq& req, ctl::CmCommandRep
 int CmService::on_create_id(File& f, const std::uint8_t* b, ctl::CmCommandRep* rep) {
   const auto c = body_as<rdma_ucm_create_id>(b);
   // RDMA_PS_IB is librdmacm's AF_IB probe (its BIND then fails with
-  // EAFNOSUPPORT); UDP and IPoIB need SIDR and UD, which are not served.
-  if (c.ps != RDMA_PS_TCP && c.ps != RDMA_PS_IB) return EPROTONOSUPPORT;
-  if (c.qp_type != IBV_QPT_RC) return EINVAL;
+  // EAFNOSUPPORT); RDMA_PS_UDP resolves UD QPs with SIDR; IPoIB is not served.
+  if (c.ps != RDMA_PS_TCP && c.ps != RDMA_PS_IB && c.ps != RDMA_PS_UDP) return EPROTONOSUPPORT;
+  if (c.qp_type != (c.ps == RDMA_PS_UDP ? IBV_QPT_UD : IBV_QPT_RC)) return EINVAL;
   Id& id = ids_[next_handle_];
   id.handle = next_handle_++;
   id.file = f.token;
@@ -233,7 +233,10 @@ int CmService::on_connect(const std::uint8_t* b, TimeNs now) {
   Id* id = find_id(c.id);
   if (id == nullptr) return ENOENT;
   if (!id->route_resolved || id->connected || id->dev < 0) return EINVAL;
-  if (c.conn_param.private_data_len > cm::kReqConsumerBytes) return EINVAL;
+  const bool ud = id->ps == RDMA_PS_UDP;
+  if (c.conn_param.private_data_len > (ud ? cm::kSidrReqConsumerBytes : cm::kReqConsumerBytes)) {
+    return EINVAL;
+  }
   cm::ConnectArgs a;
   a.path = {static_cast<std::uint32_t>(id->dev), id->src_ip, id->dst_ip};
   a.src_port = id->src_port;
@@ -243,14 +246,16 @@ int CmService::on_connect(const std::uint8_t* b, TimeNs now) {
   a.private_data = private_of(c.conn_param.private_data, c.conn_param.private_data_len);
   id->local = a.local;
   cm::ConnId conn = 0;
-  if (int rc = machine_.connect(a, now, &out_, &conn); rc != 0) return rc;
+  const int rc =
+      ud ? machine_.sidr_request(a, now, &out_, &conn) : machine_.connect(a, now, &out_, &conn);
+  if (rc != 0) return rc;
   id->conn = conn;
   id->connected = true;
   conn_ids_[conn] = id->handle;
   return 0;
 }
 
-int CmService::on_listen(const std::uint8_t* b) {
+int CmService::on_listen(const std::uint8_t* b, TimeNs now) {
   const auto c = body_as<rdma_ucm_listen>(b);
   Id* id = find_id(c.id);
   if (id == nullptr) return ENOENT;
@@ -258,8 +263,12 @@ int CmService::on_listen(const std::uint8_t* b) {
   if (!id->bound) {
     if (int rc = bind_addr(*id, 0, 0); rc != 0) return rc;
   }
-  if (int rc = machine_.listen(id->src_ip, id->src_port, id->handle); rc != 0) return rc;
+  if (int rc = machine_.listen(id->src_ip, id->src_port, id->handle, proto_of(*id)); rc != 0) {
+    return rc;
+  }
   id->listening = true;
+  // Requests that arrived just before this listener wait for it.
+  machine_.retry_parked(now, &out_);
   return 0;
 }
 
@@ -278,6 +287,8 @@ int CmService::on_accept(const std::uint8_t* b, TimeNs now) {
   if (c.uid != 0) id->uid = c.uid;
   const auto mtu = static_cast<std::uint8_t>(devices_[id->dev]->active_mtu());
   id->local = local_params(c.conn_param, id->local_psn, guid_be(id->dev), mtu);
+  // librdmacm leaves the Q_Key 0 for UD: the port space's Q_Key then.
+  if (id->ps == RDMA_PS_UDP && id->local.qkey == 0) id->local.qkey = kUdpQkey;
   return machine_.accept(id->conn, id->local,
                          private_of(c.conn_param.private_data, c.conn_param.private_data_len), now,
                          &out_);
@@ -306,6 +317,14 @@ int CmService::on_init_qp_attr(const std::uint8_t* b, ctl::CmCommandRep* rep) {
   if (id->dev < 0) return EINVAL;
   ib_uverbs_qp_attr a{};
   a.qp_state = c.qp_state;
+  if (c.qp_state == IBV_QPS_INIT && id->qp_type == IBV_QPT_UD) {
+    a.qkey = kUdpQkey;
+    a.pkey_index = 0;
+    a.port_num = 1;
+    a.qp_attr_mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY;
+    respond(rep, c.response, 0xffff, a);
+    return 0;
+  }
   if (c.qp_state == IBV_QPS_INIT) {
     a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
     a.pkey_index = 0;

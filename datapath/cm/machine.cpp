@@ -10,6 +10,8 @@
 #include "datapath/wire/cm_rep.h"
 #include "datapath/wire/cm_req.h"
 #include "datapath/wire/cm_rtu.h"
+#include "datapath/wire/cm_sidr_rep.h"
+#include "datapath/wire/cm_sidr_req.h"
 
 namespace uroce::cm {
 
@@ -42,6 +44,9 @@ const char* state_name(State s) {
     case State::kDreqRcvd: return "DREQ_RCVD";
     case State::kTimewait: return "TIMEWAIT";
     case State::kClosed: return "CLOSED";
+    case State::kSidrReqSent: return "SIDR_REQ_SENT";
+    case State::kSidrReqRcvd: return "SIDR_REQ_RCVD";
+    case State::kSidrRepSent: return "SIDR_REP_SENT";
   }
   return "?";
 }
@@ -160,6 +165,11 @@ int Machine::accept(ConnId id, const QpParams& local, const PrivateData& pd, Tim
                wait_for(c->remote_response_timeout), now, out);
     return 0;
   }
+  if (c->state == State::kSidrReqRcvd) {
+    if (pd.len > kSidrRepPrivateBytes) return EINVAL;
+    sidr_reply(*c, wire::kSidrSuccess, local, pd, out);
+    return 0;
+  }
   if (c->state == State::kRepRcvd) {
     c->state = State::kEstablished;
     c->last = build_rtu(c->id, c->remote_id, c->tid);
@@ -172,6 +182,11 @@ int Machine::accept(ConnId id, const QpParams& local, const PrivateData& pd, Tim
 int Machine::reject(ConnId id, const PrivateData& pd, TimeNs, Output* out) {
   Conn* c = lookup(id);
   if (c == nullptr || c->orphan) return ENOENT;
+  if (c->state == State::kSidrReqRcvd) {
+    if (pd.len > kSidrRepPrivateBytes) return EINVAL;
+    sidr_reply(*c, wire::kSidrRejected, {}, pd, out);
+    return 0;
+  }
   if (pd.len > kRejPrivateBytes) return EINVAL;
   if (c->state != State::kReqRcvd && c->state != State::kRepRcvd) return EINVAL;
   const std::uint8_t msg = c->state == State::kReqRcvd ? wire::kCmMsgReq : wire::kCmMsgRep;
@@ -231,7 +246,10 @@ int Machine::destroy(ConnId id, TimeNs now, Output* out) {
     case State::kDreqRcvd: (void)release(*c, none, now, out); break;
     case State::kDreqSent:
     case State::kTimewait: break;
-    case State::kClosed: erase(id); break;
+    case State::kClosed:
+    case State::kSidrReqSent:
+    case State::kSidrReqRcvd:
+    case State::kSidrRepSent: close(*c); break;
   }
   return 0;
 }
@@ -245,18 +263,48 @@ void Machine::on_mad(const Path& from, const Mad& m, TimeNs now, Output* out) {
     case HeaderCheck::kOk: break;
   }
   switch (attr) {
-    case wire::CmAttr::kReq: on_req(from, m, out); break;
+    case wire::CmAttr::kReq: on_req(from, m, out, true, now); break;
     case wire::CmAttr::kRep: on_rep(m, out); break;
     case wire::CmAttr::kRtu: on_rtu(m, out); break;
     case wire::CmAttr::kMra: on_mra(m, now); break;
     case wire::CmAttr::kRej: on_rej(m, out); break;
     case wire::CmAttr::kDreq: on_dreq(from, m, now, out); break;
     case wire::CmAttr::kDrep: on_drep(m, now, out); break;
+    case wire::CmAttr::kSidrReq: on_sidr_req(from, m, out, true, now); break;
+    case wire::CmAttr::kSidrRep: on_sidr_rep(m, out); break;
     default: ++ctr_.drop_unknown_attr; break;
   }
 }
 
-void Machine::on_req(const Path& from, const Mad& m, Output* out) {
+bool Machine::park(const Path& from, const Mad& m, std::uint32_t remote_id, TimeNs now) {
+  for (const Parked& p : parked_) {
+    if (p.from.remote_ip == from.remote_ip && p.remote_id == remote_id) return true;
+  }
+  if (parked_.size() >= kMaxParked) return false;
+  parked_.push_back(Parked{from, m, remote_id, now + kListenGraceNs});
+  return true;
+}
+
+void Machine::retry_parked(TimeNs now, Output* out) {
+  if (parked_.empty()) return;
+  std::vector<Parked> all;
+  all.swap(parked_);
+  for (const Parked& p : all) {
+    // Parked again while the listener is still missing and time is left.
+    const bool park_again = now < p.deadline;
+    const auto attr = static_cast<wire::CmAttr>(wire::MadHdr::read(p.mad.b.data()).attr_id());
+    const std::size_t before = parked_.size();
+    if (attr == wire::CmAttr::kReq) {
+      on_req(p.from, p.mad, out, park_again, now);
+    } else {
+      on_sidr_req(p.from, p.mad, out, park_again, now);
+    }
+    // Keep the original deadline, not a fresh one.
+    if (parked_.size() > before) parked_.back().deadline = p.deadline;
+  }
+}
+
+void Machine::on_req(const Path& from, const Mad& m, Output* out, bool park_it, TimeNs now) {
   const wire::CmReq r = wire::CmReq::read(m.data());
   auto dup = by_remote_.find({from.remote_ip, r.local_comm_id()});
   if (dup != by_remote_.end()) {
@@ -283,7 +331,8 @@ void Machine::on_req(const Path& from, const Mad& m, Output* out) {
   }
   ListenId lid = 0;
   if (!wire::parse_ip_service_id(r.service_id(), &proto, &port) || proto != wire::kIpProtoTcp ||
-      !listeners_.find(ip.dst_v4(), port, &lid)) {
+      !listeners_.find(wire::kIpProtoTcp, ip.dst_v4(), port, &lid)) {
+    if (park_it && proto == wire::kIpProtoTcp && park(from, m, r.local_comm_id(), now)) return;
     ++ctr_.rej_no_listener;
     send_to(from,
             build_rej(0, r.local_comm_id(), wire::kCmMsgReq, wire::kRejInvalidServiceId, none,
@@ -475,6 +524,99 @@ void Machine::on_drep(const Mad& m, TimeNs now, Output* out) {
   event(*c, EventType::kDisconnected, 0, out);
 }
 
+int Machine::sidr_request(const ConnectArgs& a, TimeNs now, Output* out, ConnId* id) {
+  if (a.private_data.len > kSidrReqConsumerBytes) return EINVAL;
+  const ConnId cid = alloc_id();
+  Conn& c = conns_[cid];
+  c.id = cid;
+  c.active = true;
+  c.state = State::kSidrReqSent;
+  c.path = a.path;
+  c.local_port = a.src_port;
+  c.remote_port = a.dst_port;
+  c.local = a.local;
+  c.remote_response_timeout = a.response_timeout;
+  c.max_retries = a.max_retries;
+  c.tid = new_tid();
+  c.service_id = wire::ip_service_id(wire::kIpProtoUdp, a.dst_port);
+  send_timed(c,
+             build_sidr_req(cid, a.dst_port, a.src_port, a.path.local_ip, a.path.remote_ip,
+                            a.private_data, c.tid),
+             wait_for(c.remote_response_timeout), now, out);
+  *id = cid;
+  return 0;
+}
+
+void Machine::sidr_reply(Conn& c, std::uint8_t status, const QpParams& local, const PrivateData& pd,
+                         Output* out) {
+  c.local = local;
+  c.last = build_sidr_rep(c.remote_id, status, local.qpn, local.qkey, c.service_id, pd, c.tid);
+  send(c, c.last, out);
+  c.state = State::kSidrRepSent;
+}
+
+void Machine::on_sidr_req(const Path& from, const Mad& m, Output* out, bool park_it, TimeNs now) {
+  const wire::CmSidrReq r = wire::CmSidrReq::read(m.data());
+  auto dup = by_remote_.find({from.remote_ip, r.request_id()});
+  if (dup != by_remote_.end()) {
+    ++ctr_.duplicates;
+    Conn* c = lookup(dup->second);
+    if (c != nullptr && c->state == State::kSidrRepSent) send(*c, c->last, out);
+    return;
+  }
+  const wire::CmIpPrivate ip = wire::CmIpPrivate::read(r.private_data());
+  if (ip.major_version() != 0 || ip.ip_version() != 4) {
+    ++ctr_.drop_bad_req;
+    return;
+  }
+  std::uint8_t proto = 0;
+  std::uint16_t port = 0;
+  ListenId lid = 0;
+  if (!wire::parse_ip_service_id(r.service_id(), &proto, &port) || proto != wire::kIpProtoUdp ||
+      !listeners_.find(wire::kIpProtoUdp, ip.dst_v4(), port, &lid)) {
+    if (park_it && proto == wire::kIpProtoUdp && park(from, m, r.request_id(), now)) return;
+    ++ctr_.rej_no_listener;
+    send_to(from,
+            build_sidr_rep(r.request_id(), wire::kSidrUnsupportedSid, 0, 0, r.service_id(), {},
+                           tid_of(m)),
+            out);
+    return;
+  }
+  const ConnId cid = alloc_id();
+  Conn& c = conns_[cid];
+  c.id = cid;
+  c.state = State::kSidrReqRcvd;
+  c.remote_id = r.request_id();
+  c.path = from;
+  c.local_port = port;
+  c.remote_port = ip.src_port();
+  c.listener = lid;
+  c.tid = tid_of(m);
+  c.service_id = r.service_id();
+  by_remote_[{from.remote_ip, c.remote_id}] = cid;
+  const PrivateData pd =
+      private_of(r.private_data() + wire::CmIpPrivate::kSize, kSidrReqConsumerBytes);
+  event(c, EventType::kSidrRequest, 0, out, &pd);
+}
+
+void Machine::on_sidr_rep(const Mad& m, Output* out) {
+  const wire::CmSidrRep r = wire::CmSidrRep::read(m.data());
+  Conn* c = lookup(r.request_id());
+  if (c == nullptr || !c->active) {
+    ++ctr_.drop_unknown_conn;
+    return;
+  }
+  if (c->state != State::kSidrReqSent) {
+    ++ctr_.drop_wrong_state;
+    return;
+  }
+  c->remote.qpn = r.qpn();
+  c->remote.qkey = r.qkey();
+  const PrivateData pd = private_of(r.private_data(), kSidrRepPrivateBytes);
+  event(*c, EventType::kSidrReply, r.status(), out, &pd);
+  close(*c);
+}
+
 void Machine::timeout(Conn& c, TimeNs now, Output* out) {
   if (c.state == State::kTimewait) {
     close(c);
@@ -505,11 +647,16 @@ void Machine::timeout(Conn& c, TimeNs now, Output* out) {
       enter_timewait(c, now);
       event(c, EventType::kDisconnected, ETIMEDOUT, out);
       return;
+    case State::kSidrReqSent:
+      event(c, EventType::kUnreachable, ETIMEDOUT, out);
+      close(c);
+      return;
     default: stop_timer(c); return;
   }
 }
 
 void Machine::on_timer(TimeNs now, Output* out) {
+  retry_parked(now, out);
   // Collect first: timeout() may erase orphans.
   std::vector<ConnId> due;
   for (const auto& [id, c] : conns_) {
@@ -523,6 +670,9 @@ void Machine::on_timer(TimeNs now, Output* out) {
 
 TimeNs Machine::next_deadline() const {
   TimeNs best = 0;
+  for (const Parked& p : parked_) {
+    if (best == 0 || p.deadline < best) best = p.deadline;
+  }
   for (const auto& [id, c] : conns_) {
     if (c.deadline != 0 && (best == 0 || c.deadline < best)) best = c.deadline;
   }

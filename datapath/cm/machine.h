@@ -21,6 +21,18 @@
 // answered with a DREP (12.9.8.6). Everything else that does not fit is
 // dropped and counted (Counters).
 //
+// SIDR (12.11, rdma_cm's UDP port space): sidr_request sends a SIDR_REQ,
+// retried as a REQ; a SIDR_REQ matching a listener gives kSidrRequest,
+// answered by accept (SIDR_REP with the QP and Q_Key) or reject (status
+// "rejected"); the SIDR_REP gives kSidrReply. No connection state stays.
+//
+// A REQ or SIDR_REQ whose port has no listener yet waits up to
+// kListenGraceNs for one (a server that re-listens between two connections
+// of one client, as perftest's -R does); then it gets its REJ "invalid
+// Service ID" (or SIDR_REP "unsupported"). The passive side may take up to
+// its response timeout to answer a REQ, so this is within the protocol; the
+// Linux CM rejects at once.
+//
 // destroy() is the user's rdma_destroy_id: the connection leaves the user
 // at once (no more events) but lives on, orphaned, as long as the protocol
 // needs it (a DREQ to finish, timewait).
@@ -30,6 +42,7 @@
 #include <map>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "datapath/cm/listeners.h"
 #include "datapath/cm/messages.h"
@@ -49,8 +62,16 @@ enum class State : std::uint8_t {
   kDreqRcvd,     // DREQ in, waiting for the user's disconnect (DREP)
   kTimewait,     // released; the ID answers late DREQs until the timer
   kClosed,       // rejected, timed out or out of timewait: only destroy()
+  kSidrReqSent,  // active UD: SIDR_REQ out, waiting for SIDR_REP
+  kSidrReqRcvd,  // passive UD: SIDR_REQ in, waiting for the user's answer
+  kSidrRepSent,  // passive UD: answered; a duplicate SIDR_REQ gets it again
 };
 const char* state_name(State s);
+
+// How long a request for a port nobody listens on waits for a listener,
+// and how many may wait at once (more are rejected at once).
+inline constexpr TimeNs kListenGraceNs = 200 * kNsPerMs;
+inline constexpr std::size_t kMaxParked = 64;
 
 // Packet lifetime assumed on a RoCE path: the Linux CM's RoCE value (code
 // 16, 268 ms), added twice to every response timeout.
@@ -76,8 +97,9 @@ struct Conn {
   std::uint16_t local_port = 0;
   std::uint16_t remote_port = 0;
   ListenId listener = 0;
-  std::uint64_t tid = 0;       // the REQ's: REP, RTU, MRA and REJ reuse it
-  std::uint64_t dreq_tid = 0;  // the DREQ's: DREP reuses it
+  std::uint64_t service_id = 0;  // SIDR: echoed in the SIDR_REP
+  std::uint64_t tid = 0;         // the REQ's: REP, RTU, MRA and REJ reuse it
+  std::uint64_t dreq_tid = 0;    // the DREQ's: DREP reuses it
   QpParams local{};
   QpParams remote{};
   std::uint8_t local_response_timeout = kDefaultResponseTimeout;
@@ -96,20 +118,28 @@ class Machine {
   // a restarted daemon does not reuse its predecessor's IDs at once).
   explicit Machine(std::uint32_t first_id) : next_id_(first_id == 0 ? 1 : first_id) {}
 
-  // `ip` 0 listens on every address. 0 or EADDRINUSE.
-  int listen(std::uint32_t ip, std::uint16_t port, ListenId id) {
-    return listeners_.add(ip, port, id);
+  // `ip` 0 listens on every address; `proto` kIpProtoTcp (REQ) or
+  // kIpProtoUdp (SIDR_REQ). 0 or EADDRINUSE.
+  int listen(std::uint32_t ip, std::uint16_t port, ListenId id,
+             std::uint8_t proto = wire::kIpProtoTcp) {
+    return listeners_.add(proto, ip, port, id);
   }
   // 0 or ENOENT.
-  int unlisten(std::uint32_t ip, std::uint16_t port) { return listeners_.remove(ip, port); }
+  int unlisten(std::uint32_t ip, std::uint16_t port, std::uint8_t proto = wire::kIpProtoTcp) {
+    return listeners_.remove(proto, ip, port);
+  }
 
   // Sends a REQ. EINVAL: private data over kReqConsumerBytes.
   int connect(const ConnectArgs& a, TimeNs now, Output* out, ConnId* id);
+  // SIDR_REQ for a UD QP. EINVAL: private data over kSidrReqConsumerBytes.
+  int sidr_request(const ConnectArgs& a, TimeNs now, Output* out, ConnId* id);
   // Passive (kReqRcvd): sends the REP with `local` (private data at most
   // kRepPrivateBytes). Active (kRepRcvd): sends the RTU; `local` unused.
+  // kSidrReqRcvd: sends a SIDR_REP with local.qpn and local.qkey.
   // ENOENT, EINVAL (state, private data too long).
   int accept(ConnId id, const QpParams& local, const PrivateData& pd, TimeNs now, Output* out);
-  // kReqRcvd or kRepRcvd: REJ "consumer" with `pd`. ENOENT, EINVAL.
+  // kReqRcvd or kRepRcvd: REJ "consumer" with `pd`; kSidrReqRcvd: SIDR_REP
+  // "rejected". ENOENT, EINVAL.
   int reject(ConnId id, const PrivateData& pd, TimeNs now, Output* out);
   // kEstablished: DREQ; kDreqRcvd: DREP (then timewait). ENOENT, EINVAL.
   int disconnect(ConnId id, const PrivateData& pd, TimeNs now, Output* out);
@@ -117,6 +147,9 @@ class Machine {
   int destroy(ConnId id, TimeNs now, Output* out);
 
   void on_mad(const Path& from, const Mad& m, TimeNs now, Output* out);
+  // Serves the parked requests whose listener has appeared (the caller
+  // runs it after a listen()); on_timer also rejects the expired ones.
+  void retry_parked(TimeNs now, Output* out);
   void on_timer(TimeNs now, Output* out);
   // The earliest timer, or 0 when none runs.
   TimeNs next_deadline() const;
@@ -143,14 +176,29 @@ class Machine {
   // disconnect() without the user check (destroy() uses it on orphans).
   int release(Conn& c, const PrivateData& pd, TimeNs now, Output* out);
 
-  void on_req(const Path& from, const Mad& m, Output* out);
+  // `park`: a request without a listener waits (kListenGraceNs) instead
+  // of being rejected at once.
+  void on_req(const Path& from, const Mad& m, Output* out, bool park, TimeNs now);
   void on_rep(const Mad& m, Output* out);
   void on_rtu(const Mad& m, Output* out);
   void on_mra(const Mad& m, TimeNs now);
   void on_rej(const Mad& m, Output* out);
   void on_dreq(const Path& from, const Mad& m, TimeNs now, Output* out);
   void on_drep(const Mad& m, TimeNs now, Output* out);
+  void on_sidr_req(const Path& from, const Mad& m, Output* out, bool park, TimeNs now);
+  // True when the request was parked (or was already).
+  bool park(const Path& from, const Mad& m, std::uint32_t remote_id, TimeNs now);
+  void on_sidr_rep(const Mad& m, Output* out);
+  void sidr_reply(Conn& c, std::uint8_t status, const QpParams& local, const PrivateData& pd,
+                  Output* out);
 
+  struct Parked {
+    Path from;
+    Mad mad;
+    std::uint32_t remote_id = 0;
+    TimeNs deadline = 0;
+  };
+  std::vector<Parked> parked_;
   Listeners listeners_;
   std::unordered_map<ConnId, Conn> conns_;
   // (peer IPv4, peer's Communication ID) -> ours: recognises a duplicate REQ.

@@ -9,6 +9,8 @@
 #include "datapath/wire/cm_rep.h"
 #include "datapath/wire/cm_req.h"
 #include "datapath/wire/cm_rtu.h"
+#include "datapath/wire/cm_sidr_rep.h"
+#include "datapath/wire/cm_sidr_req.h"
 
 namespace uroce::cm {
 
@@ -41,6 +43,8 @@ HeaderCheck check_header(const Mad& m, wire::CmAttr* attr) {
     case wire::CmAttr::kRtu:
     case wire::CmAttr::kDreq:
     case wire::CmAttr::kDrep:
+    case wire::CmAttr::kSidrReq:
+    case wire::CmAttr::kSidrRep:
       *attr = static_cast<wire::CmAttr>(h.attr_id());
       return HeaderCheck::kOk;
     default: return HeaderCheck::kUnknownAttr;
@@ -157,6 +161,38 @@ Mad build_drep(ConnId local, std::uint32_t remote, const PrivateData& pd, std::u
   wire::CmDrep r;
   r.set_local_comm_id(local);
   r.set_remote_comm_id(remote);
+  r.set_private_data(pd.b.data(), pd.len);
+  r.write(m.data());
+  return m;
+}
+
+Mad build_sidr_req(ConnId request_id, std::uint16_t dst_port, std::uint16_t src_port,
+                   std::uint32_t local_ip, std::uint32_t remote_ip, const PrivateData& consumer,
+                   std::uint64_t tid) {
+  Mad m = cm_mad(wire::CmAttr::kSidrReq, tid);
+  wire::CmSidrReq r;
+  r.set_request_id(request_id);
+  r.set_pkey(kDefaultPkey);
+  r.set_service_id(wire::ip_service_id(wire::kIpProtoUdp, dst_port));
+  std::uint8_t pd[wire::CmSidrReq::kPrivateBytes] = {};
+  wire::CmIpPrivate::make_v4(src_port, local_ip, remote_ip).write(pd);
+  const std::size_t n = consumer.len < kSidrReqConsumerBytes ? consumer.len : kSidrReqConsumerBytes;
+  std::memcpy(pd + wire::CmIpPrivate::kSize, consumer.b.data(), n);
+  r.set_private_data(pd, sizeof(pd));
+  r.write(m.data());
+  return m;
+}
+
+Mad build_sidr_rep(std::uint32_t request_id, std::uint8_t status, std::uint32_t qpn,
+                   std::uint32_t qkey, std::uint64_t service_id, const PrivateData& pd,
+                   std::uint64_t tid) {
+  Mad m = cm_mad(wire::CmAttr::kSidrRep, tid);
+  wire::CmSidrRep r;
+  r.set_request_id(request_id);
+  r.set_status(status);
+  r.set_qpn(qpn);
+  r.set_qkey(qkey);
+  r.set_service_id(service_id);
   r.set_private_data(pd.b.data(), pd.len);
   r.write(m.data());
   return m;

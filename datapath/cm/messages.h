@@ -49,6 +49,14 @@ Mad build_rej(ConnId local, std::uint32_t remote, std::uint8_t msg, std::uint16_
 Mad build_dreq(ConnId local, std::uint32_t remote, std::uint32_t remote_qpn, const PrivateData& pd,
                std::uint64_t tid);
 Mad build_drep(ConnId local, std::uint32_t remote, const PrivateData& pd, std::uint64_t tid);
+// SIDR (12.11): the request carries the IP header and up to
+// kSidrReqConsumerBytes of private data; the reply a QP, Q_Key and status.
+Mad build_sidr_req(ConnId request_id, std::uint16_t dst_port, std::uint16_t src_port,
+                   std::uint32_t local_ip, std::uint32_t remote_ip, const PrivateData& consumer,
+                   std::uint64_t tid);
+Mad build_sidr_rep(std::uint32_t request_id, std::uint8_t status, std::uint32_t qpn,
+                   std::uint32_t qkey, std::uint64_t service_id, const PrivateData& pd,
+                   std::uint64_t tid);
 
 // Bytes of consumer private data each message carries (for IP-addressed
 // REQs, what is left after wire::CmIpPrivate).
@@ -57,5 +65,7 @@ inline constexpr std::size_t kRepPrivateBytes = 196;
 inline constexpr std::size_t kRejPrivateBytes = 148;
 inline constexpr std::size_t kDreqPrivateBytes = 220;
 inline constexpr std::size_t kDrepPrivateBytes = 224;
+inline constexpr std::size_t kSidrReqConsumerBytes = 216 - wire::CmIpPrivate::kSize;
+inline constexpr std::size_t kSidrRepPrivateBytes = 136;
 
 }  // namespace uroce::cm

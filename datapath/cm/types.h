@@ -69,6 +69,8 @@ enum class EventType : std::uint8_t {
   kUnreachable,      // active: no answer to the REQ after every retry
   kConnectError,     // passive: no RTU after every REP retry
   kDisconnected,     // DREQ received, DREP received, or DREQ timed out
+  kSidrRequest,      // passive: a SIDR_REQ matched a UDP listener (new ConnId)
+  kSidrReply,        // active: SIDR_REP; status = its Status (0: remote.qpn/qkey)
 };
 
 struct Event {

@@ -219,9 +219,12 @@ TEST_F(Service, Command_BadInputGetsItsExactError) {
   rdma_ucm_get_event ge{};
   EXPECT_EQ(run(f, cmd(RDMA_USER_CM_CMD_GET_EVENT, ge)), ENODATA);
   rdma_ucm_create_id c{};
-  c.ps = RDMA_PS_UDP;
+  c.ps = RDMA_PS_IPOIB;
   c.qp_type = IBV_QPT_UD;
   EXPECT_EQ(run(f, cmd(RDMA_USER_CM_CMD_CREATE_ID, c)), EPROTONOSUPPORT);
+  c.ps = RDMA_PS_UDP;
+  c.qp_type = IBV_QPT_RC;  // UDP's ids are UD
+  EXPECT_EQ(run(f, cmd(RDMA_USER_CM_CMD_CREATE_ID, c)), EINVAL);
   rdma_ucm_bind b{};
   b.id = id;
   b.addr.ss_family = 27;  // AF_IB: librdmacm's probe
@@ -242,7 +245,7 @@ TEST_F(Service, Command_BadInputGetsItsExactError) {
   big.in = ctl::kUcmaMaxBody + 1;
   EXPECT_EQ(run(f, big), EINVAL);
   EXPECT_EQ(cm.command(12345, big, nullptr), EBADF);
-  EXPECT_EQ(cm.status().service.bad_commands, 11u);
+  EXPECT_EQ(cm.status().service.bad_commands, 12u);
 }
 
 TEST_F(Service, Tick_UnresolvableAddressGivesAddrError) {

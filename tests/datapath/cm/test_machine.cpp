@@ -10,6 +10,7 @@
 #include "datapath/wire/cm_rej.h"
 #include "datapath/wire/cm_rep.h"
 #include "datapath/wire/cm_req.h"
+#include "datapath/wire/cm_sidr_rep.h"
 
 namespace uroce::cm {
 namespace {
@@ -145,10 +146,17 @@ TEST(Machine_Listen, SecondListenerOnTheSamePortIsRefused) {
   EXPECT_EQ(m.unlisten(0, kPort), ENOENT);
 }
 
-TEST(Machine_OnMad, ReqForAPortNobodyListensOnIsRejected) {
+TEST(Machine_OnMad, ReqForAPortNobodyListensOnIsRejectedAfterTheGrace) {
   Pair t;
   t.connect();
   t.a_to_b_all();
+  // Parked: a listener may still come (kListenGraceNs).
+  EXPECT_TRUE(t.ob.mads.empty());
+  EXPECT_EQ(t.b.next_deadline(), t.now + kListenGraceNs);
+  t.b.on_timer(t.now + kListenGraceNs - 1, &t.ob);
+  EXPECT_TRUE(t.ob.mads.empty());
+  t.now += kListenGraceNs;
+  t.b.on_timer(t.now, &t.ob);
   EXPECT_TRUE(t.ob.events.empty());
   ASSERT_EQ(t.ob.mads.size(), 1u);
   const wire::CmRej rej = wire::CmRej::read(t.ob.mads[0].mad.data());
@@ -160,6 +168,24 @@ TEST(Machine_OnMad, ReqForAPortNobodyListensOnIsRejected) {
   ASSERT_EQ(t.oa.events.size(), 1u);
   EXPECT_EQ(t.oa.events[0].type, EventType::kRejected);
   EXPECT_EQ(t.oa.events[0].status, wire::kRejInvalidServiceId);
+}
+
+TEST(Machine_RetryParked, ReqBeforeListenIsServedOnceTheListenerAppears) {
+  Pair t;
+  t.connect();
+  t.a_to_b_all();
+  // A retransmitted copy while parked is not parked twice.
+  t.connect();
+  t.b.retry_parked(t.now, &t.ob);
+  EXPECT_TRUE(t.ob.events.empty());
+  ASSERT_EQ(t.b.listen(0, kPort, 5), 0);
+  t.now += kListenGraceNs / 2;
+  t.b.retry_parked(t.now, &t.ob);
+  ASSERT_EQ(t.ob.events.size(), 1u);
+  EXPECT_EQ(t.ob.events[0].type, EventType::kConnectRequest);
+  EXPECT_EQ(t.ob.events[0].listener, 5u);
+  EXPECT_EQ(t.b.counters().rej_no_listener, 0u);
+  EXPECT_EQ(t.b.next_deadline(), 0u);
 }
 
 TEST(Machine_OnMad, ExactAddressListenerWinsOverWildcard) {
@@ -467,6 +493,96 @@ TEST(Machine_Disconnect, SimultaneousDreqsBothEndInTimewait) {
   EXPECT_EQ(t.b.find(ib)->state, State::kTimewait);
   EXPECT_EQ(t.oa.events.size(), 1u);
   EXPECT_EQ(t.ob.events.size(), 1u);
+}
+
+ConnectArgs sidr_args(const Pair& t) {
+  ConnectArgs a;
+  a.path = t.a_to_b;
+  a.src_port = 41000;
+  a.dst_port = kPort;
+  a.private_data.len = 2;
+  a.private_data.b[0] = 'u';
+  a.private_data.b[1] = 'd';
+  return a;
+}
+
+TEST(Machine_SidrRequest, ResolvesTheListenersQpAndQkey) {
+  Pair t;
+  ASSERT_EQ(t.b.listen(0, kPort, 9, wire::kIpProtoUdp), 0);
+  ConnId ia = 0;
+  ASSERT_EQ(t.a.sidr_request(sidr_args(t), t.now, &t.oa, &ia), 0);
+  EXPECT_EQ(t.a.find(ia)->state, State::kSidrReqSent);
+  const Mad req = t.oa.mads.at(0).mad;
+  t.a_to_b_all();
+  ASSERT_EQ(t.ob.events.size(), 1u);
+  const Event e = t.ob.events[0];
+  EXPECT_EQ(e.type, EventType::kSidrRequest);
+  EXPECT_EQ(e.listener, 9u);
+  EXPECT_EQ(e.remote_port, 41000);
+  EXPECT_EQ(e.private_data.b[0], 'u');
+  QpParams p;
+  p.qpn = 0x33;
+  p.qkey = 0x01234567;
+  ASSERT_EQ(t.b.accept(e.conn, p, {}, t.now, &t.ob), 0);
+  EXPECT_EQ(t.b.find(e.conn)->state, State::kSidrRepSent);
+  const Mad rep = t.ob.mads.at(0).mad;
+  // A duplicate SIDR_REQ gets the same SIDR_REP, and no second event.
+  t.b.on_mad(t.b_to_a, req, t.now, &t.ob);
+  ASSERT_EQ(t.ob.mads.size(), 2u);
+  EXPECT_EQ(t.ob.mads[1].mad.b, rep.b);
+  EXPECT_EQ(t.ob.events.size(), 1u);
+  t.ob.mads.pop_back();
+  t.b_to_a_all();
+  ASSERT_EQ(t.oa.events.size(), 1u);
+  EXPECT_EQ(t.oa.events[0].type, EventType::kSidrReply);
+  EXPECT_EQ(t.oa.events[0].status, wire::kSidrSuccess);
+  EXPECT_EQ(t.oa.events[0].remote.qpn, 0x33u);
+  EXPECT_EQ(t.oa.events[0].remote.qkey, 0x01234567u);
+  EXPECT_EQ(t.a.find(ia)->state, State::kClosed);
+  EXPECT_EQ(t.a.next_deadline(), 0u);
+}
+
+TEST(Machine_SidrRequest, NoListenerAndRejectAnswerWithTheirStatus) {
+  Pair t;
+  ConnId ia = 0;
+  ASSERT_EQ(t.a.sidr_request(sidr_args(t), t.now, &t.oa, &ia), 0);
+  t.a_to_b_all();
+  t.now += kListenGraceNs;
+  t.b.on_timer(t.now, &t.ob);
+  EXPECT_EQ(t.b.counters().rej_no_listener, 1u);
+  t.b_to_a_all();
+  ASSERT_EQ(t.oa.events.size(), 1u);
+  EXPECT_EQ(t.oa.events[0].status, wire::kSidrUnsupportedSid);
+  t.oa.clear();
+  ASSERT_EQ(t.b.listen(0, kPort, 9, wire::kIpProtoUdp), 0);
+  ASSERT_EQ(t.a.sidr_request(sidr_args(t), t.now, &t.oa, &ia), 0);
+  t.a_to_b_all();
+  ASSERT_EQ(t.b.reject(t.ob.events.at(0).conn, {}, t.now, &t.ob), 0);
+  t.b_to_a_all();
+  ASSERT_EQ(t.oa.events.size(), 1u);
+  EXPECT_EQ(t.oa.events[0].status, wire::kSidrRejected);
+}
+
+TEST(Machine_OnTimer, UnansweredSidrRequestIsUnreachable) {
+  Pair t;
+  ConnectArgs a = sidr_args(t);
+  a.max_retries = 2;
+  ConnId ia = 0;
+  ASSERT_EQ(t.a.sidr_request(a, t.now, &t.oa, &ia), 0);
+  t.oa.clear();
+  for (int i = 0; i < 2; ++i) {
+    t.now = t.a.next_deadline();
+    t.a.on_timer(t.now, &t.oa);
+    ASSERT_EQ(t.oa.mads.size(), 1u);
+    EXPECT_EQ(attr_of(t.oa.mads[0].mad), wire::CmAttr::kSidrReq);
+    t.oa.clear();
+  }
+  t.now = t.a.next_deadline();
+  t.a.on_timer(t.now, &t.oa);
+  EXPECT_TRUE(t.oa.mads.empty());
+  ASSERT_EQ(t.oa.events.size(), 1u);
+  EXPECT_EQ(t.oa.events[0].type, EventType::kUnreachable);
+  EXPECT_EQ(t.oa.events[0].status, ETIMEDOUT);
 }
 
 }  // namespace

@@ -41,8 +41,8 @@ TEST(Messages_Ipv4Gid, MappedAddress) {
   EXPECT_EQ(g, want);
 }
 
-TEST(Messages_CheckHeader, SidrIsAnUnknownAttribute) {
-  Mad m = cm_mad(wire::CmAttr::kSidrReq, 1);
+TEST(Messages_CheckHeader, LapIsAnUnknownAttribute) {
+  Mad m = cm_mad(wire::CmAttr::kLap, 1);
   wire::CmAttr attr{};
   EXPECT_EQ(check_header(m, &attr), HeaderCheck::kUnknownAttr);
   m.b[2] = 1;

@@ -9,6 +9,8 @@
 #include "datapath/wire/cm_rej.h"
 #include "datapath/wire/cm_rep.h"
 #include "datapath/wire/cm_rtu.h"
+#include "datapath/wire/cm_sidr_rep.h"
+#include "datapath/wire/cm_sidr_req.h"
 
 namespace uroce::wire {
 namespace {
@@ -131,6 +133,40 @@ TEST(CmIpPrivate_ServiceId, TcpPortRoundTripAndForeignIdRefused) {
   EXPECT_EQ(proto, kIpProtoTcp);
   EXPECT_EQ(port, 7174);
   EXPECT_FALSE(parse_ip_service_id(0x1000000001061c06ull, &proto, &port));
+}
+
+TEST(CmSidrReq_Accessors, LayoutAndRoundTrip) {
+  CmSidrReq m;
+  m.set_request_id(0x01020304);
+  m.set_pkey(0xffff);
+  m.set_service_id(0x0000000001110000ull | 7174);
+  EXPECT_EQ(m.raw[3], 4);
+  EXPECT_EQ(m.raw[4], 0xff);
+  EXPECT_EQ(m.raw[13], 0x11);
+  const CmSidrReq r = CmSidrReq::read(m.raw);
+  EXPECT_EQ(r.request_id(), 0x01020304u);
+  EXPECT_EQ(r.pkey(), 0xffff);
+  EXPECT_EQ(r.service_id(), 0x0000000001110000ull | 7174);
+}
+
+TEST(CmSidrRep_Accessors, LayoutAndRoundTrip) {
+  CmSidrRep m;
+  m.set_request_id(7);
+  m.set_status(kSidrRejected);
+  m.set_qpn(0xabcdef);
+  m.set_service_id(0x1122334455667788ull);
+  m.set_qkey(0x01234567);
+  EXPECT_EQ(m.raw[4], 2);
+  EXPECT_EQ(m.raw[8], 0xab);
+  EXPECT_EQ(m.raw[11], 0);
+  EXPECT_EQ(m.raw[12], 0x11);
+  EXPECT_EQ(m.raw[20], 0x01);
+  const CmSidrRep r = CmSidrRep::read(m.raw);
+  EXPECT_EQ(r.request_id(), 7u);
+  EXPECT_EQ(r.status(), kSidrRejected);
+  EXPECT_EQ(r.qpn(), 0xabcdefu);
+  EXPECT_EQ(r.service_id(), 0x1122334455667788ull);
+  EXPECT_EQ(r.qkey(), 0x01234567u);
 }
 
 }  // namespace

@@ -2,13 +2,13 @@
 # rdma_cm through uroce-run: one uroced, uroce0 and uroce1 on a crossed
 # net_ring pair, unmodified librdmacm programs connecting with IBTA CM MADs
 # over QP1 (docs/cm.md): rping with data verification, ib_send_lat -R,
-# ib_write_bw -R, rdma_server/rdma_client; a connect to a port nobody
-# listens on (REJ); a listener killed with SIGKILL (its ids reclaimed, its
-# port free again).
+# ib_write_bw -R, rdma_server/rdma_client, udaddy (SIDR); a connect to a
+# port nobody listens on (REJ); a listener killed with SIGKILL (its ids
+# reclaimed, its port free again).
 #
 #   ring_rdma_cm.sh BUILD_DIR
 source "$(dirname "$0")/common.sh"
-verbs_test_init vring_cm "$1" rping ib_send_lat ib_write_bw rdma_server rdma_client
+verbs_test_init vring_cm "$1" rping ib_send_lat ib_write_bw rdma_server rdma_client udaddy
 
 IP0=10.203.0.1
 IP1=10.203.0.2
@@ -62,6 +62,19 @@ if [ "$st" -eq 0 ]; then
   grep -qx 'rdma_server: end 0' "$UROCE_SRV_OUT" || { UROCE_WHY="no 'rdma_server: end 0'"; st=1; }
 fi
 uroce_verdict "rdma_server/rdma_client uroce0 -> uroce1" "$st"
+
+# ---- udaddy: UD QPs resolved with SIDR, 50 messages each way --------------
+# (udaddy's -p is the port space; it always uses port 7174.)
+st=0
+uroce_pair "udaddy -C 50" 30 "cm:$RUN" - - -- \
+  "${R[@]}" udaddy -b $IP1 -C 50 ::: \
+  "${R[@]}" udaddy -s $IP1 -C 50 || st=1
+if [ "$st" -eq 0 ]; then
+  for f in "$UROCE_SRV_OUT" "$UROCE_CLI_OUT"; do
+    grep -qx 'return status 0' "$f" || { UROCE_WHY="no 'return status 0' in ${f##*/}"; st=1; }
+  done
+fi
+uroce_verdict "udaddy -C 50 uroce0 -> uroce1 (SIDR, UD both ways)" "$st"
 
 # ---- a port nobody listens on: REJ (invalid Service ID) --------------------
 uroce_no_pair
