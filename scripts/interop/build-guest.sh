@@ -61,6 +61,7 @@ PROGRAMS=(
   /usr/bin/ibv_devices /usr/bin/ibv_devinfo /usr/bin/ibv_rc_pingpong /usr/bin/ibv_ud_pingpong
   /usr/bin/ib_write_bw /usr/bin/ib_send_bw /usr/bin/ib_send_lat /usr/bin/ib_read_bw
   /usr/bin/ib_read_lat /usr/bin/ib_atomic_lat /usr/bin/ib_atomic_bw /usr/bin/rdma /usr/bin/rping
+  /usr/bin/udaddy
 )
 PROVIDER=/usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav34.so
 for f in /bin/busybox "${PROGRAMS[@]}" "$PROVIDER" /sbin/ip; do

@@ -14,7 +14,7 @@
 RXE_CASES=(
   rc_pingpong_64 rc_pingpong_4k rc_pingpong_64k ud_pingpong
   write_bw read_lat send_lat atomic_lat
-  rping_cm write_bw_cm
+  rping_cm write_bw_cm udaddy_cm
   loss_rc_pingpong loss_write_bw
 )
 RXE_DIRECTIONS=(uroce-srv rxe-srv)
@@ -264,22 +264,22 @@ rxe_server_ip() {
   if [ "$1" = uroce-srv ]; then echo "$RXE_UROCE_IP"; else echo "$RXE_GUEST_IP"; fi
 }
 
-# rxe_cm_madcheck: (after rxe_capture_stop flushed it) the capture holds the
-# CM handshake and release as tshark's InfiniBand dissector decodes them
-# (REQ, REP, RTU, DREQ, DREP).
+# rxe_cm_madcheck ATTR:NAME...: (after rxe_capture_stop flushed it) the
+# capture holds these CM messages as tshark's InfiniBand dissector decodes
+# them.
 rxe_cm_madcheck() {
-  local attrs a name
+  local attrs a names=""
   attrs=$(tshark -r "$RXE_CAP_FILE" -Y 'infiniband.mad.mgmtclass == 0x07' -T fields \
     -e infiniband.mad.attributeid 2>/dev/null | sort | uniq -c | tr '\n' ' ')
-  for a in 0x0010:REQ 0x0013:REP 0x0014:RTU 0x0015:DREQ 0x0016:DREP; do
-    name=${a#*:}
+  for a in "$@"; do
     if ! tshark -r "$RXE_CAP_FILE" -Y "infiniband.mad.attributeid == ${a%%:*}" 2>/dev/null |
       grep -q .; then
-      UROCE_WHY="no CM $name in the capture (CM MADs by attribute: $attrs)"
+      UROCE_WHY="no CM ${a#*:} in the capture (CM MADs by attribute: $attrs)"
       return 1
     fi
+    names="$names ${a#*:}"
   done
-  RXE_FIGURE="$RXE_FIGURE, CM MADs REQ REP RTU DREQ DREP decoded"
+  RXE_FIGURE="$RXE_FIGURE, CM MADs$names decoded"
 }
 
 # rping_cm DIR: rping -v -C 20 (each ping's data checked by the server).
@@ -306,6 +306,32 @@ rxe_rping() {
     return 1
   fi
   RXE_FIGURE="20 pings verified"
+}
+
+# udaddy_cm DIR: udaddy -C 20 (SIDR, then UD messages both ways; udaddy
+# always uses port 7174).
+rxe_udaddy() {
+  local label=$1 dir=$2 ip
+  ip=$(rxe_server_ip "$dir")
+  local -a host_args
+  local guest_args
+  if [ "$dir" = uroce-srv ]; then
+    host_args=(-b "$ip" -C 20)
+    guest_args="-s $ip -C 20"
+  else
+    host_args=(-s "$ip" -C 20)
+    guest_args="-b $ip -C 20"
+  fi
+  rxe_cm_pair "$label" "$dir" 90 7174 -- udaddy "${host_args[@]}" ::: "udaddy $guest_args" ||
+    return 1
+  local f
+  for f in "$UROCE_SRV_OUT" "$UROCE_CLI_OUT"; do
+    if ! grep -q 'return status 0' "$f"; then
+      UROCE_WHY="no 'return status 0' in ${f##*/}"
+      return 1
+    fi
+  done
+  RXE_FIGURE="20 UD messages each way"
 }
 
 # write_bw_cm DIR: ib_write_bw -R (connection through rdma_cm).
@@ -450,6 +476,7 @@ rxe_case_body() {
       ;;
     rping_cm) rxe_rping "$label" "$dir" ;;
     write_bw_cm) rxe_write_bw_cm "$label" "$dir" ;;
+    udaddy_cm) rxe_udaddy "$label" "$dir" ;;
     *) UROCE_WHY="unknown case $c"; return 1 ;;
   esac
 }
@@ -479,7 +506,11 @@ rxe_run_case() {
       fi
     fi
     # The rdma_cm cases: the handshake and release on the wire, decoded.
-    if [ "$st" -eq 0 ] && [[ $c == *_cm ]]; then rxe_cm_madcheck || st=1; fi
+    if [ "$st" -eq 0 ] && [ "$c" = udaddy_cm ]; then
+      rxe_cm_madcheck 0x0017:SIDR_REQ 0x0018:SIDR_REP || st=1
+    elif [ "$st" -eq 0 ] && [[ $c == *_cm ]]; then
+      rxe_cm_madcheck 0x0010:REQ 0x0013:REP 0x0014:RTU 0x0015:DREQ 0x0016:DREP || st=1
+    fi
     rxe_row "$c" "$dir" "$st" "${RXE_FIGURE:-$UROCE_WHY} ($((SECONDS - t0)) s)"
     uroce_verdict "$label" "$st"
   done
