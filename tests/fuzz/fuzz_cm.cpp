@@ -89,10 +89,12 @@ void append_mad(std::vector<std::uint8_t>* s, const Mad& m) {
   s->insert(s->end(), m.b.begin(), m.b.end());
 }
 
+// Writes one seed, and replays it once: a seed must itself run clean.
 void write(const std::string& path, const std::vector<std::uint8_t>& s) {
   FILE* f = std::fopen(path.c_str(), "wb");
   if (f == nullptr || std::fwrite(s.data(), 1, s.size(), f) != s.size()) std::exit(1);
   std::fclose(f);
+  run_script(s.data(), s.size());
 }
 
 }  // namespace
