@@ -222,7 +222,8 @@ void CmService::queue_event(std::uint32_t id, std::uint32_t counted, std::uint32
   q.id = id;
   q.counted = counted;
   q.resp.id = id;
-  q.resp.uid = ids_[counted].uid;
+  auto c = ids_.find(counted);
+  q.resp.uid = c != ids_.end() ? c->second.uid : 0;
   q.resp.event = event;
   q.resp.status = static_cast<std::uint32_t>(status);
   f->second.events.push_back(q);
