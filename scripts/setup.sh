@@ -12,7 +12,7 @@ PKGS=(
   libgtest-dev
   nlohmann-json3-dev libcli11-dev libfmt-dev libspdlog-dev libtomlplusplus-dev
   python3-scapy tshark
-  iproute2 valgrind libibverbs-dev ibverbs-utils perftest python3-pyverbs python3-matplotlib
+  iproute2 valgrind libibverbs-dev ibverbs-utils perftest rdmacm-utils python3-pyverbs python3-matplotlib
   qemu-system-x86 busybox-static cpio kmod ibverbs-providers
   ucx-utils openmpi-bin libopenmpi-dev
 )

@@ -26,8 +26,8 @@ namespace {
 using ctl::Op;
 using namespace session;
 
-// Largest reply body but Status's JSON (HelloRep is 264 bytes).
-constexpr std::size_t kMaxRepBytes = 320;
+// Largest reply body but Status's JSON (CmCommandRep is 368 bytes).
+constexpr std::size_t kMaxRepBytes = 384;
 
 const char* errname(int e) {
   switch (e) {
@@ -124,12 +124,21 @@ bool ClientSession::handle_message(std::span<const std::byte> msg, InFds& fds) {
     return send_reply(h, c.status, nullptr, 0, {}) && !c.close;
   }
   const auto op = static_cast<Op>(h.op);
-  if (dev_ == nullptr && op != Op::kHello && op != Op::kStatus) {
-    bad_input(h, EPROTO, "request before Hello");
-    return send_reply(h, EPROTO, nullptr, 0, {});
+  // A connection is either a device's (Hello first) or an rdma_cm file's
+  // (CmOpen, then CmCommand only); Status goes anywhere.
+  const char* why = nullptr;
+  if (op == Op::kStatus) {
+  } else if (cm_file_ != 0) {
+    if (op != Op::kCmCommand) why = "verbs request on an rdma_cm connection";
+  } else if (dev_ == nullptr) {
+    if (op != Op::kHello && op != Op::kCmOpen) why = "request before Hello";
+  } else if (op == Op::kHello || op == Op::kCmOpen) {
+    why = "second Hello on one connection";
+  } else if (op == Op::kCmCommand) {
+    why = "rdma_cm command on a device connection";
   }
-  if (dev_ != nullptr && op == Op::kHello) {
-    bad_input(h, EPROTO, "second Hello on one connection");
+  if (why != nullptr) {
+    bad_input(h, EPROTO, why);
     return send_reply(h, EPROTO, nullptr, 0, {});
   }
   dispatch(h, msg.subspan(sizeof(ctl::MsgHeader)), fds);
@@ -188,12 +197,33 @@ void ClientSession::dispatch(const ctl::MsgHeader& h, std::span<const std::byte>
     case Op::kDestroySrq: return serve<Op::kDestroySrq>(h, body, fds, &S::on_destroy_srq);
     case Op::kCreateAh: return serve<Op::kCreateAh>(h, body, fds, &S::on_create_ah);
     case Op::kDestroyAh: return serve<Op::kDestroyAh>(h, body, fds, &S::on_destroy_ah);
+    case Op::kCmOpen: return serve<Op::kCmOpen>(h, body, fds, &S::on_cm_open);
+    case Op::kCmCommand: return serve<Op::kCmCommand>(h, body, fds, &S::on_cm_command);
     case Op::kStatus: {
       ctl::StatusReq req;
       std::memcpy(&req, body.data(), sizeof(req));
       return on_status(h, req);
     }
   }
+}
+
+// ---- rdma_cm (cm_service.h) -----------------------------------------------
+
+int ClientSession::on_cm_open(const ctl::CmOpenReq&, ctl::CmOpenRep* rep, InFds&, OutFds* out) {
+  if (env_.cm == nullptr) return EOPNOTSUPP;
+  std::uint32_t file = 0;
+  int fd = -1;
+  if (int rc = env_.cm->open_file(&file, &fd); rc != 0) return rc;
+  cm_file_ = file;
+  cm_event_fd_ = fd;
+  rep->file = file;
+  out->add(fd);
+  return 0;
+}
+
+int ClientSession::on_cm_command(const ctl::CmCommandReq& r, ctl::CmCommandRep* rep, InFds&,
+                                 OutFds*) {
+  return env_.cm->command(cm_file_, r, rep);
 }
 
 bool ClientSession::send_reply(const ctl::MsgHeader& req, int status, const void* rep,

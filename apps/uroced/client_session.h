@@ -36,6 +36,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/uroced/cm_service.h"
 #include "apps/uroced/device.h"
 #include "apps/uroced/rate_limiter.h"
 #include "datapath/ctl/protocol.h"
@@ -77,6 +78,8 @@ struct SessionEnv {
   // Builds the Status reply body (JSON) for the kStatus* `flags`.
   std::function<std::string(std::uint32_t flags)> status;
   ResolveTiming resolve{};
+  // The rdma_cm service (null: CmOpen gets EOPNOTSUPP).
+  CmService* cm = nullptr;
 };
 
 inline constexpr std::uint32_t kBadInputLogBurst = 5;
@@ -183,6 +186,8 @@ class ClientSession {
 
   // Handlers: 0 or an errno; fill *rep and *out on success.
   int on_hello(const ctl::HelloReq& r, ctl::HelloRep* rep, InFds& in, OutFds* out);
+  int on_cm_open(const ctl::CmOpenReq& r, ctl::CmOpenRep* rep, InFds& in, OutFds* out);
+  int on_cm_command(const ctl::CmCommandReq& r, ctl::CmCommandRep* rep, InFds& in, OutFds* out);
   int on_query_port(const ctl::QueryPortReq& r, ctl::QueryPortRep* rep, InFds& in, OutFds* out);
   int on_alloc_pd(const ctl::AllocPdReq& r, ctl::AllocPdRep* rep, InFds& in, OutFds* out);
   int on_dealloc_pd(const ctl::DeallocPdReq& r, ctl::NoReply* rep, InFds& in, OutFds* out);
@@ -228,6 +233,10 @@ class ClientSession {
   ctl::PeerCred cred_{};
   Device* dev_ = nullptr;  // set by Hello
   int async_fd_ = -1;
+  // The rdma_cm file this connection opened (0: none) and our copy of its
+  // event pipe's read end.
+  std::uint32_t cm_file_ = 0;
+  int cm_event_fd_ = -1;
   // This connection's doorbell page (Hello); the engine reads it from Hello
   // until reclaim() has closed the client.
   shm::SharedRegion bells_;

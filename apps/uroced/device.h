@@ -18,9 +18,11 @@
 #include <netinet/in.h>
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "datapath/engine/gsi_queue.h"
 #include "datapath/engine/vnic_api.h"
 #include "datapath/engine/vnic_types.h"
 #include "datapath/port/arp_agent.h"
@@ -91,6 +93,11 @@ class Device {
   // One non-blocking neighbour lookup at the engine's current time: true
   // with *mac when known; otherwise ARP resolution is started or continues.
   virtual bool resolve(wire::Ipv4Addr ip, wire::MacAddr* mac) = 0;
+  // QP1 (the GSI) for the CM service: the MADs received since the last
+  // drain (appended), and one MAD sent to QP1 of (ip, mac) (ENOBUFS).
+  virtual void gsi_drain(std::vector<engine::GsiMad>* out) = 0;
+  virtual int gsi_send(wire::Ipv4Addr ip, wire::MacAddr mac,
+                       std::span<const std::uint8_t, wire::kMadBytes> mad) = 0;
   // Counters and object counts; the per-QP lines only when `with_qps`.
   virtual void snapshot(bool with_qps, DeviceSnapshot* out) = 0;
   // Appends the PFC/TTL events (storms, loop signals) the engine recorded

@@ -22,8 +22,9 @@ bool socket_is_live(const std::string& path) {
 }
 
 Server::Server(std::vector<Device*> devices, DaemonInfo info, ResolveTiming resolve)
-    : info_(std::move(info)), started_(std::chrono::steady_clock::now()) {
+    : cm_(devices), info_(std::move(info)), started_(std::chrono::steady_clock::now()) {
   env_.devices = std::move(devices);
+  env_.cm = &cm_;
   env_.handles = &handles_;
   env_.status = [this](std::uint32_t flags) { return status(flags); };
   env_.resolve = resolve;
@@ -62,6 +63,7 @@ int Server::start(const CpuAffinity* affinity) {
   link_up_.clear();
   for (const Device* d : env_.devices) link_up_.push_back(d->link_up());
   if (pipe2(wake_, O_CLOEXEC | O_NONBLOCK) != 0) return errno;
+  cm_.start();
   accept_thread_ = std::thread([this] { accept_loop(); });
   return 0;
 }
@@ -155,6 +157,7 @@ void Server::stop() {
     for (Conn& c : conns_) c.session->shutdown();
   }
   reap(true);
+  cm_.stop();
   if (listen_fd_ >= 0) {
     close(listen_fd_);
     listen_fd_ = -1;
@@ -190,6 +193,7 @@ std::string Server::status(std::uint32_t flags) {
   info.uptime_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
   info.clients = clients.size();
+  info.cm = cm_.status();
   const std::size_t room =
       ctl::kMaxMessageBytes - sizeof(ctl::MsgHeader) - sizeof(ctl::ReplyStatus);
   return status_json(info, env_.devices, snaps, with_qps,

@@ -24,6 +24,7 @@
 
 #include "apps/uroced/affinity.h"
 #include "apps/uroced/client_session.h"
+#include "apps/uroced/cm_service.h"
 #include "apps/uroced/device.h"
 #include "apps/uroced/status_json.h"
 
@@ -50,6 +51,8 @@ class Server {
   // The Status body for the kStatus* `flags` (any thread).
   std::string status(std::uint32_t flags);
   std::size_t client_count() const;
+  // The rdma_cm service (its counters, for status).
+  CmService& cm() { return cm_; }
 
  private:
   struct Conn {
@@ -69,6 +72,8 @@ class Server {
   // Joins and drops finished connections (all of them with `all`).
   void reap(bool all);
 
+  // Before env_: sessions reach it through env_.cm until they are reaped.
+  CmService cm_;
   SessionEnv env_;
   HandleCounter handles_;
   DaemonInfo info_;

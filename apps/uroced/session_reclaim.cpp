@@ -80,6 +80,12 @@ void ClientSession::destroy_mr_obj(MrObj& m) {
 void ClientSession::reclaim() {
   if (reclaimed_) return;
   reclaimed_ = true;
+  if (cm_file_ != 0) {
+    env_.cm->close_file(cm_file_);
+    cm_file_ = 0;
+  }
+  if (cm_event_fd_ >= 0) close(cm_event_fd_);
+  cm_event_fd_ = -1;
   if (dev_ == nullptr) {
     std::lock_guard<std::mutex> lk(event_mu_);
     if (async_fd_ >= 0) close(async_fd_);

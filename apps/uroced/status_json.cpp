@@ -136,6 +136,11 @@ json counters_json(const engine::VnicCounters& c) {
   j["rx_no_qp"] = c.rx_no_qp;
   j["rx_impair_drop"] = c.rx_impair_drop;
   j["rx_mac_control"] = c.rx_mac_control;
+  j["rx_gsi"] = c.rx_gsi;
+  j["rx_gsi_bad_opcode"] = c.rx_gsi_bad_opcode;
+  j["rx_gsi_bad_qkey"] = c.rx_gsi_bad_qkey;
+  j["rx_gsi_bad_length"] = c.rx_gsi_bad_length;
+  j["rx_gsi_full"] = c.rx_gsi_full;
   j["tx_frames"] = c.tx_frames;
   j["tx_bytes"] = c.tx_bytes;
   j["tx_arp"] = c.tx_arp;
@@ -143,6 +148,8 @@ json counters_json(const engine::VnicCounters& c) {
   j["tx_flushed"] = c.tx_flushed;
   j["tx_pumped"] = c.tx_pumped;
   j["tx_impair_drop"] = c.tx_impair_drop;
+  j["tx_gsi"] = c.tx_gsi;
+  j["tx_gsi_no_buffer"] = c.tx_gsi_no_buffer;
   j["doorbells"] = c.doorbells;
   j["doorbell_foreign"] = c.doorbell_foreign;
   j["ring_visits"] = c.ring_visits;
@@ -285,6 +292,29 @@ std::string status_json(const DaemonInfo& info, const std::vector<Device*>& devi
     }
   }
   j["devices"] = devs;
+  const CmStatus& c = info.cm;
+  j["cm"] = {{"files", c.files},
+             {"ids", c.ids},
+             {"listeners", c.listeners},
+             {"connections", c.connections},
+             {"commands", c.service.commands},
+             {"bad_commands", c.service.bad_commands},
+             {"events", c.service.events},
+             {"event_pipe_full", c.service.event_pipe_full},
+             {"mads_no_arp", c.service.mads_no_arp},
+             {"mads_no_buffer", c.service.mads_no_buffer},
+             {"mads_foreign_device", c.service.mads_foreign_device},
+             {"rx_mads", c.machine.rx_mads},
+             {"tx_mads", c.machine.tx_mads},
+             {"retransmits", c.machine.retransmits},
+             {"drop_bad_header", c.machine.drop_bad_header},
+             {"drop_unknown_attr", c.machine.drop_unknown_attr},
+             {"drop_unknown_conn", c.machine.drop_unknown_conn},
+             {"drop_wrong_state", c.machine.drop_wrong_state},
+             {"drop_bad_req", c.machine.drop_bad_req},
+             {"duplicates", c.machine.duplicates},
+             {"rej_no_listener", c.machine.rej_no_listener},
+             {"timeouts", c.machine.timeouts}};
   if (clients != nullptr) {
     json cl = json::array();
     for (const auto& c : *clients) cl.push_back(client_json(c));

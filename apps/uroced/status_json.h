@@ -49,6 +49,7 @@ struct DaemonInfo {
   std::uint32_t lcore = 0;
   double uptime_s = 0;
   std::size_t clients = 0;  // connections open, the asking one included
+  CmStatus cm{};            // the rdma_cm service (cm_service.h)
 };
 
 nlohmann::json counters_json(const engine::VnicCounters& c);

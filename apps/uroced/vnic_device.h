@@ -122,6 +122,13 @@ class VnicDevice final : public Device {
       out->pfc = vnic_.pfc_status();
     });
   }
+  void gsi_drain(std::vector<engine::GsiMad>* out) override {
+    engine_.call([&] { (void)vnic_.gsi_drain(out); });
+  }
+  int gsi_send(wire::Ipv4Addr ip, wire::MacAddr mac,
+               std::span<const std::uint8_t, wire::kMadBytes> mad) override {
+    return on_engine([&] { return vnic_.gsi_send(ip, mac, mad); });
+  }
   void drain_pfc_events(std::vector<pfc::PfcEvent>* out) override {
     engine_.call([&] { vnic_.drain_pfc_events(out); });
   }

@@ -35,6 +35,8 @@ const char* op_name(Op op) {
     case Op::kCreateAh: return "create_ah";
     case Op::kDestroyAh: return "destroy_ah";
     case Op::kStatus: return "status";
+    case Op::kCmOpen: return "cm_open";
+    case Op::kCmCommand: return "cm_command";
   }
   return "unknown";
 }
@@ -73,6 +75,8 @@ std::size_t request_bytes(Op op) {
     case Op::kCreateAh: return req_bytes<Op::kCreateAh>();
     case Op::kDestroyAh: return req_bytes<Op::kDestroyAh>();
     case Op::kStatus: return req_bytes<Op::kStatus>();
+    case Op::kCmOpen: return req_bytes<Op::kCmOpen>();
+    case Op::kCmCommand: return req_bytes<Op::kCmCommand>();
   }
   return 0;
 }

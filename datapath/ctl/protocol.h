@@ -44,7 +44,7 @@
 namespace uroce::ctl {
 
 inline constexpr std::uint32_t kMagic = 0x45435255;  // "URCE" little-endian
-inline constexpr std::uint16_t kVersion = 2;
+inline constexpr std::uint16_t kVersion = 3;
 // Largest message either side sends or accepts (a status reply's JSON body
 // is the only variable-length one).
 inline constexpr std::size_t kMaxMessageBytes = 64 * 1024;
@@ -77,8 +77,10 @@ enum class Op : std::uint16_t {
   kCreateAh = 21,
   kDestroyAh = 22,
   kStatus = 23,
+  kCmOpen = 24,
+  kCmCommand = 25,
 };
-inline constexpr std::uint16_t kMaxOp = 23;
+inline constexpr std::uint16_t kMaxOp = 25;
 
 const char* op_name(Op op);
 
@@ -363,6 +365,44 @@ struct StatusReq {
 inline constexpr std::uint32_t kStatusQps = 1u << 0;      // per-QP counters
 inline constexpr std::uint32_t kStatusClients = 1u << 1;  // clients and objects
 
+// ---- Connection manager (docs/cm.md) --------------------------------------
+// A connection that opens /dev/infiniband/rdma_cm for an application (the
+// interposer, verbs-provider/ucma_preload.cpp) sends CmOpen instead of
+// Hello; it may then send CmCommand only. The daemon's CM service keeps one
+// "file" per such connection, reclaimed when it closes.
+// CmOpen reply fds: [0] the read end of the file's event pipe: one byte per
+// event queued for the file (its readiness is the rdma_cm fd's readiness).
+struct CmOpenReq {
+  std::uint64_t reserved;
+};
+struct CmOpenRep {
+  std::uint32_t file;  // names this file in MIGRATE_ID (CmCommandReq.migrate_file)
+  std::uint32_t pad;
+};
+// One ucma command (<rdma/rdma_user_cm.h>) as the application wrote it:
+// the rdma_ucm_cmd_hdr fields and `in` bytes of body. For MIGRATE_ID the
+// interposer puts the target file's CmOpenRep.file in migrate_file (the
+// body's fd means nothing to the daemon).
+inline constexpr std::size_t kUcmaMaxBody = 320;
+inline constexpr std::size_t kUcmaMaxResponse = 352;
+struct CmCommandReq {
+  std::uint32_t cmd;
+  std::uint16_t in;
+  std::uint16_t out;
+  std::uint32_t migrate_file;
+  std::uint32_t pad;
+  std::uint8_t body[kUcmaMaxBody];
+};
+// What the kernel would have copied to the command's `response` pointer:
+// resp_len bytes to response_addr (the interposer copies them; 0: none).
+// The reply status is the write()'s errno.
+struct CmCommandRep {
+  std::uint64_t response_addr;
+  std::uint32_t resp_len;
+  std::uint32_t pad;
+  std::uint8_t resp[kUcmaMaxResponse];
+};
+
 // ---- Op -> request/reply types ----------------------------------------------
 struct NoReply {};
 template <Op>
@@ -396,6 +436,8 @@ UROCE_CTL_OP(kDestroySrq, DestroySrqReq, NoReply)
 UROCE_CTL_OP(kCreateAh, CreateAhReq, CreateAhRep)
 UROCE_CTL_OP(kDestroyAh, DestroyAhReq, NoReply)
 UROCE_CTL_OP(kStatus, StatusReq, NoReply)
+UROCE_CTL_OP(kCmOpen, CmOpenReq, CmOpenRep)
+UROCE_CTL_OP(kCmCommand, CmCommandReq, CmCommandRep)
 #undef UROCE_CTL_OP
 
 // fds each request carries, and each successful reply carries (a reply's
@@ -421,6 +463,8 @@ static_assert(sizeof(CreateQpReq) == 56 && sizeof(CreateQpRep) == 72);
 static_assert(sizeof(ModifyQpReq) == 8 + sizeof(ibv_qp_attr));
 static_assert(sizeof(CreateSrqReq) == 32 && sizeof(CreateSrqRep) == 48);
 static_assert(sizeof(CreateAhReq) == 8 + sizeof(ibv_ah_attr));
+static_assert(sizeof(CmOpenReq) == 8 && sizeof(CmOpenRep) == 8);
+static_assert(sizeof(CmCommandReq) == 336 && sizeof(CmCommandRep) == 368);
 static_assert(kWireStruct<HelloRep> && kWireStruct<ModifyQpReq> && kWireStruct<CreateQpRep> &&
               kWireStruct<CreateAhReq>);
 

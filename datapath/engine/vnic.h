@@ -14,6 +14,7 @@
 //                ordered error completions)
 //   timers.h     phase 3 (RC timers on a TimerHeap, ARP retransmissions)
 //   tx.h         phases 4 and 5 (pump through the scheduler, flush)
+//   gsi.h        QP1 (the GSI): CM MADs in and out
 // They are compiled only in the explicit-instantiation units, one per port
 // adapter: vnic_eth.cpp, vnic_sim.cpp and testbed/engine_vnic.cpp. Everyone
 // else includes this header alone. docs/engine.md describes the loop.
@@ -92,6 +93,7 @@
 #include "datapath/base/time.h"
 #include "datapath/engine/ah_table.h"
 #include "datapath/engine/cq_ring_sink.h"
+#include "datapath/engine/gsi_queue.h"
 #include "datapath/engine/loopback_queue.h"
 #include "datapath/engine/pfc_endpoint.h"
 #include "datapath/engine/qp_demux.h"
@@ -230,6 +232,13 @@ class Vnic {
   // false. Our own address resolves to our MAC.
   bool resolve(wire::Ipv4Addr ip, TimeNs now, wire::MacAddr* mac);
 
+  // QP1 (the GSI, gsi_queue.h): the CM MADs received since the last drain,
+  // appended to `out`; and one MAD sent from QP1 to QP1 of (ip, mac), left
+  // in the TX burst for the next flush (ENOBUFS: no TX buffer, counted).
+  std::size_t gsi_drain(std::vector<GsiMad>* out) { return gsi_.drain(out); }
+  int gsi_send(wire::Ipv4Addr ip, wire::MacAddr mac,
+               std::span<const std::uint8_t, wire::kMadBytes> mad);
+
   // Replaces the loss injection (impairment.h) and restarts its counts and
   // random streams; `c` must pass first_bad_field().
   void set_impairment(const ImpairConfig& c);
@@ -316,6 +325,9 @@ class Vnic {
   void emit_arp(std::span<const std::uint8_t> f);
   bool pfc_paused(const QpEntry& e, TimeNs now);
 
+  // gsi.h
+  void gsi_rx();
+
   // doorbells.h
   std::uint32_t doorbell_phase();
   std::uint32_t on_doorbell(std::uint32_t client, std::uint32_t db);
@@ -371,6 +383,10 @@ class Vnic {
   TimerHeap timers_;
   std::vector<std::uint32_t> due_;
   LoopbackQueue loop_;
+  // QP1's received MADs, and the PSN of the next MAD QP1 sends.
+  static constexpr std::uint32_t kGsiSlots = 64;
+  GsiQueue gsi_{kGsiSlots};
+  std::uint32_t gsi_psn_ = 0;
   PfcEndpoint pfc_;      // PFC generation/honouring and TTL, from cfg_.pfc
   Impairment impair_{};  // loss injection, from cfg_.impair
   TimeNs now_ = 0;

@@ -69,11 +69,16 @@ struct VnicCounters {
   std::uint64_t rx_dispatched = 0;  // RoCEv2 frames handed to a QP
   std::uint64_t rx_parse_errors = 0;
   std::array<std::uint64_t, wire::kNumParseErrors> parse_error{};
-  std::uint64_t rx_not_our_mac = 0;  // RoCEv2 to another (or a group) MAC
-  std::uint64_t rx_not_our_ip = 0;   // RoCEv2 to another IPv4 address
-  std::uint64_t rx_no_qp = 0;        // BTH destination QP not here
-  std::uint64_t rx_impair_drop = 0;  // RoCEv2 frames dropped by loss injection
-  std::uint64_t rx_mac_control = 0;  // EtherType 0x8808 (PAUSE/PFC), to the gate
+  std::uint64_t rx_not_our_mac = 0;     // RoCEv2 to another (or a group) MAC
+  std::uint64_t rx_not_our_ip = 0;      // RoCEv2 to another IPv4 address
+  std::uint64_t rx_no_qp = 0;           // BTH destination QP not here
+  std::uint64_t rx_impair_drop = 0;     // RoCEv2 frames dropped by loss injection
+  std::uint64_t rx_mac_control = 0;     // EtherType 0x8808 (PAUSE/PFC), to the gate
+  std::uint64_t rx_gsi = 0;             // MADs to QP1 queued for the CM service
+  std::uint64_t rx_gsi_bad_opcode = 0;  // to QP1 but not UD SEND_ONLY
+  std::uint64_t rx_gsi_bad_qkey = 0;    // to QP1 with a Q_Key other than 0x80010000
+  std::uint64_t rx_gsi_bad_length = 0;  // to QP1 with a payload other than 256 bytes
+  std::uint64_t rx_gsi_full = 0;        // dropped: the CM service's queue was full
   // TX.
   std::uint64_t tx_frames = 0;  // frames committed to the port
   std::uint64_t tx_bytes = 0;
@@ -84,6 +89,8 @@ struct VnicCounters {
   std::uint64_t tx_loopback = 0;       // frames to our own MAC, looped back
   std::uint64_t tx_loopback_drop = 0;  // of those, dropped: loopback queue full
   std::uint64_t tx_impair_drop = 0;    // RoCEv2 frames dropped by loss injection
+  std::uint64_t tx_gsi = 0;            // MADs sent from QP1
+  std::uint64_t tx_gsi_no_buffer = 0;  // MADs not sent: no TX buffer
   // Doorbells (shared rings).
   std::uint64_t doorbells = 0;         // doorbell bits collected from client pages
   std::uint64_t doorbell_foreign = 0;  // of those, naming no ring of that client

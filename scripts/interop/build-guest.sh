@@ -53,13 +53,15 @@ moddir=$kdir/lib/modules/$kv
 [ -f "$moddir/modules.dep" ] || depmod -b "$kdir" "$kv"
 
 # ---- what the guest contains ----------------------------------------------
-# Modules we load, in dependency order (from modules.dep).
-WANT_MODULES=(virtio_pci virtio_net 9pnet_virtio 9p crc32_generic crc32-pclmul rdma_rxe)
+# Modules we load, in dependency order (from modules.dep); rdma_ucm is the
+# kernel's rdma_cm (/dev/infiniband/rdma_cm) the rdma_cm cases talk to.
+WANT_MODULES=(virtio_pci virtio_net 9pnet_virtio 9p crc32_generic crc32-pclmul rdma_rxe rdma_ucm)
 # Stock programs from the host (Debian's rdma-core 44 and perftest 4.5).
 PROGRAMS=(
   /usr/bin/ibv_devices /usr/bin/ibv_devinfo /usr/bin/ibv_rc_pingpong /usr/bin/ibv_ud_pingpong
   /usr/bin/ib_write_bw /usr/bin/ib_send_bw /usr/bin/ib_send_lat /usr/bin/ib_read_bw
-  /usr/bin/ib_read_lat /usr/bin/ib_atomic_lat /usr/bin/ib_atomic_bw /usr/bin/rdma
+  /usr/bin/ib_read_lat /usr/bin/ib_atomic_lat /usr/bin/ib_atomic_bw /usr/bin/rdma /usr/bin/rping
+  /usr/bin/udaddy
 )
 PROVIDER=/usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav34.so
 for f in /bin/busybox "${PROGRAMS[@]}" "$PROVIDER" /sbin/ip; do
@@ -73,7 +75,7 @@ done
 key=$({
   echo "$kv"
   dpkg-query -W -f='${Package} ${Version}\n' busybox-static ibverbs-utils ibverbs-providers \
-    libibverbs1 perftest iproute2 2>/dev/null
+    libibverbs1 librdmacm1 rdmacm-utils perftest iproute2 2>/dev/null
   sha256sum "$HERE/build-guest.sh" "$HERE/guest-init.sh"
 } | sha256sum | cut -d' ' -f1)
 out=$CACHE/$kv
@@ -134,6 +136,8 @@ copy_with_libs() {
 }
 for p in "${PROGRAMS[@]}"; do copy_with_libs "$p"; done
 copy_with_libs "$PROVIDER"
+# glibc dlopens libgcc_s for pthread_exit/cancellation (rping's threads).
+copy_with_libs /lib/x86_64-linux-gnu/libgcc_s.so.1
 # iproute2's ip, not busybox's (no "rdma"-era options there).
 rm -f "$root/bin/ip" "$root/sbin/ip"
 copy_with_libs /sbin/ip /usr/sbin/ip

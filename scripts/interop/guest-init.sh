@@ -58,7 +58,19 @@ while [ "$n" -gt 0 ]; do
 done
 exit 1
 EOF
-chmod 755 /usr/bin/rxe-gid-index /usr/bin/wait-listen
+# wait-cm-listen PORT SECS: true once an rdma_cm id listens on PORT (the
+# kernel's resource tracking: `rdma resource show cm_id`).
+cat >/usr/bin/wait-cm-listen <<'EOF'
+#!/bin/sh
+n=$(($2 * 10))
+while [ "$n" -gt 0 ]; do
+  rdma resource show cm_id 2>/dev/null | grep -q "state LISTEN.*:$1 " && exit 0
+  usleep 100000
+  n=$((n - 1))
+done
+exit 1
+EOF
+chmod 755 /usr/bin/rxe-gid-index /usr/bin/wait-listen /usr/bin/wait-cm-listen
 
 mkdir -p /share
 if ! mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144,cache=none share /share; then

@@ -190,6 +190,19 @@ uroce_wait_for_line() {
   return 1
 }
 
+# True once the uroced of run dir RUN has an rdma_cm listener (uroce-ctl
+# status: cm.listeners), false after SECS or once process PID is gone.
+uroce_wait_cm_listen() {
+  local run=$1 secs=$2 pid=${3:-}
+  local deadline=$((SECONDS + secs))
+  while [ $SECONDS -lt "$deadline" ]; do
+    "$UROCE_CTL" --run-dir "$run" --json status 2>/dev/null | grep -q '"listeners":[1-9]' && return 0
+    if [ -n "$pid" ] && ! uroce_running "$pid"; then return 1; fi
+    sleep 0.1
+  done
+  return 1
+}
+
 # True once something listens on TCP PORT in namespace NS ("-" = this one).
 uroce_wait_listen() {
   local ns=$1 port=$2 secs=$3 pid=${4:-}

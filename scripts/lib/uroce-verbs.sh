@@ -25,7 +25,8 @@ UROCE_SRV_RC='' UROCE_CLI_RC=''
 UROCE_SRV_CMD='' UROCE_CLI_CMD=''
 
 # Runs the server, waits until it listens on TCP PORT (the programs'
-# out-of-band exchange), then runs the client. Each has TIMEOUT seconds; a
+# out-of-band exchange) or, with PORT "cm:RUN_DIR", until the uroced of
+# RUN_DIR has an rdma_cm listener, then runs the client. Each has TIMEOUT seconds; a
 # server still running a few seconds after its client ended is stopped.
 # SERVER_NS/CLIENT_NS: network namespace or "-". True when both exit 0.
 uroce_pair() {
@@ -55,10 +56,17 @@ uroce_pair() {
 
   local spid cpid
   uroce_bg spid --netns "$sns" --timeout "$limit" "$UROCE_SRV_OUT" "$UROCE_SRV_ERR" -- "${srv[@]}"
-  if ! uroce_wait_listen "$sns" "$port" 20 "$spid"; then
+  local listening=0 what="TCP port $port"
+  if [[ $port == cm:* ]]; then
+    what="rdma_cm (uroced ${port#cm:})"
+    uroce_wait_cm_listen "${port#cm:}" 20 "$spid" && listening=1
+  else
+    uroce_wait_listen "$sns" "$port" 20 "$spid" && listening=1
+  fi
+  if [ "$listening" -eq 0 ]; then
     uroce_kill_group KILL "$spid"
     uroce_wait "$spid" UROCE_SRV_RC
-    UROCE_WHY="server never listened on TCP port $port (exit status $UROCE_SRV_RC)"
+    UROCE_WHY="server never listened on $what (exit status $UROCE_SRV_RC)"
     return 1
   fi
   uroce_bg cpid --netns "$cns" --timeout "$limit" "$UROCE_CLI_OUT" "$UROCE_CLI_ERR" -- "${cli[@]}"

@@ -6,6 +6,7 @@
 #include "datapath/engine/vnic/entries.h"
 #include "datapath/wire/byteorder.h"
 #include "datapath/wire/eth.h"
+#include "datapath/wire/mad.h"
 
 namespace uroce::engine {
 
@@ -82,6 +83,10 @@ inline void Vnic<PortIo, Sched>::on_frame(std::span<const std::uint8_t> f, TimeN
   }
   if (pkt_.ip.dst() != cfg_.ip) {
     ++ctr_.rx_not_our_ip;
+    return;
+  }
+  if (pkt_.bth.dest_qp() == wire::kGsiQpn) {
+    gsi_rx();
     return;
   }
   QpEntry* e = demux_.find(pkt_.bth.dest_qp());

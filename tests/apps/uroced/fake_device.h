@@ -67,7 +67,30 @@ class FakeDevice final : public Device {
   int dereg_mr(std::uint32_t) override { return ENOSYS; }
   int create_ah(const engine::AhCreate&) override { return ENOSYS; }
   int destroy_ah(engine::ObjId) override { return ENOSYS; }
-  bool resolve(wire::Ipv4Addr, wire::MacAddr*) override { return false; }
+  // Neighbours: none unless `resolvable`, then 02:00:00:00:00:<last byte>.
+  bool resolvable = false;
+  bool resolve(wire::Ipv4Addr ip, wire::MacAddr* mac) override {
+    if (!resolvable) return false;
+    *mac = wire::MacAddr{{0x02, 0, 0, 0, 0, static_cast<std::uint8_t>(ip.v)}};
+    return true;
+  }
+  // QP1: what a test queued for the CM service, and what it sent.
+  std::vector<engine::GsiMad> gsi_in;
+  std::vector<engine::GsiMad> gsi_out;
+  void gsi_drain(std::vector<engine::GsiMad>* out) override {
+    out->insert(out->end(), gsi_in.begin(), gsi_in.end());
+    gsi_in.clear();
+  }
+  int gsi_send(wire::Ipv4Addr ip, wire::MacAddr mac,
+               std::span<const std::uint8_t, wire::kMadBytes> mad) override {
+    engine::GsiMad m;
+    m.peer_ip = ip;
+    m.peer_mac = mac;
+    m.src_qp = wire::kGsiQpn;
+    std::copy(mad.begin(), mad.end(), m.mad.begin());
+    gsi_out.push_back(m);
+    return 0;
+  }
   void snapshot(bool, DeviceSnapshot* out) override { *out = snap; }
   std::vector<pfc::PfcEvent> events;  // what drain_pfc_events() hands out
   void drain_pfc_events(std::vector<pfc::PfcEvent>* out) override {

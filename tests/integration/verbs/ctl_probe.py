@@ -23,7 +23,7 @@ import struct
 import sys
 
 MAGIC = 0x45435255
-VERSION = 2
+VERSION = 3
 HDR = struct.Struct("<IHHII")
 STATUS = struct.Struct("<iI")
 

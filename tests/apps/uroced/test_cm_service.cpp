@@ -1,0 +1,309 @@
+// The rdma_cm service (apps/uroced/cm_service.cpp, ucma_commands.cpp) over
+// two fake devices whose QP1 MADs the test carries by hand: ucma commands
+// as librdmacm writes them, a connection from one file to another, bad
+// commands with their exact errors, and the reclaim of a closed file.
+#include "apps/uroced/cm_service.h"
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <limits>
+
+#include "datapath/wire/cm_dreq.h"
+#include "tests/apps/uroced/fake_device.h"
+
+namespace uroce::daemon {
+namespace {
+
+using testing::FakeDevice;
+
+constexpr std::uint32_t kIp0 = (10u << 24) | 1;
+constexpr std::uint32_t kIp1 = (10u << 24) | 2;
+constexpr TimeNs kLater = std::numeric_limits<TimeNs>::max() / 2;
+
+template <class T>
+ctl::CmCommandReq cmd(std::uint32_t op, const T& body, std::uint16_t out = 0) {
+  ctl::CmCommandReq r{};
+  r.cmd = op;
+  r.in = sizeof(T);
+  r.out = out;
+  std::memcpy(r.body, &body, sizeof(T));
+  return r;
+}
+
+sockaddr_in6 v4(std::uint32_t ip, std::uint16_t port) {
+  sockaddr_in in{};
+  in.sin_family = AF_INET;
+  in.sin_addr.s_addr = htonl(ip);
+  in.sin_port = htons(port);
+  sockaddr_in6 s{};
+  std::memcpy(&s, &in, sizeof(in));
+  return s;
+}
+
+struct Service : ::testing::Test {
+  FakeDevice d0{"uroce0", 9000, 1};
+  FakeDevice d1{"uroce1", 9000, 2};
+  CmService cm{{&d0, &d1}};
+  std::vector<int> fds;
+
+  void SetUp() override {
+    d0.resolvable = true;
+    d1.resolvable = true;
+  }
+  void TearDown() override {
+    for (int f : fds) close(f);
+  }
+  std::uint32_t open() {
+    std::uint32_t file = 0;
+    int fd = -1;
+    EXPECT_EQ(cm.open_file(&file, &fd), 0);
+    fds.push_back(fd);
+    return file;
+  }
+  int run(std::uint32_t file, const ctl::CmCommandReq& r, ctl::CmCommandRep* rep = nullptr) {
+    ctl::CmCommandRep scratch{};
+    return cm.command(file, r, rep != nullptr ? rep : &scratch);
+  }
+  std::uint32_t create(std::uint32_t file, std::uint64_t uid) {
+    rdma_ucm_create_id c{};
+    c.uid = uid;
+    c.response = 0x1000;
+    c.ps = RDMA_PS_TCP;
+    c.qp_type = IBV_QPT_RC;
+    ctl::CmCommandRep rep{};
+    EXPECT_EQ(run(file, cmd(RDMA_USER_CM_CMD_CREATE_ID, c, 4), &rep), 0);
+    EXPECT_EQ(rep.response_addr, 0x1000u);
+    EXPECT_EQ(rep.resp_len, 4u);
+    rdma_ucm_create_id_resp r;
+    std::memcpy(&r, rep.resp, sizeof(r));
+    return r.id;
+  }
+  rdma_ucm_event_resp event(std::uint32_t file) {
+    rdma_ucm_get_event g{};
+    g.response = 0x2000;
+    ctl::CmCommandRep rep{};
+    EXPECT_EQ(run(file, cmd(RDMA_USER_CM_CMD_GET_EVENT, g, sizeof(rdma_ucm_event_resp)), &rep), 0);
+    rdma_ucm_event_resp e{};
+    std::memcpy(&e, rep.resp, sizeof(e));
+    return e;
+  }
+  // Carries the MADs each device sent to the other device's QP1.
+  void pump() {
+    for (auto& m : d0.gsi_out) {
+      m.peer_ip = d0.config().ip;
+      d1.gsi_in.push_back(m);
+    }
+    for (auto& m : d1.gsi_out) {
+      m.peer_ip = d1.config().ip;
+      d0.gsi_in.push_back(m);
+    }
+    d0.gsi_out.clear();
+    d1.gsi_out.clear();
+    cm.tick(0);
+  }
+  // A listener on uroce1 (file s) and a connected id on uroce0 (file c).
+  struct Conn {
+    std::uint32_t s = 0, c = 0, listener = 0, child = 0, id = 0;
+  };
+  Conn connect() {
+    Conn k;
+    k.s = open();
+    k.c = open();
+    k.listener = create(k.s, 0xaaa);
+    rdma_ucm_bind_ip b{};
+    b.addr = v4(kIp1, 7000);
+    b.id = k.listener;
+    EXPECT_EQ(run(k.s, cmd(RDMA_USER_CM_CMD_BIND_IP, b)), 0);
+    rdma_ucm_listen l{};
+    l.id = k.listener;
+    EXPECT_EQ(run(k.s, cmd(RDMA_USER_CM_CMD_LISTEN, l)), 0);
+    k.id = create(k.c, 0xccc);
+    rdma_ucm_resolve_ip ri{};
+    ri.dst_addr = v4(kIp1, 7000);
+    ri.id = k.id;
+    EXPECT_EQ(run(k.c, cmd(RDMA_USER_CM_CMD_RESOLVE_IP, ri)), 0);
+    cm.tick(0);
+    EXPECT_EQ(event(k.c).event, kEvAddrResolved);
+    rdma_ucm_resolve_route rr{};
+    rr.id = k.id;
+    EXPECT_EQ(run(k.c, cmd(RDMA_USER_CM_CMD_RESOLVE_ROUTE, rr)), 0);
+    EXPECT_EQ(event(k.c).event, kEvRouteResolved);
+    rdma_ucm_connect cn{};
+    cn.id = k.id;
+    cn.conn_param.qp_num = 0x11;
+    cn.conn_param.responder_resources = 4;
+    cn.conn_param.initiator_depth = 2;
+    cn.conn_param.retry_count = 7;
+    cn.conn_param.rnr_retry_count = 7;
+    cn.conn_param.private_data_len = 3;
+    std::memcpy(cn.conn_param.private_data, "abc", 3);
+    EXPECT_EQ(run(k.c, cmd(RDMA_USER_CM_CMD_CONNECT, cn)), 0);
+    EXPECT_EQ(d0.gsi_out.size(), 1u);  // the REQ leaves uroce0 for 10.0.0.2
+    pump();
+    const rdma_ucm_event_resp req = event(k.s);
+    EXPECT_EQ(req.event, kEvConnectRequest);
+    EXPECT_EQ(req.uid, 0xaaau);
+    EXPECT_EQ(req.param.conn.qp_num, 0x11u);
+    EXPECT_EQ(req.param.conn.responder_resources, 2);  // the peer's initiator depth
+    EXPECT_EQ(std::memcmp(req.param.conn.private_data, "abc", 3), 0);
+    k.child = req.id;
+    rdma_ucm_accept a{};
+    a.id = k.child;
+    a.uid = 0xbbb;
+    a.conn_param.qp_num = 0x22;
+    EXPECT_EQ(run(k.s, cmd(RDMA_USER_CM_CMD_ACCEPT, a)), 0);
+    pump();
+    const rdma_ucm_event_resp rep = event(k.c);
+    EXPECT_EQ(rep.event, kEvConnectResponse);
+    EXPECT_EQ(rep.uid, 0xcccu);
+    EXPECT_EQ(rep.param.conn.qp_num, 0x22u);
+    rdma_ucm_accept rtu{};
+    rtu.id = k.id;
+    EXPECT_EQ(run(k.c, cmd(RDMA_USER_CM_CMD_ACCEPT, rtu)), 0);
+    pump();
+    const rdma_ucm_event_resp est = event(k.s);
+    EXPECT_EQ(est.event, kEvEstablished);
+    EXPECT_EQ(est.uid, 0xbbbu);
+    return k;
+  }
+};
+
+TEST_F(Service, Command_ConnectsTwoFilesOverQp1) {
+  const Conn k = connect();
+  // The active side's RTR attributes name the passive QP and the peer GID.
+  rdma_ucm_init_qp_attr q{};
+  q.response = 0x3000;
+  q.id = k.id;
+  q.qp_state = IBV_QPS_RTR;
+  ctl::CmCommandRep rep{};
+  ASSERT_EQ(run(k.c, cmd(RDMA_USER_CM_CMD_INIT_QP_ATTR, q, sizeof(ib_uverbs_qp_attr)), &rep), 0);
+  ib_uverbs_qp_attr a;
+  std::memcpy(&a, rep.resp, sizeof(a));
+  EXPECT_EQ(a.dest_qp_num, 0x22u);
+  EXPECT_EQ(a.ah_attr.grh.sgid_index, 1);
+  EXPECT_EQ(a.ah_attr.grh.dgid[15], 2);
+  EXPECT_EQ(a.ah_attr.grh.dgid[10], 0xff);
+  EXPECT_NE(a.qp_attr_mask & IBV_QP_DEST_QPN, 0u);
+  // QUERY_ROUTE: uroce0's GUID (the client reached 10.0.0.2 from uroce0).
+  rdma_ucm_query qr{};
+  qr.response = 0x4000;
+  qr.id = k.id;
+  ASSERT_EQ(run(k.c, cmd(RDMA_USER_CM_CMD_QUERY_ROUTE, qr, sizeof(rdma_ucm_query_route_resp)),
+                &rep),
+            0);
+  rdma_ucm_query_route_resp r;
+  std::memcpy(&r, rep.resp, sizeof(r));
+  EXPECT_EQ(r.num_paths, 1u);
+  EXPECT_EQ(r.ibdev_index, 0xffffffffu);
+  EXPECT_EQ(reinterpret_cast<const std::uint8_t*>(&r.node_guid)[7], 1);
+  const CmStatus st = cm.status();
+  EXPECT_EQ(st.files, 2u);
+  EXPECT_EQ(st.listeners, 1u);
+  EXPECT_EQ(st.connections, 2u);
+}
+
+TEST_F(Service, Command_BadInputGetsItsExactError) {
+  const std::uint32_t f = open();
+  const std::uint32_t g = open();
+  const std::uint32_t id = create(f, 1);
+  rdma_ucm_listen l{};
+  l.id = id;
+  EXPECT_EQ(run(g, cmd(RDMA_USER_CM_CMD_LISTEN, l)), ENOENT);  // another file's id
+  l.id = 9999;
+  EXPECT_EQ(run(f, cmd(RDMA_USER_CM_CMD_LISTEN, l)), ENOENT);
+  rdma_ucm_notify n{};
+  EXPECT_EQ(run(f, cmd(RDMA_USER_CM_CMD_NOTIFY, n)), ENOSYS);
+  rdma_ucm_get_event ge{};
+  EXPECT_EQ(run(f, cmd(RDMA_USER_CM_CMD_GET_EVENT, ge)), ENODATA);
+  rdma_ucm_create_id c{};
+  c.ps = RDMA_PS_IPOIB;
+  c.qp_type = IBV_QPT_UD;
+  EXPECT_EQ(run(f, cmd(RDMA_USER_CM_CMD_CREATE_ID, c)), EPROTONOSUPPORT);
+  c.ps = RDMA_PS_UDP;
+  c.qp_type = IBV_QPT_RC;  // UDP's ids are UD
+  EXPECT_EQ(run(f, cmd(RDMA_USER_CM_CMD_CREATE_ID, c)), EINVAL);
+  rdma_ucm_bind b{};
+  b.id = id;
+  b.addr.ss_family = 27;  // AF_IB: librdmacm's probe
+  EXPECT_EQ(run(f, cmd(RDMA_USER_CM_CMD_BIND, b)), EAFNOSUPPORT);
+  rdma_ucm_bind_ip bi{};
+  bi.id = id;
+  bi.addr = v4((192u << 24) | 7, 1);
+  EXPECT_EQ(run(f, cmd(RDMA_USER_CM_CMD_BIND_IP, bi)), EADDRNOTAVAIL);
+  bi.addr = v4(kIp0, 5000);
+  EXPECT_EQ(run(f, cmd(RDMA_USER_CM_CMD_BIND_IP, bi)), 0);
+  const std::uint32_t other = create(f, 2);
+  bi.id = other;
+  EXPECT_EQ(run(f, cmd(RDMA_USER_CM_CMD_BIND_IP, bi)), EADDRINUSE);
+  rdma_ucm_connect cn{};
+  cn.id = other;
+  EXPECT_EQ(run(f, cmd(RDMA_USER_CM_CMD_CONNECT, cn)), EINVAL);  // no route yet
+  ctl::CmCommandReq big = cmd(RDMA_USER_CM_CMD_LISTEN, l);
+  big.in = ctl::kUcmaMaxBody + 1;
+  EXPECT_EQ(run(f, big), EINVAL);
+  EXPECT_EQ(cm.command(12345, big, nullptr), EBADF);
+  EXPECT_EQ(cm.status().service.bad_commands, 12u);
+}
+
+TEST_F(Service, Tick_UnresolvableAddressGivesAddrError) {
+  d0.resolvable = false;
+  d1.resolvable = false;
+  const std::uint32_t f = open();
+  const std::uint32_t id = create(f, 5);
+  rdma_ucm_resolve_ip ri{};
+  ri.dst_addr = v4((10u << 24) | 99, 1);
+  ri.id = id;
+  ASSERT_EQ(run(f, cmd(RDMA_USER_CM_CMD_RESOLVE_IP, ri)), 0);
+  cm.tick(0);
+  rdma_ucm_get_event ge{};
+  EXPECT_EQ(run(f, cmd(RDMA_USER_CM_CMD_GET_EVENT, ge)), ENODATA);
+  cm.tick(kLater);
+  const rdma_ucm_event_resp e = event(f);
+  EXPECT_EQ(e.event, kEvAddrError);
+  EXPECT_EQ(static_cast<int>(e.status), -EHOSTUNREACH);
+  EXPECT_EQ(e.uid, 5u);
+}
+
+TEST_F(Service, CloseFile_ReleasesConnectionsOnTheWire) {
+  const Conn k = connect();
+  cm.close_file(k.c);
+  // The client's process is gone: its connection sends a DREQ.
+  ASSERT_EQ(d0.gsi_out.size(), 1u);
+  const wire::MadHdr h = wire::MadHdr::read(d0.gsi_out[0].mad.data());
+  EXPECT_EQ(h.attr_id(), static_cast<std::uint16_t>(wire::CmAttr::kDreq));
+  pump();
+  EXPECT_EQ(event(k.s).event, kEvDisconnected);
+  const CmStatus st = cm.status();
+  EXPECT_EQ(st.files, 1u);
+  EXPECT_EQ(st.ids, 2u);  // the listener and its accepted child
+}
+
+TEST_F(Service, DestroyId_DropsItsQueuedEventsAndCountsReported) {
+  const std::uint32_t f = open();
+  const std::uint32_t id = create(f, 7);
+  rdma_ucm_resolve_ip ri{};
+  ri.dst_addr = v4(kIp1, 1);
+  ri.id = id;
+  ASSERT_EQ(run(f, cmd(RDMA_USER_CM_CMD_RESOLVE_IP, ri)), 0);
+  cm.tick(0);
+  EXPECT_EQ(event(f).event, kEvAddrResolved);
+  rdma_ucm_resolve_route rr{};
+  rr.id = id;
+  ASSERT_EQ(run(f, cmd(RDMA_USER_CM_CMD_RESOLVE_ROUTE, rr)), 0);
+  rdma_ucm_destroy_id d{};
+  d.response = 0x5000;
+  d.id = id;
+  ctl::CmCommandRep rep{};
+  ASSERT_EQ(run(f, cmd(RDMA_USER_CM_CMD_DESTROY_ID, d, 4), &rep), 0);
+  rdma_ucm_destroy_id_resp r;
+  std::memcpy(&r, rep.resp, sizeof(r));
+  EXPECT_EQ(r.events_reported, 1u);  // ROUTE_RESOLVED was never taken
+  rdma_ucm_get_event ge{};
+  EXPECT_EQ(run(f, cmd(RDMA_USER_CM_CMD_GET_EVENT, ge)), ENODATA);
+}
+
+}  // namespace
+}  // namespace uroce::daemon
