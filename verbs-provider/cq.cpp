@@ -65,7 +65,7 @@ UroceCq* create_cq_common(ibv_context* ctx, int cqe, ibv_comp_channel* channel, 
       errno = EINVAL;
       return nullptr;
     }
-    const int rc = st->channels.handle_for(&st->ctl, channel->fd, &channel_handle);
+    const int rc = st->channels.handle_for(&st->ctl, channel, &channel_handle);
     if (rc != 0) {
       errno = rc;
       return nullptr;

@@ -10,26 +10,52 @@
 
 #include <cstdlib>
 
+#include "verbs-provider/channel_abi.h"
 #include "verbs-provider/driver_abi.h"
 
 namespace uroce::provider {
 namespace {
 
 using CreateFn = ibv_comp_channel* (*)(ibv_context*);
+using DestroyFn = int (*)(ibv_comp_channel*);
 
 struct Lib {
   Lib() {
     const char* path = std::getenv("UROCE_PRELOAD_LIB");
     if (path != nullptr) handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (handle != nullptr)
+    if (handle != nullptr) {
       fn = reinterpret_cast<CreateFn>(dlsym(handle, "ibv_create_comp_channel"));
+      destroy = reinterpret_cast<DestroyFn>(dlsym(handle, "ibv_destroy_comp_channel"));
+    }
   }
   ~Lib() {
     if (handle != nullptr) dlclose(handle);
   }
   void* handle = nullptr;
   CreateFn fn = nullptr;
+  DestroyFn destroy = nullptr;
 };
+
+// A uroce context as the interposer recognises it (the provider's name).
+struct FakeUroceContext {
+  FakeUroceContext() {
+    ops.name = "uroce";
+    dev.ops = &ops;
+    ctx.device = &dev.device;
+    pthread_mutex_init(&ctx.mutex, nullptr);
+  }
+  ~FakeUroceContext() { pthread_mutex_destroy(&ctx.mutex); }
+  verbs_abi::verbs_device_ops ops{};
+  verbs_abi::verbs_device dev{};
+  ibv_context ctx{};
+};
+
+int callback_calls = 0;
+int callback_fd_open = 0;
+void count_destroy(void* cookie, ibv_comp_channel* ch) {
+  callback_calls += cookie == &callback_calls;
+  callback_fd_open = fcntl(ch->fd, F_GETFD) >= 0;
+}
 
 TEST(PreloadCreateCompChannel_Uroce, ReadEndOfAPipeWithoutWriters) {
   Lib lib;
@@ -57,6 +83,42 @@ TEST(PreloadCreateCompChannel_Uroce, ReadEndOfAPipeWithoutWriters) {
   // ibv_destroy_comp_channel's way of freeing it.
   close(ch->fd);
   std::free(ch);
+}
+
+TEST(PreloadDestroyCompChannel_Uroce, CallsTheProviderBeforeClosingAndRefusesWhileUsed) {
+  Lib lib;
+  if (lib.handle == nullptr) GTEST_SKIP() << "UROCE_PRELOAD_LIB not set or not loadable";
+  ASSERT_NE(lib.destroy, nullptr);
+  FakeUroceContext fc;
+  ibv_comp_channel* ch = lib.fn(&fc.ctx);
+  ASSERT_NE(ch, nullptr);
+  PreloadChannel* pc = as_preload_channel(ch);
+  ASSERT_NE(pc, nullptr);
+  EXPECT_EQ(pc->on_destroy, nullptr);
+  pc->on_destroy = &count_destroy;
+  pc->cookie = &callback_calls;
+  callback_calls = 0;
+  // A CQ still uses it: libibverbs' EBUSY, and the daemon is not told.
+  ch->refcnt = 1;
+  EXPECT_EQ(lib.destroy(ch), EBUSY);
+  EXPECT_EQ(callback_calls, 0);
+  ch->refcnt = 0;
+  const int fd = ch->fd;
+  EXPECT_EQ(lib.destroy(ch), 0);
+  EXPECT_EQ(callback_calls, 1);
+  EXPECT_EQ(callback_fd_open, 1);  // told while the pipe still existed
+  EXPECT_EQ(fcntl(fd, F_GETFD), -1);
+}
+
+TEST(PreloadDestroyCompChannel_Uroce, WithoutCallbackJustCloses) {
+  Lib lib;
+  if (lib.handle == nullptr) GTEST_SKIP() << "UROCE_PRELOAD_LIB not set or not loadable";
+  FakeUroceContext fc;
+  ibv_comp_channel* ch = lib.fn(&fc.ctx);
+  ASSERT_NE(ch, nullptr);
+  const int fd = ch->fd;
+  EXPECT_EQ(lib.destroy(ch), 0);
+  EXPECT_EQ(fcntl(fd, F_GETFD), -1);
 }
 
 TEST(PreloadCreateCompChannel_Exports, OnlyTheInterposedSymbol) {
