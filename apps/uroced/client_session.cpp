@@ -116,6 +116,24 @@ void ClientSession::run() {
   reclaim();
 }
 
+void ClientSession::serve_status_only(int refusal) {
+  InFds fds;
+  const ctl::IoResult r = ctl::recv_msg(sock_, buf_, std::span<int>(fds.fd, 16));
+  if (!r.ok()) return;
+  fds.n = r.nfds;
+  ++requests_;
+  const std::span<const std::byte> msg(buf_.data(), r.bytes);
+  ctl::MsgHeader h;
+  const MsgCheck c = check_request(msg, fds.n, &h);
+  if (c.ok() && static_cast<Op>(h.op) == Op::kStatus) {
+    ctl::StatusReq req;
+    std::memcpy(&req, msg.data() + sizeof(h), sizeof(req));
+    on_status(h, req);
+    return;
+  }
+  (void)send_reply(h, c.ok() ? refusal : c.status, nullptr, 0, {});
+}
+
 bool ClientSession::handle_message(std::span<const std::byte> msg, InFds& fds) {
   ctl::MsgHeader h;
   const MsgCheck c = check_request(msg, fds.n, &h);

@@ -103,6 +103,11 @@ class ClientSession {
   // Serves requests until the peer closes, a fatal protocol error, or
   // shutdown(); then reclaims every object.
   void run();
+  // Instead of run(), for a connection the server has no thread for (at
+  // its descriptor or connection limit): reads one request (the socket's
+  // receive timeout bounds the wait) and answers it if it is Status, with
+  // `refusal` otherwise. Nothing is created, so nothing needs reclaiming.
+  void serve_status_only(int refusal);
   // Any thread: makes run() return (its blocking read sees end of file).
   void shutdown();
   // Any thread (the server's link monitor): if this client has opened

@@ -4,6 +4,7 @@
 //
 //   uroced [--config FILE] [--run-dir DIR] [--lcore N] [--poll busy|backoff]
 //          [--eal-arg ARG]... [--device SPEC]... [--log-level LEVEL]
+//          [--limit KEY=VALUE]...
 //
 // Precedence: built-in defaults < the file < the command line. --device
 // (repeatable) replaces the file's whole device list; --eal-arg (repeatable)
@@ -21,6 +22,7 @@
 #include <string_view>
 #include <vector>
 
+#include "apps/uroced/resource_limits.h"
 #include "datapath/engine/impairment.h"
 #include "datapath/engine/pfc_endpoint.h"
 #include "datapath/port/eal_config.h"
@@ -85,6 +87,8 @@ struct DaemonConfig {
   std::string file_prefix;  // empty: "uroced-<pid>"
   // [[device]]
   std::vector<DeviceConfig> devices;
+  // [limits]
+  Limits limits;
 
   std::string socket_path() const { return run_dir + "/uroced.sock"; }
   std::string sysfs_root() const { return run_dir + "/sysfs"; }
@@ -99,6 +103,7 @@ struct CommandLine {
   std::optional<std::string> log_level;
   std::vector<std::string> eal_args;
   std::vector<std::string> devices;
+  std::vector<std::string> limits;  // --limit KEY=VALUE, [limits] keys
 };
 
 // Parses argv. Returns -1 when the caller should go on; otherwise the exit

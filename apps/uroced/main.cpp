@@ -191,6 +191,7 @@ int run(const DaemonConfig& cfg) {
   info.poll = to_string(cfg.poll);
   info.lcore = cfg.lcore;
   Server server(device_ptrs, info);
+  server.set_limits(cfg.limits);
   if (server.listen(cfg.socket_path(), &err) != 0) return fail(err);
 
   SysfsTree tree(cfg.sysfs_root());

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -59,6 +60,9 @@ int Server::listen(const std::string& path, std::string* error) {
 
 int Server::start(const CpuAffinity* affinity) {
   affinity_ = affinity;
+  // Non-blocking: the accept thread drains the queue until EAGAIN.
+  (void)fcntl(listen_fd_, F_SETFL, fcntl(listen_fd_, F_GETFL) | O_NONBLOCK);
+  reserve_fd_ = open("/dev/null", O_RDONLY | O_CLOEXEC);
   link_up_.clear();
   for (const Device* d : env_.devices) link_up_.push_back(d->link_up());
   if (pipe2(wake_, O_CLOEXEC | O_NONBLOCK) != 0) return errno;
@@ -66,12 +70,35 @@ int Server::start(const CpuAffinity* affinity) {
   return 0;
 }
 
+namespace {
+
+TimeNs steady_now() {
+  return static_cast<TimeNs>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                 std::chrono::steady_clock::now().time_since_epoch())
+                                 .count());
+}
+
+}  // namespace
+
 void Server::accept_loop() {
   if (affinity_ != nullptr) (void)affinity_->apply_to_current_thread();
   for (;;) {
-    pollfd p[2] = {{listen_fd_, POLLIN, 0}, {wake_[0], POLLIN, 0}};
-    const int n = poll(p, 2, kLinkPollMs);
+    const TimeNs now = steady_now();
+    const bool paused = now < accept_paused_until_;
+    int timeout = kLinkPollMs;
+    if (paused) {
+      timeout =
+          std::min<int>(timeout, static_cast<int>((accept_paused_until_ - now) / kNsPerMs) + 1);
+    }
+    // A negative fd is ignored by poll: while paused only stop() and the
+    // link timer wake this thread, however many connections are queued.
+    pollfd p[2] = {{paused ? -1 : listen_fd_, POLLIN, 0}, {wake_[0], POLLIN, 0}};
+    const int n = poll(p, 2, timeout);
     check_links();
+    // Finished connections hold their socket until joined: reaped here too,
+    // not only after an accept, or a daemon at its descriptor limit (where
+    // accepts fail) would never get them back.
+    reap(false);
     if (n == 0) continue;
     if (n < 0) {
       if (errno == EINTR) continue;
@@ -80,14 +107,35 @@ void Server::accept_loop() {
     }
     if (p[1].revents != 0) return;
     if ((p[0].revents & POLLIN) == 0) continue;
+    accept_pending();
+    std::lock_guard<std::mutex> lk(mu_);
+    if (stopped_) return;
+  }
+}
+
+void Server::accept_pending() {
+  for (int i = 0; i < kAcceptBatch; ++i) {
     const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
     if (fd < 0) {
-      if (errno != EINTR && errno != ECONNABORTED && errno != EAGAIN) {
-        spdlog::warn("control socket: accept failed: {}", std::strerror(errno));
+      const int err = errno;
+      if (err == EINTR || err == ECONNABORTED) continue;
+      if (err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM) {
+        at_descriptor_limit(err);
+      } else if (err != EAGAIN && err != EWOULDBLOCK) {
+        std::uint64_t suppressed = 0;
+        if (accept_log_.allow(steady_now(), &suppressed)) {
+          spdlog::warn("control socket: accept failed: {}", std::strerror(err));
+        }
+        accept_paused_until_ = steady_now() + kAcceptPauseMs * kNsPerMs;
       }
-      continue;
+      return;
     }
     reap(false);
+    if (live_connections() >= limits_.connections) {
+      ++refused_;
+      refuse(fd, EAGAIN);
+      continue;
+    }
     std::lock_guard<std::mutex> lk(mu_);
     if (stopped_) {
       close(fd);
@@ -102,6 +150,55 @@ void Server::accept_loop() {
     });
   }
 }
+
+void Server::at_descriptor_limit(int err) {
+  ++fd_limit_hits_;
+  // The classic trick: give the reserve descriptor back for one accept,
+  // handle that connection, take the reserve again; until the queue is
+  // empty (or the reserve cannot be had again: another thread took the
+  // slot). The queue then no longer wakes poll at once, and root's status
+  // request in it is answered.
+  for (int i = 0; i < kAcceptBatch && reserve_fd_ >= 0; ++i) {
+    close(reserve_fd_);
+    const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+    const int accept_err = errno;
+    if (fd >= 0) {
+      ++refused_;
+      refuse(fd, EMFILE);
+    }
+    reserve_fd_ = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (fd < 0 && accept_err != EINTR && accept_err != ECONNABORTED) break;
+  }
+  const TimeNs now = steady_now();
+  accept_paused_until_ = now + kAcceptPauseMs * kNsPerMs;
+  std::uint64_t suppressed = 0;
+  if (accept_log_.allow(now, &suppressed)) {
+    spdlog::warn(
+        "control socket: out of descriptors ({}): {} accept failure{} and {} connection{} refused "
+        "since the last message; accepting paused for {} ms at a time",
+        std::strerror(err), fd_limit_hits_, fd_limit_hits_ == 1 ? "" : "s", refused_,
+        refused_ == 1 ? "" : "s", kAcceptPauseMs);
+    fd_limit_hits_ = 0;
+    refused_ = 0;
+  }
+}
+
+void Server::refuse(int fd, int refusal) {
+  ctl::PeerCred cred{};
+  if (!ctl::peer_cred(fd, &cred) || cred.uid != 0) {
+    close(fd);
+    return;
+  }
+  // Root (the administrator's uroce-ctl) is answered inline, its one
+  // request read within kRefusedReadMs: the accept thread waits no longer.
+  const timeval tv{0, kRefusedReadMs * 1000};
+  (void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  (void)setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+  ClientSession session(env_, fd, next_client_.fetch_add(1));
+  session.serve_status_only(refusal);
+}
+
+std::size_t Server::live_connections() { return client_count(); }
 
 void Server::check_links() {
   for (std::size_t i = 0; i < env_.devices.size(); ++i) {
@@ -164,6 +261,8 @@ void Server::stop() {
     if (f >= 0) close(f);
     f = -1;
   }
+  if (reserve_fd_ >= 0) close(reserve_fd_);
+  reserve_fd_ = -1;
 }
 
 std::size_t Server::client_count() const {

@@ -102,6 +102,32 @@ TEST_F(ServerTest, Status_CountsClientsAndDevices) {
   EXPECT_EQ(j["devices"][0]["name"], "uroce0");
 }
 
+TEST_F(ServerTest, AcceptPending_OverConnectionLimit_OnlyRootStatusAnswered) {
+  Server srv({&dev_}, DaemonInfo{});
+  Limits limits;
+  limits.connections = 1;
+  srv.set_limits(limits);
+  std::string err;
+  ASSERT_EQ(srv.listen(path_, &err), 0);
+  ASSERT_EQ(srv.start(nullptr), 0);
+  RawClient first(path_);
+  ASSERT_EQ(first.call(ctl::Op::kStatus, ctl::StatusReq{0, 0}).status, 0);
+  // The second connection gets no thread: root's Status is answered
+  // inline, anything else of root's is refused with EAGAIN, and any other
+  // user's connection is closed at once.
+  RawClient second(path_);
+  RawClient third(path_);
+  if (geteuid() == 0) {
+    EXPECT_EQ(second.call(ctl::Op::kStatus, ctl::StatusReq{0, 0}).status, 0);
+    EXPECT_EQ(third.call(ctl::Op::kAllocPd, ctl::AllocPdReq{}).status, EAGAIN);
+  } else {
+    EXPECT_TRUE(second.recv().closed);
+  }
+  EXPECT_EQ(srv.client_count(), 1u);
+  // The first connection is still served.
+  EXPECT_EQ(first.call(ctl::Op::kStatus, ctl::StatusReq{0, 0}).status, 0);
+}
+
 // Reads one async record from `fd` within `ms`; false on timeout.
 bool read_async(int fd, ib_uverbs_async_event_desc* d, int ms) {
   pollfd p{fd, POLLIN, 0};

@@ -11,13 +11,25 @@ uroce-run with Debian's pyverbs.
         count grew (a channel whose destruction the daemon never heard of
         keeps one pipe write end there).
 
+    verbs_abuse.py flood SOCKET HOLD SECONDS
+        Opens HOLD connections to uroced's control socket and keeps them
+        (each costs the daemon a descriptor and a thread until it closes),
+        then for SECONDS connects and closes in a loop (the flood), then
+        closes everything. Prints how many it held and how many it made.
+
+    verbs_abuse.py open IBDEV
+        Opens IBDEV and allocates a PD: a client that just wants service.
+
 Exit status: 0 pass, 1 the property failed, 2 a verb failed unexpectedly.
 """
 import os
+import socket
 import sys
+import time
 
 from pyverbs.cq import CQ, CompChannel
 from pyverbs.device import Context
+from pyverbs.pd import PD
 
 
 def daemon_fds(pid):
@@ -44,7 +56,48 @@ def channels(ibdev, pid, cycles):
     return 0 if after <= before else 1
 
 
+def flood(path, hold, seconds):
+    held = []
+    for _ in range(hold):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        s.settimeout(1.0)
+        try:
+            s.connect(path)
+        except OSError:
+            s.close()
+            continue
+        held.append(s)
+    made = 0
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        s.settimeout(0.2)
+        try:
+            s.connect(path)
+            made += 1
+        except OSError:
+            pass
+        s.close()
+    print("held %d connections, made %d more in %d s" % (len(held), made, seconds))
+    for s in held:
+        s.close()
+    return 0
+
+
+def open_device(ibdev):
+    ctx = Context(name=ibdev)
+    pd = PD(ctx)
+    pd.close()
+    ctx.close()
+    print("opened %s and allocated a PD" % ibdev)
+    return 0
+
+
 def main(argv):
+    if len(argv) == 5 and argv[1] == "flood":
+        return flood(argv[2], int(argv[3]), int(argv[4]))
+    if len(argv) == 3 and argv[1] == "open":
+        return open_device(argv[2])
     if len(argv) == 5 and argv[1] == "channels":
         return channels(argv[2], int(argv[3]), int(argv[4]))
     sys.stderr.write(__doc__)
