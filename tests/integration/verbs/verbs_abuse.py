@@ -20,16 +20,28 @@ uroce-run with Debian's pyverbs.
     verbs_abuse.py open IBDEV
         Opens IBDEV and allocates a PD: a client that just wants service.
 
+    verbs_abuse.py fdlimit IBDEV NOFILE UROCE_CTL RUN_DIR
+        With RLIMIT_NOFILE at NOFILE, creates CQs until one fails: that
+        failure must be EMFILE (the reply's ring fd could not be received),
+        and, with the limit raised again, `uroce-ctl clients --json` must
+        list exactly the CQs this process holds (the daemon rolled the
+        failed one back). Prints the counts.
+
 Exit status: 0 pass, 1 the property failed, 2 a verb failed unexpectedly.
 """
+import errno
+import json
 import os
+import resource
 import socket
+import subprocess
 import sys
 import time
 
 from pyverbs.cq import CQ, CompChannel
 from pyverbs.device import Context
 from pyverbs.pd import PD
+from pyverbs.pyverbs_error import PyverbsRDMAError
 
 
 def daemon_fds(pid):
@@ -93,7 +105,34 @@ def open_device(ibdev):
     return 0
 
 
+def fdlimit(ibdev, nofile, uroce_ctl, run_dir):
+    ctx = Context(name=ibdev)
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, hard))
+    cqs = []
+    err = None
+    while len(cqs) < 100000:
+        try:
+            cqs.append(CQ(ctx, 4, None, None, 0))
+        except PyverbsRDMAError as e:
+            err = e.error_code
+            break
+    resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    out = subprocess.run([uroce_ctl, "--run-dir", run_dir, "clients", "--json"],
+                         capture_output=True, text=True, check=True).stdout
+    mine = [c for c in json.loads(out)["clients"] if c.get("pid") == os.getpid()]
+    listed = sum(len(c.get("objects", {}).get("cqs", [])) for c in mine)
+    print("held %d CQs, failure errno %s (%s), the daemon lists %d" %
+          (len(cqs), err, os.strerror(err) if err else "-", listed))
+    for cq in cqs:
+        cq.close()
+    ctx.close()
+    return 0 if err == errno.EMFILE and listed == len(cqs) and cqs else 1
+
+
 def main(argv):
+    if len(argv) == 6 and argv[1] == "fdlimit":
+        return fdlimit(argv[2], int(argv[3]), argv[4], argv[5])
     if len(argv) == 5 and argv[1] == "flood":
         return flood(argv[2], int(argv[3]), int(argv[4]))
     if len(argv) == 3 and argv[1] == "open":
