@@ -257,6 +257,7 @@ void ClientSession::refresh_summary() {
   for (const auto& [k, v] : srqs_) s.srqs.push_back(k);
   for (const auto& [k, v] : ahs_) s.ahs.push_back(k);
   for (const auto& [k, v] : qps_) s.qps.emplace_back(k, v.qpn);
+  s.used = used_;
   s.requests = requests_;
   s.bad_requests = bad_requests_;
   std::lock_guard<std::mutex> lk(summary_mu_);
@@ -285,6 +286,8 @@ int ClientSession::on_hello(const ctl::HelloReq& r, ctl::HelloRep* rep, InFds& i
     if (d->config().name == r.ibdev) dev = d;
   }
   if (dev == nullptr) return ENODEV;
+  Charge charge(env_.quotas, cred_.uid, Usage{.connections = 1}, &used_);
+  if (charge.error() != 0) return charge.error();
   const int fd = in.take(0);
   if (!is_pipe_write_end(fd)) {
     close(fd);
@@ -312,6 +315,7 @@ int ClientSession::on_hello(const ctl::HelloReq& r, ctl::HelloRep* rep, InFds& i
   rep->doorbell_count = g.count;
   rep->doorbell_bytes = bells_.size();
   out->add(bells_.fd());
+  charge.commit();
   spdlog::info("client {} (pid {}) opened {}", id_, cred_.pid, dev->config().name);
   return 0;
 }

@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "apps/uroced/device.h"
+#include "apps/uroced/quotas.h"
 #include "apps/uroced/rate_limiter.h"
 #include "datapath/ctl/protocol.h"
 #include "datapath/ctl/socket.h"
@@ -76,6 +77,8 @@ struct SessionEnv {
   HandleCounter* handles = nullptr;
   // Builds the Status reply body (JSON) for the kStatus* `flags`.
   std::function<std::string(std::uint32_t flags)> status;
+  // Per-user and per-client limits; null: none (tests).
+  Quotas* quotas = nullptr;
   ResolveTiming resolve{};
 };
 
@@ -90,6 +93,7 @@ struct ClientSummary {
   std::vector<std::pair<std::uint32_t, std::uint32_t>> qps;  // handle, QPN
   std::uint64_t requests = 0;
   std::uint64_t bad_requests = 0;
+  Usage used;  // what it holds against its limits
 };
 
 class ClientSession {
@@ -145,6 +149,7 @@ class ClientSession {
     std::uint64_t iova = 0;
     std::uint64_t map_offset = 0;  // where addr lies in `map`
     shm::SharedRegion map;         // map_len bytes of the client's memfd
+    std::uint64_t map_len = 0;     // as charged (quotas.h)
   };
   struct ChannelObj {
     int fd = -1;  // the pipe's write end
@@ -241,6 +246,7 @@ class ClientSession {
   std::uint64_t requests_ = 0;
   std::uint64_t bad_requests_ = 0;
   bool reclaimed_ = false;
+  Usage used_;  // charged to this client (quotas.h)
 
   std::map<std::uint32_t, PdObj> pds_;
   std::map<std::uint32_t, MrObj> mrs_;

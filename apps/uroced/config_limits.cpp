@@ -8,8 +8,25 @@
 
 namespace uroce::daemon::config_detail {
 
-const std::array<LimitKey, 1> kLimitKeys = {{
+namespace {
+constexpr std::uint64_t kCount = std::uint64_t{1} << 32;
+constexpr std::uint64_t kBytes = std::uint64_t{1} << 47;  // the user address space
+}  // namespace
+
+// 0 in every key but `connections`: the default (resource_limits.h).
+const std::array<LimitKey, 12> kLimitKeys = {{
     {"connections", &Limits::connections, 1, 65536},
+    {"user_connections", &Limits::user_connections, 0, 65536},
+    {"user_qps", &Limits::user_qps, 0, kCount},
+    {"user_cqs", &Limits::user_cqs, 0, kCount},
+    {"user_mrs", &Limits::user_mrs, 0, kCount},
+    {"user_reg_bytes", &Limits::user_reg_bytes, 0, kBytes},
+    {"user_map_bytes", &Limits::user_map_bytes, 0, kBytes},
+    {"client_qps", &Limits::client_qps, 0, kCount},
+    {"client_cqs", &Limits::client_cqs, 0, kCount},
+    {"client_mrs", &Limits::client_mrs, 0, kCount},
+    {"client_reg_bytes", &Limits::client_reg_bytes, 0, kBytes},
+    {"client_map_bytes", &Limits::client_map_bytes, 0, kBytes},
 }};
 
 namespace {

@@ -94,7 +94,7 @@ struct LimitKey {
   std::uint64_t Limits::*field;
   std::uint64_t lo, hi;
 };
-extern const std::array<LimitKey, 1> kLimitKeys;
+extern const std::array<LimitKey, 12> kLimitKeys;
 
 // Sets limit `name` to `v` after its range check; `key` names it in the
 // error ("limits.connections" or "--limit connections").

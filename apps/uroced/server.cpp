@@ -28,6 +28,22 @@ Server::Server(std::vector<Device*> devices, DaemonInfo info, ResolveTiming reso
   env_.handles = &handles_;
   env_.status = [this](std::uint32_t flags) { return status(flags); };
   env_.resolve = resolve;
+  env_.quotas = &quotas_;
+  set_limits(Limits{});
+}
+
+void Server::set_limits(const Limits& limits) {
+  DeviceMaxima m;
+  bool first = true;
+  for (const Device* d : env_.devices) {
+    const auto& c = d->config();
+    m.qps = first ? c.max_qps : std::min<std::uint64_t>(m.qps, c.max_qps);
+    m.cqs = first ? c.max_cqs : std::min<std::uint64_t>(m.cqs, c.max_cqs);
+    m.mrs = first ? c.max_mrs : std::min<std::uint64_t>(m.mrs, c.max_mrs);
+    first = false;
+  }
+  limits_ = resolve_limits(limits, m);
+  quotas_.set_limits(limits_);
 }
 
 Server::~Server() { stop(); }
@@ -289,6 +305,8 @@ std::string Server::status(std::uint32_t flags) {
   info.uptime_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
   info.clients = clients.size();
+  info.limits = limits_;
+  info.users = quotas_.users();
   const std::size_t room =
       ctl::kMaxMessageBytes - sizeof(ctl::MsgHeader) - sizeof(ctl::ReplyStatus);
   return status_json(info, env_.devices, snaps, with_qps,

@@ -34,8 +34,8 @@
 #include "apps/uroced/affinity.h"
 #include "apps/uroced/client_session.h"
 #include "apps/uroced/device.h"
-#include "apps/uroced/resource_limits.h"
 #include "apps/uroced/rate_limiter.h"
+#include "apps/uroced/resource_limits.h"
 #include "apps/uroced/status_json.h"
 
 namespace uroce::daemon {
@@ -53,7 +53,8 @@ class Server {
   // or an errno value with `error` saying what to do.
   int listen(const std::string& path, std::string* error);
   // Before start().
-  void set_limits(const Limits& limits) { limits_ = limits; }
+  // Resolves the defaults (resource_limits.h) from the devices' maxima.
+  void set_limits(const Limits& limits);
   // Starts the accept thread. `affinity` (may be null) is applied by every
   // thread the server creates.
   int start(const CpuAffinity* affinity);
@@ -97,6 +98,7 @@ class Server {
 
   SessionEnv env_;
   HandleCounter handles_;
+  Quotas quotas_;
   DaemonInfo info_;
   std::chrono::steady_clock::time_point started_;
   std::string path_;

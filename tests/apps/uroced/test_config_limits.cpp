@@ -13,8 +13,15 @@ using config_detail::set_limit;
 
 TEST(LoadToml_Limits, ReadsTheTable) {
   DaemonConfig cfg;
-  ASSERT_EQ(load_toml("[limits]\nconnections = 12\n", "t.toml", &cfg), "");
+  ASSERT_EQ(load_toml("[limits]\nconnections = 12\nuser_qps = 5\nclient_map_bytes = "
+                      "140737488355328\n",
+                      "t.toml", &cfg),
+            "");
   EXPECT_EQ(cfg.limits.connections, 12u);
+  EXPECT_EQ(cfg.limits.user_qps, 5u);
+  EXPECT_EQ(cfg.limits.client_map_bytes, std::uint64_t{1} << 47);
+  EXPECT_EQ(load_toml("[limits]\nuser_reg_bytes = 140737488355329\n", "t.toml", &cfg),
+            "limits.user_reg_bytes: 140737488355329 is outside 0..140737488355328");
 }
 
 TEST(LoadToml_Limits, DefaultsWithoutTheTable) {
@@ -43,7 +50,9 @@ TEST(ParseLimitArg_Errors, NameTheOption) {
   EXPECT_EQ(parse_limit_arg("connections=70000", &l),
             "--limit connections: 70000 is outside 1..65536");
   EXPECT_EQ(parse_limit_arg("bogus=1", &l),
-            "--limit bogus: unknown limit (expected one of connections)");
+            "--limit bogus: unknown limit (expected one of connections, user_connections, "
+            "user_qps, user_cqs, user_mrs, user_reg_bytes, user_map_bytes, client_qps, "
+            "client_cqs, client_mrs, client_reg_bytes, client_map_bytes)");
   EXPECT_EQ(l.connections, 256u);
 }
 

@@ -27,19 +27,39 @@ uroce-run with Debian's pyverbs.
         list exactly the CQs this process holds (the daemon rolled the
         failed one back). Prints the counts.
 
+    verbs_abuse.py sparse SOCKET IBDEV REG_BYTES MAX [--hold FILE]
+        Speaks the control protocol itself (datapath/ctl/protocol.h, as a
+        hostile client would): Hello, AllocPd, then RegMr of sparse 64 GiB
+        memfds (nothing allocated: ftruncate only), each registering
+        REG_BYTES of it and asking the daemon to map all 64 GiB, until the
+        daemon refuses or MAX succeeded. Prints
+        "registered N, then status S (NAME)"; with --hold FILE, then waits
+        until FILE exists before dropping the connection.
+
+    verbs_abuse.py objects IBDEV QPS CQS MRS [--hold FILE]
+        Opens IBDEV and creates up to QPS QPs (on one CQ), then up to CQS
+        more CQs and MRS 4 KiB MRs, each kind until the first failure.
+        Prints "qps N errno E, cqs N errno E, mrs N errno E" (errno 0: all
+        made); with --hold FILE, then waits until FILE exists.
+
 Exit status: 0 pass, 1 the property failed, 2 a verb failed unexpectedly.
 """
 import errno
+import fcntl
 import json
 import os
 import resource
 import socket
+import struct
 import subprocess
 import sys
 import time
 
 from pyverbs.cq import CQ, CompChannel
+import pyverbs.enums as e
 from pyverbs.device import Context
+from pyverbs.mr import MR
+from pyverbs.qp import QP, QPCap, QPInitAttr
 from pyverbs.pd import PD
 from pyverbs.pyverbs_error import PyverbsRDMAError
 
@@ -130,7 +150,111 @@ def fdlimit(ibdev, nofile, uroce_ctl, run_dir):
     return 0 if err == errno.EMFILE and listed == len(cqs) and cqs else 1
 
 
+MAGIC = 0x45435255
+VERSION = 2
+HDR = struct.Struct("<IHHII")
+STATUS = struct.Struct("<iI")
+OP_HELLO, OP_ALLOC_PD, OP_REG_MR = 1, 3, 5
+GIB = 1 << 30
+
+
+def ctl_request(sock, op, seq, body, fds=()):
+    msg = HDR.pack(MAGIC, VERSION, op, HDR.size + len(body), seq) + body
+    anc = []
+    if fds:
+        anc = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, struct.pack("%di" % len(fds), *fds))]
+    sock.sendmsg([msg], anc)
+    data, anc, _, _ = sock.recvmsg(65536, socket.CMSG_SPACE(4 * 4))
+    for level, kind, payload in anc:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+            for fd in struct.unpack("%di" % (len(payload) // 4), payload):
+                os.close(fd)
+    status, _ = STATUS.unpack_from(data, HDR.size)
+    return status, data[HDR.size + STATUS.size:]
+
+
+def sparse(path, ibdev, reg_bytes, most, hold):
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    sock.connect(path)
+    rd, wr = os.pipe()
+    st, _ = ctl_request(sock, OP_HELLO, 1, ibdev.encode().ljust(64, b"\0"), [wr])
+    os.close(wr)
+    if st != 0:
+        print("Hello: status %d" % st)
+        return 2
+    st, rep = ctl_request(sock, OP_ALLOC_PD, 2, struct.pack("<Q", 0))
+    if st != 0:
+        print("AllocPd: status %d" % st)
+        return 2
+    pd = struct.unpack_from("<I", rep)[0]
+    n, st, seq = 0, 0, 3
+    while n < most:
+        fd = os.memfd_create("sparse", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+        os.ftruncate(fd, 64 * GIB)
+        fcntl.fcntl(fd, 1033, 0x0002 | 0x0001)  # F_ADD_SEALS: F_SEAL_SHRINK | F_SEAL_SEAL
+        body = struct.pack("<IIQQQQQ", pd, 1, 0x10000000, reg_bytes, 0x10000000, 64 * GIB, 0)
+        st, _ = ctl_request(sock, OP_REG_MR, seq, body, [fd])
+        os.close(fd)
+        seq += 1
+        if st != 0:
+            break
+        n += 1
+    print("registered %d, then status %d (%s)" %
+          (n, st, errno.errorcode.get(st, "none") if st else "none"))
+    sys.stdout.flush()
+    wait_for(hold)
+    sock.close()
+    os.close(rd)
+    return 0
+
+
+def wait_for(path):
+    while path and not os.path.exists(path):
+        time.sleep(0.05)
+
+
+def make_until(most, make):
+    made, err = [], 0
+    while len(made) < most:
+        try:
+            made.append(make())
+        except PyverbsRDMAError as e:
+            err = e.error_code
+            break
+    return made, err
+
+
+def objects(ibdev, nqp, ncq, nmr, hold):
+    ctx = Context(name=ibdev)
+    pd = PD(ctx)
+    cq = CQ(ctx, 16, None, None, 0)
+    cap = QPCap(max_send_wr=4, max_recv_wr=4, max_send_sge=1, max_recv_sge=1)
+    attr = QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cq, rcq=cq, cap=cap)
+    qps, qerr = make_until(nqp, lambda: QP(pd, attr))
+    cqs, cerr = make_until(ncq, lambda: CQ(ctx, 4, None, None, 0))
+    mrs, merr = make_until(nmr, lambda: MR(pd, 4096, e.IBV_ACCESS_LOCAL_WRITE))
+    print("qps %d errno %d, cqs %d errno %d, mrs %d errno %d" %
+          (len(qps), qerr, len(cqs), cerr, len(mrs), merr))
+    sys.stdout.flush()
+    wait_for(hold)
+    for o in qps + cqs + mrs:
+        o.close()
+    cq.close()
+    pd.close()
+    ctx.close()
+    return 0
+
+
 def main(argv):
+    hold = None
+    if "--hold" in argv:
+        i = argv.index("--hold")
+        hold = argv[i + 1]
+        argv = argv[:i] + argv[i + 2:]
+    if len(argv) == 6 and argv[1] == "sparse":
+        return sparse(argv[2], argv[3], int(argv[4]), int(argv[5]), hold)
+    if len(argv) == 6 and argv[1] == "objects":
+        return objects(argv[2], int(argv[3]), int(argv[4]), int(argv[5]), hold)
     if len(argv) == 6 and argv[1] == "fdlimit":
         return fdlimit(argv[2], int(argv[3]), argv[4], argv[5])
     if len(argv) == 5 and argv[1] == "flood":
