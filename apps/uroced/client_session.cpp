@@ -333,7 +333,7 @@ void ClientSession::on_status(const ctl::MsgHeader& h, const ctl::StatusReq& r) 
     (void)send_reply(h, EINVAL, nullptr, 0, {});
     return;
   }
-  const std::string body = env_.status ? env_.status(r.flags) : std::string("{}");
+  const std::string body = env_.status ? env_.status(r.flags, cred_) : std::string("{}");
   const std::size_t head = sizeof(ctl::MsgHeader) + sizeof(ctl::ReplyStatus);
   if (head + body.size() > ctl::kMaxMessageBytes) {
     (void)send_reply(h, EMSGSIZE, nullptr, 0, {});

@@ -75,8 +75,9 @@ struct ResolveTiming {
 struct SessionEnv {
   std::vector<Device*> devices;
   HandleCounter* handles = nullptr;
-  // Builds the Status reply body (JSON) for the kStatus* `flags`.
-  std::function<std::string(std::uint32_t flags)> status;
+  // Builds the Status reply body (JSON) for the kStatus* `flags`, as the
+  // peer `asker` may see it (Server::status_for).
+  std::function<std::string(std::uint32_t flags, const ctl::PeerCred& asker)> status;
   // Per-user and per-client limits; null: none (tests).
   Quotas* quotas = nullptr;
   ResolveTiming resolve{};

@@ -81,6 +81,9 @@ struct DaemonConfig {
   PollMode poll = PollMode::kBackoff;
   std::uint32_t backoff_max_us = 200;
   std::string log_level = "info";
+  // Members of this group (name) see every client in the status
+  // operation; others see only their own. Empty: root only.
+  std::string status_group;
   // [eal]
   std::uint32_t lcore = 1;
   std::vector<std::string> eal_args = {"--no-huge", "--no-pci", "--no-telemetry", "-m", "512"};

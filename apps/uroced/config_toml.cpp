@@ -25,6 +25,7 @@ void read_daemon(Fields& f, DaemonConfig* cfg) {
   f.str("run_dir", cfg->run_dir);
   if (f.str("poll", s)) f.fail(parse_poll(s, f.key_path("poll"), &cfg->poll));
   f.integer("backoff_max_us", cfg->backoff_max_us, 0, kMaxBackoffUs);
+  f.str("status_group", cfg->status_group);
   if (f.str("log_level", s)) f.fail(parse_log_level(s, f.key_path("log_level"), &cfg->log_level));
 }
 

@@ -12,6 +12,7 @@
 // stop the server (every client's objects are reclaimed while the engine
 // still runs), stop the engine, remove the sysfs tree, the /dev nodes and
 // the socket, close the ports, exit 0.
+#include <grp.h>
 #include <pthread.h>
 #include <rte_eal.h>
 #include <rte_ethdev.h>
@@ -192,6 +193,11 @@ int run(const DaemonConfig& cfg) {
   info.lcore = cfg.lcore;
   Server server(device_ptrs, info);
   server.set_limits(cfg.limits);
+  if (!cfg.status_group.empty()) {
+    const group* g = getgrnam(cfg.status_group.c_str());
+    if (g == nullptr) return fail("daemon.status_group: no group named " + cfg.status_group);
+    server.set_status_group(g->gr_gid);
+  }
   if (server.listen(cfg.socket_path(), &err) != 0) return fail(err);
 
   SysfsTree tree(cfg.sysfs_root());

@@ -1,7 +1,9 @@
 #include "apps/uroced/server.h"
 
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
+#include <pwd.h>
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -26,7 +28,9 @@ Server::Server(std::vector<Device*> devices, DaemonInfo info, ResolveTiming reso
     : info_(std::move(info)), started_(std::chrono::steady_clock::now()) {
   env_.devices = std::move(devices);
   env_.handles = &handles_;
-  env_.status = [this](std::uint32_t flags) { return status(flags); };
+  env_.status = [this](std::uint32_t flags, const ctl::PeerCred& asker) {
+    return status_for(flags, asker);
+  };
   env_.resolve = resolve;
   env_.quotas = &quotas_;
   set_limits(Limits{});
@@ -288,7 +292,34 @@ std::size_t Server::client_count() const {
   return n;
 }
 
-std::string Server::status(std::uint32_t flags) {
+std::string Server::status(std::uint32_t flags) { return status_as(flags, nullptr); }
+
+std::string Server::status_for(std::uint32_t flags, const ctl::PeerCred& asker) {
+  return status_as(flags, sees_all(asker) ? nullptr : &asker);
+}
+
+bool Server::sees_all(const ctl::PeerCred& asker) const {
+  if (asker.uid == 0) return true;
+  if (!status_gid_) return false;
+  if (asker.gid == *status_gid_) return true;
+  // Supplementary groups: SO_PEERCRED carries only the primary one.
+  passwd pw{};
+  passwd* found = nullptr;
+  std::vector<char> buf(16384);
+  if (getpwuid_r(asker.uid, &pw, buf.data(), buf.size(), &found) != 0 || found == nullptr) {
+    return false;
+  }
+  int n = 64;
+  std::vector<gid_t> groups(static_cast<std::size_t>(n));
+  if (getgrouplist(pw.pw_name, pw.pw_gid, groups.data(), &n) < 0) {
+    groups.resize(static_cast<std::size_t>(n));
+    if (getgrouplist(pw.pw_name, pw.pw_gid, groups.data(), &n) < 0) return false;
+  }
+  groups.resize(static_cast<std::size_t>(n));
+  return std::find(groups.begin(), groups.end(), *status_gid_) != groups.end();
+}
+
+std::string Server::status_as(std::uint32_t flags, const ctl::PeerCred* asker) {
   const bool with_qps = (flags & ctl::kStatusQps) != 0;
   std::vector<DeviceSnapshot> snaps(env_.devices.size());
   for (std::size_t i = 0; i < env_.devices.size(); ++i) {
@@ -307,6 +338,18 @@ std::string Server::status(std::uint32_t flags) {
   info.clients = clients.size();
   info.limits = limits_;
   info.users = quotas_.users();
+  if (asker != nullptr) {
+    // Only the asker's own: its clients, their QPs, its per-user line.
+    std::erase_if(clients, [&](const ClientSummary& c) { return c.cred.uid != asker->uid; });
+    std::vector<std::uint32_t> mine;
+    for (const ClientSummary& c : clients) mine.push_back(c.id);
+    for (DeviceSnapshot& s : snaps) {
+      std::erase_if(s.qp_status, [&](const engine::QpStatus& q) {
+        return std::find(mine.begin(), mine.end(), q.client) == mine.end();
+      });
+    }
+    std::erase_if(info.users, [&](const auto& u) { return u.first != asker->uid; });
+  }
   const std::size_t room =
       ctl::kMaxMessageBytes - sizeof(ctl::MsgHeader) - sizeof(ctl::ReplyStatus);
   return status_json(info, env_.devices, snaps, with_qps,

@@ -27,6 +27,7 @@
 #include <list>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -61,8 +62,14 @@ class Server {
   // Idempotent; also run by the destructor. Removes the socket file.
   void stop();
 
-  // The Status body for the kStatus* `flags` (any thread).
+  // The Status body for the kStatus* `flags` (any thread), everything in it.
   std::string status(std::uint32_t flags);
+  // The same as `asker` may see it: root and members of the status group
+  // see everything; anyone else only their own clients, their QPs and
+  // their own line of per-user use (the devices' totals stay).
+  std::string status_for(std::uint32_t flags, const ctl::PeerCred& asker);
+  // Members of this group see every client (none by default). Before start().
+  void set_status_group(gid_t gid) { status_gid_ = gid; }
   std::size_t client_count() const;
 
  private:
@@ -104,6 +111,9 @@ class Server {
   std::string path_;
   int listen_fd_ = -1;
   Limits limits_{};
+  std::optional<gid_t> status_gid_;
+  bool sees_all(const ctl::PeerCred& asker) const;
+  std::string status_as(std::uint32_t flags, const ctl::PeerCred* asker);
   // /dev/null, held so that one accept can still succeed at the fd limit.
   int reserve_fd_ = -1;
   // Accept thread only: accepting is paused until then (steady clock, ns).

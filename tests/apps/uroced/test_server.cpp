@@ -128,6 +128,27 @@ TEST_F(ServerTest, AcceptPending_OverConnectionLimit_OnlyRootStatusAnswered) {
   EXPECT_EQ(first.call(ctl::Op::kStatus, ctl::StatusReq{0, 0}).status, 0);
 }
 
+TEST_F(ServerTest, StatusFor_NonRoot_OnlyOwnClientsRootAndGroupSeeAll) {
+  Server srv({&dev_}, DaemonInfo{});
+  std::string err;
+  ASSERT_EQ(srv.listen(path_, &err), 0);
+  ASSERT_EQ(srv.start(nullptr), 0);
+  RawClient a(path_), b(path_);
+  ASSERT_EQ(a.call(ctl::Op::kStatus, ctl::StatusReq{0, 0}).status, 0);
+  ASSERT_EQ(b.call(ctl::Op::kStatus, ctl::StatusReq{0, 0}).status, 0);
+  const uid_t me = geteuid();
+  const uid_t other = me + 4242;
+  auto clients_seen = [&](const ctl::PeerCred& asker) {
+    return nlohmann::json::parse(srv.status_for(ctl::kStatusClients, asker))["clients"].size();
+  };
+  EXPECT_EQ(clients_seen({1, me, 100}), 2u);     // the clients' own user
+  EXPECT_EQ(clients_seen({1, other, 100}), 0u);  // anyone else: nothing of theirs
+  EXPECT_EQ(clients_seen({1, 0, 0}), 2u);        // root
+  srv.set_status_group(100);
+  EXPECT_EQ(clients_seen({1, other, 100}), 2u);  // the status group
+  EXPECT_EQ(clients_seen({1, other, 101}), 0u);
+}
+
 // Reads one async record from `fd` within `ms`; false on timeout.
 bool read_async(int fd, ib_uverbs_async_event_desc* d, int ms) {
   pollfd p{fd, POLLIN, 0};
