@@ -37,6 +37,7 @@
 #include "apps/uroced/log.h"
 #include "apps/uroced/ports.h"
 #include "apps/uroced/server.h"
+#include "apps/uroced/stale_runtime.h"
 #include "apps/uroced/sysfs_tree.h"
 #include "apps/uroced/vnic_device.h"
 #include "datapath/engine/engine.h"
@@ -53,14 +54,18 @@ using VnicT = EngineT::VnicT;
 // rte_eal_cleanup when run()'s scope ends, after every port is closed; then
 // the EAL runtime directory of our file prefix (/var/run/dpdk/<prefix>),
 // which EAL leaves behind and which nobody else uses: the prefix is ours.
+// The record of that directory in the run directory (stale_runtime.h) goes
+// with it.
 struct EalGuard {
   bool active = false;
   std::string runtime_dir;
+  std::string record;
   ~EalGuard() {
     if (!active) return;
     port::eal_cleanup();
     std::error_code ec;
     if (!runtime_dir.empty()) std::filesystem::remove_all(runtime_dir, ec);
+    if (!record.empty()) std::filesystem::remove(record, ec);
   }
 };
 
@@ -107,6 +112,14 @@ int prepare_run_dir(const DaemonConfig& cfg) {
     return fail("address in use: another uroced serves " + cfg.socket_path() +
                 "; stop it or give this one another --run-dir");
   }
+  std::string removed;
+  const std::string record = cfg.run_dir + "/" + kRuntimeRecord;
+  if (std::string why = clean_stale_runtime(record, &removed); !why.empty()) {
+    spdlog::warn("EAL runtime directory of a previous uroced left in place: {}", why);
+  } else if (!removed.empty()) {
+    spdlog::warn("removed the EAL runtime directory {} of a uroced that did not exit cleanly",
+                 removed);
+  }
   const int stale = cleanup_stale_tree(cfg.sysfs_root(), kCdevDir);
   if (stale > 0) {
     spdlog::warn(
@@ -137,7 +150,16 @@ int run(const DaemonConfig& cfg) {
   if (port::eal_init(eal, &err) != 0) return fail(err);
   eal_guard.active = true;
   const std::string runtime_dir = rte_eal_get_runtime_dir();
-  if (runtime_dir.ends_with("/" + eal.file_prefix)) eal_guard.runtime_dir = runtime_dir;
+  if (runtime_dir.ends_with("/" + eal.file_prefix)) {
+    eal_guard.runtime_dir = runtime_dir;
+    const std::string record = cfg.run_dir + "/" + kRuntimeRecord;
+    if (std::string e = write_runtime_record(record, static_cast<long>(getpid()), runtime_dir);
+        !e.empty()) {
+      spdlog::warn("{}; a successor will not find this EAL runtime directory", e);
+    } else {
+      eal_guard.record = record;
+    }
+  }
 
   std::vector<std::unique_ptr<port::EthPort>> ports;
   if (open_ports(cfg, &ports, &err) != 0) return fail(err);
