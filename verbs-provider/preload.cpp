@@ -13,7 +13,9 @@
 // null under pyverbs (docs/provider-abi.md), and a lookup in libibverbs' own handle can
 // only find libibverbs' definition, never this one.
 //
-// No exceptions, no libstdc++; exports only the two interposed functions.
+// ibv_get_cq_event is interposed too, for its errno after the daemon died.
+//
+// No exceptions, no libstdc++; exports only the three interposed functions.
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <infiniband/verbs.h>
@@ -31,6 +33,7 @@ namespace {
 
 using CreateCompChannel = ibv_comp_channel* (*)(ibv_context*);
 using DestroyCompChannel = int (*)(ibv_comp_channel*);
+using GetCqEvent = int (*)(ibv_comp_channel*, ibv_cq**, void**);
 using uroce::provider::PreloadChannel;
 
 bool is_uroce(const ibv_context* ctx) {
@@ -54,6 +57,12 @@ CreateCompChannel real_create() {
   static CreateCompChannel fn = nullptr;
   if (fn == nullptr)
     fn = reinterpret_cast<CreateCompChannel>(real_symbol("ibv_create_comp_channel"));
+  return fn;
+}
+
+GetCqEvent real_get_cq_event() {
+  static GetCqEvent fn = nullptr;
+  if (fn == nullptr) fn = reinterpret_cast<GetCqEvent>(real_symbol("ibv_get_cq_event"));
   return fn;
 }
 
@@ -119,4 +128,22 @@ extern "C" __attribute__((visibility("default"))) int ibv_destroy_comp_channel(
   std::free(channel);
   pthread_mutex_unlock(&context->mutex);
   return 0;
+}
+
+// libibverbs' own, with errno set when it fails at end of file: the daemon
+// holds the only write end of a uroce channel's pipe, so EOF means it died,
+// and libibverbs would return -1 with errno untouched (often 0).
+extern "C" __attribute__((visibility("default"))) int ibv_get_cq_event(ibv_comp_channel* channel,
+                                                                       ibv_cq** cq,
+                                                                       void** cq_context) {
+  const GetCqEvent real = real_get_cq_event();
+  if (real == nullptr) {
+    errno = ENOSYS;
+    return -1;
+  }
+  if (!is_uroce(channel->context)) return real(channel, cq, cq_context);
+  errno = 0;
+  const int rc = real(channel, cq, cq_context);
+  if (rc != 0 && errno == 0) errno = EIO;
+  return rc;
 }

@@ -109,7 +109,9 @@ TEST(PollCq_Dead, DrainsThenReturnsMinusOne) {
   ibv_wc wc[2];
   ASSERT_EQ(poll_cq(cq, 2, wc), 1);
   EXPECT_EQ(wc[0].wr_id, 9u);
-  EXPECT_EQ(poll_cq(cq, 2, wc), -1);
+  errno = 0;
+  EXPECT_EQ(poll_cq(cq, 2, wc), -EIO);
+  EXPECT_EQ(errno, EIO);         // not whatever the last failing call left
   EXPECT_EQ(destroy_cq(cq), 0);  // the daemon is gone: destroy succeeds locally
 }
 
@@ -132,7 +134,9 @@ TEST(ReqNotifyCq_Arming, StoresTheWordNextWinsOverSolicited) {
   ASSERT_EQ(req_notify_cq(cq, 0), 0);
   EXPECT_EQ(*daemon_word, ctl::kCqArmedNext);
   fc.st()->ctl.mark_dead();
+  errno = 0;
   EXPECT_EQ(req_notify_cq(cq, 0), EIO);
+  EXPECT_EQ(errno, EIO);
   EXPECT_EQ(destroy_cq(cq), 0);
 }
 

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <string>
 
 #include "verbs-provider/channel_abi.h"
 #include "verbs-provider/driver_abi.h"
@@ -18,6 +19,7 @@ namespace {
 
 using CreateFn = ibv_comp_channel* (*)(ibv_context*);
 using DestroyFn = int (*)(ibv_comp_channel*);
+using GetCqEventFn = int (*)(ibv_comp_channel*, ibv_cq**, void**);
 
 struct Lib {
   Lib() {
@@ -26,6 +28,7 @@ struct Lib {
     if (handle != nullptr) {
       fn = reinterpret_cast<CreateFn>(dlsym(handle, "ibv_create_comp_channel"));
       destroy = reinterpret_cast<DestroyFn>(dlsym(handle, "ibv_destroy_comp_channel"));
+      get_cq_event = reinterpret_cast<GetCqEventFn>(dlsym(handle, "ibv_get_cq_event"));
     }
   }
   ~Lib() {
@@ -34,6 +37,7 @@ struct Lib {
   void* handle = nullptr;
   CreateFn fn = nullptr;
   DestroyFn destroy = nullptr;
+  GetCqEventFn get_cq_event = nullptr;
 };
 
 // A uroce context as the interposer recognises it (the provider's name).
@@ -119,6 +123,32 @@ TEST(PreloadDestroyCompChannel_Uroce, WithoutCallbackJustCloses) {
   const int fd = ch->fd;
   EXPECT_EQ(lib.destroy(ch), 0);
   EXPECT_EQ(fcntl(fd, F_GETFD), -1);
+}
+
+TEST(PreloadGetCqEvent_DaemonGone, EndOfFileGivesEio) {
+  Lib lib;
+  if (lib.handle == nullptr) GTEST_SKIP() << "UROCE_PRELOAD_LIB not set or not loadable";
+  ASSERT_NE(lib.get_cq_event, nullptr);
+  FakeUroceContext fc;
+  // A channel whose pipe has no writer: what is left once the daemon, which
+  // held the only write end, died. libibverbs' read sees end of file.
+  ibv_comp_channel* ch = lib.fn(&fc.ctx);
+  ASSERT_NE(ch, nullptr);
+  ibv_cq* cq = nullptr;
+  void* cq_context = nullptr;
+  errno = 0;
+  EXPECT_EQ(lib.get_cq_event(ch, &cq, &cq_context), -1);
+  EXPECT_EQ(errno, EIO);
+  // A non-blocking channel with a live writer and nothing in it keeps
+  // read's own EAGAIN.
+  ASSERT_EQ(fcntl(ch->fd, F_SETFL, O_NONBLOCK), 0);
+  const int wr = open(("/proc/self/fd/" + std::to_string(ch->fd)).c_str(), O_WRONLY);
+  ASSERT_GE(wr, 0);
+  errno = 0;
+  EXPECT_EQ(lib.get_cq_event(ch, &cq, &cq_context), -1);
+  EXPECT_EQ(errno, EAGAIN);
+  close(wr);
+  EXPECT_EQ(lib.destroy(ch), 0);
 }
 
 TEST(PreloadCreateCompChannel_Exports, OnlyTheInterposedSymbol) {

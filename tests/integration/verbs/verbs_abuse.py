@@ -42,6 +42,13 @@ uroce-run with Debian's pyverbs.
         Prints "qps N errno E, cqs N errno E, mrs N errno E" (errno 0: all
         made); with --hold FILE, then waits until FILE exists.
 
+    verbs_abuse.py afterdeath IBDEV FILE
+        Opens IBDEV with a completion channel and an armed CQ, prints
+        "ready", waits until FILE exists (the caller kills the daemon, then
+        creates it), and prints the errno of ibv_get_cq_event, ibv_poll_cq,
+        ibv_req_notify_cq and ibv_alloc_pd, which must all fail now:
+        "get_cq_event E, poll_cq E, req_notify_cq E, alloc_pd E".
+
 Exit status: 0 pass, 1 the property failed, 2 a verb failed unexpectedly.
 """
 import errno
@@ -245,12 +252,39 @@ def objects(ibdev, nqp, ncq, nmr, hold):
     return 0
 
 
+def errno_of(call):
+    try:
+        call()
+    except PyverbsRDMAError as ex:
+        return ex.error_code
+    return 0
+
+
+def afterdeath(ibdev, path):
+    ctx = Context(name=ibdev)
+    ch = CompChannel(ctx)
+    cq = CQ(ctx, 4, None, ch, 0)
+    cq.req_notify()
+    print("ready")
+    sys.stdout.flush()
+    wait_for(path)
+    time.sleep(0.5)  # the provider's watcher notices the hang-up
+    ev = errno_of(lambda: ch.get_cq_event(cq))
+    poll = errno_of(lambda: cq.poll())
+    notify = errno_of(lambda: cq.req_notify())
+    pd = errno_of(lambda: PD(ctx))
+    print("get_cq_event %d, poll_cq %d, req_notify_cq %d, alloc_pd %d" % (ev, poll, notify, pd))
+    return 0
+
+
 def main(argv):
     hold = None
     if "--hold" in argv:
         i = argv.index("--hold")
         hold = argv[i + 1]
         argv = argv[:i] + argv[i + 2:]
+    if len(argv) == 4 and argv[1] == "afterdeath":
+        return afterdeath(argv[2], argv[3])
     if len(argv) == 6 and argv[1] == "sparse":
         return sparse(argv[2], argv[3], int(argv[4]), int(argv[5]), hold)
     if len(argv) == 6 and argv[1] == "objects":
