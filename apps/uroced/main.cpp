@@ -18,6 +18,7 @@
 #include <rte_ethdev.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -130,8 +131,23 @@ int prepare_run_dir(const DaemonConfig& cfg) {
   return 0;
 }
 
+// The daemon holds descriptors for its clients (sockets, pipes, ring
+// regions), within the per-user [limits]; the usual soft limit of 1,024
+// would be reached long before those. Up to the hard limit, then, which the
+// administrator controls.
+void raise_fd_limit() {
+  rlimit r{};
+  if (getrlimit(RLIMIT_NOFILE, &r) != 0 || r.rlim_cur >= r.rlim_max) return;
+  const rlim_t was = r.rlim_cur;
+  r.rlim_cur = r.rlim_max;
+  if (setrlimit(RLIMIT_NOFILE, &r) == 0) {
+    spdlog::info("descriptor limit raised from {} to {}", was, r.rlim_max);
+  }
+}
+
 int run(const DaemonConfig& cfg) {
   if (int rc = prepare_run_dir(cfg); rc != 0) return rc;
+  raise_fd_limit();
 
   // Every thread created from here on, EAL's included, inherits this mask:
   // only the signal thread takes SIGTERM/SIGINT.

@@ -198,5 +198,33 @@ done
 leftover=$(find "$run" -mindepth 1 2>/dev/null | head -n 5)
 [ -z "$leftover" ] && ok "run dir empty at the end" || fail "left in $run: $leftover"
 
+# ---- the soft descriptor limit is raised to the hard one ----------------------
+# (uroced holds descriptors for its clients; the per-user [limits] must bind
+# before a soft limit of 1,024 does.)
+start_limited() {
+  : >"$tmp/uroced.log"
+  prlimit --nofile=512:4096 "$uroced" --run-dir "$run" "$@" 2>"$tmp/uroced.log" &
+  pid=$!
+  local i
+  for ((i = 0; i < 300; i++)); do
+    grep -q '^uroced: ready$' "$tmp/uroced.log" && return 0
+    kill -0 "$pid" 2>/dev/null || return 1
+    sleep 0.1
+  done
+  return 1
+}
+if start_limited --lcore 1 "${devs[@]}"; then
+  soft=$(awk '/^Max open files/ {print $4}' "/proc/$pid/limits")
+  [ "$soft" = 4096 ] && ok "soft RLIMIT_NOFILE 512 raised to the hard 4096" ||
+    fail "soft RLIMIT_NOFILE is $soft, not the hard 4096"
+  kill -TERM "$pid"
+  rc=0
+  wait "$pid" || rc=$?
+  pid=
+  [ "$rc" -eq 0 ] || fail "SIGTERM after the limit check: exit $rc"
+else
+  fail "start under prlimit --nofile=512:4096"
+fi
+
 [ "$fails" -eq 0 ] || { echo "$fails check(s) failed"; exit 1; }
 echo "PASS"
