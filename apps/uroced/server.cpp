@@ -144,7 +144,8 @@ void Server::accept_pending() {
       } else if (err != EAGAIN && err != EWOULDBLOCK) {
         std::uint64_t suppressed = 0;
         if (accept_log_.allow(steady_now(), &suppressed)) {
-          spdlog::warn("control socket: accept failed: {}", std::strerror(err));
+          spdlog::warn("control socket: accept failed: {} ({} more accept messages held back)",
+                       std::strerror(err), suppressed);
         }
         accept_paused_until_ = steady_now() + kAcceptPauseMs * kNsPerMs;
       }
@@ -154,6 +155,14 @@ void Server::accept_pending() {
     if (live_connections() >= limits_.connections) {
       ++refused_;
       refuse(fd, EAGAIN);
+      std::uint64_t suppressed = 0;
+      if (accept_log_.allow(steady_now(), &suppressed)) {
+        spdlog::warn(
+            "control socket: {} connections served, the [limits] maximum: {} connection{} "
+            "refused since the last message",
+            limits_.connections, refused_, refused_ == 1 ? "" : "s");
+        refused_ = 0;
+      }
       continue;
     }
     std::lock_guard<std::mutex> lk(mu_);
