@@ -170,6 +170,10 @@ void ClientSession::serve(const ctl::MsgHeader& h, std::span<const std::byte> bo
   } else if (rc != 0) {
     spdlog::debug("client {}: {} failed: {}", id_, ctl::op_name(O), std::strerror(rc));
   }
+  // Before the reply goes out: a client that asks for the status as soon as
+  // it has its answer must see the objects as the answer left them (the
+  // soak caught a Status listing a CQ whose DestroyCq had been answered).
+  refresh_summary();
   if (rc != 0) {
     (void)send_reply(h, rc, nullptr, 0, {});
   } else if constexpr (std::is_same_v<Rep, ctl::NoReply>) {
