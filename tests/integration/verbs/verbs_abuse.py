@@ -1,6 +1,7 @@
 #!/usr/bin/python3
-"""A verbs client that tries to wear uroced down (issue 12), run under
-uroce-run with Debian's pyverbs.
+"""A client that tries to wear uroced down (issue 12), with Debian's
+pyverbs; the subcommands that open a device run under uroce-run, flood and
+sparse speak to the socket themselves.
 
     verbs_abuse.py channels IBDEV DAEMON_PID CYCLES
         Creates and destroys a completion channel (each registered with the
@@ -141,8 +142,8 @@ def fdlimit(ibdev, nofile, uroce_ctl, run_dir):
     while len(cqs) < 100000:
         try:
             cqs.append(CQ(ctx, 4, None, None, 0))
-        except PyverbsRDMAError as e:
-            err = e.error_code
+        except PyverbsRDMAError as ex:
+            err = ex.error_code
             break
     resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
     out = subprocess.run([uroce_ctl, "--run-dir", run_dir, "clients", "--json"],
@@ -225,8 +226,8 @@ def make_until(most, make):
     while len(made) < most:
         try:
             made.append(make())
-        except PyverbsRDMAError as e:
-            err = e.error_code
+        except PyverbsRDMAError as ex:
+            err = ex.error_code
             break
     return made, err
 
