@@ -10,7 +10,8 @@
 # registered-bytes quota stops it after 3, the mapped-bytes quota (4 KiB
 # registered, 64 GiB mapped each) after 4; meanwhile the other user can
 # still have one mapped. Before [limits], nobody mapped 2,046 of them
-# (127 TiB) and a single user took whole devices.
+# (127 TiB) and a single user took whole devices. Between the two parts,
+# user_connections (3): nobody's fourth context is refused with EAGAIN.
 #
 #   quota.sh BUILD_DIR
 source "$(dirname "$0")/common.sh"
@@ -25,7 +26,8 @@ uroce_daemon_start d --lcore 1 -- \
   --device "$(verbs_device uroce0 02:00:00:d1:00:01 10.209.0.1 ring:p0)" \
   --device "$(verbs_device uroce1 02:00:00:d1:00:02 10.209.0.2 ring:p0)" \
   --limit user_qps=6 --limit user_cqs=6 --limit user_mrs=6 \
-  --limit user_reg_bytes=$((200 * GIB)) --limit user_map_bytes=$((300 * GIB))
+  --limit user_reg_bytes=$((200 * GIB)) --limit user_map_bytes=$((300 * GIB)) \
+  --limit user_connections=3
 run=${UROCE_DAEMON_RUN[d]}
 R=("$UROCE_RUN" --run-dir "$run")
 
@@ -72,6 +74,17 @@ fi
 uroce_verdict "uroce-ctl status shows each user's use against the limits" "$st"
 touch "$hold"
 uroce_wait "$NPG" ignored
+
+# ---- connections ----------------------------------------------------------------
+st=0
+got=$(timeout 30 "${NOBODY[@]}" "${R[@]}" /usr/bin/python3 "$ABUSE" contexts uroce0 10 2>&1 | head -n 1)
+echo "  nobody, contexts: $got"
+# EAGAIN is 11.
+[ "$got" = "opened 3 errno 11" ] || {
+  UROCE_WHY="connections quota: '$got'"
+  st=1
+}
+uroce_verdict "a user's fourth context gets EAGAIN (user_connections 3)" "$st"
 
 # ---- sparse memfds -------------------------------------------------------------
 st=0

@@ -43,6 +43,10 @@ sparse speak to the socket themselves.
         Prints "qps N errno E, cqs N errno E, mrs N errno E" (errno 0: all
         made); with --hold FILE, then waits until FILE exists.
 
+    verbs_abuse.py contexts IBDEV N
+        Opens IBDEV up to N times (each a connection to the daemon), until
+        one fails. Prints "opened K errno E" (errno 0: all opened).
+
     verbs_abuse.py afterdeath IBDEV FILE
         Opens IBDEV with a completion channel and an armed CQ, prints
         "ready", waits until FILE exists (the caller kills the daemon, then
@@ -253,6 +257,14 @@ def objects(ibdev, nqp, ncq, nmr, hold):
     return 0
 
 
+def contexts(ibdev, most):
+    ctxs, err = make_until(most, lambda: Context(name=ibdev))
+    print("opened %d errno %d" % (len(ctxs), err))
+    for c in ctxs:
+        c.close()
+    return 0
+
+
 def errno_of(call):
     try:
         call()
@@ -284,6 +296,8 @@ def main(argv):
         i = argv.index("--hold")
         hold = argv[i + 1]
         argv = argv[:i] + argv[i + 2:]
+    if len(argv) == 4 and argv[1] == "contexts":
+        return contexts(argv[2], int(argv[3]))
     if len(argv) == 4 and argv[1] == "afterdeath":
         return afterdeath(argv[2], argv[3])
     if len(argv) == 6 and argv[1] == "sparse":
