@@ -25,6 +25,12 @@ ChannelCache::~ChannelCache() {
   while (head_ != nullptr) {
     Entry* e = head_;
     head_ = e->next;
+    // The context goes before the channel: the interposer's destroy must
+    // not call back into freed state (the daemon closed its end already).
+    if (e->owner != nullptr) {
+      e->owner->on_destroy = nullptr;
+      e->owner->cookie = nullptr;
+    }
     std::free(e);
   }
   pthread_mutex_destroy(&mu_);
@@ -62,7 +68,8 @@ int ChannelCache::handle_for(CtlClient* ctl, int channel_fd, std::uint32_t* hand
     rc = ctl->call<ctl::Op::kCreateCompChannel>(req, &rep, fds);
     ::close(wr);  // the daemon has its own now (or none, on failure)
     if (rc == 0) {
-      *e = Entry{head_, st.st_dev, st.st_ino, rep.channel_handle};
+      *e = Entry{head_, st.st_dev, st.st_ino, rep.channel_handle, nullptr};
+      ctl_ = ctl;
       head_ = e;
       e = nullptr;
       *handle = rep.channel_handle;
@@ -71,6 +78,48 @@ int ChannelCache::handle_for(CtlClient* ctl, int channel_fd, std::uint32_t* hand
   std::free(e);
   pthread_mutex_unlock(&mu_);
   return rc;
+}
+
+int ChannelCache::handle_for(CtlClient* ctl, ibv_comp_channel* channel, std::uint32_t* handle) {
+  const int rc = handle_for(ctl, channel->fd, handle);
+  PreloadChannel* pc = rc == 0 ? as_preload_channel(channel) : nullptr;
+  if (pc == nullptr) return rc;
+  struct stat st {};
+  if (::fstat(channel->fd, &st) != 0) return errno;
+  pthread_mutex_lock(&mu_);
+  for (Entry* e = head_; e != nullptr; e = e->next) {
+    if (e->dev == st.st_dev && e->ino == st.st_ino && e->owner == nullptr) {
+      e->owner = pc;
+      pc->cookie = this;
+      pc->on_destroy = &ChannelCache::on_destroy;
+    }
+  }
+  pthread_mutex_unlock(&mu_);
+  return 0;
+}
+
+int ChannelCache::release(CtlClient* ctl, int channel_fd) {
+  struct stat st {};
+  if (::fstat(channel_fd, &st) != 0) return errno;
+  pthread_mutex_lock(&mu_);
+  Entry** link = &head_;
+  while (*link != nullptr && ((*link)->dev != st.st_dev || (*link)->ino != st.st_ino))
+    link = &(*link)->next;
+  Entry* e = *link;
+  if (e != nullptr) *link = e->next;
+  pthread_mutex_unlock(&mu_);
+  if (e == nullptr) return 0;
+  ctl::DestroyCompChannelReq req{};
+  req.channel_handle = e->handle;
+  std::free(e);
+  return ctl->call<ctl::Op::kDestroyCompChannel>(req, nullptr);
+}
+
+void ChannelCache::on_destroy(void* cookie, ibv_comp_channel* ch) {
+  auto* self = static_cast<ChannelCache*>(cookie);
+  // Nothing to report to the application: its destroy succeeds either way
+  // (a dead daemon already dropped the write end).
+  (void)self->release(self->ctl_, ch->fd);
 }
 
 }  // namespace uroce::provider

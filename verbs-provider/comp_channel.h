@@ -11,8 +11,11 @@
 // identity (st_dev, st_ino): the daemon keeps the write end alive, so the
 // inode cannot be reused by another pipe while the entry exists.
 //
-// The daemon holds each registered write end until the connection closes
-// (the application's ibv_destroy_comp_channel has no provider hook either).
+// ibv_destroy_comp_channel has no provider hook either: for channels the
+// interposer made, registration leaves a callback in the channel
+// (channel_abi.h) through which the interposed destroy calls release(), so
+// the daemon closes its write end at once instead of when the connection
+// closes.
 //
 // Threading: lookups and registration serialise on the cache's mutex.
 #pragma once
@@ -22,6 +25,7 @@
 
 #include <cstdint>
 
+#include "verbs-provider/channel_abi.h"
 #include "verbs-provider/ctl_client.h"
 
 namespace uroce::provider {
@@ -42,6 +46,15 @@ class ChannelCache {
   // The daemon's handle for the channel whose fd is `channel_fd`,
   // registering it with CreateCompChannel on first use. Returns 0 or errno.
   int handle_for(CtlClient* ctl, int channel_fd, std::uint32_t* handle);
+  // The same for a channel the application passed to a verb; when the
+  // interposer made it, also leaves the destroy callback in it.
+  int handle_for(CtlClient* ctl, ibv_comp_channel* channel, std::uint32_t* handle);
+
+  // Forgets the pipe whose fd is `channel_fd` and tells the daemon
+  // (DestroyCompChannel), which closes its write end. 0 when the pipe was
+  // never registered (nothing to release), else the daemon's answer (EIO
+  // once it is gone: the descriptor went with it).
+  int release(CtlClient* ctl, int channel_fd);
 
   std::size_t size();
 
@@ -51,7 +64,10 @@ class ChannelCache {
     dev_t dev;
     ino_t ino;
     std::uint32_t handle;
+    PreloadChannel* owner;  // the interposer's channel, or null
   };
+  static void on_destroy(void* cookie, ibv_comp_channel* ch);
+  CtlClient* ctl_ = nullptr;  // the connection of the channels' context
   pthread_mutex_t mu_ = PTHREAD_MUTEX_INITIALIZER;
   Entry* head_ = nullptr;
 };

@@ -65,7 +65,7 @@ UroceCq* create_cq_common(ibv_context* ctx, int cqe, ibv_comp_channel* channel, 
       errno = EINVAL;
       return nullptr;
     }
-    const int rc = st->channels.handle_for(&st->ctl, channel->fd, &channel_handle);
+    const int rc = st->channels.handle_for(&st->ctl, channel, &channel_handle);
     if (rc != 0) {
       errno = rc;
       return nullptr;
@@ -198,14 +198,22 @@ int poll_cq(ibv_cq* ibcq, int ne, ibv_wc* wc) noexcept {
   if (n != 0) cq->ring.release(n);
   pthread_spin_unlock(&cq->lock);
   // An empty ring of a dead daemon stays empty: report the error rather
-  // than let the application spin on it forever.
-  if (n == 0 && cq->st->dead()) return -1;
+  // than let the application spin on it forever. Negative is all verbs(3)
+  // promises; -EIO and errno EIO say why to readers of either (pyverbs
+  // reports the negated return value).
+  if (n == 0 && cq->st->dead()) {
+    errno = EIO;
+    return -EIO;
+  }
   return static_cast<int>(n);
 }
 
 int req_notify_cq(ibv_cq* ibcq, int solicited_only) noexcept {
   UroceCq* cq = to_ucq(ibcq);
-  if (cq->st->dead()) return EIO;
+  if (cq->st->dead()) {
+    errno = EIO;  // the return value is the errno too, as libibverbs documents it
+    return EIO;
+  }
   std::atomic_ref<std::uint32_t> armed(cq->notify->armed);
   // "Next completion" wins over "next solicited", as in rxe.
   const std::uint32_t want = solicited_only != 0 ? ctl::kCqArmedSolicited : ctl::kCqArmedNext;

@@ -33,7 +33,9 @@ int start_poll(ibv_cq_ex* ibcq, ibv_poll_cq_attr* attr) {
   pthread_spin_lock(&cq->lock);
   if (cq->ring.ready() == 0) {
     pthread_spin_unlock(&cq->lock);
-    return cq->st->dead() ? EIO : ENOENT;
+    if (!cq->st->dead()) return ENOENT;  // empty: not an error
+    errno = EIO;
+    return EIO;
   }
   take_current(cq, 0);
   return 0;

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstddef>
 #include <cstring>
 
 #include "datapath/ctl/socket.h"
@@ -84,6 +85,22 @@ int CtlClient::exchange_locked(ctl::Op op, const void* req, std::size_t req_len,
   alignas(8) std::byte in[kReplyHead + kMaxReplyBody + 1];
   int fds[ctl::kMaxFds];
   const ctl::IoResult got = ctl::recv_msg(fd_, {in, kReplyHead + rep_len + 1}, fds);
+  if (got.err == ctl::IoError::kFdsLost) {
+    // The reply arrived, its descriptors could not: at our fd limit. What
+    // the daemon created for it is destroyed again, and the verb fails as
+    // a kernel verb would when it cannot install an fd.
+    ctl::MsgHeader rh;
+    ctl::ReplyStatus st;
+    if (got.bytes == kReplyHead + rep_len) {
+      std::memcpy(&rh, in, sizeof(rh));
+      std::memcpy(&st, in + sizeof(rh), sizeof(st));
+      if (rh.magic == ctl::kMagic && rh.op == static_cast<std::uint16_t>(op) && rh.seq == seq &&
+          st.status == 0) {
+        roll_back_locked(op, in + kReplyHead, rep_len);
+      }
+    }
+    return EMFILE;
+  }
   if (!got.ok()) {
     if (got.err == ctl::IoError::kClosed ||
         (got.err == ctl::IoError::kSys && is_disconnect(got.sys_errno))) {
@@ -118,6 +135,28 @@ int CtlClient::exchange_locked(ctl::Op op, const void* req, std::size_t req_len,
   if (rep_len != 0) std::memcpy(rep, in + kReplyHead, rep_len);
   for (int i = 0; i < got.nfds; ++i) fds_out[static_cast<std::size_t>(i)] = fds[i];
   return 0;
+}
+
+void CtlClient::roll_back_locked(ctl::Op op, const std::byte* rep, std::size_t rep_len) {
+  // Every op whose reply carries fds, and the destroy that undoes it. The
+  // handle is the first field of each of these replies. Hello needs none:
+  // the caller closes the connection, and the daemon reclaims with it.
+  ctl::Op undo;
+  switch (op) {
+    case ctl::Op::kCreateCq: undo = ctl::Op::kDestroyCq; break;
+    case ctl::Op::kCreateQp: undo = ctl::Op::kDestroyQp; break;
+    case ctl::Op::kCreateSrq: undo = ctl::Op::kDestroySrq; break;
+    default: return;
+  }
+  static_assert(offsetof(ctl::CreateCqRep, cq_handle) == 0);
+  static_assert(offsetof(ctl::CreateQpRep, qp_handle) == 0);
+  static_assert(offsetof(ctl::CreateSrqRep, srq_handle) == 0);
+  static_assert(sizeof(ctl::DestroyCqReq) == sizeof(ctl::DestroyQpReq) &&
+                sizeof(ctl::DestroyQpReq) == sizeof(ctl::DestroySrqReq));
+  ctl::DestroyCqReq req{};  // {handle, pad}, the layout of all three
+  if (rep_len < sizeof(req.cq_handle)) return;
+  std::memcpy(&req.cq_handle, rep, sizeof(req.cq_handle));
+  (void)exchange_locked(undo, &req, sizeof(req), nullptr, 0, {}, {}, 0);
 }
 
 }  // namespace uroce::provider

@@ -72,6 +72,10 @@ class CtlClient {
   int exchange_locked(ctl::Op op, const void* req, std::size_t req_len, void* rep,
                       std::size_t rep_len, std::span<const int> fds_in, std::span<int> fds_out,
                       int want_fds);
+  // A success reply to `op` (body `rep`) whose fds this process could not
+  // receive (its fd limit): destroys the object the daemon created, so
+  // that it holds nothing the application does not. Under mu_.
+  void roll_back_locked(ctl::Op op, const std::byte* rep, std::size_t rep_len);
 
   pthread_mutex_t mu_ = PTHREAD_MUTEX_INITIALIZER;
   int fd_ = -1;

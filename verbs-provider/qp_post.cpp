@@ -110,6 +110,7 @@ int post_send(ibv_qp* ibqp, ibv_send_wr* wr, ibv_send_wr** bad_wr) noexcept {
   *bad_wr = nullptr;
   if (qp->st->dead()) {
     *bad_wr = wr;
+    errno = EIO;
     return EIO;
   }
   // C10-96: a QP takes sends only from RTS on (ERR flushes them).
@@ -151,6 +152,7 @@ int post_recv(ibv_qp* ibqp, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) noexcept {
   *bad_wr = nullptr;
   if (qp->st->dead()) {
     *bad_wr = wr;
+    errno = EIO;
     return EIO;
   }
   // C10-97.2.1: no receives in RESET; none at all on a QP with an SRQ.

@@ -146,6 +146,7 @@ int post_srq_recv(ibv_srq* ibsrq, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) noexcep
   *bad_wr = nullptr;
   if (srq->st->dead()) {
     *bad_wr = wr;
+    errno = EIO;
     return EIO;
   }
   pthread_spin_lock(&srq->lock);

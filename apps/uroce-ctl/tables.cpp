@@ -89,7 +89,20 @@ std::string render_status(const json& j) {
            cell(o, "srqs"), cell(o, "mrs"), cell(o, "ahs"), cell(c, "rx_frames"),
            cell(c, "tx_frames"), cell(dev, "port")});
   }
-  return out + t.render();
+  out += t.render();
+  const json& users = child(d, "users");
+  if (!users.empty()) {
+    const json& l = child(d, "limits");
+    Table u({"UID", "CONNECTIONS", "QPS", "CQS", "MRS", "REG_BYTES", "MAP_BYTES"});
+    for (const auto& e : users) {
+      u.add({cell(e, "uid"), cell(e, "connections"), cell(e, "qps"), cell(e, "cqs"), cell(e, "mrs"),
+             cell(e, "reg_bytes"), cell(e, "map_bytes")});
+    }
+    u.add({"limit", cell(l, "user_connections"), cell(l, "user_qps"), cell(l, "user_cqs"),
+           cell(l, "user_mrs"), cell(l, "user_reg_bytes"), cell(l, "user_map_bytes")});
+    out += "\nper user (root is never refused):\n" + u.render();
+  }
+  return out;
 }
 
 std::string render_counters(const json& j) {

@@ -116,6 +116,24 @@ void ClientSession::run() {
   reclaim();
 }
 
+void ClientSession::serve_status_only(int refusal) {
+  InFds fds;
+  const ctl::IoResult r = ctl::recv_msg(sock_, buf_, std::span<int>(fds.fd, 16));
+  if (!r.ok()) return;
+  fds.n = r.nfds;
+  ++requests_;
+  const std::span<const std::byte> msg(buf_.data(), r.bytes);
+  ctl::MsgHeader h;
+  const MsgCheck c = check_request(msg, fds.n, &h);
+  if (c.ok() && static_cast<Op>(h.op) == Op::kStatus) {
+    ctl::StatusReq req;
+    std::memcpy(&req, msg.data() + sizeof(h), sizeof(req));
+    on_status(h, req);
+    return;
+  }
+  (void)send_reply(h, c.ok() ? refusal : c.status, nullptr, 0, {});
+}
+
 bool ClientSession::handle_message(std::span<const std::byte> msg, InFds& fds) {
   ctl::MsgHeader h;
   const MsgCheck c = check_request(msg, fds.n, &h);
@@ -161,6 +179,10 @@ void ClientSession::serve(const ctl::MsgHeader& h, std::span<const std::byte> bo
   } else if (rc != 0) {
     spdlog::debug("client {}: {} failed: {}", id_, ctl::op_name(O), std::strerror(rc));
   }
+  // Before the reply goes out: a client that asks for the status as soon as
+  // it has its answer must see the objects as the answer left them (the
+  // soak caught a Status listing a CQ whose DestroyCq had been answered).
+  refresh_summary();
   if (rc != 0) {
     (void)send_reply(h, rc, nullptr, 0, {});
   } else if constexpr (std::is_same_v<Rep, ctl::NoReply>) {
@@ -269,6 +291,7 @@ void ClientSession::refresh_summary() {
   for (const auto& [k, v] : srqs_) s.srqs.push_back(k);
   for (const auto& [k, v] : ahs_) s.ahs.push_back(k);
   for (const auto& [k, v] : qps_) s.qps.emplace_back(k, v.qpn);
+  s.used = used_;
   s.requests = requests_;
   s.bad_requests = bad_requests_;
   std::lock_guard<std::mutex> lk(summary_mu_);
@@ -297,6 +320,8 @@ int ClientSession::on_hello(const ctl::HelloReq& r, ctl::HelloRep* rep, InFds& i
     if (d->config().name == r.ibdev) dev = d;
   }
   if (dev == nullptr) return ENODEV;
+  Charge charge(env_.quotas, cred_.uid, Usage{.connections = 1}, &used_);
+  if (charge.error() != 0) return charge.error();
   const int fd = in.take(0);
   if (!is_pipe_write_end(fd)) {
     close(fd);
@@ -324,6 +349,7 @@ int ClientSession::on_hello(const ctl::HelloReq& r, ctl::HelloRep* rep, InFds& i
   rep->doorbell_count = g.count;
   rep->doorbell_bytes = bells_.size();
   out->add(bells_.fd());
+  charge.commit();
   spdlog::info("client {} (pid {}) opened {}", id_, cred_.pid, dev->config().name);
   return 0;
 }
@@ -341,7 +367,7 @@ void ClientSession::on_status(const ctl::MsgHeader& h, const ctl::StatusReq& r) 
     (void)send_reply(h, EINVAL, nullptr, 0, {});
     return;
   }
-  const std::string body = env_.status ? env_.status(r.flags) : std::string("{}");
+  const std::string body = env_.status ? env_.status(r.flags, cred_) : std::string("{}");
   const std::size_t head = sizeof(ctl::MsgHeader) + sizeof(ctl::ReplyStatus);
   if (head + body.size() > ctl::kMaxMessageBytes) {
     (void)send_reply(h, EMSGSIZE, nullptr, 0, {});

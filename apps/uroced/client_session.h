@@ -38,6 +38,7 @@
 
 #include "apps/uroced/cm_service.h"
 #include "apps/uroced/device.h"
+#include "apps/uroced/quotas.h"
 #include "apps/uroced/rate_limiter.h"
 #include "datapath/ctl/protocol.h"
 #include "datapath/ctl/socket.h"
@@ -75,8 +76,11 @@ struct ResolveTiming {
 struct SessionEnv {
   std::vector<Device*> devices;
   HandleCounter* handles = nullptr;
-  // Builds the Status reply body (JSON) for the kStatus* `flags`.
-  std::function<std::string(std::uint32_t flags)> status;
+  // Builds the Status reply body (JSON) for the kStatus* `flags`, as the
+  // peer `asker` may see it (Server::status_for).
+  std::function<std::string(std::uint32_t flags, const ctl::PeerCred& asker)> status;
+  // Per-user and per-client limits; null: none (tests).
+  Quotas* quotas = nullptr;
   ResolveTiming resolve{};
   // The rdma_cm service (null: CmOpen gets EOPNOTSUPP).
   CmService* cm = nullptr;
@@ -93,6 +97,7 @@ struct ClientSummary {
   std::vector<std::pair<std::uint32_t, std::uint32_t>> qps;  // handle, QPN
   std::uint64_t requests = 0;
   std::uint64_t bad_requests = 0;
+  Usage used;  // what it holds against its limits
 };
 
 class ClientSession {
@@ -106,6 +111,11 @@ class ClientSession {
   // Serves requests until the peer closes, a fatal protocol error, or
   // shutdown(); then reclaims every object.
   void run();
+  // Instead of run(), for a connection the server has no thread for (at
+  // its descriptor or connection limit): reads one request (the socket's
+  // receive timeout bounds the wait) and answers it if it is Status, with
+  // `refusal` otherwise. Nothing is created, so nothing needs reclaiming.
+  void serve_status_only(int refusal);
   // Any thread: makes run() return (its blocking read sees end of file).
   void shutdown();
   // Any thread (the server's link monitor): if this client has opened
@@ -143,6 +153,7 @@ class ClientSession {
     std::uint64_t iova = 0;
     std::uint64_t map_offset = 0;  // where addr lies in `map`
     shm::SharedRegion map;         // map_len bytes of the client's memfd
+    std::uint64_t map_len = 0;     // as charged (quotas.h)
   };
   struct ChannelObj {
     int fd = -1;  // the pipe's write end
@@ -245,6 +256,7 @@ class ClientSession {
   std::uint64_t requests_ = 0;
   std::uint64_t bad_requests_ = 0;
   bool reclaimed_ = false;
+  Usage used_;  // charged to this client (quotas.h)
 
   std::map<std::uint32_t, PdObj> pds_;
   std::map<std::uint32_t, MrObj> mrs_;

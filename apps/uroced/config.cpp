@@ -35,6 +35,9 @@ int parse_command_line(int argc, char** argv, CommandLine* out) {
                  "a device: \"name=uroce0;mac=02:00:00:00:00:01;ipv4=10.0.0.1;"
                  "mtu=9000;port=ring:p0\" (repeatable; replaces the file's devices)")
       ->allow_extra_args(false);
+  app.add_option("--limit", out->limits,
+                 "a [limits] key: KEY=VALUE (repeatable; overrides the file's value)")
+      ->allow_extra_args(false);
   auto* o_log =
       app.add_option("--log-level", log_level, "trace|debug|info|warn|error|critical|off");
   // "--eal-arg -x" would make CLI11 read "-x" as an option of ours: glue
@@ -145,6 +148,9 @@ std::string apply_command_line(const CommandLine& cl, DaemonConfig* cfg) {
     }
   }
   for (const auto& a : cl.eal_args) cfg->eal_args.push_back(a);
+  for (const auto& l : cl.limits) {
+    if (std::string err = parse_limit_arg(l, &cfg->limits); !err.empty()) return err;
+  }
   if (!cl.devices.empty()) {
     std::vector<DeviceConfig> devs;
     for (std::size_t i = 0; i < cl.devices.size(); ++i) {

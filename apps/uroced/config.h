@@ -4,6 +4,7 @@
 //
 //   uroced [--config FILE] [--run-dir DIR] [--lcore N] [--poll busy|backoff]
 //          [--eal-arg ARG]... [--device SPEC]... [--log-level LEVEL]
+//          [--limit KEY=VALUE]...
 //
 // Precedence: built-in defaults < the file < the command line. --device
 // (repeatable) replaces the file's whole device list; --eal-arg (repeatable)
@@ -21,6 +22,7 @@
 #include <string_view>
 #include <vector>
 
+#include "apps/uroced/resource_limits.h"
 #include "datapath/engine/impairment.h"
 #include "datapath/engine/pfc_endpoint.h"
 #include "datapath/port/eal_config.h"
@@ -79,12 +81,17 @@ struct DaemonConfig {
   PollMode poll = PollMode::kBackoff;
   std::uint32_t backoff_max_us = 200;
   std::string log_level = "info";
+  // Members of this group (name) see every client in the status
+  // operation; others see only their own. Empty: root only.
+  std::string status_group;
   // [eal]
   std::uint32_t lcore = 1;
   std::vector<std::string> eal_args = {"--no-huge", "--no-pci", "--no-telemetry", "-m", "512"};
   std::string file_prefix;  // empty: "uroced-<pid>"
   // [[device]]
   std::vector<DeviceConfig> devices;
+  // [limits]
+  Limits limits;
 
   std::string socket_path() const { return run_dir + "/uroced.sock"; }
   std::string sysfs_root() const { return run_dir + "/sysfs"; }
@@ -99,6 +106,7 @@ struct CommandLine {
   std::optional<std::string> log_level;
   std::vector<std::string> eal_args;
   std::vector<std::string> devices;
+  std::vector<std::string> limits;  // --limit KEY=VALUE, [limits] keys
 };
 
 // Parses argv. Returns -1 when the caller should go on; otherwise the exit

@@ -1,5 +1,5 @@
-// uroced's configuration file (TOML): the [daemon], [eal], [[device]] and
-// [device.pfc] tables, each key read and checked through config_values.h.
+// uroced's configuration file (TOML): the [daemon], [eal], [limits],
+// [[device]] and [device.pfc] tables, each key read and checked through config_values.h.
 #include <cstdint>
 #include <set>
 #include <string>
@@ -25,6 +25,7 @@ void read_daemon(Fields& f, DaemonConfig* cfg) {
   f.str("run_dir", cfg->run_dir);
   if (f.str("poll", s)) f.fail(parse_poll(s, f.key_path("poll"), &cfg->poll));
   f.integer("backoff_max_us", cfg->backoff_max_us, 0, kMaxBackoffUs);
+  f.str("status_group", cfg->status_group);
   if (f.str("log_level", s)) f.fail(parse_log_level(s, f.key_path("log_level"), &cfg->log_level));
 }
 
@@ -32,6 +33,14 @@ void read_eal(Fields& f, DaemonConfig* cfg) {
   f.integer("lcore", cfg->lcore, 0, kMaxLcore);
   f.str_list("args", cfg->eal_args);
   f.str("file_prefix", cfg->file_prefix);
+}
+
+// [limits]: every key through kLimitKeys, as --limit.
+void read_limits(Fields& f, Limits* out) {
+  for (const LimitKey& k : kLimitKeys) {
+    std::int64_t v = 0;
+    if (f.integer(k.name, v)) f.fail(set_limit(k.name, v, f.key_path(k.name), out));
+  }
 }
 
 // [device.pfc]
@@ -175,8 +184,13 @@ std::string load_toml(std::string_view text, std::string_view source, DaemonConf
     read_eal(ef, out);
     f.fail(ef.finish());
   }
+  if (const toml::table* t = f.table("limits", "a table ([limits])")) {
+    Fields lf = fields(*t, "limits");
+    read_limits(lf, &out->limits);
+    f.fail(lf.finish());
+  }
   if (const toml::node* n = f.get("device")) f.fail(read_devices(*n, out));
-  return f.finish("[daemon], [eal] or [[device]]");
+  return f.finish("[daemon], [eal], [limits] or [[device]]");
 }
 
 }  // namespace uroce::daemon

@@ -87,6 +87,22 @@ std::string missing_port(std::size_t index);
 // The keys every device must have, checked after all its keys were read.
 std::string check_required(const std::set<std::string, std::less<>>& seen, std::size_t index);
 
+// ---- [limits] (apps/uroced/resource_limits.h): the one key table both the file
+// and --limit KEY=VALUE read through.
+struct LimitKey {
+  std::string_view name;
+  std::uint64_t Limits::*field;
+  std::uint64_t lo, hi;
+};
+extern const std::array<LimitKey, 12> kLimitKeys;
+
+// Sets limit `name` to `v` after its range check; `key` names it in the
+// error ("limits.connections" or "--limit connections").
+std::string set_limit(std::string_view name, std::int64_t v, const std::string& key, Limits* out);
+
+// One --limit "KEY=VALUE".
+std::string parse_limit_arg(std::string_view arg, Limits* out);
+
 std::string parse_poll(std::string_view s, const std::string& key, PollMode* out);
 
 std::string parse_log_level(std::string_view s, const std::string& key, std::string* out);

@@ -12,11 +12,13 @@
 // stop the server (every client's objects are reclaimed while the engine
 // still runs), stop the engine, remove the sysfs tree, the /dev nodes and
 // the socket, close the ports, exit 0.
+#include <grp.h>
 #include <pthread.h>
 #include <rte_eal.h>
 #include <rte_ethdev.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -36,6 +38,7 @@
 #include "apps/uroced/log.h"
 #include "apps/uroced/ports.h"
 #include "apps/uroced/server.h"
+#include "apps/uroced/stale_runtime.h"
 #include "apps/uroced/sysfs_tree.h"
 #include "apps/uroced/vnic_device.h"
 #include "datapath/engine/engine.h"
@@ -52,14 +55,18 @@ using VnicT = EngineT::VnicT;
 // rte_eal_cleanup when run()'s scope ends, after every port is closed; then
 // the EAL runtime directory of our file prefix (/var/run/dpdk/<prefix>),
 // which EAL leaves behind and which nobody else uses: the prefix is ours.
+// The record of that directory in the run directory (stale_runtime.h) goes
+// with it.
 struct EalGuard {
   bool active = false;
   std::string runtime_dir;
+  std::string record;
   ~EalGuard() {
     if (!active) return;
     port::eal_cleanup();
     std::error_code ec;
     if (!runtime_dir.empty()) std::filesystem::remove_all(runtime_dir, ec);
+    if (!record.empty()) std::filesystem::remove(record, ec);
   }
 };
 
@@ -106,6 +113,14 @@ int prepare_run_dir(const DaemonConfig& cfg) {
     return fail("address in use: another uroced serves " + cfg.socket_path() +
                 "; stop it or give this one another --run-dir");
   }
+  std::string removed;
+  const std::string record = cfg.run_dir + "/" + kRuntimeRecord;
+  if (std::string why = clean_stale_runtime(record, &removed); !why.empty()) {
+    spdlog::warn("EAL runtime directory of a previous uroced left in place: {}", why);
+  } else if (!removed.empty()) {
+    spdlog::warn("removed the EAL runtime directory {} of a uroced that did not exit cleanly",
+                 removed);
+  }
   const int stale = cleanup_stale_tree(cfg.sysfs_root(), kCdevDir);
   if (stale > 0) {
     spdlog::warn(
@@ -116,8 +131,23 @@ int prepare_run_dir(const DaemonConfig& cfg) {
   return 0;
 }
 
+// The daemon holds descriptors for its clients (sockets, pipes, ring
+// regions), within the per-user [limits]; the usual soft limit of 1,024
+// would be reached long before those. Up to the hard limit, then, which the
+// administrator controls.
+void raise_fd_limit() {
+  rlimit r{};
+  if (getrlimit(RLIMIT_NOFILE, &r) != 0 || r.rlim_cur >= r.rlim_max) return;
+  const rlim_t was = r.rlim_cur;
+  r.rlim_cur = r.rlim_max;
+  if (setrlimit(RLIMIT_NOFILE, &r) == 0) {
+    spdlog::info("descriptor limit raised from {} to {}", was, r.rlim_max);
+  }
+}
+
 int run(const DaemonConfig& cfg) {
   if (int rc = prepare_run_dir(cfg); rc != 0) return rc;
+  raise_fd_limit();
 
   // Every thread created from here on, EAL's included, inherits this mask:
   // only the signal thread takes SIGTERM/SIGINT.
@@ -136,7 +166,16 @@ int run(const DaemonConfig& cfg) {
   if (port::eal_init(eal, &err) != 0) return fail(err);
   eal_guard.active = true;
   const std::string runtime_dir = rte_eal_get_runtime_dir();
-  if (runtime_dir.ends_with("/" + eal.file_prefix)) eal_guard.runtime_dir = runtime_dir;
+  if (runtime_dir.ends_with("/" + eal.file_prefix)) {
+    eal_guard.runtime_dir = runtime_dir;
+    const std::string record = cfg.run_dir + "/" + kRuntimeRecord;
+    if (std::string e = write_runtime_record(record, static_cast<long>(getpid()), runtime_dir);
+        !e.empty()) {
+      spdlog::warn("{}; a successor will not find this EAL runtime directory", e);
+    } else {
+      eal_guard.record = record;
+    }
+  }
 
   std::vector<std::unique_ptr<port::EthPort>> ports;
   if (open_ports(cfg, &ports, &err) != 0) return fail(err);
@@ -191,6 +230,12 @@ int run(const DaemonConfig& cfg) {
   info.poll = to_string(cfg.poll);
   info.lcore = cfg.lcore;
   Server server(device_ptrs, info);
+  server.set_limits(cfg.limits);
+  if (!cfg.status_group.empty()) {
+    const group* g = getgrnam(cfg.status_group.c_str());
+    if (g == nullptr) return fail("daemon.status_group: no group named " + cfg.status_group);
+    server.set_status_group(g->gr_gid);
+  }
   if (server.listen(cfg.socket_path(), &err) != 0) return fail(err);
 
   SysfsTree tree(cfg.sysfs_root());

@@ -1,12 +1,15 @@
 #include "apps/uroced/server.h"
 
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
+#include <pwd.h>
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -26,8 +29,26 @@ Server::Server(std::vector<Device*> devices, DaemonInfo info, ResolveTiming reso
   env_.devices = std::move(devices);
   env_.cm = &cm_;
   env_.handles = &handles_;
-  env_.status = [this](std::uint32_t flags) { return status(flags); };
+  env_.status = [this](std::uint32_t flags, const ctl::PeerCred& asker) {
+    return status_for(flags, asker);
+  };
   env_.resolve = resolve;
+  env_.quotas = &quotas_;
+  set_limits(Limits{});
+}
+
+void Server::set_limits(const Limits& limits) {
+  DeviceMaxima m;
+  bool first = true;
+  for (const Device* d : env_.devices) {
+    const auto& c = d->config();
+    m.qps = first ? c.max_qps : std::min<std::uint64_t>(m.qps, c.max_qps);
+    m.cqs = first ? c.max_cqs : std::min<std::uint64_t>(m.cqs, c.max_cqs);
+    m.mrs = first ? c.max_mrs : std::min<std::uint64_t>(m.mrs, c.max_mrs);
+    first = false;
+  }
+  limits_ = resolve_limits(limits, m);
+  quotas_.set_limits(limits_);
 }
 
 Server::~Server() { stop(); }
@@ -60,6 +81,9 @@ int Server::listen(const std::string& path, std::string* error) {
 
 int Server::start(const CpuAffinity* affinity) {
   affinity_ = affinity;
+  // Non-blocking: the accept thread drains the queue until EAGAIN.
+  (void)fcntl(listen_fd_, F_SETFL, fcntl(listen_fd_, F_GETFL) | O_NONBLOCK);
+  reserve_fd_ = open("/dev/null", O_RDONLY | O_CLOEXEC);
   link_up_.clear();
   for (const Device* d : env_.devices) link_up_.push_back(d->link_up());
   if (pipe2(wake_, O_CLOEXEC | O_NONBLOCK) != 0) return errno;
@@ -68,12 +92,35 @@ int Server::start(const CpuAffinity* affinity) {
   return 0;
 }
 
+namespace {
+
+TimeNs steady_now() {
+  return static_cast<TimeNs>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                 std::chrono::steady_clock::now().time_since_epoch())
+                                 .count());
+}
+
+}  // namespace
+
 void Server::accept_loop() {
   if (affinity_ != nullptr) (void)affinity_->apply_to_current_thread();
   for (;;) {
-    pollfd p[2] = {{listen_fd_, POLLIN, 0}, {wake_[0], POLLIN, 0}};
-    const int n = poll(p, 2, kLinkPollMs);
+    const TimeNs now = steady_now();
+    const bool paused = now < accept_paused_until_;
+    int timeout = kLinkPollMs;
+    if (paused) {
+      timeout =
+          std::min<int>(timeout, static_cast<int>((accept_paused_until_ - now) / kNsPerMs) + 1);
+    }
+    // A negative fd is ignored by poll: while paused only stop() and the
+    // link timer wake this thread, however many connections are queued.
+    pollfd p[2] = {{paused ? -1 : listen_fd_, POLLIN, 0}, {wake_[0], POLLIN, 0}};
+    const int n = poll(p, 2, timeout);
     check_links();
+    // Finished connections hold their socket until joined: reaped here too,
+    // not only after an accept, or a daemon at its descriptor limit (where
+    // accepts fail) would never get them back.
+    reap(false);
     if (n == 0) continue;
     if (n < 0) {
       if (errno == EINTR) continue;
@@ -82,14 +129,44 @@ void Server::accept_loop() {
     }
     if (p[1].revents != 0) return;
     if ((p[0].revents & POLLIN) == 0) continue;
+    accept_pending();
+    std::lock_guard<std::mutex> lk(mu_);
+    if (stopped_) return;
+  }
+}
+
+void Server::accept_pending() {
+  for (int i = 0; i < kAcceptBatch; ++i) {
     const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
     if (fd < 0) {
-      if (errno != EINTR && errno != ECONNABORTED && errno != EAGAIN) {
-        spdlog::warn("control socket: accept failed: {}", std::strerror(errno));
+      const int err = errno;
+      if (err == EINTR || err == ECONNABORTED) continue;
+      if (err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM) {
+        at_descriptor_limit(err);
+      } else if (err != EAGAIN && err != EWOULDBLOCK) {
+        std::uint64_t suppressed = 0;
+        if (accept_log_.allow(steady_now(), &suppressed)) {
+          spdlog::warn("control socket: accept failed: {} ({} more accept messages held back)",
+                       std::strerror(err), suppressed);
+        }
+        accept_paused_until_ = steady_now() + kAcceptPauseMs * kNsPerMs;
+      }
+      return;
+    }
+    reap(false);
+    if (live_connections() >= limits_.connections) {
+      ++refused_;
+      refuse(fd, EAGAIN);
+      std::uint64_t suppressed = 0;
+      if (accept_log_.allow(steady_now(), &suppressed)) {
+        spdlog::warn(
+            "control socket: {} connections served, the [limits] maximum: {} connection{} "
+            "refused since the last message",
+            limits_.connections, refused_, refused_ == 1 ? "" : "s");
+        refused_ = 0;
       }
       continue;
     }
-    reap(false);
     std::lock_guard<std::mutex> lk(mu_);
     if (stopped_) {
       close(fd);
@@ -104,6 +181,55 @@ void Server::accept_loop() {
     });
   }
 }
+
+void Server::at_descriptor_limit(int err) {
+  ++fd_limit_hits_;
+  // The classic trick: give the reserve descriptor back for one accept,
+  // handle that connection, take the reserve again; until the queue is
+  // empty (or the reserve cannot be had again: another thread took the
+  // slot). The queue then no longer wakes poll at once, and root's status
+  // request in it is answered.
+  for (int i = 0; i < kAcceptBatch && reserve_fd_ >= 0; ++i) {
+    close(reserve_fd_);
+    const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+    const int accept_err = errno;
+    if (fd >= 0) {
+      ++refused_;
+      refuse(fd, EMFILE);
+    }
+    reserve_fd_ = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (fd < 0 && accept_err != EINTR && accept_err != ECONNABORTED) break;
+  }
+  const TimeNs now = steady_now();
+  accept_paused_until_ = now + kAcceptPauseMs * kNsPerMs;
+  std::uint64_t suppressed = 0;
+  if (accept_log_.allow(now, &suppressed)) {
+    spdlog::warn(
+        "control socket: out of descriptors ({}): {} accept failure{} and {} connection{} refused "
+        "since the last message; accepting paused for {} ms at a time",
+        std::strerror(err), fd_limit_hits_, fd_limit_hits_ == 1 ? "" : "s", refused_,
+        refused_ == 1 ? "" : "s", kAcceptPauseMs);
+    fd_limit_hits_ = 0;
+    refused_ = 0;
+  }
+}
+
+void Server::refuse(int fd, int refusal) {
+  ctl::PeerCred cred{};
+  if (!ctl::peer_cred(fd, &cred) || cred.uid != 0) {
+    close(fd);
+    return;
+  }
+  // Root (the administrator's uroce-ctl) is answered inline, its one
+  // request read within kRefusedReadMs: the accept thread waits no longer.
+  const timeval tv{0, kRefusedReadMs * 1000};
+  (void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  (void)setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+  ClientSession session(env_, fd, next_client_.fetch_add(1));
+  session.serve_status_only(refusal);
+}
+
+std::size_t Server::live_connections() { return client_count(); }
 
 void Server::check_links() {
   for (std::size_t i = 0; i < env_.devices.size(); ++i) {
@@ -167,6 +293,8 @@ void Server::stop() {
     if (f >= 0) close(f);
     f = -1;
   }
+  if (reserve_fd_ >= 0) close(reserve_fd_);
+  reserve_fd_ = -1;
 }
 
 std::size_t Server::client_count() const {
@@ -176,7 +304,34 @@ std::size_t Server::client_count() const {
   return n;
 }
 
-std::string Server::status(std::uint32_t flags) {
+std::string Server::status(std::uint32_t flags) { return status_as(flags, nullptr); }
+
+std::string Server::status_for(std::uint32_t flags, const ctl::PeerCred& asker) {
+  return status_as(flags, sees_all(asker) ? nullptr : &asker);
+}
+
+bool Server::sees_all(const ctl::PeerCred& asker) const {
+  if (asker.uid == 0) return true;
+  if (!status_gid_) return false;
+  if (asker.gid == *status_gid_) return true;
+  // Supplementary groups: SO_PEERCRED carries only the primary one.
+  passwd pw{};
+  passwd* found = nullptr;
+  std::vector<char> buf(16384);
+  if (getpwuid_r(asker.uid, &pw, buf.data(), buf.size(), &found) != 0 || found == nullptr) {
+    return false;
+  }
+  int n = 64;
+  std::vector<gid_t> groups(static_cast<std::size_t>(n));
+  if (getgrouplist(pw.pw_name, pw.pw_gid, groups.data(), &n) < 0) {
+    groups.resize(static_cast<std::size_t>(n));
+    if (getgrouplist(pw.pw_name, pw.pw_gid, groups.data(), &n) < 0) return false;
+  }
+  groups.resize(static_cast<std::size_t>(n));
+  return std::find(groups.begin(), groups.end(), *status_gid_) != groups.end();
+}
+
+std::string Server::status_as(std::uint32_t flags, const ctl::PeerCred* asker) {
   const bool with_qps = (flags & ctl::kStatusQps) != 0;
   std::vector<DeviceSnapshot> snaps(env_.devices.size());
   for (std::size_t i = 0; i < env_.devices.size(); ++i) {
@@ -194,6 +349,20 @@ std::string Server::status(std::uint32_t flags) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
   info.clients = clients.size();
   info.cm = cm_.status();
+  info.limits = limits_;
+  info.users = quotas_.users();
+  if (asker != nullptr) {
+    // Only the asker's own: its clients, their QPs, its per-user line.
+    std::erase_if(clients, [&](const ClientSummary& c) { return c.cred.uid != asker->uid; });
+    std::vector<std::uint32_t> mine;
+    for (const ClientSummary& c : clients) mine.push_back(c.id);
+    for (DeviceSnapshot& s : snaps) {
+      std::erase_if(s.qp_status, [&](const engine::QpStatus& q) {
+        return std::find(mine.begin(), mine.end(), q.client) == mine.end();
+      });
+    }
+    std::erase_if(info.users, [&](const auto& u) { return u.first != asker->uid; });
+  }
   const std::size_t room =
       ctl::kMaxMessageBytes - sizeof(ctl::MsgHeader) - sizeof(ctl::ReplyStatus);
   return status_json(info, env_.devices, snaps, with_qps,

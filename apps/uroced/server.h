@@ -6,6 +6,15 @@
 // Threading: listen/start/stop from the main thread; the accept thread and
 // the client threads are created here and apply the saved CPU affinity
 // first. The session registry is guarded by a mutex (control path only).
+// Back-pressure (issue 12): the accept thread drains the listen queue in
+// batches. When accept fails for want of descriptors (EMFILE, ENFILE), it
+// frees a reserve descriptor for one accept at a time to drain the queue,
+// answers root's Status request on such a connection and closes every
+// other one, then stops polling the listen socket for kAcceptPauseMs and
+// logs at most one line per second with the counts; connected clients are
+// served throughout. Over Limits::connections live connections, new ones
+// are handled the same way (root's Status answered, the rest closed).
+//
 // stop() wakes the accept thread through a pipe, shuts every client
 // connection down (their threads reclaim their objects through the engine,
 // which must still be able to serve Engine::call: running, or stopped so
@@ -18,6 +27,7 @@
 #include <list>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -26,6 +36,8 @@
 #include "apps/uroced/client_session.h"
 #include "apps/uroced/cm_service.h"
 #include "apps/uroced/device.h"
+#include "apps/uroced/rate_limiter.h"
+#include "apps/uroced/resource_limits.h"
 #include "apps/uroced/status_json.h"
 
 namespace uroce::daemon {
@@ -42,14 +54,23 @@ class Server {
   // touched). A stale socket file (nobody listening) is replaced. Returns 0
   // or an errno value with `error` saying what to do.
   int listen(const std::string& path, std::string* error);
+  // Before start().
+  // Resolves the defaults (resource_limits.h) from the devices' maxima.
+  void set_limits(const Limits& limits);
   // Starts the accept thread. `affinity` (may be null) is applied by every
   // thread the server creates.
   int start(const CpuAffinity* affinity);
   // Idempotent; also run by the destructor. Removes the socket file.
   void stop();
 
-  // The Status body for the kStatus* `flags` (any thread).
+  // The Status body for the kStatus* `flags` (any thread), everything in it.
   std::string status(std::uint32_t flags);
+  // The same as `asker` may see it: root and members of the status group
+  // see everything; anyone else only their own clients, their QPs and
+  // their own line of per-user use (the devices' totals stay).
+  std::string status_for(std::uint32_t flags, const ctl::PeerCred& asker);
+  // Members of this group see every client (none by default). Before start().
+  void set_status_group(gid_t gid) { status_gid_ = gid; }
   std::size_t client_count() const;
   // The rdma_cm service (its counters, for status).
   CmService& cm() { return cm_; }
@@ -62,6 +83,19 @@ class Server {
   };
 
   void accept_loop();
+  // Accepts what is queued (at most kAcceptBatch connections).
+  void accept_pending();
+  // accept failed for want of descriptors (`err`): drains the queue through
+  // the reserve descriptor, pauses accepting, logs (rate-limited).
+  void at_descriptor_limit(int err);
+  // A connection that gets no thread: root's Status is answered (one
+  // request, kRefusedReadMs at most), anything else gets `refusal` or,
+  // from others, just the close.
+  void refuse(int fd, int refusal);
+  std::size_t live_connections();
+  static constexpr int kAcceptBatch = 256;
+  static constexpr int kAcceptPauseMs = 100;
+  static constexpr int kRefusedReadMs = 250;
   // Compares every device's link state with the last one seen and, on a
   // change, sends PORT_ACTIVE or PORT_ERR to the clients of that device.
   // Accept thread only.
@@ -76,11 +110,23 @@ class Server {
   CmService cm_;
   SessionEnv env_;
   HandleCounter handles_;
+  Quotas quotas_;
   DaemonInfo info_;
   std::chrono::steady_clock::time_point started_;
   std::string path_;
   int listen_fd_ = -1;
-  int wake_[2] = {-1, -1};  // stop() writes, the accept thread polls
+  Limits limits_{};
+  std::optional<gid_t> status_gid_;
+  bool sees_all(const ctl::PeerCred& asker) const;
+  std::string status_as(std::uint32_t flags, const ctl::PeerCred* asker);
+  // /dev/null, held so that one accept can still succeed at the fd limit.
+  int reserve_fd_ = -1;
+  // Accept thread only: accepting is paused until then (steady clock, ns).
+  TimeNs accept_paused_until_ = 0;
+  RateLimiter accept_log_{1, kNsPerSec};
+  std::uint64_t fd_limit_hits_ = 0;  // since the last log line
+  std::uint64_t refused_ = 0;        // connections closed, since the last log line
+  int wake_[2] = {-1, -1};           // stop() writes, the accept thread polls
   const CpuAffinity* affinity_ = nullptr;
   std::thread accept_thread_;
   std::atomic<std::uint32_t> next_client_{1};

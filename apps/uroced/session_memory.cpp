@@ -47,6 +47,9 @@ int ClientSession::on_reg_mr(const ctl::RegMrReq& r, ctl::RegMrRep* rep, InFds& 
              r.map_offset > r.map_len || r.length > r.map_len - r.map_offset) {
     rc = EINVAL;
   }
+  Charge charge(env_.quotas, cred_.uid,
+                Usage{.mrs = 1, .reg_bytes = r.length, .map_bytes = r.map_len}, &used_);
+  if (rc == 0) rc = charge.error();
   if (rc != 0) {
     close(fd);
     return rc;
@@ -77,7 +80,9 @@ int ClientSession::on_reg_mr(const ctl::RegMrReq& r, ctl::RegMrRep* rep, InFds& 
   obj.iova = r.iova;
   obj.map_offset = r.map_offset;
   obj.map = std::move(map);
+  obj.map_len = r.map_len;
   mrs_.emplace(h, std::move(obj));
+  charge.commit();
   ++pd->second.refs;
   rep->mr_handle = h;
   rep->lkey = key;
@@ -116,12 +121,17 @@ int ClientSession::on_rereg_mr(const ctl::ReregMrReq& r, ctl::ReregMrRep* rep, I
     m.desc.access = r.access & kMrAccessMask;
   }
   shm::SharedRegion map;
+  // A new translation is charged in full until the old one is let go.
+  Charge charge(env_.quotas, cred_.uid,
+                translation ? Usage{.reg_bytes = r.length, .map_bytes = r.map_len} : Usage{},
+                &used_);
   if (translation) {
     if (r.length == 0 || r.length > kMaxMrBytes || r.map_len == 0 || r.map_len % kPage != 0 ||
         r.map_len > kMaxMrBytes + kPage || r.map_offset > r.map_len ||
         r.length > r.map_len - r.map_offset) {
       return fail(EINVAL);
     }
+    if (charge.error() != 0) return fail(charge.error());
     const shm::ShmStatus st = shm::SharedRegion::map_fd(fd, r.map_len, &map);
     if (!st.ok()) return EINVAL;  // map_fd closed fd
     m.desc.iova = r.iova;
@@ -140,6 +150,12 @@ int ClientSession::on_rereg_mr(const ctl::ReregMrReq& r, ctl::ReregMrRep* rep, I
   }
   mr.access = m.desc.access;
   if (translation) {
+    charge.commit();
+    if (env_.quotas != nullptr) {
+      env_.quotas->release(cred_.uid, Usage{.reg_bytes = mr.length, .map_bytes = mr.map_len},
+                           &used_);
+    }
+    mr.map_len = r.map_len;
     mr.addr = r.addr;
     mr.iova = r.iova;
     mr.length = r.length;
@@ -157,6 +173,13 @@ int ClientSession::on_dereg_mr(const ctl::DeregMrReq& r, ctl::NoReply*, InFds&, 
   const int rc = dev_->dereg_mr(it->second.key);
   if (rc != 0) return rc;
   --pds_[it->second.pd].refs;
+  if (env_.quotas != nullptr) {
+    env_.quotas->release(cred_.uid,
+                         Usage{.mrs = 1,
+                               .reg_bytes = it->second.length,
+                               .map_bytes = it->second.map_len},
+                         &used_);
+  }
   mrs_.erase(it);  // unmaps: the engine no longer reaches the memory
   return 0;
 }

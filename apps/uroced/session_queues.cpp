@@ -65,6 +65,8 @@ int ClientSession::on_create_cq(const ctl::CreateCqReq& r, ctl::CreateCqRep* rep
     channel_fd = ch->second.fd;
   }
   if (cqs_.size() >= dev_->config().max_cqs) return ENOMEM;
+  Charge charge(env_.quotas, cred_.uid, Usage{.cqs = 1}, &used_);
+  if (charge.error() != 0) return charge.error();
   CqObj cq;
   engine::RingMem ring;
   ctl::CqNotify* notify = nullptr;
@@ -86,6 +88,7 @@ int ClientSession::on_create_cq(const ctl::CreateCqReq& r, ctl::CreateCqRep* rep
   (void)ok;
   if (r.channel_handle != ctl::kNoChannel) ++channels_[r.channel_handle].refs;
   out->add(it->second.region.fd());
+  charge.commit();
   return 0;
 }
 
@@ -115,6 +118,7 @@ int ClientSession::on_destroy_cq(const ctl::DestroyCqReq& r, ctl::NoReply*, InFd
   if (rc != 0) return rc;
   if (it->second.channel != ctl::kNoChannel) --channels_[it->second.channel].refs;
   cqs_.erase(it);
+  if (env_.quotas != nullptr) env_.quotas->release(cred_.uid, Usage{.cqs = 1}, &used_);
   return 0;
 }
 
@@ -160,6 +164,8 @@ int ClientSession::on_create_qp(const ctl::CreateQpReq& r, ctl::CreateQpRep* rep
     return EINVAL;
   }
   if (qps_.size() >= dev_->config().max_qps) return ENOMEM;
+  Charge charge(env_.quotas, cred_.uid, Usage{.qps = 1}, &used_);
+  if (charge.error() != 0) return charge.error();
   QpObj q;
   engine::RingMem sq, rq;
   if (int rc = make_ring("uroce-sq", shm::sq_elem_bytes(cap.max_send_sge, cap.max_inline_data),
@@ -226,6 +232,7 @@ int ClientSession::on_create_qp(const ctl::CreateQpReq& r, ctl::CreateQpRep* rep
   ++scq->second.refs;
   ++rcq->second.refs;
   if (srq != srqs_.end()) ++srq->second.refs;
+  charge.commit();
   rep->qp_handle = h;
   rep->qpn = qpn;
   rep->cap = g;
@@ -298,6 +305,7 @@ int ClientSession::on_destroy_qp(const ctl::DestroyQpReq& r, ctl::NoReply*, InFd
   --cqs_[q.recv_cq].refs;
   if (q.srq != 0) --srqs_[q.srq].refs;
   qps_.erase(it);
+  if (env_.quotas != nullptr) env_.quotas->release(cred_.uid, Usage{.qps = 1}, &used_);
   return 0;
 }
 

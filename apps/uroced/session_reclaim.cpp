@@ -139,6 +139,7 @@ void ClientSession::reclaim() {
     std::lock_guard<std::mutex> lk(event_mu_);
     dev_ = nullptr;
   }
+  if (env_.quotas != nullptr) env_.quotas->release(cred_.uid, Usage(used_), &used_);
   refresh_summary();
 }
 

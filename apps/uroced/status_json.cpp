@@ -233,6 +233,30 @@ json qp_json(const std::string& device, const engine::QpStatus& q) {
   return j;
 }
 
+json usage_json(const Usage& u) {
+  return {{"connections", u.connections},
+          {"qps", u.qps},
+          {"cqs", u.cqs},
+          {"mrs", u.mrs},
+          {"reg_bytes", u.reg_bytes},
+          {"map_bytes", u.map_bytes}};
+}
+
+json limits_json(const Limits& l) {
+  return {{"connections", l.connections},
+          {"user_connections", l.user_connections},
+          {"user_qps", l.user_qps},
+          {"user_cqs", l.user_cqs},
+          {"user_mrs", l.user_mrs},
+          {"user_reg_bytes", l.user_reg_bytes},
+          {"user_map_bytes", l.user_map_bytes},
+          {"client_qps", l.client_qps},
+          {"client_cqs", l.client_cqs},
+          {"client_mrs", l.client_mrs},
+          {"client_reg_bytes", l.client_reg_bytes},
+          {"client_map_bytes", l.client_map_bytes}};
+}
+
 json client_json(const ClientSummary& c) {
   json j;
   j["id"] = c.id;
@@ -242,6 +266,7 @@ json client_json(const ClientSummary& c) {
   j["device"] = c.device;
   j["requests"] = c.requests;
   j["bad_requests"] = c.bad_requests;
+  j["used"] = usage_json(c.used);
   json o;
   o["pds"] = c.pds;
   o["mrs"] = c.mrs;
@@ -281,6 +306,14 @@ std::string status_json(const DaemonInfo& info, const std::vector<Device*>& devi
   j["daemon"] = {{"version", info.version},   {"pid", info.pid},        {"run_dir", info.run_dir},
                  {"socket", info.socket},     {"poll", info.poll},      {"lcore", info.lcore},
                  {"uptime_s", info.uptime_s}, {"clients", info.clients}};
+  j["daemon"]["limits"] = limits_json(info.limits);
+  json users = json::array();
+  for (const auto& [uid, u] : info.users) {
+    json e = usage_json(u);
+    e["uid"] = uid;
+    users.push_back(e);
+  }
+  j["daemon"]["users"] = users;
   json devs = json::array();
   std::vector<json> qps;
   for (std::size_t i = 0; i < devices.size() && i < snaps.size(); ++i) {

@@ -3,7 +3,10 @@
 //
 //   {
 //     "daemon":  {"version", "pid", "run_dir", "socket", "poll", "lcore",
-//                 "uptime_s", "clients"},
+//                 "uptime_s", "clients",
+//                 "limits": {every [limits] key, resolved},
+//                 "users": [{"uid", "connections", "qps", "cqs", "mrs",
+//                            "reg_bytes", "map_bytes"}]},
 //     "devices": [{"name", "index", "uverbs", "port", "mac", "ipv4", "mtu",
 //                  "active_mtu", "objects": {"qps", "cqs", "srqs", "mrs", "ahs"},
 //                  "counters": {... VnicCounters, "parse_errors": {name: n},
@@ -20,7 +23,7 @@
 //                  "send_queue", "recv_queue", "engine": {...},
 //                  "transport": {... the counters of its type}}]   (kStatusQps)
 //     "clients": [{"id", "pid", "uid", "gid", "device", "requests",
-//                  "bad_requests", "objects": {"pds": [handles], "mrs", "comp_channels",
+//                  "bad_requests", "used": {as in "users"}, "objects": {"pds": [handles], "mrs", "comp_channels",
 //                  "cqs", "srqs", "ahs", "qps": [{"handle", "qpn"}]}}]  (kStatusClients)
 //   }
 // Counters are only those that are non-negative integers the engine keeps;
@@ -32,6 +35,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -48,9 +52,14 @@ struct DaemonInfo {
   std::string poll;
   std::uint32_t lcore = 0;
   double uptime_s = 0;
-  std::size_t clients = 0;  // connections open, the asking one included
-  CmStatus cm{};            // the rdma_cm service (cm_service.h)
+  std::size_t clients = 0;       // connections open, the asking one included
+  CmStatus cm{};                 // the rdma_cm service (cm_service.h)
+  Limits limits{};               // resolved ([limits]; resource_limits.h)
+  std::map<uid_t, Usage> users;  // what each user holds against them
 };
+
+nlohmann::json usage_json(const Usage& u);
+nlohmann::json limits_json(const Limits& l);
 
 nlohmann::json counters_json(const engine::VnicCounters& c);
 nlohmann::json arp_json(const port::ArpCounters& c);

@@ -38,6 +38,7 @@ const char* to_string(IoError e) {
     case IoError::kClosed: return "connection closed by peer";
     case IoError::kTruncated: return "message truncated";
     case IoError::kTooManyFds: return "too many file descriptors";
+    case IoError::kFdsLost: return "file descriptors lost (receiver at its fd limit)";
     case IoError::kSys: return "system call failed";
   }
   return "unknown";
@@ -110,9 +111,17 @@ IoResult recv_msg(int sock, std::span<std::byte> buf, std::span<int> fds) {
     r.err = IoError::kClosed;
     return r;
   }
-  if ((mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) != 0) {
+  if ((mh.msg_flags & MSG_TRUNC) != 0) {
     close_all(got, ngot);
     r.err = IoError::kTruncated;
+    return r;
+  }
+  if ((mh.msg_flags & MSG_CTRUNC) != 0) {
+    // Our control buffer holds kMaxCmsgFds, more than any message carries,
+    // so the kernel could not install them: the process is out of fds.
+    close_all(got, ngot);
+    r.err = IoError::kFdsLost;
+    r.bytes = static_cast<std::size_t>(n);
     return r;
   }
   if (static_cast<std::size_t>(ngot) > fds.size()) {

@@ -25,7 +25,11 @@ enum class IoError : std::uint8_t {
   kClosed,      // the peer closed the connection (recv returned 0)
   kTruncated,   // the message or its fds did not fit what we accept
   kTooManyFds,  // more fds than the caller's array (all closed)
-  kSys,         // a system call failed; see errno in IoResult
+  // The message arrived whole (bytes says how long) but its fds did not:
+  // MSG_CTRUNC alone, which the kernel sets when the receiver cannot take
+  // another descriptor (RLIMIT_NOFILE); those it could take are closed.
+  kFdsLost,
+  kSys,  // a system call failed; see errno in IoResult
 };
 
 const char* to_string(IoError e);

@@ -154,20 +154,29 @@ for n in "${claimed[@]}"; do
 done
 [ ! -e "/var/run/dpdk/uroced-$daemon_pid" ] && ok "SIGTERM: EAL runtime dir removed" ||
   fail "SIGTERM: /var/run/dpdk/uroced-$daemon_pid left"
+[ ! -e "$run/eal_runtime" ] && ok "SIGTERM: runtime record removed" ||
+  fail "SIGTERM: $run/eal_runtime left"
 
-# ---- SIGKILL leaves a stale tree; the next daemon cleans it up --------------
+# ---- SIGKILL leaves a stale tree and EAL runtime dir; the next daemon ------
+# ---- on the run dir cleans both up -------------------------------------------
 start --lcore 1 "${devs[@]}" || fail "restart"
 mapfile -t claimed < <(nodes)
 kill -KILL "$pid"
 wait "$pid" 2>/dev/null || true
 killed_pid=$pid
 pid=
-rm -rf "/var/run/dpdk/uroced-$killed_pid"
+[ -d "/var/run/dpdk/uroced-$killed_pid" ] && ok "SIGKILL leaves /var/run/dpdk/uroced-$killed_pid" ||
+  fail "SIGKILL: no /var/run/dpdk/uroced-$killed_pid (nothing to test)"
+# Nothing is cleaned by hand: the next daemon on this run dir must do it.
 if start --lcore 1 "${devs[@]}"; then ok "start over a stale tree"; else
   fail "start over a stale tree"
   cat "$tmp/uroced.log"
 fi
 expect_grep "$tmp/uroced.log" "stale tree reported" "did not exit cleanly"
+expect_grep "$tmp/uroced.log" "stale EAL runtime dir reported" \
+  "removed the EAL runtime directory /var/run/dpdk/uroced-$killed_pid"
+[ ! -e "/var/run/dpdk/uroced-$killed_pid" ] && ok "nothing left in /var/run/dpdk from pid $killed_pid" ||
+  fail "/var/run/dpdk/uroced-$killed_pid left after the restart"
 mapfile -t fresh < <(nodes)
 for n in "${claimed[@]}"; do
   # A stale node is either released or reused by the new daemon.
@@ -176,6 +185,7 @@ for n in "${claimed[@]}"; do
   fi
 done
 ok "stale nodes released"
+second_pid=$pid
 kill -TERM "$pid"
 rc=0
 wait "$pid" || rc=$?
@@ -184,6 +194,37 @@ pid=
 for n in "${fresh[@]}"; do
   [ ! -e "/dev/infiniband/uverbs$n" ] || fail "uverbs$n left at the end"
 done
+[ ! -e "/var/run/dpdk/uroced-$second_pid" ] || fail "/var/run/dpdk/uroced-$second_pid left at the end"
+leftover=$(find "$run" -mindepth 1 2>/dev/null | head -n 5)
+[ -z "$leftover" ] && ok "run dir empty at the end" || fail "left in $run: $leftover"
+
+# ---- the soft descriptor limit is raised to the hard one ----------------------
+# (uroced holds descriptors for its clients; the per-user [limits] must bind
+# before a soft limit of 1,024 does.)
+start_limited() {
+  : >"$tmp/uroced.log"
+  prlimit --nofile=512:4096 "$uroced" --run-dir "$run" "$@" 2>"$tmp/uroced.log" &
+  pid=$!
+  local i
+  for ((i = 0; i < 300; i++)); do
+    grep -q '^uroced: ready$' "$tmp/uroced.log" && return 0
+    kill -0 "$pid" 2>/dev/null || return 1
+    sleep 0.1
+  done
+  return 1
+}
+if start_limited --lcore 1 "${devs[@]}"; then
+  soft=$(awk '/^Max open files/ {print $4}' "/proc/$pid/limits")
+  [ "$soft" = 4096 ] && ok "soft RLIMIT_NOFILE 512 raised to the hard 4096" ||
+    fail "soft RLIMIT_NOFILE is $soft, not the hard 4096"
+  kill -TERM "$pid"
+  rc=0
+  wait "$pid" || rc=$?
+  pid=
+  [ "$rc" -eq 0 ] || fail "SIGTERM after the limit check: exit $rc"
+else
+  fail "start under prlimit --nofile=512:4096"
+fi
 
 [ "$fails" -eq 0 ] || { echo "$fails check(s) failed"; exit 1; }
 echo "PASS"

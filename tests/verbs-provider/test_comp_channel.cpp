@@ -103,5 +103,55 @@ TEST(ChannelCacheHandleFor_Errors, NotAPipeGivesEinvalWithoutAsking) {
   close(fd);
 }
 
+TEST(ChannelCacheRelease_PreloadChannel, DestroyCallbackTellsTheDaemonOnce) {
+  FakeContext fc;
+  PreloadChannel pc{};
+  pc.ch = ibv_comp_channel{fc.ctx(), interposer_style_pipe(), 0};
+  pc.magic = kPreloadChannelMagic;
+  std::uint32_t h = 0, destroyed = 0;
+  fc.daemon.tweak = [&](const testing::Request& r, testing::Reply&) {
+    if (r.op == ctl::Op::kDestroyCompChannel)
+      destroyed = r.as<ctl::DestroyCompChannelReq>().channel_handle;
+  };
+  ASSERT_EQ(fc.st()->channels.handle_for(&fc.st()->ctl, &pc.ch, &h), 0);
+  ASSERT_NE(pc.on_destroy, nullptr);
+  EXPECT_EQ(pc.cookie, &fc.st()->channels);
+  // What the interposed ibv_destroy_comp_channel does before closing.
+  pc.on_destroy(pc.cookie, &pc.ch);
+  EXPECT_EQ(destroyed, h);
+  EXPECT_EQ(fc.st()->channels.size(), 0u);
+  // A second release of the same pipe has nothing left to tell.
+  const std::size_t ops = fc.server().ops().size();
+  EXPECT_EQ(fc.st()->channels.release(&fc.st()->ctl, pc.ch.fd), 0);
+  EXPECT_EQ(fc.server().ops().size(), ops);
+  close(pc.ch.fd);
+}
+
+TEST(ChannelCacheRelease_ContextFirst, ClosingTheContextClearsTheCallback) {
+  PreloadChannel pc{};
+  {
+    FakeContext fc;
+    pc.ch = ibv_comp_channel{fc.ctx(), interposer_style_pipe(), 0};
+    pc.magic = kPreloadChannelMagic;
+    std::uint32_t h = 0;
+    ASSERT_EQ(fc.st()->channels.handle_for(&fc.st()->ctl, &pc.ch, &h), 0);
+    ASSERT_NE(pc.on_destroy, nullptr);
+  }
+  EXPECT_EQ(pc.on_destroy, nullptr);
+  EXPECT_EQ(pc.cookie, nullptr);
+  close(pc.ch.fd);
+}
+
+TEST(ChannelCacheHandleFor_ForeignChannel, NoMagicNoCallback) {
+  FakeContext fc;
+  PreloadChannel pc{};
+  pc.ch = ibv_comp_channel{fc.ctx(), interposer_style_pipe(), 0};
+  std::uint32_t h = 0;
+  ASSERT_EQ(fc.st()->channels.handle_for(&fc.st()->ctl, &pc.ch, &h), 0);
+  EXPECT_EQ(pc.on_destroy, nullptr);
+  EXPECT_EQ(fc.st()->channels.size(), 1u);
+  close(pc.ch.fd);
+}
+
 }  // namespace
 }  // namespace uroce::provider

@@ -109,7 +109,9 @@ TEST(PollCq_Dead, DrainsThenReturnsMinusOne) {
   ibv_wc wc[2];
   ASSERT_EQ(poll_cq(cq, 2, wc), 1);
   EXPECT_EQ(wc[0].wr_id, 9u);
-  EXPECT_EQ(poll_cq(cq, 2, wc), -1);
+  errno = 0;
+  EXPECT_EQ(poll_cq(cq, 2, wc), -EIO);
+  EXPECT_EQ(errno, EIO);         // not whatever the last failing call left
   EXPECT_EQ(destroy_cq(cq), 0);  // the daemon is gone: destroy succeeds locally
 }
 
@@ -132,7 +134,9 @@ TEST(ReqNotifyCq_Arming, StoresTheWordNextWinsOverSolicited) {
   ASSERT_EQ(req_notify_cq(cq, 0), 0);
   EXPECT_EQ(*daemon_word, ctl::kCqArmedNext);
   fc.st()->ctl.mark_dead();
+  errno = 0;
   EXPECT_EQ(req_notify_cq(cq, 0), EIO);
+  EXPECT_EQ(errno, EIO);
   EXPECT_EQ(destroy_cq(cq), 0);
 }
 
@@ -141,7 +145,10 @@ TEST(CreateCq_Channel, RegistersThePipeAndPassesItsHandle) {
   int p[2];
   ASSERT_EQ(pipe2(p, O_CLOEXEC), 0);
   close(p[1]);
-  ibv_comp_channel ch{fc.ctx(), p[0], 0};
+  // As the interposer allocates channels (channel_abi.h), magic unset.
+  PreloadChannel pch{};
+  pch.ch = ibv_comp_channel{fc.ctx(), p[0], 0};
+  ibv_comp_channel& ch = pch.ch;
   std::uint32_t channel_handle = 0;
   fc.daemon.tweak = [&](const Request& r, Reply&) {
     if (r.op == ctl::Op::kCreateCq) channel_handle = r.as<ctl::CreateCqReq>().channel_handle;
@@ -185,8 +192,9 @@ TEST(CreateCq_Errors, BadArgumentsRefusalAndBadGeometry) {
   EXPECT_EQ(errno, EINVAL);
   EXPECT_EQ(create_cq(fc.ctx(), 4, nullptr, 1), nullptr);  // one vector only
   EXPECT_EQ(errno, EINVAL);
-  ibv_comp_channel foreign{nullptr, -1, 0};
-  EXPECT_EQ(create_cq(fc.ctx(), 4, &foreign, 0), nullptr);
+  PreloadChannel foreign{};
+  foreign.ch = ibv_comp_channel{nullptr, -1, 0};
+  EXPECT_EQ(create_cq(fc.ctx(), 4, &foreign.ch, 0), nullptr);
   EXPECT_EQ(errno, EINVAL);
   EXPECT_TRUE(fc.server().ops().size() == 1);  // only Hello went out
 

@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include "tests/verbs-provider/fake_daemon.h"
@@ -103,6 +104,63 @@ TEST(CtlClientCall_Ok, ReplyFdsAreHandedToTheCaller) {
   EXPECT_TRUE(S_ISREG(st.st_mode));
   EXPECT_EQ(fcntl(fd, F_GETFD) & FD_CLOEXEC, FD_CLOEXEC);
   close(fd);
+}
+
+// Runs `f` with RLIMIT_NOFILE's soft limit at 0: no new descriptor can be
+// had, as in a client at its fd limit (the fds already open stay usable).
+template <class F>
+void without_new_fds(F f) {
+  rlimit old{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &old), 0);
+  rlimit none = old;
+  none.rlim_cur = 0;
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &none), 0);
+  f();
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &old), 0);
+}
+
+TEST(CtlClientCall_FdLimit, UndeliverableReplyFdsRollBackAndGiveEmfile) {
+  const int ring = memfd();  // made before the limit: the server needs no new fd
+  std::vector<ctl::Op> seen;
+  std::uint32_t destroyed = 0;
+  Rig rig([&](const Request& r) {
+    seen.push_back(r.op);
+    if (r.op == ctl::Op::kDestroyCq) {
+      destroyed = r.as<ctl::DestroyCqReq>().cq_handle;
+      return Reply::ok();
+    }
+    ctl::CreateCqRep rep{};
+    rep.cq_handle = 5;
+    return Reply::of(rep, {ring});
+  });
+  const int before = open_fd_count();
+  ctl::CreateCqReq req{};
+  ctl::CreateCqRep rep{};
+  int fd = -1;
+  int rc = 0;
+  without_new_fds([&] { rc = rig.client.call<ctl::Op::kCreateCq>(req, &rep, {}, {&fd, 1}, 1); });
+  EXPECT_EQ(rc, EMFILE);
+  EXPECT_EQ(fd, -1);
+  EXPECT_EQ(seen, (std::vector<ctl::Op>{ctl::Op::kCreateCq, ctl::Op::kDestroyCq}));
+  EXPECT_EQ(destroyed, 5u);
+  // Nothing leaked on our side; the server closed `ring` once it was sent.
+  EXPECT_EQ(open_fd_count(), before - 1);
+  EXPECT_FALSE(rig.client.dead());
+}
+
+TEST(CtlClientCall_FdLimit, ErrorReplyNeedsNoRollBack) {
+  std::vector<ctl::Op> seen;
+  Rig rig([&](const Request& r) {
+    seen.push_back(r.op);
+    return Reply::error(ENOMEM);
+  });
+  ctl::CreateQpReq req{};
+  ctl::CreateQpRep rep{};
+  int fds[2] = {-1, -1};
+  int rc = 0;
+  without_new_fds([&] { rc = rig.client.call<ctl::Op::kCreateQp>(req, &rep, {}, fds, 2); });
+  EXPECT_EQ(rc, ENOMEM);
+  EXPECT_EQ(seen, (std::vector<ctl::Op>{ctl::Op::kCreateQp}));
 }
 
 TEST(CtlClientCall_Status, DaemonErrnoIsReturned) {

@@ -225,7 +225,9 @@ TEST(PostSend_State, BeforeRtsGivesEinvalDeadGivesEio) {
   rig.qp->state = IBV_QPS_ERR;  // flushed by the engine, but accepted
   EXPECT_EQ(post_send(rig.qp, &w, &bad), 0);
   rig.fc.st()->ctl.mark_dead();
+  errno = 0;
   EXPECT_EQ(post_send(rig.qp, &w, &bad), EIO);
+  EXPECT_EQ(errno, EIO);
   EXPECT_EQ(bad, &w);
 }
 
@@ -294,7 +296,9 @@ TEST(PostRecv_Errors, ResetTooManySgesFullAndDead) {
   EXPECT_EQ(post_recv(rig.qp, &w, &bad), ENOMEM);
   EXPECT_EQ(bad, &w);
   rig.fc.st()->ctl.mark_dead();
+  errno = 0;
   EXPECT_EQ(post_recv(rig.qp, &w, &bad), EIO);
+  EXPECT_EQ(errno, EIO);
 }
 
 TEST(PostRecv_Errors, QpWithAnSrqRefusesReceives) {

@@ -78,7 +78,9 @@ TEST(PostSrqRecv_Wqes, ReachTheEngineAndFullGivesEnomem) {
   EXPECT_EQ(bad, &too_many);
   EXPECT_EQ(post_srq_recv(srq, &w[3], nullptr), EINVAL);
   fc.st()->ctl.mark_dead();
+  errno = 0;
   EXPECT_EQ(post_srq_recv(srq, &w[3], &bad), EIO);
+  EXPECT_EQ(errno, EIO);
   EXPECT_EQ(destroy_srq(srq), 0);
   EXPECT_EQ(dealloc_pd(srq_pd), 0);
 }

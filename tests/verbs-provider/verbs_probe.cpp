@@ -431,11 +431,14 @@ int death(const char* dev) {
   ibv_recv_wr* rbad = nullptr;
   check(ibv_post_recv(qp, &rwr, &rbad) == EIO && rbad == &rwr, "post_recv EIO");
   ibv_wc wc;
-  check(ibv_poll_cq(cq, 1, &wc) == -1, "poll_cq -1 on the empty CQ");
+  errno = 0;
+  check(ibv_poll_cq(cq, 1, &wc) == -EIO && errno == EIO, "poll_cq -EIO, errno EIO on the empty CQ");
   ibv_cq* ev_cq = nullptr;
   void* ev_ctx = nullptr;
   check(poll(&(pf = pollfd{ch->fd, POLLIN, 0}), 1, 5000) == 1, "channel readable (EOF)");
-  check(ibv_get_cq_event(ch, &ev_cq, &ev_ctx) == -1, "ibv_get_cq_event fails");
+  errno = 0;
+  check(ibv_get_cq_event(ch, &ev_cq, &ev_ctx) == -1 && errno == EIO,
+        "ibv_get_cq_event fails with EIO");
   errno = 0;
   check(ibv_reg_mr(pd, buf, 64, kLocalWrite) == nullptr && errno == EIO, "reg_mr EIO");
   ibv_port_attr port{};
@@ -443,7 +446,7 @@ int death(const char* dev) {
   ibv_qp_attr attr{};
   attr.qp_state = IBV_QPS_RTR;
   check(ibv_modify_qp(qp, &attr, IBV_QP_STATE) == EIO, "modify_qp EIO");
-  ok("verbs fail with EIO, poll_cq -1, get_cq_event error");
+  ok("verbs fail with EIO, poll_cq -EIO, get_cq_event EIO");
 
   check(ibv_destroy_qp(qp) == 0 && ibv_dereg_mr(mr) == 0 && ibv_destroy_cq(cq) == 0 &&
             ibv_destroy_comp_channel(ch) == 0 && ibv_dealloc_pd(pd) == 0,

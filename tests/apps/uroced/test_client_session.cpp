@@ -261,5 +261,28 @@ TEST_F(ClientSessionTest, Flood_StillServesOthers) {
   EXPECT_TRUE(seen);
 }
 
+TEST_F(ClientSessionTest, Serve_StatusRightAfterAReply_ShowsItsEffect) {
+  // The summary Status reads is refreshed before the reply goes out, so a
+  // status asked for as soon as a reply arrived never shows the state
+  // before it. The soak hit the race once (a rolled-back CQ still listed);
+  // in-process the window is narrow, so this guards the ordering rather
+  // than reproducing it every time.
+  ASSERT_EQ(a_.hello("uroce0").status, 0);
+  auto pds_of_a = [&] {
+    const auto j = nlohmann::json::parse(d_.server().status(ctl::kStatusClients));
+    for (const auto& c : j["clients"]) {
+      if (c["device"] == "uroce0") return c["objects"]["pds"].size();
+    }
+    return std::size_t{99};
+  };
+  for (int i = 0; i < 200; ++i) {
+    const std::uint32_t pd = a_.alloc_pd();
+    ASSERT_NE(pd, 0u);
+    ASSERT_EQ(pds_of_a(), 1u) << "after AllocPd, try " << i;
+    ASSERT_EQ(a_.call(Op::kDeallocPd, ctl::DeallocPdReq{pd, 0}).status, 0);
+    ASSERT_EQ(pds_of_a(), 0u) << "after DeallocPd, try " << i;
+  }
+}
+
 }  // namespace
 }  // namespace uroce::daemon

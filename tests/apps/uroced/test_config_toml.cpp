@@ -182,7 +182,7 @@ TEST(LoadToml_UnknownKeys, Rejected) {
   EXPECT_EQ(error_of(with("poll = \"busy\"", "pol = \"busy\"")), "daemon.pol: unknown key");
   EXPECT_EQ(error_of(with("mtu = 9000", "mut = 9000")), "device[0].mut: unknown key");
   EXPECT_EQ(error_of(std::string(kTwoDevices) + "[other]\n"),
-            "other: unknown key (expected [daemon], [eal] or [[device]])");
+            "other: unknown key (expected [daemon], [eal], [limits] or [[device]])");
 }
 
 TEST(LoadToml_BadLogLevel, Rejected) {

@@ -102,6 +102,53 @@ TEST_F(ServerTest, Status_CountsClientsAndDevices) {
   EXPECT_EQ(j["devices"][0]["name"], "uroce0");
 }
 
+TEST_F(ServerTest, AcceptPending_OverConnectionLimit_OnlyRootStatusAnswered) {
+  Server srv({&dev_}, DaemonInfo{});
+  Limits limits;
+  limits.connections = 1;
+  srv.set_limits(limits);
+  std::string err;
+  ASSERT_EQ(srv.listen(path_, &err), 0);
+  ASSERT_EQ(srv.start(nullptr), 0);
+  RawClient first(path_);
+  ASSERT_EQ(first.call(ctl::Op::kStatus, ctl::StatusReq{0, 0}).status, 0);
+  // The second connection gets no thread: root's Status is answered
+  // inline, anything else of root's is refused with EAGAIN, and any other
+  // user's connection is closed at once.
+  RawClient second(path_);
+  RawClient third(path_);
+  if (geteuid() == 0) {
+    EXPECT_EQ(second.call(ctl::Op::kStatus, ctl::StatusReq{0, 0}).status, 0);
+    EXPECT_EQ(third.call(ctl::Op::kAllocPd, ctl::AllocPdReq{}).status, EAGAIN);
+  } else {
+    EXPECT_TRUE(second.recv().closed);
+  }
+  EXPECT_EQ(srv.client_count(), 1u);
+  // The first connection is still served.
+  EXPECT_EQ(first.call(ctl::Op::kStatus, ctl::StatusReq{0, 0}).status, 0);
+}
+
+TEST_F(ServerTest, StatusFor_NonRoot_OnlyOwnClientsRootAndGroupSeeAll) {
+  Server srv({&dev_}, DaemonInfo{});
+  std::string err;
+  ASSERT_EQ(srv.listen(path_, &err), 0);
+  ASSERT_EQ(srv.start(nullptr), 0);
+  RawClient a(path_), b(path_);
+  ASSERT_EQ(a.call(ctl::Op::kStatus, ctl::StatusReq{0, 0}).status, 0);
+  ASSERT_EQ(b.call(ctl::Op::kStatus, ctl::StatusReq{0, 0}).status, 0);
+  const uid_t me = geteuid();
+  const uid_t other = me + 4242;
+  auto clients_seen = [&](const ctl::PeerCred& asker) {
+    return nlohmann::json::parse(srv.status_for(ctl::kStatusClients, asker))["clients"].size();
+  };
+  EXPECT_EQ(clients_seen({1, me, 100}), 2u);     // the clients' own user
+  EXPECT_EQ(clients_seen({1, other, 100}), 0u);  // anyone else: nothing of theirs
+  EXPECT_EQ(clients_seen({1, 0, 0}), 2u);        // root
+  srv.set_status_group(100);
+  EXPECT_EQ(clients_seen({1, other, 100}), 2u);  // the status group
+  EXPECT_EQ(clients_seen({1, other, 101}), 0u);
+}
+
 // Reads one async record from `fd` within `ms`; false on timeout.
 bool read_async(int fd, ib_uverbs_async_event_desc* d, int ms) {
   pollfd p{fd, POLLIN, 0};

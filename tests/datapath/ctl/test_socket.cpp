@@ -1,6 +1,7 @@
 #include "datapath/ctl/socket.h"
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -105,6 +106,29 @@ TEST_F(SocketPair, RecvMsg_FdsWithTruncatedMessageAreClosed) {
   std::array<std::byte, 8> buf{};
   std::array<int, 4> got{};
   EXPECT_EQ(recv_msg(fd_[1], buf, got).err, IoError::kTruncated);
+  EXPECT_EQ(open_fd_count(), before);
+}
+
+TEST_F(SocketPair, RecvMsg_ReceiverAtFdLimit_FdsLostMessageKept) {
+  int p[2];
+  ASSERT_EQ(pipe(p), 0);
+  const int fds[] = {p[0], p[1]};
+  ASSERT_TRUE(send_msg(fd_[0], bytes_of("reply"), fds).ok());
+  close(p[0]);
+  close(p[1]);
+  const int before = open_fd_count();
+  rlimit old{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &old), 0);
+  rlimit none = old;
+  none.rlim_cur = 0;  // no new descriptor can be installed
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &none), 0);
+  std::array<std::byte, 16> buf{};
+  std::array<int, 4> got{};
+  const IoResult r = recv_msg(fd_[1], buf, got);
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &old), 0);
+  EXPECT_EQ(r.err, IoError::kFdsLost);
+  EXPECT_EQ(r.bytes, 5u);
+  EXPECT_EQ(r.nfds, 0);
   EXPECT_EQ(open_fd_count(), before);
 }
 

@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# Issue 12's soak, by hand (not in CI): one uroced, and for SECS seconds
+# (default 600) four loops at once against it, as nobody where a hostile
+# user would be:
+#   - verbs_abuse.py channels (200 channel cycles) and objects up to the
+#     per-user quota, then exit;
+#   - a connection flood (50 held, 2 s of connect/close);
+#   - an fd-limited client (RLIMIT_NOFILE 64, as the daemon user) and the
+#     sparse-memfd attack (as nobody, 4 KiB registered and 64 GiB mapped
+#     each, until the 512 GiB mapped quota);
+#   - a verified 200-iteration ibv_rc_pingpong, with a client SIGKILLed
+#     mid-run every fifth round.
+# Every 30 s it prints uroced's RSS (VmRSS) and descriptor count; at the
+# end, both again once the loops are done, and how many rounds each loop
+# made and failed. Needs root, a built tree (BUILD_DIR, default build/).
+#
+#   scripts/soak-exhaustion.sh [BUILD_DIR] [SECS]
+set -euo pipefail
+SOURCE_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=scripts/lib/uroce-env.sh
+source "$SOURCE_ROOT/scripts/lib/uroce-env.sh"
+build=$(realpath "${1:-$SOURCE_ROOT/build}")
+secs=${2:-600}
+[ "$(id -u)" -eq 0 ] || { echo "needs root"; exit 1; }
+uroce_env_init soak
+uroce_find_tools "$build"
+ABUSE=$SOURCE_ROOT/tests/integration/verbs/verbs_abuse.py
+NOBODY=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
+# The fd-limited client runs as another user: nobody's quota is the abuse
+# loop's to exhaust, and must not decide this loop's verdict.
+OTHER=(setpriv --reuid=daemon --regid=daemon --clear-groups)
+
+uroce_daemon_start d --lcore 1 -- \
+  --device "name=uroce0;mac=02:00:00:d4:00:01;ipv4=10.212.0.1;mtu=9000;port=ring:p0" \
+  --device "name=uroce1;mac=02:00:00:d4:00:02;ipv4=10.212.0.2;mtu=9000;port=ring:p0" \
+  --limit user_map_bytes=$((512 << 30))
+run=${UROCE_DAEMON_RUN[d]}
+dpid=${UROCE_DAEMON_PID[d]}
+R=("$UROCE_RUN" --run-dir "$run")
+end=$((SECONDS + secs))
+
+sample() {
+  echo "$1 t=$((SECONDS))s rss_kb=$(awk '/^VmRSS/ {print $2}' "/proc/$dpid/status") fds=$(ls "/proc/$dpid/fd" | wc -l)"
+}
+
+# loop NAME CMD...: runs CMD until the end, counting rounds and failures.
+loop() {
+  local name=$1 n=0 bad=0
+  shift
+  while [ $SECONDS -lt $end ]; do
+    n=$((n + 1))
+    "$@" >>"$UROCE_TMP/$name.log" 2>&1 || bad=$((bad + 1))
+  done
+  echo "$name: $n rounds, $bad failed" >"$UROCE_TMP/$name.count"
+}
+
+abuse() {
+  timeout 60 "${NOBODY[@]}" "${R[@]}" /usr/bin/python3 "$ABUSE" channels uroce0 "$dpid" 200 || true
+  timeout 60 "${NOBODY[@]}" "${R[@]}" /usr/bin/python3 "$ABUSE" objects uroce0 800 800 800
+}
+flood() {
+  timeout 30 "${NOBODY[@]}" /usr/bin/python3 "$ABUSE" flood "$run/uroced.sock" 50 2
+}
+limited() {
+  timeout 60 "${OTHER[@]}" "${R[@]}" /usr/bin/python3 "$ABUSE" fdlimit uroce0 64 "$UROCE_CTL" "$run" &&
+    timeout 60 "${NOBODY[@]}" /usr/bin/python3 "$ABUSE" sparse "$run/uroced.sock" uroce0 4096 100
+}
+round=0
+# A pair in their own process groups (uroce_bg), so a kill reaches the
+# programs and not only a wrapper.
+pingpong() {
+  round=$((round + 1))
+  local port spg cpg rc=0 n=200 crc=0
+  uroce_next_port port
+  [ "$port" -gt 60000 ] && _UROCE_PORT_NEXT=12000
+  [ $((round % 5)) -eq 0 ] && n=100000000
+  uroce_bg spg --timeout 30 /dev/null /dev/null -- \
+    "${R[@]}" ibv_rc_pingpong -d uroce0 -g 1 -p "$port" -n "$n" -c
+  sleep 0.5
+  uroce_bg cpg --timeout 30 /dev/null /dev/null -- \
+    "${R[@]}" ibv_rc_pingpong -d uroce1 -g 1 -p "$port" -n "$n" -c 127.0.0.1
+  if [ "$n" -ne 200 ]; then
+    sleep 1.5
+    uroce_kill_group KILL "$cpg"
+    uroce_kill_group KILL "$spg"
+  fi
+  uroce_wait "$cpg" crc
+  uroce_wait "$spg" rc
+  [ "$n" -ne 200 ] || [ $((rc + crc)) -eq 0 ]
+}
+
+sample start
+loops=()
+loop abuse abuse &
+loops+=($!)
+loop flood flood &
+loops+=($!)
+loop limited limited &
+loops+=($!)
+loop pingpong pingpong &
+loops+=($!)
+while [ $SECONDS -lt $end ]; do
+  sleep 30
+  sample during
+done
+# Only the loops: a plain `wait` would wait for the daemon too.
+wait "${loops[@]}"
+sleep 2
+sample after
+cat "$UROCE_TMP"/*.count
+uroce_daemon_alive d && echo "uroced alive" || echo "uroced DIED"
+"$UROCE_CTL" --run-dir "$run" clients --json | head -c 200
+echo
+uroce_daemon_stop d && echo "uroced exits 0 on SIGTERM"

@@ -1,0 +1,320 @@
+#!/usr/bin/python3
+"""A client that tries to wear uroced down (issue 12), with Debian's
+pyverbs; the subcommands that open a device run under uroce-run, flood and
+sparse speak to the socket themselves.
+
+    verbs_abuse.py channels IBDEV DAEMON_PID CYCLES
+        Creates and destroys a completion channel (each registered with the
+        daemon by a CQ created on it) CYCLES times in one context, and
+        compares the daemon's descriptor count (/proc/DAEMON_PID/fd, so the
+        caller must be allowed to read it) after the first 20 cycles with
+        the count at the end. Prints "fds: BEFORE -> AFTER"; exit 1 when the
+        count grew (a channel whose destruction the daemon never heard of
+        keeps one pipe write end there).
+
+    verbs_abuse.py flood SOCKET HOLD SECONDS
+        Opens HOLD connections to uroced's control socket and keeps them
+        (each costs the daemon a descriptor and a thread until it closes),
+        then for SECONDS connects and closes in a loop (the flood), then
+        closes everything. Prints how many it held and how many it made.
+
+    verbs_abuse.py open IBDEV
+        Opens IBDEV and allocates a PD: a client that just wants service.
+
+    verbs_abuse.py fdlimit IBDEV NOFILE UROCE_CTL RUN_DIR
+        With RLIMIT_NOFILE at NOFILE, creates CQs until one fails: that
+        failure must be EMFILE (the reply's ring fd could not be received),
+        and, with the limit raised again, `uroce-ctl clients --json` must
+        list exactly the CQs this process holds (the daemon rolled the
+        failed one back). Prints the counts.
+
+    verbs_abuse.py sparse SOCKET IBDEV REG_BYTES MAX [--hold FILE]
+        Speaks the control protocol itself (datapath/ctl/protocol.h, as a
+        hostile client would): Hello, AllocPd, then RegMr of sparse 64 GiB
+        memfds (nothing allocated: ftruncate only), each registering
+        REG_BYTES of it and asking the daemon to map all 64 GiB, until the
+        daemon refuses or MAX succeeded. Prints
+        "registered N, then status S (NAME)"; with --hold FILE, then waits
+        until FILE exists before dropping the connection.
+
+    verbs_abuse.py objects IBDEV QPS CQS MRS [--hold FILE]
+        Opens IBDEV and creates up to QPS QPs (on one CQ), then up to CQS
+        more CQs and MRS 4 KiB MRs, each kind until the first failure.
+        Prints "qps N errno E, cqs N errno E, mrs N errno E" (errno 0: all
+        made); with --hold FILE, then waits until FILE exists.
+
+    verbs_abuse.py contexts IBDEV N
+        Opens IBDEV up to N times (each a connection to the daemon), until
+        one fails. Prints "opened K errno E" (errno 0: all opened).
+
+    verbs_abuse.py afterdeath IBDEV FILE
+        Opens IBDEV with a completion channel and an armed CQ, prints
+        "ready", waits until FILE exists (the caller kills the daemon, then
+        creates it), and prints the errno of ibv_get_cq_event, ibv_poll_cq,
+        ibv_req_notify_cq and ibv_alloc_pd, which must all fail now:
+        "get_cq_event E, poll_cq E, req_notify_cq E, alloc_pd E".
+
+Exit status: 0 pass, 1 the property failed, 2 a verb failed unexpectedly.
+"""
+import errno
+import fcntl
+import json
+import os
+import resource
+import socket
+import struct
+import subprocess
+import sys
+import time
+
+from pyverbs.cq import CQ, CompChannel
+import pyverbs.enums as e
+from pyverbs.device import Context
+from pyverbs.mr import MR
+from pyverbs.qp import QP, QPCap, QPInitAttr
+from pyverbs.pd import PD
+from pyverbs.pyverbs_error import PyverbsRDMAError
+
+
+def daemon_fds(pid):
+    return len(os.listdir("/proc/%d/fd" % pid))
+
+
+def cycle(ctx):
+    ch = CompChannel(ctx)
+    cq = CQ(ctx, 4, None, ch, 0)
+    cq.close()
+    ch.close()
+
+
+def channels(ibdev, pid, cycles):
+    ctx = Context(name=ibdev)
+    for _ in range(20):
+        cycle(ctx)
+    before = daemon_fds(pid)
+    for _ in range(cycles - 20):
+        cycle(ctx)
+    after = daemon_fds(pid)
+    print("fds: %d -> %d after %d channel create/destroy cycles" % (before, after, cycles))
+    ctx.close()
+    return 0 if after <= before else 1
+
+
+def flood(path, hold, seconds):
+    held = []
+    for _ in range(hold):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        s.settimeout(1.0)
+        try:
+            s.connect(path)
+        except OSError:
+            s.close()
+            continue
+        held.append(s)
+    made = 0
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        s.settimeout(0.2)
+        try:
+            s.connect(path)
+            made += 1
+        except OSError:
+            pass
+        s.close()
+    print("held %d connections, made %d more in %d s" % (len(held), made, seconds))
+    for s in held:
+        s.close()
+    return 0
+
+
+def open_device(ibdev):
+    ctx = Context(name=ibdev)
+    pd = PD(ctx)
+    pd.close()
+    ctx.close()
+    print("opened %s and allocated a PD" % ibdev)
+    return 0
+
+
+def fdlimit(ibdev, nofile, uroce_ctl, run_dir):
+    ctx = Context(name=ibdev)
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, hard))
+    cqs = []
+    err = None
+    while len(cqs) < 100000:
+        try:
+            cqs.append(CQ(ctx, 4, None, None, 0))
+        except PyverbsRDMAError as ex:
+            err = ex.error_code
+            break
+    resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    out = subprocess.run([uroce_ctl, "--run-dir", run_dir, "clients", "--json"],
+                         capture_output=True, text=True, check=True).stdout
+    mine = [c for c in json.loads(out)["clients"] if c.get("pid") == os.getpid()]
+    listed = sum(len(c.get("objects", {}).get("cqs", [])) for c in mine)
+    print("held %d CQs, failure errno %s (%s), the daemon lists %d" %
+          (len(cqs), err, os.strerror(err) if err else "-", listed))
+    for cq in cqs:
+        cq.close()
+    ctx.close()
+    return 0 if err == errno.EMFILE and listed == len(cqs) and cqs else 1
+
+
+MAGIC = 0x45435255
+VERSION = 2
+HDR = struct.Struct("<IHHII")
+STATUS = struct.Struct("<iI")
+OP_HELLO, OP_ALLOC_PD, OP_REG_MR = 1, 3, 5
+GIB = 1 << 30
+
+
+def ctl_request(sock, op, seq, body, fds=()):
+    msg = HDR.pack(MAGIC, VERSION, op, HDR.size + len(body), seq) + body
+    anc = []
+    if fds:
+        anc = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, struct.pack("%di" % len(fds), *fds))]
+    sock.sendmsg([msg], anc)
+    data, anc, _, _ = sock.recvmsg(65536, socket.CMSG_SPACE(4 * 4))
+    for level, kind, payload in anc:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+            for fd in struct.unpack("%di" % (len(payload) // 4), payload):
+                os.close(fd)
+    status, _ = STATUS.unpack_from(data, HDR.size)
+    return status, data[HDR.size + STATUS.size:]
+
+
+def sparse(path, ibdev, reg_bytes, most, hold):
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    sock.connect(path)
+    rd, wr = os.pipe()
+    st, _ = ctl_request(sock, OP_HELLO, 1, ibdev.encode().ljust(64, b"\0"), [wr])
+    os.close(wr)
+    if st != 0:
+        print("Hello: status %d" % st)
+        return 2
+    st, rep = ctl_request(sock, OP_ALLOC_PD, 2, struct.pack("<Q", 0))
+    if st != 0:
+        print("AllocPd: status %d" % st)
+        return 2
+    pd = struct.unpack_from("<I", rep)[0]
+    n, st, seq = 0, 0, 3
+    while n < most:
+        fd = os.memfd_create("sparse", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+        os.ftruncate(fd, 64 * GIB)
+        fcntl.fcntl(fd, 1033, 0x0002 | 0x0001)  # F_ADD_SEALS: F_SEAL_SHRINK | F_SEAL_SEAL
+        body = struct.pack("<IIQQQQQ", pd, 1, 0x10000000, reg_bytes, 0x10000000, 64 * GIB, 0)
+        st, _ = ctl_request(sock, OP_REG_MR, seq, body, [fd])
+        os.close(fd)
+        seq += 1
+        if st != 0:
+            break
+        n += 1
+    print("registered %d, then status %d (%s)" %
+          (n, st, errno.errorcode.get(st, "none") if st else "none"))
+    sys.stdout.flush()
+    wait_for(hold)
+    sock.close()
+    os.close(rd)
+    return 0
+
+
+def wait_for(path):
+    while path and not os.path.exists(path):
+        time.sleep(0.05)
+
+
+def make_until(most, make):
+    made, err = [], 0
+    while len(made) < most:
+        try:
+            made.append(make())
+        except PyverbsRDMAError as ex:
+            err = ex.error_code
+            break
+    return made, err
+
+
+def objects(ibdev, nqp, ncq, nmr, hold):
+    ctx = Context(name=ibdev)
+    pd = PD(ctx)
+    cq = CQ(ctx, 16, None, None, 0)
+    cap = QPCap(max_send_wr=4, max_recv_wr=4, max_send_sge=1, max_recv_sge=1)
+    attr = QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cq, rcq=cq, cap=cap)
+    qps, qerr = make_until(nqp, lambda: QP(pd, attr))
+    cqs, cerr = make_until(ncq, lambda: CQ(ctx, 4, None, None, 0))
+    mrs, merr = make_until(nmr, lambda: MR(pd, 4096, e.IBV_ACCESS_LOCAL_WRITE))
+    print("qps %d errno %d, cqs %d errno %d, mrs %d errno %d" %
+          (len(qps), qerr, len(cqs), cerr, len(mrs), merr))
+    sys.stdout.flush()
+    wait_for(hold)
+    for o in qps + cqs + mrs:
+        o.close()
+    cq.close()
+    pd.close()
+    ctx.close()
+    return 0
+
+
+def contexts(ibdev, most):
+    ctxs, err = make_until(most, lambda: Context(name=ibdev))
+    print("opened %d errno %d" % (len(ctxs), err))
+    for c in ctxs:
+        c.close()
+    return 0
+
+
+def errno_of(call):
+    try:
+        call()
+    except PyverbsRDMAError as ex:
+        return ex.error_code
+    return 0
+
+
+def afterdeath(ibdev, path):
+    ctx = Context(name=ibdev)
+    ch = CompChannel(ctx)
+    cq = CQ(ctx, 4, None, ch, 0)
+    cq.req_notify()
+    print("ready")
+    sys.stdout.flush()
+    wait_for(path)
+    time.sleep(0.5)  # the provider's watcher notices the hang-up
+    ev = errno_of(lambda: ch.get_cq_event(cq))
+    poll = errno_of(lambda: cq.poll())
+    notify = errno_of(lambda: cq.req_notify())
+    pd = errno_of(lambda: PD(ctx))
+    print("get_cq_event %d, poll_cq %d, req_notify_cq %d, alloc_pd %d" % (ev, poll, notify, pd))
+    return 0
+
+
+def main(argv):
+    hold = None
+    if "--hold" in argv:
+        i = argv.index("--hold")
+        hold = argv[i + 1]
+        argv = argv[:i] + argv[i + 2:]
+    if len(argv) == 4 and argv[1] == "contexts":
+        return contexts(argv[2], int(argv[3]))
+    if len(argv) == 4 and argv[1] == "afterdeath":
+        return afterdeath(argv[2], argv[3])
+    if len(argv) == 6 and argv[1] == "sparse":
+        return sparse(argv[2], argv[3], int(argv[4]), int(argv[5]), hold)
+    if len(argv) == 6 and argv[1] == "objects":
+        return objects(argv[2], int(argv[3]), int(argv[4]), int(argv[5]), hold)
+    if len(argv) == 6 and argv[1] == "fdlimit":
+        return fdlimit(argv[2], int(argv[3]), argv[4], argv[5])
+    if len(argv) == 5 and argv[1] == "flood":
+        return flood(argv[2], int(argv[3]), int(argv[4]))
+    if len(argv) == 3 and argv[1] == "open":
+        return open_device(argv[2])
+    if len(argv) == 5 and argv[1] == "channels":
+        return channels(argv[2], int(argv[3]), int(argv[4]))
+    sys.stderr.write(__doc__)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
