@@ -12,7 +12,7 @@ are per connection): if the daemon honoured one, the handle belonged to
 another client and was destroyed under it. Prints one line per unexpected
 reply and exits 1 if there was any, 0 otherwise.
 
-The wire format is datapath/ctl/protocol.h's (kVersion 2): a 16-byte
+The wire format is datapath/ctl/protocol.h's (kVersion 3): a 16-byte
 header {u32 magic, u16 version, u16 op, u32 length, u32 seq}, then the
 op's request struct; replies add {i32 status, u32 reserved}.
 """
@@ -42,7 +42,9 @@ HANDLE_OPS = [
 OP_QUERY_QP = 15  # {u32 qp_handle, u32 attr_mask}
 
 
-def request(sock, op, seq, body, fds=()):
+def exchange(sock, op, seq, body, fds=()):
+    """Sends one request (with fds by SCM_RIGHTS), checks that the reply
+    echoes it, closes any fds it carries; returns (status, reply body)."""
     msg = HDR.pack(MAGIC, VERSION, op, HDR.size + len(body), seq) + body
     anc = []
     if fds:
@@ -60,7 +62,11 @@ def request(sock, op, seq, body, fds=()):
         raise RuntimeError("reply header %r does not echo op %d seq %d" %
                            ((hex(magic), version, rop, rseq), op, seq))
     status, _ = STATUS.unpack_from(data, HDR.size)
-    return status
+    return status, data[HDR.size + STATUS.size:]
+
+
+def request(sock, op, seq, body, fds=()):
+    return exchange(sock, op, seq, body, fds)[0]
 
 
 def main():

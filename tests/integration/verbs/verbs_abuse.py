@@ -75,6 +75,9 @@ from pyverbs.qp import QP, QPCap, QPInitAttr
 from pyverbs.pd import PD
 from pyverbs.pyverbs_error import PyverbsRDMAError
 
+# The control protocol's framing, defined once for the test scripts.
+from ctl_probe import OP_HELLO, exchange
+
 
 def daemon_fds(pid):
     return len(os.listdir("/proc/%d/fd" % pid))
@@ -162,39 +165,20 @@ def fdlimit(ibdev, nofile, uroce_ctl, run_dir):
     return 0 if err == errno.EMFILE and listed == len(cqs) and cqs else 1
 
 
-MAGIC = 0x45435255
-VERSION = 2
-HDR = struct.Struct("<IHHII")
-STATUS = struct.Struct("<iI")
-OP_HELLO, OP_ALLOC_PD, OP_REG_MR = 1, 3, 5
+OP_ALLOC_PD, OP_REG_MR = 3, 5
 GIB = 1 << 30
-
-
-def ctl_request(sock, op, seq, body, fds=()):
-    msg = HDR.pack(MAGIC, VERSION, op, HDR.size + len(body), seq) + body
-    anc = []
-    if fds:
-        anc = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, struct.pack("%di" % len(fds), *fds))]
-    sock.sendmsg([msg], anc)
-    data, anc, _, _ = sock.recvmsg(65536, socket.CMSG_SPACE(4 * 4))
-    for level, kind, payload in anc:
-        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
-            for fd in struct.unpack("%di" % (len(payload) // 4), payload):
-                os.close(fd)
-    status, _ = STATUS.unpack_from(data, HDR.size)
-    return status, data[HDR.size + STATUS.size:]
 
 
 def sparse(path, ibdev, reg_bytes, most, hold):
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     sock.connect(path)
     rd, wr = os.pipe()
-    st, _ = ctl_request(sock, OP_HELLO, 1, ibdev.encode().ljust(64, b"\0"), [wr])
+    st, _ = exchange(sock, OP_HELLO, 1, ibdev.encode().ljust(64, b"\0"), [wr])
     os.close(wr)
     if st != 0:
         print("Hello: status %d" % st)
         return 2
-    st, rep = ctl_request(sock, OP_ALLOC_PD, 2, struct.pack("<Q", 0))
+    st, rep = exchange(sock, OP_ALLOC_PD, 2, struct.pack("<Q", 0))
     if st != 0:
         print("AllocPd: status %d" % st)
         return 2
@@ -205,7 +189,7 @@ def sparse(path, ibdev, reg_bytes, most, hold):
         os.ftruncate(fd, 64 * GIB)
         fcntl.fcntl(fd, 1033, 0x0002 | 0x0001)  # F_ADD_SEALS: F_SEAL_SHRINK | F_SEAL_SEAL
         body = struct.pack("<IIQQQQQ", pd, 1, 0x10000000, reg_bytes, 0x10000000, 64 * GIB, 0)
-        st, _ = ctl_request(sock, OP_REG_MR, seq, body, [fd])
+        st, _ = exchange(sock, OP_REG_MR, seq, body, [fd])
         os.close(fd)
         seq += 1
         if st != 0:
