@@ -106,92 +106,22 @@ rxe_capture_stop() {
 
 # rxe_pair LABEL DIRECTION LIMIT PORT -- HOST-CMD... ::: GUEST-CMD-STRING
 # The host command runs through uroce-run; the guest command is a shell
-# string for the guest's agent. DIRECTION says which side is the server;
-# the client gets the server's address appended. Sets the UROCE_SRV_* and
-# UROCE_CLI_* variables uroce-verbs.sh's checks and verdicts read.
+# string for the guest's agent. DIRECTION says which side is the server.
+# Sets the UROCE_SRV_* and UROCE_CLI_* variables uroce-verbs.sh's checks and
+# verdicts read. Two kinds of program:
+#   PORT      a TCP port: the server is ready once it listens there, and the
+#             client gets the server's TCP address appended;
+#   cm:PORT   rdma_cm: the server is ready once it has an rdma_cm listener
+#             (uroced's status, or the guest kernel's cm_id table), and the
+#             client's command already names the server's RoCE address.
 rxe_pair() {
-  local label=$1 dir=$2 limit=$3 port=$4
+  local label=$1 dir=$2 limit=$3 port=$4 cm=0
   shift 4
   [ "$1" = "--" ] && shift
-  local -a host=()
-  while [ $# -gt 0 ] && [ "$1" != ":::" ]; do
-    host+=("$1")
-    shift
-  done
-  shift
-  local guest=$1
-  local base=$UROCE_TMP/$label
-  UROCE_SRV_OUT=$base.server.out UROCE_SRV_ERR=$base.server.err
-  UROCE_CLI_OUT=$base.client.out UROCE_CLI_ERR=$base.client.err
-  : >"$UROCE_SRV_ERR"
-  : >"$UROCE_CLI_ERR"
-  UROCE_SRV_RC=- UROCE_CLI_RC=- UROCE_WHY=
-  local -a run=("$UROCE_RUN" --run-dir "${UROCE_DAEMON_RUN[$RXE_CUR_DAEMON]}")
-  local pid job grace deadline
-  if [ "$dir" = uroce-srv ]; then
-    UROCE_SRV_CMD="(host) ${host[*]}"
-    # The TCP exchange goes to the host's kernel (the bridge address);
-    # uroce's own address has no TCP behind it.
-    UROCE_CLI_CMD="(guest) $guest $RXE_HOST_IP"
-    uroce_bg pid --timeout "$limit" "$UROCE_SRV_OUT" "$UROCE_SRV_ERR" -- "${run[@]}" "${host[@]}"
-    if ! uroce_wait_listen - "$port" 20 "$pid"; then
-      uroce_kill_group KILL "$pid"
-      uroce_wait "$pid" UROCE_SRV_RC
-      UROCE_WHY="server never listened on TCP port $port (exit status $UROCE_SRV_RC)"
-      return 1
-    fi
-    UROCE_CLI_RC=0
-    # The guest's own limit ends first, so its output still comes back.
-    rxe_guest_exec "$RXE_GUEST_DIR" "$limit" "timeout $((limit - 5)) $guest $RXE_HOST_IP" \
-      >"$UROCE_CLI_OUT" 2>&1 || UROCE_CLI_RC=$?
-    grace=10
-    [ "$UROCE_CLI_RC" -ne 0 ] && grace=3
-    deadline=$((SECONDS + grace))
-    while uroce_running "$pid" && [ $SECONDS -lt "$deadline" ]; do sleep 0.1; done
-    if uroce_running "$pid"; then
-      uroce_kill_group KILL "$pid"
-      uroce_wait "$pid" UROCE_SRV_RC
-      UROCE_WHY="uroce server still running ${grace}s after the rxe client exited $UROCE_CLI_RC"
-      return 1
-    fi
-    uroce_wait "$pid" UROCE_SRV_RC
-  else
-    UROCE_SRV_CMD="(guest) $guest"
-    UROCE_CLI_CMD="(host) ${host[*]} $RXE_GUEST_IP"
-    rxe_guest_bg job "$RXE_GUEST_DIR" "timeout $((limit - 5)) $guest"
-    if ! rxe_guest_exec "$RXE_GUEST_DIR" 30 "wait-listen $port 20" >/dev/null; then
-      rxe_guest_wait "$RXE_GUEST_DIR" "$job" 5 >"$UROCE_SRV_OUT" 2>&1 || UROCE_SRV_RC=$?
-      UROCE_WHY="rxe server never listened on TCP port $port"
-      return 1
-    fi
-    uroce_bg pid --timeout "$limit" "$UROCE_CLI_OUT" "$UROCE_CLI_ERR" -- \
-      "${run[@]}" "${host[@]}" "$RXE_GUEST_IP"
-    uroce_wait "$pid" UROCE_CLI_RC
-    grace=15
-    [ "$UROCE_CLI_RC" -ne 0 ] && grace=5
-    UROCE_SRV_RC=0
-    rxe_guest_wait "$RXE_GUEST_DIR" "$job" "$grace" >"$UROCE_SRV_OUT" 2>&1 || UROCE_SRV_RC=$?
+  if [[ $port == cm:* ]]; then
+    cm=1
+    port=${port#cm:}
   fi
-  if [ "$UROCE_CLI_RC" -eq 124 ] || [ "$UROCE_CLI_RC" -eq 137 ]; then
-    UROCE_WHY="client hung: killed after ${limit}s"
-    return 1
-  fi
-  if [ "$UROCE_CLI_RC" -ne 0 ] || [ "$UROCE_SRV_RC" -ne 0 ]; then
-    UROCE_WHY="exit status: server $UROCE_SRV_RC, client $UROCE_CLI_RC (expected 0)"
-    return 1
-  fi
-  return 0
-}
-
-# rxe_cm_pair LABEL DIRECTION LIMIT PORT -- HOST-CMD... ::: GUEST-CMD-STRING
-# As rxe_pair, for programs that connect through rdma_cm: the server is
-# ready once it has an rdma_cm listener (uroced's status, or the guest
-# kernel's cm_id table), and the client's command already names the
-# server's RoCE address (nothing is appended).
-rxe_cm_pair() {
-  local label=$1 dir=$2 limit=$3 port=$4
-  shift 4
-  [ "$1" = "--" ] && shift
   local -a host=()
   while [ $# -gt 0 ] && [ "$1" != ":::" ]; do
     host+=("$1")
@@ -207,18 +137,31 @@ rxe_cm_pair() {
   UROCE_SRV_RC=- UROCE_CLI_RC=- UROCE_WHY=
   local run_dir=${UROCE_DAEMON_RUN[$RXE_CUR_DAEMON]}
   local -a run=("$UROCE_RUN" --run-dir "$run_dir")
-  local pid job grace deadline
+  local pid job grace deadline ready
   if [ "$dir" = uroce-srv ]; then
+    # A TCP exchange goes to the host's kernel (the bridge address); uroce's
+    # own address has no TCP behind it.
+    [ "$cm" -eq 0 ] && guest="$guest $RXE_HOST_IP"
     UROCE_SRV_CMD="(host) ${host[*]}"
     UROCE_CLI_CMD="(guest) $guest"
     uroce_bg pid --timeout "$limit" "$UROCE_SRV_OUT" "$UROCE_SRV_ERR" -- "${run[@]}" "${host[@]}"
-    if ! uroce_wait_cm_listen "$run_dir" 20 "$pid"; then
+    if [ "$cm" -eq 1 ]; then
+      uroce_wait_cm_listen "$run_dir" 20 "$pid" && ready=1 || ready=0
+    else
+      uroce_wait_listen - "$port" 20 "$pid" && ready=1 || ready=0
+    fi
+    if [ "$ready" -eq 0 ]; then
       uroce_kill_group KILL "$pid"
       uroce_wait "$pid" UROCE_SRV_RC
-      UROCE_WHY="uroce server never had an rdma_cm listener (exit status $UROCE_SRV_RC)"
+      if [ "$cm" -eq 1 ]; then
+        UROCE_WHY="uroce server never had an rdma_cm listener (exit status $UROCE_SRV_RC)"
+      else
+        UROCE_WHY="server never listened on TCP port $port (exit status $UROCE_SRV_RC)"
+      fi
       return 1
     fi
     UROCE_CLI_RC=0
+    # The guest's own limit ends first, so its output still comes back.
     rxe_guest_exec "$RXE_GUEST_DIR" "$limit" "timeout $((limit - 5)) $guest" \
       >"$UROCE_CLI_OUT" 2>&1 || UROCE_CLI_RC=$?
     grace=10
@@ -233,12 +176,15 @@ rxe_cm_pair() {
     fi
     uroce_wait "$pid" UROCE_SRV_RC
   else
+    [ "$cm" -eq 0 ] && host+=("$RXE_GUEST_IP")
     UROCE_SRV_CMD="(guest) $guest"
     UROCE_CLI_CMD="(host) ${host[*]}"
     rxe_guest_bg job "$RXE_GUEST_DIR" "timeout $((limit - 5)) $guest"
-    if ! rxe_guest_exec "$RXE_GUEST_DIR" 30 "wait-cm-listen $port 20" >/dev/null; then
+    local ready_cmd=wait-listen what="listened on TCP port"
+    [ "$cm" -eq 1 ] && ready_cmd=wait-cm-listen what="had an rdma_cm listener on port"
+    if ! rxe_guest_exec "$RXE_GUEST_DIR" 30 "$ready_cmd $port 20" >/dev/null; then
       rxe_guest_wait "$RXE_GUEST_DIR" "$job" 5 >"$UROCE_SRV_OUT" 2>&1 || UROCE_SRV_RC=$?
-      UROCE_WHY="rxe server never had an rdma_cm listener on port $port"
+      UROCE_WHY="rxe server never $what $port"
       return 1
     fi
     uroce_bg pid --timeout "$limit" "$UROCE_CLI_OUT" "$UROCE_CLI_ERR" -- "${run[@]}" "${host[@]}"
@@ -296,7 +242,7 @@ rxe_rping() {
     read -r -a host_args <<<"$cli"
     guest_args=("$srv")
   fi
-  rxe_cm_pair "$label" "$dir" 90 "$port" -- rping "${host_args[@]}" ::: "rping ${guest_args[0]}" ||
+  rxe_pair "$label" "$dir" 90 "cm:$port" -- rping "${host_args[@]}" ::: "rping ${guest_args[0]}" ||
     return 1
   local nc ns
   nc=$(grep -c 'ping data: rdma-ping-' "$UROCE_CLI_OUT" || true)
@@ -322,7 +268,7 @@ rxe_udaddy() {
     host_args=(-s "$ip" -C 20)
     guest_args="-b $ip -C 20"
   fi
-  rxe_cm_pair "$label" "$dir" 90 7174 -- udaddy "${host_args[@]}" ::: "udaddy $guest_args" ||
+  rxe_pair "$label" "$dir" 90 cm:7174 -- udaddy "${host_args[@]}" ::: "udaddy $guest_args" ||
     return 1
   local f
   for f in "$UROCE_SRV_OUT" "$UROCE_CLI_OUT"; do
@@ -343,7 +289,7 @@ rxe_write_bw_cm() {
   local hc="" gc=""
   if [ "$dir" = uroce-srv ]; then gc=" $ip"; else hc=" $ip"; fi
   # shellcheck disable=SC2086 # $args, $hc: one word per option, on purpose
-  rxe_cm_pair "$label" "$dir" 90 "$port" -- ib_write_bw -d uroce0 $args$hc ::: \
+  rxe_pair "$label" "$dir" 90 "cm:$port" -- ib_write_bw -d uroce0 $args$hc ::: \
     "ib_write_bw -d rxe0 $args$gc" || return 1
   uroce_check_perftest bw 200 || return 1
   RXE_FIGURE="$(echo "$UROCE_RESULT" | tail -n 1 | awk '{ print $4 " Gb/s" }')"
