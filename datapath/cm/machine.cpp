@@ -122,21 +122,27 @@ void Machine::enter_timewait(Conn& c, TimeNs now) {
   c.retries_left = 0;
 }
 
-int Machine::connect(const ConnectArgs& a, TimeNs now, Output* out, ConnId* id) {
-  if (a.private_data.len > kReqConsumerBytes) return EINVAL;
+Conn& Machine::open_active(const ConnectArgs& a, State state) {
   const ConnId cid = alloc_id();
   Conn& c = conns_[cid];
   c.id = cid;
   c.active = true;
-  c.state = State::kReqSent;
+  c.state = state;
   c.path = a.path;
   c.local_port = a.src_port;
   c.remote_port = a.dst_port;
   c.local = a.local;
-  c.local_response_timeout = a.response_timeout;
   c.remote_response_timeout = a.response_timeout;
   c.max_retries = a.max_retries;
   c.tid = new_tid();
+  return c;
+}
+
+int Machine::connect(const ConnectArgs& a, TimeNs now, Output* out, ConnId* id) {
+  if (a.private_data.len > kReqConsumerBytes) return EINVAL;
+  Conn& c = open_active(a, State::kReqSent);
+  const ConnId cid = c.id;
+  c.local_response_timeout = a.response_timeout;
   ReqFields f;
   f.local_id = cid;
   f.service_id = wire::ip_service_id(wire::kIpProtoTcp, a.dst_port);
@@ -526,18 +532,8 @@ void Machine::on_drep(const Mad& m, TimeNs now, Output* out) {
 
 int Machine::sidr_request(const ConnectArgs& a, TimeNs now, Output* out, ConnId* id) {
   if (a.private_data.len > kSidrReqConsumerBytes) return EINVAL;
-  const ConnId cid = alloc_id();
-  Conn& c = conns_[cid];
-  c.id = cid;
-  c.active = true;
-  c.state = State::kSidrReqSent;
-  c.path = a.path;
-  c.local_port = a.src_port;
-  c.remote_port = a.dst_port;
-  c.local = a.local;
-  c.remote_response_timeout = a.response_timeout;
-  c.max_retries = a.max_retries;
-  c.tid = new_tid();
+  Conn& c = open_active(a, State::kSidrReqSent);
+  const ConnId cid = c.id;
   c.service_id = wire::ip_service_id(wire::kIpProtoUdp, a.dst_port);
   send_timed(c,
              build_sidr_req(cid, a.dst_port, a.src_port, a.path.local_ip, a.path.remote_ip,

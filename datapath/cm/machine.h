@@ -162,6 +162,9 @@ class Machine {
   Conn* lookup(ConnId id);
   ConnId alloc_id();
   std::uint64_t new_tid();
+  // A new active-side connection (connect, sidr_request) in `state`, from
+  // the caller's arguments, with a fresh transaction id.
+  Conn& open_active(const ConnectArgs& a, State state);
   void send(Conn& c, const Mad& m, Output* out);
   void send_to(const Path& p, const Mad& m, Output* out);
   // Sends `m` and keeps it for retransmission every `interval`.
