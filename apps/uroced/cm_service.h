@@ -126,8 +126,8 @@ class CmService {
   int dispatch(File& f, const ctl::CmCommandReq& req, ctl::CmCommandRep* rep, TimeNs now);
   int on_create_id(File& f, const std::uint8_t* b, ctl::CmCommandRep* rep);
   int on_destroy_id(const std::uint8_t* b, ctl::CmCommandRep* rep, TimeNs now);
-  int on_bind_ip(const std::uint8_t* b);
-  int on_bind(const std::uint8_t* b);
+  template <class Cmd>
+  int on_bind_cmd(const std::uint8_t* b);
   int on_resolve_ip(const std::uint8_t* b, TimeNs now);
   int on_resolve_addr(const std::uint8_t* b, TimeNs now);
   int on_resolve_route(const std::uint8_t* b);

@@ -90,8 +90,8 @@ int CmService::dispatch(File& f, const ctl::CmCommandReq& req, ctl::CmCommandRep
   switch (req.cmd) {
     case RDMA_USER_CM_CMD_CREATE_ID: return on_create_id(f, b, rep);
     case RDMA_USER_CM_CMD_DESTROY_ID: return on_destroy_id(b, rep, now);
-    case RDMA_USER_CM_CMD_BIND_IP: return on_bind_ip(b);
-    case RDMA_USER_CM_CMD_BIND: return on_bind(b);
+    case RDMA_USER_CM_CMD_BIND_IP: return on_bind_cmd<rdma_ucm_bind_ip>(b);
+    case RDMA_USER_CM_CMD_BIND: return on_bind_cmd<rdma_ucm_bind>(b);
     case RDMA_USER_CM_CMD_RESOLVE_IP: return on_resolve_ip(b, now);
     case RDMA_USER_CM_CMD_RESOLVE_ADDR: return on_resolve_addr(b, now);
     case RDMA_USER_CM_CMD_RESOLVE_ROUTE: return on_resolve_route(b);
@@ -140,18 +140,10 @@ int CmService::on_destroy_id(const std::uint8_t* b, ctl::CmCommandRep* rep, Time
   return 0;
 }
 
-int CmService::on_bind_ip(const std::uint8_t* b) {
-  const auto c = body_as<rdma_ucm_bind_ip>(b);
-  Id* id = find_id(c.id);
-  if (id == nullptr) return ENOENT;
-  std::uint32_t ip = 0;
-  std::uint16_t port = 0;
-  if (!ipv4_of(&c.addr, &ip, &port)) return EAFNOSUPPORT;
-  return bind_addr(*id, ip, port);
-}
-
-int CmService::on_bind(const std::uint8_t* b) {
-  const auto c = body_as<rdma_ucm_bind>(b);
+// BIND_IP and BIND differ only in the struct around the address.
+template <class Cmd>
+int CmService::on_bind_cmd(const std::uint8_t* b) {
+  const auto c = body_as<Cmd>(b);
   Id* id = find_id(c.id);
   if (id == nullptr) return ENOENT;
   std::uint32_t ip = 0;

@@ -138,6 +138,21 @@ Conn& Machine::open_active(const ConnectArgs& a, State state) {
   return c;
 }
 
+Conn& Machine::open_passive(const Path& from, std::uint16_t local_port, std::uint16_t remote_port,
+                            ListenId lid, std::uint32_t remote_id, std::uint64_t tid, State state) {
+  const ConnId cid = alloc_id();
+  Conn& c = conns_[cid];
+  c.id = cid;
+  c.state = state;
+  c.remote_id = remote_id;
+  c.path = from;
+  c.local_port = local_port;
+  c.remote_port = remote_port;
+  c.listener = lid;
+  c.tid = tid;
+  return c;
+}
+
 int Machine::connect(const ConnectArgs& a, TimeNs now, Output* out, ConnId* id) {
   if (a.private_data.len > kReqConsumerBytes) return EINVAL;
   Conn& c = open_active(a, State::kReqSent);
@@ -346,16 +361,9 @@ void Machine::on_req(const Path& from, const Mad& m, Output* out, bool park_it, 
             out);
     return;
   }
-  const ConnId cid = alloc_id();
-  Conn& c = conns_[cid];
-  c.id = cid;
-  c.state = State::kReqRcvd;
-  c.remote_id = r.local_comm_id();
-  c.path = from;
-  c.local_port = port;
-  c.remote_port = ip.src_port();
-  c.listener = lid;
-  c.tid = tid_of(m);
+  Conn& c =
+      open_passive(from, port, ip.src_port(), lid, r.local_comm_id(), tid_of(m), State::kReqRcvd);
+  const ConnId cid = c.id;
   c.remote.qpn = r.local_qpn();
   c.remote.psn = r.starting_psn();
   c.remote.qkey = r.local_qkey();
@@ -578,16 +586,9 @@ void Machine::on_sidr_req(const Path& from, const Mad& m, Output* out, bool park
             out);
     return;
   }
-  const ConnId cid = alloc_id();
-  Conn& c = conns_[cid];
-  c.id = cid;
-  c.state = State::kSidrReqRcvd;
-  c.remote_id = r.request_id();
-  c.path = from;
-  c.local_port = port;
-  c.remote_port = ip.src_port();
-  c.listener = lid;
-  c.tid = tid_of(m);
+  Conn& c =
+      open_passive(from, port, ip.src_port(), lid, r.request_id(), tid_of(m), State::kSidrReqRcvd);
+  const ConnId cid = c.id;
   c.service_id = r.service_id();
   by_remote_[{from.remote_ip, c.remote_id}] = cid;
   const PrivateData pd =

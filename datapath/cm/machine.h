@@ -165,6 +165,10 @@ class Machine {
   // A new active-side connection (connect, sidr_request) in `state`, from
   // the caller's arguments, with a fresh transaction id.
   Conn& open_active(const ConnectArgs& a, State state);
+  // A new passive-side connection (a REQ or SIDR_REQ for listener `lid`)
+  // from `from`, its comm or request id `remote_id`, in `state`.
+  Conn& open_passive(const Path& from, std::uint16_t local_port, std::uint16_t remote_port,
+                     ListenId lid, std::uint32_t remote_id, std::uint64_t tid, State state);
   void send(Conn& c, const Mad& m, Output* out);
   void send_to(const Path& p, const Mad& m, Output* out);
   // Sends `m` and keeps it for retransmission every `interval`.
