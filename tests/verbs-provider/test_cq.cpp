@@ -129,8 +129,8 @@ TEST(ReqNotifyCq_Arming, StoresTheWordNextWinsOverSolicited) {
   n->armed = ctl::kCqDisarmed;  // the engine sent the event
   // The word is in the daemon's region, right after the ring.
   FakeRing& r = ring_of(fc, cq);
-  const auto* daemon_word = reinterpret_cast<const std::uint32_t*>(
-      static_cast<const std::byte*>(r.region.data()) + r.ring_bytes);
+  const auto* daemon_word =
+      reinterpret_cast<const std::uint32_t*>(static_cast<const std::byte*>(r.mem) + r.ring_bytes);
   ASSERT_EQ(req_notify_cq(cq, 0), 0);
   EXPECT_EQ(*daemon_word, ctl::kCqArmedNext);
   fc.st()->ctl.mark_dead();
