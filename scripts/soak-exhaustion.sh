@@ -5,14 +5,23 @@
 #   - verbs_abuse.py channels (200 channel cycles) and objects up to the
 #     per-user quota, then exit;
 #   - a connection flood (50 held, 2 s of connect/close);
-#   - an fd-limited client (RLIMIT_NOFILE 64, as the daemon user) and the
-#     sparse-memfd attack (as nobody, 4 KiB registered and 64 GiB mapped
-#     each, until the 512 GiB mapped quota);
+#   - fd-limited clients (as the daemon user): contexts opened with too
+#     few descriptors left, then 100 QPs with a CQ each at RLIMIT_NOFILE 64;
+#     and the sparse-memfd attack (as nobody, 4 KiB registered and 64 GiB
+#     mapped each, until the 512 GiB mapped quota);
 #   - a verified 200-iteration ibv_rc_pingpong, with a client SIGKILLed
 #     mid-run every fifth round.
 # Every 30 s it prints uroced's RSS (VmRSS) and descriptor count; at the
 # end, both again once the loops are done, and how many rounds each loop
 # made and failed. Needs root, a built tree (BUILD_DIR, default build/).
+#
+# A sanitizer build (meson -Db_sanitize=address,undefined, clang) of uroced,
+# the provider and the interposer: set SOAK_ASAN_RUNTIME to clang's shared
+# ASan runtime (clang-14 -print-file-name=libclang_rt.asan-x86_64.so). The
+# clients (python, ibv_rc_pingpong: not instrumented themselves) then load
+# it first, with leak checking off (the interpreter's own leaks); uroced
+# runs with leak checking on. Every report goes to SOAK_DIR/asan.* (the
+# work dir's, printed at the end), listed with its first lines.
 #
 #   scripts/soak-exhaustion.sh [BUILD_DIR] [SECS]
 set -euo pipefail
@@ -29,6 +38,23 @@ NOBODY=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
 # The fd-limited client runs as another user: nobody's quota is the abuse
 # loop's to exhaust, and must not decide this loop's verdict.
 OTHER=(setpriv --reuid=daemon --regid=daemon --clear-groups)
+
+if [ -n "${SOAK_ASAN_RUNTIME:-}" ]; then
+  chmod 1777 "$UROCE_TMP"
+  # uroced through a wrapper (same pid: exec) that gives it its options.
+  real_uroced=$UROCED
+  UROCED=$UROCE_TMP/uroced-asan
+  printf '#!/bin/sh
+export ASAN_OPTIONS=detect_leaks=1:log_path=%s/asan.uroced
+export UBSAN_OPTIONS=print_stacktrace=1:log_path=%s/ubsan.uroced
+exec %s "$@"
+' \
+    "$UROCE_TMP" "$UROCE_TMP" "$real_uroced" >"$UROCED"
+  chmod 755 "$UROCED"
+  export LD_PRELOAD=$SOAK_ASAN_RUNTIME${LD_PRELOAD:+:$LD_PRELOAD}
+  export ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0:log_path=$UROCE_TMP/asan.client
+  export UBSAN_OPTIONS=print_stacktrace=1:log_path=$UROCE_TMP/ubsan.client
+fi
 
 uroce_daemon_start d --lcore 1 -- \
   --device "name=uroce0;mac=02:00:00:d4:00:01;ipv4=10.212.0.1;mtu=9000;port=ring:p0" \
@@ -62,7 +88,9 @@ flood() {
   timeout 30 "${NOBODY[@]}" /usr/bin/python3 "$ABUSE" flood "$run/uroced.sock" 50 2
 }
 limited() {
-  timeout 60 "${OTHER[@]}" "${R[@]}" /usr/bin/python3 "$ABUSE" fdlimit uroce0 64 "$UROCE_CTL" "$run" &&
+  timeout 60 "${OTHER[@]}" "${R[@]}" /usr/bin/python3 "$ABUSE" fdlimit uroce0 "$UROCE_CTL" "$run" &&
+    timeout 60 "${OTHER[@]}" "${R[@]}" /usr/bin/python3 "$ABUSE" pairs uroce0 64 100 "$UROCE_CTL" \
+      "$run" | grep -q '^pairs 100 errno 0' &&
     timeout 60 "${NOBODY[@]}" /usr/bin/python3 "$ABUSE" sparse "$run/uroced.sock" uroce0 4096 100
 }
 round=0
@@ -112,3 +140,11 @@ uroce_daemon_alive d && echo "uroced alive" || echo "uroced DIED"
 "$UROCE_CTL" --run-dir "$run" clients --json | head -c 200
 echo
 uroce_daemon_stop d && echo "uroced exits 0 on SIGTERM"
+if [ -n "${SOAK_ASAN_RUNTIME:-}" ]; then
+  echo "sanitizer reports in $UROCE_TMP:"
+  for f in "$UROCE_TMP"/asan.* "$UROCE_TMP"/ubsan.*; do
+    [ -e "$f" ] || continue
+    echo "== $f"
+    head -n 20 "$f"
+  done
+fi

@@ -44,7 +44,12 @@ bool is_disconnect(int err) {
 int CtlClient::read_refusal_locked() {
   alignas(8) std::byte in[kReplyHead + 1];
   int fds[ctl::kMaxFds];
-  const ctl::IoResult got = ctl::recv_msg(fd_, in, fds);
+  // A peer that closes with our request unread leaves ECONNRESET pending on
+  // this socket, which the first receive reports instead of what is still
+  // queued; the second one reads it.
+  ctl::IoResult got = ctl::recv_msg(fd_, in, fds);
+  if (got.err == ctl::IoError::kSys && got.sys_errno == ECONNRESET)
+    got = ctl::recv_msg(fd_, in, fds);
   if (got.err != ctl::IoError::kOk || got.bytes < kReplyHead) return 0;
   close_fds(fds, got.nfds);
   ctl::MsgHeader rh;
@@ -123,7 +128,10 @@ int CtlClient::exchange_locked(ctl::Op op, const void* req, std::size_t req_len,
     if (got.err == ctl::IoError::kClosed ||
         (got.err == ctl::IoError::kSys && is_disconnect(got.sys_errno))) {
       mark_dead();
-      return EIO;
+      // A reset reported before a refusal notice still queued (see
+      // read_refusal_locked).
+      const int why = got.err == ctl::IoError::kSys ? read_refusal_locked() : 0;
+      return why != 0 ? why : EIO;
     }
     return got.err == ctl::IoError::kSys ? got.sys_errno : EPROTO;
   }

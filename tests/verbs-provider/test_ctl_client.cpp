@@ -171,6 +171,21 @@ TEST(CtlClientCall_Refused, NoticeBeforeTheRequestGivesItsStatus) {
   EXPECT_EQ(alloc_pd(client), EIO);
 }
 
+// The daemon closed with something of ours unread: the kernel reports
+// ECONNRESET first, the notice is still queued behind it.
+TEST(CtlClientCall_Refused, NoticeBehindAResetGivesItsStatus) {
+  int sv[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+  const std::byte early[4] = {};
+  ASSERT_TRUE(ctl::send_msg(sv[0], early).ok());
+  ASSERT_TRUE(ctl::send_msg(sv[1], refusal_notice(ENFILE)).ok());
+  ::close(sv[1]);
+  CtlClient client;
+  client.adopt(sv[0]);
+  EXPECT_EQ(alloc_pd(client), ENFILE);
+  EXPECT_TRUE(client.dead());
+}
+
 TEST(CtlClientCall_Refused, NoticeInPlaceOfTheReplyGivesItsStatus) {
   Rig rig([](const Request&) {
     Reply r = Reply::error(EAGAIN);
