@@ -59,7 +59,6 @@ class RingArena {
   const shm::ArenaMap& map() const { return map_; }
   int fd() const { return map_.fd(); }
   std::uint64_t bytes_in_use() const { return in_use_; }
-  std::uint64_t bytes_mapped() const { return map_.grown() * map_.chunk_bytes(); }
   std::size_t free_extents() const { return free_.size(); }
 
  private:

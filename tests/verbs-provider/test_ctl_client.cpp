@@ -126,6 +126,7 @@ TEST(CtlClientCall_FdLimit, UndeliverableReplyFdsGiveEmfile) {
   std::vector<ctl::Op> seen;
   Rig rig([&](const Request& r) {
     seen.push_back(r.op);
+    if (r.op == ctl::Op::kDeallocPd) return Reply::ok();  // sync_server
     ctl::HelloRep rep{};
     return Reply::of(rep, {arena});
   });
@@ -139,6 +140,7 @@ TEST(CtlClientCall_FdLimit, UndeliverableReplyFdsGiveEmfile) {
   EXPECT_EQ(fd, -1);
   EXPECT_EQ(seen, (std::vector<ctl::Op>{ctl::Op::kHello}));
   // Nothing leaked on our side; the server closed `arena` once it was sent.
+  sync_server(rig.client);
   EXPECT_EQ(open_fd_count(), before - 1);
   EXPECT_FALSE(rig.client.dead());
 }
