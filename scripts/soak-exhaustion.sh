@@ -17,11 +17,12 @@
 #
 # A sanitizer build (meson -Db_sanitize=address,undefined, clang) of uroced,
 # the provider and the interposer: set SOAK_ASAN_RUNTIME to clang's shared
-# ASan runtime (clang-14 -print-file-name=libclang_rt.asan-x86_64.so). The
-# clients (python, ibv_rc_pingpong: not instrumented themselves) then load
-# it first, with leak checking off (the interpreter's own leaks); uroced
-# runs with leak checking on. Every report goes to SOAK_DIR/asan.* (the
-# work dir's, printed at the end), listed with its first lines.
+# ASan runtime (clang-14 -print-file-name=libclang_rt.asan-x86_64.so) and
+# UROCE_CTL to an uninstrumented uroce-ctl (an ASan executable cannot load
+# that runtime a second time). The verbs clients (python, ibv_rc_pingpong:
+# not instrumented themselves) then preload it, with leak checking off (the
+# interpreter's own leaks); uroced runs with leak checking on. Reports go to
+# asan.* and ubsan.* files in the work dir, printed at the end.
 #
 #   scripts/soak-exhaustion.sh [BUILD_DIR] [SECS]
 set -euo pipefail
@@ -39,21 +40,19 @@ NOBODY=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
 # loop's to exhaust, and must not decide this loop's verdict.
 OTHER=(setpriv --reuid=daemon --regid=daemon --clear-groups)
 
+# What runs a verbs client: plain, or with the ASan runtime preloaded.
+CLIENT_ENV=()
 if [ -n "${SOAK_ASAN_RUNTIME:-}" ]; then
   chmod 1777 "$UROCE_TMP"
   # uroced through a wrapper (same pid: exec) that gives it its options.
   real_uroced=$UROCED
   UROCED=$UROCE_TMP/uroced-asan
-  printf '#!/bin/sh
-export ASAN_OPTIONS=detect_leaks=1:log_path=%s/asan.uroced
-export UBSAN_OPTIONS=print_stacktrace=1:log_path=%s/ubsan.uroced
-exec %s "$@"
-' \
+  printf '#!/bin/sh\nexport ASAN_OPTIONS=detect_leaks=1:log_path=%s/asan.uroced\nexport UBSAN_OPTIONS=print_stacktrace=1:log_path=%s/ubsan.uroced\nexec %s "$@"\n' \
     "$UROCE_TMP" "$UROCE_TMP" "$real_uroced" >"$UROCED"
   chmod 755 "$UROCED"
-  export LD_PRELOAD=$SOAK_ASAN_RUNTIME${LD_PRELOAD:+:$LD_PRELOAD}
-  export ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0:log_path=$UROCE_TMP/asan.client
-  export UBSAN_OPTIONS=print_stacktrace=1:log_path=$UROCE_TMP/ubsan.client
+  CLIENT_ENV=(env "LD_PRELOAD=$SOAK_ASAN_RUNTIME"
+    "ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0:log_path=$UROCE_TMP/asan.client"
+    "UBSAN_OPTIONS=print_stacktrace=1:log_path=$UROCE_TMP/ubsan.client")
 fi
 
 uroce_daemon_start d --lcore 1 -- \
@@ -62,7 +61,7 @@ uroce_daemon_start d --lcore 1 -- \
   --limit user_map_bytes=$((512 << 30))
 run=${UROCE_DAEMON_RUN[d]}
 dpid=${UROCE_DAEMON_PID[d]}
-R=("$UROCE_RUN" --run-dir "$run")
+R=("${CLIENT_ENV[@]}" "$UROCE_RUN" --run-dir "$run")
 end=$((SECONDS + secs))
 
 sample() {
@@ -90,7 +89,7 @@ flood() {
 limited() {
   timeout 60 "${OTHER[@]}" "${R[@]}" /usr/bin/python3 "$ABUSE" fdlimit uroce0 "$UROCE_CTL" "$run" &&
     timeout 60 "${OTHER[@]}" "${R[@]}" /usr/bin/python3 "$ABUSE" pairs uroce0 64 100 "$UROCE_CTL" \
-      "$run" | grep -q '^pairs 100 errno 0' &&
+      "$run" | grep '^pairs 100 errno 0' >/dev/null &&
     timeout 60 "${NOBODY[@]}" /usr/bin/python3 "$ABUSE" sparse "$run/uroced.sock" uroce0 4096 100
 }
 round=0
@@ -137,8 +136,9 @@ sleep 2
 sample after
 cat "$UROCE_TMP"/*.count
 uroce_daemon_alive d && echo "uroced alive" || echo "uroced DIED"
-"$UROCE_CTL" --run-dir "$run" clients --json | head -c 200
-echo
+# The first 200 bytes (no `| head`: its early exit fails the pipeline).
+clients=$("$UROCE_CTL" --run-dir "$run" clients --json)
+echo "${clients:0:200}"
 uroce_daemon_stop d && echo "uroced exits 0 on SIGTERM"
 if [ -n "${SOAK_ASAN_RUNTIME:-}" ]; then
   echo "sanitizer reports in $UROCE_TMP:"
