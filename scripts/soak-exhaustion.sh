@@ -21,8 +21,10 @@
 # UROCE_CTL to an uninstrumented uroce-ctl (an ASan executable cannot load
 # that runtime a second time). The verbs clients (python, ibv_rc_pingpong:
 # not instrumented themselves) then preload it, with leak checking off (the
-# interpreter's own leaks); uroced runs with leak checking on. Reports go to
-# asan.* and ubsan.* files in the work dir, printed at the end.
+# interpreter's own leaks); uroced runs with leak checking on, and
+# SOAK_UROCED_ASAN_OPTIONS added to its ASAN_OPTIONS (quarantine_size_mb=...
+# tells ASan's own retention from growth). Reports go to asan.* and ubsan.*
+# files in the work dir, printed at the end.
 #
 #   scripts/soak-exhaustion.sh [BUILD_DIR] [SECS]
 set -euo pipefail
@@ -47,8 +49,9 @@ if [ -n "${SOAK_ASAN_RUNTIME:-}" ]; then
   # uroced through a wrapper (same pid: exec) that gives it its options.
   real_uroced=$UROCED
   UROCED=$UROCE_TMP/uroced-asan
-  printf '#!/bin/sh\nexport ASAN_OPTIONS=detect_leaks=1:log_path=%s/asan.uroced\nexport UBSAN_OPTIONS=print_stacktrace=1:log_path=%s/ubsan.uroced\nexec %s "$@"\n' \
-    "$UROCE_TMP" "$UROCE_TMP" "$real_uroced" >"$UROCED"
+  printf '#!/bin/sh\nexport ASAN_OPTIONS=detect_leaks=1:log_path=%s/asan.uroced%s\nexport UBSAN_OPTIONS=print_stacktrace=1:log_path=%s/ubsan.uroced\nexec %s "$@"\n' \
+    "$UROCE_TMP" "${SOAK_UROCED_ASAN_OPTIONS:+:$SOAK_UROCED_ASAN_OPTIONS}" "$UROCE_TMP" \
+    "$real_uroced" >"$UROCED"
   chmod 755 "$UROCED"
   CLIENT_ENV=(env "LD_PRELOAD=$SOAK_ASAN_RUNTIME"
     "ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0:log_path=$UROCE_TMP/asan.client"
@@ -101,10 +104,10 @@ pingpong() {
   uroce_next_port port
   [ "$port" -gt 60000 ] && _UROCE_PORT_NEXT=12000
   [ $((round % 5)) -eq 0 ] && n=100000000
-  uroce_bg spg --timeout 30 /dev/null /dev/null -- \
+  uroce_bg spg --timeout 30 "$UROCE_TMP/pp-server.out" "$UROCE_TMP/pp-server.out" -- \
     "${R[@]}" ibv_rc_pingpong -d uroce0 -g 1 -p "$port" -n "$n" -c
   sleep 0.5
-  uroce_bg cpg --timeout 30 /dev/null /dev/null -- \
+  uroce_bg cpg --timeout 30 "$UROCE_TMP/pp-client.out" "$UROCE_TMP/pp-client.out" -- \
     "${R[@]}" ibv_rc_pingpong -d uroce1 -g 1 -p "$port" -n "$n" -c 127.0.0.1
   if [ "$n" -ne 200 ]; then
     sleep 1.5
@@ -113,7 +116,11 @@ pingpong() {
   fi
   uroce_wait "$cpg" crc
   uroce_wait "$spg" rc
-  [ "$n" -ne 200 ] || [ $((rc + crc)) -eq 0 ]
+  [ "$n" -ne 200 ] || [ $((rc + crc)) -eq 0 ] && return 0
+  # A failed verified round: keep what both sides said (the loop's log).
+  echo "round $round (port $port): server rc $rc, client rc $crc"
+  tail -n 5 "$UROCE_TMP/pp-server.out" "$UROCE_TMP/pp-client.out"
+  return 1
 }
 
 sample start
