@@ -40,20 +40,25 @@ int read_first_line(const char* path, char* buf, std::size_t len) {
   return buf[0] == '\0' ? ENOENT : 0;
 }
 
-int attach_doorbells(ContextState* st, int page_fd) {
+int locate_in_arena(ContextState* st, std::uint64_t offset, std::uint64_t bytes, void** addr) {
+  const shm::ShmStatus ms = st->arena.locate(offset, bytes, addr);
+  if (ms.ok()) return 0;
+  return ms.err == shm::ShmError::kMap && ms.sys_errno != 0 ? ms.sys_errno : EPROTO;
+}
+
+int attach_arena(ContextState* st, int arena_fd) {
+  const ctl::HelloRep& h = st->hello;
   shm::DoorbellGeometry g;
-  if (shm::make_doorbell_geometry(st->hello.doorbell_count, &g) != shm::DoorbellError::kOk ||
-      g.bytes() > st->hello.doorbell_bytes) {
-    ::close(page_fd);
+  if (shm::make_doorbell_geometry(h.doorbell_count, &g) != shm::DoorbellError::kOk ||
+      g.bytes() > h.doorbell_bytes) {
+    ::close(arena_fd);
     return EPROTO;
   }
-  const shm::ShmStatus ms =
-      shm::SharedRegion::map_fd(page_fd, st->hello.doorbell_bytes, &st->bell_region);
-  if (!ms.ok()) return ms.sys_errno != 0 ? ms.sys_errno : EPROTO;
-  if (st->bells.attach(st->bell_region.data(), st->bell_region.size(), g) !=
-      shm::DoorbellError::kOk) {
-    return EPROTO;
-  }
+  const shm::ShmStatus ms = st->arena.adopt(arena_fd, h.arena_chunk_bytes, h.arena_max_chunks);
+  if (!ms.ok()) return EPROTO;
+  void* page = nullptr;
+  if (int rc = locate_in_arena(st, h.doorbell_offset, h.doorbell_bytes, &page); rc != 0) return rc;
+  if (st->bells.attach(page, h.doorbell_bytes, g) != shm::DoorbellError::kOk) return EPROTO;
   return 0;
 }
 
@@ -75,9 +80,9 @@ int open_state(const char* socket_file, const char* ibdev, ContextState** out, i
     ctl::HelloReq req{};
     std::memcpy(req.ibdev, ibdev, std::strlen(ibdev));
     const int fds[1] = {p[1]};
-    int page_fd = -1;
-    rc = st->ctl.call<ctl::Op::kHello>(req, &st->hello, fds, {&page_fd, 1}, 1);
-    if (rc == 0) rc = attach_doorbells(st, page_fd);
+    int arena_fd = -1;
+    rc = st->ctl.call<ctl::Op::kHello>(req, &st->hello, fds, {&arena_fd, 1}, 1);
+    if (rc == 0) rc = attach_arena(st, arena_fd);
   }
   if (rc == 0) rc = st->watcher.start(&st->ctl, st->async_write_fd);
   if (rc != 0) {

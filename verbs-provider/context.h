@@ -14,12 +14,14 @@
 
 #include <infiniband/verbs.h>
 
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 
 #include "datapath/ctl/protocol.h"
+#include "datapath/shm/arena_map.h"
 #include "datapath/shm/doorbell.h"
-#include "datapath/shm/shared_region.h"
+#include "datapath/shm/ring.h"
 #include "verbs-provider/comp_channel.h"
 #include "verbs-provider/ctl_client.h"
 #include "verbs-provider/death_watcher.h"
@@ -37,9 +39,13 @@ struct ContextState {
   ChannelCache channels;
   int async_write_fd = -1;  // our dup of what Hello passed (DEVICE_FATAL)
   ctl::HelloRep hello{};    // device attributes and limits
-  // The connection's doorbell page (Hello's reply fd): rung after every
-  // publish into a ring, so the engine visits only rings with new work.
-  shm::SharedRegion bell_region;
+  // The connection's arena (Hello's reply fd, the only descriptor the
+  // provider keeps for shared memory): the doorbell page and every ring of
+  // this context, each at an offset a reply names; chunks are mapped when
+  // first named and stay mapped until the context closes.
+  shm::ArenaMap arena;
+  // The doorbell page: rung after every publish into a ring, so the engine
+  // visits only rings with new work.
   shm::DoorbellRinger bells;
 
   bool dead() const { return ctl.dead(); }
@@ -63,11 +69,35 @@ inline ContextState* state_of(ibv_context* ctx) { return to_uctx(ctx)->st; }
 // `ibdev` with a fresh async pipe's write end, and starts the death
 // watcher. On success *async_read_fd is the pipe's read end (for
 // ibv_context.async_fd) and *out owns everything else. Returns 0 or errno.
-// Maps the doorbell page Hello's reply carried (st->hello says its count and
-// size; both sides derive the layout from the count) and attaches st->bells.
-// Takes ownership of page_fd. 0, EPROTO (sizes that do not fit) or the
-// mmap errno.
-int attach_doorbells(ContextState* st, int page_fd);
+// Adopts the arena Hello's reply carried (st->hello gives its chunk size and
+// count, and where the doorbell page lies in it: both sides derive the
+// page's layout from the doorbell count) and attaches st->bells. Takes
+// ownership of arena_fd. 0, EPROTO (sizes that do not fit) or the mmap
+// errno.
+int attach_arena(ContextState* st, int arena_fd);
+// The address of `bytes` at `offset` in the context's arena (a reply's
+// ring): 0, EPROTO for a range the arena cannot hold, or the mmap errno.
+int locate_in_arena(ContextState* st, std::uint64_t offset, std::uint64_t bytes, void** addr);
+
+// Attaches `ring` (an SQ or RQ producer) to a reply's ring: `bytes` of the
+// arena at `offset`, of the reply's geometry, whose elements hold at least
+// `min_elem` bytes. 0, EPROTO (a geometry that is invalid or does not fit,
+// a range outside the arena) or the mmap errno.
+template <class Producer>
+int attach_arena_ring(ContextState* st, std::uint64_t offset, std::uint64_t bytes,
+                      std::uint32_t log2_elem, std::uint32_t log2_slots, std::size_t min_elem,
+                      Producer* ring) {
+  shm::RingGeometry g;
+  g.log2_elem_size = log2_elem;
+  g.log2_slots = log2_slots;
+  if (!g.valid() || g.elem_size() < min_elem || g.bytes() > bytes) return EPROTO;
+  void* mem = nullptr;
+  if (int rc = locate_in_arena(st, offset, bytes, &mem); rc != 0) return rc;
+  Producer attached;
+  if (attached.attach(mem, bytes, g) != shm::RingError::kOk) return EPROTO;
+  *ring = attached;
+  return 0;
+}
 
 int open_state(const char* socket_file, const char* ibdev, ContextState** out, int* async_read_fd);
 void close_state(ContextState* st);

@@ -25,26 +25,22 @@ static_assert(offsetof(ibv_wc, wr_id) == offsetof(ib_uverbs_wc, wr_id) &&
               offsetof(ibv_wc, sl) == offsetof(ib_uverbs_wc, sl) &&
               offsetof(ibv_wc, dlid_path_bits) == offsetof(ib_uverbs_wc, dlid_path_bits));
 
-int attach_cq_region(const ctl::CreateCqRep& rep, int fd, shm::SharedRegion* region,
-                     shm::CqConsumer* ring, ctl::CqNotify** notify) {
+int attach_cq_region(ContextState* st, const ctl::CreateCqRep& rep, shm::CqConsumer* ring,
+                     ctl::CqNotify** notify) {
   shm::RingGeometry g;
   g.log2_elem_size = rep.log2_elem_size;
   g.log2_slots = rep.log2_slots;
   if (!g.valid() || g.bytes() > rep.ring_bytes || rep.ring_bytes % alignof(ctl::CqNotify) != 0 ||
       rep.ring_bytes > rep.region_bytes ||
       rep.region_bytes - rep.ring_bytes < ctl::kCqNotifyBytes || rep.cqe > g.capacity()) {
-    ::close(fd);
     return EPROTO;
   }
-  shm::SharedRegion mapped;
-  const shm::ShmStatus ms = shm::SharedRegion::map_fd(fd, rep.region_bytes, &mapped);
-  if (!ms.ok()) return ms.sys_errno != 0 ? ms.sys_errno : EPROTO;
+  void* mem = nullptr;
+  if (int rc = locate_in_arena(st, rep.region_offset, rep.region_bytes, &mem); rc != 0) return rc;
   shm::CqConsumer attached;
-  if (attached.attach(mapped.data(), rep.ring_bytes, g) != shm::RingError::kOk) return EPROTO;
-  *notify =
-      reinterpret_cast<ctl::CqNotify*>(static_cast<std::byte*>(mapped.data()) + rep.ring_bytes);
+  if (attached.attach(mem, rep.ring_bytes, g) != shm::RingError::kOk) return EPROTO;
+  *notify = reinterpret_cast<ctl::CqNotify*>(static_cast<std::byte*>(mem) + rep.ring_bytes);
   *ring = attached;
-  *region = std::move(mapped);
   return 0;
 }
 
@@ -82,10 +78,9 @@ UroceCq* create_cq_common(ibv_context* ctx, int cqe, ibv_comp_channel* channel, 
   req.user_handle = reinterpret_cast<std::uintptr_t>(&cq->vcq.cq);
   req.comp_vector = static_cast<std::uint32_t>(comp_vector);
   ctl::CreateCqRep rep{};
-  int fd = -1;
-  int rc = st->ctl.call<ctl::Op::kCreateCq>(req, &rep, {}, {&fd, 1}, 1);
+  int rc = st->ctl.call<ctl::Op::kCreateCq>(req, &rep);
   if (rc == 0) {
-    rc = attach_cq_region(rep, fd, &cq->region, &cq->ring, &cq->notify);
+    rc = attach_cq_region(st, rep, &cq->ring, &cq->notify);
     if (rc != 0) {
       ctl::DestroyCqReq d{};
       d.cq_handle = rep.cq_handle;
@@ -146,15 +141,12 @@ int resize_cq(ibv_cq* ibcq, int cqe) noexcept {
   req.cq_handle = cq->handle;
   req.cqe = static_cast<std::uint32_t>(cqe);
   ctl::ResizeCqRep rep{};
-  int fd = -1;
-  int rc = st->ctl.call<ctl::Op::kResizeCq>(req, &rep, {}, {&fd, 1}, 1);
+  int rc = st->ctl.call<ctl::Op::kResizeCq>(req, &rep);
   if (rc == 0) {
-    shm::SharedRegion region;
     shm::CqConsumer ring;
     ctl::CqNotify* notify = nullptr;
-    rc = attach_cq_region(rep, fd, &region, &ring, &notify);
+    rc = attach_cq_region(st, rep, &ring, &notify);
     if (rc == 0) {
-      cq->region = std::move(region);
       cq->ring = ring;
       cq->notify = notify;
       ibcq->cqe = static_cast<int>(rep.cqe);

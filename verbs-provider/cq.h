@@ -1,5 +1,6 @@
 // Completion queues: a verbs_cq (so both ibv_cq and ibv_cq_ex work) over the
-// CQ region uroced creates: [rxe-layout ring of ib_uverbs_wc][CqNotify].
+// CQ region uroced places in the context's arena: [rxe-layout ring of
+// ib_uverbs_wc][CqNotify].
 //
 // Data path (no system call): the daemon produces CQEs; poll_cq and the
 // ibv_cq_ex start/next/end_poll consume them through shm::CqConsumer
@@ -27,7 +28,6 @@
 
 #include "datapath/ctl/protocol.h"
 #include "datapath/shm/ring.h"
-#include "datapath/shm/shared_region.h"
 #include "verbs-provider/context.h"
 #include "verbs-provider/driver_abi.h"
 #include "verbs-provider/object_registry.h"
@@ -39,8 +39,7 @@ struct UroceCq {
   ContextState* st = nullptr;
   pthread_spinlock_t lock;
   std::uint32_t handle = 0;
-  shm::SharedRegion region;
-  shm::CqConsumer ring;
+  shm::CqConsumer ring;  // in the context's arena
   ctl::CqNotify* notify = nullptr;
   std::atomic<std::uint32_t> comp_reported{0};
   EventTarget target;
@@ -59,11 +58,11 @@ inline UroceCq* to_ucq(ibv_cq_ex* cq) { return reinterpret_cast<UroceCq*>(cq); }
 // lock. Returns how many were removed.
 std::uint32_t cq_clean(UroceCq* cq, std::uint32_t qpn);
 
-// Maps the region of a CreateCq/ResizeCq reply and attaches the consumer.
-// Takes ownership of `fd`. Returns 0 or errno (EPROTO for a reply whose
-// geometry does not fit its region).
-int attach_cq_region(const ctl::CreateCqRep& rep, int fd, shm::SharedRegion* region,
-                     shm::CqConsumer* ring, ctl::CqNotify** notify);
+// Finds the region of a CreateCq/ResizeCq reply in the context's arena and
+// attaches the consumer. Returns 0 or errno (EPROTO for a reply whose
+// geometry does not fit its region, or a region outside the arena).
+int attach_cq_region(ContextState* st, const ctl::CreateCqRep& rep, shm::CqConsumer* ring,
+                     ctl::CqNotify** notify);
 
 // cq_ex.cpp: installs start/next/end_poll and the read_* functions that
 // `wc_flags` asks for.

@@ -25,12 +25,39 @@ void close_fds(std::span<int> fds, int n) {
   for (int i = 0; i < n; ++i) ::close(fds[static_cast<std::size_t>(i)]);
 }
 
+// The status of a refusal notice (protocol.h), 0 for any other message.
+int refusal_status(const ctl::MsgHeader& rh, const ctl::ReplyStatus& st, std::size_t bytes) {
+  if (rh.magic != ctl::kMagic || rh.version != ctl::kVersion || rh.op != ctl::kRefusedOp ||
+      rh.seq != 0 || rh.length != kReplyHead || bytes != kReplyHead || st.status <= 0) {
+    return 0;
+  }
+  return st.status;
+}
+
 // The connection is gone for good when a send or receive fails like this.
 bool is_disconnect(int err) {
   return err == EPIPE || err == ECONNRESET || err == ENOTCONN || err == ECONNREFUSED;
 }
 
 }  // namespace
+
+int CtlClient::read_refusal_locked() {
+  alignas(8) std::byte in[kReplyHead + 1];
+  int fds[ctl::kMaxFds];
+  // A peer that closes with our request unread leaves ECONNRESET pending on
+  // this socket, which the first receive reports instead of what is still
+  // queued; the second one reads it.
+  ctl::IoResult got = ctl::recv_msg(fd_, in, fds);
+  if (got.err == ctl::IoError::kSys && got.sys_errno == ECONNRESET)
+    got = ctl::recv_msg(fd_, in, fds);
+  if (got.err != ctl::IoError::kOk || got.bytes < kReplyHead) return 0;
+  close_fds(fds, got.nfds);
+  ctl::MsgHeader rh;
+  ctl::ReplyStatus st;
+  std::memcpy(&rh, in, sizeof(rh));
+  std::memcpy(&st, in + sizeof(rh), sizeof(st));
+  return refusal_status(rh, st, got.bytes);
+}
 
 CtlClient::~CtlClient() {
   if (fd_ >= 0) ::close(fd_);
@@ -75,7 +102,11 @@ int CtlClient::exchange_locked(ctl::Op op, const void* req, std::size_t req_len,
   if (!sent.ok()) {
     if (sent.err == ctl::IoError::kSys && is_disconnect(sent.sys_errno)) {
       mark_dead();
-      return EIO;
+      // The daemon may have refused the connection (protocol.h, refusal
+      // notice) and closed it before our request: the notice is still
+      // queued here (the peer is gone, so this read does not wait).
+      const int why = read_refusal_locked();
+      return why != 0 ? why : EIO;
     }
     return sent.err == ctl::IoError::kSys ? sent.sys_errno : EPROTO;
   }
@@ -86,26 +117,21 @@ int CtlClient::exchange_locked(ctl::Op op, const void* req, std::size_t req_len,
   int fds[ctl::kMaxFds];
   const ctl::IoResult got = ctl::recv_msg(fd_, {in, kReplyHead + rep_len + 1}, fds);
   if (got.err == ctl::IoError::kFdsLost) {
-    // The reply arrived, its descriptors could not: at our fd limit. What
-    // the daemon created for it is destroyed again, and the verb fails as
-    // a kernel verb would when it cannot install an fd.
-    ctl::MsgHeader rh;
-    ctl::ReplyStatus st;
-    if (got.bytes == kReplyHead + rep_len) {
-      std::memcpy(&rh, in, sizeof(rh));
-      std::memcpy(&st, in + sizeof(rh), sizeof(st));
-      if (rh.magic == ctl::kMagic && rh.op == static_cast<std::uint16_t>(op) && rh.seq == seq &&
-          st.status == 0) {
-        roll_back_locked(op, in + kReplyHead, rep_len);
-      }
-    }
+    // The reply arrived, its descriptors could not: at our fd limit. Only
+    // Hello's and CmOpen's replies carry one, and each opens a connection
+    // of its own, which the caller then closes (the daemon reclaims with
+    // it); the verb fails as a kernel verb does when it cannot install an
+    // fd.
     return EMFILE;
   }
   if (!got.ok()) {
     if (got.err == ctl::IoError::kClosed ||
         (got.err == ctl::IoError::kSys && is_disconnect(got.sys_errno))) {
       mark_dead();
-      return EIO;
+      // A reset reported before a refusal notice still queued (see
+      // read_refusal_locked).
+      const int why = got.err == ctl::IoError::kSys ? read_refusal_locked() : 0;
+      return why != 0 ? why : EIO;
     }
     return got.err == ctl::IoError::kSys ? got.sys_errno : EPROTO;
   }
@@ -118,6 +144,11 @@ int CtlClient::exchange_locked(ctl::Op op, const void* req, std::size_t req_len,
   }
   std::memcpy(&rh, in, sizeof(rh));
   std::memcpy(&st, in + sizeof(rh), sizeof(st));
+  if (const int why = refusal_status(rh, st, got.bytes); why != 0) {
+    close_fds(got_fds, got.nfds);
+    mark_dead();
+    return why;
+  }
   if (rh.magic != ctl::kMagic || rh.version != ctl::kVersion ||
       rh.op != static_cast<std::uint16_t>(op) || rh.seq != seq || rh.length != got.bytes) {
     close_fds(got_fds, got.nfds);
@@ -135,28 +166,6 @@ int CtlClient::exchange_locked(ctl::Op op, const void* req, std::size_t req_len,
   if (rep_len != 0) std::memcpy(rep, in + kReplyHead, rep_len);
   for (int i = 0; i < got.nfds; ++i) fds_out[static_cast<std::size_t>(i)] = fds[i];
   return 0;
-}
-
-void CtlClient::roll_back_locked(ctl::Op op, const std::byte* rep, std::size_t rep_len) {
-  // Every op whose reply carries fds, and the destroy that undoes it. The
-  // handle is the first field of each of these replies. Hello needs none:
-  // the caller closes the connection, and the daemon reclaims with it.
-  ctl::Op undo;
-  switch (op) {
-    case ctl::Op::kCreateCq: undo = ctl::Op::kDestroyCq; break;
-    case ctl::Op::kCreateQp: undo = ctl::Op::kDestroyQp; break;
-    case ctl::Op::kCreateSrq: undo = ctl::Op::kDestroySrq; break;
-    default: return;
-  }
-  static_assert(offsetof(ctl::CreateCqRep, cq_handle) == 0);
-  static_assert(offsetof(ctl::CreateQpRep, qp_handle) == 0);
-  static_assert(offsetof(ctl::CreateSrqRep, srq_handle) == 0);
-  static_assert(sizeof(ctl::DestroyCqReq) == sizeof(ctl::DestroyQpReq) &&
-                sizeof(ctl::DestroyQpReq) == sizeof(ctl::DestroySrqReq));
-  ctl::DestroyCqReq req{};  // {handle, pad}, the layout of all three
-  if (rep_len < sizeof(req.cq_handle)) return;
-  std::memcpy(&req.cq_handle, rep, sizeof(req.cq_handle));
-  (void)exchange_locked(undo, &req, sizeof(req), nullptr, 0, {}, {}, 0);
 }
 
 }  // namespace uroce::provider

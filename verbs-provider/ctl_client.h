@@ -15,7 +15,11 @@
 //     later call fails with EIO without touching the socket;
 //   - EPROTO for a reply that breaks protocol.h (wrong magic, version, op,
 //     seq or length, or a successful reply without the fds its op carries);
-//     any fds that came with it are closed.
+//     any fds that came with it are closed;
+//   - the status of a refusal notice (protocol.h: EAGAIN, EMFILE, ENFILE)
+//     when the daemon refused the connection; the client is then dead;
+//   - EMFILE for a reply whose fds this process could not receive (at its
+//     RLIMIT_NOFILE; only Hello's and CmOpen's replies carry any).
 // No exceptions, no allocation.
 #pragma once
 
@@ -72,10 +76,9 @@ class CtlClient {
   int exchange_locked(ctl::Op op, const void* req, std::size_t req_len, void* rep,
                       std::size_t rep_len, std::span<const int> fds_in, std::span<int> fds_out,
                       int want_fds);
-  // A success reply to `op` (body `rep`) whose fds this process could not
-  // receive (its fd limit): destroys the object the daemon created, so
-  // that it holds nothing the application does not. Under mu_.
-  void roll_back_locked(ctl::Op op, const std::byte* rep, std::size_t rep_len);
+  // After a send found the peer gone: the status of a refusal notice left
+  // in the socket, or 0. Under mu_.
+  int read_refusal_locked();
 
   pthread_mutex_t mu_ = PTHREAD_MUTEX_INITIALIZER;
   int fd_ = -1;

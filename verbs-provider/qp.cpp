@@ -26,27 +26,6 @@ constexpr std::uint64_t kRcSendOps =
 constexpr std::uint32_t kSupportedCompMask =
     IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
 
-// Maps one ring of a CreateQp reply (takes ownership of fd).
-template <class Producer>
-int attach_ring(int fd, std::uint64_t bytes, std::uint32_t log2_elem, std::uint32_t log2_slots,
-                std::size_t min_elem, shm::SharedRegion* region, Producer* ring) {
-  shm::RingGeometry g;
-  g.log2_elem_size = log2_elem;
-  g.log2_slots = log2_slots;
-  if (!g.valid() || g.elem_size() < min_elem || g.bytes() > bytes) {
-    ::close(fd);
-    return EPROTO;
-  }
-  shm::SharedRegion mapped;
-  const shm::ShmStatus ms = shm::SharedRegion::map_fd(fd, bytes, &mapped);
-  if (!ms.ok()) return ms.sys_errno != 0 ? ms.sys_errno : EPROTO;
-  Producer attached;
-  if (attached.attach(mapped.data(), bytes, g) != shm::RingError::kOk) return EPROTO;
-  *ring = attached;
-  *region = std::move(mapped);
-  return 0;
-}
-
 void destroy_on_daemon(ContextState* st, std::uint32_t handle) {
   ctl::DestroyQpReq d{};
   d.qp_handle = handle;
@@ -130,20 +109,15 @@ ibv_qp* create_qp_ex(ibv_context* ctx, ibv_qp_init_attr_ex* attr) noexcept {
   req.cap = attr->cap;
   req.user_handle = reinterpret_cast<std::uintptr_t>(&qp->vqp.qp);
   ctl::CreateQpRep rep{};
-  int fds[2] = {-1, -1};
-  const int want = attr->srq != nullptr ? 1 : 2;
-  int rc = st->ctl.call<ctl::Op::kCreateQp>(req, &rep, {}, fds, want);
+  int rc = st->ctl.call<ctl::Op::kCreateQp>(req, &rep);
   if (rc == 0) {
-    rc = attach_ring(fds[0], rep.sq_bytes, rep.sq_log2_elem_size, rep.sq_log2_slots,
-                     shm::kSendWqeFlexOffset, &qp->sq_region, &qp->sq);
-    fds[0] = -1;
-    if (rc == 0 && want == 2) {
-      rc = attach_ring(fds[1], rep.rq_bytes, rep.rq_log2_elem_size, rep.rq_log2_slots,
-                       shm::kRecvWqeFlexOffset, &qp->rq_region, &qp->rq);
-      fds[1] = -1;
+    rc = attach_arena_ring(st, rep.sq_offset, rep.sq_bytes, rep.sq_log2_elem_size,
+                           rep.sq_log2_slots, shm::kSendWqeFlexOffset, &qp->sq);
+    if (rc == 0 && attr->srq == nullptr) {
+      rc = attach_arena_ring(st, rep.rq_offset, rep.rq_bytes, rep.rq_log2_elem_size,
+                             rep.rq_log2_slots, shm::kRecvWqeFlexOffset, &qp->rq);
       qp->has_rq = rc == 0;
     }
-    if (fds[1] >= 0) ::close(fds[1]);
     if (rc != 0) destroy_on_daemon(st, rep.qp_handle);
   }
   if (rc != 0) {

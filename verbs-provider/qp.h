@@ -20,7 +20,6 @@
 #include <span>
 
 #include "datapath/shm/ring.h"
-#include "datapath/shm/shared_region.h"
 #include "verbs-provider/context.h"
 #include "verbs-provider/driver_abi.h"
 #include "verbs-provider/object_registry.h"
@@ -38,14 +37,12 @@ struct UroceQp {
   std::uint32_t rq_doorbell = 0;
 
   pthread_spinlock_t sq_lock;
-  shm::SharedRegion sq_region;
-  shm::SqProducer sq;
+  shm::SqProducer sq;  // rings in the context's arena
   std::uint32_t max_send_sge = 0;
   std::uint32_t max_inline = 0;
 
   pthread_spinlock_t rq_lock;
   bool has_rq = false;  // false with an SRQ
-  shm::SharedRegion rq_region;
   shm::RqProducer rq;
   std::uint32_t max_recv_sge = 0;
 

@@ -63,21 +63,10 @@ ibv_srq* create_srq(ibv_pd* pd, ibv_srq_init_attr* attr) noexcept {
   req.attr = attr->attr;
   req.user_handle = reinterpret_cast<std::uintptr_t>(&srq->vsrq.srq);
   ctl::CreateSrqRep rep{};
-  int fd = -1;
-  int rc = st->ctl.call<ctl::Op::kCreateSrq>(req, &rep, {}, {&fd, 1}, 1);
+  int rc = st->ctl.call<ctl::Op::kCreateSrq>(req, &rep);
   if (rc == 0) {
-    shm::RingGeometry g;
-    g.log2_elem_size = rep.log2_elem_size;
-    g.log2_slots = rep.log2_slots;
-    if (!g.valid() || g.elem_size() < shm::kRecvWqeFlexOffset || g.bytes() > rep.rq_bytes) {
-      ::close(fd);
-      rc = EPROTO;
-    } else {
-      const shm::ShmStatus ms = shm::SharedRegion::map_fd(fd, rep.rq_bytes, &srq->region);
-      if (!ms.ok()) rc = ms.sys_errno != 0 ? ms.sys_errno : EPROTO;
-      else if (srq->ring.attach(srq->region.data(), rep.rq_bytes, g) != shm::RingError::kOk)
-        rc = EPROTO;
-    }
+    rc = attach_arena_ring(st, rep.rq_offset, rep.rq_bytes, rep.log2_elem_size, rep.log2_slots,
+                           shm::kRecvWqeFlexOffset, &srq->ring);
     if (rc != 0) {
       ctl::DestroySrqReq d{};
       d.srq_handle = rep.srq_handle;
@@ -107,7 +96,7 @@ ibv_srq* create_srq(ibv_pd* pd, ibv_srq_init_attr* attr) noexcept {
 
 int modify_srq(ibv_srq* ibsrq, ibv_srq_attr* attr, int attr_mask) noexcept {
   UroceSrq* srq = to_usrq(ibsrq);
-  // Resizing would need a new ring; the protocol has no reply fd for it.
+  // Resizing would need a new ring; ModifySrq's reply names none.
   if ((attr_mask & IBV_SRQ_MAX_WR) != 0) return EOPNOTSUPP;
   ctl::ModifySrqReq req{};
   req.srq_handle = srq->handle;

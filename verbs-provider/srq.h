@@ -8,7 +8,6 @@
 #include <cstdint>
 
 #include "datapath/shm/ring.h"
-#include "datapath/shm/shared_region.h"
 #include "verbs-provider/context.h"
 #include "verbs-provider/driver_abi.h"
 #include "verbs-provider/object_registry.h"
@@ -20,8 +19,7 @@ struct UroceSrq {
   ContextState* st = nullptr;
   std::uint32_t handle = 0;
   pthread_spinlock_t lock;
-  shm::SharedRegion region;
-  shm::RqProducer ring;
+  shm::RqProducer ring;        // in the context's arena
   std::uint32_t doorbell = 0;  // CreateSrqRep's, rung after each publish
   std::uint32_t max_sge = 0;
   EventTarget target;

@@ -329,11 +329,14 @@ int ClientSession::on_hello(const ctl::HelloReq& r, ctl::HelloRep* rep, InFds& i
   }
   (void)fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
   const shm::DoorbellGeometry& g = dev->doorbell_geometry();
-  const shm::ShmStatus ms = shm::SharedRegion::create("uroce-doorbells", g.bytes(), &bells_);
-  int rc = ms.ok() ? 0 : (ms.sys_errno != 0 ? ms.sys_errno : ENOMEM);
-  if (rc == 0) rc = dev->open_client(id_, bells_.data(), bells_.size());
+  // The client's arena: the doorbell page first (offset 0), its rings after.
+  arena_ = std::make_unique<RingArena>();
+  int rc = arena_->create("uroce-arena");
+  if (rc == 0) rc = arena_->alloc(g.bytes(), &bells_);
+  if (rc == 0) rc = dev->open_client(id_, bells_.addr, bells_.bytes);
   if (rc != 0) {
-    bells_.reset();
+    bells_ = {};
+    arena_.reset();
     close(fd);
     return rc;
   }
@@ -347,8 +350,11 @@ int ClientSession::on_hello(const ctl::HelloReq& r, ctl::HelloRep* rep, InFds& i
   rep->gid_table_len = kGidTableLen;
   rep->max_mr_bytes = kMaxMrBytes;
   rep->doorbell_count = g.count;
-  rep->doorbell_bytes = bells_.size();
-  out->add(bells_.fd());
+  rep->doorbell_bytes = bells_.bytes;
+  rep->doorbell_offset = bells_.offset;
+  rep->arena_chunk_bytes = arena_->map().chunk_bytes();
+  rep->arena_max_chunks = arena_->map().max_chunks();
+  out->add(arena_->fd());
   charge.commit();
   spdlog::info("client {} (pid {}) opened {}", id_, cred_.pid, dev->config().name);
   return 0;

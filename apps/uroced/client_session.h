@@ -18,9 +18,10 @@
 // client), and the session goes on serving.
 //
 // Ownership: the session owns the socket fd, the async pipe fd, the comp
-// channel write ends and every shared-memory region and MR mapping of its
-// objects. A region stays mapped until the Engine::call that destroys its
-// object has returned (vnic_api.h). When the connection ends (close, crash,
+// channel write ends, the client's arena (ring_arena.h: one memfd holding
+// its doorbell page and every ring, sent once with Hello's reply) and the MR
+// mappings. A ring's extent goes back to the arena only after the
+// Engine::call that destroys its object has returned (vnic_api.h). When the connection ends (close, crash,
 // SIGKILL, or shutdown()), reclaim() destroys everything in the order QPs,
 // SRQs, CQs, AHs, MRs, comp channels, PDs, and logs what it reclaimed.
 #pragma once
@@ -31,6 +32,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <span>
 #include <string>
@@ -40,6 +42,7 @@
 #include "apps/uroced/device.h"
 #include "apps/uroced/quotas.h"
 #include "apps/uroced/rate_limiter.h"
+#include "apps/uroced/ring_arena.h"
 #include "datapath/ctl/protocol.h"
 #include "datapath/ctl/socket.h"
 #include "datapath/shm/ring.h"
@@ -163,12 +166,12 @@ class ClientSession {
     std::uint32_t channel = 0;
     std::uint64_t user_handle = 0;
     std::uint32_t cqe = 0;
-    shm::SharedRegion region;  // ring + CqNotify
+    ArenaExtent region;  // ring + CqNotify
     std::uint32_t refs = 0;
   };
   struct SrqObj {
     std::uint32_t pd = 0;
-    shm::SharedRegion region;
+    ArenaExtent region;
     transport::SrqAttr attr{};
     std::uint32_t refs = 0;
   };
@@ -178,7 +181,7 @@ class ClientSession {
     std::uint32_t type = 0;
     ibv_qp_cap cap{};
     bool sq_sig_all = false;
-    shm::SharedRegion sq, rq;
+    ArenaExtent sq, rq;  // rq: none with an SRQ
   };
   struct AhObj {
     std::uint32_t pd = 0;
@@ -224,14 +227,22 @@ class ClientSession {
   int on_destroy_ah(const ctl::DestroyAhReq& r, ctl::NoReply* rep, InFds& in, OutFds* out);
   void on_status(const ctl::MsgHeader& h, const ctl::StatusReq& r);
 
-  // The CQ region for `cqe` entries: ring + CqNotify, initialised.
-  int make_cq_region(std::uint32_t cqe, shm::SharedRegion* region, engine::RingMem* ring,
+  // The CQ region for `cqe` entries: ring + CqNotify, initialised, in the
+  // arena.
+  int make_cq_region(std::uint32_t cqe, ArenaExtent* region, engine::RingMem* ring,
                      ctl::CqNotify** notify);
+  // A ring of `depth` elements of `elem_bytes`, initialised, in the arena.
+  int make_ring(std::size_t elem_bytes, std::uint32_t depth, ArenaExtent* region,
+                engine::RingMem* ring);
+  // Gives a ring's extent back to the arena (nothing for an empty one).
+  void release_extent(ArenaExtent& e);
   // ARP for `ip` on this session's device, polling (env_.resolve timing).
   int resolve_mac(wire::Ipv4Addr ip, wire::MacAddr* mac);
   // Destroy one object in the engine and drop its memory; when the engine
-  // refuses, the memory is kept mapped for the rest of the process
-  // (keep_mapped): safer than unmapping what the engine may still touch.
+  // refuses, the memory is kept mapped for the rest of the process (an MR's
+  // through keep_mapped, a ring's by never giving its extent back and
+  // keeping the whole arena mapped: arena_pinned_): safer than unmapping
+  // what the engine may still touch.
   void destroy_qp_obj(std::uint32_t h, QpObj& q);
   void destroy_srq_obj(std::uint32_t h, SrqObj& s);
   void destroy_cq_obj(std::uint32_t h, CqObj& c);
@@ -248,9 +259,13 @@ class ClientSession {
   // event pipe's read end.
   std::uint32_t cm_file_ = 0;
   int cm_event_fd_ = -1;
-  // This connection's doorbell page (Hello); the engine reads it from Hello
-  // until reclaim() has closed the client.
-  shm::SharedRegion bells_;
+  // This connection's arena and, at its start, the doorbell page (Hello);
+  // the engine reads the page from Hello until reclaim() has closed the
+  // client. Pinned: an object the engine refused to destroy still has a
+  // ring in it, so reclaim() leaves it mapped for the life of the process.
+  std::unique_ptr<RingArena> arena_;
+  ArenaExtent bells_;
+  bool arena_pinned_ = false;
   std::vector<std::byte> buf_;
   RateLimiter log_limit_;
   std::uint64_t requests_ = 0;

@@ -195,7 +195,7 @@ void Server::at_descriptor_limit(int err) {
     const int accept_err = errno;
     if (fd >= 0) {
       ++refused_;
-      refuse(fd, EMFILE);
+      refuse(fd, err == ENFILE ? ENFILE : EMFILE);
     }
     reserve_fd_ = open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (fd < 0 && accept_err != EINTR && accept_err != ECONNABORTED) break;
@@ -217,6 +217,16 @@ void Server::at_descriptor_limit(int err) {
 void Server::refuse(int fd, int refusal) {
   ctl::PeerCred cred{};
   if (!ctl::peer_cred(fd, &cred) || cred.uid != 0) {
+    // The refusal notice (protocol.h): the client learns why, without the
+    // accept thread waiting for its request. A fresh socket's send buffer
+    // is empty, so this does not block.
+    const ctl::MsgHeader h{ctl::kMagic, ctl::kVersion, ctl::kRefusedOp,
+                           sizeof(ctl::MsgHeader) + sizeof(ctl::ReplyStatus), 0};
+    const ctl::ReplyStatus st{refusal, 0};
+    std::byte msg[sizeof(h) + sizeof(st)];
+    std::memcpy(msg, &h, sizeof(h));
+    std::memcpy(msg + sizeof(h), &st, sizeof(st));
+    (void)ctl::send_msg(fd, msg);
     close(fd);
     return;
   }

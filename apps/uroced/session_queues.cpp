@@ -1,6 +1,6 @@
 // ClientSession (client_session.h): the handlers of CQs, QPs, SRQs and AHs,
-// which create the shared rings and hand them (and their doorbells) to the
-// client.
+// which place the shared rings in the client's arena and tell the client
+// where they are (and their doorbells).
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
@@ -23,40 +23,64 @@ namespace uroce::daemon {
 
 using namespace session;
 
-int ClientSession::make_cq_region(std::uint32_t cqe, shm::SharedRegion* region,
-                                  engine::RingMem* ring, ctl::CqNotify** notify) {
-  shm::RingGeometry geo;
-  if (shm::make_geometry(shm::cq_elem_bytes(), cqe, &geo) != shm::RingError::kOk) {
+// A ring of `geo` with `extra` bytes after it, placed in the arena and
+// initialised (the extent is zero-filled: ring_arena.h).
+namespace {
+
+int place_ring(RingArena& arena, const shm::RingGeometry& geo, std::size_t extra,
+               ArenaExtent* region, engine::RingMem* ring) {
+  if (int rc = arena.alloc(geo.bytes() + extra, region); rc != 0) return rc;
+  if (shm::ring_init(region->addr, geo.bytes(), geo) != shm::RingError::kOk) {
+    arena.release(*region);
+    *region = {};
     return EINVAL;
   }
-  const std::size_t ring_bytes = geo.bytes();
-  const std::size_t region_bytes = round_up(ring_bytes + ctl::kCqNotifyBytes, kPage);
-  const shm::ShmStatus st = shm::SharedRegion::create("uroce-cq", region_bytes, region);
-  if (!st.ok()) return st.sys_errno == EMFILE || st.sys_errno == ENFILE ? EMFILE : ENOMEM;
-  if (shm::ring_init(region->data(), ring_bytes, geo) != shm::RingError::kOk) return EINVAL;
-  ring->mem = region->data();
-  ring->bytes = ring_bytes;
+  ring->mem = region->addr;
+  ring->bytes = geo.bytes();
   ring->geo = geo;
-  *notify = reinterpret_cast<ctl::CqNotify*>(static_cast<std::byte*>(region->data()) + ring_bytes);
   return 0;
 }
 
-namespace {
-
-void fill_cq_rep(std::uint32_t handle, const engine::RingMem& ring, const shm::SharedRegion& region,
+void fill_cq_rep(std::uint32_t handle, const engine::RingMem& ring, const ArenaExtent& region,
                  ctl::CreateCqRep* rep) {
   rep->cq_handle = handle;
   rep->cqe = ring.geo.capacity();
   rep->log2_elem_size = ring.geo.log2_elem_size;
   rep->log2_slots = ring.geo.log2_slots;
   rep->ring_bytes = ring.bytes;
-  rep->region_bytes = region.size();
+  rep->region_bytes = region.bytes;
+  rep->region_offset = region.offset;
 }
 
 }  // namespace
 
-int ClientSession::on_create_cq(const ctl::CreateCqReq& r, ctl::CreateCqRep* rep, InFds&,
-                                OutFds* out) {
+int ClientSession::make_cq_region(std::uint32_t cqe, ArenaExtent* region, engine::RingMem* ring,
+                                  ctl::CqNotify** notify) {
+  shm::RingGeometry geo;
+  if (shm::make_geometry(shm::cq_elem_bytes(), cqe, &geo) != shm::RingError::kOk) {
+    return EINVAL;
+  }
+  if (int rc = place_ring(*arena_, geo, ctl::kCqNotifyBytes, region, ring); rc != 0) return rc;
+  *notify = reinterpret_cast<ctl::CqNotify*>(static_cast<std::byte*>(region->addr) + ring->bytes);
+  return 0;
+}
+
+int ClientSession::make_ring(std::size_t elem_bytes, std::uint32_t depth, ArenaExtent* region,
+                             engine::RingMem* ring) {
+  shm::RingGeometry geo;
+  if (shm::make_geometry(elem_bytes, std::max<std::uint32_t>(depth, 1), &geo) !=
+      shm::RingError::kOk) {
+    return EINVAL;
+  }
+  return place_ring(*arena_, geo, 0, region, ring);
+}
+
+void ClientSession::release_extent(ArenaExtent& e) {
+  if (e.valid()) arena_->release(e);
+  e = {};
+}
+
+int ClientSession::on_create_cq(const ctl::CreateCqReq& r, ctl::CreateCqRep* rep, InFds&, OutFds*) {
   if (r.cqe == 0 || r.cqe > kMaxCqe || r.comp_vector != 0) return EINVAL;
   int channel_fd = -1;
   if (r.channel_handle != ctl::kNoChannel) {
@@ -79,34 +103,40 @@ int ClientSession::on_create_cq(const ctl::CreateCqReq& r, ctl::CreateCqRep* rep
   c.channel_fd = channel_fd;
   c.user_handle = r.user_handle;
   c.async_fd = async_fd_;
-  if (int rc = dev_->create_cq(c); rc != 0) return rc;
+  if (int rc = dev_->create_cq(c); rc != 0) {
+    release_extent(cq.region);
+    return rc;
+  }
   cq.channel = r.channel_handle;
   cq.user_handle = r.user_handle;
   cq.cqe = ring.geo.capacity();
   fill_cq_rep(h, ring, cq.region, rep);
-  auto [it, ok] = cqs_.emplace(h, std::move(cq));
-  (void)ok;
+  cqs_.emplace(h, std::move(cq));
   if (r.channel_handle != ctl::kNoChannel) ++channels_[r.channel_handle].refs;
-  out->add(it->second.region.fd());
   charge.commit();
   return 0;
 }
 
-int ClientSession::on_resize_cq(const ctl::ResizeCqReq& r, ctl::ResizeCqRep* rep, InFds&,
-                                OutFds* out) {
+// The reply names the new region by its offset, so it carries no fd and a
+// client at its descriptor limit resizes like any other (nothing to roll
+// back).
+int ClientSession::on_resize_cq(const ctl::ResizeCqReq& r, ctl::ResizeCqRep* rep, InFds&, OutFds*) {
   const auto it = cqs_.find(r.cq_handle);
   if (it == cqs_.end()) return ENOENT;
   if (r.cqe == 0 || r.cqe > kMaxCqe) return EINVAL;
-  shm::SharedRegion region;
+  ArenaExtent region;
   engine::RingMem ring;
   ctl::CqNotify* notify = nullptr;
   if (int rc = make_cq_region(r.cqe, &region, &ring, &notify); rc != 0) return rc;
-  if (int rc = dev_->resize_cq(r.cq_handle, ring, notify); rc != 0) return rc;
+  if (int rc = dev_->resize_cq(r.cq_handle, ring, notify); rc != 0) {
+    release_extent(region);
+    return rc;
+  }
   // The engine produces into the new ring now; the old one can go.
-  it->second.region = std::move(region);
+  release_extent(it->second.region);
+  it->second.region = region;
   it->second.cqe = ring.geo.capacity();
   fill_cq_rep(r.cq_handle, ring, it->second.region, rep);
-  out->add(it->second.region.fd());
   return 0;
 }
 
@@ -117,34 +147,13 @@ int ClientSession::on_destroy_cq(const ctl::DestroyCqReq& r, ctl::NoReply*, InFd
   const int rc = dev_->destroy_cq(r.cq_handle);
   if (rc != 0) return rc;
   if (it->second.channel != ctl::kNoChannel) --channels_[it->second.channel].refs;
+  release_extent(it->second.region);
   cqs_.erase(it);
   if (env_.quotas != nullptr) env_.quotas->release(cred_.uid, Usage{.cqs = 1}, &used_);
   return 0;
 }
 
-namespace {
-
-// A ring of `depth` elements of `elem_bytes` in a fresh region.
-int make_ring(const char* name, std::size_t elem_bytes, std::uint32_t depth,
-              shm::SharedRegion* region, engine::RingMem* ring) {
-  shm::RingGeometry geo;
-  if (shm::make_geometry(elem_bytes, std::max<std::uint32_t>(depth, 1), &geo) !=
-      shm::RingError::kOk) {
-    return EINVAL;
-  }
-  const shm::ShmStatus st = shm::SharedRegion::create(name, geo.bytes(), region);
-  if (!st.ok()) return ENOMEM;
-  if (shm::ring_init(region->data(), geo.bytes(), geo) != shm::RingError::kOk) return EINVAL;
-  ring->mem = region->data();
-  ring->bytes = geo.bytes();
-  ring->geo = geo;
-  return 0;
-}
-
-}  // namespace
-
-int ClientSession::on_create_qp(const ctl::CreateQpReq& r, ctl::CreateQpRep* rep, InFds&,
-                                OutFds* out) {
+int ClientSession::on_create_qp(const ctl::CreateQpReq& r, ctl::CreateQpRep* rep, InFds&, OutFds*) {
   const auto pd = pds_.find(r.pd_handle);
   const auto scq = cqs_.find(r.send_cq_handle);
   const auto rcq = cqs_.find(r.recv_cq_handle);
@@ -168,14 +177,25 @@ int ClientSession::on_create_qp(const ctl::CreateQpReq& r, ctl::CreateQpRep* rep
   if (charge.error() != 0) return charge.error();
   QpObj q;
   engine::RingMem sq, rq;
-  if (int rc = make_ring("uroce-sq", shm::sq_elem_bytes(cap.max_send_sge, cap.max_inline_data),
-                         cap.max_send_wr, &q.sq, &sq);
+  // Both rings go back to the arena unless the QP is made (q.sq/q.rq then
+  // belong to qps_).
+  struct Undo {
+    ClientSession* s;
+    QpObj* q;
+    bool keep = false;
+    ~Undo() {
+      if (keep) return;
+      s->release_extent(q->sq);
+      s->release_extent(q->rq);
+    }
+  } undo{this, &q};
+  if (int rc = make_ring(shm::sq_elem_bytes(cap.max_send_sge, cap.max_inline_data), cap.max_send_wr,
+                         &q.sq, &sq);
       rc != 0) {
     return rc;
   }
   if (r.srq_handle == 0) {
-    if (int rc = make_ring("uroce-rq", shm::rq_elem_bytes(cap.max_recv_sge), cap.max_recv_wr, &q.rq,
-                           &rq);
+    if (int rc = make_ring(shm::rq_elem_bytes(cap.max_recv_sge), cap.max_recv_wr, &q.rq, &rq);
         rc != 0) {
       return rc;
     }
@@ -239,15 +259,15 @@ int ClientSession::on_create_qp(const ctl::CreateQpReq& r, ctl::CreateQpRep* rep
   rep->sq_log2_elem_size = sq.geo.log2_elem_size;
   rep->sq_log2_slots = sq.geo.log2_slots;
   rep->sq_bytes = sq.bytes;
+  rep->sq_offset = q.sq.offset;
   if (r.srq_handle == 0) {
     rep->rq_log2_elem_size = rq.geo.log2_elem_size;
     rep->rq_log2_slots = rq.geo.log2_slots;
     rep->rq_bytes = rq.bytes;
+    rep->rq_offset = q.rq.offset;
   }
-  auto [it, ok] = qps_.emplace(h, std::move(q));
-  (void)ok;
-  out->add(it->second.sq.fd());
-  if (r.srq_handle == 0) out->add(it->second.rq.fd());
+  qps_.emplace(h, q);
+  undo.keep = true;
   return 0;
 }
 
@@ -304,13 +324,15 @@ int ClientSession::on_destroy_qp(const ctl::DestroyQpReq& r, ctl::NoReply*, InFd
   --cqs_[q.send_cq].refs;
   --cqs_[q.recv_cq].refs;
   if (q.srq != 0) --srqs_[q.srq].refs;
+  release_extent(q.sq);
+  release_extent(q.rq);
   qps_.erase(it);
   if (env_.quotas != nullptr) env_.quotas->release(cred_.uid, Usage{.qps = 1}, &used_);
   return 0;
 }
 
 int ClientSession::on_create_srq(const ctl::CreateSrqReq& r, ctl::CreateSrqRep* rep, InFds&,
-                                 OutFds* out) {
+                                 OutFds*) {
   const auto pd = pds_.find(r.pd_handle);
   if (pd == pds_.end()) return ENOENT;
   const ibv_srq_attr& a = r.attr;
@@ -321,8 +343,7 @@ int ClientSession::on_create_srq(const ctl::CreateSrqReq& r, ctl::CreateSrqRep* 
   if (srqs_.size() >= dev_->config().max_srqs) return ENOMEM;
   SrqObj s;
   engine::RingMem ring;
-  if (int rc = make_ring("uroce-srq", shm::rq_elem_bytes(a.max_sge), a.max_wr, &s.region, &ring);
-      rc != 0) {
+  if (int rc = make_ring(shm::rq_elem_bytes(a.max_sge), a.max_wr, &s.region, &ring); rc != 0) {
     return rc;
   }
   transport::SrqAttr granted{ring.geo.capacity(),
@@ -342,9 +363,13 @@ int ClientSession::on_create_srq(const ctl::CreateSrqReq& r, ctl::CreateSrqRep* 
   c.user_handle = r.user_handle;
   c.client = id_;
   c.async_fd = async_fd_;
-  if (int rc = dev_->create_srq(c); rc != 0) return rc;
+  if (int rc = dev_->create_srq(c); rc != 0) {
+    release_extent(s.region);
+    return rc;
+  }
   if (int rc = dev_->srq_doorbell(h, &rep->doorbell); rc != 0) {
     dev_->destroy_srq(h);
+    release_extent(s.region);
     return rc;
   }
   s.pd = r.pd_handle;
@@ -356,17 +381,16 @@ int ClientSession::on_create_srq(const ctl::CreateSrqReq& r, ctl::CreateSrqRep* 
   rep->log2_elem_size = ring.geo.log2_elem_size;
   rep->log2_slots = ring.geo.log2_slots;
   rep->rq_bytes = ring.bytes;
-  auto [it, ok] = srqs_.emplace(h, std::move(s));
-  (void)ok;
-  out->add(it->second.region.fd());
+  rep->rq_offset = s.region.offset;
+  srqs_.emplace(h, s);
   return 0;
 }
 
 int ClientSession::on_modify_srq(const ctl::ModifySrqReq& r, ctl::NoReply*, InFds&, OutFds*) {
   const auto it = srqs_.find(r.srq_handle);
   if (it == srqs_.end()) return ENOENT;
-  // The ring is fixed at creation (its fd went to the client): resizing
-  // (IBV_SRQ_MAX_WR) is not supported.
+  // The ring is fixed at creation: resizing (IBV_SRQ_MAX_WR) is not
+  // supported.
   if (r.attr_mask == 0 || (r.attr_mask & ~static_cast<std::uint32_t>(IBV_SRQ_LIMIT)) != 0) {
     return EINVAL;
   }
@@ -394,6 +418,7 @@ int ClientSession::on_destroy_srq(const ctl::DestroySrqReq& r, ctl::NoReply*, In
   const int rc = dev_->destroy_srq(r.srq_handle);
   if (rc != 0) return rc;
   --pds_[it->second.pd].refs;
+  release_extent(it->second.region);
   srqs_.erase(it);
   return 0;
 }

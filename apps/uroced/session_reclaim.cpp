@@ -1,6 +1,6 @@
 // ClientSession (client_session.h): reclaiming a client's objects when its
 // connection ends, in the order QPs, SRQs, CQs, AHs, MRs, comp channels, PDs,
-// and the doorbell page last.
+// and the arena (doorbell page and rings) last.
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
@@ -36,8 +36,10 @@ void ClientSession::destroy_qp_obj(std::uint32_t h, QpObj& q) {
   if (rc != 0 && rc != ENOENT) {
     spdlog::error("client {}: engine refused to destroy QP {} ({}); its rings stay mapped", id_, h,
                   std::strerror(rc));
-    keep_mapped(std::move(q.sq));
-    keep_mapped(std::move(q.rq));
+    arena_pinned_ = true;
+  } else {
+    release_extent(q.sq);
+    release_extent(q.rq);
   }
   if (auto it = pds_.find(q.pd); it != pds_.end()) --it->second.refs;
   if (auto it = cqs_.find(q.send_cq); it != cqs_.end()) --it->second.refs;
@@ -50,7 +52,9 @@ void ClientSession::destroy_srq_obj(std::uint32_t h, SrqObj& s) {
   if (rc != 0 && rc != ENOENT) {
     spdlog::error("client {}: engine refused to destroy SRQ {} ({}); its ring stays mapped", id_, h,
                   std::strerror(rc));
-    keep_mapped(std::move(s.region));
+    arena_pinned_ = true;
+  } else {
+    release_extent(s.region);
   }
   if (auto it = pds_.find(s.pd); it != pds_.end()) --it->second.refs;
 }
@@ -60,7 +64,9 @@ void ClientSession::destroy_cq_obj(std::uint32_t h, CqObj& c) {
   if (rc != 0 && rc != ENOENT) {
     spdlog::error("client {}: engine refused to destroy CQ {} ({}); its ring stays mapped", id_, h,
                   std::strerror(rc));
-    keep_mapped(std::move(c.region));
+    arena_pinned_ = true;
+  } else {
+    release_extent(c.region);
   }
   if (auto it = channels_.find(c.channel); it != channels_.end()) --it->second.refs;
 }
@@ -119,9 +125,14 @@ void ClientSession::reclaim() {
         "client {}: engine refused to close the client ({}); its doorbell page "
         "stays mapped",
         id_, std::strerror(rc));
-    keep_mapped(std::move(bells_));
+    arena_pinned_ = true;
   }
-  bells_.reset();
+  bells_ = {};
+  if (arena_pinned_) {
+    // Deliberately never unmapped (see destroy_qp_obj): process-lifetime.
+    (void)arena_.release();
+  }
+  arena_.reset();
   {
     std::lock_guard<std::mutex> lk(event_mu_);
     if (async_fd_ >= 0) close(async_fd_);

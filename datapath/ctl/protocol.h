@@ -44,7 +44,7 @@
 namespace uroce::ctl {
 
 inline constexpr std::uint32_t kMagic = 0x45435255;  // "URCE" little-endian
-inline constexpr std::uint16_t kVersion = 3;
+inline constexpr std::uint16_t kVersion = 4;
 // Largest message either side sends or accepts (a status reply's JSON body
 // is the only variable-length one).
 inline constexpr std::size_t kMaxMessageBytes = 64 * 1024;
@@ -99,16 +99,35 @@ struct ReplyStatus {
 };
 static_assert(sizeof(ReplyStatus) == 8);
 
+// ---- Refusal notice ---------------------------------------------------------
+// A connection the daemon has no thread for (over [limits] connections) or
+// no descriptor for (accepted through its reserve descriptor) is closed at
+// once. Before closing it, the daemon sends one unsolicited message: a reply
+// header with op kRefusedOp and seq 0 and a status saying why, EAGAIN (no
+// thread) or EMFILE/ENFILE (out of descriptors), nothing more. The
+// provider's first request (Hello) then fails with that errno, so that
+// ibv_open_device reports it, instead of EIO. (Root's connection is read
+// instead, and its one request answered: Status served, anything else
+// refused with the same status in an ordinary reply.)
+inline constexpr std::uint16_t kRefusedOp = 0;
+
 // ---- Hello ----------------------------------------------------------------
 // Binds the connection to one device (one ibv_context). fds: [0] the write
 // end of the context's async-event pipe; the daemon writes 16-byte
 // ib_uverbs_async_event_desc records to it {element = the object's
 // user_handle, event_type = enum ibv_event_type}.
-// Reply fds: [0] the connection's doorbell page, a memfd of doorbell_bytes
-// holding doorbell_count doorbells (datapath/shm/doorbell.h; both sides
-// compute the layout from the count). After publishing new WQEs in a ring
-// the provider rings that ring's doorbell (CreateQpRep, CreateSrqRep); the
-// engine visits only rings whose doorbell rang.
+// Reply fds: [0] the connection's arena (datapath/shm/arena_map.h): one
+// memfd, sealed against shrinking, in chunks of arena_chunk_bytes (at most
+// arena_max_chunks of them), holding the doorbell page and every ring this
+// connection will have. No later reply carries a descriptor for a ring: the
+// CreateCq, ResizeCq, CreateQp and CreateSrq replies name an offset and a
+// length in the arena, which never cross a chunk boundary; the provider
+// maps each chunk when an offset first names it.
+// The doorbell page is doorbell_bytes at doorbell_offset, holding
+// doorbell_count doorbells (datapath/shm/doorbell.h; both sides compute the
+// layout from the count). After publishing new WQEs in a ring the provider
+// rings that ring's doorbell (CreateQpRep, CreateSrqRep); the engine visits
+// only rings whose doorbell rang.
 struct HelloReq {
   char ibdev[kNameBytes];  // "uroce0", NUL-terminated
 };
@@ -118,8 +137,10 @@ struct HelloRep {
   std::uint32_t gid_table_len;
   std::uint64_t max_mr_bytes;  // limit on one registration
   std::uint32_t doorbell_count;
-  std::uint32_t pad;
+  std::uint32_t arena_max_chunks;
   std::uint64_t doorbell_bytes;
+  std::uint64_t doorbell_offset;
+  std::uint64_t arena_chunk_bytes;
 };
 
 // ---- QueryPort --------------------------------------------------------------
@@ -203,7 +224,7 @@ struct DestroyCompChannelReq {
 };
 
 // ---- CQ -------------------------------------------------------------------
-// The CQ lives in one memfd the daemon creates (reply fds: [0]):
+// The CQ lives in region_bytes of the arena at region_offset (no fds):
 //   [0, ring_bytes)                         the rxe-layout ring of ib_uverbs_wc
 //   [ring_bytes, ring_bytes + 64)           CqNotify
 // region_bytes = ring_bytes + kCqNotifyBytes, rounded up to a page.
@@ -223,10 +244,12 @@ struct CreateCqRep {
   std::uint32_t log2_slots;
   std::uint64_t ring_bytes;
   std::uint64_t region_bytes;
+  std::uint64_t region_offset;  // in the arena
 };
-// A new, larger or smaller, region (reply fds: [0]); the daemon moves the
-// completions not yet polled into it. The provider must not poll the old
-// ring between sending this and attaching the new one.
+// A new, larger or smaller, region at a new offset (no fds); the daemon
+// moves the completions not yet polled into it and gives the old region
+// back to the arena. The provider must not poll the old ring between
+// sending this and attaching the new one.
 struct ResizeCqReq {
   std::uint32_t cq_handle;
   std::uint32_t cqe;
@@ -252,8 +275,9 @@ inline constexpr std::uint32_t kCqArmedNext = 1;
 inline constexpr std::uint32_t kCqArmedSolicited = 2;
 
 // ---- QP -------------------------------------------------------------------
-// Reply fds: [0] the SQ memfd, [1] the RQ memfd (absent when the QP uses an
-// SRQ). Each holds one rxe-layout ring exactly (sq_bytes / rq_bytes).
+// The reply carries no fds: the SQ ring is sq_bytes of the arena at
+// sq_offset, the RQ ring rq_bytes at rq_offset (both 0 when the QP uses an
+// SRQ). Each holds one rxe-layout ring (page-rounded).
 struct CreateQpReq {
   std::uint32_t pd_handle;
   std::uint32_t qp_type;  // IBV_QPT_RC, IBV_QPT_UC, IBV_QPT_UD
@@ -278,6 +302,8 @@ struct CreateQpRep {
   std::uint64_t rq_bytes;     // 0 with an SRQ
   std::uint32_t sq_doorbell;  // rung after publishing SQ WQEs
   std::uint32_t rq_doorbell;  // rung after publishing RQ WQEs
+  std::uint64_t sq_offset;    // in the arena
+  std::uint64_t rq_offset;
 };
 struct ModifyQpReq {
   std::uint32_t qp_handle;
@@ -302,7 +328,7 @@ struct DestroyQpReq {
 };
 
 // ---- SRQ ------------------------------------------------------------------
-// Reply fds: [0] the SRQ's RQ-ring memfd (rq_bytes).
+// The SRQ's ring is rq_bytes of the arena at rq_offset (no fds).
 struct CreateSrqReq {
   std::uint32_t pd_handle;
   std::uint32_t pad;
@@ -318,6 +344,7 @@ struct CreateSrqRep {
   std::uint64_t rq_bytes;
   std::uint32_t doorbell;  // rung after publishing WQEs
   std::uint32_t pad;
+  std::uint64_t rq_offset;  // in the arena
 };
 struct ModifySrqReq {
   std::uint32_t srq_handle;
@@ -440,8 +467,7 @@ UROCE_CTL_OP(kCmOpen, CmOpenReq, CmOpenRep)
 UROCE_CTL_OP(kCmCommand, CmCommandReq, CmCommandRep)
 #undef UROCE_CTL_OP
 
-// fds each request carries, and each successful reply carries (a reply's
-// count for CreateQp is 1 when the QP has an SRQ, else 2).
+// fds each request carries.
 int request_fd_count(Op op);
 
 // The exact byte size a request of `op` must have, header included; 0 for an
@@ -452,16 +478,16 @@ template <class T>
 inline constexpr bool kWireStruct = std::is_trivially_copyable_v<T>&& std::is_standard_layout_v<T>;
 
 static_assert(sizeof(HelloReq) == 64);
-static_assert(sizeof(HelloRep) == 264);
+static_assert(sizeof(HelloRep) == 280);
 static_assert(sizeof(QueryPortReq) == 8);
 static_assert(sizeof(QueryPortRep) == sizeof(ibv_port_attr));
 static_assert(sizeof(AllocPdReq) == 8 && sizeof(AllocPdRep) == 8 && sizeof(DeallocPdReq) == 8);
 static_assert(sizeof(RegMrReq) == 48 && sizeof(RegMrRep) == 16 && sizeof(DeregMrReq) == 8);
 static_assert(sizeof(ReregMrReq) == 56 && sizeof(ReregMrRep) == 8);
-static_assert(sizeof(CreateCqReq) == 24 && sizeof(CreateCqRep) == 32);
-static_assert(sizeof(CreateQpReq) == 56 && sizeof(CreateQpRep) == 72);
+static_assert(sizeof(CreateCqReq) == 24 && sizeof(CreateCqRep) == 40);
+static_assert(sizeof(CreateQpReq) == 56 && sizeof(CreateQpRep) == 88);
 static_assert(sizeof(ModifyQpReq) == 8 + sizeof(ibv_qp_attr));
-static_assert(sizeof(CreateSrqReq) == 32 && sizeof(CreateSrqRep) == 48);
+static_assert(sizeof(CreateSrqReq) == 32 && sizeof(CreateSrqRep) == 56);
 static_assert(sizeof(CreateAhReq) == 8 + sizeof(ibv_ah_attr));
 static_assert(sizeof(CmOpenReq) == 8 && sizeof(CmOpenRep) == 8);
 static_assert(sizeof(CmCommandReq) == 336 && sizeof(CmCommandRep) == 368);

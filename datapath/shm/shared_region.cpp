@@ -21,6 +21,8 @@ const char* to_string(ShmError e) {
     case ShmError::kTooSmall: return "file too small";
     case ShmError::kNotSealed: return "file not sealed against shrinking";
     case ShmError::kMap: return "mmap failed";
+    case ShmError::kOutOfRange: return "range outside one arena chunk";
+    case ShmError::kFull: return "arena has its largest number of chunks";
   }
   return "unknown shm error";
 }

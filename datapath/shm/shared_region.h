@@ -34,6 +34,8 @@ enum class ShmError : std::uint8_t {
   kTooSmall,    // the file is shorter than expected
   kNotSealed,   // the file can still be shrunk by its other holders
   kMap,         // mmap failed
+  kOutOfRange,  // an arena range outside one chunk, or past the last (arena_map.h)
+  kFull,        // an arena that already has its largest number of chunks
 };
 
 const char* to_string(ShmError e);

@@ -5,9 +5,9 @@
 // ContextState talks to the fake).
 //
 // The default handler (MiniDaemon) behaves like uroced for one client:
-// handles, rings in real sealed memfds (shm::SharedRegion + ring_init) that
-// the test can then drive as the engine would (push CQEs, consume WQEs),
-// and a record of every request. Individual tests override replies to
+// handles, rings in a real arena (shm::ArenaMap, sent with Hello's reply;
+// ring_init) that the test can then drive as the engine would (push CQEs,
+// consume WQEs), and a record of every request. Individual tests override replies to
 // inject errors.
 #pragma once
 
@@ -28,6 +28,7 @@
 
 #include "datapath/ctl/protocol.h"
 #include "datapath/ctl/socket.h"
+#include "datapath/shm/arena_map.h"
 #include "datapath/shm/doorbell.h"
 #include "datapath/shm/ring.h"
 #include "datapath/shm/shared_region.h"
@@ -189,9 +190,12 @@ class FakeServer {
   std::thread thread_;
 };
 
-// A ring region the mini daemon created, kept so the test can play engine.
+// A ring region the mini daemon placed in its arena, kept so the test can
+// play engine.
 struct FakeRing {
-  shm::SharedRegion region;
+  void* mem = nullptr;       // the daemon's address
+  std::uint64_t offset = 0;  // in the arena
+  std::uint64_t bytes = 0;   // the region (page multiple)
   shm::RingGeometry geo;
   std::size_t ring_bytes = 0;
 };
@@ -201,7 +205,7 @@ struct FakeRing {
 template <class End>
 End engine_end(FakeRing& r) {
   End e;
-  if (e.attach(r.region.data(), r.ring_bytes, r.geo) != shm::RingError::kOk) std::abort();
+  if (e.attach(r.mem, r.ring_bytes, r.geo) != shm::RingError::kOk) std::abort();
   return e;
 }
 
@@ -230,17 +234,42 @@ class MiniDaemon {
   std::vector<ctl::Op> refuse;   // ops answered with EINVAL
   int mr_fd = -1;                // dup of the last RegMr memfd
   std::uint64_t mr_map_len = 0;
-  // The doorbell page Hello hands out (kBells doorbells); a QP with handle h
-  // gets doorbells 2h and 2h+1 (mod kBells), an SRQ h gets h (mod kBells).
+  // The arena Hello hands out: chunks of kChunk, regions placed one after
+  // the other (a region that would cross a chunk starts the next one), never
+  // reused. Its first page is the doorbell page (kBells doorbells); a QP
+  // with handle h gets doorbells 2h and 2h+1 (mod kBells), an SRQ h gets h
+  // (mod kBells).
+  static constexpr std::uint64_t kChunk = 1 << 20;
+  static constexpr std::uint32_t kMaxChunks = 64;
   static constexpr std::uint32_t kBells = 64;
-  shm::SharedRegion bell_page;
+  shm::ArenaMap arena;
+  std::uint64_t arena_next = 0;
+  void* bell_page = nullptr;
+  std::size_t bell_bytes = 0;
   shm::DoorbellGeometry bell_geo{};
+  // `bytes` (rounded up to a page) of the arena: *offset and the address.
+  void* place(std::uint64_t bytes, std::uint64_t* offset) {
+    bytes = (bytes + 4095) & ~std::uint64_t{4095};
+    if (bytes > kChunk) std::abort();
+    if (arena_next / kChunk != (arena_next + bytes - 1) / kChunk) {
+      arena_next = (arena_next / kChunk + 1) * kChunk;
+    }
+    while (arena.grown() * kChunk < arena_next + bytes) {
+      std::uint32_t i = 0;
+      if (!arena.grow(&i).ok()) std::abort();
+    }
+    void* p = nullptr;
+    if (!arena.locate(arena_next, bytes, &p).ok()) std::abort();
+    *offset = arena_next;
+    arena_next += bytes;
+    return p;
+  }
   // Clears the page and returns the doorbells that were rung since the last
   // call.
   std::vector<std::uint32_t> rung() {
     shm::DoorbellCollector c;
     std::vector<std::uint32_t> out;
-    if (c.attach(bell_page.data(), bell_page.size(), bell_geo) != shm::DoorbellError::kOk) {
+    if (c.attach(bell_page, bell_bytes, bell_geo) != shm::DoorbellError::kOk) {
       std::abort();
     }
     c.collect([&](std::uint32_t i) { out.push_back(i); });
@@ -253,14 +282,14 @@ class MiniDaemon {
     if (mr_fd >= 0) ::close(mr_fd);
   }
 
-  static std::shared_ptr<FakeRing> make_ring(std::size_t elem_bytes, std::uint32_t depth,
-                                             std::size_t extra = 0) {
+  std::shared_ptr<FakeRing> make_ring(std::size_t elem_bytes, std::uint32_t depth,
+                                      std::size_t extra = 0) {
     auto ring = std::make_shared<FakeRing>();
     if (shm::make_geometry(elem_bytes, depth, &ring->geo) != shm::RingError::kOk) std::abort();
     ring->ring_bytes = ring->geo.bytes();
-    const std::size_t total = (ring->ring_bytes + extra + 4095) & ~std::size_t{4095};
-    if (!shm::SharedRegion::create("fake-ring", total, &ring->region).ok()) std::abort();
-    if (shm::ring_init(ring->region.data(), ring->ring_bytes, ring->geo) != shm::RingError::kOk) {
+    ring->bytes = (ring->ring_bytes + extra + 4095) & ~std::size_t{4095};
+    ring->mem = place(ring->bytes, &ring->offset);
+    if (shm::ring_init(ring->mem, ring->ring_bytes, ring->geo) != shm::RingError::kOk) {
       std::abort();
     }
     return ring;
@@ -285,12 +314,18 @@ inline Reply MiniDaemon::handle(const Request& r) {
       rep.device.device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN;
       rep.gid_table_len = 16;
       if (shm::make_doorbell_geometry(kBells, &bell_geo) != shm::DoorbellError::kOk ||
-          !shm::SharedRegion::create("fake-bells", bell_geo.bytes(), &bell_page).ok()) {
+          !arena.create("fake-arena", kChunk, kMaxChunks).ok()) {
         std::abort();
       }
+      std::uint64_t bell_offset = 0;
+      bell_page = place(bell_geo.bytes(), &bell_offset);
+      bell_bytes = bell_geo.bytes();
       rep.doorbell_count = kBells;
-      rep.doorbell_bytes = bell_page.size();
-      return Reply::of(rep, {::dup(bell_page.fd())});
+      rep.doorbell_bytes = bell_bytes;
+      rep.doorbell_offset = bell_offset;
+      rep.arena_chunk_bytes = kChunk;
+      rep.arena_max_chunks = kMaxChunks;
+      return Reply::of(rep, {::dup(arena.fd())});
     }
     case ctl::Op::kQueryPort: {
       ctl::QueryPortRep rep{};
@@ -350,8 +385,8 @@ inline Reply MiniDaemon::handle(const Request& r) {
         shm::CqConsumer from;
         shm::CqProducer to;
         FakeRing& old = *cqs[handle];
-        from.attach(old.region.data(), old.ring_bytes, old.geo);
-        to.attach(ring->region.data(), ring->ring_bytes, ring->geo);
+        from.attach(old.mem, old.ring_bytes, old.geo);
+        to.attach(ring->mem, ring->ring_bytes, ring->geo);
         ib_uverbs_wc wc;
         while (from.try_pop(&wc)) to.try_push(wc);
       }
@@ -362,8 +397,9 @@ inline Reply MiniDaemon::handle(const Request& r) {
       rep.log2_elem_size = ring->geo.log2_elem_size;
       rep.log2_slots = ring->geo.log2_slots;
       rep.ring_bytes = ring->ring_bytes;
-      rep.region_bytes = ring->region.size();
-      return Reply::of(rep, {::dup(ring->region.fd())});
+      rep.region_bytes = ring->bytes;
+      rep.region_offset = ring->offset;
+      return Reply::of(rep);
     }
     case ctl::Op::kCreateQp: {
       const auto req = r.as<ctl::CreateQpReq>();
@@ -380,10 +416,10 @@ inline Reply MiniDaemon::handle(const Request& r) {
       rep.cap.max_send_wr = sq->geo.capacity();
       rep.sq_log2_elem_size = sq->geo.log2_elem_size;
       rep.sq_log2_slots = sq->geo.log2_slots;
-      rep.sq_bytes = sq->region.size();
+      rep.sq_bytes = sq->bytes;
+      rep.sq_offset = sq->offset;
       rep.sq_doorbell = (2 * handle) % kBells;
       rep.rq_doorbell = (2 * handle + 1) % kBells;
-      std::vector<int> fds{::dup(sq->region.fd())};
       if (req.srq_handle == 0) {
         auto rq = make_ring(shm::rq_elem_bytes(std::max(req.cap.max_recv_sge, 1u)),
                             std::max(req.cap.max_recv_wr, 1u));
@@ -391,10 +427,10 @@ inline Reply MiniDaemon::handle(const Request& r) {
         rep.cap.max_recv_wr = rq->geo.capacity();
         rep.rq_log2_elem_size = rq->geo.log2_elem_size;
         rep.rq_log2_slots = rq->geo.log2_slots;
-        rep.rq_bytes = rq->region.size();
-        fds.push_back(::dup(rq->region.fd()));
+        rep.rq_bytes = rq->bytes;
+        rep.rq_offset = rq->offset;
       }
-      return Reply::of(rep, fds);
+      return Reply::of(rep);
     }
     case ctl::Op::kModifyQp: {
       const auto req = r.as<ctl::ModifyQpReq>();
@@ -424,9 +460,10 @@ inline Reply MiniDaemon::handle(const Request& r) {
       rep.attr.max_wr = ring->geo.capacity();
       rep.log2_elem_size = ring->geo.log2_elem_size;
       rep.log2_slots = ring->geo.log2_slots;
-      rep.rq_bytes = ring->region.size();
+      rep.rq_bytes = ring->bytes;
+      rep.rq_offset = ring->offset;
       rep.doorbell = handle % kBells;
-      return Reply::of(rep, {::dup(ring->region.fd())});
+      return Reply::of(rep);
     }
     case ctl::Op::kQuerySrq: {
       ctl::QuerySrqRep rep{};
@@ -485,9 +522,9 @@ class FakeContext {
     ctl::HelloReq req{};
     std::strcpy(req.ibdev, "uroce0");
     const int fds[1] = {p[1]};
-    int page_fd = -1;
-    if (st_->ctl.call<ctl::Op::kHello>(req, &st_->hello, fds, {&page_fd, 1}, 1) != 0 ||
-        attach_doorbells(st_, page_fd) != 0) {
+    int arena_fd = -1;
+    if (st_->ctl.call<ctl::Op::kHello>(req, &st_->hello, fds, {&arena_fd, 1}, 1) != 0 ||
+        attach_arena(st_, arena_fd) != 0) {
       std::abort();
     }
     uctx_->st = st_;

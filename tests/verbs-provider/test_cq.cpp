@@ -129,8 +129,8 @@ TEST(ReqNotifyCq_Arming, StoresTheWordNextWinsOverSolicited) {
   n->armed = ctl::kCqDisarmed;  // the engine sent the event
   // The word is in the daemon's region, right after the ring.
   FakeRing& r = ring_of(fc, cq);
-  const auto* daemon_word = reinterpret_cast<const std::uint32_t*>(
-      static_cast<const std::byte*>(r.region.data()) + r.ring_bytes);
+  const auto* daemon_word =
+      reinterpret_cast<const std::uint32_t*>(static_cast<const std::byte*>(r.mem) + r.ring_bytes);
   ASSERT_EQ(req_notify_cq(cq, 0), 0);
   EXPECT_EQ(*daemon_word, ctl::kCqArmedNext);
   fc.st()->ctl.mark_dead();
@@ -215,8 +215,27 @@ TEST(CreateCq_Errors, BadArgumentsRefusalAndBadGeometry) {
   EXPECT_EQ(create_cq(fc.ctx(), 4, nullptr, 0), nullptr);
   EXPECT_EQ(errno, EPROTO);
   EXPECT_EQ(fc.server().ops().back(), ctl::Op::kDestroyCq);
-  std::lock_guard<std::mutex> g(fc.daemon.mu);
-  EXPECT_TRUE(fc.daemon.cqs.empty());
+  {
+    std::lock_guard<std::mutex> g(fc.daemon.mu);
+    EXPECT_TRUE(fc.daemon.cqs.empty());
+  }
+
+  // A region outside the arena (past its chunks, or across a chunk
+  // boundary): EPROTO too, nothing mapped.
+  for (const std::uint64_t offset :
+       {std::uint64_t{testing::MiniDaemon::kChunk} * testing::MiniDaemon::kMaxChunks,
+        std::uint64_t{testing::MiniDaemon::kChunk} - 64}) {
+    fc.daemon.tweak = [offset](const Request& r, Reply& rep) {
+      if (r.op != ctl::Op::kCreateCq) return;
+      ctl::CreateCqRep c;
+      std::memcpy(&c, rep.body.data(), sizeof(c));
+      c.region_offset = offset;
+      std::memcpy(rep.body.data(), &c, sizeof(c));
+    };
+    EXPECT_EQ(create_cq(fc.ctx(), 4, nullptr, 0), nullptr);
+    EXPECT_EQ(errno, EPROTO);
+    EXPECT_EQ(fc.server().ops().back(), ctl::Op::kDestroyCq);
+  }
 }
 
 TEST(CreateCq_Errors, DeadDaemonGivesEio) {

@@ -119,33 +119,92 @@ void without_new_fds(F f) {
   ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &old), 0);
 }
 
-TEST(CtlClientCall_FdLimit, UndeliverableReplyFdsRollBackAndGiveEmfile) {
-  const int ring = memfd();  // made before the limit: the server needs no new fd
+// Only Hello's (and CmOpen's) reply carries an fd: its connection is
+// closed by the caller, so nothing is undone on the socket.
+TEST(CtlClientCall_FdLimit, UndeliverableReplyFdsGiveEmfile) {
+  const int arena = memfd();  // made before the limit: the server needs no new fd
   std::vector<ctl::Op> seen;
-  std::uint32_t destroyed = 0;
   Rig rig([&](const Request& r) {
     seen.push_back(r.op);
-    if (r.op == ctl::Op::kDestroyCq) {
-      destroyed = r.as<ctl::DestroyCqReq>().cq_handle;
-      return Reply::ok();
-    }
-    ctl::CreateCqRep rep{};
-    rep.cq_handle = 5;
-    return Reply::of(rep, {ring});
+    if (r.op == ctl::Op::kDeallocPd) return Reply::ok();  // sync_server
+    ctl::HelloRep rep{};
+    return Reply::of(rep, {arena});
   });
   const int before = open_fd_count();
-  ctl::CreateCqReq req{};
-  ctl::CreateCqRep rep{};
+  ctl::HelloReq req{};
+  ctl::HelloRep rep{};
   int fd = -1;
   int rc = 0;
-  without_new_fds([&] { rc = rig.client.call<ctl::Op::kCreateCq>(req, &rep, {}, {&fd, 1}, 1); });
+  without_new_fds([&] { rc = rig.client.call<ctl::Op::kHello>(req, &rep, {}, {&fd, 1}, 1); });
   EXPECT_EQ(rc, EMFILE);
   EXPECT_EQ(fd, -1);
-  EXPECT_EQ(seen, (std::vector<ctl::Op>{ctl::Op::kCreateCq, ctl::Op::kDestroyCq}));
-  EXPECT_EQ(destroyed, 5u);
-  // Nothing leaked on our side; the server closed `ring` once it was sent.
+  EXPECT_EQ(seen, (std::vector<ctl::Op>{ctl::Op::kHello}));
+  // Nothing leaked on our side; the server closed `arena` once it was sent.
+  sync_server(rig.client);
   EXPECT_EQ(open_fd_count(), before - 1);
   EXPECT_FALSE(rig.client.dead());
+}
+
+// The refusal notice (protocol.h) of a connection the daemon has no thread
+// or descriptor for.
+std::vector<std::byte> refusal_notice(int status) {
+  const ctl::MsgHeader h{ctl::kMagic, ctl::kVersion, ctl::kRefusedOp,
+                         sizeof(ctl::MsgHeader) + sizeof(ctl::ReplyStatus), 0};
+  const ctl::ReplyStatus st{status, 0};
+  std::vector<std::byte> m(sizeof(h) + sizeof(st));
+  std::memcpy(m.data(), &h, sizeof(h));
+  std::memcpy(m.data() + sizeof(h), &st, sizeof(st));
+  return m;
+}
+
+TEST(CtlClientCall_Refused, NoticeBeforeTheRequestGivesItsStatus) {
+  int sv[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+  // The daemon sends the notice and closes before the client's Hello.
+  ASSERT_TRUE(ctl::send_msg(sv[1], refusal_notice(EMFILE)).ok());
+  ::close(sv[1]);
+  CtlClient client;
+  client.adopt(sv[0]);
+  ctl::HelloReq req{};
+  ctl::HelloRep rep{};
+  int fd = -1;
+  EXPECT_EQ(client.call<ctl::Op::kHello>(req, &rep, {}, {&fd, 1}, 1), EMFILE);
+  EXPECT_TRUE(client.dead());
+  EXPECT_EQ(alloc_pd(client), EIO);
+}
+
+// The daemon closed with something of ours unread: the kernel reports
+// ECONNRESET first, the notice is still queued behind it.
+TEST(CtlClientCall_Refused, NoticeBehindAResetGivesItsStatus) {
+  int sv[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+  const std::byte early[4] = {};
+  ASSERT_TRUE(ctl::send_msg(sv[0], early).ok());
+  ASSERT_TRUE(ctl::send_msg(sv[1], refusal_notice(ENFILE)).ok());
+  ::close(sv[1]);
+  CtlClient client;
+  client.adopt(sv[0]);
+  EXPECT_EQ(alloc_pd(client), ENFILE);
+  EXPECT_TRUE(client.dead());
+}
+
+TEST(CtlClientCall_Refused, NoticeInPlaceOfTheReplyGivesItsStatus) {
+  Rig rig([](const Request&) {
+    Reply r = Reply::error(EAGAIN);
+    r.tamper = [](std::vector<std::byte>& m) { m = refusal_notice(EAGAIN); };
+    return r;
+  });
+  EXPECT_EQ(alloc_pd(rig.client), EAGAIN);
+  EXPECT_TRUE(rig.client.dead());
+}
+
+TEST(CtlClientCall_Refused, ClosedWithoutNoticeGivesEio) {
+  int sv[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+  ::close(sv[1]);
+  CtlClient client;
+  client.adopt(sv[0]);
+  EXPECT_EQ(alloc_pd(client), EIO);
 }
 
 TEST(CtlClientCall_FdLimit, ErrorReplyNeedsNoRollBack) {

@@ -27,6 +27,7 @@
 #include "datapath/engine/engine.h"
 #include "datapath/engine/sim_port_io.h"
 #include "datapath/port/sim_link.h"
+#include "datapath/shm/arena_map.h"
 
 namespace uroce::daemon::testing {
 
@@ -156,6 +157,8 @@ class RawClient {
     if (fd_ >= 0) close(fd_);
     for (int f : async_) close(f);
   }
+  RawClient(const RawClient&) = delete;
+  RawClient& operator=(const RawClient&) = delete;
   bool connected() const { return fd_ >= 0; }
   int fd() const { return fd_; }
 
@@ -216,7 +219,18 @@ class RawClient {
     Reply r = call(ctl::Op::kHello, req, {p[1]});
     close(p[1]);
     async_.push_back(p[0]);
+    if (r.status == 0 && r.fds.size() == 1) {
+      const auto rep = r.as<ctl::HelloRep>();
+      (void)arena_.adopt(dup(r.fds[0]), rep.arena_chunk_bytes, rep.arena_max_chunks);
+    }
     return r;
+  }
+
+  // The address of a reply's region in the arena Hello's reply carried, as
+  // the provider maps it (null when the range is not in it).
+  void* in_arena(std::uint64_t offset, std::uint64_t bytes) {
+    void* p = nullptr;
+    return arena_.locate(offset, bytes, &p).ok() ? p : nullptr;
   }
 
   std::uint32_t alloc_pd() {
@@ -232,6 +246,7 @@ class RawClient {
   int fd_;
   std::uint32_t seq_ = 0;
   std::vector<int> async_;
+  shm::ArenaMap arena_;
 };
 
 }  // namespace uroce::daemon::testing

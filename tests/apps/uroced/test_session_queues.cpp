@@ -1,4 +1,6 @@
 // ClientSession's CQ, QP, SRQ and AH handlers (session_queues.cpp).
+#include <algorithm>
+
 #include "tests/apps/uroced/session_test_support.h"
 
 namespace uroce::daemon {
@@ -29,7 +31,7 @@ TEST_F(ClientSessionTest, CreateCq_RingRegionSharedWithClient) {
   r.user_handle = 0x1234;
   Reply rep = a_.call(Op::kCreateCq, r);
   ASSERT_EQ(rep.status, 0);
-  ASSERT_EQ(rep.fds.size(), 1u);
+  EXPECT_EQ(rep.fds.size(), 0u);  // the ring is in the arena Hello sent
   const auto c = rep.as<ctl::CreateCqRep>();
   EXPECT_EQ(c.cqe, 127u);  // 128 slots, one kept empty
   EXPECT_EQ(c.log2_slots, 7u);
@@ -37,14 +39,52 @@ TEST_F(ClientSessionTest, CreateCq_RingRegionSharedWithClient) {
   EXPECT_EQ(c.ring_bytes, 384u + 128u * 64u);
   EXPECT_EQ(c.region_bytes % 4096, 0u);
   EXPECT_GE(c.region_bytes, c.ring_bytes + ctl::kCqNotifyBytes);
-  void* m = mmap(nullptr, c.region_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, rep.fds[0], 0);
-  ASSERT_NE(m, MAP_FAILED);
+  EXPECT_EQ(c.region_offset % 4096, 0u);
+  void* m = a_.in_arena(c.region_offset, c.region_bytes);
+  ASSERT_NE(m, nullptr);
   shm::RingGeometry g;
   EXPECT_EQ(shm::read_geometry(m, c.ring_bytes, &g), shm::RingError::kOk);
   EXPECT_EQ(g.log2_slots, c.log2_slots);
-  munmap(m, c.region_bytes);
   EXPECT_EQ(a_.call(Op::kDestroyCq, ctl::DestroyCqReq{c.cq_handle, 0}).status, 0);
   EXPECT_EQ(a_.call(Op::kDestroyCq, ctl::DestroyCqReq{c.cq_handle, 0}).status, ENOENT);
+  // The region went back to the arena: the next CQ of that size gets it,
+  // with a fresh ring.
+  const auto again = a_.call(Op::kCreateCq, r).as<ctl::CreateCqRep>();
+  EXPECT_EQ(again.region_offset, c.region_offset);
+  EXPECT_EQ(shm::read_geometry(m, again.ring_bytes, &g), shm::RingError::kOk);
+}
+
+// Create and destroy in a loop: the arena's extents are reused, so the
+// offsets stay within what the first round used.
+TEST_F(ClientSessionTest, CreateDestroy_ReusesArenaSpace) {
+  const Reply h = a_.hello("uroce0");
+  ASSERT_EQ(h.status, 0);
+  ASSERT_EQ(h.fds.size(), 1u);
+  const auto hello = h.as<ctl::HelloRep>();
+  EXPECT_EQ(hello.doorbell_offset, 0u);
+  EXPECT_GT(hello.arena_chunk_bytes, 0u);
+  const std::uint32_t pd = a_.alloc_pd();
+  std::uint64_t highest = 0;
+  for (int round = 0; round < 50; ++round) {
+    ctl::CreateCqReq cr{};
+    cr.cqe = 256;
+    const auto cq = a_.call(Op::kCreateCq, cr).as<ctl::CreateCqRep>();
+    ctl::CreateQpReq q{};
+    q.pd_handle = pd;
+    q.send_cq_handle = cq.cq_handle;
+    q.recv_cq_handle = cq.cq_handle;
+    q.qp_type = IBV_QPT_RC;
+    q.cap = {64, 64, 2, 2, 64};
+    const Reply qr = a_.call(Op::kCreateQp, q);
+    ASSERT_EQ(qr.status, 0);
+    const auto qp = qr.as<ctl::CreateQpRep>();
+    const std::uint64_t top = std::max({cq.region_offset + cq.region_bytes,
+                                        qp.sq_offset + qp.sq_bytes, qp.rq_offset + qp.rq_bytes});
+    if (round == 0) highest = top;
+    EXPECT_LE(top, highest) << "round " << round;
+    ASSERT_EQ(a_.call(Op::kDestroyQp, ctl::DestroyQpReq{qp.qp_handle, 0}).status, 0);
+    ASSERT_EQ(a_.call(Op::kDestroyCq, ctl::DestroyCqReq{cq.cq_handle, 0}).status, 0);
+  }
 }
 
 TEST_F(ClientSessionTest, ResizeCq_NewRegion) {
@@ -54,10 +94,11 @@ TEST_F(ClientSessionTest, ResizeCq_NewRegion) {
   const std::uint32_t cq = a_.call(Op::kCreateCq, r).as<ctl::CreateCqRep>().cq_handle;
   Reply rep = a_.call(Op::kResizeCq, ctl::ResizeCqReq{cq, 64});
   ASSERT_EQ(rep.status, 0);
-  ASSERT_EQ(rep.fds.size(), 1u);
+  EXPECT_EQ(rep.fds.size(), 0u);  // a new region in the arena, no fd
   const auto c = rep.as<ctl::ResizeCqRep>();
   EXPECT_EQ(c.cq_handle, cq);
   EXPECT_EQ(c.cqe, 127u);
+  EXPECT_NE(a_.in_arena(c.region_offset, c.region_bytes), nullptr);
   EXPECT_EQ(a_.call(Op::kResizeCq, ctl::ResizeCqReq{cq, 0}).status, EINVAL);
   EXPECT_EQ(a_.call(Op::kResizeCq, ctl::ResizeCqReq{cq, 1u << 20}).status, EINVAL);
   EXPECT_EQ(b_.call(Op::kResizeCq, ctl::ResizeCqReq{cq, 64}).status, ENOENT);
@@ -80,8 +121,9 @@ TEST_F(ClientSessionTest, Srq_CreateModifyQueryDestroy) {
   EXPECT_EQ(a_.call(Op::kCreateSrq, bad).status, EINVAL);
   Reply rep = a_.call(Op::kCreateSrq, r);
   ASSERT_EQ(rep.status, 0);
-  ASSERT_EQ(rep.fds.size(), 1u);
+  EXPECT_EQ(rep.fds.size(), 0u);
   const auto s = rep.as<ctl::CreateSrqRep>();
+  EXPECT_NE(a_.in_arena(s.rq_offset, s.rq_bytes), nullptr);
   EXPECT_EQ(s.attr.max_wr, 127u);
   EXPECT_GE(s.attr.max_sge, 2u);
   EXPECT_EQ(s.attr.srq_limit, 10u);
@@ -153,8 +195,11 @@ TEST_F(ClientSessionTest, CreateQp_RingsAndQpn) {
   q.cap = {10, 20, 2, 1, 64};
   Reply r = a_.call(Op::kCreateQp, q);
   ASSERT_EQ(r.status, 0);
-  ASSERT_EQ(r.fds.size(), 2u);
+  EXPECT_EQ(r.fds.size(), 0u);
   const auto rep = r.as<ctl::CreateQpRep>();
+  EXPECT_NE(a_.in_arena(rep.sq_offset, rep.sq_bytes), nullptr);
+  EXPECT_NE(a_.in_arena(rep.rq_offset, rep.rq_bytes), nullptr);
+  EXPECT_NE(rep.sq_offset, rep.rq_offset);
   EXPECT_GE(rep.qpn, 2u);
   EXPECT_LE(rep.qpn, 0xffffffu);
   EXPECT_EQ(rep.cap.max_send_wr, 15u);

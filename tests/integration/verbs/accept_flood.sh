@@ -18,12 +18,7 @@ ABUSE=$VERBS_TEST_DIR/verbs_abuse.py
 NOBODY=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
 FLOOD_SECS=6
 
-# The daemon under a descriptor limit: a wrapper that sets it and execs
-# uroced (same pid, so the bookkeeping of uroce-env.sh holds).
-real_uroced=$UROCED
-UROCED=$UROCE_TMP/uroced-nofile128
-printf '#!/bin/sh\nulimit -n 128 || exit 1\nexec %s "$@"\n' "$real_uroced" >"$UROCED"
-chmod 755 "$UROCED"
+verbs_uroced_nofile 128
 
 uroce_daemon_start d --lcore 1 -- \
   --device "$(verbs_device uroce0 02:00:00:cf:00:01 10.207.0.1 ring:p0)" \

@@ -42,6 +42,17 @@ verbs_test_init() {
   echo "work dir:  $UROCE_TMP"
 }
 
+# verbs_uroced_nofile N: the daemons started from now on run at
+# RLIMIT_NOFILE N, through a wrapper that sets it and execs uroced (same
+# pid, so the bookkeeping of uroce-env.sh holds).
+verbs_uroced_nofile() {
+  local real=${UROCED_REAL:-$UROCED}
+  UROCED_REAL=$real
+  UROCED=$UROCE_TMP/uroced-nofile$1
+  printf '#!/bin/sh\nulimit -n %s || exit 1\nexec %s "$@"\n' "$1" "$real" >"$UROCED"
+  chmod 755 "$UROCED"
+}
+
 # Device spec for --device: NAME MAC IPV4 PORT [MTU]
 verbs_device() {
   echo "name=$1;mac=$2;ipv4=$3;mtu=${5:-9000};port=$4"

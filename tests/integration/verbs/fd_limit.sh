@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
-# Issue 12, item 3: a client that cannot receive a reply's descriptors (its
-# own RLIMIT_NOFILE, here 64) gets EMFILE from the verb, not EPROTO, and
-# the daemon destroys what it created for that reply, so that the device's
-# count of the client's objects equals what the client holds. The client
-# runs as nobody.
+# Issue 12, item 3: descriptors do not limit a client's objects. Rings live
+# in one shared arena per context (docs/shm.md), so a client at the usual
+# RLIMIT_NOFILE of 1,024 creates QPs, each with a CQ of its own, until the
+# device's or its user's limit refuses one with ENOMEM, not until its fd
+# limit does: nobody stops at its quota (three quarters of max_qp, 768),
+# root at the device's max_cq (1,024). Before the arena each QP and CQ cost
+# the client three descriptors, and both stopped at about 340 with EMFILE.
+# The daemon lists exactly what the client holds. Then a context opened
+# with too few descriptors left fails with EMFILE at whatever step runs out
+# (Hello's reply brings the arena's fd) and the daemon keeps nothing of it.
 #
 #   fd_limit.sh BUILD_DIR
 source "$(dirname "$0")/common.sh"
@@ -16,16 +21,45 @@ uroce_daemon_start d --lcore 1 -- \
   --device "$(verbs_device uroce0 02:00:00:d0:00:01 10.208.0.1 ring:p0)" \
   --device "$(verbs_device uroce1 02:00:00:d0:00:02 10.208.0.2 ring:p0)"
 run=${UROCE_DAEMON_RUN[d]}
+R=("$UROCE_RUN" --run-dir "$run")
+
+# check_pairs WHO EXPECTED OUT: the first line is "pairs EXPECTED errno 12
+# (ENOMEM)" and the daemon listed EXPECTED QPs and CQs.
+check_pairs() {
+  local got listed
+  got=$(head -n 1 "$3")
+  listed=$(grep -o 'lists [0-9]* QPs and [0-9]* CQs' "$3" || true)
+  echo "  $1: $got; $listed"
+  if [ "$got" != "pairs $2 errno 12 (ENOMEM)" ] || [ "$listed" != "lists $2 QPs and $2 CQs" ]; then
+    UROCE_WHY="$1: '$got', '$listed' ($(tail -n 2 "$3" | tr '\n' '|'))"
+    return 1
+  fi
+}
+
+st=0
+out=$UROCE_TMP/nobody-pairs.out
+timeout 60 "${NOBODY[@]}" "${R[@]}" /usr/bin/python3 "$ABUSE" pairs uroce0 1024 5000 \
+  "$UROCE_CTL" "$run" >"$out" 2>&1 || true
+check_pairs nobody 768 "$out" || st=1
+uroce_verdict "nobody at ulimit -n 1024: QP+CQ pairs up to its quota (768), ENOMEM, not EMFILE" "$st"
+
+st=0
+out=$UROCE_TMP/root-pairs.out
+timeout 60 "${R[@]}" /usr/bin/python3 "$ABUSE" pairs uroce0 1024 5000 \
+  "$UROCE_CTL" "$run" "${UROCE_DAEMON_PID[d]}" >"$out" 2>&1 || true
+sed -n '2,$p' "$out"
+check_pairs root 1024 "$out" || st=1
+uroce_verdict "root at ulimit -n 1024: QP+CQ pairs up to the device's max_cq (1,024), ENOMEM" "$st"
 
 st=0
 out=$UROCE_TMP/fdlimit.out
-if ! timeout 60 "${NOBODY[@]}" "$UROCE_RUN" --run-dir "$run" /usr/bin/python3 "$ABUSE" fdlimit \
-  uroce0 64 "$UROCE_CTL" "$run" >"$out" 2>&1; then
+if ! timeout 60 "${NOBODY[@]}" "${R[@]}" /usr/bin/python3 "$ABUSE" fdlimit uroce0 \
+  "$UROCE_CTL" "$run" >"$out" 2>&1; then
   UROCE_WHY="$(tail -n 3 "$out" | tr '\n' '|')"
   st=1
 fi
 cat "$out"
-uroce_verdict "fd-limited client: EMFILE, and the daemon holds exactly the CQs the client holds" "$st"
+uroce_verdict "a context short of descriptors fails with EMFILE; the daemon keeps none of it" "$st"
 
 verbs_daemons_stop "uroced exits 0 on SIGTERM" d
 uroce_summary fd_limit

@@ -21,12 +21,23 @@ sparse speak to the socket themselves.
     verbs_abuse.py open IBDEV
         Opens IBDEV and allocates a PD: a client that just wants service.
 
-    verbs_abuse.py fdlimit IBDEV NOFILE UROCE_CTL RUN_DIR
-        With RLIMIT_NOFILE at NOFILE, creates CQs until one fails: that
-        failure must be EMFILE (the reply's ring fd could not be received),
-        and, with the limit raised again, `uroce-ctl clients --json` must
-        list exactly the CQs this process holds (the daemon rolled the
-        failed one back). Prints the counts.
+    verbs_abuse.py pairs IBDEV NOFILE MOST UROCE_CTL RUN_DIR [DAEMON_PID]
+        With RLIMIT_NOFILE at NOFILE, creates up to MOST QPs, each with a
+        CQ of its own, until one fails (rings cost no descriptor since the
+        per-context arena: only the device's or the user's limits stop
+        this). Prints "pairs N errno E (NAME)", then the descriptors this
+        process held (and uroced's, when DAEMON_PID is given and
+        /proc/DAEMON_PID/fd is readable) after 0, 100 and 1,000 pairs, and
+        the QPs and CQs `uroce-ctl clients --json` lists for this process.
+
+    verbs_abuse.py fdlimit IBDEV UROCE_CTL RUN_DIR
+        Opens IBDEV, then tries to open it again with RLIMIT_NOFILE at room
+        for 0, 1, 2, ... more descriptors, until it opens: every failure
+        must be EMFILE (whichever descriptor could not be had: libibverbs'
+        command fd, the socket, the async pipe, or the arena's fd in Hello's
+        reply), and afterwards `uroce-ctl clients --json` must list just
+        the first context of this process (the daemon reclaimed every
+        refused one). Prints the errno of each attempt.
 
     verbs_abuse.py sparse SOCKET IBDEV REG_BYTES MAX [--hold FILE]
         Speaks the control protocol itself (datapath/ctl/protocol.h, as a
@@ -140,29 +151,104 @@ def open_device(ibdev):
     return 0
 
 
-def fdlimit(ibdev, nofile, uroce_ctl, run_dir):
+def my_clients(uroce_ctl, run_dir):
+    out = subprocess.run([uroce_ctl, "--run-dir", run_dir, "clients", "--json"],
+                         capture_output=True, text=True, check=True).stdout
+    return [c for c in json.loads(out)["clients"] if c.get("pid") == os.getpid()]
+
+
+def own_fds():
+    return len(os.listdir("/proc/self/fd")) - 1  # not listdir's own
+
+
+def pairs(ibdev, nofile, most, uroce_ctl, run_dir, daemon_pid):
     ctx = Context(name=ibdev)
+    pd = PD(ctx)
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, hard))
-    cqs = []
-    err = None
-    while len(cqs) < 100000:
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(nofile, hard), hard))
+    cap = QPCap(max_send_wr=4, max_recv_wr=4, max_send_sge=1, max_recv_sge=1)
+    made, err, seen = [], 0, {}
+
+    def sample():
         try:
-            cqs.append(CQ(ctx, 4, None, None, 0))
+            theirs = daemon_fds(daemon_pid) if daemon_pid else "-"
+        except OSError:
+            theirs = "-"
+        seen[len(made)] = (own_fds(), theirs)
+
+    sample()
+    while len(made) < most:
+        try:
+            cq = CQ(ctx, 4, None, None, 0)
         except PyverbsRDMAError as ex:
             err = ex.error_code
             break
+        try:
+            qp = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cq, rcq=cq, cap=cap))
+        except PyverbsRDMAError as ex:
+            err = ex.error_code
+            cq.close()
+            break
+        made.append((qp, cq))
+        if len(made) in (100, 1000):
+            sample()
     resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
-    out = subprocess.run([uroce_ctl, "--run-dir", run_dir, "clients", "--json"],
-                         capture_output=True, text=True, check=True).stdout
-    mine = [c for c in json.loads(out)["clients"] if c.get("pid") == os.getpid()]
-    listed = sum(len(c.get("objects", {}).get("cqs", [])) for c in mine)
-    print("held %d CQs, failure errno %s (%s), the daemon lists %d" %
-          (len(cqs), err, os.strerror(err) if err else "-", listed))
-    for cq in cqs:
+    mine = my_clients(uroce_ctl, run_dir)
+    qps = sum(len(c.get("objects", {}).get("qps", [])) for c in mine)
+    cqs = sum(len(c.get("objects", {}).get("cqs", [])) for c in mine)
+    print("pairs %d errno %d (%s)" % (len(made), err, errno.errorcode.get(err, "none")))
+    for n in sorted(seen):
+        print("after %d pairs: client fds %d, daemon fds %s" % (n, seen[n][0], seen[n][1]))
+    print("the daemon lists %d QPs and %d CQs of this process" % (qps, cqs))
+    sys.stdout.flush()
+    for qp, cq in made:
+        qp.close()
         cq.close()
+    pd.close()
     ctx.close()
-    return 0 if err == errno.EMFILE and listed == len(cqs) and cqs else 1
+    return 0
+
+
+def limit_leaving(room):
+    """The RLIMIT_NOFILE under which exactly `room` descriptor numbers are
+    free (new fds take the lowest free number below the limit)."""
+    used = {int(f) for f in os.listdir("/proc/self/fd")}
+    limit, free = 0, 0
+    while free < room or (limit in used and limit < max(used)):
+        free += limit not in used
+        limit += 1
+    return limit
+
+
+def fdlimit(ibdev, uroce_ctl, run_dir):
+    first = Context(name=ibdev)
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    errs = []
+    for room in range(12):
+        resource.setrlimit(resource.RLIMIT_NOFILE, (limit_leaving(room), hard))
+        try:
+            Context(name=ibdev).close()
+            errs.append(0)
+        except PyverbsRDMAError as ex:
+            errs.append(ex.error_code if ex.error_code else -1)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+        if errs[-1] == 0:
+            break
+    listed = -1
+    for _ in range(40):  # the daemon reclaims a refused one when it sees EOF
+        listed = len(my_clients(uroce_ctl, run_dir))
+        if listed == 1:
+            break
+        time.sleep(0.05)
+    print("second context with room for 0, 1, ... more fds: errno %s; "
+          "the daemon lists %d clients of this process" %
+          (" ".join(errno.errorcode.get(x, str(x)) for x in errs), listed))
+    first.close()
+    # With almost no room libibverbs cannot even list the devices ("failed
+    # to find", no errno): those attempts never reach the daemon.
+    tried = errs[errs.index(errno.EMFILE):] if errno.EMFILE in errs else []
+    ok = len(tried) > 1 and tried[-1] == 0 and all(x == errno.EMFILE for x in tried[:-1])
+    return 0 if ok and listed == 1 else 1
 
 
 OP_ALLOC_PD, OP_REG_MR = 3, 5
@@ -288,8 +374,11 @@ def main(argv):
         return sparse(argv[2], argv[3], int(argv[4]), int(argv[5]), hold)
     if len(argv) == 6 and argv[1] == "objects":
         return objects(argv[2], int(argv[3]), int(argv[4]), int(argv[5]), hold)
-    if len(argv) == 6 and argv[1] == "fdlimit":
-        return fdlimit(argv[2], int(argv[3]), argv[4], argv[5])
+    if len(argv) == 5 and argv[1] == "fdlimit":
+        return fdlimit(argv[2], argv[3], argv[4])
+    if len(argv) in (7, 8) and argv[1] == "pairs":
+        return pairs(argv[2], int(argv[3]), int(argv[4]), argv[5], argv[6],
+                     int(argv[7]) if len(argv) == 8 else 0)
     if len(argv) == 5 and argv[1] == "flood":
         return flood(argv[2], int(argv[3]), int(argv[4]))
     if len(argv) == 3 and argv[1] == "open":
