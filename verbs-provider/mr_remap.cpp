@@ -2,8 +2,8 @@
 
 #include <fcntl.h>
 #include <pthread.h>
-#include <signal.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -22,6 +22,11 @@ struct MemfdEntry {
   std::uint64_t inode = 0;
   std::uint64_t size = 0;
   std::uint32_t refs = 0;
+  // Pages of a thread's stack: made private again when the last
+  // registration goes (a child forked later must not share the frames).
+  bool stack = false;
+  std::uintptr_t addr = 0;  // where file offset 0 is mapped
+  int prot = 0;
 };
 
 namespace {
@@ -205,32 +210,64 @@ int move_pages(int fd, std::uintptr_t start, std::size_t size, std::uint64_t off
   return at == MAP_FAILED ? errno : 0;
 }
 
+// Replaces the memfd's pages at [start, start + size) (file offset 0 there)
+// with private anonymous pages holding the same bytes, read from the file
+// (the raw call again: no sanitizer check of the stack's redzones).
+int make_private(int fd, std::uintptr_t start, std::size_t size, int prot) {
+  void* tmp = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (tmp == MAP_FAILED) return errno;
+  std::size_t done = 0;
+  while (done < size) {
+    const ssize_t n = ::syscall(SYS_pread64, fd, static_cast<char*>(tmp) + done, size - done,
+                                static_cast<off_t>(done));
+    if (n <= 0) {
+      if (n < 0 && errno == EINTR) continue;
+      ::munmap(tmp, size);
+      return n < 0 ? errno : EIO;
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  if (::mprotect(tmp, size, prot) != 0 || ::mremap(tmp, size, size, MREMAP_MAYMOVE | MREMAP_FIXED,
+                                                   reinterpret_cast<void*>(start)) == MAP_FAILED) {
+    const int err = errno;
+    ::munmap(tmp, size);
+    return err;
+  }
+  return 0;
+}
+
 struct MoveJob {
+  bool back;  // make_private instead of move_pages
   int fd;
   std::uintptr_t start;
   std::size_t size;
   std::uint64_t offset;
   int prot;
-  int rc;
 };
 
-void* run_move(void* arg) {
-  auto* j = static_cast<MoveJob*>(arg);
-  j->rc = move_pages(j->fd, j->start, j->size, j->offset, j->prot);
-  return nullptr;
+int run_job(const MoveJob& j) {
+  return j.back ? make_private(j.fd, j.start, j.size, j.prot)
+                : move_pages(j.fd, j.start, j.size, j.offset, j.prot);
 }
 
-// Touches the stack 64 KiB below the caller's frame: the main thread's
-// stack VMA grows down to there, so after pages above are remapped a part
-// that can still grow stays below them.
-[[gnu::noinline]] void grow_main_stack() {
-  volatile char probe[64 * 1024];
-  probe[0] = 0;
-  (void)probe[0];
+// Runs the job `drop` bytes further down the stack: every frame that runs
+// during the copy and the remap (this one's callees, a signal handler's)
+// then lies below the pages being moved, and the frames above them are
+// suspended, so the copy sees their final bytes. On the main thread the
+// touch at the bottom also grows the stack mapping down to there, so a
+// growable part stays below the moved pages.
+[[gnu::noinline]] int run_job_below(std::size_t drop, const MoveJob& j) {
+  auto* pad = static_cast<volatile char*>(__builtin_alloca(drop));
+  pad[0] = 0;
+  const int rc = run_job(j);
+  asm volatile("" ::"r"(pad) : "memory");  // the block lives until here
+  return rc;
 }
 
-// Whether [start, end) overlaps the calling thread's own stack.
-bool on_own_stack(std::uintptr_t start, std::uintptr_t end) {
+// The calling thread's stack [lo, hi), or false. For the main thread, glibc
+// derives the bottom from the mapping below the stack, which our own remap
+// of stack pages changes: there the bottom is the top minus RLIMIT_STACK.
+bool own_stack(std::uintptr_t* lo, std::uintptr_t* hi) {
   pthread_attr_t attr;
   if (pthread_getattr_np(pthread_self(), &attr) != 0) return false;
   void* base = nullptr;
@@ -238,30 +275,35 @@ bool on_own_stack(std::uintptr_t start, std::uintptr_t end) {
   const bool got = pthread_attr_getstack(&attr, &base, &size) == 0;
   pthread_attr_destroy(&attr);
   if (!got) return false;
-  const auto lo = reinterpret_cast<std::uintptr_t>(base);
-  return start < lo + size && lo < end;
+  *lo = reinterpret_cast<std::uintptr_t>(base);
+  *hi = *lo + size;
+  if (::getpid() == static_cast<pid_t>(::syscall(SYS_gettid))) {
+    constexpr rlim_t kMaxMain = rlim_t{1} << 30;
+    rlimit rl{};
+    const rlim_t limit =
+        ::getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur < kMaxMain ? rl.rlim_cur : kMaxMain;
+    *lo = *hi > limit ? *hi - limit : 0;
+  }
+  return true;
 }
 
-// move_pages, run where no frame of the calling thread can change in
-// between the copy and the remap when the pages hold that thread's stack:
-// on a helper thread, while this thread waits in pthread_join with every
-// signal blocked (a handler's frame would land on the old pages).
+// Runs the job; when [start, start + size) overlaps the calling thread's
+// own stack (*stack is set then), below those pages (run_job_below), or
+// ENOMEM when the stack has no room for that.
+int run_job_safely(const MoveJob& j, bool* stack) {
+  std::uintptr_t lo = 0, hi = 0;
+  *stack = own_stack(&lo, &hi) && j.start < hi && lo < j.start + j.size;
+  if (!*stack) return run_job(j);
+  constexpr std::size_t kMargin = 64 * 1024;  // our callees' frames, a signal handler's
+  const auto sp = reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0));
+  const std::size_t drop = (sp > j.start ? sp - j.start : 0) + kMargin;
+  if (sp < lo + drop + kMargin) return ENOMEM;
+  return run_job_below(drop, j);
+}
+
 int move_pages_safely(int fd, std::uintptr_t start, std::size_t size, std::uint64_t offset,
-                      int prot) {
-  if (!on_own_stack(start, start + size)) return move_pages(fd, start, size, offset, prot);
-  if (::getpid() == static_cast<pid_t>(::syscall(SYS_gettid))) grow_main_stack();
-  MoveJob job{fd, start, size, offset, prot, 0};
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
-  pthread_t t;
-  int rc = pthread_create(&t, nullptr, run_move, &job);
-  if (rc == 0) {
-    pthread_join(t, nullptr);
-    rc = job.rc;
-  }
-  pthread_sigmask(SIG_SETMASK, &old, nullptr);
-  return rc;
+                      int prot, bool* stack) {
+  return run_job_safely(MoveJob{false, fd, start, size, offset, prot}, stack);
 }
 
 }  // namespace
@@ -269,7 +311,8 @@ int move_pages_safely(int fd, std::uintptr_t start, std::size_t size, std::uint6
 int MemfdRegistry::extend(MemfdEntry* e, std::uintptr_t from, std::uintptr_t to, int prot) {
   const std::size_t add = to - from;
   if (::ftruncate(e->fd, static_cast<off_t>(e->size + add)) != 0) return errno;
-  const int rc = move_pages_safely(e->fd, from, add, e->size, prot);
+  bool stack = false;
+  const int rc = move_pages_safely(e->fd, from, add, e->size, prot, &stack);
   if (rc != 0) {
     // Nobody maps the new tail yet (the old pages are still in place unless
     // mmap replaced them, which it does only on success): give it back.
@@ -277,6 +320,7 @@ int MemfdRegistry::extend(MemfdEntry* e, std::uintptr_t from, std::uintptr_t to,
     return rc;
   }
   e->size += add;
+  e->stack = e->stack || stack;
   return 0;
 }
 
@@ -301,8 +345,10 @@ int MemfdRegistry::remap(std::uintptr_t start, std::uintptr_t end, int prot, Mem
   }
   struct stat st {};
   if (::fstat(e->fd, &st) != 0) return fail(errno);
-  const int moved = move_pages_safely(e->fd, start, size, 0, prot);
+  const int moved = move_pages_safely(e->fd, start, size, 0, prot, &e->stack);
   if (moved != 0) return fail(moved);
+  e->addr = start;
+  e->prot = prot;
   e->dev = st.st_dev;
   e->inode = st.st_ino;
   e->size = size;
@@ -329,6 +375,18 @@ void MemfdRegistry::release(const MrBacking& b) {
   MemfdEntry* e = *link;
   if (e != nullptr && --e->refs == 0) {
     *link = e->next;
+    if (e->stack) {
+      // Private again, below those pages: frames of ours live there. Only
+      // by the thread whose stack it is (another thread's frames there may
+      // be running); otherwise, or on failure, the pages stay shared, as
+      // heap pages always do.
+      bool own = false;
+      const MoveJob job{true, e->fd, e->addr, e->size, 0, e->prot};
+      std::uintptr_t lo = 0, hi = 0;
+      if (own_stack(&lo, &hi) && e->addr >= lo && e->addr + e->size <= hi) {
+        (void)run_job_safely(job, &own);
+      }
+    }
     ::close(e->fd);
     e->~MemfdEntry();
     std::free(e);

@@ -15,11 +15,14 @@
 //      - pages that start on a live memfd and run on past its end into
 //        movable writable pages (the next heap buffer): the memfd grows;
 //      - pages of the calling thread's own stack: the copy and the remap run
-//        on a helper thread while this thread waits with every signal
-//        blocked, so no frame of ours changes between the copy and the
-//        remap (on the main thread's growable stack, 64 KiB below the
-//        current frame is touched first, so the stack keeps a growable part
-//        below the remapped pages).
+//        64 KiB below those pages (the stack pointer moved down with
+//        alloca), so every frame that runs meanwhile, a signal handler's
+//        included, lies below them and the frames in them are suspended;
+//        on the main thread's growable stack that also leaves a growable
+//        part below. When the last registration of such a memfd goes (on
+//        the thread whose stack it is), its pages become private anonymous
+//        memory again the same way, so a child forked later gets its own
+//        frames.
 // 2. Shared object (MrSource::kProcessMapping): the pages map one object the
 //    process shares itself (MAP_SHARED file or memfd, anonymous shared
 //    memory, a SysV segment including SHM_HUGETLB), contiguously. Nothing
@@ -40,8 +43,9 @@
 // Caveats of the remap (documented, not hidden): bytes another thread writes
 // into the buffer between the copy and the remap are lost; the new mapping
 // does not carry MADV_DONTFORK or mlock state of the old one; a child forked
-// later shares these pages instead of copying them (for a stack buffer, the
-// child's frames in those pages are the parent's).
+// later shares these pages instead of copying them (for a stack buffer still
+// registered, the child's frames in those pages are the parent's: do not
+// fork while one is registered).
 //
 // Threading: acquire/release serialise on the registry's mutex (address
 // space changes and the maps walk happen under it). Control path only. One

@@ -335,11 +335,13 @@ TEST(MemfdRegistryAcquire_Private, FileMapPrivateIsRemappedWithItsBytes) {
 
 // Registers a buffer in its own frame: the frames in those pages, this
 // one's included, must survive the remap for the function to return.
-[[gnu::noinline]] int register_on_stack(MemfdRegistry* reg, MrBacking* b, std::string* line) {
+[[gnu::noinline]] int register_on_stack(MemfdRegistry* reg, MrBacking* b, std::string* line,
+                                        std::uintptr_t* at) {
   volatile char on_stack[3 * 4096];
   for (std::size_t i = 0; i < sizeof(on_stack); ++i) on_stack[i] = static_cast<char>(i * 3);
   const int rc = reg->acquire(const_cast<char*>(on_stack), sizeof(on_stack), b);
   *line = maps_line_of(const_cast<char*>(on_stack));
+  *at = reinterpret_cast<std::uintptr_t>(on_stack);
   for (std::size_t i = 0; i < sizeof(on_stack); ++i) {
     if (on_stack[i] != static_cast<char>(i * 3)) return -1;
   }
@@ -350,11 +352,16 @@ TEST(MemfdRegistryAcquire_Stack, OwnStackIsRemappedAndTheFramesLive) {
   MemfdRegistry reg;
   MrBacking b;
   std::string line;
-  ASSERT_EQ(register_on_stack(&reg, &b, &line), 0);
+  std::uintptr_t at = 0;
+  ASSERT_EQ(register_on_stack(&reg, &b, &line, &at), 0);
   EXPECT_EQ(b.source, MrSource::kMemfd);
   EXPECT_NE(line.find("/memfd:uroce-mr"), std::string::npos) << line;
   reg.release(b);
   EXPECT_EQ(reg.entries(), 0u);
+  // Private again once released: a child forked now gets its own frames.
+  line = maps_line_of(reinterpret_cast<void*>(at));
+  EXPECT_EQ(line.find("memfd"), std::string::npos) << line;
+  EXPECT_NE(line.find("rw-p"), std::string::npos) << line;
 }
 
 TEST(MemfdRegistryAcquire_Refused, SpecialMappingsGiveEinval) {

@@ -526,9 +526,12 @@ double bandwidth(Side* A, Side* B, ibv_wr_opcode op, std::uint8_t* dst, std::siz
   constexpr int kWindow = 16;
   const std::size_t total = std::size_t{256} << 20;
   Buf a = heap_buf();
-  ibv_mr* ma = ibv_reg_mr(A->pd, a.p, a.len, kMrWrite);
+  // The destination first: two heap buffers may share a page, and a range
+  // may grow an earlier registration's memfd upwards, never downwards.
   ibv_mr* mb = ibv_reg_mr(B->pd, dst, len, kMrWrite);
-  if (ma == nullptr || mb == nullptr) die("bandwidth reg_mr");
+  if (mb == nullptr) die("bandwidth reg_mr (destination)");
+  ibv_mr* ma = ibv_reg_mr(A->pd, a.p, a.len, kMrWrite);
+  if (ma == nullptr) die("bandwidth reg_mr (source)");
   new_pair(A, B);
   const std::size_t msgs = total / kMsg;
   const std::size_t slots = len / kMsg;
