@@ -10,7 +10,7 @@
 #
 #   mr_kinds.sh BUILD_DIR MR_KINDS
 source "$(dirname "$0")/common.sh"
-verbs_test_init vmrk "$1"
+verbs_test_init vmrk "$1" setpriv
 MR_KINDS=$2
 
 HUGE_ADDED=0
