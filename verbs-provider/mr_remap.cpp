@@ -1,14 +1,14 @@
 #include "verbs-provider/mr_remap.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <charconv>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -22,70 +22,14 @@ struct MemfdEntry {
   std::uint64_t inode = 0;
   std::uint64_t size = 0;
   std::uint32_t refs = 0;
+  // Pages of a thread's stack: made private again when the last
+  // registration goes (a child forked later must not share the frames).
+  bool stack = false;
+  std::uintptr_t addr = 0;  // where file offset 0 is mapped
+  int prot = 0;
 };
 
 namespace {
-
-// Consumes an integer in `base` from the front of `s`.
-template <class T>
-bool take_num(std::string_view* s, int base, T* out) {
-  const char* b = s->data();
-  const char* e = b + s->size();
-  const auto r = std::from_chars(b, e, *out, base);
-  if (r.ec != std::errc{} || r.ptr == b) return false;
-  s->remove_prefix(static_cast<std::size_t>(r.ptr - b));
-  return true;
-}
-
-bool take_char(std::string_view* s, char c) {
-  if (s->empty() || s->front() != c) return false;
-  s->remove_prefix(1);
-  return true;
-}
-
-void skip_spaces(std::string_view* s) {
-  while (!s->empty() && (s->front() == ' ' || s->front() == '\t')) s->remove_prefix(1);
-}
-
-// The whole of /proc/self/maps in a malloc'ed, NUL-terminated buffer.
-int read_self_maps(char** out, std::size_t* len) {
-  const int fd = ::open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return errno;
-  std::size_t cap = 64 * 1024;
-  std::size_t n = 0;
-  char* buf = static_cast<char*>(std::malloc(cap));
-  if (buf == nullptr) {
-    ::close(fd);
-    return ENOMEM;
-  }
-  for (;;) {
-    if (cap - n < 4096) {
-      char* bigger = static_cast<char*>(std::realloc(buf, cap * 2));
-      if (bigger == nullptr) {
-        std::free(buf);
-        ::close(fd);
-        return ENOMEM;
-      }
-      buf = bigger;
-      cap *= 2;
-    }
-    const ssize_t r = ::read(fd, buf + n, cap - n - 1);
-    if (r < 0) {
-      if (errno == EINTR) continue;
-      const int err = errno;
-      std::free(buf);
-      ::close(fd);
-      return err;
-    }
-    if (r == 0) break;
-    n += static_cast<std::size_t>(r);
-  }
-  ::close(fd);
-  buf[n] = '\0';
-  *out = buf;
-  *len = n;
-  return 0;
-}
 
 bool is_our_memfd(const MapsLine& m) {
   constexpr std::string_view kPrefix = "/memfd:uroce-mr";
@@ -94,41 +38,18 @@ bool is_our_memfd(const MapsLine& m) {
 
 bool is_stack(const MapsLine& m) { return m.name.substr(0, 6) == "[stack"; }
 
-// Pages we may move onto a fresh memfd.
+// Pages we may move onto a fresh memfd: private and readable (a copy keeps
+// what the process sees), not a kernel special mapping ([vdso], [vvar],
+// [vsyscall]; named anonymous memory, "[anon:...]", is ordinary); or one of
+// our own memfds that no live registration owns.
 bool movable(const MapsLine& m) {
-  if (!m.read || !m.write) return false;
-  if (!m.shared) return !is_stack(m);
-  return is_our_memfd(m);  // reused only when no live registration owns it
+  if (!m.read) return false;
+  if (m.shared) return is_our_memfd(m);
+  return m.name.empty() || m.name.front() != '[' || m.name == "[heap]" || is_stack(m) ||
+         m.name.substr(0, 6) == "[anon:";
 }
 
 }  // namespace
-
-bool parse_maps_line(std::string_view s, MapsLine* out) {
-  MapsLine m;
-  std::uint64_t start = 0, end = 0;
-  if (!take_num(&s, 16, &start) || !take_char(&s, '-') || !take_num(&s, 16, &end)) return false;
-  if (end <= start || !take_char(&s, ' ') || s.size() < 4) return false;
-  m.start = static_cast<std::uintptr_t>(start);
-  m.end = static_cast<std::uintptr_t>(end);
-  m.read = s[0] == 'r';
-  m.write = s[1] == 'w';
-  m.exec = s[2] == 'x';
-  if (s[3] != 's' && s[3] != 'p') return false;
-  m.shared = s[3] == 's';
-  s.remove_prefix(4);
-  unsigned maj = 0, min = 0;
-  if (!take_char(&s, ' ') || !take_num(&s, 16, &m.offset) || !take_char(&s, ' ') ||
-      !take_num(&s, 16, &maj) || !take_char(&s, ':') || !take_num(&s, 16, &min) ||
-      !take_char(&s, ' ') || !take_num(&s, 10, &m.inode)) {
-    return false;
-  }
-  m.dev = makedev(maj, min);
-  skip_spaces(&s);
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.remove_suffix(1);
-  m.name = s;
-  *out = m;
-  return true;
-}
 
 MemfdRegistry::~MemfdRegistry() {
   while (head_ != nullptr) {
@@ -156,15 +77,16 @@ MemfdEntry* MemfdRegistry::find(dev_t dev, std::uint64_t inode) const {
   return nullptr;
 }
 
-int MemfdRegistry::acquire(const void* addr, std::size_t len, MrBacking* out) {
+int MemfdRegistry::acquire(const void* addr, std::size_t len, MrBacking* out, bool write) {
   if (len == 0 || addr == nullptr) return EINVAL;
   pthread_mutex_lock(&mu_);
-  const int rc = acquire_locked(reinterpret_cast<std::uintptr_t>(addr), len, out);
+  const int rc = acquire_locked(reinterpret_cast<std::uintptr_t>(addr), len, write, out);
   pthread_mutex_unlock(&mu_);
   return rc;
 }
 
-int MemfdRegistry::acquire_locked(std::uintptr_t addr, std::size_t len, MrBacking* out) {
+int MemfdRegistry::acquire_locked(std::uintptr_t addr, std::size_t len, bool write,
+                                  MrBacking* out) {
   const std::uintptr_t page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
   if (addr + len < addr || addr + len > UINTPTR_MAX - page) return EINVAL;
   const std::uintptr_t start = addr & ~(page - 1);
@@ -172,13 +94,15 @@ int MemfdRegistry::acquire_locked(std::uintptr_t addr, std::size_t len, MrBackin
 
   char* text = nullptr;
   std::size_t text_len = 0;
-  const int rd = read_self_maps(&text, &text_len);
+  const int rd = shm::read_maps(0, &text, &text_len);
   if (rd != 0) return rd;
 
-  // Walk the (address-ordered) lines that overlap [start, end) and classify
-  // the pages: on a live memfd of ours, movable, or neither.
-  std::uintptr_t cursor = start;
+  // Classify the (address-ordered) lines over [start, end): on a live memfd
+  // of ours, movable, or neither; and whether they map one shared object.
   bool exec = false;
+  bool readable = true;
+  bool writable = true;
+  bool read_only = true;  // no writable page at all
   bool seen_movable = false;
   bool seen_other = false;
   bool live_after_movable = false;
@@ -187,16 +111,13 @@ int MemfdRegistry::acquire_locked(std::uintptr_t addr, std::size_t len, MrBackin
   std::uint64_t live_base = 0;  // file offset of address A is live_base + A
   std::uintptr_t live_end = 0;  // where the last live line ends
   std::uint64_t live_file_end = 0;
-  std::string_view rest{text, text_len};
-  while (!rest.empty() && cursor < end) {
-    const std::size_t nl = rest.find('\n');
-    const std::string_view line = rest.substr(0, nl);
-    rest.remove_prefix(nl == std::string_view::npos ? rest.size() : nl + 1);
-    MapsLine m;
-    if (!parse_maps_line(line, &m) || m.end <= cursor) continue;
-    if (m.start > cursor) break;  // a hole
-    cursor = m.end < end ? m.end : end;
+  shm::SharedObjectSpan object;
+  const bool mapped = shm::for_each_line({text, text_len}, start, end, [&](const MapsLine& m) {
     exec = exec || m.exec;
+    readable = readable && m.read;
+    writable = writable && m.write;
+    read_only = read_only && !m.write;
+    object.add(m);
     MemfdEntry* e = m.shared ? find(m.dev, m.inode) : nullptr;
     if (e != nullptr) {
       const std::uint64_t base = m.offset - m.start;
@@ -211,15 +132,27 @@ int MemfdRegistry::acquire_locked(std::uintptr_t addr, std::size_t len, MrBackin
     } else {
       seen_other = true;
     }
-  }
+    return true;
+  });
   std::free(text);
-  if (cursor < end) return EFAULT;
-  if (seen_other || mixed_live) return EINVAL;
+  if (!mapped || !readable) return EFAULT;
+  if (write && !writable) return EFAULT;  // rxe: ib_umem_get's FOLL_WRITE pin fails
+  if (seen_other) {
+    // Not movable: served zero-copy only when it is one object the process
+    // shares itself, which the daemon then maps too.
+    if (live != nullptr || seen_movable || !object.ok()) return EINVAL;
+    *out = MrBacking{};
+    out->source = MrSource::kProcessMapping;
+    return 0;
+  }
+  if (mixed_live) return EINVAL;
+  if (!writable && !read_only) return EINVAL;  // one protection for the whole memfd mapping
+  const int prot = PROT_READ | (writable ? PROT_WRITE : 0) | (exec ? PROT_EXEC : 0);
 
   MemfdEntry* e = live;
   if (live == nullptr) {
     // Nothing registered there yet: a memfd of exactly these pages.
-    const int rc = remap(start, end, exec, &e);
+    const int rc = remap(start, end, prot, &e);
     if (rc != 0) return rc;
     live_base = -static_cast<std::uint64_t>(start);
   } else if (seen_movable) {
@@ -227,14 +160,17 @@ int MemfdRegistry::acquire_locked(std::uintptr_t addr, std::size_t len, MrBackin
     // buffer after an earlier registration): grow that memfd over the rest,
     // which keeps every earlier registration where it is. Any other overlap
     // would need earlier registrations moved to a new memfd.
-    if (live_after_movable || live_end >= end || live_file_end != live->size) return EINVAL;
-    const int rc = extend(live, live_end, end, exec);
+    if (live_after_movable || live_end >= end || live_file_end != live->size || !writable) {
+      return EINVAL;
+    }
+    const int rc = extend(live, live_end, end, prot);
     if (rc != 0) return rc;
     ++live->refs;
   } else {
     ++live->refs;
   }
   const std::uint64_t off = live_base + addr;
+  *out = MrBacking{};
   out->entry = e;
   out->fd = e->fd;
   out->map_len = e->size;
@@ -264,18 +200,119 @@ int copy_pages_into(int fd, std::uintptr_t start, std::size_t size, std::uint64_
   return 0;
 }
 
+// Copies [start, start + size) into `fd` at `offset`, then maps the file
+// there over the old pages: the process keeps its bytes at its addresses.
+int move_pages(int fd, std::uintptr_t start, std::size_t size, std::uint64_t offset, int prot) {
+  const int rc = copy_pages_into(fd, start, size, offset);
+  if (rc != 0) return rc;
+  void* at = ::mmap(reinterpret_cast<void*>(start), size, prot, MAP_SHARED | MAP_FIXED, fd,
+                    static_cast<off_t>(offset));
+  return at == MAP_FAILED ? errno : 0;
+}
+
+// Replaces the memfd's pages at [start, start + size) (file offset 0 there)
+// with private anonymous pages holding the same bytes, read from the file
+// (the raw call again: no sanitizer check of the stack's redzones).
+int make_private(int fd, std::uintptr_t start, std::size_t size, int prot) {
+  void* tmp = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (tmp == MAP_FAILED) return errno;
+  std::size_t done = 0;
+  while (done < size) {
+    const ssize_t n = ::syscall(SYS_pread64, fd, static_cast<char*>(tmp) + done, size - done,
+                                static_cast<off_t>(done));
+    if (n <= 0) {
+      if (n < 0 && errno == EINTR) continue;
+      ::munmap(tmp, size);
+      return n < 0 ? errno : EIO;
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  if (::mprotect(tmp, size, prot) != 0 || ::mremap(tmp, size, size, MREMAP_MAYMOVE | MREMAP_FIXED,
+                                                   reinterpret_cast<void*>(start)) == MAP_FAILED) {
+    const int err = errno;
+    ::munmap(tmp, size);
+    return err;
+  }
+  return 0;
+}
+
+struct MoveJob {
+  bool back;  // make_private instead of move_pages
+  int fd;
+  std::uintptr_t start;
+  std::size_t size;
+  std::uint64_t offset;
+  int prot;
+};
+
+int run_job(const MoveJob& j) {
+  return j.back ? make_private(j.fd, j.start, j.size, j.prot)
+                : move_pages(j.fd, j.start, j.size, j.offset, j.prot);
+}
+
+// Runs the job `drop` bytes further down the stack: every frame that runs
+// during the copy and the remap (this one's callees, a signal handler's)
+// then lies below the pages being moved, and the frames above them are
+// suspended, so the copy sees their final bytes. On the main thread the
+// touch at the bottom also grows the stack mapping down to there, so a
+// growable part stays below the moved pages.
+[[gnu::noinline]] int run_job_below(std::size_t drop, const MoveJob& j) {
+  auto* pad = static_cast<volatile char*>(__builtin_alloca(drop));
+  pad[0] = 0;
+  const int rc = run_job(j);
+  asm volatile("" ::"r"(pad) : "memory");  // the block lives until here
+  return rc;
+}
+
+// The calling thread's stack [lo, hi), or false. For the main thread, glibc
+// derives the bottom from the mapping below the stack, which our own remap
+// of stack pages changes: there the bottom is the top minus RLIMIT_STACK.
+bool own_stack(std::uintptr_t* lo, std::uintptr_t* hi) {
+  pthread_attr_t attr;
+  if (pthread_getattr_np(pthread_self(), &attr) != 0) return false;
+  void* base = nullptr;
+  std::size_t size = 0;
+  const bool got = pthread_attr_getstack(&attr, &base, &size) == 0;
+  pthread_attr_destroy(&attr);
+  if (!got) return false;
+  *lo = reinterpret_cast<std::uintptr_t>(base);
+  *hi = *lo + size;
+  if (::getpid() == static_cast<pid_t>(::syscall(SYS_gettid))) {
+    constexpr rlim_t kMaxMain = rlim_t{1} << 30;
+    rlimit rl{};
+    const rlim_t limit =
+        ::getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur < kMaxMain ? rl.rlim_cur : kMaxMain;
+    *lo = *hi > limit ? *hi - limit : 0;
+  }
+  return true;
+}
+
+// Runs the job; when [start, start + size) overlaps the calling thread's
+// own stack (*stack is set then), below those pages (run_job_below), or
+// ENOMEM when the stack has no room for that.
+int run_job_safely(const MoveJob& j, bool* stack) {
+  std::uintptr_t lo = 0, hi = 0;
+  *stack = own_stack(&lo, &hi) && j.start < hi && lo < j.start + j.size;
+  if (!*stack) return run_job(j);
+  constexpr std::size_t kMargin = 64 * 1024;  // our callees' frames, a signal handler's
+  const auto sp = reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0));
+  const std::size_t drop = (sp > j.start ? sp - j.start : 0) + kMargin;
+  if (sp < lo + drop + kMargin) return ENOMEM;
+  return run_job_below(drop, j);
+}
+
+int move_pages_safely(int fd, std::uintptr_t start, std::size_t size, std::uint64_t offset,
+                      int prot, bool* stack) {
+  return run_job_safely(MoveJob{false, fd, start, size, offset, prot}, stack);
+}
+
 }  // namespace
 
-int MemfdRegistry::extend(MemfdEntry* e, std::uintptr_t from, std::uintptr_t to, bool exec) {
+int MemfdRegistry::extend(MemfdEntry* e, std::uintptr_t from, std::uintptr_t to, int prot) {
   const std::size_t add = to - from;
   if (::ftruncate(e->fd, static_cast<off_t>(e->size + add)) != 0) return errno;
-  int rc = copy_pages_into(e->fd, from, add, e->size);
-  if (rc == 0) {
-    const int prot = PROT_READ | PROT_WRITE | (exec ? PROT_EXEC : 0);
-    void* at = ::mmap(reinterpret_cast<void*>(from), add, prot, MAP_SHARED | MAP_FIXED, e->fd,
-                      static_cast<off_t>(e->size));
-    if (at == MAP_FAILED) rc = errno;
-  }
+  bool stack = false;
+  const int rc = move_pages_safely(e->fd, from, add, e->size, prot, &stack);
   if (rc != 0) {
     // Nobody maps the new tail yet (the old pages are still in place unless
     // mmap replaced them, which it does only on success): give it back.
@@ -283,10 +320,11 @@ int MemfdRegistry::extend(MemfdEntry* e, std::uintptr_t from, std::uintptr_t to,
     return rc;
   }
   e->size += add;
+  e->stack = e->stack || stack;
   return 0;
 }
 
-int MemfdRegistry::remap(std::uintptr_t start, std::uintptr_t end, bool exec, MemfdEntry** out) {
+int MemfdRegistry::remap(std::uintptr_t start, std::uintptr_t end, int prot, MemfdEntry** out) {
   const std::size_t size = end - start;
   void* mem = std::malloc(sizeof(MemfdEntry));
   if (mem == nullptr) return ENOMEM;
@@ -300,8 +338,6 @@ int MemfdRegistry::remap(std::uintptr_t start, std::uintptr_t end, bool exec, Me
   e->fd = ::memfd_create(kMrMemfdName, MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (e->fd < 0) return fail(errno);
   if (::ftruncate(e->fd, static_cast<off_t>(size)) != 0) return fail(errno);
-  const int copied = copy_pages_into(e->fd, start, size, 0);
-  if (copied != 0) return fail(copied);
   // Never shrinking (a daemon mapping could SIGBUS), but free to grow: a
   // later registration may extend it over the pages that follow (extend()).
   if (::fcntl(e->fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_SEAL) != 0) {
@@ -309,9 +345,10 @@ int MemfdRegistry::remap(std::uintptr_t start, std::uintptr_t end, bool exec, Me
   }
   struct stat st {};
   if (::fstat(e->fd, &st) != 0) return fail(errno);
-  const int prot = PROT_READ | PROT_WRITE | (exec ? PROT_EXEC : 0);
-  void* at = ::mmap(reinterpret_cast<void*>(start), size, prot, MAP_SHARED | MAP_FIXED, e->fd, 0);
-  if (at == MAP_FAILED) return fail(errno);
+  const int moved = move_pages_safely(e->fd, start, size, 0, prot, &e->stack);
+  if (moved != 0) return fail(moved);
+  e->addr = start;
+  e->prot = prot;
   e->dev = st.st_dev;
   e->inode = st.st_ino;
   e->size = size;
@@ -338,6 +375,18 @@ void MemfdRegistry::release(const MrBacking& b) {
   MemfdEntry* e = *link;
   if (e != nullptr && --e->refs == 0) {
     *link = e->next;
+    if (e->stack) {
+      // Private again, below those pages: frames of ours live there. Only
+      // by the thread whose stack it is (another thread's frames there may
+      // be running); otherwise, or on failure, the pages stay shared, as
+      // heap pages always do.
+      bool own = false;
+      const MoveJob job{true, e->fd, e->addr, e->size, 0, e->prot};
+      std::uintptr_t lo = 0, hi = 0;
+      if (own_stack(&lo, &hi) && e->addr >= lo && e->addr + e->size <= hi) {
+        (void)run_job_safely(job, &own);
+      }
+    }
     ::close(e->fd);
     e->~MemfdEntry();
     std::free(e);

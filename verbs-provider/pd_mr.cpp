@@ -7,6 +7,26 @@
 
 namespace uroce::provider {
 
+namespace {
+
+// The accesses rxe pins pages for writing (ib_access_writable): read-only
+// memory refuses them.
+bool writable_access(unsigned access) {
+  return (access & (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC |
+                    IBV_ACCESS_MW_BIND)) != 0;
+}
+
+ctl::MrSource wire_source(const MrBacking& b) {
+  return b.source == MrSource::kMemfd ? ctl::MrSource::kMemfd : ctl::MrSource::kProcessMapping;
+}
+
+// The fds a registration carries: the memfd, or none for a shared object.
+std::span<const int> memfd_fds(const MrBacking& b, const int (&fds)[1]) {
+  return b.source == MrSource::kMemfd ? std::span<const int>{fds, 1} : std::span<const int>{};
+}
+
+}  // namespace
+
 ibv_pd* alloc_pd(ibv_context* ctx) noexcept {
   ContextState* st = state_of(ctx);
   ctl::AllocPdReq req{};
@@ -54,7 +74,7 @@ ibv_mr* reg_mr(ibv_pd* pd, void* addr, std::size_t length, std::uint64_t hca_va,
     errno = ENOMEM;
     return nullptr;
   }
-  int rc = st->memfds.acquire(addr, length, &mr->backing);
+  int rc = st->memfds.acquire(addr, length, &mr->backing, writable_access(access));
   if (rc == 0) {
     ctl::RegMrReq req{};
     req.pd_handle = pd->handle;
@@ -64,9 +84,10 @@ ibv_mr* reg_mr(ibv_pd* pd, void* addr, std::size_t length, std::uint64_t hca_va,
     req.iova = hca_va;
     req.map_len = mr->backing.map_len;
     req.map_offset = mr->backing.map_offset;
+    req.source = wire_source(mr->backing);
     ctl::RegMrRep rep{};
     const int fds[1] = {mr->backing.fd};
-    rc = st->ctl.call<ctl::Op::kRegMr>(req, &rep, fds);
+    rc = st->ctl.call<ctl::Op::kRegMr>(req, &rep, memfd_fds(mr->backing, fds));
     if (rc == 0) {
       mr->st = st;
       mr->iova = hca_va;
@@ -114,13 +135,14 @@ int rereg_mr(verbs_abi::verbs_mr* vmr, int flags, ibv_pd* pd, void* addr, std::s
   MrBacking fresh;
   const bool translate = (flags & IBV_REREG_MR_CHANGE_TRANSLATION) != 0;
   if (translate) {
-    const int rc = st->memfds.acquire(addr, length, &fresh);
+    const int rc = st->memfds.acquire(addr, length, &fresh, writable_access(req.access));
     if (rc != 0) return rc;
     req.addr = reinterpret_cast<std::uintptr_t>(addr);
     req.length = length;
     req.iova = req.addr;
     req.map_len = fresh.map_len;
     req.map_offset = fresh.map_offset;
+    req.source = wire_source(fresh);
   } else {
     req.addr = reinterpret_cast<std::uintptr_t>(vmr->ibv_mr.addr);
     req.length = vmr->ibv_mr.length;
@@ -128,7 +150,9 @@ int rereg_mr(verbs_abi::verbs_mr* vmr, int flags, ibv_pd* pd, void* addr, std::s
   }
   ctl::ReregMrRep rep{};
   const int fds[1] = {fresh.fd};
-  const int rc = st->ctl.call<ctl::Op::kReregMr>(req, &rep, {fds, translate ? 1u : 0u});
+  const int rc =
+      st->ctl.call<ctl::Op::kReregMr>(req, &rep,
+                                      translate ? memfd_fds(fresh, fds) : std::span<const int>{});
   if (rc != 0) {
     if (translate) st->memfds.release(fresh);
     return rc;

@@ -40,6 +40,7 @@
 
 #include "apps/uroced/cm_service.h"
 #include "apps/uroced/device.h"
+#include "apps/uroced/mr_memory.h"
 #include "apps/uroced/quotas.h"
 #include "apps/uroced/rate_limiter.h"
 #include "apps/uroced/ring_arena.h"
@@ -154,9 +155,8 @@ class ClientSession {
     std::uint64_t addr = 0;
     std::uint64_t length = 0;
     std::uint64_t iova = 0;
-    std::uint64_t map_offset = 0;  // where addr lies in `map`
-    shm::SharedRegion map;         // map_len bytes of the client's memfd
-    std::uint64_t map_len = 0;     // as charged (quotas.h)
+    MrMemory mem;               // the daemon's mapping of the bytes (mr_memory.h)
+    std::uint64_t map_len = 0;  // as charged (quotas.h)
   };
   struct ChannelObj {
     int fd = -1;  // the pipe's write end
@@ -205,6 +205,10 @@ class ClientSession {
   int on_query_port(const ctl::QueryPortReq& r, ctl::QueryPortRep* rep, InFds& in, OutFds* out);
   int on_alloc_pd(const ctl::AllocPdReq& r, ctl::AllocPdRep* rep, InFds& in, OutFds* out);
   int on_dealloc_pd(const ctl::DeallocPdReq& r, ctl::NoReply* rep, InFds& in, OutFds* out);
+  // The bytes of a registration (mr_memory.h), from the memfd `fd` (taken)
+  // or from the client's own shared object; 0 or errno.
+  int map_mr(ctl::MrSource source, int fd, std::uint64_t addr, std::uint64_t length,
+             std::uint64_t map_len, std::uint64_t map_offset, std::uint32_t access, MrMemory* out);
   int on_reg_mr(const ctl::RegMrReq& r, ctl::RegMrRep* rep, InFds& in, OutFds* out);
   int on_rereg_mr(const ctl::ReregMrReq& r, ctl::ReregMrRep* rep, InFds& in, OutFds* out);
   int on_dereg_mr(const ctl::DeregMrReq& r, ctl::NoReply* rep, InFds& in, OutFds* out);

@@ -20,11 +20,19 @@ const char* to_string(MsgFault f) {
 }
 
 int expected_fds(ctl::Op op, std::span<const std::byte> body) {
+  if (op == ctl::Op::kRegMr) {
+    ctl::RegMrReq r;
+    if (body.size() < sizeof(r)) return 1;
+    std::memcpy(&r, body.data(), sizeof(r));
+    return r.source == ctl::MrSource::kMemfd ? 1 : 0;
+  }
   if (op == ctl::Op::kReregMr) {
     ctl::ReregMrReq r;
     if (body.size() < sizeof(r)) return 0;
     std::memcpy(&r, body.data(), sizeof(r));
-    return (r.flags & IBV_REREG_MR_CHANGE_TRANSLATION) != 0 ? 1 : 0;
+    return (r.flags & IBV_REREG_MR_CHANGE_TRANSLATION) != 0 && r.source == ctl::MrSource::kMemfd
+               ? 1
+               : 0;
   }
   return ctl::request_fd_count(op);
 }

@@ -35,38 +35,77 @@ int ClientSession::on_dealloc_pd(const ctl::DeallocPdReq& r, ctl::NoReply*, InFd
   return 0;
 }
 
+namespace {
+
+// The accesses rxe pins pages for writing (ib_access_writable).
+bool writes(std::uint32_t access) {
+  return (access & (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC |
+                    IBV_ACCESS_MW_BIND)) != 0;
+}
+
+// A registration's extent as the request states it: a memfd names the
+// bytes of it to map (map_len, a page multiple) and where the registration
+// starts in them; the client's own shared object names neither (the daemon
+// finds them in the client's maps).
+bool extent_ok(ctl::MrSource source, std::uint64_t length, std::uint64_t map_len,
+               std::uint64_t map_offset) {
+  if (length == 0 || length > kMaxMrBytes) return false;
+  switch (source) {
+    case ctl::MrSource::kMemfd:
+      return map_len != 0 && map_len % kPage == 0 && map_len <= kMaxMrBytes + kPage &&
+             map_offset <= map_len && length <= map_len - map_offset;
+    case ctl::MrSource::kProcessMapping: return map_len == 0 && map_offset == 0;
+  }
+  return false;
+}
+
+}  // namespace
+
+int ClientSession::map_mr(ctl::MrSource source, int fd, std::uint64_t addr, std::uint64_t length,
+                          std::uint64_t map_len, std::uint64_t map_offset, std::uint32_t access,
+                          MrMemory* out) {
+  const int rc = source == ctl::MrSource::kMemfd
+                     ? MrMemory::from_memfd(fd, map_len, map_offset, out)
+                     : MrMemory::from_process(cred_.pid, addr, length, writes(access), out);
+  if (rc != 0) spdlog::debug("client {}: reg_mr: {}", id_, std::strerror(rc));
+  return rc;
+}
+
 int ClientSession::on_reg_mr(const ctl::RegMrReq& r, ctl::RegMrRep* rep, InFds& in, OutFds*) {
-  const int fd = in.take(0);
-  shm::SharedRegion map;
+  const bool memfd = r.source == ctl::MrSource::kMemfd;
+  const int fd = memfd ? in.take(0) : -1;
   const auto pd = pds_.find(r.pd_handle);
   int rc = 0;
   if (pd == pds_.end()) {
     rc = ENOENT;
-  } else if (!valid_mr_access(r.access) || r.length == 0 || r.length > kMaxMrBytes ||
-             r.map_len == 0 || r.map_len % kPage != 0 || r.map_len > kMaxMrBytes + kPage ||
-             r.map_offset > r.map_len || r.length > r.map_len - r.map_offset) {
+  } else if (!valid_mr_access(r.access) ||
+             !extent_ok(r.source, r.length, r.map_len, r.map_offset)) {
     rc = EINVAL;
   }
+  // A memfd is charged before it is mapped; the client's own object only
+  // once mapped (its mapped length is known then).
+  MrMemory mem;
+  if (rc == 0 && !memfd) rc = map_mr(r.source, -1, r.addr, r.length, 0, 0, r.access, &mem);
   Charge charge(env_.quotas, cred_.uid,
-                Usage{.mrs = 1, .reg_bytes = r.length, .map_bytes = r.map_len}, &used_);
+                Usage{.mrs = 1,
+                      .reg_bytes = r.length,
+                      .map_bytes = memfd ? r.map_len : mem.map_len()},
+                &used_);
   if (rc == 0) rc = charge.error();
   if (rc != 0) {
-    close(fd);
+    if (fd >= 0) close(fd);
     return rc;
   }
-  // map_fd checks the fd is a memfd at least map_len long and sealed against
-  // shrinking, so the mapping stays valid whatever the client does later.
-  const shm::ShmStatus st = shm::SharedRegion::map_fd(fd, r.map_len, &map);
-  if (!st.ok()) {
-    spdlog::debug("client {}: reg_mr: {}", id_, shm::to_string(st.err));
-    return st.err == shm::ShmError::kMap && st.sys_errno == ENOMEM ? ENOMEM : EINVAL;
+  if (memfd) {
+    rc = map_mr(r.source, fd, r.addr, r.length, r.map_len, r.map_offset, r.access, &mem);
+    if (rc != 0) return rc;
   }
   engine::MrCreate m;
   m.desc.pd = r.pd_handle;
   m.desc.iova = r.iova;
   m.desc.length = r.length;
   m.desc.access = r.access & kMrAccessMask;
-  m.desc.host = static_cast<std::uint8_t*>(map.data()) + r.map_offset;
+  m.desc.host = mem.host();
   int err = 0;
   const std::uint32_t key = dev_->reg_mr(m, &err);
   if (key == 0) return err != 0 ? err : EINVAL;
@@ -78,9 +117,8 @@ int ClientSession::on_reg_mr(const ctl::RegMrReq& r, ctl::RegMrRep* rep, InFds& 
   obj.addr = r.addr;
   obj.length = r.length;
   obj.iova = r.iova;
-  obj.map_offset = r.map_offset;
-  obj.map = std::move(map);
-  obj.map_len = r.map_len;
+  obj.map_len = mem.map_len();
+  obj.mem = std::move(mem);
   mrs_.emplace(h, std::move(obj));
   charge.commit();
   ++pd->second.refs;
@@ -92,7 +130,8 @@ int ClientSession::on_reg_mr(const ctl::RegMrReq& r, ctl::RegMrRep* rep, InFds& 
 
 int ClientSession::on_rereg_mr(const ctl::ReregMrReq& r, ctl::ReregMrRep* rep, InFds& in, OutFds*) {
   const bool translation = (r.flags & IBV_REREG_MR_CHANGE_TRANSLATION) != 0;
-  const int fd = translation ? in.take(0) : -1;
+  const bool memfd = r.source == ctl::MrSource::kMemfd;
+  const int fd = translation && memfd ? in.take(0) : -1;
   auto fail = [&](int rc) {
     if (fd >= 0) close(fd);
     return rc;
@@ -108,7 +147,6 @@ int ClientSession::on_rereg_mr(const ctl::ReregMrReq& r, ctl::ReregMrRep* rep, I
   m.desc.iova = mr.iova;
   m.desc.length = mr.length;
   m.desc.access = mr.access;
-  std::uint8_t* old_base = static_cast<std::uint8_t*>(mr.map.data());
   m.desc.host = nullptr;
   std::uint32_t new_pd = mr.pd;
   if ((r.flags & IBV_REREG_MR_CHANGE_PD) != 0) {
@@ -120,27 +158,25 @@ int ClientSession::on_rereg_mr(const ctl::ReregMrReq& r, ctl::ReregMrRep* rep, I
     if (!valid_mr_access(r.access)) return fail(EINVAL);
     m.desc.access = r.access & kMrAccessMask;
   }
-  shm::SharedRegion map;
-  // A new translation is charged in full until the old one is let go.
-  Charge charge(env_.quotas, cred_.uid,
-                translation ? Usage{.reg_bytes = r.length, .map_bytes = r.map_len} : Usage{},
-                &used_);
+  MrMemory mem;
   if (translation) {
-    if (r.length == 0 || r.length > kMaxMrBytes || r.map_len == 0 || r.map_len % kPage != 0 ||
-        r.map_len > kMaxMrBytes + kPage || r.map_offset > r.map_len ||
-        r.length > r.map_len - r.map_offset) {
-      return fail(EINVAL);
-    }
-    if (charge.error() != 0) return fail(charge.error());
-    const shm::ShmStatus st = shm::SharedRegion::map_fd(fd, r.map_len, &map);
-    if (!st.ok()) return EINVAL;  // map_fd closed fd
+    if (!extent_ok(r.source, r.length, r.map_len, r.map_offset)) return fail(EINVAL);
+    const int rc = map_mr(r.source, fd, r.addr, r.length, r.map_len, r.map_offset, m.desc.access,
+                          &mem);  // takes fd
+    if (rc != 0) return rc;
     m.desc.iova = r.iova;
     m.desc.length = r.length;
-    m.desc.host = static_cast<std::uint8_t*>(map.data()) + r.map_offset;
+    m.desc.host = mem.host();
   } else {
-    // Same memory, same place in it.
-    m.desc.host = old_base + mr.map_offset;
+    // Same memory, same place in it; a read-only mapping takes no write access.
+    if (writes(m.desc.access) && !mr.mem.writable()) return EFAULT;
+    m.desc.host = mr.mem.host();
   }
+  // A new translation is charged in full until the old one is let go.
+  Charge charge(env_.quotas, cred_.uid,
+                translation ? Usage{.reg_bytes = r.length, .map_bytes = mem.map_len()} : Usage{},
+                &used_);
+  if (charge.error() != 0) return charge.error();
   const int rc = dev_->rereg_mr(mr.key, m);
   if (rc != 0) return rc;
   if (new_pd != mr.pd) {
@@ -155,12 +191,11 @@ int ClientSession::on_rereg_mr(const ctl::ReregMrReq& r, ctl::ReregMrRep* rep, I
       env_.quotas->release(cred_.uid, Usage{.reg_bytes = mr.length, .map_bytes = mr.map_len},
                            &used_);
     }
-    mr.map_len = r.map_len;
+    mr.map_len = mem.map_len();
     mr.addr = r.addr;
     mr.iova = r.iova;
     mr.length = r.length;
-    mr.map_offset = r.map_offset;
-    mr.map = std::move(map);  // the old mapping goes only now: the engine let go
+    mr.mem = std::move(mem);  // the old mapping goes only now: the engine let go
   }
   rep->lkey = mr.key;
   rep->rkey = mr.key;

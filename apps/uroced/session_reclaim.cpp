@@ -78,7 +78,7 @@ void ClientSession::destroy_mr_obj(MrObj& m) {
         "client {}: engine refused to deregister MR key {:#x} ({}); the memory "
         "stays mapped",
         id_, m.key, std::strerror(rc));
-    keep_mapped(std::move(m.map));
+    m.mem.leak();
   }
   if (auto it = pds_.find(m.pd); it != pds_.end()) --it->second.refs;
 }

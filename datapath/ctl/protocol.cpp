@@ -44,9 +44,9 @@ const char* op_name(Op op) {
 int request_fd_count(Op op) {
   switch (op) {
     case Op::kHello:
-    case Op::kRegMr:
+    case Op::kRegMr:  // 0 for MrSource::kProcessMapping
     case Op::kCreateCompChannel: return 1;
-    default: return 0;  // ReregMr: 1 only with IBV_REREG_MR_CHANGE_TRANSLATION
+    default: return 0;  // ReregMr: 1 only with IBV_REREG_MR_CHANGE_TRANSLATION of a memfd
   }
 }
 

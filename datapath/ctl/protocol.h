@@ -166,10 +166,19 @@ struct DeallocPdReq {
 };
 
 // ---- MR -------------------------------------------------------------------
-// The provider re-maps the registered pages onto a memfd (docs/ctl.md) and
-// passes it: fds: [0] that memfd, sealed against shrinking. The daemon maps
-// map_len bytes of it; the registered bytes start at map_offset in that
-// mapping. Deregistration unmaps it in the daemon (access is revoked).
+// How the registered bytes reach the daemon (docs/shm.md, "Memory
+// registration"):
+//   kMemfd: the provider re-maps the registered pages onto a memfd and
+//     passes it: fds: [0] that memfd, sealed against shrinking. The daemon
+//     maps map_len bytes of it; the registered bytes start at map_offset in
+//     that mapping.
+//   kProcessMapping: the pages map one object the client shares itself (a
+//     MAP_SHARED file or memfd, anonymous shared memory, a SysV segment). No
+//     fd; map_len and map_offset are 0. The daemon finds the object in the
+//     client's /proc/PID/maps, checks it there, and maps the same object
+//     through /proc/PID/map_files.
+// Deregistration unmaps it in the daemon (access is revoked).
+enum class MrSource : std::uint32_t { kMemfd = 0, kProcessMapping = 1 };
 struct RegMrReq {
   std::uint32_t pd_handle;
   std::uint32_t access;  // ibv_access_flags
@@ -178,6 +187,8 @@ struct RegMrReq {
   std::uint64_t iova;        // the address peers name (== addr for ibv_reg_mr)
   std::uint64_t map_len;     // bytes of the memfd to map (page multiple)
   std::uint64_t map_offset;  // where addr lies in that mapping
+  MrSource source;
+  std::uint32_t pad;
 };
 struct RegMrRep {
   std::uint32_t mr_handle;
@@ -189,8 +200,9 @@ struct DeregMrReq {
   std::uint32_t mr_handle;
   std::uint32_t pad;
 };
-// IBV_REREG_MR_CHANGE_* in flags. With CHANGE_TRANSLATION, fds: [0] the new
-// memfd (as RegMr); otherwise no fd. Keys stay the same.
+// IBV_REREG_MR_CHANGE_* in flags. With CHANGE_TRANSLATION, the new memory
+// as RegMr says it (source; fds: [0] the new memfd for kMemfd); otherwise
+// no fd. Keys stay the same.
 struct ReregMrReq {
   std::uint32_t mr_handle;
   std::uint32_t flags;
@@ -201,6 +213,8 @@ struct ReregMrReq {
   std::uint64_t iova;
   std::uint64_t map_len;
   std::uint64_t map_offset;
+  MrSource source;
+  std::uint32_t pad;
 };
 struct ReregMrRep {
   std::uint32_t lkey;
@@ -482,8 +496,8 @@ static_assert(sizeof(HelloRep) == 280);
 static_assert(sizeof(QueryPortReq) == 8);
 static_assert(sizeof(QueryPortRep) == sizeof(ibv_port_attr));
 static_assert(sizeof(AllocPdReq) == 8 && sizeof(AllocPdRep) == 8 && sizeof(DeallocPdReq) == 8);
-static_assert(sizeof(RegMrReq) == 48 && sizeof(RegMrRep) == 16 && sizeof(DeregMrReq) == 8);
-static_assert(sizeof(ReregMrReq) == 56 && sizeof(ReregMrRep) == 8);
+static_assert(sizeof(RegMrReq) == 56 && sizeof(RegMrRep) == 16 && sizeof(DeregMrReq) == 8);
+static_assert(sizeof(ReregMrReq) == 64 && sizeof(ReregMrRep) == 8);
 static_assert(sizeof(CreateCqReq) == 24 && sizeof(CreateCqRep) == 40);
 static_assert(sizeof(CreateQpReq) == 56 && sizeof(CreateQpRep) == 88);
 static_assert(sizeof(ModifyQpReq) == 8 + sizeof(ibv_qp_attr));

@@ -340,15 +340,16 @@ inline Reply MiniDaemon::handle(const Request& r) {
       return Reply::of(rep);
     }
     case ctl::Op::kRegMr: {
-      if (r.fds.size() != 1) return Reply::error(EBADMSG);
       const auto req = r.as<ctl::RegMrReq>();
+      const std::size_t fds = req.source == ctl::MrSource::kMemfd ? 1 : 0;
+      if (r.fds.size() != fds) return Reply::error(EBADMSG);
       ctl::RegMrRep rep{};
       rep.mr_handle = next_handle++;
       rep.lkey = 0x100 + rep.mr_handle;
       rep.rkey = 0x200 + rep.mr_handle;
       mrs[rep.mr_handle] = req;
       if (mr_fd >= 0) ::close(mr_fd);
-      mr_fd = ::dup(r.fds[0]);
+      mr_fd = fds == 1 ? ::dup(r.fds[0]) : -1;
       mr_map_len = req.map_len;
       return Reply::of(rep);
     }

@@ -224,23 +224,157 @@ TEST(MemfdRegistryAcquire_Refused, HoleGivesEfault) {
   EXPECT_NE(maps_line_of(buf.p).find("rw-p"), std::string::npos);
 }
 
-TEST(MemfdRegistryAcquire_Refused, ReadOnlySharedFileAndStackGiveEinval) {
+TEST(MemfdRegistryAcquire_ReadOnly, WriteAccessGivesEfaultReadAccessRemapsReadOnly) {
   MemfdRegistry reg;
   MrBacking b;
-  Anon ro(1);
+  Anon ro(2);
   ASSERT_EQ(mprotect(ro.p, ro.len, PROT_READ), 0);
-  EXPECT_EQ(reg.acquire(ro.p, 16, &b), EINVAL);
+  EXPECT_EQ(reg.acquire(ro.p, 16, &b, /*write=*/true), EFAULT);
+  EXPECT_EQ(reg.entries(), 0u);
+  ASSERT_EQ(reg.acquire(ro.p, ro.len, &b, /*write=*/false), 0);
+  EXPECT_EQ(b.source, MrSource::kMemfd);
+  // On our memfd now, still read-only, same bytes.
+  const std::string line = maps_line_of(ro.p);
+  EXPECT_NE(line.find("r--s"), std::string::npos) << line;
+  EXPECT_NE(line.find("/memfd:uroce-mr"), std::string::npos) << line;
+  for (std::size_t i = 0; i < ro.len; ++i) {
+    ASSERT_EQ(ro.p[i], static_cast<std::byte>(i * 13 + 7)) << i;
+  }
+  reg.release(b);
+}
 
-  // Memory the application itself shares (a memfd that is not ours).
+TEST(MemfdRegistryAcquire_Refused, MixedWritableAndReadOnlyPagesGiveEinval) {
+  MemfdRegistry reg;
+  MrBacking b;
+  Anon buf(2);
+  ASSERT_EQ(mprotect(buf.p + kPage, kPage, PROT_READ), 0);
+  EXPECT_EQ(reg.acquire(buf.p, buf.len, &b, /*write=*/false), EINVAL);
+  EXPECT_EQ(reg.entries(), 0u);
+}
+
+TEST(MemfdRegistryAcquire_Shared, ApplicationMemfdIsItsOwnSharedObject) {
+  MemfdRegistry reg;
+  MrBacking b;
   const int fd = memfd_create("app-shared", MFD_CLOEXEC);
-  ASSERT_EQ(ftruncate(fd, static_cast<off_t>(kPage)), 0);
-  void* shared = mmap(nullptr, kPage, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  EXPECT_EQ(reg.acquire(shared, 16, &b), EINVAL);
-  munmap(shared, kPage);
+  ASSERT_EQ(ftruncate(fd, static_cast<off_t>(2 * kPage)), 0);
+  auto* shared =
+      static_cast<std::byte*>(mmap(nullptr, 2 * kPage, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
+  ASSERT_NE(shared, MAP_FAILED);
+  ASSERT_EQ(reg.acquire(shared + 10, kPage, &b), 0);
+  EXPECT_EQ(b.source, MrSource::kProcessMapping);
+  EXPECT_EQ(b.entry, nullptr);
+  EXPECT_EQ(reg.entries(), 0u);
+  // Nothing moved: still the application's memfd.
+  EXPECT_NE(maps_line_of(shared).find("/memfd:app-shared"), std::string::npos);
+  reg.release(b);
+  munmap(shared, 2 * kPage);
   close(fd);
+}
 
-  char on_stack[64];
-  EXPECT_EQ(reg.acquire(on_stack, sizeof(on_stack), &b), EINVAL);
+TEST(MemfdRegistryAcquire_Shared, AnonymousSharedAndSharedFileAreSharedObjects) {
+  MemfdRegistry reg;
+  MrBacking b;
+  void* anon = mmap(nullptr, kPage, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(anon, MAP_FAILED);
+  ASSERT_EQ(reg.acquire(anon, 64, &b), 0);
+  EXPECT_EQ(b.source, MrSource::kProcessMapping);
+  munmap(anon, kPage);
+
+  char path[] = "/tmp/uroce-test-mr-remap-XXXXXX";
+  const int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(ftruncate(fd, static_cast<off_t>(kPage)), 0);
+  void* ro = mmap(nullptr, kPage, PROT_READ, MAP_SHARED, fd, 0);
+  ASSERT_NE(ro, MAP_FAILED);
+  EXPECT_EQ(reg.acquire(ro, 64, &b, /*write=*/true), EFAULT);
+  ASSERT_EQ(reg.acquire(ro, 64, &b, /*write=*/false), 0);
+  EXPECT_EQ(b.source, MrSource::kProcessMapping);
+  munmap(ro, kPage);
+  close(fd);
+  unlink(path);
+  EXPECT_EQ(reg.entries(), 0u);
+}
+
+TEST(MemfdRegistryAcquire_Shared, SharedAndPrivatePagesTogetherGiveEinval) {
+  MemfdRegistry reg;
+  MrBacking b;
+  // Two adjacent pages: a shared one, then a private one, fixed in place.
+  auto* two = static_cast<std::byte*>(
+      mmap(nullptr, 2 * kPage, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(two, MAP_FAILED);
+  ASSERT_NE(mmap(two + kPage, kPage, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0),
+            MAP_FAILED);
+  EXPECT_EQ(reg.acquire(two, 2 * kPage, &b), EINVAL);
+  munmap(two, 2 * kPage);
+}
+
+TEST(MemfdRegistryAcquire_Private, FileMapPrivateIsRemappedWithItsBytes) {
+  char path[] = "/tmp/uroce-test-mr-remap-XXXXXX";
+  const int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  std::string bytes(kPage, 'f');
+  ASSERT_EQ(write(fd, bytes.data(), bytes.size()), static_cast<ssize_t>(kPage));
+  auto* p = static_cast<char*>(mmap(nullptr, kPage, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0));
+  ASSERT_NE(p, MAP_FAILED);
+  p[0] = 'x';  // a private change the file never sees
+  MemfdRegistry reg;
+  MrBacking b;
+  ASSERT_EQ(reg.acquire(p, kPage, &b), 0);
+  EXPECT_EQ(b.source, MrSource::kMemfd);
+  EXPECT_EQ(p[0], 'x');
+  EXPECT_EQ(p[1], 'f');
+  char first = 0;
+  ASSERT_EQ(pread(fd, &first, 1, 0), 1);
+  EXPECT_EQ(first, 'f');
+  reg.release(b);
+  munmap(p, kPage);
+  close(fd);
+  unlink(path);
+}
+
+// Registers a buffer in its own frame: the frames in those pages, this
+// one's included, must survive the remap for the function to return.
+[[gnu::noinline]] int register_on_stack(MemfdRegistry* reg, MrBacking* b, std::string* line,
+                                        std::uintptr_t* at) {
+  volatile char on_stack[3 * 4096];
+  for (std::size_t i = 0; i < sizeof(on_stack); ++i) on_stack[i] = static_cast<char>(i * 3);
+  const int rc = reg->acquire(const_cast<char*>(on_stack), sizeof(on_stack), b);
+  *line = maps_line_of(const_cast<char*>(on_stack));
+  *at = reinterpret_cast<std::uintptr_t>(on_stack);
+  for (std::size_t i = 0; i < sizeof(on_stack); ++i) {
+    if (on_stack[i] != static_cast<char>(i * 3)) return -1;
+  }
+  return rc;
+}
+
+TEST(MemfdRegistryAcquire_Stack, OwnStackIsRemappedAndTheFramesLive) {
+  MemfdRegistry reg;
+  MrBacking b;
+  std::string line;
+  std::uintptr_t at = 0;
+  ASSERT_EQ(register_on_stack(&reg, &b, &line, &at), 0);
+  EXPECT_EQ(b.source, MrSource::kMemfd);
+  EXPECT_NE(line.find("/memfd:uroce-mr"), std::string::npos) << line;
+  reg.release(b);
+  EXPECT_EQ(reg.entries(), 0u);
+  // Private again once released: a child forked now gets its own frames.
+  line = maps_line_of(reinterpret_cast<void*>(at));
+  EXPECT_EQ(line.find("memfd"), std::string::npos) << line;
+  EXPECT_NE(line.find("rw-p"), std::string::npos) << line;
+}
+
+TEST(MemfdRegistryAcquire_Refused, SpecialMappingsGiveEinval) {
+  MemfdRegistry reg;
+  MrBacking b;
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line)) {
+    MapsLine m;
+    if (parse_maps_line(line, &m) && m.name == "[vdso]") {
+      EXPECT_EQ(reg.acquire(reinterpret_cast<void*>(m.start), 16, &b, false), EINVAL);
+    }
+  }
   EXPECT_EQ(reg.entries(), 0u);
 }
 

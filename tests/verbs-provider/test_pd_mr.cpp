@@ -96,9 +96,11 @@ TEST(RegMr_Errors, RefusalReleasesTheMemfdAndBadMemoryAsksNobody) {
   fc.daemon.refuse.clear();
 
   const auto before = fc.server().ops().size();
-  char on_stack[32];
-  EXPECT_EQ(reg_mr(pd, on_stack, sizeof(on_stack), 0, 0), nullptr);
-  EXPECT_EQ(errno, EINVAL);
+  // Read-only pages and write access: EFAULT (as rxe), the daemon not asked.
+  Anon ro(1);
+  ASSERT_EQ(mprotect(ro.p, ro.len, PROT_READ), 0);
+  EXPECT_EQ(reg_mr(pd, ro.p, 100, 0, IBV_ACCESS_LOCAL_WRITE), nullptr);
+  EXPECT_EQ(errno, EFAULT);
   EXPECT_EQ(reg_mr(pd, buf.p, 0, 0, 0), nullptr);
   EXPECT_EQ(errno, EINVAL);
   // The device reports no memory windows (max_mw 0).
@@ -110,6 +112,29 @@ TEST(RegMr_Errors, RefusalReleasesTheMemfdAndBadMemoryAsksNobody) {
   EXPECT_EQ(reg_mr(pd, buf.p, 100, 0, 0), nullptr);
   EXPECT_EQ(errno, EIO);
   EXPECT_EQ(dealloc_pd(pd), 0);
+}
+
+TEST(RegMr_SharedObject, SendsTheSourceAndNoFd) {
+  FakeContext fc;
+  ibv_pd* pd = fc.alloc_pd();
+  void* shared = mmap(nullptr, kPage, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(shared, MAP_FAILED);
+  ibv_mr* mr =
+      reg_mr(pd, shared, 100, reinterpret_cast<std::uintptr_t>(shared), IBV_ACCESS_LOCAL_WRITE);
+  ASSERT_NE(mr, nullptr) << strerror(errno);
+  ctl::RegMrReq req;
+  {
+    std::lock_guard<std::mutex> g(fc.daemon.mu);
+    req = fc.daemon.mrs.at(mr->handle);
+    EXPECT_EQ(fc.daemon.mr_fd, -1);
+  }
+  EXPECT_EQ(req.source, ctl::MrSource::kProcessMapping);
+  EXPECT_EQ(req.map_len, 0u);
+  EXPECT_EQ(req.map_offset, 0u);
+  EXPECT_EQ(fc.st()->memfds.entries(), 0u);
+  EXPECT_EQ(dereg_mr(reinterpret_cast<verbs_abi::verbs_mr*>(mr)), 0);
+  EXPECT_EQ(dealloc_pd(pd), 0);
+  munmap(shared, kPage);
 }
 
 TEST(DeregMr_Backing, TwoMrsShareOneMemfdUntilBothAreGone) {

@@ -118,5 +118,59 @@ TEST_F(ClientSessionTest, RegMr_BadMappings_Einval) {
   expect_still_served(b_);
 }
 
+TEST_F(ClientSessionTest, RegMr_ProcessMapping_SharedObjectAndErrors) {
+  if (geteuid() != 0) GTEST_SKIP() << "the daemon opens /proc/PID/map_files (root)";
+  ASSERT_EQ(a_.hello("uroce0").status, 0);
+  const std::uint32_t pd = a_.alloc_pd();
+  const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  auto* shared = static_cast<std::uint8_t*>(
+      mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(shared, MAP_FAILED);
+  ctl::RegMrReq r{};
+  r.pd_handle = pd;
+  r.access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+  r.addr = reinterpret_cast<std::uintptr_t>(shared) + 8;
+  r.iova = r.addr;
+  r.length = page;
+  r.source = ctl::MrSource::kProcessMapping;
+  // No fd goes with it.
+  int p[2];
+  ASSERT_EQ(pipe(p), 0);
+  EXPECT_EQ(a_.call(Op::kRegMr, r, {p[0]}).status, EBADMSG);
+  r.map_len = page;  // only a memfd names a mapping length
+  EXPECT_EQ(a_.call(Op::kRegMr, r).status, EINVAL);
+  r.map_len = 0;
+  const Reply ok = a_.call(Op::kRegMr, r);
+  ASSERT_EQ(ok.status, 0);
+  // Private memory is no shared object; read-only pages refuse writes.
+  auto* priv = static_cast<std::uint8_t*>(
+      mmap(nullptr, page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(priv, MAP_FAILED);
+  ctl::RegMrReq bad = r;
+  bad.addr = reinterpret_cast<std::uintptr_t>(priv);
+  EXPECT_EQ(a_.call(Op::kRegMr, bad).status, EINVAL);
+  auto* ro =
+      static_cast<std::uint8_t*>(mmap(nullptr, page, PROT_READ, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(ro, MAP_FAILED);
+  bad.addr = reinterpret_cast<std::uintptr_t>(ro);
+  EXPECT_EQ(a_.call(Op::kRegMr, bad).status, EFAULT);
+  bad.access = IBV_ACCESS_REMOTE_READ;
+  const Reply ro_ok = a_.call(Op::kRegMr, bad);
+  ASSERT_EQ(ro_ok.status, 0);
+  // Read-only stays read-only: no write access by rereg either.
+  ctl::ReregMrReq rr{};
+  rr.mr_handle = ro_ok.as<ctl::RegMrRep>().mr_handle;
+  rr.flags = IBV_REREG_MR_CHANGE_ACCESS;
+  rr.access = IBV_ACCESS_LOCAL_WRITE;
+  EXPECT_EQ(a_.call(Op::kReregMr, rr).status, EFAULT);
+  EXPECT_EQ(a_.call(Op::kDeregMr, ctl::DeregMrReq{rr.mr_handle, 0}).status, 0);
+  EXPECT_EQ(a_.call(Op::kDeregMr, ctl::DeregMrReq{ok.as<ctl::RegMrRep>().mr_handle, 0}).status, 0);
+  close(p[0]);
+  close(p[1]);
+  munmap(shared, 2 * page);
+  munmap(priv, page);
+  munmap(ro, page);
+}
+
 }  // namespace
 }  // namespace uroce::daemon

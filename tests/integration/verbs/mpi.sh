@@ -30,7 +30,7 @@ mpi() {  # TLS
   elif [ "$ok" -ne "$CHECKS" ] || ! grep -qx 'mpi_check: all passed' "$out"; then
     UROCE_WHY="$ok of $CHECKS checks ok: $(grep -v ': ok$' "$out" | tail -n 5 | tr '\n' '|')"; st=1
   fi
-  grep -E 'ping-pong (1|4194304) B|allreduce|one-sided|mpi_check' "$out" | sed 's/^/  /' || true
+  grep -E 'ping-pong (1|4194304) B|latency|allreduce|one-sided|mpi_check' "$out" | sed 's/^/  /' || true
   uroce_verdict "mpirun -np 2 --mca pml ucx (UCX_TLS=$tls): ping-pong 1 B..4 MiB, allreduce, Put/Get on heap and stack windows" "$st"
 }
 mpi rc

@@ -3,6 +3,7 @@
 // rank on its own uroce device):
 //   - a ping-pong from 1 B to 4 MiB (powers of two), every byte of every
 //     message checked on both sides;
+//   - an 8-byte ping-pong's latency (printed, not judged);
 //   - an allreduce (sum) of 65,536 integers;
 //   - one-sided Put and Get through windows on the heap and on the stack,
 //     with fence synchronisation.
@@ -107,6 +108,26 @@ void one_sided(int rank, std::uint8_t* win_mem, std::size_t size, const char* wh
 
 }  // namespace
 
+// Half the round-trip time of an 8-byte MPI_Send/MPI_Recv ping-pong, after
+// 100 warm-up round trips (a figure for docs/middleware.md, not a check).
+void latency(int rank) {
+  constexpr int kWarm = 100, kIters = 2000;
+  std::uint8_t b[8] = {};
+  double t0 = 0;
+  for (int i = 0; i < kWarm + kIters; ++i) {
+    if (i == kWarm) t0 = MPI_Wtime();
+    if (rank == 0) {
+      MPI_Send(b, 8, MPI_BYTE, 1, 0, MPI_COMM_WORLD);
+      MPI_Recv(b, 8, MPI_BYTE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    } else {
+      MPI_Recv(b, 8, MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      MPI_Send(b, 8, MPI_BYTE, 0, 0, MPI_COMM_WORLD);
+    }
+  }
+  const double us = (MPI_Wtime() - t0) / kIters / 2 * 1e6;
+  if (rank == 0) std::printf("rank 0: ping-pong latency 8 B: %.1f us (half round trip)\n", us);
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int rank = 0, nranks = 0;
@@ -118,6 +139,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   pingpong(rank);
+  latency(rank);
   allreduce(rank, nranks);
   constexpr std::size_t kWin = 1 << 16;
   std::vector<std::uint8_t> heap(kWin);

@@ -274,7 +274,8 @@ def sparse(path, ibdev, reg_bytes, most, hold):
         fd = os.memfd_create("sparse", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
         os.ftruncate(fd, 64 * GIB)
         fcntl.fcntl(fd, 1033, 0x0002 | 0x0001)  # F_ADD_SEALS: F_SEAL_SHRINK | F_SEAL_SEAL
-        body = struct.pack("<IIQQQQQ", pd, 1, 0x10000000, reg_bytes, 0x10000000, 64 * GIB, 0)
+        # RegMrReq, source kMemfd (0) and padding last
+        body = struct.pack("<IIQQQQQII", pd, 1, 0x10000000, reg_bytes, 0x10000000, 64 * GIB, 0, 0, 0)
         st, _ = exchange(sock, OP_REG_MR, seq, body, [fd])
         os.close(fd)
         seq += 1

@@ -1,0 +1,145 @@
+// The daemon's mapping of a registration's bytes (mr_memory.h), against this
+// very process's memory as the client's.
+#include "apps/uroced/mr_memory.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <sys/shm.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace uroce::daemon {
+namespace {
+
+const std::size_t kPage = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+
+// Skips when this process may not open /proc/PID/map_files (the daemon runs
+// as root; a test run by a user cannot).
+bool map_files_allowed() {
+  void* p = mmap(nullptr, kPage, PROT_READ, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  char path[96];
+  std::snprintf(path, sizeof(path), "/proc/self/map_files/%lx-%lx",
+                reinterpret_cast<unsigned long>(p), reinterpret_cast<unsigned long>(p) + kPage);
+  const int fd = open(path, O_RDONLY | O_CLOEXEC);
+  munmap(p, kPage);
+  if (fd < 0) return false;
+  close(fd);
+  return true;
+}
+
+#define SKIP_WITHOUT_MAP_FILES() \
+  if (!map_files_allowed()) GTEST_SKIP() << "no access to /proc/PID/map_files (not root)"
+
+TEST(MrMemoryFromProcess, AnonymousSharedIsTheSamePages) {
+  SKIP_WITHOUT_MAP_FILES();
+  auto* p = static_cast<std::uint8_t*>(
+      mmap(nullptr, 4 * kPage, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(p, MAP_FAILED);
+  p[kPage + 100] = 9;
+  MrMemory m;
+  ASSERT_EQ(MrMemory::from_process(getpid(), reinterpret_cast<std::uintptr_t>(p + kPage + 100), 500,
+                                   true, &m),
+            0);
+  EXPECT_EQ(m.host()[0], 9);
+  m.host()[1] = 77;  // the engine's write shows in the client's pages
+  EXPECT_EQ(p[kPage + 101], 77);
+  EXPECT_EQ(m.map_len(), kPage);
+  EXPECT_TRUE(m.writable());
+  EXPECT_TRUE(m.guarded());  // anonymous shared memory is not sealed
+  munmap(p, 4 * kPage);
+}
+
+TEST(MrMemoryFromProcess, SealedMemfdIsNotGuarded) {
+  SKIP_WITHOUT_MAP_FILES();
+  const int fd = memfd_create("t", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  ASSERT_EQ(ftruncate(fd, static_cast<off_t>(2 * kPage)), 0);
+  ASSERT_EQ(fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK), 0);
+  auto* p = static_cast<std::uint8_t*>(
+      mmap(nullptr, 2 * kPage, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
+  ASSERT_NE(p, MAP_FAILED);
+  MrMemory m;
+  ASSERT_EQ(MrMemory::from_process(getpid(), reinterpret_cast<std::uintptr_t>(p), 2 * kPage, true,
+                                   &m),
+            0);
+  EXPECT_FALSE(m.guarded());
+  EXPECT_EQ(m.map_len(), 2 * kPage);
+  munmap(p, 2 * kPage);
+  close(fd);
+}
+
+TEST(MrMemoryFromProcess, ReadOnlyPagesRefuseWriteAndMapReadOnly) {
+  SKIP_WITHOUT_MAP_FILES();
+  char path[] = "/tmp/uroce-test-mr-memory-XXXXXX";
+  const int fd = mkstemp(path);
+  unlink(path);
+  ASSERT_EQ(ftruncate(fd, static_cast<off_t>(kPage)), 0);
+  void* p = mmap(nullptr, kPage, PROT_READ, MAP_SHARED, fd, 0);
+  ASSERT_NE(p, MAP_FAILED);
+  MrMemory m;
+  const auto a = reinterpret_cast<std::uintptr_t>(p);
+  EXPECT_EQ(MrMemory::from_process(getpid(), a, 64, true, &m), EFAULT);
+  ASSERT_EQ(MrMemory::from_process(getpid(), a, 64, false, &m), 0);
+  EXPECT_FALSE(m.writable());
+  munmap(p, kPage);
+  close(fd);
+}
+
+TEST(MrMemoryFromProcess, PrivateHoleAndMixedRangesAreRefused) {
+  SKIP_WITHOUT_MAP_FILES();
+  MrMemory m;
+  auto* priv = static_cast<std::uint8_t*>(
+      mmap(nullptr, 3 * kPage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(priv, MAP_FAILED);
+  const auto a = reinterpret_cast<std::uintptr_t>(priv);
+  // Private memory is nobody's shared object (the provider remaps it).
+  EXPECT_EQ(MrMemory::from_process(getpid(), a, kPage, true, &m), EINVAL);
+  ASSERT_EQ(munmap(priv + kPage, kPage), 0);
+  EXPECT_EQ(MrMemory::from_process(getpid(), a, 3 * kPage, true, &m), EFAULT);  // a hole
+  // Shared then private pages.
+  ASSERT_NE(mmap(priv + kPage, kPage, PROT_READ | PROT_WRITE,
+                 MAP_SHARED | MAP_ANONYMOUS | MAP_FIXED, -1, 0),
+            MAP_FAILED);
+  EXPECT_EQ(MrMemory::from_process(getpid(), a + kPage, 2 * kPage, true, &m), EINVAL);
+  EXPECT_EQ(MrMemory::from_process(getpid(), a, 0, true, &m), EINVAL);
+  EXPECT_EQ(MrMemory::from_process(0, a, kPage, true, &m), EINVAL);
+  munmap(priv, 3 * kPage);
+}
+
+TEST(MrMemoryFromProcess, SysvSegmentIncludingHugePages) {
+  SKIP_WITHOUT_MAP_FILES();
+  for (const bool huge : {false, true}) {
+    const std::size_t len = huge ? std::size_t{2} << 20 : 4 * kPage;
+    const int id = shmget(IPC_PRIVATE, len, IPC_CREAT | 0600 | (huge ? SHM_HUGETLB : 0));
+    if (id < 0 && huge) {
+      std::printf("SHM_HUGETLB not tested: %s\n", std::strerror(errno));
+      continue;
+    }
+    ASSERT_GE(id, 0);
+    auto* p = static_cast<std::uint8_t*>(shmat(id, nullptr, 0));
+    shmctl(id, IPC_RMID, nullptr);
+    ASSERT_NE(p, reinterpret_cast<void*>(-1));
+    p[len - 1] = 5;
+    MrMemory m;
+    ASSERT_EQ(MrMemory::from_process(getpid(), reinterpret_cast<std::uintptr_t>(p + len - 10), 10,
+                                     true, &m),
+              0)
+        << (huge ? "huge" : "small");
+    EXPECT_EQ(m.host()[9], 5);
+    EXPECT_EQ(m.map_len(), huge ? len : kPage);  // huge pages map whole
+    m.reset();
+    shmdt(p);
+  }
+}
+
+TEST(MrMemoryFromMemfd, UnsealedIsRefused) {
+  MrMemory m;
+  const int fd = memfd_create("u", MFD_CLOEXEC);
+  ASSERT_EQ(ftruncate(fd, static_cast<off_t>(kPage)), 0);
+  EXPECT_EQ(MrMemory::from_memfd(fd, kPage, 0, &m), EINVAL);  // takes fd
+}
+
+}  // namespace
+}  // namespace uroce::daemon
