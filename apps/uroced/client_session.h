@@ -228,7 +228,9 @@ class ClientSession {
   int make_cq_region(std::uint32_t cqe, shm::SharedRegion* region, engine::RingMem* ring,
                      ctl::CqNotify** notify);
   // ARP for `ip` on this session's device, polling (env_.resolve timing).
-  int resolve_mac(wire::Ipv4Addr ip, wire::MacAddr* mac);
+  // The MAC of the path's IPv4 (ARP) or IPv6 (neighbour discovery)
+  // destination, waiting up to env_.resolve.timeout; EHOSTUNREACH.
+  int resolve_mac(const transport::PathAddr& av, wire::MacAddr* mac);
   // Destroy one object in the engine and drop its memory; when the engine
   // refuses, the memory is kept mapped for the rest of the process
   // (keep_mapped): safer than unmapping what the engine may still touch.

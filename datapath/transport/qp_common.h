@@ -20,26 +20,57 @@
 #include "datapath/transport/wr.h"
 #include "datapath/wire/addr.h"
 #include "datapath/wire/bth.h"
+#include "datapath/wire/builder.h"
 #include "datapath/wire/immdt.h"
 #include "datapath/wire/opcodes.h"
+#include "datapath/wire/parser.h"
 
 namespace uroce::transport {
 
-// The port a QP sends from: its MAC and IPv4 address (GID index 1,
-// ::ffff:<IPv4>, in the GID table rxe and we expose).
+// The port a QP sends from: its MAC, IPv4 address (GID index 1,
+// ::ffff:<IPv4>, in the GID table rxe and we expose), and IPv6 addresses
+// (GID 0, fe80:: + EUI-64 of the MAC; the global one, all zero if none).
 struct LocalPort {
   wire::MacAddr mac{};
   wire::Ipv4Addr ip{};
+  wire::Ipv6Addr ip6_link_local{};
+  wire::Ipv6Addr ip6_global{};
+
+  // The IPv6 source address a path with `global_src` uses.
+  const wire::Ipv6Addr& ip6(bool global_src) const {
+    return global_src ? ip6_global : ip6_link_local;
+  }
 };
 
 // The far end of a connected QP (UC, RC): ibv_qp_attr.ah_attr as the engine
-// resolved it (GID -> IPv4, ARP -> MAC, traffic class -> DSCP, hop limit).
+// resolved it (GID -> IPv4 or IPv6, ARP or ND -> MAC, traffic class ->
+// DSCP, hop limit). With `ipv6` the path is RoCEv2 over IPv6 from our
+// link-local or (global_src) global address to dip6, and dip is unused.
 struct PathAddr {
   wire::MacAddr dmac{};
   wire::Ipv4Addr dip{};
   std::uint8_t dscp = 0;
   std::uint8_t ttl = 64;
+  bool ipv6 = false;
+  bool global_src = false;
+  wire::Ipv6Addr dip6{};
 };
+
+// Points `s` at the IPv6 addresses of a path over IPv6 (nothing to do over
+// IPv4: the caller set ip_src and ip_dst). `local` and `dip6` must outlive
+// the build.
+inline void set_ipv6_addrs(wire::PacketSpec& s, const LocalPort& local, bool global_src,
+                           const wire::Ipv6Addr& dip6) {
+  s.ip6_src = &local.ip6(global_src);
+  s.ip6_dst = &dip6;
+}
+
+// rxe's check_addr: a connected QP takes packets only from its peer's
+// address to its own, over the path's IP version.
+inline bool from_peer(const wire::ParsedPacket& p, const PathAddr& a, const LocalPort& local) {
+  if (!p.ipv6 && !a.ipv6) return p.ip.src() == a.dip && p.ip.dst() == local.ip;
+  return p.ipv6 && a.ipv6 && p.ip6.src() == a.dip6 && p.ip6.dst() == local.ip6(a.global_src);
+}
 
 // The attribute values of one ibv_modify_qp. Only the fields whose
 // qp_attr bit is in the accompanying mask are meaningful.
