@@ -118,7 +118,7 @@ int av_from_ibv(const ibv_ah_attr& ah, const engine::PfcEndpointConfig& pfc,
     if (d.is_zero() || d.is_multicast() || d.is_ipv4_mapped()) return EINVAL;
     a.ipv6 = true;
     a.global_src = ah.grh.sgid_index != port::GidTable::kLinkLocalIndex;
-    a.dip6 = d;
+    a.route6 = wire::Ipv6Route{sgid->gid.ipv6(), d, 0};
     a.dip = wire::Ipv4Addr{};
     a.ttl = ah.grh.hop_limit != 0 ? ah.grh.hop_limit : pfc.ttl.tx_ttl;
   }
@@ -151,7 +151,7 @@ void ibv_from_query(const engine::QpQuery& q, const port::GidTable& gids, ibv_qp
   a.rnr_retry = v.rnr_retry;
   if (v.av.dip.v != 0 || v.av.ipv6) {
     const port::Gid g =
-        v.av.ipv6 ? port::Gid::from_ipv6(v.av.dip6) : port::Gid::ipv4_mapped(v.av.dip);
+        v.av.ipv6 ? port::Gid::from_ipv6(v.av.route6.dst) : port::Gid::ipv4_mapped(v.av.dip);
     a.ah_attr.is_global = 1;
     std::memcpy(a.ah_attr.grh.dgid.raw, g.raw.data(), g.raw.size());
     a.ah_attr.grh.sgid_index = static_cast<std::uint8_t>(

@@ -256,7 +256,7 @@ int ClientSession::resolve_mac(const transport::PathAddr& av, wire::MacAddr* mac
   // running and sends the ARP requests or neighbour solicitations.
   const TimeNs start = steady_now();
   for (;;) {
-    if (av.ipv6 ? dev_->resolve6(av.dip6, mac) : dev_->resolve(av.dip, mac)) return 0;
+    if (av.ipv6 ? dev_->resolve6(av.route6.dst, mac) : dev_->resolve(av.dip, mac)) return 0;
     if (steady_now() - start >= env_.resolve.timeout) return EHOSTUNREACH;
     std::this_thread::sleep_for(std::chrono::nanoseconds(env_.resolve.interval));
   }
@@ -414,7 +414,7 @@ int ClientSession::on_create_ah(const ctl::CreateAhReq& r, ctl::CreateAhRep* rep
   a.ttl = av.ttl;
   a.ipv6 = av.ipv6;
   a.global_src = av.global_src;
-  a.dip6 = av.dip6;
+  a.dip6 = av.route6.dst;
   const std::uint32_t h = env_.handles->next();
   a.id = h;
   a.client = id_;

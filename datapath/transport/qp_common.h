@@ -44,8 +44,9 @@ struct LocalPort {
 
 // The far end of a connected QP (UC, RC): ibv_qp_attr.ah_attr as the engine
 // resolved it (GID -> IPv4 or IPv6, ARP or ND -> MAC, traffic class ->
-// DSCP, hop limit). With `ipv6` the path is RoCEv2 over IPv6 from our
-// link-local or (global_src) global address to dip6, and dip is unused.
+// DSCP, hop limit). With `ipv6` the path is RoCEv2 over IPv6 along route6
+// (from our link-local address, or from the global one with global_src,
+// to the peer), and dip is unused.
 struct PathAddr {
   wire::MacAddr dmac{};
   wire::Ipv4Addr dip{};
@@ -53,23 +54,15 @@ struct PathAddr {
   std::uint8_t ttl = 64;
   bool ipv6 = false;
   bool global_src = false;
-  wire::Ipv6Addr dip6{};
+  wire::Ipv6Route route6{};
 };
 
-// Points `s` at the IPv6 addresses of a path over IPv6 (nothing to do over
-// IPv4: the caller set ip_src and ip_dst). `local` and `dip6` must outlive
-// the build.
-inline void set_ipv6_addrs(wire::PacketSpec& s, const LocalPort& local, bool global_src,
-                           const wire::Ipv6Addr& dip6) {
-  s.ip6_src = &local.ip6(global_src);
-  s.ip6_dst = &dip6;
-}
-
 // rxe's check_addr: a connected QP takes packets only from its peer's
-// address to its own, over the path's IP version.
+// address to its own, over the path's IP version. An IPv6 packet never
+// passes the IPv4 check: the parser leaves 0.0.0.0 in its `ip` addresses.
 inline bool from_peer(const wire::ParsedPacket& p, const PathAddr& a, const LocalPort& local) {
-  if (!p.ipv6 && !a.ipv6) return p.ip.src() == a.dip && p.ip.dst() == local.ip;
-  return p.ipv6 && a.ipv6 && p.ip6.src() == a.dip6 && p.ip6.dst() == local.ip6(a.global_src);
+  if (!a.ipv6) return p.ip.src() == a.dip && p.ip.dst() == local.ip;
+  return p.ipv6 && p.ip6.src() == a.route6.dst && p.ip6.dst() == a.route6.src;
 }
 
 // The attribute values of one ibv_modify_qp. Only the fields whose

@@ -148,7 +148,7 @@ UcQp::SendStep UcQp::send_segment(const Segment& seg, std::span<std::uint8_t> fr
   spec.eth_dst = path_.dmac;
   spec.ip_src = core_.cfg.local.ip;
   spec.ip_dst = path_.dip;
-  if (path_.ipv6) set_ipv6_addrs(spec, core_.cfg.local, path_.global_src, path_.dip6);
+  if (path_.ipv6) spec.ip6 = &path_.route6;
   spec.dscp = path_.dscp & 0x3f;
   spec.ttl = path_.ttl;
   spec.udp_src = rxe_udp_src_port(core_.cfg.qpn);

@@ -96,7 +96,9 @@ UdQp::SendStep UdQp::send_front(std::span<std::uint8_t> frame, Cqe* wc) {
   spec.eth_dst = wr.ud.dmac;
   spec.ip_src = core_.cfg.local.ip;
   spec.ip_dst = wr.ud.dip;
-  if (wr.ud.ipv6) set_ipv6_addrs(spec, core_.cfg.local, wr.ud.global_src, wr.ud.dip6);
+  // The AH names the destination and which of our addresses sends.
+  const wire::Ipv6Route route6{core_.cfg.local.ip6(wr.ud.global_src), wr.ud.dip6, 0};
+  if (wr.ud.ipv6) spec.ip6 = &route6;
   spec.dscp = wr.ud.dscp & 0x3f;
   spec.ttl = wr.ud.ttl;
   spec.udp_src = rxe_udp_src_port(core_.cfg.qpn);

@@ -27,7 +27,7 @@ std::size_t payload_and_pad(const PacketSpec& s) {
   return s.payload.size() + pad_count(s.payload.size());
 }
 
-std::size_t ip_extra(const PacketSpec& s) { return s.ip6_dst != nullptr ? kIpv6ExtraBytes : 0; }
+std::size_t ip_extra(const PacketSpec& s) { return s.ip6 != nullptr ? kIpv6ExtraBytes : 0; }
 
 // Writes the IPv4 header at `p` for an IP packet of `ip_len` bytes.
 void write_ipv4(const PacketSpec& s, std::size_t ip_len, std::uint8_t* p) {
@@ -47,12 +47,12 @@ void write_ipv4(const PacketSpec& s, std::size_t ip_len, std::uint8_t* p) {
 
 void write_ipv6(const PacketSpec& s, std::size_t ip_len, std::uint8_t* p) {
   Ipv6Hdr ip;
-  ip.set_version_tc_flow(6, static_cast<std::uint8_t>(s.dscp << 2 | s.ecn), s.flow_label);
+  ip.set_version_tc_flow(6, static_cast<std::uint8_t>(s.dscp << 2 | s.ecn), s.ip6->flow_label);
   ip.set_payload_length(static_cast<std::uint16_t>(ip_len - Ipv6Hdr::kSize));
   ip.set_next_header(kIpProtoUdp);
   ip.set_hop_limit(s.ttl);
-  ip.set_src(*s.ip6_src);
-  ip.set_dst(*s.ip6_dst);
+  ip.set_src(s.ip6->src);
+  ip.set_dst(s.ip6->dst);
   ip.write(p);
 }
 
@@ -92,8 +92,8 @@ int build_roce(const PacketSpec& s, std::span<std::uint8_t> out) {
     return err(BuildError::kPayloadNotAllowed);
   }
   if (s.dest_qp > kQpnMask || s.psn > kPsnMask || s.tver > 0x0f || s.dscp > 0x3f || s.ecn > 0x03 ||
-      !path_mtu_valid(static_cast<std::uint8_t>(s.pmtu)) || s.flow_label > kFlowLabelMask ||
-      (s.ip6_dst != nullptr && s.ip6_src == nullptr)) {
+      !path_mtu_valid(static_cast<std::uint8_t>(s.pmtu)) ||
+      (s.ip6 != nullptr && s.ip6->flow_label > kFlowLabelMask)) {
     return err(BuildError::kFieldOutOfRange);
   }
   if (s.payload.size() > path_mtu_bytes(s.pmtu)) {
@@ -104,7 +104,7 @@ int build_roce(const PacketSpec& s, std::span<std::uint8_t> out) {
 
   std::uint8_t* p = out.data();
   const std::size_t ip_len = frame_len - EthHdr::kSize;
-  const bool v6 = s.ip6_dst != nullptr;
+  const bool v6 = s.ip6 != nullptr;
   const std::size_t ip_hdr_len = v6 ? Ipv6Hdr::kSize : Ipv4Hdr::kSize;
   const std::size_t udp_len = ip_len - ip_hdr_len;
 
@@ -196,7 +196,7 @@ int build_roce(const PacketSpec& s, std::span<std::uint8_t> out) {
     // The UDP checksum covers the ICRC, so it is computed last; the ICRC
     // takes the UDP checksum as all ones and does not depend on it.
     const std::span<const std::uint8_t> seg(udp_start, udp_len);
-    store_be16(udp_start + 6, v6 ? udp_ipv6_checksum(*s.ip6_src, *s.ip6_dst, seg)
+    store_be16(udp_start + 6, v6 ? udp_ipv6_checksum(s.ip6->src, s.ip6->dst, seg)
                                  : udp_ipv4_checksum(s.ip_src, s.ip_dst, seg));
   }
   return static_cast<int>(frame_len);

@@ -40,6 +40,14 @@ inline constexpr std::size_t kIpv6ExtraBytes = Ipv6Hdr::kSize - Ipv4Hdr::kSize;
 inline constexpr std::size_t kMaxRoceFrame =
     EthHdr::kSize + kPathMtuOverhead + kIpv6ExtraBytes + kMaxPathMtuBytes;
 
+// The IPv6 addresses and flow label of a RoCEv2 path over IPv6 (Linux rxe
+// sends flow label 0).
+struct Ipv6Route {
+  Ipv6Addr src{};
+  Ipv6Addr dst{};
+  std::uint32_t flow_label = 0;  // 20 bits
+};
+
 struct PacketSpec {
   // Ethernet
   MacAddr eth_src;
@@ -52,14 +60,11 @@ struct PacketSpec {
   std::uint8_t ttl = 64;
   std::uint16_t ip_id = 0;
   bool df = true;
-  // IPv6 instead (RFC 8200) when ip6_dst is set; ip6_src must be set too.
-  // The traffic class is dscp << 2 | ecn and the hop limit is ttl; ip_src,
-  // ip_dst, ip_id and df are unused. Pointers, not copies, so that building
-  // an IPv4 frame pays for two null pointers only; they must stay valid
-  // during build_roce. Linux rxe sends flow label 0.
-  const Ipv6Addr* ip6_src = nullptr;
-  const Ipv6Addr* ip6_dst = nullptr;
-  std::uint32_t flow_label = 0;  // 20 bits
+  // IPv6 instead (RFC 8200) when set: addresses and flow label from *ip6,
+  // the traffic class is dscp << 2 | ecn and the hop limit ttl; ip_src,
+  // ip_dst, ip_id and df are unused. A pointer, not a copy, so that an IPv4
+  // spec pays one null pointer; *ip6 must stay valid during build_roce.
+  const Ipv6Route* ip6 = nullptr;
   // UDP: checksum 0 unless asked for (RoCEv2 senders normally leave it 0).
   std::uint16_t udp_src = 0xc000;
   std::uint16_t udp_dst = kRoceV2Port;
@@ -98,7 +103,7 @@ enum class BuildError : int {
   kPayloadTooLarge = -6,      // more than the path MTU
   kFieldOutOfRange = -7,      // QPN/PSN > 24 bits, TVer > 15, DSCP > 63,
                               // ECN > 3, invalid path MTU code, flow
-                              // label > 20 bits, ip6_dst without ip6_src
+                              // label > 20 bits
 };
 std::string_view build_error_name(BuildError e);
 

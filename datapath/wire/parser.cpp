@@ -1,5 +1,7 @@
 #include "datapath/wire/parser.h"
 
+#include <cstring>
+
 #include "datapath/wire/checksum.h"
 #include "datapath/wire/icrc.h"
 
@@ -137,6 +139,9 @@ ParseError parse_udp_on(std::span<const std::uint8_t> frame, std::size_t end, Pa
 
 ParseError parse_ipv6(std::span<const std::uint8_t> frame, ParsedPacket& out) {
   out.ipv6 = true;
+  // `ip` keeps no stale IPv4 addresses: 0.0.0.0 matches no IPv4 peer, so
+  // the IPv4 address checks need not look at `ipv6` (parser.h).
+  std::memset(out.ip.raw + 12, 0, 8);
   if (frame.size() < kIpOff + Ipv6Hdr::kSize) return ParseError::kTruncatedIpv6;
   out.ip6 = Ipv6Hdr::read(frame.data() + kIpOff);
   out.ip_offset = kIpOff;

@@ -76,7 +76,9 @@ std::string_view parse_error_name(ParseError e);
 
 struct ParsedPacket {
   EthHdr eth;
-  // `ip` is valid when !ipv6, `ip6` when ipv6.
+  // `ip` is valid when !ipv6, `ip6` when ipv6. For an IPv6 packet the
+  // addresses in `ip` are 0.0.0.0, so an IPv4 address check fails on it
+  // without looking at `ipv6`.
   Ipv4Hdr ip;
   Ipv6Hdr ip6;
   bool ipv6 = false;

@@ -56,14 +56,12 @@ void check_rebuild(const ParsedPacket& p) {
   PacketSpec s;
   s.eth_src = p.eth.src();
   s.eth_dst = p.eth.dst();
-  const Ipv6Addr src6 = p.ip6.src(), dst6 = p.ip6.dst();
+  const Ipv6Route route{p.ip6.src(), p.ip6.dst(), p.ip6.flow_label()};
   if (p.ipv6) {
-    s.ip6_src = &src6;
-    s.ip6_dst = &dst6;
+    s.ip6 = &route;
     s.dscp = p.ip6.dscp();
     s.ecn = p.ip6.ecn();
     s.ttl = p.ip6.hop_limit();
-    s.flow_label = p.ip6.flow_label();
   } else {
     s.ip_src = p.ip.src();
     s.ip_dst = p.ip.dst();

@@ -149,13 +149,18 @@ std::vector<Vector> make_vectors() {
       [](PacketSpec& s) { s.udp_checksum = true; });
   static const Ipv6Addr kSrc6 = Ipv6Addr::link_local(MacAddr{{0x02, 0, 0, 0, 0, 0x01}});
   static const Ipv6Addr kDst6 = *Ipv6Addr::parse("2001:db8:0:1::2");
+  // One route per vector (each has its own flow label); reserved so that
+  // the specs' pointers stay valid.
+  static std::vector<Ipv6Route> routes;
   const std::size_t n4 = v.size();
+  routes.clear();
+  routes.reserve(n4);
   for (std::size_t i = 0; i < n4; ++i) {
     Vector x = v[i];
     x.name += "_IPV6";
-    x.spec.ip6_src = &kSrc6;
-    x.spec.ip6_dst = &kDst6;
-    x.spec.flow_label = static_cast<std::uint32_t>(0x10000 + i * 0x1357) & kFlowLabelMask;
+    routes.push_back(
+        Ipv6Route{kSrc6, kDst6, static_cast<std::uint32_t>(0x10000 + i * 0x1357) & kFlowLabelMask});
+    x.spec.ip6 = &routes.back();
     x.spec.ttl = static_cast<std::uint8_t>(1 + i * 5);
     v.push_back(std::move(x));
   }
@@ -304,8 +309,8 @@ int cmd_gen(const char* pcap_path) {
     const OpcodeInfo& info = opcode_info(s.opcode);
     Json f;
     f.str("eth_src", s.eth_src.to_string()).str("eth_dst", s.eth_dst.to_string());
-    if (s.ip6_dst != nullptr) {
-      ipv6_fields(f, *s.ip6_src, *s.ip6_dst, s.dscp, s.ecn, s.ttl, s.flow_label);
+    if (s.ip6 != nullptr) {
+      ipv6_fields(f, s.ip6->src, s.ip6->dst, s.dscp, s.ecn, s.ttl, s.ip6->flow_label);
     } else {
       ipv4_fields(f, s.ip_src, s.ip_dst, s.dscp, s.ecn, s.ttl, s.ip_id, s.df);
     }

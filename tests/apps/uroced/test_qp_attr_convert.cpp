@@ -132,7 +132,9 @@ TEST(AvFromIbv_Valid, LinkLocalGidZeroIsIpv6) {
   ASSERT_EQ(av_from_ibv(av_to6("fe80::ff:fe00:2", 0), kPfc, kGids, &av), 0);
   EXPECT_TRUE(av.ipv6);
   EXPECT_FALSE(av.global_src);
-  EXPECT_EQ(av.dip6.to_string(), "fe80::ff:fe00:2");
+  EXPECT_EQ(av.route6.dst.to_string(), "fe80::ff:fe00:2");
+  EXPECT_EQ(av.route6.src, wire::Ipv6Addr::link_local(wire::MacAddr{{0x02, 0, 0, 0, 0, 0x01}}));
+  EXPECT_EQ(av.route6.flow_label, 0u);  // as rxe
   EXPECT_EQ(av.dscp, 46);
   EXPECT_EQ(av.ttl, 7);  // over IPv6 the AH's hop limit, as rxe sends it
   ibv_ah_attr ah = av_to6("fe80::ff:fe00:2", 0);
@@ -146,7 +148,8 @@ TEST(AvFromIbv_Valid, GlobalGidIsIpv6FromTheGlobalAddress) {
   ASSERT_EQ(av_from_ibv(av_to6("2001:db8::2", 2), kPfc, kGids, &av), 0);
   EXPECT_TRUE(av.ipv6);
   EXPECT_TRUE(av.global_src);
-  EXPECT_EQ(av.dip6.to_string(), "2001:db8::2");
+  EXPECT_EQ(av.route6.dst.to_string(), "2001:db8::2");
+  EXPECT_EQ(av.route6.src.to_string(), "2001:db8::1");
 }
 
 TEST(AvFromIbv_Rules, Einval) {
@@ -206,7 +209,7 @@ TEST(IbvFromQuery, ShowsTheAv) {
 TEST(IbvFromQuery, ShowsAnIpv6AvWithItsSourceIndex) {
   engine::QpQuery q;
   q.values.av.ipv6 = true;
-  q.values.av.dip6 = *wire::Ipv6Addr::parse("fe80::ff:fe00:2");
+  q.values.av.route6.dst = *wire::Ipv6Addr::parse("fe80::ff:fe00:2");
   q.values.av.ttl = 1;
   ibv_qp_attr a;
   ibv_from_query(q, kGids, &a);

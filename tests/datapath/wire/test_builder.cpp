@@ -264,11 +264,10 @@ TEST(BuildRoce, RejectsFieldsOutOfRange) {
   s = sample_spec(op::kRcAck);
   s.pmtu = static_cast<PathMtu>(0);
   EXPECT_EQ(build_roce(s, buf), bad);
+  Ipv6Route r = testing::kSampleRoute;
+  r.flow_label = kFlowLabelMask + 1;
   s = testing::sample_spec_ipv6(op::kRcAck);
-  s.flow_label = kFlowLabelMask + 1;
-  EXPECT_EQ(build_roce(s, buf), bad);
-  s = testing::sample_spec_ipv6(op::kRcAck);
-  s.ip6_src = nullptr;
+  s.ip6 = &r;
   EXPECT_EQ(build_roce(s, buf), bad);
   EXPECT_EQ(build_error_name(BuildError::kFieldOutOfRange), "FieldOutOfRange");
 }

@@ -18,11 +18,13 @@ const wire::Ipv6Addr kGlobalB = *wire::Ipv6Addr::parse("2001:db8::b");
 
 WcStatus st(const ib_uverbs_wc& w) { return static_cast<WcStatus>(w.status); }
 
-transport::PathAddr path6(const wire::MacAddr& dmac, const wire::Ipv6Addr& dip6) {
+// From our link-local address (`src`) to the peer's (`dst`).
+transport::PathAddr path6(const wire::MacAddr& dmac, const wire::Ipv6Addr& src,
+                          const wire::Ipv6Addr& dst) {
   transport::PathAddr p;
   p.dmac = dmac;
   p.ipv6 = true;
-  p.dip6 = dip6;
+  p.route6 = wire::Ipv6Route{src, dst, 0};
   p.ttl = 1;  // on-link, as rdma-core's pingpongs ask
   return p;
 }
@@ -74,8 +76,8 @@ void connected_send_over_ipv6(Host& a, Host& b, QpType type, TwoHosts& t) {
   auto ascq = a.make_cq(1), arcq = a.make_cq(2), bscq = b.make_cq(1), brcq = b.make_cq(2);
   auto aqp = a.make_qp(10, type, 1, 2);
   auto bqp = b.make_qp(10, type, 1, 2);
-  a.connect_path(10, type, bqp->qpn, path6(kMacB, kLlB), 100, 500);
-  b.connect_path(10, type, aqp->qpn, path6(kMacA, kLlA), 500, 100);
+  a.connect_path(10, type, bqp->qpn, path6(kMacB, kLlA, kLlB), 100, 500);
+  b.connect_path(10, type, aqp->qpn, path6(kMacA, kLlB, kLlA), 500, 100);
   std::memset(a.mem.data(), 0x5c, 3000);
   bqp->post_recv(1, {b.sge(0, 4096)});
   aqp->post_send(send_wqe(2), {a.sge(0, 3000)});
@@ -106,7 +108,7 @@ TEST_F(TwoHosts, RcOverIpv6DropsAPeerOnIpv4) {
   auto aqp = a.make_qp(10, QpType::kRc, 1, 2);
   auto bqp = b.make_qp(10, QpType::kRc, 1, 2);
   a.connect(10, QpType::kRc, bqp->qpn, kMacB, kIpB, 100, 500);
-  b.connect_path(10, QpType::kRc, aqp->qpn, path6(kMacA, kLlA), 500, 100);
+  b.connect_path(10, QpType::kRc, aqp->qpn, path6(kMacA, kLlB, kLlA), 500, 100);
   bqp->post_recv(1, {b.sge(0, 4096)});
   aqp->post_send(send_wqe(2), {a.sge(0, 100)});
   run(20);
