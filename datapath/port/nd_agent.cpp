@@ -162,15 +162,6 @@ NdDrop NdAgent::process(std::span<const std::uint8_t> frame, TimeNs now) {
   return learned_ok ? NdDrop::kNone : drop(NdDrop::kTableFull);
 }
 
-bool NdAgent::learn(const wire::Ipv6Addr& ip, const wire::MacAddr& mac, TimeNs now, bool create) {
-  const Neighbor6Entry* before = neighbors_.peek(ip);
-  const bool known = before != nullptr && (before->state == NeighborState::kReachable ||
-                                           before->state == NeighborState::kStale);
-  if (neighbors_.confirm(ip, mac, now, create) == nullptr) return false;
-  ++(known ? counters_.refreshed : counters_.learned);
-  return true;
-}
-
 void NdAgent::build_solicit(const wire::Ipv6Addr& target, const wire::MacAddr* eth_dst) {
   const wire::Ipv6Addr snm = target.solicited_node();
   build_nd_frame(tx_, eth_dst != nullptr ? *eth_dst : snm.multicast_mac(), cfg_.mac,
@@ -188,52 +179,17 @@ Resolution NdAgent::resolve_step(const wire::Ipv6Addr& ip, TimeNs now) {
     ++counters_.resolve_resolved;
     return {ResolveStatus::kResolved, cfg_.mac};
   }
-  Neighbor6Entry* n = neighbors_.lookup(ip, now);
-  if (n == nullptr) {
-    n = neighbors_.create_incomplete(ip, now);
-    if (n == nullptr) {
-      ++counters_.resolve_failed;
-      return {ResolveStatus::kFailed, {}};
-    }
-    n->retries = 0;
-    n->timer = now + cfg_.retransmit_time;
-    next_scan_ = std::min(next_scan_, n->timer);
-    build_solicit(ip, nullptr);
-    ++counters_.tx_solicits;
-    ++counters_.resolve_pending;
-    return {ResolveStatus::kPending, {}};
-  }
-  switch (n->state) {
-    case NeighborState::kIncomplete:
-      ++counters_.resolve_pending;
-      return {ResolveStatus::kPending, {}};
-    case NeighborState::kFailed: ++counters_.resolve_failed; return {ResolveStatus::kFailed, {}};
-    case NeighborState::kStale:
-      if (now >= n->timer) {
-        n->timer = now + cfg_.retransmit_time;
-        build_solicit(ip, &n->mac);
-        ++counters_.tx_probes;
-      }
-      break;
-    case NeighborState::kReachable: break;
-  }
-  ++counters_.resolve_resolved;
-  return {ResolveStatus::kResolved, n->mac};
+  return neighbor_resolve(neighbors_, ip, now, cfg_, counters_, next_scan_,
+                          [&](const wire::Ipv6Addr& t, const wire::MacAddr* mac) {
+                            build_solicit(t, mac);
+                          });
 }
 
 void NdAgent::timer_step(Neighbor6Entry& n, TimeNs now) {
-  if (now < n.timer) return;
-  if (n.retries >= cfg_.retries) {
-    n.state = NeighborState::kFailed;
-    n.timer = now + cfg_.failed_hold_time;
-    ++counters_.entries_failed;
-    return;
-  }
-  ++n.retries;
-  n.timer = now + cfg_.retransmit_time;
-  build_solicit(n.ip, nullptr);
-  ++counters_.tx_solicits;
-  ++counters_.tx_retransmits;
+  neighbor_retransmit(n, now, cfg_, counters_,
+                      [&](const wire::Ipv6Addr& t, const wire::MacAddr* mac) {
+                        build_solicit(t, mac);
+                      });
 }
 
 }  // namespace uroce::port

@@ -35,7 +35,8 @@
 #include <span>
 
 #include "datapath/base/time.h"
-#include "datapath/port/arp_agent.h"
+#include "datapath/port/arp_agent.h"  // FrameSink
+#include "datapath/port/neighbor_resolver.h"
 #include "datapath/port/neighbor_table.h"
 #include "datapath/wire/addr.h"
 
@@ -68,7 +69,7 @@ struct NdCounters {
   std::uint64_t rx_adverts = 0;      // advertisements used
   std::uint64_t learned = 0;         // neighbours newly resolved
   std::uint64_t refreshed = 0;       // known neighbours re-confirmed
-  std::uint64_t tx_solicits = 0;     // multicast solicitations (incl. retries)
+  std::uint64_t tx_requests = 0;     // multicast solicitations (incl. retries)
   std::uint64_t tx_retransmits = 0;  // of which retransmissions
   std::uint64_t tx_probes = 0;       // unicast re-probes of stale entries
   std::uint64_t tx_adverts = 0;
@@ -123,14 +124,9 @@ class NdAgent {
   // Cheap when nothing is due: call it every loop iteration.
   template <FrameSink Sink>
   void on_timer(TimeNs now, Sink& sink) {
-    if (now < next_scan_) return;
-    next_scan_ = now + scan_interval();
-    neighbors_.age(now);
-    neighbors_.for_each([&](Neighbor6Entry& n) {
-      if (n.state != NeighborState::kIncomplete) return;
+    neighbor_scan(neighbors_, now, scan_interval(), next_scan_, [&](Neighbor6Entry& n) {
       timer_step(n, now);
       if (tx_ready_) emit(sink);
-      if (n.state == NeighborState::kIncomplete && n.timer < next_scan_) next_scan_ = n.timer;
     });
   }
 
@@ -149,7 +145,9 @@ class NdAgent {
     ++counters_.drops[static_cast<std::size_t>(d)];
     return d;
   }
-  bool learn(const wire::Ipv6Addr& ip, const wire::MacAddr& mac, TimeNs now, bool create);
+  bool learn(const wire::Ipv6Addr& ip, const wire::MacAddr& mac, TimeNs now, bool create) {
+    return neighbor_learn(neighbors_, ip, mac, now, create, counters_);
+  }
   Resolution resolve_step(const wire::Ipv6Addr& ip, TimeNs now);
   void timer_step(Neighbor6Entry& n, TimeNs now);
   // A solicitation for `target`: multicast to its solicited-node address
