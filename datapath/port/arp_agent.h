@@ -131,6 +131,7 @@ class ArpAgent {
   // when nothing is due: call it every loop iteration.
   template <FrameSink Sink>
   void on_timer(TimeNs now, Sink& sink) {
+    if (now < next_scan_) return;  // the per-iteration case, kept inline
     neighbor_scan(neighbors_, now, scan_interval(), next_scan_, [&](NeighborEntry& n) {
       timer_step(n, now);
       if (tx_ready_) emit(sink);
