@@ -241,7 +241,9 @@ class ClientSession {
   // Gives a ring's extent back to the arena (nothing for an empty one).
   void release_extent(ArenaExtent& e);
   // ARP for `ip` on this session's device, polling (env_.resolve timing).
-  int resolve_mac(wire::Ipv4Addr ip, wire::MacAddr* mac);
+  // The MAC of the path's IPv4 (ARP) or IPv6 (neighbour discovery)
+  // destination, waiting up to env_.resolve.timeout; EHOSTUNREACH.
+  int resolve_mac(const transport::PathAddr& av, wire::MacAddr* mac);
   // Destroy one object in the engine and drop its memory; when the engine
   // refuses, the memory is kept mapped for the rest of the process (an MR's
   // through keep_mapped, a ring's by never giving its extent back and

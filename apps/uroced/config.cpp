@@ -95,6 +95,8 @@ std::string parse_device_spec(std::string_view spec, std::size_t index, DeviceCo
       err = set_mac(val, index, out);
     } else if (name == "ipv4") {
       err = set_ipv4(val, index, out);
+    } else if (name == "ipv6") {
+      err = set_ipv6(val, index, out);
     } else if (name == "mtu") {
       std::int64_t v = 0;
       const auto r = std::from_chars(val.data(), val.data() + val.size(), v);
@@ -117,7 +119,7 @@ std::string parse_device_spec(std::string_view spec, std::size_t index, DeviceCo
       }
     } else {
       err = key +
-            ": unknown key (expected name, port, mac, ipv4, mtu, drop_tx_every, "
+            ": unknown key (expected name, port, mac, ipv4, ipv6, mtu, drop_tx_every, "
             "drop_rx_every, drop_tx_rate, drop_rx_rate, drop_seed, pfc, tx_ttl or "
             "link_mbps)";
     }

@@ -52,6 +52,10 @@ struct DeviceConfig {
   PortSpec port_spec;  // parsed from `port`
   wire::MacAddr mac{};
   wire::Ipv4Addr ipv4{};
+  // A global IPv6 address (key ipv6, optional; all zero: none): a RoCE v2
+  // GID after the IPv4 one, for RoCEv2 over IPv6 beside the link-local GID
+  // 0 every device has.
+  wire::Ipv6Addr ipv6{};
   std::uint32_t mtu = 1500;  // Ethernet MTU (L3 bytes)
   // Loss injection: drop_tx_every, drop_rx_every, drop_tx_rate,
   // drop_rx_rate, drop_seed (datapath/engine/impairment.h); all off.
@@ -121,7 +125,8 @@ std::string load_toml(std::string_view text, std::string_view source, DaemonConf
 
 // One --device SPEC ("name=uroce0;mac=...;ipv4=...;mtu=9000;port=ring:p0")
 // into `out`; `index` is its position, used in error messages. Returns ""
-// or the error. Keys: name, port, mac, ipv4 (required), mtu (default 1500),
+// or the error. Keys: name, port, mac, ipv4 (required), ipv6 (a global
+// IPv6 address, optional), mtu (default 1500),
 // and the loss injection keys drop_tx_every, drop_rx_every (integers,
 // 0 = off), drop_tx_rate, drop_rx_rate (0..1) and drop_seed (an integer);
 // pfc (lossless priorities, "3" or "3,4"; "none"), tx_ttl (1..255),

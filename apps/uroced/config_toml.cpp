@@ -126,6 +126,7 @@ std::string read_device(const toml::table& t, std::size_t index, DeviceConfig* d
   if (f.str("port", s)) f.fail(set_port(s, index, d));
   if (f.str("mac", s)) f.fail(set_mac(s, index, d));
   if (f.str("ipv4", s)) f.fail(set_ipv4(s, index, d));
+  if (f.str("ipv6", s)) f.fail(set_ipv6(s, index, d));
   if (f.integer("mtu", i)) f.fail(set_mtu(i, index, d));
   if (f.integer("tx_ttl", i)) f.fail(set_tx_ttl(i, f.key_path("tx_ttl"), d));
   if (f.integer("link_mbps", i)) f.fail(set_link_mbps(i, f.key_path("link_mbps"), d));

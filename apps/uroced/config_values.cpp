@@ -101,6 +101,20 @@ std::string set_ipv4(std::string_view s, std::size_t index, DeviceConfig* d) {
   return {};
 }
 
+std::string set_ipv6(std::string_view s, std::size_t index, DeviceConfig* d) {
+  const auto a = wire::Ipv6Addr::parse(s);
+  if (!a) return dev_key(index, "ipv6") + ": " + in_quotes(s) + " is not an IPv6 address";
+  // The link-local address is GID 0, derived from the MAC; this key adds a
+  // routable unicast one.
+  if (a->is_zero() || a->is_multicast() || a->is_link_local() || a->is_ipv4_mapped() ||
+      *a == *wire::Ipv6Addr::parse("::1")) {
+    return dev_key(index, "ipv6") + ": " + a->to_string() +
+           " is not a global unicast address (the link-local one is GID 0, from the MAC)";
+  }
+  d->ipv6 = *a;
+  return {};
+}
+
 std::string set_mtu(std::int64_t v, std::size_t index, DeviceConfig* d) {
   if (v < kMinMtu || v > kMaxMtu) {
     return dev_key(index, "mtu") + ": " + std::to_string(v) + " is outside " +
@@ -330,6 +344,10 @@ std::string check_unique(const DaemonConfig& cfg) {
       }
       if (ds[i].ipv4 == ds[j].ipv4) {
         return dev_key(i, "ipv4") + ": " + ds[i].ipv4.to_string() + " is already the address of " +
+               other;
+      }
+      if (!ds[i].ipv6.is_zero() && ds[i].ipv6 == ds[j].ipv6) {
+        return dev_key(i, "ipv6") + ": " + ds[i].ipv6.to_string() + " is already the address of " +
                other;
       }
       if (ds[i].port_spec.kind != PortKind::kRing && ds[i].port == ds[j].port) {

@@ -49,6 +49,7 @@ std::string parse_port(std::string_view s, std::size_t index, PortSpec* out);
 std::string set_mac(std::string_view s, std::size_t index, DeviceConfig* d);
 
 std::string set_ipv4(std::string_view s, std::size_t index, DeviceConfig* d);
+std::string set_ipv6(std::string_view s, std::size_t index, DeviceConfig* d);
 
 std::string set_mtu(std::int64_t v, std::size_t index, DeviceConfig* d);
 

@@ -93,6 +93,8 @@ class Device {
   // One non-blocking neighbour lookup at the engine's current time: true
   // with *mac when known; otherwise ARP resolution is started or continues.
   virtual bool resolve(wire::Ipv4Addr ip, wire::MacAddr* mac) = 0;
+  // The same for an IPv6 address (neighbour discovery).
+  virtual bool resolve6(const wire::Ipv6Addr& ip, wire::MacAddr* mac) = 0;
   // QP1 (the GSI) for the CM service: the MADs received since the last
   // drain (appended), and one MAD sent to QP1 of (ip, mac) (ENOBUFS).
   virtual void gsi_drain(std::vector<engine::GsiMad>* out) = 0;

@@ -194,6 +194,7 @@ int run(const DaemonConfig& cfg) {
     vc.name = d.name;
     vc.mac = d.mac;
     vc.ip = d.ipv4;
+    vc.ip6 = d.ipv6;
     vc.eth_mtu = d.mtu;
     vc.impair = d.impair;
     vc.pfc = d.pfc;
@@ -245,12 +246,14 @@ int run(const DaemonConfig& cfg) {
     sd.ibdev = d.name;
     sd.mac = d.mac;
     sd.ipv4 = d.ipv4;
+    sd.ipv6 = d.ipv6;
     sd.socket_path = cfg.socket_path();
     std::uint32_t n = 0;
     if (int rc = tree.add(sd, &n, &err); rc != 0) return fail(d.name + ": " + err);
     devices[i]->set_uverbs(n);
-    spdlog::info("{}: {} mac {} ipv4 {} mtu {} on {} (/dev/infiniband/uverbs{})", d.name, i,
-                 d.mac.to_string(), d.ipv4.to_string(), d.mtu, d.port, n);
+    spdlog::info("{}: {} mac {} ipv4 {} ipv6 {} mtu {} on {} (/dev/infiniband/uverbs{})", d.name, i,
+                 d.mac.to_string(), d.ipv4.to_string(),
+                 d.ipv6.is_zero() ? std::string("none") : d.ipv6.to_string(), d.mtu, d.port, n);
   }
   if (int rc = server.start(&affinity); rc != 0) {
     return fail(std::string("cannot start the accept thread: ") + std::strerror(rc));

@@ -12,7 +12,6 @@ namespace {
 namespace qa = transport::qp_attr;
 
 constexpr std::uint32_t kMax24 = 0xffffff;
-constexpr std::uint8_t kIpv4GidIndex = 1;
 
 bool valid_state(ibv_qp_state s) {
   return static_cast<unsigned>(s) <= static_cast<unsigned>(transport::QpState::kErr);
@@ -98,22 +97,38 @@ int values_from_ibv(std::uint32_t mask, const ibv_qp_attr& a, wire::PathMtu acti
   return 0;
 }
 
-int av_from_ibv(const ibv_ah_attr& ah, const engine::PfcEndpointConfig& pfc, wire::Ipv4Addr* dip,
-                std::uint8_t* dscp, std::uint8_t* ttl) {
+int av_from_ibv(const ibv_ah_attr& ah, const engine::PfcEndpointConfig& pfc,
+                const port::GidTable& gids, transport::PathAddr* av) {
   if (ah.is_global != 1 || ah.port_num != transport::kPortNum) return EINVAL;
-  if (ah.grh.sgid_index != kIpv4GidIndex) return EINVAL;
+  const auto sgid = gids.at(ah.grh.sgid_index);
+  if (!sgid) return EINVAL;
   port::Gid g;
   std::memcpy(g.raw.data(), ah.grh.dgid.raw, g.raw.size());
-  const auto ip = g.ipv4();
-  if (!ip || !unicast_host(*ip)) return EINVAL;
-  *dip = *ip;
-  *dscp = ah.grh.traffic_class != 0 ? static_cast<std::uint8_t>(ah.grh.traffic_class >> 2)
-                                    : pfc.map.tx_dscp_of_sl(ah.sl);
-  *ttl = pfc.ttl.tx_ttl;
+  transport::PathAddr a = *av;
+  if (sgid->gid.is_ipv4_mapped()) {
+    const auto ip = g.ipv4();
+    if (!ip || !unicast_host(*ip)) return EINVAL;
+    a.dip = *ip;
+    a.ipv6 = false;
+    a.ttl = pfc.ttl.tx_ttl;
+  } else {
+    // RoCEv2 over IPv6: a unicast IPv6 destination (not IPv4-mapped, not
+    // multicast, not ::) from the link-local or the global GID.
+    const wire::Ipv6Addr d = g.ipv6();
+    if (d.is_zero() || d.is_multicast() || d.is_ipv4_mapped()) return EINVAL;
+    a.ipv6 = true;
+    a.global_src = ah.grh.sgid_index != port::GidTable::kLinkLocalIndex;
+    a.route6 = wire::Ipv6Route{sgid->gid.ipv6(), d, 0};
+    a.dip = wire::Ipv4Addr{};
+    a.ttl = ah.grh.hop_limit != 0 ? ah.grh.hop_limit : pfc.ttl.tx_ttl;
+  }
+  a.dscp = ah.grh.traffic_class != 0 ? static_cast<std::uint8_t>(ah.grh.traffic_class >> 2)
+                                     : pfc.map.tx_dscp_of_sl(ah.sl);
+  *av = a;
   return 0;
 }
 
-void ibv_from_query(const engine::QpQuery& q, ibv_qp_attr* out) {
+void ibv_from_query(const engine::QpQuery& q, const port::GidTable& gids, ibv_qp_attr* out) {
   const transport::QpAttrValues& v = q.values;
   ibv_qp_attr a;
   std::memset(&a, 0, sizeof(a));
@@ -134,11 +149,15 @@ void ibv_from_query(const engine::QpQuery& q, ibv_qp_attr* out) {
   a.timeout = v.timeout;
   a.retry_cnt = v.retry_cnt;
   a.rnr_retry = v.rnr_retry;
-  if (v.av.dip.v != 0) {
-    const port::Gid g = port::Gid::ipv4_mapped(v.av.dip);
+  if (v.av.dip.v != 0 || v.av.ipv6) {
+    const port::Gid g =
+        v.av.ipv6 ? port::Gid::from_ipv6(v.av.route6.dst) : port::Gid::ipv4_mapped(v.av.dip);
     a.ah_attr.is_global = 1;
     std::memcpy(a.ah_attr.grh.dgid.raw, g.raw.data(), g.raw.size());
-    a.ah_attr.grh.sgid_index = kIpv4GidIndex;
+    a.ah_attr.grh.sgid_index = static_cast<std::uint8_t>(
+        !v.av.ipv6        ? port::GidTable::kIpv4Index
+        : v.av.global_src ? gids.ipv6_index().value_or(port::GidTable::kLinkLocalIndex)
+                          : port::GidTable::kLinkLocalIndex);
     a.ah_attr.grh.hop_limit = v.av.ttl;
     a.ah_attr.grh.traffic_class = static_cast<std::uint8_t>(v.av.dscp << 2);
     a.ah_attr.port_num = transport::kPortNum;

@@ -2,12 +2,15 @@
 // ibv_ah_attr, ibv_srq_attr) and the transport's values, with every field
 // checked first: the bytes come from an untrusted client.
 //
-// Address vectors: uroce is RoCEv2 over IPv4 only, so an AV must have a GRH
-// (is_global = 1), name port 1 and source GID index 1 (the ::ffff:<IPv4>
-// entry; index 0 is the IPv6 link-local GID, which we cannot send from), and
-// its destination GID must be IPv4-mapped (::ffff:a.b.c.d) and a unicast
-// host address. Anything else is EINVAL. The MAC is not here: the caller
-// resolves the destination with ARP (resolve_mac in client_session.cpp).
+// Address vectors: an AV must have a GRH (is_global = 1), name port 1 and a
+// source GID index with an entry in the device's GID table (gid_table.h).
+// From the IPv4-mapped entry (::ffff:<IPv4>, index 1) the destination GID
+// must be IPv4-mapped (::ffff:a.b.c.d) and a unicast host address: RoCEv2
+// over IPv4. From index 0 (fe80:: link-local) or the global IPv6 entry it
+// must be a unicast IPv6 address that is not IPv4-mapped: RoCEv2 over IPv6.
+// Anything else is EINVAL. The MAC is not here: the caller resolves the
+// destination with ARP or neighbour discovery (resolve_mac in
+// session_queues.cpp).
 #pragma once
 
 #include <infiniband/verbs.h>
@@ -15,6 +18,7 @@
 #include <cstdint>
 
 #include "datapath/engine/vnic_types.h"
+#include "datapath/port/gid_table.h"
 #include "datapath/transport/qp_attr.h"
 #include "datapath/transport/qp_common.h"
 #include "datapath/transport/srq.h"
@@ -48,21 +52,31 @@ inline constexpr std::uint32_t kQpAccessMask = IBV_ACCESS_LOCAL_WRITE | IBV_ACCE
 int values_from_ibv(std::uint32_t mask, const ibv_qp_attr& a, wire::PathMtu active_mtu,
                     std::uint32_t max_rd_atomic, transport::QpAttrValues* out);
 
-// Checks an address vector (rules in the header comment) and extracts the
-// destination IPv4 address, the DSCP and the TTL the device sends with
-// (`pfc`: its priority map and TX TTL). DSCP: traffic_class >> 2 when the
-// application gave a traffic class (non-zero), else the DSCP of the service
-// level's priority (PriorityMap::tx_dscp_of_sl(ah.sl)). TTL: always the
+// The device's GID table: link-local from its MAC, its IPv4 and global IPv6
+// addresses (the table its sysfs gids, hence ibv_query_gid, show).
+inline port::GidTable gid_table(const engine::VnicConfig& c) {
+  return port::GidTable(c.mac, c.ip, c.ip6);
+}
+
+// Checks an address vector against the device's GID table `gids` (rules in
+// the header comment) and fills `av` but its MAC: the destination, the DSCP
+// and the TTL or hop limit the device sends with (`pfc`: its priority map
+// and TX TTL). DSCP: traffic_class >> 2 when the application gave a traffic
+// class (non-zero), else the DSCP of the service level's priority
+// (PriorityMap::tx_dscp_of_sl(ah.sl)). Over IPv4 the TTL is always the
 // device's tx_ttl (default 64), whatever hop_limit says: rdma-core's
 // examples pass hop_limit 1, which would expire at the first router, and
-// the TTL loop signals need one known TX TTL per device. 0 or EINVAL.
-int av_from_ibv(const ibv_ah_attr& ah, const engine::PfcEndpointConfig& pfc, wire::Ipv4Addr* dip,
-                std::uint8_t* dscp, std::uint8_t* ttl);
+// the TTL loop signals need one known TX TTL per device. Over IPv6 the hop
+// limit is the AH's, as rxe sends it (tx_ttl when it is 0); the TTL monitor
+// does not watch IPv6. 0 or EINVAL.
+int av_from_ibv(const ibv_ah_attr& ah, const engine::PfcEndpointConfig& pfc,
+                const port::GidTable& gids, transport::PathAddr* av);
 
 // ibv_qp_attr for ibv_query_qp from the engine's answer. The AV is shown as
-// it was set: GRH with dgid ::ffff:<dip>, sgid_index 1, traffic class and
+// it was set: GRH with dgid ::ffff:<dip> and sgid_index 1, or over IPv6 the
+// IPv6 destination and the index of the source in `gids`; traffic class and
 // hop limit; port 1.
-void ibv_from_query(const engine::QpQuery& q, ibv_qp_attr* out);
+void ibv_from_query(const engine::QpQuery& q, const port::GidTable& gids, ibv_qp_attr* out);
 
 // SRQ attributes (ibv_srq_attr <-> transport::SrqAttr).
 transport::SrqAttr srq_attr_from_ibv(const ibv_srq_attr& a);

@@ -271,12 +271,12 @@ int ClientSession::on_create_qp(const ctl::CreateQpReq& r, ctl::CreateQpRep* rep
   return 0;
 }
 
-int ClientSession::resolve_mac(wire::Ipv4Addr ip, wire::MacAddr* mac) {
+int ClientSession::resolve_mac(const transport::PathAddr& av, wire::MacAddr* mac) {
   // Blocking is fine: this is the client's own thread; the engine keeps
-  // running and sends the ARP requests.
+  // running and sends the ARP requests or neighbour solicitations.
   const TimeNs start = steady_now();
   for (;;) {
-    if (dev_->resolve(ip, mac)) return 0;
+    if (av.ipv6 ? dev_->resolve6(av.route6.dst, mac) : dev_->resolve(av.dip, mac)) return 0;
     if (steady_now() - start >= env_.resolve.timeout) return EHOSTUNREACH;
     std::this_thread::sleep_for(std::chrono::nanoseconds(env_.resolve.interval));
   }
@@ -292,12 +292,12 @@ int ClientSession::on_modify_qp(const ctl::ModifyQpReq& r, ctl::NoReply*, InFds&
     return rc;
   }
   if ((r.attr_mask & transport::qp_attr::kAv) != 0) {
-    if (int rc = av_from_ibv(r.attr.ah_attr, dev_->config().pfc, &m.values.av.dip,
-                             &m.values.av.dscp, &m.values.av.ttl);
+    if (int rc = av_from_ibv(r.attr.ah_attr, dev_->config().pfc, gid_table(dev_->config()),
+                             &m.values.av);
         rc != 0) {
       return rc;
     }
-    if (int rc = resolve_mac(m.values.av.dip, &m.values.av.dmac); rc != 0) return rc;
+    if (int rc = resolve_mac(m.values.av, &m.values.av.dmac); rc != 0) return rc;
   }
   return dev_->modify_qp(r.qp_handle, m);
 }
@@ -307,7 +307,7 @@ int ClientSession::on_query_qp(const ctl::QueryQpReq& r, ctl::QueryQpRep* rep, I
   if (it == qps_.end()) return ENOENT;
   engine::QpQuery q;
   if (int rc = dev_->query_qp(r.qp_handle, &q); rc != 0) return rc;
-  ibv_from_query(q, &rep->attr);
+  ibv_from_query(q, gid_table(dev_->config()), &rep->attr);
   rep->attr.cap = it->second.cap;
   rep->cap = it->second.cap;
   rep->sq_sig_all = it->second.sq_sig_all ? 1 : 0;
@@ -426,12 +426,20 @@ int ClientSession::on_destroy_srq(const ctl::DestroySrqReq& r, ctl::NoReply*, In
 int ClientSession::on_create_ah(const ctl::CreateAhReq& r, ctl::CreateAhRep* rep, InFds&, OutFds*) {
   const auto pd = pds_.find(r.pd_handle);
   if (pd == pds_.end()) return ENOENT;
-  engine::AhCreate a;
-  if (int rc = av_from_ibv(r.attr, dev_->config().pfc, &a.dip, &a.dscp, &a.ttl); rc != 0) {
+  transport::PathAddr av;
+  if (int rc = av_from_ibv(r.attr, dev_->config().pfc, gid_table(dev_->config()), &av); rc != 0) {
     return rc;
   }
   if (ahs_.size() >= dev_->config().max_ahs) return ENOMEM;
-  if (int rc = resolve_mac(a.dip, &a.dmac); rc != 0) return rc;
+  if (int rc = resolve_mac(av, &av.dmac); rc != 0) return rc;
+  engine::AhCreate a;
+  a.dmac = av.dmac;
+  a.dip = av.dip;
+  a.dscp = av.dscp;
+  a.ttl = av.ttl;
+  a.ipv6 = av.ipv6;
+  a.global_src = av.global_src;
+  a.dip6 = av.route6.dst;
   const std::uint32_t h = env_.handles->next();
   a.id = h;
   a.client = id_;

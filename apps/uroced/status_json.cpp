@@ -128,6 +128,8 @@ json counters_json(const engine::VnicCounters& c) {
   j["rx_frames"] = c.rx_frames;
   j["rx_bytes"] = c.rx_bytes;
   j["rx_arp"] = c.rx_arp;
+  j["rx_nd"] = c.rx_nd;
+  j["rx_roce_ipv6"] = c.rx_roce_ipv6;
   j["rx_roce"] = c.rx_roce;
   j["rx_dispatched"] = c.rx_dispatched;
   j["rx_parse_errors"] = c.rx_parse_errors;
@@ -141,6 +143,7 @@ json counters_json(const engine::VnicCounters& c) {
   j["rx_gsi_bad_qkey"] = c.rx_gsi_bad_qkey;
   j["rx_gsi_bad_length"] = c.rx_gsi_bad_length;
   j["rx_gsi_full"] = c.rx_gsi_full;
+  j["rx_gsi_ipv6"] = c.rx_gsi_ipv6;
   j["tx_frames"] = c.tx_frames;
   j["tx_bytes"] = c.tx_bytes;
   j["tx_arp"] = c.tx_arp;
@@ -290,6 +293,8 @@ json device_json(const Device& d, const DeviceSnapshot& s) {
   j["port"] = d.port_name();
   j["mac"] = c.mac.to_string();
   j["ipv4"] = c.ip.to_string();
+  j["ipv6_link_local"] = wire::Ipv6Addr::link_local(c.mac).to_string();
+  j["ipv6"] = c.ip6.is_zero() ? std::string() : c.ip6.to_string();
   j["mtu"] = c.eth_mtu;
   j["active_mtu"] = wire::path_mtu_bytes(d.active_mtu());
   j["objects"] = {{"qps", s.qps}, {"cqs", s.cqs}, {"srqs", s.srqs}, {"mrs", s.mrs}, {"ahs", s.ahs}};

@@ -94,13 +94,12 @@ int write_device(const std::string& root, const SysfsDevice& d, std::string* whe
   step(ib + "/device/modalias", put(ib + "/device/modalias", kUroceModalias));
   step(ib + "/device/uroce_socket", put(ib + "/device/uroce_socket", d.socket_path));
   const std::string port = ib + "/ports/1";
-  const std::string zero = port::Gid{}.to_string();
-  const std::string gid0 = port::Gid::link_local(d.mac).to_string();
-  const std::string gid1 = port::Gid::ipv4_mapped(d.ipv4).to_string();
+  const port::GidTable gids(d.mac, d.ipv4, d.ipv6);
   step(port + "/gid_attrs/ndevs", make_dirs(port + "/gid_attrs/ndevs"));
   for (std::uint32_t i = 0; i < d.gid_table_len && rc == 0; ++i) {
     const std::string idx = std::to_string(i);
-    const std::string& gid = i == 0 ? gid0 : (i == 1 && d.ipv4.v != 0 ? gid1 : zero);
+    const auto e = gids.at(i);
+    const std::string gid = (e ? e->gid : port::Gid{}).to_string();
     step(port + "/gids/" + idx, put(port + "/gids/" + idx, gid));
     step(port + "/gid_attrs/types/" + idx,
          put(port + "/gid_attrs/types/" + idx, port::to_string(port::GidType::kRoceV2)));

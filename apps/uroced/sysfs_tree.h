@@ -40,6 +40,7 @@ struct SysfsDevice {
   std::uint32_t uverbs = 0;  // N of uverbsN
   wire::MacAddr mac{};
   wire::Ipv4Addr ipv4{};  // 0.0.0.0: no GID 1
+  wire::Ipv6Addr ipv6{};  // all zero: no global IPv6 GID
   std::uint32_t gid_table_len = kSysfsGidTableLen;
   std::string board_id = "uroce";
   std::string socket_path;  // absolute; written to device/uroce_socket

@@ -109,6 +109,11 @@ class VnicDevice final : public Device {
     engine_.call([&] { ok = vnic_.resolve(ip, vnic_.last_now(), mac); });
     return ok;
   }
+  bool resolve6(const wire::Ipv6Addr& ip, wire::MacAddr* mac) override {
+    bool ok = false;
+    engine_.call([&] { ok = vnic_.resolve6(ip, vnic_.last_now(), mac); });
+    return ok;
+  }
   void snapshot(bool with_qps, DeviceSnapshot* out) override {
     engine_.call([&] {
       out->counters = vnic_.counters();

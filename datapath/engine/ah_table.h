@@ -39,6 +39,10 @@ struct AhEntry {
   wire::Ipv4Addr dip{};
   std::uint8_t dscp = 0;
   std::uint8_t ttl = 64;
+  // RoCEv2 over IPv6 (transport::UdDest has the same three).
+  bool ipv6 = false;
+  bool global_src = false;
+  wire::Ipv6Addr dip6{};
 };
 
 class AhTable {

@@ -211,13 +211,22 @@ class PfcEndpoint {
     return true;
   }
 
-  // The priority of an IPv4 frame from its DSCP; false for anything else.
+  // The priority of an IPv4 frame from its DSCP, of an IPv6 frame from the
+  // DSCP in its traffic class (the same mapping); false for anything else.
   bool rx_priority(std::span<const std::uint8_t> f, std::uint8_t* prio) const {
-    if (f.size() < wire::EthHdr::kSize + wire::Ipv4Hdr::kSize ||
-        wire::load_be16(f.data() + 12) != wire::kEtherTypeIpv4) {
+    constexpr std::size_t kIp = wire::EthHdr::kSize;
+    if (f.size() < kIp + wire::Ipv4Hdr::kSize) return false;
+    const std::uint16_t type = wire::load_be16(f.data() + 12);
+    std::uint8_t dscp = 0;
+    if (type == wire::kEtherTypeIpv4) {
+      dscp = static_cast<std::uint8_t>(f[kIp + 1] >> 2);
+    } else if (type == wire::kEtherTypeIpv6) {
+      // Traffic class = low nibble of byte 0, high nibble of byte 1.
+      dscp = static_cast<std::uint8_t>((f[kIp] & 0x0f) << 2 | f[kIp + 1] >> 6);
+    } else {
       return false;
     }
-    *prio = cfg_.map.priority_of_dscp(static_cast<std::uint8_t>(f[wire::EthHdr::kSize + 1] >> 2));
+    *prio = cfg_.map.priority_of_dscp(dscp);
     return true;
   }
 
@@ -270,8 +279,9 @@ class PfcEndpoint {
   std::uint32_t staged() const { return staged_total_; }
 
   // TTL loop signals of a received RoCEv2 packet (from the port only).
+  // The TTL monitor keys peers by IPv4 address: IPv6 frames are not watched.
   void on_roce_rx(const wire::ParsedPacket& pkt, TimeNs now) {
-    if (cfg_.ttl_monitor) ttl_.on_rx(pkt, now, events_);
+    if (cfg_.ttl_monitor && !pkt.ipv6) ttl_.on_rx(pkt, now, events_);
   }
 
   // May the pump serve a connected QP sending with `dscp`? (A stormed

@@ -231,6 +231,8 @@ class Vnic {
   // resolution, whose request leaves with the next flush, and returns
   // false. Our own address resolves to our MAC.
   bool resolve(wire::Ipv4Addr ip, TimeNs now, wire::MacAddr* mac);
+  // The same for an IPv6 address, through neighbour discovery (nd_agent.h).
+  bool resolve6(const wire::Ipv6Addr& ip, TimeNs now, wire::MacAddr* mac);
 
   // QP1 (the GSI, gsi_queue.h): the CM MADs received since the last drain,
   // appended to `out`; and one MAD sent from QP1 to QP1 of (ip, mac), left
@@ -256,6 +258,7 @@ class Vnic {
   TimeNs last_now() const { return now_; }
   const VnicCounters& counters() const { return ctr_; }
   const port::ArpCounters& arp_counters() const { return arp_.counters(); }
+  const port::NdCounters& nd_counters() const { return nd_.counters(); }
   // Appends one QpStatus per QP (control path only: allocates).
   void qp_status(std::vector<QpStatus>* out) const;
   std::uint32_t qp_count() const { return static_cast<std::uint32_t>(qp_ids_.size()); }
@@ -299,6 +302,7 @@ class Vnic {
 
   // objects.h
   static port::ArpConfig arp_config(const VnicConfig& c);
+  static port::NdConfig nd_config(const VnicConfig& c);
   static std::uint32_t frame_slot_bytes(const VnicConfig& c);
   static void merge_attrs(transport::QpAttrValues* d, std::uint32_t mask,
                           const transport::QpAttrValues& a);
@@ -357,6 +361,7 @@ class Vnic {
   VnicConfig cfg_;
   PortIo& io_;
   port::ArpAgent arp_;
+  port::NdAgent nd_;
   transport::MrTable mrs_;
   AhTable ahs_;
   QpDemux<QpEntry> demux_;

@@ -102,6 +102,11 @@ struct AhCreate {
   wire::Ipv4Addr dip{};
   std::uint8_t dscp = 0;
   std::uint8_t ttl = 64;
+  // RoCEv2 over IPv6 (as transport::PathAddr): to dip6 from the link-local
+  // or (global_src) global address; dip unused.
+  bool ipv6 = false;
+  bool global_src = false;
+  wire::Ipv6Addr dip6{};
 };
 
 struct MrCreate {

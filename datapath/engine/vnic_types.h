@@ -18,6 +18,7 @@
 #include "datapath/engine/pfc_endpoint.h"
 #include "datapath/engine/vnic_api.h"
 #include "datapath/port/arp_agent.h"
+#include "datapath/port/nd_agent.h"
 #include "datapath/shm/wqe_copy.h"
 #include "datapath/transport/qp_attr.h"
 #include "datapath/transport/qp_common.h"
@@ -34,6 +35,9 @@ struct VnicConfig {
   std::string name;  // "uroce0"
   wire::MacAddr mac{};
   wire::Ipv4Addr ip{};
+  // The global IPv6 address (all zero: none). The link-local one is always
+  // fe80:: + EUI-64 of `mac` (GID 0).
+  wire::Ipv6Addr ip6{};
   // Ethernet MTU (L3 bytes), at least wire::kMinRoceEthMtu (320) so that a
   // 256-byte path MTU fits; uroced and the testbed accept 576..9216.
   std::uint32_t eth_mtu = 1500;
@@ -46,6 +50,8 @@ struct VnicConfig {
   std::uint32_t max_ahs = 4096;
   // ARP resolver timing and neighbour table (defaults: Linux-like).
   port::ArpConfig arp{};  // mac/ip are taken from above
+  // Neighbour discovery timing and table; mac and addresses from above.
+  port::NdConfig nd{};
   // Loss injection (impairment.h); all off by default. Must pass
   // ImpairConfig::first_bad_field().
   ImpairConfig impair{};
@@ -64,13 +70,15 @@ struct VnicCounters {
   std::uint64_t rx_frames = 0;
   std::uint64_t rx_bytes = 0;
   std::uint64_t rx_arp = 0;         // frames handed to the ARP agent
+  std::uint64_t rx_nd = 0;          // ICMPv6 frames handed to the ND agent
   std::uint64_t rx_loopback = 0;    // frames received from the loopback queue
   std::uint64_t rx_roce = 0;        // frames that parsed as RoCEv2
+  std::uint64_t rx_roce_ipv6 = 0;   // of those to our MAC, RoCEv2 over IPv6
   std::uint64_t rx_dispatched = 0;  // RoCEv2 frames handed to a QP
   std::uint64_t rx_parse_errors = 0;
   std::array<std::uint64_t, wire::kNumParseErrors> parse_error{};
   std::uint64_t rx_not_our_mac = 0;     // RoCEv2 to another (or a group) MAC
-  std::uint64_t rx_not_our_ip = 0;      // RoCEv2 to another IPv4 address
+  std::uint64_t rx_not_our_ip = 0;      // RoCEv2 to an address not ours (IPv4 or IPv6)
   std::uint64_t rx_no_qp = 0;           // BTH destination QP not here
   std::uint64_t rx_impair_drop = 0;     // RoCEv2 frames dropped by loss injection
   std::uint64_t rx_mac_control = 0;     // EtherType 0x8808 (PAUSE/PFC), to the gate
@@ -79,11 +87,12 @@ struct VnicCounters {
   std::uint64_t rx_gsi_bad_qkey = 0;    // to QP1 with a Q_Key other than 0x80010000
   std::uint64_t rx_gsi_bad_length = 0;  // to QP1 with a payload other than 256 bytes
   std::uint64_t rx_gsi_full = 0;        // dropped: the CM service's queue was full
+  std::uint64_t rx_gsi_ipv6 = 0;        // to QP1 over IPv6 (the CM speaks IPv4 only)
   // TX.
   std::uint64_t tx_frames = 0;  // frames committed to the port
   std::uint64_t tx_bytes = 0;
-  std::uint64_t tx_arp = 0;            // ARP frames committed
-  std::uint64_t tx_arp_no_buffer = 0;  // ARP frame dropped: no TX buffer
+  std::uint64_t tx_arp = 0;            // ARP and ND (NS/NA) frames committed
+  std::uint64_t tx_arp_no_buffer = 0;  // ARP or ND frame dropped: no TX buffer
   std::uint64_t tx_flushed = 0;        // frames the port accepted at flush
   std::uint64_t tx_pumped = 0;         // frames emitted in the pump phase
   std::uint64_t tx_loopback = 0;       // frames to our own MAC, looped back

@@ -98,28 +98,10 @@ ArpDrop ArpAgent::process(std::span<const std::uint8_t> frame, TimeNs now) {
   return learned_ok ? ArpDrop::kNone : drop(ArpDrop::kTableFull);
 }
 
-bool ArpAgent::learn(wire::Ipv4Addr ip, const wire::MacAddr& mac, TimeNs now, bool create) {
-  const NeighborEntry* before = neighbors_.peek(ip);
-  // An answer to an outstanding (or failed) request is a new resolution.
-  const bool known = before != nullptr && (before->state == NeighborState::kReachable ||
-                                           before->state == NeighborState::kStale);
-  if (neighbors_.confirm(ip, mac, now, create) == nullptr) return false;
-  ++(known ? counters_.refreshed : counters_.learned);
-  return true;
-}
-
 void ArpAgent::build_request(const wire::MacAddr& eth_dst, wire::Ipv4Addr target) {
   build_arp_frame(tx_, eth_dst, cfg_.mac, wire::kArpOpRequest, cfg_.mac, cfg_.ip, wire::MacAddr{},
                   target);
   tx_ready_ = true;
-}
-
-void ArpAgent::start_request(NeighborEntry& n, TimeNs now) {
-  n.retries = 0;
-  n.timer = now + cfg_.retransmit_time;
-  next_scan_ = std::min(next_scan_, n.timer);
-  build_request(wire::MacAddr::broadcast(), n.ip);
-  ++counters_.tx_requests;
 }
 
 Resolution ArpAgent::resolve_step(wire::Ipv4Addr ip, TimeNs now) {
@@ -131,52 +113,13 @@ Resolution ArpAgent::resolve_step(wire::Ipv4Addr ip, TimeNs now) {
     ++counters_.resolve_resolved;
     return {ResolveStatus::kResolved, cfg_.mac};
   }
-  NeighborEntry* n = neighbors_.lookup(ip, now);
-  if (n == nullptr) {
-    n = neighbors_.create_incomplete(ip, now);
-    if (n == nullptr) {
-      ++counters_.resolve_failed;
-      return {ResolveStatus::kFailed, {}};
-    }
-    start_request(*n, now);
-    ++counters_.resolve_pending;
-    return {ResolveStatus::kPending, {}};
-  }
-  switch (n->state) {
-    case NeighborState::kIncomplete:
-      ++counters_.resolve_pending;
-      return {ResolveStatus::kPending, {}};
-    case NeighborState::kFailed:
-      // lookup() removes failed entries whose hold-down is over, so this one
-      // is still held down.
-      ++counters_.resolve_failed;
-      return {ResolveStatus::kFailed, {}};
-    case NeighborState::kStale:
-      if (now >= n->timer) {
-        n->timer = now + cfg_.retransmit_time;
-        build_request(n->mac, ip);
-        ++counters_.tx_probes;
-      }
-      break;
-    case NeighborState::kReachable: break;
-  }
-  ++counters_.resolve_resolved;
-  return {ResolveStatus::kResolved, n->mac};
+  return neighbor_resolve(neighbors_, ip, now, cfg_, counters_, next_scan_,
+                          [&](wire::Ipv4Addr t, const wire::MacAddr* mac) { request(t, mac); });
 }
 
 void ArpAgent::timer_step(NeighborEntry& n, TimeNs now) {
-  if (now < n.timer) return;
-  if (n.retries >= cfg_.retries) {
-    n.state = NeighborState::kFailed;
-    n.timer = now + cfg_.failed_hold_time;
-    ++counters_.entries_failed;
-    return;
-  }
-  ++n.retries;
-  n.timer = now + cfg_.retransmit_time;
-  build_request(wire::MacAddr::broadcast(), n.ip);
-  ++counters_.tx_requests;
-  ++counters_.tx_retransmits;
+  neighbor_retransmit(n, now, cfg_, counters_,
+                      [&](wire::Ipv4Addr t, const wire::MacAddr* mac) { request(t, mac); });
 }
 
 }  // namespace uroce::port

@@ -35,6 +35,7 @@
 #include <span>
 
 #include "datapath/base/time.h"
+#include "datapath/port/neighbor_resolver.h"
 #include "datapath/port/neighbor_table.h"
 #include "datapath/wire/addr.h"
 #include "datapath/wire/arp.h"
@@ -98,13 +99,6 @@ struct ArpConfig {
   NeighborConfig neighbors{};
 };
 
-enum class ResolveStatus : std::uint8_t { kResolved, kPending, kFailed };
-
-struct Resolution {
-  ResolveStatus status = ResolveStatus::kPending;
-  wire::MacAddr mac{};  // valid when status == kResolved
-};
-
 // Writes a padded ARP frame (Ethernet + ARP + zeros) into `out`.
 void build_arp_frame(std::span<std::uint8_t, kArpFrameSize> out, const wire::MacAddr& eth_dst,
                      const wire::MacAddr& eth_src, std::uint16_t op,
@@ -137,14 +131,10 @@ class ArpAgent {
   // when nothing is due: call it every loop iteration.
   template <FrameSink Sink>
   void on_timer(TimeNs now, Sink& sink) {
-    if (now < next_scan_) return;
-    next_scan_ = now + scan_interval();
-    neighbors_.age(now);
-    neighbors_.for_each([&](NeighborEntry& n) {
-      if (n.state != NeighborState::kIncomplete) return;
+    if (now < next_scan_) return;  // the per-iteration case, kept inline
+    neighbor_scan(neighbors_, now, scan_interval(), next_scan_, [&](NeighborEntry& n) {
       timer_step(n, now);
       if (tx_ready_) emit(sink);
-      if (n.state == NeighborState::kIncomplete && n.timer < next_scan_) next_scan_ = n.timer;
     });
   }
 
@@ -173,11 +163,16 @@ class ArpAgent {
     return d;
   }
   // Confirms ip -> mac in the table and counts it; false if not stored.
-  bool learn(wire::Ipv4Addr ip, const wire::MacAddr& mac, TimeNs now, bool create);
+  bool learn(wire::Ipv4Addr ip, const wire::MacAddr& mac, TimeNs now, bool create) {
+    return neighbor_learn(neighbors_, ip, mac, now, create, counters_);
+  }
   Resolution resolve_step(wire::Ipv4Addr ip, TimeNs now);
   void timer_step(NeighborEntry& n, TimeNs now);
-  void start_request(NeighborEntry& n, TimeNs now);
   void build_request(const wire::MacAddr& eth_dst, wire::Ipv4Addr target);
+  // neighbor_resolver.h's request: broadcast, or unicast to *mac.
+  void request(wire::Ipv4Addr target, const wire::MacAddr* mac) {
+    build_request(mac != nullptr ? *mac : wire::MacAddr::broadcast(), target);
+  }
   TimeNs scan_interval() const;
 
   template <FrameSink Sink>

@@ -1,7 +1,5 @@
 #include "datapath/port/gid_table.h"
 
-#include <arpa/inet.h>
-
 #include <cstdio>
 #include <cstring>
 
@@ -9,22 +7,7 @@
 
 namespace uroce::port {
 
-Gid Gid::link_local(const wire::MacAddr& mac) {
-  Gid g;
-  g.raw[0] = 0xfe;
-  g.raw[1] = 0x80;
-  // Modified EUI-64: OUI half, ff:fe, NIC half; then flip the
-  // universal/local bit (bit 1 of the first octet).
-  g.raw[8] = static_cast<std::uint8_t>(mac.b[0] ^ 0x02);
-  g.raw[9] = mac.b[1];
-  g.raw[10] = mac.b[2];
-  g.raw[11] = 0xff;
-  g.raw[12] = 0xfe;
-  g.raw[13] = mac.b[3];
-  g.raw[14] = mac.b[4];
-  g.raw[15] = mac.b[5];
-  return g;
-}
+Gid Gid::link_local(const wire::MacAddr& mac) { return from_ipv6(wire::Ipv6Addr::link_local(mac)); }
 
 Gid Gid::ipv4_mapped(wire::Ipv4Addr ip) {
   Gid g;
@@ -34,11 +17,7 @@ Gid Gid::ipv4_mapped(wire::Ipv4Addr ip) {
   return g;
 }
 
-bool Gid::is_ipv4_mapped() const {
-  for (int i = 0; i < 10; ++i)
-    if (raw[i] != 0) return false;
-  return raw[10] == 0xff && raw[11] == 0xff;
-}
+bool Gid::is_ipv4_mapped() const { return ipv6().is_ipv4_mapped(); }
 
 std::optional<wire::Ipv4Addr> Gid::ipv4() const {
   if (!is_ipv4_mapped()) return std::nullopt;
@@ -56,15 +35,9 @@ std::string Gid::to_string() const {
 }
 
 std::optional<Gid> Gid::parse(std::string_view s) {
-  // inet_pton needs a NUL-terminated string; the longest IPv6 text form
-  // (with an embedded IPv4 part) is 45 characters.
-  char buf[64];
-  if (s.empty() || s.size() >= sizeof(buf)) return std::nullopt;
-  std::memcpy(buf, s.data(), s.size());
-  buf[s.size()] = '\0';
-  Gid g;
-  if (inet_pton(AF_INET6, buf, g.raw.data()) != 1) return std::nullopt;
-  return g;
+  const auto a = wire::Ipv6Addr::parse(s);
+  if (!a) return std::nullopt;
+  return from_ipv6(*a);
 }
 
 const char* to_string(GidType t) {
@@ -74,9 +47,9 @@ const char* to_string(GidType t) {
   return "?";
 }
 
-GidTable::GidTable(const wire::MacAddr& mac, wire::Ipv4Addr ip) {
-  set_mac(mac);
-  set_ipv4(ip);
+GidTable::GidTable(const wire::MacAddr& mac, wire::Ipv4Addr ip, const wire::Ipv6Addr& ipv6)
+    : mac_(mac), ipv4_(ip), ipv6_(ipv6) {
+  layout();
 }
 
 std::optional<GidEntry> GidTable::at(std::uint32_t index) const {
@@ -91,16 +64,31 @@ std::optional<std::uint32_t> GidTable::find(const Gid& gid, GidType type) const 
   return std::nullopt;
 }
 
+std::optional<std::uint32_t> GidTable::ipv6_index() const {
+  if (ipv6_.is_zero()) return std::nullopt;
+  return ipv4_.v != 0 ? kIpv4Index + 1 : kIpv4Index;
+}
+
+void GidTable::layout() {
+  entries_ = {};
+  entries_[kLinkLocalIndex] = GidEntry{Gid::link_local(mac_), GidType::kRoceV2};
+  if (ipv4_.v != 0) entries_[kIpv4Index] = GidEntry{Gid::ipv4_mapped(ipv4_), GidType::kRoceV2};
+  if (const auto i = ipv6_index()) entries_[*i] = GidEntry{Gid::from_ipv6(ipv6_), GidType::kRoceV2};
+}
+
 void GidTable::set_ipv4(wire::Ipv4Addr ip) {
-  if (ip.v == 0) {
-    entries_[kIpv4Index].reset();
-  } else {
-    entries_[kIpv4Index] = GidEntry{Gid::ipv4_mapped(ip), GidType::kRoceV2};
-  }
+  ipv4_ = ip;
+  layout();
+}
+
+void GidTable::set_ipv6(const wire::Ipv6Addr& ipv6) {
+  ipv6_ = ipv6;
+  layout();
 }
 
 void GidTable::set_mac(const wire::MacAddr& mac) {
-  entries_[kLinkLocalIndex] = GidEntry{Gid::link_local(mac), GidType::kRoceV2};
+  mac_ = mac;
+  layout();
 }
 
 }  // namespace uroce::port

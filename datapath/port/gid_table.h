@@ -5,7 +5,14 @@
 //            (RFC 4291 appendix A: insert ff:fe in the middle, flip the U/L
 //            bit), type "RoCE v2";
 //   index 1: the IPv4-mapped address ::ffff:a.b.c.d (RFC 4291 2.5.5.2),
-//            type "RoCE v2", present only while the port has an IPv4 address.
+//            type "RoCE v2", present only while the port has an IPv4 address;
+//   next:    the port's global IPv6 address (device key ipv6), type "RoCE
+//            v2": index 2, or 1 without an IPv4 address. The kernel adds a
+//            port's IPv4 addresses before its IPv6 ones into the first free
+//            entries, and leaves the interface's own fe80:: address out (the
+//            default GID is the same address), so rxe shows this order.
+// Index 0 and the global entry carry RoCEv2 over IPv6, the IPv4-mapped entry
+// RoCEv2 over IPv4.
 // Text forms are what the kernel's sysfs `ports/N/gids/I` shows (printk %pI6:
 // eight groups of four lowercase hex digits, never compressed) and what
 // `gid_attrs/types/I` shows.
@@ -31,6 +38,9 @@ struct Gid {
   static Gid link_local(const wire::MacAddr& mac);
   // ::ffff:<ip>.
   static Gid ipv4_mapped(wire::Ipv4Addr ip);
+  // The same 16 bytes.
+  static Gid from_ipv6(const wire::Ipv6Addr& a) { return Gid{a.b}; }
+  wire::Ipv6Addr ipv6() const { return wire::Ipv6Addr{raw}; }
 
   bool is_zero() const { return *this == Gid{}; }
   bool is_ipv4_mapped() const;
@@ -61,10 +71,11 @@ class GidTable {
   static constexpr std::uint32_t kLinkLocalIndex = 0;
   static constexpr std::uint32_t kIpv4Index = 1;
   // Entries this table can hold (the rest of the advertised table is empty).
-  static constexpr std::uint32_t kEntries = 2;
+  static constexpr std::uint32_t kEntries = 3;
 
-  // `ip` 0.0.0.0 means "no IPv4 address": index 1 is empty.
-  GidTable(const wire::MacAddr& mac, wire::Ipv4Addr ip);
+  // `ip` 0.0.0.0 means "no IPv4 address": index 1 is empty (or holds the
+  // global IPv6 address); `ipv6` all zero means no global IPv6 address.
+  GidTable(const wire::MacAddr& mac, wire::Ipv4Addr ip, const wire::Ipv6Addr& ipv6 = {});
 
   // The entry at `index`, or nullopt for an empty or out-of-range index.
   std::optional<GidEntry> at(std::uint32_t index) const;
@@ -73,10 +84,20 @@ class GidTable {
 
   // The port's address changed: index 1 follows (0.0.0.0 empties it).
   void set_ipv4(wire::Ipv4Addr ip);
+  // The port's global IPv6 address changed (all zero: none).
+  void set_ipv6(const wire::Ipv6Addr& ipv6);
   // The port's MAC changed: index 0 follows.
   void set_mac(const wire::MacAddr& mac);
+  // The index of the global IPv6 entry, or nullopt without one.
+  std::optional<std::uint32_t> ipv6_index() const;
 
  private:
+  // Lays the entries out from mac_, ipv4_ and ipv6_ in the order above.
+  void layout();
+
+  wire::MacAddr mac_{};
+  wire::Ipv4Addr ipv4_{};
+  wire::Ipv6Addr ipv6_{};
   std::array<std::optional<GidEntry>, kEntries> entries_{};
 };
 

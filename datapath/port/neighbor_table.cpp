@@ -1,6 +1,20 @@
 #include "datapath/port/neighbor_table.h"
 
+#include "datapath/wire/byteorder.h"
+
 namespace uroce::port {
+
+namespace {
+
+// What home_slot hashes: the address, or the low 64 bits of an IPv6
+// address (the interface identifier, where neighbours on a link differ),
+// folded with the high 64.
+std::uint64_t neighbor_key(wire::Ipv4Addr ip) { return ip.v; }
+std::uint64_t neighbor_key(const wire::Ipv6Addr& ip) {
+  return wire::load_be64(ip.b.data() + 8) ^ (wire::load_be64(ip.b.data()) >> 1);
+}
+
+}  // namespace
 
 const char* to_string(NeighborState s) {
   switch (s) {
@@ -12,7 +26,8 @@ const char* to_string(NeighborState s) {
   return "?";
 }
 
-NeighborTable::NeighborTable(const NeighborConfig& cfg) : cfg_(cfg) {
+template <class Addr>
+BasicNeighborTable<Addr>::BasicNeighborTable(const NeighborConfig& cfg) : cfg_(cfg) {
   const std::uint32_t cap = cfg.capacity == 0 ? 1 : cfg.capacity;
   entries_.resize(cap);
   // At most half the slots are used, so probe sequences stay short.
@@ -24,14 +39,16 @@ NeighborTable::NeighborTable(const NeighborConfig& cfg) : cfg_(cfg) {
   free_head_ = 0;
 }
 
-std::uint32_t NeighborTable::home_slot(wire::Ipv4Addr ip) const {
+template <class Addr>
+std::uint32_t BasicNeighborTable<Addr>::home_slot(const Addr& ip) const {
   // Fibonacci hashing: neighbours usually differ only in the low octet, and
   // the multiply spreads those bits into the high half we keep.
-  const std::uint64_t h = std::uint64_t{ip.v} * 0x9E3779B97F4A7C15ull;
+  const std::uint64_t h = neighbor_key(ip) * 0x9E3779B97F4A7C15ull;
   return static_cast<std::uint32_t>(h >> 32) & slot_mask_;
 }
 
-std::uint32_t NeighborTable::find_slot(wire::Ipv4Addr ip) const {
+template <class Addr>
+std::uint32_t BasicNeighborTable<Addr>::find_slot(const Addr& ip) const {
   for (std::uint32_t s = home_slot(ip);; s = (s + 1) & slot_mask_) {
     const std::uint32_t e = slots_[s];
     if (e == kNil) return kNil;
@@ -39,12 +56,16 @@ std::uint32_t NeighborTable::find_slot(wire::Ipv4Addr ip) const {
   }
 }
 
-const NeighborEntry* NeighborTable::peek(wire::Ipv4Addr ip) const {
+template <class Addr>
+const typename BasicNeighborTable<Addr>::Entry* BasicNeighborTable<Addr>::peek(
+    const Addr& ip) const {
   const std::uint32_t s = find_slot(ip);
   return s == kNil ? nullptr : &entries_[slots_[s]];
 }
 
-NeighborEntry* NeighborTable::lookup(wire::Ipv4Addr ip, TimeNs now) {
+template <class Addr>
+typename BasicNeighborTable<Addr>::Entry* BasicNeighborTable<Addr>::lookup(const Addr& ip,
+                                                                           TimeNs now) {
   const std::uint32_t s = find_slot(ip);
   if (s == kNil) return nullptr;
   const std::uint32_t e = slots_[s];
@@ -54,8 +75,9 @@ NeighborEntry* NeighborTable::lookup(wire::Ipv4Addr ip, TimeNs now) {
   return &entries_[e];
 }
 
-bool NeighborTable::age_entry(std::uint32_t slot, TimeNs now) {
-  NeighborEntry& n = entries_[slots_[slot]];
+template <class Addr>
+bool BasicNeighborTable<Addr>::age_entry(std::uint32_t slot, TimeNs now) {
+  Entry& n = entries_[slots_[slot]];
   const TimeNs since = now > n.confirmed ? now - n.confirmed : 0;
   if (n.state == NeighborState::kReachable && since >= cfg_.reachable_time)
     n.state = NeighborState::kStale;
@@ -68,7 +90,8 @@ bool NeighborTable::age_entry(std::uint32_t slot, TimeNs now) {
   return false;
 }
 
-std::uint32_t NeighborTable::age(TimeNs now) {
+template <class Addr>
+std::uint32_t BasicNeighborTable<Addr>::age(TimeNs now) {
   std::uint32_t removed = 0;
   for (std::uint32_t e = lru_head_; e != kNil;) {
     const std::uint32_t next = entries_[e].lru_next_;
@@ -78,7 +101,9 @@ std::uint32_t NeighborTable::age(TimeNs now) {
   return removed;
 }
 
-NeighborEntry* NeighborTable::insert(wire::Ipv4Addr ip, TimeNs now) {
+template <class Addr>
+typename BasicNeighborTable<Addr>::Entry* BasicNeighborTable<Addr>::insert(const Addr& ip,
+                                                                           TimeNs now) {
   if (free_head_ == kNil) {
     // Full: replace the least recently used entry that is not incomplete.
     std::uint32_t victim = lru_tail_;
@@ -93,8 +118,8 @@ NeighborEntry* NeighborTable::insert(wire::Ipv4Addr ip, TimeNs now) {
   }
   const std::uint32_t e = free_head_;
   free_head_ = entries_[e].lru_next_;
-  NeighborEntry& n = entries_[e];
-  n = NeighborEntry{};
+  Entry& n = entries_[e];
+  n = Entry{};
   n.ip = ip;
   n.confirmed = now;
   std::uint32_t s = home_slot(ip);
@@ -106,15 +131,18 @@ NeighborEntry* NeighborTable::insert(wire::Ipv4Addr ip, TimeNs now) {
   return &n;
 }
 
-NeighborEntry* NeighborTable::create_incomplete(wire::Ipv4Addr ip, TimeNs now) {
-  NeighborEntry* n = insert(ip, now);
+template <class Addr>
+typename BasicNeighborTable<Addr>::Entry* BasicNeighborTable<Addr>::create_incomplete(
+    const Addr& ip, TimeNs now) {
+  Entry* n = insert(ip, now);
   if (n != nullptr) n->state = NeighborState::kIncomplete;
   return n;
 }
 
-NeighborEntry* NeighborTable::confirm(wire::Ipv4Addr ip, const wire::MacAddr& mac, TimeNs now,
-                                      bool create) {
-  NeighborEntry* n = nullptr;
+template <class Addr>
+typename BasicNeighborTable<Addr>::Entry* BasicNeighborTable<Addr>::confirm(
+    const Addr& ip, const wire::MacAddr& mac, TimeNs now, bool create) {
+  Entry* n = nullptr;
   const std::uint32_t s = find_slot(ip);
   if (s != kNil) {
     const std::uint32_t e = slots_[s];
@@ -133,14 +161,16 @@ NeighborEntry* NeighborTable::confirm(wire::Ipv4Addr ip, const wire::MacAddr& ma
   return n;
 }
 
-bool NeighborTable::erase(wire::Ipv4Addr ip) {
+template <class Addr>
+bool BasicNeighborTable<Addr>::erase(const Addr& ip) {
   const std::uint32_t s = find_slot(ip);
   if (s == kNil) return false;
   remove_at_slot(s);
   return true;
 }
 
-void NeighborTable::remove_at_slot(std::uint32_t slot) {
+template <class Addr>
+void BasicNeighborTable<Addr>::remove_at_slot(std::uint32_t slot) {
   const std::uint32_t e = slots_[slot];
   lru_unlink(e);
   entries_[e].lru_next_ = free_head_;
@@ -160,8 +190,9 @@ void NeighborTable::remove_at_slot(std::uint32_t slot) {
   slots_[hole] = kNil;
 }
 
-void NeighborTable::lru_unlink(std::uint32_t e) {
-  NeighborEntry& n = entries_[e];
+template <class Addr>
+void BasicNeighborTable<Addr>::lru_unlink(std::uint32_t e) {
+  Entry& n = entries_[e];
   if (n.lru_prev_ != kNil) entries_[n.lru_prev_].lru_next_ = n.lru_next_;
   else lru_head_ = n.lru_next_;
   if (n.lru_next_ != kNil) entries_[n.lru_next_].lru_prev_ = n.lru_prev_;
@@ -169,13 +200,17 @@ void NeighborTable::lru_unlink(std::uint32_t e) {
   n.lru_prev_ = n.lru_next_ = kNil;
 }
 
-void NeighborTable::lru_push_front(std::uint32_t e) {
-  NeighborEntry& n = entries_[e];
+template <class Addr>
+void BasicNeighborTable<Addr>::lru_push_front(std::uint32_t e) {
+  Entry& n = entries_[e];
   n.lru_prev_ = kNil;
   n.lru_next_ = lru_head_;
   if (lru_head_ != kNil) entries_[lru_head_].lru_prev_ = e;
   lru_head_ = e;
   if (lru_tail_ == kNil) lru_tail_ = e;
 }
+
+template class BasicNeighborTable<wire::Ipv4Addr>;
+template class BasicNeighborTable<wire::Ipv6Addr>;
 
 }  // namespace uroce::port

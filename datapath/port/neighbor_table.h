@@ -1,4 +1,6 @@
-// A bounded IPv4 -> MAC neighbour table for one interface.
+// A bounded IP -> MAC neighbour table for one interface: NeighborTable for
+// IPv4 (ARP, arp_agent.h), Neighbor6Table for IPv6 (neighbour discovery,
+// nd_agent.h); one template, instantiated for both in neighbor_table.cpp.
 //
 // Capacity is fixed at construction; nothing is allocated afterwards, so the
 // table can sit on the packet path. Storage is an array of entries plus an
@@ -34,8 +36,9 @@ enum class NeighborState : std::uint8_t {
 
 const char* to_string(NeighborState s);
 
-struct NeighborEntry {
-  wire::Ipv4Addr ip{};
+template <class Addr>
+struct BasicNeighborEntry {
+  Addr ip{};
   wire::MacAddr mac{};  // meaningful unless incomplete
   NeighborState state = NeighborState::kIncomplete;
   // Requests sent for this entry since it last became incomplete, minus one
@@ -49,7 +52,8 @@ struct NeighborEntry {
   TimeNs timer = 0;
 
  private:
-  friend class NeighborTable;
+  template <class>
+  friend class BasicNeighborTable;
   std::uint32_t lru_prev_ = 0;
   std::uint32_t lru_next_ = 0;
 };
@@ -68,30 +72,32 @@ struct NeighborStats {
   std::uint64_t expired = 0;      // removed by ageing
 };
 
-class NeighborTable {
+template <class Addr>
+class BasicNeighborTable {
  public:
+  using Entry = BasicNeighborEntry<Addr>;
   // capacity must be >= 1 (0 is treated as 1).
-  explicit NeighborTable(const NeighborConfig& cfg);
+  explicit BasicNeighborTable(const NeighborConfig& cfg);
 
   // The entry for `ip` after ageing it to `now`, or nullptr. A hit marks the
   // entry most recently used.
-  NeighborEntry* lookup(wire::Ipv4Addr ip, TimeNs now);
+  Entry* lookup(const Addr& ip, TimeNs now);
   // The entry as stored, without ageing or LRU effect (for inspection).
-  const NeighborEntry* peek(wire::Ipv4Addr ip) const;
+  const Entry* peek(const Addr& ip) const;
 
   // Creates an incomplete entry for an `ip` that has none. Returns nullptr
   // when the table is full of incomplete entries (counted in insert_full).
-  NeighborEntry* create_incomplete(wire::Ipv4Addr ip, TimeNs now);
+  Entry* create_incomplete(const Addr& ip, TimeNs now);
   // Records `mac` for `ip` as confirmed now (state reachable, retries 0).
   // Creates the entry only if `create`; returns nullptr when there is none
   // and none was created.
-  NeighborEntry* confirm(wire::Ipv4Addr ip, const wire::MacAddr& mac, TimeNs now, bool create);
-  bool erase(wire::Ipv4Addr ip);
+  Entry* confirm(const Addr& ip, const wire::MacAddr& mac, TimeNs now, bool create);
+  bool erase(const Addr& ip);
 
   // Applies ageing to every entry; returns how many were removed.
   std::uint32_t age(TimeNs now);
 
-  // Calls f(NeighborEntry&) for every live entry, most recently used first.
+  // Calls f(Entry&) for every live entry, most recently used first.
   // f must not insert or erase.
   template <class F>
   void for_each(F&& f) {
@@ -106,9 +112,9 @@ class NeighborTable {
  private:
   static constexpr std::uint32_t kNil = 0xffffffffu;
 
-  std::uint32_t home_slot(wire::Ipv4Addr ip) const;
-  std::uint32_t find_slot(wire::Ipv4Addr ip) const;  // slot index or kNil
-  NeighborEntry* insert(wire::Ipv4Addr ip, TimeNs now);
+  std::uint32_t home_slot(const Addr& ip) const;
+  std::uint32_t find_slot(const Addr& ip) const;  // slot index or kNil
+  Entry* insert(const Addr& ip, TimeNs now);
   void remove_at_slot(std::uint32_t slot);
   // Ages one entry; returns false if it was removed.
   bool age_entry(std::uint32_t slot, TimeNs now);
@@ -116,7 +122,7 @@ class NeighborTable {
   void lru_push_front(std::uint32_t e);
 
   NeighborConfig cfg_;
-  std::vector<NeighborEntry> entries_;
+  std::vector<Entry> entries_;
   std::vector<std::uint32_t> slots_;  // entry index or kNil
   std::uint32_t slot_mask_ = 0;
   std::uint32_t free_head_ = kNil;  // free entries chained via lru_next_
@@ -125,5 +131,12 @@ class NeighborTable {
   std::uint32_t size_ = 0;
   NeighborStats stats_;
 };
+
+using NeighborEntry = BasicNeighborEntry<wire::Ipv4Addr>;
+using NeighborTable = BasicNeighborTable<wire::Ipv4Addr>;
+using Neighbor6Entry = BasicNeighborEntry<wire::Ipv6Addr>;
+using Neighbor6Table = BasicNeighborTable<wire::Ipv6Addr>;
+extern template class BasicNeighborTable<wire::Ipv4Addr>;
+extern template class BasicNeighborTable<wire::Ipv6Addr>;
 
 }  // namespace uroce::port

@@ -20,26 +20,50 @@
 #include "datapath/transport/wr.h"
 #include "datapath/wire/addr.h"
 #include "datapath/wire/bth.h"
+#include "datapath/wire/builder.h"
 #include "datapath/wire/immdt.h"
 #include "datapath/wire/opcodes.h"
+#include "datapath/wire/parser.h"
 
 namespace uroce::transport {
 
-// The port a QP sends from: its MAC and IPv4 address (GID index 1,
-// ::ffff:<IPv4>, in the GID table rxe and we expose).
+// The port a QP sends from: its MAC, IPv4 address (GID index 1,
+// ::ffff:<IPv4>, in the GID table rxe and we expose), and IPv6 addresses
+// (GID 0, fe80:: + EUI-64 of the MAC; the global one, all zero if none).
 struct LocalPort {
   wire::MacAddr mac{};
   wire::Ipv4Addr ip{};
+  wire::Ipv6Addr ip6_link_local{};
+  wire::Ipv6Addr ip6_global{};
+
+  // The IPv6 source address a path with `global_src` uses.
+  const wire::Ipv6Addr& ip6(bool global_src) const {
+    return global_src ? ip6_global : ip6_link_local;
+  }
 };
 
 // The far end of a connected QP (UC, RC): ibv_qp_attr.ah_attr as the engine
-// resolved it (GID -> IPv4, ARP -> MAC, traffic class -> DSCP, hop limit).
+// resolved it (GID -> IPv4 or IPv6, ARP or ND -> MAC, traffic class ->
+// DSCP, hop limit). With `ipv6` the path is RoCEv2 over IPv6 along route6
+// (from our link-local address, or from the global one with global_src,
+// to the peer), and dip is unused.
 struct PathAddr {
   wire::MacAddr dmac{};
   wire::Ipv4Addr dip{};
   std::uint8_t dscp = 0;
   std::uint8_t ttl = 64;
+  bool ipv6 = false;
+  bool global_src = false;
+  wire::Ipv6Route route6{};
 };
+
+// rxe's check_addr: a connected QP takes packets only from its peer's
+// address to its own, over the path's IP version. An IPv6 packet never
+// passes the IPv4 check: the parser leaves 0.0.0.0 in its `ip` addresses.
+inline bool from_peer(const wire::ParsedPacket& p, const PathAddr& a, const LocalPort& local) {
+  if (!a.ipv6) return p.ip.src() == a.dip && p.ip.dst() == local.ip;
+  return p.ipv6 && p.ip6.src() == a.route6.dst && p.ip6.dst() == a.route6.src;
+}
 
 // The attribute values of one ibv_modify_qp. Only the fields whose
 // qp_attr bit is in the accompanying mask are meaningful.

@@ -142,8 +142,7 @@ void RcQp::on_packet(const wire::ParsedPacket& pkt, TimeNs now, Io& io) {
     ++core_.ctr.drop_qpn;
   } else if (!pkey_match(pkt.bth.pkey(), wire::kDefaultPKey)) {
     ++core_.ctr.drop_pkey;
-  } else if (receive_enabled(core_.state) &&
-             (pkt.ip.src() != core_.attr.av.dip || pkt.ip.dst() != core_.cfg.local.ip)) {
+  } else if (receive_enabled(core_.state) && !from_peer(pkt, core_.attr.av, core_.cfg.local)) {
     // rxe's check_addr: a connected QP takes packets only from its peer's
     // address to its own (a stale peer of an earlier incarnation of this
     // QPN, or any host guessing the QPN, is dropped). In states that take

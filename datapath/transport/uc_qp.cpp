@@ -129,8 +129,8 @@ UcQp::Segment UcQp::next_segment() const {
 }
 
 std::size_t UcQp::segment_frame_len(const Segment& s) const {
-  return wire::kRoceFrameOverhead + wire::opcode_info(s.opcode).ext_len + s.len +
-         wire::pad_count(s.len);
+  return wire::kRoceFrameOverhead + (path_.ipv6 ? wire::kIpv6ExtraBytes : 0) +
+         wire::opcode_info(s.opcode).ext_len + s.len + wire::pad_count(s.len);
 }
 
 UcQp::SendStep UcQp::send_segment(const Segment& seg, std::span<std::uint8_t> frame, Cqe* wc) {
@@ -148,6 +148,7 @@ UcQp::SendStep UcQp::send_segment(const Segment& seg, std::span<std::uint8_t> fr
   spec.eth_dst = path_.dmac;
   spec.ip_src = core_.cfg.local.ip;
   spec.ip_dst = path_.dip;
+  if (path_.ipv6) spec.ip6 = &path_.route6;
   spec.dscp = path_.dscp & 0x3f;
   spec.ttl = path_.ttl;
   spec.udp_src = rxe_udp_src_port(core_.cfg.qpn);
@@ -221,9 +222,7 @@ UcRx UcQp::receive(const wire::ParsedPacket& p, Cqe* wc) {
   if (p.bth.dest_qp() != core_.cfg.qpn) return UcRx::kDropQpn;
   if (!pkey_match(p.bth.pkey(), wire::kDefaultPKey)) return UcRx::kDropPkey;
   // rxe's check_addr: only from the connected peer's address to ours.
-  if (p.ip.src() != path_.dip || p.ip.dst() != core_.cfg.local.ip) {
-    return UcRx::kDropAddr;
-  }
+  if (!from_peer(p, path_, core_.cfg.local)) return UcRx::kDropAddr;
 
   const Psn psn(p.bth.psn());
   const wire::Position pos = p.info->pos;

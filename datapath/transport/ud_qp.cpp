@@ -69,8 +69,8 @@ std::size_t UdQp::front_frame_len() const {
   const QueuedSendWr& wr = core_.sq.front();
   const std::uint64_t len = wr.length();
   if (len > wire::path_mtu_bytes(core_.cfg.port_mtu)) return 0;
-  return wire::kRoceFrameOverhead + wire::opcode_info(ud_opcode(wr)).ext_len + len +
-         wire::pad_count(len);
+  return wire::kRoceFrameOverhead + (wr.ud.ipv6 ? wire::kIpv6ExtraBytes : 0) +
+         wire::opcode_info(ud_opcode(wr)).ext_len + len + wire::pad_count(len);
 }
 
 UdQp::SendStep UdQp::send_front(std::span<std::uint8_t> frame, Cqe* wc) {
@@ -96,6 +96,9 @@ UdQp::SendStep UdQp::send_front(std::span<std::uint8_t> frame, Cqe* wc) {
   spec.eth_dst = wr.ud.dmac;
   spec.ip_src = core_.cfg.local.ip;
   spec.ip_dst = wr.ud.dip;
+  // The AH names the destination and which of our addresses sends.
+  const wire::Ipv6Route route6{core_.cfg.local.ip6(wr.ud.global_src), wr.ud.dip6, 0};
+  if (wr.ud.ipv6) spec.ip6 = &route6;
   spec.dscp = wr.ud.dscp & 0x3f;
   spec.ttl = wr.ud.ttl;
   spec.udp_src = rxe_udp_src_port(core_.cfg.qpn);
@@ -153,9 +156,15 @@ UdRx UdQp::receive(const wire::ParsedPacket& p, Cqe* wc) {
   }
 
   // RoCEv2 over IPv4: the IPv4 header sits in the last 20 bytes of the
-  // 40-byte GRH area, the first 20 are zero (rxe's rdma_network_hdr).
+  // 40-byte GRH area, the first 20 are zero (rxe's rdma_network_hdr). Over
+  // IPv6 the IPv6 header fills it: it has the GRH's layout.
   std::uint8_t grh[kUdGrhSize] = {};
-  std::memcpy(grh + kUdGrhSize - wire::Ipv4Hdr::kSize, p.ip.raw, wire::Ipv4Hdr::kSize);
+  if (p.ipv6) {
+    static_assert(wire::Ipv6Hdr::kSize == kUdGrhSize);
+    std::memcpy(grh, p.ip6.raw, wire::Ipv6Hdr::kSize);
+  } else {
+    std::memcpy(grh + kUdGrhSize - wire::Ipv4Hdr::kSize, p.ip.raw, wire::Ipv4Hdr::kSize);
+  }
   const std::uint32_t nsge = r.num_sge;
   SgeCopyResult s = scatter(core_.mrs, core_.cfg.pd, r.sge(), nsge, 0, grh);
   if (s.err == MrError::kOk) {
@@ -176,7 +185,7 @@ UdRx UdQp::receive(const wire::ParsedPacket& p, Cqe* wc) {
   wc->qp_num = core_.cfg.qpn;
   wc->src_qp = p.deth.src_qp();
   wc->wc_flags = wc_flag::kGrh;
-  wc->sl = kWcSlRoceIpv4;
+  wc->sl = p.ipv6 ? kWcSlRoceIpv6 : kWcSlRoceIpv4;
   if (p.has(wire::ExtHdr::kImmDt)) {
     wc->wc_flags |= wc_flag::kWithImm;
     wc->ex.imm_data = imm_to_wc(p.immdt);

@@ -49,6 +49,8 @@ struct Sge {
 };
 
 // Where a UD send goes, resolved from the address handle by the engine.
+// With `ipv6` the datagram goes over IPv6 to dip6 from the QP's link-local
+// or (global_src) global address, and dip is unused.
 struct UdDest {
   wire::MacAddr dmac{};
   wire::Ipv4Addr dip{};
@@ -56,6 +58,9 @@ struct UdDest {
   std::uint32_t remote_qkey = 0;
   std::uint8_t dscp = 0;
   std::uint8_t ttl = 64;
+  bool ipv6 = false;
+  bool global_src = false;
+  wire::Ipv6Addr dip6{};
 };
 
 // The fields of a send WR other than its data: everything but the SGE list

@@ -1,5 +1,7 @@
 #include "datapath/wire/addr.h"
 
+#include <arpa/inet.h>
+
 #include <charconv>
 #include <cstdio>
 
@@ -61,6 +63,60 @@ std::string Ipv4Addr::to_string() const {
   char buf[16];
   std::snprintf(buf, sizeof(buf), "%u.%u.%u.%u", v >> 24, (v >> 16) & 0xff, (v >> 8) & 0xff,
                 v & 0xff);
+  return buf;
+}
+
+bool Ipv6Addr::is_ipv4_mapped() const {
+  for (std::size_t i = 0; i < 10; ++i) {
+    if (b[i] != 0) return false;
+  }
+  return b[10] == 0xff && b[11] == 0xff;
+}
+
+Ipv6Addr Ipv6Addr::solicited_node() const {
+  Ipv6Addr a;
+  a.b[0] = 0xff;
+  a.b[1] = 0x02;
+  a.b[11] = 0x01;
+  a.b[12] = 0xff;
+  a.b[13] = b[13];
+  a.b[14] = b[14];
+  a.b[15] = b[15];
+  return a;
+}
+
+MacAddr Ipv6Addr::multicast_mac() const {
+  return MacAddr{{0x33, 0x33, b[12], b[13], b[14], b[15]}};
+}
+
+Ipv6Addr Ipv6Addr::link_local(const MacAddr& mac) {
+  Ipv6Addr a;
+  a.b[0] = 0xfe;
+  a.b[1] = 0x80;
+  a.b[8] = static_cast<std::uint8_t>(mac.b[0] ^ 0x02);
+  a.b[9] = mac.b[1];
+  a.b[10] = mac.b[2];
+  a.b[11] = 0xff;
+  a.b[12] = 0xfe;
+  a.b[13] = mac.b[3];
+  a.b[14] = mac.b[4];
+  a.b[15] = mac.b[5];
+  return a;
+}
+
+std::optional<Ipv6Addr> Ipv6Addr::parse(std::string_view s) {
+  if (s.size() >= INET6_ADDRSTRLEN) return std::nullopt;
+  char buf[INET6_ADDRSTRLEN];
+  std::memcpy(buf, s.data(), s.size());
+  buf[s.size()] = '\0';
+  Ipv6Addr a;
+  if (inet_pton(AF_INET6, buf, a.b.data()) != 1) return std::nullopt;
+  return a;
+}
+
+std::string Ipv6Addr::to_string() const {
+  char buf[INET6_ADDRSTRLEN];
+  if (inet_ntop(AF_INET6, b.data(), buf, sizeof(buf)) == nullptr) return {};
   return buf;
 }
 

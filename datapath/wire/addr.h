@@ -1,5 +1,6 @@
 // Link and network addresses as values: MAC (6 bytes), IPv4 (host-order
-// integer for arithmetic and comparisons), and their text forms.
+// integer for arithmetic and comparisons), IPv6 (16 bytes in network order,
+// as on the wire and in a GID), and their text forms.
 #pragma once
 
 #include <array>
@@ -45,6 +46,32 @@ struct Ipv4Addr {
 
   // Dotted quad, exactly four decimal octets 0..255; nullopt otherwise.
   static std::optional<Ipv4Addr> parse(std::string_view s);
+  std::string to_string() const;
+};
+
+// IPv6 address (RFC 4291), the 16 bytes in network order.
+struct Ipv6Addr {
+  std::array<std::uint8_t, 16> b{};
+
+  friend bool operator==(const Ipv6Addr&, const Ipv6Addr&) = default;
+
+  bool is_zero() const { return *this == Ipv6Addr{}; }
+  bool is_multicast() const { return b[0] == 0xff; }                            // ff00::/8
+  bool is_link_local() const { return b[0] == 0xfe && (b[1] & 0xc0) == 0x80; }  // fe80::/10
+  bool is_ipv4_mapped() const;                                                  // ::ffff:0:0/96
+  // Solicited-node multicast address ff02::1:ffXX:XXXX of this address
+  // (RFC 4291 2.7.1): the low 24 bits appended to ff02::1:ff00:0/104.
+  Ipv6Addr solicited_node() const;
+  // The Ethernet address of a multicast IPv6 address (RFC 2464 section 7):
+  // 33:33 followed by the last four bytes.
+  MacAddr multicast_mac() const;
+  // fe80::/64 + the modified EUI-64 of `mac` (RFC 4291 appendix A: ff:fe
+  // inserted in the middle, the universal/local bit flipped).
+  static Ipv6Addr link_local(const MacAddr& mac);
+
+  // Any IPv6 text form inet_pton accepts; nullopt otherwise.
+  static std::optional<Ipv6Addr> parse(std::string_view s);
+  // The compressed RFC 5952 form inet_ntop gives ("fe80::1").
   std::string to_string() const;
 };
 

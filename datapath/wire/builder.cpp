@@ -27,6 +27,35 @@ std::size_t payload_and_pad(const PacketSpec& s) {
   return s.payload.size() + pad_count(s.payload.size());
 }
 
+std::size_t ip_extra(const PacketSpec& s) { return s.ip6 != nullptr ? kIpv6ExtraBytes : 0; }
+
+// Writes the IPv4 header at `p` for an IP packet of `ip_len` bytes.
+void write_ipv4(const PacketSpec& s, std::size_t ip_len, std::uint8_t* p) {
+  Ipv4Hdr ip;
+  ip.set_version_ihl(4, 5);
+  ip.set_dscp_ecn(s.dscp, s.ecn);
+  ip.set_total_length(static_cast<std::uint16_t>(ip_len));
+  ip.set_id(s.ip_id);
+  ip.set_flags_frag(s.df ? kIpv4FlagDf : 0);
+  ip.set_ttl(s.ttl);
+  ip.set_protocol(kIpProtoUdp);
+  ip.set_src(s.ip_src);
+  ip.set_dst(s.ip_dst);
+  ip.fill_checksum();
+  ip.write(p);
+}
+
+void write_ipv6(const PacketSpec& s, std::size_t ip_len, std::uint8_t* p) {
+  Ipv6Hdr ip;
+  ip.set_version_tc_flow(6, static_cast<std::uint8_t>(s.dscp << 2 | s.ecn), s.ip6->flow_label);
+  ip.set_payload_length(static_cast<std::uint16_t>(ip_len - Ipv6Hdr::kSize));
+  ip.set_next_header(kIpProtoUdp);
+  ip.set_hop_limit(s.ttl);
+  ip.set_src(s.ip6->src);
+  ip.set_dst(s.ip6->dst);
+  ip.write(p);
+}
+
 }  // namespace
 
 std::string_view build_error_name(BuildError e) {
@@ -43,11 +72,12 @@ std::string_view build_error_name(BuildError e) {
 }
 
 std::size_t roce_frame_size(const PacketSpec& spec) {
-  return kRoceFrameOverhead + opcode_info(spec.opcode).ext_len + payload_and_pad(spec);
+  return kRoceFrameOverhead + ip_extra(spec) + opcode_info(spec.opcode).ext_len +
+         payload_and_pad(spec);
 }
 
 std::size_t roce_payload_offset(const PacketSpec& spec) {
-  return EthHdr::kSize + Ipv4Hdr::kSize + UdpHdr::kSize + BthHdr::kSize +
+  return EthHdr::kSize + Ipv4Hdr::kSize + ip_extra(spec) + UdpHdr::kSize + BthHdr::kSize +
          opcode_info(spec.opcode).ext_len;
 }
 
@@ -62,7 +92,8 @@ int build_roce(const PacketSpec& s, std::span<std::uint8_t> out) {
     return err(BuildError::kPayloadNotAllowed);
   }
   if (s.dest_qp > kQpnMask || s.psn > kPsnMask || s.tver > 0x0f || s.dscp > 0x3f || s.ecn > 0x03 ||
-      !path_mtu_valid(static_cast<std::uint8_t>(s.pmtu))) {
+      !path_mtu_valid(static_cast<std::uint8_t>(s.pmtu)) ||
+      (s.ip6 != nullptr && s.ip6->flow_label > kFlowLabelMask)) {
     return err(BuildError::kFieldOutOfRange);
   }
   if (s.payload.size() > path_mtu_bytes(s.pmtu)) {
@@ -73,29 +104,24 @@ int build_roce(const PacketSpec& s, std::span<std::uint8_t> out) {
 
   std::uint8_t* p = out.data();
   const std::size_t ip_len = frame_len - EthHdr::kSize;
-  const std::size_t udp_len = ip_len - Ipv4Hdr::kSize;
+  const bool v6 = s.ip6 != nullptr;
+  const std::size_t ip_hdr_len = v6 ? Ipv6Hdr::kSize : Ipv4Hdr::kSize;
+  const std::size_t udp_len = ip_len - ip_hdr_len;
 
   EthHdr eth;
   eth.set_dst(s.eth_dst);
   eth.set_src(s.eth_src);
-  eth.set_ether_type(kEtherTypeIpv4);
+  eth.set_ether_type(v6 ? kEtherTypeIpv6 : kEtherTypeIpv4);
   eth.write(p);
   p += EthHdr::kSize;
   std::uint8_t* const ip_start = p;
 
-  Ipv4Hdr ip;
-  ip.set_version_ihl(4, 5);
-  ip.set_dscp_ecn(s.dscp, s.ecn);
-  ip.set_total_length(static_cast<std::uint16_t>(ip_len));
-  ip.set_id(s.ip_id);
-  ip.set_flags_frag(s.df ? kIpv4FlagDf : 0);
-  ip.set_ttl(s.ttl);
-  ip.set_protocol(kIpProtoUdp);
-  ip.set_src(s.ip_src);
-  ip.set_dst(s.ip_dst);
-  ip.fill_checksum();
-  ip.write(p);
-  p += Ipv4Hdr::kSize;
+  if (v6) {
+    write_ipv6(s, ip_len, p);
+  } else {
+    write_ipv4(s, ip_len, p);
+  }
+  p += ip_hdr_len;
   std::uint8_t* const udp_start = p;
 
   UdpHdr udp;
@@ -164,12 +190,14 @@ int build_roce(const PacketSpec& s, std::span<std::uint8_t> out) {
   std::memset(p, 0, pad);
   p += pad;
 
-  write_icrc(std::span<std::uint8_t>(ip_start, ip_len));
+  const std::span<const std::uint8_t> icrc_covers(ip_start, ip_len - kIcrcSize);
+  store_le32(p, v6 ? compute_icrc_ipv6(icrc_covers) : compute_icrc(icrc_covers));
   if (s.udp_checksum) {
     // The UDP checksum covers the ICRC, so it is computed last; the ICRC
     // takes the UDP checksum as all ones and does not depend on it.
-    store_be16(udp_start + 6, udp_ipv4_checksum(s.ip_src, s.ip_dst,
-                                                std::span<const std::uint8_t>(udp_start, udp_len)));
+    const std::span<const std::uint8_t> seg(udp_start, udp_len);
+    store_be16(udp_start + 6, v6 ? udp_ipv6_checksum(s.ip6->src, s.ip6->dst, seg)
+                                 : udp_ipv4_checksum(s.ip_src, s.ip_dst, seg));
   }
   return static_cast<int>(frame_len);
 }

@@ -1,6 +1,7 @@
-// Builds complete RoCEv2 frames (Ethernet / IPv4 / UDP 4791 / BTH / extension
-// headers / payload / pad / ICRC) into a caller buffer. Computes every length,
-// the pad count and zero pad bytes, the IPv4 header checksum and the ICRC.
+// Builds complete RoCEv2 frames (Ethernet / IPv4 or IPv6 / UDP 4791 / BTH /
+// extension headers / payload / pad / ICRC) into a caller buffer. Computes
+// every length, the pad count and zero pad bytes, the IPv4 header checksum
+// and the ICRC.
 // No allocation; the payload is copied once.
 #pragma once
 
@@ -21,18 +22,31 @@
 #include "datapath/wire/ieth.h"
 #include "datapath/wire/immdt.h"
 #include "datapath/wire/ipv4.h"
+#include "datapath/wire/ipv6.h"
 #include "datapath/wire/opcodes.h"
 #include "datapath/wire/reth.h"
 #include "datapath/wire/udp.h"
 
 namespace uroce::wire {
 
-// Bytes a RoCEv2 frame adds around the extension headers and payload.
+// Bytes a RoCEv2 frame over IPv4 adds around the extension headers and
+// payload; over IPv6 it adds kIpv6ExtraBytes more.
 inline constexpr std::size_t kRoceFrameOverhead =
     EthHdr::kSize + Ipv4Hdr::kSize + UdpHdr::kSize + BthHdr::kSize + kIcrcSize;
-// Largest frame the builder can produce: the Ethernet header, then a
-// 4096-byte payload with the largest headers a payload opcode carries.
-inline constexpr std::size_t kMaxRoceFrame = EthHdr::kSize + kPathMtuOverhead + kMaxPathMtuBytes;
+inline constexpr std::size_t kIpv6ExtraBytes = Ipv6Hdr::kSize - Ipv4Hdr::kSize;
+// Largest frame the builder can produce: the Ethernet header, then an IPv6
+// packet with a 4096-byte payload and the largest headers a payload opcode
+// carries.
+inline constexpr std::size_t kMaxRoceFrame =
+    EthHdr::kSize + kPathMtuOverhead + kIpv6ExtraBytes + kMaxPathMtuBytes;
+
+// The IPv6 addresses and flow label of a RoCEv2 path over IPv6 (Linux rxe
+// sends flow label 0).
+struct Ipv6Route {
+  Ipv6Addr src{};
+  Ipv6Addr dst{};
+  std::uint32_t flow_label = 0;  // 20 bits
+};
 
 struct PacketSpec {
   // Ethernet
@@ -46,6 +60,11 @@ struct PacketSpec {
   std::uint8_t ttl = 64;
   std::uint16_t ip_id = 0;
   bool df = true;
+  // IPv6 instead (RFC 8200) when set: addresses and flow label from *ip6,
+  // the traffic class is dscp << 2 | ecn and the hop limit ttl; ip_src,
+  // ip_dst, ip_id and df are unused. A pointer, not a copy, so that an IPv4
+  // spec pays one null pointer; *ip6 must stay valid during build_roce.
+  const Ipv6Route* ip6 = nullptr;
   // UDP: checksum 0 unless asked for (RoCEv2 senders normally leave it 0).
   std::uint16_t udp_src = 0xc000;
   std::uint16_t udp_dst = kRoceV2Port;
@@ -83,7 +102,8 @@ enum class BuildError : int {
   kPayloadNotAllowed = -5,    // payload for READ request, ACK, atomics, CNP
   kPayloadTooLarge = -6,      // more than the path MTU
   kFieldOutOfRange = -7,      // QPN/PSN > 24 bits, TVer > 15, DSCP > 63,
-                              // ECN > 3, invalid path MTU code
+                              // ECN > 3, invalid path MTU code, flow
+                              // label > 20 bits
 };
 std::string_view build_error_name(BuildError e);
 

@@ -26,6 +26,7 @@ namespace uroce::wire {
 
 inline constexpr std::uint16_t kEtherTypeIpv4 = 0x0800;
 inline constexpr std::uint16_t kEtherTypeArp = 0x0806;
+inline constexpr std::uint16_t kEtherTypeIpv6 = 0x86dd;
 inline constexpr std::uint16_t kEtherTypeMacControl = 0x8808;  // PAUSE, PFC
 
 struct EthHdr {

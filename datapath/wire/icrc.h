@@ -3,7 +3,9 @@
 // The ICRC is CRC-32 (the zlib/IEEE 802.3 polynomial, reflected, initial
 // value and final XOR all ones) over:
 //   8 bytes of 0xff                      (stands in for the IB LRH)
-//   IPv4 header, TOS, TTL and header checksum replaced by all ones
+//   IPv4 header, TOS, TTL and header checksum replaced by all ones, or
+//   IPv6 header, traffic class, flow label and hop limit replaced by all
+//   ones (the version nibble and everything else kept)
 //   UDP header, checksum replaced by all ones
 //   BTH, byte 4 (FECN/BECN/resv6) replaced by all ones
 //   everything after the BTH up to the ICRC (ext headers, payload, pad)
@@ -11,7 +13,7 @@
 // The masked fields are those a router or ECN marker may rewrite in flight.
 //
 // Computed with ISA-L's crc32_gzip_refl (the zlib-compatible CRC-32), fed a
-// masked stack copy of the first 48 bytes and then the rest of the packet in
+// masked stack copy of the first 48 bytes (68 over IPv6) and then the rest of the packet in
 // place: no copy of the payload, no allocation.
 #pragma once
 
@@ -21,6 +23,7 @@
 
 #include "datapath/wire/bth.h"
 #include "datapath/wire/ipv4.h"
+#include "datapath/wire/ipv6.h"
 #include "datapath/wire/udp.h"
 
 namespace uroce::wire {
@@ -28,6 +31,8 @@ namespace uroce::wire {
 inline constexpr std::size_t kIcrcSize = 4;
 // Bytes at the start of the IP packet that the ICRC masks: IPv4 + UDP + BTH.
 inline constexpr std::size_t kIcrcMaskedPrefix = Ipv4Hdr::kSize + UdpHdr::kSize + BthHdr::kSize;
+// The same over IPv6: IPv6 + UDP + BTH.
+inline constexpr std::size_t kIcrcMaskedPrefixIpv6 = Ipv6Hdr::kSize + UdpHdr::kSize + BthHdr::kSize;
 
 // CRC-32 as zlib's crc32(): `crc` is the value returned for the data before
 // (0 to start), so calls chain over consecutive pieces.
@@ -39,6 +44,13 @@ std::uint32_t crc32_zlib(std::uint32_t crc, std::span<const std::uint8_t> data);
 // caller can never make it read outside the span.
 std::uint32_t compute_icrc(std::span<const std::uint8_t> ip_packet);
 
+// The same for an IPv6 RoCEv2 packet (no extension headers): `ip_packet`
+// starts at the IPv6 header; shorter than kIcrcMaskedPrefixIpv6 gives a
+// meaningless result, never an out-of-bounds read.
+std::uint32_t compute_icrc_ipv6(std::span<const std::uint8_t> ip_packet);
+
+// The next three take IPv4 or IPv6 packets, told apart by the version
+// nibble of the first byte (6: IPv6, anything else: IPv4).
 // `ip_packet` includes the 4 trailing ICRC bytes.
 std::uint32_t read_icrc(std::span<const std::uint8_t> ip_packet);
 bool icrc_ok(std::span<const std::uint8_t> ip_packet);

@@ -1,5 +1,7 @@
 #include "datapath/wire/parser.h"
 
+#include <cstring>
+
 #include "datapath/wire/checksum.h"
 #include "datapath/wire/icrc.h"
 
@@ -8,9 +10,6 @@ namespace uroce::wire {
 namespace {
 
 constexpr std::size_t kIpOff = EthHdr::kSize;
-constexpr std::size_t kUdpOff = kIpOff + Ipv4Hdr::kSize;
-constexpr std::size_t kBthOff = kUdpOff + UdpHdr::kSize;
-constexpr std::size_t kExtOff = kBthOff + BthHdr::kSize;
 
 // Reads one extension header if the opcode carries it; `off` advances.
 template <typename Hdr>
@@ -29,8 +28,9 @@ std::string_view parse_error_name(ParseError e) {
   switch (e) {
     case ParseError::kOk: return "Ok";
     case ParseError::kTruncatedEth: return "TruncatedEth";
-    case ParseError::kNotIpv4: return "NotIpv4";
+    case ParseError::kNotIp: return "NotIp";
     case ParseError::kTruncatedIpv4: return "TruncatedIpv4";
+    case ParseError::kTruncatedIpv6: return "TruncatedIpv6";
     case ParseError::kBadIpVersion: return "BadIpVersion";
     case ParseError::kBadIpHeaderLength: return "BadIpHeaderLength";
     case ParseError::kBadIpChecksum: return "BadIpChecksum";
@@ -60,47 +60,31 @@ std::string_view parse_error_name(ParseError e) {
   return "Unknown";
 }
 
-ParseError parse_roce(std::span<const std::uint8_t> frame, ParsedPacket& out) {
+namespace {
+
+// Everything from the UDP header on, behind an IP header of kIpSize bytes.
+// `end` (Ethernet header + IP packet length, checked against the frame)
+// bounds every read. The IP version's checks are template parameters so
+// that each version's path compiles to straight-line code.
+template <std::size_t kIpSize, bool kIpv6>
+ParseError parse_udp_on(std::span<const std::uint8_t> frame, std::size_t end, ParsedPacket& out) {
+  constexpr std::size_t kUdpOff = kIpOff + kIpSize;
+  constexpr std::size_t kBthOff = kUdpOff + UdpHdr::kSize;
+  constexpr std::size_t kExtOff = kBthOff + BthHdr::kSize;
   const std::uint8_t* const f = frame.data();
-  const std::size_t avail = frame.size();
-  out.info = nullptr;
-  out.payload = {};
-
-  if (avail < EthHdr::kSize) return ParseError::kTruncatedEth;
-  out.eth = EthHdr::read(f);
-  if (out.eth.ether_type() != kEtherTypeIpv4) return ParseError::kNotIpv4;
-
-  if (avail < kUdpOff) return ParseError::kTruncatedIpv4;
-  out.ip = Ipv4Hdr::read(f + kIpOff);
-  out.ip_offset = kIpOff;
-  if (out.ip.version() != 4) return ParseError::kBadIpVersion;
-  if (out.ip.ihl() != 5) return ParseError::kBadIpHeaderLength;
-  if (!out.ip.checksum_ok()) return ParseError::kBadIpChecksum;
-  const std::size_t ip_len = out.ip.total_length();
-  if (ip_len < Ipv4Hdr::kSize || ip_len > avail - kIpOff) {
-    return ParseError::kBadIpTotalLength;
-  }
-  if ((out.ip.flags_frag() & (kIpv4FlagMf | kIpv4FragOffsetMask)) != 0) {
-    return ParseError::kIpFragment;
-  }
-  if (out.ip.protocol() != kIpProtoUdp) return ParseError::kNotUdp;
-  // From here on `end` (not the frame size) bounds every read.
-  const std::size_t end = kIpOff + ip_len;
   out.frame_len = static_cast<std::uint32_t>(end);
-
-  if (ip_len < Ipv4Hdr::kSize + UdpHdr::kSize) {
-    return ParseError::kTruncatedUdp;
-  }
+  if (end < kUdpOff + UdpHdr::kSize) return ParseError::kTruncatedUdp;
   out.udp = UdpHdr::read(f + kUdpOff);
   out.udp_offset = kUdpOff;
-  const std::size_t udp_len = ip_len - Ipv4Hdr::kSize;
+  const std::size_t udp_len = end - kUdpOff;
   if (out.udp.length() != udp_len) return ParseError::kBadUdpLength;
   if (out.udp.dst_port() != kRoceV2Port) return ParseError::kNotRoceV2Port;
-  if (out.udp.checksum() != 0 &&
-      !udp_ipv4_checksum_ok(out.ip.src(), out.ip.dst(), frame.subspan(kUdpOff, udp_len))) {
-    return ParseError::kBadUdpChecksum;
+  if (out.udp.checksum() != 0) {
+    const std::span<const std::uint8_t> seg = frame.subspan(kUdpOff, udp_len);
+    const bool ok = kIpv6 ? ipv6_checksum_ok(out.ip6.src(), out.ip6.dst(), kIpProtoUdp, seg)
+                          : udp_ipv4_checksum_ok(out.ip.src(), out.ip.dst(), seg);
+    if (!ok) return ParseError::kBadUdpChecksum;
   }
-
   if (end < kExtOff) return ParseError::kTruncatedBth;
   out.bth = BthHdr::read(f + kBthOff);
   out.bth_offset = kBthOff;
@@ -146,10 +130,57 @@ ParseError parse_roce(std::span<const std::uint8_t> frame, ParsedPacket& out) {
   out.icrc_offset = static_cast<std::uint32_t>(icrc_off);
   out.payload = frame.subspan(off, padded - pad);
   out.icrc = load_le32(f + icrc_off);
-  if (compute_icrc(frame.subspan(kIpOff, ip_len - kIcrcSize)) != out.icrc) {
+  const std::span<const std::uint8_t> covered = frame.subspan(kIpOff, end - kIpOff - kIcrcSize);
+  if ((kIpv6 ? compute_icrc_ipv6(covered) : compute_icrc(covered)) != out.icrc) {
     return ParseError::kBadIcrc;
   }
   return ParseError::kOk;
+}
+
+ParseError parse_ipv6(std::span<const std::uint8_t> frame, ParsedPacket& out) {
+  out.ipv6 = true;
+  // `ip` keeps no stale IPv4 addresses: 0.0.0.0 matches no IPv4 peer, so
+  // the IPv4 address checks need not look at `ipv6` (parser.h).
+  std::memset(out.ip.raw + 12, 0, 8);
+  if (frame.size() < kIpOff + Ipv6Hdr::kSize) return ParseError::kTruncatedIpv6;
+  out.ip6 = Ipv6Hdr::read(frame.data() + kIpOff);
+  out.ip_offset = kIpOff;
+  if (out.ip6.version() != 6) return ParseError::kBadIpVersion;
+  const std::size_t payload_len = out.ip6.payload_length();
+  if (payload_len > frame.size() - kIpOff - Ipv6Hdr::kSize) return ParseError::kBadIpTotalLength;
+  if (out.ip6.next_header() != kIpProtoUdp) return ParseError::kNotUdp;
+  return parse_udp_on<Ipv6Hdr::kSize, true>(frame, kIpOff + Ipv6Hdr::kSize + payload_len, out);
+}
+
+}  // namespace
+
+ParseError parse_roce(std::span<const std::uint8_t> frame, ParsedPacket& out) {
+  const std::uint8_t* const f = frame.data();
+  const std::size_t avail = frame.size();
+  out.info = nullptr;
+  out.payload = {};
+  if (avail < EthHdr::kSize) return ParseError::kTruncatedEth;
+  out.eth = EthHdr::read(f);
+  if (out.eth.ether_type() != kEtherTypeIpv4) {
+    if (out.eth.ether_type() == kEtherTypeIpv6) return parse_ipv6(frame, out);
+    return ParseError::kNotIp;
+  }
+  out.ipv6 = false;
+  if (avail < kIpOff + Ipv4Hdr::kSize) return ParseError::kTruncatedIpv4;
+  out.ip = Ipv4Hdr::read(f + kIpOff);
+  out.ip_offset = kIpOff;
+  if (out.ip.version() != 4) return ParseError::kBadIpVersion;
+  if (out.ip.ihl() != 5) return ParseError::kBadIpHeaderLength;
+  if (!out.ip.checksum_ok()) return ParseError::kBadIpChecksum;
+  const std::size_t ip_len = out.ip.total_length();
+  if (ip_len < Ipv4Hdr::kSize || ip_len > avail - kIpOff) {
+    return ParseError::kBadIpTotalLength;
+  }
+  if ((out.ip.flags_frag() & (kIpv4FlagMf | kIpv4FragOffsetMask)) != 0) {
+    return ParseError::kIpFragment;
+  }
+  if (out.ip.protocol() != kIpProtoUdp) return ParseError::kNotUdp;
+  return parse_udp_on<Ipv4Hdr::kSize, false>(frame, kIpOff + ip_len, out);
 }
 
 }  // namespace uroce::wire

@@ -1,16 +1,18 @@
-// Validating RoCEv2 (IPv4) frame parser. Checks every length and field the
+// Validating RoCEv2 frame parser, over IPv4 and IPv6. Checks every length and field the
 // datapath relies on, layer by layer, and returns one distinct error code per
 // reason; it never reads outside the given span and never allocates.
 //
 // Order of checks (the first failure is returned):
-//   Ethernet: length, EtherType
+//   Ethernet: length, EtherType (0x0800 IPv4 or 0x86DD IPv6)
 //   IPv4: length, version, IHL, header checksum, total length vs frame,
 //         fragment, protocol
+//   IPv6: length, version, payload length vs frame, next header (UDP only:
+//         an extension header, a fragment header included, is NotUdp)
 //   UDP: length vs IP, destination port, non-zero checksum
 //   BTH: length, TVer, opcode
 //   extension headers in wire order, ICRC room
 //   payload allowed, pad <= payload, ICRC
-// Bytes after the IPv4 total length (Ethernet minimum-frame padding) are
+// Bytes after the IP packet's length (Ethernet minimum-frame padding) are
 // ignored. Not covered by anything: the MAC addresses, and BTH byte 4
 // (FECN/BECN, masked out of the ICRC by design).
 #pragma once
@@ -30,6 +32,7 @@
 #include "datapath/wire/ieth.h"
 #include "datapath/wire/immdt.h"
 #include "datapath/wire/ipv4.h"
+#include "datapath/wire/ipv6.h"
 #include "datapath/wire/opcodes.h"
 #include "datapath/wire/reth.h"
 #include "datapath/wire/udp.h"
@@ -39,16 +42,17 @@ namespace uroce::wire {
 enum class ParseError : std::uint8_t {
   kOk = 0,
   kTruncatedEth,       // frame shorter than the Ethernet header
-  kNotIpv4,            // EtherType != 0x0800
+  kNotIp,              // EtherType neither 0x0800 nor 0x86DD
   kTruncatedIpv4,      // frame shorter than Ethernet + IPv4 header
-  kBadIpVersion,       // version != 4
+  kTruncatedIpv6,      // frame shorter than Ethernet + IPv6 header
+  kBadIpVersion,       // version != 4 (IPv4 EtherType) or != 6 (IPv6)
   kBadIpHeaderLength,  // IHL != 5 (options are never sent)
   kBadIpChecksum,
-  kBadIpTotalLength,  // < 20, or beyond the end of the frame
+  kBadIpTotalLength,  // IPv4 < 20, or the IP packet ends past the frame
   kIpFragment,        // MF set or fragment offset != 0
-  kNotUdp,            // protocol != 17
+  kNotUdp,            // protocol (IPv4) or next header (IPv6) != 17
   kTruncatedUdp,      // IP payload shorter than the UDP header
-  kBadUdpLength,      // UDP length != IP total length - 20
+  kBadUdpLength,      // UDP length != the IP payload's length
   kNotRoceV2Port,     // UDP destination port != 4791
   kBadUdpChecksum,    // non-zero and wrong
   kTruncatedBth,
@@ -72,7 +76,12 @@ std::string_view parse_error_name(ParseError e);
 
 struct ParsedPacket {
   EthHdr eth;
+  // `ip` is valid when !ipv6, `ip6` when ipv6. For an IPv6 packet the
+  // addresses in `ip` are 0.0.0.0, so an IPv4 address check fails on it
+  // without looking at `ipv6`.
   Ipv4Hdr ip;
+  Ipv6Hdr ip6;
+  bool ipv6 = false;
   UdpHdr udp;
   BthHdr bth;
   const OpcodeInfo* info = nullptr;  // set once the opcode is known
@@ -98,6 +107,8 @@ struct ParsedPacket {
   std::uint32_t icrc = 0;
 
   bool has(ExtHdr h) const { return info != nullptr && info->has(h); }
+  // DSCP of the IPv4 TOS or the IPv6 traffic class.
+  std::uint8_t dscp() const { return ipv6 ? ip6.dscp() : ip.dscp(); }
 };
 
 // Parses `frame` (starting at the Ethernet header, FCS stripped). On kOk

@@ -3,9 +3,9 @@
 // decoded view is checked against the frame, and the packet is rebuilt from
 // its fields and must parse back to the same values.
 //
-// Each input is parsed twice: as given, and with its IPv4 header checksum and
-// ICRC made valid, so that mutations get past the integrity checks and reach
-// the layout checks behind them.
+// Each input is parsed twice: as given, and with its IPv4 header checksum (an
+// IPv6 frame has none) and ICRC made valid, so that mutations get past the
+// integrity checks and reach the layout checks behind them.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -40,8 +40,14 @@ void check_parsed(std::span<const std::uint8_t> frame, const ParsedPacket& p) {
   check(p.payload_offset == p.bth_offset + BthHdr::kSize + p.info->ext_len,
         "extension headers length");
   check(p.info->payload || p.payload.empty(), "payload only where allowed");
-  check(p.ip.total_length() + EthHdr::kSize == p.frame_len, "IP length");
-  check(p.udp.length() + EthHdr::kSize + Ipv4Hdr::kSize == p.frame_len, "UDP length");
+  if (p.ipv6) {
+    check(p.ip6.payload_length() + EthHdr::kSize + Ipv6Hdr::kSize == p.frame_len, "IPv6 length");
+    check(p.udp.length() + EthHdr::kSize + Ipv6Hdr::kSize == p.frame_len, "UDP length");
+    check(p.bth_offset == EthHdr::kSize + Ipv6Hdr::kSize + UdpHdr::kSize, "BTH offset");
+  } else {
+    check(p.ip.total_length() + EthHdr::kSize == p.frame_len, "IP length");
+    check(p.udp.length() + EthHdr::kSize + Ipv4Hdr::kSize == p.frame_len, "UDP length");
+  }
 }
 
 // Rebuild from the decoded fields; the result must parse to the same values.
@@ -50,13 +56,21 @@ void check_rebuild(const ParsedPacket& p) {
   PacketSpec s;
   s.eth_src = p.eth.src();
   s.eth_dst = p.eth.dst();
-  s.ip_src = p.ip.src();
-  s.ip_dst = p.ip.dst();
-  s.dscp = p.ip.dscp();
-  s.ecn = p.ip.ecn();
-  s.ttl = p.ip.ttl();
-  s.ip_id = p.ip.id();
-  s.df = (p.ip.flags_frag() & kIpv4FlagDf) != 0;
+  const Ipv6Route route{p.ip6.src(), p.ip6.dst(), p.ip6.flow_label()};
+  if (p.ipv6) {
+    s.ip6 = &route;
+    s.dscp = p.ip6.dscp();
+    s.ecn = p.ip6.ecn();
+    s.ttl = p.ip6.hop_limit();
+  } else {
+    s.ip_src = p.ip.src();
+    s.ip_dst = p.ip.dst();
+    s.dscp = p.ip.dscp();
+    s.ecn = p.ip.ecn();
+    s.ttl = p.ip.ttl();
+    s.ip_id = p.ip.id();
+    s.df = (p.ip.flags_frag() & kIpv4FlagDf) != 0;
+  }
   s.udp_src = p.udp.src_port();
   s.opcode = p.bth.opcode();
   s.se = p.bth.se();
@@ -82,8 +96,9 @@ void check_rebuild(const ParsedPacket& p) {
   check(parse_roce(std::span<const std::uint8_t>(buf, static_cast<std::size_t>(n)), q) ==
             ParseError::kOk,
         "rebuilt frame parses");
-  check(q.bth.opcode() == p.bth.opcode() && q.bth.dest_qp() == p.bth.dest_qp() &&
-            q.bth.psn() == p.bth.psn() && q.payload.size() == p.payload.size() &&
+  check(q.ipv6 == p.ipv6 && q.bth.opcode() == p.bth.opcode() &&
+            q.bth.dest_qp() == p.bth.dest_qp() && q.bth.psn() == p.bth.psn() &&
+            q.payload.size() == p.payload.size() &&
             std::memcmp(q.payload.data(), p.payload.data(), p.payload.size()) == 0,
         "rebuilt frame has the same fields");
 }
@@ -107,6 +122,13 @@ std::span<const std::uint8_t> with_valid_checksums(std::span<const std::uint8_t>
     return {};
   }
   std::memcpy(buf, in.data(), in.size());
+  if (load_be16(buf + 12) == kEtherTypeIpv6) {
+    const std::size_t ip_len = Ipv6Hdr::kSize + Ipv6Hdr::read(buf + kIp).payload_length();
+    if (ip_len >= kIcrcMaskedPrefixIpv6 + kIcrcSize && ip_len <= in.size() - kIp) {
+      write_icrc(std::span<std::uint8_t>(buf + kIp, ip_len));  // a version-6 nibble: IPv6's
+    }
+    return {buf, in.size()};
+  }
   Ipv4Hdr ip = Ipv4Hdr::read(buf + kIp);
   ip.fill_checksum();
   ip.write(buf + kIp);

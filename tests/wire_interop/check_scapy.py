@@ -8,12 +8,15 @@ usage: check_scapy.py WIRE_VECTORS
 2. scapy (scapy.contrib.roce: BTH, AETH, CNPPadding and its own ICRC; the
    other IBTA extension headers packed here with struct) builds the same
    packets from those field values: the bytes must be identical, ICRC
-   included.
+   included. Over IPv6, where scapy has no RoCE ICRC, icrc_ipv6() below
+   computes it from scapy's decoded fields (the IBTA annex's masking, as
+   Linux rxe applies it) and scapy computes the UDP checksum.
 3. scapy's frames are fed to `WIRE_VECTORS parse`: every field must decode
    to the value it was built from; the same frames with a flipped ICRC bit
    must give BadIcrc.
-4. tshark (an independent decoder) reads our pcap: opcode, DestQP, PSN and
-   each extension header field it knows must match.
+4. tshark (an independent decoder) reads our pcap: opcode, DestQP, PSN,
+   each extension header field it knows, and over IPv6 the addresses,
+   traffic class, flow label and hop limit must match.
 
 Runs under Debian's /usr/bin/python3 (scapy); fails, never skips, when scapy
 or tshark is missing.
@@ -25,9 +28,11 @@ import struct
 import subprocess
 import sys
 import tempfile
+import zlib
+from ipaddress import ip_address
 
 try:
-    from scapy.all import Ether, IP, UDP, Raw, raw
+    from scapy.all import Ether, IP, IPv6, UDP, Raw, raw
     from scapy.contrib.roce import BTH, AETH, CNPPadding
 except ImportError as e:  # a missing oracle is a failure, not a skip
     sys.exit(f"FAIL: scapy with scapy.contrib.roce is required: {e}")
@@ -69,29 +74,57 @@ def ext_bytes_after_aeth(f):
     return before, after
 
 
+def icrc_ipv6(frame):
+    """ICRC of an Ethernet/IPv6/UDP/BTH frame (IBTA Annex A17.4, as Linux
+    rxe computes it): CRC-32 over 8 bytes of 0xff, then the IP packet up to
+    the ICRC with the IPv6 traffic class, flow label and hop limit, the UDP
+    checksum and BTH FECN/BECN/resv6 set to all ones."""
+    ip = Ether(frame)[IPv6].copy()
+    ip.tc, ip.fl, ip.hlim = 0xff, 0xfffff, 0xff
+    ip[UDP].chksum = 0xffff
+    ip[BTH].fecn, ip[BTH].becn, ip[BTH].resv6 = 1, 1, 0x3f
+    return zlib.crc32(b"\xff" * 8 + raw(ip)[:-4]) & 0xffffffff
+
+
 def scapy_frame(f):
     payload = bytes.fromhex(f["payload"])
     pad = (-len(payload)) % 4
-    pkt = (Ether(src=f["eth_src"], dst=f["eth_dst"]) /
-           IP(src=f["ip_src"], dst=f["ip_dst"], tos=(f["dscp"] << 2) | f["ecn"],
-              id=f["ip_id"], flags="DF" if f["df"] else 0, ttl=f["ttl"]) /
+    v6 = f["ipv6"]
+    if v6:
+        l3 = IPv6(src=f["ip_src"], dst=f["ip_dst"], tc=(f["dscp"] << 2) | f["ecn"],
+                  fl=f["flow_label"], hlim=f["ttl"])
+    else:
+        l3 = IP(src=f["ip_src"], dst=f["ip_dst"], tos=(f["dscp"] << 2) | f["ecn"],
+                id=f["ip_id"], flags="DF" if f["df"] else 0, ttl=f["ttl"])
+    # Over IPv6 the ICRC is filled in below (icrc=0 as a placeholder), and
+    # the UDP checksum after it, since it covers the ICRC.
+    pkt = (Ether(src=f["eth_src"], dst=f["eth_dst"]) / l3 /
            UDP(sport=f["udp_src"], dport=4791,
-               chksum=None if f["udp_checksum"] else 0) /
+               chksum=None if f["udp_checksum"] and not v6 else 0) /
            BTH(opcode=f["opcode"], solicited=int(f["se"]), migreq=int(f["mig_req"]),
                padcount=pad, version=0, pkey=f["pkey"], fecn=int(f["fecn"]),
                becn=int(f["becn"]), dqpn=f["dest_qp"], ackreq=int(f["ack_req"]),
-               psn=f["psn"]))
+               psn=f["psn"], icrc=0 if v6 else None))
     if f["opcode"] == CNP_OPCODE:
-        return raw(pkt / CNPPadding())
-    before, after = ext_bytes_after_aeth(f)
-    if before:
-        pkt = pkt / Raw(before)
-    if "aeth" in f:
-        pkt = pkt / AETH(syndrome=f["aeth"]["syndrome"], msn=f["aeth"]["msn"])
-    rest = after + payload + b"\x00" * pad
-    if rest:
-        pkt = pkt / Raw(rest)
-    return raw(pkt)
+        pkt = pkt / CNPPadding()
+    else:
+        before, after = ext_bytes_after_aeth(f)
+        if before:
+            pkt = pkt / Raw(before)
+        if "aeth" in f:
+            pkt = pkt / AETH(syndrome=f["aeth"]["syndrome"], msn=f["aeth"]["msn"])
+        rest = after + payload + b"\x00" * pad
+        if rest:
+            pkt = pkt / Raw(rest)
+    b = raw(pkt)
+    if not v6:
+        return b
+    b = b[:-4] + struct.pack("<I", icrc_ipv6(b))
+    if f["udp_checksum"]:
+        q = Ether(b)
+        del q[UDP].chksum
+        b = raw(q)
+    return b
 
 
 def run_parse(tool, frames):
@@ -118,7 +151,8 @@ def tshark_rows(pcap):
               "infiniband.aeth.syndrome", "infiniband.aeth.msn",
               "infiniband.deth.q_key", "infiniband.deth.srcqp",
               "infiniband.atomiceth.swapdt", "infiniband.atomiceth.cmpdt",
-              "infiniband.atomicacketh.origremdt", "infiniband.immdt", "infiniband.ieth"]
+              "infiniband.atomicacketh.origremdt", "infiniband.immdt", "infiniband.ieth",
+              "ipv6.src", "ipv6.dst", "ipv6.tclass", "ipv6.flow", "ipv6.hlim"]
     cmd = [TSHARK, "-r", pcap, "-T", "fields", "-E", "separator=|", "-E", "occurrence=f"]
     for fl in fields:
         cmd += ["-e", fl]
@@ -154,6 +188,13 @@ def check_tshark(vectors, rows):
                        ("infiniband.atomiceth.cmpdt", f["atomic_eth"]["compare"])]
         if "atomic_ack_eth" in f:
             checks += [("infiniband.atomicacketh.origremdt", f["atomic_ack_eth"]["orig"])]
+        if f["ipv6"]:
+            checks += [("ipv6.tclass", (f["dscp"] << 2) | f["ecn"]),
+                       ("ipv6.flow", f["flow_label"]), ("ipv6.hlim", f["ttl"])]
+            for key in ("src", "dst"):
+                s = r.get(f"ipv6.{key}", "")
+                if s == "" or ip_address(s) != ip_address(f[f"ip_{key}"]):
+                    fail(f"{name}: tshark ipv6.{key} = {s!r}, want {f['ip_' + key]}")
         for key, want in checks:
             s = r.get(key, "")
             if s == "" or num(s) != want:
@@ -177,7 +218,10 @@ def main():
         if len(vectors) < 40:
             fail(f"only {len(vectors)} vectors")
         opcodes = {v["fields"]["opcode"] for v in vectors}
-        print(f"{len(vectors)} vectors, {len(opcodes)} distinct opcodes")
+        n6 = sum(1 for v in vectors if v["fields"]["ipv6"])
+        print(f"{len(vectors)} vectors ({n6} over IPv6), {len(opcodes)} distinct opcodes")
+        if n6 * 2 != len(vectors):
+            fail(f"{n6} of {len(vectors)} vectors over IPv6, want half")
 
         # 2. byte-identical to scapy
         scapy_hex = []

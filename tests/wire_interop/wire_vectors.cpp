@@ -10,7 +10,9 @@
 //                             binary file: the fuzzer's seed corpus.
 //
 // The vectors cover every opcode class with fixed, distinctive field values
-// and payload lengths 0..7 mod 4 so that every pad count appears.
+// and payload lengths 0..7 mod 4 so that every pad count appears, each over
+// IPv4 and again over IPv6 (name suffix _IPV6; a link-local source, a global
+// destination, a distinct traffic class, flow label and hop limit each).
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
@@ -145,6 +147,23 @@ std::vector<Vector> make_vectors() {
   });
   add("RC_SEND_ONLY_UDP_CHECKSUM", op::kRcSendOnly, 21,
       [](PacketSpec& s) { s.udp_checksum = true; });
+  static const Ipv6Addr kSrc6 = Ipv6Addr::link_local(MacAddr{{0x02, 0, 0, 0, 0, 0x01}});
+  static const Ipv6Addr kDst6 = *Ipv6Addr::parse("2001:db8:0:1::2");
+  // One route per vector (each has its own flow label); reserved so that
+  // the specs' pointers stay valid.
+  static std::vector<Ipv6Route> routes;
+  const std::size_t n4 = v.size();
+  routes.clear();
+  routes.reserve(n4);
+  for (std::size_t i = 0; i < n4; ++i) {
+    Vector x = v[i];
+    x.name += "_IPV6";
+    routes.push_back(
+        Ipv6Route{kSrc6, kDst6, static_cast<std::uint32_t>(0x10000 + i * 0x1357) & kFlowLabelMask});
+    x.spec.ip6 = &routes.back();
+    x.spec.ttl = static_cast<std::uint8_t>(1 + i * 5);
+    v.push_back(std::move(x));
+  }
   for (Vector& x : v) x.spec.payload = x.payload;
   return v;
 }
@@ -243,6 +262,31 @@ void ext_fields(Json& j, const OpcodeInfo& info, const DethHdr& deth, const Reth
   if (info.has(ExtHdr::kIeth)) j.num("ieth_rkey", ieth.rkey());
 }
 
+// The IP layer's fields, named as check_scapy.py expects: over IPv6 the hop
+// limit is "ttl" and there is no identification or DF.
+void ipv4_fields(Json& j, Ipv4Addr src, Ipv4Addr dst, std::uint8_t dscp, std::uint8_t ecn,
+                 std::uint8_t ttl, std::uint16_t id, bool df) {
+  j.flag("ipv6", false)
+      .str("ip_src", src.to_string())
+      .str("ip_dst", dst.to_string())
+      .num("dscp", dscp)
+      .num("ecn", ecn)
+      .num("ttl", ttl)
+      .num("ip_id", id)
+      .flag("df", df);
+}
+
+void ipv6_fields(Json& j, const Ipv6Addr& src, const Ipv6Addr& dst, std::uint8_t dscp,
+                 std::uint8_t ecn, std::uint8_t hop_limit, std::uint32_t flow_label) {
+  j.flag("ipv6", true)
+      .str("ip_src", src.to_string())
+      .str("ip_dst", dst.to_string())
+      .num("dscp", dscp)
+      .num("ecn", ecn)
+      .num("ttl", hop_limit)
+      .num("flow_label", flow_label);
+}
+
 int cmd_gen(const char* pcap_path) {
   uroce::port::PcapWriter pcap;
   if (const int rc = pcap.open(pcap_path); rc != 0) {
@@ -264,16 +308,13 @@ int cmd_gen(const char* pcap_path) {
     ts += 1000;
     const OpcodeInfo& info = opcode_info(s.opcode);
     Json f;
-    f.str("eth_src", s.eth_src.to_string())
-        .str("eth_dst", s.eth_dst.to_string())
-        .str("ip_src", s.ip_src.to_string())
-        .str("ip_dst", s.ip_dst.to_string())
-        .num("dscp", s.dscp)
-        .num("ecn", s.ecn)
-        .num("ttl", s.ttl)
-        .num("ip_id", s.ip_id)
-        .flag("df", s.df)
-        .num("udp_src", s.udp_src)
+    f.str("eth_src", s.eth_src.to_string()).str("eth_dst", s.eth_dst.to_string());
+    if (s.ip6 != nullptr) {
+      ipv6_fields(f, s.ip6->src, s.ip6->dst, s.dscp, s.ecn, s.ttl, s.ip6->flow_label);
+    } else {
+      ipv4_fields(f, s.ip_src, s.ip_dst, s.dscp, s.ecn, s.ttl, s.ip_id, s.df);
+    }
+    f.num("udp_src", s.udp_src)
         .flag("udp_checksum", s.udp_checksum)
         .num("opcode", s.opcode)
         .flag("se", s.se)
@@ -311,15 +352,15 @@ int cmd_parse() {
     if (e == ParseError::kOk) {
       j.str("name", p.info->name)
           .str("eth_src", p.eth.src().to_string())
-          .str("eth_dst", p.eth.dst().to_string())
-          .str("ip_src", p.ip.src().to_string())
-          .str("ip_dst", p.ip.dst().to_string())
-          .num("dscp", p.ip.dscp())
-          .num("ecn", p.ip.ecn())
-          .num("ttl", p.ip.ttl())
-          .num("ip_id", p.ip.id())
-          .flag("df", (p.ip.flags_frag() & kIpv4FlagDf) != 0)
-          .num("udp_src", p.udp.src_port())
+          .str("eth_dst", p.eth.dst().to_string());
+      if (p.ipv6) {
+        ipv6_fields(j, p.ip6.src(), p.ip6.dst(), p.ip6.dscp(), p.ip6.ecn(), p.ip6.hop_limit(),
+                    p.ip6.flow_label());
+      } else {
+        ipv4_fields(j, p.ip.src(), p.ip.dst(), p.ip.dscp(), p.ip.ecn(), p.ip.ttl(), p.ip.id(),
+                    (p.ip.flags_frag() & kIpv4FlagDf) != 0);
+      }
+      j.num("udp_src", p.udp.src_port())
           .flag("udp_checksum", p.udp.checksum() != 0)
           .num("opcode", p.bth.opcode())
           .flag("se", p.bth.se())

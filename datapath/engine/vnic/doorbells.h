@@ -129,6 +129,9 @@ transport::WcStatus Vnic<PortIo, Sched>::resolve_ah(const QpEntry& e, std::uint3
   d->dip = a->dip;
   d->dscp = a->dscp;
   d->ttl = a->ttl;
+  d->ipv6 = a->ipv6;
+  d->global_src = a->global_src;
+  d->dip6 = a->dip6;
   return transport::WcStatus::kSuccess;
 }
 

@@ -118,7 +118,7 @@ struct Vnic<PortIo, Sched>::QpTx {
   }
 };
 
-// The ARP agent's frame sink.
+// The ARP and ND agents' frame sink.
 template <class PortIo, sched::TxScheduler Sched>
 struct Vnic<PortIo, Sched>::ArpTx {
   Vnic* v;

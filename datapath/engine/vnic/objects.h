@@ -17,6 +17,7 @@ Vnic<PortIo, Sched>::Vnic(const VnicConfig& cfg, PortIo& io)
     : cfg_(cfg),
       io_(io),
       arp_(arp_config(cfg)),
+      nd_(nd_config(cfg)),
       mrs_(cfg.max_mrs),
       ahs_(cfg.max_ahs),
       demux_(cfg.max_qps),
@@ -81,6 +82,15 @@ port::ArpConfig Vnic<PortIo, Sched>::arp_config(const VnicConfig& c) {
   a.mac = c.mac;
   a.ip = c.ip;
   return a;
+}
+
+template <class PortIo, sched::TxScheduler Sched>
+port::NdConfig Vnic<PortIo, Sched>::nd_config(const VnicConfig& c) {
+  port::NdConfig n = c.nd;
+  n.mac = c.mac;
+  n.link_local = wire::Ipv6Addr::link_local(c.mac);
+  n.global = c.ip6;
+  return n;
 }
 
 template <class PortIo, sched::TxScheduler Sched>
@@ -294,7 +304,8 @@ int Vnic<PortIo, Sched>::create_qp(const QpCreate& c) {
   const std::uint32_t recv_sge = std::min(c.max_recv_sge, transport::kMaxSge);
   const std::uint32_t inl = std::min(c.max_inline, transport::kMaxInline);
   transport::Srq* tsrq = srq != nullptr ? srq->srq.get() : nullptr;
-  const transport::LocalPort local{cfg_.mac, cfg_.ip};
+  const transport::LocalPort local{cfg_.mac, cfg_.ip, wire::Ipv6Addr::link_local(cfg_.mac),
+                                   cfg_.ip6};
 
   const std::uint32_t slot = free_.back();
   QpEntry& e = qps_[slot];
@@ -473,6 +484,9 @@ int Vnic<PortIo, Sched>::create_ah(const AhCreate& a) {
   e.dip = a.dip;
   e.dscp = a.dscp;
   e.ttl = a.ttl;
+  e.ipv6 = a.ipv6;
+  e.global_src = a.global_src;
+  e.dip6 = a.dip6;
   return ahs_.insert(e);
 }
 
@@ -484,6 +498,15 @@ bool Vnic<PortIo, Sched>::resolve(wire::Ipv4Addr ip, TimeNs now, wire::MacAddr* 
   }
   ArpTx sink{this};
   const port::Resolution r = arp_.resolve(ip, now, sink);
+  if (r.status != port::ResolveStatus::kResolved) return false;
+  *mac = r.mac;
+  return true;
+}
+
+template <class PortIo, sched::TxScheduler Sched>
+bool Vnic<PortIo, Sched>::resolve6(const wire::Ipv6Addr& ip, TimeNs now, wire::MacAddr* mac) {
+  ArpTx sink{this};
+  const port::Resolution r = nd_.resolve(ip, now, sink);
   if (r.status != port::ResolveStatus::kResolved) return false;
   *mac = r.mac;
   return true;

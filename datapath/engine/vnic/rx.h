@@ -71,6 +71,15 @@ inline void Vnic<PortIo, Sched>::on_frame(std::span<const std::uint8_t> f, TimeN
   }
   const wire::ParseError err = wire::parse_roce(f, pkt_);
   if (err != wire::ParseError::kOk) {
+    // IPv6 neighbour discovery is ICMPv6, which the RoCE parser stops at
+    // (next header not UDP): looked at only here, off the RoCE path.
+    if (err == wire::ParseError::kNotUdp && pkt_.ipv6 &&
+        pkt_.ip6.next_header() == wire::kIpProtoIcmpv6) {
+      ++ctr_.rx_nd;
+      ArpTx sink{this};
+      nd_.on_frame(f, now, sink);
+      return;
+    }
     ++ctr_.rx_parse_errors;
     ++ctr_.parse_error[static_cast<std::size_t>(err)];
     return;
@@ -81,7 +90,18 @@ inline void Vnic<PortIo, Sched>::on_frame(std::span<const std::uint8_t> f, TimeN
     ++ctr_.rx_not_our_mac;
     return;
   }
-  if (pkt_.ip.dst() != cfg_.ip) {
+  // RoCEv2 over IPv6 takes this one branch off the IPv4 path.
+  if (pkt_.ipv6) {
+    ++ctr_.rx_roce_ipv6;
+    if (!nd_.is_ours(pkt_.ip6.dst())) {
+      ++ctr_.rx_not_our_ip;
+      return;
+    }
+    if (pkt_.bth.dest_qp() == wire::kGsiQpn) {
+      ++ctr_.rx_gsi_ipv6;
+      return;
+    }
+  } else if (pkt_.ip.dst() != cfg_.ip) {
     ++ctr_.rx_not_our_ip;
     return;
   }

@@ -13,6 +13,7 @@ template <class PortIo, sched::TxScheduler Sched>
 [[gnu::always_inline]] inline std::uint32_t Vnic<PortIo, Sched>::timer_phase(TimeNs now) {
   ArpTx sink{this};
   arp_.on_timer(now, sink);
+  nd_.on_timer(now, sink);
   if (now < timers_.earliest()) return 0;
   ++ctr_.timer_scans;
   // Take every due timer first: a QP that re-arms at or before `now` while

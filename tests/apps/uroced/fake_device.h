@@ -69,6 +69,11 @@ class FakeDevice final : public Device {
   int destroy_ah(engine::ObjId) override { return ENOSYS; }
   // Neighbours: none unless `resolvable`, then 02:00:00:00:00:<last byte>.
   bool resolvable = false;
+  bool resolve6(const wire::Ipv6Addr& ip, wire::MacAddr* mac) override {
+    if (!resolvable) return false;
+    *mac = wire::MacAddr{{0x02, 0, 0, 0, 0, ip.b[15]}};
+    return true;
+  }
   bool resolve(wire::Ipv4Addr ip, wire::MacAddr* mac) override {
     if (!resolvable) return false;
     *mac = wire::MacAddr{{0x02, 0, 0, 0, 0, static_cast<std::uint8_t>(ip.v)}};

@@ -45,11 +45,28 @@ TEST(ParseDeviceSpec_Errors, NameTheKey) {
             "separated by ';')");
   EXPECT_EQ(parse_device_spec("name=a;name=b", 0, &d), "device[0].name: given twice");
   EXPECT_EQ(parse_device_spec("name=a;color=red", 0, &d),
-            "device[0].color: unknown key (expected name, port, mac, ipv4, mtu, "
+            "device[0].color: unknown key (expected name, port, mac, ipv4, ipv6, mtu, "
             "drop_tx_every, drop_rx_every, drop_tx_rate, drop_rx_rate, drop_seed, pfc, "
             "tx_ttl or link_mbps)");
   EXPECT_EQ(parse_device_spec("ipv4=10.0.0.256", 0, &d),
             "device[0].ipv4: \"10.0.0.256\" is not an IPv4 address (expected a.b.c.d)");
+}
+
+TEST(ParseDeviceSpec_Ipv6, GlobalAddressOnly) {
+  DeviceConfig d;
+  ASSERT_EQ(parse_device_spec("name=uroce0;mac=02:00:00:00:00:01;ipv4=10.0.0.1;ipv6=2001:db8::1;"
+                              "port=ring:p0",
+                              0, &d),
+            "");
+  EXPECT_EQ(d.ipv6.to_string(), "2001:db8::1");
+  EXPECT_EQ(parse_device_spec("ipv6=fe80::1", 0, &d),
+            "device[0].ipv6: fe80::1 is not a global unicast address (the link-local one is GID "
+            "0, from the MAC)");
+  EXPECT_EQ(parse_device_spec("ipv6=ff02::1", 1, &d),
+            "device[1].ipv6: ff02::1 is not a global unicast address (the link-local one is GID "
+            "0, from the MAC)");
+  EXPECT_EQ(parse_device_spec("ipv6=10.0.0.1", 0, &d),
+            "device[0].ipv6: \"10.0.0.1\" is not an IPv6 address");
 }
 
 TEST(ParseDeviceSpec_Impairment, ReadsEveryKey) {

@@ -63,7 +63,7 @@ TEST(LoadToml_Example, CommentedDeviceKeysAreValid) {
   std::ifstream in(std::string(UROCE_SOURCE_ROOT) + "/apps/uroced/uroced.example.toml");
   ASSERT_TRUE(in);
   std::string text, line;
-  const std::regex key("^# ([a-z_]+ = .*|\\[device\\.pfc\\])$");
+  const std::regex key("^# ([a-z0-9_]+ = .*|\\[device\\.pfc\\])$");
   int uncommented = 0;
   while (std::getline(in, line)) {
     if (std::regex_match(line, key)) {
@@ -77,6 +77,7 @@ TEST(LoadToml_Example, CommentedDeviceKeysAreValid) {
   ASSERT_EQ(load_and_validate(text, &cfg), "");
   const engine::PfcEndpointConfig& c = cfg.devices[0].pfc;
   const engine::PfcEndpointConfig d;
+  EXPECT_EQ(cfg.devices[0].ipv6.to_string(), "2001:db8::1");
   EXPECT_EQ(c.enable, 0x08);
   EXPECT_EQ(c.ttl.tx_ttl, 64);
   EXPECT_EQ(c.ingress.buffer_bytes, d.ingress.buffer_bytes);

@@ -89,50 +89,94 @@ TEST(ValuesFromIbv_Unsupported, Einval) {
   }
 }
 
+// The GID table of the tests' device: fe80:: link-local, ::ffff:10.0.0.1,
+// and a global IPv6 address at index 2.
+const port::GidTable kGids(wire::MacAddr{{0x02, 0, 0, 0, 0, 0x01}}, wire::Ipv4Addr{0x0a000001},
+                           *wire::Ipv6Addr::parse("2001:db8::1"));
+
 TEST(AvFromIbv_Valid, Ipv4MappedGid) {
-  wire::Ipv4Addr ip;
-  std::uint8_t dscp = 0, ttl = 0;
-  ASSERT_EQ(av_from_ibv(av_to(10, 0, 0, 2), kPfc, &ip, &dscp, &ttl), 0);
-  EXPECT_EQ(ip.to_string(), "10.0.0.2");
-  EXPECT_EQ(dscp, 46);  // the traffic class given
-  EXPECT_EQ(ttl, 64);   // the device's TX TTL, not hop_limit 7
+  transport::PathAddr av;
+  ASSERT_EQ(av_from_ibv(av_to(10, 0, 0, 2), kPfc, kGids, &av), 0);
+  EXPECT_EQ(av.dip.to_string(), "10.0.0.2");
+  EXPECT_FALSE(av.ipv6);
+  EXPECT_EQ(av.dscp, 46);  // the traffic class given
+  EXPECT_EQ(av.ttl, 64);   // the device's TX TTL, not hop_limit 7
 }
 
 TEST(AvFromIbv_Valid, ServiceLevelPicksTheDscpAndDeviceTtl) {
   engine::PfcEndpointConfig pfc;
   pfc.ttl.tx_ttl = 33;
-  wire::Ipv4Addr ip;
-  std::uint8_t dscp = 0, ttl = 0;
+  transport::PathAddr av;
   ibv_ah_attr ah = av_to(10, 0, 0, 2);
   ah.grh.traffic_class = 0;
   ah.sl = 3;
-  ASSERT_EQ(av_from_ibv(ah, pfc, &ip, &dscp, &ttl), 0);
-  EXPECT_EQ(dscp, 24);  // default map: SL 3 -> priority 3 -> CS3
-  EXPECT_EQ(ttl, 33);
+  ASSERT_EQ(av_from_ibv(ah, pfc, kGids, &av), 0);
+  EXPECT_EQ(av.dscp, 24);  // default map: SL 3 -> priority 3 -> CS3
+  EXPECT_EQ(av.ttl, 33);
   ASSERT_EQ(pfc.map.set_priority_dscp(3, 26), pfc::PriorityMapError::kOk);
   ah.sl = 11;  // 11 mod 8 = priority 3
-  ASSERT_EQ(av_from_ibv(ah, pfc, &ip, &dscp, &ttl), 0);
-  EXPECT_EQ(dscp, 26);
+  ASSERT_EQ(av_from_ibv(ah, pfc, kGids, &av), 0);
+  EXPECT_EQ(av.dscp, 26);
+}
+
+ibv_ah_attr av_to6(const char* gid, std::uint8_t sgid_index) {
+  ibv_ah_attr ah = av_to(10, 0, 0, 2);
+  const auto g = wire::Ipv6Addr::parse(gid);
+  std::memcpy(ah.grh.dgid.raw, g->b.data(), 16);
+  ah.grh.sgid_index = sgid_index;
+  return ah;
+}
+
+TEST(AvFromIbv_Valid, LinkLocalGidZeroIsIpv6) {
+  transport::PathAddr av;
+  ASSERT_EQ(av_from_ibv(av_to6("fe80::ff:fe00:2", 0), kPfc, kGids, &av), 0);
+  EXPECT_TRUE(av.ipv6);
+  EXPECT_FALSE(av.global_src);
+  EXPECT_EQ(av.route6.dst.to_string(), "fe80::ff:fe00:2");
+  EXPECT_EQ(av.route6.src, wire::Ipv6Addr::link_local(wire::MacAddr{{0x02, 0, 0, 0, 0, 0x01}}));
+  EXPECT_EQ(av.route6.flow_label, 0u);  // as rxe
+  EXPECT_EQ(av.dscp, 46);
+  EXPECT_EQ(av.ttl, 7);  // over IPv6 the AH's hop limit, as rxe sends it
+  ibv_ah_attr ah = av_to6("fe80::ff:fe00:2", 0);
+  ah.grh.hop_limit = 0;
+  ASSERT_EQ(av_from_ibv(ah, kPfc, kGids, &av), 0);
+  EXPECT_EQ(av.ttl, 64);  // none given: the device's TX TTL
+}
+
+TEST(AvFromIbv_Valid, GlobalGidIsIpv6FromTheGlobalAddress) {
+  transport::PathAddr av;
+  ASSERT_EQ(av_from_ibv(av_to6("2001:db8::2", 2), kPfc, kGids, &av), 0);
+  EXPECT_TRUE(av.ipv6);
+  EXPECT_TRUE(av.global_src);
+  EXPECT_EQ(av.route6.dst.to_string(), "2001:db8::2");
+  EXPECT_EQ(av.route6.src.to_string(), "2001:db8::1");
 }
 
 TEST(AvFromIbv_Rules, Einval) {
-  wire::Ipv4Addr ip;
-  std::uint8_t dscp, ttl;
+  transport::PathAddr av;
   ibv_ah_attr ah = av_to(10, 0, 0, 2);
   ah.is_global = 0;
-  EXPECT_EQ(av_from_ibv(ah, kPfc, &ip, &dscp, &ttl), EINVAL);
+  EXPECT_EQ(av_from_ibv(ah, kPfc, kGids, &av), EINVAL);
   ah = av_to(10, 0, 0, 2);
   ah.port_num = 2;
-  EXPECT_EQ(av_from_ibv(ah, kPfc, &ip, &dscp, &ttl), EINVAL);
+  EXPECT_EQ(av_from_ibv(ah, kPfc, kGids, &av), EINVAL);
   ah = av_to(10, 0, 0, 2);
-  ah.grh.sgid_index = 0;
-  EXPECT_EQ(av_from_ibv(ah, kPfc, &ip, &dscp, &ttl), EINVAL);
+  ah.grh.sgid_index = 0;  // an IPv4-mapped destination from the IPv6 GID
+  EXPECT_EQ(av_from_ibv(ah, kPfc, kGids, &av), EINVAL);
+  ah.grh.sgid_index = 3;  // empty entry
+  EXPECT_EQ(av_from_ibv(ah, kPfc, kGids, &av), EINVAL);
   ah = av_to(10, 0, 0, 2);
-  ah.grh.dgid.raw[0] = 0xfe;  // fe80::... link-local
-  EXPECT_EQ(av_from_ibv(ah, kPfc, &ip, &dscp, &ttl), EINVAL);
-  EXPECT_EQ(av_from_ibv(av_to(0, 0, 0, 0), kPfc, &ip, &dscp, &ttl), EINVAL);
-  EXPECT_EQ(av_from_ibv(av_to(239, 1, 1, 1), kPfc, &ip, &dscp, &ttl), EINVAL);
-  EXPECT_EQ(av_from_ibv(av_to(255, 255, 255, 255), kPfc, &ip, &dscp, &ttl), EINVAL);
+  ah.grh.dgid.raw[0] = 0xfe;  // fe80::... from the IPv4 GID
+  EXPECT_EQ(av_from_ibv(ah, kPfc, kGids, &av), EINVAL);
+  EXPECT_EQ(av_from_ibv(av_to(0, 0, 0, 0), kPfc, kGids, &av), EINVAL);
+  EXPECT_EQ(av_from_ibv(av_to(239, 1, 1, 1), kPfc, kGids, &av), EINVAL);
+  EXPECT_EQ(av_from_ibv(av_to(255, 255, 255, 255), kPfc, kGids, &av), EINVAL);
+  EXPECT_EQ(av_from_ibv(av_to6("ff02::1", 0), kPfc, kGids, &av), EINVAL);
+  EXPECT_EQ(av_from_ibv(av_to6("::", 0), kPfc, kGids, &av), EINVAL);
+  EXPECT_EQ(av_from_ibv(av_to6("::ffff:10.0.0.2", 2), kPfc, kGids, &av), EINVAL);
+  const port::GidTable no_global(wire::MacAddr{{0x02, 0, 0, 0, 0, 0x01}},
+                                 wire::Ipv4Addr{0x0a000001});
+  EXPECT_EQ(av_from_ibv(av_to6("2001:db8::2", 2), kPfc, no_global, &av), EINVAL);
 }
 
 TEST(IbvFromQuery, ShowsTheAv) {
@@ -144,7 +188,7 @@ TEST(IbvFromQuery, ShowsTheAv) {
   q.values.av.dscp = 46;
   q.values.av.ttl = 9;
   ibv_qp_attr a;
-  ibv_from_query(q, &a);
+  ibv_from_query(q, kGids, &a);
   EXPECT_EQ(a.qp_state, IBV_QPS_RTS);
   EXPECT_EQ(a.cur_qp_state, IBV_QPS_RTS);
   EXPECT_EQ(a.path_mtu, IBV_MTU_4096);
@@ -158,8 +202,25 @@ TEST(IbvFromQuery, ShowsTheAv) {
   EXPECT_EQ(a.ah_attr.grh.dgid.raw[15], 9);
   // No AV set yet: none shown.
   q.values.av = {};
-  ibv_from_query(q, &a);
+  ibv_from_query(q, kGids, &a);
   EXPECT_EQ(a.ah_attr.is_global, 0);
+}
+
+TEST(IbvFromQuery, ShowsAnIpv6AvWithItsSourceIndex) {
+  engine::QpQuery q;
+  q.values.av.ipv6 = true;
+  q.values.av.route6.dst = *wire::Ipv6Addr::parse("fe80::ff:fe00:2");
+  q.values.av.ttl = 1;
+  ibv_qp_attr a;
+  ibv_from_query(q, kGids, &a);
+  EXPECT_EQ(a.ah_attr.is_global, 1);
+  EXPECT_EQ(a.ah_attr.grh.sgid_index, 0);
+  EXPECT_EQ(a.ah_attr.grh.hop_limit, 1);
+  EXPECT_EQ(a.ah_attr.grh.dgid.raw[0], 0xfe);
+  EXPECT_EQ(a.ah_attr.grh.dgid.raw[15], 0x02);
+  q.values.av.global_src = true;
+  ibv_from_query(q, kGids, &a);
+  EXPECT_EQ(a.ah_attr.grh.sgid_index, 2);
 }
 
 TEST(SrqAttr, RoundTrip) {

@@ -98,6 +98,21 @@ TEST(AddSysfsDevice_Files, LayoutAndContents) {
   EXPECT_EQ(files.at(ib + "ports/1/pkeys/0"), "0xffff\n");
 }
 
+TEST(AddSysfsDevice_Files, GlobalIpv6IsTheGidAfterIpv4) {
+  TempDir t;
+  const std::string root = t.path() + "/sysfs";
+  SysfsDevice d = dev0();
+  d.ipv6 = *wire::Ipv6Addr::parse("2001:db8::1");
+  std::string err;
+  ASSERT_EQ(add_sysfs_device(root, d, &err), 0) << err;
+  const auto files = tree_of(root);
+  const std::string ib = "class/infiniband/uroce0/";
+  EXPECT_EQ(files.at(ib + "ports/1/gids/1"), "0000:0000:0000:0000:0000:ffff:0a58:0001\n");
+  EXPECT_EQ(files.at(ib + "ports/1/gids/2"), "2001:0db8:0000:0000:0000:0000:0000:0001\n");
+  EXPECT_EQ(files.at(ib + "ports/1/gid_attrs/types/2"), "RoCE v2\n");
+  EXPECT_EQ(files.at(ib + "ports/1/gids/3"), "0000:0000:0000:0000:0000:0000:0000:0000\n");
+}
+
 // The tree is byte for byte what verbs-provider/uroce-sysfs.sh writes, plus
 // device/uroce_socket.
 TEST(AddSysfsDevice_MatchesScript, SameFilesAsUroceSysfsSh) {

@@ -317,14 +317,21 @@ struct Host {
   // RC or UC: RESET -> INIT -> RTR -> RTS towards (peer_qpn, mac, ip).
   void connect(ObjId id, QpType type, std::uint32_t peer_qpn, const wire::MacAddr& dmac,
                wire::Ipv4Addr dip, std::uint32_t sq_psn, std::uint32_t rq_psn) {
+    transport::PathAddr av;
+    av.dmac = dmac;
+    av.dip = dip;
+    connect_path(id, type, peer_qpn, av, sq_psn, rq_psn);
+  }
+  // The same towards any resolved path (over IPv6 too).
+  void connect_path(ObjId id, QpType type, std::uint32_t peer_qpn, const transport::PathAddr& av,
+                    std::uint32_t sq_psn, std::uint32_t rq_psn) {
     namespace qa = transport::qp_attr;
     transport::QpAttrValues a;
     a.qp_state = QpState::kInit;
     a.qp_access_flags = transport::access::kRemoteAny;
     ASSERT_EQ(modify(id, qa::kState | qa::kPkeyIndex | qa::kPort | qa::kAccessFlags, a), 0);
     a.qp_state = QpState::kRtr;
-    a.av.dmac = dmac;
-    a.av.dip = dip;
+    a.av = av;
     a.path_mtu = wire::PathMtu::k1024;
     a.dest_qp_num = peer_qpn;
     a.rq_psn = rq_psn;

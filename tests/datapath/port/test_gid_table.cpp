@@ -60,6 +60,7 @@ TEST(GidTable_At, RxeOrderAndTypes) {
   EXPECT_STREQ(to_string(e0->type), "RoCE v2");
   EXPECT_STREQ(to_string(e1->type), "RoCE v2");
   EXPECT_FALSE(t.at(2).has_value());
+  EXPECT_FALSE(t.at(GidTable::kEntries).has_value());
 }
 
 TEST(GidTable_At, NoIpv4LeavesIndexOneEmpty) {
@@ -92,6 +93,37 @@ TEST(GidTable_SetMac, ReplacesIndexZero) {
   t.set_mac(other);
   EXPECT_EQ(t.at(0)->gid.to_string(), "fe80:0000:0000:0000:0000:00ff:fe00:0001");
   EXPECT_FALSE(t.find(Gid::link_local(kQemuMac)).has_value());
+}
+
+TEST(GidTable_At, GlobalIpv6FollowsIpv4AsInRxe) {
+  const wire::Ipv6Addr g6 = *wire::Ipv6Addr::parse("2001:db8::5");
+  const GidTable t(kQemuMac, *Ipv4Addr::parse("10.1.2.3"), g6);
+  ASSERT_TRUE(t.at(2).has_value());
+  EXPECT_EQ(t.at(2)->gid.to_string(), "2001:0db8:0000:0000:0000:0000:0000:0005");
+  EXPECT_STREQ(to_string(t.at(2)->type), "RoCE v2");
+  EXPECT_EQ(t.ipv6_index(), 2u);
+  EXPECT_EQ(t.find(Gid::from_ipv6(g6)), 2u);
+  EXPECT_EQ(t.at(2)->gid.ipv6(), g6);
+  // Without an IPv4 address the kernel puts it in the first free entry.
+  const GidTable no4(kQemuMac, Ipv4Addr{}, g6);
+  EXPECT_EQ(no4.ipv6_index(), 1u);
+  EXPECT_EQ(no4.at(1)->gid, Gid::from_ipv6(g6));
+  EXPECT_FALSE(no4.at(2).has_value());
+}
+
+TEST(GidTable_SetIpv6, AddsMovesAndClears) {
+  GidTable t(kQemuMac, Ipv4Addr{0x0a010203});
+  EXPECT_FALSE(t.ipv6_index().has_value());
+  EXPECT_FALSE(t.at(2).has_value());
+  const wire::Ipv6Addr g6 = *wire::Ipv6Addr::parse("2001:db8::5");
+  t.set_ipv6(g6);
+  EXPECT_EQ(t.find(Gid::from_ipv6(g6)), 2u);
+  t.set_ipv4(Ipv4Addr{});
+  EXPECT_EQ(t.find(Gid::from_ipv6(g6)), 1u);
+  EXPECT_FALSE(t.at(2).has_value());
+  t.set_ipv6(wire::Ipv6Addr{});
+  EXPECT_FALSE(t.at(1).has_value());
+  EXPECT_EQ(t.find(Gid::link_local(kQemuMac)), 0u);
 }
 
 }  // namespace

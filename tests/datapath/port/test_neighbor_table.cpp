@@ -178,5 +178,34 @@ TEST(NeighborTable_Erase, RandomOperationsMatchReferenceMap) {
   }
 }
 
+// The IPv6 instance: the same table keyed by 16-byte addresses; link-local
+// neighbours differ only in their interface identifiers, global ones may
+// share them across prefixes.
+TEST(Neighbor6Table_Lookup, KeysAreWholeAddresses) {
+  NeighborConfig c;
+  c.capacity = 64;
+  Neighbor6Table t(c);
+  for (std::uint8_t i = 1; i <= 32; ++i) {
+    const wire::MacAddr m{{0x02, 0, 0, 0, 0, i}};
+    ASSERT_NE(t.confirm(wire::Ipv6Addr::link_local(m), m, 0, true), nullptr);
+    wire::Ipv6Addr g = wire::Ipv6Addr::link_local(m);
+    g.b[0] = 0x20;
+    g.b[1] = 0x01;
+    ASSERT_NE(t.confirm(g, mac(i), 0, true), nullptr);
+  }
+  EXPECT_EQ(t.size(), 64u);
+  const wire::MacAddr m7{{0x02, 0, 0, 0, 0, 7}};
+  const Neighbor6Entry* n = t.lookup(wire::Ipv6Addr::link_local(m7), 1);
+  ASSERT_NE(n, nullptr);
+  EXPECT_EQ(n->mac, m7);
+  wire::Ipv6Addr other = wire::Ipv6Addr::link_local(m7);
+  other.b[0] = 0x20;
+  other.b[1] = 0x02;  // same interface identifier, another prefix
+  EXPECT_EQ(t.peek(other), nullptr);
+  EXPECT_TRUE(t.erase(wire::Ipv6Addr::link_local(m7)));
+  EXPECT_EQ(t.peek(wire::Ipv6Addr::link_local(m7)), nullptr);
+  EXPECT_EQ(t.size(), 63u);
+}
+
 }  // namespace
 }  // namespace uroce::port

@@ -64,4 +64,19 @@ inline PacketSpec sample_spec(std::uint8_t opcode, std::span<const std::uint8_t>
   return s;
 }
 
+// Addresses of sample_spec_ipv6: a link-local source (from eth_src) and a
+// global destination.
+inline const Ipv6Addr kSampleIp6Src = Ipv6Addr::link_local(MacAddr{{2, 0, 0, 0, 0, 1}});
+inline const Ipv6Addr kSampleIp6Dst = *Ipv6Addr::parse("2001:db8::2");
+inline constexpr std::uint32_t kSampleFlowLabel = 0x9abcd;
+inline const Ipv6Route kSampleRoute{kSampleIp6Src, kSampleIp6Dst, kSampleFlowLabel};
+
+// sample_spec over IPv6 (traffic class 26 << 2 | 2, hop limit 64).
+inline PacketSpec sample_spec_ipv6(std::uint8_t opcode,
+                                   std::span<const std::uint8_t> payload = {}) {
+  PacketSpec s = sample_spec(opcode, payload);
+  s.ip6 = &kSampleRoute;
+  return s;
+}
+
 }  // namespace uroce::wire::testing

@@ -40,5 +40,31 @@ TEST(Ipv4Addr_Parse, RejectsMalformed) {
   EXPECT_FALSE(Ipv4Addr::parse(" 1.2.3.4").has_value());
 }
 
+TEST(Ipv6Addr_Parse, TextFormsRoundTrip) {
+  const auto a = Ipv6Addr::parse("fe80:0000:0000:0000:5054:00ff:fe12:3456");
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->to_string(), "fe80::5054:ff:fe12:3456");
+  EXPECT_TRUE(a->is_link_local());
+  EXPECT_FALSE(a->is_multicast());
+  EXPECT_FALSE(Ipv6Addr::parse("fe80::1::2").has_value());
+  EXPECT_FALSE(Ipv6Addr::parse("10.0.0.1").has_value());
+  EXPECT_FALSE(Ipv6Addr::parse("").has_value());
+  EXPECT_FALSE(Ipv6Addr::parse(std::string(64, '1')).has_value());
+  EXPECT_TRUE(Ipv6Addr::parse("::ffff:10.0.0.1")->is_ipv4_mapped());
+  EXPECT_FALSE(Ipv6Addr::parse("2001:db8::1")->is_link_local());
+}
+
+TEST(Ipv6Addr_LinkLocal, ModifiedEui64OfMac) {
+  const Ipv6Addr a = Ipv6Addr::link_local(*MacAddr::parse("52:54:00:12:34:56"));
+  EXPECT_EQ(a, *Ipv6Addr::parse("fe80::5054:ff:fe12:3456"));
+}
+
+TEST(Ipv6Addr_SolicitedNode, LowThreeBytesUnderFf02_1_ff) {
+  const Ipv6Addr a = *Ipv6Addr::parse("2001:db8::aabb:ccdd");
+  EXPECT_EQ(a.solicited_node(), *Ipv6Addr::parse("ff02::1:ffbb:ccdd"));
+  EXPECT_TRUE(a.solicited_node().is_multicast());
+  EXPECT_EQ(a.solicited_node().multicast_mac(), *MacAddr::parse("33:33:ff:bb:cc:dd"));
+}
+
 }  // namespace
 }  // namespace uroce::wire

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "datapath/wire/checksum.h"
+#include "datapath/wire/icrc.h"
 #include "tests/datapath/wire/sample_packets.h"
 
 namespace uroce::wire {
@@ -132,7 +133,7 @@ TEST(BuildRoce, FullMtuPacketsFitThePathMtuOverhead) {
     largest = std::max(largest, ip_bytes);
   }
   EXPECT_EQ(largest, kMaxPathMtuBytes + kPathMtuOverhead);
-  EXPECT_EQ(largest + EthHdr::kSize, kMaxRoceFrame);
+  EXPECT_EQ(largest + EthHdr::kSize + kIpv6ExtraBytes, kMaxRoceFrame);
 }
 
 TEST(BuildRoce, PadBytesAreZeroAndCounted) {
@@ -234,6 +235,8 @@ TEST(BuildRoce, RejectsPayloadOverPathMtu) {
   EXPECT_GT(build_roce(s, buf), 0);
   std::vector<std::uint8_t> big(kMaxPathMtuBytes);
   s = sample_spec(op::kRcWriteOnlyImm, big);
+  EXPECT_EQ(build_roce(s, buf), static_cast<int>(kMaxRoceFrame - kIpv6ExtraBytes));
+  s = testing::sample_spec_ipv6(op::kRcWriteOnlyImm, big);
   EXPECT_EQ(build_roce(s, buf), static_cast<int>(kMaxRoceFrame));
   big.push_back(0);
   s.payload = big;
@@ -261,7 +264,51 @@ TEST(BuildRoce, RejectsFieldsOutOfRange) {
   s = sample_spec(op::kRcAck);
   s.pmtu = static_cast<PathMtu>(0);
   EXPECT_EQ(build_roce(s, buf), bad);
+  Ipv6Route r = testing::kSampleRoute;
+  r.flow_label = kFlowLabelMask + 1;
+  s = testing::sample_spec_ipv6(op::kRcAck);
+  s.ip6 = &r;
+  EXPECT_EQ(build_roce(s, buf), bad);
   EXPECT_EQ(build_error_name(BuildError::kFieldOutOfRange), "FieldOutOfRange");
+}
+
+// Over IPv6: EtherType 0x86DD, the fixed header as RFC 8200 lays it out, UDP
+// 20 bytes later than over IPv4, and the frame 20 bytes longer.
+TEST(BuildRoce, Ipv6Layout) {
+  std::vector<std::uint8_t> buf(kMaxRoceFrame);
+  const std::uint8_t payload[5] = {1, 2, 3, 4, 5};
+  const PacketSpec s = testing::sample_spec_ipv6(op::kRcSendOnly, payload);
+  const int n = build_roce(s, buf);
+  ASSERT_GT(n, 0);
+  EXPECT_EQ(static_cast<std::size_t>(n), roce_frame_size(s));
+  EXPECT_EQ(roce_frame_size(s), roce_frame_size(sample_spec(op::kRcSendOnly, payload)) + 20);
+  EXPECT_EQ(roce_payload_offset(s), 14u + 40 + 8 + 12);
+  EXPECT_EQ(load_be16(buf.data() + 12), kEtherTypeIpv6);
+  // Version 6, traffic class 26 << 2 | 2 = 0x6a, flow label 0x9abcd.
+  EXPECT_EQ(to_hex(std::span(buf.data() + 14, 4)), "66a9abcd");
+  const Ipv6Hdr ip = Ipv6Hdr::read(buf.data() + 14);
+  EXPECT_EQ(ip.payload_length(), n - 54);
+  EXPECT_EQ(ip.next_header(), kIpProtoUdp);
+  EXPECT_EQ(ip.hop_limit(), 64);
+  EXPECT_EQ(ip.src(), testing::kSampleIp6Src);
+  EXPECT_EQ(ip.dst(), testing::kSampleIp6Dst);
+  const UdpHdr udp = UdpHdr::read(buf.data() + 54);
+  EXPECT_EQ(udp.length(), n - 54);
+  EXPECT_EQ(udp.dst_port(), kRoceV2Port);
+  EXPECT_EQ(udp.checksum(), 0);  // as rxe sends it
+  EXPECT_EQ(buf[62], op::kRcSendOnly);
+  EXPECT_TRUE(icrc_ok(std::span(buf.data() + 14, static_cast<std::size_t>(n - 14))));
+}
+
+TEST(BuildRoce, Ipv6UdpChecksumOnRequest) {
+  std::vector<std::uint8_t> buf(kMaxRoceFrame);
+  PacketSpec s = testing::sample_spec_ipv6(op::kUdSendOnly);
+  s.udp_checksum = true;
+  const int n = build_roce(s, buf);
+  ASSERT_GT(n, 0);
+  const auto seg = std::span<const std::uint8_t>(buf.data() + 54, static_cast<std::size_t>(n - 54));
+  EXPECT_NE(load_be16(buf.data() + 60), 0);
+  EXPECT_TRUE(ipv6_checksum_ok(testing::kSampleIp6Src, testing::kSampleIp6Dst, kIpProtoUdp, seg));
 }
 
 }  // namespace

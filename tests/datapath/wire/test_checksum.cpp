@@ -33,5 +33,22 @@ TEST(UdpIpv4Checksum, KnownDatagram) {
   EXPECT_FALSE(udp_ipv4_checksum_ok(s, d, seg));
 }
 
+TEST(Ipv6Checksum, KnownDatagram) {
+  // fe80::1 -> fe80::2, UDP 1000 -> 2000, payload "abcd"; worked by hand:
+  // pseudo fe80+0001+fe80+0002 + length 000c + next header 0011, header
+  // 03e8+07d0+000c, data 6162+6364 -> sum 0x2cdaa -> fold 0xcdac -> ~ 0x3253.
+  std::vector<std::uint8_t> seg = {0x03, 0xe8, 0x07, 0xd0, 0x00, 0x0c,
+                                   0x00, 0x00, 'a',  'b',  'c',  'd'};
+  const Ipv6Addr s = *Ipv6Addr::parse("fe80::1"), d = *Ipv6Addr::parse("fe80::2");
+  EXPECT_EQ(ipv6_checksum(s, d, kIpProtoUdp, seg), 0x3253);
+  EXPECT_EQ(udp_ipv6_checksum(s, d, seg), 0x3253);
+  seg[6] = 0x32;
+  seg[7] = 0x53;
+  EXPECT_TRUE(ipv6_checksum_ok(s, d, kIpProtoUdp, seg));
+  EXPECT_FALSE(ipv6_checksum_ok(s, d, kIpProtoIcmpv6, seg));  // next header is summed
+  seg[9] ^= 1;
+  EXPECT_FALSE(ipv6_checksum_ok(s, d, kIpProtoUdp, seg));
+}
+
 }  // namespace
 }  // namespace uroce::wire

@@ -27,6 +27,19 @@ constexpr std::string_view kScapySendOnly =
     "0200000000020200000000010800458a003812344000401113f50a0000010a000002c123"
     "12b7002400000410ffff4012345680000abc68656c6c6f20776f726c64006a564965";
 
+// RC SEND_ONLY over IPv6 (fe80::ff:fe00:1 -> 2001:db8::2, traffic class
+// 0x8a, flow label 0x12345, hop limit 64, one pad byte), built with scapy and
+// its ICRC computed from scapy's fields with the annex's IPv6 masking (the
+// same function check_scapy.py uses); the second has scapy's UDP checksum.
+constexpr std::string_view kScapySendOnlyIpv6 =
+    "02000000000202000000000186dd68a1234500241140fe80000000000000000000fffe0000"
+    "0120010db8000000000000000000000002c12312b7002400000410ffff4012345680000abc"
+    "68656c6c6f20776f726c6400d7eb40d7";
+constexpr std::string_view kScapySendOnlyIpv6Csum =
+    "02000000000202000000000186dd68a1234500241140fe80000000000000000000fffe0000"
+    "0120010db8000000000000000000000002c12312b7002452c80410ffff4012345680000abc"
+    "68656c6c6f20776f726c6400d7eb40d7";
+
 std::span<const std::uint8_t> ip_part(const std::vector<std::uint8_t>& f) {
   return std::span<const std::uint8_t>(f).subspan(14);
 }
@@ -96,6 +109,61 @@ TEST(IcrcOk, ShortInputIsFalseNotACrash) {
     (void)compute_icrc(ip_part(f).first(n));
   }
   EXPECT_EQ(read_icrc({}), 0u);
+}
+
+TEST(ComputeIcrcIpv6, MatchesScapyVectors) {
+  for (std::string_view hex : {kScapySendOnlyIpv6, kScapySendOnlyIpv6Csum}) {
+    const auto f = from_hex(hex);
+    const auto ip = ip_part(f);
+    EXPECT_EQ(compute_icrc_ipv6(ip.first(ip.size() - 4)), read_icrc(ip)) << hex;
+    EXPECT_TRUE(icrc_ok(ip));
+  }
+  EXPECT_EQ(read_icrc(ip_part(from_hex(kScapySendOnlyIpv6))), 0xd740ebd7u);
+}
+
+// Traffic class (the low nibble of byte 0 and the high nibble of byte 1),
+// flow label, hop limit, UDP checksum, BTH byte 4.
+constexpr std::size_t kMaskedIpv6[] = {14 + 1, 14 + 2, 14 + 3, 14 + 7, 54 + 6, 54 + 7, 62 + 4};
+
+TEST(ComputeIcrcIpv6, MaskedFieldsDoNotMatter) {
+  const auto orig = from_hex(kScapySendOnlyIpv6);
+  for (std::size_t off : kMaskedIpv6) {
+    auto f = orig;
+    f[off] ^= 0x5a;
+    EXPECT_TRUE(icrc_ok(ip_part(f))) << off;
+  }
+  auto f = orig;
+  f[14] ^= 0x0f;  // the traffic class's high nibble
+  EXPECT_TRUE(icrc_ok(ip_part(f)));
+}
+
+TEST(ComputeIcrcIpv6, EveryOtherByteMatters) {
+  const auto orig = from_hex(kScapySendOnlyIpv6);
+  for (std::size_t off = 14; off < orig.size(); ++off) {
+    if (std::find(std::begin(kMaskedIpv6), std::end(kMaskedIpv6), off) != std::end(kMaskedIpv6)) {
+      continue;
+    }
+    auto f = orig;
+    // Byte 0: flip the version nibble (its low nibble is masked).
+    f[off] ^= off == 14 ? 0x10 : 0x01;
+    EXPECT_FALSE(icrc_ok(ip_part(f))) << off;
+  }
+}
+
+TEST(WriteIcrc, TellsIpv6FromTheVersionNibble) {
+  auto f = from_hex(kScapySendOnlyIpv6);
+  const auto want = std::vector<std::uint8_t>(f.end() - 4, f.end());
+  std::fill(f.end() - 4, f.end(), 0);
+  write_icrc(std::span<std::uint8_t>(f).subspan(14));
+  EXPECT_EQ(std::vector<std::uint8_t>(f.end() - 4, f.end()), want);
+}
+
+TEST(IcrcOk, ShortIpv6InputIsFalse) {
+  const auto f = from_hex(kScapySendOnlyIpv6);
+  for (std::size_t n = 1; n < kIcrcMaskedPrefixIpv6 + kIcrcSize; ++n) {
+    EXPECT_FALSE(icrc_ok(ip_part(f).first(n))) << n;
+    (void)compute_icrc_ipv6(ip_part(f).first(n));
+  }
 }
 
 }  // namespace

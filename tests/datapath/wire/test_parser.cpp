@@ -106,7 +106,7 @@ ParseError expect_tail(const OpcodeInfo& info, std::size_t rem, std::size_t pad)
 ParseError expect_flip(const Frame& f, std::size_t byte, int bit) {
   const std::uint8_t m = static_cast<std::uint8_t>(1u << bit);
   if (byte < 12) return ParseError::kOk;  // MACs: covered by nothing here
-  if (byte < kIp) return ParseError::kNotIpv4;
+  if (byte < kIp) return ParseError::kNotIp;
   if (byte == kIp) {
     return bit >= 4 ? ParseError::kBadIpVersion : ParseError::kBadIpHeaderLength;
   }
@@ -280,10 +280,10 @@ TEST(Parser_Parse, EthernetPaddingIsIgnored) {
   }
 }
 
-TEST(Parser_Parse, NotIpv4) {
+TEST(Parser_Parse, NotIp) {
   Frame f = sample(op::kRcAck);
   store_be16(f.data() + 12, kEtherTypeArp);
-  EXPECT_EQ(parse(f), ParseError::kNotIpv4);
+  EXPECT_EQ(parse(f), ParseError::kNotIp);
 }
 
 TEST(Parser_Parse, BadIpVersion) {

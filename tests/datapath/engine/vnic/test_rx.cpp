@@ -1,0 +1,192 @@
+// RX of RoCEv2 over IPv6 and of neighbour discovery in the Vnic (vnic/rx.h),
+// with the TX side it answers: two Vnics on a simulated link resolve each
+// other's link-local and global addresses with NS/NA, run an RC SEND and a
+// UD SEND over IPv6, and drop what is not for them with its counter.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "datapath/wire/ipv6.h"
+#include "tests/datapath/engine/vnic_test_support.h"
+
+namespace uroce::engine::test {
+namespace {
+
+const wire::Ipv6Addr kLlA = wire::Ipv6Addr::link_local(kMacA);
+const wire::Ipv6Addr kLlB = wire::Ipv6Addr::link_local(kMacB);
+const wire::Ipv6Addr kGlobalB = *wire::Ipv6Addr::parse("2001:db8::b");
+
+WcStatus st(const ib_uverbs_wc& w) { return static_cast<WcStatus>(w.status); }
+
+// From our link-local address (`src`) to the peer's (`dst`).
+transport::PathAddr path6(const wire::MacAddr& dmac, const wire::Ipv6Addr& src,
+                          const wire::Ipv6Addr& dst) {
+  transport::PathAddr p;
+  p.dmac = dmac;
+  p.ipv6 = true;
+  p.route6 = wire::Ipv6Route{src, dst, 0};
+  p.ttl = 1;  // on-link, as rdma-core's pingpongs ask
+  return p;
+}
+
+TEST_F(TwoHosts, Resolve6_NeighbourDiscoveryBetweenTwoVnics) {
+  wire::MacAddr mac;
+  EXPECT_FALSE(a.vnic.resolve6(kLlB, clock.now(), &mac));
+  run(10);
+  ASSERT_TRUE(a.vnic.resolve6(kLlB, clock.now(), &mac));
+  EXPECT_EQ(mac, kMacB);
+  EXPECT_EQ(b.vnic.nd_counters().rx_solicits, 1u);
+  EXPECT_EQ(a.vnic.nd_counters().learned, 1u);
+  EXPECT_EQ(b.vnic.counters().rx_nd, 1u);
+  EXPECT_EQ(b.vnic.counters().rx_parse_errors, 0u);
+  // B learned A from the solicitation's source link-layer option.
+  EXPECT_TRUE(b.vnic.resolve6(kLlA, clock.now(), &mac));
+  EXPECT_EQ(mac, kMacA);
+  // An address nobody has stays unresolved.
+  EXPECT_FALSE(a.vnic.resolve6(kGlobalB, clock.now(), &mac));
+  run(10);
+  EXPECT_FALSE(a.vnic.resolve6(kGlobalB, clock.now(), &mac));
+}
+
+TEST(Vnic_Resolve6, GlobalAddressAnswers) {
+  port::SimDirectionConfig d;
+  d.propagation_ns = 1000;
+  port::SimLink link{port::SimLinkConfig::symmetric(d, 5)};
+  Host a{link, 0, kMacA, kIpA};
+  VnicConfig cb = Host::config(kMacB, kIpB, 1500);
+  cb.ip6 = kGlobalB;
+  port::SimPort pb(link, 1);
+  SimPortIo iob(pb);
+  TestVnic vb(cb, iob);
+  VirtualClock clock;
+  wire::MacAddr mac;
+  EXPECT_FALSE(a.vnic.resolve6(kGlobalB, clock.now(), &mac));
+  for (int i = 0; i < 10; ++i) {
+    a.vnic.poll(clock.now());
+    vb.poll(clock.now());
+    clock.advance_by(500);
+  }
+  ASSERT_TRUE(a.vnic.resolve6(kGlobalB, clock.now(), &mac));
+  EXPECT_EQ(mac, kMacB);
+}
+
+// A SEND of 3000 bytes over a path MTU of 1024 (three packets) on a
+// connected QP of `type` over IPv6 between the link-local addresses.
+void connected_send_over_ipv6(Host& a, Host& b, QpType type, TwoHosts& t) {
+  auto ascq = a.make_cq(1), arcq = a.make_cq(2), bscq = b.make_cq(1), brcq = b.make_cq(2);
+  auto aqp = a.make_qp(10, type, 1, 2);
+  auto bqp = b.make_qp(10, type, 1, 2);
+  a.connect_path(10, type, bqp->qpn, path6(kMacB, kLlA, kLlB), 100, 500);
+  b.connect_path(10, type, aqp->qpn, path6(kMacA, kLlB, kLlA), 500, 100);
+  std::memset(a.mem.data(), 0x5c, 3000);
+  bqp->post_recv(1, {b.sge(0, 4096)});
+  aqp->post_send(send_wqe(2), {a.sge(0, 3000)});
+  t.run(40);
+  const auto s = ascq->poll();
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(st(s[0]), WcStatus::kSuccess);
+  const auto r = brcq->poll();
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(st(r[0]), WcStatus::kSuccess);
+  EXPECT_EQ(r[0].byte_len, 3000u);
+  EXPECT_EQ(std::memcmp(b.mem.data(), a.mem.data(), 3000), 0);
+  EXPECT_GE(b.vnic.counters().rx_roce_ipv6, 3u);
+  EXPECT_EQ(b.vnic.counters().rx_not_our_ip, 0u);
+}
+
+TEST_F(TwoHosts, RcSendOverIpv6LinkLocal) {
+  connected_send_over_ipv6(a, b, QpType::kRc, *this);
+  EXPECT_GE(a.vnic.counters().rx_roce_ipv6, 1u);  // the ACKs, over IPv6 too
+}
+
+TEST_F(TwoHosts, UcSendOverIpv6LinkLocal) { connected_send_over_ipv6(a, b, QpType::kUc, *this); }
+
+TEST_F(TwoHosts, RcOverIpv6DropsAPeerOnIpv4) {
+  // B's QP expects A over IPv6; A sends over IPv4: rxe's check_addr drops
+  // it (the QP counts drop_addr), nothing is delivered.
+  auto ascq = a.make_cq(1), arcq = a.make_cq(2), bscq = b.make_cq(1), brcq = b.make_cq(2);
+  auto aqp = a.make_qp(10, QpType::kRc, 1, 2);
+  auto bqp = b.make_qp(10, QpType::kRc, 1, 2);
+  a.connect(10, QpType::kRc, bqp->qpn, kMacB, kIpB, 100, 500);
+  b.connect_path(10, QpType::kRc, aqp->qpn, path6(kMacA, kLlB, kLlA), 500, 100);
+  bqp->post_recv(1, {b.sge(0, 4096)});
+  aqp->post_send(send_wqe(2), {a.sge(0, 100)});
+  run(20);
+  EXPECT_TRUE(brcq->poll().empty());
+  EXPECT_EQ(b.vnic.counters().rx_roce_ipv6, 0u);
+  EXPECT_GE(b.vnic.counters().rx_dispatched, 1u);
+}
+
+TEST_F(TwoHosts, UdSendOverIpv6CarriesTheIpv6HeaderAsGrh) {
+  constexpr std::uint32_t kQkey = 0x22222222;
+  auto acq = a.make_cq(1), bcq = b.make_cq(1);
+  auto aqp = a.make_qp(20, QpType::kUd, 1, 1);
+  auto bqp = b.make_qp(20, QpType::kUd, 1, 1);
+  a.ud_up(20, kQkey);
+  b.ud_up(20, kQkey);
+  AhCreate h;
+  h.id = 5;
+  h.client = Host::kClient;
+  h.pd = Host::kPd;
+  h.dmac = kMacB;
+  h.dscp = 26;
+  h.ttl = 7;
+  h.ipv6 = true;
+  h.dip6 = kLlB;
+  ASSERT_EQ(a.vnic.create_ah(h), 0);
+  bqp->post_recv(3, {b.sge(0, 40 + 256)});
+  shm::SendWqeFields f = send_wqe(4);
+  f.remote_qpn = bqp->qpn;
+  f.remote_qkey = kQkey;
+  f.ah_num = 5;
+  std::memset(a.mem.data() + 1024, 0x77, 256);
+  aqp->post_send(f, {a.sge(1024, 256)});
+  run(10);
+  ASSERT_EQ(acq->poll().size(), 1u);
+  const auto r = bcq->poll();
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(st(r[0]), WcStatus::kSuccess);
+  EXPECT_EQ(r[0].byte_len, 40u + 256u);
+  EXPECT_EQ(r[0].sl, transport::kWcSlRoceIpv6);
+  EXPECT_NE(r[0].wc_flags & transport::wc_flag::kGrh, 0u);
+  // The GRH area is the IPv6 header as received.
+  const wire::Ipv6Hdr grh = wire::Ipv6Hdr::read(b.mem.data());
+  EXPECT_EQ(grh.version(), 6);
+  EXPECT_EQ(grh.src(), kLlA);
+  EXPECT_EQ(grh.dst(), kLlB);
+  EXPECT_EQ(grh.dscp(), 26);
+  EXPECT_EQ(grh.hop_limit(), 7);
+  EXPECT_EQ(grh.flow_label(), 0u);  // as rxe sends it
+  EXPECT_EQ(grh.next_header(), wire::kIpProtoUdp);
+  EXPECT_EQ(b.mem[40], 0x77);
+}
+
+TEST_F(TwoHosts, UdOverIpv6ToAnotherAddressIsNotOurs) {
+  constexpr std::uint32_t kQkey = 0x22222222;
+  auto acq = a.make_cq(1), bcq = b.make_cq(1);
+  auto aqp = a.make_qp(20, QpType::kUd, 1, 1);
+  auto bqp = b.make_qp(20, QpType::kUd, 1, 1);
+  a.ud_up(20, kQkey);
+  b.ud_up(20, kQkey);
+  AhCreate h;
+  h.id = 5;
+  h.client = Host::kClient;
+  h.pd = Host::kPd;
+  h.dmac = kMacB;
+  h.ipv6 = true;
+  h.dip6 = kGlobalB;  // B has no global address
+  ASSERT_EQ(a.vnic.create_ah(h), 0);
+  bqp->post_recv(3, {b.sge(0, 40 + 256)});
+  shm::SendWqeFields f = send_wqe(4);
+  f.remote_qpn = bqp->qpn;
+  f.remote_qkey = kQkey;
+  f.ah_num = 5;
+  aqp->post_send(f, {a.sge(0, 64)});
+  run(10);
+  EXPECT_TRUE(bcq->poll().empty());
+  EXPECT_EQ(b.vnic.counters().rx_not_our_ip, 1u);
+  EXPECT_EQ(b.vnic.counters().rx_roce_ipv6, 1u);
+}
+
+}  // namespace
+}  // namespace uroce::engine::test
