@@ -66,7 +66,7 @@ class RoundRobin {
   // ServeResult; serve may activate other flows (they join the back and wait
   // for the next round) but must not remove any.
   template <class Serve>
-  std::uint32_t round(Serve&& serve) {
+  [[gnu::always_inline]] std::uint32_t round(Serve&& serve) {
     std::uint32_t total = 0;
     const std::uint32_t turns = count_;
     for (std::uint32_t t = 0; t < turns && count_ != 0; ++t) {

@@ -79,6 +79,29 @@ class TimingWheel {
 
   bool waiting(FlowId f) const { return f < slot_of_.size() && slot_of_[f] != kNone; }
   std::uint32_t size() const { return size_; }
+  std::uint32_t capacity() const { return static_cast<std::uint32_t>(next_.size()); }
+  TimeNs granularity() const { return gran_; }
+
+  // Makes room for ids up to `capacity` (never shrinks). Control path: it
+  // may allocate; waiting flows keep their slots.
+  void grow(std::uint32_t capacity) {
+    if (capacity <= next_.size()) return;
+    next_.resize(capacity, kNone);
+    prev_.resize(capacity, kNone);
+    slot_of_.resize(capacity, kNone);
+  }
+
+  // The start of the first non-empty slot after the last advance (when an
+  // advance would release something), or `none` when nothing waits. For a
+  // caller on a virtual clock: O(slots) in the worst case, never on the
+  // packet path.
+  TimeNs next_due(TimeNs none) const {
+    if (size_ == 0) return none;
+    for (std::uint64_t t = tick_ + 1; t <= tick_ + std::max<std::uint32_t>(mask_, 1); ++t) {
+      if (heads_[static_cast<std::uint32_t>(t & mask_)] != kNone) return t * gran_;
+    }
+    return none;
+  }
 
   // Releases, through release(FlowId), every flow whose slot is at or
   // before `now`, slot by slot. release may insert flows again (they wait

@@ -146,6 +146,14 @@ int query_device_ex(ibv_context* ctx, const ibv_query_device_ex_input* in, ibv_d
   if (fits(offsetof(ibv_device_attr_ex, phys_port_cnt_ex), sizeof(std::uint32_t))) {
     attr->phys_port_cnt_ex = st->hello.device.phys_port_cnt;
   }
+  // Unlike rxe, every QP type can be paced (ibv_modify_qp_rate_limit,
+  // IBV_QP_RATE_LIMIT), in the range the daemon accepts.
+  if (fits(offsetof(ibv_device_attr_ex, packet_pacing_caps), sizeof(ibv_packet_pacing_caps))) {
+    attr->packet_pacing_caps.qp_rate_limit_min = ctl::kMinRateKbps;
+    attr->packet_pacing_caps.qp_rate_limit_max = ctl::kMaxRateKbps;
+    attr->packet_pacing_caps.supported_qpts =
+        (1u << IBV_QPT_RC) | (1u << IBV_QPT_UC) | (1u << IBV_QPT_UD);
+  }
   return 0;
 }
 

@@ -28,6 +28,7 @@ const verbs_abi::verbs_context_ops kUroceOps = {
     .free_context = free_context,
     .get_srq_num = get_srq_num,
     .modify_qp = modify_qp,
+    .modify_qp_rate_limit = modify_qp_rate_limit,
     .modify_srq = modify_srq,
     .poll_cq = poll_cq,
     .post_recv = post_recv,

@@ -196,6 +196,21 @@ int modify_qp(ibv_qp* ibqp, ibv_qp_attr* attr, int attr_mask) noexcept {
   return rc;
 }
 
+// The daemon paces the QP (sched/pacer.h): rate_limit 0 removes the limit;
+// max_burst_sz and typical_pkt_sz 0 take the defaults (one packet, a full
+// frame of the MTU). EINVAL for a comp_mask or a rate out of range.
+int modify_qp_rate_limit(ibv_qp* ibqp, ibv_qp_rate_limit_attr* attr) noexcept {
+  if (attr == nullptr || attr->comp_mask != 0) return EINVAL;
+  UroceQp* qp = to_uqp(ibqp);
+  ctl::SetQpSchedReq req{};
+  req.qp_handle = qp->handle;
+  req.flags = ctl::kSchedRate;
+  req.rate_kbps = attr->rate_limit;
+  req.max_burst_bytes = attr->max_burst_sz;
+  req.typical_pkt_bytes = attr->typical_pkt_sz;
+  return qp->st->ctl.call<ctl::Op::kSetQpSched>(req, nullptr);
+}
+
 int query_qp(ibv_qp* ibqp, ibv_qp_attr* attr, int attr_mask, ibv_qp_init_attr* init) noexcept {
   UroceQp* qp = to_uqp(ibqp);
   ctl::QueryQpReq req{};

@@ -213,6 +213,7 @@ void ClientSession::dispatch(const ctl::MsgHeader& h, std::span<const std::byte>
     case Op::kModifyQp: return serve<Op::kModifyQp>(h, body, fds, &S::on_modify_qp);
     case Op::kQueryQp: return serve<Op::kQueryQp>(h, body, fds, &S::on_query_qp);
     case Op::kDestroyQp: return serve<Op::kDestroyQp>(h, body, fds, &S::on_destroy_qp);
+    case Op::kSetQpSched: return serve<Op::kSetQpSched>(h, body, fds, &S::on_set_qp_sched);
     case Op::kCreateSrq: return serve<Op::kCreateSrq>(h, body, fds, &S::on_create_srq);
     case Op::kModifySrq: return serve<Op::kModifySrq>(h, body, fds, &S::on_modify_srq);
     case Op::kQuerySrq: return serve<Op::kQuerySrq>(h, body, fds, &S::on_query_srq);

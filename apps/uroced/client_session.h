@@ -223,6 +223,7 @@ class ClientSession {
   int on_modify_qp(const ctl::ModifyQpReq& r, ctl::NoReply* rep, InFds& in, OutFds* out);
   int on_query_qp(const ctl::QueryQpReq& r, ctl::QueryQpRep* rep, InFds& in, OutFds* out);
   int on_destroy_qp(const ctl::DestroyQpReq& r, ctl::NoReply* rep, InFds& in, OutFds* out);
+  int on_set_qp_sched(const ctl::SetQpSchedReq& r, ctl::NoReply* rep, InFds& in, OutFds* out);
   int on_create_srq(const ctl::CreateSrqReq& r, ctl::CreateSrqRep* rep, InFds& in, OutFds* out);
   int on_modify_srq(const ctl::ModifySrqReq& r, ctl::NoReply* rep, InFds& in, OutFds* out);
   int on_query_srq(const ctl::QuerySrqReq& r, ctl::QuerySrqRep* rep, InFds& in, OutFds* out);

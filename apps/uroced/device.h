@@ -82,6 +82,7 @@ class Device {
   virtual int destroy_srq(engine::ObjId id) = 0;
   virtual int create_qp(const engine::QpCreate& c) = 0;
   virtual int modify_qp(engine::ObjId id, const engine::QpModify& m) = 0;
+  virtual int set_qp_sched(engine::ObjId id, const engine::QpSched& s) = 0;
   virtual int query_qp(engine::ObjId id, engine::QpQuery* out) = 0;
   virtual int destroy_qp(engine::ObjId id) = 0;
   // The key (lkey == rkey), or 0 with *err set.

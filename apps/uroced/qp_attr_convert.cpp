@@ -177,4 +177,27 @@ ibv_srq_attr ibv_from_srq_attr(const transport::SrqAttr& a) {
   return out;
 }
 
+int sched_from_req(const ctl::SetQpSchedReq& r, engine::QpSched* out) {
+  if ((r.flags & ~(ctl::kSchedRate | ctl::kSchedClass)) != 0) return EINVAL;
+  engine::QpSched s;
+  if ((r.flags & ctl::kSchedClass) != 0) {
+    if (r.tx_class >= sched::kNumClasses && r.tx_class != ctl::kSchedClassFromDscp) return EINVAL;
+    s.set_class = true;
+    s.tx_class =
+        r.tx_class == ctl::kSchedClassFromDscp ? engine::QpSched::kClassFromDscp : r.tx_class;
+  }
+  if ((r.flags & ctl::kSchedRate) != 0) {
+    const std::uint64_t bps = std::uint64_t{r.rate_kbps} * 1000;
+    if (r.rate_kbps != 0 && (r.rate_kbps < ctl::kMinRateKbps || r.rate_kbps > ctl::kMaxRateKbps)) {
+      return EINVAL;
+    }
+    s.set_rate = true;
+    s.pace.rate_bps = bps;
+    s.pace.burst_bytes = r.max_burst_bytes;
+    s.pace.typical_bytes = r.typical_pkt_bytes;
+  }
+  *out = s;
+  return 0;
+}
+
 }  // namespace uroce::daemon

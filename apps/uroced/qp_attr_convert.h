@@ -78,6 +78,11 @@ int av_from_ibv(const ibv_ah_attr& ah, const engine::PfcEndpointConfig& pfc,
 // hop limit; port 1.
 void ibv_from_query(const engine::QpQuery& q, const port::GidTable& gids, ibv_qp_attr* out);
 
+// A SetQpSched request as the engine applies it. EINVAL for unknown flags,
+// a class neither in [0, 8) nor kSchedClassFromDscp, or a non-zero rate
+// outside [kMinRateKbps, kMaxRateKbps].
+int sched_from_req(const ctl::SetQpSchedReq& r, engine::QpSched* out);
+
 // SRQ attributes (ibv_srq_attr <-> transport::SrqAttr).
 transport::SrqAttr srq_attr_from_ibv(const ibv_srq_attr& a);
 ibv_srq_attr ibv_from_srq_attr(const transport::SrqAttr& a);

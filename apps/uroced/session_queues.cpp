@@ -282,15 +282,26 @@ int ClientSession::resolve_mac(const transport::PathAddr& av, wire::MacAddr* mac
   }
 }
 
+// IBV_QP_RATE_LIMIT (attr.rate_limit, kbps) is applied as SetQpSched's rate
+// with the default burst and packet size, after the rest of the modify.
 int ClientSession::on_modify_qp(const ctl::ModifyQpReq& r, ctl::NoReply*, InFds&, OutFds*) {
   const auto it = qps_.find(r.qp_handle);
   if (it == qps_.end()) return ENOENT;
+  const bool rate = (r.attr_mask & IBV_QP_RATE_LIMIT) != 0;
+  engine::QpSched sched;
+  if (rate) {
+    ctl::SetQpSchedReq s{};
+    s.flags = ctl::kSchedRate;
+    s.rate_kbps = r.attr.rate_limit;
+    if (int rc = sched_from_req(s, &sched); rc != 0) return rc;
+  }
   engine::QpModify m;
-  m.mask = r.attr_mask;
-  if (int rc = values_from_ibv(r.attr_mask, r.attr, dev_->active_mtu(), kMaxRdAtom, &m.values);
+  m.mask = r.attr_mask & ~static_cast<std::uint32_t>(IBV_QP_RATE_LIMIT);
+  if (int rc = values_from_ibv(m.mask, r.attr, dev_->active_mtu(), kMaxRdAtom, &m.values);
       rc != 0) {
     return rc;
   }
+  if (rate && m.mask == 0) return dev_->set_qp_sched(r.qp_handle, sched);
   if ((r.attr_mask & transport::qp_attr::kAv) != 0) {
     if (int rc = av_from_ibv(r.attr.ah_attr, dev_->config().pfc, gid_table(dev_->config()),
                              &m.values.av);
@@ -299,7 +310,15 @@ int ClientSession::on_modify_qp(const ctl::ModifyQpReq& r, ctl::NoReply*, InFds&
     }
     if (int rc = resolve_mac(m.values.av, &m.values.av.dmac); rc != 0) return rc;
   }
-  return dev_->modify_qp(r.qp_handle, m);
+  if (int rc = dev_->modify_qp(r.qp_handle, m); rc != 0 || !rate) return rc;
+  return dev_->set_qp_sched(r.qp_handle, sched);
+}
+
+int ClientSession::on_set_qp_sched(const ctl::SetQpSchedReq& r, ctl::NoReply*, InFds&, OutFds*) {
+  if (qps_.find(r.qp_handle) == qps_.end()) return ENOENT;
+  engine::QpSched s;
+  if (int rc = sched_from_req(r, &s); rc != 0) return rc;
+  return dev_->set_qp_sched(r.qp_handle, s);
 }
 
 int ClientSession::on_query_qp(const ctl::QueryQpReq& r, ctl::QueryQpRep* rep, InFds&, OutFds*) {

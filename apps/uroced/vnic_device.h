@@ -81,6 +81,9 @@ class VnicDevice final : public Device {
   int modify_qp(engine::ObjId id, const engine::QpModify& m) override {
     return on_engine([&] { return vnic_.modify_qp(id, m); });
   }
+  int set_qp_sched(engine::ObjId id, const engine::QpSched& s) override {
+    return on_engine([&] { return vnic_.set_qp_sched(id, s); });
+  }
   int query_qp(engine::ObjId id, engine::QpQuery* out) override {
     return on_engine([&] { return vnic_.query_qp(id, out); });
   }

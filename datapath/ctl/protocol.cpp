@@ -37,6 +37,7 @@ const char* op_name(Op op) {
     case Op::kStatus: return "status";
     case Op::kCmOpen: return "cm_open";
     case Op::kCmCommand: return "cm_command";
+    case Op::kSetQpSched: return "set_qp_sched";
   }
   return "unknown";
 }
@@ -77,6 +78,7 @@ std::size_t request_bytes(Op op) {
     case Op::kStatus: return req_bytes<Op::kStatus>();
     case Op::kCmOpen: return req_bytes<Op::kCmOpen>();
     case Op::kCmCommand: return req_bytes<Op::kCmCommand>();
+    case Op::kSetQpSched: return req_bytes<Op::kSetQpSched>();
   }
   return 0;
 }

@@ -79,8 +79,9 @@ enum class Op : std::uint16_t {
   kStatus = 23,
   kCmOpen = 24,
   kCmCommand = 25,
+  kSetQpSched = 26,
 };
-inline constexpr std::uint16_t kMaxOp = 25;
+inline constexpr std::uint16_t kMaxOp = 26;
 
 const char* op_name(Op op);
 
@@ -340,6 +341,31 @@ struct DestroyQpReq {
   std::uint32_t qp_handle;
   std::uint32_t pad;
 };
+// A QP's TX scheduling (ibv_modify_qp_rate_limit, IBV_QP_RATE_LIMIT,
+// uroce_dv_modify_qp_sched): only the parts named in `flags` change.
+//   kSchedRate   rate_kbps (0: no limit), max_burst_bytes (0: one typical
+//                packet) and typical_pkt_bytes (0: a full frame of the MTU)
+//   kSchedClass  tx_class in [0, 8), or kSchedClassFromDscp: the class the
+//                QP's address vector's DSCP maps to (the default)
+// EINVAL for other flags, a class out of range, or a rate outside
+// [kMinRateKbps, kMaxRateKbps] (what ibv_query_device_ex reports as the
+// packet-pacing capabilities; the maximum is the port's advertised 4X QDR
+// rate, apps/uroced/device_attr.cpp).
+inline constexpr std::uint32_t kSchedRate = 1;
+inline constexpr std::uint32_t kSchedClass = 2;
+inline constexpr std::uint8_t kSchedClassFromDscp = 0xff;
+inline constexpr std::uint32_t kMinRateKbps = 1;
+inline constexpr std::uint32_t kMaxRateKbps = 40'000'000;
+struct SetQpSchedReq {
+  std::uint32_t qp_handle;
+  std::uint32_t flags;
+  std::uint32_t rate_kbps;
+  std::uint32_t max_burst_bytes;
+  std::uint16_t typical_pkt_bytes;
+  std::uint8_t tx_class;
+  std::uint8_t pad;
+  std::uint32_t pad2;
+};
 
 // ---- SRQ ------------------------------------------------------------------
 // The SRQ's ring is rq_bytes of the arena at rq_offset (no fds).
@@ -479,6 +505,7 @@ UROCE_CTL_OP(kDestroyAh, DestroyAhReq, NoReply)
 UROCE_CTL_OP(kStatus, StatusReq, NoReply)
 UROCE_CTL_OP(kCmOpen, CmOpenReq, CmOpenRep)
 UROCE_CTL_OP(kCmCommand, CmCommandReq, CmCommandRep)
+UROCE_CTL_OP(kSetQpSched, SetQpSchedReq, NoReply)
 #undef UROCE_CTL_OP
 
 // fds each request carries.
@@ -504,6 +531,7 @@ static_assert(sizeof(ModifyQpReq) == 8 + sizeof(ibv_qp_attr));
 static_assert(sizeof(CreateSrqReq) == 32 && sizeof(CreateSrqRep) == 56);
 static_assert(sizeof(CreateAhReq) == 8 + sizeof(ibv_ah_attr));
 static_assert(sizeof(CmOpenReq) == 8 && sizeof(CmOpenRep) == 8);
+static_assert(sizeof(SetQpSchedReq) == 24 && kWireStruct<SetQpSchedReq>);
 static_assert(sizeof(CmCommandReq) == 336 && sizeof(CmCommandRep) == 368);
 static_assert(kWireStruct<HelloRep> && kWireStruct<ModifyQpReq> && kWireStruct<CreateQpRep> &&
               kWireStruct<CreateAhReq>);

@@ -7,7 +7,7 @@
 //                         std::uint32_t backoff_max_us = 200;
 //                         std::uint32_t idle_spins = 1024; };
 //   template <class PortIo, class Clock, class Sleeper = NanoSleeper,
-//             sched::TxScheduler Sched = sched::RoundRobin>
+//             sched::TxScheduler Sched = sched::TxPolicy>
 //   class Engine {
 //    public:
 //     Engine(const EngineConfig& cfg, Clock& clock, Sleeper sleeper = {});
@@ -92,7 +92,7 @@ struct NanoSleeper {
 };
 
 template <class PortIo, class Clock, class Sleeper = NanoSleeper,
-          sched::TxScheduler Sched = sched::RoundRobin>
+          sched::TxScheduler Sched = sched::TxPolicy>
 class Engine {
  public:
   using VnicT = Vnic<PortIo, Sched>;

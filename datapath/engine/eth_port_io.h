@@ -61,7 +61,7 @@ class EthPortIo {
   MbufTxSink& tx() { return tx_; }
   // Frames the sink takes before it needs a flush.
   std::uint16_t tx_room() const { return tx_.room_left(); }
-  std::uint16_t flush() { return tx_.flush(port_); }
+  [[gnu::always_inline]] std::uint16_t flush() { return tx_.flush(port_); }
 
   const EthRxCounters& rx_counters() const { return rx_; }
   port::EthPort& port() { return port_; }

@@ -97,7 +97,7 @@ class MbufTxSink {
   // tx_burst(rte_mbuf**, uint16_t)). Returns the frames accepted; refused
   // frames stay pending, in order.
   template <class Port>
-  std::uint16_t flush(Port& port) {
+  [[gnu::always_inline]] std::uint16_t flush(Port& port) {
     if (count_ == 0) return 0;
     const std::uint16_t sent = port.tx_burst(pending_.data(), count_);
     ++ctr_.bursts;

@@ -112,13 +112,15 @@
 #include "datapath/transport/ud_qp.h"
 #include "datapath/transport/wr.h"
 #include "datapath/wire/parser.h"
-#include "sched/round_robin.h"
+#include "sched/pacer.h"
+#include "sched/tx_policy.h"
 #include "sched/tx_scheduler.h"
 
 namespace uroce::engine {
 
-// Sched must also be constructible from the number of flows (QP slots).
-template <class PortIo, sched::TxScheduler Sched = sched::RoundRobin>
+// Sched must also be constructible from the number of flows (QP slots), or
+// from that and VnicConfig::sched (sched::TxPolicy, the default).
+template <class PortIo, sched::TxScheduler Sched = sched::TxPolicy>
 class Vnic {
  public:
   // WQEs taken from one ring per iteration.
@@ -206,6 +208,10 @@ class Vnic {
   // ENOENT. RC: the transport's query(). UC/UD: the attributes modify_qp
   // applied, with the live state and PSNs (and UD's Q_Key).
   int query_qp(ObjId id, QpQuery* out);
+  // TX scheduling (sched.h): a rate limit (paced through the timing wheel)
+  // and/or a class, as QpSched says. ENOENT; EINVAL (a class out of range,
+  // or a class with a policy that has none).
+  int set_qp_sched(ObjId id, const QpSched& s);
   // ENOENT. The QP leaves the demux (later packets count as rx_no_qp), the
   // scheduler, the timers and the doorbell queue; undelivered events and
   // queued WRs are discarded without completions; its rings are no longer
@@ -282,6 +288,7 @@ class Vnic {
   // PfcEndpoint::next_deadline at last_now().
   TimeNs pfc_next_deadline() const { return pfc_.next_deadline(now_); }
   const Sched& scheduler() const { return sched_; }
+  const sched::Pacer& pacer() const { return pacer_; }
   PortIo& io() { return io_; }
 
  private:
@@ -351,9 +358,16 @@ class Vnic {
   // timers.h
   std::uint32_t timer_phase(TimeNs now);
 
+  // sched.h
+  static Sched make_sched(const VnicConfig& c, std::uint32_t flows);
+  void class_from_av(QpEntry& e);
+  void update_tx_plain();
+
   // tx.h
   std::uint32_t pump_phase(TimeNs now);
   sched::ServeResult serve(QpEntry& e, std::uint32_t budget, TimeNs now);
+  std::uint32_t pump_paced(TimeNs now);
+  sched::ServeResult serve_paced(QpEntry& e, std::uint32_t budget, TimeNs now);
   template <class Q>
   sched::ServeResult serve_unreliable(Q& q, QpEntry& e, QpTx& tx, std::uint32_t b);
   void flush_phase();
@@ -369,6 +383,10 @@ class Vnic {
   std::vector<std::uint32_t> free_;  // free QP slots (stack)
   std::vector<std::uint32_t> live_;  // used QP slots (control path: status)
   Sched sched_;
+  sched::Pacer pacer_;  // QPs with a rate limit, and the wheel they wait in
+  // No classes and no paced QP: the pump takes the plain path (tx.h).
+  // Kept by update_tx_plain() on the control path.
+  bool tx_plain_ = true;
   std::unordered_map<ObjId, std::uint32_t> qp_ids_;
   std::unordered_map<ObjId, std::unique_ptr<CqObj>> cqs_;
   std::unordered_map<ObjId, std::unique_ptr<SrqObj>> srqs_;

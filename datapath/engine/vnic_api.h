@@ -30,6 +30,8 @@
 #include "datapath/transport/qp_attr.h"
 #include "datapath/transport/qp_common.h"
 #include "datapath/wire/addr.h"
+#include "sched/pacer.h"
+#include "sched/traffic_classes.h"
 
 namespace uroce::engine {
 
@@ -92,6 +94,19 @@ struct QpCreate {
 struct QpModify {
   std::uint32_t mask = 0;  // transport::qp_attr bits (== ibv_qp_attr_mask)
   transport::QpAttrValues values{};
+};
+
+// A QP's TX scheduling as ibv_modify_qp_rate_limit, IBV_QP_RATE_LIMIT and
+// uroce_dv set it: each part applies only when its flag is set.
+struct QpSched {
+  bool set_rate = false;
+  sched::PaceSpec pace{};  // rate_bps 0: not paced
+  bool set_class = false;
+  // A class in [0, sched::kNumClasses) pins the QP to it; kClassFromDscp
+  // returns it to the class its address vector's DSCP maps to (PFC's
+  // priority map), the default.
+  std::uint8_t tx_class = 0;
+  static constexpr std::uint8_t kClassFromDscp = 0xff;
 };
 
 struct AhCreate {

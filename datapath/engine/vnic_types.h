@@ -28,6 +28,8 @@
 #include "datapath/wire/addr.h"
 #include "datapath/wire/opcodes.h"
 #include "datapath/wire/parser.h"
+#include "sched/pacer.h"
+#include "sched/tx_policy.h"
 
 namespace uroce::engine {
 
@@ -58,6 +60,10 @@ struct VnicConfig {
   // PFC generation and honouring, storm watchdog, TTL (pfc_endpoint.h);
   // PFC off by default, TX TTL 64.
   PfcEndpointConfig pfc{};
+  // TX scheduling (sched/tx_policy.h): isolation off (round robin) by
+  // default; and the pacer's timing wheel (sched/pacer.h).
+  sched::TxPolicyConfig sched{};
+  sched::PacerConfig pacer{};
 };
 
 inline constexpr std::size_t kNumWqeErrors = static_cast<std::size_t>(shm::WqeError::kNoAh) + 1;
@@ -159,6 +165,12 @@ struct QpStatus {
   std::uint32_t dest_qpn = 0;    // RC/UC once set; 0 for UD
   std::uint32_t send_queue = 0;  // WRs the transport holds
   std::uint32_t recv_queue = 0;
+  // TX scheduling: the QP's class, whether uroce_dv pinned it (else it
+  // follows the address vector's DSCP), and its rate limit when paced.
+  std::uint8_t tx_class = 0;
+  bool class_pinned = false;
+  bool paced = false;
+  sched::PaceStatus pace{};
   QpEngineCounters engine{};
   transport::RcCounters rc{};
   transport::UcCounters uc{};

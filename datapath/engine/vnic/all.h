@@ -9,5 +9,6 @@
 #include "datapath/engine/vnic/gsi.h"
 #include "datapath/engine/vnic/objects.h"
 #include "datapath/engine/vnic/rx.h"
+#include "datapath/engine/vnic/sched.h"
 #include "datapath/engine/vnic/timers.h"
 #include "datapath/engine/vnic/tx.h"

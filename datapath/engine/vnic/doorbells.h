@@ -29,7 +29,8 @@ inline void Vnic<PortIo, Sched>::queue_doorbell(std::uint32_t target, std::uint8
 // client's (another client's bits are only counted); a ring already queued
 // for the next iteration (it had work left) just adds this ring to the visit.
 template <class PortIo, sched::TxScheduler Sched>
-inline std::uint32_t Vnic<PortIo, Sched>::on_doorbell(std::uint32_t client, std::uint32_t db) {
+[[gnu::always_inline]] inline std::uint32_t Vnic<PortIo, Sched>::on_doorbell(std::uint32_t client,
+                                                                             std::uint32_t db) {
   ++ctr_.doorbells;
   if (db < qp_bells_) {
     const std::uint32_t t = db >> 1;

@@ -61,6 +61,9 @@ struct Vnic<PortIo, Sched>::QpEntry {
   transport::QpType type = transport::QpType::kRc;
   bool used = false;
   bool has_rq = false;
+  // The TX class was set through set_qp_sched: a new address vector does
+  // not change it.
+  bool class_pinned = false;
   std::uint32_t qpn = 0;
   std::uint32_t slot = 0;
   std::uint32_t live_pos = 0;  // index in live_

@@ -22,7 +22,8 @@ Vnic<PortIo, Sched>::Vnic(const VnicConfig& cfg, PortIo& io)
       ahs_(cfg.max_ahs),
       demux_(cfg.max_qps),
       qps_(cfg.max_qps == 0 ? 1 : cfg.max_qps),
-      sched_(static_cast<std::uint32_t>(qps_.size())),
+      sched_(make_sched(cfg, static_cast<std::uint32_t>(qps_.size()))),
+      pacer_(static_cast<std::uint32_t>(qps_.size()), cfg.pacer, 0),
       srq_slots_(cfg.max_srqs == 0 ? 1 : cfg.max_srqs, nullptr),
       timers_(static_cast<std::uint32_t>(qps_.size())),
       loop_(kLoopbackSlots, frame_slot_bytes(cfg)),
@@ -46,6 +47,7 @@ Vnic<PortIo, Sched>::Vnic(const VnicConfig& cfg, PortIo& io)
   db_now_.reserve(targets);
   due_.reserve(qps_.size());
   impair_ = Impairment(cfg.impair);
+  update_tx_plain();
 }
 
 template <class PortIo, sched::TxScheduler Sched>
@@ -381,6 +383,7 @@ int Vnic<PortIo, Sched>::modify_qp(ObjId id, const QpModify& m) {
   const int rc = visit(*e, [&](auto& q) { return q.modify(m.mask, m.values); });
   if (rc != 0) return rc;
   merge_attrs(&e->attr, m.mask, m.values);
+  if ((m.mask & transport::qp_attr::kAv) != 0) class_from_av(*e);
   if (qp_state(*e) == transport::QpState::kReset) {
     e->sq_err = PendingError{};
     e->rq_err = PendingError{};
@@ -429,6 +432,11 @@ int Vnic<PortIo, Sched>::destroy_qp(ObjId id) {
   QpEntry& e = qps_[slot];
   demux_.erase(e.qpn);
   sched_.remove(slot);
+  pacer_.clear(slot, [](sched::FlowId) {});
+  update_tx_plain();
+  if constexpr (requires { sched_.set_class(slot, std::uint8_t{0}); }) {
+    sched_.set_class(slot, 0);
+  }
   timers_.cancel(slot);
   // A queued doorbell visit of this slot finds it unused and skips it.
   const std::uint32_t last = live_.back();
@@ -526,6 +534,9 @@ void Vnic<PortIo, Sched>::qp_status(std::vector<QpStatus>* out) const {
     s.state = qp_state(e);
     s.client = e.client;
     s.engine = e.ctr;
+    if constexpr (requires { sched_.class_of(slot); }) s.tx_class = sched_.class_of(slot);
+    s.class_pinned = e.class_pinned;
+    s.paced = pacer_.status(slot, &s.pace);
     s.send_queue = visit(e, [](auto& q) { return q.send_queue_depth(); });
     s.recv_queue = visit(e, [](auto& q) { return q.recv_queue_depth(); });
     switch (e.type) {
@@ -551,7 +562,9 @@ TimeNs Vnic<PortIo, Sched>::deadline(std::uint32_t qpn) const {
 
 template <class PortIo, sched::TxScheduler Sched>
 TimeNs Vnic<PortIo, Sched>::next_deadline() const {
-  return loop_.size() != 0 ? now_ : std::min(timers_.earliest(), pfc_next_deadline());
+  if (loop_.size() != 0) return now_;
+  const TimeNs t = std::min(timers_.earliest(), pfc_next_deadline());
+  return std::min(t, pacer_.next_due(t));
 }
 
 template <class PortIo, sched::TxScheduler Sched>

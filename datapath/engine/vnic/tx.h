@@ -1,5 +1,6 @@
-// Vnic definitions (vnic.h): phase 4, the pump (one round of the TX
-// scheduler over the QPs with output), and phase 5, the flush.
+// Vnic definitions (vnic.h): phase 4, the pump (paced QPs whose time came
+// rejoin the TX policy, then one round of it over the QPs with output), and
+// phase 5, the flush.
 #pragma once
 
 #include "datapath/engine/vnic/entries.h"
@@ -8,10 +9,57 @@ namespace uroce::engine {
 
 template <class PortIo, sched::TxScheduler Sched>
 [[gnu::always_inline]] inline std::uint32_t Vnic<PortIo, Sched>::pump_phase(TimeNs now) {
-  const std::uint32_t n = sched_.round(
-      [&](sched::FlowId f, std::uint32_t budget) { return serve(qps_[f], budget, now); });
+  if (!tx_plain_) [[unlikely]]
+    return pump_paced(now);
+  auto turn = [&](sched::FlowId f, std::uint32_t budget) { return serve(qps_[f], budget, now); };
+  std::uint32_t n;
+  if constexpr (requires { sched_.round_plain(turn); }) {
+    n = sched_.round_plain(turn);
+  } else {
+    n = sched_.round(turn);
+  }
   ctr_.tx_pumped += n;
   return n;
+}
+
+// The pump with traffic classes or while some QP has a rate limit: paced
+// QPs whose time came rejoin the TX policy, and each turn checks the QP's
+// limit. Out of line, as is serve_paced: a plain device (isolation off, no
+// rate limit) pays one test per pump, and the code inlined into its loop
+// stays what it was before classes and pacing existed.
+template <class PortIo, sched::TxScheduler Sched>
+[[gnu::noinline]] std::uint32_t Vnic<PortIo, Sched>::pump_paced(TimeNs now) {
+  if (pacer_.waiting() != 0) {
+    pacer_.advance(now, [&](sched::FlowId f) { sched_.activate(f); });
+  }
+  const std::uint32_t n = sched_.round([&](sched::FlowId f, std::uint32_t budget) {
+    QpEntry& e = qps_[f];
+    if (pacer_.paced(f)) return serve_paced(e, budget, now);
+    return serve(e, budget, now);
+  });
+  ctr_.tx_pumped += n;
+  return n;
+}
+
+// A paced QP that ran ahead of its rate waits in the wheel, out of the
+// policy's set (more = false); otherwise it sends at most its burst, and
+// waits if that took it ahead of its rate.
+template <class PortIo, sched::TxScheduler Sched>
+[[gnu::noinline]] sched::ServeResult Vnic<PortIo, Sched>::serve_paced(QpEntry& e,
+                                                                      std::uint32_t budget,
+                                                                      TimeNs now) {
+  if (!pacer_.may_send(e.slot, now)) {
+    pacer_.park(e.slot, now);
+    return sched::ServeResult{};
+  }
+  const std::uint64_t bytes0 = e.ctr.tx_bytes;
+  sched::ServeResult r = serve(e, std::min(budget, pacer_.burst_frames(e.slot)), now);
+  pacer_.sent(e.slot, e.ctr.tx_bytes - bytes0, now);
+  if (r.more && !pacer_.may_send(e.slot, now)) {
+    pacer_.park(e.slot, now);
+    r.more = false;
+  }
+  return r;
 }
 
 template <class PortIo, sched::TxScheduler Sched>

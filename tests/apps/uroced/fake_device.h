@@ -57,6 +57,7 @@ class FakeDevice final : public Device {
   int destroy_srq(engine::ObjId) override { return ENOSYS; }
   int create_qp(const engine::QpCreate&) override { return ENOSYS; }
   int modify_qp(engine::ObjId, const engine::QpModify&) override { return ENOSYS; }
+  int set_qp_sched(engine::ObjId, const engine::QpSched&) override { return ENOSYS; }
   int query_qp(engine::ObjId, engine::QpQuery*) override { return ENOSYS; }
   int destroy_qp(engine::ObjId) override { return ENOSYS; }
   std::uint32_t reg_mr(const engine::MrCreate&, int* err) override {

@@ -231,5 +231,61 @@ TEST(SrqAttr, RoundTrip) {
   EXPECT_EQ(out.srq_limit, 10u);
 }
 
+TEST(SchedFromReq, RateInKbpsBecomesBitsPerSecondWithBurstAndPacket) {
+  ctl::SetQpSchedReq r{};
+  r.flags = ctl::kSchedRate;
+  r.rate_kbps = 250'000;
+  r.max_burst_bytes = 65536;
+  r.typical_pkt_bytes = 4096;
+  engine::QpSched s;
+  ASSERT_EQ(sched_from_req(r, &s), 0);
+  EXPECT_TRUE(s.set_rate);
+  EXPECT_FALSE(s.set_class);
+  EXPECT_EQ(s.pace.rate_bps, 250'000'000u);
+  EXPECT_EQ(s.pace.burst_bytes, 65536u);
+  EXPECT_EQ(s.pace.typical_bytes, 4096u);
+}
+
+TEST(SchedFromReq, ZeroRateClearsTheLimit) {
+  ctl::SetQpSchedReq r{};
+  r.flags = ctl::kSchedRate;
+  engine::QpSched s;
+  ASSERT_EQ(sched_from_req(r, &s), 0);
+  EXPECT_TRUE(s.set_rate);
+  EXPECT_EQ(s.pace.rate_bps, 0u);
+}
+
+TEST(SchedFromReq, RateAboveThePacingMaximumIsEinval) {
+  ctl::SetQpSchedReq r{};
+  r.flags = ctl::kSchedRate;
+  r.rate_kbps = ctl::kMaxRateKbps + 1;
+  engine::QpSched s;
+  EXPECT_EQ(sched_from_req(r, &s), EINVAL);
+  r.rate_kbps = ctl::kMaxRateKbps;
+  EXPECT_EQ(sched_from_req(r, &s), 0);
+}
+
+TEST(SchedFromReq, ClassInRangeOrFromDscpElseEinval) {
+  ctl::SetQpSchedReq r{};
+  r.flags = ctl::kSchedClass;
+  r.tx_class = 7;
+  engine::QpSched s;
+  ASSERT_EQ(sched_from_req(r, &s), 0);
+  EXPECT_TRUE(s.set_class);
+  EXPECT_EQ(s.tx_class, 7);
+  r.tx_class = ctl::kSchedClassFromDscp;
+  ASSERT_EQ(sched_from_req(r, &s), 0);
+  EXPECT_EQ(s.tx_class, engine::QpSched::kClassFromDscp);
+  r.tx_class = 8;
+  EXPECT_EQ(sched_from_req(r, &s), EINVAL);
+}
+
+TEST(SchedFromReq, UnknownFlagIsEinval) {
+  ctl::SetQpSchedReq r{};
+  r.flags = 4;
+  engine::QpSched s;
+  EXPECT_EQ(sched_from_req(r, &s), EINVAL);
+}
+
 }  // namespace
 }  // namespace uroce::daemon

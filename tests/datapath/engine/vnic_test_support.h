@@ -225,7 +225,9 @@ struct Host {
 
   Host(port::SimLink& link, unsigned ep, const wire::MacAddr& mac, wire::Ipv4Addr ip,
        std::uint32_t eth_mtu = 1500)
-      : port(link, ep), io(port), vnic(config(mac, ip, eth_mtu), io) {
+      : Host(link, ep, config(mac, ip, eth_mtu)) {}
+  Host(port::SimLink& link, unsigned ep, const VnicConfig& cfg)
+      : port(link, ep), io(port), vnic(cfg, io) {
     const shm::DoorbellGeometry& g = vnic.doorbell_geometry();
     EXPECT_TRUE(shm::SharedRegion::create("vnic-test-bells", g.bytes(), &page).ok());
     EXPECT_EQ(vnic.open_client(kClient, page.data(), page.size()), 0);

@@ -1,0 +1,184 @@
+// Per-flow pacing: the flows (QPs) that have a rate limit, each with its
+// RateLimit (timing_wheel.h), and the timing wheel in which a flow that ran
+// ahead of its rate waits until it may send again.
+//
+// How the engine uses it, per turn of a flow f that the TX policy serves:
+//   - paced(f) false: nothing to do (one load and a compare per turn: the
+//     cost an unpaced flow pays).
+//   - may_send(f, now) false: park(f), and the turn ends with the flow out
+//     of the policy's set; the wheel's advance() hands it back (the engine
+//     re-activates it) when its time comes.
+//   - else serve at most burst_frames(f) frames, then sent(f, bytes, now);
+//     if the flow still has output but may not send now, park it.
+// A flow parked while the policy still holds it (an activate from a doorbell)
+// only costs the policy a turn that sends nothing and parks it again.
+//
+// Entries are allocated on the control path (set) from a free list, and the
+// wheel grows with them: the per-flow index is the only state an unpaced
+// flow costs (4 bytes), and nothing on the packet path allocates or scans.
+//
+// Threading: owned by one engine lcore; not thread-safe.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "datapath/base/time.h"
+#include "sched/timing_wheel.h"
+#include "sched/tx_scheduler.h"
+
+namespace uroce::sched {
+
+struct PacerConfig {
+  TimeNs granularity_ns = 1000;  // width of a wheel slot
+  std::uint32_t slots = 4096;    // wheel span = granularity * slots
+};
+
+// A flow's rate limit as the verbs give it (ibv_qp_rate_limit_attr): the
+// rate, the burst it may send at once and the packet size it mostly sends.
+struct PaceSpec {
+  std::uint64_t rate_bps = 0;       // 0: not paced
+  std::uint32_t burst_bytes = 0;    // 0: one typical packet
+  std::uint32_t typical_bytes = 0;  // 0: the caller's default (the path MTU)
+};
+
+// What the pacer shows of one paced flow (uroce-ctl sched).
+struct PaceStatus {
+  PaceSpec spec{};
+  std::uint64_t parks = 0;       // times it ran ahead of its rate and waited
+  std::uint64_t paced_ns = 0;    // total time it waited in the wheel
+  std::uint64_t sent_bytes = 0;  // bytes charged to its rate
+  bool waiting = false;
+};
+
+class Pacer {
+ public:
+  static constexpr std::uint32_t kNone = 0xFFFFFFFFu;
+
+  // Flows are ids in [0, flows).
+  Pacer(std::uint32_t flows, const PacerConfig& cfg, TimeNs now)
+      : idx_(flows == 0 ? 1 : flows, kNone),
+        wheel_(0, cfg.granularity_ns, cfg.slots, now),
+        slack_(cfg.granularity_ns) {}
+
+  // Control path. Sets (rate_bps != 0) or clears (rate_bps == 0) f's limit;
+  // a cleared flow that was waiting is handed to `release` at once so that
+  // it is served again. `default_typical` stands in for spec.typical_bytes
+  // 0. Returns false for an id out of range.
+  template <class Release>
+  bool set(FlowId f, const PaceSpec& spec, std::uint32_t default_typical, TimeNs now,
+           Release&& release) {
+    if (f >= idx_.size()) return false;
+    if (spec.rate_bps == 0) {
+      clear(f, std::forward<Release>(release));
+      return true;
+    }
+    std::uint32_t i = idx_[f];
+    if (i == kNone) {
+      if (free_.empty()) {
+        i = static_cast<std::uint32_t>(entries_.size());
+        entries_.emplace_back();
+        wheel_.grow(static_cast<std::uint32_t>(entries_.size()));
+      } else {
+        i = free_.back();
+        free_.pop_back();
+      }
+      entries_[i] = Entry{};
+      entries_[i].flow = f;
+      idx_[f] = i;
+      ++count_;
+    }
+    Entry& e = entries_[i];
+    e.spec = spec;
+    if (e.spec.typical_bytes == 0)
+      e.spec.typical_bytes = std::max<std::uint32_t>(default_typical, 1);
+    if (e.spec.burst_bytes == 0) e.spec.burst_bytes = e.spec.typical_bytes;
+    e.burst_frames = std::max<std::uint32_t>(e.spec.burst_bytes / e.spec.typical_bytes, 1);
+    e.limit.set(spec.rate_bps, e.spec.burst_bytes, now, slack_);
+    return true;
+  }
+
+  // Forgets f (its QP is gone, or its limit cleared); a waiting flow is
+  // handed to `release` (pass a no-op when the flow is gone).
+  template <class Release>
+  void clear(FlowId f, Release&& release) {
+    if (f >= idx_.size() || idx_[f] == kNone) return;
+    const std::uint32_t i = idx_[f];
+    const bool was_waiting = wheel_.waiting(i);
+    wheel_.remove(i);
+    idx_[f] = kNone;
+    free_.push_back(i);
+    --count_;
+    if (was_waiting) release(f);
+  }
+
+  bool paced(FlowId f) const { return idx_[f] != kNone; }
+  // The flows with a limit, and those waiting in the wheel now.
+  std::uint32_t count() const { return count_; }
+  std::uint32_t waiting() const { return wheel_.size(); }
+
+  // ---- Packet path (paced(f) must hold) -----------------------------------
+  bool may_send(FlowId f, TimeNs now) const { return entry(f).limit.may_send(now); }
+  std::uint32_t burst_frames(FlowId f) const { return entry(f).burst_frames; }
+  void sent(FlowId f, std::uint64_t bytes, TimeNs now) {
+    Entry& e = entry(f);
+    e.limit.sent(bytes, now);
+    e.sent_bytes += bytes;
+  }
+  // f waits until its rate allows it to send again.
+  void park(FlowId f, TimeNs now) {
+    Entry& e = entry(f);
+    ++e.parks;
+    e.parked_at = now;
+    wheel_.insert(idx_[f], e.limit.next_send());
+  }
+  // Hands every flow whose time has come to release(FlowId). Cheap when
+  // nothing waits (the engine checks waiting() first).
+  template <class Release>
+  std::uint32_t advance(TimeNs now, Release&& release) {
+    return wheel_.advance(now, [&](std::uint32_t i) {
+      Entry& e = entries_[i];
+      e.paced_ns += now - std::min(now, e.parked_at);
+      release(e.flow);
+    });
+  }
+  // For a caller on a virtual clock: when the next waiting flow is due.
+  TimeNs next_due(TimeNs none) const { return wheel_.next_due(none); }
+
+  // Control path: f's state, or false when it is not paced.
+  bool status(FlowId f, PaceStatus* out) const {
+    if (f >= idx_.size() || idx_[f] == kNone) return false;
+    const Entry& e = entries_[idx_[f]];
+    out->spec = e.spec;
+    out->parks = e.parks;
+    out->paced_ns = e.paced_ns;
+    out->sent_bytes = e.sent_bytes;
+    out->waiting = wheel_.waiting(idx_[f]);
+    return true;
+  }
+
+ private:
+  struct Entry {
+    FlowId flow = 0;
+    PaceSpec spec{};
+    std::uint32_t burst_frames = 1;
+    RateLimit limit{};
+    TimeNs parked_at = 0;
+    std::uint64_t parks = 0;
+    std::uint64_t paced_ns = 0;
+    std::uint64_t sent_bytes = 0;
+  };
+  Entry& entry(FlowId f) { return entries_[idx_[f]]; }
+  const Entry& entry(FlowId f) const { return entries_[idx_[f]]; }
+
+  std::vector<std::uint32_t> idx_;  // flow -> entry, kNone when unpaced
+  std::vector<Entry> entries_;
+  std::vector<std::uint32_t> free_;
+  TimingWheel wheel_;  // keyed by entry index
+  TimeNs slack_;
+  std::uint32_t count_ = 0;
+};
+
+}  // namespace uroce::sched
