@@ -206,6 +206,17 @@ inline std::vector<ib_uverbs_async_event_desc> async_records(Pipe& p) {
 
 using TestVnic = Vnic<SimPortIo>;
 
+// A signaled RDMA WRITE to `remote` under `rkey`.
+inline shm::SendWqeFields write_wqe(std::uint64_t wr_id, std::uint64_t remote, std::uint32_t rkey) {
+  shm::SendWqeFields f;
+  f.wr_id = wr_id;
+  f.opcode = IBV_WR_RDMA_WRITE;
+  f.send_flags = IBV_SEND_SIGNALED;
+  f.remote_addr = remote;
+  f.rkey = rkey;
+  return f;
+}
+
 // One Vnic on one end of the link, with 64 KiB of registered memory (PD 1,
 // every access) whose iova is its address, as ibv_reg_mr gives, and the
 // doorbell page of its one client (kClient), open from the start.

@@ -9,16 +9,6 @@ namespace {
 
 namespace qa = transport::qp_attr;
 
-shm::SendWqeFields write_wqe(std::uint64_t wr_id, std::uint64_t remote, std::uint32_t rkey) {
-  shm::SendWqeFields f;
-  f.wr_id = wr_id;
-  f.opcode = IBV_WR_RDMA_WRITE;
-  f.send_flags = IBV_SEND_SIGNALED;
-  f.remote_addr = remote;
-  f.rkey = rkey;
-  return f;
-}
-
 QpStatus status_of(const TestVnic& v, ObjId id) {
   std::vector<QpStatus> all;
   v.qp_status(&all);
