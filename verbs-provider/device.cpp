@@ -48,4 +48,6 @@ __attribute__((constructor)) void register_uroce_driver() { verbs_register_drive
 
 }  // namespace
 
+const verbs_device_ops* device_ops() noexcept { return &kDeviceOps; }
+
 }  // namespace uroce::provider

@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <new>
 
+#include "datapath/ctl/protocol.h"
 #include "verbs-provider/driver_abi.h"
 
 namespace uroce::provider {
@@ -56,6 +57,11 @@ ibv_qp* create_qp(ibv_pd* pd, ibv_qp_init_attr* attr) noexcept;
 ibv_qp* create_qp_ex(ibv_context* ctx, ibv_qp_init_attr_ex* attr) noexcept;
 int modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int attr_mask) noexcept;
 int modify_qp_rate_limit(ibv_qp* qp, ibv_qp_rate_limit_attr* attr) noexcept;
+// SetQpSched for `qp` (req.qp_handle is filled in): ibv_modify_qp_rate_limit
+// and uroce_dv_modify_qp_sched.
+int set_qp_sched(ibv_qp* qp, ctl::SetQpSchedReq req) noexcept;
+// The device ops libibverbs knows uroce devices by (device.cpp).
+const verbs_abi::verbs_device_ops* device_ops() noexcept;
 int query_qp(ibv_qp* qp, ibv_qp_attr* attr, int attr_mask, ibv_qp_init_attr* init) noexcept;
 int destroy_qp(ibv_qp* qp) noexcept;
 int post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr) noexcept;

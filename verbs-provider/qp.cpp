@@ -201,13 +201,17 @@ int modify_qp(ibv_qp* ibqp, ibv_qp_attr* attr, int attr_mask) noexcept {
 // frame of the MTU). EINVAL for a comp_mask or a rate out of range.
 int modify_qp_rate_limit(ibv_qp* ibqp, ibv_qp_rate_limit_attr* attr) noexcept {
   if (attr == nullptr || attr->comp_mask != 0) return EINVAL;
-  UroceQp* qp = to_uqp(ibqp);
   ctl::SetQpSchedReq req{};
-  req.qp_handle = qp->handle;
   req.flags = ctl::kSchedRate;
   req.rate_kbps = attr->rate_limit;
   req.max_burst_bytes = attr->max_burst_sz;
   req.typical_pkt_bytes = attr->typical_pkt_sz;
+  return set_qp_sched(ibqp, req);
+}
+
+int set_qp_sched(ibv_qp* ibqp, ctl::SetQpSchedReq req) noexcept {
+  UroceQp* qp = to_uqp(ibqp);
+  req.qp_handle = qp->handle;
   return qp->st->ctl.call<ctl::Op::kSetQpSched>(req, nullptr);
 }
 
