@@ -135,7 +135,7 @@ class RcQp {
 };
 
 template <class Io>
-void RcQp::on_packet(const wire::ParsedPacket& pkt, TimeNs now, Io& io) {
+[[gnu::always_inline]] inline void RcQp::on_packet(const wire::ParsedPacket& pkt, TimeNs now, Io& io) {
   if (pkt.info == nullptr || pkt.info->transport != wire::Transport::kRc) {
     ++core_.ctr.drop_not_rc;
   } else if (pkt.bth.dest_qp() != core_.cfg.qpn) {
