@@ -129,7 +129,7 @@ TEST(RenderSched, ClassesWithTheirQpsAndPacedQps) {
             "SENT_BYTES  SQ\n"
             "uroce0   17  RC    RTS        6  pinned    250.000   8192      4     2.500       "
             "65536   3\n"
-            "uroce0   18  UD    RTS        0  dscp     -             0      0     0.000           "
+            "uroce0   18  UD    RTS        0  dscp    -              0      0     0.000           "
             "0   0\n")
       << out;
 }
