@@ -7,7 +7,8 @@ IBDEV's device entry must say isolation "classes", the classes listed in
 STRICT ("6,7") must be strict and the others weighted with WEIGHTS
 ("1,2,...", classes 0.. in order, the rest 1); exactly QPS QPs of IBDEV
 must be listed, each with its class (a number 0..7, from the DSCP when not
-pinned) and its pacing fields. Prints what it found; exit 0 when all
+pinned) and its pacing fields; with RATE_BPS, exactly one of them paced
+at that rate and the others not paced (RATE_BPS 0: none paced). Prints what it found; exit 0 when all
 holds, 1 with the first mismatch, 2 when the input is not the status JSON.
 """
 import json
@@ -16,7 +17,7 @@ import sys
 PACE_KEYS = ("rate_bps", "burst_bytes", "parks", "paced_ns", "sent_bytes")
 
 
-def check(doc, ibdev, nqps, strict, weights):
+def check(doc, ibdev, nqps, strict, weights, rate_bps):
     devs = [d for d in doc.get("devices", []) if d.get("name") == ibdev]
     if len(devs) != 1:
         return "device %s not listed once" % ibdev
@@ -53,6 +54,15 @@ def check(doc, ibdev, nqps, strict, weights):
             return "QP %s lacks a pacing field" % q.get("qpn")
         if not isinstance(q.get("send_queue"), int):
             return "QP %s lacks send_queue" % q.get("qpn")
+    if rate_bps is not None:
+        paced = [q["sched"] for q in qps if q["sched"]["paced"]]
+        if rate_bps == 0 and paced:
+            return "paced QPs %s, expected none" % [p["rate_bps"] for p in paced]
+        if rate_bps != 0 and (len(paced) != 1 or paced[0]["rate_bps"] != rate_bps):
+            return "paced QPs %s, not one at %d b/s" % (
+                [(p["rate_bps"], p["burst_bytes"]) for p in paced], rate_bps)
+        if any(q["sched"]["rate_bps"] != 0 for q in qps if not q["sched"]["paced"]):
+            return "an unpaced QP shows a rate"
     return None
 
 
@@ -64,7 +74,8 @@ def main(argv):
         return 2
     strict = {int(x) for x in argv[3].split(",") if x}
     weights = [int(x) for x in argv[4].split(",") if x]
-    why = check(doc, argv[1], int(argv[2]), strict, weights)
+    rate = int(argv[5]) if len(argv) > 5 else None
+    why = check(doc, argv[1], int(argv[2]), strict, weights, rate)
     if why:
         print(why)
         return 1
