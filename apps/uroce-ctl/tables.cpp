@@ -188,6 +188,52 @@ std::string render_pfc(const json& j) {
   return out;
 }
 
+// Bits per second as Mb/s with three decimals; "-" for unpaced (0).
+std::string mbps(const json& j, const char* key) {
+  const json& v = child(j, key);
+  if (!v.is_number_unsigned() || v.get<std::uint64_t>() == 0) return "-";
+  return fmt::format("{:.3f}", static_cast<double>(v.get<std::uint64_t>()) / 1e6);
+}
+
+std::string render_sched(const json& j) {
+  std::string out;
+  const json& qps = child(j, "qps");
+  for (const auto& dev : child(j, "devices")) {
+    const std::string name = cell(dev, "name");
+    const json& s = child(dev, "sched");
+    out += fmt::format("{}{}: isolation {}  pace granularity {} ns\n", out.empty() ? "" : "\n",
+                       name, cell(s, "isolation"), cell(s, "pace_granularity_ns"));
+    Table c({"CLASS", "MODE", "WEIGHT", "QPS"});
+    for (const auto& k : child(s, "classes")) {
+      std::string members;
+      for (const auto& q : qps) {
+        if (cell(q, "device") != name || child(child(q, "sched"), "class") != child(k, "class")) {
+          continue;
+        }
+        members += (members.empty() ? "" : ",") + cell(q, "qpn");
+      }
+      c.add(
+          {cell(k, "class"), cell(k, "mode"), cell(k, "weight"), members.empty() ? "-" : members});
+    }
+    out += c.render();
+  }
+  Table t({"DEVICE", "QPN", "TYPE", "STATE", "CLASS", "FROM", "RATE_MBPS", "BURST", "PARKS",
+           "PACED_MS", "SENT_BYTES", "SQ"});
+  for (const auto& q : qps) {
+    const json& s = child(q, "sched");
+    const json& pinned = child(s, "pinned");
+    const std::string from = pinned.is_boolean() ? (pinned.get<bool>() ? "pinned" : "dscp") : "-";
+    t.add({cell(q, "device"), cell(q, "qpn"), cell(q, "type"), cell(q, "state"), cell(s, "class"),
+           from, mbps(s, "rate_bps"), cell(s, "burst_bytes"), cell(s, "parks"), ms(s, "paced_ns"),
+           cell(s, "sent_bytes"), cell(q, "send_queue")});
+  }
+  if (!qps.empty()) out += "\n" + t.render();
+  if (child(j, "qps_truncated").is_boolean() && child(j, "qps_truncated").get<bool>()) {
+    out += "(more QPs than one status message holds: list truncated)\n";
+  }
+  return out;
+}
+
 std::string render_clients(const json& j) {
   Table t({"CLIENT", "PID", "UID", "DEVICE", "PDS", "MRS", "CHANNELS", "CQS", "SRQS", "AHS", "QPS",
            "REQUESTS", "BAD"});

@@ -35,6 +35,11 @@ std::string render_qps(const nlohmann::json& j);
 // received, time paused each way, storm state, frames held), then the bad
 // PFC input and the TTL loop signals.
 std::string render_pfc(const nlohmann::json& j);
+// `uroce-ctl sched`: per device its isolation mode, one row per traffic
+// class (mode, weight, the QPs in it), then one row per QP: class and where
+// it comes from (pinned or the DSCP), rate limit, burst, times parked, time
+// paced, bytes charged to the rate, send queue depth.
+std::string render_sched(const nlohmann::json& j);
 // `uroce-ctl clients`: one row per client connection.
 std::string render_clients(const nlohmann::json& j);
 

@@ -109,19 +109,31 @@ std::string parse_device_spec(std::string_view spec, std::size_t index, DeviceCo
       err = set_impair_text(name, val, index, out);
     } else if (name == "pfc") {
       err = parse_priorities(val, key, &out->pfc.enable);
-    } else if (name == "tx_ttl" || name == "link_mbps") {
+    } else if (name == "isolation") {
+      err = set_isolation(val, key, out);
+    } else if (name == "strict_classes") {
+      std::uint8_t mask = 0;
+      err = parse_priorities(val, key, &mask, "classes");
+      if (err.empty()) set_strict_classes(mask, out);
+    } else if (name == "class_weights") {
+      err = parse_class_weights(val, key, out);
+    } else if (name == "tx_ttl" || name == "link_mbps" || name == "pace_granularity_ns") {
       std::int64_t v = 0;
       const auto r = std::from_chars(val.data(), val.data() + val.size(), v);
       if (val.empty() || r.ec != std::errc() || r.ptr != val.data() + val.size()) {
         err = key + ": " + in_quotes(val) + " is not an integer";
+      } else if (name == "tx_ttl") {
+        err = set_tx_ttl(v, key, out);
+      } else if (name == "link_mbps") {
+        err = set_link_mbps(v, key, out);
       } else {
-        err = name == "tx_ttl" ? set_tx_ttl(v, key, out) : set_link_mbps(v, key, out);
+        err = set_pace_granularity(v, key, out);
       }
     } else {
       err = key +
             ": unknown key (expected name, port, mac, ipv4, ipv6, mtu, drop_tx_every, "
-            "drop_rx_every, drop_tx_rate, drop_rx_rate, drop_seed, pfc, tx_ttl or "
-            "link_mbps)";
+            "drop_rx_every, drop_tx_rate, drop_rx_rate, drop_seed, pfc, tx_ttl, "
+            "link_mbps, isolation, strict_classes, class_weights or pace_granularity_ns)";
     }
     if (!err.empty()) return err;
     seen.insert(name);

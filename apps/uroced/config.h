@@ -28,6 +28,8 @@
 #include "datapath/port/eal_config.h"
 #include "datapath/wire/addr.h"
 #include "datapath/wire/opcodes.h"
+#include "sched/pacer.h"
+#include "sched/tx_policy.h"
 
 namespace uroce::daemon {
 
@@ -68,6 +70,14 @@ struct DeviceConfig {
   // pfc=P[,P...] (lossless priorities), tx_ttl, link_mbps. link_bps is
   // filled by uroced from link_mbps or the port.
   engine::PfcEndpointConfig pfc{};
+  // TX scheduling (sched/tx_policy.h, docs/sched.md), keys in [[device]] and
+  // --device alike: isolation ("off" | "classes"), strict_classes (the
+  // classes served strictly; the rest are weighted), class_weights (the
+  // weights of classes 0.. in order). Only isolation and the classes' modes
+  // and weights are configurable; the quanta keep their defaults.
+  sched::TxPolicyConfig sched{};
+  // The pacer's timing wheel (sched/pacer.h); key pace_granularity_ns.
+  sched::PacerConfig pacer{};
 };
 
 // Ethernet MTU bounds; every accepted MTU carries at least a 512-byte path
@@ -130,7 +140,9 @@ std::string load_toml(std::string_view text, std::string_view source, DaemonConf
 // and the loss injection keys drop_tx_every, drop_rx_every (integers,
 // 0 = off), drop_tx_rate, drop_rx_rate (0..1) and drop_seed (an integer);
 // pfc (lossless priorities, "3" or "3,4"; "none"), tx_ttl (1..255),
-// link_mbps.
+// link_mbps; isolation ("off" or "classes"), strict_classes ("6,7";
+// "none"), class_weights ("1,1,2,4": classes 0.. in order) and
+// pace_granularity_ns.
 std::string parse_device_spec(std::string_view spec, std::size_t index, DeviceConfig* out);
 
 // Applies `cl` (without reading cl.config_file) over `cfg`.

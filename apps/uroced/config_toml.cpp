@@ -131,6 +131,21 @@ std::string read_device(const toml::table& t, std::size_t index, DeviceConfig* d
   if (f.integer("tx_ttl", i)) f.fail(set_tx_ttl(i, f.key_path("tx_ttl"), d));
   if (f.integer("link_mbps", i)) f.fail(set_link_mbps(i, f.key_path("link_mbps"), d));
   f.boolean("ttl_monitor", d->pfc.ttl_monitor);
+  if (f.str("isolation", s)) f.fail(set_isolation(s, f.key_path("isolation"), d));
+  std::uint8_t strict = 0;
+  if (f.int_array("strict_classes", "an array of classes 0..7", SIZE_MAX, 0, 7,
+                  [&](std::size_t, std::int64_t c) {
+                    strict = static_cast<std::uint8_t>(strict | (1u << c));
+                  })) {
+    set_strict_classes(strict, d);
+  }
+  f.int_array("class_weights", "an array of at most 8 weights", sched::kNumClasses, 1,
+              kMaxClassWeight, [&](std::size_t c, std::int64_t w) {
+                f.fail(set_class_weight(c, w, f.key_path("class_weights"), d));
+              });
+  if (f.integer("pace_granularity_ns", i)) {
+    f.fail(set_pace_granularity(i, f.key_path("pace_granularity_ns"), d));
+  }
   if (const toml::table* pt = f.table("pfc", "a table ([device.pfc])")) {
     Fields pf = fields(*pt, f.key_path("pfc"));
     read_pfc(pf, d);

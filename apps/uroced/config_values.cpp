@@ -1,6 +1,7 @@
 #include "apps/uroced/config_values.h"
 
 #include <algorithm>
+#include <cassert>
 #include <charconv>
 #include <cstdio>
 #include <limits>
@@ -197,7 +198,8 @@ std::string set_impair_text(std::string_view name, std::string_view val, std::si
 // ---- PFC and TTL keys ----------------------------------------------------------
 
 // "3" or "3,4,6" (priorities 0..7) or "none" into a mask.
-std::string parse_priorities(std::string_view s, const std::string& key, std::uint8_t* mask) {
+std::string parse_priorities(std::string_view s, const std::string& key, std::uint8_t* mask,
+                             std::string_view noun) {
   std::uint8_t m = 0;
   if (s != "none") {
     std::size_t pos = 0;
@@ -206,8 +208,8 @@ std::string parse_priorities(std::string_view s, const std::string& key, std::ui
       const std::string_view item = s.substr(pos, end - pos);
       pos = end + 1;
       if (item.size() != 1 || item[0] < '0' || item[0] > '7') {
-        return key + ": " + in_quotes(s) +
-               " is not a list of priorities 0..7 (e.g. \"3\" or \"3,4\"; \"none\")";
+        return key + ": " + in_quotes(s) + " is not a list of " + std::string(noun) +
+               " 0..7 (e.g. \"3\" or \"3,4\"; \"none\")";
       }
       m = static_cast<std::uint8_t>(m | (1u << (item[0] - '0')));
     }
@@ -227,6 +229,65 @@ std::string set_link_mbps(std::int64_t v, const std::string& key, DeviceConfig* 
     return key + ": " + std::to_string(v) + " is outside 0..1000000 (0 = ask the port)";
   }
   d->link_mbps = static_cast<std::uint32_t>(v);
+  return {};
+}
+
+// ---- TX scheduling keys -----------------------------------------------------------
+
+std::string set_isolation(std::string_view s, const std::string& key, DeviceConfig* d) {
+  if (!sched::parse_isolation(s, &d->sched.isolation)) {
+    return key + ": " + in_quotes(s) +
+           " is not an isolation mode (expected \"off\" or \"classes\")";
+  }
+  return {};
+}
+
+void set_strict_classes(std::uint8_t mask, DeviceConfig* d) {
+  for (std::uint32_t c = 0; c < sched::kNumClasses; ++c) {
+    d->sched.classes.classes[c].mode =
+        (mask >> c & 1u) != 0 ? sched::ClassMode::kStrict : sched::ClassMode::kWeighted;
+  }
+}
+
+std::string set_class_weight(std::size_t c, std::int64_t w, const std::string& key,
+                             DeviceConfig* d) {
+  assert(c < sched::kNumClasses);
+  if (w < 1 || w > kMaxClassWeight) {
+    return key + ": " + std::to_string(w) + " is outside 1.." + std::to_string(kMaxClassWeight);
+  }
+  d->sched.classes.classes[c].weight = static_cast<std::uint32_t>(w);
+  return {};
+}
+
+std::string parse_class_weights(std::string_view s, const std::string& key, DeviceConfig* d) {
+  const std::string bad = key + ": " + in_quotes(s) + " is not a list of at most " +
+                          std::to_string(sched::kNumClasses) +
+                          " weights (classes 0.. in order, e.g. \"1,1,2,4\")";
+  std::size_t pos = 0;
+  for (std::size_t c = 0; pos <= s.size(); ++c) {
+    const std::size_t end = std::min(s.find(',', pos), s.size());
+    const std::string_view item = s.substr(pos, end - pos);
+    pos = end + 1;
+    std::int64_t w = 0;
+    const auto r = std::from_chars(item.data(), item.data() + item.size(), w);
+    if (c >= sched::kNumClasses || item.empty() || r.ec != std::errc() ||
+        r.ptr != item.data() + item.size()) {
+      return bad;
+    }
+    if (std::string err = set_class_weight(c, w, key + "[" + std::to_string(c) + "]", d);
+        !err.empty()) {
+      return err;
+    }
+  }
+  return {};
+}
+
+std::string set_pace_granularity(std::int64_t v, const std::string& key, DeviceConfig* d) {
+  if (v < kMinPaceGranularityNs || v > kMaxPaceGranularityNs) {
+    return key + ": " + std::to_string(v) + " is outside " + std::to_string(kMinPaceGranularityNs) +
+           ".." + std::to_string(kMaxPaceGranularityNs);
+  }
+  d->pacer.granularity_ns = static_cast<TimeNs>(v);
   return {};
 }
 

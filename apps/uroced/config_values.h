@@ -70,12 +70,33 @@ std::string set_impair(std::string_view name, bool is_int, std::int64_t i, doubl
 std::string set_impair_text(std::string_view name, std::string_view val, std::size_t index,
                             DeviceConfig* d);
 
-// "3" or "3,4,6" (priorities 0..7) or "none" into a mask.
-std::string parse_priorities(std::string_view s, const std::string& key, std::uint8_t* mask);
+// "3" or "3,4,6" (priorities 0..7, or classes 0..7 when `noun` says so)
+// or "none" into a mask.
+std::string parse_priorities(std::string_view s, const std::string& key, std::uint8_t* mask,
+                             std::string_view noun = "priorities");
 
 std::string set_tx_ttl(std::int64_t v, const std::string& key, DeviceConfig* d);
 
 std::string set_link_mbps(std::int64_t v, const std::string& key, DeviceConfig* d);
+
+// ---- TX scheduling keys (docs/sched.md) ----------------------------------------
+inline constexpr std::int64_t kMaxClassWeight = 65535;
+inline constexpr std::int64_t kMinPaceGranularityNs = 100;
+inline constexpr std::int64_t kMaxPaceGranularityNs = 1'000'000;
+
+std::string set_isolation(std::string_view s, const std::string& key, DeviceConfig* d);
+
+// Classes in `mask` strict, the others weighted.
+void set_strict_classes(std::uint8_t mask, DeviceConfig* d);
+
+// Class `c`'s weight after its range check; `key` names it in the error.
+std::string set_class_weight(std::size_t c, std::int64_t w, const std::string& key,
+                             DeviceConfig* d);
+
+// --device's class_weights: "1,1,2,4", at most kNumClasses integers.
+std::string parse_class_weights(std::string_view s, const std::string& key, DeviceConfig* d);
+
+std::string set_pace_granularity(std::int64_t v, const std::string& key, DeviceConfig* d);
 
 // The link speed the PFC checks assume before the port tells it.
 std::uint64_t check_bps(const DeviceConfig& d);

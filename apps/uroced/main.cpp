@@ -199,6 +199,11 @@ int run(const DaemonConfig& cfg) {
     vc.impair = d.impair;
     vc.pfc = d.pfc;
     vc.pfc.link_bps = link_bps(d, ports[i]->port_id());
+    vc.sched = d.sched;
+    vc.pacer = d.pacer;
+    if (d.sched.isolation != sched::Isolation::kOff) {
+      spdlog::info("{}: TX isolation {}", d.name, sched::isolation_name(d.sched.isolation));
+    }
     if (d.pfc.enable != 0) {
       spdlog::info("{}: PFC on priorities mask 0x{:02x} at {} Mb/s, tx_ttl {}", d.name,
                    d.pfc.enable, vc.pfc.link_bps / 1'000'000, d.pfc.ttl.tx_ttl);

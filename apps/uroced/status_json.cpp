@@ -111,6 +111,21 @@ json qp_engine_json(const engine::QpEngineCounters& c) {
 
 const char* qp_state_text(transport::QpState s) { return transport::qp_state_name(s); }
 
+// A QP's TX class and rate limit (uroce-ctl sched).
+json qp_sched_json(const engine::QpStatus& q) {
+  const sched::PaceStatus& p = q.pace;
+  return {{"class", q.tx_class},
+          {"pinned", q.class_pinned},
+          {"paced", q.paced},
+          {"rate_bps", p.spec.rate_bps},
+          {"burst_bytes", p.spec.burst_bytes},
+          {"typical_bytes", p.spec.typical_bytes},
+          {"parks", p.parks},
+          {"paced_ns", p.paced_ns},
+          {"sent_bytes", p.sent_bytes},
+          {"waiting", p.waiting}};
+}
+
 }  // namespace
 
 const char* qp_type_name(transport::QpType t) {
@@ -228,12 +243,26 @@ json qp_json(const std::string& device, const engine::QpStatus& q) {
   j["send_queue"] = q.send_queue;
   j["recv_queue"] = q.recv_queue;
   j["engine"] = qp_engine_json(q.engine);
+  j["sched"] = qp_sched_json(q);
   switch (q.type) {
     case transport::QpType::kRc: j["transport"] = rc_json(q.rc); break;
     case transport::QpType::kUc: j["transport"] = uc_json(q.uc); break;
     case transport::QpType::kUd: j["transport"] = ud_json(q.ud); break;
   }
   return j;
+}
+
+json sched_json(const engine::VnicConfig& c) {
+  json classes = json::array();
+  for (std::uint32_t k = 0; k < sched::kNumClasses; ++k) {
+    const sched::ClassConfig& cc = c.sched.classes.classes[k];
+    classes.push_back({{"class", k},
+                       {"mode", cc.mode == sched::ClassMode::kStrict ? "strict" : "weighted"},
+                       {"weight", cc.weight}});
+  }
+  return {{"isolation", std::string(sched::isolation_name(c.sched.isolation))},
+          {"pace_granularity_ns", c.pacer.granularity_ns},
+          {"classes", classes}};
 }
 
 json usage_json(const Usage& u) {
@@ -301,6 +330,7 @@ json device_json(const Device& d, const DeviceSnapshot& s) {
   j["counters"] = counters_json(s.counters);
   j["arp"] = arp_json(s.arp);
   j["pfc"] = engine::pfc_status_json(s.pfc);
+  j["sched"] = sched_json(c);
   return j;
 }
 

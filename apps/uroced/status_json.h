@@ -18,9 +18,15 @@
 //                             honouring: pause_rx, resume_rx, paused_ns, ...;
 //                             storm: stormed, storms_detected, ...}],
 //                          "frames_sent", "mac_control_rx", "rx_bad": {reason: n},
-//                          "ttl": {... TtlCounters}}}],
+//                          "ttl": {... TtlCounters}},
+//                  "sched": {"isolation": "off"|"classes", "pace_granularity_ns",
+//                            "classes": [8 x {"class", "mode": "strict"|"weighted",
+//                                             "weight"}]}}],
 //     "qps":     [{"device", "id", "qpn", "type", "state", "client", "dest_qpn",
 //                  "send_queue", "recv_queue", "engine": {...},
+//                  "sched": {"class", "pinned", "paced", "rate_bps", "burst_bytes",
+//                            "typical_bytes", "parks", "paced_ns", "sent_bytes",
+//                            "waiting"},
 //                  "transport": {... the counters of its type}}]   (kStatusQps)
 //     "clients": [{"id", "pid", "uid", "gid", "device", "requests",
 //                  "bad_requests", "used": {as in "users"}, "objects": {"pds": [handles], "mrs", "comp_channels",
@@ -64,6 +70,8 @@ nlohmann::json limits_json(const Limits& l);
 nlohmann::json counters_json(const engine::VnicCounters& c);
 nlohmann::json arp_json(const port::ArpCounters& c);
 nlohmann::json pfc_json(const engine::PfcStatus& s);
+// A device's TX policy as configured (isolation, each class's mode/weight).
+nlohmann::json sched_json(const engine::VnicConfig& c);
 nlohmann::json qp_json(const std::string& device, const engine::QpStatus& q);
 nlohmann::json client_json(const ClientSummary& c);
 nlohmann::json device_json(const Device& d, const DeviceSnapshot& s);

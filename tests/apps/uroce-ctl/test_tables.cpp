@@ -104,6 +104,36 @@ TEST(RenderPfc, PrioritiesBadInputAndTtl) {
       << out;  // DROPS = 1 stage_full + 2 hold_full
 }
 
+TEST(RenderSched, ClassesWithTheirQpsAndPacedQps) {
+  const json j = json::parse(R"({"devices": [{"name": "uroce0", "sched": {
+    "isolation": "classes", "pace_granularity_ns": 1000,
+    "classes": [{"class": 0, "mode": "weighted", "weight": 1},
+                {"class": 6, "mode": "strict", "weight": 1},
+                {"class": 7, "mode": "strict", "weight": 1}]}}],
+    "qps": [{"device": "uroce0", "qpn": 17, "type": "RC", "state": "RTS", "send_queue": 3,
+             "sched": {"class": 6, "pinned": true, "paced": true, "rate_bps": 250000000,
+                       "burst_bytes": 8192, "parks": 4, "paced_ns": 2500000,
+                       "sent_bytes": 65536}},
+            {"device": "uroce0", "qpn": 18, "type": "UD", "state": "RTS", "send_queue": 0,
+             "sched": {"class": 0, "pinned": false, "paced": false, "rate_bps": 0,
+                       "burst_bytes": 0, "parks": 0, "paced_ns": 0, "sent_bytes": 0}}]})");
+  const std::string out = render_sched(j);
+  EXPECT_EQ(out,
+            "uroce0: isolation classes  pace granularity 1000 ns\n"
+            "CLASS  MODE      WEIGHT  QPS\n"
+            "    0  weighted       1   18\n"
+            "    6  strict         1   17\n"
+            "    7  strict         1  -\n"
+            "\n"
+            "DEVICE  QPN  TYPE  STATE  CLASS  FROM    RATE_MBPS  BURST  PARKS  PACED_MS  "
+            "SENT_BYTES  SQ\n"
+            "uroce0   17  RC    RTS        6  pinned    250.000   8192      4     2.500       "
+            "65536   3\n"
+            "uroce0   18  UD    RTS        0  dscp    -              0      0     0.000           "
+            "0   0\n")
+      << out;
+}
+
 TEST(Render_MissingFields, Dashes) {
   const json j = json::parse(R"({"devices": [{"name": "x"}], "qps": [{}]})");
   EXPECT_NE(render_status(j).find("x       -"), std::string::npos) << render_status(j);

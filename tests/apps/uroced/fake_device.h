@@ -23,6 +23,7 @@ class FakeDevice final : public Device {
   DeviceSnapshot snap;  // what snapshot() hands out
 
   const engine::VnicConfig& config() const override { return cfg_; }
+  engine::VnicConfig& mutable_config() { return cfg_; }
   wire::PathMtu active_mtu() const override {
     return wire::path_mtu_for_eth_mtu(cfg_.eth_mtu).value();
   }

@@ -47,7 +47,8 @@ TEST(ParseDeviceSpec_Errors, NameTheKey) {
   EXPECT_EQ(parse_device_spec("name=a;color=red", 0, &d),
             "device[0].color: unknown key (expected name, port, mac, ipv4, ipv6, mtu, "
             "drop_tx_every, drop_rx_every, drop_tx_rate, drop_rx_rate, drop_seed, pfc, "
-            "tx_ttl or link_mbps)");
+            "tx_ttl, link_mbps, isolation, strict_classes, class_weights or "
+            "pace_granularity_ns)");
   EXPECT_EQ(parse_device_spec("ipv4=10.0.0.256", 0, &d),
             "device[0].ipv4: \"10.0.0.256\" is not an IPv4 address (expected a.b.c.d)");
 }
@@ -138,6 +139,46 @@ TEST(ParseDeviceSpec_Pfc, PrioritiesTtlAndSpeed) {
   EXPECT_EQ(parse_device_spec("name=a;tx_ttl=x", 0, &n),
             "device[0].tx_ttl: \"x\" is not an integer");
   EXPECT_EQ(parse_device_spec("name=a;tx_ttl=0", 0, &n), "device[0].tx_ttl: 0 is outside 1..255");
+}
+
+TEST(ParseDeviceSpec_Sched, IsolationClassesAndPacer) {
+  DeviceConfig d;
+  ASSERT_EQ(parse_device_spec("name=uroce0;port=ring:p0;mac=02:00:00:00:00:01;ipv4=10.0.0.1;"
+                              "isolation=classes;strict_classes=6,7;class_weights=1,2,4;"
+                              "pace_granularity_ns=500",
+                              0, &d),
+            "");
+  EXPECT_EQ(d.sched.isolation, sched::Isolation::kClasses);
+  const auto& c = d.sched.classes.classes;
+  EXPECT_EQ(c[6].mode, sched::ClassMode::kStrict);
+  EXPECT_EQ(c[7].mode, sched::ClassMode::kStrict);
+  EXPECT_EQ(c[5].mode, sched::ClassMode::kWeighted);
+  EXPECT_EQ(c[0].weight, 1u);
+  EXPECT_EQ(c[1].weight, 2u);
+  EXPECT_EQ(c[2].weight, 4u);
+  EXPECT_EQ(c[3].weight, 1u);  // not listed: the default
+  EXPECT_EQ(d.pacer.granularity_ns, 500u);
+  DeviceConfig n;
+  EXPECT_EQ(n.sched.isolation, sched::Isolation::kOff);
+  EXPECT_EQ(n.pacer.granularity_ns, 1000u);
+  EXPECT_EQ(parse_device_spec("name=a;isolation=wfq", 0, &n),
+            "device[0].isolation: \"wfq\" is not an isolation mode (expected \"off\" or "
+            "\"classes\")");
+  EXPECT_EQ(parse_device_spec("name=a;strict_classes=8", 0, &n),
+            "device[0].strict_classes: \"8\" is not a list of classes 0..7 (e.g. \"3\" or "
+            "\"3,4\"; \"none\")");
+  EXPECT_EQ(parse_device_spec("name=a;class_weights=1,x", 0, &n),
+            "device[0].class_weights: \"1,x\" is not a list of at most 8 weights (classes 0.. "
+            "in order, e.g. \"1,1,2,4\")");
+  EXPECT_EQ(parse_device_spec("name=a;class_weights=1,1,1,1,1,1,1,1,1", 0, &n),
+            "device[0].class_weights: \"1,1,1,1,1,1,1,1,1\" is not a list of at most 8 weights "
+            "(classes 0.. in order, e.g. \"1,1,2,4\")");
+  EXPECT_EQ(parse_device_spec("name=a;class_weights=1,0", 0, &n),
+            "device[0].class_weights[1]: 0 is outside 1..65535");
+  EXPECT_EQ(parse_device_spec("name=a;pace_granularity_ns=50", 0, &n),
+            "device[0].pace_granularity_ns: 50 is outside 100..1000000");
+  EXPECT_EQ(parse_device_spec("name=a;pace_granularity_ns=1us", 0, &n),
+            "device[0].pace_granularity_ns: \"1us\" is not an integer");
 }
 
 TEST(Validate_Impairment, RateOutOfRangeNamesTheKey) {

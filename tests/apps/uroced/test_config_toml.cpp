@@ -89,6 +89,45 @@ TEST(LoadToml_Example, CommentedDeviceKeysAreValid) {
   EXPECT_EQ(c.rx_budget, d.rx_budget);
   EXPECT_EQ(c.hold_slots, d.hold_slots);
   EXPECT_FALSE(cfg.devices[0].impair.active());
+  EXPECT_EQ(cfg.devices[0].sched.isolation, sched::Isolation::kOff);
+  EXPECT_EQ(cfg.devices[0].pacer.granularity_ns, sched::PacerConfig{}.granularity_ns);
+}
+
+TEST(LoadToml_Sched, ReadsEveryKey) {
+  DaemonConfig cfg;
+  ASSERT_EQ(load_and_validate(with("mtu = 9000",
+                                   "mtu = 9000\nisolation = \"classes\"\n"
+                                   "strict_classes = [7]\nclass_weights = [3, 1, 2]\n"
+                                   "pace_granularity_ns = 2000"),
+                              &cfg),
+            "");
+  const DeviceConfig& d = cfg.devices[0];
+  EXPECT_EQ(d.sched.isolation, sched::Isolation::kClasses);
+  EXPECT_EQ(d.sched.classes.classes[7].mode, sched::ClassMode::kStrict);
+  EXPECT_EQ(d.sched.classes.classes[6].mode, sched::ClassMode::kWeighted);
+  EXPECT_EQ(d.sched.classes.classes[0].weight, 3u);
+  EXPECT_EQ(d.sched.classes.classes[2].weight, 2u);
+  EXPECT_EQ(d.sched.classes.classes[3].weight, 1u);
+  EXPECT_EQ(d.pacer.granularity_ns, 2000u);
+  EXPECT_EQ(cfg.devices[1].sched.isolation, sched::Isolation::kOff);
+}
+
+TEST(LoadToml_Sched, ErrorsNameTheKey) {
+  auto err = [](const std::string& line) { return error_of(with("mtu = 9000", line)); };
+  EXPECT_EQ(err("isolation = \"strict\""),
+            "device[0].isolation: \"strict\" is not an isolation mode (expected \"off\" or "
+            "\"classes\")");
+  EXPECT_EQ(err("isolation = 1"), "device[0].isolation: expected a string");
+  EXPECT_EQ(err("strict_classes = [8]"), "device[0].strict_classes[0]: 8 is outside 0..7");
+  EXPECT_EQ(err("strict_classes = 6"),
+            "device[0].strict_classes: expected an array of classes 0..7");
+  EXPECT_EQ(err("class_weights = [1, 0]"), "device[0].class_weights[1]: 0 is outside 1..65535");
+  EXPECT_EQ(err("class_weights = [1, 1, 1, 1, 1, 1, 1, 1, 1]"),
+            "device[0].class_weights: expected an array of at most 8 weights");
+  EXPECT_EQ(err("pace_granularity_ns = 0"),
+            "device[0].pace_granularity_ns: 0 is outside 100..1000000");
+  EXPECT_EQ(err("pace_granularity_ns = 1000001"),
+            "device[0].pace_granularity_ns: 1000001 is outside 100..1000000");
 }
 
 TEST(LoadToml_SyntaxError, ReportsLineAndColumn) {

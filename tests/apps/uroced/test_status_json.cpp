@@ -119,6 +119,45 @@ TEST(StatusJson_Qps, TypeSpecificCounters) {
   EXPECT_EQ(rx[transport::ud_rx_name(transport::UdRx::kDropQkey)], 5);
 }
 
+TEST(StatusJson_Sched, DevicePolicyAndQpClassAndPace) {
+  FakeDevice d("uroce0", 9000);
+  d.mutable_config().sched.isolation = sched::Isolation::kClasses;
+  d.mutable_config().sched.classes.classes[6].mode = sched::ClassMode::kStrict;
+  d.mutable_config().sched.classes.classes[2].weight = 4;
+  d.mutable_config().pacer.granularity_ns = 2000;
+  DeviceSnapshot s;
+  engine::QpStatus q;
+  q.qpn = 0x11;
+  q.send_queue = 9;
+  q.tx_class = 6;
+  q.class_pinned = true;
+  q.paced = true;
+  q.pace.spec = {.rate_bps = 1'000'000'000, .burst_bytes = 8192, .typical_bytes = 4096};
+  q.pace.parks = 3;
+  q.pace.paced_ns = 4500;
+  q.pace.sent_bytes = 70000;
+  s.qp_status.push_back(q);
+  const json j = json::parse(status_json(info(), {&d}, {s}, true, nullptr, 1 << 16));
+  const json& ds = j["devices"][0]["sched"];
+  EXPECT_EQ(ds["isolation"], "classes");
+  EXPECT_EQ(ds["pace_granularity_ns"], 2000);
+  ASSERT_EQ(ds["classes"].size(), 8u);
+  EXPECT_EQ(ds["classes"][6], json({{"class", 6}, {"mode", "strict"}, {"weight", 1}}));
+  EXPECT_EQ(ds["classes"][2], json({{"class", 2}, {"mode", "weighted"}, {"weight", 4}}));
+  const json& qs = j["qps"][0]["sched"];
+  EXPECT_EQ(qs, json({{"class", 6},
+                      {"pinned", true},
+                      {"paced", true},
+                      {"rate_bps", 1'000'000'000},
+                      {"burst_bytes", 8192},
+                      {"typical_bytes", 4096},
+                      {"parks", 3},
+                      {"paced_ns", 4500},
+                      {"sent_bytes", 70000},
+                      {"waiting", false}}));
+  EXPECT_EQ(j["qps"][0]["send_queue"], 9);
+}
+
 TEST(StatusJson_TooBig, KeepsFirstQpsAndSaysSo) {
   FakeDevice d("uroce0", 9000);
   DeviceSnapshot s;

@@ -48,11 +48,13 @@ sparse speak to the socket themselves.
         "registered N, then status S (NAME)"; with --hold FILE, then waits
         until FILE exists before dropping the connection.
 
-    verbs_abuse.py objects IBDEV QPS CQS MRS [--hold FILE]
+    verbs_abuse.py objects IBDEV QPS CQS MRS [--hold FILE] [--rate KBPS]
         Opens IBDEV and creates up to QPS QPs (on one CQ), then up to CQS
         more CQs and MRS 4 KiB MRs, each kind until the first failure.
-        Prints "qps N errno E, cqs N errno E, mrs N errno E" (errno 0: all
-        made); with --hold FILE, then waits until FILE exists.
+        With --rate, limits the first QP to KBPS (ibv_modify_qp with
+        IBV_QP_RATE_LIMIT; exit 1 if refused). Prints "qps N errno E, cqs N
+        errno E, mrs N errno E" (errno 0: all made); with --hold FILE, then
+        waits until FILE exists.
 
     verbs_abuse.py contexts IBDEV N
         Opens IBDEV up to N times (each a connection to the daemon), until
@@ -82,7 +84,7 @@ from pyverbs.cq import CQ, CompChannel
 import pyverbs.enums as e
 from pyverbs.device import Context
 from pyverbs.mr import MR
-from pyverbs.qp import QP, QPCap, QPInitAttr
+from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
 from pyverbs.pd import PD
 from pyverbs.pyverbs_error import PyverbsRDMAError
 
@@ -307,7 +309,7 @@ def make_until(most, make):
     return made, err
 
 
-def objects(ibdev, nqp, ncq, nmr, hold):
+def objects(ibdev, nqp, ncq, nmr, hold, rate_kbps=None):
     ctx = Context(name=ibdev)
     pd = PD(ctx)
     cq = CQ(ctx, 16, None, None, 0)
@@ -316,6 +318,14 @@ def objects(ibdev, nqp, ncq, nmr, hold):
     qps, qerr = make_until(nqp, lambda: QP(pd, attr))
     cqs, cerr = make_until(ncq, lambda: CQ(ctx, 4, None, None, 0))
     mrs, merr = make_until(nmr, lambda: MR(pd, 4096, e.IBV_ACCESS_LOCAL_WRITE))
+    if rate_kbps is not None and qps:
+        qa = QPAttr()
+        qa.rate_limit = rate_kbps
+        try:
+            qps[0].modify(qa, e.IBV_QP_RATE_LIMIT)
+        except PyverbsRDMAError as ex:
+            print("rate limit %d kbps refused: errno %d" % (rate_kbps, ex.error_code))
+            return 1
     print("qps %d errno %d, cqs %d errno %d, mrs %d errno %d" %
           (len(qps), qerr, len(cqs), cerr, len(mrs), merr))
     sys.stdout.flush()
@@ -367,6 +377,11 @@ def main(argv):
         i = argv.index("--hold")
         hold = argv[i + 1]
         argv = argv[:i] + argv[i + 2:]
+    rate = None
+    if "--rate" in argv:
+        i = argv.index("--rate")
+        rate = int(argv[i + 1])
+        argv = argv[:i] + argv[i + 2:]
     if len(argv) == 4 and argv[1] == "contexts":
         return contexts(argv[2], int(argv[3]))
     if len(argv) == 4 and argv[1] == "afterdeath":
@@ -374,7 +389,7 @@ def main(argv):
     if len(argv) == 6 and argv[1] == "sparse":
         return sparse(argv[2], argv[3], int(argv[4]), int(argv[5]), hold)
     if len(argv) == 6 and argv[1] == "objects":
-        return objects(argv[2], int(argv[3]), int(argv[4]), int(argv[5]), hold)
+        return objects(argv[2], int(argv[3]), int(argv[4]), int(argv[5]), hold, rate)
     if len(argv) == 5 and argv[1] == "fdlimit":
         return fdlimit(argv[2], argv[3], argv[4])
     if len(argv) in (7, 8) and argv[1] == "pairs":
