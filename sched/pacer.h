@@ -34,6 +34,14 @@ namespace uroce::sched {
 struct PacerConfig {
   TimeNs granularity_ns = 1000;  // width of a wheel slot
   std::uint32_t slots = 4096;    // wheel span = granularity * slots
+  // The least time a paced flow may fall behind its rate and still make it
+  // up (its credit, when its burst is shorter): a software engine is
+  // sometimes descheduled for milliseconds, and a flow that kept only one
+  // frame of credit lost that time for good (0.55 of 1 Gb/s with one-frame
+  // bursts on the 2-core VM). A flow sends no faster than its burst while
+  // it keeps up; only after a stall does it catch up, by at most this long
+  // at the rate.
+  TimeNs credit_ns = 2'000'000;
 };
 
 // A flow's rate limit as the verbs give it (ibv_qp_rate_limit_attr): the
@@ -61,7 +69,7 @@ class Pacer {
   Pacer(std::uint32_t flows, const PacerConfig& cfg, TimeNs now)
       : idx_(flows == 0 ? 1 : flows, kNone),
         wheel_(0, cfg.granularity_ns, cfg.slots, now),
-        slack_(cfg.granularity_ns) {}
+        slack_(std::max(cfg.granularity_ns, cfg.credit_ns)) {}
 
   // Control path. Sets (rate_bps != 0) or clears (rate_bps == 0) f's limit;
   // a cleared flow that was waiting is handed to `release` at once so that
