@@ -52,6 +52,21 @@ struct DcqcnConfig {
   std::uint32_t initial_alpha = kAlphaOne;
 };
 
+// What a device enables (uroced's `dcqcn` device keys, a testbed engine
+// host's `dcqcn`). With `enabled`, the engine marks its RC and UC data ECT(0)
+// and runs both roles per connected QP: the notification point answers
+// CE-marked packets with CNPs (at most one per QP per cnp_interval_ns, at
+// DSCP cnp_dscp: 48, priority 6 in the default map), and the reaction point
+// paces the QP at DcqcnRp's rate from the first CNP it receives until the
+// rate is back at rp.line_rate_bps (the device's link rate). The CNP
+// interval is the paper's 50 us.
+struct DcqcnSettings {
+  bool enabled = false;
+  TimeNs cnp_interval_ns = 50'000;
+  std::uint8_t cnp_dscp = 48;
+  DcqcnConfig rp{};
+};
+
 struct DcqcnCounters {
   std::uint64_t cnps = 0;          // CNPs received
   std::uint64_t cnps_ignored = 0;  // within the reduce period of the last decrease
@@ -194,6 +209,18 @@ class CnpLimiter {
   std::uint64_t ce_ = 0;
   std::uint64_t sent_ = 0;
   std::uint64_t suppressed_ = 0;
+};
+
+// One connected QP's DCQCN state as uroce-ctl and the testbed show it.
+struct DcqcnStatus {
+  std::uint64_t rate_bps = 0;    // Rc (line rate when not limited)
+  std::uint64_t target_bps = 0;  // Rt
+  std::uint32_t alpha = 0;       // of kAlphaOne
+  bool limited = false;
+  DcqcnCounters rp{};                 // CNPs received and what they did
+  std::uint64_t ce_packets = 0;       // CE-marked packets received
+  std::uint64_t cnps_sent = 0;        // notification point
+  std::uint64_t cnps_suppressed = 0;  // CE within the CNP interval
 };
 
 }  // namespace uroce::sched

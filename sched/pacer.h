@@ -17,6 +17,14 @@
 // wheel grows with them: the per-flow index is the only state an unpaced
 // flow costs (4 bytes), and nothing on the packet path allocates or scans.
 //
+// Two limits may apply to a flow: the verbs' (set: the application's rate
+// limit) and congestion control's (set_cc: DCQCN's current rate, changed on
+// the packet path). The flow is paced at the lower of the two. Congestion
+// control takes its entries from those reserve() made room for, so it never
+// allocates; and a flow it limits keeps one burst of credit (at least a wheel
+// slot), not credit_ns: after a stall it must not catch up into the
+// congestion that slowed it.
+//
 // Threading: owned by one engine lcore; not thread-safe.
 #pragma once
 
@@ -55,6 +63,7 @@ struct PaceSpec {
 // What the pacer shows of one paced flow (uroce-ctl sched).
 struct PaceStatus {
   PaceSpec spec{};
+  std::uint64_t cc_bps = 0;      // congestion control's rate (0: none)
   std::uint64_t parks = 0;       // times it ran ahead of its rate and waited
   std::uint64_t paced_ns = 0;    // total time it waited in the wheel
   std::uint64_t sent_bytes = 0;  // bytes charged to its rate
@@ -69,6 +78,7 @@ class Pacer {
   Pacer(std::uint32_t flows, const PacerConfig& cfg, TimeNs now)
       : idx_(flows == 0 ? 1 : flows, kNone),
         wheel_(0, cfg.granularity_ns, cfg.slots, now),
+        gran_(cfg.granularity_ns),
         slack_(std::max(cfg.granularity_ns, cfg.credit_ns)) {}
 
   // Control path. Sets (rate_bps != 0) or clears (rate_bps == 0) f's limit;
@@ -79,32 +89,56 @@ class Pacer {
   bool set(FlowId f, const PaceSpec& spec, std::uint32_t default_typical, TimeNs now,
            Release&& release) {
     if (f >= idx_.size()) return false;
-    if (spec.rate_bps == 0) {
+    if (spec.rate_bps == 0 && (idx_[f] == kNone || entry(f).cc_bps == 0)) {
       clear(f, std::forward<Release>(release));
       return true;
     }
-    std::uint32_t i = idx_[f];
-    if (i == kNone) {
-      if (free_.empty()) {
-        i = static_cast<std::uint32_t>(entries_.size());
-        entries_.emplace_back();
-        wheel_.grow(static_cast<std::uint32_t>(entries_.size()));
-      } else {
-        i = free_.back();
-        free_.pop_back();
-      }
-      entries_[i] = Entry{};
-      entries_[i].flow = f;
-      idx_[f] = i;
-      ++count_;
-    }
-    Entry& e = entries_[i];
+    if (idx_[f] == kNone) acquire(f);
+    Entry& e = entry(f);
     e.spec = spec;
     if (e.spec.typical_bytes == 0)
       e.spec.typical_bytes = std::max<std::uint32_t>(default_typical, 1);
     if (e.spec.burst_bytes == 0) e.spec.burst_bytes = e.spec.typical_bytes;
     e.burst_frames = std::max<std::uint32_t>(e.spec.burst_bytes / e.spec.typical_bytes, 1);
-    e.limit.set(spec.rate_bps, e.spec.burst_bytes, now, slack_);
+    e.limit.set(effective(e), e.spec.burst_bytes, now, slack(e));
+    return true;
+  }
+
+  // Room for `flows` entries without allocating (congestion control's
+  // set_cc runs on the packet path). Control path.
+  void reserve(std::uint32_t flows) {
+    entries_.reserve(flows);
+    free_.reserve(flows);
+    wheel_.grow(flows);
+  }
+
+  // Packet path: congestion control's rate for f (0: none; the flow keeps
+  // its verbs limit, or is no longer paced). A waiting flow whose rate rose
+  // stays in its slot; the wait it owes is rescaled (RateLimit::set_rate).
+  // Returns false, changing nothing, when a new entry would need memory
+  // reserve() did not set aside.
+  template <class Release>
+  bool set_cc(FlowId f, std::uint64_t cc_bps, std::uint32_t default_typical, TimeNs now,
+              Release&& release) {
+    if (f >= idx_.size()) return false;
+    if (idx_[f] == kNone) {
+      if (cc_bps == 0) return true;
+      if (free_.empty() && entries_.size() == entries_.capacity()) return false;
+      acquire(f);
+      Entry& e = entry(f);
+      e.spec.typical_bytes = std::max<std::uint32_t>(default_typical, 1);
+      e.spec.burst_bytes = e.spec.typical_bytes;
+      e.cc_bps = cc_bps;
+      e.limit.set(cc_bps, e.spec.burst_bytes, now, slack(e));
+      return true;
+    }
+    Entry& e = entry(f);
+    if (cc_bps == 0 && e.spec.rate_bps == 0) {
+      clear(f, std::forward<Release>(release));
+      return true;
+    }
+    e.cc_bps = cc_bps;
+    e.limit.set_rate(effective(e), e.spec.burst_bytes, now, slack(e));
     return true;
   }
 
@@ -135,12 +169,13 @@ class Pacer {
     e.limit.sent(bytes, now);
     e.sent_bytes += bytes;
   }
-  // f waits until its rate allows it to send again.
-  void park(FlowId f, TimeNs now) {
+  // f waits until its rate allows it to send again, or until `wake_by` if
+  // that is sooner (congestion control's next rate change).
+  void park(FlowId f, TimeNs now, TimeNs wake_by = ~TimeNs{0}) {
     Entry& e = entry(f);
     ++e.parks;
     e.parked_at = now;
-    wheel_.insert(idx_[f], e.limit.next_send());
+    wheel_.insert(idx_[f], std::min(e.limit.next_send(), wake_by));
   }
   // Hands every flow whose time has come to release(FlowId). Cheap when
   // nothing waits (the engine checks waiting() first).
@@ -160,6 +195,7 @@ class Pacer {
     if (f >= idx_.size() || idx_[f] == kNone) return false;
     const Entry& e = entries_[idx_[f]];
     out->spec = e.spec;
+    out->cc_bps = e.cc_bps;
     out->parks = e.parks;
     out->paced_ns = e.paced_ns;
     out->sent_bytes = e.sent_bytes;
@@ -170,7 +206,8 @@ class Pacer {
  private:
   struct Entry {
     FlowId flow = 0;
-    PaceSpec spec{};
+    PaceSpec spec{};           // the verbs limit (rate 0: none)
+    std::uint64_t cc_bps = 0;  // congestion control's (0: none)
     std::uint32_t burst_frames = 1;
     RateLimit limit{};
     TimeNs parked_at = 0;
@@ -178,6 +215,32 @@ class Pacer {
     std::uint64_t paced_ns = 0;
     std::uint64_t sent_bytes = 0;
   };
+  // A fresh entry for f, from the free list or a new one.
+  void acquire(FlowId f) {
+    std::uint32_t i;
+    if (free_.empty()) {
+      i = static_cast<std::uint32_t>(entries_.size());
+      entries_.emplace_back();
+      wheel_.grow(static_cast<std::uint32_t>(entries_.size()));
+    } else {
+      i = free_.back();
+      free_.pop_back();
+    }
+    entries_[i] = Entry{};
+    entries_[i].flow = f;
+    idx_[f] = i;
+    ++count_;
+  }
+  static std::uint64_t effective(const Entry& e) {
+    if (e.cc_bps == 0) return e.spec.rate_bps;
+    if (e.spec.rate_bps == 0) return e.cc_bps;
+    return std::min(e.cc_bps, e.spec.rate_bps);
+  }
+  // The verbs limit keeps credit_ns of credit; a congestion-control limit
+  // only one slot (see the header).
+  TimeNs slack(const Entry& e) const {
+    return e.cc_bps != 0 && effective(e) == e.cc_bps ? gran_ : slack_;
+  }
   Entry& entry(FlowId f) { return entries_[idx_[f]]; }
   const Entry& entry(FlowId f) const { return entries_[idx_[f]]; }
 
@@ -185,6 +248,7 @@ class Pacer {
   std::vector<Entry> entries_;
   std::vector<std::uint32_t> free_;
   TimingWheel wheel_;  // keyed by entry index
+  TimeNs gran_;
   TimeNs slack_;
   std::uint32_t count_ = 0;
 };

@@ -169,6 +169,17 @@ class RateLimit {
     burst_ns_ = rate_bps == 0 ? 0 : std::max(cost_ns(burst_bytes), slack_ns);
     next_ = now;
   }
+  // A new rate (not 0) for a flow already limited: the wait it still owes
+  // is rescaled to the new rate (a flow slowed down waits longer, one sped
+  // up sooner), and its credit is one burst at the new rate.
+  void set_rate(std::uint64_t rate_bps, std::uint32_t burst_bytes, TimeNs now, TimeNs slack_ns) {
+    if (rate_ != 0 && next_ > now) {
+      next_ = now +
+              static_cast<TimeNs>((static_cast<unsigned __int128>(next_ - now) * rate_) / rate_bps);
+    }
+    rate_ = rate_bps;
+    burst_ns_ = std::max(cost_ns(burst_bytes), slack_ns);
+  }
   std::uint64_t rate_bps() const { return rate_; }
   bool limited() const { return rate_ != 0; }
 

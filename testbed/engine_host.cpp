@@ -20,6 +20,9 @@ engine::VnicConfig vnic_config(const EngineHostConfig& c) {
     v.pfc.link_bps = c.link_bps;
     v.pfc.rx_budget = c.pfc_rx_budget;
   }
+  v.dcqcn.enabled = c.dcqcn;
+  v.dcqcn.cnp_interval_ns = c.cnp_interval_ns;
+  v.dcqcn.rp.line_rate_bps = c.link_bps;
   return v;
 }
 

@@ -48,6 +48,9 @@ struct EngineHostConfig {
   // Virtual CPU time one poll takes: after a poll at t the engine cannot
   // poll again before t + poll_ns (0: an infinitely fast CPU).
   TimeNs poll_ns = 0;
+  // DCQCN (sched/dcqcn.h) at link_bps, with this CNP interval.
+  bool dcqcn = false;
+  TimeNs cnp_interval_ns = 50'000;
 };
 
 class EngineHost {

@@ -173,6 +173,36 @@ Json engine_json(const Simulator& sim) {
     if (e->config().pfc_enable != 0) {
       x["pfc"] = Json(engine::pfc_status_json(e->vnic().pfc().status(sim.end_ns())));
     }
+    // Only with DCQCN (the host's `dcqcn` key): the device's counts, and per
+    // connected QP its rate at the end and what its CNPs did.
+    if (e->config().dcqcn) {
+      Json d;
+      d["rx_ce"] = v.rx_ce;
+      d["tx_cnp"] = v.tx_cnp;
+      d["cnp_suppressed"] = v.cnp_suppressed;
+      d["tx_cnp_no_buffer"] = v.tx_cnp_no_buffer;
+      d["rx_cnp"] = v.rx_cnp;
+      d["cc_no_entry"] = v.cc_no_entry;
+      std::vector<engine::QpStatus> qs;
+      e->vnic().qp_status(&qs);
+      Json qps = Json::array();
+      for (const engine::QpStatus& q : qs) {
+        if (!q.dcqcn) continue;
+        Json y;
+        y["qpn"] = q.qpn;
+        y["rate_bps"] = q.cc.rate_bps;
+        y["target_bps"] = q.cc.target_bps;
+        y["alpha"] = q.cc.alpha;
+        y["limited"] = q.cc.limited;
+        y["cnps_rx"] = q.cc.rp.cnps;
+        y["decreases"] = q.cc.rp.decreases;
+        y["ce_rx"] = q.cc.ce_packets;
+        y["cnps_tx"] = q.cc.cnps_sent;
+        qps.push_back(y);
+      }
+      d["qps"] = qps;
+      x["dcqcn"] = d;
+    }
     hosts.push_back(x);
   }
   j["hosts"] = hosts;

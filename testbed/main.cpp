@@ -120,6 +120,10 @@ int main(int argc, char** argv) {
   app.add_option("scenario", scenario_path, "scenario file (TOML)");
   app.add_option("--out", out_dir, "output directory")->capture_default_str();
   app.add_flag("--pcap", pcap, "capture every link into DIR/pcap/");
+  std::vector<std::string> overrides;
+  app.add_option("--set", overrides,
+                 "PATH=VALUE: change the scenario file's TOML before it is read "
+                 "(e.g. defaults.host.dcqcn=false); repeatable");
 
   CLI::App* sweep = app.add_subcommand("sweep", "paper sweeps over the loop scenario");
   sweep->require_subcommand(1);
@@ -194,7 +198,7 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
   Scenario sc;
-  if (const std::string e = scenario_from_file(scenario_path, sc); !e.empty()) {
+  if (const std::string e = scenario_from_file(scenario_path, overrides, sc); !e.empty()) {
     std::fprintf(stderr, "uroce-testbed: %s\n", e.c_str());
     return kExitUsage;
   }

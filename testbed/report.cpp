@@ -210,6 +210,7 @@ Json switches_json(const Simulator& sim) {
           q["sent_packets"] = eq.sent_packets;
           q["sent_bytes"] = eq.sent_bytes;
           q["ecn_marked"] = eq.ecn_marked;
+          q["peak_bytes"] = eq.peak_bytes;
           q["queued_end_packets"] = m.egress_packets(p, pr);
           q["queued_end_bytes"] = m.egress_bytes(p, pr);
           q["wd_flushed_packets"] = eq.wd_flushed_packets;

@@ -70,6 +70,7 @@ std::string resolve(const Scenario& sc, Topology& out) {
     const HostSpec& hs = sc.hosts[i];
     const char* key = hs.engine_pfc != 0       ? ".pfc"
                       : hs.engine_poll_ns != 0 ? ".poll_cost_us"
+                      : hs.engine_dcqcn        ? ".dcqcn"
                                                : nullptr;
     if (!hs.engine && key != nullptr) {
       return idx("host", i) + " (" + hs.name + ")" + key + ": host '" + hs.name +

@@ -69,6 +69,11 @@ struct HostSpec {
   std::uint8_t engine_pfc = 0;
   std::uint32_t engine_rx_budget = 64;
   TimeNs engine_poll_ns = 0;
+  // Engine hosts only: DCQCN (sched/dcqcn.h; key `dcqcn`), with the host's
+  // link rate as its line rate; `cnp_interval_us` its notification point's
+  // CNP interval.
+  bool engine_dcqcn = false;
+  TimeNs engine_cnp_interval_ns = 50'000;
 };
 
 struct SwitchSpec {

@@ -1,5 +1,6 @@
 #include "testbed/scenario_toml.h"
 
+#include <charconv>
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -140,6 +141,8 @@ void host_keys(Fields& f, HostSpec& h) {
   read_prio_list(f, "pfc", h.engine_pfc);
   f.integer("pfc_rx_budget", h.engine_rx_budget, 1, 4096);
   read_time(f, "poll_cost_us", h.engine_poll_ns, 1e3, 1e6, false);
+  f.boolean("dcqcn", h.engine_dcqcn);
+  read_time(f, "cnp_interval_us", h.engine_cnp_interval_ns, 1e3, 1e6, false);
 }
 
 void rc_flow_keys(Fields& f, RcFlowSpec& r) {
@@ -415,6 +418,44 @@ std::string read_root(const toml::table& root, Scenario& sc) {
   return top.finish();
 }
 
+// One PATH=VALUE override (scenario_toml.h) applied to `root`.
+std::string apply_override(const std::string& o, toml::table& root) {
+  const std::size_t eq = o.find('=');
+  if (eq == std::string::npos || eq == 0) return "--set " + o + ": expected PATH=VALUE";
+  const std::string path = o.substr(0, eq);
+  toml::table value;
+  if (!toml_fields::parse("v = " + o.substr(eq + 1), "--set " + path, &value).empty()) {
+    return "--set " + path + ": '" + o.substr(eq + 1) + "' is not a TOML value";
+  }
+  toml::table* t = &root;
+  std::size_t pos = 0;
+  for (std::size_t dot; (dot = path.find('.', pos)) != std::string::npos; pos = dot + 1) {
+    const std::string name = path.substr(pos, dot - pos);
+    toml::node* n = t->get(name);
+    if (n == nullptr && !name.empty()) n = &t->insert(name, toml::table{}).first->second;
+    // An entry of an array of tables by its index: "rc_flow.0.window".
+    if (n != nullptr && n->is_array()) {
+      const std::size_t idx_end = path.find('.', dot + 1);
+      const std::string idx = path.substr(dot + 1, idx_end - dot - 1);
+      std::size_t i = 0;
+      const auto r = std::from_chars(idx.data(), idx.data() + idx.size(), i);
+      toml::array& arr = *n->as_array();
+      if (idx_end == std::string::npos || idx.empty() || r.ec != std::errc() ||
+          r.ptr != idx.data() + idx.size() || i >= arr.size()) {
+        return "--set " + path + ": '" + path.substr(0, dot) + "' has no entry '" + idx + "'";
+      }
+      n = arr.get(i);
+      dot = idx_end;
+    }
+    t = n == nullptr ? nullptr : n->as_table();
+    if (t == nullptr) return "--set " + path + ": '" + path.substr(0, dot) + "' is not a table";
+  }
+  const std::string key = path.substr(pos);
+  if (key.empty()) return "--set " + o + ": expected PATH=VALUE";
+  t->insert_or_assign(key, *value.get("v"));
+  return {};
+}
+
 }  // namespace
 
 std::string scenario_from_toml(std::string_view text, std::string_view source, Scenario& out) {
@@ -425,11 +466,22 @@ std::string scenario_from_toml(std::string_view text, std::string_view source, S
 }
 
 std::string scenario_from_file(const std::string& path, Scenario& out) {
+  return scenario_from_file(path, {}, out);
+}
+
+std::string scenario_from_file(const std::string& path, const std::vector<std::string>& overrides,
+                               Scenario& out) {
+  out = Scenario{};
   std::ifstream in(path, std::ios::binary);
   if (!in) return path + ": cannot open";
   std::ostringstream s;
   s << in.rdbuf();
-  return scenario_from_toml(s.str(), path, out);
+  toml::table root;
+  if (std::string e = toml_fields::parse(s.str(), path, &root); !e.empty()) return e;
+  for (const std::string& o : overrides) {
+    if (std::string e = apply_override(o, root); !e.empty()) return e;
+  }
+  return read_root(root, out);
 }
 
 }  // namespace uroce::testbed

@@ -12,8 +12,9 @@
 #pragma once
 
 #include <string>
-
 #include <string_view>
+#include <vector>
+
 #include "pfc/alpha.h"
 
 #include "testbed/scenario.h"
@@ -26,6 +27,14 @@ std::string scenario_from_toml(std::string_view text, std::string_view source, S
 
 // Reads and parses the file at `path`.
 std::string scenario_from_file(const std::string& path, Scenario& out);
+
+// The same, after `overrides` changed the file's TOML: each is
+// PATH=VALUE, PATH a dotted path of tables and a key
+// ("defaults.host.dcqcn", "scenario.duration_ms"; missing tables are
+// created) and VALUE a TOML value ("false", "40", "\"1/8\"", "[3, 4]").
+// The result is read as the file would be, with the same checks.
+std::string scenario_from_file(const std::string& path, const std::vector<std::string>& overrides,
+                               Scenario& out);
 
 // The alpha grammar is pfc/alpha.h's, shared with uroced's configuration.
 using pfc::parse_alpha;

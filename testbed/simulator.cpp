@@ -124,6 +124,8 @@ void Simulator::setup_engines() {
     c.link_bps = sc_.links[topo_.ports[h][0].link].rate_bps;
     c.pfc_rx_budget = sc_.hosts[h].engine_rx_budget;
     c.poll_ns = sc_.hosts[h].engine_poll_ns;
+    c.dcqcn = sc_.hosts[h].engine_dcqcn;
+    c.cnp_interval_ns = sc_.hosts[h].engine_cnp_interval_ns;
     engines_[h] = std::make_unique<EngineHost>(c, frames_);
   }
   rc_setup_.assign(sc_.rc_flows.size(), 0);

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "sched/dcqcn.h"
+
 #include <algorithm>
 #include <cctype>
 
@@ -203,6 +205,12 @@ std::string render_sched(const json& j) {
     const json& s = child(dev, "sched");
     out += fmt::format("{}{}: isolation {}  pace granularity {} ns\n", out.empty() ? "" : "\n",
                        name, cell(s, "isolation"), cell(s, "pace_granularity_ns"));
+    const json& dc = child(s, "dcqcn");
+    if (child(dc, "enabled").is_boolean() && child(dc, "enabled").get<bool>()) {
+      out += fmt::format("{}: DCQCN on  line rate {} Mb/s  CNP DSCP {}  CNP interval {} us\n", name,
+                         mbps(dc, "line_rate_bps"), cell(dc, "cnp_dscp"),
+                         child(dc, "cnp_interval_ns").get<std::uint64_t>() / 1000);
+    }
     Table c({"CLASS", "MODE", "WEIGHT", "QPS"});
     for (const auto& k : child(s, "classes")) {
       std::string members;
@@ -228,6 +236,23 @@ std::string render_sched(const json& j) {
            cell(s, "sent_bytes"), cell(q, "send_queue")});
   }
   if (!qps.empty()) out += "\n" + t.render();
+  // DCQCN, for the QPs of devices that run it: the current rate (Rc; "-" at
+  // line rate), target rate, alpha, CE-marked packets and CNPs both ways.
+  Table d({"DEVICE", "QPN", "DCQCN_MBPS", "TARGET_MBPS", "ALPHA", "CE_RX", "CNP_TX", "CNP_RX",
+           "DECREASES"});
+  bool any = false;
+  for (const auto& q : qps) {
+    const json& c = child(child(q, "sched"), "dcqcn");
+    if (!c.is_object()) continue;
+    any = true;
+    const bool limited = child(c, "limited").is_boolean() && child(c, "limited").get<bool>();
+    d.add({cell(q, "device"), cell(q, "qpn"), limited ? mbps(c, "rate_bps") : "-",
+           limited ? mbps(c, "target_bps") : "-",
+           fmt::format("{:.3f}", child(c, "alpha").get<double>() / sched::kAlphaOne),
+           cell(c, "ce_packets"), cell(c, "cnps_sent"), cell(child(c, "rp"), "cnps"),
+           cell(child(c, "rp"), "decreases")});
+  }
+  if (any) out += "\n" + d.render();
   if (child(j, "qps_truncated").is_boolean() && child(j, "qps_truncated").get<bool>()) {
     out += "(more QPs than one status message holds: list truncated)\n";
   }

@@ -117,7 +117,10 @@ std::string parse_device_spec(std::string_view spec, std::size_t index, DeviceCo
       if (err.empty()) set_strict_classes(mask, out);
     } else if (name == "class_weights") {
       err = parse_class_weights(val, key, out);
-    } else if (name == "tx_ttl" || name == "link_mbps" || name == "pace_granularity_ns") {
+    } else if (name == "dcqcn") {
+      err = parse_on_off(val, key, &out->dcqcn.enabled);
+    } else if (name == "tx_ttl" || name == "link_mbps" || name == "pace_granularity_ns" ||
+               name == "cnp_dscp" || name == "cnp_interval_us") {
       std::int64_t v = 0;
       const auto r = std::from_chars(val.data(), val.data() + val.size(), v);
       if (val.empty() || r.ec != std::errc() || r.ptr != val.data() + val.size()) {
@@ -126,6 +129,10 @@ std::string parse_device_spec(std::string_view spec, std::size_t index, DeviceCo
         err = set_tx_ttl(v, key, out);
       } else if (name == "link_mbps") {
         err = set_link_mbps(v, key, out);
+      } else if (name == "cnp_dscp") {
+        err = set_cnp_dscp(v, key, out);
+      } else if (name == "cnp_interval_us") {
+        err = set_cnp_interval_us(v, key, out);
       } else {
         err = set_pace_granularity(v, key, out);
       }
@@ -133,7 +140,8 @@ std::string parse_device_spec(std::string_view spec, std::size_t index, DeviceCo
       err = key +
             ": unknown key (expected name, port, mac, ipv4, ipv6, mtu, drop_tx_every, "
             "drop_rx_every, drop_tx_rate, drop_rx_rate, drop_seed, pfc, tx_ttl, "
-            "link_mbps, isolation, strict_classes, class_weights or pace_granularity_ns)";
+            "link_mbps, isolation, strict_classes, class_weights, pace_granularity_ns, "
+            "dcqcn, cnp_dscp or cnp_interval_us)";
     }
     if (!err.empty()) return err;
     seen.insert(name);

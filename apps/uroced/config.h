@@ -28,6 +28,7 @@
 #include "datapath/port/eal_config.h"
 #include "datapath/wire/addr.h"
 #include "datapath/wire/opcodes.h"
+#include "sched/dcqcn.h"
 #include "sched/pacer.h"
 #include "sched/tx_policy.h"
 
@@ -78,6 +79,9 @@ struct DeviceConfig {
   sched::TxPolicyConfig sched{};
   // The pacer's timing wheel (sched/pacer.h); key pace_granularity_ns.
   sched::PacerConfig pacer{};
+  // DCQCN (sched/dcqcn.h, docs/sched.md): keys dcqcn (on/off), cnp_dscp,
+  // cnp_interval_us; its line rate is the link speed (link_bps above).
+  sched::DcqcnSettings dcqcn{};
 };
 
 // Ethernet MTU bounds; every accepted MTU carries at least a 512-byte path

@@ -146,6 +146,11 @@ std::string read_device(const toml::table& t, std::size_t index, DeviceConfig* d
   if (f.integer("pace_granularity_ns", i)) {
     f.fail(set_pace_granularity(i, f.key_path("pace_granularity_ns"), d));
   }
+  f.boolean("dcqcn", d->dcqcn.enabled);
+  if (f.integer("cnp_dscp", i)) f.fail(set_cnp_dscp(i, f.key_path("cnp_dscp"), d));
+  if (f.integer("cnp_interval_us", i)) {
+    f.fail(set_cnp_interval_us(i, f.key_path("cnp_interval_us"), d));
+  }
   if (const toml::table* pt = f.table("pfc", "a table ([device.pfc])")) {
     Fields pf = fields(*pt, f.key_path("pfc"));
     read_pfc(pf, d);

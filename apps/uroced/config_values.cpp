@@ -291,6 +291,33 @@ std::string set_pace_granularity(std::int64_t v, const std::string& key, DeviceC
   return {};
 }
 
+// ---- DCQCN keys -------------------------------------------------------------------
+
+std::string parse_on_off(std::string_view s, const std::string& key, bool* out) {
+  if (s == "on") {
+    *out = true;
+  } else if (s == "off") {
+    *out = false;
+  } else {
+    return key + ": " + in_quotes(s) + " is not on or off";
+  }
+  return {};
+}
+
+std::string set_cnp_dscp(std::int64_t v, const std::string& key, DeviceConfig* d) {
+  if (v < 0 || v > 63) return key + ": " + std::to_string(v) + " is outside 0..63";
+  d->dcqcn.cnp_dscp = static_cast<std::uint8_t>(v);
+  return {};
+}
+
+std::string set_cnp_interval_us(std::int64_t v, const std::string& key, DeviceConfig* d) {
+  if (v < 1 || v > kMaxCnpIntervalUs) {
+    return key + ": " + std::to_string(v) + " is outside 1.." + std::to_string(kMaxCnpIntervalUs);
+  }
+  d->dcqcn.cnp_interval_ns = static_cast<TimeNs>(v) * kNsPerUs;
+  return {};
+}
+
 // The link speed the PFC checks assume before the port tells it.
 std::uint64_t check_bps(const DeviceConfig& d) {
   return (d.link_mbps != 0 ? d.link_mbps : 10'000ull) * 1'000'000ull;

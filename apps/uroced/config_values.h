@@ -98,6 +98,14 @@ std::string parse_class_weights(std::string_view s, const std::string& key, Devi
 
 std::string set_pace_granularity(std::int64_t v, const std::string& key, DeviceConfig* d);
 
+// ---- DCQCN keys (docs/sched.md "DCQCN") ---------------------------------------
+inline constexpr std::int64_t kMaxCnpIntervalUs = 1'000'000;
+
+// --device's dcqcn: "on" or "off" (TOML: a boolean).
+std::string parse_on_off(std::string_view s, const std::string& key, bool* out);
+std::string set_cnp_dscp(std::int64_t v, const std::string& key, DeviceConfig* d);
+std::string set_cnp_interval_us(std::int64_t v, const std::string& key, DeviceConfig* d);
+
 // The link speed the PFC checks assume before the port tells it.
 std::uint64_t check_bps(const DeviceConfig& d);
 

@@ -201,6 +201,13 @@ int run(const DaemonConfig& cfg) {
     vc.pfc.link_bps = link_bps(d, ports[i]->port_id());
     vc.sched = d.sched;
     vc.pacer = d.pacer;
+    vc.dcqcn = d.dcqcn;
+    vc.dcqcn.rp.line_rate_bps = vc.pfc.link_bps;
+    if (d.dcqcn.enabled) {
+      spdlog::info("{}: DCQCN at {} Mb/s line rate, CNPs at DSCP {} at most every {} us", d.name,
+                   vc.pfc.link_bps / 1'000'000, d.dcqcn.cnp_dscp,
+                   d.dcqcn.cnp_interval_ns / kNsPerUs);
+    }
     if (d.sched.isolation != sched::Isolation::kOff) {
       spdlog::info("{}: TX isolation {}", d.name, sched::isolation_name(d.sched.isolation));
     }

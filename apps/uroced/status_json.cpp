@@ -2,6 +2,13 @@
 
 #include "datapath/engine/pfc_status_json.h"
 
+namespace uroce::sched {
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(DcqcnCounters, cnps, cnps_ignored, decreases, fast_recovery,
+                                   additive, hyper)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(DcqcnStatus, rate_bps, target_bps, alpha, limited, rp,
+                                   ce_packets, cnps_sent, cnps_suppressed)
+}  // namespace uroce::sched
+
 namespace uroce::daemon {
 namespace {
 
@@ -123,7 +130,9 @@ json qp_sched_json(const engine::QpStatus& q) {
           {"parks", p.parks},
           {"paced_ns", p.paced_ns},
           {"sent_bytes", p.sent_bytes},
-          {"waiting", p.waiting}};
+          {"waiting", p.waiting},
+          {"cc_bps", p.cc_bps},
+          {"dcqcn", q.dcqcn ? json(q.cc) : json(nullptr)}};
 }
 
 }  // namespace
@@ -191,6 +200,12 @@ json counters_json(const engine::VnicCounters& c) {
   j["async_events_lost"] = c.async_events_lost;
   j["timer_scans"] = c.timer_scans;
   j["timer_fires"] = c.timer_fires;
+  j["rx_ce"] = c.rx_ce;
+  j["tx_cnp"] = c.tx_cnp;
+  j["cnp_suppressed"] = c.cnp_suppressed;
+  j["tx_cnp_no_buffer"] = c.tx_cnp_no_buffer;
+  j["rx_cnp"] = c.rx_cnp;
+  j["cc_no_entry"] = c.cc_no_entry;
   json pe;
   for (std::size_t i = 1; i < wire::kNumParseErrors; ++i) {
     if (c.parse_error[i] != 0) {
@@ -262,7 +277,12 @@ json sched_json(const engine::VnicConfig& c) {
   }
   return {{"isolation", std::string(sched::isolation_name(c.sched.isolation))},
           {"pace_granularity_ns", c.pacer.granularity_ns},
-          {"classes", classes}};
+          {"classes", classes},
+          {"dcqcn",
+           {{"enabled", c.dcqcn.enabled},
+            {"line_rate_bps", c.dcqcn.rp.line_rate_bps},
+            {"cnp_dscp", c.dcqcn.cnp_dscp},
+            {"cnp_interval_ns", c.dcqcn.cnp_interval_ns}}}};
 }
 
 json usage_json(const Usage& u) {

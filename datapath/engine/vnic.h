@@ -14,6 +14,8 @@
 //                ordered error completions)
 //   timers.h     phase 3 (RC timers on a TimerHeap, ARP retransmissions)
 //   tx.h         phases 4 and 5 (pump through the scheduler, flush)
+//   sched.h      TX classes and rate limits on the control path
+//   cc.h         DCQCN: ECN marking, CNPs in and out, rates to the pacer
 //   gsi.h        QP1 (the GSI): CM MADs in and out
 // They are compiled only in the explicit-instantiation units, one per port
 // adapter: vnic_eth.cpp, vnic_sim.cpp and testbed/engine_vnic.cpp. Everyone
@@ -306,6 +308,7 @@ class Vnic {
   struct QpEventSink;
   struct SrqEventSink;
   struct RecvCq;
+  struct CcQp;
 
   // objects.h
   static port::ArpConfig arp_config(const VnicConfig& c);
@@ -363,6 +366,16 @@ class Vnic {
   void class_from_av(QpEntry& e);
   void update_tx_plain();
 
+  // cc.h
+  void cc_init();
+  void cc_reset(std::uint32_t slot);
+  bool cc_rx(QpEntry& e, TimeNs now);
+  void send_cnp(QpEntry& e);
+  void cc_apply(QpEntry& e, TimeNs now);
+  void cc_progress(QpEntry& e, std::uint64_t bytes, TimeNs now);
+  TimeNs cc_wake(const QpEntry& e) const;
+  void cc_status(const QpEntry& e, QpStatus* s) const;
+
   // tx.h
   std::uint32_t pump_phase(TimeNs now);
   sched::ServeResult serve(QpEntry& e, std::uint32_t budget, TimeNs now);
@@ -387,6 +400,9 @@ class Vnic {
   // No classes and no paced QP: the pump takes the plain path (tx.h).
   // Kept by update_tx_plain() on the control path.
   bool tx_plain_ = true;
+  // DCQCN (cc.h): on when cfg_.dcqcn.enabled; then one CcQp per QP slot.
+  bool cc_on_ = false;
+  std::vector<CcQp> cc_;
   std::unordered_map<ObjId, std::uint32_t> qp_ids_;
   std::unordered_map<ObjId, std::unique_ptr<CqObj>> cqs_;
   std::unordered_map<ObjId, std::unique_ptr<SrqObj>> srqs_;

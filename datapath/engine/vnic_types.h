@@ -28,6 +28,7 @@
 #include "datapath/wire/addr.h"
 #include "datapath/wire/opcodes.h"
 #include "datapath/wire/parser.h"
+#include "sched/dcqcn.h"
 #include "sched/pacer.h"
 #include "sched/tx_policy.h"
 
@@ -64,6 +65,9 @@ struct VnicConfig {
   // default; and the pacer's timing wheel (sched/pacer.h).
   sched::TxPolicyConfig sched{};
   sched::PacerConfig pacer{};
+  // DCQCN (sched/dcqcn.h, vnic/cc.h): off by default. rp.line_rate_bps is
+  // the device's link rate.
+  sched::DcqcnSettings dcqcn{};
 };
 
 inline constexpr std::size_t kNumWqeErrors = static_cast<std::size_t>(shm::WqeError::kNoAh) + 1;
@@ -132,6 +136,13 @@ struct VnicCounters {
   // Timers and scheduling.
   std::uint64_t timer_scans = 0;
   std::uint64_t timer_fires = 0;
+  // DCQCN (vnic/cc.h; all 0 with it off).
+  std::uint64_t rx_ce = 0;             // RoCEv2 frames to an RC/UC QP marked CE
+  std::uint64_t tx_cnp = 0;            // CNPs sent for them
+  std::uint64_t cnp_suppressed = 0;    // CE frames within the QP's CNP interval
+  std::uint64_t tx_cnp_no_buffer = 0;  // CNPs not sent: no TX buffer
+  std::uint64_t rx_cnp = 0;            // CNPs received for an RC/UC QP
+  std::uint64_t cc_no_entry = 0;       // rate changes the pacer had no entry for
 };
 
 // What the engine itself counts per QP (the transport's own counters are in
@@ -171,6 +182,9 @@ struct QpStatus {
   bool class_pinned = false;
   bool paced = false;
   sched::PaceStatus pace{};
+  // DCQCN, when the device runs it (RC and UC QPs).
+  bool dcqcn = false;
+  sched::DcqcnStatus cc{};
   QpEngineCounters engine{};
   transport::RcCounters rc{};
   transport::UcCounters uc{};

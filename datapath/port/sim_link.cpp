@@ -1,5 +1,9 @@
 #include "datapath/port/sim_link.h"
 
+#include "datapath/wire/byteorder.h"
+#include "datapath/wire/eth.h"
+#include "datapath/wire/ipv4.h"
+
 namespace uroce::port {
 
 namespace {
@@ -12,6 +16,22 @@ std::uint64_t mix_seed(std::uint64_t x) {
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
   x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
   return x ^ (x >> 31);
+}
+
+constexpr std::size_t kIpv4Start = wire::EthHdr::kSize;
+constexpr std::size_t kIpv4End = kIpv4Start + wire::Ipv4Hdr::kSize;
+
+// With probability p, marks an ECN-capable IPv4 frame CE (the draw is made
+// only for such frames). True when it marked.
+bool mark_ce(std::uint8_t* f, SeededRng& rng, double p) {
+  if (wire::load_be16(f + 12) != wire::kEtherTypeIpv4) return false;
+  wire::Ipv4Hdr ip = wire::Ipv4Hdr::read(f + kIpv4Start);
+  if (ip.version() != 4 || ip.ecn() == wire::kEcnNotEct || ip.ecn() == wire::kEcnCe) return false;
+  if (!rng.chance(p)) return false;
+  ip.set_dscp_ecn(ip.dscp(), wire::kEcnCe);
+  ip.fill_checksum();
+  ip.write(f + kIpv4Start);
+  return true;
 }
 
 SimDirectionConfig sanitised(SimDirectionConfig c) {
@@ -115,6 +135,9 @@ SimSendResult SimLink::send(unsigned endpoint, std::span<const std::uint8_t> fra
     const std::uint64_t bit = d.rng.below(static_cast<std::uint64_t>(len) * 8);
     buf[bit / 8] ^= static_cast<std::uint8_t>(1u << (bit % 8));
     ++c.corrupted;
+  }
+  if (len >= kIpv4End && d.cfg.ce_mark > 0.0 && mark_ce(buf, d.rng, d.cfg.ce_mark)) {
+    ++c.ce_marked;
   }
   if (d.rng.chance(d.cfg.reorder)) {
     arrival += d.cfg.reorder_hold_ns;

@@ -67,6 +67,10 @@ struct SimDirectionConfig {
   // sent after it can overtake it.
   double reorder = 0.0;
   TimeNs reorder_hold_ns = 10 * kNsPerUs;
+  // Probability that an ECN-capable IPv4 frame (ECT(0) or ECT(1)) arrives
+  // marked CE, as from a congested switch queue (RFC 3168); the IPv4
+  // header checksum is rewritten (the ICRC masks the TOS byte).
+  double ce_mark = 0.0;
 };
 
 struct SimLinkConfig {
@@ -112,6 +116,7 @@ struct SimDirectionCounters {
   std::uint64_t duplicated = 0;
   std::uint64_t reordered = 0;  // frames held back (whether or not overtaken)
   std::uint64_t corrupted = 0;
+  std::uint64_t ce_marked = 0;  // ECN-capable frames marked CE
 };
 
 // A frame handed to the receiver. `frame` points into the link's pool and is
@@ -155,6 +160,11 @@ class SimLink {
     return n;
   }
 
+  // Changes the CE-marking probability of frames `endpoint` sends
+  // (SimDirectionConfig::ce_mark) from now on.
+  void set_ce_mark(unsigned endpoint, double p) {
+    if (endpoint < kSimEndpoints) dir_[endpoint].cfg.ce_mark = p;
+  }
   // When the next frame arrives at `endpoint`, or at either endpoint.
   std::optional<TimeNs> next_arrival(unsigned endpoint) const;
   std::optional<TimeNs> next_arrival() const;

@@ -55,6 +55,9 @@ struct PathAddr {
   bool ipv6 = false;
   bool global_src = false;
   wire::Ipv6Route route6{};
+  // The ECN field of its packets: ECT(0) (2) where the device runs DCQCN
+  // (vnic/cc.h), else Not-ECT.
+  std::uint8_t ecn = 0;
 };
 
 // rxe's check_addr: a connected QP takes packets only from its peer's

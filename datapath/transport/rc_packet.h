@@ -32,6 +32,7 @@ inline wire::PacketSpec rc_spec(const RcCore& c, std::uint8_t opcode, Psn psn) {
   s.ip_dst = c.attr.av.dip;
   if (c.attr.av.ipv6) s.ip6 = &c.attr.av.route6;
   s.dscp = c.attr.av.dscp;
+  s.ecn = c.attr.av.ecn;
   s.ttl = c.attr.av.ttl;
   s.udp_src = c.udp_src();
   s.opcode = opcode;

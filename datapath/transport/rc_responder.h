@@ -414,6 +414,9 @@ std::uint32_t RcResponder::send(Tx& tx, std::uint32_t budget) {
     }
     if (!pending_.valid) break;
     wire::PacketSpec s = rc_spec(c_, wire::op::kRcAck, pending_.psn);
+    // ACKs and NAKs are not ECN-capable: a CE mark on one would slow this
+    // QP's own sending (DCQCN reacts per QP), which the ACKs do not cause.
+    s.ecn = 0;
     s.aeth = wire::AethHdr::make(pending_.syndrome, msn_.value());
     const RcEmit e = rc_emit(c_, tx, s);
     if (e == RcEmit::kNoBuffer) break;

@@ -150,6 +150,7 @@ UcQp::SendStep UcQp::send_segment(const Segment& seg, std::span<std::uint8_t> fr
   spec.ip_dst = path_.dip;
   if (path_.ipv6) spec.ip6 = &path_.route6;
   spec.dscp = path_.dscp & 0x3f;
+  spec.ecn = path_.ecn & 0x03;
   spec.ttl = path_.ttl;
   spec.udp_src = rxe_udp_src_port(core_.cfg.qpn);
   spec.opcode = seg.opcode;

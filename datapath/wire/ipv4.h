@@ -29,6 +29,12 @@ inline constexpr std::uint8_t kIpProtoUdp = 17;
 inline constexpr std::uint16_t kIpv4FlagDf = 0x4000;
 inline constexpr std::uint16_t kIpv4FlagMf = 0x2000;
 inline constexpr std::uint16_t kIpv4FragOffsetMask = 0x1fff;
+// ECN codepoints (RFC 3168 section 5), the low two bits of the IPv4 TOS and
+// of the IPv6 traffic class.
+inline constexpr std::uint8_t kEcnNotEct = 0;
+inline constexpr std::uint8_t kEcnEct1 = 1;
+inline constexpr std::uint8_t kEcnEct0 = 2;
+inline constexpr std::uint8_t kEcnCe = 3;
 
 struct Ipv4Hdr {
   static constexpr std::size_t kSize = 20;

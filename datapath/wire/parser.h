@@ -109,6 +109,8 @@ struct ParsedPacket {
   bool has(ExtHdr h) const { return info != nullptr && info->has(h); }
   // DSCP of the IPv4 TOS or the IPv6 traffic class.
   std::uint8_t dscp() const { return ipv6 ? ip6.dscp() : ip.dscp(); }
+  // Its ECN codepoint (kEcnCe: a switch marked it).
+  std::uint8_t ecn() const { return ipv6 ? ip6.ecn() : ip.ecn(); }
 };
 
 // Parses `frame` (starting at the Ethernet header, FCS stripped). On kOk

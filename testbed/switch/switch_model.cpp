@@ -1,5 +1,7 @@
 #include "testbed/switch/switch_model.h"
 
+#include <algorithm>
+
 namespace uroce::testbed {
 
 std::string_view switch_config_error_name(SwitchConfigError e) {
@@ -128,6 +130,7 @@ SwitchRx SwitchModel::on_packet(std::uint16_t in_port, SwitchPacket p, TimeNs no
   p.in_port = in_port;
   if (pt.egress[p.prio].empty()) pt.progress_at[p.prio] = now;
   pt.egress_bytes[p.prio] += p.bytes;
+  pt.c[p.prio].peak_bytes = std::max(pt.c[p.prio].peak_bytes, pt.egress_bytes[p.prio]);
   ++pt.c[p.prio].enqueued;
   ++held_[held_index(in_port, op, p.prio)];
   pt.egress[p.prio].push(p);

@@ -101,6 +101,7 @@ struct SwitchQueueCounters {
   std::uint64_t sent_packets = 0;
   std::uint64_t sent_bytes = 0;
   std::uint64_t ecn_marked = 0;
+  std::uint64_t peak_bytes = 0;  // the most bytes queued at once
   // PFC watchdog with action drop: queued packets flushed at detection
   // (or found at a dequeue while stormed), and arrivals refused.
   std::uint64_t wd_flushed_packets = 0;

@@ -8,13 +8,13 @@
 #include <cstdint>
 
 #include "datapath/base/time.h"
+#include "datapath/wire/ipv4.h"
 
 namespace uroce::testbed {
 
-// IPv4 ECN codepoints (RFC 3168).
-inline constexpr std::uint8_t kEcnNotEct = 0;
-inline constexpr std::uint8_t kEcnEct0 = 2;
-inline constexpr std::uint8_t kEcnCe = 3;
+using wire::kEcnCe;
+using wire::kEcnEct0;
+using wire::kEcnNotEct;
 
 struct SwitchPacket {
   std::uint64_t id = 0;       // unique per simulation, for traces

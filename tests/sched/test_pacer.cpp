@@ -135,5 +135,102 @@ TEST(Pacer_Status, UnpacedFlowHasNone) {
   EXPECT_FALSE(p.status(7, &st));
 }
 
+// ---- Congestion control's rate (set_cc) --------------------------------------
+
+TEST(Pacer_SetCc, LowerOfVerbsAndCcRateApplies) {
+  Pacer p(8, PacerConfig{}, 0);
+  p.reserve(8);
+  Activations a;
+  ASSERT_TRUE(p.set(2, PaceSpec{1'000'000'000, 4096, 4096}, 4096, 0, a));
+  ASSERT_TRUE(p.set_cc(2, 100'000'000, 4096, 0, a));
+  // 1 ms at 100 Mb/s (the lower) is 12,500 bytes; at 1 Gb/s it would be ten
+  // times that. One frame of 4,096 bytes per turn: 4 frames, the 4th ahead.
+  const std::uint64_t bytes = drive(p, 2, 4096, kUs, kMs);
+  EXPECT_GE(bytes, 12'288u);
+  EXPECT_LE(bytes, 16'384u);
+  // The verbs limit again the lower: a higher CC rate does not raise it.
+  ASSERT_TRUE(p.set_cc(2, 10'000'000'000, 4096, kMs, a));
+  PaceStatus st;
+  ASSERT_TRUE(p.status(2, &st));
+  EXPECT_EQ(st.spec.rate_bps, 1'000'000'000u);
+  EXPECT_EQ(st.cc_bps, 10'000'000'000u);
+}
+
+TEST(Pacer_SetCc, ZeroLeavesTheVerbsLimitOrNothing) {
+  Pacer p(8, PacerConfig{}, 0);
+  p.reserve(8);
+  Activations a;
+  ASSERT_TRUE(p.set_cc(1, 5'000'000'000, 4096, 0, a));
+  ASSERT_TRUE(p.set(3, PaceSpec{1'000'000'000, 0, 0}, 4096, 0, a));
+  ASSERT_TRUE(p.set_cc(3, 5'000'000'000, 4096, 0, a));
+  EXPECT_EQ(p.count(), 2u);
+  ASSERT_TRUE(p.set_cc(1, 0, 4096, 0, a));
+  EXPECT_FALSE(p.paced(1));
+  ASSERT_TRUE(p.set_cc(3, 0, 4096, 0, a));
+  EXPECT_TRUE(p.paced(3));
+  PaceStatus st;
+  ASSERT_TRUE(p.status(3, &st));
+  EXPECT_EQ(st.cc_bps, 0u);
+  EXPECT_EQ(st.spec.rate_bps, 1'000'000'000u);
+  // Clearing the verbs limit of a flow CC still limits keeps it paced.
+  ASSERT_TRUE(p.set_cc(3, 5'000'000'000, 4096, 0, a));
+  ASSERT_TRUE(p.set(3, PaceSpec{}, 4096, 0, a));
+  EXPECT_TRUE(p.paced(3));
+}
+
+TEST(Pacer_SetCc, RefusedWithoutReservedRoom) {
+  Pacer p(8, PacerConfig{}, 0);
+  p.reserve(1);
+  Activations a;
+  ASSERT_TRUE(p.set_cc(0, 1'000'000'000, 4096, 0, a));
+  EXPECT_FALSE(p.set_cc(1, 1'000'000'000, 4096, 0, a));
+  EXPECT_FALSE(p.paced(1));
+  // A freed entry is reused.
+  ASSERT_TRUE(p.set_cc(0, 0, 4096, 0, a));
+  EXPECT_TRUE(p.set_cc(1, 1'000'000'000, 4096, 0, a));
+}
+
+TEST(Pacer_SetCc, RateChangeRescalesTheWaitOwed) {
+  Pacer p(8, PacerConfig{}, 0);
+  p.reserve(8);
+  Activations a;
+  ASSERT_TRUE(p.set_cc(4, 1'000'000'000, 4096, 0, a));
+  // 12,500 bytes at 1 Gb/s: may send again at 100 us.
+  p.sent(4, 12'500, 0);
+  EXPECT_FALSE(p.may_send(4, 49 * kUs));
+  // At 10 us, 90 us are owed; at twice the rate, 45: free at 55 us.
+  ASSERT_TRUE(p.set_cc(4, 2'000'000'000, 4096, 10 * kUs, a));
+  EXPECT_FALSE(p.may_send(4, 54 * kUs));
+  EXPECT_TRUE(p.may_send(4, 55 * kUs));
+}
+
+TEST(Pacer_SetCc, CcLimitedFlowKeepsNoLongCredit) {
+  // A verbs-limited flow idle for 1 ms may catch up on credit_ns (2 ms) of
+  // its rate; one CC limits keeps one burst (a frame): after two frames at
+  // once it waits.
+  Pacer p(8, PacerConfig{}, 0);
+  p.reserve(8);
+  Activations a;
+  ASSERT_TRUE(p.set_cc(1, 1'000'000'000, 4096, 0, a));
+  ASSERT_TRUE(p.set(2, PaceSpec{1'000'000'000, 4096, 4096}, 4096, 0, a));
+  p.sent(1, 8192, kMs);
+  p.sent(2, 8192, kMs);
+  EXPECT_FALSE(p.may_send(1, kMs));
+  EXPECT_TRUE(p.may_send(2, kMs));
+}
+
+TEST(Pacer_Park, WakeByComesFirstWhenSooner) {
+  Pacer p(8, PacerConfig{}, 0);
+  Activations a;
+  ASSERT_TRUE(p.set(5, PaceSpec{1'000'000, 0, 0}, 1000, 0, a));
+  p.sent(5, 100'000, 0);  // 800 ms at 1 Mb/s
+  p.park(5, 0, 20 * kUs);
+  std::vector<FlowId> got;
+  p.advance(19 * kUs, [&](FlowId f) { got.push_back(f); });
+  EXPECT_TRUE(got.empty());
+  p.advance(21 * kUs, [&](FlowId f) { got.push_back(f); });
+  EXPECT_EQ(got, std::vector<FlowId>{5});
+}
+
 }  // namespace
 }  // namespace uroce::sched

@@ -229,5 +229,45 @@ TEST(ScenarioToml_Parse, EnginePfcHostKeys) {
             "defaults.host.poll_cost_us: -1 is out of range [0, 1e+06] (line 17)");
 }
 
+// --set (scenario_from_file with overrides): a key in a table, a new table,
+// an entry of an array of tables; the result goes through the same checks.
+TEST(ScenarioToml_Overrides, SetChangesTheFileBeforeItIsRead) {
+  const std::string path =
+      std::string(UROCE_SOURCE_ROOT) + "/testbed/scenarios/dcqcn_incast.toml";
+  Scenario sc;
+  ASSERT_EQ(scenario_from_file(path, {"scenario.duration_ms=5", "defaults.host.dcqcn=false",
+                                      "rc_flow.2.window=3", "deadlock.enabled=false"},
+                               sc),
+            "");
+  EXPECT_EQ(sc.duration_ns, 5 * kNsPerMs);
+  ASSERT_EQ(sc.hosts.size(), 9u);
+  for (const HostSpec& h : sc.hosts) EXPECT_FALSE(h.engine_dcqcn) << h.name;
+  ASSERT_EQ(sc.rc_flows.size(), 8u);
+  EXPECT_EQ(sc.rc_flows[2].window, 3u);
+  EXPECT_EQ(sc.rc_flows[1].window, 8u);
+  EXPECT_FALSE(sc.deadlock.enabled);
+  Scenario plain;
+  ASSERT_EQ(scenario_from_file(path, plain), "");
+  for (const HostSpec& h : plain.hosts) EXPECT_TRUE(h.engine_dcqcn) << h.name;
+}
+
+TEST(ScenarioToml_Overrides, BadOverridesAreNamed) {
+  const std::string path =
+      std::string(UROCE_SOURCE_ROOT) + "/testbed/scenarios/dcqcn_incast.toml";
+  Scenario sc;
+  EXPECT_EQ(scenario_from_file(path, {"scenario.duration_ms"}, sc),
+            "--set scenario.duration_ms: expected PATH=VALUE");
+  EXPECT_EQ(scenario_from_file(path, {"scenario.duration_ms=5 ms"}, sc),
+            "--set scenario.duration_ms: '5 ms' is not a TOML value");
+  EXPECT_EQ(scenario_from_file(path, {"scenario.name.x=1"}, sc),
+            "--set scenario.name.x: 'scenario.name' is not a table");
+  EXPECT_EQ(scenario_from_file(path, {"rc_flow.8.window=1"}, sc),
+            "--set rc_flow.8.window: 'rc_flow' has no entry '8'");
+  EXPECT_EQ(scenario_from_file(path, {"rc_flow.0.windw=1"}, sc),
+            "rc_flow[0]: unknown key 'windw' (did you mean 'window'?)");
+  EXPECT_EQ(scenario_from_file(path, {"rc_flow.0.window=0"}, sc),
+            "rc_flow[0].window: 0 is out of range 1..1024");
+}
+
 }  // namespace
 }  // namespace uroce::testbed

@@ -47,6 +47,7 @@ Vnic<PortIo, Sched>::Vnic(const VnicConfig& cfg, PortIo& io)
   db_now_.reserve(targets);
   due_.reserve(qps_.size());
   impair_ = Impairment(cfg.impair);
+  cc_init();
   update_tx_plain();
 }
 
@@ -364,6 +365,7 @@ int Vnic<PortIo, Sched>::create_qp(const QpCreate& c) {
   e.pd = c.pd;
   e.user_handle = c.user_handle;
   e.async_fd = c.async_fd;
+  cc_reset(slot);
   [[maybe_unused]] const int dm = demux_.insert(c.qpn, &e);
   assert(dm == 0);
   e.live_pos = static_cast<std::uint32_t>(live_.size());
@@ -380,9 +382,17 @@ template <class PortIo, sched::TxScheduler Sched>
 int Vnic<PortIo, Sched>::modify_qp(ObjId id, const QpModify& m) {
   QpEntry* e = find_qp(id);
   if (e == nullptr) return ENOENT;
-  const int rc = visit(*e, [&](auto& q) { return q.modify(m.mask, m.values); });
+  // A device that runs DCQCN makes its connected paths ECN-capable (cc.h).
+  QpModify mm;
+  const QpModify* mp = &m;
+  if (cc_on_ && (m.mask & transport::qp_attr::kAv) != 0) {
+    mm = m;
+    mm.values.av.ecn = wire::kEcnEct0;
+    mp = &mm;
+  }
+  const int rc = visit(*e, [&](auto& q) { return q.modify(mp->mask, mp->values); });
   if (rc != 0) return rc;
-  merge_attrs(&e->attr, m.mask, m.values);
+  merge_attrs(&e->attr, mp->mask, mp->values);
   if ((m.mask & transport::qp_attr::kAv) != 0) class_from_av(*e);
   if (qp_state(*e) == transport::QpState::kReset) {
     e->sq_err = PendingError{};
@@ -537,6 +547,7 @@ void Vnic<PortIo, Sched>::qp_status(std::vector<QpStatus>* out) const {
     if constexpr (requires { sched_.class_of(slot); }) s.tx_class = sched_.class_of(slot);
     s.class_pinned = e.class_pinned;
     s.paced = pacer_.status(slot, &s.pace);
+    cc_status(e, &s);
     s.send_queue = visit(e, [](auto& q) { return q.send_queue_depth(); });
     s.recv_queue = visit(e, [](auto& q) { return q.recv_queue_depth(); });
     switch (e.type) {

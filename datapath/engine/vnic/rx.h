@@ -115,6 +115,10 @@ inline void Vnic<PortIo, Sched>::on_frame(std::span<const std::uint8_t> f, TimeN
     return;
   }
   assert(e->used && e->qpn == pkt_.bth.dest_qp());
+  // DCQCN (cc.h): CE marks answered with CNPs, CNPs consumed.
+  if (cc_on_) [[unlikely]] {
+    if (cc_rx(*e, now)) return;
+  }
   ++ctr_.rx_dispatched;
   ++e->ctr.rx_packets;
   e->ctr.rx_bytes += f.size();

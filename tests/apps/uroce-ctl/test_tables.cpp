@@ -134,6 +134,55 @@ TEST(RenderSched, ClassesWithTheirQpsAndPacedQps) {
       << out;
 }
 
+TEST(RenderSched, DcqcnDeviceLineAndPerQpTable) {
+  const json j = json::parse(R"({"devices": [{"name": "uroce0", "sched": {
+    "isolation": "off", "pace_granularity_ns": 1000, "classes": [],
+    "dcqcn": {"enabled": true, "line_rate_bps": 40000000000, "cnp_dscp": 48,
+              "cnp_interval_ns": 50000}}}],
+    "qps": [{"device": "uroce0", "qpn": 17, "type": "RC", "state": "RTS", "send_queue": 3,
+             "sched": {"class": 0, "pinned": false, "paced": true, "rate_bps": 0,
+                       "burst_bytes": 4096, "parks": 4, "paced_ns": 2500000,
+                       "sent_bytes": 65536, "cc_bps": 5000000000,
+                       "dcqcn": {"rate_bps": 5000000000, "target_bps": 10000000000,
+                                 "alpha": 512, "limited": true,
+                                 "rp": {"cnps": 7, "decreases": 3}, "ce_packets": 40,
+                                 "cnps_sent": 2, "cnps_suppressed": 38}}},
+            {"device": "uroce0", "qpn": 18, "type": "RC", "state": "RTS", "send_queue": 0,
+             "sched": {"class": 0, "pinned": false, "paced": false, "rate_bps": 0,
+                       "burst_bytes": 0, "parks": 0, "paced_ns": 0, "sent_bytes": 0,
+                       "cc_bps": 0,
+                       "dcqcn": {"rate_bps": 40000000000, "target_bps": 40000000000,
+                                 "alpha": 1024, "limited": false,
+                                 "rp": {"cnps": 0, "decreases": 0}, "ce_packets": 0,
+                                 "cnps_sent": 0, "cnps_suppressed": 0}}}]})");
+  const std::string out = render_sched(j);
+  EXPECT_NE(out.find("uroce0: DCQCN on  line rate 40000.000 Mb/s  CNP DSCP 48  CNP interval "
+                     "50 us\n"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("DEVICE  QPN  DCQCN_MBPS  TARGET_MBPS  ALPHA  CE_RX  CNP_TX  CNP_RX  "
+                     "DECREASES\n"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("uroce0   17    5000.000    10000.000  0.500     40       2       7  "),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("uroce0   18  -           -            1.000      0       0       0  "),
+            std::string::npos)
+      << out;
+}
+
+TEST(RenderSched, NoDcqcnTableWithoutDcqcn) {
+  const json j = json::parse(R"({"devices": [{"name": "uroce0", "sched": {
+    "isolation": "off", "pace_granularity_ns": 1000, "classes": [],
+    "dcqcn": {"enabled": false, "line_rate_bps": 0, "cnp_dscp": 48, "cnp_interval_ns": 50000}}}],
+    "qps": [{"device": "uroce0", "qpn": 18, "type": "RC", "state": "RTS", "send_queue": 0,
+             "sched": {"class": 0, "pinned": false, "paced": false, "rate_bps": 0,
+                       "dcqcn": null}}]})");
+  const std::string out = render_sched(j);
+  EXPECT_EQ(out.find("DCQCN"), std::string::npos) << out;
+}
+
 TEST(Render_MissingFields, Dashes) {
   const json j = json::parse(R"({"devices": [{"name": "x"}], "qps": [{}]})");
   EXPECT_NE(render_status(j).find("x       -"), std::string::npos) << render_status(j);

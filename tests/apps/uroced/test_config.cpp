@@ -47,8 +47,8 @@ TEST(ParseDeviceSpec_Errors, NameTheKey) {
   EXPECT_EQ(parse_device_spec("name=a;color=red", 0, &d),
             "device[0].color: unknown key (expected name, port, mac, ipv4, ipv6, mtu, "
             "drop_tx_every, drop_rx_every, drop_tx_rate, drop_rx_rate, drop_seed, pfc, "
-            "tx_ttl, link_mbps, isolation, strict_classes, class_weights or "
-            "pace_granularity_ns)");
+            "tx_ttl, link_mbps, isolation, strict_classes, class_weights, "
+            "pace_granularity_ns, dcqcn, cnp_dscp or cnp_interval_us)");
   EXPECT_EQ(parse_device_spec("ipv4=10.0.0.256", 0, &d),
             "device[0].ipv4: \"10.0.0.256\" is not an IPv4 address (expected a.b.c.d)");
 }
@@ -179,6 +179,29 @@ TEST(ParseDeviceSpec_Sched, IsolationClassesAndPacer) {
             "device[0].pace_granularity_ns: 50 is outside 100..1000000");
   EXPECT_EQ(parse_device_spec("name=a;pace_granularity_ns=1us", 0, &n),
             "device[0].pace_granularity_ns: \"1us\" is not an integer");
+}
+
+TEST(ParseDeviceSpec_Dcqcn, OnOffDscpAndInterval) {
+  DeviceConfig d;
+  ASSERT_EQ(parse_device_spec("name=uroce0;port=ring:p0;mac=02:00:00:00:00:01;ipv4=10.0.0.1;"
+                              "dcqcn=on;cnp_dscp=46;cnp_interval_us=4",
+                              0, &d),
+            "");
+  EXPECT_TRUE(d.dcqcn.enabled);
+  EXPECT_EQ(d.dcqcn.cnp_dscp, 46);
+  EXPECT_EQ(d.dcqcn.cnp_interval_ns, 4'000u);
+  DeviceConfig n;
+  EXPECT_FALSE(n.dcqcn.enabled);
+  EXPECT_EQ(n.dcqcn.cnp_dscp, 48);
+  EXPECT_EQ(n.dcqcn.cnp_interval_ns, 50'000u);
+  EXPECT_EQ(parse_device_spec("name=a;dcqcn=yes", 0, &n),
+            "device[0].dcqcn: \"yes\" is not on or off");
+  EXPECT_EQ(parse_device_spec("name=a;cnp_dscp=64", 0, &n),
+            "device[0].cnp_dscp: 64 is outside 0..63");
+  EXPECT_EQ(parse_device_spec("name=a;cnp_interval_us=0", 0, &n),
+            "device[0].cnp_interval_us: 0 is outside 1..1000000");
+  EXPECT_EQ(parse_device_spec("name=a;cnp_interval_us=5ms", 0, &n),
+            "device[0].cnp_interval_us: \"5ms\" is not an integer");
 }
 
 TEST(Validate_Impairment, RateOutOfRangeNamesTheKey) {

@@ -130,6 +130,24 @@ TEST(LoadToml_Sched, ErrorsNameTheKey) {
             "device[0].pace_granularity_ns: 1000001 is outside 100..1000000");
 }
 
+TEST(LoadToml_Dcqcn, ReadsEveryKeyAndNamesBadOnes) {
+  DaemonConfig cfg;
+  ASSERT_EQ(load_and_validate(with("mtu = 9000",
+                                   "mtu = 9000\ndcqcn = true\ncnp_dscp = 40\n"
+                                   "cnp_interval_us = 10"),
+                              &cfg),
+            "");
+  const DeviceConfig& d = cfg.devices[0];
+  EXPECT_TRUE(d.dcqcn.enabled);
+  EXPECT_EQ(d.dcqcn.cnp_dscp, 40);
+  EXPECT_EQ(d.dcqcn.cnp_interval_ns, 10'000u);
+  auto err = [](const std::string& line) { return error_of(with("mtu = 9000", line)); };
+  EXPECT_EQ(err("dcqcn = \"on\""), "device[0].dcqcn: expected true or false");
+  EXPECT_EQ(err("cnp_dscp = -1"), "device[0].cnp_dscp: -1 is outside 0..63");
+  EXPECT_EQ(err("cnp_interval_us = 1000001"),
+            "device[0].cnp_interval_us: 1000001 is outside 1..1000000");
+}
+
 TEST(LoadToml_SyntaxError, ReportsLineAndColumn) {
   const std::string err = error_of("[daemon]\nrun_dir = \n");
   EXPECT_TRUE(err.starts_with("t.toml:2:")) << err;

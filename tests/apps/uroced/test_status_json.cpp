@@ -154,8 +154,50 @@ TEST(StatusJson_Sched, DevicePolicyAndQpClassAndPace) {
                       {"parks", 3},
                       {"paced_ns", 4500},
                       {"sent_bytes", 70000},
-                      {"waiting", false}}));
+                      {"waiting", false},
+                      {"cc_bps", 0},
+                      {"dcqcn", nullptr}}));
   EXPECT_EQ(j["qps"][0]["send_queue"], 9);
+  EXPECT_EQ(ds["dcqcn"], json({{"enabled", false},
+                               {"line_rate_bps", sched::DcqcnConfig{}.line_rate_bps},
+                               {"cnp_dscp", 48},
+                               {"cnp_interval_ns", 50'000}}));
+}
+
+TEST(StatusJson_Sched, DcqcnDeviceAndQpState) {
+  FakeDevice d("uroce0", 9000);
+  d.mutable_config().dcqcn.enabled = true;
+  d.mutable_config().dcqcn.rp.line_rate_bps = 25'000'000'000;
+  DeviceSnapshot s;
+  engine::QpStatus q;
+  q.qpn = 0x12;
+  q.paced = true;
+  q.pace.cc_bps = 3'000'000'000;
+  q.dcqcn = true;
+  q.cc.rate_bps = 3'000'000'000;
+  q.cc.target_bps = 6'000'000'000;
+  q.cc.alpha = 512;
+  q.cc.limited = true;
+  q.cc.rp.cnps = 4;
+  q.cc.rp.decreases = 3;
+  q.cc.ce_packets = 10;
+  q.cc.cnps_sent = 2;
+  q.cc.cnps_suppressed = 8;
+  s.qp_status.push_back(q);
+  const json j = json::parse(status_json(info(), {&d}, {s}, true, nullptr, 1 << 16));
+  EXPECT_EQ(j["devices"][0]["sched"]["dcqcn"]["enabled"], true);
+  EXPECT_EQ(j["devices"][0]["sched"]["dcqcn"]["line_rate_bps"], 25'000'000'000);
+  const json& c = j["qps"][0]["sched"]["dcqcn"];
+  EXPECT_EQ(j["qps"][0]["sched"]["cc_bps"], 3'000'000'000);
+  EXPECT_EQ(c["rate_bps"], 3'000'000'000);
+  EXPECT_EQ(c["target_bps"], 6'000'000'000);
+  EXPECT_EQ(c["alpha"], 512);
+  EXPECT_EQ(c["limited"], true);
+  EXPECT_EQ(c["rp"]["cnps"], 4);
+  EXPECT_EQ(c["rp"]["decreases"], 3);
+  EXPECT_EQ(c["ce_packets"], 10);
+  EXPECT_EQ(c["cnps_sent"], 2);
+  EXPECT_EQ(c["cnps_suppressed"], 8);
 }
 
 TEST(StatusJson_TooBig, KeepsFirstQpsAndSaysSo) {

@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "datapath/wire/ipv4.h"
+
 // Counts operator new calls while armed, to check that the link does not
 // allocate per frame. Only counts; allocation itself is unchanged.
 namespace {
@@ -605,6 +607,51 @@ TEST(SimPort_Tx, LostFrameCountsAsTakenFullQueueDoesNot) {
   EXPECT_FALSE(a.tx(make_frame(1, 1000), 0));
   EXPECT_EQ(link.counters(0).drop_loss, 1u);
   EXPECT_EQ(link.counters(0).drop_queue_full, 1u);
+}
+
+// A minimal IPv4 frame (Ethernet + 20-byte header with a valid checksum)
+// whose TOS carries `ecn`.
+std::vector<std::uint8_t> ipv4_frame(std::uint8_t ecn) {
+  std::vector<std::uint8_t> f(64, 0);
+  f[12] = 0x08;
+  f[13] = 0x00;
+  wire::Ipv4Hdr ip;
+  ip.raw[0] = 0x45;
+  ip.set_dscp_ecn(26, ecn);
+  ip.fill_checksum();
+  ip.write(f.data() + 14);
+  return f;
+}
+
+TEST(SimLink_CeMark, MarksOnlyEcnCapableFramesAndKeepsTheChecksum) {
+  SimDirectionConfig d;
+  d.ce_mark = 1.0;
+  SimLink link(SimLinkConfig::symmetric(d, 3));
+  ASSERT_EQ(link.send(0, ipv4_frame(wire::kEcnEct0), 0), SimSendResult::kQueued);
+  ASSERT_EQ(link.send(0, ipv4_frame(wire::kEcnNotEct), 0), SimSendResult::kQueued);
+  ASSERT_EQ(link.send(0, make_frame(7, 64), 0), SimSendResult::kQueued);  // not IPv4
+  std::vector<std::vector<std::uint8_t>> got;
+  while (auto t = link.next_arrival(1)) {
+    link.receive(1, *t, [&](const SimDelivery& x) { got.emplace_back(x.frame.begin(), x.frame.end()); });
+  }
+  ASSERT_EQ(got.size(), 3u);
+  const wire::Ipv4Hdr a = wire::Ipv4Hdr::read(got[0].data() + 14);
+  EXPECT_EQ(a.ecn(), wire::kEcnCe);
+  EXPECT_EQ(a.dscp(), 26);
+  EXPECT_TRUE(a.checksum_ok());
+  EXPECT_EQ(wire::Ipv4Hdr::read(got[1].data() + 14).ecn(), wire::kEcnNotEct);
+  EXPECT_EQ(got[2], make_frame(7, 64));
+  EXPECT_EQ(link.counters(0).ce_marked, 1u);
+}
+
+TEST(SimLink_CeMark, SetCeMarkChangesOneDirectionFromNowOn) {
+  SimLink link(SimLinkConfig::symmetric(SimDirectionConfig{}, 3));
+  ASSERT_EQ(link.send(0, ipv4_frame(wire::kEcnEct0), 0), SimSendResult::kQueued);
+  link.set_ce_mark(0, 1.0);
+  ASSERT_EQ(link.send(0, ipv4_frame(wire::kEcnEct0), 0), SimSendResult::kQueued);
+  ASSERT_EQ(link.send(1, ipv4_frame(wire::kEcnEct0), 0), SimSendResult::kQueued);
+  EXPECT_EQ(link.counters(0).ce_marked, 1u);
+  EXPECT_EQ(link.counters(1).ce_marked, 0u);
 }
 
 }  // namespace

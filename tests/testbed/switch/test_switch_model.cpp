@@ -139,6 +139,19 @@ TEST(SwitchModel_Dequeue, ControlFirstThenStrictPriority) {
   EXPECT_EQ(sw.dequeue(1, 3).pkt.prio, 0);
 }
 
+TEST(SwitchModel_Counters, PeakBytesIsTheMostQueuedAtOnce) {
+  SwitchModel sw(cfg());
+  sw.set_route(1, 1);
+  sw.on_packet(0, pkt(1, 3, 1000), 0);
+  sw.on_packet(0, pkt(1, 3, 500), 0);
+  EXPECT_EQ(sw.counters(1, 3).peak_bytes, 1500u);
+  sw.dequeue(1, 1);
+  sw.on_packet(0, pkt(1, 3, 200), 2);
+  EXPECT_EQ(sw.egress_bytes(1, 3), 700u);
+  EXPECT_EQ(sw.counters(1, 3).peak_bytes, 1500u);
+  EXPECT_EQ(sw.counters(1, 0).peak_bytes, 0u);
+}
+
 TEST(SwitchModel_Pfc, XoffGoesToTheUpstreamPort) {
   SwitchModel sw(cfg());
   sw.set_route(1, 1);
