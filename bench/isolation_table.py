@@ -76,6 +76,9 @@ def cmd_line(a):
     for k in ("overlap", "elephants"):
         if k in meta:
             line[k] = int(meta[k])
+    cpu = {k: float(meta[k]) for k in ("cpu_a", "wait_a", "cpu_b", "wait_b") if k in meta}
+    if cpu:
+        line["daemon_pct"] = cpu
     if "duration_s" in meta:
         line["duration_s"] = float(meta["duration_s"])
     sched = {}
@@ -179,6 +182,9 @@ def cmd_table(a):
                     r["eleph_gbps"] = val(el, "gbps")
                     r["eleph_ratio"] = ratio(r["eleph_gbps"], val(el0[q], "gbps")) \
                         if small else None
+                src = sl if sl is not None else el
+                if src is not None and src.get("daemon_pct"):
+                    r["daemon_pct"] = src["daemon_pct"]
                 ok = [x.get("ok") for x in (sl, el) if x is not None]
                 r["ok"] = all(ok) if ok else False
                 errs = [x.get("error") for x in (sl, el) if x is not None and not x.get("ok")]
@@ -225,9 +231,9 @@ def cmd_table(a):
           % (meta.get("loadavg_before", "?"), meta.get("loadavg_after", "?")), file=out)
     print("", file=out)
     print("| link | isolation | point | lat median us | lat p99 us | p99 / alone "
-          "| thr M msg/s | thr / alone | elephants Gb/s | elephants / alone | classes |",
-          file=out)
-    print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|", file=out)
+          "| thr M msg/s | thr / alone | elephants Gb/s | elephants / alone "
+          "| daemons CPU/wait % A; B | classes |", file=out)
+    print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|", file=out)
     for r in rows:
         note = ""
         if "sched_ok" in r:
@@ -236,12 +242,15 @@ def cmd_table(a):
             note += " partial overlap"
         if not r["ok"]:
             note += " FAILED"
-        print("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+        d = r.get("daemon_pct")
+        dtxt = "%.0f/%.0f; %.0f/%.0f" % (d["cpu_a"], d["wait_a"], d["cpu_b"], d["wait_b"]) \
+            if d else "-"
+        print("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             r["link"], r["mode"], r["point"],
             fmt(r.get("lat_median_us")), fmt(r.get("lat_p99_us")),
             fmt(r.get("lat_p99_ratio")), fmt(r.get("thr_mmsgps"), 4),
             fmt(r.get("thr_ratio")), fmt(r.get("eleph_gbps")), fmt(r.get("eleph_ratio")),
-            note.strip()), file=out)
+            dtxt, note.strip()), file=out)
     print("", file=out)
     print("| link | isolation | goal | value | |", file=out)
     print("|---|---|---|---:|---|", file=out)

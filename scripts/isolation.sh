@@ -9,7 +9,8 @@
 #                        [--duration S] [--elephant-duration S]
 #                        [--select sl|tclass] [--lat-class C] [--thr-class C]
 #                        [--elephant-class C] [--class-weights W,W,...]
-#                        [--poll backoff|busy] [--json FILE] [--no-build]
+#                        [--poll backoff|busy] [--memif-rsize LOG2]
+#                        [--afp-framecnt N] [--json FILE] [--no-build]
 #                        [--quick] [--keep]
 #
 # Per link (memif: two processes in this namespace; af_packet: two network
@@ -40,7 +41,11 @@
 # runs (a check that everything works, about 2 minutes). Default: 20,000
 # iterations, 3 s throughput-flow runs and 6 s elephant runs (about 4
 # minutes). --keep keeps the work dir (perftest outputs, sched snapshots,
-# daemon logs and counters). Needs root.
+# daemon logs and counters). --memif-rsize (memif's log2 ring size, PMD
+# default 10) and --afp-framecnt (af_packet's frames per ring, default
+# 2048) set the depth of the FIFO between the two daemons, below the
+# scheduler. The daemons' CPU and run-queue wait (schedstat, all threads)
+# over each small flow's run go into the table. Needs root.
 set -euo pipefail
 SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$SCRIPT_DIR/.." && pwd)
@@ -61,6 +66,8 @@ poll=backoff
 json_out=
 do_build=1
 keep=0
+memif_rsize=
+afp_framecnt=2048
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 2; }
 while [ $# -gt 0 ]; do
   case $1 in
@@ -76,6 +83,8 @@ while [ $# -gt 0 ]; do
     --elephant-class) eleph_class=$2; shift 2 ;;
     --class-weights) class_weights=$2; shift 2 ;;
     --poll) poll=$2; shift 2 ;;
+    --memif-rsize) memif_rsize=$2; shift 2 ;;
+    --afp-framecnt) afp_framecnt=$2; shift 2 ;;
     --json) json_out=$2; shift 2 ;;
     --no-build) do_build=0; shift ;;
     --quick) lat_iters=2000 duration=2 eleph_duration=4; shift ;;
@@ -157,7 +166,7 @@ link_up() {
       uroce_veth_dpdk "$ns_a" uis${id}a "$ns_b" uis${id}b 9000
       uroce_veth_ip "$ns_a" uit${id}a 10.214.1.1/24 "$ns_b" uit${id}b 10.214.1.2/24
       server_ip=10.214.1.1
-      local pa="qdisc_bypass=1,blocksz=8192,framesz=8192,framecnt=2048"
+      local pa="qdisc_bypass=1,blocksz=8192,framesz=8192,framecnt=$afp_framecnt"
       port_a="net_af_packet0,iface=uis${id}a,$pa"
       port_b="net_af_packet0,iface=uis${id}b,$pa"
       ;;
@@ -194,9 +203,10 @@ daemons_up() {
   if [ "$link" = memif ]; then
     # One socket per daemon pair; A is the memif server and starts first
     # (a memif client does not retry a refused connection).
-    local sock=$UROCE_TMP/memif-$mode.sock
-    port_a="net_memif0,role=server,socket=$sock,socket-abstract=no,id=0,bsize=8192"
-    port_b="net_memif0,role=client,socket=$sock,socket-abstract=no,id=0,bsize=8192"
+    local sock=$UROCE_TMP/memif-$mode.sock rs=''
+    [ -n "$memif_rsize" ] && rs=",rsize=$memif_rsize"
+    port_a="net_memif0,role=server,socket=$sock,socket-abstract=no,id=0,bsize=8192$rs"
+    port_b="net_memif0,role=client,socket=$sock,socket-abstract=no,id=0,bsize=8192$rs"
   fi
   uroce_daemon_start "$dname_a" --netns "$ns_a" --lcore 0 --poll "$poll" -- \
     --device "$(device 02:00:00:c4:00:01 10.214.0.1 "$port_a")"
@@ -322,6 +332,32 @@ sched_snapshot() {
   done
 }
 
+# ---- the daemons' CPU -----------------------------------------------------
+# schedstat of all threads of both daemons: CPU time and time spent
+# runnable but waiting for a CPU (ns), summed. cpu_mark stores them and the
+# time; cpu_since prints "cpu_a=..% wait_a=..% cpu_b=.. wait_b=.." since the
+# mark, as % of the wall time (100 = one core; a daemon's engine thread that
+# busy-polls or backs off is the main part).
+cpu_t0=0 cpu_a0='0 0' cpu_b0='0 0'
+daemon_sched() { # NAME -> "CPU_NS WAIT_NS"
+  local pid=${UROCE_DAEMON_PID[$1]:-}
+  [ -n "$pid" ] || { echo "0 0"; return; }
+  cat /proc/"$pid"/task/*/schedstat 2>/dev/null | awk '{ c += $1; w += $2 } END { printf "%.0f %.0f\n", c, w }'
+}
+cpu_mark() {
+  cpu_t0=$(date +%s%N)
+  cpu_a0=$(daemon_sched "$dname_a") cpu_b0=$(daemon_sched "$dname_b")
+}
+cpu_since() {
+  local t1 a1 b1
+  t1=$(date +%s%N)
+  a1=$(daemon_sched "$dname_a") b1=$(daemon_sched "$dname_b")
+  awk -v t="$((t1 - cpu_t0))" -v a0="$cpu_a0" -v a1="$a1" -v b0="$cpu_b0" -v b1="$b1" 'BEGIN {
+    split(a0, x); split(a1, y); split(b0, u); split(b1, v)
+    printf "cpu_a=%.1f wait_a=%.1f cpu_b=%.1f wait_b=%.1f\n", 100 * (y[1] - x[1]) / t,
+      100 * (y[2] - x[2]) / t, 100 * (v[1] - u[1]) / t, 100 * (v[2] - u[2]) / t }'
+}
+
 # ---- points ---------------------------------------------------------------
 # Wall time of the last "alone" point, set-up included (seconds).
 alone_wall=0
@@ -330,12 +366,15 @@ alone() { # POINT SECS PROG ARGS...
   shift 2
   echo "  $link $mode $point: $*" >&2
   t0=$(date +%s.%N)
+  cpu_mark
   if flow_start "$point" "$secs" "$@"; then flow_finish "$point" || true; fi
+  local -a cpu
+  read -r -a cpu <<<"$(cpu_since)"
   alone_wall=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
   [ "${FLOW_RC[$point]}" = 0 ] || failures=$((failures + 1))
   case $point in
-    eleph*) record "$point" "$point" elephants "duration_s=$secs" ;;
-    *) record "$point" "$point" small ;;
+    eleph*) record "$point" "$point" elephants "duration_s=$secs" "${cpu[@]}" ;;
+    *) record "$point" "$point" small "${cpu[@]}" ;;
   esac
 }
 
@@ -365,19 +404,22 @@ together() {
   local eflow=$point-eleph
   [ "${FLOW_RC[$point]}" = 0 ] || failures=$((failures + 1))
   [ "${FLOW_RC[$eflow]}" = 0 ] || failures=$((failures + 1))
-  record "$point" "$point" small "overlap=$t_overlap" "elephants=$q" \
+  local -a cpu=()
+  [ -n "$t_cpu" ] && read -r -a cpu <<<"$t_cpu"
+  record "$point" "$point" small "overlap=$t_overlap" "elephants=$q" "${cpu[@]}" \
     "sched_a=$out/sched-$link-$mode-$point-a.json" "sched_b=$out/sched-$link-$mode-$point-b.json"
   record "$point" "$eflow" elephants "overlap=$t_overlap" "elephants=$q" "duration_s=$ed"
 }
 
 # together_once POINT SMALL-FLOW Q SECONDS: one run; sets t_overlap (1: the
-# elephants' client still ran when the small flow's ended) and t_small_wall
-# (the small flow's seconds, set-up included).
-t_overlap=0 t_small_wall=0
+# elephants' client still ran when the small flow's ended), t_small_wall
+# (the small flow's seconds, set-up included) and t_cpu (the daemons' CPU
+# while the small flow ran, cpu_since).
+t_overlap=0 t_small_wall=0 t_cpu=''
 together_once() {
   local point=$1 small=$2 q=$3 ed=$4 small_cmd t0
   local -a ecmd
-  t_overlap=0 t_small_wall=0
+  t_overlap=0 t_small_wall=0 t_cpu=''
   read -r -a ecmd <<<"$(eleph_cmd "$q" "$ed")"
   if [ "$small" = lat ]; then small_cmd=("${lat_cmd[@]}"); else small_cmd=("${thr_cmd[@]}"); fi
   echo "  $link $mode $point: ${ecmd[*]} + ${small_cmd[*]}" >&2
@@ -389,12 +431,14 @@ together_once() {
   if flow_start "$eflow" "$ed" "${ecmd[@]}" && flow_measuring "$eflow"; then
     sleep 0.5
     t0=$(date +%s.%N)
+    cpu_mark
     if flow_start "$point" "$duration" "${small_cmd[@]}"; then
       if flow_measuring "$point"; then
         sleep 0.3
         sched_snapshot "$point"
       fi
       flow_finish "$point" || true
+      t_cpu=$(cpu_since)
       # The small flow ran beside the elephants to its end only if their
       # client still runs now.
       flow_running "$eflow" && t_overlap=1
@@ -436,7 +480,8 @@ mkdir -p "$(dirname "$json_out")"
   --meta "elephant_duration_s=$eleph_duration" --meta "select=$select" \
   --meta "lat_class=$lat_class" --meta "thr_class=$thr_class" \
   --meta "elephant_class=$eleph_class" --meta "class_weights=${class_weights:-1 each}" \
-  --meta "poll=$poll" "$results" || failures=$((failures + 1))
+  --meta "poll=$poll" --meta "memif_rsize=${memif_rsize:-default}" \
+  --meta "afp_framecnt=$afp_framecnt" "$results" || failures=$((failures + 1))
 echo "JSON: $json_out" >&2
 if [ "$failures" -gt 0 ]; then
   echo "isolation.sh: $failures failure(s) (see above)" >&2
