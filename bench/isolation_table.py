@@ -79,8 +79,9 @@ def cmd_line(a):
     cpu = {k: float(meta[k]) for k in ("cpu_a", "wait_a", "cpu_b", "wait_b") if k in meta}
     if cpu:
         line["daemon_pct"] = cpu
-    if "duration_s" in meta:
-        line["duration_s"] = float(meta["duration_s"])
+    for k in ("duration_s", "wall_s", "setup_s"):
+        if k in meta:
+            line[k] = float(meta[k])
     sched = {}
     for side in ("a", "b"):
         p = meta.get("sched_" + side)

@@ -10,7 +10,8 @@
 #                        [--select sl|tclass] [--lat-class C] [--thr-class C]
 #                        [--elephant-class C] [--class-weights W,W,...]
 #                        [--poll backoff|busy] [--memif-rsize LOG2]
-#                        [--afp-framecnt N] [--json FILE] [--no-build]
+#                        [--afp-framecnt N] [--points "lat thr ..."]
+#                        [--json FILE] [--no-build]
 #                        [--quick] [--keep]
 #
 # Per link (memif: two processes in this namespace; af_packet: two network
@@ -23,6 +24,8 @@
 # each alone, then lat and thr each beside 1 and beside 16 elephants: the
 # elephants start first; the small flow starts once their client measures
 # and must end before they do (else the row is marked "partial overlap").
+# --points runs only the named points, in that order (the ratios need the
+# alone points).
 # The flows' classes: with the default PFC maps a QP's class is its SL mod 8
 # (SL -> priority -> DSCP 8 x priority -> priority DSCP / 8; docs/pfc.md),
 # so --select sl passes perftest's -S CLASS, --select tclass its
@@ -68,6 +71,8 @@ do_build=1
 keep=0
 memif_rsize=
 afp_framecnt=2048
+all_points="lat thr eleph1 eleph16 lat+eleph1 lat+eleph16 thr+eleph1 thr+eleph16"
+points=$all_points
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 2; }
 while [ $# -gt 0 ]; do
   case $1 in
@@ -84,6 +89,7 @@ while [ $# -gt 0 ]; do
     --class-weights) class_weights=$2; shift 2 ;;
     --poll) poll=$2; shift 2 ;;
     --memif-rsize) memif_rsize=$2; shift 2 ;;
+    --points) points=$2; shift 2 ;;
     --afp-framecnt) afp_framecnt=$2; shift 2 ;;
     --json) json_out=$2; shift 2 ;;
     --no-build) do_build=0; shift ;;
@@ -102,6 +108,9 @@ for c in "$lat_class" "$thr_class" "$eleph_class"; do
 done
 for m in $modes; do
   case $m in off|classes) ;; *) echo "isolation.sh: mode $m (off or classes)" >&2; exit 2 ;; esac
+done
+for p in $points; do
+  [[ " $all_points " == *" $p "* ]] || { echo "isolation.sh: unknown point $p" >&2; exit 2; }
 done
 if [ "$eleph_duration" -le "$duration" ]; then
   echo "isolation.sh: the elephants must run longer than the throughput flow" >&2
@@ -407,19 +416,21 @@ together() {
   local -a cpu=()
   [ -n "$t_cpu" ] && read -r -a cpu <<<"$t_cpu"
   record "$point" "$point" small "overlap=$t_overlap" "elephants=$q" "${cpu[@]}" \
+    "wall_s=$t_small_wall" "setup_s=$t_small_setup" \
     "sched_a=$out/sched-$link-$mode-$point-a.json" "sched_b=$out/sched-$link-$mode-$point-b.json"
   record "$point" "$eflow" elephants "overlap=$t_overlap" "elephants=$q" "duration_s=$ed"
 }
 
 # together_once POINT SMALL-FLOW Q SECONDS: one run; sets t_overlap (1: the
 # elephants' client still ran when the small flow's ended), t_small_wall
-# (the small flow's seconds, set-up included) and t_cpu (the daemons' CPU
+# (the small flow's seconds, set-up included), t_small_setup (seconds until
+# its client printed its result header) and t_cpu (the daemons' CPU
 # while the small flow ran, cpu_since).
-t_overlap=0 t_small_wall=0 t_cpu=''
+t_overlap=0 t_small_wall=0 t_small_setup=0 t_cpu=''
 together_once() {
   local point=$1 small=$2 q=$3 ed=$4 small_cmd t0
   local -a ecmd
-  t_overlap=0 t_small_wall=0 t_cpu=''
+  t_overlap=0 t_small_wall=0 t_small_setup=0 t_cpu=''
   read -r -a ecmd <<<"$(eleph_cmd "$q" "$ed")"
   if [ "$small" = lat ]; then small_cmd=("${lat_cmd[@]}"); else small_cmd=("${thr_cmd[@]}"); fi
   echo "  $link $mode $point: ${ecmd[*]} + ${small_cmd[*]}" >&2
@@ -434,6 +445,7 @@ together_once() {
     cpu_mark
     if flow_start "$point" "$duration" "${small_cmd[@]}"; then
       if flow_measuring "$point"; then
+        t_small_setup=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
         sleep 0.3
         sched_snapshot "$point"
       fi
@@ -453,17 +465,20 @@ for l in $links; do
   for mode in $modes; do
     echo "isolation.sh: $link, isolation $mode" >&2
     daemons_up
-    alone lat "$duration" "${lat_cmd[@]}"
-    lat_wall=$alone_wall
-    alone thr "$duration" "${thr_cmd[@]}"
     read -r -a e1 <<<"$(eleph_cmd 1)"
     read -r -a e16 <<<"$(eleph_cmd 16)"
-    alone eleph1 "$eleph_duration" "${e1[@]}"
-    alone eleph16 "$eleph_duration" "${e16[@]}"
-    together lat+eleph1 lat 1
-    together lat+eleph16 lat 16
-    together thr+eleph1 thr 1
-    together thr+eleph16 thr 16
+    for p in $points; do
+      case $p in
+        lat) alone lat "$duration" "${lat_cmd[@]}"; lat_wall=$alone_wall ;;
+        thr) alone thr "$duration" "${thr_cmd[@]}" ;;
+        eleph1) alone eleph1 "$eleph_duration" "${e1[@]}" ;;
+        eleph16) alone eleph16 "$eleph_duration" "${e16[@]}" ;;
+        lat+eleph1) together lat+eleph1 lat 1 ;;
+        lat+eleph16) together lat+eleph16 lat 16 ;;
+        thr+eleph1) together thr+eleph1 thr 1 ;;
+        thr+eleph16) together thr+eleph16 thr 16 ;;
+      esac
+    done
     daemons_down
   done
   link_down
