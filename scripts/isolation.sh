@@ -40,11 +40,13 @@
 # Prints one table (median and p99 latency, elephants' Gb/s, the
 # throughput flow's M msg/s, alone and together, and the ratios the issue's
 # goals use) and writes JSON (default DIR/isolation.json), with the load
-# average before and after. --quick: 2,000 latency iterations, 2 s and 4 s
-# runs (a check that everything works, about 2 minutes). Default: 20,000
-# iterations, 3 s throughput-flow runs and 6 s elephant runs (about 4
-# minutes). --keep keeps the work dir (perftest outputs, sched snapshots,
-# daemon logs and counters). --memif-rsize (memif's log2 ring size, PMD
+# average before and after. --quick: 2,000 latency iterations, 2 s
+# throughput-flow and 6 s elephant runs. Default: 20,000 iterations, 3 s
+# and 7 s. By the runs' lengths either takes about 4 minutes; on a loaded
+# machine the latency flow slows down beside the elephants, points are
+# rerun, and a --quick run took 9 minutes at load average 11-17. --keep
+# keeps the work dir (perftest outputs, sched snapshots, daemon logs and
+# counters). --memif-rsize (memif's log2 ring size, PMD
 # default 10) and --afp-framecnt (af_packet's frames per ring, default
 # 2048) set the depth of the FIFO between the two daemons, below the
 # scheduler. The daemons' CPU and run-queue wait (schedstat, all threads)
@@ -93,13 +95,13 @@ while [ $# -gt 0 ]; do
     --afp-framecnt) afp_framecnt=$2; shift 2 ;;
     --json) json_out=$2; shift 2 ;;
     --no-build) do_build=0; shift ;;
-    --quick) lat_iters=2000 duration=2 eleph_duration=4; shift ;;
+    --quick) lat_iters=2000 duration=2 eleph_duration=6; shift ;;
     --keep) keep=1; shift ;;
     -h|--help) usage ;;
     *) echo "isolation.sh: unknown option $1" >&2; usage ;;
   esac
 done
-[ -n "$eleph_duration" ] || eleph_duration=$((duration + 3))
+[ -n "$eleph_duration" ] || eleph_duration=$((duration + 4))
 [ -n "$json_out" ] || json_out=$build_dir/isolation.json
 case $select in sl|tclass) ;; *) echo "isolation.sh: --select sl|tclass" >&2; exit 2 ;; esac
 case $poll in busy|backoff) ;; *) echo "isolation.sh: --poll busy|backoff" >&2; exit 2 ;; esac
@@ -391,8 +393,8 @@ alone() { # POINT SECS PROG ARGS...
 # thr) beside them. The elephants run --elephant-duration seconds, and
 # beside the latency flow (a count of iterations) at least 3 times what it
 # took alone plus 2 s. When the small flow still ran as the elephants
-# ended, the point is run once more with the elephants lasting 1.5 times
-# the small flow's time plus 3 s; a second miss is kept and marked
+# ended, the point is run once more with the elephants lasting twice the
+# small flow's time plus 3 s; a second miss is kept and marked
 # "partial overlap".
 together() {
   local point=$1 small=$2 q=$3 ed=$eleph_duration attempt
@@ -403,7 +405,7 @@ together() {
     together_once "$point" "$small" "$q" "$ed"
     [ "$t_overlap" = 1 ] || [ "${FLOW_RC[$point]}" != 0 ] && break
     [ "$attempt" = 1 ] || break
-    ed=$(awk -v w="$t_small_wall" 'BEGIN { print int(1.5 * w + 3.999) }')
+    ed=$(awk -v w="$t_small_wall" 'BEGIN { print int(2 * w + 3.999) }')
     echo "isolation.sh: $link $mode $point: the elephants ended before the $small" \
       "flow ($t_small_wall s); again with elephants of $ed s" >&2
   done
