@@ -130,6 +130,22 @@ fi
 source "$SCRIPT_DIR/lib/uroce-env.sh"
 UROCE_KEEP=$keep
 uroce_env_init iso
+id=$((UROCE_ID % 1000000))
+# The library's EXIT trap removes processes, daemons, namespaces (with the
+# veth ends in them), DPDK runtime dirs and the work dir. A veth pair is
+# created in this namespace and then moved: one interrupted in between
+# would stay here, so ours are removed first, then the library's trap runs
+# with the script's exit status.
+iso_on_exit() {
+  local rc=$? v
+  set +e
+  for v in "uis${id}a" "uit${id}a"; do
+    ip link show "$v" >/dev/null 2>&1 && ip link del "$v" 2>/dev/null
+  done
+  (exit "$rc")
+  _uroce_on_exit
+}
+trap iso_on_exit EXIT
 uroce_find_tools "$(realpath "$build_dir")"
 out=$UROCE_TMP/results
 mkdir -p "$out"
@@ -155,7 +171,6 @@ eleph_cmd() { # Q [SECONDS]
   echo ib_write_bw -s 1048576 "${q[@]}" -D "${2:-$eleph_duration}" --report_gbits "${eleph_sel[@]}"
 }
 
-id=$((UROCE_ID % 1000000))
 link='' mode='' ns_a=- ns_b=- server_ip=127.0.0.1 port_a='' port_b=''
 ra=() rb=() dname_a='' dname_b='' lat_wall=0
 failures=0
