@@ -175,8 +175,11 @@ link='' mode='' ns_a=- ns_b=- server_ip=127.0.0.1 port_a='' port_b=''
 ra=() rb=() dname_a='' dname_b='' lat_wall=0
 failures=0
 
-# A process may live: connection set-up plus its run, generously.
+# A process may live: connection set-up plus its run, generously. The
+# latency flow's run is a count of iterations: it may take up to 20 ms each
+# (50 a second; beside elephants on the loaded 2-core VM it did ~100).
 limit_for() { echo $(( $1 + 60 )); }
+lat_secs=$(( lat_iters / 50 > duration ? lat_iters / 50 : duration ))
 
 # ---- links ----------------------------------------------------------------
 link_up() {
@@ -460,7 +463,9 @@ together_once() {
     sleep 0.5
     t0=$(date +%s.%N)
     cpu_mark
-    if flow_start "$point" "$duration" "${small_cmd[@]}"; then
+    local secs=$duration
+    [ "$small" = lat ] && secs=$lat_secs
+    if flow_start "$point" "$secs" "${small_cmd[@]}"; then
       if flow_measuring "$point"; then
         t_small_setup=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
         sleep 0.3
@@ -486,7 +491,7 @@ for l in $links; do
     read -r -a e16 <<<"$(eleph_cmd 16)"
     for p in $points; do
       case $p in
-        lat) alone lat "$duration" "${lat_cmd[@]}"; lat_wall=$alone_wall ;;
+        lat) alone lat "$lat_secs" "${lat_cmd[@]}"; lat_wall=$alone_wall ;;
         thr) alone thr "$duration" "${thr_cmd[@]}" ;;
         eleph1) alone eleph1 "$eleph_duration" "${e1[@]}" ;;
         eleph16) alone eleph16 "$eleph_duration" "${e16[@]}" ;;
