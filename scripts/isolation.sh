@@ -128,6 +128,7 @@ fi
 
 # shellcheck source=lib/uroce-env.sh
 source "$SCRIPT_DIR/lib/uroce-env.sh"
+# shellcheck disable=SC2034 # read by uroce-env.sh's cleanup
 UROCE_KEEP=$keep
 uroce_env_init iso
 id=$((UROCE_ID % 1000000))
@@ -166,9 +167,9 @@ read -r -a eleph_sel <<<"$(class_args "$eleph_class")"
 lat_cmd=(ib_write_lat -s 16 -n "$lat_iters" "${lat_sel[@]}")
 thr_cmd=(ib_write_bw -s 64 -q 1 -D "$duration" --report_gbits "${thr_sel[@]}")
 eleph_cmd() { # Q [SECONDS]
-  local q=()
-  [ "$1" -gt 1 ] && q=(-q "$1")
-  echo ib_write_bw -s 1048576 "${q[@]}" -D "${2:-$eleph_duration}" --report_gbits "${eleph_sel[@]}"
+  local qps=()
+  [ "$1" -gt 1 ] && qps=(-q "$1")
+  echo ib_write_bw -s 1048576 "${qps[@]}" -D "${2:-$eleph_duration}" --report_gbits "${eleph_sel[@]}"
 }
 
 link='' mode='' ns_a=- ns_b=- server_ip=127.0.0.1 port_a='' port_b=''
