@@ -44,7 +44,7 @@ def main():
         if attr == ATTR_REQ and src != server and last_cm == ATTR_RTU and last_send:
             pending = (t, (t - last_send) * 1e3)
         elif pending and src == server and attr in (ATTR_REP, ATTR_REJ):
-            what = "REP" if attr == ATTR_REP else "REJ reason " + reason
+            what = "REP" if attr == ATTR_REP else f"REJ reason {int(reason or '0', 0)}"
             rows.append((pending[1], (t - pending[0]) * 1e3, what))
             pending = None
         last_cm = attr
