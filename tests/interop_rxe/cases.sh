@@ -302,8 +302,11 @@ rxe_write_bw_cm() {
     "ib_write_bw -d rxe0 $args$gc"; then
     [ "$dir" = rxe-srv ] || return 1
     grep -q 'RDMA_CM_EVENT_REJECTED; error: 8\.' "$UROCE_CLI_OUT" "$UROCE_CLI_ERR" || return 1
-    # The guest's server still waits for the data connection.
-    rxe_guest_exec "$RXE_GUEST_DIR" 20 "pkill -f 'ib_write_bw -d rxe0 $args'" >/dev/null || true
+    # The guest's server still waits for the data connection; its kernel
+    # answers uroced's DREQ (the first connection's release) only when the
+    # server's ids go, i.e. when it exits.
+    rxe_guest_exec "$RXE_GUEST_DIR" 20 "pkill -f 'ib_write_bw -d rxe0 $args'; sleep 2" \
+      >/dev/null || true
     RXE_XFAIL="perftest's reconnect race: data REQ rejected (8) by the guest, as Linux's client"
     return 2
   fi
