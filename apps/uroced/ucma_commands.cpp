@@ -51,8 +51,7 @@ void respond(ctl::CmCommandRep* rep, std::uint64_t addr, std::uint16_t out, cons
   std::memcpy(rep->resp, &v, sizeof(T));
 }
 
-constexpr std::uint8_t kLocalAckTimeout = 14;  // 67 ms, the Linux CM's RoCE value
-constexpr std::uint8_t kMinRnrTimer = 12;      // 0.64 ms
+constexpr std::uint8_t kMinRnrTimer = 12;  // 0.64 ms
 
 cm::QpParams local_params(const rdma_ucm_conn_param& p, std::uint32_t psn, std::uint64_t guid,
                           std::uint8_t mtu) {
@@ -68,7 +67,7 @@ cm::QpParams local_params(const rdma_ucm_conn_param& p, std::uint32_t psn, std::
   q.rnr_retry_count = p.rnr_retry_count & 7;
   q.srq = p.srq;
   q.path_mtu = mtu;
-  q.local_ack_timeout = kLocalAckTimeout;
+  q.local_ack_timeout = cm::kLocalAckTimeout;
   return q;
 }
 
@@ -348,7 +347,7 @@ int CmService::on_init_qp_attr(const std::uint8_t* b, ctl::CmCommandRep* rep) {
                      IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
   } else if (c.qp_state == IBV_QPS_RTS) {
     a.sq_psn = conn->remote.psn;
-    a.timeout = kLocalAckTimeout;
+    a.timeout = cm::qp_ack_timeout(*conn);
     a.retry_cnt = conn->active ? id->local.retry_count : conn->remote.retry_count;
     a.rnr_retry = conn->remote.rnr_retry_count;  // as the peer asked in its REQ or REP
     a.max_rd_atomic = conn->remote.responder_resources;

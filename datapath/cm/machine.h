@@ -76,6 +76,13 @@ inline constexpr std::size_t kMaxParked = 64;
 // Packet lifetime assumed on a RoCE path: the Linux CM's RoCE value (code
 // 16, 268 ms), added twice to every response timeout.
 inline constexpr std::uint8_t kPacketLifetime = 16;
+// The local ACK timeout of the QPs a connection joins (IBTA 12.7.34: it
+// covers a round trip, twice the packet lifetime, plus the responder's ACK
+// delay), sent in the REQ as the Primary Local ACK Timeout: the packet
+// lifetime plus one, as the Linux CM derives it on RoCE (6.1, lifetime 18,
+// sends 19). A slow responder then has 537 ms to acknowledge before the
+// requester resends, not 67 ms (14), which a TCG-slowed rxe overran.
+inline constexpr std::uint8_t kLocalAckTimeout = kPacketLifetime + 1;
 
 struct ConnectArgs {
   Path path;
@@ -111,6 +118,14 @@ struct Conn {
   TimeNs interval = 0;
   std::uint8_t retries_left = 0;
 };
+
+// The ACK timeout for a connection's QP at RTS: the active side its own
+// (kLocalAckTimeout), the passive side the REQ's Primary Local ACK Timeout,
+// as the Linux CM does; kLocalAckTimeout when a REQ carried 0.
+inline std::uint8_t qp_ack_timeout(const Conn& c) {
+  if (c.active || c.remote.local_ack_timeout == 0) return kLocalAckTimeout;
+  return c.remote.local_ack_timeout;
+}
 
 class Machine {
  public:

@@ -18,6 +18,9 @@ namespace {
 constexpr std::uint32_t kIpA = 0x0a000001;
 constexpr std::uint32_t kIpB = 0x0a000002;
 constexpr std::uint16_t kPort = 7174;
+// What A's REQ asks for as the Primary Local ACK Timeout (the Linux 6.1
+// CM's value on RoCE), unlike our own kLocalAckTimeout.
+constexpr std::uint8_t kReqAckTimeout = 19;
 
 wire::CmAttr attr_of(const Mad& m) {
   return static_cast<wire::CmAttr>(wire::MadHdr::read(m.b.data()).attr_id());
@@ -43,6 +46,7 @@ struct Pair {
     args.local.path_mtu = 5;
     args.local.responder_resources = 4;
     args.local.initiator_depth = 4;
+    args.local.local_ack_timeout = kReqAckTimeout;
     args.private_data.len = 3;
     args.private_data.b = {'h', 'i', '!'};
     ConnId id = 0;
@@ -126,6 +130,25 @@ TEST(Machine_Connect, HandshakeCarriesParametersAndPrivateData) {
   EXPECT_EQ(t.b.find(req.conn)->state, State::kEstablished);
   EXPECT_EQ(t.a.next_deadline(), 0u);
   EXPECT_EQ(t.b.next_deadline(), 0u);
+}
+
+TEST(QpAckTimeout, ActiveSideUsesItsOwnPassiveSideTheReqs) {
+  Pair p;
+  ASSERT_EQ(p.b.listen(0, kPort, 1), 0);
+  const auto [ia, ib] = p.establish();
+  ASSERT_NE(p.a.find(ia), nullptr);
+  ASSERT_NE(p.b.find(ib), nullptr);
+  EXPECT_EQ(qp_ack_timeout(*p.a.find(ia)), kLocalAckTimeout);
+  EXPECT_EQ(qp_ack_timeout(*p.b.find(ib)), kReqAckTimeout);
+  // 537 ms: the packet lifetime plus one, as the Linux CM derives it.
+  EXPECT_EQ(cm_timeout_ns(kLocalAckTimeout), TimeNs{4096} << 17);
+}
+
+TEST(QpAckTimeout, ReqWithoutOneGivesTheDefault) {
+  Conn c;
+  c.active = false;
+  c.remote.local_ack_timeout = 0;
+  EXPECT_EQ(qp_ack_timeout(c), kLocalAckTimeout);
 }
 
 TEST(Machine_Connect, PrivateDataOverTheReqRoomIsRefused) {
