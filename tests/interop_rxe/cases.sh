@@ -315,12 +315,21 @@ rxe_write_bw_cm() {
 }
 
 # rxe_race_check: (an expected write_bw_cm failure, capture flushed) the
-# first connection was made (REQ, REP, RTU) and released (DREQ, DREP), and
-# the guest answered the second REQ with REJ reason 8; the figure is how
-# long after the server's keys that REQ left (scripts/interop/cm-race-timing.py).
+# first connection was made (REQ, REP, RTU) and uroced released it (DREQ)
+# once perftest had crashed, and the guest answered the second REQ with REJ
+# reason 8; the figure is how long after the server's keys that REQ left
+# (scripts/interop/cm-race-timing.py). The guest's DREP is reported, not
+# required: after its perftest server is killed the guest's kernel often
+# sends none (3 of 4 race-lost runs, cause not found; docs/cm.md), and it
+# says nothing about the race.
 rxe_race_check() {
-  rxe_cm_madcheck 0x0010:REQ 0x0013:REP 0x0014:RTU 0x0012:REJ 0x0015:DREQ 0x0016:DREP ||
-    return 1
+  rxe_cm_madcheck 0x0010:REQ 0x0013:REP 0x0014:RTU 0x0012:REJ 0x0015:DREQ || return 1
+  if tshark -r "$RXE_CAP_FILE" -Y "infiniband.mad.attributeid == 0x0016" 2>/dev/null |
+    grep -q .; then
+    RXE_FIGURE="$RXE_FIGURE, DREP seen"
+  else
+    RXE_FIGURE="$RXE_FIGURE, no DREP from the guest"
+  fi
   local t
   t=$(/usr/bin/python3 "$_rxe_dir/../../scripts/interop/cm-race-timing.py" "$RXE_CAP_FILE" \
     "$RXE_GUEST_IP" | tail -n 1)
