@@ -110,7 +110,7 @@ int MemfdRegistry::acquire_locked(std::uintptr_t addr, std::size_t len, bool wri
 
   char* text = nullptr;
   std::size_t text_len = 0;
-  const int rd = shm::read_maps(0, &text, &text_len);
+  const int rd = shm::read_maps(0, &text, &text_len, end);
   if (rd != 0) return rd;
 
   // Split the (address-ordered) lines over [start, end) into runs: private

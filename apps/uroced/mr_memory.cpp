@@ -84,7 +84,7 @@ int client_runs(pid_t pid, std::uintptr_t start, std::uintptr_t end, ClientRun* 
                 unsigned* count) {
   char* text = nullptr;
   std::size_t len = 0;
-  const int rd = shm::read_maps(pid, &text, &len);
+  const int rd = shm::read_maps(pid, &text, &len, end);
   if (rd != 0) return rd == ENOENT ? ESRCH : rd;
   shm::SharedObjectSpan span;
   unsigned n = 0;

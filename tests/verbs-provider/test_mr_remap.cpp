@@ -110,6 +110,40 @@ int open_as_daemon(const void* p) {
   return open(path, O_RDWR | O_CLOEXEC);
 }
 
+TEST(ReadMaps_Until, StopsPastTheAddressAndKeepsEveryLineBelowIt) {
+  // 3,000 one-page mappings (alternating protection, so none merge): more
+  // text than one read returns.
+  constexpr std::size_t kPages = 3000;
+  Anon many(kPages);
+  for (std::size_t i = 0; i < kPages; i += 2) {
+    ASSERT_EQ(mprotect(many.p + i * kPage, kPage, PROT_READ), 0);
+  }
+  char* all = nullptr;
+  char* part = nullptr;
+  std::size_t all_len = 0, part_len = 0;
+  ASSERT_EQ(shm::read_maps(0, &all, &all_len), 0);
+  const auto until = reinterpret_cast<std::uintptr_t>(many.p) + 10 * kPage;
+  ASSERT_EQ(shm::read_maps(0, &part, &part_len, until), 0);
+  EXPECT_LT(part_len, all_len);
+  // Every line below `until` is there: those of the test's own pages (other
+  // lines may come and go between the reads, the buffers' own included).
+  const auto from = reinterpret_cast<std::uintptr_t>(many.p);
+  auto lines_in = [&](std::string_view text) {
+    std::size_t n = 0;
+    while (!text.empty()) {
+      const std::size_t nl = text.find('\n');
+      MapsLine m;
+      if (parse_maps_line(text.substr(0, nl), &m) && m.start >= from && m.start < until) ++n;
+      text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+    }
+    return n;
+  };
+  EXPECT_EQ(lines_in({all, all_len}), 10u);
+  EXPECT_EQ(lines_in({part, part_len}), 10u);
+  std::free(all);
+  std::free(part);
+}
+
 TEST(MemfdRegistryAcquire_Anonymous, MovesPagesOntoASealedMemfdAndKeepsNoDescriptor) {
   Anon buf(3);
   MemfdRegistry reg;
