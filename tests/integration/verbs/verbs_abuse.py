@@ -41,6 +41,12 @@ sparse speak to the socket themselves.
         process; then checks one MR's bytes are still the ones written
         before it was registered.
 
+    verbs_abuse.py rings IBDEV DEPTH MOST
+        Creates up to MOST RC QPs, each with a CQ of DEPTH entries and a send
+        queue DEPTH deep, until one fails. Their rings live in the
+        connection's arena, charged to the mapped-bytes quota. Prints "rings
+        N errno E" (errno 0: all made).
+
     verbs_abuse.py fdlimit IBDEV UROCE_CTL RUN_DIR
         Opens IBDEV, then tries to open it again with RLIMIT_NOFILE at room
         for 0, 1, 2, ... more descriptors, until it opens: every failure
@@ -264,6 +270,33 @@ def mrs(ibdev, nofile, most, uroce_ctl, run_dir, daemon_pid):
     return 1 if bad else 0
 
 
+def rings(ibdev, depth, most):
+    ctx = Context(name=ibdev)
+    pd = PD(ctx)
+    cap = QPCap(max_send_wr=depth, max_recv_wr=1, max_send_sge=1, max_recv_sge=1)
+    made, err = [], 0
+    while len(made) < most:
+        try:
+            cq = CQ(ctx, depth, None, None, 0)
+        except PyverbsRDMAError as ex:
+            err = ex.error_code
+            break
+        try:
+            qp = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cq, rcq=cq, cap=cap))
+        except PyverbsRDMAError as ex:
+            err = ex.error_code
+            cq.close()
+            break
+        made.append((qp, cq))
+    print("rings %d errno %d" % (len(made), err))
+    for qp, cq in made:
+        qp.close()
+        cq.close()
+    pd.close()
+    ctx.close()
+    return 0
+
+
 def limit_leaving(room):
     """The RLIMIT_NOFILE under which exactly `room` descriptor numbers are
     free (new fds take the lowest free number below the limit)."""
@@ -451,6 +484,8 @@ def main(argv):
     if len(argv) in (7, 8) and argv[1] == "mrs":
         return mrs(argv[2], int(argv[3]), int(argv[4]), argv[5], argv[6],
                    int(argv[7]) if len(argv) == 8 else 0)
+    if len(argv) == 5 and argv[1] == "rings":
+        return rings(argv[2], int(argv[3]), int(argv[4]))
     if len(argv) == 5 and argv[1] == "flood":
         return flood(argv[2], int(argv[3]), int(argv[4]))
     if len(argv) == 3 and argv[1] == "open":
