@@ -62,10 +62,11 @@ def main(argv):
         except (FileNotFoundError, ProcessLookupError):
             return 0
         mb = {k: v / 1024 for k, v in kb.items()}
-        print("t=%4.0fs rss_mb=%.1f shmem=%.1f | shadow=%.1f asan_alloc=%.1f anon_other=%.1f "
+        when = "t=%4.0fs " % (time.monotonic() - t0) if interval > 0 else ""
+        print("%srss_mb=%.1f shmem=%.1f | shadow=%.1f asan_alloc=%.1f anon_other=%.1f "
               "file_shared=%.1f | threads=%d fds=%d" %
-              (time.monotonic() - t0, st.get("VmRSS", 0) / 1024, st.get("RssShmem", 0) / 1024,
-               mb["shadow"], mb["asan_alloc"], mb["anon_other"], mb["file_shared"], threads, fds),
+              (when, st.get("VmRSS", 0) / 1024, st.get("RssShmem", 0) / 1024, mb["shadow"],
+               mb["asan_alloc"], mb["anon_other"], mb["file_shared"], threads, fds),
               flush=True)
         if interval <= 0:
             return 0
