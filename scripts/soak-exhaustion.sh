@@ -24,7 +24,10 @@
 # interpreter's own leaks); uroced runs with leak checking on, and
 # SOAK_UROCED_ASAN_OPTIONS added to its ASAN_OPTIONS (quarantine_size_mb=...
 # tells ASan's own retention from growth). Reports go to asan.* and ubsan.*
-# files in the work dir, printed at the end.
+# files in the work dir, printed at the end. Each sample then also says
+# where uroced's resident memory is (scripts/lib/rss_breakdown.py), and the
+# end how many ASan thread contexts it holds
+# (scripts/lib/asan_thread_contexts.py).
 #
 #   scripts/soak-exhaustion.sh [BUILD_DIR] [SECS]
 set -euo pipefail
@@ -69,6 +72,9 @@ end=$((SECONDS + secs))
 
 sample() {
   echo "$1 t=$((SECONDS))s rss_kb=$(awk '/^VmRSS/ {print $2}' "/proc/$dpid/status") fds=$(ls "/proc/$dpid/fd" | wc -l)"
+  # Under ASan, where the resident memory is (docs/STATUS.md, issue 12).
+  [ -z "${SOAK_ASAN_RUNTIME:-}" ] ||
+    echo "  $(/usr/bin/python3 "$SOURCE_ROOT/scripts/lib/rss_breakdown.py" "$dpid" 0)"
 }
 
 # loop NAME CMD...: runs CMD until the end, counting rounds and failures.
@@ -143,6 +149,10 @@ sleep 2
 sample after
 cat "$UROCE_TMP"/*.count
 uroce_daemon_alive d && echo "uroced alive" || echo "uroced DIED"
+# clang-14's ASan keeps a thread context for every thread ever created (one
+# per connection here): how many the soak's connections left.
+[ -z "${SOAK_ASAN_RUNTIME:-}" ] ||
+  /usr/bin/python3 "$SOURCE_ROOT/scripts/lib/asan_thread_contexts.py" "$dpid" "$real_uroced" || true
 # The first 200 bytes (no `| head`: its early exit fails the pipeline).
 clients=$("$UROCE_CTL" --run-dir "$run" clients --json)
 echo "${clients:0:200}"

@@ -6,6 +6,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -15,38 +16,54 @@
 
 namespace uroce::provider {
 
+// A memfd we moved pages of a thread's stack onto: made private again when
+// the last registration on it goes (a child forked later must not share the
+// frames). Other memfds need nothing back and are not tracked.
 struct MemfdEntry {
   MemfdEntry* next = nullptr;
-  int fd = -1;
   dev_t dev = 0;
   std::uint64_t inode = 0;
   std::uint64_t size = 0;
   std::uint32_t refs = 0;
-  // Pages of a thread's stack: made private again when the last
-  // registration goes (a child forked later must not share the frames).
-  bool stack = false;
   std::uintptr_t addr = 0;  // where file offset 0 is mapped
   int prot = 0;
 };
 
 namespace {
 
-bool is_our_memfd(const MapsLine& m) {
-  constexpr std::string_view kPrefix = "/memfd:uroce-mr";
-  return m.shared && m.name.substr(0, kPrefix.size()) == kPrefix;
-}
-
 bool is_stack(const MapsLine& m) { return m.name.substr(0, 6) == "[stack"; }
 
-// Pages we may move onto a fresh memfd: private and readable (a copy keeps
-// what the process sees), not a kernel special mapping ([vdso], [vvar],
-// [vsyscall]; named anonymous memory, "[anon:...]", is ordinary); or one of
-// our own memfds that no live registration owns.
+// Private pages we may move onto a fresh memfd: readable (a copy keeps
+// what the process sees) and not a kernel special mapping ([vdso], [vvar],
+// [vsyscall]; named anonymous memory, "[anon:...]", is ordinary).
 bool movable(const MapsLine& m) {
-  if (!m.read) return false;
-  if (m.shared) return is_our_memfd(m);
+  if (!m.read || m.shared) return false;
   return m.name.empty() || m.name.front() != '[' || m.name == "[heap]" || is_stack(m) ||
          m.name.substr(0, 6) == "[anon:";
+}
+
+int prot_of(const MapsLine& m) {
+  return (m.read ? PROT_READ : 0) | (m.write ? PROT_WRITE : 0) | (m.exec ? PROT_EXEC : 0);
+}
+
+// A stretch of the registered range: private pages to move onto one memfd
+// (one protection), or one shared object mapped contiguously (ours or the
+// application's), which the daemon maps as it is.
+struct Run {
+  std::uintptr_t start = 0;
+  std::uintptr_t end = 0;
+  bool shared = false;
+  int prot = 0;             // private runs
+  dev_t dev = 0;            // shared runs
+  std::uint64_t inode = 0;  // shared runs
+  std::uint64_t base = 0;   // shared runs: file offset of address A is base + A
+};
+
+// Whether line m continues run r.
+bool continues(const Run& r, const MapsLine& m) {
+  if (r.shared)
+    return m.shared && m.dev == r.dev && m.inode == r.inode && m.offset - m.start == r.base;
+  return !m.shared && prot_of(m) == r.prot;
 }
 
 }  // namespace
@@ -55,7 +72,6 @@ MemfdRegistry::~MemfdRegistry() {
   while (head_ != nullptr) {
     MemfdEntry* e = head_;
     head_ = e->next;
-    ::close(e->fd);
     e->~MemfdEntry();
     std::free(e);
   }
@@ -94,102 +110,79 @@ int MemfdRegistry::acquire_locked(std::uintptr_t addr, std::size_t len, bool wri
 
   char* text = nullptr;
   std::size_t text_len = 0;
-  const int rd = shm::read_maps(0, &text, &text_len);
+  const int rd = shm::read_maps(0, &text, &text_len, end);
   if (rd != 0) return rd;
 
-  // Classify the (address-ordered) lines over [start, end): on a live memfd
-  // of ours, movable, or neither; and whether they map one shared object.
-  bool exec = false;
+  // Split the (address-ordered) lines over [start, end) into runs: private
+  // pages of one protection, or one shared object at consistent offsets.
+  Run runs[kMaxMrRuns];
+  unsigned n = 0;
   bool readable = true;
   bool writable = true;
-  bool read_only = true;  // no writable page at all
-  bool seen_movable = false;
-  bool seen_other = false;
-  bool live_after_movable = false;
-  bool mixed_live = false;  // two memfds, or one at inconsistent offsets
-  MemfdEntry* live = nullptr;
-  std::uint64_t live_base = 0;  // file offset of address A is live_base + A
-  std::uintptr_t live_end = 0;  // where the last live line ends
-  std::uint64_t live_file_end = 0;
-  shm::SharedObjectSpan object;
+  bool special = false;
   const bool mapped = shm::for_each_line({text, text_len}, start, end, [&](const MapsLine& m) {
-    exec = exec || m.exec;
     readable = readable && m.read;
     writable = writable && m.write;
-    read_only = read_only && !m.write;
-    object.add(m);
-    MemfdEntry* e = m.shared ? find(m.dev, m.inode) : nullptr;
-    if (e != nullptr) {
-      const std::uint64_t base = m.offset - m.start;
-      if (live != nullptr && (live != e || live_base != base)) mixed_live = true;
-      if (seen_movable) live_after_movable = true;
-      live = e;
-      live_base = base;
-      live_end = m.end;
-      live_file_end = m.offset + (m.end - m.start);
-    } else if (movable(m)) {
-      seen_movable = true;
-    } else {
-      seen_other = true;
+    if (!m.shared && !movable(m)) special = special || m.read;
+    if (m.shared && m.inode == 0) special = true;
+    const std::uintptr_t to = m.end < end ? m.end : end;
+    if (n > 0 && continues(runs[n - 1], m)) {
+      runs[n - 1].end = to;
+      return true;
     }
+    if (n == kMaxMrRuns) {
+      special = true;
+      return false;
+    }
+    Run& r = runs[n++];
+    r.start = m.start > start ? m.start : start;
+    r.end = to;
+    r.shared = m.shared;
+    r.prot = prot_of(m);
+    r.dev = m.dev;
+    r.inode = m.inode;
+    r.base = m.offset - m.start;
     return true;
   });
   std::free(text);
+  if (special && readable) return EINVAL;  // [vdso], too many pieces
   if (!mapped || !readable) return EFAULT;
   if (write && !writable) return EFAULT;  // rxe: ib_umem_get's FOLL_WRITE pin fails
-  if (seen_other) {
-    // Not movable: served zero-copy only when it is one object the process
-    // shares itself, which the daemon then maps too.
-    if (live != nullptr || seen_movable || !object.ok()) return EINVAL;
-    *out = MrBacking{};
-    out->source = MrSource::kProcessMapping;
-    return 0;
-  }
-  if (mixed_live) return EINVAL;
-  if (!writable && !read_only) return EINVAL;  // one protection for the whole memfd mapping
-  const int prot = PROT_READ | (writable ? PROT_WRITE : 0) | (exec ? PROT_EXEC : 0);
 
-  MemfdEntry* e = live;
-  if (live == nullptr) {
-    // Nothing registered there yet: a memfd of exactly these pages.
-    const int rc = remap(start, end, prot, &e);
-    if (rc != 0) return rc;
-    live_base = -static_cast<std::uint64_t>(start);
-  } else if (seen_movable) {
-    // The range starts on a live memfd and runs past its end (the next heap
-    // buffer after an earlier registration): grow that memfd over the rest,
-    // which keeps every earlier registration where it is. Any other overlap
-    // would need earlier registrations moved to a new memfd.
-    if (live_after_movable || live_end >= end || live_file_end != live->size || !writable) {
-      return EINVAL;
+  // Private runs move onto memfds of their own, closed once mapped: the
+  // daemon maps every run through /proc/PID/map_files, so neither side
+  // keeps a descriptor. Pages of a live stack memfd take a reference.
+  MrBacking got;
+  for (unsigned i = 0; i < n; ++i) {
+    MemfdEntry* e = nullptr;
+    if (!runs[i].shared) {
+      const int rc = remap(runs[i].start, runs[i].end, runs[i].prot, &e);
+      if (rc != 0) {
+        release_locked(got);
+        return rc;
+      }
+    } else {
+      e = find(runs[i].dev, runs[i].inode);
+      if (e != nullptr) ++e->refs;
     }
-    const int rc = extend(live, live_end, end, prot);
-    if (rc != 0) return rc;
-    ++live->refs;
-  } else {
-    ++live->refs;
+    if (e != nullptr) got.entries[got.count++] = e;
   }
-  const std::uint64_t off = live_base + addr;
-  *out = MrBacking{};
-  out->entry = e;
-  out->fd = e->fd;
-  out->map_len = e->size;
-  out->map_offset = off;
+  *out = got;
   return 0;
 }
 
 namespace {
 
-// Copies [start, start + size) of our own address space into `fd` at
-// `offset`. Whole pages: they hold bytes outside the registration too
+// Copies [start, start + size) of our own address space into `fd` from
+// offset 0. Whole pages: they hold bytes outside the registration too
 // (neighbouring heap chunks), which must move with them. The raw system
 // call, not pwrite(): sanitizers check pwrite's buffer against the objects
 // they know and would flag those neighbours.
-int copy_pages_into(int fd, std::uintptr_t start, std::size_t size, std::uint64_t offset) {
+int copy_pages_into(int fd, std::uintptr_t start, std::size_t size) {
   std::size_t done = 0;
   while (done < size) {
     const ssize_t n = ::syscall(SYS_pwrite64, fd, reinterpret_cast<const void*>(start + done),
-                                size - done, static_cast<off_t>(offset + done));
+                                size - done, static_cast<off_t>(done));
     if (n < 0) {
       if (errno == EINTR) continue;
       return errno;
@@ -200,26 +193,27 @@ int copy_pages_into(int fd, std::uintptr_t start, std::size_t size, std::uint64_
   return 0;
 }
 
-// Copies [start, start + size) into `fd` at `offset`, then maps the file
-// there over the old pages: the process keeps its bytes at its addresses.
-int move_pages(int fd, std::uintptr_t start, std::size_t size, std::uint64_t offset, int prot) {
-  const int rc = copy_pages_into(fd, start, size, offset);
+// Copies [start, start + size) into `fd`, then maps the file there over the
+// old pages: the process keeps its bytes at its addresses.
+int move_pages(int fd, std::uintptr_t start, std::size_t size, int prot) {
+  const int rc = copy_pages_into(fd, start, size);
   if (rc != 0) return rc;
-  void* at = ::mmap(reinterpret_cast<void*>(start), size, prot, MAP_SHARED | MAP_FIXED, fd,
-                    static_cast<off_t>(offset));
+  void* at = ::mmap(reinterpret_cast<void*>(start), size, prot, MAP_SHARED | MAP_FIXED, fd, 0);
   return at == MAP_FAILED ? errno : 0;
 }
 
-// Replaces the memfd's pages at [start, start + size) (file offset 0 there)
-// with private anonymous pages holding the same bytes, read from the file
-// (the raw call again: no sanitizer check of the stack's redzones).
-int make_private(int fd, std::uintptr_t start, std::size_t size, int prot) {
+// Replaces the shared pages at [start, start + size) with private anonymous
+// pages holding the same bytes. Read through process_vm_readv on ourselves,
+// the raw call: no descriptor is left to read the memfd by, and the
+// sanitizers would check a memcpy from the stack against its redzones.
+int make_private(std::uintptr_t start, std::size_t size, int prot) {
   void* tmp = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (tmp == MAP_FAILED) return errno;
   std::size_t done = 0;
   while (done < size) {
-    const ssize_t n = ::syscall(SYS_pread64, fd, static_cast<char*>(tmp) + done, size - done,
-                                static_cast<off_t>(done));
+    iovec local{static_cast<char*>(tmp) + done, size - done};
+    iovec remote{reinterpret_cast<void*>(start + done), size - done};
+    const long n = ::syscall(SYS_process_vm_readv, ::getpid(), &local, 1UL, &remote, 1UL, 0UL);
     if (n <= 0) {
       if (n < 0 && errno == EINTR) continue;
       ::munmap(tmp, size);
@@ -241,13 +235,11 @@ struct MoveJob {
   int fd;
   std::uintptr_t start;
   std::size_t size;
-  std::uint64_t offset;
   int prot;
 };
 
 int run_job(const MoveJob& j) {
-  return j.back ? make_private(j.fd, j.start, j.size, j.prot)
-                : move_pages(j.fd, j.start, j.size, j.offset, j.prot);
+  return j.back ? make_private(j.start, j.size, j.prot) : move_pages(j.fd, j.start, j.size, j.prot);
 }
 
 // Runs the job `drop` bytes further down the stack: every frame that runs
@@ -301,52 +293,30 @@ int run_job_safely(const MoveJob& j, bool* stack) {
   return run_job_below(drop, j);
 }
 
-int move_pages_safely(int fd, std::uintptr_t start, std::size_t size, std::uint64_t offset,
-                      int prot, bool* stack) {
-  return run_job_safely(MoveJob{false, fd, start, size, offset, prot}, stack);
-}
-
 }  // namespace
-
-int MemfdRegistry::extend(MemfdEntry* e, std::uintptr_t from, std::uintptr_t to, int prot) {
-  const std::size_t add = to - from;
-  if (::ftruncate(e->fd, static_cast<off_t>(e->size + add)) != 0) return errno;
-  bool stack = false;
-  const int rc = move_pages_safely(e->fd, from, add, e->size, prot, &stack);
-  if (rc != 0) {
-    // Nobody maps the new tail yet (the old pages are still in place unless
-    // mmap replaced them, which it does only on success): give it back.
-    ::ftruncate(e->fd, static_cast<off_t>(e->size));
-    return rc;
-  }
-  e->size += add;
-  e->stack = e->stack || stack;
-  return 0;
-}
 
 int MemfdRegistry::remap(std::uintptr_t start, std::uintptr_t end, int prot, MemfdEntry** out) {
   const std::size_t size = end - start;
-  void* mem = std::malloc(sizeof(MemfdEntry));
-  if (mem == nullptr) return ENOMEM;
-  auto* e = new (mem) MemfdEntry;
-  auto fail = [&](int err) {
-    if (e->fd >= 0) ::close(e->fd);
-    e->~MemfdEntry();
-    std::free(mem);
-    return err;
-  };
-  e->fd = ::memfd_create(kMrMemfdName, MFD_CLOEXEC | MFD_ALLOW_SEALING);
-  if (e->fd < 0) return fail(errno);
-  if (::ftruncate(e->fd, static_cast<off_t>(size)) != 0) return fail(errno);
-  // Never shrinking (a daemon mapping could SIGBUS), but free to grow: a
-  // later registration may extend it over the pages that follow (extend()).
-  if (::fcntl(e->fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_SEAL) != 0) {
-    return fail(errno);
-  }
+  const int fd = ::memfd_create(kMrMemfdName, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (fd < 0) return errno;
+  // Never shrinking: a daemon mapping could SIGBUS. Nobody grows it either
+  // (a registration running past its end moves the next pages onto a memfd
+  // of their own), but sealing against growth would gain nothing.
+  int rc = 0;
   struct stat st {};
-  if (::fstat(e->fd, &st) != 0) return fail(errno);
-  const int moved = move_pages_safely(e->fd, start, size, 0, prot, &e->stack);
-  if (moved != 0) return fail(moved);
+  if (::ftruncate(fd, static_cast<off_t>(size)) != 0 ||
+      ::fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_SEAL) != 0 || ::fstat(fd, &st) != 0) {
+    rc = errno;
+  }
+  bool stack = false;
+  if (rc == 0) rc = run_job_safely(MoveJob{false, fd, start, size, prot}, &stack);
+  // The mapping keeps the file; the descriptor is no longer needed.
+  ::close(fd);
+  *out = nullptr;
+  if (rc != 0 || !stack) return rc;
+  void* mem = std::malloc(sizeof(MemfdEntry));
+  if (mem == nullptr) return 0;  // untracked: stays shared, as heap pages do
+  auto* e = new (mem) MemfdEntry;
   e->addr = start;
   e->prot = prot;
   e->dev = st.st_dev;
@@ -368,30 +338,31 @@ MemfdRegistry g_process_memfds;
 MemfdRegistry& process_memfds() { return g_process_memfds; }
 
 void MemfdRegistry::release(const MrBacking& b) {
-  if (b.entry == nullptr) return;
+  if (b.count == 0) return;
   pthread_mutex_lock(&mu_);
-  MemfdEntry** link = &head_;
-  while (*link != nullptr && *link != b.entry) link = &(*link)->next;
-  MemfdEntry* e = *link;
-  if (e != nullptr && --e->refs == 0) {
+  release_locked(b);
+  pthread_mutex_unlock(&mu_);
+}
+
+void MemfdRegistry::release_locked(const MrBacking& b) {
+  for (unsigned i = 0; i < b.count; ++i) {
+    MemfdEntry** link = &head_;
+    while (*link != nullptr && *link != b.entries[i]) link = &(*link)->next;
+    MemfdEntry* e = *link;
+    if (e == nullptr || --e->refs != 0) continue;
     *link = e->next;
-    if (e->stack) {
-      // Private again, below those pages: frames of ours live there. Only
-      // by the thread whose stack it is (another thread's frames there may
-      // be running); otherwise, or on failure, the pages stay shared, as
-      // heap pages always do.
-      bool own = false;
-      const MoveJob job{true, e->fd, e->addr, e->size, 0, e->prot};
-      std::uintptr_t lo = 0, hi = 0;
-      if (own_stack(&lo, &hi) && e->addr >= lo && e->addr + e->size <= hi) {
-        (void)run_job_safely(job, &own);
-      }
+    // Private again, below those pages: frames of ours live there. Only by
+    // the thread whose stack it is (another thread's frames there may be
+    // running); otherwise, or on failure, the pages stay shared, as heap
+    // pages always do.
+    bool own = false;
+    std::uintptr_t lo = 0, hi = 0;
+    if (own_stack(&lo, &hi) && e->addr >= lo && e->addr + e->size <= hi) {
+      (void)run_job_safely(MoveJob{true, -1, e->addr, e->size, e->prot}, &own);
     }
-    ::close(e->fd);
     e->~MemfdEntry();
     std::free(e);
   }
-  pthread_mutex_unlock(&mu_);
 }
 
 }  // namespace uroce::provider

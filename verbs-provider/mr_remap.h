@@ -1,44 +1,38 @@
 // How a registered buffer reaches the daemon (docs/shm.md, "Memory
 // registration"). acquire(addr, len, write) rounds [addr, addr + len) out to
-// whole pages, finds what backs them in /proc/self/maps and picks one of two
-// zero-copy paths:
+// whole pages, finds what backs them in /proc/self/maps, and leaves every
+// page on a shared object the daemon can map itself through this process's
+// /proc/PID/maps and map_files (ctl::MrSource::kProcessMapping,
+// apps/uroced/mr_memory.h). The range is split into runs (at most
+// kMaxMrRuns):
 //
-// 1. Remap (MrSource::kMemfd): the pages are private to this process (heap,
-//    anonymous or file-backed MAP_PRIVATE mappings, read-only ones, the
-//    stack). A new memfd ("uroce-mr") of exactly those pages gets their
-//    current contents, is sealed against shrinking (F_SEAL_SHRINK |
-//    F_SEAL_SEAL: a daemon's mapping can never lose its pages) and is mapped
-//    MAP_SHARED | MAP_FIXED over them with their protection. Pointers stay
-//    valid; the memory is now shared with whoever maps the fd.
-//      - all pages already on one memfd of a live registration, at
-//        consistent offsets: that memfd is reused (reference counted);
-//      - pages that start on a live memfd and run on past its end into
-//        movable writable pages (the next heap buffer): the memfd grows;
-//      - pages of the calling thread's own stack: the copy and the remap run
-//        64 KiB below those pages (the stack pointer moved down with
-//        alloca), so every frame that runs meanwhile, a signal handler's
-//        included, lies below them and the frames in them are suspended;
-//        on the main thread's growable stack that also leaves a growable
-//        part below. When the last registration of such a memfd goes (on
-//        the thread whose stack it is), its pages become private anonymous
-//        memory again the same way, so a child forked later gets its own
-//        frames.
-// 2. Shared object (MrSource::kProcessMapping): the pages map one object the
-//    process shares itself (MAP_SHARED file or memfd, anonymous shared
-//    memory, a SysV segment including SHM_HUGETLB), contiguously. Nothing
-//    moves: the daemon maps the same object itself, found through this
-//    process's /proc/PID/maps and map_files (apps/uroced/mr_memory.h).
+// - Private pages (heap, anonymous or file-backed MAP_PRIVATE mappings,
+//   read-only ones, the stack), each run of one protection: a new memfd
+//   ("uroce-mr") of exactly those pages gets their current contents, is
+//   sealed against shrinking (F_SEAL_SHRINK | F_SEAL_SEAL: a daemon's
+//   mapping can never lose its pages), is mapped MAP_SHARED | MAP_FIXED over
+//   them with their protection, and its descriptor is closed: the mapping
+//   keeps the file, and the daemon opens it through map_files. Pointers stay
+//   valid. A registration therefore holds no descriptor in either process.
+// - Shared pages, each run one object at consistent offsets: the
+//   application's own (MAP_SHARED file or memfd, anonymous shared memory, a
+//   SysV segment including SHM_HUGETLB) or a memfd of an earlier
+//   registration (overlapping registrations, the next heap buffer sharing
+//   the previous one's last page): nothing moves.
+// - Pages of the calling thread's own stack: the copy and the remap run
+//   64 KiB below those pages (the stack pointer moved down with alloca), so
+//   every frame that runs meanwhile, a signal handler's included, lies below
+//   them and the frames in them are suspended; on the main thread's growable
+//   stack that also leaves a growable part below. Such a memfd is tracked
+//   (reference counted); when the last registration on it goes (on the
+//   thread whose stack it is), its pages become private anonymous memory
+//   again the same way, so a child forked later gets its own frames.
 // Errors: a write registration (local write, remote write or atomic) of a
 // page that is not writable gives EFAULT, as rxe's ib_umem_get does; an
-// unmapped or unreadable page EFAULT; a range mixing writable and read-only
-// private pages, mixing private and shared pages, reaching below or across
-// live memfds, or a special mapping ([vdso], [vvar]) EINVAL.
-// The result names the memfd (borrowed; send it with SCM_RIGHTS), map_len
-// (the bytes of it the daemon maps, from file offset 0) and map_offset
-// (where addr lies in that mapping), as RegMrReq wants them; for a shared
-// object only the source.
-// release() drops a reference; the last one closes our fd (the pages stay
-// mapped, still shared with nobody once the daemon unmapped them).
+// unmapped or unreadable page EFAULT; a special mapping ([vdso], [vvar]) or
+// more than kMaxMrRuns runs EINVAL.
+// release() drops the registration's references (heap pages stay shared,
+// with nobody once the daemon unmapped them).
 //
 // Caveats of the remap (documented, not hidden): bytes another thread writes
 // into the buffer between the copy and the remap are lost; the new mapping
@@ -71,21 +65,20 @@ inline constexpr char kMrMemfdName[] = "uroce-mr";
 
 struct MemfdEntry;
 
-// What reaches the daemon (ctl::MrSource).
-enum class MrSource : std::uint8_t { kMemfd, kProcessMapping };
+// Most pieces (runs of private pages of one protection, or of one shared
+// object) a registered range may consist of: ctl::kMaxMrObjects.
+inline constexpr unsigned kMaxMrRuns = 16;
 
+// What a registration holds: a reference on each stack memfd under it.
 struct MrBacking {
-  MrSource source = MrSource::kMemfd;
-  MemfdEntry* entry = nullptr;  // kMemfd only
-  int fd = -1;                  // borrowed from the entry
-  std::uint64_t map_len = 0;    // page multiple
-  std::uint64_t map_offset = 0;
+  MemfdEntry* entries[kMaxMrRuns] = {};
+  unsigned count = 0;
 };
 
 class MemfdRegistry {
  public:
   MemfdRegistry() = default;
-  ~MemfdRegistry();  // closes every fd still held
+  ~MemfdRegistry();
   MemfdRegistry(const MemfdRegistry&) = delete;
   MemfdRegistry& operator=(const MemfdRegistry&) = delete;
 
@@ -95,13 +88,15 @@ class MemfdRegistry {
   int acquire(const void* addr, std::size_t len, MrBacking* out, bool write = true);
   void release(const MrBacking& b);
 
-  // Live memfds (tests).
+  // Stack memfds of live registrations (tests).
   std::size_t entries();
 
  private:
   int acquire_locked(std::uintptr_t addr, std::size_t len, bool write, MrBacking* out);
+  void release_locked(const MrBacking& b);
+  // Moves [start, end) onto a fresh memfd; *out is its entry when those
+  // pages are the calling thread's stack, else null.
   int remap(std::uintptr_t start, std::uintptr_t end, int prot, MemfdEntry** out);
-  int extend(MemfdEntry* e, std::uintptr_t from, std::uintptr_t to, int prot);
   MemfdEntry* find(dev_t dev, std::uint64_t inode) const;
 
   pthread_mutex_t mu_ = PTHREAD_MUTEX_INITIALIZER;

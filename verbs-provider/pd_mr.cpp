@@ -16,14 +16,7 @@ bool writable_access(unsigned access) {
                     IBV_ACCESS_MW_BIND)) != 0;
 }
 
-ctl::MrSource wire_source(const MrBacking& b) {
-  return b.source == MrSource::kMemfd ? ctl::MrSource::kMemfd : ctl::MrSource::kProcessMapping;
-}
-
-// The fds a registration carries: the memfd, or none for a shared object.
-std::span<const int> memfd_fds(const MrBacking& b, const int (&fds)[1]) {
-  return b.source == MrSource::kMemfd ? std::span<const int>{fds, 1} : std::span<const int>{};
-}
+static_assert(kMaxMrRuns == ctl::kMaxMrObjects);
 
 }  // namespace
 
@@ -82,12 +75,10 @@ ibv_mr* reg_mr(ibv_pd* pd, void* addr, std::size_t length, std::uint64_t hca_va,
     req.addr = reinterpret_cast<std::uintptr_t>(addr);
     req.length = length;
     req.iova = hca_va;
-    req.map_len = mr->backing.map_len;
-    req.map_offset = mr->backing.map_offset;
-    req.source = wire_source(mr->backing);
+    // Every page is on a shared object now: the daemon maps them itself.
+    req.source = ctl::MrSource::kProcessMapping;
     ctl::RegMrRep rep{};
-    const int fds[1] = {mr->backing.fd};
-    rc = st->ctl.call<ctl::Op::kRegMr>(req, &rep, memfd_fds(mr->backing, fds));
+    rc = st->ctl.call<ctl::Op::kRegMr>(req, &rep);
     if (rc == 0) {
       mr->st = st;
       mr->iova = hca_va;
@@ -140,19 +131,14 @@ int rereg_mr(verbs_abi::verbs_mr* vmr, int flags, ibv_pd* pd, void* addr, std::s
     req.addr = reinterpret_cast<std::uintptr_t>(addr);
     req.length = length;
     req.iova = req.addr;
-    req.map_len = fresh.map_len;
-    req.map_offset = fresh.map_offset;
-    req.source = wire_source(fresh);
+    req.source = ctl::MrSource::kProcessMapping;
   } else {
     req.addr = reinterpret_cast<std::uintptr_t>(vmr->ibv_mr.addr);
     req.length = vmr->ibv_mr.length;
     req.iova = mr->iova;
   }
   ctl::ReregMrRep rep{};
-  const int fds[1] = {fresh.fd};
-  const int rc =
-      st->ctl.call<ctl::Op::kReregMr>(req, &rep,
-                                      translate ? memfd_fds(fresh, fds) : std::span<const int>{});
+  const int rc = st->ctl.call<ctl::Op::kReregMr>(req, &rep);
   if (rc != 0) {
     if (translate) st->memfds.release(fresh);
     return rc;

@@ -239,7 +239,11 @@ class ClientSession {
   // A ring of `depth` elements of `elem_bytes`, initialised, in the arena.
   int make_ring(std::size_t elem_bytes, std::uint32_t depth, ArenaExtent* region,
                 engine::RingMem* ring);
-  // Gives a ring's extent back to the arena (nothing for an empty one).
+  // Charges a fresh extent to the map_bytes quota; on refusal gives it back
+  // and returns the quota's error.
+  int charge_extent(ArenaExtent* region);
+  // Gives a ring's extent back to the arena (nothing for an empty one) and
+  // its bytes back to the quota.
   void release_extent(ArenaExtent& e);
   // ARP for `ip` on this session's device, polling (env_.resolve timing).
   // The MAC of the path's IPv4 (ARP) or IPv6 (neighbour discovery)

@@ -12,6 +12,7 @@
 #include <cstdlib>
 
 #include "apps/uroced/sigbus_guard.h"
+#include "datapath/ctl/protocol.h"
 #include "datapath/shm/proc_maps.h"
 
 namespace uroce::daemon {
@@ -65,31 +66,171 @@ int MrMemory::from_memfd(int fd, std::uint64_t map_len, std::uint64_t map_offset
 
 namespace {
 
-// The client's pages under [start, end): one shared object, as its maps say.
-struct ClientSpan {
-  shm::MapsLine first;       // name is not kept (it points into the freed text)
-  std::uint64_t offset = 0;  // the object's offset of `start`
+// One object the client maps contiguously under part of a registration:
+// [start, end) of the client's addresses, the object's offset of `start`.
+struct ClientRun {
+  shm::MapsLine first;  // the run's first VMA; name is not kept (it points into the freed text)
+  std::uintptr_t start = 0;
+  std::uintptr_t end = 0;
+  std::uint64_t offset = 0;
   bool writable = false;
 };
 
-int client_span(pid_t pid, std::uintptr_t start, std::uintptr_t end, ClientSpan* out) {
+// Splits the client's pages under [start, end) into runs of one shared
+// object each, as its maps say. EFAULT: a hole or an unreadable page;
+// EINVAL: a page of no shared object (private memory, which the provider
+// moves first), or more than kMaxMrObjects runs.
+int client_runs(pid_t pid, std::uintptr_t start, std::uintptr_t end, ClientRun* runs,
+                unsigned* count) {
   char* text = nullptr;
   std::size_t len = 0;
-  const int rd = shm::read_maps(pid, &text, &len);
+  const int rd = shm::read_maps(pid, &text, &len, end);
   if (rd != 0) return rd == ENOENT ? ESRCH : rd;
   shm::SharedObjectSpan span;
+  unsigned n = 0;
+  bool readable = true;
+  bool shared = true;  // every page on a shared object, in at most kMaxMrObjects runs
   const bool mapped = shm::for_each_line({text, len}, start, end, [&](const shm::MapsLine& m) {
+    readable = readable && m.read;
+    const std::uintptr_t from = m.start > start ? m.start : start;
+    const std::uintptr_t to = m.end < end ? m.end : end;
+    shm::SharedObjectSpan grown = span;
+    grown.add(m);
+    if (n > 0 && grown.ok()) {
+      span = grown;
+      runs[n - 1].end = to;
+      runs[n - 1].writable = runs[n - 1].writable && m.write;
+      return true;
+    }
+    span = shm::SharedObjectSpan{};
     span.add(m);
+    // Walk on: a hole or an unreadable page further on is EFAULT first.
+    if (!span.ok() || n == ctl::kMaxMrObjects) {
+      shared = false;
+      return true;
+    }
+    ClientRun& r = runs[n++];
+    r.first = m;
+    r.first.name = {};
+    r.start = from;
+    r.end = to;
+    r.offset = span.offset_of(from);
+    r.writable = m.write;
     return true;
   });
   std::free(text);
-  if (!mapped) return EFAULT;
-  if (!span.ok()) return EINVAL;
-  if (!span.all_readable()) return EFAULT;
-  out->first = span.first();
-  out->first.name = {};
-  out->offset = span.offset_of(start);
-  out->writable = span.all_writable();
+  if (!mapped || !readable) return EFAULT;
+  if (!shared) return EINVAL;
+  *count = n;
+  return 0;
+}
+
+// The object under a run, opened through /proc/PID/map_files and checked
+// to be the one the maps line named (not something mapped there since).
+struct OpenedObject {
+  int fd = -1;
+  std::uint64_t size = 0;
+  std::uint64_t align = 0;  // the object's page size: huge pages map (and are replaced) whole
+  bool sealed = false;      // against shrinking: it cannot SIGBUS us
+};
+
+int open_object(pid_t pid, const ClientRun& run, std::uint64_t page, OpenedObject* out) {
+  char path[96];
+  std::snprintf(path, sizeof(path), "/proc/%d/map_files/%lx-%lx", static_cast<int>(pid),
+                static_cast<unsigned long>(run.first.start),
+                static_cast<unsigned long>(run.first.end));
+  const int fd = ::open(path, (run.writable ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+  if (fd < 0) return errno == ENOENT ? EFAULT : errno;  // the mapping went away meanwhile
+  struct stat sb {};
+  struct statfs fs {};
+  int rc = 0;
+  if (::fstat(fd, &sb) != 0 || ::fstatfs(fd, &fs) != 0) rc = errno;
+  if (rc == 0 && (!S_ISREG(sb.st_mode) || sb.st_dev != run.first.dev ||
+                  static_cast<std::uint64_t>(sb.st_ino) != run.first.inode)) {
+    rc = EINVAL;
+  }
+  const int seals = rc == 0 ? ::fcntl(fd, F_GET_SEALS) : -1;
+  if (rc != 0) {
+    ::close(fd);
+    return rc;
+  }
+  out->fd = fd;
+  out->size = static_cast<std::uint64_t>(sb.st_size);
+  out->align = fs.f_type == HUGETLBFS_MAGIC ? static_cast<std::uint64_t>(sb.st_blksize) : page;
+  out->sealed = seals >= 0 && (seals & F_SEAL_SHRINK) != 0;
+  return out->align == 0 ? (::close(fd), EINVAL) : 0;
+}
+
+int prot_of(bool writable) { return PROT_READ | (writable ? PROT_WRITE : 0); }
+
+// A fresh mapping of a registration's pages, before MrMemory takes it.
+struct Mapped {
+  void* p = nullptr;
+  std::uint64_t len = 0;
+  std::uint64_t host_offset = 0;  // where the registration's first byte lies in it
+  std::uint64_t align = 0;
+  bool sealed = false;  // every object under it sealed against shrinking
+  bool writable = false;
+};
+
+// One object: its pages under the range, aligned to its page size.
+int map_one(pid_t pid, const ClientRun& run, std::uint64_t addr, std::uint64_t length,
+            Mapped* out) {
+  const std::uint64_t page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+  OpenedObject obj;
+  int rc = open_object(pid, run, page, &obj);
+  if (rc != 0) return rc;
+  const std::uint64_t pos = run.offset + (addr - run.start);
+  const std::uint64_t mstart = pos / obj.align * obj.align;
+  const std::uint64_t mend = (pos + length + obj.align - 1) / obj.align * obj.align;
+  void* p = MAP_FAILED;
+  if (mend > obj.size) {
+    rc = EINVAL;
+  } else {
+    p = ::mmap(nullptr, mend - mstart, prot_of(run.writable), MAP_SHARED, obj.fd,
+               static_cast<off_t>(mstart));
+    if (p == MAP_FAILED) rc = errno;
+  }
+  ::close(obj.fd);
+  if (rc != 0) return rc;
+  *out = Mapped{p, mend - mstart, pos - mstart, obj.align, obj.sealed, run.writable};
+  return 0;
+}
+
+// Several objects side by side (a buffer on pages the provider moved at
+// different registrations): each run mapped at its place in one reserved
+// range, so the engine still sees one contiguous buffer. Huge pages only
+// alone (their alignment would not line up with the neighbours').
+int map_runs(pid_t pid, const ClientRun* runs, unsigned n, std::uint64_t addr, Mapped* out) {
+  const std::uint64_t page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+  const std::uintptr_t start = runs[0].start;
+  const std::uint64_t len = runs[n - 1].end - start;
+  void* base = ::mmap(nullptr, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (base == MAP_FAILED) return errno;
+  bool sealed = true;
+  bool writable = true;
+  int rc = 0;
+  for (unsigned i = 0; i < n && rc == 0; ++i) {
+    OpenedObject obj;
+    rc = open_object(pid, runs[i], page, &obj);
+    if (rc != 0) break;
+    const std::uint64_t run_len = runs[i].end - runs[i].start;
+    if (obj.align != page || runs[i].offset + run_len > obj.size) {
+      rc = EINVAL;
+    } else if (::mmap(static_cast<std::uint8_t*>(base) + (runs[i].start - start), run_len,
+                      prot_of(runs[i].writable), MAP_SHARED | MAP_FIXED, obj.fd,
+                      static_cast<off_t>(runs[i].offset)) == MAP_FAILED) {
+      rc = errno;
+    }
+    ::close(obj.fd);
+    sealed = sealed && obj.sealed;
+    writable = writable && runs[i].writable;
+  }
+  if (rc != 0) {
+    ::munmap(base, len);
+    return rc;
+  }
+  *out = Mapped{base, len, addr - start, page, sealed, writable};
   return 0;
 }
 
@@ -103,55 +244,37 @@ int MrMemory::from_process(pid_t pid, std::uint64_t addr, std::uint64_t length, 
   }
   const std::uintptr_t start = addr & ~(page - 1);
   const std::uintptr_t end = (addr + length + page - 1) & ~(page - 1);
-  ClientSpan span;
-  int rc = client_span(pid, start, end, &span);
+  ClientRun runs[ctl::kMaxMrObjects];
+  unsigned n = 0;
+  int rc = client_runs(pid, start, end, runs, &n);
   if (rc != 0) return rc;
-  if (write && !span.writable) return EFAULT;  // rxe: ib_umem_get's FOLL_WRITE pin fails
+  bool writable = true;
+  for (unsigned i = 0; i < n; ++i) writable = writable && runs[i].writable;
+  if (write && !writable) return EFAULT;  // rxe: ib_umem_get's FOLL_WRITE pin fails
+  Mapped m;
+  rc = n == 1 ? map_one(pid, runs[0], addr, length, &m) : map_runs(pid, runs, n, addr, &m);
+  if (rc != 0) return rc;
+  return out->adopt(m.p, m.len, m.host_offset, m.sealed, m.align, m.writable);
+}
 
-  char path[96];
-  std::snprintf(path, sizeof(path), "/proc/%d/map_files/%lx-%lx", static_cast<int>(pid),
-                static_cast<unsigned long>(span.first.start),
-                static_cast<unsigned long>(span.first.end));
-  const int fd = ::open(path, (span.writable ? O_RDWR : O_RDONLY) | O_CLOEXEC);
-  if (fd < 0) return errno == ENOENT ? EFAULT : errno;  // the mapping went away meanwhile
-  struct stat sb {};
-  struct statfs fs {};
-  if (::fstat(fd, &sb) != 0 || ::fstatfs(fd, &fs) != 0) rc = errno;
-  // The same object the maps line named (not something mapped there since).
-  if (rc == 0 && (!S_ISREG(sb.st_mode) || sb.st_dev != span.first.dev ||
-                  static_cast<std::uint64_t>(sb.st_ino) != span.first.inode)) {
-    rc = EINVAL;
-  }
-  // Huge pages map (and are replaced) whole.
-  const std::uint64_t align =
-      fs.f_type == HUGETLBFS_MAGIC ? static_cast<std::uint64_t>(sb.st_blksize) : page;
-  const std::uint64_t pos = span.offset + (addr - start);
-  const std::uint64_t mstart = pos / align * align;
-  const std::uint64_t mend = (pos + length + align - 1) / align * align;
-  if (rc == 0 && (align == 0 || mend > static_cast<std::uint64_t>(sb.st_size))) rc = EINVAL;
-  const int seals = rc == 0 ? ::fcntl(fd, F_GET_SEALS) : -1;
-  void* p = MAP_FAILED;
-  if (rc == 0) {
-    p = ::mmap(nullptr, mend - mstart, PROT_READ | (span.writable ? PROT_WRITE : 0), MAP_SHARED, fd,
-               static_cast<off_t>(mstart));
-    if (p == MAP_FAILED) rc = errno;
-  }
-  ::close(fd);
-  if (rc != 0) return rc;
+// Takes the mapping [p, p + len) (guarded against SIGBUS unless every
+// object under it is sealed against shrinking).
+int MrMemory::adopt(void* p, std::uint64_t len, std::uint64_t host_offset, bool sealed,
+                    std::uint64_t align, bool writable) {
   int slot = -1;
-  if (seals < 0 || (seals & F_SEAL_SHRINK) == 0) {
-    slot = sigbus_guard::add(p, mend - mstart, align);
+  if (!sealed) {
+    slot = sigbus_guard::add(p, len, align);
     if (slot < 0) {
-      ::munmap(p, mend - mstart);
+      ::munmap(p, len);
       return ENOMEM;
     }
   }
-  out->reset();
-  out->addr_ = p;
-  out->len_ = mend - mstart;
-  out->host_ = static_cast<std::uint8_t*>(p) + (pos - mstart);
-  out->slot_ = slot;
-  out->writable_ = span.writable;
+  reset();
+  addr_ = p;
+  len_ = len;
+  host_ = static_cast<std::uint8_t*>(p) + host_offset;
+  slot_ = slot;
+  writable_ = writable;
   return 0;
 }
 

@@ -61,6 +61,7 @@ int ClientSession::make_cq_region(std::uint32_t cqe, ArenaExtent* region, engine
     return EINVAL;
   }
   if (int rc = place_ring(*arena_, geo, ctl::kCqNotifyBytes, region, ring); rc != 0) return rc;
+  if (int rc = charge_extent(region); rc != 0) return rc;
   *notify = reinterpret_cast<ctl::CqNotify*>(static_cast<std::byte*>(region->addr) + ring->bytes);
   return 0;
 }
@@ -72,11 +73,31 @@ int ClientSession::make_ring(std::size_t elem_bytes, std::uint32_t depth, ArenaE
       shm::RingError::kOk) {
     return EINVAL;
   }
-  return place_ring(*arena_, geo, 0, region, ring);
+  if (int rc = place_ring(*arena_, geo, 0, region, ring); rc != 0) return rc;
+  return charge_extent(region);
+}
+
+// Ring memory is the client's mapped memory as much as a registration's:
+// charged to map_bytes while the extent is in use (the doorbell page
+// excepted), so a client cannot fill the arena's 64 GiB past its quota.
+int ClientSession::charge_extent(ArenaExtent* region) {
+  Charge charge(env_.quotas, cred_.uid, Usage{.map_bytes = region->bytes}, &used_);
+  if (charge.error() != 0) {
+    arena_->release(*region);
+    *region = {};
+    return charge.error();
+  }
+  charge.commit();
+  return 0;
 }
 
 void ClientSession::release_extent(ArenaExtent& e) {
-  if (e.valid()) arena_->release(e);
+  if (e.valid()) {
+    arena_->release(e);
+    if (env_.quotas != nullptr) {
+      env_.quotas->release(cred_.uid, Usage{.map_bytes = e.bytes}, &used_);
+    }
+  }
   e = {};
 }
 

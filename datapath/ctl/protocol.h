@@ -44,7 +44,7 @@
 namespace uroce::ctl {
 
 inline constexpr std::uint32_t kMagic = 0x45435255;  // "URCE" little-endian
-inline constexpr std::uint16_t kVersion = 4;
+inline constexpr std::uint16_t kVersion = 5;
 // Largest message either side sends or accepts (a status reply's JSON body
 // is the only variable-length one).
 inline constexpr std::size_t kMaxMessageBytes = 64 * 1024;
@@ -173,13 +173,18 @@ struct DeallocPdReq {
 //     passes it: fds: [0] that memfd, sealed against shrinking. The daemon
 //     maps map_len bytes of it; the registered bytes start at map_offset in
 //     that mapping.
-//   kProcessMapping: the pages map one object the client shares itself (a
-//     MAP_SHARED file or memfd, anonymous shared memory, a SysV segment). No
-//     fd; map_len and map_offset are 0. The daemon finds the object in the
-//     client's /proc/PID/maps, checks it there, and maps the same object
-//     through /proc/PID/map_files.
+//   kProcessMapping: the pages map objects the client shares (a MAP_SHARED
+//     file or memfd, anonymous shared memory, a SysV segment, the memfds
+//     the provider moved private pages onto and closed), each contiguously,
+//     at most kMaxMrObjects of them side by side (version 5; one before). No
+//     fd; map_len and map_offset are 0. The daemon finds the objects in the
+//     client's /proc/PID/maps, checks them there, and maps the same objects
+//     through /proc/PID/map_files. What the provider sends since version 5:
+//     a registration then costs neither side a descriptor.
 // Deregistration unmaps it in the daemon (access is revoked).
 enum class MrSource : std::uint32_t { kMemfd = 0, kProcessMapping = 1 };
+// Most objects under one kProcessMapping registration.
+inline constexpr unsigned kMaxMrObjects = 16;
 struct RegMrReq {
   std::uint32_t pd_handle;
   std::uint32_t access;  // ibv_access_flags

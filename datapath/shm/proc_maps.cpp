@@ -63,7 +63,25 @@ bool parse_maps_line(std::string_view s, MapsLine* out) {
   return true;
 }
 
-int read_maps(pid_t pid, char** out, std::size_t* len) {
+namespace {
+
+// Whether a complete line in [from, to) starts at or above `until`; *next is
+// where the first incomplete line begins.
+bool passed(const char* buf, std::size_t from, std::size_t to, std::uintptr_t until,
+            std::size_t* next) {
+  std::size_t line = from;
+  for (std::size_t i = from; i < to; ++i) {
+    if (buf[i] != '\n') continue;
+    if (std::strtoull(buf + line, nullptr, 16) >= until) return true;
+    line = i + 1;
+  }
+  *next = line;
+  return false;
+}
+
+}  // namespace
+
+int read_maps(pid_t pid, char** out, std::size_t* len, std::uintptr_t until) {
   char path[48];
   if (pid == 0) {
     std::snprintf(path, sizeof(path), "/proc/self/maps");
@@ -74,6 +92,7 @@ int read_maps(pid_t pid, char** out, std::size_t* len) {
   if (fd < 0) return errno;
   std::size_t cap = 64 * 1024;
   std::size_t n = 0;
+  std::size_t line = 0;  // where the first line not yet looked at begins
   char* buf = static_cast<char*>(std::malloc(cap));
   if (buf == nullptr) {
     ::close(fd);
@@ -99,7 +118,9 @@ int read_maps(pid_t pid, char** out, std::size_t* len) {
       return err;
     }
     if (r == 0) break;
+    const std::size_t from = line;
     n += static_cast<std::size_t>(r);
+    if (until != UINTPTR_MAX && passed(buf, from, n, until, &line)) break;
   }
   ::close(fd);
   buf[n] = '\0';

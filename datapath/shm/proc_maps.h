@@ -32,9 +32,12 @@ struct MapsLine {
 // Parses one line (without or with its newline); false when malformed.
 bool parse_maps_line(std::string_view line, MapsLine* out);
 
-// The whole of /proc/<pid>/maps (pid 0: this process) in a malloc'ed,
-// NUL-terminated buffer the caller frees. 0 or errno.
-int read_maps(pid_t pid, char** out, std::size_t* len);
+// /proc/<pid>/maps (pid 0: this process) in a malloc'ed, NUL-terminated
+// buffer the caller frees, up to the first line that starts at or above
+// `until` (the whole file by default). The kernel writes the text as it is
+// read, so a registration that needs only the lines below its end stops
+// there instead of having thousands of later mappings formatted. 0 or errno.
+int read_maps(pid_t pid, char** out, std::size_t* len, std::uintptr_t until = UINTPTR_MAX);
 
 // Calls f(const MapsLine&) for every line overlapping [start, end), in
 // address order. Returns false when some page of the range is not mapped

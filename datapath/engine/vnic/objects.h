@@ -18,7 +18,9 @@ Vnic<PortIo, Sched>::Vnic(const VnicConfig& cfg, PortIo& io)
       io_(io),
       arp_(arp_config(cfg)),
       nd_(nd_config(cfg)),
-      mrs_(cfg.max_mrs),
+      // One slot more: slot 0 never holds a key, and the device reports
+      // max_mrs registrations (ibv_device_attr.max_mr) as reachable.
+      mrs_(cfg.max_mrs + 1),
       ahs_(cfg.max_ahs),
       demux_(cfg.max_qps),
       qps_(cfg.max_qps == 0 ? 1 : cfg.max_qps),

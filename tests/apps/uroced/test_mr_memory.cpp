@@ -10,6 +10,9 @@
 
 #include <cerrno>
 #include <cstring>
+#include <vector>
+
+#include "datapath/ctl/protocol.h"
 
 namespace uroce::daemon {
 namespace {
@@ -106,6 +109,83 @@ TEST(MrMemoryFromProcess, PrivateHoleAndMixedRangesAreRefused) {
   EXPECT_EQ(MrMemory::from_process(getpid(), a, 0, true, &m), EINVAL);
   EXPECT_EQ(MrMemory::from_process(0, a, kPage, true, &m), EINVAL);
   munmap(priv, 3 * kPage);
+}
+
+// A sealed memfd of `pages` pages, each byte its offset's low bits plus `tag`.
+int tagged_memfd(std::size_t pages, int tag) {
+  const int fd = memfd_create("t", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  std::vector<std::uint8_t> bytes(pages * kPage);
+  for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<std::uint8_t>(i + tag);
+  if (pwrite(fd, bytes.data(), bytes.size(), 0) != static_cast<ssize_t>(bytes.size())) return -1;
+  fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK);
+  return fd;
+}
+
+TEST(MrMemoryFromProcess, ObjectsSideBySideMapAsOneBuffer) {
+  SKIP_WITHOUT_MAP_FILES();
+  // Page 0: memfd a's page 1; pages 1..2: memfd b's pages 0..1 (what the
+  // provider leaves after registering the next heap buffer).
+  const int a = tagged_memfd(2, 0), b = tagged_memfd(2, 100);
+  ASSERT_GE(a, 0);
+  ASSERT_GE(b, 0);
+  auto* p = static_cast<std::uint8_t*>(
+      mmap(nullptr, 3 * kPage, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(p, MAP_FAILED);
+  ASSERT_NE(mmap(p, kPage, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, a,
+                 static_cast<off_t>(kPage)),
+            MAP_FAILED);
+  ASSERT_NE(mmap(p + kPage, 2 * kPage, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, b, 0),
+            MAP_FAILED);
+  const int fds = [] {
+    int n = 0;
+    for (int fd = 0; fd < 1024; ++fd) n += fcntl(fd, F_GETFD) >= 0 ? 1 : 0;
+    return n;
+  }();
+  MrMemory m;
+  ASSERT_EQ(MrMemory::from_process(getpid(), reinterpret_cast<std::uintptr_t>(p + 10),
+                                   3 * kPage - 20, true, &m),
+            0);
+  EXPECT_EQ(m.map_len(), 3 * kPage);
+  EXPECT_TRUE(m.writable());
+  EXPECT_FALSE(m.guarded());  // both sealed
+  EXPECT_EQ(m.host()[0], p[10]);
+  EXPECT_EQ(m.host()[kPage], p[kPage + 10]);
+  EXPECT_EQ(m.host()[2 * kPage], p[2 * kPage + 10]);
+  m.host()[kPage - 11] = 0xEE;  // a's last byte
+  m.host()[kPage - 10] = 0xDD;  // b's first
+  EXPECT_EQ(p[kPage - 1], 0xEE);
+  EXPECT_EQ(p[kPage], 0xDD);
+  m.reset();
+  int after = 0;
+  for (int fd = 0; fd < 1024; ++fd) after += fcntl(fd, F_GETFD) >= 0 ? 1 : 0;
+  EXPECT_EQ(after, fds);  // the daemon keeps no descriptor either
+  munmap(p, 3 * kPage);
+  close(a);
+  close(b);
+}
+
+TEST(MrMemoryFromProcess, MoreObjectsThanTheProtocolAllowsAreRefused) {
+  SKIP_WITHOUT_MAP_FILES();
+  // Pages alternating between two memfds: one run each.
+  const std::size_t pages = ctl::kMaxMrObjects + 1;
+  const int a = tagged_memfd(pages, 0), b = tagged_memfd(pages, 1);
+  auto* p = static_cast<std::uint8_t*>(
+      mmap(nullptr, pages * kPage, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(p, MAP_FAILED);
+  for (std::size_t i = 0; i < pages; ++i) {
+    ASSERT_NE(mmap(p + i * kPage, kPage, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
+                   i % 2 ? b : a, static_cast<off_t>(i * kPage)),
+              MAP_FAILED);
+  }
+  MrMemory m;
+  const auto at = reinterpret_cast<std::uintptr_t>(p);
+  EXPECT_EQ(MrMemory::from_process(getpid(), at, pages * kPage, true, &m), EINVAL);
+  ASSERT_EQ(MrMemory::from_process(getpid(), at, (pages - 1) * kPage, true, &m), 0);
+  EXPECT_EQ(m.host()[kPage + 3], static_cast<std::uint8_t>(kPage + 3 + 1));
+  m.reset();
+  munmap(p, pages * kPage);
+  close(a);
+  close(b);
 }
 
 TEST(MrMemoryFromProcess, SysvSegmentIncludingHugePages) {

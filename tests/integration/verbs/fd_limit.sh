@@ -6,7 +6,12 @@
 # limit does: nobody stops at its quota (three quarters of max_qp, 768),
 # root at the device's max_cq (1,024). Before the arena each QP and CQ cost
 # the client three descriptors, and both stopped at about 340 with EMFILE.
-# The daemon lists exactly what the client holds. Then a context opened
+# The daemon lists exactly what the client holds. The same for memory
+# registrations: nobody registers 4 KiB MRs up to its quota (3,072 of the
+# device's max_mr 4,096), root up to max_mr (4,095 before the engine's key
+# table gained its unused slot 0), and neither the client's nor the
+# daemon's descriptor count moves (before ctl version 5 each MR kept a
+# memfd open on both sides: EMFILE after about 1,000). Then a context opened
 # with too few descriptors left fails with EMFILE at whatever step runs out
 # (Hello's reply brings the arena's fd) and the daemon keeps nothing of it.
 #
@@ -50,6 +55,39 @@ timeout 60 "${R[@]}" /usr/bin/python3 "$ABUSE" pairs uroce0 1024 5000 \
 sed -n '2,$p' "$out"
 check_pairs root 1024 "$out" || st=1
 uroce_verdict "root at ulimit -n 1024: QP+CQ pairs up to the device's max_cq (1,024), ENOMEM" "$st"
+
+# check_mrs WHO EXPECTED ERRNO OUT: "mrs EXPECTED errno ERRNO", the daemon
+# listed EXPECTED MRs, and the client's descriptor count (and the daemon's,
+# when sampled) after 1,000 MRs equals the count before the first.
+check_mrs() {
+  local got listed flat
+  got=$(head -n 1 "$4")
+  listed=$(grep -o 'lists [0-9]* MRs' "$4" || true)
+  flat=$(awk '/^after 0 MRs/ {c0 = $6; d0 = $9} /^after 1000 MRs/ {c1 = $6; d1 = $9}
+    END {print (c0 != "" && c0 == c1 && d0 == d1) ? "flat" : "moved"}' "$4")
+  echo "  $1: $got; $listed; fds $flat"
+  if [ "${got% (*}" != "mrs $2 errno $3" ] || [ "$listed" != "lists $2 MRs" ] ||
+    [ "$flat" != flat ] || ! grep -q 'bytes changed: 0$' "$4"; then
+    UROCE_WHY="$1: '$got', '$listed', fds $flat ($(tail -n 5 "$4" | tr '\n' '|'))"
+    return 1
+  fi
+}
+
+st=0
+out=$UROCE_TMP/nobody-mrs.out
+timeout 180 "${NOBODY[@]}" "${R[@]}" /usr/bin/python3 "$ABUSE" mrs uroce0 1024 10000 \
+  "$UROCE_CTL" "$run" >"$out" 2>&1 || true
+sed -n '2,$p' "$out"
+check_mrs nobody 3072 12 "$out" || st=1
+uroce_verdict "nobody at ulimit -n 1024: 4 KiB MRs up to its quota (3,072), ENOMEM, fds flat" "$st"
+
+st=0
+out=$UROCE_TMP/root-mrs.out
+timeout 180 "${R[@]}" /usr/bin/python3 "$ABUSE" mrs uroce0 1024 10000 \
+  "$UROCE_CTL" "$run" "${UROCE_DAEMON_PID[d]}" >"$out" 2>&1 || true
+sed -n '2,$p' "$out"
+check_mrs root 4096 12 "$out" || st=1
+uroce_verdict "root at ulimit -n 1024: 4 KiB MRs up to the device's max_mr (4,096), ENOMEM, fds flat" "$st"
 
 st=0
 out=$UROCE_TMP/fdlimit.out

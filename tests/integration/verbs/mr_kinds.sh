@@ -7,10 +7,11 @@
 # side. SHM_HUGETLB needs free huge pages: when fewer than 8 are free, the
 # pool grows by 8 for the run and shrinks back at exit. Judged on every check
 # line and on the daemon surviving a client that truncates a registered file.
+# Then the mapped-bytes quota against registrations and against rings.
 #
 #   mr_kinds.sh BUILD_DIR MR_KINDS
 source "$(dirname "$0")/common.sh"
-verbs_test_init vmrk "$1" setpriv
+verbs_test_init vmrk "$1" setpriv /usr/bin/python3
 MR_KINDS=$2
 
 HUGE_ADDED=0
@@ -65,6 +66,20 @@ if [ "$got" != "registered 2 errno 12" ]; then
   UROCE_WHY="nobody got '$got'"; st=1
 fi
 uroce_verdict "user_map_bytes 8 MiB: the third 3 MiB anonymous shared registration gets ENOMEM" "$st"
+
+# Ring memory counts against the same quota (docs/shm.md, the arena): QPs
+# with a 4,096-deep send queue (2 MiB of ring) and a CQ of 4,096 entries
+# each; before rings were charged all 20 were made.
+st=0
+got=$(timeout 60 setpriv --reuid=nobody --regid=nogroup --clear-groups \
+  "${R[@]}" /usr/bin/python3 "$VERBS_TEST_DIR/verbs_abuse.py" rings uroce0 4096 20 2>&1 |
+  tail -n 1 || true)
+echo "  nobody: $got"
+n=$(echo "$got" | awk '$1 == "rings" && $3 == "errno" && $4 == 12 {print $2}')
+if [ -z "$n" ] || [ "$n" -ge 4 ]; then
+  UROCE_WHY="nobody got '$got'"; st=1
+fi
+uroce_verdict "user_map_bytes 8 MiB: QPs with 2.5 MiB of rings each, ENOMEM before the fourth" "$st"
 
 verbs_daemons_stop "uroced" d
 uroce_summary mr_kinds

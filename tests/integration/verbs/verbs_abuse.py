@@ -30,6 +30,23 @@ sparse speak to the socket themselves.
         /proc/DAEMON_PID/fd is readable) after 0, 100 and 1,000 pairs, and
         the QPs and CQs `uroce-ctl clients --json` lists for this process.
 
+    verbs_abuse.py mrs IBDEV NOFILE MOST UROCE_CTL RUN_DIR [DAEMON_PID]
+        With RLIMIT_NOFILE at NOFILE, registers up to MOST 4 KiB MRs (each
+        a buffer of its own, which the provider moves onto a memfd) until
+        one fails: only the device's or the user's limits may stop this
+        (before ctl version 5 each MR kept a memfd open in the client and
+        in the daemon). Prints "mrs N errno E (NAME)", then the descriptors
+        this process held (and uroced's, as for pairs) after 0, 100 and
+        1,000 MRs, and the MRs `uroce-ctl clients --json` lists for this
+        process; then checks one MR's bytes are still the ones written
+        before it was registered.
+
+    verbs_abuse.py rings IBDEV DEPTH MOST
+        Creates up to MOST RC QPs, each with a CQ of DEPTH entries and a send
+        queue DEPTH deep, until one fails. Their rings live in the
+        connection's arena, charged to the mapped-bytes quota. Prints "rings
+        N errno E" (errno 0: all made).
+
     verbs_abuse.py fdlimit IBDEV UROCE_CTL RUN_DIR
         Opens IBDEV, then tries to open it again with RLIMIT_NOFILE at room
         for 0, 1, 2, ... more descriptors, until it opens: every failure
@@ -203,6 +220,75 @@ def pairs(ibdev, nofile, most, uroce_ctl, run_dir, daemon_pid):
         print("after %d pairs: client fds %d, daemon fds %s" % (n, seen[n][0], seen[n][1]))
     print("the daemon lists %d QPs and %d CQs of this process" % (qps, cqs))
     sys.stdout.flush()
+    for qp, cq in made:
+        qp.close()
+        cq.close()
+    pd.close()
+    ctx.close()
+    return 0
+
+
+def mrs(ibdev, nofile, most, uroce_ctl, run_dir, daemon_pid):
+    ctx = Context(name=ibdev)
+    pd = PD(ctx)
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(nofile, hard), hard))
+    made, err, seen = [], 0, {}
+
+    def sample():
+        try:
+            theirs = daemon_fds(daemon_pid) if daemon_pid else "-"
+        except OSError:
+            theirs = "-"
+        seen[len(made)] = (own_fds(), theirs)
+
+    sample()
+    while len(made) < most:
+        try:
+            mr = MR(pd, 4096, e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE)
+        except PyverbsRDMAError as ex:
+            err = ex.error_code
+            break
+        mr.write(b"%08d" % len(made), 8)
+        made.append(mr)
+        if len(made) in (100, 1000):
+            sample()
+    resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    mine = my_clients(uroce_ctl, run_dir)
+    listed = sum(len(c.get("objects", {}).get("mrs", [])) for c in mine)
+    print("mrs %d errno %d (%s)" % (len(made), err, errno.errorcode.get(err, "none")))
+    for n in sorted(seen):
+        print("after %d MRs: client fds %d, daemon fds %s" % (n, seen[n][0], seen[n][1]))
+    print("the daemon lists %d MRs of this process" % listed)
+    bad = [i for i, mr in enumerate(made) if mr.read(8, 0) != b"%08d" % i]
+    print("MRs whose bytes changed: %d" % len(bad))
+    sys.stdout.flush()
+    for mr in made:
+        mr.close()
+    pd.close()
+    ctx.close()
+    return 1 if bad else 0
+
+
+def rings(ibdev, depth, most):
+    ctx = Context(name=ibdev)
+    pd = PD(ctx)
+    cap = QPCap(max_send_wr=depth, max_recv_wr=1, max_send_sge=1, max_recv_sge=1)
+    made, err = [], 0
+    while len(made) < most:
+        try:
+            cq = CQ(ctx, depth, None, None, 0)
+        except PyverbsRDMAError as ex:
+            err = ex.error_code
+            break
+        try:
+            qp = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cq, rcq=cq, cap=cap))
+        except PyverbsRDMAError as ex:
+            err = ex.error_code
+            cq.close()
+            break
+        made.append((qp, cq))
+    print("rings %d errno %d" % (len(made), err))
     for qp, cq in made:
         qp.close()
         cq.close()
@@ -395,6 +481,11 @@ def main(argv):
     if len(argv) in (7, 8) and argv[1] == "pairs":
         return pairs(argv[2], int(argv[3]), int(argv[4]), argv[5], argv[6],
                      int(argv[7]) if len(argv) == 8 else 0)
+    if len(argv) in (7, 8) and argv[1] == "mrs":
+        return mrs(argv[2], int(argv[3]), int(argv[4]), argv[5], argv[6],
+                   int(argv[7]) if len(argv) == 8 else 0)
+    if len(argv) == 5 and argv[1] == "rings":
+        return rings(argv[2], int(argv[3]), int(argv[4]))
     if len(argv) == 5 and argv[1] == "flood":
         return flood(argv[2], int(argv[3]), int(argv[4]))
     if len(argv) == 3 and argv[1] == "open":

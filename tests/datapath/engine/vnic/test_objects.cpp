@@ -1,5 +1,6 @@
 // The Vnic's control path (datapath/engine/vnic/objects.h): destroying a QP
-// leaves the others reachable, and its QPN unreachable.
+// leaves the others reachable, and its QPN unreachable; max_mrs
+// registrations fit.
 #include <gtest/gtest.h>
 
 #include "tests/datapath/engine/vnic_test_support.h"
@@ -42,6 +43,16 @@ TEST_F(TwoHosts, DestroyQp_KeepsTheOtherQpsReachable) {
   ASSERT_EQ(st.size(), 1u);
   EXPECT_EQ(st[0].qpn, b3->qpn);
   EXPECT_EQ(acq->poll().size(), 1u);  // the send to the third QP
+}
+
+TEST_F(TwoHosts, RegMr_DeviceMaxIsReachable) {
+  // max_mrs (16) registrations, as ibv_device_attr.max_mr says; not one more.
+  MrCreate m;
+  m.desc = {a.kPd, 0x1000, 64, transport::access::kLocalWrite, a.mem.data()};
+  int err = 0;
+  while (a.vnic.mr_count() < 16) ASSERT_NE(a.vnic.reg_mr(m, &err), 0u) << a.vnic.mr_count();
+  EXPECT_EQ(a.vnic.reg_mr(m, &err), 0u);
+  EXPECT_EQ(err, ENOMEM);
 }
 
 }  // namespace
