@@ -206,6 +206,17 @@ inline std::vector<ib_uverbs_async_event_desc> async_records(Pipe& p) {
 
 using TestVnic = Vnic<SimPortIo>;
 
+// The status of QP `id` (a test failure when there is none).
+inline QpStatus status_of(const TestVnic& v, ObjId id) {
+  std::vector<QpStatus> all;
+  v.qp_status(&all);
+  for (const QpStatus& s : all) {
+    if (s.id == id) return s;
+  }
+  ADD_FAILURE() << "no QP " << id;
+  return {};
+}
+
 // A signaled RDMA WRITE to `remote` under `rkey`.
 inline shm::SendWqeFields write_wqe(std::uint64_t wr_id, std::uint64_t remote, std::uint32_t rkey) {
   shm::SendWqeFields f;

@@ -19,16 +19,6 @@ VnicConfig cc_config(const wire::MacAddr& mac, wire::Ipv4Addr ip, bool dcqcn) {
   return c;
 }
 
-QpStatus status_of(const TestVnic& v, ObjId id) {
-  std::vector<QpStatus> all;
-  v.qp_status(&all);
-  for (const QpStatus& s : all) {
-    if (s.id == id) return s;
-  }
-  ADD_FAILURE() << "no QP " << id;
-  return {};
-}
-
 // A and B on one link (1 us each way, infinitely fast), one RC QP pair; A
 // streams 1 KiB WRITEs to B.
 struct Cc : ::testing::Test, RcQpPair {

@@ -9,16 +9,6 @@ namespace {
 
 namespace qa = transport::qp_attr;
 
-QpStatus status_of(const TestVnic& v, ObjId id) {
-  std::vector<QpStatus> all;
-  v.qp_status(&all);
-  for (const QpStatus& s : all) {
-    if (s.id == id) return s;
-  }
-  ADD_FAILURE() << "no QP " << id;
-  return {};
-}
-
 struct Sched : TwoHosts, RcQpPair {
   void SetUp() override { open(a, b); }
 
