@@ -5,6 +5,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
+#include <string>
 #include <vector>
 
 namespace uroce::port {
@@ -30,6 +32,12 @@ int eal_init(const EalConfig& cfg, std::string* error) {
   return -err;
 }
 
-void eal_cleanup() { rte_eal_cleanup(); }
+void eal_cleanup() {
+  const std::string dir = rte_eal_get_runtime_dir();
+  rte_eal_cleanup();
+  // remove() deletes a directory only when it is empty.
+  std::error_code ec;
+  if (!dir.empty()) std::filesystem::remove(dir, ec);
+}
 
 }  // namespace uroce::port

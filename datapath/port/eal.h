@@ -13,7 +13,10 @@ namespace uroce::port {
 // `error` set to a sentence saying what failed and what to try.
 int eal_init(const EalConfig& cfg, std::string* error = nullptr);
 
-// rte_eal_cleanup; call after every port is closed.
+// rte_eal_cleanup; call after every port is closed. Then removes the
+// process's EAL runtime directory (/var/run/dpdk/<file prefix>) if it is
+// empty, as it is with --no-shconf: EAL creates it and never removes it.
+// A directory with files (another process's, or a shared config) stays.
 void eal_cleanup();
 
 }  // namespace uroce::port
