@@ -180,22 +180,36 @@ def own_fds():
     return len(os.listdir("/proc/self/fd")) - 1  # not listdir's own
 
 
+class FdSamples:
+    """This process's and the daemon's descriptor counts after n objects."""
+
+    def __init__(self, daemon_pid):
+        self.daemon_pid = daemon_pid
+        self.at = {}
+
+    def take(self, n):
+        try:
+            theirs = daemon_fds(self.daemon_pid) if self.daemon_pid else "-"
+        except OSError:
+            theirs = "-"
+        self.at[n] = (own_fds(), theirs)
+
+    def print(self, what):
+        for n in sorted(self.at):
+            mine, theirs = self.at[n]
+            print("after %d %s: client fds %d, daemon fds %s" % (n, what, mine, theirs))
+
+
 def pairs(ibdev, nofile, most, uroce_ctl, run_dir, daemon_pid):
     ctx = Context(name=ibdev)
     pd = PD(ctx)
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(nofile, hard), hard))
     cap = QPCap(max_send_wr=4, max_recv_wr=4, max_send_sge=1, max_recv_sge=1)
-    made, err, seen = [], 0, {}
+    made, err = [], 0
 
-    def sample():
-        try:
-            theirs = daemon_fds(daemon_pid) if daemon_pid else "-"
-        except OSError:
-            theirs = "-"
-        seen[len(made)] = (own_fds(), theirs)
-
-    sample()
+    seen = FdSamples(daemon_pid)
+    seen.take(0)
     while len(made) < most:
         try:
             cq = CQ(ctx, 4, None, None, 0)
@@ -210,14 +224,13 @@ def pairs(ibdev, nofile, most, uroce_ctl, run_dir, daemon_pid):
             break
         made.append((qp, cq))
         if len(made) in (100, 1000):
-            sample()
+            seen.take(len(made))
     resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
     mine = my_clients(uroce_ctl, run_dir)
     qps = sum(len(c.get("objects", {}).get("qps", [])) for c in mine)
     cqs = sum(len(c.get("objects", {}).get("cqs", [])) for c in mine)
     print("pairs %d errno %d (%s)" % (len(made), err, errno.errorcode.get(err, "none")))
-    for n in sorted(seen):
-        print("after %d pairs: client fds %d, daemon fds %s" % (n, seen[n][0], seen[n][1]))
+    seen.print("pairs")
     print("the daemon lists %d QPs and %d CQs of this process" % (qps, cqs))
     sys.stdout.flush()
     for qp, cq in made:
@@ -233,16 +246,10 @@ def mrs(ibdev, nofile, most, uroce_ctl, run_dir, daemon_pid):
     pd = PD(ctx)
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(nofile, hard), hard))
-    made, err, seen = [], 0, {}
+    made, err = [], 0
 
-    def sample():
-        try:
-            theirs = daemon_fds(daemon_pid) if daemon_pid else "-"
-        except OSError:
-            theirs = "-"
-        seen[len(made)] = (own_fds(), theirs)
-
-    sample()
+    seen = FdSamples(daemon_pid)
+    seen.take(0)
     while len(made) < most:
         try:
             mr = MR(pd, 4096, e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE)
@@ -252,13 +259,12 @@ def mrs(ibdev, nofile, most, uroce_ctl, run_dir, daemon_pid):
         mr.write(b"%08d" % len(made), 8)
         made.append(mr)
         if len(made) in (100, 1000):
-            sample()
+            seen.take(len(made))
     resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
     mine = my_clients(uroce_ctl, run_dir)
     listed = sum(len(c.get("objects", {}).get("mrs", [])) for c in mine)
     print("mrs %d errno %d (%s)" % (len(made), err, errno.errorcode.get(err, "none")))
-    for n in sorted(seen):
-        print("after %d MRs: client fds %d, daemon fds %s" % (n, seen[n][0], seen[n][1]))
+    seen.print("MRs")
     print("the daemon lists %d MRs of this process" % listed)
     bad = [i for i, mr in enumerate(made) if mr.read(8, 0) != b"%08d" % i]
     print("MRs whose bytes changed: %d" % len(bad))
