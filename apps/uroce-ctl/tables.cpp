@@ -81,6 +81,11 @@ std::string render_status(const json& j) {
       fmt::format("uroced {} pid {}  run dir {}  poll {}  lcore {}  up {} s  clients {}\n\n",
                   cell(d, "version"), cell(d, "pid"), cell(d, "run_dir"), cell(d, "poll"),
                   cell(d, "lcore"), cell(d, "uptime_s"), cell(d, "clients"));
+  if (d.contains("workers")) {
+    const json& w = child(d, "workers");
+    out.insert(out.size() - 2, fmt::format("  workers {} ({} idle, {} started)", cell(w, "workers"),
+                                           cell(w, "idle"), cell(w, "started")));
+  }
   Table t({"DEVICE", "UVERBS", "MAC", "IPV4", "MTU", "ACTIVE_MTU", "QPS", "CQS", "SRQS", "MRS",
            "AHS", "RX_FRAMES", "TX_FRAMES", "PORT"});
   for (const auto& dev : child(j, "devices")) {

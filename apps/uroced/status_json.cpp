@@ -10,6 +10,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(DcqcnStatus, rate_bps, target_bps, alpha, lim
 }  // namespace uroce::sched
 
 namespace uroce::daemon {
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(WorkerPoolStats, workers, idle, queued, started, retired, tasks)
+
 namespace {
 
 using nlohmann::json;
@@ -362,6 +364,7 @@ std::string status_json(const DaemonInfo& info, const std::vector<Device*>& devi
                  {"socket", info.socket},     {"poll", info.poll},      {"lcore", info.lcore},
                  {"uptime_s", info.uptime_s}, {"clients", info.clients}};
   j["daemon"]["limits"] = limits_json(info.limits);
+  j["daemon"]["workers"] = info.workers;
   json users = json::array();
   for (const auto& [uid, u] : info.users) {
     json e = usage_json(u);

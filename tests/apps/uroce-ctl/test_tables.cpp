@@ -48,6 +48,14 @@ TEST(RenderStatus, DaemonLineAndDeviceRow) {
   EXPECT_NE(s.find("ring:p0"), std::string::npos);
 }
 
+TEST(RenderStatus, WorkersOnTheDaemonLine) {
+  json j = kStatus;
+  j["daemon"]["workers"] = {{"workers", 3}, {"idle", 2},    {"queued", 0},
+                            {"started", 5}, {"retired", 2}, {"tasks", 40}};
+  const std::string s = render_status(j);
+  EXPECT_NE(s.find("clients 1  workers 3 (2 idle, 5 started)\n\n"), std::string::npos) << s;
+}
+
 TEST(RenderCounters, NonZeroFlattened) {
   const std::string s = render_counters(kStatus);
   EXPECT_NE(s.find("uroce0:"), std::string::npos);
