@@ -235,7 +235,10 @@ std::string render_sched(const json& j) {
   for (const auto& q : qps) {
     const json& s = child(q, "sched");
     const json& pinned = child(s, "pinned");
-    const std::string from = pinned.is_boolean() ? (pinned.get<bool>() ? "pinned" : "dscp") : "-";
+    // Unpinned, the class follows the DSCP, or with isolation auto the
+    // classifier's kind of the QP.
+    std::string from = pinned.is_boolean() ? (pinned.get<bool>() ? "pinned" : "dscp") : "-";
+    if (from == "dscp" && s.contains("kind")) from = "auto:" + cell(s, "kind");
     t.add({cell(q, "device"), cell(q, "qpn"), cell(q, "type"), cell(q, "state"), cell(s, "class"),
            from, mbps(s, "rate_bps"), cell(s, "burst_bytes"), cell(s, "parks"), ms(s, "paced_ns"),
            cell(s, "sent_bytes"), cell(q, "send_queue")});
