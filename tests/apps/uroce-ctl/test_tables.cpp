@@ -142,6 +142,23 @@ TEST(RenderSched, ClassesWithTheirQpsAndPacedQps) {
       << out;
 }
 
+TEST(RenderSched, AutoKindInTheFromColumn) {
+  const json j = json::parse(R"({"devices": [{"name": "uroce0", "sched": {
+    "isolation": "auto", "pace_granularity_ns": 1000, "classes": []}}],
+    "qps": [{"device": "uroce0", "qpn": 17, "type": "RC", "state": "RTS", "send_queue": 1,
+             "sched": {"class": 6, "pinned": false, "kind": "latency", "sent_bytes": 0}},
+            {"device": "uroce0", "qpn": 18, "type": "RC", "state": "RTS", "send_queue": 0,
+             "sched": {"class": 0, "pinned": false, "kind": "none", "sent_bytes": 0}},
+            {"device": "uroce0", "qpn": 19, "type": "RC", "state": "RTS", "send_queue": 0,
+             "sched": {"class": 2, "pinned": true, "kind": "bandwidth", "sent_bytes": 0}}]})");
+  const std::string out = render_sched(j);
+  EXPECT_NE(out.find("uroce0: isolation auto"), std::string::npos) << out;
+  EXPECT_NE(out.find("  17  RC    RTS        6  auto:latency "), std::string::npos) << out;
+  EXPECT_NE(out.find("  18  RC    RTS        0  auto:none "), std::string::npos) << out;
+  // Pinned wins over the classifier's kind.
+  EXPECT_NE(out.find("  19  RC    RTS        2  pinned "), std::string::npos) << out;
+}
+
 TEST(RenderSched, DcqcnDeviceLineAndPerQpTable) {
   const json j = json::parse(R"({"devices": [{"name": "uroce0", "sched": {
     "isolation": "off", "pace_granularity_ns": 1000, "classes": [],
