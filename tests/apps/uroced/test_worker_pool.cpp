@@ -32,6 +32,35 @@ WorkerPoolConfig config(std::size_t max_workers, std::size_t keep_idle,
   return c;
 }
 
+// Tasks on `pool` that count themselves in, wait until released, then
+// count out. Declared after the pool: going out of scope first, it releases
+// its tasks and stops the pool while its counters still exist, so a failed
+// assertion ends the test instead of hanging it.
+struct Gate {
+  explicit Gate(WorkerPool& p) : pool(p) {}
+  ~Gate() {
+    open();
+    pool.stop();
+  }
+  void submit(int n) {
+    for (int i = 0; i < n; ++i) {
+      ASSERT_TRUE(pool.submit([this, go = go] {
+        ++started;
+        go.wait();
+        ++finished;
+      }));
+    }
+  }
+  void open() {
+    if (!opened.exchange(true)) release.set_value();
+  }
+  WorkerPool& pool;
+  std::promise<void> release;
+  std::shared_future<void> go = release.get_future().share();
+  std::atomic<bool> opened{false};
+  std::atomic<int> started{0}, finished{0};
+};
+
 TEST(WorkerPool, Submit_SequentialTasks_OneWorkerReused) {
   WorkerPool pool(config(8, 4, 60s));
   for (int i = 0; i < 1000; ++i) {
@@ -49,53 +78,32 @@ TEST(WorkerPool, Submit_SequentialTasks_OneWorkerReused) {
 
 TEST(WorkerPool, Submit_ConcurrentTasks_OneWorkerEach) {
   WorkerPool pool(config(8, 4, 60s));
-  std::promise<void> release;
-  std::shared_future<void> go = release.get_future().share();
-  std::atomic<int> running{0};
-  for (int i = 0; i < 5; ++i) {
-    ASSERT_TRUE(pool.submit([&running, go] {
-      ++running;
-      go.wait();
-    }));
-  }
-  ASSERT_TRUE(eventually([&] { return running.load() == 5; }));
+  Gate gate(pool);
+  gate.submit(5);
+  ASSERT_TRUE(eventually([&] { return gate.started.load() == 5; }));
   EXPECT_EQ(pool.stats().started, 5u);
-  release.set_value();
+  gate.open();
   ASSERT_TRUE(eventually([&] { return pool.stats().idle == 5; }));
 }
 
 TEST(WorkerPool, Submit_AtMaxWorkers_TaskWaitsForAFreeWorker) {
   WorkerPool pool(config(2, 2, 60s));
-  std::promise<void> release;
-  std::shared_future<void> go = release.get_future().share();
-  std::atomic<int> ran{0};
-  for (int i = 0; i < 3; ++i) {
-    ASSERT_TRUE(pool.submit([&ran, go] {
-      go.wait();
-      ++ran;
-    }));
-  }
-  ASSERT_TRUE(eventually([&] { return pool.stats().queued == 1; }));
+  Gate gate(pool);
+  gate.submit(3);
+  ASSERT_TRUE(eventually([&] { return gate.started.load() == 2; }));
+  EXPECT_EQ(pool.stats().queued, 1u);
   EXPECT_EQ(pool.stats().workers, 2u);
-  EXPECT_EQ(ran.load(), 0);
-  release.set_value();
-  ASSERT_TRUE(eventually([&] { return ran.load() == 3; }));
+  gate.open();
+  ASSERT_TRUE(eventually([&] { return gate.finished.load() == 3; }));
   EXPECT_EQ(pool.stats().started, 2u);
 }
 
 TEST(WorkerPool, IdleRetire_BurstShrinksToKeepIdle) {
   WorkerPool pool(config(16, 2, 50ms));
-  std::promise<void> release;
-  std::shared_future<void> go = release.get_future().share();
-  std::atomic<int> running{0};
-  for (int i = 0; i < 6; ++i) {
-    ASSERT_TRUE(pool.submit([&running, go] {
-      ++running;
-      go.wait();
-    }));
-  }
-  ASSERT_TRUE(eventually([&] { return running.load() == 6; }));
-  release.set_value();
+  Gate gate(pool);
+  gate.submit(6);
+  ASSERT_TRUE(eventually([&] { return gate.started.load() == 6; }));
+  gate.open();
   ASSERT_TRUE(eventually([&] { return pool.stats().workers == 2; }));
   EXPECT_EQ(pool.stats().retired, 4u);
   // The two kept stay (several retire periods later) and serve the next.
