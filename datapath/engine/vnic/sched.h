@@ -27,7 +27,7 @@ void Vnic<PortIo, Sched>::update_tx_plain() {
   if constexpr (requires { sched_.isolation(); }) {
     classes = sched_.isolation() != sched::Isolation::kOff;
   }
-  tx_plain_ = !classes && pacer_.count() == 0;
+  tx_plain_ = !classes && pacer_.count() == 0 && !limit_.enabled();
 }
 
 // UD QPs have no address vector of their own (each WR names an AH): their
