@@ -52,6 +52,9 @@ struct ClassConfig {
   std::uint32_t weight = 1;  // weighted classes: share of the bytes, relative
 };
 
+// A weighted class's weight range (the config key `class_weights`).
+inline constexpr std::uint32_t kMaxClassWeight = 65535;
+
 struct TrafficClassConfig {
   std::array<ClassConfig, kNumClasses> classes{};
   // Bytes a flow may send per turn (its DRR quantum) and a weighted class
@@ -63,6 +66,14 @@ struct TrafficClassConfig {
   // rounded up to a power of two).
   std::uint32_t burst = 32;
   std::uint32_t frame_bytes = 4096;
+
+  // The config key `strict_classes`: the classes in `mask` strict, the
+  // others weighted.
+  void set_strict(std::uint8_t mask) {
+    for (std::uint32_t c = 0; c < kNumClasses; ++c) {
+      classes[c].mode = (mask >> c & 1u) != 0 ? ClassMode::kStrict : ClassMode::kWeighted;
+    }
+  }
 };
 
 class TrafficClasses {
@@ -155,6 +166,7 @@ inline void TrafficClasses::remove(FlowId f) {
   unlink(cls_[f], f);
   queued_[f] = 0;
   deficit_[f] = 0;
+  if (q_[cls_[f]].count == 0) q_[cls_[f]].deficit = 0;
   --count_;
 }
 
@@ -226,7 +238,11 @@ TrafficClasses::Turn TrafficClasses::turn(FlowId f, Serve& serve, std::int64_t* 
                                           std::uint32_t* frames) {
   const std::int64_t quantum = cfg_.flow_quantum;
   std::int64_t& d = deficit_[f];
-  d += quantum;
+  // A turn ends with d <= 0 (quantum used, or reset when the flow blocked)
+  // unless a full port cut it short: then it resumes with what is left and
+  // no new quantum. Adding one at every resumption let the flow at the front
+  // of a port that takes one frame per round keep its turn for ever.
+  if (d <= 0) d += quantum;
   while (d > 0) {
     const std::uint64_t want =
         (static_cast<std::uint64_t>(d) + cfg_.frame_bytes - 1) >> frame_shift_;
@@ -252,7 +268,12 @@ template <class Serve>
 bool TrafficClasses::pass(std::uint8_t c, Serve& serve, bool weighted, std::uint32_t* frames) {
   Fifo& q = q_[c];
   const std::int64_t share = static_cast<std::int64_t>(cfg_.classes[c].weight) * cfg_.class_quantum;
-  if (weighted) q.deficit += share;
+  // Likewise per class: a pass ends with deficit <= 0 (overdrawn, or reset)
+  // unless a full port cut it short, and a cut pass resumes (round() starts
+  // the next rotation at its class) without a new share. Adding one at
+  // every resumption starved the other weighted classes while the port
+  // stayed full.
+  if (weighted && q.deficit <= 0) q.deficit += share;
   // A strict pass gives each flow queued at its start one turn. A weighted
   // pass goes round its flows while the class's deficit lasts, or until a
   // whole cycle of turns sent nothing (every flow blocked).
@@ -269,8 +290,13 @@ bool TrafficClasses::pass(std::uint8_t c, Serve& serve, bool weighted, std::uint
     pass_bytes += bytes;
     idle = bytes == 0 ? idle + 1 : 0;
     if (r == Turn::kStop) {
-      // The port is full: f keeps its place for the next round.
-      push_front(c, f);
+      // The port is full: f keeps its place for the next round while its
+      // turn has deficit left; a turn the cut ended goes to the back.
+      if (deficit_[f] > 0) {
+        push_front(c, f);
+      } else {
+        push_back(c, f);
+      }
       return false;
     }
     if (r == Turn::kMore) {
@@ -307,7 +333,10 @@ std::uint32_t TrafficClasses::round(Serve&& serve) {
     rot &= rot - 1;
     if (q_[k].count == 0) continue;
     if (!pass(k, serve, true, &frames)) {
-      next_weighted_ = k;
+      // The next round resumes k's pass if it has deficit left; a pass the
+      // cut ended hands over to the next class, or k would start a new pass
+      // at every round of a full port and starve the others.
+      next_weighted_ = q_[k].deficit > 0 ? k : static_cast<std::uint8_t>((k + 1) % kNumClasses);
       return frames;
     }
   }

@@ -38,6 +38,8 @@ inline constexpr std::string_view isolation_name(Isolation i) {
   }
   return "off";
 }
+// The modes as error messages list them (uroced's config, the testbed's).
+inline constexpr std::string_view kIsolationModes = "\"off\", \"classes\" or \"auto\"";
 inline bool parse_isolation(std::string_view s, Isolation* out) {
   for (Isolation i : {Isolation::kOff, Isolation::kClasses, Isolation::kAuto}) {
     if (s == isolation_name(i)) {

@@ -23,6 +23,9 @@ engine::VnicConfig vnic_config(const EngineHostConfig& c) {
   v.dcqcn.enabled = c.dcqcn;
   v.dcqcn.cnp_interval_ns = c.cnp_interval_ns;
   v.dcqcn.rp.line_rate_bps = c.link_bps;
+  v.sched = c.sched;
+  v.port_limit.limit_bytes = c.tx_limit_bytes;
+  v.port_limit.link_bps = c.link_bps;
   return v;
 }
 

@@ -51,6 +51,10 @@ struct EngineHostConfig {
   // DCQCN (sched/dcqcn.h) at link_bps, with this CNP interval.
   bool dcqcn = false;
   TimeNs cnp_interval_ns = 50'000;
+  // The device's TX policy (isolation off: round robin).
+  sched::TxPolicyConfig sched{};
+  // The port limit (sched/port_limit.h) at link_bps; 0: off.
+  std::uint32_t tx_limit_bytes = 0;
 };
 
 class EngineHost {

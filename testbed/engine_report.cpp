@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <fstream>
 #include <vector>
 
 #include "datapath/engine/pfc_status_json.h"
@@ -90,7 +91,9 @@ Json rc_flows_json(const Simulator& sim) {
     j["dscp"] = c.path.dscp;
     j["start_ns"] = fs.start_ns;
     const int setup = sim.rc_flow_setup()[i];
-    j["setup"] = setup == 0 ? std::string("ok") : std::string(std::strerror(setup));
+    j["setup"] = setup == 0                            ? std::string("ok")
+                 : setup == Simulator::kRcFlowDisabled ? std::string("disabled")
+                                                       : std::string(std::strerror(setup));
     j["src_psn"] = c.src_psn;
     j["dst_psn"] = c.dst_psn;
     j["posted"] = s.posted;
@@ -168,6 +171,7 @@ Json engine_json(const Simulator& sim) {
     x["rq_wqes"] = v.rq_wqes;
     x["timer_fires"] = v.timer_fires;
     x["tx_over_room"] = e->port().counters().tx_over_room;
+    x["tx_limit_stops"] = v.tx_limit_stops;
     // Only with the engine's own PFC (the host's `pfc` key): without it the
     // summary stays as it was.
     if (e->config().pfc_enable != 0) {
@@ -207,6 +211,21 @@ Json engine_json(const Simulator& sim) {
   }
   j["hosts"] = hosts;
   return j;
+}
+
+bool write_mct_csv(const Simulator& sim, const std::string& path) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << "flow,message,mct_ns\n";
+  const Scenario& sc = sim.scenario();
+  for (std::size_t i = 0; i < sim.rc_flows().size(); ++i) {
+    if (!sc.rc_flows[i].enabled || !sc.rc_flows[i].mct_samples) continue;
+    const std::vector<TimeNs>& m = sim.rc_flows()[i]->stats().mct_ns;
+    for (std::size_t k = 0; k < m.size(); ++k) {
+      out << sc.rc_flows[i].name << ',' << k << ',' << m[k] << '\n';
+    }
+  }
+  out.close();
+  return static_cast<bool>(out);
 }
 
 }  // namespace uroce::testbed

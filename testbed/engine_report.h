@@ -6,6 +6,8 @@
 // the engines sent; the frame store).
 #pragma once
 
+#include <string>
+
 #include <nlohmann/json.hpp>
 
 namespace uroce::testbed {
@@ -14,5 +16,10 @@ class Simulator;
 
 nlohmann::ordered_json rc_flows_json(const Simulator& sim);
 nlohmann::ordered_json engine_json(const Simulator& sim);
+
+// rc_mct.csv: `flow,message,mct_ns`, one row per completed message of each
+// enabled [[rc_flow]] with mct_samples, in completion order. False when the
+// file could not be written.
+bool write_mct_csv(const Simulator& sim, const std::string& path);
 
 }  // namespace uroce::testbed

@@ -49,7 +49,8 @@ Host::Host(const HostConfig& cfg)
       rx_server_(cfg.rx_bps != 0 ? cfg.rx_bps : 1, 0, 0) {}
 
 bool Host::offer(const SwitchPacket& p) {
-  auto& q = txq_[p.prio & 7];
+  // The single FIFO of tx_fifo is txq_[0]; the packet keeps its priority.
+  auto& q = txq_[cfg_.tx_fifo ? 0 : p.prio & 7];
   if (q.size() >= cfg_.tx_queue_packets) {
     ++c_.tx_refused;
     return false;
@@ -73,10 +74,12 @@ SwitchTx Host::dequeue(TimeNs now) {
     ++c_.tx_pfc_frames;
     return tx;
   }
-  for (int pr = pfc::kNumPriorities - 1; pr >= 0; --pr) {
-    const auto prio = static_cast<std::uint8_t>(pr);
-    auto& q = txq_[prio];
+  // tx_fifo: txq_[0] only, gated by its head's priority.
+  const int top = cfg_.tx_fifo ? 0 : pfc::kNumPriorities - 1;
+  for (int pr = top; pr >= 0; --pr) {
+    auto& q = txq_[static_cast<std::size_t>(pr)];
     if (q.empty()) continue;
+    const std::uint8_t prio = cfg_.tx_fifo ? q.front().prio & 7 : static_cast<std::uint8_t>(pr);
     // No watchdog on hosts: the verdict is send or wait.
     if (gate_.tx_verdict(prio, now) == pfc::TxVerdict::kWait) {
       if (gate_.resume_at(prio) < tx.wake_at) tx.wake_at = gate_.resume_at(prio);

@@ -4,6 +4,8 @@
 //        skips the packet, counted as refused), PFC frames first, then
 //        priorities 7..0, each gated by a PauseGate that honours the PFC
 //        frames the switch sends (malformed ones counted by the codec).
+//        With tx_fifo, one FIFO (bounded likewise) in arrival order: its
+//        head waits while its priority is paused, and all behind it.
 //   RX   with rx_bps = 0 every packet is consumed on arrival. With a finite
 //        rx_bps the host is a slow receiver: packets wait in a receive
 //        queue served at rx_bps, charged to an IngressAccounting that
@@ -43,6 +45,9 @@ struct HostConfig {
   std::uint64_t rx_bps = 0;    // 0: consume on arrival
   pfc::IngressConfig ingress;  // used with a finite rx_bps
   std::uint32_t tx_queue_packets = 64;
+  // One FIFO for every data frame instead of one per priority (the
+  // scenario's `tx_queue = "fifo"`): the queue of a memif or af_packet ring.
+  bool tx_fifo = false;
   pfc::TtlMonitorConfig ttl;
 };
 

@@ -4,9 +4,11 @@
 #include <filesystem>
 #include <fstream>
 
+#include "testbed/engine_report.h"
 #include "testbed/pcap_tap.h"
 #include "testbed/recorder.h"
 #include "testbed/report.h"
+#include "testbed/simulator.h"
 
 namespace uroce::testbed {
 
@@ -73,6 +75,15 @@ RunResult run_scenario(const Scenario& sc_in, const RunOptions& opts) {
   }
   if (files && any_pcap) {
     if (auto e = tap.close(); !e.empty()) return fail_io(e);
+  }
+  if (files) {
+    bool any = false;
+    for (const RcFlowSpec& f : sc.rc_flows) any = any || (f.enabled && f.mct_samples);
+    if (any) {
+      const std::string p = (dir / "rc_mct.csv").string();
+      if (!write_mct_csv(sim, p)) return fail_io(p + ": write failed");
+      res.files.push_back(p);
+    }
   }
   if (opts.summary_text || files) res.summary = summary_json(sim);
   if (files) {

@@ -68,10 +68,12 @@ std::string resolve(const Scenario& sc, Topology& out) {
     if (auto e = add_name(sc.hosts[i].name, idx("host", i)); !e.empty()) return e;
     // The engine's own PFC and its CPU cost exist only where the engine runs.
     const HostSpec& hs = sc.hosts[i];
-    const char* key = hs.engine_pfc != 0       ? ".pfc"
-                      : hs.engine_poll_ns != 0 ? ".poll_cost_us"
-                      : hs.engine_dcqcn        ? ".dcqcn"
-                                               : nullptr;
+    const char* key = hs.engine_pfc != 0                                    ? ".pfc"
+                      : hs.engine_poll_ns != 0                              ? ".poll_cost_us"
+                      : hs.engine_dcqcn                                     ? ".dcqcn"
+                      : hs.engine_sched.isolation != sched::Isolation::kOff ? ".isolation"
+                      : hs.engine_tx_limit_bytes != 0                       ? ".tx_limit_bytes"
+                                                                            : nullptr;
     if (!hs.engine && key != nullptr) {
       return idx("host", i) + " (" + hs.name + ")" + key + ": host '" + hs.name +
              "' does not run the engine (kind = \"engine\")";

@@ -25,6 +25,8 @@
 #include "datapath/wire/addr.h"
 #include "pfc/sinks.h"
 #include "pfc/storm_watchdog.h"
+#include "sched/port_limit.h"
+#include "sched/tx_policy.h"
 #include "testbed/switch/shared_buffer.h"
 #include "testbed/switch/switch_model.h"
 
@@ -74,6 +76,19 @@ struct HostSpec {
   // CNP interval.
   bool engine_dcqcn = false;
   TimeNs engine_cnp_interval_ns = 50'000;
+  // Engine hosts only: the device's TX policy, read through uroced's device
+  // keys of the same names and rules (`isolation`, `strict_classes`,
+  // `class_weights`; docs/sched.md).
+  sched::TxPolicyConfig engine_sched{};
+  // The host's TX queue below the engine (key `tx_queue`): false
+  // ("priority", the default) one FIFO per PFC priority served 7..0, as an
+  // RNIC's per-class queues; true ("fifo") one FIFO for every data frame,
+  // as a memif or af_packet ring: a frame waits behind all queued before it
+  // whatever its priority, and a paused priority at its head holds the rest.
+  bool tx_fifo = false;
+  // Engine hosts only: the engine's port limit (sched/port_limit.h; key
+  // `tx_limit_bytes`, uroced's device key), at the host's link rate; 0: off.
+  std::uint32_t engine_tx_limit_bytes = 0;
 };
 
 struct SwitchSpec {
@@ -131,6 +146,13 @@ struct RcFlowSpec {
   std::uint8_t ttl = 64;
   std::uint8_t timeout = 14;
   TimeNs start_ns = 0;
+  // false: the flow is left out of the run (no QPs; reported as
+  // "disabled"), so one file can hold every point of an experiment and
+  // --set picks the flows of each.
+  bool enabled = true;
+  // true: every message's completion time (completion seen by the source -
+  // post) goes to rc_mct.csv in the output directory, for a CDF.
+  bool mct_samples = false;
 };
 
 // A raw MAC Control frame sent from `from` to its neighbour `to` at `at`:

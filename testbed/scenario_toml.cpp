@@ -143,6 +143,34 @@ void host_keys(Fields& f, HostSpec& h) {
   read_time(f, "poll_cost_us", h.engine_poll_ns, 1e3, 1e6, false);
   f.boolean("dcqcn", h.engine_dcqcn);
   read_time(f, "cnp_interval_us", h.engine_cnp_interval_ns, 1e3, 1e6, false);
+  // uroced's device keys of the same names (apps/uroced/config_toml.cpp),
+  // through the same sched/ definitions.
+  std::string iso;
+  if (f.str("isolation", iso) && !sched::parse_isolation(iso, &h.engine_sched.isolation)) {
+    f.reject("isolation", "'" + iso + "' is not " + std::string(sched::kIsolationModes));
+  }
+  std::uint8_t strict = 0;
+  if (f.int_array("strict_classes", "an array of classes 0..7", sched::kNumClasses, 0,
+                  sched::kNumClasses - 1, [&](std::size_t, std::int64_t c) {
+                    strict = static_cast<std::uint8_t>(strict | (1u << c));
+                  })) {
+    h.engine_sched.classes.set_strict(strict);
+  }
+  f.int_array("class_weights", "an array of at most 8 weights", sched::kNumClasses, 1,
+              sched::kMaxClassWeight, [&](std::size_t c, std::int64_t w) {
+                h.engine_sched.classes.classes[c].weight = static_cast<std::uint32_t>(w);
+              });
+  f.integer("tx_limit_bytes", h.engine_tx_limit_bytes, 0, sched::kMaxPortLimitBytes);
+  std::string txq;
+  if (f.str("tx_queue", txq)) {
+    if (txq == "fifo") {
+      h.tx_fifo = true;
+    } else if (txq == "priority") {
+      h.tx_fifo = false;
+    } else {
+      f.reject("tx_queue", "'" + txq + "' is not \"priority\" or \"fifo\"");
+    }
+  }
 }
 
 void rc_flow_keys(Fields& f, RcFlowSpec& r) {
@@ -166,6 +194,8 @@ void rc_flow_keys(Fields& f, RcFlowSpec& r) {
   f.integer("ttl", r.ttl, 1, 255);
   f.integer("timeout", r.timeout, 1, 31);
   read_time(f, "start_us", r.start_ns, 1e3, kMaxUs, false);
+  f.boolean("enabled", r.enabled);
+  f.boolean("mct_samples", r.mct_samples);
 }
 
 void flow_keys(Fields& f, FlowSpec& fl) {

@@ -46,6 +46,7 @@ HostConfig host_config(const Scenario& sc, const Topology& topo, std::uint32_t h
   c.ingress.link_bps = c.link_bps;
   c.ingress.refresh_percent = sc.pfc.refresh_percent;
   c.tx_queue_packets = hs.tx_queue_packets + (hs.engine ? kEngineTxSlack : 0);
+  c.tx_fifo = hs.tx_fifo;
   c.ttl.own_mac = topo.macs[h];
   c.ttl.own_ip = topo.ips[h];
   // One usual-TTL entry per source host; a loop shows as outliers.
@@ -108,9 +109,10 @@ void Simulator::setup_engines() {
   engines_.resize(topo_.num_hosts);
   engine_poll_at_.assign(topo_.num_hosts, kNever);
   std::vector<std::uint32_t> endpoints(topo_.num_hosts, 0);
-  for (const ResolvedFlow& rf : topo_.rc_flows) {
-    ++endpoints[rf.src];
-    ++endpoints[rf.dst];
+  for (std::size_t f = 0; f < topo_.rc_flows.size(); ++f) {
+    if (!sc_.rc_flows[f].enabled) continue;
+    ++endpoints[topo_.rc_flows[f].src];
+    ++endpoints[topo_.rc_flows[f].dst];
   }
   for (std::uint32_t h = 0; h < topo_.num_hosts; ++h) {
     if (!sc_.hosts[h].engine) continue;
@@ -126,6 +128,8 @@ void Simulator::setup_engines() {
     c.poll_ns = sc_.hosts[h].engine_poll_ns;
     c.dcqcn = sc_.hosts[h].engine_dcqcn;
     c.cnp_interval_ns = sc_.hosts[h].engine_cnp_interval_ns;
+    c.sched = sc_.hosts[h].engine_sched;
+    c.tx_limit_bytes = sc_.hosts[h].engine_tx_limit_bytes;
     engines_[h] = std::make_unique<EngineHost>(c, frames_);
   }
   rc_setup_.assign(sc_.rc_flows.size(), 0);
@@ -154,6 +158,10 @@ void Simulator::setup_engines() {
     c.pattern_seed = r >> 48 ^ derive_seed(seed_, kPurposeRcFlow, f + 0x8000);
     rc_flows_.push_back(
         std::make_unique<RcFlow>(c, engines_[rf.src]->driver(), engines_[rf.dst]->driver()));
+    if (!fs.enabled) {
+      rc_setup_[f] = kRcFlowDisabled;
+      continue;
+    }
     rc_setup_[f] = rc_flows_.back()->setup();
     if (rc_setup_[f] != 0) continue;
     engines_[rf.src]->add_endpoint(rc_flows_.back().get(), true);

@@ -144,6 +144,9 @@ class Simulator {
   const std::vector<std::unique_ptr<EngineHost>>& engines() const { return engines_; }
   const std::vector<std::unique_ptr<RcFlow>>& rc_flows() const { return rc_flows_; }
   // 0 or the errno the flow's QP setup failed with.
+  // Per [[rc_flow]]: 0 (set up), an errno of its setup, or
+  // kRcFlowDisabled (`enabled = false`: no QPs, never started).
+  static constexpr int kRcFlowDisabled = -1;
   const std::vector<int>& rc_flow_setup() const { return rc_setup_; }
   const FrameStore& frame_store() const { return frames_; }
   const EngineFrameCounters& engine_frames() const { return engine_ctr_; }

@@ -120,7 +120,7 @@ std::string parse_device_spec(std::string_view spec, std::size_t index, DeviceCo
     } else if (name == "dcqcn") {
       err = parse_on_off(val, key, &out->dcqcn.enabled);
     } else if (name == "tx_ttl" || name == "link_mbps" || name == "pace_granularity_ns" ||
-               name == "cnp_dscp" || name == "cnp_interval_us") {
+               name == "cnp_dscp" || name == "cnp_interval_us" || name == "tx_limit_bytes") {
       std::int64_t v = 0;
       const auto r = std::from_chars(val.data(), val.data() + val.size(), v);
       if (val.empty() || r.ec != std::errc() || r.ptr != val.data() + val.size()) {
@@ -133,6 +133,8 @@ std::string parse_device_spec(std::string_view spec, std::size_t index, DeviceCo
         err = set_cnp_dscp(v, key, out);
       } else if (name == "cnp_interval_us") {
         err = set_cnp_interval_us(v, key, out);
+      } else if (name == "tx_limit_bytes") {
+        err = set_tx_limit_bytes(v, key, out);
       } else {
         err = set_pace_granularity(v, key, out);
       }
@@ -141,7 +143,7 @@ std::string parse_device_spec(std::string_view spec, std::size_t index, DeviceCo
             ": unknown key (expected name, port, mac, ipv4, ipv6, mtu, drop_tx_every, "
             "drop_rx_every, drop_tx_rate, drop_rx_rate, drop_seed, pfc, tx_ttl, "
             "link_mbps, isolation, strict_classes, class_weights, pace_granularity_ns, "
-            "dcqcn, cnp_dscp or cnp_interval_us)";
+            "tx_limit_bytes, dcqcn, cnp_dscp or cnp_interval_us)";
     }
     if (!err.empty()) return err;
     seen.insert(name);

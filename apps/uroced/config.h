@@ -30,6 +30,7 @@
 #include "datapath/wire/opcodes.h"
 #include "sched/dcqcn.h"
 #include "sched/pacer.h"
+#include "sched/port_limit.h"
 #include "sched/tx_policy.h"
 
 namespace uroce::daemon {
@@ -82,6 +83,10 @@ struct DeviceConfig {
   // DCQCN (sched/dcqcn.h, docs/sched.md): keys dcqcn (on/off), cnp_dscp,
   // cnp_interval_us; its line rate is the link speed (link_bps above).
   sched::DcqcnSettings dcqcn{};
+  // The pump's bound on the port's backlog (sched/port_limit.h,
+  // docs/sched.md); key tx_limit_bytes (0: off). Its link rate is the link
+  // speed (link_bps above).
+  std::uint32_t tx_limit_bytes = 0;
 };
 
 // Ethernet MTU bounds; every accepted MTU carries at least a 512-byte path

@@ -236,18 +236,13 @@ std::string set_link_mbps(std::int64_t v, const std::string& key, DeviceConfig* 
 
 std::string set_isolation(std::string_view s, const std::string& key, DeviceConfig* d) {
   if (!sched::parse_isolation(s, &d->sched.isolation)) {
-    return key + ": " + in_quotes(s) +
-           " is not an isolation mode (expected \"off\", \"classes\" or \"auto\")";
+    return key + ": " + in_quotes(s) + " is not an isolation mode (expected " +
+           std::string(sched::kIsolationModes) + ")";
   }
   return {};
 }
 
-void set_strict_classes(std::uint8_t mask, DeviceConfig* d) {
-  for (std::uint32_t c = 0; c < sched::kNumClasses; ++c) {
-    d->sched.classes.classes[c].mode =
-        (mask >> c & 1u) != 0 ? sched::ClassMode::kStrict : sched::ClassMode::kWeighted;
-  }
-}
+void set_strict_classes(std::uint8_t mask, DeviceConfig* d) { d->sched.classes.set_strict(mask); }
 
 std::string set_class_weight(std::size_t c, std::int64_t w, const std::string& key,
                              DeviceConfig* d) {
@@ -288,6 +283,15 @@ std::string set_pace_granularity(std::int64_t v, const std::string& key, DeviceC
            ".." + std::to_string(kMaxPaceGranularityNs);
   }
   d->pacer.granularity_ns = static_cast<TimeNs>(v);
+  return {};
+}
+
+std::string set_tx_limit_bytes(std::int64_t v, const std::string& key, DeviceConfig* d) {
+  if (v < 0 || v > sched::kMaxPortLimitBytes) {
+    return key + ": " + std::to_string(v) + " is outside 0.." +
+           std::to_string(sched::kMaxPortLimitBytes) + " (0 = no limit)";
+  }
+  d->tx_limit_bytes = static_cast<std::uint32_t>(v);
   return {};
 }
 

@@ -80,7 +80,7 @@ std::string set_tx_ttl(std::int64_t v, const std::string& key, DeviceConfig* d);
 std::string set_link_mbps(std::int64_t v, const std::string& key, DeviceConfig* d);
 
 // ---- TX scheduling keys (docs/sched.md) ----------------------------------------
-inline constexpr std::int64_t kMaxClassWeight = 65535;
+inline constexpr std::int64_t kMaxClassWeight = sched::kMaxClassWeight;
 inline constexpr std::int64_t kMinPaceGranularityNs = 100;
 inline constexpr std::int64_t kMaxPaceGranularityNs = 1'000'000;
 
@@ -97,6 +97,8 @@ std::string set_class_weight(std::size_t c, std::int64_t w, const std::string& k
 std::string parse_class_weights(std::string_view s, const std::string& key, DeviceConfig* d);
 
 std::string set_pace_granularity(std::int64_t v, const std::string& key, DeviceConfig* d);
+
+std::string set_tx_limit_bytes(std::int64_t v, const std::string& key, DeviceConfig* d);
 
 // ---- DCQCN keys (docs/sched.md "DCQCN") ---------------------------------------
 inline constexpr std::int64_t kMaxCnpIntervalUs = 1'000'000;

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "datapath/engine/gsi_queue.h"
+#include "datapath/engine/mbuf_tx_counters.h"
 #include "datapath/engine/vnic_api.h"
 #include "datapath/engine/vnic_types.h"
 #include "datapath/port/arp_agent.h"
@@ -39,6 +40,10 @@ struct DeviceSnapshot {
   std::uint32_t qps = 0, cqs = 0, srqs = 0, ahs = 0, mrs = 0;
   std::vector<engine::QpStatus> qp_status;  // filled only when asked
   engine::PfcStatus pfc{};                  // PFC and TTL (pfc_endpoint.h)
+  // The port's TX sink (mbuf_tx_counters.h) where the port has one: frames the
+  // PMD refused (its ring was full), bursts, mbufs it could not get.
+  bool has_port_tx = false;
+  engine::MbufTxCounters port_tx{};
 };
 
 class Device {

@@ -201,6 +201,8 @@ int run(const DaemonConfig& cfg) {
     vc.pfc.link_bps = link_bps(d, ports[i]->port_id());
     vc.sched = d.sched;
     vc.pacer = d.pacer;
+    vc.port_limit.limit_bytes = d.tx_limit_bytes;
+    vc.port_limit.link_bps = vc.pfc.link_bps;
     vc.dcqcn = d.dcqcn;
     vc.dcqcn.rp.line_rate_bps = vc.pfc.link_bps;
     if (d.dcqcn.enabled) {
@@ -210,6 +212,10 @@ int run(const DaemonConfig& cfg) {
     }
     if (d.sched.isolation != sched::Isolation::kOff) {
       spdlog::info("{}: TX isolation {}", d.name, sched::isolation_name(d.sched.isolation));
+    }
+    if (d.tx_limit_bytes != 0) {
+      spdlog::info("{}: TX port limit {} bytes at {} Mb/s", d.name, d.tx_limit_bytes,
+                   vc.pfc.link_bps / 1'000'000);
     }
     if (d.pfc.enable != 0) {
       spdlog::info("{}: PFC on priorities mask 0x{:02x} at {} Mb/s, tx_ttl {}", d.name,

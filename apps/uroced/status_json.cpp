@@ -181,6 +181,7 @@ json counters_json(const engine::VnicCounters& c) {
   j["tx_arp_no_buffer"] = c.tx_arp_no_buffer;
   j["tx_flushed"] = c.tx_flushed;
   j["tx_pumped"] = c.tx_pumped;
+  j["tx_limit_stops"] = c.tx_limit_stops;
   j["tx_impair_drop"] = c.tx_impair_drop;
   j["tx_gsi"] = c.tx_gsi;
   j["tx_gsi_no_buffer"] = c.tx_gsi_no_buffer;
@@ -355,6 +356,14 @@ json device_json(const Device& d, const DeviceSnapshot& s) {
   j["active_mtu"] = wire::path_mtu_bytes(d.active_mtu());
   j["objects"] = {{"qps", s.qps}, {"cqs", s.cqs}, {"srqs", s.srqs}, {"mrs", s.mrs}, {"ahs", s.ahs}};
   j["counters"] = counters_json(s.counters);
+  if (s.has_port_tx) {
+    const engine::MbufTxCounters& t = s.port_tx;
+    j["counters"]["port_tx"] = {{"committed", t.committed},   {"sent", t.sent},
+                                {"bursts", t.bursts},         {"refused", t.refused},
+                                {"no_mbuf", t.no_mbuf},       {"oversize", t.oversize},
+                                {"burst_full", t.burst_full}, {"bad_commit", t.bad_commit},
+                                {"discarded", t.discarded}};
+  }
   j["arp"] = arp_json(s.arp);
   j["pfc"] = engine::pfc_status_json(s.pfc);
   j["sched"] = sched_json(c);

@@ -9,6 +9,7 @@
 
 #include <functional>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include "apps/uroced/device.h"
@@ -128,6 +129,11 @@ class VnicDevice final : public Device {
       out->mrs = vnic_.mr_count();
       if (with_qps) vnic_.qp_status(&out->qp_status);
       out->pfc = vnic_.pfc_status();
+      if constexpr (std::is_same_v<std::decay_t<decltype(vnic_.io().tx().counters())>,
+                                   engine::MbufTxCounters>) {
+        out->has_port_tx = true;
+        out->port_tx = vnic_.io().tx().counters();
+      }
     });
   }
   void gsi_drain(std::vector<engine::GsiMad>* out) override {

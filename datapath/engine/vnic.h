@@ -291,6 +291,7 @@ class Vnic {
   TimeNs pfc_next_deadline() const { return pfc_.next_deadline(now_); }
   const Sched& scheduler() const { return sched_; }
   const sched::Pacer& pacer() const { return pacer_; }
+  const sched::PortLimit& port_limit() const { return limit_; }
   PortIo& io() { return io_; }
 
  private:
@@ -398,8 +399,10 @@ class Vnic {
   std::vector<std::uint32_t> free_;  // free QP slots (stack)
   std::vector<std::uint32_t> live_;  // used QP slots (control path: status)
   Sched sched_;
-  sched::Pacer pacer_;  // QPs with a rate limit, and the wheel they wait in
-  // No classes and no paced QP: the pump takes the plain path (tx.h).
+  sched::Pacer pacer_;      // QPs with a rate limit, and the wheel they wait in
+  sched::PortLimit limit_;  // the pump's bound on the port's backlog (tx.h)
+  // No classes, no paced QP and no port limit: the pump takes the plain
+  // path (tx.h).
   // Kept by update_tx_plain() on the control path.
   bool tx_plain_ = true;
   // Isolation auto: the doorbell phase reports each send WR (sched.h).

@@ -30,6 +30,7 @@
 #include "datapath/wire/parser.h"
 #include "sched/dcqcn.h"
 #include "sched/pacer.h"
+#include "sched/port_limit.h"
 #include "sched/tx_policy.h"
 
 namespace uroce::engine {
@@ -65,6 +66,10 @@ struct VnicConfig {
   // default; and the pacer's timing wheel (sched/pacer.h).
   sched::TxPolicyConfig sched{};
   sched::PacerConfig pacer{};
+  // A bound on the bytes the pump hands the port beyond what the link has
+  // sent (sched/port_limit.h); off by default. link_bps is the device's
+  // link rate.
+  sched::PortLimitConfig port_limit{};
   // DCQCN (sched/dcqcn.h, vnic/cc.h): off by default. rp.line_rate_bps is
   // the device's link rate.
   sched::DcqcnSettings dcqcn{};
@@ -105,6 +110,7 @@ struct VnicCounters {
   std::uint64_t tx_arp_no_buffer = 0;  // ARP or ND frame dropped: no TX buffer
   std::uint64_t tx_flushed = 0;        // frames the port accepted at flush
   std::uint64_t tx_pumped = 0;         // frames emitted in the pump phase
+  std::uint64_t tx_limit_stops = 0;    // pumps the port limit ended or held back
   std::uint64_t tx_loopback = 0;       // frames to our own MAC, looped back
   std::uint64_t tx_loopback_drop = 0;  // of those, dropped: loopback queue full
   std::uint64_t tx_impair_drop = 0;    // RoCEv2 frames dropped by loss injection

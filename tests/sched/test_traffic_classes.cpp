@@ -154,6 +154,41 @@ TEST(TrafficClasses_Round, PortStopKeepsTheFlowAtTheFront) {
   EXPECT_EQ(fl.calls.front(), 0u);
 }
 
+// A port that takes one frame per round (a full TX queue draining one frame
+// at a time) cuts every turn short; the cut turn and pass resume with what
+// is left of their quanta, so flows and weighted classes still share.
+TEST(TrafficClasses_Round, PortTakingOneFramePerRoundStillSharesFlowsAndClasses) {
+  TrafficClassConfig c = config(ClassMode::kWeighted, ClassMode::kWeighted);
+  // Not a multiple of flow_quantum: a class's pass can run out in the
+  // middle of a flow's turn, which the full port then cuts.
+  c.class_quantum = 6000;
+  TrafficClasses tc(8, c);
+  tc.set_class(0, 0);
+  tc.set_class(1, 0);
+  tc.set_class(2, 2);
+  Flows fl(8);
+  fl.left = {1000000, 1000000, 1000000, 0, 0, 0, 0, 0};
+  tc.activate(0);
+  tc.activate(1);
+  tc.activate(2);
+  // The longest run of rounds whose frame was class 0's: one pass, 6000
+  // bytes plus what its last turn overdraws, at most 7 frames.
+  int run = 0;
+  int longest = 0;
+  for (int i = 0; i < 3000; ++i) {
+    fl.port_room = 1;
+    const std::uint64_t before = fl.sent[2];
+    tc.round(fl);
+    run = fl.sent[2] == before ? run + 1 : 0;
+    longest = std::max(longest, run);
+  }
+  EXPECT_LE(longest, 7);
+  // Class 0 and class 2 share 1:1 (weights 1), class 0's two flows 1:1.
+  EXPECT_NEAR(static_cast<double>(fl.sent[2]), 1500000.0, 20000.0);
+  EXPECT_NEAR(static_cast<double>(fl.sent[0]), 750000.0, 20000.0);
+  EXPECT_NEAR(static_cast<double>(fl.sent[1]), 750000.0, 20000.0);
+}
+
 TEST(TrafficClasses_SetClass, MovesAQueuedFlowToItsNewClass) {
   TrafficClasses tc(4, config(ClassMode::kStrict, ClassMode::kWeighted));
   Flows fl(4);

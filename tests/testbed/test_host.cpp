@@ -72,6 +72,27 @@ TEST(Host_Tx, BoundedFifosStrictPriorityAndPauses) {
   EXPECT_EQ(h.counters().rx_pfc_frames, 1u);
 }
 
+// tx_fifo: one FIFO in arrival order, bounded as a whole; a paused head
+// holds everything behind it, whatever its priority.
+TEST(Host_Tx, OneFifoKeepsArrivalOrderAndItsHeadBlocks) {
+  HostConfig c = cfg();
+  c.tx_fifo = true;
+  c.tx_queue_packets = 3;
+  Host h(c);
+  EXPECT_TRUE(h.offer(pkt(3, 100)));
+  EXPECT_TRUE(h.offer(pkt(6, 200)));
+  EXPECT_TRUE(h.offer(pkt(0, 300)));
+  EXPECT_FALSE(h.offer(pkt(7)));  // three in all
+  EXPECT_EQ(h.tx_queued(), 3u);
+  EXPECT_EQ(h.on_control(pause(100), 0), wire::PfcParseError::kOk);
+  const SwitchTx held = h.dequeue(0);  // the priority-3 head is paused
+  EXPECT_EQ(held.kind, SwitchTx::Kind::kNone);
+  EXPECT_EQ(held.wake_at, 5120u);
+  EXPECT_EQ(h.dequeue(5120).pkt.bytes, 100u);
+  EXPECT_EQ(h.dequeue(5120).pkt.bytes, 200u);
+  EXPECT_EQ(h.dequeue(5120).pkt.bytes, 300u);
+}
+
 TEST(Host_Rx, UnlimitedReceiverConsumesOnArrival) {
   Host h(cfg());
   EXPECT_EQ(h.on_packet(pkt(3), 0), Host::Rx::kConsumed);

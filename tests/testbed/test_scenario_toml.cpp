@@ -232,11 +232,11 @@ TEST(ScenarioToml_Parse, EnginePfcHostKeys) {
 // --set (scenario_from_file with overrides): a key in a table, a new table,
 // an entry of an array of tables; the result goes through the same checks.
 TEST(ScenarioToml_Overrides, SetChangesTheFileBeforeItIsRead) {
-  const std::string path =
-      std::string(UROCE_SOURCE_ROOT) + "/testbed/scenarios/dcqcn_incast.toml";
+  const std::string path = std::string(UROCE_SOURCE_ROOT) + "/testbed/scenarios/dcqcn_incast.toml";
   Scenario sc;
-  ASSERT_EQ(scenario_from_file(path, {"scenario.duration_ms=5", "defaults.host.dcqcn=false",
-                                      "rc_flow.2.window=3", "deadlock.enabled=false"},
+  ASSERT_EQ(scenario_from_file(path,
+                               {"scenario.duration_ms=5", "defaults.host.dcqcn=false",
+                                "rc_flow.2.window=3", "deadlock.enabled=false"},
                                sc),
             "");
   EXPECT_EQ(sc.duration_ns, 5 * kNsPerMs);
@@ -251,9 +251,43 @@ TEST(ScenarioToml_Overrides, SetChangesTheFileBeforeItIsRead) {
   for (const HostSpec& h : plain.hosts) EXPECT_TRUE(h.engine_dcqcn) << h.name;
 }
 
+// isolation.toml holds every flow disabled; the engine host keys of the TX
+// policy and queue read as uroced's device keys do.
+TEST(ScenarioToml_Isolation, EngineTxKeysAndDisabledFlows) {
+  const std::string path = std::string(UROCE_SOURCE_ROOT) + "/testbed/scenarios/isolation.toml";
+  Scenario sc;
+  ASSERT_EQ(scenario_from_file(path,
+                               {"defaults.host.isolation=\"classes\"",
+                                "defaults.host.class_weights=[1,1,1,4]",
+                                "defaults.host.tx_limit_bytes=4096", "rc_flow.0.enabled=true"},
+                               sc),
+            "");
+  ASSERT_EQ(sc.hosts.size(), 2u);
+  for (const HostSpec& h : sc.hosts) {
+    EXPECT_EQ(h.engine_sched.isolation, sched::Isolation::kClasses);
+    EXPECT_EQ(h.engine_sched.classes.classes[6].mode, sched::ClassMode::kStrict);
+    EXPECT_EQ(h.engine_sched.classes.classes[3].mode, sched::ClassMode::kWeighted);
+    EXPECT_EQ(h.engine_sched.classes.classes[3].weight, 4u);
+    EXPECT_EQ(h.engine_sched.classes.classes[7].weight, 1u);
+    EXPECT_TRUE(h.tx_fifo);
+    EXPECT_EQ(h.engine_tx_limit_bytes, 4096u);
+  }
+  ASSERT_EQ(sc.rc_flows.size(), 18u);
+  EXPECT_TRUE(sc.rc_flows[0].enabled);
+  EXPECT_TRUE(sc.rc_flows[0].mct_samples);
+  for (std::size_t f = 1; f < sc.rc_flows.size(); ++f) EXPECT_FALSE(sc.rc_flows[f].enabled) << f;
+  EXPECT_EQ(scenario_from_file(path, {"defaults.host.isolation=\"wfq\""}, sc),
+            "defaults.host.isolation: 'wfq' is not \"off\", \"classes\" or \"auto\"");
+  ASSERT_EQ(scenario_from_file(path, {"defaults.host.isolation=\"auto\""}, sc), "");
+  EXPECT_EQ(sc.hosts[0].engine_sched.isolation, sched::Isolation::kAuto);
+  EXPECT_EQ(scenario_from_file(path, {"defaults.host.tx_queue=\"lifo\""}, sc),
+            "defaults.host.tx_queue: 'lifo' is not \"priority\" or \"fifo\"");
+  EXPECT_EQ(scenario_from_file(path, {"defaults.host.class_weights=[1,0]"}, sc),
+            "defaults.host.class_weights[1]: 0 is out of range 1..65535");
+}
+
 TEST(ScenarioToml_Overrides, BadOverridesAreNamed) {
-  const std::string path =
-      std::string(UROCE_SOURCE_ROOT) + "/testbed/scenarios/dcqcn_incast.toml";
+  const std::string path = std::string(UROCE_SOURCE_ROOT) + "/testbed/scenarios/dcqcn_incast.toml";
   Scenario sc;
   EXPECT_EQ(scenario_from_file(path, {"scenario.duration_ms"}, sc),
             "--set scenario.duration_ms: expected PATH=VALUE");

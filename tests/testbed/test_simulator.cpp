@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
 #include "testbed/engine_host.h"
 #include "testbed/rc_flow.h"
 #include "testbed/report.h"
@@ -442,6 +446,74 @@ TEST(Simulator_Dcqcn, WithoutDcqcnTheSameIncastPauses) {
   // The queue toward r grew past what DCQCN let it reach.
   const SimRun on(incast(true));
   EXPECT_GT(s1.counters(8, 3).peak_bytes, on.sim->switches()[0].counters(8, 3).peak_bytes);
+}
+
+// Isolation on engine hosts (isolation.toml, 4 ms): the latency flow (16-byte
+// WRITEs, one outstanding, strict class 6) alone and beside four elephants
+// (1 MiB WRITEs, class 0), b's TX queue one FIFO of 1024 frames as a memif
+// ring. docs/sched.md ("Isolation in the testbed") has the full set.
+struct IsoPoint {
+  bool lat = true;
+  bool elephants = true;
+  const char* isolation = "classes";
+  std::uint32_t limit = 4096;  // tx_limit_bytes
+};
+
+Scenario isolation(const IsoPoint& p) {
+  std::vector<std::string> sets = {"scenario.duration_ms=4",
+                                   std::string("defaults.host.isolation=\"") + p.isolation + "\"",
+                                   "defaults.host.tx_limit_bytes=" + std::to_string(p.limit)};
+  if (p.lat) sets.push_back("rc_flow.0.enabled=true");
+  for (int e = 2; p.elephants && e < 6; ++e) {
+    sets.push_back("rc_flow." + std::to_string(e) + ".enabled=true");
+  }
+  Scenario sc;
+  EXPECT_EQ(scenario_from_file(std::string(UROCE_SOURCE_ROOT) + "/testbed/scenarios/isolation.toml",
+                               sets, sc),
+            "");
+  return sc;
+}
+
+// The nearest-rank 99th percentile of the latency flow's completion times.
+TimeNs lat_p99(const SimRun& r) {
+  std::vector<TimeNs> v = r.sim->rc_flows()[0]->stats().mct_ns;
+  EXPECT_FALSE(v.empty());
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[(v.size() * 99 + 99) / 100 - 1];
+}
+
+std::uint64_t elephant_bytes(const SimRun& r) {
+  std::uint64_t b = 0;
+  for (std::size_t f = 2; f < 6; ++f) b += r.sim->rc_flows()[f]->stats().bytes;
+  return b;
+}
+
+TEST(Simulator_Isolation, StrictClassBesideElephantsStaysNearItsAloneLatency) {
+  const SimRun alone(isolation({.elephants = false}));
+  const SimRun eleph(isolation({.lat = false}));
+  const SimRun both(isolation({}));
+  const TimeNs p99_alone = lat_p99(alone);
+  EXPECT_GT(both.sim->rc_flows()[0]->stats().completed, 400u);
+  EXPECT_LE(lat_p99(both), p99_alone * 3 / 2);
+  // The elephants keep their bandwidth (the latency flow's bytes are few).
+  EXPECT_GE(elephant_bytes(both) * 10, elephant_bytes(eleph) * 9);
+  EXPECT_GT(both.sim->engines()[1]->vnic().counters().tx_limit_stops, 0u);
+}
+
+TEST(Simulator_Isolation, WithIsolationOffTheLatencyFlowWaitsItsRoundRobinTurn) {
+  const SimRun alone(isolation({.elephants = false, .isolation = "off"}));
+  const SimRun both(isolation({.isolation = "off"}));
+  EXPECT_GT(lat_p99(both), lat_p99(alone) * 3 / 2);
+}
+
+// Without the port limit the FIFO below the scheduler fills with elephant
+// frames and the strict class waits behind all of them.
+TEST(Simulator_Isolation, DeepFifoBelowTheSchedulerDefeatsTheStrictClass) {
+  const SimRun alone(isolation({.elephants = false, .limit = 0}));
+  const SimRun both(isolation({.limit = 0}));
+  EXPECT_GT(lat_p99(both), lat_p99(alone) * 10);
+  EXPECT_EQ(both.sim->engines()[1]->vnic().counters().tx_limit_stops, 0u);
 }
 
 }  // namespace

@@ -26,6 +26,7 @@ Vnic<PortIo, Sched>::Vnic(const VnicConfig& cfg, PortIo& io)
       qps_(cfg.max_qps == 0 ? 1 : cfg.max_qps),
       sched_(make_sched(cfg, static_cast<std::uint32_t>(qps_.size()))),
       pacer_(static_cast<std::uint32_t>(qps_.size()), cfg.pacer, 0),
+      limit_(cfg.port_limit),
       srq_slots_(cfg.max_srqs == 0 ? 1 : cfg.max_srqs, nullptr),
       timers_(static_cast<std::uint32_t>(qps_.size())),
       loop_(kLoopbackSlots, frame_slot_bytes(cfg)),
@@ -580,7 +581,9 @@ TimeNs Vnic<PortIo, Sched>::deadline(std::uint32_t qpn) const {
 template <class PortIo, sched::TxScheduler Sched>
 TimeNs Vnic<PortIo, Sched>::next_deadline() const {
   if (loop_.size() != 0) return now_;
-  const TimeNs t = std::min(timers_.earliest(), pfc_next_deadline());
+  TimeNs t = std::min(timers_.earliest(), pfc_next_deadline());
+  // QPs with output held back by the port limit: when it opens again.
+  if (!limit_.open() && sched_.size() != 0) t = std::min(t, limit_.open_at());
   return std::min(t, pacer_.next_due(t));
 }
 

@@ -28,7 +28,7 @@ void Vnic<PortIo, Sched>::update_tx_plain() {
     classes = sched_.isolation() != sched::Isolation::kOff;
   }
   if constexpr (requires { sched_.auto_classify(); }) auto_on_ = sched_.auto_classify();
-  tx_plain_ = !classes && pacer_.count() == 0;
+  tx_plain_ = !classes && pacer_.count() == 0 && !limit_.enabled();
 }
 
 // Out of line: a device without isolation auto pays one test per send WR.

@@ -22,20 +22,44 @@ template <class PortIo, sched::TxScheduler Sched>
   return n;
 }
 
-// The pump with traffic classes or while some QP has a rate limit: paced
-// QPs whose time came rejoin the TX policy, and each turn checks the QP's
-// limit. Out of line, as is serve_paced: a plain device (isolation off, no
-// rate limit) pays one test per pump, and the code inlined into its loop
-// stays what it was before classes and pacing existed.
+// The pump with traffic classes, while some QP has a rate limit, or with a
+// port limit: paced QPs whose time came rejoin the TX policy, each turn
+// checks the QP's limit, and the round stops when the port's modelled
+// backlog reaches the port limit (sched/port_limit.h; the QPs keep their
+// places and the classes their order for the next pump). Out of line, as
+// is serve_paced: a plain device (isolation off, no rate or port limit)
+// pays one test per pump, and the code inlined into its loop stays what it
+// was before classes and pacing existed.
 template <class PortIo, sched::TxScheduler Sched>
 [[gnu::noinline]] std::uint32_t Vnic<PortIo, Sched>::pump_paced(TimeNs now) {
   if (pacer_.waiting() != 0) {
     pacer_.advance(now, [&](sched::FlowId f) { sched_.activate(f); });
   }
+  const bool limited = limit_.enabled();
+  if (limited) {
+    limit_.advance(now);
+    if (!limit_.open()) {
+      if (sched_.size() != 0) ++ctr_.tx_limit_stops;
+      return 0;
+    }
+  }
+  // The largest frame the port takes: a turn's frame budget under the limit.
+  const std::uint32_t frame = cfg_.eth_mtu + wire::EthHdr::kSize;
   const std::uint32_t n = sched_.round([&](sched::FlowId f, std::uint32_t budget) {
     QpEntry& e = qps_[f];
-    if (pacer_.paced(f)) return serve_paced(e, budget, now);
-    return serve(e, budget, now);
+    if (limited) {
+      const std::uint32_t left = limit_.frames_left(frame);
+      if (left == 0) {
+        ++ctr_.tx_limit_stops;
+        return sched::ServeResult{0, true, true};
+      }
+      budget = std::min(budget, left);
+    }
+    const std::uint64_t bytes0 = e.ctr.tx_bytes;
+    const sched::ServeResult r =
+        pacer_.paced(f) ? serve_paced(e, budget, now) : serve(e, budget, now);
+    if (limited) limit_.sent(e.ctr.tx_bytes - bytes0);
+    return r;
   });
   ctr_.tx_pumped += n;
   return n;

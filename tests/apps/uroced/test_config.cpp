@@ -48,7 +48,7 @@ TEST(ParseDeviceSpec_Errors, NameTheKey) {
             "device[0].color: unknown key (expected name, port, mac, ipv4, ipv6, mtu, "
             "drop_tx_every, drop_rx_every, drop_tx_rate, drop_rx_rate, drop_seed, pfc, "
             "tx_ttl, link_mbps, isolation, strict_classes, class_weights, "
-            "pace_granularity_ns, dcqcn, cnp_dscp or cnp_interval_us)");
+            "pace_granularity_ns, tx_limit_bytes, dcqcn, cnp_dscp or cnp_interval_us)");
   EXPECT_EQ(parse_device_spec("ipv4=10.0.0.256", 0, &d),
             "device[0].ipv4: \"10.0.0.256\" is not an IPv4 address (expected a.b.c.d)");
 }
@@ -206,6 +206,20 @@ TEST(ParseDeviceSpec_Dcqcn, OnOffDscpAndInterval) {
             "device[0].cnp_interval_us: 0 is outside 1..1000000");
   EXPECT_EQ(parse_device_spec("name=a;cnp_interval_us=5ms", 0, &n),
             "device[0].cnp_interval_us: \"5ms\" is not an integer");
+}
+
+TEST(ParseDeviceSpec_TxLimit, BytesOrOffAndRange) {
+  DeviceConfig d;
+  EXPECT_EQ(d.tx_limit_bytes, 0u);
+  ASSERT_EQ(parse_device_spec("name=uroce0;port=ring:p0;mac=02:00:00:00:00:01;ipv4=10.0.0.1;"
+                              "tx_limit_bytes=4096",
+                              0, &d),
+            "");
+  EXPECT_EQ(d.tx_limit_bytes, 4096u);
+  EXPECT_EQ(parse_device_spec("name=a;tx_limit_bytes=16777217", 0, &d),
+            "device[0].tx_limit_bytes: 16777217 is outside 0..16777216 (0 = no limit)");
+  EXPECT_EQ(parse_device_spec("name=a;tx_limit_bytes=4k", 0, &d),
+            "device[0].tx_limit_bytes: \"4k\" is not an integer");
 }
 
 TEST(Validate_Impairment, RateOutOfRangeNamesTheKey) {

@@ -148,6 +148,14 @@ TEST(LoadToml_Dcqcn, ReadsEveryKeyAndNamesBadOnes) {
             "device[0].cnp_interval_us: 1000001 is outside 1..1000000");
 }
 
+TEST(LoadToml_TxLimit, ReadsTheKeyAndNamesABadOne) {
+  DaemonConfig cfg;
+  ASSERT_EQ(load_and_validate(with("mtu = 9000", "mtu = 9000\ntx_limit_bytes = 8192"), &cfg), "");
+  EXPECT_EQ(cfg.devices[0].tx_limit_bytes, 8192u);
+  EXPECT_EQ(error_of(with("mtu = 9000", "tx_limit_bytes = -1")),
+            "device[0].tx_limit_bytes: -1 is outside 0..16777216 (0 = no limit)");
+}
+
 TEST(LoadToml_SyntaxError, ReportsLineAndColumn) {
   const std::string err = error_of("[daemon]\nrun_dir = \n");
   EXPECT_TRUE(err.starts_with("t.toml:2:")) << err;

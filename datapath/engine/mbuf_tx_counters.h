@@ -1,0 +1,21 @@
+// What an MbufTxSink (mbuf_tx_sink.h) counts, apart from the sink so that
+// status code (uroced's DeviceSnapshot) can hold it without DPDK's headers.
+#pragma once
+
+#include <cstdint>
+
+namespace uroce::engine {
+
+struct MbufTxCounters {
+  std::uint64_t committed = 0;   // frames handed over by tx_commit
+  std::uint64_t sent = 0;        // frames the PMD accepted
+  std::uint64_t bursts = 0;      // tx_burst calls (flushes with work)
+  std::uint64_t refused = 0;     // frame refusals by the PMD (kept, retried)
+  std::uint64_t no_mbuf = 0;     // tx_alloc: mempool empty
+  std::uint64_t oversize = 0;    // tx_alloc: frame larger than the data room
+  std::uint64_t burst_full = 0;  // tx_alloc: kBurst frames pending
+  std::uint64_t bad_commit = 0;  // tx_commit without a staged mbuf (a bug)
+  std::uint64_t discarded = 0;   // pending frames freed by discard()
+};
+
+}  // namespace uroce::engine
