@@ -4,6 +4,11 @@
 //             before classes existed; a QP's class is recorded but unused.
 //   kClasses  eight traffic classes, strict or weighted, DRR on bytes within
 //             a class (traffic_classes.h).
+//   kAuto     the classes, with each flow's class chosen by what it posts
+//             (flow_classifier.h: latency, throughput, bandwidth), the
+//             latency class strict; the engine reports each send WR
+//             (observe()) and a QP pinned through set_qp_sched keeps its
+//             class.
 // The choice is one predictable branch per activate and per round, so with
 // isolation off the packet path costs what it did with round robin alone;
 // only the chosen policy's per-flow arrays are allocated.
@@ -15,42 +20,57 @@
 #include <cstdint>
 #include <string_view>
 
+#include "sched/flow_classifier.h"
 #include "sched/round_robin.h"
 #include "sched/traffic_classes.h"
 #include "sched/tx_scheduler.h"
 
 namespace uroce::sched {
 
-enum class Isolation : std::uint8_t { kOff, kClasses };
+enum class Isolation : std::uint8_t { kOff, kClasses, kAuto };
 
-// The config spelling of each mode (`isolation = "off" | "classes"`).
+// The config spelling of each mode (`isolation = "off" | "classes" | "auto"`).
 inline constexpr std::string_view isolation_name(Isolation i) {
-  return i == Isolation::kClasses ? "classes" : "off";
+  switch (i) {
+    case Isolation::kOff: return "off";
+    case Isolation::kClasses: return "classes";
+    case Isolation::kAuto: return "auto";
+  }
+  return "off";
 }
 inline bool parse_isolation(std::string_view s, Isolation* out) {
-  if (s == "off") {
-    *out = Isolation::kOff;
-  } else if (s == "classes") {
-    *out = Isolation::kClasses;
-  } else {
-    return false;
+  for (Isolation i : {Isolation::kOff, Isolation::kClasses, Isolation::kAuto}) {
+    if (s == isolation_name(i)) {
+      *out = i;
+      return true;
+    }
   }
-  return true;
+  return false;
 }
 
 struct TxPolicyConfig {
   Isolation isolation = Isolation::kOff;
   TrafficClassConfig classes{};
+  FlowClassifierConfig classifier{};
 };
+
+// The classes as a mode uses them: auto makes its latency class strict.
+inline TrafficClassConfig effective_classes(const TxPolicyConfig& cfg) {
+  TrafficClassConfig c = cfg.classes;
+  if (cfg.isolation == Isolation::kAuto) c.classes[kAutoClassLatency].mode = ClassMode::kStrict;
+  return c;
+}
 
 class TxPolicy {
  public:
   static constexpr bool kSharesBytes = true;
 
   explicit TxPolicy(std::uint32_t capacity, const TxPolicyConfig& cfg = {})
-      : classes_on_(cfg.isolation == Isolation::kClasses),
+      : classes_on_(cfg.isolation != Isolation::kOff),
+        auto_(cfg.isolation == Isolation::kAuto),
         rr_(classes_on_ ? 1 : capacity),
-        tc_(classes_on_ ? capacity : 1, cfg.classes),
+        tc_(classes_on_ ? capacity : 1, effective_classes(cfg)),
+        fc_(auto_ ? capacity : 0, cfg.classifier),
         cls_(capacity == 0 ? 1 : capacity, 0) {}
 
   [[gnu::always_inline]] void activate(FlowId f) {
@@ -93,8 +113,32 @@ class TxPolicy {
     return true;
   }
   std::uint8_t class_of(FlowId f) const { return f < cls_.size() ? cls_[f] : 0; }
-  Isolation isolation() const { return classes_on_ ? Isolation::kClasses : Isolation::kOff; }
+  Isolation isolation() const {
+    return auto_ ? Isolation::kAuto : classes_on_ ? Isolation::kClasses : Isolation::kOff;
+  }
   const TrafficClasses& classes() const { return tc_; }
+
+  // Isolation auto. Whether the engine should report send WRs.
+  bool auto_classify() const { return auto_; }
+  // One send WR of f's: its length and f's send-queue depth after it. f
+  // moves to its kind's class when the kind changed (set_class: O(class
+  // size), so the classifier's hysteresis keeps moves rare). Per WR, not
+  // per packet; only called with auto_classify().
+  void observe(FlowId f, std::uint64_t bytes, std::uint32_t depth) {
+    assert(auto_);
+    if (f >= cls_.size()) return;
+    const std::uint8_t c = auto_class(fc_.observe(f, bytes, depth));
+    if (c == cls_[f]) return;
+    set_class(f, c);
+    ++reclassified_;
+  }
+  FlowKind kind(FlowId f) const { return fc_.kind(f); }
+  // f's QP is gone: its successor in the slot starts afresh.
+  void forget(FlowId f) {
+    if (auto_) fc_.reset(f);
+  }
+  // Moves observe() made between classes.
+  std::uint64_t reclassified() const { return reclassified_; }
 
  private:
   [[gnu::noinline]] void activate_classes(FlowId f) { tc_.activate(f); }
@@ -104,8 +148,11 @@ class TxPolicy {
   }
 
   bool classes_on_;
+  bool auto_;
   RoundRobin rr_;
   TrafficClasses tc_;
+  FlowClassifier fc_;
+  std::uint64_t reclassified_ = 0;
   std::vector<std::uint8_t> cls_;  // recorded in both modes (status, mode changes)
 };
 

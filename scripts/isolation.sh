@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The isolation experiments of issue 14 (must-show 1; docs/sched.md,
 # "Isolation experiments"): unmodified perftest on two uroced daemons, one
-# per side of a link, with the device's isolation "off" and then "classes".
+# per side of a link, with the device's isolation "off" and then "classes"
+# (and "auto" when asked: --modes "off classes auto").
 # By hand, not in CI.
 #
 #   scripts/isolation.sh [--build-dir DIR] [--links "memif af_packet"]
@@ -33,7 +34,11 @@
 # throughput flow class 3, elephants class 0; "classes" makes the latency
 # class strict and the others weighted (--class-weights, default 1 each).
 # The same classes are used with isolation off, where they are recorded
-# but unused. While each small flow runs beside elephants, `uroce-ctl sched
+# but unused. With isolation "auto" every flow runs with -S 0 (one DSCP
+# for all), so only the engine's classifier can tell them apart: it must
+# put the latency flow in class 6, the throughput flow in 3 and the
+# elephants in 0 (sched/flow_classifier.h), which is what the check then
+# expects (the --*-class options do not apply to it). While each small flow runs beside elephants, `uroce-ctl sched
 # --json` of both daemons is saved and checked: the small flow's QP must sit
 # in its class and every elephant QP in theirs.
 #
@@ -109,7 +114,7 @@ for c in "$lat_class" "$thr_class" "$eleph_class"; do
   [[ $c =~ ^[0-7]$ ]] || { echo "isolation.sh: a class is 0..7, not $c" >&2; exit 2; }
 done
 for m in $modes; do
-  case $m in off|classes) ;; *) echo "isolation.sh: mode $m (off or classes)" >&2; exit 2 ;; esac
+  case $m in off|classes|auto) ;; *) echo "isolation.sh: mode $m (off, classes or auto)" >&2; exit 2 ;; esac
 done
 for p in $points; do
   [[ " $all_points " == *" $p "* ]] || { echo "isolation.sh: unknown point $p" >&2; exit 2; }
@@ -160,12 +165,18 @@ echo "isolation.sh: load average before: $load_before; work dir $UROCE_TMP" >&2
 class_args() {
   if [ "$select" = sl ]; then echo "-S $1"; else echo "--tclass $((32 * $1))"; fi
 }
-read -r -a lat_sel <<<"$(class_args "$lat_class")"
-read -r -a thr_sel <<<"$(class_args "$thr_class")"
-read -r -a eleph_sel <<<"$(class_args "$eleph_class")"
 # Small flows and elephants. Flow names are the row names of the table.
-lat_cmd=(ib_write_lat -s 16 -n "$lat_iters" "${lat_sel[@]}")
-thr_cmd=(ib_write_bw -s 64 -q 1 -D "$duration" --report_gbits "${thr_sel[@]}")
+commands() { # the flows' perftest commands for $mode
+  if [ "$mode" = auto ]; then
+    lat_sel=(-S 0) thr_sel=(-S 0) eleph_sel=(-S 0)
+  else
+    read -r -a lat_sel <<<"$(class_args "$lat_class")"
+    read -r -a thr_sel <<<"$(class_args "$thr_class")"
+    read -r -a eleph_sel <<<"$(class_args "$eleph_class")"
+  fi
+  lat_cmd=(ib_write_lat -s 16 -n "$lat_iters" "${lat_sel[@]}")
+  thr_cmd=(ib_write_bw -s 64 -q 1 -D "$duration" --report_gbits "${thr_sel[@]}")
+}
 eleph_cmd() { # Q [SECONDS]
   local qps=()
   [ "$1" -gt 1 ] && qps=(-q "$1")
@@ -488,6 +499,7 @@ for l in $links; do
   for mode in $modes; do
     echo "isolation.sh: $link, isolation $mode" >&2
     daemons_up
+    commands
     read -r -a e1 <<<"$(eleph_cmd 1)"
     read -r -a e16 <<<"$(eleph_cmd 16)"
     for p in $points; do

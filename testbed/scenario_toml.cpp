@@ -147,7 +147,7 @@ void host_keys(Fields& f, HostSpec& h) {
   // through the same sched/ definitions.
   std::string iso;
   if (f.str("isolation", iso) && !sched::parse_isolation(iso, &h.engine_sched.isolation)) {
-    f.reject("isolation", "'" + iso + "' is not \"off\" or \"classes\"");
+    f.reject("isolation", "'" + iso + "' is not \"off\", \"classes\" or \"auto\"");
   }
   std::uint8_t strict = 0;
   if (f.int_array("strict_classes", "an array of classes 0..7", sched::kNumClasses, 0,

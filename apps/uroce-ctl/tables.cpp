@@ -81,6 +81,11 @@ std::string render_status(const json& j) {
       fmt::format("uroced {} pid {}  run dir {}  poll {}  lcore {}  up {} s  clients {}\n\n",
                   cell(d, "version"), cell(d, "pid"), cell(d, "run_dir"), cell(d, "poll"),
                   cell(d, "lcore"), cell(d, "uptime_s"), cell(d, "clients"));
+  if (d.contains("workers")) {
+    const json& w = child(d, "workers");
+    out.insert(out.size() - 2, fmt::format("  workers {} ({} idle, {} started)", cell(w, "workers"),
+                                           cell(w, "idle"), cell(w, "started")));
+  }
   Table t({"DEVICE", "UVERBS", "MAC", "IPV4", "MTU", "ACTIVE_MTU", "QPS", "CQS", "SRQS", "MRS",
            "AHS", "RX_FRAMES", "TX_FRAMES", "PORT"});
   for (const auto& dev : child(j, "devices")) {
@@ -230,7 +235,10 @@ std::string render_sched(const json& j) {
   for (const auto& q : qps) {
     const json& s = child(q, "sched");
     const json& pinned = child(s, "pinned");
-    const std::string from = pinned.is_boolean() ? (pinned.get<bool>() ? "pinned" : "dscp") : "-";
+    // Unpinned, the class follows the DSCP, or with isolation auto the
+    // classifier's kind of the QP.
+    std::string from = pinned.is_boolean() ? (pinned.get<bool>() ? "pinned" : "dscp") : "-";
+    if (from == "dscp" && s.contains("kind")) from = "auto:" + cell(s, "kind");
     t.add({cell(q, "device"), cell(q, "qpn"), cell(q, "type"), cell(q, "state"), cell(s, "class"),
            from, mbps(s, "rate_bps"), cell(s, "burst_bytes"), cell(s, "parks"), ms(s, "paced_ns"),
            cell(s, "sent_bytes"), cell(q, "send_queue")});

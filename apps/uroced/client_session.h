@@ -282,6 +282,8 @@ class ClientSession {
   std::uint64_t requests_ = 0;
   std::uint64_t bad_requests_ = 0;
   bool reclaimed_ = false;
+  // Said once per connection: its pid is not visible here (map_mr).
+  bool told_pid_unseen_ = false;
   Usage used_;  // charged to this client (quotas.h)
 
   std::map<std::uint32_t, PdObj> pds_;

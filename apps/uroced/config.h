@@ -73,7 +73,7 @@ struct DeviceConfig {
   // filled by uroced from link_mbps or the port.
   engine::PfcEndpointConfig pfc{};
   // TX scheduling (sched/tx_policy.h, docs/sched.md), keys in [[device]] and
-  // --device alike: isolation ("off" | "classes"), strict_classes (the
+  // --device alike: isolation ("off" | "classes" | "auto"), strict_classes (the
   // classes served strictly; the rest are weighted), class_weights (the
   // weights of classes 0.. in order). Only isolation and the classes' modes
   // and weights are configurable; the quanta keep their defaults.
@@ -149,7 +149,7 @@ std::string load_toml(std::string_view text, std::string_view source, DaemonConf
 // and the loss injection keys drop_tx_every, drop_rx_every (integers,
 // 0 = off), drop_tx_rate, drop_rx_rate (0..1) and drop_seed (an integer);
 // pfc (lossless priorities, "3" or "3,4"; "none"), tx_ttl (1..255),
-// link_mbps; isolation ("off" or "classes"), strict_classes ("6,7";
+// link_mbps; isolation ("off", "classes" or "auto"), strict_classes ("6,7";
 // "none"), class_weights ("1,1,2,4": classes 0.. in order) and
 // pace_granularity_ns.
 std::string parse_device_spec(std::string_view spec, std::size_t index, DeviceConfig* out);

@@ -237,7 +237,7 @@ std::string set_link_mbps(std::int64_t v, const std::string& key, DeviceConfig* 
 std::string set_isolation(std::string_view s, const std::string& key, DeviceConfig* d) {
   if (!sched::parse_isolation(s, &d->sched.isolation)) {
     return key + ": " + in_quotes(s) +
-           " is not an isolation mode (expected \"off\" or \"classes\")";
+           " is not an isolation mode (expected \"off\", \"classes\" or \"auto\")";
   }
   return {};
 }

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cassert>
 #include <cerrno>
 #include <cstring>
 
@@ -87,6 +88,12 @@ int Server::start(const CpuAffinity* affinity) {
   link_up_.clear();
   for (const Device* d : env_.devices) link_up_.push_back(d->link_up());
   if (pipe2(wake_, O_CLOEXEC | O_NONBLOCK) != 0) return errno;
+  WorkerPoolConfig pool;
+  pool.max_workers = static_cast<std::size_t>(std::max<std::uint64_t>(limits_.connections, 1));
+  if (affinity != nullptr) {
+    pool.on_start = [affinity] { (void)affinity->apply_to_current_thread(); };
+  }
+  pool_ = std::make_unique<WorkerPool>(std::move(pool));
   cm_.start();
   accept_thread_ = std::thread([this] { accept_loop(); });
   return 0;
@@ -174,11 +181,14 @@ void Server::accept_pending() {
     }
     Conn& c = conns_.emplace_back();
     c.session = std::make_unique<ClientSession>(env_, fd, next_client_.fetch_add(1));
-    c.thread = std::thread([this, &c] {
-      if (affinity_ != nullptr) (void)affinity_->apply_to_current_thread();
+    // The pool has a worker for every connection under the cap; submit
+    // fails only once stop() has begun, which stopped_ excludes here.
+    const bool queued = pool_->submit([&c] {
       c.session->run();
       c.done.store(true, std::memory_order_release);
     });
+    assert(queued);
+    (void)queued;
   }
 }
 
@@ -272,9 +282,8 @@ void Server::reap(bool all) {
       }
     }
   }
-  for (Conn& c : finished) {
-    if (c.thread.joinable()) c.thread.join();
-  }
+  // The sessions' destructors close their sockets, outside mu_.
+  finished.clear();
 }
 
 void Server::stop() {
@@ -292,6 +301,9 @@ void Server::stop() {
     std::lock_guard<std::mutex> lk(mu_);
     for (Conn& c : conns_) c.session->shutdown();
   }
+  // Every session ends once its socket is shut down; the pool waits for
+  // them (a connection accepted but not yet run is dropped unrun).
+  if (pool_ != nullptr) pool_->stop();
   reap(true);
   cm_.stop();
   if (listen_fd_ >= 0) {
@@ -361,6 +373,7 @@ std::string Server::status_as(std::uint32_t flags, const ctl::PeerCred* asker) {
   info.cm = cm_.status();
   info.limits = limits_;
   info.users = quotas_.users();
+  if (pool_ != nullptr) info.workers = pool_->stats();
   if (asker != nullptr) {
     // Only the asker's own: its clients, their QPs, its per-user line.
     std::erase_if(clients, [&](const ClientSummary& c) { return c.cred.uid != asker->uid; });

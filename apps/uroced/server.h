@@ -1,11 +1,11 @@
 // The control socket: RUN/uroced.sock (SOCK_SEQPACKET, mode 0666), an
-// accept thread, and one thread per client connection running a
-// ClientSession. Also produces the Status body, since it knows every
-// device and every session.
+// accept thread, and a pool of workers (worker_pool.h), each running one
+// connection's ClientSession at a time. Also produces the Status body,
+// since it knows every device and every session.
 //
 // Threading: listen/start/stop from the main thread; the accept thread and
-// the client threads are created here and apply the saved CPU affinity
-// first. The session registry is guarded by a mutex (control path only).
+// the workers are created here and apply the saved CPU affinity first; the
+// pool has as many workers at most as Limits::connections. The session registry is guarded by a mutex (control path only).
 // Back-pressure (issue 12): the accept thread drains the listen queue in
 // batches. When accept fails for want of descriptors (EMFILE, ENFILE), it
 // frees a reserve descriptor for one accept at a time to drain the queue,
@@ -16,9 +16,9 @@
 // are handled the same way (root's Status answered, the rest closed).
 //
 // stop() wakes the accept thread through a pipe, shuts every client
-// connection down (their threads reclaim their objects through the engine,
+// connection down (their sessions reclaim their objects through the engine,
 // which must still be able to serve Engine::call: running, or stopped so
-// calls run inline), and joins every thread.
+// calls run inline), waits for the sessions and joins every thread.
 #pragma once
 
 #include <atomic>
@@ -39,6 +39,7 @@
 #include "apps/uroced/rate_limiter.h"
 #include "apps/uroced/resource_limits.h"
 #include "apps/uroced/status_json.h"
+#include "apps/uroced/worker_pool.h"
 
 namespace uroce::daemon {
 
@@ -76,9 +77,10 @@ class Server {
   CmService& cm() { return cm_; }
 
  private:
+  // A connection; its session runs as one task of pool_. Once `done` is
+  // set the task touches the Conn no more, so reap() may destroy it.
   struct Conn {
     std::unique_ptr<ClientSession> session;
-    std::thread thread;
     std::atomic<bool> done{false};
   };
 
@@ -103,7 +105,8 @@ class Server {
   // How often the accept thread looks at the links (also its poll timeout).
   static constexpr int kLinkPollMs = 200;
   std::vector<bool> link_up_;  // accept thread only, after start()
-  // Joins and drops finished connections (all of them with `all`).
+  // Drops finished connections (all of them with `all`, after pool_ has
+  // stopped).
   void reap(bool all);
 
   // Before env_: sessions reach it through env_.cm until they are reaped.
@@ -129,6 +132,7 @@ class Server {
   int wake_[2] = {-1, -1};           // stop() writes, the accept thread polls
   const CpuAffinity* affinity_ = nullptr;
   std::thread accept_thread_;
+  std::unique_ptr<WorkerPool> pool_;  // from start()
   std::atomic<std::uint32_t> next_client_{1};
   mutable std::mutex mu_;
   std::list<Conn> conns_;

@@ -64,6 +64,21 @@ bool extent_ok(ctl::MrSource source, std::uint64_t length, std::uint64_t map_len
 int ClientSession::map_mr(ctl::MrSource source, int fd, std::uint64_t addr, std::uint64_t length,
                           std::uint64_t map_len, std::uint64_t map_offset, std::uint32_t access,
                           MrMemory* out) {
+  // The client's memory is reached through /proc/PID/map_files: uroced
+  // must run in the client's PID namespace or an ancestor of it (a host
+  // daemon serves clients in containers). The kernel reports pid 0 for a
+  // peer in a namespace the daemon cannot see.
+  if (source == ctl::MrSource::kProcessMapping && cred_.pid <= 0) {
+    if (!told_pid_unseen_) {
+      told_pid_unseen_ = true;
+      spdlog::warn(
+          "client {} (uid {}): its process is not visible in uroced's PID namespace, so its "
+          "memory cannot be registered (EPERM); run uroced in the clients' PID namespace or "
+          "an ancestor of it",
+          id_, cred_.uid);
+    }
+    return EPERM;
+  }
   const int rc = source == ctl::MrSource::kMemfd
                      ? MrMemory::from_memfd(fd, map_len, map_offset, out)
                      : MrMemory::from_process(cred_.pid, addr, length, writes(access), out);

@@ -10,6 +10,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(DcqcnStatus, rate_bps, target_bps, alpha, lim
 }  // namespace uroce::sched
 
 namespace uroce::daemon {
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(WorkerPoolStats, workers, idle, queued, started, retired, tasks)
+
 namespace {
 
 using nlohmann::json;
@@ -121,18 +123,23 @@ const char* qp_state_text(transport::QpState s) { return transport::qp_state_nam
 // A QP's TX class and rate limit (uroce-ctl sched).
 json qp_sched_json(const engine::QpStatus& q) {
   const sched::PaceStatus& p = q.pace;
-  return {{"class", q.tx_class},
-          {"pinned", q.class_pinned},
-          {"paced", q.paced},
-          {"rate_bps", p.spec.rate_bps},
-          {"burst_bytes", p.spec.burst_bytes},
-          {"typical_bytes", p.spec.typical_bytes},
-          {"parks", p.parks},
-          {"paced_ns", p.paced_ns},
-          {"sent_bytes", p.sent_bytes},
-          {"waiting", p.waiting},
-          {"cc_bps", p.cc_bps},
-          {"dcqcn", q.dcqcn ? json(q.cc) : json(nullptr)}};
+  json j = {{"class", q.tx_class},
+            {"pinned", q.class_pinned},
+            {"paced", q.paced},
+            {"rate_bps", p.spec.rate_bps},
+            {"burst_bytes", p.spec.burst_bytes},
+            {"typical_bytes", p.spec.typical_bytes},
+            {"parks", p.parks},
+            {"paced_ns", p.paced_ns},
+            {"sent_bytes", p.sent_bytes},
+            {"waiting", p.waiting},
+            {"cc_bps", p.cc_bps},
+            {"dcqcn", q.dcqcn ? json(q.cc) : json(nullptr)}};
+  // Isolation auto: what the classifier makes of the QP.
+  if (q.auto_kind >= 0) {
+    j["kind"] = sched::flow_kind_name(static_cast<sched::FlowKind>(q.auto_kind));
+  }
+  return j;
 }
 
 }  // namespace
@@ -371,6 +378,7 @@ std::string status_json(const DaemonInfo& info, const std::vector<Device*>& devi
                  {"socket", info.socket},     {"poll", info.poll},      {"lcore", info.lcore},
                  {"uptime_s", info.uptime_s}, {"clients", info.clients}};
   j["daemon"]["limits"] = limits_json(info.limits);
+  j["daemon"]["workers"] = info.workers;
   json users = json::array();
   for (const auto& [uid, u] : info.users) {
     json e = usage_json(u);

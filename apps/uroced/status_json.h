@@ -4,6 +4,8 @@
 //   {
 //     "daemon":  {"version", "pid", "run_dir", "socket", "poll", "lcore",
 //                 "uptime_s", "clients",
+//                 "workers": {"workers", "idle", "queued", "started", "retired",
+//                             "tasks"}   (worker_pool.h),
 //                 "limits": {every [limits] key, resolved},
 //                 "users": [{"uid", "connections", "qps", "cqs", "mrs",
 //                            "reg_bytes", "map_bytes"}]},
@@ -47,6 +49,7 @@
 
 #include "apps/uroced/client_session.h"
 #include "apps/uroced/device.h"
+#include "apps/uroced/worker_pool.h"
 
 namespace uroce::daemon {
 
@@ -62,6 +65,7 @@ struct DaemonInfo {
   CmStatus cm{};                 // the rdma_cm service (cm_service.h)
   Limits limits{};               // resolved ([limits]; resource_limits.h)
   std::map<uid_t, Usage> users;  // what each user holds against them
+  WorkerPoolStats workers{};     // the connections' threads
 };
 
 nlohmann::json usage_json(const Usage& u);

@@ -366,6 +366,8 @@ class Vnic {
   static Sched make_sched(const VnicConfig& c, std::uint32_t flows);
   void class_from_av(QpEntry& e);
   void update_tx_plain();
+  // Isolation auto: the send WR just posted on e (swr_) to the classifier.
+  void auto_observe(QpEntry& e);
 
   // cc.h
   void cc_init();
@@ -403,6 +405,8 @@ class Vnic {
   // path (tx.h).
   // Kept by update_tx_plain() on the control path.
   bool tx_plain_ = true;
+  // Isolation auto: the doorbell phase reports each send WR (sched.h).
+  bool auto_on_ = false;
   // DCQCN (cc.h): on when cfg_.dcqcn.enabled; then one CcQp per QP slot.
   bool cc_on_ = false;
   std::vector<CcQp> cc_;

@@ -186,6 +186,9 @@ struct QpStatus {
   // follows the address vector's DSCP), and its rate limit when paced.
   std::uint8_t tx_class = 0;
   bool class_pinned = false;
+  // With isolation auto, the kind the classifier gives the QP (its class
+  // unless pinned); -1 otherwise.
+  std::int8_t auto_kind = -1;
   bool paced = false;
   sched::PaceStatus pace{};
   // DCQCN, when the device runs it (RC and UC QPs).

@@ -73,8 +73,60 @@ TEST(ParseIsolation_Names, RoundTripAndRejectOthers) {
   EXPECT_EQ(isolation_name(i), "classes");
   ASSERT_TRUE(parse_isolation("off", &i));
   EXPECT_EQ(isolation_name(i), "off");
-  EXPECT_FALSE(parse_isolation("auto", &i));
+  ASSERT_TRUE(parse_isolation("auto", &i));
+  EXPECT_EQ(i, Isolation::kAuto);
+  EXPECT_EQ(isolation_name(i), "auto");
+  EXPECT_FALSE(parse_isolation("Auto", &i));
   EXPECT_FALSE(parse_isolation("", &i));
+}
+
+TEST(TxPolicy_Auto, LatencyClassStrictWhateverTheConfig) {
+  TxPolicyConfig cfg;
+  cfg.isolation = Isolation::kAuto;
+  TxPolicy p(4, cfg);
+  EXPECT_EQ(p.isolation(), Isolation::kAuto);
+  EXPECT_TRUE(p.auto_classify());
+  EXPECT_EQ(p.classes().config().classes[kAutoClassLatency].mode, ClassMode::kStrict);
+  EXPECT_EQ(p.classes().config().classes[kAutoClassBandwidth].mode, ClassMode::kWeighted);
+  TxPolicyConfig classes;
+  classes.isolation = Isolation::kClasses;
+  EXPECT_FALSE(TxPolicy(4, classes).auto_classify());
+  EXPECT_EQ(TxPolicy(4, classes).classes().config().classes[kAutoClassLatency].mode,
+            ClassMode::kWeighted);
+}
+
+TEST(TxPolicy_Auto, ObserveMovesFlowsToTheirKindsClass) {
+  TxPolicyConfig cfg;
+  cfg.isolation = Isolation::kAuto;
+  TxPolicy p(4, cfg);
+  p.observe(0, 1 << 20, 1);                                     // an elephant
+  p.observe(1, 16, 1);                                          // a ping-pong
+  for (std::uint32_t d = 1; d <= 64; ++d) p.observe(2, 64, d);  // a message-rate stream
+  EXPECT_EQ(p.class_of(0), kAutoClassBandwidth);
+  EXPECT_EQ(p.class_of(1), kAutoClassLatency);
+  EXPECT_EQ(p.class_of(2), kAutoClassThroughput);
+  EXPECT_EQ(p.kind(2), FlowKind::kThroughput);
+  // Flow 0 was already in class 0; flows 1 and 2 moved once each, flow 2
+  // through the latency class first.
+  EXPECT_EQ(p.reclassified(), 3u);
+  // The ping-pong's frames go before the elephant's.
+  p.activate(0);
+  p.activate(1);
+  Recorder r;
+  p.round(r);
+  ASSERT_FALSE(r.order.empty());
+  EXPECT_EQ(r.order.front(), 1u);
+}
+
+TEST(TxPolicy_Auto, ForgetStartsTheSlotAfresh) {
+  TxPolicyConfig cfg;
+  cfg.isolation = Isolation::kAuto;
+  TxPolicy p(2, cfg);
+  p.observe(0, 1 << 20, 1);
+  p.forget(0);
+  EXPECT_EQ(p.kind(0), FlowKind::kNone);
+  p.observe(0, 16, 1);
+  EXPECT_EQ(p.class_of(0), kAutoClassLatency);
 }
 
 }  // namespace

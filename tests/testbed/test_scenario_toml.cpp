@@ -278,8 +278,8 @@ TEST(ScenarioToml_Isolation, EngineTxKeysAndDisabledFlows) {
   EXPECT_TRUE(sc.rc_flows[0].enabled);
   EXPECT_TRUE(sc.rc_flows[0].mct_samples);
   for (std::size_t f = 1; f < sc.rc_flows.size(); ++f) EXPECT_FALSE(sc.rc_flows[f].enabled) << f;
-  EXPECT_EQ(scenario_from_file(path, {"defaults.host.isolation=\"auto\""}, sc),
-            "defaults.host.isolation: 'auto' is not \"off\" or \"classes\"");
+  EXPECT_EQ(scenario_from_file(path, {"defaults.host.isolation=\"wfq\""}, sc),
+            "defaults.host.isolation: 'wfq' is not \"off\", \"classes\" or \"auto\"");
   EXPECT_EQ(scenario_from_file(path, {"defaults.host.tx_queue=\"lifo\""}, sc),
             "defaults.host.tx_queue: 'lifo' is not \"priority\" or \"fifo\"");
   EXPECT_EQ(scenario_from_file(path, {"defaults.host.class_weights=[1,0]"}, sc),

@@ -171,6 +171,8 @@ inline std::uint32_t Vnic<PortIo, Sched>::sq_doorbell(QpEntry& e, bool* more) {
       if (rc != 0) {
         ++ctr_.wqe_rejected;
         bad = transport::WcStatus::kLocQpOpErr;
+      } else if (auto_on_) [[unlikely]] {
+        auto_observe(e);
       }
     }
     e.sq.release();

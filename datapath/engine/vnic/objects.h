@@ -450,6 +450,7 @@ int Vnic<PortIo, Sched>::destroy_qp(ObjId id) {
   if constexpr (requires { sched_.set_class(slot, std::uint8_t{0}); }) {
     sched_.set_class(slot, 0);
   }
+  if constexpr (requires { sched_.forget(slot); }) sched_.forget(slot);
   timers_.cancel(slot);
   // A queued doorbell visit of this slot finds it unused and skips it.
   const std::uint32_t last = live_.back();
@@ -549,6 +550,9 @@ void Vnic<PortIo, Sched>::qp_status(std::vector<QpStatus>* out) const {
     s.engine = e.ctr;
     if constexpr (requires { sched_.class_of(slot); }) s.tx_class = sched_.class_of(slot);
     s.class_pinned = e.class_pinned;
+    if constexpr (requires { sched_.kind(slot); }) {
+      if (auto_on_) s.auto_kind = static_cast<std::int8_t>(sched_.kind(slot));
+    }
     s.paced = pacer_.status(slot, &s.pace);
     cc_status(e, &s);
     s.send_queue = visit(e, [](auto& q) { return q.send_queue_depth(); });

@@ -27,15 +27,29 @@ void Vnic<PortIo, Sched>::update_tx_plain() {
   if constexpr (requires { sched_.isolation(); }) {
     classes = sched_.isolation() != sched::Isolation::kOff;
   }
+  if constexpr (requires { sched_.auto_classify(); }) auto_on_ = sched_.auto_classify();
   tx_plain_ = !classes && pacer_.count() == 0 && !limit_.enabled();
 }
 
+// Out of line: a device without isolation auto pays one test per send WR.
+// A QP pinned through set_qp_sched keeps its class.
+template <class PortIo, sched::TxScheduler Sched>
+[[gnu::noinline]] void Vnic<PortIo, Sched>::auto_observe(QpEntry& e) {
+  if constexpr (requires { sched_.observe(e.slot, std::uint64_t{0}, std::uint32_t{0}); }) {
+    assert(auto_on_);
+    if (e.class_pinned) return;
+    const std::uint32_t depth = visit(e, [](auto& q) { return q.send_queue_depth(); });
+    sched_.observe(e.slot, swr_.length(), depth);
+  }
+}
+
 // UD QPs have no address vector of their own (each WR names an AH): their
-// class changes only through set_qp_sched.
+// class changes only through set_qp_sched. With isolation auto the
+// classifier chooses (auto_observe), not the DSCP.
 template <class PortIo, sched::TxScheduler Sched>
 void Vnic<PortIo, Sched>::class_from_av(QpEntry& e) {
   if constexpr (requires { sched_.set_class(e.slot, std::uint8_t{0}); }) {
-    if (e.class_pinned || e.type == transport::QpType::kUd) return;
+    if (e.class_pinned || e.type == transport::QpType::kUd || auto_on_) return;
     sched_.set_class(e.slot, pfc_.config().map.priority_of_dscp(e.attr.av.dscp));
   }
 }

@@ -48,6 +48,14 @@ TEST(RenderStatus, DaemonLineAndDeviceRow) {
   EXPECT_NE(s.find("ring:p0"), std::string::npos);
 }
 
+TEST(RenderStatus, WorkersOnTheDaemonLine) {
+  json j = kStatus;
+  j["daemon"]["workers"] = {{"workers", 3}, {"idle", 2},    {"queued", 0},
+                            {"started", 5}, {"retired", 2}, {"tasks", 40}};
+  const std::string s = render_status(j);
+  EXPECT_NE(s.find("clients 1  workers 3 (2 idle, 5 started)\n\n"), std::string::npos) << s;
+}
+
 TEST(RenderCounters, NonZeroFlattened) {
   const std::string s = render_counters(kStatus);
   EXPECT_NE(s.find("uroce0:"), std::string::npos);
@@ -132,6 +140,23 @@ TEST(RenderSched, ClassesWithTheirQpsAndPacedQps) {
             "uroce0   18  UD    RTS        0  dscp    -              0      0     0.000           "
             "0   0\n")
       << out;
+}
+
+TEST(RenderSched, AutoKindInTheFromColumn) {
+  const json j = json::parse(R"({"devices": [{"name": "uroce0", "sched": {
+    "isolation": "auto", "pace_granularity_ns": 1000, "classes": []}}],
+    "qps": [{"device": "uroce0", "qpn": 17, "type": "RC", "state": "RTS", "send_queue": 1,
+             "sched": {"class": 6, "pinned": false, "kind": "latency", "sent_bytes": 0}},
+            {"device": "uroce0", "qpn": 18, "type": "RC", "state": "RTS", "send_queue": 0,
+             "sched": {"class": 0, "pinned": false, "kind": "none", "sent_bytes": 0}},
+            {"device": "uroce0", "qpn": 19, "type": "RC", "state": "RTS", "send_queue": 0,
+             "sched": {"class": 2, "pinned": true, "kind": "bandwidth", "sent_bytes": 0}}]})");
+  const std::string out = render_sched(j);
+  EXPECT_NE(out.find("uroce0: isolation auto"), std::string::npos) << out;
+  EXPECT_NE(out.find("  17  RC    RTS        6  auto:latency "), std::string::npos) << out;
+  EXPECT_NE(out.find("  18  RC    RTS        0  auto:none "), std::string::npos) << out;
+  // Pinned wins over the classifier's kind.
+  EXPECT_NE(out.find("  19  RC    RTS        2  pinned "), std::string::npos) << out;
 }
 
 TEST(RenderSched, DcqcnDeviceLineAndPerQpTable) {

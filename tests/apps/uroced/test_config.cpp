@@ -161,9 +161,13 @@ TEST(ParseDeviceSpec_Sched, IsolationClassesAndPacer) {
   DeviceConfig n;
   EXPECT_EQ(n.sched.isolation, sched::Isolation::kOff);
   EXPECT_EQ(n.pacer.granularity_ns, 1000u);
+  EXPECT_EQ(parse_device_spec(
+                "name=a;port=ring:p;mac=02:00:00:00:00:01;ipv4=10.0.0.1;isolation=auto", 0, &n),
+            "");
+  EXPECT_EQ(n.sched.isolation, sched::Isolation::kAuto);
   EXPECT_EQ(parse_device_spec("name=a;isolation=wfq", 0, &n),
-            "device[0].isolation: \"wfq\" is not an isolation mode (expected \"off\" or "
-            "\"classes\")");
+            "device[0].isolation: \"wfq\" is not an isolation mode (expected \"off\", "
+            "\"classes\" or \"auto\")");
   EXPECT_EQ(parse_device_spec("name=a;strict_classes=8", 0, &n),
             "device[0].strict_classes: \"8\" is not a list of classes 0..7 (e.g. \"3\" or "
             "\"3,4\"; \"none\")");

@@ -115,8 +115,8 @@ TEST(LoadToml_Sched, ReadsEveryKey) {
 TEST(LoadToml_Sched, ErrorsNameTheKey) {
   auto err = [](const std::string& line) { return error_of(with("mtu = 9000", line)); };
   EXPECT_EQ(err("isolation = \"strict\""),
-            "device[0].isolation: \"strict\" is not an isolation mode (expected \"off\" or "
-            "\"classes\")");
+            "device[0].isolation: \"strict\" is not an isolation mode (expected \"off\", "
+            "\"classes\" or \"auto\")");
   EXPECT_EQ(err("isolation = 1"), "device[0].isolation: expected a string");
   EXPECT_EQ(err("strict_classes = [8]"), "device[0].strict_classes[0]: 8 is outside 0..7");
   EXPECT_EQ(err("strict_classes = 6"),

@@ -9,6 +9,10 @@
 # client (as nobody) opens a device and allocates a PD. Before the fix the
 # accept loop spun on EMFILE logging a line per pass (about 1 million lines
 # in 6 s) and every new connection, status included, hung.
+# Then a flood within the limit (20 held, 3 s of connect/close, each one
+# served): the connections' threads come from a pool (worker_pool.h), so
+# the threads started stay near the most connections served at once, not
+# the number made (a thread per connection before).
 #
 #   accept_flood.sh BUILD_DIR
 source "$(dirname "$0")/common.sh"
@@ -79,6 +83,29 @@ if ! timeout 20 "${NOBODY[@]}" "$UROCE_RUN" --run-dir "$run" /usr/bin/python3 "$
   st=1
 fi
 uroce_verdict "a fresh client (nobody) opens a device once descriptors are free again" "$st"
+
+st=0
+started_before=$("$UROCE_CTL" --run-dir "$run" status --json |
+  /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["daemon"]["workers"]["started"])')
+out=$UROCE_TMP/flood2.out
+timeout 30 "${NOBODY[@]}" /usr/bin/python3 "$ABUSE" flood "$run/uroced.sock" 20 3 >"$out" 2>&1 || st=1
+cat "$out"
+made=$(sed -n 's/.*made \([0-9]*\) more.*/\1/p' "$out")
+workers=$("$UROCE_CTL" --run-dir "$run" status --json |
+  /usr/bin/python3 -c 'import json,sys; w=json.load(sys.stdin)["daemon"]["workers"]; print(w["started"], w["workers"], w["tasks"])')
+read -r started alive tasks <<<"$workers"
+echo "  workers: $started started ($started_before before this flood), $alive alive, $tasks connections served"
+if [ "$st" -ne 0 ] || [ -z "$made" ]; then
+  UROCE_WHY="the flood within the limit failed: $(tail -n 2 "$out" | tr '\n' '|')"
+  st=1
+elif [ "$made" -lt 500 ]; then
+  UROCE_WHY="only $made connections made in 3 s (nothing tested)"
+  st=1
+elif [ $((started - started_before)) -gt 40 ]; then
+  UROCE_WHY="$((started - started_before)) threads started for $made connections (20 held at most at once)"
+  st=1
+fi
+uroce_verdict "a flood of $made connections starts threads for the ones served at once, not one each" "$st"
 
 verbs_daemons_stop "uroced exits 0 on SIGTERM" d
 uroce_summary accept_flood

@@ -21,6 +21,10 @@ sparse speak to the socket themselves.
     verbs_abuse.py open IBDEV
         Opens IBDEV and allocates a PD: a client that just wants service.
 
+    verbs_abuse.py regmr IBDEV
+        Registers a 4 KiB heap buffer on IBDEV; prints the errno (0 if it
+        registered).
+
     verbs_abuse.py pairs IBDEV NOFILE MOST UROCE_CTL RUN_DIR [DAEMON_PID]
         With RLIMIT_NOFILE at NOFILE, creates up to MOST QPs, each with a
         CQ of its own, until one fails (rings cost no descriptor since the
@@ -446,6 +450,16 @@ def errno_of(call):
     return 0
 
 
+def regmr(ibdev):
+    ctx = Context(name=ibdev)
+    pd = PD(ctx)
+    err = errno_of(lambda: MR(pd, 4096, e.IBV_ACCESS_LOCAL_WRITE))
+    print("reg_mr errno %d" % err)
+    pd.close()
+    ctx.close()
+    return 0
+
+
 def afterdeath(ibdev, path):
     ctx = Context(name=ibdev)
     ch = CompChannel(ctx)
@@ -494,6 +508,8 @@ def main(argv):
         return rings(argv[2], int(argv[3]), int(argv[4]))
     if len(argv) == 5 and argv[1] == "flood":
         return flood(argv[2], int(argv[3]), int(argv[4]))
+    if len(argv) == 3 and argv[1] == "regmr":
+        return regmr(argv[2])
     if len(argv) == 3 and argv[1] == "open":
         return open_device(argv[2])
     if len(argv) == 5 and argv[1] == "channels":

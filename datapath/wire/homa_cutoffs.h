@@ -1,0 +1,80 @@
+// CUTOFFS: a receiver's unscheduled priorities, published to its peers
+// (uroce extension, between uroce peers only; docs/homa.md). Our BTH
+// opcode 0xC1 (the extensions' range 0xC0-0xC7, homa_grant.h); DestQP 1
+// (like a MAD, it concerns the device, not one QP), PSN 0. Sent in answer
+// to a GRANT or data whose sender holds an older generation, and after the
+// receiver recomputes them (sched/unsched_cutoffs.h).
+//
+//   0                   1                   2                   3
+//   0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
+//  +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+//  |                          Generation                           |
+//  +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+//  |    Levels     |  Top Priority |            Reserved           |
+//  +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+//  |                 Max Length of level 0 (bytes)                 |
+//  +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+//  |                              ...                              |
+//  +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+//  |                 Max Length of level 7 (bytes)                 |
+//  +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+//
+// Levels: how many unscheduled levels are used (1-8); the fields of the
+// others are zero. A message of length L goes to the first level whose Max
+// Length is >= L (0xFFFFFFFF: any length), level j at network priority Top
+// Priority - j.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "datapath/wire/byteorder.h"
+
+namespace uroce::wire {
+
+inline constexpr std::uint8_t kHomaCutoffsOpcode = 0xC1;
+
+struct HomaCutoffsHdr {
+  static constexpr std::size_t kSize = 40;
+  static constexpr std::uint32_t kMaxLevels = 8;
+  static constexpr std::uint32_t kAnyLength = 0xFFFFFFFFu;
+  std::uint8_t raw[kSize]{};
+
+  static HomaCutoffsHdr read(const std::uint8_t* p) {
+    HomaCutoffsHdr h;
+    std::memcpy(h.raw, p, kSize);
+    return h;
+  }
+  void write(std::uint8_t* p) const { std::memcpy(p, raw, kSize); }
+
+  std::uint32_t generation() const { return load_be32(raw); }
+  std::uint8_t levels() const { return raw[4]; }
+  std::uint8_t top_priority() const { return raw[5]; }
+  // Level j's max length (j < kMaxLevels).
+  std::uint32_t max_length(std::uint32_t j) const { return load_be32(raw + 8 + 4 * j); }
+
+  void set_generation(std::uint32_t v) { store_be32(raw, v); }
+  void set_levels(std::uint8_t v) { raw[4] = v; }
+  void set_top_priority(std::uint8_t v) { raw[5] = v; }
+  void set_max_length(std::uint32_t j, std::uint32_t v) { store_be32(raw + 8 + 4 * j, v); }
+  // A header well formed for the receiver: 1..8 levels, the unused levels
+  // zero, lengths increasing and the last used one kAnyLength, and the top
+  // priority at least levels - 1.
+  bool valid() const {
+    const std::uint32_t n = levels();
+    if (n == 0 || n > kMaxLevels || top_priority() + 1u < n || top_priority() > 7) return false;
+    for (std::uint32_t j = 0; j < n; ++j) {
+      if (j > 0 && max_length(j) <= max_length(j - 1)) return false;
+    }
+    if (max_length(n - 1) != kAnyLength) return false;
+    for (std::uint32_t j = n; j < kMaxLevels; ++j) {
+      if (max_length(j) != 0) return false;
+    }
+    return true;
+  }
+};
+static_assert(sizeof(HomaCutoffsHdr) == HomaCutoffsHdr::kSize);
+static_assert(alignof(HomaCutoffsHdr) == 1);
+
+}  // namespace uroce::wire

@@ -1,0 +1,103 @@
+// The unscheduled priorities of the Homa-like scheduler (issue 15;
+// docs/homa.md). A sender sends a message's first unsched_bytes at a
+// priority the receiver chose by the message's length: shorter messages
+// higher. The receiver picks the cutoffs from the lengths it has seen, so
+// that each of the U unscheduled levels carries about the same number of
+// unscheduled bytes (Homa's rule), and publishes them to its peers.
+//
+// SizeHistogram counts message lengths in exponential buckets (four per
+// octave, from 64 bytes to 1 GiB: bucket b holds lengths up to
+// bucket_bound(b)); age() halves every count so the distribution follows
+// the workload. compute_cutoffs() walks the buckets from the shortest and
+// closes level j once the unscheduled bytes so far reach (j + 1) / U of
+// the total; a message of length L then goes to the first level whose
+// cutoff is >= L (level 0, the shortest messages, is the highest
+// priority). Pure; no allocation after construction.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+
+namespace uroce::sched::homa {
+
+inline constexpr std::uint32_t kMaxLevels = 8;
+inline constexpr std::uint32_t kSizeBuckets = 97;  // 64 B .. 1 GiB, 4 per octave
+
+// The largest length bucket `b` holds: 64 x 2^(b/4), rounded down.
+inline std::uint64_t bucket_bound(std::uint32_t b) {
+  return static_cast<std::uint64_t>(64.0 * std::exp2(static_cast<double>(b) / 4.0));
+}
+
+class SizeHistogram {
+ public:
+  SizeHistogram() {
+    for (std::uint32_t b = 0; b < kSizeBuckets; ++b) bounds_[b] = bucket_bound(b);
+  }
+  void add(std::uint64_t length, std::uint64_t count = 1) { counts_[bucket(length)] += count; }
+  void age() {
+    for (auto& c : counts_) c /= 2;
+  }
+  std::uint32_t bucket(std::uint64_t length) const {
+    std::uint32_t lo = 0, hi = kSizeBuckets - 1;
+    while (lo < hi) {  // the first bound >= length (the last bucket takes the rest)
+      const std::uint32_t mid = (lo + hi) / 2;
+      if (bounds_[mid] >= length) {
+        hi = mid;
+      } else {
+        lo = mid + 1;
+      }
+    }
+    return lo;
+  }
+  std::uint64_t count(std::uint32_t b) const { return counts_[b]; }
+  std::uint64_t bound(std::uint32_t b) const { return bounds_[b]; }
+
+ private:
+  std::array<std::uint64_t, kSizeBuckets> bounds_{};
+  std::array<std::uint64_t, kSizeBuckets> counts_{};
+};
+
+// Level j's largest length, j < levels; the last is UINT64_MAX (everything
+// longer). With no data every cutoff is UINT64_MAX (all at level 0).
+struct Cutoffs {
+  std::array<std::uint64_t, kMaxLevels> max_length{};
+  std::uint32_t levels = 1;
+
+  // The level (0 = highest priority) of a message of `length` bytes.
+  std::uint32_t level_of(std::uint64_t length) const {
+    for (std::uint32_t j = 0; j + 1 < levels; ++j) {
+      if (length <= max_length[j]) return j;
+    }
+    return levels - 1;
+  }
+};
+
+inline Cutoffs compute_cutoffs(const SizeHistogram& h, std::uint64_t unsched_bytes,
+                               std::uint32_t levels) {
+  Cutoffs c;
+  c.levels = levels == 0 ? 1 : (levels > kMaxLevels ? kMaxLevels : levels);
+  c.max_length.fill(UINT64_MAX);
+  // Each message of bucket b sends at most min(bound, unsched_bytes)
+  // unscheduled bytes (the bucket's bound stands for its lengths).
+  double total = 0;
+  for (std::uint32_t b = 0; b < kSizeBuckets; ++b) {
+    const double per = static_cast<double>(std::min(h.bound(b), unsched_bytes));
+    total += per * static_cast<double>(h.count(b));
+  }
+  if (total <= 0) return c;
+  double sum = 0;
+  std::uint32_t j = 0;
+  for (std::uint32_t b = 0; b < kSizeBuckets && j + 1 < c.levels; ++b) {
+    const double per = static_cast<double>(std::min(h.bound(b), unsched_bytes));
+    sum += per * static_cast<double>(h.count(b));
+    while (j + 1 < c.levels && sum >= total * (j + 1) / c.levels) {
+      c.max_length[j] = h.bound(b);
+      ++j;
+    }
+  }
+  return c;
+}
+
+}  // namespace uroce::sched::homa
