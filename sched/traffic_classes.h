@@ -54,11 +54,17 @@ struct ClassConfig {
 
 // A weighted class's weight range (the config key `class_weights`).
 inline constexpr std::uint32_t kMaxClassWeight = 65535;
+// The range of class_quantum (the config key `class_quantum_bytes`).
+inline constexpr std::uint32_t kMinClassQuantum = 1024;
+inline constexpr std::uint32_t kMaxClassQuantum = 1u << 20;
 
 struct TrafficClassConfig {
   std::array<ClassConfig, kNumClasses> classes{};
   // Bytes a flow may send per turn (its DRR quantum) and a weighted class
-  // per pass per unit of weight.
+  // per pass per unit of weight. A smaller class quantum interleaves the
+  // weighted classes more finely: a window-bound flow (a throughput flow's
+  // 128 small WRITEs) waits for at most one pass of each other class
+  // between its windows (docs/sched.md, "Isolation in the testbed").
   std::uint32_t flow_quantum = 16384;
   std::uint32_t class_quantum = 65536;
   // Frames per serve() call, and the bytes a frame is assumed to hold when

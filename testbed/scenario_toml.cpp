@@ -160,6 +160,8 @@ void host_keys(Fields& f, HostSpec& h) {
               sched::kMaxClassWeight, [&](std::size_t c, std::int64_t w) {
                 h.engine_sched.classes.classes[c].weight = static_cast<std::uint32_t>(w);
               });
+  f.integer("class_quantum_bytes", h.engine_sched.classes.class_quantum, sched::kMinClassQuantum,
+            sched::kMaxClassQuantum);
   f.integer("tx_limit_bytes", h.engine_tx_limit_bytes, 0, sched::kMaxPortLimitBytes);
   std::string txq;
   if (f.str("tx_queue", txq)) {

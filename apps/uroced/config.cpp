@@ -120,7 +120,8 @@ std::string parse_device_spec(std::string_view spec, std::size_t index, DeviceCo
     } else if (name == "dcqcn") {
       err = parse_on_off(val, key, &out->dcqcn.enabled);
     } else if (name == "tx_ttl" || name == "link_mbps" || name == "pace_granularity_ns" ||
-               name == "cnp_dscp" || name == "cnp_interval_us" || name == "tx_limit_bytes") {
+               name == "cnp_dscp" || name == "cnp_interval_us" || name == "tx_limit_bytes" ||
+               name == "class_quantum_bytes") {
       std::int64_t v = 0;
       const auto r = std::from_chars(val.data(), val.data() + val.size(), v);
       if (val.empty() || r.ec != std::errc() || r.ptr != val.data() + val.size()) {
@@ -135,6 +136,8 @@ std::string parse_device_spec(std::string_view spec, std::size_t index, DeviceCo
         err = set_cnp_interval_us(v, key, out);
       } else if (name == "tx_limit_bytes") {
         err = set_tx_limit_bytes(v, key, out);
+      } else if (name == "class_quantum_bytes") {
+        err = set_class_quantum(v, key, out);
       } else {
         err = set_pace_granularity(v, key, out);
       }
@@ -142,7 +145,8 @@ std::string parse_device_spec(std::string_view spec, std::size_t index, DeviceCo
       err = key +
             ": unknown key (expected name, port, mac, ipv4, ipv6, mtu, drop_tx_every, "
             "drop_rx_every, drop_tx_rate, drop_rx_rate, drop_seed, pfc, tx_ttl, "
-            "link_mbps, isolation, strict_classes, class_weights, pace_granularity_ns, "
+            "link_mbps, isolation, strict_classes, class_weights, class_quantum_bytes, "
+            "pace_granularity_ns, "
             "tx_limit_bytes, dcqcn, cnp_dscp or cnp_interval_us)";
     }
     if (!err.empty()) return err;

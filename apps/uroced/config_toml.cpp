@@ -143,6 +143,9 @@ std::string read_device(const toml::table& t, std::size_t index, DeviceConfig* d
               kMaxClassWeight, [&](std::size_t c, std::int64_t w) {
                 f.fail(set_class_weight(c, w, f.key_path("class_weights"), d));
               });
+  if (f.integer("class_quantum_bytes", i)) {
+    f.fail(set_class_quantum(i, f.key_path("class_quantum_bytes"), d));
+  }
   if (f.integer("tx_limit_bytes", i)) {
     f.fail(set_tx_limit_bytes(i, f.key_path("tx_limit_bytes"), d));
   }

@@ -286,6 +286,15 @@ std::string set_pace_granularity(std::int64_t v, const std::string& key, DeviceC
   return {};
 }
 
+std::string set_class_quantum(std::int64_t v, const std::string& key, DeviceConfig* d) {
+  if (v < sched::kMinClassQuantum || v > sched::kMaxClassQuantum) {
+    return key + ": " + std::to_string(v) + " is outside " +
+           std::to_string(sched::kMinClassQuantum) + ".." + std::to_string(sched::kMaxClassQuantum);
+  }
+  d->sched.classes.class_quantum = static_cast<std::uint32_t>(v);
+  return {};
+}
+
 std::string set_tx_limit_bytes(std::int64_t v, const std::string& key, DeviceConfig* d) {
   if (v < 0 || v > sched::kMaxPortLimitBytes) {
     return key + ": " + std::to_string(v) + " is outside 0.." +

@@ -98,6 +98,8 @@ std::string parse_class_weights(std::string_view s, const std::string& key, Devi
 
 std::string set_pace_granularity(std::int64_t v, const std::string& key, DeviceConfig* d);
 
+std::string set_class_quantum(std::int64_t v, const std::string& key, DeviceConfig* d);
+
 std::string set_tx_limit_bytes(std::int64_t v, const std::string& key, DeviceConfig* d);
 
 // ---- DCQCN keys (docs/sched.md "DCQCN") ---------------------------------------

@@ -259,7 +259,8 @@ TEST(ScenarioToml_Isolation, EngineTxKeysAndDisabledFlows) {
   ASSERT_EQ(scenario_from_file(path,
                                {"defaults.host.isolation=\"classes\"",
                                 "defaults.host.class_weights=[1,1,1,4]",
-                                "defaults.host.tx_limit_bytes=4096", "rc_flow.0.enabled=true"},
+                                "defaults.host.tx_limit_bytes=4096", "rc_flow.0.enabled=true",
+                                "defaults.host.class_quantum_bytes=8192"},
                                sc),
             "");
   ASSERT_EQ(sc.hosts.size(), 2u);
@@ -271,6 +272,7 @@ TEST(ScenarioToml_Isolation, EngineTxKeysAndDisabledFlows) {
     EXPECT_EQ(h.engine_sched.classes.classes[7].weight, 1u);
     EXPECT_TRUE(h.tx_fifo);
     EXPECT_EQ(h.engine_tx_limit_bytes, 4096u);
+    EXPECT_EQ(h.engine_sched.classes.class_quantum, 8192u);
   }
   ASSERT_EQ(sc.rc_flows.size(), 18u);
   EXPECT_TRUE(sc.rc_flows[0].enabled);

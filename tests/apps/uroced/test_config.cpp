@@ -47,7 +47,7 @@ TEST(ParseDeviceSpec_Errors, NameTheKey) {
   EXPECT_EQ(parse_device_spec("name=a;color=red", 0, &d),
             "device[0].color: unknown key (expected name, port, mac, ipv4, ipv6, mtu, "
             "drop_tx_every, drop_rx_every, drop_tx_rate, drop_rx_rate, drop_seed, pfc, "
-            "tx_ttl, link_mbps, isolation, strict_classes, class_weights, "
+            "tx_ttl, link_mbps, isolation, strict_classes, class_weights, class_quantum_bytes, "
             "pace_granularity_ns, tx_limit_bytes, dcqcn, cnp_dscp or cnp_interval_us)");
   EXPECT_EQ(parse_device_spec("ipv4=10.0.0.256", 0, &d),
             "device[0].ipv4: \"10.0.0.256\" is not an IPv4 address (expected a.b.c.d)");
@@ -218,6 +218,13 @@ TEST(ParseDeviceSpec_TxLimit, BytesOrOffAndRange) {
   EXPECT_EQ(d.tx_limit_bytes, 4096u);
   EXPECT_EQ(parse_device_spec("name=a;tx_limit_bytes=16777217", 0, &d),
             "device[0].tx_limit_bytes: 16777217 is outside 0..16777216 (0 = no limit)");
+  ASSERT_EQ(parse_device_spec("name=uroce0;port=ring:p0;mac=02:00:00:00:00:01;ipv4=10.0.0.1;"
+                              "class_quantum_bytes=8192",
+                              0, &d),
+            "");
+  EXPECT_EQ(d.sched.classes.class_quantum, 8192u);
+  EXPECT_EQ(parse_device_spec("name=a;class_quantum_bytes=512", 0, &d),
+            "device[0].class_quantum_bytes: 512 is outside 1024..1048576");
   EXPECT_EQ(parse_device_spec("name=a;tx_limit_bytes=4k", 0, &d),
             "device[0].tx_limit_bytes: \"4k\" is not an integer");
 }

@@ -152,6 +152,8 @@ TEST(LoadToml_TxLimit, ReadsTheKeyAndNamesABadOne) {
   DaemonConfig cfg;
   ASSERT_EQ(load_and_validate(with("mtu = 9000", "mtu = 9000\ntx_limit_bytes = 8192"), &cfg), "");
   EXPECT_EQ(cfg.devices[0].tx_limit_bytes, 8192u);
+  EXPECT_EQ(error_of(with("mtu = 9000", "class_quantum_bytes = 2000000")),
+            "device[0].class_quantum_bytes: 2000000 is outside 1024..1048576");
   EXPECT_EQ(error_of(with("mtu = 9000", "tx_limit_bytes = -1")),
             "device[0].tx_limit_bytes: -1 is outside 0..16777216 (0 = no limit)");
 }

@@ -62,6 +62,28 @@ TEST(StatusJson_Devices, LossInjectionCounters) {
   EXPECT_EQ(j["devices"][0]["counters"]["rx_impair_drop"], 2);
 }
 
+// The port limit's stops, and the TX sink's counters only where the port
+// has a sink (a DPDK port: has_port_tx), so a full ring below the
+// scheduler shows in `uroce-ctl counters`.
+TEST(StatusJson_Devices, PortLimitAndPortTxSink) {
+  FakeDevice d("uroce0", 9000);
+  DeviceSnapshot s;
+  s.counters.tx_limit_stops = 9;
+  json j = json::parse(status_json(info(), {&d}, {s}, false, nullptr, 1 << 16));
+  EXPECT_EQ(j["devices"][0]["counters"]["tx_limit_stops"], 9);
+  EXPECT_FALSE(j["devices"][0]["counters"].contains("port_tx"));
+  s.has_port_tx = true;
+  s.port_tx.sent = 100;
+  s.port_tx.bursts = 7;
+  s.port_tx.refused = 3;
+  j = json::parse(status_json(info(), {&d}, {s}, false, nullptr, 1 << 16));
+  const json& t = j["devices"][0]["counters"]["port_tx"];
+  EXPECT_EQ(t["sent"], 100);
+  EXPECT_EQ(t["bursts"], 7);
+  EXPECT_EQ(t["refused"], 3);
+  EXPECT_EQ(t["no_mbuf"], 0);
+}
+
 TEST(StatusJson_Devices, PfcPerPriorityBadInputAndTtl) {
   FakeDevice d("uroce0", 9000);
   DeviceSnapshot s;

@@ -1,10 +1,14 @@
 // RX of RoCEv2 over IPv6 and of neighbour discovery in the Vnic (vnic/rx.h),
 // with the TX side it answers: two Vnics on a simulated link resolve each
 // other's link-local and global addresses with NS/NA, run an RC SEND and a
-// UD SEND over IPv6, and drop what is not for them with its counter.
+// UD SEND over IPv6, and drop what is not for them with its counter. And
+// "control frames first": the ACKs the RX phase builds leave before the
+// data the same iteration pumps.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "datapath/wire/ipv6.h"
 #include "tests/datapath/engine/vnic_test_support.h"
@@ -186,6 +190,33 @@ TEST_F(TwoHosts, UdOverIpv6ToAnotherAddressIsNotOurs) {
   EXPECT_TRUE(bcq->poll().empty());
   EXPECT_EQ(b.vnic.counters().rx_not_our_ip, 1u);
   EXPECT_EQ(b.vnic.counters().rx_roce_ipv6, 1u);
+}
+
+// Both sides stream WRITEs. B's iteration receives A's requests (its RX
+// phase builds their ACK) and pumps its own WRITEs: the ACK goes first, so
+// it never waits behind the data B's QPs send, whatever their class.
+TEST_F(TwoHosts, ControlFramesFirst_AckOfAnIterationLeavesBeforeItsData) {
+  RcQpPair p;
+  p.open(a, b);
+  for (std::uint64_t i = 0; i < 4; ++i) {
+    p.aqp->post_send(write_wqe(i, b.va(0), b.key), {a.sge(0, 1024)});
+    p.bqp->post_send(write_wqe(i, a.va(0), a.key), {b.sge(0, 1024)});
+  }
+  a.vnic.poll(clock.now());  // A's four WRITEs go out
+  clock.advance_by(5000);    // and reach B
+  b.vnic.poll(clock.now());  // B: RX (A's WRITEs), doorbells, pump
+  std::vector<std::uint8_t> ops;
+  link.receive(0, clock.now() + 1'000'000, [&](const port::SimDelivery& d) {
+    wire::ParsedPacket pkt;
+    if (wire::parse_roce(d.frame, pkt) == wire::ParseError::kOk) ops.push_back(pkt.bth.opcode());
+  });
+  ASSERT_GE(ops.size(), 5u);
+  EXPECT_EQ(ops.front(), wire::op::kRcAck);
+  const auto first_data =
+      std::find_if(ops.begin(), ops.end(), [](std::uint8_t o) { return o != wire::op::kRcAck; });
+  ASSERT_NE(first_data, ops.end());
+  EXPECT_EQ(std::count(first_data, ops.end(), wire::op::kRcAck), 0);
+  EXPECT_EQ(std::count(ops.begin(), ops.end(), wire::op::kRcAck) + 4, ops.size());
 }
 
 }  // namespace
