@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The isolation experiments' results (scripts/isolation.sh, docs/sched.md).
+"""The isolation experiments' results (scripts/isolation.sh, docs/isolation.md).
 
     isolation_table.py line --link L --mode M --point P --role small|elephants
                             --status RC [--cmd TEXT] [--meta K=V ...] OUTPUT
@@ -23,7 +23,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from perftest_json import parse  # noqa: E402
 
-# The issue's goals, with isolation on (docs/sched.md).
+# The issue's goals, with isolation on (docs/isolation.md).
 LAT_P99_MAX = 1.5
 ELEPH_MIN = 0.90
 THR_MIN = 0.50

@@ -1,4 +1,4 @@
-// Keep the queue in the scheduler (docs/sched.md, "Isolation in the
+// Keep the queue in the scheduler (docs/isolation.md, "Isolation in the
 // testbed"): a bound on the bytes the engine's pump has handed to the port
 // and the link has not yet sent.
 //

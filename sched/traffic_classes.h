@@ -18,6 +18,14 @@
 //      turn while the deficit is positive. What a pass overdraws (the last
 //      turn's packets) is owed by the class's next pass; an emptied class
 //      starts again from zero.
+// A class may have a rate limit (rate_mbps, the config key
+// `class_rates_mbps`): a token bucket in time (timing_wheel.h's RateLimit,
+// credit the larger of one class quantum and kClassCreditNs of its rate)
+// charged with what each of its passes sent. A class over its rate is
+// skipped by the round (strict or weighted) until the bucket refills, and a
+// strict class skipped so does not hold back the classes below it; the
+// engine sets the time before each round (set_now) and, on a virtual clock,
+// wakes at next_rate_due(). The QPs keep their places meanwhile.
 // A flow's turn adds flow_quantum bytes to its deficit and serves it in
 // bursts of at most `burst` frames while the deficit is positive, so two
 // backlogged flows of a class send the same bytes over time whatever their
@@ -39,6 +47,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "sched/timing_wheel.h"
 #include "sched/tx_scheduler.h"
 
 namespace uroce::sched {
@@ -49,8 +58,15 @@ enum class ClassMode : std::uint8_t { kStrict, kWeighted };
 
 struct ClassConfig {
   ClassMode mode = ClassMode::kWeighted;
-  std::uint32_t weight = 1;  // weighted classes: share of the bytes, relative
+  std::uint32_t weight = 1;     // weighted classes: share of the bytes, relative
+  std::uint32_t rate_mbps = 0;  // the class's rate limit in Mb/s of frames; 0: none
 };
+
+// A class's rate limit range (the config key `class_rates_mbps`; 0: none).
+inline constexpr std::uint32_t kMaxClassRateMbps = 400'000;
+// The credit a rate-limited class keeps (as the pacer's per-QP credit_ns):
+// after the engine was off the CPU it catches up on at most this much.
+inline constexpr TimeNs kClassCreditNs = 2'000'000;
 
 // A weighted class's weight range (the config key `class_weights`).
 inline constexpr std::uint32_t kMaxClassWeight = 65535;
@@ -64,7 +80,7 @@ struct TrafficClassConfig {
   // per pass per unit of weight. A smaller class quantum interleaves the
   // weighted classes more finely: a window-bound flow (a throughput flow's
   // 128 small WRITEs) waits for at most one pass of each other class
-  // between its windows (docs/sched.md, "Isolation in the testbed").
+  // between its windows (docs/isolation.md, "Isolation in the testbed").
   std::uint32_t flow_quantum = 16384;
   std::uint32_t class_quantum = 65536;
   // Frames per serve() call, and the bytes a frame is assumed to hold when
@@ -105,6 +121,21 @@ class TrafficClasses {
   template <class Serve>
   std::uint32_t round(Serve&& serve);
 
+  // Class rate limits: the time the next round() runs at.
+  void set_now(TimeNs now) { now_ = now; }
+  // The earliest time a class held back by its rate, with flows queued,
+  // may send again; the maximum TimeNs when none is.
+  TimeNs next_rate_due() const {
+    TimeNs t = ~TimeNs{0};
+    for (std::uint32_t m = nonempty_ & limited_; m != 0; m &= m - 1) {
+      const RateLimit& r = rate_[static_cast<std::uint32_t>(std::countr_zero(m))];
+      if (!r.may_send(now_) && r.next_send() < t) t = r.next_send();
+    }
+    return t;
+  }
+  // Rounds in which a class was skipped for its rate (per class).
+  std::uint64_t rate_skips(std::uint8_t c) const { return c < kNumClasses ? rate_skips_[c] : 0; }
+
  private:
   static constexpr std::uint32_t kNone = 0xFFFFFFFFu;
   struct Fifo {
@@ -125,6 +156,9 @@ class TrafficClasses {
   // One pass over the flows queued in class c; false when the port stopped.
   template <class Serve>
   bool pass(std::uint8_t c, Serve& serve, bool weighted, std::uint32_t* frames);
+  // The classes that may not send now for their rate (bit c), counting the
+  // queued ones skipped.
+  std::uint32_t over_rate();
 
   TrafficClassConfig cfg_;
   std::vector<std::uint8_t> cls_;
@@ -138,6 +172,10 @@ class TrafficClasses {
   std::uint32_t count_ = 0;
   std::uint8_t next_weighted_ = 0;  // where step 2 starts its rotation
   std::uint64_t bad_ids_ = 0;
+  std::uint32_t limited_ = 0;  // bit c: class c has a rate limit
+  std::array<RateLimit, kNumClasses> rate_{};
+  std::array<std::uint64_t, kNumClasses> rate_skips_{};
+  TimeNs now_ = 0;
 };
 
 inline TrafficClasses::TrafficClasses(std::uint32_t capacity, const TrafficClassConfig& cfg)
@@ -153,7 +191,24 @@ inline TrafficClasses::TrafficClasses(std::uint32_t capacity, const TrafficClass
   for (std::uint32_t c = 0; c < kNumClasses; ++c) {
     if (cfg_.classes[c].weight == 0) cfg_.classes[c].weight = 1;
     if (cfg_.classes[c].mode == ClassMode::kStrict) strict_ |= 1u << c;
+    if (cfg_.classes[c].rate_mbps != 0) {
+      limited_ |= 1u << c;
+      rate_[c] = RateLimit(std::uint64_t{cfg_.classes[c].rate_mbps} * 1'000'000, cfg_.class_quantum,
+                           kClassCreditNs);
+    }
   }
+}
+
+inline std::uint32_t TrafficClasses::over_rate() {
+  std::uint32_t over = 0;
+  for (std::uint32_t m = nonempty_ & limited_; m != 0; m &= m - 1) {
+    const auto c = static_cast<std::uint32_t>(std::countr_zero(m));
+    if (!rate_[c].may_send(now_)) {
+      over |= 1u << c;
+      ++rate_skips_[c];
+    }
+  }
+  return over;
 }
 
 inline void TrafficClasses::activate(FlowId f) {
@@ -303,6 +358,7 @@ bool TrafficClasses::pass(std::uint8_t c, Serve& serve, bool weighted, std::uint
       } else {
         push_back(c, f);
       }
+      if ((limited_ >> c & 1u) != 0) rate_[c].sent(static_cast<std::uint64_t>(pass_bytes), now_);
       return false;
     }
     if (r == Turn::kMore) {
@@ -315,6 +371,7 @@ bool TrafficClasses::pass(std::uint8_t c, Serve& serve, bool weighted, std::uint
   // An emptied class, or one whose flows were all blocked, keeps no
   // deficit (DRR's rule for an empty queue): it cannot save up a burst.
   if (q.count == 0 || pass_bytes == 0) q.deficit = 0;
+  if ((limited_ >> c & 1u) != 0) rate_[c].sent(static_cast<std::uint64_t>(pass_bytes), now_);
   return true;
 }
 
@@ -322,15 +379,20 @@ template <class Serve>
 std::uint32_t TrafficClasses::round(Serve&& serve) {
   if (nonempty_ == 0) return 0;
   std::uint32_t frames = 0;
-  // Strict classes, highest first; each pass may empty its class.
-  for (std::uint32_t m = nonempty_ & strict_; m != 0;) {
+  // Classes over their rate sit this round out (one test when none has a
+  // limit).
+  const std::uint32_t over = limited_ == 0 ? 0 : over_rate();
+  // Strict classes, highest first; each pass may empty its class. One that
+  // still has output ends the round, unless its rate now holds it back.
+  for (std::uint32_t m = nonempty_ & strict_ & ~over; m != 0;) {
     const auto k = static_cast<std::uint8_t>(31 - std::countl_zero(m));
-    if (!pass(k, serve, false, &frames) || q_[k].count != 0) return frames;
-    m = nonempty_ & strict_ & ((1u << k) - 1);
+    if (!pass(k, serve, false, &frames)) return frames;
+    if (q_[k].count != 0 && rate_[k].may_send(now_)) return frames;
+    m = nonempty_ & strict_ & ~over & ((1u << k) - 1);
   }
   // Weighted classes, in rotation from next_weighted_ (the set bits of the
   // non-empty weighted classes, rotated so that bit 0 is next_weighted_).
-  const std::uint32_t w = nonempty_ & ~strict_ & 0xffu;
+  const std::uint32_t w = nonempty_ & ~strict_ & ~over & 0xffu;
   if (w == 0) return frames;
   const std::uint32_t start = next_weighted_;
   std::uint32_t rot = ((w >> start) | (w << (kNumClasses - start))) & 0xffu;

@@ -120,6 +120,13 @@ class TxPolicy {
   }
   const TrafficClasses& classes() const { return tc_; }
 
+  // Class rate limits (traffic_classes.h): the time of the next round, and
+  // when a class held back by its rate may send again.
+  void set_now(TimeNs now) {
+    if (classes_on_) tc_.set_now(now);
+  }
+  TimeNs next_rate_due() const { return classes_on_ ? tc_.next_rate_due() : ~TimeNs{0}; }
+
   // Isolation auto. Whether the engine should report send WRs.
   bool auto_classify() const { return auto_; }
   // One send WR of f's: its length and f's send-queue depth after it. f

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """The isolation experiments of issue 14 on real-engine hosts in the testbed
-(docs/sched.md, "Isolation in the testbed").
+(docs/isolation.md, "Isolation in the testbed").
 
 Runs testbed/scenarios/isolation.toml once per point, each with the same
 seed and its own --set overrides: the latency flow (16-byte WRITEs, one
@@ -165,7 +165,7 @@ def main():
               f"{fmt(r.get('eleph_gbps'), '.2f')} | {fmt(r.get('eleph_ratio'), '.3f')} |")
 
     by = {(r["setup"], r["mode"], r["point"]): r for r in rows}
-    # The same in one row per setup and mode (docs/sched.md's table).
+    # The same in one row per setup and mode (docs/isolation.md's table).
     print("\n| setup | isolation | lat p50 / p99 us: alone | +1 elephant | +16 elephants | "
           "elephants kept (1; 16) | thr M msg/s: alone | +1 | +16 | thr kept (16) | "
           "elephants kept beside thr (16) |")

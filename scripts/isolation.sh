@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The isolation experiments of issue 14 (must-show 1; docs/sched.md,
+# The isolation experiments of issue 14 (must-show 1; docs/isolation.md,
 # "Isolation experiments"): unmodified perftest on two uroced daemons, one
 # per side of a link, with the device's isolation "off" and then "classes"
 # (and "auto" when asked: --modes "off classes auto").

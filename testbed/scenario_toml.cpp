@@ -160,6 +160,10 @@ void host_keys(Fields& f, HostSpec& h) {
               sched::kMaxClassWeight, [&](std::size_t c, std::int64_t w) {
                 h.engine_sched.classes.classes[c].weight = static_cast<std::uint32_t>(w);
               });
+  f.int_array("class_rates_mbps", "an array of at most 8 rates in Mb/s", sched::kNumClasses, 0,
+              sched::kMaxClassRateMbps, [&](std::size_t c, std::int64_t r) {
+                h.engine_sched.classes.classes[c].rate_mbps = static_cast<std::uint32_t>(r);
+              });
   f.integer("class_quantum_bytes", h.engine_sched.classes.class_quantum, sched::kMinClassQuantum,
             sched::kMaxClassQuantum);
   f.integer("tx_limit_bytes", h.engine_tx_limit_bytes, 0, sched::kMaxPortLimitBytes);

@@ -216,7 +216,7 @@ std::string render_sched(const json& j) {
                          mbps(dc, "line_rate_bps"), cell(dc, "cnp_dscp"),
                          child(dc, "cnp_interval_ns").get<std::uint64_t>() / 1000);
     }
-    Table c({"CLASS", "MODE", "WEIGHT", "QPS"});
+    Table c({"CLASS", "MODE", "WEIGHT", "RATE_MBPS", "QPS"});
     for (const auto& k : child(s, "classes")) {
       std::string members;
       for (const auto& q : qps) {
@@ -225,8 +225,11 @@ std::string render_sched(const json& j) {
         }
         members += (members.empty() ? "" : ",") + cell(q, "qpn");
       }
-      c.add(
-          {cell(k, "class"), cell(k, "mode"), cell(k, "weight"), members.empty() ? "-" : members});
+      const json& rate = child(k, "rate_mbps");
+      const std::string limit =
+          rate.is_number_unsigned() && rate.get<std::uint64_t>() != 0 ? cell(k, "rate_mbps") : "-";
+      c.add({cell(k, "class"), cell(k, "mode"), cell(k, "weight"), limit,
+             members.empty() ? "-" : members});
     }
     out += c.render();
   }

@@ -117,6 +117,8 @@ std::string parse_device_spec(std::string_view spec, std::size_t index, DeviceCo
       if (err.empty()) set_strict_classes(mask, out);
     } else if (name == "class_weights") {
       err = parse_class_weights(val, key, out);
+    } else if (name == "class_rates_mbps") {
+      err = parse_class_rates(val, key, out);
     } else if (name == "dcqcn") {
       err = parse_on_off(val, key, &out->dcqcn.enabled);
     } else if (name == "tx_ttl" || name == "link_mbps" || name == "pace_granularity_ns" ||
@@ -145,7 +147,8 @@ std::string parse_device_spec(std::string_view spec, std::size_t index, DeviceCo
       err = key +
             ": unknown key (expected name, port, mac, ipv4, ipv6, mtu, drop_tx_every, "
             "drop_rx_every, drop_tx_rate, drop_rx_rate, drop_seed, pfc, tx_ttl, "
-            "link_mbps, isolation, strict_classes, class_weights, class_quantum_bytes, "
+            "link_mbps, isolation, strict_classes, class_weights, class_rates_mbps, "
+            "class_quantum_bytes, "
             "pace_granularity_ns, "
             "tx_limit_bytes, dcqcn, cnp_dscp or cnp_interval_us)";
     }

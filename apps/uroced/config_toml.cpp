@@ -143,6 +143,10 @@ std::string read_device(const toml::table& t, std::size_t index, DeviceConfig* d
               kMaxClassWeight, [&](std::size_t c, std::int64_t w) {
                 f.fail(set_class_weight(c, w, f.key_path("class_weights"), d));
               });
+  f.int_array("class_rates_mbps", "an array of at most 8 rates in Mb/s", sched::kNumClasses, 0,
+              sched::kMaxClassRateMbps, [&](std::size_t c, std::int64_t r) {
+                f.fail(set_class_rate(c, r, f.key_path("class_rates_mbps"), d));
+              });
   if (f.integer("class_quantum_bytes", i)) {
     f.fail(set_class_quantum(i, f.key_path("class_quantum_bytes"), d));
   }

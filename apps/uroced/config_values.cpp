@@ -254,27 +254,53 @@ std::string set_class_weight(std::size_t c, std::int64_t w, const std::string& k
   return {};
 }
 
-std::string parse_class_weights(std::string_view s, const std::string& key, DeviceConfig* d) {
+std::string set_class_rate(std::size_t c, std::int64_t mbps, const std::string& key,
+                           DeviceConfig* d) {
+  assert(c < sched::kNumClasses);
+  if (mbps < 0 || mbps > sched::kMaxClassRateMbps) {
+    return key + ": " + std::to_string(mbps) + " is outside 0.." +
+           std::to_string(sched::kMaxClassRateMbps);
+  }
+  d->sched.classes.classes[c].rate_mbps = static_cast<std::uint32_t>(mbps);
+  return {};
+}
+
+namespace {
+
+// --device's per-class lists: at most kNumClasses integers, classes 0.. in
+// order, each applied by set(class, value, "key[class]", d).
+template <class Set>
+std::string parse_class_list(std::string_view s, const std::string& key, std::string_view what,
+                             std::string_view example, DeviceConfig* d, Set set) {
   const std::string bad = key + ": " + in_quotes(s) + " is not a list of at most " +
-                          std::to_string(sched::kNumClasses) +
-                          " weights (classes 0.. in order, e.g. \"1,1,2,4\")";
+                          std::to_string(sched::kNumClasses) + " " + std::string(what) +
+                          " (classes 0.. in order, e.g. \"" + std::string(example) + "\")";
   std::size_t pos = 0;
   for (std::size_t c = 0; pos <= s.size(); ++c) {
     const std::size_t end = std::min(s.find(',', pos), s.size());
     const std::string_view item = s.substr(pos, end - pos);
     pos = end + 1;
-    std::int64_t w = 0;
-    const auto r = std::from_chars(item.data(), item.data() + item.size(), w);
+    std::int64_t v = 0;
+    const auto r = std::from_chars(item.data(), item.data() + item.size(), v);
     if (c >= sched::kNumClasses || item.empty() || r.ec != std::errc() ||
         r.ptr != item.data() + item.size()) {
       return bad;
     }
-    if (std::string err = set_class_weight(c, w, key + "[" + std::to_string(c) + "]", d);
-        !err.empty()) {
+    if (std::string err = set(c, v, key + "[" + std::to_string(c) + "]", d); !err.empty()) {
       return err;
     }
   }
   return {};
+}
+
+}  // namespace
+
+std::string parse_class_weights(std::string_view s, const std::string& key, DeviceConfig* d) {
+  return parse_class_list(s, key, "weights", "1,1,2,4", d, set_class_weight);
+}
+
+std::string parse_class_rates(std::string_view s, const std::string& key, DeviceConfig* d) {
+  return parse_class_list(s, key, "rates in Mb/s", "0,0,0,1000", d, set_class_rate);
 }
 
 std::string set_pace_granularity(std::int64_t v, const std::string& key, DeviceConfig* d) {

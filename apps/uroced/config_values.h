@@ -96,6 +96,12 @@ std::string set_class_weight(std::size_t c, std::int64_t w, const std::string& k
 // --device's class_weights: "1,1,2,4", at most kNumClasses integers.
 std::string parse_class_weights(std::string_view s, const std::string& key, DeviceConfig* d);
 
+// Class `c`'s rate limit in Mb/s (0: none) after its range check.
+std::string set_class_rate(std::size_t c, std::int64_t mbps, const std::string& key,
+                           DeviceConfig* d);
+// --device's class_rates_mbps: "0,0,0,1000", at most kNumClasses integers.
+std::string parse_class_rates(std::string_view s, const std::string& key, DeviceConfig* d);
+
 std::string set_pace_granularity(std::int64_t v, const std::string& key, DeviceConfig* d);
 
 std::string set_class_quantum(std::int64_t v, const std::string& key, DeviceConfig* d);

@@ -281,7 +281,8 @@ json sched_json(const engine::VnicConfig& c) {
     const sched::ClassConfig& cc = c.sched.classes.classes[k];
     classes.push_back({{"class", k},
                        {"mode", cc.mode == sched::ClassMode::kStrict ? "strict" : "weighted"},
-                       {"weight", cc.weight}});
+                       {"weight", cc.weight},
+                       {"rate_mbps", cc.rate_mbps}});
   }
   return {{"isolation", std::string(sched::isolation_name(c.sched.isolation))},
           {"pace_granularity_ns", c.pacer.granularity_ns},

@@ -23,7 +23,7 @@
 //                          "ttl": {... TtlCounters}},
 //                  "sched": {"isolation": "off"|"classes", "pace_granularity_ns",
 //                            "classes": [8 x {"class", "mode": "strict"|"weighted",
-//                                             "weight"}]}}],
+//                                             "weight", "rate_mbps" (0: none)}]}}],
 //     "qps":     [{"device", "id", "qpn", "type", "state", "client", "dest_qpn",
 //                  "send_queue", "recv_queue", "engine": {...},
 //                  "sched": {"class", "pinned", "paced", "rate_bps", "burst_bytes",

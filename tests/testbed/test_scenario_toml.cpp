@@ -284,6 +284,11 @@ TEST(ScenarioToml_Isolation, EngineTxKeysAndDisabledFlows) {
   EXPECT_EQ(sc.hosts[0].engine_sched.isolation, sched::Isolation::kAuto);
   EXPECT_EQ(scenario_from_file(path, {"defaults.host.tx_queue=\"lifo\""}, sc),
             "defaults.host.tx_queue: 'lifo' is not \"priority\" or \"fifo\"");
+  ASSERT_EQ(scenario_from_file(path, {"defaults.host.class_rates_mbps=[0,0,0,500]"}, sc), "");
+  EXPECT_EQ(sc.hosts[0].engine_sched.classes.classes[3].rate_mbps, 500u);
+  EXPECT_EQ(sc.hosts[0].engine_sched.classes.classes[0].rate_mbps, 0u);
+  EXPECT_EQ(scenario_from_file(path, {"defaults.host.class_rates_mbps=[400001]"}, sc),
+            "defaults.host.class_rates_mbps[0]: 400001 is out of range 0..400000");
   EXPECT_EQ(scenario_from_file(path, {"defaults.host.class_weights=[1,0]"}, sc),
             "defaults.host.class_weights[1]: 0 is out of range 1..65535");
 }

@@ -383,7 +383,7 @@ TEST(Simulator_EnginePfc, WithoutThePfcKeyTheHostModelHonoursTheSwitch) {
 // never pauses anyone; without it the same incast pauses the senders and
 // nothing is marked (the engines' packets are not ECN-capable). Both keep
 // every byte. The steady state (queue near kmax, rates within 10 % of fair
-// share) takes longer than a unit test should run: docs/sched.md has it.
+// share) takes longer than a unit test should run: docs/isolation.md has it.
 Scenario incast(bool dcqcn) {
   Scenario sc;
   EXPECT_EQ(scenario_from_file(std::string(UROCE_SOURCE_ROOT) +
@@ -451,7 +451,7 @@ TEST(Simulator_Dcqcn, WithoutDcqcnTheSameIncastPauses) {
 // Isolation on engine hosts (isolation.toml, 4 ms): the latency flow (16-byte
 // WRITEs, one outstanding, strict class 6) alone and beside four elephants
 // (1 MiB WRITEs, class 0), b's TX queue one FIFO of 1024 frames as a memif
-// ring. docs/sched.md ("Isolation in the testbed") has the full set.
+// ring. docs/isolation.md ("Isolation in the testbed") has the full set.
 struct IsoPoint {
   bool lat = true;
   bool elephants = true;

@@ -584,6 +584,8 @@ TimeNs Vnic<PortIo, Sched>::next_deadline() const {
   TimeNs t = std::min(timers_.earliest(), pfc_next_deadline());
   // QPs with output held back by the port limit: when it opens again.
   if (!limit_.open() && sched_.size() != 0) t = std::min(t, limit_.open_at());
+  // QPs of a class held back by its rate limit: when it may send again.
+  if constexpr (requires { sched_.next_rate_due(); }) t = std::min(t, sched_.next_rate_due());
   return std::min(t, pacer_.next_due(t));
 }
 

@@ -35,6 +35,7 @@ template <class PortIo, sched::TxScheduler Sched>
   if (pacer_.waiting() != 0) {
     pacer_.advance(now, [&](sched::FlowId f) { sched_.activate(f); });
   }
+  if constexpr (requires { sched_.set_now(now); }) sched_.set_now(now);
   const bool limited = limit_.enabled();
   if (limited) {
     limit_.advance(now);

@@ -115,8 +115,8 @@ TEST(RenderPfc, PrioritiesBadInputAndTtl) {
 TEST(RenderSched, ClassesWithTheirQpsAndPacedQps) {
   const json j = json::parse(R"({"devices": [{"name": "uroce0", "sched": {
     "isolation": "classes", "pace_granularity_ns": 1000,
-    "classes": [{"class": 0, "mode": "weighted", "weight": 1},
-                {"class": 6, "mode": "strict", "weight": 1},
+    "classes": [{"class": 0, "mode": "weighted", "weight": 1, "rate_mbps": 0},
+                {"class": 6, "mode": "strict", "weight": 1, "rate_mbps": 1000},
                 {"class": 7, "mode": "strict", "weight": 1}]}}],
     "qps": [{"device": "uroce0", "qpn": 17, "type": "RC", "state": "RTS", "send_queue": 3,
              "sched": {"class": 6, "pinned": true, "paced": true, "rate_bps": 250000000,
@@ -128,10 +128,10 @@ TEST(RenderSched, ClassesWithTheirQpsAndPacedQps) {
   const std::string out = render_sched(j);
   EXPECT_EQ(out,
             "uroce0: isolation classes  pace granularity 1000 ns\n"
-            "CLASS  MODE      WEIGHT  QPS\n"
-            "    0  weighted       1   18\n"
-            "    6  strict         1   17\n"
-            "    7  strict         1  -\n"
+            "CLASS  MODE      WEIGHT  RATE_MBPS  QPS\n"
+            "    0  weighted       1  -           18\n"
+            "    6  strict         1       1000   17\n"
+            "    7  strict         1  -          -\n"
             "\n"
             "DEVICE  QPN  TYPE  STATE  CLASS  FROM    RATE_MBPS  BURST  PARKS  PACED_MS  "
             "SENT_BYTES  SQ\n"

@@ -47,8 +47,9 @@ TEST(ParseDeviceSpec_Errors, NameTheKey) {
   EXPECT_EQ(parse_device_spec("name=a;color=red", 0, &d),
             "device[0].color: unknown key (expected name, port, mac, ipv4, ipv6, mtu, "
             "drop_tx_every, drop_rx_every, drop_tx_rate, drop_rx_rate, drop_seed, pfc, "
-            "tx_ttl, link_mbps, isolation, strict_classes, class_weights, class_quantum_bytes, "
-            "pace_granularity_ns, tx_limit_bytes, dcqcn, cnp_dscp or cnp_interval_us)");
+            "tx_ttl, link_mbps, isolation, strict_classes, class_weights, class_rates_mbps, "
+            "class_quantum_bytes, pace_granularity_ns, tx_limit_bytes, dcqcn, cnp_dscp or "
+            "cnp_interval_us)");
   EXPECT_EQ(parse_device_spec("ipv4=10.0.0.256", 0, &d),
             "device[0].ipv4: \"10.0.0.256\" is not an IPv4 address (expected a.b.c.d)");
 }
@@ -179,6 +180,18 @@ TEST(ParseDeviceSpec_Sched, IsolationClassesAndPacer) {
             "(classes 0.. in order, e.g. \"1,1,2,4\")");
   EXPECT_EQ(parse_device_spec("name=a;class_weights=1,0", 0, &n),
             "device[0].class_weights[1]: 0 is outside 1..65535");
+  ASSERT_EQ(parse_device_spec("name=a;port=ring:p;mac=02:00:00:00:00:01;ipv4=10.0.0.1;"
+                              "class_rates_mbps=0,0,0,1000",
+                              0, &n),
+            "");
+  EXPECT_EQ(n.sched.classes.classes[3].rate_mbps, 1000u);
+  EXPECT_EQ(n.sched.classes.classes[0].rate_mbps, 0u);
+  EXPECT_EQ(n.sched.classes.classes[7].rate_mbps, 0u);  // not listed: none
+  EXPECT_EQ(parse_device_spec("name=a;class_rates_mbps=1G", 0, &n),
+            "device[0].class_rates_mbps: \"1G\" is not a list of at most 8 rates in Mb/s "
+            "(classes 0.. in order, e.g. \"0,0,0,1000\")");
+  EXPECT_EQ(parse_device_spec("name=a;class_rates_mbps=0,400001", 0, &n),
+            "device[0].class_rates_mbps[1]: 400001 is outside 0..400000");
   EXPECT_EQ(parse_device_spec("name=a;pace_granularity_ns=50", 0, &n),
             "device[0].pace_granularity_ns: 50 is outside 100..1000000");
   EXPECT_EQ(parse_device_spec("name=a;pace_granularity_ns=1us", 0, &n),

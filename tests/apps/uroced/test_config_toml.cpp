@@ -98,6 +98,7 @@ TEST(LoadToml_Sched, ReadsEveryKey) {
   ASSERT_EQ(load_and_validate(with("mtu = 9000",
                                    "mtu = 9000\nisolation = \"classes\"\n"
                                    "strict_classes = [7]\nclass_weights = [3, 1, 2]\n"
+                                   "class_rates_mbps = [0, 250]\n"
                                    "pace_granularity_ns = 2000"),
                               &cfg),
             "");
@@ -108,6 +109,8 @@ TEST(LoadToml_Sched, ReadsEveryKey) {
   EXPECT_EQ(d.sched.classes.classes[0].weight, 3u);
   EXPECT_EQ(d.sched.classes.classes[2].weight, 2u);
   EXPECT_EQ(d.sched.classes.classes[3].weight, 1u);
+  EXPECT_EQ(d.sched.classes.classes[1].rate_mbps, 250u);
+  EXPECT_EQ(d.sched.classes.classes[0].rate_mbps, 0u);
   EXPECT_EQ(d.pacer.granularity_ns, 2000u);
   EXPECT_EQ(cfg.devices[1].sched.isolation, sched::Isolation::kOff);
 }
@@ -124,6 +127,10 @@ TEST(LoadToml_Sched, ErrorsNameTheKey) {
   EXPECT_EQ(err("class_weights = [1, 0]"), "device[0].class_weights[1]: 0 is outside 1..65535");
   EXPECT_EQ(err("class_weights = [1, 1, 1, 1, 1, 1, 1, 1, 1]"),
             "device[0].class_weights: expected an array of at most 8 weights");
+  EXPECT_EQ(err("class_rates_mbps = [-1]"),
+            "device[0].class_rates_mbps[0]: -1 is outside 0..400000");
+  EXPECT_EQ(err("class_rates_mbps = \"fast\""),
+            "device[0].class_rates_mbps: expected an array of at most 8 rates in Mb/s");
   EXPECT_EQ(err("pace_granularity_ns = 0"),
             "device[0].pace_granularity_ns: 0 is outside 100..1000000");
   EXPECT_EQ(err("pace_granularity_ns = 1000001"),

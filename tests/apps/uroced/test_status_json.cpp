@@ -146,6 +146,7 @@ TEST(StatusJson_Sched, DevicePolicyAndQpClassAndPace) {
   d.mutable_config().sched.isolation = sched::Isolation::kClasses;
   d.mutable_config().sched.classes.classes[6].mode = sched::ClassMode::kStrict;
   d.mutable_config().sched.classes.classes[2].weight = 4;
+  d.mutable_config().sched.classes.classes[6].rate_mbps = 500;
   d.mutable_config().pacer.granularity_ns = 2000;
   DeviceSnapshot s;
   engine::QpStatus q;
@@ -164,8 +165,10 @@ TEST(StatusJson_Sched, DevicePolicyAndQpClassAndPace) {
   EXPECT_EQ(ds["isolation"], "classes");
   EXPECT_EQ(ds["pace_granularity_ns"], 2000);
   ASSERT_EQ(ds["classes"].size(), 8u);
-  EXPECT_EQ(ds["classes"][6], json({{"class", 6}, {"mode", "strict"}, {"weight", 1}}));
-  EXPECT_EQ(ds["classes"][2], json({{"class", 2}, {"mode", "weighted"}, {"weight", 4}}));
+  EXPECT_EQ(ds["classes"][6],
+            json({{"class", 6}, {"mode", "strict"}, {"weight", 1}, {"rate_mbps", 500}}));
+  EXPECT_EQ(ds["classes"][2],
+            json({{"class", 2}, {"mode", "weighted"}, {"weight", 4}, {"rate_mbps", 0}}));
   const json& qs = j["qps"][0]["sched"];
   EXPECT_EQ(qs, json({{"class", 6},
                       {"pinned", true},

@@ -6,18 +6,23 @@
 # as root must show uroce0's policy as configured and all three QPs with
 # their class and pacing fields, one paced at 10,000,000 b/s; as nobody only
 # nobody's QP, unpaced (status privacy); the table form must name the
-# isolation mode of each device.
+# isolation mode of each device. Then a class rate limit end to end:
+# uroce0's class 0 is limited to 500 Mb/s (class_rates_mbps), and an
+# unmodified ib_write_bw from uroce0 (its QP in class 0: SL 0) to uroce1
+# must report within 0.85..1.03 of 500 Mb/s of frames less their headers
+# (4 KiB payload in 4,170-byte frames), while `uroce-ctl sched` shows the
+# limit.
 #
 #   ctl_sched.sh BUILD_DIR
 source "$(dirname "$0")/common.sh"
-verbs_test_init vsched "$1" /usr/bin/python3 setpriv
+verbs_test_init vsched "$1" /usr/bin/python3 setpriv ib_write_bw
 
 ABUSE=$VERBS_TEST_DIR/verbs_abuse.py
 CHECK=$VERBS_TEST_DIR/ctl_sched.py
 NOBODY=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
 
 uroce_daemon_start d --lcore 1 -- \
-  --device "$(verbs_device uroce0 02:00:00:d4:00:01 10.214.0.1 ring:p0);isolation=classes;strict_classes=6,7;class_weights=1,2,4" \
+  --device "$(verbs_device uroce0 02:00:00:d4:00:01 10.214.0.1 ring:p0);isolation=classes;strict_classes=6,7;class_weights=1,2,4;class_rates_mbps=500" \
   --device "$(verbs_device uroce1 02:00:00:d4:00:02 10.214.0.2 ring:p0)"
 run=${UROCE_DAEMON_RUN[d]}
 R=("$UROCE_RUN" --run-dir "$run")
@@ -55,6 +60,30 @@ uroce_verdict "uroce-ctl sched: uroce0 isolation classes, strict 6,7, weights 1,
 touch "$hold"
 uroce_wait "$RPG" ignored
 uroce_wait "$NPG" ignored
+
+st=0
+uroce_next_port port
+label="ib_write_bw from uroce0, whose class 0 is limited to 500 Mb/s"
+uroce_pair "$label" 60 "$port" - - -- \
+  "${R[@]}" ib_write_bw -d uroce1 -x 1 -p "$port" -F -s 65536 -D 3 --report_gbits ::: \
+  "${R[@]}" ib_write_bw -d uroce0 -x 1 -p "$port" -F -s 65536 -D 3 --report_gbits 127.0.0.1 ||
+  st=1
+if [ "$st" -eq 0 ]; then
+  gbps=$(/usr/bin/python3 "$SOURCE_ROOT/bench/perftest_json.py" --transport ring --point class_rate \
+    --status 0 "$UROCE_CLI_OUT" | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin).get("gbps", ""))')
+  want=$(awk 'BEGIN { printf "%.4f", 0.5 * 4096 / 4170 }')
+  echo "  ib_write_bw reported ${gbps:-nothing} Gb/s; the limit allows $want Gb/s of payload"
+  if [ -z "$gbps" ] || ! awk -v g="$gbps" -v w="$want" 'BEGIN { exit !(g >= 0.85 * w && g <= 1.03 * w) }'; then
+    UROCE_WHY="ib_write_bw reported ${gbps:-no figure} Gb/s, want 0.85..1.03 x $want"
+    st=1
+  fi
+fi
+"$UROCE_CTL" --run-dir "$run" sched >"$table" 2>&1 || st=1
+if ! grep -qE '^ +0  weighted +1 +500 ' "$table"; then
+  UROCE_WHY="uroce-ctl sched does not show class 0's 500 Mb/s: $(head -n 4 "$table" | tr '\n' '|')"
+  st=1
+fi
+uroce_verdict "$label: within 0.85..1.03 of the limit" "$st"
 
 verbs_daemons_stop "uroced exits 0 on SIGTERM" d
 uroce_summary ctl_sched

@@ -206,5 +206,44 @@ TEST(SchedAuto, DoorbellPhase_ClassesQpsByWhatTheyPost) {
   EXPECT_EQ(status_of(a.vnic, 13).auto_kind, static_cast<std::int8_t>(sched::FlowKind::kNone));
 }
 
+// A class rate limit (class_rates_mbps) paces the QPs of its class together
+// in the engine's pump: one RC stream in class 0 limited to 200 Mb/s, its
+// wire bytes measured after the class's saved credit is spent.
+TEST(SchedClassRate, PumpPacesTheClassAtItsRate) {
+  port::SimLinkConfig lc = port::SimLinkConfig::symmetric(port::SimDirectionConfig{}, 1);
+  port::SimLink link{lc};
+  VnicConfig ca = Host::config(kMacA, kIpA, 1500);
+  ca.sched.isolation = sched::Isolation::kClasses;
+  ca.sched.classes.classes[0].rate_mbps = 200;
+  Host a{link, 0, ca};
+  Host b{link, 1, kMacB, kIpB};
+  VirtualClock clock;
+  RcQpPair p;
+  p.open(a, b);
+  std::uint32_t queued = 0;
+  std::uint64_t id = 0;
+  auto stream = [&](TimeNs ns) {
+    const std::uint64_t before = status_of(a.vnic, 10).engine.tx_bytes;
+    const TimeNs end = clock.now() + ns;
+    while (clock.now() < end) {
+      while (queued < 16) {
+        p.aqp->post_send(write_wqe(++id, b.va(0), b.key), {a.sge(0, 1024)});
+        ++queued;
+      }
+      a.vnic.poll(clock.now());
+      b.vnic.poll(clock.now());
+      clock.advance_by(500);
+      queued -= static_cast<std::uint32_t>(p.ascq->poll().size());
+    }
+    return status_of(a.vnic, 10).engine.tx_bytes - before;
+  };
+  stream(10'000'000);  // spends the credit (2 ms at 200 Mb/s)
+  const TimeNs ns = 20'000'000;
+  const double bps = static_cast<double>(stream(ns)) * 8e9 / static_cast<double>(ns);
+  EXPECT_NEAR(bps / 200e6, 1.0, 0.03);
+  EXPECT_GT(a.vnic.scheduler().classes().rate_skips(0), 0u);
+  EXPECT_FALSE(status_of(a.vnic, 10).paced);  // the class is paced, not the QP
+}
+
 }  // namespace
 }  // namespace uroce::engine::test
