@@ -6,7 +6,9 @@ Runs testbed/scenarios/isolation.toml once per point, each with the same
 seed and its own --set overrides: the latency flow (16-byte WRITEs, one
 outstanding), the throughput flow (64-byte WRITEs, 128 outstanding) and 1 or
 16 elephants (1 MiB WRITEs), alone and together, with isolation "off" and
-"classes", for each queue setup below b's engine:
+"classes" (and "auto" in the port-limited setups, where the classifier
+chooses the classes instead of the flows' SLs), for each queue setup below
+b's engine:
 
   fifo1024        one FIFO of 1024 frames (a memif ring), no port limit
   fifo16          one FIFO of 16 frames, no port limit
@@ -57,10 +59,10 @@ def setups(limit):
         ("fifo16", ["defaults.host.tx_queue_packets=16"], list(POINTS), ["off", "classes"]),
         ("fifo1024+limit",
          ["defaults.host.tx_queue_packets=1024", f"defaults.host.tx_limit_bytes={limit}"],
-         list(POINTS), ["off", "classes"]),
+         list(POINTS), ["off", "classes", "auto"]),
         ("limit+q8k",
          ["defaults.host.tx_queue_packets=1024", f"defaults.host.tx_limit_bytes={limit}",
-          "defaults.host.class_quantum_bytes=8192"], list(POINTS), ["classes"]),
+          "defaults.host.class_quantum_bytes=8192"], list(POINTS), ["classes", "auto"]),
         ("thr-strict",
          ["defaults.host.tx_queue_packets=1024", f"defaults.host.tx_limit_bytes={limit}",
           "defaults.host.strict_classes=[3,6]"], THR_POINTS, ["classes"]),
