@@ -11,7 +11,7 @@
 #                        [--select sl|tclass] [--lat-class C] [--thr-class C]
 #                        [--elephant-class C] [--class-weights W,W,...]
 #                        [--poll backoff|busy] [--memif-rsize LOG2]
-#                        [--afp-framecnt N] [--points "lat thr ..."]
+#                        [--afp-framecnt N] [--tx-limit BYTES] [--points "lat thr ..."]
 #                        [--json FILE] [--no-build]
 #                        [--quick] [--keep]
 #
@@ -54,7 +54,9 @@
 # counters). --memif-rsize (memif's log2 ring size, PMD
 # default 10) and --afp-framecnt (af_packet's frames per ring, default
 # 2048) set the depth of the FIFO between the two daemons, below the
-# scheduler. The daemons' CPU and run-queue wait (schedstat, all threads)
+# scheduler; --tx-limit BYTES gives both devices the engine's port limit
+# (tx_limit_bytes, docs/sched.md), which keeps that queue in the
+# scheduler instead. The daemons' CPU and run-queue wait (schedstat, all threads)
 # over each small flow's run go into the table. Needs root.
 set -euo pipefail
 SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -78,6 +80,7 @@ do_build=1
 keep=0
 memif_rsize=
 afp_framecnt=2048
+tx_limit=0
 all_points="lat thr eleph1 eleph16 lat+eleph1 lat+eleph16 thr+eleph1 thr+eleph16"
 points=$all_points
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 2; }
@@ -96,6 +99,7 @@ while [ $# -gt 0 ]; do
     --class-weights) class_weights=$2; shift 2 ;;
     --poll) poll=$2; shift 2 ;;
     --memif-rsize) memif_rsize=$2; shift 2 ;;
+    --tx-limit) tx_limit=$2; shift 2 ;;
     --points) points=$2; shift 2 ;;
     --afp-framecnt) afp_framecnt=$2; shift 2 ;;
     --json) json_out=$2; shift 2 ;;
@@ -232,6 +236,7 @@ link_down() {
 # ---- daemons --------------------------------------------------------------
 device() { # MAC IPV4 PORT
   local d="name=uroce0;mac=$1;ipv4=$2;mtu=9000;port=$3;isolation=$mode"
+  [ "$tx_limit" -gt 0 ] && d+=";tx_limit_bytes=$tx_limit"
   if [ "$mode" = classes ]; then
     d+=";strict_classes=$lat_class"
     [ -n "$class_weights" ] && d+=";class_weights=$class_weights"
@@ -530,7 +535,7 @@ mkdir -p "$(dirname "$json_out")"
   --meta "elephant_duration_s=$eleph_duration" --meta "select=$select" \
   --meta "lat_class=$lat_class" --meta "thr_class=$thr_class" \
   --meta "elephant_class=$eleph_class" --meta "class_weights=${class_weights:-1 each}" \
-  --meta "poll=$poll" --meta "memif_rsize=${memif_rsize:-default}" \
+  --meta "poll=$poll" --meta "memif_rsize=${memif_rsize:-default}" --meta "tx_limit_bytes=$tx_limit" \
   --meta "afp_framecnt=$afp_framecnt" "$results" || failures=$((failures + 1))
 echo "JSON: $json_out" >&2
 if [ "$failures" -gt 0 ]; then
