@@ -53,8 +53,10 @@ struct EngineHostConfig {
   TimeNs cnp_interval_ns = 50'000;
   // The device's TX policy (isolation off: round robin).
   sched::TxPolicyConfig sched{};
-  // The port limit (sched/port_limit.h) at link_bps; 0: off.
+  // The port limit (sched/port_limit.h) at link_bps; 0: off. Its model
+  // counts the host link's per-frame overhead.
   std::uint32_t tx_limit_bytes = 0;
+  std::uint32_t link_overhead_bytes = 0;
 };
 
 class EngineHost {

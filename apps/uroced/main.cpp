@@ -45,6 +45,7 @@
 #include "datapath/engine/eth_port_io.h"
 #include "datapath/engine/tsc_clock.h"
 #include "datapath/port/eal.h"
+#include "datapath/wire/eth.h"
 
 namespace uroce::daemon {
 namespace {
@@ -203,6 +204,7 @@ int run(const DaemonConfig& cfg) {
     vc.pacer = d.pacer;
     vc.port_limit.limit_bytes = d.tx_limit_bytes;
     vc.port_limit.link_bps = vc.pfc.link_bps;
+    vc.port_limit.overhead_bytes = wire::kEthWireOverheadBytes;
     vc.dcqcn = d.dcqcn;
     vc.dcqcn.rp.line_rate_bps = vc.pfc.link_bps;
     if (d.dcqcn.enabled) {

@@ -28,6 +28,10 @@ inline constexpr std::uint16_t kEtherTypeIpv4 = 0x0800;
 inline constexpr std::uint16_t kEtherTypeArp = 0x0806;
 inline constexpr std::uint16_t kEtherTypeIpv6 = 0x86dd;
 inline constexpr std::uint16_t kEtherTypeMacControl = 0x8808;  // PAUSE, PFC
+// What an Ethernet link carries per frame beyond the frame the port is
+// handed: preamble (7) and start delimiter (1), FCS (4), the minimum
+// inter-frame gap (12). Time on the wire is (frame + this) x 8 / rate.
+inline constexpr std::uint32_t kEthWireOverheadBytes = 24;
 
 struct EthHdr {
   static constexpr std::size_t kSize = 14;

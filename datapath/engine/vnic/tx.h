@@ -59,7 +59,7 @@ template <class PortIo, sched::TxScheduler Sched>
     const std::uint64_t bytes0 = e.ctr.tx_bytes;
     const sched::ServeResult r =
         pacer_.paced(f) ? serve_paced(e, budget, now) : serve(e, budget, now);
-    if (limited) limit_.sent(e.ctr.tx_bytes - bytes0);
+    if (limited) limit_.sent(e.ctr.tx_bytes - bytes0, r.sent);
     return r;
   });
   ctr_.tx_pumped += n;
