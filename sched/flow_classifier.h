@@ -18,9 +18,13 @@
 //   - a bandwidth flow stays so until its average length falls below
 //     large_bytes / 2;
 //   - otherwise a flow is latency while its average depth is at most
-//     latency_depth, throughput once it reaches throughput_depth, and keeps
-//     its kind in between (hysteresis: a flow near a threshold does not flap
-//     between classes, each move costing set_class's O(class size));
+//     latency_depth and its average length at most latency_bytes (one
+//     4 KiB frame: the strict class has no rate cap, so a flow of 60 KiB
+//     messages posted one at a time must not get it), throughput once its
+//     depth reaches throughput_depth or its length passes latency_bytes, and
+//     keeps its kind in between (hysteresis: a flow near a threshold does
+//     not flap between classes, each move costing set_class's O(class
+//     size));
 //   - a flow that has posted nothing is of no kind (kNone) and stays in
 //     the bandwidth class: a QP that only answers (ACKs, READ responses of
 //     any size) never takes the strict class on its own; its first WR
@@ -66,6 +70,7 @@ inline constexpr const char* flow_kind_name(FlowKind k) {
 
 struct FlowClassifierConfig {
   std::uint32_t large_bytes = 65536;
+  std::uint32_t latency_bytes = 4096;
   std::uint32_t latency_depth = 2;
   std::uint32_t throughput_depth = 4;
 };
@@ -96,10 +101,11 @@ class FlowClassifier {
       k = FlowKind::kBandwidth;
     } else if (k == FlowKind::kBandwidth && s.avg_len >= large / 2) {
       // Still an elephant on average.
+    } else if (s.avg_len > std::uint64_t{cfg_.latency_bytes} * kOne ||
+               s.avg_depth >= cfg_.throughput_depth * kOne) {
+      k = FlowKind::kThroughput;
     } else if (s.avg_depth <= cfg_.latency_depth * kOne) {
       k = FlowKind::kLatency;
-    } else if (s.avg_depth >= cfg_.throughput_depth * kOne) {
-      k = FlowKind::kThroughput;
     } else if (k == FlowKind::kBandwidth) {
       k = FlowKind::kThroughput;  // between the depths, and small now
     }

@@ -9,9 +9,10 @@
 //
 // A receiver that restarted, or lost track of the message, would leave the
 // sender waiting for ever. So a message blocked on grants (everything
-// allowed was sent) for grant_timeout_ns counts a timeout; the receiver's
-// GRANT RESEND normally arrives before (its resend_ns is shorter). After
-// max_timeouts in a row the gate opens for the whole message at the lowest
+// allowed was sent) for grant_timeout_ns counts a timeout. A live receiver
+// re-sends its grant (the same offset) every resend_ns, shorter, while it
+// waits for the data: that starts the timeouts over. After max_timeouts in
+// a row with neither the gate opens for the whole message at the lowest
 // priority (fallen_back(): RC still delivers it, unscheduled), counted by
 // the caller.
 //
@@ -76,10 +77,17 @@ class GrantGate {
     if (offset > sent_) sent_ = offset;
     if (blocked() && blocked_since_ == kNever) blocked_since_ = now;
   }
-  // A GRANT for this message (psn matches): true if it allowed more.
-  bool on_grant(std::uint32_t psn, std::uint64_t offset, std::uint8_t priority) {
+  // A GRANT for this message (psn matches): true if it allowed more. One
+  // that repeats the offset allowed (the receiver's RESEND while the data
+  // is being recovered) allows nothing but shows the receiver alive: the
+  // timeouts start over.
+  bool on_grant(std::uint32_t psn, std::uint64_t offset, std::uint8_t priority, std::uint64_t now) {
     if (psn != psn_ || fallen_back_) return false;
     const std::uint64_t o = offset < length_ ? offset : length_;
+    if (o == allowed_ && o > cfg_.unsched_bytes) {
+      timeouts_ = 0;
+      if (blocked_since_ != kNever) blocked_since_ = now;
+    }
     if (o <= allowed_) return false;
     allowed_ = o;
     grant_priority_ = priority;

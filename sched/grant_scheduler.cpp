@@ -158,6 +158,7 @@ bool GrantScheduler::grant(Msg& m, std::uint8_t priority, bool fifo, std::vector
   m.granted = target;
   outstanding_ = outstanding_ - before + owed(m.granted, m.received, cfg_.unsched_bytes);
   out->push_back(Grant{m.key, m.peer, m.granted, priority, false, fifo});
+  next_resend_ = std::min(next_resend_, m.last_data_ns + cfg_.resend_ns);
   ++ctr_.grants;
   ctr_.granted_bytes += added;
   if (fifo) {
@@ -171,15 +172,18 @@ bool GrantScheduler::grant(Msg& m, std::uint8_t priority, bool fifo, std::vector
 void GrantScheduler::poll(TimeNs now, std::vector<Grant>* out) {
   out->clear();
   // Resends: granted bytes outstanding and nothing heard for resend_ns.
-  {
+  if (now >= next_resend_) {
+    next_resend_ = ~TimeNs{0};
     for (const std::uint32_t i : live_list_) {
       Msg& m = msgs_[i];
       if (m.granted <= std::max(m.received, std::uint64_t{cfg_.unsched_bytes})) continue;
-      if (now < m.last_data_ns + cfg_.resend_ns) continue;
-      m.last_data_ns = now;
-      out->push_back(Grant{m.key, m.peer, m.granted, 0, true, false});
-      ++ctr_.grants;
-      ++ctr_.resends;
+      if (now >= m.last_data_ns + cfg_.resend_ns) {
+        m.last_data_ns = now;
+        out->push_back(Grant{m.key, m.peer, m.granted, 0, true, false});
+        ++ctr_.grants;
+        ++ctr_.resends;
+      }
+      next_resend_ = std::min(next_resend_, m.last_data_ns + cfg_.resend_ns);
     }
   }
   if (!dirty_ || live_list_.empty()) return;
@@ -215,8 +219,8 @@ void GrantScheduler::poll(TimeNs now, std::vector<Grant>* out) {
     const std::uint32_t level = std::min<std::uint32_t>(k - 1 - r, sched_levels_ - 1u);
     grant(msgs_[chosen[r]], static_cast<std::uint8_t>(level), false, out);
   }
-  // FIFO: after every (1000 / fifo_permille - 1) SRPT bytes, rtt_bytes to
-  // the oldest message, at the lowest level.
+  // FIFO: after every rtt_bytes x (1000 / fifo_permille - 1) bytes of SRPT
+  // grants, rtt_bytes to the oldest message, at the lowest level.
   if (cfg_.fifo_permille == 0 || cfg_.fifo_permille >= 1000) return;
   const std::uint64_t every =
       std::uint64_t{cfg_.rtt_bytes} * (1000 - cfg_.fifo_permille) / cfg_.fifo_permille;
@@ -226,16 +230,6 @@ void GrantScheduler::poll(TimeNs now, std::vector<Grant>* out) {
     if (oldest == kNone || msgs_[i].first_ns < msgs_[oldest].first_ns) oldest = i;
   }
   if (oldest != kNone && grant(msgs_[oldest], 0, true, out)) fifo_credit_ = 0;
-}
-
-TimeNs GrantScheduler::next_timer() const {
-  TimeNs t = UINT64_MAX;
-  for (const std::uint32_t i : live_list_) {
-    const Msg& m = msgs_[i];
-    if (m.granted <= std::max(m.received, std::uint64_t{cfg_.unsched_bytes})) continue;
-    t = std::min(t, m.last_data_ns + cfg_.resend_ns);
-  }
-  return t;
 }
 
 }  // namespace uroce::sched::homa

@@ -29,8 +29,9 @@
 //
 // A pure state machine: packets' facts and `now` in, grants out; no I/O,
 // no clock. Storage is fixed at construction (max_messages); nothing
-// allocates after it. poll() is O(n log k) in the messages tracked, and
-// only does work when a packet arrived or a resend timer is due; every
+// allocates after it. poll() looks at the messages for resends only once
+// the earliest resend deadline has come, and sorts them (O(n log n) in the
+// messages tracked) only when a packet arrived since the last poll; every
 // loop runs over the messages tracked, never over the table's capacity.
 // Engine thread only.
 #pragma once
@@ -99,8 +100,9 @@ class GrantScheduler {
   // a FIFO grant when due, resends. At most overcommit + 1 + the resends.
   void poll(TimeNs now, std::vector<Grant>* out);
   // When poll() next has something to do without a new packet: the
-  // earliest resend deadline, or UINT64_MAX.
-  TimeNs next_timer() const;
+  // earliest resend deadline (never later; possibly earlier, when data
+  // moved it since), or UINT64_MAX.
+  TimeNs next_timer() const { return next_resend_; }
 
   // The network priority of scheduled level `level` (0 = lowest) and the
   // number of scheduled levels.
@@ -143,7 +145,10 @@ class GrantScheduler {
   std::vector<std::uint32_t> peers_;      // poll()'s scratch: peers granted this poll
   std::uint64_t outstanding_ = 0;         // sum over messages of granted - received
   std::uint64_t fifo_credit_ = 0;         // granted bytes since the last FIFO grant
-  bool dirty_ = false;                    // a packet arrived since the last poll
+  // No resend is due before this (a lower bound: data arriving only moves
+  // deadlines later; each grant lowers it to its message's deadline).
+  TimeNs next_resend_ = ~TimeNs{0};
+  bool dirty_ = false;  // a packet arrived since the last poll
   GrantCounters ctr_;
 };
 

@@ -64,6 +64,11 @@ class WorkerPool {
   // Idempotent. Waits for the running tasks, drops the queued ones.
   void stop();
   WorkerPoolStats stats() const;
+  // stop() has begun.
+  bool stopping() const {
+    std::lock_guard<std::mutex> lk(mu_);
+    return stopping_;
+  }
 
  private:
   struct Worker {

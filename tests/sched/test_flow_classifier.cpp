@@ -22,7 +22,18 @@ TEST(FlowClassifier, Observe_OneLargeMessage_BandwidthAtOnce) {
   EXPECT_EQ(c.observe(1, 1 << 20, 1), FlowKind::kBandwidth);
   // Exactly large_bytes counts as large.
   EXPECT_EQ(c.observe(2, 65536, 1), FlowKind::kBandwidth);
-  EXPECT_EQ(c.observe(3, 65535, 1), FlowKind::kLatency);
+  EXPECT_EQ(c.observe(3, 65535, 1), FlowKind::kThroughput);  // not large, not latency
+}
+
+// The strict class has no rate cap: a flow of mid-sized messages posted one
+// at a time (a storage stream of 60 KiB WRITEs) must not get it.
+TEST(FlowClassifier, Observe_MidSizedMessagesOneAtATime_ThroughputNotLatency) {
+  FlowClassifier c(1);
+  for (int i = 0; i < 100; ++i) EXPECT_EQ(c.observe(0, 60 * 1024, 1), FlowKind::kThroughput);
+  // One frame's worth is still latency; a little more is not.
+  FlowClassifier d(2);
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(d.observe(0, 4096, 1), FlowKind::kLatency);
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(d.observe(1, 4097, 1), FlowKind::kThroughput);
 }
 
 TEST(FlowClassifier, Observe_ManySmallOutstanding_Throughput) {
@@ -46,11 +57,16 @@ TEST(FlowClassifier, Observe_ElephantTurnsSmall_LeavesBandwidthBelowHalfLarge) {
   FlowClassifier c(1);
   c.observe(0, 1 << 20, 1);
   // The average length after n 16 B messages is about 1 MiB x 0.75^n:
-  // 33.2 KB after 12 (still at least large_bytes / 2), 24.9 KB after 13.
+  // 33.2 KB after 12 (still at least large_bytes / 2), 24.9 KB after 13:
+  // throughput while above latency_bytes (4 KiB), latency from 20 on
+  // (1 MiB x 0.75^19 = 4.4 KB, x 0.75^20 = 3.3 KB).
   int small = 0;
   while (c.observe(0, 16, 1) == FlowKind::kBandwidth) ++small;
   EXPECT_EQ(small, 12);
-  EXPECT_EQ(c.kind(0), FlowKind::kLatency);
+  EXPECT_EQ(c.kind(0), FlowKind::kThroughput);
+  ++small;
+  while (c.observe(0, 16, 1) == FlowKind::kThroughput) ++small;
+  EXPECT_EQ(small + 1, 20);
 }
 
 TEST(FlowClassifier, Observe_AverageOfMidSizedMessagesAboveHalfLarge_StaysBandwidth) {

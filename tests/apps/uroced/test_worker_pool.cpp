@@ -117,21 +117,17 @@ TEST(WorkerPool, IdleRetire_BurstShrinksToKeepIdle) {
 
 TEST(WorkerPool, Stop_WaitsForRunningDropsQueuedRefusesNew) {
   WorkerPool pool(config(1, 1, 60s));
-  std::atomic<bool> stop_began{false}, first_done{false}, second_ran{false};
-  std::atomic<bool> first_started{false};
+  std::atomic<bool> first_started{false}, first_done{false}, second_ran{false};
+  // The first task runs until stop() has begun, so the second is still
+  // queued then: stop() must wait for the first and drop the second.
   ASSERT_TRUE(pool.submit([&] {
     first_started = true;
-    while (!stop_began.load()) std::this_thread::sleep_for(1ms);
-    std::this_thread::sleep_for(50ms);
+    while (!pool.stopping()) std::this_thread::sleep_for(1ms);
     first_done = true;
   }));
   ASSERT_TRUE(pool.submit([&] { second_ran = true; }));
   ASSERT_TRUE(eventually([&] { return first_started.load(); }));
-  std::thread stopper([&] {
-    stop_began = true;
-    pool.stop();
-  });
-  stopper.join();
+  pool.stop();
   EXPECT_TRUE(first_done.load());
   EXPECT_FALSE(second_ran.load());
   EXPECT_FALSE(pool.submit([&] { second_ran = true; }));
