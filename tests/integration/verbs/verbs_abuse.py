@@ -204,6 +204,18 @@ class FdSamples:
             print("after %d %s: client fds %d, daemon fds %s" % (n, what, mine, theirs))
 
 
+def qp_with_cq(ctx, pd, cap, cq_depth):
+    """An RC QP with a CQ of its own, as (qp, cq); the CQ is closed again when
+    the QP cannot be made (the error propagates)."""
+    cq = CQ(ctx, cq_depth, None, None, 0)
+    try:
+        qp = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cq, rcq=cq, cap=cap))
+    except PyverbsRDMAError:
+        cq.close()
+        raise
+    return qp, cq
+
+
 def pairs(ibdev, nofile, most, uroce_ctl, run_dir, daemon_pid):
     ctx = Context(name=ibdev)
     pd = PD(ctx)
@@ -216,17 +228,10 @@ def pairs(ibdev, nofile, most, uroce_ctl, run_dir, daemon_pid):
     seen.take(0)
     while len(made) < most:
         try:
-            cq = CQ(ctx, 4, None, None, 0)
+            made.append(qp_with_cq(ctx, pd, cap, 4))
         except PyverbsRDMAError as ex:
             err = ex.error_code
             break
-        try:
-            qp = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cq, rcq=cq, cap=cap))
-        except PyverbsRDMAError as ex:
-            err = ex.error_code
-            cq.close()
-            break
-        made.append((qp, cq))
         if len(made) in (100, 1000):
             seen.take(len(made))
     resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
@@ -284,20 +289,7 @@ def rings(ibdev, depth, most):
     ctx = Context(name=ibdev)
     pd = PD(ctx)
     cap = QPCap(max_send_wr=depth, max_recv_wr=1, max_send_sge=1, max_recv_sge=1)
-    made, err = [], 0
-    while len(made) < most:
-        try:
-            cq = CQ(ctx, depth, None, None, 0)
-        except PyverbsRDMAError as ex:
-            err = ex.error_code
-            break
-        try:
-            qp = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cq, rcq=cq, cap=cap))
-        except PyverbsRDMAError as ex:
-            err = ex.error_code
-            cq.close()
-            break
-        made.append((qp, cq))
+    made, err = make_until(most, lambda: qp_with_cq(ctx, pd, cap, depth))
     print("rings %d errno %d" % (len(made), err))
     for qp, cq in made:
         qp.close()
