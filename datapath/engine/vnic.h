@@ -16,6 +16,7 @@
 //   tx.h         phases 4 and 5 (pump through the scheduler, flush)
 //   sched.h      TX classes and rate limits on the control path
 //   cc.h         DCQCN: ECN marking, CNPs in and out, rates to the pacer
+//   homa.h       the Homa-like scheduler: discovery, grants, MLEN, cutoffs
 //   gsi.h        QP1 (the GSI): CM MADs in and out
 // They are compiled only in the explicit-instantiation units, one per port
 // adapter: vnic_eth.cpp, vnic_sim.cpp and testbed/engine_vnic.cpp. Everyone
@@ -39,6 +40,8 @@
 //                posted (at most kDoorbellBurst per ring per iteration).
 //   3. timers    the RC timers that are due (TimerHeap: O(1) when none is),
 //                and the ARP agent's retransmissions.
+//   3b. grants   with the Homa-like scheduler on (homa.h): the receiver's
+//                grants, when data arrived or a resend is due.
 //   4. pump      one round of the TX scheduler (sched/) over the QPs with
 //                output, within the room left in the TX burst.
 //   5. flush     PFC-held frames whose pause ended, then one TX burst.
@@ -86,6 +89,7 @@
 // <netinet/in.h> (DPDK's headers include it), while the other order is fine.
 #include <netinet/in.h>
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -114,9 +118,11 @@
 #include "datapath/transport/ud_qp.h"
 #include "datapath/transport/wr.h"
 #include "datapath/wire/parser.h"
+#include "sched/grant_scheduler.h"
 #include "sched/pacer.h"
 #include "sched/tx_policy.h"
 #include "sched/tx_scheduler.h"
+#include "sched/unsched_cutoffs.h"
 
 namespace uroce::engine {
 
@@ -292,6 +298,11 @@ class Vnic {
   const Sched& scheduler() const { return sched_; }
   const sched::Pacer& pacer() const { return pacer_; }
   const sched::PortLimit& port_limit() const { return limit_; }
+  // The Homa-like scheduler's receiver (homa.h), or null when it is off;
+  // its current unscheduled cutoffs and their generation.
+  const sched::homa::GrantScheduler* grant_scheduler() const { return grants_.get(); }
+  const sched::homa::Cutoffs& homa_cutoffs() const { return homa_cutoffs_; }
+  std::uint32_t homa_generation() const { return homa_gen_; }
   PortIo& io() { return io_; }
 
  private:
@@ -310,6 +321,7 @@ class Vnic {
   struct SrqEventSink;
   struct RecvCq;
   struct CcQp;
+  struct HomaQp;
 
   // objects.h
   static port::ArpConfig arp_config(const VnicConfig& c);
@@ -378,6 +390,24 @@ class Vnic {
   void cc_progress(QpEntry& e, std::uint64_t bytes, TimeNs now);
   TimeNs cc_wake(const QpEntry& e) const;
   void cc_status(const QpEntry& e, QpStatus* s) const;
+  // DCQCN's and the Homa-like scheduler's look at a received packet before
+  // its QP's transport (true: consumed).
+  bool rx_hook(QpEntry& e, TimeNs now);
+
+  // homa.h
+  void homa_init();
+  void homa_reset(std::uint32_t slot);
+  void homa_modified(QpEntry& e, transport::QpState before);
+  bool homa_control(QpEntry& e, TimeNs now);
+  void homa_data(QpEntry& e, TimeNs now);
+  void homa_count(QpEntry& e, HomaQp& h, TimeNs now);
+  void homa_observe(std::uint64_t len);
+  std::uint32_t homa_phase(TimeNs now);
+  void homa_announce(QpEntry& e);
+  void homa_send_cutoffs(QpEntry& e, bool probe);
+  void homa_send(QpEntry& e, std::uint8_t opcode, std::uint32_t psn,
+                 std::span<const std::uint8_t> hdr);
+  std::uint32_t homa_peer_id(const QpEntry& e) const;
 
   // tx.h
   std::uint32_t pump_phase(TimeNs now);
@@ -410,6 +440,21 @@ class Vnic {
   // DCQCN (cc.h): on when cfg_.dcqcn.enabled; then one CcQp per QP slot.
   bool cc_on_ = false;
   std::vector<CcQp> cc_;
+  // cc_on_ || homa_on_: the RX path's one test for both (rx_hook).
+  bool rx_hooks_ = false;
+  // The Homa-like scheduler (homa.h): on when cfg_.homa.enabled; then one
+  // HomaQp per QP slot, the device's grant scheduler and its scratch, the
+  // DSCP of each priority, and the unscheduled cutoffs we publish.
+  bool homa_on_ = false;
+  bool homa_dirty_ = false;  // data counted since the last grant poll
+  std::vector<HomaQp> homa_;
+  std::unique_ptr<sched::homa::GrantScheduler> grants_;
+  std::vector<sched::homa::Grant> grant_out_;
+  std::array<std::uint8_t, 8> homa_dscp_{};
+  sched::homa::SizeHistogram homa_hist_;
+  sched::homa::Cutoffs homa_cutoffs_{};
+  std::uint32_t homa_seen_ = 0;
+  std::uint32_t homa_gen_ = 1;
   std::unordered_map<ObjId, std::uint32_t> qp_ids_;
   std::unordered_map<ObjId, std::unique_ptr<CqObj>> cqs_;
   std::unordered_map<ObjId, std::unique_ptr<SrqObj>> srqs_;

@@ -23,12 +23,14 @@
 #include "datapath/transport/qp_attr.h"
 #include "datapath/transport/qp_common.h"
 #include "datapath/transport/rc_core.h"
+#include "datapath/transport/rc_homa.h"
 #include "datapath/transport/uc_qp.h"
 #include "datapath/transport/ud_qp.h"
 #include "datapath/wire/addr.h"
 #include "datapath/wire/opcodes.h"
 #include "datapath/wire/parser.h"
 #include "sched/dcqcn.h"
+#include "sched/homa_settings.h"
 #include "sched/pacer.h"
 #include "sched/port_limit.h"
 #include "sched/tx_policy.h"
@@ -73,6 +75,9 @@ struct VnicConfig {
   // DCQCN (sched/dcqcn.h, vnic/cc.h): off by default. rp.line_rate_bps is
   // the device's link rate.
   sched::DcqcnSettings dcqcn{};
+  // The Homa-like scheduler between uroce peers (sched/homa_settings.h,
+  // vnic/homa.h): off by default. Priorities map to DSCP through pfc.map.
+  sched::homa::HomaSettings homa{};
 };
 
 inline constexpr std::size_t kNumWqeErrors = static_cast<std::size_t>(shm::WqeError::kNoAh) + 1;
@@ -149,6 +154,18 @@ struct VnicCounters {
   std::uint64_t tx_cnp_no_buffer = 0;  // CNPs not sent: no TX buffer
   std::uint64_t rx_cnp = 0;            // CNPs received for an RC/UC QP
   std::uint64_t cc_no_entry = 0;       // rate changes the pacer had no entry for
+  // The Homa-like scheduler (vnic/homa.h; all 0 with it off).
+  std::uint64_t homa_rx_grants = 0;   // GRANTs received
+  std::uint64_t homa_rx_cutoffs = 0;  // CUTOFFS received (probes and answers)
+  std::uint64_t homa_rx_mlen = 0;     // MLENs received
+  std::uint64_t homa_rx_bad =
+      0;  // extension packets dropped: short, invalid, not RC, not the peer's
+  std::uint64_t homa_tx_grants = 0;        // GRANTs sent (resends included)
+  std::uint64_t homa_tx_cutoffs = 0;       // CUTOFFS sent
+  std::uint64_t homa_tx_no_buffer = 0;     // extension packets not sent: no TX buffer
+  std::uint64_t homa_grant_no_qp = 0;      // grants for a QP that is gone (the message dropped)
+  std::uint64_t homa_peers = 0;            // QPs whose peer answered: scheduled connections, ever
+  std::uint64_t homa_cutoffs_updates = 0;  // times the receiver's cutoffs changed
 };
 
 // What the engine itself counts per QP (the transport's own counters are in
@@ -194,6 +211,10 @@ struct QpStatus {
   // DCQCN, when the device runs it (RC and UC QPs).
   bool dcqcn = false;
   sched::DcqcnStatus cc{};
+  // The Homa-like scheduler (RC, device with it on): whether the peer runs
+  // it too (the connection is scheduled) and the sender's counters.
+  bool homa_peer = false;
+  transport::RcHomaCounters homa{};
   QpEngineCounters engine{};
   transport::RcCounters rc{};
   transport::UcCounters uc{};

@@ -111,6 +111,8 @@ struct RcCounters {
   std::uint64_t cq_overflow = 0;  // a completion the CQ refused: QP to ERR
 };
 
+struct RcHomaTx;  // rc_homa.h
+
 struct RcCore {
   RcCore(const RcQpConfig& c, MrTable& m) : cfg(c), mrs(m) {}
 
@@ -121,6 +123,9 @@ struct RcCore {
   RcCounters ctr{};
   // Pending async events and a completion a CQ refused (async_event.h).
   QpEventState ev{cfg.qpn};
+  // The Homa-like scheduler's sender state (rc_homa.h), attached by the
+  // engine once the peer runs it too; null: plain RC (one test per packet).
+  RcHomaTx* homa = nullptr;
 
   std::uint32_t mtu() const { return wire::path_mtu_bytes(attr.path_mtu); }
   std::uint16_t udp_src() const { return src_port; }

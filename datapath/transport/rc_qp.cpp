@@ -85,6 +85,8 @@ int RcQp::modify(std::uint32_t mask, const QpAttrValues& a) {
   } else if ((mask & kSqPsn) != 0 && sq_.q.empty()) {
     sq_.reset(Psn(v.sq_psn));
   }
+  // A new send queue start forgets the gated message (rc_homa.h).
+  if (core_.homa != nullptr && (next == QpState::kReset || sq_.q.empty())) core_.homa->reset();
   core_.state = next;
   return 0;
 }
@@ -185,6 +187,16 @@ bool RcQp::has_output() const {
     const Psn next = fresh ? sq_.psn_high : sq_.q.at(idx).first_psn + sq_.req_pkt;
     if (next == sq_.psn_high && Psn::forward(sq_.comp_psn, next) >= core_.cfg.tuning.window_psns) {
       return false;
+    }
+    // The next new packet waits for the receiver's grant (rc_homa.h): a
+    // GRANT (on the engine's RX path) or the gate's timeout (on_timer)
+    // unblocks it, as an ACK does a full window.
+    if (core_.homa != nullptr && !fresh && next == sq_.psn_high) {
+      const SendWqe& w = sq_.q.at(idx);
+      if (!is_rd_atomic(w.wr.opcode) &&
+          core_.homa->holds(w.first_psn, std::uint64_t{sq_.req_pkt} * core_.mtu())) {
+        return false;
+      }
     }
   }
   return true;

@@ -113,6 +113,16 @@ class RcQp {
   // ERR a flush to run.
   bool has_output() const;
 
+  // The Homa-like scheduler's sender state (rc_homa.h; owned by the
+  // engine, outliving the attachment), or null for plain RC.
+  void set_homa(RcHomaTx* h) { core_.homa = h; }
+  RcHomaTx* homa() const { return core_.homa; }
+  // A GRANT for this QP's message at `psn`: true when it allowed more
+  // bytes (has_output() may have become true).
+  bool homa_grant(std::uint32_t psn, std::uint64_t offset, std::uint8_t prio, TimeNs now) {
+    return core_.homa != nullptr && core_.homa->on_grant(psn, offset, prio, now);
+  }
+
   // Async events this QP raised (async_event.h), for the engine to drain,
   // and the refused-completion accounting.
   bool has_events() const { return !core_.ev.pending().empty(); }
@@ -135,7 +145,8 @@ class RcQp {
 };
 
 template <class Io>
-[[gnu::always_inline]] inline void RcQp::on_packet(const wire::ParsedPacket& pkt, TimeNs now, Io& io) {
+[[gnu::always_inline]] inline void RcQp::on_packet(const wire::ParsedPacket& pkt, TimeNs now,
+                                                   Io& io) {
   if (pkt.info == nullptr || pkt.info->transport != wire::Transport::kRc) {
     ++core_.ctr.drop_not_rc;
   } else if (pkt.bth.dest_qp() != core_.cfg.qpn) {
@@ -160,6 +171,7 @@ template <class Io>
 template <class Io>
 void RcQp::on_timer(TimeNs now, Io& io) {
   comp_.on_timer(now);
+  if (core_.homa != nullptr) core_.homa->on_timer(now);
   // The sink's timer for this QP has fired: whatever is still due must be
   // armed again.
   armed_ = 0;
@@ -189,7 +201,12 @@ void RcQp::after(Io& io) {
     // The class C NAK that moved the QP to ERR still goes out.
     resp_.send(io.tx, 1);
   }
-  const TimeNs d = core_.state == QpState::kErr ? 0 : comp_.next_deadline();
+  TimeNs d = core_.state == QpState::kErr ? 0 : comp_.next_deadline();
+  // The grant gate's timeout (rc_homa.h) shares the QP's one timer.
+  if (core_.homa != nullptr && core_.state != QpState::kErr) [[unlikely]] {
+    const TimeNs g = core_.homa->deadline();
+    if (g != 0 && (d == 0 || g < d)) d = g;
+  }
   if (d != armed_) {
     armed_ = d;
     if (d != 0) io.timer.arm(core_.cfg.qpn, d);

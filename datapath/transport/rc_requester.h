@@ -10,6 +10,10 @@
 // A READ resent from the middle (go-back-N into a partly answered READ) is a
 // new READ request for the remaining bytes at the first missing PSN.
 //
+// With the Homa-like scheduler attached (rc_homa.h), a new SEND/WRITE data
+// packet also waits for the receiver's grant, and each data packet takes
+// the DSCP of its network priority.
+//
 // A fresh WQE is started only when: its first PSN is inside the window
 // (fewer than window_psns PSNs unacknowledged), it is not a fenced WR while
 // READ/atomics are outstanding (IBV_SEND_FENCE), and, for a READ/atomic,
@@ -35,10 +39,12 @@
 #include <span>
 
 #include "datapath/transport/rc_core.h"
+#include "datapath/transport/rc_homa.h"
 #include "datapath/transport/rc_packet.h"
 #include "datapath/transport/rc_send_queue.h"
 #include "datapath/transport/rc_timers.h"
 #include "datapath/transport/sge_copy.h"
+#include "datapath/wire/homa_mlen.h"
 #include "datapath/wire/opcodes.h"
 
 namespace uroce::transport {
@@ -71,10 +77,33 @@ class RcRequester {
 
  private:
   ReqStep local_inv(SendWqe& w, bool fresh);
+  // The MLEN of a gated message (rc_homa.h) whose first PSN is `psn`;
+  // false when the sink had no room.
+  template <TxSink Tx>
+  bool send_mlen(Tx& tx, Psn psn, std::uint64_t total);
 
   RcCore& c_;
   RcSendQueue& sq_;
 };
+
+template <TxSink Tx>
+bool RcRequester::send_mlen(Tx& tx, Psn psn, std::uint64_t total) {
+  RcHomaTx& h = *c_.homa;
+  wire::PacketSpec spec = rc_spec(c_, wire::op::kHomaMlen, psn);
+  spec.dscp = h.ctl_dscp;
+  spec.ecn = wire::kEcnNotEct;
+  const wire::HomaMlenHdr m =
+      wire::HomaMlenHdr::make(static_cast<std::uint32_t>(total),
+                              static_cast<std::uint32_t>(
+                                  std::min<std::uint64_t>(h.gate_cfg.unsched_bytes, total)));
+  const RcEmit e = rc_emit(c_, tx, spec, sizeof m.raw, [&](std::span<std::uint8_t> dst) {
+    std::memcpy(dst.data(), m.raw, sizeof m.raw);
+    return true;
+  });
+  if (e != RcEmit::kSent) return false;
+  ++h.ctr.mlen;
+  return true;
+}
 
 template <TxSink Tx>
 ReqStep RcRequester::send_one(TimeNs now, Tx& tx) {
@@ -164,6 +193,15 @@ ReqStep RcRequester::send_one(TimeNs now, Tx& tx) {
       }
       const bool solicited_op = info.op == wire::OpClass::kSend || info.has(wire::ExtHdr::kImmDt);
       spec.se = last && solicited_op && (wr.flags & send_flag::kSolicited) != 0;
+      if (c_.homa != nullptr) [[unlikely]] {
+        const Psn first = fresh ? psn : w.first_psn;
+        if (fresh && c_.homa->needs_mlen(total) && !send_mlen(tx, psn, total)) {
+          return ReqStep::kNoBuffer;
+        }
+        if (!c_.homa->admit(fresh, new_psn, first, offset, payload_len, total, now, &spec)) {
+          return ReqStep::kBlocked;
+        }
+      }
       break;
     }
   }

@@ -2,12 +2,12 @@
 // between uroce peers only; docs/homa.md). Our BTH opcode 0xC0, from the
 // manufacturer-specific range 0xC0-0xFF (IBTA Vol.1 9.2.3: opcode bits
 // 7..5 = 110); the uroce extensions use 0xC0-0xC7 (0xC1 CUTOFFS,
-// homa_cutoffs.h; 0xC2 RC SEND First with MLEN, homa_mlen.h).
+// homa_cutoffs.h; 0xC2 MLEN, homa_mlen.h; opcodes.h has the table).
 //
 // BTH: DestQP is the QP that sends the message's data (the requester of a
-// SEND or WRITE, the responder of a READ); PSN is the PSN of the message's
-// first packet, which names the message within that QP. Then this header
-// and the ICRC; no payload.
+// SEND or WRITE); PSN is the PSN of the message's first packet, which
+// names the message within that QP. Then this header where a payload would
+// be (opcodes.h), and the ICRC. Sent at the highest network priority.
 //
 //   0                   1                   2                   3
 //   0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
@@ -36,10 +36,11 @@
 #include <cstring>
 
 #include "datapath/wire/byteorder.h"
+#include "datapath/wire/opcodes.h"
 
 namespace uroce::wire {
 
-inline constexpr std::uint8_t kHomaGrantOpcode = 0xC0;
+inline constexpr std::uint8_t kHomaGrantOpcode = op::kHomaGrant;
 
 struct HomaGrantHdr {
   static constexpr std::size_t kSize = 16;

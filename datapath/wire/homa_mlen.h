@@ -1,11 +1,18 @@
-// MLEN: the length of a SEND, in its first packet (uroce extension, between
-// uroce peers only; docs/homa.md). A receiver's grant scheduler needs every
-// incoming message's length from its first packet: RDMA WRITE First/Only
-// carry it in RETH's DMA Length and a READ's requester asked for it, but
-// RC SEND First has no length field. With the Homa-like scheduler on, RC
-// SEND First becomes our BTH opcode 0xC2 (RC SEND First with MLEN; the
-// extensions' range 0xC0-0xC7, homa_grant.h), this header after BTH, then
-// the payload as in SEND First; SEND Middle/Last/Only are unchanged.
+// MLEN: a scheduled message's length, announced by its sender (uroce
+// extension, between uroce peers only; docs/homa.md). A receiver's grant
+// scheduler needs the length of every message it must grant. RC SEND has no
+// length field, and RETH's (WRITE) is on a packet the receiver's QP must
+// first accept; so the sender of a message longer than its unscheduled
+// bytes sends this control packet, then the data. It is not a data packet:
+// the QP's PSN sequence, the responder and rxe-compatible packets are
+// untouched. A lost MLEN costs the sender a grant timeout, after which it
+// sends MLEN again (sched/grant_gate.h); the receiver counts the bytes
+// from the QP's expected PSN, so an MLEN that arrives after data is fine.
+//
+// Our BTH opcode 0xC2 (the extensions' range 0xC0-0xC7, homa_grant.h).
+// BTH: DestQP the receiver's QP, PSN the PSN of the message's first packet
+// (which names the message within the QP, as in GRANT). Then this header
+// where a payload would be (opcodes.h), and the ICRC.
 //
 //   0                   1                   2                   3
 //   0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
@@ -15,10 +22,9 @@
 //  |                      Unscheduled Length                       |
 //  +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
 //
-// Message Length: the SEND's total payload bytes (at most 2^31, IBTA's
-// message limit). Unscheduled Length: the bytes the sender sends before
-// any GRANT (its unsched_bytes, or the message length if smaller); the
-// receiver grants from there.
+// Message Length: the SEND's or WRITE's total payload bytes (at most 2^31,
+// IBTA's message limit). Unscheduled Length: the bytes the sender sends
+// before any GRANT (its unsched_bytes); the receiver grants from there.
 #pragma once
 
 #include <cstddef>
@@ -26,10 +32,11 @@
 #include <cstring>
 
 #include "datapath/wire/byteorder.h"
+#include "datapath/wire/opcodes.h"
 
 namespace uroce::wire {
 
-inline constexpr std::uint8_t kRcSendFirstMlenOpcode = 0xC2;
+inline constexpr std::uint8_t kHomaMlenOpcode = op::kHomaMlen;
 
 struct HomaMlenHdr {
   static constexpr std::size_t kSize = 8;

@@ -28,6 +28,7 @@ std::string_view transport_name(Transport t) {
     case Transport::kRd: return "RD";
     case Transport::kUd: return "UD";
     case Transport::kCnp: return "CNP";
+    case Transport::kExt: return "UROCE";
   }
   return "UNKNOWN";
 }

@@ -4,9 +4,14 @@
 // MTU encoding (IBTA 7.7.5 / verbs enum ibv_mtu) and the pad count rule.
 //
 // Opcode byte = transport (bits 7..5) | operation (bits 4..0):
-//   RC 0x00..0x14, 0x16, 0x17   UC 0x20..0x2b   UD 0x64, 0x65   CNP 0x81.
+//   RC 0x00..0x14, 0x16, 0x17   UC 0x20..0x2b   UD 0x64, 0x65   CNP 0x81
+//   uroce extensions 0xC0..0xC2 (manufacturer-specific range, bits 7..5 =
+//   110; docs/homa.md): HOMA_GRANT, HOMA_CUTOFFS, HOMA_MLEN.
 // RD (0x40..) and opcodes this table marks invalid are unsupported: the
-// parser rejects them.
+// parser rejects them. An extension packet carries its header where a
+// payload would be (the parser checks only that the ICRC has room; the
+// header's reader, datapath/wire/homa_*.h, checks its length): ExtMask has
+// no bit left, and the opcode alone tells which header follows.
 //
 // Extension headers always appear in the canonical order of ExtHdr below
 // (IBTA 9.2: DETH, RETH, AtomicETH, AETH, AtomicAckETH, ImmDt, IETH); the
@@ -76,9 +81,14 @@ inline constexpr std::uint8_t kUdSendOnly = 0x64;
 inline constexpr std::uint8_t kUdSendOnlyImm = 0x65;
 
 inline constexpr std::uint8_t kCnp = kCnpOpcode;
+// uroce's extensions (docs/homa.md): 0xC0..0xC7 reserved, these in use.
+inline constexpr std::uint8_t kHomaGrant = 0xC0;
+inline constexpr std::uint8_t kHomaCutoffs = 0xC1;
+inline constexpr std::uint8_t kHomaMlen = 0xC2;
 }  // namespace op
 
-enum class Transport : std::uint8_t { kRc, kUc, kRd, kUd, kCnp };
+// kExt: uroce's own control packets (between uroce peers only).
+enum class Transport : std::uint8_t { kRc, kUc, kRd, kUd, kCnp, kExt };
 
 // What the packet does, independent of transport.
 enum class OpClass : std::uint8_t {
@@ -90,6 +100,7 @@ enum class OpClass : std::uint8_t {
   kAtomic,
   kAtomicAck,
   kCnp,
+  kControl,  // uroce's extension packets
 };
 
 // Place in a multi-packet message. Single-packet operations (READ request,
@@ -98,7 +109,8 @@ enum class Position : std::uint8_t { kFirst, kMiddle, kLast, kOnly };
 
 // Who sends it: the requester, the responder with data (READ response,
 // atomic ACK), the responder's plain ACK/NAK, or the congestion point.
-enum class Direction : std::uint8_t { kRequest, kResponse, kAck, kCnp };
+// kControl: uroce's extension packets (to the engine, not a QP's transport).
+enum class Direction : std::uint8_t { kRequest, kResponse, kAck, kCnp, kControl };
 
 // Extension headers in canonical wire order; the values index ExtMask bits.
 enum class ExtHdr : std::uint8_t {
@@ -232,6 +244,12 @@ constexpr std::array<OpcodeInfo, 256> build_opcode_table() {
 
   t[op::kCnp] =
       make_op("CNP", Transport::kCnp, kCnp, kOnly, Direction::kCnp, ext_bit(ExtHdr::kCnp), false);
+
+  constexpr Transport kExt = Transport::kExt;
+  constexpr Direction kCtl = Direction::kControl;
+  t[op::kHomaGrant] = make_op("UROCE_HOMA_GRANT", kExt, kControl, kOnly, kCtl, 0, true);
+  t[op::kHomaCutoffs] = make_op("UROCE_HOMA_CUTOFFS", kExt, kControl, kOnly, kCtl, 0, true);
+  t[op::kHomaMlen] = make_op("UROCE_HOMA_MLEN", kExt, kControl, kOnly, kCtl, 0, true);
   return t;
 }
 

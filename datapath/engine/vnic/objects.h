@@ -51,6 +51,7 @@ Vnic<PortIo, Sched>::Vnic(const VnicConfig& cfg, PortIo& io)
   due_.reserve(qps_.size());
   impair_ = Impairment(cfg.impair);
   cc_init();
+  homa_init();
   update_tx_plain();
 }
 
@@ -65,6 +66,8 @@ std::uint32_t Vnic<PortIo, Sched>::poll(TimeNs now) {
   std::uint32_t work = rx_phase(now);
   work += doorbell_phase();
   work += timer_phase(now);
+  if (homa_on_) [[unlikely]]
+    work += homa_phase(now);
   work += pump_phase(now);
   flush_phase();
   return work;
@@ -369,6 +372,7 @@ int Vnic<PortIo, Sched>::create_qp(const QpCreate& c) {
   e.user_handle = c.user_handle;
   e.async_fd = c.async_fd;
   cc_reset(slot);
+  homa_reset(slot);
   [[maybe_unused]] const int dm = demux_.insert(c.qpn, &e);
   assert(dm == 0);
   e.live_pos = static_cast<std::uint32_t>(live_.size());
@@ -385,6 +389,7 @@ template <class PortIo, sched::TxScheduler Sched>
 int Vnic<PortIo, Sched>::modify_qp(ObjId id, const QpModify& m) {
   QpEntry* e = find_qp(id);
   if (e == nullptr) return ENOENT;
+  const transport::QpState before = qp_state(*e);
   // A device that runs DCQCN makes its connected paths ECN-capable (cc.h).
   QpModify mm;
   const QpModify* mp = &m;
@@ -407,6 +412,7 @@ int Vnic<PortIo, Sched>::modify_qp(ObjId id, const QpModify& m) {
   }
   // A move to ERR needs a flush, to RTS may free waiting WRs: let the pump
   // look. WQEs that waited in the rings for this state are taken now.
+  homa_modified(*e, before);
   sched_.activate(e->slot);
   queue_doorbell(e->slot);
   drain_qp_events(*e);
@@ -460,6 +466,7 @@ int Vnic<PortIo, Sched>::destroy_qp(ObjId id) {
   --e.scq->refs;
   --e.rcq->refs;
   if (e.srq != nullptr) --e.srq->refs;
+  homa_reset(slot);
   e = QpEntry{};
   free_.push_back(slot);
   qp_ids_.erase(it);
@@ -555,6 +562,10 @@ void Vnic<PortIo, Sched>::qp_status(std::vector<QpStatus>* out) const {
     }
     s.paced = pacer_.status(slot, &s.pace);
     cc_status(e, &s);
+    if (homa_on_ && e.type == QpType::kRc) {
+      s.homa_peer = homa_[slot].peer;
+      s.homa = homa_[slot].tx.ctr;
+    }
     s.send_queue = visit(e, [](auto& q) { return q.send_queue_depth(); });
     s.recv_queue = visit(e, [](auto& q) { return q.recv_queue_depth(); });
     switch (e.type) {
@@ -586,6 +597,8 @@ TimeNs Vnic<PortIo, Sched>::next_deadline() const {
   if (!limit_.open() && sched_.size() != 0) t = std::min(t, limit_.open_at());
   // QPs of a class held back by its rate limit: when it may send again.
   if constexpr (requires { sched_.next_rate_due(); }) t = std::min(t, sched_.next_rate_due());
+  // Grant resends (homa.h); grants for new data are due at once.
+  if (homa_on_) t = std::min(t, homa_dirty_ ? now_ : grants_->next_timer());
   return std::min(t, pacer_.next_due(t));
 }
 

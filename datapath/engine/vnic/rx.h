@@ -47,6 +47,12 @@ template <class PortIo, sched::TxScheduler Sched>
   return n + looped;
 }
 
+template <class PortIo, sched::TxScheduler Sched>
+[[gnu::noinline]] bool Vnic<PortIo, Sched>::rx_hook(QpEntry& e, TimeNs now) {
+  if (homa_control(e, now)) return true;
+  return cc_on_ && cc_rx(e, now);
+}
+
 // A connected QP whose priority the peer has paused is not served (it stays
 // queued); UD QPs are (each WR has its own DSCP: frames of a paused priority
 // wait in the hold queue).
@@ -115,9 +121,10 @@ inline void Vnic<PortIo, Sched>::on_frame(std::span<const std::uint8_t> f, TimeN
     return;
   }
   assert(e->used && e->qpn == pkt_.bth.dest_qp());
-  // DCQCN (cc.h): CE marks answered with CNPs, CNPs consumed.
-  if (cc_on_) [[unlikely]] {
-    if (cc_rx(*e, now)) return;
+  // DCQCN (cc.h): CE marks answered with CNPs, CNPs consumed; the
+  // Homa-like scheduler's extension packets consumed (homa.h).
+  if (rx_hooks_) [[unlikely]] {
+    if (rx_hook(*e, now)) return;
   }
   ++ctr_.rx_dispatched;
   ++e->ctr.rx_packets;
@@ -130,6 +137,8 @@ inline void Vnic<PortIo, Sched>::on_frame(std::span<const std::uint8_t> f, TimeN
       Timers timers{this};
       auto rio = transport::rc_io(tx, e->scq->sink, rcq, timers);
       e->rc->on_packet(pkt_, now, rio);
+      if (homa_on_) [[unlikely]]
+        homa_data(*e, now);
       if (e->rc->has_output()) sched_.activate(e->slot);
       break;
     }

@@ -38,6 +38,8 @@ template <class PortIo, sched::TxScheduler Sched>
     RecvCq rcq{&e};
     auto rio = transport::rc_io(tx, e.scq->sink, rcq, timers);
     e.rc->on_timer(now, rio);
+    if (homa_on_) [[unlikely]]
+      homa_announce(e);
     if (e.rc->has_output()) sched_.activate(slot);
     drain_qp_events(e);
   }

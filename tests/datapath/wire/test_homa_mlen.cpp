@@ -16,7 +16,7 @@ TEST(HomaMlenHdr_Read, RoundTrip) {
   const HomaMlenHdr r = HomaMlenHdr::read(buf);
   EXPECT_EQ(r.length(), 0x80000000u);
   EXPECT_EQ(r.unscheduled(), 60000u);
-  EXPECT_EQ(kRcSendFirstMlenOpcode >> 5, 0b110);
+  EXPECT_EQ(kHomaMlenOpcode >> 5, 0b110);
 }
 
 }  // namespace

@@ -11,11 +11,11 @@ TEST(OpcodeTable, ValidOpcodesAreExactlyTheSupportedSet) {
   int n = 0;
   for (int o = 0; o < 256; ++o) {
     const bool want = (o <= 0x14) || o == 0x16 || o == 0x17 || (o >= 0x20 && o <= 0x2b) ||
-                      o == 0x64 || o == 0x65 || o == 0x81;
+                      o == 0x64 || o == 0x65 || o == 0x81 || (o >= 0xc0 && o <= 0xc2);
     EXPECT_EQ(opcode_info(static_cast<std::uint8_t>(o)).valid, want) << o;
     n += want;
   }
-  EXPECT_EQ(n, 23 + 12 + 2 + 1);
+  EXPECT_EQ(n, 23 + 12 + 2 + 1 + 3);
 }
 
 TEST(OpcodeTable, ExtensionHeadersPerIbtaTable) {
@@ -60,8 +60,9 @@ TEST(OpcodeTable, PayloadOnlyForSendWriteAndReadResponse) {
   for (int o = 0; o < 256; ++o) {
     const OpcodeInfo& i = opcode_info(static_cast<std::uint8_t>(o));
     if (!i.valid) continue;
-    const bool want =
-        i.op == OpClass::kSend || i.op == OpClass::kWrite || i.op == OpClass::kReadResponse;
+    // uroce's control packets carry their header where a payload would be.
+    const bool want = i.op == OpClass::kSend || i.op == OpClass::kWrite ||
+                      i.op == OpClass::kReadResponse || i.op == OpClass::kControl;
     EXPECT_EQ(i.payload, want) << i.name;
   }
 }
@@ -78,6 +79,23 @@ TEST(OpcodeTable, PositionsAndDirections) {
   EXPECT_EQ(opcode_info(op::kCnp).dir, Direction::kCnp);
   EXPECT_EQ(opcode_info(op::kUcWriteLast).transport, Transport::kUc);
   EXPECT_EQ(opcode_info(op::kUdSendOnly).transport, Transport::kUd);
+}
+
+TEST(OpcodeTable, ExtensionsInManufacturerRange) {
+  int n = 0;
+  for (int o = 0; o < 256; ++o) {
+    const OpcodeInfo& i = opcode_info(static_cast<std::uint8_t>(o));
+    if (!i.valid || i.transport != Transport::kExt) continue;
+    ++n;
+    EXPECT_EQ(o & 0xF8, 0xC0) << i.name;  // 0xC0..0xC7, bits 7..5 = 110
+    EXPECT_EQ(i.dir, Direction::kControl) << i.name;
+    EXPECT_EQ(i.ext, 0) << i.name;
+  }
+  EXPECT_EQ(n, 3);
+  EXPECT_EQ(opcode_name(op::kHomaGrant), "UROCE_HOMA_GRANT");
+  EXPECT_EQ(opcode_name(op::kHomaCutoffs), "UROCE_HOMA_CUTOFFS");
+  EXPECT_EQ(opcode_name(op::kHomaMlen), "UROCE_HOMA_MLEN");
+  EXPECT_EQ(transport_name(Transport::kExt), "UROCE");
 }
 
 TEST(OpcodeName, NamesAndUnknown) {

@@ -1,0 +1,139 @@
+// The sender's side of the Homa-like scheduler in an RC QP (issue 15;
+// docs/homa.md): what the requester (rc_requester.h) asks before each SEND
+// or WRITE data packet once the engine found that the QP's peer runs the
+// scheduler too (datapath/engine/vnic/homa.h attaches an RcHomaTx to the
+// QP's RcCore; without one, nothing here runs and the QP is plain RC).
+//
+// Per message: a message longer than the gate's unsched_bytes gets a
+// GrantGate (sched/grant_gate.h) when its first packet is sent, and the
+// requester sends an MLEN (its length, wire/homa_mlen.h) just before the
+// first packet, so the receiver can grant while the unscheduled bytes are
+// still on their way. A new
+// packet (a PSN never sent) of that message may start only below the
+// offset granted so far; retransmissions are never held (their bytes were
+// allowed once). Every data packet goes out at the DSCP of its network
+// priority: the receiver's unscheduled level for the message's length, or
+// the priority of the latest grant for scheduled bytes. Reliability stays
+// RC's: PSNs, ACKs, go-back-N and retry counts do not change.
+//
+// While the next packet waits for a grant the QP reports no output
+// (rc_qp.cpp has_output), and its timer covers the gate's deadline: a
+// receiver that lost the message gets MLEN again at each grant timeout,
+// and after max_timeouts the gate opens for the rest of the message.
+// Engine thread only; no allocation.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "datapath/base/time.h"
+#include "datapath/transport/seq24.h"
+#include "datapath/wire/builder.h"
+#include "sched/grant_gate.h"
+
+namespace uroce::transport {
+
+struct RcHomaCounters {
+  std::uint64_t gated = 0;        // messages that needed grants
+  std::uint64_t mlen = 0;         // MLENs sent (first packets and grant timeouts)
+  std::uint64_t wait_grant = 0;   // sends stopped: the next byte is not granted yet
+  std::uint64_t grants = 0;       // GRANTs that allowed more
+  std::uint64_t grant_stale = 0;  // GRANTs for another message, or allowing nothing
+  std::uint64_t timeouts = 0;     // grant timeouts (MLEN sent again)
+  std::uint64_t fallbacks = 0;    // messages sent ungated after max_timeouts
+};
+
+struct RcHomaTx {
+  sched::homa::GateConfig gate_cfg{};
+  // The receiver's unscheduled levels (its CUTOFFS).
+  sched::homa::PeerCutoffs peer{};
+  // DSCP of each network priority (the device's PFC priority map).
+  std::array<std::uint8_t, 8> dscp{};
+  // DSCP of our control packets (MLEN): the top priority.
+  std::uint8_t ctl_dscp = 0;
+  // The message at gate.psn() is gated (a longer than unscheduled one).
+  sched::homa::GrantGate gate{};
+  bool gated = false;
+  // The engine owes the receiver an MLEN for `gate` again (set at a grant
+  // timeout; the engine sends it and clears this).
+  bool announce = false;
+  RcHomaCounters ctr{};
+
+  // Forget the message in flight (the QP was reset or failed).
+  void reset() {
+    gated = false;
+    announce = false;
+  }
+
+  // A fresh message of `total` bytes needs an MLEN before its first packet.
+  bool needs_mlen(std::uint64_t total) const { return total > gate_cfg.unsched_bytes; }
+
+  // Before a SEND/WRITE data packet at `offset` of a message of `total`
+  // bytes whose first PSN is `first`: false when it must wait for a grant.
+  // Otherwise sets spec->dscp to the packet's priority and records the send.
+  bool admit(bool fresh, bool new_psn, Psn first, std::uint64_t offset, std::size_t payload,
+             std::uint64_t total, TimeNs now, wire::PacketSpec* spec) {
+    if (fresh) {
+      gated = total > gate_cfg.unsched_bytes;
+      if (gated) {
+        gate = sched::homa::GrantGate(gate_cfg, first.value(), total, peer);
+        ++ctr.gated;
+      }
+    }
+    std::uint8_t prio;
+    if (gated && gate.psn() == first.value()) {
+      if (new_psn) {
+        if (offset >= gate.allowed()) {
+          gate.on_sent(offset, now);
+          ++ctr.wait_grant;
+          return false;
+        }
+        gate.on_sent(offset + payload, now);
+      }
+      prio = gate.priority(offset);
+    } else {
+      prio = peer.priority_of(total);
+    }
+    spec->dscp = dscp[prio & 7];
+    return true;
+  }
+
+  // The next new packet of the gated message starting at `offset` must
+  // wait for a grant.
+  bool holds(Psn first, std::uint64_t offset) const {
+    return gated && gate.psn() == first.value() && !gate.fallen_back() && offset >= gate.allowed();
+  }
+
+  // A GRANT: true when it allowed more (the QP has output again).
+  bool on_grant(std::uint32_t psn, std::uint64_t offset, std::uint8_t prio, TimeNs now) {
+    if (gated && gate.on_grant(psn, offset, prio, now)) {
+      ++ctr.grants;
+      return true;
+    }
+    ++ctr.grant_stale;
+    return false;
+  }
+
+  // The gate's deadline, or 0 when none.
+  TimeNs deadline() const {
+    if (!gated) return 0;
+    const std::uint64_t d = gate.deadline();
+    return d == UINT64_MAX ? 0 : d;
+  }
+
+  // The QP's timer fired at `now`: a grant timeout announces again; the
+  // last one opens the gate.
+  void on_timer(TimeNs now) {
+    if (!gated) return;
+    const std::uint32_t before = gate.timeouts();
+    if (gate.on_timer(now)) {
+      ++ctr.fallbacks;
+      ++ctr.timeouts;
+    } else if (gate.timeouts() != before) {
+      ++ctr.timeouts;
+      announce = true;
+    }
+  }
+};
+
+}  // namespace uroce::transport

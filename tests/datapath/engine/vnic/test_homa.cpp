@@ -1,0 +1,205 @@
+// The Homa-like scheduler in the Vnic (datapath/engine/vnic/homa.h): the
+// CUTOFFS handshake between two devices that both run it (and none with one
+// that does not), a long message's scheduled bytes leaving only as GRANTs
+// allow them, MLEN, cutoffs recomputed and published, and grants recovered
+// over a lossy link.
+#include <gtest/gtest.h>
+
+#include "tests/datapath/engine/vnic_test_support.h"
+
+namespace uroce::engine::test {
+namespace {
+
+VnicConfig homa_config(const wire::MacAddr& mac, wire::Ipv4Addr ip, bool on) {
+  VnicConfig c = Host::config(mac, ip, 1500);
+  c.homa.enabled = on;
+  // Small enough that a 48 KiB message needs grants at the 1 KiB path MTU.
+  c.homa.unsched_bytes = 8192;
+  c.homa.rtt_bytes = 8192;
+  c.homa.grant_increment = 2048;
+  c.homa.resend_ns = 200'000;
+  c.homa.grant_timeout_ns = 1'000'000;
+  c.homa.cutoffs_every = 16;
+  return c;
+}
+
+struct Homa : ::testing::Test, RcQpPair {
+  port::SimLinkConfig link_cfg = [] {
+    port::SimDirectionConfig d;
+    d.propagation_ns = 1000;
+    d.bandwidth_bps = 10'000'000'000;
+    return port::SimLinkConfig::symmetric(d, 5);
+  }();
+  std::unique_ptr<port::SimLink> link;
+  bool a_on = true, b_on = true;
+  std::unique_ptr<Host> a, b;
+  VirtualClock clock;
+
+  void start() {
+    link = std::make_unique<port::SimLink>(link_cfg);
+    a = std::make_unique<Host>(*link, 0, homa_config(kMacA, kIpA, a_on));
+    b = std::make_unique<Host>(*link, 1, homa_config(kMacB, kIpB, b_on));
+    open(*a, *b);
+    run(20);
+  }
+  void run(int n) {
+    for (int i = 0; i < n; ++i) {
+      a->vnic.poll(clock.now());
+      b->vnic.poll(clock.now());
+      clock.advance_by(500);
+    }
+  }
+  // Polls until A's send CQ has `n` completions or `limit` iterations pass.
+  std::vector<ib_uverbs_wc> wait_send(std::size_t n, int limit = 200'000) {
+    std::vector<ib_uverbs_wc> got;
+    for (int i = 0; i < limit && got.size() < n; ++i) {
+      run(1);
+      for (const ib_uverbs_wc& w : ascq->poll()) got.push_back(w);
+    }
+    return got;
+  }
+  void fill(Host& h, std::size_t off, std::size_t n, std::uint8_t seed) {
+    for (std::size_t i = 0; i < n; ++i) h.mem[off + i] = static_cast<std::uint8_t>(seed + i * 7);
+  }
+};
+
+TEST_F(Homa, Handshake_BothOn_ConnectionScheduled) {
+  start();
+  EXPECT_TRUE(status_of(a->vnic, 10).homa_peer);
+  EXPECT_TRUE(status_of(b->vnic, 10).homa_peer);
+  EXPECT_EQ(a->vnic.counters().homa_peers, 1u);
+  EXPECT_EQ(b->vnic.counters().homa_peers, 1u);
+  EXPECT_GE(a->vnic.counters().homa_rx_cutoffs, 1u);
+  EXPECT_EQ(a->vnic.counters().homa_rx_bad + b->vnic.counters().homa_rx_bad, 0u);
+}
+
+TEST_F(Homa, Handshake_PeerWithoutIt_StaysPlainRc) {
+  b_on = false;
+  start();
+  EXPECT_FALSE(status_of(a->vnic, 10).homa_peer);
+  // B's transport dropped the probe as any foreign opcode.
+  EXPECT_GE(status_of(b->vnic, 10).rc.drop_not_rc, 1u);
+  fill(*a, 0, 48 * 1024, 3);
+  aqp->post_send(write_wqe(1, b->va(0), b->key), {a->sge(0, 48 * 1024)});
+  const auto wc = wait_send(1);
+  ASSERT_EQ(wc.size(), 1u);
+  EXPECT_EQ(wc[0].status, IBV_WC_SUCCESS);
+  EXPECT_EQ(std::memcmp(a->mem.data(), b->mem.data(), 48 * 1024), 0);
+  EXPECT_EQ(status_of(a->vnic, 10).homa.mlen, 0u);
+  EXPECT_EQ(status_of(a->vnic, 10).homa.gated, 0u);
+  // A probed a bounded number of times, then gave up.
+  EXPECT_LE(a->vnic.counters().homa_tx_cutoffs, 4u);
+}
+
+TEST_F(Homa, Write_LongerThanUnscheduled_GrantedToTheEnd) {
+  start();
+  fill(*a, 0, 48 * 1024, 11);
+  aqp->post_send(write_wqe(1, b->va(0), b->key), {a->sge(0, 48 * 1024)});
+  const auto wc = wait_send(1);
+  ASSERT_EQ(wc.size(), 1u);
+  EXPECT_EQ(wc[0].status, IBV_WC_SUCCESS);
+  EXPECT_EQ(std::memcmp(a->mem.data(), b->mem.data(), 48 * 1024), 0);
+  const QpStatus s = status_of(a->vnic, 10);
+  EXPECT_EQ(s.homa.gated, 1u);
+  EXPECT_GE(s.homa.wait_grant, 1u);  // it did wait for grants
+  EXPECT_GE(s.homa.grants, 1u);
+  EXPECT_EQ(s.homa.fallbacks, 0u);
+  EXPECT_EQ(s.homa.mlen, 1u);
+  EXPECT_EQ(b->vnic.counters().homa_rx_mlen, 1u);
+  EXPECT_GE(b->vnic.counters().homa_tx_grants, (48u * 1024 - 8192) / 8192);
+  const sched::homa::GrantScheduler* g = b->vnic.grant_scheduler();
+  ASSERT_NE(g, nullptr);
+  EXPECT_EQ(g->counters().messages, 1u);
+  EXPECT_EQ(g->counters().completed, 1u);
+  EXPECT_EQ(g->tracked(), 0u);
+  EXPECT_EQ(g->outstanding(), 0u);
+}
+
+TEST_F(Homa, Write_WithinUnscheduled_NoGrantsNoMlen) {
+  start();
+  aqp->post_send(write_wqe(1, b->va(0), b->key), {a->sge(0, 8192)});
+  ASSERT_EQ(wait_send(1).size(), 1u);
+  EXPECT_EQ(status_of(a->vnic, 10).homa.mlen, 0u);
+  EXPECT_EQ(b->vnic.counters().homa_tx_grants, 0u);
+  EXPECT_EQ(status_of(a->vnic, 10).homa.wait_grant, 0u);
+}
+
+TEST_F(Homa, Send_MultiPacket_DataIntactAndLengthSeen) {
+  start();
+  fill(*a, 0, 40 * 1024, 5);
+  bqp->post_recv(1, {b->sge(0, 48 * 1024)});
+  shm::SendWqeFields f = send_wqe(1);
+  aqp->post_send(f, {a->sge(0, 40 * 1024)});
+  ASSERT_EQ(wait_send(1).size(), 1u);
+  std::vector<ib_uverbs_wc> r;
+  for (int i = 0; i < 1000 && r.empty(); ++i) {
+    run(1);
+    r = brcq->poll();
+  }
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].status, IBV_WC_SUCCESS);
+  EXPECT_EQ(r[0].byte_len, 40u * 1024);
+  EXPECT_EQ(std::memcmp(a->mem.data(), b->mem.data(), 40 * 1024), 0);
+  EXPECT_EQ(status_of(a->vnic, 10).homa.gated, 1u);
+  EXPECT_GE(b->vnic.counters().homa_tx_grants, 1u);
+}
+
+TEST_F(Homa, Cutoffs_RecomputedFromLengthsSeenAndPublished) {
+  start();
+  const std::uint32_t gen0 = b->vnic.homa_generation();
+  // 16 messages (cutoffs_every) of lengths spread over two octaves.
+  for (std::uint32_t i = 0; i < 16; ++i) {
+    const std::uint32_t len = 256u << (i % 6);
+    aqp->post_send(write_wqe(i + 1, b->va(0), b->key), {a->sge(0, len)});
+    ASSERT_EQ(wait_send(1).size(), 1u) << i;
+  }
+  run(50);
+  EXPECT_GT(b->vnic.homa_generation(), gen0);
+  EXPECT_GE(b->vnic.counters().homa_cutoffs_updates, 1u);
+  EXPECT_GE(b->vnic.homa_cutoffs().levels, 2u);
+  // The next packet A sent B carried... B's answer: A holds B's generation.
+  aqp->post_send(write_wqe(100, b->va(0), b->key), {a->sge(0, 64)});
+  ASSERT_EQ(wait_send(1).size(), 1u);
+  run(50);
+  EXPECT_GE(a->vnic.counters().homa_rx_cutoffs, 2u);
+}
+
+TEST_F(Homa, LossyLink_EveryMessageCompletes) {
+  link_cfg.dir[0].loss = 0.02;
+  link_cfg.dir[1].loss = 0.02;
+  start();
+  // The handshake may need a second probe over the lossy link.
+  for (int i = 0; i < 20 && !status_of(a->vnic, 10).homa_peer; ++i) {
+    aqp->post_send(write_wqe(900 + i, b->va(0), b->key), {a->sge(0, 64)});
+    wait_send(1);
+  }
+  ASSERT_TRUE(status_of(a->vnic, 10).homa_peer);
+  fill(*a, 0, 48 * 1024, 1);
+  for (int m = 0; m < 10; ++m) {
+    std::memset(b->mem.data(), 0, 48 * 1024);
+    aqp->post_send(write_wqe(m + 1, b->va(0), b->key), {a->sge(0, 48 * 1024)});
+    const auto wc = wait_send(1);
+    ASSERT_EQ(wc.size(), 1u) << m;
+    ASSERT_EQ(wc[0].status, IBV_WC_SUCCESS) << m;
+    ASSERT_EQ(std::memcmp(a->mem.data(), b->mem.data(), 48 * 1024), 0) << m;
+  }
+  const QpStatus s = status_of(a->vnic, 10);
+  EXPECT_EQ(s.homa.gated, 10u);
+  // Losses hit grants or MLENs too: recovered by resends or gate timeouts.
+  const auto& g = b->vnic.grant_scheduler()->counters();
+  EXPECT_GT(g.resends + s.homa.timeouts, 0u);
+}
+
+TEST_F(Homa, DestroyQp_MessageForgotten) {
+  start();
+  aqp->post_send(write_wqe(1, b->va(0), b->key), {a->sge(0, 48 * 1024)});
+  run(4);  // the MLEN (before the data) has arrived
+  ASSERT_EQ(b->vnic.counters().homa_rx_mlen, 1u);
+  ASSERT_EQ(b->vnic.grant_scheduler()->tracked(), 1u);
+  EXPECT_EQ(b->vnic.destroy_qp(10), 0);
+  EXPECT_EQ(b->vnic.grant_scheduler()->tracked(), 0u);
+  EXPECT_EQ(b->vnic.grant_scheduler()->outstanding(), 0u);
+}
+
+}  // namespace
+}  // namespace uroce::engine::test
