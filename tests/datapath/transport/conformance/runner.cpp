@@ -15,9 +15,9 @@ void Runner::stamp() {
   rcq_t_.resize(s_.rcq.wc.size(), now_);
 }
 
-void Runner::after_event(TimeNs now) {
+void Runner::after_event(TimeNs now, bool force) {
   stamp();
-  qp_->pump(now);
+  qp_->pump(now, force);
   stamp();
 }
 
@@ -37,6 +37,7 @@ void Runner::advance_to(const Line& l, TimeNs t) {
     now_ = std::max(now_, it->second);
     s_.timer.at.erase(it);
     qp_->fire_timer(now_);
+    homa_announce();
     after_event(now_);
   }
   now_ = t;

@@ -4,9 +4,12 @@
 //   runner_setup.cpp    values, the qp and mr lines, posts and modify
 //   runner_packets.cpp  recv and send lines (building and checking packets)
 //   runner_checks.cpp   wc, state, counter and memory expectations
+//   runner_homa.cpp     the Homa-like scheduler's sender state, and what the
+//                       engine does around it
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -65,7 +68,8 @@ class Runner {
   // Time.
   void advance_to(const Line& l, TimeNs t);
   void stamp();
-  void after_event(TimeNs now);
+  // Stamps what the QP emitted, pumps it (`force`: Driver::pump), stamps.
+  void after_event(TimeNs now, bool force = false);
 
   // Commands.
   void cmd_qp(const Line& l);
@@ -83,13 +87,29 @@ class Runner {
   void cmd_expect_mem(const Line& l);
   void cmd_expect_grh(const Line& l);
   void check_errno(const Line& l, int rc, std::string_view what);
+  // The Homa-like scheduler (runner_homa.cpp).
+  void homa_setup(const Line& l);
+  std::vector<std::uint8_t> homa_header(const Line& l, std::uint8_t opcode) const;
+  bool homa_deliver(const Line& l, const wire::ParsedPacket& p);
+  void homa_announce();
+  void check_homa_fields(
+      const Line& l, const wire::ParsedPacket& p,
+      const std::function<void(const std::string&, const std::string&)>& mismatch) const;
   void check_time(const Line& l, TimeNs happened, std::string_view what) const;
   void leftovers(const Line* l) const;
 
   MrTable mrs_{64};
   std::vector<std::unique_ptr<Region>> regions_;
   Sinks s_;
+  // The Homa-like scheduler's sender state when the qp line says `homa`
+  // (rc_homa.h); the runner does what the engine does around it
+  // (datapath/engine/vnic/homa.h). Declared before qp_: the QP
+  // points at it.
+  std::unique_ptr<RcHomaTx> homa_;
   std::unique_ptr<Driver> qp_;
+  RcDriver* rc_ = nullptr;  // qp_ when it is an RC QP
+  // The qp line's attributes, given again when a script reconnects the QP.
+  QpAttrValues attr_;
   QpType type_ = QpType::kRc;
   std::uint32_t qpn_ = 0;
   std::uint32_t dest_ = 0;

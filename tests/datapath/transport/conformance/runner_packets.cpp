@@ -27,18 +27,36 @@ std::optional<wire::ExtHdr> header_of(std::string_view key, const wire::OpcodeIn
   return std::nullopt;
 }
 
-void check_keys_fit(const Line& l, const wire::OpcodeInfo& info) {
+// Which uroce extension packet (the Homa-like scheduler's) a key belongs
+// to: their headers are not IBTA extension headers (wire/homa_*.h).
+std::optional<std::uint8_t> homa_opcode_of(std::string_view key) {
+  if (key == "offset" || key == "prio") return wire::op::kHomaGrant;
+  if (key == "cutoffs" || key == "top" || key == "generation") return wire::op::kHomaCutoffs;
+  if (key == "length" || key == "unsched") return wire::op::kHomaMlen;
+  return std::nullopt;
+}
+
+void check_keys_fit(const Line& l, std::uint8_t opcode) {
+  const wire::OpcodeInfo& info = wire::opcode_info(opcode);
+  const bool ext = info.transport == wire::Transport::kExt;
   for (const auto& [k, v] : l.kv) {
+    if (const auto op = homa_opcode_of(k); op && opcode != *op) {
+      fail(l, std::string(k) + "= belongs to " + packet_name(wire::opcode_info(*op)) + ", not " +
+                  packet_name(info));
+    }
+    if ((k == "len" || k == "seed" || k == "bytes") && ext) {
+      fail(l, packet_name(info) + " carries its own header where a payload would be");
+    }
     if (const auto h = header_of(k, info); h && !info.has(*h)) {
       fail(l, std::string(k) + "= needs " + std::string(wire::ext_hdr_name(*h)) + ", which " +
-                  lower(info.name) + " does not carry");
+                  packet_name(info) + " does not carry");
     }
     if ((k == "len" || k == "seed" || k == "bytes") && !info.payload) {
-      fail(l, lower(info.name) + " carries no payload");
+      fail(l, packet_name(info) + " carries no payload");
     }
   }
   if (l.has_word("ack") && !info.has(wire::ExtHdr::kAeth)) {
-    fail(l, "'ack' needs an AETH, which " + lower(info.name) + " does not carry");
+    fail(l, "'ack' needs an AETH, which " + packet_name(info) + " does not carry");
   }
 }
 
@@ -104,7 +122,7 @@ std::uint8_t opcode_of(const Line& l) {
 void Runner::cmd_recv(const Line& l) {
   const std::uint8_t op = opcode_of(l);
   const wire::OpcodeInfo& info = wire::opcode_info(op);
-  check_keys_fit(l, info);
+  check_keys_fit(l, op);
   wire::PacketSpec s;
   s.eth_src = kPeerMac;
   s.eth_dst = kLocalMac;
@@ -119,7 +137,13 @@ void Runner::cmd_recv(const Line& l) {
   // The builder's limit is 4096 so scripts can send oversized packets and
   // watch the QP refuse them.
   s.pmtu = wire::PathMtu::k4096;
-  const std::vector<std::uint8_t> data = payload(l).value_or(std::vector<std::uint8_t>{});
+  if (const auto d = num_opt(l, "dscp")) {
+    if (*d > 63) fail(l, "dscp= takes 0..63");
+    s.dscp = static_cast<std::uint8_t>(*d);
+  }
+  const std::vector<std::uint8_t> data = info.transport == wire::Transport::kExt
+                                             ? homa_header(l, op)
+                                             : payload(l).value_or(std::vector<std::uint8_t>{});
   s.payload = data;
   if (info.has(wire::ExtHdr::kDeth)) {
     s.deth = wire::DethHdr::make(static_cast<std::uint32_t>(num(l, "qkey", qkey_)),
@@ -170,6 +194,7 @@ void Runner::cmd_recv(const Line& l) {
     fail(l, "built packet does not parse: " + std::string(wire::parse_error_name(pkt->err)));
   }
   last_injected_ = frame;
+  if (homa_deliver(l, pkt->p)) return;
   qp_->deliver(pkt->p, now_);
   after_event(now_);
 }
@@ -177,11 +202,11 @@ void Runner::cmd_recv(const Line& l) {
 void Runner::cmd_send(const Line& l) {
   const std::uint8_t op = opcode_of(l);
   const wire::OpcodeInfo& info = wire::opcode_info(op);
-  check_keys_fit(l, info);
+  check_keys_fit(l, op);
   if (l.find("psn") == nullptr) fail(l, "send needs psn=");
   const auto want_syndrome = syndrome_of(l);
   if (frames_seen_ >= s_.tx.frames.size()) {
-    fail(l, "expected " + lower(info.name) + " psn=" + *l.find("psn") +
+    fail(l, "expected " + packet_name(info) + " psn=" + *l.find("psn") +
                 ", but the QP sent nothing (now " + format_time(now_) + ")");
   }
   const std::size_t idx = frames_seen_++;
@@ -194,7 +219,7 @@ void Runner::cmd_send(const Line& l) {
   auto mismatch = [&](const std::string& field, const std::string& want) {
     fail(l, "packet field " + field + ": expected " + want + ", " + got);
   };
-  if (p.bth.opcode() != op) mismatch("opcode", lower(info.name));
+  if (p.bth.opcode() != op) mismatch("opcode", packet_name(info));
   const auto want_psn = num_req(l, "psn");
   if (p.bth.psn() != want_psn) mismatch("psn", hex(want_psn));
   // Packets of a connected QP go to its destination QP; UD names it per WR.
@@ -254,6 +279,8 @@ void Runner::cmd_send(const Line& l) {
     check("orig", p.atomic_ack_eth.orig_remote_data(), false);
   if (info.has(wire::ExtHdr::kImmDt)) check("imm", p.immdt.imm(), false);
   if (info.has(wire::ExtHdr::kIeth)) check("inv", p.ieth.rkey(), false);
+  if (const auto v = num_opt(l, "dscp"); v && p.dscp() != *v) mismatch("dscp", std::to_string(*v));
+  check_homa_fields(l, p, mismatch);
   if (const auto len = num_opt(l, "len"); len && p.payload.size() != *len) {
     mismatch("len", std::to_string(*len));
   }
@@ -267,7 +294,8 @@ void Runner::cmd_send(const Line& l) {
       }
     }
   }
-  check_time(l, frame_t_[idx], "packet " + lower(info.name) + " psn=" + hex(p.bth.psn()) + " sent");
+  check_time(l, frame_t_[idx],
+             "packet " + packet_name(info) + " psn=" + hex(p.bth.psn()) + " sent");
 }
 
 }  // namespace uroce::transport::conformance::detail

@@ -112,6 +112,26 @@ std::optional<std::vector<std::uint8_t>> Runner::payload(const Line& l) const {
   return pattern(num(l, "seed", 0), *len);
 }
 
+// The attributes ibv_modify_qp needs to take a QP of type `t` from the
+// state before `to` into `to` (INIT, RTR, RTS), as verbs programs give them.
+std::uint32_t connect_mask(QpType t, QpState to) {
+  using namespace qp_attr;
+  switch (to) {
+    case QpState::kInit:
+      return kState | kPkeyIndex | kPort | (t == QpType::kUd ? kQkey : kAccessFlags);
+    case QpState::kRtr:
+      if (t == QpType::kRc) {
+        return kState | kAv | kPathMtu | kDestQpn | kRqPsn | kMaxDestRdAtomic | kMinRnrTimer;
+      }
+      return t == QpType::kUc ? kState | kAv | kPathMtu | kDestQpn | kRqPsn : kState;
+    case QpState::kRts:
+      if (t == QpType::kRc)
+        return kState | kSqPsn | kTimeout | kRetryCnt | kRnrRetry | kMaxQpRdAtomic;
+      return kState | kSqPsn;
+    default: return kState;
+  }
+}
+
 void Runner::cmd_qp(const Line& l) {
   if (qp_) fail(l, "only one qp per script");
   const std::string& t = l.words[0];
@@ -120,7 +140,7 @@ void Runner::cmd_qp(const Line& l) {
   qkey_ = static_cast<std::uint32_t>(num(l, "qkey", 0x11111111));
   const auto mtu = wire::path_mtu_from_bytes(static_cast<std::uint32_t>(num(l, "mtu", 1024)));
   if (!mtu) fail(l, "mtu= takes 256, 512, 1024, 2048 or 4096");
-  QpAttrValues a;
+  QpAttrValues& a = attr_;
   a.qp_access_flags =
       access_value(l, l.find("access") != nullptr ? *l.find("access") : std::string("rw,rr,ra"));
   a.qkey = qkey_;
@@ -144,10 +164,7 @@ void Runner::cmd_qp(const Line& l) {
         fail(l, "key '" + k + "' does not apply to a " + l.words[0] + " QP");
       }
     }
-  };
-  using namespace qp_attr;
-  auto step = [&l](int rc, std::string_view st) {
-    if (rc != 0) fail(l, "modify to " + std::string(st) + " failed: " + std::to_string(rc));
+    if (l.has_word("homa")) fail(l, "homa applies to an rc QP only");
   };
   if (t == "rc") {
     if (l.find("qkey") != nullptr) fail(l, "key 'qkey' does not apply to a rc QP");
@@ -163,16 +180,10 @@ void Runner::cmd_qp(const Line& l) {
         static_cast<std::uint32_t>(num(l, "ack_req_every", c.tuning.ack_req_every));
     c.tuning.window_psns = static_cast<std::uint32_t>(num(l, "window", c.tuning.window_psns));
     auto d = std::make_unique<RcDriver>(c, mrs_, s_);
-    RcQp& q = d->qp();
-    a.qp_state = QpState::kInit;
-    step(q.modify(kState | kPkeyIndex | kPort | kAccessFlags, a), "init");
-    a.qp_state = QpState::kRtr;
-    step(q.modify(kState | kAv | kPathMtu | kDestQpn | kRqPsn | kMaxDestRdAtomic | kMinRnrTimer, a),
-         "rtr");
-    a.qp_state = QpState::kRts;
-    step(q.modify(kState | kSqPsn | kTimeout | kRetryCnt | kRnrRetry | kMaxQpRdAtomic, a), "rts");
+    rc_ = d.get();
     qp_ = std::move(d);
     type_ = QpType::kRc;
+    homa_setup(l);
   } else if (t == "uc") {
     only({"qpn", "dest", "mtu", "sq_psn", "rq_psn", "access", "max_send_wr", "max_recv_wr"});
     UcQpConfig c;
@@ -182,15 +193,7 @@ void Runner::cmd_qp(const Line& l) {
     c.max_send_wr = max_send;
     c.max_recv_wr = max_recv;
     c.sq_sig_all = sig_all;
-    auto d = std::make_unique<UcDriver>(c, mrs_, s_);
-    UcQp& q = d->qp();
-    a.qp_state = QpState::kInit;
-    step(q.modify(kState | kPkeyIndex | kPort | kAccessFlags, a), "init");
-    a.qp_state = QpState::kRtr;
-    step(q.modify(kState | kAv | kPathMtu | kDestQpn | kRqPsn, a), "rtr");
-    a.qp_state = QpState::kRts;
-    step(q.modify(kState | kSqPsn, a), "rts");
-    qp_ = std::move(d);
+    qp_ = std::make_unique<UcDriver>(c, mrs_, s_);
     type_ = QpType::kUc;
   } else if (t == "ud") {
     only({"qpn", "dest", "mtu", "sq_psn", "qkey", "max_send_wr", "max_recv_wr"});
@@ -202,18 +205,15 @@ void Runner::cmd_qp(const Line& l) {
     c.max_send_wr = max_send;
     c.max_recv_wr = max_recv;
     c.sq_sig_all = sig_all;
-    auto d = std::make_unique<UdDriver>(c, mrs_, s_);
-    UdQp& q = d->qp();
-    a.qp_state = QpState::kInit;
-    step(q.modify(kState | kPkeyIndex | kPort | kQkey, a), "init");
-    a.qp_state = QpState::kRtr;
-    step(q.modify(kState, a), "rtr");
-    a.qp_state = QpState::kRts;
-    step(q.modify(kState | kSqPsn, a), "rts");
-    qp_ = std::move(d);
+    qp_ = std::make_unique<UdDriver>(c, mrs_, s_);
     type_ = QpType::kUd;
   } else {
     fail(l, "unknown QP type '" + t + "' (rc, uc, ud)");
+  }
+  for (const QpState st : {QpState::kInit, QpState::kRtr, QpState::kRts}) {
+    a.qp_state = st;
+    const int rc = qp_->modify(connect_mask(type_, st), a);
+    if (rc != 0) fail(l, "modify to " + state_name(st) + " failed: " + std::to_string(rc));
   }
 }
 
@@ -334,7 +334,8 @@ void Runner::cmd_post_send(const Line& l) {
     fail(l, "dest_qpn= and qkey= are for UD QPs");
   }
   check_errno(l, qp_->post_send(w), "post_send");
-  after_event(now_);
+  // The engine's doorbell serves the QP whatever it reports.
+  after_event(now_, true);
 }
 
 void Runner::cmd_post_recv(const Line& l) {
@@ -360,11 +361,32 @@ QpState state_value(const Line& l, std::string_view v) {
   fail(l, "bad state '" + std::string(v) + "' (reset init rtr rts sqd sqe err)");
 }
 
+// State only, except on the way up again after RESET: RESET->INIT,
+// INIT->RTR and RTR->RTS take the qp line's attributes (sq_psn= and rq_psn=
+// may change), as a program reconnecting a QP gives them again.
 void Runner::cmd_modify(const Line& l) {
   const std::string* st = l.find("state");
   if (st == nullptr) fail(l, "modify needs state=");
-  check_errno(l, qp_->modify_state(state_value(l, *st)), "modify");
-  after_event(now_);
+  const QpState to = state_value(l, *st);
+  const QpState from = qp_->state();
+  const bool up = (from == QpState::kReset && to == QpState::kInit) ||
+                  (from == QpState::kInit && to == QpState::kRtr) ||
+                  (from == QpState::kRtr && to == QpState::kRts);
+  if (!up && (l.find("sq_psn") != nullptr || l.find("rq_psn") != nullptr)) {
+    fail(l, "sq_psn= and rq_psn= go with a modify from reset, init or rtr up to rts");
+  }
+  int rc = 0;
+  if (up) {
+    attr_.sq_psn = static_cast<std::uint32_t>(num(l, "sq_psn", attr_.sq_psn));
+    attr_.rq_psn = static_cast<std::uint32_t>(num(l, "rq_psn", attr_.rq_psn));
+    attr_.qp_state = to;
+    rc = qp_->modify(connect_mask(type_, to), attr_);
+  } else {
+    rc = qp_->modify_state(to);
+  }
+  check_errno(l, rc, "modify");
+  // The engine serves a modified QP (a flush, or WRs freed by RTS).
+  after_event(now_, true);
 }
 
 }  // namespace uroce::transport::conformance::detail
