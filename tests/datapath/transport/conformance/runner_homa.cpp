@@ -104,9 +104,13 @@ std::vector<std::uint8_t> Runner::homa_header(const Line& l, std::uint8_t opcode
       const std::vector<std::string> v = split_commas(*c);
       if (v.size() > wire::HomaCutoffsHdr::kMaxLevels) fail(l, "at most 8 levels in cutoffs=");
       wire::HomaCutoffsHdr h;
-      h.set_generation(static_cast<std::uint32_t>(num(l, "generation", 1)));
+      const std::uint64_t gen = num(l, "generation", 1);
+      if (gen > UINT32_MAX) fail(l, "generation= takes 32 bits");
+      h.set_generation(static_cast<std::uint32_t>(gen));
       h.set_levels(static_cast<std::uint8_t>(v.size()));
-      h.set_top_priority(static_cast<std::uint8_t>(num(l, "top", 7)));
+      const std::uint64_t top = num(l, "top", 7);
+      if (top > 7) fail(l, "top= takes 0..7");
+      h.set_top_priority(static_cast<std::uint8_t>(top));
       for (std::size_t j = 0; j < v.size(); ++j) {
         const auto n = v[j] == "any"
                            ? std::optional<std::uint64_t>(wire::HomaCutoffsHdr::kAnyLength)
@@ -209,7 +213,10 @@ void Runner::check_homa_fields(
     const Line& l, const wire::ParsedPacket& p,
     const std::function<void(const std::string&, const std::string&)>& mismatch) const {
   if (p.bth.opcode() != wire::op::kHomaMlen) return;
-  if (p.payload.size() < wire::HomaMlenHdr::kSize) mismatch("mlen header", "8 bytes");
+  if (p.payload.size() < wire::HomaMlenHdr::kSize) {
+    mismatch("mlen header", std::to_string(wire::HomaMlenHdr::kSize) + " bytes");
+    return;
+  }
   const wire::HomaMlenHdr m = wire::HomaMlenHdr::read(p.payload.data());
   if (const auto v = num_opt(l, "length"); v && m.length() != *v) {
     mismatch("length", std::to_string(*v));
