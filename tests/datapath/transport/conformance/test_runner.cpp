@@ -176,13 +176,17 @@ TEST(RunScript, ByAcceptsEarlierEmission) {
 // transport, which drops it as an engine with the scheduler off lets it.
 // A QP brought back from RESET takes the qp line's attributes again.
 TEST(RunScript, HomaOffAndReconnect) {
-  const char* ok[] = {
+  const std::string reconnect =
+      std::string("qp rc sq_psn=5\nmodify state=reset\nmodify state=init\n") +
+      "modify state=rtr\nmodify state=rts sq_psn=9\nstate rts next_psn=9\n";
+  const std::string ok[] = {
       "qp rc\nrecv homa_grant psn=0 offset=5000\ncounter drop_not_rc=1\n",
-      "qp rc sq_psn=5\nmodify state=reset\nmodify state=init\nmodify state=rtr\n"
-      "modify state=rts sq_psn=9\nstate rts next_psn=9\n",
+      reconnect,
       "qp rc homa\nrecv homa_grant psn=0 offset=5000\ncounter drop_not_rc=0 homa_grant_stale=1\n",
   };
-  for (const char* t : ok) EXPECT_TRUE(run_script(t).ok) << t << " -> " << run_script(t).describe();
+  for (const std::string& t : ok) {
+    EXPECT_TRUE(run_script(t).ok) << t << " -> " << run_script(t).describe();
+  }
 }
 
 struct BadScript {
