@@ -27,6 +27,7 @@
 #include <cstdint>
 
 #include "datapath/base/time.h"
+#include "datapath/transport/rc_core.h"
 #include "datapath/transport/seq24.h"
 #include "datapath/wire/builder.h"
 #include "sched/grant_gate.h"
@@ -135,5 +136,8 @@ struct RcHomaTx {
     }
   }
 };
+
+// The DSCP of a scheduled QP's ACKs and control packets (rc_responder.h).
+inline std::uint8_t homa_ctl_dscp(const RcCore& c) { return c.homa->ctl_dscp; }
 
 }  // namespace uroce::transport

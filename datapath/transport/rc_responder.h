@@ -53,6 +53,7 @@
 #include <span>
 
 #include "datapath/transport/rc_core.h"
+#include "datapath/transport/rc_homa.h"
 #include "datapath/transport/rc_packet.h"
 #include "datapath/transport/responder_resources.h"
 #include "datapath/transport/sge_copy.h"
@@ -417,6 +418,10 @@ std::uint32_t RcResponder::send(Tx& tx, std::uint32_t budget) {
     // ACKs and NAKs are not ECN-capable: a CE mark on one would slow this
     // QP's own sending (DCQCN reacts per QP), which the ACKs do not cause.
     s.ecn = 0;
+    // Scheduled by the Homa-like scheduler (rc_homa.h): ACKs go at the top
+    // priority, with its control packets, not behind the data they pace.
+    if (c_.homa != nullptr) [[unlikely]]
+      s.dscp = homa_ctl_dscp(c_);
     s.aeth = wire::AethHdr::make(pending_.syndrome, msn_.value());
     const RcEmit e = rc_emit(c_, tx, s);
     if (e == RcEmit::kNoBuffer) break;

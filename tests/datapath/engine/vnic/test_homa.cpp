@@ -4,7 +4,13 @@
 // allow them, MLEN, cutoffs recomputed and published, and grants recovered
 // over a lossy link.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+
+#include "datapath/port/pcap_writer.h"
 #include "tests/datapath/engine/vnic_test_support.h"
 
 namespace uroce::engine::test {
@@ -188,6 +194,70 @@ TEST_F(Homa, LossyLink_EveryMessageCompletes) {
   // Losses hit grants or MLENs too: recovered by resends or gate timeouts.
   const auto& g = b->vnic.grant_scheduler()->counters();
   EXPECT_GT(g.resends + s.homa.timeouts, 0u);
+}
+
+// The frames of a pcap file the link wrote (classic format: a 24-byte
+// header, then 16-byte record headers).
+std::vector<std::vector<std::uint8_t>> read_pcap(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  const std::vector<std::uint8_t> b{std::istreambuf_iterator<char>(in), {}};
+  std::vector<std::vector<std::uint8_t>> out;
+  for (std::size_t at = 24; at + 16 <= b.size();) {
+    std::uint32_t incl = 0;
+    std::memcpy(&incl, b.data() + at + 8, 4);
+    at += 16;
+    if (at + incl > b.size()) break;
+    out.emplace_back(b.begin() + at, b.begin() + at + incl);
+    at += incl;
+  }
+  return out;
+}
+
+TEST_F(Homa, Priorities_UnscheduledByCutoffsScheduledByGrantControlOnTop) {
+  const std::string path = "/tmp/uroce-homa-prio-" + std::to_string(::getpid()) + ".pcap";
+  port::PcapWriter pcap;
+  ASSERT_EQ(pcap.open(path), 0);
+  link = std::make_unique<port::SimLink>(link_cfg);
+  link->attach_pcap(0, &pcap);
+  link->attach_pcap(1, &pcap);
+  a = std::make_unique<Host>(*link, 0, homa_config(kMacA, kIpA, true));
+  b = std::make_unique<Host>(*link, 1, homa_config(kMacB, kIpB, true));
+  open(*a, *b);
+  run(20);
+  aqp->post_send(write_wqe(1, b->va(0), b->key), {a->sge(0, 48 * 1024)});
+  ASSERT_EQ(wait_send(1).size(), 1u);
+  run(20);
+  link->attach_pcap(0, nullptr);
+  link->attach_pcap(1, nullptr);
+  ASSERT_EQ(pcap.close(), 0);
+  const auto frames = read_pcap(path);
+  std::remove(path.c_str());
+  // The default map: priority p at DSCP 8p. One level of unscheduled
+  // bytes (nothing seen yet) at the top priority 7; one message granted:
+  // scheduled level 0, priority 0.
+  int unsched = 0, sched = 0, ctl = 0, acks = 0;
+  for (const auto& f : frames) {
+    wire::ParsedPacket p;
+    ASSERT_EQ(wire::parse_roce(f, p), wire::ParseError::kOk);
+    const std::uint8_t op = p.bth.opcode();
+    if (p.info->transport == wire::Transport::kExt) {
+      EXPECT_EQ(p.dscp(), 56) << wire::opcode_name(op);
+      ++ctl;
+    } else if (op == wire::op::kRcAck) {
+      EXPECT_EQ(p.dscp(), 56);
+      ++acks;
+    } else if (p.info->op == wire::OpClass::kWrite) {
+      const std::uint32_t idx =
+          transport::Psn::forward(transport::Psn(100), transport::Psn(p.bth.psn()));
+      const bool unscheduled = idx * 1024 < 8192;
+      EXPECT_EQ(p.dscp(), unscheduled ? 56 : 0) << idx;
+      (unscheduled ? unsched : sched) += 1;
+    }
+  }
+  EXPECT_EQ(unsched, 8);
+  EXPECT_EQ(sched, 40);
+  EXPECT_GE(ctl, 4);  // probe, answer, MLEN, grants
+  EXPECT_GE(acks, 1);
 }
 
 TEST_F(Homa, DestroyQp_MessageForgotten) {
