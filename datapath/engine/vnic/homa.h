@@ -3,8 +3,8 @@
 // sched/grant_scheduler.h (receiver), sched/grant_gate.h through
 // transport/rc_homa.h (sender) and sched/unsched_cutoffs.h; this file is
 // where the engine meets them:
-//   - Discovery (control path and RX): a connected RC QP moving to RTR or
-//     RTS sends CUTOFFS with PROBE to its peer's QP; a peer with the
+//   - Discovery (control path and RX): a connected RC QP moving to RTR
+//     sends CUTOFFS with PROBE to its peer's QP; a peer with the
 //     scheduler on answers with its own, and from then on both sides
 //     schedule the connection (the QP's RcHomaTx is attached). rxe, an RNIC
 //     or a uroce device with it off drop the probe: the QP stays plain RC.
@@ -107,7 +107,7 @@ void Vnic<PortIo, Sched>::homa_reset(std::uint32_t slot) {
 }
 
 // After modify_qp: RESET forgets the peer (the QP may be connected anew),
-// ERR the message being received; RTR and RTS probe (or answer).
+// ERR the message being received; RTR probes (or answers).
 template <class PortIo, sched::TxScheduler Sched>
 void Vnic<PortIo, Sched>::homa_modified(QpEntry& e, transport::QpState before) {
   using transport::QpState;
@@ -126,9 +126,11 @@ void Vnic<PortIo, Sched>::homa_modified(QpEntry& e, transport::QpState before) {
   }
   const bool connected = (s == QpState::kRtr || s == QpState::kRts) && s != before;
   if (!connected) return;
-  if (!h.peer) {
+  // One probe per connection here (at RTR, or at RTS for a QP that skipped
+  // it); a lost one is sent again as traffic flows (homa_data).
+  if (!h.peer && h.probes == 0) {
     homa_send_cutoffs(e, true);
-  } else if (h.owe_answer) {
+  } else if (h.peer && h.owe_answer) {
     homa_send_cutoffs(e, false);
   }
   h.owe_answer = false;
