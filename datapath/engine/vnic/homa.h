@@ -21,6 +21,10 @@
 //     peers); the lengths of the messages seen feed the unscheduled
 //     cutoffs, recomputed every cutoffs_every messages and sent to a peer
 //     with the next packet it sends us.
+//   - Sender-side priority (pump): the TX classes are the network
+//     priorities, all strict, and a scheduled QP's class follows the
+//     priority of its next data packet (set at post, at a grant and after
+//     its turns), so a host sends its shortest message first.
 //   - Grants (phase 3b, after the timers, before the pump): when data
 //     arrived or a resend is due, the scheduler's grants leave as GRANT
 //     packets at the top priority, ahead of this iteration's data.
@@ -66,6 +70,8 @@ struct Vnic<PortIo, Sched>::HomaQp {
   // length joins the size histogram at its last packet).
   bool send_open = false;
   std::uint32_t send_psn = 0;
+  // Queued in homa_reclass_ (its class changes when the round ends).
+  bool reclass = false;
 };
 
 namespace detail {
@@ -87,6 +93,7 @@ void Vnic<PortIo, Sched>::homa_init() {
   grants_ = std::make_unique<sched::homa::GrantScheduler>(cfg_.homa.grant_config());
   grant_out_.reserve(cfg_.homa.max_messages + cfg_.homa.overcommit + 1);
   for (std::uint8_t p = 0; p < 8; ++p) homa_dscp_[p] = cfg_.pfc.map.dscp_of_priority(p);
+  homa_reclass_.reserve(qps_.size());
   homa_cutoffs_.levels = cfg_.homa.unsched_levels();
   homa_cutoffs_.max_length.fill(UINT64_MAX);
 }
@@ -159,7 +166,10 @@ bool Vnic<PortIo, Sched>::homa_control(QpEntry& e, TimeNs now) {
       if (b.size() < wire::HomaGrantHdr::kSize || !has_peer) break;
       const wire::HomaGrantHdr g = wire::HomaGrantHdr::read(b.data());
       ++ctr_.homa_rx_grants;
-      if (e.rc->homa_grant(psn, g.offset(), g.priority() & 7, now)) sched_.activate(e.slot);
+      if (e.rc->homa_grant(psn, g.offset(), g.priority() & 7, now)) {
+        homa_set_class(e, h.tx.next_priority());
+        sched_.activate(e.slot);
+      }
       // The receiver's cutoffs changed: ask for them (once per generation).
       if (h.peer && g.generation() != h.tx.peer.generation && g.generation() != h.gen_asked) {
         h.gen_asked = g.generation();
@@ -343,6 +353,56 @@ void Vnic<PortIo, Sched>::homa_announce(QpEntry& e) {
                                   std::min<std::uint64_t>(cfg_.homa.unsched_bytes, len)));
   homa_send(e, wire::op::kHomaMlen, t.gate.psn(), {m.raw, sizeof m.raw});
   ++t.ctr.mlen;
+}
+
+// Sender-side priority (Homa's sender sends its most urgent message
+// first): with the scheduler on, the TX classes are the network priorities,
+// all strict (sched.h), and a scheduled QP's class is the priority of its
+// next data packet. A QP pinned through set_qp_sched keeps its class.
+template <class PortIo, sched::TxScheduler Sched>
+void Vnic<PortIo, Sched>::homa_set_class(QpEntry& e, std::uint8_t prio) {
+  if constexpr (requires { sched_.set_class(e.slot, std::uint8_t{0}); }) {
+    if (!e.class_pinned && sched_.class_of(e.slot) != prio) sched_.set_class(e.slot, prio);
+  }
+}
+
+// Doorbell phase: a send WR on a scheduled QP with nothing else queued
+// starts in the class its message's length gives (a READ or atomic, whose
+// request is one small packet, at the top).
+template <class PortIo, sched::TxScheduler Sched>
+void Vnic<PortIo, Sched>::homa_posted(QpEntry& e) {
+  if (e.type != transport::QpType::kRc || !homa_[e.slot].peer) return;
+  if (e.rc->send_queue_depth() != 1) return;
+  const transport::WrOpcode op = swr_.opcode;
+  const bool data = !transport::is_rd_atomic(op) && op != transport::WrOpcode::kLocalInv;
+  homa_set_class(e, data ? homa_[e.slot].tx.peer.priority_of(swr_.length())
+                         : cfg_.homa.top_priority());
+}
+
+// After a scheduled QP's turn, inside the pump's round: a class that must
+// change (the next packet's priority moved) changes once the round ends.
+template <class PortIo, sched::TxScheduler Sched>
+void Vnic<PortIo, Sched>::homa_served(QpEntry& e) {
+  HomaQp& h = homa_[e.slot];
+  if (!h.peer || h.reclass) return;
+  if constexpr (requires { sched_.class_of(e.slot); }) {
+    if (sched_.class_of(e.slot) == h.tx.next_priority()) return;
+    h.reclass = true;
+    homa_reclass_.push_back(e.slot);
+  }
+}
+
+template <class PortIo, sched::TxScheduler Sched>
+void Vnic<PortIo, Sched>::homa_classes() {
+  for (const std::uint32_t slot : homa_reclass_) {
+    QpEntry& e = qps_[slot];
+    HomaQp& h = homa_[slot];
+    h.reclass = false;
+    if (e.used && e.type == transport::QpType::kRc && h.peer) {
+      homa_set_class(e, h.tx.next_priority());
+    }
+  }
+  homa_reclass_.clear();
 }
 
 template <class PortIo, sched::TxScheduler Sched>

@@ -283,6 +283,36 @@ TEST_F(Homa, GrantsLost_ResentAndMessageCompletes) {
   EXPECT_EQ(status_of(a->vnic, 10).homa.fallbacks, 0u);
 }
 
+// Sender-side priority: the TX classes follow the network priorities. A
+// long message in its scheduled bytes sends in class 0 (its grants'
+// priority); a short message posted meanwhile on another QP starts in
+// class 7 (the unscheduled level of its length), and strict classes send
+// it first.
+TEST_F(Homa, SenderPriority_QpClassFollowsItsNextPacket) {
+  start();
+  auto aqp2 = a->make_qp(11, QpType::kRc, 1, 2);
+  auto bqp2 = b->make_qp(11, QpType::kRc, 1, 2);
+  a->connect(11, QpType::kRc, bqp2->qpn, kMacB, kIpB, 300, 700);
+  b->connect(11, QpType::kRc, aqp2->qpn, kMacA, kIpA, 700, 300);
+  run(20);
+  ASSERT_TRUE(status_of(a->vnic, 11).homa_peer);
+  aqp->post_send(write_wqe(1, b->va(0), b->key), {a->sge(0, 48 * 1024)});
+  for (int i = 0; i < 2000 && status_of(a->vnic, 10).homa.grants == 0; ++i) run(1);
+  ASSERT_GE(status_of(a->vnic, 10).homa.grants, 1u);
+  run(1);
+  EXPECT_EQ(status_of(a->vnic, 10).tx_class, 0);
+  aqp2->post_send(write_wqe(2, b->va(60000), b->key), {a->sge(0, 64)});
+  a->vnic.poll(clock.now());
+  EXPECT_EQ(status_of(a->vnic, 11).tx_class, 7);
+  std::vector<std::uint64_t> order;
+  for (int i = 0; i < 20000 && order.size() < 2; ++i) {
+    run(1);
+    for (const ib_uverbs_wc& w : ascq->poll()) order.push_back(w.wr_id);
+  }
+  ASSERT_EQ(order.size(), 2u);
+  EXPECT_EQ(order[0], 2u);  // the short message first
+}
+
 TEST_F(Homa, DestroyQp_MessageForgotten) {
   start();
   aqp->post_send(write_wqe(1, b->va(0), b->key), {a->sge(0, 48 * 1024)});
