@@ -77,8 +77,13 @@ struct HomaSettings {
     if (priorities < 1 || priorities > 8) return "homa_priorities";
     if (unsched_priorities < 1 || unsched_priorities > 8) return "homa_unsched_priorities";
     if (unsched_bytes < 1) return "homa_unsched_bytes";
-    if (rtt_bytes < 1) return "homa_rtt_bytes";
+    // A grant advances at least grant_increment unless it ends the message:
+    // with less room per message (rtt_bytes) or in all (max_incoming) the
+    // scheduler never grants, and every long message waits out the sender's
+    // max_timeouts grant timeouts.
+    if (rtt_bytes < 1 || rtt_bytes < grant_increment) return "homa_rtt_bytes";
     if (overcommit < 1 || overcommit > 64) return "homa_overcommit";
+    if (max_incoming < 1 || max_incoming < grant_increment) return "homa_max_incoming";
     if (fifo_permille > 1000) return "homa_fifo_permille";
     if (max_messages < 1) return "homa_max_messages";
     if (resend_ns < 1) return "homa_resend_us";

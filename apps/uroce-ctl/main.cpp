@@ -1,6 +1,7 @@
 // uroce-ctl: what a running uroced is doing.
 //
-//   uroce-ctl [--run-dir DIR | --socket PATH] status|counters|pfc|qps|sched|clients [--json]
+//   uroce-ctl [--run-dir DIR | --socket PATH]
+//             status|counters|pfc|qps|sched|homa|clients [--json]
 //
 // Connects to RUN/uroced.sock (RUN: --run-dir, else $UROCE_RUN_DIR, else
 // /run/uroce), sends one Status request and prints the answer as a table,
@@ -28,9 +29,9 @@ int main(int argc, char** argv) {
                                "the daemon's run directory (default $UROCE_RUN_DIR or /run/uroce)");
   auto* o_sock = app.add_option("--socket", socket, "the daemon's control socket");
   o_run->excludes(o_sock);
-  app.add_option("command", command, "status | counters | pfc | qps | sched | clients")
+  app.add_option("command", command, "status | counters | pfc | qps | sched | homa | clients")
       ->required()
-      ->check(CLI::IsMember({"status", "counters", "pfc", "qps", "sched", "clients"}));
+      ->check(CLI::IsMember({"status", "counters", "pfc", "qps", "sched", "homa", "clients"}));
   app.add_flag("--json", json_out, "print the daemon's JSON instead of tables");
   // CLI11 reports usage errors by exception: turned into exit code 2 here.
   try {
@@ -41,7 +42,7 @@ int main(int argc, char** argv) {
   }
   if (socket.empty()) socket = run_dir + "/uroced.sock";
   std::uint32_t flags = 0;
-  if (command == "qps" || command == "sched") flags = ctl::kStatusQps;
+  if (command == "qps" || command == "sched" || command == "homa") flags = ctl::kStatusQps;
   if (command == "clients") flags = ctl::kStatusClients;
   std::string body, err;
   if (ctl_tool::fetch_status(socket, flags, &body, &err) != 0) {
@@ -63,6 +64,7 @@ int main(int argc, char** argv) {
   if (command == "pfc") out = ctl_tool::render_pfc(j);
   if (command == "qps") out = ctl_tool::render_qps(j);
   if (command == "sched") out = ctl_tool::render_sched(j);
+  if (command == "homa") out = ctl_tool::render_homa(j);
   if (command == "clients") out = ctl_tool::render_clients(j);
   std::fputs(out.c_str(), stdout);
   return 0;

@@ -29,6 +29,11 @@ const json& child(const json& j, const char* key) {
   return it == j.end() ? kNull : *it;
 }
 
+bool is_true(const json& j, const char* key) {
+  const json& v = child(j, key);
+  return v.is_boolean() && v.get<bool>();
+}
+
 std::string count(const json& j) { return j.is_array() ? std::to_string(j.size()) : "-"; }
 
 bool numeric(const std::string& s) {
@@ -210,6 +215,9 @@ std::string render_sched(const json& j) {
     const json& s = child(dev, "sched");
     out += fmt::format("{}{}: isolation {}  pace granularity {} ns\n", out.empty() ? "" : "\n",
                        name, cell(s, "isolation"), cell(s, "pace_granularity_ns"));
+    if (is_true(child(child(dev, "homa"), "settings"), "enabled")) {
+      out += fmt::format("{}: Homa-like scheduler on (uroce-ctl homa)\n", name);
+    }
     const json& dc = child(s, "dcqcn");
     if (child(dc, "enabled").is_boolean() && child(dc, "enabled").get<bool>()) {
       out += fmt::format("{}: DCQCN on  line rate {} Mb/s  CNP DSCP {}  CNP interval {} us\n", name,
@@ -265,6 +273,87 @@ std::string render_sched(const json& j) {
   }
   if (any) out += "\n" + d.render();
   if (child(j, "qps_truncated").is_boolean() && child(j, "qps_truncated").get<bool>()) {
+    out += "(more QPs than one status message holds: list truncated)\n";
+  }
+  return out;
+}
+
+namespace {
+
+// Nanoseconds as whole microseconds; "-" if absent.
+std::string us(const json& j, const char* key) {
+  const json& v = child(j, key);
+  if (!v.is_number_unsigned()) return "-";
+  return std::to_string(v.get<std::uint64_t>() / 1000);
+}
+
+// "level 0 prio 7 <= 1024 B, ..., level 3 prio 4 any"
+std::string cutoffs_text(const json& levels) {
+  std::string out;
+  for (const auto& l : levels) {
+    const json& m = child(l, "max_length");
+    out += fmt::format("{}level {} prio {} {}", out.empty() ? "" : ", ", cell(l, "level"),
+                       cell(l, "priority"), m.is_null() ? "any" : "<= " + m.dump() + " B");
+  }
+  return out.empty() ? "-" : out;
+}
+
+}  // namespace
+
+std::string render_homa(const json& j) {
+  std::string out;
+  for (const auto& dev : child(j, "devices")) {
+    const std::string name = cell(dev, "name");
+    const json& h = child(dev, "homa");
+    const json& st = child(h, "settings");
+    if (!out.empty()) out += "\n";
+    if (!is_true(st, "enabled")) {
+      out += fmt::format("{}: Homa-like scheduler off\n", name);
+      continue;
+    }
+    out += fmt::format(
+        "{}: Homa-like scheduler on  priorities {} ({} unscheduled)  unscheduled {} B  "
+        "RTT {} B  overcommit {}  max incoming {} B  FIFO {} permille  resend {} us  "
+        "grant timeout {} us\n",
+        name, cell(st, "priorities"), cell(h, "unsched_levels"), cell(st, "unsched_bytes"),
+        cell(st, "rtt_bytes"), cell(st, "overcommit"), cell(st, "max_incoming"),
+        cell(st, "fifo_permille"), us(st, "resend_ns"), us(st, "grant_timeout_ns"));
+    const json& r = child(h, "receiver");
+    const json& g = child(r, "counters");
+    out += fmt::format(
+        "  receiver: messages {} ({} now, {} B granted ahead)  completed {}  grants {} "
+        "({} resends, {} FIFO)  granted {} B  capped by max incoming {}  table full {}  "
+        "bad length {}\n",
+        cell(g, "messages"), cell(r, "tracked"), cell(r, "outstanding"), cell(g, "completed"),
+        cell(g, "grants"), cell(g, "resends"), cell(g, "fifo_grants"), cell(g, "granted_bytes"),
+        cell(g, "incoming_capped"), cell(g, "table_full"), cell(g, "bad_length"));
+    out += fmt::format("  cutoffs (generation {}): {}\n", cell(r, "generation"),
+                       cutoffs_text(child(r, "cutoffs")));
+    const json& c = child(dev, "counters");
+    out += fmt::format(
+        "  packets: GRANT sent {} received {}  CUTOFFS sent {} received {}  MLEN received {}  "
+        "bad {}  no buffer {}  grants for gone QPs {}  scheduled connections {}  cutoffs "
+        "updates {}\n",
+        cell(c, "homa_tx_grants"), cell(c, "homa_rx_grants"), cell(c, "homa_tx_cutoffs"),
+        cell(c, "homa_rx_cutoffs"), cell(c, "homa_rx_mlen"), cell(c, "homa_rx_bad"),
+        cell(c, "homa_tx_no_buffer"), cell(c, "homa_grant_no_qp"), cell(c, "homa_peers"),
+        cell(c, "homa_cutoffs_updates"));
+  }
+  // The sender's side, per RC QP: whether its connection is scheduled and
+  // what its messages met.
+  Table t({"DEVICE", "QPN", "STATE", "PEER", "GATED", "MLEN", "WAIT_GRANT", "GRANTS", "STALE",
+           "TIMEOUTS", "FALLBACKS"});
+  bool any = false;
+  for (const auto& q : child(j, "qps")) {
+    if (!q.contains("homa_peer")) continue;
+    any = true;
+    const json& c = child(q, "homa");
+    t.add({cell(q, "device"), cell(q, "qpn"), cell(q, "state"), yes_no(q, "homa_peer"),
+           cell(c, "gated"), cell(c, "mlen"), cell(c, "wait_grant"), cell(c, "grants"),
+           cell(c, "grant_stale"), cell(c, "timeouts"), cell(c, "fallbacks")});
+  }
+  if (any) out += "\n" + t.render();
+  if (is_true(j, "qps_truncated")) {
     out += "(more QPs than one status message holds: list truncated)\n";
   }
   return out;

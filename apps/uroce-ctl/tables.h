@@ -40,6 +40,12 @@ std::string render_pfc(const nlohmann::json& j);
 // it comes from (pinned or the DSCP), rate limit, burst, times parked, time
 // paced, bytes charged to the rate, send queue depth.
 std::string render_sched(const nlohmann::json& j);
+// `uroce-ctl homa`: per device the Homa-like scheduler's settings, its
+// receiver (messages, grants, the cutoffs it publishes) and its packet
+// counters; then one row per RC QP: whether its peer runs the scheduler
+// too and the sender's counters (messages gated, MLENs, waits for grants,
+// grants, timeouts, fallbacks).
+std::string render_homa(const nlohmann::json& j);
 // `uroce-ctl clients`: one row per client connection.
 std::string render_clients(const nlohmann::json& j);
 

@@ -121,6 +121,10 @@ std::string parse_device_spec(std::string_view spec, std::size_t index, DeviceCo
       err = parse_class_rates(val, key, out);
     } else if (name == "dcqcn") {
       err = parse_on_off(val, key, &out->dcqcn.enabled);
+    } else if (name == "homa") {
+      err = parse_on_off(val, key, &out->homa.enabled);
+    } else if (const HomaKey* hk = find_homa_key(name)) {
+      err = parse_homa_key(*hk, val, key, out);
     } else if (name == "tx_ttl" || name == "link_mbps" || name == "pace_granularity_ns" ||
                name == "cnp_dscp" || name == "cnp_interval_us" || name == "tx_limit_bytes" ||
                name == "class_quantum_bytes") {
@@ -150,7 +154,8 @@ std::string parse_device_spec(std::string_view spec, std::size_t index, DeviceCo
             "link_mbps, isolation, strict_classes, class_weights, class_rates_mbps, "
             "class_quantum_bytes, "
             "pace_granularity_ns, "
-            "tx_limit_bytes, dcqcn, cnp_dscp or cnp_interval_us)";
+            "tx_limit_bytes, dcqcn, cnp_dscp, cnp_interval_us, " +
+            homa_key_names() + ")";
     }
     if (!err.empty()) return err;
     seen.insert(name);

@@ -29,6 +29,7 @@
 #include "datapath/wire/addr.h"
 #include "datapath/wire/opcodes.h"
 #include "sched/dcqcn.h"
+#include "sched/homa_settings.h"
 #include "sched/pacer.h"
 #include "sched/port_limit.h"
 #include "sched/tx_policy.h"
@@ -87,6 +88,10 @@ struct DeviceConfig {
   // docs/sched.md); key tx_limit_bytes (0: off). Its link rate is the link
   // speed (link_bps above).
   std::uint32_t tx_limit_bytes = 0;
+  // The Homa-like scheduler (sched/homa_settings.h, docs/homa.md): keys
+  // homa (on/off) and the homa_* keys of config_values.h's kHomaKeys; its
+  // priorities map to DSCP through the [device.pfc] tables.
+  sched::homa::HomaSettings homa{};
 };
 
 // Ethernet MTU bounds; every accepted MTU carries at least a 512-byte path
@@ -151,7 +156,7 @@ std::string load_toml(std::string_view text, std::string_view source, DaemonConf
 // pfc (lossless priorities, "3" or "3,4"; "none"), tx_ttl (1..255),
 // link_mbps; isolation ("off", "classes" or "auto"), strict_classes ("6,7";
 // "none"), class_weights ("1,1,2,4": classes 0.. in order) and
-// pace_granularity_ns.
+// pace_granularity_ns; homa ("on" or "off") and the homa_* integers.
 std::string parse_device_spec(std::string_view spec, std::size_t index, DeviceConfig* out);
 
 // Applies `cl` (without reading cl.config_file) over `cfg`.

@@ -161,6 +161,10 @@ std::string read_device(const toml::table& t, std::size_t index, DeviceConfig* d
   if (f.integer("cnp_interval_us", i)) {
     f.fail(set_cnp_interval_us(i, f.key_path("cnp_interval_us"), d));
   }
+  f.boolean("homa", d->homa.enabled);
+  for (const HomaKey& k : kHomaKeys) {
+    if (f.integer(k.name, i)) f.fail(set_homa_key(k, i, f.key_path(k.name), d));
+  }
   if (const toml::table* pt = f.table("pfc", "a table ([device.pfc])")) {
     Fields pf = fields(*pt, f.key_path("pfc"));
     read_pfc(pf, d);

@@ -528,7 +528,8 @@ std::string check_device_values(const DeviceConfig& d, std::size_t i) {
         std::string_view(f) == "drop_tx_rate" ? d.impair.drop_tx_rate : d.impair.drop_rx_rate;
     return dev_key(i, f) + ": " + fmt_real(v) + " is outside 0..1 (a fraction of RoCEv2 frames)";
   }
-  return check_pfc(d, i);
+  if (std::string err = check_pfc(d, i); !err.empty()) return err;
+  return check_homa(d, i);
 }
 
 }  // namespace uroce::daemon::config_detail

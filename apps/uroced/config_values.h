@@ -116,6 +116,36 @@ std::string parse_on_off(std::string_view s, const std::string& key, bool* out);
 std::string set_cnp_dscp(std::int64_t v, const std::string& key, DeviceConfig* d);
 std::string set_cnp_interval_us(std::int64_t v, const std::string& key, DeviceConfig* d);
 
+// ---- The Homa-like scheduler's keys (config_homa.cpp; docs/homa.md) -----------
+// `homa` itself is on/off like dcqcn (TOML: a boolean); the others are
+// integers in kHomaKeys, each with the range its errors state (lo..hi),
+// and for homa_grant_timeout_us the key it must exceed.
+// The microsecond keys stop at 10 s: a grant silent that long is from a
+// peer that is gone, which RC's own retries already handle.
+inline constexpr std::uint64_t kMaxHomaUs = 10'000'000;
+
+struct HomaKey {
+  std::string_view name;
+  std::uint64_t lo, hi;
+  const char* more_than;  // the key this one must exceed, or null
+  std::uint64_t (*get)(const sched::homa::HomaSettings&);
+  void (*set)(sched::homa::HomaSettings&, std::uint64_t);
+};
+extern const std::array<HomaKey, 9> kHomaKeys;
+
+const HomaKey* find_homa_key(std::string_view name);
+// "homa, homa_priorities, ... or homa_grant_timeout_us", for the
+// unknown-key message.
+std::string homa_key_names();
+// Key `k` to `v` (TOML) or to the integer in `val` (--device); `key` names
+// it in the error.
+std::string set_homa_key(const HomaKey& k, std::int64_t v, const std::string& key, DeviceConfig* d);
+std::string parse_homa_key(const HomaKey& k, std::string_view val, const std::string& key,
+                           DeviceConfig* d);
+// HomaSettings::first_bad_field() over device i's settings, as a message
+// naming the key.
+std::string check_homa(const DeviceConfig& d, std::size_t i);
+
 // The link speed the PFC checks assume before the port tells it.
 std::uint64_t check_bps(const DeviceConfig& d);
 

@@ -30,8 +30,21 @@
 #include "datapath/shm/doorbell.h"
 #include "datapath/wire/addr.h"
 #include "datapath/wire/opcodes.h"
+#include "sched/grant_scheduler.h"
+#include "sched/unsched_cutoffs.h"
 
 namespace uroce::daemon {
+
+// The Homa-like scheduler's receiver side of one device (vnic/homa.h):
+// its GrantScheduler's counters and load, and the unscheduled cutoffs it
+// publishes to its peers with their generation.
+struct HomaReceiverStatus {
+  sched::homa::GrantCounters grants{};
+  std::uint32_t tracked = 0;      // incoming messages being scheduled now
+  std::uint64_t outstanding = 0;  // granted bytes not yet received, all of them
+  sched::homa::Cutoffs cutoffs{};
+  std::uint32_t generation = 0;
+};
 
 // What a Status request shows of one device, read in one engine call.
 struct DeviceSnapshot {
@@ -44,6 +57,9 @@ struct DeviceSnapshot {
   // PMD refused (its ring was full), bursts, mbufs it could not get.
   bool has_port_tx = false;
   engine::MbufTxCounters port_tx{};
+  // The Homa-like scheduler, when the device runs it (config().homa.enabled).
+  bool has_homa = false;
+  HomaReceiverStatus homa{};
 };
 
 class Device {

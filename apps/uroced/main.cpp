@@ -212,6 +212,16 @@ int run(const DaemonConfig& cfg) {
                    vc.pfc.link_bps / 1'000'000, d.dcqcn.cnp_dscp,
                    d.dcqcn.cnp_interval_ns / kNsPerUs);
     }
+    vc.homa = d.homa;
+    if (d.homa.enabled) {
+      const sched::homa::HomaSettings& h = d.homa;
+      spdlog::info(
+          "{}: Homa-like scheduler on: {} priorities ({} unscheduled), unscheduled {} B, "
+          "RTT {} B, overcommit {}, max incoming {} B, FIFO {} permille, grant resend {} us, "
+          "grant timeout {} us",
+          d.name, h.priorities, h.unsched_levels(), h.unsched_bytes, h.rtt_bytes, h.overcommit,
+          h.max_incoming, h.fifo_permille, h.resend_ns / kNsPerUs, h.grant_timeout_ns / kNsPerUs);
+    }
     if (d.sched.isolation != sched::Isolation::kOff) {
       spdlog::info("{}: TX isolation {}", d.name, sched::isolation_name(d.sched.isolation));
     }

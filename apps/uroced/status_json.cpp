@@ -9,6 +9,20 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(DcqcnStatus, rate_bps, target_bps, alpha, lim
                                    ce_packets, cnps_sent, cnps_suppressed)
 }  // namespace uroce::sched
 
+namespace uroce::sched::homa {
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(GrantCounters, messages, completed, grants, resends, fifo_grants,
+                                   granted_bytes, table_full, bad_length, incoming_capped)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(HomaSettings, enabled, priorities, unsched_priorities,
+                                   unsched_bytes, rtt_bytes, grant_increment, overcommit,
+                                   max_incoming, fifo_permille, resend_ns, grant_timeout_ns,
+                                   max_timeouts, max_messages, cutoffs_every)
+}  // namespace uroce::sched::homa
+
+namespace uroce::transport {
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RcHomaCounters, gated, mlen, wait_grant, grants, grant_stale,
+                                   timeouts, fallbacks)
+}  // namespace uroce::transport
+
 namespace uroce::daemon {
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(WorkerPoolStats, workers, idle, queued, started, retired, tasks)
 
@@ -214,6 +228,16 @@ json counters_json(const engine::VnicCounters& c) {
   j["tx_cnp_no_buffer"] = c.tx_cnp_no_buffer;
   j["rx_cnp"] = c.rx_cnp;
   j["cc_no_entry"] = c.cc_no_entry;
+  j["homa_rx_grants"] = c.homa_rx_grants;
+  j["homa_rx_cutoffs"] = c.homa_rx_cutoffs;
+  j["homa_rx_mlen"] = c.homa_rx_mlen;
+  j["homa_rx_bad"] = c.homa_rx_bad;
+  j["homa_tx_grants"] = c.homa_tx_grants;
+  j["homa_tx_cutoffs"] = c.homa_tx_cutoffs;
+  j["homa_tx_no_buffer"] = c.homa_tx_no_buffer;
+  j["homa_grant_no_qp"] = c.homa_grant_no_qp;
+  j["homa_peers"] = c.homa_peers;
+  j["homa_cutoffs_updates"] = c.homa_cutoffs_updates;
   json pe;
   for (std::size_t i = 1; i < wire::kNumParseErrors; ++i) {
     if (c.parse_error[i] != 0) {
@@ -267,6 +291,12 @@ json qp_json(const std::string& device, const engine::QpStatus& q) {
   j["recv_queue"] = q.recv_queue;
   j["engine"] = qp_engine_json(q.engine);
   j["sched"] = qp_sched_json(q);
+  // RC only: whether the peer runs the Homa-like scheduler too (the
+  // connection is scheduled), and the sender's counters.
+  if (q.type == transport::QpType::kRc) {
+    j["homa_peer"] = q.homa_peer;
+    j["homa"] = q.homa;
+  }
   switch (q.type) {
     case transport::QpType::kRc: j["transport"] = rc_json(q.rc); break;
     case transport::QpType::kUc: j["transport"] = uc_json(q.uc); break;
@@ -292,6 +322,30 @@ json sched_json(const engine::VnicConfig& c) {
             {"line_rate_bps", c.dcqcn.rp.line_rate_bps},
             {"cnp_dscp", c.dcqcn.cnp_dscp},
             {"cnp_interval_ns", c.dcqcn.cnp_interval_ns}}}};
+}
+
+json homa_json(const engine::VnicConfig& c, const DeviceSnapshot& s) {
+  json j = {{"settings", c.homa},
+            {"unsched_levels", c.homa.unsched_levels()},
+            {"receiver", nullptr}};
+  if (!s.has_homa) return j;
+  const HomaReceiverStatus& h = s.homa;
+  // Level k takes lengths up to max_length (the last any length: null) at
+  // network priority top - k.
+  json levels = json::array();
+  for (std::uint32_t k = 0; k < h.cutoffs.levels && k < sched::homa::kMaxLevels; ++k) {
+    const bool last = k + 1 == h.cutoffs.levels || h.cutoffs.max_length[k] == UINT64_MAX;
+    levels.push_back({{"level", k},
+                      {"priority", c.homa.top_priority() - static_cast<int>(k)},
+                      {"max_length", last ? json(nullptr) : json(h.cutoffs.max_length[k])}});
+    if (last) break;
+  }
+  j["receiver"] = {{"tracked", h.tracked},
+                   {"outstanding", h.outstanding},
+                   {"counters", h.grants},
+                   {"generation", h.generation},
+                   {"cutoffs", levels}};
+  return j;
 }
 
 json usage_json(const Usage& u) {
@@ -368,6 +422,7 @@ json device_json(const Device& d, const DeviceSnapshot& s) {
   j["arp"] = arp_json(s.arp);
   j["pfc"] = engine::pfc_status_json(s.pfc);
   j["sched"] = sched_json(c);
+  j["homa"] = homa_json(c, s);
   return j;
 }
 

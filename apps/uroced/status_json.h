@@ -23,12 +23,20 @@
 //                          "ttl": {... TtlCounters}},
 //                  "sched": {"isolation": "off"|"classes", "pace_granularity_ns",
 //                            "classes": [8 x {"class", "mode": "strict"|"weighted",
-//                                             "weight", "rate_mbps" (0: none)}]}}],
+//                                             "weight", "rate_mbps" (0: none)}]},
+//                  "homa": {"settings": {HomaSettings: "enabled", "priorities", ...,
+//                                        "resend_ns", "grant_timeout_ns", ...},
+//                           "unsched_levels",
+//                           "receiver": null (off) | {"tracked", "outstanding",
+//                              "counters": {GrantCounters}, "generation",
+//                              "cutoffs": [{"level", "priority",
+//                                           "max_length" (null: any length)}]}}}],
 //     "qps":     [{"device", "id", "qpn", "type", "state", "client", "dest_qpn",
 //                  "send_queue", "recv_queue", "engine": {...},
 //                  "sched": {"class", "pinned", "paced", "rate_bps", "burst_bytes",
 //                            "typical_bytes", "parks", "paced_ns", "sent_bytes",
 //                            "waiting"},
+//                  "homa_peer", "homa": {RcHomaCounters}   (RC QPs only),
 //                  "transport": {... the counters of its type}}]   (kStatusQps)
 //     "clients": [{"id", "pid", "uid", "gid", "device", "requests",
 //                  "bad_requests", "used": {as in "users"}, "objects": {"pds": [handles], "mrs", "comp_channels",
@@ -76,6 +84,9 @@ nlohmann::json arp_json(const port::ArpCounters& c);
 nlohmann::json pfc_json(const engine::PfcStatus& s);
 // A device's TX policy as configured (isolation, each class's mode/weight).
 nlohmann::json sched_json(const engine::VnicConfig& c);
+// The Homa-like scheduler: the device's settings, and its receiver's state
+// when it runs (s.has_homa).
+nlohmann::json homa_json(const engine::VnicConfig& c, const DeviceSnapshot& s);
 nlohmann::json qp_json(const std::string& device, const engine::QpStatus& q);
 nlohmann::json client_json(const ClientSummary& c);
 nlohmann::json device_json(const Device& d, const DeviceSnapshot& s);

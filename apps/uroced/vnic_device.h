@@ -134,6 +134,14 @@ class VnicDevice final : public Device {
         out->has_port_tx = true;
         out->port_tx = vnic_.io().tx().counters();
       }
+      if (const sched::homa::GrantScheduler* g = vnic_.grant_scheduler()) {
+        out->has_homa = true;
+        out->homa.grants = g->counters();
+        out->homa.tracked = g->tracked();
+        out->homa.outstanding = g->outstanding();
+        out->homa.cutoffs = vnic_.homa_cutoffs();
+        out->homa.generation = vnic_.homa_generation();
+      }
     });
   }
   void gsi_drain(std::vector<engine::GsiMad>* out) override {

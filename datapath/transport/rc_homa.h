@@ -62,6 +62,9 @@ struct RcHomaTx {
   // it over: a go-back-N into an earlier message resends its scheduled
   // bytes at this, never at an unscheduled priority.
   std::uint8_t prev_sched_prio = 0;
+  // The priority of the last data packet admitted (the engine's TX class
+  // for the QP follows it: sender-side priority, vnic/homa.h).
+  std::uint8_t last_prio = 0;
   RcHomaCounters ctr{};
 
   // Forget the message in flight (the QP was reset or failed).
@@ -103,8 +106,16 @@ struct RcHomaTx {
     } else {
       prio = peer.priority_of(total);
     }
-    spec->dscp = dscp[prio & 7];
+    last_prio = prio & 7;
+    spec->dscp = dscp[last_prio];
     return true;
+  }
+
+  // The priority of the QP's next data packet as far as the gate knows:
+  // the gated message's next byte, else the last packet's.
+  std::uint8_t next_priority() const {
+    if (gated && !gate.done()) return gate.priority(gate.sent());
+    return last_prio;
   }
 
   // The next new packet of the gated message starting at `offset` must

@@ -208,6 +208,67 @@ TEST(RenderSched, NoDcqcnTableWithoutDcqcn) {
   EXPECT_EQ(out.find("DCQCN"), std::string::npos) << out;
 }
 
+TEST(RenderHoma, SettingsReceiverPacketsAndQps) {
+  const json j = json::parse(R"({"devices": [
+    {"name": "uroce0", "counters": {"homa_tx_grants": 40, "homa_rx_grants": 0,
+       "homa_tx_cutoffs": 2, "homa_rx_cutoffs": 2, "homa_rx_mlen": 5, "homa_rx_bad": 0,
+       "homa_tx_no_buffer": 0, "homa_grant_no_qp": 0, "homa_peers": 1,
+       "homa_cutoffs_updates": 0},
+     "homa": {"settings": {"enabled": true, "priorities": 8, "unsched_bytes": 60000,
+                           "rtt_bytes": 60000, "overcommit": 4, "max_incoming": 400000,
+                           "fifo_permille": 50, "resend_ns": 1000000,
+                           "grant_timeout_ns": 4000000},
+              "unsched_levels": 4,
+              "receiver": {"tracked": 1, "outstanding": 60000, "generation": 1,
+                           "counters": {"messages": 5, "completed": 4, "grants": 40,
+                                        "resends": 0, "fifo_grants": 2,
+                                        "granted_bytes": 4900000, "incoming_capped": 0,
+                                        "table_full": 0, "bad_length": 0},
+                           "cutoffs": [{"level": 0, "priority": 7, "max_length": 1024},
+                                       {"level": 1, "priority": 6, "max_length": null}]}}},
+    {"name": "uroce1", "homa": {"settings": {"enabled": false}, "receiver": null}}],
+    "qps": [{"device": "uroce0", "qpn": 17, "type": "RC", "state": "RTS", "homa_peer": true,
+             "homa": {"gated": 4, "mlen": 4, "wait_grant": 30, "grants": 38,
+                      "grant_stale": 1, "timeouts": 0, "fallbacks": 0}},
+            {"device": "uroce1", "qpn": 18, "type": "UD", "state": "RTS"}]})");
+  const std::string out = render_homa(j);
+  EXPECT_NE(out.find("uroce0: Homa-like scheduler on  priorities 8 (4 unscheduled)  "
+                     "unscheduled 60000 B  RTT 60000 B  overcommit 4  max incoming 400000 B  "
+                     "FIFO 50 permille  resend 1000 us  grant timeout 4000 us\n"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("  receiver: messages 5 (1 now, 60000 B granted ahead)  completed 4  "
+                     "grants 40 (0 resends, 2 FIFO)  granted 4900000 B"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("  cutoffs (generation 1): level 0 prio 7 <= 1024 B, level 1 prio 6 any\n"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("  packets: GRANT sent 40 received 0  CUTOFFS sent 2 received 2  "
+                     "MLEN received 5"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("uroce1: Homa-like scheduler off\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("DEVICE  QPN  STATE  PEER  GATED  MLEN  WAIT_GRANT  GRANTS  STALE  "
+                     "TIMEOUTS  FALLBACKS\n"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("uroce0   17  RTS    yes       4     4          30      38      1"),
+            std::string::npos)
+      << out;
+  // UD QPs have no row.
+  EXPECT_EQ(out.find("   18 "), std::string::npos) << out;
+}
+
+TEST(RenderSched, HomaLineWhenOn) {
+  const json j = json::parse(R"({"devices": [{"name": "uroce0", "sched": {
+    "isolation": "off", "pace_granularity_ns": 1000, "classes": [],
+    "dcqcn": {"enabled": false}}, "homa": {"settings": {"enabled": true}}}], "qps": []})");
+  EXPECT_NE(render_sched(j).find("uroce0: Homa-like scheduler on (uroce-ctl homa)\n"),
+            std::string::npos)
+      << render_sched(j);
+}
+
 TEST(Render_MissingFields, Dashes) {
   const json j = json::parse(R"({"devices": [{"name": "x"}], "qps": [{}]})");
   EXPECT_NE(render_status(j).find("x       -"), std::string::npos) << render_status(j);

@@ -48,8 +48,10 @@ TEST(ParseDeviceSpec_Errors, NameTheKey) {
             "device[0].color: unknown key (expected name, port, mac, ipv4, ipv6, mtu, "
             "drop_tx_every, drop_rx_every, drop_tx_rate, drop_rx_rate, drop_seed, pfc, "
             "tx_ttl, link_mbps, isolation, strict_classes, class_weights, class_rates_mbps, "
-            "class_quantum_bytes, pace_granularity_ns, tx_limit_bytes, dcqcn, cnp_dscp or "
-            "cnp_interval_us)");
+            "class_quantum_bytes, pace_granularity_ns, tx_limit_bytes, dcqcn, cnp_dscp, "
+            "cnp_interval_us, homa, homa_priorities, homa_unsched_priorities, "
+            "homa_unsched_bytes, homa_rtt_bytes, homa_overcommit, homa_max_incoming, "
+            "homa_fifo_permille, homa_resend_us or homa_grant_timeout_us)");
   EXPECT_EQ(parse_device_spec("ipv4=10.0.0.256", 0, &d),
             "device[0].ipv4: \"10.0.0.256\" is not an IPv4 address (expected a.b.c.d)");
 }

@@ -91,6 +91,19 @@ TEST(LoadToml_Example, CommentedDeviceKeysAreValid) {
   EXPECT_FALSE(cfg.devices[0].impair.active());
   EXPECT_EQ(cfg.devices[0].sched.isolation, sched::Isolation::kOff);
   EXPECT_EQ(cfg.devices[0].pacer.granularity_ns, sched::PacerConfig{}.granularity_ns);
+  // The Homa keys' documented values are the scheduler's defaults.
+  const sched::homa::HomaSettings& h = cfg.devices[0].homa;
+  const sched::homa::HomaSettings hd;
+  EXPECT_FALSE(h.enabled);
+  EXPECT_EQ(h.priorities, hd.priorities);
+  EXPECT_EQ(h.unsched_priorities, hd.unsched_priorities);
+  EXPECT_EQ(h.unsched_bytes, hd.unsched_bytes);
+  EXPECT_EQ(h.rtt_bytes, hd.rtt_bytes);
+  EXPECT_EQ(h.overcommit, hd.overcommit);
+  EXPECT_EQ(h.max_incoming, hd.max_incoming);
+  EXPECT_EQ(h.fifo_permille, hd.fifo_permille);
+  EXPECT_EQ(h.resend_ns, hd.resend_ns);
+  EXPECT_EQ(h.grant_timeout_ns, hd.grant_timeout_ns);
 }
 
 TEST(LoadToml_Sched, ReadsEveryKey) {

@@ -225,6 +225,82 @@ TEST(StatusJson_Sched, DcqcnDeviceAndQpState) {
   EXPECT_EQ(c["cnps_suppressed"], 8);
 }
 
+TEST(StatusJson_Homa, OffDeviceSettingsOnlyAndPlainRcQp) {
+  FakeDevice d("uroce0", 9000);
+  DeviceSnapshot s;
+  engine::QpStatus rc;
+  rc.type = transport::QpType::kRc;
+  engine::QpStatus ud;
+  ud.type = transport::QpType::kUd;
+  s.qp_status = {rc, ud};
+  const json j = json::parse(status_json(info(), {&d}, {s}, true, nullptr, 1 << 16));
+  const json& h = j["devices"][0]["homa"];
+  EXPECT_EQ(h["settings"]["enabled"], false);
+  EXPECT_EQ(h["settings"]["rtt_bytes"], sched::homa::HomaSettings{}.rtt_bytes);
+  EXPECT_TRUE(h["receiver"].is_null());
+  EXPECT_EQ(j["devices"][0]["counters"]["homa_tx_grants"], 0);
+  EXPECT_EQ(j["qps"][0]["homa_peer"], false);
+  EXPECT_EQ(j["qps"][0]["homa"]["gated"], 0);
+  // Not RC: no Homa fields at all.
+  EXPECT_FALSE(j["qps"][1].contains("homa_peer"));
+  EXPECT_FALSE(j["qps"][1].contains("homa"));
+}
+
+TEST(StatusJson_Homa, ReceiverCutoffsCountersAndSender) {
+  FakeDevice d("uroce0", 9000);
+  sched::homa::HomaSettings& hs = d.mutable_config().homa;
+  hs.enabled = true;
+  hs.priorities = 8;
+  hs.unsched_priorities = 3;
+  hs.resend_ns = 500'000;
+  DeviceSnapshot s;
+  s.counters.homa_tx_grants = 40;
+  s.counters.homa_rx_mlen = 5;
+  s.counters.homa_peers = 2;
+  s.has_homa = true;
+  s.homa.tracked = 2;
+  s.homa.outstanding = 90'000;
+  s.homa.generation = 3;
+  s.homa.grants.messages = 5;
+  s.homa.grants.grants = 40;
+  s.homa.grants.resends = 1;
+  s.homa.cutoffs.levels = 3;
+  s.homa.cutoffs.max_length = {1'000,      20'000,     UINT64_MAX, UINT64_MAX,
+                               UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX};
+  engine::QpStatus q;
+  q.type = transport::QpType::kRc;
+  q.qpn = 0x21;
+  q.homa_peer = true;
+  q.homa.gated = 4;
+  q.homa.mlen = 4;
+  q.homa.wait_grant = 30;
+  q.homa.grants = 38;
+  q.homa.fallbacks = 0;
+  s.qp_status.push_back(q);
+  const json j = json::parse(status_json(info(), {&d}, {s}, true, nullptr, 1 << 16));
+  const json& h = j["devices"][0]["homa"];
+  EXPECT_EQ(h["settings"]["enabled"], true);
+  EXPECT_EQ(h["settings"]["resend_ns"], 500'000);
+  EXPECT_EQ(h["unsched_levels"], 3);
+  const json& r = h["receiver"];
+  EXPECT_EQ(r["tracked"], 2);
+  EXPECT_EQ(r["outstanding"], 90'000);
+  EXPECT_EQ(r["generation"], 3);
+  EXPECT_EQ(r["counters"]["messages"], 5);
+  EXPECT_EQ(r["counters"]["grants"], 40);
+  EXPECT_EQ(r["counters"]["resends"], 1);
+  EXPECT_EQ(r["cutoffs"], json::parse(R"([{"level": 0, "priority": 7, "max_length": 1000},
+                            {"level": 1, "priority": 6, "max_length": 20000},
+                            {"level": 2, "priority": 5, "max_length": null}])"));
+  const json& c = j["devices"][0]["counters"];
+  EXPECT_EQ(c["homa_tx_grants"], 40);
+  EXPECT_EQ(c["homa_rx_mlen"], 5);
+  EXPECT_EQ(c["homa_peers"], 2);
+  EXPECT_EQ(j["qps"][0]["homa_peer"], true);
+  EXPECT_EQ(j["qps"][0]["homa"], json::parse(R"({"gated": 4, "mlen": 4, "wait_grant": 30,
+      "grants": 38, "grant_stale": 0, "timeouts": 0, "fallbacks": 0})"));
+}
+
 TEST(StatusJson_TooBig, KeepsFirstQpsAndSaysSo) {
   FakeDevice d("uroce0", 9000);
   DeviceSnapshot s;
