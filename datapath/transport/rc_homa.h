@@ -13,8 +13,10 @@
 // offset granted so far; retransmissions are never held (their bytes were
 // allowed once). Every data packet goes out at the DSCP of its network
 // priority: the receiver's unscheduled level for the message's length, or
-// the priority of the latest grant for scheduled bytes. Reliability stays
-// RC's: PSNs, ACKs, go-back-N and retry counts do not change.
+// the priority of the latest grant for scheduled bytes, but no higher than
+// the lowest priority sent since the QP was last idle (the priority floor,
+// admit()). Reliability stays RC's: PSNs, ACKs, go-back-N and retry counts
+// do not change.
 //
 // While the next packet waits for a grant the QP reports no output
 // (rc_qp.cpp has_output), and its timer covers the gate's deadline: a
