@@ -53,6 +53,7 @@ bool EngineHost::service(TimeNs now, std::uint32_t room) {
     for (const Endpoint& e : eps_) {
       posted = (e.source ? e.flow->service_src(now) : e.flow->service_dst(now)) || posted;
     }
+    for (EngineApp* a : apps_) posted = a->service(now) || posted;
     if (work == 0 && !posted) return false;
   }
   return true;

@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -204,6 +205,37 @@ void rc_flow_keys(Fields& f, RcFlowSpec& r) {
   f.boolean("mct_samples", r.mct_samples);
 }
 
+void workload_keys(Fields& f, WorkloadScenario& w) {
+  w.enabled = true;
+  f.require("distribution");
+  f.str("distribution", w.distribution);
+  f.integer("max_length_bytes", w.max_length_bytes, 0, std::uint64_t{1} << 31);
+  // Above 1 the hosts are offered more than their links carry: allowed, to
+  // see a scheme overloaded, but not without bound.
+  f.number("load", w.load, 0.0, 4.0, true);
+  read_time(f, "warmup_ms", w.warmup_ns, 1e6, kMaxMs, false);
+  read_time(f, "measure_ms", w.measure_ns, 1e6, kMaxMs, true);
+  f.integer("qps_per_pair", w.qps_per_pair, 1, 64);
+  std::string op;
+  f.str("op", op);
+  if (op == "write_imm") {
+    w.write = true;
+  } else if (op == "send") {
+    w.write = false;
+  } else if (!op.empty()) {
+    f.reject("op", "'" + op + "' is not \"send\" or \"write_imm\"");
+  }
+  f.integer("mtu", w.mtu, 256, 4096);
+  if (f.ok() && (w.mtu & (w.mtu - 1)) != 0) {
+    f.reject("mtu", std::to_string(w.mtu) + " is not 256, 512, 1024, 2048 or 4096");
+  }
+  f.integer("sl", w.sl, 0, 15);
+  f.integer("ttl", w.ttl, 1, 255);
+  f.integer("timeout", w.timeout, 1, 31);
+  f.integer("buckets", w.buckets, 1, 1000);
+  f.boolean("samples", w.samples);
+}
+
 void flow_keys(Fields& f, FlowSpec& fl) {
   read_rate(f, "rate_gbps", fl.rate_bps);
   f.integer("size_bytes", fl.size_bytes, 1, 1u << 20);
@@ -311,6 +343,11 @@ std::string read_root(const toml::table& root, Scenario& sc) {
     } else if (!action.empty()) {
       f.fail("watchdog.action: '" + action + "' is not \"drop\" or \"ignore\"");
     }
+    if (auto e = f.finish(); !e.empty()) return e;
+  }
+  if (const toml::table* t = top.table("workload")) {
+    Fields f = fields(*t, "workload");
+    workload_keys(f, sc.workload);
     if (auto e = f.finish(); !e.empty()) return e;
   }
   if (const toml::table* t = top.table("output")) {
@@ -517,7 +554,15 @@ std::string scenario_from_file(const std::string& path, const std::vector<std::s
   for (const std::string& o : overrides) {
     if (std::string e = apply_override(o, root); !e.empty()) return e;
   }
-  return read_root(root, out);
+  std::string e = read_root(root, out);
+  // The workload's distribution file sits beside the scenario (or below
+  // it): a relative path is relative to the scenario file's directory, so
+  // a scenario runs from any working directory.
+  const std::filesystem::path dist(out.workload.distribution);
+  if (e.empty() && !dist.empty() && dist.is_relative()) {
+    out.workload.distribution = (std::filesystem::path(path).parent_path() / dist).string();
+  }
+  return e;
 }
 
 }  // namespace uroce::testbed

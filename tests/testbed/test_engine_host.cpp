@@ -118,5 +118,22 @@ TEST(EngineHost_Service, PollCostMakesOnePollPerServiceAndABusyInterval) {
   EXPECT_EQ(h.busy_until(), 2500u);
 }
 
+// Apps (the workload's agents) run after every poll, and what they post
+// makes the engine poll again.
+TEST(EngineHost_Service, AppsRunAfterEachPollAndTheirPostsPollAgain) {
+  struct Counter : EngineApp {
+    int calls = 0;
+    int post_first = 0;  // report this many services as "posted"
+    bool service(TimeNs) override { return ++calls <= post_first; }
+  };
+  EnginePair p;
+  Counter app;
+  app.post_first = 2;
+  p.a.add_app(&app);
+  EXPECT_FALSE(p.a.service(0, 64));
+  EXPECT_EQ(app.calls, 3);  // two "posts", then a poll with nothing to do
+  EXPECT_EQ(p.a.polls(), 3u);
+}
+
 }  // namespace
 }  // namespace uroce::testbed

@@ -310,5 +310,90 @@ TEST(ScenarioToml_Overrides, BadOverridesAreNamed) {
             "rc_flow[0].window: 0 is out of range 1..1024");
 }
 
+TEST(ScenarioToml_Workload, KeysAndDefaults) {
+  Scenario sc;
+  ASSERT_EQ(parse(std::string(kMinimal) + R"(
+[workload]
+distribution = "/w/w3.csv"
+)",
+                  sc),
+            "");
+  EXPECT_TRUE(sc.workload.enabled);
+  EXPECT_EQ(sc.workload.distribution, "/w/w3.csv");
+  EXPECT_EQ(sc.workload.load, 0.5);
+  EXPECT_EQ(sc.workload.qps_per_pair, 4u);
+  EXPECT_FALSE(sc.workload.write);
+  ASSERT_EQ(parse(std::string(kMinimal) + R"(
+[workload]
+distribution = "w.csv"
+max_length_bytes = 1000000
+load = 0.8
+warmup_ms = 2
+measure_ms = 0.5
+qps_per_pair = 16
+op = "write_imm"
+mtu = 1024
+sl = 5
+ttl = 32
+timeout = 10
+buckets = 20
+samples = true
+)",
+                  sc),
+            "");
+  EXPECT_EQ(sc.workload.max_length_bytes, 1'000'000u);
+  EXPECT_EQ(sc.workload.load, 0.8);
+  EXPECT_EQ(sc.workload.warmup_ns, 2 * kNsPerMs);
+  EXPECT_EQ(sc.workload.measure_ns, 500 * kNsPerUs);
+  EXPECT_EQ(sc.workload.qps_per_pair, 16u);
+  EXPECT_TRUE(sc.workload.write);
+  EXPECT_EQ(sc.workload.mtu, 1024u);
+  EXPECT_EQ(sc.workload.sl, 5);
+  EXPECT_EQ(sc.workload.ttl, 32);
+  EXPECT_EQ(sc.workload.timeout, 10);
+  EXPECT_EQ(sc.workload.buckets, 20u);
+  EXPECT_TRUE(sc.workload.samples);
+  // Without the table there is no workload.
+  ASSERT_EQ(parse(kMinimal, sc), "");
+  EXPECT_FALSE(sc.workload.enabled);
+}
+
+TEST(ScenarioToml_Workload, ErrorsNameTheKey) {
+  const std::string w = std::string(kMinimal) + "[workload]\n";
+  EXPECT_EQ(parse(w + "load = 0.5\n"), "workload: missing key 'distribution'");
+  EXPECT_EQ(parse(w + "distribution = \"a\"\nload = 0\n"),
+            "workload.load: 0 is out of range (0, 4] (line 18)");
+  EXPECT_EQ(parse(w + "distribution = \"a\"\nop = \"read\"\n"),
+            "workload.op: 'read' is not \"send\" or \"write_imm\" (line 18)");
+  EXPECT_EQ(parse(w + "distribution = \"a\"\nmtu = 1000\n"),
+            "workload.mtu: 1000 is not 256, 512, 1024, 2048 or 4096 (line 18)");
+  EXPECT_EQ(parse(w + "distribution = \"a\"\nqps = 4\n"),
+            "workload: unknown key 'qps' (did you mean 'qps_per_pair'?) at line 18");
+  EXPECT_EQ(parse(w + "distribution = \"a\"\nmeasure_ms = 0\n"),
+            "workload.measure_ms: 0 is out of range (0, 1e+07] (line 18)");
+}
+
+// The shipped slowdown scenario names its distribution relative to its own
+// directory; scenario_from_file() makes that a path that works from
+// anywhere, and --set overrides get the same treatment.
+TEST(ScenarioToml_Workload, DistributionIsRelativeToTheScenarioFile) {
+  const std::string dir = std::string(UROCE_SOURCE_ROOT) + "/testbed/scenarios";
+  Scenario sc;
+  ASSERT_EQ(scenario_from_file(dir + "/homa_slowdown.toml", sc), "");
+  EXPECT_EQ(sc.workload.distribution, dir + "/../workloads/w3.csv");
+  ASSERT_EQ(scenario_from_file(dir + "/homa_slowdown.toml",
+                               {"workload.distribution=\"../workloads/w5.csv\""}, sc),
+            "");
+  EXPECT_EQ(sc.workload.distribution, dir + "/../workloads/w5.csv");
+  ASSERT_EQ(scenario_from_file(dir + "/homa_slowdown.toml",
+                               {"workload.distribution=\"/abs/w.csv\""}, sc),
+            "");
+  EXPECT_EQ(sc.workload.distribution, "/abs/w.csv");
+  Topology t;
+  ASSERT_EQ(scenario_from_file(dir + "/homa_slowdown.toml", sc), "");
+  EXPECT_EQ(resolve(sc, t), "");
+  EXPECT_EQ(t.workload_hosts.size(), 16u);
+}
+
 }  // namespace
 }  // namespace uroce::testbed

@@ -7,11 +7,13 @@
 #include <vector>
 
 #include "testbed/engine_host.h"
+#include "testbed/message_workload.h"
 #include "testbed/rc_flow.h"
 #include "testbed/report.h"
 #include "testbed/scenario_toml.h"
 #include "testbed/wait_for.h"
 #include "tests/testbed/test_support.h"
+#include "tests/testbed/workload_test_support.h"
 
 namespace uroce::testbed {
 namespace {
@@ -528,6 +530,34 @@ TEST(Simulator_Isolation, DeepFifoBelowTheSchedulerDefeatsTheStrictClass) {
   const SimRun both(isolation({.limit = 0}));
   EXPECT_GT(lat_p99(both), lat_p99(alone) * 10);
   EXPECT_EQ(both.sim->engines()[1]->vnic().counters().tx_limit_stops, 0u);
+}
+
+// A [workload] run: arrivals are events, the engines serve them, and the
+// run ends at the instant its last measured message is received (not at
+// duration_ms), with arrivals still coming until then.
+TEST(Simulator_Workload, EndsWhenTheLastMeasuredMessageIsReceived) {
+  Scenario sc = testing::star_workload(4, testing::workload_file("w4.csv"), 0.6, 0.5, 50);
+  sc.workload.max_length_bytes = 200000;
+  const SimRun r(sc);
+  const MessageWorkload& w = *r.sim->workload();
+  EXPECT_EQ(r.sim->stop_reason(), StopReason::kWorkloadDone);
+  TimeNs last = 0;
+  bool later_arrivals = false;
+  for (const MessageRecord& m : w.records()) {
+    if (m.measured) last = std::max(last, m.done_ns);
+    later_arrivals = later_arrivals || m.arrival_ns >= sc.workload.measure_ns;
+  }
+  EXPECT_EQ(r.sim->end_ns(), last);
+  EXPECT_GT(last, sc.workload.measure_ns);
+  EXPECT_TRUE(later_arrivals);
+  EXPECT_EQ(w.stats().measured_done, w.stats().measured);
+}
+
+// Scenarios without the table have no workload and keep their stop.
+TEST(Simulator_Workload, WithoutAWorkloadNothingChanges) {
+  const SimRun r(testing::line());
+  EXPECT_EQ(r.sim->workload(), nullptr);
+  EXPECT_EQ(r.sim->stop_reason(), StopReason::kDuration);
 }
 
 }  // namespace
