@@ -50,6 +50,11 @@ WINDOWS = {
     "w5": (50, 3000),
 }
 
+# The least time a run may go on after its window for the measured
+# messages to come in (the largest W3, W4 and W5 messages take 12-24 ms
+# alone at 10 Gb/s).
+DRAIN_CAP_MS = 500
+
 SCHEMES = {
     "pfc": [],
     "dcqcn": ["defaults.host.dcqcn=true"],
@@ -79,8 +84,12 @@ def scheme_supported(testbed, scenario, scheme):
 def run_point(testbed, scenario, out_root, seed, workload, load, scheme, scale, extra):
     warmup, measure = WINDOWS[workload]
     measure = measure * scale
+    # The run stops once every measured message is in; the duration is only
+    # a cap (messages still out then are reported as not received).
+    cap = warmup + measure + max(DRAIN_CAP_MS, measure)
     sets = [f'workload.distribution="../workloads/{workload}.csv"', f"workload.load={load}",
-            f"workload.warmup_ms={warmup}", f"workload.measure_ms={measure}"]
+            f"workload.warmup_ms={warmup}", f"workload.measure_ms={measure}",
+            f"scenario.duration_ms={cap}"]
     sets += SCHEMES[scheme] + list(extra)
     out = os.path.join(out_root, f"{workload}-{load}-{scheme}")
     cmd = [testbed, scenario, "--seed", str(seed), "--out", out]
@@ -236,11 +245,19 @@ def main():
     load_start = os.getloadavg()
     t0 = time.monotonic()
     runs = []
+    failed = []
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(a.jobs, 1)) as ex:
         futs = [ex.submit(run_point, testbed, a.scenario, out_root, a.seed, w, l, s, a.scale,
                           a.extra) for (w, l, s) in points]
         for f, p in zip(futs, points):
-            r = f.result()
+            try:
+                r = f.result()
+            except RuntimeError as e:
+                # One bad point (a scheme the scenario cannot take) leaves
+                # the others' results standing.
+                print(f"{p[0]} {p[1]} {p[2]}: failed: {e}", file=sys.stderr)
+                failed.append({"workload": p[0], "load": p[1], "scheme": p[2], "error": str(e)})
+                continue
             print(f"{p[0]} {p[1]} {p[2]}: {r['counts']['measured']} measured, "
                   f"{r['wall_s']:.1f} s", file=sys.stderr)
             runs.append(r)
@@ -255,12 +272,12 @@ def main():
                        "started": started, "wall_s": round(total, 1), "jobs": a.jobs,
                        "loadavg_start": load_start, "loadavg_end": load_end,
                        "windows_ms": {w: WINDOWS[w] for w in workloads}, "scale": a.scale,
-                       "extra": a.extra, "runs": runs}, f, indent=1)
+                       "extra": a.extra, "runs": runs, "failed": failed}, f, indent=1)
             f.write("\n")
     if a.png:
         for p in plot(runs, a.png):
             print("wrote", p)
-    return 0
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

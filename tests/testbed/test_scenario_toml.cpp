@@ -393,6 +393,12 @@ TEST(ScenarioToml_Workload, DistributionIsRelativeToTheScenarioFile) {
   ASSERT_EQ(scenario_from_file(dir + "/homa_slowdown.toml", sc), "");
   EXPECT_EQ(resolve(sc, t), "");
   EXPECT_EQ(t.workload_hosts.size(), 16u);
+  // The two-tier variant: within a rack two hops, across the spine four.
+  ASSERT_EQ(scenario_from_file(dir + "/homa_slowdown_2tier.toml", sc), "");
+  ASSERT_EQ(resolve(sc, t), "");
+  EXPECT_EQ(t.workload_hosts.size(), 16u);
+  EXPECT_EQ(t.workload_paths[0][3].size(), 2u);
+  EXPECT_EQ(t.workload_paths[0][4].size(), 4u);
 }
 
 }  // namespace

@@ -553,6 +553,26 @@ TEST(Simulator_Workload, EndsWhenTheLastMeasuredMessageIsReceived) {
   EXPECT_EQ(w.stats().measured_done, w.stats().measured);
 }
 
+// The workload's service level picks the DSCP (8 x priority) and the switch
+// queues its frames, data and ACKs, by DSCP / 8: every frame in priority
+// 5's queues, none in the default 3's.
+TEST(Simulator_Workload, ServiceLevelPicksTheSwitchPriorityQueue) {
+  Scenario sc = testing::star_workload(3, testing::workload_file("w3.csv"), 0.5, 0.1, 20);
+  sc.workload.max_length_bytes = 10000;
+  sc.workload.sl = 5;
+  const SimRun r(sc);
+  const SwitchModel& s = r.sim->switches()[0];
+  std::uint64_t p5 = 0;
+  std::uint64_t other = 0;
+  for (std::uint16_t port = 0; port < 3; ++port) {
+    for (std::uint8_t prio = 0; prio < 8; ++prio) {
+      (prio == 5 ? p5 : other) += s.counters(port, prio).sent_packets;
+    }
+  }
+  EXPECT_GT(p5, 100u);
+  EXPECT_EQ(other, 0u);
+}
+
 // Scenarios without the table have no workload and keep their stop.
 TEST(Simulator_Workload, WithoutAWorkloadNothingChanges) {
   const SimRun r(testing::line());
