@@ -27,6 +27,7 @@ engine::VnicConfig vnic_config(const EngineHostConfig& c) {
   v.port_limit.limit_bytes = c.tx_limit_bytes;
   v.port_limit.link_bps = c.link_bps;
   v.port_limit.overhead_bytes = c.link_overhead_bytes;
+  v.homa = c.homa;
   return v;
 }
 

@@ -68,6 +68,8 @@ struct EngineHostConfig {
   // counts the host link's per-frame overhead.
   std::uint32_t tx_limit_bytes = 0;
   std::uint32_t link_overhead_bytes = 0;
+  // The Homa-like scheduler (off by default).
+  sched::homa::HomaSettings homa{};
 };
 
 class EngineHost {

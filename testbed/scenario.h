@@ -25,6 +25,7 @@
 #include "datapath/wire/addr.h"
 #include "pfc/sinks.h"
 #include "pfc/storm_watchdog.h"
+#include "sched/homa_settings.h"
 #include "sched/port_limit.h"
 #include "sched/tx_policy.h"
 #include "testbed/switch/shared_buffer.h"
@@ -90,6 +91,9 @@ struct HostSpec {
   // Engine hosts only: the engine's port limit (sched/port_limit.h; key
   // `tx_limit_bytes`, uroced's device key), at the host's link rate; 0: off.
   std::uint32_t engine_tx_limit_bytes = 0;
+  // Engine hosts only: the Homa-like scheduler (sched/homa_settings.h; keys
+  // `homa`, `homa_priorities`, ...): off by default.
+  sched::homa::HomaSettings engine_homa{};
 };
 
 struct SwitchSpec {

@@ -119,6 +119,33 @@ void switch_keys(Fields& f, SwitchSpec& s) {
   }
 }
 
+// The Homa-like scheduler's settings (sched/homa_settings.h), named as its
+// first_bad_field() names them; that check has the last word on ranges.
+void homa_keys(Fields& f, sched::homa::HomaSettings& m) {
+  f.boolean("homa", m.enabled);
+  f.integer("homa_priorities", m.priorities, 1, 8);
+  f.integer("homa_unsched_priorities", m.unsched_priorities, 1, 8);
+  f.integer("homa_unsched_bytes", m.unsched_bytes, 1, std::uint32_t{1} << 30);
+  f.integer("homa_rtt_bytes", m.rtt_bytes, 1, std::uint32_t{1} << 30);
+  f.integer("homa_grant_increment", m.grant_increment, 1, std::uint32_t{1} << 30);
+  f.integer("homa_overcommit", m.overcommit, 1, 64);
+  f.integer("homa_max_incoming", m.max_incoming, 1, std::uint64_t{1} << 40);
+  f.integer("homa_fifo_permille", m.fifo_permille, 0, 1000);
+  read_time(f, "homa_resend_us", m.resend_ns, 1e3, 1e7, true);
+  read_time(f, "homa_grant_timeout_us", m.grant_timeout_ns, 1e3, 1e7, true);
+  f.integer("homa_max_timeouts", m.max_timeouts, 1, 1000);
+  f.integer("homa_max_messages", m.max_messages, 1, 1u << 20);
+  f.integer("homa_cutoffs_every", m.cutoffs_every, 1, 1u << 20);
+  if (f.ok()) {
+    const std::string bad(m.first_bad_field());
+    if (!bad.empty()) {
+      // A key out of range with the others (homa_grant_timeout_us must
+      // exceed homa_resend_us), named even when only the other was set.
+      f.fail(f.key_path(bad) + ": out of range with the other homa keys (sched/homa_settings.h)");
+    }
+  }
+}
+
 void host_keys(Fields& f, HostSpec& h) {
   double rx = 0;
   if (f.number("rx_gbps", rx, 0.0, 1e6, false)) {
@@ -168,6 +195,7 @@ void host_keys(Fields& f, HostSpec& h) {
   f.integer("class_quantum_bytes", h.engine_sched.classes.class_quantum, sched::kMinClassQuantum,
             sched::kMaxClassQuantum);
   f.integer("tx_limit_bytes", h.engine_tx_limit_bytes, 0, sched::kMaxPortLimitBytes);
+  homa_keys(f, h.engine_homa);
   std::string txq;
   if (f.str("tx_queue", txq)) {
     if (txq == "fifo") {

@@ -138,6 +138,7 @@ void Simulator::setup_engines() {
     c.sched = sc_.hosts[h].engine_sched;
     c.tx_limit_bytes = sc_.hosts[h].engine_tx_limit_bytes;
     c.link_overhead_bytes = sc_.links[topo_.ports[h][0].link].overhead_bytes;
+    c.homa = sc_.hosts[h].engine_homa;
     engines_[h] = std::make_unique<EngineHost>(c, frames_);
   }
   rc_setup_.assign(sc_.rc_flows.size(), 0);

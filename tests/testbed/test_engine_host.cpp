@@ -118,6 +118,20 @@ TEST(EngineHost_Service, PollCostMakesOnePollPerServiceAndABusyInterval) {
   EXPECT_EQ(h.busy_until(), 2500u);
 }
 
+TEST(EngineHost_Homa, ConfigReachesTheVnic) {
+  FrameStore store;
+  EngineHostConfig c = testing::engine_cfg("x", 9);
+  EngineHost off(c, store);
+  EXPECT_FALSE(off.vnic().config().homa.enabled);
+  c.homa.enabled = true;
+  c.homa.priorities = 2;
+  c.homa.unsched_bytes = 12345;
+  EngineHost on(c, store);
+  EXPECT_TRUE(on.vnic().config().homa.enabled);
+  EXPECT_EQ(on.vnic().config().homa.priorities, 2);
+  EXPECT_EQ(on.vnic().config().homa.unsched_bytes, 12345u);
+}
+
 // Apps (the workload's agents) run after every poll, and what they post
 // makes the engine poll again.
 TEST(EngineHost_Service, AppsRunAfterEachPollAndTheirPostsPollAgain) {

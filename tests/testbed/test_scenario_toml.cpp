@@ -310,6 +310,58 @@ TEST(ScenarioToml_Overrides, BadOverridesAreNamed) {
             "rc_flow[0].window: 0 is out of range 1..1024");
 }
 
+TEST(ScenarioToml_Homa, HostKeysFillTheSettings) {
+  Scenario sc;
+  ASSERT_EQ(parse(std::string(kMinimal) + R"(
+[defaults.host]
+kind = "engine"
+homa = true
+homa_priorities = 4
+homa_unsched_priorities = 2
+homa_unsched_bytes = 20000
+homa_rtt_bytes = 15000
+homa_grant_increment = 2048
+homa_overcommit = 3
+homa_max_incoming = 100000
+homa_fifo_permille = 0
+homa_resend_us = 200
+homa_grant_timeout_us = 900
+homa_max_timeouts = 2
+homa_max_messages = 512
+homa_cutoffs_every = 64
+)",
+                  sc),
+            "");
+  const sched::homa::HomaSettings& m = sc.hosts[1].engine_homa;
+  EXPECT_TRUE(m.enabled);
+  EXPECT_EQ(m.priorities, 4);
+  EXPECT_EQ(m.unsched_priorities, 2);
+  EXPECT_EQ(m.unsched_bytes, 20000u);
+  EXPECT_EQ(m.rtt_bytes, 15000u);
+  EXPECT_EQ(m.grant_increment, 2048u);
+  EXPECT_EQ(m.overcommit, 3u);
+  EXPECT_EQ(m.max_incoming, 100000u);
+  EXPECT_EQ(m.fifo_permille, 0u);
+  EXPECT_EQ(m.resend_ns, 200 * kNsPerUs);
+  EXPECT_EQ(m.grant_timeout_ns, 900 * kNsPerUs);
+  EXPECT_EQ(m.max_timeouts, 2u);
+  EXPECT_EQ(m.max_messages, 512u);
+  EXPECT_EQ(m.cutoffs_every, 64u);
+  ASSERT_EQ(parse(kMinimal, sc), "");
+  EXPECT_FALSE(sc.hosts[0].engine_homa.enabled);
+}
+
+TEST(ScenarioToml_Homa, RangesAreTheSchedulersOwn) {
+  const std::string h = std::string(kMinimal) + "[defaults.host]\n";
+  EXPECT_EQ(parse(h + "homa_priorities = 9\n"),
+            "defaults.host.homa_priorities: 9 is out of range 1..8 (line 17)");
+  // The resend must come before the sender's timeout: named even when
+  // only the resend was set.
+  EXPECT_EQ(parse(h + "homa_resend_us = 5000\n"),
+            "defaults.host.homa_grant_timeout_us: out of range with the other homa keys "
+            "(sched/homa_settings.h)");
+}
+
 TEST(ScenarioToml_Workload, KeysAndDefaults) {
   Scenario sc;
   ASSERT_EQ(parse(std::string(kMinimal) + R"(
