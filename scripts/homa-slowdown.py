@@ -59,8 +59,17 @@ SCHEMES = {
     "pfc": [],
     "dcqcn": ["defaults.host.dcqcn=true"],
 }
+# The Homa-like scheduler with n priorities (0 .. n-1): unscheduled bytes
+# and the bytes kept granted ahead about one bandwidth-delay product (a
+# grant out and a 4 KiB frame back over two 10 Gb/s hops with 1 us wires
+# take 10.8 us: 13.4 KB; four frames), and lossless, as RC needs, every
+# priority it sends on (its data at 0 .. n-1, RC's ACKs at the QPs' 3).
 for _n in (1, 2, 4, 8):
-    SCHEMES[f"homa{_n}"] = ["defaults.host.homa=true", f"defaults.host.homa_priorities={_n}"]
+    _prios = sorted(set(range(_n)) | {3})
+    SCHEMES[f"homa{_n}"] = [
+        "defaults.host.homa=true", f"defaults.host.homa_priorities={_n}",
+        "defaults.host.homa_unsched_bytes=16384", "defaults.host.homa_rtt_bytes=16384",
+        "pfc.priorities=[" + ",".join(str(p) for p in _prios) + "]"]
 
 COLORS = {"pfc": "tab:red", "dcqcn": "tab:orange", "homa1": "tab:olive",
           "homa2": "tab:green", "homa4": "tab:cyan", "homa8": "tab:blue"}
@@ -110,6 +119,8 @@ def run_point(testbed, scenario, out_root, seed, workload, load, scheme, scale, 
         "events": summary["events"], "measured_load": w["measured_load"],
         "counts": w["counts"], "slowdown": w["slowdown"],
         "pfc_frames": sum(s["pfc_frames_sent"] for s in summary["switches"]),
+        "transport": w["transport"],
+        "tx_refused": summary["engine"]["frames"]["tx_refused"],
     }
 
 
@@ -155,6 +166,8 @@ def tables(runs):
                 r["counts"]["length_mismatch"], r["counts"]["imm_mismatch"],
                 r["counts"]["payload_mismatch"])),
             ("switch PFC frames", lambda r: str(r["pfc_frames"])),
+            ("RC retransmits", lambda r: str(r["transport"]["tx_retransmits"])),
+            ("RC timeouts", lambda r: str(r["transport"]["timeouts"])),
             ("simulated ms", lambda r: f"{r['end_ns'] / 1e6:.1f}"),
             ("wall s", lambda r: f"{r['wall_s']:.1f}"),
         ):

@@ -23,8 +23,11 @@ constexpr std::uint32_t kMinWireFrame = 60;
 constexpr std::uint64_t kPurposeRcFlow = 3;
 constexpr std::uint64_t kPurposeWorkload = 4;
 // Frames an engine may commit past the room it was given (ACKs built in
-// its RX phase): the host's TX queues hold this many more.
-constexpr std::uint32_t kEngineTxSlack = 512;
+// its RX phase, and the control frames of QPs connected at once: the
+// Homa-like scheduler's discovery sends a probe and an answer per QP, 1,920
+// at time 0 on a host of homa_slowdown.toml): the host's TX queues hold
+// this many more, so none of them is lost to the model.
+constexpr std::uint32_t kEngineTxSlack = 4096;
 // BTH offsets in an untagged RoCEv2 frame (Ethernet 14, IPv4 20, UDP 8).
 constexpr std::size_t kBthOffset = 42;
 

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "testbed/engine_host.h"
 #include "testbed/message_workload.h"
 #include "testbed/simulator.h"
 
@@ -87,6 +88,32 @@ Json workload_json(const Simulator& sim) {
   c["measured"] = s.measured;
   c["measured_done"] = s.measured_done;
   j["counts"] = c;
+  // What RC had to do for them (every QP of the workload's hosts): no
+  // timeout or retransmission on a lossless fabric unless a message made
+  // no progress for the QP's whole timeout.
+  Json t;
+  std::uint64_t timeouts = 0;
+  std::uint64_t retransmits = 0;
+  std::uint64_t go_back_n = 0;
+  std::uint64_t seq_naks = 0;
+  std::uint64_t rnr_naks = 0;
+  std::vector<engine::QpStatus> qs;
+  for (const std::uint32_t h : sim.topology().workload_hosts) {
+    sim.engines()[h]->vnic().qp_status(&qs);
+    for (const engine::QpStatus& q : qs) {
+      timeouts += q.rc.timeouts;
+      retransmits += q.rc.tx_retransmits;
+      go_back_n += q.rc.go_back_n;
+      seq_naks += q.rc.rx_seq_naks;
+      rnr_naks += q.rc.rx_rnr_naks;
+    }
+  }
+  t["timeouts"] = timeouts;
+  t["tx_retransmits"] = retransmits;
+  t["go_back_n"] = go_back_n;
+  t["rx_seq_naks"] = seq_naks;
+  t["rx_rnr_naks"] = rnr_naks;
+  j["transport"] = t;
   j["slowdown"] = slowdown_json(workload_slowdown(sim));
   return j;
 }

@@ -44,6 +44,9 @@ TEST(WorkloadJson, SettingsCountsLoadAndSlowdown) {
   ASSERT_EQ(j["slowdown"]["buckets"].size(), 4u);
   EXPECT_EQ(j["slowdown"]["overall"]["count"], j["counts"]["measured"]);
   EXPECT_GE(j["slowdown"]["overall"]["min"].get<double>(), 1.0);
+  // A lossless fabric: RC never had to time out or resend.
+  EXPECT_EQ(j["transport"]["timeouts"], 0);
+  EXPECT_EQ(j["transport"]["tx_retransmits"], 0);
 }
 
 TEST(WorkloadJson, SummaryHasTheSectionAndTheStopReason) {
