@@ -63,13 +63,12 @@ SCHEMES = {
 # and the bytes kept granted ahead about one bandwidth-delay product (a
 # grant out and a 4 KiB frame back over two 10 Gb/s hops with 1 us wires
 # take 10.8 us: 13.4 KB; four frames), and lossless, as RC needs, every
-# priority it sends on (its data at 0 .. n-1, RC's ACKs at the QPs' 3).
+# priority it sends on (data, grants and a scheduled QP's ACKs: 0 .. n-1).
 for _n in (1, 2, 4, 8):
-    _prios = sorted(set(range(_n)) | {3})
     SCHEMES[f"homa{_n}"] = [
         "defaults.host.homa=true", f"defaults.host.homa_priorities={_n}",
         "defaults.host.homa_unsched_bytes=16384", "defaults.host.homa_rtt_bytes=16384",
-        "pfc.priorities=[" + ",".join(str(p) for p in _prios) + "]"]
+        "pfc.priorities=[" + ",".join(str(p) for p in range(_n)) + "]"]
 
 COLORS = {"pfc": "tab:red", "dcqcn": "tab:orange", "homa1": "tab:olive",
           "homa2": "tab:green", "homa4": "tab:cyan", "homa8": "tab:blue"}

@@ -85,7 +85,7 @@ int MessageWorkload::setup() {
   pattern_.resize(max_len);
   SeededRng rng(derive_seed(cfg_.seed, kPurposePattern, 0));
   for (std::uint8_t& b : pattern_) b = static_cast<std::uint8_t>(rng.next_u64());
-  const std::uint32_t per_cq = (n - 1) * cfg_.qps_per_pair * kRecvDepth;
+  const std::uint32_t per_cq = (n - 1) * cfg_.qps_per_pair * kQpDepth;
   for (std::uint32_t w = 0; w < n; ++w) {
     HostState& h = host_[w];
     RcDriver& drv = *drivers_[w];
@@ -110,8 +110,8 @@ int MessageWorkload::setup() {
         const std::size_t i = std::size_t{pair_of(s, d)} * cfg_.qps_per_pair + k;
         RcDriver& src = *drivers_[s];
         RcDriver& dst = *drivers_[d];
-        if (int rc = src.create_qp(host_[s].send_cq, kRecvDepth, &send_[i].qp); rc != 0) return rc;
-        if (int rc = dst.create_qp(host_[d].recv_cq, kRecvDepth, &recv_[i].qp); rc != 0) return rc;
+        if (int rc = src.create_qp(host_[s].send_cq, kQpDepth, &send_[i].qp); rc != 0) return rc;
+        if (int rc = dst.create_qp(host_[d].recv_cq, kQpDepth, &recv_[i].qp); rc != 0) return rc;
         const std::uint64_t r = psn.next_u64();
         RcConnect fwd = cfg_.path;
         fwd.dmac = cfg_.macs[d];
@@ -127,7 +127,7 @@ int MessageWorkload::setup() {
         back.rq_psn = fwd.sq_psn;
         if (int rc = src.connect(send_[i].qp, fwd); rc != 0) return rc;
         if (int rc = dst.connect(recv_[i].qp, back); rc != 0) return rc;
-        for (std::uint32_t j = 0; j < kRecvDepth; ++j) {
+        for (std::uint32_t j = 0; j < kQpDepth; ++j) {
           if (int rc =
                   dst.post_recv(recv_[i].qp, i, host_[d].recv_iova, max_len, host_[d].recv_key);
               rc != 0) {
@@ -192,8 +192,8 @@ bool MessageWorkload::post_waiting(std::uint32_t w, TimeNs now) {
       wr.remote_addr = host_[d].recv_iova;
       wr.rkey = host_[d].recv_key;
       wr.imm = static_cast<std::uint32_t>(id);
-      // The SQ holds kRecvDepth WRs and a slot carries one message: never
-      // full. A refusal leaves the message waiting.
+      // The SQ holds kQpDepth WRs and a QP carries one message: never
+      // full. A refusal would leave the message waiting.
       if (drivers_[w]->post_send(s.qp, wr) != 0) break;
       pr.waiting.pop_front();
       m.post_ns = now;

@@ -174,7 +174,9 @@ class MessageWorkload {
     std::vector<ib_uverbs_wc> wc;
   };
   static constexpr std::uint64_t kIdle = ~std::uint64_t{0};
-  static constexpr std::uint32_t kRecvDepth = 2;
+  // SQ and RQ depth of every QP: a QP carries one message at a time, and
+  // its receiver keeps a spare receive posted.
+  static constexpr std::uint32_t kQpDepth = 2;
 
   std::uint32_t pair_of(std::uint32_t s, std::uint32_t d) const { return s * hosts() + d; }
   static bool same_path(const std::vector<PathLink>& a, const std::vector<PathLink>& b);
