@@ -25,8 +25,10 @@ has the sweep's wall time. Sweeps run by hand, not in CI.
 
     scripts/homa-slowdown.py [--build-dir build] [--out DIR] [--seed 1]
         [--workloads w3,w4,w5] [--loads 0.5,0.8] [--schemes pfc,dcqcn,...]
-        [--jobs 1] [--scale 1] [--json FILE] [--png DIR] [--set KEY=VALUE ...]
-    scripts/homa-slowdown.py --plot-from FILE.json --png DIR
+        [--jobs 1] [--scale 1] [--json FILE] [--png DIR] [--markdown FILE]
+        [--set KEY=VALUE ...]
+    scripts/homa-slowdown.py --plot-from FILE.json [--plot-from MORE.json ...]
+        [--png DIR] [--markdown FILE]
 """
 import argparse
 import concurrent.futures
@@ -64,10 +66,16 @@ SCHEMES = {
 # grant out and a 4 KiB frame back over two 10 Gb/s hops with 1 us wires
 # take 10.8 us: 13.4 KB; four frames), and lossless, as RC needs, every
 # priority it sends on (data, grants and a scheduled QP's ACKs: 0 .. n-1).
+# The sender's grant timeout is 200 ms instead of 4 ms: SRPT starves long
+# messages for longer than 3 x 4 ms under load, and at the third timeout
+# the gate sends the whole message ungated (its recovery from a receiver
+# that restarted), which floods the switch (docs/homa-testbed.md,
+# "The gate's fallback").
 for _n in (1, 2, 4, 8):
     SCHEMES[f"homa{_n}"] = [
         "defaults.host.homa=true", f"defaults.host.homa_priorities={_n}",
         "defaults.host.homa_unsched_bytes=16384", "defaults.host.homa_rtt_bytes=16384",
+        "defaults.host.homa_grant_timeout_us=200000",
         "pfc.priorities=[" + ",".join(str(p) for p in range(_n)) + "]"]
 
 COLORS = {"pfc": "tab:red", "dcqcn": "tab:orange", "homa1": "tab:olive",
@@ -174,6 +182,29 @@ def tables(runs):
     return "\n".join(lines) + "\n"
 
 
+def markdown(runs):
+    """The tables of tables() as Markdown, for docs/homa-testbed.md."""
+    out = []
+    for wl, load in sorted({(r["workload"], r["load"]) for r in runs}):
+        rs = [r for r in runs if r["workload"] == wl and r["load"] == load]
+        out.append(f"\n{wl.upper()} at load {load}, slowdown p50 / p99:\n")
+        out.append("| lengths (bytes) | " + " | ".join(r["scheme"] for r in rs) + " |")
+        out.append("|---|" + "---:|" * len(rs))
+        for k, b in enumerate(rs[0]["slowdown"]["buckets"]):
+            cells = [fmt(r["slowdown"]["buckets"][k]["p50"]) + " / " +
+                     fmt(r["slowdown"]["buckets"][k]["p99"]) for r in rs]
+            out.append(f"| {b['min_length']:,}..{b['max_length']:,} | " + " | ".join(cells) + " |")
+        out.append("| all | " + " | ".join(
+            fmt(r["slowdown"]["overall"]["p50"]) + " / " + fmt(r["slowdown"]["overall"]["p99"])
+            for r in rs) + " |")
+        out.append("| RC retransmits | " + " | ".join(
+            f"{r['transport']['tx_retransmits']:,}" for r in rs) + " |")
+        out.append("| switch PFC frames | " + " | ".join(f"{r['pfc_frames']:,}" for r in rs) + " |")
+        out.append("| simulated ms, wall s | " + " | ".join(
+            f"{r['end_ns'] / 1e6:.0f}, {r['wall_s']:.0f}" for r in rs) + " |")
+    return "\n".join(out) + "\n"
+
+
 def plot(runs, png_dir):
     import matplotlib
     matplotlib.use("Agg")
@@ -225,15 +256,28 @@ def main():
                     help="KEY=VALUE for every run (uroce-testbed --set)")
     ap.add_argument("--json")
     ap.add_argument("--png", help="directory for homa-slowdown-<workload>-<load>.png")
-    ap.add_argument("--plot-from", help="a --json file to plot (no runs)")
+    ap.add_argument("--markdown", help="the tables as Markdown to this file")
+    ap.add_argument("--plot-from", action="append", default=[],
+                    help="a --json file to tabulate and plot instead of running; repeat to "
+                         "merge sweeps (a later file's point replaces an earlier one's)")
     a = ap.parse_args()
 
     if a.plot_from:
-        with open(a.plot_from) as f:
-            runs = json.load(f)["runs"]
+        points = {}
+        for path in a.plot_from:
+            with open(path) as f:
+                for r in json.load(f)["runs"]:
+                    points[(r["workload"], r["load"], r["scheme"])] = r
+        order = list(SCHEMES)
+        runs = sorted(points.values(), key=lambda r: (r["workload"], r["load"],
+                                                      order.index(r["scheme"])))
         sys.stdout.write(tables(runs))
-        for p in plot(runs, a.png or "."):
-            print("wrote", p)
+        if a.markdown:
+            with open(a.markdown, "w") as f:
+                f.write(markdown(runs))
+        if a.png:
+            for p in plot(runs, a.png):
+                print("wrote", p)
         return 0
 
     testbed = os.path.join(a.build_dir, "testbed", "uroce-testbed")
@@ -286,6 +330,9 @@ def main():
                        "windows_ms": {w: WINDOWS[w] for w in workloads}, "scale": a.scale,
                        "extra": a.extra, "runs": runs, "failed": failed}, f, indent=1)
             f.write("\n")
+    if a.markdown:
+        with open(a.markdown, "w") as f:
+            f.write(markdown(runs))
     if a.png:
         for p in plot(runs, a.png):
             print("wrote", p)

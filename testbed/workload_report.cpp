@@ -97,6 +97,10 @@ Json workload_json(const Simulator& sim) {
   std::uint64_t go_back_n = 0;
   std::uint64_t seq_naks = 0;
   std::uint64_t rnr_naks = 0;
+  // And, with the Homa-like scheduler, what its gates did (summed over the
+  // QPs whose peer answered).
+  transport::RcHomaCounters homa;
+  bool any_homa = false;
   std::vector<engine::QpStatus> qs;
   for (const std::uint32_t h : sim.topology().workload_hosts) {
     sim.engines()[h]->vnic().qp_status(&qs);
@@ -106,6 +110,15 @@ Json workload_json(const Simulator& sim) {
       go_back_n += q.rc.go_back_n;
       seq_naks += q.rc.rx_seq_naks;
       rnr_naks += q.rc.rx_rnr_naks;
+      if (!q.homa_peer) continue;
+      any_homa = true;
+      homa.gated += q.homa.gated;
+      homa.mlen += q.homa.mlen;
+      homa.wait_grant += q.homa.wait_grant;
+      homa.grants += q.homa.grants;
+      homa.grant_stale += q.homa.grant_stale;
+      homa.timeouts += q.homa.timeouts;
+      homa.fallbacks += q.homa.fallbacks;
     }
   }
   t["timeouts"] = timeouts;
@@ -113,6 +126,17 @@ Json workload_json(const Simulator& sim) {
   t["go_back_n"] = go_back_n;
   t["rx_seq_naks"] = seq_naks;
   t["rx_rnr_naks"] = rnr_naks;
+  if (any_homa) {
+    Json m;
+    m["gated"] = homa.gated;
+    m["mlen"] = homa.mlen;
+    m["wait_grant"] = homa.wait_grant;
+    m["grants"] = homa.grants;
+    m["grant_stale"] = homa.grant_stale;
+    m["timeouts"] = homa.timeouts;
+    m["fallbacks"] = homa.fallbacks;
+    t["homa"] = m;
+  }
   j["transport"] = t;
   j["slowdown"] = slowdown_json(workload_slowdown(sim));
   return j;

@@ -57,6 +57,26 @@ TEST(WorkloadJson, SummaryHasTheSectionAndTheStopReason) {
   EXPECT_LT(j["end_ns"].get<std::uint64_t>(), 20 * kNsPerMs);
 }
 
+TEST(WorkloadJson, HomaRunsSumTheGatesCounters) {
+  Scenario sc = star_workload(3, workload_file("w4.csv"), 0.5, 0.3, 30);
+  sc.workload.max_length_bytes = 100000;
+  for (HostSpec& h : sc.hosts) {
+    h.engine_homa.enabled = true;
+    h.engine_homa.unsched_bytes = 16384;
+  }
+  Topology topo;
+  ASSERT_EQ(resolve(sc, topo), "");
+  Simulator sim(sc, topo, 1);
+  sim.run();
+  const nlohmann::ordered_json j = workload_json(sim);
+  ASSERT_TRUE(j["transport"].contains("homa"));
+  EXPECT_GT(j["transport"]["homa"]["gated"].get<std::uint64_t>(), 0u);
+  EXPECT_GT(j["transport"]["homa"]["grants"].get<std::uint64_t>(), 0u);
+  EXPECT_EQ(j["transport"]["homa"]["fallbacks"], 0);
+  // Plain RC runs have no such section.
+  EXPECT_FALSE(workload_json(*small_run().sim)["transport"].contains("homa"));
+}
+
 TEST(WorkloadText, CountsThenTheTable) {
   const Ran r = small_run();
   const std::string t = workload_text(*r.sim);
