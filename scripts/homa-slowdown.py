@@ -213,7 +213,7 @@ def plot(runs, png_dir):
     written = []
     for wl, load in sorted({(r["workload"], r["load"]) for r in runs}):
         rs = [r for r in runs if r["workload"] == wl and r["load"] == load]
-        fig, ax = plt.subplots(figsize=(7, 4.2))
+        fig, ax = plt.subplots(figsize=(9, 4.4))
         for r in rs:
             bs = r["slowdown"]["buckets"]
             x = [100 * (b["cdf_lo"] + b["cdf_hi"]) / 2 for b in bs]
@@ -231,7 +231,7 @@ def plot(runs, png_dir):
         ax.set_ylabel("slowdown")
         ax.set_title(f"{wl.upper()}, load {load}, 16 hosts, 10 Gb/s (testbed, real engines)")
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=7, ncol=2)
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
         fig.tight_layout()
         path = os.path.join(png_dir, f"homa-slowdown-{wl}-{load}.png")
         fig.savefig(path, dpi=110)
@@ -264,14 +264,24 @@ def main():
 
     if a.plot_from:
         points = {}
+        sources = []
         for path in a.plot_from:
             with open(path) as f:
-                for r in json.load(f)["runs"]:
-                    points[(r["workload"], r["load"], r["scheme"])] = r
+                doc = json.load(f)
+            for r in doc["runs"]:
+                points[(r["workload"], r["load"], r["scheme"])] = r
+            head = {k: v for k, v in doc.items() if k not in ("runs", "failed")}
+            head["file"] = os.path.basename(path)
+            sources.append(head)
         order = list(SCHEMES)
         runs = sorted(points.values(), key=lambda r: (r["workload"], r["load"],
                                                       order.index(r["scheme"])))
         sys.stdout.write(tables(runs))
+        if a.json:
+            # The merged points, with where each came from.
+            with open(a.json, "w") as f:
+                json.dump({"merged_from": sources, "runs": runs}, f, indent=1)
+                f.write("\n")
         if a.markdown:
             with open(a.markdown, "w") as f:
                 f.write(markdown(runs))
