@@ -6,6 +6,8 @@
 #                           [--lat-iters N] [--elephant-size BYTES]
 #                           [--lcores "R S1 S2"] [--poll backoff|busy] [--events]
 #                           [--elephant-nice N] [--homa-keys "K=V;K=V"]
+#                           [--elephant-duration S] [--bottleneck-mbps N]
+#                           [--bottleneck-buffer BYTES]
 #                           [--json FILE] [--no-build] [--keep]
 #
 # The switch: a Linux bridge in a namespace of its own, with one veth pair
@@ -36,7 +38,13 @@
 # the elephants' programs at that nice value, so that the daemons and the
 # latency flow come first for the CPUs. --homa-keys adds device keys
 # (docs/homa.md) to every daemon with homa on, e.g.
-# "homa_grant_timeout_us=20000".
+# "homa_grant_timeout_us=20000". --elephant-duration fixes the elephants'
+# -D (default: from the latency flow's times, below).
+# --bottleneck-mbps N makes the switch's port toward R a bottleneck: a
+# token bucket (tc tbf, N Mb/s) with a FIFO of --bottleneck-buffer bytes
+# (default 2000000) on the bridge's egress to R, the incast point of the
+# two elephants. Without it the switch forwards as fast as the senders'
+# CPUs allow, and on this 2-core VM the daemons' CPUs are the bottleneck.
 # --keep keeps the work dir (outputs, snapshots, logs).
 # Needs root.
 set -euo pipefail
@@ -54,6 +62,9 @@ poll=backoff
 events=()
 eleph_nice=0
 homa_keys=
+eleph_duration=0
+bottleneck_mbps=0
+bottleneck_buffer=2000000
 json_out=
 do_build=1
 keep=0
@@ -70,6 +81,9 @@ while [ $# -gt 0 ]; do
     --events) events=(-e); shift ;;
     --elephant-nice) eleph_nice=$2; shift 2 ;;
     --homa-keys) homa_keys=$2; shift 2 ;;
+    --elephant-duration) eleph_duration=$2; shift 2 ;;
+    --bottleneck-mbps) bottleneck_mbps=$2; shift 2 ;;
+    --bottleneck-buffer) bottleneck_buffer=$2; shift 2 ;;
     --json) json_out=$2; shift 2 ;;
     --no-build) do_build=0; shift ;;
     --keep) keep=1; shift ;;
@@ -86,6 +100,9 @@ read -r -a lcore <<<"$lcores"
 [ "${#lcore[@]}" = 3 ] || { echo "homa-daemons.sh: --lcores takes three lcores" >&2; exit 2; }
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "homa-daemons.sh: --rounds N (N >= 1)" >&2; exit 2; }
 [[ $eleph_nice =~ ^-?[0-9]+$ ]] || { echo "homa-daemons.sh: --elephant-nice N" >&2; exit 2; }
+for v in "$eleph_duration" "$bottleneck_mbps" "$bottleneck_buffer"; do
+  [[ $v =~ ^[0-9]+$ ]] || { echo "homa-daemons.sh: $v is not a whole number" >&2; exit 2; }
+done
 [ "$(id -u)" = 0 ] || { echo "homa-daemons.sh: needs root (DPDK EAL, namespaces)" >&2; exit 1; }
 
 if [ "$do_build" = 1 ]; then
@@ -157,6 +174,13 @@ for h in "${HOSTS[@]}"; do
   ip -n "$SW" link set "${TIF[$h]}s" master br1 up
 done
 ip -n "$SW" link set br0 mtu 9000
+if [ "$bottleneck_mbps" -gt 0 ]; then
+  # The bridge sends to R through the switch's end of R's veth: its qdisc
+  # is the egress queue of that switch port.
+  ip netns exec "$SW" tc qdisc add dev "${RIF[r]}s" root tbf rate "${bottleneck_mbps}mbit" \
+    burst 65536 limit "$bottleneck_buffer"
+  echo "homa-daemons.sh: switch port to R: $(ip netns exec "$SW" tc qdisc show dev "${RIF[r]}s")" >&2
+fi
 
 # ---- daemons ----------------------------------------------------------------
 declare -A DNAME=()
@@ -172,6 +196,9 @@ daemons_up() { # ROUND MODE
 }
 daemons_down() { # ROUND MODE
   local h d base
+  if [ "$bottleneck_mbps" -gt 0 ]; then
+    ip netns exec "$SW" tc -s qdisc show dev "${RIF[r]}s" >"$out/$1-$2-bottleneck.txt" 2>&1 || true
+  fi
   for h in "${HOSTS[@]}"; do
     d=${DNAME[$h]}
     base=$out/$1-$2-$h
@@ -238,25 +265,18 @@ flow_finish() { # NAME: sets F_RC (0: client and server exited 0)
 }
 
 # ---- the daemons' CPU -----------------------------------------------------------
-# CPU and run-queue wait (ns) of all threads of daemon NAME (schedstat).
-dsched() {
-  local pid=${UROCE_DAEMON_PID[$1]:-}
-  [ -n "$pid" ] || { echo "0 0"; return; }
-  cat /proc/"$pid"/task/*/schedstat 2>/dev/null |
-    awk '{ c += $1; w += $2 } END { printf "%.0f %.0f\n", c, w }'
-}
 declare -A CPU0=()
 cpu_t0=0
 cpu_mark() {
   local h
   cpu_t0=$(date +%s%N)
-  for h in "${HOSTS[@]}"; do CPU0[$h]=$(dsched "${DNAME[$h]}"); done
+  for h in "${HOSTS[@]}"; do CPU0[$h]=$(uroce_daemon_schedstat "${DNAME[$h]}"); done
 }
 cpu_since() { # "cpu_r=.. wait_r=.. cpu_s1=.. ..." in % of the wall time (100 = a core)
   local t h a b
   t=$(($(date +%s%N) - cpu_t0))
   for h in "${HOSTS[@]}"; do
-    a=${CPU0[$h]} b=$(dsched "${DNAME[$h]}")
+    a=${CPU0[$h]} b=$(uroce_daemon_schedstat "${DNAME[$h]}")
     awk -v t="$t" -v h="$h" -v a="$a" -v b="$b" 'BEGIN { split(a, x); split(b, y)
       printf "cpu_%s=%.1f wait_%s=%.1f ", h, 100 * (y[1] - x[1]) / t, h, 100 * (y[2] - x[2]) / t }'
   done
@@ -292,23 +312,26 @@ alone() {
 
 # loaded ROUND MODE: both elephants, then the latency flow beside them.
 # The elephants' duration: at least 8 s, 3 times the latency flow's time
-# alone plus 5 s, and 1.5 times its last loaded time plus 5 s (beside the
-# elephants it is much slower than alone on this VM).
+# alone plus 5 s, and twice its last loaded time plus 10 s (beside the
+# elephants it is 30-100 times slower than alone on this VM, and slower
+# still once they run all along: a first guess from a partial overlap
+# falls short).
 prev_loaded_wall=0
 loaded() {
   local r=$1 m=$2 ed attempt
   ed=$(awk -v w="$alone_wall" -v p="$prev_loaded_wall" 'BEGIN { x = int(3 * w + 4.999)
-    y = int(1.5 * p + 5.999); if (y > x) x = y; print (x > 8 ? x : 8) }')
+    y = int(2 * p + 10.999); if (y > x) x = y; print (x > 8 ? x : 8) }')
+  [ "$eleph_duration" -gt 0 ] && ed=$eleph_duration
   for attempt in 1 2; do
     loaded_once "$r" "$m" "$ed"
     [ "$overlap" = 1 ] || [ "$attempt" = 2 ] && break
-    # The part of the latency flow that ran beside the elephants was the
-    # slow part: 3 times its time is ample.
-    ed=$(awk -v w="$lat_wall" 'BEGIN { x = int(3 * w + 5.999); print (x > 8 ? x : 8) }')
+    # Only part of the latency flow ran beside the elephants, the slow
+    # part: 4 times its time.
+    ed=$(awk -v w="$lat_wall" 'BEGIN { x = int(4 * w + 10.999); print (x > 8 ? x : 8) }')
     echo "homa-daemons.sh: the elephants ended before the latency flow ($lat_wall s);" \
       "again with elephants of $ed s" >&2
   done
-  [ "$overlap" = 1 ] && prev_loaded_wall=$lat_wall
+  prev_loaded_wall=$lat_wall
   local f
   for f in lat e1 e2; do [ "${F_RC[$f]}" = 0 ] || failures=$((failures + 1)); done
   # shellcheck disable=SC2086 # one K=V per word
@@ -370,6 +393,7 @@ mkdir -p "$(dirname "$json_out")"
   --meta "lat_iters=$lat_iters" --meta "elephant_size=$eleph_size" --meta "lcores=$lcores" \
   --meta "poll=$poll" --meta "lat_events=${#events[@]}" --meta "elephants=ib_write_bw" \
   --meta "elephant_nice=$eleph_nice" --meta "homa_keys=${homa_keys:-defaults}" \
+  --meta "bottleneck_mbps=$bottleneck_mbps" --meta "bottleneck_buffer=$bottleneck_buffer" \
   --meta "switch=linux bridge of veths, net_af_packet, namespaces" \
   "$points" || failures=$((failures + 1))
 echo "JSON: $json_out" >&2
