@@ -404,6 +404,10 @@ class Vnic {
   void homa_observe(std::uint64_t len);
   std::uint32_t homa_phase(TimeNs now);
   void homa_announce(QpEntry& e);
+  void homa_posted(QpEntry& e);
+  void homa_served(QpEntry& e);
+  void homa_classes();
+  void homa_set_class(QpEntry& e, std::uint8_t prio);
   void homa_send_cutoffs(QpEntry& e, bool probe);
   void homa_send(QpEntry& e, std::uint8_t opcode, std::uint32_t psn,
                  std::span<const std::uint8_t> hdr);
@@ -437,6 +441,8 @@ class Vnic {
   bool tx_plain_ = true;
   // Isolation auto: the doorbell phase reports each send WR (sched.h).
   bool auto_on_ = false;
+  // auto_on_ || homa_on_: the doorbell phase's one test per send WR.
+  bool post_hooks_ = false;
   // DCQCN (cc.h): on when cfg_.dcqcn.enabled; then one CcQp per QP slot.
   bool cc_on_ = false;
   std::vector<CcQp> cc_;
@@ -454,6 +460,9 @@ class Vnic {
   sched::homa::SizeHistogram homa_hist_;
   sched::homa::Cutoffs homa_cutoffs_{};
   std::uint32_t homa_seen_ = 0;
+  // QPs whose TX class must follow their next packet's priority once the
+  // current round ends (homa_classes).
+  std::vector<std::uint32_t> homa_reclass_;
   std::uint32_t homa_gen_ = 1;
   std::unordered_map<ObjId, std::uint32_t> qp_ids_;
   std::unordered_map<ObjId, std::unique_ptr<CqObj>> cqs_;

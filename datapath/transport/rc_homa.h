@@ -58,12 +58,20 @@ struct RcHomaTx {
   // The engine owes the receiver an MLEN for `gate` again (set at a grant
   // timeout; the engine sends it and clears this).
   bool announce = false;
+  // The priority the gate gave scheduled bytes when a later message took
+  // it over: a go-back-N into an earlier message resends its scheduled
+  // bytes at this, never at an unscheduled priority.
+  std::uint8_t prev_sched_prio = 0;
+  // The priority of the last data packet admitted (the engine's TX class
+  // for the QP follows it: sender-side priority, vnic/homa.h).
+  std::uint8_t last_prio = 0;
   RcHomaCounters ctr{};
 
   // Forget the message in flight (the QP was reset or failed).
   void reset() {
     gated = false;
     announce = false;
+    prev_sched_prio = 0;
   }
 
   // A fresh message of `total` bytes needs an MLEN before its first packet.
@@ -75,6 +83,7 @@ struct RcHomaTx {
   bool admit(bool fresh, bool new_psn, Psn first, std::uint64_t offset, std::size_t payload,
              std::uint64_t total, TimeNs now, wire::PacketSpec* spec) {
     if (fresh) {
+      if (gated) prev_sched_prio = gate.priority(gate_cfg.unsched_bytes);
       gated = total > gate_cfg.unsched_bytes;
       if (gated) {
         gate = sched::homa::GrantGate(gate_cfg, first.value(), total, peer);
@@ -92,11 +101,21 @@ struct RcHomaTx {
         gate.on_sent(offset + payload, now);
       }
       prio = gate.priority(offset);
+    } else if (total > gate_cfg.unsched_bytes && offset >= gate_cfg.unsched_bytes) {
+      prio = prev_sched_prio;
     } else {
       prio = peer.priority_of(total);
     }
-    spec->dscp = dscp[prio & 7];
+    last_prio = prio & 7;
+    spec->dscp = dscp[last_prio];
     return true;
+  }
+
+  // The priority of the QP's next data packet as far as the gate knows:
+  // the gated message's next byte, else the last packet's.
+  std::uint8_t next_priority() const {
+    if (gated && !gate.done()) return gate.priority(gate.sent());
+    return last_prio;
   }
 
   // The next new packet of the gated message starting at `offset` must

@@ -171,8 +171,9 @@ inline std::uint32_t Vnic<PortIo, Sched>::sq_doorbell(QpEntry& e, bool* more) {
       if (rc != 0) {
         ++ctr_.wqe_rejected;
         bad = transport::WcStatus::kLocQpOpErr;
-      } else if (auto_on_) [[unlikely]] {
-        auto_observe(e);
+      } else if (post_hooks_) [[unlikely]] {
+        if (auto_on_) auto_observe(e);
+        if (homa_on_) homa_posted(e);
       }
     }
     e.sq.release();

@@ -3,8 +3,8 @@
 // sched/grant_scheduler.h (receiver), sched/grant_gate.h through
 // transport/rc_homa.h (sender) and sched/unsched_cutoffs.h; this file is
 // where the engine meets them:
-//   - Discovery (control path and RX): a connected RC QP moving to RTR or
-//     RTS sends CUTOFFS with PROBE to its peer's QP; a peer with the
+//   - Discovery (control path and RX): a connected RC QP moving to RTR
+//     sends CUTOFFS with PROBE to its peer's QP; a peer with the
 //     scheduler on answers with its own, and from then on both sides
 //     schedule the connection (the QP's RcHomaTx is attached). rxe, an RNIC
 //     or a uroce device with it off drop the probe: the QP stays plain RC.
@@ -21,6 +21,10 @@
 //     peers); the lengths of the messages seen feed the unscheduled
 //     cutoffs, recomputed every cutoffs_every messages and sent to a peer
 //     with the next packet it sends us.
+//   - Sender-side priority (pump): the TX classes are the network
+//     priorities, all strict, and a scheduled QP's class follows the
+//     priority of its next data packet (set at post, at a grant and after
+//     its turns), so a host sends its shortest message first.
 //   - Grants (phase 3b, after the timers, before the pump): when data
 //     arrived or a resend is due, the scheduler's grants leave as GRANT
 //     packets at the top priority, ahead of this iteration's data.
@@ -66,6 +70,8 @@ struct Vnic<PortIo, Sched>::HomaQp {
   // length joins the size histogram at its last packet).
   bool send_open = false;
   std::uint32_t send_psn = 0;
+  // Queued in homa_reclass_ (its class changes when the round ends).
+  bool reclass = false;
 };
 
 namespace detail {
@@ -87,6 +93,7 @@ void Vnic<PortIo, Sched>::homa_init() {
   grants_ = std::make_unique<sched::homa::GrantScheduler>(cfg_.homa.grant_config());
   grant_out_.reserve(cfg_.homa.max_messages + cfg_.homa.overcommit + 1);
   for (std::uint8_t p = 0; p < 8; ++p) homa_dscp_[p] = cfg_.pfc.map.dscp_of_priority(p);
+  homa_reclass_.reserve(qps_.size());
   homa_cutoffs_.levels = cfg_.homa.unsched_levels();
   homa_cutoffs_.max_length.fill(UINT64_MAX);
 }
@@ -107,7 +114,7 @@ void Vnic<PortIo, Sched>::homa_reset(std::uint32_t slot) {
 }
 
 // After modify_qp: RESET forgets the peer (the QP may be connected anew),
-// ERR the message being received; RTR and RTS probe (or answer).
+// ERR the message being received; RTR probes (or answers).
 template <class PortIo, sched::TxScheduler Sched>
 void Vnic<PortIo, Sched>::homa_modified(QpEntry& e, transport::QpState before) {
   using transport::QpState;
@@ -126,9 +133,11 @@ void Vnic<PortIo, Sched>::homa_modified(QpEntry& e, transport::QpState before) {
   }
   const bool connected = (s == QpState::kRtr || s == QpState::kRts) && s != before;
   if (!connected) return;
-  if (!h.peer) {
+  // One probe per connection here (at RTR, or at RTS for a QP that skipped
+  // it); a lost one is sent again as traffic flows (homa_data).
+  if (!h.peer && h.probes == 0) {
     homa_send_cutoffs(e, true);
-  } else if (h.owe_answer) {
+  } else if (h.peer && h.owe_answer) {
     homa_send_cutoffs(e, false);
   }
   h.owe_answer = false;
@@ -157,7 +166,10 @@ bool Vnic<PortIo, Sched>::homa_control(QpEntry& e, TimeNs now) {
       if (b.size() < wire::HomaGrantHdr::kSize || !has_peer) break;
       const wire::HomaGrantHdr g = wire::HomaGrantHdr::read(b.data());
       ++ctr_.homa_rx_grants;
-      if (e.rc->homa_grant(psn, g.offset(), g.priority() & 7, now)) sched_.activate(e.slot);
+      if (e.rc->homa_grant(psn, g.offset(), g.priority() & 7, now)) {
+        homa_set_class(e, h.tx.next_priority());
+        sched_.activate(e.slot);
+      }
       // The receiver's cutoffs changed: ask for them (once per generation).
       if (h.peer && g.generation() != h.tx.peer.generation && g.generation() != h.gen_asked) {
         h.gen_asked = g.generation();
@@ -341,6 +353,56 @@ void Vnic<PortIo, Sched>::homa_announce(QpEntry& e) {
                                   std::min<std::uint64_t>(cfg_.homa.unsched_bytes, len)));
   homa_send(e, wire::op::kHomaMlen, t.gate.psn(), {m.raw, sizeof m.raw});
   ++t.ctr.mlen;
+}
+
+// Sender-side priority (Homa's sender sends its most urgent message
+// first): with the scheduler on, the TX classes are the network priorities,
+// all strict (sched.h), and a scheduled QP's class is the priority of its
+// next data packet. A QP pinned through set_qp_sched keeps its class.
+template <class PortIo, sched::TxScheduler Sched>
+void Vnic<PortIo, Sched>::homa_set_class(QpEntry& e, std::uint8_t prio) {
+  if constexpr (requires { sched_.set_class(e.slot, std::uint8_t{0}); }) {
+    if (!e.class_pinned && sched_.class_of(e.slot) != prio) sched_.set_class(e.slot, prio);
+  }
+}
+
+// Doorbell phase: a send WR on a scheduled QP with nothing else queued
+// starts in the class its message's length gives (a READ or atomic, whose
+// request is one small packet, at the top).
+template <class PortIo, sched::TxScheduler Sched>
+void Vnic<PortIo, Sched>::homa_posted(QpEntry& e) {
+  if (e.type != transport::QpType::kRc || !homa_[e.slot].peer) return;
+  if (e.rc->send_queue_depth() != 1) return;
+  const transport::WrOpcode op = swr_.opcode;
+  const bool data = !transport::is_rd_atomic(op) && op != transport::WrOpcode::kLocalInv;
+  homa_set_class(e, data ? homa_[e.slot].tx.peer.priority_of(swr_.length())
+                         : cfg_.homa.top_priority());
+}
+
+// After a scheduled QP's turn, inside the pump's round: a class that must
+// change (the next packet's priority moved) changes once the round ends.
+template <class PortIo, sched::TxScheduler Sched>
+void Vnic<PortIo, Sched>::homa_served(QpEntry& e) {
+  HomaQp& h = homa_[e.slot];
+  if (!h.peer || h.reclass) return;
+  if constexpr (requires { sched_.class_of(e.slot); }) {
+    if (sched_.class_of(e.slot) == h.tx.next_priority()) return;
+    h.reclass = true;
+    homa_reclass_.push_back(e.slot);
+  }
+}
+
+template <class PortIo, sched::TxScheduler Sched>
+void Vnic<PortIo, Sched>::homa_classes() {
+  for (const std::uint32_t slot : homa_reclass_) {
+    QpEntry& e = qps_[slot];
+    HomaQp& h = homa_[slot];
+    h.reclass = false;
+    if (e.used && e.type == transport::QpType::kRc && h.peer) {
+      homa_set_class(e, h.tx.next_priority());
+    }
+  }
+  homa_reclass_.clear();
 }
 
 template <class PortIo, sched::TxScheduler Sched>

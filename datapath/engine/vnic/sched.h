@@ -15,6 +15,14 @@ namespace uroce::engine {
 template <class PortIo, sched::TxScheduler Sched>
 Sched Vnic<PortIo, Sched>::make_sched(const VnicConfig& c, std::uint32_t flows) {
   if constexpr (std::is_constructible_v<Sched, std::uint32_t, const sched::TxPolicyConfig&>) {
+    if (c.homa.enabled) {
+      // The Homa-like scheduler takes the TX classes: a QP's class is the
+      // network priority of its next packet, all strict (vnic/homa.h).
+      sched::TxPolicyConfig h = c.sched;
+      h.isolation = sched::Isolation::kClasses;
+      for (auto& k : h.classes.classes) k.mode = sched::ClassMode::kStrict;
+      return Sched(flows, h);
+    }
     return Sched(flows, c.sched);
   } else {
     return Sched(flows);
@@ -28,6 +36,7 @@ void Vnic<PortIo, Sched>::update_tx_plain() {
     classes = sched_.isolation() != sched::Isolation::kOff;
   }
   if constexpr (requires { sched_.auto_classify(); }) auto_on_ = sched_.auto_classify();
+  post_hooks_ = auto_on_ || homa_on_;
   tx_plain_ = !classes && pacer_.count() == 0 && !limit_.enabled();
 }
 
@@ -50,6 +59,7 @@ template <class PortIo, sched::TxScheduler Sched>
 void Vnic<PortIo, Sched>::class_from_av(QpEntry& e) {
   if constexpr (requires { sched_.set_class(e.slot, std::uint8_t{0}); }) {
     if (e.class_pinned || e.type == transport::QpType::kUd || auto_on_) return;
+    if (homa_on_ && homa_[e.slot].peer) return;  // the scheduler's priorities
     sched_.set_class(e.slot, pfc_.config().map.priority_of_dscp(e.attr.av.dscp));
   }
 }

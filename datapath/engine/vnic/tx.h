@@ -62,6 +62,7 @@ template <class PortIo, sched::TxScheduler Sched>
     if (limited) limit_.sent(e.ctr.tx_bytes - bytes0, r.sent);
     return r;
   });
+  if (homa_on_) homa_classes();
   ctr_.tx_pumped += n;
   return n;
 }
@@ -125,6 +126,8 @@ inline sched::ServeResult Vnic<PortIo, Sched>::serve(QpEntry& e, std::uint32_t b
       Timers timers{this};
       auto rio = transport::rc_io(tx, e.scq->sink, rcq, timers);
       r.sent = e.rc->pump_tx(now, rio, b);
+      if (homa_on_) [[unlikely]]
+        homa_served(e);
       r.more = e.rc->has_output();
       break;
     }

@@ -171,8 +171,8 @@ TEST_F(Homa, Cutoffs_RecomputedFromLengthsSeenAndPublished) {
 }
 
 TEST_F(Homa, LossyLink_EveryMessageCompletes) {
-  link_cfg.dir[0].loss = 0.02;
-  link_cfg.dir[1].loss = 0.02;
+  link_cfg.dir[0].loss = 0.05;
+  link_cfg.dir[1].loss = 0.05;
   start();
   // The handshake may need a second probe over the lossy link.
   for (int i = 0; i < 20 && !status_of(a->vnic, 10).homa_peer; ++i) {
@@ -181,7 +181,7 @@ TEST_F(Homa, LossyLink_EveryMessageCompletes) {
   }
   ASSERT_TRUE(status_of(a->vnic, 10).homa_peer);
   fill(*a, 0, 48 * 1024, 1);
-  for (int m = 0; m < 10; ++m) {
+  for (int m = 0; m < 20; ++m) {
     std::memset(b->mem.data(), 0, 48 * 1024);
     aqp->post_send(write_wqe(m + 1, b->va(0), b->key), {a->sge(0, 48 * 1024)});
     const auto wc = wait_send(1);
@@ -190,7 +190,7 @@ TEST_F(Homa, LossyLink_EveryMessageCompletes) {
     ASSERT_EQ(std::memcmp(a->mem.data(), b->mem.data(), 48 * 1024), 0) << m;
   }
   const QpStatus s = status_of(a->vnic, 10);
-  EXPECT_EQ(s.homa.gated, 10u);
+  EXPECT_EQ(s.homa.gated, 20u);
   // Losses hit grants or MLENs too: recovered by resends or gate timeouts.
   const auto& g = b->vnic.grant_scheduler()->counters();
   EXPECT_GT(g.resends + s.homa.timeouts, 0u);
@@ -258,6 +258,59 @@ TEST_F(Homa, Priorities_UnscheduledByCutoffsScheduledByGrantControlOnTop) {
   EXPECT_EQ(sched, 40);
   EXPECT_GE(ctl, 4);  // probe, answer, MLEN, grants
   EXPECT_GE(acks, 1);
+}
+
+// Everything B sends is lost for 1 ms while A waits for grants: A's gate
+// times out (MLEN again) and B re-sends its grant once the data went
+// silent; the message then completes.
+TEST_F(Homa, GrantsLost_ResentAndMessageCompletes) {
+  start();
+  fill(*a, 0, 48 * 1024, 9);
+  aqp->post_send(write_wqe(1, b->va(0), b->key), {a->sge(0, 48 * 1024)});
+  run(30);  // the MLEN and the unscheduled bytes arrived; B granted some
+  ASSERT_GE(b->vnic.counters().homa_tx_grants, 1u);
+  ImpairConfig lose;
+  lose.drop_tx_rate = 1.0;
+  b->vnic.set_impairment(lose);
+  run(2000);  // 1 ms
+  b->vnic.set_impairment(ImpairConfig{});
+  const auto wc = wait_send(1);
+  ASSERT_EQ(wc.size(), 1u);
+  EXPECT_EQ(wc[0].status, IBV_WC_SUCCESS);
+  EXPECT_EQ(std::memcmp(a->mem.data(), b->mem.data(), 48 * 1024), 0);
+  EXPECT_GE(b->vnic.grant_scheduler()->counters().resends, 1u);
+  EXPECT_GE(status_of(a->vnic, 10).homa.timeouts, 1u);
+  EXPECT_EQ(status_of(a->vnic, 10).homa.fallbacks, 0u);
+}
+
+// Sender-side priority: the TX classes follow the network priorities. A
+// long message in its scheduled bytes sends in class 0 (its grants'
+// priority); a short message posted meanwhile on another QP starts in
+// class 7 (the unscheduled level of its length), and strict classes send
+// it first.
+TEST_F(Homa, SenderPriority_QpClassFollowsItsNextPacket) {
+  start();
+  auto aqp2 = a->make_qp(11, QpType::kRc, 1, 2);
+  auto bqp2 = b->make_qp(11, QpType::kRc, 1, 2);
+  a->connect(11, QpType::kRc, bqp2->qpn, kMacB, kIpB, 300, 700);
+  b->connect(11, QpType::kRc, aqp2->qpn, kMacA, kIpA, 700, 300);
+  run(20);
+  ASSERT_TRUE(status_of(a->vnic, 11).homa_peer);
+  aqp->post_send(write_wqe(1, b->va(0), b->key), {a->sge(0, 48 * 1024)});
+  for (int i = 0; i < 2000 && status_of(a->vnic, 10).homa.grants == 0; ++i) run(1);
+  ASSERT_GE(status_of(a->vnic, 10).homa.grants, 1u);
+  run(1);
+  EXPECT_EQ(status_of(a->vnic, 10).tx_class, 0);
+  aqp2->post_send(write_wqe(2, b->va(60000), b->key), {a->sge(0, 64)});
+  a->vnic.poll(clock.now());
+  EXPECT_EQ(status_of(a->vnic, 11).tx_class, 7);
+  std::vector<std::uint64_t> order;
+  for (int i = 0; i < 20000 && order.size() < 2; ++i) {
+    run(1);
+    for (const ib_uverbs_wc& w : ascq->poll()) order.push_back(w.wr_id);
+  }
+  ASSERT_EQ(order.size(), 2u);
+  EXPECT_EQ(order[0], 2u);  // the short message first
 }
 
 TEST_F(Homa, DestroyQp_MessageForgotten) {

@@ -5,6 +5,9 @@
 #include <cctype>
 #include <sstream>
 
+#include "datapath/wire/homa_cutoffs.h"
+#include "datapath/wire/homa_grant.h"
+#include "datapath/wire/homa_mlen.h"
 #include "datapath/wire/opcodes.h"
 
 namespace uroce::transport::conformance {
@@ -45,6 +48,7 @@ std::optional<std::uint8_t> opcode_by_name(std::string_view name) {
   replace_prefix("rc_write_", "rc_rdma_write_");
   replace_prefix("uc_write_", "uc_rdma_write_");
   replace_prefix("rc_read_", "rc_rdma_read_");
+  replace_prefix("homa_", "uroce_homa_");
   replace_suffix("_imm", "_with_immediate");
   replace_suffix("_inv", "_with_invalidate");
   for (unsigned op = 0; op < 256; ++op) {
@@ -92,10 +96,47 @@ std::string aeth_text(const wire::AethHdr& a) {
   return s + " msn=" + std::to_string(a.msn());
 }
 
+std::string packet_name(const wire::OpcodeInfo& info) {
+  std::string n = lower(info.name);
+  if (info.transport == wire::Transport::kExt && n.starts_with("uroce_")) n.erase(0, 6);
+  return n;
+}
+
+namespace {
+
+// The header of a uroce extension packet (the Homa-like scheduler's).
+void homa_text(std::ostringstream& o, const wire::ParsedPacket& p) {
+  const std::span<const std::uint8_t> b = p.payload;
+  switch (p.bth.opcode()) {
+    case wire::op::kHomaMlen:
+      if (b.size() >= wire::HomaMlenHdr::kSize) {
+        const wire::HomaMlenHdr m = wire::HomaMlenHdr::read(b.data());
+        o << " length=" << m.length() << " unsched=" << m.unscheduled();
+      }
+      break;
+    case wire::op::kHomaGrant:
+      if (b.size() >= wire::HomaGrantHdr::kSize) {
+        const wire::HomaGrantHdr g = wire::HomaGrantHdr::read(b.data());
+        o << " offset=" << g.offset() << " prio=" << unsigned{g.priority()};
+      }
+      break;
+    case wire::op::kHomaCutoffs:
+      if (b.size() >= wire::HomaCutoffsHdr::kSize) {
+        const wire::HomaCutoffsHdr c = wire::HomaCutoffsHdr::read(b.data());
+        o << " generation=" << c.generation() << " levels=" << unsigned{c.levels()}
+          << " top=" << unsigned{c.top_priority()};
+      }
+      break;
+    default: break;
+  }
+}
+
+}  // namespace
+
 // A packet as a script line would write it (for failure messages).
 std::string packet_text(const wire::ParsedPacket& p) {
   std::ostringstream o;
-  o << lower(p.info != nullptr ? p.info->name : "?") << " psn=" << hex(p.bth.psn())
+  o << (p.info != nullptr ? packet_name(*p.info) : "?") << " psn=" << hex(p.bth.psn())
     << " dest_qp=" << hex(p.bth.dest_qp());
   if (p.bth.ack_req()) o << " ackreq";
   if (p.bth.se()) o << " se";
@@ -116,7 +157,10 @@ std::string packet_text(const wire::ParsedPacket& p) {
   }
   if (p.has(wire::ExtHdr::kImmDt)) o << " imm=" << hex(p.immdt.imm());
   if (p.has(wire::ExtHdr::kIeth)) o << " inv=" << hex(p.ieth.rkey());
-  if (p.info != nullptr && p.info->payload) o << " len=" << p.payload.size();
+  const bool ext = p.info != nullptr && p.info->transport == wire::Transport::kExt;
+  if (ext) homa_text(o, p);
+  if (p.info != nullptr && p.info->payload && !ext) o << " len=" << p.payload.size();
+  o << " dscp=" << unsigned{p.dscp()};
   return o.str();
 }
 

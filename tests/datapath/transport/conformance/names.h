@@ -23,7 +23,8 @@ std::string lower(std::string_view s);
 std::string snake(std::string_view camel);
 
 // "rc_send_only", "RC_RDMA_WRITE_FIRST", and the short forms rc_ack,
-// rc_atomic_ack, rc_write_*, uc_write_*, rc_read_*, *_imm, *_inv.
+// rc_atomic_ack, rc_write_*, uc_write_*, rc_read_*, *_imm, *_inv; uroce's
+// extension packets as homa_grant, homa_cutoffs, homa_mlen.
 std::optional<std::uint8_t> opcode_by_name(std::string_view name);
 
 struct NamedStatus {
@@ -84,6 +85,9 @@ inline constexpr NamedNak kNaks[] = {
 
 // "ack credits=31 msn=1", "nak=rnr timer=12 msn=0", "nak=seq msn=0".
 std::string aeth_text(const wire::AethHdr& a);
+// An opcode's name in scripts: the IBTA name in lower case; uroce's
+// extension packets without their "uroce_" prefix (homa_mlen).
+std::string packet_name(const wire::OpcodeInfo& info);
 // A packet as a `send` line would write it.
 std::string packet_text(const wire::ParsedPacket& p);
 // A completion as a `wc` line would write it.

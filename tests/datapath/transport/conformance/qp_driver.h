@@ -27,8 +27,14 @@ class Driver {
   virtual int post_send(const SendWr& wr) = 0;
   virtual int post_recv(const RecvWr& wr) = 0;
   virtual int modify_state(QpState s) = 0;
+  // ibv_modify_qp with the attributes `mask` names (a reconnection after
+  // RESET takes the qp line's attributes again).
+  virtual int modify(std::uint32_t mask, const QpAttrValues& a) = 0;
   virtual void deliver(const wire::ParsedPacket& p, TimeNs now) = 0;
-  virtual void pump(TimeNs now) = 0;
+  // `force`: the engine serves the QP whether or not it reports output (a
+  // doorbell, an accepted GRANT); otherwise a QP that follows the engine's
+  // rule is served only when it reports output.
+  virtual void pump(TimeNs now, bool force) = 0;
   virtual void fire_timer(TimeNs now) = 0;
   virtual QpState state() const = 0;
   virtual std::uint32_t next_psn() const = 0;
@@ -44,26 +50,38 @@ struct Sinks {
   FakeTimer timer;
 };
 
+// clang-format 14 lays this X list out differently on each run.
+// clang-format off
 #define UROCE_RC_COUNTERS(X)                                                                       \
-  X(tx_requests)                                                                                   \
-  X(tx_retransmits) X(tx_no_buffer) X(tx_build_errors) X(wait_window) X(wait_fence)                \
-      X(wait_rd_atomic) X(wait_local_inv) X(local_errors) X(local_invalidates) X(local_inv_errors) \
-          X(rx_acks) X(rx_read_responses) X(rx_atomic_acks) X(rx_seq_naks) X(rx_rnr_naks)          \
-              X(rx_error_naks) X(timeouts) X(go_back_n) X(retry_exceeded) X(rnr_retry_exceeded)    \
-                  X(drop_stale_ack) X(drop_ghost_ack) X(drop_response_gap) X(drop_bad_response)    \
-                      X(drop_duplicate_nak) X(drop_reserved_aeth) X(rx_requests) X(rx_duplicates)  \
-                          X(drop_out_of_sequence) X(drop_dup_unknown) X(drop_no_resource)          \
-                              X(tx_acks) X(tx_read_responses) X(tx_atomic_acks) X(tx_seq_naks)     \
-                                  X(tx_rnr_naks) X(tx_nak_invalid_request) X(tx_nak_remote_access) \
-                                      X(tx_nak_remote_op) X(atomics_executed) X(atomics_replayed)  \
-                                          X(reads_replayed) X(drop_state) X(drop_not_rc)           \
-                                              X(drop_qpn) X(drop_pkey) X(drop_addr) X(cq_overflow)
+  X(tx_requests) X(tx_retransmits) X(tx_no_buffer) X(tx_build_errors) X(wait_window)               \
+  X(wait_fence) X(wait_rd_atomic) X(wait_local_inv) X(local_errors) X(local_invalidates)           \
+  X(local_inv_errors) X(rx_acks) X(rx_read_responses) X(rx_atomic_acks) X(rx_seq_naks)             \
+  X(rx_rnr_naks) X(rx_error_naks) X(timeouts) X(go_back_n) X(retry_exceeded)                       \
+  X(rnr_retry_exceeded) X(drop_stale_ack) X(drop_ghost_ack) X(drop_response_gap)                   \
+  X(drop_bad_response) X(drop_duplicate_nak) X(drop_reserved_aeth) X(rx_requests)                  \
+  X(rx_duplicates) X(drop_out_of_sequence) X(drop_dup_unknown) X(drop_no_resource) X(tx_acks)      \
+  X(tx_read_responses) X(tx_atomic_acks) X(tx_seq_naks) X(tx_rnr_naks)                             \
+  X(tx_nak_invalid_request) X(tx_nak_remote_access) X(tx_nak_remote_op) X(atomics_executed)        \
+  X(atomics_replayed) X(reads_replayed) X(drop_state) X(drop_not_rc) X(drop_qpn) X(drop_pkey)      \
+  X(drop_addr) X(cq_overflow)
+// clang-format on
+
+// The Homa-like scheduler's sender counters (rc_homa.h), named with a
+// homa_ prefix in scripts: RcCounters has a `timeouts` of its own.
+#define UROCE_RC_HOMA_COUNTERS(X) \
+  X(gated) X(mlen) X(wait_grant) X(grants) X(grant_stale) X(timeouts) X(fallbacks)
 
 class RcDriver final : public Driver {
  public:
   RcDriver(const RcQpConfig& cfg, MrTable& mrs, Sinks& s)
       : qp_(cfg, mrs), io_(rc_io(s.tx, s.scq, s.rcq, s.timer)) {}
   RcQp& qp() { return qp_; }
+  // Serve the QP as the engine does (vnic/rx.h, timers.h, tx.h): after a
+  // packet or a timer only when has_output(). The runner turns this on
+  // with the Homa-like scheduler, whose counters (wait_grant) and grant
+  // timeouts depend on when the QP is pumped; plain RC scripts keep being
+  // pumped after every event.
+  void serve_like_engine() { engine_like_ = true; }
 
   int post_send(const SendWr& wr) override { return qp_.post_send(wr); }
   int post_recv(const RecvWr& wr) override { return qp_.post_recv(wr); }
@@ -72,8 +90,12 @@ class RcDriver final : public Driver {
     a.qp_state = st;
     return qp_.modify(qp_attr::kState, a);
   }
+  int modify(std::uint32_t mask, const QpAttrValues& a) override { return qp_.modify(mask, a); }
   void deliver(const wire::ParsedPacket& p, TimeNs now) override { qp_.on_packet(p, now, io_); }
-  void pump(TimeNs now) override { qp_.pump_tx(now, io_, 1u << 16); }
+  void pump(TimeNs now, bool force) override {
+    if (engine_like_ && !force && !qp_.has_output()) return;
+    qp_.pump_tx(now, io_, 1u << 16);
+  }
   void fire_timer(TimeNs now) override { qp_.on_timer(now, io_); }
   QpState state() const override { return qp_.state(); }
   std::uint32_t next_psn() const override { return qp_.next_psn().value(); }
@@ -84,6 +106,12 @@ class RcDriver final : public Driver {
   if (name == #f) return c.f;
     UROCE_RC_COUNTERS(X)
 #undef X
+    if (const RcHomaTx* h = qp_.homa()) {
+#define X(f) \
+  if (name == "homa_" #f) return h->ctr.f;
+      UROCE_RC_HOMA_COUNTERS(X)
+#undef X
+    }
     return std::nullopt;
   }
   std::string counter_names() const override {
@@ -91,12 +119,18 @@ class RcDriver final : public Driver {
 #define X(f) r += " " #f;
     UROCE_RC_COUNTERS(X)
 #undef X
+    if (qp_.homa() != nullptr) {
+#define X(f) r += " homa_" #f;
+      UROCE_RC_HOMA_COUNTERS(X)
+#undef X
+    }
     return r;
   }
 
  private:
   RcQp qp_;
   RcIo<CaptureTx, VecCq, VecCq, FakeTimer> io_;
+  bool engine_like_ = false;
 };
 
 // UC and UD share their driving: no timers, process_send + flush.
@@ -118,7 +152,8 @@ class UnreliableDriver : public Driver {
     qp_.on_packet(p, s_.rcq);
     qp_.flush(s_.scq, s_.rcq);
   }
-  void pump(TimeNs) override {
+  int modify(std::uint32_t mask, const QpAttrValues& a) override { return qp_.modify(mask, a); }
+  void pump(TimeNs, bool) override {
     qp_.process_send(s_.tx, s_.scq, 1u << 16);
     qp_.flush(s_.scq, s_.rcq);
   }

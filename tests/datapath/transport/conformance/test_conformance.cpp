@@ -80,6 +80,18 @@ TEST(Script_Files, AllNamedCasesPresent) {
       "ud_qkey_mismatch.conf",
       "ud_grh_in_receive_buffer.conf",
       "uc_lost_middle_packet.conf",
+      // Issue 15, must-show 3: the grant exchange (docs/homa.md).
+      "rc_homa_mlen_before_first_packet.conf",
+      "rc_homa_grant_releases_packets.conf",
+      "rc_homa_stale_grants.conf",
+      "rc_homa_within_unsched.conf",
+      "rc_homa_nak_go_back_n.conf",
+      "rc_homa_timeout_retransmit.conf",
+      "rc_homa_grant_timeout_fallback.conf",
+      "rc_homa_resend_restarts_timeouts.conf",
+      "rc_homa_write_then_send.conf",
+      "rc_homa_read_never_gated.conf",
+      "rc_homa_reset_forgets.conf",
   };
   for (const char* r : required) {
     EXPECT_NE(std::find(have.begin(), have.end(), r), have.end()) << r;

@@ -24,6 +24,15 @@ TEST(OpcodeByName, ShortForms) {
   EXPECT_EQ(opcode_by_name("rc_send_last_inv"), wire::op::kRcSendLastInv);
 }
 
+TEST(OpcodeByName, HomaExtensions) {
+  EXPECT_EQ(opcode_by_name("homa_grant"), wire::op::kHomaGrant);
+  EXPECT_EQ(opcode_by_name("homa_cutoffs"), wire::op::kHomaCutoffs);
+  EXPECT_EQ(opcode_by_name("homa_mlen"), wire::op::kHomaMlen);
+  EXPECT_EQ(opcode_by_name("uroce_homa_mlen"), wire::op::kHomaMlen);
+  EXPECT_EQ(packet_name(wire::opcode_info(wire::op::kHomaMlen)), "homa_mlen");
+  EXPECT_EQ(packet_name(wire::opcode_info(wire::op::kRcSendOnly)), "rc_send_only");
+}
+
 TEST(OpcodeByName, UnknownIsEmpty) {
   EXPECT_FALSE(opcode_by_name("rc_send"));
   EXPECT_FALSE(opcode_by_name("rd_send_only"));

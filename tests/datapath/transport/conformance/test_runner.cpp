@@ -111,6 +111,22 @@ TEST(RunScript, PerturbedScriptsFail) {
        "unexpected completion", 1},
       {"rc_resp_duplicate_read.conf", "at 80ms recv rc_read_request psn=501", "dmalen=1024",
        "dmalen=1000", "packet field len", 1},
+      // The Homa-like scheduler's lines: MLEN fields, DSCP, the grant
+      // timeout's exact time, a grant offset one byte on, its counters.
+      {"rc_homa_mlen_before_first_packet.conf", "send homa_mlen psn=100", "length=5000",
+       "length=5001", "packet field length: expected 5001", 0},
+      {"rc_homa_mlen_before_first_packet.conf", "send homa_mlen psn=100", "unsched=2048",
+       "unsched=1024", "packet field unsched: expected 1024", 0},
+      {"rc_homa_grant_releases_packets.conf", "send rc_write_middle psn=102", "dscp=16", "dscp=24",
+       "packet field dscp: expected 24", 0},
+      {"rc_homa_grant_releases_packets.conf", "at 30us recv homa_grant", "offset=4096",
+       "offset=4097", "unexpected packet rc_rdma_write_middle psn=0x68", 2},
+      {"rc_homa_grant_timeout_fallback.conf", "at 4.1ms send homa_mlen", "4.1ms", "4.100001ms",
+       "sent at 4100us, expected at 4100001ns", 0},
+      {"rc_homa_grant_timeout_fallback.conf", "at 4.099999ms quiet", "4.099999ms", "4.1ms",
+       "unexpected packet homa_mlen psn=0x64", 0},
+      {"rc_homa_stale_grants.conf", "counter homa_grants=0", "homa_grant_stale=4",
+       "homa_grant_stale=3", "counter homa_grant_stale: expected 3, got 4", 0},
   };
   for (const Perturbation& c : cases) {
     const std::string text = load(c.file);
@@ -156,6 +172,23 @@ TEST(RunScript, ByAcceptsEarlierEmission) {
   EXPECT_NE(r.message.find("sent nothing"), std::string::npos) << r.describe();
 }
 
+// Without `homa` the QP is plain RC: an extension packet reaches the
+// transport, which drops it as an engine with the scheduler off lets it.
+// A QP brought back from RESET takes the qp line's attributes again.
+TEST(RunScript, HomaOffAndReconnect) {
+  const std::string reconnect =
+      std::string("qp rc sq_psn=5\nmodify state=reset\nmodify state=init\n") +
+      "modify state=rtr\nmodify state=rts sq_psn=9\nstate rts next_psn=9\n";
+  const std::string ok[] = {
+      "qp rc\nrecv homa_grant psn=0 offset=5000\ncounter drop_not_rc=1\n",
+      reconnect,
+      "qp rc homa\nrecv homa_grant psn=0 offset=5000\ncounter drop_not_rc=0 homa_grant_stale=1\n",
+  };
+  for (const std::string& t : ok) {
+    EXPECT_TRUE(run_script(t).ok) << t << " -> " << run_script(t).describe();
+  }
+}
+
 struct BadScript {
   const char* text;
   int line;
@@ -183,6 +216,17 @@ TEST(RunScript, BadValuesNameTheLine) {
       {"qp rc\npost_send wr=1 op=read len=0 expect=einval\n", 2,
        "post_send returned ok, expected einval"},
       {"qp rc\nmodify state=init\n", 2, "modify returned einval, expected ok"},
+      {"qp rc\nmodify state=sqd sq_psn=5\n", 2, "sq_psn= and rq_psn= go with"},
+      {"qp uc homa\n", 1, "homa applies to an rc QP only"},
+      {"qp rc unsched=10\n", 1, "unsched= goes with the word homa"},
+      {"qp rc homa unsched=0\n", 1, "unsched= takes 1"},
+      {"qp rc homa grant_timeout=0\n", 1, "bad grant_timeout=0"},
+      {"qp rc homa dscp_map=1,2\n", 1, "dscp_map= takes 8 DSCPs"},
+      {"qp rc homa\nrecv homa_grant psn=1 offset=9 len=4\n", 2, "carries its own header"},
+      {"qp rc homa\nsend homa_mlen psn=1 offset=4\n", 2, "offset= belongs to homa_grant"},
+      {"qp rc homa\nrecv homa_cutoffs psn=0 cutoffs=100,50,any\n", 2, "cutoffs the engine"},
+      {"qp rc homa\nrecv homa_mlen psn=0 length=5\n", 2, "does not play the receiver"},
+      {"qp rc\ncounter homa_gated=0\n", 2, "unknown counter 'homa_gated'"},
   };
   for (const BadScript& c : cases) {
     const RunResult r = run_script(c.text);

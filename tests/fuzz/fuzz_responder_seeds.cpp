@@ -1,0 +1,312 @@
+// Seed corpus writer of fuzz_responder (fuzz_responder_rig.h):
+// `fuzz_responder_seeds corpus DIR` runs normal exchanges between the rig
+// and real peer QPs and records what the rig receives, one script per file.
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "tests/fuzz/fuzz_responder_rig.h"
+
+using namespace uroce;
+using namespace uroce::transport;
+using namespace uroce::transport::fuzz_responder;
+
+namespace {
+
+constexpr std::uint32_t kPeerUdQpn = 0x35;
+
+// Seed writer: the rig against real peers; what reaches the rig is
+// recorded as a script.
+struct Script {
+  std::vector<std::uint8_t> bytes;
+  void frame(std::uint8_t ctrl, const std::vector<std::uint8_t>& f) {
+    bytes.push_back(ctrl);
+    bytes.push_back(static_cast<std::uint8_t>(f.size()));
+    bytes.push_back(static_cast<std::uint8_t>(f.size() >> 8));
+    bytes.insert(bytes.end(), f.begin(), f.end());
+  }
+  void command(std::uint8_t ctrl, std::initializer_list<std::uint8_t> b) {
+    frame(static_cast<std::uint8_t>(ctrl | kCommand), std::vector<std::uint8_t>(b));
+  }
+};
+
+struct NullCq {
+  bool push(const Cqe&) { return true; }
+};
+
+// An RC peer connected to the rig's RC QP, owning memory of its own.
+struct Peer {
+  MrTable mrs{4};
+  std::vector<std::uint8_t> mem = std::vector<std::uint8_t>(1 << 16, 0x5a);
+  std::uint32_t key = 0;
+  std::unique_ptr<RcQp> qp;
+  NullCq cq;
+  TimerSlot timer;
+  Peer() {
+    int err = 0;
+    key = mrs.reg({kPd, kPeerVa, mem.size(), access::kLocalWrite | access::kRemoteAny, mem.data()},
+                  &err);
+    check(key == peer_key(), "peer key as the rig expects");
+    RcQpConfig c;
+    c.qpn = kPeerRcQpn;
+    c.pd = kPd;
+    c.local = {kMacPeer, kIpPeer};
+    qp = std::make_unique<RcQp>(c, mrs);
+    using namespace qp_attr;
+    QpAttrValues a;
+    a.qp_state = QpState::kInit;
+    a.qp_access_flags = access::kRemoteAny;
+    qp->modify(kState | kPkeyIndex | kPort | kAccessFlags, a);
+    a.qp_state = QpState::kRtr;
+    a.av.dmac = kMacRig;
+    a.av.dip = kIpRig;
+    a.path_mtu = wire::PathMtu::k256;
+    a.dest_qp_num = kRcQpn;
+    a.rq_psn = kRcSqPsn;
+    a.max_dest_rd_atomic = 2;
+    qp->modify(kState | kAv | kPathMtu | kDestQpn | kRqPsn | kMaxDestRdAtomic | kMinRnrTimer, a);
+    a.qp_state = QpState::kRts;
+    a.sq_psn = kRcRqPsn;
+    a.timeout = 10;
+    a.retry_cnt = 3;
+    a.max_rd_atomic = 2;
+    qp->modify(kState | kSqPsn | kTimeout | kRetryCnt | kRnrRetry | kMaxQpRdAtomic, a);
+    // Room for the rig's SEND.
+    RecvWr r;
+    r.num_sge = 1;
+    r.sge[0] = {kPeerVa + 8192, 1024, key};
+    qp->post_recv(r);
+    qp->post_recv(r);
+  }
+  SendWr wr(WrOpcode op, std::uint32_t len, std::uint64_t raddr, std::uint32_t rkey) {
+    SendWr w;
+    w.opcode = op;
+    w.num_sge = 1;
+    w.sge[0] = {kPeerVa, len, key};
+    w.remote_addr = raddr;
+    w.rkey = rkey;
+    return w;
+  }
+};
+
+// Runs rig <-> peer until quiet; every frame the rig receives is recorded
+// (ctrl: RC target, pump after). `dup_every` > 0 also records each n-th
+// frame twice (a duplicate).
+void exchange(Rig& rig, Peer& peer, Script& s, unsigned dup_every) {
+  std::vector<std::vector<std::uint8_t>> to_peer;
+  std::vector<std::vector<std::uint8_t>> to_rig;
+  rig.tx.record = &to_peer;
+  CheckTx ptx;
+  ptx.record = &to_rig;
+  unsigned n = 0;
+  for (int round = 0; round < 200; ++round) {
+    rig.pump();
+    auto pio = rc_io(ptx, peer.cq, peer.cq, peer.timer);
+    peer.qp->pump_tx(rig.now, pio, 64);
+    if (to_peer.empty() && to_rig.empty()) break;
+    for (auto& f : to_peer) {
+      wire::ParsedPacket p;
+      if (wire::parse_roce(f, p) == wire::ParseError::kOk && p.bth.dest_qp() == kPeerRcQpn) {
+        peer.qp->on_packet(p, rig.now, pio);
+      }
+    }
+    to_peer.clear();
+    std::vector<std::vector<std::uint8_t>> batch;
+    batch.swap(to_rig);
+    for (auto& f : batch) {
+      wire::ParsedPacket p;
+      if (wire::parse_roce(f, p) != wire::ParseError::kOk) continue;
+      s.frame(kPump, f);
+      rig.deliver(0, p);
+      if (dup_every != 0 && ++n % dup_every == 0) {
+        s.frame(kPump, f);
+        rig.deliver(0, p);
+      }
+    }
+  }
+  rig.tx.record = nullptr;
+}
+
+// Frames a UD or UC peer sends to the rig.
+std::vector<std::vector<std::uint8_t>> dgram_frames(bool uc) {
+  MrTable mrs{2};
+  std::vector<std::uint8_t> mem(4096);
+  for (std::size_t i = 0; i < mem.size(); ++i) mem[i] = static_cast<std::uint8_t>(i * 7);
+  int err = 0;
+  const std::uint32_t key =
+      mrs.reg({kPd, 0x8000000, mem.size(), access::kLocalWrite, mem.data()}, &err);
+  std::vector<std::vector<std::uint8_t>> out;
+  CheckTx tx;
+  tx.record = &out;
+  NullCq cq;
+  auto sge = [&](SendWr& w, std::uint32_t len) {
+    w.num_sge = 1;
+    w.sge[0] = {0x8000000, len, key};
+  };
+  if (!uc) {
+    UdQpConfig c;
+    c.qpn = kPeerUdQpn;
+    c.pd = kPd;
+    c.local = {kMacPeer, kIpPeer};
+    UdQp q(c, mrs);
+    QpAttrValues v;
+    v.qp_state = QpState::kInit;
+    v.qkey = kQkey;
+    q.modify(qp_attr::kState | qp_attr::kPkeyIndex | qp_attr::kPort | qp_attr::kQkey, v);
+    v.qp_state = QpState::kRtr;
+    q.modify(qp_attr::kState, v);
+    v.qp_state = QpState::kRts;
+    q.modify(qp_attr::kState | qp_attr::kSqPsn, v);
+    for (std::uint32_t len : {0u, 64u, 1000u}) {
+      SendWr w;
+      w.opcode = len == 64 ? WrOpcode::kSendImm : WrOpcode::kSend;
+      sge(w, len);
+      w.ud = {kMacRig, kIpRig, kUdQpn, kQkey, 0, 64};
+      q.post_send(w);
+    }
+    q.process_send(tx, cq, 16);
+  } else {
+    UcQpConfig c;
+    c.qpn = kPeerUcQpn;
+    c.pd = kPd;
+    c.local = {kMacPeer, kIpPeer};
+    UcQp q(c, mrs);
+    QpAttrValues v;
+    v.qp_state = QpState::kInit;
+    q.modify(qp_attr::kState | qp_attr::kPkeyIndex | qp_attr::kPort | qp_attr::kAccessFlags, v);
+    v.qp_state = QpState::kRtr;
+    v.av = {kMacRig, kIpRig, 0, 64};
+    v.path_mtu = wire::PathMtu::k256;
+    v.dest_qp_num = kUcQpn;
+    v.rq_psn = kUcPsn;
+    q.modify(qp_attr::kState | qp_attr::kAv | qp_attr::kPathMtu | qp_attr::kDestQpn |
+                 qp_attr::kRqPsn,
+             v);
+    v.qp_state = QpState::kRts;
+    v.sq_psn = kUcPsn;
+    q.modify(qp_attr::kState | qp_attr::kSqPsn, v);
+    SendWr w;
+    w.opcode = WrOpcode::kSend;
+    sge(w, 600);
+    q.post_send(w);
+    w.opcode = WrOpcode::kRdmaWriteImm;
+    sge(w, 300);
+    w.remote_addr = 0x10000 + 100;
+    w.rkey = 1;  // patched below: the rig's keys are known only to the rig
+    q.post_send(w);
+    w.opcode = WrOpcode::kSendImm;
+    sge(w, 0);
+    q.post_send(w);
+    q.process_send(tx, cq, 64);
+  }
+  return out;
+}
+
+bool write_file(const std::string& path, const std::vector<std::uint8_t>& b) {
+  FILE* f = std::fopen(path.c_str(), "wb");
+  if (f == nullptr) return false;
+  const bool ok = std::fwrite(b.data(), 1, b.size(), f) == b.size();
+  return std::fclose(f) == 0 && ok;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 3 || std::string(argv[1]) != "corpus") {
+    std::fprintf(stderr, "usage: %s corpus DIR\n", argv[0]);
+    return 2;
+  }
+  const std::string dir = argv[2];
+  int files = 0;
+  auto emit = [&](const std::string& name, const Script& s) {
+    // Each seed must itself run clean through the target.
+    run_script(s.bytes.data(), s.bytes.size());
+    if (!write_file(dir + "/" + name, s.bytes)) {
+      std::fprintf(stderr, "cannot write %s/%s\n", dir.c_str(), name.c_str());
+      std::exit(1);
+    }
+    ++files;
+  };
+  // One RC exchange per operation the peer can send, and one with all of
+  // them and duplicates.
+  struct Op {
+    const char* name;
+    WrOpcode op;
+    std::uint32_t len;
+    int target;  // 0 any, 1 write_only, 2 atomics, 3 read_only
+  };
+  const Op ops[] = {
+      {"rc_send", WrOpcode::kSend, 600, 0},
+      {"rc_send_imm", WrOpcode::kSendImm, 0, 0},
+      {"rc_write", WrOpcode::kRdmaWrite, 700, 0},
+      {"rc_write_small", WrOpcode::kRdmaWrite, 100, 1},
+      {"rc_write_imm", WrOpcode::kRdmaWriteImm, 300, 0},
+      {"rc_read", WrOpcode::kRdmaRead, 900, 0},
+      {"rc_read_ro", WrOpcode::kRdmaRead, 300, 3},
+      {"rc_cmp_swap", WrOpcode::kCmpSwap, 8, 2},
+      {"rc_fetch_add", WrOpcode::kFetchAdd, 8, 2},
+      {"rc_send_inv", WrOpcode::kSendInv, 40, 0},
+  };
+  for (int all = 0; all < 2; ++all) {
+    for (const Op& o : ops) {
+      Rig rig;
+      Peer peer;
+      Script s;
+      const Region* t[] = {&rig.any, &rig.write_only, &rig.atomics, &rig.read_only};
+      auto post = [&](const Op& x) {
+        SendWr w =
+            peer.wr(x.op, x.len, t[x.target]->va + (x.target == 2 ? 8 : 0), t[x.target]->key);
+        if (x.op == WrOpcode::kSendImm || x.op == WrOpcode::kRdmaWriteImm) {
+          w.imm_or_inv = 0x01020304;
+        }
+        if (x.op == WrOpcode::kSendInv) w.imm_or_inv = rig.write_only.key;
+        peer.qp->post_send(w);
+      };
+      if (all == 0) {
+        post(o);
+      } else {
+        for (const Op& x : ops) post(x);
+      }
+      exchange(rig, peer, s, all == 0 ? 0 : 5);
+      // The rig's own four requests were answered: the seed reaches the
+      // completer as well as the responder.
+      check(rig.rc_scq.completions == 4 && rig.rc->state() == QpState::kRts,
+            "seed exchange completes the rig's requests");
+      // A late retransmission timeout and a repeat of the whole exchange
+      // (every packet now a duplicate).
+      s.command(static_cast<std::uint8_t>(7 << kTimeShift | kPump), {3, 1, 2, 1});
+      emit(std::string(all == 0 ? o.name : "rc_all") + ".bin", s);
+      if (all != 0) break;
+    }
+  }
+  for (int uc = 0; uc < 2; ++uc) {
+    Rig rig;
+    Script s;
+    for (auto& f : dgram_frames(uc != 0)) {
+      if (uc != 0) {
+        // The UC WRITE must name the rig's region to get past the checks.
+        wire::ParsedPacket p;
+        if (wire::parse_roce(f, p) == wire::ParseError::kOk && p.has(wire::ExtHdr::kReth)) {
+          const std::size_t reth = kBthOffset + wire::BthHdr::kSize;
+          wire::RethHdr r = wire::RethHdr::make(p.reth.va(), rig.any.key, p.reth.dma_len());
+          r.write(f.data() + reth);
+          repair(f, kUcQpn);
+        }
+      }
+      s.frame(static_cast<std::uint8_t>(uc != 0 ? 2 : 1), f);
+    }
+    emit(uc != 0 ? "uc.bin" : "ud.bin", s);
+  }
+  Script cmds;
+  cmds.command(0, {4, 2, 3, 50, 0, 0, 5, 9});
+  cmds.command(kPump, {1});
+  cmds.command(kPump, {2});
+  cmds.command(0, {5});
+  cmds.command(kPump, {0});
+  emit("commands.bin", cmds);
+  std::printf("wrote %d seed files to %s\n", files, dir.c_str());
+  return 0;
+}
