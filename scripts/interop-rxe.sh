@@ -8,6 +8,7 @@
 # docs/interop-rxe.md describes the setup, the cases and the figures.
 #
 #   scripts/interop-rxe.sh [--build-dir DIR] [--keep] [--case NAME]... [--list]
+#                          [--device-keys "K=V;K=V"]
 #
 #   --build-dir DIR  Meson build directory with uroced, uroce-ctl, uroce-run,
 #                    the provider and roce_pcap_check (default: build in the
@@ -15,6 +16,10 @@
 #   --keep           keep the work dir (logs, program output, captures)
 #   --case NAME      run only this case (repeatable; see --list)
 #   --list           print the cases and exit
+#   --device-keys K  uroced --device keys added to every daemon of the run,
+#                    e.g. "homa=on": the whole suite with the Homa-like
+#                    scheduler on our side (every RC case then also checks
+#                    that our probe went out and rxe ignored it)
 #
 # Needs root (bridge, tap, network namespace, /dev/infiniband nodes); exits
 # 77 (skipped) without it. Prints a table of case, direction, result and
@@ -40,6 +45,7 @@ while [ $# -gt 0 ]; do
     --keep) export UROCE_KEEP=1; shift ;;
     --case) only_cases+=("$2"); shift 2 ;;
     --list) list=1; shift ;;
+    --device-keys) export RXE_DEVICE_KEYS=";${2#;}"; shift 2 ;;
     -h | --help) usage 0 ;;
     *) usage 2 ;;
   esac
@@ -110,6 +116,7 @@ echo "uroced:     $UROCED"
 echo "uroce-run:  $UROCE_RUN"
 echo "checker:    $RXE_CHECKER"
 echo "work dir:   $UROCE_TMP"
+[ -z "${RXE_DEVICE_KEYS:-}" ] || echo "device keys: ${RXE_DEVICE_KEYS#;} (every uroced)"
 
 t0=$SECONDS
 RXE_IMAGE=$(timeout 300 "$SOURCE_ROOT/scripts/interop/build-guest.sh" "$build/rxe-guest" | tail -n 1)

@@ -385,11 +385,7 @@ sched_snapshot() {
 # mark, as % of the wall time (100 = one core; a daemon's engine thread that
 # busy-polls or backs off is the main part).
 cpu_t0=0 cpu_a0='0 0' cpu_b0='0 0'
-daemon_sched() { # NAME -> "CPU_NS WAIT_NS"
-  local pid=${UROCE_DAEMON_PID[$1]:-}
-  [ -n "$pid" ] || { echo "0 0"; return; }
-  cat /proc/"$pid"/task/*/schedstat 2>/dev/null | awk '{ c += $1; w += $2 } END { printf "%.0f %.0f\n", c, w }'
-}
+daemon_sched() { uroce_daemon_schedstat "$1"; }
 cpu_mark() {
   cpu_t0=$(date +%s%N)
   cpu_a0=$(daemon_sched "$dname_a") cpu_b0=$(daemon_sched "$dname_b")

@@ -10,6 +10,7 @@
 #   uroce_daemon_stop NAME      SIGTERM, expects exit 0 and a clean run dir
 #   uroce_daemon_kill NAME      SIGKILL (leftovers go at cleanup)
 #   uroce_daemon_log_tail NAME [LINES]
+#   uroce_daemon_schedstat NAME  CPU and run-queue wait (ns) of its threads
 #   uroce_netns_add NS, uroce_veth_dpdk ..., uroce_veth_ip ...
 #   uroce_bg VAR [--netns NS] [--timeout SECS] [--pdeathsig SIG] OUT ERR -- CMD...
 #   uroce_wait PID VAR, uroce_kill_group SIG PGID, uroce_next_port VAR
@@ -352,6 +353,16 @@ uroce_daemon_kill() {
   kill -KILL "$pid" 2>/dev/null || true
   uroce_wait "$pid" UROCE_IGNORED_RC
   UROCE_DAEMON_PID[$name]=""
+}
+
+# uroce_daemon_schedstat NAME: "CPU_NS WAIT_NS" summed over all threads of
+# daemon NAME (/proc/PID/task/*/schedstat: time on a CPU, and time runnable
+# but waiting for one); "0 0" when it does not run.
+uroce_daemon_schedstat() {
+  local pid=${UROCE_DAEMON_PID[$1]:-}
+  [ -n "$pid" ] || { echo "0 0"; return; }
+  cat /proc/"$pid"/task/*/schedstat 2>/dev/null |
+    awk '{ c += $1; w += $2 } END { printf "%.0f %.0f\n", c, w }'
 }
 
 # What a killed daemon could not remove itself.

@@ -17,9 +17,16 @@
 RXE_CASES=(
   rc_pingpong_64 rc_pingpong_4k rc_pingpong_64k ud_pingpong
   write_bw read_lat send_lat atomic_lat
-  rping_cm write_bw_cm udaddy_cm
+  rping_cm write_bw_cm udaddy_cm homa_probe
   loss_rc_pingpong loss_write_bw
 )
+# Keys added to every uroced device of the run (scripts/interop-rxe.sh
+# --device-keys), e.g. ";homa=on" to run the whole suite with the Homa-like
+# scheduler on our side.
+RXE_DEVICE_KEYS=${RXE_DEVICE_KEYS:-}
+# The current daemon runs the Homa-like scheduler: every RC case then also
+# checks that our probe went out and that rxe ignored it (rxe_homa_check).
+RXE_CUR_HOMA=0
 RXE_DIRECTIONS=(uroce-srv rxe-srv)
 # Loss injection of the loss_* cases (uroced --device impairment keys).
 # loss_rc_pingpong drops every Nth RoCEv2 frame uroced sends and every Mth
@@ -39,12 +46,16 @@ _rxe_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # one device, uroce0, on net_af_packet over RXE_VETH. Eth MTU 1500 gives
 # active_mtu 1024, as rxe has on its 1500-byte eth0.
 rxe_start_daemon() {
-  local name=$1 extra=$2
+  local name=$1 extra=$2$RXE_DEVICE_KEYS
   local port="net_af_packet0,iface=$RXE_VETH,qdisc_bypass=1,blocksz=4096,framesz=2048,framecnt=2048"
   uroce_daemon_start "$name" --netns "$RXE_NS" --lcore 1 --poll backoff -- \
     --device "name=uroce0;mac=$RXE_UROCE_MAC;ipv4=$RXE_UROCE_IP;mtu=1500;port=$port$extra" ||
     return 1
   RXE_CUR_DAEMON=$name
+  # (uroced refuses a key given twice: at most one homa= here.)
+  RXE_CUR_HOMA=0
+  [[ "$extra;" == *";homa=on;"* ]] && RXE_CUR_HOMA=1
+  return 0
 }
 
 rxe_row() {
@@ -396,10 +407,10 @@ def walk(o, k):
 print(walk(json.load(sys.stdin), sys.argv[1]))' "$1"
 }
 
-# rxe_loss_daemon NAME KEYS: the loss cases run on a daemon of their own
-# with the impairment keys; the one before is stopped first (one lcore each
-# would not fit beside QEMU on 2 cores).
-rxe_loss_daemon() {
+# rxe_switch_daemon NAME KEYS: the loss cases (impairment keys) and
+# homa_probe (homa=on) run on a daemon of their own; the one before is
+# stopped first (one lcore each would not fit beside QEMU on 2 cores).
+rxe_switch_daemon() {
   local name=$1 keys=$2
   [ "$RXE_CUR_DAEMON" = "$name" ] && return 0
   if [ -n "$RXE_CUR_DAEMON" ] && uroce_daemon_alive "$RXE_CUR_DAEMON" &&
@@ -433,6 +444,38 @@ rxe_loss_check() {
   fi
 }
 
+# rxe_homa_daemon: the homa_probe case runs on a daemon of its own with the
+# Homa-like scheduler on (unless the whole run has it on already).
+rxe_homa_daemon() {
+  if [ "$RXE_CUR_HOMA" = 1 ]; then return 0; fi
+  rxe_switch_daemon homa ";homa=on"
+}
+
+# rxe_homa_check: (a case on a daemon with homa on, capture checked) our
+# probe (CUTOFFS, opcode 0xC1) reached rxe, which ignored it: the capture
+# holds extension frames from uroce and none from rxe, and the daemon never
+# scheduled a connection nor heard an extension packet (homa_peers and
+# homa_rx_cutoffs 0). A QP against rxe stays plain RC; that the programs
+# passed shows its traffic did.
+rxe_homa_check() {
+  local ext from_uroce from_rxe peers heard sent
+  ext=$(sed -n 's/^extension: //p' "$UROCE_TMP/$1.capture-check")
+  # "X from <uroce's IP>, Y from <rxe's IP>" (check_capture.sh's order).
+  read -r from_uroce _ _ from_rxe _ <<<"${ext//,/ }"
+  peers=$(rxe_counter homa_peers)
+  heard=$(rxe_counter homa_rx_cutoffs)
+  sent=$(rxe_counter homa_tx_cutoffs)
+  if [ "${from_uroce:-0}" -lt 1 ] || [ "${from_rxe:-1}" -ne 0 ]; then
+    UROCE_WHY="extension frames in the capture: $ext (want >= 1 from uroce, 0 from rxe)"
+    return 1
+  fi
+  if [ "$peers" -ne 0 ] || [ "$heard" -ne 0 ]; then
+    UROCE_WHY="homa_peers $peers, homa_rx_cutoffs $heard: a QP against rxe was scheduled"
+    return 1
+  fi
+  RXE_FIGURE="$RXE_FIGURE; homa: $from_uroce probe frame(s) 0xC1 to rxe, none back, plain RC (probes sent so far $sent)"
+}
+
 # rxe_case_body CASE DIR LABEL: runs the programs; sets RXE_FIGURE.
 rxe_case_body() {
   local c=$1 dir=$2 label=$3
@@ -449,7 +492,7 @@ rxe_case_body() {
     send_lat) rxe_perftest ib_send_lat lat "$label" "$dir" 200 ;;
     atomic_lat) rxe_perftest ib_atomic_lat lat "$label" "$dir" 100 -o 16 ;;
     loss_rc_pingpong)
-      rxe_loss_daemon loss_every "$RXE_DROP_EVERY" || return 1
+      rxe_switch_daemon loss_every "$RXE_DROP_EVERY" || return 1
       local tx0 rx0
       tx0=$(rxe_counter tx_impair_drop)
       rx0=$(rxe_counter rx_impair_drop)
@@ -457,13 +500,19 @@ rxe_case_body() {
       rxe_loss_check "$tx0" "$rx0" both
       ;;
     loss_write_bw)
-      rxe_loss_daemon loss_rate "$RXE_DROP_RATE" || return 1
+      rxe_switch_daemon loss_rate "$RXE_DROP_RATE" || return 1
       local tx0 rx0 want=tx
       [ "$dir" = uroce-srv ] && want=rx
       tx0=$(rxe_counter tx_impair_drop)
       rx0=$(rxe_counter rx_impair_drop)
       rxe_perftest ib_write_bw bw "$label" "$dir" 100 -s 65536 --report_gbits || return 1
       rxe_loss_check "$tx0" "$rx0" "$want"
+      ;;
+    # Messages longer than the scheduler's unscheduled bytes (60,000): were
+    # the QP scheduled they would wait for GRANTs rxe never sends.
+    homa_probe)
+      rxe_homa_daemon || return 1
+      rxe_pingpong ibv_rc_pingpong "$label" "$dir" 65536 20 -m 1024 -c
       ;;
     rping_cm) rxe_rping "$label" "$dir" ;;
     write_bw_cm) rxe_write_bw_cm "$label" "$dir" ;;
@@ -502,6 +551,12 @@ rxe_run_case() {
       rxe_cm_madcheck 0x0017:SIDR_REQ 0x0018:SIDR_REP || st=1
     elif [ "$st" -eq 0 ] && [[ $c == *_cm ]]; then
       rxe_cm_madcheck 0x0010:REQ 0x0013:REP 0x0014:RTU 0x0015:DREQ 0x0016:DREP || st=1
+    fi
+    # With the Homa-like scheduler on our side, every RC case (UD ones
+    # have no connection to probe) shows the probe ignored.
+    if [ "$st" -eq 0 ] && [ "$RXE_CUR_HOMA" = 1 ] && [ "$c" != ud_pingpong ] &&
+      [ "$c" != udaddy_cm ]; then
+      rxe_homa_check "$label" || st=1
     fi
     if [ "$st" -eq 2 ]; then
       RXE_TABLE+=("$c|$dir|XFAIL|$RXE_XFAIL$RXE_FIGURE ($((SECONDS - t0)) s)")

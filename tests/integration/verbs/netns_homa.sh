@@ -60,10 +60,10 @@ run() {
   uroce_wait "$spid" UROCE_IGNORED_RC
   [ "$st" -eq 0 ] && echo "$UROCE_RESULT" | sed 's/^/  /'
   if [ "$st" -eq 0 ]; then
-    "$UROCE_CTL" --run-dir "$rs" --json status >"$prefix.sender.status" &&
-      "$UROCE_CTL" --run-dir "$rr" --json status >"$prefix.receiver.status" || {
+    if ! "$UROCE_CTL" --run-dir "$rs" --json status >"$prefix.sender.status" ||
+      ! "$UROCE_CTL" --run-dir "$rr" --json status >"$prefix.receiver.status"; then
       UROCE_WHY="uroce-ctl status failed"; st=1
-    }
+    fi
   fi
   if [ "$st" -eq 0 ]; then
     local why
