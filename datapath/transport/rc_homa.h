@@ -55,6 +55,8 @@ struct RcHomaTx {
   std::array<std::uint8_t, 8> dscp{};
   // DSCP of our control packets (MLEN): the top priority.
   std::uint8_t ctl_dscp = 0;
+  // Our top priority (that of ctl_dscp): a READ or atomic request's.
+  std::uint8_t top_prio = 7;
   // The message at gate.psn() is gated (a longer than unscheduled one).
   sched::homa::GrantGate gate{};
   bool gated = false;
@@ -121,6 +123,19 @@ struct RcHomaTx {
     // go back N). So while earlier packets may still be in the network, a
     // packet goes no higher than the lowest priority used since the QP was
     // last idle.
+    last_prio = in_order(prio, outstanding);
+    spec->dscp = dscp[last_prio];
+    return true;
+  }
+
+  // A READ or atomic request (one small packet, never gated) at the top
+  // priority, under the same floor: a SEND behind it must not overtake it.
+  void admit_request(bool outstanding, wire::PacketSpec* spec) {
+    spec->dscp = dscp[in_order(top_prio, outstanding)];
+  }
+
+  // The floor rule above: `prio`, or the floor when that is lower.
+  std::uint8_t in_order(std::uint8_t prio, bool outstanding) {
     prio &= 7;
     if (!outstanding) floor_prio = 7;
     if (prio > floor_prio) {
@@ -128,9 +143,7 @@ struct RcHomaTx {
       ++ctr.prio_capped;
     }
     floor_prio = prio;
-    last_prio = prio;
-    spec->dscp = dscp[last_prio];
-    return true;
+    return prio;
   }
 
   // The priority of the QP's next data packet as far as the gate knows:

@@ -161,6 +161,8 @@ ReqStep RcRequester::send_one(TimeNs now, Tx& tx) {
       spec.reth = wire::RethHdr::make(wr.remote_addr + offset, wr.rkey,
                                       static_cast<std::uint32_t>(total - offset));
       last = true;
+      if (c_.homa != nullptr) [[unlikely]]
+        c_.homa->admit_request(sq_.outstanding(), &spec);
       break;
     }
     case WrOpcode::kCmpSwap:
@@ -171,6 +173,8 @@ ReqStep RcRequester::send_one(TimeNs now, Tx& tx) {
           wire::AtomicEthHdr::make(wr.remote_addr, wr.rkey, cs ? wr.swap : wr.compare_add,
                                    cs ? wr.compare_add : 0);
       last = true;
+      if (c_.homa != nullptr) [[unlikely]]
+        c_.homa->admit_request(sq_.outstanding(), &spec);
       break;
     }
     default: {

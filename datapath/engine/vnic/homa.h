@@ -108,6 +108,7 @@ void Vnic<PortIo, Sched>::homa_reset(std::uint32_t slot) {
   h.tx.gate_cfg = cfg_.homa.gate_config();
   h.tx.dscp = homa_dscp_;
   h.tx.ctl_dscp = homa_dscp_[cfg_.homa.top_priority()];
+  h.tx.top_prio = cfg_.homa.top_priority();
   h.tx.peer.cutoffs.levels = 1;
   h.tx.peer.cutoffs.max_length.fill(UINT64_MAX);
   h.tx.peer.top_priority = cfg_.homa.top_priority();
