@@ -79,12 +79,13 @@ class GrantGate {
   }
   // A GRANT for this message (psn matches): true if it allowed more. One
   // that repeats the offset allowed (the receiver's RESEND while the data
-  // is being recovered) allows nothing but shows the receiver alive: the
-  // timeouts start over.
+  // is being recovered, or its answer to a repeated MLEN while it grants
+  // shorter messages first) allows nothing but shows the receiver alive:
+  // the timeouts start over.
   bool on_grant(std::uint32_t psn, std::uint64_t offset, std::uint8_t priority, std::uint64_t now) {
     if (psn != psn_ || fallen_back_) return false;
     const std::uint64_t o = offset < length_ ? offset : length_;
-    if (o == allowed_ && o > cfg_.unsched_bytes) {
+    if (o == allowed_) {
       timeouts_ = 0;
       if (blocked_since_ != kNever) blocked_since_ = now;
     }

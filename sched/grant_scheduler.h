@@ -108,6 +108,12 @@ class GrantScheduler {
   // number of scheduled levels.
   std::uint8_t scheduled_levels() const { return sched_levels_; }
   std::uint32_t tracked() const { return static_cast<std::uint32_t>(live_list_.size()); }
+  // The offset granted so far to `key` (at least its unscheduled bytes),
+  // or 0 when it is not tracked.
+  std::uint64_t granted(std::uint64_t key) const {
+    const std::uint32_t i = find(key);
+    return i == kNone ? 0 : msgs_[i].granted;
+  }
   std::uint64_t outstanding() const { return outstanding_; }
   const GrantCounters& counters() const { return ctr_; }
   const GrantConfig& config() const { return cfg_; }

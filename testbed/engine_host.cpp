@@ -27,6 +27,7 @@ engine::VnicConfig vnic_config(const EngineHostConfig& c) {
   v.port_limit.limit_bytes = c.tx_limit_bytes;
   v.port_limit.link_bps = c.link_bps;
   v.port_limit.overhead_bytes = c.link_overhead_bytes;
+  v.homa = c.homa;
   return v;
 }
 
@@ -53,6 +54,7 @@ bool EngineHost::service(TimeNs now, std::uint32_t room) {
     for (const Endpoint& e : eps_) {
       posted = (e.source ? e.flow->service_src(now) : e.flow->service_dst(now)) || posted;
     }
+    for (EngineApp* a : apps_) posted = a->service(now) || posted;
     if (work == 0 && !posted) return false;
   }
   return true;

@@ -33,6 +33,17 @@
 
 namespace uroce::testbed {
 
+// Something besides [[rc_flow]] endpoints that uses a host's driver: it
+// reaps its completions and posts in service(), which EngineHost calls
+// after every poll of the Vnic (the message workload's per-host agent,
+// message_workload.h).
+class EngineApp {
+ public:
+  virtual ~EngineApp() = default;
+  // True if it posted anything (the engine polls again).
+  virtual bool service(TimeNs now) = 0;
+};
+
 struct EngineHostConfig {
   std::string name;
   wire::MacAddr mac{};
@@ -57,6 +68,8 @@ struct EngineHostConfig {
   // counts the host link's per-frame overhead.
   std::uint32_t tx_limit_bytes = 0;
   std::uint32_t link_overhead_bytes = 0;
+  // The Homa-like scheduler (off by default).
+  sched::homa::HomaSettings homa{};
 };
 
 class EngineHost {
@@ -76,6 +89,8 @@ class EngineHost {
   const EngineVnic& vnic() const { return *vnic_; }
   // A flow endpoint this host serves (the source or the receiving side).
   void add_endpoint(RcFlow* f, bool source) { eps_.push_back({f, source}); }
+  // `a` must outlive the host's services.
+  void add_app(EngineApp* a) { apps_.push_back(a); }
 
   // Runs the engine at `now` with room for `room` frames in the host's TX
   // queues. True when it stopped at kMaxPolls (one poll with a poll cost)
@@ -105,6 +120,7 @@ class EngineHost {
   std::unique_ptr<EngineVnic> vnic_;
   std::unique_ptr<RcDriver> driver_;
   std::vector<Endpoint> eps_;
+  std::vector<EngineApp*> apps_;
   std::uint64_t services_ = 0;
   std::uint64_t polls_ = 0;
   TimeNs busy_until_ = 0;

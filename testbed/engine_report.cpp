@@ -207,6 +207,21 @@ Json engine_json(const Simulator& sim) {
       d["qps"] = qps;
       x["dcqcn"] = d;
     }
+    // Only with the Homa-like scheduler (the host's `homa` key).
+    if (e->config().homa.enabled) {
+      Json m;
+      m["peers"] = v.homa_peers;
+      m["rx_grants"] = v.homa_rx_grants;
+      m["tx_grants"] = v.homa_tx_grants;
+      m["rx_cutoffs"] = v.homa_rx_cutoffs;
+      m["tx_cutoffs"] = v.homa_tx_cutoffs;
+      m["rx_mlen"] = v.homa_rx_mlen;
+      m["rx_bad"] = v.homa_rx_bad;
+      m["tx_no_buffer"] = v.homa_tx_no_buffer;
+      m["grant_no_qp"] = v.homa_grant_no_qp;
+      m["cutoffs_updates"] = v.homa_cutoffs_updates;
+      x["homa"] = m;
+    }
     hosts.push_back(x);
   }
   j["hosts"] = hosts;

@@ -15,19 +15,20 @@
 namespace uroce::testbed {
 
 enum class EventKind : std::uint8_t {
-  kArrival = 0,    // a = link direction, b = in-flight slot: last bit arrived
-  kTxDone,         // a = link direction: its wire is free again
-  kWake,           // a = link direction: a pause of its sender may have lapsed
-  kSwitchPoll,     // a = switch: buffer refreshes, watchdog
-  kHostPoll,       // a = host: ingress-accounting refreshes
-  kHostRxDone,     // a = host: the packet at the head of its RX queue is consumed
-  kSourceTick,     // a = flow: the next packet is due
-  kRouteChange,    // a = route change index
-  kPfcInject,      // a = injection index
-  kSample,         // time-series sample
-  kDeadlockCheck,  // wait-for graph check
-  kEnginePoll,     // a = engine host: run its engine (engine_host.h)
-  kRcFlowStart,    // a = rc flow: its source posts the first window
+  kArrival = 0,     // a = link direction, b = in-flight slot: last bit arrived
+  kTxDone,          // a = link direction: its wire is free again
+  kWake,            // a = link direction: a pause of its sender may have lapsed
+  kSwitchPoll,      // a = switch: buffer refreshes, watchdog
+  kHostPoll,        // a = host: ingress-accounting refreshes
+  kHostRxDone,      // a = host: the packet at the head of its RX queue is consumed
+  kSourceTick,      // a = flow: the next packet is due
+  kRouteChange,     // a = route change index
+  kPfcInject,       // a = injection index
+  kSample,          // time-series sample
+  kDeadlockCheck,   // wait-for graph check
+  kEnginePoll,      // a = engine host: run its engine (engine_host.h)
+  kRcFlowStart,     // a = rc flow: its source posts the first window
+  kMessageArrival,  // the [workload]'s next message arrives (message_workload.h)
 };
 
 struct Event {

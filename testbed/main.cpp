@@ -216,7 +216,9 @@ int main(int argc, char** argv) {
     return kExitIo;
   }
   std::printf("%s: %s at %.3f ms, %zu deadlock(s), %llu events\n", sc.name.c_str(),
-              r.stop == StopReason::kDeadlock ? "stopped on deadlock" : "ran to the end",
+              r.stop == StopReason::kDeadlock       ? "stopped on deadlock"
+              : r.stop == StopReason::kWorkloadDone ? "every measured message received"
+                                                    : "ran to the end",
               static_cast<double>(r.end_ns) / 1e6, r.deadlocks.size(),
               static_cast<unsigned long long>(r.events));
   for (const Deadlock& d : r.deadlocks) {
@@ -228,6 +230,7 @@ int main(int argc, char** argv) {
       std::printf("not resolved\n");
     }
   }
+  std::fputs(r.workload.c_str(), stdout);
   for (const std::string& f : r.files) std::printf("  wrote %s\n", f.c_str());
   return kExitOk;
 }

@@ -177,6 +177,7 @@ int RcDriver::post_send(std::uint32_t qp, const RcSend& wr) {
   f.send_flags = wr.signaled ? transport::send_flag::kSignaled : 0;
   f.remote_addr = wr.remote_addr;
   f.rkey = wr.rkey;
+  f.imm_or_inv = wr.imm;
   if (shm::write_send_fixed(slot, f) != shm::WqeWriteError::kOk) return EINVAL;
   if (wr.length != 0) {
     const shm::WqeSge sge{wr.addr, wr.length, wr.lkey};

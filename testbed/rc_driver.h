@@ -53,12 +53,16 @@ struct RcConnect {
 // One send WR with a single SGE (or none when length is 0).
 struct RcSend {
   std::uint64_t wr_id = 0;
-  std::uint32_t opcode = 0;  // IB_UVERBS_WR_SEND or IB_UVERBS_WR_RDMA_WRITE
+  // IB_UVERBS_WR_SEND, _RDMA_WRITE or their _WITH_IMM forms.
+  std::uint32_t opcode = 0;
   std::uint64_t addr = 0;
   std::uint32_t length = 0;
   std::uint32_t lkey = 0;
   std::uint64_t remote_addr = 0;  // RDMA WRITE
   std::uint32_t rkey = 0;
+  // The _WITH_IMM forms: the four bytes the receiver's completion carries
+  // in imm_data, as given (no byte order applied).
+  std::uint32_t imm = 0;
   bool signaled = true;
 };
 

@@ -7,6 +7,7 @@
 #include "testbed/engine_report.h"
 #include "testbed/simulator.h"
 #include "testbed/wait_for.h"
+#include "testbed/workload_report.h"
 
 namespace uroce::testbed {
 
@@ -337,7 +338,9 @@ std::string summary_json(const Simulator& sim) {
   j["seed"] = sim.seed();
   j["duration_ns"] = sc.duration_ns;
   j["end_ns"] = sim.end_ns();
-  j["stop_reason"] = sim.stop_reason() == StopReason::kDeadlock ? "deadlock" : "duration";
+  j["stop_reason"] = sim.stop_reason() == StopReason::kDeadlock       ? "deadlock"
+                     : sim.stop_reason() == StopReason::kWorkloadDone ? "workload_done"
+                                                                      : "duration";
   j["events"] = sim.events_processed();
   j["flows"] = flows_json(sim);
   // Only runs with engine hosts have these (older summaries are unchanged).
@@ -347,6 +350,7 @@ std::string summary_json(const Simulator& sim) {
     j["rc_flows"] = rc_flows_json(sim);
     j["engine"] = engine_json(sim);
   }
+  if (sc.workload.enabled) j["workload"] = workload_json(sim);
   j["hosts"] = hosts_json(sim);
   j["switches"] = switches_json(sim);
   j["links"] = links_json(sim);

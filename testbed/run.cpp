@@ -9,6 +9,7 @@
 #include "testbed/recorder.h"
 #include "testbed/report.h"
 #include "testbed/simulator.h"
+#include "testbed/workload_report.h"
 
 namespace uroce::testbed {
 
@@ -85,6 +86,12 @@ RunResult run_scenario(const Scenario& sc_in, const RunOptions& opts) {
       res.files.push_back(p);
     }
   }
+  if (files && sc.workload.enabled && sc.workload.samples) {
+    const std::string p = (dir / "messages.csv").string();
+    if (!write_messages_csv(sim, p)) return fail_io(p + ": write failed");
+    res.files.push_back(p);
+  }
+  if (sc.workload.enabled) res.workload = workload_text(sim);
   if (opts.summary_text || files) res.summary = summary_json(sim);
   if (files) {
     const std::string p = (dir / "summary.json").string();

@@ -41,6 +41,7 @@ struct RunResult {
   std::uint64_t events = 0;
   std::vector<Deadlock> deadlocks;
   std::string summary;
+  std::string workload;            // the [workload]'s counts and slowdown table, as text
   std::vector<std::string> files;  // written, in order
 };
 

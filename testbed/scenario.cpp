@@ -8,6 +8,7 @@
 #include "datapath/wire/builder.h"
 #include "datapath/wire/deth.h"
 #include "datapath/wire/opcodes.h"
+#include "testbed/workload_scenario.h"
 
 namespace uroce::testbed {
 
@@ -403,7 +404,7 @@ std::string resolve(const Scenario& sc, Topology& out) {
   for (std::uint32_t h = 0; h < out.num_hosts; ++h) {
     out.ips[h] = wire::Ipv4Addr{(10u << 24) | ((h + 1) & 0xffff)};
   }
-  return {};
+  return resolve_workload(sc, out);
 }
 
 SwitchConfig switch_config(const Scenario& sc, const Topology& topo, std::uint32_t sw,

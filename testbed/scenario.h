@@ -25,10 +25,12 @@
 #include "datapath/wire/addr.h"
 #include "pfc/sinks.h"
 #include "pfc/storm_watchdog.h"
+#include "sched/homa_settings.h"
 #include "sched/port_limit.h"
 #include "sched/tx_policy.h"
 #include "testbed/switch/shared_buffer.h"
 #include "testbed/switch/switch_model.h"
+#include "testbed/workload.h"
 
 namespace uroce::testbed {
 
@@ -89,6 +91,9 @@ struct HostSpec {
   // Engine hosts only: the engine's port limit (sched/port_limit.h; key
   // `tx_limit_bytes`, uroced's device key), at the host's link rate; 0: off.
   std::uint32_t engine_tx_limit_bytes = 0;
+  // Engine hosts only: the Homa-like scheduler (sched/homa_settings.h; keys
+  // `homa`, `homa_priorities`, ...): off by default.
+  sched::homa::HomaSettings engine_homa{};
 };
 
 struct SwitchSpec {
@@ -155,6 +160,31 @@ struct RcFlowSpec {
   bool mct_samples = false;
 };
 
+// [workload]: messages of a size distribution arriving as a Poisson process
+// at an offered load between uniform random ordered pairs of every engine
+// host, each pair with its own pool of RC QPs (message_workload.h;
+// docs/homa-testbed.md). The scenario's seed drives the arrivals.
+struct WorkloadScenario {
+  bool enabled = false;  // the table is present
+  // The size distribution's CSV file (workload.h); scenario_from_file()
+  // makes a relative path relative to the scenario file's directory.
+  std::string distribution;
+  // 0: the file's lengths; else longer lengths become this one
+  // (SizeDistribution::truncated, as Homa's cp_node caps at 1,000,000).
+  std::uint64_t max_length_bytes = 0;
+  double load = 0.5;  // Homa's: message data bytes / link rate, per host
+  TimeNs warmup_ns = kNsPerMs;
+  TimeNs measure_ns = 10 * kNsPerMs;  // arrivals measured after the warmup
+  std::uint32_t qps_per_pair = 4;
+  bool write = false;  // op = "write_imm"; else "send" (SEND with immediate)
+  std::uint32_t mtu = 4096;
+  std::uint8_t sl = 3;
+  std::uint8_t ttl = 64;
+  std::uint8_t timeout = 14;
+  std::uint32_t buckets = 10;  // equal-count length buckets of the slowdown table
+  bool samples = false;        // every measured message to messages.csv
+};
+
 // A raw MAC Control frame sent from `from` to its neighbour `to` at `at`:
 // a well-formed PFC frame by default, with any field made bad on purpose.
 struct PfcInjectSpec {
@@ -212,6 +242,7 @@ struct Scenario {
   std::vector<FlowSpec> flows;
   std::vector<RcFlowSpec> rc_flows;
   std::vector<PfcInjectSpec> pfc_injections;
+  WorkloadScenario workload;
   PfcSpec pfc;
   DeadlockSpec deadlock;
   WatchdogSpec watchdog;
@@ -264,6 +295,13 @@ struct Topology {
   std::vector<bool> pcap_link;      // by link index
   std::vector<wire::MacAddr> macs;  // by node id
   std::vector<wire::Ipv4Addr> ips;  // by host index
+  // [workload]: its hosts (host indices of the engine hosts, in file
+  // order), the path of each ordered pair of them as link directions
+  // (2 x link + 0 for a -> b, 1 for b -> a; [s][d] by workload index) and
+  // the size distribution read from its file.
+  std::vector<std::uint32_t> workload_hosts;
+  std::vector<std::vector<std::vector<std::uint32_t>>> workload_paths;
+  SizeDistribution workload_dist;
 
   bool is_host(std::uint32_t node) const { return node < num_hosts; }
   std::uint32_t switch_node(std::uint32_t sw) const { return num_hosts + sw; }

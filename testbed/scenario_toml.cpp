@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -118,6 +119,33 @@ void switch_keys(Fields& f, SwitchSpec& s) {
   }
 }
 
+// The Homa-like scheduler's settings (sched/homa_settings.h), named as its
+// first_bad_field() names them; that check has the last word on ranges.
+void homa_keys(Fields& f, sched::homa::HomaSettings& m) {
+  f.boolean("homa", m.enabled);
+  f.integer("homa_priorities", m.priorities, 1, 8);
+  f.integer("homa_unsched_priorities", m.unsched_priorities, 1, 8);
+  f.integer("homa_unsched_bytes", m.unsched_bytes, 1, std::uint32_t{1} << 30);
+  f.integer("homa_rtt_bytes", m.rtt_bytes, 1, std::uint32_t{1} << 30);
+  f.integer("homa_grant_increment", m.grant_increment, 1, std::uint32_t{1} << 30);
+  f.integer("homa_overcommit", m.overcommit, 1, 64);
+  f.integer("homa_max_incoming", m.max_incoming, 1, std::uint64_t{1} << 40);
+  f.integer("homa_fifo_permille", m.fifo_permille, 0, 1000);
+  read_time(f, "homa_resend_us", m.resend_ns, 1e3, 1e7, true);
+  read_time(f, "homa_grant_timeout_us", m.grant_timeout_ns, 1e3, 1e7, true);
+  f.integer("homa_max_timeouts", m.max_timeouts, 1, 1000);
+  f.integer("homa_max_messages", m.max_messages, 1, 1u << 20);
+  f.integer("homa_cutoffs_every", m.cutoffs_every, 1, 1u << 20);
+  if (f.ok()) {
+    const std::string bad(m.first_bad_field());
+    if (!bad.empty()) {
+      // A key out of range with the others (homa_grant_timeout_us must
+      // exceed homa_resend_us), named even when only the other was set.
+      f.fail(f.key_path(bad) + ": out of range with the other homa keys (sched/homa_settings.h)");
+    }
+  }
+}
+
 void host_keys(Fields& f, HostSpec& h) {
   double rx = 0;
   if (f.number("rx_gbps", rx, 0.0, 1e6, false)) {
@@ -167,6 +195,7 @@ void host_keys(Fields& f, HostSpec& h) {
   f.integer("class_quantum_bytes", h.engine_sched.classes.class_quantum, sched::kMinClassQuantum,
             sched::kMaxClassQuantum);
   f.integer("tx_limit_bytes", h.engine_tx_limit_bytes, 0, sched::kMaxPortLimitBytes);
+  homa_keys(f, h.engine_homa);
   std::string txq;
   if (f.str("tx_queue", txq)) {
     if (txq == "fifo") {
@@ -202,6 +231,37 @@ void rc_flow_keys(Fields& f, RcFlowSpec& r) {
   read_time(f, "start_us", r.start_ns, 1e3, kMaxUs, false);
   f.boolean("enabled", r.enabled);
   f.boolean("mct_samples", r.mct_samples);
+}
+
+void workload_keys(Fields& f, WorkloadScenario& w) {
+  w.enabled = true;
+  f.require("distribution");
+  f.str("distribution", w.distribution);
+  f.integer("max_length_bytes", w.max_length_bytes, 0, std::uint64_t{1} << 31);
+  // Above 1 the hosts are offered more than their links carry: allowed, to
+  // see a scheme overloaded, but not without bound.
+  f.number("load", w.load, 0.0, 4.0, true);
+  read_time(f, "warmup_ms", w.warmup_ns, 1e6, kMaxMs, false);
+  read_time(f, "measure_ms", w.measure_ns, 1e6, kMaxMs, true);
+  f.integer("qps_per_pair", w.qps_per_pair, 1, 64);
+  std::string op;
+  f.str("op", op);
+  if (op == "write_imm") {
+    w.write = true;
+  } else if (op == "send") {
+    w.write = false;
+  } else if (!op.empty()) {
+    f.reject("op", "'" + op + "' is not \"send\" or \"write_imm\"");
+  }
+  f.integer("mtu", w.mtu, 256, 4096);
+  if (f.ok() && (w.mtu & (w.mtu - 1)) != 0) {
+    f.reject("mtu", std::to_string(w.mtu) + " is not 256, 512, 1024, 2048 or 4096");
+  }
+  f.integer("sl", w.sl, 0, 15);
+  f.integer("ttl", w.ttl, 1, 255);
+  f.integer("timeout", w.timeout, 1, 31);
+  f.integer("buckets", w.buckets, 1, 1000);
+  f.boolean("samples", w.samples);
 }
 
 void flow_keys(Fields& f, FlowSpec& fl) {
@@ -311,6 +371,11 @@ std::string read_root(const toml::table& root, Scenario& sc) {
     } else if (!action.empty()) {
       f.fail("watchdog.action: '" + action + "' is not \"drop\" or \"ignore\"");
     }
+    if (auto e = f.finish(); !e.empty()) return e;
+  }
+  if (const toml::table* t = top.table("workload")) {
+    Fields f = fields(*t, "workload");
+    workload_keys(f, sc.workload);
     if (auto e = f.finish(); !e.empty()) return e;
   }
   if (const toml::table* t = top.table("output")) {
@@ -517,7 +582,15 @@ std::string scenario_from_file(const std::string& path, const std::vector<std::s
   for (const std::string& o : overrides) {
     if (std::string e = apply_override(o, root); !e.empty()) return e;
   }
-  return read_root(root, out);
+  std::string e = read_root(root, out);
+  // The workload's distribution file sits beside the scenario (or below
+  // it): a relative path is relative to the scenario file's directory, so
+  // a scenario runs from any working directory.
+  const std::filesystem::path dist(out.workload.distribution);
+  if (e.empty() && !dist.empty() && dist.is_relative()) {
+    out.workload.distribution = (std::filesystem::path(path).parent_path() / dist).string();
+  }
+  return e;
 }
 
 }  // namespace uroce::testbed

@@ -7,6 +7,7 @@
 #include "datapath/wire/opcodes.h"
 #include "datapath/wire/pfc.h"
 #include "testbed/engine_host.h"
+#include "testbed/message_workload.h"
 #include "testbed/pcap_tap.h"
 #include "testbed/rc_flow.h"
 #include "testbed/recorder.h"
@@ -20,9 +21,13 @@ constexpr std::uint64_t kPurposeFlow = 1;
 constexpr std::uint64_t kPurposeSwitch = 2;
 constexpr std::uint32_t kMinWireFrame = 60;
 constexpr std::uint64_t kPurposeRcFlow = 3;
+constexpr std::uint64_t kPurposeWorkload = 4;
 // Frames an engine may commit past the room it was given (ACKs built in
-// its RX phase): the host's TX queues hold this many more.
-constexpr std::uint32_t kEngineTxSlack = 512;
+// its RX phase, and the control frames of QPs connected at once: the
+// Homa-like scheduler's discovery sends a probe and an answer per QP, 1,920
+// at time 0 on a host of homa_slowdown.toml): the host's TX queues hold
+// this many more, so none of them is lost to the model.
+constexpr std::uint32_t kEngineTxSlack = 4096;
 // BTH offsets in an untagged RoCEv2 frame (Ethernet 14, IPv4 20, UDP 8).
 constexpr std::size_t kBthOffset = 42;
 
@@ -121,6 +126,11 @@ void Simulator::setup_engines() {
     c.mac = topo_.macs[h];
     c.ip = topo_.ips[h];
     c.eth_mtu = sc_.hosts[h].eth_mtu;
+    if (sc_.workload.enabled) {
+      endpoints[h] +=
+          MessageWorkload::qps_per_host(static_cast<std::uint32_t>(topo_.workload_hosts.size()),
+                                        sc_.workload.qps_per_pair);
+    }
     c.max_qps = std::max<std::uint32_t>(endpoints[h], 1);
     c.pfc_enable = sc_.hosts[h].engine_pfc;
     c.link_bps = sc_.links[topo_.ports[h][0].link].rate_bps;
@@ -131,6 +141,7 @@ void Simulator::setup_engines() {
     c.sched = sc_.hosts[h].engine_sched;
     c.tx_limit_bytes = sc_.hosts[h].engine_tx_limit_bytes;
     c.link_overhead_bytes = sc_.links[topo_.ports[h][0].link].overhead_bytes;
+    c.homa = sc_.hosts[h].engine_homa;
     engines_[h] = std::make_unique<EngineHost>(c, frames_);
   }
   rc_setup_.assign(sc_.rc_flows.size(), 0);
@@ -168,6 +179,54 @@ void Simulator::setup_engines() {
     engines_[rf.src]->add_endpoint(rc_flows_.back().get(), true);
     engines_[rf.dst]->add_endpoint(rc_flows_.back().get(), false);
   }
+  setup_workload();
+}
+
+void Simulator::setup_workload() {
+  const WorkloadScenario& ws = sc_.workload;
+  if (!ws.enabled) return;
+  const std::vector<std::uint32_t>& hs = topo_.workload_hosts;
+  MessageWorkloadConfig c;
+  std::vector<RcDriver*> drivers;
+  for (const std::uint32_t h : hs) {
+    c.macs.push_back(topo_.macs[h]);
+    c.ips.push_back(topo_.ips[h]);
+    drivers.push_back(&engines_[h]->driver());
+  }
+  c.paths.assign(hs.size(), std::vector<std::vector<PathLink>>(hs.size()));
+  for (std::size_t s = 0; s < hs.size(); ++s) {
+    for (std::size_t d = 0; d < hs.size(); ++d) {
+      for (const std::uint32_t dir : topo_.workload_paths[s][d]) {
+        const LinkSpec& l = sc_.links[dir / 2];
+        c.paths[s][d].push_back({l.rate_bps, l.delay_ns, l.overhead_bytes});
+      }
+    }
+  }
+  c.link_bps = sc_.links[topo_.ports[hs[0]][0].link].rate_bps;
+  c.load = ws.load;
+  c.seed = derive_seed(seed_, kPurposeWorkload, 0);
+  c.warmup_ns = ws.warmup_ns;
+  c.measure_ns = ws.measure_ns;
+  c.qps_per_pair = ws.qps_per_pair;
+  c.op = ws.write ? MsgOp::kWriteImm : MsgOp::kSendImm;
+  c.path.dscp = prio_map_.tx_dscp_of_sl(ws.sl);
+  c.path.ttl = ws.ttl;
+  // resolve() accepted only a path MTU that fits every engine host.
+  c.path.mtu = *wire::path_mtu_from_bytes(ws.mtu);
+  c.path.timeout = ws.timeout;
+  workload_ = std::make_unique<MessageWorkload>(c, topo_.workload_dist, drivers);
+  workload_setup_ = workload_->setup();
+  if (workload_setup_ != 0) return;
+  for (std::size_t w = 0; w < hs.size(); ++w) {
+    engines_[hs[w]]->add_app(workload_->app(static_cast<std::uint32_t>(w)));
+  }
+}
+
+void Simulator::message_arrival() {
+  const std::uint32_t src = topo_.workload_hosts[workload_->arrive(now_)];
+  engine_service(src);
+  const TimeNs next = workload_->next_arrival();
+  if (next <= sc_.duration_ns) q_.push(next, EventKind::kMessageArrival);
 }
 
 Simulator::~Simulator() = default;
@@ -210,6 +269,10 @@ void Simulator::run() {
   for (std::uint32_t i = 0; i < sc_.pfc_injections.size(); ++i) {
     q_.push(sc_.pfc_injections[i].at_ns, EventKind::kPfcInject, i);
   }
+  if (workload_ != nullptr && workload_setup_ == 0 &&
+      workload_->next_arrival() <= sc_.duration_ns) {
+    q_.push(workload_->next_arrival(), EventKind::kMessageArrival);
+  }
   if (recorder_ != nullptr) q_.push(0, EventKind::kSample);
   if (sc_.deadlock.enabled) q_.push(sc_.deadlock.check_ns, EventKind::kDeadlockCheck);
 
@@ -219,6 +282,10 @@ void Simulator::run() {
     now_ = ev.at;
     ++events_;
     dispatch(ev);
+    if (workload_ != nullptr && workload_setup_ == 0 && workload_->finished(now_)) {
+      stopping_ = true;
+      stop_ = StopReason::kWorkloadDone;
+    }
   }
   end_ns_ = stopping_ ? now_ : sc_.duration_ns;
   now_ = end_ns_;
@@ -249,6 +316,7 @@ void Simulator::dispatch(const Event& ev) {
       if (engine_poll_at_[ev.a] == ev.at) engine_poll_at_[ev.a] = kNever;
       engine_service(ev.a);
       break;
+    case EventKind::kMessageArrival: message_arrival(); break;
     case EventKind::kRcFlowStart:
       rc_flows_[ev.a]->start(now_);
       engine_service(topo_.rc_flows[ev.a].src);

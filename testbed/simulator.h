@@ -44,6 +44,7 @@ class Recorder;
 class PcapTap;
 class EngineHost;
 class RcFlow;
+class MessageWorkload;
 
 // What happened to the frames real-engine hosts sent (frame_record.h).
 struct EngineFrameCounters {
@@ -92,7 +93,8 @@ struct InjectRecord {
   wire::PfcParseError verdict = wire::PfcParseError::kOk;
 };
 
-enum class StopReason : std::uint8_t { kDuration = 0, kDeadlock };
+// kWorkloadDone: the [workload]'s measured messages were all received.
+enum class StopReason : std::uint8_t { kDuration = 0, kDeadlock, kWorkloadDone };
 
 // Per-host receive-side anomalies the Host model does not count itself.
 struct HostRxExtra {
@@ -148,6 +150,10 @@ class Simulator {
   // kRcFlowDisabled (`enabled = false`: no QPs, never started).
   static constexpr int kRcFlowDisabled = -1;
   const std::vector<int>& rc_flow_setup() const { return rc_setup_; }
+  // The [workload] (null without one) and 0 or the errno its setup failed
+  // with (then no message is sent).
+  const MessageWorkload* workload() const { return workload_.get(); }
+  int workload_setup() const { return workload_setup_; }
   const FrameStore& frame_store() const { return frames_; }
   const EngineFrameCounters& engine_frames() const { return engine_ctr_; }
 
@@ -194,6 +200,8 @@ class Simulator {
   void inject(std::uint32_t index);
   std::uint32_t alloc_slot();
   void setup_engines();
+  void setup_workload();
+  void message_arrival();
   void engine_service(std::uint32_t h);
   void schedule_engine_poll(std::uint32_t h, TimeNs at);
   void engine_consume(std::uint32_t h, const SwitchPacket& p);
@@ -238,6 +246,8 @@ class Simulator {
   std::vector<std::unique_ptr<RcFlow>> rc_flows_;
   std::vector<int> rc_setup_;
   std::vector<std::unique_ptr<EngineHost>> engines_;
+  std::unique_ptr<MessageWorkload> workload_;
+  int workload_setup_ = 0;
   std::vector<TimeNs> engine_poll_at_;
   std::vector<std::uint8_t> pcap_scratch_;
   EngineFrameCounters engine_ctr_;

@@ -13,8 +13,10 @@
 // offset granted so far; retransmissions are never held (their bytes were
 // allowed once). Every data packet goes out at the DSCP of its network
 // priority: the receiver's unscheduled level for the message's length, or
-// the priority of the latest grant for scheduled bytes. Reliability stays
-// RC's: PSNs, ACKs, go-back-N and retry counts do not change.
+// the priority of the latest grant for scheduled bytes, but no higher than
+// the lowest priority sent since the QP was last idle (the priority floor,
+// admit()). Reliability stays RC's: PSNs, ACKs, go-back-N and retry counts
+// do not change.
 //
 // While the next packet waits for a grant the QP reports no output
 // (rc_qp.cpp has_output), and its timer covers the gate's deadline: a
@@ -42,6 +44,7 @@ struct RcHomaCounters {
   std::uint64_t grant_stale = 0;  // GRANTs for another message, or allowing nothing
   std::uint64_t timeouts = 0;     // grant timeouts (MLEN sent again)
   std::uint64_t fallbacks = 0;    // messages sent ungated after max_timeouts
+  std::uint64_t prio_capped = 0;  // packets sent lower than asked, to stay in order
 };
 
 struct RcHomaTx {
@@ -65,6 +68,10 @@ struct RcHomaTx {
   // The priority of the last data packet admitted (the engine's TX class
   // for the QP follows it: sender-side priority, vnic/homa.h).
   std::uint8_t last_prio = 0;
+  // The lowest priority of the packets sent since the QP last had nothing
+  // unacknowledged (admit: no packet goes higher while they may be in the
+  // network).
+  std::uint8_t floor_prio = 7;
   RcHomaCounters ctr{};
 
   // Forget the message in flight (the QP was reset or failed).
@@ -72,6 +79,7 @@ struct RcHomaTx {
     gated = false;
     announce = false;
     prev_sched_prio = 0;
+    floor_prio = 7;
   }
 
   // A fresh message of `total` bytes needs an MLEN before its first packet.
@@ -80,8 +88,9 @@ struct RcHomaTx {
   // Before a SEND/WRITE data packet at `offset` of a message of `total`
   // bytes whose first PSN is `first`: false when it must wait for a grant.
   // Otherwise sets spec->dscp to the packet's priority and records the send.
+  // `outstanding`: earlier packets of the QP are not acknowledged yet.
   bool admit(bool fresh, bool new_psn, Psn first, std::uint64_t offset, std::size_t payload,
-             std::uint64_t total, TimeNs now, wire::PacketSpec* spec) {
+             std::uint64_t total, bool outstanding, TimeNs now, wire::PacketSpec* spec) {
     if (fresh) {
       if (gated) prev_sched_prio = gate.priority(gate_cfg.unsched_bytes);
       gated = total > gate_cfg.unsched_bytes;
@@ -106,7 +115,20 @@ struct RcHomaTx {
     } else {
       prio = peer.priority_of(total);
     }
-    last_prio = prio & 7;
+    // RC needs the QP's packets in PSN order, and a strict-priority switch
+    // lets a higher priority overtake a lower one (a receiver whose grant
+    // priorities rise mid-message would see its own PSNs reordered, NAK and
+    // go back N). So while earlier packets may still be in the network, a
+    // packet goes no higher than the lowest priority used since the QP was
+    // last idle.
+    prio &= 7;
+    if (!outstanding) floor_prio = 7;
+    if (prio > floor_prio) {
+      prio = floor_prio;
+      ++ctr.prio_capped;
+    }
+    floor_prio = prio;
+    last_prio = prio;
     spec->dscp = dscp[last_prio];
     return true;
   }

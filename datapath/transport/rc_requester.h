@@ -198,7 +198,8 @@ ReqStep RcRequester::send_one(TimeNs now, Tx& tx) {
         if (fresh && c_.homa->needs_mlen(total) && !send_mlen(tx, psn, total)) {
           return ReqStep::kNoBuffer;
         }
-        if (!c_.homa->admit(fresh, new_psn, first, offset, payload_len, total, now, &spec)) {
+        if (!c_.homa->admit(fresh, new_psn, first, offset, payload_len, total, sq_.outstanding(),
+                            now, &spec)) {
           return ReqStep::kBlocked;
         }
       }

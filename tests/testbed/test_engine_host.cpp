@@ -118,5 +118,36 @@ TEST(EngineHost_Service, PollCostMakesOnePollPerServiceAndABusyInterval) {
   EXPECT_EQ(h.busy_until(), 2500u);
 }
 
+TEST(EngineHost_Homa, ConfigReachesTheVnic) {
+  FrameStore store;
+  EngineHostConfig c = testing::engine_cfg("x", 9);
+  EngineHost off(c, store);
+  EXPECT_FALSE(off.vnic().config().homa.enabled);
+  c.homa.enabled = true;
+  c.homa.priorities = 2;
+  c.homa.unsched_bytes = 12345;
+  EngineHost on(c, store);
+  EXPECT_TRUE(on.vnic().config().homa.enabled);
+  EXPECT_EQ(on.vnic().config().homa.priorities, 2);
+  EXPECT_EQ(on.vnic().config().homa.unsched_bytes, 12345u);
+}
+
+// Apps (the workload's agents) run after every poll, and what they post
+// makes the engine poll again.
+TEST(EngineHost_Service, AppsRunAfterEachPollAndTheirPostsPollAgain) {
+  struct Counter : EngineApp {
+    int calls = 0;
+    int post_first = 0;  // report this many services as "posted"
+    bool service(TimeNs) override { return ++calls <= post_first; }
+  };
+  EnginePair p;
+  Counter app;
+  app.post_first = 2;
+  p.a.add_app(&app);
+  EXPECT_FALSE(p.a.service(0, 64));
+  EXPECT_EQ(app.calls, 3);  // two "posts", then a poll with nothing to do
+  EXPECT_EQ(p.a.polls(), 3u);
+}
+
 }  // namespace
 }  // namespace uroce::testbed

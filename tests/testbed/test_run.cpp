@@ -163,5 +163,27 @@ TEST(Run_NoFiles, SweepsGetResultsWithoutWriting) {
   EXPECT_EQ(r.end_ns, r.deadlocks[0].detected_at);
 }
 
+// And with the message workload (the shipped homa_slowdown.toml, its
+// window cut short, lengths capped): summary, messages.csv and the pcaps of
+// all 16 links repeat byte for byte; the run ends on the workload.
+TEST(Run_Determinism, WorkloadScenarioGivesByteIdenticalOutputs) {
+  Scenario sc;
+  ASSERT_EQ(scenario_from_file(std::string(UROCE_SOURCE_ROOT) +
+                                   "/testbed/scenarios/homa_slowdown.toml",
+                               {"workload.warmup_ms=0.05", "workload.measure_ms=0.05",
+                                "workload.max_length_bytes=100000", "workload.samples=true"},
+                               sc),
+            "");
+  TempDir a("wa");
+  TempDir b("wb");
+  RunOptions opts;
+  RunResult ra;
+  // summary, messages.csv, 16 pcaps
+  ASSERT_NO_FATAL_FAILURE(run_twice_identical(sc, &opts, a, b, 18, &ra));
+  EXPECT_EQ(fs::path(ra.files[17]).filename(), "messages.csv");
+  EXPECT_NE(read_all(ra.files[0]).find("\"stop_reason\": \"workload_done\""), std::string::npos);
+  EXPECT_NE(ra.workload.find("length (bytes)"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace uroce::testbed

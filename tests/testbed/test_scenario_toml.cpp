@@ -310,5 +310,148 @@ TEST(ScenarioToml_Overrides, BadOverridesAreNamed) {
             "rc_flow[0].window: 0 is out of range 1..1024");
 }
 
+TEST(ScenarioToml_Homa, HostKeysFillTheSettings) {
+  Scenario sc;
+  ASSERT_EQ(parse(std::string(kMinimal) + R"(
+[defaults.host]
+kind = "engine"
+homa = true
+homa_priorities = 4
+homa_unsched_priorities = 2
+homa_unsched_bytes = 20000
+homa_rtt_bytes = 15000
+homa_grant_increment = 2048
+homa_overcommit = 3
+homa_max_incoming = 100000
+homa_fifo_permille = 0
+homa_resend_us = 200
+homa_grant_timeout_us = 900
+homa_max_timeouts = 2
+homa_max_messages = 512
+homa_cutoffs_every = 64
+)",
+                  sc),
+            "");
+  const sched::homa::HomaSettings& m = sc.hosts[1].engine_homa;
+  EXPECT_TRUE(m.enabled);
+  EXPECT_EQ(m.priorities, 4);
+  EXPECT_EQ(m.unsched_priorities, 2);
+  EXPECT_EQ(m.unsched_bytes, 20000u);
+  EXPECT_EQ(m.rtt_bytes, 15000u);
+  EXPECT_EQ(m.grant_increment, 2048u);
+  EXPECT_EQ(m.overcommit, 3u);
+  EXPECT_EQ(m.max_incoming, 100000u);
+  EXPECT_EQ(m.fifo_permille, 0u);
+  EXPECT_EQ(m.resend_ns, 200 * kNsPerUs);
+  EXPECT_EQ(m.grant_timeout_ns, 900 * kNsPerUs);
+  EXPECT_EQ(m.max_timeouts, 2u);
+  EXPECT_EQ(m.max_messages, 512u);
+  EXPECT_EQ(m.cutoffs_every, 64u);
+  ASSERT_EQ(parse(kMinimal, sc), "");
+  EXPECT_FALSE(sc.hosts[0].engine_homa.enabled);
+}
+
+TEST(ScenarioToml_Homa, RangesAreTheSchedulersOwn) {
+  const std::string h = std::string(kMinimal) + "[defaults.host]\n";
+  EXPECT_EQ(parse(h + "homa_priorities = 9\n"),
+            "defaults.host.homa_priorities: 9 is out of range 1..8 (line 17)");
+  // The resend must come before the sender's timeout: named even when
+  // only the resend was set.
+  EXPECT_EQ(parse(h + "homa_resend_us = 5000\n"),
+            "defaults.host.homa_grant_timeout_us: out of range with the other homa keys "
+            "(sched/homa_settings.h)");
+}
+
+TEST(ScenarioToml_Workload, KeysAndDefaults) {
+  Scenario sc;
+  ASSERT_EQ(parse(std::string(kMinimal) + R"(
+[workload]
+distribution = "/w/w3.csv"
+)",
+                  sc),
+            "");
+  EXPECT_TRUE(sc.workload.enabled);
+  EXPECT_EQ(sc.workload.distribution, "/w/w3.csv");
+  EXPECT_EQ(sc.workload.load, 0.5);
+  EXPECT_EQ(sc.workload.qps_per_pair, 4u);
+  EXPECT_FALSE(sc.workload.write);
+  ASSERT_EQ(parse(std::string(kMinimal) + R"(
+[workload]
+distribution = "w.csv"
+max_length_bytes = 1000000
+load = 0.8
+warmup_ms = 2
+measure_ms = 0.5
+qps_per_pair = 16
+op = "write_imm"
+mtu = 1024
+sl = 5
+ttl = 32
+timeout = 10
+buckets = 20
+samples = true
+)",
+                  sc),
+            "");
+  EXPECT_EQ(sc.workload.max_length_bytes, 1'000'000u);
+  EXPECT_EQ(sc.workload.load, 0.8);
+  EXPECT_EQ(sc.workload.warmup_ns, 2 * kNsPerMs);
+  EXPECT_EQ(sc.workload.measure_ns, 500 * kNsPerUs);
+  EXPECT_EQ(sc.workload.qps_per_pair, 16u);
+  EXPECT_TRUE(sc.workload.write);
+  EXPECT_EQ(sc.workload.mtu, 1024u);
+  EXPECT_EQ(sc.workload.sl, 5);
+  EXPECT_EQ(sc.workload.ttl, 32);
+  EXPECT_EQ(sc.workload.timeout, 10);
+  EXPECT_EQ(sc.workload.buckets, 20u);
+  EXPECT_TRUE(sc.workload.samples);
+  // Without the table there is no workload.
+  ASSERT_EQ(parse(kMinimal, sc), "");
+  EXPECT_FALSE(sc.workload.enabled);
+}
+
+TEST(ScenarioToml_Workload, ErrorsNameTheKey) {
+  const std::string w = std::string(kMinimal) + "[workload]\n";
+  EXPECT_EQ(parse(w + "load = 0.5\n"), "workload: missing key 'distribution'");
+  EXPECT_EQ(parse(w + "distribution = \"a\"\nload = 0\n"),
+            "workload.load: 0 is out of range (0, 4] (line 18)");
+  EXPECT_EQ(parse(w + "distribution = \"a\"\nop = \"read\"\n"),
+            "workload.op: 'read' is not \"send\" or \"write_imm\" (line 18)");
+  EXPECT_EQ(parse(w + "distribution = \"a\"\nmtu = 1000\n"),
+            "workload.mtu: 1000 is not 256, 512, 1024, 2048 or 4096 (line 18)");
+  EXPECT_EQ(parse(w + "distribution = \"a\"\nqps = 4\n"),
+            "workload: unknown key 'qps' (did you mean 'qps_per_pair'?) at line 18");
+  EXPECT_EQ(parse(w + "distribution = \"a\"\nmeasure_ms = 0\n"),
+            "workload.measure_ms: 0 is out of range (0, 1e+07] (line 18)");
+}
+
+// The shipped slowdown scenario names its distribution relative to its own
+// directory; scenario_from_file() makes that a path that works from
+// anywhere, and --set overrides get the same treatment.
+TEST(ScenarioToml_Workload, DistributionIsRelativeToTheScenarioFile) {
+  const std::string dir = std::string(UROCE_SOURCE_ROOT) + "/testbed/scenarios";
+  Scenario sc;
+  ASSERT_EQ(scenario_from_file(dir + "/homa_slowdown.toml", sc), "");
+  EXPECT_EQ(sc.workload.distribution, dir + "/../workloads/w3.csv");
+  ASSERT_EQ(scenario_from_file(dir + "/homa_slowdown.toml",
+                               {"workload.distribution=\"../workloads/w5.csv\""}, sc),
+            "");
+  EXPECT_EQ(sc.workload.distribution, dir + "/../workloads/w5.csv");
+  ASSERT_EQ(scenario_from_file(dir + "/homa_slowdown.toml",
+                               {"workload.distribution=\"/abs/w.csv\""}, sc),
+            "");
+  EXPECT_EQ(sc.workload.distribution, "/abs/w.csv");
+  Topology t;
+  ASSERT_EQ(scenario_from_file(dir + "/homa_slowdown.toml", sc), "");
+  EXPECT_EQ(resolve(sc, t), "");
+  EXPECT_EQ(t.workload_hosts.size(), 16u);
+  // The two-tier variant: within a rack two hops, across the spine four.
+  ASSERT_EQ(scenario_from_file(dir + "/homa_slowdown_2tier.toml", sc), "");
+  ASSERT_EQ(resolve(sc, t), "");
+  EXPECT_EQ(t.workload_hosts.size(), 16u);
+  EXPECT_EQ(t.workload_paths[0][3].size(), 2u);
+  EXPECT_EQ(t.workload_paths[0][4].size(), 4u);
+}
+
 }  // namespace
 }  // namespace uroce::testbed

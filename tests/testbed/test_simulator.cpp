@@ -7,11 +7,13 @@
 #include <vector>
 
 #include "testbed/engine_host.h"
+#include "testbed/message_workload.h"
 #include "testbed/rc_flow.h"
 #include "testbed/report.h"
 #include "testbed/scenario_toml.h"
 #include "testbed/wait_for.h"
 #include "tests/testbed/test_support.h"
+#include "tests/testbed/workload_test_support.h"
 
 namespace uroce::testbed {
 namespace {
@@ -528,6 +530,54 @@ TEST(Simulator_Isolation, DeepFifoBelowTheSchedulerDefeatsTheStrictClass) {
   const SimRun both(isolation({.limit = 0}));
   EXPECT_GT(lat_p99(both), lat_p99(alone) * 10);
   EXPECT_EQ(both.sim->engines()[1]->vnic().counters().tx_limit_stops, 0u);
+}
+
+// A [workload] run: arrivals are events, the engines serve them, and the
+// run ends at the instant its last measured message is received (not at
+// duration_ms), with arrivals still coming until then.
+TEST(Simulator_Workload, EndsWhenTheLastMeasuredMessageIsReceived) {
+  Scenario sc = testing::star_workload(4, testing::workload_file("w4.csv"), 0.6, 0.5, 50);
+  sc.workload.max_length_bytes = 200000;
+  const SimRun r(sc);
+  const MessageWorkload& w = *r.sim->workload();
+  EXPECT_EQ(r.sim->stop_reason(), StopReason::kWorkloadDone);
+  TimeNs last = 0;
+  bool later_arrivals = false;
+  for (const MessageRecord& m : w.records()) {
+    if (m.measured) last = std::max(last, m.done_ns);
+    later_arrivals = later_arrivals || m.arrival_ns >= sc.workload.measure_ns;
+  }
+  EXPECT_EQ(r.sim->end_ns(), last);
+  EXPECT_GT(last, sc.workload.measure_ns);
+  EXPECT_TRUE(later_arrivals);
+  EXPECT_EQ(w.stats().measured_done, w.stats().measured);
+}
+
+// The workload's service level picks the DSCP (8 x priority) and the switch
+// queues its frames, data and ACKs, by DSCP / 8: every frame in priority
+// 5's queues, none in the default 3's.
+TEST(Simulator_Workload, ServiceLevelPicksTheSwitchPriorityQueue) {
+  Scenario sc = testing::star_workload(3, testing::workload_file("w3.csv"), 0.5, 0.1, 20);
+  sc.workload.max_length_bytes = 10000;
+  sc.workload.sl = 5;
+  const SimRun r(sc);
+  const SwitchModel& s = r.sim->switches()[0];
+  std::uint64_t p5 = 0;
+  std::uint64_t other = 0;
+  for (std::uint16_t port = 0; port < 3; ++port) {
+    for (std::uint8_t prio = 0; prio < 8; ++prio) {
+      (prio == 5 ? p5 : other) += s.counters(port, prio).sent_packets;
+    }
+  }
+  EXPECT_GT(p5, 100u);
+  EXPECT_EQ(other, 0u);
+}
+
+// Scenarios without the table have no workload and keep their stop.
+TEST(Simulator_Workload, WithoutAWorkloadNothingChanges) {
+  const SimRun r(testing::line());
+  EXPECT_EQ(r.sim->workload(), nullptr);
+  EXPECT_EQ(r.sim->stop_reason(), StopReason::kDuration);
 }
 
 }  // namespace

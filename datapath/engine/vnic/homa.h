@@ -212,6 +212,17 @@ bool Vnic<PortIo, Sched>::homa_control(QpEntry& e, TimeNs now) {
       ++ctr_.homa_rx_mlen;
       if (m.length() <= cfg_.homa.unsched_bytes) return true;  // needs no grant
       const std::uint64_t key = detail::homa_key(e.qpn, psn);
+      // A repeated MLEN is the sender's grant timeout: a message still
+      // tracked is only waiting behind shorter ones, so the answer is its
+      // grant again (RESEND), which restarts the sender's timeouts instead
+      // of letting it fall back to unscheduled sending.
+      const std::uint64_t had = h.rx_active && h.rx_psn == psn ? grants_->granted(key) : 0;
+      if (had != 0) {
+        const wire::HomaGrantHdr g =
+            wire::HomaGrantHdr::make(had, 0, wire::HomaGrantHdr::kFlagResend, homa_gen_);
+        homa_send(e, wire::op::kHomaGrant, psn, {g.raw, sizeof g.raw});
+        ++ctr_.homa_tx_grants;
+      }
       if (h.rx_active && h.rx_psn != psn) grants_->drop(detail::homa_key(e.qpn, h.rx_psn));
       if (!h.rx_active || h.rx_psn != psn) {
         h.rx_psn = psn;

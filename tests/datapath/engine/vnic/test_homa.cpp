@@ -41,10 +41,14 @@ struct Homa : ::testing::Test, RcQpPair {
   std::unique_ptr<Host> a, b;
   VirtualClock clock;
 
+  std::uint32_t b_overcommit = 4;
+
   void start() {
     link = std::make_unique<port::SimLink>(link_cfg);
     a = std::make_unique<Host>(*link, 0, homa_config(kMacA, kIpA, a_on));
-    b = std::make_unique<Host>(*link, 1, homa_config(kMacB, kIpB, b_on));
+    VnicConfig bc = homa_config(kMacB, kIpB, b_on);
+    bc.homa.overcommit = b_overcommit;
+    b = std::make_unique<Host>(*link, 1, bc);
     open(*a, *b);
     run(20);
   }
@@ -311,6 +315,32 @@ TEST_F(Homa, SenderPriority_QpClassFollowsItsNextPacket) {
   }
   ASSERT_EQ(order.size(), 2u);
   EXPECT_EQ(order[0], 2u);  // the short message first
+}
+
+// A live receiver that grants another message first for longer than the
+// sender's grant timeouts (overcommit 1, a 100 Mb/s link: the first
+// message takes 3.3 ms, three timeouts are 3 ms) answers each repeated
+// MLEN with its grant again, so the waiting sender never falls back.
+TEST_F(Homa, StarvedMessage_KeptAliveByRepeatedGrant) {
+  link_cfg.dir[0].bandwidth_bps = 100'000'000;
+  link_cfg.dir[1].bandwidth_bps = 100'000'000;
+  b_overcommit = 1;
+  start();
+  auto aqp2 = a->make_qp(11, QpType::kRc, 1, 2);
+  auto bqp2 = b->make_qp(11, QpType::kRc, 1, 2);
+  a->connect(11, QpType::kRc, bqp2->qpn, kMacB, kIpB, 300, 700);
+  b->connect(11, QpType::kRc, aqp2->qpn, kMacA, kIpA, 700, 300);
+  run(200);
+  ASSERT_TRUE(status_of(a->vnic, 11).homa_peer);
+  aqp->post_send(write_wqe(1, b->va(0), b->key), {a->sge(0, 40 * 1024)});
+  aqp2->post_send(write_wqe(2, b->va(0), b->key), {a->sge(0, 48 * 1024)});
+  const auto wc = wait_send(2, 400'000);
+  ASSERT_EQ(wc.size(), 2u);
+  EXPECT_EQ(wc[0].wr_id, 1u);
+  const QpStatus s2 = status_of(a->vnic, 11);
+  EXPECT_GE(s2.homa.timeouts, 1u);  // it waited past a timeout
+  EXPECT_EQ(s2.homa.fallbacks, 0u);
+  EXPECT_GE(s2.homa.mlen, 2u);  // the first and at least one repeat
 }
 
 TEST_F(Homa, DestroyQp_MessageForgotten) {

@@ -69,7 +69,7 @@ struct Sinks {
 // The Homa-like scheduler's sender counters (rc_homa.h), named with a
 // homa_ prefix in scripts: RcCounters has a `timeouts` of its own.
 #define UROCE_RC_HOMA_COUNTERS(X) \
-  X(gated) X(mlen) X(wait_grant) X(grants) X(grant_stale) X(timeouts) X(fallbacks)
+  X(gated) X(mlen) X(wait_grant) X(grants) X(grant_stale) X(timeouts) X(fallbacks) X(prio_capped)
 
 class RcDriver final : public Driver {
  public:

@@ -127,6 +127,14 @@ TEST(RunScript, PerturbedScriptsFail) {
        "unexpected packet homa_mlen psn=0x64", 0},
       {"rc_homa_stale_grants.conf", "counter homa_grants=0", "homa_grant_stale=4",
        "homa_grant_stale=3", "counter homa_grant_stale: expected 3, got 4", 0},
+      // The priority floor: a capped packet, the full priority after the
+      // QP was idle, the count of capped packets.
+      {"rc_homa_priority_floor.conf", "send rc_send_only psn=105", "dscp=8", "dscp=56",
+       "packet field dscp: expected 56", 0},
+      {"rc_homa_priority_floor.conf", "send rc_send_first psn=106", "dscp=56", "dscp=8",
+       "packet field dscp: expected 8", 0},
+      {"rc_homa_priority_floor.conf", "counter homa_prio_capped=1", "homa_prio_capped=1",
+       "homa_prio_capped=0", "counter homa_prio_capped: expected 0, got 1", 0},
   };
   for (const Perturbation& c : cases) {
     const std::string text = load(c.file);

@@ -1,0 +1,105 @@
+#include "testbed/workload_report.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "testbed/message_workload.h"
+#include "testbed/report.h"
+#include "testbed/simulator.h"
+#include "workload_test_support.h"
+
+namespace uroce::testbed {
+namespace {
+
+using testing::star_workload;
+using testing::workload_file;
+
+struct Ran {
+  Topology topo;
+  std::unique_ptr<Simulator> sim;
+};
+
+Ran small_run() {
+  Scenario sc = star_workload(3, workload_file("w3.csv"), 0.5, 0.2, 20);
+  sc.workload.max_length_bytes = 30000;
+  sc.workload.buckets = 4;
+  Ran r;
+  EXPECT_EQ(resolve(sc, r.topo), "");
+  r.sim = std::make_unique<Simulator>(sc, r.topo, 1);
+  r.sim->run();
+  return r;
+}
+
+TEST(WorkloadJson, SettingsCountsLoadAndSlowdown) {
+  const Ran r = small_run();
+  const nlohmann::ordered_json j = workload_json(*r.sim);
+  EXPECT_EQ(j["op"], "send");
+  EXPECT_EQ(j["hosts"], 3);
+  EXPECT_EQ(j["setup"], "ok");
+  EXPECT_EQ(j["counts"]["measured"], j["counts"]["measured_done"]);
+  EXPECT_EQ(j["counts"]["payload_mismatch"], 0);
+  EXPECT_GT(j["measured_load"].get<double>(), 0.0);
+  ASSERT_EQ(j["slowdown"]["buckets"].size(), 4u);
+  EXPECT_EQ(j["slowdown"]["overall"]["count"], j["counts"]["measured"]);
+  EXPECT_GE(j["slowdown"]["overall"]["min"].get<double>(), 1.0);
+  // A lossless fabric: RC never had to time out or resend.
+  EXPECT_EQ(j["transport"]["timeouts"], 0);
+  EXPECT_EQ(j["transport"]["tx_retransmits"], 0);
+}
+
+TEST(WorkloadJson, SummaryHasTheSectionAndTheStopReason) {
+  const Ran r = small_run();
+  const nlohmann::json j = nlohmann::json::parse(summary_json(*r.sim));
+  EXPECT_EQ(j["stop_reason"], "workload_done");
+  EXPECT_TRUE(j.contains("workload"));
+  EXPECT_LT(j["end_ns"].get<std::uint64_t>(), 20 * kNsPerMs);
+}
+
+TEST(WorkloadJson, HomaRunsSumTheGatesCounters) {
+  Scenario sc = star_workload(3, workload_file("w4.csv"), 0.5, 0.3, 30);
+  sc.workload.max_length_bytes = 100000;
+  for (HostSpec& h : sc.hosts) {
+    h.engine_homa.enabled = true;
+    h.engine_homa.unsched_bytes = 16384;
+  }
+  Topology topo;
+  ASSERT_EQ(resolve(sc, topo), "");
+  Simulator sim(sc, topo, 1);
+  sim.run();
+  const nlohmann::ordered_json j = workload_json(sim);
+  ASSERT_TRUE(j["transport"].contains("homa"));
+  EXPECT_GT(j["transport"]["homa"]["gated"].get<std::uint64_t>(), 0u);
+  EXPECT_GT(j["transport"]["homa"]["grants"].get<std::uint64_t>(), 0u);
+  EXPECT_EQ(j["transport"]["homa"]["fallbacks"], 0);
+  // Plain RC runs have no such section.
+  EXPECT_FALSE(workload_json(*small_run().sim)["transport"].contains("homa"));
+}
+
+TEST(WorkloadText, CountsThenTheTable) {
+  const Ran r = small_run();
+  const std::string t = workload_text(*r.sim);
+  EXPECT_EQ(t.rfind("workload: ", 0), 0u);
+  EXPECT_NE(t.find("\nlength (bytes)"), std::string::npos);
+  EXPECT_NE(t.find(" all "), std::string::npos);
+}
+
+TEST(MessagesCsv, OneRowPerMeasuredMessage) {
+  const Ran r = small_run();
+  const std::string path = ::testing::TempDir() + "/messages.csv";
+  ASSERT_TRUE(write_messages_csv(*r.sim, path));
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(line, "message,src,dst,length,arrival_ns,post_ns,done_ns,best_ns,slowdown,ok");
+  std::uint64_t rows = 0;
+  while (std::getline(in, line)) {
+    ++rows;
+    EXPECT_EQ(line.back(), '1');
+  }
+  EXPECT_EQ(rows, r.sim->workload()->stats().measured);
+}
+
+}  // namespace
+}  // namespace uroce::testbed
