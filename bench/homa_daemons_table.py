@@ -22,6 +22,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from isolation_table import fmt  # noqa: E402
 from perftest_json import parse  # noqa: E402
 
 HOSTS = ("r", "s1", "s2")
@@ -100,14 +101,6 @@ def cmd_counters(a):
     return 0
 
 
-def fmt(v, digits=1):
-    if v is None:
-        return "-"
-    if isinstance(v, float):
-        return "%.*f" % (digits, v)
-    return str(v)
-
-
 def ratio(a, b):
     return a / b if a is not None and b else None
 
@@ -151,9 +144,9 @@ def cmd_table(a):
                "eleph2_gbps": e2.get("gbps"), "daemon_pct": cpu, "qps": lo.get("qps", {})}
         row["p99_loaded_over_alone"] = ratio(lo.get("lat_p99_us"), al.get("lat_p99_us"))
         out_rows.append(row)
-        rows.append([r, m, fmt(al.get("lat_median_us")), fmt(al.get("lat_p99_us")),
-                     fmt(al.get("lat_p999_us")), fmt(lo.get("lat_median_us")),
-                     fmt(lo.get("lat_p99_us")), fmt(lo.get("lat_p999_us")),
+        rows.append([r, m, fmt(al.get("lat_median_us"), 1), fmt(al.get("lat_p99_us"), 1),
+                     fmt(al.get("lat_p999_us"), 1), fmt(lo.get("lat_median_us"), 1),
+                     fmt(lo.get("lat_p99_us"), 1), fmt(lo.get("lat_p999_us"), 1),
                      fmt(row["p99_loaded_over_alone"], 2), fmt(e1.get("gbps"), 2),
                      fmt(e2.get("gbps"), 2),
                      "/".join(fmt(cpu.get("cpu_" + h), 0) for h in HOSTS),
@@ -178,8 +171,8 @@ def cmd_table(a):
         crows.append([row["round"], row["homa"],
                       ",".join("yes" if p else "no" for h in ("s1", "s2")
                                for p in q.get(h, {}).get("homa_peer", [])) or "-",
-                      fmt(rh.get("homa_tx_grants")), fmt(rg.get("resends")),
-                      fmt(rg.get("fifo_grants")), fmt(rg.get("incoming_capped")),
+                      fmt(rh.get("homa_tx_grants"), 1), fmt(rg.get("resends"), 1),
+                      fmt(rg.get("fifo_grants"), 1), fmt(rg.get("incoming_capped"), 1),
                       "/".join(fmt(q.get(h, {}).get("homa_gated")) for h in ("s1", "s2")),
                       "/".join(fmt(q.get(h, {}).get("homa_wait_grant")) for h in ("s1", "s2")),
                       "/".join(fmt(q.get(h, {}).get("homa_timeouts")) for h in ("s1", "s2")),
