@@ -131,6 +131,22 @@ def run_point(testbed, scenario, out_root, seed, workload, load, scheme, scale, 
     }
 
 
+def write_json(path, doc):
+    """`doc` as JSON with one run per line, so a sweep stays a short file."""
+    with open(path, "w") as f:
+        f.write("{\n")
+        items = [(k, v) for k, v in doc.items() if k != "runs"] + [("runs", doc["runs"])]
+        for i, (k, v) in enumerate(items):
+            end = ",\n" if i + 1 < len(items) else "\n"
+            if k == "runs":
+                f.write(' "runs": [\n')
+                f.write(",\n".join("  " + json.dumps(r, separators=(",", ":")) for r in v))
+                f.write("\n ]" + end)
+            else:
+                f.write(f" {json.dumps(k)}: {json.dumps(v)}{end}")
+        f.write("}\n")
+
+
 def fmt(v):
     return "n/r" if v is None else f"{v:.1f}"
 
@@ -279,9 +295,7 @@ def main():
         sys.stdout.write(tables(runs))
         if a.json:
             # The merged points, with where each came from.
-            with open(a.json, "w") as f:
-                json.dump({"merged_from": sources, "runs": runs}, f, indent=1)
-                f.write("\n")
+            write_json(a.json, {"merged_from": sources, "runs": runs})
         if a.markdown:
             with open(a.markdown, "w") as f:
                 f.write(markdown(runs))
@@ -333,13 +347,12 @@ def main():
     print(f"\n{len(runs)} runs in {total:.0f} s ({a.jobs} at a time), load average "
           f"{load_start[0]:.2f} at the start, {load_end[0]:.2f} at the end; runs in {out_root}")
     if a.json:
-        with open(a.json, "w") as f:
-            json.dump({"scenario": os.path.relpath(a.scenario, ROOT), "seed": a.seed,
-                       "started": started, "wall_s": round(total, 1), "jobs": a.jobs,
-                       "loadavg_start": load_start, "loadavg_end": load_end,
-                       "windows_ms": {w: WINDOWS[w] for w in workloads}, "scale": a.scale,
-                       "extra": a.extra, "runs": runs, "failed": failed}, f, indent=1)
-            f.write("\n")
+        write_json(a.json, {"scenario": os.path.relpath(a.scenario, ROOT), "seed": a.seed,
+                            "started": started, "wall_s": round(total, 1), "jobs": a.jobs,
+                            "loadavg_start": load_start, "loadavg_end": load_end,
+                            "windows_ms": {w: WINDOWS[w] for w in workloads},
+                            "scale": a.scale, "extra": a.extra, "failed": failed,
+                            "runs": runs})
     if a.markdown:
         with open(a.markdown, "w") as f:
             f.write(markdown(runs))
