@@ -66,16 +66,13 @@ SCHEMES = {
 # grant out and a 4 KiB frame back over two 10 Gb/s hops with 1 us wires
 # take 10.8 us: 13.4 KB; four frames), and lossless, as RC needs, every
 # priority it sends on (data, grants and a scheduled QP's ACKs: 0 .. n-1).
-# The sender's grant timeout is 200 ms instead of 4 ms: SRPT starves long
-# messages for longer than 3 x 4 ms under load, and at the third timeout
-# the gate sends the whole message ungated (its recovery from a receiver
-# that restarted), which floods the switch (docs/homa-testbed.md,
-# "The gate's fallback").
+# The other settings are the engine's defaults (docs/homa-testbed.md, "The
+# gate's fallback", has what its 4 ms grant timeout did before the
+# receiver answered repeated MLENs).
 for _n in (1, 2, 4, 8):
     SCHEMES[f"homa{_n}"] = [
         "defaults.host.homa=true", f"defaults.host.homa_priorities={_n}",
         "defaults.host.homa_unsched_bytes=16384", "defaults.host.homa_rtt_bytes=16384",
-        "defaults.host.homa_grant_timeout_us=200000",
         "pfc.priorities=[" + ",".join(str(p) for p in range(_n)) + "]"]
 
 COLORS = {"pfc": "tab:red", "dcqcn": "tab:orange", "homa1": "tab:olive",
