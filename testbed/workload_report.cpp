@@ -119,6 +119,7 @@ Json workload_json(const Simulator& sim) {
       homa.grant_stale += q.homa.grant_stale;
       homa.timeouts += q.homa.timeouts;
       homa.fallbacks += q.homa.fallbacks;
+      homa.prio_capped += q.homa.prio_capped;
     }
   }
   t["timeouts"] = timeouts;
@@ -135,6 +136,7 @@ Json workload_json(const Simulator& sim) {
     m["grant_stale"] = homa.grant_stale;
     m["timeouts"] = homa.timeouts;
     m["fallbacks"] = homa.fallbacks;
+    m["prio_capped"] = homa.prio_capped;
     t["homa"] = m;
   }
   j["transport"] = t;
