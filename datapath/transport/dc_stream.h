@@ -13,6 +13,7 @@
 #include "datapath/base/time.h"
 #include "datapath/transport/dc_target.h"
 #include "datapath/transport/seq24.h"
+#include "datapath/wire/addr.h"
 
 namespace uroce::transport {
 
@@ -36,10 +37,12 @@ class DcConnClock {
   std::uint32_t last_ = 0;
 };
 
-// A target: the address handle's resolved address is the caller's; the
-// stream compares what names the target on the wire.
+// A target as a WR names it: the address its AH resolved to, the DCT
+// number and the access key.
 struct DcDest {
-  std::uint32_t ah = 0;  // the caller's handle for the address
+  bool ipv6 = false;
+  wire::Ipv4Addr dip{};
+  wire::Ipv6Addr dip6{};
   std::uint32_t dctn = 0;
   std::uint64_t key = 0;
   friend bool operator==(const DcDest&, const DcDest&) = default;

@@ -5,8 +5,8 @@
 namespace uroce::transport {
 namespace {
 
-constexpr DcDest kA{1, 0x100, 0xA};
-constexpr DcDest kB{2, 0x200, 0xB};
+const DcDest kA{false, wire::Ipv4Addr{0x0a000001}, {}, 0x100, 0xA};
+const DcDest kB{false, wire::Ipv4Addr{0x0a000002}, {}, 0x200, 0xB};
 
 TEST(DcConnClock, NewerThanTimeAndThanEveryOneBefore) {
   DcConnClock c;
