@@ -58,17 +58,37 @@ TEST(ComputeCutoffs, EqualUnscheduledBytesPerLevel) {
   EXPECT_EQ(c.level_of(1 << 20), 3u);
 }
 
-// Long messages count only their unscheduled bytes: 10 messages of 1 MiB
-// with unsched_bytes 1,000 weigh 10,000 bytes, about as much as the 157
-// messages of 64 B beside them (10,048), so the two levels split between.
-TEST(ComputeCutoffs, LongMessagesWeighOnlyTheirUnscheduledBytes) {
+// Long messages (over unsched_bytes) take the lowest level whatever their
+// weight: 10 messages of 1 MiB with unsched_bytes 1,000 weigh 10,000
+// bytes, as much as the 157 messages of 64 B, yet the 64 B ones alone
+// take level 0 and everything up to 1,000 bytes goes above the long ones.
+TEST(ComputeCutoffs, LongMessagesTakeTheLowestLevel) {
   SizeHistogram h;
   h.add(64, 157);      // 10,048 bytes
   h.add(1 << 20, 10);  // 10 x min(1 MiB, 1,000) = 10,000 bytes
   const Cutoffs c = compute_cutoffs(h, 1000, 2);
-  EXPECT_EQ(c.max_length[0], 64u);
+  EXPECT_EQ(c.max_length[0], 1000u);
   EXPECT_EQ(c.level_of(64), 0u);
-  EXPECT_EQ(c.level_of(65), 1u);
+  EXPECT_EQ(c.level_of(1000), 0u);
+  EXPECT_EQ(c.level_of(1001), 1u);
+}
+
+// With long messages present, the levels above the lowest divide the bytes
+// of the messages that fit equally (as the rule without them does), and no
+// cutoff goes past unsched_bytes.
+TEST(ComputeCutoffs, ShortMessagesShareTheUpperLevels) {
+  SizeHistogram h;
+  h.add(64, 1000);
+  h.add(128, 500);
+  h.add(256, 250);
+  h.add(1 << 20, 1000);  // 1,000 x 512 unscheduled bytes: all in level 3
+  const Cutoffs c = compute_cutoffs(h, 512, 4);
+  EXPECT_EQ(c.max_length[0], 64u);
+  EXPECT_EQ(c.max_length[1], 128u);
+  EXPECT_EQ(c.max_length[2], 512u);
+  EXPECT_EQ(c.level_of(200), 2u);
+  EXPECT_EQ(c.level_of(512), 2u);
+  EXPECT_EQ(c.level_of(513), 3u);
 }
 
 TEST(ComputeCutoffs, LevelsClampedToOneToEight) {
