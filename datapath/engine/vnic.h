@@ -460,6 +460,9 @@ class Vnic {
   sched::homa::SizeHistogram homa_hist_;
   sched::homa::Cutoffs homa_cutoffs_{};
   std::uint32_t homa_seen_ = 0;
+  // Messages between cutoff recomputations: 32 at first, doubling up to
+  // HomaSettings::cutoffs_every (homa_observe).
+  std::uint32_t homa_interval_ = 32;
   // QPs whose TX class must follow their next packet's priority once the
   // current round ends (homa_classes).
   std::vector<std::uint32_t> homa_reclass_;

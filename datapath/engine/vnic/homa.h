@@ -310,15 +310,26 @@ void Vnic<PortIo, Sched>::homa_count(QpEntry& e, HomaQp& h, TimeNs now) {
 }
 
 // A message length the receiver saw; every cutoffs_every of them the
-// unscheduled cutoffs are recomputed (and the histogram aged).
+// unscheduled cutoffs are recomputed (and the histogram aged). The first
+// come sooner: after 32 messages, then after twice as many each time up to
+// cutoffs_every (aging only from then on), so a receiver that just started
+// does not keep every message at the top level for its first
+// cutoffs_every messages (docs/homa-testbed.md: W4 at 80 % saw one update
+// per receiver, and its short messages waited behind long messages'
+// unscheduled bytes at the top level).
 template <class PortIo, sched::TxScheduler Sched>
 void Vnic<PortIo, Sched>::homa_observe(std::uint64_t len) {
   homa_hist_.add(len);
-  if (++homa_seen_ < cfg_.homa.cutoffs_every) return;
+  const std::uint32_t every = std::min(homa_interval_, cfg_.homa.cutoffs_every);
+  if (++homa_seen_ < every) return;
   homa_seen_ = 0;
   const sched::homa::Cutoffs c =
       sched::homa::compute_cutoffs(homa_hist_, cfg_.homa.unsched_bytes, cfg_.homa.unsched_levels());
-  homa_hist_.age();
+  if (every == cfg_.homa.cutoffs_every) {
+    homa_hist_.age();
+  } else {
+    homa_interval_ = every * 2;
+  }
   if (c.levels == homa_cutoffs_.levels && c.max_length == homa_cutoffs_.max_length) return;
   homa_cutoffs_ = c;
   ++homa_gen_;

@@ -42,12 +42,14 @@ struct Homa : ::testing::Test, RcQpPair {
   VirtualClock clock;
 
   std::uint32_t b_overcommit = 4;
+  std::uint32_t b_cutoffs_every = 16;
 
   void start() {
     link = std::make_unique<port::SimLink>(link_cfg);
     a = std::make_unique<Host>(*link, 0, homa_config(kMacA, kIpA, a_on));
     VnicConfig bc = homa_config(kMacB, kIpB, b_on);
     bc.homa.overcommit = b_overcommit;
+    bc.homa.cutoffs_every = b_cutoffs_every;
     b = std::make_unique<Host>(*link, 1, bc);
     open(*a, *b);
     run(20);
@@ -172,6 +174,36 @@ TEST_F(Homa, Cutoffs_RecomputedFromLengthsSeenAndPublished) {
   ASSERT_EQ(wait_send(1).size(), 1u);
   run(50);
   EXPECT_GE(a->vnic.counters().homa_rx_cutoffs, 2u);
+}
+
+// With the default interval (1,024 messages) the first cutoffs still come
+// after 32 messages, the next after 64 more: a receiver does not keep
+// every message at the top level through its first 1,024.
+TEST_F(Homa, Cutoffs_FirstAfter32MessagesThenDoubling) {
+  b_cutoffs_every = 1024;
+  start();
+  std::uint32_t id = 1;
+  auto post = [&](std::uint32_t n, std::uint32_t len) {
+    for (std::uint32_t i = 0; i < n; ++i) {
+      aqp->post_send(write_wqe(id++, b->va(0), b->key), {a->sge(0, len)});
+      ASSERT_EQ(wait_send(1).size(), 1u) << i;
+    }
+    run(50);
+  };
+  post(31, 256);
+  EXPECT_EQ(b->vnic.counters().homa_cutoffs_updates, 0u);
+  post(1, 256);
+  EXPECT_EQ(b->vnic.counters().homa_cutoffs_updates, 1u);
+  EXPECT_EQ(b->vnic.homa_cutoffs().max_length[0], 256u);
+  // Scheduled messages from now on (over unsched_bytes 8,192) would give
+  // them the lowest level; the next recomputation is 64 messages later.
+  post(63, 16384);
+  EXPECT_EQ(b->vnic.counters().homa_cutoffs_updates, 1u);
+  post(1, 16384);
+  EXPECT_EQ(b->vnic.counters().homa_cutoffs_updates, 2u);
+  const sched::homa::Cutoffs& c = b->vnic.homa_cutoffs();
+  EXPECT_EQ(c.level_of(16384), c.levels - 1);
+  EXPECT_LT(c.level_of(256), c.levels - 1);
 }
 
 TEST_F(Homa, LossyLink_EveryMessageCompletes) {
