@@ -181,6 +181,7 @@ json counters_json(const engine::VnicCounters& c) {
   j["rx_not_our_mac"] = c.rx_not_our_mac;
   j["rx_not_our_ip"] = c.rx_not_our_ip;
   j["rx_no_qp"] = c.rx_no_qp;
+  j["rx_dc_no_target"] = c.rx_dc_no_target;
   j["rx_impair_drop"] = c.rx_impair_drop;
   j["rx_mac_control"] = c.rx_mac_control;
   j["rx_gsi"] = c.rx_gsi;

@@ -100,6 +100,7 @@ struct VnicCounters {
   std::uint64_t rx_not_our_mac = 0;     // RoCEv2 to another (or a group) MAC
   std::uint64_t rx_not_our_ip = 0;      // RoCEv2 to an address not ours (IPv4 or IPv6)
   std::uint64_t rx_no_qp = 0;           // BTH destination QP not here
+  std::uint64_t rx_dc_no_target = 0;    // DC packets (docs/dc.md): no DCT/DCI here yet
   std::uint64_t rx_impair_drop = 0;     // RoCEv2 frames dropped by loss injection
   std::uint64_t rx_mac_control = 0;     // EtherType 0x8808 (PAUSE/PFC), to the gate
   std::uint64_t rx_gsi = 0;             // MADs to QP1 queued for the CM service

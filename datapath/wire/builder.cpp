@@ -14,6 +14,8 @@ constexpr int err(BuildError e) { return static_cast<int>(e); }
 ExtMask given_ext(const PacketSpec& s) {
   ExtMask m = 0;
   if (s.deth) m |= ext_bit(ExtHdr::kDeth);
+  if (s.dc_eth) m |= ext_bit(ExtHdr::kDcEth);
+  if (s.dc_aeth) m |= ext_bit(ExtHdr::kDcAeth);
   if (s.reth) m |= ext_bit(ExtHdr::kReth);
   if (s.atomic_eth) m |= ext_bit(ExtHdr::kAtomicEth);
   if (s.aeth) m |= ext_bit(ExtHdr::kAeth);
@@ -151,6 +153,14 @@ int build_roce(const PacketSpec& s, std::span<std::uint8_t> out) {
   if (s.deth) {
     s.deth->write(p);
     p += DethHdr::kSize;
+  }
+  if (s.dc_eth) {
+    s.dc_eth->write(p);
+    p += DcEthHdr::kSize;
+  }
+  if (s.dc_aeth) {
+    s.dc_aeth->write(p);
+    p += DcAethHdr::kSize;
   }
   if (s.reth) {
     s.reth->write(p);

@@ -16,6 +16,8 @@
 #include "datapath/wire/atomic_ack_eth.h"
 #include "datapath/wire/atomic_eth.h"
 #include "datapath/wire/bth.h"
+#include "datapath/wire/dc_aeth.h"
+#include "datapath/wire/dc_eth.h"
 #include "datapath/wire/deth.h"
 #include "datapath/wire/eth.h"
 #include "datapath/wire/icrc.h"
@@ -36,9 +38,11 @@ inline constexpr std::size_t kRoceFrameOverhead =
 inline constexpr std::size_t kIpv6ExtraBytes = Ipv6Hdr::kSize - Ipv4Hdr::kSize;
 // Largest frame the builder can produce: the Ethernet header, then an IPv6
 // packet with a 4096-byte payload and the largest headers a payload opcode
-// carries.
+// carries, DC's (DCETH + RETH + ImmDt) included: RC, UC and UD frames are
+// up to 24 bytes shorter.
 inline constexpr std::size_t kMaxRoceFrame =
-    EthHdr::kSize + kPathMtuOverhead + kIpv6ExtraBytes + kMaxPathMtuBytes;
+    EthHdr::kSize + kDcPathMtuOverhead + kIpv6ExtraBytes + kMaxPathMtuBytes;
+static_assert(kDcPathMtuOverhead >= kPathMtuOverhead);
 
 // The IPv6 addresses and flow label of a RoCEv2 path over IPv6 (Linux rxe
 // sends flow label 0).
@@ -83,6 +87,8 @@ struct PacketSpec {
   // Extension headers: exactly those the opcode carries must be set (the
   // CNP body is reserved and always written as zeros).
   std::optional<DethHdr> deth;
+  std::optional<DcEthHdr> dc_eth;
+  std::optional<DcAethHdr> dc_aeth;
   std::optional<RethHdr> reth;
   std::optional<AtomicEthHdr> atomic_eth;
   std::optional<AethHdr> aeth;

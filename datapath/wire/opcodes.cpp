@@ -5,6 +5,8 @@ namespace uroce::wire {
 std::string_view ext_hdr_name(ExtHdr h) {
   switch (h) {
     case ExtHdr::kDeth: return "DETH";
+    case ExtHdr::kDcEth: return "DCETH";
+    case ExtHdr::kDcAeth: return "DCAETH";
     case ExtHdr::kReth: return "RETH";
     case ExtHdr::kAtomicEth: return "AtomicETH";
     case ExtHdr::kAeth: return "AETH";
@@ -29,6 +31,7 @@ std::string_view transport_name(Transport t) {
     case Transport::kUd: return "UD";
     case Transport::kCnp: return "CNP";
     case Transport::kExt: return "UROCE";
+    case Transport::kDc: return "DC";
   }
   return "UNKNOWN";
 }

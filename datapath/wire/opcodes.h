@@ -5,17 +5,26 @@
 //
 // Opcode byte = transport (bits 7..5) | operation (bits 4..0):
 //   RC 0x00..0x14, 0x16, 0x17   UC 0x20..0x2b   UD 0x64, 0x65   CNP 0x81
-//   uroce extensions 0xC0..0xC2 (manufacturer-specific range, bits 7..5 =
-//   110; docs/homa.md): HOMA_GRANT, HOMA_CUTOFFS, HOMA_MLEN.
+//   uroce extensions (manufacturer-specific range, IBTA 9.2.3: bits 7..5 =
+//   110 and 111; between uroce peers only):
+//     0xC0..0xC2 (of 0xC0..0xC7; docs/homa.md): HOMA_GRANT, HOMA_CUTOFFS,
+//       HOMA_MLEN.
+//     0xE0..0xF4, 0xF6, 0xF7 (docs/dc.md): DC = 0xE0 + the RC opcode of the
+//       same operation, with RC's headers, position and payload rules plus
+//       one DC header right after the BTH: DCETH (dc_eth.h) in requests,
+//       DCAETH (dc_aeth.h) in READ responses, ACKs and atomic ACKs.
+//     0xF8 DC_DISCONNECT: requester-sent, DCETH only, no payload.
 // RD (0x40..) and opcodes this table marks invalid are unsupported: the
-// parser rejects them. An extension packet carries its header where a
+// parser rejects them. A Homa extension packet carries its header where a
 // payload would be (the parser checks only that the ICRC has room; the
-// header's reader, datapath/wire/homa_*.h, checks its length): ExtMask has
-// no bit left, and the opcode alone tells which header follows.
+// header's reader, datapath/wire/homa_*.h, checks its length): the opcode
+// alone tells which header follows. The DC headers are extension headers
+// like RC's: the parser checks their length.
 //
 // Extension headers always appear in the canonical order of ExtHdr below
-// (IBTA 9.2: DETH, RETH, AtomicETH, AETH, AtomicAckETH, ImmDt, IETH); the
-// CNP body takes the place of the payload.
+// (IBTA 9.2: DETH, RETH, AtomicETH, AETH, AtomicAckETH, ImmDt, IETH, with
+// DCETH and DCAETH first after DETH, as no opcode carries DETH with them);
+// the CNP body takes the place of the payload.
 #pragma once
 
 #include <array>
@@ -29,6 +38,8 @@
 #include "datapath/wire/atomic_eth.h"
 #include "datapath/wire/bth.h"
 #include "datapath/wire/cnp.h"
+#include "datapath/wire/dc_aeth.h"
+#include "datapath/wire/dc_eth.h"
 #include "datapath/wire/deth.h"
 #include "datapath/wire/icrc.h"
 #include "datapath/wire/ieth.h"
@@ -85,10 +96,55 @@ inline constexpr std::uint8_t kCnp = kCnpOpcode;
 inline constexpr std::uint8_t kHomaGrant = 0xC0;
 inline constexpr std::uint8_t kHomaCutoffs = 0xC1;
 inline constexpr std::uint8_t kHomaMlen = 0xC2;
+
+// DC (docs/dc.md): 0xE0 + the RC opcode of the same operation.
+inline constexpr std::uint8_t kDcBase = 0xE0;
+inline constexpr std::uint8_t kDcSendFirst = kDcBase + kRcSendFirst;
+inline constexpr std::uint8_t kDcSendMiddle = kDcBase + kRcSendMiddle;
+inline constexpr std::uint8_t kDcSendLast = kDcBase + kRcSendLast;
+inline constexpr std::uint8_t kDcSendLastImm = kDcBase + kRcSendLastImm;
+inline constexpr std::uint8_t kDcSendOnly = kDcBase + kRcSendOnly;
+inline constexpr std::uint8_t kDcSendOnlyImm = kDcBase + kRcSendOnlyImm;
+inline constexpr std::uint8_t kDcWriteFirst = kDcBase + kRcWriteFirst;
+inline constexpr std::uint8_t kDcWriteMiddle = kDcBase + kRcWriteMiddle;
+inline constexpr std::uint8_t kDcWriteLast = kDcBase + kRcWriteLast;
+inline constexpr std::uint8_t kDcWriteLastImm = kDcBase + kRcWriteLastImm;
+inline constexpr std::uint8_t kDcWriteOnly = kDcBase + kRcWriteOnly;
+inline constexpr std::uint8_t kDcWriteOnlyImm = kDcBase + kRcWriteOnlyImm;
+inline constexpr std::uint8_t kDcReadRequest = kDcBase + kRcReadRequest;
+inline constexpr std::uint8_t kDcReadResponseFirst = kDcBase + kRcReadResponseFirst;
+inline constexpr std::uint8_t kDcReadResponseMiddle = kDcBase + kRcReadResponseMiddle;
+inline constexpr std::uint8_t kDcReadResponseLast = kDcBase + kRcReadResponseLast;
+inline constexpr std::uint8_t kDcReadResponseOnly = kDcBase + kRcReadResponseOnly;
+inline constexpr std::uint8_t kDcAck = kDcBase + kRcAck;
+inline constexpr std::uint8_t kDcAtomicAck = kDcBase + kRcAtomicAck;
+inline constexpr std::uint8_t kDcCompareSwap = kDcBase + kRcCompareSwap;
+inline constexpr std::uint8_t kDcFetchAdd = kDcBase + kRcFetchAdd;
+inline constexpr std::uint8_t kDcSendLastInv = kDcBase + kRcSendLastInv;
+inline constexpr std::uint8_t kDcSendOnlyInv = kDcBase + kRcSendOnlyInv;
+// The stream leaves the target (docs/dc.md "Initiator"); no RC counterpart.
+inline constexpr std::uint8_t kDcDisconnect = 0xF8;
 }  // namespace op
 
-// kExt: uroce's own control packets (between uroce peers only).
-enum class Transport : std::uint8_t { kRc, kUc, kRd, kUd, kCnp, kExt };
+// The DC opcode of an RC opcode (0x00..0x14, 0x16, 0x17), and back (for a
+// DC opcode other than DC_DISCONNECT). Plain arithmetic: the caller passes
+// an opcode of the right kind (is_dc_opcode, opcode_info).
+constexpr std::uint8_t dc_opcode(std::uint8_t rc_opcode) {
+  return static_cast<std::uint8_t>(op::kDcBase + rc_opcode);
+}
+constexpr std::uint8_t rc_opcode_of_dc(std::uint8_t dc_opcode) {
+  return static_cast<std::uint8_t>(dc_opcode - op::kDcBase);
+}
+// A DC opcode: 0xE0 + a supported RC opcode, or DC_DISCONNECT. 0xF5 is
+// none: RC has no opcode 0x15.
+constexpr bool is_dc_opcode(std::uint8_t o) {
+  constexpr std::uint8_t kNoRcOpcode = 0x15;
+  return o >= op::kDcBase && o <= op::kDcDisconnect && o != dc_opcode(kNoRcOpcode);
+}
+
+// kExt: uroce's own control packets, kDc: the DC-style transport (both
+// between uroce peers only).
+enum class Transport : std::uint8_t { kRc, kUc, kRd, kUd, kCnp, kExt, kDc };
 
 // What the packet does, independent of transport.
 enum class OpClass : std::uint8_t {
@@ -100,7 +156,7 @@ enum class OpClass : std::uint8_t {
   kAtomic,
   kAtomicAck,
   kCnp,
-  kControl,  // uroce's extension packets
+  kControl,  // uroce's extension packets, DC_DISCONNECT
 };
 
 // Place in a multi-packet message. Single-packet operations (READ request,
@@ -110,11 +166,14 @@ enum class Position : std::uint8_t { kFirst, kMiddle, kLast, kOnly };
 // Who sends it: the requester, the responder with data (READ response,
 // atomic ACK), the responder's plain ACK/NAK, or the congestion point.
 // kControl: uroce's extension packets (to the engine, not a QP's transport).
+// DC_DISCONNECT is a kRequest: its DCI sends it to the target.
 enum class Direction : std::uint8_t { kRequest, kResponse, kAck, kCnp, kControl };
 
 // Extension headers in canonical wire order; the values index ExtMask bits.
 enum class ExtHdr : std::uint8_t {
   kDeth = 0,
+  kDcEth,
+  kDcAeth,
   kReth,
   kAtomicEth,
   kAeth,
@@ -123,12 +182,14 @@ enum class ExtHdr : std::uint8_t {
   kIeth,
   kCnp,
 };
-inline constexpr std::size_t kNumExtHdrs = 8;
-using ExtMask = std::uint8_t;
+inline constexpr std::size_t kNumExtHdrs = 10;
+using ExtMask = std::uint16_t;
+static_assert(kNumExtHdrs <= sizeof(ExtMask) * 8);
 
 constexpr ExtMask ext_bit(ExtHdr h) { return static_cast<ExtMask>(1u << static_cast<unsigned>(h)); }
 constexpr std::size_t ext_hdr_size(ExtHdr h) {
-  constexpr std::size_t kSizes[kNumExtHdrs] = {DethHdr::kSize,         RethHdr::kSize,
+  constexpr std::size_t kSizes[kNumExtHdrs] = {DethHdr::kSize,         DcEthHdr::kSize,
+                                               DcAethHdr::kSize,       RethHdr::kSize,
                                                AtomicEthHdr::kSize,    AethHdr::kSize,
                                                AtomicAckEthHdr::kSize, ImmDtHdr::kSize,
                                                IethHdr::kSize,         CnpHdr::kSize};
@@ -250,6 +311,44 @@ constexpr std::array<OpcodeInfo, 256> build_opcode_table() {
   t[op::kHomaGrant] = make_op("UROCE_HOMA_GRANT", kExt, kControl, kOnly, kCtl, 0, true);
   t[op::kHomaCutoffs] = make_op("UROCE_HOMA_CUTOFFS", kExt, kControl, kOnly, kCtl, 0, true);
   t[op::kHomaMlen] = make_op("UROCE_HOMA_MLEN", kExt, kControl, kOnly, kCtl, 0, true);
+
+  // DC: every RC opcode again at 0xE0 + it, the same shape plus the DC
+  // header of its direction (docs/dc.md "Wire"). Names by RC opcode.
+  constexpr std::string_view kDcNames[] = {
+      "DC_SEND_FIRST",
+      "DC_SEND_MIDDLE",
+      "DC_SEND_LAST",
+      "DC_SEND_LAST_WITH_IMMEDIATE",
+      "DC_SEND_ONLY",
+      "DC_SEND_ONLY_WITH_IMMEDIATE",
+      "DC_RDMA_WRITE_FIRST",
+      "DC_RDMA_WRITE_MIDDLE",
+      "DC_RDMA_WRITE_LAST",
+      "DC_RDMA_WRITE_LAST_WITH_IMMEDIATE",
+      "DC_RDMA_WRITE_ONLY",
+      "DC_RDMA_WRITE_ONLY_WITH_IMMEDIATE",
+      "DC_RDMA_READ_REQUEST",
+      "DC_RDMA_READ_RESPONSE_FIRST",
+      "DC_RDMA_READ_RESPONSE_MIDDLE",
+      "DC_RDMA_READ_RESPONSE_LAST",
+      "DC_RDMA_READ_RESPONSE_ONLY",
+      "DC_ACKNOWLEDGE",
+      "DC_ATOMIC_ACKNOWLEDGE",
+      "DC_CMP_SWAP",
+      "DC_FETCH_ADD",
+      "",  // 0x15: no RC opcode
+      "DC_SEND_LAST_WITH_INVALIDATE",
+      "DC_SEND_ONLY_WITH_INVALIDATE",
+  };
+  for (std::uint8_t o = 0; o < std::size(kDcNames); ++o) {
+    const OpcodeInfo& rc = t[o];
+    if (!rc.valid) continue;
+    const ExtMask dc_hdr = ext_bit(rc.dir == kReq ? ExtHdr::kDcEth : ExtHdr::kDcAeth);
+    t[dc_opcode(o)] = make_op(kDcNames[o], Transport::kDc, rc.op, rc.pos, rc.dir,
+                              static_cast<ExtMask>(rc.ext | dc_hdr), rc.payload);
+  }
+  t[op::kDcDisconnect] = make_op("DC_DISCONNECT", Transport::kDc, kControl, kOnly, kReq,
+                                 ext_bit(ExtHdr::kDcEth), false);
   return t;
 }
 
@@ -277,16 +376,34 @@ constexpr bool path_mtu_valid(std::uint8_t code) { return code >= 1 && code <= 5
 constexpr std::uint32_t path_mtu_bytes(PathMtu m) { return 128u << static_cast<unsigned>(m); }
 // The code for exactly 256/512/1024/2048/4096 bytes; nullopt otherwise.
 std::optional<PathMtu> path_mtu_from_bytes(std::uint32_t bytes);
+
+namespace detail {
 // The most extension-header bytes an opcode that may carry payload has, so
-// the most that travels beside a full path-MTU payload: RETH 16 + ImmDt 4
-// (RDMA WRITE ONLY with immediate, RC and UC). Opcodes with longer headers
-// (AtomicETH 28) carry no payload.
-constexpr std::size_t max_payload_ext_len() {
+// the most that travels beside a full path-MTU payload, over the opcodes
+// `of` selects.
+template <class Pred>
+constexpr std::size_t max_payload_ext_len_of(Pred of) {
   std::size_t n = 0;
   for (const OpcodeInfo& i : kOpcodeTable) {
-    if (i.valid && i.payload && i.ext_len > n) n = i.ext_len;
+    if (i.valid && i.payload && of(i) && i.ext_len > n) n = i.ext_len;
   }
   return n;
+}
+}  // namespace detail
+
+// Over every opcode but DC's: RETH 16 + ImmDt 4 (RDMA WRITE ONLY with
+// immediate, RC and UC). Opcodes with longer headers (AtomicETH 28) carry
+// no payload. DC's are left out so that RC, UC and UD keep their path MTU;
+// a DC QP uses the DC mapping below.
+constexpr std::size_t max_payload_ext_len() {
+  return detail::max_payload_ext_len_of(
+      [](const OpcodeInfo& i) { return i.transport != Transport::kDc; });
+}
+// Over DC's opcodes: DCETH 24 + RETH 16 + ImmDt 4 (DC RDMA WRITE ONLY with
+// immediate).
+constexpr std::size_t max_dc_payload_ext_len() {
+  return detail::max_payload_ext_len_of(
+      [](const OpcodeInfo& i) { return i.transport == Transport::kDc; });
 }
 
 // Bytes of an Ethernet MTU that a packet with a full path-MTU payload
@@ -299,17 +416,37 @@ inline constexpr std::uint32_t kPathMtuOverhead = static_cast<std::uint32_t>(
 static_assert(kPathMtuOverhead == 64);
 // The smallest Ethernet MTU that carries the smallest path MTU (256 + 64).
 inline constexpr std::uint32_t kMinRoceEthMtu = 256 + kPathMtuOverhead;
+// The same for a DC QP's packets: the DCETH's 24 bytes more (44 of
+// extension headers), 88.
+inline constexpr std::uint32_t kDcPathMtuOverhead = static_cast<std::uint32_t>(
+    Ipv4Hdr::kSize + UdpHdr::kSize + BthHdr::kSize + max_dc_payload_ext_len() + kIcrcSize);
+static_assert(kDcPathMtuOverhead == 88);
+static_assert(kDcPathMtuOverhead == kPathMtuOverhead + DcEthHdr::kSize);
+inline constexpr std::uint32_t kMinDcEthMtu = 256 + kDcPathMtuOverhead;
+
+namespace detail {
+constexpr std::optional<PathMtu> path_mtu_within(std::uint32_t eth_mtu, std::uint32_t overhead) {
+  for (std::uint8_t c = 5; c >= 1; --c) {
+    const auto m = static_cast<PathMtu>(c);
+    if (path_mtu_bytes(m) + overhead <= eth_mtu) return m;
+  }
+  return std::nullopt;
+}
+}  // namespace detail
 
 // Largest path MTU m with path_mtu_bytes(m) + kPathMtuOverhead <= eth_mtu,
 // so that every packet of that path MTU fits: 1500 -> 1024, 9000 -> 4096,
 // 4159 -> 2048. nullopt below kMinRoceEthMtu, where even 256 does not fit.
-// The one mapping from Ethernet MTU to path MTU (engine, uroced, testbed).
+// The one mapping from Ethernet MTU to path MTU for RC, UC and UD (engine,
+// uroced, testbed).
 constexpr std::optional<PathMtu> path_mtu_for_eth_mtu(std::uint32_t eth_mtu) {
-  for (std::uint8_t c = 5; c >= 1; --c) {
-    const auto m = static_cast<PathMtu>(c);
-    if (path_mtu_bytes(m) + kPathMtuOverhead <= eth_mtu) return m;
-  }
-  return std::nullopt;
+  return detail::path_mtu_within(eth_mtu, kPathMtuOverhead);
+}
+// The one mapping for a DC QP (DCI or DCT): largest m with
+// path_mtu_bytes(m) + kDcPathMtuOverhead <= eth_mtu: 1500 -> 1024, 9000 ->
+// 4096, 4183 -> 2048 (4096 needs 4184). nullopt below kMinDcEthMtu.
+constexpr std::optional<PathMtu> dc_path_mtu_for_eth_mtu(std::uint32_t eth_mtu) {
+  return detail::path_mtu_within(eth_mtu, kDcPathMtuOverhead);
 }
 
 // Bytes of zero padding after `payload_len` payload bytes (IBTA 9.2: the

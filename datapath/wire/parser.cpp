@@ -45,6 +45,8 @@ std::string_view parse_error_name(ParseError e) {
     case ParseError::kBadBthVersion: return "BadBthVersion";
     case ParseError::kUnsupportedOpcode: return "UnsupportedOpcode";
     case ParseError::kTruncatedDeth: return "TruncatedDeth";
+    case ParseError::kTruncatedDcEth: return "TruncatedDcEth";
+    case ParseError::kTruncatedDcAeth: return "TruncatedDcAeth";
     case ParseError::kTruncatedReth: return "TruncatedReth";
     case ParseError::kTruncatedAtomicEth: return "TruncatedAtomicEth";
     case ParseError::kTruncatedAeth: return "TruncatedAeth";
@@ -96,6 +98,12 @@ ParseError parse_udp_on(std::span<const std::uint8_t> frame, std::size_t end, Pa
   std::size_t off = kExtOff;
   if (!take_ext(info, ExtHdr::kDeth, f, end, off, out.deth)) {
     return ParseError::kTruncatedDeth;
+  }
+  if (!take_ext(info, ExtHdr::kDcEth, f, end, off, out.dc_eth)) {
+    return ParseError::kTruncatedDcEth;
+  }
+  if (!take_ext(info, ExtHdr::kDcAeth, f, end, off, out.dc_aeth)) {
+    return ParseError::kTruncatedDcAeth;
   }
   if (!take_ext(info, ExtHdr::kReth, f, end, off, out.reth)) {
     return ParseError::kTruncatedReth;

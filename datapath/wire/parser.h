@@ -27,6 +27,8 @@
 #include "datapath/wire/atomic_eth.h"
 #include "datapath/wire/bth.h"
 #include "datapath/wire/cnp.h"
+#include "datapath/wire/dc_aeth.h"
+#include "datapath/wire/dc_eth.h"
 #include "datapath/wire/deth.h"
 #include "datapath/wire/eth.h"
 #include "datapath/wire/ieth.h"
@@ -59,6 +61,8 @@ enum class ParseError : std::uint8_t {
   kBadBthVersion,      // TVer != 0
   kUnsupportedOpcode,  // not in the opcode table (RD, reserved, ...)
   kTruncatedDeth,
+  kTruncatedDcEth,
+  kTruncatedDcAeth,
   kTruncatedReth,
   kTruncatedAtomicEth,
   kTruncatedAeth,
@@ -87,6 +91,8 @@ struct ParsedPacket {
   const OpcodeInfo* info = nullptr;  // set once the opcode is known
   // Only the headers info->ext names are valid.
   DethHdr deth;
+  DcEthHdr dc_eth;
+  DcAethHdr dc_aeth;
   RethHdr reth;
   AtomicEthHdr atomic_eth;
   AethHdr aeth;

@@ -82,6 +82,8 @@ void check_rebuild(const ParsedPacket& p) {
   s.ack_req = p.bth.ack_req();
   s.psn = p.bth.psn();
   if (p.has(ExtHdr::kDeth)) s.deth = p.deth;
+  if (p.has(ExtHdr::kDcEth)) s.dc_eth = p.dc_eth;
+  if (p.has(ExtHdr::kDcAeth)) s.dc_aeth = p.dc_aeth;
   if (p.has(ExtHdr::kReth)) s.reth = p.reth;
   if (p.has(ExtHdr::kAtomicEth)) s.atomic_eth = p.atomic_eth;
   if (p.has(ExtHdr::kAeth)) s.aeth = p.aeth;

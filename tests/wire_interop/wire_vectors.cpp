@@ -10,7 +10,8 @@
 //                             binary file: the fuzzer's seed corpus.
 //
 // The vectors cover every opcode class with fixed, distinctive field values
-// and payload lengths 0..7 mod 4 so that every pad count appears, each over
+// (the DC packets of docs/dc.md among them) and payload lengths 0..7 mod 4
+// so that every pad count appears, each over
 // IPv4 and again over IPv6 (name suffix _IPV6; a link-local source, a global
 // destination, a distinct traffic class, flow label and hop limit each).
 #include <cinttypes>
@@ -147,6 +148,53 @@ std::vector<Vector> make_vectors() {
   });
   add("RC_SEND_ONLY_UDP_CHECKSUM", op::kRcSendOnly, 21,
       [](PacketSpec& s) { s.udp_checksum = true; });
+  // DC (docs/dc.md): uroce's own headers right after the BTH, which scapy
+  // packs from these fields and tshark does not know.
+  auto dc_eth = [](bool syn) {
+    return [syn](PacketSpec& s) {
+      s.dc_eth =
+          DcEthHdr::make(0x0123456789abcdefull, syn, 0x00c0ffee, 0x0102, 0x89abcdef, 0x00fffff0);
+    };
+  };
+  auto dc_aeth = [](DcStatus st) {
+    return [st](PacketSpec& s) { s.dc_aeth = DcAethHdr::make(0x0304, st, 0x76543210); };
+  };
+  add("DC_SEND_ONLY", op::kDcSendOnly, 22, dc_eth(true));
+  add("DC_RDMA_WRITE_FIRST", op::kDcWriteFirst, 256, [&](PacketSpec& s) {
+    dc_eth(false)(s);
+    reth(s);
+  });
+  add("DC_RDMA_WRITE_ONLY_WITH_IMMEDIATE", op::kDcWriteOnlyImm, 23, [&](PacketSpec& s) {
+    dc_eth(true)(s);
+    reth_imm(s);
+  });
+  add("DC_RDMA_READ_REQUEST", op::kDcReadRequest, 0, [&](PacketSpec& s) {
+    dc_eth(true)(s);
+    reth(s);
+  });
+  add("DC_RDMA_READ_RESPONSE_FIRST", op::kDcReadResponseFirst, 256, [&](PacketSpec& s) {
+    dc_aeth(DcStatus::kOk)(s);
+    aeth(aeth_ack_syndrome())(s);
+  });
+  add("DC_RDMA_READ_RESPONSE_ONLY", op::kDcReadResponseOnly, 25, [&](PacketSpec& s) {
+    dc_aeth(DcStatus::kOk)(s);
+    aeth(aeth_ack_syndrome())(s);
+  });
+  add("DC_ACKNOWLEDGE_GONE", op::kDcAck, 0, [](PacketSpec& s) {
+    s.dc_aeth = DcAethHdr::make(0x0304, DcStatus::kGone, 0x76543210);
+    s.aeth = AethHdr::make(aeth_ack_syndrome(), 0);
+  });
+  add("DC_CMP_SWAP", op::kDcCompareSwap, 0, [&](PacketSpec& s) {
+    dc_eth(true)(s);
+    s.atomic_eth = AtomicEthHdr::make(0x00007f0000003000ull, 0x0badf00d, 0x1111222233334444ull,
+                                      0x5555666677778888ull);
+  });
+  add("DC_ATOMIC_ACKNOWLEDGE", op::kDcAtomicAck, 0, [&](PacketSpec& s) {
+    dc_aeth(DcStatus::kOk)(s);
+    s.aeth = AethHdr::make(aeth_ack_syndrome(), 0x000103);
+    s.atomic_ack_eth = AtomicAckEthHdr::make(0x0102030405060708ull);
+  });
+  add("DC_DISCONNECT", op::kDcDisconnect, 0, dc_eth(false));
   static const Ipv6Addr kSrc6 = Ipv6Addr::link_local(MacAddr{{0x02, 0, 0, 0, 0, 0x01}});
   static const Ipv6Addr kDst6 = *Ipv6Addr::parse("2001:db8:0:1::2");
   // One route per vector (each has its own flow label); reserved so that
@@ -235,11 +283,27 @@ class Json {
 
 // Fields shared by the vector description and the parse result, named as
 // check_scapy.py expects.
-void ext_fields(Json& j, const OpcodeInfo& info, const DethHdr& deth, const RethHdr& reth,
-                const AtomicEthHdr& at, const AethHdr& aeth, const AtomicAckEthHdr& aack,
-                const ImmDtHdr& immdt, const IethHdr& ieth) {
+void ext_fields(Json& j, const OpcodeInfo& info, const DethHdr& deth, const DcEthHdr& dc_eth,
+                const DcAethHdr& dc_aeth, const RethHdr& reth, const AtomicEthHdr& at,
+                const AethHdr& aeth, const AtomicAckEthHdr& aack, const ImmDtHdr& immdt,
+                const IethHdr& ieth) {
   if (info.has(ExtHdr::kDeth)) {
     j.obj("deth", Json().num("qkey", deth.qkey()).num("src_qp", deth.src_qp()));
+  }
+  if (info.has(ExtHdr::kDcEth)) {
+    j.obj("dc_eth", Json()
+                        .num("key", dc_eth.key())
+                        .num("flags", dc_eth.flags())
+                        .num("dci_qpn", dc_eth.dci_qpn())
+                        .num("lane", dc_eth.lane())
+                        .num("conn", dc_eth.conn())
+                        .num("first_psn", dc_eth.first_psn()));
+  }
+  if (info.has(ExtHdr::kDcAeth)) {
+    j.obj("dc_aeth", Json()
+                         .num("lane", dc_aeth.lane())
+                         .num("status", static_cast<std::uint8_t>(dc_aeth.status()))
+                         .num("conn", dc_aeth.conn()));
   }
   if (info.has(ExtHdr::kReth)) {
     j.obj("reth",
@@ -325,7 +389,8 @@ int cmd_gen(const char* pcap_path) {
         .num("dest_qp", s.dest_qp)
         .flag("ack_req", s.ack_req)
         .num("psn", s.psn);
-    ext_fields(f, info, s.deth.value_or(DethHdr{}), s.reth.value_or(RethHdr{}),
+    ext_fields(f, info, s.deth.value_or(DethHdr{}), s.dc_eth.value_or(DcEthHdr{}),
+               s.dc_aeth.value_or(DcAethHdr{}), s.reth.value_or(RethHdr{}),
                s.atomic_eth.value_or(AtomicEthHdr{}), s.aeth.value_or(AethHdr{}),
                s.atomic_ack_eth.value_or(AtomicAckEthHdr{}), s.immdt.value_or(ImmDtHdr{}),
                s.ieth.value_or(IethHdr{}));
@@ -371,8 +436,8 @@ int cmd_parse() {
           .num("dest_qp", p.bth.dest_qp())
           .flag("ack_req", p.bth.ack_req())
           .num("psn", p.bth.psn());
-      ext_fields(j, *p.info, p.deth, p.reth, p.atomic_eth, p.aeth, p.atomic_ack_eth, p.immdt,
-                 p.ieth);
+      ext_fields(j, *p.info, p.deth, p.dc_eth, p.dc_aeth, p.reth, p.atomic_eth, p.aeth,
+                 p.atomic_ack_eth, p.immdt, p.ieth);
       j.str("payload", hex(p.payload));
     }
     std::printf("%s\n", j.done().c_str());

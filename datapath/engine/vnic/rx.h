@@ -115,6 +115,14 @@ inline void Vnic<PortIo, Sched>::on_frame(std::span<const std::uint8_t> f, TimeN
     gsi_rx();
     return;
   }
+  // DC packets (docs/dc.md) address DCTs and DCIs, which the engine does
+  // not have yet: dropped before the demux, so that one whose DestQP
+  // happens to be an RC/UC/UD QP's reaches neither that QP nor its
+  // DCQCN/Homa hooks.
+  if (pkt_.info->transport == wire::Transport::kDc) [[unlikely]] {
+    ++ctr_.rx_dc_no_target;
+    return;
+  }
   QpEntry* e = demux_.find(pkt_.bth.dest_qp());
   if (e == nullptr) {
     ++ctr_.rx_no_qp;

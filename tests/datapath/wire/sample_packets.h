@@ -23,6 +23,12 @@ inline constexpr std::uint32_t kSampleInvRkey = 0x0badcafeu;
 inline constexpr std::uint32_t kSampleMsn = 0x00654321u;
 inline constexpr std::uint32_t kSampleQpn = 0x00123456u;
 inline constexpr std::uint32_t kSamplePsn = 0x00fedcbau;
+inline constexpr std::uint64_t kSampleDcKey = 0x8877665544332211ull;
+inline constexpr std::uint32_t kSampleDciQpn = 0x00c0ffeeu;
+inline constexpr std::uint16_t kSampleLane = 0xa55au;
+inline constexpr std::uint32_t kSampleConn = 0xf00dbabeu;
+inline constexpr std::uint32_t kSampleFirstPsn = 0x00fedcb0u;
+inline constexpr DcStatus kSampleDcStatus = DcStatus::kOk;
 
 inline PacketSpec sample_spec(std::uint8_t opcode, std::span<const std::uint8_t> payload = {}) {
   PacketSpec s;
@@ -41,6 +47,13 @@ inline PacketSpec sample_spec(std::uint8_t opcode, std::span<const std::uint8_t>
   s.ack_req = true;
   const OpcodeInfo& info = opcode_info(opcode);
   if (info.has(ExtHdr::kDeth)) s.deth = DethHdr::make(kSampleQkey, kSampleSrcQp);
+  if (info.has(ExtHdr::kDcEth)) {
+    s.dc_eth = DcEthHdr::make(kSampleDcKey, true, kSampleDciQpn, kSampleLane, kSampleConn,
+                              kSampleFirstPsn);
+  }
+  if (info.has(ExtHdr::kDcAeth)) {
+    s.dc_aeth = DcAethHdr::make(kSampleLane, kSampleDcStatus, kSampleConn);
+  }
   if (info.has(ExtHdr::kReth)) {
     s.reth = RethHdr::make(kSampleVa, kSampleRkey, kSampleDmaLen);
   }

@@ -118,22 +118,29 @@ TEST(BuildRoce, LengthsChecksumAndIcrcAreConsistent) {
 
 // Every opcode that may carry payload, built with a full 4096-byte payload:
 // its IP packet (the frame less the Ethernet header) fits an Ethernet MTU of
-// 4096 + kPathMtuOverhead, and the largest one fills it exactly.
+// 4096 + kPathMtuOverhead (DC's: + kDcPathMtuOverhead), the largest one of
+// each fills it exactly, and the largest DC one over IPv6 is kMaxRoceFrame.
 TEST(BuildRoce, FullMtuPacketsFitThePathMtuOverhead) {
   const std::vector<std::uint8_t> payload(kMaxPathMtuBytes, 0x5a);
   std::vector<std::uint8_t> buf(kMaxRoceFrame);
-  std::size_t largest = 0;
+  std::size_t largest = 0, largest_dc = 0;
   for (int o = 0; o < 256; ++o) {
     const OpcodeInfo& i = opcode_info(static_cast<std::uint8_t>(o));
     if (!i.valid || !i.payload) continue;
     const int n = build_roce(sample_spec(static_cast<std::uint8_t>(o), payload), buf);
     ASSERT_GT(n, 0) << o;
     const std::size_t ip_bytes = static_cast<std::size_t>(n) - EthHdr::kSize;
-    EXPECT_LE(ip_bytes, kMaxPathMtuBytes + kPathMtuOverhead) << o;
-    largest = std::max(largest, ip_bytes);
+    if (i.transport == Transport::kDc) {
+      EXPECT_LE(ip_bytes, kMaxPathMtuBytes + kDcPathMtuOverhead) << o;
+      largest_dc = std::max(largest_dc, ip_bytes);
+    } else {
+      EXPECT_LE(ip_bytes, kMaxPathMtuBytes + kPathMtuOverhead) << o;
+      largest = std::max(largest, ip_bytes);
+    }
   }
   EXPECT_EQ(largest, kMaxPathMtuBytes + kPathMtuOverhead);
-  EXPECT_EQ(largest + EthHdr::kSize + kIpv6ExtraBytes, kMaxRoceFrame);
+  EXPECT_EQ(largest_dc, kMaxPathMtuBytes + kDcPathMtuOverhead);
+  EXPECT_EQ(largest_dc + EthHdr::kSize + kIpv6ExtraBytes, kMaxRoceFrame);
 }
 
 TEST(BuildRoce, PadBytesAreZeroAndCounted) {
@@ -214,6 +221,84 @@ TEST(BuildRoce, RejectsMissingAndUnexpectedExtHeaders) {
   EXPECT_EQ(build_roce(s, buf), static_cast<int>(BuildError::kUnexpectedExtHeader));
 }
 
+// The DC headers are checked like RC's: each DC opcode needs its own and
+// takes no other.
+TEST(BuildRoce, RejectsMissingAndUnexpectedDcHeaders) {
+  std::array<std::uint8_t, 256> buf{};
+  const auto missing = static_cast<int>(BuildError::kMissingExtHeader);
+  const auto unexpected = static_cast<int>(BuildError::kUnexpectedExtHeader);
+  PacketSpec s = sample_spec(op::kDcSendOnly);
+  s.dc_eth.reset();
+  EXPECT_EQ(build_roce(s, buf), missing);
+  s = sample_spec(op::kDcDisconnect);
+  s.dc_eth.reset();
+  EXPECT_EQ(build_roce(s, buf), missing);
+  s = sample_spec(op::kDcAck);
+  s.dc_aeth.reset();
+  EXPECT_EQ(build_roce(s, buf), missing);
+  s = sample_spec(op::kDcWriteOnly);
+  s.reth.reset();
+  EXPECT_EQ(build_roce(s, buf), missing);
+  s = sample_spec(op::kDcAck);
+  s.dc_eth = DcEthHdr{};
+  EXPECT_EQ(build_roce(s, buf), unexpected);
+  s = sample_spec(op::kDcSendOnly);
+  s.dc_aeth = DcAethHdr{};
+  EXPECT_EQ(build_roce(s, buf), unexpected);
+  s = sample_spec(op::kRcSendOnly);
+  s.dc_eth = DcEthHdr{};
+  EXPECT_EQ(build_roce(s, buf), unexpected);
+  s = sample_spec(op::kRcAck);
+  s.dc_aeth = DcAethHdr{};
+  EXPECT_EQ(build_roce(s, buf), unexpected);
+  const std::uint8_t payload[1] = {1};
+  s = sample_spec(op::kDcDisconnect);
+  s.payload = payload;
+  EXPECT_EQ(build_roce(s, buf), static_cast<int>(BuildError::kPayloadNotAllowed));
+}
+
+// The DC header sits right after the BTH, RC's headers and the payload
+// after it, and the ICRC covers it. Byte for byte for a DC RDMA WRITE ONLY
+// with immediate (DCETH, RETH, ImmDt) and a DC ATOMIC ACKNOWLEDGE (DCAETH,
+// AETH, AtomicAckETH).
+TEST(BuildRoce, DcHeaderRightAfterBth) {
+  const std::uint8_t payload[5] = {1, 2, 3, 4, 5};
+  std::array<std::uint8_t, 256> buf{};
+  PacketSpec s = sample_spec(op::kDcWriteOnlyImm, payload);
+  s.dc_eth = DcEthHdr::make(0x0102030405060708ull, true, 0x0a0b0c, 0x0d0e, 0x11121314, 0x161718);
+  int n = build_roce(s, buf);
+  ASSERT_EQ(n, 14 + 20 + 8 + 12 + 24 + 16 + 4 + 8 + 4);
+  EXPECT_EQ(buf[42], 0xeb);
+  EXPECT_EQ(to_hex(std::span(buf.data() + 54, 24)),
+            "0102030405060708"
+            "800a0b0c"
+            "0d0e0000"
+            "11121314"
+            "00161718");
+  EXPECT_EQ(RethHdr::read(buf.data() + 78).rkey(), testing::kSampleRkey);
+  EXPECT_EQ(ImmDtHdr::read(buf.data() + 94).imm(), testing::kSampleImm);
+  EXPECT_EQ(buf[98], 1);
+  EXPECT_EQ(roce_payload_offset(s), 98u);
+  EXPECT_TRUE(icrc_ok(std::span(buf.data() + 14, static_cast<std::size_t>(n - 14))));
+
+  s = sample_spec(op::kDcAtomicAck);
+  s.dc_aeth = DcAethHdr::make(0x0102, DcStatus::kOk, 0x0a0b0c0d);
+  n = build_roce(s, buf);
+  ASSERT_EQ(n, 14 + 20 + 8 + 12 + 8 + 4 + 8 + 4);
+  EXPECT_EQ(buf[42], 0xf2);
+  EXPECT_EQ(to_hex(std::span(buf.data() + 54, 8)), "010200000a0b0c0d");
+  EXPECT_EQ(AethHdr::read(buf.data() + 62).msn(), testing::kSampleMsn);
+  EXPECT_EQ(AtomicAckEthHdr::read(buf.data() + 66).orig_remote_data(), testing::kSampleOrig);
+  EXPECT_TRUE(icrc_ok(std::span(buf.data() + 14, static_cast<std::size_t>(n - 14))));
+
+  s = testing::sample_spec_ipv6(op::kDcDisconnect);
+  n = build_roce(s, buf);
+  ASSERT_EQ(n, 14 + 40 + 8 + 12 + 24 + 4);
+  EXPECT_EQ(buf[62], 0xf8);
+  EXPECT_EQ(DcEthHdr::read(buf.data() + 74).conn(), testing::kSampleConn);
+  EXPECT_TRUE(icrc_ok(std::span(buf.data() + 14, static_cast<std::size_t>(n - 14))));
+}
+
 TEST(BuildRoce, RejectsPayloadWhereNoneAllowed) {
   std::array<std::uint8_t, 256> buf{};
   const std::uint8_t payload[1] = {1};
@@ -235,8 +320,11 @@ TEST(BuildRoce, RejectsPayloadOverPathMtu) {
   EXPECT_GT(build_roce(s, buf), 0);
   std::vector<std::uint8_t> big(kMaxPathMtuBytes);
   s = sample_spec(op::kRcWriteOnlyImm, big);
-  EXPECT_EQ(build_roce(s, buf), static_cast<int>(kMaxRoceFrame - kIpv6ExtraBytes));
+  EXPECT_EQ(build_roce(s, buf),
+            static_cast<int>(kMaxRoceFrame - kIpv6ExtraBytes - DcEthHdr::kSize));
   s = testing::sample_spec_ipv6(op::kRcWriteOnlyImm, big);
+  EXPECT_EQ(build_roce(s, buf), static_cast<int>(kMaxRoceFrame - DcEthHdr::kSize));
+  s = testing::sample_spec_ipv6(op::kDcWriteOnlyImm, big);
   EXPECT_EQ(build_roce(s, buf), static_cast<int>(kMaxRoceFrame));
   big.push_back(0);
   s.payload = big;

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
 
 namespace uroce::wire {
@@ -11,11 +12,12 @@ TEST(OpcodeTable, ValidOpcodesAreExactlyTheSupportedSet) {
   int n = 0;
   for (int o = 0; o < 256; ++o) {
     const bool want = (o <= 0x14) || o == 0x16 || o == 0x17 || (o >= 0x20 && o <= 0x2b) ||
-                      o == 0x64 || o == 0x65 || o == 0x81 || (o >= 0xc0 && o <= 0xc2);
+                      o == 0x64 || o == 0x65 || o == 0x81 || (o >= 0xc0 && o <= 0xc2) ||
+                      (o >= 0xe0 && o <= 0xf8 && o != 0xf5);
     EXPECT_EQ(opcode_info(static_cast<std::uint8_t>(o)).valid, want) << o;
     n += want;
   }
-  EXPECT_EQ(n, 23 + 12 + 2 + 1 + 3);
+  EXPECT_EQ(n, 23 + 12 + 2 + 1 + 3 + 23 + 1);
 }
 
 TEST(OpcodeTable, ExtensionHeadersPerIbtaTable) {
@@ -60,9 +62,11 @@ TEST(OpcodeTable, PayloadOnlyForSendWriteAndReadResponse) {
   for (int o = 0; o < 256; ++o) {
     const OpcodeInfo& i = opcode_info(static_cast<std::uint8_t>(o));
     if (!i.valid) continue;
-    // uroce's control packets carry their header where a payload would be.
+    // uroce's Homa packets carry their header where a payload would be;
+    // DC_DISCONNECT carries none.
     const bool want = i.op == OpClass::kSend || i.op == OpClass::kWrite ||
-                      i.op == OpClass::kReadResponse || i.op == OpClass::kControl;
+                      i.op == OpClass::kReadResponse ||
+                      (i.op == OpClass::kControl && i.transport == Transport::kExt);
     EXPECT_EQ(i.payload, want) << i.name;
   }
 }
@@ -98,6 +102,113 @@ TEST(OpcodeTable, ExtensionsInManufacturerRange) {
   EXPECT_EQ(transport_name(Transport::kExt), "UROCE");
 }
 
+// Every DC opcode is 0xE0 + an RC opcode with that opcode's class,
+// position, direction and payload rule, its headers plus DCETH (requests)
+// or DCAETH (responses and ACKs) right after the BTH, and its name with DC_
+// for RC_.
+TEST(OpcodeTable, DcOpcodesMirrorRc) {
+  int n = 0;
+  // 0x00..0x17: the RC opcodes; 0xE0 + 0x18 is DC_DISCONNECT (below).
+  for (int o = 0; o < 0x18; ++o) {
+    const OpcodeInfo& rc = opcode_info(static_cast<std::uint8_t>(o));
+    const std::uint8_t d = dc_opcode(static_cast<std::uint8_t>(o));
+    const OpcodeInfo& dc = opcode_info(d);
+    EXPECT_EQ(d, 0xe0 + o);
+    if (!rc.valid) {
+      EXPECT_FALSE(dc.valid) << o;
+      EXPECT_FALSE(is_dc_opcode(d)) << o;
+      continue;
+    }
+    ++n;
+    ASSERT_TRUE(dc.valid) << rc.name;
+    EXPECT_TRUE(is_dc_opcode(d)) << rc.name;
+    EXPECT_EQ(rc_opcode_of_dc(d), o);
+    EXPECT_EQ(dc.transport, Transport::kDc) << rc.name;
+    EXPECT_EQ(dc.op, rc.op) << rc.name;
+    EXPECT_EQ(dc.pos, rc.pos) << rc.name;
+    EXPECT_EQ(dc.dir, rc.dir) << rc.name;
+    EXPECT_EQ(dc.payload, rc.payload) << rc.name;
+    const ExtHdr hdr = rc.dir == Direction::kRequest ? ExtHdr::kDcEth : ExtHdr::kDcAeth;
+    EXPECT_EQ(dc.ext, rc.ext | ext_bit(hdr)) << rc.name;
+    EXPECT_EQ(dc.ext_len, rc.ext_len + ext_hdr_size(hdr)) << rc.name;
+    EXPECT_EQ(std::string(dc.name), "DC_" + std::string(rc.name.substr(3))) << rc.name;
+  }
+  EXPECT_EQ(n, 23);
+  EXPECT_EQ(opcode_info(op::kDcAck).ext, ext_bit(ExtHdr::kDcAeth) | ext_bit(ExtHdr::kAeth));
+  EXPECT_EQ(opcode_info(op::kDcAtomicAck).ext_len, 8 + 4 + 8);
+  EXPECT_EQ(opcode_info(op::kDcReadResponseMiddle).ext, ext_bit(ExtHdr::kDcAeth));
+  EXPECT_EQ(opcode_info(op::kDcReadRequest).ext, ext_bit(ExtHdr::kDcEth) | ext_bit(ExtHdr::kReth));
+  EXPECT_EQ(opcode_info(op::kDcCompareSwap).ext_len, 24 + 28);
+  EXPECT_EQ(opcode_info(op::kDcSendMiddle).ext, ext_bit(ExtHdr::kDcEth));
+  EXPECT_EQ(opcode_name(op::kDcSendFirst), "DC_SEND_FIRST");
+  EXPECT_EQ(opcode_name(op::kDcSendOnlyInv), "DC_SEND_ONLY_WITH_INVALIDATE");
+  EXPECT_EQ(opcode_name(0xf5), "UNKNOWN");
+}
+
+TEST(OpcodeTable, DcDisconnect) {
+  const OpcodeInfo& i = opcode_info(op::kDcDisconnect);
+  ASSERT_TRUE(i.valid);
+  EXPECT_EQ(op::kDcDisconnect, 0xf8);
+  EXPECT_EQ(i.name, "DC_DISCONNECT");
+  EXPECT_EQ(i.transport, Transport::kDc);
+  EXPECT_EQ(i.op, OpClass::kControl);
+  EXPECT_EQ(i.pos, Position::kOnly);
+  EXPECT_EQ(i.dir, Direction::kRequest);
+  EXPECT_EQ(i.ext, ext_bit(ExtHdr::kDcEth));
+  EXPECT_EQ(i.ext_len, DcEthHdr::kSize);
+  EXPECT_FALSE(i.payload);
+  EXPECT_TRUE(is_dc_opcode(op::kDcDisconnect));
+}
+
+// The DC opcodes are exactly 0xE0..0xF8 less 0xF5, in the manufacturer-
+// specific range (bits 7..5 = 111), clear of the Homa extensions'
+// 0xC0..0xC7; is_dc_opcode agrees with the table.
+TEST(OpcodeTable, DcRangeIsClearOfHoma) {
+  int n = 0;
+  for (int o = 0; o < 256; ++o) {
+    const auto b = static_cast<std::uint8_t>(o);
+    const OpcodeInfo& i = opcode_info(b);
+    const bool dc = i.valid && i.transport == Transport::kDc;
+    EXPECT_EQ(is_dc_opcode(b), dc) << o;
+    if (!dc) continue;
+    ++n;
+    EXPECT_EQ(o >> 5, 0b111) << i.name;
+    EXPECT_FALSE(o >= 0xc0 && o <= 0xc7) << i.name;
+  }
+  EXPECT_EQ(n, 24);
+  for (int o = 0xc0; o <= 0xc7; ++o) {
+    EXPECT_NE(opcode_info(static_cast<std::uint8_t>(o)).transport, Transport::kDc) << o;
+  }
+  EXPECT_EQ(op::kDcBase, 0xe0);
+  EXPECT_EQ(op::kDcFetchAdd, 0xf4);
+  EXPECT_EQ(op::kDcSendOnlyInv, 0xf7);
+  EXPECT_FALSE(is_dc_opcode(0xdf));
+  EXPECT_FALSE(is_dc_opcode(0xf9));
+  EXPECT_FALSE(is_dc_opcode(0xff));
+}
+
+// DETH, DCETH, DCAETH, RETH, ...: the DC headers come right after the BTH
+// (no opcode has DETH with them), ahead of every RC header.
+TEST(ExtHdr, CanonicalOrderSizesAndNames) {
+  EXPECT_EQ(static_cast<int>(ExtHdr::kDeth), 0);
+  EXPECT_EQ(static_cast<int>(ExtHdr::kDcEth), 1);
+  EXPECT_EQ(static_cast<int>(ExtHdr::kDcAeth), 2);
+  EXPECT_EQ(static_cast<int>(ExtHdr::kReth), 3);
+  EXPECT_EQ(static_cast<std::size_t>(ExtHdr::kCnp), kNumExtHdrs - 1);
+  EXPECT_EQ(ext_bit(ExtHdr::kCnp), 0x200);
+  EXPECT_EQ(ext_hdr_size(ExtHdr::kDcEth), 24u);
+  EXPECT_EQ(ext_hdr_size(ExtHdr::kDcAeth), 8u);
+  EXPECT_EQ(ext_hdr_size(ExtHdr::kCnp), 16u);
+  EXPECT_EQ(ext_hdr_name(ExtHdr::kDcEth), "DCETH");
+  EXPECT_EQ(ext_hdr_name(ExtHdr::kDcAeth), "DCAETH");
+  EXPECT_EQ(ext_hdr_name(ExtHdr::kCnp), "CNP");
+  for (int o = 0; o < 256; ++o) {
+    const OpcodeInfo& i = opcode_info(static_cast<std::uint8_t>(o));
+    EXPECT_FALSE(i.has(ExtHdr::kDeth) && (i.has(ExtHdr::kDcEth) || i.has(ExtHdr::kDcAeth))) << o;
+    EXPECT_FALSE(i.has(ExtHdr::kDcEth) && i.has(ExtHdr::kDcAeth)) << o;
+  }
+}
+
 TEST(OpcodeName, NamesAndUnknown) {
   EXPECT_EQ(opcode_name(op::kRcSendLastInv), "RC_SEND_LAST_WITH_INVALIDATE");
   EXPECT_EQ(opcode_name(op::kUcWriteOnlyImm), "UC_RDMA_WRITE_ONLY_WITH_IMMEDIATE");
@@ -105,6 +216,7 @@ TEST(OpcodeName, NamesAndUnknown) {
   EXPECT_EQ(opcode_name(0x15), "UNKNOWN");
   EXPECT_EQ(opcode_name(0x40), "UNKNOWN");
   EXPECT_EQ(transport_name(Transport::kUd), "UD");
+  EXPECT_EQ(transport_name(Transport::kDc), "DC");
   EXPECT_EQ(ext_hdr_name(ExtHdr::kAtomicAckEth), "AtomicAckETH");
 }
 
@@ -135,12 +247,13 @@ TEST(PathMtu, ForEthMtuMatchesRxe) {
 // immediate); a READ request (RETH 16) and the atomics (AtomicETH 28) carry
 // more or as much but no payload. The Ethernet MTU counts the IP packet:
 //   IPv4 20 + UDP 8 + BTH 12 + 20 + ICRC 4 = 64.
+// DC's opcodes, with 24 more bytes, have their own overhead (below).
 TEST(PathMtu, OverheadIsTheLargestPayloadOpcodeHeaders) {
   std::size_t max_ext = 0;
   std::vector<std::uint8_t> at_max;
   for (int o = 0; o < 256; ++o) {
     const OpcodeInfo& i = opcode_info(static_cast<std::uint8_t>(o));
-    if (!i.valid || !i.payload) continue;
+    if (!i.valid || !i.payload || i.transport == Transport::kDc) continue;
     std::size_t ext = 0;
     for (std::size_t h = 0; h < kNumExtHdrs; ++h) {
       if (i.has(static_cast<ExtHdr>(h))) ext += ext_hdr_size(static_cast<ExtHdr>(h));
@@ -183,6 +296,54 @@ TEST(PathMtu, ForEthMtuBoundaries) {
     EXPECT_EQ(path_mtu_for_eth_mtu(path_mtu_bytes(m) + kPathMtuOverhead), m);
   }
   static_assert(path_mtu_for_eth_mtu(9000) == PathMtu::k4096);
+}
+
+// DC RDMA WRITE ONLY with immediate: DCETH 24 + RETH 16 + ImmDt 4 = 44,
+// so 20 + 8 + 12 + 44 + 4 = 88 bytes beside a full payload.
+TEST(PathMtu, DcOverheadIsTheLargestDcPayloadOpcodeHeaders) {
+  std::size_t max_ext = 0;
+  std::vector<std::uint8_t> at_max;
+  for (int o = 0; o < 256; ++o) {
+    const OpcodeInfo& i = opcode_info(static_cast<std::uint8_t>(o));
+    if (!i.valid || !i.payload || i.transport != Transport::kDc) continue;
+    if (i.ext_len > max_ext) at_max.clear();
+    if (i.ext_len >= max_ext) {
+      max_ext = i.ext_len;
+      at_max.push_back(static_cast<std::uint8_t>(o));
+    }
+  }
+  EXPECT_EQ(max_ext, DcEthHdr::kSize + RethHdr::kSize + ImmDtHdr::kSize);
+  EXPECT_EQ(at_max, (std::vector<std::uint8_t>{op::kDcWriteOnlyImm}));
+  EXPECT_EQ(max_dc_payload_ext_len(), max_ext);
+  EXPECT_EQ(kDcPathMtuOverhead, 88u);
+  EXPECT_EQ(kDcPathMtuOverhead, kPathMtuOverhead + DcEthHdr::kSize);
+  EXPECT_EQ(kMinDcEthMtu, 344u);
+}
+
+// Path MTU m fits a DC QP from Ethernet MTU m + 88 up.
+TEST(PathMtu, DcForEthMtu) {
+  EXPECT_EQ(dc_path_mtu_for_eth_mtu(1500), PathMtu::k1024);
+  EXPECT_EQ(dc_path_mtu_for_eth_mtu(9000), PathMtu::k4096);
+  EXPECT_EQ(dc_path_mtu_for_eth_mtu(4159), PathMtu::k2048);
+  EXPECT_EQ(dc_path_mtu_for_eth_mtu(4160), PathMtu::k2048);  // RC's 4096
+  EXPECT_EQ(dc_path_mtu_for_eth_mtu(4183), PathMtu::k2048);
+  EXPECT_EQ(dc_path_mtu_for_eth_mtu(4184), PathMtu::k4096);
+  EXPECT_EQ(dc_path_mtu_for_eth_mtu(1111), PathMtu::k512);
+  EXPECT_EQ(dc_path_mtu_for_eth_mtu(1112), PathMtu::k1024);
+  EXPECT_EQ(dc_path_mtu_for_eth_mtu(kMinDcEthMtu), PathMtu::k256);
+  EXPECT_EQ(dc_path_mtu_for_eth_mtu(kMinDcEthMtu - 1), std::nullopt);
+  EXPECT_EQ(dc_path_mtu_for_eth_mtu(kMinRoceEthMtu), std::nullopt);
+  for (std::uint8_t c = 1; c <= 5; ++c) {
+    const auto m = static_cast<PathMtu>(c);
+    EXPECT_EQ(dc_path_mtu_for_eth_mtu(path_mtu_bytes(m) + kDcPathMtuOverhead), m);
+    // RC's threshold is 24 bytes lower: there DC gets the next smaller one.
+    const std::uint32_t rc_min = path_mtu_bytes(m) + kPathMtuOverhead;
+    EXPECT_EQ(path_mtu_for_eth_mtu(rc_min), m);
+    if (c > 1) {
+      EXPECT_EQ(dc_path_mtu_for_eth_mtu(rc_min), static_cast<PathMtu>(c - 1));
+    }
+  }
+  static_assert(dc_path_mtu_for_eth_mtu(1500) == PathMtu::k1024);
 }
 
 TEST(PadCount, RoundsUpToFour) {

@@ -82,6 +82,8 @@ ParseError expect_tail(const OpcodeInfo& info, std::size_t rem, std::size_t pad)
   };
   constexpr Step kSteps[] = {
       {ExtHdr::kDeth, ParseError::kTruncatedDeth},
+      {ExtHdr::kDcEth, ParseError::kTruncatedDcEth},
+      {ExtHdr::kDcAeth, ParseError::kTruncatedDcAeth},
       {ExtHdr::kReth, ParseError::kTruncatedReth},
       {ExtHdr::kAtomicEth, ParseError::kTruncatedAtomicEth},
       {ExtHdr::kAeth, ParseError::kTruncatedAeth},
@@ -155,6 +157,19 @@ TEST(Parser_Parse, EveryOpcodeRoundTripsAllFields) {
     if (info.has(ExtHdr::kDeth)) {
       EXPECT_EQ(p.deth.qkey(), testing::kSampleQkey);
       EXPECT_EQ(p.deth.src_qp(), testing::kSampleSrcQp);
+    }
+    if (info.has(ExtHdr::kDcEth)) {
+      EXPECT_EQ(p.dc_eth.key(), testing::kSampleDcKey);
+      EXPECT_TRUE(p.dc_eth.syn());
+      EXPECT_EQ(p.dc_eth.dci_qpn(), testing::kSampleDciQpn);
+      EXPECT_EQ(p.dc_eth.lane(), testing::kSampleLane);
+      EXPECT_EQ(p.dc_eth.conn(), testing::kSampleConn);
+      EXPECT_EQ(p.dc_eth.first_psn(), testing::kSampleFirstPsn);
+    }
+    if (info.has(ExtHdr::kDcAeth)) {
+      EXPECT_EQ(p.dc_aeth.lane(), testing::kSampleLane);
+      EXPECT_EQ(p.dc_aeth.status(), testing::kSampleDcStatus);
+      EXPECT_EQ(p.dc_aeth.conn(), testing::kSampleConn);
     }
     if (info.has(ExtHdr::kReth)) {
       EXPECT_EQ(p.reth.va(), testing::kSampleVa);
@@ -374,7 +389,8 @@ TEST(Parser_Parse, BadBthVersion) {
 }
 
 TEST(Parser_Parse, UnsupportedOpcodes) {
-  for (std::uint8_t o : {0x15, 0x18, 0x2c, 0x40, 0x4a, 0x60, 0x66, 0x80, 0xc3, 0xff}) {
+  for (std::uint8_t o :
+       {0x15, 0x18, 0x2c, 0x40, 0x4a, 0x60, 0x66, 0x80, 0xc3, 0xdf, 0xf5, 0xf9, 0xff}) {
     Frame f = sample(op::kRcAck);
     f[kBth] = o;
     fix_icrc(f);
@@ -400,6 +416,118 @@ TEST(Parser_Parse, ExtensionPackets_HeaderAsPayload) {
   EXPECT_EQ(parse(sample(op::kHomaMlen, 3)), ParseError::kOk);
 }
 
+// The DC packets of docs/dc.md, over IPv4 and IPv6: the DC header right
+// after the BTH, RC's headers after it, every field back as built.
+TEST(Parser_Parse, DcPacketsRoundTrip) {
+  for (const bool v6 : {false, true}) {
+    for (std::uint8_t o : {op::kDcSendOnly, op::kDcWriteFirst, op::kDcWriteOnlyImm,
+                           op::kDcReadRequest, op::kDcReadResponseFirst, op::kDcReadResponseOnly,
+                           op::kDcAck, op::kDcCompareSwap, op::kDcAtomicAck, op::kDcDisconnect}) {
+      PacketSpec s = sample_spec(o, std::span(kPayload, 7));
+      if (v6) s.ip6 = &testing::kSampleRoute;
+      const Frame f = build(s);
+      ParsedPacket p;
+      ASSERT_EQ(parse_roce(f, p), ParseError::kOk) << opcode_name(o) << " v6 " << v6;
+      const OpcodeInfo& info = opcode_info(o);
+      const std::size_t dc_off = v6 ? kExt + kIpv6ExtraBytes : kExt;
+      EXPECT_EQ(p.ipv6, v6);
+      EXPECT_EQ(p.info, &info);
+      EXPECT_EQ(p.info->transport, Transport::kDc);
+      EXPECT_EQ(p.bth.opcode(), o);
+      EXPECT_EQ(p.bth.dest_qp(), testing::kSampleQpn);
+      EXPECT_EQ(p.bth.psn(), testing::kSamplePsn);
+      std::size_t rc_off = dc_off;
+      if (info.dir == Direction::kRequest) {
+        ASSERT_TRUE(p.has(ExtHdr::kDcEth));
+        EXPECT_FALSE(p.has(ExtHdr::kDcAeth));
+        EXPECT_EQ(DcEthHdr::read(f.data() + dc_off).conn(), testing::kSampleConn);
+        EXPECT_EQ(p.dc_eth.key(), testing::kSampleDcKey);
+        EXPECT_EQ(p.dc_eth.dci_qpn(), testing::kSampleDciQpn);
+        EXPECT_EQ(p.dc_eth.first_psn(), testing::kSampleFirstPsn);
+        rc_off += DcEthHdr::kSize;
+      } else {
+        ASSERT_TRUE(p.has(ExtHdr::kDcAeth));
+        EXPECT_FALSE(p.has(ExtHdr::kDcEth));
+        EXPECT_EQ(DcAethHdr::read(f.data() + dc_off).lane(), testing::kSampleLane);
+        EXPECT_EQ(p.dc_aeth.conn(), testing::kSampleConn);
+        rc_off += DcAethHdr::kSize;
+      }
+      if (info.has(ExtHdr::kReth)) {
+        EXPECT_EQ(RethHdr::read(f.data() + rc_off).rkey(), testing::kSampleRkey);
+        EXPECT_EQ(p.reth.va(), testing::kSampleVa);
+      }
+      if (info.has(ExtHdr::kAeth)) {
+        EXPECT_EQ(AethHdr::read(f.data() + rc_off).msn(), testing::kSampleMsn);
+        EXPECT_EQ(p.aeth.msn(), testing::kSampleMsn);
+      }
+      if (info.has(ExtHdr::kAtomicEth)) {
+        EXPECT_EQ(AtomicEthHdr::read(f.data() + rc_off).compare(), testing::kSampleCompare);
+      }
+      if (info.has(ExtHdr::kAtomicAckEth)) {
+        EXPECT_EQ(p.atomic_ack_eth.orig_remote_data(), testing::kSampleOrig);
+      }
+      if (info.has(ExtHdr::kImmDt)) {
+        EXPECT_EQ(p.immdt.imm(), testing::kSampleImm);
+      }
+      EXPECT_EQ(p.payload_offset, dc_off + info.ext_len);
+      EXPECT_EQ(p.payload.size(), info.payload ? 7u : 0u) << opcode_name(o);
+    }
+  }
+}
+
+// A non-zero status goes in a DC ACKNOWLEDGE (dc_aeth.h): GONE with the
+// record's expected PSN - 1 in the BTH, wrapping at 24 bits.
+TEST(Parser_Parse, DcAckWithStatusGone) {
+  for (const bool v6 : {false, true}) {
+    PacketSpec s = sample_spec(op::kDcAck);
+    if (v6) s.ip6 = &testing::kSampleRoute;
+    s.dest_qp = testing::kSampleDciQpn;
+    const std::uint32_t expected_psn = 0;
+    s.psn = (expected_psn - 1) & kPsnMask;
+    s.dc_aeth = DcAethHdr::make(3, DcStatus::kGone, 0x00000001);
+    s.aeth = AethHdr::make(aeth_ack_syndrome(), 0);
+    ParsedPacket p;
+    ASSERT_EQ(parse_roce(build(s), p), ParseError::kOk);
+    EXPECT_EQ(p.bth.dest_qp(), testing::kSampleDciQpn);
+    EXPECT_EQ(p.bth.psn(), 0xffffffu);
+    EXPECT_EQ(p.dc_aeth.status(), DcStatus::kGone);
+    EXPECT_TRUE(p.dc_aeth.status_valid());
+    EXPECT_EQ(p.dc_aeth.lane(), 3);
+    EXPECT_EQ(p.dc_aeth.conn(), 1u);
+    EXPECT_TRUE(p.aeth.is_ack());
+    EXPECT_EQ(p.aeth.msn(), 0u);
+  }
+}
+
+// An IP packet ending inside the DC header gives exactly that header's
+// truncation (over IPv6: test_parser_ipv6.cpp); one ending right after it
+// the next layer's.
+TEST(Parser_Parse, DcHeaderCutGivesItsTruncation) {
+  struct Case {
+    std::uint8_t opcode;
+    ParseError cut;
+    std::size_t hdr;
+    ParseError after;
+  };
+  const Case cases[] = {
+      {op::kDcSendOnly, ParseError::kTruncatedDcEth, DcEthHdr::kSize, ParseError::kTruncatedIcrc},
+      {op::kDcReadRequest, ParseError::kTruncatedDcEth, DcEthHdr::kSize,
+       ParseError::kTruncatedReth},
+      {op::kDcDisconnect, ParseError::kTruncatedDcEth, DcEthHdr::kSize, ParseError::kTruncatedIcrc},
+      {op::kDcAck, ParseError::kTruncatedDcAeth, DcAethHdr::kSize, ParseError::kTruncatedAeth},
+      {op::kDcReadResponseMiddle, ParseError::kTruncatedDcAeth, DcAethHdr::kSize,
+       ParseError::kTruncatedIcrc},
+  };
+  for (const Case& c : cases) {
+    const Frame full = sample(c.opcode, 0);
+    for (std::size_t n = kExt; n <= kExt + c.hdr; ++n) {
+      Frame f(full.begin(), full.begin() + static_cast<std::ptrdiff_t>(n));
+      set_lengths(f, n - kIp);
+      EXPECT_EQ(parse(f), n < kExt + c.hdr ? c.cut : c.after) << opcode_name(c.opcode) << " " << n;
+    }
+  }
+}
+
 TEST(Parser_Parse, PadLargerThanPayload) {
   Frame f = sample(op::kRcSendOnly, 0);
   f[kBth + 1] |= 0x10;
@@ -414,7 +542,8 @@ TEST(Parser_Parse, PadLargerThanPayload) {
 }
 
 TEST(Parser_Parse, PayloadWhereOpcodeAllowsNone) {
-  for (std::uint8_t o : {op::kRcAck, op::kRcReadRequest, op::kRcCompareSwap, op::kCnp}) {
+  for (std::uint8_t o : {op::kRcAck, op::kRcReadRequest, op::kRcCompareSwap, op::kCnp, op::kDcAck,
+                         op::kDcDisconnect}) {
     Frame f = sample(o);
     f.insert(f.end() - 4, {1, 2, 3, 4});
     set_lengths(f, f.size() - kIp);
@@ -452,6 +581,8 @@ TEST(ParseErrorName, DistinctForEveryCode) {
   }
   EXPECT_EQ(names.size(), kNumParseErrors);
   EXPECT_EQ(parse_error_name(ParseError::kBadIcrc), "BadIcrc");
+  EXPECT_EQ(parse_error_name(ParseError::kTruncatedDcEth), "TruncatedDcEth");
+  EXPECT_EQ(parse_error_name(ParseError::kTruncatedDcAeth), "TruncatedDcAeth");
 }
 
 }  // namespace

@@ -109,6 +109,13 @@ TEST(ParserIpv6_Parse, EveryOpcodeRoundTrips) {
     if (info.has(ExtHdr::kDeth)) {
       EXPECT_EQ(p.deth.src_qp(), testing::kSampleSrcQp);
     }
+    if (info.has(ExtHdr::kDcEth)) {
+      EXPECT_EQ(p.dc_eth.key(), testing::kSampleDcKey);
+      EXPECT_EQ(p.dc_eth.first_psn(), testing::kSampleFirstPsn);
+    }
+    if (info.has(ExtHdr::kDcAeth)) {
+      EXPECT_EQ(p.dc_aeth.conn(), testing::kSampleConn);
+    }
   }
 }
 
@@ -133,6 +140,31 @@ TEST(ParserIpv6_Parse, ConsistentlyShortPacketGivesTruncation) {
     if (n >= kBth) store_be16(f.data() + kUdp + 4, static_cast<std::uint16_t>(n - kUdp));
     const ParseError want = n < kBth ? ParseError::kTruncatedUdp : ParseError::kTruncatedBth;
     EXPECT_EQ(parse(f), want) << n;
+  }
+}
+
+// As over IPv4 (test_parser.cpp): an IP packet ending inside the DC header
+// gives exactly that header's truncation.
+TEST(ParserIpv6_Parse, DcHeaderCutGivesItsTruncation) {
+  struct Case {
+    std::uint8_t opcode;
+    ParseError cut;
+    std::size_t hdr;
+  };
+  const Case cases[] = {
+      {op::kDcWriteOnlyImm, ParseError::kTruncatedDcEth, DcEthHdr::kSize},
+      {op::kDcDisconnect, ParseError::kTruncatedDcEth, DcEthHdr::kSize},
+      {op::kDcAtomicAck, ParseError::kTruncatedDcAeth, DcAethHdr::kSize},
+      {op::kDcReadResponseOnly, ParseError::kTruncatedDcAeth, DcAethHdr::kSize},
+  };
+  for (const Case& c : cases) {
+    const Frame full = sample(c.opcode, 0);
+    for (std::size_t n = kExt; n < kExt + c.hdr; ++n) {
+      Frame f(full.begin(), full.begin() + static_cast<std::ptrdiff_t>(n));
+      store_be16(f.data() + kIp + 4, static_cast<std::uint16_t>(n - kUdp));
+      store_be16(f.data() + kUdp + 4, static_cast<std::uint16_t>(n - kUdp));
+      EXPECT_EQ(parse(f), c.cut) << opcode_name(c.opcode) << " " << n;
+    }
   }
 }
 

@@ -1,9 +1,10 @@
 // RX of RoCEv2 over IPv6 and of neighbour discovery in the Vnic (vnic/rx.h),
 // with the TX side it answers: two Vnics on a simulated link resolve each
 // other's link-local and global addresses with NS/NA, run an RC SEND and a
-// UD SEND over IPv6, and drop what is not for them with its counter. And
-// "control frames first": the ACKs the RX phase builds leave before the
-// data the same iteration pumps.
+// UD SEND over IPv6, and drop what is not for them with its counter (DC
+// packets too, for which the engine has no target yet). And "control frames
+// first": the ACKs the RX phase builds leave before the data the same
+// iteration pumps.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -190,6 +191,63 @@ TEST_F(TwoHosts, UdOverIpv6ToAnotherAddressIsNotOurs) {
   EXPECT_TRUE(bcq->poll().empty());
   EXPECT_EQ(b.vnic.counters().rx_not_our_ip, 1u);
   EXPECT_EQ(b.vnic.counters().rx_roce_ipv6, 1u);
+}
+
+// DC packets (docs/dc.md) address DCTs and DCIs, which the engine does not
+// have yet: counted and dropped before the demux, also when their DestQP is
+// an RC QP's, over IPv4 and IPv6.
+TEST(Vnic_Rx, DcPacketsCountedAndDropped) {
+  port::SimLink link(port::SimLinkConfig{});
+  Host a(link, 0, kMacA, kIpA);
+  port::SimPort peer(link, 1);
+  auto cq = a.make_cq(1);
+  auto q = a.make_qp(2, QpType::kRc, 1, 1);
+  auto send = [&](wire::PacketSpec sp) {
+    std::vector<std::uint8_t> f(wire::roce_frame_size(sp));
+    ASSERT_GT(wire::build_roce(sp, f), 0);
+    ASSERT_TRUE(peer.tx(f, 0));
+  };
+  const std::uint8_t payload[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  wire::PacketSpec sp;
+  sp.eth_src = kMacB;
+  sp.eth_dst = kMacA;
+  sp.ip_src = kIpB;
+  sp.ip_dst = kIpA;
+  sp.opcode = wire::op::kDcSendOnly;
+  sp.dc_eth = wire::DcEthHdr::make(1, true, 0x33, 0, 1, 0);
+  sp.payload = payload;
+  sp.dest_qp = q->qpn;
+  send(sp);
+  wire::PacketSpec unknown_qpn = sp;
+  unknown_qpn.dest_qp = q->qpn ^ 0x800;
+  send(unknown_qpn);
+  wire::PacketSpec ack;
+  ack.eth_src = kMacB;
+  ack.eth_dst = kMacA;
+  ack.ip_src = kIpB;
+  ack.ip_dst = kIpA;
+  ack.opcode = wire::op::kDcAck;
+  ack.dc_aeth = wire::DcAethHdr::make(0, wire::DcStatus::kGone, 1);
+  ack.aeth = wire::AethHdr::make(wire::aeth_ack_syndrome(), 0);
+  ack.dest_qp = q->qpn;
+  send(ack);
+  const wire::Ipv6Route route{kLlB, kLlA, 0};
+  wire::PacketSpec v6 = sp;
+  v6.ip6 = &route;
+  send(v6);
+  a.vnic.poll(0);
+  const VnicCounters& c = a.vnic.counters();
+  EXPECT_EQ(c.rx_roce, 4u);
+  EXPECT_EQ(c.rx_roce_ipv6, 1u);
+  EXPECT_EQ(c.rx_dc_no_target, 4u);
+  EXPECT_EQ(c.rx_dispatched, 0u);
+  EXPECT_EQ(c.rx_no_qp, 0u);
+  EXPECT_EQ(c.rx_parse_errors, 0u);
+  std::vector<QpStatus> st;
+  a.vnic.qp_status(&st);
+  ASSERT_EQ(st.size(), 1u);
+  EXPECT_EQ(st[0].engine.rx_packets, 0u);
+  EXPECT_EQ(st[0].rc.drop_not_rc, 0u);
 }
 
 // Both sides stream WRITEs. B's iteration receives A's requests (its RX

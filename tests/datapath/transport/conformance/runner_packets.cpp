@@ -149,6 +149,10 @@ void Runner::cmd_recv(const Line& l) {
     s.deth = wire::DethHdr::make(static_cast<std::uint32_t>(num(l, "qkey", qkey_)),
                                  static_cast<std::uint32_t>(num(l, "src_qp", dest_)));
   }
+  // DC packets (docs/dc.md) go with all-zero DC headers: no QP a script
+  // drives takes them, and the scripts check that it drops them.
+  if (info.has(wire::ExtHdr::kDcEth)) s.dc_eth = wire::DcEthHdr{};
+  if (info.has(wire::ExtHdr::kDcAeth)) s.dc_aeth = wire::DcAethHdr{};
   auto va = [&]() -> std::uint64_t {
     const std::string* v = l.find("va");
     return v != nullptr ? addr_value(l, "va", *v) : 0;

@@ -197,6 +197,21 @@ TEST(RunScript, HomaOffAndReconnect) {
   }
 }
 
+// DC packets (docs/dc.md) reach no RC, UC or UD QP's receive path: each
+// drops them as not its transport.
+TEST(RunScript, DcPacketsDroppedByEveryQpType) {
+  const std::string ok[] = {
+      "qp rc\nrecv dc_send_only psn=0 len=4\nrecv dc_acknowledge psn=0 ack\n"
+      "counter drop_not_rc=2 rx_requests=0 rx_acks=0\n",
+      "qp uc\nrecv dc_send_only psn=0 len=4\ncounter rx_drop_opcode=1 rx_completed=0\n",
+      "qp ud qkey=0x11111111\nrecv dc_send_only psn=0 len=4\nrecv dc_disconnect psn=0\n"
+      "counter rx_drop_opcode=2 rx_delivered=0\n",
+  };
+  for (const std::string& t : ok) {
+    EXPECT_TRUE(run_script(t).ok) << t << " -> " << run_script(t).describe();
+  }
+}
+
 struct BadScript {
   const char* text;
   int line;

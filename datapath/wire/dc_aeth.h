@@ -1,0 +1,112 @@
+// DC ACK Extended Transport Header (uroce extension, between uroce peers
+// only; docs/dc.md, "The protocol"). Right after the BTH of every DC
+// response: DC RDMA READ response first/middle/last/only, DC ACKNOWLEDGE
+// and DC ATOMIC ACKNOWLEDGE (opcodes 0xE0 + the RC opcode), ahead of the RC
+// extension headers the opcode carries (opcodes.h). BTH DestQP is the
+// DCI's QPN (the DCETH's DCI QPN of the request answered).
+//
+//   0                   1                   2                   3
+//   0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
+//  +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+//  |             Lane              |    Status     |   Reserved    |
+//  +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+//  |                       Connection Number                       |
+//  +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+//
+// Lane: the stream the response is for (the request's DCETH lane).
+// Connection Number: the connection answered, except for UNKNOWN (below).
+// Status 0 (OK): a normal RC response of that connection; everything after
+// the DCAETH is exactly RC's (PSN, AETH, MSN, the data).
+//
+// Any other status goes in a DC ACKNOWLEDGE (0xF1: BTH, DCAETH, AETH).
+// The target has no context for the request when it answers one (docs/dc.md
+// "Target"), so there is no MSN to report: the AETH MSN is 0. What the
+// other fields carry, by status:
+//   GONE           the connection was retired. Connection Number: that
+//                  connection. BTH PSN: the retired context's expected PSN
+//                  - 1 (24 bits, wrapping), so that, as in an RC ACK, the
+//                  requests up to and including it ran and none after it.
+//                  AETH: ACK without credits (0x1f). The GONE notice a
+//                  target sends when it retires a context has the same
+//                  form.
+//   UNKNOWN        no context and no record of the connection. Connection
+//                  Number: the record slot's floor, not the request's
+//                  connection (the initiator's next connection must be
+//                  newer than it). BTH PSN: the PSN of the request answered,
+//                  which tells the initiator which connection the answer is
+//                  for. AETH: ACK without credits (0x1f).
+//   BUSY           every context is busy. Connection Number: the request's.
+//                  BTH PSN: the request's. AETH: RNR NAK with the DCT's
+//                  min_rnr_timer code, the wait before the initiator tries
+//                  again.
+//   KEY_VIOLATION  the DC access key differs from the DCT's. Connection
+//                  Number: the request's. BTH PSN: the request's. AETH:
+//                  NAK remote access error (the WR completes with
+//                  IBV_WC_REM_ACCESS_ERR).
+// Other status values are reserved: a receiver drops such a response.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string_view>
+
+#include "datapath/wire/byteorder.h"
+
+namespace uroce::wire {
+
+enum class DcStatus : std::uint8_t {
+  kOk = 0,
+  kGone = 1,
+  kUnknown = 2,
+  kBusy = 3,
+  kKeyViolation = 4,
+};
+inline constexpr std::uint8_t kNumDcStatuses = 5;
+
+// "OK", "GONE", "UNKNOWN", "BUSY", "KEY_VIOLATION"; "RESERVED" for any
+// other value (not "UNKNOWN", which names a status).
+constexpr std::string_view dc_status_name(DcStatus s) {
+  switch (s) {
+    case DcStatus::kOk: return "OK";
+    case DcStatus::kGone: return "GONE";
+    case DcStatus::kUnknown: return "UNKNOWN";
+    case DcStatus::kBusy: return "BUSY";
+    case DcStatus::kKeyViolation: return "KEY_VIOLATION";
+  }
+  return "RESERVED";
+}
+
+struct DcAethHdr {
+  static constexpr std::size_t kSize = 8;
+  std::uint8_t raw[kSize]{};
+
+  static DcAethHdr read(const std::uint8_t* p) {
+    DcAethHdr h;
+    std::memcpy(h.raw, p, kSize);
+    return h;
+  }
+  void write(std::uint8_t* p) const { std::memcpy(p, raw, kSize); }
+  static DcAethHdr make(std::uint16_t lane, DcStatus status, std::uint32_t conn) {
+    DcAethHdr h;
+    h.set_lane(lane);
+    h.set_status(status);
+    h.set_conn(conn);
+    return h;
+  }
+
+  std::uint16_t lane() const { return load_be16(raw); }
+  // The status byte as sent: a reserved value is kept as it is, so check
+  // status_valid() before acting on it.
+  DcStatus status() const { return static_cast<DcStatus>(raw[2]); }
+  bool status_valid() const { return raw[2] < kNumDcStatuses; }
+  std::uint32_t conn() const { return load_be32(raw + 4); }
+
+  void set_lane(std::uint16_t v) { store_be16(raw, v); }
+  void set_status(DcStatus v) { raw[2] = static_cast<std::uint8_t>(v); }
+  void set_conn(std::uint32_t v) { store_be32(raw + 4, v); }
+};
+static_assert(sizeof(DcAethHdr) == DcAethHdr::kSize);
+static_assert(alignof(DcAethHdr) == 1);
+
+}  // namespace uroce::wire
