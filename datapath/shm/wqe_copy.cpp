@@ -73,7 +73,9 @@ bool decode_opcode(std::uint32_t raw, WrOpcode* op) {
 // Which opcodes each transport executes (the same sets its post_send takes).
 bool opcode_allowed(QpType type, WrOpcode op) {
   switch (type) {
-    case QpType::kRc: return true;
+    case QpType::kRc:
+    case QpType::kDci: return true;
+    case QpType::kDct: return false;  // no send queue
     case QpType::kUc:
       return op == WrOpcode::kSend || op == WrOpcode::kSendImm || op == WrOpcode::kRdmaWrite ||
              op == WrOpcode::kRdmaWriteImm;
