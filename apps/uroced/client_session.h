@@ -176,12 +176,13 @@ class ClientSession {
     std::uint32_t refs = 0;
   };
   struct QpObj {
+    // send_cq 0 for a DCT, recv_cq 0 for a DCI (neither is referenced).
     std::uint32_t pd = 0, send_cq = 0, recv_cq = 0, srq = 0;
     std::uint32_t qpn = 0;
-    std::uint32_t type = 0;
+    std::uint32_t type = 0;  // ibv_qp_type (IBV_QPT_DRIVER for DC)
     ibv_qp_cap cap{};
     bool sq_sig_all = false;
-    ArenaExtent sq, rq;  // rq: none with an SRQ
+    ArenaExtent sq, rq;  // sq: none for a DCT; rq: none with an SRQ or DC
   };
   struct AhObj {
     std::uint32_t pd = 0;

@@ -15,6 +15,7 @@
 #include "apps/uroced/client_session.h"
 #include "apps/uroced/device_attr.h"
 #include "apps/uroced/qp_attr_convert.h"
+#include "apps/uroced/qp_create_check.h"
 #include "apps/uroced/session_checks.h"
 #include "datapath/engine/event_fd.h"
 #include "datapath/shm/rxe_layout.h"
@@ -174,25 +175,25 @@ int ClientSession::on_destroy_cq(const ctl::DestroyCqReq& r, ctl::NoReply*, InFd
   return 0;
 }
 
+// The request's shape first (EINVAL, qp_create_check.h), then the handles
+// it uses (ENOENT); a DC QP leaves the CQ it does not use at handle 0, and
+// that CQ is neither looked up nor referenced.
 int ClientSession::on_create_qp(const ctl::CreateQpReq& r, ctl::CreateQpRep* rep, InFds&, OutFds*) {
+  QpShape shape;
+  if (int rc = check_create_qp(r, &shape); rc != 0) return rc;
   const auto pd = pds_.find(r.pd_handle);
-  const auto scq = cqs_.find(r.send_cq_handle);
-  const auto rcq = cqs_.find(r.recv_cq_handle);
-  if (pd == pds_.end() || scq == cqs_.end() || rcq == cqs_.end()) return ENOENT;
+  const auto scq = shape.send_cq ? cqs_.find(r.send_cq_handle) : cqs_.end();
+  const auto rcq = shape.recv_cq ? cqs_.find(r.recv_cq_handle) : cqs_.end();
+  if (pd == pds_.end() || (shape.send_cq && scq == cqs_.end()) ||
+      (shape.recv_cq && rcq == cqs_.end())) {
+    return ENOENT;
+  }
   auto srq = srqs_.end();
   if (r.srq_handle != 0) {
     srq = srqs_.find(r.srq_handle);
     if (srq == srqs_.end()) return ENOENT;
   }
-  if (r.qp_type != IBV_QPT_RC && r.qp_type != IBV_QPT_UC && r.qp_type != IBV_QPT_UD) {
-    return EINVAL;
-  }
   const ibv_qp_cap& cap = r.cap;
-  if (r.sq_sig_all > 1 || cap.max_send_wr > kMaxQpWr || cap.max_send_sge > kMaxSge ||
-      cap.max_inline_data > kMaxInline ||
-      (r.srq_handle == 0 && (cap.max_recv_wr > kMaxQpWr || cap.max_recv_sge > kMaxSge))) {
-    return EINVAL;
-  }
   if (qps_.size() >= dev_->config().max_qps) return ENOMEM;
   Charge charge(env_.quotas, cred_.uid, Usage{.qps = 1}, &used_);
   if (charge.error() != 0) return charge.error();
@@ -210,25 +211,29 @@ int ClientSession::on_create_qp(const ctl::CreateQpReq& r, ctl::CreateQpRep* rep
       s->release_extent(q->rq);
     }
   } undo{this, &q};
-  if (int rc = make_ring(shm::sq_elem_bytes(cap.max_send_sge, cap.max_inline_data), cap.max_send_wr,
-                         &q.sq, &sq);
-      rc != 0) {
-    return rc;
+  if (shape.sq) {
+    if (int rc = make_ring(shm::sq_elem_bytes(cap.max_send_sge, cap.max_inline_data),
+                           cap.max_send_wr, &q.sq, &sq);
+        rc != 0) {
+      return rc;
+    }
   }
-  if (r.srq_handle == 0) {
+  if (shape.rq) {
     if (int rc = make_ring(shm::rq_elem_bytes(cap.max_recv_sge), cap.max_recv_wr, &q.rq, &rq);
         rc != 0) {
       return rc;
     }
   }
   // Granted: what the rings hold (power-of-two rounding may exceed the ask),
-  // within the transport's limits.
+  // within the transport's limits; 0 for a queue the QP does not have.
   ibv_qp_cap g{};
-  const std::uint32_t sq_tail = sq.geo.elem_size() - shm::kSendWqeFlexOffset;
-  g.max_send_wr = sq.geo.capacity();
-  g.max_send_sge = std::min<std::uint32_t>(kMaxSge, sq_tail / shm::kRxeSgeBytes);
-  g.max_inline_data = std::min<std::uint32_t>(kMaxInline, sq_tail);
-  if (r.srq_handle == 0) {
+  if (shape.sq) {
+    const std::uint32_t sq_tail = sq.geo.elem_size() - shm::kSendWqeFlexOffset;
+    g.max_send_wr = sq.geo.capacity();
+    g.max_send_sge = std::min<std::uint32_t>(kMaxSge, sq_tail / shm::kRxeSgeBytes);
+    g.max_inline_data = std::min<std::uint32_t>(kMaxInline, sq_tail);
+  }
+  if (shape.rq) {
     g.max_recv_wr = rq.geo.capacity();
     g.max_recv_sge =
         std::min<std::uint32_t>(kMaxSge,
@@ -240,12 +245,15 @@ int ClientSession::on_create_qp(const ctl::CreateQpReq& r, ctl::CreateQpRep* rep
   engine::QpCreate c;
   c.id = h;
   c.client = id_;
-  c.type = static_cast<transport::QpType>(r.qp_type);
+  c.type = shape.type;
   c.qpn = qpn;
   c.pd = r.pd_handle;
-  c.send_cq = r.send_cq_handle;
-  c.recv_cq = r.recv_cq_handle;
+  c.send_cq = shape.send_cq ? r.send_cq_handle : 0;
+  c.recv_cq = shape.recv_cq ? r.recv_cq_handle : 0;
   c.srq = r.srq_handle;
+  c.dct_key = shape.dct_key;
+  c.dci_log_streams = shape.dci_log_streams;
+  c.dci_log_errored = shape.dci_log_errored;
   c.max_send_wr = g.max_send_wr;
   c.max_recv_wr = g.max_recv_wr;
   c.max_send_sge = g.max_send_sge;
@@ -262,26 +270,28 @@ int ClientSession::on_create_qp(const ctl::CreateQpReq& r, ctl::CreateQpRep* rep
     return rc;
   }
   q.pd = r.pd_handle;
-  q.send_cq = r.send_cq_handle;
-  q.recv_cq = r.recv_cq_handle;
+  q.send_cq = c.send_cq;
+  q.recv_cq = c.recv_cq;
   q.srq = r.srq_handle;
   q.qpn = qpn;
   q.type = r.qp_type;
   q.cap = g;
   q.sq_sig_all = r.sq_sig_all != 0;
   ++pd->second.refs;
-  ++scq->second.refs;
-  ++rcq->second.refs;
+  if (shape.send_cq) ++scq->second.refs;
+  if (shape.recv_cq) ++rcq->second.refs;
   if (srq != srqs_.end()) ++srq->second.refs;
   charge.commit();
   rep->qp_handle = h;
   rep->qpn = qpn;
   rep->cap = g;
-  rep->sq_log2_elem_size = sq.geo.log2_elem_size;
-  rep->sq_log2_slots = sq.geo.log2_slots;
-  rep->sq_bytes = sq.bytes;
-  rep->sq_offset = q.sq.offset;
-  if (r.srq_handle == 0) {
+  if (shape.sq) {
+    rep->sq_log2_elem_size = sq.geo.log2_elem_size;
+    rep->sq_log2_slots = sq.geo.log2_slots;
+    rep->sq_bytes = sq.bytes;
+    rep->sq_offset = q.sq.offset;
+  }
+  if (shape.rq) {
     rep->rq_log2_elem_size = rq.geo.log2_elem_size;
     rep->rq_log2_slots = rq.geo.log2_slots;
     rep->rq_bytes = rq.bytes;
@@ -361,8 +371,8 @@ int ClientSession::on_destroy_qp(const ctl::DestroyQpReq& r, ctl::NoReply*, InFd
   if (rc != 0) return rc;
   QpObj& q = it->second;
   --pds_[q.pd].refs;
-  --cqs_[q.send_cq].refs;
-  --cqs_[q.recv_cq].refs;
+  if (q.send_cq != 0) --cqs_[q.send_cq].refs;  // 0: a DCT's
+  if (q.recv_cq != 0) --cqs_[q.recv_cq].refs;  // 0: a DCI's
   if (q.srq != 0) --srqs_[q.srq].refs;
   release_extent(q.sq);
   release_extent(q.rq);

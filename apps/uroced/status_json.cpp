@@ -163,6 +163,8 @@ const char* qp_type_name(transport::QpType t) {
     case transport::QpType::kRc: return "RC";
     case transport::QpType::kUc: return "UC";
     case transport::QpType::kUd: return "UD";
+    case transport::QpType::kDci: return "DCI";
+    case transport::QpType::kDct: return "DCT";
   }
   return "?";
 }
@@ -302,6 +304,8 @@ json qp_json(const std::string& device, const engine::QpStatus& q) {
     case transport::QpType::kRc: j["transport"] = rc_json(q.rc); break;
     case transport::QpType::kUc: j["transport"] = uc_json(q.uc); break;
     case transport::QpType::kUd: j["transport"] = ud_json(q.ud); break;
+    case transport::QpType::kDci:
+    case transport::QpType::kDct: break;  // the engine reports no DC counters yet
   }
   return j;
 }

@@ -44,7 +44,7 @@
 namespace uroce::ctl {
 
 inline constexpr std::uint32_t kMagic = 0x45435255;  // "URCE" little-endian
-inline constexpr std::uint16_t kVersion = 5;
+inline constexpr std::uint16_t kVersion = 6;
 // Largest message either side sends or accepts (a status reply's JSON body
 // is the only variable-length one).
 inline constexpr std::size_t kMaxMessageBytes = 64 * 1024;
@@ -298,16 +298,34 @@ inline constexpr std::uint32_t kCqArmedSolicited = 2;
 // The reply carries no fds: the SQ ring is sq_bytes of the arena at
 // sq_offset, the RQ ring rq_bytes at rq_offset (both 0 when the QP uses an
 // SRQ). Each holds one rxe-layout ring (page-rounded).
+//
+// DC QPs (docs/dc.md; version 6) are qp_type IBV_QPT_DRIVER with dc_type
+// kDcDct or kDcDci (the values of uroce_dv.h's UROCE_DV_DCTYPE_*); every
+// other qp_type has dc_type kDcNone and dct_key, dci_log_streams and
+// dci_log_errored 0. The handles a DC type does not use are 0:
+//   DCT  srq_handle and recv_cq_handle; send_cq_handle 0; cap's send fields
+//        0 (no send queue: sq_bytes 0); dct_key is the DCT's access key.
+//   DCI  send_cq_handle; recv_cq_handle and srq_handle 0; cap's receive
+//        fields 0 (no receive queue: rq_bytes 0); dci_log_streams and
+//        dci_log_errored within transport::dci_streams_valid.
+// Anything else is EINVAL. A DC QP's number (a DCT's DCT number) is qpn.
+inline constexpr std::uint32_t kDcNone = 0;
+inline constexpr std::uint32_t kDcDct = 1;
+inline constexpr std::uint32_t kDcDci = 2;
 struct CreateQpReq {
   std::uint32_t pd_handle;
-  std::uint32_t qp_type;  // IBV_QPT_RC, IBV_QPT_UC, IBV_QPT_UD
+  std::uint32_t qp_type;  // IBV_QPT_RC, IBV_QPT_UC, IBV_QPT_UD, IBV_QPT_DRIVER
   std::uint32_t send_cq_handle;
   std::uint32_t recv_cq_handle;
-  std::uint32_t srq_handle;  // 0: none
-  std::uint32_t sq_sig_all;  // 0 or 1
-  ibv_qp_cap cap;            // asked for
-  std::uint32_t pad;
+  std::uint32_t srq_handle;   // 0: none
+  std::uint32_t sq_sig_all;   // 0 or 1
+  ibv_qp_cap cap;             // asked for
+  std::uint32_t dc_type;      // kDcNone, kDcDct, kDcDci
   std::uint64_t user_handle;  // echoed in async events (the ibv_qp*)
+  std::uint64_t dct_key;
+  std::uint8_t dci_log_streams;
+  std::uint8_t dci_log_errored;
+  std::uint8_t pad[6];
 };
 struct CreateQpRep {
   std::uint32_t qp_handle;
@@ -531,7 +549,9 @@ static_assert(sizeof(AllocPdReq) == 8 && sizeof(AllocPdRep) == 8 && sizeof(Deall
 static_assert(sizeof(RegMrReq) == 56 && sizeof(RegMrRep) == 16 && sizeof(DeregMrReq) == 8);
 static_assert(sizeof(ReregMrReq) == 64 && sizeof(ReregMrRep) == 8);
 static_assert(sizeof(CreateCqReq) == 24 && sizeof(CreateCqRep) == 40);
-static_assert(sizeof(CreateQpReq) == 56 && sizeof(CreateQpRep) == 88);
+static_assert(sizeof(CreateQpReq) == 72 && sizeof(CreateQpRep) == 88);
+static_assert(offsetof(CreateQpReq, dc_type) == 44 && offsetof(CreateQpReq, dct_key) == 56 &&
+              kWireStruct<CreateQpReq>);
 static_assert(sizeof(ModifyQpReq) == 8 + sizeof(ibv_qp_attr));
 static_assert(sizeof(CreateSrqReq) == 32 && sizeof(CreateSrqRep) == 56);
 static_assert(sizeof(CreateAhReq) == 8 + sizeof(ibv_ah_attr));

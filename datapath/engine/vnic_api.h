@@ -67,23 +67,32 @@ struct SrqCreate {
   int async_fd = -1;
 };
 
+// A DC QP (docs/dc.md) uses only one side: a DCT has send_cq 0, no SQ
+// (sq.mem == nullptr, max_send_* 0) and an SRQ; a DCI has recv_cq 0, no RQ
+// (rq.mem == nullptr) and no SRQ. uroced checked all of it
+// (apps/uroced/qp_create_check.h). A DCT's DCT number is its qpn.
 struct QpCreate {
   ObjId id = 0;
   std::uint32_t client = 0;  // owning connection (AH and CQ checks)
   transport::QpType type = transport::QpType::kRc;
   std::uint32_t qpn = 0;  // chosen by Vnic::alloc_qpn
   transport::PdHandle pd = 0;
-  ObjId send_cq = 0;
-  ObjId recv_cq = 0;
-  ObjId srq = 0;  // 0: the QP has its own RQ
+  ObjId send_cq = 0;          // 0 for a DCT
+  ObjId recv_cq = 0;          // 0 for a DCI
+  ObjId srq = 0;              // 0: the QP has its own RQ (or, a DCI, none)
+  std::uint64_t dct_key = 0;  // DCT: the access key every request must carry
+  // DCI: 2^dci_log_streams streams, per-stream errors when dci_log_errored
+  // > 0 (transport::dci_streams_valid holds).
+  std::uint8_t dci_log_streams = 0;
+  std::uint8_t dci_log_errored = 0;
   std::uint32_t max_send_wr = 0;
   std::uint32_t max_recv_wr = 0;
   std::uint32_t max_send_sge = 0;
   std::uint32_t max_recv_sge = 0;
   std::uint32_t max_inline = 0;
   bool sq_sig_all = false;
-  RingMem sq;                     // the engine consumes rxe_send_wqe here
-  RingMem rq;                     // rxe_recv_wqe; mem == nullptr with srq
+  RingMem sq;                     // rxe_send_wqe; mem == nullptr for a DCT
+  RingMem rq;                     // rxe_recv_wqe; mem == nullptr with srq or DC
   std::uint64_t user_handle = 0;  // element of QP async events
   int async_fd = -1;
 };

@@ -80,7 +80,7 @@ struct VnicConfig {
   sched::homa::HomaSettings homa{};
 };
 
-inline constexpr std::size_t kNumWqeErrors = static_cast<std::size_t>(shm::WqeError::kNoAh) + 1;
+inline constexpr std::size_t kNumWqeErrors = shm::kNumWqeErrors;
 
 // Everything one Vnic counts, by reason. Plain integers written only by the
 // engine lcore; read them through Engine::call (or on the engine thread).

@@ -40,6 +40,24 @@
 //
 // Receive WQE slot: wr_id (0), reserved, padding, rxe_dma_info (16), sge[]
 // at 40.
+//
+// DC addressing (uroce's own, docs/dc.md): every WR of a DCI names its
+// target (uroce_dv_wr_set_dc_addr[_stream]). The target cannot travel in
+// wr.ud.{remote_qpn, ah_num}, because a DCI also posts RDMA WRITE/READ and
+// atomics, whose wr.rdma / wr.atomic members overlap those bytes. It goes at
+// a fixed place in the wr union that no member but ud uses: past the
+// largest of rdma (16), atomic (32) and mw (32), where ud keeps its address
+// vector (wr.ud.av, which uroce never reads: the engine resolves the AH
+// number in its own table). 24 bytes at kSendWqeDcOffset (56):
+//
+//   +0   u32 ah_num     the daemon's AH handle (never 0)
+//   +4   u32 dctn       the target DCT's number (24 bits)
+//   +8   u64 dc_key     the DCT's access key
+//   +16  u16 stream     the DCI stream (< 2^log_num_concurent)
+//   +18  6 bytes zero
+//
+// A DCI WQE thus carries every opcode's own fields and its target at once;
+// on any other QP type these bytes are zero or UD's unread AV.
 #pragma once
 
 // <rdma/rdma_user_rxe.h> pulls in <linux/in.h>, which clashes with a later
@@ -89,6 +107,25 @@ static_assert(offsetof(rxe_send_wr, ex) == 20);
 static_assert(offsetof(rxe_send_wr, wr) == 24);
 static_assert(offsetof(rxe_send_wqe, dma) == kSendWqeDmaOffset);
 static_assert(offsetof(rxe_recv_wqe, dma) == kRecvWqeDmaOffset);
+
+inline constexpr std::size_t kSendWqeDcOffset =
+    offsetof(rxe_send_wqe, wr) + offsetof(rxe_send_wr, wr) + 32;
+inline constexpr std::size_t kDcAhNumOffset = kSendWqeDcOffset;
+inline constexpr std::size_t kDcDctnOffset = kSendWqeDcOffset + 4;
+inline constexpr std::size_t kDcKeyOffset = kSendWqeDcOffset + 8;
+inline constexpr std::size_t kDcStreamOffset = kSendWqeDcOffset + 16;
+inline constexpr std::size_t kDcBytes = 24;
+
+// The DC block overlaps no field of the members RDMA and atomic WRs use
+// (nor mw), nor wr.ud's QPN, Q_Key and AH number; it lies inside the wr
+// union (before the kernel bookkeeping at 144), and the key is 8-aligned.
+static_assert(sizeof(rxe_send_wr::wr.rdma) <= 32 && sizeof(rxe_send_wr::wr.atomic) <= 32 &&
+              sizeof(rxe_send_wr::wr.mw) <= 32);
+static_assert(offsetof(rxe_send_wr, wr.ud.ah_num) + 4 <= offsetof(rxe_send_wr, wr) + 32);
+static_assert(offsetof(rxe_send_wqe, wr.wr.ud.av) == kSendWqeDcOffset);
+static_assert(kSendWqeDcOffset == 56 && kDcKeyOffset % 8 == 0);
+static_assert(kSendWqeDcOffset + kDcBytes <= offsetof(rxe_send_wqe, wr) + sizeof(rxe_send_wr));
+static_assert(sizeof(rxe_send_wr::wr.ud.av) >= kDcBytes);
 
 static_assert(sizeof(rxe_sge) == kRxeSgeBytes);
 static_assert(sizeof(ib_uverbs_wc) == kCqeBytes);

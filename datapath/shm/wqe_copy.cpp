@@ -25,7 +25,8 @@ const char* to_string(WqeError e) {
     case WqeError::kAtomicLength: return "atomic SGE shorter than 8 bytes";
     case WqeError::kAtomicAlign: return "atomic address not 8-byte aligned";
     case WqeError::kBadRemoteQpn: return "remote QPN over 24 bits";
-    case WqeError::kNoAh: return "UD send without AH";
+    case WqeError::kNoAh: return "send without AH";
+    case WqeError::kBadDcStream: return "DCI stream out of range";
   }
   return "unknown WQE error";
 }
@@ -44,7 +45,8 @@ WcStatus wc_status_for(WqeError e) {
     case WqeError::kInlineForOpcode:
     case WqeError::kAtomicAlign:
     case WqeError::kBadRemoteQpn:
-    case WqeError::kNoAh: return WcStatus::kLocQpOpErr;
+    case WqeError::kNoAh:
+    case WqeError::kBadDcStream: return WcStatus::kLocQpOpErr;
   }
   return WcStatus::kLocQpOpErr;
 }
@@ -73,7 +75,9 @@ bool decode_opcode(std::uint32_t raw, WrOpcode* op) {
 // Which opcodes each transport executes (the same sets its post_send takes).
 bool opcode_allowed(QpType type, WrOpcode op) {
   switch (type) {
-    case QpType::kRc: return true;
+    case QpType::kRc:
+    case QpType::kDci: return true;
+    case QpType::kDct: return false;  // no send queue
     case QpType::kUc:
       return op == WrOpcode::kSend || op == WrOpcode::kSendImm || op == WrOpcode::kRdmaWrite ||
              op == WrOpcode::kRdmaWriteImm;
@@ -100,6 +104,13 @@ std::uint64_t copy_sges(const std::byte* src, std::uint32_t n, transport::Sge* d
     total += s.length;
   }
   return total;
+}
+
+template <class T>
+T read_at(const void* base, std::size_t offset) {
+  T v;
+  std::memcpy(&v, static_cast<const std::byte*>(base) + offset, sizeof(v));
+  return v;
 }
 
 std::uint32_t sges_fitting(std::size_t elem_size, std::size_t flex_offset) {
@@ -180,7 +191,25 @@ WqeError copy_send_wqe(std::span<const std::byte> elem, const SqLimits& lim, tra
     if (w.wr.wr.ud.ah_num == 0) return WqeError::kNoAh;
     wr->ud.remote_qpn = w.wr.wr.ud.remote_qpn;
     wr->ud.remote_qkey = w.wr.wr.ud.remote_qkey;
+    wr->ud.ah_num = w.wr.wr.ud.ah_num;
     *ah_num = w.wr.wr.ud.ah_num;
+  } else if (lim.type == QpType::kDci && op != WrOpcode::kLocalInv) {
+    // The DC block of the private copy (rxe_layout.h): the opcode's own
+    // fields above come from the union members it does not overlap.
+    const auto ah = read_at<std::uint32_t>(&w, kDcAhNumOffset);
+    const auto dctn = read_at<std::uint32_t>(&w, kDcDctnOffset);
+    const auto stream = read_at<std::uint16_t>(&w, kDcStreamOffset);
+    if (ah == 0) return WqeError::kNoAh;
+    if (dctn > 0xFFFFFFu) return WqeError::kBadRemoteQpn;
+    // Streams 0 .. 2^dci_log_streams - 1 (every 16-bit id past log 15).
+    if (lim.dci_log_streams < 16 && (stream >> lim.dci_log_streams) != 0) {
+      return WqeError::kBadDcStream;
+    }
+    wr->ud.ah_num = ah;
+    wr->ud.remote_qpn = dctn;
+    wr->ud.dc_key = read_at<std::uint64_t>(&w, kDcKeyOffset);
+    wr->ud.dc_stream = stream;
+    *ah_num = ah;
   }
   return WqeError::kOk;
 }

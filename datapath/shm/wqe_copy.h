@@ -14,6 +14,8 @@
 //   wr.wr.rdma {remote_addr, rkey}          WRITE, WRITE_IMM, READ
 //   wr.wr.atomic {remote_addr, compare_add, swap, rkey}   CMP_SWP, FETCH_ADD
 //   wr.wr.ud {remote_qpn, remote_qkey, ah_num}            SEND[_IMM] on UD
+//   the DC block {ah_num, dctn, dc_key, stream}   every opcode on a DCI but
+//                                                 LOCAL_INV (rxe_layout.h)
 //   dma.num_sge and sge[] (16 bytes each at the flexible offset), or
 //   dma.length bytes of inline data there with IBV_SEND_INLINE.
 // What is ignored: wr.ud.av and wr.ud.pkey_index (an address vector the
@@ -52,8 +54,12 @@ enum class WqeError : std::uint8_t {
   kAtomicLength,     // atomic whose SGEs hold fewer than 8 bytes
   kAtomicAlign,      // atomic remote address not 8-byte aligned
   kBadRemoteQpn,     // UD remote QPN wider than 24 bits
-  kNoAh,             // UD send without an address handle number
+  kNoAh,             // UD send or DCI WR without an address handle number
+  kBadDcStream,      // DCI WR on a stream the DCI does not have
 };
+
+// How many WqeError values there are (the engine counts each).
+inline constexpr std::size_t kNumWqeErrors = static_cast<std::size_t>(WqeError::kBadDcStream) + 1;
 
 const char* to_string(WqeError e);
 
@@ -70,11 +76,15 @@ struct SqLimits {
   transport::QpType type = transport::QpType::kRc;
   std::uint32_t max_sge = transport::kMaxSge;
   std::uint32_t max_inline = transport::kMaxInline;
+  // A DCI's streams: 2^dci_log_streams (QpCreate::dci_log_streams).
+  std::uint8_t dci_log_streams = 0;
 };
 
 // Copies the send WQE in `elem` (a whole ring slot) into `wr`. For UD sends,
-// wr->ud.remote_qpn and remote_qkey are set and *ah_num receives the AH
-// number for the engine to resolve; otherwise *ah_num is 0.
+// wr->ud.remote_qpn, remote_qkey and ah_num are set; for a DCI's WRs (all
+// but LOCAL_INV, which has no target) wr->ud.ah_num, remote_qpn (the DCT
+// number), dc_key and dc_stream. *ah_num receives the AH number for the
+// engine to resolve (== wr->ud.ah_num), 0 when the WR names none.
 WqeError copy_send_wqe(std::span<const std::byte> elem, const SqLimits& lim, transport::SendWr* wr,
                        std::uint32_t* ah_num);
 

@@ -107,6 +107,17 @@ WqeWriteError set_send_ud(std::span<std::byte> slot, std::uint32_t remote_qpn,
   return WqeWriteError::kOk;
 }
 
+WqeWriteError set_send_dc(std::span<std::byte> slot, const WqeDcAddr& a) {
+  if (slot.size() < kSendWqeFlexOffset) return WqeWriteError::kSlotTooSmall;
+  std::byte block[kDcBytes] = {};
+  std::memcpy(block + (kDcAhNumOffset - kSendWqeDcOffset), &a.ah_num, sizeof(a.ah_num));
+  std::memcpy(block + (kDcDctnOffset - kSendWqeDcOffset), &a.dctn, sizeof(a.dctn));
+  std::memcpy(block + (kDcKeyOffset - kSendWqeDcOffset), &a.key, sizeof(a.key));
+  std::memcpy(block + (kDcStreamOffset - kSendWqeDcOffset), &a.stream, sizeof(a.stream));
+  std::memcpy(slot.data() + kSendWqeDcOffset, block, kDcBytes);
+  return WqeWriteError::kOk;
+}
+
 WqeWriteError set_send_sges(std::span<std::byte> slot, std::span<const WqeSge> sges,
                             std::uint32_t max_sge) {
   if (slot.size() < kSendWqeFlexOffset) return WqeWriteError::kSlotTooSmall;

@@ -10,7 +10,9 @@
 //         uses (rdma, atomic or ud), iova (remote address, as rxe), then
 //         dma.{length, resid, num_sge} and at kSendWqeFlexOffset either the
 //         SGE list or the inline bytes (with IBV_SEND_INLINE set in
-//         send_flags). Everything else in the fixed part is zero.
+//         send_flags); on a DCI, the target in the DC block at
+//         kSendWqeDcOffset (set_send_dc). Everything else in the fixed part
+//         is zero.
 //   recv: wr_id, dma.{length, resid, num_sge}, SGEs at kRecvWqeFlexOffset.
 //
 // Use (provider, under its per-queue lock): write_send_fixed() on the slot at
@@ -91,6 +93,20 @@ WqeWriteError write_send_fixed(std::span<std::byte> slot, const SendWqeFields& f
 // ibv_wr_set_ud_addr: the UD destination of a send WQE already written.
 WqeWriteError set_send_ud(std::span<std::byte> slot, std::uint32_t remote_qpn,
                           std::uint32_t remote_qkey, std::uint32_t ah_num);
+
+// A DC WR's target (uroce_dv_wr_set_dc_addr[_stream]).
+struct WqeDcAddr {
+  std::uint32_t ah_num = 0;  // the daemon's AH handle
+  std::uint32_t dctn = 0;    // the target DCT's number
+  std::uint64_t key = 0;     // the DCT's access key
+  std::uint16_t stream = 0;  // the DCI stream
+};
+
+// Writes `a` into the DC block (rxe_layout.h) of a send WQE already written
+// with write_send_fixed, which left the block zero; the opcode's own fields
+// are untouched. Range checks (24-bit DCT number, stream count) are the
+// caller's.
+WqeWriteError set_send_dc(std::span<std::byte> slot, const WqeDcAddr& a);
 
 // The payload as an SGE list: writes the n SGEs at kSendWqeFlexOffset and
 // dma.num_sge, dma.length and dma.resid (the sum of the lengths, truncated

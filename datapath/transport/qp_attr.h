@@ -19,11 +19,32 @@ enum class QpState : std::uint8_t {
 };
 inline constexpr int kNumQpStates = 7;
 
+// kRc, kUc and kUd are ibv_qp_type's values. The DC types (docs/dc.md) are
+// IBV_QPT_DRIVER in verbs, told apart by uroce_dv_create_qp's dc_type, so
+// they have values of their own: never an ibv_qp_type value (2..10, and
+// IBV_QPT_DRIVER 0xff), so that casting a client's qp_type can never yield
+// a DC type; the daemon maps (IBV_QPT_DRIVER, dc_type) to them.
 enum class QpType : std::uint8_t {
   kRc = 2,
   kUc = 3,
   kUd = 4,
+  kDci = 0x80,  // DC initiator: one send queue, any number of targets
+  kDct = 0x81,  // DC target: receives through an SRQ, no send queue
 };
+
+constexpr bool is_dc(QpType t) { return t == QpType::kDci || t == QpType::kDct; }
+
+// A DCI's streams (docs/dc.md, "Semantics"): 2^log_streams of them, and
+// per-stream error handling when log_errored > 0. The one definition of the
+// limits: the provider checks them (uroce_dv_create_qp), uroced checks them
+// again, and uroce_dv_query_device reports them. At most 16 streams; a DCI
+// cannot have more errored streams than streams.
+inline constexpr std::uint8_t kMaxDciLogStreams = 4;
+inline constexpr std::uint8_t kMaxDciLogErrored = kMaxDciLogStreams;
+
+constexpr bool dci_streams_valid(std::uint8_t log_streams, std::uint8_t log_errored) {
+  return log_streams <= kMaxDciLogStreams && log_errored <= log_streams;
+}
 
 // ibv_qp_attr_mask bits.
 namespace qp_attr {

@@ -18,6 +18,8 @@ std::uint32_t pick(const PerType& p, QpType t) {
     case QpType::kUd: return p.ud;
     case QpType::kUc: return p.uc;
     case QpType::kRc: return p.rc;
+    case QpType::kDci:
+    case QpType::kDct: break;  // dc_rule's, never this table's
   }
   return 0;
 }
@@ -28,11 +30,30 @@ ModifyRule rule(QpType t, const PerType& req, const PerType& opt) {
 
 constexpr PerType kNone{0, 0, 0};
 
+// The DC QPs' transitions (docs/dc.md, "The interface"), other than to
+// RESET and ERR: a DCT goes RESET -> INIT -> RTR and has no RTS (it only
+// responds); a DCI goes RESET -> INIT -> RTR -> RTS, and names no
+// destination on the way (each WR names its own): its AV is optional at RTR
+// and gives only the path's traffic class and hop limit. No other
+// transition (INIT -> INIT, RTS -> RTS, SQD) is defined for them.
+ModifyRule dc_rule(QpType t, QpState cur, QpState next) {
+  const bool dct = t == QpType::kDct;
+  if (cur == QpState::kReset && next == QpState::kInit)
+    return {true, dct ? kPkeyIndex | kPort | kAccessFlags : kPkeyIndex | kPort, 0};
+  if (cur == QpState::kInit && next == QpState::kRtr)
+    return dct ? ModifyRule{true, kMinRnrTimer | kAv | kPathMtu, 0}
+               : ModifyRule{true, kPathMtu, kAv};
+  if (cur == QpState::kRtr && next == QpState::kRts && !dct)
+    return {true, kTimeout | kRetryCnt | kRnrRetry | kSqPsn | kMaxQpRdAtomic, 0};
+  return {};
+}
+
 }  // namespace
 
 ModifyRule modify_rule(QpType t, QpState cur, QpState next) {
   // Any state may go to RESET or ERR with no other attribute.
   if (next == QpState::kReset || next == QpState::kErr) return {true, 0, 0};
+  if (is_dc(t)) return dc_rule(t, cur, next);
 
   switch (cur) {
     case QpState::kReset:

@@ -1,7 +1,9 @@
 // Which QP state transitions are legal and which attributes each one
 // requires and allows, per QP type (IBTA Vol1 10.3.1 and table 91 "QP State
 // Transition Properties"; Linux's ib_modify_qp_is_ok and hence rxe apply the
-// same table).
+// same table). The DC QPs (docs/dc.md) have a table of their own: a DCT
+// goes RESET -> INIT -> RTR, a DCI RESET -> INIT -> RTR -> RTS, and both
+// reach RESET and ERR from any state, as the IBTA types do.
 //
 // check_modify is a pure function: the provider and daemon call it before
 // applying an ibv_modify_qp, and a violation is EINVAL, as with rxe.

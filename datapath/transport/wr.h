@@ -48,14 +48,20 @@ struct Sge {
   std::uint32_t lkey = 0;
 };
 
-// Where a UD send goes, resolved from the address handle by the engine.
-// With `ipv6` the datagram goes over IPv6 to dip6 from the QP's link-local
-// or (global_src) global address, and dip is unused.
+// Where a UD send or a DCI's WR goes, resolved from the address handle by
+// the engine. With `ipv6` the packet goes over IPv6 to dip6 from the QP's
+// link-local or (global_src) global address, and dip is unused.
+// shm::copy_send_wqe fills ah_num and remote_qpn (UD: the destination QP;
+// DCI: the target DCT's number), remote_qkey for UD, dc_key and dc_stream
+// for a DCI; the engine resolves ah_num into the rest.
 struct UdDest {
   wire::MacAddr dmac{};
   wire::Ipv4Addr dip{};
   std::uint32_t remote_qpn = 0;
   std::uint32_t remote_qkey = 0;
+  std::uint32_t ah_num = 0;     // the daemon's AH handle, never 0 once copied
+  std::uint64_t dc_key = 0;     // DCI: the target DCT's access key
+  std::uint16_t dc_stream = 0;  // DCI: the stream the WR runs on
   std::uint8_t dscp = 0;
   std::uint8_t ttl = 64;
   bool ipv6 = false;

@@ -222,7 +222,9 @@ auto Vnic<PortIo, Sched>::visit(E& e, F&& f) {
   switch (e.type) {
     case transport::QpType::kUc: return f(*e.uc);
     case transport::QpType::kUd: return f(*e.ud);
-    case transport::QpType::kRc: break;
+    case transport::QpType::kRc:
+    case transport::QpType::kDci:  // no entry has a DC type: create_qp refuses them
+    case transport::QpType::kDct: break;
   }
   return f(*e.rc);
 }

@@ -352,6 +352,8 @@ int Vnic<PortIo, Sched>::create_qp(const QpCreate& c) {
       e.ud = std::make_unique<transport::UdQp>(q, mrs_);
       break;
     }
+    case QpType::kDci:
+    case QpType::kDct: return EINVAL;  // refused above: no DC transport yet
   }
   free_.pop_back();
   e.used = true;
@@ -436,6 +438,8 @@ int Vnic<PortIo, Sched>::query_qp(ObjId id, QpQuery* out) {
       out->values.sq_psn = e->ud->next_psn().value();
       out->values.qkey = e->ud->qkey();
       break;
+    case QpType::kDci:
+    case QpType::kDct: break;  // no entry has a DC type: create_qp refuses them
   }
   out->state = qp_state(*e);
   out->values.qp_state = out->state;
@@ -578,6 +582,8 @@ void Vnic<PortIo, Sched>::qp_status(std::vector<QpStatus>* out) const {
         s.dest_qpn = e.attr.dest_qp_num;
         break;
       case QpType::kUd: s.ud = e.ud->counters(); break;
+      case QpType::kDci:
+      case QpType::kDct: break;  // no entry has a DC type: create_qp refuses them
     }
     out->push_back(s);
   }

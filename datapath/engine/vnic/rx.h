@@ -158,6 +158,8 @@ inline void Vnic<PortIo, Sched>::on_frame(std::span<const std::uint8_t> f, TimeN
       e->ud->on_packet(pkt_, rcq);
       if (detail::unreliable_needs_flush(e->ud->state())) sched_.activate(e->slot);
       break;
+    case QpType::kDci:
+    case QpType::kDct: break;  // no entry has a DC type: create_qp refuses them
   }
   drain_qp_events(*e);
 }

@@ -219,6 +219,77 @@ TEST_F(ClientSessionTest, CreateQp_RingsAndQpn) {
   EXPECT_EQ(a_.call(Op::kDestroyCq, ctl::DestroyCqReq{cq, 0}).status, 0);
 }
 
+// DC QPs (docs/dc.md): the session checks the request's shape and looks up
+// only the handles the type uses; the engine then refuses DC types until it
+// has DC transports (EINVAL), and the session keeps nothing of the attempt:
+// no CQ or SRQ reference, no ring extent.
+TEST_F(ClientSessionTest, CreateQp_DcShapeHandlesAndNoLeak) {
+  ASSERT_EQ(a_.hello("uroce0").status, 0);
+  const std::uint32_t pd = a_.alloc_pd();
+  ctl::CreateCqReq cr{};
+  cr.cqe = 16;
+  const std::uint32_t cq = a_.call(Op::kCreateCq, cr).as<ctl::CreateCqRep>().cq_handle;
+  ctl::CreateSrqReq sr{};
+  sr.pd_handle = pd;
+  sr.attr = {16, 1, 0};
+  const std::uint32_t srq = a_.call(Op::kCreateSrq, sr).as<ctl::CreateSrqRep>().srq_handle;
+  ctl::CreateQpReq rc{};
+  rc.pd_handle = pd;
+  rc.send_cq_handle = cq;
+  rc.recv_cq_handle = cq;
+  rc.qp_type = IBV_QPT_RC;
+  rc.cap = {16, 16, 1, 1, 0};
+  const auto first = a_.call(Op::kCreateQp, rc).as<ctl::CreateQpRep>();
+  ASSERT_EQ(a_.call(Op::kDestroyQp, ctl::DestroyQpReq{first.qp_handle, 0}).status, 0);
+
+  ctl::CreateQpReq dct{};
+  dct.pd_handle = pd;
+  dct.qp_type = IBV_QPT_DRIVER;
+  dct.dc_type = ctl::kDcDct;
+  dct.recv_cq_handle = cq;
+  dct.srq_handle = srq;
+  dct.dct_key = 0x1234;
+  ctl::CreateQpReq bad = dct;
+  bad.srq_handle = 777777;
+  EXPECT_EQ(a_.call(Op::kCreateQp, bad).status, ENOENT);
+  bad = dct;
+  bad.recv_cq_handle = 777777;
+  EXPECT_EQ(a_.call(Op::kCreateQp, bad).status, ENOENT);
+  bad = dct;
+  bad.send_cq_handle = cq;
+  EXPECT_EQ(a_.call(Op::kCreateQp, bad).status, EINVAL);
+  EXPECT_EQ(a_.call(Op::kCreateQp, dct).status, EINVAL);  // the engine's answer for now
+
+  ctl::CreateQpReq dci{};
+  dci.pd_handle = pd;
+  dci.qp_type = IBV_QPT_DRIVER;
+  dci.dc_type = ctl::kDcDci;
+  dci.send_cq_handle = cq;
+  dci.cap = {16, 0, 1, 0, 0};
+  dci.dci_log_streams = 2;
+  dci.dci_log_errored = 2;
+  bad = dci;
+  bad.send_cq_handle = 777777;
+  EXPECT_EQ(a_.call(Op::kCreateQp, bad).status, ENOENT);
+  bad = dci;
+  bad.recv_cq_handle = cq;
+  EXPECT_EQ(a_.call(Op::kCreateQp, bad).status, EINVAL);
+  bad = dci;
+  bad.dci_log_streams = 5;
+  EXPECT_EQ(a_.call(Op::kCreateQp, bad).status, EINVAL);
+  EXPECT_EQ(a_.call(Op::kCreateQp, dci).status, EINVAL);  // the engine's answer for now
+
+  // Nothing was kept: the rings went back (the same RC QP gets the same
+  // extents again) and the CQ and SRQ have no reference.
+  const auto again = a_.call(Op::kCreateQp, rc).as<ctl::CreateQpRep>();
+  EXPECT_EQ(again.sq_offset, first.sq_offset);
+  EXPECT_EQ(again.rq_offset, first.rq_offset);
+  ASSERT_EQ(a_.call(Op::kDestroyQp, ctl::DestroyQpReq{again.qp_handle, 0}).status, 0);
+  EXPECT_EQ(a_.call(Op::kDestroySrq, ctl::DestroySrqReq{srq, 0}).status, 0);
+  EXPECT_EQ(a_.call(Op::kDestroyCq, ctl::DestroyCqReq{cq, 0}).status, 0);
+  expect_still_served(b_);
+}
+
 TEST_F(ModifyQpTest, AvRules_Einval) {
   ctl::ModifyQpReq m = to_rtr(qp_, "10.0.0.2");
   m.attr.ah_attr.is_global = 0;

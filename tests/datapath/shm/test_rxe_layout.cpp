@@ -36,6 +36,19 @@ TEST(RxeLayout_CAbi, SendWqeFlexibleTailMatches) {
   EXPECT_EQ(offsetof(rxe_send_wqe, wr.wr.ud.av), uroce_c_send_wqe_ud_av);
 }
 
+// The DC block lies where the C ABI puts wr.ud.av, past every member of
+// the wr union that RDMA and atomic WRs use.
+TEST(RxeLayout_CAbi, DcBlockAtUdAvInTheCAbi) {
+  EXPECT_EQ(kSendWqeDcOffset, uroce_c_send_wqe_ud_av);
+  EXPECT_EQ(kDcAhNumOffset, 56u);
+  EXPECT_EQ(kDcDctnOffset, 60u);
+  EXPECT_EQ(kDcKeyOffset, 64u);
+  EXPECT_EQ(kDcStreamOffset, 72u);
+  EXPECT_LE(offsetof(rxe_send_wqe, wr.wr.atomic.reserved) + 4, kSendWqeDcOffset);
+  EXPECT_LE(offsetof(rxe_send_wqe, wr.wr.rdma.reserved) + 4, kSendWqeDcOffset);
+  EXPECT_LE(kSendWqeDcOffset + kDcBytes, offsetof(rxe_send_wqe, status));
+}
+
 TEST(RxeLayout_CAbi, RecvWqeFlexibleTailMatches) {
   EXPECT_EQ(kRecvWqeFlexOffset, uroce_c_recv_wqe_sge);
   EXPECT_EQ(kRecvWqeFlexOffset, uroce_c_recv_wqe_size);

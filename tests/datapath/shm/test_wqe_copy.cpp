@@ -219,6 +219,96 @@ TEST(CopySendWqe_Ud, WideRemoteQpnGivesBadRemoteQpn) {
   EXPECT_EQ(copy(s, kUd).err, WqeError::kBadRemoteQpn);
 }
 
+// A DCI WQE's target in the DC block (rxe_layout.h), written straight into
+// the slot's fixed part.
+void dc_target(SendSlot& s, std::uint32_t ah, std::uint32_t dctn, std::uint64_t key,
+               std::uint16_t stream) {
+  auto* w = reinterpret_cast<std::byte*>(&s.w);
+  std::memcpy(w + kDcAhNumOffset, &ah, 4);
+  std::memcpy(w + kDcDctnOffset, &dctn, 4);
+  std::memcpy(w + kDcKeyOffset, &key, 8);
+  std::memcpy(w + kDcStreamOffset, &stream, 2);
+}
+
+SqLimits dci(std::uint8_t log_streams) {
+  SqLimits l{QpType::kDci, 32, 256};
+  l.dci_log_streams = log_streams;
+  return l;
+}
+
+TEST(CopySendWqe_Dci, AtomicTakesItsFieldsAndTheTarget) {
+  SendSlot s(IB_UVERBS_WR_ATOMIC_CMP_AND_SWP);
+  s.w.wr.wr.atomic.remote_addr = 0x8000;
+  s.w.wr.wr.atomic.compare_add = 0x1111;
+  s.w.wr.wr.atomic.swap = 0x2222;
+  s.w.wr.wr.atomic.rkey = 0x33;
+  dc_target(s, 9, 0x123456, 0xFEEDFACECAFEBEEFull, 1);
+  s.sges({{0x1000, 8, 1}});
+  const Copied c = copy(s, dci(1));
+  ASSERT_EQ(c.err, WqeError::kOk);
+  EXPECT_EQ(c.wr.remote_addr, 0x8000u);
+  EXPECT_EQ(c.wr.compare_add, 0x1111u);
+  EXPECT_EQ(c.wr.swap, 0x2222u);
+  EXPECT_EQ(c.wr.rkey, 0x33u);
+  EXPECT_EQ(c.ah, 9u);
+  EXPECT_EQ(c.wr.ud.ah_num, 9u);
+  EXPECT_EQ(c.wr.ud.remote_qpn, 0x123456u);
+  EXPECT_EQ(c.wr.ud.dc_key, 0xFEEDFACECAFEBEEFull);
+  EXPECT_EQ(c.wr.ud.dc_stream, 1u);
+  EXPECT_EQ(c.wr.ud.remote_qkey, 0u);
+}
+
+TEST(CopySendWqe_Dci, MissingAhGivesNoAh) {
+  SendSlot s(IB_UVERBS_WR_SEND);
+  dc_target(s, 0, 5, 1, 0);
+  EXPECT_EQ(copy(s, dci(0)).err, WqeError::kNoAh);
+}
+
+// wr.ud's fields are not a DCI's target: only the DC block is.
+TEST(CopySendWqe_Dci, UdFieldsAreNotTheTarget) {
+  SendSlot s(IB_UVERBS_WR_SEND);
+  s.w.wr.wr.ud.ah_num = 4;
+  s.w.wr.wr.ud.remote_qpn = 5;
+  EXPECT_EQ(copy(s, dci(0)).err, WqeError::kNoAh);
+}
+
+TEST(CopySendWqe_Dci, WideDctnGivesBadRemoteQpn) {
+  SendSlot s(IB_UVERBS_WR_RDMA_WRITE);
+  dc_target(s, 1, 0x1000000, 0, 0);
+  EXPECT_EQ(copy(s, dci(0)).err, WqeError::kBadRemoteQpn);
+}
+
+TEST(CopySendWqe_Dci, StreamOutsideTheDcisGivesBadDcStream) {
+  SendSlot s(IB_UVERBS_WR_SEND);
+  dc_target(s, 1, 2, 3, 3);
+  EXPECT_EQ(copy(s, dci(2)).err, WqeError::kOk);
+  dc_target(s, 1, 2, 3, 4);
+  EXPECT_EQ(copy(s, dci(2)).err, WqeError::kBadDcStream);
+  dc_target(s, 1, 2, 3, 1);
+  EXPECT_EQ(copy(s, dci(0)).err, WqeError::kBadDcStream);
+  dc_target(s, 1, 2, 3, 15);
+  EXPECT_EQ(copy(s, dci(4)).err, WqeError::kOk);
+  dc_target(s, 1, 2, 3, 16);
+  EXPECT_EQ(copy(s, dci(4)).err, WqeError::kBadDcStream);
+}
+
+TEST(CopySendWqe_Dci, LocalInvalidateNeedsNoTarget) {
+  SendSlot s(IB_UVERBS_WR_LOCAL_INV);
+  s.w.wr.ex.invalidate_rkey = 0x42;
+  const Copied c = copy(s, dci(0));
+  ASSERT_EQ(c.err, WqeError::kOk);
+  EXPECT_EQ(c.wr.imm_or_inv, 0x42u);
+  EXPECT_EQ(c.ah, 0u);
+}
+
+TEST(CopySendWqe_Dct, HasNoSendQueue) {
+  for (std::uint32_t op : {IB_UVERBS_WR_SEND, IB_UVERBS_WR_RDMA_WRITE, IB_UVERBS_WR_LOCAL_INV}) {
+    SendSlot s(op);
+    dc_target(s, 1, 2, 3, 0);
+    EXPECT_EQ(copy(s, SqLimits{QpType::kDct, 32, 256}).err, WqeError::kOpcodeForQpType) << op;
+  }
+}
+
 TEST(CopySendWqe_Opcodes, UnknownOpcodesGiveBadOpcodeWithWrId) {
   for (std::uint32_t op : {8u /* BIND_MW */, 10u /* TSO */, 11u, 12u, 13u, 14u, 0xFFFFFFFFu}) {
     SendSlot s(op, 0xFEED);
@@ -436,6 +526,13 @@ TEST(WcStatusFor_Map, LengthErrorsAreLocLenOthersLocQpOp) {
   EXPECT_EQ(wc_status_for(WqeError::kBadOpcode), WcStatus::kLocQpOpErr);
   EXPECT_EQ(wc_status_for(WqeError::kNoAh), WcStatus::kLocQpOpErr);
   EXPECT_EQ(wc_status_for(WqeError::kAtomicAlign), WcStatus::kLocQpOpErr);
+  EXPECT_EQ(wc_status_for(WqeError::kBadDcStream), WcStatus::kLocQpOpErr);
+}
+
+TEST(WqeError_ToString, NamesTheDcErrors) {
+  EXPECT_STREQ(to_string(WqeError::kNoAh), "send without AH");
+  EXPECT_STREQ(to_string(WqeError::kBadDcStream), "DCI stream out of range");
+  EXPECT_EQ(kNumWqeErrors, static_cast<std::size_t>(WqeError::kBadDcStream) + 1);
 }
 
 }  // namespace

@@ -180,6 +180,121 @@ TEST(WriteSendFixed_RoundTrip, UdSendFromFieldsAndFromSetSendUd) {
   EXPECT_EQ(r.ah, 9u);
 }
 
+// A DCI's target, every field distinct from the opcode fields below.
+constexpr WqeDcAddr kTarget{0x42, 0xABCDEF, 0x0123456789ABCDEFull, 3};
+
+ReadBack read_back_dci(Slot& s, std::uint8_t log_streams = 2) {
+  ReadBack r{};
+  SqLimits lim{QpType::kDci, 32, 256};
+  lim.dci_log_streams = log_streams;
+  r.err = copy_send_wqe(s.bytes, lim, &r.wr, &r.ah);
+  return r;
+}
+
+void expect_target(const ReadBack& r) {
+  EXPECT_EQ(r.ah, kTarget.ah_num);
+  EXPECT_EQ(r.wr.ud.ah_num, kTarget.ah_num);
+  EXPECT_EQ(r.wr.ud.remote_qpn, kTarget.dctn);
+  EXPECT_EQ(r.wr.ud.dc_key, kTarget.key);
+  EXPECT_EQ(r.wr.ud.dc_stream, kTarget.stream);
+}
+
+// Every opcode a DCI posts, with all its own fields set: the DC block
+// overlaps none of them, and the engine reads both back.
+TEST(SetSendDc_RoundTrip, EveryDciOpcodeKeepsItsFieldsAndTheTarget) {
+  const std::uint32_t ops[] = {IB_UVERBS_WR_SEND,
+                               IB_UVERBS_WR_SEND_WITH_IMM,
+                               IB_UVERBS_WR_SEND_WITH_INV,
+                               IB_UVERBS_WR_RDMA_WRITE,
+                               IB_UVERBS_WR_RDMA_WRITE_WITH_IMM,
+                               IB_UVERBS_WR_RDMA_READ,
+                               IB_UVERBS_WR_ATOMIC_CMP_AND_SWP,
+                               IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD};
+  for (const std::uint32_t op : ops) {
+    SCOPED_TRACE(op);
+    Slot s;
+    SendWqeFields f = fields(op);
+    f.imm_or_inv = 0xA1B2C3D4;
+    f.remote_addr = 0x1122334455667780ull;
+    f.rkey = 0x5566;
+    f.compare_add = 0xCCCCCCCCCCCCCCCCull;
+    f.swap = 0xDDDDDDDDDDDDDDDDull;
+    ASSERT_EQ(write_send_fixed(s.span(), f), WqeWriteError::kOk);
+    ASSERT_EQ(set_send_dc(s.span(), kTarget), WqeWriteError::kOk);
+    const WqeSge sge{0x9000, 8, 5};
+    ASSERT_EQ(set_send_sges(s.span(), {&sge, 1}, 4), WqeWriteError::kOk);
+    const ReadBack r = read_back_dci(s);
+    ASSERT_EQ(r.err, WqeError::kOk);
+    EXPECT_EQ(static_cast<std::uint32_t>(r.wr.opcode), op);
+    EXPECT_EQ(r.wr.wr_id, f.wr_id);
+    EXPECT_EQ(r.wr.flags, send_flag::kSignaled);
+    ASSERT_EQ(r.wr.num_sge, 1u);
+    EXPECT_EQ(r.wr.sge[0].addr, 0x9000u);
+    const WrOpcode o = r.wr.opcode;
+    const bool imm = o == WrOpcode::kSendImm || o == WrOpcode::kRdmaWriteImm;
+    EXPECT_EQ(r.wr.imm_or_inv, imm || o == WrOpcode::kSendInv ? f.imm_or_inv : 0u);
+    const bool remote = o == WrOpcode::kRdmaWrite || o == WrOpcode::kRdmaWriteImm ||
+                        o == WrOpcode::kRdmaRead || transport::is_atomic(o);
+    EXPECT_EQ(r.wr.remote_addr, remote ? f.remote_addr : 0u);
+    EXPECT_EQ(r.wr.rkey, remote ? f.rkey : 0u);
+    EXPECT_EQ(r.wr.compare_add, transport::is_atomic(o) ? f.compare_add : 0u);
+    EXPECT_EQ(r.wr.swap, transport::is_atomic(o) ? f.swap : 0u);
+    expect_target(r);
+  }
+}
+
+TEST(SetSendDc_RoundTrip, InlineSendKeepsTheTarget) {
+  Slot s;
+  ASSERT_EQ(write_send_fixed(s.span(), fields(IB_UVERBS_WR_SEND_WITH_IMM)), WqeWriteError::kOk);
+  ASSERT_EQ(set_send_dc(s.span(), kTarget), WqeWriteError::kOk);
+  const InlineBuf b{"payload", 7};
+  ASSERT_EQ(set_send_inline(s.span(), {&b, 1}, 64), WqeWriteError::kOk);
+  const ReadBack r = read_back_dci(s);
+  ASSERT_EQ(r.err, WqeError::kOk);
+  EXPECT_EQ(r.wr.inline_len, 7u);
+  EXPECT_EQ(std::memcmp(r.wr.inline_data.data(), "payload", 7), 0);
+  expect_target(r);
+}
+
+TEST(SetSendDc_RoundTrip, LocalInvalidateHasNoTarget) {
+  Slot s;
+  SendWqeFields f = fields(IB_UVERBS_WR_LOCAL_INV);
+  f.imm_or_inv = 0x777;
+  ASSERT_EQ(write_send_fixed(s.span(), f), WqeWriteError::kOk);
+  const ReadBack r = read_back_dci(s);
+  ASSERT_EQ(r.err, WqeError::kOk);
+  EXPECT_EQ(r.wr.imm_or_inv, 0x777u);
+  EXPECT_EQ(r.ah, 0u);
+  EXPECT_EQ(r.wr.ud.ah_num, 0u);
+}
+
+TEST(SetSendDc_Block, FieldsAtTheDocumentedOffsets) {
+  Slot s;
+  ASSERT_EQ(write_send_fixed(s.span(), fields(IB_UVERBS_WR_RDMA_WRITE)), WqeWriteError::kOk);
+  ASSERT_EQ(set_send_dc(s.span(), kTarget), WqeWriteError::kOk);
+  const std::byte* b = s.bytes.data();
+  std::uint32_t ah, dctn;
+  std::uint64_t key;
+  std::uint16_t stream;
+  std::memcpy(&ah, b + 56, 4);
+  std::memcpy(&dctn, b + 60, 4);
+  std::memcpy(&key, b + 64, 8);
+  std::memcpy(&stream, b + 72, 2);
+  EXPECT_EQ(ah, kTarget.ah_num);
+  EXPECT_EQ(dctn, kTarget.dctn);
+  EXPECT_EQ(key, kTarget.key);
+  EXPECT_EQ(stream, kTarget.stream);
+  for (std::size_t i = 74; i < 80; ++i) EXPECT_EQ(b[i], std::byte{0}) << i;
+  // The next WQE written into the slot starts without a target.
+  ASSERT_EQ(write_send_fixed(s.span(), fields(IB_UVERBS_WR_SEND)), WqeWriteError::kOk);
+  EXPECT_EQ(read_back_dci(s).err, WqeError::kNoAh);
+}
+
+TEST(SetSendDc_Slot, ShorterThanFixedPartGivesSlotTooSmall) {
+  Slot s;
+  EXPECT_EQ(set_send_dc(s.span(kSendWqeFlexOffset - 1), kTarget), WqeWriteError::kSlotTooSmall);
+}
+
 TEST(WriteSendFixed_Slot, ClearsStaleBytesOfThePreviousWqe) {
   Slot s;
   std::memset(s.bytes.data(), 0xFF, s.bytes.size());

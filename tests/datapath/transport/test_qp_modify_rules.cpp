@@ -61,7 +61,7 @@ TEST(CheckModify_Rc, NoSqeToRts) {
 TEST(CheckModify_AnyState, ResetAndErrAlwaysReachable) {
   for (int s = 0; s < kNumQpStates; ++s) {
     const auto cur = static_cast<QpState>(s);
-    for (auto t : {QpType::kRc, QpType::kUc, QpType::kUd}) {
+    for (auto t : {QpType::kRc, QpType::kUc, QpType::kUd, QpType::kDci, QpType::kDct}) {
       EXPECT_EQ(check_modify(t, cur, QpState::kErr, kState), 0);
       EXPECT_EQ(check_modify(t, cur, QpState::kReset, kState), 0);
       EXPECT_EQ(check_modify(t, cur, QpState::kErr, kState | kQkey), EINVAL);
@@ -82,6 +82,113 @@ TEST(CheckModify_NoStateBit, ModifiesWithinCurrentState) {
   EXPECT_EQ(check_modify(QpType::kRc, QpState::kRts, QpState::kReset, kMinRnrTimer), 0);
   EXPECT_EQ(check_modify(QpType::kRc, QpState::kRts, QpState::kReset, kTimeout), EINVAL);
   EXPECT_EQ(check_modify(QpType::kUd, QpState::kRts, QpState::kReset, kQkey), 0);
+}
+
+constexpr std::uint32_t kDctInit = kState | kPkeyIndex | kPort | kAccessFlags;
+constexpr std::uint32_t kDctRtr = kState | kMinRnrTimer | kAv | kPathMtu;
+constexpr std::uint32_t kDciInit = kState | kPkeyIndex | kPort;
+constexpr std::uint32_t kDciRtr = kState | kPathMtu;
+constexpr std::uint32_t kDciRts =
+    kState | kTimeout | kRetryCnt | kRnrRetry | kSqPsn | kMaxQpRdAtomic;
+
+// Every attribute bit but kState, one at a time.
+template <class F>
+void each_attr_bit(F f) {
+  for (std::uint32_t bit = kCurState; bit <= kRateLimit; bit <<= 1) f(bit);
+}
+
+TEST(CheckModify_Dct, SequenceToRtrIsLegal) {
+  EXPECT_EQ(check_modify(QpType::kDct, QpState::kReset, QpState::kInit, kDctInit), 0);
+  EXPECT_EQ(check_modify(QpType::kDct, QpState::kInit, QpState::kRtr, kDctRtr), 0);
+}
+
+TEST(CheckModify_Dct, EachMissingRequiredAttributeIsEinval) {
+  each_attr_bit([](std::uint32_t bit) {
+    if ((kDctInit & bit) != 0) {
+      EXPECT_EQ(check_modify(QpType::kDct, QpState::kReset, QpState::kInit, kDctInit & ~bit),
+                EINVAL)
+          << bit;
+    }
+    if ((kDctRtr & bit) != 0) {
+      EXPECT_EQ(check_modify(QpType::kDct, QpState::kInit, QpState::kRtr, kDctRtr & ~bit), EINVAL)
+          << bit;
+    }
+  });
+}
+
+TEST(CheckModify_Dct, AnyOtherAttributeIsEinval) {
+  each_attr_bit([](std::uint32_t bit) {
+    if ((kDctInit & bit) == 0) {
+      EXPECT_EQ(check_modify(QpType::kDct, QpState::kReset, QpState::kInit, kDctInit | bit), EINVAL)
+          << bit;
+    }
+    if ((kDctRtr & bit) == 0) {
+      EXPECT_EQ(check_modify(QpType::kDct, QpState::kInit, QpState::kRtr, kDctRtr | bit), EINVAL)
+          << bit;
+    }
+  });
+}
+
+TEST(CheckModify_Dct, NoRtsAndNoSameStateModify) {
+  EXPECT_EQ(check_modify(QpType::kDct, QpState::kRtr, QpState::kRts, kDciRts), EINVAL);
+  EXPECT_EQ(check_modify(QpType::kDct, QpState::kRtr, QpState::kRts, kState), EINVAL);
+  EXPECT_EQ(check_modify(QpType::kDct, QpState::kInit, QpState::kInit, kAccessFlags), EINVAL);
+  EXPECT_EQ(check_modify(QpType::kDct, QpState::kRtr, QpState::kRtr, kMinRnrTimer), EINVAL);
+  EXPECT_EQ(check_modify(QpType::kDct, QpState::kReset, QpState::kRtr, kDctRtr), EINVAL);
+}
+
+TEST(CheckModify_Dci, SequenceToRtsIsLegal) {
+  EXPECT_EQ(check_modify(QpType::kDci, QpState::kReset, QpState::kInit, kDciInit), 0);
+  EXPECT_EQ(check_modify(QpType::kDci, QpState::kInit, QpState::kRtr, kDciRtr), 0);
+  EXPECT_EQ(check_modify(QpType::kDci, QpState::kInit, QpState::kRtr, kDciRtr | kAv), 0);
+  EXPECT_EQ(check_modify(QpType::kDci, QpState::kRtr, QpState::kRts, kDciRts), 0);
+}
+
+TEST(CheckModify_Dci, EachMissingRequiredAttributeIsEinval) {
+  each_attr_bit([](std::uint32_t bit) {
+    if ((kDciInit & bit) != 0) {
+      EXPECT_EQ(check_modify(QpType::kDci, QpState::kReset, QpState::kInit, kDciInit & ~bit),
+                EINVAL)
+          << bit;
+    }
+    if ((kDciRtr & bit) != 0) {
+      EXPECT_EQ(check_modify(QpType::kDci, QpState::kInit, QpState::kRtr, kDciRtr & ~bit), EINVAL)
+          << bit;
+    }
+    if ((kDciRts & bit) != 0) {
+      EXPECT_EQ(check_modify(QpType::kDci, QpState::kRtr, QpState::kRts, kDciRts & ~bit), EINVAL)
+          << bit;
+    }
+  });
+}
+
+TEST(CheckModify_Dci, AnyOtherAttributeIsEinval) {
+  each_attr_bit([](std::uint32_t bit) {
+    if ((kDciInit & bit) == 0) {
+      EXPECT_EQ(check_modify(QpType::kDci, QpState::kReset, QpState::kInit, kDciInit | bit), EINVAL)
+          << bit;
+    }
+    if (((kDciRtr | kAv) & bit) == 0) {
+      EXPECT_EQ(check_modify(QpType::kDci, QpState::kInit, QpState::kRtr, kDciRtr | bit), EINVAL)
+          << bit;
+    }
+    if ((kDciRts & bit) == 0) {
+      EXPECT_EQ(check_modify(QpType::kDci, QpState::kRtr, QpState::kRts, kDciRts | bit), EINVAL)
+          << bit;
+    }
+  });
+  // A DCI has no destination QP and no receive side.
+  EXPECT_EQ(check_modify(QpType::kDci, QpState::kInit, QpState::kRtr, kDciRtr | kDestQpn), EINVAL);
+  EXPECT_EQ(check_modify(QpType::kDci, QpState::kReset, QpState::kInit, kDciInit | kAccessFlags),
+            EINVAL);
+}
+
+TEST(CheckModify_Dci, NoOtherTransition) {
+  EXPECT_EQ(check_modify(QpType::kDci, QpState::kRts, QpState::kRts, kTimeout), EINVAL);
+  EXPECT_EQ(check_modify(QpType::kDci, QpState::kRts, QpState::kSqd, kState), EINVAL);
+  EXPECT_EQ(check_modify(QpType::kDci, QpState::kSqe, QpState::kRts, kState), EINVAL);
+  EXPECT_EQ(check_modify(QpType::kDci, QpState::kErr, QpState::kRts, kState), EINVAL);
+  EXPECT_EQ(check_modify(QpType::kDci, QpState::kInit, QpState::kRts, kDciRts), EINVAL);
 }
 
 }  // namespace
