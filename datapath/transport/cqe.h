@@ -26,6 +26,7 @@ enum class WcStatus : std::uint32_t {
   kRemOpErr = 11,
   kRetryExcErr = 12,
   kRnrRetryExcErr = 13,
+  kRemAbortErr = 16,  // a DC connection retired with the outcome unknown (dc_lane.h)
   kFatalErr = 19,
   kRespTimeoutErr = 20,
   kGeneralErr = 21,

@@ -310,6 +310,12 @@ std::uint32_t DcTargetTable::retire_stale(TimeNs now) {
   return c;
 }
 
+void DcTargetTable::release(std::uint32_t ctx) {
+  if (!ctx_[ctx].used) return;
+  retire(ctx);
+  free_.push_back(ctx);
+}
+
 void DcTargetTable::clear() {
   for (std::uint32_t c = all_.head; c != kNone;) {
     const std::uint32_t next = ctx_[c].all_next;

@@ -121,6 +121,8 @@ class DcTargetTable {
   // A DCT was destroyed or the device reset: every context goes (records
   // and floors stay).
   void clear();
+  // One context goes now, as a retirement (its DCT was destroyed).
+  void release(std::uint32_t ctx);
 
   // For the caller's GONE notices and status.
   const DcIdentity& identity(std::uint32_t ctx) const { return ctx_[ctx].id; }

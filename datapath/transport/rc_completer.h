@@ -69,6 +69,23 @@ class RcCompleter {
     if (c_.state != QpState::kErr) retire_before(sq_.comp_psn, now, cq);
   }
 
+  // DC (docs/dc.md, "Why nothing runs twice"). The target retired the
+  // connection after running every request before `ran` (GONE): the WQEs
+  // that wholly ran complete; an atomic that ran but whose result never
+  // came back fails IBV_WC_REM_ABORT_ERR (the QP moves to ERR); a READ is
+  // asked again. Returns the PSN the next connection starts at: the first
+  // PSN of the oldest WQE left, from which the requester goes again.
+  template <CqSink Cq>
+  Psn dc_gone(Psn ran, TimeNs now, Cq& cq);
+  // Nothing of the connection ran (UNKNOWN before any response): every
+  // unacknowledged WQE goes again in a new connection from the returned PSN.
+  Psn dc_restart();
+  // What ran is unknown (UNKNOWN after a response): the oldest WQE fails
+  // IBV_WC_REM_ABORT_ERR and the QP moves to ERR.
+  void dc_abort() {
+    if (!sq_.q.empty()) fail_wqe(sq_.q.front(), WcStatus::kRemAbortErr);
+  }
+
  private:
   // Completes, in order, the WQEs wholly before `upto` that need no
   // response; stops at a READ/atomic. Returns false when the CQ overflowed.
@@ -148,6 +165,27 @@ inline void RcCompleter::peer_rewind(Psn p) {
   ++c_.ctr.go_back_n;
   sq_.rewind(p);
   sq_.rewind_pending = true;
+}
+
+template <CqSink Cq>
+Psn RcCompleter::dc_gone(Psn ran, TimeNs now, Cq& cq) {
+  if (!retire_before(ran, now, cq)) return sq_.comp_psn;
+  if (!sq_.q.empty()) {
+    SendWqe& w = sq_.q.front();
+    if (w.started && is_atomic(w.wr.opcode) && w.first_psn.before(ran)) {
+      fail_wqe(w, WcStatus::kRemAbortErr);
+      return sq_.comp_psn;
+    }
+  }
+  return dc_restart();
+}
+
+inline Psn RcCompleter::dc_restart() {
+  const Psn from = !sq_.q.empty() && sq_.q.front().started ? sq_.q.front().first_psn : sq_.psn_high;
+  sq_.rewind(from);
+  sq_.rewind_pending = false;
+  sq_.rnr_wait = false;
+  return from;
 }
 
 template <CqSink Cq>

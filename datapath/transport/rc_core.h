@@ -112,6 +112,7 @@ struct RcCounters {
 };
 
 struct RcHomaTx;  // rc_homa.h
+struct DcLane;    // dc_lane.h
 
 struct RcCore {
   RcCore(const RcQpConfig& c, MrTable& m) : cfg(c), mrs(m) {}
@@ -126,6 +127,9 @@ struct RcCore {
   // The Homa-like scheduler's sender state (rc_homa.h), attached by the
   // engine once the peer runs it too; null: plain RC (one test per packet).
   RcHomaTx* homa = nullptr;
+  // A DC stream or responder context (dc_lane.h, owned by the DCI or the
+  // target's pool); null: plain RC.
+  DcLane* dc = nullptr;
 
   std::uint32_t mtu() const { return wire::path_mtu_bytes(attr.path_mtu); }
   std::uint16_t udp_src() const { return src_port; }

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <span>
 
+#include "datapath/transport/dc_lane.h"
 #include "datapath/transport/rc_core.h"
 #include "datapath/transport/seq24.h"
 #include "datapath/transport/sinks.h"
@@ -23,7 +24,8 @@ enum class RcEmit : std::uint8_t {
   kBuildFailed  // build_roce refused the spec; nothing sent (a bug)
 };
 
-// A spec with the QP's addressing, P_Key and destination QP filled in.
+// A spec with the QP's addressing, P_Key and destination QP filled in (a
+// DC lane's: the DC opcode and header too).
 inline wire::PacketSpec rc_spec(const RcCore& c, std::uint8_t opcode, Psn psn) {
   wire::PacketSpec s;
   s.eth_src = c.cfg.local.mac;
@@ -40,6 +42,8 @@ inline wire::PacketSpec rc_spec(const RcCore& c, std::uint8_t opcode, Psn psn) {
   s.dest_qp = c.attr.dest_qp_num;
   s.psn = psn.value();
   s.pmtu = c.attr.path_mtu;
+  if (c.dc != nullptr) [[unlikely]]
+    dc_decorate(*c.dc, c.cfg.qpn, s);
   return s;
 }
 

@@ -34,6 +34,7 @@
 
 #include <cstdint>
 
+#include "datapath/transport/dc_lane.h"
 #include "datapath/transport/mr_table.h"
 #include "datapath/transport/qp_common.h"
 #include "datapath/transport/rc_completer.h"
@@ -123,6 +124,21 @@ class RcQp {
     return core_.homa != nullptr && core_.homa->on_grant(psn, offset, prio, now);
   }
 
+  // A DC lane (dc_lane.h; owned by the DCI, outliving the attachment).
+  void set_dc(DcLane* l) { core_.dc = l; }
+  DcLane* dc() const { return core_.dc; }
+  // A DC target's GONE or UNKNOWN answer for this lane's connection `conn`
+  // (`value`: GONE's expected PSN, UNKNOWN's floor): completes what ran,
+  // starts a new connection for the rest, or fails the oldest WR.
+  template <class Io>
+  void dc_answer(DcAnswer a, std::uint32_t conn, std::uint32_t value, TimeNs now, Io& io);
+  // The lane drained and stays idle: DC_DISCONNECT to its target (false:
+  // no TX room, try again).
+  template <TxSink Tx>
+  bool dc_disconnect(Tx& tx) {
+    return req_.dc_disconnect(tx);
+  }
+
   // Async events this QP raised (async_event.h), for the engine to drain,
   // and the refused-completion accounting.
   bool has_events() const { return !core_.ev.pending().empty(); }
@@ -147,7 +163,9 @@ class RcQp {
 template <class Io>
 [[gnu::always_inline]] inline void RcQp::on_packet(const wire::ParsedPacket& pkt, TimeNs now,
                                                    Io& io) {
-  if (pkt.info == nullptr || pkt.info->transport != wire::Transport::kRc) {
+  if (pkt.info == nullptr ||
+      (pkt.info->transport != wire::Transport::kRc &&
+       (pkt.info->transport != wire::Transport::kDc || core_.dc == nullptr))) {
     ++core_.ctr.drop_not_rc;
   } else if (pkt.bth.dest_qp() != core_.cfg.qpn) {
     ++core_.ctr.drop_qpn;
@@ -163,7 +181,25 @@ template <class Io>
     resp_.on_request(pkt, io.recv_cq);
     resp_.send(io.tx, core_.cfg.tuning.responder_burst);
   } else {
+    // A DC lane's connection has its answer: its requests stop carrying SYN.
+    if (core_.dc != nullptr && pkt.dc_aeth.status() == wire::DcStatus::kOk) [[unlikely]]
+      core_.dc->stream.on_response(pkt.dc_aeth.conn());
     comp_.on_response(pkt, now, io.send_cq);
+  }
+  after(io);
+}
+
+template <class Io>
+void RcQp::dc_answer(DcAnswer a, std::uint32_t conn, std::uint32_t value, TimeNs now, Io& io) {
+  DcLane& l = *core_.dc;
+  const DcActionResult r = l.stream.on_answer(a, conn, value, sq_.comp_psn, sq_.psn_high, *l.clock);
+  switch (r.action) {
+    case DcAction::kAckedTo:
+      l.stream.restart(comp_.dc_gone(r.psn, now, io.send_cq), *l.clock, now);
+      break;
+    case DcAction::kRestart: l.stream.restart(comp_.dc_restart(), *l.clock, now); break;
+    case DcAction::kAbort: comp_.dc_abort(); break;
+    default: break;
   }
   after(io);
 }

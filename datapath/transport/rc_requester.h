@@ -75,8 +75,17 @@ class RcRequester {
     return wr.opcode == WrOpcode::kLocalInv && sq_.q.head() != sq_.req_idx;
   }
 
+  // DC: the stream drained and stays idle; DC_DISCONNECT tells its target
+  // the context may go. False when the sink had no room (try again).
+  template <TxSink Tx>
+  bool dc_disconnect(Tx& tx);
+
  private:
   ReqStep local_inv(SendWqe& w, bool fresh);
+  // DC (dc_lane.h): before a fresh WR, the stream must be connected to the
+  // WR's target. kSent: go on; otherwise what send_one returns.
+  template <TxSink Tx>
+  ReqStep dc_connect(const QueuedSendWr& wr, TimeNs now, Tx& tx);
   // The MLEN of a gated message (rc_homa.h) whose first PSN is `psn`;
   // false when the sink had no room.
   template <TxSink Tx>
@@ -102,6 +111,41 @@ bool RcRequester::send_mlen(Tx& tx, Psn psn, std::uint64_t total) {
   });
   if (e != RcEmit::kSent) return false;
   ++h.ctr.mlen;
+  return true;
+}
+
+template <TxSink Tx>
+ReqStep RcRequester::dc_connect(const QueuedSendWr& wr, TimeNs now, Tx& tx) {
+  DcLane& l = *c_.dc;
+  const DcDest d = dc_dest_of(wr.ud);
+  if (l.stream.bound() && l.stream.dest() == d) return ReqStep::kSent;
+  // Every earlier WR of the stream completed (docs/dc.md: a stream is
+  // connected to one target at a time).
+  const bool drained = sq_.q.head() == sq_.req_idx;
+  if (l.stream.bound() && drained) {
+    // The old target may retire the context now: everything it ran was
+    // acknowledged (the DISCONNECT's PSN is the next one).
+    wire::PacketSpec spec = rc_spec(c_, wire::op::kDcDisconnect, sq_.psn_high);
+    spec.ecn = wire::kEcnNotEct;
+    if (rc_emit(c_, tx, spec) != RcEmit::kSent) return ReqStep::kNoBuffer;
+  }
+  DcStream::Switch sw;
+  if (!l.stream.connect(d, sq_.psn_high, drained, *l.clock, now, &sw)) {
+    return ReqStep::kBlocked;
+  }
+  c_.attr.av = dc_path_of(wr.ud, c_.cfg.local, c_.attr.av.ecn);
+  c_.attr.dest_qp_num = d.dctn;
+  return ReqStep::kSent;
+}
+
+template <TxSink Tx>
+bool RcRequester::dc_disconnect(Tx& tx) {
+  DcLane& l = *c_.dc;
+  if (!l.stream.bound() || !sq_.q.empty()) return true;
+  wire::PacketSpec spec = rc_spec(c_, wire::op::kDcDisconnect, sq_.psn_high);
+  spec.ecn = wire::kEcnNotEct;
+  if (rc_emit(c_, tx, spec) != RcEmit::kSent) return false;
+  l.stream.disconnect();
   return true;
 }
 
@@ -134,6 +178,10 @@ ReqStep RcRequester::send_one(TimeNs now, Tx& tx) {
     if (local_inv_fenced(wr)) {
       ++c_.ctr.wait_local_inv;
       return ReqStep::kBlocked;
+    }
+    if (c_.dc != nullptr && wr.opcode != WrOpcode::kLocalInv) [[unlikely]] {
+      const ReqStep st = dc_connect(wr, now, tx);
+      if (st != ReqStep::kSent) return st;
     }
     npkts = wqe_packets(wr, mtu);
   } else {

@@ -143,7 +143,8 @@ void RcResponder::exec_atomic(const wire::ParsedPacket& pkt) {
   std::uint64_t orig = 0;
   std::memcpy(&orig, host, 8);
   std::uint64_t next = orig;
-  if (pkt.bth.opcode() == wire::op::kRcCompareSwap) {
+  if (pkt.bth.opcode() == wire::op::kRcCompareSwap ||
+      pkt.bth.opcode() == wire::op::kDcCompareSwap) {
     if (orig == a.compare()) next = a.swap_add();
   } else {
     next = orig + a.swap_add();

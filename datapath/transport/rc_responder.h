@@ -93,6 +93,8 @@ class RcResponder {
 
   Psn epsn() const { return epsn_; }
   Msn msn() const { return msn_; }
+  // A SEND or WRITE is half received (a DC context is not quiescent).
+  bool mid_message() const { return in_msg_ != InMsg::kNone; }
   bool has_output() const {
     return pending_.valid || (c_.state != QpState::kErr && res_.any_pending());
   }

@@ -12,37 +12,34 @@
 //  +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
 //  |                       Connection Number                       |
 //  +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+//  |                             Value                             |
+//  +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
 //
 // Lane: the stream the response is for (the request's DCETH lane).
-// Connection Number: the connection answered, except for UNKNOWN (below).
+// Connection Number: the connection answered (the request's), so an
+// initiator drops any answer that is not about its current connection.
 // Status 0 (OK): a normal RC response of that connection; everything after
-// the DCAETH is exactly RC's (PSN, AETH, MSN, the data).
+// the DCAETH is exactly RC's (PSN, AETH, MSN, the data); Value 0.
 //
 // Any other status goes in a DC ACKNOWLEDGE (0xF1: BTH, DCAETH, AETH).
 // The target has no context for the request when it answers one (docs/dc.md
-// "Target"), so there is no MSN to report: the AETH MSN is 0. What the
-// other fields carry, by status:
-//   GONE           the connection was retired. Connection Number: that
-//                  connection. BTH PSN: the retired context's expected PSN
-//                  - 1 (24 bits, wrapping), so that, as in an RC ACK, the
-//                  requests up to and including it ran and none after it.
-//                  AETH: ACK without credits (0x1f). The GONE notice a
-//                  target sends when it retires a context has the same
-//                  form.
-//   UNKNOWN        no context and no record of the connection. Connection
-//                  Number: the record slot's floor, not the request's
-//                  connection (the initiator's next connection must be
-//                  newer than it). BTH PSN: the PSN of the request answered,
-//                  which tells the initiator which connection the answer is
-//                  for. AETH: ACK without credits (0x1f).
-//   BUSY           every context is busy. Connection Number: the request's.
-//                  BTH PSN: the request's. AETH: RNR NAK with the DCT's
+// "Target"), so there is no MSN to report: the AETH MSN is 0. BTH PSN: the
+// PSN of the request answered (for a GONE notice, which answers no
+// request, the retired context's expected PSN - 1). By status:
+//   GONE           the connection was retired. Value: the retired
+//                  context's expected PSN (24 bits): the requests before
+//                  it ran and none after it. AETH: ACK without credits
+//                  (0x1f). The GONE notice a target sends when it retires
+//                  a context has the same form.
+//   UNKNOWN        no context and no record of the connection. Value: the
+//                  record slot's floor (the initiator's next connection
+//                  must be newer than it). AETH: ACK without credits.
+//   BUSY           every context is busy. AETH: RNR NAK with the DCT's
 //                  min_rnr_timer code, the wait before the initiator tries
-//                  again.
-//   KEY_VIOLATION  the DC access key differs from the DCT's. Connection
-//                  Number: the request's. BTH PSN: the request's. AETH:
-//                  NAK remote access error (the WR completes with
-//                  IBV_WC_REM_ACCESS_ERR).
+//                  again. Value 0.
+//   KEY_VIOLATION  the DC access key differs from the DCT's. AETH: NAK
+//                  remote access error (the WR completes with
+//                  IBV_WC_REM_ACCESS_ERR). Value 0.
 // Other status values are reserved: a receiver drops such a response.
 #pragma once
 
@@ -78,7 +75,7 @@ constexpr std::string_view dc_status_name(DcStatus s) {
 }
 
 struct DcAethHdr {
-  static constexpr std::size_t kSize = 8;
+  static constexpr std::size_t kSize = 12;
   std::uint8_t raw[kSize]{};
 
   static DcAethHdr read(const std::uint8_t* p) {
@@ -87,11 +84,13 @@ struct DcAethHdr {
     return h;
   }
   void write(std::uint8_t* p) const { std::memcpy(p, raw, kSize); }
-  static DcAethHdr make(std::uint16_t lane, DcStatus status, std::uint32_t conn) {
+  static DcAethHdr make(std::uint16_t lane, DcStatus status, std::uint32_t conn,
+                        std::uint32_t value = 0) {
     DcAethHdr h;
     h.set_lane(lane);
     h.set_status(status);
     h.set_conn(conn);
+    h.set_value(value);
     return h;
   }
 
@@ -101,10 +100,12 @@ struct DcAethHdr {
   DcStatus status() const { return static_cast<DcStatus>(raw[2]); }
   bool status_valid() const { return raw[2] < kNumDcStatuses; }
   std::uint32_t conn() const { return load_be32(raw + 4); }
+  std::uint32_t value() const { return load_be32(raw + 8); }
 
   void set_lane(std::uint16_t v) { store_be16(raw, v); }
   void set_status(DcStatus v) { raw[2] = static_cast<std::uint8_t>(v); }
   void set_conn(std::uint32_t v) { store_be32(raw + 4, v); }
+  void set_value(std::uint32_t v) { store_be32(raw + 8, v); }
 };
 static_assert(sizeof(DcAethHdr) == DcAethHdr::kSize);
 static_assert(alignof(DcAethHdr) == 1);

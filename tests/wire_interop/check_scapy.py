@@ -69,7 +69,7 @@ def ext_bytes_after_aeth(f):
                    d["first_psn"].to_bytes(3, "big"))
     if "dc_aeth" in f:  # datapath/wire/dc_aeth.h
         d = f["dc_aeth"]
-        before += struct.pack("!HBBI", d["lane"], d["status"], 0, d["conn"])
+        before += struct.pack("!HBBII", d["lane"], d["status"], 0, d["conn"], d["value"])
     if "reth" in f:
         r = f["reth"]
         before += struct.pack("!QII", r["va"], r["rkey"], r["dma_len"])

@@ -181,7 +181,7 @@ std::vector<Vector> make_vectors() {
     aeth(aeth_ack_syndrome())(s);
   });
   add("DC_ACKNOWLEDGE_GONE", op::kDcAck, 0, [](PacketSpec& s) {
-    s.dc_aeth = DcAethHdr::make(0x0304, DcStatus::kGone, 0x76543210);
+    s.dc_aeth = DcAethHdr::make(0x0304, DcStatus::kGone, 0x76543210, 0x00123456);
     s.aeth = AethHdr::make(aeth_ack_syndrome(), 0);
   });
   add("DC_CMP_SWAP", op::kDcCompareSwap, 0, [&](PacketSpec& s) {
@@ -303,7 +303,8 @@ void ext_fields(Json& j, const OpcodeInfo& info, const DethHdr& deth, const DcEt
     j.obj("dc_aeth", Json()
                          .num("lane", dc_aeth.lane())
                          .num("status", static_cast<std::uint8_t>(dc_aeth.status()))
-                         .num("conn", dc_aeth.conn()));
+                         .num("conn", dc_aeth.conn())
+                         .num("value", dc_aeth.value()));
   }
   if (info.has(ExtHdr::kReth)) {
     j.obj("reth",

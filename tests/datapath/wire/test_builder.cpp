@@ -282,13 +282,13 @@ TEST(BuildRoce, DcHeaderRightAfterBth) {
   EXPECT_TRUE(icrc_ok(std::span(buf.data() + 14, static_cast<std::size_t>(n - 14))));
 
   s = sample_spec(op::kDcAtomicAck);
-  s.dc_aeth = DcAethHdr::make(0x0102, DcStatus::kOk, 0x0a0b0c0d);
+  s.dc_aeth = DcAethHdr::make(0x0102, DcStatus::kOk, 0x0a0b0c0d, 0x00102030);
   n = build_roce(s, buf);
-  ASSERT_EQ(n, 14 + 20 + 8 + 12 + 8 + 4 + 8 + 4);
+  ASSERT_EQ(n, 14 + 20 + 8 + 12 + 12 + 4 + 8 + 4);
   EXPECT_EQ(buf[42], 0xf2);
-  EXPECT_EQ(to_hex(std::span(buf.data() + 54, 8)), "010200000a0b0c0d");
-  EXPECT_EQ(AethHdr::read(buf.data() + 62).msn(), testing::kSampleMsn);
-  EXPECT_EQ(AtomicAckEthHdr::read(buf.data() + 66).orig_remote_data(), testing::kSampleOrig);
+  EXPECT_EQ(to_hex(std::span(buf.data() + 54, 12)), "010200000a0b0c0d00102030");
+  EXPECT_EQ(AethHdr::read(buf.data() + 66).msn(), testing::kSampleMsn);
+  EXPECT_EQ(AtomicAckEthHdr::read(buf.data() + 70).orig_remote_data(), testing::kSampleOrig);
   EXPECT_TRUE(icrc_ok(std::span(buf.data() + 14, static_cast<std::size_t>(n - 14))));
 
   s = testing::sample_spec_ipv6(op::kDcDisconnect);

@@ -9,13 +9,14 @@ namespace uroce::wire {
 namespace {
 
 TEST(DcAethHdr_Make, BigEndianLayout) {
-  const DcAethHdr h = DcAethHdr::make(0x0102, DcStatus::kKeyViolation, 0x05060708);
-  const std::uint8_t want[DcAethHdr::kSize] = {0x01, 0x02, 0x04, 0x00, 0x05, 0x06, 0x07, 0x08};
+  const DcAethHdr h = DcAethHdr::make(0x0102, DcStatus::kKeyViolation, 0x05060708, 0x090a0b0c);
+  const std::uint8_t want[DcAethHdr::kSize] = {0x01, 0x02, 0x04, 0x00, 0x05, 0x06,
+                                               0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c};
   for (std::size_t i = 0; i < DcAethHdr::kSize; ++i) EXPECT_EQ(h.raw[i], want[i]) << i;
 }
 
 TEST(DcAethHdr_Read, RoundTrip) {
-  const DcAethHdr h = DcAethHdr::make(0xfffe, DcStatus::kGone, 0xfffffffeu);
+  const DcAethHdr h = DcAethHdr::make(0xfffe, DcStatus::kGone, 0xfffffffeu, 0x00abcdef);
   std::uint8_t buf[DcAethHdr::kSize];
   h.write(buf);
   const DcAethHdr r = DcAethHdr::read(buf);
@@ -23,6 +24,7 @@ TEST(DcAethHdr_Read, RoundTrip) {
   EXPECT_EQ(r.status(), DcStatus::kGone);
   EXPECT_TRUE(r.status_valid());
   EXPECT_EQ(r.conn(), 0xfffffffeu);
+  EXPECT_EQ(r.value(), 0x00abcdefu);
   EXPECT_EQ(r.raw[3], 0);
 }
 
@@ -37,7 +39,7 @@ TEST(DcAethHdr_Status, WireValues) {
 
 // A reserved status value is kept as received, flagged by status_valid().
 TEST(DcAethHdr_Status, ReservedValueIsNotValid) {
-  std::uint8_t buf[DcAethHdr::kSize] = {0, 1, 5, 0, 0, 0, 0, 9};
+  std::uint8_t buf[DcAethHdr::kSize] = {0, 1, 5, 0, 0, 0, 0, 9, 0, 0, 0, 0};
   const DcAethHdr r = DcAethHdr::read(buf);
   EXPECT_FALSE(r.status_valid());
   EXPECT_EQ(static_cast<int>(r.status()), 5);

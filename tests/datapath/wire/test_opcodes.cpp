@@ -135,7 +135,7 @@ TEST(OpcodeTable, DcOpcodesMirrorRc) {
   }
   EXPECT_EQ(n, 23);
   EXPECT_EQ(opcode_info(op::kDcAck).ext, ext_bit(ExtHdr::kDcAeth) | ext_bit(ExtHdr::kAeth));
-  EXPECT_EQ(opcode_info(op::kDcAtomicAck).ext_len, 8 + 4 + 8);
+  EXPECT_EQ(opcode_info(op::kDcAtomicAck).ext_len, 12 + 4 + 8);
   EXPECT_EQ(opcode_info(op::kDcReadResponseMiddle).ext, ext_bit(ExtHdr::kDcAeth));
   EXPECT_EQ(opcode_info(op::kDcReadRequest).ext, ext_bit(ExtHdr::kDcEth) | ext_bit(ExtHdr::kReth));
   EXPECT_EQ(opcode_info(op::kDcCompareSwap).ext_len, 24 + 28);
@@ -197,7 +197,7 @@ TEST(ExtHdr, CanonicalOrderSizesAndNames) {
   EXPECT_EQ(static_cast<std::size_t>(ExtHdr::kCnp), kNumExtHdrs - 1);
   EXPECT_EQ(ext_bit(ExtHdr::kCnp), 0x200);
   EXPECT_EQ(ext_hdr_size(ExtHdr::kDcEth), 24u);
-  EXPECT_EQ(ext_hdr_size(ExtHdr::kDcAeth), 8u);
+  EXPECT_EQ(ext_hdr_size(ExtHdr::kDcAeth), 12u);
   EXPECT_EQ(ext_hdr_size(ExtHdr::kCnp), 16u);
   EXPECT_EQ(ext_hdr_name(ExtHdr::kDcEth), "DCETH");
   EXPECT_EQ(ext_hdr_name(ExtHdr::kDcAeth), "DCAETH");

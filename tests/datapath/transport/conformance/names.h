@@ -44,6 +44,7 @@ inline constexpr NamedStatus kStatuses[] = {
     {"rem_op_err", WcStatus::kRemOpErr},
     {"retry_exc_err", WcStatus::kRetryExcErr},
     {"rnr_retry_exc_err", WcStatus::kRnrRetryExcErr},
+    {"rem_abort_err", WcStatus::kRemAbortErr},
     {"fatal_err", WcStatus::kFatalErr},
     {"resp_timeout_err", WcStatus::kRespTimeoutErr},
     {"general_err", WcStatus::kGeneralErr},

@@ -1,0 +1,72 @@
+// What turns an RC requester, completer or responder into one side of a DC
+// connection (docs/dc.md): RcCore::dc points here. On the initiator, one
+// per DCI stream (the lane): its packets are DC requests with a DCETH
+// naming the stream's target, connection and SYN; on the target, one per
+// responder context: its packets are DC responses with a DCAETH naming the
+// initiator's lane and connection. Null RcCore::dc: plain RC, one pointer
+// test per packet built or received.
+#pragma once
+
+#include <cstdint>
+
+#include "datapath/transport/dc_stream.h"
+#include "datapath/transport/qp_common.h"
+#include "datapath/transport/wr.h"
+#include "datapath/wire/builder.h"
+#include "datapath/wire/opcodes.h"
+
+namespace uroce::transport {
+
+struct DcLane {
+  bool initiator = true;
+  std::uint16_t lane = 0;
+  // Initiator: the stream's binding and connection, and the device's
+  // connection numbers.
+  DcStream stream{};
+  DcConnClock* clock = nullptr;
+  // Target: the connection this context serves.
+  std::uint32_t conn = 0;
+};
+
+// The target a DC WR names (the engine resolved its AH into `ud`).
+inline DcDest dc_dest_of(const UdDest& ud) {
+  DcDest d;
+  d.ipv6 = ud.ipv6;
+  if (ud.ipv6) {
+    d.dip6 = ud.dip6;
+  } else {
+    d.dip = ud.dip;
+  }
+  d.dctn = ud.remote_qpn;
+  d.key = ud.dc_key;
+  return d;
+}
+
+// The path to a DC target, as a connected QP's address vector.
+inline PathAddr dc_path_of(const UdDest& ud, const LocalPort& local, std::uint8_t ecn) {
+  PathAddr a;
+  a.dmac = ud.dmac;
+  a.dip = ud.dip;
+  a.dscp = ud.dscp;
+  a.ttl = ud.ttl;
+  a.ipv6 = ud.ipv6;
+  a.global_src = ud.global_src;
+  if (ud.ipv6) a.route6 = wire::Ipv6Route{local.ip6(ud.global_src), ud.dip6, 0};
+  a.ecn = ecn;
+  return a;
+}
+
+// An RC spec made a DC one: the DC opcode of the same operation and the DC
+// header of its direction. `dci_qpn` is the initiator's own QPN.
+inline void dc_decorate(const DcLane& l, std::uint32_t dci_qpn, wire::PacketSpec& s) {
+  if (s.opcode < wire::op::kDcBase) s.opcode = wire::dc_opcode(s.opcode);
+  if (l.initiator) {
+    const DcStream& st = l.stream;
+    s.dc_eth = wire::DcEthHdr::make(st.dest().key, st.syn(), dci_qpn, l.lane, st.conn(),
+                                    st.start_psn().value());
+  } else {
+    s.dc_aeth = wire::DcAethHdr::make(l.lane, wire::DcStatus::kOk, l.conn);
+  }
+}
+
+}  // namespace uroce::transport
