@@ -6,6 +6,7 @@
 #include <cerrno>
 
 #include "verbs-provider/ops.h"
+#include "verbs-provider/qp.h"
 
 static_assert(UROCE_DV_TX_CLASS_FROM_DSCP == uroce::ctl::kSchedClassFromDscp);
 
@@ -44,6 +45,40 @@ __attribute__((visibility("default"))) int uroce_dv_modify_qp_sched(ibv_qp* qp,
     req.tx_class = attr->tx_class;
   }
   return uroce::provider::set_qp_sched(qp, req);
+}
+
+__attribute__((visibility("default"))) ibv_qp* uroce_dv_create_qp(ibv_context* context,
+                                                                  ibv_qp_init_attr_ex* qp_attr,
+                                                                  uroce_dv_qp_init_attr* dv_attr) {
+  if (context == nullptr || qp_attr == nullptr || dv_attr == nullptr) {
+    errno = EINVAL;
+    return nullptr;
+  }
+  if (!is_uroce(context->device)) {
+    errno = EOPNOTSUPP;
+    return nullptr;
+  }
+  return uroce::provider::dv_create_qp(context, qp_attr, dv_attr);
+}
+
+__attribute__((visibility("default"))) uroce_dv_qp_ex* uroce_dv_qp_ex_from_ibv_qp_ex(
+    ibv_qp_ex* qp) {
+  if (qp == nullptr) {
+    errno = EINVAL;
+    return nullptr;
+  }
+  if (qp->qp_base.context == nullptr || !is_uroce(qp->qp_base.context->device)) {
+    errno = EOPNOTSUPP;
+    return nullptr;
+  }
+  return &uroce::provider::to_uqp(qp)->dv.pub;
+}
+
+__attribute__((visibility("default"))) int uroce_dv_query_device(ibv_context* context,
+                                                                 uroce_dv_context* attrs) {
+  if (context == nullptr || attrs == nullptr) return EINVAL;
+  if (!is_uroce(context->device)) return EOPNOTSUPP;
+  return uroce::provider::dv_query_device(attrs);
 }
 
 }  // extern "C"

@@ -8,6 +8,7 @@
 
 #include "datapath/shm/rxe_layout.h"
 #include "datapath/shm/wqe_write.h"
+#include "datapath/transport/qp_attr.h"
 #include "verbs-provider/cq.h"
 #include "verbs-provider/ops.h"
 #include "verbs-provider/srq.h"
@@ -74,20 +75,47 @@ bool sq_accepts(const ibv_qp& qp) {
 bool rq_accepts(const ibv_qp& qp) { return qp.state != IBV_QPS_RESET; }
 
 ibv_qp* create_qp_ex(ibv_context* ctx, ibv_qp_init_attr_ex* attr) noexcept {
-  ContextState* st = state_of(ctx);
-  if ((attr->comp_mask & ~kSupportedCompMask) != 0 ||
-      ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) != 0 && attr->create_flags != 0) ||
-      supported_send_ops(attr->qp_type) == 0 ||
-      ((attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) != 0 &&
-       (attr->send_ops_flags & ~supported_send_ops(attr->qp_type)) != 0)) {
-    errno = EOPNOTSUPP;
-    return nullptr;
+  return create_qp_dc(ctx, attr, DcInit{});
+}
+
+namespace {
+
+// The checks of create_qp_dc before anything is sent: 0, EOPNOTSUPP (a
+// comp_mask bit, create flag or send op uroce does not have for the type) or
+// EINVAL (a missing or foreign object, or a DC rule of uroce_dv.h).
+int check_create(ibv_context* ctx, const ibv_qp_init_attr_ex& a, const DcInit& dc) {
+  const bool dct = dc.type == ctl::kDcDct;
+  const bool dci = dc.type == ctl::kDcDci;
+  // A DCI executes what RC does; a DCT has no send queue at all.
+  const std::uint64_t ops = dci ? kRcSendOps : supported_send_ops(a.qp_type);
+  const bool send_ops = (a.comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) != 0;
+  if ((a.comp_mask & ~kSupportedCompMask) != 0 ||
+      ((a.comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) != 0 && a.create_flags != 0) ||
+      (!dct && ops == 0) || (!dct && send_ops && (a.send_ops_flags & ~ops) != 0)) {
+    return EOPNOTSUPP;
   }
-  if ((attr->comp_mask & IBV_QP_INIT_ATTR_PD) == 0 || attr->pd == nullptr ||
-      attr->pd->context != ctx || attr->send_cq == nullptr || attr->recv_cq == nullptr ||
-      attr->send_cq->context != ctx || attr->recv_cq->context != ctx ||
-      (attr->srq != nullptr && attr->srq->context != ctx)) {
-    errno = EINVAL;
+  if ((dc.type != ctl::kDcNone) != (a.qp_type == IBV_QPT_DRIVER)) return EINVAL;
+  if ((a.comp_mask & IBV_QP_INIT_ATTR_PD) == 0 || a.pd == nullptr || a.pd->context != ctx ||
+      (a.srq != nullptr && a.srq->context != ctx)) {
+    return EINVAL;
+  }
+  // The CQs the type uses (a DCT ignores send_cq, a DCI recv_cq).
+  if (!dct && (a.send_cq == nullptr || a.send_cq->context != ctx)) return EINVAL;
+  if (!dci && (a.recv_cq == nullptr || a.recv_cq->context != ctx)) return EINVAL;
+  if (dct && (a.srq == nullptr || send_ops)) return EINVAL;
+  if (dci && (a.srq != nullptr || a.cap.max_recv_wr != 0 ||
+              !transport::dci_streams_valid(dc.log_streams, dc.log_errored))) {
+    return EINVAL;
+  }
+  return 0;
+}
+
+}  // namespace
+
+ibv_qp* create_qp_dc(ibv_context* ctx, ibv_qp_init_attr_ex* attr, const DcInit& dc) noexcept {
+  ContextState* st = state_of(ctx);
+  if (int rc = check_create(ctx, *attr, dc); rc != 0) {
+    errno = rc;
     return nullptr;
   }
   if (st->dead()) {
@@ -99,21 +127,36 @@ ibv_qp* create_qp_ex(ibv_context* ctx, ibv_qp_init_attr_ex* attr) noexcept {
     errno = ENOMEM;
     return nullptr;
   }
+  const bool dct = dc.type == ctl::kDcDct;
+  const bool dci = dc.type == ctl::kDcDci;
   ctl::CreateQpReq req{};
   req.pd_handle = attr->pd->handle;
   req.qp_type = attr->qp_type;
-  req.send_cq_handle = to_ucq(attr->send_cq)->handle;
-  req.recv_cq_handle = to_ucq(attr->recv_cq)->handle;
+  req.send_cq_handle = dct ? 0 : to_ucq(attr->send_cq)->handle;
+  req.recv_cq_handle = dci ? 0 : to_ucq(attr->recv_cq)->handle;
   req.srq_handle = attr->srq != nullptr ? to_usrq(attr->srq)->handle : 0;
   req.sq_sig_all = attr->sq_sig_all != 0 ? 1 : 0;
   req.cap = attr->cap;
+  if (dct) {  // ignored, as mlx5 does: a DCT has no send queue
+    req.cap.max_send_wr = 0;
+    req.cap.max_send_sge = 0;
+    req.cap.max_inline_data = 0;
+  }
+  if (dci) req.cap.max_recv_sge = 0;  // no receive queue (max_recv_wr is 0)
   req.user_handle = reinterpret_cast<std::uintptr_t>(&qp->vqp.qp);
+  req.dc_type = dc.type;
+  req.dct_key = dct ? dc.dct_key : 0;
+  req.dci_log_streams = dci ? dc.log_streams : 0;
+  req.dci_log_errored = dci ? dc.log_errored : 0;
   ctl::CreateQpRep rep{};
   int rc = st->ctl.call<ctl::Op::kCreateQp>(req, &rep);
   if (rc == 0) {
-    rc = attach_arena_ring(st, rep.sq_offset, rep.sq_bytes, rep.sq_log2_elem_size,
-                           rep.sq_log2_slots, shm::kSendWqeFlexOffset, &qp->sq);
-    if (rc == 0 && attr->srq == nullptr) {
+    if (!dct) {
+      rc = attach_arena_ring(st, rep.sq_offset, rep.sq_bytes, rep.sq_log2_elem_size,
+                             rep.sq_log2_slots, shm::kSendWqeFlexOffset, &qp->sq);
+      qp->has_sq = rc == 0;
+    }
+    if (rc == 0 && attr->srq == nullptr && dc.type == ctl::kDcNone) {
       rc = attach_arena_ring(st, rep.rq_offset, rep.rq_bytes, rep.rq_log2_elem_size,
                              rep.rq_log2_slots, shm::kRecvWqeFlexOffset, &qp->rq);
       qp->has_rq = rc == 0;
@@ -130,22 +173,27 @@ ibv_qp* create_qp_ex(ibv_context* ctx, ibv_qp_init_attr_ex* attr) noexcept {
   qp->st = st;
   qp->handle = rep.qp_handle;
   qp->type = attr->qp_type;
+  qp->dc_type = dc.type;
+  qp->dci_log_streams = dci ? dc.log_streams : 0;
   qp->sq_doorbell = rep.sq_doorbell;
   qp->rq_doorbell = rep.rq_doorbell;
-  const std::size_t sq_elem = qp->sq.elem_size();
-  qp->max_send_sge = std::min(rep.cap.max_send_sge, shm::send_sge_room(sq_elem));
-  qp->max_inline = static_cast<std::uint32_t>(
-      std::min<std::size_t>(rep.cap.max_inline_data, sq_elem - shm::kSendWqeFlexOffset));
+  if (qp->has_sq) {
+    const std::size_t sq_elem = qp->sq.elem_size();
+    qp->max_send_sge = std::min(rep.cap.max_send_sge, shm::send_sge_room(sq_elem));
+    qp->max_inline = static_cast<std::uint32_t>(
+        std::min<std::size_t>(rep.cap.max_inline_data, sq_elem - shm::kSendWqeFlexOffset));
+  }
   if (qp->has_rq)
     qp->max_recv_sge = std::min(rep.cap.max_recv_sge, shm::recv_sge_room(qp->rq.elem_size()));
 
-  // What ibv_cmd_create_qp would fill for a kernel provider.
+  // What ibv_cmd_create_qp would fill for a kernel provider; a DC QP keeps
+  // only the CQ it uses.
   ibv_qp& q = qp->vqp.qp;
   q.context = ctx;
   q.qp_context = attr->qp_context;
   q.pd = attr->pd;
-  q.send_cq = attr->send_cq;
-  q.recv_cq = attr->recv_cq;
+  q.send_cq = dct ? nullptr : attr->send_cq;
+  q.recv_cq = dci ? nullptr : attr->recv_cq;
   q.srq = attr->srq;
   q.handle = rep.qp_handle;
   q.qp_num = rep.qpn;
@@ -158,6 +206,7 @@ ibv_qp* create_qp_ex(ibv_context* ctx, ibv_qp_init_attr_ex* attr) noexcept {
     install_qp_ex_ops(qp, attr->send_ops_flags);
     qp->vqp.comp_mask |= verbs_abi::kVerbsQpEx;
   }
+  install_dv_ops(qp);
   attr->cap = rep.cap;
   qp->target.element = &qp->vqp.qp;
   st->objects.add(&qp->target);
@@ -180,6 +229,9 @@ ibv_qp* create_qp(ibv_pd* pd, ibv_qp_init_attr* attr) noexcept {
   return qp;
 }
 
+// Every QP type, DC ones included, sends the modify as it is: the engine's
+// transport checks it (transport/qp_modify_rules.h, which has the DCI and
+// DCT transitions) and its EINVAL comes back as the verb's.
 int modify_qp(ibv_qp* ibqp, ibv_qp_attr* attr, int attr_mask) noexcept {
   UroceQp* qp = to_uqp(ibqp);
   ctl::ModifyQpReq req{};
@@ -189,9 +241,12 @@ int modify_qp(ibv_qp* ibqp, ibv_qp_attr* attr, int attr_mask) noexcept {
   const int rc = qp->st->ctl.call<ctl::Op::kModifyQp>(req, nullptr);
   if (rc == 0 && (attr_mask & IBV_QP_STATE) != 0 && attr->qp_state == IBV_QPS_RESET) {
     // The engine completes nothing more for this QP once it is in RESET, so
-    // its leftover completions can be removed without racing new ones.
-    cq_clean(to_ucq(ibqp->send_cq), ibqp->qp_num);
-    if (ibqp->recv_cq != ibqp->send_cq) cq_clean(to_ucq(ibqp->recv_cq), ibqp->qp_num);
+    // its leftover completions can be removed without racing new ones. A
+    // DC QP has one CQ only (the other is null).
+    if (ibqp->send_cq != nullptr) cq_clean(to_ucq(ibqp->send_cq), ibqp->qp_num);
+    if (ibqp->recv_cq != nullptr && ibqp->recv_cq != ibqp->send_cq) {
+      cq_clean(to_ucq(ibqp->recv_cq), ibqp->qp_num);
+    }
   }
   return rc;
 }

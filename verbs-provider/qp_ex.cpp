@@ -3,11 +3,14 @@
 // wr_start takes the SQ lock and notes how many slots are free; each builder
 // (wr_send, wr_rdma_write, ...) writes the fixed part of one WQE into the
 // next slot past the producer index; the setters (wr_set_sge*,
-// wr_set_inline_data*, wr_set_ud_addr) complete the WQE built last.
+// wr_set_inline_data*, wr_set_ud_addr, and on a DCI uroce_dv_qp_ex's
+// wr_set_dc_addr[_stream]) complete the WQE built last.
 // wr_complete publishes them all with one store-release, or, if anything
 // failed, publishes nothing and returns the first error; wr_abort drops
 // them. Errors as rxe: ENOSPC when the ring is full or inline data is too
-// long; EINVAL for a setter with no WQE, too many SGEs or a foreign AH.
+// long; EINVAL for a setter with no WQE, too many SGEs or a foreign AH;
+// and EINVAL for a DCI WR (other than LOCAL_INV) left without a target, a
+// bad target, or a DC setter on another QP type.
 #include <cerrno>
 
 #include "datapath/shm/wqe_write.h"
@@ -22,6 +25,7 @@ namespace {
 // Starts the next WQE of the batch; null when the batch already failed or
 // the ring is full (then wr_err says why).
 std::span<std::byte> begin_wqe(UroceQp* qp, std::uint32_t opcode, shm::SendWqeFields* f) {
+  if (qp->wr_err == 0 && qp->wr_need_target) qp->wr_err = EINVAL;  // the last WR has none
   if (qp->wr_err != 0) return {};
   if (qp->wr_built >= qp->wr_free) {
     qp->wr_err = ENOSPC;
@@ -41,6 +45,8 @@ void finish_wqe(UroceQp* qp, std::span<std::byte> slot, const shm::SendWqeFields
     return;
   }
   ++qp->wr_built;
+  // Every DCI WR goes to a target but LOCAL_INV, which stays local.
+  qp->wr_need_target = qp->dc_type == ctl::kDcDci && f.opcode != IBV_WR_LOCAL_INV;
 }
 
 // The WQE the setters complete: the one built last.
@@ -117,11 +123,33 @@ void wr_set_ud_addr(ibv_qp_ex* ibqp, ibv_ah* ah, std::uint32_t remote_qpn,
   UroceQp* qp = to_uqp(ibqp);
   const auto slot = last_wqe(qp);
   if (slot.empty()) return;
-  if (ah == nullptr || ah->context != qp->vqp.qp.context) {
+  // wr.ud overlaps the atomic fields a DCI's WQE may carry; a DCI names its
+  // target with wr_set_dc_addr instead.
+  if (ah == nullptr || ah->context != qp->vqp.qp.context || is_dc(*qp)) {
     qp->wr_err = EINVAL;
     return;
   }
   shm::set_send_ud(slot, remote_qpn, remote_qkey, to_uah(ah)->ah_num);
+}
+
+void wr_set_dc_addr_stream(uroce_dv_qp_ex* dv, ibv_ah* ah, std::uint32_t remote_dctn,
+                           std::uint64_t remote_dc_key, std::uint16_t stream_id) {
+  UroceQp* qp = to_uqp(dv);
+  const auto slot = last_wqe(qp);
+  if (slot.empty()) return;
+  // Streams 0 .. 2^dci_log_streams - 1 (dci_log_streams <= 4).
+  if (qp->dc_type != ctl::kDcDci || ah == nullptr || ah->context != qp->vqp.qp.context ||
+      remote_dctn > 0xFFFFFFu || (stream_id >> qp->dci_log_streams) != 0) {
+    qp->wr_err = EINVAL;
+    return;
+  }
+  shm::set_send_dc(slot, {to_uah(ah)->ah_num, remote_dctn, remote_dc_key, stream_id});
+  qp->wr_need_target = false;
+}
+
+void wr_set_dc_addr(uroce_dv_qp_ex* dv, ibv_ah* ah, std::uint32_t remote_dctn,
+                    std::uint64_t remote_dc_key) {
+  wr_set_dc_addr_stream(dv, ah, remote_dctn, remote_dc_key, 0);
 }
 
 void wr_set_sge(ibv_qp_ex* ibqp, std::uint32_t lkey, std::uint64_t addr, std::uint32_t length) {
@@ -172,12 +200,14 @@ void wr_start(ibv_qp_ex* ibqp) {
   pthread_spin_lock(&qp->sq_lock);
   qp->wr_err = 0;
   qp->wr_built = 0;
+  qp->wr_need_target = false;
   qp->wr_free = qp->sq.free_slots();
 }
 
 int wr_complete(ibv_qp_ex* ibqp) {
   UroceQp* qp = to_uqp(ibqp);
   int rc = qp->wr_err;
+  if (rc == 0 && qp->wr_need_target) rc = EINVAL;
   if (rc == 0 && qp->st->dead()) rc = EIO;
   if (rc == 0 && qp->wr_built != 0 && !sq_accepts(qp->vqp.qp)) rc = EINVAL;
   if (rc == 0 && qp->wr_built != 0) {
@@ -185,6 +215,7 @@ int wr_complete(ibv_qp_ex* ibqp) {
     qp->st->bells.ring(qp->sq_doorbell);
   }
   qp->wr_built = 0;
+  qp->wr_need_target = false;
   pthread_spin_unlock(&qp->sq_lock);
   return rc;
 }
@@ -192,6 +223,7 @@ int wr_complete(ibv_qp_ex* ibqp) {
 void wr_abort(ibv_qp_ex* ibqp) {
   UroceQp* qp = to_uqp(ibqp);
   qp->wr_built = 0;
+  qp->wr_need_target = false;
   pthread_spin_unlock(&qp->sq_lock);
 }
 
@@ -216,6 +248,13 @@ void install_qp_ex_ops(UroceQp* qp, std::uint64_t ops) {
   x.wr_start = wr_start;
   x.wr_complete = wr_complete;
   x.wr_abort = wr_abort;
+}
+
+void install_dv_ops(UroceQp* qp) {
+  qp->dv.pub.comp_mask = 0;
+  qp->dv.pub.wr_set_dc_addr = wr_set_dc_addr;
+  qp->dv.pub.wr_set_dc_addr_stream = wr_set_dc_addr_stream;
+  qp->dv.qp = qp;
 }
 
 }  // namespace uroce::provider

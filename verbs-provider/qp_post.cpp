@@ -113,8 +113,11 @@ int post_send(ibv_qp* ibqp, ibv_send_wr* wr, ibv_send_wr** bad_wr) noexcept {
     errno = EIO;
     return EIO;
   }
-  // C10-96: a QP takes sends only from RTS on (ERR flushes them).
-  if (!sq_accepts(*ibqp)) {
+  // A DCI's WRs name their targets, which ibv_send_wr has no field for:
+  // they go through ibv_wr_* and uroce_dv_wr_set_dc_addr (as with mlx5). A
+  // DCT has no send queue. C10-96: a QP takes sends only from RTS on (ERR
+  // flushes them).
+  if (is_dc(*qp) || !sq_accepts(*ibqp)) {
     *bad_wr = wr;
     return EINVAL;
   }
@@ -155,7 +158,8 @@ int post_recv(ibv_qp* ibqp, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) noexcept {
     errno = EIO;
     return EIO;
   }
-  // C10-97.2.1: no receives in RESET; none at all on a QP with an SRQ.
+  // C10-97.2.1: no receives in RESET; none at all on a QP with an SRQ, nor
+  // on a DC QP (a DCT receives through its SRQ, a DCI has no receive queue).
   if (!qp->has_rq || !rq_accepts(*ibqp)) {
     *bad_wr = wr;
     return EINVAL;

@@ -34,6 +34,7 @@
 #include "datapath/shm/shared_region.h"
 #include "verbs-provider/context.h"
 #include "verbs-provider/ops.h"
+#include "verbs-provider/qp.h"
 
 namespace uroce::provider::testing {
 
@@ -403,25 +404,28 @@ inline Reply MiniDaemon::handle(const Request& r) {
       return Reply::of(rep);
     }
     case ctl::Op::kCreateQp: {
+      // As uroced: a DCT has no SQ ring, no DC QP an RQ ring.
       const auto req = r.as<ctl::CreateQpReq>();
       const std::uint32_t handle = next_handle++;
       qps[handle] = req;
-      const std::uint32_t max_sge = std::max(req.cap.max_send_sge, 1u);
-      auto sq = make_ring(shm::sq_elem_bytes(max_sge, req.cap.max_inline_data),
-                          std::max(req.cap.max_send_wr, 1u));
-      sqs[handle] = sq;
       ctl::CreateQpRep rep{};
       rep.qp_handle = handle;
       rep.qpn = next_qpn++;
       rep.cap = req.cap;
-      rep.cap.max_send_wr = sq->geo.capacity();
-      rep.sq_log2_elem_size = sq->geo.log2_elem_size;
-      rep.sq_log2_slots = sq->geo.log2_slots;
-      rep.sq_bytes = sq->bytes;
-      rep.sq_offset = sq->offset;
+      if (req.dc_type != ctl::kDcDct) {
+        const std::uint32_t max_sge = std::max(req.cap.max_send_sge, 1u);
+        auto sq = make_ring(shm::sq_elem_bytes(max_sge, req.cap.max_inline_data),
+                            std::max(req.cap.max_send_wr, 1u));
+        sqs[handle] = sq;
+        rep.cap.max_send_wr = sq->geo.capacity();
+        rep.sq_log2_elem_size = sq->geo.log2_elem_size;
+        rep.sq_log2_slots = sq->geo.log2_slots;
+        rep.sq_bytes = sq->bytes;
+        rep.sq_offset = sq->offset;
+      }
       rep.sq_doorbell = (2 * handle) % kBells;
       rep.rq_doorbell = (2 * handle + 1) % kBells;
-      if (req.srq_handle == 0) {
+      if (req.srq_handle == 0 && req.dc_type == ctl::kDcNone) {
         auto rq = make_ring(shm::rq_elem_bytes(std::max(req.cap.max_recv_sge, 1u)),
                             std::max(req.cap.max_recv_wr, 1u));
         rqs[handle] = rq;
@@ -608,6 +612,39 @@ class FakeContext {
       a.send_ops_flags = send_ops;
     }
     return provider::create_qp_ex(ctx(), &a);
+  }
+  // uroce_dv_create_qp on our provider (dv.cpp has checked the context):
+  // a DCT with `key` over an SRQ and a receive CQ, or a DCI over a send CQ
+  // with 2^log_streams streams and the ibv_wr_* API (every RC send op).
+  ibv_qp* create_dct(ibv_pd* pd, ibv_cq* cq, ibv_srq* srq, std::uint64_t key) {
+    ibv_qp_init_attr_ex a{};
+    a.qp_type = IBV_QPT_DRIVER;
+    a.recv_cq = cq;
+    a.srq = srq;
+    a.comp_mask = IBV_QP_INIT_ATTR_PD;
+    a.pd = pd;
+    uroce_dv_qp_init_attr dv{};
+    dv.comp_mask = UROCE_DV_QP_INIT_ATTR_MASK_DC;
+    dv.dc_init_attr.dc_type = UROCE_DV_DCTYPE_DCT;
+    dv.dc_init_attr.dct_access_key = key;
+    return provider::dv_create_qp(ctx(), &a, &dv);
+  }
+  ibv_qp* create_dci(ibv_pd* pd, ibv_cq* cq, std::uint8_t log_streams = 0,
+                     std::uint8_t log_errored = 0) {
+    ibv_qp_init_attr_ex a{};
+    a.qp_type = IBV_QPT_DRIVER;
+    a.send_cq = cq;
+    a.cap.max_send_wr = 8;
+    a.cap.max_send_sge = 2;
+    a.cap.max_inline_data = 64;
+    a.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+    a.pd = pd;
+    a.send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_RDMA_WRITE;
+    uroce_dv_qp_init_attr dv{};
+    dv.comp_mask = UROCE_DV_QP_INIT_ATTR_MASK_DC | UROCE_DV_QP_INIT_ATTR_MASK_DCI_STREAMS;
+    dv.dc_init_attr.dc_type = UROCE_DV_DCTYPE_DCI;
+    dv.dc_init_attr.dci_streams = {log_streams, log_errored};
+    return provider::dv_create_qp(ctx(), &a, &dv);
   }
   // The daemon's rings of a QP.
   FakeRing& sq_of(ibv_qp* qp) {

@@ -189,6 +189,67 @@ TEST(ModifyQp_Pass, AttrAndMaskReachTheDaemon) {
   EXPECT_EQ(destroy_qp(qp), 0);
 }
 
+// The DC transitions reach the daemon as they are (the engine's transport
+// checks them); a move to RESET cleans the one CQ a DC QP has.
+TEST(ModifyQp_Dc, DctAndDciTransitionsReachTheDaemon) {
+  Rig rig;
+  ibv_srq* srq = rig.fc.create_srq(rig.pd, 8, 1);
+  ibv_cq* other = rig.fc.create_cq(8);
+  ibv_qp* dct = rig.fc.create_dct(rig.pd, rig.cq, srq, 0x77);
+  ibv_qp* dci = rig.fc.create_dci(rig.pd, other, 1);
+  ASSERT_NE(dct, nullptr);
+  ASSERT_NE(dci, nullptr);
+  ibv_qp_attr attr{};
+  attr.qp_state = IBV_QPS_INIT;
+  attr.port_num = 1;
+  attr.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
+  const int dct_init = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS;
+  ASSERT_EQ(modify_qp(dct, &attr, dct_init), 0);
+  attr.qp_state = IBV_QPS_RTR;
+  attr.path_mtu = IBV_MTU_1024;
+  attr.min_rnr_timer = 12;
+  attr.ah_attr.is_global = 1;
+  const int dct_rtr = IBV_QP_STATE | IBV_QP_MIN_RNR_TIMER | IBV_QP_AV | IBV_QP_PATH_MTU;
+  ASSERT_EQ(modify_qp(dct, &attr, dct_rtr), 0);
+  attr.qp_state = IBV_QPS_RTS;
+  attr.timeout = 14;
+  attr.retry_cnt = 7;
+  attr.rnr_retry = 7;
+  attr.sq_psn = 5;
+  attr.max_rd_atomic = 1;
+  const int dci_rts = IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+                      IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC;
+  ASSERT_EQ(modify_qp(dci, &attr, dci_rts), 0);
+  {
+    std::lock_guard<std::mutex> g(rig.fc.daemon.mu);
+    EXPECT_EQ(rig.fc.daemon.last_modify.at(dct->handle).attr_mask,
+              static_cast<std::uint32_t>(dct_rtr));
+    EXPECT_EQ(rig.fc.daemon.last_modify.at(dct->handle).attr.min_rnr_timer, 12);
+    EXPECT_EQ(rig.fc.daemon.last_modify.at(dci->handle).attr_mask,
+              static_cast<std::uint32_t>(dci_rts));
+  }
+  // RESET: the DCT's completions leave its receive CQ, the DCI's its send
+  // CQ; the CQ a DC QP does not have is null and left alone.
+  auto push = [&](ibv_cq* cq, std::uint32_t qpn) {
+    auto engine = testing::engine_end<shm::CqProducer>(*rig.fc.daemon.cqs.at(to_ucq(cq)->handle));
+    ib_uverbs_wc wc{};
+    wc.qp_num = qpn;
+    ASSERT_TRUE(engine.try_push(wc));
+  };
+  push(rig.cq, dct->qp_num);
+  push(other, dci->qp_num);
+  attr.qp_state = IBV_QPS_RESET;
+  ASSERT_EQ(modify_qp(dct, &attr, IBV_QP_STATE), 0);
+  ASSERT_EQ(modify_qp(dci, &attr, IBV_QP_STATE), 0);
+  ibv_wc wc[2];
+  EXPECT_EQ(poll_cq(rig.cq, 2, wc), 0);
+  EXPECT_EQ(poll_cq(other, 2, wc), 0);
+  EXPECT_EQ(destroy_qp(dct), 0);
+  EXPECT_EQ(destroy_qp(dci), 0);
+  EXPECT_EQ(destroy_cq(other), 0);
+  EXPECT_EQ(destroy_srq(srq), 0);
+}
+
 TEST(QueryQp_Fill, AttrCapsAndInitAttr) {
   Rig rig;
   ibv_qp* qp = rig.fc.create_qp(rig.pd, rig.cq, IBV_QPT_UC);

@@ -213,5 +213,166 @@ TEST(WrComplete_Errors, ForeignAhGivesEinval) {
   dealloc_pd(other_pd);
 }
 
+// A DCI with 4 streams, in RTS, with the ibv_wr_* API and an AH to aim at.
+struct DciRig {
+  DciRig() {
+    pd = fc.alloc_pd();
+    cq = fc.create_cq(64);
+    ah = fc.create_ah(pd);
+    ibv_qp_init_attr_ex a{};
+    a.qp_type = IBV_QPT_DRIVER;
+    a.send_cq = cq;
+    a.cap.max_send_wr = 8;
+    a.cap.max_send_sge = 2;
+    a.cap.max_inline_data = 64;
+    a.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+    a.pd = pd;
+    a.send_ops_flags = kAllRc;
+    qp = create_qp_dc(fc.ctx(), &a, DcInit{ctl::kDcDci, 0, 2, 1});
+    if (qp == nullptr) std::abort();
+    qp->state = IBV_QPS_RTS;
+    x = &reinterpret_cast<verbs_abi::verbs_qp*>(qp)->qp_ex;
+    dv = &to_uqp(qp)->dv.pub;
+    sq = testing::engine_end<shm::SqConsumer>(fc.sq_of(qp));
+  }
+  ~DciRig() {
+    destroy_qp(qp);
+    destroy_ah(ah);
+    destroy_cq(cq);
+    dealloc_pd(pd);
+  }
+  shm::WqeError take(transport::SendWr* wr, std::uint32_t* ah_num) {
+    shm::SqLimits lim{QpType::kDci, 2, 64};
+    lim.dci_log_streams = 2;
+    const auto e = shm::copy_send_wqe(sq.element(), lim, wr, ah_num);
+    sq.release();
+    return e;
+  }
+  FakeContext fc;
+  ibv_pd* pd;
+  ibv_cq* cq;
+  ibv_ah* ah;
+  ibv_qp* qp;
+  ibv_qp_ex* x;
+  uroce_dv_qp_ex* dv;
+  shm::SqConsumer sq;
+};
+
+TEST(WrSetDcAddr_Dci, EveryOpcodeCarriesItsTarget) {
+  DciRig rig;
+  ibv_wr_start(rig.x);
+  rig.x->wr_id = 1;
+  ibv_wr_send_imm(rig.x, htobe32(5));
+  uroce_dv_wr_set_dc_addr(rig.dv, rig.ah, 0x100, 0xAAAA);
+  ibv_wr_set_sge(rig.x, 1, 0x1000, 10);
+  rig.x->wr_id = 2;
+  ibv_wr_rdma_write(rig.x, 0x55, 0x2000);
+  uroce_dv_wr_set_dc_addr_stream(rig.dv, rig.ah, 0x200, 0xBBBB, 3);
+  ibv_wr_set_sge(rig.x, 1, 0x1000, 10);
+  rig.x->wr_id = 3;
+  ibv_wr_rdma_read(rig.x, 0x56, 0x3000);
+  uroce_dv_wr_set_dc_addr_stream(rig.dv, rig.ah, 0x300, 0xCCCC, 1);
+  ibv_wr_set_sge(rig.x, 1, 0x1000, 10);
+  rig.x->wr_id = 4;
+  ibv_wr_atomic_cmp_swp(rig.x, 0x57, 0x4000, 7, 8);
+  uroce_dv_wr_set_dc_addr_stream(rig.dv, rig.ah, 0x400, 0xDDDD, 2);
+  ibv_wr_set_sge(rig.x, 1, 0x1000, 8);
+  rig.x->wr_id = 5;
+  ibv_wr_local_inv(rig.x, 0x99);  // local: no target
+  ASSERT_EQ(ibv_wr_complete(rig.x), 0);
+  ASSERT_EQ(rig.sq.ready(), 5u);
+
+  struct Want {
+    WrOpcode op;
+    std::uint32_t dctn;
+    std::uint64_t key;
+    std::uint16_t stream;
+  };
+  const Want want[] = {{WrOpcode::kSendImm, 0x100, 0xAAAA, 0},
+                       {WrOpcode::kRdmaWrite, 0x200, 0xBBBB, 3},
+                       {WrOpcode::kRdmaRead, 0x300, 0xCCCC, 1},
+                       {WrOpcode::kCmpSwap, 0x400, 0xDDDD, 2}};
+  for (const Want& w : want) {
+    transport::SendWr wr;
+    std::uint32_t ah_num = 0;
+    ASSERT_EQ(rig.take(&wr, &ah_num), shm::WqeError::kOk);
+    EXPECT_EQ(wr.opcode, w.op);
+    EXPECT_EQ(ah_num, rig.ah->handle);
+    EXPECT_EQ(wr.ud.remote_qpn, w.dctn);
+    EXPECT_EQ(wr.ud.dc_key, w.key);
+    EXPECT_EQ(wr.ud.dc_stream, w.stream);
+    if (w.op == WrOpcode::kCmpSwap) {
+      EXPECT_EQ(wr.remote_addr, 0x4000u);
+      EXPECT_EQ(wr.compare_add, 7u);
+      EXPECT_EQ(wr.swap, 8u);
+      EXPECT_EQ(wr.rkey, 0x57u);
+    }
+  }
+  transport::SendWr wr;
+  std::uint32_t ah_num = 1;
+  ASSERT_EQ(rig.take(&wr, &ah_num), shm::WqeError::kOk);
+  EXPECT_EQ(wr.opcode, WrOpcode::kLocalInv);
+  EXPECT_EQ(ah_num, 0u);
+}
+
+TEST(WrSetDcAddr_Dci, WrWithoutTargetFailsTheBatch) {
+  DciRig rig;
+  ibv_wr_start(rig.x);
+  ibv_wr_send(rig.x);
+  EXPECT_EQ(ibv_wr_complete(rig.x), EINVAL);  // the last WR has none
+  ibv_wr_start(rig.x);
+  ibv_wr_send(rig.x);
+  ibv_wr_send(rig.x);  // the first one had none
+  uroce_dv_wr_set_dc_addr(rig.dv, rig.ah, 1, 2);
+  EXPECT_EQ(ibv_wr_complete(rig.x), EINVAL);
+  EXPECT_EQ(rig.sq.ready(), 0u);
+  // A batch that went wrong leaves nothing behind for the next one.
+  ibv_wr_start(rig.x);
+  ibv_wr_send(rig.x);
+  ibv_wr_abort(rig.x);
+  ibv_wr_start(rig.x);
+  ibv_wr_send(rig.x);
+  uroce_dv_wr_set_dc_addr(rig.dv, rig.ah, 1, 2);
+  EXPECT_EQ(ibv_wr_complete(rig.x), 0);
+  EXPECT_EQ(rig.sq.ready(), 1u);
+}
+
+TEST(WrSetDcAddr_Dci, BadTargetGivesEinval) {
+  DciRig rig;
+  FakeContext other;
+  ibv_pd* other_pd = other.alloc_pd();
+  ibv_ah* foreign = other.create_ah(other_pd);
+  const auto fails = [&](auto set) {
+    ibv_wr_start(rig.x);
+    ibv_wr_send(rig.x);
+    set();
+    return ibv_wr_complete(rig.x);
+  };
+  EXPECT_EQ(fails([&] { uroce_dv_wr_set_dc_addr(rig.dv, foreign, 1, 2); }), EINVAL);
+  EXPECT_EQ(fails([&] { uroce_dv_wr_set_dc_addr(rig.dv, nullptr, 1, 2); }), EINVAL);
+  EXPECT_EQ(fails([&] { uroce_dv_wr_set_dc_addr(rig.dv, rig.ah, 0x1000000, 2); }), EINVAL);
+  EXPECT_EQ(fails([&] { uroce_dv_wr_set_dc_addr_stream(rig.dv, rig.ah, 1, 2, 4); }), EINVAL);
+  EXPECT_EQ(fails([&] { ibv_wr_set_ud_addr(rig.x, rig.ah, 1, 2); }), EINVAL);
+  EXPECT_EQ(fails([&] { uroce_dv_wr_set_dc_addr_stream(rig.dv, rig.ah, 1, 2, 3); }), 0);
+  ibv_wr_start(rig.x);
+  uroce_dv_wr_set_dc_addr(rig.dv, rig.ah, 1, 2);  // no WQE yet
+  EXPECT_EQ(ibv_wr_complete(rig.x), EINVAL);
+  EXPECT_EQ(rig.sq.ready(), 1u);
+  destroy_ah(foreign);
+  dealloc_pd(other_pd);
+}
+
+TEST(WrSetDcAddr_Rc, NotADciGivesEinval) {
+  Rig rig;
+  ibv_ah* ah = rig.fc.create_ah(rig.pd);
+  uroce_dv_qp_ex* dv = &to_uqp(rig.qp)->dv.pub;
+  EXPECT_EQ(dv->comp_mask, 0u);
+  ibv_wr_start(rig.x);
+  ibv_wr_send(rig.x);
+  uroce_dv_wr_set_dc_addr(dv, ah, 1, 2);
+  EXPECT_EQ(ibv_wr_complete(rig.x), EINVAL);
+  destroy_ah(ah);
+}
+
 }  // namespace
 }  // namespace uroce::provider

@@ -317,6 +317,49 @@ TEST(PostRecv_Errors, QpWithAnSrqRefusesReceives) {
   EXPECT_EQ(dealloc_pd(pd), 0);
 }
 
+// A DCI's WRs need a target ibv_send_wr cannot name (ibv_wr_* and
+// uroce_dv_wr_set_dc_addr carry it); a DCT has no send queue; neither has a
+// receive queue of its own.
+TEST(PostSendRecv_Dc, ClassicPostsAreEinval) {
+  FakeContext fc;
+  ibv_pd* pd = fc.alloc_pd();
+  ibv_cq* cq = fc.create_cq(8);
+  ibv_srq* srq = fc.create_srq(pd, 8, 1);
+  ibv_qp* dci = fc.create_dci(pd, cq);
+  ibv_qp* dct = fc.create_dct(pd, cq, srq, 1);
+  ASSERT_NE(dci, nullptr);
+  ASSERT_NE(dct, nullptr);
+  dci->state = IBV_QPS_RTS;
+  dct->state = IBV_QPS_RTR;
+  auto sq = testing::engine_end<shm::SqConsumer>(fc.sq_of(dci));
+  ibv_sge sge{0x1000, 8, 1};
+  ibv_send_wr s{};
+  s.opcode = IBV_WR_SEND;
+  s.sg_list = &sge;
+  s.num_sge = 1;
+  ibv_send_wr* bad_s = nullptr;
+  EXPECT_EQ(post_send(dci, &s, &bad_s), EINVAL);
+  EXPECT_EQ(bad_s, &s);
+  EXPECT_EQ(sq.ready(), 0u);
+  bad_s = nullptr;
+  EXPECT_EQ(post_send(dct, &s, &bad_s), EINVAL);
+  EXPECT_EQ(bad_s, &s);
+  ibv_recv_wr r{};
+  r.sg_list = &sge;
+  r.num_sge = 1;
+  ibv_recv_wr* bad_r = nullptr;
+  EXPECT_EQ(post_recv(dct, &r, &bad_r), EINVAL);
+  EXPECT_EQ(bad_r, &r);
+  bad_r = nullptr;
+  EXPECT_EQ(post_recv(dci, &r, &bad_r), EINVAL);
+  EXPECT_EQ(bad_r, &r);
+  EXPECT_EQ(destroy_qp(dci), 0);
+  EXPECT_EQ(destroy_qp(dct), 0);
+  EXPECT_EQ(destroy_srq(srq), 0);
+  EXPECT_EQ(destroy_cq(cq), 0);
+  EXPECT_EQ(dealloc_pd(pd), 0);
+}
+
 TEST(PostSend_Doorbell, RingsTheSqDoorbellOnlyWhenSomethingWasPublished) {
   Rig rig;
   rig.fc.daemon.rung();  // whatever setup rang

@@ -12,7 +12,7 @@ are per connection): if the daemon honoured one, the handle belonged to
 another client and was destroyed under it. Prints one line per unexpected
 reply and exits 1 if there was any, 0 otherwise.
 
-The wire format is datapath/ctl/protocol.h's (kVersion 5): a 16-byte
+The wire format is datapath/ctl/protocol.h's (kVersion 6): a 16-byte
 header {u32 magic, u16 version, u16 op, u32 length, u32 seq}, then the
 op's request struct; replies add {i32 status, u32 reserved}.
 """
@@ -23,7 +23,7 @@ import struct
 import sys
 
 MAGIC = 0x45435255
-VERSION = 5
+VERSION = 6
 HDR = struct.Struct("<IHHII")
 STATUS = struct.Struct("<iI")
 

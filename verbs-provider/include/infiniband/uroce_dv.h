@@ -51,6 +51,126 @@ struct uroce_dv_qp_sched {
  * reserved byte; EOPNOTSUPP for a QP of another device. */
 int uroce_dv_modify_qp_sched(struct ibv_qp *qp, const struct uroce_dv_qp_sched *attr);
 
+/* ---- DC: dynamically connected QPs (docs/dc.md) -------------------------
+ *
+ * Shaped like mlx5dv's DC calls. A DCI (initiator) reaches any number of
+ * DCTs (targets) with RC semantics; every WR names its target. Between
+ * uroce devices only.
+ */
+
+/* Which parts of uroce_dv_qp_init_attr a call uses. Bit 0 is not used (no
+ * uroce create flags exist), nor are create_flags and send_ops_flags read:
+ * any bit but these two is EOPNOTSUPP. */
+enum uroce_dv_qp_init_attr_mask {
+  UROCE_DV_QP_INIT_ATTR_MASK_DC = 1 << 1,          /* dc_init_attr.dc_type */
+  UROCE_DV_QP_INIT_ATTR_MASK_DCI_STREAMS = 1 << 2, /* dc_init_attr.dci_streams */
+};
+
+enum uroce_dv_dc_type {
+  UROCE_DV_DCTYPE_DCT = 1, /* target: an SRQ and a receive CQ, no send queue */
+  UROCE_DV_DCTYPE_DCI,     /* initiator: a send queue and a send CQ, no receive queue */
+};
+
+/* A DCI's streams: 2^log_num_concurent of them (WRs of one stream run in
+ * order, streams independently), and with log_num_errored > 0 an error
+ * fails only its stream instead of moving the DCI to ERR. Without
+ * UROCE_DV_QP_INIT_ATTR_MASK_DCI_STREAMS a DCI has one stream and no
+ * per-stream errors. Limits: uroce_dv_query_device (at most 4 and 4;
+ * log_num_errored <= log_num_concurent). */
+struct uroce_dv_dci_streams {
+  uint8_t log_num_concurent;
+  uint8_t log_num_errored;
+};
+
+struct uroce_dv_dc_init_attr {
+  enum uroce_dv_dc_type dc_type;
+  union {
+    uint64_t dct_access_key;                 /* DCT: every request must carry it */
+    struct uroce_dv_dci_streams dci_streams; /* DCI, with ..._MASK_DCI_STREAMS */
+  };
+};
+
+struct uroce_dv_qp_init_attr {
+  uint64_t comp_mask;    /* enum uroce_dv_qp_init_attr_mask bits */
+  uint32_t create_flags; /* not read */
+  struct uroce_dv_dc_init_attr dc_init_attr;
+  uint64_t send_ops_flags; /* not read (the ibv_qp_ex send ops are qp_attr's) */
+};
+
+/* Creates a QP. With comp_mask 0 and a qp_type other than IBV_QPT_DRIVER it
+ * is ibv_create_qp_ex(context, qp_attr). With UROCE_DV_QP_INIT_ATTR_MASK_DC,
+ * qp_type must be IBV_QPT_DRIVER and qp_attr->comp_mask must have
+ * IBV_QP_INIT_ATTR_PD:
+ *   DCT: qp_attr->srq and recv_cq are required; send_cq and every send
+ *        capacity in qp_attr->cap are ignored (as mlx5 does; cap comes back
+ *        0 for them); IBV_QP_INIT_ATTR_SEND_OPS_FLAGS is EINVAL (no send
+ *        queue). Its DCT number is the QP's qp_num.
+ *   DCI: send_cq is required; recv_cq is ignored; srq must be NULL and
+ *        cap.max_recv_wr 0. Post its WRs with the ibv_wr_* API (create it
+ *        with IBV_QP_INIT_ATTR_SEND_OPS_FLAGS, any of RC's send ops), naming
+ *        each target with uroce_dv_wr_set_dc_addr[_stream]; ibv_post_send
+ *        on a DCI is EINVAL, as is ibv_post_recv on either DC type.
+ * Returns NULL with errno: EOPNOTSUPP for a context of another device or an
+ * unknown comp_mask bit (here or in qp_attr); EINVAL for a NULL argument,
+ * an unknown dc_type, MASK_DC with another qp_type or IBV_QPT_DRIVER
+ * without it, DCI_STREAMS without a DCI or over the limits, and each
+ * requirement above; as ibv_create_qp_ex otherwise. */
+struct ibv_qp *uroce_dv_create_qp(struct ibv_context *context, struct ibv_qp_init_attr_ex *qp_attr,
+                                  struct uroce_dv_qp_init_attr *dv_attr);
+
+/* The DC send ops of a QP's ibv_qp_ex. Each applies to the WR built last
+ * (between ibv_wr_start and ibv_wr_complete, after the builder such as
+ * ibv_wr_send or ibv_wr_rdma_write, like ibv_wr_set_ud_addr) and names its
+ * target: the AH (of the QP's context) leading to the DCT's device, the DCT
+ * number (its qp_num) and its access key; _stream also picks the DCI stream
+ * (below 2^log_num_concurent; the other uses stream 0). Every WR of a DCI
+ * but LOCAL_INV needs one. A missing or bad target (an AH of another
+ * context, a DCT number over 24 bits, a stream out of range, a QP that is
+ * not a DCI) fails the batch: ibv_wr_complete returns EINVAL and posts
+ * nothing. comp_mask is 0. */
+struct uroce_dv_qp_ex {
+  uint64_t comp_mask;
+  void (*wr_set_dc_addr)(struct uroce_dv_qp_ex *dv_qp, struct ibv_ah *ah, uint32_t remote_dctn,
+                         uint64_t remote_dc_key);
+  void (*wr_set_dc_addr_stream)(struct uroce_dv_qp_ex *dv_qp, struct ibv_ah *ah,
+                                uint32_t remote_dctn, uint64_t remote_dc_key, uint16_t stream_id);
+};
+
+/* The uroce_dv_qp_ex of a uroce QP's ibv_qp_ex; NULL with errno EOPNOTSUPP
+ * for a QP of another device, EINVAL for NULL. */
+struct uroce_dv_qp_ex *uroce_dv_qp_ex_from_ibv_qp_ex(struct ibv_qp_ex *qp);
+
+static inline void uroce_dv_wr_set_dc_addr(struct uroce_dv_qp_ex *dv_qp, struct ibv_ah *ah,
+                                           uint32_t remote_dctn, uint64_t remote_dc_key) {
+  dv_qp->wr_set_dc_addr(dv_qp, ah, remote_dctn, remote_dc_key);
+}
+
+static inline void uroce_dv_wr_set_dc_addr_stream(struct uroce_dv_qp_ex *dv_qp, struct ibv_ah *ah,
+                                                  uint32_t remote_dctn, uint64_t remote_dc_key,
+                                                  uint16_t stream_id) {
+  dv_qp->wr_set_dc_addr_stream(dv_qp, ah, remote_dctn, remote_dc_key, stream_id);
+}
+
+/* Which parts of uroce_dv_context a query asks for (in) and got (out). */
+enum uroce_dv_context_comp_mask {
+  UROCE_DV_CONTEXT_MASK_DCI_STREAMS = 1 << 0, /* dci_streams_caps */
+};
+
+struct uroce_dv_dci_streams_caps {
+  uint8_t max_log_num_concurent;
+  uint8_t max_log_num_errored;
+};
+
+struct uroce_dv_context {
+  uint64_t comp_mask; /* in: the fields wanted; out: those filled */
+  struct uroce_dv_dci_streams_caps dci_streams_caps;
+};
+
+/* Fills the fields `attrs->comp_mask` asks for that uroce knows, and
+ * leaves in comp_mask exactly those; unknown bits are dropped, not an
+ * error. EOPNOTSUPP for a context of another device, EINVAL for NULL. */
+int uroce_dv_query_device(struct ibv_context *context, struct uroce_dv_context *attrs);
+
 #ifdef __cplusplus
 }
 #endif
