@@ -17,6 +17,21 @@
 
 namespace uroce::transport {
 
+// A connection the stream left (docs/dc.md, "Initiator"): its DC_DISCONNECT
+// goes again at each timeout until the target answers it (GONE, or
+// UNKNOWN when it kept nothing), so a target is not left holding a context
+// a lost DISCONNECT should have freed.
+struct DcClosing {
+  bool active = false;
+  PathAddr av{};
+  std::uint32_t dctn = 0;
+  std::uint64_t key = 0;
+  std::uint32_t conn = 0;
+  Psn psn{};
+  std::uint8_t tries = 0;
+  TimeNs deadline = 0;
+};
+
 struct DcLane {
   bool initiator = true;
   std::uint16_t lane = 0;
@@ -24,6 +39,11 @@ struct DcLane {
   // connection numbers.
   DcStream stream{};
   DcConnClock* clock = nullptr;
+  // The stream's oldest PSN without a response, set by the requester
+  // before each packet (DCETH Acked PSN).
+  Psn acked{};
+  DcClosing closing{};
+  std::uint64_t disconnect_resends = 0;
   // Target: the connection this context serves.
   std::uint32_t conn = 0;
 };
@@ -63,10 +83,34 @@ inline void dc_decorate(const DcLane& l, std::uint32_t dci_qpn, wire::PacketSpec
   if (l.initiator) {
     const DcStream& st = l.stream;
     s.dc_eth = wire::DcEthHdr::make(st.dest().key, st.syn(), dci_qpn, l.lane, st.conn(),
-                                    st.start_psn().value());
+                                    st.start_psn().value(), l.acked.value());
   } else {
     s.dc_aeth = wire::DcAethHdr::make(l.lane, wire::DcStatus::kOk, l.conn);
   }
+}
+
+// The DC_DISCONNECT of a closing connection, from what was saved of it
+// (the stream may be connected elsewhere by now).
+inline wire::PacketSpec dc_disconnect_spec(const DcClosing& x, const LocalPort& local,
+                                           std::uint32_t dci_qpn, std::uint16_t lane,
+                                           std::uint16_t udp_src) {
+  wire::PacketSpec s;
+  s.eth_src = local.mac;
+  s.eth_dst = x.av.dmac;
+  s.ip_src = local.ip;
+  s.ip_dst = x.av.dip;
+  if (x.av.ipv6) s.ip6 = &x.av.route6;
+  s.dscp = x.av.dscp;
+  s.ecn = wire::kEcnNotEct;
+  s.ttl = x.av.ttl;
+  s.udp_src = udp_src;
+  s.opcode = wire::op::kDcDisconnect;
+  s.pkey = wire::kDefaultPKey;
+  s.dest_qp = x.dctn;
+  s.psn = x.psn.value();
+  s.dc_eth =
+      wire::DcEthHdr::make(x.key, false, dci_qpn, lane, x.conn, x.psn.value(), x.psn.value());
+  return s;
 }
 
 }  // namespace uroce::transport

@@ -8,6 +8,12 @@ namespace uroce::transport {
 
 namespace {
 
+// a is after b in 24-bit serial order (as seq24.h's PSNs).
+bool psn_newer(std::uint32_t a, std::uint32_t b) {
+  const std::uint32_t f = (a - b) & 0xFFFFFF;
+  return f != 0 && f < 0x800000;
+}
+
 std::uint64_t mix64(std::uint64_t x) {
   // splitmix64's finalizer: every input bit reaches every output bit.
   x ^= x >> 30;
@@ -194,7 +200,7 @@ void DcTargetTable::open(std::uint32_t ctx, const DcIdentity& id, std::uint64_t 
   x.conn = conn;
   x.epsn = 0;
   x.used = true;
-  x.confirmed = false;
+  x.peer_acked = kNone;
   x.quiescent = false;
   x.last = now;
   index_insert(ctx, h);
@@ -203,7 +209,8 @@ void DcTargetTable::open(std::uint32_t ctx, const DcIdentity& id, std::uint64_t 
   ++ctr_.opened;
 }
 
-DcLookup DcTargetTable::on_request(const DcIdentity& id, std::uint32_t conn, bool syn, TimeNs now) {
+DcLookup DcTargetTable::on_request(const DcIdentity& id, std::uint32_t conn, bool syn,
+                                   std::uint32_t acked, TimeNs now) {
   DcLookup out;
   const std::uint64_t h = dc_identity_hash(id);
   const std::uint32_t c = find(id, h);
@@ -211,7 +218,9 @@ DcLookup DcTargetTable::on_request(const DcIdentity& id, std::uint32_t conn, boo
     Context& x = ctx_[c];
     out.ctx = c;
     if (x.conn == conn) {
-      if (!syn) x.confirmed = true;
+      // Packets may come out of order: the newest acknowledgement counts
+      // (24-bit serial order, as PSNs).
+      if (x.peer_acked == kNone || psn_newer(acked, x.peer_acked)) x.peer_acked = acked & 0xFFFFFF;
       touch(c, now);
       out.verdict = DcVerdict::kRun;
       return out;
@@ -222,6 +231,7 @@ DcLookup DcTargetTable::on_request(const DcIdentity& id, std::uint32_t conn, boo
       // so its late packets are answered, never run.
       retire(c);
       open(c, id, h, conn, now);
+      ctx_[c].peer_acked = acked & 0xFFFFFF;
       ++ctr_.restarted;
       out.verdict = DcVerdict::kOpened;
       return out;
@@ -249,6 +259,7 @@ DcLookup DcTargetTable::on_request(const DcIdentity& id, std::uint32_t conn, boo
       return out;
     }
     open(slot, id, h, conn, now);
+    ctx_[slot].peer_acked = acked & 0xFFFFFF;
     out.ctx = slot;
     out.verdict = DcVerdict::kOpened;
     return out;
@@ -264,7 +275,7 @@ void DcTargetTable::settle(std::uint32_t ctx, bool quiescent, std::uint32_t epsn
   assert(x.used);
   x.epsn = epsn;
   x.quiescent = quiescent;
-  const bool evictable = quiescent && x.confirmed;
+  const bool evictable = quiescent && x.peer_acked == (epsn & 0xFFFFFF);
   if (evictable && !x.on_q) {
     q_push(ctx);
   } else if (!evictable) {
@@ -274,6 +285,7 @@ void DcTargetTable::settle(std::uint32_t ctx, bool quiescent, std::uint32_t epsn
 
 DcLookup DcTargetTable::on_disconnect(const DcIdentity& id, std::uint32_t conn, std::uint32_t psn) {
   DcLookup out;
+  out.ctx = kNone;
   const std::uint64_t h = dc_identity_hash(id);
   const std::uint32_t c = find(id, h);
   if (c != kNone && ctx_[c].conn == conn) {

@@ -16,11 +16,13 @@
 //     record slot's floor;
 //   - retiring a context raises that floor to its conn (so no packet of
 //     that connection, however late, opens a context again);
-//   - a context is retired under pressure only once confirmed (a request
-//     without SYN arrived: the initiator has seen a response of the
-//     connection) and quiescent, on the initiator's DISCONNECT naming its
-//     expected PSN, or after `stale_ns` without a packet (the initiator
-//     has stopped retrying by then; docs/dc.md says why that must hold).
+//   - a context is retired under pressure only once clean: quiescent, and
+//     the initiator's acknowledged PSN (DCETH) has reached its expected
+//     PSN, so the initiator holds every response (an atomic's result too)
+//     and will never send those requests again; on the initiator's
+//     DISCONNECT naming its expected PSN; or after `stale_ns` without a
+//     packet (the initiator has stopped retrying by then; docs/dc.md says
+//     why that must hold).
 // So an UNKNOWN answer to a connection that never saw a response means
 // the target never opened a context for it: nothing ran.
 //
@@ -103,16 +105,17 @@ class DcTargetTable {
   // Allocates everything (control path).
   explicit DcTargetTable(const DcTargetLimits& limits);
 
-  // A request of `id` in connection `conn`; `syn` and `start_psn` from its
-  // DCETH. The context (kRun, kOpened) is marked not quiescent until
-  // settle().
-  DcLookup on_request(const DcIdentity& id, std::uint32_t conn, bool syn, TimeNs now);
+  // A request of `id` in connection `conn`; `syn` and `acked` (the
+  // initiator's acknowledged PSN) from its DCETH. The context (kRun,
+  // kOpened) is marked not quiescent until settle().
+  DcLookup on_request(const DcIdentity& id, std::uint32_t conn, bool syn, std::uint32_t acked,
+                      TimeNs now);
   // After the caller processed a packet in `ctx` (and sent what it could):
   // whether the context owes nothing, and its expected PSN.
   void settle(std::uint32_t ctx, bool quiescent, std::uint32_t epsn);
   // DC_DISCONNECT of `id` for `conn` with the initiator's next PSN: kGone
-  // (retired now, or from the record; `value` the expected PSN), kIgnore,
-  // or kUnknown.
+  // (retired now: `ctx` is the context; or from the record: `ctx` kNone;
+  // `value` the expected PSN), kIgnore, or kUnknown (`ctx` kNone).
   DcLookup on_disconnect(const DcIdentity& id, std::uint32_t conn, std::uint32_t psn);
   // Retires the context that has gone longest without a packet if that is
   // `stale_ns` or more; returns it (the caller sends its GONE notice and
@@ -142,12 +145,14 @@ class DcTargetTable {
     std::uint32_t conn = 0;
     std::uint32_t epsn = 0;
     TimeNs last = 0;
+    // The initiator's acknowledged PSN, the newest seen (24 bits).
+    std::uint32_t peer_acked = 0;
     bool used = false;
-    bool confirmed = false;
     bool quiescent = false;
     // Every used context, oldest packet first (stale retirement).
     std::uint32_t all_prev = kNone, all_next = kNone;
-    // Confirmed and quiescent ones, least recently used first (pressure).
+    // Clean ones (quiescent, everything acknowledged to the initiator),
+    // least recently used first (pressure).
     std::uint32_t q_prev = kNone, q_next = kNone;
     bool on_q = false;
   };

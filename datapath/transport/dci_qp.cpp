@@ -97,7 +97,8 @@ bool DciQp::has_output() const {
 TimeNs DciQp::timer_deadline() const {
   TimeNs d = 0;
   for (const Lane& l : lanes_) {
-    for (const TimeNs t : {l.qp->timer_deadline(), idle_deadline(l)}) {
+    const TimeNs closing = l.dc->closing.active ? l.dc->closing.deadline : 0;
+    for (const TimeNs t : {l.qp->timer_deadline(), idle_deadline(l), closing}) {
       if (t != 0 && (d == 0 || t < d)) d = t;
     }
   }
@@ -137,6 +138,7 @@ void DciQp::restart_lane(Lane& l) {
   a.qp_state = QpState::kReset;
   l.qp->modify(kState, a);
   l.dc->stream.reset();
+  l.dc->closing = DcClosing{};
   const QpState target = state_;
   QpState cur = QpState::kReset;
   if (target == QpState::kReset) return;

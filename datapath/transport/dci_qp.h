@@ -142,9 +142,20 @@ void DciQp::on_packet(const wire::ParsedPacket& pkt, TimeNs now, Io& io) {
   }
   Lane& l = lanes_[h.lane()];
   auto lio = lane_io(io);
+  DcClosing& closing = l.dc->closing;
+  if (closing.active && h.conn() == closing.conn &&
+      (h.status() == wire::DcStatus::kGone || h.status() == wire::DcStatus::kUnknown)) {
+    // The target answered the DISCONNECT of the connection the stream left.
+    closing.active = false;
+    after(io, now);
+    return;
+  }
   switch (h.status()) {
+    case wire::DcStatus::kBusy:  // an RNR NAK in the AETH
+      l.qp->on_packet(pkt, now, lio);
+      if (h.conn() == l.dc->stream.conn()) l.qp->dc_peer_alive();
+      break;
     case wire::DcStatus::kOk:
-    case wire::DcStatus::kBusy:          // an RNR NAK in the AETH
     case wire::DcStatus::kKeyViolation:  // a NAK remote access error
       l.qp->on_packet(pkt, now, lio);
       break;
@@ -170,7 +181,8 @@ void DciQp::on_timer(TimeNs now, Io& io) {
       if (l.qp->state() == QpState::kErr) recover(l, io);
     }
     const TimeNs idle = idle_deadline(l);
-    if (idle != 0 && idle <= now && l.qp->dc_disconnect(io.tx)) l.idle_since = 0;
+    if (idle != 0 && idle <= now && l.qp->dc_disconnect(io.tx, now)) l.idle_since = 0;
+    l.qp->dc_closing_timer(io.tx, now);
   }
   armed_ = 0;
   after(io, now);

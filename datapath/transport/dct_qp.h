@@ -187,14 +187,22 @@ void DctQp::on_packet(const wire::ParsedPacket& pkt, TimeNs now, Io& io) {
   const DcIdentity id = identity_of(pkt);
   if (pkt.bth.opcode() == wire::op::kDcDisconnect) {
     const DcLookup r = t.on_disconnect(id, h.conn(), pkt.bth.psn());
-    if (r.verdict == DcVerdict::kGone && pool_.ctx(r.ctx).dct == this &&
-        pool_.ctx(r.ctx).lane.conn == h.conn()) {
-      close_context(r.ctx);
+    // Answered, so the initiator stops sending it again (GONE: retired now
+    // or before; UNKNOWN: nothing kept). Not answered while the context
+    // still owes something: the next DISCONNECT finds it settled.
+    if (r.verdict == DcVerdict::kGone) {
+      if (r.ctx != DcTargetTable::kNone) {
+        DcContext& x = pool_.ctx(r.ctx);
+        if (x.dct != nullptr) x.dct->close_context(r.ctx);
+      }
+      answer(io.tx, pkt, wire::DcStatus::kGone, r.value);
+    } else if (r.verdict == DcVerdict::kUnknown) {
+      answer(io.tx, pkt, wire::DcStatus::kUnknown, r.value);
     }
     return;
   }
   ++ctr_.rx_requests;
-  const DcLookup r = t.on_request(id, h.conn(), h.syn(), now);
+  const DcLookup r = t.on_request(id, h.conn(), h.syn(), h.acked_psn(), now);
   switch (r.verdict) {
     case DcVerdict::kRun:
       if (pool_.ctx(r.ctx).dct != this) {
@@ -256,7 +264,11 @@ void DctQp::answer(Tx& tx, const wire::ParsedPacket& pkt, wire::DcStatus st, std
   s.udp_src = rxe_udp_src_port(cfg_.qpn);
   s.opcode = wire::op::kDcAck;
   s.dest_qp = h.dci_qpn();
-  s.psn = pkt.bth.psn();
+  // The connection's first PSN, not the request's: an answer comes per
+  // request, not cumulatively as a responder's NAK, and an RNR NAK or NAK
+  // at a later PSN would acknowledge the connection's earlier requests,
+  // which never ran (wire/dc_aeth.h).
+  s.psn = h.first_psn();
   s.dc_aeth = wire::DcAethHdr::make(h.lane(), st, h.conn(), value);
   switch (st) {
     case wire::DcStatus::kBusy:

@@ -135,8 +135,16 @@ class RcQp {
   // The lane drained and stays idle: DC_DISCONNECT to its target (false:
   // no TX room, try again).
   template <TxSink Tx>
-  bool dc_disconnect(Tx& tx) {
-    return req_.dc_disconnect(tx);
+  bool dc_disconnect(Tx& tx, TimeNs now) {
+    return req_.dc_disconnect(tx, now);
+  }
+  // A DC target answered BUSY: it is alive, so the timeouts spent waiting
+  // for a context are not the peer failing (retry_cnt starts over).
+  void dc_peer_alive() { sq_.retry_left = core_.attr.retry_cnt; }
+  // A closing connection's DC_DISCONNECT again once its timer passed.
+  template <TxSink Tx>
+  void dc_closing_timer(Tx& tx, TimeNs now) {
+    req_.dc_closing_timer(tx, now);
   }
 
   // Async events this QP raised (async_event.h), for the engine to drain,

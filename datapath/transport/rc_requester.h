@@ -78,7 +78,11 @@ class RcRequester {
   // DC: the stream drained and stays idle; DC_DISCONNECT tells its target
   // the context may go. False when the sink had no room (try again).
   template <TxSink Tx>
-  bool dc_disconnect(Tx& tx);
+  bool dc_disconnect(Tx& tx, TimeNs now);
+  // DC: a closing connection's DC_DISCONNECT goes again when its timer
+  // passed (DcClosing).
+  template <TxSink Tx>
+  void dc_closing_timer(Tx& tx, TimeNs now);
 
  private:
   ReqStep local_inv(SendWqe& w, bool fresh);
@@ -86,6 +90,8 @@ class RcRequester {
   // WR's target. kSent: go on; otherwise what send_one returns.
   template <TxSink Tx>
   ReqStep dc_connect(const QueuedSendWr& wr, TimeNs now, Tx& tx);
+  template <TxSink Tx>
+  bool dc_send_disconnect(Tx& tx, TimeNs now);
   // The MLEN of a gated message (rc_homa.h) whose first PSN is `psn`;
   // false when the sink had no room.
   template <TxSink Tx>
@@ -122,13 +128,7 @@ ReqStep RcRequester::dc_connect(const QueuedSendWr& wr, TimeNs now, Tx& tx) {
   // Every earlier WR of the stream completed (docs/dc.md: a stream is
   // connected to one target at a time).
   const bool drained = sq_.q.head() == sq_.req_idx;
-  if (l.stream.bound() && drained) {
-    // The old target may retire the context now: everything it ran was
-    // acknowledged (the DISCONNECT's PSN is the next one).
-    wire::PacketSpec spec = rc_spec(c_, wire::op::kDcDisconnect, sq_.psn_high);
-    spec.ecn = wire::kEcnNotEct;
-    if (rc_emit(c_, tx, spec) != RcEmit::kSent) return ReqStep::kNoBuffer;
-  }
+  if (l.stream.bound() && drained && !dc_send_disconnect(tx, now)) return ReqStep::kNoBuffer;
   DcStream::Switch sw;
   if (!l.stream.connect(d, sq_.psn_high, drained, *l.clock, now, &sw)) {
     return ReqStep::kBlocked;
@@ -139,14 +139,51 @@ ReqStep RcRequester::dc_connect(const QueuedSendWr& wr, TimeNs now, Tx& tx) {
 }
 
 template <TxSink Tx>
-bool RcRequester::dc_disconnect(Tx& tx) {
+bool RcRequester::dc_send_disconnect(Tx& tx, TimeNs now) {
+  DcLane& l = *c_.dc;
+  // The target may retire the context now: everything it ran was
+  // acknowledged (the DISCONNECT's PSN is the next one). Saved so that it
+  // can go again until answered.
+  DcClosing x;
+  x.active = true;
+  x.av = c_.attr.av;
+  x.dctn = c_.attr.dest_qp_num;
+  x.key = l.stream.dest().key;
+  x.conn = l.stream.conn();
+  x.psn = sq_.psn_high;
+  const TimeNs rto = local_ack_timeout_ns(c_.attr.timeout);
+  x.deadline = now + (rto != 0 ? rto : kNsPerMs);
+  wire::PacketSpec spec = dc_disconnect_spec(x, c_.cfg.local, c_.cfg.qpn, l.lane, c_.udp_src());
+  if (rc_emit(c_, tx, spec) != RcEmit::kSent) return false;
+  l.closing = x;
+  return true;
+}
+
+template <TxSink Tx>
+bool RcRequester::dc_disconnect(Tx& tx, TimeNs now) {
   DcLane& l = *c_.dc;
   if (!l.stream.bound() || !sq_.q.empty()) return true;
-  wire::PacketSpec spec = rc_spec(c_, wire::op::kDcDisconnect, sq_.psn_high);
-  spec.ecn = wire::kEcnNotEct;
-  if (rc_emit(c_, tx, spec) != RcEmit::kSent) return false;
+  if (!dc_send_disconnect(tx, now)) return false;
   l.stream.disconnect();
   return true;
+}
+
+template <TxSink Tx>
+void RcRequester::dc_closing_timer(Tx& tx, TimeNs now) {
+  DcLane& l = *c_.dc;
+  DcClosing& x = l.closing;
+  if (!x.active || now < x.deadline) return;
+  // The target's stale retirement frees the context if it never answers.
+  if (x.tries >= c_.attr.retry_cnt) {
+    x.active = false;
+    return;
+  }
+  wire::PacketSpec spec = dc_disconnect_spec(x, c_.cfg.local, c_.cfg.qpn, l.lane, c_.udp_src());
+  if (rc_emit(c_, tx, spec) != RcEmit::kSent) return;
+  ++x.tries;
+  ++l.disconnect_resends;
+  const TimeNs rto = local_ack_timeout_ns(c_.attr.timeout);
+  x.deadline = now + (rto != 0 ? rto : kNsPerMs);
 }
 
 template <TxSink Tx>
@@ -156,6 +193,8 @@ ReqStep RcRequester::send_one(TimeNs now, Tx& tx) {
   }
   if (sq_.rnr_wait) return ReqStep::kBlocked;
   sq_.skip_acknowledged();
+  if (c_.dc != nullptr) [[unlikely]]
+    c_.dc->acked = sq_.comp_psn;
   if (sq_.req_idx == sq_.q.tail()) return ReqStep::kIdle;
 
   SendWqe& w = sq_.q.at(sq_.req_idx);

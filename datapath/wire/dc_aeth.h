@@ -24,8 +24,11 @@
 // Any other status goes in a DC ACKNOWLEDGE (0xF1: BTH, DCAETH, AETH).
 // The target has no context for the request when it answers one (docs/dc.md
 // "Target"), so there is no MSN to report: the AETH MSN is 0. BTH PSN: the
-// PSN of the request answered (for a GONE notice, which answers no
-// request, the retired context's expected PSN - 1). By status:
+// answered connection's first PSN (its DCETH's), never the request's:
+// answers come per request, and an RNR NAK or NAK at a later PSN would
+// acknowledge the connection's earlier requests, which did not run (a GONE
+// notice, which answers no request, carries the retired context's expected
+// PSN - 1). By status:
 //   GONE           the connection was retired. Value: the retired
 //                  context's expected PSN (24 bits): the requests before
 //                  it ran and none after it. AETH: ACK without credits

@@ -19,6 +19,8 @@
 //  +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
 //  |   Reserved    |                First PSN (24 bits)            |
 //  +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+//  |   Reserved    |               Acked PSN (24 bits)             |
+//  +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
 //
 // DC Access Key: the key the WR named; the target answers KEY_VIOLATION
 // (dc_aeth.h) when it differs from the DCT's. S (SYN): set on every request
@@ -30,8 +32,12 @@
 // (`conn`): the connection's number from the initiator device's counter,
 // compared with 32-bit serial arithmetic; in DC_DISCONNECT the connection
 // to retire. First PSN: the PSN the connection started at, the expected
-// PSN of a context a SYN request opens. Reserved bits are sent as zero and
-// ignored on receipt.
+// PSN of a context a SYN request opens. Acked PSN: the stream's oldest
+// PSN without a response when the packet left (every request before it is
+// answered, as far as the initiator knows): the target retires a context
+// under pressure only once this reaches its expected PSN, so no response
+// the initiator still waits for (an atomic's result) is lost with it.
+// Reserved bits are sent as zero and ignored on receipt.
 #pragma once
 
 #include <cstddef>
@@ -43,7 +49,7 @@
 namespace uroce::wire {
 
 struct DcEthHdr {
-  static constexpr std::size_t kSize = 24;
+  static constexpr std::size_t kSize = 28;
   static constexpr std::uint8_t kFlagSyn = 0x80;
   std::uint8_t raw[kSize]{};
 
@@ -54,7 +60,7 @@ struct DcEthHdr {
   }
   void write(std::uint8_t* p) const { std::memcpy(p, raw, kSize); }
   static DcEthHdr make(std::uint64_t key, bool syn, std::uint32_t dci_qpn, std::uint16_t lane,
-                       std::uint32_t conn, std::uint32_t first_psn) {
+                       std::uint32_t conn, std::uint32_t first_psn, std::uint32_t acked_psn = 0) {
     DcEthHdr h;
     h.set_key(key);
     h.set_syn(syn);
@@ -62,6 +68,7 @@ struct DcEthHdr {
     h.set_lane(lane);
     h.set_conn(conn);
     h.set_first_psn(first_psn);
+    h.set_acked_psn(acked_psn);
     return h;
   }
 
@@ -73,6 +80,7 @@ struct DcEthHdr {
   std::uint16_t lane() const { return load_be16(raw + 12); }
   std::uint32_t conn() const { return load_be32(raw + 16); }
   std::uint32_t first_psn() const { return load_be24(raw + 21); }
+  std::uint32_t acked_psn() const { return load_be24(raw + 25); }
 
   void set_key(std::uint64_t v) { store_be64(raw, v); }
   void set_flags(std::uint8_t v) { raw[8] = v; }
@@ -86,6 +94,8 @@ struct DcEthHdr {
   void set_conn(std::uint32_t v) { store_be32(raw + 16, v); }
   // Stores the low 24 bits; the reserved byte before it stays zero.
   void set_first_psn(std::uint32_t v) { store_be24(raw + 21, v); }
+  // Stores the low 24 bits; the reserved byte before it stays zero.
+  void set_acked_psn(std::uint32_t v) { store_be24(raw + 25, v); }
 };
 static_assert(sizeof(DcEthHdr) == DcEthHdr::kSize);
 static_assert(alignof(DcEthHdr) == 1);

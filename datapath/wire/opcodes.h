@@ -416,11 +416,11 @@ inline constexpr std::uint32_t kPathMtuOverhead = static_cast<std::uint32_t>(
 static_assert(kPathMtuOverhead == 64);
 // The smallest Ethernet MTU that carries the smallest path MTU (256 + 64).
 inline constexpr std::uint32_t kMinRoceEthMtu = 256 + kPathMtuOverhead;
-// The same for a DC QP's packets: the DCETH's 24 bytes more (44 of
-// extension headers), 88.
+// The same for a DC QP's packets: the DCETH's 28 bytes more (48 of
+// extension headers), 92.
 inline constexpr std::uint32_t kDcPathMtuOverhead = static_cast<std::uint32_t>(
     Ipv4Hdr::kSize + UdpHdr::kSize + BthHdr::kSize + max_dc_payload_ext_len() + kIcrcSize);
-static_assert(kDcPathMtuOverhead == 88);
+static_assert(kDcPathMtuOverhead == 92);
 static_assert(kDcPathMtuOverhead == kPathMtuOverhead + DcEthHdr::kSize);
 inline constexpr std::uint32_t kMinDcEthMtu = 256 + kDcPathMtuOverhead;
 
@@ -444,7 +444,7 @@ constexpr std::optional<PathMtu> path_mtu_for_eth_mtu(std::uint32_t eth_mtu) {
 }
 // The one mapping for a DC QP (DCI or DCT): largest m with
 // path_mtu_bytes(m) + kDcPathMtuOverhead <= eth_mtu: 1500 -> 1024, 9000 ->
-// 4096, 4183 -> 2048 (4096 needs 4184). nullopt below kMinDcEthMtu.
+// 4096, 4187 -> 2048 (4096 needs 4188). nullopt below kMinDcEthMtu.
 constexpr std::optional<PathMtu> dc_path_mtu_for_eth_mtu(std::uint32_t eth_mtu) {
   return detail::path_mtu_within(eth_mtu, kDcPathMtuOverhead);
 }

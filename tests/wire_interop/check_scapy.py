@@ -66,7 +66,8 @@ def ext_bytes_after_aeth(f):
         d = f["dc_eth"]
         before += (struct.pack("!QB", d["key"], d["flags"]) + d["dci_qpn"].to_bytes(3, "big") +
                    struct.pack("!HHIB", d["lane"], 0, d["conn"], 0) +
-                   d["first_psn"].to_bytes(3, "big"))
+                   d["first_psn"].to_bytes(3, "big") + b"\x00" +
+                   d["acked_psn"].to_bytes(3, "big"))
     if "dc_aeth" in f:  # datapath/wire/dc_aeth.h
         d = f["dc_aeth"]
         before += struct.pack("!HBBII", d["lane"], d["status"], 0, d["conn"], d["value"])

@@ -152,8 +152,8 @@ std::vector<Vector> make_vectors() {
   // packs from these fields and tshark does not know.
   auto dc_eth = [](bool syn) {
     return [syn](PacketSpec& s) {
-      s.dc_eth =
-          DcEthHdr::make(0x0123456789abcdefull, syn, 0x00c0ffee, 0x0102, 0x89abcdef, 0x00fffff0);
+      s.dc_eth = DcEthHdr::make(0x0123456789abcdefull, syn, 0x00c0ffee, 0x0102, 0x89abcdef,
+                                0x00fffff0, 0x00abcdef);
     };
   };
   auto dc_aeth = [](DcStatus st) {
@@ -297,7 +297,8 @@ void ext_fields(Json& j, const OpcodeInfo& info, const DethHdr& deth, const DcEt
                         .num("dci_qpn", dc_eth.dci_qpn())
                         .num("lane", dc_eth.lane())
                         .num("conn", dc_eth.conn())
-                        .num("first_psn", dc_eth.first_psn()));
+                        .num("first_psn", dc_eth.first_psn())
+                        .num("acked_psn", dc_eth.acked_psn()));
   }
   if (info.has(ExtHdr::kDcAeth)) {
     j.obj("dc_aeth", Json()

@@ -48,22 +48,22 @@ TEST(DcIdentityHash, EveryFieldCounts) {
 
 TEST(DcTargetTable_OnRequest, SynOpensAndTheConnectionRuns) {
   DcTargetTable t(limits(4));
-  const DcLookup a = t.on_request(ident(1, 7), 100, true, 10);
+  const DcLookup a = t.on_request(ident(1, 7), 100, true, 0, 10);
   ASSERT_EQ(a.verdict, DcVerdict::kOpened);
   EXPECT_FALSE(a.evicted);
   EXPECT_EQ(t.size(), 1u);
   t.settle(a.ctx, true, 5);
-  const DcLookup b = t.on_request(ident(1, 7), 100, false, 20);
+  const DcLookup b = t.on_request(ident(1, 7), 100, false, 0, 20);
   EXPECT_EQ(b.verdict, DcVerdict::kRun);
   EXPECT_EQ(b.ctx, a.ctx);
-  const DcLookup c = t.on_request(ident(1, 7), 100, true, 30);
+  const DcLookup c = t.on_request(ident(1, 7), 100, true, 0, 30);
   EXPECT_EQ(c.verdict, DcVerdict::kRun);
   EXPECT_EQ(t.counters().opened, 1u);
 }
 
 TEST(DcTargetTable_OnRequest, WithoutSynNoContextIsUnknown) {
   DcTargetTable t(limits(4));
-  const DcLookup a = t.on_request(ident(1, 7), 100, false, 10);
+  const DcLookup a = t.on_request(ident(1, 7), 100, false, 0, 10);
   EXPECT_EQ(a.verdict, DcVerdict::kUnknown);
   EXPECT_EQ(a.value, 0u);
   EXPECT_EQ(t.size(), 0u);
@@ -72,57 +72,57 @@ TEST(DcTargetTable_OnRequest, WithoutSynNoContextIsUnknown) {
 
 TEST(DcTargetTable_OnRequest, OlderConnectionIsStale) {
   DcTargetTable t(limits(4));
-  ASSERT_EQ(t.on_request(ident(1, 7), 100, true, 10).verdict, DcVerdict::kOpened);
-  EXPECT_EQ(t.on_request(ident(1, 7), 99, true, 20).verdict, DcVerdict::kStale);
+  ASSERT_EQ(t.on_request(ident(1, 7), 100, true, 0, 10).verdict, DcVerdict::kOpened);
+  EXPECT_EQ(t.on_request(ident(1, 7), 99, true, 0, 20).verdict, DcVerdict::kStale);
   EXPECT_EQ(t.counters().stale_conn, 1u);
 }
 
 TEST(DcTargetTable_OnRequest, NewerSynRestartsAndTheOldOneIsGone) {
   DcTargetTable t(limits(4));
-  const DcLookup a = t.on_request(ident(1, 7), 100, true, 10);
+  const DcLookup a = t.on_request(ident(1, 7), 100, true, 0, 10);
   t.settle(a.ctx, true, 42);
-  const DcLookup b = t.on_request(ident(1, 7), 101, true, 20);
+  const DcLookup b = t.on_request(ident(1, 7), 101, true, 0, 20);
   ASSERT_EQ(b.verdict, DcVerdict::kOpened);
   EXPECT_EQ(b.ctx, a.ctx);
   EXPECT_EQ(t.counters().restarted, 1u);
   // A late packet of connection 100 is older than the context's: dropped.
-  EXPECT_EQ(t.on_request(ident(1, 7), 100, true, 30).verdict, DcVerdict::kStale);
+  EXPECT_EQ(t.on_request(ident(1, 7), 100, true, 0, 30).verdict, DcVerdict::kStale);
 }
 
 TEST(DcTargetTable_OnRequest, NewerWithoutSynIsUnknown) {
   DcTargetTable t(limits(4));
-  ASSERT_EQ(t.on_request(ident(1, 7), 100, true, 10).verdict, DcVerdict::kOpened);
-  EXPECT_EQ(t.on_request(ident(1, 7), 101, false, 20).verdict, DcVerdict::kUnknown);
+  ASSERT_EQ(t.on_request(ident(1, 7), 100, true, 0, 10).verdict, DcVerdict::kOpened);
+  EXPECT_EQ(t.on_request(ident(1, 7), 101, false, 0, 20).verdict, DcVerdict::kUnknown);
 }
 
-TEST(DcTargetTable_OnRequest, FullOfUnconfirmedContextsIsBusy) {
+TEST(DcTargetTable_OnRequest, FullOfUncleanContextsIsBusy) {
   DcTargetTable t(limits(2));
-  const DcLookup a = t.on_request(ident(1, 7), 1, true, 10);
-  const DcLookup b = t.on_request(ident(2, 7), 1, true, 10);
-  // Quiescent but never confirmed: the initiators may not have seen a
-  // response, so retiring them could make a retransmission run again.
+  const DcLookup a = t.on_request(ident(1, 7), 1, true, 0, 10);
+  const DcLookup b = t.on_request(ident(2, 7), 1, true, 0, 10);
+  // Quiescent, but the initiators have not acknowledged what ran: they may
+  // not have its responses, so retiring them could lose one (an atomic's).
   t.settle(a.ctx, true, 1);
   t.settle(b.ctx, true, 1);
-  EXPECT_EQ(t.on_request(ident(3, 7), 1, true, 20).verdict, DcVerdict::kBusy);
+  EXPECT_EQ(t.on_request(ident(3, 7), 1, true, 0, 20).verdict, DcVerdict::kBusy);
   EXPECT_EQ(t.counters().busy, 1u);
 }
 
-TEST(DcTargetTable_OnRequest, ConfirmedButNotQuiescentIsNotRetired) {
+TEST(DcTargetTable_OnRequest, AcknowledgedButNotQuiescentIsNotRetired) {
   DcTargetTable t(limits(1));
-  const DcLookup a = t.on_request(ident(1, 7), 1, true, 10);
-  t.on_request(ident(1, 7), 1, false, 11);
+  const DcLookup a = t.on_request(ident(1, 7), 1, true, 0, 10);
+  t.on_request(ident(1, 7), 1, false, 3, 11);
   t.settle(a.ctx, false, 3);
-  EXPECT_EQ(t.on_request(ident(3, 7), 1, true, 20).verdict, DcVerdict::kBusy);
+  EXPECT_EQ(t.on_request(ident(3, 7), 1, true, 0, 20).verdict, DcVerdict::kBusy);
 }
 
 TEST(DcTargetTable_OnRequest, PressureRetiresTheLeastRecentlyUsedQuiescent) {
   DcTargetTable t(limits(2));
   for (std::uint32_t host : {1u, 2u}) {
-    const DcLookup o = t.on_request(ident(host, 7), 50, true, host);
-    t.on_request(ident(host, 7), 50, false, host + 10);
+    const DcLookup o = t.on_request(ident(host, 7), 50, true, 0, host);
+    t.on_request(ident(host, 7), 50, false, 200 + host, host + 10);
     t.settle(o.ctx, true, 200 + host);
   }
-  const DcLookup c = t.on_request(ident(3, 7), 1, true, 100);
+  const DcLookup c = t.on_request(ident(3, 7), 1, true, 0, 100);
   ASSERT_EQ(c.verdict, DcVerdict::kOpened);
   ASSERT_TRUE(c.evicted);
   EXPECT_EQ(c.old, ident(1, 7));
@@ -130,50 +130,68 @@ TEST(DcTargetTable_OnRequest, PressureRetiresTheLeastRecentlyUsedQuiescent) {
   EXPECT_EQ(c.old_epsn, 201u);
   EXPECT_EQ(t.counters().retired_pressure, 1u);
   // Host 1's retransmission meets the record: GONE with what ran.
-  const DcLookup g = t.on_request(ident(1, 7), 50, false, 110);
+  const DcLookup g = t.on_request(ident(1, 7), 50, false, 0, 110);
   EXPECT_EQ(g.verdict, DcVerdict::kGone);
   EXPECT_EQ(g.value, 201u);
   // Also a SYN of that connection never opens a context again.
-  EXPECT_EQ(t.on_request(ident(1, 7), 50, true, 120).verdict, DcVerdict::kGone);
+  EXPECT_EQ(t.on_request(ident(1, 7), 50, true, 0, 120).verdict, DcVerdict::kGone);
   EXPECT_EQ(t.size(), 2u);
+}
+
+// The newest acknowledgement counts: a reordered older packet does not
+// take it back, and only a context whose initiator acknowledged its
+// expected PSN is retired under pressure.
+TEST(DcTargetTable_OnRequest, NewestAcknowledgementMakesAContextClean) {
+  DcTargetTable t(limits(1));
+  const DcLookup a = t.on_request(ident(1, 7), 5, true, 0, 1);
+  t.on_request(ident(1, 7), 5, false, 9, 2);
+  t.on_request(ident(1, 7), 5, false, 4, 3);  // older, arrived late
+  t.settle(a.ctx, true, 10);
+  EXPECT_EQ(t.on_request(ident(2, 7), 1, true, 0, 4).verdict, DcVerdict::kBusy);
+  t.on_request(ident(1, 7), 5, false, 10, 5);
+  t.settle(a.ctx, true, 10);
+  const DcLookup b = t.on_request(ident(2, 7), 1, true, 0, 6);
+  EXPECT_EQ(b.verdict, DcVerdict::kOpened);
+  EXPECT_TRUE(b.evicted);
+  EXPECT_EQ(b.old_epsn, 10u);
 }
 
 TEST(DcTargetTable_OnRequest, OverwrittenRecordLeavesTheFloor) {
   // One record slot: every identity shares it.
   DcTargetTable t(limits(1, 0));
-  const DcLookup a = t.on_request(ident(1, 7), 50, true, 1);
-  t.on_request(ident(1, 7), 50, false, 2);
+  const DcLookup a = t.on_request(ident(1, 7), 50, true, 0, 1);
+  t.on_request(ident(1, 7), 50, false, 9, 2);
   t.settle(a.ctx, true, 9);
-  const DcLookup b = t.on_request(ident(2, 7), 60, true, 3);
+  const DcLookup b = t.on_request(ident(2, 7), 60, true, 0, 3);
   ASSERT_TRUE(b.evicted);
-  t.on_request(ident(2, 7), 60, false, 4);
+  t.on_request(ident(2, 7), 60, false, 4, 4);
   t.settle(b.ctx, true, 4);
-  const DcLookup c = t.on_request(ident(3, 7), 70, true, 5);
+  const DcLookup c = t.on_request(ident(3, 7), 70, true, 0, 5);
   ASSERT_EQ(c.verdict, DcVerdict::kOpened);
   EXPECT_EQ(t.counters().record_overwrites, 1u);
   // Host 1's record is gone; its connection 50 is at or below the floor
   // (60): UNKNOWN, not a new context.
-  const DcLookup u = t.on_request(ident(1, 7), 50, true, 6);
+  const DcLookup u = t.on_request(ident(1, 7), 50, true, 0, 6);
   EXPECT_EQ(u.verdict, DcVerdict::kUnknown);
   EXPECT_EQ(u.value, 60u);
 }
 
 TEST(DcTargetTable_OnRequest, FreshConnectionBelowAnotherFloorRetriesAbove) {
   DcTargetTable t(limits(1, 0));
-  const DcLookup a = t.on_request(ident(1, 7), 1000, true, 1);
-  t.on_request(ident(1, 7), 1000, false, 2);
+  const DcLookup a = t.on_request(ident(1, 7), 1000, true, 0, 1);
+  t.on_request(ident(1, 7), 1000, false, 0, 2);
   t.settle(a.ctx, true, 3);
   ASSERT_EQ(t.on_disconnect(ident(1, 7), 1000, 3).verdict, DcVerdict::kGone);
   // Host 2's counter is behind: told the floor, it takes a number above it.
-  const DcLookup u = t.on_request(ident(2, 7), 10, true, 3);
+  const DcLookup u = t.on_request(ident(2, 7), 10, true, 0, 3);
   ASSERT_EQ(u.verdict, DcVerdict::kUnknown);
   EXPECT_EQ(u.value, 1000u);
-  EXPECT_EQ(t.on_request(ident(2, 7), u.value + 1, true, 4).verdict, DcVerdict::kOpened);
+  EXPECT_EQ(t.on_request(ident(2, 7), u.value + 1, true, 0, 4).verdict, DcVerdict::kOpened);
 }
 
 TEST(DcTargetTable_OnDisconnect, RetiresOnlyAQuiescentContextAtTheInitiatorsPsn) {
   DcTargetTable t(limits(2));
-  const DcLookup a = t.on_request(ident(1, 7), 5, true, 1);
+  const DcLookup a = t.on_request(ident(1, 7), 5, true, 0, 1);
   t.settle(a.ctx, false, 8);
   EXPECT_EQ(t.on_disconnect(ident(1, 7), 5, 8).verdict, DcVerdict::kIgnore);
   t.settle(a.ctx, true, 8);
@@ -187,36 +205,36 @@ TEST(DcTargetTable_OnDisconnect, RetiresOnlyAQuiescentContextAtTheInitiatorsPsn)
   EXPECT_EQ(t.on_disconnect(ident(1, 7), 5, 8).verdict, DcVerdict::kGone);
   EXPECT_EQ(t.on_disconnect(ident(9, 7), 5, 8).verdict, DcVerdict::kUnknown);
   // The freed slot serves the next connection.
-  EXPECT_EQ(t.on_request(ident(2, 7), 1, true, 2).verdict, DcVerdict::kOpened);
-  EXPECT_EQ(t.on_request(ident(3, 7), 1, true, 2).verdict, DcVerdict::kOpened);
+  EXPECT_EQ(t.on_request(ident(2, 7), 1, true, 0, 2).verdict, DcVerdict::kOpened);
+  EXPECT_EQ(t.on_request(ident(3, 7), 1, true, 0, 2).verdict, DcVerdict::kOpened);
 }
 
 TEST(DcTargetTable_RetireStale, OldestFirstAfterTheStaleTime) {
   DcTargetTable t(limits(4));
-  const DcLookup a = t.on_request(ident(1, 7), 1, true, 100);
-  const DcLookup b = t.on_request(ident(2, 7), 1, true, 200);
+  const DcLookup a = t.on_request(ident(1, 7), 1, true, 0, 100);
+  const DcLookup b = t.on_request(ident(2, 7), 1, true, 0, 200);
   t.settle(a.ctx, false, 1);
   t.settle(b.ctx, false, 1);
   EXPECT_EQ(t.retire_stale(100 + kNsPerSec - 1), DcTargetTable::kNone);
   EXPECT_EQ(t.retire_stale(100 + kNsPerSec), a.ctx);
   EXPECT_EQ(t.retire_stale(100 + kNsPerSec), DcTargetTable::kNone);
   // A packet moves a context to the back.
-  t.on_request(ident(2, 7), 1, false, 150 + kNsPerSec);
+  t.on_request(ident(2, 7), 1, false, 0, 150 + kNsPerSec);
   EXPECT_EQ(t.retire_stale(250 + kNsPerSec), DcTargetTable::kNone);
   EXPECT_EQ(t.retire_stale(150 + 2 * kNsPerSec), b.ctx);
   EXPECT_EQ(t.counters().retired_stale, 2u);
-  EXPECT_EQ(t.on_request(ident(1, 7), 1, true, 5 * kNsPerSec).verdict, DcVerdict::kGone);
+  EXPECT_EQ(t.on_request(ident(1, 7), 1, true, 0, 5 * kNsPerSec).verdict, DcVerdict::kGone);
 }
 
 TEST(DcTargetTable_Clear, EveryContextGoesRecordsStay) {
   DcTargetTable t(limits(4));
-  const DcLookup a = t.on_request(ident(1, 7), 3, true, 1);
+  const DcLookup a = t.on_request(ident(1, 7), 3, true, 0, 1);
   t.settle(a.ctx, true, 4);
-  t.on_request(ident(2, 7), 3, true, 1);
+  t.on_request(ident(2, 7), 3, true, 0, 1);
   t.clear();
   EXPECT_EQ(t.size(), 0u);
-  EXPECT_EQ(t.on_request(ident(1, 7), 3, true, 2).verdict, DcVerdict::kGone);
-  EXPECT_EQ(t.on_request(ident(1, 7), 4, true, 2).verdict, DcVerdict::kOpened);
+  EXPECT_EQ(t.on_request(ident(1, 7), 3, true, 0, 2).verdict, DcVerdict::kGone);
+  EXPECT_EQ(t.on_request(ident(1, 7), 4, true, 0, 2).verdict, DcVerdict::kOpened);
 }
 
 // The index against a model under random opens, disconnects and lookups,
@@ -233,13 +251,13 @@ TEST(DcTargetTable_Index, RandomAgainstAModel) {
     const auto it = model.find(key);
     if (it == model.end()) {
       if (model.size() == 64) continue;
-      const DcLookup o = t.on_request(ident(host, qpn), ++conn, true, i);
+      const DcLookup o = t.on_request(ident(host, qpn), ++conn, true, 0, i);
       ASSERT_EQ(o.verdict, DcVerdict::kOpened) << i;
       ASSERT_FALSE(o.evicted);
       t.settle(o.ctx, true, 0);
       model[key] = o.ctx;
     } else if (rng() % 2 == 0) {
-      const DcLookup r = t.on_request(ident(host, qpn), t.conn(it->second), false, i);
+      const DcLookup r = t.on_request(ident(host, qpn), t.conn(it->second), false, 0, i);
       ASSERT_EQ(r.verdict, DcVerdict::kRun) << i;
       ASSERT_EQ(r.ctx, it->second);
       t.settle(r.ctx, true, 0);
@@ -256,7 +274,7 @@ TEST(DcTargetTable_MemoryBytes, BoundedByTheLimits) {
   DcTargetTable t(limits(4096, 16));
   // Contexts (< 128 B each), the index (2 slots of 4 B each) and 16 B records.
   EXPECT_LE(t.memory_bytes(), 4096u * 128 + 8192u * 4 + 65536u * 20 + 4096u * 4);
-  for (std::uint32_t h = 0; h < 10000; ++h) t.on_request(ident(h, 1), 1, true, h);
+  for (std::uint32_t h = 0; h < 10000; ++h) t.on_request(ident(h, 1), 1, true, 0, h);
   EXPECT_EQ(t.size(), 4096u);
   EXPECT_LE(t.memory_bytes(), 4096u * 128 + 8192u * 4 + 65536u * 20 + 4096u * 4);
 }

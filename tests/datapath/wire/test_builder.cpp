@@ -265,20 +265,22 @@ TEST(BuildRoce, DcHeaderRightAfterBth) {
   const std::uint8_t payload[5] = {1, 2, 3, 4, 5};
   std::array<std::uint8_t, 256> buf{};
   PacketSpec s = sample_spec(op::kDcWriteOnlyImm, payload);
-  s.dc_eth = DcEthHdr::make(0x0102030405060708ull, true, 0x0a0b0c, 0x0d0e, 0x11121314, 0x161718);
+  s.dc_eth = DcEthHdr::make(0x0102030405060708ull, true, 0x0a0b0c, 0x0d0e, 0x11121314, 0x161718,
+                            0x191a1b);
   int n = build_roce(s, buf);
-  ASSERT_EQ(n, 14 + 20 + 8 + 12 + 24 + 16 + 4 + 8 + 4);
+  ASSERT_EQ(n, 14 + 20 + 8 + 12 + 28 + 16 + 4 + 8 + 4);
   EXPECT_EQ(buf[42], 0xeb);
-  EXPECT_EQ(to_hex(std::span(buf.data() + 54, 24)),
+  EXPECT_EQ(to_hex(std::span(buf.data() + 54, 28)),
             "0102030405060708"
             "800a0b0c"
             "0d0e0000"
             "11121314"
-            "00161718");
-  EXPECT_EQ(RethHdr::read(buf.data() + 78).rkey(), testing::kSampleRkey);
-  EXPECT_EQ(ImmDtHdr::read(buf.data() + 94).imm(), testing::kSampleImm);
-  EXPECT_EQ(buf[98], 1);
-  EXPECT_EQ(roce_payload_offset(s), 98u);
+            "00161718"
+            "00191a1b");
+  EXPECT_EQ(RethHdr::read(buf.data() + 82).rkey(), testing::kSampleRkey);
+  EXPECT_EQ(ImmDtHdr::read(buf.data() + 98).imm(), testing::kSampleImm);
+  EXPECT_EQ(buf[102], 1);
+  EXPECT_EQ(roce_payload_offset(s), 102u);
   EXPECT_TRUE(icrc_ok(std::span(buf.data() + 14, static_cast<std::size_t>(n - 14))));
 
   s = sample_spec(op::kDcAtomicAck);
@@ -293,7 +295,7 @@ TEST(BuildRoce, DcHeaderRightAfterBth) {
 
   s = testing::sample_spec_ipv6(op::kDcDisconnect);
   n = build_roce(s, buf);
-  ASSERT_EQ(n, 14 + 40 + 8 + 12 + 24 + 4);
+  ASSERT_EQ(n, 14 + 40 + 8 + 12 + 28 + 4);
   EXPECT_EQ(buf[62], 0xf8);
   EXPECT_EQ(DcEthHdr::read(buf.data() + 74).conn(), testing::kSampleConn);
   EXPECT_TRUE(icrc_ok(std::span(buf.data() + 14, static_cast<std::size_t>(n - 14))));

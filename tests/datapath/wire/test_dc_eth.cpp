@@ -7,16 +7,17 @@ namespace {
 
 TEST(DcEthHdr_Make, BigEndianLayout) {
   const DcEthHdr h =
-      DcEthHdr::make(0x0102030405060708ull, true, 0x0a0b0c, 0x0d0e, 0x11121314, 0x161718);
-  const std::uint8_t want[DcEthHdr::kSize] = {1,    2,    3,    4,    5,    6,    7,    8,
-                                              0x80, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0,    0,
-                                              0x11, 0x12, 0x13, 0x14, 0,    0x16, 0x17, 0x18};
+      DcEthHdr::make(0x0102030405060708ull, true, 0x0a0b0c, 0x0d0e, 0x11121314, 0x161718, 0x191a1b);
+  const std::uint8_t want[DcEthHdr::kSize] = {1,    2,    3,    4,    5,    6,    7,
+                                              8,    0x80, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e,
+                                              0,    0,    0x11, 0x12, 0x13, 0x14, 0,
+                                              0x16, 0x17, 0x18, 0,    0x19, 0x1a, 0x1b};
   for (std::size_t i = 0; i < DcEthHdr::kSize; ++i) EXPECT_EQ(h.raw[i], want[i]) << i;
 }
 
 TEST(DcEthHdr_Read, RoundTrip) {
-  const DcEthHdr h =
-      DcEthHdr::make(0xfedcba9876543210ull, false, 0x00abcdef, 0xffff, 0xffffffffu, 0x00fffffe);
+  const DcEthHdr h = DcEthHdr::make(0xfedcba9876543210ull, false, 0x00abcdef, 0xffff, 0xffffffffu,
+                                    0x00fffffe, 0xff123456);
   std::uint8_t buf[DcEthHdr::kSize];
   h.write(buf);
   const DcEthHdr r = DcEthHdr::read(buf);
@@ -27,6 +28,8 @@ TEST(DcEthHdr_Read, RoundTrip) {
   EXPECT_EQ(r.lane(), 0xffff);
   EXPECT_EQ(r.conn(), 0xffffffffu);
   EXPECT_EQ(r.first_psn(), 0x00fffffeu);
+  EXPECT_EQ(r.acked_psn(), 0x00123456u);  // 24 bits kept
+  EXPECT_EQ(r.raw[24], 0);
 }
 
 // The 24-bit fields keep their low 24 bits and leave the bytes beside them

@@ -138,7 +138,7 @@ TEST(OpcodeTable, DcOpcodesMirrorRc) {
   EXPECT_EQ(opcode_info(op::kDcAtomicAck).ext_len, 12 + 4 + 8);
   EXPECT_EQ(opcode_info(op::kDcReadResponseMiddle).ext, ext_bit(ExtHdr::kDcAeth));
   EXPECT_EQ(opcode_info(op::kDcReadRequest).ext, ext_bit(ExtHdr::kDcEth) | ext_bit(ExtHdr::kReth));
-  EXPECT_EQ(opcode_info(op::kDcCompareSwap).ext_len, 24 + 28);
+  EXPECT_EQ(opcode_info(op::kDcCompareSwap).ext_len, 28 + 28);
   EXPECT_EQ(opcode_info(op::kDcSendMiddle).ext, ext_bit(ExtHdr::kDcEth));
   EXPECT_EQ(opcode_name(op::kDcSendFirst), "DC_SEND_FIRST");
   EXPECT_EQ(opcode_name(op::kDcSendOnlyInv), "DC_SEND_ONLY_WITH_INVALIDATE");
@@ -196,7 +196,7 @@ TEST(ExtHdr, CanonicalOrderSizesAndNames) {
   EXPECT_EQ(static_cast<int>(ExtHdr::kReth), 3);
   EXPECT_EQ(static_cast<std::size_t>(ExtHdr::kCnp), kNumExtHdrs - 1);
   EXPECT_EQ(ext_bit(ExtHdr::kCnp), 0x200);
-  EXPECT_EQ(ext_hdr_size(ExtHdr::kDcEth), 24u);
+  EXPECT_EQ(ext_hdr_size(ExtHdr::kDcEth), 28u);
   EXPECT_EQ(ext_hdr_size(ExtHdr::kDcAeth), 12u);
   EXPECT_EQ(ext_hdr_size(ExtHdr::kCnp), 16u);
   EXPECT_EQ(ext_hdr_name(ExtHdr::kDcEth), "DCETH");
@@ -298,8 +298,8 @@ TEST(PathMtu, ForEthMtuBoundaries) {
   static_assert(path_mtu_for_eth_mtu(9000) == PathMtu::k4096);
 }
 
-// DC RDMA WRITE ONLY with immediate: DCETH 24 + RETH 16 + ImmDt 4 = 44,
-// so 20 + 8 + 12 + 44 + 4 = 88 bytes beside a full payload.
+// DC RDMA WRITE ONLY with immediate: DCETH 28 + RETH 16 + ImmDt 4 = 48,
+// so 20 + 8 + 12 + 48 + 4 = 92 bytes beside a full payload.
 TEST(PathMtu, DcOverheadIsTheLargestDcPayloadOpcodeHeaders) {
   std::size_t max_ext = 0;
   std::vector<std::uint8_t> at_max;
@@ -315,28 +315,28 @@ TEST(PathMtu, DcOverheadIsTheLargestDcPayloadOpcodeHeaders) {
   EXPECT_EQ(max_ext, DcEthHdr::kSize + RethHdr::kSize + ImmDtHdr::kSize);
   EXPECT_EQ(at_max, (std::vector<std::uint8_t>{op::kDcWriteOnlyImm}));
   EXPECT_EQ(max_dc_payload_ext_len(), max_ext);
-  EXPECT_EQ(kDcPathMtuOverhead, 88u);
+  EXPECT_EQ(kDcPathMtuOverhead, 92u);
   EXPECT_EQ(kDcPathMtuOverhead, kPathMtuOverhead + DcEthHdr::kSize);
-  EXPECT_EQ(kMinDcEthMtu, 344u);
+  EXPECT_EQ(kMinDcEthMtu, 348u);
 }
 
-// Path MTU m fits a DC QP from Ethernet MTU m + 88 up.
+// Path MTU m fits a DC QP from Ethernet MTU m + 92 up.
 TEST(PathMtu, DcForEthMtu) {
   EXPECT_EQ(dc_path_mtu_for_eth_mtu(1500), PathMtu::k1024);
   EXPECT_EQ(dc_path_mtu_for_eth_mtu(9000), PathMtu::k4096);
   EXPECT_EQ(dc_path_mtu_for_eth_mtu(4159), PathMtu::k2048);
   EXPECT_EQ(dc_path_mtu_for_eth_mtu(4160), PathMtu::k2048);  // RC's 4096
-  EXPECT_EQ(dc_path_mtu_for_eth_mtu(4183), PathMtu::k2048);
-  EXPECT_EQ(dc_path_mtu_for_eth_mtu(4184), PathMtu::k4096);
-  EXPECT_EQ(dc_path_mtu_for_eth_mtu(1111), PathMtu::k512);
-  EXPECT_EQ(dc_path_mtu_for_eth_mtu(1112), PathMtu::k1024);
+  EXPECT_EQ(dc_path_mtu_for_eth_mtu(4187), PathMtu::k2048);
+  EXPECT_EQ(dc_path_mtu_for_eth_mtu(4188), PathMtu::k4096);
+  EXPECT_EQ(dc_path_mtu_for_eth_mtu(1115), PathMtu::k512);
+  EXPECT_EQ(dc_path_mtu_for_eth_mtu(1116), PathMtu::k1024);
   EXPECT_EQ(dc_path_mtu_for_eth_mtu(kMinDcEthMtu), PathMtu::k256);
   EXPECT_EQ(dc_path_mtu_for_eth_mtu(kMinDcEthMtu - 1), std::nullopt);
   EXPECT_EQ(dc_path_mtu_for_eth_mtu(kMinRoceEthMtu), std::nullopt);
   for (std::uint8_t c = 1; c <= 5; ++c) {
     const auto m = static_cast<PathMtu>(c);
     EXPECT_EQ(dc_path_mtu_for_eth_mtu(path_mtu_bytes(m) + kDcPathMtuOverhead), m);
-    // RC's threshold is 24 bytes lower: there DC gets the next smaller one.
+    // RC's threshold is 28 bytes lower: there DC gets the next smaller one.
     const std::uint32_t rc_min = path_mtu_bytes(m) + kPathMtuOverhead;
     EXPECT_EQ(path_mtu_for_eth_mtu(rc_min), m);
     if (c > 1) {
