@@ -265,6 +265,25 @@ TEST_F(ClientSessionTest, CreateQp_DcShapeHandlesAndNoLeak) {
   EXPECT_EQ(dct_qp.sq_bytes, 0u);
   EXPECT_EQ(dct_qp.rq_bytes, 0u);
   EXPECT_EQ(dct_qp.cap.max_send_wr, 0u);
+  // Its AV gives only the reply's traffic class: a zero destination GID is
+  // fine and nothing is resolved.
+  ctl::ModifyQpReq m{};
+  m.qp_handle = dct_qp.qp_handle;
+  m.attr_mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS;
+  m.attr.qp_state = IBV_QPS_INIT;
+  m.attr.port_num = 1;
+  ASSERT_EQ(a_.call(Op::kModifyQp, m).status, 0);
+  m.attr_mask = IBV_QP_STATE | IBV_QP_MIN_RNR_TIMER | IBV_QP_AV | IBV_QP_PATH_MTU;
+  m.attr.qp_state = IBV_QPS_RTR;
+  m.attr.path_mtu = IBV_MTU_1024;
+  m.attr.min_rnr_timer = 12;
+  m.attr.ah_attr.is_global = 1;
+  m.attr.ah_attr.port_num = 1;
+  m.attr.ah_attr.grh.traffic_class = 26 << 2;
+  ASSERT_EQ(a_.call(Op::kModifyQp, m).status, 0);
+  const auto qq = a_.call(Op::kQueryQp, ctl::QueryQpReq{dct_qp.qp_handle, 0});
+  ASSERT_EQ(qq.status, 0);
+  EXPECT_EQ(qq.as<ctl::QueryQpRep>().attr.qp_state, IBV_QPS_RTR);
 
   ctl::CreateQpReq dci{};
   dci.pd_handle = pd;
