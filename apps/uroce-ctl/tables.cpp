@@ -141,6 +141,7 @@ std::string render_qps(const json& j) {
            cell(tr, "tx_retransmits"), cell(e, "bad_wqes")});
   }
   std::string out = t.render();
+  out += render_dc(j);
   if (child(j, "qps_truncated").is_boolean() && child(j, "qps_truncated").get<bool>()) {
     out += "(more QPs than one status message holds: list truncated)\n";
   }
@@ -157,6 +158,58 @@ std::string ms(const json& j, const char* key) {
 std::string yes_no(const json& j, const char* key) {
   const json& v = child(j, key);
   return v.is_boolean() ? (v.get<bool>() ? "yes" : "no") : "-";
+}
+
+namespace {
+
+// "a=1 b=2" for the non-zero numbers of an object; "-" when all are zero.
+std::string nonzero(const json& j) {
+  std::string out;
+  if (j.is_object()) {
+    for (const auto& [k, v] : j.items()) {
+      if (v.is_number() && v.get<double>() != 0)
+        out += (out.empty() ? "" : " ") + k + "=" + v.dump();
+    }
+  }
+  return out.empty() ? "-" : out;
+}
+
+}  // namespace
+
+// DC (docs/dc.md): each device's context pool once it has one, every DCI
+// stream (its target and connection) and every DCT.
+std::string render_dc(const json& j) {
+  std::string out;
+  for (const auto& dev : child(j, "devices")) {
+    const json& p = child(child(dev, "dc"), "pool");
+    if (!p.is_object()) continue;
+    out += fmt::format("{}: DC pool {} of {} contexts open, {} bytes; {}\n", cell(dev, "name"),
+                       cell(p, "open"), cell(p, "contexts"), cell(p, "bytes"),
+                       nonzero(child(p, "counters")));
+  }
+  Table s({"DEVICE", "DCI", "STREAM", "STATE", "BOUND", "DCTN", "CONN", "SYN", "SQ", "CONNECTS",
+           "WAIT_SWITCH", "COUNTERS"});
+  Table d({"DEVICE", "DCT", "STATE", "CONTEXTS", "RX_REQUESTS", "KEY_VIOLATIONS", "COUNTERS"});
+  bool any_dci = false, any_dct = false;
+  for (const auto& q : child(j, "qps")) {
+    for (const auto& st : child(child(q, "dci"), "streams")) {
+      any_dci = true;
+      const json& c = child(st, "counters");
+      s.add({cell(q, "device"), cell(q, "qpn"), cell(st, "stream"), cell(q, "state"),
+             yes_no(st, "bound"), cell(st, "dctn"), cell(st, "conn"), yes_no(st, "syn"),
+             cell(st, "send_queue"), cell(c, "connects"), cell(c, "wait_switch"), nonzero(c)});
+    }
+    const json& t = child(q, "dct");
+    if (t.is_object()) {
+      any_dct = true;
+      const json& c = child(t, "counters");
+      d.add({cell(q, "device"), cell(q, "qpn"), cell(q, "state"), cell(t, "contexts"),
+             cell(c, "rx_requests"), cell(c, "key_violations"), nonzero(c)});
+    }
+  }
+  if (any_dci) out += (out.empty() ? "" : "\n") + s.render();
+  if (any_dct) out += (out.empty() ? "" : "\n") + d.render();
+  return out.empty() ? out : "\n" + out;
 }
 
 std::string render_pfc(const json& j) {

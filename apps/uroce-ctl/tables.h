@@ -31,6 +31,9 @@ std::string render_status(const nlohmann::json& j);
 std::string render_counters(const nlohmann::json& j);
 // `uroce-ctl qps`: one row per QP.
 std::string render_qps(const nlohmann::json& j);
+// DC (docs/dc.md), part of render_qps: each device's context pool, every
+// DCI stream and every DCT; empty without any.
+std::string render_dc(const nlohmann::json& j);
 // `uroce-ctl pfc`: per device, one row per priority (PFC frames sent and
 // received, time paused each way, storm state, frames held), then the bad
 // PFC input and the TTL loop signals.

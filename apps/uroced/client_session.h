@@ -180,6 +180,7 @@ class ClientSession {
     std::uint32_t pd = 0, send_cq = 0, recv_cq = 0, srq = 0;
     std::uint32_t qpn = 0;
     std::uint32_t type = 0;  // ibv_qp_type (IBV_QPT_DRIVER for DC)
+    bool dc = false;         // a DCI or a DCT
     ibv_qp_cap cap{};
     bool sq_sig_all = false;
     ArenaExtent sq, rq;  // sq: none for a DCT; rq: none with an SRQ or DC

@@ -1,4 +1,5 @@
 #include "apps/uroced/config.h"
+#include "apps/uroced/config_dc.h"
 #include "apps/uroced/config_values.h"
 
 #include <toml++/toml.h>
@@ -125,6 +126,8 @@ std::string parse_device_spec(std::string_view spec, std::size_t index, DeviceCo
       err = parse_on_off(val, key, &out->homa.enabled);
     } else if (const HomaKey* hk = find_homa_key(name)) {
       err = parse_homa_key(*hk, val, key, out);
+    } else if (const DcKey* dk = find_dc_key(name)) {
+      err = parse_dc_key(*dk, val, key, out);
     } else if (name == "tx_ttl" || name == "link_mbps" || name == "pace_granularity_ns" ||
                name == "cnp_dscp" || name == "cnp_interval_us" || name == "tx_limit_bytes" ||
                name == "class_quantum_bytes") {
@@ -155,7 +158,7 @@ std::string parse_device_spec(std::string_view spec, std::size_t index, DeviceCo
             "class_quantum_bytes, "
             "pace_granularity_ns, "
             "tx_limit_bytes, dcqcn, cnp_dscp, cnp_interval_us, " +
-            homa_key_names() + ")";
+            homa_key_names() + ", " + dc_key_names() + ")";
     }
     if (!err.empty()) return err;
     seen.insert(name);

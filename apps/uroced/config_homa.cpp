@@ -68,7 +68,7 @@ const HomaKey* find_homa_key(std::string_view name) {
 std::string homa_key_names() {
   std::string s = "homa";
   for (std::size_t j = 0; j < kHomaKeys.size(); ++j) {
-    s += (j + 1 == kHomaKeys.size() ? " or " : ", ") + std::string(kHomaKeys[j].name);
+    s += ", " + std::string(kHomaKeys[j].name);
   }
   return s;
 }

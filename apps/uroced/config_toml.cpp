@@ -5,6 +5,7 @@
 #include <string>
 
 #include "apps/uroced/config.h"
+#include "apps/uroced/config_dc.h"
 #include "apps/uroced/config_values.h"
 #include "datapath/base/toml_fields.h"
 #include "pfc/alpha.h"
@@ -164,6 +165,9 @@ std::string read_device(const toml::table& t, std::size_t index, DeviceConfig* d
   f.boolean("homa", d->homa.enabled);
   for (const HomaKey& k : kHomaKeys) {
     if (f.integer(k.name, i)) f.fail(set_homa_key(k, i, f.key_path(k.name), d));
+  }
+  for (const DcKey& k : kDcKeys) {
+    if (f.integer(k.name, i)) f.fail(set_dc_key(k, i, f.key_path(k.name), d));
   }
   if (const toml::table* pt = f.table("pfc", "a table ([device.pfc])")) {
     Fields pf = fields(*pt, f.key_path("pfc"));

@@ -134,8 +134,8 @@ struct HomaKey {
 extern const std::array<HomaKey, 9> kHomaKeys;
 
 const HomaKey* find_homa_key(std::string_view name);
-// "homa, homa_priorities, ... or homa_grant_timeout_us", for the
-// unknown-key message.
+// "homa, homa_priorities, ..., homa_grant_timeout_us", for the unknown-key
+// message (the DC keys follow them there).
 std::string homa_key_names();
 // Key `k` to `v` (TOML) or to the integer in `val` (--device); `key` names
 // it in the error.

@@ -46,6 +46,15 @@ struct HomaReceiverStatus {
   std::uint32_t generation = 0;
 };
 
+// The DC target's context pool of one device (transport/dc_target.h), once
+// its first DCT made it.
+struct DcPoolStatus {
+  transport::DcTargetCounters counters{};
+  std::uint32_t open = 0;      // contexts serving a connection now
+  std::uint32_t capacity = 0;  // dc_contexts
+  std::uint64_t bytes = 0;     // the table and the contexts
+};
+
 // What a Status request shows of one device, read in one engine call.
 struct DeviceSnapshot {
   engine::VnicCounters counters{};
@@ -60,6 +69,8 @@ struct DeviceSnapshot {
   // The Homa-like scheduler, when the device runs it (config().homa.enabled).
   bool has_homa = false;
   HomaReceiverStatus homa{};
+  bool has_dc_pool = false;
+  DcPoolStatus dc_pool{};
 };
 
 class Device {

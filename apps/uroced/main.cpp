@@ -35,6 +35,7 @@
 
 #include "apps/uroced/affinity.h"
 #include "apps/uroced/config.h"
+#include "apps/uroced/config_dc.h"
 #include "apps/uroced/log.h"
 #include "apps/uroced/ports.h"
 #include "apps/uroced/server.h"
@@ -213,6 +214,7 @@ int run(const DaemonConfig& cfg) {
                    d.dcqcn.cnp_interval_ns / kNsPerUs);
     }
     vc.homa = d.homa;
+    apply_dc_keys(d, &vc);
     if (d.homa.enabled) {
       const sched::homa::HomaSettings& h = d.homa;
       spdlog::info(

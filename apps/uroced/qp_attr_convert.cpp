@@ -128,6 +128,18 @@ int av_from_ibv(const ibv_ah_attr& ah, const engine::PfcEndpointConfig& pfc,
   return 0;
 }
 
+int dc_av_from_ibv(const ibv_ah_attr& ah, const engine::PfcEndpointConfig& pfc,
+                   transport::PathAddr* av) {
+  if (ah.port_num != transport::kPortNum) return EINVAL;
+  transport::PathAddr a;
+  a.ttl = pfc.ttl.tx_ttl;
+  a.dscp = ah.is_global != 0 && ah.grh.traffic_class != 0
+               ? static_cast<std::uint8_t>(ah.grh.traffic_class >> 2)
+               : pfc.map.tx_dscp_of_sl(ah.sl);
+  *av = a;
+  return 0;
+}
+
 void ibv_from_query(const engine::QpQuery& q, const port::GidTable& gids, ibv_qp_attr* out) {
   const transport::QpAttrValues& v = q.values;
   ibv_qp_attr a;

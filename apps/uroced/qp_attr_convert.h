@@ -76,6 +76,14 @@ int av_from_ibv(const ibv_ah_attr& ah, const engine::PfcEndpointConfig& pfc,
 // it was set: GRH with dgid ::ffff:<dip> and sgid_index 1, or over IPv6 the
 // IPv6 destination and the index of the source in `gids`; traffic class and
 // hop limit; port 1.
+// A DC QP's IBV_QP_AV (docs/dc.md): a DCT answers whoever sent the
+// request and a DCI's targets come with each WR, so the AV gives only the
+// traffic class (DSCP, or the SL's through the PFC map) and, with the TX
+// TTL, the hop limit; its destination GID is not looked at (mlx5 DC users
+// leave it zero) and nothing is resolved. EINVAL for a port other than 1.
+int dc_av_from_ibv(const ibv_ah_attr& ah, const engine::PfcEndpointConfig& pfc,
+                   transport::PathAddr* av);
+
 void ibv_from_query(const engine::QpQuery& q, const port::GidTable& gids, ibv_qp_attr* out);
 
 // A SetQpSched request as the engine applies it. EINVAL for unknown flags,

@@ -275,6 +275,7 @@ int ClientSession::on_create_qp(const ctl::CreateQpReq& r, ctl::CreateQpRep* rep
   q.srq = r.srq_handle;
   q.qpn = qpn;
   q.type = r.qp_type;
+  q.dc = transport::is_dc(shape.type);
   q.cap = g;
   q.sq_sig_all = r.sq_sig_all != 0;
   ++pd->second.refs;
@@ -333,7 +334,11 @@ int ClientSession::on_modify_qp(const ctl::ModifyQpReq& r, ctl::NoReply*, InFds&
     return rc;
   }
   if (rate && m.mask == 0) return dev_->set_qp_sched(r.qp_handle, sched);
-  if ((r.attr_mask & transport::qp_attr::kAv) != 0) {
+  if ((r.attr_mask & transport::qp_attr::kAv) != 0 && it->second.dc) {
+    if (int rc = dc_av_from_ibv(r.attr.ah_attr, dev_->config().pfc, &m.values.av); rc != 0) {
+      return rc;
+    }
+  } else if ((r.attr_mask & transport::qp_attr::kAv) != 0) {
     if (int rc = av_from_ibv(r.attr.ah_attr, dev_->config().pfc, gid_table(dev_->config()),
                              &m.values.av);
         rc != 0) {

@@ -1,5 +1,6 @@
 #include "apps/uroced/status_json.h"
 
+#include "apps/uroced/config_dc.h"
 #include "datapath/engine/pfc_status_json.h"
 
 namespace uroce::sched {
@@ -21,6 +22,16 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(HomaSettings, enabled, priorities, unsched_pr
 namespace uroce::transport {
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RcHomaCounters, gated, mlen, wait_grant, grants, grant_stale,
                                    timeouts, fallbacks)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(DcTargetCounters, opened, restarted, retired_pressure,
+                                   retired_disconnect, retired_stale, stale_conn, gone, unknown,
+                                   busy, record_overwrites)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(DctCounters, rx_requests, key_violations, drop_state,
+                                   drop_not_dc, drop_other_dct, drop_stale, tx_gone, tx_unknown,
+                                   tx_busy, tx_key_violation, tx_no_buffer)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(DciCounters, bad_lane, bad_status, stream_recoveries)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(DcStreamCounters, connects, wait_switch, disconnects, gone,
+                                   unknown_restart, unknown_abort, busy, key_violations,
+                                   stale_answers)
 }  // namespace uroce::transport
 
 namespace uroce::daemon {
@@ -216,6 +227,7 @@ json counters_json(const engine::VnicCounters& c) {
   j["srq_full"] = c.srq_full;
   j["srq_bad_wqe"] = c.srq_bad_wqe;
   j["error_cqe_deferred"] = c.error_cqe_deferred;
+  j["dc_no_cq"] = c.dc_no_cq;
   j["cqes"] = c.cq.cqes;
   j["cq_overflow"] = c.cq.overflow;
   j["comp_events"] = c.cq.comp_events;
@@ -304,9 +316,42 @@ json qp_json(const std::string& device, const engine::QpStatus& q) {
     case transport::QpType::kRc: j["transport"] = rc_json(q.rc); break;
     case transport::QpType::kUc: j["transport"] = uc_json(q.uc); break;
     case transport::QpType::kUd: j["transport"] = ud_json(q.ud); break;
-    case transport::QpType::kDci:
-    case transport::QpType::kDct: break;  // the engine reports no DC counters yet
+    case transport::QpType::kDci: {
+      // The lanes' RC counters summed, then one line per stream.
+      j["transport"] = rc_json(q.rc);
+      json streams = json::array();
+      for (std::size_t i = 0; i < q.dci_streams.size(); ++i) {
+        const engine::QpStatus::DcStream& s = q.dci_streams[i];
+        streams.push_back({{"stream", i},
+                           {"bound", s.bound},
+                           {"dctn", s.dctn},
+                           {"conn", s.conn},
+                           {"syn", s.syn},
+                           {"send_queue", s.send_queue},
+                           {"counters", s.ctr}});
+      }
+      j["dci"] = {{"counters", q.dci}, {"streams", streams}};
+      break;
+    }
+    case transport::QpType::kDct:
+      // The RC counters of the contexts it served, retired ones included.
+      j["transport"] = rc_json(q.rc);
+      j["dct"] = {{"contexts", q.dct_contexts}, {"counters", q.dct}};
+      break;
   }
+  return j;
+}
+
+json dc_json(const engine::VnicConfig& c, const DeviceSnapshot& s) {
+  json settings;
+  for (const DcKey& k : kDcKeys) settings[std::string(k.name)] = c.*k.vnic;
+  json j = {{"settings", settings}, {"pool", nullptr}};
+  if (!s.has_dc_pool) return j;
+  const DcPoolStatus& p = s.dc_pool;
+  j["pool"] = {{"contexts", p.capacity},
+               {"open", p.open},
+               {"bytes", p.bytes},
+               {"counters", p.counters}};
   return j;
 }
 
@@ -428,6 +473,7 @@ json device_json(const Device& d, const DeviceSnapshot& s) {
   j["pfc"] = engine::pfc_status_json(s.pfc);
   j["sched"] = sched_json(c);
   j["homa"] = homa_json(c, s);
+  j["dc"] = dc_json(c, s);
   return j;
 }
 

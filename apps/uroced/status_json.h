@@ -30,14 +30,22 @@
 //                           "receiver": null (off) | {"tracked", "outstanding",
 //                              "counters": {GrantCounters}, "generation",
 //                              "cutoffs": [{"level", "priority",
-//                                           "max_length" (null: any length)}]}}}],
+//                                           "max_length" (null: any length)}]}},
+//                  "dc": {"settings": {every key of config_dc.h's kDcKeys},
+//                         "pool": null (no DCT yet) | {"contexts", "open",
+//                            "bytes", "counters": {DcTargetCounters}}}}],
 //     "qps":     [{"device", "id", "qpn", "type", "state", "client", "dest_qpn",
 //                  "send_queue", "recv_queue", "engine": {...},
 //                  "sched": {"class", "pinned", "paced", "rate_bps", "burst_bytes",
 //                            "typical_bytes", "parks", "paced_ns", "sent_bytes",
 //                            "waiting"},
 //                  "homa_peer", "homa": {RcHomaCounters}   (RC QPs only),
-//                  "transport": {... the counters of its type}}]   (kStatusQps)
+//                  "transport": {... the counters of its type; RC's for DC},
+//                  "dci": {"counters": {DciCounters}, "streams": [{"stream",
+//                          "bound", "dctn", "conn", "syn", "send_queue",
+//                          "counters": {DcStreamCounters}}]}   (DCIs only),
+//                  "dct": {"contexts", "counters": {DctCounters}}   (DCTs only)}]
+//                                                               (kStatusQps)
 //     "clients": [{"id", "pid", "uid", "gid", "device", "requests",
 //                  "bad_requests", "used": {as in "users"}, "objects": {"pds": [handles], "mrs", "comp_channels",
 //                  "cqs", "srqs", "ahs", "qps": [{"handle", "qpn"}]}}]  (kStatusClients)
@@ -87,6 +95,9 @@ nlohmann::json sched_json(const engine::VnicConfig& c);
 // The Homa-like scheduler: the device's settings, and its receiver's state
 // when it runs (s.has_homa).
 nlohmann::json homa_json(const engine::VnicConfig& c, const DeviceSnapshot& s);
+// The DC target's settings (config_dc.h's keys) and its context pool once
+// the device has one.
+nlohmann::json dc_json(const engine::VnicConfig& c, const DeviceSnapshot& s);
 nlohmann::json qp_json(const std::string& device, const engine::QpStatus& q);
 nlohmann::json client_json(const ClientSummary& c);
 nlohmann::json device_json(const Device& d, const DeviceSnapshot& s);

@@ -142,6 +142,13 @@ class VnicDevice final : public Device {
         out->homa.cutoffs = vnic_.homa_cutoffs();
         out->homa.generation = vnic_.homa_generation();
       }
+      if (const transport::DcTargetPool* p = vnic_.dc_pool()) {
+        out->has_dc_pool = true;
+        out->dc_pool.counters = p->table().counters();
+        out->dc_pool.open = p->table().size();
+        out->dc_pool.capacity = p->table().capacity();
+        out->dc_pool.bytes = p->memory_bytes();
+      }
     });
   }
   void gsi_drain(std::vector<engine::GsiMad>* out) override {

@@ -1,5 +1,6 @@
 // One virtual NIC's datapath (a device: uroce0, ...): its port, ARP agent and
-// neighbour table, MR table, QPs (RC, UC, UD), SRQs, CQs and AHs, the
+// neighbour table, MR table, QPs (RC, UC, UD, DCI, DCT), SRQs, CQs and AHs,
+// the DC target's context pool, the
 // doorbell pages of its clients, and one engine iteration over them.
 // Templated on the port adapter (EthPortIo in the daemon, SimPortIo in tests,
 // the testbed's EnginePortIo) and the TX scheduling policy.
@@ -18,6 +19,8 @@
 //   cc.h         DCQCN: ECN marking, CNPs in and out, rates to the pacer
 //   homa.h       the Homa-like scheduler: discovery, grants, MLEN, cutoffs
 //   gsi.h        QP1 (the GSI): CM MADs in and out
+//   dc.h         DC QPs (docs/dc.md): creation, the context pool, their
+//                packets, timers and pump, status
 // They are compiled only in the explicit-instantiation units, one per port
 // adapter: vnic_eth.cpp, vnic_sim.cpp and testbed/engine_vnic.cpp. Everyone
 // else includes this header alone. docs/engine.md describes the loop.
@@ -110,6 +113,9 @@
 #include "datapath/shm/doorbell.h"
 #include "datapath/shm/ring.h"
 #include "datapath/shm/wqe_copy.h"
+#include "datapath/transport/dc_target.h"
+#include "datapath/transport/dci_qp.h"
+#include "datapath/transport/dct_qp.h"
 #include "datapath/transport/mr_table.h"
 #include "datapath/transport/qp_common.h"
 #include "datapath/transport/rc_qp.h"
@@ -203,18 +209,24 @@ class Vnic {
   // ENOENT, EBUSY (a QP still uses it).
   int destroy_srq(ObjId id);
 
-  // EINVAL (id 0, type, QPN 0/1 or over 24 bits, rings), EEXIST (id in use
-  // or the QPN's demux slot taken), ENOMEM (max_qps), ENOENT (send/recv CQ
-  // or SRQ id unknown). The transport queues get the rings' capacities (the
-  // granted max_send_wr / max_recv_wr); SGE and inline limits are clamped
-  // to transport::kMaxSge / kMaxInline. The async fd is made non-blocking.
+  // EINVAL (id 0, type, QPN 0/1 or over 24 bits, rings, a DCT without an
+  // SRQ or a DCI with one, DCI streams out of range), EEXIST (id in use or
+  // the QPN's demux slot taken), ENOMEM (max_qps), ENOENT (send/recv CQ or
+  // SRQ id unknown). A DCT has no send CQ and no SQ ring, a DCI no receive
+  // CQ and no RQ ring (QpCreate). The first DCT makes the device's DC
+  // context pool (VnicConfig::dc_*). The transport queues get the rings'
+  // capacities (the granted max_send_wr / max_recv_wr); SGE and inline
+  // limits are clamped to transport::kMaxSge / kMaxInline. The async fd is
+  // made non-blocking.
   int create_qp(const QpCreate& c);
   // The transport's modify (EINVAL on an illegal transition or value);
   // ENOENT. Moving to RESET also forgets an error completion the engine was
-  // holding for a rejected WQE (RESET discards WRs without completion).
+  // holding for a rejected WQE (RESET discards WRs without completion). A
+  // DC QP's path MTU is lowered to wire::dc_path_mtu_for_eth_mtu of the
+  // port MTU (its packets carry 24 more header bytes than RC's).
   int modify_qp(ObjId id, const QpModify& m);
-  // ENOENT. RC: the transport's query(). UC/UD: the attributes modify_qp
-  // applied, with the live state and PSNs (and UD's Q_Key).
+  // ENOENT. RC, DCI, DCT: the transport's query(). UC/UD: the attributes
+  // modify_qp applied, with the live state and PSNs (and UD's Q_Key).
   int query_qp(ObjId id, QpQuery* out);
   // TX scheduling (sched.h): a rate limit (paced through the timing wheel)
   // and/or a class, as QpSched says. ENOENT; EINVAL (a class out of range,
@@ -275,6 +287,9 @@ class Vnic {
   const port::NdCounters& nd_counters() const { return nd_.counters(); }
   // Appends one QpStatus per QP (control path only: allocates).
   void qp_status(std::vector<QpStatus>* out) const;
+  // The DC target's context pool (its table's counters, contexts open and
+  // capacity, bytes), or null before the device's first DCT.
+  const transport::DcTargetPool* dc_pool() const { return dc_pool_.get(); }
   std::uint32_t qp_count() const { return static_cast<std::uint32_t>(qp_ids_.size()); }
   std::uint32_t cq_count() const { return static_cast<std::uint32_t>(cqs_.size()); }
   std::uint32_t srq_count() const { return static_cast<std::uint32_t>(srqs_.size()); }
@@ -322,6 +337,7 @@ class Vnic {
   struct RecvCq;
   struct CcQp;
   struct HomaQp;
+  struct NoCq;
 
   // objects.h
   static port::ArpConfig arp_config(const VnicConfig& c);
@@ -413,6 +429,15 @@ class Vnic {
                  std::span<const std::uint8_t> hdr);
   std::uint32_t homa_peer_id(const QpEntry& e) const;
 
+  // dc.h
+  int make_dc_qp(const QpCreate& c, const transport::RcQpConfig& rc, QpEntry& e);
+  void dc_rx(TimeNs now, std::size_t frame_bytes);
+  void dc_packet(QpEntry& e, TimeNs now);
+  void dc_timer(QpEntry& e, TimeNs now);
+  sched::ServeResult serve_dc(QpEntry& e, std::uint32_t budget, TimeNs now);
+  void dc_status(const QpEntry& e, QpStatus* s) const;
+  wire::PathMtu dc_mtu_clamp(wire::PathMtu m) const;
+
   // tx.h
   std::uint32_t pump_phase(TimeNs now);
   sched::ServeResult serve(QpEntry& e, std::uint32_t budget, TimeNs now);
@@ -428,6 +453,13 @@ class Vnic {
   port::NdAgent nd_;
   transport::MrTable mrs_;
   AhTable ahs_;
+  // DC (dc.h): the connection numbers of every DCI stream of the device,
+  // and the DC target's context pool (made with the first DCT, kept until
+  // the device goes: its records and floors outlive DCTs, docs/dc.md).
+  // Declared before the QP slots, so that DCIs and DCTs, which keep
+  // references to them, are destroyed first.
+  transport::DcConnClock dc_clock_;
+  std::unique_ptr<transport::DcTargetPool> dc_pool_;
   QpDemux<QpEntry> demux_;
   std::vector<QpEntry> qps_;         // slots, fixed at construction
   std::vector<std::uint32_t> free_;  // free QP slots (stack)

@@ -12,6 +12,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "datapath/engine/cq_ring_sink.h"
 #include "datapath/engine/impairment.h"
@@ -20,6 +21,10 @@
 #include "datapath/port/arp_agent.h"
 #include "datapath/port/nd_agent.h"
 #include "datapath/shm/wqe_copy.h"
+#include "datapath/transport/dc_stream.h"
+#include "datapath/transport/dc_target.h"
+#include "datapath/transport/dci_qp.h"
+#include "datapath/transport/dct_qp.h"
 #include "datapath/transport/qp_attr.h"
 #include "datapath/transport/qp_common.h"
 #include "datapath/transport/rc_core.h"
@@ -78,7 +83,27 @@ struct VnicConfig {
   // The Homa-like scheduler between uroce peers (sched/homa_settings.h,
   // vnic/homa.h): off by default. Priorities map to DSCP through pfc.map.
   sched::homa::HomaSettings homa{};
+  // The DC target's context pool (docs/dc.md, "Target"; transport/
+  // dc_target.h), made with the device's first DCT and shared by all its
+  // DCTs, so a target's memory is bounded by these and not by its
+  // initiators: dc_contexts responder contexts, 2^dc_records_log2 records of
+  // retired connections, and the time without a packet after which a
+  // context is retired whatever its state. dc_stale_ms must exceed the
+  // initiators' retry span (timeout x retry count) or an initiator still
+  // retrying can meet a context retired behind its back.
+  std::uint32_t dc_contexts = 4096;
+  std::uint32_t dc_records_log2 = 16;
+  std::uint32_t dc_stale_ms = 10'000;
 };
+
+// The pool limits VnicConfig's dc_* keys give.
+inline transport::DcTargetLimits dc_target_limits(const VnicConfig& c) {
+  transport::DcTargetLimits l;
+  l.contexts = c.dc_contexts;
+  l.records_log2 = c.dc_records_log2;
+  l.stale_ns = TimeNs{c.dc_stale_ms} * kNsPerMs;
+  return l;
+}
 
 inline constexpr std::size_t kNumWqeErrors = shm::kNumWqeErrors;
 
@@ -100,7 +125,8 @@ struct VnicCounters {
   std::uint64_t rx_not_our_mac = 0;     // RoCEv2 to another (or a group) MAC
   std::uint64_t rx_not_our_ip = 0;      // RoCEv2 to an address not ours (IPv4 or IPv6)
   std::uint64_t rx_no_qp = 0;           // BTH destination QP not here
-  std::uint64_t rx_dc_no_target = 0;    // DC packets (docs/dc.md): no DCT/DCI here yet
+  std::uint64_t rx_dc_no_target = 0;    // DC packets (docs/dc.md) with no DCT (request) or
+                                        // DCI (response) of that QPN here
   std::uint64_t rx_impair_drop = 0;     // RoCEv2 frames dropped by loss injection
   std::uint64_t rx_mac_control = 0;     // EtherType 0x8808 (PAUSE/PFC), to the gate
   std::uint64_t rx_gsi = 0;             // MADs to QP1 queued for the CM service
@@ -138,6 +164,10 @@ struct VnicCounters {
   std::uint64_t srq_full = 0;            // SRQ WQE left in its ring: SRQ full
   std::uint64_t srq_bad_wqe = 0;         // SRQ WQE dropped (SRQ_ERR raised)
   std::uint64_t error_cqe_deferred = 0;  // engine error CQE waited: CQ full
+  // Completions for the CQ a DC QP does not have (a DCT's send side, a
+  // DCI's receive side), dropped: the transports never make one, so this
+  // stays 0 unless one of them has a bug.
+  std::uint64_t dc_no_cq = 0;
   // CQs: completions written and refused (ring full), comp-channel records
   // written and failed, over every CQ of the device.
   CqSinkCounters cq{};
@@ -216,6 +246,21 @@ struct QpStatus {
   // it too (the connection is scheduled) and the sender's counters.
   bool homa_peer = false;
   transport::RcHomaCounters homa{};
+  // DC QPs (docs/dc.md). A DCI: one line per stream (its lane) and the
+  // DCI's own counters; a DCT: its counters and the pool contexts it holds
+  // now. `rc` then holds the RC counters their lanes and contexts sum to.
+  struct DcStream {
+    bool bound = false;  // connected to a target
+    std::uint32_t conn = 0;
+    bool syn = false;  // no response of the connection yet
+    std::uint32_t dctn = 0;
+    std::uint32_t send_queue = 0;
+    transport::DcStreamCounters ctr{};
+  };
+  std::vector<DcStream> dci_streams;
+  transport::DciCounters dci{};
+  transport::DctCounters dct{};
+  std::uint32_t dct_contexts = 0;
   QpEngineCounters engine{};
   transport::RcCounters rc{};
   transport::UcCounters uc{};

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "datapath/engine/vnic/cc.h"
+#include "datapath/engine/vnic/dc.h"
 #include "datapath/engine/vnic/doorbells.h"
 #include "datapath/engine/vnic/entries.h"
 #include "datapath/engine/vnic/events.h"

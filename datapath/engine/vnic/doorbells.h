@@ -100,7 +100,7 @@ inline std::uint32_t Vnic<PortIo, Sched>::visit_qp_rings(QpEntry& e, std::uint8_
   std::uint32_t work = 0;
   std::uint8_t again = 0;
   bool more = false;
-  if ((rings & kVisitSq) != 0) {
+  if ((rings & kVisitSq) != 0 && e.has_sq) {
     work += sq_doorbell(e, &more);
     if (more) again |= kVisitSq;
   }
@@ -113,7 +113,8 @@ inline std::uint32_t Vnic<PortIo, Sched>::visit_qp_rings(QpEntry& e, std::uint8_
   return work;
 }
 
-// The AH a UD WQE names, checked against the QP's client and PD.
+// The AH a UD WQE or a DCI's WQE names, checked against the QP's client and
+// PD; its address fills the WR's UdDest (a DCI's target).
 template <class PortIo, sched::TxScheduler Sched>
 transport::WcStatus Vnic<PortIo, Sched>::resolve_ah(const QpEntry& e, std::uint32_t ah_num,
                                                     transport::UdDest* d) {
@@ -158,7 +159,8 @@ inline std::uint32_t Vnic<PortIo, Sched>::sq_doorbell(QpEntry& e, bool* more) {
     if (err != shm::WqeError::kOk) {
       ++ctr_.wqe_error[static_cast<std::size_t>(err)];
       bad = shm::wc_status_for(err);
-    } else if (e.type == transport::QpType::kUd) {
+    } else if (e.type == transport::QpType::kUd || (e.type == transport::QpType::kDci && ah != 0)) {
+      // A DCI's LOCAL_INV names no target (ah 0, wqe_copy.h).
       bad = resolve_ah(e, ah, &swr_.ud);
     }
     if (bad == transport::WcStatus::kSuccess) {

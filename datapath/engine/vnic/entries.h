@@ -19,6 +19,11 @@ namespace detail {
 inline bool unreliable_needs_flush(transport::QpState s) {
   return s == transport::QpState::kSqe || s == transport::QpState::kErr;
 }
+// DCQCN (cc.h) runs on connected QPs only: its CNPs go to the one peer of
+// the QP's address vector, which UD QPs and DC QPs do not have.
+inline bool cc_type(transport::QpType t) {
+  return t == transport::QpType::kRc || t == transport::QpType::kUc;
+}
 }  // namespace detail
 
 template <class PortIo, sched::TxScheduler Sched>
@@ -54,12 +59,15 @@ struct Vnic<PortIo, Sched>::PendingError {
   transport::WcStatus status = transport::WcStatus::kSuccess;
 };
 
-// One QP slot. Exactly one of rc/uc/ud is set while `used`; `type` is the
-// tag the packet path switches on.
+// One QP slot. Exactly one of rc/uc/ud/dci/dct is set while `used`; `type`
+// is the tag the packet path switches on. A DCT has no send CQ and no SQ
+// ring (scq null, has_sq false), a DCI no receive CQ and no RQ ring (rcq
+// null, has_rq false, srq null).
 template <class PortIo, sched::TxScheduler Sched>
 struct Vnic<PortIo, Sched>::QpEntry {
   transport::QpType type = transport::QpType::kRc;
   bool used = false;
+  bool has_sq = false;
   bool has_rq = false;
   // The TX class was set through set_qp_sched: a new address vector does
   // not change it.
@@ -70,6 +78,8 @@ struct Vnic<PortIo, Sched>::QpEntry {
   std::unique_ptr<transport::RcQp> rc;
   std::unique_ptr<transport::UcQp> uc;
   std::unique_ptr<transport::UdQp> ud;
+  std::unique_ptr<transport::DciQp> dci;
+  std::unique_ptr<transport::DctQp> dct;
   CqObj* scq = nullptr;
   CqObj* rcq = nullptr;
   SrqObj* srq = nullptr;
@@ -94,6 +104,19 @@ struct Vnic<PortIo, Sched>::QpEntry {
   int async_fd = -1;
   transport::QpAttrValues attr{};  // values modify_qp applied (UC/UD query)
   QpEngineCounters ctr{};
+};
+
+// The CQ side a DC QP lacks (a DCT's send CQ, a DCI's receive CQ), so that
+// its transport's I/O has both sinks: nothing ever completes there, and
+// anything that did would be dropped and counted (VnicCounters::dc_no_cq)
+// rather than written to some other CQ.
+template <class PortIo, sched::TxScheduler Sched>
+struct Vnic<PortIo, Sched>::NoCq {
+  Vnic* v;
+  bool push(const transport::Cqe&) {
+    ++v->ctr_.dc_no_cq;
+    return true;
+  }
 };
 
 // An open client's doorbell page.
@@ -222,9 +245,9 @@ auto Vnic<PortIo, Sched>::visit(E& e, F&& f) {
   switch (e.type) {
     case transport::QpType::kUc: return f(*e.uc);
     case transport::QpType::kUd: return f(*e.ud);
-    case transport::QpType::kRc:
-    case transport::QpType::kDci:  // no entry has a DC type: create_qp refuses them
-    case transport::QpType::kDct: break;
+    case transport::QpType::kDci: return f(*e.dci);
+    case transport::QpType::kDct: return f(*e.dct);
+    case transport::QpType::kRc: break;
   }
   return f(*e.rc);
 }

@@ -23,6 +23,11 @@ template <class PortIo, sched::TxScheduler Sched>
 void Vnic<PortIo, Sched>::deliver_qp_event(QpEntry& e, const transport::AsyncEvent& ev) {
   if (ev.element == transport::EventElement::kCq) {
     CqObj* cq = ev.cq == transport::CqRole::kSend ? e.scq : e.rcq;
+    // A DC QP's missing side (NoCq) never refuses; counted should it.
+    if (cq == nullptr) {
+      ++ctr_.async_events_lost;
+      return;
+    }
     post_async(cq->async_fd, cq->sink.user_handle(), ev.type);
     return;
   }

@@ -289,23 +289,31 @@ int Vnic<PortIo, Sched>::create_qp(const QpCreate& c) {
   if (c.id == 0) return EINVAL;
   if (qp_ids_.count(c.id) != 0) return EEXIST;
   if (free_.empty()) return ENOMEM;
-  if (c.type != QpType::kRc && c.type != QpType::kUc && c.type != QpType::kUd) return EINVAL;
+  if (c.type != QpType::kRc && c.type != QpType::kUc && c.type != QpType::kUd &&
+      !transport::is_dc(c.type)) {
+    return EINVAL;
+  }
   if (c.qpn < 2 || c.qpn > wire::kQpnMask) return EINVAL;
   if (!demux_.slot_free(c.qpn)) return EEXIST;
-  CqObj* scq = find_cq(c.send_cq);
-  CqObj* rcq = find_cq(c.recv_cq);
-  if (scq == nullptr || rcq == nullptr) return ENOENT;
+  // A DCT only receives (SRQ required), a DCI only sends (docs/dc.md).
+  const bool dci = c.type == QpType::kDci;
+  const bool dct = c.type == QpType::kDct;
+  if ((dct && c.srq == 0) || (dci && c.srq != 0)) return EINVAL;
+  CqObj* scq = dct ? nullptr : find_cq(c.send_cq);
+  CqObj* rcq = dci ? nullptr : find_cq(c.recv_cq);
+  if ((!dct && scq == nullptr) || (!dci && rcq == nullptr)) return ENOENT;
   SrqObj* srq = nullptr;
   if (c.srq != 0) {
     srq = find_srq(c.srq);
     if (srq == nullptr) return ENOENT;
   }
+  const bool has_sq = !dct;
   shm::SqConsumer sq;
-  if (!attach_ring(&sq, c.sq)) return EINVAL;
+  if (has_sq && !attach_ring(&sq, c.sq)) return EINVAL;
   shm::RqConsumer rq;
-  const bool has_rq = srq == nullptr;
+  const bool has_rq = srq == nullptr && !dci;
   if (has_rq && !attach_ring(&rq, c.rq)) return EINVAL;
-  const std::uint32_t send_wr = sq.geometry().capacity();
+  const std::uint32_t send_wr = has_sq ? sq.geometry().capacity() : 0;
   // With an SRQ the transport's own RQ holds only the WR taken for the
   // message in progress.
   const std::uint32_t recv_wr = has_rq ? rq.geometry().capacity() : 1;
@@ -319,7 +327,7 @@ int Vnic<PortIo, Sched>::create_qp(const QpCreate& c) {
   const std::uint32_t slot = free_.back();
   QpEntry& e = qps_[slot];
   assert(!e.used);
-  // The three transports' configs share these fields; UD adds the port MTU.
+  // The transports' configs share these fields; UD adds the port MTU.
   auto fill = [&](auto& q) {
     q.qpn = c.qpn;
     q.pd = c.pd;
@@ -353,7 +361,12 @@ int Vnic<PortIo, Sched>::create_qp(const QpCreate& c) {
       break;
     }
     case QpType::kDci:
-    case QpType::kDct: return EINVAL;  // refused above: no DC transport yet
+    case QpType::kDct: {
+      transport::RcQpConfig q;
+      fill(q);
+      if (int rc = make_dc_qp(c, q, e); rc != 0) return rc;
+      break;
+    }
   }
   free_.pop_back();
   e.used = true;
@@ -365,8 +378,9 @@ int Vnic<PortIo, Sched>::create_qp(const QpCreate& c) {
   e.srq = srq;
   e.sq = sq;
   e.rq = rq;
+  e.has_sq = has_sq;
   e.has_rq = has_rq;
-  e.sq_lim = shm::SqLimits{c.type, send_sge, inl};
+  e.sq_lim = shm::SqLimits{c.type, send_sge, inl, c.dci_log_streams};
   e.max_recv_sge = recv_sge;
   e.id = c.id;
   e.client = c.client;
@@ -379,8 +393,8 @@ int Vnic<PortIo, Sched>::create_qp(const QpCreate& c) {
   assert(dm == 0);
   e.live_pos = static_cast<std::uint32_t>(live_.size());
   live_.push_back(slot);
-  ++scq->refs;
-  ++rcq->refs;
+  if (scq != nullptr) ++scq->refs;
+  if (rcq != nullptr) ++rcq->refs;
   if (srq != nullptr) ++srq->refs;
   set_nonblocking(c.async_fd);
   qp_ids_.emplace(c.id, slot);
@@ -392,12 +406,19 @@ int Vnic<PortIo, Sched>::modify_qp(ObjId id, const QpModify& m) {
   QpEntry* e = find_qp(id);
   if (e == nullptr) return ENOENT;
   const transport::QpState before = qp_state(*e);
-  // A device that runs DCQCN makes its connected paths ECN-capable (cc.h).
   QpModify mm;
   const QpModify* mp = &m;
-  if (cc_on_ && (m.mask & transport::qp_attr::kAv) != 0) {
+  // A device that runs DCQCN makes its connected paths ECN-capable (cc.h).
+  if (cc_on_ && (m.mask & transport::qp_attr::kAv) != 0 && !transport::is_dc(e->type)) {
     mm = m;
     mm.values.av.ecn = wire::kEcnEct0;
+    mp = &mm;
+  }
+  // A DC packet carries a DCETH or DCAETH more than RC's: its path MTU is
+  // the one that still fits the port (uroced checked against RC's).
+  if (transport::is_dc(e->type) && (m.mask & transport::qp_attr::kPathMtu) != 0) {
+    mm = m;
+    mm.values.path_mtu = dc_mtu_clamp(m.values.path_mtu);
     mp = &mm;
   }
   const int rc = visit(*e, [&](auto& q) { return q.modify(mp->mask, mp->values); });
@@ -428,6 +449,8 @@ int Vnic<PortIo, Sched>::query_qp(ObjId id, QpQuery* out) {
   if (e == nullptr) return ENOENT;
   switch (e->type) {
     case QpType::kRc: out->values = e->rc->query(); break;
+    case QpType::kDci: out->values = e->dci->query(); break;
+    case QpType::kDct: out->values = e->dct->query(); break;
     case QpType::kUc:
       out->values = e->attr;
       out->values.sq_psn = e->uc->next_psn().value();
@@ -438,8 +461,6 @@ int Vnic<PortIo, Sched>::query_qp(ObjId id, QpQuery* out) {
       out->values.sq_psn = e->ud->next_psn().value();
       out->values.qkey = e->ud->qkey();
       break;
-    case QpType::kDci:
-    case QpType::kDct: break;  // no entry has a DC type: create_qp refuses them
   }
   out->state = qp_state(*e);
   out->values.qp_state = out->state;
@@ -467,8 +488,8 @@ int Vnic<PortIo, Sched>::destroy_qp(ObjId id) {
   live_[e.live_pos] = last;
   qps_[last].live_pos = e.live_pos;
   live_.pop_back();
-  --e.scq->refs;
-  --e.rcq->refs;
+  if (e.scq != nullptr) --e.scq->refs;
+  if (e.rcq != nullptr) --e.rcq->refs;
   if (e.srq != nullptr) --e.srq->refs;
   homa_reset(slot);
   e = QpEntry{};
@@ -583,7 +604,7 @@ void Vnic<PortIo, Sched>::qp_status(std::vector<QpStatus>* out) const {
         break;
       case QpType::kUd: s.ud = e.ud->counters(); break;
       case QpType::kDci:
-      case QpType::kDct: break;  // no entry has a DC type: create_qp refuses them
+      case QpType::kDct: dc_status(e, &s); break;
     }
     out->push_back(s);
   }

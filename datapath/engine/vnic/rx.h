@@ -54,11 +54,12 @@ template <class PortIo, sched::TxScheduler Sched>
 }
 
 // A connected QP whose priority the peer has paused is not served (it stays
-// queued); UD QPs are (each WR has its own DSCP: frames of a paused priority
-// wait in the hold queue).
+// queued); UD QPs and DCIs are (each WR has its own DSCP: frames of a paused
+// priority wait in the hold queue). A DCT's responses take its AV's DSCP.
 template <class PortIo, sched::TxScheduler Sched>
 inline bool Vnic<PortIo, Sched>::pfc_paused(const QpEntry& e, TimeNs now) {
-  return e.type != transport::QpType::kUd && pfc_.tx_paused_dscp(e.attr.av.dscp, now);
+  return e.type != transport::QpType::kUd && e.type != transport::QpType::kDci &&
+         pfc_.tx_paused_dscp(e.attr.av.dscp, now);
 }
 
 // `from_port`: false for looped-back frames (our own QPs' packets, which the
@@ -115,12 +116,11 @@ inline void Vnic<PortIo, Sched>::on_frame(std::span<const std::uint8_t> f, TimeN
     gsi_rx();
     return;
   }
-  // DC packets (docs/dc.md) address DCTs and DCIs, which the engine does
-  // not have yet: dropped before the demux, so that one whose DestQP
-  // happens to be an RC/UC/UD QP's reaches neither that QP nor its
-  // DCQCN/Homa hooks.
+  // DC packets (docs/dc.md) go only to a DC QP of their kind (dc.h),
+  // before the demux below, so that one whose DestQP happens to be an
+  // RC/UC/UD QP's reaches neither that QP nor its DCQCN/Homa hooks.
   if (pkt_.info->transport == wire::Transport::kDc) [[unlikely]] {
-    ++ctr_.rx_dc_no_target;
+    dc_rx(now, f.size());
     return;
   }
   QpEntry* e = demux_.find(pkt_.bth.dest_qp());
@@ -159,7 +159,7 @@ inline void Vnic<PortIo, Sched>::on_frame(std::span<const std::uint8_t> f, TimeN
       if (detail::unreliable_needs_flush(e->ud->state())) sched_.activate(e->slot);
       break;
     case QpType::kDci:
-    case QpType::kDct: break;  // no entry has a DC type: create_qp refuses them
+    case QpType::kDct: dc_packet(*e, now); break;  // not a DC packet: counted there
   }
   drain_qp_events(*e);
 }

@@ -52,13 +52,16 @@ template <class PortIo, sched::TxScheduler Sched>
   }
 }
 
-// UD QPs have no address vector of their own (each WR names an AH): their
-// class changes only through set_qp_sched. With isolation auto the
+// UD QPs and DCIs have no address vector of their own (each WR names an
+// AH): their class changes only through set_qp_sched. With isolation auto the
 // classifier chooses (auto_observe), not the DSCP.
 template <class PortIo, sched::TxScheduler Sched>
 void Vnic<PortIo, Sched>::class_from_av(QpEntry& e) {
   if constexpr (requires { sched_.set_class(e.slot, std::uint8_t{0}); }) {
-    if (e.class_pinned || e.type == transport::QpType::kUd || auto_on_) return;
+    if (e.class_pinned || e.type == transport::QpType::kUd || e.type == transport::QpType::kDci ||
+        auto_on_) {
+      return;
+    }
     if (homa_on_ && homa_[e.slot].peer) return;  // the scheduler's priorities
     sched_.set_class(e.slot, pfc_.config().map.priority_of_dscp(e.attr.av.dscp));
   }

@@ -1,4 +1,4 @@
-// Vnic definitions (vnic.h): phase 3, timers. RC QPs arm one deadline each
+// Vnic definitions (vnic.h): phase 3, timers. RC QPs and DCIs arm one deadline each
 // through the Timers sink (entries.h) into a TimerHeap keyed by QP slot; the
 // phase fires the ones due, so it costs one comparison when none is and
 // nothing per QP without an armed timer. A heap key earlier than the QP's
@@ -23,8 +23,9 @@ template <class PortIo, sched::TxScheduler Sched>
   Timers timers{this};
   for (const std::uint32_t slot : due_) {
     QpEntry& e = qps_[slot];
-    // Only live RC QPs arm (destroy_qp and a move to RESET cancel).
-    assert(e.used && e.type == transport::QpType::kRc && e.deadline != 0);
+    // Only live RC QPs and DCIs arm (destroy_qp and a move to RESET cancel).
+    assert(e.used && (e.type == transport::QpType::kRc || e.type == transport::QpType::kDci) &&
+           e.deadline != 0);
     if (e.deadline > now) {
       timers_.set(slot, e.deadline);
       continue;
@@ -34,6 +35,11 @@ template <class PortIo, sched::TxScheduler Sched>
     ++ctr_.timer_fires;
     ++e.ctr.timer_fires;
     if (io_.tx_room() == 0) ctr_.tx_flushed += io_.flush();
+    if (e.type == transport::QpType::kDci) [[unlikely]] {
+      dc_timer(e, now);
+      drain_qp_events(e);
+      continue;
+    }
     QpTx tx{this, e.ctr};
     RecvCq rcq{&e};
     auto rio = transport::rc_io(tx, e.scq->sink, rcq, timers);

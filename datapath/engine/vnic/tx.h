@@ -134,7 +134,7 @@ inline sched::ServeResult Vnic<PortIo, Sched>::serve(QpEntry& e, std::uint32_t b
     case QpType::kUc: r = serve_unreliable(*e.uc, e, tx, b); break;
     case QpType::kUd: r = serve_unreliable(*e.ud, e, tx, b); break;
     case QpType::kDci:
-    case QpType::kDct: break;  // no entry has a DC type: create_qp refuses them
+    case QpType::kDct: r = serve_dc(e, b, now); break;
   }
   if constexpr (sched::kSharesBytes<Sched>) r.bytes = e.ctr.tx_bytes - bytes0;
   drain_qp_events(e);

@@ -72,6 +72,29 @@ TEST(RenderQps, OneRowPerQp) {
   EXPECT_EQ(std::count(s.begin(), s.end(), '\n'), 2);
 }
 
+TEST(RenderQps, DcStreamsDctsAndPool) {
+  const json j = json::parse(R"({"devices": [{"name": "uroce0", "dc": {"pool": {
+      "contexts": 4096, "open": 1, "bytes": 100, "counters": {"opened": 2, "busy": 0}}}}],
+    "qps": [{"device": "uroce0", "qpn": 17, "type": "DCI", "state": "RTS",
+             "dci": {"streams": [{"stream": 0, "bound": true, "dctn": 18, "conn": 99,
+                                  "syn": false, "send_queue": 0,
+                                  "counters": {"connects": 3, "wait_switch": 1}}]}},
+            {"device": "uroce0", "qpn": 18, "type": "DCT", "state": "RTR",
+             "dct": {"contexts": 1, "counters": {"rx_requests": 5, "key_violations": 0}}}]})");
+  const std::string s = render_qps(j);
+  EXPECT_NE(s.find("uroce0: DC pool 1 of 4096 contexts open, 100 bytes; opened=2\n"),
+            std::string::npos)
+      << s;
+  // DEVICE DCI STREAM STATE BOUND DCTN CONN SYN SQ CONNECTS WAIT_SWITCH COUNTERS
+  EXPECT_NE(s.find("uroce0   17       0  RTS    yes      18    99  no    0         3"),
+            std::string::npos)
+      << s;
+  EXPECT_NE(s.find("connects=3 wait_switch=1"), std::string::npos) << s;
+  EXPECT_NE(s.find("rx_requests=5"), std::string::npos) << s;
+  // Without DC QPs or a pool, nothing of it.
+  EXPECT_EQ(render_dc(kStatus), "");
+}
+
 TEST(RenderClients, CountsObjects) {
   const std::string s = render_clients(kStatus);
   EXPECT_NE(s.find("99"), std::string::npos);

@@ -119,6 +119,29 @@ TEST(AvFromIbv_Valid, ServiceLevelPicksTheDscpAndDeviceTtl) {
   EXPECT_EQ(av.dscp, 26);
 }
 
+// A DC QP's AV: the traffic class (or the SL's DSCP) and the device's TX
+// TTL; the destination GID is not looked at.
+TEST(DcAvFromIbv, TrafficClassOnly) {
+  engine::PfcEndpointConfig pfc;
+  pfc.ttl.tx_ttl = 40;
+  ibv_ah_attr ah{};
+  ah.is_global = 1;
+  ah.port_num = 1;
+  ah.grh.traffic_class = 46 << 2;
+  transport::PathAddr av;
+  av.dip = wire::Ipv4Addr{0x01020304};
+  ASSERT_EQ(dc_av_from_ibv(ah, pfc, &av), 0);
+  EXPECT_EQ(av.dscp, 46);
+  EXPECT_EQ(av.ttl, 40);
+  EXPECT_EQ(av.dip.v, 0u);
+  ah.is_global = 0;
+  ah.sl = 3;
+  ASSERT_EQ(dc_av_from_ibv(ah, pfc, &av), 0);
+  EXPECT_EQ(av.dscp, 24);
+  ah.port_num = 2;
+  EXPECT_EQ(dc_av_from_ibv(ah, pfc, &av), EINVAL);
+}
+
 ibv_ah_attr av_to6(const char* gid, std::uint8_t sgid_index) {
   ibv_ah_attr ah = av_to(10, 0, 0, 2);
   const auto g = wire::Ipv6Addr::parse(gid);

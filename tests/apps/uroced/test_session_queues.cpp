@@ -220,9 +220,9 @@ TEST_F(ClientSessionTest, CreateQp_RingsAndQpn) {
 }
 
 // DC QPs (docs/dc.md): the session checks the request's shape and looks up
-// only the handles the type uses; the engine then refuses DC types until it
-// has DC transports (EINVAL), and the session keeps nothing of the attempt:
-// no CQ or SRQ reference, no ring extent.
+// only the handles the type uses; the engine makes the QPs (a DCT without
+// rings, a DCI with its SQ only), which hold their CQ and SRQ until
+// destroyed, and then the session keeps nothing: no reference, no extent.
 TEST_F(ClientSessionTest, CreateQp_DcShapeHandlesAndNoLeak) {
   ASSERT_EQ(a_.hello("uroce0").status, 0);
   const std::uint32_t pd = a_.alloc_pd();
@@ -258,7 +258,32 @@ TEST_F(ClientSessionTest, CreateQp_DcShapeHandlesAndNoLeak) {
   bad = dct;
   bad.send_cq_handle = cq;
   EXPECT_EQ(a_.call(Op::kCreateQp, bad).status, EINVAL);
-  EXPECT_EQ(a_.call(Op::kCreateQp, dct).status, EINVAL);  // the engine's answer for now
+  const auto dct_rep = a_.call(Op::kCreateQp, dct);
+  ASSERT_EQ(dct_rep.status, 0);
+  const auto dct_qp = dct_rep.as<ctl::CreateQpRep>();
+  EXPECT_NE(dct_qp.qpn, 0u);  // the DCT number
+  EXPECT_EQ(dct_qp.sq_bytes, 0u);
+  EXPECT_EQ(dct_qp.rq_bytes, 0u);
+  EXPECT_EQ(dct_qp.cap.max_send_wr, 0u);
+  // Its AV gives only the reply's traffic class: a zero destination GID is
+  // fine and nothing is resolved.
+  ctl::ModifyQpReq m{};
+  m.qp_handle = dct_qp.qp_handle;
+  m.attr_mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS;
+  m.attr.qp_state = IBV_QPS_INIT;
+  m.attr.port_num = 1;
+  ASSERT_EQ(a_.call(Op::kModifyQp, m).status, 0);
+  m.attr_mask = IBV_QP_STATE | IBV_QP_MIN_RNR_TIMER | IBV_QP_AV | IBV_QP_PATH_MTU;
+  m.attr.qp_state = IBV_QPS_RTR;
+  m.attr.path_mtu = IBV_MTU_1024;
+  m.attr.min_rnr_timer = 12;
+  m.attr.ah_attr.is_global = 1;
+  m.attr.ah_attr.port_num = 1;
+  m.attr.ah_attr.grh.traffic_class = 26 << 2;
+  ASSERT_EQ(a_.call(Op::kModifyQp, m).status, 0);
+  const auto qq = a_.call(Op::kQueryQp, ctl::QueryQpReq{dct_qp.qp_handle, 0});
+  ASSERT_EQ(qq.status, 0);
+  EXPECT_EQ(qq.as<ctl::QueryQpRep>().attr.qp_state, IBV_QPS_RTR);
 
   ctl::CreateQpReq dci{};
   dci.pd_handle = pd;
@@ -277,7 +302,18 @@ TEST_F(ClientSessionTest, CreateQp_DcShapeHandlesAndNoLeak) {
   bad = dci;
   bad.dci_log_streams = 5;
   EXPECT_EQ(a_.call(Op::kCreateQp, bad).status, EINVAL);
-  EXPECT_EQ(a_.call(Op::kCreateQp, dci).status, EINVAL);  // the engine's answer for now
+  const auto dci_rep = a_.call(Op::kCreateQp, dci);
+  ASSERT_EQ(dci_rep.status, 0);
+  const auto dci_qp = dci_rep.as<ctl::CreateQpRep>();
+  EXPECT_NE(dci_qp.sq_bytes, 0u);
+  EXPECT_EQ(dci_qp.rq_bytes, 0u);
+  EXPECT_GE(dci_qp.cap.max_send_wr, 16u);  // the ring's capacity
+  EXPECT_EQ(dci_qp.cap.max_recv_wr, 0u);
+  // Both hold the CQ, the DCT the SRQ.
+  EXPECT_EQ(a_.call(Op::kDestroyCq, ctl::DestroyCqReq{cq, 0}).status, EBUSY);
+  EXPECT_EQ(a_.call(Op::kDestroySrq, ctl::DestroySrqReq{srq, 0}).status, EBUSY);
+  ASSERT_EQ(a_.call(Op::kDestroyQp, ctl::DestroyQpReq{dct_qp.qp_handle, 0}).status, 0);
+  ASSERT_EQ(a_.call(Op::kDestroyQp, ctl::DestroyQpReq{dci_qp.qp_handle, 0}).status, 0);
 
   // Nothing was kept: the rings went back (the same RC QP gets the same
   // extents again) and the CQ and SRQ have no reference.

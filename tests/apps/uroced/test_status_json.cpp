@@ -225,6 +225,63 @@ TEST(StatusJson_Sched, DcqcnDeviceAndQpState) {
   EXPECT_EQ(c["cnps_suppressed"], 8);
 }
 
+// DC QPs: a DCI's streams and a DCT's counters beside their RC counters;
+// the device's DC settings, and its pool once it has one.
+TEST(StatusJson_Dc, StreamsDctCountersAndPool) {
+  FakeDevice d("uroce0", 9000);
+  DeviceSnapshot s;
+  engine::QpStatus dci;
+  dci.qpn = 0x21;
+  dci.type = transport::QpType::kDci;
+  dci.rc.tx_requests = 7;
+  dci.dci.stream_recoveries = 1;
+  engine::QpStatus::DcStream st;
+  st.bound = true;
+  st.conn = 1234;
+  st.dctn = 0x30;
+  st.ctr.connects = 2;
+  dci.dci_streams = {st, engine::QpStatus::DcStream{}};
+  engine::QpStatus dct;
+  dct.qpn = 0x30;
+  dct.type = transport::QpType::kDct;
+  dct.dct_contexts = 3;
+  dct.dct.key_violations = 4;
+  s.qp_status = {dci, dct};
+  json j = json::parse(status_json(info(), {&d}, {s}, true, nullptr, 1 << 16));
+  const json& q0 = j["qps"][0];
+  EXPECT_EQ(q0["type"], "DCI");
+  EXPECT_EQ(q0["transport"]["tx_requests"], 7);
+  EXPECT_EQ(q0["dci"]["counters"]["stream_recoveries"], 1);
+  ASSERT_EQ(q0["dci"]["streams"].size(), 2u);
+  EXPECT_EQ(q0["dci"]["streams"][0]["bound"], true);
+  EXPECT_EQ(q0["dci"]["streams"][0]["conn"], 1234);
+  EXPECT_EQ(q0["dci"]["streams"][0]["dctn"], 0x30);
+  EXPECT_EQ(q0["dci"]["streams"][0]["syn"], false);
+  EXPECT_EQ(q0["dci"]["streams"][0]["counters"]["connects"], 2);
+  EXPECT_EQ(q0["dci"]["streams"][1]["stream"], 1);
+  EXPECT_FALSE(q0.contains("dct"));
+  const json& q1 = j["qps"][1];
+  EXPECT_EQ(q1["type"], "DCT");
+  EXPECT_EQ(q1["dct"]["contexts"], 3);
+  EXPECT_EQ(q1["dct"]["counters"]["key_violations"], 4);
+  EXPECT_FALSE(q1.contains("dci"));
+  const json& dc = j["devices"][0]["dc"];
+  EXPECT_EQ(dc["settings"]["dc_contexts"], 4096);
+  EXPECT_EQ(dc["settings"]["dc_records_log2"], 16);
+  EXPECT_EQ(dc["settings"]["dc_stale_ms"], 10000);
+  EXPECT_TRUE(dc["pool"].is_null());
+  s.has_dc_pool = true;
+  s.dc_pool.capacity = 4096;
+  s.dc_pool.open = 2;
+  s.dc_pool.counters.opened = 5;
+  j = json::parse(status_json(info(), {&d}, {s}, false, nullptr, 1 << 16));
+  const json& p = j["devices"][0]["dc"]["pool"];
+  EXPECT_EQ(p["contexts"], 4096);
+  EXPECT_EQ(p["open"], 2);
+  EXPECT_EQ(p["counters"]["opened"], 5);
+  EXPECT_EQ(p["counters"]["retired_stale"], 0);
+}
+
 TEST(StatusJson_Homa, OffDeviceSettingsOnlyAndPlainRcQp) {
   FakeDevice d("uroce0", 9000);
   DeviceSnapshot s;

@@ -193,9 +193,9 @@ TEST_F(TwoHosts, UdOverIpv6ToAnotherAddressIsNotOurs) {
   EXPECT_EQ(b.vnic.counters().rx_roce_ipv6, 1u);
 }
 
-// DC packets (docs/dc.md) address DCTs and DCIs, which the engine does not
-// have yet: counted and dropped before the demux, also when their DestQP is
-// an RC QP's, over IPv4 and IPv6.
+// DC packets (docs/dc.md) reach only DCTs and DCIs (vnic/dc.h): to an RC
+// QP's QPN or to none they are counted and dropped before the demux, over
+// IPv4 and IPv6.
 TEST(Vnic_Rx, DcPacketsCountedAndDropped) {
   port::SimLink link(port::SimLinkConfig{});
   Host a(link, 0, kMacA, kIpA);
