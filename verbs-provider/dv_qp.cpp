@@ -2,6 +2,7 @@
 // entry points: uroce_dv_create_qp's attribute rules, mapped onto
 // create_qp_dc, and uroce_dv_query_device's DC capabilities.
 #include <cerrno>
+#include <cstring>
 
 #include "datapath/transport/qp_attr.h"
 #include "verbs-provider/qp.h"
@@ -25,7 +26,13 @@ int dc_init_of(const ibv_qp_init_attr_ex& attr, const uroce_dv_qp_init_attr& dv,
   if (dc != (attr.qp_type == IBV_QPT_DRIVER)) return EINVAL;
   if (!dc) return streams ? EINVAL : 0;
   const uroce_dv_dc_init_attr& d = dv.dc_init_attr;
-  switch (d.dc_type) {
+  // A C program may store any int in the enum field: read it as an int
+  // (loading a value outside the enumerators as the C++ enum type is
+  // undefined behaviour).
+  static_assert(sizeof(d.dc_type) == sizeof(std::uint32_t));
+  std::uint32_t type = 0;
+  std::memcpy(&type, &d.dc_type, sizeof type);
+  switch (type) {
     case UROCE_DV_DCTYPE_DCT:
       if (streams) return EINVAL;
       out->type = ctl::kDcDct;

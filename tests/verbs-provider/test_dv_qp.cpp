@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "datapath/transport/qp_attr.h"
 #include "tests/verbs-provider/fake_daemon.h"
 #include "verbs-provider/cq.h"
@@ -52,10 +54,13 @@ struct Rig {
     a.pd = pd;
     return a;
   }
-  static uroce_dv_qp_init_attr dv(uroce_dv_dc_type t) {
+  // Any int in the dc_type field, as a C program may store one (copied as
+  // bytes: a value outside the enumerators is not a valid C++ enum value).
+  static uroce_dv_qp_init_attr dv(int t) {
     uroce_dv_qp_init_attr d{};
     d.comp_mask = UROCE_DV_QP_INIT_ATTR_MASK_DC;
-    d.dc_init_attr.dc_type = t;
+    static_assert(sizeof(d.dc_init_attr.dc_type) == sizeof t);
+    std::memcpy(&d.dc_init_attr.dc_type, &t, sizeof t);
     return d;
   }
   // errno of a create that must fail.
@@ -193,7 +198,7 @@ TEST(DvCreateQp_Refused, MasksAndTypes) {
   EXPECT_EQ(rig.refused(a, Rig::dv(UROCE_DV_DCTYPE_DCT)), EINVAL);
   EXPECT_EQ(rig.refused(rig.dct_attr(), uroce_dv_qp_init_attr{}), EINVAL);  // DRIVER needs it
   for (int t : {0, 3, 0x7fffffff}) {
-    EXPECT_EQ(rig.refused(rig.dct_attr(), Rig::dv(static_cast<uroce_dv_dc_type>(t))), EINVAL) << t;
+    EXPECT_EQ(rig.refused(rig.dct_attr(), Rig::dv(t)), EINVAL) << t;
   }
   d = Rig::dv(UROCE_DV_DCTYPE_DCT);
   d.comp_mask |= UROCE_DV_QP_INIT_ATTR_MASK_DCI_STREAMS;  // streams are a DCI's
