@@ -88,62 +88,43 @@ void DcTargetTable::index_erase(std::uint32_t ctx) {
   index_[hole] = kNone;
 }
 
-void DcTargetTable::all_push(std::uint32_t c) {
-  Context& x = ctx_[c];
-  x.all_prev = all_.tail;
-  x.all_next = kNone;
-  if (all_.tail != kNone) {
-    ctx_[all_.tail].all_next = c;
+void DcTargetTable::list_push(List& l, Links Context::*links, std::uint32_t c) {
+  Links& x = ctx_[c].*links;
+  x.prev = l.tail;
+  x.next = kNone;
+  if (l.tail != kNone) {
+    (ctx_[l.tail].*links).next = c;
   } else {
-    all_.head = c;
+    l.head = c;
   }
-  all_.tail = c;
+  l.tail = c;
 }
 
-void DcTargetTable::all_remove(std::uint32_t c) {
-  Context& x = ctx_[c];
-  if (x.all_prev != kNone) {
-    ctx_[x.all_prev].all_next = x.all_next;
+void DcTargetTable::list_remove(List& l, Links Context::*links, std::uint32_t c) {
+  Links& x = ctx_[c].*links;
+  if (x.prev != kNone) {
+    (ctx_[x.prev].*links).next = x.next;
   } else {
-    all_.head = x.all_next;
+    l.head = x.next;
   }
-  if (x.all_next != kNone) {
-    ctx_[x.all_next].all_prev = x.all_prev;
+  if (x.next != kNone) {
+    (ctx_[x.next].*links).prev = x.prev;
   } else {
-    all_.tail = x.all_prev;
+    l.tail = x.prev;
   }
-  x.all_prev = x.all_next = kNone;
+  x.prev = x.next = kNone;
 }
 
 void DcTargetTable::q_push(std::uint32_t c) {
-  Context& x = ctx_[c];
-  assert(!x.on_q);
-  x.q_prev = q_.tail;
-  x.q_next = kNone;
-  if (q_.tail != kNone) {
-    ctx_[q_.tail].q_next = c;
-  } else {
-    q_.head = c;
-  }
-  q_.tail = c;
-  x.on_q = true;
+  assert(!ctx_[c].on_q);
+  list_push(q_, &Context::q, c);
+  ctx_[c].on_q = true;
 }
 
 void DcTargetTable::q_remove(std::uint32_t c) {
-  Context& x = ctx_[c];
-  if (!x.on_q) return;
-  if (x.q_prev != kNone) {
-    ctx_[x.q_prev].q_next = x.q_next;
-  } else {
-    q_.head = x.q_next;
-  }
-  if (x.q_next != kNone) {
-    ctx_[x.q_next].q_prev = x.q_prev;
-  } else {
-    q_.tail = x.q_prev;
-  }
-  x.q_prev = x.q_next = kNone;
-  x.on_q = false;
+  if (!ctx_[c].on_q) return;
+  list_remove(q_, &Context::q, c);
+  ctx_[c].on_q = false;
 }
 
 void DcTargetTable::touch(std::uint32_t ctx, TimeNs now) {
@@ -330,7 +311,7 @@ void DcTargetTable::release(std::uint32_t ctx) {
 
 void DcTargetTable::clear() {
   for (std::uint32_t c = all_.head; c != kNone;) {
-    const std::uint32_t next = ctx_[c].all_next;
+    const std::uint32_t next = ctx_[c].all.next;
     retire(c);
     free_.push_back(c);
     c = next;

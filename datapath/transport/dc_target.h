@@ -139,6 +139,10 @@ class DcTargetTable {
   std::size_t memory_bytes() const;
 
  private:
+  // A context's place in one of the two intrusive lists below.
+  struct Links {
+    std::uint32_t prev = kNone, next = kNone;
+  };
   struct Context {
     DcIdentity id{};
     std::uint64_t hash = 0;
@@ -150,10 +154,10 @@ class DcTargetTable {
     bool used = false;
     bool quiescent = false;
     // Every used context, oldest packet first (stale retirement).
-    std::uint32_t all_prev = kNone, all_next = kNone;
+    Links all{};
     // Clean ones (quiescent, everything acknowledged to the initiator),
     // least recently used first (pressure).
-    std::uint32_t q_prev = kNone, q_next = kNone;
+    Links q{};
     bool on_q = false;
   };
   struct Record {
@@ -179,9 +183,12 @@ class DcTargetTable {
             TimeNs now);
   void touch(std::uint32_t ctx, TimeNs now);
 
-  // Intrusive lists over ctx_ (all_*: the stale order; q_*: the quiescent one).
-  void all_push(std::uint32_t c);
-  void all_remove(std::uint32_t c);
+  // Intrusive lists over ctx_ (all_: the stale order, through
+  // Context::all; q_: the clean one, through Context::q).
+  void list_push(List& l, Links Context::*links, std::uint32_t c);
+  void list_remove(List& l, Links Context::*links, std::uint32_t c);
+  void all_push(std::uint32_t c) { list_push(all_, &Context::all, c); }
+  void all_remove(std::uint32_t c) { list_remove(all_, &Context::all, c); }
   void q_push(std::uint32_t c);
   void q_remove(std::uint32_t c);
 

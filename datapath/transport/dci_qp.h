@@ -218,11 +218,9 @@ void DciQp::recover(Lane& l, Io& io) {
     }
     return;
   }
-  auto lio = lane_io(io);
   // The failing WR and the rest of the stream complete; once all are out
   // the lane starts again (a full CQ leaves it in ERR until the next call).
   l.qp->flush(io.send_cq, io.recv_cq);
-  (void)lio;
   if (l.qp->send_queue_depth() == 0) {
     ++ctr_.stream_recoveries;
     restart_lane(l);

@@ -14,17 +14,6 @@ namespace {
 
 namespace qa = transport::qp_attr;
 
-WcStatus st(const ib_uverbs_wc& w) { return static_cast<WcStatus>(w.status); }
-
-shm::SendWqeFields wqe(std::uint64_t wr_id, std::uint32_t opcode,
-                       std::uint32_t flags = IBV_SEND_SIGNALED) {
-  shm::SendWqeFields f;
-  f.wr_id = wr_id;
-  f.opcode = opcode;
-  f.send_flags = flags;
-  return f;
-}
-
 // ---- Construction, limits, QPN allocation ------------------------------------
 
 // The active MTU is wire::path_mtu_for_eth_mtu (64 bytes of headers beside a

@@ -16,17 +16,6 @@ namespace {
 
 namespace qa = transport::qp_attr;
 
-WcStatus st(const ib_uverbs_wc& w) { return static_cast<WcStatus>(w.status); }
-
-shm::SendWqeFields wqe(std::uint64_t wr_id, std::uint32_t opcode,
-                       std::uint32_t flags = IBV_SEND_SIGNALED) {
-  shm::SendWqeFields f;
-  f.wr_id = wr_id;
-  f.opcode = opcode;
-  f.send_flags = flags;
-  return f;
-}
-
 struct UdPair : TwoHosts {
   static constexpr std::uint32_t kQkey = 0x11111111;
   std::unique_ptr<ProvCq> acq, bcq;

@@ -75,14 +75,22 @@ struct ProvCq {
   }
 };
 
-// A signaled SEND WQE's fixed fields (its SGEs are given to post_send).
-inline shm::SendWqeFields send_wqe(std::uint64_t wr_id) {
+// A WQE's fixed fields: its id, opcode and flags (its SGEs are given to
+// post_send).
+inline shm::SendWqeFields wqe(std::uint64_t wr_id, std::uint32_t opcode,
+                              std::uint32_t flags = IBV_SEND_SIGNALED) {
   shm::SendWqeFields f;
   f.wr_id = wr_id;
-  f.opcode = IBV_WR_SEND;
-  f.send_flags = IBV_SEND_SIGNALED;
+  f.opcode = opcode;
+  f.send_flags = flags;
   return f;
 }
+
+// A signaled SEND WQE's fixed fields.
+inline shm::SendWqeFields send_wqe(std::uint64_t wr_id) { return wqe(wr_id, IBV_WR_SEND); }
+
+// A completion's status.
+inline WcStatus st(const ib_uverbs_wc& w) { return static_cast<WcStatus>(w.status); }
 
 // A QP's rings on the provider side, and its two doorbells in the client's
 // page (rung after every publish, as the provider does).

@@ -21,8 +21,6 @@ const wire::Ipv6Addr kLlA = wire::Ipv6Addr::link_local(kMacA);
 const wire::Ipv6Addr kLlB = wire::Ipv6Addr::link_local(kMacB);
 const wire::Ipv6Addr kGlobalB = *wire::Ipv6Addr::parse("2001:db8::b");
 
-WcStatus st(const ib_uverbs_wc& w) { return static_cast<WcStatus>(w.status); }
-
 // From our link-local address (`src`) to the peer's (`dst`).
 transport::PathAddr path6(const wire::MacAddr& dmac, const wire::Ipv6Addr& src,
                           const wire::Ipv6Addr& dst) {
