@@ -94,10 +94,12 @@ struct DeviceConfig {
   sched::homa::HomaSettings homa{};
   // The DC target's context pool (docs/dc.md; engine::VnicConfig's dc_*,
   // whose defaults these are): keys dc_contexts, dc_records_log2 and
-  // dc_stale_ms, in config_dc.h's kDcKeys.
+  // dc_stale_ms, and the DCI's dc_idle_disconnect_us, in config_dc.h's
+  // kDcKeys.
   std::uint32_t dc_contexts = 4096;
   std::uint32_t dc_records_log2 = 16;
   std::uint32_t dc_stale_ms = 10'000;
+  std::uint32_t dc_idle_disconnect_us = 1000;
 };
 
 // Ethernet MTU bounds; every accepted MTU carries at least a 512-byte path

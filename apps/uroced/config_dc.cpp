@@ -14,13 +14,17 @@ constexpr std::uint64_t kMaxRecordsLog2 = 24;
 // One hour: dc_stale_ms must exceed the initiators' retry span (docs/dc.md),
 // and no sane timeout x retry count comes near it.
 constexpr std::uint64_t kMaxStaleMs = 3'600'000;
+// One hour too: past that a stream might as well never disconnect.
+constexpr std::uint64_t kMaxIdleDisconnectUs = 3'600'000'000;
 }  // namespace
 
-const std::array<DcKey, 3> kDcKeys = {{
+const std::array<DcKey, 4> kDcKeys = {{
     {"dc_contexts", 1, kMaxContexts, &DeviceConfig::dc_contexts, &engine::VnicConfig::dc_contexts},
     {"dc_records_log2", 0, kMaxRecordsLog2, &DeviceConfig::dc_records_log2,
      &engine::VnicConfig::dc_records_log2},
     {"dc_stale_ms", 1, kMaxStaleMs, &DeviceConfig::dc_stale_ms, &engine::VnicConfig::dc_stale_ms},
+    {"dc_idle_disconnect_us", 1, kMaxIdleDisconnectUs, &DeviceConfig::dc_idle_disconnect_us,
+     &engine::VnicConfig::dc_idle_disconnect_us},
 }};
 
 const DcKey* find_dc_key(std::string_view name) {

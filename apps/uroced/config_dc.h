@@ -21,10 +21,11 @@ struct DcKey {
   std::uint32_t DeviceConfig::*dev;
   std::uint32_t engine::VnicConfig::*vnic;
 };
-extern const std::array<DcKey, 3> kDcKeys;
+extern const std::array<DcKey, 4> kDcKeys;
 
 const DcKey* find_dc_key(std::string_view name);
-// "dc_contexts, dc_records_log2 or dc_stale_ms", for the unknown-key message.
+// "dc_contexts, dc_records_log2, dc_stale_ms or dc_idle_disconnect_us", for the
+// unknown-key message.
 std::string dc_key_names();
 // Key `k` to `v` (TOML) or to the integer in `val` (--device) after its
 // range check; `key` names it in the error ("device[0].dc_contexts: 0 is

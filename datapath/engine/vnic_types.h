@@ -94,6 +94,11 @@ struct VnicConfig {
   std::uint32_t dc_contexts = 4096;
   std::uint32_t dc_records_log2 = 16;
   std::uint32_t dc_stale_ms = 10'000;
+  // A DCI stream with nothing outstanding for this long disconnects from
+  // its target (transport::DciQpConfig::idle_disconnect_ns): short frees
+  // the targets' contexts early, long saves reconnecting an initiator that
+  // pauses between messages.
+  std::uint32_t dc_idle_disconnect_us = 1000;
 };
 
 // The pool limits VnicConfig's dc_* keys give.

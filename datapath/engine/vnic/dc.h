@@ -31,6 +31,7 @@ int Vnic<PortIo, Sched>::make_dc_qp(const QpCreate& c, const transport::RcQpConf
     d.rc = rc;
     d.log_streams = c.dci_log_streams;
     d.log_errored = c.dci_log_errored;
+    d.idle_disconnect_ns = TimeNs{cfg_.dc_idle_disconnect_us} * kNsPerUs;
     e.dci = std::make_unique<transport::DciQp>(d, mrs_, dc_clock_);
     return 0;
   }

@@ -52,7 +52,7 @@ TEST(ParseDeviceSpec_Errors, NameTheKey) {
             "cnp_interval_us, homa, homa_priorities, homa_unsched_priorities, "
             "homa_unsched_bytes, homa_rtt_bytes, homa_overcommit, homa_max_incoming, "
             "homa_fifo_permille, homa_resend_us, homa_grant_timeout_us, dc_contexts, "
-            "dc_records_log2 or dc_stale_ms)");
+            "dc_records_log2, dc_stale_ms or dc_idle_disconnect_us)");
   EXPECT_EQ(parse_device_spec("ipv4=10.0.0.256", 0, &d),
             "device[0].ipv4: \"10.0.0.256\" is not an IPv4 address (expected a.b.c.d)");
 }

@@ -32,20 +32,25 @@ TEST(ConfigDc, DefaultsAreTheEngines) {
     SCOPED_TRACE(std::string(k.name));
     EXPECT_EQ(d.*k.dev, v.*k.vnic);
   }
-  EXPECT_EQ(dc_key_names(), "dc_contexts, dc_records_log2 or dc_stale_ms");
+  EXPECT_EQ(dc_key_names(), "dc_contexts, dc_records_log2, dc_stale_ms or dc_idle_disconnect_us");
 }
 
 TEST(ConfigDc, DeviceSpec_EveryKeyReachesTheEngine) {
   DeviceConfig d;
-  ASSERT_EQ(device_error("dc_contexts=64;dc_records_log2=8;dc_stale_ms=2500", &d), "");
+  ASSERT_EQ(device_error("dc_contexts=64;dc_records_log2=8;dc_stale_ms=2500;"
+                         "dc_idle_disconnect_us=250",
+                         &d),
+            "");
   EXPECT_EQ(d.dc_contexts, 64u);
   EXPECT_EQ(d.dc_records_log2, 8u);
   EXPECT_EQ(d.dc_stale_ms, 2500u);
+  EXPECT_EQ(d.dc_idle_disconnect_us, 250u);
   engine::VnicConfig v;
   apply_dc_keys(d, &v);
   EXPECT_EQ(v.dc_contexts, 64u);
   EXPECT_EQ(v.dc_records_log2, 8u);
   EXPECT_EQ(v.dc_stale_ms, 2500u);
+  EXPECT_EQ(v.dc_idle_disconnect_us, 250u);
   EXPECT_EQ(engine::dc_target_limits(v).stale_ns, 2500 * kNsPerMs);
 }
 
@@ -53,12 +58,14 @@ TEST(ConfigDc, Toml_EveryKey) {
   DaemonConfig cfg;
   ASSERT_EQ(load_and_validate(with("mtu = 9000",
                                    "mtu = 9000\ndc_contexts = 100\n"
-                                   "dc_records_log2 = 0\ndc_stale_ms = 1"),
+                                   "dc_records_log2 = 0\ndc_stale_ms = 1\n"
+                                   "dc_idle_disconnect_us = 3600000000"),
                               &cfg),
             "");
   EXPECT_EQ(cfg.devices[0].dc_contexts, 100u);
   EXPECT_EQ(cfg.devices[0].dc_records_log2, 0u);
   EXPECT_EQ(cfg.devices[0].dc_stale_ms, 1u);
+  EXPECT_EQ(cfg.devices[0].dc_idle_disconnect_us, 3'600'000'000u);
   EXPECT_EQ(cfg.devices[1].dc_contexts, 4096u);  // the second keeps the defaults
 }
 
@@ -69,6 +76,10 @@ TEST(ConfigDc, ExactErrors) {
   EXPECT_EQ(device_error("dc_records_log2=25"), "device[0].dc_records_log2: 25 is outside 0..24");
   EXPECT_EQ(device_error("dc_stale_ms=-1"), "device[0].dc_stale_ms: -1 is outside 1..3600000");
   EXPECT_EQ(device_error("dc_stale_ms=1s"), "device[0].dc_stale_ms: \"1s\" is not an integer");
+  EXPECT_EQ(device_error("dc_idle_disconnect_us=0"),
+            "device[0].dc_idle_disconnect_us: 0 is outside 1..3600000000");
+  EXPECT_EQ(device_error("dc_idle_disconnect_us=3600000001"),
+            "device[0].dc_idle_disconnect_us: 3600000001 is outside 1..3600000000");
   DaemonConfig cfg;
   EXPECT_EQ(load_and_validate(with("mtu = 9000", "mtu = 9000\ndc_stale_ms = 0"), &cfg),
             "device[0].dc_stale_ms: 0 is outside 1..3600000");

@@ -269,6 +269,7 @@ TEST(StatusJson_Dc, StreamsDctCountersAndPool) {
   EXPECT_EQ(dc["settings"]["dc_contexts"], 4096);
   EXPECT_EQ(dc["settings"]["dc_records_log2"], 16);
   EXPECT_EQ(dc["settings"]["dc_stale_ms"], 10000);
+  EXPECT_EQ(dc["settings"]["dc_idle_disconnect_us"], 1000);
   EXPECT_TRUE(dc["pool"].is_null());
   s.has_dc_pool = true;
   s.dc_pool.capacity = 4096;

@@ -229,8 +229,13 @@ TEST_F(Dc, FirstMessage_OneRequestOneResponse) {
   EXPECT_EQ(d.type, QpType::kDct);
   EXPECT_EQ(d.dct.rx_requests, 1u);
   EXPECT_EQ(d.dct_contexts, 1u);
-  // Idle past the DCI's idle disconnect: the stream lets its context go.
-  run(400);
+  // Idle just short of the device's dc_idle_disconnect_us the stream stays
+  // connected; past it, it lets its context go (run() steps 500 ns).
+  const int idle = static_cast<int>(VnicConfig{}.dc_idle_disconnect_us) * 2;
+  run(idle - 20);
+  EXPECT_TRUE(status_of(a.vnic, 10).dci_streams[0].bound);
+  EXPECT_EQ(status_of(b.vnic, 20).dct_contexts, 1u);
+  run(200);
   EXPECT_FALSE(status_of(a.vnic, 10).dci_streams[0].bound);
   EXPECT_EQ(status_of(b.vnic, 20).dct_contexts, 0u);
   EXPECT_EQ(b.vnic.dc_pool()->table().counters().retired_disconnect, 1u);
