@@ -17,13 +17,10 @@
 //                             [-s SIZE] [-w WRITE_SIZE] SERVER
 // Prints "dc_pingpong: ... FAILED ..." on any error and "dc_pingpong: all
 // passed" at the end; exit status 0 iff every check passed.
-#include <arpa/inet.h>
 #include <getopt.h>
 #include <infiniband/uroce_dv.h>
 #include <infiniband/verbs.h>
-#include <netdb.h>
 #include <sched.h>
-#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -34,6 +31,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <vector>
+
+#include "dc_common.h"
+#include "oob.h"
 
 namespace {
 
@@ -66,7 +66,7 @@ struct PeerInfo {
 };
 
 struct Side {
-  ibv_context* ctx = nullptr;
+  uroce::examples::DcDevice dev;
   ibv_pd* pd = nullptr;
   ibv_mr* mr = nullptr;
   ibv_cq* cq = nullptr;
@@ -85,25 +85,10 @@ struct Side {
   std::uint8_t* send() { return buf + static_cast<std::size_t>(kRecvDepth) * slot; }
   std::uint8_t* wr_area() { return send() + slot; }
   std::uint8_t* rd_area(std::uint32_t w) { return wr_area() + w; }
-  ibv_gid gid{};
-  int gid_index = 0;
-  ibv_mtu mtu = IBV_MTU_1024;
 };
 
-bool fail(const char* what, int err = 0) {
-  if (err != 0) {
-    std::printf("dc_pingpong: %s FAILED (%s)\n", what, std::strerror(err));
-  } else {
-    std::printf("dc_pingpong: %s FAILED\n", what);
-  }
-  return false;
-}
-
-double now_us() {
-  timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return static_cast<double>(t.tv_sec) * 1e6 + static_cast<double>(t.tv_nsec) / 1e3;
-}
+using uroce::examples::fail;
+using uroce::examples::now_us;
 
 std::uint8_t pattern(std::uint32_t seed, std::size_t i) {
   return static_cast<std::uint8_t>(seed * 131u + i * 7u + (i >> 8));
@@ -111,70 +96,8 @@ std::uint8_t pattern(std::uint32_t seed, std::size_t i) {
 
 // ---- TCP exchange ----------------------------------------------------------
 
-int tcp_connect(const Opts& o) {
-  addrinfo hints{};
-  hints.ai_family = AF_INET;  // the server listens on IPv4
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* res = nullptr;
-  char port[16];
-  std::snprintf(port, sizeof port, "%d", o.port);
-  if (getaddrinfo(o.server, port, &hints, &res) != 0) return -1;
-  int fd = -1;
-  // The server may not listen yet: retry for a while.
-  for (int tries = 0; tries < 100 && fd < 0; ++tries) {
-    for (addrinfo* a = res; a != nullptr; a = a->ai_next) {
-      fd = socket(a->ai_family, a->ai_socktype, a->ai_protocol);
-      if (fd < 0) continue;
-      if (connect(fd, a->ai_addr, a->ai_addrlen) == 0) break;
-      close(fd);
-      fd = -1;
-    }
-    if (fd < 0) usleep(100000);
-  }
-  freeaddrinfo(res);
-  return fd;
-}
-
-int tcp_accept(const Opts& o) {
-  const int ls = socket(AF_INET, SOCK_STREAM, 0);
-  if (ls < 0) return -1;
-  const int one = 1;
-  setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_ANY);
-  a.sin_port = htons(static_cast<std::uint16_t>(o.port));
-  if (bind(ls, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || listen(ls, 1) != 0) {
-    close(ls);
-    return -1;
-  }
-  const int fd = accept(ls, nullptr, nullptr);
-  close(ls);
-  return fd;
-}
-
-bool write_all(int fd, const char* s, std::size_t n) {
-  while (n > 0) {
-    const ssize_t w = write(fd, s, n);
-    if (w <= 0) return false;
-    s += w;
-    n -= static_cast<std::size_t>(w);
-  }
-  return true;
-}
-
-// One '\n'-terminated line (at most cap - 1 bytes).
-bool read_line(int fd, char* out, std::size_t cap) {
-  std::size_t n = 0;
-  while (n + 1 < cap) {
-    char c;
-    if (read(fd, &c, 1) != 1) return false;
-    if (c == '\n') break;
-    out[n++] = c;
-  }
-  out[n] = 0;
-  return true;
-}
+using uroce::examples::oob_read_line;
+using uroce::examples::oob_write_all;
 
 bool send_info(int fd, const PeerInfo& p) {
   char line[256];
@@ -182,12 +105,12 @@ bool send_info(int fd, const PeerInfo& p) {
                         p.dctn, p.key, p.addr, p.rkey, p.size, p.iters, p.write_size);
   for (int i = 0; i < 16; ++i) n += std::snprintf(line + n, sizeof line - n, "%02x", p.gid[i]);
   line[n++] = '\n';
-  return write_all(fd, line, static_cast<std::size_t>(n));
+  return oob_write_all(fd, line, static_cast<std::size_t>(n));
 }
 
 bool recv_info(int fd, PeerInfo* p) {
   char line[256], gid[40];
-  if (!read_line(fd, line, sizeof line)) return false;
+  if (!oob_read_line(fd, line, sizeof line)) return false;
   if (std::sscanf(line, "%x %" SCNx64 " %" SCNx64 " %x %u %u %u %32s", &p->dctn, &p->key, &p->addr,
                   &p->rkey, &p->size, &p->iters, &p->write_size, gid) != 8 ||
       std::strlen(gid) != 32) {
@@ -204,39 +127,19 @@ bool recv_info(int fd, PeerInfo* p) {
 // ---- verbs -----------------------------------------------------------------
 
 bool open_side(const Opts& o, std::uint32_t size, std::uint32_t wsize, Side* s) {
-  int n = 0;
-  ibv_device** list = ibv_get_device_list(&n);
-  for (int i = 0; list != nullptr && i < n && s->ctx == nullptr; ++i) {
-    if (std::strcmp(ibv_get_device_name(list[i]), o.dev) == 0) s->ctx = ibv_open_device(list[i]);
-  }
-  if (list != nullptr) ibv_free_device_list(list);
-  if (s->ctx == nullptr) return fail("opening the device", errno);
-  ibv_port_attr pa{};
-  if (int rc = ibv_query_port(s->ctx, 1, &pa); rc != 0) return fail("ibv_query_port", rc);
-  s->mtu = pa.active_mtu;
-  s->gid_index = o.gid_index;
-  for (int i = 0; s->gid_index < 0 && i < pa.gid_tbl_len; ++i) {
-    ibv_gid g;
-    if (ibv_query_gid(s->ctx, 1, i, &g) != 0) continue;
-    static const std::uint8_t kMapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-    if (std::memcmp(g.raw, kMapped, 12) == 0) s->gid_index = i;
-  }
-  if (s->gid_index < 0) return fail("finding an IPv4 GID");
-  if (int rc = ibv_query_gid(s->ctx, 1, s->gid_index, &s->gid); rc != 0) {
-    return fail("ibv_query_gid", rc);
-  }
+  if (!uroce::examples::dc_open_device(o.dev, o.gid_index, &s->dev)) return false;
   s->slot = std::max<std::uint32_t>(size, 64);
   s->bytes =
       static_cast<std::size_t>(kRecvDepth + 1) * s->slot + 2 * static_cast<std::size_t>(wsize);
   s->buf = static_cast<std::uint8_t*>(aligned_alloc(4096, (s->bytes + 4095) / 4096 * 4096));
   if (s->buf == nullptr) return fail("allocating the buffer", ENOMEM);
   std::memset(s->buf, 0, s->bytes);
-  s->pd = ibv_alloc_pd(s->ctx);
+  s->pd = ibv_alloc_pd(s->dev.ctx);
   if (s->pd == nullptr) return fail("ibv_alloc_pd", errno);
   s->mr = ibv_reg_mr(s->pd, s->buf, s->bytes,
                      IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
   if (s->mr == nullptr) return fail("ibv_reg_mr", errno);
-  s->cq = ibv_create_cq(s->ctx, 4 * kRecvDepth, nullptr, nullptr, 0);
+  s->cq = ibv_create_cq(s->dev.ctx, 4 * kRecvDepth, nullptr, nullptr, 0);
   if (s->cq == nullptr) return fail("ibv_create_cq", errno);
   ibv_srq_init_attr sa{};
   sa.attr.max_wr = kRecvDepth;
@@ -258,76 +161,9 @@ bool post_recv(Side* s, int i) {
 }
 
 bool make_dc(std::uint64_t key, Side* s) {
-  ibv_qp_init_attr_ex t{};
-  t.qp_type = IBV_QPT_DRIVER;
-  t.recv_cq = s->cq;
-  t.srq = s->srq;
-  t.comp_mask = IBV_QP_INIT_ATTR_PD;
-  t.pd = s->pd;
-  uroce_dv_qp_init_attr dt{};
-  dt.comp_mask = UROCE_DV_QP_INIT_ATTR_MASK_DC;
-  dt.dc_init_attr.dc_type = UROCE_DV_DCTYPE_DCT;
-  dt.dc_init_attr.dct_access_key = key;
-  s->dct = uroce_dv_create_qp(s->ctx, &t, &dt);
-  if (s->dct == nullptr) return fail("uroce_dv_create_qp (DCT)", errno);
-  ibv_qp_attr a{};
-  a.qp_state = IBV_QPS_INIT;
-  a.port_num = 1;
-  a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
-  if (int rc = ibv_modify_qp(s->dct, &a,
-                             IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
-      rc != 0) {
-    return fail("DCT to INIT", rc);
-  }
-  a.qp_state = IBV_QPS_RTR;
-  a.min_rnr_timer = 12;
-  a.path_mtu = s->mtu;
-  a.ah_attr.is_global = 1;
-  a.ah_attr.port_num = 1;
-  a.ah_attr.grh.sgid_index = static_cast<std::uint8_t>(s->gid_index);
-  a.ah_attr.grh.hop_limit = 64;
-  if (int rc = ibv_modify_qp(s->dct, &a,
-                             IBV_QP_STATE | IBV_QP_MIN_RNR_TIMER | IBV_QP_AV | IBV_QP_PATH_MTU);
-      rc != 0) {
-    return fail("DCT to RTR", rc);
-  }
-
-  ibv_qp_init_attr_ex i{};
-  i.qp_type = IBV_QPT_DRIVER;
-  i.send_cq = s->cq;
-  i.cap.max_send_wr = 16;
-  i.cap.max_send_sge = 1;
-  i.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
-  i.pd = s->pd;
-  i.send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_READ;
-  uroce_dv_qp_init_attr di{};
-  di.comp_mask = UROCE_DV_QP_INIT_ATTR_MASK_DC;
-  di.dc_init_attr.dc_type = UROCE_DV_DCTYPE_DCI;
-  s->dci = uroce_dv_create_qp(s->ctx, &i, &di);
-  if (s->dci == nullptr) return fail("uroce_dv_create_qp (DCI)", errno);
-  ibv_qp_attr b{};
-  b.qp_state = IBV_QPS_INIT;
-  b.port_num = 1;
-  if (int rc = ibv_modify_qp(s->dci, &b, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT); rc != 0) {
-    return fail("DCI to INIT", rc);
-  }
-  b.qp_state = IBV_QPS_RTR;
-  b.path_mtu = s->mtu;
-  if (int rc = ibv_modify_qp(s->dci, &b, IBV_QP_STATE | IBV_QP_PATH_MTU); rc != 0) {
-    return fail("DCI to RTR", rc);
-  }
-  b.qp_state = IBV_QPS_RTS;
-  b.timeout = 14;
-  b.retry_cnt = 7;
-  b.rnr_retry = 7;
-  b.sq_psn = 0;
-  b.max_rd_atomic = 1;
-  if (int rc = ibv_modify_qp(s->dci, &b,
-                             IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-                                 IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
-      rc != 0) {
-    return fail("DCI to RTS", rc);
-  }
+  s->dct = uroce::examples::dc_make_dct(s->dev, s->pd, s->cq, s->srq, key);
+  s->dci = s->dct != nullptr ? uroce::examples::dc_make_dci(s->dev, s->pd, s->cq, 16) : nullptr;
+  if (s->dci == nullptr) return false;
   s->dcix = ibv_qp_to_qp_ex(s->dci);
   s->dv = s->dcix != nullptr ? uroce_dv_qp_ex_from_ibv_qp_ex(s->dcix) : nullptr;
   if (s->dv == nullptr) return fail("uroce_dv_qp_ex_from_ibv_qp_ex", errno);
@@ -338,15 +174,8 @@ bool make_dc(std::uint64_t key, Side* s) {
 }
 
 bool make_ah(const PeerInfo& peer, Side* s) {
-  ibv_ah_attr a{};
-  a.is_global = 1;
-  a.port_num = 1;
-  std::memcpy(a.grh.dgid.raw, peer.gid, 16);
-  a.grh.sgid_index = static_cast<std::uint8_t>(s->gid_index);
-  a.grh.hop_limit = 64;
-  s->ah = ibv_create_ah(s->pd, &a);
-  if (s->ah == nullptr) return fail("ibv_create_ah", errno);
-  return true;
+  s->ah = uroce::examples::dc_make_ah(s->dev, s->pd, peer.gid);
+  return s->ah != nullptr;
 }
 
 enum class Op { kSend, kWrite, kRead };
@@ -418,10 +247,10 @@ void report(const char* who, std::vector<double> rtt, std::uint32_t size) {
 bool run_client(const Opts& o) {
   Side s;
   if (!open_side(o, o.size, o.write_size, &s) || !make_dc(o.key, &s)) return false;
-  const int fd = tcp_connect(o);
+  const int fd = uroce::examples::oob_connect(o.server, o.port);
   if (fd < 0) return fail("connecting to the server");
   PeerInfo me, peer;
-  std::memcpy(me.gid, s.gid.raw, 16);
+  std::memcpy(me.gid, s.dev.gid.raw, 16);
   me.dctn = s.dct->qp_num;
   me.key = o.key;
   me.size = o.size;
@@ -473,8 +302,8 @@ bool run_client(const Opts& o) {
   }
   char line[64];
   std::snprintf(line, sizeof line, "%s\n", ok ? "DONE" : "ABORT");
-  write_all(fd, line, std::strlen(line));
-  if (!read_line(fd, line, sizeof line)) return fail("reading the server's verdict");
+  oob_write_all(fd, line, std::strlen(line));
+  if (!oob_read_line(fd, line, sizeof line)) return fail("reading the server's verdict");
   close(fd);
   if (std::strcmp(line, "OK") != 0) {
     std::printf("dc_pingpong: server reports %s: FAILED\n", line);
@@ -490,14 +319,14 @@ bool run_server(const Opts& o) {
   if (!open_side(o, kMaxPing, kMaxWrite, &s) || !make_dc(o.key, &s)) return false;
   std::printf("dc_pingpong: server: DCT 0x%06x key 0x%016" PRIx64 "\n", s.dct->qp_num, o.key);
   std::fflush(stdout);
-  const int fd = tcp_accept(o);
+  const int fd = uroce::examples::oob_accept(o.port);
   if (fd < 0) return fail("accepting the client");
   PeerInfo me, peer;
   if (!recv_info(fd, &peer)) return fail("exchanging DCT numbers");
   if (peer.size == 0 || peer.size > kMaxPing || peer.write_size > kMaxWrite) {
     return fail("the client's sizes");
   }
-  std::memcpy(me.gid, s.gid.raw, 16);
+  std::memcpy(me.gid, s.dev.gid.raw, 16);
   me.dctn = s.dct->qp_num;
   me.key = o.key;
   me.addr = reinterpret_cast<std::uint64_t>(s.wr_area());
@@ -536,7 +365,7 @@ bool run_server(const Opts& o) {
     std::printf("dc_pingpong: server: %u pings, bytes ok\n", peer.iters);
   }
   char line[64];
-  if (!read_line(fd, line, sizeof line)) return fail("reading the client's end");
+  if (!oob_read_line(fd, line, sizeof line)) return fail("reading the client's end");
   if (ok && std::strcmp(line, "DONE") == 0) {
     for (std::uint32_t k = 0; k < peer.write_size && ok; ++k) {
       if (s.wr_area()[k] != pattern(0xAB, k)) {
@@ -550,7 +379,7 @@ bool run_server(const Opts& o) {
     ok = false;
   }
   std::snprintf(line, sizeof line, "%s\n", ok ? "OK" : "BAD");
-  write_all(fd, line, std::strlen(line));
+  oob_write_all(fd, line, std::strlen(line));
   close(fd);
   return ok;
 }
@@ -558,6 +387,7 @@ bool run_server(const Opts& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  uroce::examples::g_prog = "dc_pingpong";
   Opts o;
   int c;
   while ((c = getopt(argc, argv, "d:p:g:n:s:w:k:h")) != -1) {
