@@ -237,13 +237,12 @@ std::string dc_flows_text(const Simulator& sim) {
     const Json& c = j["dci"];
     if (!c.is_null()) {
       std::snprintf(line, sizeof line,
-                    "  DCI: connects %llu (reconnects %llu), disconnects %llu, switch waits %llu, "
-                    "BUSY %llu, retransmits %llu, timeouts %llu\n",
+                    "  DCI: connects %llu (reconnects %llu), disconnects %llu, RNR NAKs (BUSY) "
+                    "%llu, retransmits %llu, timeouts %llu\n",
                     static_cast<unsigned long long>(c["connects"].get<std::uint64_t>()),
                     static_cast<unsigned long long>(c["reconnects"].get<std::uint64_t>()),
                     static_cast<unsigned long long>(c["disconnects"].get<std::uint64_t>()),
-                    static_cast<unsigned long long>(c["wait_switch"].get<std::uint64_t>()),
-                    static_cast<unsigned long long>(c["busy"].get<std::uint64_t>()),
+                    static_cast<unsigned long long>(c["rx_rnr_naks"].get<std::uint64_t>()),
                     static_cast<unsigned long long>(c["tx_retransmits"].get<std::uint64_t>()),
                     static_cast<unsigned long long>(c["timeouts"].get<std::uint64_t>()));
       out += line;
