@@ -12,9 +12,14 @@ engine::VnicConfig vnic_config(const EngineHostConfig& c) {
   v.eth_mtu = c.eth_mtu;
   v.max_qps = c.max_qps;
   v.max_cqs = c.max_qps;
-  v.max_srqs = 1;
+  v.max_srqs = c.max_srqs;
   v.max_mrs = 2 * c.max_qps;
-  v.max_ahs = 1;
+  v.max_ahs = c.max_ahs;
+  v.dc_contexts = c.dc_contexts;
+  v.dc_records_log2 = c.dc_records_log2;
+  v.dc_stale_ms = c.dc_stale_ms;
+  v.impair.drop_rx_rate = c.drop_rx_rate;
+  v.impair.drop_seed = c.drop_seed;
   if (c.pfc_enable != 0) {
     v.pfc.enable = c.pfc_enable;
     v.pfc.link_bps = c.link_bps;

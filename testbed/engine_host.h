@@ -50,6 +50,17 @@ struct EngineHostConfig {
   wire::Ipv4Addr ip{};
   std::uint32_t eth_mtu = 9000;
   std::uint32_t max_qps = 64;
+  // DC flows (dc_flow.h): an AH per target at the source, an SRQ per DCT.
+  std::uint32_t max_ahs = 1;
+  std::uint32_t max_srqs = 1;
+  // The DC target's context pool (VnicConfig::dc_*).
+  std::uint32_t dc_contexts = 4096;
+  std::uint32_t dc_records_log2 = 16;
+  std::uint32_t dc_stale_ms = 10'000;
+  // Loss on receive (impairment.h): this fraction of RoCEv2 frames, drawn
+  // from a stream seeded with drop_seed (0: none).
+  double drop_rx_rate = 0;
+  std::uint64_t drop_seed = 0;
   // The engine's own endpoint PFC (datapath/engine/pfc_endpoint.h): the
   // lossless priorities (0: off), the port's speed (quanta <-> ns) and the
   // staged frames processed per poll.

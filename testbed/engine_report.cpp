@@ -19,29 +19,6 @@ using Json = nlohmann::ordered_json;
 
 double round3(double v) { return std::round(v * 1000.0) / 1000.0; }
 
-// The nearest-rank percentile of sorted values.
-TimeNs percentile(const std::vector<TimeNs>& sorted, std::uint32_t pct) {
-  if (sorted.empty()) return 0;
-  std::size_t rank = (sorted.size() * pct + 99) / 100;
-  if (rank == 0) rank = 1;
-  return sorted[rank - 1];
-}
-
-Json mct_json(const std::vector<TimeNs>& mct) {
-  if (mct.empty()) return Json(nullptr);
-  std::vector<TimeNs> s = mct;
-  std::sort(s.begin(), s.end());
-  TimeNs sum = 0;
-  for (const TimeNs v : s) sum += v;
-  Json j;
-  j["min"] = s.front();
-  j["avg"] = sum / s.size();
-  j["p50"] = percentile(s, 50);
-  j["p99"] = percentile(s, 99);
-  j["max"] = s.back();
-  return j;
-}
-
 Json qp_json(RcFlow& f, bool source) {
   RcDriver& d = source ? f.src() : f.dst();
   const std::uint32_t qp = source ? f.src_qp() : f.dst_qp();
@@ -69,6 +46,29 @@ Json qp_json(RcFlow& f, bool source) {
 }
 
 }  // namespace
+
+// The nearest-rank percentile of sorted values.
+TimeNs percentile(const std::vector<TimeNs>& sorted, std::uint32_t pct) {
+  if (sorted.empty()) return 0;
+  std::size_t rank = (sorted.size() * pct + 99) / 100;
+  if (rank == 0) rank = 1;
+  return sorted[rank - 1];
+}
+
+Json time_stats_json(const std::vector<TimeNs>& mct) {
+  if (mct.empty()) return Json(nullptr);
+  std::vector<TimeNs> s = mct;
+  std::sort(s.begin(), s.end());
+  TimeNs sum = 0;
+  for (const TimeNs v : s) sum += v;
+  Json j;
+  j["min"] = s.front();
+  j["avg"] = sum / s.size();
+  j["p50"] = percentile(s, 50);
+  j["p99"] = percentile(s, 99);
+  j["max"] = s.back();
+  return j;
+}
 
 Json rc_flows_json(const Simulator& sim) {
   const Scenario& sc = sim.scenario();
@@ -112,7 +112,7 @@ Json rc_flows_json(const Simulator& sim) {
         s.completed == 0 || span == 0
             ? 0.0
             : round3(static_cast<double>(s.bytes) * 8.0 / static_cast<double>(span));
-    j["mct_ns"] = mct_json(s.mct_ns);
+    j["mct_ns"] = time_stats_json(s.mct_ns);
     if (setup == 0) {
       j["src_qp"] = qp_json(f, true);
       j["dst_qp"] = qp_json(f, false);
@@ -172,6 +172,8 @@ Json engine_json(const Simulator& sim) {
     x["timer_fires"] = v.timer_fires;
     x["tx_over_room"] = e->port().counters().tx_over_room;
     x["tx_limit_stops"] = v.tx_limit_stops;
+    // Only with loss on receive (the host's `drop_rx_rate` key).
+    if (e->config().drop_rx_rate > 0) x["rx_impair_drop"] = v.rx_impair_drop;
     // Only with the engine's own PFC (the host's `pfc` key): without it the
     // summary stays as it was.
     if (e->config().pfc_enable != 0) {

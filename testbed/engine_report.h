@@ -7,14 +7,21 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "datapath/base/time.h"
 
 namespace uroce::testbed {
 
 class Simulator;
 
 nlohmann::ordered_json rc_flows_json(const Simulator& sim);
+// The nearest-rank percentile (pct of 100) of sorted values (0 if none).
+TimeNs percentile(const std::vector<TimeNs>& sorted, std::uint32_t pct);
+// {min, avg, p50, p99, max} of the values, or null when there are none.
+nlohmann::ordered_json time_stats_json(const std::vector<TimeNs>& v);
 nlohmann::ordered_json engine_json(const Simulator& sim);
 
 // rc_mct.csv: `flow,message,mct_ns`, one row per completed message of each

@@ -29,6 +29,7 @@ enum class EventKind : std::uint8_t {
   kEnginePoll,      // a = engine host: run its engine (engine_host.h)
   kRcFlowStart,     // a = rc flow: its source posts the first window
   kMessageArrival,  // the [workload]'s next message arrives (message_workload.h)
+  kDcFlowStart,     // a = dc flow: its DCI posts the first window
 };
 
 struct Event {

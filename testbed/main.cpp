@@ -231,6 +231,7 @@ int main(int argc, char** argv) {
     }
   }
   std::fputs(r.workload.c_str(), stdout);
+  std::fputs(r.dc_flows.c_str(), stdout);
   for (const std::string& f : r.files) std::printf("  wrote %s\n", f.c_str());
   return kExitOk;
 }

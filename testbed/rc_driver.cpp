@@ -32,7 +32,9 @@ RcDriver::~RcDriver() {
   // The engine drops its pointers into the rings and the page before they
   // are freed.
   for (const auto& q : qps_) v_.destroy_qp(q->id);
+  for (const auto& r : srqs_) v_.destroy_srq(r->id);
   for (const auto& c : cqs_) v_.destroy_cq(c->id);
+  for (const engine::ObjId a : ahs_) v_.destroy_ah(a);
   for (const std::uint32_t k : mr_keys_) v_.dereg_mr(k);
   v_.close_client(kClient);
 }
@@ -94,14 +96,8 @@ int RcDriver::create_qp(std::uint32_t cq, std::uint32_t depth, std::uint32_t* qp
       q->rq.attach(q->rq_mem.get(), q->rq_geo.bytes(), q->rq_geo) != shm::RingError::kOk) {
     return EINVAL;
   }
-  if (int rc = v_.alloc_qpn(&q->qpn); rc != 0) return rc;
-  q->id = next_id_++;
   engine::QpCreate c;
-  c.id = q->id;
-  c.client = kClient;
   c.type = transport::QpType::kRc;
-  c.qpn = q->qpn;
-  c.pd = kPd;
   c.send_cq = cqs_[cq]->id;
   c.recv_cq = cqs_[cq]->id;
   c.max_send_wr = depth;
@@ -111,6 +107,16 @@ int RcDriver::create_qp(std::uint32_t cq, std::uint32_t depth, std::uint32_t* qp
   c.max_inline = kMaxInline;
   c.sq = engine::RingMem{q->sq_mem.get(), q->sq_geo.bytes(), q->sq_geo};
   c.rq = engine::RingMem{q->rq_mem.get(), q->rq_geo.bytes(), q->rq_geo};
+  return add_qp(std::move(q), c, qp);
+}
+
+int RcDriver::add_qp(std::unique_ptr<Qp> q, engine::QpCreate& c, std::uint32_t* qp) {
+  if (int rc = v_.alloc_qpn(&q->qpn); rc != 0) return rc;
+  q->id = next_id_++;
+  c.id = q->id;
+  c.client = kClient;
+  c.qpn = q->qpn;
+  c.pd = kPd;
   c.user_handle = q->id;
   if (int rc = v_.create_qp(c); rc != 0) return rc;
   if (int rc = v_.qp_doorbells(q->id, &q->sq_db, &q->rq_db); rc != 0) return rc;
@@ -168,7 +174,11 @@ int RcDriver::connect(std::uint32_t qp, const RcConnect& c) {
 
 int RcDriver::post_send(std::uint32_t qp, const RcSend& wr) {
   if (qp >= qps_.size()) return EINVAL;
-  Qp& q = *qps_[qp];
+  return write_send(*qps_[qp], wr, nullptr);
+}
+
+int RcDriver::write_send(Qp& q, const RcSend& wr, const DcTarget* t) {
+  if (q.sq_mem == nullptr) return EINVAL;
   if (q.sq.free_slots() == 0) return EAGAIN;
   const std::span<std::byte> slot(q.sq.slot_bytes(), q.sq.elem_size());
   shm::SendWqeFields f;
@@ -186,6 +196,10 @@ int RcDriver::post_send(std::uint32_t qp, const RcSend& wr) {
       return EINVAL;
     }
   }
+  if (t != nullptr && shm::set_send_dc(slot, shm::WqeDcAddr{t->ah, t->dctn, t->key, t->stream}) !=
+                          shm::WqeWriteError::kOk) {
+    return EINVAL;
+  }
   q.sq.publish();
   bells_.ring(q.sq_db);
   return 0;
@@ -195,6 +209,7 @@ int RcDriver::post_recv(std::uint32_t qp, std::uint64_t wr_id, std::uint64_t add
                         std::uint32_t length, std::uint32_t lkey) {
   if (qp >= qps_.size()) return EINVAL;
   Qp& q = *qps_[qp];
+  if (q.rq_mem == nullptr) return EINVAL;
   if (q.rq.free_slots() == 0) return EAGAIN;
   const shm::WqeSge sge{addr, length, lkey};
   if (shm::write_recv_wqe({q.rq.slot_bytes(), q.rq.elem_size()}, wr_id,

@@ -9,6 +9,10 @@
 // from the CQ rings. Nothing runs in the engine until its next poll():
 // a post is a ring write, as in the provider.
 //
+// DC (docs/dc.md; rc_driver_dc.cpp): SRQs, AHs, a DCI (SQ ring only) and
+// a DCT (on an SRQ, no rings of its own), their modify sequences, and DCI
+// WQEs that name their target in the WQE's DC block.
+//
 // Objects are referred to by the small indices the create calls return.
 // Everything returns 0 or a positive errno value. Single-threaded (the
 // simulation's thread); the Vnic must outlive the driver.
@@ -66,6 +70,24 @@ struct RcSend {
   bool signaled = true;
 };
 
+// What a DCI needs to reach RTS (it has no destination of its own).
+struct DciConnect {
+  wire::PathMtu mtu = wire::PathMtu::k1024;  // the engine lowers it to the DC path MTU
+  std::uint32_t sq_psn = 0;
+  std::uint8_t timeout = 14;
+  std::uint8_t retry_cnt = 7;
+  std::uint8_t rnr_retry = 7;
+};
+
+// A DCI WR's target (the WQE's DC block): an AH made by create_ah, the
+// DCT's number and key, and the DCI stream that carries it.
+struct DcTarget {
+  std::uint32_t ah = 0;
+  std::uint32_t dctn = 0;
+  std::uint64_t key = 0;
+  std::uint16_t stream = 0;
+};
+
 class RcDriver {
  public:
   static constexpr transport::PdHandle kPd = 1;
@@ -100,6 +122,28 @@ class RcDriver {
   std::uint32_t poll_cq(std::uint32_t cq, std::span<ib_uverbs_wc> out);
   // The transport's counters and state of `qp` (control path: allocates).
   int status(std::uint32_t qp, engine::QpStatus* out) const;
+  // The engine it drives (its DC target pool, for reports).
+  const EngineVnic& vnic() const { return v_; }
+
+  // ---- DC (rc_driver_dc.cpp) ----
+  // An SRQ whose ring holds at least `depth` receives.
+  int create_srq(std::uint32_t depth, std::uint32_t* srq);
+  int post_srq_recv(std::uint32_t srq, std::uint64_t wr_id, std::uint64_t addr,
+                    std::uint32_t length, std::uint32_t lkey);
+  // An address handle toward (dmac, dip) with this DSCP and TTL; *ah is the
+  // number a DCI WQE names it by.
+  int create_ah(const wire::MacAddr& dmac, wire::Ipv4Addr dip, std::uint8_t dscp, std::uint8_t ttl,
+                std::uint32_t* ah);
+  // A DCI with 2^log_streams streams (per-stream errors when log_streams >
+  // 0), completing on `cq`, its SQ ring at least `depth` WRs; in RTS.
+  int create_dci(std::uint32_t cq, std::uint32_t depth, std::uint8_t log_streams,
+                 const DciConnect& c, std::uint32_t* qp);
+  // A DCT with access key `key` on `srq`, completing on `cq`; in RTR. Its
+  // DCT number is qpn(*qp).
+  int create_dct(std::uint32_t cq, std::uint32_t srq, std::uint64_t key, wire::PathMtu mtu,
+                 std::uint8_t dscp, std::uint8_t min_rnr_timer, std::uint32_t* qp);
+  // One WR on a DCI for `t` (EAGAIN when its SQ ring is full).
+  int post_dc_send(std::uint32_t qp, const RcSend& wr, const DcTarget& t);
 
  private:
   struct AlignedFree {
@@ -124,18 +168,31 @@ class RcDriver {
     std::uint32_t sq_db = 0;
     std::uint32_t rq_db = 0;
   };
+  struct Srq {
+    engine::ObjId id = 0;
+    Mem mem;
+    shm::RingGeometry geo{};
+    shm::RqProducer rq;
+    std::uint32_t db = 0;
+  };
   static constexpr std::uint32_t kMaxSge = 1;
   static constexpr std::uint32_t kMaxInline = 0;
 
   static int ring(std::size_t elem, std::uint32_t depth, std::size_t extra, Mem* mem,
                   shm::RingGeometry* geo);
   int modify(engine::ObjId id, std::uint32_t mask, const transport::QpAttrValues& a);
+  // Creates `c` (its id, client, PD and QPN filled in here) as qps_'s next.
+  int add_qp(std::unique_ptr<Qp> q, engine::QpCreate& c, std::uint32_t* qp);
+  // Writes one send WQE (and its DC block when `t` is given) and rings.
+  int write_send(Qp& q, const RcSend& wr, const DcTarget* t);
 
   EngineVnic& v_;
   Mem page_;  // the client's doorbell page
   shm::DoorbellRinger bells_;
   std::vector<std::unique_ptr<Cq>> cqs_;
   std::vector<std::unique_ptr<Qp>> qps_;
+  std::vector<std::unique_ptr<Srq>> srqs_;
+  std::vector<engine::ObjId> ahs_;
   std::vector<std::uint32_t> mr_keys_;
   engine::ObjId next_id_ = 1;
   std::uint64_t next_iova_ = kIovaBase;

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "testbed/dc_report.h"
 #include "testbed/engine_report.h"
 #include "testbed/simulator.h"
 #include "testbed/wait_for.h"
@@ -348,6 +349,8 @@ std::string summary_json(const Simulator& sim) {
   for (const HostSpec& h : sc.hosts) engines = engines || h.engine;
   if (engines) {
     j["rc_flows"] = rc_flows_json(sim);
+    // Only with DC flows (older summaries are unchanged).
+    if (!sc.dc_flows.empty()) j["dc_flows"] = dc_flows_json(sim);
     j["engine"] = engine_json(sim);
   }
   if (sc.workload.enabled) j["workload"] = workload_json(sim);

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "testbed/dc_report.h"
 #include "testbed/engine_report.h"
 #include "testbed/pcap_tap.h"
 #include "testbed/recorder.h"
@@ -92,6 +93,7 @@ RunResult run_scenario(const Scenario& sc_in, const RunOptions& opts) {
     res.files.push_back(p);
   }
   if (sc.workload.enabled) res.workload = workload_text(sim);
+  if (!sc.dc_flows.empty()) res.dc_flows = dc_flows_text(sim);
   if (opts.summary_text || files) res.summary = summary_json(sim);
   if (files) {
     const std::string p = (dir / "summary.json").string();

@@ -42,6 +42,7 @@ struct RunResult {
   std::vector<Deadlock> deadlocks;
   std::string summary;
   std::string workload;            // the [workload]'s counts and slowdown table, as text
+  std::string dc_flows;            // the [[dc_flow]]s' figures, as text (dc_report.h)
   std::vector<std::string> files;  // written, in order
 };
 

@@ -347,6 +347,59 @@ std::string resolve(const Scenario& sc, Topology& out) {
         {static_cast<std::uint16_t>(ends[0]), static_cast<std::uint16_t>(ends[1])});
   }
 
+  // DC fan-outs between engine hosts.
+  for (std::size_t f = 0; f < sc.dc_flows.size(); ++f) {
+    const DcFlowSpec& ds = sc.dc_flows[f];
+    const std::string e = idx("dc_flow", f) + (ds.name.empty() ? "" : " (" + ds.name + ")");
+    // An engine host by name, or the problem with it.
+    auto engine_host = [&](const std::string& name, const std::string& key,
+                           std::uint32_t* h) -> std::string {
+      const auto n = by_name.find(name);
+      if (n == by_name.end()) return e + key + ": unknown node '" + name + "'";
+      if (!out.is_host(n->second)) return e + key + ": '" + name + "' is a switch, not a host";
+      if (!sc.hosts[n->second].engine) {
+        return e + key + ": host '" + name + "' does not run the engine (kind = \"engine\")";
+      }
+      *h = n->second;
+      return {};
+    };
+    ResolvedDcFlow r;
+    std::uint32_t src = 0;
+    if (std::string m = engine_host(ds.src, ".src", &src); !m.empty()) return m;
+    r.src = static_cast<std::uint16_t>(src);
+    if (ds.targets.empty()) return e + ".targets: empty (at least one target host)";
+    std::vector<bool> seen(out.num_hosts, false);
+    for (const std::string& name : ds.targets) {
+      std::uint32_t h = 0;
+      if (std::string m = engine_host(name, ".targets", &h); !m.empty()) return m;
+      if (h == src) return e + ".targets: '" + name + "' is the source";
+      if (seen[h]) return e + ".targets: '" + name + "' is listed twice";
+      seen[h] = true;
+      r.targets.push_back(static_cast<std::uint16_t>(h));
+    }
+    const std::optional<wire::PathMtu> mtu = wire::path_mtu_from_bytes(ds.mtu);
+    if (!mtu) {
+      return e + ".mtu: " + std::to_string(ds.mtu) + " is not 256, 512, 1024, 2048 or 4096";
+    }
+    // A DC packet carries more headers than RC's: the path MTU must fit
+    // every host's eth_mtu with them (wire::dc_path_mtu_for_eth_mtu).
+    std::vector<std::uint32_t> ends = {src};
+    for (const std::uint16_t t : r.targets) ends.push_back(t);
+    for (const std::uint32_t h : ends) {
+      const std::uint32_t emtu = sc.hosts[h].eth_mtu;
+      const std::optional<wire::PathMtu> active = wire::dc_path_mtu_for_eth_mtu(emtu);
+      if (!active || *mtu > *active) {
+        return e + ".mtu: " + std::to_string(ds.mtu) + " does not fit the eth_mtu " +
+               std::to_string(emtu) + " of '" + sc.hosts[h].name + "' with DC headers";
+      }
+    }
+    if (ds.start_ns >= sc.duration_ns) {
+      return e + ".start_us: " + std::to_string(ds.start_ns / kNsPerUs) +
+             " us is not before the end of the run (duration_ms)";
+    }
+    out.dc_flows.push_back(std::move(r));
+  }
+
   // PFC injections.
   for (std::size_t i = 0; i < sc.pfc_injections.size(); ++i) {
     const PfcInjectSpec& in = sc.pfc_injections[i];

@@ -78,6 +78,15 @@ struct HostSpec {
   // CNP interval.
   bool engine_dcqcn = false;
   TimeNs engine_cnp_interval_ns = 50'000;
+  // Engine hosts only: the DC target's context pool (uroced's device keys
+  // dc_contexts, dc_records_log2, dc_stale_ms; docs/dc.md "Target").
+  std::uint32_t engine_dc_contexts = 4096;
+  std::uint32_t engine_dc_records_log2 = 16;
+  std::uint32_t engine_dc_stale_ms = 10'000;
+  // Engine hosts only: the fraction of RoCEv2 frames the engine drops on
+  // receive (datapath/engine/impairment.h), from a stream the run's seed
+  // derives per host: a lossy link into the host.
+  double engine_drop_rx_rate = 0;
   // Engine hosts only: the device's TX policy, read through uroced's device
   // keys of the same names and rules (`isolation`, `strict_classes`,
   // `class_weights`; docs/sched.md).
@@ -158,6 +167,29 @@ struct RcFlowSpec {
   // true: every message's completion time (completion seen by the source -
   // post) goes to rc_mct.csv in the output directory, for a CDF.
   bool mct_samples = false;
+};
+
+// A DC fan-out between engine hosts (dc_flow.h): one DCI on `src` sends
+// `count` messages of `size_bytes` round robin over one DCT on each host of
+// `targets` (message i to target i mod T, on DCI stream i mod streams),
+// SEND or RDMA WRITE (both with immediate), at most `window` outstanding,
+// from start_ns. Path keys as RcFlowSpec's; the engines lower the MTU to
+// the DC path MTU of their eth_mtu.
+struct DcFlowSpec {
+  std::string name;
+  std::string src;
+  std::vector<std::string> targets;
+  bool write = false;  // op = "write"; else "send"
+  std::uint32_t size_bytes = 4096;
+  std::uint64_t count = 1000;
+  std::uint32_t window = 16;
+  std::uint32_t streams = 1;  // 1, 2, 4, 8 or 16
+  std::uint32_t mtu = 1024;
+  std::uint8_t sl = 3;
+  std::uint8_t ttl = 64;
+  std::uint8_t timeout = 14;
+  TimeNs start_ns = 0;
+  bool enabled = true;
 };
 
 // [workload]: messages of a size distribution arriving as a Poisson process
@@ -241,6 +273,7 @@ struct Scenario {
   std::vector<RouteChangeSpec> route_changes;
   std::vector<FlowSpec> flows;
   std::vector<RcFlowSpec> rc_flows;
+  std::vector<DcFlowSpec> dc_flows;
   std::vector<PfcInjectSpec> pfc_injections;
   WorkloadScenario workload;
   PfcSpec pfc;
@@ -269,6 +302,11 @@ struct ResolvedFlow {
   std::uint16_t dst = 0;
 };
 
+struct ResolvedDcFlow {
+  std::uint16_t src = 0;  // host index
+  std::vector<std::uint16_t> targets;
+};
+
 struct ResolvedInject {
   PortEnd from;
   std::uint32_t link = 0;
@@ -291,6 +329,7 @@ struct Topology {
   std::vector<ResolvedRouteChange> route_changes;
   std::vector<ResolvedFlow> flows;
   std::vector<ResolvedFlow> rc_flows;
+  std::vector<ResolvedDcFlow> dc_flows;
   std::vector<ResolvedInject> injections;
   std::vector<bool> pcap_link;      // by link index
   std::vector<wire::MacAddr> macs;  // by node id

@@ -195,6 +195,11 @@ void host_keys(Fields& f, HostSpec& h) {
   f.integer("class_quantum_bytes", h.engine_sched.classes.class_quantum, sched::kMinClassQuantum,
             sched::kMaxClassQuantum);
   f.integer("tx_limit_bytes", h.engine_tx_limit_bytes, 0, sched::kMaxPortLimitBytes);
+  // uroced's ranges for the same device keys (apps/uroced/config_dc.h).
+  f.integer("dc_contexts", h.engine_dc_contexts, 1, 1u << 20);
+  f.integer("dc_records_log2", h.engine_dc_records_log2, 0, 24);
+  f.integer("dc_stale_ms", h.engine_dc_stale_ms, 1, 3'600'000);
+  f.number("drop_rx_rate", h.engine_drop_rx_rate, 0.0, 1.0, false);
   homa_keys(f, h.engine_homa);
   std::string txq;
   if (f.str("tx_queue", txq)) {
@@ -231,6 +236,37 @@ void rc_flow_keys(Fields& f, RcFlowSpec& r) {
   read_time(f, "start_us", r.start_ns, 1e3, kMaxUs, false);
   f.boolean("enabled", r.enabled);
   f.boolean("mct_samples", r.mct_samples);
+}
+
+void dc_flow_keys(Fields& f, DcFlowSpec& d) {
+  f.str_list("targets", d.targets);
+  std::string op;
+  f.str("op", op);
+  if (op == "write") {
+    d.write = true;
+  } else if (op == "send") {
+    d.write = false;
+  } else if (!op.empty()) {
+    f.reject("op", "'" + op + "' is not \"send\" or \"write\"");
+  }
+  f.integer("size_bytes", d.size_bytes, 1, 16u << 20);
+  // The message index and the window's slot travel in the immediate
+  // (dc_flow.h).
+  f.integer("count", d.count, 1, 1u << 20);
+  f.integer("window", d.window, 1, 1024);
+  f.integer("streams", d.streams, 1, 16);
+  if (f.ok() && (d.streams & (d.streams - 1)) != 0) {
+    f.reject("streams", std::to_string(d.streams) + " is not 1, 2, 4, 8 or 16");
+  }
+  f.integer("mtu", d.mtu, 256, 4096);
+  if (f.ok() && (d.mtu & (d.mtu - 1)) != 0) {
+    f.reject("mtu", std::to_string(d.mtu) + " is not 256, 512, 1024, 2048 or 4096");
+  }
+  f.integer("sl", d.sl, 0, 15);
+  f.integer("ttl", d.ttl, 1, 255);
+  f.integer("timeout", d.timeout, 1, 31);
+  read_time(f, "start_us", d.start_ns, 1e3, kMaxUs, false);
+  f.boolean("enabled", d.enabled);
 }
 
 void workload_keys(Fields& f, WorkloadScenario& w) {
@@ -487,6 +523,20 @@ std::string read_root(const toml::table& root, Scenario& sc) {
            f.str("dst", r.dst);
            rc_flow_keys(f, r);
            s.rc_flows.push_back(r);
+         });
+       }},
+      {"dc_flow",
+       [](const toml::node& v, Scenario& s, const LinkSpec&, const SwitchSpec&, const HostSpec&,
+          const FlowSpec&) {
+         return each_table(v, "dc_flow", [&](Fields& f, std::size_t i) {
+           DcFlowSpec d;
+           d.name = "dc" + std::to_string(i);
+           f.require("src");
+           f.require("targets");
+           f.str("name", d.name);
+           f.str("src", d.src);
+           dc_flow_keys(f, d);
+           s.dc_flows.push_back(d);
          });
        }},
       {"pfc_inject",

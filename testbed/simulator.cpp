@@ -6,6 +6,7 @@
 #include "datapath/wire/eth.h"
 #include "datapath/wire/opcodes.h"
 #include "datapath/wire/pfc.h"
+#include "testbed/dc_flow.h"
 #include "testbed/engine_host.h"
 #include "testbed/message_workload.h"
 #include "testbed/pcap_tap.h"
@@ -22,6 +23,7 @@ constexpr std::uint64_t kPurposeSwitch = 2;
 constexpr std::uint32_t kMinWireFrame = 60;
 constexpr std::uint64_t kPurposeRcFlow = 3;
 constexpr std::uint64_t kPurposeWorkload = 4;
+// 5 and 6 are simulator_dc.cpp's (DC flows, engine loss).
 // Frames an engine may commit past the room it was given (ACKs built in
 // its RX phase, and the control frames of QPs connected at once: the
 // Homa-like scheduler's discovery sends a probe and an answer per QP, 1,920
@@ -142,6 +144,7 @@ void Simulator::setup_engines() {
     c.tx_limit_bytes = sc_.hosts[h].engine_tx_limit_bytes;
     c.link_overhead_bytes = sc_.links[topo_.ports[h][0].link].overhead_bytes;
     c.homa = sc_.hosts[h].engine_homa;
+    dc_host_limits(h, &c);
     engines_[h] = std::make_unique<EngineHost>(c, frames_);
   }
   rc_setup_.assign(sc_.rc_flows.size(), 0);
@@ -179,6 +182,7 @@ void Simulator::setup_engines() {
     engines_[rf.src]->add_endpoint(rc_flows_.back().get(), true);
     engines_[rf.dst]->add_endpoint(rc_flows_.back().get(), false);
   }
+  setup_dc_flows();
   setup_workload();
 }
 
@@ -235,6 +239,7 @@ TimeNs Simulator::first_flow_start() const {
   TimeNs t = kNever;
   for (const FlowSpec& f : sc_.flows) t = std::min(t, f.start_ns);
   for (const RcFlowSpec& f : sc_.rc_flows) t = std::min(t, f.start_ns);
+  for (const DcFlowSpec& f : sc_.dc_flows) t = std::min(t, f.start_ns);
   return t;
 }
 
@@ -262,6 +267,9 @@ void Simulator::run() {
   }
   for (std::uint32_t f = 0; f < sc_.rc_flows.size(); ++f) {
     if (rc_setup_[f] == 0) q_.push(sc_.rc_flows[f].start_ns, EventKind::kRcFlowStart, f);
+  }
+  for (std::uint32_t f = 0; f < sc_.dc_flows.size(); ++f) {
+    if (dc_setup_[f] == 0) q_.push(sc_.dc_flows[f].start_ns, EventKind::kDcFlowStart, f);
   }
   for (std::uint32_t r = 0; r < topo_.route_changes.size(); ++r) {
     q_.push(topo_.route_changes[r].at_ns, EventKind::kRouteChange, r);
@@ -321,6 +329,7 @@ void Simulator::dispatch(const Event& ev) {
       rc_flows_[ev.a]->start(now_);
       engine_service(topo_.rc_flows[ev.a].src);
       break;
+    case EventKind::kDcFlowStart: dc_flow_start(ev.a); break;
     case EventKind::kSwitchPoll: {
       if (switch_poll_at_[ev.a] == ev.at) switch_poll_at_[ev.a] = kNever;
       StormLog log{this, ev.a};

@@ -43,7 +43,9 @@ namespace uroce::testbed {
 class Recorder;
 class PcapTap;
 class EngineHost;
+struct EngineHostConfig;
 class RcFlow;
+class DcFlow;
 class MessageWorkload;
 
 // What happened to the frames real-engine hosts sent (frame_record.h).
@@ -150,6 +152,10 @@ class Simulator {
   // kRcFlowDisabled (`enabled = false`: no QPs, never started).
   static constexpr int kRcFlowDisabled = -1;
   const std::vector<int>& rc_flow_setup() const { return rc_setup_; }
+  // The [[dc_flow]]s (null when disabled) and, per flow, 0, an errno of
+  // its setup or kRcFlowDisabled.
+  const std::vector<std::unique_ptr<DcFlow>>& dc_flows() const { return dc_flows_; }
+  const std::vector<int>& dc_flow_setup() const { return dc_setup_; }
   // The [workload] (null without one) and 0 or the errno its setup failed
   // with (then no message is sent).
   const MessageWorkload* workload() const { return workload_.get(); }
@@ -201,6 +207,11 @@ class Simulator {
   std::uint32_t alloc_slot();
   void setup_engines();
   void setup_workload();
+  // simulator_dc.cpp: what [[dc_flow]]s add to each engine host's limits,
+  // and the flows themselves.
+  void dc_host_limits(std::uint32_t h, EngineHostConfig* c) const;
+  void setup_dc_flows();
+  void dc_flow_start(std::uint32_t f);
   void message_arrival();
   void engine_service(std::uint32_t h);
   void schedule_engine_poll(std::uint32_t h, TimeNs at);
@@ -245,6 +256,8 @@ class Simulator {
   pfc::PriorityMap prio_map_;
   std::vector<std::unique_ptr<RcFlow>> rc_flows_;
   std::vector<int> rc_setup_;
+  std::vector<std::unique_ptr<DcFlow>> dc_flows_;
+  std::vector<int> dc_setup_;
   std::vector<std::unique_ptr<EngineHost>> engines_;
   std::unique_ptr<MessageWorkload> workload_;
   int workload_setup_ = 0;

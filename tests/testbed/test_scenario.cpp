@@ -264,6 +264,61 @@ TEST(Scenario_Resolve, RcFlowErrors) {
             "rc_flow[0] (r).start_us: 5000 us is not before the end of the run (duration_ms)");
 }
 
+// base() with three engine hosts and one dc flow h1 -> {h2, h3}.
+Scenario dc_base() {
+  Scenario sc = base();
+  for (HostSpec& h : sc.hosts) h.engine = true;
+  HostSpec h3 = sc.hosts[1];
+  h3.name = "h3";
+  sc.hosts.push_back(h3);
+  sc.links.push_back(link("s1", "h3"));
+  DcFlowSpec d;
+  d.name = "d";
+  d.src = "h1";
+  d.targets = {"h2", "h3"};
+  sc.dc_flows = {d};
+  return sc;
+}
+
+TEST(Scenario_Resolve, DcFlowsResolveToEngineHosts) {
+  const Scenario sc = dc_base();
+  Topology t;
+  ASSERT_EQ(resolve(sc, t), "");
+  ASSERT_EQ(t.dc_flows.size(), 1u);
+  EXPECT_EQ(t.dc_flows[0].src, 0);
+  EXPECT_EQ(t.dc_flows[0].targets, (std::vector<std::uint16_t>{1, 2}));
+}
+
+TEST(Scenario_Resolve, DcFlowErrors) {
+  Scenario sc = dc_base();
+  sc.hosts[2].engine = false;
+  EXPECT_EQ(err(sc),
+            "dc_flow[0] (d).targets: host 'h3' does not run the engine (kind = \"engine\")");
+  sc = dc_base();
+  sc.dc_flows[0].targets = {};
+  EXPECT_EQ(err(sc), "dc_flow[0] (d).targets: empty (at least one target host)");
+  sc.dc_flows[0].targets = {"h2", "h1"};
+  EXPECT_EQ(err(sc), "dc_flow[0] (d).targets: 'h1' is the source");
+  sc.dc_flows[0].targets = {"h2", "h2"};
+  EXPECT_EQ(err(sc), "dc_flow[0] (d).targets: 'h2' is listed twice");
+  sc.dc_flows[0].targets = {"s1"};
+  EXPECT_EQ(err(sc), "dc_flow[0] (d).targets: 's1' is a switch, not a host");
+  sc = dc_base();
+  sc.dc_flows[0].src = "h9";
+  EXPECT_EQ(err(sc), "dc_flow[0] (d).src: unknown node 'h9'");
+  // DC headers take 28 bytes more than RC's: 1024 fits 1500, 2048 does not
+  // fit 2100 (RC's 2048 would).
+  sc = dc_base();
+  sc.hosts[2].eth_mtu = 2100;
+  sc.dc_flows[0].mtu = 2048;
+  EXPECT_EQ(err(sc),
+            "dc_flow[0] (d).mtu: 2048 does not fit the eth_mtu 2100 of 'h3' with DC headers");
+  sc.dc_flows[0].mtu = 1024;
+  EXPECT_EQ(err(sc), "");
+  sc.dc_flows[0].start_ns = sc.duration_ns;
+  EXPECT_NE(err(sc).find("start_us"), std::string::npos);
+}
+
 // The one Ethernet-MTU to path-MTU mapping (wire::path_mtu_for_eth_mtu):
 // a 4096-byte path MTU needs 4096 + 64 = 4160 bytes of Ethernet MTU; a
 // Scenario built in code may carry any number, which resolve() refuses.

@@ -177,6 +177,70 @@ TEST(ScenarioToml_Parse, RcFlowKeysAndEngineHosts) {
   EXPECT_FALSE(sc.rc_flows[0].write);
 }
 
+// kMinimal with engine hosts and one [[dc_flow]] from h1 to h2 whose keys
+// follow.
+std::string with_dc_flow(const std::string& keys) {
+  return std::string(kMinimal) + "[defaults.host]\nkind = \"engine\"\n[[dc_flow]]\n" +
+         "src = \"h1\"\ntargets = [\"h2\"]\n" + keys;
+}
+
+TEST(ScenarioToml_Parse, DcFlowKeysAndDcHostKeys) {
+  Scenario sc;
+  ASSERT_EQ(parse(with_dc_flow("name = \"fan\"\nop = \"write\"\nsize_bytes = 300\ncount = 9\n"
+                               "window = 3\nstreams = 8\nmtu = 2048\nsl = 5\nttl = 9\n"
+                               "timeout = 10\nstart_us = 3\nenabled = false\n") +
+                      "[[host]]\nname = \"h3\"\ndc_contexts = 2\ndc_records_log2 = 3\n"
+                      "dc_stale_ms = 50\ndrop_rx_rate = 0.25\n",
+                  sc),
+            "");
+  ASSERT_EQ(sc.dc_flows.size(), 1u);
+  const DcFlowSpec& d = sc.dc_flows[0];
+  EXPECT_EQ(d.name, "fan");
+  EXPECT_EQ(d.src, "h1");
+  EXPECT_EQ(d.targets, std::vector<std::string>{"h2"});
+  EXPECT_TRUE(d.write);
+  EXPECT_EQ(d.size_bytes, 300u);
+  EXPECT_EQ(d.count, 9u);
+  EXPECT_EQ(d.window, 3u);
+  EXPECT_EQ(d.streams, 8u);
+  EXPECT_EQ(d.mtu, 2048u);
+  EXPECT_EQ(d.sl, 5);
+  EXPECT_EQ(d.ttl, 9);
+  EXPECT_EQ(d.timeout, 10);
+  EXPECT_EQ(d.start_ns, 3000u);
+  EXPECT_FALSE(d.enabled);
+  const HostSpec& h3 = sc.hosts[2];
+  EXPECT_EQ(h3.engine_dc_contexts, 2u);
+  EXPECT_EQ(h3.engine_dc_records_log2, 3u);
+  EXPECT_EQ(h3.engine_dc_stale_ms, 50u);
+  EXPECT_EQ(h3.engine_drop_rx_rate, 0.25);
+  EXPECT_EQ(sc.hosts[0].engine_dc_contexts, 4096u);
+  EXPECT_EQ(sc.hosts[0].engine_drop_rx_rate, 0.0);
+  ASSERT_EQ(parse(with_dc_flow(""), sc), "");
+  EXPECT_EQ(sc.dc_flows[0].name, "dc0");
+  EXPECT_FALSE(sc.dc_flows[0].write);
+  EXPECT_EQ(sc.dc_flows[0].streams, 1u);
+}
+
+TEST(ScenarioToml_Errors, DcFlowKeysAndValues) {
+  EXPECT_EQ(parse(with_dc_flow("stream = 2\n")),
+            "dc_flow[0]: unknown key 'stream' (did you mean 'streams'?) at line 21");
+  EXPECT_EQ(parse(with_dc_flow("streams = 3\n")),
+            "dc_flow[0].streams: 3 is not 1, 2, 4, 8 or 16 (line 21)");
+  EXPECT_EQ(parse(with_dc_flow("streams = 32\n")),
+            "dc_flow[0].streams: 32 is out of range 1..16 (line 21)");
+  EXPECT_EQ(parse(with_dc_flow("count = 2000000\n")),
+            "dc_flow[0].count: 2000000 is out of range 1..1048576 (line 21)");
+  EXPECT_EQ(parse(with_dc_flow("op = \"read\"\n")),
+            "dc_flow[0].op: 'read' is not \"send\" or \"write\" (line 21)");
+  EXPECT_EQ(parse(std::string(kMinimal) + "[[dc_flow]]\nsrc = \"h1\"\n"),
+            "dc_flow[0]: missing key 'targets'");
+  EXPECT_EQ(parse(std::string(kMinimal) + "[defaults.host]\ndc_contexts = 0\n"),
+            "defaults.host.dc_contexts: 0 is out of range 1..1048576 (line 17)");
+  EXPECT_EQ(parse(std::string(kMinimal) + "[defaults.host]\ndrop_rx_rate = 2\n"),
+            "defaults.host.drop_rx_rate: 2 is out of range [0, 1] (line 17)");
+}
+
 TEST(ScenarioToml_Errors, RcFlowKeysAndValues) {
   EXPECT_EQ(parse(with_rc_flow("windw = 1\n")),
             "rc_flow[0]: unknown key 'windw' (did you mean 'window'?) at line 21");
