@@ -15,11 +15,12 @@
 # --spin makes the programs poll their CQ without yielding the CPU (two
 # daemons and two programs share the 2 cores either way). --device-keys
 # adds keys to both devices (e.g. "dc_idle_disconnect_us=100"). Each of
-# --runs N runs starts fresh daemons. Prints the program's lines, the
-# client daemon's DCI stream counters and the server's DC pool counters
-# (`uroce-ctl --json qps`), and writes every run's JSON lines with the load
-# average before and after to --json (default DIR/dc-bench.json, DIR the
-# work dir). Needs root.
+# --runs N runs starts fresh daemons. Prints the program's lines and the
+# server's DC pool (`uroce-ctl --json qps`: contexts opened and retired),
+# and writes every run's JSON lines with the load average before and after
+# to --json (default DIR/dc-bench.json, DIR the work dir). --poll busy is
+# no use on 2 cores: two busy daemons beside two programs took RTTs to
+# ~11 ms and an RC QP to retry exceeded. Needs root.
 set -euo pipefail
 SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 cd "$SCRIPT_DIR/.."
@@ -34,7 +35,7 @@ keys=
 json_out=
 do_build=1
 keep=0
-usage() { sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+usage() { sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 while [ $# -gt 0 ]; do
   case $1 in
     --build-dir) build_dir=$2; shift 2 ;;
