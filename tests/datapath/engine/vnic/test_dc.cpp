@@ -3,11 +3,12 @@
 // table and a simulated link: every operation with its bytes checked, one
 // DCI over three DCTs, four streams, what the first message to a new DCT
 // costs on the wire, a wrong key and an unknown AH, DC packets to the wrong
-// kind of QP, the DC path MTU, and the status lines.
+// kind of QP, the DC path MTU, IPv6, and the status lines.
 #include <gtest/gtest.h>
 
 #include <cstring>
 
+#include "datapath/wire/ipv6.h"
 #include "tests/datapath/engine/vnic_test_support.h"
 
 namespace uroce::engine::test {
@@ -483,6 +484,42 @@ TEST_F(Dc, Destroy_DctContextsGoBack) {
   post(*q, op(2, IBV_WR_RDMA_WRITE, b.va(0), b.key), {a.sge(0, 64)}, t);
   run(20);
   EXPECT_GE(b.vnic.counters().rx_dc_no_target, 1u);
+}
+
+// Over IPv6 (an AH to B's link-local address): the requests, their ACKs
+// and the READ's responses all travel as RoCEv2 over IPv6 (every frame
+// either host sent was received as IPv6), one context opens, the bytes
+// land.
+TEST_F(Dc, Ipv6_WriteAndReadOverLinkLocal) {
+  constexpr ObjId kAh6 = 6;
+  AhCreate h;
+  h.id = kAh6;
+  h.client = Host::kClient;
+  h.pd = Host::kPd;
+  h.dmac = kMacB;
+  h.ipv6 = true;
+  h.dip6 = wire::Ipv6Addr::link_local(kMacB);
+  ASSERT_EQ(a.vnic.create_ah(h), 0);
+  auto q = dci(10);
+  const std::uint32_t t = dct(20);
+  fill(a, 0, 3000, 5);
+  post(*q, op(1, IBV_WR_RDMA_WRITE, b.va(0x2000), b.key), {a.sge(0, 3000)}, t, kKey, 0, kAh6);
+  fill(b, 0x6000, 2000, 6);
+  post(*q, op(2, IBV_WR_RDMA_READ, b.va(0x6000), b.key), {a.sge(0x4000, 2000)}, t, kKey, 0, kAh6);
+  const auto wc = wait_send(2);
+  ASSERT_EQ(wc.size(), 2u);
+  EXPECT_EQ(wc[0].status, IBV_WC_SUCCESS);
+  EXPECT_EQ(wc[1].status, IBV_WC_SUCCESS);
+  EXPECT_EQ(std::memcmp(a.mem.data(), b.mem.data() + 0x2000, 3000), 0);
+  EXPECT_EQ(std::memcmp(a.mem.data() + 0x4000, b.mem.data() + 0x6000, 2000), 0);
+  // 3 WRITE packets and the READ request at 1 KiB of path MTU less DC's
+  // headers; the ACK and 2 READ responses back.
+  EXPECT_GE(b.vnic.counters().rx_roce_ipv6, 4u);
+  EXPECT_GE(a.vnic.counters().rx_roce_ipv6, 2u);
+  EXPECT_EQ(a.vnic.counters().rx_roce_ipv6 + b.vnic.counters().rx_roce_ipv6,
+            a.vnic.counters().tx_frames + b.vnic.counters().tx_frames);
+  EXPECT_EQ(status_of(b.vnic, 20).dct_contexts, 1u);
+  EXPECT_EQ(a.vnic.counters().rx_dc_no_target + b.vnic.counters().rx_dc_no_target, 0u);
 }
 
 }  // namespace
