@@ -78,7 +78,8 @@ inline PathAddr dc_path_of(const UdDest& ud, const LocalPort& local, std::uint8_
 
 // An RC spec made a DC one: the DC opcode of the same operation and the DC
 // header of its direction. `dci_qpn` is the initiator's own QPN.
-inline void dc_decorate(const DcLane& l, std::uint32_t dci_qpn, wire::PacketSpec& s) {
+[[gnu::noinline]] inline void dc_decorate(const DcLane& l, std::uint32_t dci_qpn,
+                                          wire::PacketSpec& s) {
   if (s.opcode < wire::op::kDcBase) s.opcode = wire::dc_opcode(s.opcode);
   if (l.initiator) {
     const DcStream& st = l.stream;

@@ -239,12 +239,19 @@ ReqStep RcRequester::send_one(TimeNs now, Tx& tx) {
   const std::uint64_t total = wr.length();
   bool last = idx + 1 == npkts;
   std::size_t payload_len = 0;
-  std::uint8_t opcode = 0;
-  wire::PacketSpec spec;
+  // The opcode first, so the spec is built once in place: assigning a
+  // PacketSpec copies each of its optional headers, a cost per packet.
+  std::uint8_t opcode;
+  switch (wr.opcode) {
+    case WrOpcode::kRdmaRead: opcode = wire::op::kRcReadRequest; break;
+    case WrOpcode::kCmpSwap: opcode = wire::op::kRcCompareSwap; break;
+    case WrOpcode::kFetchAdd: opcode = wire::op::kRcFetchAdd; break;
+    default: opcode = rc_request_opcode(wr.opcode, idx, npkts); break;
+  }
+  wire::PacketSpec spec = rc_spec(c_, opcode, psn);
 
   switch (wr.opcode) {
     case WrOpcode::kRdmaRead: {
-      spec = rc_spec(c_, wire::op::kRcReadRequest, psn);
       spec.reth = wire::RethHdr::make(wr.remote_addr + offset, wr.rkey,
                                       static_cast<std::uint32_t>(total - offset));
       last = true;
@@ -255,7 +262,6 @@ ReqStep RcRequester::send_one(TimeNs now, Tx& tx) {
     case WrOpcode::kCmpSwap:
     case WrOpcode::kFetchAdd: {
       const bool cs = wr.opcode == WrOpcode::kCmpSwap;
-      spec = rc_spec(c_, cs ? wire::op::kRcCompareSwap : wire::op::kRcFetchAdd, psn);
       spec.atomic_eth =
           wire::AtomicEthHdr::make(wr.remote_addr, wr.rkey, cs ? wr.swap : wr.compare_add,
                                    cs ? wr.compare_add : 0);
@@ -265,8 +271,6 @@ ReqStep RcRequester::send_one(TimeNs now, Tx& tx) {
       break;
     }
     default: {
-      opcode = rc_request_opcode(wr.opcode, idx, npkts);
-      spec = rc_spec(c_, opcode, psn);
       payload_len =
           static_cast<std::size_t>(std::min<std::uint64_t>(mtu, total - std::min(total, offset)));
       const wire::OpcodeInfo& info = wire::opcode_info(opcode);
