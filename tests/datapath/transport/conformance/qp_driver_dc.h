@@ -91,6 +91,7 @@ class DciDriver final : public Driver {
     if (name == "bad_lane") return qp_.counters().bad_lane;
     if (name == "bad_status") return qp_.counters().bad_status;
     if (name == "stream_recoveries") return qp_.counters().stream_recoveries;
+    if (name == "other_conn") return qp_.counters().other_conn;
     if (auto v = rc_counter(qp_.rc_counters(), name)) return v;
     const auto sc = split_stream_counter(name);
     if (!sc || sc->first >= qp_.streams()) return std::nullopt;
@@ -104,7 +105,7 @@ class DciDriver final : public Driver {
     return rc_counter(qp_.lane(sc->first).counters(), sc->second);
   }
   std::string counter_names() const override {
-    std::string r = " bad_lane bad_status stream_recoveries" + rc_counter_names("");
+    std::string r = " bad_lane bad_status stream_recoveries other_conn" + rc_counter_names("");
     r += " streamN_ + one of: disconnect_resends";
 #define X(f) r += " " #f;
     UROCE_DC_STREAM_COUNTERS(X)
