@@ -38,7 +38,10 @@ inline std::optional<std::pair<std::uint32_t, std::string_view>> split_stream_co
   name.remove_prefix(kPrefix.size());
   std::uint32_t i = 0;
   const auto r = std::from_chars(name.data(), name.data() + name.size(), i);
-  if (r.ec != std::errc{} || r.ptr == name.data() || *r.ptr != '_') return std::nullopt;
+  const char* end = name.data() + name.size();
+  if (r.ec != std::errc{} || r.ptr == name.data() || r.ptr == end || *r.ptr != '_') {
+    return std::nullopt;
+  }
   return std::pair{i, name.substr(static_cast<std::size_t>(r.ptr - name.data()) + 1)};
 }
 
