@@ -28,7 +28,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(DcTargetCounters, opened, restarted, retired_
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(DctCounters, rx_requests, key_violations, drop_state,
                                    drop_not_dc, drop_other_dct, drop_stale, tx_gone, tx_unknown,
                                    tx_busy, tx_key_violation, tx_no_buffer)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(DciCounters, bad_lane, bad_status, stream_recoveries)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(DciCounters, bad_lane, bad_status, stream_recoveries, other_conn)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(DcStreamCounters, connects, wait_switch, disconnects, gone,
                                    unknown_restart, unknown_abort, busy, key_violations,
                                    stale_answers)

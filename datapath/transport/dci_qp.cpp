@@ -136,6 +136,9 @@ void DciQp::restart_lane(Lane& l) {
   QpAttrValues a = attr_;
   a.av = PathAddr{};
   a.qp_state = QpState::kReset;
+  // The stream goes on from its next PSN (RESET forgets it), so that
+  // nothing of the failed connection can be taken for the next one's.
+  const Psn next = l.qp->next_psn();
   l.qp->modify(kState, a);
   l.dc->stream.reset();
   l.dc->closing = DcClosing{};
@@ -151,7 +154,7 @@ void DciQp::restart_lane(Lane& l) {
   cur = QpState::kRtr;
   if (target == QpState::kRtr) return;
   a.qp_state = QpState::kRts;
-  a.sq_psn = l.qp->next_psn().value();
+  a.sq_psn = next.value();
   l.qp->modify(kState | kTimeout | kRetryCnt | kRnrRetry | kSqPsn | kMaxQpRdAtomic, a);
 }
 

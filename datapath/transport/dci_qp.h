@@ -39,6 +39,7 @@ struct DciCounters {
   std::uint64_t bad_lane = 0;           // a response naming a lane the DCI lacks
   std::uint64_t bad_status = 0;         // a reserved DCAETH status
   std::uint64_t stream_recoveries = 0;  // a lane in ERR flushed and restarted
+  std::uint64_t other_conn = 0;         // an OK/BUSY/KEY_VIOLATION answer of another connection
 };
 
 class DciQp {
@@ -150,10 +151,27 @@ void DciQp::on_packet(const wire::ParsedPacket& pkt, TimeNs now, Io& io) {
     after(io, now);
     return;
   }
+  const DcStream& st = l.dc->stream;
+  const bool other_conn = !st.bound() || h.conn() != st.conn();
+  switch (h.status()) {
+    case wire::DcStatus::kOk:
+    case wire::DcStatus::kBusy:
+    case wire::DcStatus::kKeyViolation:
+      // An answer about another connection (an earlier one's late
+      // response, or one of a target the stream left) says nothing about
+      // this one's PSNs (docs/dc.md, "Wire").
+      if (other_conn) {
+        ++ctr_.other_conn;
+        after(io, now);
+        return;
+      }
+      break;
+    default: break;
+  }
   switch (h.status()) {
     case wire::DcStatus::kBusy:  // an RNR NAK in the AETH
       l.qp->on_packet(pkt, now, lio);
-      if (h.conn() == l.dc->stream.conn()) l.qp->dc_peer_alive();
+      l.qp->dc_peer_alive();
       break;
     case wire::DcStatus::kOk:
     case wire::DcStatus::kKeyViolation:  // a NAK remote access error

@@ -4,11 +4,15 @@
 //   [ctrl][len lo][len hi][len bytes]
 // run against a fresh rig: an RC QP in RTS with receive WRs and send WRs
 // outstanding (so both its responder and its completer take packets), a UD
-// QP and a UC QP, all over one MR table whose regions are heap blocks of
-// exactly their registered length (ASan reports any byte the transport
-// touches outside them).
+// QP and a UC QP, and the DC pair (docs/dc.md): a DCT on a small context
+// pool (two contexts, four record slots) with an SRQ, and a DCI with two
+// errored streams and WRs outstanding, all over one MR table whose regions
+// are heap blocks of exactly their registered length (ASan reports any
+// byte the transport touches outside them).
 //
-// ctrl bits 0-1  target: 0 RC, 1 UD, 2 UC, 3 all three
+// ctrl bits 0-1  target: 0 RC, 1 UD, 2 UC, 3 all three; a frame with a DC
+//                opcode (0xE0-0xF8) goes, as the engine routes it, to the
+//                DCT when it is a request and to the DCI when a response
 //      bit 2     frame as given: no QPN rewrite, no checksum/ICRC repair
 //                (otherwise the BTH destination QPN is set to the target's
 //                and the IPv4 checksum and ICRC are made valid, so mutations
@@ -19,15 +23,17 @@
 //      bit 7     the record is a command, not a frame (see command())
 //
 // Invariants checked (abort on violation):
-//   - every packet a QP is given is accounted for: the sum of its counters
-//     grows (executed, duplicate, NAKed or dropped by reason);
+//   - every packet an RC, UD or UC QP is given is accounted for: the sum
+//     of its counters grows (executed, duplicate, NAKed or dropped by
+//     reason); the DC QPs are not held to it (an answer to a closing
+//     connection's DISCONNECT changes no counter);
 //   - every completion names a WR that was posted to that queue and not yet
 //     completed; a successful receive fits its WR;
 //   - every frame a QP emits parses as valid RoCEv2 (ICRC included);
 //   - regions the QPs may not write (remote-read-only, another PD) keep
 //     their bytes;
 //   - at the end, moving every QP to ERR completes every WR still queued,
-//     exactly once.
+//     exactly once (the DCT's receives stay in its SRQ, as verbs has it).
 //
 // This header is the rig and the script runner, shared by the fuzz target
 // (fuzz_responder.cpp) and its seed writer (fuzz_responder_seeds.cpp).
@@ -44,8 +50,11 @@
 #include <string>
 #include <vector>
 
+#include "datapath/transport/dci_qp.h"
+#include "datapath/transport/dct_qp.h"
 #include "datapath/transport/mr_table.h"
 #include "datapath/transport/rc_qp.h"
+#include "datapath/transport/srq.h"
 #include "datapath/transport/uc_qp.h"
 #include "datapath/transport/ud_qp.h"
 #include "datapath/wire/icrc.h"
@@ -65,7 +74,12 @@ inline void check(bool ok, const char* what) {
 inline constexpr std::uint32_t kRcQpn = 0x12;
 inline constexpr std::uint32_t kUdQpn = 0x13;
 inline constexpr std::uint32_t kUcQpn = 0x14;
+inline constexpr std::uint32_t kDctQpn = 0x15;
+inline constexpr std::uint32_t kDciQpn = 0x16;
 inline constexpr std::uint32_t kPeerRcQpn = 0x34;
+inline constexpr std::uint32_t kPeerDctQpn = 0x37;
+inline constexpr std::uint32_t kPeerDciQpn = 0x38;
+inline constexpr std::uint64_t kDcKey = 0xdc0000000000dc01ull;
 inline constexpr std::uint32_t kPeerUcQpn = 0x36;
 inline constexpr std::uint32_t kQkey = 0x11111111;
 inline constexpr std::uint32_t kRcRqPsn = 0xfffff0;  // close to the 24-bit wrap
@@ -201,9 +215,15 @@ struct Rig {
   std::unique_ptr<RcQp> rc;
   std::unique_ptr<UdQp> ud;
   std::unique_ptr<UcQp> uc;
+  // The DC pair: the target's pool, SRQ and DCT, and an initiator.
+  std::unique_ptr<DcTargetPool> pool;
+  std::unique_ptr<Srq> srq;
+  std::unique_ptr<DctQp> dct;
+  DcConnClock dc_clock;
+  std::unique_ptr<DciQp> dci;
   CheckTx tx;
-  CheckCq rc_scq, rc_rcq, ud_scq, ud_rcq, uc_scq, uc_rcq;
-  TimerSlot timer;
+  CheckCq rc_scq, rc_rcq, ud_scq, ud_rcq, uc_scq, uc_rcq, dct_rcq, dci_scq, dc_none;
+  TimerSlot timer, dci_timer, dct_timer;
   TimeNs now = 1000;
   std::uint64_t next_wr = 1;
 
@@ -269,6 +289,126 @@ struct Rig {
     check(uc->modify(qp_attr::kState | qp_attr::kSqPsn, c) == 0, "UC to RTS");
     post_recv_uc(0, 700);
     post_recv_uc(700, 800);
+    make_dc();
+  }
+
+  // The DCT (key kDcKey) on a pool small enough that its table fills and
+  // its records are overwritten, receives in its SRQ; the DCI with two
+  // errored streams and WRs for the peer's DCT on both.
+  void make_dc() {
+    dct_rcq.recv = true;
+    DcTargetLimits lim;
+    lim.contexts = 2;
+    lim.records_log2 = 2;
+    lim.stale_ns = 50 * kNsPerMs;
+    pool = std::make_unique<DcTargetPool>(lim, mrs, LocalPort{kMacRig, kIpRig});
+    SrqConfig sc;
+    sc.srq_num = 1;
+    sc.pd = kPd;
+    sc.max_wr = 8;
+    srq = std::make_unique<Srq>(sc);
+    RcQpConfig c;
+    c.qpn = kDctQpn;
+    c.pd = kPd;
+    c.local = {kMacRig, kIpRig};
+    c.srq = srq.get();
+    c.max_dest_rd_atomic = 2;
+    dct = std::make_unique<DctQp>(c, kDcKey, *pool);
+    using namespace qp_attr;
+    QpAttrValues a;
+    a.qp_state = QpState::kInit;
+    a.qp_access_flags = access::kRemoteAny;
+    check(dct->modify(kState | kPkeyIndex | kPort | kAccessFlags, a) == 0, "DCT to INIT");
+    a.qp_state = QpState::kRtr;
+    a.min_rnr_timer = 1;
+    a.path_mtu = wire::PathMtu::k256;
+    check(dct->modify(kState | kMinRnrTimer | kAv | kPathMtu, a) == 0, "DCT to RTR");
+    post_recv_dct(0, 500);
+    post_recv_dct(500, 100);
+
+    DciQpConfig d;
+    d.rc.qpn = kDciQpn;
+    d.rc.pd = kPd;
+    d.rc.local = {kMacRig, kIpRig};
+    d.rc.max_send_wr = 8;
+    d.log_streams = 1;
+    d.log_errored = 1;
+    dci = std::make_unique<DciQp>(d, mrs, dc_clock);
+    connect_dci();
+    post_dci_work();
+  }
+
+  void connect_dci() {
+    using namespace qp_attr;
+    QpAttrValues a;
+    a.qp_state = QpState::kInit;
+    check(dci->modify(kState | kPkeyIndex | kPort, a) == 0, "DCI to INIT");
+    a.qp_state = QpState::kRtr;
+    a.path_mtu = wire::PathMtu::k256;
+    check(dci->modify(kState | kPathMtu, a) == 0, "DCI to RTR");
+    a.qp_state = QpState::kRts;
+    a.timeout = 10;
+    a.retry_cnt = 2;
+    a.rnr_retry = 2;
+    a.max_rd_atomic = 2;
+    check(dci->modify(kState | kTimeout | kRetryCnt | kRnrRetry | kSqPsn | kMaxQpRdAtomic, a) == 0,
+          "DCI to RTS");
+  }
+
+  void post_recv_dct(std::uint64_t off, std::uint32_t len) {
+    RecvWr r;
+    r.wr_id = next_wr++;
+    r.num_sge = 1;
+    r.sge[0] = {rc_recv.va + off, len, rc_recv.key};
+    if (srq->post_recv(r) == 0) dct_rcq.add(r.wr_id, len);
+  }
+  // A DCI WR to the peer's DCT (the peer's key unless `key` is given).
+  void post_send_dci(SendWr w, std::uint16_t stream, std::uint32_t dctn = kPeerDctQpn,
+                     std::uint64_t key = kDcKey) {
+    w.wr_id = next_wr++;
+    w.flags |= send_flag::kSignaled;
+    w.ud.dmac = kMacPeer;
+    w.ud.dip = kIpPeer;
+    w.ud.remote_qpn = dctn;
+    w.ud.dc_key = key;
+    w.ud.dc_stream = stream;
+    w.ud.ah_num = 1;
+    if (dci->post_send(w) == 0) dci_scq.add(w.wr_id);
+  }
+  // A WRITE and a fetch-and-add on stream 0, a READ on stream 1.
+  void post_dci_work() {
+    SendWr w;
+    w.opcode = WrOpcode::kRdmaWrite;
+    w.num_sge = 1;
+    w.sge[0] = {local.va, 500, local.key};
+    w.remote_addr = kPeerVa;
+    w.rkey = peer_key();
+    post_send_dci(w, 0);
+    w.opcode = WrOpcode::kFetchAdd;
+    w.sge[0] = {local.va + 1700, 8, local.key};
+    w.remote_addr = kPeerVa + 4096;
+    w.compare_add = 5;
+    post_send_dci(w, 0);
+    w = SendWr{};
+    w.opcode = WrOpcode::kRdmaRead;
+    w.num_sge = 1;
+    w.sge[0] = {local.va + 1800, 200, local.key};
+    w.remote_addr = kPeerVa + 2000;
+    w.rkey = peer_key();
+    post_send_dci(w, 1);
+  }
+
+  auto dci_io() { return rc_io(tx, dci_scq, dc_none, dci_timer); }
+  auto dct_io() { return rc_io(tx, dc_none, dct_rcq, dct_timer); }
+
+  void deliver_dc(const wire::ParsedPacket& p) {
+    if (p.info->dir == wire::Direction::kRequest) {
+      auto i = dct_io();
+      dct->on_packet(p, now, i);
+    } else {
+      auto i = dci_io();
+      dci->on_packet(p, now, i);
+    }
   }
 
   void connect_rc() {
@@ -372,6 +512,10 @@ struct Rig {
     rc->pump_tx(now, i, 64);
     ud->process_send(tx, ud_scq, 8);
     uc->process_send(tx, uc_scq, 64);
+    auto d = dci_io();
+    dci->pump_tx(now, d, 64);
+    auto t = dct_io();
+    dct->pump_tx(now, t, 64);
   }
 
   void advance(unsigned k) {
@@ -380,6 +524,11 @@ struct Rig {
       timer.at = 0;
       auto i = io();
       rc->on_timer(now, i);
+    }
+    if (dci_timer.at != 0 && dci_timer.at <= now) {
+      dci_timer.at = 0;
+      auto i = dci_io();
+      dci->on_timer(now, i);
     }
   }
 
@@ -407,7 +556,7 @@ struct Rig {
     if (b.empty()) return;
     auto byte = [&](std::size_t i) -> std::uint32_t { return i < b.size() ? b[i] : 0; };
     QpAttrValues v;
-    switch (b[0] % 8) {
+    switch (b[0] % 10) {
       case 0:
         v.qp_state = QpState::kErr;
         rc->modify(qp_attr::kState, v);
@@ -455,10 +604,57 @@ struct Rig {
         post_recv_ud(byte(1) * 4, byte(2) * 5);
         post_recv_uc(byte(3) * 4, byte(4) * 5);
         break;
-      default:
+      case 7:
         v.qp_state = QpState::kErr;
         ud->modify(qp_attr::kState, v);
         uc->modify(qp_attr::kState, v);
+        break;
+      case 8: {
+        // A DCI WR: fuzzer-chosen operation, stream (one the DCI lacks
+        // too), target (another DCT: a switch) and key (a wrong one).
+        SendWr w;
+        static constexpr WrOpcode kOps[] = {WrOpcode::kSend, WrOpcode::kRdmaWrite,
+                                            WrOpcode::kRdmaRead, WrOpcode::kFetchAdd};
+        w.opcode = kOps[byte(1) % 4];
+        w.num_sge = 1;
+        w.sge[0] = {local.va + byte(2) * 4, w.opcode == WrOpcode::kFetchAdd ? 8 : byte(3) * 7,
+                    local.key};
+        w.remote_addr = kPeerVa + byte(4) * 16;
+        w.rkey = peer_key();
+        post_send_dci(w, static_cast<std::uint16_t>(byte(5) % 3),
+                      (byte(6) & 1) != 0 ? kPeerDctQpn + 1 : kPeerDctQpn,
+                      (byte(6) & 2) != 0 ? kDcKey ^ 1 : kDcKey);
+        break;
+      }
+      default:
+        switch (byte(1) % 4) {
+          case 0:
+            v.qp_state = QpState::kErr;
+            dci->modify(qp_attr::kState, v);
+            break;
+          case 1:
+            // RESET, then up again with fresh WRs.
+            v.qp_state = QpState::kReset;
+            dci->modify(qp_attr::kState, v);
+            dci_scq.discard_open();
+            dci_timer.at = 0;
+            connect_dci();
+            post_dci_work();
+            break;
+          case 2:
+            // Out of RTR the DCT's contexts go; back to RTR through RESET.
+            v.qp_state = QpState::kErr;
+            dct->modify(qp_attr::kState, v);
+            v.qp_state = QpState::kReset;
+            dct->modify(qp_attr::kState, v);
+            v.qp_state = QpState::kInit;
+            v.qp_access_flags = access::kRemoteAny;
+            dct->modify(qp_attr::kState | qp_attr::kAccessFlags, v);
+            v.qp_state = QpState::kRtr;
+            dct->modify(qp_attr::kState | qp_attr::kMinRnrTimer, v);
+            break;
+          default: post_recv_dct(byte(2) * 8, byte(3) * 5); break;
+        }
         break;
     }
   }
@@ -470,11 +666,15 @@ struct Rig {
     rc->modify(qp_attr::kState, v);
     ud->modify(qp_attr::kState, v);
     uc->modify(qp_attr::kState, v);
+    dci->modify(qp_attr::kState, v);
+    dct->modify(qp_attr::kState, v);
     auto i = io();
     rc->pump_tx(now, i, 64);
     ud->flush(ud_scq, ud_rcq);
     uc->flush(uc_scq, uc_rcq);
-    for (const CheckCq* q : {&rc_scq, &rc_rcq, &ud_scq, &ud_rcq, &uc_scq, &uc_rcq}) {
+    dci->flush(dci_scq, dc_none);
+    check(dc_none.completions == 0, "DC QPs complete nothing on their missing queues");
+    for (const CheckCq* q : {&rc_scq, &rc_rcq, &ud_scq, &ud_rcq, &uc_scq, &uc_rcq, &dci_scq}) {
       check(q->open() == 0, "every WR completes after ERR");
     }
   }
@@ -537,12 +737,23 @@ inline void run_script(const std::uint8_t* data, std::size_t size) {
       std::memcpy(frame.get(), body, len);
       const std::span<std::uint8_t> f(frame.get(), len);
       const unsigned target = ctrl & kTargetMask;
+      // A DC opcode goes to the DC QP of its direction (the engine's
+      // routing, docs/dc.md "In the engine").
+      const std::uint8_t op = len > kBthOffset ? frame[kBthOffset] : 0;
+      const bool dc = wire::is_dc_opcode(op);
       if ((ctrl & kAsIs) == 0) {
         static constexpr std::uint32_t kQpns[] = {kRcQpn, kUdQpn, kUcQpn, kRcQpn};
-        repair(f, kQpns[target]);
+        const bool request = wire::opcode_info(op).dir == wire::Direction::kRequest;
+        repair(f, dc ? (request ? kDctQpn : kDciQpn) : kQpns[target]);
       }
       wire::ParsedPacket p;
-      if (wire::parse_roce(f, p) == wire::ParseError::kOk) rig.deliver(target, p);
+      if (wire::parse_roce(f, p) == wire::ParseError::kOk) {
+        if (dc && p.info != nullptr && p.info->transport == wire::Transport::kDc) {
+          rig.deliver_dc(p);
+        } else {
+          rig.deliver(target, p);
+        }
+      }
     }
     if ((ctrl & kPump) != 0) rig.pump();
     rig.check_untouched();

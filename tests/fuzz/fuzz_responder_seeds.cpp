@@ -205,6 +205,121 @@ std::vector<std::vector<std::uint8_t>> dgram_frames(bool uc) {
   return out;
 }
 
+// The DC peer: a DCT (the rig's DCI's target) on a pool of its own, over
+// memory the rig's DCI WRs name (peer_key()), and a DCI whose WRs go to
+// the rig's DCT.
+struct DcPeer {
+  MrTable mrs{4};
+  std::vector<std::uint8_t> mem = std::vector<std::uint8_t>(1 << 16, 0x5a);
+  std::uint32_t key = 0;
+  std::unique_ptr<DcTargetPool> pool;
+  std::unique_ptr<Srq> srq;
+  std::unique_ptr<DctQp> dct;
+  DcConnClock clock;
+  std::unique_ptr<DciQp> dci;
+  NullCq cq;
+  TimerSlot timer;
+  DcPeer() {
+    int err = 0;
+    key = mrs.reg({kPd, kPeerVa, mem.size(), access::kLocalWrite | access::kRemoteAny, mem.data()},
+                  &err);
+    check(key == peer_key(), "peer key as the rig expects");
+    pool = std::make_unique<DcTargetPool>(DcTargetLimits{}, mrs, LocalPort{kMacPeer, kIpPeer});
+    SrqConfig sc;
+    sc.srq_num = 1;
+    sc.pd = kPd;
+    srq = std::make_unique<Srq>(sc);
+    RcQpConfig c;
+    c.qpn = kPeerDctQpn;
+    c.pd = kPd;
+    c.local = {kMacPeer, kIpPeer};
+    c.srq = srq.get();
+    dct = std::make_unique<DctQp>(c, kDcKey, *pool);
+    using namespace qp_attr;
+    QpAttrValues a;
+    a.qp_state = QpState::kInit;
+    a.qp_access_flags = access::kRemoteAny;
+    dct->modify(kState | kPkeyIndex | kPort | kAccessFlags, a);
+    a.qp_state = QpState::kRtr;
+    a.path_mtu = wire::PathMtu::k256;
+    dct->modify(kState | kMinRnrTimer | kAv | kPathMtu, a);
+    DciQpConfig d;
+    d.rc.qpn = kPeerDciQpn;
+    d.rc.pd = kPd;
+    d.rc.local = {kMacPeer, kIpPeer};
+    dci = std::make_unique<DciQp>(d, mrs, clock);
+    a = QpAttrValues{};
+    a.qp_state = QpState::kInit;
+    dci->modify(kState | kPkeyIndex | kPort, a);
+    a.qp_state = QpState::kRtr;
+    a.path_mtu = wire::PathMtu::k256;
+    dci->modify(kState | kPathMtu, a);
+    a.qp_state = QpState::kRts;
+    a.timeout = 10;
+    a.retry_cnt = 3;
+    a.rnr_retry = 3;
+    a.max_rd_atomic = 2;
+    dci->modify(kState | kTimeout | kRetryCnt | kRnrRetry | kSqPsn | kMaxQpRdAtomic, a);
+  }
+  // A WR of the peer's DCI to the rig's DCT on `stream`.
+  void post(WrOpcode op, std::uint32_t len, std::uint64_t raddr, std::uint32_t rkey,
+            std::uint16_t stream, std::uint64_t dc_key) {
+    SendWr w;
+    w.opcode = op;
+    w.num_sge = 1;
+    w.sge[0] = {kPeerVa + 8192, len, key};
+    w.remote_addr = raddr;
+    w.rkey = rkey;
+    w.compare_add = 7;
+    w.ud.dmac = kMacRig;
+    w.ud.dip = kIpRig;
+    w.ud.remote_qpn = kDctQpn;
+    w.ud.dc_key = dc_key;
+    w.ud.dc_stream = stream;
+    w.ud.ah_num = 1;
+    dci->post_send(w);
+  }
+};
+
+// The rig's DC pair against a DC peer until quiet; the peer's frames to
+// the rig are recorded (the rig routes DC frames by their direction).
+void exchange_dc(Rig& rig, DcPeer& peer, Script& s) {
+  std::vector<std::vector<std::uint8_t>> to_peer;
+  std::vector<std::vector<std::uint8_t>> to_rig;
+  rig.tx.record = &to_peer;
+  CheckTx ptx;
+  ptx.record = &to_rig;
+  for (int round = 0; round < 200; ++round) {
+    rig.pump();
+    auto pio = rc_io(ptx, peer.cq, peer.cq, peer.timer);
+    peer.dci->pump_tx(rig.now, pio, 64);
+    peer.dct->pump_tx(rig.now, pio, 64);
+    if (to_peer.empty() && to_rig.empty()) break;
+    for (auto& f : to_peer) {
+      wire::ParsedPacket p;
+      if (wire::parse_roce(f, p) != wire::ParseError::kOk || p.info == nullptr ||
+          p.info->transport != wire::Transport::kDc) {
+        continue;
+      }
+      if (p.info->dir == wire::Direction::kRequest && p.bth.dest_qp() == kPeerDctQpn) {
+        peer.dct->on_packet(p, rig.now, pio);
+      } else if (p.info->dir != wire::Direction::kRequest && p.bth.dest_qp() == kPeerDciQpn) {
+        peer.dci->on_packet(p, rig.now, pio);
+      }
+    }
+    to_peer.clear();
+    std::vector<std::vector<std::uint8_t>> batch;
+    batch.swap(to_rig);
+    for (auto& f : batch) {
+      wire::ParsedPacket p;
+      if (wire::parse_roce(f, p) != wire::ParseError::kOk) continue;
+      s.frame(kPump, f);
+      rig.deliver_dc(p);
+    }
+  }
+  rig.tx.record = nullptr;
+}
+
 bool write_file(const std::string& path, const std::vector<std::uint8_t>& b) {
   FILE* f = std::fopen(path.c_str(), "wb");
   if (f == nullptr) return false;
@@ -299,6 +414,28 @@ int main(int argc, char** argv) {
       s.frame(static_cast<std::uint8_t>(uc != 0 ? 2 : 1), f);
     }
     emit(uc != 0 ? "uc.bin" : "ud.bin", s);
+  }
+  // DC: the peer's DCI runs every operation against the rig's DCT (on two
+  // streams) while the peer's DCT answers the rig's DCI; then one with a
+  // wrong key (KEY_VIOLATION on both sides' paths).
+  for (int bad_key = 0; bad_key < 2; ++bad_key) {
+    Rig rig;
+    DcPeer peer;
+    Script s;
+    const std::uint64_t key = bad_key != 0 ? kDcKey ^ 1 : kDcKey;
+    peer.post(WrOpcode::kRdmaWrite, 700, rig.any.va, rig.any.key, 0, key);
+    peer.post(WrOpcode::kSend, 300, 0, 0, 0, key);
+    peer.post(WrOpcode::kRdmaRead, 900, rig.any.va, rig.any.key, 1, key);
+    peer.post(WrOpcode::kFetchAdd, 8, rig.atomics.va + 8, rig.atomics.key, 1, key);
+    peer.post(WrOpcode::kCmpSwap, 8, rig.atomics.va + 16, rig.atomics.key, 0, key);
+    exchange_dc(rig, peer, s);
+    if (bad_key == 0) {
+      check(rig.dci_scq.completions == 3 && rig.dci->state() == QpState::kRts,
+            "seed exchange completes the rig's DCI WRs");
+    }
+    // A late timer (the idle disconnects, retransmissions) and new DCI work.
+    s.command(static_cast<std::uint8_t>(7 << kTimeShift | kPump), {8, 1, 2, 3, 4, 1, 0});
+    emit(bad_key != 0 ? "dc_bad_key.bin" : "dc.bin", s);
   }
   Script cmds;
   cmds.command(0, {4, 2, 3, 50, 0, 0, 5, 9});

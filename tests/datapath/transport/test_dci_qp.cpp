@@ -163,11 +163,46 @@ TEST(DciQp_Errors, ErroredStreamRecoversOthersGoOn) {
   EXPECT_EQ(st[3], WcStatus::kSuccess);
   EXPECT_EQ(dci.state(), QpState::kRts);
   EXPECT_EQ(dci.counters().stream_recoveries, 1u);
+  // The recovered stream goes on from its next PSN (WR 1 took PSN 0; WR 2,
+  // for another key, waited to switch): RESET would have taken it back to
+  // 0, where the failed connection's PSNs were.
+  EXPECT_EQ(dci.lane(0).next_psn().value(), 1u);
   // Stream 0 works again.
   ASSERT_EQ(dci.post_send(s.wr(4, WrOpcode::kRdmaWrite, 0x20, 0, 64, 128, 0)), 0);
   ASSERT_TRUE(s.run([&] { return s.scq_a.wc.size() == 4; }, 10 * kNsPerMs));
   EXPECT_EQ(s.scq_a.wc[3].wr_id, 4u);
   EXPECT_EQ(status(s.scq_a.wc[3]), WcStatus::kSuccess);
+}
+
+// A response names its connection (DCAETH): one about another connection
+// acknowledges nothing of the stream's current one, even at its PSNs
+// (docs/dc.md, "Wire").
+TEST(DciQp_Errors, AnswerOfAnotherConnectionIgnored) {
+  DcSim s(clean_link());
+  DciQp& dci = s.add_dci(0x10);
+  s.add_dct(0x20);
+  ASSERT_EQ(dci.post_send(s.wr(1, WrOpcode::kRdmaWrite, 0x20, 0, 64)), 0);
+  auto io = rc_io(s.tx_a, s.scq_a, s.rcq_a, s.timer_a);
+  dci.pump_tx(s.clock.now(), io, 64);
+  const std::uint32_t conn = dci.dc_lane(0).stream.conn();
+  wire::PacketSpec sp;
+  sp.eth_src = kMacB;
+  sp.eth_dst = kMacA;
+  sp.ip_src = kIpB;
+  sp.ip_dst = kIpA;
+  sp.opcode = wire::op::kDcAck;
+  sp.dest_qp = 0x10;
+  sp.psn = 0;
+  sp.dc_aeth = wire::DcAethHdr::make(0, wire::DcStatus::kOk, conn + 1);
+  sp.aeth = wire::AethHdr::make(wire::aeth_ack_syndrome(), 1);
+  const auto other = rctest::build(sp);
+  dci.on_packet(other->p, s.clock.now(), io);
+  EXPECT_TRUE(s.scq_a.wc.empty());
+  EXPECT_EQ(dci.counters().other_conn, 1u);
+  EXPECT_TRUE(dci.dc_lane(0).stream.syn());
+  // The target's own answer completes the WR.
+  ASSERT_TRUE(s.run([&] { return s.scq_a.wc.size() == 1; }, kNsPerMs));
+  EXPECT_EQ(status(s.scq_a.wc[0]), WcStatus::kSuccess);
 }
 
 // A stream with nothing to do disconnects after idle_disconnect_ns: its

@@ -45,7 +45,11 @@ std::optional<std::uint8_t> opcode_by_name(std::string_view name) {
   };
   if (n == "rc_ack") n = "rc_acknowledge";
   if (n == "rc_atomic_ack") n = "rc_atomic_acknowledge";
+  if (n == "dc_ack") n = "dc_acknowledge";
+  if (n == "dc_atomic_ack") n = "dc_atomic_acknowledge";
   replace_prefix("rc_write_", "rc_rdma_write_");
+  replace_prefix("dc_write_", "dc_rdma_write_");
+  replace_prefix("dc_read_", "dc_rdma_read_");
   replace_prefix("uc_write_", "uc_rdma_write_");
   replace_prefix("rc_read_", "rc_rdma_read_");
   replace_prefix("homa_", "uroce_homa_");
@@ -77,6 +81,20 @@ std::string state_name(QpState s) {
     if (n.st == s) return std::string(n.name);
   }
   return "?";
+}
+
+std::string event_name(AsyncEventType t) {
+  for (const NamedEvent& n : kEvents) {
+    if (n.type == t) return std::string(n.name);
+  }
+  return "event_" + std::to_string(static_cast<std::uint32_t>(t));
+}
+
+std::string dc_status_text(std::uint8_t raw) {
+  for (const NamedDcStatus& n : kDcStatuses) {
+    if (static_cast<std::uint8_t>(n.st) == raw) return std::string(n.name);
+  }
+  return std::to_string(raw);
 }
 
 std::string aeth_text(const wire::AethHdr& a) {
@@ -140,6 +158,17 @@ std::string packet_text(const wire::ParsedPacket& p) {
     << " dest_qp=" << hex(p.bth.dest_qp());
   if (p.bth.ack_req()) o << " ackreq";
   if (p.bth.se()) o << " se";
+  if (p.has(wire::ExtHdr::kDcEth)) {
+    const wire::DcEthHdr& d = p.dc_eth;
+    o << " key=" << hex(d.key()) << (d.syn() ? " syn" : " nosyn") << " dci_qpn=" << hex(d.dci_qpn())
+      << " lane=" << d.lane() << " conn=" << d.conn() << " first_psn=" << hex(d.first_psn())
+      << " acked_psn=" << hex(d.acked_psn());
+  }
+  if (p.has(wire::ExtHdr::kDcAeth)) {
+    const wire::DcAethHdr& d = p.dc_aeth;
+    o << " lane=" << d.lane() << " status=" << dc_status_text(d.raw[2]) << " conn=" << d.conn()
+      << " value=" << hex(d.value());
+  }
   if (p.has(wire::ExtHdr::kDeth)) {
     o << " qkey=" << hex(p.deth.qkey()) << " src_qp=" << hex(p.deth.src_qp());
   }

@@ -10,9 +10,11 @@
 #include <string>
 #include <string_view>
 
+#include "datapath/transport/async_event.h"
 #include "datapath/transport/cqe.h"
 #include "datapath/transport/qp_attr.h"
 #include "datapath/wire/aeth.h"
+#include "datapath/wire/dc_aeth.h"
 #include "datapath/wire/parser.h"
 
 namespace uroce::transport::conformance {
@@ -23,7 +25,8 @@ std::string lower(std::string_view s);
 std::string snake(std::string_view camel);
 
 // "rc_send_only", "RC_RDMA_WRITE_FIRST", and the short forms rc_ack,
-// rc_atomic_ack, rc_write_*, uc_write_*, rc_read_*, *_imm, *_inv; uroce's
+// rc_atomic_ack, rc_write_*, uc_write_*, rc_read_*, *_imm, *_inv (and
+// their DC mirrors dc_ack, dc_atomic_ack, dc_write_*, dc_read_*); uroce's
 // extension packets as homa_grant, homa_cutoffs, homa_mlen.
 std::optional<std::uint8_t> opcode_by_name(std::string_view name);
 
@@ -83,6 +86,37 @@ inline constexpr NamedNak kNaks[] = {
     {"access", wire::NakCode::kRemoteAccessError}, {"op", wire::NakCode::kRemoteOpError},
     {"inv_rd", wire::NakCode::kInvalidRdRequest},
 };
+
+struct NamedEvent {
+  std::string_view name;
+  AsyncEventType type;
+};
+// The QP events a QP under test can raise (IBV_EVENT_* in lower case,
+// without the prefix).
+inline constexpr NamedEvent kEvents[] = {
+    {"cq_err", AsyncEventType::kCqErr},
+    {"qp_fatal", AsyncEventType::kQpFatal},
+    {"qp_req_err", AsyncEventType::kQpReqErr},
+    {"qp_access_err", AsyncEventType::kQpAccessErr},
+    {"comm_est", AsyncEventType::kCommEst},
+    {"sq_drained", AsyncEventType::kSqDrained},
+    {"qp_last_wqe_reached", AsyncEventType::kQpLastWqeReached},
+};
+std::string event_name(AsyncEventType t);
+
+struct NamedDcStatus {
+  std::string_view name;
+  wire::DcStatus st;
+};
+// DCAETH statuses (wire/dc_aeth.h) in scripts.
+inline constexpr NamedDcStatus kDcStatuses[] = {
+    {"ok", wire::DcStatus::kOk},
+    {"gone", wire::DcStatus::kGone},
+    {"unknown", wire::DcStatus::kUnknown},
+    {"busy", wire::DcStatus::kBusy},
+    {"key_violation", wire::DcStatus::kKeyViolation},
+};
+std::string dc_status_text(std::uint8_t raw);
 
 // "ack credits=31 msn=1", "nak=rnr timer=12 msn=0", "nak=seq msn=0".
 std::string aeth_text(const wire::AethHdr& a);

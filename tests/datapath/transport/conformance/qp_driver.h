@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "datapath/transport/rc_qp.h"
 #include "datapath/transport/uc_qp.h"
@@ -19,6 +20,12 @@ namespace uroce::transport::conformance {
 using rctest::CaptureTx;
 using rctest::FakeTimer;
 using rctest::VecCq;
+
+// The async events a QP raised, oldest first (drained after each event).
+struct EventLog {
+  std::vector<AsyncEvent> events;
+  void event(const AsyncEvent& e) { events.push_back(e); }
+};
 
 // What the runner needs from a QP of any transport.
 class Driver {
@@ -41,6 +48,13 @@ class Driver {
   virtual std::optional<std::uint32_t> expected_psn() const = 0;
   virtual std::optional<std::uint64_t> counter(std::string_view name) const = 0;
   virtual std::string counter_names() const = 0;
+  // Moves the async events the QP raised into `log`.
+  virtual void drain_events(EventLog& log) = 0;
+  // A DCI's streams (docs/dc.md): how many, and each one's lane state and
+  // next PSN. 0 for every other QP.
+  virtual std::uint32_t streams() const { return 0; }
+  virtual QpState stream_state(std::uint32_t) const { return QpState::kReset; }
+  virtual std::uint32_t stream_next_psn(std::uint32_t) const { return 0; }
 };
 
 struct Sinks {
@@ -100,6 +114,7 @@ class RcDriver final : public Driver {
   QpState state() const override { return qp_.state(); }
   std::uint32_t next_psn() const override { return qp_.next_psn().value(); }
   std::optional<std::uint32_t> expected_psn() const override { return qp_.expected_psn().value(); }
+  void drain_events(EventLog& log) override { qp_.drain_events(log); }
   std::optional<std::uint64_t> counter(std::string_view name) const override {
     const RcCounters& c = qp_.counters();
 #define X(f) \
@@ -158,6 +173,7 @@ class UnreliableDriver : public Driver {
     qp_.flush(s_.scq, s_.rcq);
   }
   void fire_timer(TimeNs) override {}
+  void drain_events(EventLog& log) override { qp_.drain_events(log); }
   QpState state() const override { return qp_.state(); }
   std::uint32_t next_psn() const override { return qp_.next_psn().value(); }
   std::optional<std::uint64_t> counter(std::string_view name) const override {

@@ -10,6 +10,8 @@ namespace uroce::transport::conformance {
 namespace detail {
 
 void Runner::stamp() {
+  if (qp_) qp_->drain_events(events_);
+  event_t_.resize(events_.events.size(), now_);
   frame_t_.resize(s_.tx.frames.size(), now_);
   scq_t_.resize(s_.scq.wc.size(), now_);
   rcq_t_.resize(s_.rcq.wc.size(), now_);
@@ -87,6 +89,10 @@ void Runner::leftovers(const Line* l) const {
     throw Failure{no, "unexpected completion wc rq " + wc_text(s_.rcq.wc[rcq_seen_]) + " (at " +
                           format_time(rcq_t_[rcq_seen_]) + ")"};
   }
+  if (events_seen_ < events_.events.size()) {
+    throw Failure{no, "unexpected event " + event_name(events_.events[events_seen_].type) +
+                          " (at " + format_time(event_t_[events_seen_]) + ")"};
+  }
 }
 
 void Runner::cmd_quiet(const Line& l) { leftovers(&l); }
@@ -116,6 +122,7 @@ void Runner::run(const std::vector<Line>& lines) {
     else if (l.cmd == "counter") cmd_counter(l);
     else if (l.cmd == "expect_mem") cmd_expect_mem(l);
     else if (l.cmd == "expect_grh") cmd_expect_grh(l);
+    else if (l.cmd == "event") cmd_event(l);
     else fail(l, "unknown command '" + l.cmd + "'");
   }
   if (!qp_) throw Failure{0, "the script declares no qp"};

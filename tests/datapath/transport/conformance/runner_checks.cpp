@@ -85,6 +85,23 @@ void Runner::cmd_wc(const Line& l) {
 
 void Runner::cmd_state(const Line& l) {
   const QpState want = state_value(l, l.words[0]);
+  if (const auto st = num_opt(l, "stream")) {
+    // One DCI stream's lane (docs/dc.md, "Errors": a stream fails alone).
+    if (qp_->streams() == 0) fail(l, "stream= is for DCI QPs");
+    if (*st >= qp_->streams())
+      fail(l, "the DCI has " + std::to_string(qp_->streams()) + " streams");
+    const auto i = static_cast<std::uint32_t>(*st);
+    if (qp_->stream_state(i) != want) {
+      fail(l, "stream " + std::to_string(i) + " state: expected " + l.words[0] + ", got " +
+                  state_name(qp_->stream_state(i)));
+    }
+    if (const auto v = num_opt(l, "next_psn"); v && qp_->stream_next_psn(i) != *v) {
+      fail(l, "stream " + std::to_string(i) + " next_psn: expected " + hex(*v) + ", got " +
+                  hex(qp_->stream_next_psn(i)));
+    }
+    if (l.find("epsn") != nullptr) fail(l, "a DCI stream has no expected PSN");
+    return;
+  }
   if (qp_->state() != want) {
     fail(l, "QP state: expected " + l.words[0] + ", got " + state_name(qp_->state()));
   }
@@ -93,9 +110,28 @@ void Runner::cmd_state(const Line& l) {
   }
   if (const auto v = num_opt(l, "epsn")) {
     const auto e = qp_->expected_psn();
-    if (!e) fail(l, "a UD QP has no expected PSN");
+    if (!e) fail(l, "a UD or DC QP has no expected PSN");
     if (*e != *v) fail(l, "epsn: expected " + hex(*v) + ", got " + hex(*e));
   }
+}
+
+void Runner::cmd_event(const Line& l) {
+  const std::string& want = l.words[0];
+  bool known = false;
+  for (const NamedEvent& n : kEvents) known = known || n.name == want;
+  if (!known) fail(l, "unknown event '" + want + "'");
+  if (events_seen_ >= events_.events.size()) {
+    fail(l, "expected event " + want + ", the QP raised none (now " + format_time(now_) + ")");
+  }
+  const std::size_t idx = events_seen_++;
+  const AsyncEvent& e = events_.events[idx];
+  const std::string got = "got " + event_name(e.type) + " (at " + format_time(event_t_[idx]) + ")";
+  if (event_name(e.type) != want) fail(l, "event: expected " + want + ", " + got);
+  if (e.element != EventElement::kQp || e.id != qpn_) {
+    fail(l, "event " + want + " names element " + std::to_string(static_cast<int>(e.element)) +
+                " id " + hex(e.id) + ", not the QP " + hex(qpn_));
+  }
+  check_time(l, event_t_[idx], "event " + want);
 }
 
 void Runner::cmd_counter(const Line& l) {

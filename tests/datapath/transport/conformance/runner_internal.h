@@ -6,6 +6,8 @@
 //   runner_checks.cpp   wc, state, counter and memory expectations
 //   runner_homa.cpp     the Homa-like scheduler's sender state, and what the
 //                       engine does around it
+//   runner_dc.cpp       the DC QPs (a DCI, a DCT with its pool), their WRs
+//                       and their headers (DCETH, DCAETH)
 #pragma once
 
 #include <cstdint>
@@ -18,6 +20,7 @@
 
 #include "datapath/wire/opcodes.h"
 #include "tests/datapath/transport/conformance/qp_driver.h"
+#include "tests/datapath/transport/conformance/qp_driver_dc.h"
 #include "tests/datapath/transport/conformance/script.h"
 
 namespace uroce::transport::conformance::detail {
@@ -86,6 +89,7 @@ class Runner {
   void cmd_counter(const Line& l);
   void cmd_expect_mem(const Line& l);
   void cmd_expect_grh(const Line& l);
+  void cmd_event(const Line& l);
   void check_errno(const Line& l, int rc, std::string_view what);
   // The Homa-like scheduler (runner_homa.cpp).
   void homa_setup(const Line& l);
@@ -93,6 +97,15 @@ class Runner {
   bool homa_deliver(const Line& l, const wire::ParsedPacket& p);
   void homa_announce();
   void check_homa_fields(
+      const Line& l, const wire::ParsedPacket& p,
+      const std::function<void(const std::string&, const std::string&)>& mismatch) const;
+  // The DC QPs (runner_dc.cpp): the qp line of a dci or dct, a DCI WR's
+  // target and stream, the DC header of a recv line, and the DC header
+  // fields a send line names.
+  void dc_setup(const Line& l);
+  void dc_wr(const Line& l, SendWr& w) const;
+  void dc_recv_headers(const Line& l, wire::PacketSpec& s) const;
+  void check_dc_fields(
       const Line& l, const wire::ParsedPacket& p,
       const std::function<void(const std::string&, const std::string&)>& mismatch) const;
   void check_time(const Line& l, TimeNs happened, std::string_view what) const;
@@ -114,10 +127,16 @@ class Runner {
   std::uint32_t qpn_ = 0;
   std::uint32_t dest_ = 0;
   std::uint32_t qkey_ = 0;
+  // DC: the DCT's access key, or the key a DCI's WRs name by default.
+  std::uint64_t dc_key_ = 0;
   TimeNs now_ = 0;
   // Emission times of s_.tx.frames / completions, and how many were claimed.
   std::vector<TimeNs> frame_t_, scq_t_, rcq_t_;
   std::size_t frames_seen_ = 0, scq_seen_ = 0, rcq_seen_ = 0;
+  // Async events the QP raised, when, and how many were claimed.
+  EventLog events_;
+  std::vector<TimeNs> event_t_;
+  std::size_t events_seen_ = 0;
   std::vector<std::uint8_t> last_injected_;
 };
 
@@ -125,5 +144,7 @@ class Runner {
 std::vector<std::uint8_t> pattern(std::uint64_t seed, std::size_t len);
 QpState state_value(const Line& l, std::string_view v);
 std::uint8_t opcode_of(const Line& l);
+// The attributes ibv_modify_qp needs to take a QP of type `t` into `to`.
+std::uint32_t connect_mask(QpType t, QpState to);
 
 }  // namespace uroce::transport::conformance::detail

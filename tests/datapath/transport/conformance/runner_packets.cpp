@@ -24,6 +24,14 @@ std::optional<wire::ExtHdr> header_of(std::string_view key, const wire::OpcodeIn
   if (key == "nak" || key == "timer" || key == "msn" || key == "credits" || key == "syndrome") {
     return wire::ExtHdr::kAeth;
   }
+  // DC (docs/dc.md, "Wire"): lane and conn are in both DC headers.
+  if (key == "key" || key == "dci_qpn" || key == "first_psn" || key == "acked_psn") {
+    return wire::ExtHdr::kDcEth;
+  }
+  if (key == "status" || key == "value") return wire::ExtHdr::kDcAeth;
+  if (key == "lane" || key == "conn") {
+    return info.has(wire::ExtHdr::kDcAeth) ? wire::ExtHdr::kDcAeth : wire::ExtHdr::kDcEth;
+  }
   return std::nullopt;
 }
 
@@ -58,6 +66,10 @@ void check_keys_fit(const Line& l, std::uint8_t opcode) {
   if (l.has_word("ack") && !info.has(wire::ExtHdr::kAeth)) {
     fail(l, "'ack' needs an AETH, which " + packet_name(info) + " does not carry");
   }
+  if ((l.has_word("syn") || l.has_word("nosyn")) && !info.has(wire::ExtHdr::kDcEth)) {
+    fail(l, "'syn' needs a DCETH, which " + packet_name(info) + " does not carry");
+  }
+  if (l.has_word("syn") && l.has_word("nosyn")) fail(l, "give syn or nosyn, not both");
 }
 
 // The AETH syndrome a line names: ack [credits=N], nak=CODE [timer=N] or
@@ -149,10 +161,7 @@ void Runner::cmd_recv(const Line& l) {
     s.deth = wire::DethHdr::make(static_cast<std::uint32_t>(num(l, "qkey", qkey_)),
                                  static_cast<std::uint32_t>(num(l, "src_qp", dest_)));
   }
-  // DC packets (docs/dc.md) go with all-zero DC headers: no QP a script
-  // drives takes them, and the scripts check that it drops them.
-  if (info.has(wire::ExtHdr::kDcEth)) s.dc_eth = wire::DcEthHdr{};
-  if (info.has(wire::ExtHdr::kDcAeth)) s.dc_aeth = wire::DcAethHdr{};
+  dc_recv_headers(l, s);
   auto va = [&]() -> std::uint64_t {
     const std::string* v = l.find("va");
     return v != nullptr ? addr_value(l, "va", *v) : 0;
@@ -227,6 +236,8 @@ void Runner::cmd_send(const Line& l) {
   const auto want_psn = num_req(l, "psn");
   if (p.bth.psn() != want_psn) mismatch("psn", hex(want_psn));
   // Packets of a connected QP go to its destination QP; UD names it per WR.
+  // A DCI's go to the DCT its WR named (`dest` by default), a DCT's to the
+  // DCI that asked (`dest` by default).
   if (const auto d = num_opt(l, "dest_qp")) {
     if (p.bth.dest_qp() != *d) mismatch("dest_qp", hex(*d));
   } else if (type_ != QpType::kUd && p.bth.dest_qp() != dest_) {
@@ -285,6 +296,7 @@ void Runner::cmd_send(const Line& l) {
   if (info.has(wire::ExtHdr::kIeth)) check("inv", p.ieth.rkey(), false);
   if (const auto v = num_opt(l, "dscp"); v && p.dscp() != *v) mismatch("dscp", std::to_string(*v));
   check_homa_fields(l, p, mismatch);
+  check_dc_fields(l, p, mismatch);
   if (const auto len = num_opt(l, "len"); len && p.payload.size() != *len) {
     mismatch("len", std::to_string(*len));
   }

@@ -116,6 +116,21 @@ std::optional<std::vector<std::uint8_t>> Runner::payload(const Line& l) const {
 // state before `to` into `to` (INIT, RTR, RTS), as verbs programs give them.
 std::uint32_t connect_mask(QpType t, QpState to) {
   using namespace qp_attr;
+  // docs/dc.md, "The interface": a DCI has no destination and no receive
+  // side; a DCT stops at RTR, where its AV gives the reply path's class.
+  if (t == QpType::kDci) {
+    if (to == QpState::kInit) return kState | kPkeyIndex | kPort;
+    if (to == QpState::kRtr) return kState | kPathMtu;
+    if (to == QpState::kRts) {
+      return kState | kTimeout | kRetryCnt | kRnrRetry | kSqPsn | kMaxQpRdAtomic;
+    }
+    return kState;
+  }
+  if (t == QpType::kDct) {
+    if (to == QpState::kInit) return kState | kPkeyIndex | kPort | kAccessFlags;
+    if (to == QpState::kRtr) return kState | kMinRnrTimer | kAv | kPathMtu;
+    return kState;
+  }
   switch (to) {
     case QpState::kInit:
       return kState | kPkeyIndex | kPort | (t == QpType::kUd ? kQkey : kAccessFlags);
@@ -166,8 +181,13 @@ void Runner::cmd_qp(const Line& l) {
     }
     if (l.has_word("homa")) fail(l, "homa applies to an rc QP only");
   };
-  if (t == "rc") {
-    if (l.find("qkey") != nullptr) fail(l, "key 'qkey' does not apply to a rc QP");
+  if (t == "dci" || t == "dct") {
+    dc_setup(l);
+  } else if (t == "rc") {
+    for (const char* k : {"qkey", "key", "log_streams", "log_errored", "idle_disconnect",
+                          "contexts", "records_log2", "stale"}) {
+      if (l.find(k) != nullptr) fail(l, "key '" + std::string(k) + "' does not apply to a rc QP");
+    }
     RcQpConfig c;
     c.qpn = qpn_;
     c.pd = kPd;
@@ -208,9 +228,10 @@ void Runner::cmd_qp(const Line& l) {
     qp_ = std::make_unique<UdDriver>(c, mrs_, s_);
     type_ = QpType::kUd;
   } else {
-    fail(l, "unknown QP type '" + t + "' (rc, uc, ud)");
+    fail(l, "unknown QP type '" + t + "' (rc, uc, ud, dci, dct)");
   }
   for (const QpState st : {QpState::kInit, QpState::kRtr, QpState::kRts}) {
+    if (type_ == QpType::kDct && st == QpState::kRts) break;
     a.qp_state = st;
     const int rc = qp_->modify(connect_mask(type_, st), a);
     if (rc != 0) fail(l, "modify to " + state_name(st) + " failed: " + std::to_string(rc));
@@ -324,6 +345,12 @@ void Runner::cmd_post_send(const Line& l) {
   if (w.opcode == WrOpcode::kCmpSwap) {
     w.compare_add = num(l, "compare", 0);
     w.swap = num(l, "swap", 0);
+  }
+  if (type_ == QpType::kDci) {
+    dc_wr(l, w);
+  } else if (l.find("dctn") != nullptr || l.find("dc_key") != nullptr ||
+             l.find("stream") != nullptr) {
+    fail(l, "dctn=, dc_key= and stream= are for DCI QPs");
   }
   if (type_ == QpType::kUd) {
     w.ud.dmac = kPeerMac;

@@ -22,13 +22,12 @@ struct CommandSpec {
   bool any_key = false;
 };
 
-constexpr std::string_view kPacketKeys[] = {"psn",    "len",       "seed",   "bytes",   "va",
-                                            "rkey",   "dmalen",    "swap",   "add",     "compare",
-                                            "orig",   "imm",       "inv",    "qkey",    "src_qp",
-                                            "nak",    "timer",     "msn",    "credits", "syndrome",
-                                            "pkey",   "dest_qp",   "src_ip", "dst_ip",  "dscp",
-                                            "offset", "prio",      "length", "unsched", "cutoffs",
-                                            "top",    "generation"};
+constexpr std::string_view kPacketKeys[] =
+    {"psn",   "len",     "seed",    "bytes",    "va",        "rkey",      "dmalen", "swap",
+     "add",   "compare", "orig",    "imm",      "inv",       "qkey",      "src_qp", "nak",
+     "timer", "msn",     "credits", "syndrome", "pkey",      "dest_qp",   "src_ip", "dst_ip",
+     "dscp",  "offset",  "prio",    "length",   "unsched",   "cutoffs",   "top",    "generation",
+     "key",   "dci_qpn", "lane",    "conn",     "first_psn", "acked_psn", "status", "value"};
 
 const CommandSpec kCommands[] = {
     {"qp",
@@ -57,7 +56,14 @@ const CommandSpec kCommands[] = {
       "grant_timeout",
       "max_timeouts",
       "prios",
-      "dscp_map"}},
+      "dscp_map",
+      "key",
+      "log_streams",
+      "log_errored",
+      "idle_disconnect",
+      "contexts",
+      "records_log2",
+      "stale"}},
     {"mr", 1, 1, {}, {"len", "access", "seed", "va", "pd"}},
     {"mem_set", 1, 1, {}, {"off", "u64", "bytes", "seed", "len"}},
     {"post_send",
@@ -65,11 +71,11 @@ const CommandSpec kCommands[] = {
      0,
      {"signaled", "fence", "solicited", "inline"},
      {"wr", "op", "mr", "off", "len", "remote", "rkey", "imm", "inv", "add", "compare", "swap",
-      "dest_qpn", "qkey", "expect", "seed"}},
+      "dest_qpn", "qkey", "expect", "seed", "dctn", "dc_key", "stream"}},
     {"post_recv", 0, 0, {}, {"wr", "mr", "off", "len", "expect"}},
     {"modify", 0, 0, {}, {"state", "expect", "sq_psn", "rq_psn"}},
-    {"recv", 1, 1, {"ackreq", "se", "ack"}, {}},
-    {"send", 1, 1, {"ackreq", "noackreq", "se", "nose", "ack"}, {}, true},
+    {"recv", 1, 1, {"ackreq", "se", "ack", "syn"}, {}},
+    {"send", 1, 1, {"ackreq", "noackreq", "se", "nose", "ack", "syn", "nosyn"}, {}, true},
     {"quiet", 0, 0, {}, {}},
     {"wc",
      1,
@@ -77,10 +83,11 @@ const CommandSpec kCommands[] = {
      {},
      {"wr", "status", "opcode", "byte_len", "imm", "inv", "flags", "src_qp", "qp_num"},
      true},
-    {"state", 1, 1, {}, {"next_psn", "epsn"}},
+    {"state", 1, 1, {}, {"next_psn", "epsn", "stream"}},
     {"counter", 0, 0, {}, {}, false, true},
     {"expect_mem", 1, 1, {"zero"}, {"off", "len", "seed", "bytes", "u64"}},
     {"expect_grh", 1, 1, {}, {"off"}},
+    {"event", 1, 1, {}, {}},
 };
 
 const CommandSpec* find_command(std::string_view name) {
@@ -253,10 +260,11 @@ ParseResult parse_script(std::string_view text) {
     }
     if (free_words < spec->min_free) {
       return fail(no, line.cmd + " is missing its " +
-                          (line.cmd == "qp"                           ? "type (rc, uc, ud)"
+                          (line.cmd == "qp" ? "type (rc, uc, ud, dci, dct)"
                            : line.cmd == "recv" || line.cmd == "send" ? "opcode"
                            : line.cmd == "wc"                         ? "queue (sq, rq)"
                            : line.cmd == "state"                      ? "state"
+                           : line.cmd == "event"                      ? "event type"
                                                                       : "name"));
     }
     res.lines.push_back(std::move(line));

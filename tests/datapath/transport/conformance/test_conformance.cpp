@@ -92,6 +92,18 @@ TEST(Script_Files, AllNamedCasesPresent) {
       "rc_homa_write_then_send.conf",
       "rc_homa_read_never_gated.conf",
       "rc_homa_reset_forgets.conf",
+      // Issue 16, must-show 3: the DC transport (docs/dc.md).
+      "dc_dct_key_violation.conf",
+      "dc_dci_key_violation_no_streams.conf",
+      "dc_dci_key_violation_streams.conf",
+      "dc_dci_rnr_retry.conf",
+      "dc_dci_rnr_retry_exceeded.conf",
+      "dc_dci_retry_exceeded.conf",
+      "dc_dci_stream_error_recovery.conf",
+      "dc_dci_switch_target.conf",
+      "dc_dct_syn_opens_context.conf",
+      "dc_dct_stale_request_after_disconnect_ignored.conf",
+      "dc_dct_busy_when_full.conf",
   };
   for (const char* r : required) {
     EXPECT_NE(std::find(have.begin(), have.end(), r), have.end()) << r;

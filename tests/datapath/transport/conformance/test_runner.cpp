@@ -135,6 +135,26 @@ TEST(RunScript, PerturbedScriptsFail) {
        "packet field dscp: expected 8", 0},
       {"rc_homa_priority_floor.conf", "counter homa_prio_capped=1", "homa_prio_capped=1",
        "homa_prio_capped=0", "counter homa_prio_capped: expected 0, got 1", 0},
+      // DC (docs/dc.md): the DCETH's SYN, conn and first PSN, the DCAETH's
+      // status and value, a stream's state, the DCT's async event, and a
+      // recv whose conn moves it onto the current connection.
+      {"dc_dci_rnr_retry.conf", "at 643us send dc_send_only", "nosyn", "syn",
+       "packet field syn: expected set", 0},
+      {"dc_dci_switch_target.conf", "send dc_write_only psn=1", "conn=5", "conn=6",
+       "packet field conn: expected 0x6", 0},
+      {"dc_dci_switch_target.conf", "send dc_write_only psn=1", "first_psn=1", "first_psn=0",
+       "packet field first_psn: expected 0x0", 0},
+      {"dc_dct_busy_when_full.conf", "send dc_ack psn=0x50 lane=1 status=busy", "status=busy",
+       "status=unknown", "packet field status: expected unknown", 0},
+      {"dc_dct_stale_request_after_disconnect_ignored.conf",
+       "send dc_ack psn=0 lane=0 status=unknown conn=5", "value=9", "value=5",
+       "packet field value: expected 0x5", 0},
+      {"dc_dci_key_violation_streams.conf", "state rts stream=0", "next_psn=2", "next_psn=0",
+       "stream 0 next_psn: expected 0x0, got 0x2", 0},
+      {"dc_dct_key_violation.conf", "event qp_access_err", "qp_access_err", "qp_req_err",
+       "event: expected qp_req_err, got qp_access_err", 0},
+      {"dc_dci_other_connection_answer_ignored.conf", "at 1us recv dc_ack", "conn=2", "conn=1",
+       "unexpected completion wc sq wr=1 status=success", 3},
   };
   for (const Perturbation& c : cases) {
     const std::string text = load(c.file);
