@@ -1,0 +1,348 @@
+// The rig the in-process engine benchmarks share (uroce-engine-bench,
+// uroce-dc-scale): two hosts, each an engine::Vnic with one client doorbell
+// page and registered memory, on one lcore over a crossed net_ring pair (the
+// daemon's EthPortIo) or the simulated link; objects made through the Vnic
+// API directly, as uroced's sessions make them, with their rings carved from
+// one anonymous arena; and WQEs written as the provider writes them.
+#pragma once
+
+#include <malloc.h>
+#include <sys/mman.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "datapath/engine/eth_port_io.h"
+#include "datapath/engine/sim_port_io.h"
+#include "datapath/engine/vnic.h"
+#include "datapath/port/eal.h"
+#include "datapath/port/eal_config.h"
+#include "datapath/port/eth_port.h"
+#include "datapath/shm/doorbell.h"
+#include "datapath/shm/ring.h"
+#include "datapath/shm/wqe_write.h"
+
+namespace uroce::bench {
+
+namespace qa = transport::qp_attr;
+
+inline const wire::MacAddr kMacA{{0x02, 0, 0, 0x75, 0x73, 0x01}};
+inline const wire::MacAddr kMacB{{0x02, 0, 0, 0x75, 0x73, 0x02}};
+inline const wire::Ipv4Addr kIpA{0x0afc0001};
+inline const wire::Ipv4Addr kIpB{0x0afc0002};
+inline constexpr std::uint32_t kClient = 1;
+inline constexpr transport::PdHandle kPd = 1;
+
+inline std::uint64_t heap_bytes() {
+  const struct mallinfo2 m = mallinfo2();
+  return m.uordblks + m.hblkhd;
+}
+
+inline std::uint64_t rss_bytes() {
+  std::ifstream f("/proc/self/statm");
+  std::uint64_t size = 0, rss = 0;
+  f >> size >> rss;
+  return rss * 4096;
+}
+
+// One anonymous mapping the rings are carved from, 64-byte aligned; pages
+// are touched only as rings are initialised.
+class Arena {
+ public:
+  explicit Arena(std::size_t bytes) : bytes_(bytes) {
+    void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    base_ = p == MAP_FAILED ? nullptr : static_cast<std::byte*>(p);
+  }
+  ~Arena() {
+    if (base_ != nullptr) munmap(base_, bytes_);
+  }
+  Arena(const Arena&) = delete;
+  Arena& operator=(const Arena&) = delete;
+  bool ok() const { return base_ != nullptr; }
+  std::byte* take(std::size_t n) {
+    n = (n + 63) & ~std::size_t{63};
+    if (used_ + n > bytes_) return nullptr;
+    std::byte* p = base_ + used_;
+    used_ += n;
+    return p;
+  }
+  std::size_t used() const { return used_; }
+
+ private:
+  std::byte* base_ = nullptr;
+  std::size_t bytes_ = 0;
+  std::size_t used_ = 0;
+};
+
+inline bool make_ring(Arena& a, std::size_t elem, std::uint32_t depth, std::size_t extra,
+                      engine::RingMem* out) {
+  shm::RingGeometry g;
+  if (shm::make_geometry(elem, depth, &g) != shm::RingError::kOk) return false;
+  std::byte* p = a.take(g.bytes() + extra);
+  if (p == nullptr || shm::ring_init(p, g.bytes(), g) != shm::RingError::kOk) return false;
+  *out = engine::RingMem{p, g.bytes(), g};
+  return true;
+}
+
+// The Vnic configuration of a bench host: 9000-byte MTU, room for
+// `max_qps` QPs and their CQs, one SRQ.
+inline engine::VnicConfig host_config(const wire::MacAddr& mac, wire::Ipv4Addr ip,
+                                      std::uint32_t max_qps) {
+  engine::VnicConfig c;
+  c.name = "scale";
+  c.mac = mac;
+  c.ip = ip;
+  c.eth_mtu = 9000;
+  c.max_qps = max_qps;
+  c.max_cqs = max_qps + 8;  // --idle-type cq creates one per idle object
+  c.max_srqs = 1;
+  return c;
+}
+
+// One host: a Vnic, its client's doorbell page, registered memory.
+template <class PortIo>
+struct Host {
+  using VnicT = engine::Vnic<PortIo>;
+  PortIo& io;
+  std::unique_ptr<VnicT> vnic;
+  std::vector<std::uint8_t> mem;
+  std::uint32_t key = 0;
+  std::byte* page = nullptr;
+  shm::DoorbellRinger bells;
+  engine::ObjId next_id = 1;
+
+  Host(PortIo& p, const wire::MacAddr& mac, wire::Ipv4Addr ip, std::uint32_t max_qps, Arena& arena)
+      : Host(p, host_config(mac, ip, max_qps), arena) {}
+
+  Host(PortIo& p, const engine::VnicConfig& c, Arena& arena, std::size_t mem_bytes = 1 << 20)
+      : io(p), mem(mem_bytes) {
+    vnic = std::make_unique<VnicT>(c, io);
+    const shm::DoorbellGeometry& g = vnic->doorbell_geometry();
+    page = arena.take(g.bytes());
+    if (page == nullptr || bells.attach(page, g.bytes(), g) != shm::DoorbellError::kOk ||
+        vnic->open_client(kClient, page, g.bytes()) != 0) {
+      std::abort();
+    }
+    engine::MrCreate m;
+    m.desc = {kPd, reinterpret_cast<std::uint64_t>(mem.data()), mem.size(),
+              transport::access::kLocalWrite | transport::access::kRemoteAny, mem.data()};
+    int err = 0;
+    key = vnic->reg_mr(m, &err);
+    if (err != 0) std::abort();
+  }
+};
+
+struct Cq {
+  engine::ObjId id = 0;
+  shm::CqConsumer cons;
+};
+
+struct Qp {
+  engine::ObjId id = 0;
+  std::uint32_t qpn = 0;
+  shm::SqProducer sq;
+  shm::RqProducer rq;
+  std::uint32_t sq_db = 0;
+  std::uint32_t rq_db = 0;
+};
+
+template <class PortIo>
+int create_cq(Host<PortIo>& h, Arena& a, std::uint32_t depth, Cq* out) {
+  engine::RingMem r;
+  if (!make_ring(a, shm::cq_elem_bytes(), depth, ctl::kCqNotifyBytes, &r)) return ENOMEM;
+  if (out->cons.attach(r.mem, r.bytes, r.geo) != shm::RingError::kOk) return EINVAL;
+  engine::CqCreate c;
+  c.id = out->id = h.next_id++;
+  c.ring = r;
+  c.notify = reinterpret_cast<ctl::CqNotify*>(static_cast<std::byte*>(r.mem) + r.bytes);
+  return h.vnic->create_cq(c);
+}
+
+// An RC, UC or UD QP with its own SQ and RQ rings (one SGE each); with
+// `srq` it takes its receives from that SRQ and has no RQ ring.
+template <class PortIo>
+int create_qp(Host<PortIo>& h, Arena& a, const Cq& cq, std::uint32_t depth, Qp* out,
+              transport::QpType type = transport::QpType::kRc, engine::ObjId srq = 0) {
+  engine::RingMem sq, rq;
+  if (!make_ring(a, shm::sq_elem_bytes(1, 0), depth, 0, &sq) ||
+      (srq == 0 && !make_ring(a, shm::rq_elem_bytes(1), depth, 0, &rq))) {
+    return ENOMEM;
+  }
+  if (out->sq.attach(sq.mem, sq.bytes, sq.geo) != shm::RingError::kOk ||
+      (srq == 0 && out->rq.attach(rq.mem, rq.bytes, rq.geo) != shm::RingError::kOk)) {
+    return EINVAL;
+  }
+  if (int rc = h.vnic->alloc_qpn(&out->qpn); rc != 0) return rc;
+  engine::QpCreate c;
+  c.id = out->id = h.next_id++;
+  c.client = kClient;
+  c.type = type;
+  c.qpn = out->qpn;
+  c.pd = kPd;
+  c.send_cq = c.recv_cq = cq.id;
+  c.srq = srq;
+  c.max_send_wr = depth;
+  c.max_recv_wr = srq == 0 ? depth : 0;
+  c.max_send_sge = 1;
+  c.max_recv_sge = srq == 0 ? 1 : 0;
+  c.sq = sq;
+  c.rq = rq;
+  if (int rc = h.vnic->create_qp(c); rc != 0) return rc;
+  return h.vnic->qp_doorbells(c.id, &out->sq_db, &out->rq_db);
+}
+
+// Takes a QP through INIT and RTR to RTS, connected to `peer_qpn` at
+// mac/ip (RC and UC; a UD QP only gets its Q_Key).
+template <class PortIo>
+int connect(Host<PortIo>& h, engine::ObjId id, std::uint32_t peer_qpn, const wire::MacAddr& mac,
+            wire::Ipv4Addr ip, transport::QpType type = transport::QpType::kRc) {
+  const bool rc = type == transport::QpType::kRc;
+  const bool ud = type == transport::QpType::kUd;
+  engine::QpModify m;
+  m.values.qp_state = transport::QpState::kInit;
+  m.values.qp_access_flags = rc ? transport::access::kRemoteAny : transport::access::kRemoteWrite;
+  m.values.qkey = 0x11111111;
+  m.mask = qa::kState | qa::kPkeyIndex | qa::kPort | (ud ? qa::kQkey : qa::kAccessFlags);
+  if (int r = h.vnic->modify_qp(id, m); r != 0) return r;
+  m.values.qp_state = transport::QpState::kRtr;
+  m.values.av.dmac = mac;
+  m.values.av.dip = ip;
+  m.values.path_mtu = wire::PathMtu::k4096;
+  m.values.dest_qp_num = peer_qpn;
+  m.values.max_dest_rd_atomic = 1;
+  m.values.min_rnr_timer = 1;
+  m.mask = ud ? qa::kState : qa::kState | qa::kAv | qa::kPathMtu | qa::kDestQpn | qa::kRqPsn;
+  if (rc) m.mask |= qa::kMaxDestRdAtomic | qa::kMinRnrTimer;
+  if (int r = h.vnic->modify_qp(id, m); r != 0) return r;
+  m.values.qp_state = transport::QpState::kRts;
+  m.values.timeout = 16;  // 268 ms: no spurious retransmission
+  m.values.retry_cnt = 7;
+  m.values.rnr_retry = 7;
+  m.values.max_rd_atomic = 1;
+  m.mask = qa::kState | qa::kSqPsn;
+  if (rc) m.mask |= qa::kTimeout | qa::kRetryCnt | qa::kRnrRetry | qa::kMaxQpRdAtomic;
+  return h.vnic->modify_qp(id, m);
+}
+
+// One WR as the provider writes it: WQE, publish, doorbell. A signaled
+// WRITE (or SEND) of `size` bytes at `local_off` in the sender's memory to
+// `remote`; on a DCI `dc` names the target (null otherwise).
+template <class PortIo>
+bool post_wr(Host<PortIo>& a, Qp& q, std::uint64_t wr_id, bool send, std::uint32_t size,
+             std::size_t local_off, std::uint64_t remote, std::uint32_t rkey,
+             const shm::WqeDcAddr* dc = nullptr) {
+  if (q.sq.free_slots() == 0) return false;
+  shm::SendWqeFields f;
+  f.wr_id = wr_id;
+  f.opcode = send ? IBV_WR_SEND : IBV_WR_RDMA_WRITE;
+  f.send_flags = IBV_SEND_SIGNALED;
+  f.remote_addr = remote;
+  f.rkey = rkey;
+  const std::span<std::byte> slot{q.sq.slot_bytes(), q.sq.elem_size()};
+  if (shm::write_send_fixed(slot, f) != shm::WqeWriteError::kOk) return false;
+  const shm::WqeSge sge{reinterpret_cast<std::uint64_t>(a.mem.data() + local_off), size, a.key};
+  if (shm::set_send_sges(slot, std::span<const shm::WqeSge>(&sge, 1), 1) !=
+      shm::WqeWriteError::kOk) {
+    return false;
+  }
+  if (dc != nullptr && shm::set_send_dc(slot, *dc) != shm::WqeWriteError::kOk) return false;
+  q.sq.publish();
+  a.bells.ring(q.sq_db);
+  return true;
+}
+
+// A signaled WRITE (or SEND) of `size` bytes from the start of A's memory
+// to the start of B's.
+template <class PortIo>
+bool post_send(Host<PortIo>& a, Qp& q, std::uint64_t wr_id, bool send, std::uint32_t size,
+               std::uint64_t remote, std::uint32_t rkey) {
+  return post_wr(a, q, wr_id, send, size, 0, remote, rkey);
+}
+
+// Fills B's receive ring of `q` (SEND workload), one `size`-byte SGE each.
+template <class PortIo>
+void post_recvs(Host<PortIo>& b, Qp& q, std::uint32_t size) {
+  std::uint32_t n = 0;
+  const shm::WqeSge sge{reinterpret_cast<std::uint64_t>(b.mem.data()), size, b.key};
+  while (q.rq.free_slots() > n) {
+    if (shm::write_recv_wqe({q.rq.slot_bytes(n), q.rq.elem_size()}, 0,
+                            std::span<const shm::WqeSge>(&sge, 1), 1) != shm::WqeWriteError::kOk) {
+      break;
+    }
+    ++n;
+  }
+  if (n == 0) return;
+  q.rq.publish(n);
+  b.bells.ring(q.rq_db);
+}
+
+// Where the two hosts meet, and the EAL that carries it.
+struct LinkOptions {
+  std::string link = "ring";   // ring (net_ring pair, EAL) or sim (simulated link)
+  std::string lcore = "0";     // EAL -l
+  std::uint32_t memory = 512;  // EAL -m, MB
+};
+
+// Starts the EAL, builds the link and calls fn(io_a, io_b) with the two
+// hosts' PortIo (engine::EthPortIo or engine::SimPortIo); returns fn's
+// result, or 1 when the EAL or the link cannot be set up (`who` names the
+// program in the message).
+template <class Fn>
+int with_link(const LinkOptions& o, const char* who, Fn&& fn) {
+  port::EalConfig eal;
+  eal.lcores = o.lcore;
+  eal.memory_mb = o.memory;
+  eal.log_level = "error";
+  std::string err;
+  if (port::eal_init(eal, &err) != 0) {
+    std::fprintf(stderr, "%s: EAL: %s\n", who, err.c_str());
+    return 1;
+  }
+  int rc = 1;
+  if (o.link == "ring") {
+    std::uint16_t ida = 0, idb = 0;
+    if (port::create_ring_pair("uqs", &ida, &idb) != 0) {
+      std::fprintf(stderr, "%s: cannot create the net_ring pair\n", who);
+      return 1;
+    }
+    port::PortConfig pc;
+    pc.mtu = 9000;
+    pc.mbufs = 8191;
+    pc.data_room = static_cast<std::uint32_t>(wire::kMaxRoceFrame);
+    port::EthPort pa, pb;
+    pc.device = "uqs_a";
+    if (pa.open_port_id(ida, pc, &err) != 0) {
+      std::fprintf(stderr, "%s: %s\n", who, err.c_str());
+      return 1;
+    }
+    pc.device = "uqs_b";
+    if (pb.open_port_id(idb, pc, &err) != 0) {
+      std::fprintf(stderr, "%s: %s\n", who, err.c_str());
+      return 1;
+    }
+    engine::EthPortIo ia(pa), ib(pb);
+    rc = fn(ia, ib);
+  } else {
+    port::SimDirectionConfig d;
+    d.queue_frames = 8192;
+    port::SimLinkConfig cfg = port::SimLinkConfig::symmetric(d, 1);
+    cfg.pool_frames = 8192;
+    cfg.slot_bytes = static_cast<std::uint32_t>(wire::kMaxRoceFrame);
+    port::SimLink link(cfg);
+    port::SimPort pa(link, 0), pb(link, 1);
+    engine::SimPortIo ia(pa), ib(pb);
+    rc = fn(ia, ib);
+  }
+  port::eal_cleanup();
+  return rc;
+}
+
+}  // namespace uroce::bench
