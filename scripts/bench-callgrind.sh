@@ -8,7 +8,9 @@
 # (RX, doorbells, timers, scheduler, flush, CQ rings), the WQE writes and
 # doorbells of the "application", and its CQ polling. In the same run, the
 # raw DPDK baseline: uroce-raw-bench's ring self-test at 4096 B (TX and RX of
-# plain UDP frames), for the ratio per frame.
+# plain UDP frames), for the ratio per frame. A second table splits each
+# message's instructions by part of the path (CRC, copy, port, ring, wire,
+# transport, engine, other: scripts/lib/callgrind_parts.py).
 #
 #   scripts/bench-callgrind.sh [--build-dir DIR] [--count N] [--json FILE] [--no-build]
 #
@@ -68,10 +70,10 @@ valgrind --tool=callgrind --callgrind-out-file="$work/raw.cg" \
     echo "bench-callgrind.sh: raw run failed; end of its log:" >&2
     tail -n 5 "$work/raw.log" >&2; exit 1; }
 
-/usr/bin/python3 - "$work" "$json_out" <<'PY'
-import json, re, sys
+/usr/bin/python3 - "$work" "$json_out" "$(dirname "$0")/lib/callgrind_parts.py" <<'PY'
+import json, re, subprocess, sys
 
-work, json_out = sys.argv[1], sys.argv[2]
+work, json_out, parts_py = sys.argv[1], sys.argv[2], sys.argv[3]
 
 def collected(log):
     m = re.search(r"Collected : ([0-9]+)", open(log).read())
@@ -103,6 +105,20 @@ for op, size, name in (("write", 4096, "write4k"), ("send", 64, "send64")):
     line[f"{name}_ir_per_frame"] = round(per_frame, 1)
     line[f"{name}_frame_ratio_to_raw"] = round(per_frame / raw_pp, 3)
 print(f"{'raw ring TX+RX, 4 KiB':<26}{'':>11}{raw_pp:>10.0f}{1:>12.2f}")
+# Where each message's instructions go (lib/callgrind_parts.py).
+print()
+print(f"{'Ir/message by part':<20}" + "".join(f"{n:>10}" for n in ("write4k", "send64")))
+shares = {}
+for op, name in (("write", "write4k"), ("send", "send64")):
+    out = subprocess.run(["/usr/bin/python3", parts_py, f"{work}/{op}.cg",
+                          str(line[f"{name}_messages"])], capture_output=True, text=True,
+                         check=True).stdout
+    shares[name] = json.loads(out)
+    line[f"{name}_ir_by_part"] = shares[name]
+for part in shares["write4k"]:
+    print(f"{part:<20}" + "".join(
+        f"{shares[n][part]:>7.0f} {100 * shares[n][part] / line[n + '_ir_per_message']:>2.0f}%"
+        for n in ("write4k", "send64")))
 print(json.dumps(line))
 if json_out:
     with open(json_out, "a") as f:
