@@ -90,8 +90,10 @@ struct DcSim {
     return ref;
   }
 
-  // A DCT on host B in RTR, taking receives from the SRQ.
-  DctQp& add_dct(std::uint32_t qpn, std::uint64_t key = kKey) {
+  // A DCT on host B in RTR, taking receives from the SRQ. `min_rnr_timer`
+  // (IBTA table 45 code) is also how long a BUSY answer tells the initiator
+  // to wait.
+  DctQp& add_dct(std::uint32_t qpn, std::uint64_t key = kKey, std::uint8_t min_rnr_timer = 1) {
     RcQpConfig c;
     c.qpn = qpn;
     c.pd = kPd;
@@ -104,7 +106,7 @@ struct DcSim {
     a.qp_access_flags = access::kRemoteAny;
     EXPECT_EQ(d->modify(kState | kPkeyIndex | kPort | kAccessFlags, a), 0);
     a.qp_state = QpState::kRtr;
-    a.min_rnr_timer = 1;
+    a.min_rnr_timer = min_rnr_timer;
     a.path_mtu = wire::PathMtu::k1024;
     EXPECT_EQ(d->modify(kState | kMinRnrTimer | kAv | kPathMtu, a), 0);
     DctQp& ref = *d;
