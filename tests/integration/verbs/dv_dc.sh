@@ -61,15 +61,20 @@ pingpong_check() {
 }
 
 # dc_status RUN_DIR: the DC pool of every device that has one opened
-# contexts, and no device dropped a DC packet for want of a target.
+# contexts, and no device dropped more DC packets for want of a target than
+# one closing stream explains: a program exits within its peer's
+# dc_idle_disconnect_us (1 ms), so the peer's DC_DISCONNECT (tried up to
+# retry_cnt + 1 = 8 times) may find the DCT gone, or its answer the DCI.
 dc_status() {
   "$UROCE_CTL" --run-dir "$1" --json status | /usr/bin/python3 -c '
 import json, sys
 j = json.load(sys.stdin)
 opened = 0
 for d in j["devices"]:
-    if d["counters"]["rx_dc_no_target"] != 0:
-        sys.exit(d["name"] + ": rx_dc_no_target " + str(d["counters"]["rx_dc_no_target"]))
+    lost = d["counters"]["rx_dc_no_target"]
+    if lost > 8:
+        sys.exit(d["name"] + ": rx_dc_no_target " + str(lost))
+    print("  " + d["name"] + ": rx_dc_no_target " + str(lost) + " (at most 8)")
     p = d["dc"]["pool"]
     if p is not None:
         opened += p["counters"]["opened"]
