@@ -26,8 +26,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(DcTargetCounters, opened, restarted, retired_
                                    retired_disconnect, retired_stale, stale_conn, gone, unknown,
                                    busy, record_overwrites)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(DctCounters, rx_requests, key_violations, drop_state,
-                                   drop_not_dc, drop_other_dct, drop_stale, tx_gone, tx_unknown,
-                                   tx_busy, tx_key_violation, tx_no_buffer)
+                                   drop_not_dc, drop_other_dct, drop_stale, drop_busy_later,
+                                   tx_gone, tx_unknown, tx_busy, tx_key_violation, tx_no_buffer)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(DciCounters, bad_lane, bad_status, stream_recoveries, other_conn)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(DcStreamCounters, connects, wait_switch, disconnects, gone,
                                    unknown_restart, unknown_abort, busy, key_violations,

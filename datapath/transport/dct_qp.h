@@ -65,11 +65,12 @@ class DcTargetPool {
 struct DctCounters {
   std::uint64_t rx_requests = 0;
   std::uint64_t key_violations = 0;
-  std::uint64_t drop_state = 0;      // a request while the DCT is not in RTR
-  std::uint64_t drop_not_dc = 0;     // not a DC request
-  std::uint64_t drop_other_dct = 0;  // the identity's context serves another DCT
-  std::uint64_t drop_stale = 0;      // an older connection than the context's
-  std::uint64_t tx_gone = 0;         // GONE answers and notices
+  std::uint64_t drop_state = 0;       // a request while the DCT is not in RTR
+  std::uint64_t drop_not_dc = 0;      // not a DC request
+  std::uint64_t drop_other_dct = 0;   // the identity's context serves another DCT
+  std::uint64_t drop_stale = 0;       // an older connection than the context's
+  std::uint64_t drop_busy_later = 0;  // a later packet of a connection told BUSY
+  std::uint64_t tx_gone = 0;          // GONE answers and notices
   std::uint64_t tx_unknown = 0;
   std::uint64_t tx_busy = 0;
   std::uint64_t tx_key_violation = 0;
@@ -220,7 +221,17 @@ void DctQp::on_packet(const wire::ParsedPacket& pkt, TimeNs now, Io& io) {
     case DcVerdict::kStale: ++ctr_.drop_stale; return;
     case DcVerdict::kGone: answer(io.tx, pkt, wire::DcStatus::kGone, r.value); return;
     case DcVerdict::kUnknown: answer(io.tx, pkt, wire::DcStatus::kUnknown, r.value); return;
-    case DcVerdict::kBusy: answer(io.tx, pkt, wire::DcStatus::kBusy, 0); return;
+    case DcVerdict::kBusy:
+      // Only the connection's opening packet is answered, as RC NAKs a gap
+      // once: the initiator resends its whole window after the RNR wait,
+      // and an answer to each packet of a burst would restart that wait
+      // once per packet (a retry storm that grows with the window).
+      if (pkt.bth.psn() != h.first_psn()) {
+        ++ctr_.drop_busy_later;
+        return;
+      }
+      answer(io.tx, pkt, wire::DcStatus::kBusy, 0);
+      return;
     case DcVerdict::kIgnore: return;
   }
   DcContext& x = pool_.ctx(r.ctx);

@@ -55,5 +55,28 @@ TEST(DctQp_Pressure, BusyUntilContextsFreeThenEveryWrCompletes) {
   EXPECT_EQ(dci.rc_counters().rnr_retry_exceeded, 0u);
 }
 
+// A full pool answers BUSY once per burst: a 4-packet WRITE that finds no
+// context gets one answer (to its opening packet) and its later packets
+// are dropped and counted, so the initiator waits one RNR timer per burst.
+TEST(DctQp_Pressure, BusyAnswersOnlyTheOpeningPacket) {
+  DcSim s(clean_link(), 1 << 20, small_pool(1));
+  DciQp& dci = s.add_dci(0x10, 1);
+  DctQp& dct = s.add_dct(0x20);
+  // Stream 0 holds the one context (its WRITE ran; the context is not
+  // clean until a later request shows the ACK arrived).
+  ASSERT_EQ(dci.post_send(s.wr(1, WrOpcode::kRdmaWrite, 0x20, 0, 64, 0, 0)), 0);
+  ASSERT_TRUE(s.run([&] { return s.scq_a.wc.size() == 1; }, kNsPerMs));
+  ASSERT_EQ(dct.contexts(), 1u);
+  // Stream 1: four packets of 1 KiB, all SYN, none can open a context.
+  ASSERT_EQ(dci.post_send(s.wr(2, WrOpcode::kRdmaWrite, 0x20, 0x1000, 4096, 0x1000, 1)), 0);
+  // 50 us: a few RNR waits, each ended by a resend of the whole burst.
+  s.run([] { return false; }, s.clock.now() + 50 * kNsPerUs);
+  const std::uint64_t bursts = dct.counters().tx_busy;
+  EXPECT_GE(bursts, 1u);
+  EXPECT_EQ(dct.counters().drop_busy_later, 3 * bursts);
+  EXPECT_EQ(dci.rc_counters().rx_rnr_naks, bursts);
+  EXPECT_EQ(s.scq_a.wc.size(), 1u);
+}
+
 }  // namespace
 }  // namespace uroce::transport::dctest

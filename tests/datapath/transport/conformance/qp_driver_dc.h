@@ -22,7 +22,7 @@ namespace uroce::transport::conformance {
   X(connects) X(wait_switch) X(disconnects) X(gone) X(unknown_restart) X(unknown_abort) X(busy)    \
   X(key_violations) X(stale_answers)
 #define UROCE_DCT_COUNTERS(X)                                                                      \
-  X(rx_requests) X(key_violations) X(drop_state) X(drop_not_dc) X(drop_other_dct) X(drop_stale)    \
+  X(rx_requests) X(key_violations) X(drop_state) X(drop_not_dc) X(drop_other_dct) X(drop_stale) X(drop_busy_later)    \
   X(tx_gone) X(tx_unknown) X(tx_busy) X(tx_key_violation) X(tx_no_buffer)
 #define UROCE_DC_POOL_COUNTERS(X)                                                                  \
   X(opened) X(restarted) X(retired_pressure) X(retired_disconnect) X(retired_stale) X(stale_conn)  \
