@@ -90,6 +90,12 @@ class DcStream {
   // Requests carry SYN until a response of the connection arrived.
   bool syn() const { return !responded_; }
   const DcStreamCounters& counters() const { return ctr_; }
+  // BUSY and KEY_VIOLATION reach the stream's RC lane as an RNR NAK and a
+  // NAK (DciQp::on_packet), which act on them; the stream counts them.
+  void count(DcAnswer a) {
+    if (a == DcAnswer::kBusy) ++ctr_.busy;
+    if (a == DcAnswer::kKeyViolation) ++ctr_.key_violations;
+  }
 
   // Before the first packet of a WR for `d`, with `next` the stream's next
   // PSN and `drained` true when every earlier WR of the stream completed.

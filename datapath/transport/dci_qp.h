@@ -170,13 +170,15 @@ void DciQp::on_packet(const wire::ParsedPacket& pkt, TimeNs now, Io& io) {
   }
   switch (h.status()) {
     case wire::DcStatus::kBusy:  // an RNR NAK in the AETH
+      l.dc->stream.count(DcAnswer::kBusy);
       l.qp->on_packet(pkt, now, lio);
       l.qp->dc_peer_alive();
       break;
-    case wire::DcStatus::kOk:
     case wire::DcStatus::kKeyViolation:  // a NAK remote access error
+      l.dc->stream.count(DcAnswer::kKeyViolation);
       l.qp->on_packet(pkt, now, lio);
       break;
+    case wire::DcStatus::kOk: l.qp->on_packet(pkt, now, lio); break;
     case wire::DcStatus::kGone:
       l.qp->dc_answer(DcAnswer::kGone, h.conn(), h.value(), now, lio);
       break;

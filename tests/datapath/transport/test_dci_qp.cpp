@@ -140,6 +140,7 @@ TEST(DciQp_Errors, KeyViolationFailsTheWrAndTellsTheTarget) {
   EXPECT_EQ(status(s.scq_a.wc[1]), WcStatus::kWrFlushErr);
   EXPECT_EQ(dci.state(), QpState::kErr);
   EXPECT_EQ(dct.counters().key_violations, 1u);
+  EXPECT_EQ(dci.dc_lane(0).stream.counters().key_violations, 1u);
   ASSERT_EQ(s.events_b.types.size(), 1u);
   EXPECT_EQ(s.events_b.types[0], AsyncEventType::kQpAccessErr);
   EXPECT_EQ(s.pool->table().size(), 0u);

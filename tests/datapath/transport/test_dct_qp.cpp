@@ -75,6 +75,7 @@ TEST(DctQp_Pressure, BusyAnswersOnlyTheOpeningPacket) {
   EXPECT_GE(bursts, 1u);
   EXPECT_EQ(dct.counters().drop_busy_later, 3 * bursts);
   EXPECT_EQ(dci.rc_counters().rx_rnr_naks, bursts);
+  EXPECT_EQ(dci.dc_lane(1).stream.counters().busy, bursts);
   EXPECT_EQ(s.scq_a.wc.size(), 1u);
 }
 
