@@ -18,6 +18,7 @@
 # {"bench":"uroce-engine-callgrind",...}. Needs root (EAL) and valgrind.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+script_dir=$PWD/scripts
 
 build_dir=build
 count=20000
@@ -70,7 +71,7 @@ valgrind --tool=callgrind --callgrind-out-file="$work/raw.cg" \
     echo "bench-callgrind.sh: raw run failed; end of its log:" >&2
     tail -n 5 "$work/raw.log" >&2; exit 1; }
 
-/usr/bin/python3 - "$work" "$json_out" "$(dirname "$0")/lib/callgrind_parts.py" <<'PY'
+/usr/bin/python3 - "$work" "$json_out" "$script_dir/lib/callgrind_parts.py" <<'PY'
 import json, re, subprocess, sys
 
 work, json_out, parts_py = sys.argv[1], sys.argv[2], sys.argv[3]

@@ -18,7 +18,7 @@
 # --runs N runs starts fresh daemons. Prints the program's lines and the
 # server's DC pool (`uroce-ctl --json qps`: contexts opened and retired),
 # and writes every run's JSON lines with the load average before and after
-# to --json (default DIR/dc-bench.json, DIR the work dir). --poll busy is
+# to --json (default /tmp/dc-bench-DATE-TIME.json). --poll busy is
 # no use on 2 cores: two busy daemons beside two programs took RTTs to
 # ~11 ms and an RC QP to retry exceeded. Needs root.
 set -euo pipefail
@@ -35,7 +35,7 @@ keys=
 json_out=
 do_build=1
 keep=0
-usage() { sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+usage() { sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 while [ $# -gt 0 ]; do
   case $1 in
     --build-dir) build_dir=$2; shift 2 ;;
@@ -66,7 +66,8 @@ UROCE_KEEP=$keep
 uroce_env_init dcb
 uroce_find_tools "$(realpath "$build_dir")"
 BENCH=$(realpath "$build_dir")/apps/examples/uroce_dc_bench
-[ -n "$json_out" ] || json_out=$UROCE_TMP/dc-bench.json
+# Outside the work dir, which the exit trap removes.
+[ -n "$json_out" ] || json_out=${TMPDIR:-/tmp}/dc-bench-$(date +%Y%m%d-%H%M%S).json
 : >"$json_out.tmp"
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 echo "dc-bench.sh: load average before: $load_before; work dir $UROCE_TMP" >&2

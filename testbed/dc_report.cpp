@@ -250,7 +250,7 @@ std::string dc_flows_text(const Simulator& sim) {
     const Json& p = j["target_pools"];
     std::snprintf(line, sizeof line,
                   "  targets: contexts opened %llu, open at the end %llu, peak %u per host, "
-                  "evicted %llu, BUSY answers %llu\n",
+                  "evicted %llu, requests finding the pool full %llu\n",
                   static_cast<unsigned long long>(p["opened"].get<std::uint64_t>()),
                   static_cast<unsigned long long>(p["open_end"].get<std::uint64_t>()),
                   p["open_peak_max"].get<std::uint32_t>(),

@@ -6,7 +6,7 @@
 // connections (opened, reconnects, disconnects, switch waits, BUSY
 // answers) and transport counters, and per target its DCT's counters and
 // its host's DC context pool (contexts open at the end and at the peak,
-// evictions, BUSY answers).
+// evictions, requests finding the pool full).
 #pragma once
 
 #include <string>

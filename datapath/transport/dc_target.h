@@ -94,7 +94,8 @@ struct DcTargetCounters {
   std::uint64_t stale_conn = 0;         // packets of an older connection than the context's
   std::uint64_t gone = 0;               // GONE answers from a record
   std::uint64_t unknown = 0;            // UNKNOWN answers
-  std::uint64_t busy = 0;               // BUSY answers
+  std::uint64_t busy = 0;  // SYN requests that found the pool full (the DCT
+                           // answers BUSY to each connection's opening one)
   std::uint64_t record_overwrites = 0;  // a record replaced another identity's
 };
 
