@@ -182,6 +182,13 @@ Psn RcCompleter::dc_gone(Psn ran, TimeNs now, Cq& cq) {
 
 inline Psn RcCompleter::dc_restart() {
   const Psn from = !sq_.q.empty() && sq_.q.front().started ? sq_.q.front().first_psn : sq_.psn_high;
+  // The new connection starts at the front WR's first packet: what the old
+  // one acknowledged inside that WR is gone with its context, and a WR
+  // cannot start at a middle packet. Without pulling the acknowledged PSN
+  // back, the resend would skip to it (skip_acknowledged) and the target's
+  // NAK at the first PSN would look stale: the stream stalled to retry
+  // exceeded.
+  if (from.before(sq_.comp_psn)) sq_.comp_psn = from;
   sq_.rewind(from);
   sq_.rewind_pending = false;
   sq_.rnr_wait = false;

@@ -104,6 +104,9 @@ TEST(Script_Files, AllNamedCasesPresent) {
       "dc_dct_syn_opens_context.conf",
       "dc_dct_stale_request_after_disconnect_ignored.conf",
       "dc_dct_busy_when_full.conf",
+      "dc_dci_busy_restores_retry.conf",
+      "dc_dci_other_connection_answer_ignored.conf",
+      "dc_dci_gone_mid_wr_resends_the_whole_wr.conf",
   };
   for (const char* r : required) {
     EXPECT_NE(std::find(have.begin(), have.end(), r), have.end()) << r;
