@@ -210,15 +210,20 @@ int RcDriver::post_recv(std::uint32_t qp, std::uint64_t wr_id, std::uint64_t add
   if (qp >= qps_.size()) return EINVAL;
   Qp& q = *qps_[qp];
   if (q.rq_mem == nullptr) return EINVAL;
-  if (q.rq.free_slots() == 0) return EAGAIN;
+  return write_recv(q.rq, q.rq_db, wr_id, addr, length, lkey);
+}
+
+int RcDriver::write_recv(shm::RqProducer& rq, std::uint32_t db, std::uint64_t wr_id,
+                         std::uint64_t addr, std::uint32_t length, std::uint32_t lkey) {
+  if (rq.free_slots() == 0) return EAGAIN;
   const shm::WqeSge sge{addr, length, lkey};
-  if (shm::write_recv_wqe({q.rq.slot_bytes(), q.rq.elem_size()}, wr_id,
+  if (shm::write_recv_wqe({rq.slot_bytes(), rq.elem_size()}, wr_id,
                           std::span<const shm::WqeSge>(&sge, 1),
                           kMaxSge) != shm::WqeWriteError::kOk) {
     return EINVAL;
   }
-  q.rq.publish();
-  bells_.ring(q.rq_db);
+  rq.publish();
+  bells_.ring(db);
   return 0;
 }
 

@@ -185,6 +185,10 @@ class RcDriver {
   int add_qp(std::unique_ptr<Qp> q, engine::QpCreate& c, std::uint32_t* qp);
   // Writes one send WQE (and its DC block when `t` is given) and rings.
   int write_send(Qp& q, const RcSend& wr, const DcTarget* t);
+  // Writes one single-SGE receive WQE into `rq` (a QP's or an SRQ's) and
+  // rings doorbell `db`: 0, EAGAIN (full) or EINVAL.
+  int write_recv(shm::RqProducer& rq, std::uint32_t db, std::uint64_t wr_id, std::uint64_t addr,
+                 std::uint32_t length, std::uint32_t lkey);
 
   EngineVnic& v_;
   Mem page_;  // the client's doorbell page

@@ -33,16 +33,7 @@ int RcDriver::post_srq_recv(std::uint32_t srq, std::uint64_t wr_id, std::uint64_
                             std::uint32_t length, std::uint32_t lkey) {
   if (srq >= srqs_.size()) return EINVAL;
   Srq& r = *srqs_[srq];
-  if (r.rq.free_slots() == 0) return EAGAIN;
-  const shm::WqeSge sge{addr, length, lkey};
-  if (shm::write_recv_wqe({r.rq.slot_bytes(), r.rq.elem_size()}, wr_id,
-                          std::span<const shm::WqeSge>(&sge, 1),
-                          kMaxSge) != shm::WqeWriteError::kOk) {
-    return EINVAL;
-  }
-  r.rq.publish();
-  bells_.ring(r.db);
-  return 0;
+  return write_recv(r.rq, r.db, wr_id, addr, length, lkey);
 }
 
 int RcDriver::create_ah(const wire::MacAddr& dmac, wire::Ipv4Addr dip, std::uint8_t dscp,
