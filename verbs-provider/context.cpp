@@ -1,12 +1,14 @@
 #include "verbs-provider/context.h"
 
 #include <fcntl.h>
+#include <limits.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 
+#include "verbs-provider/embedded.h"
 #include "verbs-provider/ops.h"
 
 namespace uroce::provider {
@@ -70,7 +72,14 @@ int open_state(const char* socket_file, const char* ibdev, ContextState** out, i
 
   ContextState* st = make_object<ContextState>();
   if (st == nullptr) return ENOMEM;
-  rc = st->ctl.connect(sock_path);
+  // The device's directory: embedded mode names its engine there.
+  char dir[PATH_MAX];
+  std::snprintf(dir, sizeof(dir), "%s", socket_file);
+  if (char* slash = std::strrchr(dir, '/'); slash != nullptr) *slash = '\0';
+  int efd = -1;
+  rc = embedded_connect(dir, &efd, &st->progress);
+  if (rc == 0) st->ctl.adopt(efd);
+  else if (rc == ENOENT) rc = st->ctl.connect(sock_path);
   int p[2] = {-1, -1};
   if (rc == 0 && ::pipe2(p, O_CLOEXEC) != 0) rc = errno;
   if (rc == 0) {

@@ -47,6 +47,13 @@ struct ContextState {
   // The doorbell page: rung after every publish into a ring, so the engine
   // visits only rings with new work.
   shm::DoorbellRinger bells;
+  // Embedded mode (embedded.h): the in-process engine's progress call, run
+  // after a post and on an empty poll; null for a device of uroced.
+  // `spinning`: an empty poll (the caller polls again), not a post.
+  void (*progress)(int spinning) = nullptr;
+  void drive(bool spinning) const {
+    if (progress != nullptr) progress(spinning ? 1 : 0);
+  }
 
   bool dead() const { return ctl.dead(); }
   ~ContextState();

@@ -214,9 +214,12 @@ int wr_complete(ibv_qp_ex* ibqp) {
     qp->sq.publish(qp->wr_built);
     qp->st->bells.ring(qp->sq_doorbell);
   }
+  const bool posted = rc == 0 && qp->wr_built != 0;
   qp->wr_built = 0;
   qp->wr_need_target = false;
   pthread_spin_unlock(&qp->sq_lock);
+  // Embedded mode: the new WQEs go out now, not at the next poll.
+  if (posted) qp->st->drive(false);
   return rc;
 }
 

@@ -145,6 +145,8 @@ int post_send(ibv_qp* ibqp, ibv_send_wr* wr, ibv_send_wr** bad_wr) noexcept {
     qp->st->bells.ring(qp->sq_doorbell);
   }
   pthread_spin_unlock(&qp->sq_lock);
+  // Embedded mode: the new WQEs go out now, not at the next poll.
+  if (built != 0) qp->st->drive(false);
   if (rc != 0) *bad_wr = wr;
   return rc;
 }

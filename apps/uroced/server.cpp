@@ -174,22 +174,36 @@ void Server::accept_pending() {
       }
       continue;
     }
-    std::lock_guard<std::mutex> lk(mu_);
-    if (stopped_) {
-      close(fd);
-      return;
-    }
-    Conn& c = conns_.emplace_back();
-    c.session = std::make_unique<ClientSession>(env_, fd, next_client_.fetch_add(1));
-    // The pool has a worker for every connection under the cap; submit
-    // fails only once stop() has begun, which stopped_ excludes here.
-    const bool queued = pool_->submit([&c] {
-      c.session->run();
-      c.done.store(true, std::memory_order_release);
-    });
-    assert(queued);
-    (void)queued;
+    if (serve(fd) != 0) return;
   }
+}
+
+int Server::serve(int fd) {
+  std::lock_guard<std::mutex> lk(mu_);
+  if (stopped_) {
+    close(fd);
+    return ESHUTDOWN;
+  }
+  Conn& c = conns_.emplace_back();
+  c.session = std::make_unique<ClientSession>(env_, fd, next_client_.fetch_add(1));
+  // The pool has a worker for every connection under the cap; submit
+  // fails only once stop() has begun, which stopped_ excludes here.
+  const bool queued = pool_->submit([&c] {
+    c.session->run();
+    c.done.store(true, std::memory_order_release);
+  });
+  assert(queued);
+  (void)queued;
+  return 0;
+}
+
+int Server::adopt(int fd) {
+  reap(false);
+  if (live_connections() >= limits_.connections) {
+    close(fd);
+    return EAGAIN;
+  }
+  return serve(fd);
 }
 
 void Server::at_descriptor_limit(int err) {

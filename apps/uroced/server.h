@@ -61,6 +61,11 @@ class Server {
   // Starts the accept thread. `affinity` (may be null) is applied by every
   // thread the server creates.
   int start(const CpuAffinity* affinity);
+  // Serves a connected socket as if it had been accepted (embedded mode:
+  // one end of a socketpair, docs/embedded.md). After start(); any thread.
+  // 0, EAGAIN at the connection limit, ESHUTDOWN once stop() has begun;
+  // the descriptor is the server's in every case.
+  int adopt(int fd);
   // Idempotent; also run by the destructor. Removes the socket file.
   void stop();
 
@@ -94,6 +99,9 @@ class Server {
   // request, kRefusedReadMs at most), anything else gets `refusal` or,
   // from others, just the close.
   void refuse(int fd, int refusal);
+  // Gives an admitted connection its session and a worker (closes it
+  // after stop()): 0 or ESHUTDOWN.
+  int serve(int fd);
   std::size_t live_connections();
   static constexpr int kAcceptBatch = 256;
   static constexpr int kAcceptPauseMs = 100;

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <system_error>
 
+#include "datapath/ctl/embedded_abi.h"
 #include "datapath/port/gid_table.h"
 
 namespace uroce::daemon {
@@ -93,6 +94,12 @@ int write_device(const std::string& root, const SysfsDevice& d, std::string* whe
   step(ib + "/board_id", put(ib + "/board_id", d.board_id));
   step(ib + "/device/modalias", put(ib + "/device/modalias", kUroceModalias));
   step(ib + "/device/uroce_socket", put(ib + "/device/uroce_socket", d.socket_path));
+  if (!d.embedded_config.empty()) {
+    const std::string cfg = ib + "/device/" + ctl::kEmbeddedConfigFile;
+    const std::string lib = ib + "/device/" + ctl::kEmbeddedEngineFile;
+    step(cfg, put(cfg, d.embedded_config));
+    step(lib, put(lib, d.engine_library));
+  }
   const std::string port = ib + "/ports/1";
   const port::GidTable gids(d.mac, d.ipv4, d.ipv6);
   step(port + "/gid_attrs/ndevs", make_dirs(port + "/gid_attrs/ndevs"));

@@ -44,6 +44,10 @@ struct SysfsDevice {
   std::uint32_t gid_table_len = kSysfsGidTableLen;
   std::string board_id = "uroce";
   std::string socket_path;  // absolute; written to device/uroce_socket
+  // Embedded mode (docs/embedded.md, ctl/embedded_abi.h): both absolute,
+  // written to device/uroce_embedded and device/uroce_engine when set.
+  std::string embedded_config;
+  std::string engine_library;
 };
 
 // "0200:00ff:fe00:0001": the EUI-64 of `mac` as sysfs node_guid shows it.

@@ -17,6 +17,9 @@
 //     void call(const std::function<void()>& fn);   // any thread
 //     TimeNs now() const;                        // last iteration's time
 //     const EngineRunCounters& counters() const;
+//     // Embedded mode (docs/embedded.md): several threads drive one engine.
+//     std::uint32_t drive(bool spinning);        // an application thread
+//     void run_progress(const std::atomic<bool>& stop);  // the progress thread
 //   };
 //
 // One iteration (run_once): take ONE timestamp from the clock, poll every
@@ -38,6 +41,15 @@
 // Clock: anything with `TimeNs now()`: TscClock in the daemon,
 // uroce::VirtualClock (or a fake) in tests.
 //
+// Embedded mode: the engine runs in the application's process, and whoever
+// holds the owner word (owner.h) runs an iteration: the application's
+// threads inside their verbs calls (drive(): one iteration if nobody else
+// runs one, else nothing, since the owner will see their doorbell) and the
+// progress thread (run_progress(): the passive side, timers, the mailbox).
+// The progress thread stays away (naps) while the application spins on its
+// CQs, so on a busy application one thread spins, not two.
+// Everything said of "the engine thread" below means "the owner" there.
+//
 // Threading: run()/run_once() on the engine thread only; call() from any
 // thread; now() and counters() on the engine thread (inside a call()).
 // SIGPIPE is blocked on the engine thread while run() runs (and a pending
@@ -51,6 +63,7 @@
 #include <signal.h>
 #include <time.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -59,6 +72,7 @@
 #include "datapath/base/time.h"
 #include "datapath/engine/backoff.h"
 #include "datapath/engine/mailbox.h"
+#include "datapath/engine/owner.h"
 #include "datapath/engine/vnic.h"
 #include "sched/round_robin.h"
 #include "sched/tx_scheduler.h"
@@ -72,6 +86,10 @@ struct EngineConfig {
   std::uint32_t backoff_max_us = 200;
   // Idle iterations before the first sleep (backoff mode).
   std::uint32_t idle_spins = 1024;
+  // Embedded mode: the progress thread's first and longest nap while the
+  // application spins on its CQs (run_progress).
+  TimeNs app_quiet_ns = 20 * kNsPerUs;
+  TimeNs app_nap_max_ns = 1 * kNsPerMs;
 };
 
 struct EngineRunCounters {
@@ -80,6 +98,8 @@ struct EngineRunCounters {
   std::uint64_t sleeps = 0;           // backoff sleeps taken
   std::uint64_t slept_ns = 0;         // their requested total
   std::uint64_t calls = 0;            // closures served between iterations
+  // Embedded mode: the progress thread's naps while the application spun.
+  std::uint64_t app_quiet_sleeps = 0;
 };
 
 struct NanoSleeper {
@@ -161,6 +181,78 @@ class Engine {
     pthread_sigmask(SIG_SETMASK, &old_set, nullptr);
   }
 
+  // Embedded mode, an application thread inside a verbs call: one iteration
+  // if no other thread runs the engine now (0 otherwise: the owner sees
+  // this thread's doorbell on its next iteration). `spinning`: the caller
+  // polls an empty CQ (it will call again at once), counted so that the
+  // progress thread can tell a spinning application from one that posts and
+  // then sleeps. Returns the work done.
+  std::uint32_t drive(bool spinning) {
+    if (spinning) {
+      // Approximate across application threads (no locked add on the
+      // packet path): any increase is all the progress thread looks for.
+      app_spins_.store(app_spins_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    }
+    if (!owner_.try_take()) return 0;
+    const std::uint32_t work = run_once();
+    owner_.release();
+    return work;
+  }
+
+  // Embedded mode's progress thread, until `stop` reads true. Every
+  // app_quiet_ns it counts the application's empty polls: at least
+  // kSpinningPolls means the application spins on its CQs (and drives the
+  // engine itself), and the thread naps, from app_quiet_ns doubling up to
+  // app_nap_max_ns, so that the application keeps its core. Otherwise it
+  // runs iterations with run()'s backoff: the passive side (a WRITE or READ
+  // target), timers and ACKs owed, and the mailbox, so control calls never
+  // wait for the application to poll.
+  void run_progress(const std::atomic<bool>& stop) {
+    mailbox_.open();
+    std::uint64_t seen = app_spins_.load(std::memory_order_relaxed);
+    TimeNs window = clock_.now();
+    TimeNs nap = cfg_.app_quiet_ns;
+    bool app_spins = false;
+    while (!stop.load(std::memory_order_acquire)) {
+      const TimeNs t = clock_.now();
+      if (t - window >= cfg_.app_quiet_ns) {
+        const std::uint64_t spins = app_spins_.load(std::memory_order_relaxed);
+        app_spins = spins - seen >= kSpinningPolls;
+        seen = spins;
+        window = t;
+        if (!app_spins) nap = cfg_.app_quiet_ns;
+      }
+      if (app_spins) {
+        ++ctr_.app_quiet_sleeps;
+        sleeper_.sleep(nap);
+        nap = std::min(nap * 2, cfg_.app_nap_max_ns);
+        continue;
+      }
+      std::uint32_t work = 0;
+      if (owner_.try_take()) {
+        work = run_once();
+        owner_.release();
+      }
+      if (cfg_.mode == PollMode::kBackoff) {
+        const TimeNs d = backoff_.after(work != 0);
+        if (d != 0) {
+          ++ctr_.sleeps;
+          ctr_.slept_ns += d;
+          sleeper_.sleep(d);
+        }
+      }
+    }
+    // close() serves a call that arrived meanwhile: as the owner.
+    while (!owner_.try_take()) {
+    }
+    mailbox_.close();
+    owner_.release();
+  }
+
+  // Empty polls within app_quiet_ns that mean the application spins (one
+  // that sleeps on completion events polls once or twice per completion).
+  static constexpr std::uint64_t kSpinningPolls = 16;
+
   // Any thread: runs fn on the engine thread between two iterations and
   // returns after it ran (inline while run() is not running).
   void call(const std::function<void()>& fn) { mailbox_.call(fn); }
@@ -176,6 +268,9 @@ class Engine {
   Sleeper sleeper_;
   Backoff backoff_;
   Mailbox mailbox_;
+  EngineOwner owner_;
+  // Embedded mode: empty polls of the application (drive(true)).
+  alignas(64) std::atomic<std::uint64_t> app_spins_{0};
   std::vector<VnicT*> vnics_;
   std::size_t first_ = 0;
   TimeNs now_ = 0;

@@ -153,6 +153,8 @@ struct Reply {
 class RawClient {
  public:
   explicit RawClient(const std::string& path) : fd_(ctl::connect_to(path.c_str())) {}
+  // A connected socket of the caller's (one end of a socketpair), now ours.
+  explicit RawClient(int fd) : fd_(fd) {}
   ~RawClient() {
     if (fd_ >= 0) close(fd_);
     for (int f : async_) close(f);

@@ -129,6 +129,34 @@ TEST_F(ServerTest, AcceptPending_OverConnectionLimit_OnlyRootStatusAnswered) {
   EXPECT_EQ(first.call(ctl::Op::kStatus, ctl::StatusReq{0, 0}).status, 0);
 }
 
+TEST_F(ServerTest, Adopt_SocketpairServedWithoutListening) {
+  // Embedded mode: no socket file, connections handed in by the library.
+  Server srv({&dev_}, DaemonInfo{});
+  Limits limits;
+  limits.connections = 1;
+  srv.set_limits(limits);
+  ASSERT_EQ(srv.start(nullptr), 0);
+  int sv[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+  ASSERT_EQ(srv.adopt(sv[0]), 0);
+  RawClient c(sv[1]);
+  const auto r = c.call(ctl::Op::kStatus, ctl::StatusReq{ctl::kStatusClients, 0});
+  ASSERT_EQ(r.status, 0);
+  EXPECT_EQ(nlohmann::json::parse(r.text())["daemon"]["clients"], 1);
+  // Over the connection limit: refused, the descriptor closed.
+  int sv2[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv2), 0);
+  EXPECT_EQ(srv.adopt(sv2[0]), EAGAIN);
+  RawClient refused(sv2[1]);
+  EXPECT_TRUE(refused.recv().closed);
+  srv.stop();
+  int sv3[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv3), 0);
+  EXPECT_EQ(srv.adopt(sv3[0]), ESHUTDOWN);
+  RawClient late(sv3[1]);
+  EXPECT_TRUE(late.recv().closed);
+}
+
 TEST_F(ServerTest, AcceptPending_ConnectionsOneAfterAnother_WorkersReused) {
   Server srv({&dev_}, DaemonInfo{});
   std::string err;

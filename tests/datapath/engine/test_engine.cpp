@@ -244,3 +244,99 @@ TEST(Engine_Run, SurvivesAClosedCompChannel) {
 
 }  // namespace
 }  // namespace uroce::engine::test
+
+namespace uroce::engine::test {
+namespace {
+
+// Sleeps for real (the progress thread's windows are real time) and counts.
+struct CountingNanoSleeper {
+  std::atomic<std::uint64_t>* sleeps;
+  void sleep(TimeNs ns) {
+    sleeps->fetch_add(1);
+    NanoSleeper{}.sleep(ns);
+  }
+};
+
+TEST(Engine_Drive, RunsOneIterationWhenFree) {
+  VirtualClock clock;
+  Engine<SimPortIo, VirtualClock> e(EngineConfig{}, clock);
+  e.drive(false);
+  e.drive(true);
+  EXPECT_EQ(e.counters().iterations, 2u);
+}
+
+TEST(Engine_Drive, SkipsWhileTheProgressThreadOwnsTheEngine) {
+  SteadyClock clock;
+  EngineConfig cfg;
+  cfg.mode = PollMode::kBusy;
+  Engine<SimPortIo, SteadyClock> e(cfg, clock);
+  std::atomic<bool> stop{false};
+  std::thread progress([&] { e.run_progress(stop); });
+  // A closure runs inside the progress thread's iteration, which owns the
+  // engine: a drive() meanwhile must not run one of its own.
+  std::atomic<bool> inside{false}, release{false};
+  std::thread control([&] {
+    e.call([&] {
+      inside = true;
+      while (!release) std::this_thread::yield();
+    });
+  });
+  while (!inside) std::this_thread::yield();
+  std::uint64_t before = 0;
+  // Read under the owner's iteration: the counter does not move.
+  before = e.counters().iterations;
+  EXPECT_EQ(e.drive(false), 0u);
+  EXPECT_EQ(e.counters().iterations, before);
+  release = true;
+  control.join();
+  stop = true;
+  progress.join();
+}
+
+TEST(Engine_RunProgress, NapsWhileTheApplicationSpinsAndServesCalls) {
+  SteadyClock clock;
+  std::atomic<std::uint64_t> sleeps{0};
+  EngineConfig cfg;
+  cfg.mode = PollMode::kBusy;  // no backoff sleeps: every sleep is a nap
+  Engine<SimPortIo, SteadyClock, CountingNanoSleeper> e(cfg, clock, CountingNanoSleeper{&sleeps});
+  std::atomic<bool> stop{false};
+  std::thread progress([&] { e.run_progress(stop); });
+  // The application spins on an empty CQ for 50 ms, and a control call
+  // meanwhile is served (by the application's iterations or the thread's).
+  std::atomic<bool> called{false};
+  std::thread control([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    e.call([&] { called = true; });
+  });
+  const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(50);
+  while (std::chrono::steady_clock::now() < end) e.drive(true);
+  control.join();
+  stop = true;
+  progress.join();
+  EXPECT_TRUE(called.load());
+  EXPECT_GT(e.counters().app_quiet_sleeps, 0u);
+  EXPECT_EQ(sleeps.load(), e.counters().app_quiet_sleeps);
+}
+
+TEST(Engine_RunProgress, RunsTheEngineWhileTheApplicationDoesNotPoll) {
+  SteadyClock clock;
+  std::atomic<std::uint64_t> sleeps{0};
+  EngineConfig cfg;
+  cfg.mode = PollMode::kBusy;
+  Engine<SimPortIo, SteadyClock, CountingNanoSleeper> e(cfg, clock, CountingNanoSleeper{&sleeps});
+  std::atomic<bool> stop{false};
+  std::thread progress([&] { e.run_progress(stop); });
+  // Posts only (drive(false)): the progress thread keeps running.
+  for (int i = 0; i < 1000; ++i) {
+    e.drive(false);
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
+  stop = true;
+  progress.join();
+  EXPECT_EQ(e.counters().app_quiet_sleeps, 0u);
+  EXPECT_EQ(sleeps.load(), 0u);
+  EXPECT_GT(e.counters().iterations, 1000u);
+}
+
+}  // namespace
+}  // namespace uroce::engine::test

@@ -7,20 +7,37 @@
 # carries kernel addresses. Stock pingpong (with -c) and perftest, judged
 # as in the ring tests.
 #
-#   netns_af_packet.sh BUILD_DIR
+# With --embedded there are no daemons: each program runs its own engine
+# (uroce-run --embedded, docs/embedded.md) on the same veth end, lcore and
+# device, and the last verdict is that the runs left no launcher directory,
+# /dev/infiniband node or EAL runtime directory behind.
+#
+#   netns_af_packet.sh BUILD_DIR [--embedded]
 source "$(dirname "$0")/common.sh"
-verbs_test_init vnetns "$1" ibv_rc_pingpong ibv_ud_pingpong ibv_srq_pingpong \
+mode=${2:-daemon}
+[ "$mode" = --embedded ] && mode=embedded
+verbs_test_init "vnetns${mode:0:1}" "$1" ibv_rc_pingpong ibv_ud_pingpong ibv_srq_pingpong \
   ib_write_bw ib_write_lat ib_send_lat ib_read_bw ib_read_lat ib_send_bw ib_atomic_bw \
   ib_atomic_lat
 
 verbs_netns_pair v 203
 
-uroce_daemon_start a --netns "$NSA" --lcore 0 --poll backoff -- \
-  --device "$(verbs_device uroce0 02:00:00:cb:00:01 10.203.0.1 "$(verbs_af_packet_port "$DEVA")")"
-uroce_daemon_start b --netns "$NSB" --lcore 1 --poll backoff -- \
-  --device "$(verbs_device uroce0 02:00:00:cb:00:02 10.203.0.2 "$(verbs_af_packet_port "$DEVB")")"
-RA=("$UROCE_RUN" --run-dir "${UROCE_DAEMON_RUN[a]}")
-RB=("$UROCE_RUN" --run-dir "${UROCE_DAEMON_RUN[b]}")
+dev_a=$(verbs_device uroce0 02:00:00:cb:00:01 10.203.0.1 "$(verbs_af_packet_port "$DEVA")")
+dev_b=$(verbs_device uroce0 02:00:00:cb:00:02 10.203.0.2 "$(verbs_af_packet_port "$DEVB")")
+if [ "$mode" = embedded ]; then
+  # The launchers' run directories go here, to be checked at the end.
+  export TMPDIR=$UROCE_TMP/embedded
+  mkdir -p "$TMPDIR"
+  nodes_before=$(ls /dev/infiniband 2>/dev/null | sort)
+  eal_before=$(ls /var/run/dpdk 2>/dev/null | sort)
+  RA=("$UROCE_RUN" --embedded --lcore 0 --device "$dev_a" --)
+  RB=("$UROCE_RUN" --embedded --lcore 1 --device "$dev_b" --)
+else
+  uroce_daemon_start a --netns "$NSA" --lcore 0 --poll backoff -- --device "$dev_a"
+  uroce_daemon_start b --netns "$NSB" --lcore 1 --poll backoff -- --device "$dev_b"
+  RA=("$UROCE_RUN" --run-dir "${UROCE_DAEMON_RUN[a]}")
+  RB=("$UROCE_RUN" --run-dir "${UROCE_DAEMON_RUN[b]}")
+fi
 
 # pingpong PROGRAM LABEL SIZE ITERS [EXTRA-ARGS...]
 pingpong() {
@@ -67,14 +84,29 @@ perf ib_atomic_bw bw "netns ib_atomic_bw RC x $ITERS"
 perf ib_atomic_lat lat "netns ib_atomic_lat RC x $ITERS"
 
 uroce_no_pair
-for d in a b; do
+if [ "$mode" = embedded ]; then
   st=0
-  if ! uroce_daemon_alive "$d"; then
-    UROCE_WHY="uroced $d died during the run"; st=1
-  elif ! uroce_daemon_stop "$d"; then
-    UROCE_WHY="uroced $d did not stop cleanly on SIGTERM"; st=1
+  left=$(ls "$TMPDIR")
+  nodes_after=$(ls /dev/infiniband 2>/dev/null | sort)
+  eal_after=$(ls /var/run/dpdk 2>/dev/null | sort)
+  if [ -n "$left" ]; then
+    UROCE_WHY="launcher directories left: $left"; st=1
+  elif [ "$nodes_after" != "$nodes_before" ]; then
+    UROCE_WHY="/dev/infiniband was: $nodes_before; is: $nodes_after"; st=1
+  elif [ "$eal_after" != "$eal_before" ]; then
+    UROCE_WHY="/var/run/dpdk was: $eal_before; is: $eal_after"; st=1
   fi
-  uroce_verdict "uroced $d exits 0 on SIGTERM and removes its run dir and nodes" "$st"
-done
+  uroce_verdict "embedded runs leave no directory, node or EAL runtime behind" "$st"
+else
+  for d in a b; do
+    st=0
+    if ! uroce_daemon_alive "$d"; then
+      UROCE_WHY="uroced $d died during the run"; st=1
+    elif ! uroce_daemon_stop "$d"; then
+      UROCE_WHY="uroced $d did not stop cleanly on SIGTERM"; st=1
+    fi
+    uroce_verdict "uroced $d exits 0 on SIGTERM and removes its run dir and nodes" "$st"
+  done
+fi
 
-uroce_summary netns_af_packet
+uroce_summary "netns_af_packet ($mode)"

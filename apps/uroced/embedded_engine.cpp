@@ -1,0 +1,244 @@
+// liburoce-engine.so: uroced's engine in an application's process
+// (docs/embedded.md). The provider dlopens it for a device in embedded mode
+// and reaches it through ctl::EmbeddedOps (datapath/ctl/embedded_abi.h):
+//
+//   connect   the first call reads the configuration file (uroced's
+//             arguments, one per line), starts the progress thread, which
+//             initialises EAL (becoming its main lcore), opens the ports
+//             and builds the engine (EngineHost) and then runs
+//             Engine::run_progress; the calling thread starts a Server that
+//             listens nowhere. Every call then hands the server one end of
+//             a socketpair and returns the other: the provider talks to
+//             this engine exactly as to uroced, over the same protocol,
+//             arena and checks.
+//   progress  Engine::drive from the application's thread, which is
+//             registered with EAL on its first call (mempool caches).
+//
+// At exit (an atexit handler): the server stops (every session
+// reclaims its objects through the still-running engine), then the
+// progress thread, then the ports and EAL.
+#include <rte_eal.h>
+#include <rte_lcore.h>
+#include <spdlog/spdlog.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "apps/uroced/affinity.h"
+#include "apps/uroced/config.h"
+#include "apps/uroced/engine_host.h"
+#include "apps/uroced/log.h"
+#include "apps/uroced/server.h"
+#include "datapath/ctl/embedded_abi.h"
+
+namespace uroce::daemon {
+namespace {
+
+struct Embedded {
+  std::string config_file;
+  DaemonConfig cfg;
+  CpuAffinity affinity;
+  std::unique_ptr<EngineHost> host;
+  std::unique_ptr<Server> server;
+  std::atomic<bool> stop{false};
+  std::thread progress;
+};
+
+std::mutex g_mu;  // guards g_state (control path only)
+Embedded* g_state = nullptr;
+// What progress() drives: set once the engine runs, cleared at exit.
+std::atomic<EngineHost::EngineT*> g_engine{nullptr};
+
+void put_error(const std::string& what, char* error, std::size_t len) {
+  if (len == 0) return;
+  std::snprintf(error, len, "%s", what.c_str());
+}
+
+// uroced's arguments from `path`, one per line (empty lines skipped).
+std::string read_config(const std::string& path, DaemonConfig* cfg) {
+  std::ifstream in(path);
+  if (!in) return "cannot read " + path + ": " + std::strerror(errno);
+  std::vector<std::string> args{"uroce-engine"};
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty()) args.push_back(line);
+  }
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  CommandLine cl;
+  if (parse_command_line(static_cast<int>(args.size()), argv.data(), &cl) >= 0) {
+    return path + ": not a valid uroced command line (see above)";
+  }
+  return load_config(cl, cfg);
+}
+
+// A port opened a moment ago may not be up yet (a memif server's link comes
+// up when its peer connects, which may be a program started just after
+// this one), and programs check the port's state once, at start (perftest
+// gives up on a port that is down). So the first open waits for every link,
+// up to kLinkWaitMs, and goes on with the link down after that (said on
+// stderr): the port then comes up whenever the link does, as on a NIC.
+constexpr int kLinkWaitMs = 10'000;
+
+void wait_for_links(const Embedded& e) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kLinkWaitMs);
+  for (const Device* d : e.host->devices()) {
+    while (!d->link_up() && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    if (!d->link_up()) {
+      spdlog::warn("{}: the link of {} is still down after {} ms; going on", d->config().name,
+                   d->port_name(), kLinkWaitMs);
+    }
+  }
+}
+
+// The engine and its server. Returns "" or what failed (nothing running).
+std::string start(Embedded* e) {
+  if (std::string err = read_config(e->config_file, &e->cfg); !err.empty()) return err;
+  setup_logging(e->cfg.log_level);
+  e->affinity = CpuAffinity::save();
+  e->host = std::make_unique<EngineHost>();
+  std::promise<std::string> opened;
+  std::future<std::string> result = opened.get_future();
+  // EAL's main lcore is the progress thread: rte_eal_init pins its caller,
+  // which must not be the application's thread. The pin is undone at once
+  // (the engine runs on whichever thread drives it).
+  e->progress = std::thread([e, &opened] {
+    std::string err = e->host->open(e->cfg, "");
+    (void)e->affinity.apply_to_current_thread();
+    // The backoff's naps are microseconds; the default timer slack (50 us)
+    // would stretch every one of them to a scheduler tick's worth.
+    (void)prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+    const bool ok = err.empty();
+    opened.set_value(std::move(err));
+    if (ok) e->host->engine().run_progress(e->stop);
+  });
+  if (std::string err = result.get(); !err.empty()) {
+    e->progress.join();
+    e->host.reset();
+    return err;
+  }
+  DaemonInfo info;
+  info.version = UROCE_VERSION;
+  info.pid = static_cast<long>(getpid());
+  info.run_dir = e->cfg.run_dir;
+  info.poll = "embedded";
+  info.lcore = e->cfg.lcore;
+  e->server = std::make_unique<Server>(e->host->devices(), info);
+  e->server->set_limits(e->cfg.limits);
+  if (int rc = e->server->start(&e->affinity); rc != 0) {
+    e->server.reset();
+    e->stop.store(true, std::memory_order_release);
+    e->progress.join();
+    e->host.reset();
+    return std::string("cannot start the control threads: ") + std::strerror(rc);
+  }
+  g_engine.store(&e->host->engine(), std::memory_order_release);
+  wait_for_links(*e);
+  return "";
+}
+
+void stop_engine();
+
+int connect(const char* config_file, int* fd, char* error, std::size_t len) {
+  std::lock_guard<std::mutex> lk(g_mu);
+  if (g_state == nullptr) {
+    auto e = std::make_unique<Embedded>();
+    e->config_file = config_file;
+    if (std::string err = start(e.get()); !err.empty()) {
+      put_error("embedded engine: " + err, error, len);
+      return EINVAL;
+    }
+    g_state = e.release();
+    // exit() runs its handlers in the reverse order of registration, and
+    // those of function-local statics (spdlog's registry, libstdc++'s)
+    // registered before this one run after it: the engine stops while
+    // everything it logs with still exists. (A library destructor would run
+    // after them all.)
+    std::atexit(stop_engine);
+  } else if (g_state->config_file != config_file) {
+    put_error(std::string("embedded engine: this process runs the engine of ") +
+                  g_state->config_file + ", not " + config_file + " (one per process)",
+              error, len);
+    return EBUSY;
+  }
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
+    const int err = errno;
+    put_error(std::string("embedded engine: socketpair: ") + std::strerror(err), error, len);
+    return err;
+  }
+  if (int rc = g_state->server->adopt(sv[0]); rc != 0) {
+    ::close(sv[1]);
+    put_error(std::string("embedded engine: connection refused: ") + std::strerror(rc), error, len);
+    return rc;
+  }
+  *fd = sv[1];
+  return 0;
+}
+
+// An application thread's EAL registration, undone when the thread ends.
+struct ThreadLcore {
+  bool registered = false;
+  ~ThreadLcore() {
+    if (registered) rte_thread_unregister();
+  }
+};
+thread_local ThreadLcore t_lcore;
+thread_local bool t_tried = false;
+
+void progress(int spinning) {
+  EngineHost::EngineT* eng = g_engine.load(std::memory_order_acquire);
+  if (eng == nullptr) return;
+  if (!t_tried) [[unlikely]] {
+    t_tried = true;
+    // Without an lcore id (all taken) mempools work without their cache.
+    if (rte_lcore_id() == LCORE_ID_ANY) t_lcore.registered = rte_thread_register() == 0;
+  }
+  eng->drive(spinning != 0);
+}
+
+constexpr ctl::EmbeddedOps kOps{ctl::kEmbeddedAbi, connect, progress};
+
+void stop_engine() {
+  std::lock_guard<std::mutex> lk(g_mu);
+  Embedded* e = g_state;
+  if (e == nullptr) return;
+  g_engine.store(nullptr, std::memory_order_release);
+  e->server->stop();
+  e->stop.store(true, std::memory_order_release);
+  e->progress.join();
+  const engine::EngineRunCounters& c = e->host->engine().counters();
+  spdlog::info(
+      "engine: {} iterations ({} idle), progress thread {} sleeps ({} us) and {} naps while the "
+      "application spun",
+      c.iterations, c.idle_iterations, c.sleeps, c.slept_ns / kNsPerUs, c.app_quiet_sleeps);
+  e->host->stop_ports();
+  e->server.reset();
+  e->host.reset();
+  delete e;
+  g_state = nullptr;
+}
+
+}  // namespace
+}  // namespace uroce::daemon
+
+extern "C" __attribute__((visibility("default"))) const uroce::ctl::EmbeddedOps*
+uroce_embedded_ops() {
+  return &uroce::daemon::kOps;
+}

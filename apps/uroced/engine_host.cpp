@@ -1,0 +1,162 @@
+#include "apps/uroced/engine_host.h"
+
+#include <rte_eal.h>
+#include <rte_ethdev.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "apps/uroced/config_dc.h"
+#include "apps/uroced/ports.h"
+#include "apps/uroced/stale_runtime.h"
+#include "datapath/port/eal.h"
+#include "datapath/wire/eth.h"
+
+namespace uroce::daemon {
+
+namespace {
+
+// The link speed PFC quanta are timed with: the configured link_mbps, else
+// what the port reports, else 10 Gb/s (a link still down at start-up, or a
+// virtual port that reports nothing), said in the log.
+std::uint64_t link_bps(const DeviceConfig& d, std::uint16_t port_id) {
+  if (d.link_mbps != 0) return std::uint64_t{d.link_mbps} * 1'000'000;
+  rte_eth_link link{};
+  if (rte_eth_link_get_nowait(port_id, &link) == 0 && link.link_speed != RTE_ETH_SPEED_NUM_NONE &&
+      link.link_speed != RTE_ETH_SPEED_NUM_UNKNOWN) {
+    return std::uint64_t{link.link_speed} * 1'000'000;
+  }
+  if (d.pfc.enable != 0) {
+    spdlog::warn(
+        "{}: the port reports no link speed; PFC quanta timed at 10000 Mb/s "
+        "(set link_mbps)",
+        d.name);
+  }
+  return 10'000'000'000ull;
+}
+
+// The Vnic's configuration from the device's keys, each feature that is on
+// said in the log.
+engine::VnicConfig vnic_config(const DeviceConfig& d, std::uint64_t link) {
+  engine::VnicConfig vc;
+  vc.name = d.name;
+  vc.mac = d.mac;
+  vc.ip = d.ipv4;
+  vc.ip6 = d.ipv6;
+  vc.eth_mtu = d.mtu;
+  vc.impair = d.impair;
+  vc.pfc = d.pfc;
+  vc.pfc.link_bps = link;
+  vc.sched = d.sched;
+  vc.pacer = d.pacer;
+  vc.port_limit.limit_bytes = d.tx_limit_bytes;
+  vc.port_limit.link_bps = link;
+  vc.port_limit.overhead_bytes = wire::kEthWireOverheadBytes;
+  vc.dcqcn = d.dcqcn;
+  vc.dcqcn.rp.line_rate_bps = link;
+  if (d.dcqcn.enabled) {
+    spdlog::info("{}: DCQCN at {} Mb/s line rate, CNPs at DSCP {} at most every {} us", d.name,
+                 link / 1'000'000, d.dcqcn.cnp_dscp, d.dcqcn.cnp_interval_ns / kNsPerUs);
+  }
+  vc.homa = d.homa;
+  apply_dc_keys(d, &vc);
+  if (d.homa.enabled) {
+    const sched::homa::HomaSettings& h = d.homa;
+    spdlog::info(
+        "{}: Homa-like scheduler on: {} priorities ({} unscheduled), unscheduled {} B, "
+        "RTT {} B, overcommit {}, max incoming {} B, FIFO {} permille, grant resend {} us, "
+        "grant timeout {} us",
+        d.name, h.priorities, h.unsched_levels(), h.unsched_bytes, h.rtt_bytes, h.overcommit,
+        h.max_incoming, h.fifo_permille, h.resend_ns / kNsPerUs, h.grant_timeout_ns / kNsPerUs);
+  }
+  if (d.sched.isolation != sched::Isolation::kOff) {
+    spdlog::info("{}: TX isolation {}", d.name, sched::isolation_name(d.sched.isolation));
+  }
+  if (d.tx_limit_bytes != 0) {
+    spdlog::info("{}: TX port limit {} bytes at {} Mb/s", d.name, d.tx_limit_bytes,
+                 link / 1'000'000);
+  }
+  if (d.pfc.enable != 0) {
+    spdlog::info("{}: PFC on priorities mask 0x{:02x} at {} Mb/s, tx_ttl {}", d.name, d.pfc.enable,
+                 link / 1'000'000, d.pfc.ttl.tx_ttl);
+  }
+  if (d.impair.active()) {
+    spdlog::warn(
+        "{}: loss injection on: drop_tx_every={} drop_rx_every={} drop_tx_rate={} "
+        "drop_rx_rate={} drop_seed={}",
+        d.name, d.impair.drop_tx_every, d.impair.drop_rx_every, d.impair.drop_tx_rate,
+        d.impair.drop_rx_rate, d.impair.drop_seed);
+  }
+  return vc;
+}
+
+}  // namespace
+
+std::string EngineHost::open(const DaemonConfig& cfg, const std::string& runtime_record) {
+  port::EalConfig eal;
+  if (std::string err = make_eal_config(cfg, static_cast<int>(getpid()), &eal); !err.empty()) {
+    return err;
+  }
+  std::string err;
+  if (port::eal_init(eal, &err) != 0) return err;
+  eal_active_ = true;
+  const std::string runtime_dir = rte_eal_get_runtime_dir();
+  if (runtime_dir.ends_with("/" + eal.file_prefix)) {
+    runtime_dir_ = runtime_dir;
+    if (!runtime_record.empty()) {
+      if (std::string e =
+              write_runtime_record(runtime_record, static_cast<long>(getpid()), runtime_dir);
+          !e.empty()) {
+        spdlog::warn("{}; a successor will not find this EAL runtime directory", e);
+      } else {
+        record_ = runtime_record;
+      }
+    }
+  }
+
+  if (open_ports(cfg, &ports_, &err) != 0) return err;
+  clock_ = std::make_unique<engine::TscClock>(engine::TscClock::from_eal());
+  engine::EngineConfig ecfg;
+  ecfg.mode = cfg.poll == PollMode::kBusy ? engine::PollMode::kBusy : engine::PollMode::kBackoff;
+  ecfg.backoff_max_us = cfg.backoff_max_us;
+  eng_ = std::make_unique<EngineT>(ecfg, *clock_);
+  for (std::size_t i = 0; i < cfg.devices.size(); ++i) {
+    const DeviceConfig& d = cfg.devices[i];
+    const engine::VnicConfig vc = vnic_config(d, link_bps(d, ports_[i]->port_id()));
+    ios_.push_back(std::make_unique<engine::EthPortIo>(*ports_[i]));
+    vnics_.push_back(std::make_unique<VnicT>(vc, *ios_.back()));
+    eng_->add_vnic(vnics_.back().get());
+    devices_.push_back(std::make_unique<VnicDevice<EngineT>>(*vnics_.back(), *eng_,
+                                                             static_cast<std::uint32_t>(i),
+                                                             d.port));
+    // rte_eth_link_get_nowait only reads the ethdev's link word: safe from
+    // the control thread while the engine runs the port.
+    devices_.back()->set_link_probe([pid = ports_[i]->port_id()] {
+      rte_eth_link link{};
+      return rte_eth_link_get_nowait(pid, &link) == 0 && link.link_status == RTE_ETH_LINK_UP;
+    });
+    device_ptrs_.push_back(devices_.back().get());
+  }
+  return "";
+}
+
+void EngineHost::stop_ports() {
+  for (auto& p : ports_) p->stop();
+}
+
+EngineHost::~EngineHost() {
+  device_ptrs_.clear();
+  devices_.clear();
+  eng_.reset();
+  vnics_.clear();
+  ios_.clear();
+  ports_.clear();
+  if (!eal_active_) return;
+  port::eal_cleanup();
+  std::error_code ec;
+  if (!runtime_dir_.empty()) std::filesystem::remove_all(runtime_dir_, ec);
+  if (!record_.empty()) std::filesystem::remove(record_, ec);
+}
+
+}  // namespace uroce::daemon

@@ -1,0 +1,64 @@
+#!/usr/bin/python3
+"""One TCP connection, relayed to a server that may not listen yet.
+
+    tcp_relay.py LISTEN_PORT TARGET_HOST TARGET_PORT [--timeout S]
+
+Listens on 127.0.0.1:LISTEN_PORT, accepts one connection, then connects to
+TARGET_HOST:TARGET_PORT, trying again every 10 ms for up to S seconds
+(default 30), and copies bytes both ways until either side closes.
+
+Why: two programs in embedded mode over memif (docs/embedded.md) each run
+an engine, and the memif link comes up only when both have opened their
+device. perftest's server checks its port before it listens, so it waits
+for the client's engine; perftest's client connects once, right after
+opening its device, and gives up if the server is not listening yet. Through
+this relay the client's connect succeeds at once and the relay waits for
+the server. Prints "listening" on stdout once it accepts connections.
+"""
+import argparse
+import selectors
+import socket
+import sys
+import time
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("listen_port", type=int)
+    ap.add_argument("target_host")
+    ap.add_argument("target_port", type=int)
+    ap.add_argument("--timeout", type=float, default=30.0)
+    a = ap.parse_args()
+    ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    ls.bind(("127.0.0.1", a.listen_port))
+    ls.listen(1)
+    print("listening", flush=True)
+    ls.settimeout(a.timeout)
+    client, _ = ls.accept()
+    ls.close()
+    deadline = time.monotonic() + a.timeout
+    while True:
+        try:
+            server = socket.create_connection((a.target_host, a.target_port))
+            break
+        except OSError as e:
+            if time.monotonic() > deadline:
+                print(f"tcp_relay: {a.target_host}:{a.target_port}: {e}", file=sys.stderr)
+                return 1
+            time.sleep(0.01)
+    for s in (client, server):
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    sel = selectors.DefaultSelector()
+    sel.register(client, selectors.EVENT_READ, server)
+    sel.register(server, selectors.EVENT_READ, client)
+    while True:
+        for key, _ in sel.select():
+            data = key.fileobj.recv(65536)
+            if not data:
+                return 0
+            key.data.sendall(data)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

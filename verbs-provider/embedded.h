@@ -1,0 +1,19 @@
+// Embedded mode on the provider's side (docs/embedded.md): a device whose
+// sysfs directory names an engine library and its configuration
+// (ctl/embedded_abi.h) is served by an engine in this process. The library
+// is loaded once per process and never unloaded (its threads run until
+// exit); each context gets its own control connection to it.
+#pragma once
+
+namespace uroce::provider {
+
+using ProgressFn = void (*)(int spinning);
+
+// `device_dir` is the device's sysfs directory (.../device). ENOENT when
+// the device is not in embedded mode (the caller connects to uroced);
+// otherwise 0 with *fd a connected control socket and *progress the
+// engine's progress call, or an errno (the reason also printed on stderr:
+// libibverbs has no way to carry it).
+int embedded_connect(const char* device_dir, int* fd, ProgressFn* progress);
+
+}  // namespace uroce::provider
