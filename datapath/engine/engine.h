@@ -90,6 +90,9 @@ struct EngineConfig {
   // application spins on its CQs (run_progress).
   TimeNs app_quiet_ns = 20 * kNsPerUs;
   TimeNs app_nap_max_ns = 1 * kNsPerMs;
+  // Embedded mode: how long the progress thread keeps polling after its
+  // last iteration with work before the backoff starts counting.
+  TimeNs progress_spin_ns = 200 * kNsPerUs;
 };
 
 struct EngineRunCounters {
@@ -204,7 +207,8 @@ class Engine {
   // kSpinningPolls means the application spins on its CQs (and drives the
   // engine itself), and the thread naps, from app_quiet_ns doubling up to
   // app_nap_max_ns, so that the application keeps its core. Otherwise it
-  // runs iterations with run()'s backoff: the passive side (a WRITE or READ
+  // runs iterations, polling for progress_spin_ns after the last one with
+  // work and then with run()'s backoff: the passive side (a WRITE or READ
   // target), timers and ACKs owed, and the mailbox, so control calls never
   // wait for the application to poll.
   void run_progress(const std::atomic<bool>& stop) {
@@ -212,6 +216,7 @@ class Engine {
     std::uint64_t seen = app_spins_.load(std::memory_order_relaxed);
     TimeNs window = clock_.now();
     TimeNs nap = cfg_.app_quiet_ns;
+    TimeNs last_work = window;
     bool app_spins = false;
     while (!stop.load(std::memory_order_acquire)) {
       const TimeNs t = clock_.now();
@@ -233,6 +238,10 @@ class Engine {
         work = run_once();
         owner_.release();
       }
+      if (work != 0) last_work = t;
+      // Spin through the gaps of an exchange (a READ or WRITE target whose
+      // peer is a round trip away) before the backoff counts idle rounds.
+      if (work == 0 && t - last_work < cfg_.progress_spin_ns) continue;
       if (cfg_.mode == PollMode::kBackoff) {
         const TimeNs d = backoff_.after(work != 0);
         if (d != 0) {
