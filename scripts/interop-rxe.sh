@@ -73,6 +73,12 @@ for c in "${only_cases[@]}"; do
   fi
 done
 [ ${#only_cases[@]} -gt 0 ] || only_cases=("${RXE_CASES[@]}")
+# The emb_* cases stop the daemon (tests/interop_rxe/cases.sh): last.
+emb=() rest=()
+for c in "${only_cases[@]}"; do
+  if [[ $c == emb_* ]]; then emb+=("$c"); else rest+=("$c"); fi
+done
+only_cases=("${rest[@]}" "${emb[@]}")
 
 if [ "$(id -u)" -ne 0 ]; then
   echo "SKIP: needs root (bridge, tap, network namespace, mknod /dev/infiniband/uverbsN)"
@@ -122,13 +128,15 @@ t0=$SECONDS
 RXE_IMAGE=$(timeout 300 "$SOURCE_ROOT/scripts/interop/build-guest.sh" "$build/rxe-guest" | tail -n 1)
 echo "guest image: $RXE_IMAGE ($((SECONDS - t0)) s)"
 
-# Addresses: a /24 of its own per run; .1 the host (bridge), .2 uroce, .11 rxe.
+# Addresses: a /24 of its own per run; .1 the host (bridge), .2 uroce, .3
+# the TCP end of programs in embedded mode (in uroce's namespace), .11 rxe.
 id=$((UROCE_ID % 100000))
 net=10.77.$((id % 250 + 1))
 RXE_HOST_IP=$net.1 RXE_UROCE_IP=$net.2 RXE_GUEST_IP=$net.11
 RXE_UROCE_MAC=$(printf '02:00:00:4d:%02x:02' $((id % 250 + 1)))
 RXE_GUEST_MAC=$(printf '52:54:00:4d:%02x:0b' $((id % 250 + 1)))
 rxe_net_up "$id" "$RXE_HOST_IP/24" 1500
+rxe_net_tcp_up "$net.3/24"
 echo "network: bridge $RXE_BR ($RXE_HOST_IP), tap $RXE_TAP, veth $RXE_VETH_BR <-> $RXE_NS:$RXE_VETH"
 
 RXE_GUEST_DIR=$UROCE_TMP/guest

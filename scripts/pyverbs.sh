@@ -4,7 +4,8 @@
 # suite is rdma-core's, not ours, and many of its tests are for features or
 # vendor providers uroce does not claim.
 #
-#   scripts/pyverbs.sh [--build DIR] [--timeout SECS] [--keep] TESTS_DIR [TEST-NAME...]
+#   scripts/pyverbs.sh [--build DIR] [--timeout SECS] [--keep] [--embedded] TESTS_DIR
+#                      [TEST-NAME...]
 #
 # TESTS_DIR is rdma-core's tests/ folder of the release matching
 # python3-pyverbs (Debian 12: v44.0), extracted beforehand; this script
@@ -17,7 +18,9 @@
 # It starts its own uroced (devices uroce0 and uroce1 on a ring pair; the
 # tests use uroce0 only, --gid 1 = the RoCEv2 IPv4-mapped GID), runs
 #   uroce-run /usr/bin/python3 TESTS_DIR/run_tests.py --dev uroce0 --port 1 --gid 1 -v
-# and prints pass/skip/fail/error counts and the tests that failed, with
+# (with --embedded there is no uroced: the same two devices run in the test
+# process's own engine, `uroce-run --embedded ... -- /usr/bin/python3 ...`,
+# docs/embedded.md) and prints pass/skip/fail/error counts and the tests that failed, with
 # the last line of each one's traceback. The full log is kept in the work
 # dir with --keep (UROCE_KEEP=1). Needs root (mknod, like every uroced).
 # Exit status: 0 when nothing failed or errored.
@@ -29,6 +32,7 @@ source "$SOURCE_ROOT/scripts/lib/uroce-env.sh"
 
 build=$SOURCE_ROOT/build
 limit=1800
+embedded=0
 tests=
 names=()
 usage() {
@@ -40,6 +44,7 @@ while [ $# -gt 0 ]; do
     --build) build=$2; shift 2 ;;
     --timeout) limit=$2; shift 2 ;;
     --keep) export UROCE_KEEP=1; shift ;;
+    --embedded) embedded=1; shift ;;
     -h|--help) usage 0 ;;
     -*) echo "pyverbs.sh: unknown option $1" >&2; usage ;;
     *) if [ -z "$tests" ]; then tests=$1; else names+=("$1"); fi; shift ;;
@@ -62,14 +67,18 @@ fi
 
 uroce_env_init pyverbs
 uroce_find_tools "$(realpath "$build")"
-uroce_daemon_start d --lcore 1 -- \
-  --device "name=uroce0;mac=02:00:00:cc:00:01;ipv4=10.204.0.1;mtu=9000;port=ring:p0" \
-  --device "name=uroce1;mac=02:00:00:cc:00:02;ipv4=10.204.0.2;mtu=9000;port=ring:p0"
-run=${UROCE_DAEMON_RUN[d]}
+devices=(--device "name=uroce0;mac=02:00:00:cc:00:01;ipv4=10.204.0.1;mtu=9000;port=ring:p0"
+  --device "name=uroce1;mac=02:00:00:cc:00:02;ipv4=10.204.0.2;mtu=9000;port=ring:p0")
+if [ "$embedded" = 1 ]; then
+  runner=("$UROCE_RUN" --embedded --lcore 1 "${devices[@]}" --)
+else
+  uroce_daemon_start d --lcore 1 -- "${devices[@]}"
+  runner=("$UROCE_RUN" --run-dir "${UROCE_DAEMON_RUN[d]}")
+fi
 
 log=$UROCE_TMP/pyverbs.log
 echo "running rdma-core's tests from $tests against uroce0 (log: $log)"
-cmd=("$UROCE_RUN" --run-dir "$run" /usr/bin/python3 "$tests/run_tests.py"
+cmd=("${runner[@]}" /usr/bin/python3 "$tests/run_tests.py"
   --dev uroce0 --port 1 --gid 1 -v "${names[@]}")
 echo "  ${cmd[*]}"
 # From the folder above tests/ (every path here is absolute).
@@ -119,5 +128,9 @@ for r in reasons:
 for r, n in sorted(agg.items(), key=lambda x: -x[1])[:25]:
     print("  %4d  %s" % (n, r[:150]))
 EOF
-uroce_daemon_alive d || { echo "pyverbs.sh: uroced died during the suite"; uroce_daemon_log_tail d 30; rc=1; }
+if [ "$embedded" = 0 ] && ! uroce_daemon_alive d; then
+  echo "pyverbs.sh: uroced died during the suite"
+  uroce_daemon_log_tail d 30
+  rc=1
+fi
 exit "$rc"

@@ -14,19 +14,26 @@
 #
 #   rxe_net_up ID     creates the bridge, the tap, the veth pair and the
 #                     namespace; names contain ID (<= 15 bytes each)
+#   rxe_net_tcp_up CIDR  a second veth pair, bridge port <-> the namespace,
+#                     with CIDR on the namespace's end: the TCP exchange of a
+#                     program that runs in the namespace itself (embedded
+#                     mode, where the program opens the af_packet port);
+#                     sets RXE_NS_TCP_IP
 #   rxe_net_down      deletes the links (idempotent; call it from the EXIT
 #                     trap before uroce-env.sh's, which deletes the netns)
 #
 # Sets RXE_BR, RXE_TAP, RXE_VETH_BR (bridge side), RXE_VETH (uroced's end),
 # RXE_NS.
 
-RXE_BR='' RXE_TAP='' RXE_VETH_BR='' RXE_VETH='' RXE_NS=''
+RXE_BR='' RXE_TAP='' RXE_VETH_BR='' RXE_VETH='' RXE_NS='' RXE_NS_TCP_IP=''
+_RXE_NET_ID=''
 _RXE_NET_MADE=()
 
 rxe_net_up() {
   local id=$1 host_cidr=$2 mtu=${3:-1500}
   RXE_BR=urxb$id RXE_TAP=urxt$id RXE_VETH_BR=urxv${id}a RXE_VETH=urxv${id}b
   RXE_NS=uroce_rxe_$id
+  _RXE_NET_ID=$id
   ip link add "$RXE_BR" type bridge stp_state 0 forward_delay 0 mcast_snooping 0
   _RXE_NET_MADE+=("link:$RXE_BR")
   sysctl -qw "net.ipv6.conf.$RXE_BR.disable_ipv6=1" >/dev/null 2>&1 || true
@@ -54,6 +61,20 @@ rxe_net_up() {
   # The frames uroced builds are complete; keep the kernel from touching
   # checksums or merging anything on its end.
   ip netns exec "$RXE_NS" ethtool -K "$RXE_VETH" tx off rx off gro off >/dev/null 2>&1 || true
+}
+
+rxe_net_tcp_up() {
+  local cidr=$1 br_end=urxw${_RXE_NET_ID}a ns_end=urxw${_RXE_NET_ID}b mtu
+  mtu=$(cat "/sys/class/net/$RXE_BR/mtu")
+  ip link add "$br_end" type veth peer name "$ns_end"
+  _RXE_NET_MADE+=("link:$br_end")
+  ip link set "$ns_end" netns "$RXE_NS"
+  sysctl -qw "net.ipv6.conf.$br_end.disable_ipv6=1" >/dev/null 2>&1 || true
+  ip link set "$br_end" mtu "$mtu" master "$RXE_BR" up
+  ip -n "$RXE_NS" addr add "$cidr" dev "$ns_end"
+  ip -n "$RXE_NS" link set "$ns_end" mtu "$mtu" up
+  ip -n "$RXE_NS" link set lo up
+  RXE_NS_TCP_IP=${cidr%/*}
 }
 
 rxe_net_down() {

@@ -19,7 +19,12 @@ RXE_CASES=(
   write_bw read_lat send_lat atomic_lat
   rping_cm write_bw_cm udaddy_cm homa_probe
   loss_rc_pingpong loss_write_bw
+  emb_rc_pingpong emb_read_lat
 )
+# The emb_* cases run our side in embedded mode (docs/embedded.md): no
+# uroced; the program runs in the namespace and opens the af_packet port
+# itself, with its TCP exchange over a veth of its own (rxe_net_tcp_up).
+# They stop the daemon before them, so they come last.
 # Keys added to every uroced device of the run (scripts/interop-rxe.sh
 # --device-keys), e.g. ";homa=on" to run the whole suite with the Homa-like
 # scheduler on our side.
@@ -45,17 +50,31 @@ _rxe_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # rxe_start_daemon NAME EXTRA-DEVICE-KEYS: uroced in the bridge's netns with
 # one device, uroce0, on net_af_packet over RXE_VETH. Eth MTU 1500 gives
 # active_mtu 1024, as rxe has on its 1500-byte eth0.
+rxe_device_spec() {
+  local port="net_af_packet0,iface=$RXE_VETH,qdisc_bypass=1,blocksz=4096,framesz=2048,framecnt=2048"
+  echo "name=uroce0;mac=$RXE_UROCE_MAC;ipv4=$RXE_UROCE_IP;mtu=1500;port=$port$1$RXE_DEVICE_KEYS"
+}
 rxe_start_daemon() {
   local name=$1 extra=$2$RXE_DEVICE_KEYS
-  local port="net_af_packet0,iface=$RXE_VETH,qdisc_bypass=1,blocksz=4096,framesz=2048,framecnt=2048"
   uroce_daemon_start "$name" --netns "$RXE_NS" --lcore 1 --poll backoff -- \
-    --device "name=uroce0;mac=$RXE_UROCE_MAC;ipv4=$RXE_UROCE_IP;mtu=1500;port=$port$extra" ||
-    return 1
+    --device "$(rxe_device_spec "$2")" || return 1
   RXE_CUR_DAEMON=$name
   # (uroced refuses a key given twice: at most one homa= here.)
   RXE_CUR_HOMA=0
   [[ "$extra;" == *";homa=on;"* ]] && RXE_CUR_HOMA=1
   return 0
+}
+
+# rxe_embedded: the emb_* cases; the daemon before them is stopped (one
+# engine on the veth at a time).
+rxe_embedded() {
+  [ "$RXE_CUR_DAEMON" = embedded ] && return 0
+  if [ -n "$RXE_CUR_DAEMON" ] && uroce_daemon_alive "$RXE_CUR_DAEMON" &&
+    ! uroce_daemon_stop "$RXE_CUR_DAEMON"; then
+    UROCE_WHY="uroced $RXE_CUR_DAEMON did not stop cleanly on SIGTERM"
+    return 1
+  fi
+  RXE_CUR_DAEMON=embedded RXE_CUR_HOMA=0
 }
 
 rxe_row() {
@@ -143,20 +162,28 @@ rxe_pair() {
   : >"$UROCE_SRV_ERR"
   : >"$UROCE_CLI_ERR"
   UROCE_SRV_RC=- UROCE_CLI_RC=- UROCE_WHY=
-  local run_dir=${UROCE_DAEMON_RUN[$RXE_CUR_DAEMON]}
-  local -a run=("$UROCE_RUN" --run-dir "$run_dir")
+  local run_dir='' ns=- tcp_ip=$RXE_HOST_IP
+  local -a run=()
+  if [ "$RXE_CUR_DAEMON" = embedded ]; then
+    run=("$UROCE_RUN" --embedded --lcore 1 --device "$(rxe_device_spec "")" --)
+    ns=$RXE_NS tcp_ip=$RXE_NS_TCP_IP
+  else
+    run_dir=${UROCE_DAEMON_RUN[$RXE_CUR_DAEMON]}
+    run=("$UROCE_RUN" --run-dir "$run_dir")
+  fi
   local pid job grace deadline ready
   if [ "$dir" = uroce-srv ]; then
     # A TCP exchange goes to the host's kernel (the bridge address); uroce's
     # own address has no TCP behind it.
-    [ "$cm" -eq 0 ] && guest="$guest $RXE_HOST_IP"
+    [ "$cm" -eq 0 ] && guest="$guest $tcp_ip"
     UROCE_SRV_CMD="(host) ${host[*]}"
     UROCE_CLI_CMD="(guest) $guest"
-    uroce_bg pid --timeout "$limit" "$UROCE_SRV_OUT" "$UROCE_SRV_ERR" -- "${run[@]}" "${host[@]}"
+    uroce_bg pid --netns "$ns" --timeout "$limit" "$UROCE_SRV_OUT" "$UROCE_SRV_ERR" -- \
+      "${run[@]}" "${host[@]}"
     if [ "$cm" -eq 1 ]; then
       uroce_wait_cm_listen "$run_dir" 20 "$pid" && ready=1 || ready=0
     else
-      uroce_wait_listen - "$port" 20 "$pid" && ready=1 || ready=0
+      uroce_wait_listen "$ns" "$port" 20 "$pid" && ready=1 || ready=0
     fi
     if [ "$ready" -eq 0 ]; then
       uroce_kill_group KILL "$pid"
@@ -195,7 +222,8 @@ rxe_pair() {
       UROCE_WHY="rxe server never $what $port"
       return 1
     fi
-    uroce_bg pid --timeout "$limit" "$UROCE_CLI_OUT" "$UROCE_CLI_ERR" -- "${run[@]}" "${host[@]}"
+    uroce_bg pid --netns "$ns" --timeout "$limit" "$UROCE_CLI_OUT" "$UROCE_CLI_ERR" -- \
+      "${run[@]}" "${host[@]}"
     uroce_wait "$pid" UROCE_CLI_RC
     grace=15
     [ "$UROCE_CLI_RC" -ne 0 ] && grace=5
@@ -479,6 +507,10 @@ rxe_homa_check() {
 # rxe_case_body CASE DIR LABEL: runs the programs; sets RXE_FIGURE.
 rxe_case_body() {
   local c=$1 dir=$2 label=$3
+  if [[ $c != emb_* ]] && [ "$RXE_CUR_DAEMON" = embedded ]; then
+    UROCE_WHY="$c after an emb_* case: the emb_* cases stop the daemon, so they come last"
+    return 1
+  fi
   case $c in
     rc_pingpong_64) rxe_pingpong ibv_rc_pingpong "$label" "$dir" 64 200 -m 1024 -c ;;
     rc_pingpong_4k) rxe_pingpong ibv_rc_pingpong "$label" "$dir" 4096 100 -m 1024 -c ;;
@@ -513,6 +545,14 @@ rxe_case_body() {
     homa_probe)
       rxe_homa_daemon || return 1
       rxe_pingpong ibv_rc_pingpong "$label" "$dir" 65536 20 -m 1024 -c
+      ;;
+    emb_rc_pingpong)
+      rxe_embedded || return 1
+      rxe_pingpong ibv_rc_pingpong "$label" "$dir" 4096 100 -m 1024 -c
+      ;;
+    emb_read_lat)
+      rxe_embedded || return 1
+      rxe_perftest ib_read_lat lat "$label" "$dir" 100 -o 16
       ;;
     rping_cm) rxe_rping "$label" "$dir" ;;
     write_bw_cm) rxe_write_bw_cm "$label" "$dir" ;;
