@@ -49,10 +49,9 @@ struct ContextState {
   shm::DoorbellRinger bells;
   // Embedded mode (embedded.h): the in-process engine's progress call, run
   // after a post and on an empty poll; null for a device of uroced.
-  // `spinning`: an empty poll (the caller polls again), not a post.
-  void (*progress)(int spinning) = nullptr;
-  void drive(bool spinning) const {
-    if (progress != nullptr) progress(spinning ? 1 : 0);
+  void (*progress)() = nullptr;
+  void drive() const {
+    if (progress != nullptr) progress();
   }
 
   bool dead() const { return ctl.dead(); }

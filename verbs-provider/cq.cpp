@@ -182,14 +182,11 @@ std::uint32_t cq_clean(UroceCq* cq, std::uint32_t qpn) {
 int poll_cq(ibv_cq* ibcq, int ne, ibv_wc* wc) noexcept {
   UroceCq* cq = to_ucq(ibcq);
   if (ne <= 0) return 0;
+  // Embedded mode: the application's polls drive the engine (the peer's
+  // message or the ACK may be waiting in the port).
+  cq->st->drive();
   pthread_spin_lock(&cq->lock);
-  std::uint32_t ready = cq->ring.ready();
-  if (ready == 0 && cq->st->progress != nullptr) {
-    // Embedded mode: nothing yet, so run the engine (the peer's message or
-    // the ACK may be waiting in the port) and look again.
-    cq->st->drive(true);
-    ready = cq->ring.ready();
-  }
+  const std::uint32_t ready = cq->ring.ready();
   const std::uint32_t n =
       ready < static_cast<std::uint32_t>(ne) ? ready : static_cast<std::uint32_t>(ne);
   for (std::uint32_t i = 0; i < n; ++i) std::memcpy(&wc[i], cq->ring.slot(i), sizeof(ibv_wc));

@@ -30,9 +30,9 @@ void take_current(UroceCq* cq, std::uint32_t k) {
 int start_poll(ibv_cq_ex* ibcq, ibv_poll_cq_attr* attr) {
   UroceCq* cq = to_ucq(ibcq);
   if (attr != nullptr && attr->comp_mask != 0) return EINVAL;
+  // Embedded mode: the application's polls drive the engine.
+  cq->st->drive();
   pthread_spin_lock(&cq->lock);
-  // Embedded mode: nothing yet, so run the engine and look again.
-  if (cq->ring.ready() == 0 && cq->st->progress != nullptr) cq->st->drive(true);
   if (cq->ring.ready() == 0) {
     pthread_spin_unlock(&cq->lock);
     if (!cq->st->dead()) return ENOENT;  // empty: not an error

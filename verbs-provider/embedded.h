@@ -7,7 +7,7 @@
 
 namespace uroce::provider {
 
-using ProgressFn = void (*)(int spinning);
+using ProgressFn = void (*)();
 
 // `device_dir` is the device's sysfs directory (.../device). ENOENT when
 // the device is not in embedded mode (the caller connects to uroced);

@@ -202,7 +202,7 @@ struct ThreadLcore {
 thread_local ThreadLcore t_lcore;
 thread_local bool t_tried = false;
 
-void progress(int spinning) {
+void progress() {
   EngineHost::EngineT* eng = g_engine.load(std::memory_order_acquire);
   if (eng == nullptr) return;
   if (!t_tried) [[unlikely]] {
@@ -210,7 +210,7 @@ void progress(int spinning) {
     // Without an lcore id (all taken) mempools work without their cache.
     if (rte_lcore_id() == LCORE_ID_ANY) t_lcore.registered = rte_thread_register() == 0;
   }
-  eng->drive(spinning != 0);
+  eng->drive();
 }
 
 constexpr ctl::EmbeddedOps kOps{ctl::kEmbeddedAbi, connect, progress};

@@ -30,9 +30,8 @@ struct EmbeddedOps {
   // `error` (`len` bytes, NUL-terminated) saying what to do.
   int (*connect)(const char* config_file, int* fd, char* error, std::size_t len);
   // One iteration of the engine unless another thread is running one
-  // (Engine::drive): after a post (`spinning` 0) and on an empty poll
-  // (`spinning` 1: the caller will poll again).
-  void (*progress)(int spinning);
+  // (Engine::drive): after a post and before a poll.
+  void (*progress)();
 };
 
 // The symbol's type: extern "C" const EmbeddedOps* uroce_embedded_ops().

@@ -18,7 +18,7 @@
 //     TimeNs now() const;                        // last iteration's time
 //     const EngineRunCounters& counters() const;
 //     // Embedded mode (docs/embedded.md): several threads drive one engine.
-//     std::uint32_t drive(bool spinning);        // an application thread
+//     std::uint32_t drive();                     // an application thread
 //     void run_progress(const std::atomic<bool>& stop);  // the progress thread
 //   };
 //
@@ -46,8 +46,7 @@
 // threads inside their verbs calls (drive(): one iteration if nobody else
 // runs one, else nothing, since the owner will see their doorbell) and the
 // progress thread (run_progress(): the passive side, timers, the mailbox).
-// The progress thread stays away (naps) while the application spins on its
-// CQs, so on a busy application one thread spins, not two.
+// The progress thread stays away (naps) while the application keeps calling, so on a busy application one thread spins, not two.
 // Everything said of "the engine thread" below means "the owner" there.
 //
 // Threading: run()/run_once() on the engine thread only; call() from any
@@ -87,7 +86,7 @@ struct EngineConfig {
   // Idle iterations before the first sleep (backoff mode).
   std::uint32_t idle_spins = 1024;
   // Embedded mode: the progress thread's first and longest nap while the
-  // application spins on its CQs (run_progress).
+  // application drives the engine (run_progress).
   TimeNs app_quiet_ns = 20 * kNsPerUs;
   TimeNs app_nap_max_ns = 1 * kNsPerMs;
   // Embedded mode: how long the progress thread keeps polling after its
@@ -101,7 +100,7 @@ struct EngineRunCounters {
   std::uint64_t sleeps = 0;           // backoff sleeps taken
   std::uint64_t slept_ns = 0;         // their requested total
   std::uint64_t calls = 0;            // closures served between iterations
-  // Embedded mode: the progress thread's naps while the application spun.
+  // Embedded mode: the progress thread's naps while the application drove.
   std::uint64_t app_quiet_sleeps = 0;
 };
 
@@ -184,18 +183,16 @@ class Engine {
     pthread_sigmask(SIG_SETMASK, &old_set, nullptr);
   }
 
-  // Embedded mode, an application thread inside a verbs call: one iteration
-  // if no other thread runs the engine now (0 otherwise: the owner sees
-  // this thread's doorbell on its next iteration). `spinning`: the caller
-  // polls an empty CQ (it will call again at once), counted so that the
-  // progress thread can tell a spinning application from one that posts and
-  // then sleeps. Returns the work done.
-  std::uint32_t drive(bool spinning) {
-    if (spinning) {
-      // Approximate across application threads (no locked add on the
-      // packet path): any increase is all the progress thread looks for.
-      app_spins_.store(app_spins_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-    }
+  // Embedded mode, an application thread inside a verbs call (a post or a
+  // poll): one iteration if no other thread runs the engine now (0
+  // otherwise: the owner sees this thread's doorbell on its next
+  // iteration). Every call is counted, so that the progress thread can tell
+  // an application that keeps calling (and so drives the engine itself)
+  // from one that posts and then sleeps. Returns the work done.
+  std::uint32_t drive() {
+    // Approximate across application threads (no locked add on the
+    // packet path): any increase is all the progress thread looks for.
+    app_calls_.store(app_calls_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     if (!owner_.try_take()) return 0;
     const std::uint32_t work = run_once();
     owner_.release();
@@ -203,9 +200,9 @@ class Engine {
   }
 
   // Embedded mode's progress thread, until `stop` reads true. Every
-  // app_quiet_ns it counts the application's empty polls: at least
-  // kSpinningPolls means the application spins on its CQs (and drives the
-  // engine itself), and the thread naps, from app_quiet_ns doubling up to
+  // app_quiet_ns it counts the application's calls: at least kActiveCalls
+  // means the application keeps calling (and drives the engine itself),
+  // and the thread naps, from app_quiet_ns doubling up to
   // app_nap_max_ns, so that the application keeps its core. Otherwise it
   // runs iterations, polling for progress_spin_ns after the last one with
   // work and then with run()'s backoff: the passive side (a WRITE or READ
@@ -213,21 +210,21 @@ class Engine {
   // wait for the application to poll.
   void run_progress(const std::atomic<bool>& stop) {
     mailbox_.open();
-    std::uint64_t seen = app_spins_.load(std::memory_order_relaxed);
+    std::uint64_t seen = app_calls_.load(std::memory_order_relaxed);
     TimeNs window = clock_.now();
     TimeNs nap = cfg_.app_quiet_ns;
     TimeNs last_work = window;
-    bool app_spins = false;
+    bool app_active = false;
     while (!stop.load(std::memory_order_acquire)) {
       const TimeNs t = clock_.now();
       if (t - window >= cfg_.app_quiet_ns) {
-        const std::uint64_t spins = app_spins_.load(std::memory_order_relaxed);
-        app_spins = spins - seen >= kSpinningPolls;
-        seen = spins;
+        const std::uint64_t calls = app_calls_.load(std::memory_order_relaxed);
+        app_active = calls - seen >= kActiveCalls;
+        seen = calls;
         window = t;
-        if (!app_spins) nap = cfg_.app_quiet_ns;
+        if (!app_active) nap = cfg_.app_quiet_ns;
       }
-      if (app_spins) {
+      if (app_active) {
         ++ctr_.app_quiet_sleeps;
         sleeper_.sleep(nap);
         nap = std::min(nap * 2, cfg_.app_nap_max_ns);
@@ -258,9 +255,10 @@ class Engine {
     owner_.release();
   }
 
-  // Empty polls within app_quiet_ns that mean the application spins (one
-  // that sleeps on completion events polls once or twice per completion).
-  static constexpr std::uint64_t kSpinningPolls = 16;
+  // Calls within app_quiet_ns that mean the application drives the engine
+  // (one that sleeps on completion events makes two or three per
+  // completion: a post, a poll or two).
+  static constexpr std::uint64_t kActiveCalls = 16;
 
   // Any thread: runs fn on the engine thread between two iterations and
   // returns after it ran (inline while run() is not running).
@@ -278,8 +276,8 @@ class Engine {
   Backoff backoff_;
   Mailbox mailbox_;
   EngineOwner owner_;
-  // Embedded mode: empty polls of the application (drive(true)).
-  alignas(64) std::atomic<std::uint64_t> app_spins_{0};
+  // Embedded mode: the application's calls (drive()).
+  alignas(64) std::atomic<std::uint64_t> app_calls_{0};
   std::vector<VnicT*> vnics_;
   std::size_t first_ = 0;
   TimeNs now_ = 0;

@@ -260,8 +260,8 @@ struct CountingNanoSleeper {
 TEST(Engine_Drive, RunsOneIterationWhenFree) {
   VirtualClock clock;
   Engine<SimPortIo, VirtualClock> e(EngineConfig{}, clock);
-  e.drive(false);
-  e.drive(true);
+  e.drive();
+  e.drive();
   EXPECT_EQ(e.counters().iterations, 2u);
 }
 
@@ -285,7 +285,7 @@ TEST(Engine_Drive, SkipsWhileTheProgressThreadOwnsTheEngine) {
   std::uint64_t before = 0;
   // Read under the owner's iteration: the counter does not move.
   before = e.counters().iterations;
-  EXPECT_EQ(e.drive(false), 0u);
+  EXPECT_EQ(e.drive(), 0u);
   EXPECT_EQ(e.counters().iterations, before);
   release = true;
   control.join();
@@ -293,7 +293,7 @@ TEST(Engine_Drive, SkipsWhileTheProgressThreadOwnsTheEngine) {
   progress.join();
 }
 
-TEST(Engine_RunProgress, NapsWhileTheApplicationSpinsAndServesCalls) {
+TEST(Engine_RunProgress, NapsWhileTheApplicationDrivesAndServesCalls) {
   SteadyClock clock;
   std::atomic<std::uint64_t> sleeps{0};
   EngineConfig cfg;
@@ -301,7 +301,7 @@ TEST(Engine_RunProgress, NapsWhileTheApplicationSpinsAndServesCalls) {
   Engine<SimPortIo, SteadyClock, CountingNanoSleeper> e(cfg, clock, CountingNanoSleeper{&sleeps});
   std::atomic<bool> stop{false};
   std::thread progress([&] { e.run_progress(stop); });
-  // The application spins on an empty CQ for 50 ms, and a control call
+  // The application polls for 50 ms, and a control call
   // meanwhile is served (by the application's iterations or the thread's).
   std::atomic<bool> called{false};
   std::thread control([&] {
@@ -309,7 +309,7 @@ TEST(Engine_RunProgress, NapsWhileTheApplicationSpinsAndServesCalls) {
     e.call([&] { called = true; });
   });
   const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(50);
-  while (std::chrono::steady_clock::now() < end) e.drive(true);
+  while (std::chrono::steady_clock::now() < end) e.drive();
   control.join();
   stop = true;
   progress.join();
@@ -326,9 +326,10 @@ TEST(Engine_RunProgress, RunsTheEngineWhileTheApplicationDoesNotPoll) {
   Engine<SimPortIo, SteadyClock, CountingNanoSleeper> e(cfg, clock, CountingNanoSleeper{&sleeps});
   std::atomic<bool> stop{false};
   std::thread progress([&] { e.run_progress(stop); });
-  // Posts only (drive(false)): the progress thread keeps running.
+  // A post every 20 us (an application that sleeps between messages):
+  // the progress thread keeps running.
   for (int i = 0; i < 1000; ++i) {
-    e.drive(false);
+    e.drive();
     std::this_thread::sleep_for(std::chrono::microseconds(20));
   }
   stop = true;
