@@ -157,10 +157,15 @@ def compare(lines, rows):
 
 
 def targets(comparison):
-    """Where each target stands: met true/false, or None without figures."""
+    """Where each target stands: met true/false, or None without figures.
+    Only for the modes that ran (every mode when none did): a run of one
+    mode (bench.sh --modes) says nothing about the other."""
     by = {(c["transport"], c["mode"], c["metric"]): c for c in comparison}
+    ran = {c["mode"] for c in comparison}
     out = []
     for t, mode, metric, kind, value, text in TARGETS:
+        if ran and mode not in ran:
+            continue
         c = by.get((t, mode, metric))
         met = None
         if c is not None and c["uroce"] is not None:
