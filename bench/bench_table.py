@@ -158,13 +158,14 @@ def compare(lines, rows):
 
 def targets(comparison):
     """Where each target stands: met true/false, or None without figures.
-    Only for the modes that ran (every mode when none did): a run of one
-    mode (bench.sh --modes) says nothing about the other."""
+    Only for the transports and modes that ran (all when none did): a run
+    of one mode or transport (bench.sh --modes, --transports) says nothing
+    about the others."""
     by = {(c["transport"], c["mode"], c["metric"]): c for c in comparison}
-    ran = {c["mode"] for c in comparison}
+    ran = {(c["transport"], c["mode"]) for c in comparison}
     out = []
     for t, mode, metric, kind, value, text in TARGETS:
-        if ran and mode not in ran:
+        if ran and (t, mode) not in ran:
             continue
         c = by.get((t, mode, metric))
         met = None

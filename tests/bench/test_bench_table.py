@@ -170,6 +170,10 @@ class Targets(unittest.TestCase):
         emb = [g["met"] for g in goals if g["mode"] == "embedded"]
         self.assertEqual(emb, [None] * 5)
 
+    def test_Targets_NoneForATransportWithoutTargetsAlone(self):
+        _, goals = run([perf("af_packet", "send_bw", mmsgps=0.5)])
+        self.assertEqual(goals, [])
+
     def test_Targets_NoStackPointsListsEveryGoal(self):
         self.assertEqual(len(bench_table.targets([])), 10)
 
