@@ -267,15 +267,23 @@ point_embedded() {
     # The client reaches A's perftest on PORT through the relay on CPORT;
     # uroce_pair starts B once the relay listens (after A's memif socket).
     uroce_next_port cport
-    uroce_bg relay --timeout "$limit" "$UROCE_TMP/relay-$tag.out" "$UROCE_TMP/relay-$tag.err" -- \
-      /usr/bin/python3 "$SOURCE_ROOT/scripts/lib/tcp_relay.py" "$cport" 127.0.0.1 "$port" \
+    uroce_bg relay --timeout "$limit" \
+      "$UROCE_TMP/relay-$tag.out" "$UROCE_TMP/relay-$tag.err" -- /usr/bin/python3 \
+      "$SOURCE_ROOT/scripts/lib/tcp_relay.py" "$cport" 127.0.0.1 "$port" \
       --timeout "$limit" --after "$UROCE_TMP/memif-$tag.sock"
   fi
-  local ca=$UROCE_TMP/cpu-$tag-a cb=$UROCE_TMP/cpu-$tag-b
-  local ea=(taskset -c 0 /usr/bin/time -o "$ca" -f "%e %U %S" "$UROCE_RUN" --embedded
-    --config "$emb_cfg_a" --lcore 0 --device "$(dev 02:00:00:bb:00:01 10.204.0.1 "$port_a" "$tag")" --)
-  local eb=(taskset -c 1 /usr/bin/time -o "$cb" -f "%e %U %S" "$UROCE_RUN" --embedded
-    --config "$emb_cfg_b" --lcore 1 --device "$(dev 02:00:00:bb:00:02 10.204.0.2 "$port_b" "$tag")" --)
+  local ca=$UROCE_TMP/cpu-$tag-a cb=$UROCE_TMP/cpu-$tag-b ta=() tb=()
+  # GNU time for the CPU figure; without it the figure stays empty.
+  if [ -x /usr/bin/time ]; then
+    ta=(/usr/bin/time -o "$ca" -f "%e %U %S") tb=(/usr/bin/time -o "$cb" -f "%e %U %S")
+  fi
+  local da db
+  da=$(dev 02:00:00:bb:00:01 10.204.0.1 "$port_a" "$tag")
+  db=$(dev 02:00:00:bb:00:02 10.204.0.2 "$port_b" "$tag")
+  local ea=(taskset -c 0 "${ta[@]}"
+    "$UROCE_RUN" --embedded --config "$emb_cfg_a" --lcore 0 --device "$da" --)
+  local eb=(taskset -c 1 "${tb[@]}"
+    "$UROCE_RUN" --embedded --config "$emb_cfg_b" --lcore 1 --device "$db" --)
   echo "  $transport embedded $name: taskset -c 0|1 uroce-run --embedded ... -- $prog $*" >&2
   uroce_pair "$name" "$limit" "$cport" "$ns_a" "$ns_b" -- \
     "${ea[@]}" "$prog" -d uroce0 -x 1 -F -p "$port" "$@" ::: \
