@@ -2,7 +2,8 @@
 """One JSON line from one perftest client run (bench/stack_bench.sh).
 
     perftest_json.py --transport T --point NAME --status RC [--why TEXT]
-                     [--cmd TEXT] [--cpu SIDE=PCT ...] [--meta K=V ...] OUTPUT
+                     [--mode daemon|embedded] [--cmd TEXT] [--cpu SIDE=PCT ...]
+                     [--perftest-cpu SIDE=PCT ...] [--meta K=V ...] OUTPUT
 
 perftest 4.5 prints, under a header line that contains "#bytes", one row per
 message size. Bandwidth tests: bytes, iterations, BW peak, BW average,
@@ -10,6 +11,10 @@ MsgRate[Mpps] (BW in Gb/sec with --report_gbits, else MB/sec). Latency
 tests: bytes, iterations, t_min, t_max, t_typical (the median), t_avg,
 t_stdev, 99% percentile, 99.9% percentile, all in usec. The line carries
 what the row says and no more: a run without a row is "ok": false.
+
+"mode" says where the engine ran: "daemon" (uroced, whose CPU use is
+--cpu) or "embedded" (inside the perftest processes, docs/embedded.md:
+there is no daemon, and --perftest-cpu gives the programs' own CPU use).
 """
 import argparse
 import json
@@ -62,6 +67,11 @@ def figures(head, cells):
     return None
 
 
+def cpu(pairs):
+    """{"a": 99.5, ...} from ["a=99.5", ...]; an empty figure (not measured) is left out."""
+    return {k: float(v) for k, v in (c.split("=", 1) for c in pairs) if v != ""}
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--transport", required=True)
@@ -69,12 +79,14 @@ def main(argv=None):
     ap.add_argument("--status", type=int, required=True)
     ap.add_argument("--why", default="")
     ap.add_argument("--cmd", default="")
+    ap.add_argument("--mode", choices=["daemon", "embedded"], default="daemon")
     ap.add_argument("--cpu", action="append", default=[])
+    ap.add_argument("--perftest-cpu", action="append", default=[])
     ap.add_argument("--meta", action="append", default=[])
     ap.add_argument("output")
     a = ap.parse_args(argv)
     line = {"bench": "uroce-perftest", "schema": 1, "transport": a.transport,
-            "point": a.point, "cmd": a.cmd, "ok": False}
+            "mode": a.mode, "point": a.point, "cmd": a.cmd, "ok": False}
     try:
         with open(a.output) as f:
             fig = parse(f.read())
@@ -86,7 +98,8 @@ def main(argv=None):
         line.update(fig)
     else:
         line["error"] = a.why or "no result row under a '#bytes' header"
-    line["daemon_cpu_pct"] = {k: float(v) for k, v in (c.split("=", 1) for c in a.cpu)}
+    line["daemon_cpu_pct"] = cpu(a.cpu)
+    line["perftest_cpu_pct"] = cpu(a.perftest_cpu)
     line["meta"] = dict(kv.split("=", 1) for kv in a.meta)
     print(json.dumps(line))
     return 0

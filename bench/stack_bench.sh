@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # uroce through unmodified perftest between two uroced daemons, one per side
-# of a link, for scripts/bench.sh (docs/performance.md). Writes one JSON line
-# per point (bench/perftest_json.py) into OUT_DIR.
+# of a link, or with each perftest running its own engine (--mode embedded),
+# for scripts/bench.sh (docs/performance.md). Writes one JSON line per point
+# (bench/perftest_json.py) into OUT_DIR.
 #
 #   bench/stack_bench.sh --build-dir DIR --transport memif|af_packet --out OUT_DIR
+#                        [--mode daemon|embedded]
 #                        [--duration S] [--lat-iters N] [--send-iters N]
 #                        [--poll auto|busy|backoff] [--events auto|on|off]
 #                        [--pin auto|on|off] [--points "write_bw send_bw ..."]
@@ -37,6 +39,20 @@
 # and --pin busy|backoff / on|off force one choice for every point.
 # The daemons' CPU use is the change of utime+stime in /proc/PID/stat over
 # each point's client run (set-up included), as % of one core.
+#
+# Embedded mode (docs/embedded.md): no daemons. Each side's perftest runs as
+# uroce-run --embedded --lcore 0 (A) / 1 (B) --device SPEC -- PERFTEST,
+# pinned with taskset to that core, without -e (the application's own polls
+# drive the engine; --poll, --events and --pin do not apply). Every point
+# starts two fresh engines (a fresh memif socket, A its server). Over memif
+# A's port comes up only when B's engine connects, and perftest's server
+# checks its port before it listens, while its client connects once and
+# gives up: the client connects through scripts/lib/tcp_relay.py, which
+# listens once A's memif socket does (B must not start before it: a memif
+# client does not retry) and waits for A's perftest. Over af_packet the link
+# is up from the start and the client connects directly. The CPU figure is
+# the perftest processes' own (engine included), utime+stime over their
+# lifetime (set-up and link wait included), as % of one core.
 # Needs root. Sources scripts/lib/uroce-env.sh, whose EXIT trap removes
 # everything started here.
 set -euo pipefail
@@ -46,6 +62,7 @@ SOURCE_ROOT=$(cd "$BENCH_DIR/.." && pwd)
 build=
 transport=
 out=
+mode=daemon
 duration=3
 lat_iters=20000
 send_iters=200000
@@ -58,6 +75,7 @@ while [ $# -gt 0 ]; do
     --build-dir) build=$2; shift 2 ;;
     --transport) transport=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
+    --mode) mode=$2; shift 2 ;;
     --duration) duration=$2; shift 2 ;;
     --lat-iters) lat_iters=$2; shift 2 ;;
     --poll) poll=$2; shift 2 ;;
@@ -72,6 +90,10 @@ if [ -z "$build" ] || [ -z "$transport" ] || [ -z "$out" ]; then
   echo "stack_bench.sh: --build-dir, --transport and --out are required" >&2
   exit 2
 fi
+case $mode in
+  daemon|embedded) ;;
+  *) echo "stack_bench.sh: unknown mode $mode (daemon or embedded)" >&2; exit 2 ;;
+esac
 # perftest's -D takes whole seconds.
 duration=$(awk -v d="$duration" 'BEGIN { d = int(d + 0.5); print (d < 1 ? 1 : d) }')
 
@@ -144,6 +166,8 @@ poll_for() {
 }
 # use_events POINT / use_pin POINT: the placement policy above.
 use_events() {
+  # Embedded: the application's polls drive the engine; -e would sleep them.
+  [ "$mode" = daemon ] || return 1
   case $events in
     on) [ "$1" != write_bw ] && [ "$1" != write_bw_q16 ] ;;
     off) false ;;
@@ -164,6 +188,10 @@ hz=$(getconf CLK_TCK)
 
 # point NAME PROGRAM ARGS...: one perftest pair; appends its JSON line.
 point() {
+  if [ "$mode" = embedded ]; then
+    point_embedded "$@"
+    return
+  fi
   local name=$1 prog=$2
   shift 2
   local port st=0 limit ta=() tb=() ev=()
@@ -188,6 +216,95 @@ point() {
     "$UROCE_CLI_OUT" >>"$out/stack-$transport.json" || true
 }
 
+# Embedded mode: the engines' EAL file prefixes (one per side, every point
+# reuses them once the last has gone) and the launchers' run directories.
+emb_seq=0
+emb_prefix_a=uroce_${UROCE_TAG}_ea_$UROCE_ID
+emb_prefix_b=uroce_${UROCE_TAG}_eb_$UROCE_ID
+emb_cfg_a=$UROCE_TMP/engine-a.toml
+emb_cfg_b=$UROCE_TMP/engine-b.toml
+
+# What a killed launcher (uroce-embedded) or engine could not remove: the
+# /dev/infiniband nodes its sysfs tree names and the EAL runtime
+# directories. Prints what it removed.
+embedded_leftovers() {
+  local n node
+  for n in "$UROCE_TMP"/embedded/uroce-embedded.*/sysfs/class/infiniband_verbs/uverbs*; do
+    [ -e "$n" ] || continue
+    node=/dev/infiniband/${n##*/}
+    # Only our kind of node (c 1:7), as uroce-env.sh's cleanup.
+    if [ -c "$node" ] && [ "$(stat -c '%t:%T' "$node")" = "1:7" ]; then
+      echo "stack_bench.sh: removing $node left by a killed engine" >&2
+      rm -f "$node"
+    fi
+  done
+  for n in "$UROCE_TMP"/embedded/uroce-embedded.* /var/run/dpdk/"$emb_prefix_a" \
+    /var/run/dpdk/"$emb_prefix_b"; do
+    [ -e "$n" ] || continue
+    echo "stack_bench.sh: removing $n left by a killed engine" >&2
+    rm -rf "$n"
+  done
+}
+
+# cpu_pct FILE: utime+stime over the elapsed time, in % of one core, from
+# /usr/bin/time's "%e %U %S" (its last line; empty when it never ran).
+cpu_pct() {
+  [ -s "$1" ] || return 0
+  tail -n 1 "$1" | awk '$1 > 0 { printf "%.1f", 100 * ($2 + $3) / $1 }'
+}
+
+# point_embedded NAME PROGRAM ARGS...: point's embedded-mode twin.
+point_embedded() {
+  local name=$1 prog=$2
+  shift 2
+  local port cport st=0 limit relay='' tag
+  limit=$((duration * 4 + 30))
+  emb_seq=$((emb_seq + 1))
+  tag=e$emb_seq
+  uroce_next_port port
+  cport=$port
+  if [ "$transport" = memif ]; then
+    # The client reaches A's perftest on PORT through the relay on CPORT;
+    # uroce_pair starts B once the relay listens (after A's memif socket).
+    uroce_next_port cport
+    uroce_bg relay --timeout "$limit" \
+      "$UROCE_TMP/relay-$tag.out" "$UROCE_TMP/relay-$tag.err" -- /usr/bin/python3 \
+      "$SOURCE_ROOT/scripts/lib/tcp_relay.py" "$cport" 127.0.0.1 "$port" \
+      --timeout "$limit" --after "$UROCE_TMP/memif-$tag.sock"
+  fi
+  local ca=$UROCE_TMP/cpu-$tag-a cb=$UROCE_TMP/cpu-$tag-b ta=() tb=()
+  # GNU time for the CPU figure; without it the figure stays empty.
+  if [ -x /usr/bin/time ]; then
+    ta=(/usr/bin/time -o "$ca" -f "%e %U %S") tb=(/usr/bin/time -o "$cb" -f "%e %U %S")
+  fi
+  local da db
+  da=$(dev 02:00:00:bb:00:01 10.204.0.1 "$port_a" "$tag")
+  db=$(dev 02:00:00:bb:00:02 10.204.0.2 "$port_b" "$tag")
+  local ea=(taskset -c 0 "${ta[@]}"
+    "$UROCE_RUN" --embedded --config "$emb_cfg_a" --lcore 0 --device "$da" --)
+  local eb=(taskset -c 1 "${tb[@]}"
+    "$UROCE_RUN" --embedded --config "$emb_cfg_b" --lcore 1 --device "$db" --)
+  echo "  $transport embedded $name: taskset -c 0|1 uroce-run --embedded ... -- $prog $*" >&2
+  uroce_pair "$name" "$limit" "$cport" "$ns_a" "$ns_b" -- \
+    "${ea[@]}" "$prog" -d uroce0 -x 1 -F -p "$port" "$@" ::: \
+    "${eb[@]}" "$prog" -d uroce0 -x 1 -F -p "$cport" "$@" "$server_ip" ||
+    st=1
+  if [ -n "$relay" ]; then
+    uroce_kill_group KILL "$relay"
+    uroce_wait "$relay" UROCE_IGNORED_RC
+    if [ "$st" != 0 ] && [ -s "$UROCE_TMP/relay-$tag.err" ]; then
+      UROCE_WHY="$UROCE_WHY; $(tail -n 1 "$UROCE_TMP/relay-$tag.err")"
+    fi
+  fi
+  embedded_leftovers
+  [ "$st" = 0 ] || echo "stack_bench.sh: $transport embedded $name failed: $UROCE_WHY" >&2
+  /usr/bin/python3 "$BENCH_DIR/perftest_json.py" --transport "$transport" --mode embedded \
+    --point "$name" --status "$st" --why "${UROCE_WHY:-}" --cmd "$prog $*" \
+    --perftest-cpu "a=$(cpu_pct "$ca")" --perftest-cpu "b=$(cpu_pct "$cb")" \
+    --meta "events=0" --meta "pinned=1" --meta "relay=$([ -n "$relay" ] && echo 1 || echo 0)" \
+    "$UROCE_CLI_OUT" >>"$out/stack-$transport-embedded.json" || true
+}
+
 run_point() {
   local p=$1
   case $p in
@@ -206,13 +323,24 @@ run_point() {
   esac
 }
 
-for mode in backoff busy; do
+if [ "$mode" = embedded ]; then
+  # The launchers' run directories go here, where embedded_leftovers looks.
+  export TMPDIR=$UROCE_TMP/embedded
+  mkdir -p "$TMPDIR"
+  # A known EAL prefix per side, for embedded_leftovers.
+  printf '[eal]\nfile_prefix = "%s"\n' "$emb_prefix_a" >"$emb_cfg_a"
+  printf '[eal]\nfile_prefix = "%s"\n' "$emb_prefix_b" >"$emb_cfg_b"
+  uroce_at_exit embedded_leftovers
+  for p in $points; do run_point "$p"; done
+  exit "$rc"
+fi
+for set_poll in backoff busy; do
   todo=()
   for p in $points; do
-    [ "$(poll_for "$p")" = "$mode" ] && todo+=("$p")
+    [ "$(poll_for "$p")" = "$set_poll" ] && todo+=("$p")
   done
   [ ${#todo[@]} -gt 0 ] || continue
-  start_set "$mode"
+  start_set "$set_poll"
   for p in "${todo[@]}"; do run_point "$p"; done
   stop_set
 done

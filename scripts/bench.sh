@@ -6,34 +6,40 @@
 # the receiver) and ping-ponged (RTT median and p99), over net_ring (one
 # process), net_memif (two processes) and net_af_packet (two processes in
 # two network namespaces joined by a veth).
-# Stack: two uroced daemons (one lcore each) joined by the same kind of link
-# (memif, af_packet) and UNMODIFIED perftest through uroce-run
-# (bench/stack_bench.sh): ib_write_bw 64 KiB (Gb/s), ib_send_bw 64 B
-# (M msg/s), ib_send_lat and ib_read_lat 2 B (median, p99), ib_write_bw
-# -q 16, and the daemons' CPU use per point.
+# Stack: UNMODIFIED perftest through uroce-run over the same kind of link
+# (memif, af_packet) (bench/stack_bench.sh): ib_write_bw 64 KiB (Gb/s),
+# ib_send_bw 64 B (M msg/s), ib_send_lat and ib_read_lat 2 B (median, p99),
+# ib_write_bw -q 16, in each of --modes: daemon (two uroced daemons, one
+# lcore each; the daemons' CPU use per point) and embedded (no daemon: each
+# perftest runs its own engine, docs/embedded.md; the perftest processes'
+# CPU use per point).
 #
 #   scripts/bench.sh [--build-dir DIR] [--duration S] [--warmup S]
 #                    [--sizes "64 4096"] [--transports "ring memif af_packet"]
 #                    [--json FILE] [--no-build]
-#                    [--stack | --no-stack] [--no-raw] [--poll auto|busy|backoff]
+#                    [--stack | --no-stack] [--no-raw] [--modes "daemon embedded"]
+#                    [--poll auto|busy|backoff]
 #                    [--lat-iters N] [--send-iters N]
 #                    [--events auto|on|off] [--pin auto|on|off]
 #
 #   --no-stack / --stack   skip / run the stack points (default: run them on
 #                          memif and af_packet when listed in --transports)
 #   --no-raw               skip the raw baseline (no ratios then)
+#   --modes                the stack's modes, each a stack_bench.sh run per
+#                          transport: daemon, embedded (default both)
 #   --poll                 the daemons' polling: auto (default), busy, backoff
-#   --events, --pin        perftest's -e and taskset placement
+#   --events, --pin        perftest's -e and taskset placement in daemon mode
 #                          (bench/stack_bench.sh; default auto)
 #
-# Prints the raw table, then the comparison table (raw, uroce, ratio,
-# daemons' CPU %) with the issue-5 targets and where each stands; writes
+# Prints the raw table, then the comparison table (per transport and mode:
+# raw, uroce, ratio, CPU %) with issue 17's targets for each mode and where
+# each stands, then embedded/daemon per metric when both modes ran; writes
 # the merged JSON (default DIR/bench.json). Needs root (EAL, network
 # namespaces, /dev/infiniband nodes). Raw points take about warmup +
 # duration + 1 s each (about a minute in all); the stack takes about 1-2
-# minutes per transport. Examples:
+# minutes per transport and mode. Examples:
 #   scripts/bench.sh --build-dir build-bench
-#   scripts/bench.sh --transports memif --no-raw --duration 2
+#   scripts/bench.sh --transports memif --no-raw --duration 2 --modes embedded
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -46,6 +52,7 @@ json_out=
 do_build=1
 do_stack=1
 do_raw=1
+modes="daemon embedded"
 poll=auto
 lat_iters=20000
 send_iters=200000
@@ -64,6 +71,7 @@ while [ $# -gt 0 ]; do
     --stack) do_stack=1; shift ;;
     --no-stack) do_stack=0; shift ;;
     --no-raw) do_raw=0; shift ;;
+    --modes) modes=$2; shift 2 ;;
     --poll) poll=$2; shift 2 ;;
     --lat-iters) lat_iters=$2; shift 2 ;;
     --send-iters) send_iters=$2; shift 2 ;;
@@ -74,6 +82,12 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ -n "$json_out" ] || json_out=$build_dir/bench.json
+for m in $modes; do
+  case "$m" in
+    daemon|embedded) ;;
+    *) echo "bench.sh: unknown mode $m (daemon, embedded)" >&2; exit 2 ;;
+  esac
+done
 [ "$(id -u)" = 0 ] || { echo "bench.sh: needs root (DPDK EAL, network namespaces)" >&2; exit 1; }
 
 if [ "$do_build" = 1 ]; then
@@ -81,7 +95,8 @@ if [ "$do_build" = 1 ]; then
   ninja -C "$build_dir" -j2 bench/uroce-raw-bench >/dev/null
   if [ "$do_stack" = 1 ]; then
     ninja -C "$build_dir" -j2 apps/uroced/uroced apps/uroce-ctl/uroce-ctl \
-      verbs-provider/liburoce-rdmav34.so verbs-provider/liburoce-preload.so >/dev/null
+      verbs-provider/liburoce-rdmav34.so verbs-provider/liburoce-preload.so \
+      apps/uroced/liburoce-engine.so apps/uroced/uroce-embedded >/dev/null
   fi
 fi
 bin=$build_dir/bench/uroce-raw-bench
@@ -210,11 +225,13 @@ if [ "$do_stack" = 1 ]; then
   for t in $transports; do
     case "$t" in
       memif|af_packet)
-        echo "$t: uroce through perftest ..." >&2
-        bench/stack_bench.sh --build-dir "$build_dir" --transport "$t" --out "$work" \
-          --duration "$duration" --lat-iters "$lat_iters" --send-iters "$send_iters" \
-          --poll "$poll" --events "$events" --pin "$pin" ||
-          echo "bench.sh: the $t stack run reported a failure (see above)" >&2
+        for m in $modes; do
+          echo "$t: uroce ($m mode) through perftest ..." >&2
+          bench/stack_bench.sh --build-dir "$build_dir" --transport "$t" --mode "$m" \
+            --out "$work" --duration "$duration" --lat-iters "$lat_iters" \
+            --send-iters "$send_iters" --poll "$poll" --events "$events" --pin "$pin" ||
+            echo "bench.sh: the $t $m-mode stack run reported a failure (see above)" >&2
+        done
         ;;
     esac
   done
@@ -228,5 +245,6 @@ shopt -s nullglob
   --meta "duration_s=$duration" --meta "warmup_s=$warmup" --meta "burst=32" \
   --meta "kernel=$(uname -r)" --meta "poll=$poll" --meta "events=$events" \
   --meta "pin=$pin" --meta "lat_iters=$lat_iters" --meta "send_iters=$send_iters" \
+  --meta "modes=$modes" \
   "$work"/*.json
 echo "JSON: $json_out" >&2

@@ -14,6 +14,7 @@
 #   uroce_netns_add NS, uroce_veth_dpdk ..., uroce_veth_ip ...
 #   uroce_bg VAR [--netns NS] [--timeout SECS] [--pdeathsig SIG] OUT ERR -- CMD...
 #   uroce_wait PID VAR, uroce_kill_group SIG PGID, uroce_next_port VAR
+#   uroce_at_exit CMD...        runs CMD in the EXIT trap, once every process is gone
 #
 # Everything created is recorded and removed by the EXIT trap, whatever
 # path the script leaves by (error, signal, Meson's timeout): processes
@@ -38,6 +39,7 @@ UROCE_DAEMONS=()
 declare -gA _UROCE_LIVE=()
 _UROCE_NETNS=()
 _UROCE_PORT_NEXT=
+_UROCE_AT_EXIT=()
 
 uroce_err() { echo "$*" >&2; }
 
@@ -378,6 +380,14 @@ _uroce_daemon_leftovers() {
   rm -rf "/var/run/dpdk/${UROCE_DAEMON_PREFIX[$name]}"
 }
 
+# uroce_at_exit CMD...: for what only the script knows it created (e.g. the
+# leftovers of a program that ran its own engine and was killed): the EXIT
+# trap runs CMD (word-split) after the processes are stopped, before the
+# temp dir goes.
+uroce_at_exit() {
+  _UROCE_AT_EXIT+=("$*")
+}
+
 # ---- network namespaces ----------------------------------------------------
 
 uroce_netns_add() {
@@ -464,6 +474,10 @@ _uroce_on_exit() {
   fi
   for name in "${UROCE_DAEMONS[@]}"; do
     _uroce_daemon_leftovers "$name"
+  done
+  local hook
+  for hook in "${_UROCE_AT_EXIT[@]}"; do
+    $hook
   done
   for ns in "${_UROCE_NETNS[@]}"; do
     local pids

@@ -25,9 +25,14 @@ def raw(transport, size, mpps, payload_gbps, rtt_med, rtt_p99, ok=True):
     ]
 
 
-def perf(transport, point, ok=True, **fig):
+def perf(transport, point, ok=True, mode=None, **fig):
     line = {"bench": "uroce-perftest", "transport": transport, "point": point,
             "ok": ok, "cmd": "ib_x", "daemon_cpu_pct": {"a": 99.0, "b": 50.0}}
+    if mode is not None:
+        line["mode"] = mode
+        if mode == "embedded":
+            line["daemon_cpu_pct"] = {}
+            line["perftest_cpu_pct"] = {"a": 100.0, "b": 100.0}
     line.update(fig)
     if not ok:
         line["error"] = "client hung"
@@ -44,10 +49,27 @@ def sample():
     return lines
 
 
+def embedded():
+    """Embedded-mode points beside sample()'s daemon ones (which carry no mode)."""
+    return [perf("memif", "write_bw", mode="embedded", gbps=18.0),
+            perf("memif", "send_bw", mode="embedded", mmsgps=5.0),
+            perf("memif", "send_lat", mode="embedded", lat_median_us=1.2, lat_p99_us=1.6),
+            perf("memif", "read_lat", mode="embedded", lat_median_us=3.6, lat_p99_us=5.0)]
+
+
 def run(lines):
     rows = bench_table.merge([l for l in lines if l["bench"] != "uroce-perftest"])
     comp = bench_table.compare(lines, rows)
-    return {(c["transport"], c["metric"]): c for c in comp}, bench_table.targets(comp)
+    return ({(c["transport"], c["metric"]): c for c in comp if c["mode"] == "daemon"},
+            bench_table.targets(comp))
+
+
+def run_modes(lines):
+    rows = bench_table.merge([l for l in lines if l["bench"] != "uroce-perftest"])
+    comp = bench_table.compare(lines, rows)
+    goals = {(g["mode"], g["metric"]): g["met"] for g in bench_table.targets(comp)}
+    return ({(c["mode"], c["metric"]): c for c in comp}, goals,
+            {r["metric"]: r for r in bench_table.mode_ratios(comp)})
 
 
 class Compare(unittest.TestCase):
@@ -88,25 +110,89 @@ class Compare(unittest.TestCase):
         comp, _ = run(lines)
         self.assertIsNone(comp[("memif", "write_bw_64k_gbps")]["raw"])
 
+    def test_Compare_LineWithoutModeIsDaemon(self):
+        comp, _ = run(sample())
+        self.assertEqual(comp[("memif", "send_lat_2_median_us")]["mode"], "daemon")
+
+
+class Modes(unittest.TestCase):
+    def test_Modes_SameMetricKeptApartPerMode(self):
+        comp, _, _ = run_modes(sample() + embedded())
+        self.assertEqual(comp[("daemon", "send_bw_64_mmsgps")]["uroce"], 2.0)
+        self.assertEqual(comp[("embedded", "send_bw_64_mmsgps")]["uroce"], 5.0)
+        self.assertAlmostEqual(comp[("embedded", "send_bw_64_mmsgps")]["ratio"], 0.5)
+        self.assertEqual(comp[("embedded", "send_bw_64_mmsgps")]["perftest_cpu_pct"],
+                         {"a": 100.0, "b": 100.0})
+        self.assertEqual(comp[("embedded", "send_bw_64_mmsgps")]["daemon_cpu_pct"], {})
+
+    def test_Modes_EmbeddedOverDaemonRatio(self):
+        _, _, ratios = run_modes(sample() + embedded())
+        self.assertAlmostEqual(ratios["send_bw_64_mmsgps"]["embedded_over_daemon"], 2.5)
+        self.assertAlmostEqual(ratios["write_bw_64k_gbps"]["embedded_over_daemon"], 0.5)
+        # write_bw_q16 ran in daemon mode only: no ratio.
+        self.assertNotIn("write_bw_64k_q16_gbps", ratios)
+
+    def test_Modes_DaemonOnlyRunHasNoRatios(self):
+        _, _, ratios = run_modes(sample())
+        self.assertEqual(ratios, {})
+
+    def test_Modes_CpuCellNamesWhoseCpu(self):
+        comp, _, _ = run_modes(sample() + embedded())
+        self.assertEqual(bench_table.cpu_cell(comp[("daemon", "send_bw_64_mmsgps")]), "99/50")
+        self.assertEqual(bench_table.cpu_cell(comp[("embedded", "send_bw_64_mmsgps")]),
+                         "pt 100/100")
+
 
 class Targets(unittest.TestCase):
     def test_Targets_MetMissedAndNotMeasured(self):
         _, goals = run(sample())
-        by = {g["metric"]: g["met"] for g in goals}
+        by = {g["metric"]: g["met"] for g in goals if g["mode"] == "daemon"}
         self.assertIs(by["write_bw_64k_gbps"], True)      # 0.90 >= 0.85
         self.assertIs(by["send_lat_2_median_us"], True)   # 1.4 <= 0.5 + 1.0
+        self.assertIs(by["send_lat_2_p99_us"], True)      # 3.0 <= 3 x 1.0
+        self.assertIs(by["read_lat_2_median_us"], True)   # 2.0 <= 1.0 + 1.5
         self.assertIs(by["send_bw_64_mmsgps"], False)     # 2.0 < 4
         lines = [l for l in sample() if l.get("point") != "send_lat"]
         _, goals = run(lines)
-        by = {g["metric"]: g["met"] for g in goals}
+        by = {g["metric"]: g["met"] for g in goals if g["mode"] == "daemon"}
         self.assertIsNone(by["send_lat_2_median_us"])
+
+    def test_Targets_EveryGoalOnceForEachModeThatRan(self):
+        _, goals = run(sample() + embedded())
+        self.assertEqual(len(goals), 10)
+        self.assertEqual({g["mode"] for g in goals}, {"daemon", "embedded"})
+        _, goals = run(sample())
+        self.assertEqual(len(goals), 5)
+        self.assertEqual({g["mode"] for g in goals}, {"daemon"})
+        # A mode whose points all failed still ran: its goals stay, unmeasured.
+        failed = [perf("memif", "send_bw", ok=False, mode="embedded")]
+        _, goals = run(sample() + failed)
+        emb = [g["met"] for g in goals if g["mode"] == "embedded"]
+        self.assertEqual(emb, [None] * 5)
+
+    def test_Targets_NoneForATransportWithoutTargetsAlone(self):
+        _, goals = run([perf("af_packet", "send_bw", mmsgps=0.5)])
+        self.assertEqual(goals, [])
+
+    def test_Targets_NoStackPointsListsEveryGoal(self):
+        self.assertEqual(len(bench_table.targets([])), 10)
+
+    def test_Targets_EmbeddedJudgedOnItsOwnFigures(self):
+        _, goals, _ = run_modes(sample() + embedded())
+        self.assertIs(goals[("embedded", "send_lat_2_median_us")], True)  # 1.2 <= 1.5
+        self.assertIs(goals[("embedded", "send_lat_2_p99_us")], True)     # 1.6 <= 3 x 1.0
+        self.assertIs(goals[("embedded", "read_lat_2_median_us")], False)  # 3.6 > 2.5
+        self.assertIs(goals[("embedded", "send_bw_64_mmsgps")], True)     # 5.0 >= 4
+        self.assertIs(goals[("embedded", "write_bw_64k_gbps")], False)    # 0.45 < 0.85
+        self.assertIs(goals[("daemon", "send_bw_64_mmsgps")], False)
 
     def test_Targets_LatencyJustOverTheBarIsMissed(self):
         lines = raw("memif", 64, 10.0, 5.0, 1.0, 2.0)
-        lines.append(perf("memif", "send_lat", lat_median_us=1.51, lat_p99_us=3.0))
+        lines.append(perf("memif", "send_lat", lat_median_us=1.51, lat_p99_us=3.01))
         _, goals = run(lines)
-        by = {g["metric"]: g["met"] for g in goals}
+        by = {g["metric"]: g["met"] for g in goals if g["mode"] == "daemon"}
         self.assertIs(by["send_lat_2_median_us"], False)
+        self.assertIs(by["send_lat_2_p99_us"], False)
 
 
 class Main(unittest.TestCase):
@@ -114,19 +200,25 @@ class Main(unittest.TestCase):
         with tempfile.TemporaryDirectory() as d:
             src = os.path.join(d, "in.json")
             with open(src, "w") as f:
-                for l in sample():
+                for l in sample() + embedded():
                     f.write(json.dumps(l) + "\n")
             out = os.path.join(d, "out.json")
             p = subprocess.run([sys.executable, bench_table.__file__, "--out", out,
                                 "--meta", "k=v", src], capture_output=True, text=True)
             self.assertEqual(p.returncode, 1)  # write_bw_q16 failed
-            self.assertIn("FAILED: memif/write_bw_64k_q16_gbps/uroce: client hung", p.stderr)
-            self.assertIn("target memif send_bw_64_mmsgps >= 4 M msg/s: MISSED", p.stdout)
+            self.assertIn("FAILED: memif/daemon/write_bw_64k_q16_gbps/uroce: client hung",
+                          p.stderr)
+            self.assertIn("target memif daemon send_bw_64_mmsgps >= 4 M msg/s: MISSED",
+                          p.stdout)
+            self.assertIn("target memif embedded send_bw_64_mmsgps >= 4 M msg/s: MET",
+                          p.stdout)
+            self.assertIn("embedded/daemon", p.stdout)
             with open(out) as f:
                 doc = json.load(f)
             self.assertEqual(doc["meta"], {"k": "v"})
-            self.assertEqual(len(doc["comparison"]), 7)
-            self.assertEqual(len(doc["targets"]), 3)
+            self.assertEqual(len(doc["comparison"]), 13)
+            self.assertEqual(len(doc["targets"]), 10)
+            self.assertEqual(len(doc["modes"]), 6)
 
 
 if __name__ == "__main__":

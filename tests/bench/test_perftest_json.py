@@ -48,7 +48,7 @@ class Parse(unittest.TestCase):
 
 
 class Main(unittest.TestCase):
-    def line(self, text, status):
+    def line(self, text, status, extra=("--cpu", "a=99.5")):
         with tempfile.NamedTemporaryFile("w", suffix=".out") as f:
             f.write(text)
             f.flush()
@@ -56,7 +56,7 @@ class Main(unittest.TestCase):
             with redirect_stdout(buf):
                 perftest_json.main(["--transport", "memif", "--point", "send_lat",
                                     "--status", str(status), "--why", "exit 1",
-                                    "--cpu", "a=99.5", "--meta", "poll=busy", f.name])
+                                    *extra, "--meta", "poll=busy", f.name])
             return json.loads(buf.getvalue())
 
     def test_Main_OkLineCarriesFiguresCpuAndMeta(self):
@@ -66,6 +66,16 @@ class Main(unittest.TestCase):
         self.assertEqual(l["lat_median_us"], 14.21)
         self.assertEqual(l["daemon_cpu_pct"], {"a": 99.5})
         self.assertEqual(l["meta"], {"poll": "busy"})
+        self.assertEqual(l["mode"], "daemon")
+        self.assertEqual(l["perftest_cpu_pct"], {})
+
+    def test_Main_EmbeddedLineHasModeAndPerftestCpu(self):
+        l = self.line(LAT, 0, ("--mode", "embedded", "--perftest-cpu", "a=97.0",
+                               "--perftest-cpu", "b="))
+        self.assertEqual(l["mode"], "embedded")
+        self.assertEqual(l["daemon_cpu_pct"], {})
+        # An empty figure (not measured) is left out, not made 0.
+        self.assertEqual(l["perftest_cpu_pct"], {"a": 97.0})
 
     def test_Main_FailedRunIsNotOkEvenWithARow(self):
         l = self.line(LAT, 1)
