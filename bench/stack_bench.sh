@@ -9,6 +9,7 @@
 #                        [--duration S] [--lat-iters N] [--send-iters N]
 #                        [--poll auto|busy|backoff] [--events auto|on|off]
 #                        [--pin auto|on|off] [--points "write_bw send_bw ..."]
+#                        [--memif-zero-copy auto|on|off]
 #
 # Points (perftest flags in brackets; -F, -x 1, -d uroce0 everywhere):
 #   write_bw      ib_write_bw -s 65536 -D S --report_gbits
@@ -70,6 +71,7 @@ poll=auto
 events=auto
 pin=auto
 points="write_bw send_bw send_lat read_lat write_bw_q16"
+memif_zc=auto
 while [ $# -gt 0 ]; do
   case $1 in
     --build-dir) build=$2; shift 2 ;;
@@ -83,6 +85,7 @@ while [ $# -gt 0 ]; do
     --events) events=$2; shift 2 ;;
     --pin) pin=$2; shift 2 ;;
     --points) points=$2; shift 2 ;;
+    --memif-zero-copy) memif_zc=$2; shift 2 ;;
     *) echo "stack_bench.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -107,12 +110,26 @@ mkdir -p "$out"
 
 id=$((UROCE_ID % 1000000))
 ns_a=- ns_b=- server_ip=127.0.0.1
+# memif zero-copy on B, the memif client (the PMD offers it to clients
+# only): B's engine then hands its own mbufs, in hugepages of one file
+# segment, to the ring instead of copying each frame; auto: when 512 free
+# 2 MiB hugepages wait (echo 1024 > /proc/sys/vm/nr_hugepages).
+eal_b=''
+if [ "$memif_zc" = auto ]; then
+  memif_zc=off
+  free_huge=$(awk '/^HugePages_Free:/ { print $2 }' /proc/meminfo)
+  [ "${free_huge:-0}" -ge 512 ] && memif_zc=on
+fi
 case $transport in
   memif)
     # One socket per daemon pair (the set's tag is appended below).
     sock=$UROCE_TMP/memif
     port_a="net_memif0,role=server,socket=$sock-@.sock,socket-abstract=no,id=0,bsize=8192"
     port_b="net_memif0,role=client,socket=$sock-@.sock,socket-abstract=no,id=0,bsize=8192"
+    if [ "$memif_zc" = on ]; then
+      port_b+=",zero-copy=yes"
+      eal_b='["--no-pci", "--no-telemetry", "-m", "512", "--single-file-segments", "--in-memory"]'
+    fi
     ;;
   af_packet)
     ns_a=ubs_A_$id ns_b=ubs_B_$id
@@ -139,7 +156,9 @@ start_set() {
   # A first: a memif client does not retry a refused connection.
   uroce_daemon_start "$set_tag-a" --netns "$ns_a" --lcore 0 --poll "$set_tag" -- \
     --device "$(dev 02:00:00:bb:00:01 10.204.0.1 "$port_a" "$set_tag")"
-  uroce_daemon_start "$set_tag-b" --netns "$ns_b" --lcore 1 --poll "$set_tag" -- \
+  local eb=()
+  [ -n "$eal_b" ] && eb=(--eal-args "$eal_b")
+  uroce_daemon_start "$set_tag-b" --netns "$ns_b" --lcore 1 --poll "$set_tag" "${eb[@]}" -- \
     --device "$(dev 02:00:00:bb:00:02 10.204.0.2 "$port_b" "$set_tag")"
   pid_a=${UROCE_DAEMON_PID[$set_tag-a]} pid_b=${UROCE_DAEMON_PID[$set_tag-b]}
   ra=("$UROCE_RUN" --run-dir "${UROCE_DAEMON_RUN[$set_tag-a]}")
@@ -330,6 +349,7 @@ if [ "$mode" = embedded ]; then
   # A known EAL prefix per side, for embedded_leftovers.
   printf '[eal]\nfile_prefix = "%s"\n' "$emb_prefix_a" >"$emb_cfg_a"
   printf '[eal]\nfile_prefix = "%s"\n' "$emb_prefix_b" >"$emb_cfg_b"
+  [ -z "$eal_b" ] || printf 'args = %s\n' "$eal_b" >>"$emb_cfg_b"
   uroce_at_exit embedded_leftovers
   for p in $points; do run_point "$p"; done
   exit "$rc"

@@ -225,17 +225,20 @@ uroce_wait_listen() {
 # ---- daemons ---------------------------------------------------------------
 
 # uroce_daemon_start NAME [--netns NS] [--lcore N] [--poll busy|backoff]
-#                    [--ready-timeout SECS] [--] EXTRA-UROCED-ARGS...
-# Writes a config with a run dir and EAL file prefix of its own, starts
+#                    [--ready-timeout SECS] [--eal-args TOML-ARRAY] [--]
+#                    EXTRA-UROCED-ARGS...
+# Writes a config with a run dir and EAL file prefix of its own (and
+# eal.args, when given, e.g. '["--no-pci", "--in-memory"]'), starts
 # uroced and waits for its "uroced: ready" line. Devices come from the extra
 # arguments (--device SPEC...). Sets UROCE_DAEMON_RUN[NAME] etc.
 uroce_daemon_start() {
   local name=$1
   shift
-  local ns="-" lcore=1 poll=backoff ready=30
+  local ns="-" lcore=1 poll=backoff ready=30 eal_args=''
   while [ $# -gt 0 ]; do
     case $1 in
       --netns) ns=$2; shift 2 ;;
+      --eal-args) eal_args="args = $2"; shift 2 ;;
       --lcore) lcore=$2; shift 2 ;;
       --poll) poll=$2; shift 2 ;;
       --ready-timeout) ready=$2; shift 2 ;;
@@ -258,6 +261,7 @@ log_level = "${UROCE_LOG_LEVEL:-info}"
 [eal]
 lcore = $lcore
 file_prefix = "$prefix"
+$eal_args
 EOF
   UROCE_DAEMON_RUN[$name]=$run
   UROCE_DAEMON_LOG[$name]=$dir/uroced.log
