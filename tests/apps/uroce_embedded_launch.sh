@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# uroce-embedded (apps/uroced/embedded_launch.cpp), what a user sees:
+#   - refusals, each with its exact message and exit status 1 or 2, and
+#     nothing left behind;
+#   - a program run in embedded mode (ibv_devinfo on two ring devices in one
+#     process) sees both devices, its exit status comes back, and the run
+#     directory, the /dev/infiniband nodes and EAL's runtime directory go.
+#
+#   uroce_embedded_launch.sh BUILD_DIR
+set -uo pipefail
+build=$(realpath "$1")
+launch=$build/apps/uroced/uroce-embedded
+run=$build/verbs-provider/uroce-run
+if [ "$(id -u)" -ne 0 ]; then
+  echo "SKIP: needs root (mknod /dev/infiniband/uverbsN)"
+  exit 77
+fi
+if ! command -v ibv_devinfo >/dev/null; then
+  echo "SKIP: ibv_devinfo missing (apt-get install ibverbs-utils)"
+  exit 77
+fi
+work=$(mktemp -d /tmp/uroce_embedded_launch.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+export TMPDIR=$work
+failed=0
+check() {  # check NAME WANT-RC WANT-TEXT RC OUTPUT
+  if [ "$4" -eq "$2" ] && grep -qF -- "$3" <<<"$5"; then
+    echo "PASS: $1"
+  else
+    echo "FAIL: $1: exit $4 (want $2), output: $5"
+    failed=$((failed + 1))
+  fi
+}
+dev0="name=uroce0;mac=02:00:00:ee:00:01;ipv4=10.206.0.1;port=ring:p0"
+dev1="name=uroce1;mac=02:00:00:ee:00:02;ipv4=10.206.0.2;port=ring:p0"
+
+out=$("$launch" --device "$dev0" 2>&1); rc=$?
+check "no -- and no command" 2 "usage: uroce-embedded [uroced options] -- CMD" "$rc" "$out"
+out=$(UROCE_ENGINE_LIB=/x "$launch" --run-dir /tmp/x --device "$dev0" -- true 2>&1); rc=$?
+check "--run-dir refused" 1 "uroce-embedded: --run-dir: embedded mode makes its own run directory" "$rc" "$out"
+out=$(UROCE_ENGINE_LIB=/x "$launch" -- true 2>&1); rc=$?
+check "no device" 1 "uroce-embedded: device: no devices (add a [[device]] table or --device)" "$rc" "$out"
+out=$(env -u UROCE_ENGINE_LIB "$launch" --device "$dev0" --device "$dev1" -- true 2>&1); rc=$?
+check "no engine library" 1 "UROCE_ENGINE_LIB must name liburoce-engine.so by its absolute path" "$rc" "$out"
+out=$(UROCE_ENGINE_LIB=/x "$launch" --device "name=uroce0;mac=zz;ipv4=10.0.0.1;port=ring:p0" -- true 2>&1); rc=$?
+check "a bad device spec, as uroced says it" 1 "uroce-embedded: device[0].mac" "$rc" "$out"
+
+nodes_before=$(ls /dev/infiniband 2>/dev/null | sort)
+out=$("$run" --embedded --lcore 1 --device "$dev0" --device "$dev1" -- ibv_devinfo -l 2>&1); rc=$?
+check "ibv_devinfo -l lists both devices" 0 "2 HCAs found" "$rc" "$out"
+out=$("$run" --embedded --lcore 1 --device "$dev0" --device "$dev1" -- sh -c 'ibv_devinfo -d uroce1 >/dev/null && exit 7' 2>&1); rc=$?
+check "the program's exit status comes back" 7 "" "$rc" "$out"
+left=$(ls "$work")
+nodes_after=$(ls /dev/infiniband 2>/dev/null | sort)
+if [ -n "$left" ] || [ "$nodes_after" != "$nodes_before" ]; then
+  echo "FAIL: left behind: run dirs '$left'; /dev/infiniband was '$nodes_before', is '$nodes_after'"
+  failed=$((failed + 1))
+else
+  echo "PASS: no run directory or node left behind"
+fi
+echo "uroce_embedded_launch: $failed failed"
+[ "$failed" -eq 0 ]
