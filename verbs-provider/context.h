@@ -26,6 +26,7 @@
 #include "verbs-provider/ctl_client.h"
 #include "verbs-provider/death_watcher.h"
 #include "verbs-provider/driver_abi.h"
+#include "verbs-provider/embedded.h"
 #include "verbs-provider/mr_remap.h"
 #include "verbs-provider/object_registry.h"
 
@@ -47,11 +48,14 @@ struct ContextState {
   // The doorbell page: rung after every publish into a ring, so the engine
   // visits only rings with new work.
   shm::DoorbellRinger bells;
-  // Embedded mode (embedded.h): the in-process engine's progress call, run
-  // after a post and on an empty poll; null for a device of uroced.
-  void (*progress)() = nullptr;
+  // Embedded mode (embedded.h): the in-process engine's progress calls, run
+  // before a poll and after a post; null for a device of uroced.
+  EmbeddedProgress progress;
   void drive() const {
-    if (progress != nullptr) progress();
+    if (progress.poll != nullptr) progress.poll();
+  }
+  void drive_post() const {
+    if (progress.post != nullptr) progress.post();
   }
 
   bool dead() const { return ctl.dead(); }

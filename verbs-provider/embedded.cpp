@@ -52,7 +52,7 @@ int load_engine_locked(const char* path) {
 
 }  // namespace
 
-int embedded_connect(const char* device_dir, int* fd, ProgressFn* progress) {
+int embedded_connect(const char* device_dir, int* fd, EmbeddedProgress* progress) {
   char file[PATH_MAX];
   char config[PATH_MAX];
   char lib[PATH_MAX];
@@ -69,7 +69,8 @@ int embedded_connect(const char* device_dir, int* fd, ProgressFn* progress) {
     std::fprintf(stderr, "uroce: %s\n", error);
     return rc;
   }
-  *progress = ops->progress;
+  progress->poll = ops->progress;
+  progress->post = ops->progress_post;
   return 0;
 }
 

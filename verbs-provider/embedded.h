@@ -9,11 +9,16 @@ namespace uroce::provider {
 
 using ProgressFn = void (*)();
 
+struct EmbeddedProgress {
+  ProgressFn poll = nullptr;  // before a poll
+  ProgressFn post = nullptr;  // after a post
+};
+
 // `device_dir` is the device's sysfs directory (.../device). ENOENT when
 // the device is not in embedded mode (the caller connects to uroced);
 // otherwise 0 with *fd a connected control socket and *progress the
-// engine's progress call, or an errno (the reason also printed on stderr:
+// engine's progress calls, or an errno (the reason also printed on stderr:
 // libibverbs has no way to carry it).
-int embedded_connect(const char* device_dir, int* fd, ProgressFn* progress);
+int embedded_connect(const char* device_dir, int* fd, EmbeddedProgress* progress);
 
 }  // namespace uroce::provider

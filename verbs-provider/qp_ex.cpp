@@ -219,7 +219,7 @@ int wr_complete(ibv_qp_ex* ibqp) {
   qp->wr_need_target = false;
   pthread_spin_unlock(&qp->sq_lock);
   // Embedded mode: the new WQEs go out now, not at the next poll.
-  if (posted) qp->st->drive();
+  if (posted) qp->st->drive_post();
   return rc;
 }
 

@@ -146,7 +146,7 @@ int post_send(ibv_qp* ibqp, ibv_send_wr* wr, ibv_send_wr** bad_wr) noexcept {
   }
   pthread_spin_unlock(&qp->sq_lock);
   // Embedded mode: the new WQEs go out now, not at the next poll.
-  if (built != 0) qp->st->drive();
+  if (built != 0) qp->st->drive_post();
   if (rc != 0) *bad_wr = wr;
   return rc;
 }

@@ -202,18 +202,30 @@ struct ThreadLcore {
 thread_local ThreadLcore t_lcore;
 thread_local bool t_tried = false;
 
+// An application thread's first call registers it with EAL. Without an
+// lcore id (all taken) mempools work without their cache.
+void register_thread() {
+  if (t_tried) [[likely]]
+    return;
+  t_tried = true;
+  if (rte_lcore_id() == LCORE_ID_ANY) t_lcore.registered = rte_thread_register() == 0;
+}
+
 void progress() {
   EngineHost::EngineT* eng = g_engine.load(std::memory_order_acquire);
   if (eng == nullptr) return;
-  if (!t_tried) [[unlikely]] {
-    t_tried = true;
-    // Without an lcore id (all taken) mempools work without their cache.
-    if (rte_lcore_id() == LCORE_ID_ANY) t_lcore.registered = rte_thread_register() == 0;
-  }
+  register_thread();
   eng->drive();
 }
 
-constexpr ctl::EmbeddedOps kOps{ctl::kEmbeddedAbi, connect, progress};
+void progress_post() {
+  EngineHost::EngineT* eng = g_engine.load(std::memory_order_acquire);
+  if (eng == nullptr) return;
+  register_thread();
+  eng->drive_post();
+}
+
+constexpr ctl::EmbeddedOps kOps{ctl::kEmbeddedAbi, connect, progress, progress_post};
 
 void stop_engine() {
   std::lock_guard<std::mutex> lk(g_mu);
@@ -226,8 +238,9 @@ void stop_engine() {
   const engine::EngineRunCounters& c = e->host->engine().counters();
   spdlog::info(
       "engine: {} iterations ({} idle), progress thread {} sleeps ({} us) and {} naps while the "
-      "application spun",
-      c.iterations, c.idle_iterations, c.sleeps, c.slept_ns / kNsPerUs, c.app_quiet_sleeps);
+      "application drove, {} posts batched",
+      c.iterations, c.idle_iterations, c.sleeps, c.slept_ns / kNsPerUs, c.app_quiet_sleeps,
+      e->host->engine().posts_batched());
   e->host->stop_ports();
   e->server.reset();
   e->host.reset();

@@ -16,7 +16,7 @@
 namespace uroce::ctl {
 
 // Bumped on any change to EmbeddedOps; the provider refuses another.
-inline constexpr std::uint32_t kEmbeddedAbi = 1;
+inline constexpr std::uint32_t kEmbeddedAbi = 2;
 inline constexpr const char* kEmbeddedSymbol = "uroce_embedded_ops";
 inline constexpr const char* kEmbeddedConfigFile = "uroce_embedded";
 inline constexpr const char* kEmbeddedEngineFile = "uroce_engine";
@@ -30,8 +30,11 @@ struct EmbeddedOps {
   // `error` (`len` bytes, NUL-terminated) saying what to do.
   int (*connect)(const char* config_file, int* fd, char* error, std::size_t len);
   // One iteration of the engine unless another thread is running one
-  // (Engine::drive): after a post and before a poll.
+  // (Engine::drive), before a poll.
   void (*progress)();
+  // After a post: the same unless a post ran one less than 2 us ago
+  // (Engine::drive_post: a burst of posts goes out in one iteration).
+  void (*progress_post)();
 };
 
 // The symbol's type: extern "C" const EmbeddedOps* uroce_embedded_ops().

@@ -18,7 +18,8 @@
 //     TimeNs now() const;                        // last iteration's time
 //     const EngineRunCounters& counters() const;
 //     // Embedded mode (docs/embedded.md): several threads drive one engine.
-//     std::uint32_t drive();                     // an application thread
+//     std::uint32_t drive();                     // an application's poll
+//     std::uint32_t drive_post();                // an application's post
 //     void run_progress(const std::atomic<bool>& stop);  // the progress thread
 //   };
 //
@@ -92,6 +93,9 @@ struct EngineConfig {
   // Embedded mode: how long the progress thread keeps polling after its
   // last iteration with work before the backoff starts counting.
   TimeNs progress_spin_ns = 200 * kNsPerUs;
+  // Embedded mode: a post drives the engine only if no post did within
+  // this (drive_post).
+  TimeNs post_batch_ns = 2 * kNsPerUs;
 };
 
 struct EngineRunCounters {
@@ -199,6 +203,27 @@ class Engine {
     return work;
   }
 
+  // Embedded mode, a post: drive() unless a post drove the engine less than
+  // post_batch_ns ago. The WQEs of a burst of posts then go out together,
+  // at the application's next poll (or the next post after that), instead
+  // of one iteration each; the first post after a pause still drives at
+  // once, so a post that precedes a sleep (an application waiting on
+  // completion events) is not left waiting.
+  std::uint32_t drive_post() {
+    const TimeNs t = clock_.now();
+    if (t - last_post_drive_.load(std::memory_order_relaxed) < cfg_.post_batch_ns) {
+      app_calls_.store(app_calls_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+      posts_batched_.store(posts_batched_.load(std::memory_order_relaxed) + 1,
+                           std::memory_order_relaxed);
+      return 0;
+    }
+    last_post_drive_.store(t, std::memory_order_relaxed);
+    return drive();
+  }
+  // Posts that left their WQEs to a later iteration (approximate across
+  // application threads: no locked add).
+  std::uint64_t posts_batched() const { return posts_batched_.load(std::memory_order_relaxed); }
+
   // Embedded mode's progress thread, until `stop` reads true. Every
   // app_quiet_ns it counts the application's calls: at least kActiveCalls
   // means the application keeps calling (and drives the engine itself),
@@ -276,8 +301,11 @@ class Engine {
   Backoff backoff_;
   Mailbox mailbox_;
   EngineOwner owner_;
-  // Embedded mode: the application's calls (drive()).
+  // Embedded mode: the application's calls (drive(), drive_post()), the
+  // last post that drove the engine, the posts that did not.
   alignas(64) std::atomic<std::uint64_t> app_calls_{0};
+  std::atomic<TimeNs> last_post_drive_{0};
+  std::atomic<std::uint64_t> posts_batched_{0};
   std::vector<VnicT*> vnics_;
   std::size_t first_ = 0;
   TimeNs now_ = 0;

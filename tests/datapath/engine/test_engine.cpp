@@ -265,6 +265,24 @@ TEST(Engine_Drive, RunsOneIterationWhenFree) {
   EXPECT_EQ(e.counters().iterations, 2u);
 }
 
+TEST(Engine_DrivePost, APostWithinPostBatchNsOfTheLastDrivingPostWaits) {
+  VirtualClock clock(10 * kNsPerUs);
+  EngineConfig cfg;
+  Engine<SimPortIo, VirtualClock> e(cfg, clock);
+  e.drive_post();  // the first post after a pause: at once
+  EXPECT_EQ(e.counters().iterations, 1u);
+  clock.advance_by(cfg.post_batch_ns - 1);
+  e.drive_post();  // its WQEs wait for the next poll or a later post
+  EXPECT_EQ(e.counters().iterations, 1u);
+  EXPECT_EQ(e.posts_batched(), 1u);
+  e.drive();  // a poll always drives
+  EXPECT_EQ(e.counters().iterations, 2u);
+  clock.advance_by(1);
+  e.drive_post();  // post_batch_ns after the last driving post
+  EXPECT_EQ(e.counters().iterations, 3u);
+  EXPECT_EQ(e.posts_batched(), 1u);
+}
+
 TEST(Engine_Drive, SkipsWhileTheProgressThreadOwnsTheEngine) {
   SteadyClock clock;
   EngineConfig cfg;
@@ -272,6 +290,10 @@ TEST(Engine_Drive, SkipsWhileTheProgressThreadOwnsTheEngine) {
   Engine<SimPortIo, SteadyClock> e(cfg, clock);
   std::atomic<bool> stop{false};
   std::thread progress([&] { e.run_progress(stop); });
+  // Until the thread serves calls, call() runs closures inline.
+  for (std::uint64_t seen = 0; seen == 0;) {
+    e.call([&] { seen = e.counters().iterations; });
+  }
   // A closure runs inside the progress thread's iteration, which owns the
   // engine: a drive() meanwhile must not run one of its own.
   std::atomic<bool> inside{false}, release{false};
