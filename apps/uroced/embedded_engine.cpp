@@ -232,6 +232,11 @@ void stop_engine() {
   Embedded* e = g_state;
   if (e == nullptr) return;
   g_engine.store(nullptr, std::memory_order_release);
+  // uroce-ctl has no socket to reach this engine: what `uroce-ctl status`
+  // would say (device and port counters), at --log-level debug.
+  if (spdlog::should_log(spdlog::level::debug)) {
+    spdlog::debug("status at exit: {}", e->server->status(0));
+  }
   e->server->stop();
   e->stop.store(true, std::memory_order_release);
   e->progress.join();
