@@ -96,12 +96,7 @@ int run(int argc, char** argv) {
   SysfsTree tree(dir + "/sysfs");
   for (std::size_t i = 0; rc == 0 && i < cfg.devices.size(); ++i) {
     const DeviceConfig& d = cfg.devices[i];
-    SysfsDevice sd;
-    sd.ibdev = d.name;
-    sd.mac = d.mac;
-    sd.ipv4 = d.ipv4;
-    sd.ipv6 = d.ipv6;
-    sd.socket_path = dir + "/uroced.sock";
+    SysfsDevice sd = sysfs_device(d, dir + "/uroced.sock");
     sd.embedded_config = args_file;
     sd.engine_library = engine_lib;
     std::uint32_t n = 0;

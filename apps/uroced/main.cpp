@@ -135,12 +135,7 @@ int run(const DaemonConfig& cfg) {
   SysfsTree tree(cfg.sysfs_root());
   for (std::size_t i = 0; i < cfg.devices.size(); ++i) {
     const DeviceConfig& d = cfg.devices[i];
-    SysfsDevice sd;
-    sd.ibdev = d.name;
-    sd.mac = d.mac;
-    sd.ipv4 = d.ipv4;
-    sd.ipv6 = d.ipv6;
-    sd.socket_path = cfg.socket_path();
+    const SysfsDevice sd = sysfs_device(d, cfg.socket_path());
     std::uint32_t n = 0;
     if (int rc = tree.add(sd, &n, &err); rc != 0) return fail(d.name + ": " + err);
     host.set_uverbs(i, n);

@@ -16,6 +16,16 @@
 #include "datapath/port/gid_table.h"
 
 namespace uroce::daemon {
+
+SysfsDevice sysfs_device(const DeviceConfig& d, std::string socket) {
+  SysfsDevice sd;
+  sd.ibdev = d.name;
+  sd.mac = d.mac;
+  sd.ipv4 = d.ipv4;
+  sd.ipv6 = d.ipv6;
+  sd.socket_path = std::move(socket);
+  return sd;
+}
 namespace {
 
 namespace fs = std::filesystem;

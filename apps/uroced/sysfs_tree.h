@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/uroced/config.h"
 #include "datapath/wire/addr.h"
 
 namespace uroce::daemon {
@@ -49,6 +50,9 @@ struct SysfsDevice {
   std::string embedded_config;
   std::string engine_library;
 };
+
+// The tree's view of a configured device, its control socket at `socket`.
+SysfsDevice sysfs_device(const DeviceConfig& d, std::string socket);
 
 // "0200:00ff:fe00:0001": the EUI-64 of `mac` as sysfs node_guid shows it.
 std::string node_guid_text(const wire::MacAddr& mac);

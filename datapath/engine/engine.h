@@ -164,17 +164,7 @@ class Engine {
     sigaddset(&pipe_set, SIGPIPE);
     pthread_sigmask(SIG_BLOCK, &pipe_set, &old_set);
     mailbox_.open();
-    while (!stop.load(std::memory_order_acquire)) {
-      const std::uint32_t work = run_once();
-      if (cfg_.mode == PollMode::kBackoff) {
-        const TimeNs d = backoff_.after(work != 0);
-        if (d != 0) {
-          ++ctr_.sleeps;
-          ctr_.slept_ns += d;
-          sleeper_.sleep(d);
-        }
-      }
-    }
+    while (!stop.load(std::memory_order_acquire)) back_off(run_once());
     mailbox_.close();
     // A SIGPIPE raised meanwhile is pending on this thread; unblocking would
     // deliver it (default action: exit). Consume it first, unless it was
@@ -264,14 +254,7 @@ class Engine {
       // Spin through the gaps of an exchange (a READ or WRITE target whose
       // peer is a round trip away) before the backoff counts idle rounds.
       if (work == 0 && t - last_work < cfg_.progress_spin_ns) continue;
-      if (cfg_.mode == PollMode::kBackoff) {
-        const TimeNs d = backoff_.after(work != 0);
-        if (d != 0) {
-          ++ctr_.sleeps;
-          ctr_.slept_ns += d;
-          sleeper_.sleep(d);
-        }
-      }
+      back_off(work);
     }
     // close() serves a call that arrived meanwhile: as the owner.
     while (!owner_.try_take()) {
@@ -295,6 +278,17 @@ class Engine {
   Sleeper& sleeper() { return sleeper_; }
 
  private:
+  // Backoff mode: sleeps as the policy says after an iteration that did
+  // `work` (busy mode never sleeps).
+  void back_off(std::uint32_t work) {
+    if (cfg_.mode != PollMode::kBackoff) return;
+    const TimeNs d = backoff_.after(work != 0);
+    if (d == 0) return;
+    ++ctr_.sleeps;
+    ctr_.slept_ns += d;
+    sleeper_.sleep(d);
+  }
+
   EngineConfig cfg_;
   Clock& clock_;
   Sleeper sleeper_;

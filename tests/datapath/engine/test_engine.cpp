@@ -348,17 +348,20 @@ TEST(Engine_RunProgress, RunsTheEngineWhileTheApplicationDoesNotPoll) {
   Engine<SimPortIo, SteadyClock, CountingNanoSleeper> e(cfg, clock, CountingNanoSleeper{&sleeps});
   std::atomic<bool> stop{false};
   std::thread progress([&] { e.run_progress(stop); });
-  // A post every 20 us (an application that sleeps between messages):
-  // the progress thread keeps running.
-  for (int i = 0; i < 1000; ++i) {
+  // A call every 200 us (an application that sleeps between messages):
+  // the progress thread keeps running the engine. (A window of the thread's
+  // holds 16 calls only if the thread was descheduled for over 3 ms: a
+  // loaded machine may cost a nap or two, never most of the run.)
+  constexpr int kCalls = 100;
+  for (int i = 0; i < kCalls; ++i) {
     e.drive();
-    std::this_thread::sleep_for(std::chrono::microseconds(20));
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
   stop = true;
   progress.join();
-  EXPECT_EQ(e.counters().app_quiet_sleeps, 0u);
-  EXPECT_EQ(sleeps.load(), 0u);
-  EXPECT_GT(e.counters().iterations, 1000u);
+  EXPECT_LT(e.counters().app_quiet_sleeps, 5u);
+  EXPECT_EQ(sleeps.load(), e.counters().app_quiet_sleeps);
+  EXPECT_GT(e.counters().iterations, 100u * kCalls);
 }
 
 }  // namespace
