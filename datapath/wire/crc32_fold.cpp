@@ -1,0 +1,140 @@
+#include "datapath/wire/crc32_fold.h"
+
+#include <immintrin.h>
+#include <isa-l/crc.h>
+
+#include <array>
+#include <cstring>
+
+namespace uroce::wire {
+
+namespace {
+
+// The reflected polynomial, for the byte table of the tail.
+constexpr std::uint32_t kPolyReflected = 0xedb88320u;
+
+constexpr std::array<std::uint32_t, 256> make_table() {
+  std::array<std::uint32_t, 256> t{};
+  for (std::uint32_t i = 0; i < 256; ++i) {
+    std::uint32_t c = i;
+    for (int k = 0; k < 8; ++k) c = (c & 1) != 0 ? (c >> 1) ^ kPolyReflected : c >> 1;
+    t[i] = c;
+  }
+  return t;
+}
+constexpr std::array<std::uint32_t, 256> kTable = make_table();
+
+// Fewer than 16 bytes (the tail after the blocks, the pad): a table lookup
+// a byte costs less than a call into ISA-L. `raw` is the CRC register (the
+// zlib value inverted).
+std::uint32_t tail_raw(std::uint32_t raw, const std::uint8_t* p, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) raw = kTable[(raw ^ p[i]) & 0xff] ^ (raw >> 8);
+  return raw;
+}
+
+#define UROCE_CLMUL [[gnu::target("pclmul,avx"), gnu::always_inline]] inline
+
+// One 16-byte block of the source, stored to the destination too when kCopy.
+template <bool kCopy>
+UROCE_CLMUL __m128i load_block(std::uint8_t* dst, const std::uint8_t* src, std::size_t off) {
+  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + off));
+  if constexpr (kCopy) _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + off), v);
+  return v;
+}
+
+// x folded forward over the distance k stands for, plus the next block.
+UROCE_CLMUL __m128i fold(__m128i x, __m128i k, __m128i next) {
+  return _mm_xor_si128(_mm_xor_si128(_mm_clmulepi64_si128(x, k, 0x00),
+                                     _mm_clmulepi64_si128(x, k, 0x11)),
+                       next);
+}
+
+// Folds n bytes (n >= 16, a multiple of 16) into the CRC register `raw`,
+// storing them to dst too when kCopy. Four 128-bit accumulators fold 64
+// bytes a round (x^512 mod P, k1 and k2); they are then folded into one
+// (x^128 mod P, k3 and k4), which takes the remaining blocks; last, the
+// 128 bits are reduced to 64 (k5) and by Barrett reduction to the 32-bit
+// register. The constants are the bit-reflected ones of the paper.
+// Compiled for AVX so that the three-operand VEX forms spare the register
+// copies the two-operand SSE forms need.
+template <bool kCopy>
+[[gnu::target("pclmul,avx")]] std::uint32_t fold_blocks(std::uint32_t raw, std::uint8_t* dst,
+                                                        const std::uint8_t* src, std::size_t n) {
+  const __m128i k1k2 = _mm_set_epi64x(0x01c6e41596, 0x0154442bd4);
+  const __m128i k3k4 = _mm_set_epi64x(0x00ccaa009e, 0x01751997d0);
+  const __m128i k5k0 = _mm_set_epi64x(0, 0x0163cd6124);
+  const __m128i poly = _mm_set_epi64x(0x01f7011641, 0x01db710641);
+  std::size_t off = 0;
+  __m128i x1 =
+      _mm_xor_si128(load_block<kCopy>(dst, src, 0), _mm_cvtsi32_si128(static_cast<int>(raw)));
+  off = 16;
+  if (n >= 64) {
+    __m128i x2 = load_block<kCopy>(dst, src, 16);
+    __m128i x3 = load_block<kCopy>(dst, src, 32);
+    __m128i x4 = load_block<kCopy>(dst, src, 48);
+    for (off = 64; n - off >= 64; off += 64) {
+      x1 = fold(x1, k1k2, load_block<kCopy>(dst, src, off));
+      x2 = fold(x2, k1k2, load_block<kCopy>(dst, src, off + 16));
+      x3 = fold(x3, k1k2, load_block<kCopy>(dst, src, off + 32));
+      x4 = fold(x4, k1k2, load_block<kCopy>(dst, src, off + 48));
+    }
+    x1 = fold(x1, k3k4, x2);
+    x1 = fold(x1, k3k4, x3);
+    x1 = fold(x1, k3k4, x4);
+  }
+  for (; off < n; off += 16) x1 = fold(x1, k3k4, load_block<kCopy>(dst, src, off));
+
+  // 128 -> 64 bits.
+  const __m128i lo32 = _mm_setr_epi32(~0, 0, ~0, 0);
+  __m128i x2 = _mm_clmulepi64_si128(x1, k3k4, 0x10);
+  x1 = _mm_xor_si128(_mm_srli_si128(x1, 8), x2);
+  x2 = _mm_srli_si128(x1, 4);
+  x1 = _mm_xor_si128(_mm_clmulepi64_si128(_mm_and_si128(x1, lo32), k5k0, 0x00), x2);
+  // Barrett reduction to 32 bits.
+  x2 = _mm_clmulepi64_si128(_mm_and_si128(x1, lo32), poly, 0x10);
+  x2 = _mm_clmulepi64_si128(_mm_and_si128(x2, lo32), poly, 0x00);
+  x1 = _mm_xor_si128(x1, x2);
+  return static_cast<std::uint32_t>(_mm_extract_epi32(x1, 1));
+}
+
+bool detect() {
+  // Run during static initialisation, possibly before libgcc has filled in
+  // the CPU model that __builtin_cpu_supports reads.
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("avx");
+}
+
+const bool kAccelerated = detect();
+
+template <bool kCopy>
+std::uint32_t crc_any(std::uint32_t crc, std::uint8_t* dst, const std::uint8_t* src,
+                      std::size_t n) {
+  if (!kAccelerated) [[unlikely]] {
+    if constexpr (kCopy) std::memcpy(dst, src, n);
+    return n == 0 ? crc : crc32_gzip_refl(crc, src, n);
+  }
+  std::uint32_t raw = ~crc;
+  const std::size_t blocks = n & ~std::size_t{15};
+  if (blocks != 0) raw = fold_blocks<kCopy>(raw, dst, src, blocks);
+  const std::size_t rest = n - blocks;
+  if (rest != 0) {
+    if constexpr (kCopy) std::memcpy(dst + blocks, src + blocks, rest);
+    raw = tail_raw(raw, src + blocks, rest);
+  }
+  return ~raw;
+}
+
+}  // namespace
+
+std::uint32_t crc32_fold(std::uint32_t crc, const std::uint8_t* src, std::size_t n) {
+  return crc_any<false>(crc, nullptr, src, n);
+}
+
+std::uint32_t crc32_copy(std::uint32_t crc, std::uint8_t* dst, const std::uint8_t* src,
+                         std::size_t n) {
+  return crc_any<true>(crc, dst, src, n);
+}
+
+bool crc32_fold_accelerated() { return kAccelerated; }
+
+}  // namespace uroce::wire
