@@ -50,37 +50,52 @@ UROCE_CLMUL __m128i fold(__m128i x, __m128i k, __m128i next) {
 }
 
 // Folds n bytes (n >= 16, a multiple of 16) into the CRC register `raw`,
-// storing them to dst too when kCopy. Four 128-bit accumulators fold 64
-// bytes a round (x^512 mod P, k1 and k2); they are then folded into one
-// (x^128 mod P, k3 and k4), which takes the remaining blocks; last, the
-// 128 bits are reduced to 64 (k5) and by Barrett reduction to the 32-bit
-// register. The constants are the bit-reflected ones of the paper.
+// storing them to dst too when kCopy. From 128 bytes on, eight 128-bit
+// accumulators fold 128 bytes a round (k1 and k2 as the paper defines them,
+// for a distance of 1024 bits instead of its 512: x^1056 and x^992 mod P).
+// They are then folded into one (x^128 mod P, k3 and k4), which takes the
+// remaining blocks; last, the 128 bits are reduced to 64 (k5) and by
+// Barrett reduction to the 32-bit register. All constants are the
+// bit-reflected ones. Eight accumulators rather than the paper's four: the
+// loop's counter and branch are paid once per 128 bytes instead of 64.
 // Compiled for AVX so that the three-operand VEX forms spare the register
 // copies the two-operand SSE forms need.
 template <bool kCopy>
 [[gnu::target("pclmul,avx")]] std::uint32_t fold_blocks(std::uint32_t raw, std::uint8_t* dst,
                                                         const std::uint8_t* src, std::size_t n) {
-  const __m128i k1k2 = _mm_set_epi64x(0x01c6e41596, 0x0154442bd4);
+  const __m128i k1k2_8 = _mm_set_epi64x(0x014a7fe880, 0x01e88ef372);
   const __m128i k3k4 = _mm_set_epi64x(0x00ccaa009e, 0x01751997d0);
   const __m128i k5k0 = _mm_set_epi64x(0, 0x0163cd6124);
   const __m128i poly = _mm_set_epi64x(0x01f7011641, 0x01db710641);
-  std::size_t off = 0;
+  std::size_t off = 16;
   __m128i x1 =
       _mm_xor_si128(load_block<kCopy>(dst, src, 0), _mm_cvtsi32_si128(static_cast<int>(raw)));
-  off = 16;
-  if (n >= 64) {
+  if (n >= 128) {
+    // Eight named accumulators, not an array: GCC keeps these in registers.
     __m128i x2 = load_block<kCopy>(dst, src, 16);
     __m128i x3 = load_block<kCopy>(dst, src, 32);
     __m128i x4 = load_block<kCopy>(dst, src, 48);
-    for (off = 64; n - off >= 64; off += 64) {
-      x1 = fold(x1, k1k2, load_block<kCopy>(dst, src, off));
-      x2 = fold(x2, k1k2, load_block<kCopy>(dst, src, off + 16));
-      x3 = fold(x3, k1k2, load_block<kCopy>(dst, src, off + 32));
-      x4 = fold(x4, k1k2, load_block<kCopy>(dst, src, off + 48));
+    __m128i x5 = load_block<kCopy>(dst, src, 64);
+    __m128i x6 = load_block<kCopy>(dst, src, 80);
+    __m128i x7 = load_block<kCopy>(dst, src, 96);
+    __m128i x8 = load_block<kCopy>(dst, src, 112);
+    for (off = 128; n - off >= 128; off += 128) {
+      x1 = fold(x1, k1k2_8, load_block<kCopy>(dst, src, off));
+      x2 = fold(x2, k1k2_8, load_block<kCopy>(dst, src, off + 16));
+      x3 = fold(x3, k1k2_8, load_block<kCopy>(dst, src, off + 32));
+      x4 = fold(x4, k1k2_8, load_block<kCopy>(dst, src, off + 48));
+      x5 = fold(x5, k1k2_8, load_block<kCopy>(dst, src, off + 64));
+      x6 = fold(x6, k1k2_8, load_block<kCopy>(dst, src, off + 80));
+      x7 = fold(x7, k1k2_8, load_block<kCopy>(dst, src, off + 96));
+      x8 = fold(x8, k1k2_8, load_block<kCopy>(dst, src, off + 112));
     }
     x1 = fold(x1, k3k4, x2);
     x1 = fold(x1, k3k4, x3);
     x1 = fold(x1, k3k4, x4);
+    x1 = fold(x1, k3k4, x5);
+    x1 = fold(x1, k3k4, x6);
+    x1 = fold(x1, k3k4, x7);
+    x1 = fold(x1, k3k4, x8);
   }
   for (; off < n; off += 16) x1 = fold(x1, k3k4, load_block<kCopy>(dst, src, off));
 
