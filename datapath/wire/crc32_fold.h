@@ -7,9 +7,11 @@
 // while it passes through the registers instead of in a second pass.
 //
 // Both chain like zlib's crc32(): `crc` is the value returned for the bytes
-// before (0 to start). Whole 16-byte blocks go through PCLMULQDQ, the last
-// n % 16 bytes through a table; CPUs without PCLMULQDQ and AVX get ISA-L's
-// crc32_gzip_refl (and memcpy) instead. The ICRC (icrc.h) is built on these.
+// before (0 to start). Whole 16-byte blocks go through PCLMULQDQ (from 256
+// bytes on 512-bit VPCLMULQDQ where the CPU has AVX-512 and it, as ISA-L
+// does), the last n % 16 bytes through a table; CPUs without PCLMULQDQ and
+// AVX get ISA-L's crc32_gzip_refl (and memcpy) instead. The ICRC (icrc.h)
+// is built on these.
 #pragma once
 
 #include <cstddef>
