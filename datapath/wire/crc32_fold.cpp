@@ -51,7 +51,7 @@ UROCE_CLMUL __m128i fold(__m128i x, __m128i k, __m128i next) {
 
 // The 128-bit remainder reduced to the 32-bit CRC register: to 64 bits by
 // k5, then by Barrett reduction.
-[[gnu::target("pclmul,avx")]] std::uint32_t reduce(__m128i x1) {
+UROCE_CLMUL std::uint32_t reduce(__m128i x1) {
   const __m128i k3k4 = _mm_set_epi64x(0x00ccaa009e, 0x01751997d0);
   const __m128i k5k0 = _mm_set_epi64x(0, 0x0163cd6124);
   const __m128i poly = _mm_set_epi64x(0x01f7011641, 0x01db710641);
