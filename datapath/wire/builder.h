@@ -2,7 +2,8 @@
 // extension headers / payload / pad / ICRC) into a caller buffer. Computes
 // every length, the pad count and zero pad bytes, the IPv4 header checksum
 // and the ICRC.
-// No allocation; the payload is copied once.
+// No allocation; the payload is copied once, and the ICRC computed over it
+// in the same pass (crc32_fold.h).
 #pragma once
 
 #include <cstddef>

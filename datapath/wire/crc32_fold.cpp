@@ -210,8 +210,10 @@ template <bool kCopy>
 std::uint32_t crc_any(std::uint32_t crc, std::uint8_t* dst, const std::uint8_t* src,
                       std::size_t n) {
   if (!kAccelerated) [[unlikely]] {
+    // An empty piece may come with null pointers, which memcpy must not see.
+    if (n == 0) return crc;
     if constexpr (kCopy) std::memcpy(dst, src, n);
-    return n == 0 ? crc : crc32_gzip_refl(crc, src, n);
+    return crc32_gzip_refl(crc, src, n);
   }
   std::uint32_t raw = ~crc;
   const std::size_t blocks = n & ~std::size_t{15};
