@@ -67,7 +67,7 @@ inline PathAddr dc_path_of(const UdDest& ud, const LocalPort& local, std::uint8_
   PathAddr a;
   a.dmac = ud.dmac;
   a.dip = ud.dip;
-  a.dscp = ud.dscp;
+  a.dscp = ud.dscp & 0x3f;  // as a UD packet takes it (ud_qp.cpp)
   a.ttl = ud.ttl;
   a.ipv6 = ud.ipv6;
   a.global_src = ud.global_src;

@@ -99,7 +99,8 @@ inline constexpr std::uint16_t kPkeyTableSize = 1;
 // IBTA transition table, qp_modify_rules.h) and every value it carries is one
 // this device supports; EINVAL otherwise: a cur_qp_state that is not the
 // QP's state, a pkey_index past the table, a port other than 1, a path MTU
-// code outside 1..5, a QPN or PSN wider than 24 bits.
+// code outside 1..5, a QPN or PSN wider than 24 bits, an address vector
+// whose DSCP, ECN or IPv6 flow label is wider than its field.
 inline int check_modify_values(QpType type, QpState cur, std::uint32_t mask,
                                const QpAttrValues& a) {
   const QpState next = (mask & qp_attr::kState) != 0 ? a.qp_state : cur;
@@ -114,6 +115,13 @@ inline int check_modify_values(QpType type, QpState cur, std::uint32_t mask,
     return EINVAL;
   }
   if ((mask & qp_attr::kDestQpn) != 0 && a.dest_qp_num > wire::kQpnMask) {
+    return EINVAL;
+  }
+  // The path's header fields, checked here once: the packets built from
+  // them are written unchecked (wire::write_roce).
+  if ((mask & qp_attr::kAv) != 0 &&
+      (a.av.dscp > 0x3f || a.av.ecn > 0x03 ||
+       (a.av.ipv6 && a.av.route6.flow_label > wire::kFlowLabelMask))) {
     return EINVAL;
   }
   if ((mask & qp_attr::kRqPsn) != 0 && a.rq_psn > wire::kPsnMask) return EINVAL;

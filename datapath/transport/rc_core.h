@@ -60,7 +60,7 @@ struct RcCounters {
   std::uint64_t tx_requests = 0;        // request packets sent, retransmissions included
   std::uint64_t tx_retransmits = 0;     // request packets sent for a PSN sent before
   std::uint64_t tx_no_buffer = 0;       // tx_alloc gave no room (any packet type)
-  std::uint64_t tx_build_errors = 0;    // build_roce refused a spec (a bug if non-zero)
+  std::uint64_t tx_build_errors = 0;    // 0: RC frames are written unchecked (rc_packet.h)
   std::uint64_t wait_window = 0;        // send stopped: PSN window full
   std::uint64_t wait_fence = 0;         // send stopped: fenced WR waits for READ/atomics
   std::uint64_t wait_rd_atomic = 0;     // send stopped: max_rd_atomic outstanding

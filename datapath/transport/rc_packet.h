@@ -1,10 +1,10 @@
 // Building one RC frame in place in a TX sink buffer: the addressing every
-// packet of a connected QP carries, and the alloc -> gather -> build ->
-// commit sequence that copies each payload byte exactly once (the payload is
-// written straight to its final place in the frame; build_roce then leaves it
-// where it is).
+// packet of a connected QP carries, and the alloc -> headers -> gather ->
+// finish -> commit sequence that copies each payload byte exactly once,
+// straight to its final place in the frame, computing the ICRC as it goes.
 #pragma once
 
+#include <cassert>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -21,7 +21,6 @@ enum class RcEmit : std::uint8_t {
   kSent,
   kNoBuffer,    // the sink had no room; nothing changed, try again later
   kFillFailed,  // the payload callback refused (bad local SGE); nothing sent
-  kBuildFailed  // build_roce refused the spec; nothing sent (a bug)
 };
 
 // A spec with the QP's addressing, P_Key and destination QP filled in (a
@@ -51,9 +50,13 @@ enum class RcEmit : std::uint8_t {
   return s;
 }
 
-// Emits one frame: `fill(span)` writes exactly payload_len payload bytes
-// into the frame (or returns false to abandon it: the buffer is then not
-// committed and the sink reuses it).
+// Emits one frame: the headers first, then `fill(writer)` puts exactly
+// payload_len payload bytes through the wire::PayloadWriter, which copies
+// them into the frame and carries the ICRC over them in the same pass (or
+// returns false to abandon the frame: the buffer is then not committed and
+// the sink reuses it). The spec is not checked here (wire::write_roce): the
+// QP's attributes were when they were set, and the rest comes from the
+// transport.
 template <TxSink Tx, class Fill>
 RcEmit rc_emit(RcCore& c, Tx& tx, wire::PacketSpec& spec, std::size_t payload_len, Fill&& fill) {
   const std::size_t off = wire::roce_payload_offset(spec);
@@ -63,22 +66,19 @@ RcEmit rc_emit(RcCore& c, Tx& tx, wire::PacketSpec& spec, std::size_t payload_le
     ++c.ctr.tx_no_buffer;
     return RcEmit::kNoBuffer;
   }
-  std::span<std::uint8_t> payload = buf.subspan(off, payload_len);
-  if (!fill(payload)) return RcEmit::kFillFailed;
+  const std::span<std::uint8_t> payload = buf.subspan(off, payload_len);
   spec.payload = payload;
-  const int n = wire::build_roce(spec, buf);
-  if (n < 0) {
-    ++c.ctr.tx_build_errors;
-    return RcEmit::kBuildFailed;
-  }
-  tx.tx_commit(static_cast<std::size_t>(n));
+  wire::PayloadWriter w(payload, wire::write_roce_headers(spec, buf));
+  if (!fill(w)) return RcEmit::kFillFailed;
+  assert(w.written() == payload_len);
+  tx.tx_commit(static_cast<std::size_t>(wire::finish_roce(spec, w.crc(), buf)));
   return RcEmit::kSent;
 }
 
 // A frame without payload.
 template <TxSink Tx>
 RcEmit rc_emit(RcCore& c, Tx& tx, wire::PacketSpec& spec) {
-  return rc_emit(c, tx, spec, 0, [](std::span<std::uint8_t>) { return true; });
+  return rc_emit(c, tx, spec, 0, [](wire::PayloadWriter&) { return true; });
 }
 
 }  // namespace uroce::transport

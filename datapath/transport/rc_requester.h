@@ -111,8 +111,8 @@ bool RcRequester::send_mlen(Tx& tx, Psn psn, std::uint64_t total) {
       wire::HomaMlenHdr::make(static_cast<std::uint32_t>(total),
                               static_cast<std::uint32_t>(
                                   std::min<std::uint64_t>(h.gate_cfg.unsched_bytes, total)));
-  const RcEmit e = rc_emit(c_, tx, spec, sizeof m.raw, [&](std::span<std::uint8_t> dst) {
-    std::memcpy(dst.data(), m.raw, sizeof m.raw);
+  const RcEmit e = rc_emit(c_, tx, spec, sizeof m.raw, [&](wire::PayloadWriter& w) {
+    w.put(m.raw, sizeof m.raw);
     return true;
   });
   if (e != RcEmit::kSent) return false;
@@ -303,13 +303,13 @@ ReqStep RcRequester::send_one(TimeNs now, Tx& tx) {
   }
   spec.ack_req = last || sq_.noack_pkts + 1 >= c_.cfg.tuning.ack_req_every;
 
-  const RcEmit e = rc_emit(c_, tx, spec, payload_len, [&](std::span<std::uint8_t> dst) {
-    if (dst.empty()) return true;
+  const RcEmit e = rc_emit(c_, tx, spec, payload_len, [&](wire::PayloadWriter& w) {
+    if (w.size() == 0) return true;
     if ((wr.flags & send_flag::kInline) != 0) {
-      std::memcpy(dst.data(), wr.inline_data() + offset, dst.size());
+      w.put(wr.inline_data() + offset, w.size());
       return true;
     }
-    const SgeCopyResult r = gather(c_.mrs, c_.cfg.pd, wr.sge(), wr.num_sge, offset, dst);
+    const SgeCopyResult r = gather(c_.mrs, c_.cfg.pd, wr.sge(), wr.num_sge, offset, w);
     return r.err == MrError::kOk && !r.too_long;
   });
   if (e == RcEmit::kNoBuffer) return ReqStep::kNoBuffer;

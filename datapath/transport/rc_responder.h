@@ -388,8 +388,8 @@ RcEmit RcResponder::send_resource(Tx& tx, RdAtomicRes& r) {
     ++c_.ctr.drop_bad_response;
     return RcEmit::kSent;
   }
-  const RcEmit e = rc_emit(c_, tx, s, n, [&](std::span<std::uint8_t> dst) {
-    if (n != 0) std::memcpy(dst.data(), host, n);
+  const RcEmit e = rc_emit(c_, tx, s, n, [&](wire::PayloadWriter& w) {
+    w.put(host, n);
     return true;
   });
   if (e != RcEmit::kSent) return e;

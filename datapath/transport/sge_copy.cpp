@@ -57,6 +57,13 @@ SgeCopyResult gather(const MrTable& mrs, PdHandle pd, const Sge* sge, std::uint3
               });
 }
 
+SgeCopyResult gather(const MrTable& mrs, PdHandle pd, const Sge* sge, std::uint32_t num_sge,
+                     std::uint64_t offset, wire::PayloadWriter& w) {
+  // walk() hands the pieces over in order, so each lands at w.written().
+  return walk(mrs, pd, sge, num_sge, offset, w.size(), 0,
+              [&](std::uint8_t* host, std::uint64_t, std::uint64_t n) { w.put(host, n); });
+}
+
 SgeCopyResult scatter(const MrTable& mrs, PdHandle pd, const Sge* sge, std::uint32_t num_sge,
                       std::uint64_t offset, std::span<const std::uint8_t> src) {
   return walk(mrs, pd, sge, num_sge, offset, src.size(), access::kLocalWrite,

@@ -17,6 +17,7 @@
 
 #include "datapath/transport/mr_table.h"
 #include "datapath/transport/wr.h"
+#include "datapath/wire/builder.h"
 
 namespace uroce::transport {
 
@@ -29,6 +30,11 @@ struct SgeCopyResult {
 
 SgeCopyResult gather(const MrTable& mrs, PdHandle pd, const Sge* sge, std::uint32_t num_sge,
                      std::uint64_t offset, std::span<std::uint8_t> dst);
+
+// gather into a frame being written: copies w.size() bytes through `w`,
+// which carries the ICRC over them (wire::PayloadWriter).
+SgeCopyResult gather(const MrTable& mrs, PdHandle pd, const Sge* sge, std::uint32_t num_sge,
+                     std::uint64_t offset, wire::PayloadWriter& w);
 
 SgeCopyResult scatter(const MrTable& mrs, PdHandle pd, const Sge* sge, std::uint32_t num_sge,
                       std::uint64_t offset, std::span<const std::uint8_t> src);

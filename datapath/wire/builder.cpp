@@ -1,9 +1,12 @@
 #include "datapath/wire/builder.h"
 
+#include <cassert>
 #include <cstring>
+#include <type_traits>
 
 #include "datapath/wire/checksum.h"
 #include "datapath/wire/cnp.h"
+#include "datapath/wire/crc32_fold.h"
 
 namespace uroce::wire {
 
@@ -25,37 +28,56 @@ ExtMask given_ext(const PacketSpec& s) {
   return m;
 }
 
-std::size_t payload_and_pad(const PacketSpec& s) {
-  return s.payload.size() + pad_count(s.payload.size());
+// The IPv4 header, straight from the spec's fields: its checksum is summed
+// from the same words instead of read back from the written header.
+void write_ipv4(const PacketSpec& s, std::uint8_t tc, std::uint16_t ip_len, std::uint8_t* p) {
+  const std::uint16_t w0 = static_cast<std::uint16_t>(0x4500 | tc);
+  const std::uint16_t frag = s.df ? kIpv4FlagDf : 0;
+  const std::uint16_t ttl_proto = static_cast<std::uint16_t>(s.ttl << 8 | kIpProtoUdp);
+  const std::uint64_t sum = std::uint64_t{w0} + ip_len + s.ip_id + frag + ttl_proto +
+                            (s.ip_src.v >> 16) + (s.ip_src.v & 0xffff) + (s.ip_dst.v >> 16) +
+                            (s.ip_dst.v & 0xffff);
+  store_be16(p, w0);
+  store_be16(p + 2, ip_len);
+  store_be16(p + 4, s.ip_id);
+  store_be16(p + 6, frag);
+  store_be16(p + 8, ttl_proto);
+  store_be16(p + 10, static_cast<std::uint16_t>(~Ipv4Hdr::fold_ones_complement(sum)));
+  store_be32(p + 12, s.ip_src.v);
+  store_be32(p + 16, s.ip_dst.v);
 }
 
-std::size_t ip_extra(const PacketSpec& s) { return s.ip6 != nullptr ? kIpv6ExtraBytes : 0; }
-
-// Writes the IPv4 header at `p` for an IP packet of `ip_len` bytes.
-void write_ipv4(const PacketSpec& s, std::size_t ip_len, std::uint8_t* p) {
-  Ipv4Hdr ip;
-  ip.set_version_ihl(4, 5);
-  ip.set_dscp_ecn(s.dscp, s.ecn);
-  ip.set_total_length(static_cast<std::uint16_t>(ip_len));
-  ip.set_id(s.ip_id);
-  ip.set_flags_frag(s.df ? kIpv4FlagDf : 0);
-  ip.set_ttl(s.ttl);
-  ip.set_protocol(kIpProtoUdp);
-  ip.set_src(s.ip_src);
-  ip.set_dst(s.ip_dst);
-  ip.fill_checksum();
-  ip.write(p);
+void write_ipv6(const PacketSpec& s, std::uint8_t tc, std::uint16_t ip_len, std::uint8_t* p) {
+  store_be32(p, 6u << 28 | std::uint32_t{tc} << 20 | (s.ip6->flow_label & kFlowLabelMask));
+  store_be16(p + 4, static_cast<std::uint16_t>(ip_len - Ipv6Hdr::kSize));
+  p[6] = kIpProtoUdp;
+  p[7] = s.ttl;
+  std::memcpy(p + 8, s.ip6->src.b.data(), 16);
+  std::memcpy(p + 24, s.ip6->dst.b.data(), 16);
 }
 
-void write_ipv6(const PacketSpec& s, std::size_t ip_len, std::uint8_t* p) {
-  Ipv6Hdr ip;
-  ip.set_version_tc_flow(6, static_cast<std::uint8_t>(s.dscp << 2 | s.ecn), s.ip6->flow_label);
-  ip.set_payload_length(static_cast<std::uint16_t>(ip_len - Ipv6Hdr::kSize));
-  ip.set_next_header(kIpProtoUdp);
-  ip.set_hop_limit(s.ttl);
-  ip.set_src(s.ip6->src);
-  ip.set_dst(s.ip6->dst);
-  ip.write(p);
+// The extension headers the opcode carries, in canonical order (opcodes.h);
+// returns the end of the last. The spec holds each of them (check_roce_spec).
+std::uint8_t* write_ext(const PacketSpec& s, const OpcodeInfo& info, std::uint8_t* p) {
+  const auto put = [&](ExtHdr h, const auto& hdr) {
+    if (!info.has(h)) return;
+    hdr->write(p);
+    p += std::remove_cvref_t<decltype(*hdr)>::kSize;
+  };
+  put(ExtHdr::kDeth, s.deth);
+  put(ExtHdr::kDcEth, s.dc_eth);
+  put(ExtHdr::kDcAeth, s.dc_aeth);
+  put(ExtHdr::kReth, s.reth);
+  put(ExtHdr::kAtomicEth, s.atomic_eth);
+  put(ExtHdr::kAeth, s.aeth);
+  put(ExtHdr::kAtomicAckEth, s.atomic_ack_eth);
+  put(ExtHdr::kImmDt, s.immdt);
+  put(ExtHdr::kIeth, s.ieth);
+  if (info.has(ExtHdr::kCnp)) {
+    CnpHdr{}.write(p);
+    p += CnpHdr::kSize;
+  }
+  return p;
 }
 
 }  // namespace
@@ -73,17 +95,7 @@ std::string_view build_error_name(BuildError e) {
   return "Unknown";
 }
 
-std::size_t roce_frame_size(const PacketSpec& spec) {
-  return kRoceFrameOverhead + ip_extra(spec) + opcode_info(spec.opcode).ext_len +
-         payload_and_pad(spec);
-}
-
-std::size_t roce_payload_offset(const PacketSpec& spec) {
-  return EthHdr::kSize + Ipv4Hdr::kSize + ip_extra(spec) + UdpHdr::kSize + BthHdr::kSize +
-         opcode_info(spec.opcode).ext_len;
-}
-
-int build_roce(const PacketSpec& s, std::span<std::uint8_t> out) {
+int check_roce_spec(const PacketSpec& s, std::size_t out_size) {
   const OpcodeInfo& info = opcode_info(s.opcode);
   if (!info.valid) return err(BuildError::kUnknownOpcode);
   const ExtMask need = static_cast<ExtMask>(info.ext & ~ext_bit(ExtHdr::kCnp));
@@ -101,115 +113,93 @@ int build_roce(const PacketSpec& s, std::span<std::uint8_t> out) {
   if (s.payload.size() > path_mtu_bytes(s.pmtu)) {
     return err(BuildError::kPayloadTooLarge);
   }
-  const std::size_t frame_len = roce_frame_size(s);
-  if (out.size() < frame_len) return err(BuildError::kBufferTooSmall);
+  if (out_size < roce_frame_size(s)) return err(BuildError::kBufferTooSmall);
+  return 0;
+}
 
-  std::uint8_t* p = out.data();
-  const std::size_t ip_len = frame_len - EthHdr::kSize;
+std::uint32_t write_roce_headers(const PacketSpec& s, std::span<std::uint8_t> buf) {
+#ifdef UROCE_WIRE_CHECK_SPECS
+  assert(check_roce_spec(s, buf.size()) == 0);
+#endif
+  const std::size_t payload_len = s.payload.size();
+  std::uint8_t* const out = buf.data();
+  const OpcodeInfo& info = opcode_info(s.opcode);
   const bool v6 = s.ip6 != nullptr;
-  const std::size_t ip_hdr_len = v6 ? Ipv6Hdr::kSize : Ipv4Hdr::kSize;
-  const std::size_t udp_len = ip_len - ip_hdr_len;
+  const std::uint8_t pad = pad_count(payload_len);
+  const std::size_t udp_len =
+      UdpHdr::kSize + BthHdr::kSize + info.ext_len + payload_len + pad + kIcrcSize;
+  const std::uint8_t tc = static_cast<std::uint8_t>((s.dscp & 0x3f) << 2 | (s.ecn & 0x03));
+  std::uint8_t* p = out;
 
-  EthHdr eth;
-  eth.set_dst(s.eth_dst);
-  eth.set_src(s.eth_src);
-  eth.set_ether_type(v6 ? kEtherTypeIpv6 : kEtherTypeIpv4);
-  eth.write(p);
+  std::memcpy(p, s.eth_dst.b.data(), 6);
+  std::memcpy(p + 6, s.eth_src.b.data(), 6);
+  store_be16(p + 12, v6 ? kEtherTypeIpv6 : kEtherTypeIpv4);
   p += EthHdr::kSize;
-  std::uint8_t* const ip_start = p;
-
+  std::uint8_t* const ip = p;
   if (v6) {
-    write_ipv6(s, ip_len, p);
+    write_ipv6(s, tc, static_cast<std::uint16_t>(Ipv6Hdr::kSize + udp_len), p);
+    p += Ipv6Hdr::kSize;
   } else {
-    write_ipv4(s, ip_len, p);
+    write_ipv4(s, tc, static_cast<std::uint16_t>(Ipv4Hdr::kSize + udp_len), p);
+    p += Ipv4Hdr::kSize;
   }
-  p += ip_hdr_len;
-  std::uint8_t* const udp_start = p;
-
-  UdpHdr udp;
-  udp.set_src_port(s.udp_src);
-  udp.set_dst_port(s.udp_dst);
-  udp.set_length(static_cast<std::uint16_t>(udp_len));
-  udp.write(p);
+  // UDP, its checksum 0 (finish_roce fills it in when asked for).
+  store_be32(p, std::uint32_t{s.udp_src} << 16 | s.udp_dst);
+  store_be32(p + 4, static_cast<std::uint32_t>(udp_len) << 16);
   p += UdpHdr::kSize;
-
-  const std::uint8_t pad = pad_count(s.payload.size());
-  BthHdr bth;
-  bth.set_opcode(s.opcode);
-  bth.set_se(s.se);
-  bth.set_mig_req(s.mig_req);
-  bth.set_pad_count(pad);
-  bth.set_tver(s.tver);
-  bth.set_pkey(s.pkey);
-  bth.set_fecn(s.fecn);
-  bth.set_becn(s.becn);
-  bth.set_dest_qp(s.dest_qp);
-  bth.set_ack_req(s.ack_req);
-  bth.set_psn(s.psn);
-  bth.write(p);
+  // BTH, as three words (bth.h).
+  store_be32(p, std::uint32_t{s.opcode} << 24 | std::uint32_t{s.se} << 23 |
+                    std::uint32_t{s.mig_req} << 22 | std::uint32_t{pad} << 20 |
+                    std::uint32_t{s.tver & 0x0fu} << 16 | s.pkey);
+  store_be32(p + 4,
+             std::uint32_t{s.fecn} << 31 | std::uint32_t{s.becn} << 30 | (s.dest_qp & kQpnMask));
+  store_be32(p + 8, std::uint32_t{s.ack_req} << 31 | (s.psn & kPsnMask));
   p += BthHdr::kSize;
+  std::uint8_t* const ext = p;
+  if (info.ext != 0) p = write_ext(s, info, p);
+  const std::uint32_t crc = icrc_prefix(ip, v6);
+  return crc32_fold(crc, ext, static_cast<std::size_t>(p - ext));
+}
 
-  // Canonical extension header order (opcodes.h).
-  if (s.deth) {
-    s.deth->write(p);
-    p += DethHdr::kSize;
+int finish_roce(const PacketSpec& s, std::uint32_t crc, std::span<std::uint8_t> out) {
+  const std::size_t payload_len = s.payload.size();
+  const std::size_t frame_len = roce_frame_size(s.opcode, s.ip6 != nullptr, payload_len);
+  const std::uint8_t pad = pad_count(payload_len);
+  std::uint8_t* const icrc = out.data() + frame_len - kIcrcSize;
+  if (pad != 0) {
+    std::memset(icrc - pad, 0, pad);
+    crc = crc32_fold(crc, icrc - pad, pad);
   }
-  if (s.dc_eth) {
-    s.dc_eth->write(p);
-    p += DcEthHdr::kSize;
-  }
-  if (s.dc_aeth) {
-    s.dc_aeth->write(p);
-    p += DcAethHdr::kSize;
-  }
-  if (s.reth) {
-    s.reth->write(p);
-    p += RethHdr::kSize;
-  }
-  if (s.atomic_eth) {
-    s.atomic_eth->write(p);
-    p += AtomicEthHdr::kSize;
-  }
-  if (s.aeth) {
-    s.aeth->write(p);
-    p += AethHdr::kSize;
-  }
-  if (s.atomic_ack_eth) {
-    s.atomic_ack_eth->write(p);
-    p += AtomicAckEthHdr::kSize;
-  }
-  if (s.immdt) {
-    s.immdt->write(p);
-    p += ImmDtHdr::kSize;
-  }
-  if (s.ieth) {
-    s.ieth->write(p);
-    p += IethHdr::kSize;
-  }
-  if (info.has(ExtHdr::kCnp)) {
-    CnpHdr{}.write(p);
-    p += CnpHdr::kSize;
-  }
-
-  if (!s.payload.empty()) {
-    // A payload gathered straight into the frame (see roce_payload_offset)
-    // is already in place: that is the send path's one copy.
-    if (s.payload.data() != p) std::memcpy(p, s.payload.data(), s.payload.size());
-    p += s.payload.size();
-  }
-  std::memset(p, 0, pad);
-  p += pad;
-
-  const std::span<const std::uint8_t> icrc_covers(ip_start, ip_len - kIcrcSize);
-  store_le32(p, v6 ? compute_icrc_ipv6(icrc_covers) : compute_icrc(icrc_covers));
+  store_le32(icrc, crc);
   if (s.udp_checksum) {
     // The UDP checksum covers the ICRC, so it is computed last; the ICRC
     // takes the UDP checksum as all ones and does not depend on it.
-    const std::span<const std::uint8_t> seg(udp_start, udp_len);
-    store_be16(udp_start + 6, v6 ? udp_ipv6_checksum(s.ip6->src, s.ip6->dst, seg)
-                                 : udp_ipv4_checksum(s.ip_src, s.ip_dst, seg));
+    const bool v6 = s.ip6 != nullptr;
+    std::uint8_t* const udp = out.data() + EthHdr::kSize + (v6 ? Ipv6Hdr::kSize : Ipv4Hdr::kSize);
+    const std::span<const std::uint8_t> seg(udp, out.data() + frame_len - udp);
+    store_be16(udp + 6, v6 ? udp_ipv6_checksum(s.ip6->src, s.ip6->dst, seg)
+                           : udp_ipv4_checksum(s.ip_src, s.ip_dst, seg));
   }
   return static_cast<int>(frame_len);
+}
+
+int write_roce(const PacketSpec& s, std::span<std::uint8_t> out) {
+  const std::size_t n = s.payload.size();
+  std::uint32_t crc = write_roce_headers(s, out);
+  std::uint8_t* const payload = out.data() + roce_payload_offset(s);
+  // A payload gathered straight into the frame (see roce_payload_offset)
+  // is already in place: that is the send path's one copy.
+  if (s.payload.data() == payload) {
+    crc = crc32_fold(crc, payload, n);
+  } else {
+    crc = crc32_copy(crc, payload, s.payload.data(), n);
+  }
+  return finish_roce(s, crc, out);
+}
+
+int build_roce(const PacketSpec& s, std::span<std::uint8_t> out) {
+  if (const int e = check_roce_spec(s, out.size()); e != 0) return e;
+  return write_roce(s, out);
 }
 
 }  // namespace uroce::wire

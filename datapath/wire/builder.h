@@ -2,7 +2,8 @@
 // extension headers / payload / pad / ICRC) into a caller buffer. Computes
 // every length, the pad count and zero pad bytes, the IPv4 header checksum
 // and the ICRC.
-// No allocation; the payload is copied once.
+// No allocation; the payload is copied once, and the ICRC computed over it
+// in the same pass (crc32_fold.h).
 #pragma once
 
 #include <cstddef>
@@ -16,6 +17,7 @@
 #include "datapath/wire/atomic_ack_eth.h"
 #include "datapath/wire/atomic_eth.h"
 #include "datapath/wire/bth.h"
+#include "datapath/wire/crc32_fold.h"
 #include "datapath/wire/dc_aeth.h"
 #include "datapath/wire/dc_eth.h"
 #include "datapath/wire/deth.h"
@@ -113,16 +115,70 @@ enum class BuildError : int {
 };
 std::string_view build_error_name(BuildError e);
 
-// Frame length the spec produces (ignoring validation).
-std::size_t roce_frame_size(const PacketSpec& spec);
+// Frame length the spec produces (ignoring validation); the second form
+// for a frame of that opcode and IP version with payload_len payload bytes.
+inline std::size_t roce_frame_size(std::uint8_t opcode, bool ipv6, std::size_t payload_len) {
+  return kRoceFrameOverhead + (ipv6 ? kIpv6ExtraBytes : 0) + opcode_info(opcode).ext_len +
+         payload_len + pad_count(payload_len);
+}
+inline std::size_t roce_frame_size(const PacketSpec& spec) {
+  return roce_frame_size(spec.opcode, spec.ip6 != nullptr, spec.payload.size());
+}
 
 // Where the payload starts in the frame the spec produces. A sender may
 // gather the payload straight to out + roce_payload_offset(spec) and pass
 // that same span as spec.payload: build_roce then does not copy it.
-std::size_t roce_payload_offset(const PacketSpec& spec);
+inline std::size_t roce_payload_offset(const PacketSpec& spec) {
+  return EthHdr::kSize + Ipv4Hdr::kSize + (spec.ip6 != nullptr ? kIpv6ExtraBytes : 0) +
+         UdpHdr::kSize + BthHdr::kSize + opcode_info(spec.opcode).ext_len;
+}
 
 // Writes the frame at the start of `out`. Returns its length (> 0), or a
-// negative BuildError value; on error `out` may be partly written.
+// negative BuildError value; on error `out` may be partly written. Checks
+// the spec (check_roce_spec), then writes it (write_roce).
 int build_roce(const PacketSpec& spec, std::span<std::uint8_t> out);
+
+// 0 when build_roce would build the spec into `out_size` bytes, else the
+// negative BuildError it would return.
+int check_roce_spec(const PacketSpec& spec, std::size_t out_size);
+
+// The data path's builder: build_roce without the checks, for senders whose
+// specs are valid by construction (the QP's attributes were checked when
+// they were set, the opcode and headers come from the transport, the
+// payload is cut to the path MTU, the buffer sized by roce_frame_size).
+// Checked by assert in builds with debug info (-Ddebug=true, meson's
+// default); in others each field is still masked
+// to its width, so a wrong value cannot spill into its neighbours.
+int write_roce(const PacketSpec& spec, std::span<std::uint8_t> out);
+
+// write_roce in three steps, for a sender that copies the payload itself
+// while the ICRC runs over it: write_roce_headers writes everything before
+// the payload (spec.payload only gives its length and is not read) and
+// returns the ICRC's running value over it; a PayloadWriter then fills the
+// payload area at roce_payload_offset(spec) (crc32_copy: each byte is
+// copied and checksummed in one pass); finish_roce writes the pad, the
+// ICRC (and the UDP checksum when asked for) and returns the frame length.
+std::uint32_t write_roce_headers(const PacketSpec& spec, std::span<std::uint8_t> out);
+int finish_roce(const PacketSpec& spec, std::uint32_t crc, std::span<std::uint8_t> out);
+
+// The payload area of a frame being written, filled in order.
+class PayloadWriter {
+ public:
+  PayloadWriter(std::span<std::uint8_t> area, std::uint32_t crc) : area_(area), crc_(crc) {}
+  std::size_t size() const { return area_.size(); }
+  std::size_t written() const { return pos_; }
+  // The ICRC's running value over the headers and what was put so far.
+  std::uint32_t crc() const { return crc_; }
+  // Appends n bytes (at most size() - written()).
+  void put(const std::uint8_t* src, std::size_t n) {
+    crc_ = crc32_copy(crc_, area_.data() + pos_, src, n);
+    pos_ += n;
+  }
+
+ private:
+  std::span<std::uint8_t> area_;
+  std::uint32_t crc_;
+  std::size_t pos_ = 0;
+};
 
 }  // namespace uroce::wire

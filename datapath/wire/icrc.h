@@ -12,9 +12,10 @@
 // and is appended after the pad bytes, least significant byte first.
 // The masked fields are those a router or ECN marker may rewrite in flight.
 //
-// Computed with ISA-L's crc32_gzip_refl (the zlib-compatible CRC-32), fed a
-// masked stack copy of the first 48 bytes (68 over IPv6) and then the rest of the packet in
-// place: no copy of the payload, no allocation.
+// Computed by crc32_fold.h's folding, fed a masked stack copy of the first 48
+// bytes (68 over IPv6) and then the rest of the packet in place: no copy of
+// the payload, no allocation. A sender can take it in pieces (icrc_prefix,
+// then crc32_copy as it gathers the payload into the frame).
 #pragma once
 
 #include <cstddef>
@@ -48,6 +49,13 @@ std::uint32_t compute_icrc(std::span<const std::uint8_t> ip_packet);
 // starts at the IPv6 header; shorter than kIcrcMaskedPrefixIpv6 gives a
 // meaningless result, never an out-of-bounds read.
 std::uint32_t compute_icrc_ipv6(std::span<const std::uint8_t> ip_packet);
+
+// The ICRC's running value over the LRH stand-in and the masked IP, UDP and
+// BTH headers at the start of `ip_packet`, which must hold at least
+// kIcrcMaskedPrefix bytes (kIcrcMaskedPrefixIpv6 when ipv6). Continued with
+// crc32_fold or crc32_copy (crc32_fold.h) over the rest of the packet up to
+// the ICRC, in order, it gives compute_icrc's or compute_icrc_ipv6's value.
+std::uint32_t icrc_prefix(const std::uint8_t* ip_packet, bool ipv6);
 
 // The next three take IPv4 or IPv6 packets, told apart by the version
 // nibble of the first byte (6: IPv6, anything else: IPv4).

@@ -78,15 +78,20 @@ struct Ipv4Hdr {
   void set_dst(Ipv4Addr a) { store_be32(raw + 16, a.v); }
 
   // RFC 1071 ones'-complement sum over the 20 header bytes with the checksum
-  // field taken as zero.
+  // field taken as zero. Summed as five 32-bit words and folded: 2^16 is 1
+  // modulo 0xffff, so this is the sum of the ten 16-bit words.
   std::uint16_t compute_checksum() const {
-    std::uint32_t sum = 0;
-    for (std::size_t i = 0; i < kSize; i += 2) {
-      if (i == 10) continue;
-      sum += load_be16(raw + i);
-    }
-    while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
-    return static_cast<std::uint16_t>(~sum);
+    const std::uint64_t sum = std::uint64_t{load_be32(raw)} + load_be32(raw + 4) +
+                              (load_be32(raw + 8) & 0xffff0000u) + load_be32(raw + 12) +
+                              load_be32(raw + 16);
+    return static_cast<std::uint16_t>(~fold_ones_complement(sum));
+  }
+  // Folds a sum of at most 2^35 to 16 bits with end-around carries.
+  static std::uint16_t fold_ones_complement(std::uint64_t sum) {
+    sum = (sum & 0xffff) + (sum >> 16);  // < 2^20
+    sum = (sum & 0xffff) + (sum >> 16);  // < 2^17
+    sum = (sum & 0xffff) + (sum >> 16);  // <= 0xffff
+    return static_cast<std::uint16_t>(sum);
   }
   void fill_checksum() { set_checksum(compute_checksum()); }
   bool checksum_ok() const { return checksum() == compute_checksum(); }

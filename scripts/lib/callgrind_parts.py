@@ -6,7 +6,8 @@ function's own instructions into one part, by the source file callgrind
 names (an inlined function counts where its source lives) or, where there
 is no source, by the shared object:
 
-  crc        the ICRC: ISA-L, datapath/wire/icrc.cpp
+  crc        the ICRC: ISA-L, datapath/wire/icrc.cpp, crc32_fold.cpp (its
+             fused copy included) and the compiler's intrinsics inlined there
   copy       payload copies: libc's memcpy/memmove, transport/sge_copy
   port       DPDK and the port adapters: librte_*, DPDK's headers,
              engine/eth_port_io.h, engine/mbuf_tx_sink.h, datapath/port/
@@ -32,7 +33,8 @@ PARTS = ("crc", "copy", "port", "ring", "wire", "transport", "engine", "other")
 
 # (part, test on the source file, test on the shared object), first match wins.
 RULES = (
-    ("crc", lambda f: f.endswith("datapath/wire/icrc.cpp"), lambda o: "libisal" in o),
+    ("crc", lambda f: f.endswith(("datapath/wire/icrc.cpp", "datapath/wire/crc32_fold.cpp")),
+     lambda o: "libisal" in o),
     ("copy", lambda f: "memmove" in f or "memcpy" in f or f.endswith("transport/sge_copy.cpp"),
      lambda o: False),
     ("port", lambda f: "/dpdk/" in f or f.endswith(("engine/eth_port_io.h", "engine/mbuf_tx_sink.h"))
@@ -49,7 +51,15 @@ RULES = (
 LINE = re.compile(r"^\s*([0-9,]+) \([^)]*\)\s+(.*?)(?: \[(.*)\])?$")
 
 
-def part_of(src, obj):
+# Compiler intrinsics (immintrin.h and the headers it includes) inlined into
+# the CRC folding count as CRC; elsewhere they fall under "other".
+INTRINSIC_HEADER = re.compile(r"/gcc/.*/include/\w*intrin\.h$")
+CRC_FUNCTION = re.compile(r"uroce::wire::.*(fold_blocks|crc32_fold|crc32_copy|crc_any)")
+
+
+def part_of(src, obj, function=""):
+    if INTRINSIC_HEADER.search(src or "") and CRC_FUNCTION.search(function):
+        return "crc"
     for name, by_file, by_obj in RULES:
         if (src and by_file(src)) or (obj and by_obj(obj)):
             return name
@@ -66,10 +76,10 @@ def parts(profile):
             continue
         ir = int(m.group(1).replace(",", ""))
         where = m.group(2)
-        src = where.split(":", 1)[0] if ":" in where else ""
+        src, _, function = where.partition(":") if ":" in where else ("", "", where)
         if src == "???":
             src = ""
-        sums[part_of(src, m.group(3) or "")] += ir
+        sums[part_of(src, m.group(3) or "", function)] += ir
     return sums
 
 

@@ -62,8 +62,20 @@ TEST(CheckModifyValues, RejectsUnsupportedValues) {
   v.rq_psn = 0;
   v.dest_qp_num = 0x1000000;
   EXPECT_EQ(check_modify_values(QpType::kUc, QpState::kInit, rtr, v), EINVAL);
-  // Missing required attribute: the transition table says no.
   v.dest_qp_num = 5;
+  v.av.dscp = 64;
+  EXPECT_EQ(check_modify_values(QpType::kUc, QpState::kInit, rtr, v), EINVAL);
+  v.av.dscp = 63;
+  v.av.ecn = 4;
+  EXPECT_EQ(check_modify_values(QpType::kUc, QpState::kInit, rtr, v), EINVAL);
+  v.av.ecn = 3;
+  v.av.ipv6 = true;
+  v.av.route6.flow_label = 0x100000;
+  EXPECT_EQ(check_modify_values(QpType::kUc, QpState::kInit, rtr, v), EINVAL);
+  v.av.route6.flow_label = 0xfffff;
+  EXPECT_EQ(check_modify_values(QpType::kUc, QpState::kInit, rtr, v), 0);
+  v.av = {};
+  // Missing required attribute: the transition table says no.
   EXPECT_EQ(check_modify_values(QpType::kUc, QpState::kInit, rtr & ~kAv, v), EINVAL);
 }
 

@@ -4,12 +4,14 @@
 
 #include <algorithm>
 #include <array>
+#include <random>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "datapath/wire/checksum.h"
 #include "datapath/wire/icrc.h"
+#include "datapath/wire/parser.h"
 #include "tests/datapath/wire/sample_packets.h"
 
 namespace uroce::wire {
@@ -265,8 +267,8 @@ TEST(BuildRoce, DcHeaderRightAfterBth) {
   const std::uint8_t payload[5] = {1, 2, 3, 4, 5};
   std::array<std::uint8_t, 256> buf{};
   PacketSpec s = sample_spec(op::kDcWriteOnlyImm, payload);
-  s.dc_eth = DcEthHdr::make(0x0102030405060708ull, true, 0x0a0b0c, 0x0d0e, 0x11121314, 0x161718,
-                            0x191a1b);
+  s.dc_eth =
+      DcEthHdr::make(0x0102030405060708ull, true, 0x0a0b0c, 0x0d0e, 0x11121314, 0x161718, 0x191a1b);
   int n = build_roce(s, buf);
   ASSERT_EQ(n, 14 + 20 + 8 + 12 + 28 + 16 + 4 + 8 + 4);
   EXPECT_EQ(buf[42], 0xeb);
@@ -399,6 +401,111 @@ TEST(BuildRoce, Ipv6UdpChecksumOnRequest) {
   const auto seg = std::span<const std::uint8_t>(buf.data() + 54, static_cast<std::size_t>(n - 54));
   EXPECT_NE(load_be16(buf.data() + 60), 0);
   EXPECT_TRUE(ipv6_checksum_ok(testing::kSampleIp6Src, testing::kSampleIp6Dst, kIpProtoUdp, seg));
+}
+
+// A spec of random field values for `opcode`, over IPv4 or IPv6, with a
+// payload of random length up to the path MTU where the opcode takes one.
+PacketSpec random_spec(std::mt19937& rng, std::uint8_t opcode, const Ipv6Route* ip6,
+                       std::vector<std::uint8_t>& payload) {
+  PacketSpec s = testing::sample_spec(opcode);
+  s.ip6 = ip6;
+  s.dscp = static_cast<std::uint8_t>(rng() & 0x3f);
+  s.ecn = static_cast<std::uint8_t>(rng() & 0x03);
+  s.ttl = static_cast<std::uint8_t>(rng());
+  s.ip_id = static_cast<std::uint16_t>(rng());
+  s.df = (rng() & 1) != 0;
+  s.udp_src = static_cast<std::uint16_t>(rng());
+  s.udp_checksum = (rng() & 3) == 0;
+  s.se = (rng() & 1) != 0;
+  s.mig_req = (rng() & 1) != 0;
+  s.pkey = static_cast<std::uint16_t>(rng());
+  s.fecn = (rng() & 1) != 0;
+  s.becn = (rng() & 1) != 0;
+  s.dest_qp = rng() & kQpnMask;
+  s.ack_req = (rng() & 1) != 0;
+  s.psn = rng() & kPsnMask;
+  s.pmtu = PathMtu::k4096;
+  payload.resize(opcode_info(opcode).payload ? rng() % (kMaxPathMtuBytes + 1) : 0);
+  for (auto& b : payload) b = static_cast<std::uint8_t>(rng());
+  s.payload = payload;
+  return s;
+}
+
+TEST(CheckRoceSpec, AgreesWithBuildRoce) {
+  std::vector<std::uint8_t> buf(kMaxRoceFrame);
+  PacketSpec s = sample_spec(op::kRcSendOnly);
+  EXPECT_EQ(check_roce_spec(s, buf.size()), 0);
+  EXPECT_EQ(check_roce_spec(s, roce_frame_size(s) - 1),
+            static_cast<int>(BuildError::kBufferTooSmall));
+  s.dscp = 64;
+  EXPECT_EQ(check_roce_spec(s, buf.size()), static_cast<int>(BuildError::kFieldOutOfRange));
+  EXPECT_EQ(build_roce(s, buf), check_roce_spec(s, buf.size()));
+  s = sample_spec(op::kRcWriteOnly);
+  s.reth.reset();
+  EXPECT_EQ(check_roce_spec(s, buf.size()), static_cast<int>(BuildError::kMissingExtHeader));
+}
+
+// write_roce writes what build_roce does for every valid spec, with the
+// payload copied from elsewhere or already in place in the frame.
+TEST(WriteRoce, SameFrameAsBuildRoce) {
+  std::mt19937 rng(4791);
+  std::vector<std::uint8_t> payload;
+  std::vector<std::uint8_t> want(kMaxRoceFrame);
+  std::vector<std::uint8_t> got(kMaxRoceFrame);
+  for (int op = 0; op < 256; ++op) {
+    if (!opcode_info(static_cast<std::uint8_t>(op)).valid) continue;
+    for (const Ipv6Route* ip6 : {static_cast<const Ipv6Route*>(nullptr), &testing::kSampleRoute}) {
+      PacketSpec s = random_spec(rng, static_cast<std::uint8_t>(op), ip6, payload);
+      const int n = build_roce(s, want);
+      ASSERT_GT(n, 0) << op;
+      std::fill(got.begin(), got.end(), 0xee);
+      EXPECT_EQ(write_roce(s, got), n) << op;
+      EXPECT_TRUE(std::equal(want.begin(), want.begin() + n, got.begin())) << op;
+      // The payload gathered into the frame first, as rc_emit does.
+      std::fill(got.begin(), got.end(), 0xee);
+      std::copy(payload.begin(), payload.end(), got.begin() + roce_payload_offset(s));
+      s.payload = std::span(got.data() + roce_payload_offset(s), payload.size());
+      EXPECT_EQ(write_roce(s, got), n) << op;
+      EXPECT_TRUE(std::equal(want.begin(), want.begin() + n, got.begin())) << op;
+    }
+  }
+}
+
+// The three steps (headers, payload through a PayloadWriter in pieces of
+// any size, finish) give build_roce's frame; its ICRC checks and it parses.
+TEST(WriteRoceHeaders, WithPayloadWriterAndFinishSameFrameAsBuildRoce) {
+  std::mt19937 rng(17);
+  std::vector<std::uint8_t> payload;
+  std::vector<std::uint8_t> want(kMaxRoceFrame);
+  std::vector<std::uint8_t> got(kMaxRoceFrame);
+  const std::uint8_t ops[] = {op::kRcSendOnly, op::kRcSendFirst,          op::kRcWriteOnly,
+                              op::kRcAck,      op::kRcReadResponseMiddle, op::kUdSendOnlyImm};
+  for (int i = 0; i < 300; ++i) {
+    const std::uint8_t opcode = ops[rng() % std::size(ops)];
+    const Ipv6Route* ip6 = (rng() & 1) != 0 ? &testing::kSampleRoute : nullptr;
+    PacketSpec s = random_spec(rng, opcode, ip6, payload);
+    const int n = build_roce(s, want);
+    ASSERT_GT(n, 0);
+    std::fill(got.begin(), got.end(), 0xee);
+    const std::size_t off = roce_payload_offset(s);
+    PacketSpec w_spec = s;
+    const std::span<std::uint8_t> area(got.data() + off, payload.size());
+    w_spec.payload = area;
+    PayloadWriter w(area, write_roce_headers(w_spec, got));
+    EXPECT_EQ(w.size(), payload.size());
+    while (w.written() < w.size()) {
+      const std::size_t k = std::min<std::size_t>(rng() % 300, w.size() - w.written());
+      w.put(payload.data() + w.written(), k);
+    }
+    ASSERT_EQ(finish_roce(w_spec, w.crc(), got), n);
+    EXPECT_TRUE(std::equal(want.begin(), want.begin() + n, got.begin())) << int{opcode};
+    ParsedPacket p;
+    EXPECT_EQ(parse_roce(std::span<const std::uint8_t>(got.data(), static_cast<std::size_t>(n)), p),
+              ParseError::kOk)
+        << int{opcode};
+    EXPECT_EQ(p.bth.psn(), s.psn);
+    EXPECT_EQ(p.payload.size(), payload.size());
+  }
 }
 
 }  // namespace
