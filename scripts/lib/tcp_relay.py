@@ -6,7 +6,7 @@
 
 Listens on 127.0.0.1:LISTEN_PORT, accepts one connection, then connects to
 TARGET_HOST:TARGET_PORT, trying again every 10 ms for up to S seconds
-(default 30), and copies bytes both ways until either side closes.
+(default 30), and copies bytes both ways until both sides are done (a half-close is passed on).
 
 Why: two programs in embedded mode over memif (docs/embedded.md) each run
 an engine, and the memif link comes up only when both have opened their
@@ -88,12 +88,27 @@ def main():
     sel = selectors.DefaultSelector()
     sel.register(client, selectors.EVENT_READ, server)
     sel.register(server, selectors.EVENT_READ, client)
-    while True:
+    # A side that is done writing (EOF) gets its half-close passed on, and
+    # the other direction goes on until it ends too: closing both at the
+    # first EOF would reset a peer that still sends its last words (perftest
+    # exchanges a final message after the other side may have finished).
+    open_dirs = 2
+    while open_dirs:
         for key, _ in sel.select():
-            data = key.fileobj.recv(65536)
-            if not data:
-                return 0
-            key.data.sendall(data)
+            try:
+                data = key.fileobj.recv(65536)
+            except ConnectionResetError:
+                data = b""
+            if data:
+                key.data.sendall(data)
+                continue
+            sel.unregister(key.fileobj)
+            open_dirs -= 1
+            try:
+                key.data.shutdown(socket.SHUT_WR)
+            except OSError:
+                pass
+    return 0
 
 
 if __name__ == "__main__":
