@@ -206,10 +206,16 @@ bool detect_wide() {
 
 const bool kWide = detect_wide();
 
+constexpr std::size_t kFuseMin = 256;
+
 template <bool kCopy>
 std::uint32_t crc_any(std::uint32_t crc, std::uint8_t* dst, const std::uint8_t* src,
                       std::size_t n) {
-  if (!kAccelerated) [[unlikely]] {
+  // Below kFuseMin the folding waits on each multiplication's latency
+  // (120 B: 37 ns against 23 for memcpy and ISA-L), so a copy and ISA-L's
+  // CRC are cheaper; from there on the single pass wins (1 KiB: 28 against
+  // 42 ns, 4 KiB: 87 against 123).
+  if (!kAccelerated || n < kFuseMin) {
     // An empty piece may come with null pointers, which memcpy must not see.
     if (n == 0) return crc;
     if constexpr (kCopy) std::memcpy(dst, src, n);
