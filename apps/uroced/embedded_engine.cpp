@@ -35,6 +35,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -154,9 +155,9 @@ std::string start(Embedded* e) {
 }
 
 void stop_engine();
+int open_connection(const char* config_file, int* fd, char* error, std::size_t len);
 
-int connect(const char* config_file, int* fd, char* error, std::size_t len) {
-  std::lock_guard<std::mutex> lk(g_mu);
+int connect_locked(const char* config_file, int* fd, char* error, std::size_t len) {
   if (g_state == nullptr) {
     auto e = std::make_unique<Embedded>();
     e->config_file = config_file;
@@ -225,7 +226,22 @@ void progress_post() {
   eng->drive_post();
 }
 
-constexpr ctl::EmbeddedOps kOps{ctl::kEmbeddedAbi, connect, progress, progress_post};
+constexpr ctl::EmbeddedOps kOps{ctl::kEmbeddedAbi, open_connection, progress, progress_post};
+
+// Nothing may throw into the provider (a C library calls it): what the
+// control path could throw (no memory, no thread) ends here as an errno.
+int open_connection(const char* config_file, int* fd, char* error, std::size_t len) {
+  try {
+    std::lock_guard<std::mutex> lk(g_mu);
+    return connect_locked(config_file, fd, error, len);
+  } catch (const std::system_error& x) {
+    put_error(std::string("embedded engine: ") + x.what(), error, len);
+    return x.code().value() != 0 ? x.code().value() : EAGAIN;
+  } catch (const std::exception& x) {
+    put_error(std::string("embedded engine: ") + x.what(), error, len);
+    return ENOMEM;
+  }
+}
 
 void stop_engine() {
   std::lock_guard<std::mutex> lk(g_mu);

@@ -4,7 +4,9 @@
 #     nothing left behind;
 #   - a program run in embedded mode (ibv_devinfo on two ring devices in one
 #     process) sees both devices, its exit status comes back, and the run
-#     directory, the /dev/infiniband nodes and EAL's runtime directory go.
+#     directory, the /dev/infiniband nodes and EAL's runtime directory go;
+#   - an engine that cannot start fails every open with its reason, without
+#     crashing the program.
 #
 #   uroce_embedded_launch.sh BUILD_DIR
 set -uo pipefail
@@ -50,6 +52,18 @@ out=$("$run" --embedded --lcore 1 --device "$dev0" --device "$dev1" -- ibv_devin
 check "ibv_devinfo -l lists both devices" 0 "2 HCAs found" "$rc" "$out"
 out=$("$run" --embedded --lcore 1 --device "$dev0" --device "$dev1" -- sh -c 'ibv_devinfo -d uroce1 >/dev/null && exit 7' 2>&1); rc=$?
 check "the program's exit status comes back" 7 "" "$rc" "$out"
+# An engine that cannot start (a memif client with no server) fails each
+# open with a reason; a second open in the same process must not crash it.
+m0="name=uroce0;mac=02:00:00:ee:00:01;ipv4=10.206.0.1;port=net_memif0,role=client,socket=$work/none0.sock,socket-abstract=no"
+m1="name=uroce1;mac=02:00:00:ee:00:02;ipv4=10.206.0.2;port=net_memif1,role=client,socket=$work/none1.sock,socket-abstract=no"
+out=$("$run" --embedded --device "$m0" --device "$m1" -- ibv_devinfo 2>&1); rc=$?
+check "an engine that cannot start: each open fails with its reason" 1 "uroce0: port 0 (net_memif0): start failed" "$rc" "$out"
+if grep -qE "terminate called|Aborted|Segmentation" <<<"$out"; then
+  echo "FAIL: the second open crashed the program: $out"
+  failed=$((failed + 1))
+else
+  echo "PASS: the second open fails without a crash"
+fi
 left=$(ls "$work")
 nodes_after=$(ls /dev/infiniband 2>/dev/null | sort)
 if [ -n "$left" ] || [ "$nodes_after" != "$nodes_before" ]; then
