@@ -58,7 +58,7 @@ int embedded_connect(const char* device_dir, int* fd, EmbeddedProgress* progress
   char lib[PATH_MAX];
   std::snprintf(file, sizeof(file), "%s/%s", device_dir, ctl::kEmbeddedConfigFile);
   int rc = read_first_line(file, config, sizeof(config));
-  if (rc != 0) return rc == ENOENT ? ENOENT : rc;
+  if (rc != 0) return rc;
   std::snprintf(file, sizeof(file), "%s/%s", device_dir, ctl::kEmbeddedEngineFile);
   if ((rc = read_first_line(file, lib, sizeof(lib))) != 0) return rc == ENOENT ? ENODEV : rc;
   const ctl::EmbeddedOps* ops = nullptr;

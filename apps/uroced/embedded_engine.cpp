@@ -157,11 +157,20 @@ std::string start(Embedded* e) {
 void stop_engine();
 int open_connection(const char* config_file, int* fd, char* error, std::size_t len);
 
+// Why the engine could not start, said again at every later open: EAL
+// cannot be initialised twice in a process. Guarded by g_mu.
+std::string g_start_error;
+
 int connect_locked(const char* config_file, int* fd, char* error, std::size_t len) {
+  if (!g_start_error.empty()) {
+    put_error("embedded engine: did not start in this process: " + g_start_error, error, len);
+    return EINVAL;
+  }
   if (g_state == nullptr) {
     auto e = std::make_unique<Embedded>();
     e->config_file = config_file;
     if (std::string err = start(e.get()); !err.empty()) {
+      g_start_error = err;
       put_error("embedded engine: " + err, error, len);
       return EINVAL;
     }

@@ -58,6 +58,7 @@ m0="name=uroce0;mac=02:00:00:ee:00:01;ipv4=10.206.0.1;port=net_memif0,role=clien
 m1="name=uroce1;mac=02:00:00:ee:00:02;ipv4=10.206.0.2;port=net_memif1,role=client,socket=$work/none1.sock,socket-abstract=no"
 out=$("$run" --embedded --device "$m0" --device "$m1" -- ibv_devinfo 2>&1); rc=$?
 check "an engine that cannot start: each open fails with its reason" 1 "uroce0: port 0 (net_memif0): start failed" "$rc" "$out"
+check "a later open in that process says why the engine did not start" 1 "embedded engine: did not start in this process: uroce0: port 0 (net_memif0): start failed" "$rc" "$out"
 if grep -qE "terminate called|Aborted|Segmentation" <<<"$out"; then
   echo "FAIL: the second open crashed the program: $out"
   failed=$((failed + 1))
