@@ -179,7 +179,7 @@ stop_set() {
 # poll_for POINT: the daemons' polling for a point (placement above).
 poll_for() {
   case $poll in
-    busy|backoff) echo "$poll" ;;
+    busy|backoff|yield) echo "$poll" ;;
     *) case $1 in send_lat|read_lat) echo busy ;; *) echo backoff ;; esac ;;
   esac
 }
@@ -354,7 +354,7 @@ if [ "$mode" = embedded ]; then
   for p in $points; do run_point "$p"; done
   exit "$rc"
 fi
-for set_poll in backoff busy; do
+for set_poll in backoff busy yield; do
   todo=()
   for p in $points; do
     [ "$(poll_for "$p")" = "$set_poll" ] && todo+=("$p")

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <infiniband/verbs.h>
+#include <sched.h>
 
 #include <cerrno>
 #include <cstddef>
@@ -56,6 +57,15 @@ struct ContextState {
   }
   void drive_post() const {
     if (progress.post != nullptr) progress.post();
+  }
+  // A poll that found its CQ empty. Daemon mode, on the CPU the daemon's
+  // engine is pinned to (HelloRep.engine_cpu): only the engine can fill the
+  // CQ, and it shares this core, so yield the core to it now rather than
+  // spin out the time slice (a daemon in yield mode yields back when idle).
+  // Elsewhere a poll costs one getcpu() more.
+  void empty_poll() const {
+    if ((hello.flags & ctl::kHelloEngineCpu) == 0 || progress.poll != nullptr) return;
+    if (static_cast<std::uint32_t>(sched_getcpu()) == hello.engine_cpu) sched_yield();
   }
 
   bool dead() const { return ctl.dead(); }

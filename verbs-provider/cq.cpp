@@ -196,9 +196,12 @@ int poll_cq(ibv_cq* ibcq, int ne, ibv_wc* wc) noexcept {
   // than let the application spin on it forever. Negative is all verbs(3)
   // promises; -EIO and errno EIO say why to readers of either (pyverbs
   // reports the negated return value).
-  if (n == 0 && cq->st->dead()) {
-    errno = EIO;
-    return -EIO;
+  if (n == 0) {
+    if (cq->st->dead()) {
+      errno = EIO;
+      return -EIO;
+    }
+    cq->st->empty_poll();
   }
   return static_cast<int>(n);
 }

@@ -35,7 +35,10 @@ int start_poll(ibv_cq_ex* ibcq, ibv_poll_cq_attr* attr) {
   pthread_spin_lock(&cq->lock);
   if (cq->ring.ready() == 0) {
     pthread_spin_unlock(&cq->lock);
-    if (!cq->st->dead()) return ENOENT;  // empty: not an error
+    if (!cq->st->dead()) {
+      cq->st->empty_poll();
+      return ENOENT;  // empty: not an error
+    }
     errno = EIO;
     return EIO;
   }

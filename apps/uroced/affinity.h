@@ -23,4 +23,9 @@ class CpuAffinity {
   bool valid_ = false;
 };
 
+// The one CPU the calling thread may run on, or -1 when its affinity allows
+// several (or cannot be read). On the engine thread after rte_eal_init: the
+// CPU of the engine lcore, which clients are told in Hello.
+int sole_cpu_of_current_thread();
+
 }  // namespace uroce::daemon

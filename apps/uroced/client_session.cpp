@@ -355,6 +355,10 @@ int ClientSession::on_hello(const ctl::HelloReq& r, ctl::HelloRep* rep, InFds& i
   rep->doorbell_offset = bells_.offset;
   rep->arena_chunk_bytes = arena_->map().chunk_bytes();
   rep->arena_max_chunks = arena_->map().max_chunks();
+  if (env_.engine_cpu >= 0) {
+    rep->flags |= ctl::kHelloEngineCpu;
+    rep->engine_cpu = static_cast<std::uint32_t>(env_.engine_cpu);
+  }
   out->add(arena_->fd());
   charge.commit();
   spdlog::info("client {} (pid {}) opened {}", id_, cred_.pid, dev->config().name);

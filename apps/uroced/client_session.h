@@ -88,6 +88,9 @@ struct SessionEnv {
   ResolveTiming resolve{};
   // The rdma_cm service (null: CmOpen gets EOPNOTSUPP).
   CmService* cm = nullptr;
+  // The CPU the engine thread is pinned to, told to clients in Hello
+  // (HelloRep.engine_cpu); -1: not pinned to one CPU, or not known.
+  int engine_cpu = -1;
 };
 
 inline constexpr std::uint32_t kBadInputLogBurst = 5;

@@ -18,7 +18,14 @@ namespace uroce::daemon {
 
 using namespace config_detail;
 
-const char* to_string(PollMode m) { return m == PollMode::kBusy ? "busy" : "backoff"; }
+const char* to_string(PollMode m) {
+  switch (m) {
+    case PollMode::kBusy: return "busy";
+    case PollMode::kBackoff: return "backoff";
+    case PollMode::kYield: return "yield";
+  }
+  return "?";
+}
 
 int parse_command_line(int argc, char** argv, CommandLine* out) {
   CLI::App app{"uroced: the uroce daemon (RoCEv2 virtual NICs over DPDK ports)"};
@@ -28,7 +35,7 @@ int parse_command_line(int argc, char** argv, CommandLine* out) {
   auto* o_run = app.add_option("--run-dir", run_dir,
                                "run directory (socket, sysfs tree); overrides daemon.run_dir");
   auto* o_lcore = app.add_option("--lcore", lcore, "EAL lcore of the engine; overrides eal.lcore");
-  auto* o_poll = app.add_option("--poll", poll, "busy or backoff; overrides daemon.poll");
+  auto* o_poll = app.add_option("--poll", poll, "busy, backoff or yield; overrides daemon.poll");
   app.add_option("--eal-arg", out->eal_args,
                  "extra EAL argument, appended to eal.args (repeatable)")
       ->allow_extra_args(false);

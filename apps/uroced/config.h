@@ -2,7 +2,7 @@
 // documents every key) plus command-line overrides, validated into one
 // DaemonConfig before anything is started.
 //
-//   uroced [--config FILE] [--run-dir DIR] [--lcore N] [--poll busy|backoff]
+//   uroced [--config FILE] [--run-dir DIR] [--lcore N] [--poll busy|backoff|yield]
 //          [--eal-arg ARG]... [--device SPEC]... [--log-level LEVEL]
 //          [--limit KEY=VALUE]...
 //
@@ -36,7 +36,7 @@
 
 namespace uroce::daemon {
 
-enum class PollMode : std::uint8_t { kBusy, kBackoff };
+enum class PollMode : std::uint8_t { kBusy, kBackoff, kYield };
 
 // How a device reaches the wire, from its `port` string.
 enum class PortKind : std::uint8_t {

@@ -441,8 +441,11 @@ std::string parse_poll(std::string_view s, const std::string& key, PollMode* out
     *out = PollMode::kBusy;
   } else if (s == "backoff") {
     *out = PollMode::kBackoff;
+  } else if (s == "yield") {
+    *out = PollMode::kYield;
   } else {
-    return key + ": " + in_quotes(s) + " is not a poll mode (expected \"busy\" or \"backoff\")";
+    return key + ": " + in_quotes(s) +
+           " is not a poll mode (expected \"busy\", \"backoff\" or \"yield\")";
   }
   return {};
 }

@@ -118,7 +118,9 @@ std::string EngineHost::open(const DaemonConfig& cfg, const std::string& runtime
   if (open_ports(cfg, &ports_, &err) != 0) return err;
   clock_ = std::make_unique<engine::TscClock>(engine::TscClock::from_eal());
   engine::EngineConfig ecfg;
-  ecfg.mode = cfg.poll == PollMode::kBusy ? engine::PollMode::kBusy : engine::PollMode::kBackoff;
+  ecfg.mode = cfg.poll == PollMode::kBusy    ? engine::PollMode::kBusy
+              : cfg.poll == PollMode::kYield ? engine::PollMode::kYield
+                                             : engine::PollMode::kBackoff;
   ecfg.backoff_max_us = cfg.backoff_max_us;
   eng_ = std::make_unique<EngineT>(ecfg, *clock_);
   for (std::size_t i = 0; i < cfg.devices.size(); ++i) {

@@ -123,6 +123,7 @@ int run(const DaemonConfig& cfg) {
   info.run_dir = cfg.run_dir;
   info.poll = to_string(cfg.poll);
   info.lcore = cfg.lcore;
+  info.engine_cpu = sole_cpu_of_current_thread();
   Server server(device_ptrs, info);
   server.set_limits(cfg.limits);
   if (!cfg.status_group.empty()) {

@@ -35,6 +35,7 @@ Server::Server(std::vector<Device*> devices, DaemonInfo info, ResolveTiming reso
   };
   env_.resolve = resolve;
   env_.quotas = &quotas_;
+  env_.engine_cpu = info_.engine_cpu;
   set_limits(Limits{});
 }
 

@@ -230,8 +230,9 @@ json counters_json(const engine::VnicCounters& c) {
   j["dc_no_cq"] = c.dc_no_cq;
   j["cqes"] = c.cq.cqes;
   j["cq_overflow"] = c.cq.overflow;
-  j["comp_events"] = c.cq.comp_events;
-  j["comp_event_errors"] = c.cq.comp_event_errors;
+  j["comp_events"] = c.comp.records;
+  j["comp_event_writes"] = c.comp.writes;
+  j["comp_event_errors"] = c.comp.errors;
   j["async_events"] = c.async_events;
   j["async_event_errors"] = c.async_event_errors;
   j["async_events_lost"] = c.async_events_lost;
@@ -481,9 +482,10 @@ std::string status_json(const DaemonInfo& info, const std::vector<Device*>& devi
                         const std::vector<DeviceSnapshot>& snaps, bool with_qps,
                         const std::vector<ClientSummary>* clients, std::size_t max_bytes) {
   json j;
-  j["daemon"] = {{"version", info.version},   {"pid", info.pid},        {"run_dir", info.run_dir},
-                 {"socket", info.socket},     {"poll", info.poll},      {"lcore", info.lcore},
-                 {"uptime_s", info.uptime_s}, {"clients", info.clients}};
+  j["daemon"] =
+      {{"version", info.version},       {"pid", info.pid},           {"run_dir", info.run_dir},
+       {"socket", info.socket},         {"poll", info.poll},         {"lcore", info.lcore},
+       {"engine_cpu", info.engine_cpu}, {"uptime_s", info.uptime_s}, {"clients", info.clients}};
   j["daemon"]["limits"] = limits_json(info.limits);
   j["daemon"]["workers"] = info.workers;
   json users = json::array();

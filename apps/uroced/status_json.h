@@ -76,6 +76,7 @@ struct DaemonInfo {
   std::string socket;
   std::string poll;
   std::uint32_t lcore = 0;
+  int engine_cpu = -1;  // the one CPU the engine thread may run on; -1: several
   double uptime_s = 0;
   std::size_t clients = 0;       // connections open, the asking one included
   CmStatus cm{};                 // the rdma_cm service (cm_service.h)

@@ -44,7 +44,7 @@
 namespace uroce::ctl {
 
 inline constexpr std::uint32_t kMagic = 0x45435255;  // "URCE" little-endian
-inline constexpr std::uint16_t kVersion = 6;
+inline constexpr std::uint16_t kVersion = 7;
 // Largest message either side sends or accepts (a status reply's JSON body
 // is the only variable-length one).
 inline constexpr std::size_t kMaxMessageBytes = 64 * 1024;
@@ -132,6 +132,14 @@ inline constexpr std::uint16_t kRefusedOp = 0;
 struct HelloReq {
   char ibdev[kNameBytes];  // "uroce0", NUL-terminated
 };
+// flags & kHelloEngineCpu: the daemon's engine thread runs on CPU
+// engine_cpu alone (it is pinned there). A provider thread that finds its CQ
+// empty while it runs on that CPU yields it: the engine, which shares the
+// core and is the only one that can fill the CQ, runs at once instead of at
+// the end of the application's time slice (docs/engine.md, "Sharing a
+// core"). Without the flag (an unpinned engine, the embedded engine) the
+// provider never yields.
+inline constexpr std::uint32_t kHelloEngineCpu = 1u << 0;
 struct HelloRep {
   ibv_device_attr device;  // what ibv_query_device returns
   std::uint32_t device_index;
@@ -142,6 +150,8 @@ struct HelloRep {
   std::uint64_t doorbell_bytes;
   std::uint64_t doorbell_offset;
   std::uint64_t arena_chunk_bytes;
+  std::uint32_t flags;  // kHello*
+  std::uint32_t engine_cpu;
 };
 
 // ---- QueryPort --------------------------------------------------------------
@@ -542,7 +552,7 @@ template <class T>
 inline constexpr bool kWireStruct = std::is_trivially_copyable_v<T>&& std::is_standard_layout_v<T>;
 
 static_assert(sizeof(HelloReq) == 64);
-static_assert(sizeof(HelloRep) == 280);
+static_assert(sizeof(HelloRep) == 288);
 static_assert(sizeof(QueryPortReq) == 8);
 static_assert(sizeof(QueryPortRep) == sizeof(ibv_port_attr));
 static_assert(sizeof(AllocPdReq) == 8 && sizeof(AllocPdRep) == 8 && sizeof(DeallocPdReq) == 8);

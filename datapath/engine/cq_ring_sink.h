@@ -7,10 +7,11 @@
 // then parks the completion and raises CQ_ERR / QP_FATAL (async_event.h).
 // After a successful push, if the CQ has a comp channel and the provider
 // armed it (ctl::CqNotify.armed != 0, load-acquire), the engine clears the
-// word with an exchange and, only if that exchange saw it armed, writes one
-// 8-byte record {user_handle} to the channel's pipe: at most one event per
-// arming, even if the provider re-arms concurrently. A failed write is
-// counted. Solicited-only arming (kCqArmedSolicited) fires on any
+// word with an exchange and, only if that exchange saw it armed, hands one
+// 8-byte record {user_handle} for the channel's pipe to the device's
+// CompEventBatch (comp_event_batch.h: written at the end of the iteration,
+// one write per channel): at most one event per arming, even if the
+// provider re-arms concurrently. Solicited-only arming (kCqArmedSolicited) fires on any
 // completion: the transport does not carry the solicited bit to the CQ yet
 // (docs/STATUS.md, review finding 6), and an extra wake-up is harmless where
 // a missed one would hang the application.
@@ -39,7 +40,7 @@
 #include <cstring>
 
 #include "datapath/ctl/protocol.h"
-#include "datapath/engine/event_fd.h"
+#include "datapath/engine/comp_event_batch.h"
 #include "datapath/engine/vnic_api.h"
 #include "datapath/shm/ring.h"
 #include "datapath/transport/cqe.h"
@@ -47,16 +48,14 @@
 namespace uroce::engine {
 
 struct CqSinkCounters {
-  std::uint64_t cqes = 0;               // completions written
-  std::uint64_t overflow = 0;           // completions refused: ring full
-  std::uint64_t comp_events = 0;        // event records written
-  std::uint64_t comp_event_errors = 0;  // event writes that failed
+  std::uint64_t cqes = 0;         // completions written
+  std::uint64_t overflow = 0;     // completions refused: ring full
+  std::uint64_t comp_events = 0;  // event records handed to the batch
 
   CqSinkCounters& operator+=(const CqSinkCounters& o) {
     cqes += o.cqes;
     overflow += o.overflow;
     comp_events += o.comp_events;
-    comp_event_errors += o.comp_event_errors;
     return *this;
   }
 };
@@ -64,18 +63,23 @@ struct CqSinkCounters {
 class CqRingSink {
  public:
   // `totals`, when given, is incremented along with the sink's own counters
-  // (the Vnic's device-wide figures); it must outlive the sink.
-  explicit CqRingSink(CqSinkCounters* totals = nullptr) : totals_(totals) {}
+  // (the Vnic's device-wide figures); `events` takes the comp-channel
+  // records (needed only by a sink with a channel). Both must outlive the
+  // sink.
+  explicit CqRingSink(CqSinkCounters* totals = nullptr, CompEventBatch* events = nullptr)
+      : totals_(totals), events_(events) {}
 
   // Attaches the ring (created and ring_init'ed by the control plane) and
   // the completion-event target. 0 or EINVAL (memory does not match the
-  // geometry, elements shorter than an ib_uverbs_wc).
+  // geometry, elements shorter than an ib_uverbs_wc, a channel but no
+  // batch to hand its records to).
   int attach(const RingMem& ring, ctl::CqNotify* notify, int channel_fd,
              std::uint64_t user_handle) {
     shm::CqProducer p;
     if (ring.mem == nullptr || p.attach(ring.mem, ring.bytes, ring.geo) != shm::RingError::kOk) {
       return EINVAL;
     }
+    if (channel_fd >= 0 && events_ == nullptr) return EINVAL;
     ring_ = p;
     notify_ = notify;
     channel_fd_ = channel_fd;
@@ -149,11 +153,8 @@ class CqRingSink {
     if (armed.exchange(ctl::kCqDisarmed, std::memory_order_acq_rel) == ctl::kCqDisarmed) {
       return;
     }
-    if (write_comp_event(channel_fd_, user_handle_) == FdWrite::kOk) {
-      count(&CqSinkCounters::comp_events);
-    } else {
-      count(&CqSinkCounters::comp_event_errors);
-    }
+    events_->add(channel_fd_, user_handle_);
+    count(&CqSinkCounters::comp_events);
   }
   void count(std::uint64_t CqSinkCounters::*field) {
     ++(ctr_.*field);
@@ -166,6 +167,7 @@ class CqRingSink {
   std::uint64_t user_handle_ = 0;
   CqSinkCounters ctr_{};
   CqSinkCounters* totals_;
+  CompEventBatch* events_;
 };
 
 }  // namespace uroce::engine

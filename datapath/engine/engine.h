@@ -2,10 +2,11 @@
 //
 // Public API (final signatures):
 //
-//   enum class PollMode { kBusy, kBackoff };
+//   enum class PollMode { kBusy, kBackoff, kYield };
 //   struct EngineConfig { PollMode mode = PollMode::kBackoff;
 //                         std::uint32_t backoff_max_us = 200;
-//                         std::uint32_t idle_spins = 1024; };
+//                         std::uint32_t idle_spins = 1024;
+//                         std::uint32_t yield_spins = 16; ... };
 //   template <class PortIo, class Clock, class Sleeper = NanoSleeper,
 //             sched::TxScheduler Sched = sched::TxPolicy>
 //   class Engine {
@@ -36,8 +37,14 @@
 // Poll modes: busy never sleeps. Backoff (backoff.h) sleeps after
 // idle_spins iterations without work, with a nanosleep that doubles from
 // 1 us up to backoff_max_us and resets on the first iteration with work (a
-// served call counts as work). Sleeper is the sleeping policy: NanoSleeper
-// in the daemon, a recorder in tests.
+// served call counts as work). Yield (docs/engine.md, "Sharing a core")
+// never sleeps either: after yield_spins iterations in a row without work it
+// yields the CPU (sched_yield) on every further idle one, so a thread that
+// shares the engine's core (an application spinning on its CQ, which the
+// provider makes yield back: HelloRep.engine_cpu) runs at once instead of at
+// the end of the engine's time slice; alone on its core a yield returns at
+// once and the engine polls on. Sleeper is the sleeping policy:
+// NanoSleeper in the daemon, a recorder in tests (sleep(ns) and yield()).
 //
 // Clock: anything with `TimeNs now()`: TscClock in the daemon,
 // uroce::VirtualClock (or a fake) in tests.
@@ -60,6 +67,7 @@
 #pragma once
 
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <time.h>
 
@@ -79,13 +87,16 @@
 
 namespace uroce::engine {
 
-enum class PollMode { kBusy, kBackoff };
+enum class PollMode { kBusy, kBackoff, kYield };
 
 struct EngineConfig {
   PollMode mode = PollMode::kBackoff;
   std::uint32_t backoff_max_us = 200;
   // Idle iterations before the first sleep (backoff mode).
   std::uint32_t idle_spins = 1024;
+  // Idle iterations before the first yield (yield mode): a gap shorter than
+  // this many iterations (well under a microsecond) costs no system call.
+  std::uint32_t yield_spins = 16;
   // Embedded mode: the progress thread's first and longest nap while the
   // application drives the engine (run_progress).
   TimeNs app_quiet_ns = 20 * kNsPerUs;
@@ -103,6 +114,7 @@ struct EngineRunCounters {
   std::uint64_t idle_iterations = 0;  // iterations without work
   std::uint64_t sleeps = 0;           // backoff sleeps taken
   std::uint64_t slept_ns = 0;         // their requested total
+  std::uint64_t yields = 0;           // yield mode: CPU yields
   std::uint64_t calls = 0;            // closures served between iterations
   // Embedded mode: the progress thread's naps while the application drove.
   std::uint64_t app_quiet_sleeps = 0;
@@ -115,6 +127,7 @@ struct NanoSleeper {
     ts.tv_nsec = static_cast<long>(ns % kNsPerSec);
     nanosleep(&ts, nullptr);
   }
+  void yield() { sched_yield(); }
 };
 
 template <class PortIo, class Clock, class Sleeper = NanoSleeper,
@@ -278,9 +291,19 @@ class Engine {
   Sleeper& sleeper() { return sleeper_; }
 
  private:
-  // Backoff mode: sleeps as the policy says after an iteration that did
-  // `work` (busy mode never sleeps).
+  // After an iteration that did `work`: backoff mode sleeps as the policy
+  // says, yield mode yields once idle for yield_spins iterations, busy mode
+  // does nothing.
   void back_off(std::uint32_t work) {
+    if (cfg_.mode == PollMode::kYield) {
+      if (work != 0) {
+        idle_run_ = 0;
+      } else if (++idle_run_ > cfg_.yield_spins) {
+        ++ctr_.yields;
+        sleeper_.yield();
+      }
+      return;
+    }
     if (cfg_.mode != PollMode::kBackoff) return;
     const TimeNs d = backoff_.after(work != 0);
     if (d == 0) return;
@@ -302,6 +325,7 @@ class Engine {
   std::atomic<std::uint64_t> posts_batched_{0};
   std::vector<VnicT*> vnics_;
   std::size_t first_ = 0;
+  std::uint32_t idle_run_ = 0;  // yield mode: idle iterations in a row
   TimeNs now_ = 0;
   EngineRunCounters ctr_{};
 };

@@ -48,6 +48,9 @@
 //   4. pump      one round of the TX scheduler (sched/) over the QPs with
 //                output, within the room left in the TX burst.
 //   5. flush     PFC-held frames whose pause ended, then one TX burst.
+//   6. events    the comp-channel records the phases raised, one write per
+//                channel (comp_event_batch.h): the application wakes after
+//                this iteration's frames left, once.
 // No phase visits an object that has nothing to do: the cost of an
 // iteration does not grow with idle QPs.
 //
@@ -531,6 +534,8 @@ class Vnic {
   transport::SendWr swr_{};
   transport::RecvWr rwr_{};
   VnicCounters ctr_{};
+  // Comp-channel records of this iteration, written at its end.
+  CompEventBatch comp_batch_{&ctr_.comp};
 };
 
 }  // namespace uroce::engine

@@ -174,8 +174,10 @@ struct VnicCounters {
   // stays 0 unless one of them has a bug.
   std::uint64_t dc_no_cq = 0;
   // CQs: completions written and refused (ring full), comp-channel records
-  // written and failed, over every CQ of the device.
+  // handed on, over every CQ of the device; the records' writes (one per
+  // channel per iteration: comp_event_batch.h).
   CqSinkCounters cq{};
+  CompEventCounters comp{};
   // Async events.
   std::uint64_t async_events = 0;        // records written to async pipes
   std::uint64_t async_event_errors = 0;  // writes that failed (full, closed)

@@ -28,7 +28,7 @@ inline bool cc_type(transport::QpType t) {
 
 template <class PortIo, sched::TxScheduler Sched>
 struct Vnic<PortIo, Sched>::CqObj {
-  explicit CqObj(CqSinkCounters* totals) : sink(totals) {}
+  CqObj(CqSinkCounters* totals, CompEventBatch* events) : sink(totals, events) {}
   ObjId id = 0;
   CqRingSink sink;
   int async_fd = -1;

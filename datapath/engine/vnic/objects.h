@@ -63,6 +63,7 @@ std::uint32_t Vnic<PortIo, Sched>::poll(TimeNs now) {
   now_ = now;
   ++ctr_.iterations;
   io_.begin(now);
+  comp_batch_.open();
   std::uint32_t work = rx_phase(now);
   work += doorbell_phase();
   work += timer_phase(now);
@@ -70,6 +71,7 @@ std::uint32_t Vnic<PortIo, Sched>::poll(TimeNs now) {
     work += homa_phase(now);
   work += pump_phase(now);
   flush_phase();
+  comp_batch_.close();
   return work;
 }
 
@@ -181,7 +183,7 @@ int Vnic<PortIo, Sched>::create_cq(const CqCreate& c) {
   if (c.id == 0) return EINVAL;
   if (cqs_.count(c.id) != 0) return EEXIST;
   if (cqs_.size() >= cfg_.max_cqs) return ENOMEM;
-  auto cq = std::make_unique<CqObj>(&ctr_.cq);
+  auto cq = std::make_unique<CqObj>(&ctr_.cq, &comp_batch_);
   if (int rc = cq->sink.attach(c.ring, c.notify, c.channel_fd, c.user_handle); rc != 0) {
     return rc;
   }

@@ -45,7 +45,9 @@ using SimEngine = engine::Engine<engine::SimPortIo, SteadyClock>;
 
 class SimDaemon {
  public:
-  explicit SimDaemon(ResolveTiming resolve = {1 * kNsPerMs, 300 * kNsPerMs})
+  // `engine_cpu`: what DaemonInfo says of the engine thread's CPU (-1: not
+  // pinned), told to clients in Hello.
+  explicit SimDaemon(ResolveTiming resolve = {1 * kNsPerMs, 300 * kNsPerMs}, int engine_cpu = -1)
       : link_(port::SimLinkConfig{}),
         p0_(link_, 0),
         p1_(link_, 1),
@@ -65,6 +67,7 @@ class SimDaemon {
     info.pid = static_cast<long>(getpid());
     info.run_dir = dir_;
     info.poll = "backoff";
+    info.engine_cpu = engine_cpu;
     server_ = std::make_unique<Server>(std::vector<Device*>{d0_.get(), d1_.get()}, info, resolve);
     std::string err;
     listen_rc_ = server_->listen(socket_path(), &err);

@@ -37,6 +37,27 @@ TEST(CpuAffinity_Save, AppliedToAnotherThread) {
   EXPECT_EQ(saved.apply_to_current_thread(), 0);  // restore this thread
 }
 
+TEST(SoleCpuOfCurrentThread, OnePinnedCpuOrNone) {
+  cpu_set_t all;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(all), &all), 0);
+  int last = CPU_SETSIZE - 1;
+  while (!CPU_ISSET(last, &all)) --last;
+  int pinned = -2, spread = -2;
+  std::thread t([&] {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(last, &one);
+    ASSERT_EQ(pthread_setaffinity_np(pthread_self(), sizeof(one), &one), 0);
+    pinned = sole_cpu_of_current_thread();
+    ASSERT_EQ(pthread_setaffinity_np(pthread_self(), sizeof(all), &all), 0);
+    spread = sole_cpu_of_current_thread();
+  });
+  t.join();
+  EXPECT_EQ(pinned, last);
+  // A process allowed on one CPU only has that CPU as its sole one.
+  EXPECT_EQ(spread, CPU_COUNT(&all) == 1 ? last : -1);
+}
+
 TEST(CpuAffinity_Invalid, ApplyFails) {
   const CpuAffinity none;
   EXPECT_FALSE(none.valid());

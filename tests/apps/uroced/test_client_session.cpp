@@ -24,6 +24,19 @@ TEST_F(ClientSessionTest, Hello_ReportsDeviceAttributes) {
   EXPECT_EQ(g[7], 0x01);
   EXPECT_EQ(rep.device_index, 0u);
   EXPECT_EQ(rep.gid_table_len, 16u);
+  // The engine thread of this daemon is not pinned: no CPU to yield to.
+  EXPECT_EQ(rep.flags & ctl::kHelloEngineCpu, 0u);
+}
+
+TEST(ClientSession, Hello_NamesThePinnedEngineCpu) {
+  SimDaemon d({1 * kNsPerMs, 300 * kNsPerMs}, 1);
+  ASSERT_EQ(d.listen_rc(), 0);
+  RawClient c{d.socket_path()};
+  const Reply r = c.hello("uroce0");
+  ASSERT_EQ(r.status, 0);
+  const auto rep = r.as<ctl::HelloRep>();
+  EXPECT_EQ(rep.flags & ctl::kHelloEngineCpu, ctl::kHelloEngineCpu);
+  EXPECT_EQ(rep.engine_cpu, 1u);
 }
 
 TEST_F(ClientSessionTest, QueryPort_ActiveMtuFollowsEthernetMtu) {

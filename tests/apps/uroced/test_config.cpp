@@ -275,12 +275,21 @@ TEST(ApplyCommandLine_Overrides, ReplaceDevicesAppendEalArgs) {
   EXPECT_EQ(cfg.devices[0].name, "a0");
 }
 
+TEST(ApplyCommandLine_Poll, TakesYield) {
+  DaemonConfig cfg;
+  CommandLine cl;
+  cl.poll = "yield";
+  ASSERT_EQ(apply_command_line(cl, &cfg), "");
+  EXPECT_EQ(cfg.poll, PollMode::kYield);
+  EXPECT_STREQ(to_string(cfg.poll), "yield");
+}
+
 TEST(ApplyCommandLine_BadPoll, NamesTheOption) {
   DaemonConfig cfg;
   CommandLine cl;
   cl.poll = "spin";
   EXPECT_EQ(apply_command_line(cl, &cfg),
-            "--poll: \"spin\" is not a poll mode (expected \"busy\" or \"backoff\")");
+            "--poll: \"spin\" is not a poll mode (expected \"busy\", \"backoff\" or \"yield\")");
 }
 
 TEST(ParseCommandLine_Options, Collected) {

@@ -218,8 +218,9 @@ TEST(LoadToml_MtuRange, BothEnds) {
 }
 
 TEST(LoadToml_UnknownPollMode, Rejected) {
-  EXPECT_EQ(error_of(with("\"busy\"", "\"spin\"")),
-            "daemon.poll: \"spin\" is not a poll mode (expected \"busy\" or \"backoff\")");
+  EXPECT_EQ(
+      error_of(with("\"busy\"", "\"spin\"")),
+      "daemon.poll: \"spin\" is not a poll mode (expected \"busy\", \"backoff\" or \"yield\")");
 }
 
 TEST(LoadToml_MissingPort, Rejected) {

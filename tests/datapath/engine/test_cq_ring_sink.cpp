@@ -52,10 +52,20 @@ TEST(CqRingSink_Push, WritesUntilFullThenRefuses) {
   EXPECT_TRUE(s.push(cqe(10)));
 }
 
+TEST(CqRingSink_Attach, ChannelWithoutBatchIsEinval) {
+  ProvCq cq(1, 3);
+  Pipe chan;
+  CqRingSink s;
+  EXPECT_EQ(s.attach(cq.ring.mem(), cq.notify(), chan.wr, 0), EINVAL);
+  EXPECT_FALSE(s.attached());
+}
+
 TEST(CqRingSink_Notify, OneRecordPerArming) {
   ProvCq cq(1, 15);
   Pipe chan;
-  CqRingSink s;
+  CompEventCounters ec;
+  CompEventBatch batch(&ec);  // never opened: each record is written at once
+  CqRingSink s(nullptr, &batch);
   ASSERT_EQ(s.attach(cq.ring.mem(), cq.notify(), chan.wr, 0xFEED), 0);
   EXPECT_TRUE(s.push(cqe(1)));
   EXPECT_TRUE(chan.drain().empty());
@@ -72,6 +82,8 @@ TEST(CqRingSink_Notify, OneRecordPerArming) {
   EXPECT_TRUE(s.push(cqe(4)));
   EXPECT_EQ(chan.drain().size(), 8u);
   EXPECT_EQ(s.counters().comp_events, 2u);
+  EXPECT_EQ(ec.records, 2u);
+  EXPECT_EQ(ec.writes, 2u);
   EXPECT_EQ(std::atomic_ref<std::uint32_t>(cq.notify()->armed).load(), ctl::kCqDisarmed);
 }
 
@@ -85,12 +97,15 @@ TEST(CqRingSink_Notify, NoChannelNoWriteAndFailedWriteCounted) {
   EXPECT_EQ(std::atomic_ref<std::uint32_t>(cq.notify()->armed).load(), ctl::kCqArmedNext);
 
   ProvCq cq2(2, 15);
-  CqRingSink s;
+  CompEventCounters ec;
+  CompEventBatch batch(&ec);
+  CqRingSink s(nullptr, &batch);
   ASSERT_EQ(s.attach(cq2.ring.mem(), cq2.notify(), 1 << 20, 1), 0);  // a bad fd
   cq2.arm();
   EXPECT_TRUE(s.push(cqe(1)));
-  EXPECT_EQ(s.counters().comp_event_errors, 1u);
-  EXPECT_EQ(s.counters().comp_events, 0u);
+  EXPECT_EQ(s.counters().comp_events, 1u);
+  EXPECT_EQ(ec.errors, 1u);
+  EXPECT_EQ(ec.records, 0u);
 }
 
 TEST(CqRingSink_Resize, MovesUnpolledAndCarriesArming) {

@@ -42,8 +42,8 @@ struct CountingClock {
   }
 };
 
-// Records the sleeps; `on_sleep` may act on the world (stop the engine,
-// inject a frame).
+// Records the sleeps, and each yield as a 0; `on_sleep` may act on the
+// world (stop the engine, inject a frame).
 struct RecordingSleeper {
   std::vector<TimeNs>* log;
   std::function<void(std::size_t)>* on_sleep;
@@ -51,6 +51,7 @@ struct RecordingSleeper {
     log->push_back(ns);
     if (on_sleep != nullptr && *on_sleep) (*on_sleep)(log->size());
   }
+  void yield() { sleep(0); }
 };
 
 TEST(Engine_Call, RunsInlineWhenNotRunning) {
@@ -187,6 +188,56 @@ TEST(Engine_Backoff, ResetsOnWork) {
   EXPECT_EQ(a.vnic.counters().rx_parse_errors, 1u);
 }
 
+TEST(Engine_Yield, YieldsOnEveryIdleIterationAfterTheSpins) {
+  std::atomic<bool> stop{false};
+  CountingClock clock{&stop, 10};
+  std::vector<TimeNs> log;
+  EngineConfig cfg;
+  cfg.mode = PollMode::kYield;
+  cfg.yield_spins = 3;
+  using E = Engine<SimPortIo, CountingClock, RecordingSleeper>;
+  E e(cfg, clock, RecordingSleeper{&log, nullptr});
+  e.run(stop);
+  // Ten idle iterations: the first three spin, the other seven yield; yield
+  // mode never sleeps.
+  EXPECT_EQ(e.counters().iterations, 10u);
+  EXPECT_EQ(log, std::vector<TimeNs>(7, 0));
+  EXPECT_EQ(e.counters().yields, 7u);
+  EXPECT_EQ(e.counters().sleeps, 0u);
+}
+
+TEST(Engine_Yield, WorkStartsTheSpinsOver) {
+  port::SimLink link(port::SimLinkConfig{});
+  Host a(link, 0, kMacA, kIpA);
+  port::SimPort peer(link, 1);
+  std::atomic<bool> stop{false};
+  VirtualClock clock;
+  std::vector<TimeNs> log;
+  std::size_t iterations_at_frame = 0;
+  // On the second yield a frame arrives: the next iteration has work, and
+  // the two idle iterations after it spin again before the third yield.
+  std::function<void(std::size_t)> hook;
+  EngineConfig cfg;
+  cfg.mode = PollMode::kYield;
+  cfg.yield_spins = 2;
+  using E = Engine<SimPortIo, VirtualClock, RecordingSleeper>;
+  E e(cfg, clock, RecordingSleeper{&log, &hook});
+  hook = [&](std::size_t n) {
+    if (n == 2) {
+      const std::uint8_t junk[60] = {};
+      EXPECT_TRUE(peer.tx(junk, clock.now()));
+      iterations_at_frame = e.counters().iterations;
+    }
+    if (n == 3) stop.store(true);
+  };
+  e.add_vnic(&a.vnic);
+  e.run(stop);
+  EXPECT_EQ(a.vnic.counters().rx_frames, 1u);
+  // The frame's iteration, two idle spins, then the yield that stopped it.
+  EXPECT_EQ(e.counters().iterations, iterations_at_frame + 4);
+  EXPECT_EQ(e.counters().yields, 3u);
+}
+
 TEST(Engine_Busy, NeverSleeps) {
   std::atomic<bool> stop{false};
   CountingClock clock{&stop, 5000};
@@ -238,8 +289,9 @@ TEST(Engine_Run, SurvivesAClosedCompChannel) {
   std::thread t([&] { e.run(stop); });
   t.join();
   EXPECT_EQ(cq->poll().size(), 1u);
-  EXPECT_EQ(a.vnic.counters().cq.comp_event_errors, 1u);
-  EXPECT_EQ(a.vnic.counters().cq.comp_events, 0u);
+  EXPECT_EQ(a.vnic.counters().cq.comp_events, 1u);  // raised
+  EXPECT_EQ(a.vnic.counters().comp.errors, 1u);     // and lost
+  EXPECT_EQ(a.vnic.counters().comp.records, 0u);
 }
 
 }  // namespace
@@ -255,6 +307,7 @@ struct CountingNanoSleeper {
     sleeps->fetch_add(1);
     NanoSleeper{}.sleep(ns);
   }
+  void yield() { NanoSleeper{}.yield(); }
 };
 
 TEST(Engine_Drive, RunsOneIterationWhenFree) {

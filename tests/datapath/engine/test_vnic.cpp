@@ -477,6 +477,42 @@ TEST_F(RcPair, CqNotify_ArmedWritesOneRecord) {
   EXPECT_EQ(h, 0xC0000000ull + 3);
   EXPECT_EQ(std::atomic_ref<std::uint32_t>(cq->notify()->armed).load(), ctl::kCqDisarmed);
   EXPECT_EQ(b.vnic.counters().cq.comp_events, 1u);
+  EXPECT_EQ(b.vnic.counters().comp.records, 1u);
+  EXPECT_EQ(b.vnic.counters().comp.writes, 1u);
+}
+
+TEST_F(RcPair, CqNotify_TwoCqsOfOneChannelOneWritePerIteration) {
+  // Two QP pairs; B's two receive CQs share one channel, both armed. A's
+  // two SENDs leave in one TX burst and reach B in one RX burst: both CQs
+  // fire in one iteration, and their records go out in one write.
+  Pipe chan;
+  auto cq3 = b.make_cq(3, 15, chan.wr);
+  auto cq4 = b.make_cq(4, 15, chan.wr);
+  auto q1 = b.make_qp(12, QpType::kRc, 3, 3);
+  auto q2 = b.make_qp(13, QpType::kRc, 4, 4);
+  auto p1 = a.make_qp(12, QpType::kRc, 1, 2);
+  auto p2 = a.make_qp(13, QpType::kRc, 1, 2);
+  b.connect(12, QpType::kRc, p1->qpn, kMacA, kIpA, 1, 1);
+  b.connect(13, QpType::kRc, p2->qpn, kMacA, kIpA, 1, 1);
+  a.connect(12, QpType::kRc, q1->qpn, kMacB, kIpB, 1, 1);
+  a.connect(13, QpType::kRc, q2->qpn, kMacB, kIpB, 1, 1);
+  q1->post_recv(1, {b.sge(0, 64)});
+  q2->post_recv(2, {b.sge(64, 64)});
+  cq3->arm();
+  cq4->arm();
+  p1->post_send(wqe(7, IBV_WR_SEND), {a.sge(0, 8)});
+  p2->post_send(wqe(8, IBV_WR_SEND), {a.sge(8, 8)});
+  run(20);
+  EXPECT_EQ(cq3->poll().size(), 1u);
+  EXPECT_EQ(cq4->poll().size(), 1u);
+  const std::vector<std::uint8_t> rec = chan.drain();
+  ASSERT_EQ(rec.size(), 16u);
+  std::uint64_t h[2] = {};
+  std::memcpy(h, rec.data(), 16);
+  EXPECT_EQ(h[0] + h[1], 2 * 0xC0000000ull + 3 + 4);
+  EXPECT_NE(h[0], h[1]);
+  EXPECT_EQ(b.vnic.counters().comp.records, 2u);
+  EXPECT_EQ(b.vnic.counters().comp.writes, 1u);
 }
 
 TEST_F(RcPair, CqOverflow_RaisesCqErrAndQpFatal) {
