@@ -91,6 +91,13 @@ std::string render_status(const json& j) {
     out.insert(out.size() - 2, fmt::format("  workers {} ({} idle, {} started)", cell(w, "workers"),
                                            cell(w, "idle"), cell(w, "started")));
   }
+  if (d.contains("engine")) {
+    const json& e = child(d, "engine");
+    out.insert(out.size() - 1,
+               fmt::format("engine: {} iterations ({} idle), {} sleeps, {} yields, {} calls\n",
+                           cell(e, "iterations"), cell(e, "idle_iterations"), cell(e, "sleeps"),
+                           cell(e, "yields"), cell(e, "calls")));
+  }
   Table t({"DEVICE", "UVERBS", "MAC", "IPV4", "MTU", "ACTIVE_MTU", "QPS", "CQS", "SRQS", "MRS",
            "AHS", "RX_FRAMES", "TX_FRAMES", "PORT"});
   for (const auto& dev : child(j, "devices")) {

@@ -126,6 +126,11 @@ int run(const DaemonConfig& cfg) {
   info.engine_cpu = sole_cpu_of_current_thread();
   Server server(device_ptrs, info);
   server.set_limits(cfg.limits);
+  server.set_engine_counters([&host] {
+    engine::EngineRunCounters c;
+    host.engine().call([&] { c = host.engine().counters(); });
+    return c;
+  });
   if (!cfg.status_group.empty()) {
     const group* g = getgrnam(cfg.status_group.c_str());
     if (g == nullptr) return fail("daemon.status_group: no group named " + cfg.status_group);

@@ -389,6 +389,7 @@ std::string Server::status_as(std::uint32_t flags, const ctl::PeerCred* asker) {
   info.limits = limits_;
   info.users = quotas_.users();
   if (pool_ != nullptr) info.workers = pool_->stats();
+  if (engine_counters_) info.engine = engine_counters_();
   if (asker != nullptr) {
     // Only the asker's own: its clients, their QPs, its per-user line.
     std::erase_if(clients, [&](const ClientSummary& c) { return c.cred.uid != asker->uid; });

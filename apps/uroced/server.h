@@ -24,6 +24,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <list>
 #include <memory>
 #include <mutex>
@@ -77,6 +78,11 @@ class Server {
   std::string status_for(std::uint32_t flags, const ctl::PeerCred& asker);
   // Members of this group see every client (none by default). Before start().
   void set_status_group(gid_t gid) { status_gid_ = gid; }
+  // How status reads the engine loop's counters (on the engine thread,
+  // e.g. through Engine::call). Before start().
+  void set_engine_counters(std::function<engine::EngineRunCounters()> read) {
+    engine_counters_ = std::move(read);
+  }
   std::size_t client_count() const;
   // The rdma_cm service (its counters, for status).
   CmService& cm() { return cm_; }
@@ -128,6 +134,7 @@ class Server {
   int listen_fd_ = -1;
   Limits limits_{};
   std::optional<gid_t> status_gid_;
+  std::function<engine::EngineRunCounters()> engine_counters_;
   bool sees_all(const ctl::PeerCred& asker) const;
   std::string status_as(std::uint32_t flags, const ctl::PeerCred* asker);
   // /dev/null, held so that one accept can still succeed at the fd limit.

@@ -36,6 +36,12 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(DcStreamCounters, connects, wait_switch, disc
 
 namespace uroce::daemon {
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(WorkerPoolStats, workers, idle, queued, started, retired, tasks)
+}  // namespace uroce::daemon
+namespace uroce::engine {
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(EngineRunCounters, iterations, idle_iterations, sleeps, slept_ns,
+                                   yields, calls, app_quiet_sleeps)
+}  // namespace uroce::engine
+namespace uroce::daemon {
 
 namespace {
 
@@ -488,6 +494,7 @@ std::string status_json(const DaemonInfo& info, const std::vector<Device*>& devi
        {"engine_cpu", info.engine_cpu}, {"uptime_s", info.uptime_s}, {"clients", info.clients}};
   j["daemon"]["limits"] = limits_json(info.limits);
   j["daemon"]["workers"] = info.workers;
+  if (info.engine) j["daemon"]["engine"] = *info.engine;
   json users = json::array();
   for (const auto& [uid, u] : info.users) {
     json e = usage_json(u);

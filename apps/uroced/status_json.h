@@ -60,12 +60,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "apps/uroced/client_session.h"
 #include "apps/uroced/device.h"
 #include "apps/uroced/worker_pool.h"
+#include "datapath/engine/engine.h"
 
 namespace uroce::daemon {
 
@@ -83,6 +85,9 @@ struct DaemonInfo {
   Limits limits{};               // resolved ([limits]; resource_limits.h)
   std::map<uid_t, Usage> users;  // what each user holds against them
   WorkerPoolStats workers{};     // the connections' threads
+  // The engine loop's own counters (iterations, sleeps, yields), when the
+  // server was given a way to read them (Server::set_engine_counters).
+  std::optional<engine::EngineRunCounters> engine;
 };
 
 nlohmann::json usage_json(const Usage& u);

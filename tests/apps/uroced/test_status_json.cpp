@@ -52,6 +52,38 @@ TEST(StatusJson_Devices, CountersAndObjects) {
   EXPECT_FALSE(j.contains("clients"));
 }
 
+TEST(StatusJson_Daemon, EngineCountersAndCpu) {
+  FakeDevice d("uroce0", 9000);
+  DaemonInfo i = info();
+  json j = json::parse(status_json(i, {&d}, {DeviceSnapshot{}}, false, nullptr, 1 << 16));
+  EXPECT_FALSE(j["daemon"].contains("engine"));  // nobody gave the server a reader
+  EXPECT_EQ(j["daemon"]["engine_cpu"], -1);
+  i.engine_cpu = 1;
+  i.engine.emplace();
+  i.engine->iterations = 10;
+  i.engine->idle_iterations = 7;
+  i.engine->yields = 5;
+  j = json::parse(status_json(i, {&d}, {DeviceSnapshot{}}, false, nullptr, 1 << 16));
+  EXPECT_EQ(j["daemon"]["engine_cpu"], 1);
+  EXPECT_EQ(j["daemon"]["engine"]["iterations"], 10);
+  EXPECT_EQ(j["daemon"]["engine"]["idle_iterations"], 7);
+  EXPECT_EQ(j["daemon"]["engine"]["yields"], 5);
+  EXPECT_EQ(j["daemon"]["engine"]["sleeps"], 0);
+}
+
+TEST(StatusJson_Devices, CompEventCounters) {
+  FakeDevice d("uroce0", 9000);
+  DeviceSnapshot s;
+  s.counters.cq.comp_events = 3;
+  s.counters.comp.records = 3;
+  s.counters.comp.writes = 2;
+  s.counters.comp.errors = 1;
+  const json j = json::parse(status_json(info(), {&d}, {s}, false, nullptr, 1 << 16));
+  EXPECT_EQ(j["devices"][0]["counters"]["comp_events"], 3);
+  EXPECT_EQ(j["devices"][0]["counters"]["comp_event_writes"], 2);
+  EXPECT_EQ(j["devices"][0]["counters"]["comp_event_errors"], 1);
+}
+
 TEST(StatusJson_Devices, LossInjectionCounters) {
   FakeDevice d("uroce0", 9000);
   DeviceSnapshot s;
