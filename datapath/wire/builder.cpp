@@ -6,7 +6,7 @@
 
 #include "datapath/wire/checksum.h"
 #include "datapath/wire/cnp.h"
-#include "datapath/wire/crc32_fold.h"
+#include "datapath/wire/crc32_copy.h"
 
 namespace uroce::wire {
 
@@ -158,7 +158,7 @@ std::uint32_t write_roce_headers(const PacketSpec& s, std::span<std::uint8_t> bu
   std::uint8_t* const ext = p;
   if (info.ext != 0) p = write_ext(s, info, p);
   const std::uint32_t crc = icrc_prefix(ip, v6);
-  return crc32_fold(crc, ext, static_cast<std::size_t>(p - ext));
+  return crc32_zlib(crc, std::span<const std::uint8_t>(ext, p));
 }
 
 int finish_roce(const PacketSpec& s, std::uint32_t crc, std::span<std::uint8_t> out) {
@@ -168,7 +168,7 @@ int finish_roce(const PacketSpec& s, std::uint32_t crc, std::span<std::uint8_t> 
   std::uint8_t* const icrc = out.data() + frame_len - kIcrcSize;
   if (pad != 0) {
     std::memset(icrc - pad, 0, pad);
-    crc = crc32_fold(crc, icrc - pad, pad);
+    crc = crc32_zlib(crc, std::span<const std::uint8_t>(icrc - pad, pad));
   }
   store_le32(icrc, crc);
   if (s.udp_checksum) {
@@ -190,7 +190,7 @@ int write_roce(const PacketSpec& s, std::span<std::uint8_t> out) {
   // A payload gathered straight into the frame (see roce_payload_offset)
   // is already in place: that is the send path's one copy.
   if (s.payload.data() == payload) {
-    crc = crc32_fold(crc, payload, n);
+    crc = crc32_zlib(crc, std::span<const std::uint8_t>(payload, n));
   } else {
     crc = crc32_copy(crc, payload, s.payload.data(), n);
   }

@@ -3,7 +3,7 @@
 // every length, the pad count and zero pad bytes, the IPv4 header checksum
 // and the ICRC.
 // No allocation; the payload is copied once, and the ICRC computed over it
-// in the same pass (crc32_fold.h).
+// in the same pass (crc32_copy.h).
 #pragma once
 
 #include <cstddef>
@@ -17,7 +17,7 @@
 #include "datapath/wire/atomic_ack_eth.h"
 #include "datapath/wire/atomic_eth.h"
 #include "datapath/wire/bth.h"
-#include "datapath/wire/crc32_fold.h"
+#include "datapath/wire/crc32_copy.h"
 #include "datapath/wire/dc_aeth.h"
 #include "datapath/wire/dc_eth.h"
 #include "datapath/wire/deth.h"

@@ -6,7 +6,6 @@
 #include <cstring>
 
 #include "datapath/wire/byteorder.h"
-#include "datapath/wire/crc32_fold.h"
 
 namespace uroce::wire {
 
@@ -56,7 +55,7 @@ std::uint32_t head_crc(const std::uint8_t* ip, void (*mask_ip)(std::uint8_t*)) {
   std::memcpy(copy, ip, kPrefix);
   mask_ip(copy);
   mask_udp_bth<kIpSize>(copy);
-  return crc32_fold(0, head, kHead);
+  return crc32_zlib(0, std::span<const std::uint8_t>(head, kHead));
 }
 
 // The ICRC of `ip_packet`, masked by `mask_ip` (the IP header's variant
@@ -67,7 +66,7 @@ template <std::size_t kIpSize, std::size_t kPrefix>
 std::uint32_t masked_icrc(std::span<const std::uint8_t> ip_packet, void (*mask_ip)(std::uint8_t*)) {
   if (ip_packet.size() >= kPrefix) [[likely]] {
     const std::uint32_t crc = head_crc<kIpSize, kPrefix>(ip_packet.data(), mask_ip);
-    return crc32_fold(crc, ip_packet.data() + kPrefix, ip_packet.size() - kPrefix);
+    return crc32_zlib(crc, ip_packet.subspan(kPrefix));
   }
   std::uint8_t head[kLrhStandIn + kPrefix];
   const std::size_t n = ip_packet.size();

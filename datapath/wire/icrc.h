@@ -12,10 +12,11 @@
 // and is appended after the pad bytes, least significant byte first.
 // The masked fields are those a router or ECN marker may rewrite in flight.
 //
-// Computed by crc32_fold.h's folding, fed a masked stack copy of the first 48
-// bytes (68 over IPv6) and then the rest of the packet in place: no copy of
-// the payload, no allocation. A sender can take it in pieces (icrc_prefix,
-// then crc32_copy as it gathers the payload into the frame).
+// Computed by ISA-L's CRC-32 (crc32_zlib), fed a masked stack copy of the
+// first 48 bytes (68 over IPv6) and then the rest of the packet in place: no
+// copy of the payload, no allocation. A sender can take it in pieces
+// (icrc_prefix, then crc32_copy.h's crc32_copy as it gathers the payload
+// into the frame).
 #pragma once
 
 #include <cstddef>
@@ -53,7 +54,7 @@ std::uint32_t compute_icrc_ipv6(std::span<const std::uint8_t> ip_packet);
 // The ICRC's running value over the LRH stand-in and the masked IP, UDP and
 // BTH headers at the start of `ip_packet`, which must hold at least
 // kIcrcMaskedPrefix bytes (kIcrcMaskedPrefixIpv6 when ipv6). Continued with
-// crc32_fold or crc32_copy (crc32_fold.h) over the rest of the packet up to
+// crc32_zlib or crc32_copy (crc32_copy.h) over the rest of the packet up to
 // the ICRC, in order, it gives compute_icrc's or compute_icrc_ipv6's value.
 std::uint32_t icrc_prefix(const std::uint8_t* ip_packet, bool ipv6);
 

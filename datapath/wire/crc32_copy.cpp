@@ -1,4 +1,4 @@
-#include "datapath/wire/crc32_fold.h"
+#include "datapath/wire/crc32_copy.h"
 
 #include <immintrin.h>
 #include <isa-l/crc.h>
@@ -34,11 +34,11 @@ std::uint32_t tail_raw(std::uint32_t raw, const std::uint8_t* p, std::size_t n) 
 
 #define UROCE_CLMUL [[gnu::target("pclmul,avx"), gnu::always_inline]] inline
 
-// One 16-byte block of the source, stored to the destination too when kCopy.
-template <bool kCopy>
-UROCE_CLMUL __m128i load_block(std::uint8_t* dst, const std::uint8_t* src, std::size_t off) {
+// One 16-byte block of the source, stored to the destination: the one load
+// serves the copy and the CRC.
+UROCE_CLMUL __m128i copy_block(std::uint8_t* dst, const std::uint8_t* src, std::size_t off) {
   const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + off));
-  if constexpr (kCopy) _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + off), v);
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + off), v);
   return v;
 }
 
@@ -68,8 +68,8 @@ UROCE_CLMUL std::uint32_t reduce(__m128i x1) {
   return static_cast<std::uint32_t>(_mm_extract_epi32(x1, 1));
 }
 
-// Folds n bytes (n >= 16, a multiple of 16) into the CRC register `raw`,
-// storing them to dst too when kCopy. From 128 bytes on, eight 128-bit
+// Copies n bytes (n >= 16, a multiple of 16) from src to dst and folds them
+// into the CRC register `raw`. From 128 bytes on, eight 128-bit
 // accumulators fold 128 bytes a round (k1 and k2 as the paper defines them,
 // for a distance of 1024 bits instead of its 512: x^1056 and x^992 mod P).
 // They are then folded into one (x^128 mod P, k3 and k4), which takes the
@@ -79,32 +79,30 @@ UROCE_CLMUL std::uint32_t reduce(__m128i x1) {
 // loop's counter and branch are paid once per 128 bytes instead of 64.
 // Compiled for AVX so that the three-operand VEX forms spare the register
 // copies the two-operand SSE forms need.
-template <bool kCopy>
 [[gnu::target("pclmul,avx")]] std::uint32_t fold_blocks(std::uint32_t raw, std::uint8_t* dst,
                                                         const std::uint8_t* src, std::size_t n) {
   const __m128i k1k2_8 = _mm_set_epi64x(0x014a7fe880, 0x01e88ef372);
   const __m128i k3k4 = _mm_set_epi64x(0x00ccaa009e, 0x01751997d0);
   std::size_t off = 16;
-  __m128i x1 =
-      _mm_xor_si128(load_block<kCopy>(dst, src, 0), _mm_cvtsi32_si128(static_cast<int>(raw)));
+  __m128i x1 = _mm_xor_si128(copy_block(dst, src, 0), _mm_cvtsi32_si128(static_cast<int>(raw)));
   if (n >= 128) {
     // Eight named accumulators, not an array: GCC keeps these in registers.
-    __m128i x2 = load_block<kCopy>(dst, src, 16);
-    __m128i x3 = load_block<kCopy>(dst, src, 32);
-    __m128i x4 = load_block<kCopy>(dst, src, 48);
-    __m128i x5 = load_block<kCopy>(dst, src, 64);
-    __m128i x6 = load_block<kCopy>(dst, src, 80);
-    __m128i x7 = load_block<kCopy>(dst, src, 96);
-    __m128i x8 = load_block<kCopy>(dst, src, 112);
+    __m128i x2 = copy_block(dst, src, 16);
+    __m128i x3 = copy_block(dst, src, 32);
+    __m128i x4 = copy_block(dst, src, 48);
+    __m128i x5 = copy_block(dst, src, 64);
+    __m128i x6 = copy_block(dst, src, 80);
+    __m128i x7 = copy_block(dst, src, 96);
+    __m128i x8 = copy_block(dst, src, 112);
     for (off = 128; n - off >= 128; off += 128) {
-      x1 = fold(x1, k1k2_8, load_block<kCopy>(dst, src, off));
-      x2 = fold(x2, k1k2_8, load_block<kCopy>(dst, src, off + 16));
-      x3 = fold(x3, k1k2_8, load_block<kCopy>(dst, src, off + 32));
-      x4 = fold(x4, k1k2_8, load_block<kCopy>(dst, src, off + 48));
-      x5 = fold(x5, k1k2_8, load_block<kCopy>(dst, src, off + 64));
-      x6 = fold(x6, k1k2_8, load_block<kCopy>(dst, src, off + 80));
-      x7 = fold(x7, k1k2_8, load_block<kCopy>(dst, src, off + 96));
-      x8 = fold(x8, k1k2_8, load_block<kCopy>(dst, src, off + 112));
+      x1 = fold(x1, k1k2_8, copy_block(dst, src, off));
+      x2 = fold(x2, k1k2_8, copy_block(dst, src, off + 16));
+      x3 = fold(x3, k1k2_8, copy_block(dst, src, off + 32));
+      x4 = fold(x4, k1k2_8, copy_block(dst, src, off + 48));
+      x5 = fold(x5, k1k2_8, copy_block(dst, src, off + 64));
+      x6 = fold(x6, k1k2_8, copy_block(dst, src, off + 80));
+      x7 = fold(x7, k1k2_8, copy_block(dst, src, off + 96));
+      x8 = fold(x8, k1k2_8, copy_block(dst, src, off + 112));
     }
     x1 = fold(x1, k3k4, x2);
     x1 = fold(x1, k3k4, x3);
@@ -114,7 +112,7 @@ template <bool kCopy>
     x1 = fold(x1, k3k4, x7);
     x1 = fold(x1, k3k4, x8);
   }
-  for (; off < n; off += 16) x1 = fold(x1, k3k4, load_block<kCopy>(dst, src, off));
+  for (; off < n; off += 16) x1 = fold(x1, k3k4, copy_block(dst, src, off));
 
   return reduce(x1);
 }
@@ -122,10 +120,9 @@ template <bool kCopy>
 #define UROCE_CLMUL512 \
   [[gnu::target("avx512f,avx512vl,vpclmulqdq,pclmul,avx"), gnu::always_inline]] inline
 
-template <bool kCopy>
-UROCE_CLMUL512 __m512i load_wide(std::uint8_t* dst, const std::uint8_t* src, std::size_t off) {
+UROCE_CLMUL512 __m512i copy_wide(std::uint8_t* dst, const std::uint8_t* src, std::size_t off) {
   const __m512i v = _mm512_loadu_si512(src + off);
-  if constexpr (kCopy) _mm512_storeu_si512(dst + off, v);
+  _mm512_storeu_si512(dst + off, v);
   return v;
 }
 
@@ -151,7 +148,6 @@ UROCE_CLMUL __m128i fold_lane(__m128i x, __m128i k) {
 // instructions a byte of the 128-bit form, at the same rate per
 // instruction: this is what ISA-L's crc32_gzip_refl runs on these CPUs.
 // Valgrind does not emulate AVX-512, so callgrind counts fold_blocks.
-template <bool kCopy>
 [[gnu::target("avx512f,avx512vl,vpclmulqdq,pclmul,avx")]] std::uint32_t fold_blocks_wide(
     std::uint32_t raw, std::uint8_t* dst, const std::uint8_t* src, std::size_t n) {
   const __m512i k2048 = _mm512_set_epi64(0x01322d1430, 0x011542778a, 0x01322d1430, 0x011542778a,
@@ -161,22 +157,22 @@ template <bool kCopy>
   const __m128i k384 = _mm_set_epi64x(0x0174359406, 0x003db1ecdc);
   const __m128i k256 = _mm_set_epi64x(0x015a546366, 0x00f1da05aa);
   const __m128i k3k4 = _mm_set_epi64x(0x00ccaa009e, 0x01751997d0);
-  __m512i z0 = _mm512_xor_si512(load_wide<kCopy>(dst, src, 0),
+  __m512i z0 = _mm512_xor_si512(copy_wide(dst, src, 0),
                                 _mm512_zextsi128_si512(_mm_cvtsi32_si128(static_cast<int>(raw))));
-  __m512i z1 = load_wide<kCopy>(dst, src, 64);
-  __m512i z2 = load_wide<kCopy>(dst, src, 128);
-  __m512i z3 = load_wide<kCopy>(dst, src, 192);
+  __m512i z1 = copy_wide(dst, src, 64);
+  __m512i z2 = copy_wide(dst, src, 128);
+  __m512i z3 = copy_wide(dst, src, 192);
   std::size_t off = 256;
   for (; n - off >= 256; off += 256) {
-    z0 = fold_wide(z0, k2048, load_wide<kCopy>(dst, src, off));
-    z1 = fold_wide(z1, k2048, load_wide<kCopy>(dst, src, off + 64));
-    z2 = fold_wide(z2, k2048, load_wide<kCopy>(dst, src, off + 128));
-    z3 = fold_wide(z3, k2048, load_wide<kCopy>(dst, src, off + 192));
+    z0 = fold_wide(z0, k2048, copy_wide(dst, src, off));
+    z1 = fold_wide(z1, k2048, copy_wide(dst, src, off + 64));
+    z2 = fold_wide(z2, k2048, copy_wide(dst, src, off + 128));
+    z3 = fold_wide(z3, k2048, copy_wide(dst, src, off + 192));
   }
   z0 = fold_wide(z0, k512, z1);
   z0 = fold_wide(z0, k512, z2);
   z0 = fold_wide(z0, k512, z3);
-  for (; n - off >= 64; off += 64) z0 = fold_wide(z0, k512, load_wide<kCopy>(dst, src, off));
+  for (; n - off >= 64; off += 64) z0 = fold_wide(z0, k512, copy_wide(dst, src, off));
   // The lowest lane holds the oldest bytes: folded furthest. Taken apart
   // through memory: GCC 12 warns of an uninitialised value inside
   // _mm512_extracti32x4_epi32 (its PR 105593), and the build treats
@@ -186,51 +182,50 @@ template <bool kCopy>
   __m128i x1 = _mm_xor_si128(fold_lane(lane[0], k384), fold_lane(lane[1], k256));
   x1 = _mm_xor_si128(x1, fold_lane(lane[2], k3k4));
   x1 = _mm_xor_si128(x1, lane[3]);
-  for (; off < n; off += 16) x1 = fold(x1, k3k4, load_block<kCopy>(dst, src, off));
+  for (; off < n; off += 16) x1 = fold(x1, k3k4, copy_block(dst, src, off));
   return reduce(x1);
 }
 
-bool detect() {
+Crc32CopyCpu detect() {
   // Run during static initialisation, possibly before libgcc has filled in
   // the CPU model that __builtin_cpu_supports reads.
   __builtin_cpu_init();
-  return __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("avx");
+  Crc32CopyCpu cpu;
+  cpu.clmul = __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("avx");
+  cpu.clmul512 = cpu.clmul && __builtin_cpu_supports("avx512f") &&
+                 __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("vpclmulqdq");
+  return cpu;
 }
 
-const bool kAccelerated = detect();
+// Zero-initialised before detect() runs: a crc32_copy from another
+// translation unit's static initialiser that comes first sees no features
+// and takes kIsal, which every CPU runs.
+const Crc32CopyCpu kCpu = detect();
 
-bool detect_wide() {
-  return kAccelerated && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
-         __builtin_cpu_supports("vpclmulqdq");
-}
-
-const bool kWide = detect_wide();
-
-constexpr std::size_t kFuseMin = 256;
-
-template <bool kCopy>
-std::uint32_t crc_any(std::uint32_t crc, std::uint8_t* dst, const std::uint8_t* src,
-                      std::size_t n) {
-  // Below kFuseMin the folding waits on each multiplication's latency
-  // (120 B: 37 ns against 23 for memcpy and ISA-L), so a copy and ISA-L's
-  // CRC are cheaper; from there on the single pass wins (1 KiB: 28 against
-  // 42 ns, 4 KiB: 87 against 123).
-  if (!kAccelerated || n < kFuseMin) {
+// The copy and CRC by `path`. Inlined into crc32_copy, where the path comes
+// from crc32_copy_select: the per-call cost is the two tests of the CPU's
+// features and n that the selection makes.
+[[gnu::always_inline]] inline std::uint32_t copy_by(Crc32CopyPath path, std::uint32_t crc,
+                                                    std::uint8_t* dst, const std::uint8_t* src,
+                                                    std::size_t n) {
+  if (path == Crc32CopyPath::kIsal) {
     // An empty piece may come with null pointers, which memcpy must not see.
     if (n == 0) return crc;
-    if constexpr (kCopy) std::memcpy(dst, src, n);
+    std::memcpy(dst, src, n);
     return crc32_gzip_refl(crc, src, n);
   }
   std::uint32_t raw = ~crc;
   const std::size_t blocks = n & ~std::size_t{15};
-  if (blocks >= 256 && kWide) {
-    raw = fold_blocks_wide<kCopy>(raw, dst, src, blocks);
+  // fold_blocks_wide needs 256 bytes of blocks; on the selected path
+  // (n >= kCrc32CopyFuseMin) kFold512 always has them.
+  if (path == Crc32CopyPath::kFold512 && blocks >= 256) {
+    raw = fold_blocks_wide(raw, dst, src, blocks);
   } else if (blocks != 0) {
-    raw = fold_blocks<kCopy>(raw, dst, src, blocks);
+    raw = fold_blocks(raw, dst, src, blocks);
   }
   const std::size_t rest = n - blocks;
   if (rest != 0) {
-    if constexpr (kCopy) std::memcpy(dst + blocks, src + blocks, rest);
+    std::memcpy(dst + blocks, src + blocks, rest);
     raw = tail_raw(raw, src + blocks, rest);
   }
   return ~raw;
@@ -238,18 +233,25 @@ std::uint32_t crc_any(std::uint32_t crc, std::uint8_t* dst, const std::uint8_t* 
 
 }  // namespace
 
-std::uint32_t crc32_fold(std::uint32_t crc, const std::uint8_t* src, std::size_t n) {
-  // In place, ISA-L's own dispatch is as fast and better kept: the folding
-  // here is for the fused copy, which ISA-L does not offer.
-  if (n == 0) return crc;
-  return crc32_gzip_refl(crc, src, n);
-}
-
 std::uint32_t crc32_copy(std::uint32_t crc, std::uint8_t* dst, const std::uint8_t* src,
                          std::size_t n) {
-  return crc_any<true>(crc, dst, src, n);
+  return copy_by(crc32_copy_select(kCpu, n), crc, dst, src, n);
 }
 
-bool crc32_fold_accelerated() { return kAccelerated; }
+Crc32CopyCpu crc32_copy_cpu() { return kCpu; }
+
+bool crc32_copy_runs(Crc32CopyPath path) {
+  switch (path) {
+    case Crc32CopyPath::kIsal: return true;
+    case Crc32CopyPath::kFold128: return kCpu.clmul;
+    case Crc32CopyPath::kFold512: return kCpu.clmul512;
+  }
+  return false;
+}
+
+std::uint32_t crc32_copy_by(Crc32CopyPath path, std::uint32_t crc, std::uint8_t* dst,
+                            const std::uint8_t* src, std::size_t n) {
+  return copy_by(path, crc, dst, src, n);
+}
 
 }  // namespace uroce::wire
