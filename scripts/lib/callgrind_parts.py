@@ -6,7 +6,7 @@ function's own instructions into one part, by the source file callgrind
 names (an inlined function counts where its source lives) or, where there
 is no source, by the shared object:
 
-  crc        the ICRC: ISA-L, datapath/wire/icrc.cpp, crc32_fold.cpp (its
+  crc        the ICRC: ISA-L, datapath/wire/icrc.cpp, crc32_copy.cpp (its
              fused copy included) and the compiler's intrinsics inlined there
   copy       payload copies: libc's memcpy/memmove, transport/sge_copy
   port       DPDK and the port adapters: librte_*, DPDK's headers,
@@ -33,7 +33,7 @@ PARTS = ("crc", "copy", "port", "ring", "wire", "transport", "engine", "other")
 
 # (part, test on the source file, test on the shared object), first match wins.
 RULES = (
-    ("crc", lambda f: f.endswith(("datapath/wire/icrc.cpp", "datapath/wire/crc32_fold.cpp")),
+    ("crc", lambda f: f.endswith(("datapath/wire/icrc.cpp", "datapath/wire/crc32_copy.cpp")),
      lambda o: "libisal" in o),
     ("copy", lambda f: "memmove" in f or "memcpy" in f or f.endswith("transport/sge_copy.cpp"),
      lambda o: False),
@@ -54,7 +54,7 @@ LINE = re.compile(r"^\s*([0-9,]+) \([^)]*\)\s+(.*?)(?: \[(.*)\])?$")
 # Compiler intrinsics (immintrin.h and the headers it includes) inlined into
 # the CRC folding count as CRC; elsewhere they fall under "other".
 INTRINSIC_HEADER = re.compile(r"/gcc/.*/include/\w*intrin\.h$")
-CRC_FUNCTION = re.compile(r"uroce::wire::.*(fold_blocks|crc32_fold|crc32_copy|crc_any)")
+CRC_FUNCTION = re.compile(r"uroce::wire::.*(fold_blocks|crc32_copy|crc_any)")
 
 
 def part_of(src, obj, function=""):
