@@ -16,7 +16,11 @@
 //   post_send / post_recv    queue WRs (errno: EINVAL bad WR or state,
 //                            ENOMEM queue full)
 //   on_packet                a parsed, ICRC-checked RoCEv2 packet for this
-//                            QPN; may emit ACK/NAKs and completions
+//                            QPN; may emit ACK/NAKs and completions. With
+//                            AckTiming::kPump a plain ACK stays pending for
+//                            the next pump_tx, so a burst of requests
+//                            received before it gets one ACK (NAKs and
+//                            READ/atomic responses still leave at once)
 //   on_timer                 when the TimerSink's deadline for this QP passed
 //   pump_tx                  emit up to `budget` packets: responder output
 //                            first (ACKs, READ responses), then requests as
@@ -63,6 +67,13 @@ RcIo<Tx, SendCq, RecvCq, Timer> rc_io(Tx& tx, SendCq& scq, RecvCq& rcq, Timer& t
 // Longest message a WR may carry (ibv_query_device max_msg_sz).
 inline constexpr std::uint64_t kRcMaxMessage = 1ull << 31;
 
+// When on_packet emits a plain ACK that a request made due: at once, or
+// at the next pump_tx (the caller pumps this QP soon: has_output() is true
+// while the ACK waits). Only the ACK's timing differs: it acknowledges the
+// newest PSN executed when it leaves, so it covers every request that
+// arrived before it.
+enum class AckTiming : std::uint8_t { kNow, kPump };
+
 class RcQp {
  public:
   RcQp(const RcQpConfig& cfg, MrTable& mrs);
@@ -87,7 +98,8 @@ class RcQp {
   int post_recv(const RecvWr& wr);
 
   template <class Io>
-  void on_packet(const wire::ParsedPacket& pkt, TimeNs now, Io& io);
+  void on_packet(const wire::ParsedPacket& pkt, TimeNs now, Io& io,
+                 AckTiming acks = AckTiming::kNow);
   template <class Io>
   void on_timer(TimeNs now, Io& io);
   // Returns packets emitted.
@@ -170,7 +182,7 @@ class RcQp {
 
 template <class Io>
 [[gnu::always_inline]] inline void RcQp::on_packet(const wire::ParsedPacket& pkt, TimeNs now,
-                                                   Io& io) {
+                                                   Io& io, AckTiming acks) {
   if (pkt.info == nullptr ||
       (pkt.info->transport != wire::Transport::kRc &&
        (pkt.info->transport != wire::Transport::kDc || core_.dc == nullptr))) {
@@ -187,7 +199,9 @@ template <class Io>
     ++core_.ctr.drop_addr;
   } else if (pkt.info->dir == wire::Direction::kRequest) {
     resp_.on_request(pkt, io.recv_cq);
-    resp_.send(io.tx, core_.cfg.tuning.responder_burst);
+    if (acks == AckTiming::kNow || !resp_.only_ack_pending()) {
+      resp_.send(io.tx, core_.cfg.tuning.responder_burst);
+    }
   } else {
     // A DC lane's connection has its answer: its requests stop carrying SYN.
     if (core_.dc != nullptr && pkt.dc_aeth.status() == wire::DcStatus::kOk) [[unlikely]]

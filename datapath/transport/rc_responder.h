@@ -39,7 +39,11 @@
 //   ACK.
 // ACKs: coalesced; one is due when a packet has AckReq set or after
 // RcTuning::ack_every packets without one, and carries ePSN - 1 and the MSN
-// (messages completed). Responses leave in PSN order: pending READ/atomic
+// (messages completed). A due ACK is one pending response: until it leaves,
+// later in-order packets only move its PSN and MSN (an ACK acknowledges
+// every PSN up to its own, IBTA 9.7.5.1.1), so a caller that sends it once
+// per burst of packets (RcQp::on_packet's AckTiming::kPump) sends one ACK
+// for the burst. Responses leave in PSN order: pending READ/atomic
 // responses first, then the one pending ACK/NAK (a newer READ/atomic
 // response implicitly acknowledges what an older pending ACK would have).
 // Errors of class C (invalid request, remote access, remote operational)
@@ -97,6 +101,12 @@ class RcResponder {
   bool mid_message() const { return in_msg_ != InMsg::kNone; }
   bool has_output() const {
     return pending_.valid || (c_.state != QpState::kErr && res_.any_pending());
+  }
+  // The only output is a plain ACK (no NAK, no READ/atomic response to
+  // send): it may wait for a later send(), and the packets that arrive
+  // meanwhile move it forward instead of adding ACKs (RcQp::on_packet).
+  bool only_ack_pending() const {
+    return pending_.valid && pending_.syndrome == wire::aeth_ack_syndrome() && !res_.any_pending();
   }
 
   template <CqSink Cq>

@@ -144,7 +144,14 @@ inline void Vnic<PortIo, Sched>::on_frame(std::span<const std::uint8_t> f, TimeN
     case QpType::kRc: {
       Timers timers{this};
       auto rio = transport::rc_io(tx, e->scq->sink, rcq, timers);
-      e->rc->on_packet(pkt_, now, rio);
+      // With the plain pump this QP is served in this iteration's pump
+      // phase (it is activated below while its ACK waits), so its ACK waits
+      // for it: one ACK for all of the QP's requests in this RX phase, in
+      // the same TX burst as before. A pump with classes, pacing, a port
+      // limit or Homa could hold the QP back: there ACKs leave from here.
+      const auto acks =
+          tx_plain_ && !homa_on_ ? transport::AckTiming::kPump : transport::AckTiming::kNow;
+      e->rc->on_packet(pkt_, now, rio, acks);
       if (homa_on_) [[unlikely]]
         homa_data(*e, now);
       if (e->rc->has_output()) sched_.activate(e->slot);

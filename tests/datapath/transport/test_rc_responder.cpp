@@ -64,6 +64,8 @@ struct Responder : RcFixture {
     EXPECT_EQ(p.aeth.msn(), msn) << i;
     EXPECT_EQ(p.bth.dest_qp(), kPeerQpn);
   }
+  // As the engine delivers with the plain pump (rc_qp.h).
+  void deliver_at_pump(const PktPtr& k) { qp->on_packet(k->p, 0, io, AckTiming::kPump); }
   std::uint64_t remote_u64(std::size_t off) const {
     std::uint64_t v = 0;
     std::memcpy(&v, remote.data() + off, 8);
@@ -513,6 +515,72 @@ TEST_F(Responder, OnPacket_WrongQpnOrPkeyDropped) {
   EXPECT_EQ(qp->counters().drop_qpn, 1u);
   EXPECT_EQ(qp->counters().drop_pkey, 1u);
   EXPECT_EQ(tx.size(), 0u);
+}
+
+// AckTiming::kPump (rc_qp.h): a plain ACK waits for pump_tx, and the
+// requests that arrive before it move it forward instead of adding ACKs.
+TEST_F(Responder, OnPacket_AckTimingPumpSendsOneAckForABurst) {
+  make_qp();
+  for (int i = 0; i < 4; ++i) ASSERT_EQ(qp->post_recv(recv_wr(i, 64 * i, 64)), 0);
+  for (std::uint32_t i = 0; i < 4; ++i) deliver_at_pump(req(o::kRcSendOnly, 500 + i, 0, 8, true));
+  deliver_at_pump(req(o::kRcSendOnly, 502, 0, 8, true));  // a duplicate: ACKed once too
+  EXPECT_EQ(rcq.wc.size(), 4u);
+  EXPECT_EQ(tx.size(), 0u);
+  EXPECT_TRUE(qp->has_output());
+  EXPECT_EQ(pump(), 1u);
+  ASSERT_EQ(tx.size(), 1u);
+  expect_ack(0, 503, kAck, 4);
+  EXPECT_EQ(qp->counters().tx_acks, 1u);
+  EXPECT_FALSE(qp->has_output());
+  EXPECT_EQ(pump(), 0u);
+}
+
+// A NAK leaves at once and replaces the waiting ACK: its PSN acknowledges
+// every PSN before it (IBTA 9.7.5.1.1; rxe's completer does the same).
+TEST_F(Responder, OnPacket_AckTimingPumpSendsNaksAtOnce) {
+  make_qp();
+  ASSERT_EQ(qp->post_recv(recv_wr(1, 0, 64)), 0);
+  deliver_at_pump(req(o::kRcSendOnly, 500, 0, 8, true));
+  EXPECT_EQ(tx.size(), 0u);
+  deliver_at_pump(req(o::kRcSendOnly, 502, 0, 8, true));  // a gap
+  ASSERT_EQ(tx.size(), 1u);
+  expect_ack(0, 501, wire::aeth_nak_syndrome(wire::NakCode::kPsnSeqError), 1);
+  deliver_at_pump(req(o::kRcSendOnly, 501, 0, 8, true));  // no receive WR left
+  ASSERT_EQ(tx.size(), 2u);
+  expect_ack(1, 501, wire::aeth_rnr_nak_syndrome(cp.min_rnr_timer), 1);
+  EXPECT_EQ(pump(), 0u);
+}
+
+// READ responses leave at once and make the waiting ACK unnecessary (they
+// acknowledge every PSN before theirs); an ACK due after them waits.
+TEST_F(Responder, OnPacket_AckTimingPumpReadResponsesAtOnce) {
+  make_qp();
+  ASSERT_EQ(qp->post_recv(recv_wr(1, 0, 64)), 0);
+  deliver_at_pump(req(o::kRcSendOnly, 500, 0, 8, true));
+  deliver_at_pump(read(501, kRemoteVa, 8));
+  ASSERT_EQ(tx.size(), 1u);
+  EXPECT_EQ(tx.at(0).bth.opcode(), o::kRcReadResponseOnly);
+  EXPECT_EQ(tx.at(0).bth.psn(), 501u);
+  EXPECT_EQ(tx.at(0).aeth.msn(), 2u);
+  deliver_at_pump(write(o::kRcWriteOnly, 502, kRemoteVa, rkey, 16, 0, 16));
+  EXPECT_EQ(tx.size(), 1u);
+  EXPECT_EQ(pump(), 1u);
+  expect_ack(1, 502, kAck, 3);
+}
+
+// A duplicate READ replays at once; the ACK still due leaves after the
+// replayed responses, in PSN order.
+TEST_F(Responder, OnPacket_AckTimingPumpReplayLeavesBeforeTheNewerAck) {
+  make_qp();
+  deliver_at_pump(read(500, kRemoteVa, 8));
+  deliver_at_pump(write(o::kRcWriteOnly, 501, kRemoteVa, rkey, 16, 0, 16));
+  ASSERT_EQ(tx.size(), 1u);
+  deliver_at_pump(read(500, kRemoteVa, 8));  // the response was lost
+  ASSERT_EQ(tx.size(), 3u);
+  EXPECT_EQ(tx.at(1).bth.opcode(), o::kRcReadResponseOnly);
+  EXPECT_EQ(tx.at(1).bth.psn(), 500u);
+  expect_ack(2, 501, kAck, 2);
+  EXPECT_EQ(pump(), 0u);
 }
 
 }  // namespace

@@ -3,8 +3,8 @@
 // other's link-local and global addresses with NS/NA, run an RC SEND and a
 // UD SEND over IPv6, and drop what is not for them with its counter (DC
 // packets too, for which the engine has no target yet). And "control frames
-// first": the ACKs the RX phase builds leave before the data the same
-// iteration pumps.
+// first": the ACK a QP owes leaves before the data the same iteration pumps;
+// with the plain pump one ACK answers a QP's whole RX burst.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -248,9 +248,10 @@ TEST(Vnic_Rx, DcPacketsCountedAndDropped) {
   EXPECT_EQ(st[0].rc.drop_not_rc, 0u);
 }
 
-// Both sides stream WRITEs. B's iteration receives A's requests (its RX
-// phase builds their ACK) and pumps its own WRITEs: the ACK goes first, so
-// it never waits behind the data B's QPs send, whatever their class.
+// Both sides stream WRITEs. B's iteration receives A's requests (their ACK
+// is due) and pumps its own WRITEs on the same QP: the ACK goes first (the
+// QP's turn sends responder output before requests), so it never waits
+// behind the data that QP sends.
 TEST_F(TwoHosts, ControlFramesFirst_AckOfAnIterationLeavesBeforeItsData) {
   RcQpPair p;
   p.open(a, b);
@@ -273,6 +274,53 @@ TEST_F(TwoHosts, ControlFramesFirst_AckOfAnIterationLeavesBeforeItsData) {
   ASSERT_NE(first_data, ops.end());
   EXPECT_EQ(std::count(first_data, ops.end(), wire::op::kRcAck), 0);
   EXPECT_EQ(std::count(ops.begin(), ops.end(), wire::op::kRcAck) + 4, ops.size());
+}
+
+// A posts `n` SENDs (every one asks for an ACK) that reach B in one RX
+// burst; returns the ACKs B's QP sent for them in that iteration, then
+// checks that every SEND completes.
+std::uint64_t acks_for_one_burst(Host& a, Host& b, VirtualClock& clock, std::uint64_t n) {
+  RcQpPair p;
+  p.open(a, b);
+  for (std::uint64_t i = 0; i < n; ++i) p.bqp->post_recv(i, {b.sge(64 * i, 64)});
+  b.vnic.poll(clock.now());  // B takes its receive WRs
+  for (std::uint64_t i = 0; i < n; ++i) p.aqp->post_send(send_wqe(i), {a.sge(64 * i, 64)});
+  a.vnic.poll(clock.now());  // A's SENDs go out
+  clock.advance_by(5000);    // and reach B
+  b.vnic.poll(clock.now());  // B: one RX burst, then its pump
+  const std::uint64_t acks = status_of(b.vnic, 10).rc.tx_acks;
+  for (int i = 0; i < 20; ++i) {
+    clock.advance_by(500);
+    a.vnic.poll(clock.now());
+    b.vnic.poll(clock.now());
+  }
+  const auto s = p.ascq->poll();
+  EXPECT_EQ(s.size(), n);
+  for (const auto& c : s) EXPECT_EQ(st(c), WcStatus::kSuccess);
+  EXPECT_EQ(p.brcq->poll().size(), n);
+  EXPECT_EQ(status_of(b.vnic, 10).rc.tx_acks, acks);  // no ACK owed later
+  return acks;
+}
+
+// With the plain pump the ACK a request makes due waits for the QP's turn
+// in the same iteration (rc_qp.h, AckTiming::kPump): the newest PSN
+// acknowledges the whole burst, so one ACK answers eight SENDs.
+TEST_F(TwoHosts, AckTiming_PlainPumpSendsOneAckPerBurst) {
+  EXPECT_EQ(acks_for_one_burst(a, b, clock, 8), 1u);
+}
+
+// With traffic classes the pump may hold a QP back, so ACKs leave from the
+// RX phase, one per request that asked for one (control frames first).
+TEST(Vnic_Rx, AckTiming_ClassesAckFromTheRxPhase) {
+  port::SimDirectionConfig d;
+  d.propagation_ns = 1000;
+  port::SimLink link{port::SimLinkConfig::symmetric(d, 5)};
+  Host a{link, 0, kMacA, kIpA};
+  VnicConfig cb = Host::config(kMacB, kIpB, 1500);
+  cb.sched.isolation = sched::Isolation::kClasses;
+  Host b{link, 1, cb};
+  VirtualClock clock;
+  EXPECT_EQ(acks_for_one_burst(a, b, clock, 8), 8u);
 }
 
 }  // namespace
