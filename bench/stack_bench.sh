@@ -61,8 +61,9 @@
 # A's port comes up only when B's engine connects, and perftest's server
 # checks its port before it listens, while its client connects once and
 # gives up: the client connects through scripts/lib/tcp_relay.py, which
-# listens once A's memif socket does (B must not start before it: a memif
-# client does not retry) and waits for A's perftest. Over af_packet the link
+# listens once A's memif socket does (B's engine would wait for A's memif
+# server anyway; this keeps B from starting first) and waits for A's
+# perftest. Over af_packet the link
 # is up from the start and the client connects directly. ucx_tag_lat needs
 # no relay: ucx_perftest's server listens before it opens its device, and
 # the memif client's engine, which may now start before the memif server's,
