@@ -21,6 +21,9 @@ each stands, and per transport and metric the embedded/daemon ratio
 ib_write_bw, 64 B frames/s for ib_send_bw's messages/s, half the 64 B RTT
 (median, p99) for ib_send_lat's one-way latency, and the whole 64 B RTT for
 ib_read_lat (perftest reports a READ's latency as its round trip).
+The point "ucx_tag_lat" (UCX's ucx_perftest -t tag_lat, 8 B) sits in the
+same table: its median and p99 against half the raw 64 B RTT, as
+ib_send_lat's, and its overall average without a raw figure.
 """
 import argparse
 import json
@@ -96,6 +99,12 @@ METRICS = [
     ("read_lat_2_median_us", "read_lat", "lat_median_us", 64, "rtt_median_us", 1.0, "us"),
     ("read_lat_2_p99_us", "read_lat", "lat_p99_us", 64, "rtt_p99_us", 1.0, "us"),
     ("write_bw_64k_q16_gbps", "write_bw_q16", "gbps", 4096, "payload_gbps", 1.0, "Gb/s"),
+    # UCX's tag-matching ping-pong of 8 B (ucx_perftest -t tag_lat), reported
+    # as half the round trip like ib_send_lat; its overall average has no raw
+    # counterpart.
+    ("ucx_tag_lat_8_median_us", "ucx_tag_lat", "lat_median_us", 64, "rtt_median_us", 0.5, "us"),
+    ("ucx_tag_lat_8_p99_us", "ucx_tag_lat", "lat_p99_us", 64, "rtt_p99_us", 0.5, "us"),
+    ("ucx_tag_lat_8_avg_us", "ucx_tag_lat", "lat_avg_us", 64, None, 1.0, "us"),
 ]
 
 # Issue 17's bar, on memif, for each mode: (transport, metric, kind, value,

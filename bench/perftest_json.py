@@ -15,6 +15,18 @@ what the row says and no more: a run without a row is "ok": false.
 "mode" says where the engine ran: "daemon" (uroced, whose CPU use is
 --cpu) or "embedded" (inside the perftest processes, docs/embedded.md:
 there is no daemon, and --perftest-cpu gives the programs' own CPU use).
+
+With --ucx-ranks R1,R2,... OUTPUT is ucx_perftest's (UCX 1.13) instead,
+from a batch of latency tests run with -R R1, -R R2, ... in that order (one
+connection, bench/stack_bench.sh's point ucx_tag_lat). Each test ends in a
+row "Final: iterations percentile average overall MB/s-average
+MB/s-overall msg/s-average msg/s-overall": the percentile at that test's
+rank (ucx_perftest takes it over its window of recent iterations), the
+average of the last report interval only, the average of the whole test
+(overall), latencies in usec as ucx_perftest prints them (half the round
+trip of its ping-pong). The line gives rank 50 as lat_median_us, 99 as
+lat_p99_us and the first test's overall average as lat_avg_us; it is
+"ok" only with a Final row for every rank.
 """
 import argparse
 import json
@@ -67,6 +79,28 @@ def figures(head, cells):
     return None
 
 
+def parse_ucx(text, ranks):
+    """The figures of ucx_perftest's Final rows, one per rank in order."""
+    rows = []
+    for l in text.splitlines():
+        cells = l.split()
+        if not cells or cells[0] != "Final:":
+            continue
+        try:
+            rows.append([float(c) for c in cells[1:]])
+        except ValueError:
+            return None
+    if len(rows) != len(ranks) or any(len(r) < 4 for r in rows):
+        return None
+    out = {"iterations": int(rows[0][0]), "lat_avg_us": rows[0][3]}
+    names = {50.0: "lat_median_us", 99.0: "lat_p99_us"}
+    for rank, r in zip(ranks, rows):
+        if int(r[0]) != out["iterations"]:
+            return None
+        out[names.get(rank, f"lat_p{rank:g}_us")] = r[1]
+    return out
+
+
 def cpu(pairs):
     """{"a": 99.5, ...} from ["a=99.5", ...]; an empty figure (not measured) is left out."""
     return {k: float(v) for k, v in (c.split("=", 1) for c in pairs) if v != ""}
@@ -83,13 +117,19 @@ def main(argv=None):
     ap.add_argument("--cpu", action="append", default=[])
     ap.add_argument("--perftest-cpu", action="append", default=[])
     ap.add_argument("--meta", action="append", default=[])
+    ap.add_argument("--ucx-ranks", default="",
+                    help="OUTPUT is ucx_perftest's, its tests run with these -R ranks")
     ap.add_argument("output")
     a = ap.parse_args(argv)
     line = {"bench": "uroce-perftest", "schema": 1, "transport": a.transport,
             "mode": a.mode, "point": a.point, "cmd": a.cmd, "ok": False}
     try:
         with open(a.output) as f:
-            fig = parse(f.read())
+            text = f.read()
+        if a.ucx_ranks:
+            fig = parse_ucx(text, [float(r) for r in a.ucx_ranks.split(",")])
+        else:
+            fig = parse(text)
     except OSError as e:
         fig = None
         a.why = a.why or str(e)
@@ -97,7 +137,8 @@ def main(argv=None):
         line["ok"] = True
         line.update(fig)
     else:
-        line["error"] = a.why or "no result row under a '#bytes' header"
+        line["error"] = a.why or ("no Final: row per rank" if a.ucx_ranks else
+                                  "no result row under a '#bytes' header")
     line["daemon_cpu_pct"] = cpu(a.cpu)
     line["perftest_cpu_pct"] = cpu(a.perftest_cpu)
     line["meta"] = dict(kv.split("=", 1) for kv in a.meta)

@@ -9,7 +9,7 @@
 #                        [--duration S] [--lat-iters N] [--send-iters N]
 #                        [--poll auto|busy|backoff] [--events auto|on|off]
 #                        [--pin auto|on|off] [--points "write_bw send_bw ..."]
-#                        [--memif-zero-copy auto|on|off]
+#                        [--memif-zero-copy auto|on|off] [--ucx-iters U]
 #
 # Points (perftest flags in brackets; -F, -x 1, -d uroce0 everywhere):
 #   write_bw      ib_write_bw -s 65536 -D S --report_gbits
@@ -17,6 +17,13 @@
 #   send_lat      ib_send_lat -s 2 -n N
 #   read_lat      ib_read_lat -s 2 -n N
 #   write_bw_q16  ib_write_bw -s 65536 -D S --report_gbits -q 16
+#   ucx_tag_lat   UCX: ucx_perftest -t tag_lat -s 8 -n U -w W, as a batch of
+#                 two tests on one connection (-b), -R 50 then -R 99, with
+#                 UCX_TLS=rc (rc_verbs, ud_verbs for wire-up) and
+#                 UCX_NET_DEVICES=uroce0:1, as a UCX user runs it
+#                 (tests/integration/verbs/ucx.sh); median, p99 and overall
+#                 average (bench/perftest_json.py --ucx-ranks). Skipped, said
+#                 on stderr, when ucx_perftest is not installed (ucx-utils).
 #
 # Side A (perftest server) and side B (client) each have their own daemon:
 # memif: both in this namespace, A the memif server (lcore 0), B the client
@@ -36,6 +43,11 @@
 #     daemon with nothing to do sleeps and leaves the core to perftest);
 #     send_bw with -e and pinned, the WRITE points polling and unpinned
 #     (perftest refuses -e for WRITE, and -D together with -e).
+#   - ucx_tag_lat runs against daemons in backoff polling, unpinned: UCX
+#     polls without end (ucx_perftest has no -e), so next to a busy-polling
+#     daemon each side gets its core only in scheduler slices (memif, load
+#     8.4, 2000 iterations: median 10 ms with busy daemons, 138 us in
+#     backoff, 219 us in backoff pinned).
 # The two kinds use two daemon pairs, one after the other. --poll, --events
 # and --pin busy|backoff / on|off force one choice for every point.
 # The daemons' CPU use is the change of utime+stime in /proc/PID/stat over
@@ -49,9 +61,13 @@
 # A's port comes up only when B's engine connects, and perftest's server
 # checks its port before it listens, while its client connects once and
 # gives up: the client connects through scripts/lib/tcp_relay.py, which
-# listens once A's memif socket does (B must not start before it: a memif
-# client does not retry) and waits for A's perftest. Over af_packet the link
-# is up from the start and the client connects directly. The CPU figure is
+# listens once A's memif socket does (B's engine would wait for A's memif
+# server anyway; this keeps B from starting first) and waits for A's
+# perftest. Over af_packet the link
+# is up from the start and the client connects directly. ucx_tag_lat needs
+# no relay: ucx_perftest's server listens before it opens its device, and
+# the memif client's engine, which may now start before the memif server's,
+# waits for it (docs/embedded.md, "Links"). The CPU figure is
 # the perftest processes' own (engine included), utime+stime over their
 # lifetime (set-up and link wait included), as % of one core.
 # Needs root. Sources scripts/lib/uroce-env.sh, whose EXIT trap removes
@@ -70,8 +86,10 @@ send_iters=200000
 poll=auto
 events=auto
 pin=auto
-points="write_bw send_bw send_lat read_lat write_bw_q16"
+points="write_bw send_bw send_lat read_lat write_bw_q16 ucx_tag_lat"
 memif_zc=auto
+ucx_iters=10000
+ucx_warmup=1000
 while [ $# -gt 0 ]; do
   case $1 in
     --build-dir) build=$2; shift 2 ;;
@@ -86,6 +104,7 @@ while [ $# -gt 0 ]; do
     --pin) pin=$2; shift 2 ;;
     --points) points=$2; shift 2 ;;
     --memif-zero-copy) memif_zc=$2; shift 2 ;;
+    --ucx-iters) ucx_iters=$2; shift 2 ;;
     *) echo "stack_bench.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -187,6 +206,8 @@ poll_for() {
 use_events() {
   # Embedded: the application's polls drive the engine; -e would sleep them.
   [ "$mode" = daemon ] || return 1
+  # ucx_perftest has no completion-event mode.
+  [ "$1" != ucx_tag_lat ] || return 1
   case $events in
     on) [ "$1" != write_bw ] && [ "$1" != write_bw_q16 ] ;;
     off) false ;;
@@ -213,26 +234,67 @@ point() {
   fi
   local name=$1 prog=$2
   shift 2
-  local port st=0 limit ta=() tb=() ev=()
-  limit=$((duration * 4 + 30))
+  local port ev=()
   use_events "$name" && ev=(-e)
-  use_pin "$name" && ta=(taskset -c 0) tb=(taskset -c 1)
   uroce_next_port port
-  echo "  $transport $name: ${ta[*]} $prog ${ev[*]} $*" >&2
+  local pa=("$prog" -d uroce0 -x 1 -F -p "$port" "${ev[@]}" "$@")
+  local pb=("${pa[@]}" "$server_ip")
+  daemon_pair "$name" "$port" $((duration * 4 + 30)) pa pb "$prog ${ev[*]} $*" \
+    --meta "events=$(( ${#ev[@]} > 0 ))"
+}
+
+# daemon_pair NAME PORT LIMIT CMD_A CMD_B TEXT [JSON OPTIONS...]: runs the
+# two sides' commands (name arrays, each run through its daemon's
+# uroce-run; A listens on PORT) and appends the client's JSON line
+# (perftest_json.py, with the daemons' CPU use) with TEXT as its command.
+daemon_pair() {
+  local name=$1 port=$2 limit=$3 text=$6 st=0 ta=() tb=()
+  local -n cmd_a=$4 cmd_b=$5
+  shift 6
+  use_pin "$name" && ta=(taskset -c 0) tb=(taskset -c 1)
+  echo "  $transport $name: ${ta[*]} $text" >&2
   local a0 b0 t0 a1 b1 t1
   a0=$(ticks "$pid_a") b0=$(ticks "$pid_b") t0=$(date +%s.%N)
   uroce_pair "$name" "$limit" "$port" "$ns_a" "$ns_b" -- \
-    "${ta[@]}" "${ra[@]}" "$prog" -d uroce0 -x 1 -F -p "$port" "${ev[@]}" "$@" ::: \
-    "${tb[@]}" "${rb[@]}" "$prog" -d uroce0 -x 1 -F -p "$port" "${ev[@]}" "$@" "$server_ip" ||
-    st=1
+    "${ta[@]}" "${ra[@]}" "${cmd_a[@]}" ::: "${tb[@]}" "${rb[@]}" "${cmd_b[@]}" || st=1
   a1=$(ticks "$pid_a") b1=$(ticks "$pid_b") t1=$(date +%s.%N)
   [ "$st" = 0 ] || echo "stack_bench.sh: $transport $name failed: $UROCE_WHY" >&2
   /usr/bin/python3 "$BENCH_DIR/perftest_json.py" --transport "$transport" --point "$name" \
-    --status "$st" --why "${UROCE_WHY:-}" --cmd "$prog ${ev[*]} $*" \
+    --status "$st" --why "${UROCE_WHY:-}" --cmd "$text" \
     --cpu "a=$(awk -v d=$((a1 - a0)) -v h="$hz" -v s="$t0" -v e="$t1" 'BEGIN { printf "%.1f", 100 * d / h / (e - s) }')" \
     --cpu "b=$(awk -v d=$((b1 - b0)) -v h="$hz" -v s="$t0" -v e="$t1" 'BEGIN { printf "%.1f", 100 * d / h / (e - s) }')" \
-    --meta "poll=$set_tag" --meta "events=$(( ${#ev[@]} > 0 ))" --meta "pinned=$(( ${#ta[@]} > 0 ))" \
+    --meta "poll=$set_tag" --meta "pinned=$(( ${#ta[@]} > 0 ))" "$@" \
     "$UROCE_CLI_OUT" >>"$out/stack-$transport.json" || true
+}
+
+# UCX's tag-matching latency, both ranks on one connection: ucx_perftest
+# runs the tests of a batch file (-b) one after the other, and both sides
+# read it (the server too, or it has no test to run).
+ucx_ranks=50,99
+ucx_point() {
+  if ! command -v ucx_perftest >/dev/null; then
+    echo "stack_bench.sh: ucx_tag_lat skipped: ucx_perftest not installed (apt-get install ucx-utils)" >&2
+    return 0
+  fi
+  local name=ucx_tag_lat port r batch=$UROCE_TMP/ucx_tag_lat.batch
+  : >"$batch"
+  for r in ${ucx_ranks//,/ }; do
+    echo "tag_lat_p$r -t tag_lat -s 8 -n $ucx_iters -w $ucx_warmup -R $r" >>"$batch"
+  done
+  uroce_next_port port
+  local env=(env UCX_TLS=rc UCX_NET_DEVICES=uroce0:1)
+  local pa=("${env[@]}" ucx_perftest -p "$port" -b "$batch")
+  local pb=("${env[@]}" ucx_perftest "$server_ip" -p "$port" -b "$batch")
+  local text="UCX_TLS=rc ucx_perftest -t tag_lat -s 8 -n $ucx_iters -w $ucx_warmup -R ${ucx_ranks//,/|}"
+  # Both ranks' iterations at up to about 1 ms each (daemon mode on a busy
+  # machine), plus start-up.
+  local limit=$((2 * ucx_iters / 1000 + 60))
+  if [ "$mode" = embedded ]; then
+    embedded_pair "$name" "$port" "$port" "$limit" pa pb "$text" --ucx-ranks "$ucx_ranks"
+  else
+    daemon_pair "$name" "$port" "$limit" pa pb "$text" --meta "events=0" \
+      --ucx-ranks "$ucx_ranks"
+  fi
 }
 
 # Embedded mode: the engines' EAL file prefixes (one per side, every point
@@ -276,21 +338,37 @@ cpu_pct() {
 point_embedded() {
   local name=$1 prog=$2
   shift 2
-  local port cport st=0 limit relay='' tag
+  local port cport limit
   limit=$((duration * 4 + 30))
-  emb_seq=$((emb_seq + 1))
-  tag=e$emb_seq
   uroce_next_port port
   cport=$port
+  relay=''
   if [ "$transport" = memif ]; then
     # The client reaches A's perftest on PORT through the relay on CPORT;
     # uroce_pair starts B once the relay listens (after A's memif socket).
     uroce_next_port cport
     uroce_bg relay --timeout "$limit" \
-      "$UROCE_TMP/relay-$tag.out" "$UROCE_TMP/relay-$tag.err" -- /usr/bin/python3 \
-      "$SOURCE_ROOT/scripts/lib/tcp_relay.py" "$cport" 127.0.0.1 "$port" \
-      --timeout "$limit" --after "$UROCE_TMP/memif-$tag.sock"
+      "$UROCE_TMP/relay-e$((emb_seq + 1)).out" "$UROCE_TMP/relay-e$((emb_seq + 1)).err" -- \
+      /usr/bin/python3 "$SOURCE_ROOT/scripts/lib/tcp_relay.py" "$cport" 127.0.0.1 "$port" \
+      --timeout "$limit" --after "$UROCE_TMP/memif-e$((emb_seq + 1)).sock"
   fi
+  local pa=("$prog" -d uroce0 -x 1 -F -p "$port" "$@")
+  local pb=("$prog" -d uroce0 -x 1 -F -p "$cport" "$@" "$server_ip")
+  embedded_pair "$name" "$port" "$cport" "$limit" pa pb "$prog $*"
+}
+
+# embedded_pair NAME PORT CPORT LIMIT CMD_A CMD_B TEXT [JSON OPTIONS...]:
+# the two sides' commands (name arrays), each under its own engine
+# (uroce-run --embedded, pinned), A listening on PORT, B started once
+# something listens on CPORT (A, or the relay `relay` names, which is
+# stopped after); appends the client's JSON line with the programs' CPU use.
+relay=''
+embedded_pair() {
+  local name=$1 port=$2 cport=$3 limit=$4 text=$7 st=0 tag
+  local -n cmd_a=$5 cmd_b=$6
+  shift 7
+  emb_seq=$((emb_seq + 1))
+  tag=e$emb_seq
   local ca=$UROCE_TMP/cpu-$tag-a cb=$UROCE_TMP/cpu-$tag-b ta=() tb=()
   # GNU time for the CPU figure; without it the figure stays empty.
   if [ -x /usr/bin/time ]; then
@@ -303,24 +381,25 @@ point_embedded() {
     "$UROCE_RUN" --embedded --config "$emb_cfg_a" --lcore 0 --device "$da" --)
   local eb=(taskset -c 1 "${tb[@]}"
     "$UROCE_RUN" --embedded --config "$emb_cfg_b" --lcore 1 --device "$db" --)
-  echo "  $transport embedded $name: taskset -c 0|1 uroce-run --embedded ... -- $prog $*" >&2
+  echo "  $transport embedded $name: taskset -c 0|1 uroce-run --embedded ... -- $text" >&2
   uroce_pair "$name" "$limit" "$cport" "$ns_a" "$ns_b" -- \
-    "${ea[@]}" "$prog" -d uroce0 -x 1 -F -p "$port" "$@" ::: \
-    "${eb[@]}" "$prog" -d uroce0 -x 1 -F -p "$cport" "$@" "$server_ip" ||
-    st=1
+    "${ea[@]}" "${cmd_a[@]}" ::: "${eb[@]}" "${cmd_b[@]}" || st=1
+  local had_relay=0
   if [ -n "$relay" ]; then
+    had_relay=1
     uroce_kill_group KILL "$relay"
     uroce_wait "$relay" UROCE_IGNORED_RC
     if [ "$st" != 0 ] && [ -s "$UROCE_TMP/relay-$tag.err" ]; then
       UROCE_WHY="$UROCE_WHY; $(tail -n 1 "$UROCE_TMP/relay-$tag.err")"
     fi
+    relay=''
   fi
   embedded_leftovers
   [ "$st" = 0 ] || echo "stack_bench.sh: $transport embedded $name failed: $UROCE_WHY" >&2
   /usr/bin/python3 "$BENCH_DIR/perftest_json.py" --transport "$transport" --mode embedded \
-    --point "$name" --status "$st" --why "${UROCE_WHY:-}" --cmd "$prog $*" \
+    --point "$name" --status "$st" --why "${UROCE_WHY:-}" --cmd "$text" \
     --perftest-cpu "a=$(cpu_pct "$ca")" --perftest-cpu "b=$(cpu_pct "$cb")" \
-    --meta "events=0" --meta "pinned=1" --meta "relay=$([ -n "$relay" ] && echo 1 || echo 0)" \
+    --meta "events=0" --meta "pinned=1" --meta "relay=$had_relay" "$@" \
     "$UROCE_CLI_OUT" >>"$out/stack-$transport-embedded.json" || true
 }
 
@@ -338,6 +417,7 @@ run_point() {
     send_lat) point send_lat ib_send_lat -s 2 -n "$lat_iters" ;;
     read_lat) point read_lat ib_read_lat -s 2 -n "$lat_iters" ;;
     write_bw_q16) point write_bw_q16 ib_write_bw -s 65536 -D "$duration" --report_gbits -q 16 ;;
+    ucx_tag_lat) ucx_point ;;
     *) echo "stack_bench.sh: unknown point $p" >&2; exit 2 ;;
   esac
 }

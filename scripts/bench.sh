@@ -9,7 +9,9 @@
 # Stack: UNMODIFIED perftest through uroce-run over the same kind of link
 # (memif, af_packet) (bench/stack_bench.sh): ib_write_bw 64 KiB (Gb/s),
 # ib_send_bw 64 B (M msg/s), ib_send_lat and ib_read_lat 2 B (median, p99),
-# ib_write_bw -q 16, in each of --modes: daemon (two uroced daemons, one
+# ib_write_bw -q 16, and UCX's ucx_perftest -t tag_lat 8 B (median, p99 and
+# overall average; skipped without ucx-utils), in each of --modes: daemon
+# (two uroced daemons, one
 # lcore each; the daemons' CPU use per point) and embedded (no daemon: each
 # perftest runs its own engine, docs/embedded.md; the perftest processes'
 # CPU use per point).
@@ -19,7 +21,7 @@
 #                    [--json FILE] [--no-build]
 #                    [--stack | --no-stack] [--no-raw] [--modes "daemon embedded"]
 #                    [--poll auto|busy|backoff]
-#                    [--lat-iters N] [--send-iters N]
+#                    [--lat-iters N] [--send-iters N] [--ucx-iters N]
 #                    [--events auto|on|off] [--pin auto|on|off]
 #
 #   --no-stack / --stack   skip / run the stack points (default: run them on
@@ -56,6 +58,7 @@ modes="daemon embedded"
 poll=auto
 lat_iters=20000
 send_iters=200000
+ucx_iters=10000
 events=auto
 pin=auto
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 2; }
@@ -75,6 +78,7 @@ while [ $# -gt 0 ]; do
     --poll) poll=$2; shift 2 ;;
     --lat-iters) lat_iters=$2; shift 2 ;;
     --send-iters) send_iters=$2; shift 2 ;;
+    --ucx-iters) ucx_iters=$2; shift 2 ;;
     --events) events=$2; shift 2 ;;
     --pin) pin=$2; shift 2 ;;
     -h|--help) usage ;;
@@ -229,7 +233,8 @@ if [ "$do_stack" = 1 ]; then
           echo "$t: uroce ($m mode) through perftest ..." >&2
           bench/stack_bench.sh --build-dir "$build_dir" --transport "$t" --mode "$m" \
             --out "$work" --duration "$duration" --lat-iters "$lat_iters" \
-            --send-iters "$send_iters" --poll "$poll" --events "$events" --pin "$pin" ||
+            --send-iters "$send_iters" --ucx-iters "$ucx_iters" --poll "$poll" \
+            --events "$events" --pin "$pin" ||
             echo "bench.sh: the $t $m-mode stack run reported a failure (see above)" >&2
         done
         ;;
@@ -245,6 +250,7 @@ shopt -s nullglob
   --meta "duration_s=$duration" --meta "warmup_s=$warmup" --meta "burst=32" \
   --meta "kernel=$(uname -r)" --meta "poll=$poll" --meta "events=$events" \
   --meta "pin=$pin" --meta "lat_iters=$lat_iters" --meta "send_iters=$send_iters" \
+  --meta "ucx_iters=$ucx_iters" \
   --meta "modes=$modes" \
   "$work"/*.json
 echo "JSON: $json_out" >&2

@@ -17,6 +17,7 @@
 // At exit (an atexit handler): the server stops (every session
 // reclaims its objects through the still-running engine), then the
 // progress thread, then the ports and EAL.
+#include <pthread.h>
 #include <rte_eal.h>
 #include <rte_lcore.h>
 #include <spdlog/spdlog.h>
@@ -27,6 +28,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -93,10 +95,14 @@ std::string read_config(const std::string& path, DaemonConfig* cfg) {
 // gives up on a port that is down). So the first open waits for every link,
 // up to kLinkWaitMs, and goes on with the link down after that (said on
 // stderr): the port then comes up whenever the link does, as on a NIC.
+// The same wait covers a memif client port whose server does not listen
+// yet (a peer that opens its device later, as ucx_perftest's server does
+// after the client's TCP connect): it cannot even start until then, so it
+// is opened again when the server shows up (open_ports, ports.h); one that
+// does not by the deadline fails the engine's start.
 constexpr int kLinkWaitMs = 10'000;
 
-void wait_for_links(const Embedded& e) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kLinkWaitMs);
+void wait_for_links(const Embedded& e, std::chrono::steady_clock::time_point deadline) {
   for (const Device* d : e.host->devices()) {
     while (!d->link_up() && std::chrono::steady_clock::now() < deadline) {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -108,19 +114,61 @@ void wait_for_links(const Embedded& e) {
   }
 }
 
+// uroced ignores SIGPIPE; an application may keep its default, which kills
+// the process. The engine's own writes whose reader may be gone run with
+// SIGPIPE blocked, so that they fail with EPIPE instead: the server's
+// threads (async events and completion-channel records for a context just
+// closed), the progress thread and EAL's (memif's control channel tells a
+// peer that may have exited of a disconnect) and the exit, which stops the
+// ports.
+void block_sigpipe(sigset_t* old) {
+  sigset_t pipe;
+  sigemptyset(&pipe);
+  sigaddset(&pipe, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe, old);
+}
+
+// SIGPIPE blocked in this thread while it lives; one raised meanwhile is
+// taken off before the mask is restored (unless the thread had it blocked
+// already: then it is the application's).
+class QuietSigpipe {
+ public:
+  QuietSigpipe() { block_sigpipe(&old_); }
+  ~QuietSigpipe() {
+    if (sigismember(&old_, SIGPIPE) == 1) return;
+    sigset_t pipe;
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    const timespec now{};
+    while (sigtimedwait(&pipe, nullptr, &now) == SIGPIPE) {
+    }
+    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+  }
+  QuietSigpipe(const QuietSigpipe&) = delete;
+  QuietSigpipe& operator=(const QuietSigpipe&) = delete;
+
+ private:
+  sigset_t old_;
+};
+
 // The engine and its server. Returns "" or what failed (nothing running).
 std::string start(Embedded* e) {
   if (std::string err = read_config(e->config_file, &e->cfg); !err.empty()) return err;
   setup_logging(e->cfg.log_level);
   e->affinity = CpuAffinity::save();
   e->host = std::make_unique<EngineHost>();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kLinkWaitMs);
   std::promise<std::string> opened;
   std::future<std::string> result = opened.get_future();
   // EAL's main lcore is the progress thread: rte_eal_init pins its caller,
   // which must not be the application's thread. The pin is undone at once
   // (the engine runs on whichever thread drives it).
-  e->progress = std::thread([e, &opened] {
-    std::string err = e->host->open(e->cfg, "");
+  e->progress = std::thread([e, &opened, deadline] {
+    // Before rte_eal_init: EAL's threads (the interrupt thread that runs
+    // memif's control channel) inherit the mask. This thread keeps it too:
+    // a write to a completion channel whose reader has gone gets EPIPE.
+    block_sigpipe(nullptr);
+    std::string err = e->host->open(e->cfg, "", deadline);
     (void)e->affinity.apply_to_current_thread();
     // The backoff's naps are microseconds; the default timer slack (50 us)
     // would stretch every one of them to a scheduler tick's worth.
@@ -142,7 +190,14 @@ std::string start(Embedded* e) {
   info.lcore = e->cfg.lcore;
   e->server = std::make_unique<Server>(e->host->devices(), info);
   e->server->set_limits(e->cfg.limits);
-  if (int rc = e->server->start(&e->affinity); rc != 0) {
+  int started = 0;
+  {
+    // The server's threads write async events and completion-channel
+    // records into pipes whose reader (a closed context) may be gone.
+    const QuietSigpipe quiet;
+    started = e->server->start(&e->affinity);
+  }
+  if (int rc = started; rc != 0) {
     e->server.reset();
     e->stop.store(true, std::memory_order_release);
     e->progress.join();
@@ -150,7 +205,7 @@ std::string start(Embedded* e) {
     return std::string("cannot start the control threads: ") + std::strerror(rc);
   }
   g_engine.store(&e->host->engine(), std::memory_order_release);
-  wait_for_links(*e);
+  wait_for_links(*e, deadline);
   return "";
 }
 
@@ -271,9 +326,12 @@ void stop_engine() {
       "application drove, {} posts batched",
       c.iterations, c.idle_iterations, c.sleeps, c.slept_ns / kNsPerUs, c.app_quiet_sleeps,
       e->host->engine().posts_batched());
-  e->host->stop_ports();
-  e->server.reset();
-  e->host.reset();
+  {
+    const QuietSigpipe quiet;
+    e->host->stop_ports();
+    e->server.reset();
+    e->host.reset();
+  }
   delete e;
   g_state = nullptr;
 }

@@ -93,7 +93,8 @@ engine::VnicConfig vnic_config(const DeviceConfig& d, std::uint64_t link) {
 
 }  // namespace
 
-std::string EngineHost::open(const DaemonConfig& cfg, const std::string& runtime_record) {
+std::string EngineHost::open(const DaemonConfig& cfg, const std::string& runtime_record,
+                             std::chrono::steady_clock::time_point port_wait_until) {
   port::EalConfig eal;
   if (std::string err = make_eal_config(cfg, static_cast<int>(getpid()), &eal); !err.empty()) {
     return err;
@@ -115,7 +116,7 @@ std::string EngineHost::open(const DaemonConfig& cfg, const std::string& runtime
     }
   }
 
-  if (open_ports(cfg, &ports_, &err) != 0) return err;
+  if (open_ports(cfg, &ports_, &err, port_wait_until) != 0) return err;
   clock_ = std::make_unique<engine::TscClock>(engine::TscClock::from_eal());
   engine::EngineConfig ecfg;
   ecfg.mode = cfg.poll == PollMode::kBusy    ? engine::PollMode::kBusy

@@ -10,6 +10,7 @@
 // A Server built on devices() must be destroyed first.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -38,8 +39,11 @@ class EngineHost {
   // EAL (file prefix from `cfg`, its runtime directory recorded in
   // `runtime_record` when not empty), the ports, and a Vnic and a Device
   // per configured device, in order. "" or what failed (one line saying
-  // what to do); what was built stays for the destructor.
-  std::string open(const DaemonConfig& cfg, const std::string& runtime_record);
+  // what to do); what was built stays for the destructor. A memif client
+  // port whose server does not listen yet is waited for until
+  // `port_wait_until` (open_ports, ports.h); the default waits for nothing.
+  std::string open(const DaemonConfig& cfg, const std::string& runtime_record,
+                   std::chrono::steady_clock::time_point port_wait_until = {});
 
   EngineT& engine() { return *eng_; }
   const std::vector<Device*>& devices() const { return device_ptrs_; }

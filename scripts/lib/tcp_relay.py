@@ -17,9 +17,10 @@ this relay the client's connect succeeds at once and the relay waits for
 the server. Prints "listening" on stdout once it accepts connections.
 
 With --after, it starts listening only once a Unix socket listens at that
-path (the memif server's socket): a memif client does not retry a refused
-connection, so the client's side, started when the relay listens, must not
-start before the server's socket is there.
+path (the memif server's socket), so that the client's side, started when
+the relay listens, starts after the server's. (A memif client port of
+uroced does not retry a refused connection; an embedded engine waits for
+its server up to its link wait, docs/embedded.md.)
 """
 import argparse
 import os

@@ -6,7 +6,11 @@
 #     process) sees both devices, its exit status comes back, and the run
 #     directory, the /dev/infiniband nodes and EAL's runtime directory go;
 #   - an engine that cannot start fails every open with its reason, without
-#     crashing the program.
+#     crashing the program;
+#   - two programs over memif, the memif client's started a second before
+#     its server's: the client's engine waits for the server (within the
+#     first open's link wait) and both see their port active, both exit 0
+#     (neither killed by SIGPIPE when the other has gone first).
 #
 #   uroce_embedded_launch.sh BUILD_DIR
 set -uo pipefail
@@ -52,19 +56,43 @@ out=$("$run" --embedded --lcore 1 --device "$dev0" --device "$dev1" -- ibv_devin
 check "ibv_devinfo -l lists both devices" 0 "2 HCAs found" "$rc" "$out"
 out=$("$run" --embedded --lcore 1 --device "$dev0" --device "$dev1" -- sh -c 'ibv_devinfo -d uroce1 >/dev/null && exit 7' 2>&1); rc=$?
 check "the program's exit status comes back" 7 "" "$rc" "$out"
-# An engine that cannot start (a memif client with no server) fails each
-# open with a reason; a second open in the same process must not crash it.
+# An engine that cannot start (a memif client with no server within the
+# first open's 10 s link wait) fails each open with a reason; a second open
+# in the same process must not crash it.
 m0="name=uroce0;mac=02:00:00:ee:00:01;ipv4=10.206.0.1;port=net_memif0,role=client,socket=$work/none0.sock,socket-abstract=no"
 m1="name=uroce1;mac=02:00:00:ee:00:02;ipv4=10.206.0.2;port=net_memif1,role=client,socket=$work/none1.sock,socket-abstract=no"
 out=$("$run" --embedded --device "$m0" --device "$m1" -- ibv_devinfo 2>&1); rc=$?
 check "an engine that cannot start: each open fails with its reason" 1 "uroce0: port 0 (net_memif0): start failed" "$rc" "$out"
 check "a later open in that process says why the engine did not start" 1 "embedded engine: did not start in this process: uroce0: port 0 (net_memif0): start failed" "$rc" "$out"
+check "the reason names the socket no server listened at" 1 "no memif server listened at $work/none0.sock within" "$rc" "$out"
 if grep -qE "terminate called|Aborted|Segmentation" <<<"$out"; then
   echo "FAIL: the second open crashed the program: $out"
   failed=$((failed + 1))
 else
   echo "PASS: the second open fails without a crash"
 fi
+# The memif client first, its server 1 s later (as ucx_perftest's server
+# opens its device only after the client connected over TCP).
+sock=$work/late.sock
+mc="name=uroce0;mac=02:00:00:ee:00:02;ipv4=10.206.0.2;mtu=9000;port=net_memif0,role=client,socket=$sock,socket-abstract=no,bsize=8192"
+ms="name=uroce0;mac=02:00:00:ee:00:01;ipv4=10.206.0.1;mtu=9000;port=net_memif0,role=server,socket=$sock,socket-abstract=no,bsize=8192"
+t0=$(date +%s%N)
+"$run" --embedded --lcore 1 --log-level info --device "$mc" -- ibv_devinfo -d uroce0 >"$work/late-client.out" 2>&1 &
+client=$!
+sleep 1
+out_s=$("$run" --embedded --lcore 0 --device "$ms" -- ibv_devinfo -d uroce0 2>&1); rc_s=$?
+wait "$client"; rc_c=$?
+waited_ms=$((($(date +%s%N) - t0) / 1000000))
+out_c=$(cat "$work/late-client.out")
+rm -f "$work/late-client.out"
+check "memif client first: its open succeeds once the server is there" 0 "PORT_ACTIVE" "$rc_c" "$out_c"
+check "memif client first: the client's engine waited for the server" 0 "uroce0: memif server at $sock found after" "$rc_c" "$out_c"
+check "memif client first: the server's open succeeds" 0 "PORT_ACTIVE" "$rc_s" "$out_s"
+if [ "$waited_ms" -lt 1000 ]; then
+  echo "FAIL: the client finished after $waited_ms ms, before its server started"
+  failed=$((failed + 1))
+fi
+
 left=$(ls "$work")
 nodes_after=$(ls /dev/infiniband 2>/dev/null | sort)
 if [ -n "$left" ] || [ "$nodes_after" != "$nodes_before" ]; then

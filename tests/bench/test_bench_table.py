@@ -170,6 +170,23 @@ class Targets(unittest.TestCase):
         emb = [g["met"] for g in goals if g["mode"] == "embedded"]
         self.assertEqual(emb, [None] * 5)
 
+    def test_Compare_UcxTagLatBesideThePerftestPoints(self):
+        lines = sample() + embedded()
+        lines += [perf("memif", "ucx_tag_lat", lat_median_us=3.0, lat_p99_us=8.0,
+                       lat_avg_us=4.0),
+                  perf("memif", "ucx_tag_lat", mode="embedded", lat_median_us=1.5,
+                       lat_p99_us=2.0, lat_avg_us=1.6)]
+        comp, goals, ratios = run_modes(lines)
+        med = comp[("daemon", "ucx_tag_lat_8_median_us")]
+        self.assertEqual(med["raw"], 0.5)  # half the raw 64 B RTT median
+        self.assertAlmostEqual(med["ratio"], 6.0)
+        self.assertAlmostEqual(comp[("embedded", "ucx_tag_lat_8_p99_us")]["ratio"], 2.0)
+        avg = comp[("daemon", "ucx_tag_lat_8_avg_us")]
+        self.assertEqual((avg["uroce"], avg["raw"], avg["ratio"]), (4.0, None, None))
+        self.assertAlmostEqual(ratios["ucx_tag_lat_8_median_us"]["embedded_over_daemon"], 0.5)
+        # No target of issue 17 names UCX.
+        self.assertFalse([g for g in goals if "ucx" in g[1]])
+
     def test_Targets_NoneForATransportWithoutTargetsAlone(self):
         _, goals = run([perf("af_packet", "send_bw", mmsgps=0.5)])
         self.assertEqual(goals, [])

@@ -46,6 +46,45 @@ class Parse(unittest.TestCase):
         self.assertIsNone(perftest_json.parse("Couldn't connect\n"))
         self.assertIsNone(perftest_json.parse(LAT.splitlines()[0] + "\n 2 20000 9.28\n"))
 
+# ucx_perftest 1.13 -b with two tag_lat tests (-R 50, then -R 99), as it
+# printed them over uroce (trimmed to one report row per test).
+UCX = """+--------------+--------------+------------------------------+---------------------+-----------------------+
+|    Stage     | # iterations | 50.0%ile | average | overall |  average |  overall |  average  |  overall  |
++p50-----------+--------------+----------+---------+---------+----------+----------+-----------+-----------+
+[thread 0]              2984     97.794   606.935   677.681        0.01       0.01        1648        1476
+Final:                  3000     99.283    63.874   674.408        0.12       0.01       15656        1483
++p99-----------+--------------+----------+---------+---------+----------+----------+-----------+-----------+
+[thread 0]              2419  12096.591   780.818   833.508        0.01       0.01        1281        1200
+Final:                  3000  14106.214   747.922   816.933        0.01       0.01        1337        1224
+"""
+
+
+class ParseUcx(unittest.TestCase):
+    def test_ParseUcx_RanksInOrderAndOverallAverage(self):
+        f = perftest_json.parse_ucx(UCX, [50.0, 99.0])
+        self.assertEqual(f, {"iterations": 3000, "lat_median_us": 99.283,
+                             "lat_p99_us": 14106.214, "lat_avg_us": 674.408})
+
+    def test_ParseUcx_MissingOrShortFinalRowIsNone(self):
+        first = UCX[:UCX.index("+p99")]
+        self.assertIsNone(perftest_json.parse_ucx(first, [50.0, 99.0]))
+        self.assertIsNone(perftest_json.parse_ucx("Final: 3000 9.1\n", [50.0]))
+        self.assertIsNone(perftest_json.parse_ucx(UCX.replace("Final:                  3000  1",
+                                                              "Final:                  2999  1"),
+                                                  [50.0, 99.0]))
+
+    def test_Main_UcxLine(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".out") as f:
+            f.write(UCX)
+            f.flush()
+            buf = StringIO()
+            with redirect_stdout(buf):
+                perftest_json.main(["--transport", "memif", "--point", "ucx_tag_lat",
+                                    "--status", "0", "--ucx-ranks", "50,99", f.name])
+            l = json.loads(buf.getvalue())
+        self.assertTrue(l["ok"])
+        self.assertEqual(l["lat_p99_us"], 14106.214)
+
 
 class Main(unittest.TestCase):
     def line(self, text, status, extra=("--cpu", "a=99.5")):
