@@ -7,7 +7,7 @@
 #   bench/stack_bench.sh --build-dir DIR --transport memif|af_packet --out OUT_DIR
 #                        [--mode daemon|embedded]
 #                        [--duration S] [--lat-iters N] [--send-iters N]
-#                        [--poll auto|busy|backoff] [--events auto|on|off]
+#                        [--poll auto|busy|backoff|yield] [--events auto|on|off]
 #                        [--pin auto|on|off] [--points "write_bw send_bw ..."]
 #                        [--memif-zero-copy auto|on|off] [--ucx-iters U]
 #
@@ -31,25 +31,21 @@
 # pair (as tests/integration/verbs/netns_af_packet.sh).
 #
 # Placement on 2 cores (docs/performance.md has the measurements behind
-# it): one daemon per core, so every perftest process shares a core with a
-# daemon. A perftest process that polls its CQ next to a busy-polling
-# daemon gets the core only in scheduler slices (milliseconds). By default
-# (auto):
-#   - the latency points run against busy-polling daemons, with perftest's
-#     -e (sleep on CQ events) and pinned with taskset to their daemon's
-#     core, where the kernel's wake-up preemption runs them as soon as the
-#     daemon signals the completion;
-#   - the throughput points run against daemons in backoff polling (a
-#     daemon with nothing to do sleeps and leaves the core to perftest);
-#     send_bw with -e and pinned, the WRITE points polling and unpinned
-#     (perftest refuses -e for WRITE, and -D together with -e).
-#   - ucx_tag_lat runs against daemons in backoff polling, unpinned: UCX
-#     polls without end (ucx_perftest has no -e), so next to a busy-polling
-#     daemon each side gets its core only in scheduler slices (memif, load
-#     8.4, 2000 iterations: median 10 ms with busy daemons, 138 us in
-#     backoff, 219 us in backoff pinned).
+# it): one daemon per core, and each perftest process pinned with taskset
+# to its daemon's core (A and its daemon on core 0, B and its daemon on
+# core 1). A process that polls its CQ next to a busy-polling daemon gets
+# the core only in scheduler slices (milliseconds). By default (auto):
+#   - the latency points (send_lat, read_lat) run against busy-polling
+#     daemons, with perftest's -e (sleep on CQ events): the kernel's
+#     wake-up preemption runs perftest as soon as the daemon writes the
+#     completion-event record (one per channel and engine iteration);
+#   - the throughput points and ucx_tag_lat run against daemons in yield
+#     polling (docs/engine.md, "Sharing a core"), polling: an idle daemon
+#     yields its core to the application spinning on its CQ, and the
+#     provider yields it back when the CQ is empty (perftest refuses -e for
+#     WRITE and with -D; ucx_perftest has no -e).
 # The two kinds use two daemon pairs, one after the other. --poll, --events
-# and --pin busy|backoff / on|off force one choice for every point.
+# and --pin busy|backoff|yield / on|off force one choice for every point.
 # The daemons' CPU use is the change of utime+stime in /proc/PID/stat over
 # each point's client run (set-up included), as % of one core.
 #
@@ -199,7 +195,7 @@ stop_set() {
 poll_for() {
   case $poll in
     busy|backoff|yield) echo "$poll" ;;
-    *) case $1 in send_lat|read_lat) echo busy ;; *) echo backoff ;; esac ;;
+    *) case $1 in send_lat|read_lat) echo busy ;; *) echo yield ;; esac ;;
   esac
 }
 # use_events POINT / use_pin POINT: the placement policy above.
@@ -211,14 +207,13 @@ use_events() {
   case $events in
     on) [ "$1" != write_bw ] && [ "$1" != write_bw_q16 ] ;;
     off) false ;;
-    *) [ "$1" != write_bw ] && [ "$1" != write_bw_q16 ] ;;
+    *) [ "$1" = send_lat ] || [ "$1" = read_lat ] ;;
   esac
 }
 use_pin() {
   case $pin in
-    on) true ;;
     off) false ;;
-    *) use_events "$1" ;;
+    *) true ;;
   esac
 }
 

@@ -20,7 +20,7 @@
 #                    [--sizes "64 4096"] [--transports "ring memif af_packet"]
 #                    [--json FILE] [--no-build]
 #                    [--stack | --no-stack] [--no-raw] [--modes "daemon embedded"]
-#                    [--poll auto|busy|backoff]
+#                    [--poll auto|busy|backoff|yield]
 #                    [--lat-iters N] [--send-iters N] [--ucx-iters N]
 #                    [--events auto|on|off] [--pin auto|on|off]
 #
@@ -29,7 +29,7 @@
 #   --no-raw               skip the raw baseline (no ratios then)
 #   --modes                the stack's modes, each a stack_bench.sh run per
 #                          transport: daemon, embedded (default both)
-#   --poll                 the daemons' polling: auto (default), busy, backoff
+#   --poll                 the daemons' polling: auto (default), busy, backoff, yield
 #   --events, --pin        perftest's -e and taskset placement in daemon mode
 #                          (bench/stack_bench.sh; default auto)
 #

@@ -94,9 +94,10 @@ std::string render_status(const json& j) {
   if (d.contains("engine")) {
     const json& e = child(d, "engine");
     out.insert(out.size() - 1,
-               fmt::format("engine: {} iterations ({} idle), {} sleeps, {} yields, {} calls\n",
+               fmt::format("engine: {} iterations ({} idle), {} sleeps, {} yields ({} to another "
+                           "thread), {} calls\n",
                            cell(e, "iterations"), cell(e, "idle_iterations"), cell(e, "sleeps"),
-                           cell(e, "yields"), cell(e, "calls")));
+                           cell(e, "yields"), cell(e, "yields_switched"), cell(e, "calls")));
   }
   Table t({"DEVICE", "UVERBS", "MAC", "IPV4", "MTU", "ACTIVE_MTU", "QPS", "CQS", "SRQS", "MRS",
            "AHS", "RX_FRAMES", "TX_FRAMES", "PORT"});

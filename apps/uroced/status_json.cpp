@@ -39,7 +39,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(WorkerPoolStats, workers, idle, queued, start
 }  // namespace uroce::daemon
 namespace uroce::engine {
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(EngineRunCounters, iterations, idle_iterations, sleeps, slept_ns,
-                                   yields, calls, app_quiet_sleeps)
+                                   yields, yields_switched, calls, app_quiet_sleeps)
 }  // namespace uroce::engine
 namespace uroce::daemon {
 

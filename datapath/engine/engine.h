@@ -6,7 +6,7 @@
 //   struct EngineConfig { PollMode mode = PollMode::kBackoff;
 //                         std::uint32_t backoff_max_us = 200;
 //                         std::uint32_t idle_spins = 1024;
-//                         std::uint32_t yield_spins = 16; ... };
+//                         std::uint32_t yield_spins = 16; ... };  // and more
 //   template <class PortIo, class Clock, class Sleeper = NanoSleeper,
 //             sched::TxScheduler Sched = sched::TxPolicy>
 //   class Engine {
@@ -38,12 +38,17 @@
 // idle_spins iterations without work, with a nanosleep that doubles from
 // 1 us up to backoff_max_us and resets on the first iteration with work (a
 // served call counts as work). Yield (docs/engine.md, "Sharing a core")
-// never sleeps either: after yield_spins iterations in a row without work it
-// yields the CPU (sched_yield) on every further idle one, so a thread that
-// shares the engine's core (an application spinning on its CQ, which the
-// provider makes yield back: HelloRep.engine_cpu) runs at once instead of at
-// the end of the engine's time slice; alone on its core a yield returns at
-// once and the engine polls on. Sleeper is the sleeping policy:
+// never sleeps either; it hands the core to another thread that wants it
+// (an application spinning on its CQ, which the provider makes yield back:
+// HelloRep.engine_cpu) and spins like busy mode when none does. After
+// yield_spins idle iterations in a row: while the core is contended it
+// yields (sched_yield) on every idle iteration; otherwise it probes with
+// one yield per yield_probe_ns of idleness. A yield that lasted at least
+// yield_switch_ns ran somebody else (contended); kFastYields quick ones in
+// a row mean nobody else wants the core. An application that sleeps on
+// completion events therefore leaves the engine busy-polling (its fastest
+// reaction), one that spins on its CQ gets the core at once instead of at
+// the end of the engine's time slice. Sleeper is the sleeping policy:
 // NanoSleeper in the daemon, a recorder in tests (sleep(ns) and yield()).
 //
 // Clock: anything with `TimeNs now()`: TscClock in the daemon,
@@ -94,9 +99,15 @@ struct EngineConfig {
   std::uint32_t backoff_max_us = 200;
   // Idle iterations before the first sleep (backoff mode).
   std::uint32_t idle_spins = 1024;
-  // Idle iterations before the first yield (yield mode): a gap shorter than
-  // this many iterations (well under a microsecond) costs no system call.
+  // Yield mode: idle iterations before a yield (a gap shorter than this
+  // many iterations, well under a microsecond, costs no system call); the
+  // idle time between two probing yields while nobody else wants the core
+  // (an uncontended yield costs ~0.5 us on a VM: 1 % of the probe period);
+  // how long a yield must take to have run another thread (a switch there
+  // and back costs microseconds; a yield alone returns in under one).
   std::uint32_t yield_spins = 16;
+  TimeNs yield_probe_ns = 50 * kNsPerUs;
+  TimeNs yield_switch_ns = 1500;
   // Embedded mode: the progress thread's first and longest nap while the
   // application drives the engine (run_progress).
   TimeNs app_quiet_ns = 20 * kNsPerUs;
@@ -115,6 +126,7 @@ struct EngineRunCounters {
   std::uint64_t sleeps = 0;           // backoff sleeps taken
   std::uint64_t slept_ns = 0;         // their requested total
   std::uint64_t yields = 0;           // yield mode: CPU yields
+  std::uint64_t yields_switched = 0;  // of which ran another thread
   std::uint64_t calls = 0;            // closures served between iterations
   // Embedded mode: the progress thread's naps while the application drove.
   std::uint64_t app_quiet_sleeps = 0;
@@ -292,16 +304,11 @@ class Engine {
 
  private:
   // After an iteration that did `work`: backoff mode sleeps as the policy
-  // says, yield mode yields once idle for yield_spins iterations, busy mode
+  // says, yield mode hands the core over as the header says, busy mode
   // does nothing.
   void back_off(std::uint32_t work) {
     if (cfg_.mode == PollMode::kYield) {
-      if (work != 0) {
-        idle_run_ = 0;
-      } else if (++idle_run_ > cfg_.yield_spins) {
-        ++ctr_.yields;
-        sleeper_.yield();
-      }
+      yield_if_wanted(work);
       return;
     }
     if (cfg_.mode != PollMode::kBackoff) return;
@@ -311,6 +318,28 @@ class Engine {
     ctr_.slept_ns += d;
     sleeper_.sleep(d);
   }
+
+  void yield_if_wanted(std::uint32_t work) {
+    if (work != 0) {
+      idle_run_ = 0;
+      return;
+    }
+    if (++idle_run_ <= cfg_.yield_spins) return;
+    const TimeNs t0 = clock_.now();
+    if (!contended_ && t0 - last_yield_ < cfg_.yield_probe_ns) return;
+    sleeper_.yield();
+    last_yield_ = clock_.now();
+    ++ctr_.yields;
+    if (last_yield_ - t0 >= cfg_.yield_switch_ns) {
+      ++ctr_.yields_switched;
+      contended_ = true;
+      fast_yields_ = 0;
+    } else if (++fast_yields_ >= kFastYields) {
+      contended_ = false;
+    }
+  }
+  // Quick yields in a row after which the core counts as uncontended.
+  static constexpr std::uint32_t kFastYields = 8;
 
   EngineConfig cfg_;
   Clock& clock_;
@@ -325,7 +354,12 @@ class Engine {
   std::atomic<std::uint64_t> posts_batched_{0};
   std::vector<VnicT*> vnics_;
   std::size_t first_ = 0;
-  std::uint32_t idle_run_ = 0;  // yield mode: idle iterations in a row
+  // Yield mode: idle iterations in a row, when the last yield ended, quick
+  // yields in a row, whether another thread wants the core.
+  std::uint32_t idle_run_ = 0;
+  TimeNs last_yield_ = 0;
+  std::uint32_t fast_yields_ = 0;
+  bool contended_ = false;
   TimeNs now_ = 0;
   EngineRunCounters ctr_{};
 };

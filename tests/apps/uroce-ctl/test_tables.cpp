@@ -60,13 +60,15 @@ TEST(RenderStatus, EngineLineUnderTheDaemonLine) {
   json j = kStatus;
   j["daemon"]["workers"] = {{"workers", 3}, {"idle", 2},    {"queued", 0},
                             {"started", 5}, {"retired", 2}, {"tasks", 40}};
-  j["daemon"]["engine"] = {{"iterations", 900},    {"idle_iterations", 850}, {"sleeps", 0},
-                           {"slept_ns", 0},        {"yields", 800},          {"calls", 12},
-                           {"app_quiet_sleeps", 0}};
+  j["daemon"]["engine"] = {{"iterations", 900}, {"idle_iterations", 850}, {"sleeps", 0},
+                           {"slept_ns", 0},     {"yields", 800},          {"yields_switched", 700},
+                           {"calls", 12},       {"app_quiet_sleeps", 0}};
   const std::string s = render_status(j);
-  EXPECT_NE(s.find("clients 1  workers 3 (2 idle, 5 started)\n"
-                   "engine: 900 iterations (850 idle), 0 sleeps, 800 yields, 12 calls\n\n"),
-            std::string::npos)
+  EXPECT_NE(
+      s.find("clients 1  workers 3 (2 idle, 5 started)\n"
+             "engine: 900 iterations (850 idle), 0 sleeps, 800 yields (700 to another thread), 12 "
+             "calls\n\n"),
+      std::string::npos)
       << s;
 }
 

@@ -188,22 +188,85 @@ TEST(Engine_Backoff, ResetsOnWork) {
   EXPECT_EQ(a.vnic.counters().rx_parse_errors, 1u);
 }
 
-TEST(Engine_Yield, YieldsOnEveryIdleIterationAfterTheSpins) {
-  std::atomic<bool> stop{false};
-  CountingClock clock{&stop, 10};
-  std::vector<TimeNs> log;
+// A clock that moves `step` ns at every reading and stops the engine after
+// `limit` readings; yields move it further (YieldSleeper).
+struct SteppingClock {
+  std::atomic<bool>* stop;
+  std::uint64_t limit;
+  TimeNs step = 100;
+  std::uint64_t reads = 0;
+  TimeNs t = 0;
+  TimeNs now() {
+    if (++reads >= limit) stop->store(true);
+    return t += step;
+  }
+};
+
+// Yields that last as long as `cost(n)` says for the n-th yield (from 0):
+// a long one is a yield that ran another thread.
+struct YieldSleeper {
+  SteppingClock* clock;
+  std::function<TimeNs(std::uint64_t)> cost;
+  std::uint64_t n = 0;
+  void sleep(TimeNs) { ADD_FAILURE() << "yield mode slept"; }
+  void yield() { clock->t += cost(n++); }
+};
+
+EngineConfig yield_config() {
   EngineConfig cfg;
   cfg.mode = PollMode::kYield;
-  cfg.yield_spins = 3;
-  using E = Engine<SimPortIo, CountingClock, RecordingSleeper>;
-  E e(cfg, clock, RecordingSleeper{&log, nullptr});
+  cfg.yield_spins = 2;
+  cfg.yield_probe_ns = 10 * kNsPerUs;
+  cfg.yield_switch_ns = 1500;
+  return cfg;
+}
+
+TEST(Engine_Yield, AloneProbesOncePerPeriod) {
+  std::atomic<bool> stop{false};
+  SteppingClock clock{&stop, 30000};
+  using E = Engine<SimPortIo, SteppingClock, YieldSleeper>;
+  E e(yield_config(), clock, YieldSleeper{&clock, [](std::uint64_t) { return TimeNs{300}; }});
   e.run(stop);
-  // Ten idle iterations: the first three spin, the other seven yield; yield
-  // mode never sleeps.
-  EXPECT_EQ(e.counters().iterations, 10u);
-  EXPECT_EQ(log, std::vector<TimeNs>(7, 0));
-  EXPECT_EQ(e.counters().yields, 7u);
+  // Nobody else wants the core: one probing yield per 10 us of idleness,
+  // none of which ran anybody.
+  const TimeNs period = 10 * kNsPerUs;
+  EXPECT_GE(e.counters().yields, clock.t / (period + 1000) - 1);
+  EXPECT_LE(e.counters().yields, clock.t / period + 1);
+  EXPECT_EQ(e.counters().yields_switched, 0u);
   EXPECT_EQ(e.counters().sleeps, 0u);
+}
+
+TEST(Engine_Yield, ContendedYieldsOnEveryIdleIteration) {
+  std::atomic<bool> stop{false};
+  SteppingClock clock{&stop, 3000};
+  using E = Engine<SimPortIo, SteppingClock, YieldSleeper>;
+  E e(yield_config(), clock, YieldSleeper{&clock, [](std::uint64_t) { return TimeNs{3000}; }});
+  e.run(stop);
+  // The first probe (within the first 10 us) ran another thread: from then
+  // on every idle iteration past the two spins yields, and each does.
+  const auto& c = e.counters();
+  EXPECT_EQ(c.yields_switched, c.yields);
+  EXPECT_GT(c.yields, 0u);
+  // Every iteration after the first probe yields: three clock readings an
+  // iteration (run_once, before and after the yield).
+  EXPECT_GE(c.yields, c.iterations - 10 * kNsPerUs / 100 - 1);
+}
+
+TEST(Engine_Yield, QuickYieldsEndTheContention) {
+  std::atomic<bool> stop{false};
+  SteppingClock clock{&stop, 20000};
+  using E = Engine<SimPortIo, SteppingClock, YieldSleeper>;
+  // Five yields run another thread; after that nobody wants the core.
+  E e(yield_config(), clock,
+      YieldSleeper{&clock, [](std::uint64_t n) { return n < 5 ? TimeNs{3000} : TimeNs{300}; }});
+  e.run(stop);
+  const auto& c = e.counters();
+  EXPECT_EQ(c.yields_switched, 5u);
+  // Eight quick yields end the contention; then one probe per period.
+  const TimeNs period = 10 * kNsPerUs;
+  EXPECT_LE(c.yields, 5u + 8u + clock.t / period + 1);
+  EXPECT_GE(c.yields, 5u + 8u);
+  EXPECT_LT(c.yields, c.iterations / 10);
 }
 
 TEST(Engine_Yield, WorkStartsTheSpinsOver) {
@@ -211,28 +274,29 @@ TEST(Engine_Yield, WorkStartsTheSpinsOver) {
   Host a(link, 0, kMacA, kIpA);
   port::SimPort peer(link, 1);
   std::atomic<bool> stop{false};
-  VirtualClock clock;
-  std::vector<TimeNs> log;
-  std::size_t iterations_at_frame = 0;
-  // On the second yield a frame arrives: the next iteration has work, and
-  // the two idle iterations after it spin again before the third yield.
-  std::function<void(std::size_t)> hook;
-  EngineConfig cfg;
-  cfg.mode = PollMode::kYield;
-  cfg.yield_spins = 2;
-  using E = Engine<SimPortIo, VirtualClock, RecordingSleeper>;
-  E e(cfg, clock, RecordingSleeper{&log, &hook});
-  hook = [&](std::size_t n) {
-    if (n == 2) {
-      const std::uint8_t junk[60] = {};
-      EXPECT_TRUE(peer.tx(junk, clock.now()));
-      iterations_at_frame = e.counters().iterations;
-    }
-    if (n == 3) stop.store(true);
-  };
+  SteppingClock clock{&stop, 1u << 30};
+  std::uint64_t yields_at_frame = 0, iterations_at_frame = 0;
+  using E = Engine<SimPortIo, SteppingClock, YieldSleeper>;
+  E* ep = nullptr;
+  // Contended throughout. On the second yield a frame arrives: the next
+  // iteration has work, and the two idle iterations after it spin before
+  // the next yield, which stops the run.
+  YieldSleeper sl{&clock, [&](std::uint64_t n) {
+                    if (n == 1) {
+                      const std::uint8_t junk[60] = {};
+                      EXPECT_TRUE(peer.tx(junk, clock.t));
+                      iterations_at_frame = ep->counters().iterations;
+                      yields_at_frame = n + 1;
+                    }
+                    if (n == 2) stop.store(true);
+                    return TimeNs{3000};
+                  }};
+  E e(yield_config(), clock, sl);
+  ep = &e;
   e.add_vnic(&a.vnic);
   e.run(stop);
   EXPECT_EQ(a.vnic.counters().rx_frames, 1u);
+  EXPECT_EQ(yields_at_frame, 2u);
   // The frame's iteration, two idle spins, then the yield that stopped it.
   EXPECT_EQ(e.counters().iterations, iterations_at_frame + 4);
   EXPECT_EQ(e.counters().yields, 3u);
