@@ -12,18 +12,32 @@ are per connection): if the daemon honoured one, the handle belonged to
 another client and was destroyed under it. Prints one line per unexpected
 reply and exits 1 if there was any, 0 otherwise.
 
-The wire format is datapath/ctl/protocol.h's (kVersion 6): a 16-byte
-header {u32 magic, u16 version, u16 op, u32 length, u32 seq}, then the
-op's request struct; replies add {i32 status, u32 reserved}.
+The wire format is datapath/ctl/protocol.h's: a 16-byte header {u32 magic,
+u16 version, u16 op, u32 length, u32 seq}, then the op's request struct;
+replies add {i32 status, u32 reserved}. The version is read from that
+header (kVersion), so the probe speaks whatever version the tree builds.
 """
 import errno
 import os
+import re
 import socket
 import struct
 import sys
 
+PROTOCOL_H = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..",
+                          "datapath", "ctl", "protocol.h")
+
+
+def protocol_version(path=PROTOCOL_H):
+    with open(path, encoding="utf-8") as f:
+        m = re.search(r"kVersion\s*=\s*(\d+)\s*;", f.read())
+    if m is None:
+        raise SystemExit(f"ctl_probe.py: no kVersion in {path}")
+    return int(m.group(1))
+
+
 MAGIC = 0x45435255
-VERSION = 6
+VERSION = protocol_version()
 HDR = struct.Struct("<IHHII")
 STATUS = struct.Struct("<iI")
 
