@@ -157,6 +157,7 @@ std::uint32_t write_roce_headers(const PacketSpec& s, std::span<std::uint8_t> bu
   p += BthHdr::kSize;
   std::uint8_t* const ext = p;
   if (info.ext != 0) p = write_ext(s, info, p);
+  if (payload_len < kIcrcWholeFrameBelow) return 0;  // finish_roce takes the whole frame
   const std::uint32_t crc = icrc_prefix(ip, v6);
   return crc32_zlib(crc, std::span<const std::uint8_t>(ext, p));
 }
@@ -166,15 +167,20 @@ int finish_roce(const PacketSpec& s, std::uint32_t crc, std::span<std::uint8_t> 
   const std::size_t frame_len = roce_frame_size(s.opcode, s.ip6 != nullptr, payload_len);
   const std::uint8_t pad = pad_count(payload_len);
   std::uint8_t* const icrc = out.data() + frame_len - kIcrcSize;
-  if (pad != 0) {
-    std::memset(icrc - pad, 0, pad);
+  const bool v6 = s.ip6 != nullptr;
+  if (pad != 0) std::memset(icrc - pad, 0, pad);
+  if (payload_len < kIcrcWholeFrameBelow) {
+    // write_roce_headers and the PayloadWriter left the CRC to here (`crc`
+    // is not one): the frame is complete up to the ICRC.
+    const std::span<const std::uint8_t> ip(out.data() + EthHdr::kSize, icrc);
+    crc = v6 ? compute_icrc_ipv6(ip) : compute_icrc(ip);
+  } else if (pad != 0) {
     crc = crc32_zlib(crc, std::span<const std::uint8_t>(icrc - pad, pad));
   }
   store_le32(icrc, crc);
   if (s.udp_checksum) {
     // The UDP checksum covers the ICRC, so it is computed last; the ICRC
     // takes the UDP checksum as all ones and does not depend on it.
-    const bool v6 = s.ip6 != nullptr;
     std::uint8_t* const udp = out.data() + EthHdr::kSize + (v6 ? Ipv6Hdr::kSize : Ipv4Hdr::kSize);
     const std::span<const std::uint8_t> seg(udp, out.data() + frame_len - udp);
     store_be16(udp + 6, v6 ? udp_ipv6_checksum(s.ip6->src, s.ip6->dst, seg)
@@ -189,7 +195,10 @@ int write_roce(const PacketSpec& s, std::span<std::uint8_t> out) {
   std::uint8_t* const payload = out.data() + roce_payload_offset(s);
   // A payload gathered straight into the frame (see roce_payload_offset)
   // is already in place: that is the send path's one copy.
-  if (s.payload.data() == payload) {
+  if (n < kIcrcWholeFrameBelow) {
+    // finish_roce checksums the whole frame; only the copy is left.
+    if (s.payload.data() != payload && n != 0) std::memcpy(payload, s.payload.data(), n);
+  } else if (s.payload.data() == payload) {
     crc = crc32_zlib(crc, std::span<const std::uint8_t>(payload, n));
   } else {
     crc = crc32_copy(crc, payload, s.payload.data(), n);

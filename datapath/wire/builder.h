@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <span>
 #include <string_view>
@@ -151,6 +152,17 @@ int check_roce_spec(const PacketSpec& spec, std::size_t out_size);
 // to its width, so a wrong value cannot spill into its neighbours.
 int write_roce(const PacketSpec& spec, std::span<std::uint8_t> out);
 
+// A frame whose payload is shorter than this has its ICRC taken over the
+// whole frame at the end (finish_roce), in one ISA-L call (icrc.h's
+// kIcrcOneCall covers every such frame), instead of a running value carried
+// through headers and payload pieces: a small frame's CRC costs a call's
+// fixed price per piece more than its bytes, and below kCrc32CopyFuseMin the
+// payload's copy is not fused with the CRC anyway.
+inline constexpr std::size_t kIcrcWholeFrameBelow = kCrc32CopyFuseMin;
+// The IP packet of such a frame (payload and pad at most
+// kIcrcWholeFrameBelow bytes together) fits kIcrcOneCall, DC's headers too.
+static_assert(kDcPathMtuOverhead + kIpv6ExtraBytes + kIcrcWholeFrameBelow <= kIcrcOneCall);
+
 // write_roce in three steps, for a sender that copies the payload itself
 // while the ICRC runs over it: write_roce_headers writes everything before
 // the payload (spec.payload only gives its length and is not read) and
@@ -158,26 +170,39 @@ int write_roce(const PacketSpec& spec, std::span<std::uint8_t> out);
 // payload area at roce_payload_offset(spec) (crc32_copy: each byte is
 // copied and checksummed in one pass); finish_roce writes the pad, the
 // ICRC (and the UDP checksum when asked for) and returns the frame length.
+// Below kIcrcWholeFrameBelow payload bytes the value passed along is not a
+// CRC (write_roce_headers returns 0, the writer only copies) and
+// finish_roce checksums the finished frame: whatever the size, a sender
+// only passes the value on.
 std::uint32_t write_roce_headers(const PacketSpec& spec, std::span<std::uint8_t> out);
 int finish_roce(const PacketSpec& spec, std::uint32_t crc, std::span<std::uint8_t> out);
 
-// The payload area of a frame being written, filled in order.
+// The payload area of a frame being written, filled in order. `area` is
+// the spec's whole payload area (its size is spec.payload's), so the writer
+// and finish_roce agree on whether the frame is checksummed whole.
 class PayloadWriter {
  public:
-  PayloadWriter(std::span<std::uint8_t> area, std::uint32_t crc) : area_(area), crc_(crc) {}
+  PayloadWriter(std::span<std::uint8_t> area, std::uint32_t crc)
+      : area_(area), crc_(crc), whole_frame_(area.size() < kIcrcWholeFrameBelow) {}
   std::size_t size() const { return area_.size(); }
   std::size_t written() const { return pos_; }
-  // The ICRC's running value over the headers and what was put so far.
+  // The ICRC's running value over the headers and what was put so far (for
+  // a frame checksummed whole, the constructor's value).
   std::uint32_t crc() const { return crc_; }
   // Appends n bytes (at most size() - written()).
   void put(const std::uint8_t* src, std::size_t n) {
-    crc_ = crc32_copy(crc_, area_.data() + pos_, src, n);
+    if (whole_frame_) {
+      std::memcpy(area_.data() + pos_, src, n);
+    } else {
+      crc_ = crc32_copy(crc_, area_.data() + pos_, src, n);
+    }
     pos_ += n;
   }
 
  private:
   std::span<std::uint8_t> area_;
   std::uint32_t crc_;
+  bool whole_frame_;
   std::size_t pos_ = 0;
 };
 

@@ -12,11 +12,13 @@
 // and is appended after the pad bytes, least significant byte first.
 // The masked fields are those a router or ECN marker may rewrite in flight.
 //
-// Computed by ISA-L's CRC-32 (crc32_zlib), fed a masked stack copy of the
-// first 48 bytes (68 over IPv6) and then the rest of the packet in place: no
-// copy of the payload, no allocation. A sender can take it in pieces
-// (icrc_prefix, then crc32_copy.h's crc32_copy as it gathers the payload
-// into the frame).
+// Computed by ISA-L's CRC-32 (crc32_zlib). A packet of up to kIcrcOneCall
+// bytes is copied, masked, onto the stack and taken in one call (a call's
+// fixed cost, not the bytes, dominates a small packet's CRC); a longer one
+// as a masked stack copy of the first 40 bytes (60 over IPv6) and then the
+// rest of the packet in place: no copy of the payload, no allocation. A
+// sender can take it in pieces (icrc_prefix, then crc32_copy.h's crc32_copy
+// as it gathers the payload into the frame).
 #pragma once
 
 #include <cstddef>
@@ -35,6 +37,12 @@ inline constexpr std::size_t kIcrcSize = 4;
 inline constexpr std::size_t kIcrcMaskedPrefix = Ipv4Hdr::kSize + UdpHdr::kSize + BthHdr::kSize;
 // The same over IPv6: IPv6 + UDP + BTH.
 inline constexpr std::size_t kIcrcMaskedPrefixIpv6 = Ipv6Hdr::kSize + UdpHdr::kSize + BthHdr::kSize;
+
+// Packets of up to this many bytes (from the IP header to the ICRC) have
+// their ICRC taken in one ISA-L call over a masked copy; it covers every
+// frame whose payload is below kCrc32CopyFuseMin (crc32_copy.h), which
+// write_roce and finish_roce (builder.h) checksum whole.
+inline constexpr std::size_t kIcrcOneCall = 384;
 
 // CRC-32 as zlib's crc32(): `crc` is the value returned for the data before
 // (0 to start), so calls chain over consecutive pieces.

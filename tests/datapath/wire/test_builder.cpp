@@ -471,6 +471,46 @@ TEST(WriteRoce, SameFrameAsBuildRoce) {
   }
 }
 
+// Every payload length from 0 to 300 (frames checksummed whole below
+// kIcrcWholeFrameBelow, as a running value from there), IPv4 and IPv6,
+// built whole and in three steps: the ICRC is the old formula's, the
+// masked headers (icrc_prefix) continued over the rest in place.
+TEST(WriteRoce, EveryPayloadLengthHasTheTwoCallIcrc) {
+  std::vector<std::uint8_t> payload(300);
+  for (std::size_t i = 0; i < payload.size(); ++i) payload[i] = static_cast<std::uint8_t>(i * 7);
+  std::vector<std::uint8_t> frame(kMaxRoceFrame);
+  std::vector<std::uint8_t> steps(kMaxRoceFrame);
+  for (const Ipv6Route* ip6 : {static_cast<const Ipv6Route*>(nullptr), &testing::kSampleRoute}) {
+    for (const std::uint8_t opcode : {op::kRcSendOnly, op::kRcWriteOnly}) {
+      for (std::size_t len = 0; len <= payload.size(); ++len) {
+        PacketSpec s = testing::sample_spec(opcode);
+        s.ip6 = ip6;
+        s.udp_checksum = (len & 1) != 0;
+        s.payload = std::span<const std::uint8_t>(payload.data(), len);
+        const int n = write_roce(s, frame);
+        ASSERT_GT(n, 0);
+        const std::span<const std::uint8_t> ip(frame.data() + EthHdr::kSize,
+                                               static_cast<std::size_t>(n) - EthHdr::kSize);
+        const std::size_t prefix = ip6 != nullptr ? kIcrcMaskedPrefixIpv6 : kIcrcMaskedPrefix;
+        const std::uint32_t want = crc32_zlib(icrc_prefix(ip.data(), ip6 != nullptr),
+                                              ip.subspan(prefix, ip.size() - prefix - kIcrcSize));
+        EXPECT_EQ(read_icrc(ip), want) << len;
+        EXPECT_TRUE(icrc_ok(ip)) << len;
+        // The three steps, the payload put in two pieces.
+        const std::size_t off = roce_payload_offset(s);
+        const std::span<std::uint8_t> area(steps.data() + off, len);
+        PacketSpec w_spec = s;
+        w_spec.payload = area;
+        PayloadWriter w(area, write_roce_headers(w_spec, steps));
+        w.put(payload.data(), len / 2);
+        w.put(payload.data() + len / 2, len - len / 2);
+        ASSERT_EQ(finish_roce(w_spec, w.crc(), steps), n);
+        EXPECT_TRUE(std::equal(frame.begin(), frame.begin() + n, steps.begin())) << len;
+      }
+    }
+  }
+}
+
 // The three steps (headers, payload through a PayloadWriter in pieces of
 // any size, finish) give build_roce's frame; its ICRC checks and it parses.
 TEST(WriteRoceHeaders, WithPayloadWriterAndFinishSameFrameAsBuildRoce) {

@@ -196,6 +196,75 @@ TEST(ComputeIcrc, MatchesTheSlowDefinitionOnRandomPackets) {
   }
 }
 
+// The old formula, two ISA-L calls: the masked headers (icrc_prefix), then
+// the rest of the packet in place. Below the masked prefix: the LRH
+// stand-in and a copy of what there is, masked where it reaches.
+std::uint32_t two_call_icrc(std::span<const std::uint8_t> ip, bool ipv6) {
+  const std::size_t prefix = ipv6 ? kIcrcMaskedPrefixIpv6 : kIcrcMaskedPrefix;
+  if (ip.size() >= prefix) {
+    return crc32_zlib(icrc_prefix(ip.data(), ipv6), ip.subspan(prefix));
+  }
+  std::vector<std::uint8_t> m(prefix, 0);  // room for every masked byte
+  std::copy(ip.begin(), ip.end(), m.begin());
+  if (ipv6) {
+    m[0] |= 0x0f;
+    m[1] = m[2] = m[3] = m[7] = 0xff;
+  } else {
+    m[1] = m[8] = m[10] = m[11] = 0xff;
+  }
+  const std::size_t l4 = ipv6 ? 40 : 20;
+  m[l4 + 6] = m[l4 + 7] = m[l4 + 8 + 4] = 0xff;
+  std::vector<std::uint8_t> all(8 + ip.size(), 0xff);
+  for (std::size_t i = 0; i < ip.size(); ++i) all[8 + i] = m[i];
+  return crc32_zlib(0, all);
+}
+
+// Every length from empty to past kIcrcOneCall (the one-call path, the
+// short-input path and the two-call path on each side of its bound), over
+// IPv4 and IPv6, from aligned and unaligned addresses: the same value as
+// the old two-call formula, and as the slow definition once the headers
+// are whole.
+TEST(ComputeIcrc, EveryLengthMatchesTheTwoCallFormula) {
+  std::mt19937 rng(23);
+  std::vector<std::uint8_t> buf(kIcrcOneCall + 64);
+  for (const bool v6 : {false, true}) {
+    const std::size_t prefix = v6 ? kIcrcMaskedPrefixIpv6 : kIcrcMaskedPrefix;
+    for (std::size_t n = 0; n <= kIcrcOneCall + 40; ++n) {
+      for (const std::size_t at : {std::size_t{0}, std::size_t{5}}) {
+        for (auto& b : buf) b = static_cast<std::uint8_t>(rng());
+        buf[at] = static_cast<std::uint8_t>((v6 ? 0x60 : 0x40) | (buf[at] & 0x0f));
+        const std::span<const std::uint8_t> ip(buf.data() + at, n);
+        const std::uint32_t got = v6 ? compute_icrc_ipv6(ip) : compute_icrc(ip);
+        EXPECT_EQ(got, two_call_icrc(ip, v6)) << v6 << " " << n << " " << at;
+        if (n >= prefix) {
+          EXPECT_EQ(got, reference_icrc(std::vector<std::uint8_t>(ip.begin(), ip.end()), v6))
+              << v6 << " " << n << " " << at;
+        }
+      }
+    }
+  }
+}
+
+// icrc_ok and write_icrc over every length, IPv4 and IPv6: what write_icrc
+// stores is the old formula's value, and icrc_ok accepts it.
+TEST(IcrcOk, EveryLengthAcceptsWhatWriteIcrcStores) {
+  std::mt19937 rng(29);
+  for (const bool v6 : {false, true}) {
+    const std::size_t prefix = v6 ? kIcrcMaskedPrefixIpv6 : kIcrcMaskedPrefix;
+    for (std::size_t n = prefix + kIcrcSize; n <= 300; ++n) {
+      std::vector<std::uint8_t> ip(n);
+      for (auto& b : ip) b = static_cast<std::uint8_t>(rng());
+      ip[0] = static_cast<std::uint8_t>((v6 ? 0x60 : 0x40) | (ip[0] & 0x0f));
+      write_icrc(ip);
+      const std::span<const std::uint8_t> body(ip.data(), n - kIcrcSize);
+      EXPECT_EQ(read_icrc(ip), two_call_icrc(body, v6)) << v6 << " " << n;
+      EXPECT_TRUE(icrc_ok(ip)) << v6 << " " << n;
+      ip[n - kIcrcSize - 1] ^= 1;
+      EXPECT_FALSE(icrc_ok(ip)) << v6 << " " << n;
+    }
+  }
+}
+
 // icrc_prefix continued over the rest in pieces gives compute_icrc's value.
 TEST(IcrcPrefix, ContinuedInPiecesMatchesComputeIcrc) {
   std::mt19937 rng(11);
