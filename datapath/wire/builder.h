@@ -189,8 +189,10 @@ class PayloadWriter {
   // The ICRC's running value over the headers and what was put so far (for
   // a frame checksummed whole, the constructor's value).
   std::uint32_t crc() const { return crc_; }
-  // Appends n bytes (at most size() - written()).
+  // Appends n bytes (at most size() - written()). An empty piece may come
+  // with a null `src` (an SGE of length 0), which memcpy must not be given.
   void put(const std::uint8_t* src, std::size_t n) {
+    if (n == 0) return;
     if (whole_frame_) {
       std::memcpy(area_.data() + pos_, src, n);
     } else {
