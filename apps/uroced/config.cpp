@@ -160,7 +160,8 @@ std::string parse_device_spec(std::string_view spec, std::size_t index, DeviceCo
     } else {
       err = key +
             ": unknown key (expected name, port, mac, ipv4, ipv6, mtu, drop_tx_every, "
-            "drop_rx_every, drop_tx_rate, drop_rx_rate, drop_seed, pfc, tx_ttl, "
+            "drop_rx_every, drop_tx_rate, drop_rx_rate, drop_seed, drop_tx_max, drop_rx_max, "
+            "pfc, tx_ttl, "
             "link_mbps, isolation, strict_classes, class_weights, class_rates_mbps, "
             "class_quantum_bytes, "
             "pace_granularity_ns, "

@@ -63,7 +63,8 @@ struct DeviceConfig {
   wire::Ipv6Addr ipv6{};
   std::uint32_t mtu = 1500;  // Ethernet MTU (L3 bytes)
   // Loss injection: drop_tx_every, drop_rx_every, drop_tx_rate,
-  // drop_rx_rate, drop_seed (datapath/engine/impairment.h); all off.
+  // drop_rx_rate, drop_seed, drop_tx_max, drop_rx_max
+  // (datapath/engine/impairment.h); all off.
   engine::ImpairConfig impair{};
   // The port's speed in Mb/s for PFC quanta; 0: ask the port at start-up
   // (10000 if it does not say). Key link_mbps.
@@ -160,7 +161,8 @@ std::string load_toml(std::string_view text, std::string_view source, DaemonConf
 // or the error. Keys: name, port, mac, ipv4 (required), ipv6 (a global
 // IPv6 address, optional), mtu (default 1500),
 // and the loss injection keys drop_tx_every, drop_rx_every (integers,
-// 0 = off), drop_tx_rate, drop_rx_rate (0..1) and drop_seed (an integer);
+// 0 = off), drop_tx_rate, drop_rx_rate (0..1), drop_seed (an integer),
+// drop_tx_max, drop_rx_max (integers, 0 = no cap);
 // pfc (lossless priorities, "3" or "3,4"; "none"), tx_ttl (1..255),
 // link_mbps; isolation ("off", "classes" or "auto"), strict_classes ("6,7";
 // "none"), class_weights ("1,1,2,4": classes 0.. in order) and

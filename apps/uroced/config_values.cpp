@@ -156,10 +156,16 @@ std::string set_impair(std::string_view name, bool is_int, std::int64_t i, doubl
     c.drop_seed = static_cast<std::uint64_t>(i);
     return {};
   }
+  const bool cap = name == "drop_tx_max" || name == "drop_rx_max";
   if (i < 0 || i > std::numeric_limits<std::uint32_t>::max()) {
-    return key + ": " + std::to_string(i) + " is outside 0..4294967295 (0 = off)";
+    return key + ": " + std::to_string(i) +
+           " is outside 0..4294967295 (0 = " + (cap ? "no cap" : "off") + ")";
   }
-  (name == "drop_tx_every" ? c.drop_tx_every : c.drop_rx_every) = static_cast<std::uint32_t>(i);
+  std::uint32_t* field = name == "drop_tx_every"   ? &c.drop_tx_every
+                         : name == "drop_rx_every" ? &c.drop_rx_every
+                         : name == "drop_tx_max"   ? &c.drop_tx_max
+                                                   : &c.drop_rx_max;
+  *field = static_cast<std::uint32_t>(i);
   return {};
 }
 

@@ -56,9 +56,10 @@ std::string set_mtu(std::int64_t v, std::size_t index, DeviceConfig* d);
 std::string set_port(std::string_view s, std::size_t index, DeviceConfig* d);
 
 // ---- Loss injection keys (shared by [[device]] and --device) -----------------
-inline constexpr std::array<std::string_view, 5> kImpairKeys = {"drop_tx_every", "drop_rx_every",
-                                                                "drop_tx_rate", "drop_rx_rate",
-                                                                "drop_seed"};
+inline constexpr std::array<std::string_view, 7> kImpairKeys = {"drop_tx_every", "drop_rx_every",
+                                                                "drop_tx_rate",  "drop_rx_rate",
+                                                                "drop_seed",     "drop_tx_max",
+                                                                "drop_rx_max"};
 
 bool is_impair_key(std::string_view k);
 

@@ -84,9 +84,9 @@ engine::VnicConfig vnic_config(const DeviceConfig& d, std::uint64_t link) {
   if (d.impair.active()) {
     spdlog::warn(
         "{}: loss injection on: drop_tx_every={} drop_rx_every={} drop_tx_rate={} "
-        "drop_rx_rate={} drop_seed={}",
+        "drop_rx_rate={} drop_seed={} drop_tx_max={} drop_rx_max={}",
         d.name, d.impair.drop_tx_every, d.impair.drop_rx_every, d.impair.drop_tx_rate,
-        d.impair.drop_rx_rate, d.impair.drop_seed);
+        d.impair.drop_rx_rate, d.impair.drop_seed, d.impair.drop_tx_max, d.impair.drop_rx_max);
   }
   return vc;
 }

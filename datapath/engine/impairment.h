@@ -16,6 +16,11 @@
 //             direction), so a given seed and traffic give the same drops.
 // The random stream advances once per RoCEv2 frame of the direction while
 // its rate is non-zero, whatever the every-N rule decided.
+// A cap per direction (max N, 0 = none) ends the direction's drops after its
+// Nth: the traffic after it crosses a clean wire. A test whose programs end
+// without a last handshake (ibv_rc_pingpong exits on its last completion and
+// destroys its QP) needs that: the last ACK of the exchange lost once its
+// receiver is gone is never answered, on any pair of stacks.
 //
 // Threading: engine lcore only. No allocation, no floating point per frame
 // (the rate is turned into a 64-bit threshold at construction).
@@ -37,6 +42,8 @@ struct ImpairConfig {
   double drop_tx_rate = 0;          // fraction of RoCEv2 frames sent dropped, 0..1
   double drop_rx_rate = 0;          // fraction of RoCEv2 frames received dropped, 0..1
   std::uint64_t drop_seed = 0;      // seed of the two random streams
+  std::uint32_t drop_tx_max = 0;    // at most this many frames sent dropped; 0 = no cap
+  std::uint32_t drop_rx_max = 0;    // at most this many frames received dropped; 0 = no cap
 
   bool active() const {
     return drop_tx_every != 0 || drop_rx_every != 0 || drop_tx_rate > 0 || drop_rx_rate > 0;
@@ -68,19 +75,25 @@ inline bool is_roce_v2_frame(std::span<const std::uint8_t> f) {
 class DropRule {
  public:
   DropRule() = default;
-  DropRule(std::uint32_t every, double rate, std::uint64_t seed)
-      : every_(every), threshold_(rate_threshold(rate)), always_(rate >= 1), state_(seed) {}
+  DropRule(std::uint32_t every, double rate, std::uint64_t seed, std::uint32_t max = 0)
+      : every_(every),
+        max_(max),
+        threshold_(rate_threshold(rate)),
+        always_(rate >= 1),
+        state_(seed) {}
 
   // Called once per RoCEv2 frame of this direction: drop it?
   bool drop() {
-    bool d = false;
+    bool d = always_;
     if (every_ != 0 && ++seen_ == every_) {
       seen_ = 0;
       d = true;
     }
-    if (always_) return true;
     if (threshold_ != 0 && next() < threshold_) d = true;
-    return d;
+    if (!d || max_ == 0) return d;
+    if (dropped_ == max_) return false;
+    ++dropped_;
+    return true;
   }
   bool active() const { return every_ != 0 || threshold_ != 0 || always_; }
 
@@ -100,7 +113,9 @@ class DropRule {
   }
 
   std::uint32_t every_ = 0;
-  std::uint32_t seen_ = 0;  // RoCEv2 frames since the last every-N drop
+  std::uint32_t seen_ = 0;     // RoCEv2 frames since the last every-N drop
+  std::uint32_t max_ = 0;      // 0 = no cap
+  std::uint32_t dropped_ = 0;  // counted only while max_ != 0
   std::uint64_t threshold_ = 0;
   bool always_ = false;
   std::uint64_t state_ = 0;
@@ -112,10 +127,10 @@ class Impairment {
  public:
   Impairment() = default;
   explicit Impairment(const ImpairConfig& c)
-      : tx_(c.drop_tx_every, c.drop_tx_rate, c.drop_seed),
+      : tx_(c.drop_tx_every, c.drop_tx_rate, c.drop_seed, c.drop_tx_max),
         // A different stream for RX, so one seed does not make the two
         // directions drop in lock step.
-        rx_(c.drop_rx_every, c.drop_rx_rate, c.drop_seed ^ 0x5bd1e9955bd1e995ull) {}
+        rx_(c.drop_rx_every, c.drop_rx_rate, c.drop_seed ^ 0x5bd1e9955bd1e995ull, c.drop_rx_max) {}
 
   // Should this frame, about to be committed to the port, be dropped?
   bool drop_tx(std::span<const std::uint8_t> f) {

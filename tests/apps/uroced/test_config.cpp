@@ -46,8 +46,9 @@ TEST(ParseDeviceSpec_Errors, NameTheKey) {
   EXPECT_EQ(parse_device_spec("name=a;name=b", 0, &d), "device[0].name: given twice");
   EXPECT_EQ(parse_device_spec("name=a;color=red", 0, &d),
             "device[0].color: unknown key (expected name, port, mac, ipv4, ipv6, mtu, "
-            "drop_tx_every, drop_rx_every, drop_tx_rate, drop_rx_rate, drop_seed, pfc, "
-            "tx_ttl, link_mbps, isolation, strict_classes, class_weights, class_rates_mbps, "
+            "drop_tx_every, drop_rx_every, drop_tx_rate, drop_rx_rate, drop_seed, drop_tx_max, "
+            "drop_rx_max, pfc, tx_ttl, link_mbps, isolation, strict_classes, class_weights, "
+            "class_rates_mbps, "
             "class_quantum_bytes, pace_granularity_ns, tx_limit_bytes, dcqcn, cnp_dscp, "
             "cnp_interval_us, homa, homa_priorities, homa_unsched_priorities, "
             "homa_unsched_bytes, homa_rtt_bytes, homa_overcommit, homa_max_incoming, "
@@ -78,9 +79,12 @@ TEST(ParseDeviceSpec_Impairment, ReadsEveryKey) {
   DeviceConfig d;
   ASSERT_EQ(parse_device_spec("name=uroce0;port=ring:p0;mac=02:00:00:00:00:01;ipv4=10.0.0.1;"
                               "drop_tx_every=7;drop_rx_every=9;drop_tx_rate=0.25;"
-                              "drop_rx_rate=1;drop_seed=18446744073709551615",
+                              "drop_rx_rate=1;drop_seed=18446744073709551615;"
+                              "drop_tx_max=6;drop_rx_max=4294967295",
                               0, &d),
             "");
+  EXPECT_EQ(d.impair.drop_tx_max, 6u);
+  EXPECT_EQ(d.impair.drop_rx_max, 4294967295u);
   EXPECT_EQ(d.impair.drop_tx_every, 7u);
   EXPECT_EQ(d.impair.drop_rx_every, 9u);
   EXPECT_EQ(d.impair.drop_tx_rate, 0.25);
@@ -114,6 +118,10 @@ TEST(ParseDeviceSpec_Impairment, ErrorsNameTheKey) {
             "device[0].drop_tx_every: -1 is outside 0..4294967295 (0 = off)");
   EXPECT_EQ(parse_device_spec("name=a;drop_rx_every=4294967296", 0, &d),
             "device[0].drop_rx_every: 4294967296 is outside 0..4294967295 (0 = off)");
+  EXPECT_EQ(parse_device_spec("name=a;drop_tx_max=-1", 0, &d),
+            "device[0].drop_tx_max: -1 is outside 0..4294967295 (0 = no cap)");
+  EXPECT_EQ(parse_device_spec("name=a;drop_rx_max=many", 0, &d),
+            "device[0].drop_rx_max: \"many\" is not an integer");
   EXPECT_EQ(parse_device_spec("name=a;drop_seed=-3", 0, &d),
             "device[0].drop_seed: \"-3\" is not an unsigned integer");
   EXPECT_EQ(parse_device_spec("name=a;drop_seed=1;drop_seed=2", 0, &d),

@@ -291,7 +291,8 @@ TEST(LoadToml_Impairment, ReadsEveryKeyAndNamesErrors) {
   ASSERT_EQ(load_and_validate(with("mtu = 9000",
                                    "mtu = 9000\ndrop_tx_every = 7\n"
                                    "drop_rx_every = 3\ndrop_tx_rate = 0.5\n"
-                                   "drop_rx_rate = 0\ndrop_seed = 12"),
+                                   "drop_rx_rate = 0\ndrop_seed = 12\n"
+                                   "drop_tx_max = 6\ndrop_rx_max = 0"),
                               &cfg),
             "");
   const engine::ImpairConfig& c = cfg.devices[0].impair;
@@ -300,6 +301,8 @@ TEST(LoadToml_Impairment, ReadsEveryKeyAndNamesErrors) {
   EXPECT_EQ(c.drop_tx_rate, 0.5);
   EXPECT_EQ(c.drop_rx_rate, 0.0);
   EXPECT_EQ(c.drop_seed, 12u);
+  EXPECT_EQ(c.drop_tx_max, 6u);
+  EXPECT_EQ(c.drop_rx_max, 0u);
   EXPECT_FALSE(cfg.devices[1].impair.active());
   EXPECT_EQ(error_of(with("mtu = 9000", "drop_tx_rate = 1.25")),
             "device[0].drop_tx_rate: 1.25 is outside 0..1 (a fraction of RoCEv2 frames)");
@@ -310,6 +313,8 @@ TEST(LoadToml_Impairment, ReadsEveryKeyAndNamesErrors) {
   EXPECT_EQ(error_of(with("mtu = 9000", "drop_rx_every = -2")),
             "device[0].drop_rx_every: -2 is outside 0..4294967295 (0 = off)");
   EXPECT_EQ(error_of(with("mtu = 9000", "drop_seed = -1")), "device[0].drop_seed: -1 is negative");
+  EXPECT_EQ(error_of(with("mtu = 9000", "drop_rx_max = 1.5")),
+            "device[0].drop_rx_max: expected an integer");
   EXPECT_EQ(error_of(with("mtu = 9000", "drop_seed = true")),
             "device[0].drop_seed: expected a number");
 }

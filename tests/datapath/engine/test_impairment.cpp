@@ -83,6 +83,47 @@ TEST(DropRule, OffNeverDropsAndRateOneAlwaysDrops) {
   }
 }
 
+// A cap ends the drops after the Nth, whichever rule made them; the random
+// stream still advances per frame, so the drops before the cap are the
+// uncapped rule's.
+TEST(DropRule, MaxEndsTheDropsAfterTheNth) {
+  DropRule every(7, 0, 1, 3);
+  std::vector<int> dropped;
+  for (int i = 1; i <= 60; ++i) {
+    if (every.drop()) dropped.push_back(i);
+  }
+  EXPECT_EQ(dropped, (std::vector<int>{7, 14, 21}));
+  DropRule all(0, 1.0, 5, 2);
+  EXPECT_TRUE(all.drop());
+  EXPECT_TRUE(all.drop());
+  EXPECT_FALSE(all.drop());
+  DropRule capped(0, 0.1, 42, 5);
+  DropRule free(0, 0.1, 42);
+  std::vector<int> a, b;
+  for (int i = 0; i < 2000; ++i) {
+    if (capped.drop()) a.push_back(i);
+    if (free.drop()) b.push_back(i);
+  }
+  ASSERT_GT(b.size(), 5u);
+  EXPECT_EQ(a, std::vector<int>(b.begin(), b.begin() + 5));
+}
+
+TEST(Impairment, MaxCapsEachDirectionOnItsOwn) {
+  ImpairConfig c;
+  c.drop_tx_every = 1;
+  c.drop_rx_every = 1;
+  c.drop_tx_max = 1;
+  c.drop_rx_max = 2;
+  Impairment imp(c);
+  const std::vector<std::uint8_t> f = roce_frame();
+  EXPECT_TRUE(imp.drop_tx(f));
+  EXPECT_FALSE(imp.drop_tx(f));
+  EXPECT_TRUE(imp.drop_rx(f));
+  EXPECT_TRUE(imp.drop_rx(f));
+  EXPECT_FALSE(imp.drop_rx(f));
+  EXPECT_FALSE(imp.drop_tx(f));
+}
+
 TEST(DropRule, RateIsDeterministicPerSeedAndNearTheFraction) {
   auto pattern = [](std::uint64_t seed) {
     DropRule r(0, 0.1, seed);
