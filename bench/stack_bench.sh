@@ -219,6 +219,15 @@ use_pin() {
 
 # CPU ticks (utime + stime) of a process so far.
 ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"; }
+
+# The cache-line round trip between CPUs 0 and 1 in ns (bench/line_rtt.cpp),
+# taken before and after each point: which speed state the machine was in
+# (docs/performance.md, "Two speed states"); "-" without the tool.
+line_rtt() {
+  "$build/bench/uroce-line-rtt" --round-trips 50000 2>/dev/null |
+    /usr/bin/python3 -c 'import json, sys; print(round(json.load(sys.stdin)["ns_per_round_trip"]))' \
+      2>/dev/null || echo -
+}
 hz=$(getconf CLK_TCK)
 
 # point NAME PROGRAM ARGS...: one perftest pair; appends its JSON line.
@@ -248,17 +257,20 @@ daemon_pair() {
   shift 6
   use_pin "$name" && ta=(taskset -c 0) tb=(taskset -c 1)
   echo "  $transport $name: ${ta[*]} $text" >&2
-  local a0 b0 t0 a1 b1 t1
+  local a0 b0 t0 a1 b1 t1 rtt0 rtt1
+  rtt0=$(line_rtt)
   a0=$(ticks "$pid_a") b0=$(ticks "$pid_b") t0=$(date +%s.%N)
   uroce_pair "$name" "$limit" "$port" "$ns_a" "$ns_b" -- \
     "${ta[@]}" "${ra[@]}" "${cmd_a[@]}" ::: "${tb[@]}" "${rb[@]}" "${cmd_b[@]}" || st=1
   a1=$(ticks "$pid_a") b1=$(ticks "$pid_b") t1=$(date +%s.%N)
+  rtt1=$(line_rtt)
   [ "$st" = 0 ] || echo "stack_bench.sh: $transport $name failed: $UROCE_WHY" >&2
   /usr/bin/python3 "$BENCH_DIR/perftest_json.py" --transport "$transport" --point "$name" \
     --status "$st" --why "${UROCE_WHY:-}" --cmd "$text" \
     --cpu "a=$(awk -v d=$((a1 - a0)) -v h="$hz" -v s="$t0" -v e="$t1" 'BEGIN { printf "%.1f", 100 * d / h / (e - s) }')" \
     --cpu "b=$(awk -v d=$((b1 - b0)) -v h="$hz" -v s="$t0" -v e="$t1" 'BEGIN { printf "%.1f", 100 * d / h / (e - s) }')" \
-    --meta "poll=$set_tag" --meta "pinned=$(( ${#ta[@]} > 0 ))" "$@" \
+    --meta "poll=$set_tag" --meta "pinned=$(( ${#ta[@]} > 0 ))" \
+    --meta "line_rtt_ns=$rtt0/$rtt1" "$@" \
     "$UROCE_CLI_OUT" >>"$out/stack-$transport.json" || true
 }
 
@@ -377,8 +389,11 @@ embedded_pair() {
   local eb=(taskset -c 1 "${tb[@]}"
     "$UROCE_RUN" --embedded --config "$emb_cfg_b" --lcore 1 --device "$db" --)
   echo "  $transport embedded $name: taskset -c 0|1 uroce-run --embedded ... -- $text" >&2
+  local rtt0 rtt1
+  rtt0=$(line_rtt)
   uroce_pair "$name" "$limit" "$cport" "$ns_a" "$ns_b" -- \
     "${ea[@]}" "${cmd_a[@]}" ::: "${eb[@]}" "${cmd_b[@]}" || st=1
+  rtt1=$(line_rtt)
   local had_relay=0
   if [ -n "$relay" ]; then
     had_relay=1
@@ -394,7 +409,8 @@ embedded_pair() {
   /usr/bin/python3 "$BENCH_DIR/perftest_json.py" --transport "$transport" --mode embedded \
     --point "$name" --status "$st" --why "${UROCE_WHY:-}" --cmd "$text" \
     --perftest-cpu "a=$(cpu_pct "$ca")" --perftest-cpu "b=$(cpu_pct "$cb")" \
-    --meta "events=0" --meta "pinned=1" --meta "relay=$had_relay" "$@" \
+    --meta "events=0" --meta "pinned=1" --meta "relay=$had_relay" \
+    --meta "line_rtt_ns=$rtt0/$rtt1" "$@" \
     "$UROCE_CLI_OUT" >>"$out/stack-$transport-embedded.json" || true
 }
 

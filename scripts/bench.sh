@@ -96,7 +96,7 @@ done
 
 if [ "$do_build" = 1 ]; then
   [ -f "$build_dir/build.ninja" ] || meson setup "$build_dir" >/dev/null
-  ninja -C "$build_dir" -j2 bench/uroce-raw-bench >/dev/null
+  ninja -C "$build_dir" -j2 bench/uroce-raw-bench bench/uroce-line-rtt >/dev/null
   if [ "$do_stack" = 1 ]; then
     ninja -C "$build_dir" -j2 apps/uroced/uroced apps/uroce-ctl/uroce-ctl \
       verbs-provider/liburoce-rdmav34.so verbs-provider/liburoce-preload.so \
@@ -170,6 +170,16 @@ run_pair() {
   report "$nb" $rb
 }
 
+# The machine's speed state at the start and the end (bench/line_rtt.cpp;
+# each stack point records its own in its meta).
+line_rtt() {
+  "$build_dir/bench/uroce-line-rtt" 2>/dev/null |
+    /usr/bin/python3 -c 'import json, sys; print(round(json.load(sys.stdin)["ns_per_round_trip"]))' \
+      2>/dev/null || echo -
+}
+rtt_start=$(line_rtt)
+echo "bench.sh: cache-line round trip CPU 0 <-> 1: $rtt_start ns" >&2
+
 for t in $transports; do
   [ "$do_raw" = 1 ] || break
   case "$t" in
@@ -242,6 +252,8 @@ if [ "$do_stack" = 1 ]; then
   done
 fi
 
+rtt_end=$(line_rtt)
+echo "bench.sh: cache-line round trip CPU 0 <-> 1 at the end: $rtt_end ns" >&2
 mkdir -p "$(dirname "$json_out")"
 shopt -s nullglob
 /usr/bin/python3 bench/bench_table.py --out "$json_out" \
@@ -251,6 +263,6 @@ shopt -s nullglob
   --meta "kernel=$(uname -r)" --meta "poll=$poll" --meta "events=$events" \
   --meta "pin=$pin" --meta "lat_iters=$lat_iters" --meta "send_iters=$send_iters" \
   --meta "ucx_iters=$ucx_iters" \
-  --meta "modes=$modes" \
+  --meta "modes=$modes" --meta "line_rtt_ns=$rtt_start/$rtt_end" \
   "$work"/*.json
 echo "JSON: $json_out" >&2

@@ -474,7 +474,7 @@ json device_json(const Device& d, const DeviceSnapshot& s) {
                                 {"bursts", t.bursts},         {"refused", t.refused},
                                 {"no_mbuf", t.no_mbuf},       {"oversize", t.oversize},
                                 {"burst_full", t.burst_full}, {"bad_commit", t.bad_commit},
-                                {"discarded", t.discarded}};
+                                {"discarded", t.discarded},   {"streamed", t.streamed}};
   }
   j["arp"] = arp_json(s.arp);
   j["pfc"] = engine::pfc_status_json(s.pfc);

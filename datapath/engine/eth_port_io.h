@@ -31,7 +31,8 @@ class EthPortIo {
   using Tx = MbufTxSink;
 
   // `port` must be open and outlive this object.
-  explicit EthPortIo(port::EthPort& port) : port_(port), tx_(port.pool()) {}
+  explicit EthPortIo(port::EthPort& port)
+      : port_(port), tx_(port.pool(), port.peer_reads_tx_in_place()) {}
 
   // Nothing to do: mbufs carry no time.
   void begin(TimeNs) {}

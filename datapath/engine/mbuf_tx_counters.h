@@ -16,6 +16,7 @@ struct MbufTxCounters {
   std::uint64_t burst_full = 0;  // tx_alloc: kBurst frames pending
   std::uint64_t bad_commit = 0;  // tx_commit without a staged mbuf (a bug)
   std::uint64_t discarded = 0;   // pending frames freed by discard()
+  std::uint64_t streamed = 0;    // frames moved into their mbuf with streaming stores
 };
 
 }  // namespace uroce::engine

@@ -27,6 +27,20 @@ void set_error(std::string* error, const std::string& msg) {
 
 }  // namespace
 
+bool peer_reads_tx_in_place(std::string_view device, std::string_view vdev_args) {
+  if (!device.starts_with("net_memif")) return false;
+  bool zero_copy = false;
+  bool server = false;
+  while (!vdev_args.empty()) {
+    const std::size_t comma = vdev_args.find(',');
+    const std::string_view kv = vdev_args.substr(0, comma);
+    zero_copy = zero_copy || kv == "zero-copy=yes";
+    server = server || kv == "role=server";
+    vdev_args = comma == std::string_view::npos ? std::string_view{} : vdev_args.substr(comma + 1);
+  }
+  return zero_copy && !server;
+}
+
 EthPort::~EthPort() { close(); }
 
 int EthPort::open(const PortConfig& cfg, std::string* error) {
@@ -65,6 +79,7 @@ int EthPort::open_port_id(std::uint16_t port_id, const PortConfig& cfg, std::str
     return rc;
   }
   max_frame_ = cfg.mtu + kL2Overhead;
+  peer_reads_tx_in_place_ = port::peer_reads_tx_in_place(cfg.device, cfg.vdev_args);
   const std::uint32_t room =
       std::max<std::uint32_t>(cfg.data_room != 0 ? cfg.data_room : max_frame_,
                               RTE_MBUF_DEFAULT_DATAROOM);

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "datapath/wire/addr.h"
 
@@ -37,6 +38,14 @@ struct PortConfig {
   wire::MacAddr mac{};
   bool promiscuous = true;
 };
+
+// True when the peer of `device` (an EAL device name) opened with
+// `vdev_args` reads the frames we send in place, from our mbufs, on its own
+// core: a memif client with zero-copy=yes (its mbufs are the peer's receive
+// buffers). The engine's TX sink then streams small frames into their
+// mbufs (engine/mbuf_tx_sink.h). Anything else, a PCI device included
+// (not measured here), is false.
+bool peer_reads_tx_in_place(std::string_view device, std::string_view vdev_args);
 
 class EthPort {
  public:
@@ -67,12 +76,15 @@ class EthPort {
   std::uint16_t port_id() const { return port_id_; }
   rte_mempool* pool() const { return pool_; }
   const wire::MacAddr& mac() const { return mac_; }
+  // peer_reads_tx_in_place of the config it was opened with.
+  bool peer_reads_tx_in_place() const { return peer_reads_tx_in_place_; }
   // The largest frame (L2 header + MTU) this port was set up to carry.
   std::uint32_t max_frame() const { return max_frame_; }
 
  private:
   std::uint16_t port_id_ = 0;
   bool open_ = false;
+  bool peer_reads_tx_in_place_ = false;
   bool stopped_ = false;
   bool hotplugged_ = false;
   std::string hotplug_name_;

@@ -108,11 +108,13 @@ TEST(StatusJson_Devices, PortLimitAndPortTxSink) {
   s.port_tx.sent = 100;
   s.port_tx.bursts = 7;
   s.port_tx.refused = 3;
+  s.port_tx.streamed = 5;
   j = json::parse(status_json(info(), {&d}, {s}, false, nullptr, 1 << 16));
   const json& t = j["devices"][0]["counters"]["port_tx"];
   EXPECT_EQ(t["sent"], 100);
   EXPECT_EQ(t["bursts"], 7);
   EXPECT_EQ(t["refused"], 3);
+  EXPECT_EQ(t["streamed"], 5);
   EXPECT_EQ(t["no_mbuf"], 0);
 }
 

@@ -49,10 +49,34 @@ TEST(MbufTxSink_TxAlloc, ReturnsRequestedBytesOfTheMbufDataArea) {
     EXPECT_EQ(s.data_room(), 2048u);
     std::span<std::uint8_t> f = s.tx_alloc(100);
     ASSERT_EQ(f.size(), 100u);
+    EXPECT_FALSE(s.staging());  // no streaming: every frame in place
     EXPECT_EQ(rte_mempool_in_use_count(pool), 1u);
     std::span<std::uint8_t> full = s.tx_alloc(2048);
     EXPECT_EQ(full.data(), f.data());  // same staged mbuf, reused
     EXPECT_EQ(full.size(), 2048u);
+  }
+  EXPECT_EQ(rte_mempool_in_use_count(pool), 0u);
+  rte_mempool_free(pool);
+}
+
+// Streaming: a small frame is built in the stage, a large one in place; the
+// mbuf is the same staged one.
+TEST(MbufTxSink_TxAlloc, StreamingBuildsSmallFramesInTheStage) {
+  rte_mempool* pool = make_pool(63, 2048);
+  ASSERT_NE(pool, nullptr);
+  {
+    MbufTxSink s(pool, true);
+    std::span<std::uint8_t> full = s.tx_alloc(2048);
+    EXPECT_EQ(full.size(), 2048u);
+    EXPECT_FALSE(s.staging());
+    std::span<std::uint8_t> big = s.tx_alloc(MbufTxSink::kStageBytes + 1);
+    EXPECT_EQ(big.data(), full.data());
+    EXPECT_FALSE(s.staging());
+    std::span<std::uint8_t> small = s.tx_alloc(100);
+    ASSERT_EQ(small.size(), 100u);
+    EXPECT_TRUE(s.staging());
+    EXPECT_NE(small.data(), full.data());
+    EXPECT_EQ(rte_mempool_in_use_count(pool), 1u);
   }
   EXPECT_EQ(rte_mempool_in_use_count(pool), 0u);
   rte_mempool_free(pool);
@@ -115,6 +139,61 @@ TEST(MbufTxSink_TxAlloc, AbandonedFrameIsReusedByTheNextAlloc) {
     EXPECT_EQ(s.counters().committed, 1u);
   }
   rte_mempool_free(pool);
+}
+
+// A frame whose whole lines would not fit the data room is built in place.
+TEST(MbufTxSink_TxAlloc, SmallFrameInPlaceWhenItsLinesExceedTheRoom) {
+  rte_mempool* pool = make_pool(63, 100);
+  ASSERT_NE(pool, nullptr);
+  {
+    MbufTxSink s(pool, true);
+    ASSERT_EQ(s.tx_alloc(100).size(), 100u);
+    EXPECT_FALSE(s.staging());
+    ASSERT_EQ(s.tx_alloc(64).size(), 64u);
+    EXPECT_TRUE(s.staging());
+  }
+  rte_mempool_free(pool);
+}
+
+// Frames built in the stage (around the line sizes and up to kStageBytes)
+// and in place arrive byte for byte, in order, with their lengths; the
+// burst's first staged frame is copied, the others streamed.
+TEST(MbufTxSink_TxCommit, StagedFramesArriveWholeInTheirMbufs) {
+  RingPair rp;
+  MbufTxSink s(rp.a.pool(), true);
+  const std::vector<std::size_t> sizes = {1,
+                                          15,
+                                          16,
+                                          63,
+                                          64,
+                                          65,
+                                          128,
+                                          398,
+                                          MbufTxSink::kStageBytes - 1,
+                                          MbufTxSink::kStageBytes,
+                                          MbufTxSink::kStageBytes + 1};
+  for (std::size_t k = 0; k < sizes.size(); ++k) {
+    std::span<std::uint8_t> f = s.tx_alloc(sizes[k]);
+    ASSERT_EQ(f.size(), sizes[k]);
+    EXPECT_EQ(s.staging(), sizes[k] <= MbufTxSink::kStageBytes) << sizes[k];
+    for (std::size_t i = 0; i < f.size(); ++i) f[i] = static_cast<std::uint8_t>(k * 31 + i);
+    s.tx_commit(sizes[k]);
+  }
+  EXPECT_EQ(s.counters().streamed, sizes.size() - 2);  // all but the first and the largest
+  EXPECT_EQ(s.flush(rp.a), sizes.size());
+  rte_mbuf* m[16];
+  ASSERT_EQ(rp.b.rx_burst(m, 16), sizes.size());
+  for (std::size_t k = 0; k < sizes.size(); ++k) {
+    ASSERT_EQ(m[k]->data_len, sizes[k]);
+    EXPECT_EQ(m[k]->pkt_len, sizes[k]);
+    const auto* d = rte_pktmbuf_mtod(m[k], const std::uint8_t*);
+    std::size_t bad = 0;
+    for (std::size_t i = 0; i < sizes[k]; ++i) {
+      bad += d[i] != static_cast<std::uint8_t>(k * 31 + i) ? 1 : 0;
+    }
+    EXPECT_EQ(bad, 0u) << "frame of " << sizes[k] << " bytes";
+  }
+  rte_pktmbuf_free_bulk(m, static_cast<unsigned>(sizes.size()));
 }
 
 TEST(MbufTxSink_TxCommit, WithoutAllocCountsBadCommitAndQueuesNothing) {
