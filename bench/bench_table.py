@@ -158,7 +158,10 @@ def compare(lines, rows):
                    "uroce": uv, "ratio": (uv / rv) if uv is not None and rv else None,
                    "daemon_cpu_pct": p.get("daemon_cpu_pct", {}),
                    "perftest_cpu_pct": p.get("perftest_cpu_pct", {}), "ok": bool(p.get("ok")),
-                   "cmd": p.get("cmd", "")}
+                   "cmd": p.get("cmd", ""),
+                   # The cache-line round trip before/after the point (the
+                   # machine's speed state; stack_bench.sh), "" when absent.
+                   "line_rtt_ns": p.get("meta", {}).get("line_rtt_ns", "")}
             if not p.get("ok"):
                 row["error"] = p.get("error", "")
             out.append(row)
@@ -229,12 +232,12 @@ def grid(head, body):
 
 def comparison_table(comparison, goals, ratios=()):
     head = ["transport", "mode", "metric", "unit", "raw", "uroce", "uroce/raw",
-            "CPU % a/b (daemons; pt: perftest)"]
+            "CPU % a/b (daemons; pt: perftest)", "line RTT ns"]
     body = []
     for c in comparison:
         body.append([c["transport"], c["mode"], c["metric"], c["unit"], fmt(c["raw"], 3),
                      fmt(c["uroce"], 3) + ("" if c["ok"] else "!"), fmt(c["ratio"], 3),
-                     cpu_cell(c)])
+                     cpu_cell(c), c.get("line_rtt_ns") or "-"])
     if not body:
         return ""
     lines = grid(head, body)

@@ -221,8 +221,10 @@ use_pin() {
 ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"; }
 
 # The cache-line round trip between CPUs 0 and 1 in ns (bench/line_rtt.cpp),
-# taken before and after each point: which speed state the machine was in
-# (docs/performance.md, "Two speed states"); "-" without the tool.
+# taken before and after each embedded-mode point: which speed state the
+# machine was in (docs/performance.md, "Two speed states"); "-" without the
+# tool. Not in daemon mode: the daemons poll on both CPUs between points,
+# and the probe would time their preemption.
 line_rtt() {
   "$build/bench/uroce-line-rtt" --round-trips 50000 2>/dev/null |
     /usr/bin/python3 -c 'import json, sys; print(round(json.load(sys.stdin)["ns_per_round_trip"]))' \
@@ -257,20 +259,17 @@ daemon_pair() {
   shift 6
   use_pin "$name" && ta=(taskset -c 0) tb=(taskset -c 1)
   echo "  $transport $name: ${ta[*]} $text" >&2
-  local a0 b0 t0 a1 b1 t1 rtt0 rtt1
-  rtt0=$(line_rtt)
+  local a0 b0 t0 a1 b1 t1
   a0=$(ticks "$pid_a") b0=$(ticks "$pid_b") t0=$(date +%s.%N)
   uroce_pair "$name" "$limit" "$port" "$ns_a" "$ns_b" -- \
     "${ta[@]}" "${ra[@]}" "${cmd_a[@]}" ::: "${tb[@]}" "${rb[@]}" "${cmd_b[@]}" || st=1
   a1=$(ticks "$pid_a") b1=$(ticks "$pid_b") t1=$(date +%s.%N)
-  rtt1=$(line_rtt)
   [ "$st" = 0 ] || echo "stack_bench.sh: $transport $name failed: $UROCE_WHY" >&2
   /usr/bin/python3 "$BENCH_DIR/perftest_json.py" --transport "$transport" --point "$name" \
     --status "$st" --why "${UROCE_WHY:-}" --cmd "$text" \
     --cpu "a=$(awk -v d=$((a1 - a0)) -v h="$hz" -v s="$t0" -v e="$t1" 'BEGIN { printf "%.1f", 100 * d / h / (e - s) }')" \
     --cpu "b=$(awk -v d=$((b1 - b0)) -v h="$hz" -v s="$t0" -v e="$t1" 'BEGIN { printf "%.1f", 100 * d / h / (e - s) }')" \
-    --meta "poll=$set_tag" --meta "pinned=$(( ${#ta[@]} > 0 ))" \
-    --meta "line_rtt_ns=$rtt0/$rtt1" "$@" \
+    --meta "poll=$set_tag" --meta "pinned=$(( ${#ta[@]} > 0 ))" "$@" \
     "$UROCE_CLI_OUT" >>"$out/stack-$transport.json" || true
 }
 

@@ -89,6 +89,16 @@ class Compare(unittest.TestCase):
         self.assertAlmostEqual(comp[("memif", "read_lat_2_median_us")]["ratio"], 2.0)
         self.assertEqual(w["daemon_cpu_pct"], {"a": 99.0, "b": 50.0})
 
+    def test_Compare_CarriesThePointsLineRoundTrip(self):
+        lines = sample()
+        lines[-4]["meta"] = {"line_rtt_ns": "52/330"}  # send_bw
+        comp, _ = run(lines)
+        self.assertEqual(comp[("memif", "send_bw_64_mmsgps")]["line_rtt_ns"], "52/330")
+        self.assertEqual(comp[("memif", "write_bw_64k_gbps")]["line_rtt_ns"], "")
+        table = bench_table.comparison_table(list(comp.values()), [])
+        self.assertIn("line RTT ns", table.splitlines()[0])
+        self.assertIn("52/330", table)
+
     def test_Compare_FailedPointHasNoFigureAndKeepsError(self):
         comp, _ = run(sample())
         q = comp[("memif", "write_bw_64k_q16_gbps")]
