@@ -119,6 +119,7 @@ class MbufTxSink {
         streamed_ = true;
         ++ctr_.streamed;
       }
+      in_stage_ = false;
     }
     staged_->data_len = static_cast<std::uint16_t>(n);
     staged_->pkt_len = static_cast<std::uint32_t>(n);
@@ -163,7 +164,8 @@ class MbufTxSink {
     }
   }
 
-  // The span the last tx_alloc returned is the stage, not the mbuf.
+  // The span the last tx_alloc returned is the stage, not the mbuf (until
+  // its frame is committed).
   bool staging() const { return in_stage_; }
   std::uint16_t pending() const { return count_; }
   std::uint16_t room_left() const { return static_cast<std::uint16_t>(kBurst - count_); }

@@ -53,6 +53,9 @@ WcStatus wc_status_for(WqeError e) {
 
 namespace {
 
+// A WR's destination before its type's fields are read (UD, DCI).
+constexpr transport::UdDest kNoUdDest{};
+
 constexpr std::uint32_t kKnownSendFlags =
     transport::send_flag::kFence | transport::send_flag::kSignaled |
     transport::send_flag::kSolicited | transport::send_flag::kInline;
@@ -164,7 +167,9 @@ WqeError copy_send_wqe(std::span<const std::byte> elem, const SqLimits& lim, tra
   wr->rkey = 0;
   wr->compare_add = 0;
   wr->swap = 0;
-  wr->ud = transport::UdDest{};
+  // Copied from a constant: a temporary would be built with stores of
+  // several sizes and read back at once, which the CPU cannot forward.
+  wr->ud = kNoUdDest;
   switch (op) {
     case WrOpcode::kRdmaWriteImm: wr->imm_or_inv = w.wr.ex.imm_data; [[fallthrough]];
     case WrOpcode::kRdmaWrite:

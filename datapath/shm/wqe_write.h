@@ -45,10 +45,13 @@ enum class WqeWriteError : std::uint8_t {
 const char* to_string(WqeWriteError e);
 
 // One scatter/gather entry, laid out as ibv_sge and rxe_sge.
+// No default member initializers, on purpose: the provider keeps an array
+// of 32 on the stack per post and fills only the WR's SGEs, and initializers
+// would clear all 512 bytes on every post. `WqeSge{}` is still all zero.
 struct WqeSge {
-  std::uint64_t addr = 0;
-  std::uint32_t length = 0;
-  std::uint32_t lkey = 0;
+  std::uint64_t addr;
+  std::uint32_t length;
+  std::uint32_t lkey;
 };
 static_assert(sizeof(WqeSge) == kRxeSgeBytes);
 

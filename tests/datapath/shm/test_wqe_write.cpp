@@ -415,6 +415,11 @@ TEST(WriteRecvWqe_RoundTrip, WrIdAndSges) {
   EXPECT_EQ(w.dma.length, 30u);
   EXPECT_EQ(w.dma.cur_sge, 0u);
   EXPECT_EQ(w.dma.sge_offset, 0u);
+  // The slot's stale 0xFF bytes are gone from every field the writer does
+  // not set.
+  EXPECT_EQ(w.reserved, 0u);
+  EXPECT_EQ(w.padding, 0u);
+  EXPECT_EQ(w.dma.reserved, 0u);
 }
 
 TEST(WriteRecvWqe_Limits, TooManySgesAndShortSlot) {
