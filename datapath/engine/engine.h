@@ -325,8 +325,10 @@ class Engine {
       return;
     }
     if (++idle_run_ <= cfg_.yield_spins) return;
+    // The iteration's timestamp tells whether a probe is due (no clock read
+    // per idle iteration while spinning); the yield is timed from here.
+    if (!contended_ && now_ - last_yield_ < cfg_.yield_probe_ns) return;
     const TimeNs t0 = clock_.now();
-    if (!contended_ && t0 - last_yield_ < cfg_.yield_probe_ns) return;
     sleeper_.yield();
     last_yield_ = clock_.now();
     ++ctr_.yields;

@@ -234,6 +234,9 @@ TEST(Engine_Yield, AloneProbesOncePerPeriod) {
   EXPECT_LE(e.counters().yields, clock.t / period + 1);
   EXPECT_EQ(e.counters().yields_switched, 0u);
   EXPECT_EQ(e.counters().sleeps, 0u);
+  // An idle iteration that does not probe reads the clock once (run_once);
+  // a probe reads it twice more, around its yield.
+  EXPECT_EQ(clock.reads, e.counters().iterations + 2 * e.counters().yields);
 }
 
 TEST(Engine_Yield, ContendedYieldsOnEveryIdleIteration) {
