@@ -1,5 +1,7 @@
 #include "apps/uroced/memif_socket.h"
 
+#include "datapath/port/memif_args.h"
+
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -7,23 +9,10 @@
 namespace uroce::daemon {
 
 std::optional<MemifSocket> memif_client_socket(const PortSpec& spec) {
-  if (spec.kind != PortKind::kVdev || !spec.name.starts_with("net_memif")) return std::nullopt;
-  // The PMD's defaults (DPDK 22.11, rte_eth_memif.c): role server, socket
-  // /run/memif.sock in the abstract namespace.
-  MemifSocket s{"/run/memif.sock", true};
-  bool client = false;
-  std::istringstream in(spec.args);
-  for (std::string kv; std::getline(in, kv, ',');) {
-    const std::size_t eq = kv.find('=');
-    if (eq == std::string::npos) continue;
-    const std::string key = kv.substr(0, eq);
-    const std::string value = kv.substr(eq + 1);
-    if (key == "role") client = value == "client" || value == "slave";
-    if (key == "socket") s.path = value;
-    if (key == "socket-abstract") s.abstract = value != "no";
-  }
-  if (!client) return std::nullopt;
-  return s;
+  if (spec.kind != PortKind::kVdev) return std::nullopt;
+  const std::optional<port::MemifArgs> m = port::parse_memif_args(spec.name, spec.args);
+  if (!m || !m->client) return std::nullopt;
+  return MemifSocket{m->socket, m->socket_abstract};
 }
 
 bool memif_socket_listening(const MemifSocket& s, const std::string& proc_net_unix) {

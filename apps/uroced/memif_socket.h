@@ -19,8 +19,8 @@ struct MemifSocket {
 };
 
 // The socket of a net_memif vdev whose role is client ("slave", the PMD's
-// old word, too), with DPDK 22.11's defaults for what its devargs leave out
-// (socket /run/memif.sock, socket-abstract yes); nullopt for any other port.
+// old word, too), with the PMD's defaults for what its devargs leave out
+// (port::parse_memif_args); nullopt for any other port.
 std::optional<MemifSocket> memif_client_socket(const PortSpec& spec);
 
 // True when a socket of this network namespace listens at `s`: a listening

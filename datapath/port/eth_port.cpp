@@ -1,5 +1,7 @@
 #include "datapath/port/eth_port.h"
 
+#include "datapath/port/memif_args.h"
+
 #include <rte_bus_vdev.h>
 #include <rte_dev.h>
 #include <rte_errno.h>
@@ -28,17 +30,8 @@ void set_error(std::string* error, const std::string& msg) {
 }  // namespace
 
 bool peer_reads_tx_in_place(std::string_view device, std::string_view vdev_args) {
-  if (!device.starts_with("net_memif")) return false;
-  bool zero_copy = false;
-  bool server = false;
-  while (!vdev_args.empty()) {
-    const std::size_t comma = vdev_args.find(',');
-    const std::string_view kv = vdev_args.substr(0, comma);
-    zero_copy = zero_copy || kv == "zero-copy=yes";
-    server = server || kv == "role=server";
-    vdev_args = comma == std::string_view::npos ? std::string_view{} : vdev_args.substr(comma + 1);
-  }
-  return zero_copy && !server;
+  const std::optional<MemifArgs> m = parse_memif_args(device, vdev_args);
+  return m && m->client && m->zero_copy;
 }
 
 EthPort::~EthPort() { close(); }

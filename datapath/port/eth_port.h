@@ -41,8 +41,8 @@ struct PortConfig {
 
 // True when the peer of `device` (an EAL device name) opened with
 // `vdev_args` reads the frames we send in place, from our mbufs, on its own
-// core: a memif client with zero-copy=yes (its mbufs are the peer's receive
-// buffers). The engine's TX sink then streams small frames into their
+// core: a memif client (role=client; the PMD's default is server) with
+// zero-copy=yes (its mbufs are the peer's receive buffers; memif_args.h). The engine's TX sink then streams small frames into their
 // mbufs (engine/mbuf_tx_sink.h). Anything else, a PCI device included
 // (not measured here), is false.
 bool peer_reads_tx_in_place(std::string_view device, std::string_view vdev_args);

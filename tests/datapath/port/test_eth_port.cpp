@@ -7,9 +7,10 @@ namespace {
 
 TEST(PeerReadsTxInPlace, MemifZeroCopyClientOnly) {
   EXPECT_TRUE(peer_reads_tx_in_place("net_memif0", "role=client,zero-copy=yes,socket=/tmp/a"));
-  EXPECT_TRUE(peer_reads_tx_in_place("net_memif1", "socket=/tmp/a,zero-copy=yes"));
-  // The PMD's default role is client.
-  EXPECT_TRUE(peer_reads_tx_in_place("net_memif0", "zero-copy=yes"));
+  EXPECT_TRUE(peer_reads_tx_in_place("net_memif1", "socket=/tmp/a,zero-copy=yes,role=client"));
+  EXPECT_TRUE(peer_reads_tx_in_place("net_memif0", "role=slave,zero-copy=yes"));
+  // The PMD's default role is server, which copies.
+  EXPECT_FALSE(peer_reads_tx_in_place("net_memif0", "zero-copy=yes"));
   EXPECT_FALSE(peer_reads_tx_in_place("net_memif0", "role=client,socket=/tmp/a"));
   EXPECT_FALSE(peer_reads_tx_in_place("net_memif0", "role=client,zero-copy=no"));
   EXPECT_FALSE(peer_reads_tx_in_place("net_memif0", "role=server,zero-copy=yes"));
