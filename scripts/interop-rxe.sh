@@ -67,7 +67,7 @@ if [ "$list" -eq 1 ]; then
   exit 0
 fi
 for c in "${only_cases[@]}"; do
-  if ! printf '%s\n' "${RXE_CASES[@]}" | grep -qx -- "$c"; then
+  if ! grep -qx -- "$c" <<<"$(printf '%s\n' "${RXE_CASES[@]}")"; then
     echo "interop-rxe: unknown case '$c' (--list shows them)" >&2
     exit 2
   fi

@@ -97,7 +97,7 @@ uroce_find_tools() {
       done
     fi
     if [ -z "$path" ]; then
-      path=$(find "$build" -maxdepth 4 -name "$name" -type f -perm -u+x 2>/dev/null | head -n 1)
+      path=$(find "$build" -maxdepth 4 -name "$name" -type f -perm -u+x 2>/dev/null | sed -n 1p)
     fi
     if [ -z "$path" ]; then
       uroce_err "cannot find $name under $build (build it first: ninja -C $build)"
@@ -199,7 +199,8 @@ uroce_wait_cm_listen() {
   local run=$1 secs=$2 pid=${3:-}
   local deadline=$((SECONDS + secs))
   while [ $SECONDS -lt "$deadline" ]; do
-    "$UROCE_CTL" --run-dir "$run" --json status 2>/dev/null | grep -q '"listeners":[1-9]' && return 0
+    grep -q '"listeners":[1-9]' <<<"$("$UROCE_CTL" --run-dir "$run" --json status 2>/dev/null)" &&
+      return 0
     if [ -n "$pid" ] && ! uroce_running "$pid"; then return 1; fi
     sleep 0.1
   done

@@ -195,7 +195,7 @@ for n in "${fresh[@]}"; do
   [ ! -e "/dev/infiniband/uverbs$n" ] || fail "uverbs$n left at the end"
 done
 [ ! -e "/var/run/dpdk/uroced-$second_pid" ] || fail "/var/run/dpdk/uroced-$second_pid left at the end"
-leftover=$(find "$run" -mindepth 1 2>/dev/null | head -n 5)
+leftover=$(find "$run" -mindepth 1 2>/dev/null | sed -n 1,5p)
 [ -z "$leftover" ] && ok "run dir empty at the end" || fail "left in $run: $leftover"
 
 # ---- the soft descriptor limit is raised to the hard one ----------------------

@@ -21,7 +21,7 @@ set -euo pipefail
 pcap=$1 checker=$2 ipa=$3 ipb=$4
 
 ours=$("$checker" --list --require-from "$ipa" --require-from "$ipb" "$pcap") || {
-  echo "$ours" | grep -v '^frame ' | head -n 20
+  echo "$ours" | grep -v '^frame ' | sed -n 1,20p
   echo "FAIL: roce_pcap_check rejected $pcap"
   exit 1
 }
@@ -66,7 +66,7 @@ bad=$(awk -F'|' '
   }
   END { if (frames == 0) print "tshark: no frames" }' "$pcap.icrc" - <<<"$decoded")
 if [ -n "$bad" ]; then
-  echo "$bad" | head -n 10
+  echo "$bad" | sed -n 1,10p
   echo "FAIL: tshark disagrees on $(echo "$bad" | wc -l) frame(s) of $pcap"
   exit 1
 fi

@@ -16,9 +16,9 @@ fail() {
 
 "$vectors" gen "$tmp/good.pcap" >/dev/null
 out=$("$check" "$tmp/good.pcap") || fail "good vectors rejected: $out"
-echo "$out" | grep -qE ': [1-9][0-9]* RoCEv2 frames, 0 bad$' || fail "no frame count: $out"
-echo "$out" | grep -q 'opcode RC_SEND_ONLY' || fail "no per-opcode count: $out"
-echo "$out" | grep -qE '^  [0-9.]+ -> [0-9.]+: [0-9]+$' || fail "no per-direction count: $out"
+grep -qE ': [1-9][0-9]* RoCEv2 frames, 0 bad$' <<<"$out" || fail "no frame count: $out"
+grep -q 'opcode RC_SEND_ONLY' <<<"$out" || fail "no per-opcode count: $out"
+grep -qE '^  [0-9.]+ -> [0-9.]+: [0-9]+$' <<<"$out" || fail "no per-direction count: $out"
 
 # Flip the last byte before the first frame's ICRC (its payload or last
 # header; that vector's UDP checksum is zero, so only the ICRC covers it).
@@ -33,19 +33,19 @@ printf "$(printf '\\%03o' $((byte ^ 0x5a)))" |
 rc=0
 out=$("$check" "$tmp/bad.pcap") || rc=$?
 [ "$rc" -eq 1 ] || fail "corrupt frame: exit $rc, expected 1: $out"
-echo "$out" | grep -qE '^BAD frame [0-9]+ .*: BadIcrc$' || fail "corrupt frame not named BadIcrc: $out"
+grep -qE '^BAD frame [0-9]+ .*: BadIcrc$' <<<"$out" || fail "corrupt frame not named BadIcrc: $out"
 
 # The 24-byte file header alone: no frames.
 head -c 24 "$tmp/good.pcap" >"$tmp/empty.pcap"
 rc=0
 out=$("$check" "$tmp/empty.pcap") || rc=$?
-if [ "$rc" -ne 1 ] || ! echo "$out" | grep -q '^FAIL: no frames$'; then
+if [ "$rc" -ne 1 ] || ! grep -q '^FAIL: no frames$' <<<"$out"; then
   fail "empty capture: exit $rc: $out"
 fi
 
 rc=0
 out=$("$check" --require-from 192.0.2.250 "$tmp/good.pcap") || rc=$?
-if [ "$rc" -ne 1 ] || ! echo "$out" | grep -q '^FAIL: no good frame from 192.0.2.250$'; then
+if [ "$rc" -ne 1 ] || ! grep -q '^FAIL: no good frame from 192.0.2.250$' <<<"$out"; then
   fail "missing direction: exit $rc: $out"
 fi
 

@@ -54,7 +54,7 @@ if [ "$st" -eq 0 ]; then
     ! grep -q '^uroce1: isolation off' "$table"; then
     UROCE_WHY="the table does not name each device's isolation: $(head -c 300 "$table")"; st=1
   fi
-  echo "  $(/usr/bin/python3 "$CHECK" uroce0 3 6,7 1,2,4 <"$as_root" | head -n 1)"
+  echo "  $(/usr/bin/python3 "$CHECK" uroce0 3 6,7 1,2,4 <"$as_root" | sed -n 1p)"
 fi
 uroce_verdict "uroce-ctl sched: uroce0 isolation classes, strict 6,7, weights 1,2,4; root sees 3 QPs (one paced at 10 Mb/s), nobody its 1" "$st"
 touch "$hold"

@@ -21,7 +21,7 @@ cat "$out"
 want=17
 ok=$(grep -c ': ok$' "$out" || true)
 if [ "$rc" -ne 0 ]; then
-  UROCE_WHY="dv_sched exited $rc: $(grep -E 'FAILED|dv_sched:' "$out" | head -n 5 | tr '\n' '|')"
+  UROCE_WHY="dv_sched exited $rc: $(grep -E 'FAILED|dv_sched:' "$out" | sed -n 1,5p | tr '\n' '|')"
   st=1
 elif [ "$ok" -ne "$want" ] || ! grep -qx 'dv_sched: all passed' "$out"; then
   UROCE_WHY="$ok of $want checks ok"; st=1

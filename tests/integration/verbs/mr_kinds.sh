@@ -48,7 +48,7 @@ want=69
 grep -q '^SysV SHM_HUGETLB: not tested' "$out" && want=$((want - 5))
 ok=$(grep -c ': ok$' "$out" || true)
 if [ "$rc" -ne 0 ]; then
-  UROCE_WHY="mr_kinds exited $rc: $(grep -E 'FAILED|mr_kinds:' "$out" | head -n 5 | tr '\n' '|')"; st=1
+  UROCE_WHY="mr_kinds exited $rc: $(grep -E 'FAILED|mr_kinds:' "$out" | sed -n 1,5p | tr '\n' '|')"; st=1
 elif [ "$ok" -ne "$want" ] || ! grep -qx 'mr_kinds: all passed' "$out"; then
   UROCE_WHY="$ok of $want checks ok"; st=1
 fi

@@ -60,7 +60,7 @@ uroce_pair "ibv_rc_pingpong while TTL signals are injected" 60 "$port" "$NSA" "$
   uroce_check_pingpong 64 $ITERS || st=1
 [ "$st" -eq 0 ] && echo "  $UROCE_RESULT"
 uroce_verdict "ibv_rc_pingpong -c 64 B x $ITERS completes" "$st"
-A_QPN=$(sed -nE 's/^ *local address: .*QPN (0x[0-9a-f]+),.*/\1/p' "$UROCE_SRV_OUT" | head -n 1)
+A_QPN=$(sed -nE 's/^ *local address: .*QPN (0x[0-9a-f]+),.*/\1/p' "$UROCE_SRV_OUT" | sed -n 1p)
 
 uroce_no_pair
 st=0

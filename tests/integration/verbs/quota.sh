@@ -77,7 +77,7 @@ uroce_wait "$NPG" ignored
 
 # ---- connections ----------------------------------------------------------------
 st=0
-got=$(timeout 30 "${NOBODY[@]}" "${R[@]}" /usr/bin/python3 "$ABUSE" contexts uroce0 10 2>&1 | head -n 1)
+got=$(timeout 30 "${NOBODY[@]}" "${R[@]}" /usr/bin/python3 "$ABUSE" contexts uroce0 10 2>&1 | sed -n 1p)
 echo "  nobody, contexts: $got"
 # EAGAIN is 11.
 [ "$got" = "opened 3 errno 11" ] || {
@@ -89,7 +89,7 @@ uroce_verdict "a user's fourth context gets EAGAIN (user_connections 3)" "$st"
 # ---- sparse memfds -------------------------------------------------------------
 st=0
 sock=$run/uroced.sock
-got=$(timeout 30 "${NOBODY[@]}" /usr/bin/python3 "$ABUSE" sparse "$sock" uroce0 $((64 * GIB)) 100 2>&1 | head -n 1)
+got=$(timeout 30 "${NOBODY[@]}" /usr/bin/python3 "$ABUSE" sparse "$sock" uroce0 $((64 * GIB)) 100 2>&1 | sed -n 1p)
 echo "  nobody, 64 GiB registered each: $got"
 [ "$got" = "registered 3, then status 12 (ENOMEM)" ] || {
   UROCE_WHY="registered-bytes quota: '$got'"
@@ -105,7 +105,7 @@ echo "  nobody, 4 KiB registered, 64 GiB mapped each: $got"
   UROCE_WHY="${UROCE_WHY:+$UROCE_WHY; }mapped-bytes quota: '$got'"
   st=1
 }
-got=$(timeout 30 "${OTHER[@]}" /usr/bin/python3 "$ABUSE" sparse "$sock" uroce0 $((64 * GIB)) 1 2>&1 | head -n 1)
+got=$(timeout 30 "${OTHER[@]}" /usr/bin/python3 "$ABUSE" sparse "$sock" uroce0 $((64 * GIB)) 1 2>&1 | sed -n 1p)
 echo "  daemon (uid 1) meanwhile: $got"
 [ "$got" = "registered 1, then status 0 (none)" ] || {
   UROCE_WHY="${UROCE_WHY:+$UROCE_WHY; }the other user's registration: '$got'"

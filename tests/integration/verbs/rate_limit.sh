@@ -26,7 +26,7 @@ cat "$out"
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 ok=$(grep -c ': ok$' "$out" || true)
 if [ "$rc" -ne 0 ]; then
-  UROCE_WHY="rate_check exited $rc: $(grep -E 'FAILED|rate_check:' "$out" | head -n 5 | tr '\n' '|')"; st=1
+  UROCE_WHY="rate_check exited $rc: $(grep -E 'FAILED|rate_check:' "$out" | sed -n 1,5p | tr '\n' '|')"; st=1
 elif [ "$ok" -lt 12 ] || ! grep -qx 'rate_check: all passed' "$out"; then
   UROCE_WHY="$ok checks ok, fewer than 12"; st=1
 fi

@@ -23,7 +23,7 @@ open_while_held() {
     "${NOBODY[@]}" /usr/bin/python3 "$ABUSE" flood "$run/uroced.sock" "$2" 6
   sleep 1.5
   got=$(timeout 20 "${NOBODY[@]}" "$UROCE_RUN" --run-dir "$run" /usr/bin/python3 "$ABUSE" \
-    contexts uroce0 1 2>&1 | head -n 1)
+    contexts uroce0 1 2>&1 | sed -n 1p)
   uroce_wait "$HOLD_PG" ignored
   echo "  while nobody holds $2 connections: $got"
   if [ "$got" != "opened 0 errno $3" ]; then

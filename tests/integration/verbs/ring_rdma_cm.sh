@@ -85,7 +85,7 @@ if timeout 20 "${R[@]}" rping -c -a $IP1 -p "$port" -C 1 >"$out" 2>&1; then
   UROCE_WHY="rping to a port without listener exited 0"; st=1
 elif ! grep -q 'RDMA_CM_EVENT_REJECTED, error 8' "$out"; then
   UROCE_WHY="no 'RDMA_CM_EVENT_REJECTED, error 8' (invalid Service ID): $(tr '\n' '|' <"$out")"; st=1
-elif ! cm_json | grep -q '"rej_no_listener":[1-9]'; then
+elif ! grep -q '"rej_no_listener":[1-9]' <<<"$(cm_json)"; then
   UROCE_WHY="uroce-ctl status shows no rej_no_listener"; st=1
 fi
 cat "$out"
@@ -104,7 +104,7 @@ uroce_kill_group KILL "$kpid"
 uroce_wait "$kpid" krc
 if [ "$st" -eq 0 ]; then
   deadline=$((SECONDS + 10))
-  until cm_json | grep -q '"files":0,"ids":0,"listeners":0'; do
+  until grep -q '"files":0,"ids":0,"listeners":0' <<<"$(cm_json)"; do
     if [ $SECONDS -ge "$deadline" ]; then
       UROCE_WHY="ids left after SIGKILL: $(cm_json | grep -o '"cm":{[^}]*}')"; st=1; break
     fi

@@ -81,8 +81,8 @@ start_long_pair() {
     UROCE_WHY="the pair did not connect"
     return 1
   fi
-  SRV_PID=$(pgrep -g "$SRV_PG" -x ibv_rc_pingpong | head -n 1)
-  CLI_PID=$(pgrep -g "$CLI_PG" -x ibv_rc_pingpong | head -n 1)
+  SRV_PID=$(pgrep -g "$SRV_PG" -x ibv_rc_pingpong | sed -n 1p)
+  CLI_PID=$(pgrep -g "$CLI_PG" -x ibv_rc_pingpong | sed -n 1p)
   if [ -z "$SRV_PID" ] || [ -z "$CLI_PID" ]; then
     UROCE_WHY="cannot find the ibv_rc_pingpong processes"
     return 1

@@ -31,8 +31,8 @@ uroce_wait_for_line "$UROCE_TMP/root.out" '^qps' 30 "$RPG" &&
   st=1
 }
 # The python processes' pids (uroce-run and setpriv exec it).
-root_pid=$(pgrep -g "$RPG" -x python3 | head -n 1)
-nobody_pid=$(pgrep -g "$NPG" -x python3 | head -n 1)
+root_pid=$(pgrep -g "$RPG" -x python3 | sed -n 1p)
+nobody_pid=$(pgrep -g "$NPG" -x python3 | sed -n 1p)
 
 as_nobody=$UROCE_TMP/clients.nobody.json
 as_root=$UROCE_TMP/clients.root.json
