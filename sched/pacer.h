@@ -25,6 +25,20 @@
 // slot), not credit_ns: after a stall it must not catch up into the
 // congestion that slowed it.
 //
+// Credit after a stall. A token bucket that only keeps one burst loses the
+// time its engine thread spends off the CPU whenever that is longer than the
+// burst: beside two busy loops on a 2-core machine the lcore waits for a CPU
+// for several ms at a time, and 10 Mb/s with a 10 ms burst got 0.69 of its
+// rate, 20 Mb/s with a one-frame burst 0.55. The pacer therefore tells an
+// idle flow from a backlogged one. A flow that ran out of output (sent()'s
+// `more` false) is idle: when it sends again it keeps only its burst (at
+// least credit_ns), as a token bucket does. A flow that still had output,
+// or waited in the wheel, was held back, not idle: the time the engine was
+// away is owed to it, and it keeps up to backlog_ns of its rate, so that
+// over any window its rate is what was asked (it catches up on the
+// engine's next turns, sending back to back). A flow that congestion
+// control limits never does.
+//
 // Threading: owned by one engine lcore; not thread-safe.
 #pragma once
 
@@ -50,6 +64,10 @@ struct PacerConfig {
   // it keeps up; only after a stall does it catch up, by at most this long
   // at the rate.
   TimeNs credit_ns = 2'000'000;
+  // How far behind its rate a backlogged flow may fall and still make it up
+  // (the longest the engine thread may be off the CPU without the flow
+  // losing rate; see the header). At least credit_ns.
+  TimeNs backlog_ns = 100'000'000;
 };
 
 // A flow's rate limit as the verbs give it (ibv_qp_rate_limit_attr): the
@@ -79,7 +97,8 @@ class Pacer {
       : idx_(flows == 0 ? 1 : flows, kNone),
         wheel_(0, cfg.granularity_ns, cfg.slots, now),
         gran_(cfg.granularity_ns),
-        slack_(std::max(cfg.granularity_ns, cfg.credit_ns)) {}
+        slack_(std::max(cfg.granularity_ns, cfg.credit_ns)),
+        backlog_(std::max(slack_, cfg.backlog_ns)) {}
 
   // Control path. Sets (rate_bps != 0) or clears (rate_bps == 0) f's limit;
   // a cleared flow that was waiting is handed to `release` at once so that
@@ -164,16 +183,21 @@ class Pacer {
   // ---- Packet path (paced(f) must hold) -----------------------------------
   bool may_send(FlowId f, TimeNs now) const { return entry(f).limit.may_send(now); }
   std::uint32_t burst_frames(FlowId f) const { return entry(f).burst_frames; }
-  void sent(FlowId f, std::uint64_t bytes, TimeNs now) {
+  // Charges `bytes` f sent at `now`; `more`: f still has output after them
+  // (it stays backlogged; false: it is idle until it has output again).
+  void sent(FlowId f, std::uint64_t bytes, TimeNs now, bool more = false) {
     Entry& e = entry(f);
-    e.limit.sent(bytes, now);
+    e.limit.sent(bytes, now, e.backlogged && !cc_limited(e) ? backlog_ : 0);
+    e.backlogged = more;
     e.sent_bytes += bytes;
   }
   // f waits until its rate allows it to send again, or until `wake_by` if
-  // that is sooner (congestion control's next rate change).
+  // that is sooner (congestion control's next rate change). A parked flow
+  // has output: it is backlogged until a sent() says otherwise.
   void park(FlowId f, TimeNs now, TimeNs wake_by = ~TimeNs{0}) {
     Entry& e = entry(f);
     ++e.parks;
+    e.backlogged = true;
     e.parked_at = now;
     wheel_.insert(idx_[f], std::min(e.limit.next_send(), wake_by));
   }
@@ -209,6 +233,7 @@ class Pacer {
     PaceSpec spec{};           // the verbs limit (rate 0: none)
     std::uint64_t cc_bps = 0;  // congestion control's (0: none)
     std::uint32_t burst_frames = 1;
+    bool backlogged = false;  // had output when last served or parked
     RateLimit limit{};
     TimeNs parked_at = 0;
     std::uint64_t parks = 0;
@@ -238,9 +263,8 @@ class Pacer {
   }
   // The verbs limit keeps credit_ns of credit; a congestion-control limit
   // only one slot (see the header).
-  TimeNs slack(const Entry& e) const {
-    return e.cc_bps != 0 && effective(e) == e.cc_bps ? gran_ : slack_;
-  }
+  static bool cc_limited(const Entry& e) { return e.cc_bps != 0 && effective(e) == e.cc_bps; }
+  TimeNs slack(const Entry& e) const { return cc_limited(e) ? gran_ : slack_; }
   Entry& entry(FlowId f) { return entries_[idx_[f]]; }
   const Entry& entry(FlowId f) const { return entries_[idx_[f]]; }
 
@@ -250,6 +274,7 @@ class Pacer {
   TimingWheel wheel_;  // keyed by entry index
   TimeNs gran_;
   TimeNs slack_;
+  TimeNs backlog_;
   std::uint32_t count_ = 0;
 };
 

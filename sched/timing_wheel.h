@@ -184,10 +184,13 @@ class RateLimit {
   bool limited() const { return rate_ != 0; }
 
   bool may_send(TimeNs now) const { return rate_ == 0 || next_ <= now; }
-  // Charges `bytes` sent at `now`: the credit a flow can save is one burst.
-  void sent(std::uint64_t bytes, TimeNs now) {
+  // Charges `bytes` sent at `now`: the credit a flow can save is one burst,
+  // or `keep_ns` of its rate when that is longer (a caller that knows the
+  // flow was held back rather than idle: Pacer's backlog credit).
+  void sent(std::uint64_t bytes, TimeNs now, TimeNs keep_ns = 0) {
     if (rate_ == 0) return;
-    const TimeNs floor = now > burst_ns_ ? now - burst_ns_ : 0;
+    const TimeNs credit = std::max(burst_ns_, keep_ns);
+    const TimeNs floor = now > credit ? now - credit : 0;
     if (next_ < floor) next_ = floor;
     next_ += cost_ns(bytes);
   }

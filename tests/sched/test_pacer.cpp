@@ -15,14 +15,24 @@ struct Activations {
   void operator()(FlowId f) { got.push_back(f); }
 };
 
-// Drives one paced flow the way the engine does (tx.h): every `step` ns it
-// sends up to burst_frames frames of `frame` bytes if its rate allows, parks
-// when it ran ahead, and rejoins when the wheel releases it. Returns the
-// bytes sent by `until`.
-std::uint64_t drive(Pacer& p, FlowId f, std::uint32_t frame, TimeNs step, TimeNs until) {
+// When the engine thread runs: `on` ns out of every `period` (the rest it
+// waits for a CPU); period 0: always.
+struct Cpu {
+  TimeNs period = 0;
+  TimeNs on = 0;
+  bool running(TimeNs now) const { return period == 0 || now % period < on; }
+};
+
+// Drives one paced flow that always has output the way the engine does
+// (tx.h): every `step` ns that the thread runs it sends up to burst_frames
+// frames of `frame` bytes if its rate allows, parks when it ran ahead, and
+// rejoins when the wheel releases it. Returns the bytes sent by `until`.
+std::uint64_t drive(Pacer& p, FlowId f, std::uint32_t frame, TimeNs step, TimeNs until,
+                    Cpu cpu = {}) {
   bool ready = true;
   std::uint64_t bytes = 0;
   for (TimeNs now = step; now <= until; now += step) {
+    if (!cpu.running(now)) continue;
     p.advance(now, [&](FlowId g) {
       if (g == f) ready = true;
     });
@@ -34,7 +44,7 @@ std::uint64_t drive(Pacer& p, FlowId f, std::uint32_t frame, TimeNs step, TimeNs
     }
     const std::uint64_t sent = static_cast<std::uint64_t>(p.burst_frames(f)) * frame;
     bytes += sent;
-    p.sent(f, sent, now);
+    p.sent(f, sent, now, true);
     if (!p.may_send(f, now)) {
       p.park(f, now);
       ready = false;
@@ -126,6 +136,108 @@ TEST(Pacer_Drive, AchievedRateWithinOnePercentFrom10MbpsTo100Gbps) {
     const double achieved = static_cast<double>(bytes) * 8e9 / static_cast<double>(until);
     EXPECT_NEAR(achieved / static_cast<double>(c.bps), 1.0, 0.01) << c.bps << " b/s";
   }
+}
+
+TEST(Pacer_Drive, RateKeptWhenTheEngineIsDescheduledForMilliseconds) {
+  struct Case {
+    std::uint64_t bps;
+    std::uint32_t frame;
+    std::uint32_t burst;
+  };
+  // The rates and bursts of verbs_rate_limit (4,170-byte frames of 4 KiB
+  // WRITEs; 10 ms bursts, or one frame as ibv_modify_qp gives) and faster.
+  const Case cases[] = {{10'000'000, 4170, 12'500},
+                        {20'000'000, 4170, 0},
+                        {100'000'000, 4170, 125'000},
+                        {1'000'000'000, 4170, 0},
+                        {10'000'000'000, 4170, 16'384}};
+  // The thread runs 4 ms, then waits 6 ms for a CPU, again and again (two
+  // busy loops beside it); and 3 ms out of 30 (a long wait: 27 ms).
+  const Cpu cpus[] = {{10 * kMs, 4 * kMs}, {30 * kMs, 3 * kMs}};
+  for (const Cpu& cpu : cpus) {
+    for (const Case& c : cases) {
+      Pacer p(1, PacerConfig{}, 0);
+      p.set(0, PaceSpec{c.bps, c.burst, c.frame}, c.frame, 0, [](FlowId) {});
+      // The window ends as a turn of the thread does (the time it was away
+      // last is made up by then).
+      const TimeNs periods = (c.bps < 1'000'000'000 ? 1200 * kMs : 90 * kMs) / cpu.period;
+      const TimeNs until = periods * cpu.period + cpu.on - 200;
+      const std::uint64_t bytes = drive(p, 0, c.frame, 200, until, cpu);
+      const double achieved = static_cast<double>(bytes) * 8e9 / static_cast<double>(until);
+      EXPECT_NEAR(achieved / static_cast<double>(c.bps), 1.0, 0.01)
+          << c.bps << " b/s, on " << cpu.on << " ns of " << cpu.period;
+    }
+  }
+}
+
+TEST(Pacer_Sent, IdleFlowKeepsOnlyItsCredit) {
+  // 1 Gb/s, one 1,000-byte frame per 8 us. Idle (no output) from 0 to
+  // 50 ms, then back to back: credit_ns (2 ms, 250 frames) and the frame
+  // due at 50 ms.
+  Pacer p(1, PacerConfig{}, 0);
+  p.set(0, PaceSpec{1'000'000'000, 1000, 1000}, 1000, 0, [](FlowId) {});
+  p.sent(0, 1000, 0, false);
+  int frames = 0;
+  while (p.may_send(0, 50 * kMs)) {
+    p.sent(0, 1000, 50 * kMs, true);
+    ++frames;
+  }
+  EXPECT_EQ(frames, 251);
+}
+
+TEST(Pacer_Sent, BacklogHeldBackByAStallIsMadeUpToBacklogNs) {
+  // The same flow with output all along, its engine away from 0 to 50 ms:
+  // the 50 ms are owed (6,250 frames). After a 500 ms stall, backlog_ns
+  // (100 ms: 12,500 frames) and the frame due at 550 ms.
+  Pacer p(1, PacerConfig{}, 0);
+  p.set(0, PaceSpec{1'000'000'000, 1000, 1000}, 1000, 0, [](FlowId) {});
+  p.sent(0, 1000, 0, true);
+  int frames = 0;
+  while (p.may_send(0, 50 * kMs)) {
+    p.sent(0, 1000, 50 * kMs, true);
+    ++frames;
+  }
+  EXPECT_EQ(frames, 6250);
+  frames = 0;
+  while (p.may_send(0, 550 * kMs)) {
+    p.sent(0, 1000, 550 * kMs, true);
+    ++frames;
+  }
+  EXPECT_EQ(frames, 12'501);
+}
+
+TEST(Pacer_Park, AParkedFlowIsBacklogged) {
+  // Idle after its last frame, then output again while it is ahead: it
+  // parks, and a wake 5 ms late (the engine away) is owed in full.
+  Pacer p(1, PacerConfig{}, 0);
+  p.set(0, PaceSpec{1'000'000'000, 1000, 1000}, 1000, 0, [](FlowId) {});
+  p.sent(0, 1000, 0, false);
+  ASSERT_FALSE(p.may_send(0, 1 * kUs));
+  p.park(0, 1 * kUs);
+  std::vector<FlowId> got;
+  p.advance(5 * kMs + 8 * kUs, [&](FlowId f) { got.push_back(f); });
+  ASSERT_EQ(got, std::vector<FlowId>{0});
+  int frames = 0;
+  while (p.may_send(0, 5 * kMs + 8 * kUs)) {
+    p.sent(0, 1000, 5 * kMs + 8 * kUs, true);
+    ++frames;
+  }
+  EXPECT_EQ(frames, 626);  // 5 ms of its rate, and the frame due at 8 us
+}
+
+TEST(Pacer_Sent, CcLimitedBacklogIsNotMadeUp) {
+  // Congestion control's rate: after a 5 ms stall with output all along,
+  // its burst (one frame) and the frame due at 5 ms, then it waits.
+  Pacer p(1, PacerConfig{}, 0);
+  p.reserve(1);
+  ASSERT_TRUE(p.set_cc(0, 1'000'000'000, 1000, 0, [](FlowId) {}));
+  p.sent(0, 1000, 0, true);
+  int frames = 0;
+  while (p.may_send(0, 5 * kMs)) {
+    p.sent(0, 1000, 5 * kMs, true);
+    ++frames;
+  }
+  EXPECT_EQ(frames, 2);
 }
 
 TEST(Pacer_Status, UnpacedFlowHasNone) {

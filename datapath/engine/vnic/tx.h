@@ -89,7 +89,7 @@ template <class PortIo, sched::TxScheduler Sched>
   const std::uint64_t bytes0 = e.ctr.tx_bytes;
   sched::ServeResult r = serve(e, std::min(budget, pacer_.burst_frames(e.slot)), now);
   const std::uint64_t sent = e.ctr.tx_bytes - bytes0;
-  pacer_.sent(e.slot, sent, now);
+  pacer_.sent(e.slot, sent, now, r.more);
   if (cc_on_) {
     cc_progress(e, sent, now);
     if (!pacer_.paced(e.slot)) return r;
