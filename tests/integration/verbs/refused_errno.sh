@@ -4,8 +4,9 @@
 # docs/ctl.md, not just a closed socket, and ibv_open_device reports it:
 # EAGAIN when the daemon already serves [limits] connections (here 2, held
 # by nobody's raw connections), EMFILE when it is out of descriptors (a
-# daemon at RLIMIT_NOFILE 64 while nobody holds 100 connections). Before,
-# both failed with EIO.
+# daemon at RLIMIT_NOFILE 64 while nobody holds 100 connections). Each open
+# is made once the daemon is seen in that state. Before, both failed with
+# EIO.
 #
 #   refused_errno.sh BUILD_DIR
 source "$(dirname "$0")/common.sh"
@@ -15,16 +16,43 @@ ABUSE=$VERBS_TEST_DIR/verbs_abuse.py
 NOBODY=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
 
 # open_while_held NAME HOLD EXPECTED: nobody holds HOLD raw connections to
-# daemon NAME for 6 s; meanwhile nobody opens uroce0 once, which must fail
-# with "opened 0 errno EXPECTED".
+# daemon NAME; once the daemon is seen refusing (it serves [limits]
+# connections, or its log says it is out of descriptors), nobody opens
+# uroce0 once, which must fail with "opened 0 errno EXPECTED".
 open_while_held() {
-  local run=${UROCE_DAEMON_RUN[$1]} out=$UROCE_TMP/$1-flood.out got
-  uroce_bg HOLD_PG --timeout 30 "$out" "$out" -- \
-    "${NOBODY[@]}" /usr/bin/python3 "$ABUSE" flood "$run/uroced.sock" "$2" 6
-  sleep 1.5
+  local run=${UROCE_DAEMON_RUN[$1]} log=${UROCE_DAEMON_LOG[$1]} out=$UROCE_TMP/$1-flood.out got
+  local stop=$UROCE_TMP/$1-flood.stop deadline clients
+  uroce_bg HOLD_PG --timeout 150 "$out" "$out" -- \
+    "${NOBODY[@]}" /usr/bin/python3 "$ABUSE" flood "$run/uroced.sock" "$2" 120 "$stop"
+  if ! uroce_wait_for_line "$out" '^holding ' 60 "$HOLD_PG"; then
+    touch "$stop"
+    uroce_wait "$HOLD_PG" ignored
+    UROCE_WHY="nobody's client did not make its connections: $(tr '\n' '|' <"$out")"
+    return 1
+  fi
+  deadline=$((SECONDS + 60))
+  while :; do
+    if [ "$3" -eq 24 ]; then
+      grep -q 'out of descriptors' "$log" && break
+    else
+      clients=$("$UROCE_CTL" --run-dir "$run" status --json 2>/dev/null |
+        /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["daemon"]["clients"])' ||
+        echo 0)
+      [ "$clients" -ge "$2" ] && break
+    fi
+    if [ $SECONDS -ge "$deadline" ]; then
+      touch "$stop"
+      uroce_wait "$HOLD_PG" ignored
+      UROCE_WHY="the daemon was not seen refusing while nobody held $2 connections (nothing tested)"
+      return 1
+    fi
+    sleep 0.1
+  done
   got=$(timeout 20 "${NOBODY[@]}" "$UROCE_RUN" --run-dir "$run" /usr/bin/python3 "$ABUSE" \
     contexts uroce0 1 2>&1 | sed -n 1p)
+  touch "$stop"
   uroce_wait "$HOLD_PG" ignored
+  echo "  $(tail -n 1 "$out")"
   echo "  while nobody holds $2 connections: $got"
   if [ "$got" != "opened 0 errno $3" ]; then
     UROCE_WHY="ibv_open_device gave '$got', not errno $3"

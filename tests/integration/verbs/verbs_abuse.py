@@ -12,11 +12,17 @@ sparse speak to the socket themselves.
         count grew (a channel whose destruction the daemon never heard of
         keeps one pipe write end there).
 
-    verbs_abuse.py flood SOCKET HOLD SECONDS
+    verbs_abuse.py flood SOCKET HOLD SECONDS [STOP_FILE | made=N]
         Opens HOLD connections to uroced's control socket and keeps them
-        (each costs the daemon a descriptor and a thread until it closes),
-        then for SECONDS connects and closes in a loop (the flood), then
-        closes everything. Prints how many it held and how many it made.
+        (each costs the daemon a descriptor and a thread until it closes; a
+        full listen queue, while the daemon pauses accepting, is waited
+        out, so that all HOLD are made however slowly the daemon accepts),
+        prints "holding HOLD connections", then connects and closes in a
+        loop (the flood) for SECONDS, or with STOP_FILE until that file
+        exists, or with made=N until it made N connections (SECONDS is then
+        the most it floods), then closes everything.
+        Prints how many it held (those the daemon kept, not closed with
+        its refusal notice) and how many it made.
 
     verbs_abuse.py open IBDEV
         Opens IBDEV and allocates a PD: a client that just wants service.
@@ -95,6 +101,7 @@ import fcntl
 import json
 import os
 import resource
+import select
 import socket
 import struct
 import subprocess
@@ -137,29 +144,61 @@ def channels(ibdev, pid, cycles):
     return 0 if after <= before else 1
 
 
-def flood(path, hold, seconds):
-    held = []
-    for _ in range(hold):
+def connect_unix(path, timeout):
+    """A connected socket, or None when the daemon refused at once. A full
+    listen queue (EAGAIN: the daemon is not accepting just now) is retried
+    until `timeout` passes."""
+    deadline = time.monotonic() + timeout
+    while True:
         s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        s.settimeout(1.0)
+        s.setblocking(False)
         try:
             s.connect(path)
+            return s
+        except BlockingIOError:
+            s.close()
+            if time.monotonic() >= deadline:
+                return None
+            time.sleep(0.005)
         except OSError:
             s.close()
-            continue
-        held.append(s)
+            return None
+
+
+def kept(sockets):
+    """How many of the sockets the daemon still serves: one it refused has
+    the refusal notice (or end of file) to read."""
+    ready = select.select(sockets, [], [], 0)[0] if sockets else []
+    return len(sockets) - len(ready)
+
+
+def flood(path, hold, seconds, until=None):
+    stop_file = None
+    most = None
+    if until is not None and until.startswith("made="):
+        most = int(until[5:])
+    else:
+        stop_file = until
+    held = []
+    for _ in range(hold):
+        s = connect_unix(path, 30.0)
+        if s is not None:
+            held.append(s)
+    print("holding %d connections" % len(held), flush=True)
     made = 0
-    deadline = time.monotonic() + seconds
+    start = time.monotonic()
+    deadline = start + seconds
     while time.monotonic() < deadline:
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        s.settimeout(0.2)
-        try:
-            s.connect(path)
+        if stop_file is not None and os.path.exists(stop_file):
+            break
+        if most is not None and made >= most:
+            break
+        s = connect_unix(path, 0.2)
+        if s is not None:
             made += 1
-        except OSError:
-            pass
-        s.close()
-    print("held %d connections, made %d more in %d s" % (len(held), made, seconds))
+            s.close()
+    print("held %d connections (%d kept by the daemon), made %d more in %d s" %
+          (len(held), kept(held), made, round(time.monotonic() - start)))
     for s in held:
         s.close()
     return 0
@@ -498,8 +537,8 @@ def main(argv):
                    int(argv[7]) if len(argv) == 8 else 0)
     if len(argv) == 5 and argv[1] == "rings":
         return rings(argv[2], int(argv[3]), int(argv[4]))
-    if len(argv) == 5 and argv[1] == "flood":
-        return flood(argv[2], int(argv[3]), int(argv[4]))
+    if len(argv) in (5, 6) and argv[1] == "flood":
+        return flood(argv[2], int(argv[3]), int(argv[4]), argv[5] if len(argv) == 6 else None)
     if len(argv) == 3 and argv[1] == "regmr":
         return regmr(argv[2])
     if len(argv) == 3 and argv[1] == "open":
