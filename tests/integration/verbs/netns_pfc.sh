@@ -95,9 +95,16 @@ f = b"\x01\x80\xc2\x00\x00\x01" + b"\x02\x00\x00\xee\x00\x01" + \
     b"".join(struct.pack("!H", 0xffff if p == 3 else 0) for p in range(8))
 s.send(f + b"\x00" * (60 - len(f)))
 PY
-sleep 1
-"$UROCE_CTL" --run-dir "$RUN_A" pfc --json >"$PFC_JSON"
-storms=$(/usr/bin/python3 -c 'import json,sys; q=json.load(open(sys.argv[1]))["devices"][0]["pfc"]["priorities"][3]; print(q["storms_detected"], q["storms_restored"], q["stormed"])' "$PFC_JSON")
+# Restored about 535 ms after the pause was sent; read until the storm is
+# over (or 20 s: a daemon that never restores fails below).
+deadline=$((SECONDS + 20))
+while :; do
+  "$UROCE_CTL" --run-dir "$RUN_A" pfc --json >"$PFC_JSON"
+  storms=$(/usr/bin/python3 -c 'import json,sys; q=json.load(open(sys.argv[1]))["devices"][0]["pfc"]["priorities"][3]; print(q["storms_detected"], q["storms_restored"], q["stormed"])' "$PFC_JSON")
+  [ "${storms#* }" != "0 True" ] && [ "${storms%% *}" != 0 ] && break
+  [ $SECONDS -ge "$deadline" ] && break
+  sleep 0.1
+done
 echo "  priority 3 storms_detected, storms_restored, stormed: $storms"
 LOG_A=${UROCE_DAEMON_LOG[a]}
 grep -E 'pfc-storm-(detected|restored)' "$LOG_A" | sed 's/^/  /' || true

@@ -86,12 +86,20 @@ if [ "$st" -eq 0 ] && { [ "$ttl_a" != "32 " ] || [ "$ttl_b" != "64 " ]; }; then
 fi
 uroce_verdict "tx_ttl sets the IPv4 TTL on the wire (A 32, B default 64)" "$st"
 
-# The daemon drains its event ring every 100 ms.
-sleep 0.3
+# The daemon drains its event ring every 100 ms: read until every signal is
+# counted and logged (or 20 s: what is missing then fails below).
 PFC_JSON=$UROCE_TMP/pfc.json
-"$UROCE_CTL" --run-dir "$RUN_A" pfc --json >"$PFC_JSON"
-"$UROCE_CTL" --run-dir "$RUN_A" pfc | grep -E 'uroce0:|TTL' | sed 's/^/  /'
 LOG_A=${UROCE_DAEMON_LOG[a]}
+deadline=$((SECONDS + 20))
+while :; do
+  "$UROCE_CTL" --run-dir "$RUN_A" pfc --json >"$PFC_JSON"
+  counted=$(/usr/bin/python3 -c 'import json,sys; t=json.load(open(sys.argv[1]))["devices"][0]["pfc"]["ttl"]; print(int(t["own_packets"] >= 1 and t["replay_lower_ttl"] >= 1 and t["outliers_low"] >= 2 and t["outliers_high"] >= 1))' "$PFC_JSON")
+  logged=$(grep -cE 'loop-own-packet|loop-replay-lower-ttl|ttl-outlier' "$LOG_A" || true)
+  [ "$counted" = 1 ] && [ "$logged" -ge 4 ] && break
+  [ $SECONDS -ge "$deadline" ] && break
+  sleep 0.1
+done
+"$UROCE_CTL" --run-dir "$RUN_A" pfc | grep -E 'uroce0:|TTL' | sed 's/^/  /'
 grep -E 'loop-own-packet|loop-replay-lower-ttl|ttl-outlier' "$LOG_A" | sed 's/^/  /' || true
 st=0
 why=$(/usr/bin/python3 - "$PFC_JSON" <<'PY'
