@@ -10,7 +10,10 @@
 #   - two programs over memif, the memif client's started a second before
 #     its server's: the client's engine waits for the server (within the
 #     first open's link wait) and both see their port active, both exit 0
-#     (neither killed by SIGPIPE when the other has gone first).
+#     (neither killed by SIGPIPE when the other has gone first);
+#   - the same through a socket that leaves the client's first handshake
+#     unanswered (memif_drop_first.py): the client opens its port again,
+#     without crashing, and both see their port active.
 #
 #   uroce_embedded_launch.sh BUILD_DIR
 set -uo pipefail
@@ -92,6 +95,37 @@ if [ "$waited_ms" -lt 1000 ]; then
   echo "FAIL: the client finished after $waited_ms ms, before its server started"
   failed=$((failed + 1))
 fi
+
+# The client's first handshake is left unanswered for 700 ms: its open gives
+# up on it after 500 ms, closes the port and opens it again (the path that
+# crashed with SIGSEGV when the close raced the PMD's interrupt thread).
+proxy=$work/drop.sock
+sock=$work/real.sock
+mc="name=uroce0;mac=02:00:00:ee:00:02;ipv4=10.206.0.2;mtu=9000;port=net_memif0,role=client,socket=$proxy,socket-abstract=no,bsize=8192"
+ms="name=uroce0;mac=02:00:00:ee:00:01;ipv4=10.206.0.1;mtu=9000;port=net_memif0,role=server,socket=$sock,socket-abstract=no,bsize=8192"
+timeout 90 /usr/bin/python3 "$(dirname "$0")/memif_drop_first.py" "$proxy" "$sock" 700 >"$work/proxy.out" 2>&1 &
+proxy_pid=$!
+for _ in $(seq 100); do
+  grep -q '^listening' "$work/proxy.out" && break
+  sleep 0.1
+done
+"$run" --embedded --lcore 1 --log-level info --device "$mc" -- ibv_devinfo -d uroce0 >"$work/retry-client.out" 2>&1 &
+client=$!
+# The server once the first connection was held and closed.
+for _ in $(seq 300); do
+  grep -q '^held the first' "$work/proxy.out" && break
+  sleep 0.1
+done
+out_s=$("$run" --embedded --lcore 0 --device "$ms" -- ibv_devinfo -d uroce0 2>&1); rc_s=$?
+wait "$client"; rc_c=$?
+wait "$proxy_pid"
+out_c=$(cat "$work/retry-client.out")
+out_p=$(cat "$work/proxy.out")
+rm -f "$work/retry-client.out" "$work/proxy.out"
+check "first handshake unanswered: the client gives up on it and opens again" 0 "did not complete the handshake in 500 ms; again" "$rc_c" "$out_c"
+check "first handshake unanswered: the client's open succeeds (no crash)" 0 "PORT_ACTIVE" "$rc_c" "$out_c"
+check "first handshake unanswered: the server's open succeeds" 0 "PORT_ACTIVE" "$rc_s" "$out_s"
+check "first handshake unanswered: the retry went through the socket" 0 "relaying a connection" 0 "$out_p"
 
 left=$(ls "$work")
 nodes_after=$(ls /dev/infiniband 2>/dev/null | sort)

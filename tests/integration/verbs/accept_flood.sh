@@ -45,16 +45,18 @@ uroce_bg FLOOD_PG --timeout 240 "$flood_out" "$flood_out" -- \
 # The precondition, observed: the client holds its connections and the
 # daemon is out of descriptors.
 st=0
-fds=0
+fds=0 limit=$NOFILE
 if ! uroce_wait_for_line "$flood_out" '^holding ' 120 "$FLOOD_PG"; then
   UROCE_WHY="the flooding client did not make its connections: $(tr '\n' '|' <"$flood_out")"
   st=1
 else
+  # The daemon's own limit (it may have raised its soft limit to the hard).
+  limit=$(awk '/^Max open files/ {print $4}' "/proc/${UROCE_DAEMON_PID[d]}/limits")
   deadline=$((SECONDS + 60))
   until grep -q 'out of descriptors' "$log" && fds=$(ls "/proc/${UROCE_DAEMON_PID[d]}/fd" | wc -l) &&
-    [ "$fds" -ge $((NOFILE - 1)) ]; do
+    [ "$fds" -ge $((limit - 1)) ]; do
     if [ $SECONDS -ge "$deadline" ]; then
-      UROCE_WHY="the daemon did not reach its descriptor limit ($fds of $NOFILE in use; nothing tested)"
+      UROCE_WHY="the daemon did not reach its descriptor limit ($fds of $limit in use; nothing tested)"
       st=1
       break
     fi
@@ -63,7 +65,7 @@ else
 fi
 clients=$("$UROCE_CTL" --run-dir "$run" status --json 2>/dev/null |
   /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["daemon"]["clients"])' || echo "?")
-echo "  $(sed -n 1p "$flood_out"); the daemon at $fds of $NOFILE descriptors, serving $clients clients"
+echo "  $(sed -n 1p "$flood_out"); the daemon has $fds descriptors open (RLIMIT_NOFILE ${limit:-?}) and serves $clients clients"
 uroce_verdict "the daemon reaches its descriptor limit (precondition)" "$st"
 
 # Root's status, timed, every 0.2 s while the flood runs: at least 10
