@@ -6,13 +6,14 @@ handshake unanswered: the retry path of a memif client's open (ports.cpp,
     memif_drop_first.py LISTEN SERVER HOLD_MS
 
 Listens at LISTEN. The first connection is held HOLD_MS without a word, then
-closed. Each later one is relayed to SERVER message by message, descriptors
-included (memif passes its regions' memfds and its rings' eventfds with
-SCM_RIGHTS); one that finds no SERVER yet is closed (the client connects
-again). Exits once a relayed connection ends, or after 60 s.
+closed. Each later one, one at a time, is relayed to SERVER message by
+message, descriptors included (memif passes its regions' memfds and its
+rings' eventfds with SCM_RIGHTS); one that finds no SERVER yet is closed
+(the client connects again). Runs until SIGTERM, or for 90 s.
 """
 import os
 import select
+import signal
 import socket
 import sys
 import time
@@ -39,8 +40,16 @@ def main(argv):
     ls = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     ls.bind(listen_at)
     ls.listen(4)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     print("listening at %s" % listen_at, flush=True)
-    deadline = time.monotonic() + 60
+    try:
+        return serve(ls, server, hold_ms)
+    finally:
+        os.unlink(listen_at)
+
+
+def serve(ls, server, hold_ms):
+    deadline = time.monotonic() + 90
     first = True
     while time.monotonic() < deadline:
         if not select.select([ls], [], [], 1)[0]:
@@ -63,9 +72,6 @@ def main(argv):
         relay(c, s)
         c.close()
         s.close()
-        os.unlink(listen_at)
-        return 0
-    os.unlink(listen_at)
     return 1
 
 

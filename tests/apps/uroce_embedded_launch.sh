@@ -118,6 +118,7 @@ for _ in $(seq 300); do
 done
 out_s=$("$run" --embedded --lcore 0 --device "$ms" -- ibv_devinfo -d uroce0 2>&1); rc_s=$?
 wait "$client"; rc_c=$?
+kill "$proxy_pid"
 wait "$proxy_pid"
 out_c=$(cat "$work/retry-client.out")
 out_p=$(cat "$work/proxy.out")

@@ -24,11 +24,17 @@ echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 timeout 150 "${R[@]}" "$RATE_CHECK" uroce0 uroce1 1 "${RATE_SECONDS:-1}" >"$out" 2>&1 || rc=$?
 cat "$out"
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+# Which rates are judged depends on the unpaced rate the machine reaches
+# now (rate_check.cpp: a quarter of it at most); the 10 Mb/s and the
+# ibv_modify_qp 20 Mb/s checks must always be there.
 ok=$(grep -c ': ok$' "$out" || true)
 if [ "$rc" -ne 0 ]; then
   UROCE_WHY="rate_check exited $rc: $(grep -E 'FAILED|rate_check:' "$out" | sed -n 1,5p | tr '\n' '|')"; st=1
-elif [ "$ok" -lt 12 ] || ! grep -qx 'rate_check: all passed' "$out"; then
-  UROCE_WHY="$ok checks ok, fewer than 12"; st=1
+elif ! grep -qx 'rate_check: all passed' "$out"; then
+  UROCE_WHY="rate_check did not say all passed ($ok checks ok)"; st=1
+elif ! grep -qE '^ibv_modify_qp_rate_limit 10 Mb/s within .*: ok$' "$out" ||
+  ! grep -qE '^ibv_modify_qp IBV_QP_RATE_LIMIT 20 Mb/s within .*: ok$' "$out"; then
+  UROCE_WHY="the 10 Mb/s or the 20 Mb/s rate was not judged (the machine reached only $(grep -E '^  unpaced' "$out"))"; st=1
 fi
 uroce_verdict "ibv_modify_qp_rate_limit and IBV_QP_RATE_LIMIT pace an RC QP's WRITEs; 0 removes the limit; above the maximum EINVAL" "$st"
 
