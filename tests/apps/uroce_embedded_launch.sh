@@ -9,11 +9,12 @@
 #     crashing the program;
 #   - two programs over memif, the memif client's started a second before
 #     its server's: the client's engine waits for the server (within the
-#     first open's link wait) and both see their port active, both exit 0
+#     first open's link wait) and both see their port active (each holds
+#     its port until the other saw its own, port_up.py), both exit 0
 #     (neither killed by SIGPIPE when the other has gone first);
 #   - the same through a socket that leaves the client's first handshake
 #     unanswered (memif_drop_first.py): the client opens its port again,
-#     without crashing, and both see their port active.
+#     without crashing, and both see their link come up.
 #
 #   uroce_embedded_launch.sh BUILD_DIR
 set -uo pipefail
@@ -40,6 +41,10 @@ check() {  # check NAME WANT-RC WANT-TEXT RC OUTPUT
     failed=$((failed + 1))
   fi
 }
+# The two ends of a memif link run port_up.py, which holds its port until
+# the other end saw its own active (a program that exits takes its port
+# down).
+port_up=$(dirname "$0")/port_up.py
 dev0="name=uroce0;mac=02:00:00:ee:00:01;ipv4=10.206.0.1;port=ring:p0"
 dev1="name=uroce1;mac=02:00:00:ee:00:02;ipv4=10.206.0.2;port=ring:p0"
 
@@ -80,17 +85,20 @@ sock=$work/late.sock
 mc="name=uroce0;mac=02:00:00:ee:00:02;ipv4=10.206.0.2;mtu=9000;port=net_memif0,role=client,socket=$sock,socket-abstract=no,bsize=8192"
 ms="name=uroce0;mac=02:00:00:ee:00:01;ipv4=10.206.0.1;mtu=9000;port=net_memif0,role=server,socket=$sock,socket-abstract=no,bsize=8192"
 t0=$(date +%s%N)
-"$run" --embedded --lcore 1 --log-level info --device "$mc" -- ibv_devinfo -d uroce0 >"$work/late-client.out" 2>&1 &
+"$run" --embedded --lcore 1 --log-level info --device "$mc" -- \
+  /usr/bin/python3 "$port_up" uroce0 "$work/c.up" "$work/s.up" >"$work/late-client.out" 2>&1 &
 client=$!
 sleep 1
-out_s=$("$run" --embedded --lcore 0 --device "$ms" -- ibv_devinfo -d uroce0 2>&1); rc_s=$?
+out_s=$("$run" --embedded --lcore 0 --device "$ms" -- \
+  /usr/bin/python3 "$port_up" uroce0 "$work/s.up" "$work/c.up" 2>&1); rc_s=$?
 wait "$client"; rc_c=$?
+rm -f "$work/c.up" "$work/s.up"
 waited_ms=$((($(date +%s%N) - t0) / 1000000))
 out_c=$(cat "$work/late-client.out")
 rm -f "$work/late-client.out"
-check "memif client first: its open succeeds once the server is there" 0 "PORT_ACTIVE" "$rc_c" "$out_c"
+check "memif client first: its open succeeds once the server is there" 0 "uroce0: PORT_ACTIVE" "$rc_c" "$out_c"
 check "memif client first: the client's engine waited for the server" 0 "uroce0: memif server at $sock found after" "$rc_c" "$out_c"
-check "memif client first: the server's open succeeds" 0 "PORT_ACTIVE" "$rc_s" "$out_s"
+check "memif client first: the server's open succeeds" 0 "uroce0: PORT_ACTIVE" "$rc_s" "$out_s"
 if [ "$waited_ms" -lt 1000 ]; then
   echo "FAIL: the client finished after $waited_ms ms, before its server started"
   failed=$((failed + 1))
@@ -109,23 +117,27 @@ for _ in $(seq 100); do
   grep -q '^listening' "$work/proxy.out" && break
   sleep 0.1
 done
-"$run" --embedded --lcore 1 --log-level info --device "$mc" -- ibv_devinfo -d uroce0 >"$work/retry-client.out" 2>&1 &
+"$run" --embedded --lcore 1 --log-level info --device "$mc" -- \
+  /usr/bin/python3 "$port_up" uroce0 "$work/c.up" "$work/s.up" >"$work/retry-client.out" 2>&1 &
 client=$!
 # The server once the first connection was held and closed.
 for _ in $(seq 300); do
   grep -q '^held the first' "$work/proxy.out" && break
   sleep 0.1
 done
-out_s=$("$run" --embedded --lcore 0 --device "$ms" -- ibv_devinfo -d uroce0 2>&1); rc_s=$?
+out_s=$("$run" --embedded --lcore 0 --device "$ms" -- \
+  /usr/bin/python3 "$port_up" uroce0 "$work/s.up" "$work/c.up" 2>&1); rc_s=$?
 wait "$client"; rc_c=$?
+rm -f "$work/c.up" "$work/s.up"
 kill "$proxy_pid"
 wait "$proxy_pid"
 out_c=$(cat "$work/retry-client.out")
 out_p=$(cat "$work/proxy.out")
 rm -f "$work/retry-client.out" "$work/proxy.out"
 check "first handshake unanswered: the client gives up on it and opens again" 0 "did not complete the handshake in 500 ms; again" "$rc_c" "$out_c"
-check "first handshake unanswered: the client's open succeeds (no crash)" 0 "PORT_ACTIVE" "$rc_c" "$out_c"
-check "first handshake unanswered: the server's open succeeds" 0 "PORT_ACTIVE" "$rc_s" "$out_s"
+check "first handshake unanswered: the client's open succeeds (no crash)" 0 "uroce0: PORT_ACTIVE" "$rc_c" "$out_c"
+check "first handshake unanswered: the client found the server" 0 "memif server at $proxy found after" "$rc_c" "$out_c"
+check "first handshake unanswered: the server's open succeeds" 0 "uroce0: PORT_ACTIVE" "$rc_s" "$out_s"
 check "first handshake unanswered: the retry went through the socket" 0 "relaying a connection" 0 "$out_p"
 
 left=$(ls "$work")
