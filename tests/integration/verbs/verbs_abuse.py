@@ -24,6 +24,14 @@ sparse speak to the socket themselves.
         Prints how many it held (those the daemon kept, not closed with
         its refusal notice) and how many it made.
 
+    verbs_abuse.py statuses SOCKET TIMES SECONDS STOP_FILE
+        Asks uroced for its status (the Status request uroce-ctl sends, on a
+        fresh connection each time) every 0.2 s, at least TIMES times and
+        for at least SECONDS, then creates STOP_FILE. Times each from
+        connect to reply (not a process start, which alone can take a
+        second on a loaded machine). Prints "asked N times in S s, slowest
+        X ms, K of 1 s or more"; exit 1 when a request failed.
+
     verbs_abuse.py open IBDEV
         Opens IBDEV and allocates a PD: a client that just wants service.
 
@@ -201,6 +209,44 @@ def flood(path, hold, seconds, until=None):
           (len(held), kept(held), made, round(time.monotonic() - start)))
     for s in held:
         s.close()
+    return 0
+
+
+OP_STATUS = 23
+
+
+def statuses(path, times, seconds, stop_file):
+    start = time.monotonic()
+    asked = slow = 0
+    worst = 0.0
+    failed = None
+    while asked < times or time.monotonic() - start < seconds:
+        t0 = time.monotonic()
+        try:
+            with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as s:
+                # Blocking, as uroce-ctl's: a full listen queue is waited
+                # out (that wait counts).
+                s.connect(path)
+                s.settimeout(5.0)
+                st, _ = exchange(s, OP_STATUS, 1, struct.pack("<II", 0, 0))
+            if st != 0:
+                failed = "status %d (%s)" % (st, os.strerror(st))
+        except (OSError, RuntimeError) as err:
+            failed = str(err)
+        ms = (time.monotonic() - t0) * 1000
+        asked += 1
+        worst = max(worst, ms)
+        slow += ms >= 1000
+        if failed:
+            break
+        time.sleep(0.2)
+    with open(stop_file, "w"):
+        pass
+    print("asked %d times in %d s, slowest %d ms, %d of 1 s or more" %
+          (asked, round(time.monotonic() - start), worst, slow))
+    if failed:
+        print("a status request failed: %s" % failed)
+        return 1
     return 0
 
 
@@ -537,6 +583,8 @@ def main(argv):
                    int(argv[7]) if len(argv) == 8 else 0)
     if len(argv) == 5 and argv[1] == "rings":
         return rings(argv[2], int(argv[3]), int(argv[4]))
+    if len(argv) == 6 and argv[1] == "statuses":
+        return statuses(argv[2], int(argv[3]), float(argv[4]), argv[5])
     if len(argv) in (5, 6) and argv[1] == "flood":
         return flood(argv[2], int(argv[3]), int(argv[4]), argv[5] if len(argv) == 6 else None)
     if len(argv) == 3 and argv[1] == "regmr":
