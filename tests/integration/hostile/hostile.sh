@@ -37,7 +37,7 @@ RUN=${UROCE_DAEMON_RUN[d]}
 
 st=0
 uroce_bg peer --netns "$NSP" --timeout 100 "$UROCE_TMP/peer.out" "$UROCE_TMP/peer.err" -- \
-  /usr/bin/python3 "$PEER" --iface "$DEVP" --ip 10.204.0.2 --dev-mac "$DEV_MAC" \
+  /usr/bin/python3 -B "$PEER" --iface "$DEVP" --ip 10.204.0.2 --dev-mac "$DEV_MAC" \
   --dev-ip 10.204.0.1 --ctl "$UROCE_CTL --run-dir $RUN" --results "$UROCE_TMP/hostile.json" \
   --only "$ONLY" -- "$UROCE_RUN" --run-dir "$RUN" "$VICTIM"
 uroce_wait "$peer" rc

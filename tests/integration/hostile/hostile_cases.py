@@ -9,10 +9,10 @@ import struct
 from hostile_peer import (ACK, ATOMIC_ACK, ATOMIC_WRITE, CMP_SWAP, FETCH_ADD, FLUSH,
                           LOCAL_WRITE, MTU, NAK_INV_REQ, NAK_PSN_SEQ, NAK_REM_ACCESS,
                           READ_REQUEST, READ_RESP_LAST, READ_RESP_ONLY, REMOTE_READ,
-                          REMOTE_WRITE, SEND_LAST, SEND_ONLY, SEND_ONLY_INV, UD_SEND_ONLY,
-                          WC_LOC_LEN_ERR, WC_REM_OP_ERR, WC_SUCCESS,
-                          WC_WR_FLUSH_ERR, WRITE_LAST, WRITE_MIDDLE, Conn, csum16, describe,
-                          expect, flushed, reth, statuses)
+                          REMOTE_WRITE, SEND_FIRST, SEND_LAST, SEND_ONLY, SEND_ONLY_INV,
+                          UD_SEND_ONLY, WC_LOC_LEN_ERR, WC_REM_INV_REQ_ERR, WC_REM_OP_ERR,
+                          WC_SUCCESS, WC_WR_FLUSH_ERR, WRITE_FIRST, WRITE_LAST, WRITE_MIDDLE,
+                          Conn, csum16, describe, expect, flushed, reth, statuses)
 
 NAK_NAMES = {NAK_PSN_SEQ: "NAK PSN sequence error", NAK_INV_REQ: "NAK invalid request",
              NAK_REM_ACCESS: "NAK remote access error"}
@@ -40,7 +40,7 @@ def bounds_cases(s):
         fatal(s, f"WRITE {what}", NAK_REM_ACCESS, lambda c, va=va: c.write(k, va, DATA16))
         fatal(s, f"READ {what}", NAK_REM_ACCESS, lambda c, va=va: c.read(k, va, 16))
     fatal(s, "WRITE length 2^32-1 from the MR's start", NAK_REM_ACCESS,
-          lambda c: c.tx(0x06, reth(a, k, 0xFFFFFFFF) + bytes(MTU)))
+          lambda c: c.tx(WRITE_FIRST, reth(a, k, 0xFFFFFFFF) + bytes(MTU)))
 
 
 def key_cases(s):
@@ -299,6 +299,45 @@ def sequence_cases(s):
     s.run("lone SEND_LAST without FIRST", "NAK invalid request; no receive succeeds",
           lone_send_last)
 
+    def write_lengths_disagree():
+        c = Conn(s)
+        p = c.tx(WRITE_FIRST, reth(a + 1024, k, MTU + 16) + bytes(MTU), ackreq=False)
+        c.tx(WRITE_LAST, bytes(32), psn=p + 1)
+        got = c.expect_nak(NAK_INV_REQ, (p + 1) & 0xFFFFFF, 0)
+        wcs = c.finish()
+        expect(statuses(wcs) == flushed(2), f"victim completions {statuses(wcs)}")
+        s.dont_care("rw", 1024, MTU)   # the FIRST packet's bytes, inside the RETH range
+        return f"{got}; receives WR_FLUSH_ERR; nothing past the RETH range"
+    s.run("WRITE_FIRST + WRITE_LAST adding up to more than the RETH length",
+          "NAK invalid request at the LAST's PSN; nothing written past the RETH range",
+          write_lengths_disagree)
+
+    def first_inside_message():
+        c = Conn(s, recv_len=2048)
+        p = c.tx(SEND_FIRST, bytes(MTU), ackreq=False)
+        c.tx(SEND_ONLY, DATA16, psn=p + 1)
+        got = c.expect_nak(NAK_INV_REQ, (p + 1) & 0xFFFFFF, 0)
+        wcs = c.finish()
+        expect(len(wcs) == 2 and all(w["status"] != WC_SUCCESS for w in wcs),
+               f"victim completions {statuses(wcs)}")
+        s.dont_care("recv", 0, 2048)
+        return f"{got}; receives {statuses(wcs)}"
+    s.run("SEND_ONLY inside a SEND (after a FIRST)",
+          "NAK invalid request at its PSN; no receive succeeds", first_inside_message)
+
+    def rnr():
+        c = Conn(s, nrecv=0)
+        p = c.tx(SEND_ONLY, DATA16)
+        r = c.rx()
+        # min_rnr_timer 1 (the victim's RTR): syndrome 001 00001.
+        expect(r is not None and r["op"] == ACK and r["syn"] == 0x21 and r["psn"] == p
+               and r["msn"] == 0, f"wanted RNR NAK 0x21 psn {p} msn 0, got {describe(r)}")
+        c.probe(1)
+        c.finish()
+        return f"RNR NAK 0x21 psn {p} msn 0; the QP keeps working (probe ACKed)"
+    s.run("SEND with no receive posted",
+          "RNR NAK carrying the QP's min_rnr_timer; the QP stays usable", rnr)
+
     def reserved():
         c = Conn(s)
         ops = [0x15, 0x18, 0x1B, 0x1E, 0x1F, UD_SEND_ONLY, 0xC0]
@@ -350,20 +389,23 @@ def new_opcode_cases(s):
 
 
 def requester_cases(s):
-    def reserved_nak():
-        c = Conn(s)
-        s.victim.call(f"send {c.id} 1 local 0 64")
-        r = c.rx()
-        expect(r is not None and r["op"] == SEND_ONLY and r["psn"] == c.vpsn,
-               f"wanted the victim's SEND_ONLY at psn {c.vpsn}, got {describe(r)}")
-        # AETH syndrome 011 01010: a NAK with reserved code 10.
-        c.tx(ACK, struct.pack("!BBH", 0x6A, 0, 0), psn=c.vpsn, ackreq=False)
-        wcs = s.victim.call(f"poll {c.id} 1 5000")["wc"]
-        expect(statuses(wcs) == [(1, WC_REM_OP_ERR)], f"victim SEND completed {statuses(wcs)}")
-        c.finish()
-        return "the victim's SEND completes REM_OP_ERR"
-    s.run("NAK with a reserved code (0x6A) to the victim's SEND",
-          "the WR completes IBV_WC_REM_OP_ERR (rxe)", reserved_nak)
+    def reserved_nak(syn):
+        def body():
+            c = Conn(s)
+            s.victim.call(f"send {c.id} 1 local 0 64")
+            r = c.rx()
+            expect(r is not None and r["op"] == SEND_ONLY and r["psn"] == c.vpsn,
+                   f"wanted the victim's SEND_ONLY at psn {c.vpsn}, got {describe(r)}")
+            c.tx(ACK, struct.pack("!BBH", syn, 0, 0), psn=c.vpsn, ackreq=False)
+            wcs = s.victim.call(f"poll {c.id} 1 5000")["wc"]
+            expect(statuses(wcs) == [(1, WC_REM_OP_ERR)],
+                   f"victim SEND completed {statuses(wcs)}")
+            c.finish()
+            return "the victim's SEND completes REM_OP_ERR"
+        return body
+    for syn in (0x64, 0x65, 0x6A, 0x7F):
+        s.run(f"NAK code {syn & 0x1F} (syndrome 0x{syn:02x}, not one the requester knows) to "
+              "the victim's SEND", "the WR completes IBV_WC_REM_OP_ERR (rxe)", reserved_nak(syn))
 
     def lone_read_last():
         c = Conn(s)
@@ -408,13 +450,14 @@ def invalidate_cases(s):
             psn = c.tx(SEND_ONLY_INV, struct.pack("!I", v_key) + bytes(32))
             got = c.expect_nak(NAK_INV_REQ, psn, 0)
             wcs = c.finish()
-            expect(len(wcs) == 2 and wcs[0]["status"] != WC_SUCCESS,
+            expect(statuses(wcs) == [(1000, WC_REM_INV_REQ_ERR), (1001, WC_WR_FLUSH_ERR)],
                    f"victim completions {statuses(wcs)}")
             s.dont_care("recv", 0, 256)
             still_works(owner, region)
             return f"{got}; receive {statuses(wcs)[0]}; the MR's rkey and lkey still work"
-        s.run(label, "refused: NAK invalid request, the receive completes in error; the MR keeps "
-              "working (rxe invalidates only MWs and fast-registration MRs)", body)
+        s.run(label, "refused (IBTA class J): NAK invalid request, the receive completes "
+              "REM_INV_REQ_ERR (rxe's status); the MR's rkey and lkey keep working (rxe "
+              "invalidates only MWs and fast-registration MRs)", body)
     inv("SEND_WITH_INVALIDATE naming an ordinary MR of the QP's PD", rw["key"], s.victim, "rw")
     inv("SEND_WITH_INVALIDATE naming another process's MR", t["key"], s.tenant, "t")
 
