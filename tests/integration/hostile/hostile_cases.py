@@ -16,6 +16,7 @@ from hostile_peer import (ACK, ATOMIC_ACK, ATOMIC_WRITE, CMP_SWAP, FETCH_ADD, FL
 
 NAK_NAMES = {NAK_PSN_SEQ: "NAK PSN sequence error", NAK_INV_REQ: "NAK invalid request",
              NAK_REM_ACCESS: "NAK remote access error"}
+NAK_COUNTERS = {NAK_INV_REQ: "tx_nak_invalid_request", NAK_REM_ACCESS: "tx_nak_remote_access"}
 DATA16 = bytes(range(0xE0, 0xF0))
 
 
@@ -26,9 +27,12 @@ def fatal(s, label, syn, send, nrecv=2, **conn):
         c = Conn(s, nrecv=nrecv, **conn)
         psn = send(c)
         got = c.expect_nak(syn, psn, 0)
+        ctr = c.counters()
+        name = NAK_COUNTERS[syn]
+        expect(ctr.get(name) == 1, f"QP counter {name} = {ctr.get(name)}, wanted 1")
         wcs = c.finish()
         expect(statuses(wcs) == flushed(nrecv), f"victim completions {statuses(wcs)}")
-        return f"{got}; {nrecv} receives WR_FLUSH_ERR"
+        return f"{got} ({name} 1); {nrecv} receives WR_FLUSH_ERR"
     s.run(label, f"{NAK_NAMES[syn]} at its PSN, MSN 0; receives WR_FLUSH_ERR; no byte changed", body)
 
 
@@ -337,6 +341,21 @@ def sequence_cases(s):
         return f"RNR NAK 0x21 psn {p} msn 0; the QP keeps working (probe ACKed)"
     s.run("SEND with no receive posted",
           "RNR NAK carrying the QP's min_rnr_timer; the QP stays usable", rnr)
+
+    def not_from_peer():
+        c = Conn(s)
+        p = c.psn
+        c.write(k, a + 448, DATA16, src="10.204.0.3")
+        c.write(k, a + 448, DATA16, pkey=0x1234)
+        c.probe(1)
+        ctr = c.counters()
+        expect(ctr.get("drop_addr") == 1 and ctr.get("drop_pkey") == 1,
+               f"drop_addr {ctr.get('drop_addr')}, drop_pkey {ctr.get('drop_pkey')}, wanted 1 each")
+        c.finish()
+        return f"silence, probe at psn {p} ACKed; QP counters drop_addr 1, drop_pkey 1"
+    s.run("WRITE at ePSN from another source address; WRITE with a foreign P_Key (0x1234)",
+          "silently dropped (rxe's check_addr and P_Key check) and counted; nothing executed",
+          not_from_peer)
 
     def reserved():
         c = Conn(s)

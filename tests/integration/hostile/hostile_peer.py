@@ -80,8 +80,8 @@ def icrc(ip_to_payload):
     return zlib.crc32(b"\xff" * 8 + bytes(b)) & 0xFFFFFFFF
 
 
-def bth(opcode, dqpn, psn, ackreq=True, pad=0):
-    return struct.pack("!BBHII", opcode, pad << 4, 0xFFFF, dqpn & 0xFFFFFF,
+def bth(opcode, dqpn, psn, ackreq=True, pad=0, pkey=0xFFFF):
+    return struct.pack("!BBHII", opcode, pad << 4, pkey, dqpn & 0xFFFFFF,
                        (0x80000000 if ackreq else 0) | (psn & 0xFFFFFF))
 
 
@@ -140,12 +140,13 @@ class Wire:
             ib = ip[ihl + 8:-4]
             self.queue_for(struct.unpack_from("!I", ib, 4)[0] & 0xFFFFFF).put(ib)
 
-    def ip_packet(self, ib, icrc_xor=0):
-        """IPv4/UDP/IB packet with its ICRC (xor icrc_xor: a corrupt one)."""
+    def ip_packet(self, ib, icrc_xor=0, src=None):
+        """IPv4/UDP/IB packet with its ICRC (xor icrc_xor: a corrupt one), from
+        this peer's address or `src` (a spoofed one)."""
         udp_len = 8 + len(ib) + 4
         self.ipid = (self.ipid + 1) & 0xFFFF
         iph = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + udp_len, self.ipid, 0x4000, 64, 17, 0,
-                          self.ip, self.dev_ip)
+                          socket.inet_aton(src) if src else self.ip, self.dev_ip)
         iph = iph[:10] + struct.pack("!H", csum16(iph)) + iph[12:]
         pkt = iph + struct.pack("!HHHH", 0xC000, ROCE_PORT, udp_len, 0) + ib
         return pkt + struct.pack("<I", icrc(pkt) ^ icrc_xor)
@@ -153,8 +154,8 @@ class Wire:
     def send_ip(self, pkt):
         self.s.send(self.dev_mac + self.mac + struct.pack("!H", ETH_P_IP) + pkt)
 
-    def send(self, ib, icrc_xor=0):
-        self.send_ip(self.ip_packet(ib, icrc_xor))
+    def send(self, ib, icrc_xor=0, src=None):
+        self.send_ip(self.ip_packet(ib, icrc_xor, src))
 
 
 class Victim:
@@ -232,12 +233,17 @@ class Conn:
         self.q = suite.wire.queue_for(self.qpn)
         self.nrecv = nrecv
 
-    def tx(self, opcode, rest=b"", psn=None, ackreq=True, icrc_xor=0):
+    def tx(self, opcode, rest=b"", psn=None, ackreq=True, icrc_xor=0, pkey=0xFFFF, src=None):
         """Sends BTH(opcode, psn) + rest (padded to 4 bytes); returns the PSN used."""
         psn = self.psn if psn is None else psn
         pad = (-len(rest)) % 4
-        self.s.wire.send(bth(opcode, self.vqpn, psn, ackreq, pad) + rest + b"\0" * pad, icrc_xor)
+        self.s.wire.send(bth(opcode, self.vqpn, psn, ackreq, pad, pkey) + rest + b"\0" * pad,
+                         icrc_xor, src)
         return psn
+
+    def counters(self):
+        """The victim QP's transport counters (uroce-ctl qps --json)."""
+        return self.s.qp_counters(self.vqpn)
 
     def rx(self, timeout=RESPONSE_TIMEOUT):
         try:
@@ -339,6 +345,24 @@ class Suite:
             self.model[(v, name)] = got
         self.allow = {}
         expect(not bad, "; ".join(bad))
+
+    def qp_counters(self, qpn):
+        out = subprocess.run(self.ctl + ["qps", "--json"], check=True, capture_output=True,
+                             text=True).stdout
+        found = []
+
+        def walk(x):
+            if isinstance(x, dict):
+                if x.get("qpn") == qpn and isinstance(x.get("transport"), dict):
+                    found.append(x["transport"])
+                for val in x.values():
+                    walk(val)
+            elif isinstance(x, list):
+                for val in x:
+                    walk(val)
+        walk(json.loads(out))
+        expect(len(found) == 1, f"QP {qpn} appears {len(found)} times in uroce-ctl qps")
+        return found[0]
 
     def counters(self):
         out = subprocess.run(self.ctl + ["counters", "--json"], check=True, capture_output=True,
