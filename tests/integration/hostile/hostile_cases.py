@@ -280,6 +280,28 @@ def malformed_cases(s):
         c.finish()
         return (f"{len(frames)} frames ({'; '.join(frames)}): silence, probe ACKed; counted "
                 + ", ".join(f"{k} +{v}" for k, v in sorted(got.items())))
+    def fragment():
+        c = Conn(s)
+        p = c.psn
+        before = s.counters()
+        pkt = bytearray(s.wire.ip_packet(
+            struct.pack("!BBHII", 0x0A, 0, 0xFFFF, c.vqpn, 0x80000000 | p)
+            + reth(a + 384, k, 16) + DATA16))
+        struct.pack_into("!H", pkt, 6, 0x2000)   # MF set, offset 0
+        struct.pack_into("!H", pkt, 10, 0)
+        struct.pack_into("!H", pkt, 10, csum16(bytes(pkt[:20])))
+        s.wire.send_ip(bytes(pkt))
+        c.probe(1)
+        after = s.counters()
+        c.finish()
+        d = {n.split(".")[-1]: after.get(n, 0) - before.get(n, 0)
+             for n in ("devices[0].counters.rx_frames", "devices[0].counters.parse_errors.IpFragment")}
+        # rx_frames also counts the probe.
+        return (f"silence, probe ACKed; rx_frames +{d['rx_frames']} (the probe included), "
+                f"IpFragment +{d['IpFragment']}")
+    s.run("IPv4 fragment (MF set) of a valid WRITE",
+          "never executed; the QP keeps working", fragment)
+
     s.run("truncated and malformed frames",
           "silently dropped and counted; nothing executed; the QP keeps working", body)
 
