@@ -183,6 +183,25 @@ def replay_cases(s):
         return f"ATOMIC_ACK psn {psn} orig {orig:#x} twice; memory = orig + 5 (one execution)"
     s.run("duplicate FETCH_ADD", "the original value again; executed once", dup_atomic)
 
+    def dup_cmp_swap():
+        c = Conn(s)
+        orig = struct.unpack("<Q", s.get("rw", 264, 8))[0]
+        new = (orig + 1) % 2**64
+        psn = c.atomic(CMP_SWAP, k, a + 264, new, orig)
+        for i in range(2):
+            if i:
+                c.atomic(CMP_SWAP, k, a + 264, new, orig, psn=psn)
+            r = c.rx()
+            # A second execution would find `new` in memory and return it.
+            expect(r is not None and r["op"] == ATOMIC_ACK and r["psn"] == psn
+                   and r["msn"] == 1 and r["orig"] == orig, f"response {i + 1}: {describe(r)}"
+                   + (f" orig {r['orig']:#x}" if r and "orig" in r else ""))
+        s.put("rw", 264, struct.pack("<Q", new))
+        c.finish()
+        return f"ATOMIC_ACK psn {psn} orig {orig:#x} twice; memory = the swap value"
+    s.run("duplicate CMP_SWAP", "the original value again (not the swapped one); executed once",
+          dup_cmp_swap)
+
     def psn_ahead():
         c = Conn(s)
         p = c.psn
