@@ -13,6 +13,7 @@
 # $UROCE_TMP/hostile.json (kept with UROCE_KEEP=1).
 #
 #   hostile.sh BUILD_DIR HOSTILE_VICTIM HOSTILE_PEER_PY [CASE-SUBSTRING]
+# shellcheck source=../verbs/common.sh
 source "$(dirname "$0")/../verbs/common.sh"
 verbs_test_init vhostile "$1"
 VICTIM=$2
@@ -35,7 +36,7 @@ uroce_daemon_start d --netns "$NSD" --lcore 1 --poll backoff -- \
   --device "$(verbs_device uroce0 "$DEV_MAC" 10.204.0.1 "$(verbs_af_packet_port "$DEVD")")"
 RUN=${UROCE_DAEMON_RUN[d]}
 
-st=0
+st=0 peer=0 rc=0
 uroce_bg peer --netns "$NSP" --timeout 100 "$UROCE_TMP/peer.out" "$UROCE_TMP/peer.err" -- \
   /usr/bin/python3 -B "$PEER" --iface "$DEVP" --ip 10.204.0.2 --dev-mac "$DEV_MAC" \
   --dev-ip 10.204.0.1 --ctl "$UROCE_CTL --run-dir $RUN" --results "$UROCE_TMP/hostile.json" \
@@ -43,6 +44,7 @@ uroce_bg peer --netns "$NSP" --timeout 100 "$UROCE_TMP/peer.out" "$UROCE_TMP/pee
 uroce_wait "$peer" rc
 cat "$UROCE_TMP/peer.out"
 if [ "$rc" -ne 0 ]; then
+  # shellcheck disable=SC2034 # read by uroce_verdict
   UROCE_WHY="hostile_peer.py exited $rc: $(tail -n 5 "$UROCE_TMP/peer.err")"; st=1
 fi
 uroce_verdict "every hostile-peer case as IBTA and rxe require" "$st"
