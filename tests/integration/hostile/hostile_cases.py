@@ -9,8 +9,8 @@ import struct
 from hostile_peer import (ACK, ATOMIC_ACK, ATOMIC_WRITE, CMP_SWAP, FETCH_ADD, FLUSH,
                           LOCAL_WRITE, MTU, NAK_INV_REQ, NAK_PSN_SEQ, NAK_REM_ACCESS,
                           READ_REQUEST, READ_RESP_LAST, READ_RESP_ONLY, REMOTE_READ,
-                          REMOTE_WRITE, SEND_FIRST, SEND_LAST, SEND_ONLY, SEND_ONLY_INV,
-                          UD_SEND_ONLY, WC_LOC_LEN_ERR, WC_REM_INV_REQ_ERR, WC_REM_OP_ERR,
+                          REMOTE_WRITE, SEND_FIRST, SEND_LAST, SEND_MIDDLE, SEND_ONLY,
+                          SEND_ONLY_INV, UD_SEND_ONLY, WC_LOC_LEN_ERR, WC_REM_INV_REQ_ERR, WC_REM_OP_ERR,
                           WC_SUCCESS, WC_WR_FLUSH_ERR, WRITE_FIRST, WRITE_LAST, WRITE_MIDDLE,
                           Conn, csum16, describe, expect, flushed, reth, statuses)
 
@@ -333,16 +333,20 @@ def sequence_cases(s):
     fatal(s, "lone WRITE_LAST without FIRST", NAK_INV_REQ,
           lambda c: c.tx(WRITE_LAST, DATA16))
 
-    def lone_send_last():
-        c = Conn(s)
-        psn = c.tx(SEND_LAST, DATA16)
-        got = c.expect_nak(NAK_INV_REQ, psn, 0)
-        wcs = c.finish()
-        expect(len(wcs) == 2 and all(w["status"] != WC_SUCCESS for w in wcs),
-               f"victim completions {statuses(wcs)}")
-        return f"{got}; receives {statuses(wcs)}"
+    def lone_send(op, payload):
+        def body():
+            c = Conn(s)
+            psn = c.tx(op, payload)
+            got = c.expect_nak(NAK_INV_REQ, psn, 0)
+            wcs = c.finish()
+            expect(len(wcs) == 2 and all(w["status"] != WC_SUCCESS for w in wcs),
+                   f"victim completions {statuses(wcs)}")
+            return f"{got}; receives {statuses(wcs)}"
+        return body
+    s.run("lone SEND_MIDDLE without FIRST", "NAK invalid request; no receive succeeds",
+          lone_send(SEND_MIDDLE, bytes(MTU)))
     s.run("lone SEND_LAST without FIRST", "NAK invalid request; no receive succeeds",
-          lone_send_last)
+          lone_send(SEND_LAST, DATA16))
 
     def write_lengths_disagree():
         c = Conn(s)
