@@ -43,6 +43,10 @@ def bounds_cases(s):
                      ("va+len wrapping 2^64", 2**64 - 8)):
         fatal(s, f"WRITE {what}", NAK_REM_ACCESS, lambda c, va=va: c.write(k, va, DATA16))
         fatal(s, f"READ {what}", NAK_REM_ACCESS, lambda c, va=va: c.read(k, va, 16))
+    fatal(s, "atomic at the first byte past the MR", NAK_REM_ACCESS,
+          lambda c: c.atomic(FETCH_ADD, k, a + n, 1))
+    fatal(s, "atomic at va 2^64-8 (its 8 bytes end at 2^64)", NAK_REM_ACCESS,
+          lambda c: c.atomic(FETCH_ADD, k, 2**64 - 8, 1))
     fatal(s, "WRITE length 2^32-1 from the MR's start", NAK_REM_ACCESS,
           lambda c: c.tx(WRITE_FIRST, reth(a, k, 0xFFFFFFFF) + bytes(MTU)))
 
