@@ -161,19 +161,29 @@ class Wire:
 class Victim:
     """hostile_victim driven over its stdin/stdout."""
 
-    def __init__(self, cmd, mode):
-        self.p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    def __init__(self, cmd, mode, tcp=None):
+        """Runs `cmd`, or (tcp = (host, port)) talks to a victim served on a TCP port."""
+        if tcp is None:
+            self.p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                      text=True)
+            self.w, self.r = self.p.stdin, self.p.stdout
+        else:
+            self.p = None
+            self.sock = socket.create_connection(tcp, timeout=60)
+            self.w = self.sock.makefile("w")
+            self.r = self.sock.makefile("r")
         self.call("setup " + mode)
         self.info = self.call("info")
         self.regions = self.info["regions"]
         self.gid_hex = self.info["gid"]
 
     def call(self, line):
-        self.p.stdin.write(line + "\n")
-        self.p.stdin.flush()
-        out = self.p.stdout.readline()
+        self.w.write(line + "\n")
+        self.w.flush()
+        out = self.r.readline()
         if not out:
-            raise RuntimeError(f"victim exited (rc {self.p.wait()}) on: {line}")
+            rc = self.p.wait() if self.p else "unknown"
+            raise RuntimeError(f"victim exited (rc {rc}) on: {line}")
         r = json.loads(out)
         if not r.get("ok"):
             raise RuntimeError(f"victim: {line}: {r.get('error')}")
@@ -183,8 +193,10 @@ class Victim:
         return bytearray.fromhex(self.call("dump " + name)["hex"])
 
     def close(self):
-        self.p.stdin.write("quit\n")
-        self.p.stdin.flush()
+        self.w.write("quit\n")
+        self.w.flush()
+        if self.p is None:
+            return 0 if self.r.readline() == "" else 1
         return self.p.wait(timeout=10)
 
 
@@ -299,9 +311,16 @@ class Suite:
     def __init__(self, a):
         self.wire = Wire(a.iface, a.ip, a.dev_mac, a.dev_ip)
         self.gid_hex = (b"\0" * 10 + b"\xff\xff" + socket.inet_aton(a.ip)).hex()
+        # Another address on the peer's subnet, for frames that must not pass
+        # a connected QP's source check.
+        self.spoof_ip = socket.inet_ntoa(socket.inet_aton(a.ip)[:3]
+                                         + bytes([socket.inet_aton(a.ip)[3] ^ 1]))
+        # No --ctl: the responder is not uroce (hostile_rxe.sh); counters are not checked.
         self.ctl = shlex.split(a.ctl)
-        self.victim = Victim(a.victim, "main")
-        self.tenant = Victim(a.victim, "tenant")
+        tcp = [(h, int(p)) for h, p in (x.rsplit(":", 1) for x in a.victim_tcp.split(","))] \
+            if a.victim_tcp else [None, None]
+        self.victim = Victim(a.victim, "main", tcp[0])
+        self.tenant = Victim(a.victim, "tenant", tcp[1])
         self._qpn = 0x000100
         self.results = []
         self.model = {}
@@ -347,6 +366,8 @@ class Suite:
         expect(not bad, "; ".join(bad))
 
     def qp_counters(self, qpn):
+        if not self.ctl:
+            return None
         out = subprocess.run(self.ctl + ["qps", "--json"], check=True, capture_output=True,
                              text=True).stdout
         found = []
@@ -365,6 +386,8 @@ class Suite:
         return found[0]
 
     def counters(self):
+        if not self.ctl:
+            return None
         out = subprocess.run(self.ctl + ["counters", "--json"], check=True, capture_output=True,
                              text=True).stdout
         flat = {}
@@ -408,10 +431,12 @@ def main():
     ap.add_argument("--ip", required=True)
     ap.add_argument("--dev-mac", required=True)
     ap.add_argument("--dev-ip", required=True)
-    ap.add_argument("--ctl", required=True)
+    ap.add_argument("--ctl", default="", help="uroce-ctl and its arguments (none: not uroce)")
+    ap.add_argument("--victim-tcp", default="",
+                    help="HOST:PORT,HOST:PORT of the main and the tenant victim, served elsewhere")
     ap.add_argument("--results", required=True)
     ap.add_argument("--only", default="", help="run only cases whose name contains this")
-    ap.add_argument("victim", nargs="+")
+    ap.add_argument("victim", nargs="*")
     a = ap.parse_args()
     # hostile_cases imports this module by name: let it find this instance
     # (the one whose CaseFailed Suite.run catches), not load a second one.

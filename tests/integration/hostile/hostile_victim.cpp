@@ -5,9 +5,11 @@
 // Driven by one command per line on stdin; answers one JSON line on stdout
 // per command (`{"ok":false,"error":...}` when a verb fails).
 //
-//   setup main|tenant   open uroce0; main: PDs pd1 and pd2 and the regions
-//                       below; tenant: one region "t" in a PD of its own
-//                       (another process's memory, for the wrong-PD case)
+//   setup main|tenant   open uroce0 (or $HOSTILE_DEVICE; GID index 1 or
+//                       $HOSTILE_GID_INDEX); main: PDs pd1 and pd2 and the
+//                       regions below; tenant: one region "t" in a PD of
+//                       its own (another process's memory, for the
+//                       wrong-PD case)
 //   info                the port GID and each region's target address,
 //                       length and key
 //   qp PD ACCESS PEER_QPN PEER_PSN PEER_GID NRECV RECV_LEN
@@ -79,6 +81,18 @@ void reply(const std::string& body) {
   std::fflush(stdout);
 }
 
+// The device and the GID index of its IPv4-mapped RoCE v2 GID: uroce0 and 1,
+// or HOSTILE_DEVICE and HOSTILE_GID_INDEX (the same victim against rxe0).
+const char* device_name() {
+  const char* d = std::getenv("HOSTILE_DEVICE");
+  return d != nullptr ? d : "uroce0";
+}
+
+int gid_index() {
+  const char* g = std::getenv("HOSTILE_GID_INDEX");
+  return g != nullptr ? std::atoi(g) : 1;
+}
+
 bool add_region(const std::string& name, const std::string& pd, int access, std::uint8_t seed) {
   Region r;
   r.buf = static_cast<std::uint8_t*>(std::aligned_alloc(4096, kBuf));
@@ -96,10 +110,12 @@ bool setup(const std::string& mode) {
   ibv_device** list = ibv_get_device_list(&n);
   if (list == nullptr) return false;
   for (int i = 0; i < n && ctx == nullptr; ++i) {
-    if (std::strcmp(ibv_get_device_name(list[i]), "uroce0") == 0) ctx = ibv_open_device(list[i]);
+    if (std::strcmp(ibv_get_device_name(list[i]), device_name()) == 0) {
+      ctx = ibv_open_device(list[i]);
+    }
   }
   ibv_free_device_list(list);
-  if (ctx == nullptr || ibv_query_gid(ctx, 1, 1, &gid) != 0) return false;
+  if (ctx == nullptr || ibv_query_gid(ctx, 1, gid_index(), &gid) != 0) return false;
   constexpr int kLw = IBV_ACCESS_LOCAL_WRITE;
   constexpr int kAll =
       kLw | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
@@ -163,7 +179,7 @@ bool to_rts(ibv_qp* qp, std::uint32_t peer_qpn, std::uint32_t peer_psn, const ib
   a.min_rnr_timer = 1;
   a.ah_attr.is_global = 1;
   a.ah_attr.grh.dgid = peer_gid;
-  a.ah_attr.grh.sgid_index = 1;
+  a.ah_attr.grh.sgid_index = static_cast<std::uint8_t>(gid_index());
   a.ah_attr.grh.hop_limit = 64;
   a.ah_attr.port_num = 1;
   if (ibv_modify_qp(qp, &a,
