@@ -30,6 +30,7 @@ import struct
 import subprocess
 import sys
 import threading
+import time
 import zlib
 
 ETH_P_ALL, ETH_P_IP, ETH_P_ARP = 0x0003, 0x0800, 0x0806
@@ -169,7 +170,15 @@ class Victim:
             self.w, self.r = self.p.stdin, self.p.stdout
         else:
             self.p = None
-            self.sock = socket.create_connection(tcp, timeout=60)
+            deadline = time.monotonic() + 120
+            while True:   # the server may not listen yet (a guest still starting it)
+                try:
+                    self.sock = socket.create_connection(tcp, timeout=60)
+                    break
+                except OSError:
+                    if time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.2)
             self.w = self.sock.makefile("w")
             self.r = self.sock.makefile("r")
         self.call("setup " + mode)
