@@ -7,9 +7,9 @@
 //
 //   setup main|tenant   open uroce0 (or $HOSTILE_DEVICE; GID index 1 or
 //                       $HOSTILE_GID_INDEX); main: PDs pd1 and pd2 and the
-//                       regions below; tenant: one region "t" in a PD of
-//                       its own (another process's memory, for the
-//                       wrong-PD case)
+//                       regions below; tenant: regions "t" and "recv" in
+//                       a PD of its own (another process's memory, for
+//                       the wrong-PD case)
 //   info                the port GID and each region's target address,
 //                       length and key
 //   qp PD ACCESS PEER_QPN PEER_PSN PEER_GID NRECV RECV_LEN
@@ -121,7 +121,8 @@ bool setup(const std::string& mode) {
       kLw | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
   if (mode == "tenant") {
     pds["pd1"] = ibv_alloc_pd(ctx);
-    return pds["pd1"] != nullptr && add_region("t", "pd1", kAll, 0x71);
+    return pds["pd1"] != nullptr && add_region("t", "pd1", kAll, 0x71) &&
+           add_region("recv", "pd1", kLw, 0x72);
   }
   pds["pd1"] = ibv_alloc_pd(ctx);
   pds["pd2"] = ibv_alloc_pd(ctx);
@@ -260,7 +261,8 @@ void run(const std::string& line) {
     std::uint32_t peer_qpn = 0, peer_psn = 0, nrecv = 0, recv_len = 0;
     in >> pd >> access >> peer_qpn >> peer_psn >> gid_hex >> nrecv >> recv_len;
     ibv_gid peer_gid{};
-    if (!in || !parse_gid(gid_hex, &peer_gid) || pds.count(pd) == 0 || nrecv * recv_len > kTarget) {
+    if (!in || !parse_gid(gid_hex, &peer_gid) || pds.count(pd) == 0 || regions.count("recv") == 0 ||
+        nrecv * recv_len > kTarget) {
       errno = EINVAL;
       return reply_error("qp arguments");
     }
@@ -276,7 +278,7 @@ void run(const std::string& line) {
     q.qp = ibv_create_qp(pds[pd], &ia);
     if (q.qp == nullptr) return reply_error("create_qp");
     if (!to_init(q.qp, access)) return reply_error("modify to INIT");
-    Region& rv = regions.at("recv");
+    Region& rv = regions["recv"];
     for (std::uint32_t i = 0; i < nrecv; ++i) {
       ibv_sge sge{reinterpret_cast<std::uintptr_t>(rv.buf + kGuard + i * recv_len), recv_len,
                   rv.mr->lkey};
