@@ -14,7 +14,7 @@ PKGS=(
   python3-scapy tshark
   iproute2 valgrind libibverbs-dev ibverbs-utils perftest rdmacm-utils python3-pyverbs python3-matplotlib
   qemu-system-x86 busybox-static cpio kmod ibverbs-providers
-  ucx-utils openmpi-bin libopenmpi-dev
+  ucx-utils openmpi-bin libopenmpi-dev libfabric-bin qperf
 )
 
 missing=()

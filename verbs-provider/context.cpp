@@ -146,8 +146,16 @@ int query_device_ex(ibv_context* ctx, const ibv_query_device_ex_input* in, ibv_d
   // sizeof(ibv_device_attr).
   std::memset(attr, 0, attr_size);
   attr->orig_attr = st->hello.device;
-  // The extended part as the kernel fills it for rxe: the capability flags
-  // again (64-bit) and the port count; no ODP, TSO, RSS, timestamps.
+  // The extended part as rdma-core and the kernel fill it for rxe
+  // (ibv_cmd_query_device_any, ib_uverbs_ex_query_device): the capability
+  // flags again, 64-bit, and the port count. The rest stays 0 because uroce
+  // has none of it, as rxe has none: no ODP (odp_caps, xrc_odp_caps), no
+  // completion timestamps (completion_timestamp_mask, hca_core_clock), no
+  // raw packet QPs, WQs or RSS (tso_caps, rss_caps, max_wq_type_rq,
+  // raw_packet_caps), no tag matching (tm_caps), no CQ moderation
+  // (ibv_modify_cq: cq_mod_caps), no device memory (max_dm_size), no PCIe
+  // atomics (pci_atomic_caps), and comp_mask 0. A non-zero input comp_mask
+  // is EINVAL, as in libibverbs' ibv_query_device_ex and rxe's path.
   auto fits = [&](std::size_t off, std::size_t sz) { return off + sz <= attr_size; };
   if (fits(offsetof(ibv_device_attr_ex, device_cap_flags_ex), sizeof(std::uint64_t))) {
     attr->device_cap_flags_ex = st->hello.device.device_cap_flags;

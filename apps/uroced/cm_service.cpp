@@ -162,6 +162,10 @@ std::uint64_t CmService::guid_be(int dev) const {
 
 int CmService::bind_addr(Id& id, std::uint32_t ip, std::uint16_t port) {
   if (id.bound) return EINVAL;
+  // A loopback address binds like the wildcard, to no device (Linux's CM
+  // treats 127/8 as "any": cma_any_addr). libfabric's verbs provider binds
+  // "localhost" to probe for a source address when it is given none.
+  if ((ip >> 24) == 127) ip = 0;
   int dev = -1;
   if (ip != 0) {
     dev = device_of_ip(ip);

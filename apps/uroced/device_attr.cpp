@@ -40,6 +40,11 @@ ibv_device_attr device_attr(const Device& dev) {
   a.max_pkeys = 1;
   a.local_ca_ack_delay = 15;
   a.phys_port_cnt = 1;
+  // Also implemented (device_cap_flags_ex repeats them): PORT_ACTIVE and
+  // PORT_ERR events when the link comes and goes (Server::check_links), and
+  // address vectors that must name port 1 (an AH or a UD QP's path on any
+  // other port is refused with EINVAL).
+  a.device_cap_flags |= IBV_DEVICE_PORT_ACTIVE_EVENT | IBV_DEVICE_UD_AV_PORT_ENFORCE;
   return a;
 }
 
@@ -51,9 +56,9 @@ ibv_port_attr port_attr(const Device& dev) {
   a.max_mtu = IBV_MTU_4096;
   a.active_mtu = to_ibv_mtu(dev.active_mtu());
   a.gid_tbl_len = kGidTableLen;
-  // No connection manager (librdmacm needs the kernel) and no SM: no
-  // capability bits are claimed.
-  a.port_cap_flags = 0;
+  // The daemon's CM answers REQs and SIDR_REQs on QP1 (docs/cm.md), as
+  // rxe's port announces; no SM, no other capability.
+  a.port_cap_flags = IBV_PORT_CM_SUP;
   a.max_msg_sz = kMaxMsgBytes;
   a.pkey_tbl_len = 1;
   a.max_vl_num = 1;

@@ -71,6 +71,20 @@ cm::QpParams local_params(const rdma_ucm_conn_param& p, std::uint32_t psn, std::
   return q;
 }
 
+// The access flags of an RC QP moved to INIT for an id, as the Linux CM
+// gives them: none before the id has a connection (cma.c, before
+// rdma_connect or without a REQ), then remote WRITE always and remote READ
+// and atomics when the QP answers any (cm.c, non-zero responder
+// resources). librdmacm moves the QP to INIT again with these just before
+// RTR, once the REQ or REP has set them.
+std::uint32_t rc_init_access(const cm::Conn* conn) {
+  if (conn == nullptr) return 0;
+  std::uint32_t f = IBV_ACCESS_REMOTE_WRITE;
+  if (cm::qp_responder_resources(*conn) != 0)
+    f |= IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+  return f;
+}
+
 cm::PrivateData private_of(const std::uint8_t* p, std::size_t n) {
   cm::PrivateData d;
   if (n > d.b.size()) n = d.b.size();
@@ -316,15 +330,15 @@ int CmService::on_init_qp_attr(const std::uint8_t* b, ctl::CmCommandRep* rep) {
     respond(rep, c.response, 0xffff, a);
     return 0;
   }
+  const cm::Conn* conn = id->connected ? machine_.find(id->conn) : nullptr;
   if (c.qp_state == IBV_QPS_INIT) {
-    a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+    a.qp_access_flags = rc_init_access(conn);
     a.pkey_index = 0;
     a.port_num = 1;
     a.qp_attr_mask = IBV_QP_STATE | IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX | IBV_QP_PORT;
     respond(rep, c.response, 0xffff, a);
     return 0;
   }
-  const cm::Conn* conn = id->connected ? machine_.find(id->conn) : nullptr;
   if (conn == nullptr) return EINVAL;
   if (c.qp_state == IBV_QPS_RTR) {
     const auto own = static_cast<std::uint8_t>(devices_[id->dev]->active_mtu());
@@ -335,7 +349,7 @@ int CmService::on_init_qp_attr(const std::uint8_t* b, ctl::CmCommandRep* rep) {
     // receive, and the peer sends from it: what the Linux CM does (checked
     // against rxe: its requester starts at our REP's PSN).
     a.rq_psn = id->local_psn;
-    a.max_dest_rd_atomic = conn->remote.initiator_depth;
+    a.max_dest_rd_atomic = cm::qp_responder_resources(*conn);
     a.min_rnr_timer = kMinRnrTimer;
     const auto dgid = cm::ipv4_gid(id->dst_ip);
     std::memcpy(a.ah_attr.grh.dgid, dgid.data(), 16);
@@ -350,7 +364,7 @@ int CmService::on_init_qp_attr(const std::uint8_t* b, ctl::CmCommandRep* rep) {
     a.timeout = cm::qp_ack_timeout(*conn);
     a.retry_cnt = conn->active ? id->local.retry_count : conn->remote.retry_count;
     a.rnr_retry = conn->remote.rnr_retry_count;  // as the peer asked in its REQ or REP
-    a.max_rd_atomic = conn->remote.responder_resources;
+    a.max_rd_atomic = cm::qp_initiator_depth(*conn);
     a.qp_attr_mask = IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
                      IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC;
   } else {

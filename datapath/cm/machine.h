@@ -127,6 +127,23 @@ inline std::uint8_t qp_ack_timeout(const Conn& c) {
   return c.remote.local_ack_timeout;
 }
 
+// The responder resources and initiator depth a connection's QP takes, as
+// the Linux CM keeps them (cm.c): the values this side last sent while they
+// are the newest (an active side before the REP, a passive side once it
+// accepted), otherwise the peer's, crossed (the REP's initiator depth is
+// how many READs and atomics this side must answer, and the REQ's
+// likewise before the passive side accepts).
+inline bool own_params_newest(const Conn& c) {
+  if (c.active) return c.state == State::kReqSent || c.state == State::kMraRcvd;
+  return c.state != State::kReqRcvd;
+}
+inline std::uint8_t qp_responder_resources(const Conn& c) {
+  return own_params_newest(c) ? c.local.responder_resources : c.remote.initiator_depth;
+}
+inline std::uint8_t qp_initiator_depth(const Conn& c) {
+  return own_params_newest(c) ? c.local.initiator_depth : c.remote.responder_resources;
+}
+
 class Machine {
  public:
   // `first_id`: where Communication IDs start (a seeded value, so that

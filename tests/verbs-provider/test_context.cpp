@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <cstddef>
 #include <fstream>
 #include <string>
 
@@ -126,9 +127,53 @@ TEST(QueryDeviceEx_Sizes, ExtendedFieldsAsRxeFillsThem) {
   EXPECT_EQ(attr.device_cap_flags_ex, static_cast<std::uint64_t>(IBV_DEVICE_RC_RNR_NAK_GEN));
   EXPECT_EQ(attr.phys_port_cnt_ex, 1u);
   EXPECT_EQ(attr.comp_mask, 0u);
+  // Pacing: every QP type uroce has, in the range the daemon accepts.
+  EXPECT_EQ(attr.packet_pacing_caps.qp_rate_limit_min, ctl::kMinRateKbps);
+  EXPECT_EQ(attr.packet_pacing_caps.qp_rate_limit_max, ctl::kMaxRateKbps);
+  EXPECT_EQ(attr.packet_pacing_caps.supported_qpts,
+            (1u << IBV_QPT_RC) | (1u << IBV_QPT_UC) | (1u << IBV_QPT_UD));
+  // Everything uroce does not have is 0, as rxe reports it (no 0xEE left).
   EXPECT_EQ(attr.odp_caps.general_caps, 0u);
+  EXPECT_EQ(attr.odp_caps.per_transport_caps.rc_odp_caps, 0u);
+  EXPECT_EQ(attr.odp_caps.per_transport_caps.uc_odp_caps, 0u);
+  EXPECT_EQ(attr.odp_caps.per_transport_caps.ud_odp_caps, 0u);
   EXPECT_EQ(attr.completion_timestamp_mask, 0u);
+  EXPECT_EQ(attr.hca_core_clock, 0u);
   EXPECT_EQ(attr.tso_caps.max_tso, 0u);
+  EXPECT_EQ(attr.tso_caps.supported_qpts, 0u);
+  EXPECT_EQ(attr.rss_caps.supported_qpts, 0u);
+  EXPECT_EQ(attr.rss_caps.max_rwq_indirection_tables, 0u);
+  EXPECT_EQ(attr.rss_caps.max_rwq_indirection_table_size, 0u);
+  EXPECT_EQ(attr.rss_caps.rx_hash_fields_mask, 0u);
+  EXPECT_EQ(attr.rss_caps.rx_hash_function, 0u);
+  EXPECT_EQ(attr.max_wq_type_rq, 0u);
+  EXPECT_EQ(attr.raw_packet_caps, 0u);
+  EXPECT_EQ(attr.tm_caps.max_rndv_hdr_size, 0u);
+  EXPECT_EQ(attr.tm_caps.max_num_tags, 0u);
+  EXPECT_EQ(attr.tm_caps.flags, 0u);
+  EXPECT_EQ(attr.tm_caps.max_ops, 0u);
+  EXPECT_EQ(attr.tm_caps.max_sge, 0u);
+  EXPECT_EQ(attr.cq_mod_caps.max_cq_count, 0u);
+  EXPECT_EQ(attr.cq_mod_caps.max_cq_period, 0u);
+  EXPECT_EQ(attr.max_dm_size, 0u);
+  EXPECT_EQ(attr.pci_atomic_caps.fetch_add, 0u);
+  EXPECT_EQ(attr.pci_atomic_caps.swap, 0u);
+  EXPECT_EQ(attr.pci_atomic_caps.compare_swap, 0u);
+  EXPECT_EQ(attr.xrc_odp_caps, 0u);
+}
+
+// A caller that owns less than the whole struct (an older libibverbs) gets
+// the fields that fit and nothing written past its size.
+TEST(QueryDeviceEx_Sizes, PartialExtensionWritesOnlyWhatFits) {
+  FakeContext fc;
+  ibv_device_attr_ex attr;
+  std::memset(&attr, 0xEE, sizeof(attr));
+  const std::size_t owned = offsetof(ibv_device_attr_ex, tso_caps);
+  ASSERT_EQ(query_device_ex(fc.ctx(), nullptr, &attr, owned), 0);
+  EXPECT_EQ(attr.device_cap_flags_ex, static_cast<std::uint64_t>(IBV_DEVICE_RC_RNR_NAK_GEN));
+  EXPECT_EQ(attr.hca_core_clock, 0u);
+  const auto* bytes = reinterpret_cast<const unsigned char*>(&attr);
+  for (std::size_t i = owned; i < sizeof(attr); ++i) ASSERT_EQ(bytes[i], 0xEE) << i;
 }
 
 TEST(QueryDeviceEx_Errors, InputMaskShortBufferAndDeadDaemon) {

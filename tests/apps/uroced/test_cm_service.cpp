@@ -108,7 +108,9 @@ struct Service : ::testing::Test {
   struct Conn {
     std::uint32_t s = 0, c = 0, listener = 0, child = 0, id = 0;
   };
-  Conn connect() {
+  // The passive side accepts with `resp` responder resources and initiator
+  // depth `depth`.
+  Conn connect(std::uint8_t resp = 0, std::uint8_t depth = 0) {
     Conn k;
     k.s = open();
     k.c = open();
@@ -154,6 +156,8 @@ struct Service : ::testing::Test {
     a.id = k.child;
     a.uid = 0xbbb;
     a.conn_param.qp_num = 0x22;
+    a.conn_param.responder_resources = resp;
+    a.conn_param.initiator_depth = depth;
     EXPECT_EQ(run(k.s, cmd(RDMA_USER_CM_CMD_ACCEPT, a)), 0);
     pump();
     const rdma_ucm_event_resp rep = event(k.c);
@@ -169,7 +173,67 @@ struct Service : ::testing::Test {
     EXPECT_EQ(est.uid, 0xbbbu);
     return k;
   }
+  // INIT_QP_ATTR of `id` for `state`, 0 or the errno.
+  int init_attr(std::uint32_t file, std::uint32_t id, std::uint32_t state, ib_uverbs_qp_attr* a) {
+    rdma_ucm_init_qp_attr q{};
+    q.response = 0x3000;
+    q.id = id;
+    q.qp_state = state;
+    ctl::CmCommandRep rep{};
+    const int rc =
+        run(file, cmd(RDMA_USER_CM_CMD_INIT_QP_ATTR, q, sizeof(ib_uverbs_qp_attr)), &rep);
+    std::memcpy(a, rep.resp, sizeof(*a));
+    return rc;
+  }
 };
+
+constexpr std::uint32_t kReadWriteAtomic =
+    IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+
+// As the Linux CM: no remote access before a connection exists, then
+// remote WRITE, and READ and atomics when the QP answers any.
+TEST_F(Service, InitQpAttr_AccessFlagsFollowResponderResources) {
+  const std::uint32_t f = open();
+  const std::uint32_t id = create(f, 9);
+  ib_uverbs_qp_attr a{};
+  EXPECT_EQ(init_attr(f, id, IBV_QPS_INIT, &a), EINVAL);  // not bound to a device yet
+  rdma_ucm_resolve_ip ri{};
+  ri.dst_addr = v4(kIp1, 7000);
+  ri.id = id;
+  ASSERT_EQ(run(f, cmd(RDMA_USER_CM_CMD_RESOLVE_IP, ri)), 0);
+  cm.tick(0);
+  ASSERT_EQ(init_attr(f, id, IBV_QPS_INIT, &a), 0);
+  EXPECT_EQ(a.qp_access_flags, 0u);
+  EXPECT_NE(a.qp_attr_mask & IBV_QP_ACCESS_FLAGS, 0u);
+  EXPECT_EQ(init_attr(f, id, IBV_QPS_RTR, &a), EINVAL);  // no connection yet
+
+  // The server accepts with 2 responder resources and an initiator depth
+  // of 1; the client asked for 4 and 2.
+  const Conn k = connect(2, 1);
+  ASSERT_EQ(init_attr(k.c, k.id, IBV_QPS_INIT, &a), 0);
+  EXPECT_EQ(a.qp_access_flags, kReadWriteAtomic);
+  ASSERT_EQ(init_attr(k.c, k.id, IBV_QPS_RTR, &a), 0);
+  EXPECT_EQ(a.max_dest_rd_atomic, 1);  // the REP's initiator depth
+  ASSERT_EQ(init_attr(k.c, k.id, IBV_QPS_RTS, &a), 0);
+  EXPECT_EQ(a.max_rd_atomic, 2);  // the REP's responder resources
+  ASSERT_EQ(init_attr(k.s, k.child, IBV_QPS_INIT, &a), 0);
+  EXPECT_EQ(a.qp_access_flags, kReadWriteAtomic);
+  ASSERT_EQ(init_attr(k.s, k.child, IBV_QPS_RTR, &a), 0);
+  EXPECT_EQ(a.max_dest_rd_atomic, 2);
+  ASSERT_EQ(init_attr(k.s, k.child, IBV_QPS_RTS, &a), 0);
+  EXPECT_EQ(a.max_rd_atomic, 1);
+}
+
+TEST_F(Service, InitQpAttr_NoResponderResourcesGivesRemoteWriteOnly) {
+  const Conn k = connect(0, 0);
+  ib_uverbs_qp_attr a{};
+  ASSERT_EQ(init_attr(k.c, k.id, IBV_QPS_INIT, &a), 0);
+  EXPECT_EQ(a.qp_access_flags, static_cast<std::uint32_t>(IBV_ACCESS_REMOTE_WRITE));
+  ASSERT_EQ(init_attr(k.s, k.child, IBV_QPS_INIT, &a), 0);
+  EXPECT_EQ(a.qp_access_flags, static_cast<std::uint32_t>(IBV_ACCESS_REMOTE_WRITE));
+  ASSERT_EQ(init_attr(k.c, k.id, IBV_QPS_RTR, &a), 0);
+  EXPECT_EQ(a.max_dest_rd_atomic, 0);
+}
 
 TEST_F(Service, Command_ConnectsTwoFilesOverQp1) {
   const Conn k = connect();
@@ -246,6 +310,35 @@ TEST_F(Service, Command_BadInputGetsItsExactError) {
   EXPECT_EQ(run(f, big), EINVAL);
   EXPECT_EQ(cm.command(12345, big, nullptr), EBADF);
   EXPECT_EQ(cm.status().service.bad_commands, 12u);
+}
+
+// As Linux's CM: a loopback address binds as the wildcard (no device), and
+// takes the wildcard's ports.
+TEST_F(Service, Bind_LoopbackBindsAsTheWildcard) {
+  const std::uint32_t f = open();
+  const std::uint32_t id = create(f, 1);
+  rdma_ucm_bind_ip b{};
+  b.id = id;
+  b.addr = v4((127u << 24) | 1, 6000);
+  ASSERT_EQ(run(f, cmd(RDMA_USER_CM_CMD_BIND_IP, b)), 0);
+  rdma_ucm_query q{};
+  q.response = 0x4000;
+  q.id = id;
+  ctl::CmCommandRep rep{};
+  ASSERT_EQ(run(f, cmd(RDMA_USER_CM_CMD_QUERY_ROUTE, q, sizeof(rdma_ucm_query_route_resp)), &rep),
+            0);
+  rdma_ucm_query_route_resp r;
+  std::memcpy(&r, rep.resp, sizeof(r));
+  sockaddr_in in;
+  std::memcpy(&in, &r.src_addr, sizeof(in));
+  EXPECT_EQ(in.sin_addr.s_addr, htonl(INADDR_ANY));
+  EXPECT_EQ(ntohs(in.sin_port), 6000);
+  ib_uverbs_qp_attr a{};
+  EXPECT_EQ(init_attr(f, id, IBV_QPS_INIT, &a), EINVAL);  // no device
+  const std::uint32_t other = create(f, 2);
+  b.id = other;
+  b.addr = v4(0, 6000);
+  EXPECT_EQ(run(f, cmd(RDMA_USER_CM_CMD_BIND_IP, b)), EADDRINUSE);
 }
 
 TEST_F(Service, Tick_UnresolvableAddressGivesAddrError) {

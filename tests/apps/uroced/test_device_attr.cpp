@@ -22,7 +22,7 @@ TEST(DeviceAttr, ValuesFromConfigAndLimits) {
   EXPECT_EQ(a.max_qp_wr, 16384);
   EXPECT_EQ(a.max_sge, 32);
   EXPECT_EQ(a.max_cq, 1024);
-  EXPECT_EQ(a.max_cqe, 65535);
+  EXPECT_EQ(a.max_cqe, (1 << 19) - 1);  // 2^19 slots (one kept empty): one arena chunk
   EXPECT_EQ(a.max_mr, 4096);
   EXPECT_EQ(a.max_qp_rd_atom, 16);
   EXPECT_EQ(a.max_qp_init_rd_atom, 16);
@@ -34,6 +34,15 @@ TEST(DeviceAttr, ValuesFromConfigAndLimits) {
   EXPECT_EQ(a.phys_port_cnt, 1);
   EXPECT_EQ(a.page_size_cap, 4096u);
   EXPECT_EQ(a.max_mr_size, kMaxMrBytes);
+  // Only capabilities uroce implements.
+  EXPECT_NE(a.device_cap_flags & IBV_DEVICE_RC_RNR_NAK_GEN, 0);
+  EXPECT_NE(a.device_cap_flags & IBV_DEVICE_SYS_IMAGE_GUID, 0);
+  EXPECT_NE(a.device_cap_flags & IBV_DEVICE_PORT_ACTIVE_EVENT, 0);
+  EXPECT_NE(a.device_cap_flags & IBV_DEVICE_UD_AV_PORT_ENFORCE, 0);
+  EXPECT_EQ(a.device_cap_flags &
+                (IBV_DEVICE_AUTO_PATH_MIG | IBV_DEVICE_SRQ_RESIZE | IBV_DEVICE_BAD_PKEY_CNTR |
+                 IBV_DEVICE_BAD_QKEY_CNTR | IBV_DEVICE_N_NOTIFY_CQ | IBV_DEVICE_XRC),
+            0);
 }
 
 TEST(PortAttr, ActiveMtuFromEthernetMtu) {
@@ -47,6 +56,7 @@ TEST(PortAttr, ActiveMtuFromEthernetMtu) {
   EXPECT_EQ(p.max_mtu, IBV_MTU_4096);
   EXPECT_EQ(p.gid_tbl_len, 16);
   EXPECT_EQ(p.max_msg_sz, 1u << 31);
+  EXPECT_EQ(p.port_cap_flags, static_cast<std::uint32_t>(IBV_PORT_CM_SUP));
   EXPECT_EQ(p.pkey_tbl_len, 1);
   EXPECT_EQ(p.phys_state, 5);
   EXPECT_EQ(p.link_layer, IBV_LINK_LAYER_ETHERNET);

@@ -24,6 +24,33 @@ TEST_F(ClientSessionTest, CreateCq_AbsurdCqe_Einval) {
   expect_still_served(b_);
 }
 
+// ibv_device_attr.max_cqe is the largest CQ one arena chunk holds: a CQ of
+// exactly that many entries is created and resized to, and so is the
+// 65,536 CQEs libfabric's rxm asks for at its defaults.
+TEST_F(ClientSessionTest, CreateCq_MaxCqeIsReachable) {
+  ASSERT_EQ(a_.hello("uroce0").status, 0);
+  ctl::CreateCqReq r{};
+  r.cqe = kMaxCqe;
+  Reply rep = a_.call(Op::kCreateCq, r);
+  ASSERT_EQ(rep.status, 0);
+  const auto c = rep.as<ctl::CreateCqRep>();
+  EXPECT_EQ(c.cqe, kMaxCqe);
+  EXPECT_EQ(c.log2_slots, kMaxCqLog2Slots);
+  r.cqe = 65536;
+  rep = a_.call(Op::kCreateCq, r);
+  ASSERT_EQ(rep.status, 0);
+  const auto small = rep.as<ctl::CreateCqRep>();
+  EXPECT_EQ(small.cqe, (1u << 17) - 1);
+  ctl::ResizeCqReq rz{};
+  rz.cq_handle = small.cq_handle;
+  rz.cqe = kMaxCqe;
+  rep = a_.call(Op::kResizeCq, rz);
+  ASSERT_EQ(rep.status, 0);
+  EXPECT_EQ(rep.as<ctl::ResizeCqRep>().cqe, kMaxCqe);
+  rz.cqe = kMaxCqe + 1;
+  EXPECT_EQ(a_.call(Op::kResizeCq, rz).status, EINVAL);
+}
+
 TEST_F(ClientSessionTest, CreateCq_RingRegionSharedWithClient) {
   ASSERT_EQ(a_.hello("uroce0").status, 0);
   ctl::CreateCqReq r{};
@@ -217,6 +244,40 @@ TEST_F(ClientSessionTest, CreateQp_RingsAndQpn) {
   EXPECT_EQ(a_.call(Op::kDestroyCq, ctl::DestroyCqReq{cq, 0}).status, EBUSY);
   EXPECT_EQ(a_.call(Op::kDestroyQp, ctl::DestroyQpReq{rep.qp_handle, 0}).status, 0);
   EXPECT_EQ(a_.call(Op::kDestroyCq, ctl::DestroyCqReq{cq, 0}).status, 0);
+}
+
+// Every per-QP and per-SRQ maximum ibv_query_device advertises is granted
+// at once (max_qp_wr, max_sge, the inline bytes, max_srq_wr, max_srq_sge),
+// and the engine holds the QP and the SRQ that result.
+TEST_F(ClientSessionTest, CreateQp_AdvertisedMaximaAreReachable) {
+  ASSERT_EQ(a_.hello("uroce0").status, 0);
+  const std::uint32_t pd = a_.alloc_pd();
+  ctl::CreateCqReq cr{};
+  cr.cqe = kMaxCqe;
+  const std::uint32_t cq = a_.call(Op::kCreateCq, cr).as<ctl::CreateCqRep>().cq_handle;
+  ctl::CreateQpReq q{};
+  q.pd_handle = pd;
+  q.send_cq_handle = cq;
+  q.recv_cq_handle = cq;
+  q.qp_type = IBV_QPT_RC;
+  q.cap = {kMaxQpWr, kMaxQpWr, kMaxSge, kMaxSge, kMaxInline};
+  Reply r = a_.call(Op::kCreateQp, q);
+  ASSERT_EQ(r.status, 0);
+  const auto rep = r.as<ctl::CreateQpRep>();
+  EXPECT_GE(rep.cap.max_send_wr, kMaxQpWr);
+  EXPECT_GE(rep.cap.max_recv_wr, kMaxQpWr);
+  EXPECT_EQ(rep.cap.max_send_sge, kMaxSge);
+  EXPECT_EQ(rep.cap.max_recv_sge, kMaxSge);
+  EXPECT_EQ(rep.cap.max_inline_data, kMaxInline);
+  ctl::CreateSrqReq sr{};
+  sr.pd_handle = pd;
+  sr.attr = {kMaxSrqWr, kMaxSge, 0};
+  Reply srep = a_.call(Op::kCreateSrq, sr);
+  ASSERT_EQ(srep.status, 0);
+  EXPECT_GE(srep.as<ctl::CreateSrqRep>().attr.max_wr, kMaxSrqWr);
+  EXPECT_EQ(srep.as<ctl::CreateSrqRep>().attr.max_sge, kMaxSge);
+  sr.attr.max_wr = kMaxSrqWr + 1;
+  EXPECT_EQ(a_.call(Op::kCreateSrq, sr).status, EINVAL);
 }
 
 // DC QPs (docs/dc.md): the session checks the request's shape and looks up

@@ -151,6 +151,36 @@ TEST(QpAckTimeout, ReqWithoutOneGivesTheDefault) {
   EXPECT_EQ(qp_ack_timeout(c), kLocalAckTimeout);
 }
 
+// A asks for 4 responder resources and an initiator depth of 4; B answers
+// with 0 and 3. Each QP follows the newest parameters of its CM, as the
+// Linux CM's cm_id does.
+TEST(QpRdAtomic, FollowsTheNewestParametersOfEachSide) {
+  Pair p;
+  ASSERT_EQ(p.b.listen(0, kPort, 1), 0);
+  const ConnId ia = p.connect();
+  ASSERT_NE(p.a.find(ia), nullptr);
+  EXPECT_EQ(qp_responder_resources(*p.a.find(ia)), 4);  // A's own REQ
+  EXPECT_EQ(qp_initiator_depth(*p.a.find(ia)), 4);
+  p.a_to_b_all();
+  ASSERT_EQ(p.ob.events.size(), 1u);
+  const ConnId ib = p.ob.events[0].conn;
+  EXPECT_EQ(qp_responder_resources(*p.b.find(ib)), 4);  // the REQ's initiator depth
+  EXPECT_EQ(qp_initiator_depth(*p.b.find(ib)), 4);      // the REQ's responder resources
+  QpParams rep;
+  rep.qpn = 0x22;
+  rep.responder_resources = 0;
+  rep.initiator_depth = 3;
+  ASSERT_EQ(p.b.accept(ib, rep, {}, p.now, &p.ob), 0);
+  EXPECT_EQ(qp_responder_resources(*p.b.find(ib)), 0);  // B's own REP now
+  EXPECT_EQ(qp_initiator_depth(*p.b.find(ib)), 3);
+  p.b_to_a_all();
+  EXPECT_EQ(qp_responder_resources(*p.a.find(ia)), 3);  // the REP's initiator depth
+  EXPECT_EQ(qp_initiator_depth(*p.a.find(ia)), 0);      // the REP's responder resources
+  ASSERT_EQ(p.a.accept(ia, {}, {}, p.now, &p.oa), 0);
+  EXPECT_EQ(qp_responder_resources(*p.a.find(ia)), 3);
+  EXPECT_EQ(qp_initiator_depth(*p.a.find(ia)), 0);
+}
+
 TEST(Machine_Connect, PrivateDataOverTheReqRoomIsRefused) {
   Pair t;
   ConnectArgs args;

@@ -2,13 +2,14 @@
 # rdma_cm through uroce-run: one uroced, uroce0 and uroce1 on a crossed
 # net_ring pair, unmodified librdmacm programs connecting with IBTA CM MADs
 # over QP1 (docs/cm.md): rping with data verification, ib_send_lat -R,
-# ib_write_bw -R, rdma_server/rdma_client, udaddy (SIDR); a connect to a
+# ib_write_bw -R, ib_atomic_bw -R (the QPs get remote atomic access from the
+# CM, as Linux's gives it), rdma_server/rdma_client, udaddy (SIDR); a connect to a
 # port nobody listens on (REJ); a listener killed with SIGKILL (its ids
 # reclaimed, its port free again).
 #
 #   ring_rdma_cm.sh BUILD_DIR
 source "$(dirname "$0")/common.sh"
-verbs_test_init vring_cm "$1" rping ib_send_lat ib_write_bw rdma_server rdma_client udaddy
+verbs_test_init vring_cm "$1" rping ib_send_lat ib_write_bw ib_atomic_bw rdma_server rdma_client udaddy
 
 IP0=10.203.0.1
 IP1=10.203.0.2
@@ -50,6 +51,9 @@ perf_cm() {  # PROGRAM KIND ITERS LABEL
 }
 perf_cm ib_send_lat lat 1000 "ib_send_lat -R -n 1000 uroce0 -> uroce1"
 perf_cm ib_write_bw bw 5000 "ib_write_bw -R -n 5000 uroce0 -> uroce1"
+# Atomics need IBV_ACCESS_REMOTE_ATOMIC on the responder's QP, which only
+# the CM's INIT attributes give it here (perftest adds none with -R).
+perf_cm ib_atomic_bw bw 5000 "ib_atomic_bw -R -n 5000 uroce0 -> uroce1 (fetch-and-add)"
 
 # ---- rdma_server / rdma_client (rdma_getaddrinfo, rdma_create_ep) ----------
 uroce_next_port port
