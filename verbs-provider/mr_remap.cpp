@@ -384,6 +384,16 @@ void privatize_all(MemfdEntry* list, std::string_view maps) {
 // Constructed when the provider is loaded, destroyed at exit (atexit, from
 // libc).
 MemfdRegistry g_process_memfds;
+
+// Its fork handlers (fork.h), installed with it; glibc removes them again
+// if the provider is unloaded.
+void prepare_fork() { g_process_memfds.before_fork(); }
+void parent_after_fork() { g_process_memfds.after_fork_in_parent(); }
+void child_after_fork() { g_process_memfds.after_fork_in_child(); }
+struct ForkHandlers {
+  ForkHandlers() { pthread_atfork(prepare_fork, parent_after_fork, child_after_fork); }
+};
+ForkHandlers g_fork_handlers;
 }  // namespace
 
 MemfdRegistry& process_memfds() { return g_process_memfds; }

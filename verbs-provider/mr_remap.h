@@ -103,8 +103,8 @@ class MemfdRegistry {
               bool dontfork = false);
   void release(const MrBacking& b);
 
-  // The pthread_atfork handlers (fork.cpp installs them for
-  // process_memfds()). before_fork() holds the mutex across fork(); the
+  // The pthread_atfork handlers (installed for process_memfds() when the
+  // provider is loaded, fork.h). before_fork() holds the mutex across fork(); the
   // child's handler makes every registered page private in the child and
   // empties its registry (the registrations are the parent's), with system
   // calls only: no malloc, no lock another thread could hold.
