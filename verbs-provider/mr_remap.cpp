@@ -89,6 +89,14 @@ std::size_t MemfdRegistry::entries() {
   return n;
 }
 
+std::size_t MemfdRegistry::referenced() {
+  pthread_mutex_lock(&mu_);
+  std::size_t n = 0;
+  for (MemfdEntry* e = head_; e != nullptr; e = e->next) n += e->refs != 0 ? 1 : 0;
+  pthread_mutex_unlock(&mu_);
+  return n;
+}
+
 MemfdEntry* MemfdRegistry::find(dev_t dev, std::uint64_t inode) const {
   for (MemfdEntry* e = head_; e != nullptr; e = e->next) {
     if (e->dev == dev && e->inode == inode) return e;
@@ -165,7 +173,7 @@ int MemfdRegistry::acquire_locked(std::uintptr_t addr, std::size_t len, bool wri
       rc = remap(runs[i].start, runs[i].end, runs[i].prot, dontfork, &e);
     } else {
       e = find(runs[i].dev, runs[i].inode);
-      if (e != nullptr) ++e->refs;
+      if (e != nullptr && e->refs++ == 0) idle_bytes_ -= e->size;  // idle no more
     }
     if (e != nullptr) got.entries[got.count++] = e;
     if (rc != 0) {
@@ -407,21 +415,64 @@ void MemfdRegistry::release(const MrBacking& b) {
 
 void MemfdRegistry::release_locked(const MrBacking& b) {
   for (unsigned i = 0; i < b.count; ++i) {
-    MemfdEntry** link = &head_;
-    while (*link != nullptr && *link != b.entries[i]) link = &(*link)->next;
-    MemfdEntry* e = *link;
+    MemfdEntry* e = head_;
+    while (e != nullptr && e != b.entries[i]) e = e->next;
     if (e == nullptr || --e->refs != 0) continue;
     // The last registration on these pages is gone (the daemon unmapped
-    // them): private again, so that a child forked later copies them.
-    // Without our maps (ENOMEM) the entry stays, shared, for the next fork
-    // to privatize in the child.
-    char* text = nullptr;
-    std::size_t text_len = 0;
-    if (shm::read_maps(0, &text, &text_len, e->addr + e->size) != 0) continue;
+    // them): idle, still shared, so that registering them again moves
+    // nothing; the idle ones beyond the budget become private now.
+    idle_bytes_ += e->size;
+  }
+  if (idle_bytes_ > idle_budget_) trim_idle_locked();
+}
+
+void MemfdRegistry::trim_idle_locked() {
+  // One maps read for all. Without it (ENOMEM) the idle entries stay,
+  // shared, for the next release or fork to privatize.
+  char* text = nullptr;
+  std::size_t text_len = 0;
+  if (shm::read_maps(0, &text, &text_len) != 0) return;
+  // First the idle entries whose pages the application unmapped (freed
+  // buffers): their shadows only hold memory. `done` marks the others.
+  for (MemfdEntry* e = head_; e != nullptr; e = e->next) e->done = 0;
+  std::string_view maps{text, text_len};
+  while (!maps.empty()) {
+    const std::size_t nl = maps.find('\n');
+    MapsLine m;
+    if (parse_maps_line(maps.substr(0, nl), &m) && m.shared) {
+      MemfdEntry* e = find(m.dev, m.inode);
+      if (e != nullptr && m.start < e->addr + e->size && e->addr < m.end) e->done = 1;
+    }
+    maps.remove_prefix(nl == std::string_view::npos ? maps.size() : nl + 1);
+  }
+  MemfdEntry* evict = nullptr;
+  auto take = [&](MemfdEntry** link) {
+    MemfdEntry* e = *link;
     *link = e->next;
-    e->next = nullptr;
-    privatize_all(e, {text, text_len});
-    std::free(text);
+    idle_bytes_ -= e->size;
+    e->next = evict;
+    evict = e;
+  };
+  for (MemfdEntry** link = &head_; *link != nullptr;) {
+    if ((*link)->refs == 0 && (*link)->done == 0) {
+      take(link);
+    } else {
+      link = &(*link)->next;
+    }
+  }
+  // Then the oldest (nearest the tail) until the rest fits the budget.
+  while (idle_bytes_ > idle_budget_) {
+    MemfdEntry** oldest = nullptr;
+    for (MemfdEntry** link = &head_; *link != nullptr; link = &(*link)->next) {
+      if ((*link)->refs == 0) oldest = link;
+    }
+    take(oldest);
+  }
+  privatize_all(evict, {text, text_len});
+  std::free(text);
+  while (evict != nullptr) {
+    MemfdEntry* e = evict;
+    evict = e->next;
     e->~MemfdEntry();
     std::free(e);
   }
@@ -490,6 +541,7 @@ void MemfdRegistry::after_fork_in_child() {
   // The entries are the parent's registrations: the child holds none. Its
   // copies of them are dropped, not freed (no free() in a fork handler).
   head_ = nullptr;
+  idle_bytes_ = 0;
   pthread_mutex_init(&mu_, nullptr);
 }
 

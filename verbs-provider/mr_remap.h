@@ -29,14 +29,19 @@
 // mapping of the whole file, made before the descriptor is closed. It is
 // the process's only handle on the file, and what makes fork safe
 // (docs/shm.md, "fork"):
-// - When the last registration on a memfd goes, the shadow is moved with
-//   mremap over the pages (where /proc/self/maps still shows the file at
-//   its own offsets): they become a private mapping of the file, with the
-//   same bytes, no copy, and no window in which another thread's store to
-//   a neighbouring heap chunk could be lost.
+// - Privatizing a memfd moves the shadow with mremap over the pages (where
+//   /proc/self/maps still shows the file at its own offsets): they become a
+//   private mapping of the file, with the same bytes, no copy, and no
+//   window in which another thread's store to a neighbouring heap chunk
+//   could be lost.
+// - When the last registration on a memfd goes, it is idle: still shared,
+//   so that registering those pages again (the same buffer, or the next
+//   malloc at the same address) moves nothing. When idle memfds pass
+//   kIdleBudget bytes in all, those whose pages the application unmapped
+//   are dropped, then the oldest privatized until the rest fits.
 // - In a child of fork() (after_fork_in_child, a pthread_atfork handler,
-//   fork.h), the same for every live registration: the child's pages are
-//   copy-on-write and never write the parent's file. Under ibv_fork_init
+//   fork.h), every memfd, registered or idle, is privatized: the child's
+//   pages are copy-on-write and never write the parent's file. Under ibv_fork_init
 //   (`dontfork`) the remapped pages are MADV_DONTFORK again, as libibverbs
 //   made the old ones: the child has no mapping there, as under rxe.
 // Errors: a write registration (local write, remote write or atomic) of a
@@ -44,13 +49,15 @@
 // unmapped or unreadable page EFAULT; a special mapping ([vdso], [vvar]) or
 // more than kMaxMrRuns runs EINVAL.
 // release() drops the registration's references; a memfd nobody references
-// any more becomes private memory again (above).
+// any more becomes idle (above).
 //
 // Caveats of the remap (documented, not hidden): bytes another thread writes
 // into the buffer between the copy and the remap are lost; the new mapping
 // does not carry mlock state of the old one (MADV_DONTFORK it does, when
 // asked); pages made private again keep the file's pages beside the ones
-// written since (up to twice the memory of those pages until unmapped).
+// written since (up to twice the memory of those pages until unmapped); an
+// idle memfd whose pages the application unmapped keeps its memory (the
+// shadow holds the file) until the budget pushes it out.
 //
 // Threading: acquire/release serialise on the registry's mutex (address
 // space changes and the maps walk happen under it); before_fork() takes it
@@ -81,6 +88,9 @@ struct MemfdEntry;
 // object) a registered range may consist of: ctl::kMaxMrObjects.
 inline constexpr unsigned kMaxMrRuns = 16;
 
+// Bytes of idle memfds a registry keeps shared (MemfdRegistry's constructor).
+inline constexpr std::uint64_t kIdleBudget = std::uint64_t{64} << 20;
+
 // What a registration holds: a reference on each of our memfds under it.
 struct MrBacking {
   MemfdEntry* entries[kMaxMrRuns] = {};
@@ -89,7 +99,10 @@ struct MrBacking {
 
 class MemfdRegistry {
  public:
-  MemfdRegistry() = default;
+  // Idle memfds (no registration left on them) are kept shared up to
+  // `idle_budget` bytes in all, so that registering the same pages again
+  // moves nothing; beyond it the oldest become private at once.
+  explicit MemfdRegistry(std::uint64_t idle_budget = kIdleBudget) : idle_budget_(idle_budget) {}
   ~MemfdRegistry();
   MemfdRegistry(const MemfdRegistry&) = delete;
   MemfdRegistry& operator=(const MemfdRegistry&) = delete;
@@ -112,13 +125,18 @@ class MemfdRegistry {
   void after_fork_in_parent();
   void after_fork_in_child();
 
-  // Our memfds that registrations reference (tests).
+  // Our memfds, registered or idle, and those a registration references
+  // (tests).
   std::size_t entries();
+  std::size_t referenced();
 
  private:
   int acquire_locked(std::uintptr_t addr, std::size_t len, bool write, bool dontfork,
                      MrBacking* out);
   void release_locked(const MrBacking& b);
+  // Drops the idle memfds the application unmapped, then makes the oldest
+  // private until idle_bytes_ fits the budget.
+  void trim_idle_locked();
   // Moves [start, end) onto a fresh memfd and tracks it (*out, also when a
   // later step fails: release it).
   int remap(std::uintptr_t start, std::uintptr_t end, int prot, bool dontfork, MemfdEntry** out);
@@ -126,6 +144,8 @@ class MemfdRegistry {
 
   pthread_mutex_t mu_ = PTHREAD_MUTEX_INITIALIZER;
   MemfdEntry* head_ = nullptr;
+  const std::uint64_t idle_budget_;
+  std::uint64_t idle_bytes_ = 0;  // of entries with no reference
 };
 
 // The registry every context of the process shares: a buffer registered on

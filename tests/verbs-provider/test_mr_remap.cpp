@@ -146,7 +146,7 @@ TEST(ReadMaps_Until, StopsPastTheAddressAndKeepsEveryLineBelowIt) {
 
 TEST(MemfdRegistryAcquire_Anonymous, MovesPagesOntoASealedMemfdAndKeepsNoDescriptor) {
   Anon buf(3);
-  MemfdRegistry reg;
+  MemfdRegistry reg(0);  // no idle memfds: private at release
   MrBacking b;
   const std::size_t fds = open_fds();
   // 100 bytes into the first page, two pages long: all three pages move.
@@ -226,12 +226,12 @@ TEST(MemfdRegistryAcquire_Reuse, PagesOfAReleasedRegistrationStayWithTheirBytes)
   const MapsLine first = parsed_line_of(buf.p);
   reg.release(b);
   buf.p[5] = std::byte{0x5A};
-  // Private again after the release: registered anew, the pages move onto
-  // a new memfd with what they hold now.
+  // Idle after the release (within kIdleBudget): registered again, the
+  // pages stay on their memfd and nothing moves.
+  EXPECT_EQ(reg.entries(), 1u);
   MrBacking again;
   ASSERT_EQ(reg.acquire(buf.p, buf.len, &again), 0);
-  EXPECT_TRUE(parsed_line_of(buf.p).shared);
-  EXPECT_NE(parsed_line_of(buf.p).inode, first.inode);
+  EXPECT_EQ(parsed_line_of(buf.p).inode, first.inode);
   EXPECT_EQ(buf.p[5], std::byte{0x5A});
   EXPECT_EQ(buf.p[6], static_cast<std::byte>(6 * 13 + 7));
   reg.release(again);
@@ -449,7 +449,7 @@ TEST(MemfdRegistryAcquire_Private, FileMapPrivateIsRemappedWithItsBytes) {
 }
 
 TEST(MemfdRegistryAcquire_Stack, OwnStackIsRemappedAndTheFramesLive) {
-  MemfdRegistry reg;
+  MemfdRegistry reg(0);  // no idle memfds: private at release
   MrBacking b;
   std::string line;
   std::uintptr_t at = 0;
@@ -507,7 +507,7 @@ std::size_t shadows() {
 
 TEST(MemfdRegistryRelease, LastReferenceMakesThePagesPrivateAndDropsTheShadow) {
   Anon buf(4);
-  MemfdRegistry reg;
+  MemfdRegistry reg(0);  // no idle memfds: private at release
   const std::size_t before = shadows();
   MrBacking whole, part;
   ASSERT_EQ(reg.acquire(buf.p, buf.len, &whole), 0);
@@ -528,9 +528,49 @@ TEST(MemfdRegistryRelease, LastReferenceMakesThePagesPrivateAndDropsTheShadow) {
   }
 }
 
+TEST(MemfdRegistryRelease, IdleBeyondTheBudgetBecomePrivateOldestFirst) {
+  Anon buf(5);
+  MemfdRegistry reg(3 * kPage);
+  MrBacking a, b;
+  ASSERT_EQ(reg.acquire(buf.p, 2 * kPage, &a), 0);
+  ASSERT_EQ(reg.acquire(buf.p + 3 * kPage, 2 * kPage, &b), 0);
+  reg.release(a);  // 2 pages idle: within the budget
+  EXPECT_EQ(reg.entries(), 2u);
+  EXPECT_TRUE(parsed_line_of(buf.p).shared);
+  reg.release(b);  // 4 pages idle: the older one goes
+  EXPECT_EQ(reg.entries(), 1u);
+  EXPECT_FALSE(parsed_line_of(buf.p).shared);
+  EXPECT_TRUE(parsed_line_of(buf.p + 3 * kPage).shared);
+  for (std::size_t i = 0; i < buf.len; ++i) {
+    ASSERT_EQ(buf.p[i], static_cast<std::byte>(i * 13 + 7)) << i;
+  }
+  // Registered again, the idle one is taken back as it is.
+  const std::uint64_t inode = parsed_line_of(buf.p + 3 * kPage).inode;
+  ASSERT_EQ(reg.acquire(buf.p + 3 * kPage, kPage, &b), 0);
+  EXPECT_EQ(parsed_line_of(buf.p + 3 * kPage).inode, inode);
+  reg.release(b);
+}
+
+TEST(MemfdRegistryRelease, IdleTheApplicationUnmappedGoFirst) {
+  MemfdRegistry reg(3 * kPage);
+  Anon kept(2);
+  MrBacking a, b;
+  ASSERT_EQ(reg.acquire(kept.p, kept.len, &a), 0);
+  {
+    Anon freed(2);
+    ASSERT_EQ(reg.acquire(freed.p, freed.len, &b), 0);
+    reg.release(b);
+  }  // unmapped while idle
+  const std::size_t with_freed = shadows();
+  reg.release(a);  // 4 pages idle: the unmapped one goes, not the older
+  EXPECT_EQ(reg.entries(), 1u);
+  EXPECT_EQ(shadows(), with_freed - 1);
+  EXPECT_TRUE(parsed_line_of(kept.p).shared);
+}
+
 TEST(MemfdRegistryRelease, MemoryTheApplicationReplacedIsLeftAlone) {
   Anon buf(3);
-  MemfdRegistry reg;
+  MemfdRegistry reg(0);  // no idle memfds: private at release
   MrBacking b;
   ASSERT_EQ(reg.acquire(buf.p, buf.len, &b), 0);
   // The application unmaps its middle page and maps its own shared memory

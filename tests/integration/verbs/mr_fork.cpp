@@ -18,14 +18,17 @@
 // also shows what it may do with verbs: its inherited context answers EIO,
 // a device it opens itself registers its copy.
 // Prints one line per check; exits 0 only when every check passed.
+// `mr_fork time DEV` prints what registration and fork cost (time_costs).
 //
 //   mr_fork DEV_A DEV_B GID_INDEX MODE
+//   mr_fork time DEV
 #include <infiniband/verbs.h>
 #include <setjmp.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -254,11 +257,85 @@ void fork_check(const std::string& what, std::uint8_t* buf, bool dontfork, bool 
          what + ": parent reads " + std::to_string(p) + " of " + std::to_string(kLen) + " bytes P");
 }
 
+double us_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t).count();
+}
+
+// `mr_fork time DEV`: what registration costs (docs/shm.md, "fork"):
+// median microseconds of ibv_reg_mr and ibv_dereg_mr of a fresh heap
+// buffer and of the same buffer again, at 64 KiB and 64 MiB, and of fork()
+// (to the child's exit) with 64 MiB registered. Figures only, no verdict.
+int time_costs(const char* dev) {
+  ibv_context* ctx = open_by_name(dev);
+  ibv_pd* pd = ctx != nullptr ? ibv_alloc_pd(ctx) : nullptr;
+  if (pd == nullptr) die(dev);
+  auto median = [](double* v, int n) {
+    std::sort(v, v + n);
+    return v[n / 2];
+  };
+  for (const std::size_t len : {std::size_t{64} << 10, std::size_t{64} << 20}) {
+    constexpr int kRounds = 9;
+    double reg_fresh[kRounds], dereg_fresh[kRounds], reg_again[kRounds], dereg_again[kRounds];
+    auto* again = static_cast<std::uint8_t*>(std::malloc(len));
+    std::memset(again, 1, len);
+    for (int i = 0; i < kRounds; ++i) {
+      auto* fresh = static_cast<std::uint8_t*>(std::malloc(len));
+      std::memset(fresh, 2, len);
+      auto t = std::chrono::steady_clock::now();
+      ibv_mr* mr = ibv_reg_mr(pd, fresh, len, kMrWrite);
+      reg_fresh[i] = us_since(t);
+      if (mr == nullptr) die("ibv_reg_mr");
+      t = std::chrono::steady_clock::now();
+      if (ibv_dereg_mr(mr) != 0) die("ibv_dereg_mr");
+      dereg_fresh[i] = us_since(t);
+      std::free(fresh);
+      t = std::chrono::steady_clock::now();
+      mr = ibv_reg_mr(pd, again, len, kMrWrite);
+      reg_again[i] = us_since(t);
+      if (mr == nullptr) die("ibv_reg_mr");
+      t = std::chrono::steady_clock::now();
+      if (ibv_dereg_mr(mr) != 0) die("ibv_dereg_mr");
+      dereg_again[i] = us_since(t);
+    }
+    std::printf(
+        "%zu KiB: reg %.0f us, dereg %.0f us (fresh buffer); reg %.0f us, dereg %.0f us "
+        "(the same buffer again); median of %d\n",
+        len >> 10, median(reg_fresh, kRounds), median(dereg_fresh, kRounds),
+        median(reg_again, kRounds), median(dereg_again, kRounds), kRounds);
+    std::free(again);
+  }
+  const std::size_t big = std::size_t{64} << 20;
+  auto* buf = static_cast<std::uint8_t*>(std::malloc(big));
+  std::memset(buf, 3, big);
+  double with[9], without[9];
+  for (int pass = 0; pass < 2; ++pass) {
+    ibv_mr* mr = pass == 1 ? ibv_reg_mr(pd, buf, big, kMrWrite) : nullptr;
+    for (double& v : pass == 1 ? with : without) {
+      const auto t = std::chrono::steady_clock::now();
+      const pid_t pid = fork();
+      if (pid == 0) _exit(0);
+      waitpid(pid, nullptr, 0);
+      v = us_since(t);
+    }
+    if (mr != nullptr) ibv_dereg_mr(mr);
+  }
+  std::printf(
+      "fork to the child's exit: %.0f us with 64 MiB registered, %.0f us without; "
+      "median of 9\n",
+      median(with, 9), median(without, 9));
+  std::free(buf);
+  ibv_dealloc_pd(pd);
+  ibv_close_device(ctx);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc == 3 && std::strcmp(argv[1], "time") == 0) return time_costs(argv[2]);
   if (argc != 5) {
-    std::fprintf(stderr, "usage: mr_fork DEV_A DEV_B GID_INDEX plain|fork_init|env\n");
+    std::fprintf(stderr,
+                 "usage: mr_fork DEV_A DEV_B GID_INDEX plain|fork_init|env | mr_fork time DEV\n");
     return 2;
   }
   setvbuf(stdout, nullptr, _IOLBF, 0);

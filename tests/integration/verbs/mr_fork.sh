@@ -41,5 +41,8 @@ for run in "plain::12" "fork_init::13" "env:RDMAV_FORK_SAFE=1:12" "env:IBV_FORK_
   uroce_verdict "fork after ibv_reg_mr ($mode${envvar:+ $envvar}): the parent keeps P, registered and deregistered; its MR still serves WRITE and READ" "$st"
 done
 
+# What registration and fork cost now (figures, no verdict; docs/shm.md).
+timeout 120 "${R[@]}" "$MR_FORK" time uroce1 2>&1 | sed 's/^/  /' || true
+
 verbs_daemons_stop "uroced" d
 uroce_summary mr_fork
