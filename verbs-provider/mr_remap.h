@@ -89,7 +89,7 @@ struct MemfdEntry;
 inline constexpr unsigned kMaxMrRuns = 16;
 
 // Bytes of idle memfds a registry keeps shared (MemfdRegistry's constructor).
-inline constexpr std::uint64_t kIdleBudget = std::uint64_t{64} << 20;
+inline constexpr std::uint64_t kIdleBudget = std::uint64_t{128} << 20;
 
 // What a registration holds: a reference on each of our memfds under it.
 struct MrBacking {
