@@ -29,6 +29,7 @@ struct MemfdEntry {
   std::uintptr_t addr = 0;    // where file offset 0 is mapped
   std::uintptr_t shadow = 0;  // the private mapping of offsets [0, size)
   int prot = 0;               // as registered
+  bool stack = false;         // pages of a thread's stack: never idle
   std::uint64_t done = 0;     // privatize_all: offsets below are moved or unmapped
 };
 
@@ -324,6 +325,7 @@ int MemfdRegistry::remap(std::uintptr_t start, std::uintptr_t end, int prot, boo
   e->inode = st.st_ino;
   e->size = size;
   e->shadow = reinterpret_cast<std::uintptr_t>(shadow);
+  e->stack = stack;
   e->refs = 1;
   e->next = head_;
   head_ = e;
@@ -414,16 +416,19 @@ void MemfdRegistry::release(const MrBacking& b) {
 }
 
 void MemfdRegistry::release_locked(const MrBacking& b) {
+  bool stack_gone = false;
   for (unsigned i = 0; i < b.count; ++i) {
     MemfdEntry* e = head_;
     while (e != nullptr && e != b.entries[i]) e = e->next;
     if (e == nullptr || --e->refs != 0) continue;
     // The last registration on these pages is gone (the daemon unmapped
     // them): idle, still shared, so that registering them again moves
-    // nothing; the idle ones beyond the budget become private now.
+    // nothing; the idle ones beyond the budget become private now. Stack
+    // pages never idle: their frames come and go, private at once.
     idle_bytes_ += e->size;
+    if (e->stack) stack_gone = true;
   }
-  if (idle_bytes_ > idle_budget_) trim_idle_locked();
+  if (idle_bytes_ > idle_budget_ || stack_gone) trim_idle_locked();
 }
 
 void MemfdRegistry::trim_idle_locked() {
@@ -433,7 +438,8 @@ void MemfdRegistry::trim_idle_locked() {
   std::size_t text_len = 0;
   if (shm::read_maps(0, &text, &text_len) != 0) return;
   // First the idle entries whose pages the application unmapped (freed
-  // buffers): their shadows only hold memory. `done` marks the others.
+  // buffers: their shadows only hold memory) and those of a stack. `done`
+  // marks the entries still mapped.
   for (MemfdEntry* e = head_; e != nullptr; e = e->next) e->done = 0;
   std::string_view maps{text, text_len};
   while (!maps.empty()) {
@@ -454,7 +460,7 @@ void MemfdRegistry::trim_idle_locked() {
     evict = e;
   };
   for (MemfdEntry** link = &head_; *link != nullptr;) {
-    if ((*link)->refs == 0 && (*link)->done == 0) {
+    if ((*link)->refs == 0 && ((*link)->done == 0 || (*link)->stack)) {
       take(link);
     } else {
       link = &(*link)->next;

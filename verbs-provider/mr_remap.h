@@ -36,7 +36,8 @@
 //   could be lost.
 // - When the last registration on a memfd goes, it is idle: still shared,
 //   so that registering those pages again (the same buffer, or the next
-//   malloc at the same address) moves nothing. When idle memfds pass
+//   malloc at the same address) moves nothing; not the calling thread's
+//   stack pages, which become private at once. When idle memfds pass
 //   kIdleBudget bytes in all, those whose pages the application unmapped
 //   are dropped, then the oldest privatized until the rest fits.
 // - In a child of fork() (after_fork_in_child, a pthread_atfork handler,
