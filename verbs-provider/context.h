@@ -52,11 +52,13 @@ struct ContextState {
   // Embedded mode (embedded.h): the in-process engine's progress calls, run
   // before a poll and after a post; null for a device of uroced.
   EmbeddedProgress progress;
+  // Never in a child of fork(): the engine, its threads and its ports are
+  // the parent's (fork.h).
   void drive() const {
-    if (progress.poll != nullptr) progress.poll();
+    if (progress.poll != nullptr && !ctl.inherited()) progress.poll();
   }
   void drive_post() const {
-    if (progress.post != nullptr) progress.post();
+    if (progress.post != nullptr && !ctl.inherited()) progress.post();
   }
   // A poll that found its CQ empty. Daemon mode, on the CPU the daemon's
   // engine is pinned to (HelloRep.engine_cpu): only the engine can fill the
@@ -68,7 +70,7 @@ struct ContextState {
     if (static_cast<std::uint32_t>(sched_getcpu()) == hello.engine_cpu) sched_yield();
   }
 
-  bool dead() const { return ctl.dead(); }
+  bool dead() const { return ctl.dead() || ctl.inherited(); }
   ~ContextState();
 };
 

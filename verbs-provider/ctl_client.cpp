@@ -78,7 +78,7 @@ int CtlClient::call(ctl::Op op, const void* req, std::size_t req_len, void* rep,
       static_cast<std::size_t>(want_fds) > fds_out.size()) {
     return EINVAL;
   }
-  if (dead() || fd_ < 0) return EIO;
+  if (dead() || inherited() || fd_ < 0) return EIO;
   pthread_mutex_lock(&mu_);
   const int rc = exchange_locked(op, req, req_len, rep, rep_len, fds_in, fds_out, want_fds);
   pthread_mutex_unlock(&mu_);

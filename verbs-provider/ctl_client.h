@@ -12,7 +12,8 @@
 //   - the daemon's status from the reply (EINVAL, ENOENT, ...);
 //   - EIO once the connection is gone (send or receive found it closed, or
 //     the watcher saw it hang up); the client then stays dead and every
-//     later call fails with EIO without touching the socket;
+//     later call fails with EIO without touching the socket; EIO also in a
+//     child of fork() for a connection made before it (inherited());
 //   - EPROTO for a reply that breaks protocol.h (wrong magic, version, op,
 //     seq or length, or a successful reply without the fds its op carries);
 //     any fds that came with it are closed;
@@ -32,6 +33,7 @@
 #include <type_traits>
 
 #include "datapath/ctl/protocol.h"
+#include "verbs-provider/fork.h"
 
 namespace uroce::provider {
 
@@ -49,6 +51,10 @@ class CtlClient {
   int fd() const { return fd_; }
 
   bool dead() const { return dead_.load(std::memory_order_acquire); }
+  // Made before a fork() and used in the child: the connection (and the
+  // daemon's objects behind it) are the parent's; call() answers EIO
+  // without touching the socket (fork.h).
+  bool inherited() const { return born_ != fork_generation(); }
   void mark_dead() { dead_.store(true, std::memory_order_release); }
 
   // One exchange: sends MsgHeader + `req` (req_len bytes) with `fds_in`,
@@ -84,6 +90,7 @@ class CtlClient {
   int fd_ = -1;
   std::uint32_t seq_ = 0;  // guarded by mu_
   std::atomic<bool> dead_{false};
+  std::uint32_t born_ = fork_generation();
 };
 
 }  // namespace uroce::provider

@@ -6,7 +6,6 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -16,17 +15,22 @@
 
 namespace uroce::provider {
 
-// A memfd we moved pages of a thread's stack onto: made private again when
-// the last registration on it goes (a child forked later must not share the
-// frames). Other memfds need nothing back and are not tracked.
+// A memfd we moved a run of private pages onto, while some registration
+// references it. `shadow` is a private, PROT_NONE mapping of the whole file
+// made before its descriptor was closed: the only handle on the file the
+// process keeps. Moving (parts of) it over the run (privatize()) makes those
+// pages private again with no copy.
 struct MemfdEntry {
   MemfdEntry* next = nullptr;
   dev_t dev = 0;
   std::uint64_t inode = 0;
   std::uint64_t size = 0;
   std::uint32_t refs = 0;
-  std::uintptr_t addr = 0;  // where file offset 0 is mapped
-  int prot = 0;
+  std::uintptr_t addr = 0;    // where file offset 0 is mapped
+  std::uintptr_t shadow = 0;  // the private mapping of offsets [0, size)
+  int prot = 0;               // as registered
+  bool stack = false;         // pages of a thread's stack: never idle
+  std::uint64_t done = 0;     // privatize_all: offsets below are moved or unmapped
 };
 
 namespace {
@@ -86,6 +90,14 @@ std::size_t MemfdRegistry::entries() {
   return n;
 }
 
+std::size_t MemfdRegistry::referenced() {
+  pthread_mutex_lock(&mu_);
+  std::size_t n = 0;
+  for (MemfdEntry* e = head_; e != nullptr; e = e->next) n += e->refs != 0 ? 1 : 0;
+  pthread_mutex_unlock(&mu_);
+  return n;
+}
+
 MemfdEntry* MemfdRegistry::find(dev_t dev, std::uint64_t inode) const {
   for (MemfdEntry* e = head_; e != nullptr; e = e->next) {
     if (e->dev == dev && e->inode == inode) return e;
@@ -93,15 +105,16 @@ MemfdEntry* MemfdRegistry::find(dev_t dev, std::uint64_t inode) const {
   return nullptr;
 }
 
-int MemfdRegistry::acquire(const void* addr, std::size_t len, MrBacking* out, bool write) {
+int MemfdRegistry::acquire(const void* addr, std::size_t len, MrBacking* out, bool write,
+                           bool dontfork) {
   if (len == 0 || addr == nullptr) return EINVAL;
   pthread_mutex_lock(&mu_);
-  const int rc = acquire_locked(reinterpret_cast<std::uintptr_t>(addr), len, write, out);
+  const int rc = acquire_locked(reinterpret_cast<std::uintptr_t>(addr), len, write, dontfork, out);
   pthread_mutex_unlock(&mu_);
   return rc;
 }
 
-int MemfdRegistry::acquire_locked(std::uintptr_t addr, std::size_t len, bool write,
+int MemfdRegistry::acquire_locked(std::uintptr_t addr, std::size_t len, bool write, bool dontfork,
                                   MrBacking* out) {
   const std::uintptr_t page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
   if (addr + len < addr || addr + len > UINTPTR_MAX - page) return EINVAL;
@@ -151,21 +164,23 @@ int MemfdRegistry::acquire_locked(std::uintptr_t addr, std::size_t len, bool wri
 
   // Private runs move onto memfds of their own, closed once mapped: the
   // daemon maps every run through /proc/PID/map_files, so neither side
-  // keeps a descriptor. Pages of a live stack memfd take a reference.
+  // keeps a descriptor. Pages already on one of our memfds take a reference
+  // on it; an application's shared object needs none.
   MrBacking got;
   for (unsigned i = 0; i < n; ++i) {
     MemfdEntry* e = nullptr;
+    int rc = 0;
     if (!runs[i].shared) {
-      const int rc = remap(runs[i].start, runs[i].end, runs[i].prot, &e);
-      if (rc != 0) {
-        release_locked(got);
-        return rc;
-      }
+      rc = remap(runs[i].start, runs[i].end, runs[i].prot, dontfork, &e);
     } else {
       e = find(runs[i].dev, runs[i].inode);
-      if (e != nullptr) ++e->refs;
+      if (e != nullptr && e->refs++ == 0) idle_bytes_ -= e->size;  // idle no more
     }
     if (e != nullptr) got.entries[got.count++] = e;
+    if (rc != 0) {
+      release_locked(got);
+      return rc;
+    }
   }
   *out = got;
   return 0;
@@ -202,45 +217,14 @@ int move_pages(int fd, std::uintptr_t start, std::size_t size, int prot) {
   return at == MAP_FAILED ? errno : 0;
 }
 
-// Replaces the shared pages at [start, start + size) with private anonymous
-// pages holding the same bytes. Read through process_vm_readv on ourselves,
-// the raw call: no descriptor is left to read the memfd by, and the
-// sanitizers would check a memcpy from the stack against its redzones.
-int make_private(std::uintptr_t start, std::size_t size, int prot) {
-  void* tmp = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (tmp == MAP_FAILED) return errno;
-  std::size_t done = 0;
-  while (done < size) {
-    iovec local{static_cast<char*>(tmp) + done, size - done};
-    iovec remote{reinterpret_cast<void*>(start + done), size - done};
-    const long n = ::syscall(SYS_process_vm_readv, ::getpid(), &local, 1UL, &remote, 1UL, 0UL);
-    if (n <= 0) {
-      if (n < 0 && errno == EINTR) continue;
-      ::munmap(tmp, size);
-      return n < 0 ? errno : EIO;
-    }
-    done += static_cast<std::size_t>(n);
-  }
-  if (::mprotect(tmp, size, prot) != 0 || ::mremap(tmp, size, size, MREMAP_MAYMOVE | MREMAP_FIXED,
-                                                   reinterpret_cast<void*>(start)) == MAP_FAILED) {
-    const int err = errno;
-    ::munmap(tmp, size);
-    return err;
-  }
-  return 0;
-}
-
 struct MoveJob {
-  bool back;  // make_private instead of move_pages
   int fd;
   std::uintptr_t start;
   std::size_t size;
   int prot;
 };
 
-int run_job(const MoveJob& j) {
-  return j.back ? make_private(j.start, j.size, j.prot) : move_pages(j.fd, j.start, j.size, j.prot);
-}
+int run_job(const MoveJob& j) { return move_pages(j.fd, j.start, j.size, j.prot); }
 
 // Runs the job `drop` bytes further down the stack: every frame that runs
 // during the copy and the remap (this one's callees, a signal handler's)
@@ -295,10 +279,20 @@ int run_job_safely(const MoveJob& j, bool* stack) {
 
 }  // namespace
 
-int MemfdRegistry::remap(std::uintptr_t start, std::uintptr_t end, int prot, MemfdEntry** out) {
+int MemfdRegistry::remap(std::uintptr_t start, std::uintptr_t end, int prot, bool dontfork,
+                         MemfdEntry** out) {
+  *out = nullptr;
   const std::size_t size = end - start;
+  // The entry first: pages we moved but could not track would stay shared
+  // with every child forked later.
+  void* mem = std::malloc(sizeof(MemfdEntry));
+  if (mem == nullptr) return ENOMEM;
   const int fd = ::memfd_create(kMrMemfdName, MFD_CLOEXEC | MFD_ALLOW_SEALING);
-  if (fd < 0) return errno;
+  if (fd < 0) {
+    const int err = errno;
+    std::free(mem);
+    return err;
+  }
   // Never shrinking: a daemon mapping could SIGBUS. Nobody grows it either
   // (a registration running past its end moves the next pages onto a memfd
   // of their own), but sealing against growth would gain nothing.
@@ -308,31 +302,108 @@ int MemfdRegistry::remap(std::uintptr_t start, std::uintptr_t end, int prot, Mem
       ::fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_SEAL) != 0 || ::fstat(fd, &st) != 0) {
     rc = errno;
   }
+  // The shadow, while there is a descriptor to map: PROT_NONE reserves no
+  // memory, and nothing ever reads through it.
+  void* shadow = MAP_FAILED;
+  if (rc == 0) {
+    shadow = ::mmap(nullptr, size, PROT_NONE, MAP_PRIVATE, fd, 0);
+    if (shadow == MAP_FAILED) rc = errno;
+  }
   bool stack = false;
-  if (rc == 0) rc = run_job_safely(MoveJob{false, fd, start, size, prot}, &stack);
-  // The mapping keeps the file; the descriptor is no longer needed.
+  if (rc == 0) rc = run_job_safely(MoveJob{fd, start, size, prot}, &stack);
+  // The mappings keep the file; the descriptor is no longer needed.
   ::close(fd);
-  *out = nullptr;
-  if (rc != 0 || !stack) return rc;
-  void* mem = std::malloc(sizeof(MemfdEntry));
-  if (mem == nullptr) return 0;  // untracked: stays shared, as heap pages do
+  if (rc != 0) {
+    if (shadow != MAP_FAILED) ::munmap(shadow, size);
+    std::free(mem);
+    return rc;
+  }
   auto* e = new (mem) MemfdEntry;
   e->addr = start;
   e->prot = prot;
   e->dev = st.st_dev;
   e->inode = st.st_ino;
   e->size = size;
+  e->shadow = reinterpret_cast<std::uintptr_t>(shadow);
+  e->stack = stack;
   e->refs = 1;
   e->next = head_;
   head_ = e;
   *out = e;
+  // ibv_fork_init: libibverbs marked the old pages MADV_DONTFORK before
+  // calling us, and the new mapping does not inherit that. Marked again, a
+  // child gets no mapping here, as under rxe.
+  if (dontfork && ::madvise(reinterpret_cast<void*>(start), size, MADV_DONTFORK) != 0) {
+    return errno;
+  }
   return 0;
 }
 
 namespace {
+
+// Moves the shadow's part for [from, to) over those pages, with `prot`: the
+// pages become a private mapping of the file that shows its bytes until
+// written. One mremap: no copy, and no moment at which a store of another
+// thread could be lost (before it, the store went into the file the new
+// mapping shows; after it, into the private page).
+void privatize_part(const MemfdEntry& e, std::uintptr_t from, std::uintptr_t to, int prot) {
+  void* part = reinterpret_cast<void*>(e.shadow + (from - e.addr));
+  if (::mprotect(part, to - from, prot) != 0 ||
+      ::mremap(part, to - from, to - from, MREMAP_MAYMOVE | MREMAP_FIXED,
+               reinterpret_cast<void*>(from)) == MAP_FAILED) {
+    ::munmap(part, to - from);
+  }
+}
+
+// Unmaps what is left of e's shadow between offsets done and to: never a
+// part already moved, whose addresses another thread's mmap may have taken.
+void unmap_shadow(MemfdEntry& e, std::uint64_t to) {
+  if (to > e.done) ::munmap(reinterpret_cast<void*>(e.shadow + e.done), to - e.done);
+  if (to > e.done) e.done = to;
+}
+
+// Makes every entry of `list` (linked by next) private where `maps` (our
+// /proc/self/maps) shows its file at its own offsets, and unmaps the rest
+// of each shadow. One pass over the lines.
+void privatize_all(MemfdEntry* list, std::string_view maps) {
+  for (MemfdEntry* e = list; e != nullptr; e = e->next) e->done = 0;
+  while (!maps.empty()) {
+    const std::size_t nl = maps.find('\n');
+    const std::string_view line = maps.substr(0, nl);
+    maps.remove_prefix(nl == std::string_view::npos ? maps.size() : nl + 1);
+    MapsLine m;
+    if (!parse_maps_line(line, &m) || !m.shared || m.name.substr(0, 7) != "/memfd:") continue;
+    for (MemfdEntry* e = list; e != nullptr; e = e->next) {
+      if (e->dev != m.dev || e->inode != m.inode) continue;
+      const std::uintptr_t from = m.start > e->addr ? m.start : e->addr;
+      const std::uintptr_t to = m.end < e->addr + e->size ? m.end : e->addr + e->size;
+      // Only where the file is still mapped at its own offsets, and in
+      // address order (what the application moved elsewhere stays).
+      if (from >= to || m.offset + (from - m.start) != from - e->addr || from - e->addr < e->done) {
+        break;
+      }
+      unmap_shadow(*e, from - e->addr);
+      privatize_part(*e, from, to, prot_of(m));
+      e->done = to - e->addr;
+      break;
+    }
+  }
+  for (MemfdEntry* e = list; e != nullptr; e = e->next) unmap_shadow(*e, e->size);
+}
+
 // Constructed when the provider is loaded, destroyed at exit (atexit, from
-// libc): it closes the fds of registrations the application never undid.
+// libc).
 MemfdRegistry g_process_memfds;
+
+// Its fork handlers (fork.h), installed with it; glibc removes them again
+// if the provider is unloaded.
+void prepare_fork() { g_process_memfds.before_fork(); }
+void parent_after_fork() { g_process_memfds.after_fork_in_parent(); }
+void child_after_fork() { g_process_memfds.after_fork_in_child(); }
+struct ForkHandlers {
+  ForkHandlers() { pthread_atfork(prepare_fork, parent_after_fork, child_after_fork); }
+};
+ForkHandlers g_fork_handlers;
 }  // namespace
 
 MemfdRegistry& process_memfds() { return g_process_memfds; }
@@ -345,24 +416,139 @@ void MemfdRegistry::release(const MrBacking& b) {
 }
 
 void MemfdRegistry::release_locked(const MrBacking& b) {
+  bool stack_gone = false;
   for (unsigned i = 0; i < b.count; ++i) {
-    MemfdEntry** link = &head_;
-    while (*link != nullptr && *link != b.entries[i]) link = &(*link)->next;
-    MemfdEntry* e = *link;
+    MemfdEntry* e = head_;
+    while (e != nullptr && e != b.entries[i]) e = e->next;
     if (e == nullptr || --e->refs != 0) continue;
-    *link = e->next;
-    // Private again, below those pages: frames of ours live there. Only by
-    // the thread whose stack it is (another thread's frames there may be
-    // running); otherwise, or on failure, the pages stay shared, as heap
-    // pages always do.
-    bool own = false;
-    std::uintptr_t lo = 0, hi = 0;
-    if (own_stack(&lo, &hi) && e->addr >= lo && e->addr + e->size <= hi) {
-      (void)run_job_safely(MoveJob{true, -1, e->addr, e->size, e->prot}, &own);
+    // The last registration on these pages is gone (the daemon unmapped
+    // them): idle, still shared, so that registering them again moves
+    // nothing; the idle ones beyond the budget become private now. Stack
+    // pages never idle: their frames come and go, private at once.
+    idle_bytes_ += e->size;
+    if (e->stack) stack_gone = true;
+  }
+  if (idle_bytes_ > idle_budget_ || stack_gone) trim_idle_locked();
+}
+
+void MemfdRegistry::trim_idle_locked() {
+  // One maps read for all. Without it (ENOMEM) the idle entries stay,
+  // shared, for the next release or fork to privatize.
+  char* text = nullptr;
+  std::size_t text_len = 0;
+  if (shm::read_maps(0, &text, &text_len) != 0) return;
+  // First the idle entries whose pages the application unmapped (freed
+  // buffers: their shadows only hold memory) and those of a stack. `done`
+  // marks the entries still mapped.
+  for (MemfdEntry* e = head_; e != nullptr; e = e->next) e->done = 0;
+  std::string_view maps{text, text_len};
+  while (!maps.empty()) {
+    const std::size_t nl = maps.find('\n');
+    MapsLine m;
+    if (parse_maps_line(maps.substr(0, nl), &m) && m.shared) {
+      MemfdEntry* e = find(m.dev, m.inode);
+      if (e != nullptr && m.start < e->addr + e->size && e->addr < m.end) e->done = 1;
     }
+    maps.remove_prefix(nl == std::string_view::npos ? maps.size() : nl + 1);
+  }
+  MemfdEntry* evict = nullptr;
+  auto take = [&](MemfdEntry** link) {
+    MemfdEntry* e = *link;
+    *link = e->next;
+    idle_bytes_ -= e->size;
+    e->next = evict;
+    evict = e;
+  };
+  for (MemfdEntry** link = &head_; *link != nullptr;) {
+    if ((*link)->refs == 0 && ((*link)->done == 0 || (*link)->stack)) {
+      take(link);
+    } else {
+      link = &(*link)->next;
+    }
+  }
+  // Then the oldest (nearest the tail) until the rest fits the budget.
+  while (idle_bytes_ > idle_budget_) {
+    MemfdEntry** oldest = nullptr;
+    for (MemfdEntry** link = &head_; *link != nullptr; link = &(*link)->next) {
+      if ((*link)->refs == 0) oldest = link;
+    }
+    take(oldest);
+  }
+  privatize_all(evict, {text, text_len});
+  std::free(text);
+  while (evict != nullptr) {
+    MemfdEntry* e = evict;
+    evict = e->next;
     e->~MemfdEntry();
     std::free(e);
   }
+}
+
+void MemfdRegistry::before_fork() { pthread_mutex_lock(&mu_); }
+
+void MemfdRegistry::after_fork_in_parent() { pthread_mutex_unlock(&mu_); }
+
+namespace {
+
+// /proc/self/maps, whole, into an anonymous mapping (*buf, *cap bytes):
+// no malloc, for the child of a multithreaded fork. 0 or errno.
+int read_maps_no_malloc(char** buf, std::size_t* len, std::size_t* cap) {
+  *cap = std::size_t{1} << 20;
+  *len = 0;
+  void* p = ::mmap(nullptr, *cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return errno;
+  *buf = static_cast<char*>(p);
+  const int fd = ::open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+  int rc = fd < 0 ? errno : 0;
+  while (rc == 0) {
+    if (*len == *cap) {
+      p = ::mremap(*buf, *cap, 2 * *cap, MREMAP_MAYMOVE);
+      if (p == MAP_FAILED) {
+        rc = errno;
+        break;
+      }
+      *buf = static_cast<char*>(p);
+      *cap *= 2;
+    }
+    const ssize_t n = ::read(fd, *buf + *len, *cap - *len);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) rc = errno;
+    if (n <= 0) break;
+    *len += static_cast<std::size_t>(n);
+  }
+  if (fd >= 0) ::close(fd);
+  if (rc != 0) ::munmap(*buf, *cap);
+  return rc;
+}
+
+}  // namespace
+
+void MemfdRegistry::after_fork_in_child() {
+  // Only this thread exists, and before_fork() left mu_ held by it: no
+  // registration is half done. Only system calls from here on.
+  char* text = nullptr;
+  std::size_t len = 0;
+  std::size_t cap = 0;
+  if (head_ != nullptr) {
+    if (read_maps_no_malloc(&text, &len, &cap) == 0) {
+      privatize_all(head_, {text, len});
+      ::munmap(text, cap);
+    } else {
+      // No maps to check against (a child at its descriptor limit): every
+      // range is still where its registration put it, except what the
+      // application unmapped while registered, which this would replace
+      // in the child only. The parent's memory comes first.
+      for (MemfdEntry* e = head_; e != nullptr; e = e->next) {
+        e->done = 0;
+        privatize_part(*e, e->addr, e->addr + e->size, e->prot);
+      }
+    }
+  }
+  // The entries are the parent's registrations: the child holds none. Its
+  // copies of them are dropped, not freed (no free() in a fork handler).
+  head_ = nullptr;
+  idle_bytes_ = 0;
+  pthread_mutex_init(&mu_, nullptr);
 }
 
 }  // namespace uroce::provider

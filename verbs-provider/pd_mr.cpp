@@ -1,5 +1,6 @@
 #include "verbs-provider/pd_mr.h"
 
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 
@@ -17,6 +18,22 @@ bool writable_access(unsigned access) {
 }
 
 static_assert(kMaxMrRuns == ctl::kMaxMrObjects);
+
+// Whether libibverbs' fork support is on (ibv_fork_init, RDMAV_FORK_SAFE or
+// IBV_FORK_SAFE): it then marks a range MADV_DONTFORK before calling our
+// reg_mr, and the remap must keep that (mr_remap.h). Asked once: the answer
+// cannot change after the first registration (ibv_fork_init then fails with
+// EINVAL), and asking costs a netlink exchange (IBV_FORK_UNNEEDED, the
+// kernel's copy-on-fork, is asked of the RDMA netlink family).
+bool fork_protected() {
+  static std::atomic<int> cached{-1};
+  int v = cached.load(std::memory_order_relaxed);
+  if (v < 0) {
+    v = ibv_is_fork_initialized() == IBV_FORK_ENABLED ? 1 : 0;
+    cached.store(v, std::memory_order_relaxed);
+  }
+  return v == 1;
+}
 
 }  // namespace
 
@@ -67,7 +84,8 @@ ibv_mr* reg_mr(ibv_pd* pd, void* addr, std::size_t length, std::uint64_t hca_va,
     errno = ENOMEM;
     return nullptr;
   }
-  int rc = st->memfds.acquire(addr, length, &mr->backing, writable_access(access));
+  int rc =
+      st->memfds.acquire(addr, length, &mr->backing, writable_access(access), fork_protected());
   if (rc == 0) {
     ctl::RegMrReq req{};
     req.pd_handle = pd->handle;
@@ -126,7 +144,8 @@ int rereg_mr(verbs_abi::verbs_mr* vmr, int flags, ibv_pd* pd, void* addr, std::s
   MrBacking fresh;
   const bool translate = (flags & IBV_REREG_MR_CHANGE_TRANSLATION) != 0;
   if (translate) {
-    const int rc = st->memfds.acquire(addr, length, &fresh, writable_access(req.access));
+    const int rc =
+        st->memfds.acquire(addr, length, &fresh, writable_access(req.access), fork_protected());
     if (rc != 0) return rc;
     req.addr = reinterpret_cast<std::uintptr_t>(addr);
     req.length = length;

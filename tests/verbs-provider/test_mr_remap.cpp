@@ -146,13 +146,13 @@ TEST(ReadMaps_Until, StopsPastTheAddressAndKeepsEveryLineBelowIt) {
 
 TEST(MemfdRegistryAcquire_Anonymous, MovesPagesOntoASealedMemfdAndKeepsNoDescriptor) {
   Anon buf(3);
-  MemfdRegistry reg;
+  MemfdRegistry reg(0);  // no idle memfds: private at release
   MrBacking b;
   const std::size_t fds = open_fds();
   // 100 bytes into the first page, two pages long: all three pages move.
   ASSERT_EQ(reg.acquire(buf.p + 100, 2 * kPage, &b), 0);
   EXPECT_EQ(open_fds(), fds);
-  EXPECT_EQ(reg.entries(), 0u);  // heap pages need nothing back
+  EXPECT_EQ(reg.entries(), 1u);  // tracked: private again at release
   EXPECT_NE(maps_line_of(buf.p).find("/memfd:uroce-mr"), std::string::npos) << maps_line_of(buf.p);
   EXPECT_NE(maps_line_of(buf.p + 2 * kPage).find("rw-s"), std::string::npos);
   EXPECT_TRUE(same_object(buf.p, buf.p + 2 * kPage));
@@ -174,10 +174,21 @@ TEST(MemfdRegistryAcquire_Anonymous, MovesPagesOntoASealedMemfdAndKeepsNoDescrip
   EXPECT_EQ(view[100], std::byte{0xAB});
   view[100 + kPage] = std::byte{0xCD};
   EXPECT_EQ(buf.p[100 + kPage], std::byte{0xCD});
-  munmap(view, buf.len);
   reg.release(b);
-  // Still mapped and intact for the application after the release.
+  EXPECT_EQ(reg.entries(), 0u);
+  // Still mapped and intact for the application after the release, but
+  // private: its stores no longer reach the file.
   EXPECT_EQ(buf.p[100], std::byte{0xAB});
+  EXPECT_EQ(buf.p[100 + kPage], std::byte{0xCD});
+  EXPECT_FALSE(parsed_line_of(buf.p).shared) << maps_line_of(buf.p);
+  EXPECT_FALSE(parsed_line_of(buf.p + 2 * kPage).shared);
+  buf.p[200] = std::byte{0x11};
+  EXPECT_EQ(view[200], static_cast<std::byte>(200 * 13 + 7));
+  for (std::size_t i = 0; i < buf.len; ++i) {
+    if (i == 100 || i == 100 + kPage || i == 200) continue;
+    ASSERT_EQ(buf.p[i], static_cast<std::byte>(i * 13 + 7)) << i;
+  }
+  munmap(view, buf.len);
 }
 
 TEST(MemfdRegistryAcquire_Anonymous, ManyRegistrationsHoldNoDescriptors) {
@@ -215,6 +226,9 @@ TEST(MemfdRegistryAcquire_Reuse, PagesOfAReleasedRegistrationStayWithTheirBytes)
   const MapsLine first = parsed_line_of(buf.p);
   reg.release(b);
   buf.p[5] = std::byte{0x5A};
+  // Idle after the release (within kIdleBudget): registered again, the
+  // pages stay on their memfd and nothing moves.
+  EXPECT_EQ(reg.entries(), 1u);
   MrBacking again;
   ASSERT_EQ(reg.acquire(buf.p, buf.len, &again), 0);
   EXPECT_EQ(parsed_line_of(buf.p).inode, first.inode);
@@ -435,7 +449,7 @@ TEST(MemfdRegistryAcquire_Private, FileMapPrivateIsRemappedWithItsBytes) {
 }
 
 TEST(MemfdRegistryAcquire_Stack, OwnStackIsRemappedAndTheFramesLive) {
-  MemfdRegistry reg;
+  MemfdRegistry reg(0);  // no idle memfds: private at release
   MrBacking b;
   std::string line;
   std::uintptr_t at = 0;
@@ -446,7 +460,6 @@ TEST(MemfdRegistryAcquire_Stack, OwnStackIsRemappedAndTheFramesLive) {
   EXPECT_EQ(reg.entries(), 0u);
   // Private again once released: a child forked now gets its own frames.
   line = maps_line_of(reinterpret_cast<void*>(at));
-  EXPECT_EQ(line.find("memfd"), std::string::npos) << line;
   EXPECT_NE(line.find("rw-p"), std::string::npos) << line;
 }
 
@@ -477,6 +490,126 @@ TEST(MemfdRegistryRelease, UnknownBackingIsIgnored) {
   MemfdRegistry reg;
   reg.release(MrBacking{});
   EXPECT_EQ(reg.entries(), 0u);
+}
+
+// The count of lines of our memfds' shadows (private, PROT_NONE) in maps.
+std::size_t shadows() {
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  std::size_t n = 0;
+  while (std::getline(maps, line)) {
+    n += line.find("---p") != std::string::npos && line.find("/memfd:uroce-mr") != std::string::npos
+             ? 1
+             : 0;
+  }
+  return n;
+}
+
+TEST(MemfdRegistryRelease, LastReferenceMakesThePagesPrivateAndDropsTheShadow) {
+  Anon buf(4);
+  MemfdRegistry reg(0);  // no idle memfds: private at release
+  const std::size_t before = shadows();
+  MrBacking whole, part;
+  ASSERT_EQ(reg.acquire(buf.p, buf.len, &whole), 0);
+  EXPECT_EQ(shadows(), before + 1);
+  ASSERT_EQ(reg.acquire(buf.p + kPage, 10, &part), 0);  // same memfd
+  EXPECT_EQ(reg.entries(), 1u);
+  reg.release(whole);
+  // `part` still holds the memfd: still shared, shadow kept.
+  EXPECT_TRUE(parsed_line_of(buf.p).shared);
+  EXPECT_EQ(shadows(), before + 1);
+  reg.release(part);
+  EXPECT_EQ(reg.entries(), 0u);
+  EXPECT_EQ(shadows(), before);
+  EXPECT_FALSE(parsed_line_of(buf.p).shared);
+  EXPECT_FALSE(parsed_line_of(buf.p + 3 * kPage).shared);
+  for (std::size_t i = 0; i < buf.len; ++i) {
+    ASSERT_EQ(buf.p[i], static_cast<std::byte>(i * 13 + 7)) << i;
+  }
+}
+
+TEST(MemfdRegistryRelease, IdleBeyondTheBudgetBecomePrivateOldestFirst) {
+  Anon buf(5);
+  MemfdRegistry reg(3 * kPage);
+  MrBacking a, b;
+  ASSERT_EQ(reg.acquire(buf.p, 2 * kPage, &a), 0);
+  ASSERT_EQ(reg.acquire(buf.p + 3 * kPage, 2 * kPage, &b), 0);
+  reg.release(a);  // 2 pages idle: within the budget
+  EXPECT_EQ(reg.entries(), 2u);
+  EXPECT_TRUE(parsed_line_of(buf.p).shared);
+  reg.release(b);  // 4 pages idle: the older one goes
+  EXPECT_EQ(reg.entries(), 1u);
+  EXPECT_FALSE(parsed_line_of(buf.p).shared);
+  EXPECT_TRUE(parsed_line_of(buf.p + 3 * kPage).shared);
+  for (std::size_t i = 0; i < buf.len; ++i) {
+    ASSERT_EQ(buf.p[i], static_cast<std::byte>(i * 13 + 7)) << i;
+  }
+  // Registered again, the idle one is taken back as it is.
+  const std::uint64_t inode = parsed_line_of(buf.p + 3 * kPage).inode;
+  ASSERT_EQ(reg.acquire(buf.p + 3 * kPage, kPage, &b), 0);
+  EXPECT_EQ(parsed_line_of(buf.p + 3 * kPage).inode, inode);
+  reg.release(b);
+}
+
+TEST(MemfdRegistryRelease, IdleTheApplicationUnmappedGoFirst) {
+  MemfdRegistry reg(3 * kPage);
+  Anon kept(2);
+  MrBacking a, b;
+  ASSERT_EQ(reg.acquire(kept.p, kept.len, &a), 0);
+  {
+    Anon freed(2);
+    ASSERT_EQ(reg.acquire(freed.p, freed.len, &b), 0);
+    reg.release(b);
+  }  // unmapped while idle
+  const std::size_t with_freed = shadows();
+  reg.release(a);  // 4 pages idle: the unmapped one goes, not the older
+  EXPECT_EQ(reg.entries(), 1u);
+  EXPECT_EQ(shadows(), with_freed - 1);
+  EXPECT_TRUE(parsed_line_of(kept.p).shared);
+}
+
+TEST(MemfdRegistryRelease, MemoryTheApplicationReplacedIsLeftAlone) {
+  Anon buf(3);
+  MemfdRegistry reg(0);  // no idle memfds: private at release
+  MrBacking b;
+  ASSERT_EQ(reg.acquire(buf.p, buf.len, &b), 0);
+  // The application unmaps its middle page and maps its own shared memory
+  // there (freeing a buffer before deregistering it): not ours to change.
+  void* own = mmap(buf.p + kPage, kPage, PROT_READ | PROT_WRITE,
+                   MAP_SHARED | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+  ASSERT_EQ(own, buf.p + kPage);
+  std::memset(own, 0x77, kPage);
+  reg.release(b);
+  EXPECT_TRUE(parsed_line_of(buf.p + kPage).shared);
+  EXPECT_EQ(parsed_line_of(buf.p + kPage).inode, parsed_line_of(own).inode);
+  for (std::size_t i = 0; i < kPage; ++i) ASSERT_EQ(buf.p[kPage + i], std::byte{0x77}) << i;
+  // The pages either side became private with their bytes.
+  EXPECT_FALSE(parsed_line_of(buf.p).shared);
+  EXPECT_FALSE(parsed_line_of(buf.p + 2 * kPage).shared);
+  EXPECT_EQ(buf.p[7], static_cast<std::byte>(7 * 13 + 7));
+  EXPECT_EQ(buf.p[2 * kPage + 7], static_cast<std::byte>((2 * kPage + 7) * 13 + 7));
+}
+
+TEST(MemfdRegistryAcquire_DontFork, MovedPagesAreMadvDontFork) {
+  Anon buf(2);
+  MemfdRegistry reg;
+  MrBacking b;
+  ASSERT_EQ(reg.acquire(buf.p, buf.len, &b, true, true), 0);
+  // smaps' VmFlags of the range: "dc" is VM_DONTCOPY.
+  std::ifstream smaps("/proc/self/smaps");
+  std::string line;
+  bool in_range = false;
+  std::string flags;
+  while (std::getline(smaps, line)) {
+    MapsLine m;
+    if (parse_maps_line(line, &m)) {
+      in_range = m.start == reinterpret_cast<std::uintptr_t>(buf.p);
+    } else if (in_range && line.rfind("VmFlags:", 0) == 0) {
+      flags = line;
+    }
+  }
+  EXPECT_NE(flags.find(" dc"), std::string::npos) << flags;
+  reg.release(b);
 }
 
 }  // namespace

@@ -106,7 +106,7 @@ TEST(RegMr_Errors, RefusalReleasesTheMemfdAndBadMemoryAsksNobody) {
   errno = 0;
   EXPECT_EQ(reg_mr(pd, buf.p, 100, 0, 0), nullptr);
   EXPECT_EQ(errno, EINVAL);
-  EXPECT_EQ(fc.st()->memfds.entries(), 0u);
+  EXPECT_EQ(fc.st()->memfds.referenced(), 0u);
   fc.daemon.refuse.clear();
 
   const auto before = fc.server().ops().size();
@@ -145,7 +145,7 @@ TEST(RegMr_SharedObject, SendsTheSourceAndNoFd) {
   EXPECT_EQ(req.source, ctl::MrSource::kProcessMapping);
   EXPECT_EQ(req.map_len, 0u);
   EXPECT_EQ(req.map_offset, 0u);
-  EXPECT_EQ(fc.st()->memfds.entries(), 0u);
+  EXPECT_EQ(fc.st()->memfds.referenced(), 0u);
   EXPECT_EQ(dereg_mr(reinterpret_cast<verbs_abi::verbs_mr*>(mr)), 0);
   EXPECT_EQ(dealloc_pd(pd), 0);
   munmap(shared, kPage);
