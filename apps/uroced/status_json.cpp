@@ -225,6 +225,7 @@ json counters_json(const engine::VnicCounters& c) {
   j["sq_wqes"] = c.sq_wqes;
   j["rq_wqes"] = c.rq_wqes;
   j["srq_wqes"] = c.srq_wqes;
+  j["rx_recv_refills"] = c.rx_recv_refills;
   j["wqe_rejected"] = c.wqe_rejected;
   j["ah_missing"] = c.ah_missing;
   j["ah_foreign"] = c.ah_foreign;

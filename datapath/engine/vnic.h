@@ -386,6 +386,12 @@ class Vnic {
   std::uint32_t sq_doorbell(QpEntry& e, bool* more);
   std::uint32_t rq_doorbell(QpEntry& e, bool* more);
   std::uint32_t srq_ring(SrqObj& s);
+  // The RX path's refills (transport/recv_refill.h): `tag` is a QP slot or
+  // an SRQ slot.
+  static void refill_rq_hook(void* vnic, std::uint32_t slot);
+  static void refill_srq_hook(void* vnic, std::uint32_t slot);
+  void rx_refill_rq(std::uint32_t slot);
+  void rx_refill_srq(std::uint32_t slot);
   transport::WcStatus resolve_ah(const QpEntry& e, std::uint32_t ah_num, transport::UdDest* d);
   bool settle_error(QpEntry& e, PendingError* pe, bool send);
   static void release_held(shm::RqConsumer& ring, std::uint32_t* held, std::uint32_t depth);

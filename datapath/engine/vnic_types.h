@@ -160,6 +160,10 @@ struct VnicCounters {
   std::uint64_t sq_wqes = 0;           // send WQEs taken from SQ rings
   std::uint64_t rq_wqes = 0;           // receive WQEs taken from RQ rings
   std::uint64_t srq_wqes = 0;          // receive WQEs taken from SRQ rings
+  // Of rq_wqes and srq_wqes, those the RX path took itself: a packet found
+  // its QP's receive queue (or SRQ) empty while the ring held a WQE posted
+  // since the last doorbell phase (vnic/doorbells.h, rx_refill_rq).
+  std::uint64_t rx_recv_refills = 0;
   std::array<std::uint64_t, kNumWqeErrors> wqe_error{};  // by shm::WqeError
   std::uint64_t wqe_rejected = 0;                        // copied fine, the transport refused it
   std::uint64_t ah_missing = 0;                          // UD WQE naming no live AH

@@ -11,6 +11,7 @@
 #include "datapath/transport/mr_table.h"
 #include "datapath/transport/qp_attr.h"
 #include "datapath/transport/qp_common.h"
+#include "datapath/transport/recv_refill.h"
 #include "datapath/transport/srq.h"
 #include "datapath/transport/wr.h"
 #include "datapath/wire/opcodes.h"
@@ -51,6 +52,9 @@ struct RcQpConfig {
   bool sq_sig_all = false;
   // Receives come from this SRQ instead of the QP's own RQ (srq.h).
   Srq* srq = nullptr;
+  // Without an SRQ: the receive WRs posted but not yet handed to the QP,
+  // taken when a packet finds the RQ empty (recv_refill.h).
+  RecvRefill recv_refill{};
   RcTuning tuning{};
 };
 

@@ -141,8 +141,9 @@ class RcResponder {
   void advance(const wire::ParsedPacket& pkt, bool ends_message);
   template <CqSink Cq>
   bool complete_recv(Cq& rcq, const Cqe& e);
-  // A receive WR is at the RQ head, taken from the SRQ if the QP has one.
-  bool recv_ready() { return ensure_recv_wr(rq_, c_.cfg.srq); }
+  // A receive WR is at the RQ head, taken from the SRQ if the QP has one,
+  // or from the owner's refill when the RQ is empty (recv_refill.h).
+  bool recv_ready() { return ensure_recv_wr(rq_, c_.cfg.srq, c_.cfg.recv_refill); }
   template <TxSink Tx>
   RcEmit send_resource(Tx& tx, RdAtomicRes& r);
 

@@ -50,8 +50,11 @@ SrqAttr Srq::query() const { return {cfg_.max_wr, cfg_.max_sge, limit_}; }
 
 bool Srq::take(WrQueue<QueuedRecvWr>& rq) {
   if (q_.empty()) {
-    ++ctr_.empty;
-    return false;
+    cfg_.refill();
+    if (q_.empty()) {
+      ++ctr_.empty;
+      return false;
+    }
   }
   QueuedRecvWr* slot = rq.push_slot();
   if (slot == nullptr) return false;

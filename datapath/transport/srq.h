@@ -25,6 +25,7 @@
 
 #include "datapath/transport/async_event.h"
 #include "datapath/transport/mr_table.h"
+#include "datapath/transport/recv_refill.h"
 #include "datapath/transport/wr.h"
 #include "datapath/transport/wr_queue.h"
 
@@ -45,6 +46,9 @@ struct SrqConfig {
   std::uint32_t max_wr = 64;
   std::uint32_t max_sge = kMaxSge;
   std::uint32_t srq_limit = 0;
+  // WRs posted to the SRQ's ring that the owner has not posted here yet
+  // (recv_refill.h): take() calls it when the SRQ is empty.
+  RecvRefill refill{};
 };
 
 // ibv_srq_attr.
@@ -81,7 +85,8 @@ class Srq {
   SrqAttr query() const;
 
   // Data path: moves the oldest WR into `rq` (a QP's receive queue, whose
-  // slots hold max_sge() SGEs); false when the SRQ is empty or `rq` is full.
+  // slots hold max_sge() SGEs); false when the SRQ is empty even after the
+  // config's refill, or `rq` is full.
   bool take(WrQueue<QueuedRecvWr>& rq);
   std::uint32_t size() const { return q_.size(); }
   std::uint32_t max_sge() const { return cfg_.max_sge; }
@@ -100,10 +105,16 @@ class Srq {
 
 // Makes sure a QP's own RQ has a receive WR at its head: with an SRQ the
 // RQ holds at most the one WR taken for the message in progress, and an
-// empty RQ takes the SRQ's oldest. False when there is none (RNR / drop).
-inline bool ensure_recv_wr(WrQueue<QueuedRecvWr>& rq, Srq* srq) {
-  if (!rq.empty()) return true;
-  return srq != nullptr && srq->take(rq);
+// empty RQ takes the SRQ's oldest (Srq::take refills the SRQ when it is
+// empty); without one, an empty RQ is refilled by `refill` (recv_refill.h)
+// once. False when there is still none (RNR / drop). A non-empty RQ costs
+// one comparison.
+inline bool ensure_recv_wr(WrQueue<QueuedRecvWr>& rq, Srq* srq, const RecvRefill& refill) {
+  if (!rq.empty()) [[likely]]
+    return true;
+  if (srq != nullptr) return srq->take(rq);
+  refill();
+  return !rq.empty();
 }
 
 }  // namespace uroce::transport

@@ -271,7 +271,7 @@ UcRx UcQp::receive(const wire::ParsedPacket& p, Cqe* wc) {
 
 UcRx UcQp::receive_send(const wire::ParsedPacket& p, bool starts, bool ends, Cqe* wc) {
   if (starts) {
-    if (!ensure_recv_wr(core_.rq, core_.cfg.srq)) {
+    if (!ensure_recv_wr(core_.rq, core_.cfg.srq, core_.cfg.recv_refill)) {
       return drop_message(UcRx::kDropNoRecvWqe);
     }
     rx_op_ = RxOp::kSend;
@@ -344,7 +344,7 @@ UcRx UcQp::receive_write(const wire::ParsedPacket& p, bool starts, bool ends, Cq
   }
   const bool imm = p.has(wire::ExtHdr::kImmDt);
   // The receive WR is taken before the last packet's data lands, as rxe.
-  if (ends && imm && !ensure_recv_wr(core_.rq, core_.cfg.srq)) {
+  if (ends && imm && !ensure_recv_wr(core_.rq, core_.cfg.srq, core_.cfg.recv_refill)) {
     return drop_message(UcRx::kDropNoRecvWqe);
   }
   if (n != 0) {

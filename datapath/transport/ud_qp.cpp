@@ -144,7 +144,7 @@ UdRx UdQp::receive(const wire::ParsedPacket& p, Cqe* wc) {
   // The P_Key table has one entry, the default full-membership key.
   if (!pkey_match(p.bth.pkey(), wire::kDefaultPKey)) return UdRx::kDropPkey;
   if (p.deth.qkey() != qkey_) return UdRx::kDropQkey;
-  if (!ensure_recv_wr(core_.rq, core_.cfg.srq)) return UdRx::kDropNoRecvWqe;
+  if (!ensure_recv_wr(core_.rq, core_.cfg.srq, core_.cfg.recv_refill)) return UdRx::kDropNoRecvWqe;
 
   const QueuedRecvWr& r = core_.rq.front();
   const std::uint64_t wr_id = r.wr_id;

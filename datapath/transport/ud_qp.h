@@ -40,6 +40,7 @@
 #include "datapath/transport/mr_table.h"
 #include "datapath/transport/qp_attr.h"
 #include "datapath/transport/qp_common.h"
+#include "datapath/transport/recv_refill.h"
 #include "datapath/transport/seq24.h"
 #include "datapath/transport/sinks.h"
 #include "datapath/transport/srq.h"
@@ -69,6 +70,9 @@ struct UdQpConfig {
   bool sq_sig_all = false;
   // Receives come from this SRQ instead of the QP's own RQ (srq.h).
   Srq* srq = nullptr;
+  // Without an SRQ: the receive WRs posted but not yet handed to the QP,
+  // taken when a packet finds the RQ empty (recv_refill.h).
+  RecvRefill recv_refill{};
 };
 
 // What became of one received packet.

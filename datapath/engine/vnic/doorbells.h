@@ -273,6 +273,64 @@ bool Vnic<PortIo, Sched>::settle_error(QpEntry& e, PendingError* pe, bool send) 
   return true;
 }
 
+// The RX path's refills (transport/recv_refill.h). The RX phase runs before
+// the doorbell phase, so a packet can arrive for a receive the application
+// posted after the last doorbell phase: its WQE is in the ring but not in
+// the transport's queue. When a packet that needs a receive WR finds the
+// QP's queue (or its SRQ) empty, the transport calls these, and the WQEs
+// published so far are taken now, as the doorbell phase takes them (same
+// burst, same held-slot accounting), so that only a ring that is really
+// empty gives RNR or a drop. Ordering: the provider writes the WQE, then
+// store-releases the producer index (shm/ring.h); ready() load-acquires it,
+// so every WQE it counts is fully visible. The doorbell bit the provider
+// rings after publishing still leads the doorbell phase to the ring, which
+// then finds those WQEs taken (ready() == held) and does nothing.
+template <class PortIo, sched::TxScheduler Sched>
+void Vnic<PortIo, Sched>::refill_rq_hook(void* vnic, std::uint32_t slot) {
+  static_cast<Vnic*>(vnic)->rx_refill_rq(slot);
+}
+
+template <class PortIo, sched::TxScheduler Sched>
+void Vnic<PortIo, Sched>::refill_srq_hook(void* vnic, std::uint32_t slot) {
+  static_cast<Vnic*>(vnic)->rx_refill_srq(slot);
+}
+
+// Only called with the QP's receive queue empty, so the transport has room
+// for a whole burst. A WQE that fails the copy or that the transport
+// refuses is left in the ring and the ring queued for the doorbell phase:
+// its error completion and the move to ERR happen there (rq_doorbell), not
+// from inside the transport's packet handling. Likewise nothing is taken
+// while an error completion is owed (the WQEs behind it wait for it).
+template <class PortIo, sched::TxScheduler Sched>
+void Vnic<PortIo, Sched>::rx_refill_rq(std::uint32_t slot) {
+  QpEntry& e = qps_[slot];
+  assert(e.used && e.has_rq);
+  if (e.rq_err.active) return;
+  const std::uint32_t n = std::min(e.rq.ready() - e.rq_held, kDoorbellBurst);
+  for (std::uint32_t i = 0; i < n; ++i) {
+    if (shm::copy_recv_wqe(e.rq.element(e.rq_held), e.max_recv_sge, &rwr_) != shm::WqeError::kOk ||
+        visit(e, [&](auto& q) { return q.post_recv(rwr_); }) != 0) {
+      queue_doorbell(slot, kVisitRq);
+      return;
+    }
+    ++e.rq_held;
+    ++ctr_.rq_wqes;
+    ++e.ctr.rq_wqes;
+    ++ctr_.rx_recv_refills;
+  }
+}
+
+// The SRQ's ring as its doorbell would visit it (srq_ring drops a bad WQE
+// and raises SRQ_ERR, which changes no QP), queued again when WQEs remain.
+template <class PortIo, sched::TxScheduler Sched>
+void Vnic<PortIo, Sched>::rx_refill_srq(std::uint32_t slot) {
+  SrqObj* s = srq_slots_[slot];
+  assert(s != nullptr);
+  const std::uint64_t before = s->srq->counters().posted;
+  visit_srq_ring(*s, static_cast<std::uint32_t>(qps_.size()) + slot);
+  ctr_.rx_recv_refills += s->srq->counters().posted - before;
+}
+
 template <class PortIo, sched::TxScheduler Sched>
 inline std::uint32_t Vnic<PortIo, Sched>::srq_ring(SrqObj& s) {
   release_held(s.ring, &s.held, s.srq->size());

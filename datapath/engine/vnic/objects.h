@@ -236,6 +236,8 @@ int Vnic<PortIo, Sched>::create_srq(const SrqCreate& c) {
   sc.max_wr = depth;
   sc.max_sge = c.max_sge;
   sc.srq_limit = c.srq_limit;
+  const std::uint32_t slot = srq_free_.back();
+  sc.refill = transport::RecvRefill{&refill_srq_hook, this, slot};
   auto s = std::make_unique<SrqObj>();
   s->id = c.id;
   s->srq = std::make_unique<transport::Srq>(sc);
@@ -244,7 +246,7 @@ int Vnic<PortIo, Sched>::create_srq(const SrqCreate& c) {
   s->user_handle = c.user_handle;
   s->client = c.client;
   s->async_fd = c.async_fd;
-  s->slot = srq_free_.back();
+  s->slot = slot;
   srq_free_.pop_back();
   srq_slots_[s->slot] = s.get();
   set_nonblocking(c.async_fd);
@@ -341,6 +343,9 @@ int Vnic<PortIo, Sched>::create_qp(const QpCreate& c) {
     q.max_inline = inl;
     q.sq_sig_all = c.sq_sig_all;
     q.srq = tsrq;
+    // A packet that finds the RQ empty takes the ring's pending WQEs
+    // (doorbells.h, rx_refill_rq).
+    if (has_rq) q.recv_refill = transport::RecvRefill{&refill_rq_hook, this, slot};
   };
   switch (c.type) {
     case QpType::kRc: {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "tests/datapath/transport/rc_test_support.h"
+#include "tests/datapath/transport/recv_refill_support.h"
 
 namespace uroce::transport {
 namespace {
@@ -159,6 +160,68 @@ TEST_F(Responder, OnRequest_NoRecvGivesRnrNakThenDropsUntilRetry) {
   ASSERT_EQ(rcq.wc.size(), 1u);
   expect_ack(1, 500, kAck, 1);
   EXPECT_EQ(qp->counters().tx_rnr_naks, 1u);
+}
+
+// A receive the owner has not handed over yet (the engine: still in the
+// shared ring) is asked for when a SEND finds the RQ empty, before RNR.
+TEST_F(Responder, OnRequest_EmptyRqAsksTheRefillBeforeRnr) {
+  test::HeldRecvs<RcQp> held;
+  cfg.recv_refill = held.refill(3);
+  make_qp();
+  held.q = qp.get();
+  held.wrs = {recv_wr(7, 100, 4096), recv_wr(8, 8192, 4096)};
+  deliver(req(o::kRcSendOnly, 500, 0, 300, true));
+  EXPECT_EQ(held.asks, 1);
+  EXPECT_EQ(held.last_tag, 3u);
+  ASSERT_EQ(rcq.wc.size(), 1u);
+  EXPECT_EQ(rcq.wc[0].wr_id, 7u);
+  EXPECT_EQ(status(rcq.wc[0]), WcStatus::kSuccess);
+  EXPECT_EQ(std::memcmp(local.data() + 100, src.data(), 300), 0);
+  expect_ack(0, 500, kAck, 1);
+  EXPECT_EQ(qp->counters().tx_rnr_naks, 0u);
+  // The second WR came with the first: the next SEND asks nothing.
+  deliver(req(o::kRcSendOnly, 501, 0, 10, true));
+  EXPECT_EQ(held.asks, 1);
+  ASSERT_EQ(rcq.wc.size(), 2u);
+  EXPECT_EQ(rcq.wc[1].wr_id, 8u);
+}
+
+TEST_F(Responder, OnRequest_RefillWithNothingGivesRnrNak) {
+  test::HeldRecvs<RcQp> held;
+  cfg.recv_refill = held.refill(3);
+  make_qp();
+  held.q = qp.get();
+  deliver(req(o::kRcSendOnly, 500, 0, 8, true));
+  EXPECT_EQ(held.asks, 1);
+  expect_ack(0, 500, wire::aeth_rnr_nak_syndrome(cp.min_rnr_timer), 0);
+  EXPECT_EQ(qp->counters().tx_rnr_naks, 1u);
+}
+
+TEST_F(Responder, OnRequest_PostedRecvAsksNoRefill) {
+  test::HeldRecvs<RcQp> held;
+  cfg.recv_refill = held.refill(3);
+  make_qp();
+  held.q = qp.get();
+  ASSERT_EQ(qp->post_recv(recv_wr(7, 100, 4096)), 0);
+  deliver(req(o::kRcSendOnly, 500, 0, 300, true));
+  ASSERT_EQ(rcq.wc.size(), 1u);
+  EXPECT_EQ(held.asks, 0);
+  // Nor a WRITE, which takes no receive.
+  deliver(write(o::kRcWriteOnly, 501, kRemoteVa, rkey, 4, 0, 4));
+  EXPECT_EQ(held.asks, 0);
+}
+
+TEST_F(Responder, OnRequest_WriteWithImmAsksTheRefill) {
+  test::HeldRecvs<RcQp> held;
+  cfg.recv_refill = held.refill(3);
+  make_qp();
+  held.q = qp.get();
+  held.wrs = {recv_wr(9, 0, 64)};
+  deliver(write(o::kRcWriteOnlyImm, 500, kRemoteVa, rkey, 4, 0, 4));
+  EXPECT_EQ(held.asks, 1);
+  ASSERT_EQ(rcq.wc.size(), 1u);
+  EXPECT_EQ(rcq.wc[0].wr_id, 9u);
+  expect_ack(0, 500, kAck, 1);
 }
 
 TEST_F(Responder, OnRequest_GapGivesOneSequenceNak) {

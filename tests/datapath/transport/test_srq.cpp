@@ -8,6 +8,7 @@
 
 #include "datapath/transport/ud_qp.h"
 #include "tests/datapath/transport/rc_test_support.h"
+#include "tests/datapath/transport/recv_refill_support.h"
 
 namespace uroce::transport {
 namespace {
@@ -62,6 +63,27 @@ TEST(Srq_Take, OldestFirstAndEmptyCounted) {
   ASSERT_TRUE(r.take(s));
   EXPECT_EQ(r.wr_id, 11u);
   EXPECT_FALSE(r.take(s));
+  EXPECT_EQ(s.counters().taken, 2u);
+  EXPECT_EQ(s.counters().empty, 1u);
+}
+
+// WRs the owner has not posted yet (the engine: still in the SRQ's ring)
+// are asked for only when the SRQ is empty, once per take.
+TEST(Srq_Take, EmptySrqAsksTheRefillThenTakes) {
+  test::HeldRecvs<Srq> held;
+  Srq s({.srq_num = 3, .pd = 1, .max_wr = 4, .refill = held.refill(2)});
+  held.q = &s;
+  held.wrs = {rwr(20), rwr(21)};
+  Taker r;
+  ASSERT_TRUE(r.take(s));
+  EXPECT_EQ(r.wr_id, 20u);
+  EXPECT_EQ(held.asks, 1);
+  EXPECT_EQ(held.last_tag, 2u);
+  ASSERT_TRUE(r.take(s));
+  EXPECT_EQ(r.wr_id, 21u);
+  EXPECT_EQ(held.asks, 1);
+  EXPECT_FALSE(r.take(s));
+  EXPECT_EQ(held.asks, 2);
   EXPECT_EQ(s.counters().taken, 2u);
   EXPECT_EQ(s.counters().empty, 1u);
 }
@@ -146,8 +168,9 @@ struct SrqQps : RcFixture {
   // Large enough for a full-MTU packet at the largest path MTU.
   std::vector<std::uint8_t> payload = std::vector<std::uint8_t>(4096, 0x5a);
 
-  void make_all(std::uint32_t srq_depth = 16) {
-    srq = std::make_unique<Srq>(SrqConfig{.srq_num = 5, .pd = kPd, .max_wr = srq_depth});
+  void make_all(std::uint32_t srq_depth = 16, RecvRefill refill = {}) {
+    srq = std::make_unique<Srq>(
+        SrqConfig{.srq_num = 5, .pd = kPd, .max_wr = srq_depth, .refill = refill});
     cfg.srq = srq.get();
     make_qp();
     RcQpConfig c2 = cfg;
@@ -251,6 +274,24 @@ TEST_F(SrqQps, Receive_EmptySrqGivesRnrNakForRcAndCountedDropForUd) {
   deliver(rc_send(kQpn, 500, 8));
   ASSERT_EQ(rcq.wc.size(), 1u);
   EXPECT_EQ(rcq.wc[0].wr_id, 1u);
+}
+
+TEST_F(SrqQps, Receive_EmptySrqAsksTheRefillForRcAndUd) {
+  test::HeldRecvs<Srq> held;
+  make_all(16, held.refill(1));
+  held.q = srq.get();
+  held.wrs = {recv_wr(1, 4096, 4096)};
+  deliver(rc_send(kQpn, 500, 8));
+  EXPECT_EQ(held.asks, 1);
+  ASSERT_EQ(rcq.wc.size(), 1u);
+  EXPECT_EQ(rcq.wc[0].wr_id, 1u);
+  EXPECT_EQ(qp->counters().tx_rnr_naks, 0u);
+  held.wrs = {recv_wr(2, 8192, 4096)};
+  EXPECT_EQ(ud->on_packet(ud_send(8)->p, ud_rcq), UdRx::kDelivered);
+  EXPECT_EQ(held.asks, 2);
+  ASSERT_EQ(ud_rcq.wc.size(), 1u);
+  EXPECT_EQ(ud_rcq.wc[0].wr_id, 2u);
+  EXPECT_EQ(srq->counters().empty, 0u);
 }
 
 TEST_F(SrqQps, Receive_MultiPacketSendHoldsItsWrWhileOtherQpsTake) {

@@ -11,6 +11,7 @@
 
 #include "datapath/wire/builder.h"
 #include "datapath/wire/parser.h"
+#include "tests/datapath/transport/recv_refill_support.h"
 
 namespace uroce::transport {
 namespace {
@@ -66,7 +67,15 @@ struct UcFixture : ::testing::Test {
   FakeTx tx;
   FakeCq a_scq, a_rcq, b_scq, b_rcq;
   UcQp a{config(kQpnA, kMacA, kIpA), mrs};
-  UcQp b{config(kQpnB, kMacB, kIpB), mrs};
+  // B's owner holds receives back until B asks (recv_refill.h); it posts
+  // nothing unless a test gives it WRs.
+  test::HeldRecvs<UcQp> held;
+  UcQp b{with_refill(config(kQpnB, kMacB, kIpB), held), mrs};
+
+  static UcQpConfig with_refill(UcQpConfig c, test::HeldRecvs<UcQp>& h) {
+    c.recv_refill = h.refill(5);
+    return c;
+  }
 
   static UcQpConfig config(std::uint32_t qpn, wire::MacAddr mac, wire::Ipv4Addr ip) {
     UcQpConfig c;
@@ -79,6 +88,7 @@ struct UcFixture : ::testing::Test {
   }
 
   void SetUp() override {
+    held.q = &b;
     std::iota(src.begin(), src.end(), 0);
     int err = 0;
     src_key = mrs.reg({kPd, kSrcVa, src.size(), access::kLocalWrite, src.data()}, &err);
@@ -353,6 +363,37 @@ TEST_F(UcFixture, Receive_NoRecvWrDropsTheWholeSend) {
   ASSERT_EQ(a.post_send(send_wr(2, 10)), 0);
   EXPECT_EQ(deliver(pump()), (std::vector<UcRx>{UcRx::kCompleted}));
   EXPECT_EQ(b_rcq.wcs[0].wr_id, 9u);
+}
+
+TEST_F(UcFixture, Receive_EmptyRqAsksTheRefillAtTheFirstPacket) {
+  held.wrs = {recv_wr(9, 512)};
+  ASSERT_EQ(a.post_send(send_wr(1, 300)), 0);
+  EXPECT_EQ(deliver(pump()), (std::vector<UcRx>{UcRx::kAccepted, UcRx::kCompleted}));
+  EXPECT_EQ(held.asks, 1);
+  EXPECT_EQ(held.last_tag, 5u);
+  ASSERT_EQ(b_rcq.wcs.size(), 1u);
+  EXPECT_EQ(b_rcq.wcs[0].wr_id, 9u);
+  EXPECT_EQ(b_rcq.wcs[0].byte_len, 300u);
+  EXPECT_TRUE(std::equal(dst.begin(), dst.begin() + 300, src.begin()));
+  EXPECT_EQ(b.counters().rx_count(UcRx::kDropNoRecvWqe), 0u);
+}
+
+TEST_F(UcFixture, WriteImm_EmptyRqAsksTheRefillAtTheLastPacket) {
+  held.wrs = {recv_wr(77, 0)};
+  SendWr w = write_wr(3, 300, 0, dst_key);
+  w.opcode = WrOpcode::kRdmaWriteImm;
+  ASSERT_EQ(a.post_send(w), 0);
+  EXPECT_EQ(deliver(pump()), (std::vector<UcRx>{UcRx::kAccepted, UcRx::kCompleted}));
+  EXPECT_EQ(held.asks, 1);
+  ASSERT_EQ(b_rcq.wcs.size(), 1u);
+  EXPECT_EQ(b_rcq.wcs[0].wr_id, 77u);
+}
+
+TEST_F(UcFixture, Receive_RefillWithNothingDropsTheWholeSend) {
+  ASSERT_EQ(a.post_send(send_wr(1, 300)), 0);
+  EXPECT_EQ(deliver(pump()), (std::vector<UcRx>{UcRx::kDropNoRecvWqe, UcRx::kDropRestOfMessage}));
+  EXPECT_EQ(held.asks, 1);
+  EXPECT_TRUE(b_rcq.wcs.empty());
 }
 
 TEST_F(UcFixture, Receive_SendLongerThanRecvWrIsLocLenErr) {

@@ -10,6 +10,7 @@
 
 #include "datapath/wire/builder.h"
 #include "datapath/wire/parser.h"
+#include "tests/datapath/transport/recv_refill_support.h"
 
 namespace uroce::transport {
 namespace {
@@ -70,7 +71,15 @@ struct UdFixture : ::testing::Test {
   FakeTx tx;
   FakeCq a_scq, a_rcq, b_scq, b_rcq;
   UdQp a{config(kQpnA, kMacA, kIpA), mrs};
-  UdQp b{config(kQpnB, kMacB, kIpB), mrs};
+  // B's owner holds receives back until B asks (recv_refill.h); it posts
+  // nothing unless a test gives it WRs.
+  test::HeldRecvs<UdQp> held;
+  UdQp b{with_refill(config(kQpnB, kMacB, kIpB), held), mrs};
+
+  static UdQpConfig with_refill(UdQpConfig c, test::HeldRecvs<UdQp>& h) {
+    c.recv_refill = h.refill(5);
+    return c;
+  }
 
   static UdQpConfig config(std::uint32_t qpn, wire::MacAddr mac, wire::Ipv4Addr ip) {
     UdQpConfig c;
@@ -84,6 +93,7 @@ struct UdFixture : ::testing::Test {
   }
 
   void SetUp() override {
+    held.q = &b;
     std::iota(src.begin(), src.end(), 0);
     int err = 0;
     src_key = mrs.reg({kPd, kSrcVa, src.size(), access::kLocalWrite, src.data()}, &err);
@@ -255,6 +265,33 @@ TEST_F(UdFixture, Receive_NoRecvWrDroppedAndCounted) {
   EXPECT_EQ(b.on_packet(parse(pump()[0]), b_rcq), UdRx::kDropNoRecvWqe);
   EXPECT_TRUE(b_rcq.wcs.empty());
   EXPECT_EQ(b.counters().rx_count(UdRx::kDropNoRecvWqe), 1u);
+}
+
+TEST_F(UdFixture, Receive_EmptyRqAsksTheRefillBeforeDropping) {
+  held.wrs = {recv_wr(42, 1024)};
+  ASSERT_EQ(a.post_send(send_wr(7, 100)), 0);
+  EXPECT_EQ(b.on_packet(parse(pump()[0]), b_rcq), UdRx::kDelivered);
+  EXPECT_EQ(held.asks, 1);
+  EXPECT_EQ(held.last_tag, 5u);
+  ASSERT_EQ(b_rcq.wcs.size(), 1u);
+  EXPECT_EQ(b_rcq.wcs[0].wr_id, 42u);
+  EXPECT_EQ(b_rcq.wcs[0].byte_len, 140u);
+  EXPECT_TRUE(std::equal(dst.begin() + 40, dst.begin() + 140, src.begin()));
+  EXPECT_EQ(b.counters().rx_count(UdRx::kDropNoRecvWqe), 0u);
+}
+
+TEST_F(UdFixture, Receive_RefillWithNothingDropsAndCounts) {
+  ASSERT_EQ(a.post_send(send_wr(1, 16)), 0);
+  EXPECT_EQ(b.on_packet(parse(pump()[0]), b_rcq), UdRx::kDropNoRecvWqe);
+  EXPECT_EQ(held.asks, 1);
+  EXPECT_EQ(b.counters().rx_count(UdRx::kDropNoRecvWqe), 1u);
+}
+
+TEST_F(UdFixture, Receive_PostedRecvAsksNoRefill) {
+  ASSERT_EQ(b.post_recv(recv_wr(42, 1024)), 0);
+  ASSERT_EQ(a.post_send(send_wr(7, 100)), 0);
+  EXPECT_EQ(b.on_packet(parse(pump()[0]), b_rcq), UdRx::kDelivered);
+  EXPECT_EQ(held.asks, 0);
 }
 
 TEST_F(UdFixture, Send_MessageOverPortMtuSendsNothingAndSucceeds) {

@@ -204,6 +204,30 @@ TEST_F(Dc, Ops_SendWriteReadAtomicsBytesChecked) {
   EXPECT_EQ(a.vnic.dc_pool(), nullptr);  // no DCT on A: no pool
 }
 
+// A receive published to the DCT's SRQ without its doorbell (so no
+// doorbell phase takes it) is found by the RX path when the SEND arrives
+// (doorbells.h, rx_refill_srq): no RNR NAK.
+TEST_F(Dc, Dct_SendFindsASrqReceiveWhoseDoorbellNeverRang) {
+  auto q = dci(10);
+  const std::uint32_t t = dct(20);
+  run(4);
+  srq->bells = nullptr;
+  srq->post_recv(100, {b.sge(0x100, 256)});
+  fill(a, 0, 200, 1);
+  post(*q, send_wqe(1), {a.sge(0, 200)}, t);
+  const auto wc = wait_send(1);
+  ASSERT_EQ(wc.size(), 1u);
+  EXPECT_EQ(wc[0].status, IBV_WC_SUCCESS);
+  const auto r = brcq->poll();
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].wr_id, 100u);
+  EXPECT_EQ(r[0].status, IBV_WC_SUCCESS);
+  EXPECT_EQ(r[0].byte_len, 200u);
+  EXPECT_EQ(std::memcmp(a.mem.data(), b.mem.data() + 0x100, 200), 0);
+  EXPECT_EQ(b.vnic.counters().rx_recv_refills, 1u);
+  EXPECT_EQ(status_of(b.vnic, 20).rc.tx_rnr_naks, 0u);
+}
+
 // The first message to a DCT opens its context on the way: one request
 // and one ACK, no handshake round trip.
 TEST_F(Dc, FirstMessage_OneRequestOneResponse) {
