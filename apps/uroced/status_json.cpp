@@ -76,6 +76,8 @@ json rc_json(const transport::RcCounters& c) {
   j["drop_bad_response"] = c.drop_bad_response;
   j["drop_duplicate_nak"] = c.drop_duplicate_nak;
   j["drop_reserved_aeth"] = c.drop_reserved_aeth;
+  j["rx_reserved_naks"] = c.rx_reserved_naks;
+  j["rx_bad_response_opcode"] = c.rx_bad_response_opcode;
   j["rx_requests"] = c.rx_requests;
   j["rx_duplicates"] = c.rx_duplicates;
   j["drop_out_of_sequence"] = c.drop_out_of_sequence;
@@ -89,6 +91,7 @@ json rc_json(const transport::RcCounters& c) {
   j["tx_nak_invalid_request"] = c.tx_nak_invalid_request;
   j["tx_nak_remote_access"] = c.tx_nak_remote_access;
   j["tx_nak_remote_op"] = c.tx_nak_remote_op;
+  j["rx_unsupported_ops"] = c.rx_unsupported_ops;
   j["atomics_executed"] = c.atomics_executed;
   j["atomics_replayed"] = c.atomics_replayed;
   j["reads_replayed"] = c.reads_replayed;
@@ -203,6 +206,8 @@ json counters_json(const engine::VnicCounters& c) {
   j["rx_dc_no_target"] = c.rx_dc_no_target;
   j["rx_impair_drop"] = c.rx_impair_drop;
   j["rx_mac_control"] = c.rx_mac_control;
+  j["rx_unreadable"] = c.rx_unreadable;
+  j["rx_pfc_drop"] = c.rx_pfc_drop;
   j["rx_gsi"] = c.rx_gsi;
   j["rx_gsi_bad_opcode"] = c.rx_gsi_bad_opcode;
   j["rx_gsi_bad_qkey"] = c.rx_gsi_bad_qkey;
@@ -238,6 +243,7 @@ json counters_json(const engine::VnicCounters& c) {
   j["cqes"] = c.cq.cqes;
   j["cq_overflow"] = c.cq.overflow;
   j["comp_events"] = c.comp.records;
+  j["comp_events_unsolicited"] = c.cq.unsolicited;
   j["comp_event_writes"] = c.comp.writes;
   j["comp_event_errors"] = c.comp.errors;
   j["async_events"] = c.async_events;

@@ -11,10 +11,12 @@
 // 8-byte record {user_handle} for the channel's pipe to the device's
 // CompEventBatch (comp_event_batch.h: written at the end of the iteration,
 // one write per channel): at most one event per arming, even if the
-// provider re-arms concurrently. Solicited-only arming (kCqArmedSolicited) fires on any
-// completion: the transport does not carry the solicited bit to the CQ yet
-// (docs/STATUS.md, review finding 6), and an extra wake-up is harmless where
-// a missed one would hang the application.
+// provider re-arms concurrently. Solicited-only arming (kCqArmedSolicited)
+// fires only on a completion that fires_solicited_arm (cqe.h): a receive
+// whose packet had the BTH SE bit, or a completion in error; any other
+// non-zero arming word fires on every completion. A completion that does not
+// fire leaves the arming in place. The solicited marker the transport puts
+// in the completion's reserved byte is cleared before the ring gets it.
 //
 // resize(ring, notify): moves the completions not yet polled (from the
 // consumer index the provider last published up to our producer index) to
@@ -51,11 +53,14 @@ struct CqSinkCounters {
   std::uint64_t cqes = 0;         // completions written
   std::uint64_t overflow = 0;     // completions refused: ring full
   std::uint64_t comp_events = 0;  // event records handed to the batch
+  // completions that left a solicited-only arming in place
+  std::uint64_t unsolicited = 0;
 
   CqSinkCounters& operator+=(const CqSinkCounters& o) {
     cqes += o.cqes;
     overflow += o.overflow;
     comp_events += o.comp_events;
+    unsolicited += o.unsolicited;
     return *this;
   }
 };
@@ -88,12 +93,20 @@ class CqRingSink {
   }
 
   bool push(const transport::Cqe& c) {
-    if (!ring_.try_push(c)) {
+    bool ok;
+    if (c.reserved != 0) [[unlikely]] {
+      transport::Cqe plain = c;
+      plain.reserved = 0;
+      ok = ring_.try_push(plain);
+    } else {
+      ok = ring_.try_push(c);
+    }
+    if (!ok) {
       count(&CqSinkCounters::overflow);
       return false;
     }
     count(&CqSinkCounters::cqes);
-    if (channel_fd_ >= 0 && notify_ != nullptr) maybe_notify();
+    if (channel_fd_ >= 0 && notify_ != nullptr) maybe_notify(transport::fires_solicited_arm(c));
     return true;
   }
 
@@ -139,7 +152,8 @@ class CqRingSink {
   const CqSinkCounters& counters() const { return ctr_; }
 
  private:
-  void maybe_notify() {
+  // `solicited`: the completion fires a solicited-only arming.
+  void maybe_notify(bool solicited) {
     std::atomic_ref<std::uint32_t> armed(notify_->armed);
     // Dekker pairing with the provider's req_notify_cq (store armed; full
     // fence; the application then polls the producer index): the CQE was
@@ -149,7 +163,12 @@ class CqRingSink {
     // wait for each other. With a fence on each side at least one sees the
     // other's store.
     std::atomic_thread_fence(std::memory_order_seq_cst);
-    if (armed.load(std::memory_order_acquire) == ctl::kCqDisarmed) return;
+    const std::uint32_t want = armed.load(std::memory_order_acquire);
+    if (want == ctl::kCqDisarmed) return;
+    if (want == ctl::kCqArmedSolicited && !solicited) {
+      count(&CqSinkCounters::unsolicited);
+      return;
+    }
     if (armed.exchange(ctl::kCqDisarmed, std::memory_order_acq_rel) == ctl::kCqDisarmed) {
       return;
     }

@@ -2,10 +2,12 @@
 // RX bursts of mbufs handed over as byte spans, and TX through an
 // MbufTxSink flushed with one tx_burst.
 //
-// Only single-segment frames are handed on: the engine never asks for
-// scattered RX, so a chained mbuf is counted (rx_chained) and dropped. Every
-// received mbuf is freed (in bulk) before rx_burst returns, so the span the
-// callback sees is valid only during the call.
+// Only single-segment frames are handed on as they are: the engine never
+// asks for scattered RX, so a chained mbuf is counted (chained) and handed on
+// as an empty span, which the Vnic counts as a frame it could not read
+// (VnicCounters::rx_unreadable): every received frame reaches the callback
+// once. Every received mbuf is freed (in bulk) before rx_burst returns, so
+// the span the callback sees is valid only during the call.
 #pragma once
 
 #include <rte_mbuf.h>
@@ -22,7 +24,7 @@ namespace uroce::engine {
 struct EthRxCounters {
   std::uint64_t frames = 0;   // frames received (handed on or dropped)
   std::uint64_t bursts = 0;   // rx_burst calls that returned frames
-  std::uint64_t chained = 0;  // multi-segment frames dropped
+  std::uint64_t chained = 0;  // multi-segment frames, handed on as empty spans
 };
 
 class EthPortIo {
@@ -48,8 +50,9 @@ class EthPortIo {
     rx_.frames += n;
     for (std::uint16_t i = 0; i < n; ++i) {
       if (i + 1 < n) rte_prefetch0(rte_pktmbuf_mtod(m[i + 1], void*));
-      if (m[i]->nb_segs != 1) {
+      if (m[i]->nb_segs != 1) [[unlikely]] {
         ++rx_.chained;
+        fn(std::span<const std::uint8_t>{});
         continue;
       }
       fn(std::span<const std::uint8_t>(rte_pktmbuf_mtod(m[i], const std::uint8_t*),

@@ -116,9 +116,13 @@ inline constexpr std::size_t kNumWqeErrors = shm::kNumWqeErrors;
 // engine lcore; read them through Engine::call (or on the engine thread).
 struct VnicCounters {
   std::uint64_t iterations = 0;  // poll() calls
-  // RX.
+  // RX. rx_frames counts every frame received, port and loopback; each is
+  // then counted in exactly one of the classes rx_frames_accounted() sums
+  // (vnic/rx.h).
   std::uint64_t rx_frames = 0;
   std::uint64_t rx_bytes = 0;
+  std::uint64_t rx_unreadable = 0;  // the port could not hand it over (a chained mbuf)
+  std::uint64_t rx_pfc_drop = 0;    // lossless priority, dropped: stage full or not admitted
   std::uint64_t rx_arp = 0;         // frames handed to the ARP agent
   std::uint64_t rx_nd = 0;          // ICMPv6 frames handed to the ND agent
   std::uint64_t rx_loopback = 0;    // frames received from the loopback queue
@@ -209,6 +213,13 @@ struct VnicCounters {
   std::uint64_t homa_peers = 0;            // QPs whose peer answered: scheduled connections, ever
   std::uint64_t homa_cutoffs_updates = 0;  // times the receiver's cutoffs changed
 };
+
+// The received frames VnicCounters classified (vnic/rx.h): equal to
+// rx_frames whenever PFC holds no frame staged.
+inline std::uint64_t rx_frames_accounted(const VnicCounters& c) {
+  return c.rx_unreadable + c.rx_impair_drop + c.rx_mac_control + c.rx_pfc_drop + c.rx_arp +
+         c.rx_nd + c.rx_parse_errors + c.rx_roce;
+}
 
 // What the engine itself counts per QP (the transport's own counters are in
 // QpStatus next to these).

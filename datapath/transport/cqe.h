@@ -51,6 +51,22 @@ inline constexpr std::uint32_t kWithImm = 1u << 1;
 inline constexpr std::uint32_t kWithInv = 1u << 3;
 }  // namespace wc_flag
 
+// The solicited-event request of the packet that completed a receive (BTH
+// SE, IBTA 9.2.1), carried from the transport to the CQ in the completion's
+// reserved byte, which struct ibv_wc does not expose. The CQ sink reads it
+// for solicited-only arming (IBTA 11.4.2.2) and clears it before the
+// completion reaches the ring, so the application never sees it.
+inline constexpr std::uint8_t kCqeSolicited = 1;
+inline void set_solicited(Cqe& c, bool se) { c.reserved = se ? kCqeSolicited : 0; }
+inline bool is_solicited(const Cqe& c) { return (c.reserved & kCqeSolicited) != 0; }
+// Whether `c` fires a CQ armed for the next solicited completion: a
+// receive whose packet asked for it, or any completion in error (IBTA
+// 11.4.2.2: "the next Solicited or unsuccessful completion"; rxe posts its
+// flush completions as solicited).
+inline bool fires_solicited_arm(const Cqe& c) {
+  return is_solicited(c) || c.status != static_cast<std::uint32_t>(WcStatus::kSuccess);
+}
+
 // ibv_wc.sl of a UD receive completion on RoCE: the packet's network (L3)
 // type, as mlx5 devices report it. Verbs consumers (UCX's ud_verbs among
 // them) read it to know where the addresses are in the 40-byte GRH area:

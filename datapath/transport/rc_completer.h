@@ -284,11 +284,14 @@ void RcCompleter::on_ack(const wire::ParsedPacket& pkt, Psn p, TimeNs now, Cq& c
         ++c_.ctr.drop_ghost_ack;
         return;
       }
-      WcStatus st = WcStatus::kRemInvReqErr;
-      if (a.nak_code() == wire::NakCode::kRemoteAccessError) {
-        st = WcStatus::kRemAccessErr;
-      } else if (a.nak_code() == wire::NakCode::kRemoteOpError) {
-        st = WcStatus::kRemOpErr;
+      // As rxe's completer: a NAK code with no status of its own (invalid
+      // RD request, the reserved codes) is a remote operational error.
+      WcStatus st = WcStatus::kRemOpErr;
+      switch (a.nak_code()) {
+        case wire::NakCode::kInvalidRequest: st = WcStatus::kRemInvReqErr; break;
+        case wire::NakCode::kRemoteAccessError: st = WcStatus::kRemAccessErr; break;
+        case wire::NakCode::kRemoteOpError: break;
+        default: ++c_.ctr.rx_reserved_naks; break;
       }
       fail_wqe(*w, st);
       return;
@@ -355,6 +358,17 @@ void RcCompleter::on_read_response(const wire::ParsedPacket& pkt, Psn p, TimeNs 
   const std::uint32_t idx = Psn::forward(w.first_psn, p);
   const bool at_end = idx + 1 == w.npkts;
   const wire::Position pos = pkt.info->pos;
+  // The READ's first packet must start a response (FIRST or ONLY), and ONLY
+  // is the whole of a one-packet READ: a lone MIDDLE or LAST there, or an
+  // ONLY inside a longer READ, is a response the READ cannot have. rxe's
+  // completer fails the WQE and the QP on it (check_ack); its status is the
+  // verbs' "unexpected opcode from the responder".
+  const bool starts = pos == wire::Position::kFirst || pos == wire::Position::kOnly;
+  if ((idx == 0 && !starts) || (pos == wire::Position::kOnly && w.npkts != 1)) {
+    ++c_.ctr.rx_bad_response_opcode;
+    fail_wqe(w, WcStatus::kBadRespErr);
+    return;
+  }
   const bool ends = pos == wire::Position::kLast || pos == wire::Position::kOnly;
   const std::uint64_t total = w.wr.length();
   const std::uint64_t offset = static_cast<std::uint64_t>(idx) * c_.mtu();

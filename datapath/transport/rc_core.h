@@ -89,6 +89,8 @@ struct RcCounters {
   std::uint64_t drop_bad_response = 0;   // wrong opcode or length for the WQE it names
   std::uint64_t drop_duplicate_nak = 0;  // NAK while the rewind it asks for is under way
   std::uint64_t drop_reserved_aeth = 0;
+  std::uint64_t rx_reserved_naks = 0;        // NAK code 4..31: REM_OP_ERR, as rxe
+  std::uint64_t rx_bad_response_opcode = 0;  // READ response of the wrong position: BAD_RESP_ERR
   // Responder.
   std::uint64_t rx_requests = 0;  // in-order request packets executed
   std::uint64_t rx_duplicates = 0;
@@ -103,6 +105,7 @@ struct RcCounters {
   std::uint64_t tx_nak_invalid_request = 0;
   std::uint64_t tx_nak_remote_access = 0;
   std::uint64_t tx_nak_remote_op = 0;
+  std::uint64_t rx_unsupported_ops = 0;  // FLUSH, ATOMIC_WRITE: NAKed invalid request
   std::uint64_t atomics_executed = 0;
   std::uint64_t atomics_replayed = 0;
   std::uint64_t reads_replayed = 0;

@@ -234,6 +234,14 @@ void RcResponder::on_request(const wire::ParsedPacket& pkt, Cq& rcq) {
     case wire::OpClass::kWrite: exec_write(pkt, rcq); break;
     case wire::OpClass::kReadRequest: exec_read(pkt); break;
     case wire::OpClass::kAtomic: exec_atomic(pkt); break;
+    case wire::OpClass::kFlush:
+    case wire::OpClass::kAtomicWrite:
+      // Not implemented, and not advertised (device_attr.h): NAKed at once
+      // as an invalid request, so the peer's WR fails with
+      // REM_INV_REQ_ERR instead of retrying into RETRY_EXC_ERR.
+      ++c_.ctr.rx_unsupported_ops;
+      nak_class_c(wire::NakCode::kInvalidRequest, WcStatus::kWrFlushErr);
+      break;
     default: nak_class_c(wire::NakCode::kInvalidRequest, WcStatus::kRemInvReqErr); break;
   }
 }
@@ -277,6 +285,7 @@ void RcResponder::exec_send(const wire::ParsedPacket& pkt, Cq& rcq) {
   e.byte_len = static_cast<std::uint32_t>(recv_off_);
   e.qp_num = c_.cfg.qpn;
   e.port_num = kPortNum;
+  set_solicited(e, pkt.bth.se());
   if (pkt.has(wire::ExtHdr::kImmDt)) {
     std::memcpy(&e.ex.imm_data, pkt.immdt.raw, 4);
     e.wc_flags |= wc_flag::kWithImm;
@@ -353,6 +362,7 @@ void RcResponder::exec_write(const wire::ParsedPacket& pkt, Cq& rcq) {
     e.port_num = kPortNum;
     std::memcpy(&e.ex.imm_data, pkt.immdt.raw, 4);
     e.wc_flags = wc_flag::kWithImm;
+    set_solicited(e, pkt.bth.se());
     complete_recv(rcq, e);
   }
 }

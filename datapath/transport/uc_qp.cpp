@@ -314,6 +314,7 @@ UcRx UcQp::receive_send(const wire::ParsedPacket& p, bool starts, bool ends, Cqe
   }
   wc->pkey_index = core_.pkey_index;
   wc->port_num = kPortNum;
+  set_solicited(*wc, p.bth.se());
   core_.rq.pop();
   rx_op_ = RxOp::kNone;
   rx_offset_ = 0;
@@ -372,6 +373,7 @@ UcRx UcQp::receive_write(const wire::ParsedPacket& p, bool starts, bool ends, Cq
   wc->ex.imm_data = imm_to_wc(p.immdt);
   wc->pkey_index = core_.pkey_index;
   wc->port_num = kPortNum;
+  set_solicited(*wc, p.bth.se());
   core_.rq.pop();
   return UcRx::kCompleted;
 }

@@ -192,6 +192,7 @@ UdRx UdQp::receive(const wire::ParsedPacket& p, Cqe* wc) {
   }
   wc->pkey_index = core_.pkey_index;
   wc->port_num = kPortNum;
+  set_solicited(*wc, p.bth.se());
   return UdRx::kDelivered;
 }
 

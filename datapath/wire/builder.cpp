@@ -19,6 +19,7 @@ ExtMask given_ext(const PacketSpec& s) {
   if (s.deth) m |= ext_bit(ExtHdr::kDeth);
   if (s.dc_eth) m |= ext_bit(ExtHdr::kDcEth);
   if (s.dc_aeth) m |= ext_bit(ExtHdr::kDcAeth);
+  if (s.feth) m |= ext_bit(ExtHdr::kFeth);
   if (s.reth) m |= ext_bit(ExtHdr::kReth);
   if (s.atomic_eth) m |= ext_bit(ExtHdr::kAtomicEth);
   if (s.aeth) m |= ext_bit(ExtHdr::kAeth);
@@ -67,6 +68,7 @@ std::uint8_t* write_ext(const PacketSpec& s, const OpcodeInfo& info, std::uint8_
   put(ExtHdr::kDeth, s.deth);
   put(ExtHdr::kDcEth, s.dc_eth);
   put(ExtHdr::kDcAeth, s.dc_aeth);
+  put(ExtHdr::kFeth, s.feth);
   put(ExtHdr::kReth, s.reth);
   put(ExtHdr::kAtomicEth, s.atomic_eth);
   put(ExtHdr::kAeth, s.aeth);

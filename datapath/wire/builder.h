@@ -23,6 +23,7 @@
 #include "datapath/wire/dc_eth.h"
 #include "datapath/wire/deth.h"
 #include "datapath/wire/eth.h"
+#include "datapath/wire/feth.h"
 #include "datapath/wire/icrc.h"
 #include "datapath/wire/ieth.h"
 #include "datapath/wire/immdt.h"
@@ -92,6 +93,7 @@ struct PacketSpec {
   std::optional<DethHdr> deth;
   std::optional<DcEthHdr> dc_eth;
   std::optional<DcAethHdr> dc_aeth;
+  std::optional<FethHdr> feth;
   std::optional<RethHdr> reth;
   std::optional<AtomicEthHdr> atomic_eth;
   std::optional<AethHdr> aeth;

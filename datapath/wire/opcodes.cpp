@@ -7,6 +7,7 @@ std::string_view ext_hdr_name(ExtHdr h) {
     case ExtHdr::kDeth: return "DETH";
     case ExtHdr::kDcEth: return "DCETH";
     case ExtHdr::kDcAeth: return "DCAETH";
+    case ExtHdr::kFeth: return "FETH";
     case ExtHdr::kReth: return "RETH";
     case ExtHdr::kAtomicEth: return "AtomicETH";
     case ExtHdr::kAeth: return "AETH";

@@ -4,7 +4,11 @@
 // MTU encoding (IBTA 7.7.5 / verbs enum ibv_mtu) and the pad count rule.
 //
 // Opcode byte = transport (bits 7..5) | operation (bits 4..0):
-//   RC 0x00..0x14, 0x16, 0x17   UC 0x20..0x2b   UD 0x64, 0x65   CNP 0x81
+//   RC 0x00..0x14, 0x16, 0x17, 0x1C, 0x1D   UC 0x20..0x2b   UD 0x64, 0x65
+//   CNP 0x81
+//   RC FLUSH (0x1C) and ATOMIC_WRITE (0x1D) are IBTA's Memory Placement
+//   Extensions (Annex A19), which Linux rxe sends since 6.2: parsed so that
+//   the responder can answer them (rc_responder.h NAKs them, not supported).
 //   uroce extensions (manufacturer-specific range, IBTA 9.2.3: bits 7..5 =
 //   110 and 111; between uroce peers only):
 //     0xC0..0xC2 (of 0xC0..0xC7; docs/homa.md): HOMA_GRANT, HOMA_CUTOFFS,
@@ -23,7 +27,8 @@
 //
 // Extension headers always appear in the canonical order of ExtHdr below
 // (IBTA 9.2: DETH, RETH, AtomicETH, AETH, AtomicAckETH, ImmDt, IETH, with
-// DCETH and DCAETH first after DETH, as no opcode carries DETH with them);
+// DCETH and DCAETH first after DETH, as no opcode carries DETH with them,
+// and FETH before RETH as rxe places it);
 // the CNP body takes the place of the payload.
 #pragma once
 
@@ -41,6 +46,7 @@
 #include "datapath/wire/dc_aeth.h"
 #include "datapath/wire/dc_eth.h"
 #include "datapath/wire/deth.h"
+#include "datapath/wire/feth.h"
 #include "datapath/wire/icrc.h"
 #include "datapath/wire/ieth.h"
 #include "datapath/wire/immdt.h"
@@ -74,6 +80,8 @@ inline constexpr std::uint8_t kRcCompareSwap = 0x13;
 inline constexpr std::uint8_t kRcFetchAdd = 0x14;
 inline constexpr std::uint8_t kRcSendLastInv = 0x16;
 inline constexpr std::uint8_t kRcSendOnlyInv = 0x17;
+inline constexpr std::uint8_t kRcFlush = 0x1c;
+inline constexpr std::uint8_t kRcAtomicWrite = 0x1d;
 
 inline constexpr std::uint8_t kUcSendFirst = 0x20;
 inline constexpr std::uint8_t kUcSendMiddle = 0x21;
@@ -156,7 +164,9 @@ enum class OpClass : std::uint8_t {
   kAtomic,
   kAtomicAck,
   kCnp,
-  kControl,  // uroce's extension packets, DC_DISCONNECT
+  kControl,      // uroce's extension packets, DC_DISCONNECT
+  kFlush,        // RC FLUSH (Annex A19)
+  kAtomicWrite,  // RC ATOMIC_WRITE (Annex A19)
 };
 
 // Place in a multi-packet message. Single-packet operations (READ request,
@@ -174,6 +184,7 @@ enum class ExtHdr : std::uint8_t {
   kDeth = 0,
   kDcEth,
   kDcAeth,
+  kFeth,
   kReth,
   kAtomicEth,
   kAeth,
@@ -182,17 +193,18 @@ enum class ExtHdr : std::uint8_t {
   kIeth,
   kCnp,
 };
-inline constexpr std::size_t kNumExtHdrs = 10;
+inline constexpr std::size_t kNumExtHdrs = 11;
 using ExtMask = std::uint16_t;
 static_assert(kNumExtHdrs <= sizeof(ExtMask) * 8);
 
 constexpr ExtMask ext_bit(ExtHdr h) { return static_cast<ExtMask>(1u << static_cast<unsigned>(h)); }
 constexpr std::size_t ext_hdr_size(ExtHdr h) {
-  constexpr std::size_t kSizes[kNumExtHdrs] = {DethHdr::kSize,         DcEthHdr::kSize,
-                                               DcAethHdr::kSize,       RethHdr::kSize,
-                                               AtomicEthHdr::kSize,    AethHdr::kSize,
-                                               AtomicAckEthHdr::kSize, ImmDtHdr::kSize,
-                                               IethHdr::kSize,         CnpHdr::kSize};
+  constexpr std::size_t kSizes[kNumExtHdrs] = {DethHdr::kSize,   DcEthHdr::kSize,
+                                               DcAethHdr::kSize, FethHdr::kSize,
+                                               RethHdr::kSize,   AtomicEthHdr::kSize,
+                                               AethHdr::kSize,   AtomicAckEthHdr::kSize,
+                                               ImmDtHdr::kSize,  IethHdr::kSize,
+                                               CnpHdr::kSize};
   return kSizes[static_cast<std::size_t>(h)];
 }
 constexpr std::size_t ext_mask_size(ExtMask m) {
@@ -297,6 +309,10 @@ constexpr std::array<OpcodeInfo, 256> build_opcode_table() {
                                   ext_bit(ExtHdr::kIeth), true);
   t[op::kRcSendOnlyInv] = make_op("RC_SEND_ONLY_WITH_INVALIDATE", kRc, kSend, kOnly, kReq,
                                   ext_bit(ExtHdr::kIeth), true);
+  t[op::kRcFlush] = make_op("RC_FLUSH", kRc, kFlush, kOnly, kReq,
+                            static_cast<ExtMask>(ext_bit(ExtHdr::kFeth) | kReth), false);
+  // The 8 bytes to write are the payload.
+  t[op::kRcAtomicWrite] = make_op("RC_ATOMIC_WRITE", kRc, kAtomicWrite, kOnly, kReq, kReth, true);
 
   constexpr ExtMask kDeth = ext_bit(ExtHdr::kDeth);
   t[op::kUdSendOnly] = make_op("UD_SEND_ONLY", Transport::kUd, kSend, kOnly, kReq, kDeth, true);

@@ -47,6 +47,7 @@ std::string_view parse_error_name(ParseError e) {
     case ParseError::kTruncatedDeth: return "TruncatedDeth";
     case ParseError::kTruncatedDcEth: return "TruncatedDcEth";
     case ParseError::kTruncatedDcAeth: return "TruncatedDcAeth";
+    case ParseError::kTruncatedFeth: return "TruncatedFeth";
     case ParseError::kTruncatedReth: return "TruncatedReth";
     case ParseError::kTruncatedAtomicEth: return "TruncatedAtomicEth";
     case ParseError::kTruncatedAeth: return "TruncatedAeth";
@@ -97,7 +98,7 @@ ParseError parse_udp_on(std::span<const std::uint8_t> frame, std::size_t end, Pa
 
   std::size_t off = kExtOff;
   // Most packets of a flow (SEND, WRITE middles, READ response middles)
-  // carry no extension header: one test instead of ten.
+  // carry no extension header: one test instead of eleven.
   if (info.ext != 0) {
     if (!take_ext(info, ExtHdr::kDeth, f, end, off, out.deth)) {
       return ParseError::kTruncatedDeth;
@@ -107,6 +108,9 @@ ParseError parse_udp_on(std::span<const std::uint8_t> frame, std::size_t end, Pa
     }
     if (!take_ext(info, ExtHdr::kDcAeth, f, end, off, out.dc_aeth)) {
       return ParseError::kTruncatedDcAeth;
+    }
+    if (!take_ext(info, ExtHdr::kFeth, f, end, off, out.feth)) {
+      return ParseError::kTruncatedFeth;
     }
     if (!take_ext(info, ExtHdr::kReth, f, end, off, out.reth)) {
       return ParseError::kTruncatedReth;

@@ -31,6 +31,7 @@
 #include "datapath/wire/dc_eth.h"
 #include "datapath/wire/deth.h"
 #include "datapath/wire/eth.h"
+#include "datapath/wire/feth.h"
 #include "datapath/wire/ieth.h"
 #include "datapath/wire/immdt.h"
 #include "datapath/wire/ipv4.h"
@@ -63,6 +64,7 @@ enum class ParseError : std::uint8_t {
   kTruncatedDeth,
   kTruncatedDcEth,
   kTruncatedDcAeth,
+  kTruncatedFeth,
   kTruncatedReth,
   kTruncatedAtomicEth,
   kTruncatedAeth,
@@ -93,6 +95,7 @@ struct ParsedPacket {
   DethHdr deth;
   DcEthHdr dc_eth;
   DcAethHdr dc_aeth;
+  FethHdr feth;
   RethHdr reth;
   AtomicEthHdr atomic_eth;
   AethHdr aeth;

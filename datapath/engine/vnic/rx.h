@@ -16,22 +16,40 @@ namespace uroce::engine {
 // lossless priorities are staged and processed after the burst within the
 // per-iteration budget. Loss injection (impairment.h) applies to the port
 // burst only.
+//
+// Every frame received, from the port or the loopback queue, is counted once
+// in rx_frames as it arrives, and then in exactly one of: rx_unreadable,
+// rx_impair_drop, rx_mac_control, rx_pfc_drop, rx_arp, rx_nd,
+// rx_parse_errors, rx_roce, except the frames PFC holds staged (counted in
+// one of the last four once drained): rx_frames_accounted() (vnic.h).
 template <class PortIo, sched::TxScheduler Sched>
 [[gnu::always_inline]] inline std::uint32_t Vnic<PortIo, Sched>::rx_phase(TimeNs now) {
   PfcTx ptx{this};
   pfc_.poll(now, ptx);
   std::uint32_t n = io_.rx_burst([&](std::span<const std::uint8_t> f) {
+    ++ctr_.rx_frames;
+    ctr_.rx_bytes += f.size();
+    // The port could not present it as one span (eth_port_io.h).
+    if (f.empty()) [[unlikely]] {
+      ++ctr_.rx_unreadable;
+      return;
+    }
     if (impair_.drop_rx(f)) {
       ++ctr_.rx_impair_drop;
       return;
     }
     if (pfc_.on_mac_control(f, now)) {
-      ++ctr_.rx_frames;
-      ctr_.rx_bytes += f.size();
       ++ctr_.rx_mac_control;
       return;
     }
-    if (pfc_.staging() && pfc_.stage(f, now, ptx) != PfcEndpoint::Stage::kNotStaged) return;
+    if (pfc_.staging()) {
+      const PfcEndpoint::Stage s = pfc_.stage(f, now, ptx);
+      if (s == PfcEndpoint::Stage::kDropped) {
+        ++ctr_.rx_pfc_drop;
+        return;
+      }
+      if (s == PfcEndpoint::Stage::kStaged) return;
+    }
     on_frame(f, now, true);
   });
   // Staged frames (lossless priorities), within the per-iteration budget.
@@ -41,6 +59,8 @@ template <class PortIo, sched::TxScheduler Sched>
   const std::uint32_t looped = loop_.size();
   for (std::uint32_t i = 0; i < looped; ++i) {
     ++ctr_.rx_loopback;
+    ++ctr_.rx_frames;
+    ctr_.rx_bytes += loop_.front().size();
     on_frame(loop_.front(), now, false);
     loop_.pop();
   }
@@ -63,13 +83,11 @@ inline bool Vnic<PortIo, Sched>::pfc_paused(const QpEntry& e, TimeNs now) {
 }
 
 // `from_port`: false for looped-back frames (our own QPs' packets, which the
-// TTL monitor must not take for a loop).
+// TTL monitor must not take for a loop). The caller counted it in rx_frames.
 template <class PortIo, sched::TxScheduler Sched>
 inline void Vnic<PortIo, Sched>::on_frame(std::span<const std::uint8_t> f, TimeNs now,
                                           bool from_port) {
   using transport::QpType;
-  ++ctr_.rx_frames;
-  ctr_.rx_bytes += f.size();
   if (f.size() >= wire::EthHdr::kSize && wire::load_be16(f.data() + 12) == wire::kEtherTypeArp) {
     ++ctr_.rx_arp;
     ArpTx sink{this};

@@ -77,14 +77,71 @@ TEST(CqRingSink_Notify, OneRecordPerArming) {
   std::uint64_t h = 0;
   std::memcpy(&h, rec.data(), 8);
   EXPECT_EQ(h, 0xFEEDu);
-  // Solicited arming fires on the next completion too (see the header).
-  cq.arm(ctl::kCqArmedSolicited);
-  EXPECT_TRUE(s.push(cqe(4)));
-  EXPECT_EQ(chan.drain().size(), 8u);
-  EXPECT_EQ(s.counters().comp_events, 2u);
-  EXPECT_EQ(ec.records, 2u);
-  EXPECT_EQ(ec.writes, 2u);
+  EXPECT_EQ(s.counters().comp_events, 1u);
+  EXPECT_EQ(ec.records, 1u);
+  EXPECT_EQ(ec.writes, 1u);
   EXPECT_EQ(std::atomic_ref<std::uint32_t>(cq.notify()->armed).load(), ctl::kCqDisarmed);
+}
+
+TEST(CqRingSink_Notify, SolicitedArmingSkipsPlainFiresOnSolicitedOnce) {
+  ProvCq cq(1, 15);
+  Pipe chan;
+  CompEventCounters ec;
+  CompEventBatch batch(&ec);
+  CqSinkCounters totals;
+  CqRingSink s(&totals, &batch);
+  ASSERT_EQ(s.attach(cq.ring.mem(), cq.notify(), chan.wr, 0xBEEF), 0);
+  cq.arm(ctl::kCqArmedSolicited);
+  EXPECT_TRUE(s.push(cqe(1)));
+  EXPECT_TRUE(s.push(cqe(2)));
+  EXPECT_TRUE(chan.drain().empty());
+  EXPECT_EQ(std::atomic_ref<std::uint32_t>(cq.notify()->armed).load(), ctl::kCqArmedSolicited);
+  EXPECT_EQ(s.counters().unsolicited, 2u);
+  EXPECT_EQ(totals.unsolicited, 2u);
+  transport::Cqe sol = cqe(3);
+  transport::set_solicited(sol, true);
+  EXPECT_TRUE(s.push(sol));
+  EXPECT_EQ(chan.drain().size(), 8u);
+  EXPECT_EQ(std::atomic_ref<std::uint32_t>(cq.notify()->armed).load(), ctl::kCqDisarmed);
+  // One-shot: a second solicited completion without re-arming fires nothing.
+  EXPECT_TRUE(s.push(sol));
+  EXPECT_TRUE(chan.drain().empty());
+  EXPECT_EQ(s.counters().comp_events, 1u);
+  // The marker never reaches the ring.
+  const auto got = cq.poll();
+  ASSERT_EQ(got.size(), 4u);
+  EXPECT_EQ(got[2].wr_id, 3u);
+  EXPECT_EQ(got[2].reserved, 0u);
+  EXPECT_EQ(got[3].reserved, 0u);
+}
+
+TEST(CqRingSink_Notify, SolicitedArmingFiresOnError) {
+  ProvCq cq(1, 15);
+  Pipe chan;
+  CompEventCounters ec;
+  CompEventBatch batch(&ec);
+  CqRingSink s(nullptr, &batch);
+  ASSERT_EQ(s.attach(cq.ring.mem(), cq.notify(), chan.wr, 0xBEEF), 0);
+  cq.arm(ctl::kCqArmedSolicited);
+  transport::Cqe bad = cqe(1);
+  bad.status = static_cast<std::uint32_t>(transport::WcStatus::kWrFlushErr);
+  EXPECT_TRUE(s.push(bad));
+  EXPECT_EQ(chan.drain().size(), 8u);
+  EXPECT_EQ(s.counters().comp_events, 1u);
+  EXPECT_EQ(s.counters().unsolicited, 0u);
+}
+
+TEST(CqRingSink_Notify, NextArmingFiresOnPlain) {
+  ProvCq cq(1, 15);
+  Pipe chan;
+  CompEventCounters ec;
+  CompEventBatch batch(&ec);
+  CqRingSink s(nullptr, &batch);
+  ASSERT_EQ(s.attach(cq.ring.mem(), cq.notify(), chan.wr, 1), 0);
+  // Any non-zero word other than kCqArmedSolicited arms for the next one.
+  cq.arm(7);
+  EXPECT_TRUE(s.push(cqe(1)));
+  EXPECT_EQ(chan.drain().size(), 8u);
 }
 
 TEST(CqRingSink_Notify, NoChannelNoWriteAndFailedWriteCounted) {

@@ -233,8 +233,9 @@ TEST_F(ImpairedRcPair, DropRxRate_AllCompleteAndDropsCounted) {
   const VnicCounters& cb = b.vnic.counters();
   EXPECT_GT(cb.rx_impair_drop, 0u);
   EXPECT_EQ(cb.tx_impair_drop, 0u);
-  // Dropped frames never reach the parser.
-  EXPECT_EQ(cb.rx_frames, cb.rx_roce + cb.rx_arp);
+  // Dropped frames never reach the parser, and are counted received.
+  EXPECT_EQ(cb.rx_frames, cb.rx_roce + cb.rx_arp + cb.rx_impair_drop);
+  EXPECT_EQ(rx_frames_accounted(cb), cb.rx_frames);
 }
 
 // A frame B sends to A's raw port with rate 1 on A's RX: dropped before
@@ -252,7 +253,8 @@ TEST(Vnic_Impairment, RxRateOneDropsRoceNotArp) {
   ASSERT_TRUE(peer.tx(f, 0));
   a.vnic.poll(0);
   EXPECT_EQ(a.vnic.counters().rx_impair_drop, 2u);
-  EXPECT_EQ(a.vnic.counters().rx_frames, 0u);
+  EXPECT_EQ(a.vnic.counters().rx_frames, 2u);  // received, then dropped
+  EXPECT_EQ(a.vnic.counters().rx_roce, 0u);
   wire::MacAddr mac{};
   EXPECT_FALSE(a.vnic.resolve(kIpB, 0, &mac));  // an ARP request goes out
   a.vnic.poll(0);

@@ -473,6 +473,15 @@ TEST_F(SlowReceiver, Pfc_SenderIgnoringPausesOverrunsReceiver) {
   EXPECT_GT(sb.ingress.prio[0].xoff_sent, 0u);
   EXPECT_GT(sb.engine.prio[0].admit_drops, 0u);
   EXPECT_GT(retransmits(), 0u);
+  // Each frame PFC dropped was counted received, and as a PFC drop.
+  const VnicCounters& cb = b.vnic.counters();
+  std::uint64_t dropped = 0, waiting = 0;
+  for (const auto& p : sb.engine.prio) {
+    dropped += p.admit_drops + p.stage_full;
+    waiting += p.staged - p.processed;
+  }
+  EXPECT_EQ(cb.rx_pfc_drop, dropped);
+  EXPECT_EQ(rx_frames_accounted(cb) + waiting, cb.rx_frames);
   EXPECT_EQ(a.vnic.pfc_status().gate.prio[0].disabled_rx, sb.ingress.frames_sent);
 }
 

@@ -730,6 +730,8 @@ TEST_F(TwoHosts, Loopback_TwoQpsOfOneVnic) {
   EXPECT_EQ(std::memcmp(a.mem.data() + 8192, a.mem.data(), 3000), 0);
   EXPECT_GT(a.vnic.counters().tx_loopback, 0u);
   EXPECT_EQ(a.vnic.counters().rx_loopback, a.vnic.counters().tx_loopback);
+  EXPECT_EQ(a.vnic.counters().rx_frames, a.vnic.counters().rx_loopback);
+  EXPECT_EQ(rx_frames_accounted(a.vnic.counters()), a.vnic.counters().rx_frames);
   EXPECT_EQ(a.vnic.counters().tx_frames, 0u);  // nothing went to the wire
   EXPECT_EQ(b.vnic.counters().rx_frames, 0u);
 }
@@ -769,6 +771,7 @@ TEST(Vnic_Rx, BadFramesCountedByReason) {
   a.vnic.poll(0);
   const VnicCounters& c = a.vnic.counters();
   EXPECT_EQ(c.rx_frames, 5u);
+  EXPECT_EQ(rx_frames_accounted(c), c.rx_frames);
   EXPECT_EQ(c.rx_not_our_mac, 1u);
   EXPECT_EQ(c.rx_not_our_ip, 1u);
   EXPECT_EQ(c.rx_no_qp, 1u);

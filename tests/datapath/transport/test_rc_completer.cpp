@@ -251,7 +251,52 @@ INSTANTIATE_TEST_SUITE_P(
     Codes, ErrorNak,
     ::testing::Values(std::pair{wire::NakCode::kRemoteAccessError, WcStatus::kRemAccessErr},
                       std::pair{wire::NakCode::kInvalidRequest, WcStatus::kRemInvReqErr},
-                      std::pair{wire::NakCode::kRemoteOpError, WcStatus::kRemOpErr}));
+                      std::pair{wire::NakCode::kRemoteOpError, WcStatus::kRemOpErr},
+                      // RD's code and the reserved ones: REM_OP_ERR, as rxe.
+                      std::pair{wire::NakCode::kInvalidRdRequest, WcStatus::kRemOpErr},
+                      std::pair{static_cast<wire::NakCode>(5), WcStatus::kRemOpErr},
+                      std::pair{static_cast<wire::NakCode>(0x1f), WcStatus::kRemOpErr}));
+
+TEST_F(Completer, OnAck_ReservedNakCodeCounted) {
+  make_qp();
+  sends(1);
+  deliver(nak(100, static_cast<wire::NakCode>(9)));
+  ASSERT_EQ(scq.wc.size(), 1u);
+  EXPECT_EQ(status(scq.wc[0]), WcStatus::kRemOpErr);
+  EXPECT_EQ(qp->counters().rx_reserved_naks, 1u);
+  EXPECT_EQ(qp->state(), QpState::kErr);
+}
+
+// A response whose position the READ cannot have fails the WQE and the QP
+// (rxe's check_ack), whatever its length.
+struct BadReadPosition : Completer,
+                         ::testing::WithParamInterface<std::pair<std::uint8_t, std::uint32_t>> {};
+
+TEST_P(BadReadPosition, OnReadResponse_FailsWithBadRespErr) {
+  make_qp();
+  const auto [op, len] = GetParam();
+  ASSERT_EQ(qp->post_send(send_wr(1, WrOpcode::kRdmaRead, 0, len)), 0);
+  ASSERT_EQ(qp->post_send(send_wr(2, WrOpcode::kSend, 0, 8)), 0);
+  pump();
+  const std::size_t n = len > 1024 ? 1024 : len;
+  deliver(read_resp(op, 100, 0, n));
+  EXPECT_EQ(qp->state(), QpState::kErr);
+  ASSERT_EQ(scq.wc.size(), 2u);
+  EXPECT_EQ(scq.wc[0].wr_id, 1u);
+  EXPECT_EQ(status(scq.wc[0]), WcStatus::kBadRespErr);
+  EXPECT_EQ(status(scq.wc[1]), WcStatus::kWrFlushErr);
+  EXPECT_EQ(qp->counters().rx_bad_response_opcode, 1u);
+  // Nothing of the response was placed.
+  EXPECT_NE(std::memcmp(local.data(), remote.data(), n), 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Positions, BadReadPosition,
+    ::testing::Values(std::pair{o::kRcReadResponseLast, 100u},     // lone LAST, one-packet READ
+                      std::pair{o::kRcReadResponseMiddle, 1024u},  // lone MIDDLE, one-packet READ
+                      std::pair{o::kRcReadResponseLast, 2000u},    // LAST first, two-packet READ
+                      std::pair{o::kRcReadResponseMiddle, 3000u},  // MIDDLE first
+                      std::pair{o::kRcReadResponseOnly, 2000u}));  // ONLY of a two-packet READ
 
 TEST_F(Completer, OnReadResponse_ScattersAndCompletes) {
   make_qp();

@@ -112,6 +112,63 @@ TEST_F(Responder, OnRequest_MultiPacketSendWithImmediate) {
   expect_ack(0, 502, kAck, 1);
 }
 
+TEST_F(Responder, OnRequest_SeBitReachesTheReceiveCompletion) {
+  make_qp();
+  for (std::uint64_t id = 1; id <= 4; ++id) {
+    ASSERT_EQ(qp->post_recv(recv_wr(id, 0, 4096)), 0);
+  }
+  wire::PacketSpec s = peer_spec(o::kRcSendOnly, 500);
+  s.se = true;
+  deliver(build(s));
+  deliver(req(o::kRcSendOnly, 501));  // no SE
+  // Multi-packet: only the LAST's SE counts.
+  s = peer_spec(o::kRcSendFirst, 502);
+  s.payload = std::span<const std::uint8_t>(src.data(), 1024);
+  deliver(build(s));
+  s = peer_spec(o::kRcSendLast, 503);
+  s.se = true;
+  s.payload = std::span<const std::uint8_t>(src.data(), 10);
+  deliver(build(s));
+  s = peer_spec(o::kRcWriteOnlyImm, 504);
+  s.se = true;
+  s.reth = wire::RethHdr::make(kRemoteVa, rkey, 0);
+  s.immdt = wire::ImmDtHdr::make(1);
+  deliver(build(s));
+  ASSERT_EQ(rcq.wc.size(), 4u);
+  EXPECT_TRUE(is_solicited(rcq.wc[0]));
+  EXPECT_FALSE(is_solicited(rcq.wc[1]));
+  EXPECT_TRUE(is_solicited(rcq.wc[2]));
+  EXPECT_TRUE(is_solicited(rcq.wc[3]));
+  EXPECT_EQ(wc_op(rcq.wc[3]), WcOpcode::kRecvRdmaWithImm);
+}
+
+// FLUSH and ATOMIC_WRITE (what rxe sends since Linux 6.2) are not
+// implemented: NAKed at once as invalid requests, nothing written.
+struct Unsupported : Responder, ::testing::WithParamInterface<std::uint8_t> {};
+
+TEST_P(Unsupported, OnRequest_NaksInvalidRequestAtOnce) {
+  make_qp();
+  const std::vector<std::uint8_t> before = remote;
+  wire::PacketSpec s = peer_spec(GetParam(), 500);
+  s.ack_req = true;
+  s.reth = wire::RethHdr::make(kRemoteVa, rkey, 8);
+  if (GetParam() == o::kRcFlush) {
+    s.feth = wire::FethHdr::make(wire::kFethSelRange, wire::kFethPltGlobalVisibility);
+  } else {
+    s.payload = std::span<const std::uint8_t>(src.data(), 8);
+  }
+  deliver(build(s));
+  ASSERT_EQ(tx.size(), 1u);
+  expect_ack(0, 500, wire::aeth_nak_syndrome(wire::NakCode::kInvalidRequest), 0);
+  EXPECT_EQ(qp->state(), QpState::kErr);
+  EXPECT_EQ(qp->counters().rx_unsupported_ops, 1u);
+  EXPECT_EQ(qp->counters().tx_nak_invalid_request, 1u);
+  EXPECT_EQ(remote, before);
+  EXPECT_TRUE(rcq.wc.empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(Opcodes, Unsupported, ::testing::Values(o::kRcFlush, o::kRcAtomicWrite));
+
 TEST_F(Responder, OnRequest_SendWithInvalidateInvalidatesRkey) {
   make_qp();
   ASSERT_EQ(qp->post_recv(recv_wr(7, 0, 64)), 0);

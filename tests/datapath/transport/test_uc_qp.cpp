@@ -269,6 +269,45 @@ TEST_F(UcFixture, WriteImm_ConsumesAReceiveWrWithTheImmediate) {
   EXPECT_TRUE(std::equal(dst.begin(), dst.begin() + 300, src.begin()));
 }
 
+TEST_F(UcFixture, Solicited_SeOnLastPacketReachesTheReceiveCompletion) {
+  ASSERT_EQ(b.post_recv(recv_wr(1, 1024)), 0);
+  ASSERT_EQ(b.post_recv(recv_wr(2, 1024)), 0);
+  ASSERT_EQ(b.post_recv(recv_wr(3, 1024)), 0);
+  SendWr sol = send_wr(1, 600);
+  sol.flags |= send_flag::kSolicited;
+  ASSERT_EQ(a.post_send(sol), 0);
+  auto frames = pump();
+  ASSERT_EQ(frames.size(), 3u);
+  EXPECT_FALSE(parse(frames[0]).bth.se());
+  EXPECT_FALSE(parse(frames[1]).bth.se());
+  EXPECT_TRUE(parse(frames[2]).bth.se());
+  deliver(frames);
+  ASSERT_EQ(a.post_send(send_wr(2, 10)), 0);
+  frames = pump();
+  ASSERT_EQ(frames.size(), 1u);
+  EXPECT_FALSE(parse(frames[0]).bth.se());
+  deliver(frames);
+  SendWr wimm = write_wr(3, 8, 0, dst_key);
+  wimm.opcode = WrOpcode::kRdmaWriteImm;
+  wimm.flags |= send_flag::kSolicited;
+  ASSERT_EQ(a.post_send(wimm), 0);
+  frames = pump();
+  ASSERT_EQ(frames.size(), 1u);
+  EXPECT_TRUE(parse(frames[0]).bth.se());
+  EXPECT_EQ(deliver(frames), (std::vector<UcRx>{UcRx::kCompleted}));
+  ASSERT_EQ(b_rcq.wcs.size(), 3u);
+  EXPECT_TRUE(is_solicited(b_rcq.wcs[0]));
+  EXPECT_FALSE(is_solicited(b_rcq.wcs[1]));
+  EXPECT_TRUE(is_solicited(b_rcq.wcs[2]));
+  // A plain WRITE never asks: it consumes no receive WR.
+  SendWr w = write_wr(4, 8, 0, dst_key);
+  w.flags |= send_flag::kSolicited;
+  ASSERT_EQ(a.post_send(w), 0);
+  frames = pump();
+  ASSERT_EQ(frames.size(), 1u);
+  EXPECT_FALSE(parse(frames[0]).bth.se());
+}
+
 TEST_F(UcFixture, Receive_LostMiddleDropsMessageAndNextIsIntact) {
   ASSERT_EQ(b.post_recv(recv_wr(100, 2048)), 0);
   ASSERT_EQ(b.post_recv(recv_wr(101, 2048, 4096)), 0);

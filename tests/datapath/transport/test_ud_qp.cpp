@@ -233,6 +233,26 @@ TEST_F(UdFixture, SendImm_CarriesImmediateToTheReceiveCompletion) {
   EXPECT_EQ(b_rcq.wcs[0].byte_len, 48u);
 }
 
+TEST_F(UdFixture, Solicited_SeReachesTheReceiveCompletion) {
+  ASSERT_EQ(b.post_recv(recv_wr(1, 1024)), 0);
+  ASSERT_EQ(b.post_recv(recv_wr(2, 1024)), 0);
+  SendWr w = send_wr(1, 8);
+  w.flags |= send_flag::kSolicited;
+  ASSERT_EQ(a.post_send(w), 0);
+  ASSERT_EQ(a.post_send(send_wr(2, 8)), 0);
+  const auto frames = pump();
+  ASSERT_EQ(frames.size(), 2u);
+  const ParsedPacket p0 = parse(frames[0]);
+  const ParsedPacket p1 = parse(frames[1]);
+  EXPECT_TRUE(p0.bth.se());
+  EXPECT_FALSE(p1.bth.se());
+  EXPECT_EQ(b.on_packet(p0, b_rcq), UdRx::kDelivered);
+  EXPECT_EQ(b.on_packet(p1, b_rcq), UdRx::kDelivered);
+  ASSERT_EQ(b_rcq.wcs.size(), 2u);
+  EXPECT_TRUE(is_solicited(b_rcq.wcs[0]));
+  EXPECT_FALSE(is_solicited(b_rcq.wcs[1]));
+}
+
 TEST_F(UdFixture, Receive_QkeyMismatchDroppedSilentlyAndCounted) {
   ASSERT_EQ(b.post_recv(recv_wr(1, 1024)), 0);
   ASSERT_EQ(a.post_send(send_wr(1, 16, 0x22222222)), 0);

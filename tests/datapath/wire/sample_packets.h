@@ -29,6 +29,8 @@ inline constexpr std::uint16_t kSampleLane = 0xa55au;
 inline constexpr std::uint32_t kSampleConn = 0xf00dbabeu;
 inline constexpr std::uint32_t kSampleFirstPsn = 0x00fedcb0u;
 inline constexpr DcStatus kSampleDcStatus = DcStatus::kOk;
+inline constexpr std::uint8_t kSampleFethSel = kFethSelWholeMr;
+inline constexpr std::uint8_t kSampleFethPlt = kFethPltPersistence;
 
 inline PacketSpec sample_spec(std::uint8_t opcode, std::span<const std::uint8_t> payload = {}) {
   PacketSpec s;
@@ -54,6 +56,7 @@ inline PacketSpec sample_spec(std::uint8_t opcode, std::span<const std::uint8_t>
   if (info.has(ExtHdr::kDcAeth)) {
     s.dc_aeth = DcAethHdr::make(kSampleLane, kSampleDcStatus, kSampleConn);
   }
+  if (info.has(ExtHdr::kFeth)) s.feth = FethHdr::make(kSampleFethSel, kSampleFethPlt);
   if (info.has(ExtHdr::kReth)) {
     s.reth = RethHdr::make(kSampleVa, kSampleRkey, kSampleDmaLen);
   }

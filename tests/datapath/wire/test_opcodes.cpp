@@ -11,13 +11,13 @@ namespace {
 TEST(OpcodeTable, ValidOpcodesAreExactlyTheSupportedSet) {
   int n = 0;
   for (int o = 0; o < 256; ++o) {
-    const bool want = (o <= 0x14) || o == 0x16 || o == 0x17 || (o >= 0x20 && o <= 0x2b) ||
-                      o == 0x64 || o == 0x65 || o == 0x81 || (o >= 0xc0 && o <= 0xc2) ||
-                      (o >= 0xe0 && o <= 0xf8 && o != 0xf5);
+    const bool want = (o <= 0x14) || o == 0x16 || o == 0x17 || o == 0x1c || o == 0x1d ||
+                      (o >= 0x20 && o <= 0x2b) || o == 0x64 || o == 0x65 || o == 0x81 ||
+                      (o >= 0xc0 && o <= 0xc2) || (o >= 0xe0 && o <= 0xf8 && o != 0xf5);
     EXPECT_EQ(opcode_info(static_cast<std::uint8_t>(o)).valid, want) << o;
     n += want;
   }
-  EXPECT_EQ(n, 23 + 12 + 2 + 1 + 3 + 23 + 1);
+  EXPECT_EQ(n, 25 + 12 + 2 + 1 + 3 + 23 + 1);
 }
 
 TEST(OpcodeTable, ExtensionHeadersPerIbtaTable) {
@@ -63,9 +63,9 @@ TEST(OpcodeTable, PayloadOnlyForSendWriteAndReadResponse) {
     const OpcodeInfo& i = opcode_info(static_cast<std::uint8_t>(o));
     if (!i.valid) continue;
     // uroce's Homa packets carry their header where a payload would be;
-    // DC_DISCONNECT carries none.
+    // DC_DISCONNECT carries none; ATOMIC_WRITE's 8 bytes are its payload.
     const bool want = i.op == OpClass::kSend || i.op == OpClass::kWrite ||
-                      i.op == OpClass::kReadResponse ||
+                      i.op == OpClass::kReadResponse || i.op == OpClass::kAtomicWrite ||
                       (i.op == OpClass::kControl && i.transport == Transport::kExt);
     EXPECT_EQ(i.payload, want) << i.name;
   }
@@ -193,9 +193,12 @@ TEST(ExtHdr, CanonicalOrderSizesAndNames) {
   EXPECT_EQ(static_cast<int>(ExtHdr::kDeth), 0);
   EXPECT_EQ(static_cast<int>(ExtHdr::kDcEth), 1);
   EXPECT_EQ(static_cast<int>(ExtHdr::kDcAeth), 2);
-  EXPECT_EQ(static_cast<int>(ExtHdr::kReth), 3);
+  EXPECT_EQ(static_cast<int>(ExtHdr::kFeth), 3);
+  EXPECT_EQ(static_cast<int>(ExtHdr::kReth), 4);
   EXPECT_EQ(static_cast<std::size_t>(ExtHdr::kCnp), kNumExtHdrs - 1);
-  EXPECT_EQ(ext_bit(ExtHdr::kCnp), 0x200);
+  EXPECT_EQ(ext_bit(ExtHdr::kCnp), 0x400);
+  EXPECT_EQ(ext_hdr_size(ExtHdr::kFeth), 4u);
+  EXPECT_EQ(ext_hdr_name(ExtHdr::kFeth), "FETH");
   EXPECT_EQ(ext_hdr_size(ExtHdr::kDcEth), 28u);
   EXPECT_EQ(ext_hdr_size(ExtHdr::kDcAeth), 12u);
   EXPECT_EQ(ext_hdr_size(ExtHdr::kCnp), 16u);
@@ -207,6 +210,33 @@ TEST(ExtHdr, CanonicalOrderSizesAndNames) {
     EXPECT_FALSE(i.has(ExtHdr::kDeth) && (i.has(ExtHdr::kDcEth) || i.has(ExtHdr::kDcAeth))) << o;
     EXPECT_FALSE(i.has(ExtHdr::kDcEth) && i.has(ExtHdr::kDcAeth)) << o;
   }
+}
+
+// Annex A19's RC FLUSH and ATOMIC_WRITE, laid out as rxe sends them.
+TEST(OpcodeInfo, FlushAndAtomicWrite) {
+  const OpcodeInfo& f = opcode_info(op::kRcFlush);
+  EXPECT_TRUE(f.valid);
+  EXPECT_EQ(f.name, "RC_FLUSH");
+  EXPECT_EQ(f.transport, Transport::kRc);
+  EXPECT_EQ(f.op, OpClass::kFlush);
+  EXPECT_EQ(f.pos, Position::kOnly);
+  EXPECT_EQ(f.dir, Direction::kRequest);
+  EXPECT_EQ(f.ext, ext_bit(ExtHdr::kFeth) | ext_bit(ExtHdr::kReth));
+  EXPECT_EQ(f.ext_len, 20u);
+  EXPECT_FALSE(f.payload);
+  const OpcodeInfo& a = opcode_info(op::kRcAtomicWrite);
+  EXPECT_TRUE(a.valid);
+  EXPECT_EQ(a.name, "RC_ATOMIC_WRITE");
+  EXPECT_EQ(a.op, OpClass::kAtomicWrite);
+  EXPECT_EQ(a.pos, Position::kOnly);
+  EXPECT_EQ(a.dir, Direction::kRequest);
+  EXPECT_EQ(a.ext, ext_bit(ExtHdr::kReth));
+  EXPECT_TRUE(a.payload);
+  // Neither has a UC or DC form.
+  EXPECT_FALSE(opcode_info(0x3c).valid);
+  EXPECT_FALSE(opcode_info(0x3d).valid);
+  EXPECT_FALSE(opcode_info(0xfc).valid);
+  EXPECT_FALSE(opcode_info(0xfd).valid);
 }
 
 TEST(OpcodeName, NamesAndUnknown) {

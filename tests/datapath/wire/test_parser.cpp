@@ -84,6 +84,7 @@ ParseError expect_tail(const OpcodeInfo& info, std::size_t rem, std::size_t pad)
       {ExtHdr::kDeth, ParseError::kTruncatedDeth},
       {ExtHdr::kDcEth, ParseError::kTruncatedDcEth},
       {ExtHdr::kDcAeth, ParseError::kTruncatedDcAeth},
+      {ExtHdr::kFeth, ParseError::kTruncatedFeth},
       {ExtHdr::kReth, ParseError::kTruncatedReth},
       {ExtHdr::kAtomicEth, ParseError::kTruncatedAtomicEth},
       {ExtHdr::kAeth, ParseError::kTruncatedAeth},
@@ -170,6 +171,10 @@ TEST(Parser_Parse, EveryOpcodeRoundTripsAllFields) {
       EXPECT_EQ(p.dc_aeth.lane(), testing::kSampleLane);
       EXPECT_EQ(p.dc_aeth.status(), testing::kSampleDcStatus);
       EXPECT_EQ(p.dc_aeth.conn(), testing::kSampleConn);
+    }
+    if (info.has(ExtHdr::kFeth)) {
+      EXPECT_EQ(p.feth.sel(), testing::kSampleFethSel);
+      EXPECT_EQ(p.feth.plt(), testing::kSampleFethPlt);
     }
     if (info.has(ExtHdr::kReth)) {
       EXPECT_EQ(p.reth.va(), testing::kSampleVa);

@@ -325,3 +325,83 @@ TEST(Vnic_Rx, AckTiming_ClassesAckFromTheRxPhase) {
 
 }  // namespace
 }  // namespace uroce::engine::test
+
+namespace uroce::engine::test {
+namespace {
+
+// Every frame a raw peer sends is counted once in rx_frames and once in
+// exactly one class (rx_frames_accounted): random bytes, cut and bit-flipped
+// RoCEv2 frames, ARP, MAC Control (PAUSE), other EtherTypes, runts.
+TEST(Vnic_RxPhase, EveryFrameCountedOnceWhateverItHolds) {
+  port::SimLink link(port::SimLinkConfig{});
+  Host a(link, 0, kMacA, kIpA);
+  port::SimPort peer(link, 1);
+  auto cq = a.make_cq(1);
+  auto q = a.make_qp(2, transport::QpType::kUd, 1, 1);
+  wire::PacketSpec sp;
+  sp.eth_src = kMacB;
+  sp.eth_dst = kMacA;
+  sp.ip_src = kIpB;
+  sp.ip_dst = kIpA;
+  sp.opcode = wire::op::kUdSendOnly;
+  sp.deth = wire::DethHdr::make(1, 5);
+  sp.dest_qp = q->qpn;
+  const std::uint8_t body[32] = {1, 2, 3};
+  sp.payload = body;
+  std::vector<std::uint8_t> good(wire::roce_frame_size(sp));
+  ASSERT_GT(wire::build_roce(sp, good), 0);
+
+  std::uint32_t seed = 12345;
+  auto rnd = [&seed] {
+    seed = seed * 1664525u + 1013904223u;
+    return seed >> 8;
+  };
+  std::uint64_t sent = 0;
+  for (int i = 0; i < 2000; ++i) {
+    std::vector<std::uint8_t> f;
+    switch (i % 6) {
+      case 0: {  // random bytes, any length up to a jumbo frame
+        f.resize(rnd() % 1600);
+        for (auto& b : f) b = static_cast<std::uint8_t>(rnd());
+        break;
+      }
+      case 1:  // a RoCEv2 frame cut short
+        f.assign(good.begin(), good.begin() + static_cast<std::ptrdiff_t>(rnd() % good.size()));
+        break;
+      case 2:  // one flipped bit
+        f = good;
+        f[rnd() % f.size()] ^= static_cast<std::uint8_t>(1u << (rnd() % 8));
+        break;
+      case 3:  // MAC Control (PAUSE) and other EtherTypes
+        f.assign(64, 0);
+        std::memcpy(f.data(), kMacA.b.data(), 6);
+        wire::store_be16(f.data() + 12, i % 12 == 3 ? 0x8808 : static_cast<std::uint16_t>(rnd()));
+        break;
+      case 4:  // ARP, possibly malformed
+        f.assign(42, 0);
+        std::memset(f.data(), 0xff, 6);
+        wire::store_be16(f.data() + 12, wire::kEtherTypeArp);
+        for (std::size_t k = 14; k < f.size(); ++k) f[k] = static_cast<std::uint8_t>(rnd());
+        break;
+      default: f = good; break;
+    }
+    if (f.empty()) f.push_back(0);  // the empty span is the port's "unreadable" (below)
+    ASSERT_TRUE(peer.tx(f, 0));
+    ++sent;
+    if (i % 16 == 15) a.vnic.poll(0);
+  }
+  // What EthPortIo hands on for a chained mbuf (eth_port_io.h).
+  ASSERT_TRUE(peer.tx(std::span<const std::uint8_t>{}, 0));
+  ++sent;
+  for (int k = 0; k < 4; ++k) a.vnic.poll(0);
+  const VnicCounters& c = a.vnic.counters();
+  EXPECT_EQ(c.rx_unreadable, 1u);
+  EXPECT_EQ(c.rx_frames, sent);
+  EXPECT_EQ(rx_frames_accounted(c), c.rx_frames);
+  EXPECT_GT(c.rx_roce, 0u);
+  EXPECT_GT(c.rx_parse_errors, 0u);
+  EXPECT_GT(c.rx_arp, 0u);
+}
+
+}  // namespace
+}  // namespace uroce::engine::test

@@ -72,12 +72,13 @@ struct Sinks {
   X(local_inv_errors) X(rx_acks) X(rx_read_responses) X(rx_atomic_acks) X(rx_seq_naks)             \
   X(rx_rnr_naks) X(rx_error_naks) X(timeouts) X(go_back_n) X(retry_exceeded)                       \
   X(rnr_retry_exceeded) X(drop_stale_ack) X(drop_ghost_ack) X(drop_response_gap)                   \
-  X(drop_bad_response) X(drop_duplicate_nak) X(drop_reserved_aeth) X(rx_requests)                  \
-  X(rx_duplicates) X(drop_out_of_sequence) X(drop_dup_unknown) X(drop_no_resource) X(tx_acks)      \
-  X(tx_read_responses) X(tx_atomic_acks) X(tx_seq_naks) X(tx_rnr_naks)                             \
-  X(tx_nak_invalid_request) X(tx_nak_remote_access) X(tx_nak_remote_op) X(atomics_executed)        \
-  X(atomics_replayed) X(reads_replayed) X(drop_state) X(drop_not_rc) X(drop_qpn) X(drop_pkey)      \
-  X(drop_addr) X(cq_overflow)
+  X(drop_bad_response) X(drop_duplicate_nak) X(drop_reserved_aeth) X(rx_reserved_naks)             \
+  X(rx_bad_response_opcode) X(rx_requests) X(rx_duplicates) X(drop_out_of_sequence)                \
+  X(drop_dup_unknown) X(drop_no_resource) X(tx_acks) X(tx_read_responses) X(tx_atomic_acks)        \
+  X(tx_seq_naks) X(tx_rnr_naks) X(tx_nak_invalid_request) X(tx_nak_remote_access)                  \
+  X(tx_nak_remote_op) X(rx_unsupported_ops) X(atomics_executed) X(atomics_replayed)                \
+  X(reads_replayed) X(drop_state) X(drop_not_rc) X(drop_qpn) X(drop_pkey) X(drop_addr)             \
+  X(cq_overflow)
 // clang-format on
 
 // The Homa-like scheduler's sender counters (rc_homa.h), named with a
