@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdlib>
 
+#include "verbs-provider/context.h"
 #include "verbs-provider/ops.h"
 
 namespace uroce::provider {

@@ -89,7 +89,10 @@ int check_create(ibv_context* ctx, const ibv_qp_init_attr_ex& a, const DcInit& d
   const bool dct = dc.type == ctl::kDcDct;
   const bool dci = dc.type == ctl::kDcDci;
   // A DCI executes what RC does; a DCT has no send queue at all.
-  const std::uint64_t ops = dci ? kRcSendOps : supported_send_ops(a.qp_type);
+  // A DCI takes RC's operations but binds no memory window (rxe binds on RC
+  // and UC QPs only; the engine refuses BIND_MW from a DCI's ring).
+  const std::uint64_t ops =
+      dci ? (kRcSendOps & ~std::uint64_t{IBV_QP_EX_WITH_BIND_MW}) : supported_send_ops(a.qp_type);
   const bool send_ops = (a.comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) != 0;
   if ((a.comp_mask & ~kSupportedCompMask) != 0 ||
       ((a.comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) != 0 && a.create_flags != 0) ||

@@ -228,7 +228,8 @@ MrError MrTable::invalidate(std::uint32_t key, PdHandle pd) {
   // o10-37.2.26: type-1 windows and (non fast-registration) MRs are not
   // invalidated.
   if (c->kind != Kind::kMw2) return refuse(MrError::kNotWindow);
-  if (!c->bound) return refuse(MrError::kInvalidated);
+  // A free window stays free (rxe_check_invalidate_mw refuses only freed
+  // and type-1 windows).
   unbind(const_cast<Slot&>(*c));
   ++mwc_.invalidates;
   return MrError::kOk;

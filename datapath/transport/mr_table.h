@@ -132,8 +132,9 @@ class MrTable {
   // takes b.new_key's low byte and *new_key is the key peers now use.
   MrError bind_mw(const MwBind& b, PdHandle pd, std::uint32_t qpn, std::uint32_t* new_key);
   // Invalidation by IETH (remote) or LOCAL_INV on a QP of PD `pd`: only a
-  // bound type-2 window of that PD; anything else is refused and nothing
-  // changes. Refusals are counted in mw_counters().
+  // type-2 window of that PD (one already free stays free, as rxe); anything
+  // else is refused and nothing changes. Refusals are counted in
+  // mw_counters().
   MrError invalidate(std::uint32_t key, PdHandle pd);
 
   // Resolves [va, va + len) under local key `key` (an lkey: MRs only) for
