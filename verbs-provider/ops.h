@@ -43,6 +43,11 @@ int dereg_mr(verbs_abi::verbs_mr* vmr) noexcept;
 int rereg_mr(verbs_abi::verbs_mr* vmr, int flags, ibv_pd* pd, void* addr, std::size_t length,
              int access) noexcept;
 
+// mw.cpp
+ibv_mw* alloc_mw(ibv_pd* pd, ibv_mw_type type) noexcept;
+int dealloc_mw(ibv_mw* mw) noexcept;
+int bind_mw(ibv_qp* qp, ibv_mw* mw, ibv_mw_bind* bind) noexcept;
+
 // cq.cpp, cq_ex.cpp
 ibv_cq* create_cq(ibv_context* ctx, int cqe, ibv_comp_channel* channel, int comp_vector) noexcept;
 ibv_cq_ex* create_cq_ex(ibv_context* ctx, ibv_cq_init_attr_ex* attr) noexcept;

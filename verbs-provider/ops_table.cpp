@@ -6,12 +6,13 @@
 namespace uroce::provider {
 
 // Designated initialisers must follow member order (driver_abi.h); these do.
-// Unset members get libibverbs' EOPNOTSUPP/ENOSYS defaults: memory windows,
-// XRC, flows, counters, device memory, WQs, parent domains, import/export,
+// Unset members get libibverbs' EOPNOTSUPP/ENOSYS defaults: XRC, flows, counters, device memory, WQs, parent domains, import/export,
 // multicast, ECE.
 const verbs_abi::verbs_context_ops kUroceOps = {
+    .alloc_mw = alloc_mw,
     .alloc_pd = alloc_pd,
     .async_event = async_event,
+    .bind_mw = bind_mw,
     .cq_event = cq_event,
     .create_ah = create_ah,
     .create_cq = create_cq,
@@ -19,6 +20,7 @@ const verbs_abi::verbs_context_ops kUroceOps = {
     .create_qp = create_qp,
     .create_qp_ex = create_qp_ex,
     .create_srq = create_srq,
+    .dealloc_mw = dealloc_mw,
     .dealloc_pd = dealloc_pd,
     .dereg_mr = dereg_mr,
     .destroy_ah = destroy_ah,

@@ -74,7 +74,7 @@ ibv_mr* reg_mr(ibv_pd* pd, void* addr, std::size_t length, std::uint64_t hca_va,
     errno = EIO;
     return nullptr;
   }
-  // Binding memory windows needs MW support the device does not report.
+  // Binding memory windows needs MW support (a device with max_mw 0 has none).
   if ((access & IBV_ACCESS_MW_BIND) != 0 && st->hello.device.max_mw == 0) {
     errno = EOPNOTSUPP;
     return nullptr;

@@ -22,7 +22,8 @@ constexpr std::uint64_t kUcSendOps =
     kUdSendOps | IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM;
 constexpr std::uint64_t kRcSendOps =
     kUcSendOps | IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
-    IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_SEND_WITH_INV;
+    IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_SEND_WITH_INV |
+    IBV_QP_EX_WITH_BIND_MW;
 
 constexpr std::uint32_t kSupportedCompMask =
     IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
@@ -53,8 +54,9 @@ bool send_opcode_allowed(ibv_qp_type type, std::uint32_t op) {
     case IBV_WR_ATOMIC_CMP_AND_SWP:
     case IBV_WR_ATOMIC_FETCH_AND_ADD:
     case IBV_WR_LOCAL_INV:
-    case IBV_WR_SEND_WITH_INV: return type == IBV_QPT_RC;
-    default: return false;  // BIND_MW, TSO, DRIVER1, ATOMIC_WRITE: not executed
+    case IBV_WR_SEND_WITH_INV:
+    case IBV_WR_BIND_MW: return type == IBV_QPT_RC;
+    default: return false;  // TSO, DRIVER1, ATOMIC_WRITE: not executed
   }
 }
 
@@ -87,7 +89,10 @@ int check_create(ibv_context* ctx, const ibv_qp_init_attr_ex& a, const DcInit& d
   const bool dct = dc.type == ctl::kDcDct;
   const bool dci = dc.type == ctl::kDcDci;
   // A DCI executes what RC does; a DCT has no send queue at all.
-  const std::uint64_t ops = dci ? kRcSendOps : supported_send_ops(a.qp_type);
+  // A DCI takes RC's operations but binds no memory window (rxe binds on RC
+  // and UC QPs only; the engine refuses BIND_MW from a DCI's ring).
+  const std::uint64_t ops =
+      dci ? (kRcSendOps & ~std::uint64_t{IBV_QP_EX_WITH_BIND_MW}) : supported_send_ops(a.qp_type);
   const bool send_ops = (a.comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) != 0;
   if ((a.comp_mask & ~kSupportedCompMask) != 0 ||
       ((a.comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) != 0 && a.create_flags != 0) ||

@@ -101,6 +101,23 @@ void wr_send(ibv_qp_ex* q) { build_plain(q, IBV_WR_SEND, 0); }
 void wr_send_imm(ibv_qp_ex* q, __be32 imm) { build_plain(q, IBV_WR_SEND_WITH_IMM, imm); }
 void wr_send_inv(ibv_qp_ex* q, std::uint32_t rkey) { build_plain(q, IBV_WR_SEND_WITH_INV, rkey); }
 void wr_local_inv(ibv_qp_ex* q, std::uint32_t rkey) { build_plain(q, IBV_WR_LOCAL_INV, rkey); }
+void wr_bind_mw(ibv_qp_ex* q, ibv_mw* mw, std::uint32_t rkey, const ibv_mw_bind_info* b) {
+  UroceQp* qp = to_uqp(q);
+  shm::SendWqeFields f;
+  const auto slot = begin_wqe(qp, IBV_WR_BIND_MW, &f);
+  if (slot.empty()) return;
+  if (mw == nullptr || b == nullptr || (b->length != 0 && b->mr == nullptr)) {
+    qp->wr_err = EINVAL;
+    return;
+  }
+  f.imm_or_inv = mw->rkey;
+  f.rkey = rkey;
+  f.remote_addr = b->addr;
+  f.compare_add = b->length;
+  f.mr_lkey = b->mr != nullptr ? b->mr->lkey : 0;
+  f.mw_access = b->mw_access_flags;
+  finish_wqe(qp, slot, f);
+}
 void wr_rdma_write(ibv_qp_ex* q, std::uint32_t rkey, std::uint64_t addr) {
   build_rdma(q, IBV_WR_RDMA_WRITE, rkey, addr, 0);
 }
@@ -238,6 +255,7 @@ void install_qp_ex_ops(UroceQp* qp, std::uint64_t ops) {
   if ((ops & IBV_QP_EX_WITH_SEND_WITH_IMM) != 0) x.wr_send_imm = wr_send_imm;
   if ((ops & IBV_QP_EX_WITH_SEND_WITH_INV) != 0) x.wr_send_inv = wr_send_inv;
   if ((ops & IBV_QP_EX_WITH_LOCAL_INV) != 0) x.wr_local_inv = wr_local_inv;
+  if ((ops & IBV_QP_EX_WITH_BIND_MW) != 0) x.wr_bind_mw = wr_bind_mw;
   if ((ops & IBV_QP_EX_WITH_RDMA_WRITE) != 0) x.wr_rdma_write = wr_rdma_write;
   if ((ops & IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM) != 0) x.wr_rdma_write_imm = wr_rdma_write_imm;
   if ((ops & IBV_QP_EX_WITH_RDMA_READ) != 0) x.wr_rdma_read = wr_rdma_read;

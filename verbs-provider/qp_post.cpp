@@ -52,6 +52,11 @@ int validate_send_wr(const UroceQp& qp, const ibv_send_wr& wr, std::uint32_t* fl
       (wr.wr.ud.ah == nullptr || wr.wr.ud.ah->context != qp.vqp.qp.context)) {
     return EINVAL;
   }
+  if (op == IBV_WR_BIND_MW &&
+      (wr.bind_mw.mw == nullptr || wr.bind_mw.mw->context != qp.vqp.qp.context ||
+       (wr.bind_mw.bind_info.length != 0 && wr.bind_mw.bind_info.mr == nullptr))) {
+    return EINVAL;
+  }
   *flags = f;
   return 0;
 }
@@ -77,6 +82,16 @@ int build_send_wqe(const UroceQp& qp, const ibv_send_wr& wr, std::uint32_t flags
       f.compare_add = wr.wr.atomic.compare_add;
       f.swap = wr.wr.atomic.swap;
       break;
+    case IBV_WR_BIND_MW: {
+      const ibv_mw_bind_info& b = wr.bind_mw.bind_info;
+      f.imm_or_inv = wr.bind_mw.mw->rkey;
+      f.rkey = wr.bind_mw.rkey;
+      f.remote_addr = b.addr;
+      f.compare_add = b.length;
+      f.mr_lkey = b.mr != nullptr ? b.mr->lkey : 0;
+      f.mw_access = b.mw_access_flags;
+      break;
+    }
     default:
       if (qp.type == IBV_QPT_UD) {
         f.remote_qpn = wr.wr.ud.remote_qpn;

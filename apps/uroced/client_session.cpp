@@ -202,6 +202,8 @@ void ClientSession::dispatch(const ctl::MsgHeader& h, std::span<const std::byte>
     case Op::kRegMr: return serve<Op::kRegMr>(h, body, fds, &S::on_reg_mr);
     case Op::kDeregMr: return serve<Op::kDeregMr>(h, body, fds, &S::on_dereg_mr);
     case Op::kReregMr: return serve<Op::kReregMr>(h, body, fds, &S::on_rereg_mr);
+    case Op::kAllocMw: return serve<Op::kAllocMw>(h, body, fds, &S::on_alloc_mw);
+    case Op::kDeallocMw: return serve<Op::kDeallocMw>(h, body, fds, &S::on_dealloc_mw);
     case Op::kCreateCompChannel:
       return serve<Op::kCreateCompChannel>(h, body, fds, &S::on_create_channel);
     case Op::kDestroyCompChannel:

@@ -161,6 +161,10 @@ class ClientSession {
     MrMemory mem;               // the daemon's mapping of the bytes (mr_memory.h)
     std::uint64_t map_len = 0;  // as charged (quotas.h)
   };
+  struct MwObj {
+    std::uint32_t pd = 0;
+    std::uint32_t key = 0;  // the key it was allocated with (binds change its low byte)
+  };
   struct ChannelObj {
     int fd = -1;  // the pipe's write end
     std::uint32_t refs = 0;
@@ -217,6 +221,8 @@ class ClientSession {
   int on_reg_mr(const ctl::RegMrReq& r, ctl::RegMrRep* rep, InFds& in, OutFds* out);
   int on_rereg_mr(const ctl::ReregMrReq& r, ctl::ReregMrRep* rep, InFds& in, OutFds* out);
   int on_dereg_mr(const ctl::DeregMrReq& r, ctl::NoReply* rep, InFds& in, OutFds* out);
+  int on_alloc_mw(const ctl::AllocMwReq& r, ctl::AllocMwRep* rep, InFds& in, OutFds* out);
+  int on_dealloc_mw(const ctl::DeallocMwReq& r, ctl::NoReply* rep, InFds& in, OutFds* out);
   int on_create_channel(const ctl::CreateCompChannelReq& r, ctl::CreateCompChannelRep* rep,
                         InFds& in, OutFds* out);
   int on_destroy_channel(const ctl::DestroyCompChannelReq& r, ctl::NoReply* rep, InFds& in,
@@ -263,6 +269,7 @@ class ClientSession {
   void destroy_srq_obj(std::uint32_t h, SrqObj& s);
   void destroy_cq_obj(std::uint32_t h, CqObj& c);
   void destroy_mr_obj(MrObj& m);
+  void destroy_mw_obj(MwObj& m);
   void keep_mapped(shm::SharedRegion&& r);
 
   const SessionEnv& env_;
@@ -293,6 +300,7 @@ class ClientSession {
 
   std::map<std::uint32_t, PdObj> pds_;
   std::map<std::uint32_t, MrObj> mrs_;
+  std::map<std::uint32_t, MwObj> mws_;
   std::map<std::uint32_t, ChannelObj> channels_;
   std::map<std::uint32_t, CqObj> cqs_;
   std::map<std::uint32_t, SrqObj> srqs_;

@@ -121,6 +121,9 @@ class Device {
   virtual std::uint32_t reg_mr(const engine::MrCreate& m, int* err) = 0;
   virtual int rereg_mr(std::uint32_t key, const engine::MrCreate& m) = 0;
   virtual int dereg_mr(std::uint32_t key) = 0;
+  // Memory windows: the key, or 0 with *err set; dealloc EINVAL (unknown).
+  virtual std::uint32_t alloc_mw(transport::PdHandle pd, transport::MwType type, int* err) = 0;
+  virtual int dealloc_mw(std::uint32_t key) = 0;
   virtual int create_ah(const engine::AhCreate& a) = 0;
   virtual int destroy_ah(engine::ObjId id) = 0;
   // One non-blocking neighbour lookup at the engine's current time: true

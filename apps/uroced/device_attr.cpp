@@ -23,11 +23,17 @@ ibv_device_attr device_attr(const Device& dev) {
   a.max_qp_wr = static_cast<int>(kMaxQpWr);
   // Only what the transport does: RNR NAKs, and a system image GUID.
   a.device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_SYS_IMAGE_GUID;
+  // Memory windows of types 1 and 2B, LOCAL_INV and SEND_WITH_INV of type-2
+  // windows (docs/memory-windows.md): what verbs programs reach of the base
+  // memory management extensions, as rxe reports them.
+  a.device_cap_flags |=
+      IBV_DEVICE_MEM_WINDOW | IBV_DEVICE_MEM_WINDOW_TYPE_2B | IBV_DEVICE_MEM_MGT_EXTENSIONS;
   a.max_sge = static_cast<int>(kMaxSge);
   a.max_sge_rd = static_cast<int>(kMaxSge);
   a.max_cq = static_cast<int>(c.max_cqs);
   a.max_cqe = static_cast<int>(kMaxCqe);
   a.max_mr = static_cast<int>(c.max_mrs);
+  a.max_mw = static_cast<int>(c.max_mws);
   a.max_pd = static_cast<int>(kMaxPd);
   a.max_qp_rd_atom = static_cast<int>(kMaxRdAtom);
   a.max_qp_init_rd_atom = static_cast<int>(kMaxRdAtom);

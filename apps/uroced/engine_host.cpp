@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <random>
 
 #include "apps/uroced/config_dc.h"
 #include "apps/uroced/ports.h"
@@ -45,6 +46,8 @@ engine::VnicConfig vnic_config(const DeviceConfig& d, std::uint64_t link) {
   vc.ip = d.ipv4;
   vc.ip6 = d.ipv6;
   vc.eth_mtu = d.mtu;
+  // Keys that a peer cannot predict (mr_table.h).
+  vc.key_seed = (std::uint64_t{std::random_device{}()} << 32) | std::random_device{}();
   vc.impair = d.impair;
   vc.pfc = d.pfc;
   vc.pfc.link_bps = link;

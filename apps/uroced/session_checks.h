@@ -20,11 +20,13 @@ namespace uroce::daemon::session {
 using daemon::kPageSize;
 
 inline constexpr std::uint64_t kPage = kPageSize;
-// MR access flags uroced accepts; optional flags (IBV_ACCESS_OPTIONAL_RANGE)
-// are hints a device may ignore, as libibverbs defines them.
+// MR access flags uroced accepts (IBV_ACCESS_MW_BIND: memory windows may be
+// bound to the MR, docs/memory-windows.md); optional flags
+// (IBV_ACCESS_OPTIONAL_RANGE) are hints a device may ignore, as libibverbs
+// defines them.
 inline constexpr std::uint32_t kMrAccessMask = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
                                                IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC |
-                                               IBV_ACCESS_ZERO_BASED;
+                                               IBV_ACCESS_MW_BIND | IBV_ACCESS_ZERO_BASED;
 
 inline TimeNs steady_now() {
   return static_cast<TimeNs>(std::chrono::duration_cast<std::chrono::nanoseconds>(

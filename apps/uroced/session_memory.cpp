@@ -234,6 +234,39 @@ int ClientSession::on_dereg_mr(const ctl::DeregMrReq& r, ctl::NoReply*, InFds&, 
   return 0;
 }
 
+int ClientSession::on_alloc_mw(const ctl::AllocMwReq& r, ctl::AllocMwRep* rep, InFds&, OutFds*) {
+  const auto pd = pds_.find(r.pd_handle);
+  if (pd == pds_.end()) return ENOENT;
+  if (r.type != IBV_MW_TYPE_1 && r.type != IBV_MW_TYPE_2) return EINVAL;
+  // A window counts as a registration against the client's quota.
+  Charge charge(env_.quotas, cred_.uid, Usage{.mrs = 1}, &used_);
+  if (charge.error() != 0) return charge.error();
+  int err = 0;
+  const std::uint32_t key = dev_->alloc_mw(r.pd_handle,
+                                           r.type == IBV_MW_TYPE_1 ? transport::MwType::kType1
+                                                                   : transport::MwType::kType2,
+                                           &err);
+  if (key == 0) return err != 0 ? err : ENOMEM;
+  const std::uint32_t h = env_.handles->next();
+  mws_.emplace(h, MwObj{r.pd_handle, key});
+  charge.commit();
+  ++pd->second.refs;
+  rep->mw_handle = h;
+  rep->rkey = key;
+  return 0;
+}
+
+int ClientSession::on_dealloc_mw(const ctl::DeallocMwReq& r, ctl::NoReply*, InFds&, OutFds*) {
+  const auto it = mws_.find(r.mw_handle);
+  if (it == mws_.end()) return ENOENT;
+  const int rc = dev_->dealloc_mw(it->second.key);
+  if (rc != 0) return rc;
+  --pds_[it->second.pd].refs;
+  if (env_.quotas != nullptr) env_.quotas->release(cred_.uid, Usage{.mrs = 1}, &used_);
+  mws_.erase(it);
+  return 0;
+}
+
 int ClientSession::on_create_channel(const ctl::CreateCompChannelReq&,
                                      ctl::CreateCompChannelRep* rep, InFds& in, OutFds*) {
   const int fd = in.take(0);

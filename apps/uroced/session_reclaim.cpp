@@ -83,6 +83,17 @@ void ClientSession::destroy_mr_obj(MrObj& m) {
   if (auto it = pds_.find(m.pd); it != pds_.end()) --it->second.refs;
 }
 
+// The session keeps the key the window was allocated with; binds change its
+// key byte, which dealloc_mw does not compare (mr_table.h).
+void ClientSession::destroy_mw_obj(MwObj& m) {
+  const int rc = dev_->dealloc_mw(m.key);
+  if (rc != 0 && rc != ENOSYS) {
+    spdlog::error("client {}: engine refused to free MW key {:#x} ({})", id_, m.key,
+                  std::strerror(rc));
+  }
+  if (auto it = pds_.find(m.pd); it != pds_.end()) --it->second.refs;
+}
+
 void ClientSession::reclaim() {
   if (reclaimed_) return;
   reclaimed_ = true;
@@ -114,6 +125,9 @@ void ClientSession::reclaim() {
     }
   }
   ahs_.clear();
+  // Windows first: an MR with windows bound cannot be deregistered.
+  for (auto& [h, w] : mws_) destroy_mw_obj(w);
+  mws_.clear();
   for (auto& [h, m] : mrs_) destroy_mr_obj(m);
   mrs_.clear();
   for (auto& [h, ch] : channels_) close(ch.fd);

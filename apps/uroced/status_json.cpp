@@ -60,6 +60,8 @@ json rc_json(const transport::RcCounters& c) {
   j["local_errors"] = c.local_errors;
   j["local_invalidates"] = c.local_invalidates;
   j["local_inv_errors"] = c.local_inv_errors;
+  j["mw_binds"] = c.mw_binds;
+  j["mw_bind_errors"] = c.mw_bind_errors;
   j["rx_acks"] = c.rx_acks;
   j["rx_read_responses"] = c.rx_read_responses;
   j["rx_atomic_acks"] = c.rx_atomic_acks;
@@ -95,6 +97,8 @@ json rc_json(const transport::RcCounters& c) {
   j["atomics_executed"] = c.atomics_executed;
   j["atomics_replayed"] = c.atomics_replayed;
   j["reads_replayed"] = c.reads_replayed;
+  j["rx_invalidates"] = c.rx_invalidates;
+  j["rx_inv_refused"] = c.rx_inv_refused;
   j["drop_state"] = c.drop_state;
   j["drop_not_rc"] = c.drop_not_rc;
   j["drop_qpn"] = c.drop_qpn;

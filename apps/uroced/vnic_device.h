@@ -102,6 +102,14 @@ class VnicDevice final : public Device {
   int dereg_mr(std::uint32_t key) override {
     return on_engine([&] { return vnic_.dereg_mr(key); });
   }
+  std::uint32_t alloc_mw(transport::PdHandle pd, transport::MwType type, int* err) override {
+    std::uint32_t key = 0;
+    engine_.call([&] { key = vnic_.alloc_mw(pd, type, err); });
+    return key;
+  }
+  int dealloc_mw(std::uint32_t key) override {
+    return on_engine([&] { return vnic_.dealloc_mw(key); });
+  }
   int create_ah(const engine::AhCreate& a) override {
     return on_engine([&] { return vnic_.create_ah(a); });
   }

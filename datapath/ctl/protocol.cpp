@@ -38,6 +38,8 @@ const char* op_name(Op op) {
     case Op::kCmOpen: return "cm_open";
     case Op::kCmCommand: return "cm_command";
     case Op::kSetQpSched: return "set_qp_sched";
+    case Op::kAllocMw: return "alloc_mw";
+    case Op::kDeallocMw: return "dealloc_mw";
   }
   return "unknown";
 }
@@ -79,6 +81,8 @@ std::size_t request_bytes(Op op) {
     case Op::kCmOpen: return req_bytes<Op::kCmOpen>();
     case Op::kCmCommand: return req_bytes<Op::kCmCommand>();
     case Op::kSetQpSched: return req_bytes<Op::kSetQpSched>();
+    case Op::kAllocMw: return req_bytes<Op::kAllocMw>();
+    case Op::kDeallocMw: return req_bytes<Op::kDeallocMw>();
   }
   return 0;
 }

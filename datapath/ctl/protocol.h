@@ -44,7 +44,7 @@
 namespace uroce::ctl {
 
 inline constexpr std::uint32_t kMagic = 0x45435255;  // "URCE" little-endian
-inline constexpr std::uint16_t kVersion = 7;
+inline constexpr std::uint16_t kVersion = 8;
 // Largest message either side sends or accepts (a status reply's JSON body
 // is the only variable-length one).
 inline constexpr std::size_t kMaxMessageBytes = 64 * 1024;
@@ -80,8 +80,10 @@ enum class Op : std::uint16_t {
   kCmOpen = 24,
   kCmCommand = 25,
   kSetQpSched = 26,
+  kAllocMw = 27,
+  kDeallocMw = 28,
 };
-inline constexpr std::uint16_t kMaxOp = 26;
+inline constexpr std::uint16_t kMaxOp = 28;
 
 const char* op_name(Op op);
 
@@ -235,6 +237,24 @@ struct ReregMrReq {
 struct ReregMrRep {
   std::uint32_t lkey;
   std::uint32_t rkey;
+};
+
+// ---- Memory windows (docs/memory-windows.md) -----------------------------
+// ibv_alloc_mw: a window of `type` (IBV_MW_TYPE_1 or _2) in the PD; EINVAL
+// for another type, ENOENT for an unknown PD, ENOMEM past max_mw. The key is
+// the window's rkey; binds happen on a QP's send queue (BIND_MW WRs), not
+// here.
+struct AllocMwReq {
+  std::uint32_t pd_handle;
+  std::uint32_t type;
+};
+struct AllocMwRep {
+  std::uint32_t mw_handle;
+  std::uint32_t rkey;
+};
+struct DeallocMwReq {
+  std::uint32_t mw_handle;
+  std::uint32_t pad;
 };
 
 // ---- Completion channels --------------------------------------------------
@@ -539,6 +559,8 @@ UROCE_CTL_OP(kStatus, StatusReq, NoReply)
 UROCE_CTL_OP(kCmOpen, CmOpenReq, CmOpenRep)
 UROCE_CTL_OP(kCmCommand, CmCommandReq, CmCommandRep)
 UROCE_CTL_OP(kSetQpSched, SetQpSchedReq, NoReply)
+UROCE_CTL_OP(kAllocMw, AllocMwReq, AllocMwRep)
+UROCE_CTL_OP(kDeallocMw, DeallocMwReq, NoReply)
 #undef UROCE_CTL_OP
 
 // fds each request carries.
@@ -558,6 +580,7 @@ static_assert(sizeof(QueryPortRep) == sizeof(ibv_port_attr));
 static_assert(sizeof(AllocPdReq) == 8 && sizeof(AllocPdRep) == 8 && sizeof(DeallocPdReq) == 8);
 static_assert(sizeof(RegMrReq) == 56 && sizeof(RegMrRep) == 16 && sizeof(DeregMrReq) == 8);
 static_assert(sizeof(ReregMrReq) == 64 && sizeof(ReregMrRep) == 8);
+static_assert(sizeof(AllocMwReq) == 8 && sizeof(AllocMwRep) == 8 && sizeof(DeallocMwReq) == 8);
 static_assert(sizeof(CreateCqReq) == 24 && sizeof(CreateCqRep) == 40);
 static_assert(sizeof(CreateQpReq) == 72 && sizeof(CreateQpRep) == 88);
 static_assert(offsetof(CreateQpReq, dc_type) == 44 && offsetof(CreateQpReq, dct_key) == 56 &&

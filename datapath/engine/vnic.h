@@ -246,9 +246,16 @@ class Vnic {
   std::uint32_t reg_mr(const MrCreate& m, int* err);
   // Replaces the descriptor; the key stays. EINVAL for an unknown key.
   int rereg_mr(std::uint32_t key, const MrCreate& m) { return mrs_.rereg(key, m.desc); }
-  // EINVAL for an unknown key. Once it returns no packet reaches the
-  // memory: the caller may unmap it.
+  // EINVAL for an unknown key or a region with windows bound. Once it
+  // returns no packet reaches the memory: the caller may unmap it.
   int dereg_mr(std::uint32_t key) { return mrs_.dereg(key); }
+  // Memory windows (mr_table.h): the key, or 0 with *err ENOMEM (max_mws).
+  std::uint32_t alloc_mw(transport::PdHandle pd, transport::MwType type, int* err);
+  // EINVAL for an unknown key; a bound window is unbound first.
+  int dealloc_mw(std::uint32_t key) { return mrs_.dealloc_mw(key); }
+  // Type-1 bind by verb (ibv_bind_mw) goes through the QP's send queue as a
+  // BIND_MW WR, as rxe's provider does; nothing binds from here.
+  const transport::MwCounters& mw_counters() const { return mrs_.mw_counters(); }
 
   // EINVAL (id 0), EEXIST, ENOMEM (max_ahs).
   int create_ah(const AhCreate& a);

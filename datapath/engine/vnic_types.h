@@ -58,6 +58,12 @@ struct VnicConfig {
   std::uint32_t max_cqs = 1024;
   std::uint32_t max_srqs = 256;
   std::uint32_t max_mrs = 4096;
+  // Memory windows (ibv_device_attr.max_mw); they share the MR table.
+  std::uint32_t max_mws = 4096;
+  // Seeds the MR table's key generator (mr_table.h): uroced draws it from
+  // the system's entropy; the testbed and the tests keep a fixed one, so a
+  // run replays with the same keys.
+  std::uint64_t key_seed = 0;
   std::uint32_t max_ahs = 4096;
   // ARP resolver timing and neighbour table (defaults: Linux-like).
   port::ArpConfig arp{};  // mac/ip are taken from above

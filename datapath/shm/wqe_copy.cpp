@@ -71,6 +71,7 @@ bool decode_opcode(std::uint32_t raw, WrOpcode* op) {
     case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD: *op = WrOpcode::kFetchAdd; return true;
     case IB_UVERBS_WR_LOCAL_INV: *op = WrOpcode::kLocalInv; return true;
     case IB_UVERBS_WR_SEND_WITH_INV: *op = WrOpcode::kSendInv; return true;
+    case IB_UVERBS_WR_BIND_MW: *op = WrOpcode::kBindMw; return true;
     default: return false;
   }
 }
@@ -78,9 +79,9 @@ bool decode_opcode(std::uint32_t raw, WrOpcode* op) {
 // Which opcodes each transport executes (the same sets its post_send takes).
 bool opcode_allowed(QpType type, WrOpcode op) {
   switch (type) {
-    case QpType::kRc:
-    case QpType::kDci: return true;
-    case QpType::kDct: return false;  // no send queue
+    case QpType::kRc: return true;
+    case QpType::kDci: return op != WrOpcode::kBindMw;  // windows bind on RC QPs
+    case QpType::kDct: return false;                    // no send queue
     case QpType::kUc:
       return op == WrOpcode::kSend || op == WrOpcode::kSendImm || op == WrOpcode::kRdmaWrite ||
              op == WrOpcode::kRdmaWriteImm;
@@ -188,6 +189,13 @@ WqeError copy_send_wqe(std::span<const std::byte> elem, const SqLimits& lim, tra
     case WrOpcode::kSendImm: wr->imm_or_inv = w.wr.ex.imm_data; break;
     case WrOpcode::kSendInv:
     case WrOpcode::kLocalInv: wr->imm_or_inv = w.wr.ex.invalidate_rkey; break;
+    case WrOpcode::kBindMw:
+      wr->imm_or_inv = w.wr.wr.mw.mw_rkey;
+      wr->rkey = w.wr.wr.mw.rkey;
+      wr->remote_addr = w.wr.wr.mw.addr;
+      wr->compare_add = w.wr.wr.mw.length;
+      wr->swap = transport::pack_mw_lkey_access(w.wr.wr.mw.mr_lkey, w.wr.wr.mw.access);
+      break;
     case WrOpcode::kSend: break;
   }
   if (lim.type == QpType::kUd) {
@@ -198,7 +206,7 @@ WqeError copy_send_wqe(std::span<const std::byte> elem, const SqLimits& lim, tra
     wr->ud.remote_qkey = w.wr.wr.ud.remote_qkey;
     wr->ud.ah_num = w.wr.wr.ud.ah_num;
     *ah_num = w.wr.wr.ud.ah_num;
-  } else if (lim.type == QpType::kDci && op != WrOpcode::kLocalInv) {
+  } else if (lim.type == QpType::kDci && !transport::is_local_op(op)) {
     // The DC block of the private copy (rxe_layout.h): the opcode's own
     // fields above come from the union members it does not overlap.
     const auto ah = read_at<std::uint32_t>(&w, kDcAhNumOffset);

@@ -109,6 +109,14 @@ WqeWriteError write_send_fixed(std::span<std::byte> slot, const SendWqeFields& f
       put_u32(s + offsetof(rxe_send_wqe, wr.wr.atomic.rkey), f.rkey);
       put_u64(s + offsetof(rxe_send_wqe, iova), f.remote_addr);
       break;
+    case IB_UVERBS_WR_BIND_MW:
+      put_u64(s + offsetof(rxe_send_wqe, wr.wr.mw.addr), f.remote_addr);
+      put_u64(s + offsetof(rxe_send_wqe, wr.wr.mw.length), f.compare_add);
+      put_u32(s + offsetof(rxe_send_wqe, wr.wr.mw.mr_lkey), f.mr_lkey);
+      put_u32(s + offsetof(rxe_send_wqe, wr.wr.mw.mw_rkey), f.imm_or_inv);
+      put_u32(s + offsetof(rxe_send_wqe, wr.wr.mw.rkey), f.rkey);
+      put_u32(s + offsetof(rxe_send_wqe, wr.wr.mw.access), f.mw_access);
+      break;
     default:
       put_u32(s + offsetof(rxe_send_wqe, wr.wr.ud.remote_qpn), f.remote_qpn);
       put_u32(s + offsetof(rxe_send_wqe, wr.wr.ud.remote_qkey), f.remote_qkey);

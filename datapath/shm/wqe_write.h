@@ -57,8 +57,10 @@ static_assert(sizeof(WqeSge) == kRxeSgeBytes);
 
 // The fixed fields of a send work request. Which of them land in the slot
 // depends on the opcode: remote_addr/rkey for RDMA WRITE[_IMM] and READ;
-// remote_addr/rkey/compare_add/swap for the atomics; remote_qpn/remote_qkey/
-// ah_num for every other opcode (zero unless the QP is UD).
+// remote_addr/rkey/compare_add/swap for the atomics; for BIND_MW (wr.mw)
+// imm_or_inv the window's key, rkey its new key, remote_addr/compare_add its
+// start and length, mr_lkey and mw_access; remote_qpn/remote_qkey/ah_num for
+// every other opcode (zero unless the QP is UD).
 struct SendWqeFields {
   std::uint64_t wr_id = 0;
   std::uint32_t opcode = 0;      // IB_UVERBS_WR_* (== IBV_WR_*)
@@ -73,6 +75,8 @@ struct SendWqeFields {
   std::uint32_t remote_qpn = 0;
   std::uint32_t remote_qkey = 0;
   std::uint32_t ah_num = 0;
+  std::uint32_t mr_lkey = 0;    // BIND_MW
+  std::uint32_t mw_access = 0;  // BIND_MW
 };
 
 // SGEs a slot of `slot_bytes` can carry after the fixed part of a send or

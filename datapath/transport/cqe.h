@@ -19,6 +19,7 @@ enum class WcStatus : std::uint32_t {
   kLocQpOpErr = 2,
   kLocProtErr = 4,
   kWrFlushErr = 5,
+  kMwBindErr = 6,
   kBadRespErr = 7,
   kLocAccessErr = 8,
   kRemInvReqErr = 9,
@@ -40,6 +41,7 @@ enum class WcOpcode : std::uint32_t {
   kCompSwap = IB_UVERBS_WC_COMP_SWAP,
   kFetchAdd = IB_UVERBS_WC_FETCH_ADD,
   kLocalInv = IB_UVERBS_WC_LOCAL_INV,
+  kBindMw = IB_UVERBS_WC_BIND_MW,
   kRecv = 128,
   kRecvRdmaWithImm = 129,
 };

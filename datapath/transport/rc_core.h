@@ -72,6 +72,8 @@ struct RcCounters {
   std::uint64_t local_errors = 0;       // gather from a bad SGE: LOC_PROT_ERR
   std::uint64_t local_invalidates = 0;  // LOCAL_INV WRs executed
   std::uint64_t local_inv_errors = 0;   // LOCAL_INV of a bad key: LOC_QP_OP_ERR
+  std::uint64_t mw_binds = 0;           // BIND_MW WRs executed
+  std::uint64_t mw_bind_errors = 0;     // BIND_MW refused: MW_BIND_ERR
   // Completer.
   std::uint64_t rx_acks = 0;
   std::uint64_t rx_read_responses = 0;
@@ -109,6 +111,8 @@ struct RcCounters {
   std::uint64_t atomics_executed = 0;
   std::uint64_t atomics_replayed = 0;
   std::uint64_t reads_replayed = 0;
+  std::uint64_t rx_invalidates = 0;  // SEND_WITH_INV that invalidated a window
+  std::uint64_t rx_inv_refused = 0;  // SEND_WITH_INV naming no window of ours: NAK
   // Either side.
   std::uint64_t drop_state = 0;   // packet in a state that takes none
   std::uint64_t drop_not_rc = 0;  // not an RC opcode

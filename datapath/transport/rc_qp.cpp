@@ -113,7 +113,8 @@ int RcQp::post_send(const SendWr& wr) {
     case WrOpcode::kRdmaRead:
     case WrOpcode::kCmpSwap:
     case WrOpcode::kFetchAdd:
-    case WrOpcode::kLocalInv: break;
+    case WrOpcode::kLocalInv:
+    case WrOpcode::kBindMw: break;
     default: return EINVAL;
   }
   if (wr.num_sge > core_.cfg.max_send_sge || wr.num_sge > kMaxSge) return EINVAL;
@@ -172,7 +173,7 @@ bool RcQp::has_output() const {
   // SQD starts no new WQE but finishes (and retransmits) started ones.
   if (idx == (sqd ? sq_.sent_idx : sq_.q.tail())) return false;
   const bool fresh = idx == sq_.sent_idx;
-  const bool local_inv = fresh && sq_.q.at(idx).wr.opcode == WrOpcode::kLocalInv;
+  const bool local_inv = fresh && is_local_op(sq_.q.at(idx).wr.opcode);
   // A LOCAL_INV waiting for earlier WQEs: their completions (on_packet,
   // on_timer) make it ready, not a pump.
   if (local_inv && idx != sq_.q.head()) return false;

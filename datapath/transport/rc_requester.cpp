@@ -35,7 +35,23 @@ std::uint8_t rc_request_opcode(WrOpcode op, std::uint32_t idx, std::uint32_t npk
   }
 }
 
-ReqStep RcRequester::local_inv(SendWqe& w, bool fresh) {
+namespace {
+
+// The bind a BIND_MW WR asks, from the fields wr.h keeps it in.
+MwBind mw_bind_of(const QueuedSendWr& wr) {
+  MwBind b;
+  b.mw_key = wr.imm_or_inv;
+  b.new_key = wr.rkey;
+  b.addr = wr.remote_addr;
+  b.length = wr.compare_add;
+  b.mr_key = static_cast<std::uint32_t>(wr.swap >> 32);
+  b.access = static_cast<std::uint32_t>(wr.swap);
+  return b;
+}
+
+}  // namespace
+
+ReqStep RcRequester::local_op(SendWqe& w, bool fresh) {
   ++sq_.req_idx;
   sq_.req_pkt = 0;
   if (!fresh) return ReqStep::kLocal;
@@ -43,9 +59,18 @@ ReqStep RcRequester::local_inv(SendWqe& w, bool fresh) {
   w.first_psn = sq_.psn_high;
   w.npkts = 0;
   ++sq_.sent_idx;
-  const std::uint32_t key = w.wr.imm_or_inv;
-  const MrDesc* d = c_.mrs.find(key);
-  if (d == nullptr || d->pd != c_.cfg.pd || c_.mrs.invalidate(key) != 0) {
+  if (w.wr.opcode == WrOpcode::kBindMw) {
+    std::uint32_t key = 0;
+    if (c_.mrs.bind_mw(mw_bind_of(w.wr), c_.cfg.pd, c_.cfg.qpn, &key) != MrError::kOk) {
+      ++c_.ctr.mw_bind_errors;
+      w.err = WcStatus::kMwBindErr;
+      c_.state = QpState::kErr;
+      return ReqStep::kFailed;
+    }
+    ++c_.ctr.mw_binds;
+    return ReqStep::kLocal;
+  }
+  if (c_.mrs.invalidate(w.wr.imm_or_inv, c_.cfg.pd) != MrError::kOk) {
     ++c_.ctr.local_inv_errors;
     w.err = WcStatus::kLocQpOpErr;
     c_.state = QpState::kErr;

@@ -28,9 +28,14 @@
 // still finds the key valid; WQEs after it wait with it. It invalidates the
 // key in imm_or_inv in the MR table; nothing goes on the wire. It takes no
 // PSN (an empty range at the next PSN), so the completer completes it,
-// IBV_WC_LOCAL_INV, at once. A key that names no region of this QP's PD
-// fails it with IBV_WC_LOC_QP_OP_ERR and moves the QP to ERR, as rxe does.
-// A go-back-N passes over it without executing it again.
+// IBV_WC_LOCAL_INV, at once. Only a bound type-2 memory window of this QP's
+// PD is invalidated (mr_table.h); any other key fails it with
+// IBV_WC_LOC_QP_OP_ERR and moves the QP to ERR, as rxe does, and changes
+// nothing. BIND_MW (IBTA 10.6.7.2, rxe_bind_mw) runs the same way: the
+// window is bound (type 1 by ibv_bind_mw, type 2 by the WR) and completes
+// IBV_WC_BIND_MW; a bind the table refuses fails IBV_WC_MW_BIND_ERR and
+// moves the QP to ERR. A go-back-N passes over both without executing them
+// again.
 #pragma once
 
 #include <algorithm>
@@ -55,7 +60,7 @@ enum class ReqStep : std::uint8_t {
   kBlocked,   // window, fence, max_rd_atomic, RNR wait, or state
   kNoBuffer,  // TX sink full
   kFailed,    // the WQE failed locally; the QP is in ERR
-  kLocal,     // a LOCAL_INV was executed or passed over; nothing was sent
+  kLocal,     // a LOCAL_INV or BIND_MW was executed or passed over; nothing was sent
 };
 
 // The opcode of packet `idx` of `npkts` of a SEND/WRITE WR.
@@ -69,10 +74,10 @@ class RcRequester {
   template <TxSink Tx>
   ReqStep send_one(TimeNs now, Tx& tx);
 
-  // The fresh WQE at the cursor is a LOCAL_INV that must wait: an earlier
-  // WQE has not completed yet (local invalidate fence).
+  // The fresh WQE at the cursor is a LOCAL_INV or BIND_MW that must wait:
+  // an earlier WQE has not completed yet (local invalidate fence).
   bool local_inv_fenced(const QueuedSendWr& wr) const {
-    return wr.opcode == WrOpcode::kLocalInv && sq_.q.head() != sq_.req_idx;
+    return is_local_op(wr.opcode) && sq_.q.head() != sq_.req_idx;
   }
 
   // DC: the stream drained and stays idle; DC_DISCONNECT tells its target
@@ -85,7 +90,7 @@ class RcRequester {
   void dc_closing_timer(Tx& tx, TimeNs now);
 
  private:
-  ReqStep local_inv(SendWqe& w, bool fresh);
+  ReqStep local_op(SendWqe& w, bool fresh);
   // DC (dc_lane.h): before a fresh WR, the stream must be connected to the
   // WR's target. kSent: go on; otherwise what send_one returns.
   template <TxSink Tx>
@@ -218,7 +223,7 @@ ReqStep RcRequester::send_one(TimeNs now, Tx& tx) {
       ++c_.ctr.wait_local_inv;
       return ReqStep::kBlocked;
     }
-    if (c_.dc != nullptr && wr.opcode != WrOpcode::kLocalInv) [[unlikely]] {
+    if (c_.dc != nullptr && !is_local_op(wr.opcode)) [[unlikely]] {
       const ReqStep st = dc_connect(wr, now, tx);
       if (st != ReqStep::kSent) return st;
     }
@@ -227,7 +232,7 @@ ReqStep RcRequester::send_one(TimeNs now, Tx& tx) {
     psn = w.first_psn + sq_.req_pkt;
     npkts = w.npkts;
   }
-  if (wr.opcode == WrOpcode::kLocalInv) return local_inv(w, fresh);
+  if (is_local_op(wr.opcode)) return local_op(w, fresh);
   const bool new_psn = psn == sq_.psn_high;
   if (new_psn && Psn::forward(sq_.comp_psn, psn) >= c_.cfg.tuning.window_psns) {
     ++c_.ctr.wait_window;

@@ -87,8 +87,8 @@ void RcResponder::advance(const wire::ParsedPacket& pkt, bool ends_message) {
 void RcResponder::exec_read(const wire::ParsedPacket& pkt) {
   const std::uint64_t len = pkt.reth.dma_len();
   std::uint8_t* host = nullptr;
-  if (c_.mrs.resolve(pkt.reth.rkey(), c_.cfg.pd, pkt.reth.va(), len, access::kRemoteRead, &host) !=
-      MrError::kOk) {
+  if (c_.mrs.resolve_remote(pkt.reth.rkey(), c_.cfg.pd, c_.cfg.qpn, pkt.reth.va(), len,
+                            access::kRemoteRead, &host) != MrError::kOk) {
     nak_class_c(wire::NakCode::kRemoteAccessError, WcStatus::kWrFlushErr);
     return;
   }
@@ -120,7 +120,8 @@ void RcResponder::exec_read(const wire::ParsedPacket& pkt) {
 void RcResponder::exec_atomic(const wire::ParsedPacket& pkt) {
   const wire::AtomicEthHdr& a = pkt.atomic_eth;
   std::uint8_t* host = nullptr;
-  const MrError e = c_.mrs.resolve(a.rkey(), c_.cfg.pd, a.va(), 8, access::kRemoteAtomic, &host);
+  const MrError e = c_.mrs.resolve_remote(a.rkey(), c_.cfg.pd, c_.cfg.qpn, a.va(), 8,
+                                          access::kRemoteAtomic, &host);
   if (e == MrError::kMisaligned) {
     nak_class_c(wire::NakCode::kInvalidRequest, WcStatus::kWrFlushErr);
     return;
@@ -170,8 +171,8 @@ void RcResponder::on_duplicate(const wire::ParsedPacket& pkt, Psn p) {
       std::uint8_t* host = nullptr;
       if (r == nullptr || r->kind != RdAtomicRes::Kind::kRead ||
           p + (read_packets(len, c_.mtu()) - 1) != r->last_psn ||
-          c_.mrs.resolve(pkt.reth.rkey(), c_.cfg.pd, pkt.reth.va(), len, access::kRemoteRead,
-                         &host) != MrError::kOk) {
+          c_.mrs.resolve_remote(pkt.reth.rkey(), c_.cfg.pd, c_.cfg.qpn, pkt.reth.va(), len,
+                                access::kRemoteRead, &host) != MrError::kOk) {
         ++c_.ctr.drop_dup_unknown;
         return;
       }

@@ -22,7 +22,9 @@
 //   SEND: uses the receive WR at the head of the RQ (none: RNR NAK with the
 //   QP's min_rnr_timer), scatters the payload into it; the last packet
 //   completes it IBV_WC_RECV with byte_len, WITH_IMM + imm_data or WITH_INV +
-//   invalidate_rkey (the rkey is invalidated); more data than the WR holds
+//   invalidate_rkey (a bound type-2 memory window of the QP's PD is
+//   invalidated; any other key: the receive completes IBV_WC_REM_INV_REQ_ERR,
+//   NAK invalid request, nothing is invalidated); more data than the WR holds
 //   -> the WR completes IBV_WC_LOC_LEN_ERR and NAK invalid request (rxe
 //   reports REM_INV_REQ_ERR on its side here; we follow the verbs text); a
 //   bad receive SGE -> LOC_PROT_ERR and NAK remote operational error;
@@ -292,10 +294,15 @@ void RcResponder::exec_send(const wire::ParsedPacket& pkt, Cq& rcq) {
   }
   if (pkt.has(wire::ExtHdr::kIeth)) {
     const std::uint32_t key = pkt.ieth.rkey();
-    if (c_.mrs.invalidate(key) != 0) {
+    // Only a bound type-2 window of this QP's PD (mr_table.h); anything
+    // else changes nothing, and the receive fails as rxe's (class J)
+    // REM_INV_REQ_ERR with a NAK invalid request so the sender learns.
+    if (c_.mrs.invalidate(key, c_.cfg.pd) != MrError::kOk) {
+      ++c_.ctr.rx_inv_refused;
       nak_class_c(wire::NakCode::kInvalidRequest, WcStatus::kRemInvReqErr);
       return;
     }
+    ++c_.ctr.rx_invalidates;
     e.ex.invalidate_rkey = key;
     e.wc_flags |= wc_flag::kWithInv;
   }
@@ -322,8 +329,8 @@ void RcResponder::exec_write(const wire::ParsedPacket& pkt, Cq& rcq) {
     wr_len_ = pkt.reth.dma_len();
     wr_off_ = 0;
     std::uint8_t* host = nullptr;
-    if (c_.mrs.resolve(wr_rkey_, c_.cfg.pd, wr_va_, wr_len_, access::kRemoteWrite, &host) !=
-        MrError::kOk) {
+    if (c_.mrs.resolve_remote(wr_rkey_, c_.cfg.pd, c_.cfg.qpn, wr_va_, wr_len_,
+                              access::kRemoteWrite, &host) != MrError::kOk) {
       nak_class_c(wire::NakCode::kRemoteAccessError, WcStatus::kWrFlushErr);
       return;
     }
@@ -337,8 +344,8 @@ void RcResponder::exec_write(const wire::ParsedPacket& pkt, Cq& rcq) {
   }
   if (n != 0) {
     std::uint8_t* host = nullptr;
-    if (c_.mrs.resolve(wr_rkey_, c_.cfg.pd, wr_va_ + wr_off_, n, access::kRemoteWrite, &host) !=
-        MrError::kOk) {
+    if (c_.mrs.resolve_remote(wr_rkey_, c_.cfg.pd, c_.cfg.qpn, wr_va_ + wr_off_, n,
+                              access::kRemoteWrite, &host) != MrError::kOk) {
       nak_class_c(wire::NakCode::kRemoteAccessError, WcStatus::kWrFlushErr);
       return;
     }
@@ -401,8 +408,8 @@ RcEmit RcResponder::send_resource(Tx& tx, RdAtomicRes& r) {
   }
   const std::uint64_t n = last ? r.resid : std::min<std::uint64_t>(r.resid, c_.mtu());
   std::uint8_t* host = nullptr;
-  if (n > c_.mtu() ||
-      c_.mrs.resolve(r.rkey, c_.cfg.pd, r.va, n, access::kRemoteRead, &host) != MrError::kOk) {
+  if (n > c_.mtu() || c_.mrs.resolve_remote(r.rkey, c_.cfg.pd, c_.cfg.qpn, r.va, n,
+                                            access::kRemoteRead, &host) != MrError::kOk) {
     // The region went away (or the request was inconsistent) while the
     // stream was under way: stop it; the requester times out and asks again.
     r.pending = false;

@@ -10,6 +10,7 @@ WcOpcode wc_opcode_for(WrOpcode op) {
     case WrOpcode::kCmpSwap: return WcOpcode::kCompSwap;
     case WrOpcode::kFetchAdd: return WcOpcode::kFetchAdd;
     case WrOpcode::kLocalInv: return WcOpcode::kLocalInv;
+    case WrOpcode::kBindMw: return WcOpcode::kBindMw;
     case WrOpcode::kSend:
     case WrOpcode::kSendImm:
     case WrOpcode::kSendInv: return WcOpcode::kSend;

@@ -333,8 +333,8 @@ UcRx UcQp::receive_write(const wire::ParsedPacket& p, bool starts, bool ends, Cq
     // The whole target range is checked up front; a zero-length WRITE
     // names no memory and is not checked (IBTA 9.4.1.1).
     std::uint8_t* host = nullptr;
-    if (w_len_ != 0 && core_.mrs.resolve(w_rkey_, core_.cfg.pd, w_va_, w_len_, access::kRemoteWrite,
-                                         &host) != MrError::kOk) {
+    if (w_len_ != 0 && core_.mrs.resolve_remote(w_rkey_, core_.cfg.pd, core_.cfg.qpn, w_va_, w_len_,
+                                                access::kRemoteWrite, &host) != MrError::kOk) {
       return drop_message(UcRx::kDropRkey);
     }
     rx_op_ = RxOp::kWrite;
@@ -351,8 +351,8 @@ UcRx UcQp::receive_write(const wire::ParsedPacket& p, bool starts, bool ends, Cq
   if (n != 0) {
     // Checked again per packet: the MR may have been deregistered since.
     std::uint8_t* host = nullptr;
-    if (core_.mrs.resolve(w_rkey_, core_.cfg.pd, w_va_, n, access::kRemoteWrite, &host) !=
-        MrError::kOk) {
+    if (core_.mrs.resolve_remote(w_rkey_, core_.cfg.pd, core_.cfg.qpn, w_va_, n,
+                                 access::kRemoteWrite, &host) != MrError::kOk) {
       return drop_message(UcRx::kDropRkey);
     }
     std::memcpy(host, p.payload.data(), n);

@@ -28,7 +28,14 @@ enum class WrOpcode : std::uint8_t {
   kFetchAdd = IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD,
   kLocalInv = IB_UVERBS_WR_LOCAL_INV,
   kSendInv = IB_UVERBS_WR_SEND_WITH_INV,
+  kBindMw = IB_UVERBS_WR_BIND_MW,
 };
+
+// LOCAL_INV and BIND_MW run in the sending engine and put nothing on the
+// wire (rc_requester.h).
+constexpr bool is_local_op(WrOpcode op) {
+  return op == WrOpcode::kLocalInv || op == WrOpcode::kBindMw;
+}
 
 // ibv_send_flags values.
 namespace send_flag {
@@ -77,6 +84,10 @@ struct SendWrFields {
   std::uint32_t flags = 0;
   // Immediate data exactly as the application gave it (network order, as
   // ibv_send_wr.imm_data), or the rkey to invalidate for kSendInv/kLocalInv.
+  // kBindMw (rxe_send_wr.wr.mw) keeps its fields in these: imm_or_inv the
+  // window's key, rkey the new key, remote_addr and compare_add the
+  // window's start and length, swap the MR's lkey (high 32 bits) and the
+  // window's access flags (low 32), as rc_requester.cpp reads them.
   std::uint32_t imm_or_inv = 0;
   std::uint64_t remote_addr = 0;
   std::uint32_t rkey = 0;
@@ -88,6 +99,10 @@ struct SendWrFields {
   // list is ignored.
   std::uint32_t inline_len = 0;
 };
+
+constexpr std::uint64_t pack_mw_lkey_access(std::uint32_t mr_lkey, std::uint32_t access) {
+  return (std::uint64_t{mr_lkey} << 32) | access;
+}
 
 constexpr bool is_atomic(WrOpcode op) {
   return op == WrOpcode::kCmpSwap || op == WrOpcode::kFetchAdd;

@@ -251,7 +251,7 @@ TEST(DvCreateQp_Refused, DciRules) {
   EXPECT_EQ(rig.refused(a, d), EINVAL);
   a = rig.dci_attr();
   a.comp_mask |= IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
-  a.send_ops_flags = IBV_QP_EX_WITH_BIND_MW;  // not one of RC's
+  a.send_ops_flags = IBV_QP_EX_WITH_BIND_MW;  // RC's, but not a DCI's
   EXPECT_EQ(rig.refused(a, d), EOPNOTSUPP);
   d.comp_mask |= UROCE_DV_QP_INIT_ATTR_MASK_DCI_STREAMS;
   d.dc_init_attr.dci_streams = {transport::kMaxDciLogStreams + 1, 0};

@@ -43,12 +43,13 @@ TEST(UroceOps_Table, EveryImplementedVerbIsSet) {
   EXPECT_EQ(o.query_device_ex, &query_device_ex);
   EXPECT_EQ(o.query_port, &query_port);
   EXPECT_EQ(o.free_context, &free_context);
+  EXPECT_EQ(o.alloc_mw, &alloc_mw);
+  EXPECT_EQ(o.bind_mw, &bind_mw);
+  EXPECT_EQ(o.dealloc_mw, &dealloc_mw);
 }
 
 TEST(UroceOps_Table, UnsupportedVerbsAreLeftToLibibverbsDefaults) {
   const verbs_context_ops& o = kUroceOps;
-  EXPECT_EQ(o.alloc_mw, nullptr);
-  EXPECT_EQ(o.bind_mw, nullptr);
   EXPECT_EQ(o.open_xrcd, nullptr);
   EXPECT_EQ(o.create_srq_ex, nullptr);
   EXPECT_EQ(o.create_flow, nullptr);

@@ -97,7 +97,7 @@ TEST(CreateQpEx_Refused, UnsupportedTypesFlagsAndOps) {
   EXPECT_EQ(errno, EOPNOTSUPP);
   EXPECT_EQ(rig.fc.create_qp(rig.pd, rig.cq, IBV_QPT_RAW_PACKET), nullptr);
   EXPECT_EQ(errno, EOPNOTSUPP);
-  EXPECT_EQ(rig.fc.create_qp(rig.pd, rig.cq, IBV_QPT_RC, nullptr, IBV_QP_EX_WITH_BIND_MW), nullptr);
+  EXPECT_EQ(rig.fc.create_qp(rig.pd, rig.cq, IBV_QPT_RC, nullptr, IBV_QP_EX_WITH_TSO), nullptr);
   EXPECT_EQ(errno, EOPNOTSUPP);
   EXPECT_EQ(rig.fc.create_qp(rig.pd, rig.cq, IBV_QPT_UD, nullptr, IBV_QP_EX_WITH_RDMA_WRITE),
             nullptr);
@@ -305,7 +305,9 @@ TEST(SendOpcodeAllowed_Table, PerQpType) {
   EXPECT_FALSE(send_opcode_allowed(IBV_QPT_UC, IBV_WR_SEND_WITH_INV));
   EXPECT_TRUE(send_opcode_allowed(IBV_QPT_RC, IBV_WR_ATOMIC_FETCH_AND_ADD));
   EXPECT_TRUE(send_opcode_allowed(IBV_QPT_RC, IBV_WR_LOCAL_INV));
-  EXPECT_FALSE(send_opcode_allowed(IBV_QPT_RC, IBV_WR_BIND_MW));
+  EXPECT_TRUE(send_opcode_allowed(IBV_QPT_RC, IBV_WR_BIND_MW));
+  EXPECT_FALSE(send_opcode_allowed(IBV_QPT_UC, IBV_WR_BIND_MW));
+  EXPECT_FALSE(send_opcode_allowed(IBV_QPT_UD, IBV_WR_BIND_MW));
   EXPECT_FALSE(send_opcode_allowed(IBV_QPT_RC, IBV_WR_TSO));
   EXPECT_FALSE(send_opcode_allowed(IBV_QPT_RC, IBV_WR_ATOMIC_WRITE));
 }

@@ -174,7 +174,7 @@ TEST(PostSend_Validation, EachBadWrGivesEinvalAndPostsNothing) {
     set(c.wr);
     cases.push_back(c);
   };
-  add("bind mw", &rig, [](ibv_send_wr& w) { w.opcode = IBV_WR_BIND_MW; });
+  add("bind mw without a window", &rig, [](ibv_send_wr& w) { w.opcode = IBV_WR_BIND_MW; });
   add("tso", &rig, [](ibv_send_wr& w) { w.opcode = IBV_WR_TSO; });
   add("unknown opcode", &rig, [](ibv_send_wr& w) { w.opcode = static_cast<ibv_wr_opcode>(77); });
   add("write on ud", &ud, [](ibv_send_wr& w) { w.opcode = IBV_WR_RDMA_WRITE; });

@@ -397,7 +397,7 @@ void Vnic<PortIo, Sched>::homa_posted(QpEntry& e) {
   if (e.type != transport::QpType::kRc || !homa_[e.slot].peer) return;
   if (e.rc->send_queue_depth() != 1) return;
   const transport::WrOpcode op = swr_.opcode;
-  const bool data = !transport::is_rd_atomic(op) && op != transport::WrOpcode::kLocalInv;
+  const bool data = !transport::is_rd_atomic(op) && !transport::is_local_op(op);
   homa_set_class(e, data ? homa_[e.slot].tx.peer.priority_of(swr_.length())
                          : cfg_.homa.top_priority());
 }

@@ -19,8 +19,9 @@ Vnic<PortIo, Sched>::Vnic(const VnicConfig& cfg, PortIo& io)
       arp_(arp_config(cfg)),
       nd_(nd_config(cfg)),
       // One slot more: slot 0 never holds a key, and the device reports
-      // max_mrs registrations (ibv_device_attr.max_mr) as reachable.
-      mrs_(cfg.max_mrs + 1),
+      // max_mrs registrations and max_mws windows (ibv_device_attr.max_mr,
+      // max_mw) as reachable.
+      mrs_(cfg.max_mrs + cfg.max_mws + 1, cfg.key_seed),
       ahs_(cfg.max_ahs),
       demux_(cfg.max_qps),
       qps_(cfg.max_qps == 0 ? 1 : cfg.max_qps),
@@ -532,7 +533,22 @@ void Vnic<PortIo, Sched>::merge_attrs(transport::QpAttrValues* d, std::uint32_t 
 template <class PortIo, sched::TxScheduler Sched>
 std::uint32_t Vnic<PortIo, Sched>::reg_mr(const MrCreate& m, int* err) {
   *err = 0;
+  if (mrs_.live() >= cfg_.max_mrs) {
+    *err = ENOMEM;
+    return 0;
+  }
   return mrs_.reg(m.desc, err);
+}
+
+template <class PortIo, sched::TxScheduler Sched>
+std::uint32_t Vnic<PortIo, Sched>::alloc_mw(transport::PdHandle pd, transport::MwType type,
+                                            int* err) {
+  *err = 0;
+  if (mrs_.mws_live() >= cfg_.max_mws) {
+    *err = ENOMEM;
+    return 0;
+  }
+  return mrs_.alloc_mw(pd, type, err);
 }
 
 template <class PortIo, sched::TxScheduler Sched>

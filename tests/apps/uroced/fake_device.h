@@ -67,6 +67,11 @@ class FakeDevice final : public Device {
   }
   int rereg_mr(std::uint32_t, const engine::MrCreate&) override { return ENOSYS; }
   int dereg_mr(std::uint32_t) override { return ENOSYS; }
+  std::uint32_t alloc_mw(transport::PdHandle, transport::MwType, int* err) override {
+    *err = ENOSYS;
+    return 0;
+  }
+  int dealloc_mw(std::uint32_t) override { return ENOSYS; }
   int create_ah(const engine::AhCreate&) override { return ENOSYS; }
   int destroy_ah(engine::ObjId) override { return ENOSYS; }
   // Neighbours: none unless `resolvable`, then 02:00:00:00:00:<last byte>.

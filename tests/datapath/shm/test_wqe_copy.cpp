@@ -310,13 +310,34 @@ TEST(CopySendWqe_Dct, HasNoSendQueue) {
 }
 
 TEST(CopySendWqe_Opcodes, UnknownOpcodesGiveBadOpcodeWithWrId) {
-  for (std::uint32_t op : {8u /* BIND_MW */, 10u /* TSO */, 11u, 12u, 13u, 14u, 0xFFFFFFFFu}) {
+  for (std::uint32_t op : {10u /* TSO */, 11u, 12u, 13u, 14u, 0xFFFFFFFFu}) {
     SendSlot s(op, 0xFEED);
     const Copied c = copy(s, kRc);
     EXPECT_EQ(c.err, WqeError::kBadOpcode) << op;
     EXPECT_EQ(c.wr.wr_id, 0xFEEDu) << op;
     EXPECT_EQ(c.wr.flags, send_flag::kSignaled) << op;
   }
+}
+
+// BIND_MW (rxe_send_wr.wr.mw) lands in the fields wr.h names; RC only.
+TEST(CopySendWqe_Opcodes, BindMwFields) {
+  SendSlot s(IB_UVERBS_WR_BIND_MW);
+  s.w.wr.wr.mw.addr = 0x1000;
+  s.w.wr.wr.mw.length = 0x200;
+  s.w.wr.wr.mw.mr_lkey = 0x1234;
+  s.w.wr.wr.mw.mw_rkey = 0x5678;
+  s.w.wr.wr.mw.rkey = 0x5679;
+  s.w.wr.wr.mw.access = 2u;  // IBV_ACCESS_REMOTE_WRITE
+  const Copied c = copy(s, kRc);
+  ASSERT_EQ(c.err, WqeError::kOk);
+  EXPECT_EQ(c.wr.opcode, WrOpcode::kBindMw);
+  EXPECT_EQ(c.wr.imm_or_inv, 0x5678u);
+  EXPECT_EQ(c.wr.rkey, 0x5679u);
+  EXPECT_EQ(c.wr.remote_addr, 0x1000u);
+  EXPECT_EQ(c.wr.compare_add, 0x200u);
+  EXPECT_EQ(c.wr.swap, transport::pack_mw_lkey_access(0x1234, 2u /* IBV_ACCESS_REMOTE_WRITE */));
+  EXPECT_EQ(copy(s, kUc).err, WqeError::kOpcodeForQpType);
+  EXPECT_EQ(copy(s, kUd).err, WqeError::kOpcodeForQpType);
 }
 
 TEST(CopySendWqe_Opcodes, OpcodeNotValidForQpType) {

@@ -153,6 +153,26 @@ TEST(WriteSendFixed_RoundTrip, SendWithInvalidateAndLocalInvalidate) {
   EXPECT_EQ(r.wr.imm_or_inv, 0xBEEF01u);
 }
 
+TEST(WriteSendFixed_RoundTrip, BindMw) {
+  Slot s;
+  SendWqeFields f = fields(IB_UVERBS_WR_BIND_MW);
+  f.imm_or_inv = 0x4400;   // the window's key
+  f.rkey = 0x4401;         // its new key
+  f.remote_addr = 0x9000;  // the window's start and length
+  f.compare_add = 64;
+  f.mr_lkey = 0x7700;
+  f.mw_access = 4u;  // IBV_ACCESS_REMOTE_READ
+  ASSERT_EQ(write_send_fixed(s.span(), f), WqeWriteError::kOk);
+  const ReadBack r = read_back(s);
+  ASSERT_EQ(r.err, WqeError::kOk);
+  EXPECT_EQ(r.wr.opcode, WrOpcode::kBindMw);
+  EXPECT_EQ(r.wr.imm_or_inv, 0x4400u);
+  EXPECT_EQ(r.wr.rkey, 0x4401u);
+  EXPECT_EQ(r.wr.remote_addr, 0x9000u);
+  EXPECT_EQ(r.wr.compare_add, 64u);
+  EXPECT_EQ(r.wr.swap, transport::pack_mw_lkey_access(0x7700, 4u));
+}
+
 TEST(WriteSendFixed_RoundTrip, UdSendFromFieldsAndFromSetSendUd) {
   Slot s;
   SendWqeFields f = fields(IB_UVERBS_WR_SEND_WITH_IMM);

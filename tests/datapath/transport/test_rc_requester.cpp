@@ -294,14 +294,23 @@ TEST_F(Requester, SendOne_SqdFinishesStartedWqeOnly) {
 }
 
 // LOCAL_INV: executed in send-queue order, nothing on the wire, completes
-// IBV_WC_LOCAL_INV after everything before it; a bad key is LOC_QP_OP_ERR.
+// IBV_WC_LOCAL_INV after everything before it; it invalidates a type-2
+// window of the QP's PD (`victim`, bound over `victim_mr`), and any other key
+// is LOC_QP_OP_ERR.
 struct LocalInv : RcFixture {
+  std::uint32_t victim_mr = 0;
   std::uint32_t victim = 0;
   void SetUp() override {
     RcFixture::SetUp();
     int err = 0;
-    victim =
-        mrs.reg({kPd, 0x9000, 64, access::kLocalWrite | access::kRemoteWrite, remote.data()}, &err);
+    victim_mr =
+        mrs.reg({kPd, 0x9000, 64, access::kLocalWrite | access::kRemoteWrite | access::kMwBind,
+                 remote.data()},
+                &err);
+    const std::uint32_t mw = mrs.alloc_mw(kPd, MwType::kType2, &err);
+    ASSERT_EQ(mrs.bind_mw(MwBind{mw, victim_mr, mw, 0x9000, 64, access::kRemoteWrite}, kPd, kQpn,
+                          &victim),
+              MrError::kOk);
   }
   SendWr inv(std::uint64_t id, std::uint32_t key) const {
     SendWr w;
@@ -313,7 +322,7 @@ struct LocalInv : RcFixture {
   }
   MrError victim_state() const {
     std::uint8_t* h = nullptr;
-    return mrs.resolve(victim, kPd, 0x9000, 8, access::kRemoteWrite, &h);
+    return mrs.resolve_remote(victim, kPd, kQpn, 0x9000, 8, access::kRemoteWrite, &h);
   }
 };
 
@@ -349,8 +358,9 @@ TEST_F(LocalInv, SendOne_WaitsForEarlierWrsThenInvalidatesInOrder) {
   EXPECT_EQ(scq.wc[2].wr_id, 3u);
 }
 
-// A WRITE gathering from the key a later LOCAL_INV names is lost: its
-// retransmission still reads the region, and the LOCAL_INV runs after it.
+// A WRITE gathering from the MR under the window a later LOCAL_INV names is
+// lost: its retransmission still reads the region, and the LOCAL_INV runs
+// after it.
 TEST_F(LocalInv, SendOne_RetransmissionBeforeItStillUsesTheKey) {
   make_qp();
   SendWr w;
@@ -358,7 +368,7 @@ TEST_F(LocalInv, SendOne_RetransmissionBeforeItStillUsesTheKey) {
   w.opcode = WrOpcode::kRdmaWrite;
   w.flags = send_flag::kSignaled;
   w.num_sge = 1;
-  w.sge[0] = {0x9000, 64, victim};
+  w.sge[0] = {0x9000, 64, victim_mr};
   w.remote_addr = 0x50000000;
   w.rkey = 0x1234;
   ASSERT_EQ(qp->post_send(w), 0);
@@ -405,11 +415,20 @@ TEST_F(LocalInv, SendOne_UnsignalledRetiresWithoutCompletion) {
   EXPECT_TRUE(qp->send_idle());
 }
 
+// rxe: only type-2 windows (and fast-registration MRs, which uroce has
+// not got) are invalidated; an MR, a type-1 window, another PD's window or
+// no key at all fail the WR and change nothing.
 TEST_F(LocalInv, SendOne_BadKeyOrOtherPdFailsWithLocQpOpErr) {
   int err = 0;
   const std::uint32_t other_pd =
-      mrs.reg({kPd + 1, 0xa000, 64, access::kLocalWrite, remote.data()}, &err);
-  for (const std::uint32_t key : {0x7777u, other_pd}) {
+      mrs.reg({kPd + 1, 0xa000, 64, access::kLocalWrite | access::kMwBind, remote.data()}, &err);
+  const std::uint32_t mw_other = mrs.alloc_mw(kPd + 1, MwType::kType2, &err);
+  std::uint32_t other_win = 0;
+  ASSERT_EQ(mrs.bind_mw(MwBind{mw_other, other_pd, mw_other, 0xa000, 64, access::kRemoteRead},
+                        kPd + 1, kQpn, &other_win),
+            MrError::kOk);
+  const std::uint32_t type1 = mrs.alloc_mw(kPd, MwType::kType1, &err);
+  for (const std::uint32_t key : {0x7777u, other_pd, other_win, victim_mr, type1, rkey}) {
     scq.wc.clear();
     make_qp();
     ASSERT_EQ(qp->post_send(inv(1, key)), 0);
@@ -424,6 +443,47 @@ TEST_F(LocalInv, SendOne_BadKeyOrOtherPdFailsWithLocQpOpErr) {
   }
   std::uint8_t* h = nullptr;
   EXPECT_EQ(mrs.resolve(other_pd, kPd + 1, 0xa000, 8, 0, &h), MrError::kOk);
+  EXPECT_EQ(mrs.resolve_remote(other_win, kPd + 1, kQpn, 0xa000, 8, access::kRemoteRead, &h),
+            MrError::kOk);
+  EXPECT_EQ(mrs.resolve(victim_mr, kPd, 0x9000, 8, access::kRemoteWrite, &h), MrError::kOk);
+  EXPECT_EQ(mrs.resolve(rkey, kPd, kRemoteVa, 8, access::kRemoteWrite, &h), MrError::kOk);
+  EXPECT_EQ(victim_state(), MrError::kOk);
+  EXPECT_EQ(mrs.mw_counters().invalidates, 0u);
+}
+
+// BIND_MW: a local operation in send-queue order like LOCAL_INV; the window
+// takes the WR's key byte and completes IBV_WC_BIND_MW; a bind the table
+// refuses is IBV_WC_MW_BIND_ERR and the QP goes to ERR.
+TEST_F(LocalInv, SendOne_BindMwBindsInOrderAndCompletesBindMw) {
+  int err = 0;
+  const std::uint32_t mw = mrs.alloc_mw(kPd, MwType::kType2, &err);
+  make_qp();
+  SendWr b;
+  b.wr_id = 5;
+  b.opcode = WrOpcode::kBindMw;
+  b.flags = send_flag::kSignaled;
+  b.imm_or_inv = mw;
+  b.rkey = (mw & ~0xFFu) | ((mw + 1) & 0xFFu);
+  b.remote_addr = 0x9010;
+  b.compare_add = 16;
+  b.swap = pack_mw_lkey_access(victim_mr, access::kRemoteRead);
+  ASSERT_EQ(qp->post_send(b), 0);
+  EXPECT_EQ(pump(), 0u);
+  ASSERT_EQ(scq.wc.size(), 1u);
+  EXPECT_EQ(wc_op(scq.wc[0]), WcOpcode::kBindMw);
+  EXPECT_EQ(status(scq.wc[0]), WcStatus::kSuccess);
+  EXPECT_EQ(qp->counters().mw_binds, 1u);
+  std::uint8_t* h = nullptr;
+  EXPECT_EQ(mrs.resolve_remote(b.rkey, kPd, kQpn, 0x9010, 16, access::kRemoteRead, &h),
+            MrError::kOk);
+  EXPECT_EQ(h, remote.data() + 0x10);
+  // Bound already: a second bind of a type-2 window is refused.
+  ASSERT_EQ(qp->post_send(b), 0);
+  pump();
+  ASSERT_EQ(scq.wc.size(), 2u);
+  EXPECT_EQ(status(scq.wc[1]), WcStatus::kMwBindErr);
+  EXPECT_EQ(qp->state(), QpState::kErr);
+  EXPECT_EQ(qp->counters().mw_bind_errors, 1u);
 }
 
 TEST_F(LocalInv, SendOne_FencedWaitsForOutstandingRead) {

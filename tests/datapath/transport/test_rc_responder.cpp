@@ -169,34 +169,97 @@ TEST_P(Unsupported, OnRequest_NaksInvalidRequestAtOnce) {
 
 INSTANTIATE_TEST_SUITE_P(Opcodes, Unsupported, ::testing::Values(o::kRcFlush, o::kRcAtomicWrite));
 
-TEST_F(Responder, OnRequest_SendWithInvalidateInvalidatesRkey) {
+
+// A type-2 window over the "remote" region, bound on this QP.
+std::uint32_t bind_window(MrTable& mrs, PdHandle pd, std::uint32_t mr, std::uint64_t va,
+                          std::uint64_t len) {
+  int err = 0;
+  const std::uint32_t mw = mrs.alloc_mw(pd, MwType::kType2, &err);
+  std::uint32_t key = 0;
+  EXPECT_EQ(mrs.bind_mw(MwBind{mw, mr, mw, va, len, access::kRemoteWrite | access::kRemoteRead}, pd,
+                        RcFixture::kQpn, &key),
+            MrError::kOk);
+  return key;
+}
+
+TEST_F(Responder, OnRequest_SendWithInvalidateInvalidatesWindow) {
   make_qp();
   ASSERT_EQ(qp->post_recv(recv_wr(7, 0, 64)), 0);
   int err = 0;
-  std::uint32_t victim =
-      mrs.reg({kPd, 0x9000, 16, access::kLocalWrite | access::kRemoteWrite, remote.data()}, &err);
+  const std::uint32_t mr =
+      mrs.reg({kPd, 0x9000, 16, access::kLocalWrite | access::kRemoteWrite | access::kMwBind,
+               remote.data()},
+              &err);
+  const std::uint32_t victim = bind_window(mrs, kPd, mr, 0x9000, 16);
   wire::PacketSpec s = peer_spec(o::kRcSendOnlyInv, 500);
   s.ack_req = true;
   s.ieth = wire::IethHdr::make(victim);
   deliver(build(s));
   ASSERT_EQ(rcq.wc.size(), 1u);
+  EXPECT_EQ(status(rcq.wc[0]), WcStatus::kSuccess);
   EXPECT_EQ(rcq.wc[0].wc_flags, wc_flag::kWithInv);
   EXPECT_EQ(rcq.wc[0].ex.invalidate_rkey, victim);
   std::uint8_t* h = nullptr;
-  EXPECT_EQ(mrs.resolve(victim, kPd, 0x9000, 4, access::kRemoteWrite, &h), MrError::kInvalidated);
+  EXPECT_EQ(mrs.resolve_remote(victim, kPd, kQpn, 0x9000, 4, access::kRemoteWrite, &h),
+            MrError::kInvalidated);
+  EXPECT_EQ(mrs.resolve(mr, kPd, 0x9000, 4, access::kRemoteWrite, &h), MrError::kOk);
+  EXPECT_EQ(qp->counters().rx_invalidates, 1u);
+}
+
+// IBTA / rxe: SEND_WITH_INV invalidates only a type-2 window of the QP's
+// PD. An MR (ours or another PD's), another PD's window or a type-1 window:
+// nothing changes, the receive completes IBV_WC_REM_INV_REQ_ERR (rxe's class
+// J status), NAK invalid request, the QP goes to ERR, and it is counted.
+TEST_F(Responder, OnRequest_SendWithInvalidateOfAnythingElseIsRefused) {
+  int err = 0;
+  const std::uint32_t other_mr =
+      mrs.reg({kPd + 1, 0xa000, 64, access::kLocalWrite | access::kRemoteWrite | access::kMwBind,
+               remote.data()},
+              &err);
+  const std::uint32_t other_win = bind_window(mrs, kPd + 1, other_mr, 0xa000, 64);
+  const std::uint32_t type1 = mrs.alloc_mw(kPd, MwType::kType1, &err);
+  for (const std::uint32_t key : {rkey, lkey, other_mr, other_win, type1, 0x12345u}) {
+    rcq.wc.clear();
+    tx.clear();
+    make_qp();
+    ASSERT_EQ(qp->post_recv(recv_wr(7, 0, 64)), 0);
+    wire::PacketSpec s = peer_spec(o::kRcSendOnlyInv, 500);
+    s.ack_req = true;
+    s.ieth = wire::IethHdr::make(key);
+    deliver(build(s));
+    ASSERT_EQ(rcq.wc.size(), 1u) << key;
+    EXPECT_EQ(status(rcq.wc[0]), WcStatus::kRemInvReqErr);
+    ASSERT_EQ(tx.size(), 1u);
+    expect_ack(0, 500, wire::aeth_nak_syndrome(wire::NakCode::kInvalidRequest), 0);
+    EXPECT_EQ(qp->state(), QpState::kErr);
+    EXPECT_EQ(qp->counters().rx_inv_refused, 1u);
+  }
+  std::uint8_t* h = nullptr;
+  EXPECT_EQ(mrs.resolve(rkey, kPd, kRemoteVa, 8, access::kRemoteWrite, &h), MrError::kOk);
+  EXPECT_EQ(mrs.resolve(lkey, kPd, kLocalVa, 8, access::kLocalWrite, &h), MrError::kOk);
+  EXPECT_EQ(mrs.resolve(other_mr, kPd + 1, 0xa000, 8, access::kRemoteWrite, &h), MrError::kOk);
+  EXPECT_EQ(mrs.resolve_remote(other_win, kPd + 1, kQpn, 0xa000, 8, access::kRemoteWrite, &h),
+            MrError::kOk);
+  EXPECT_EQ(mrs.mw_counters().invalidates, 0u);
 }
 
 TEST_F(Responder, OnRequest_WriteWithKeyInvalidatedBySendWithInvNaksRemoteAccess) {
+  int err = 0;
+  const std::uint32_t mr =
+      mrs.reg({kPd, kRemoteVa, 4096, access::kLocalWrite | access::kRemoteWrite | access::kMwBind,
+               remote.data()},
+              &err);
+  const std::uint32_t win = bind_window(mrs, kPd, mr, kRemoteVa, 4096);
   make_qp();
   ASSERT_EQ(qp->post_recv(recv_wr(7, 0, 64)), 0);
   wire::PacketSpec s = peer_spec(o::kRcSendOnlyInv, 500);
   s.ack_req = true;
-  s.ieth = wire::IethHdr::make(rkey);
+  s.ieth = wire::IethHdr::make(win);
   deliver(build(s));
   ASSERT_EQ(rcq.wc.size(), 1u);
-  EXPECT_EQ(rcq.wc[0].ex.invalidate_rkey, rkey);
+  EXPECT_EQ(rcq.wc[0].ex.invalidate_rkey, win);
   const std::vector<std::uint8_t> before(remote.begin(), remote.begin() + 16);
-  deliver(write(o::kRcWriteOnly, 501, kRemoteVa, rkey, 16, 0, 16));
+  deliver(write(o::kRcWriteOnly, 501, kRemoteVa, win, 16, 0, 16));
   ASSERT_EQ(tx.size(), 2u);
   expect_ack(0, 500, kAck, 1);
   expect_ack(1, 501, wire::aeth_nak_syndrome(wire::NakCode::kRemoteAccessError), 1);

@@ -69,7 +69,7 @@ struct Sinks {
 #define UROCE_RC_COUNTERS(X)                                                                       \
   X(tx_requests) X(tx_retransmits) X(tx_no_buffer) X(tx_build_errors) X(wait_window)               \
   X(wait_fence) X(wait_rd_atomic) X(wait_local_inv) X(local_errors) X(local_invalidates)           \
-  X(local_inv_errors) X(rx_acks) X(rx_read_responses) X(rx_atomic_acks) X(rx_seq_naks)             \
+  X(local_inv_errors) X(mw_binds) X(mw_bind_errors) X(rx_acks) X(rx_read_responses) X(rx_atomic_acks) X(rx_seq_naks)             \
   X(rx_rnr_naks) X(rx_error_naks) X(timeouts) X(go_back_n) X(retry_exceeded)                       \
   X(rnr_retry_exceeded) X(drop_stale_ack) X(drop_ghost_ack) X(drop_response_gap)                   \
   X(drop_bad_response) X(drop_duplicate_nak) X(drop_reserved_aeth) X(rx_reserved_naks)             \
@@ -77,7 +77,7 @@ struct Sinks {
   X(drop_dup_unknown) X(drop_no_resource) X(tx_acks) X(tx_read_responses) X(tx_atomic_acks)        \
   X(tx_seq_naks) X(tx_rnr_naks) X(tx_nak_invalid_request) X(tx_nak_remote_access)                  \
   X(tx_nak_remote_op) X(rx_unsupported_ops) X(atomics_executed) X(atomics_replayed)                \
-  X(reads_replayed) X(drop_state) X(drop_not_rc) X(drop_qpn) X(drop_pkey) X(drop_addr)             \
+  X(reads_replayed) X(rx_invalidates) X(rx_inv_refused) X(drop_state) X(drop_not_rc) X(drop_qpn) X(drop_pkey) X(drop_addr)             \
   X(cq_overflow)
 // clang-format on
 

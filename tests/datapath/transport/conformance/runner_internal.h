@@ -46,7 +46,8 @@ inline constexpr PdHandle kOtherPd = 8;
 
 struct Region {
   std::string name;
-  std::uint32_t key = 0;
+  std::uint32_t key = 0;   // what rkey= and inv= name: the MR's, or its window's
+  std::uint32_t lkey = 0;  // what SGEs name: always the MR's
   std::uint64_t iova = 0;
   std::vector<std::uint8_t> mem;
 };

@@ -260,9 +260,23 @@ void Runner::cmd_mr(const Line& l) {
     if (*p == "other") pd = kOtherPd;
     else if (*p != "qp") fail(l, "pd= takes qp or other");
   }
+  // window=2: the region also gets a type-2 memory window over all of it,
+  // bound on the QP, and rkey=/inv= name the window (docs/memory-windows.md).
+  const bool window = l.find("window") != nullptr;
+  if (window && num(l, "window", 0) != 2) fail(l, "window= takes 2 (a type-2 window)");
   int err = 0;
-  r->key = mrs_.reg({pd, r->iova, r->mem.size(), acc, r->mem.data()}, &err);
+  r->key =
+      mrs_.reg({pd, r->iova, r->mem.size(), window ? acc | access::kMwBind : acc, r->mem.data()},
+               &err);
   if (r->key == 0) fail(l, "registering '" + name + "' failed: errno " + std::to_string(err));
+  r->lkey = r->key;
+  if (window) {
+    const std::uint32_t mw = mrs_.alloc_mw(pd, MwType::kType2, &err);
+    if (mrs_.bind_mw(MwBind{mw, r->lkey, mw, r->iova, r->mem.size(), acc & access::kRemoteAny}, pd,
+                     qpn_, &r->key) != MrError::kOk) {
+      fail(l, "binding a window on '" + name + "' failed (a qp line must come first)");
+    }
+  }
   regions_.push_back(std::move(r));
 }
 
@@ -325,7 +339,7 @@ void Runner::cmd_post_send(const Line& l) {
     const std::uint64_t off = num(l, "off", 0);
     const auto len = num_opt(l, "len");
     w.num_sge = 1;
-    w.sge[0] = {r.iova + off, static_cast<std::uint32_t>(len.value_or(r.mem.size() - off)), r.key};
+    w.sge[0] = {r.iova + off, static_cast<std::uint32_t>(len.value_or(r.mem.size() - off)), r.lkey};
     if (l.find("seed") != nullptr) fail(l, "seed= is for inline data; fill the region instead");
   } else if (num(l, "len", 0) != 0) {
     fail(l, "len= needs mr= (or inline)");
@@ -373,7 +387,7 @@ void Runner::cmd_post_recv(const Line& l) {
     const std::uint64_t off = num(l, "off", 0);
     r.num_sge = 1;
     r.sge[0] = {reg.iova + off, static_cast<std::uint32_t>(num(l, "len", reg.mem.size() - off)),
-                reg.key};
+                reg.lkey};
   } else if (num(l, "len", 0) != 0) {
     fail(l, "len= needs mr=");
   }

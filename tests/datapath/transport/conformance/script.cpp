@@ -64,7 +64,7 @@ const CommandSpec kCommands[] = {
       "contexts",
       "records_log2",
       "stale"}},
-    {"mr", 1, 1, {}, {"len", "access", "seed", "va", "pd"}},
+    {"mr", 1, 1, {}, {"len", "access", "seed", "va", "pd", "window"}},
     {"mem_set", 1, 1, {}, {"off", "u64", "bytes", "seed", "len"}},
     {"post_send",
      0,

@@ -60,6 +60,8 @@ constexpr TimeNs kRecvHold = 20 * kNsPerUs;
 // must stay valid.
 constexpr std::uint32_t kInvKeys = 6;
 constexpr std::uint32_t kControlKeys = 2;
+// The QP the windows are bound to (any: invalidation does not look at it).
+constexpr std::uint32_t kWindowQpn = 0x20;
 // The DCTs' min_rnr_timer, which is also the wait a BUSY answer asks for:
 // 0.01 ms (IBTA table 45 code 1), shorter than a 256 KiB burst takes on
 // this link, so a stream told BUSY resends its window while the last
@@ -196,12 +198,22 @@ class DcSoak {
                                  limits);
     for (std::uint32_t q = 0; q < kDcis; ++q) dcis_.push_back(&s_->add_dci(0x10 + q, 2));
     for (std::uint32_t d = 0; d < kDcts; ++d) s_->add_dct(0x20 + d, DcSim::kKey, kMinRnrTimer);
+    // The keys SEND_WITH_INV names are type-2 windows over one MR (only
+    // windows are invalidated, mr_table.h).
+    int err = 0;
+    const std::uint32_t base =
+        s_->mrs_b.reg({DcSim::kPd, DcSim::kVa, 64,
+                       access::kLocalWrite | access::kRemoteRead | access::kMwBind,
+                       s_->mem_b.data()},
+                      &err);
+    ASSERT_NE(base, 0u) << err;
     for (std::uint32_t k = 0; k < kInvKeys + kControlKeys; ++k) {
-      int err = 0;
-      keys_.push_back(s_->mrs_b.reg({DcSim::kPd, DcSim::kVa, 64,
-                                     access::kLocalWrite | access::kRemoteRead, s_->mem_b.data()},
-                                    &err));
-      ASSERT_NE(keys_.back(), 0u) << err;
+      const std::uint32_t mw = s_->mrs_b.alloc_mw(DcSim::kPd, MwType::kType2, &err);
+      std::uint32_t key = 0;
+      ASSERT_EQ(s_->mrs_b.bind_mw(MwBind{mw, base, mw, DcSim::kVa, 64, access::kRemoteRead},
+                                  DcSim::kPd, kWindowQpn, &key),
+                MrError::kOk);
+      keys_.push_back(key);
     }
     std::memset(s_->mem_b.data() + recv_base_, kCanary, kRecvBufs * kRecvStride);
     for (std::uint32_t b = 0; b < kRecvBufs; ++b) post_buf(b);
@@ -441,8 +453,8 @@ class DcSoak {
     EXPECT_EQ(v, sum) << where() << "fetch-and-add word";
     for (std::uint32_t k = 0; k < kInvKeys + kControlKeys; ++k) {
       std::uint8_t* host = nullptr;
-      const MrError e =
-          s.mrs_b.resolve(keys_[k], DcSim::kPd, DcSim::kVa, 8, access::kLocalWrite, &host);
+      const MrError e = s.mrs_b.resolve_remote(keys_[k], DcSim::kPd, kWindowQpn, DcSim::kVa, 8,
+                                               access::kRemoteRead, &host);
       const bool want = k < kInvKeys && invalidated[k];
       EXPECT_EQ(e, want ? MrError::kInvalidated : MrError::kOk) << where() << "key " << k;
     }
