@@ -59,14 +59,17 @@ std::uint32_t MrTable::fresh_key(std::uint32_t idx, std::uint32_t old_key) {
   }
 }
 
-const MrTable::Slot* MrTable::by_index(std::uint32_t key) const {
+// by_index, lookup and check_range sit on every packet's key check; kept
+// inline so that resolve costs what one function did before windows.
+[[gnu::always_inline]] inline const MrTable::Slot* MrTable::by_index(std::uint32_t key) const {
   const std::uint32_t idx = (key >> 8) & ((1u << slot_bits_) - 1);
   if (idx == 0 || idx >= slots_.size()) return nullptr;
   const Slot& s = slots_[idx];
   return s.kind == Kind::kFree ? nullptr : &s;
 }
 
-MrError MrTable::lookup(std::uint32_t key, PdHandle pd, const Slot** out) const {
+[[gnu::always_inline]] inline MrError MrTable::lookup(std::uint32_t key, PdHandle pd,
+                                                      const Slot** out) const {
   const Slot* s = by_index(key);
   if (s == nullptr) return MrError::kBadKey;
   if (s->desc.pd != pd) return MrError::kWrongPd;
@@ -240,8 +243,9 @@ const MrDesc* MrTable::find(std::uint32_t key) const {
   return s == nullptr || s->key != key || s->kind != Kind::kMr ? nullptr : &s->desc;
 }
 
-MrError MrTable::check_range(const MrDesc& d, std::uint64_t va, std::uint64_t len,
-                             std::uint32_t need, std::uint8_t** out) const {
+[[gnu::always_inline]] inline MrError MrTable::check_range(const MrDesc& d, std::uint64_t va,
+                                                           std::uint64_t len, std::uint32_t need,
+                                                           std::uint8_t** out) const {
   if ((d.access & need) != need) return MrError::kAccessDenied;
   // IBTA 9.4.5: atomic operations need a naturally aligned 8-byte target.
   if ((need & access::kRemoteAtomic) != 0 && (va & 7) != 0) return MrError::kMisaligned;
