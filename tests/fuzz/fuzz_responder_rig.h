@@ -202,7 +202,12 @@ struct Rig {
   MrTable mrs{32};
   // Remote-accessible memory of the RC/UC responder.
   Region any{mrs, kPd, 0x10000, 4097, access::kLocalWrite | access::kRemoteAny, 0x11};
-  Region write_only{mrs, kPd, 0x20000, 100, access::kLocalWrite | access::kRemoteWrite, 0x22};
+  Region write_only{mrs,
+                    kPd,
+                    0x20000,
+                    100,
+                    access::kLocalWrite | access::kRemoteWrite | access::kMwBind,
+                    0x22};
   Region atomics{mrs, kPd, 0x30000, 64, access::kLocalWrite | access::kRemoteAtomic, 0};
   Region read_only{mrs, kPd, 0x40000, 300, access::kRemoteRead, 0x44};
   Region other_pd{mrs, kOtherPd, 0x50000, 256, access::kLocalWrite | access::kRemoteAny, 0x55};
@@ -227,8 +232,18 @@ struct Rig {
   TimeNs now = 1000;
   std::uint64_t next_wr = 1;
 
+  // A type-2 window over write_only, bound on the RC QP: what a peer's
+  // SEND_WITH_INVALIDATE may invalidate (only such windows can be).
+  std::uint32_t inv_key = 0;
+
   Rig() {
     rc_rcq.recv = ud_rcq.recv = uc_rcq.recv = true;
+    int mw_err = 0;
+    const std::uint32_t mw = mrs.alloc_mw(kPd, MwType::kType2, &mw_err);
+    check(mw != 0 &&
+              mrs.bind_mw(MwBind{mw, write_only.key, mw, write_only.va, 100, access::kRemoteWrite},
+                          kPd, kRcQpn, &inv_key) == MrError::kOk,
+          "type-2 window binds");
     RcQpConfig rcfg;
     rcfg.qpn = kRcQpn;
     rcfg.pd = kPd;

@@ -377,7 +377,7 @@ int main(int argc, char** argv) {
         if (x.op == WrOpcode::kSendImm || x.op == WrOpcode::kRdmaWriteImm) {
           w.imm_or_inv = 0x01020304;
         }
-        if (x.op == WrOpcode::kSendInv) w.imm_or_inv = rig.write_only.key;
+        if (x.op == WrOpcode::kSendInv) w.imm_or_inv = rig.inv_key;
         peer.qp->post_send(w);
       };
       if (all == 0) {
