@@ -23,10 +23,12 @@
 //   mr_fork DEV_A DEV_B GID_INDEX MODE
 //   mr_fork time DEV
 #include <infiniband/verbs.h>
+
 #include <setjmp.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "rc_connect.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -120,38 +122,12 @@ Side open_side(const char* name) {
 }
 
 void connect_qp(Side* s, const Side& peer) {
-  ibv_qp_attr a{};
-  a.qp_state = IBV_QPS_INIT;
-  a.port_num = 1;
-  a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
-  if (ibv_modify_qp(s->qp, &a,
-                    IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-    die("INIT");
-  a = {};
-  a.qp_state = IBV_QPS_RTR;
-  a.path_mtu = IBV_MTU_4096;
-  a.dest_qp_num = peer.qp->qp_num;
-  a.max_dest_rd_atomic = 16;
-  a.min_rnr_timer = 12;
-  a.ah_attr.is_global = 1;
-  a.ah_attr.grh.dgid = peer.gid;
-  a.ah_attr.grh.sgid_index = static_cast<std::uint8_t>(g_gid_index);
-  a.ah_attr.grh.hop_limit = 64;
-  a.ah_attr.port_num = 1;
-  if (ibv_modify_qp(s->qp, &a,
-                    IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-                        IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-    die("RTR");
-  a = {};
-  a.qp_state = IBV_QPS_RTS;
-  a.timeout = 14;
-  a.retry_cnt = 7;
-  a.rnr_retry = 7;
-  a.max_rd_atomic = 16;
-  if (ibv_modify_qp(s->qp, &a,
-                    IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-                        IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC))
-    die("RTS");
+  const char* step = nullptr;
+  if (uroce_it::rc_connect(s->qp,
+                           {peer.qp->qp_num, peer.gid, g_gid_index, IBV_MTU_4096,
+                            IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ, 16},
+                           &step) != 0)
+    die(step);
 }
 
 ibv_wc_status rdma(Side* s, ibv_wr_opcode op, ibv_mr* local, std::uint64_t raddr,

@@ -26,6 +26,8 @@
 // Prints one line per check and exits 0 only when every check passed.
 #include <infiniband/verbs.h>
 
+#include "rc_connect.h"
+
 #include <cerrno>
 #include <chrono>
 #include <cinttypes>
@@ -93,37 +95,12 @@ ibv_qp* make_qp(const Dev& d) {
 }
 
 void connect_qp(ibv_qp* qp, std::uint32_t dest_qpn, const ibv_gid& dgid) {
-  ibv_qp_attr a{};
-  a.qp_state = IBV_QPS_INIT;
-  a.port_num = 1;
-  a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
-  if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-    die("INIT");
-  a = {};
-  a.qp_state = IBV_QPS_RTR;
-  a.path_mtu = IBV_MTU_1024;
-  a.dest_qp_num = dest_qpn;
-  a.max_dest_rd_atomic = 1;
-  a.min_rnr_timer = 12;
-  a.ah_attr.is_global = 1;
-  a.ah_attr.grh.dgid = dgid;
-  a.ah_attr.grh.sgid_index = static_cast<std::uint8_t>(g_gid);
-  a.ah_attr.grh.hop_limit = 64;
-  a.ah_attr.port_num = 1;
-  if (ibv_modify_qp(qp, &a,
-                    IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-                        IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-    die("RTR");
-  a = {};
-  a.qp_state = IBV_QPS_RTS;
-  a.timeout = 14;
-  a.retry_cnt = 7;
-  a.rnr_retry = 7;
-  a.max_rd_atomic = 1;
-  if (ibv_modify_qp(qp, &a,
-                    IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-                        IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC))
-    die("RTS");
+  const char* step = nullptr;
+  if (uroce_it::rc_connect(qp,
+                           {dest_qpn, dgid, g_gid, IBV_MTU_1024,
+                            IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ},
+                           &step) != 0)
+    die(step);
 }
 
 // The next completion on `cq` (status IBV_WC_GENERAL_ERR and wr_id ~0 when

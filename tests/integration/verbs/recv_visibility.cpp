@@ -19,6 +19,8 @@
 //   recv_visibility DEV_A DEV_B GID_INDEX ITERATIONS
 #include <infiniband/verbs.h>
 
+#include "rc_connect.h"
+
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -84,37 +86,12 @@ ibv_qp* make_qp(Side& s, ibv_qp_type type) {
 }
 
 void connect_rc(ibv_qp* qp, const ibv_qp* peer, const ibv_gid& peer_gid) {
-  ibv_qp_attr a{};
-  a.qp_state = IBV_QPS_INIT;
-  a.port_num = 1;
-  int rc =
-      ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
-  if (rc != 0) die("INIT", rc);
-  a = {};
-  a.qp_state = IBV_QPS_RTR;
-  a.path_mtu = IBV_MTU_1024;
-  a.dest_qp_num = peer->qp_num;
-  a.max_dest_rd_atomic = 1;
-  a.min_rnr_timer = 1;
-  a.ah_attr.is_global = 1;
-  a.ah_attr.grh.dgid = peer_gid;
-  a.ah_attr.grh.sgid_index = static_cast<std::uint8_t>(g_gid_index);
-  a.ah_attr.grh.hop_limit = 64;
-  a.ah_attr.port_num = 1;
-  rc = ibv_modify_qp(qp, &a,
-                     IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-                         IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
-  if (rc != 0) die("RTR", rc);
-  a = {};
-  a.qp_state = IBV_QPS_RTS;
-  a.timeout = 14;
-  a.retry_cnt = 7;
-  a.rnr_retry = 0;  // the first RNR NAK fails the SEND
-  a.max_rd_atomic = 1;
-  rc = ibv_modify_qp(qp, &a,
-                     IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-                         IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
-  if (rc != 0) die("RTS", rc);
+  // min_rnr_timer 1 and rnr_retry 0: the first RNR NAK fails the SEND.
+  const char* step = nullptr;
+  const int rc =
+      uroce_it::rc_connect(qp, {peer->qp_num, peer_gid, g_gid_index, IBV_MTU_1024, 0, 1, 1, 0},
+                           &step);
+  if (rc != 0) die(step, rc);
 }
 
 void ud_up(ibv_qp* qp) {
