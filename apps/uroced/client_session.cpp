@@ -71,6 +71,9 @@ ClientSession::ClientSession(const SessionEnv& env, int sock, std::uint32_t id)
       buf_(ctl::kMaxMessageBytes),
       log_limit_(kBadInputLogBurst, kNsPerSec) {
   (void)ctl::peer_cred(sock_, &cred_);
+  // Inherited from the listening socket (Server::listen); set again for a
+  // socket that did not come from it.
+  (void)ctl::pass_credentials(sock_);
   summary_.id = id_;
   summary_.cred = cred_;
 }
@@ -104,6 +107,7 @@ void ClientSession::run() {
       continue;
     }
     fds.n = r.nfds;
+    sender_ = r.sender;
     ++requests_;
     const bool go_on = handle_message(std::span<const std::byte>(buf_.data(), r.bytes), fds);
     refresh_summary();

@@ -275,8 +275,9 @@ class ClientSession {
   const SessionEnv& env_;
   int sock_;
   std::uint32_t id_;
-  ctl::PeerCred cred_{};
-  Device* dev_ = nullptr;  // set by Hello
+  ctl::PeerCred cred_{};    // who connected (SO_PEERCRED): the connection's user
+  ctl::PeerCred sender_{};  // who sent the request being handled (SCM_CREDENTIALS)
+  Device* dev_ = nullptr;   // set by Hello
   int async_fd_ = -1;
   // The rdma_cm file this connection opened (0: none) and our copy of its
   // event pipe's read end.

@@ -75,6 +75,15 @@ int Server::listen(const std::string& path, std::string* error) {
              (err == EACCES ? " (run uroced as root or choose a writable --run-dir)" : "");
     return err;
   }
+  // Every request then names the process that sent it (SCM_CREDENTIALS),
+  // which is whose memory a registration maps (client_process.h); the
+  // accepted sockets inherit the option.
+  if (!ctl::pass_credentials(fd)) {
+    const int err = errno;
+    close(fd);
+    *error = "cannot turn on SO_PASSCRED on " + path + ": " + std::strerror(err);
+    return err;
+  }
   listen_fd_ = fd;
   path_ = path;
   info_.socket = path;

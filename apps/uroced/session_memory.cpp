@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "apps/uroced/client_process.h"
 #include "apps/uroced/client_session.h"
 #include "apps/uroced/device_attr.h"
 #include "apps/uroced/qp_attr_convert.h"
@@ -64,11 +65,18 @@ bool extent_ok(ctl::MrSource source, std::uint64_t length, std::uint64_t map_len
 int ClientSession::map_mr(ctl::MrSource source, int fd, std::uint64_t addr, std::uint64_t length,
                           std::uint64_t map_len, std::uint64_t map_offset, std::uint32_t access,
                           MrMemory* out) {
-  // The client's memory is reached through /proc/PID/map_files: uroced
-  // must run in the client's PID namespace or an ancestor of it (a host
-  // daemon serves clients in containers). The kernel reports pid 0 for a
-  // peer in a namespace the daemon cannot see.
-  if (source == ctl::MrSource::kProcessMapping && cred_.pid <= 0) {
+  if (source == ctl::MrSource::kMemfd) {
+    const int rc = MrMemory::from_memfd(fd, map_len, map_offset, out);
+    if (rc != 0) spdlog::debug("client {}: reg_mr: {}", id_, std::strerror(rc));
+    return rc;
+  }
+  // The memory of the process that sent this request, not of the one that
+  // connected: a connection can outlive its process's image or be inherited
+  // by a child (docs/security.md). It is reached through /proc/PID/map_files:
+  // uroced must run in the client's PID namespace or an ancestor of it (a
+  // host daemon serves clients in containers). The kernel reports pid 0 for
+  // a sender in a namespace the daemon cannot see.
+  if (sender_.pid <= 0) {
     if (!told_pid_unseen_) {
       told_pid_unseen_ = true;
       spdlog::warn(
@@ -79,9 +87,21 @@ int ClientSession::map_mr(ctl::MrSource source, int fd, std::uint64_t addr, std:
     }
     return EPERM;
   }
-  const int rc = source == ctl::MrSource::kMemfd
-                     ? MrMemory::from_memfd(fd, map_len, map_offset, out)
-                     : MrMemory::from_process(cred_.pid, addr, length, writes(access), out);
+  ClientProcess proc;
+  int rc = proc.open(sender_.pid, cred_.uid);
+  bool refused = rc != 0;
+  if (rc == 0) rc = MrMemory::from_process(sender_.pid, addr, length, writes(access), out);
+  // Checked after the objects are open: the pages mapped are those of the
+  // process that asked, as it was when it asked.
+  if (rc == 0 && (rc = proc.unchanged()) != 0) {
+    out->reset();
+    refused = true;
+  }
+  if (refused) {
+    spdlog::debug("client {} (uid {}): reg_mr from pid {} refused: {}", id_, cred_.uid, sender_.pid,
+                  rc == ESRCH ? "the process exited"
+                              : "not a dumpable process of the client's user, or its ids changed");
+  }
   if (rc != 0) spdlog::debug("client {}: reg_mr: {}", id_, std::strerror(rc));
   return rc;
 }

@@ -81,7 +81,7 @@ IoResult send_msg(int sock, std::span<const std::byte> msg, std::span<const int>
 IoResult recv_msg(int sock, std::span<std::byte> buf, std::span<int> fds) {
   IoResult r;
   iovec iov{buf.data(), buf.size()};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxCmsgFds)];
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxCmsgFds) + CMSG_SPACE(sizeof(ucred))];
   msghdr mh{};
   mh.msg_iov = &iov;
   mh.msg_iovlen = 1;
@@ -101,6 +101,13 @@ IoResult recv_msg(int sock, std::span<std::byte> buf, std::span<int> fds) {
   int got[kMaxCmsgFds];
   int ngot = 0;
   for (cmsghdr* c = CMSG_FIRSTHDR(&mh); c != nullptr; c = CMSG_NXTHDR(&mh, c)) {
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS &&
+        c->cmsg_len >= CMSG_LEN(sizeof(ucred))) {
+      ucred u;
+      std::memcpy(&u, CMSG_DATA(c), sizeof(u));
+      r.sender = PeerCred{u.pid, u.uid, u.gid};
+      continue;
+    }
     if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
     const std::size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
     for (std::size_t i = 0; i < k && ngot < kMaxCmsgFds; ++i) {
@@ -117,8 +124,9 @@ IoResult recv_msg(int sock, std::span<std::byte> buf, std::span<int> fds) {
     return r;
   }
   if ((mh.msg_flags & MSG_CTRUNC) != 0) {
-    // Our control buffer holds kMaxCmsgFds, more than any message carries,
-    // so the kernel could not install them: the process is out of fds.
+    // Our control buffer holds kMaxCmsgFds and the credentials, more than
+    // any message carries, so the kernel could not install the fds: the
+    // process is out of them.
     close_all(got, ngot);
     r.err = IoError::kFdsLost;
     r.bytes = static_cast<std::size_t>(n);
@@ -143,6 +151,11 @@ bool peer_cred(int sock, PeerCred* out) {
   out->uid = c.uid;
   out->gid = c.gid;
   return true;
+}
+
+bool pass_credentials(int sock) {
+  const int on = 1;
+  return setsockopt(sock, SOL_SOCKET, SO_PASSCRED, &on, sizeof(on)) == 0;
 }
 
 int listen_at(const char* path, unsigned mode, int backlog) {

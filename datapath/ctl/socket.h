@@ -34,11 +34,24 @@ enum class IoError : std::uint8_t {
 
 const char* to_string(IoError e);
 
+// Credentials of a process: SO_PEERCRED (the connecting process, at
+// connect: effective ids) or SCM_CREDENTIALS (the process that sent one
+// message: its thread group id and real ids, checked by the kernel).
+struct PeerCred {
+  pid_t pid = 0;
+  uid_t uid = 0;
+  gid_t gid = 0;
+};
+
 struct IoResult {
   IoError err = IoError::kOk;
   int sys_errno = 0;
   std::size_t bytes = 0;  // message bytes sent or received
   int nfds = 0;           // fds received
+  // recv_msg on a socket with credential passing on (pass_credentials):
+  // who sent this message. pid 0 when the message carried none, or when
+  // the sender is in a PID namespace the receiver cannot see.
+  PeerCred sender{};
   bool ok() const { return err == IoError::kOk; }
 };
 
@@ -52,12 +65,12 @@ IoResult send_msg(int sock, std::span<const std::byte> msg, std::span<const int>
 IoResult recv_msg(int sock, std::span<std::byte> buf, std::span<int> fds);
 
 // The peer's credentials (SO_PEERCRED) of a connected socket.
-struct PeerCred {
-  pid_t pid = 0;
-  uid_t uid = 0;
-  gid_t gid = 0;
-};
 bool peer_cred(int sock, PeerCred* out);
+
+// Turns on SO_PASSCRED: every message received on `sock` then names its
+// sender (IoResult::sender). Set on a listening socket, the sockets it
+// accepts inherit it. False with errno.
+bool pass_credentials(int sock);
 
 // A listening SOCK_SEQPACKET socket at `path` (an existing socket file there
 // is replaced), mode `mode`, close-on-exec. Returns the fd, or -1 with errno.

@@ -1,4 +1,8 @@
 // ClientSession's PD, MR and completion-channel handlers (session_memory.cpp).
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
 #include "tests/apps/uroced/session_test_support.h"
 
 namespace uroce::daemon {
@@ -170,6 +174,112 @@ TEST_F(ClientSessionTest, RegMr_ProcessMapping_SharedObjectAndErrors) {
   munmap(shared, 2 * page);
   munmap(priv, page);
   munmap(ro, page);
+}
+
+// What a forked child's request on the connection it inherited gets, as the
+// exit status of the child (the reply's status, 255 when none came).
+template <class Setup>
+int status_from_child(RawClient& c, const ctl::RegMrReq& r, Setup setup) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    if (!setup()) _exit(254);
+    const Reply rep = c.call(Op::kRegMr, r);
+    _exit(rep.received && !rep.closed ? rep.status : 255);
+  }
+  int st = 0;
+  if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st)) return -1;
+  return WEXITSTATUS(st);
+}
+
+TEST_F(ClientSessionTest, RegMr_ProcessMapping_MapsTheSendersMemory) {
+  if (geteuid() != 0) GTEST_SKIP() << "the daemon opens /proc/PID/map_files (root)";
+  // The connection is the parent's (SO_PEERCRED names it); a child that
+  // inherited it registers its own memory, never the parent's at the same
+  // address (which is what an exec'd parent image would map there).
+  ASSERT_EQ(a_.hello("uroce0").status, 0);
+  const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  auto* at = static_cast<std::uint8_t*>(
+      mmap(nullptr, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(at, MAP_FAILED);
+  ctl::RegMrReq r{};
+  r.pd_handle = a_.alloc_pd();
+  r.access = IBV_ACCESS_LOCAL_WRITE;
+  r.addr = reinterpret_cast<std::uintptr_t>(at);
+  r.iova = r.addr;
+  r.length = page;
+  r.source = ctl::MrSource::kProcessMapping;
+  // Here, the parent's page is private: no shared object to register.
+  EXPECT_EQ(a_.call(Op::kRegMr, r).status, EINVAL);
+  // The child maps a shared page there: its request succeeds.
+  EXPECT_EQ(status_from_child(a_, r,
+                              [&] {
+                                return mmap(at, page, PROT_READ | PROT_WRITE,
+                                            MAP_SHARED | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == at;
+                              }),
+            0);
+  // The other way round: the parent's page shared, the child's private.
+  ASSERT_EQ(mmap(at, page, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_FIXED, -1, 0),
+            at);
+  EXPECT_EQ(a_.call(Op::kRegMr, r).status, 0);
+  EXPECT_EQ(status_from_child(a_, r,
+                              [&] {
+                                return mmap(at, page, PROT_READ | PROT_WRITE,
+                                            MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == at;
+                              }),
+            EINVAL);
+  munmap(at, page);
+  expect_still_served(b_);
+}
+
+TEST_F(ClientSessionTest, RegMr_ProcessMapping_OnlyTheUsersDumpableProcesses) {
+  if (geteuid() != 0) GTEST_SKIP() << "changes user ids (root)";
+  // A connection of user nobody (its daemon directory opened to it), held
+  // by a process that can become root again (saved uid 0), as a process
+  // in the middle of a set-user-ID exec would be.
+  ASSERT_EQ(chmod(d_.dir().c_str(), 0711), 0);
+  const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  auto* shared = static_cast<std::uint8_t*>(
+      mmap(nullptr, page, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(shared, MAP_FAILED);
+  int result[2];
+  ASSERT_EQ(pipe(result), 0);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    constexpr uid_t kNobody = 65534;
+    int out[3] = {-1, -1, -1};
+    if (setresgid(kNobody, kNobody, 0) != 0 || setresuid(kNobody, kNobody, 0) != 0 ||
+        prctl(PR_SET_DUMPABLE, 1) != 0) {
+      _exit(2);
+    }
+    RawClient c(d_.socket_path());
+    if (!c.connected() || c.hello("uroce0").status != 0) _exit(3);
+    ctl::RegMrReq r{};
+    r.pd_handle = c.alloc_pd();
+    r.access = IBV_ACCESS_LOCAL_WRITE;
+    r.addr = reinterpret_cast<std::uintptr_t>(shared);
+    r.iova = r.addr;
+    r.length = page;
+    r.source = ctl::MrSource::kProcessMapping;
+    out[0] = c.call(Op::kRegMr, r).status;  // nobody's own, dumpable
+    (void)prctl(PR_SET_DUMPABLE, 0);
+    out[1] = c.call(Op::kRegMr, r).status;  // not dumpable
+    if (setresuid(0, 0, 0) != 0) _exit(4);
+    out[2] = c.call(Op::kRegMr, r).status;  // root's now
+    _exit(write(result[1], out, sizeof(out)) == sizeof(out) ? 0 : 5);
+  }
+  close(result[1]);
+  int st = 0;
+  ASSERT_EQ(waitpid(pid, &st, 0), pid);
+  ASSERT_TRUE(WIFEXITED(st));
+  ASSERT_EQ(WEXITSTATUS(st), 0);
+  int got[3] = {-1, -1, -1};
+  ASSERT_EQ(read(result[0], got, sizeof(got)), static_cast<ssize_t>(sizeof(got)));
+  close(result[0]);
+  EXPECT_EQ(got[0], 0);
+  EXPECT_EQ(got[1], EPERM);
+  EXPECT_EQ(got[2], EPERM);
+  munmap(shared, page);
+  expect_still_served(b_);
 }
 
 }  // namespace

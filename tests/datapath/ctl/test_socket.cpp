@@ -4,6 +4,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -198,6 +199,41 @@ TEST(ConnectTo, OverlongPathIsEnametoolong) {
   const std::string p(200, 'a');
   EXPECT_EQ(connect_to(p.c_str()), -1);
   EXPECT_EQ(errno, ENAMETOOLONG);
+}
+
+TEST_F(SocketPair, RecvMsg_PassCredentials_NamesTheSender) {
+  const std::string msg = "who";
+  std::array<std::byte, 16> buf{};
+  // Off: no sender.
+  ASSERT_TRUE(send_msg(fd_[0], bytes_of(msg)).ok());
+  IoResult r = recv_msg(fd_[1], buf, {});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r.sender.pid, 0);
+  // On: the process that sent each message, not the one that made the
+  // socket (a child that inherited it).
+  ASSERT_TRUE(pass_credentials(fd_[1]));
+  const pid_t child = fork();
+  if (child == 0) _exit(send_msg(fd_[0], bytes_of(msg)).ok() ? 0 : 1);
+  int st = 0;
+  ASSERT_EQ(waitpid(child, &st, 0), child);
+  ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  int p[2];
+  ASSERT_EQ(pipe(p), 0);
+  const int fds[] = {p[0]};
+  ASSERT_TRUE(send_msg(fd_[0], bytes_of(msg), fds).ok());
+  close(p[0]);
+  close(p[1]);
+  r = recv_msg(fd_[1], buf, {});
+  ASSERT_TRUE(r.ok()) << to_string(r.err);
+  EXPECT_EQ(r.sender.pid, child);
+  EXPECT_EQ(r.sender.uid, getuid());
+  std::array<int, 2> got{-1, -1};
+  r = recv_msg(fd_[1], buf, got);
+  ASSERT_TRUE(r.ok()) << to_string(r.err);
+  EXPECT_EQ(r.nfds, 1);  // the credentials take no fd's place
+  EXPECT_EQ(r.sender.pid, getpid());
+  EXPECT_EQ(r.sender.gid, getgid());
+  close(got[0]);
 }
 
 }  // namespace
