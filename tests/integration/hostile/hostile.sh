@@ -7,7 +7,9 @@
 # granted, misaligned atomics, PSN replays and gaps, oversized, truncated and
 # malformed frames, lone MIDDLE/LAST packets, reserved opcodes, ATOMIC_WRITE
 # and FLUSH, reserved NAK codes and a lone READ_RESPONSE_LAST to the victim's
-# requester, SEND_WITH_INVALIDATE naming ordinary MRs. One verdict per case
+# requester, SEND_WITH_INVALIDATE naming ordinary MRs; on UD and UC QPs wrong
+# Q_Keys and P_Keys, foreign opcodes, bad keys, broken sequences and long
+# SENDs (hostile_dgram_cases.py). One verdict per case
 # (the wire response, the victim's completions, every guard byte), then the
 # daemon's survival and clean exit. Each case's result goes to
 # $UROCE_TMP/hostile.json (kept with UROCE_KEEP=1).

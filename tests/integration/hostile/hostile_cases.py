@@ -14,6 +14,8 @@ from hostile_peer import (ACK, ATOMIC_ACK, ATOMIC_WRITE, CMP_SWAP, FETCH_ADD, FL
                           WC_SUCCESS, WC_WR_FLUSH_ERR, WRITE_FIRST, WRITE_LAST, WRITE_MIDDLE,
                           Conn, csum16, describe, expect, flushed, reth, statuses)
 
+from hostile_dgram_cases import dgram_cases
+
 NAK_NAMES = {NAK_PSN_SEQ: "NAK PSN sequence error", NAK_INV_REQ: "NAK invalid request",
              NAK_REM_ACCESS: "NAK remote access error"}
 NAK_COUNTERS = {NAK_INV_REQ: "tx_nak_invalid_request", NAK_REM_ACCESS: "tx_nak_remote_access"}
@@ -558,3 +560,4 @@ def all_cases(s):
     new_opcode_cases(s)
     requester_cases(s)
     invalidate_cases(s)
+    dgram_cases(s)

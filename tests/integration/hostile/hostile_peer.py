@@ -46,6 +46,11 @@ ACK, ATOMIC_ACK, CMP_SWAP, FETCH_ADD = 0x11, 0x12, 0x13, 0x14
 SEND_ONLY_INV = 0x17
 FLUSH, ATOMIC_WRITE = 0x1C, 0x1D
 UD_SEND_ONLY = 0x64
+# UC opcodes (IBTA Vol1 9.2, Table 38: prefix 001).
+UC_SEND_ONLY = 0x24
+UC_WRITE_FIRST, UC_WRITE_MIDDLE, UC_WRITE_LAST, UC_WRITE_ONLY = 0x26, 0x27, 0x28, 0x2A
+# The Q_Key of the victim's UD QPs (hostile_victim.cpp kQkey).
+VICTIM_QKEY = 0x2A2A2A2A
 
 NAK_PSN_SEQ, NAK_INV_REQ, NAK_REM_ACCESS, NAK_REM_OP = 0x60, 0x61, 0x62, 0x63
 
@@ -88,6 +93,10 @@ def bth(opcode, dqpn, psn, ackreq=True, pad=0, pkey=0xFFFF):
 
 def reth(va, rkey, length):
     return struct.pack("!QII", va & (2**64 - 1), rkey, length)
+
+
+def deth(qkey, src_qpn):
+    return struct.pack("!II", qkey & 0xFFFFFFFF, src_qpn & 0xFFFFFF)
 
 
 def atomic_eth(va, rkey, swap_add, compare=0):
@@ -243,13 +252,14 @@ def describe(r):
 
 
 class Conn:
-    """One RC connection: this peer's QP (a number only) and a victim QP."""
+    """One connection: this peer's QP (a number only) and a victim QP (RC, UC or UD)."""
 
-    def __init__(self, suite, victim=None, pd="pd1", access=ALL, nrecv=2, recv_len=256):
+    def __init__(self, suite, victim=None, pd="pd1", access=ALL, nrecv=2, recv_len=256, kind="rc"):
         self.s, self.v = suite, victim or suite.victim
         self.qpn = suite.next_qpn()
         self.psn = (self.qpn * 7919) & 0xFFFFFF   # next PSN this peer sends
-        r = self.v.call(f"qp {pd} {access} {self.qpn} {self.psn} {suite.gid_hex} {nrecv} {recv_len}")
+        r = self.v.call(f"qp {pd} {access} {self.qpn} {self.psn} {suite.gid_hex} {nrecv} {recv_len}"
+                        f" {kind}")
         self.id, self.vqpn, self.vpsn = r["id"], r["qpn"], r["psn"]
         self.q = suite.wire.queue_for(self.qpn)
         self.nrecv = nrecv

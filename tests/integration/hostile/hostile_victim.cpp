@@ -12,13 +12,14 @@
 //                       the wrong-PD case)
 //   info                the port GID and each region's target address,
 //                       length and key
-//   qp PD ACCESS PEER_QPN PEER_PSN PEER_GID NRECV RECV_LEN
-//                       a CQ and an RC QP in PD with QP access flags ACCESS,
-//                       NRECV receives of RECV_LEN bytes posted from region
-//                       "recv" (wr_id 1000 + i, at offset i * RECV_LEN),
-//                       brought to RTS against the peer (path MTU 1024,
-//                       timeout 10, retry_cnt 1, rnr_retry 0); answers its
-//                       QPN and send PSN and an id for the commands below
+//   qp PD ACCESS PEER_QPN PEER_PSN PEER_GID NRECV RECV_LEN [rc|uc|ud]
+//                       a CQ and a QP (RC unless named) in PD with QP access
+//                       flags ACCESS, NRECV receives of RECV_LEN bytes posted
+//                       from region "recv" (wr_id 1000 + i, at offset
+//                       i * RECV_LEN), brought to RTS against the peer (path
+//                       MTU 1024; RC: timeout 10, retry_cnt 1, rnr_retry 0;
+//                       UD: Q_Key kQkey, the peer's numbers unused); answers
+//                       its QPN and send PSN and an id for the commands below
 //   send ID WR_ID REGION OFF LEN         a signaled SEND out of REGION
 //   read ID WR_ID REGION OFF LEN RADDR RKEY   a signaled READ into REGION
 //   poll ID N MS        waits up to MS ms for N completions and returns them
@@ -51,6 +52,8 @@ namespace {
 constexpr std::size_t kGuard = 4096;
 constexpr std::size_t kTarget = 4096;
 constexpr std::size_t kBuf = kGuard + kTarget + kGuard;
+// The Q_Key of every UD QP (not a controlled one: bit 31 clear).
+constexpr std::uint32_t kQkey = 0x2A2A2A2A;
 
 struct Region {
   std::uint8_t* buf = nullptr;
@@ -159,44 +162,51 @@ std::string info() {
   return o.str();
 }
 
-bool to_init(ibv_qp* qp, int access) {
+bool to_init(ibv_qp* qp, ibv_qp_type type, int access) {
   ibv_qp_attr a{};
   a.qp_state = IBV_QPS_INIT;
   a.port_num = 1;
   a.pkey_index = 0;
   a.qp_access_flags = access;
-  return ibv_modify_qp(qp, &a,
-                       IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) == 0;
+  a.qkey = kQkey;
+  const int last = type == IBV_QPT_UD ? IBV_QP_QKEY : IBV_QP_ACCESS_FLAGS;
+  return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | last) == 0;
 }
 
-bool to_rts(ibv_qp* qp, std::uint32_t peer_qpn, std::uint32_t peer_psn, const ibv_gid& peer_gid,
-            std::uint32_t my_psn) {
+bool to_rts(ibv_qp* qp, ibv_qp_type type, std::uint32_t peer_qpn, std::uint32_t peer_psn,
+            const ibv_gid& peer_gid, std::uint32_t my_psn) {
   ibv_qp_attr a{};
   a.qp_state = IBV_QPS_RTR;
-  a.path_mtu = IBV_MTU_1024;
-  a.dest_qp_num = peer_qpn;
-  a.rq_psn = peer_psn;
-  a.max_dest_rd_atomic = 4;
-  a.min_rnr_timer = 1;
-  a.ah_attr.is_global = 1;
-  a.ah_attr.grh.dgid = peer_gid;
-  a.ah_attr.grh.sgid_index = static_cast<std::uint8_t>(gid_index());
-  a.ah_attr.grh.hop_limit = 64;
-  a.ah_attr.port_num = 1;
-  if (ibv_modify_qp(qp, &a,
-                    IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-                        IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER) != 0)
-    return false;
+  int mask = IBV_QP_STATE;
+  if (type != IBV_QPT_UD) {
+    a.path_mtu = IBV_MTU_1024;
+    a.dest_qp_num = peer_qpn;
+    a.rq_psn = peer_psn;
+    a.ah_attr.is_global = 1;
+    a.ah_attr.grh.dgid = peer_gid;
+    a.ah_attr.grh.sgid_index = static_cast<std::uint8_t>(gid_index());
+    a.ah_attr.grh.hop_limit = 64;
+    a.ah_attr.port_num = 1;
+    mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
+  }
+  if (type == IBV_QPT_RC) {
+    a.max_dest_rd_atomic = 4;
+    a.min_rnr_timer = 1;
+    mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+  }
+  if (ibv_modify_qp(qp, &a, mask) != 0) return false;
   a = {};
   a.qp_state = IBV_QPS_RTS;
-  a.timeout = 10;
-  a.retry_cnt = 1;
-  a.rnr_retry = 0;
   a.sq_psn = my_psn;
-  a.max_rd_atomic = 4;
-  return ibv_modify_qp(qp, &a,
-                       IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-                           IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC) == 0;
+  mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
+  if (type == IBV_QPT_RC) {
+    a.timeout = 10;
+    a.retry_cnt = 1;
+    a.rnr_retry = 0;
+    a.max_rd_atomic = 4;
+    mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
+  }
+  return ibv_modify_qp(qp, &a, mask) == 0;
 }
 
 bool parse_gid(const std::string& hex, ibv_gid* g) {
@@ -259,10 +269,15 @@ void run(const std::string& line) {
     std::string pd, gid_hex;
     int access = 0;
     std::uint32_t peer_qpn = 0, peer_psn = 0, nrecv = 0, recv_len = 0;
+    std::string kind = "rc";
     in >> pd >> access >> peer_qpn >> peer_psn >> gid_hex >> nrecv >> recv_len;
+    const bool complete = static_cast<bool>(in);
+    in >> kind;
+    const ibv_qp_type type = kind == "uc" ? IBV_QPT_UC : kind == "ud" ? IBV_QPT_UD : IBV_QPT_RC;
     ibv_gid peer_gid{};
-    if (!in || !parse_gid(gid_hex, &peer_gid) || pds.count(pd) == 0 || regions.count("recv") == 0 ||
-        nrecv * recv_len > kTarget) {
+    if (!complete || !parse_gid(gid_hex, &peer_gid) || pds.count(pd) == 0 ||
+        regions.count("recv") == 0 || nrecv * recv_len > kTarget ||
+        (kind != "rc" && kind != "uc" && kind != "ud")) {
       errno = EINVAL;
       return reply_error("qp arguments");
     }
@@ -271,13 +286,13 @@ void run(const std::string& line) {
     if (q.cq == nullptr) return reply_error("create_cq");
     ibv_qp_init_attr ia{};
     ia.send_cq = ia.recv_cq = q.cq;
-    ia.qp_type = IBV_QPT_RC;
+    ia.qp_type = type;
     ia.cap.max_send_wr = 16;
     ia.cap.max_recv_wr = 16;
     ia.cap.max_send_sge = ia.cap.max_recv_sge = 1;
     q.qp = ibv_create_qp(pds[pd], &ia);
     if (q.qp == nullptr) return reply_error("create_qp");
-    if (!to_init(q.qp, access)) return reply_error("modify to INIT");
+    if (!to_init(q.qp, type, access)) return reply_error("modify to INIT");
     Region& rv = regions["recv"];
     for (std::uint32_t i = 0; i < nrecv; ++i) {
       ibv_sge sge{reinterpret_cast<std::uintptr_t>(rv.buf + kGuard + i * recv_len), recv_len,
@@ -291,7 +306,9 @@ void run(const std::string& line) {
       ++q.outstanding;
     }
     const std::uint32_t my_psn = (q.qp->qp_num * 2654435761u) & 0xffffff;
-    if (!to_rts(q.qp, peer_qpn, peer_psn, peer_gid, my_psn)) return reply_error("modify to RTS");
+    if (!to_rts(q.qp, type, peer_qpn, peer_psn, peer_gid, my_psn)) {
+      return reply_error("modify to RTS");
+    }
     const int id = next_qp_id++;
     qps[id] = q;
     return reply("\"id\":" + std::to_string(id) + ",\"qpn\":" + std::to_string(q.qp->qp_num) +
