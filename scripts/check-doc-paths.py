@@ -73,17 +73,11 @@ def file_like(tok):
     return EXT.search(tok) is not None or tok.endswith(".*")
 
 
-def is_build_dir(path, names):
-    return "meson-private" in names or "build.ninja" in names or \
-        os.path.basename(path).startswith("build")
-
-
-def index_tree(root):
-    """Every file and folder below root (relative paths), build trees and
-    .git excluded, and every file name."""
-    paths, names = set(), set()
+def source_dirs(root):
+    """(folder relative to root, its files) for every folder of the source
+    tree: .git and build directories (a meson build tree, or a folder of the
+    root named build*) left out."""
     for d, dirs, files in os.walk(root):
-        rel = os.path.relpath(d, root)
         keep = []
         for x in dirs:
             full = os.path.join(d, x)
@@ -91,10 +85,19 @@ def index_tree(root):
                 entries = os.listdir(full)
             except OSError:
                 continue
-            if x in SKIP_DIRS or is_build_dir(full, entries):
+            if x in SKIP_DIRS or "meson-private" in entries or "build.ninja" in entries \
+                    or (d == root and x.startswith("build")):
                 continue
             keep.append(x)
         dirs[:] = keep
+        yield os.path.relpath(d, root), files
+
+
+def index_tree(root):
+    """Every file and folder of the source tree (relative paths), and every
+    file name."""
+    paths, names = set(), set()
+    for rel, files in source_dirs(root):
         if rel != ".":
             paths.add(rel)
         for f in files:
@@ -105,10 +108,7 @@ def index_tree(root):
 
 def documents(root):
     docs = []
-    for d, dirs, files in os.walk(root):
-        dirs[:] = [x for x in dirs if x not in SKIP_DIRS and
-                   not is_build_dir(os.path.join(d, x), os.listdir(os.path.join(d, x)))]
-        rel = os.path.relpath(d, root)
+    for rel, files in source_dirs(root):
         for f in files:
             p = os.path.normpath(os.path.join(rel, f))
             if f == "README.md" or (p.startswith("docs" + os.sep) and f.endswith(".md")) \
@@ -148,6 +148,13 @@ class Checker:
         self.root = root
         self.paths, self.names = index_tree(root)
         self.top = {p for p in self.paths if os.sep not in p}
+        # Every proper tail of every path (`vnic/rx.h` of
+        # `datapath/engine/vnic/rx.h`).
+        self.tails = set()
+        for p in self.paths:
+            parts = p.split(os.sep)
+            for i in range(1, len(parts)):
+                self.tails.add(os.sep.join(parts[i:]))
 
     def exists(self, p):
         p = p.rstrip("/")
@@ -159,8 +166,7 @@ class Checker:
         p = p.rstrip("/")
         if any(c in p for c in "*?"):
             return any(fnmatch.fnmatchcase(x, "*/" + p) for x in self.paths)
-        tail = os.sep + p
-        return any(x.endswith(tail) for x in self.paths)
+        return p in self.tails
 
     def build_target(self, p):
         """`testbed/uroce-testbed`: an executable the meson.build of that
@@ -181,7 +187,9 @@ class Checker:
         """None when tok is not a repository path; else True/False: exists.
         rooted_only (an option's value in a code block, often an output
         file or a build folder): only paths from the root."""
-        if not tok or tok.startswith(("/", "~", "-", ".", "<")) and not tok.startswith(".ci"):
+        if not tok or tok.startswith(("/", "~", "-", "<")):
+            return None
+        if tok.startswith(".") and tok.split("/")[0] not in self.top:
             return None
         if any(c in tok for c in "<>") or "..." in tok or "@" in tok:
             return None
@@ -216,7 +224,9 @@ class Checker:
         return None
 
     def tokens(self, doc, text):
-        """(line, token) for every candidate path of a document."""
+        """(line, token, kind) for every candidate path of a document; kind
+        is "link" (a Markdown link's target, relative to the document),
+        "option" (an option's value in a code block) or "text"."""
         out = []
         base = os.path.dirname(doc)
         fenced = False
@@ -238,7 +248,7 @@ class Checker:
                 # In a code block, the value of a command's option (`--json
                 # w34.json`, `--build-dir build-x`) is often an output: only
                 # a path from the root is checked there.
-                option_value = fenced and prev.startswith("-")
+                kind = "option" if fenced and prev.startswith("-") else "text"
                 prev = tok
                 # Lines and line ranges: `rc_responder.cpp:180/191`.
                 tok = re.sub(r":[0-9][0-9/,\-]*$", "", tok)
@@ -247,7 +257,7 @@ class Checker:
                 tok = re.sub(r"^\*\*|\*\*$", "", tok).lstrip("(")
                 if tok.startswith("./"):
                     tok = tok[2:]
-                out.append((n, tok, option_value))
+                out.append((n, tok, kind))
         return out
 
     def check(self, doc):
@@ -255,13 +265,16 @@ class Checker:
             text = f.read()
         missing = []
         for n, tok, kind in self.tokens(doc, text):
+            # Plain words: no path (a bare top-level name always exists).
+            if "/" not in tok and "." not in tok:
+                continue
             for p in expand(tok):
                 if allowed(p):
                     continue
                 if kind == "link":
                     ok = self.exists(p)
                 else:
-                    ok = self.classify(p, rooted_only=kind)
+                    ok = self.classify(p, rooted_only=kind == "option")
                 if ok is False:
                     missing.append((n, p))
         return missing

@@ -77,6 +77,13 @@ class CheckDocPaths(unittest.TestCase):
             "check-doc-paths: 5 missing path(s) in 2 document(s)",
         ])
 
+    def test_Check_HiddenTopLevelFoldersAreChecked(self):
+        d = self.tree("`.ci/run` and `.ci/gone`, not `.clang-format` (not in this tree)\n",
+                      {".ci/run": ""})
+        code, out = run(d)
+        self.assertEqual(code, 1)
+        self.assertEqual(out[0], "docs/a.md:1: .ci/gone: no such file in the tree")
+
     def test_Check_NotPathsAreIgnored(self):
         d = self.tree("URL https://example.com/x/y.h, absolute /usr/lib/x.so and\n"
                       "/dev/infiniband/rdma_cm, system `<infiniband/verbs.h>`,\n"
