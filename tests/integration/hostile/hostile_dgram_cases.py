@@ -112,8 +112,8 @@ def ud_cases(s):
         c.finish()
         return f"receive 1000 LOC_LEN_ERR, nothing written; the next SEND landed in 1001{got}"
     s.run("UD SEND longer than the receive buffer",
-          "receive completes LOC_LEN_ERR and nothing is written (rxe: class D, LOC_LEN_ERR); the "
-          "QP keeps receiving", too_long)
+          "receive completes LOC_LEN_ERR (the verbs text; rxe 6.1: LOC_QP_OP_ERR) and nothing is "
+          "written; the QP keeps receiving", too_long)
 
 
 # ---- UC ---------------------------------------------------------------------
@@ -203,8 +203,8 @@ def uc_cases(s):
         c.finish()
         return f"receive 1000 LOC_LEN_ERR{got}; the next WRITE and SEND landed (1001)"
     s.run("UC SEND longer than the receive buffer",
-          "receive completes LOC_LEN_ERR, no byte outside it changes (IBTA class D; rxe the "
-          "same); the QP keeps receiving", too_long)
+          "receive completes LOC_LEN_ERR (the verbs text; rxe 6.1: LOC_QP_OP_ERR), no byte "
+          "outside it changes; the QP keeps receiving", too_long)
 
 
 def dgram_cases(s):
