@@ -73,9 +73,15 @@ check_mrs() {
   fi
 }
 
+# The MR phases' limit guards against a hang only: 3-4k registrations take
+# about a minute on a quiet 2-core VM, and each is a round trip of two
+# processes that both read the client's /proc/PID/maps, so at load 20 (seen
+# beside six compiling worktrees) one phase took over 180 s. -u: what was
+# printed survives a kill.
+MR_PHASE_S=600
 st=0
 out=$UROCE_TMP/nobody-mrs.out
-timeout 180 "${NOBODY[@]}" "${R[@]}" /usr/bin/python3 "$ABUSE" mrs uroce0 1024 10000 \
+timeout "$MR_PHASE_S" "${NOBODY[@]}" "${R[@]}" /usr/bin/python3 -u "$ABUSE" mrs uroce0 1024 10000 \
   "$UROCE_CTL" "$run" >"$out" 2>&1 || true
 sed -n '2,$p' "$out"
 check_mrs nobody 3072 12 "$out" || st=1
@@ -83,7 +89,7 @@ uroce_verdict "nobody at ulimit -n 1024: 4 KiB MRs up to its quota (3,072), ENOM
 
 st=0
 out=$UROCE_TMP/root-mrs.out
-timeout 180 "${R[@]}" /usr/bin/python3 "$ABUSE" mrs uroce0 1024 10000 \
+timeout "$MR_PHASE_S" "${R[@]}" /usr/bin/python3 -u "$ABUSE" mrs uroce0 1024 10000 \
   "$UROCE_CTL" "$run" "${UROCE_DAEMON_PID[d]}" >"$out" 2>&1 || true
 sed -n '2,$p' "$out"
 check_mrs root 4096 12 "$out" || st=1
