@@ -22,24 +22,18 @@ constexpr std::int64_t kMaxStaleMs = 3'600'000;
 // One hour too: past that a stream might as well never disconnect.
 constexpr std::int64_t kMaxIdleDisconnectUs = 3'600'000'000;
 
-const KeyDesc<D> kDcKeyTable[] = {integer_key < D, [](D& d) -> auto& {return d.dc_contexts;
-}  // namespace
-> ("dc_contexts", 1, kMaxContexts, "the DC target's pool of responder contexts"), integer_key < D,
-    [](D& d) -> auto& {
-  return d.dc_records_log2;
-}
-> ("dc_records_log2", 0, kMaxRecordsLog2,
-   "log2 of the records of retired connections (per hash slot)"),
-    integer_key < D, [](D& d) -> auto& {
-  return d.dc_stale_ms;
-}
-> ("dc_stale_ms", 1, kMaxStaleMs,
-   "when a silent context may be reclaimed; more than the initiators' retry span"),
-    integer_key < D, [](D& d) -> auto& {
-  return d.dc_idle_disconnect_us;
-}
-> ("dc_idle_disconnect_us", 1, kMaxIdleDisconnectUs, "a DCI stream idle this long disconnects"),
-};  // namespace uroce::daemon
+const KeyDesc<D> kDcKeyTable[] = {
+    integer_key<D, &D::dc_contexts>("dc_contexts", 1, kMaxContexts,
+                                    "the DC target's pool of responder contexts"),
+    integer_key<D, &D::dc_records_log2>(
+        "dc_records_log2", 0, kMaxRecordsLog2,
+        "log2 of the records that remember retired connections (per hash slot)"),
+    integer_key<D, &D::dc_stale_ms>(
+        "dc_stale_ms", 1, kMaxStaleMs,
+        "when a silent context may be reclaimed; more than the initiators' retry span"),
+    integer_key<D, &D::dc_idle_disconnect_us>("dc_idle_disconnect_us", 1, kMaxIdleDisconnectUs,
+                                              "a DCI stream idle this long disconnects"),
+};
 
 }  // namespace
 

@@ -30,46 +30,29 @@ constexpr std::int64_t kMinRoom = HomaSettings{}.grant_increment;
 // peer that is gone, which RC's own retries already handle.
 constexpr std::int64_t kMaxHomaUs = 10'000'000;
 
-const KeyDesc<D> kHomaKeys[] = {switch_key < D, [](D& d) -> auto& {return d.homa.enabled;
-}  // namespace
-> ("homa", "the Homa-like receiver-driven scheduler for RC"), integer_key < D, [](D& d) -> auto& {
-  return d.homa.priorities;
-}
-> ("homa_priorities", 1, 8, "the priorities the scheduler uses (0..N-1)"), integer_key < D,
-    [](D& d) -> auto& {
-  return d.homa.unsched_priorities;
-}
-> ("homa_unsched_priorities", 1, 8, "the most of them given to unscheduled bytes"), integer_key < D,
-    [](D& d) -> auto& {
-  return d.homa.unsched_bytes;
-}
-> ("homa_unsched_bytes", 1, kU32, "bytes a message sends before its first grant"), integer_key < D,
-    [](D& d) -> auto& {
-  return d.homa.rtt_bytes;
-}
-> ("homa_rtt_bytes", kMinRoom, kU32, "bytes granted ahead of what arrived, per message"),
-    integer_key < D, [](D& d) -> auto& {
-  return d.homa.overcommit;
-}
-> ("homa_overcommit", 1, 64, "messages granted at once"), integer_key < D, [](D& d) -> auto& {
-  return d.homa.max_incoming;
-}
-> ("homa_max_incoming", kMinRoom, kI64, "the most bytes granted and not yet received"),
-    integer_key < D, [](D& d) -> auto& {
-  return d.homa.fifo_permille;
-}
-> ("homa_fifo_permille", 0, 1000, "the share of grants given to the oldest message"),
-    integer_key < D, [](D& d) -> auto& {
-  return d.homa.resend_ns;
-}
-, kNsPerUs > ("homa_resend_us", 1, kMaxHomaUs, "the receiver's resend request interval"),
-    integer_key < D, [](D& d) -> auto& {
-  return d.homa.grant_timeout_ns;
-}
-,
-    kNsPerUs > ("homa_grant_timeout_us", 1, kMaxHomaUs,
-                "the sender's wait for a grant before it sends ungated; more than homa_resend_us"),
-};  // namespace uroce::daemon
+using H = HomaSettings;
+const KeyDesc<D> kHomaKeys[] = {
+    switch_key<D, &D::homa, &H::enabled>("homa", "the Homa-like receiver-driven scheduler for RC"),
+    integer_key<D, &D::homa, &H::priorities>("homa_priorities", 1, 8,
+                                             "the priorities the scheduler uses (0..N-1)"),
+    integer_key<D, &D::homa, &H::unsched_priorities>("homa_unsched_priorities", 1, 8,
+                                                     "the most of them given to unscheduled bytes"),
+    integer_key<D, &D::homa, &H::unsched_bytes>("homa_unsched_bytes", 1, kU32,
+                                                "bytes a message sends before its first grant"),
+    integer_key<D, &D::homa, &H::rtt_bytes>("homa_rtt_bytes", kMinRoom, kU32,
+                                            "bytes granted ahead of what arrived, per message"),
+    integer_key<D, &D::homa, &H::overcommit>("homa_overcommit", 1, 64, "messages granted at once"),
+    integer_key<D, &D::homa, &H::max_incoming>("homa_max_incoming", kMinRoom, kI64,
+                                               "the most bytes granted and not yet received"),
+    integer_key<D, &D::homa,
+                &H::fifo_permille>("homa_fifo_permille", 0, 1000,
+                                   "the share of granted bytes for the oldest message"),
+    scaled_key<D, kNsPerUs, &D::homa, &H::resend_ns>("homa_resend_us", 1, kMaxHomaUs,
+                                                     "a grant is re-sent after this silence"),
+    scaled_key<D, kNsPerUs, &D::homa, &H::grant_timeout_ns>(
+        "homa_grant_timeout_us", 1, kMaxHomaUs,
+        "a sender's wait for a grant before it sends MLEN again; more than homa_resend_us"),
+};
 
 }  // namespace
 

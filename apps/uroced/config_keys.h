@@ -145,52 +145,55 @@ std::string keys_markdown();
 
 // ---- Building descriptors -----------------------------------------------------------
 // The common shapes: an integer, a u64, a real or a switch stored in the
-// field that `Ref` (a captureless lambda returning a reference into T)
-// names, divided by `Scale` when read back (microsecond keys over
-// nanosecond fields).
+// field that the member pointers Path... name (&DeviceConfig::homa,
+// &HomaSettings::rtt_bytes: d.homa.rtt_bytes), divided by `Scale` when read
+// back (microsecond keys over nanosecond fields).
 namespace key_fields {
 
-template <class T, auto Ref, std::uint64_t Scale>
-std::string set_int(const KeyValue& v, const std::string&, T* out) {
-  auto& field = Ref(*out);
-  using F = std::remove_reference_t<decltype(field)>;
-  if constexpr (std::is_same_v<F, bool>) {
-    field = v.on;
-  } else if constexpr (std::is_floating_point_v<F>) {
-    field = v.is_int ? static_cast<F>(v.i) : static_cast<F>(v.real);
+template <auto First, auto... Rest, class O>
+constexpr auto& field(O& o) {
+  if constexpr (sizeof...(Rest) == 0) {
+    return o.*First;
   } else {
-    field = static_cast<F>(static_cast<std::uint64_t>(v.i) * Scale);
+    return field<Rest...>(o.*First);
+  }
+}
+
+template <class T, std::uint64_t Scale, auto... Path>
+std::string set_num(const KeyValue& v, const std::string&, T* out) {
+  auto& f = field<Path...>(*out);
+  using F = std::remove_reference_t<decltype(f)>;
+  if constexpr (std::is_same_v<F, bool>) {
+    f = v.on;
+  } else if constexpr (std::is_floating_point_v<F>) {
+    f = v.is_int ? static_cast<F>(v.i) : static_cast<F>(v.real);
+  } else if constexpr (std::is_same_v<F, std::uint64_t> && Scale == 1) {
+    f = v.u != 0 ? v.u : static_cast<F>(v.i);  // kU64 or kInteger
+  } else {
+    f = static_cast<F>(static_cast<std::uint64_t>(v.i) * Scale);
   }
   return {};
 }
 
-template <class T, auto Ref, std::uint64_t Scale>
-KeyValue get_int(const T& in) {
-  const auto& field = Ref(const_cast<T&>(in));
-  using F = std::remove_cvref_t<decltype(field)>;
+template <class T, std::uint64_t Scale, auto... Path>
+KeyValue get_num(const T& in) {
+  const auto& f = field<Path...>(in);
+  using F = std::remove_cvref_t<decltype(f)>;
   if constexpr (std::is_same_v<F, bool>) {
-    return KeyValue::of_switch(field);
+    return KeyValue::of_switch(f);
   } else if constexpr (std::is_floating_point_v<F>) {
-    return KeyValue::of_real(field);
+    return KeyValue::of_real(f);
   } else {
-    return KeyValue::of_int(static_cast<std::int64_t>(static_cast<std::uint64_t>(field) / Scale));
+    KeyValue v = KeyValue::of_int(static_cast<std::int64_t>(static_cast<std::uint64_t>(f) / Scale));
+    v.u = static_cast<std::uint64_t>(f) / Scale;
+    return v;
   }
-}
-
-template <class T, auto Ref>
-std::string set_u64(const KeyValue& v, const std::string&, T* out) {
-  Ref(*out) = v.u;
-  return {};
-}
-
-template <class T, auto Ref>
-KeyValue get_u64(const T& in) {
-  return KeyValue::of_u64(Ref(const_cast<T&>(in)));
 }
 
 }  // namespace key_fields
 
-template <class T, auto Ref, std::uint64_t Scale = 1>
+// An integer key in lo..hi; `note` is said after a range error ("0 = off").
+template <class T, auto... Path>
 constexpr KeyDesc<T> integer_key(std::string_view name, std::int64_t lo, std::int64_t hi,
                                  std::string_view help, std::string_view note = {}) {
   return {.name = name,
@@ -198,42 +201,58 @@ constexpr KeyDesc<T> integer_key(std::string_view name, std::int64_t lo, std::in
           .lo = lo,
           .hi = hi,
           .help = help,
-          .set = &key_fields::set_int<T, Ref, Scale>,
-          .get = &key_fields::get_int<T, Ref, Scale>,
+          .set = &key_fields::set_num<T, 1, Path...>,
+          .get = &key_fields::get_num<T, 1, Path...>,
           .note = note};
 }
 
-template <class T, auto Ref>
+// The same over a field in units `Scale` times smaller (a _us key over a
+// nanosecond field: Scale 1000).
+template <class T, std::uint64_t Scale, auto... Path>
+constexpr KeyDesc<T> scaled_key(std::string_view name, std::int64_t lo, std::int64_t hi,
+                                std::string_view help) {
+  return {.name = name,
+          .type = KeyType::kInteger,
+          .lo = lo,
+          .hi = hi,
+          .help = help,
+          .set = &key_fields::set_num<T, Scale, Path...>,
+          .get = &key_fields::get_num<T, Scale, Path...>};
+}
+
+template <class T, auto... Path>
 constexpr KeyDesc<T> switch_key(std::string_view name, std::string_view help) {
   return {.name = name,
           .type = KeyType::kSwitch,
           .help = help,
-          .set = &key_fields::set_int<T, Ref, 1>,
-          .get = &key_fields::get_int<T, Ref, 1>};
+          .set = &key_fields::set_num<T, 1, Path...>,
+          .get = &key_fields::get_num<T, 1, Path...>};
 }
 
-template <class T, auto Ref>
-constexpr KeyDesc<T> real_key(std::string_view name, double lo, double hi, std::string_view help,
-                              std::string_view note) {
+// A real number in lo..hi (an integer is taken as one).
+template <class T, auto... Path>
+constexpr KeyDesc<T> real_key(std::string_view name, std::int64_t lo, std::int64_t hi,
+                              std::string_view help, std::string_view note) {
   return {.name = name,
           .type = KeyType::kNumber,
-          .lo = static_cast<std::int64_t>(lo),
-          .hi = static_cast<std::int64_t>(hi),
+          .lo = lo,
+          .hi = hi,
           .help = help,
-          .set = &key_fields::set_int<T, Ref, 1>,
-          .get = &key_fields::get_int<T, Ref, 1>,
+          .set = &key_fields::set_num<T, 1, Path...>,
+          .get = &key_fields::get_num<T, 1, Path...>,
           .note = note};
 }
 
-template <class T, auto Ref>
+// Any unsigned 64-bit value (TOML: 0..2^63-1, its integers' range).
+template <class T, auto... Path>
 constexpr KeyDesc<T> u64_key(std::string_view name, std::string_view help) {
   return {.name = name,
           .type = KeyType::kU64,
           .lo = 0,
           .hi = std::numeric_limits<std::int64_t>::max(),
           .help = help,
-          .set = &key_fields::set_u64<T, Ref>,
-          .get = &key_fields::get_u64<T, Ref>};
+          .set = &key_fields::set_num<T, 1, Path...>,
+          .get = &key_fields::get_num<T, 1, Path...>};
 }
 
 }  // namespace uroce::daemon

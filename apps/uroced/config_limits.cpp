@@ -15,56 +15,33 @@ constexpr std::int64_t kCount = std::int64_t{1} << 32;
 constexpr std::int64_t kBytes = std::int64_t{1} << 47;  // the user address space
 
 // 0 in every key but `connections`: a default (resource_limits.h).
-const KeyDesc<L> kLimitKeys[] = {integer_key < L, [](L& l) -> auto& {return l.connections;
-}  // namespace
-> ("connections", 1, 65536, "client connections the daemon accepts at once"), integer_key < L,
-    [](L& l) -> auto& {
-  return l.user_connections;
-}
-> ("user_connections", 0, 65536, "connections of one user", "0 = three quarters of connections"),
-    integer_key < L, [](L& l) -> auto& {
-  return l.user_qps;
-}
-> ("user_qps", 0, kCount, "QPs of one user", "0 = three quarters of the device's max_qp"),
-    integer_key < L, [](L& l) -> auto& {
-  return l.user_cqs;
-}
-> ("user_cqs", 0, kCount, "CQs of one user", "0 = three quarters of the device's max_cq"),
-    integer_key < L, [](L& l) -> auto& {
-  return l.user_mrs;
-}
-> ("user_mrs", 0, kCount, "MRs of one user", "0 = three quarters of the device's max_mr"),
-    integer_key < L, [](L& l) -> auto& {
-  return l.user_reg_bytes;
-}
-> ("user_reg_bytes", 0, kBytes, "bytes one user registers", "0 = 16 TiB"), integer_key < L,
-    [](L& l) -> auto& {
-  return l.user_map_bytes;
-}
-> ("user_map_bytes", 0, kBytes, "queue and ring bytes one user maps", "0 = 16 TiB"), integer_key < L
-    ,
-    [](L& l) -> auto& {
-  return l.client_qps;
-}
-> ("client_qps", 0, kCount, "QPs of one connection", "0 = the user's value"), integer_key < L,
-    [](L& l) -> auto& {
-  return l.client_cqs;
-}
-> ("client_cqs", 0, kCount, "CQs of one connection", "0 = the user's value"), integer_key < L,
-    [](L& l) -> auto& {
-  return l.client_mrs;
-}
-> ("client_mrs", 0, kCount, "MRs of one connection", "0 = the user's value"), integer_key < L,
-    [](L& l) -> auto& {
-  return l.client_reg_bytes;
-}
-> ("client_reg_bytes", 0, kBytes, "bytes one connection registers", "0 = the user's value"),
-    integer_key < L, [](L& l) -> auto& {
-  return l.client_map_bytes;
-}
-> ("client_map_bytes", 0, kBytes, "queue and ring bytes one connection maps",
-   "0 = the user's value"),
-};  // namespace uroce::daemon
+const KeyDesc<L> kLimitKeys[] = {
+    integer_key<L, &L::connections>("connections", 1, 65536,
+                                    "client connections the daemon serves at once"),
+    integer_key<L, &L::user_connections>("user_connections", 0, 65536, "connections of one user",
+                                         "0 = three quarters of connections"),
+    integer_key<L, &L::user_qps>("user_qps", 0, kCount, "QPs of one user",
+                                 "0 = three quarters of the device's max_qp"),
+    integer_key<L, &L::user_cqs>("user_cqs", 0, kCount, "CQs of one user",
+                                 "0 = three quarters of the device's max_cq"),
+    integer_key<L, &L::user_mrs>("user_mrs", 0, kCount, "MRs of one user",
+                                 "0 = three quarters of the device's max_mr"),
+    integer_key<L, &L::user_reg_bytes>("user_reg_bytes", 0, kBytes, "bytes one user registers",
+                                       "0 = 16 TiB"),
+    integer_key<L, &L::user_map_bytes>("user_map_bytes", 0, kBytes,
+                                       "queue and ring bytes one user maps", "0 = 16 TiB"),
+    integer_key<L, &L::client_qps>("client_qps", 0, kCount, "QPs of one connection",
+                                   "0 = the user's value"),
+    integer_key<L, &L::client_cqs>("client_cqs", 0, kCount, "CQs of one connection",
+                                   "0 = the user's value"),
+    integer_key<L, &L::client_mrs>("client_mrs", 0, kCount, "MRs of one connection",
+                                   "0 = the user's value"),
+    integer_key<L, &L::client_reg_bytes>("client_reg_bytes", 0, kBytes,
+                                         "bytes one connection registers", "0 = the user's value"),
+    integer_key<L, &L::client_map_bytes>("client_map_bytes", 0, kBytes,
+                                         "queue and ring bytes one connection maps",
+                                         "0 = the user's value"),
+};
 
 const KeySet<L> kLimitSet = {"[limits]", "apps/uroced/resource_limits.h", kLimitKeys};
 
