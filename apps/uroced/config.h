@@ -62,6 +62,9 @@ struct DeviceConfig {
   // 0 every device has.
   wire::Ipv6Addr ipv6{};
   std::uint32_t mtu = 1500;  // Ethernet MTU (L3 bytes)
+  // The most QPs the device holds (ibv_device_attr.max_qp; the engine's
+  // per-QP tables are sized by it); key max_qps, engine::VnicConfig's default.
+  std::uint32_t max_qps = 1024;
   // Loss injection: drop_tx_every, drop_rx_every, drop_tx_rate,
   // drop_rx_rate, drop_seed, drop_tx_max, drop_rx_max
   // (datapath/engine/impairment.h); all off.

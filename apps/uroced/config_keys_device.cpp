@@ -57,6 +57,8 @@ const KD kBaseKeys[] = {
         false),
     integer_key<D, &D::mtu>("mtu", kMinMtu, kMaxMtu,
                             "the Ethernet MTU (L3 bytes); the path MTU follows from it"),
+    integer_key<D, &D::max_qps>("max_qps", 1, 131072,
+                                "the most QPs the device holds (ibv_device_attr.max_qp)"),
     integer_key<D, &D::link_mbps>("link_mbps", 0, 1'000'000,
                                   "the link speed in Mb/s (PFC quanta, DCQCN, the port limit)",
                                   "0 = ask the port"),

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "apps/uroced/config.h"
+#include "datapath/engine/vnic_types.h"
 #include "tests/apps/uroced/config_test_support.h"
 
 namespace uroce::daemon {
@@ -91,7 +92,7 @@ TEST(ConfigKeys, NamesAreTheTables) {
       "homa_overcommit, homa_max_incoming, homa_fifo_permille, homa_resend_us, "
       "homa_grant_timeout_us, dc_contexts, dc_records_log2, dc_stale_ms";
   EXPECT_EQ(device_key_names(kInArg),
-            "name, port, mac, ipv4, ipv6, mtu, link_mbps, drop_tx_every, drop_rx_every, "
+            "name, port, mac, ipv4, ipv6, mtu, max_qps, link_mbps, drop_tx_every, drop_rx_every, "
             "drop_tx_rate, drop_rx_rate, drop_seed, drop_tx_max, drop_rx_max, pfc, tx_ttl, "
             "ttl_monitor, isolation, strict_classes, class_weights, class_rates_mbps, "
             "class_quantum_bytes, pace_granularity_ns, tx_limit_bytes, dcqcn, cnp_dscp, "
@@ -99,7 +100,7 @@ TEST(ConfigKeys, NamesAreTheTables) {
                 homa_dc + " or dc_idle_disconnect_us");
   // The file has no `pfc` list: its PFC settings are the [device.pfc] table.
   EXPECT_EQ(device_key_names(kInFile),
-            "name, port, mac, ipv4, ipv6, mtu, link_mbps, drop_tx_every, drop_rx_every, "
+            "name, port, mac, ipv4, ipv6, mtu, max_qps, link_mbps, drop_tx_every, drop_rx_every, "
             "drop_tx_rate, drop_rx_rate, drop_seed, drop_tx_max, drop_rx_max, tx_ttl, "
             "ttl_monitor, isolation, strict_classes, class_weights, class_rates_mbps, "
             "class_quantum_bytes, pace_granularity_ns, tx_limit_bytes, dcqcn, cnp_dscp, "
@@ -127,6 +128,19 @@ TEST(ConfigKeys, TextListsEveryKeyWithItsDefault) {
   EXPECT_NE(t.find("  mtu                      integer  1500       576..9216\n"), std::string::npos)
       << t;
   EXPECT_NE(t.find("  connections              integer  256        1..65536\n"), std::string::npos);
+}
+
+// max_qps: the engine's default, its range from both sources, and into the
+// engine's QP table.
+TEST(ConfigKeys, MaxQps) {
+  EXPECT_EQ(DeviceConfig{}.max_qps, engine::VnicConfig{}.max_qps);
+  DeviceConfig d;
+  ASSERT_EQ(parse_device_spec(std::string(kRequired) + ";max_qps=4096", 0, &d), "");
+  EXPECT_EQ(d.max_qps, 4096u);
+  EXPECT_EQ(parse_device_spec(std::string(kRequired) + ";max_qps=0", 0, &d),
+            "device[0].max_qps: 0 is outside 1..131072");
+  EXPECT_EQ(error_of(with("mtu = 9000", "max_qps = 131073")),
+            "device[0].max_qps: 131073 is outside 1..131072");
 }
 
 }  // namespace
