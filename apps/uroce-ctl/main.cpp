@@ -2,11 +2,15 @@
 //
 //   uroce-ctl [--run-dir DIR | --socket PATH]
 //             status|counters|pfc|qps|sched|homa|clients [--json]
+//   uroce-ctl keys [--markdown]
 //
 // Connects to RUN/uroced.sock (RUN: --run-dir, else $UROCE_RUN_DIR, else
 // /run/uroce), sends one Status request and prints the answer as a table,
 // or the daemon's JSON unchanged with --json. Exit 0 on success, 1 when the
-// daemon cannot be reached or refuses, 2 on a usage error.
+// daemon cannot be reached or refuses, 2 on a usage error. `keys` needs no
+// daemon: it prints uroced's configuration keys from their tables
+// (apps/uroced/config_keys.h), as text or, with --markdown, as
+// docs/config-keys.md.
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -15,6 +19,7 @@
 
 #include "apps/uroce-ctl/status_client.h"
 #include "apps/uroce-ctl/tables.h"
+#include "apps/uroced/config_keys.h"
 #include "datapath/ctl/protocol.h"
 
 int main(int argc, char** argv) {
@@ -29,16 +34,25 @@ int main(int argc, char** argv) {
                                "the daemon's run directory (default $UROCE_RUN_DIR or /run/uroce)");
   auto* o_sock = app.add_option("--socket", socket, "the daemon's control socket");
   o_run->excludes(o_sock);
-  app.add_option("command", command, "status | counters | pfc | qps | sched | homa | clients")
+  bool markdown = false;
+  app.add_option("command", command,
+                 "status | counters | pfc | qps | sched | homa | clients | keys")
       ->required()
-      ->check(CLI::IsMember({"status", "counters", "pfc", "qps", "sched", "homa", "clients"}));
+      ->check(
+          CLI::IsMember({"status", "counters", "pfc", "qps", "sched", "homa", "clients", "keys"}));
   app.add_flag("--json", json_out, "print the daemon's JSON instead of tables");
+  app.add_flag("--markdown", markdown, "keys: print docs/config-keys.md");
   // CLI11 reports usage errors by exception: turned into exit code 2 here.
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int rc = app.exit(e);
     return rc == 0 ? 0 : 2;
+  }
+  if (command == "keys") {
+    const std::string out = markdown ? daemon::keys_markdown() : daemon::keys_text();
+    std::fputs(out.c_str(), stdout);
+    return 0;
   }
   if (socket.empty()) socket = run_dir + "/uroced.sock";
   std::uint32_t flags = 0;

@@ -1,5 +1,5 @@
 #include "apps/uroced/config.h"
-#include "apps/uroced/config_dc.h"
+#include "apps/uroced/config_keys.h"
 #include "apps/uroced/config_values.h"
 
 #include <toml++/toml.h>
@@ -90,84 +90,11 @@ std::string parse_device_spec(std::string_view spec, std::size_t index, DeviceCo
     const std::string_view val = item.substr(eq + 1);
     const std::string key = dev_key(index, name.c_str());
     if (seen.contains(name)) return key + ": given twice";
-    std::string err;
-    if (name == "name") {
-      out->name = std::string(val);
-      if (!valid_ibdev_name(val)) {
-        err = key + ": " + in_quotes(val) +
-              " must start with a letter and have at most 63 letters, digits or '_'";
-      }
-    } else if (name == "port") {
-      err = set_port(val, index, out);
-    } else if (name == "mac") {
-      err = set_mac(val, index, out);
-    } else if (name == "ipv4") {
-      err = set_ipv4(val, index, out);
-    } else if (name == "ipv6") {
-      err = set_ipv6(val, index, out);
-    } else if (name == "mtu") {
-      std::int64_t v = 0;
-      const auto r = std::from_chars(val.data(), val.data() + val.size(), v);
-      if (r.ec != std::errc() || r.ptr != val.data() + val.size()) {
-        err = key + ": " + in_quotes(val) + " is not an integer";
-      } else {
-        err = set_mtu(v, index, out);
-      }
-    } else if (is_impair_key(name)) {
-      err = set_impair_text(name, val, index, out);
-    } else if (name == "pfc") {
-      err = parse_priorities(val, key, &out->pfc.enable);
-    } else if (name == "isolation") {
-      err = set_isolation(val, key, out);
-    } else if (name == "strict_classes") {
-      std::uint8_t mask = 0;
-      err = parse_priorities(val, key, &mask, "classes");
-      if (err.empty()) set_strict_classes(mask, out);
-    } else if (name == "class_weights") {
-      err = parse_class_weights(val, key, out);
-    } else if (name == "class_rates_mbps") {
-      err = parse_class_rates(val, key, out);
-    } else if (name == "dcqcn") {
-      err = parse_on_off(val, key, &out->dcqcn.enabled);
-    } else if (name == "homa") {
-      err = parse_on_off(val, key, &out->homa.enabled);
-    } else if (const HomaKey* hk = find_homa_key(name)) {
-      err = parse_homa_key(*hk, val, key, out);
-    } else if (const DcKey* dk = find_dc_key(name)) {
-      err = parse_dc_key(*dk, val, key, out);
-    } else if (name == "tx_ttl" || name == "link_mbps" || name == "pace_granularity_ns" ||
-               name == "cnp_dscp" || name == "cnp_interval_us" || name == "tx_limit_bytes" ||
-               name == "class_quantum_bytes") {
-      std::int64_t v = 0;
-      const auto r = std::from_chars(val.data(), val.data() + val.size(), v);
-      if (val.empty() || r.ec != std::errc() || r.ptr != val.data() + val.size()) {
-        err = key + ": " + in_quotes(val) + " is not an integer";
-      } else if (name == "tx_ttl") {
-        err = set_tx_ttl(v, key, out);
-      } else if (name == "link_mbps") {
-        err = set_link_mbps(v, key, out);
-      } else if (name == "cnp_dscp") {
-        err = set_cnp_dscp(v, key, out);
-      } else if (name == "cnp_interval_us") {
-        err = set_cnp_interval_us(v, key, out);
-      } else if (name == "tx_limit_bytes") {
-        err = set_tx_limit_bytes(v, key, out);
-      } else if (name == "class_quantum_bytes") {
-        err = set_class_quantum(v, key, out);
-      } else {
-        err = set_pace_granularity(v, key, out);
-      }
-    } else {
-      err = key +
-            ": unknown key (expected name, port, mac, ipv4, ipv6, mtu, drop_tx_every, "
-            "drop_rx_every, drop_tx_rate, drop_rx_rate, drop_seed, drop_tx_max, drop_rx_max, "
-            "pfc, tx_ttl, "
-            "link_mbps, isolation, strict_classes, class_weights, class_rates_mbps, "
-            "class_quantum_bytes, "
-            "pace_granularity_ns, "
-            "tx_limit_bytes, dcqcn, cnp_dscp, cnp_interval_us, " +
-            homa_key_names() + ", " + dc_key_names() + ")";
+    const KeyDesc<DeviceConfig>* k = find_device_key(name);
+    if (k == nullptr || (k->sources & kInArg) == 0) {
+      return key + ": unknown key (expected " + device_key_names(kInArg) + ")";
     }
+    std::string err = set_key_text(*k, val, key, out);
     if (!err.empty()) return err;
     seen.insert(name);
   }
@@ -236,10 +163,6 @@ std::string validate(const DaemonConfig& cfg) {
     return "device: no devices (add a [[device]] table or --device)";
   }
   for (std::size_t i = 0; i < cfg.devices.size(); ++i) {
-    if (!valid_ibdev_name(cfg.devices[i].name)) {
-      return dev_key(i, "name") + ": " + in_quotes(cfg.devices[i].name) +
-             " must start with a letter and have at most 63 letters, digits or '_'";
-    }
     if (std::string err = check_device_values(cfg.devices[i], i); !err.empty()) {
       return err;
     }

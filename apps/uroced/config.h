@@ -62,6 +62,9 @@ struct DeviceConfig {
   // 0 every device has.
   wire::Ipv6Addr ipv6{};
   std::uint32_t mtu = 1500;  // Ethernet MTU (L3 bytes)
+  // The most QPs the device holds (ibv_device_attr.max_qp; the engine's
+  // per-QP tables are sized by it); key max_qps, engine::VnicConfig's default.
+  std::uint32_t max_qps = 1024;
   // Loss injection: drop_tx_every, drop_rx_every, drop_tx_rate,
   // drop_rx_rate, drop_seed, drop_tx_max, drop_rx_max
   // (datapath/engine/impairment.h); all off.
@@ -90,13 +93,13 @@ struct DeviceConfig {
   // speed (link_bps above).
   std::uint32_t tx_limit_bytes = 0;
   // The Homa-like scheduler (sched/homa_settings.h, docs/homa.md): keys
-  // homa (on/off) and the homa_* keys of config_values.h's kHomaKeys; its
+  // homa (on/off) and the homa_* keys of config_homa.cpp's table; its
   // priorities map to DSCP through the [device.pfc] tables.
   sched::homa::HomaSettings homa{};
   // The DC target's context pool (docs/dc.md; engine::VnicConfig's dc_*,
   // whose defaults these are): keys dc_contexts, dc_records_log2 and
-  // dc_stale_ms, and the DCI's dc_idle_disconnect_us, in config_dc.h's
-  // kDcKeys.
+  // dc_stale_ms, and the DCI's dc_idle_disconnect_us, in config_dc.cpp's
+  // table.
   std::uint32_t dc_contexts = 4096;
   std::uint32_t dc_records_log2 = 16;
   std::uint32_t dc_stale_ms = 10'000;
@@ -158,15 +161,9 @@ std::string load_toml(std::string_view text, std::string_view source, DaemonConf
 
 // One --device SPEC ("name=uroce0;mac=...;ipv4=...;mtu=9000;port=ring:p0")
 // into `out`; `index` is its position, used in error messages. Returns ""
-// or the error. Keys: name, port, mac, ipv4 (required), ipv6 (a global
-// IPv6 address, optional), mtu (default 1500),
-// and the loss injection keys drop_tx_every, drop_rx_every (integers,
-// 0 = off), drop_tx_rate, drop_rx_rate (0..1), drop_seed (an integer),
-// drop_tx_max, drop_rx_max (integers, 0 = no cap);
-// pfc (lossless priorities, "3" or "3,4"; "none"), tx_ttl (1..255),
-// link_mbps; isolation ("off", "classes" or "auto"), strict_classes ("6,7";
-// "none"), class_weights ("1,1,2,4": classes 0.. in order) and
-// pace_granularity_ns; homa ("on" or "off") and the homa_* integers.
+// or the error. The keys, their types and ranges are the device key tables
+// (config_keys.h; docs/config-keys.md lists them): name, port, mac and ipv4
+// are required, the rest optional.
 std::string parse_device_spec(std::string_view spec, std::size_t index, DeviceConfig* out);
 
 // Applies `cl` (without reading cl.config_file) over `cfg`.
@@ -174,7 +171,9 @@ std::string apply_command_line(const CommandLine& cl, DaemonConfig* cfg);
 
 // The whole-configuration checks: at least one device; unique names, MACs
 // and IPv4 addresses; every ring named by exactly two devices; paths that
-// fit a Unix socket address; values in range. Returns "" or the error.
+// fit a Unix socket address; the checks between keys (PFC, Homa). A single
+// key's value was checked when it was read, by its table entry. Returns ""
+// or the error.
 std::string validate(const DaemonConfig& cfg);
 
 // Defaults, then cl.config_file (if any), then the rest of `cl`, then

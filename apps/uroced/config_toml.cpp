@@ -1,11 +1,12 @@
 // uroced's configuration file (TOML): the [daemon], [eal], [limits],
-// [[device]] and [device.pfc] tables, each key read and checked through config_values.h.
+// [[device]] and [device.pfc] tables; [limits] and [[device]] read through
+// their key tables (config_keys.h), the others key by key.
 #include <cstdint>
 #include <set>
 #include <string>
 
 #include "apps/uroced/config.h"
-#include "apps/uroced/config_dc.h"
+#include "apps/uroced/config_keys.h"
 #include "apps/uroced/config_values.h"
 #include "datapath/base/toml_fields.h"
 #include "pfc/alpha.h"
@@ -36,12 +37,9 @@ void read_eal(Fields& f, DaemonConfig* cfg) {
   f.str("file_prefix", cfg->file_prefix);
 }
 
-// [limits]: every key through kLimitKeys, as --limit.
+// [limits]: every key of its table, as --limit.
 void read_limits(Fields& f, Limits* out) {
-  for (const LimitKey& k : kLimitKeys) {
-    std::int64_t v = 0;
-    if (f.integer(k.name, v)) f.fail(set_limit(k.name, v, f.key_path(k.name), out));
-  }
+  for (const KeyDesc<Limits>& k : limit_key_set().keys) read_key_toml(f, k, out);
 }
 
 // [device.pfc]
@@ -118,74 +116,17 @@ void read_pfc(Fields& f, DeviceConfig* d) {
 
 std::string read_device(const toml::table& t, std::size_t index, DeviceConfig* d) {
   Fields f = fields(t, "device[" + std::to_string(index) + "]");
-  std::string s;
-  std::int64_t i = 0;
-  if (f.str("name", d->name) && !valid_ibdev_name(d->name)) {
-    f.reject("name", in_quotes(d->name) +
-                         " must start with a letter and have at most 63 letters, digits or '_'");
-  }
-  if (f.str("port", s)) f.fail(set_port(s, index, d));
-  if (f.str("mac", s)) f.fail(set_mac(s, index, d));
-  if (f.str("ipv4", s)) f.fail(set_ipv4(s, index, d));
-  if (f.str("ipv6", s)) f.fail(set_ipv6(s, index, d));
-  if (f.integer("mtu", i)) f.fail(set_mtu(i, index, d));
-  if (f.integer("tx_ttl", i)) f.fail(set_tx_ttl(i, f.key_path("tx_ttl"), d));
-  if (f.integer("link_mbps", i)) f.fail(set_link_mbps(i, f.key_path("link_mbps"), d));
-  f.boolean("ttl_monitor", d->pfc.ttl_monitor);
-  if (f.str("isolation", s)) f.fail(set_isolation(s, f.key_path("isolation"), d));
-  std::uint8_t strict = 0;
-  if (f.int_array("strict_classes", "an array of classes 0..7", SIZE_MAX, 0, 7,
-                  [&](std::size_t, std::int64_t c) {
-                    strict = static_cast<std::uint8_t>(strict | (1u << c));
-                  })) {
-    set_strict_classes(strict, d);
-  }
-  f.int_array("class_weights", "an array of at most 8 weights", sched::kNumClasses, 1,
-              kMaxClassWeight, [&](std::size_t c, std::int64_t w) {
-                f.fail(set_class_weight(c, w, f.key_path("class_weights"), d));
-              });
-  f.int_array("class_rates_mbps", "an array of at most 8 rates in Mb/s", sched::kNumClasses, 0,
-              sched::kMaxClassRateMbps, [&](std::size_t c, std::int64_t r) {
-                f.fail(set_class_rate(c, r, f.key_path("class_rates_mbps"), d));
-              });
-  if (f.integer("class_quantum_bytes", i)) {
-    f.fail(set_class_quantum(i, f.key_path("class_quantum_bytes"), d));
-  }
-  if (f.integer("tx_limit_bytes", i)) {
-    f.fail(set_tx_limit_bytes(i, f.key_path("tx_limit_bytes"), d));
-  }
-  if (f.integer("pace_granularity_ns", i)) {
-    f.fail(set_pace_granularity(i, f.key_path("pace_granularity_ns"), d));
-  }
-  f.boolean("dcqcn", d->dcqcn.enabled);
-  if (f.integer("cnp_dscp", i)) f.fail(set_cnp_dscp(i, f.key_path("cnp_dscp"), d));
-  if (f.integer("cnp_interval_us", i)) {
-    f.fail(set_cnp_interval_us(i, f.key_path("cnp_interval_us"), d));
-  }
-  f.boolean("homa", d->homa.enabled);
-  for (const HomaKey& k : kHomaKeys) {
-    if (f.integer(k.name, i)) f.fail(set_homa_key(k, i, f.key_path(k.name), d));
-  }
-  for (const DcKey& k : kDcKeys) {
-    if (f.integer(k.name, i)) f.fail(set_dc_key(k, i, f.key_path(k.name), d));
+  for (const KeySet<DeviceConfig>& set : device_key_sets()) {
+    for (const KeyDesc<DeviceConfig>& k : set.keys) {
+      if ((k.sources & kInFile) != 0) read_key_toml(f, k, d);
+    }
   }
   if (const toml::table* pt = f.table("pfc", "a table ([device.pfc])")) {
     Fields pf = fields(*pt, f.key_path("pfc"));
     read_pfc(pf, d);
     f.fail(pf.finish());
   }
-  for (std::string_view name : kImpairKeys) {
-    const toml::node* v = f.get(name);
-    if (v == nullptr) continue;
-    if (v->is_integer()) {
-      f.fail(set_impair(name, true, *v->value<std::int64_t>(), 0, index, d));
-    } else if (v->is_floating_point()) {
-      f.fail(set_impair(name, false, 0, *v->value<double>(), index, d));
-    } else {
-      f.type_error(f.key_path(name), *v, "a number");
-    }
-  }
-  if (std::string err = f.finish(); !err.empty()) return err;
+  if (std::string err = f.finish(device_key_names(kInFile)); !err.empty()) return err;
   std::set<std::string, std::less<>> seen;
   for (const auto& [k, v] : t) seen.emplace(k.str());
   return check_required(seen, index);
@@ -226,7 +167,7 @@ std::string load_toml(std::string_view text, std::string_view source, DaemonConf
   if (const toml::table* t = f.table("limits", "a table ([limits])")) {
     Fields lf = fields(*t, "limits");
     read_limits(lf, &out->limits);
-    f.fail(lf.finish());
+    f.fail(lf.finish(limit_key_names()));
   }
   if (const toml::node* n = f.get("device")) f.fail(read_devices(*n, out));
   return f.finish("[daemon], [eal], [limits] or [[device]]");

@@ -1,5 +1,7 @@
 #include "apps/uroced/config_values.h"
 
+#include "apps/uroced/config_keys.h"
+
 #include <algorithm>
 #include <cassert>
 #include <charconv>
@@ -32,10 +34,13 @@ bool all_of(std::string_view s, bool (*pred)(char)) {
 bool is_name_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; }
 bool is_hex_char(char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; }
 
-// An ibdev name as sysfs and the protocol (kNameBytes) allow.
-bool valid_ibdev_name(std::string_view s) {
-  return !s.empty() && s.size() <= 63 && std::isalpha(static_cast<unsigned char>(s[0])) != 0 &&
-         all_of(s, is_name_char);
+std::string check_ibdev_name(std::string_view s, const std::string& key) {
+  if (!s.empty() && s.size() <= 63 && std::isalpha(static_cast<unsigned char>(s[0])) != 0 &&
+      all_of(s, is_name_char)) {
+    return {};
+  }
+  return key + ": " + in_quotes(s) +
+         " must start with a letter and have at most 63 letters, digits or '_'";
 }
 
 // "DDDD:BB:DD.F" or "BB:DD.F", hex digits.
@@ -54,8 +59,7 @@ bool is_pci_address(std::string_view s) {
          s[p + 6] >= '0' && s[p + 6] <= '7';
 }
 
-std::string parse_port(std::string_view s, std::size_t index, PortSpec* out) {
-  const std::string key = dev_key(index, "port");
+std::string parse_port(std::string_view s, const std::string& key, PortSpec* out) {
   if (s.starts_with("ring:")) {
     const std::string_view name = s.substr(5);
     if (name.empty() || name.size() > kMaxRingName || !all_of(name, is_name_char)) {
@@ -82,284 +86,49 @@ std::string parse_port(std::string_view s, std::size_t index, PortSpec* out) {
          "address or \"ring:NAME\"";
 }
 
-std::string set_mac(std::string_view s, std::size_t index, DeviceConfig* d) {
+std::string set_mac(std::string_view s, const std::string& key, DeviceConfig* d) {
   const auto m = wire::MacAddr::parse(s);
   if (!m) {
-    return dev_key(index, "mac") + ": " + in_quotes(s) +
+    return key + ": " + in_quotes(s) +
            " is not a MAC address (expected six hex bytes like 02:00:00:00:00:01)";
   }
   d->mac = *m;
   return {};
 }
 
-std::string set_ipv4(std::string_view s, std::size_t index, DeviceConfig* d) {
+std::string set_ipv4(std::string_view s, const std::string& key, DeviceConfig* d) {
   const auto a = wire::Ipv4Addr::parse(s);
   if (!a) {
-    return dev_key(index, "ipv4") + ": " + in_quotes(s) +
-           " is not an IPv4 address (expected a.b.c.d)";
+    return key + ": " + in_quotes(s) + " is not an IPv4 address (expected a.b.c.d)";
   }
   d->ipv4 = *a;
   return {};
 }
 
-std::string set_ipv6(std::string_view s, std::size_t index, DeviceConfig* d) {
+std::string set_ipv6(std::string_view s, const std::string& key, DeviceConfig* d) {
   const auto a = wire::Ipv6Addr::parse(s);
-  if (!a) return dev_key(index, "ipv6") + ": " + in_quotes(s) + " is not an IPv6 address";
+  if (!a) return key + ": " + in_quotes(s) + " is not an IPv6 address";
   // The link-local address is GID 0, derived from the MAC; this key adds a
   // routable unicast one.
   if (a->is_zero() || a->is_multicast() || a->is_link_local() || a->is_ipv4_mapped() ||
       *a == *wire::Ipv6Addr::parse("::1")) {
-    return dev_key(index, "ipv6") + ": " + a->to_string() +
+    return key + ": " + a->to_string() +
            " is not a global unicast address (the link-local one is GID 0, from the MAC)";
   }
   d->ipv6 = *a;
   return {};
 }
 
-std::string set_mtu(std::int64_t v, std::size_t index, DeviceConfig* d) {
-  if (v < kMinMtu || v > kMaxMtu) {
-    return dev_key(index, "mtu") + ": " + std::to_string(v) + " is outside " +
-           std::to_string(kMinMtu) + ".." + std::to_string(kMaxMtu);
-  }
-  d->mtu = static_cast<std::uint32_t>(v);
-  return {};
-}
-
-std::string set_port(std::string_view s, std::size_t index, DeviceConfig* d) {
+std::string set_port(std::string_view s, const std::string& key, DeviceConfig* d) {
   d->port = std::string(s);
-  return parse_port(s, index, &d->port_spec);
+  return parse_port(s, key, &d->port_spec);
 }
-
-// ---- Loss injection keys (shared by [[device]] and --device) -----------------
-
-bool is_impair_key(std::string_view k) {
-  return std::find(kImpairKeys.begin(), kImpairKeys.end(), k) != kImpairKeys.end();
-}
-
-// One loss injection key from an integer (`is_int`) or a real value.
-std::string set_impair(std::string_view name, bool is_int, std::int64_t i, double r,
-                       std::size_t index, DeviceConfig* d) {
-  const std::string key = dev_key(index, std::string(name).c_str());
-  engine::ImpairConfig& c = d->impair;
-  if (name == "drop_tx_rate" || name == "drop_rx_rate") {
-    const double v = is_int ? static_cast<double>(i) : r;
-    if (!(v >= 0 && v <= 1)) {
-      return key + ": " + (is_int ? std::to_string(i) : fmt_real(v)) +
-             " is outside 0..1 (a fraction of RoCEv2 frames)";
-    }
-    (name == "drop_tx_rate" ? c.drop_tx_rate : c.drop_rx_rate) = v;
-    return {};
-  }
-  if (!is_int) return key + ": expected an integer";
-  if (name == "drop_seed") {
-    if (i < 0) return key + ": " + std::to_string(i) + " is negative";
-    c.drop_seed = static_cast<std::uint64_t>(i);
-    return {};
-  }
-  const bool cap = name == "drop_tx_max" || name == "drop_rx_max";
-  if (i < 0 || i > std::numeric_limits<std::uint32_t>::max()) {
-    return key + ": " + std::to_string(i) +
-           " is outside 0..4294967295 (0 = " + (cap ? "no cap" : "off") + ")";
-  }
-  std::uint32_t* field = name == "drop_tx_every"   ? &c.drop_tx_every
-                         : name == "drop_rx_every" ? &c.drop_rx_every
-                         : name == "drop_tx_max"   ? &c.drop_tx_max
-                                                   : &c.drop_rx_max;
-  *field = static_cast<std::uint32_t>(i);
-  return {};
-}
-
-// The same from --device text: an integer, or (rates only) a real number.
-std::string set_impair_text(std::string_view name, std::string_view val, std::size_t index,
-                            DeviceConfig* d) {
-  const std::string key = dev_key(index, std::string(name).c_str());
-  const char* b = val.data();
-  const char* e = val.data() + val.size();
-  if (name == "drop_seed") {
-    // The whole unsigned 64-bit range.
-    std::uint64_t u = 0;
-    const auto r = std::from_chars(b, e, u);
-    if (val.empty() || r.ec != std::errc() || r.ptr != e) {
-      return key + ": " + in_quotes(val) + " is not an unsigned integer";
-    }
-    d->impair.drop_seed = u;
-    return {};
-  }
-  std::int64_t i = 0;
-  const auto ri = std::from_chars(b, e, i);
-  if (!val.empty() && ri.ec == std::errc() && ri.ptr == e) {
-    return set_impair(name, true, i, 0, index, d);
-  }
-  if (name == "drop_tx_rate" || name == "drop_rx_rate") {
-    double v = 0;
-    const auto rr = std::from_chars(b, e, v);
-    if (val.empty() || rr.ec != std::errc() || rr.ptr != e) {
-      return key + ": " + in_quotes(val) + " is not a number";
-    }
-    return set_impair(name, false, 0, v, index, d);
-  }
-  return key + ": " + in_quotes(val) + " is not an integer";
-}
-
-// ---- PFC and TTL keys ----------------------------------------------------------
-
-// "3" or "3,4,6" (priorities 0..7) or "none" into a mask.
-std::string parse_priorities(std::string_view s, const std::string& key, std::uint8_t* mask,
-                             std::string_view noun) {
-  std::uint8_t m = 0;
-  if (s != "none") {
-    std::size_t pos = 0;
-    while (pos <= s.size()) {
-      const std::size_t end = std::min(s.find(',', pos), s.size());
-      const std::string_view item = s.substr(pos, end - pos);
-      pos = end + 1;
-      if (item.size() != 1 || item[0] < '0' || item[0] > '7') {
-        return key + ": " + in_quotes(s) + " is not a list of " + std::string(noun) +
-               " 0..7 (e.g. \"3\" or \"3,4\"; \"none\")";
-      }
-      m = static_cast<std::uint8_t>(m | (1u << (item[0] - '0')));
-    }
-  }
-  *mask = m;
-  return {};
-}
-
-std::string set_tx_ttl(std::int64_t v, const std::string& key, DeviceConfig* d) {
-  if (v < 1 || v > 255) return key + ": " + std::to_string(v) + " is outside 1..255";
-  d->pfc.ttl.tx_ttl = static_cast<std::uint8_t>(v);
-  return {};
-}
-
-std::string set_link_mbps(std::int64_t v, const std::string& key, DeviceConfig* d) {
-  if (v < 0 || v > 1'000'000) {
-    return key + ": " + std::to_string(v) + " is outside 0..1000000 (0 = ask the port)";
-  }
-  d->link_mbps = static_cast<std::uint32_t>(v);
-  return {};
-}
-
-// ---- TX scheduling keys -----------------------------------------------------------
 
 std::string set_isolation(std::string_view s, const std::string& key, DeviceConfig* d) {
   if (!sched::parse_isolation(s, &d->sched.isolation)) {
     return key + ": " + in_quotes(s) + " is not an isolation mode (expected " +
            std::string(sched::kIsolationModes) + ")";
   }
-  return {};
-}
-
-void set_strict_classes(std::uint8_t mask, DeviceConfig* d) { d->sched.classes.set_strict(mask); }
-
-std::string set_class_weight(std::size_t c, std::int64_t w, const std::string& key,
-                             DeviceConfig* d) {
-  assert(c < sched::kNumClasses);
-  if (w < 1 || w > kMaxClassWeight) {
-    return key + ": " + std::to_string(w) + " is outside 1.." + std::to_string(kMaxClassWeight);
-  }
-  d->sched.classes.classes[c].weight = static_cast<std::uint32_t>(w);
-  return {};
-}
-
-std::string set_class_rate(std::size_t c, std::int64_t mbps, const std::string& key,
-                           DeviceConfig* d) {
-  assert(c < sched::kNumClasses);
-  if (mbps < 0 || mbps > sched::kMaxClassRateMbps) {
-    return key + ": " + std::to_string(mbps) + " is outside 0.." +
-           std::to_string(sched::kMaxClassRateMbps);
-  }
-  d->sched.classes.classes[c].rate_mbps = static_cast<std::uint32_t>(mbps);
-  return {};
-}
-
-namespace {
-
-// --device's per-class lists: at most kNumClasses integers, classes 0.. in
-// order, each applied by set(class, value, "key[class]", d).
-template <class Set>
-std::string parse_class_list(std::string_view s, const std::string& key, std::string_view what,
-                             std::string_view example, DeviceConfig* d, Set set) {
-  const std::string bad = key + ": " + in_quotes(s) + " is not a list of at most " +
-                          std::to_string(sched::kNumClasses) + " " + std::string(what) +
-                          " (classes 0.. in order, e.g. \"" + std::string(example) + "\")";
-  std::size_t pos = 0;
-  for (std::size_t c = 0; pos <= s.size(); ++c) {
-    const std::size_t end = std::min(s.find(',', pos), s.size());
-    const std::string_view item = s.substr(pos, end - pos);
-    pos = end + 1;
-    std::int64_t v = 0;
-    const auto r = std::from_chars(item.data(), item.data() + item.size(), v);
-    if (c >= sched::kNumClasses || item.empty() || r.ec != std::errc() ||
-        r.ptr != item.data() + item.size()) {
-      return bad;
-    }
-    if (std::string err = set(c, v, key + "[" + std::to_string(c) + "]", d); !err.empty()) {
-      return err;
-    }
-  }
-  return {};
-}
-
-}  // namespace
-
-std::string parse_class_weights(std::string_view s, const std::string& key, DeviceConfig* d) {
-  return parse_class_list(s, key, "weights", "1,1,2,4", d, set_class_weight);
-}
-
-std::string parse_class_rates(std::string_view s, const std::string& key, DeviceConfig* d) {
-  return parse_class_list(s, key, "rates in Mb/s", "0,0,0,1000", d, set_class_rate);
-}
-
-std::string set_pace_granularity(std::int64_t v, const std::string& key, DeviceConfig* d) {
-  if (v < kMinPaceGranularityNs || v > kMaxPaceGranularityNs) {
-    return key + ": " + std::to_string(v) + " is outside " + std::to_string(kMinPaceGranularityNs) +
-           ".." + std::to_string(kMaxPaceGranularityNs);
-  }
-  d->pacer.granularity_ns = static_cast<TimeNs>(v);
-  return {};
-}
-
-std::string set_class_quantum(std::int64_t v, const std::string& key, DeviceConfig* d) {
-  if (v < sched::kMinClassQuantum || v > sched::kMaxClassQuantum) {
-    return key + ": " + std::to_string(v) + " is outside " +
-           std::to_string(sched::kMinClassQuantum) + ".." + std::to_string(sched::kMaxClassQuantum);
-  }
-  d->sched.classes.class_quantum = static_cast<std::uint32_t>(v);
-  return {};
-}
-
-std::string set_tx_limit_bytes(std::int64_t v, const std::string& key, DeviceConfig* d) {
-  if (v < 0 || v > sched::kMaxPortLimitBytes) {
-    return key + ": " + std::to_string(v) + " is outside 0.." +
-           std::to_string(sched::kMaxPortLimitBytes) + " (0 = no limit)";
-  }
-  d->tx_limit_bytes = static_cast<std::uint32_t>(v);
-  return {};
-}
-
-// ---- DCQCN keys -------------------------------------------------------------------
-
-std::string parse_on_off(std::string_view s, const std::string& key, bool* out) {
-  if (s == "on") {
-    *out = true;
-  } else if (s == "off") {
-    *out = false;
-  } else {
-    return key + ": " + in_quotes(s) + " is not on or off";
-  }
-  return {};
-}
-
-std::string set_cnp_dscp(std::int64_t v, const std::string& key, DeviceConfig* d) {
-  if (v < 0 || v > 63) return key + ": " + std::to_string(v) + " is outside 0..63";
-  d->dcqcn.cnp_dscp = static_cast<std::uint8_t>(v);
-  return {};
-}
-
-std::string set_cnp_interval_us(std::int64_t v, const std::string& key, DeviceConfig* d) {
-  if (v < 1 || v > kMaxCnpIntervalUs) {
-    return key + ": " + std::to_string(v) + " is outside 1.." + std::to_string(kMaxCnpIntervalUs);
-  }
-  d->dcqcn.cnp_interval_ns = static_cast<TimeNs>(v) * kNsPerUs;
   return {};
 }
 
@@ -435,10 +204,13 @@ std::string missing_port(std::size_t index) {
 
 // The keys every device must have, checked after all its keys were read.
 std::string check_required(const std::set<std::string, std::less<>>& seen, std::size_t index) {
-  if (!seen.contains("name")) return dev_key(index, "name") + ": missing";
-  if (!seen.contains("port")) return missing_port(index);
-  if (!seen.contains("mac")) return dev_key(index, "mac") + ": missing";
-  if (!seen.contains("ipv4")) return dev_key(index, "ipv4") + ": missing";
+  for (const KeySet<DeviceConfig>& set : device_key_sets()) {
+    for (const KeyDesc<DeviceConfig>& k : set.keys) {
+      if (!k.required || seen.contains(k.name)) continue;
+      if (k.name == "port") return missing_port(index);
+      return dev_key(index, std::string(k.name).c_str()) + ": missing";
+    }
+  }
   return {};
 }
 
@@ -526,10 +298,6 @@ std::string check_device_values(const DeviceConfig& d, std::size_t i) {
   const std::uint32_t top = d.ipv4.v >> 24;
   if (d.ipv4.v == 0 || top == 127 || top >= 224) {
     return dev_key(i, "ipv4") + ": " + d.ipv4.to_string() + " is not a unicast host address";
-  }
-  if (d.mtu < kMinMtu || d.mtu > kMaxMtu) {
-    return dev_key(i, "mtu") + ": " + std::to_string(d.mtu) + " is outside " +
-           std::to_string(kMinMtu) + ".." + std::to_string(kMaxMtu);
   }
   if (d.port.empty()) return missing_port(i);
   if (const char* f = d.impair.first_bad_field(); f != nullptr) {

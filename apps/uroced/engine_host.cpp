@@ -46,6 +46,7 @@ engine::VnicConfig vnic_config(const DeviceConfig& d, std::uint64_t link) {
   vc.ip = d.ipv4;
   vc.ip6 = d.ipv6;
   vc.eth_mtu = d.mtu;
+  vc.max_qps = d.max_qps;
   // Keys that a peer cannot predict (mr_table.h).
   vc.key_seed = (std::uint64_t{std::random_device{}()} << 32) | std::random_device{}();
   vc.impair = d.impair;

@@ -6,15 +6,12 @@
 #include <string>
 
 #include "apps/uroced/config.h"
+#include "apps/uroced/config_keys.h"
 #include "apps/uroced/config_values.h"
 #include "tests/apps/uroced/config_test_support.h"
 
 namespace uroce::daemon {
 namespace {
-
-using config_detail::find_homa_key;
-using config_detail::HomaKey;
-using config_detail::kHomaKeys;
 
 constexpr const char* kDev = "name=uroce0;port=ring:p0;mac=02:00:00:00:00:01;ipv4=10.0.0.1;";
 
@@ -145,34 +142,37 @@ TEST(ConfigHoma, Toml_ExactErrors) {
 // and lo - 1 refused by it, hi accepted; where hi is the scheduler's own
 // bound (not the field's or the daemon's), hi + 1 refused by it too.
 TEST(ConfigHoma, KeyRangesAgreeWithFirstBadField) {
-  for (const HomaKey& k : kHomaKeys) {
+  auto set = [](const KeyDesc<DeviceConfig>& k, std::int64_t v, DeviceConfig* d) {
+    ASSERT_EQ(k.set(KeyValue::of_int(v), "k", d), "");
+  };
+  const KeyDesc<DeviceConfig>& resend = *find_device_key("homa_resend_us");
+  for (const KeyDesc<DeviceConfig>& k : homa_keys()) {
+    if (k.type == KeyType::kSwitch) continue;  // homa itself
     SCOPED_TRACE(std::string(k.name));
-    sched::homa::HomaSettings s;
-    if (k.more_than != nullptr) {
-      // Its lower bound is the other key's value.
-      const HomaKey* o = find_homa_key(k.more_than);
-      ASSERT_NE(o, nullptr);
-      k.set(s, o->get(s) + 1);
-      EXPECT_EQ(s.first_bad_field(), "");
-      k.set(s, o->get(s));
-      EXPECT_EQ(s.first_bad_field(), k.name);
+    DeviceConfig d;
+    if (k.name == "homa_grant_timeout_us") {
+      // Its lower bound is the resend interval.
+      set(k, resend.get(d).i + 1, &d);
+      EXPECT_EQ(d.homa.first_bad_field(), "");
+      set(k, resend.get(d).i, &d);
+      EXPECT_EQ(d.homa.first_bad_field(), k.name);
       continue;
     }
-    k.set(s, k.lo);
-    EXPECT_EQ(s.first_bad_field(), "");
-    EXPECT_EQ(k.get(s), k.lo);
+    set(k, k.lo, &d);
+    EXPECT_EQ(d.homa.first_bad_field(), "");
+    EXPECT_EQ(k.get(d).i, k.lo);
     if (k.lo > 0) {
-      k.set(s, k.lo - 1);
-      EXPECT_EQ(s.first_bad_field(), k.name);
+      set(k, k.lo - 1, &d);
+      EXPECT_EQ(d.homa.first_bad_field(), k.name);
     }
-    k.set(s, k.hi);
+    set(k, k.hi, &d);
     // The longest resend needs a longer timeout beside it.
-    if (k.name == "homa_resend_us") find_homa_key("homa_grant_timeout_us")->set(s, k.hi + 1);
-    EXPECT_EQ(s.first_bad_field(), "");
-    EXPECT_EQ(k.get(s), k.hi);
+    if (k.name == "homa_resend_us") set(*find_device_key("homa_grant_timeout_us"), k.hi + 1, &d);
+    EXPECT_EQ(d.homa.first_bad_field(), "");
+    EXPECT_EQ(k.get(d).i, k.hi);
     if (k.hi < 1000) {
-      k.set(s, k.hi + 1);
-      EXPECT_EQ(s.first_bad_field(), k.name);
+      set(k, k.hi + 1, &d);
+      EXPECT_EQ(d.homa.first_bad_field(), k.name);
     }
   }
 }

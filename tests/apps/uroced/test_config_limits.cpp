@@ -9,7 +9,6 @@ namespace uroce::daemon {
 namespace {
 
 using config_detail::parse_limit_arg;
-using config_detail::set_limit;
 
 TEST(LoadToml_Limits, ReadsTheTable) {
   DaemonConfig cfg;
@@ -21,7 +20,7 @@ TEST(LoadToml_Limits, ReadsTheTable) {
   EXPECT_EQ(cfg.limits.user_qps, 5u);
   EXPECT_EQ(cfg.limits.client_map_bytes, std::uint64_t{1} << 47);
   EXPECT_EQ(load_toml("[limits]\nuser_reg_bytes = 140737488355329\n", "t.toml", &cfg),
-            "limits.user_reg_bytes: 140737488355329 is outside 0..140737488355328");
+            "limits.user_reg_bytes: 140737488355329 is outside 0..140737488355328 (0 = 16 TiB)");
 }
 
 TEST(LoadToml_Limits, DefaultsWithoutTheTable) {
@@ -34,7 +33,10 @@ TEST(LoadToml_Limits, OutOfRangeAndUnknownNameTheKey) {
   DaemonConfig cfg;
   EXPECT_EQ(load_toml("[limits]\nconnections = 0\n", "t.toml", &cfg),
             "limits.connections: 0 is outside 1..65536");
-  EXPECT_EQ(load_toml("[limits]\nthreads = 3\n", "t.toml", &cfg), "limits.threads: unknown key");
+  EXPECT_EQ(load_toml("[limits]\nthreads = 3\n", "t.toml", &cfg),
+            "limits.threads: unknown key (expected connections, user_connections, user_qps, "
+            "user_cqs, user_mrs, user_reg_bytes, user_map_bytes, client_qps, client_cqs, "
+            "client_mrs, client_reg_bytes or client_map_bytes)");
 }
 
 TEST(ParseLimitArg_Valid, SetsTheKey) {
@@ -52,13 +54,14 @@ TEST(ParseLimitArg_Errors, NameTheOption) {
   EXPECT_EQ(parse_limit_arg("bogus=1", &l),
             "--limit bogus: unknown limit (expected one of connections, user_connections, "
             "user_qps, user_cqs, user_mrs, user_reg_bytes, user_map_bytes, client_qps, "
-            "client_cqs, client_mrs, client_reg_bytes, client_map_bytes)");
+            "client_cqs, client_mrs, client_reg_bytes or client_map_bytes)");
   EXPECT_EQ(l.connections, 256u);
 }
 
-TEST(SetLimit_Negative, Rejected) {
+TEST(ParseLimitArg_Negative, Rejected) {
   Limits l;
-  EXPECT_EQ(set_limit("connections", -1, "k", &l), "k: -1 is outside 1..65536");
+  EXPECT_EQ(parse_limit_arg("connections=-1", &l), "--limit connections: -1 is outside 1..65536");
+  EXPECT_EQ(l.connections, 256u);
 }
 
 TEST(ApplyCommandLine_Limit, OverridesTheFile) {

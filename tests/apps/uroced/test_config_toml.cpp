@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "apps/uroced/config.h"
+#include "apps/uroced/config_keys.h"
 #include "tests/apps/uroced/config_test_support.h"
 
 namespace uroce::daemon {
@@ -269,7 +270,8 @@ TEST(LoadToml_PortForms, VdevAndPci) {
 
 TEST(LoadToml_UnknownKeys, Rejected) {
   EXPECT_EQ(error_of(with("poll = \"busy\"", "pol = \"busy\"")), "daemon.pol: unknown key");
-  EXPECT_EQ(error_of(with("mtu = 9000", "mut = 9000")), "device[0].mut: unknown key");
+  EXPECT_EQ(error_of(with("mtu = 9000", "mut = 9000")),
+            "device[0].mut: unknown key (expected " + device_key_names(kInFile) + ")");
   EXPECT_EQ(error_of(std::string(kTwoDevices) + "[other]\n"),
             "other: unknown key (expected [daemon], [eal], [limits] or [[device]])");
 }
@@ -316,7 +318,7 @@ TEST(LoadToml_Impairment, ReadsEveryKeyAndNamesErrors) {
   EXPECT_EQ(error_of(with("mtu = 9000", "drop_rx_max = 1.5")),
             "device[0].drop_rx_max: expected an integer");
   EXPECT_EQ(error_of(with("mtu = 9000", "drop_seed = true")),
-            "device[0].drop_seed: expected a number");
+            "device[0].drop_seed: expected an integer");
 }
 
 TEST(LoadToml_Pfc, ReadsEveryKey) {
