@@ -33,6 +33,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "datapath/base/counter_fields.h"
 #include "datapath/base/time.h"
 #include "datapath/wire/addr.h"
 #include "datapath/wire/pfc.h"
@@ -93,6 +94,23 @@ struct IngressPrioCounters {
   std::uint64_t peak_bytes = 0;
 };
 
+inline constexpr counters::FieldList<IngressPrioCounters, 10> kIngressPrioCounterFields{{
+    {"rx_packets", &IngressPrioCounters::rx_packets, ""},
+    {"rx_bytes", &IngressPrioCounters::rx_bytes, ""},
+    {"processed_bytes", &IngressPrioCounters::processed_bytes, ""},
+    {"drops_lossy_full", &IngressPrioCounters::drops_lossy_full, ""},
+    {"drops_headroom_full", &IngressPrioCounters::drops_headroom_full, ""},
+    {"xoff_sent", &IngressPrioCounters::xoff_sent, ""},
+    {"refresh_sent", &IngressPrioCounters::refresh_sent, ""},
+    {"xon_sent", &IngressPrioCounters::xon_sent, ""},
+    {"refresh_late", &IngressPrioCounters::refresh_late, "refresh sent after the pause had lapsed"},
+    {"peak_bytes", &IngressPrioCounters::peak_bytes, ""},
+}};
+static_assert(counters::covers(kIngressPrioCounterFields));
+constexpr const auto& counter_fields(const IngressPrioCounters&) {
+  return kIngressPrioCounterFields;
+}
+
 struct IngressCounters {
   std::array<IngressPrioCounters, kNumPriorities> prio{};
   std::uint64_t frames_sent = 0;
@@ -100,6 +118,15 @@ struct IngressCounters {
   std::uint64_t bad_priority = 0;
   std::uint64_t release_underflow = 0;  // on_processed() beyond occupied()
 };
+
+inline constexpr counters::FieldList<IngressCounters, 4> kIngressCounterFields{{
+    {"frames_sent", &IngressCounters::frames_sent, ""},
+    {"tx_no_buffer", &IngressCounters::tx_no_buffer, ""},
+    {"bad_priority", &IngressCounters::bad_priority, ""},
+    {"release_underflow", &IngressCounters::release_underflow, "on_processed() beyond occupied()"},
+}};
+static_assert(counters::covers(kIngressCounterFields, &IngressCounters::prio));
+constexpr const auto& counter_fields(const IngressCounters&) { return kIngressCounterFields; }
 
 class IngressAccounting {
  public:

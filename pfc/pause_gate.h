@@ -28,6 +28,7 @@
 #include <span>
 #include <string_view>
 
+#include "datapath/base/counter_fields.h"
 #include "datapath/base/time.h"
 #include "datapath/wire/pfc.h"
 #include "pfc/priority_map.h"
@@ -70,6 +71,20 @@ struct PauseGatePrioCounters {
   std::uint64_t storm_drops = 0;      // packets dropped under kDropTraffic
 };
 
+inline constexpr counters::FieldList<PauseGatePrioCounters, 6> kPauseGatePrioCounterFields{{
+    {"pause_rx", &PauseGatePrioCounters::pause_rx, "non-zero quanta honoured or tracked"},
+    {"resume_rx", &PauseGatePrioCounters::resume_rx, "zero quanta"},
+    {"disabled_rx", &PauseGatePrioCounters::disabled_rx, "class bit set, priority not PFC-enabled"},
+    {"quanta_clamped", &PauseGatePrioCounters::quanta_clamped, "above max_quanta"},
+    {"ignored_stormed", &PauseGatePrioCounters::ignored_stormed,
+     "pauses overridden by kIgnorePauses"},
+    {"storm_drops", &PauseGatePrioCounters::storm_drops, "packets dropped under kDropTraffic"},
+}};
+static_assert(counters::covers(kPauseGatePrioCounterFields));
+constexpr const auto& counter_fields(const PauseGatePrioCounters&) {
+  return kPauseGatePrioCounterFields;
+}
+
 struct PauseGateCounters {
   std::array<PauseGatePrioCounters, kNumPriorities> prio{};
   std::uint64_t frames_rx = 0;  // every frame handed to on_frame()
@@ -78,6 +93,15 @@ struct PauseGateCounters {
   std::uint64_t parse_unknown = 0;       // a codec error this table does not know
   std::uint64_t empty_class_vector = 0;  // parsed, but no class bit set
 };
+
+inline constexpr counters::FieldList<PauseGateCounters, 3> kPauseGateCounterFields{{
+    {"frames_rx", &PauseGateCounters::frames_rx, "every frame handed to on_frame()"},
+    {"parse_unknown", &PauseGateCounters::parse_unknown, "a codec error this table does not know"},
+    {"empty_class_vector", &PauseGateCounters::empty_class_vector, "parsed, but no class bit set"},
+}};
+static_assert(counters::covers(kPauseGateCounterFields, &PauseGateCounters::prio,
+                               &PauseGateCounters::parse));
+constexpr const auto& counter_fields(const PauseGateCounters&) { return kPauseGateCounterFields; }
 
 class PauseGate {
  public:

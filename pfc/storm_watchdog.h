@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "datapath/base/counter_fields.h"
 #include "datapath/base/time.h"
 #include "pfc/events.h"
 #include "pfc/pause_gate.h"
@@ -47,6 +48,13 @@ struct StormPrioCounters {
   std::uint64_t storms_detected = 0;
   std::uint64_t storms_restored = 0;
 };
+
+inline constexpr counters::FieldList<StormPrioCounters, 2> kStormPrioCounterFields{{
+    {"storms_detected", &StormPrioCounters::storms_detected, ""},
+    {"storms_restored", &StormPrioCounters::storms_restored, ""},
+}};
+static_assert(counters::covers(kStormPrioCounterFields));
+constexpr const auto& counter_fields(const StormPrioCounters&) { return kStormPrioCounterFields; }
 
 class StormWatchdog {
  public:

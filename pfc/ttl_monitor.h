@@ -28,6 +28,7 @@
 #include <string_view>
 #include <vector>
 
+#include "datapath/base/counter_fields.h"
 #include "datapath/base/time.h"
 #include "datapath/wire/addr.h"
 #include "datapath/wire/parser.h"
@@ -91,6 +92,22 @@ struct TtlCounters {
   std::uint64_t events_logged = 0;
   std::uint64_t events_suppressed = 0;
 };
+
+inline constexpr counters::FieldList<TtlCounters, 11> kTtlCounterFields{{
+    {"rx_checked", &TtlCounters::rx_checked, ""},
+    {"own_packets", &TtlCounters::own_packets, ""},
+    {"replay_lower_ttl", &TtlCounters::replay_lower_ttl, ""},
+    {"replay_same_ttl", &TtlCounters::replay_same_ttl, ""},
+    {"replay_higher_ttl", &TtlCounters::replay_higher_ttl, ""},
+    {"replay_evictions", &TtlCounters::replay_evictions, "a live entry replaced by another key"},
+    {"outliers_low", &TtlCounters::outliers_low, ""},
+    {"outliers_high", &TtlCounters::outliers_high, ""},
+    {"peer_evictions", &TtlCounters::peer_evictions, ""},
+    {"events_logged", &TtlCounters::events_logged, ""},
+    {"events_suppressed", &TtlCounters::events_suppressed, ""},
+}};
+static_assert(counters::covers(kTtlCounterFields));
+constexpr const auto& counter_fields(const TtlCounters&) { return kTtlCounterFields; }
 
 class TtlMonitor {
  public:

@@ -32,6 +32,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "datapath/base/counter_fields.h"
 #include "datapath/base/time.h"
 
 namespace uroce::sched {
@@ -75,6 +76,17 @@ struct DcqcnCounters {
   std::uint64_t additive = 0;
   std::uint64_t hyper = 0;
 };
+
+inline constexpr counters::FieldList<DcqcnCounters, 6> kDcqcnCounterFields{{
+    {"cnps", &DcqcnCounters::cnps, "CNPs received"},
+    {"cnps_ignored", &DcqcnCounters::cnps_ignored, "within the reduce period of the last decrease"},
+    {"decreases", &DcqcnCounters::decreases, ""},
+    {"fast_recovery", &DcqcnCounters::fast_recovery, "increase events by stage"},
+    {"additive", &DcqcnCounters::additive, ""},
+    {"hyper", &DcqcnCounters::hyper, ""},
+}};
+static_assert(counters::covers(kDcqcnCounterFields));
+constexpr const auto& counter_fields(const DcqcnCounters&) { return kDcqcnCounterFields; }
 
 class DcqcnRp {
  public:

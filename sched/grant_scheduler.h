@@ -39,6 +39,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "datapath/base/counter_fields.h"
 #include "sched/tx_scheduler.h"
 
 namespace uroce::sched::homa {
@@ -80,6 +81,22 @@ struct GrantCounters {
   std::uint64_t bad_length = 0;       // a packet past its message's length, or lengths disagree
   std::uint64_t incoming_capped = 0;  // polls that held a grant back for max_incoming
 };
+
+inline constexpr counters::FieldList<GrantCounters, 9> kGrantCounterFields{{
+    {"messages", &GrantCounters::messages, "incoming messages tracked, ever"},
+    {"completed", &GrantCounters::completed, "fully received"},
+    {"grants", &GrantCounters::grants, "Grants produced, resends included"},
+    {"resends", &GrantCounters::resends, ""},
+    {"fifo_grants", &GrantCounters::fifo_grants, ""},
+    {"granted_bytes", &GrantCounters::granted_bytes, ""},
+    {"table_full", &GrantCounters::table_full, "a new message found no free entry (not scheduled)"},
+    {"bad_length", &GrantCounters::bad_length,
+     "a packet past its message's length, or lengths disagree"},
+    {"incoming_capped", &GrantCounters::incoming_capped,
+     "polls that held a grant back for max_incoming"},
+}};
+static_assert(counters::covers(kGrantCounterFields));
+constexpr const auto& counter_fields(const GrantCounters&) { return kGrantCounterFields; }
 
 enum class DataResult : std::uint8_t { kTracked, kCompleted, kTableFull, kBadLength };
 

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "apps/counters_json.h"
 #include "testbed/dc_flow.h"
 #include "testbed/engine_report.h"
 #include "testbed/simulator.h"
@@ -15,6 +16,11 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
+// What a DC flow's summary shows of its targets' DCTs.
+constexpr auto kTargetDct =
+    counters::pick(transport::kDctCounterFields, {"rx_requests", "tx_busy", "tx_gone", "tx_unknown",
+                                                  "drop_stale", "key_violations"});
+
 double milli_round(double v) { return std::round(v * 1000.0) / 1000.0; }
 
 // The DCI: its streams' connection counters summed, and its lanes' RC
@@ -23,43 +29,17 @@ Json dci_json(DcFlow& f) {
   engine::QpStatus st;
   if (f.src().status(f.dci(), &st) != 0) return Json(nullptr);
   transport::DcStreamCounters sum;
-  for (const engine::QpStatus::DcStream& s : st.dci_streams) {
-    sum.connects += s.ctr.connects;
-    sum.wait_switch += s.ctr.wait_switch;
-    sum.disconnects += s.ctr.disconnects;
-    sum.gone += s.ctr.gone;
-    sum.unknown_restart += s.ctr.unknown_restart;
-    sum.unknown_abort += s.ctr.unknown_abort;
-    sum.busy += s.ctr.busy;
-    sum.key_violations += s.ctr.key_violations;
-    sum.stale_answers += s.ctr.stale_answers;
-  }
+  for (const engine::QpStatus::DcStream& s : st.dci_streams) counters::add(sum, s.ctr);
   Json j;
   j["qpn"] = st.qpn;
   j["state"] = static_cast<int>(st.state);
   j["streams"] = st.dci_streams.size();
-  j["connects"] = sum.connects;
+  counters::put(j, sum);
   // A connection the target retired (GONE) or never opened (UNKNOWN before
   // any response) under the stream: it starts one again for what is left.
   j["reconnects"] = sum.gone + sum.unknown_restart;
-  j["disconnects"] = sum.disconnects;
-  j["wait_switch"] = sum.wait_switch;
-  j["gone"] = sum.gone;
-  j["unknown_restart"] = sum.unknown_restart;
-  j["unknown_abort"] = sum.unknown_abort;
-  j["busy"] = sum.busy;
-  j["key_violations"] = sum.key_violations;
-  j["stale_answers"] = sum.stale_answers;
   j["stream_recoveries"] = st.dci.stream_recoveries;
-  j["tx_packets"] = st.engine.tx_packets;
-  j["rx_packets"] = st.engine.rx_packets;
-  j["tx_requests"] = st.rc.tx_requests;
-  j["tx_retransmits"] = st.rc.tx_retransmits;
-  j["timeouts"] = st.rc.timeouts;
-  j["rx_seq_naks"] = st.rc.rx_seq_naks;
-  j["rx_rnr_naks"] = st.rc.rx_rnr_naks;
-  j["go_back_n"] = st.rc.go_back_n;
-  j["rx_acks"] = st.rc.rx_acks;
+  put_qp_counters(j, st, false);
   return j;
 }
 
@@ -76,12 +56,7 @@ Json target_json(DcFlow& f, std::uint32_t k, const std::string& host) {
   engine::QpStatus st;
   if (f.target_driver(k).status(f.dct(k), &st) == 0) {
     j["dctn"] = st.qpn;
-    j["rx_requests"] = st.dct.rx_requests;
-    j["tx_busy"] = st.dct.tx_busy;
-    j["tx_gone"] = st.dct.tx_gone;
-    j["tx_unknown"] = st.dct.tx_unknown;
-    j["drop_stale"] = st.dct.drop_stale;
-    j["key_violations"] = st.dct.key_violations;
+    counters::put(j, st.dct, kTargetDct);
     j["contexts_end"] = st.dct_contexts;
     j["rx_duplicates"] = st.rc.rx_duplicates;
   }
@@ -92,15 +67,9 @@ Json target_json(DcFlow& f, std::uint32_t k, const std::string& host) {
   pool["capacity"] = p->table().capacity();
   pool["open_end"] = p->table().size();
   pool["open_peak"] = t.contexts_peak;
-  pool["opened"] = c.opened;
+  counters::put(pool, c);
+  // retired_pressure under the name the DC scenarios' reports use.
   pool["evicted"] = c.retired_pressure;
-  pool["retired_disconnect"] = c.retired_disconnect;
-  pool["retired_stale"] = c.retired_stale;
-  pool["restarted"] = c.restarted;
-  pool["busy"] = c.busy;
-  pool["gone"] = c.gone;
-  pool["unknown"] = c.unknown;
-  pool["record_overwrites"] = c.record_overwrites;
   j["pool"] = pool;
   return j;
 }

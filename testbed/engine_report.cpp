@@ -6,6 +6,7 @@
 #include <fstream>
 #include <vector>
 
+#include "apps/counters_json.h"
 #include "datapath/engine/pfc_status_json.h"
 #include "testbed/engine_host.h"
 #include "testbed/rc_flow.h"
@@ -17,6 +18,33 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
+// What the summary shows of a flow's QP: packets, then the RC counters of
+// the requester and of the responder.
+constexpr auto kQpPackets =
+    counters::pick(engine::kQpEngineCounterFields, {"tx_packets", "rx_packets"});
+constexpr auto kRequester = counters::pick(transport::kRcCounterFields,
+                                           {"tx_requests", "tx_retransmits", "timeouts",
+                                            "rx_seq_naks", "rx_rnr_naks", "go_back_n", "rx_acks"});
+constexpr auto kResponder = counters::pick(transport::kRcCounterFields,
+                                           {"rx_requests", "rx_duplicates", "drop_out_of_sequence",
+                                            "tx_acks", "tx_seq_naks", "tx_rnr_naks"});
+
+// What a host's summary shows of its Vnic's counters: RX and TX, then with
+// DCQCN or Homa on, their counters.
+constexpr auto kHostVnic =
+    counters::pick(engine::kVnicCounterFields,
+                   {"rx_frames", "rx_roce", "rx_dispatched", "rx_parse_errors", "rx_not_our_mac",
+                    "rx_not_our_ip", "rx_no_qp", "tx_frames", "tx_bytes", "sq_wqes", "rq_wqes",
+                    "timer_fires"});
+constexpr auto kHostDcqcn =
+    counters::pick(engine::kVnicCounterFields, {"rx_ce", "tx_cnp", "cnp_suppressed",
+                                                "tx_cnp_no_buffer", "rx_cnp", "cc_no_entry"});
+constexpr auto kHostHoma =
+    counters::pick(engine::kVnicCounterFields,
+                   {"homa_peers", "homa_rx_grants", "homa_tx_grants", "homa_rx_cutoffs",
+                    "homa_tx_cutoffs", "homa_rx_mlen", "homa_rx_bad", "homa_tx_no_buffer",
+                    "homa_grant_no_qp", "homa_cutoffs_updates"});
+
 double round3(double v) { return std::round(v * 1000.0) / 1000.0; }
 
 Json qp_json(RcFlow& f, bool source) {
@@ -27,25 +55,17 @@ Json qp_json(RcFlow& f, bool source) {
   if (d.status(qp, &st) != 0) return Json(nullptr);
   j["qpn"] = st.qpn;
   j["state"] = static_cast<int>(st.state);
-  j["tx_packets"] = st.engine.tx_packets;
-  j["rx_packets"] = st.engine.rx_packets;
-  j["tx_requests"] = st.rc.tx_requests;
-  j["tx_retransmits"] = st.rc.tx_retransmits;
-  j["timeouts"] = st.rc.timeouts;
-  j["rx_seq_naks"] = st.rc.rx_seq_naks;
-  j["rx_rnr_naks"] = st.rc.rx_rnr_naks;
-  j["go_back_n"] = st.rc.go_back_n;
-  j["rx_acks"] = st.rc.rx_acks;
-  j["rx_requests"] = st.rc.rx_requests;
-  j["rx_duplicates"] = st.rc.rx_duplicates;
-  j["drop_out_of_sequence"] = st.rc.drop_out_of_sequence;
-  j["tx_acks"] = st.rc.tx_acks;
-  j["tx_seq_naks"] = st.rc.tx_seq_naks;
-  j["tx_rnr_naks"] = st.rc.tx_rnr_naks;
+  put_qp_counters(j, st, true);
   return j;
 }
 
 }  // namespace
+
+void put_qp_counters(Json& j, const engine::QpStatus& st, bool responder) {
+  counters::put(j, st.engine, kQpPackets);
+  counters::put(j, st.rc, kRequester);
+  if (responder) counters::put(j, st.rc, kResponder);
+}
 
 // The nearest-rank percentile of sorted values.
 TimeNs percentile(const std::vector<TimeNs>& sorted, std::uint32_t pct) {
@@ -158,18 +178,7 @@ Json engine_json(const Simulator& sim) {
     x["name"] = t.names[h];
     x["services"] = e->services();
     x["polls"] = e->polls();
-    x["rx_frames"] = v.rx_frames;
-    x["rx_roce"] = v.rx_roce;
-    x["rx_dispatched"] = v.rx_dispatched;
-    x["rx_parse_errors"] = v.rx_parse_errors;
-    x["rx_not_our_mac"] = v.rx_not_our_mac;
-    x["rx_not_our_ip"] = v.rx_not_our_ip;
-    x["rx_no_qp"] = v.rx_no_qp;
-    x["tx_frames"] = v.tx_frames;
-    x["tx_bytes"] = v.tx_bytes;
-    x["sq_wqes"] = v.sq_wqes;
-    x["rq_wqes"] = v.rq_wqes;
-    x["timer_fires"] = v.timer_fires;
+    counters::put(x, v, kHostVnic);
     x["tx_over_room"] = e->port().counters().tx_over_room;
     x["tx_limit_stops"] = v.tx_limit_stops;
     // Only with loss on receive (the host's `drop_rx_rate` key).
@@ -183,12 +192,7 @@ Json engine_json(const Simulator& sim) {
     // connected QP its rate at the end and what its CNPs did.
     if (e->config().dcqcn) {
       Json d;
-      d["rx_ce"] = v.rx_ce;
-      d["tx_cnp"] = v.tx_cnp;
-      d["cnp_suppressed"] = v.cnp_suppressed;
-      d["tx_cnp_no_buffer"] = v.tx_cnp_no_buffer;
-      d["rx_cnp"] = v.rx_cnp;
-      d["cc_no_entry"] = v.cc_no_entry;
+      counters::put(d, v, kHostDcqcn);
       std::vector<engine::QpStatus> qs;
       e->vnic().qp_status(&qs);
       Json qps = Json::array();
@@ -212,16 +216,8 @@ Json engine_json(const Simulator& sim) {
     // Only with the Homa-like scheduler (the host's `homa` key).
     if (e->config().homa.enabled) {
       Json m;
-      m["peers"] = v.homa_peers;
-      m["rx_grants"] = v.homa_rx_grants;
-      m["tx_grants"] = v.homa_tx_grants;
-      m["rx_cutoffs"] = v.homa_rx_cutoffs;
-      m["tx_cutoffs"] = v.homa_tx_cutoffs;
-      m["rx_mlen"] = v.homa_rx_mlen;
-      m["rx_bad"] = v.homa_rx_bad;
-      m["tx_no_buffer"] = v.homa_tx_no_buffer;
-      m["grant_no_qp"] = v.homa_grant_no_qp;
-      m["cutoffs_updates"] = v.homa_cutoffs_updates;
+      // The device's homa_ counters, named here without the prefix.
+      counters::put(m, v, kHostHoma, "homa_");
       x["homa"] = m;
     }
     hosts.push_back(x);

@@ -13,9 +13,18 @@
 
 #include "datapath/base/time.h"
 
+namespace uroce::engine {
+struct QpStatus;
+}  // namespace uroce::engine
+
 namespace uroce::testbed {
 
 class Simulator;
+
+// A QP of a flow in the summary: its packets, the RC counters of a
+// requester, and with `responder` those of a responder too (a DCI's lanes
+// only send requests).
+void put_qp_counters(nlohmann::ordered_json& j, const engine::QpStatus& st, bool responder);
 
 nlohmann::ordered_json rc_flows_json(const Simulator& sim);
 // The nearest-rank percentile (pct of 100) of sorted values (0 if none).

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "apps/counters_json.h"
 #include "testbed/dc_report.h"
 #include "testbed/engine_report.h"
 #include "testbed/simulator.h"
@@ -15,6 +16,17 @@ namespace uroce::testbed {
 namespace {
 
 using Json = nlohmann::ordered_json;
+
+// What the summary shows of a host's PFC gate, receive buffer and TTL
+// monitor.
+constexpr auto kGatePrio =
+    counters::pick(pfc::kPauseGatePrioCounterFields,
+                   {"pause_rx", "resume_rx", "disabled_rx", "quanta_clamped"});
+constexpr auto kIngressPrio =
+    counters::pick(pfc::kIngressPrioCounterFields,
+                   {"xoff_sent", "refresh_sent", "xon_sent", "peak_bytes", "drops_headroom_full"});
+constexpr auto kTtl = counters::pick(pfc::kTtlCounterFields, {"own_packets", "replay_lower_ttl",
+                                                              "outliers_low", "outliers_high"});
 
 double round3(double v) { return std::round(v * 1000.0) / 1000.0; }
 
@@ -40,13 +52,11 @@ Json gate_json(const pfc::PauseGate& g, std::uint8_t enable, TimeNs now) {
   Json prios = Json::object();
   for (std::uint8_t p = 0; p < pfc::kNumPriorities; ++p) {
     const pfc::PauseGatePrioCounters& pc = c.prio[p];
-    const bool any = pc.pause_rx + pc.resume_rx + pc.disabled_rx + pc.quanta_clamped != 0;
+    bool any = false;
+    for (const auto& f : kGatePrio) any = any || pc.*f.member != 0;
     if (((enable >> p) & 1) == 0 && !any) continue;
     Json q;
-    q["pause_rx"] = pc.pause_rx;
-    q["resume_rx"] = pc.resume_rx;
-    q["disabled_rx"] = pc.disabled_rx;
-    q["quanta_clamped"] = pc.quanta_clamped;
+    counters::put(q, pc, kGatePrio);
     q["paused_ns"] = g.paused_ns(p, now);
     prios[prio_key(p)] = q;
   }
@@ -115,11 +125,7 @@ Json hosts_json(const Simulator& sim) {
         if (((sc.pfc.enable >> p) & 1) == 0) continue;
         const pfc::IngressPrioCounters& pc = in->counters().prio[p];
         Json q;
-        q["xoff_sent"] = pc.xoff_sent;
-        q["refresh_sent"] = pc.refresh_sent;
-        q["xon_sent"] = pc.xon_sent;
-        q["peak_bytes"] = pc.peak_bytes;
-        q["drops_headroom_full"] = pc.drops_headroom_full;
+        counters::put(q, pc, kIngressPrio);
         q["asserted_ns"] = in->asserted_ns(p, sim.end_ns());
         prios[prio_key(p)] = q;
       }
@@ -129,10 +135,7 @@ Json hosts_json(const Simulator& sim) {
     const pfc::TtlCounters& tc = host.ttl().counters();
     Json ttl;
     ttl["checked"] = tc.rx_checked;
-    ttl["own_packets"] = tc.own_packets;
-    ttl["replay_lower_ttl"] = tc.replay_lower_ttl;
-    ttl["outliers_low"] = tc.outliers_low;
-    ttl["outliers_high"] = tc.outliers_high;
+    counters::put(ttl, tc, kTtl);
     Json ev = Json::array();
     for (const pfc::PfcEvent& e : host.events()) {
       char line[160];

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "apps/counters_json.h"
 #include "testbed/engine_host.h"
 #include "testbed/message_workload.h"
 #include "testbed/simulator.h"
@@ -14,6 +15,10 @@ namespace uroce::testbed {
 namespace {
 
 using Json = nlohmann::ordered_json;
+
+constexpr auto kWorkloadRc =
+    counters::pick(transport::kRcCounterFields,
+                   {"timeouts", "tx_retransmits", "go_back_n", "rx_seq_naks", "rx_rnr_naks"});
 
 double slowdown_of(const MessageRecord& m) {
   return static_cast<double>(m.done_ns - m.arrival_ns) / static_cast<double>(m.best_ns);
@@ -91,12 +96,7 @@ Json workload_json(const Simulator& sim) {
   // What RC had to do for them (every QP of the workload's hosts): no
   // timeout or retransmission on a lossless fabric unless a message made
   // no progress for the QP's whole timeout.
-  Json t;
-  std::uint64_t timeouts = 0;
-  std::uint64_t retransmits = 0;
-  std::uint64_t go_back_n = 0;
-  std::uint64_t seq_naks = 0;
-  std::uint64_t rnr_naks = 0;
+  transport::RcCounters rc;
   // And, with the Homa-like scheduler, what its gates did (summed over the
   // QPs whose peer answered).
   transport::RcHomaCounters homa;
@@ -105,40 +105,15 @@ Json workload_json(const Simulator& sim) {
   for (const std::uint32_t h : sim.topology().workload_hosts) {
     sim.engines()[h]->vnic().qp_status(&qs);
     for (const engine::QpStatus& q : qs) {
-      timeouts += q.rc.timeouts;
-      retransmits += q.rc.tx_retransmits;
-      go_back_n += q.rc.go_back_n;
-      seq_naks += q.rc.rx_seq_naks;
-      rnr_naks += q.rc.rx_rnr_naks;
+      counters::add(rc, q.rc);
       if (!q.homa_peer) continue;
       any_homa = true;
-      homa.gated += q.homa.gated;
-      homa.mlen += q.homa.mlen;
-      homa.wait_grant += q.homa.wait_grant;
-      homa.grants += q.homa.grants;
-      homa.grant_stale += q.homa.grant_stale;
-      homa.timeouts += q.homa.timeouts;
-      homa.fallbacks += q.homa.fallbacks;
-      homa.prio_capped += q.homa.prio_capped;
+      counters::add(homa, q.homa);
     }
   }
-  t["timeouts"] = timeouts;
-  t["tx_retransmits"] = retransmits;
-  t["go_back_n"] = go_back_n;
-  t["rx_seq_naks"] = seq_naks;
-  t["rx_rnr_naks"] = rnr_naks;
-  if (any_homa) {
-    Json m;
-    m["gated"] = homa.gated;
-    m["mlen"] = homa.mlen;
-    m["wait_grant"] = homa.wait_grant;
-    m["grants"] = homa.grants;
-    m["grant_stale"] = homa.grant_stale;
-    m["timeouts"] = homa.timeouts;
-    m["fallbacks"] = homa.fallbacks;
-    m["prio_capped"] = homa.prio_capped;
-    t["homa"] = m;
-  }
+  Json t;
+  counters::put(t, rc, kWorkloadRc);
+  if (any_homa) t["homa"] = homa;
   j["transport"] = t;
   j["slowdown"] = slowdown_json(workload_slowdown(sim));
   return j;

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include "datapath/transport/dc_stream.h"
+#include "datapath/transport/dct_qp.h"
+#include "datapath/transport/rc_homa.h"
 #include "sched/dcqcn.h"
 
 #include <algorithm>
@@ -54,6 +57,27 @@ void flatten(const json& j, const std::string& prefix, Table* t) {
       t->add({name, v.dump()});
     }
   }
+}
+
+// `head` and a column per counter of `list`, named by its JSON key in
+// capitals.
+template <class S, std::size_t N>
+std::vector<std::string> with_counter_columns(std::vector<std::string> head,
+                                              const counters::FieldList<S, N>& list) {
+  for (const counters::Field<S>& f : list) {
+    std::string h(f.name);
+    for (char& ch : h) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    head.push_back(std::move(h));
+  }
+  return head;
+}
+
+// `row` and the value of each counter of `list` in the object `c`.
+template <class S, std::size_t N>
+std::vector<std::string> with_counter_cells(std::vector<std::string> row, const json& c,
+                                            const counters::FieldList<S, N>& list) {
+  for (const counters::Field<S>& f : list) row.push_back(cell(c, std::string(f.name).c_str()));
+  return row;
 }
 
 }  // namespace
@@ -195,24 +219,42 @@ std::string render_dc(const json& j) {
                        cell(p, "open"), cell(p, "contexts"), cell(p, "bytes"),
                        nonzero(child(p, "counters")));
   }
-  Table s({"DEVICE", "DCI", "STREAM", "STATE", "BOUND", "DCTN", "CONN", "SYN", "SQ", "CONNECTS",
-           "WAIT_SWITCH", "COUNTERS"});
-  Table d({"DEVICE", "DCT", "STATE", "CONTEXTS", "RX_REQUESTS", "KEY_VIOLATIONS", "COUNTERS"});
+  // Two counters of each in columns, then all that are not zero.
+  constexpr auto kStreamColumns =
+      counters::pick(transport::kDcStreamCounterFields, {"connects", "wait_switch"});
+  constexpr auto kDctColumns =
+      counters::pick(transport::kDctCounterFields, {"rx_requests", "key_violations"});
+  std::vector<std::string> sh = with_counter_columns({"DEVICE", "DCI", "STREAM", "STATE", "BOUND",
+                                                      "DCTN", "CONN", "SYN", "SQ"},
+                                                     kStreamColumns);
+  sh.push_back("COUNTERS");
+  std::vector<std::string> dh =
+      with_counter_columns({"DEVICE", "DCT", "STATE", "CONTEXTS"}, kDctColumns);
+  dh.push_back("COUNTERS");
+  Table s(std::move(sh));
+  Table d(std::move(dh));
   bool any_dci = false, any_dct = false;
   for (const auto& q : child(j, "qps")) {
     for (const auto& st : child(child(q, "dci"), "streams")) {
       any_dci = true;
       const json& c = child(st, "counters");
-      s.add({cell(q, "device"), cell(q, "qpn"), cell(st, "stream"), cell(q, "state"),
-             yes_no(st, "bound"), cell(st, "dctn"), cell(st, "conn"), yes_no(st, "syn"),
-             cell(st, "send_queue"), cell(c, "connects"), cell(c, "wait_switch"), nonzero(c)});
+      std::vector<std::string> row =
+          with_counter_cells({cell(q, "device"), cell(q, "qpn"), cell(st, "stream"),
+                              cell(q, "state"), yes_no(st, "bound"), cell(st, "dctn"),
+                              cell(st, "conn"), yes_no(st, "syn"), cell(st, "send_queue")},
+                             c, kStreamColumns);
+      row.push_back(nonzero(c));
+      s.add(std::move(row));
     }
     const json& t = child(q, "dct");
     if (t.is_object()) {
       any_dct = true;
       const json& c = child(t, "counters");
-      d.add({cell(q, "device"), cell(q, "qpn"), cell(q, "state"), cell(t, "contexts"),
-             cell(c, "rx_requests"), cell(c, "key_violations"), nonzero(c)});
+      std::vector<std::string> row = with_counter_cells({cell(q, "device"), cell(q, "qpn"),
+                                                         cell(q, "state"), cell(t, "contexts")},
+                                                        c, kDctColumns);
+      row.push_back(nonzero(c));
+      d.add(std::move(row));
     }
   }
   if (any_dci) out += (out.empty() ? "" : "\n") + s.render();
@@ -402,16 +444,15 @@ std::string render_homa(const json& j) {
   }
   // The sender's side, per RC QP: whether its connection is scheduled and
   // what its messages met.
-  Table t({"DEVICE", "QPN", "STATE", "PEER", "GATED", "MLEN", "WAIT_GRANT", "GRANTS", "STALE",
-           "TIMEOUTS", "FALLBACKS"});
+  Table t(
+      with_counter_columns({"DEVICE", "QPN", "STATE", "PEER"}, transport::kRcHomaCounterFields));
   bool any = false;
   for (const auto& q : child(j, "qps")) {
     if (!q.contains("homa_peer")) continue;
     any = true;
-    const json& c = child(q, "homa");
-    t.add({cell(q, "device"), cell(q, "qpn"), cell(q, "state"), yes_no(q, "homa_peer"),
-           cell(c, "gated"), cell(c, "mlen"), cell(c, "wait_grant"), cell(c, "grants"),
-           cell(c, "grant_stale"), cell(c, "timeouts"), cell(c, "fallbacks")});
+    t.add(with_counter_cells({cell(q, "device"), cell(q, "qpn"), cell(q, "state"),
+                              yes_no(q, "homa_peer")},
+                             child(q, "homa"), transport::kRcHomaCounterFields));
   }
   if (any) out += "\n" + t.render();
   if (is_true(j, "qps_truncated")) {

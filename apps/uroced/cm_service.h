@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "apps/uroced/device.h"
+#include "datapath/base/counter_fields.h"
 #include "datapath/cm/machine.h"
 #include "datapath/ctl/protocol.h"
 
@@ -49,6 +50,20 @@ struct CmServiceCounters {
   std::uint64_t mads_no_buffer = 0;       // MADs the engine could not send
   std::uint64_t mads_foreign_device = 0;  // MAD from a device index we do not have
 };
+
+inline constexpr counters::FieldList<CmServiceCounters, 7> kCmServiceCounterFields{{
+    {"commands", &CmServiceCounters::commands, ""},
+    {"bad_commands", &CmServiceCounters::bad_commands, "refused with an errno"},
+    {"events", &CmServiceCounters::events, "queued for applications"},
+    {"event_pipe_full", &CmServiceCounters::event_pipe_full,
+     "wake-up byte not written (pipe full)"},
+    {"mads_no_arp", &CmServiceCounters::mads_no_arp, "MADs dropped: peer's MAC unresolved in time"},
+    {"mads_no_buffer", &CmServiceCounters::mads_no_buffer, "MADs the engine could not send"},
+    {"mads_foreign_device", &CmServiceCounters::mads_foreign_device,
+     "MAD from a device index we do not have"},
+}};
+static_assert(counters::covers(kCmServiceCounterFields));
+constexpr const auto& counter_fields(const CmServiceCounters&) { return kCmServiceCounterFields; }
 
 // What `uroce-ctl status` shows of the service.
 struct CmStatus {

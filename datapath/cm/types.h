@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "datapath/base/counter_fields.h"
 #include "datapath/base/time.h"
 #include "datapath/wire/mad.h"
 
@@ -109,5 +110,22 @@ struct Counters {
   std::uint64_t rej_no_listener = 0;    // REQs rejected with "invalid Service ID"
   std::uint64_t timeouts = 0;           // connections given up after every retry
 };
+
+inline constexpr counters::FieldList<Counters, 11> kCounterFields{{
+    {"rx_mads", &Counters::rx_mads, ""},
+    {"tx_mads", &Counters::tx_mads, ""},
+    {"retransmits", &Counters::retransmits, ""},
+    {"drop_bad_header", &Counters::drop_bad_header, "base version, class, class version, method"},
+    {"drop_unknown_attr", &Counters::drop_unknown_attr,
+     "an attribute uroce does not serve (LAP, ...)"},
+    {"drop_unknown_conn", &Counters::drop_unknown_conn, "names no connection of ours"},
+    {"drop_wrong_state", &Counters::drop_wrong_state, "a valid message the state does not expect"},
+    {"drop_bad_req", &Counters::drop_bad_req, "REQ not IP-addressed, not RC, bad IP header"},
+    {"duplicates", &Counters::duplicates, "duplicate REQ/REP/DREQ answered again"},
+    {"rej_no_listener", &Counters::rej_no_listener, "REQs rejected with \"invalid Service ID\""},
+    {"timeouts", &Counters::timeouts, "connections given up after every retry"},
+}};
+static_assert(counters::covers(kCounterFields));
+constexpr const auto& counter_fields(const Counters&) { return kCounterFields; }
 
 }  // namespace uroce::cm

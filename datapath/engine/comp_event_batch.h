@@ -27,6 +27,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "datapath/base/counter_fields.h"
 #include "datapath/engine/event_fd.h"
 
 namespace uroce::engine {
@@ -36,6 +37,14 @@ struct CompEventCounters {
   std::uint64_t writes = 0;   // write(2) calls that carried them
   std::uint64_t errors = 0;   // records lost to failed writes
 };
+
+inline constexpr counters::FieldList<CompEventCounters, 3> kCompEventCounterFields{{
+    {"records", &CompEventCounters::records, "records written"},
+    {"writes", &CompEventCounters::writes, "write(2) calls that carried them"},
+    {"errors", &CompEventCounters::errors, "records lost to failed writes"},
+}};
+static_assert(counters::covers(kCompEventCounterFields));
+constexpr const auto& counter_fields(const CompEventCounters&) { return kCompEventCounterFields; }
 
 class CompEventBatch {
  public:

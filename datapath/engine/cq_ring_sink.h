@@ -41,6 +41,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "datapath/base/counter_fields.h"
 #include "datapath/ctl/protocol.h"
 #include "datapath/engine/comp_event_batch.h"
 #include "datapath/engine/vnic_api.h"
@@ -55,15 +56,16 @@ struct CqSinkCounters {
   std::uint64_t comp_events = 0;  // event records handed to the batch
   // completions that left a solicited-only arming in place
   std::uint64_t unsolicited = 0;
-
-  CqSinkCounters& operator+=(const CqSinkCounters& o) {
-    cqes += o.cqes;
-    overflow += o.overflow;
-    comp_events += o.comp_events;
-    unsolicited += o.unsolicited;
-    return *this;
-  }
 };
+
+inline constexpr counters::FieldList<CqSinkCounters, 4> kCqSinkCounterFields{{
+    {"cqes", &CqSinkCounters::cqes, "completions written"},
+    {"overflow", &CqSinkCounters::overflow, "completions refused: ring full"},
+    {"comp_events", &CqSinkCounters::comp_events, "event records handed to the batch"},
+    {"unsolicited", &CqSinkCounters::unsolicited, ""},
+}};
+static_assert(counters::covers(kCqSinkCounterFields));
+constexpr const auto& counter_fields(const CqSinkCounters&) { return kCqSinkCounterFields; }
 
 class CqRingSink {
  public:

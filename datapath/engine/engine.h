@@ -82,6 +82,7 @@
 #include <functional>
 #include <vector>
 
+#include "datapath/base/counter_fields.h"
 #include "datapath/base/time.h"
 #include "datapath/engine/backoff.h"
 #include "datapath/engine/mailbox.h"
@@ -131,6 +132,19 @@ struct EngineRunCounters {
   // Embedded mode: the progress thread's naps while the application drove.
   std::uint64_t app_quiet_sleeps = 0;
 };
+
+inline constexpr counters::FieldList<EngineRunCounters, 8> kEngineRunCounterFields{{
+    {"iterations", &EngineRunCounters::iterations, ""},
+    {"idle_iterations", &EngineRunCounters::idle_iterations, "iterations without work"},
+    {"sleeps", &EngineRunCounters::sleeps, "backoff sleeps taken"},
+    {"slept_ns", &EngineRunCounters::slept_ns, "their requested total"},
+    {"yields", &EngineRunCounters::yields, "yield mode: CPU yields"},
+    {"yields_switched", &EngineRunCounters::yields_switched, "of which ran another thread"},
+    {"calls", &EngineRunCounters::calls, "closures served between iterations"},
+    {"app_quiet_sleeps", &EngineRunCounters::app_quiet_sleeps, ""},
+}};
+static_assert(counters::covers(kEngineRunCounterFields));
+constexpr const auto& counter_fields(const EngineRunCounters&) { return kEngineRunCounterFields; }
 
 struct NanoSleeper {
   void sleep(TimeNs ns) {

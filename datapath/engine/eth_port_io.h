@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <span>
 
+#include "datapath/base/counter_fields.h"
 #include "datapath/base/time.h"
 #include "datapath/engine/mbuf_tx_sink.h"
 #include "datapath/port/eth_port.h"
@@ -26,6 +27,14 @@ struct EthRxCounters {
   std::uint64_t bursts = 0;   // rx_burst calls that returned frames
   std::uint64_t chained = 0;  // multi-segment frames, handed on as empty spans
 };
+
+inline constexpr counters::FieldList<EthRxCounters, 3> kEthRxCounterFields{{
+    {"frames", &EthRxCounters::frames, "frames received (handed on or dropped)"},
+    {"bursts", &EthRxCounters::bursts, "rx_burst calls that returned frames"},
+    {"chained", &EthRxCounters::chained, "multi-segment frames, handed on as empty spans"},
+}};
+static_assert(counters::covers(kEthRxCounterFields));
+constexpr const auto& counter_fields(const EthRxCounters&) { return kEthRxCounterFields; }
 
 class EthPortIo {
  public:

@@ -4,6 +4,8 @@
 
 #include <cstdint>
 
+#include "datapath/base/counter_fields.h"
+
 namespace uroce::engine {
 
 struct MbufTxCounters {
@@ -18,5 +20,20 @@ struct MbufTxCounters {
   std::uint64_t discarded = 0;   // pending frames freed by discard()
   std::uint64_t streamed = 0;    // frames moved into their mbuf with streaming stores
 };
+
+inline constexpr counters::FieldList<MbufTxCounters, 10> kMbufTxCounterFields{{
+    {"committed", &MbufTxCounters::committed, "frames handed over by tx_commit"},
+    {"sent", &MbufTxCounters::sent, "frames the PMD accepted"},
+    {"bursts", &MbufTxCounters::bursts, "tx_burst calls (flushes with work)"},
+    {"refused", &MbufTxCounters::refused, "frame refusals by the PMD (kept, retried)"},
+    {"no_mbuf", &MbufTxCounters::no_mbuf, "tx_alloc: mempool empty"},
+    {"oversize", &MbufTxCounters::oversize, "tx_alloc: frame larger than the data room"},
+    {"burst_full", &MbufTxCounters::burst_full, "tx_alloc: kBurst frames pending"},
+    {"bad_commit", &MbufTxCounters::bad_commit, "tx_commit without a staged mbuf (a bug)"},
+    {"discarded", &MbufTxCounters::discarded, "pending frames freed by discard()"},
+    {"streamed", &MbufTxCounters::streamed, "frames moved into their mbuf with streaming stores"},
+}};
+static_assert(counters::covers(kMbufTxCounterFields));
+constexpr const auto& counter_fields(const MbufTxCounters&) { return kMbufTxCounterFields; }
 
 }  // namespace uroce::engine

@@ -42,6 +42,7 @@
 #include <span>
 #include <vector>
 
+#include "datapath/base/counter_fields.h"
 #include "datapath/base/time.h"
 #include "datapath/engine/loopback_queue.h"
 #include "datapath/wire/addr.h"
@@ -109,6 +110,24 @@ struct PfcEnginePrioCounters {
   std::uint64_t pump_skips = 0;       // QP turns skipped: priority paused
 };
 
+inline constexpr counters::FieldList<PfcEnginePrioCounters, 10> kPfcEnginePrioCounterFields{{
+    {"staged", &PfcEnginePrioCounters::staged, "frames staged (accounted)"},
+    {"processed", &PfcEnginePrioCounters::processed, "staged frames handed on"},
+    {"stage_full", &PfcEnginePrioCounters::stage_full, "dropped: staging queue full"},
+    {"admit_drops", &PfcEnginePrioCounters::admit_drops, "dropped: IngressAccounting refused"},
+    {"rx_while_paused", &PfcEnginePrioCounters::rx_while_paused,
+     "frames arriving while we pause the peer"},
+    {"tx_held", &PfcEnginePrioCounters::tx_held, "frames put in the hold queue"},
+    {"tx_released", &PfcEnginePrioCounters::tx_released, "held frames sent once the gate opened"},
+    {"tx_hold_full", &PfcEnginePrioCounters::tx_hold_full, "dropped: hold queue full"},
+    {"tx_storm_drops", &PfcEnginePrioCounters::tx_storm_drops, "dropped: stormed with action drop"},
+    {"pump_skips", &PfcEnginePrioCounters::pump_skips, "QP turns skipped: priority paused"},
+}};
+static_assert(counters::covers(kPfcEnginePrioCounterFields));
+constexpr const auto& counter_fields(const PfcEnginePrioCounters&) {
+  return kPfcEnginePrioCounterFields;
+}
+
 struct PfcEngineCounters {
   std::array<PfcEnginePrioCounters, kNumPfcPrio> prio{};
   std::uint64_t mac_control_rx = 0;  // EtherType 0x8808 frames consumed
@@ -116,6 +135,15 @@ struct PfcEngineCounters {
   std::uint64_t pfc_tx_no_buffer = 0;
   std::uint64_t events_lost = 0;  // event ring full (filled in status())
 };
+
+inline constexpr counters::FieldList<PfcEngineCounters, 4> kPfcEngineCounterFields{{
+    {"mac_control_rx", &PfcEngineCounters::mac_control_rx, "EtherType 0x8808 frames consumed"},
+    {"pfc_tx", &PfcEngineCounters::pfc_tx, "PFC frames we sent"},
+    {"pfc_tx_no_buffer", &PfcEngineCounters::pfc_tx_no_buffer, ""},
+    {"events_lost", &PfcEngineCounters::events_lost, "event ring full (filled in status())"},
+}};
+static_assert(counters::covers(kPfcEngineCounterFields, &PfcEngineCounters::prio));
+constexpr const auto& counter_fields(const PfcEngineCounters&) { return kPfcEngineCounterFields; }
 
 // A copy of everything, for status (control path).
 struct PfcStatus {

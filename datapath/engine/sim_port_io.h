@@ -13,6 +13,7 @@
 #include <span>
 #include <vector>
 
+#include "datapath/base/counter_fields.h"
 #include "datapath/base/time.h"
 #include "datapath/port/sim_link.h"
 
@@ -23,6 +24,14 @@ struct SimTxCounters {
   std::uint64_t refused = 0;    // of those, refused by the link (lost)
   std::uint64_t oversize = 0;   // tx_alloc: larger than a link frame
 };
+
+inline constexpr counters::FieldList<SimTxCounters, 3> kSimTxCounterFields{{
+    {"committed", &SimTxCounters::committed, "frames handed to the link"},
+    {"refused", &SimTxCounters::refused, "of those, refused by the link (lost)"},
+    {"oversize", &SimTxCounters::oversize, "tx_alloc: larger than a link frame"},
+}};
+static_assert(counters::covers(kSimTxCounterFields));
+constexpr const auto& counter_fields(const SimTxCounters&) { return kSimTxCounterFields; }
 
 class SimTxSink {
  public:

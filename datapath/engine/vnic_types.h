@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "datapath/base/counter_fields.h"
 #include "datapath/engine/cq_ring_sink.h"
 #include "datapath/engine/impairment.h"
 #include "datapath/engine/pfc_endpoint.h"
@@ -220,6 +221,96 @@ struct VnicCounters {
   std::uint64_t homa_cutoffs_updates = 0;  // times the receiver's cutoffs changed
 };
 
+inline constexpr counters::FieldList<VnicCounters, 73> kVnicCounterFields{{
+    {"iterations", &VnicCounters::iterations, "poll() calls"},
+    {"rx_frames", &VnicCounters::rx_frames, ""},
+    {"rx_bytes", &VnicCounters::rx_bytes, ""},
+    {"rx_unreadable", &VnicCounters::rx_unreadable,
+     "the port could not hand it over (a chained mbuf)"},
+    {"rx_pfc_drop", &VnicCounters::rx_pfc_drop,
+     "lossless priority, dropped: stage full or not admitted"},
+    {"rx_arp", &VnicCounters::rx_arp, "frames handed to the ARP agent"},
+    {"rx_nd", &VnicCounters::rx_nd, "ICMPv6 frames handed to the ND agent"},
+    {"rx_loopback", &VnicCounters::rx_loopback, "frames received from the loopback queue"},
+    {"rx_roce", &VnicCounters::rx_roce, "frames that parsed as RoCEv2"},
+    {"rx_roce_ipv6", &VnicCounters::rx_roce_ipv6, "of those to our MAC, RoCEv2 over IPv6"},
+    {"rx_dispatched", &VnicCounters::rx_dispatched, "RoCEv2 frames handed to a QP"},
+    {"rx_parse_errors", &VnicCounters::rx_parse_errors, ""},
+    {"rx_not_our_mac", &VnicCounters::rx_not_our_mac, "RoCEv2 to another (or a group) MAC"},
+    {"rx_not_our_ip", &VnicCounters::rx_not_our_ip, "RoCEv2 to an address not ours (IPv4 or IPv6)"},
+    {"rx_no_qp", &VnicCounters::rx_no_qp, "BTH destination QP not here"},
+    {"rx_dc_no_target", &VnicCounters::rx_dc_no_target,
+     "DC packets (docs/dc.md) with no DCT (request) or DCI (response) of that QPN here"},
+    {"rx_impair_drop", &VnicCounters::rx_impair_drop, "RoCEv2 frames dropped by loss injection"},
+    {"rx_mac_control", &VnicCounters::rx_mac_control, "EtherType 0x8808 (PAUSE/PFC), to the gate"},
+    {"rx_gsi", &VnicCounters::rx_gsi, "MADs to QP1 queued for the CM service"},
+    {"rx_gsi_bad_opcode", &VnicCounters::rx_gsi_bad_opcode, "to QP1 but not UD SEND_ONLY"},
+    {"rx_gsi_bad_qkey", &VnicCounters::rx_gsi_bad_qkey,
+     "to QP1 with a Q_Key other than 0x80010000"},
+    {"rx_gsi_bad_length", &VnicCounters::rx_gsi_bad_length,
+     "to QP1 with a payload other than 256 bytes"},
+    {"rx_gsi_full", &VnicCounters::rx_gsi_full, "dropped: the CM service's queue was full"},
+    {"rx_gsi_ipv6", &VnicCounters::rx_gsi_ipv6, "to QP1 over IPv6 (the CM speaks IPv4 only)"},
+    {"tx_frames", &VnicCounters::tx_frames, "frames committed to the port"},
+    {"tx_bytes", &VnicCounters::tx_bytes, ""},
+    {"tx_arp", &VnicCounters::tx_arp, "ARP and ND (NS/NA) frames committed"},
+    {"tx_arp_no_buffer", &VnicCounters::tx_arp_no_buffer, "ARP or ND frame dropped: no TX buffer"},
+    {"tx_flushed", &VnicCounters::tx_flushed, "frames the port accepted at flush"},
+    {"tx_pumped", &VnicCounters::tx_pumped, "frames emitted in the pump phase"},
+    {"tx_limit_stops", &VnicCounters::tx_limit_stops, "pumps the port limit ended or held back"},
+    {"tx_loopback", &VnicCounters::tx_loopback, "frames to our own MAC, looped back"},
+    {"tx_loopback_drop", &VnicCounters::tx_loopback_drop, "of those, dropped: loopback queue full"},
+    {"tx_impair_drop", &VnicCounters::tx_impair_drop, "RoCEv2 frames dropped by loss injection"},
+    {"tx_gsi", &VnicCounters::tx_gsi, "MADs sent from QP1"},
+    {"tx_gsi_no_buffer", &VnicCounters::tx_gsi_no_buffer, "MADs not sent: no TX buffer"},
+    {"doorbells", &VnicCounters::doorbells, "doorbell bits collected from client pages"},
+    {"doorbell_foreign", &VnicCounters::doorbell_foreign,
+     "of those, naming no ring of that client"},
+    {"ring_visits", &VnicCounters::ring_visits, "QP ring pairs visited"},
+    {"sq_wqes", &VnicCounters::sq_wqes, "send WQEs taken from SQ rings"},
+    {"rq_wqes", &VnicCounters::rq_wqes, "receive WQEs taken from RQ rings"},
+    {"srq_wqes", &VnicCounters::srq_wqes, "receive WQEs taken from SRQ rings"},
+    {"rx_recv_refills", &VnicCounters::rx_recv_refills, ""},
+    {"wqe_rejected", &VnicCounters::wqe_rejected, "copied fine, the transport refused it"},
+    {"ah_missing", &VnicCounters::ah_missing, "UD WQE naming no live AH"},
+    {"ah_foreign", &VnicCounters::ah_foreign, "UD WQE naming another client's/PD's AH"},
+    {"sq_full", &VnicCounters::sq_full, "SQ WQE left in its ring: transport SQ full"},
+    {"rq_full", &VnicCounters::rq_full, "RQ WQE left in its ring: transport RQ full"},
+    {"srq_full", &VnicCounters::srq_full, "SRQ WQE left in its ring: SRQ full"},
+    {"srq_bad_wqe", &VnicCounters::srq_bad_wqe, "SRQ WQE dropped (SRQ_ERR raised)"},
+    {"error_cqe_deferred", &VnicCounters::error_cqe_deferred, "engine error CQE waited: CQ full"},
+    {"dc_no_cq", &VnicCounters::dc_no_cq, ""},
+    {"async_events", &VnicCounters::async_events, "records written to async pipes"},
+    {"async_event_errors", &VnicCounters::async_event_errors, "writes that failed (full, closed)"},
+    {"async_events_lost", &VnicCounters::async_events_lost, "raised but no fd / owner gone"},
+    {"timer_scans", &VnicCounters::timer_scans, ""},
+    {"timer_fires", &VnicCounters::timer_fires, ""},
+    {"rx_ce", &VnicCounters::rx_ce, "RoCEv2 frames to an RC/UC QP marked CE"},
+    {"tx_cnp", &VnicCounters::tx_cnp, "CNPs sent for them"},
+    {"cnp_suppressed", &VnicCounters::cnp_suppressed, "CE frames within the QP's CNP interval"},
+    {"tx_cnp_no_buffer", &VnicCounters::tx_cnp_no_buffer, "CNPs not sent: no TX buffer"},
+    {"rx_cnp", &VnicCounters::rx_cnp, "CNPs received for an RC/UC QP"},
+    {"cc_no_entry", &VnicCounters::cc_no_entry, "rate changes the pacer had no entry for"},
+    {"homa_rx_grants", &VnicCounters::homa_rx_grants, "GRANTs received"},
+    {"homa_rx_cutoffs", &VnicCounters::homa_rx_cutoffs, "CUTOFFS received (probes and answers)"},
+    {"homa_rx_mlen", &VnicCounters::homa_rx_mlen, "MLENs received"},
+    {"homa_rx_bad", &VnicCounters::homa_rx_bad,
+     "extension packets dropped: short, invalid, not RC, not the peer's"},
+    {"homa_tx_grants", &VnicCounters::homa_tx_grants, "GRANTs sent (resends included)"},
+    {"homa_tx_cutoffs", &VnicCounters::homa_tx_cutoffs, "CUTOFFS sent"},
+    {"homa_tx_no_buffer", &VnicCounters::homa_tx_no_buffer,
+     "extension packets not sent: no TX buffer"},
+    {"homa_grant_no_qp", &VnicCounters::homa_grant_no_qp,
+     "grants for a QP that is gone (the message dropped)"},
+    {"homa_peers", &VnicCounters::homa_peers,
+     "QPs whose peer answered: scheduled connections, ever"},
+    {"homa_cutoffs_updates", &VnicCounters::homa_cutoffs_updates,
+     "times the receiver's cutoffs changed"},
+}};
+static_assert(counters::covers(kVnicCounterFields, &VnicCounters::parse_error,
+                               &VnicCounters::wqe_error, &VnicCounters::cq, &VnicCounters::comp));
+constexpr const auto& counter_fields(const VnicCounters&) { return kVnicCounterFields; }
+
 // The received frames VnicCounters classified (vnic/rx.h): equal to
 // rx_frames whenever PFC holds no frame staged.
 inline std::uint64_t rx_frames_accounted(const VnicCounters& c) {
@@ -241,6 +332,21 @@ struct QpEngineCounters {
   std::uint64_t rq_full = 0;
   std::uint64_t timer_fires = 0;
 };
+
+inline constexpr counters::FieldList<QpEngineCounters, 10> kQpEngineCounterFields{{
+    {"rx_packets", &QpEngineCounters::rx_packets, ""},
+    {"rx_bytes", &QpEngineCounters::rx_bytes, "whole frames"},
+    {"tx_packets", &QpEngineCounters::tx_packets, ""},
+    {"tx_bytes", &QpEngineCounters::tx_bytes, "whole frames"},
+    {"sq_wqes", &QpEngineCounters::sq_wqes, ""},
+    {"rq_wqes", &QpEngineCounters::rq_wqes, ""},
+    {"bad_wqes", &QpEngineCounters::bad_wqes, "WQEs the engine completed in error"},
+    {"sq_full", &QpEngineCounters::sq_full, ""},
+    {"rq_full", &QpEngineCounters::rq_full, ""},
+    {"timer_fires", &QpEngineCounters::timer_fires, ""},
+}};
+static_assert(counters::covers(kQpEngineCounterFields));
+constexpr const auto& counter_fields(const QpEngineCounters&) { return kQpEngineCounterFields; }
 
 struct QpQuery {
   transport::QpState state = transport::QpState::kReset;

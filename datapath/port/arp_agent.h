@@ -34,6 +34,7 @@
 #include <cstdint>
 #include <span>
 
+#include "datapath/base/counter_fields.h"
 #include "datapath/base/time.h"
 #include "datapath/port/neighbor_resolver.h"
 #include "datapath/port/neighbor_table.h"
@@ -89,6 +90,26 @@ struct ArpCounters {
 
   std::uint64_t drop(ArpDrop d) const { return drops[static_cast<std::size_t>(d)]; }
 };
+
+inline constexpr counters::FieldList<ArpCounters, 15> kArpCounterFields{{
+    {"rx_frames", &ArpCounters::rx_frames, "frames given to on_frame"},
+    {"rx_requests", &ArpCounters::rx_requests, "valid requests for us (answered)"},
+    {"rx_replies", &ArpCounters::rx_replies, "valid replies for us"},
+    {"rx_gratuitous", &ArpCounters::rx_gratuitous, "gratuitous frames that refreshed"},
+    {"learned", &ArpCounters::learned, "neighbours newly resolved"},
+    {"refreshed", &ArpCounters::refreshed, "known neighbours re-confirmed"},
+    {"tx_requests", &ArpCounters::tx_requests, "broadcast requests (incl. retries)"},
+    {"tx_retransmits", &ArpCounters::tx_retransmits, "of which retransmissions"},
+    {"tx_probes", &ArpCounters::tx_probes, "unicast re-probes of stale entries"},
+    {"tx_replies", &ArpCounters::tx_replies, ""},
+    {"tx_announcements", &ArpCounters::tx_announcements, ""},
+    {"resolve_resolved", &ArpCounters::resolve_resolved, "resolve() answers, by status"},
+    {"resolve_pending", &ArpCounters::resolve_pending, ""},
+    {"resolve_failed", &ArpCounters::resolve_failed, ""},
+    {"entries_failed", &ArpCounters::entries_failed, "entries that ran out of retries"},
+}};
+static_assert(counters::covers(kArpCounterFields, &ArpCounters::drops));
+constexpr const auto& counter_fields(const ArpCounters&) { return kArpCounterFields; }
 
 struct ArpConfig {
   wire::MacAddr mac{};

@@ -34,6 +34,7 @@
 #include <cstdint>
 #include <span>
 
+#include "datapath/base/counter_fields.h"
 #include "datapath/base/time.h"
 #include "datapath/port/arp_agent.h"  // FrameSink
 #include "datapath/port/neighbor_resolver.h"
@@ -80,6 +81,25 @@ struct NdCounters {
   std::array<std::uint64_t, static_cast<std::size_t>(NdDrop::kCount)> drops{};
   std::uint64_t drop(NdDrop d) const { return drops[static_cast<std::size_t>(d)]; }
 };
+
+inline constexpr counters::FieldList<NdCounters, 14> kNdCounterFields{{
+    {"rx_frames", &NdCounters::rx_frames, "frames given to on_frame"},
+    {"rx_solicits", &NdCounters::rx_solicits, "solicitations for us (answered)"},
+    {"rx_dad", &NdCounters::rx_dad, "of which duplicate address probes"},
+    {"rx_adverts", &NdCounters::rx_adverts, "advertisements used"},
+    {"learned", &NdCounters::learned, "neighbours newly resolved"},
+    {"refreshed", &NdCounters::refreshed, "known neighbours re-confirmed"},
+    {"tx_requests", &NdCounters::tx_requests, "multicast solicitations (incl. retries)"},
+    {"tx_retransmits", &NdCounters::tx_retransmits, "of which retransmissions"},
+    {"tx_probes", &NdCounters::tx_probes, "unicast re-probes of stale entries"},
+    {"tx_adverts", &NdCounters::tx_adverts, ""},
+    {"resolve_resolved", &NdCounters::resolve_resolved, "resolve() answers, by status"},
+    {"resolve_pending", &NdCounters::resolve_pending, ""},
+    {"resolve_failed", &NdCounters::resolve_failed, ""},
+    {"entries_failed", &NdCounters::entries_failed, ""},
+}};
+static_assert(counters::covers(kNdCounterFields, &NdCounters::drops));
+constexpr const auto& counter_fields(const NdCounters&) { return kNdCounterFields; }
 
 struct NdConfig {
   wire::MacAddr mac{};

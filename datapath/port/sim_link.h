@@ -37,6 +37,7 @@
 #include <span>
 #include <vector>
 
+#include "datapath/base/counter_fields.h"
 #include "datapath/base/rng.h"
 #include "datapath/base/time.h"
 #include "datapath/port/frame_pool.h"
@@ -118,6 +119,25 @@ struct SimDirectionCounters {
   std::uint64_t corrupted = 0;
   std::uint64_t ce_marked = 0;  // ECN-capable frames marked CE
 };
+
+inline constexpr counters::FieldList<SimDirectionCounters, 12> kSimDirectionCounterFields{{
+    {"sent_frames", &SimDirectionCounters::sent_frames, "every send() with a valid endpoint"},
+    {"sent_bytes", &SimDirectionCounters::sent_bytes, ""},
+    {"delivered_frames", &SimDirectionCounters::delivered_frames, "duplicates included"},
+    {"delivered_bytes", &SimDirectionCounters::delivered_bytes, ""},
+    {"drop_loss", &SimDirectionCounters::drop_loss, ""},
+    {"drop_queue_full", &SimDirectionCounters::drop_queue_full, ""},
+    {"drop_pool_exhausted", &SimDirectionCounters::drop_pool_exhausted, ""},
+    {"drop_oversize", &SimDirectionCounters::drop_oversize, ""},
+    {"duplicated", &SimDirectionCounters::duplicated, ""},
+    {"reordered", &SimDirectionCounters::reordered, "frames held back (whether or not overtaken)"},
+    {"corrupted", &SimDirectionCounters::corrupted, ""},
+    {"ce_marked", &SimDirectionCounters::ce_marked, "ECN-capable frames marked CE"},
+}};
+static_assert(counters::covers(kSimDirectionCounterFields));
+constexpr const auto& counter_fields(const SimDirectionCounters&) {
+  return kSimDirectionCounterFields;
+}
 
 // A frame handed to the receiver. `frame` points into the link's pool and is
 // valid only until the frame is popped.

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 
+#include "datapath/base/counter_fields.h"
 #include "datapath/base/time.h"
 #include "datapath/transport/dc_target.h"
 #include "datapath/transport/seq24.h"
@@ -80,6 +81,21 @@ struct DcStreamCounters {
   std::uint64_t key_violations = 0;
   std::uint64_t stale_answers = 0;
 };
+
+inline constexpr counters::FieldList<DcStreamCounters, 9> kDcStreamCounterFields{{
+    {"connects", &DcStreamCounters::connects, ""},
+    {"wait_switch", &DcStreamCounters::wait_switch,
+     "a WR for another target waited for the stream to drain"},
+    {"disconnects", &DcStreamCounters::disconnects, ""},
+    {"gone", &DcStreamCounters::gone, ""},
+    {"unknown_restart", &DcStreamCounters::unknown_restart, ""},
+    {"unknown_abort", &DcStreamCounters::unknown_abort, ""},
+    {"busy", &DcStreamCounters::busy, ""},
+    {"key_violations", &DcStreamCounters::key_violations, ""},
+    {"stale_answers", &DcStreamCounters::stale_answers, ""},
+}};
+static_assert(counters::covers(kDcStreamCounterFields));
+constexpr const auto& counter_fields(const DcStreamCounters&) { return kDcStreamCounterFields; }
 
 class DcStream {
  public:

@@ -34,6 +34,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "datapath/base/counter_fields.h"
 #include "datapath/base/time.h"
 
 namespace uroce::transport {
@@ -94,10 +95,30 @@ struct DcTargetCounters {
   std::uint64_t stale_conn = 0;         // packets of an older connection than the context's
   std::uint64_t gone = 0;               // GONE answers from a record
   std::uint64_t unknown = 0;            // UNKNOWN answers
-  std::uint64_t busy = 0;  // SYN requests that found the pool full (the DCT
-                           // answers BUSY to each connection's opening one)
+  std::uint64_t busy = 0;               // SYN requests that found the pool full (the DCT
+                                        // answers BUSY to each connection's opening one)
   std::uint64_t record_overwrites = 0;  // a record replaced another identity's
 };
+
+inline constexpr counters::FieldList<DcTargetCounters, 10> kDcTargetCounterFields{{
+    {"opened", &DcTargetCounters::opened, ""},
+    {"restarted", &DcTargetCounters::restarted,
+     "a newer SYN connection took an identity's context"},
+    {"retired_pressure", &DcTargetCounters::retired_pressure, ""},
+    {"retired_disconnect", &DcTargetCounters::retired_disconnect, ""},
+    {"retired_stale", &DcTargetCounters::retired_stale, ""},
+    {"stale_conn", &DcTargetCounters::stale_conn,
+     "packets of an older connection than the context's"},
+    {"gone", &DcTargetCounters::gone, "GONE answers from a record"},
+    {"unknown", &DcTargetCounters::unknown, "UNKNOWN answers"},
+    {"busy", &DcTargetCounters::busy,
+     "SYN requests that found the pool full (the DCT answers BUSY to each connection's opening "
+     "one)"},
+    {"record_overwrites", &DcTargetCounters::record_overwrites,
+     "a record replaced another identity's"},
+}};
+static_assert(counters::covers(kDcTargetCounterFields));
+constexpr const auto& counter_fields(const DcTargetCounters&) { return kDcTargetCounterFields; }
 
 class DcTargetTable {
  public:

@@ -10,18 +10,6 @@ namespace uroce::transport {
 
 namespace {
 
-void add_counters(RcCounters* to, const RcCounters& from) {
-  // RcCounters is a block of uint64 counters: summed as such.
-  static_assert(sizeof(RcCounters) % sizeof(std::uint64_t) == 0);
-  constexpr std::size_t kN = sizeof(RcCounters) / sizeof(std::uint64_t);
-  std::uint64_t a[kN];
-  std::uint64_t b[kN];
-  std::memcpy(a, to, sizeof a);
-  std::memcpy(b, &from, sizeof b);
-  for (std::size_t i = 0; i < kN; ++i) a[i] += b[i];
-  std::memcpy(to, a, sizeof a);
-}
-
 // What every context is made with: one receive WR slot with the most SGEs
 // an SRQ may give (its WRs move in one at a time), and the most READ/atomic
 // resources a DCT may ask for, so opening one allocates nothing.
@@ -111,7 +99,7 @@ RcCounters DctQp::rc_counters() const {
   RcCounters sum = retired_;
   for (std::uint32_t c = 0; c < pool_.table().capacity(); ++c) {
     const DcContext& x = const_cast<DcTargetPool&>(pool_).ctx(c);
-    if (x.dct == this) add_counters(&sum, x.core.ctr);
+    if (x.dct == this) counters::add(sum, x.core.ctr);
   }
   return sum;
 }
@@ -172,7 +160,7 @@ void DctQp::open_context(std::uint32_t c, const wire::ParsedPacket& pkt) {
 void DctQp::close_context(std::uint32_t c) {
   DcContext& x = pool_.ctx(c);
   if (x.dct != this) return;
-  add_counters(&retired_, x.core.ctr);
+  counters::add(retired_, x.core.ctr);
   ready_remove(c);
   x.dct = nullptr;
   --open_;

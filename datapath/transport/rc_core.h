@@ -7,6 +7,7 @@
 
 #include <cstdint>
 
+#include "datapath/base/counter_fields.h"
 #include "datapath/transport/async_event.h"
 #include "datapath/transport/mr_table.h"
 #include "datapath/transport/qp_attr.h"
@@ -121,6 +122,75 @@ struct RcCounters {
   std::uint64_t drop_addr = 0;    // IPv4 source not the peer's / destination not ours
   std::uint64_t cq_overflow = 0;  // a completion the CQ refused: QP to ERR
 };
+
+inline constexpr counters::FieldList<RcCounters, 56> kRcCounterFields{{
+    {"tx_requests", &RcCounters::tx_requests, "request packets sent, retransmissions included"},
+    {"tx_retransmits", &RcCounters::tx_retransmits, "request packets sent for a PSN sent before"},
+    {"tx_no_buffer", &RcCounters::tx_no_buffer, "tx_alloc gave no room (any packet type)"},
+    {"tx_build_errors", &RcCounters::tx_build_errors,
+     "0: RC frames are written unchecked (rc_packet.h)"},
+    {"wait_window", &RcCounters::wait_window, "send stopped: PSN window full"},
+    {"wait_fence", &RcCounters::wait_fence, "send stopped: fenced WR waits for READ/atomics"},
+    {"wait_rd_atomic", &RcCounters::wait_rd_atomic, "send stopped: max_rd_atomic outstanding"},
+    {"wait_local_inv", &RcCounters::wait_local_inv,
+     "send stopped: LOCAL_INV waits for earlier WQEs"},
+    {"local_errors", &RcCounters::local_errors, "gather from a bad SGE: LOC_PROT_ERR"},
+    {"local_invalidates", &RcCounters::local_invalidates, "LOCAL_INV WRs executed"},
+    {"local_inv_errors", &RcCounters::local_inv_errors, "LOCAL_INV of a bad key: LOC_QP_OP_ERR"},
+    {"mw_binds", &RcCounters::mw_binds, "BIND_MW WRs executed"},
+    {"mw_bind_errors", &RcCounters::mw_bind_errors, "BIND_MW refused: MW_BIND_ERR"},
+    {"rx_acks", &RcCounters::rx_acks, ""},
+    {"rx_read_responses", &RcCounters::rx_read_responses, ""},
+    {"rx_atomic_acks", &RcCounters::rx_atomic_acks, ""},
+    {"rx_seq_naks", &RcCounters::rx_seq_naks, ""},
+    {"rx_rnr_naks", &RcCounters::rx_rnr_naks, ""},
+    {"rx_error_naks", &RcCounters::rx_error_naks, "invalid request / remote access / remote op"},
+    {"timeouts", &RcCounters::timeouts, "retransmission timer expiries that retried"},
+    {"go_back_n", &RcCounters::go_back_n, "rewinds started by a NAK or a response gap"},
+    {"retry_exceeded", &RcCounters::retry_exceeded, ""},
+    {"rnr_retry_exceeded", &RcCounters::rnr_retry_exceeded, ""},
+    {"drop_stale_ack", &RcCounters::drop_stale_ack, "ACK/response for PSNs already acknowledged"},
+    {"drop_ghost_ack", &RcCounters::drop_ghost_ack, "ACK/response for a PSN never sent"},
+    {"drop_response_gap", &RcCounters::drop_response_gap,
+     "READ response / atomic ACK after a lost one"},
+    {"drop_bad_response", &RcCounters::drop_bad_response,
+     "wrong opcode or length for the WQE it names"},
+    {"drop_duplicate_nak", &RcCounters::drop_duplicate_nak,
+     "NAK while the rewind it asks for is under way"},
+    {"drop_reserved_aeth", &RcCounters::drop_reserved_aeth, ""},
+    {"rx_reserved_naks", &RcCounters::rx_reserved_naks, "NAK code 4..31: REM_OP_ERR, as rxe"},
+    {"rx_bad_response_opcode", &RcCounters::rx_bad_response_opcode,
+     "READ response of the wrong position: BAD_RESP_ERR"},
+    {"rx_requests", &RcCounters::rx_requests, "in-order request packets executed"},
+    {"rx_duplicates", &RcCounters::rx_duplicates, ""},
+    {"drop_out_of_sequence", &RcCounters::drop_out_of_sequence, "after the one NAK of a gap"},
+    {"drop_dup_unknown", &RcCounters::drop_dup_unknown,
+     "duplicate READ/atomic with no resource left"},
+    {"drop_no_resource", &RcCounters::drop_no_resource, "READ/atomic while every resource is busy"},
+    {"tx_acks", &RcCounters::tx_acks, ""},
+    {"tx_read_responses", &RcCounters::tx_read_responses, ""},
+    {"tx_atomic_acks", &RcCounters::tx_atomic_acks, ""},
+    {"tx_seq_naks", &RcCounters::tx_seq_naks, ""},
+    {"tx_rnr_naks", &RcCounters::tx_rnr_naks, ""},
+    {"tx_nak_invalid_request", &RcCounters::tx_nak_invalid_request, ""},
+    {"tx_nak_remote_access", &RcCounters::tx_nak_remote_access, ""},
+    {"tx_nak_remote_op", &RcCounters::tx_nak_remote_op, ""},
+    {"rx_unsupported_ops", &RcCounters::rx_unsupported_ops,
+     "FLUSH, ATOMIC_WRITE: NAKed invalid request"},
+    {"atomics_executed", &RcCounters::atomics_executed, ""},
+    {"atomics_replayed", &RcCounters::atomics_replayed, ""},
+    {"reads_replayed", &RcCounters::reads_replayed, ""},
+    {"rx_invalidates", &RcCounters::rx_invalidates, "SEND_WITH_INV that invalidated a window"},
+    {"rx_inv_refused", &RcCounters::rx_inv_refused, "SEND_WITH_INV naming no window of ours: NAK"},
+    {"drop_state", &RcCounters::drop_state, "packet in a state that takes none"},
+    {"drop_not_rc", &RcCounters::drop_not_rc, "not an RC opcode"},
+    {"drop_qpn", &RcCounters::drop_qpn, "BTH destination QP is not this QP"},
+    {"drop_pkey", &RcCounters::drop_pkey, ""},
+    {"drop_addr", &RcCounters::drop_addr, "IPv4 source not the peer's / destination not ours"},
+    {"cq_overflow", &RcCounters::cq_overflow, "a completion the CQ refused: QP to ERR"},
+}};
+static_assert(counters::covers(kRcCounterFields));
+constexpr const auto& counter_fields(const RcCounters&) { return kRcCounterFields; }
 
 struct RcHomaTx;  // rc_homa.h
 struct DcLane;    // dc_lane.h

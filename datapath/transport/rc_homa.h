@@ -28,6 +28,7 @@
 #include <array>
 #include <cstdint>
 
+#include "datapath/base/counter_fields.h"
 #include "datapath/base/time.h"
 #include "datapath/transport/rc_core.h"
 #include "datapath/transport/seq24.h"
@@ -46,6 +47,21 @@ struct RcHomaCounters {
   std::uint64_t fallbacks = 0;    // messages sent ungated after max_timeouts
   std::uint64_t prio_capped = 0;  // packets sent lower than asked, to stay in order
 };
+
+inline constexpr counters::FieldList<RcHomaCounters, 8> kRcHomaCounterFields{{
+    {"gated", &RcHomaCounters::gated, "messages that needed grants"},
+    {"mlen", &RcHomaCounters::mlen, "MLENs sent (first packets and grant timeouts)"},
+    {"wait_grant", &RcHomaCounters::wait_grant, "sends stopped: the next byte is not granted yet"},
+    {"grants", &RcHomaCounters::grants, "GRANTs that allowed more"},
+    {"grant_stale", &RcHomaCounters::grant_stale,
+     "GRANTs for another message, or allowing nothing"},
+    {"timeouts", &RcHomaCounters::timeouts, "grant timeouts (MLEN sent again)"},
+    {"fallbacks", &RcHomaCounters::fallbacks, "messages sent ungated after max_timeouts"},
+    {"prio_capped", &RcHomaCounters::prio_capped,
+     "packets sent lower than asked, to stay in order"},
+}};
+static_assert(counters::covers(kRcHomaCounterFields));
+constexpr const auto& counter_fields(const RcHomaCounters&) { return kRcHomaCounterFields; }
 
 struct RcHomaTx {
   sched::homa::GateConfig gate_cfg{};

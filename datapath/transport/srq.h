@@ -23,6 +23,7 @@
 
 #include <cstdint>
 
+#include "datapath/base/counter_fields.h"
 #include "datapath/transport/async_event.h"
 #include "datapath/transport/mr_table.h"
 #include "datapath/transport/recv_refill.h"
@@ -64,6 +65,15 @@ struct SrqCounters {
   std::uint64_t empty = 0;  // take() found no WR (an RNR NAK or a drop)
   std::uint64_t limit_events = 0;
 };
+
+inline constexpr counters::FieldList<SrqCounters, 4> kSrqCounterFields{{
+    {"posted", &SrqCounters::posted, ""},
+    {"taken", &SrqCounters::taken, ""},
+    {"empty", &SrqCounters::empty, "take() found no WR (an RNR NAK or a drop)"},
+    {"limit_events", &SrqCounters::limit_events, ""},
+}};
+static_assert(counters::covers(kSrqCounterFields));
+constexpr const auto& counter_fields(const SrqCounters&) { return kSrqCounterFields; }
 
 class Srq {
  public:

@@ -30,6 +30,7 @@
 #include <cstdint>
 #include <span>
 
+#include "datapath/base/counter_fields.h"
 #include "datapath/transport/async_event.h"
 #include "datapath/transport/cqe.h"
 #include "datapath/transport/mr_table.h"
@@ -101,6 +102,18 @@ struct UcCounters {
   std::array<std::uint64_t, kNumUcRx> rx{};  // indexed by UcRx
   std::uint64_t rx_count(UcRx r) const { return rx[static_cast<std::size_t>(r)]; }
 };
+
+inline constexpr counters::FieldList<UcCounters, 7> kUcCounterFields{{
+    {"tx_packets", &UcCounters::tx_packets, ""},
+    {"tx_payload_bytes", &UcCounters::tx_payload_bytes, ""},
+    {"tx_messages", &UcCounters::tx_messages, ""},
+    {"tx_no_buffer", &UcCounters::tx_no_buffer, "tx_alloc gave no room; retried later"},
+    {"tx_local_err", &UcCounters::tx_local_err, "bad send SGE: LOC_PROT_ERR, QP to SQE"},
+    {"rx_abandoned", &UcCounters::rx_abandoned, "messages begun and never completed"},
+    {"cq_overflow", &UcCounters::cq_overflow, ""},
+}};
+static_assert(counters::covers(kUcCounterFields, &UcCounters::rx));
+constexpr const auto& counter_fields(const UcCounters&) { return kUcCounterFields; }
 
 class UcQp {
  public:

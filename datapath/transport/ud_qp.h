@@ -35,6 +35,7 @@
 #include <cstdint>
 #include <span>
 
+#include "datapath/base/counter_fields.h"
 #include "datapath/transport/async_event.h"
 #include "datapath/transport/cqe.h"
 #include "datapath/transport/mr_table.h"
@@ -101,6 +102,17 @@ struct UdCounters {
   std::array<std::uint64_t, kNumUdRx> rx{};  // indexed by UdRx
   std::uint64_t rx_count(UdRx r) const { return rx[static_cast<std::size_t>(r)]; }
 };
+
+inline constexpr counters::FieldList<UdCounters, 6> kUdCounterFields{{
+    {"tx_packets", &UdCounters::tx_packets, ""},
+    {"tx_payload_bytes", &UdCounters::tx_payload_bytes, ""},
+    {"tx_too_long", &UdCounters::tx_too_long, "WRs over the port MTU: no packet sent"},
+    {"tx_no_buffer", &UdCounters::tx_no_buffer, "tx_alloc gave no room; retried later"},
+    {"tx_local_err", &UdCounters::tx_local_err, "gather failed: LOC_PROT_ERR, QP to SQE"},
+    {"cq_overflow", &UdCounters::cq_overflow, "completions a CQ refused"},
+}};
+static_assert(counters::covers(kUdCounterFields, &UdCounters::rx));
+constexpr const auto& counter_fields(const UdCounters&) { return kUdCounterFields; }
 
 class UdQp {
  public:

@@ -268,7 +268,7 @@ TEST(RenderHoma, SettingsReceiverPacketsAndQps) {
     {"name": "uroce1", "homa": {"settings": {"enabled": false}, "receiver": null}}],
     "qps": [{"device": "uroce0", "qpn": 17, "type": "RC", "state": "RTS", "homa_peer": true,
              "homa": {"gated": 4, "mlen": 4, "wait_grant": 30, "grants": 38,
-                      "grant_stale": 1, "timeouts": 0, "fallbacks": 0}},
+                      "grant_stale": 1, "timeouts": 0, "fallbacks": 0, "prio_capped": 2}},
             {"device": "uroce1", "qpn": 18, "type": "UD", "state": "RTS"}]})");
   const std::string out = render_homa(j);
   EXPECT_NE(out.find("uroce0: Homa-like scheduler on  priorities 8 (4 unscheduled)  "
@@ -288,11 +288,13 @@ TEST(RenderHoma, SettingsReceiverPacketsAndQps) {
             std::string::npos)
       << out;
   EXPECT_NE(out.find("uroce1: Homa-like scheduler off\n"), std::string::npos) << out;
-  EXPECT_NE(out.find("DEVICE  QPN  STATE  PEER  GATED  MLEN  WAIT_GRANT  GRANTS  STALE  "
-                     "TIMEOUTS  FALLBACKS\n"),
+  // One column per sender counter (rc_homa.h's field list).
+  EXPECT_NE(out.find("DEVICE  QPN  STATE  PEER  GATED  MLEN  WAIT_GRANT  GRANTS  GRANT_STALE  "
+                     "TIMEOUTS  FALLBACKS  PRIO_CAPPED\n"),
             std::string::npos)
       << out;
-  EXPECT_NE(out.find("uroce0   17  RTS    yes       4     4          30      38      1"),
+  EXPECT_NE(out.find("uroce0   17  RTS    yes       4     4          30      38            1  "
+                     "       0          0            2\n"),
             std::string::npos)
       << out;
   // UD QPs have no row.

@@ -175,6 +175,42 @@ TEST(StatusJson_Qps, TypeSpecificCounters) {
   EXPECT_EQ(rx[transport::ud_rx_name(transport::UdRx::kDropQkey)], 5);
 }
 
+// A QP's "transport" holds every counter of RcCounters' field list
+// (rc_core.h) under its name, and nothing else.
+TEST(StatusJson_Qps, EveryRcCounterUnderItsListedName) {
+  FakeDevice d("uroce0", 9000);
+  DeviceSnapshot s;
+  engine::QpStatus q;
+  q.type = transport::QpType::kRc;
+  std::uint64_t v = 1;
+  for (const auto& f : transport::kRcCounterFields) q.rc.*f.member = v++;
+  s.qp_status.push_back(q);
+  const json j = json::parse(status_json(info(), {&d}, {s}, true, nullptr, 1 << 16));
+  const json& t = j["qps"][0]["transport"];
+  EXPECT_EQ(t.size(), transport::kRcCounterFields.size());
+  v = 1;
+  for (const auto& f : transport::kRcCounterFields)
+    EXPECT_EQ(t[std::string(f.name)], v++) << f.name;
+}
+
+// The device's counters: every entry of VnicCounters' field list under its
+// name, then the CQ and comp-channel counters and the two by-reason tables.
+TEST(StatusJson_Devices, EveryVnicCounterUnderItsListedName) {
+  FakeDevice d("uroce0", 9000);
+  DeviceSnapshot s;
+  std::uint64_t v = 1;
+  for (const auto& f : engine::kVnicCounterFields) s.counters.*f.member = v++;
+  const json j = json::parse(status_json(info(), {&d}, {s}, false, nullptr, 1 << 16));
+  const json& c = j["devices"][0]["counters"];
+  EXPECT_EQ(c.size(), engine::kVnicCounterFields.size() + 8);
+  v = 1;
+  for (const auto& f : engine::kVnicCounterFields) EXPECT_EQ(c[std::string(f.name)], v++) << f.name;
+  for (const char* k : {"cqes", "cq_overflow", "comp_events", "comp_events_unsolicited",
+                        "comp_event_writes", "comp_event_errors", "parse_errors", "wqe_errors"}) {
+    EXPECT_TRUE(c.contains(k)) << k;
+  }
+}
+
 TEST(StatusJson_Sched, DevicePolicyAndQpClassAndPace) {
   FakeDevice d("uroce0", 9000);
   d.mutable_config().sched.isolation = sched::Isolation::kClasses;
@@ -390,7 +426,7 @@ TEST(StatusJson_Homa, ReceiverCutoffsCountersAndSender) {
   EXPECT_EQ(c["homa_peers"], 2);
   EXPECT_EQ(j["qps"][0]["homa_peer"], true);
   EXPECT_EQ(j["qps"][0]["homa"], json::parse(R"({"gated": 4, "mlen": 4, "wait_grant": 30,
-      "grants": 38, "grant_stale": 0, "timeouts": 0, "fallbacks": 0})"));
+      "grants": 38, "grant_stale": 0, "timeouts": 0, "fallbacks": 0, "prio_capped": 0})"));
 }
 
 TEST(StatusJson_TooBig, KeepsFirstQpsAndSaysSo) {

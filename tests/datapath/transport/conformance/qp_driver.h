@@ -64,27 +64,25 @@ struct Sinks {
   FakeTimer timer;
 };
 
-// clang-format 14 lays this X list out differently on each run.
-// clang-format off
-#define UROCE_RC_COUNTERS(X)                                                                       \
-  X(tx_requests) X(tx_retransmits) X(tx_no_buffer) X(tx_build_errors) X(wait_window)               \
-  X(wait_fence) X(wait_rd_atomic) X(wait_local_inv) X(local_errors) X(local_invalidates)           \
-  X(local_inv_errors) X(mw_binds) X(mw_bind_errors) X(rx_acks) X(rx_read_responses) X(rx_atomic_acks) X(rx_seq_naks)             \
-  X(rx_rnr_naks) X(rx_error_naks) X(timeouts) X(go_back_n) X(retry_exceeded)                       \
-  X(rnr_retry_exceeded) X(drop_stale_ack) X(drop_ghost_ack) X(drop_response_gap)                   \
-  X(drop_bad_response) X(drop_duplicate_nak) X(drop_reserved_aeth) X(rx_reserved_naks)             \
-  X(rx_bad_response_opcode) X(rx_requests) X(rx_duplicates) X(drop_out_of_sequence)                \
-  X(drop_dup_unknown) X(drop_no_resource) X(tx_acks) X(tx_read_responses) X(tx_atomic_acks)        \
-  X(tx_seq_naks) X(tx_rnr_naks) X(tx_nak_invalid_request) X(tx_nak_remote_access)                  \
-  X(tx_nak_remote_op) X(rx_unsupported_ops) X(atomics_executed) X(atomics_replayed)                \
-  X(reads_replayed) X(rx_invalidates) X(rx_inv_refused) X(drop_state) X(drop_not_rc) X(drop_qpn) X(drop_pkey) X(drop_addr)             \
-  X(cq_overflow)
-// clang-format on
+// A counter of a set with a field list (RcCounters: rc_core.h) by its
+// listed name, as scripts name it; the Homa-like scheduler's sender counters
+// (rc_homa.h) take a homa_ prefix in scripts, RcCounters having a
+// `timeouts` of its own.
+template <class S>
+std::optional<std::uint64_t> listed_counter(const S& c, std::string_view name) {
+  for (const auto& f : counter_fields(c)) {
+    if (f.name == name) return c.*f.member;
+  }
+  return std::nullopt;
+}
 
-// The Homa-like scheduler's sender counters (rc_homa.h), named with a
-// homa_ prefix in scripts: RcCounters has a `timeouts` of its own.
-#define UROCE_RC_HOMA_COUNTERS(X) \
-  X(gated) X(mlen) X(wait_grant) X(grants) X(grant_stale) X(timeouts) X(fallbacks) X(prio_capped)
+// " name name ...", each with `prefix`: the names a script may use.
+template <class S>
+std::string listed_counter_names(std::string_view prefix) {
+  std::string r;
+  for (const auto& f : counter_fields(S{})) r += " " + std::string(prefix) + std::string(f.name);
+  return r;
+}
 
 class RcDriver final : public Driver {
  public:
@@ -117,30 +115,14 @@ class RcDriver final : public Driver {
   std::optional<std::uint32_t> expected_psn() const override { return qp_.expected_psn().value(); }
   void drain_events(EventLog& log) override { qp_.drain_events(log); }
   std::optional<std::uint64_t> counter(std::string_view name) const override {
-    const RcCounters& c = qp_.counters();
-#define X(f) \
-  if (name == #f) return c.f;
-    UROCE_RC_COUNTERS(X)
-#undef X
-    if (const RcHomaTx* h = qp_.homa()) {
-#define X(f) \
-  if (name == "homa_" #f) return h->ctr.f;
-      UROCE_RC_HOMA_COUNTERS(X)
-#undef X
-    }
-    return std::nullopt;
+    if (const auto v = listed_counter(qp_.counters(), name)) return v;
+    const RcHomaTx* h = qp_.homa();
+    if (h == nullptr || !name.starts_with("homa_")) return std::nullopt;
+    return listed_counter(h->ctr, name.substr(5));
   }
   std::string counter_names() const override {
-    std::string r;
-#define X(f) r += " " #f;
-    UROCE_RC_COUNTERS(X)
-#undef X
-    if (qp_.homa() != nullptr) {
-#define X(f) r += " homa_" #f;
-      UROCE_RC_HOMA_COUNTERS(X)
-#undef X
-    }
-    return r;
+    return listed_counter_names<RcCounters>("") +
+           (qp_.homa() != nullptr ? listed_counter_names<RcHomaCounters>("homa_") : "");
   }
 
  private:

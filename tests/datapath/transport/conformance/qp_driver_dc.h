@@ -17,18 +17,6 @@
 
 namespace uroce::transport::conformance {
 
-// clang-format off
-#define UROCE_DC_STREAM_COUNTERS(X)                                                                \
-  X(connects) X(wait_switch) X(disconnects) X(gone) X(unknown_restart) X(unknown_abort) X(busy)    \
-  X(key_violations) X(stale_answers)
-#define UROCE_DCT_COUNTERS(X)                                                                      \
-  X(rx_requests) X(key_violations) X(drop_state) X(drop_not_dc) X(drop_other_dct) X(drop_stale) X(drop_busy_later)    \
-  X(tx_gone) X(tx_unknown) X(tx_busy) X(tx_key_violation) X(tx_no_buffer)
-#define UROCE_DC_POOL_COUNTERS(X)                                                                  \
-  X(opened) X(restarted) X(retired_pressure) X(retired_disconnect) X(retired_stale) X(stale_conn)  \
-  X(gone) X(unknown) X(busy) X(record_overwrites)
-// clang-format on
-
 // "stream1_tx_retransmits" -> 1 and "tx_retransmits"; nullopt when the
 // name has no stream prefix.
 inline std::optional<std::pair<std::uint32_t, std::string_view>> split_stream_counter(
@@ -43,22 +31,6 @@ inline std::optional<std::pair<std::uint32_t, std::string_view>> split_stream_co
     return std::nullopt;
   }
   return std::pair{i, name.substr(static_cast<std::size_t>(r.ptr - name.data()) + 1)};
-}
-
-inline std::optional<std::uint64_t> rc_counter(const RcCounters& c, std::string_view name) {
-#define X(f) \
-  if (name == #f) return c.f;
-  UROCE_RC_COUNTERS(X)
-#undef X
-  return std::nullopt;
-}
-
-inline std::string rc_counter_names(std::string_view prefix) {
-  std::string r;
-#define X(f) r += " " + std::string(prefix) + #f;
-  UROCE_RC_COUNTERS(X)
-#undef X
-  return r;
 }
 
 class DciDriver final : public Driver {
@@ -91,29 +63,19 @@ class DciDriver final : public Driver {
   // (streamN_ + an RC counter, a DcStreamCounters field or
   // disconnect_resends).
   std::optional<std::uint64_t> counter(std::string_view name) const override {
-    if (name == "bad_lane") return qp_.counters().bad_lane;
-    if (name == "bad_status") return qp_.counters().bad_status;
-    if (name == "stream_recoveries") return qp_.counters().stream_recoveries;
-    if (name == "other_conn") return qp_.counters().other_conn;
-    if (auto v = rc_counter(qp_.rc_counters(), name)) return v;
+    if (auto v = listed_counter(qp_.counters(), name)) return v;
+    if (auto v = listed_counter(qp_.rc_counters(), name)) return v;
     const auto sc = split_stream_counter(name);
     if (!sc || sc->first >= qp_.streams()) return std::nullopt;
     const DcLane& l = qp_.dc_lane(sc->first);
-    const DcStreamCounters& c = l.stream.counters();
-#define X(f) \
-  if (sc->second == #f) return c.f;
-    UROCE_DC_STREAM_COUNTERS(X)
-#undef X
+    if (auto v = listed_counter(l.stream.counters(), sc->second)) return v;
     if (sc->second == "disconnect_resends") return l.disconnect_resends;
-    return rc_counter(qp_.lane(sc->first).counters(), sc->second);
+    return listed_counter(qp_.lane(sc->first).counters(), sc->second);
   }
   std::string counter_names() const override {
-    std::string r = " bad_lane bad_status stream_recoveries other_conn" + rc_counter_names("");
-    r += " streamN_ + one of: disconnect_resends";
-#define X(f) r += " " #f;
-    UROCE_DC_STREAM_COUNTERS(X)
-#undef X
-    return r + " or an RC counter";
+    return listed_counter_names<DciCounters>("") + listed_counter_names<RcCounters>("") +
+           " streamN_ + one of: disconnect_resends" + listed_counter_names<DcStreamCounters>("") +
+           " or an RC counter";
   }
 
  private:
@@ -155,28 +117,15 @@ class DctDriver final : public Driver {
   // RcCounters and DctCounters both have rx_requests).
   std::optional<std::uint64_t> counter(std::string_view name) const override {
     if (name == "contexts") return qp_.contexts();
-    const DctCounters& c = qp_.counters();
-#define X(f) \
-  if (name == #f) return c.f;
-    UROCE_DCT_COUNTERS(X)
-#undef X
-    const DcTargetCounters& t = pool_.table().counters();
-#define X(f) \
-  if (name == "pool_" #f) return t.f;
-    UROCE_DC_POOL_COUNTERS(X)
-#undef X
-    if (name.starts_with("rc_")) return rc_counter(qp_.rc_counters(), name.substr(3));
+    if (auto v = listed_counter(qp_.counters(), name)) return v;
+    if (name.starts_with("pool_")) return listed_counter(pool_.table().counters(), name.substr(5));
+    if (name.starts_with("rc_")) return listed_counter(qp_.rc_counters(), name.substr(3));
     return std::nullopt;
   }
   std::string counter_names() const override {
-    std::string r = " contexts";
-#define X(f) r += " " #f;
-    UROCE_DCT_COUNTERS(X)
-#undef X
-#define X(f) r += " pool_" #f;
-    UROCE_DC_POOL_COUNTERS(X)
-#undef X
-    return r + rc_counter_names("rc_");
+    return " contexts" + listed_counter_names<DctCounters>("") +
+           listed_counter_names<DcTargetCounters>("pool_") +
+           listed_counter_names<RcCounters>("rc_");
   }
 
  private:
