@@ -6,7 +6,7 @@
 #include <fstream>
 #include <vector>
 
-#include "datapath/engine/pfc_status_json.h"
+#include "apps/pfc_status_json.h"
 #include "testbed/engine_host.h"
 #include "testbed/rc_flow.h"
 #include "testbed/simulator.h"

@@ -1,7 +1,7 @@
 #include "apps/uroced/status_json.h"
 
+#include "apps/pfc_status_json.h"
 #include "apps/uroced/config_dc.h"
-#include "datapath/engine/pfc_status_json.h"
 
 namespace uroce::sched {
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(DcqcnCounters, cnps, cnps_ignored, decreases, fast_recovery,
