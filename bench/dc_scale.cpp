@@ -143,14 +143,11 @@ void reap_recvs(Rig<PortIo>& r) {
                     (r.mode == Mode::kManyDci || wc.qp_num - r.b_qpn_base == t);
     if (!ok) ++r.recv_bad;
     const shm::WqeSge sge{reinterpret_cast<std::uint64_t>(buf), r.size, r.b.key};
-    if (shm::write_recv_wqe({r.srq.rq.slot_bytes(n), r.srq.rq.elem_size()}, wc.wr_id,
-                            std::span<const shm::WqeSge>(&sge, 1), 1) == shm::WqeWriteError::kOk) {
+    if (inproc::write_recv(r.srq.rq, n, wc.wr_id, std::span<const shm::WqeSge>(&sge, 1), 1) == 0) {
       ++n;
     }
   }
-  if (n == 0) return;
-  r.srq.rq.publish(n);
-  r.b.bells.ring(r.srq.db);
+  inproc::publish_recvs(r.srq.rq, &r.b.bells, r.srq.db, n);
 }
 
 struct Window {
@@ -237,16 +234,7 @@ int create_dct(Host<PortIo>& h, const Cq& cq, engine::ObjId* id, std::uint32_t* 
   c.srq = kSrq;
   c.dct_key = kDcKey;
   if (int rc = h.vnic->create_qp(c); rc != 0) return rc;
-  engine::QpModify m;
-  m.values.qp_state = transport::QpState::kInit;
-  m.values.qp_access_flags = transport::access::kRemoteAny;
-  m.mask = qa::kState | qa::kPkeyIndex | qa::kPort | qa::kAccessFlags;
-  if (int rc = h.vnic->modify_qp(c.id, m); rc != 0) return rc;
-  m.values.qp_state = transport::QpState::kRtr;
-  m.values.min_rnr_timer = 1;
-  m.values.path_mtu = wire::PathMtu::k4096;
-  m.mask = qa::kState | qa::kMinRnrTimer | qa::kAv | qa::kPathMtu;
-  return h.vnic->modify_qp(c.id, m);
+  return inproc::bring_up(*h.vnic, c.id, inproc::dct_bring_up({.mtu = wire::PathMtu::k4096}));
 }
 
 // A DCI with 2^log_streams streams and an SQ ring of `depth`, in RTS.
@@ -270,22 +258,11 @@ int create_dci(Host<PortIo>& h, Arena& arena, const Cq& cq, std::uint32_t depth,
   c.sq = sq;
   if (int rc = h.vnic->create_qp(c); rc != 0) return rc;
   if (int rc = h.vnic->qp_doorbells(c.id, &out->sq_db, &out->rq_db); rc != 0) return rc;
-  engine::QpModify m;
-  m.values.qp_state = transport::QpState::kInit;
-  m.mask = qa::kState | qa::kPkeyIndex | qa::kPort;
-  if (int rc = h.vnic->modify_qp(c.id, m); rc != 0) return rc;
-  m.values.qp_state = transport::QpState::kRtr;
-  m.values.path_mtu = wire::PathMtu::k4096;
-  m.mask = qa::kState | qa::kPathMtu;
-  if (int rc = h.vnic->modify_qp(c.id, m); rc != 0) return rc;
-  m.values.qp_state = transport::QpState::kRts;
-  m.values.timeout = 16;  // 268 ms: no spurious retransmission
-  m.values.retry_cnt = 7;
-  m.values.rnr_retry = 7;
-  m.values.max_rd_atomic = 1;
-  m.mask =
-      qa::kState | qa::kTimeout | qa::kRetryCnt | qa::kRnrRetry | qa::kSqPsn | qa::kMaxQpRdAtomic;
-  return h.vnic->modify_qp(c.id, m);
+  inproc::DciAttrs d;
+  d.mtu = wire::PathMtu::k4096;
+  d.timeout = 16;  // 268 ms: no spurious retransmission
+  d.max_rd_atomic = 1;
+  return inproc::bring_up(*h.vnic, c.id, inproc::dci_bring_up(d));
 }
 
 std::size_t ring_bytes(std::size_t elem, std::uint32_t depth) {
@@ -444,18 +421,16 @@ int run(PortIo& ia, PortIo& ib, const Options& o, const engine::TscClock& clock)
     mem.heap_per_initiator = per(heap_bytes() - h0, n_dci);
   }
   if (r.send) {
-    for (std::uint32_t k = 0; r.srq.rq.free_slots() > 0 && k < kSrqDepth; ++k) {
+    std::uint32_t k = 0;
+    for (; k < kSrqDepth; ++k) {
       const shm::WqeSge sge{reinterpret_cast<std::uint64_t>(b.mem.data() + r.recv_base +
                                                             std::size_t{k} * o.size),
                             o.size, b.key};
-      if (shm::write_recv_wqe({r.srq.rq.slot_bytes(), r.srq.rq.elem_size()}, k,
-                              std::span<const shm::WqeSge>(&sge, 1),
-                              1) != shm::WqeWriteError::kOk) {
-        return 1;
-      }
-      r.srq.rq.publish();
+      const int rc = inproc::write_recv(r.srq.rq, k, k, std::span<const shm::WqeSge>(&sge, 1), 1);
+      if (rc == EAGAIN) break;
+      if (rc != 0) return 1;
     }
-    b.bells.ring(r.srq.db);
+    inproc::publish_recvs(r.srq.rq, &b.bells, r.srq.db, k);
   }
   mem.setup_s = static_cast<double>(clock.now() - setup0) / 1e9;
   mem.rss_after_setup = rss_bytes();

@@ -28,6 +28,8 @@
 #include "datapath/shm/doorbell.h"
 #include "datapath/shm/ring.h"
 #include "datapath/shm/wqe_write.h"
+#include "inproc/bring_up.h"
+#include "inproc/post.h"
 
 namespace uroce::bench {
 
@@ -199,37 +201,29 @@ int create_qp(Host<PortIo>& h, Arena& a, const Cq& cq, std::uint32_t depth, Qp* 
   return h.vnic->qp_doorbells(c.id, &out->sq_db, &out->rq_db);
 }
 
-// Takes a QP through INIT and RTR to RTS, connected to `peer_qpn` at
-// mac/ip (RC and UC; a UD QP only gets its Q_Key).
+// Takes a QP through INIT and RTR to RTS (inproc/bring_up.h), connected to
+// `peer_qpn` at mac/ip (RC and UC; a UD QP only gets its Q_Key).
 template <class PortIo>
 int connect(Host<PortIo>& h, engine::ObjId id, std::uint32_t peer_qpn, const wire::MacAddr& mac,
             wire::Ipv4Addr ip, transport::QpType type = transport::QpType::kRc) {
-  const bool rc = type == transport::QpType::kRc;
-  const bool ud = type == transport::QpType::kUd;
-  engine::QpModify m;
-  m.values.qp_state = transport::QpState::kInit;
-  m.values.qp_access_flags = rc ? transport::access::kRemoteAny : transport::access::kRemoteWrite;
-  m.values.qkey = 0x11111111;
-  m.mask = qa::kState | qa::kPkeyIndex | qa::kPort | (ud ? qa::kQkey : qa::kAccessFlags);
-  if (int r = h.vnic->modify_qp(id, m); r != 0) return r;
-  m.values.qp_state = transport::QpState::kRtr;
-  m.values.av.dmac = mac;
-  m.values.av.dip = ip;
-  m.values.path_mtu = wire::PathMtu::k4096;
-  m.values.dest_qp_num = peer_qpn;
-  m.values.max_dest_rd_atomic = 1;
-  m.values.min_rnr_timer = 1;
-  m.mask = ud ? qa::kState : qa::kState | qa::kAv | qa::kPathMtu | qa::kDestQpn | qa::kRqPsn;
-  if (rc) m.mask |= qa::kMaxDestRdAtomic | qa::kMinRnrTimer;
-  if (int r = h.vnic->modify_qp(id, m); r != 0) return r;
-  m.values.qp_state = transport::QpState::kRts;
-  m.values.timeout = 16;  // 268 ms: no spurious retransmission
-  m.values.retry_cnt = 7;
-  m.values.rnr_retry = 7;
-  m.values.max_rd_atomic = 1;
-  m.mask = qa::kState | qa::kSqPsn;
-  if (rc) m.mask |= qa::kTimeout | qa::kRetryCnt | qa::kRnrRetry | qa::kMaxQpRdAtomic;
-  return h.vnic->modify_qp(id, m);
+  if (type == transport::QpType::kUd) {
+    return inproc::bring_up(*h.vnic, id, inproc::ud_bring_up({.qkey = 0x11111111}));
+  }
+  inproc::ConnectAttrs c;
+  c.type = type;
+  c.access = type == transport::QpType::kRc ? transport::access::kRemoteAny
+                                            : transport::access::kRemoteWrite;
+  c.av.dmac = mac;
+  c.av.dip = ip;
+  c.mtu = wire::PathMtu::k4096;
+  c.dest_qpn = peer_qpn;
+  c.max_dest_rd_atomic = 1;
+  c.min_rnr_timer = 1;
+  c.timeout = 16;  // 268 ms: no spurious retransmission
+  c.retry_cnt = 7;
+  c.rnr_retry = 7;
+  c.max_rd_atomic = 1;
+  return inproc::bring_up(*h.vnic, id, inproc::connected_bring_up(c));
 }
 
 // One WR as the provider writes it: WQE, publish, doorbell. A signaled
@@ -239,24 +233,15 @@ template <class PortIo>
 bool post_wr(Host<PortIo>& a, Qp& q, std::uint64_t wr_id, bool send, std::uint32_t size,
              std::size_t local_off, std::uint64_t remote, std::uint32_t rkey,
              const shm::WqeDcAddr* dc = nullptr) {
-  if (q.sq.free_slots() == 0) return false;
   shm::SendWqeFields f;
   f.wr_id = wr_id;
   f.opcode = send ? IBV_WR_SEND : IBV_WR_RDMA_WRITE;
   f.send_flags = IBV_SEND_SIGNALED;
   f.remote_addr = remote;
   f.rkey = rkey;
-  const std::span<std::byte> slot{q.sq.slot_bytes(), q.sq.elem_size()};
-  if (shm::write_send_fixed(slot, f) != shm::WqeWriteError::kOk) return false;
   const shm::WqeSge sge{reinterpret_cast<std::uint64_t>(a.mem.data() + local_off), size, a.key};
-  if (shm::set_send_sges(slot, std::span<const shm::WqeSge>(&sge, 1), 1) !=
-      shm::WqeWriteError::kOk) {
-    return false;
-  }
-  if (dc != nullptr && shm::set_send_dc(slot, *dc) != shm::WqeWriteError::kOk) return false;
-  q.sq.publish();
-  a.bells.ring(q.sq_db);
-  return true;
+  return inproc::post_send(q.sq, &a.bells, q.sq_db, f, std::span<const shm::WqeSge>(&sge, 1), 1,
+                           dc) == 0;
 }
 
 // A signaled WRITE (or SEND) of `size` bytes from the start of A's memory
@@ -272,16 +257,8 @@ template <class PortIo>
 void post_recvs(Host<PortIo>& b, Qp& q, std::uint32_t size) {
   std::uint32_t n = 0;
   const shm::WqeSge sge{reinterpret_cast<std::uint64_t>(b.mem.data()), size, b.key};
-  while (q.rq.free_slots() > n) {
-    if (shm::write_recv_wqe({q.rq.slot_bytes(n), q.rq.elem_size()}, 0,
-                            std::span<const shm::WqeSge>(&sge, 1), 1) != shm::WqeWriteError::kOk) {
-      break;
-    }
-    ++n;
-  }
-  if (n == 0) return;
-  q.rq.publish(n);
-  b.bells.ring(q.rq_db);
+  while (inproc::write_recv(q.rq, n, 0, std::span<const shm::WqeSge>(&sge, 1), 1) == 0) ++n;
+  inproc::publish_recvs(q.rq, &b.bells, q.rq_db, n);
 }
 
 // Where the two hosts meet, and the EAL that carries it.

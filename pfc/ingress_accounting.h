@@ -17,7 +17,9 @@
 //             XOFF when q > T;           XON when q + xon_offset <= T
 // A paused priority whose q has not fallen to XON is refreshed with a new
 // XOFF once refresh_percent of the pause time has passed since the last one,
-// so the peer's pause never lapses while we are above XON.
+// so the peer's pause never lapses while we are above XON (the XOFF /
+// refresh / XON state is pfc/pause_assertion.h, which the testbed's switch
+// buffer runs too).
 //
 // Admission: a lossless (PFC-enabled) priority may use the whole buffer,
 // headroom included; a lossy one only the shared part. Past that the packet
@@ -37,6 +39,7 @@
 #include "datapath/base/time.h"
 #include "datapath/wire/addr.h"
 #include "datapath/wire/pfc.h"
+#include "pfc/pause_assertion.h"
 #include "pfc/priority_map.h"
 #include "pfc/sinks.h"
 
@@ -164,57 +167,45 @@ class IngressAccounting {
   std::uint64_t xoff_threshold() const;
   std::uint64_t xon_threshold() const;
   // True while the peer has been told to pause `prio`.
-  bool asserted(std::uint8_t prio) const { return asserted_[prio & 7]; }
+  bool asserted(std::uint8_t prio) const { return pause_.asserted(prio); }
   // Total time `prio` has been held paused by us, up to `now`.
-  TimeNs asserted_ns(std::uint8_t prio, TimeNs now) const;
-  TimeNs pause_ns() const { return pause_ns_; }
-  TimeNs refresh_ns() const { return refresh_ns_; }
+  TimeNs asserted_ns(std::uint8_t prio, TimeNs now) const { return pause_.asserted_ns(prio, now); }
+  TimeNs pause_ns() const { return pause_.pause_ns(); }
+  TimeNs refresh_ns() const { return pause_.refresh_ns(); }
   std::uint64_t shared_bytes() const { return shared_; }
   const IngressCounters& counters() const { return c_; }
 
  private:
-  struct Plan {
-    std::uint8_t mask = 0;
-    std::uint8_t xoff = 0;
-    std::uint8_t refresh = 0;
-    std::uint8_t xon = 0;
-    std::uint16_t quanta[kNumPriorities] = {};
-  };
-
   RxAdmit admit(std::uint8_t prio, std::uint32_t bytes);
   bool release(std::uint8_t prio, std::uint32_t bytes);
-  bool plan(TimeNs now, Plan& p) const;
-  void commit(const Plan& p, TimeNs now);
 
   template <FrameSink Tx>
   void evaluate(TimeNs now, Tx& tx) {
-    Plan p;
-    if (!plan(now, p)) {
+    const std::uint64_t xoff = xoff_threshold();
+    const std::uint64_t xon = xon_threshold();
+    PausePlan p;
+    if (!pause_.plan(
+            now, [&](std::uint8_t prio) { return occ_[prio] > xoff; },
+            [&](std::uint8_t prio) { return occ_[prio] <= xon; }, p)) {
       retry_ = false;
       return;
     }
-    const auto buf = tx.tx_alloc(wire::kPfcFrameSize);
-    const std::size_t n = wire::build_pfc(buf, cfg_.src_mac, p.mask, p.quanta);
-    if (n == 0) {
+    if (!pause_.send(p, cfg_.src_mac, now, tx,
+                     [&](std::uint8_t prio) -> IngressPrioCounters& { return c_.prio[prio]; })) {
       ++c_.tx_no_buffer;
       retry_ = true;
       return;
     }
-    tx.tx_commit(n);
-    commit(p, now);
+    retry_ = false;
+    ++c_.frames_sent;
   }
 
   IngressConfig cfg_;
-  TimeNs pause_ns_ = 0;
-  TimeNs refresh_ns_ = 0;
+  PauseAssertion pause_;
   std::uint64_t shared_ = 0;
   std::uint64_t total_ = 0;
   bool retry_ = false;
   std::array<std::uint64_t, kNumPriorities> occ_{};
-  std::array<bool, kNumPriorities> asserted_{};
-  std::array<TimeNs, kNumPriorities> last_sent_{};
-  std::array<TimeNs, kNumPriorities> asserted_since_{};
-  std::array<TimeNs, kNumPriorities> asserted_closed_ns_{};
   IngressCounters c_;
 };
 

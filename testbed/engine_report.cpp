@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "apps/counters_json.h"
-#include "datapath/engine/pfc_status_json.h"
+#include "apps/pfc_status_json.h"
 #include "testbed/engine_host.h"
 #include "testbed/rc_flow.h"
 #include "testbed/simulator.h"

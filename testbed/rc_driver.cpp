@@ -5,10 +5,10 @@
 
 #include "datapath/ctl/protocol.h"
 #include "datapath/shm/wqe_write.h"
+#include "inproc/bring_up.h"
+#include "inproc/post.h"
 
 namespace uroce::testbed {
-
-namespace qa = transport::qp_attr;
 
 void RcDriver::AlignedFree::operator()(std::byte* p) const { std::free(p); }
 
@@ -127,49 +127,22 @@ int RcDriver::add_qp(std::unique_ptr<Qp> q, engine::QpCreate& c, std::uint32_t* 
 
 std::uint32_t RcDriver::qpn(std::uint32_t qp) const { return qps_[qp]->qpn; }
 
-int RcDriver::modify(engine::ObjId id, std::uint32_t mask, const transport::QpAttrValues& a) {
-  engine::QpModify m;
-  m.mask = mask;
-  m.values = a;
-  return v_.modify_qp(id, m);
-}
-
 int RcDriver::connect(std::uint32_t qp, const RcConnect& c) {
   if (qp >= qps_.size()) return EINVAL;
-  const engine::ObjId id = qps_[qp]->id;
-  transport::QpAttrValues a;
-  a.qp_state = transport::QpState::kInit;
-  a.qp_access_flags = transport::access::kRemoteAny;
-  if (int rc = modify(id, qa::kState | qa::kPkeyIndex | qa::kPort | qa::kAccessFlags, a); rc != 0) {
-    return rc;
-  }
-  a.qp_state = transport::QpState::kRtr;
+  inproc::ConnectAttrs a;
   a.av.dmac = c.dmac;
   a.av.dip = c.dip;
   a.av.dscp = c.dscp;
   a.av.ttl = c.ttl;
-  a.path_mtu = c.mtu;
-  a.dest_qp_num = c.dest_qpn;
-  a.rq_psn = c.rq_psn;
-  a.max_dest_rd_atomic = 4;
-  a.min_rnr_timer = c.min_rnr_timer;
-  if (int rc = modify(id,
-                      qa::kState | qa::kAv | qa::kPathMtu | qa::kDestQpn | qa::kRqPsn |
-                          qa::kMaxDestRdAtomic | qa::kMinRnrTimer,
-                      a);
-      rc != 0) {
-    return rc;
-  }
-  a.qp_state = transport::QpState::kRts;
+  a.mtu = c.mtu;
+  a.dest_qpn = c.dest_qpn;
   a.sq_psn = c.sq_psn;
+  a.rq_psn = c.rq_psn;
   a.timeout = c.timeout;
   a.retry_cnt = c.retry_cnt;
   a.rnr_retry = c.rnr_retry;
-  a.max_rd_atomic = 4;
-  return modify(id,
-                qa::kState | qa::kSqPsn | qa::kTimeout | qa::kRetryCnt | qa::kRnrRetry |
-                    qa::kMaxQpRdAtomic,
-                a);
+  a.min_rnr_timer = c.min_rnr_timer;
+  return inproc::bring_up(v_, qps_[qp]->id, inproc::connected_bring_up(a));
 }
 
 int RcDriver::post_send(std::uint32_t qp, const RcSend& wr) {
@@ -179,8 +152,6 @@ int RcDriver::post_send(std::uint32_t qp, const RcSend& wr) {
 
 int RcDriver::write_send(Qp& q, const RcSend& wr, const DcTarget* t) {
   if (q.sq_mem == nullptr) return EINVAL;
-  if (q.sq.free_slots() == 0) return EAGAIN;
-  const std::span<std::byte> slot(q.sq.slot_bytes(), q.sq.elem_size());
   shm::SendWqeFields f;
   f.wr_id = wr.wr_id;
   f.opcode = wr.opcode;
@@ -188,21 +159,11 @@ int RcDriver::write_send(Qp& q, const RcSend& wr, const DcTarget* t) {
   f.remote_addr = wr.remote_addr;
   f.rkey = wr.rkey;
   f.imm_or_inv = wr.imm;
-  if (shm::write_send_fixed(slot, f) != shm::WqeWriteError::kOk) return EINVAL;
-  if (wr.length != 0) {
-    const shm::WqeSge sge{wr.addr, wr.length, wr.lkey};
-    if (shm::set_send_sges(slot, std::span<const shm::WqeSge>(&sge, 1), kMaxSge) !=
-        shm::WqeWriteError::kOk) {
-      return EINVAL;
-    }
-  }
-  if (t != nullptr && shm::set_send_dc(slot, shm::WqeDcAddr{t->ah, t->dctn, t->key, t->stream}) !=
-                          shm::WqeWriteError::kOk) {
-    return EINVAL;
-  }
-  q.sq.publish();
-  bells_.ring(q.sq_db);
-  return 0;
+  const shm::WqeSge sge{wr.addr, wr.length, wr.lkey};
+  const std::span<const shm::WqeSge> sges(&sge, wr.length != 0 ? 1 : 0);
+  if (t == nullptr) return inproc::post_send(q.sq, &bells_, q.sq_db, f, sges, kMaxSge);
+  const shm::WqeDcAddr dc{t->ah, t->dctn, t->key, t->stream};
+  return inproc::post_send(q.sq, &bells_, q.sq_db, f, sges, kMaxSge, &dc);
 }
 
 int RcDriver::post_recv(std::uint32_t qp, std::uint64_t wr_id, std::uint64_t addr,
@@ -215,24 +176,14 @@ int RcDriver::post_recv(std::uint32_t qp, std::uint64_t wr_id, std::uint64_t add
 
 int RcDriver::write_recv(shm::RqProducer& rq, std::uint32_t db, std::uint64_t wr_id,
                          std::uint64_t addr, std::uint32_t length, std::uint32_t lkey) {
-  if (rq.free_slots() == 0) return EAGAIN;
   const shm::WqeSge sge{addr, length, lkey};
-  if (shm::write_recv_wqe({rq.slot_bytes(), rq.elem_size()}, wr_id,
-                          std::span<const shm::WqeSge>(&sge, 1),
-                          kMaxSge) != shm::WqeWriteError::kOk) {
-    return EINVAL;
-  }
-  rq.publish();
-  bells_.ring(db);
-  return 0;
+  return inproc::post_recv(rq, &bells_, db, wr_id, std::span<const shm::WqeSge>(&sge, 1), kMaxSge);
 }
 
 std::uint32_t RcDriver::sq_room(std::uint32_t qp) const { return qps_[qp]->sq.free_slots(); }
 
 std::uint32_t RcDriver::poll_cq(std::uint32_t cq, std::span<ib_uverbs_wc> out) {
-  std::uint32_t n = 0;
-  while (n < out.size() && cqs_[cq]->cons.try_pop(&out[n])) ++n;
-  return n;
+  return inproc::poll_cq(cqs_[cq]->cons, out);
 }
 
 int RcDriver::status(std::uint32_t qp, engine::QpStatus* out) const {

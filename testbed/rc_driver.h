@@ -6,7 +6,10 @@
 // peer's QPN, address and PSNs given directly, as after an out-of-band
 // exchange), writes send and receive WQEs into the rings with the
 // provider's writer (shm/wqe_write.h) and reads completions (ib_uverbs_wc)
-// from the CQ rings. Nothing runs in the engine until its next poll():
+// from the CQ rings. The bring-up sequences, posts and polls are the
+// in-process driver's (inproc/), which the benchmarks and the engine's
+// tests use too; what is the testbed's own is the rings' memory and the
+// indices objects are named by. Nothing runs in the engine until its next poll():
 // a post is a ring write, as in the provider.
 //
 // DC (docs/dc.md; rc_driver_dc.cpp): SRQs, AHs, a DCI (SQ ring only) and
@@ -180,7 +183,6 @@ class RcDriver {
 
   static int ring(std::size_t elem, std::uint32_t depth, std::size_t extra, Mem* mem,
                   shm::RingGeometry* geo);
-  int modify(engine::ObjId id, std::uint32_t mask, const transport::QpAttrValues& a);
   // Creates `c` (its id, client, PD and QPN filled in here) as qps_'s next.
   int add_qp(std::unique_ptr<Qp> q, engine::QpCreate& c, std::uint32_t* qp);
   // Writes one send WQE (and its DC block when `t` is given) and rings.

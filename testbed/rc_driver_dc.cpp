@@ -1,11 +1,10 @@
 // RcDriver's DC objects (rc_driver.h): what uroce_dv_create_qp and the
 // provider's DC WR setters do for an application, in process.
 #include "datapath/shm/wqe_write.h"
+#include "inproc/bring_up.h"
 #include "testbed/rc_driver.h"
 
 namespace uroce::testbed {
-
-namespace qa = transport::qp_attr;
 
 int RcDriver::create_srq(std::uint32_t depth, std::uint32_t* srq) {
   auto r = std::make_unique<Srq>();
@@ -76,26 +75,13 @@ int RcDriver::create_dci(std::uint32_t cq, std::uint32_t depth, std::uint8_t log
   c.sq = engine::RingMem{q->sq_mem.get(), q->sq_geo.bytes(), q->sq_geo};
   std::uint32_t idx = 0;
   if (int rc = add_qp(std::move(q), c, &idx); rc != 0) return rc;
-  const engine::ObjId id = qps_[idx]->id;
-  transport::QpAttrValues a;
-  a.qp_state = transport::QpState::kInit;
-  if (int rc = modify(id, qa::kState | qa::kPkeyIndex | qa::kPort, a); rc != 0) return rc;
-  a.qp_state = transport::QpState::kRtr;
-  a.path_mtu = d.mtu;
-  if (int rc = modify(id, qa::kState | qa::kPathMtu, a); rc != 0) return rc;
-  a.qp_state = transport::QpState::kRts;
+  inproc::DciAttrs a;
+  a.mtu = d.mtu;
   a.sq_psn = d.sq_psn;
   a.timeout = d.timeout;
   a.retry_cnt = d.retry_cnt;
   a.rnr_retry = d.rnr_retry;
-  a.max_rd_atomic = 4;
-  if (int rc = modify(id,
-                      qa::kState | qa::kSqPsn | qa::kTimeout | qa::kRetryCnt | qa::kRnrRetry |
-                          qa::kMaxQpRdAtomic,
-                      a);
-      rc != 0) {
-    return rc;
-  }
+  if (int rc = inproc::bring_up(v_, qps_[idx]->id, inproc::dci_bring_up(a)); rc != 0) return rc;
   *qp = idx;
   return 0;
 }
@@ -111,21 +97,11 @@ int RcDriver::create_dct(std::uint32_t cq, std::uint32_t srq, std::uint64_t key,
   c.max_recv_sge = kMaxSge;
   std::uint32_t idx = 0;
   if (int rc = add_qp(std::make_unique<Qp>(), c, &idx); rc != 0) return rc;
-  const engine::ObjId id = qps_[idx]->id;
-  transport::QpAttrValues a;
-  a.qp_state = transport::QpState::kInit;
-  a.qp_access_flags = transport::access::kRemoteAny;
-  if (int rc = modify(id, qa::kState | qa::kPkeyIndex | qa::kPort | qa::kAccessFlags, a); rc != 0) {
-    return rc;
-  }
-  a.qp_state = transport::QpState::kRtr;
+  inproc::DctAttrs a;
+  a.mtu = mtu;
+  a.dscp = dscp;  // the AV gives only the answers' traffic class (docs/dc.md)
   a.min_rnr_timer = min_rnr_timer;
-  // The AV gives only the answers' traffic class (docs/dc.md).
-  a.av.dscp = dscp;
-  a.path_mtu = mtu;
-  if (int rc = modify(id, qa::kState | qa::kMinRnrTimer | qa::kAv | qa::kPathMtu, a); rc != 0) {
-    return rc;
-  }
+  if (int rc = inproc::bring_up(v_, qps_[idx]->id, inproc::dct_bring_up(a)); rc != 0) return rc;
   *qp = idx;
   return 0;
 }

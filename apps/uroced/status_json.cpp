@@ -1,8 +1,8 @@
 #include "apps/uroced/status_json.h"
 
 #include "apps/counters_json.h"
+#include "apps/pfc_status_json.h"
 #include "apps/uroced/config_dc.h"
-#include "datapath/engine/pfc_status_json.h"
 
 namespace uroce::sched {
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(DcqcnStatus, rate_bps, target_bps, alpha, limited, rp,

@@ -1,5 +1,6 @@
 #include "testbed/switch/shared_buffer.h"
 
+#include <algorithm>
 #include <bit>
 
 namespace uroce::testbed {
@@ -20,33 +21,21 @@ std::string_view shared_buffer_config_error_name(SharedBufferConfigError e) {
   return "Unknown";
 }
 
-namespace {
-
-// Bounds that keep free x alpha_num within 64 bits.
-constexpr std::uint32_t kMaxAlphaTerm = 1u << 16;
-constexpr std::uint64_t kMaxBufferBytes = std::uint64_t{1} << 40;
-
-TimeNs refresh_interval(const SharedBufferConfig& cfg, std::uint64_t link_bps) {
-  return wire::pfc_quanta_to_ns(cfg.xoff_quanta, link_bps) * cfg.refresh_percent / 100;
-}
-
-}  // namespace
-
 SharedBufferConfigError SharedBuffer::check(const SharedBufferConfig& cfg,
                                             std::span<const SharedBufferPort> ports) {
   if (ports.empty()) return SharedBufferConfigError::kNoPorts;
   if (ports.size() > kMaxSwitchPorts) return SharedBufferConfigError::kTooManyPorts;
   if (cfg.xoff_quanta == 0) return SharedBufferConfigError::kZeroQuanta;
-  if (cfg.refresh_percent == 0 || cfg.refresh_percent >= 100) {
+  if (!pfc::refresh_percent_ok(cfg.refresh_percent)) {
     return SharedBufferConfigError::kBadRefreshPercent;
   }
   for (const SharedBufferPort& p : ports) {
     if (p.link_bps == 0) return SharedBufferConfigError::kZeroLinkSpeed;
-    if (refresh_interval(cfg, p.link_bps) == 0) return SharedBufferConfigError::kPauseTooShort;
+    if (pfc::refresh_interval(cfg.xoff_quanta, p.link_bps, cfg.refresh_percent) == 0) {
+      return SharedBufferConfigError::kPauseTooShort;
+    }
   }
-  if (cfg.buffer_bytes == 0 || cfg.buffer_bytes > kMaxBufferBytes) {
-    return SharedBufferConfigError::kBadBufferSize;
-  }
+  if (!pfc::buffer_size_ok(cfg.buffer_bytes)) return SharedBufferConfigError::kBadBufferSize;
   // headroom <= buffer first, so ports x 8 x headroom (<= 2^9 x 2^40)
   // cannot overflow.
   const std::uint64_t lossless = static_cast<std::uint64_t>(std::popcount(cfg.pfc_enable));
@@ -54,29 +43,24 @@ SharedBufferConfigError SharedBuffer::check(const SharedBufferConfig& cfg,
       ports.size() * lossless * cfg.headroom_bytes >= cfg.buffer_bytes) {
     return SharedBufferConfigError::kHeadroomExceedsBuffer;
   }
-  if (cfg.alpha_num == 0 || cfg.alpha_den == 0 || cfg.alpha_num > kMaxAlphaTerm ||
-      cfg.alpha_den > kMaxAlphaTerm) {
-    return SharedBufferConfigError::kBadAlpha;
-  }
+  if (!pfc::alpha_ok(cfg.alpha_num, cfg.alpha_den)) return SharedBufferConfigError::kBadAlpha;
   return SharedBufferConfigError::kOk;
 }
 
 SharedBuffer::SharedBuffer(const SharedBufferConfig& cfg, std::span<const SharedBufferPort> ports)
-    : cfg_(cfg),
-      ports_(ports.begin(), ports.end()),
-      port_times_(ports.size()),
-      queues_(ports.size() * pfc::kNumPriorities) {
-  for (std::size_t i = 0; i < ports.size(); ++i) {
-    port_times_[i].pause_ns = wire::pfc_quanta_to_ns(cfg.xoff_quanta, ports[i].link_bps);
-    port_times_[i].refresh_ns = refresh_interval(cfg, ports[i].link_bps);
+    : cfg_(cfg), ports_(ports.begin(), ports.end()), queues_(ports.size() * pfc::kNumPriorities) {
+  pause_.reserve(ports.size());
+  for (const SharedBufferPort& p : ports) {
+    pause_.emplace_back(cfg.pfc_enable, cfg.xoff_quanta,
+                        pfc::pause_time(cfg.xoff_quanta, p.link_bps),
+                        pfc::refresh_interval(cfg.xoff_quanta, p.link_bps, cfg.refresh_percent));
   }
   const std::uint64_t lossless = static_cast<std::uint64_t>(std::popcount(cfg.pfc_enable));
   shared_cap_ = cfg.buffer_bytes - ports.size() * lossless * cfg.headroom_bytes;
 }
 
 std::uint64_t SharedBuffer::threshold() const {
-  const std::uint64_t free = shared_cap_ > shared_used_ ? shared_cap_ - shared_used_ : 0;
-  return free * cfg_.alpha_num / cfg_.alpha_den;
+  return pfc::dynamic_threshold(shared_cap_, shared_used_, cfg_.alpha_num, cfg_.alpha_den);
 }
 
 BufferAdmit SharedBuffer::admit(std::uint16_t port, std::uint8_t prio, std::uint32_t bytes) {
@@ -134,72 +118,8 @@ bool SharedBuffer::release(std::uint16_t port, std::uint8_t prio, std::uint32_t 
 TimeNs SharedBuffer::next_deadline() const {
   if (retry_) return 0;
   TimeNs d = pfc::kNoDeadline;
-  for (std::size_t port = 0; port < ports_.size(); ++port) {
-    for (std::uint8_t prio = 0; prio < pfc::kNumPriorities; ++prio) {
-      const Queue& qu = queues_[port * pfc::kNumPriorities + prio];
-      if (qu.asserted && qu.last_sent + port_times_[port].refresh_ns < d) {
-        d = qu.last_sent + port_times_[port].refresh_ns;
-      }
-    }
-  }
+  for (const pfc::PauseAssertion& p : pause_) d = std::min(d, p.next_refresh());
   return d;
-}
-
-TimeNs SharedBuffer::asserted_ns(std::uint16_t port, std::uint8_t prio, TimeNs now) const {
-  const Queue& qu = q(port, prio);
-  TimeNs t = qu.asserted_closed_ns;
-  if (qu.asserted && now > qu.asserted_since) t += now - qu.asserted_since;
-  return t;
-}
-
-bool SharedBuffer::plan(std::uint16_t port, TimeNs now, std::uint64_t t, Plan& p) const {
-  for (std::uint8_t prio = 0; prio < pfc::kNumPriorities; ++prio) {
-    const std::uint8_t bit = static_cast<std::uint8_t>(1u << prio);
-    if ((cfg_.pfc_enable & bit) == 0) continue;
-    const Queue& qu = q(port, prio);
-    if (qu.asserted) {
-      const bool xon =
-          qu.headroom == 0 && (qu.shared == 0 || qu.shared + cfg_.xon_offset_bytes <= t);
-      if (xon) {
-        p.xon |= bit;
-        p.quanta[prio] = 0;
-      } else if (now >= qu.last_sent + port_times_[port].refresh_ns) {
-        p.refresh |= bit;
-        p.quanta[prio] = cfg_.xoff_quanta;
-      } else {
-        continue;
-      }
-    } else if (qu.headroom > 0 || (qu.shared > 0 && qu.shared >= t)) {
-      p.xoff |= bit;
-      p.quanta[prio] = cfg_.xoff_quanta;
-    } else {
-      continue;
-    }
-    p.mask |= bit;
-  }
-  return p.mask != 0;
-}
-
-void SharedBuffer::commit(std::uint16_t port, const Plan& p, TimeNs now) {
-  ++c_.frames_sent;
-  for (std::uint8_t prio = 0; prio < pfc::kNumPriorities; ++prio) {
-    const std::uint8_t bit = static_cast<std::uint8_t>(1u << prio);
-    Queue& qu = q(port, prio);
-    if ((p.xoff & bit) != 0) {
-      ++qu.c.xoff_sent;
-      qu.asserted = true;
-      qu.asserted_since = now;
-      qu.last_sent = now;
-    } else if ((p.refresh & bit) != 0) {
-      ++qu.c.refresh_sent;
-      if (now > qu.last_sent + port_times_[port].pause_ns) ++qu.c.refresh_late;
-      qu.last_sent = now;
-    } else if ((p.xon & bit) != 0) {
-      ++qu.c.xon_sent;
-      qu.asserted = false;
-      qu.asserted_closed_ns += now - qu.asserted_since;
-    }
-  }
 }
 
 }  // namespace uroce::testbed

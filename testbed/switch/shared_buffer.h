@@ -1,6 +1,10 @@
 // A switch's shared packet buffer with per-ingress-queue accounting and
 // dynamic-threshold PFC (the switch-side counterpart of IngressAccounting,
-// which models one endpoint port with a buffer of its own).
+// which models one endpoint port with a buffer of its own). Each port's
+// XOFF / refresh / XON state and frames are the endpoint's
+// (pfc/pause_assertion.h), as are the threshold and the configuration
+// rules; what is the switch's own is the split of one buffer between ports
+// into shared space and headroom, and the XOFF and XON conditions below.
 //
 // Every packet the switch holds is charged to its ingress queue (in_port,
 // priority) until it leaves the switch. The buffer is split once, at
@@ -47,6 +51,7 @@
 #include "datapath/base/time.h"
 #include "datapath/wire/addr.h"
 #include "datapath/wire/pfc.h"
+#include "pfc/pause_assertion.h"
 #include "pfc/priority_map.h"
 #include "pfc/sinks.h"
 
@@ -177,11 +182,13 @@ class SharedBuffer {
     return q(port, prio).shared + q(port, prio).headroom;
   }
   // True while the upstream neighbour on `port` has been told to pause.
-  bool asserted(std::uint16_t port, std::uint8_t prio) const { return q(port, prio).asserted; }
+  bool asserted(std::uint16_t port, std::uint8_t prio) const { return pause_[port].asserted(prio); }
   // Total time (port, prio) has been held paused, up to `now`.
-  TimeNs asserted_ns(std::uint16_t port, std::uint8_t prio, TimeNs now) const;
-  TimeNs pause_ns(std::uint16_t port) const { return port_times_[port].pause_ns; }
-  TimeNs refresh_ns(std::uint16_t port) const { return port_times_[port].refresh_ns; }
+  TimeNs asserted_ns(std::uint16_t port, std::uint8_t prio, TimeNs now) const {
+    return pause_[port].asserted_ns(prio, now);
+  }
+  TimeNs pause_ns(std::uint16_t port) const { return pause_[port].pause_ns(); }
+  TimeNs refresh_ns(std::uint16_t port) const { return pause_[port].refresh_ns(); }
   const BufferQueueCounters& counters(std::uint16_t port, std::uint8_t prio) const {
     return q(port, prio).c;
   }
@@ -192,23 +199,15 @@ class SharedBuffer {
   struct Queue {
     std::uint64_t shared = 0;
     std::uint64_t headroom = 0;
-    bool asserted = false;
-    TimeNs last_sent = 0;
-    TimeNs asserted_since = 0;
-    TimeNs asserted_closed_ns = 0;
     BufferQueueCounters c;
   };
-  struct PortTimes {
-    TimeNs pause_ns = 0;
-    TimeNs refresh_ns = 0;
-  };
-  // One port's frame for one evaluation.
-  struct Plan {
-    std::uint8_t mask = 0;
-    std::uint8_t xoff = 0;
-    std::uint8_t refresh = 0;
-    std::uint8_t xon = 0;
-    std::uint16_t quanta[pfc::kNumPriorities] = {};
+  // One port's PFC sink, as pfc::PauseAssertion sends through it.
+  template <PortFrameSink Tx>
+  struct OnPort {
+    Tx& tx;
+    std::uint16_t port;
+    std::span<std::uint8_t> tx_alloc(std::size_t n) { return tx.tx_alloc(port, n); }
+    void tx_commit(std::size_t n) { tx.tx_commit(port, n); }
   };
 
   Queue& q(std::uint16_t port, std::uint8_t prio) {
@@ -219,32 +218,42 @@ class SharedBuffer {
   }
   BufferAdmit admit(std::uint16_t port, std::uint8_t prio, std::uint32_t bytes);
   bool release(std::uint16_t port, std::uint8_t prio, std::uint32_t bytes);
-  bool plan(std::uint16_t port, TimeNs now, std::uint64_t t, Plan& p) const;
-  void commit(std::uint16_t port, const Plan& p, TimeNs now);
 
+  // Per port, XOFF for a lossless queue holding headroom, or shared bytes
+  // at or over T; XON once it holds no headroom and its shared bytes are
+  // none or xon_offset_bytes under T. One frame per port that changes.
   template <PortFrameSink Tx>
   void evaluate(TimeNs now, Tx& tx) {
     retry_ = false;
     const std::uint64_t t = threshold();
     for (std::uint16_t port = 0; port < ports_.size(); ++port) {
-      Plan p;
-      if (!plan(port, now, t, p)) continue;
-      const auto buf = tx.tx_alloc(port, wire::kPfcFrameSize);
-      const std::size_t n = wire::build_pfc(buf, ports_[port].mac, p.mask, p.quanta);
-      if (n == 0) {
+      pfc::PausePlan p;
+      const auto over_xoff = [&](std::uint8_t prio) {
+        const Queue& qu = q(port, prio);
+        return qu.headroom > 0 || (qu.shared > 0 && qu.shared >= t);
+      };
+      const auto at_xon = [&](std::uint8_t prio) {
+        const Queue& qu = q(port, prio);
+        return qu.headroom == 0 && (qu.shared == 0 || qu.shared + cfg_.xon_offset_bytes <= t);
+      };
+      if (!pause_[port].plan(now, over_xoff, at_xon, p)) continue;
+      OnPort<Tx> sink{tx, port};
+      if (!pause_[port].send(p, ports_[port].mac, now, sink,
+                             [&](std::uint8_t prio) -> BufferQueueCounters& {
+                               return q(port, prio).c;
+                             })) {
         ++c_.tx_no_buffer;
         retry_ = true;
         continue;
       }
-      tx.tx_commit(port, n);
-      commit(port, p, now);
+      ++c_.frames_sent;
     }
   }
 
   SharedBufferConfig cfg_;
   std::vector<SharedBufferPort> ports_;
-  std::vector<PortTimes> port_times_;
-  std::vector<Queue> queues_;  // ports x 8, port-major
+  std::vector<pfc::PauseAssertion> pause_;  // one per port
+  std::vector<Queue> queues_;               // ports x 8, port-major
   std::uint64_t shared_cap_ = 0;
   std::uint64_t shared_used_ = 0;
   std::uint64_t headroom_used_ = 0;

@@ -1,8 +1,9 @@
 // Test support for the Vnic and Engine tests (not a source mirror): the
 // provider's side of the shared rings (memfd regions from
-// shm::SharedRegion, WQEs written with shm::wqe_write exactly as the
-// provider writes them, CQEs read with a shm::CqConsumer), and a "host" =
-// one Vnic on one end of a simulated link, with registered memory.
+// shm::SharedRegion, WQEs posted and CQEs polled through the in-process
+// driver, inproc/post.h, exactly as the provider writes and reads them),
+// and a "host" = one Vnic on one end of a simulated link, with registered
+// memory, whose QPs come up through inproc/bring_up.h.
 #pragma once
 
 #include <fcntl.h>
@@ -24,6 +25,8 @@
 #include "datapath/shm/ring.h"
 #include "datapath/shm/shared_region.h"
 #include "datapath/shm/wqe_write.h"
+#include "inproc/bring_up.h"
+#include "inproc/post.h"
 
 namespace uroce::engine::test {
 
@@ -69,8 +72,8 @@ struct ProvCq {
   }
   std::vector<ib_uverbs_wc> poll() {
     std::vector<ib_uverbs_wc> out;
-    ib_uverbs_wc wc{};
-    while (cons.try_pop(&wc)) out.push_back(wc);
+    ib_uverbs_wc wc[16];
+    while (const std::uint32_t n = inproc::poll_cq(cons, wc)) out.insert(out.end(), wc, wc + n);
     return out;
   }
 };
@@ -130,12 +133,7 @@ struct ProvQp {
 
   // Writes one send WQE with `sges` and publishes it.
   void post_send(const shm::SendWqeFields& f, std::vector<shm::WqeSge> sges = {}) {
-    ASSERT_GT(sqp.free_slots(), 0u);
-    ASSERT_EQ(shm::write_send_fixed(sq_slot(), f), shm::WqeWriteError::kOk);
-    if (!sges.empty()) {
-      ASSERT_EQ(shm::set_send_sges(sq_slot(), sges, kMaxSge), shm::WqeWriteError::kOk);
-    }
-    publish_sq();
+    ASSERT_EQ(inproc::post_send(sqp, bells, sq_db, f, sges, kMaxSge), 0);
   }
   void post_send_inline(const shm::SendWqeFields& f, const void* p, std::size_t n) {
     ASSERT_EQ(shm::write_send_fixed(sq_slot(), f), shm::WqeWriteError::kOk);
@@ -145,10 +143,7 @@ struct ProvQp {
     publish_sq();
   }
   void post_recv(std::uint64_t wr_id, std::vector<shm::WqeSge> sges) {
-    ASSERT_GT(rqp.free_slots(), 0u);
-    ASSERT_EQ(shm::write_recv_wqe({rqp.slot_bytes(), rqp.elem_size()}, wr_id, sges, kMaxSge),
-              shm::WqeWriteError::kOk);
-    publish_rq();
+    ASSERT_EQ(inproc::post_recv(rqp, bells, rq_db, wr_id, sges, kMaxSge), 0);
   }
 };
 
@@ -164,12 +159,7 @@ struct ProvSrq {
     EXPECT_EQ(rqp.attach(ring.region.data(), ring.geo.bytes(), ring.geo), shm::RingError::kOk);
   }
   void post_recv(std::uint64_t wr_id, std::vector<shm::WqeSge> sges) {
-    ASSERT_GT(rqp.free_slots(), 0u);
-    ASSERT_EQ(shm::write_recv_wqe({rqp.slot_bytes(), rqp.elem_size()}, wr_id, sges,
-                                  ProvQp::kMaxSge),
-              shm::WqeWriteError::kOk);
-    rqp.publish();
-    if (bells != nullptr) bells->ring(db);
+    ASSERT_EQ(inproc::post_recv(rqp, bells, db, wr_id, sges, ProvQp::kMaxSge), 0);
   }
 };
 
@@ -357,45 +347,21 @@ struct Host {
   // The same towards any resolved path (over IPv6 too).
   void connect_path(ObjId id, QpType type, std::uint32_t peer_qpn, const transport::PathAddr& av,
                     std::uint32_t sq_psn, std::uint32_t rq_psn) {
-    namespace qa = transport::qp_attr;
-    transport::QpAttrValues a;
-    a.qp_state = QpState::kInit;
-    a.qp_access_flags = transport::access::kRemoteAny;
-    ASSERT_EQ(modify(id, qa::kState | qa::kPkeyIndex | qa::kPort | qa::kAccessFlags, a), 0);
-    a.qp_state = QpState::kRtr;
-    a.av = av;
-    a.path_mtu = wire::PathMtu::k1024;
-    a.dest_qp_num = peer_qpn;
-    a.rq_psn = rq_psn;
-    a.max_dest_rd_atomic = 4;
-    a.min_rnr_timer = 1;
-    std::uint32_t rtr = qa::kState | qa::kAv | qa::kPathMtu | qa::kDestQpn | qa::kRqPsn;
-    if (type == QpType::kRc) rtr |= qa::kMaxDestRdAtomic | qa::kMinRnrTimer;
-    ASSERT_EQ(modify(id, rtr, a), 0);
-    a.qp_state = QpState::kRts;
-    a.sq_psn = sq_psn;
-    a.timeout = 10;
-    a.retry_cnt = 3;
-    a.rnr_retry = 3;
-    a.max_rd_atomic = 4;
-    std::uint32_t rts = qa::kState | qa::kSqPsn;
-    if (type == QpType::kRc)
-      rts |= qa::kTimeout | qa::kRetryCnt | qa::kRnrRetry | qa::kMaxQpRdAtomic;
-    ASSERT_EQ(modify(id, rts, a), 0);
+    inproc::ConnectAttrs c;
+    c.type = type;
+    c.av = av;
+    c.dest_qpn = peer_qpn;
+    c.sq_psn = sq_psn;
+    c.rq_psn = rq_psn;
+    c.timeout = 10;
+    c.retry_cnt = 3;
+    c.rnr_retry = 3;
+    ASSERT_EQ(inproc::bring_up(vnic, id, inproc::connected_bring_up(c)), 0);
   }
 
   // UD: RESET -> INIT -> RTR -> RTS with `qkey`.
   void ud_up(ObjId id, std::uint32_t qkey) {
-    namespace qa = transport::qp_attr;
-    transport::QpAttrValues a;
-    a.qp_state = QpState::kInit;
-    a.qkey = qkey;
-    ASSERT_EQ(modify(id, qa::kState | qa::kPkeyIndex | qa::kPort | qa::kQkey, a), 0);
-    a.qp_state = QpState::kRtr;
-    ASSERT_EQ(modify(id, qa::kState, a), 0);
-    a.qp_state = QpState::kRts;
-    a.sq_psn = 0;
-    ASSERT_EQ(modify(id, qa::kState | qa::kSqPsn, a), 0);
+    ASSERT_EQ(inproc::bring_up(vnic, id, inproc::ud_bring_up({.qkey = qkey})), 0);
   }
 };
 

@@ -1,4 +1,4 @@
-#include "datapath/engine/pfc_status_json.h"
+#include "apps/pfc_status_json.h"
 
 #include <string>
 
