@@ -16,7 +16,9 @@
 //   timers.h     phase 3 (RC timers on a TimerHeap, ARP retransmissions)
 //   tx.h         phases 4 and 5 (pump through the scheduler, flush)
 //   sched.h      TX classes and rate limits on the control path
-//   cc.h         DCQCN: ECN marking, CNPs in and out, rates to the pacer
+//   policy_host.h the engine as the QP extensions (datapath/policy/: DCQCN,
+//                ...) see it, the folds over them, the builder of the
+//                packets the engine originates
 //   homa.h       the Homa-like scheduler: discovery, grants, MLEN, cutoffs
 //   gsi.h        QP1 (the GSI): CM MADs in and out
 //   dc.h         DC QPs (docs/dc.md): creation, the context pool, their
@@ -112,6 +114,7 @@
 #include "datapath/engine/timer_heap.h"
 #include "datapath/engine/vnic_api.h"
 #include "datapath/engine/vnic_types.h"
+#include "datapath/policy/policies.h"
 #include "datapath/port/arp_agent.h"
 #include "datapath/shm/doorbell.h"
 #include "datapath/shm/ring.h"
@@ -326,6 +329,11 @@ class Vnic {
   // The Homa-like scheduler's receiver (homa.h), or null when it is off;
   // its current unscheduled cutoffs and their generation.
   const sched::homa::GrantScheduler* grant_scheduler() const { return grants_.get(); }
+  // The QP extension P (datapath/policy/policies.h), enabled or not.
+  template <class P>
+  const P& policy() const {
+    return std::get<P>(policies_);
+  }
   const sched::homa::Cutoffs& homa_cutoffs() const { return homa_cutoffs_; }
   std::uint32_t homa_generation() const { return homa_gen_; }
   PortIo& io() { return io_; }
@@ -345,7 +353,7 @@ class Vnic {
   struct QpEventSink;
   struct SrqEventSink;
   struct RecvCq;
-  struct CcQp;
+  struct PolicyHost;
   struct HomaQp;
   struct NoCq;
 
@@ -413,17 +421,26 @@ class Vnic {
   // Isolation auto: the send WR just posted on e (swr_) to the classifier.
   void auto_observe(QpEntry& e);
 
-  // cc.h
-  void cc_init();
-  void cc_reset(std::uint32_t slot);
-  bool cc_rx(QpEntry& e, TimeNs now);
-  void send_cnp(QpEntry& e);
-  void cc_apply(QpEntry& e, TimeNs now);
-  void cc_progress(QpEntry& e, std::uint64_t bytes, TimeNs now);
-  TimeNs cc_wake(const QpEntry& e) const;
-  void cc_status(const QpEntry& e, QpStatus* s) const;
-  // DCQCN's and the Homa-like scheduler's look at a received packet before
-  // its QP's transport (true: consumed).
+  // policy_host.h: the QP extensions (datapath/policy/qp_extension.h).
+  using Policies = typename policy::PoliciesOf<PortIo>::type;
+  static Policies make_policies(const VnicConfig& c);
+  template <std::uint32_t Bit, class F>
+  void each_policy(F&& f);
+  template <std::uint32_t Bit, class F>
+  void each_policy(F&& f) const;
+  // The folds of the packet path's hook points (called when hooks_ has
+  // their bit).
+  bool policy_rx(QpEntry& e, TimeNs now);
+  void policy_delivered(QpEntry& e, TimeNs now);
+  void policy_post(QpEntry& e);
+  void policy_timer(QpEntry& e, TimeNs now);
+  std::uint32_t policy_poll(TimeNs now);
+  void policy_pace(QpEntry& e, std::uint64_t bytes, TimeNs now);
+  TimeNs policy_wake(const QpEntry& e) const;
+  void policy_served(QpEntry& e);
+  void policy_round_end();
+  // The extensions' and the Homa-like scheduler's look at a received
+  // packet before its QP's transport (true: consumed).
   bool rx_hook(QpEntry& e, TimeNs now);
 
   // homa.h
@@ -491,10 +508,11 @@ class Vnic {
   bool auto_on_ = false;
   // auto_on_ || homa_on_: the doorbell phase's one test per send WR.
   bool post_hooks_ = false;
-  // DCQCN (cc.h): on when cfg_.dcqcn.enabled; then one CcQp per QP slot.
-  bool cc_on_ = false;
-  std::vector<CcQp> cc_;
-  // cc_on_ || homa_on_: the RX path's one test for both (rx_hook).
+  // The QP extensions (policy_host.h) and the policy::hook bits of the
+  // enabled ones: the packet path's one test per hook point.
+  Policies policies_;
+  std::uint32_t hooks_ = 0;
+  // (hooks_ & kRx) || homa_on_: the RX path's one test for both (rx_hook).
   bool rx_hooks_ = false;
   // The Homa-like scheduler (homa.h): on when cfg_.homa.enabled; then one
   // HomaQp per QP slot, the device's grant scheduler and its scratch, the

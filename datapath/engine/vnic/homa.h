@@ -86,7 +86,7 @@ inline std::uint64_t homa_key(std::uint32_t qpn, std::uint32_t psn) {
 template <class PortIo, sched::TxScheduler Sched>
 void Vnic<PortIo, Sched>::homa_init() {
   homa_on_ = cfg_.homa.enabled;
-  rx_hooks_ = cc_on_ || homa_on_;
+  rx_hooks_ = (hooks_ & policy::hook::kRx) != 0 || homa_on_;
   if (!homa_on_) return;
   assert(cfg_.homa.first_bad_field().empty());
   homa_.assign(qps_.size(), HomaQp{});

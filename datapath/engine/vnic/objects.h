@@ -28,6 +28,7 @@ Vnic<PortIo, Sched>::Vnic(const VnicConfig& cfg, PortIo& io)
       sched_(make_sched(cfg, static_cast<std::uint32_t>(qps_.size()))),
       pacer_(static_cast<std::uint32_t>(qps_.size()), cfg.pacer, 0),
       limit_(cfg.port_limit),
+      policies_(make_policies(cfg)),
       srq_slots_(cfg.max_srqs == 0 ? 1 : cfg.max_srqs, nullptr),
       timers_(static_cast<std::uint32_t>(qps_.size())),
       loop_(kLoopbackSlots, frame_slot_bytes(cfg)),
@@ -51,7 +52,11 @@ Vnic<PortIo, Sched>::Vnic(const VnicConfig& cfg, PortIo& io)
   db_now_.reserve(targets);
   due_.reserve(qps_.size());
   impair_ = Impairment(cfg.impair);
-  cc_init();
+  hooks_ = policy::enabled_hooks(policies_);
+  {
+    PolicyHost h{this};
+    each_policy<~0u>([&](auto& p) { p.on_start(h); });
+  }
   homa_init();
   update_tx_plain();
 }
@@ -395,7 +400,10 @@ int Vnic<PortIo, Sched>::create_qp(const QpCreate& c) {
   e.pd = c.pd;
   e.user_handle = c.user_handle;
   e.async_fd = c.async_fd;
-  cc_reset(slot);
+  {
+    PolicyHost h{this};
+    each_policy<policy::hook::kSlots>([&](auto& p) { p.on_created(h, e); });
+  }
   homa_reset(slot);
   [[maybe_unused]] const int dm = demux_.insert(c.qpn, &e);
   assert(dm == 0);
@@ -416,16 +424,18 @@ int Vnic<PortIo, Sched>::modify_qp(ObjId id, const QpModify& m) {
   const transport::QpState before = qp_state(*e);
   QpModify mm;
   const QpModify* mp = &m;
-  // A device that runs DCQCN makes its connected paths ECN-capable (cc.h).
-  if (cc_on_ && (m.mask & transport::qp_attr::kAv) != 0 && !transport::is_dc(e->type)) {
+  // The extensions may rewrite the attributes (DCQCN makes a connected
+  // path ECN-capable).
+  if ((hooks_ & policy::hook::kModify) != 0) {
     mm = m;
-    mm.values.av.ecn = wire::kEcnEct0;
     mp = &mm;
+    PolicyHost h{this};
+    each_policy<policy::hook::kModify>([&](auto& p) { p.on_modify(h, *e, &mm); });
   }
   // A DC packet carries a DCETH or DCAETH more than RC's: its path MTU is
   // the one that still fits the port (uroced checked against RC's).
   if (transport::is_dc(e->type) && (m.mask & transport::qp_attr::kPathMtu) != 0) {
-    mm = m;
+    if (mp != &mm) mm = m;
     mm.values.path_mtu = dc_mtu_clamp(m.values.path_mtu);
     mp = &mm;
   }
@@ -499,6 +509,10 @@ int Vnic<PortIo, Sched>::destroy_qp(ObjId id) {
   if (e.scq != nullptr) --e.scq->refs;
   if (e.rcq != nullptr) --e.rcq->refs;
   if (e.srq != nullptr) --e.srq->refs;
+  {
+    PolicyHost h{this};
+    each_policy<policy::hook::kSlots>([&](auto& p) { p.on_destroyed(h, e); });
+  }
   homa_reset(slot);
   e = QpEntry{};
   free_.push_back(slot);
@@ -609,7 +623,10 @@ void Vnic<PortIo, Sched>::qp_status(std::vector<QpStatus>* out) const {
       if (auto_on_) s.auto_kind = static_cast<std::int8_t>(sched_.kind(slot));
     }
     s.paced = pacer_.status(slot, &s.pace);
-    cc_status(e, &s);
+    {
+      const PolicyHost h{const_cast<Vnic*>(this)};
+      each_policy<policy::hook::kStatus>([&](const auto& p) { p.status(h, e, &s); });
+    }
     if (homa_on_ && e.type == QpType::kRc) {
       s.homa_peer = homa_[slot].peer;
       s.homa = homa_[slot].tx.ctr;

@@ -70,7 +70,7 @@ template <class PortIo, sched::TxScheduler Sched>
 template <class PortIo, sched::TxScheduler Sched>
 [[gnu::noinline]] bool Vnic<PortIo, Sched>::rx_hook(QpEntry& e, TimeNs now) {
   if (homa_control(e, now)) return true;
-  return cc_on_ && cc_rx(e, now);
+  return (hooks_ & policy::hook::kRx) != 0 && policy_rx(e, now);
 }
 
 // A connected QP whose priority the peer has paused is not served (it stays
