@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "datapath/policy/dcqcn.h"
+#include "datapath/policy/homa.h"
 
 namespace uroce::policy {
 
@@ -12,7 +13,7 @@ namespace uroce::policy {
 // test may give a port type of its own another (test_noop_policy.cpp).
 template <class PortIo>
 struct PoliciesOf {
-  using type = std::tuple<Dcqcn>;
+  using type = std::tuple<Homa, Dcqcn>;
 };
 
 }  // namespace uroce::policy

@@ -8,7 +8,6 @@
 #include "datapath/engine/vnic/entries.h"
 #include "datapath/engine/vnic/events.h"
 #include "datapath/engine/vnic/gsi.h"
-#include "datapath/engine/vnic/homa.h"
 #include "datapath/engine/vnic/objects.h"
 #include "datapath/engine/vnic/policy_host.h"
 #include "datapath/engine/vnic/rx.h"

@@ -57,7 +57,6 @@ Vnic<PortIo, Sched>::Vnic(const VnicConfig& cfg, PortIo& io)
     PolicyHost h{this};
     each_policy<~0u>([&](auto& p) { p.on_start(h); });
   }
-  homa_init();
   update_tx_plain();
 }
 
@@ -73,8 +72,8 @@ std::uint32_t Vnic<PortIo, Sched>::poll(TimeNs now) {
   std::uint32_t work = rx_phase(now);
   work += doorbell_phase();
   work += timer_phase(now);
-  if (homa_on_) [[unlikely]]
-    work += homa_phase(now);
+  if ((hooks_ & policy::hook::kPoll) != 0) [[unlikely]]
+    work += policy_poll(now);
   work += pump_phase(now);
   flush_phase();
   comp_batch_.close();
@@ -404,7 +403,6 @@ int Vnic<PortIo, Sched>::create_qp(const QpCreate& c) {
     PolicyHost h{this};
     each_policy<policy::hook::kSlots>([&](auto& p) { p.on_created(h, e); });
   }
-  homa_reset(slot);
   [[maybe_unused]] const int dm = demux_.insert(c.qpn, &e);
   assert(dm == 0);
   e.live_pos = static_cast<std::uint32_t>(live_.size());
@@ -453,7 +451,10 @@ int Vnic<PortIo, Sched>::modify_qp(ObjId id, const QpModify& m) {
   }
   // A move to ERR needs a flush, to RTS may free waiting WRs: let the pump
   // look. WQEs that waited in the rings for this state are taken now.
-  homa_modified(*e, before);
+  if ((hooks_ & policy::hook::kModified) != 0) {
+    PolicyHost h{this};
+    each_policy<policy::hook::kModified>([&](auto& p) { p.on_modified(h, *e, before); });
+  }
   sched_.activate(e->slot);
   queue_doorbell(e->slot);
   drain_qp_events(*e);
@@ -513,7 +514,6 @@ int Vnic<PortIo, Sched>::destroy_qp(ObjId id) {
     PolicyHost h{this};
     each_policy<policy::hook::kSlots>([&](auto& p) { p.on_destroyed(h, e); });
   }
-  homa_reset(slot);
   e = QpEntry{};
   free_.push_back(slot);
   qp_ids_.erase(it);
@@ -627,10 +627,6 @@ void Vnic<PortIo, Sched>::qp_status(std::vector<QpStatus>* out) const {
       const PolicyHost h{const_cast<Vnic*>(this)};
       each_policy<policy::hook::kStatus>([&](const auto& p) { p.status(h, e, &s); });
     }
-    if (homa_on_ && e.type == QpType::kRc) {
-      s.homa_peer = homa_[slot].peer;
-      s.homa = homa_[slot].tx.ctr;
-    }
     s.send_queue = visit(e, [](auto& q) { return q.send_queue_depth(); });
     s.recv_queue = visit(e, [](auto& q) { return q.recv_queue_depth(); });
     switch (e.type) {
@@ -664,8 +660,12 @@ TimeNs Vnic<PortIo, Sched>::next_deadline() const {
   if (!limit_.open() && sched_.size() != 0) t = std::min(t, limit_.open_at());
   // QPs of a class held back by its rate limit: when it may send again.
   if constexpr (requires { sched_.next_rate_due(); }) t = std::min(t, sched_.next_rate_due());
-  // Grant resends (homa.h); grants for new data are due at once.
-  if (homa_on_) t = std::min(t, homa_dirty_ ? now_ : grants_->next_timer());
+  // The extensions' own phase (the Homa-like scheduler's grants).
+  {
+    const PolicyHost h{const_cast<Vnic*>(this)};
+    each_policy<policy::hook::kDeadline>(
+        [&](const auto& p) { t = std::min(t, p.next_deadline(h)); });
+  }
   return std::min(t, pacer_.next_due(t));
 }
 

@@ -62,7 +62,7 @@ template <class PortIo, sched::TxScheduler Sched>
     if (limited) limit_.sent(e.ctr.tx_bytes - bytes0, r.sent);
     return r;
   });
-  if (homa_on_) homa_classes();
+  if ((hooks_ & policy::hook::kRoundEnd) != 0) policy_round_end();
   ctr_.tx_pumped += n;
   return n;
 }
@@ -127,8 +127,8 @@ inline sched::ServeResult Vnic<PortIo, Sched>::serve(QpEntry& e, std::uint32_t b
       Timers timers{this};
       auto rio = transport::rc_io(tx, e.scq->sink, rcq, timers);
       r.sent = e.rc->pump_tx(now, rio, b);
-      if (homa_on_) [[unlikely]]
-        homa_served(e);
+      if ((hooks_ & policy::hook::kServed) != 0) [[unlikely]]
+        policy_served(e);
       r.more = e.rc->has_output();
       break;
     }
