@@ -24,6 +24,8 @@
 // A's bytes at the end (every message carries the same bytes to the same
 // place). With --count the run stops after that many completions instead
 // (for callgrind, which counts the instructions of measured_window() only).
+// `--policy` turns one of the engine's policies on in both hosts (homa,
+// dcqcn, or isolation auto), for scripts/bench-callgrind.sh --policy.
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdint>
@@ -56,7 +58,17 @@ struct Options {
   std::uint64_t count = 0;
   std::string lcore = "0";
   std::uint32_t memory = 512;
+  // A policy both hosts run: off, homa (the Homa-like scheduler), dcqcn, or
+  // isolation (isolation auto).
+  std::string policy = "off";
 };
+
+// `policy` (Options::policy) turned on in c.
+void enable_policy(const std::string& policy, engine::VnicConfig* c) {
+  if (policy == "homa") c->homa.enabled = true;
+  if (policy == "dcqcn") c->dcqcn.enabled = true;
+  if (policy == "isolation") c->sched.isolation = sched::Isolation::kAuto;
+}
 
 struct Window {
   std::uint64_t completions = 0;
@@ -145,11 +157,15 @@ int run(PortIo& ia, PortIo& ib, const Options& o, const engine::TscClock& clock)
   // What the Vnic allocates per QP slot at construction (its tables are
   // sized by max_qps), apart from what each QP allocates when created.
   const std::uint64_t heap_pre = heap_bytes();
-  Host<PortIo> a(ia, kMacA, kIpA, max_a, arena);
+  engine::VnicConfig cfg_a = host_config(kMacA, kIpA, max_a);
+  enable_policy(o.policy, &cfg_a);
+  Host<PortIo> a(ia, cfg_a, arena);
   for (std::size_t i = 0; i < a.mem.size(); ++i) a.mem[i] = static_cast<std::uint8_t>(i * 7 + 1);
   const double slot_bytes =
       static_cast<double>(heap_bytes() - heap_pre - a.mem.size()) / static_cast<double>(max_a);
-  Host<PortIo> b(ib, kMacB, kIpB, o.active + 4, arena);
+  engine::VnicConfig cfg_b = host_config(kMacB, kIpB, o.active + 4);
+  enable_policy(o.policy, &cfg_b);
+  Host<PortIo> b(ib, cfg_b, arena);
   Cq acq, bcq, idle_cq;
   if (create_cq(a, arena, 4096, &acq) || create_cq(b, arena, 4096, &bcq) ||
       create_cq(a, arena, 1, &idle_cq)) {
@@ -297,6 +313,9 @@ int main(int argc, char** argv) {
   app.add_option("--count", o.count, "stop after this many completions (callgrind)");
   app.add_option("--lcore", o.lcore, "EAL -l")->capture_default_str();
   app.add_option("--memory", o.memory, "EAL -m, MB")->capture_default_str();
+  app.add_option("--policy", o.policy, "a policy both hosts run: off, homa, dcqcn or isolation")
+      ->check(CLI::IsMember({"off", "homa", "dcqcn", "isolation"}))
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
 
   const bench::LinkOptions link{o.link, o.lcore, o.memory};

@@ -13,6 +13,11 @@
 # transport, engine, other: scripts/lib/callgrind_parts.py).
 #
 #   scripts/bench-callgrind.sh [--build-dir DIR] [--count N] [--json FILE] [--no-build]
+#                              [--policy LIST]
+#
+# --policy homa,dcqcn,isolation: also runs both workloads with that policy on
+# in both hosts (uroce-engine-bench --policy: the Homa-like scheduler, DCQCN,
+# isolation auto), one more line each in the first table.
 #
 # Prints a table; with --json appends one JSON line
 # {"bench":"uroce-engine-callgrind",...}. Needs root (EAL) and valgrind.
@@ -24,13 +29,15 @@ build_dir=build
 count=20000
 json_out=
 do_build=1
-usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+policies=
+usage() { sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --build-dir) build_dir=$2; shift 2 ;;
     --count) count=$2; shift 2 ;;
     --json) json_out=$2; shift 2 ;;
     --no-build) do_build=0; shift ;;
+    --policy) policies=$(echo "$2" | tr ',' ' '); shift 2 ;;
     -h|--help) usage ;;
     *) echo "bench-callgrind.sh: unknown option $1" >&2; usage ;;
   esac
@@ -51,15 +58,26 @@ done
 work=$(mktemp -d "/tmp/uroce-callgrind-$$.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
-for w in "write 4096" "send 64"; do
-  set -- $w
-  echo "callgrind: engine, $count x $2 B $1 ..." >&2
-  valgrind --tool=callgrind --callgrind-out-file="$work/$1.cg" --collect-atstart=no \
-    '--toggle-collect=*measured_window*' \
-    "$eb" --qps 0 --op "$1" --size "$2" --warmup 0.01 --count "$count" --memory 256 \
-    >"$work/$1.json" 2>"$work/$1.log" || {
-      echo "bench-callgrind.sh: engine run failed; end of its log:" >&2
-      tail -n 5 "$work/$1.log" >&2; exit 1; }
+for p in $policies; do
+  case "$p" in
+    homa|dcqcn|isolation) ;;
+    *) echo "bench-callgrind.sh: unknown policy $p (homa, dcqcn, isolation)" >&2; exit 2 ;;
+  esac
+done
+for p in off $policies; do
+  for w in "write 4096" "send 64"; do
+    set -- $w
+    # The files of the run with every policy off keep their names.
+    f=$1
+    [ "$p" = off ] || f=$1-$p
+    echo "callgrind: engine, $count x $2 B $1, policy $p ..." >&2
+    valgrind --tool=callgrind --callgrind-out-file="$work/$f.cg" --collect-atstart=no \
+      '--toggle-collect=*measured_window*' \
+      "$eb" --qps 0 --op "$1" --size "$2" --warmup 0.01 --count "$count" --memory 256 \
+      --policy "$p" >"$work/$f.json" 2>"$work/$f.log" || {
+        echo "bench-callgrind.sh: engine run failed; end of its log:" >&2
+        tail -n 5 "$work/$f.log" >&2; exit 1; }
+  done
 done
 
 echo "callgrind: raw baseline, ring self-test 4096 B ..." >&2
@@ -71,10 +89,11 @@ valgrind --tool=callgrind --callgrind-out-file="$work/raw.cg" \
     echo "bench-callgrind.sh: raw run failed; end of its log:" >&2
     tail -n 5 "$work/raw.log" >&2; exit 1; }
 
-/usr/bin/python3 - "$work" "$json_out" "$script_dir/lib/callgrind_parts.py" <<'PY'
+/usr/bin/python3 - "$work" "$json_out" "$script_dir/lib/callgrind_parts.py" $policies <<'PY'
 import json, re, subprocess, sys
 
 work, json_out, parts_py = sys.argv[1], sys.argv[2], sys.argv[3]
+policies = sys.argv[4:]
 
 def collected(log):
     m = re.search(r"Collected : ([0-9]+)", open(log).read())
@@ -105,6 +124,18 @@ for op, size, name in (("write", 4096, "write4k"), ("send", 64, "send64")):
     line[f"{name}_ir_per_message"] = round(per_msg, 1)
     line[f"{name}_ir_per_frame"] = round(per_frame, 1)
     line[f"{name}_frame_ratio_to_raw"] = round(per_frame / raw_pp, 3)
+for p in policies:
+    for op, name in (("write", "write4k"), ("send", "send64")):
+        r = one_json(f"{work}/{op}-{p}.json")
+        if r.get("errors") or not r.get("verified") or not r.get("completions"):
+            sys.exit(f"bench-callgrind: the {name} run with {p} failed: {r}")
+        ir = collected(f"{work}/{op}-{p}.log")
+        per_msg = ir / r["completions"]
+        per_frame = ir / r["frames"]
+        label = f"{name} {p}"
+        print(f"{label:<26}{per_msg:>11.0f}{per_frame:>10.0f}{per_frame / raw_pp:>12.2f}")
+        line[f"{name}_{p}_ir_per_message"] = round(per_msg, 1)
+        line[f"{name}_{p}_ir_per_frame"] = round(per_frame, 1)
 print(f"{'raw ring TX+RX, 4 KiB':<26}{'':>11}{raw_pp:>10.0f}{1:>12.2f}")
 # Where each message's instructions go (lib/callgrind_parts.py).
 print()

@@ -35,7 +35,7 @@
 
 namespace uroce::daemon {
 
-// The Homa-like scheduler's receiver side of one device (vnic/homa.h):
+// The Homa-like scheduler's receiver side of one device (datapath/policy/homa.h):
 // its GrantScheduler's counters and load, and the unscheduled cutoffs it
 // publishes to its peers with their generation.
 struct HomaReceiverStatus {

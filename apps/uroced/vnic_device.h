@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "apps/uroced/device.h"
+#include "datapath/policy/homa.h"
 
 namespace uroce::daemon {
 
@@ -142,13 +143,14 @@ class VnicDevice final : public Device {
         out->has_port_tx = true;
         out->port_tx = vnic_.io().tx().counters();
       }
-      if (const sched::homa::GrantScheduler* g = vnic_.grant_scheduler()) {
+      const uroce::policy::Homa& homa = vnic_.template policy<uroce::policy::Homa>();
+      if (const sched::homa::GrantScheduler* g = homa.grant_scheduler()) {
         out->has_homa = true;
         out->homa.grants = g->counters();
         out->homa.tracked = g->tracked();
         out->homa.outstanding = g->outstanding();
-        out->homa.cutoffs = vnic_.homa_cutoffs();
-        out->homa.generation = vnic_.homa_generation();
+        out->homa.cutoffs = homa.cutoffs();
+        out->homa.generation = homa.generation();
       }
       if (const transport::DcTargetPool* p = vnic_.dc_pool()) {
         out->has_dc_pool = true;

@@ -16,8 +16,10 @@
 //   timers.h     phase 3 (RC timers on a TimerHeap, ARP retransmissions)
 //   tx.h         phases 4 and 5 (pump through the scheduler, flush)
 //   sched.h      TX classes and rate limits on the control path
-//   cc.h         DCQCN: ECN marking, CNPs in and out, rates to the pacer
-//   homa.h       the Homa-like scheduler: discovery, grants, MLEN, cutoffs
+//   policy_host.h the engine as the QP extensions (datapath/policy/: DCQCN,
+//                the Homa-like scheduler) see it, the folds over them at
+//                each hook point, the builder of the packets the engine
+//                originates (CNPs, GRANTs, ...)
 //   gsi.h        QP1 (the GSI): CM MADs in and out
 //   dc.h         DC QPs (docs/dc.md): creation, the context pool, their
 //                packets, timers and pump, status
@@ -43,8 +45,9 @@
 //                posted (at most kDoorbellBurst per ring per iteration).
 //   3. timers    the RC timers that are due (TimerHeap: O(1) when none is),
 //                and the ARP agent's retransmissions.
-//   3b. grants   with the Homa-like scheduler on (homa.h): the receiver's
-//                grants, when data arrived or a resend is due.
+//   3b. policies the QP extensions' own phase (datapath/policy/): the
+//                Homa-like scheduler's grants, when data arrived or a
+//                resend is due.
 //   4. pump      one round of the TX scheduler (sched/) over the QPs with
 //                output, within the room left in the TX burst.
 //   5. flush     PFC-held frames whose pause ended, then one TX burst.
@@ -112,6 +115,7 @@
 #include "datapath/engine/timer_heap.h"
 #include "datapath/engine/vnic_api.h"
 #include "datapath/engine/vnic_types.h"
+#include "datapath/policy/policies.h"
 #include "datapath/port/arp_agent.h"
 #include "datapath/shm/doorbell.h"
 #include "datapath/shm/ring.h"
@@ -127,11 +131,9 @@
 #include "datapath/transport/ud_qp.h"
 #include "datapath/transport/wr.h"
 #include "datapath/wire/parser.h"
-#include "sched/grant_scheduler.h"
 #include "sched/pacer.h"
 #include "sched/tx_policy.h"
 #include "sched/tx_scheduler.h"
-#include "sched/unsched_cutoffs.h"
 
 namespace uroce::engine {
 
@@ -323,11 +325,11 @@ class Vnic {
   const Sched& scheduler() const { return sched_; }
   const sched::Pacer& pacer() const { return pacer_; }
   const sched::PortLimit& port_limit() const { return limit_; }
-  // The Homa-like scheduler's receiver (homa.h), or null when it is off;
-  // its current unscheduled cutoffs and their generation.
-  const sched::homa::GrantScheduler* grant_scheduler() const { return grants_.get(); }
-  const sched::homa::Cutoffs& homa_cutoffs() const { return homa_cutoffs_; }
-  std::uint32_t homa_generation() const { return homa_gen_; }
+  // The QP extension P (datapath/policy/policies.h), enabled or not.
+  template <class P>
+  const P& policy() const {
+    return std::get<P>(policies_);
+  }
   PortIo& io() { return io_; }
 
  private:
@@ -345,8 +347,7 @@ class Vnic {
   struct QpEventSink;
   struct SrqEventSink;
   struct RecvCq;
-  struct CcQp;
-  struct HomaQp;
+  struct PolicyHost;
   struct NoCq;
 
   // objects.h
@@ -413,37 +414,24 @@ class Vnic {
   // Isolation auto: the send WR just posted on e (swr_) to the classifier.
   void auto_observe(QpEntry& e);
 
-  // cc.h
-  void cc_init();
-  void cc_reset(std::uint32_t slot);
-  bool cc_rx(QpEntry& e, TimeNs now);
-  void send_cnp(QpEntry& e);
-  void cc_apply(QpEntry& e, TimeNs now);
-  void cc_progress(QpEntry& e, std::uint64_t bytes, TimeNs now);
-  TimeNs cc_wake(const QpEntry& e) const;
-  void cc_status(const QpEntry& e, QpStatus* s) const;
-  // DCQCN's and the Homa-like scheduler's look at a received packet before
-  // its QP's transport (true: consumed).
-  bool rx_hook(QpEntry& e, TimeNs now);
-
-  // homa.h
-  void homa_init();
-  void homa_reset(std::uint32_t slot);
-  void homa_modified(QpEntry& e, transport::QpState before);
-  bool homa_control(QpEntry& e, TimeNs now);
-  void homa_data(QpEntry& e, TimeNs now);
-  void homa_count(QpEntry& e, HomaQp& h, TimeNs now);
-  void homa_observe(std::uint64_t len);
-  std::uint32_t homa_phase(TimeNs now);
-  void homa_announce(QpEntry& e);
-  void homa_posted(QpEntry& e);
-  void homa_served(QpEntry& e);
-  void homa_classes();
-  void homa_set_class(QpEntry& e, std::uint8_t prio);
-  void homa_send_cutoffs(QpEntry& e, bool probe);
-  void homa_send(QpEntry& e, std::uint8_t opcode, std::uint32_t psn,
-                 std::span<const std::uint8_t> hdr);
-  std::uint32_t homa_peer_id(const QpEntry& e) const;
+  // policy_host.h: the QP extensions (datapath/policy/qp_extension.h).
+  using Policies = typename policy::PoliciesOf<PortIo>::type;
+  static Policies make_policies(const VnicConfig& c);
+  template <std::uint32_t Bit, class F>
+  void each_policy(F&& f);
+  template <std::uint32_t Bit, class F>
+  void each_policy(F&& f) const;
+  // The folds of the packet path's hook points (called when hooks_ has
+  // their bit).
+  bool policy_rx(QpEntry& e, TimeNs now);
+  void policy_delivered(QpEntry& e, TimeNs now);
+  void policy_post(QpEntry& e);
+  void policy_timer(QpEntry& e, TimeNs now);
+  std::uint32_t policy_poll(TimeNs now);
+  void policy_pace(QpEntry& e, std::uint64_t bytes, TimeNs now);
+  TimeNs policy_wake(const QpEntry& e) const;
+  void policy_served(QpEntry& e);
+  void policy_round_end();
 
   // dc.h
   int make_dc_qp(const QpCreate& c, const transport::RcQpConfig& rc, QpEntry& e);
@@ -489,32 +477,16 @@ class Vnic {
   bool tx_plain_ = true;
   // Isolation auto: the doorbell phase reports each send WR (sched.h).
   bool auto_on_ = false;
-  // auto_on_ || homa_on_: the doorbell phase's one test per send WR.
+  // auto_on_ || an extension's on_post: the doorbell phase's one test per
+  // send WR.
   bool post_hooks_ = false;
-  // DCQCN (cc.h): on when cfg_.dcqcn.enabled; then one CcQp per QP slot.
-  bool cc_on_ = false;
-  std::vector<CcQp> cc_;
-  // cc_on_ || homa_on_: the RX path's one test for both (rx_hook).
-  bool rx_hooks_ = false;
-  // The Homa-like scheduler (homa.h): on when cfg_.homa.enabled; then one
-  // HomaQp per QP slot, the device's grant scheduler and its scratch, the
-  // DSCP of each priority, and the unscheduled cutoffs we publish.
-  bool homa_on_ = false;
-  bool homa_dirty_ = false;  // data counted since the last grant poll
-  std::vector<HomaQp> homa_;
-  std::unique_ptr<sched::homa::GrantScheduler> grants_;
-  std::vector<sched::homa::Grant> grant_out_;
-  std::array<std::uint8_t, 8> homa_dscp_{};
-  sched::homa::SizeHistogram homa_hist_;
-  sched::homa::Cutoffs homa_cutoffs_{};
-  std::uint32_t homa_seen_ = 0;
-  // Messages between cutoff recomputations: 32 at first, doubling up to
-  // HomaSettings::cutoffs_every (homa_observe).
-  std::uint32_t homa_interval_ = 32;
-  // QPs whose TX class must follow their next packet's priority once the
-  // current round ends (homa_classes).
-  std::vector<std::uint32_t> homa_reclass_;
-  std::uint32_t homa_gen_ = 1;
+  // The QP extensions (policy_host.h) and the policy::hook bits of the
+  // enabled ones: the packet path's one test per hook point.
+  Policies policies_;
+  std::uint32_t hooks_ = 0;
+  // tx_plain_ and no extension holds QPs back in the pump (hook::kAcksNow):
+  // an RC QP's ACKs wait for its turn in this iteration's pump (rx.h).
+  bool acks_at_pump_ = true;
   std::unordered_map<ObjId, std::uint32_t> qp_ids_;
   std::unordered_map<ObjId, std::unique_ptr<CqObj>> cqs_;
   std::unordered_map<ObjId, std::unique_ptr<SrqObj>> srqs_;

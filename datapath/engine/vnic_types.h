@@ -84,11 +84,11 @@ struct VnicConfig {
   // sent (sched/port_limit.h); off by default. link_bps is the device's
   // link rate.
   sched::PortLimitConfig port_limit{};
-  // DCQCN (sched/dcqcn.h, vnic/cc.h): off by default. rp.line_rate_bps is
+  // DCQCN (sched/dcqcn.h, datapath/policy/dcqcn.h): off by default. rp.line_rate_bps is
   // the device's link rate.
   sched::DcqcnSettings dcqcn{};
   // The Homa-like scheduler between uroce peers (sched/homa_settings.h,
-  // vnic/homa.h): off by default. Priorities map to DSCP through pfc.map.
+  // datapath/policy/homa.h): off by default. Priorities map to DSCP through pfc.map.
   sched::homa::HomaSettings homa{};
   // The DC target's context pool (docs/dc.md, "Target"; transport/
   // dc_target.h), made with the device's first DCT and shared by all its
@@ -200,14 +200,14 @@ struct VnicCounters {
   // Timers and scheduling.
   std::uint64_t timer_scans = 0;
   std::uint64_t timer_fires = 0;
-  // DCQCN (vnic/cc.h; all 0 with it off).
+  // DCQCN (datapath/policy/dcqcn.h; all 0 with it off).
   std::uint64_t rx_ce = 0;             // RoCEv2 frames to an RC/UC QP marked CE
   std::uint64_t tx_cnp = 0;            // CNPs sent for them
   std::uint64_t cnp_suppressed = 0;    // CE frames within the QP's CNP interval
   std::uint64_t tx_cnp_no_buffer = 0;  // CNPs not sent: no TX buffer
   std::uint64_t rx_cnp = 0;            // CNPs received for an RC/UC QP
   std::uint64_t cc_no_entry = 0;       // rate changes the pacer had no entry for
-  // The Homa-like scheduler (vnic/homa.h; all 0 with it off).
+  // The Homa-like scheduler (datapath/policy/homa.h; all 0 with it off).
   std::uint64_t homa_rx_grants = 0;   // GRANTs received
   std::uint64_t homa_rx_cutoffs = 0;  // CUTOFFS received (probes and answers)
   std::uint64_t homa_rx_mlen = 0;     // MLENs received

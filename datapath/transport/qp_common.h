@@ -56,7 +56,7 @@ struct PathAddr {
   bool global_src = false;
   wire::Ipv6Route route6{};
   // The ECN field of its packets: ECT(0) (2) where the device runs DCQCN
-  // (vnic/cc.h), else Not-ECT.
+  // (datapath/policy/dcqcn.h), else Not-ECT.
   std::uint8_t ecn = 0;
 };
 

@@ -1,7 +1,7 @@
 // The sender's side of the Homa-like scheduler in an RC QP (issue 15;
 // docs/homa.md): what the requester (rc_requester.h) asks before each SEND
 // or WRITE data packet once the engine found that the QP's peer runs the
-// scheduler too (datapath/engine/vnic/homa.h attaches an RcHomaTx to the
+// scheduler too (datapath/policy/homa.h attaches an RcHomaTx to the
 // QP's RcCore; without one, nothing here runs and the QP is plain RC).
 //
 // Per message: a message longer than the gate's unsched_bytes gets a
@@ -84,7 +84,7 @@ struct RcHomaTx {
   // bytes at this, never at an unscheduled priority.
   std::uint8_t prev_sched_prio = 0;
   // The priority of the last data packet admitted (the engine's TX class
-  // for the QP follows it: sender-side priority, vnic/homa.h).
+  // for the QP follows it: sender-side priority, datapath/policy/homa.h).
   std::uint8_t last_prio = 0;
   // The lowest priority of the packets sent since the QP last had nothing
   // unacknowledged (admit: no packet goes higher while they may be in the

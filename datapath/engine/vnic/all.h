@@ -3,14 +3,13 @@
 // testbed/engine_vnic.cpp).
 #pragma once
 
-#include "datapath/engine/vnic/cc.h"
 #include "datapath/engine/vnic/dc.h"
 #include "datapath/engine/vnic/doorbells.h"
 #include "datapath/engine/vnic/entries.h"
 #include "datapath/engine/vnic/events.h"
 #include "datapath/engine/vnic/gsi.h"
-#include "datapath/engine/vnic/homa.h"
 #include "datapath/engine/vnic/objects.h"
+#include "datapath/engine/vnic/policy_host.h"
 #include "datapath/engine/vnic/rx.h"
 #include "datapath/engine/vnic/sched.h"
 #include "datapath/engine/vnic/timers.h"

@@ -175,7 +175,7 @@ inline std::uint32_t Vnic<PortIo, Sched>::sq_doorbell(QpEntry& e, bool* more) {
         bad = transport::WcStatus::kLocQpOpErr;
       } else if (post_hooks_) [[unlikely]] {
         if (auto_on_) auto_observe(e);
-        if (homa_on_) homa_posted(e);
+        if ((hooks_ & policy::hook::kPost) != 0) policy_post(e);
       }
     }
     e.sq.release();

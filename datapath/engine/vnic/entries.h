@@ -19,11 +19,6 @@ namespace detail {
 inline bool unreliable_needs_flush(transport::QpState s) {
   return s == transport::QpState::kSqe || s == transport::QpState::kErr;
 }
-// DCQCN (cc.h) runs on connected QPs only: its CNPs go to the one peer of
-// the QP's address vector, which UD QPs and DC QPs do not have.
-inline bool cc_type(transport::QpType t) {
-  return t == transport::QpType::kRc || t == transport::QpType::kUc;
-}
 }  // namespace detail
 
 template <class PortIo, sched::TxScheduler Sched>

@@ -28,6 +28,7 @@ Vnic<PortIo, Sched>::Vnic(const VnicConfig& cfg, PortIo& io)
       sched_(make_sched(cfg, static_cast<std::uint32_t>(qps_.size()))),
       pacer_(static_cast<std::uint32_t>(qps_.size()), cfg.pacer, 0),
       limit_(cfg.port_limit),
+      policies_(make_policies(cfg)),
       srq_slots_(cfg.max_srqs == 0 ? 1 : cfg.max_srqs, nullptr),
       timers_(static_cast<std::uint32_t>(qps_.size())),
       loop_(kLoopbackSlots, frame_slot_bytes(cfg)),
@@ -51,8 +52,11 @@ Vnic<PortIo, Sched>::Vnic(const VnicConfig& cfg, PortIo& io)
   db_now_.reserve(targets);
   due_.reserve(qps_.size());
   impair_ = Impairment(cfg.impair);
-  cc_init();
-  homa_init();
+  hooks_ = policy::enabled_hooks(policies_);
+  {
+    PolicyHost h{this};
+    each_policy<~0u>([&](auto& p) { p.on_start(h); });
+  }
   update_tx_plain();
 }
 
@@ -68,8 +72,8 @@ std::uint32_t Vnic<PortIo, Sched>::poll(TimeNs now) {
   std::uint32_t work = rx_phase(now);
   work += doorbell_phase();
   work += timer_phase(now);
-  if (homa_on_) [[unlikely]]
-    work += homa_phase(now);
+  if ((hooks_ & policy::hook::kPoll) != 0) [[unlikely]]
+    work += policy_poll(now);
   work += pump_phase(now);
   flush_phase();
   comp_batch_.close();
@@ -395,8 +399,10 @@ int Vnic<PortIo, Sched>::create_qp(const QpCreate& c) {
   e.pd = c.pd;
   e.user_handle = c.user_handle;
   e.async_fd = c.async_fd;
-  cc_reset(slot);
-  homa_reset(slot);
+  {
+    PolicyHost h{this};
+    each_policy<policy::hook::kSlots>([&](auto& p) { p.on_created(h, e); });
+  }
   [[maybe_unused]] const int dm = demux_.insert(c.qpn, &e);
   assert(dm == 0);
   e.live_pos = static_cast<std::uint32_t>(live_.size());
@@ -416,16 +422,18 @@ int Vnic<PortIo, Sched>::modify_qp(ObjId id, const QpModify& m) {
   const transport::QpState before = qp_state(*e);
   QpModify mm;
   const QpModify* mp = &m;
-  // A device that runs DCQCN makes its connected paths ECN-capable (cc.h).
-  if (cc_on_ && (m.mask & transport::qp_attr::kAv) != 0 && !transport::is_dc(e->type)) {
+  // The extensions may rewrite the attributes (DCQCN makes a connected
+  // path ECN-capable).
+  if ((hooks_ & policy::hook::kModify) != 0) {
     mm = m;
-    mm.values.av.ecn = wire::kEcnEct0;
     mp = &mm;
+    PolicyHost h{this};
+    each_policy<policy::hook::kModify>([&](auto& p) { p.on_modify(h, *e, &mm); });
   }
   // A DC packet carries a DCETH or DCAETH more than RC's: its path MTU is
   // the one that still fits the port (uroced checked against RC's).
   if (transport::is_dc(e->type) && (m.mask & transport::qp_attr::kPathMtu) != 0) {
-    mm = m;
+    if (mp != &mm) mm = m;
     mm.values.path_mtu = dc_mtu_clamp(m.values.path_mtu);
     mp = &mm;
   }
@@ -443,7 +451,10 @@ int Vnic<PortIo, Sched>::modify_qp(ObjId id, const QpModify& m) {
   }
   // A move to ERR needs a flush, to RTS may free waiting WRs: let the pump
   // look. WQEs that waited in the rings for this state are taken now.
-  homa_modified(*e, before);
+  if ((hooks_ & policy::hook::kModified) != 0) {
+    PolicyHost h{this};
+    each_policy<policy::hook::kModified>([&](auto& p) { p.on_modified(h, *e, before); });
+  }
   sched_.activate(e->slot);
   queue_doorbell(e->slot);
   drain_qp_events(*e);
@@ -499,7 +510,10 @@ int Vnic<PortIo, Sched>::destroy_qp(ObjId id) {
   if (e.scq != nullptr) --e.scq->refs;
   if (e.rcq != nullptr) --e.rcq->refs;
   if (e.srq != nullptr) --e.srq->refs;
-  homa_reset(slot);
+  {
+    PolicyHost h{this};
+    each_policy<policy::hook::kSlots>([&](auto& p) { p.on_destroyed(h, e); });
+  }
   e = QpEntry{};
   free_.push_back(slot);
   qp_ids_.erase(it);
@@ -609,10 +623,9 @@ void Vnic<PortIo, Sched>::qp_status(std::vector<QpStatus>* out) const {
       if (auto_on_) s.auto_kind = static_cast<std::int8_t>(sched_.kind(slot));
     }
     s.paced = pacer_.status(slot, &s.pace);
-    cc_status(e, &s);
-    if (homa_on_ && e.type == QpType::kRc) {
-      s.homa_peer = homa_[slot].peer;
-      s.homa = homa_[slot].tx.ctr;
+    {
+      const PolicyHost h{const_cast<Vnic*>(this)};
+      each_policy<policy::hook::kStatus>([&](const auto& p) { p.status(h, e, &s); });
     }
     s.send_queue = visit(e, [](auto& q) { return q.send_queue_depth(); });
     s.recv_queue = visit(e, [](auto& q) { return q.recv_queue_depth(); });
@@ -647,8 +660,12 @@ TimeNs Vnic<PortIo, Sched>::next_deadline() const {
   if (!limit_.open() && sched_.size() != 0) t = std::min(t, limit_.open_at());
   // QPs of a class held back by its rate limit: when it may send again.
   if constexpr (requires { sched_.next_rate_due(); }) t = std::min(t, sched_.next_rate_due());
-  // Grant resends (homa.h); grants for new data are due at once.
-  if (homa_on_) t = std::min(t, homa_dirty_ ? now_ : grants_->next_timer());
+  // The extensions' own phase (the Homa-like scheduler's grants).
+  {
+    const PolicyHost h{const_cast<Vnic*>(this)};
+    each_policy<policy::hook::kDeadline>(
+        [&](const auto& p) { t = std::min(t, p.next_deadline(h)); });
+  }
   return std::min(t, pacer_.next_due(t));
 }
 

@@ -67,12 +67,6 @@ template <class PortIo, sched::TxScheduler Sched>
   return n + looped;
 }
 
-template <class PortIo, sched::TxScheduler Sched>
-[[gnu::noinline]] bool Vnic<PortIo, Sched>::rx_hook(QpEntry& e, TimeNs now) {
-  if (homa_control(e, now)) return true;
-  return cc_on_ && cc_rx(e, now);
-}
-
 // A connected QP whose priority the peer has paused is not served (it stays
 // queued); UD QPs and DCIs are (each WR has its own DSCP: frames of a paused
 // priority wait in the hold queue). A DCT's responses take its AV's DSCP.
@@ -147,10 +141,10 @@ inline void Vnic<PortIo, Sched>::on_frame(std::span<const std::uint8_t> f, TimeN
     return;
   }
   assert(e->used && e->qpn == pkt_.bth.dest_qp());
-  // DCQCN (cc.h): CE marks answered with CNPs, CNPs consumed; the
-  // Homa-like scheduler's extension packets consumed (homa.h).
-  if (rx_hooks_) [[unlikely]] {
-    if (rx_hook(*e, now)) return;
+  // The QP extensions (datapath/policy/): DCQCN answers CE marks with
+  // CNPs and consumes CNPs, the Homa-like scheduler its extension packets.
+  if ((hooks_ & policy::hook::kRx) != 0) [[unlikely]] {
+    if (policy_rx(*e, now)) return;
   }
   ++ctr_.rx_dispatched;
   ++e->ctr.rx_packets;
@@ -166,12 +160,12 @@ inline void Vnic<PortIo, Sched>::on_frame(std::span<const std::uint8_t> f, TimeN
       // phase (it is activated below while its ACK waits), so its ACK waits
       // for it: one ACK for all of the QP's requests in this RX phase, in
       // the same TX burst as before. A pump with classes, pacing, a port
-      // limit or Homa could hold the QP back: there ACKs leave from here.
-      const auto acks =
-          tx_plain_ && !homa_on_ ? transport::AckTiming::kPump : transport::AckTiming::kNow;
+      // limit or an extension (Homa) could hold the QP back: there ACKs
+      // leave from here.
+      const auto acks = acks_at_pump_ ? transport::AckTiming::kPump : transport::AckTiming::kNow;
       e->rc->on_packet(pkt_, now, rio, acks);
-      if (homa_on_) [[unlikely]]
-        homa_data(*e, now);
+      if ((hooks_ & policy::hook::kDelivered) != 0) [[unlikely]]
+        policy_delivered(*e, now);
       if (e->rc->has_output()) sched_.activate(e->slot);
       break;
     }

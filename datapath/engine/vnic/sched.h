@@ -15,15 +15,13 @@ namespace uroce::engine {
 template <class PortIo, sched::TxScheduler Sched>
 Sched Vnic<PortIo, Sched>::make_sched(const VnicConfig& c, std::uint32_t flows) {
   if constexpr (std::is_constructible_v<Sched, std::uint32_t, const sched::TxPolicyConfig&>) {
-    if (c.homa.enabled) {
-      // The Homa-like scheduler takes the TX classes: a QP's class is the
-      // network priority of its next packet, all strict (vnic/homa.h).
-      sched::TxPolicyConfig h = c.sched;
-      h.isolation = sched::Isolation::kClasses;
-      for (auto& k : h.classes.classes) k.mode = sched::ClassMode::kStrict;
-      return Sched(flows, h);
-    }
-    return Sched(flows, c.sched);
+    // The extensions may take the TX classes (the Homa-like scheduler: a
+    // QP's class is the network priority of its next packet, all strict).
+    sched::TxPolicyConfig t = c.sched;
+    [&]<class... P>(std::type_identity<std::tuple<P...>>) {
+      (P::tx_policy(c, &t), ...);
+    }(std::type_identity<Policies>{});
+    return Sched(flows, t);
   } else {
     return Sched(flows);
   }
@@ -36,8 +34,9 @@ void Vnic<PortIo, Sched>::update_tx_plain() {
     classes = sched_.isolation() != sched::Isolation::kOff;
   }
   if constexpr (requires { sched_.auto_classify(); }) auto_on_ = sched_.auto_classify();
-  post_hooks_ = auto_on_ || homa_on_;
+  post_hooks_ = auto_on_ || (hooks_ & policy::hook::kPost) != 0;
   tx_plain_ = !classes && pacer_.count() == 0 && !limit_.enabled();
+  acks_at_pump_ = tx_plain_ && (hooks_ & policy::hook::kAcksNow) == 0;
 }
 
 // Out of line: a device without isolation auto pays one test per send WR.
@@ -62,7 +61,14 @@ void Vnic<PortIo, Sched>::class_from_av(QpEntry& e) {
         auto_on_) {
       return;
     }
-    if (homa_on_ && homa_[e.slot].peer) return;  // the scheduler's priorities
+    // An extension's (the Homa-like scheduler's priorities).
+    if ((hooks_ & policy::hook::kClass) != 0) {
+      const PolicyHost h{this};
+      bool owned = false;
+      each_policy<policy::hook::kClass>(
+          [&](const auto& p) { owned = owned || p.owns_class(h, e); });
+      if (owned) return;
+    }
     sched_.set_class(e.slot, pfc_.config().map.priority_of_dscp(e.attr.av.dscp));
   }
 }

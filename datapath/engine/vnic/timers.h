@@ -44,8 +44,8 @@ template <class PortIo, sched::TxScheduler Sched>
     RecvCq rcq{&e};
     auto rio = transport::rc_io(tx, e.scq->sink, rcq, timers);
     e.rc->on_timer(now, rio);
-    if (homa_on_) [[unlikely]]
-      homa_announce(e);
+    if ((hooks_ & policy::hook::kTimer) != 0) [[unlikely]]
+      policy_timer(e, now);
     if (e.rc->has_output()) sched_.activate(slot);
     drain_qp_events(e);
   }

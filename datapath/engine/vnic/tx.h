@@ -62,7 +62,7 @@ template <class PortIo, sched::TxScheduler Sched>
     if (limited) limit_.sent(e.ctr.tx_bytes - bytes0, r.sent);
     return r;
   });
-  if (homa_on_) homa_classes();
+  if ((hooks_ & policy::hook::kRoundEnd) != 0) policy_round_end();
   ctr_.tx_pumped += n;
   return n;
 }
@@ -70,7 +70,7 @@ template <class PortIo, sched::TxScheduler Sched>
 // A paced QP that ran ahead of its rate waits in the wheel, out of the
 // policy's set (more = false); otherwise it sends at most its burst, and
 // waits if that took it ahead of its rate.
-// With DCQCN (cc.h) the QP's rate may rise with time: its timers due by now
+// With DCQCN (datapath/policy/dcqcn.h, on_pace) the QP's rate may rise with time: its timers due by now
 // run first (the QP may leave the pacer: then it is served as any other),
 // what it sent is charged to its byte counter, and it waits no longer than
 // its next DCQCN timer.
@@ -78,24 +78,25 @@ template <class PortIo, sched::TxScheduler Sched>
 [[gnu::noinline]] sched::ServeResult Vnic<PortIo, Sched>::serve_paced(QpEntry& e,
                                                                       std::uint32_t budget,
                                                                       TimeNs now) {
-  if (cc_on_) {
-    cc_progress(e, 0, now);
+  const bool hooked = (hooks_ & policy::hook::kPace) != 0;
+  if (hooked) {
+    policy_pace(e, 0, now);
     if (!pacer_.paced(e.slot)) return serve(e, budget, now);
   }
   if (!pacer_.may_send(e.slot, now)) {
-    pacer_.park(e.slot, now, cc_wake(e));
+    pacer_.park(e.slot, now, hooked ? policy_wake(e) : ~TimeNs{0});
     return sched::ServeResult{};
   }
   const std::uint64_t bytes0 = e.ctr.tx_bytes;
   sched::ServeResult r = serve(e, std::min(budget, pacer_.burst_frames(e.slot)), now);
   const std::uint64_t sent = e.ctr.tx_bytes - bytes0;
   pacer_.sent(e.slot, sent, now, r.more);
-  if (cc_on_) {
-    cc_progress(e, sent, now);
+  if (hooked) {
+    policy_pace(e, sent, now);
     if (!pacer_.paced(e.slot)) return r;
   }
   if (r.more && !pacer_.may_send(e.slot, now)) {
-    pacer_.park(e.slot, now, cc_wake(e));
+    pacer_.park(e.slot, now, hooked ? policy_wake(e) : ~TimeNs{0});
     r.more = false;
   }
   return r;
@@ -126,8 +127,8 @@ inline sched::ServeResult Vnic<PortIo, Sched>::serve(QpEntry& e, std::uint32_t b
       Timers timers{this};
       auto rio = transport::rc_io(tx, e.scq->sink, rcq, timers);
       r.sent = e.rc->pump_tx(now, rio, b);
-      if (homa_on_) [[unlikely]]
-        homa_served(e);
+      if ((hooks_ & policy::hook::kServed) != 0) [[unlikely]]
+        policy_served(e);
       r.more = e.rc->has_output();
       break;
     }

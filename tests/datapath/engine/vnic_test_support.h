@@ -205,7 +205,8 @@ inline std::vector<ib_uverbs_async_event_desc> async_records(Pipe& p) {
 using TestVnic = Vnic<SimPortIo>;
 
 // The status of QP `id` (a test failure when there is none).
-inline QpStatus status_of(const TestVnic& v, ObjId id) {
+template <class V>
+QpStatus status_of(const V& v, ObjId id) {
   std::vector<QpStatus> all;
   v.qp_status(&all);
   for (const QpStatus& s : all) {
@@ -229,24 +230,27 @@ inline shm::SendWqeFields write_wqe(std::uint64_t wr_id, std::uint64_t remote, s
 // One Vnic on one end of the link, with 64 KiB of registered memory (PD 1,
 // every access) whose iova is its address, as ibv_reg_mr gives, and the
 // doorbell page of its one client (kClient), open from the start.
-struct Host {
+// Io: SimPortIo, or a port type of a test's own over the simulated link (one
+// that registers other QP extensions: tests/datapath/policy/test_noop_policy.cpp).
+template <class Io>
+struct BasicHost {
   static constexpr std::size_t kMem = 64 * 1024;
   static constexpr transport::PdHandle kPd = 1;
   static constexpr std::uint32_t kClient = 7;
 
   port::SimPort port;
-  SimPortIo io;
-  TestVnic vnic;
+  Io io;
+  Vnic<Io> vnic;
   std::vector<std::uint8_t> mem = std::vector<std::uint8_t>(kMem);
   std::uint32_t key = 0;
   Pipe async;
   shm::SharedRegion page;
   shm::DoorbellRinger bells;
 
-  Host(port::SimLink& link, unsigned ep, const wire::MacAddr& mac, wire::Ipv4Addr ip,
-       std::uint32_t eth_mtu = 1500)
-      : Host(link, ep, config(mac, ip, eth_mtu)) {}
-  Host(port::SimLink& link, unsigned ep, const VnicConfig& cfg)
+  BasicHost(port::SimLink& link, unsigned ep, const wire::MacAddr& mac, wire::Ipv4Addr ip,
+            std::uint32_t eth_mtu = 1500)
+      : BasicHost(link, ep, config(mac, ip, eth_mtu)) {}
+  BasicHost(port::SimLink& link, unsigned ep, const VnicConfig& cfg)
       : port(link, ep), io(port), vnic(cfg, io) {
     const shm::DoorbellGeometry& g = vnic.doorbell_geometry();
     EXPECT_TRUE(shm::SharedRegion::create("vnic-test-bells", g.bytes(), &page).ok());
@@ -365,6 +369,8 @@ struct Host {
   }
 };
 
+using Host = BasicHost<SimPortIo>;
+
 // Two hosts on one simulated link (1 us propagation) and a virtual clock.
 // One RC QP (id 10, send CQ 1, recv CQ 2) on each of two hosts, connected
 // to each other (A's PSNs start at 100, B's at 500).
@@ -372,7 +378,8 @@ struct RcQpPair {
   std::unique_ptr<ProvCq> ascq, arcq, bscq, brcq;
   std::unique_ptr<ProvQp> aqp, bqp;
 
-  void open(Host& a, Host& b) {
+  template <class A, class B>
+  void open(A& a, B& b) {
     ascq = a.make_cq(1);
     arcq = a.make_cq(2);
     bscq = b.make_cq(1);

@@ -1,6 +1,6 @@
 // The runner's part for the Homa-like scheduler (docs/homa.md): an RC QP
 // with its sender state (transport/rc_homa.h) attached, and the runner
-// doing what the engine does around it (datapath/engine/vnic/homa.h):
+// doing what the engine does around it (datapath/policy/homa.h):
 //   - a GRANT from the peer reaches the QP through RcQp::homa_grant, and
 //     one that allowed more bytes gets the QP served;
 //   - a CUTOFFS from the peer becomes the sender's copy of its levels;

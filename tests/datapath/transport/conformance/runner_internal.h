@@ -117,7 +117,7 @@ class Runner {
   Sinks s_;
   // The Homa-like scheduler's sender state when the qp line says `homa`
   // (rc_homa.h); the runner does what the engine does around it
-  // (datapath/engine/vnic/homa.h). Declared before qp_: the QP
+  // (datapath/policy/homa.h). Declared before qp_: the QP
   // points at it.
   std::unique_ptr<RcHomaTx> homa_;
   std::unique_ptr<Driver> qp_;

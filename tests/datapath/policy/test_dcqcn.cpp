@@ -1,4 +1,4 @@
-// DCQCN in the Vnic (datapath/engine/vnic/cc.h): ECT(0) on the data of an
+// DCQCN as a QP extension (datapath/policy/dcqcn.h): ECT(0) on the data of an
 // enabled device, CNPs for CE-marked packets (at most one per QP per
 // interval), the sender's rate cut through the pacer and its recovery. The
 // simulated link marks ECN-capable frames CE where a congested switch would

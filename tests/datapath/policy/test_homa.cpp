@@ -1,4 +1,4 @@
-// The Homa-like scheduler in the Vnic (datapath/engine/vnic/homa.h): the
+// The Homa-like scheduler as a QP extension (datapath/policy/homa.h): the
 // CUTOFFS handshake between two devices that both run it (and none with one
 // that does not), a long message's scheduled bytes leaving only as GRANTs
 // allow them, MLEN, cutoffs recomputed and published, and grants recovered
@@ -119,7 +119,7 @@ TEST_F(Homa, Write_LongerThanUnscheduled_GrantedToTheEnd) {
   EXPECT_EQ(s.homa.mlen, 1u);
   EXPECT_EQ(b->vnic.counters().homa_rx_mlen, 1u);
   EXPECT_GE(b->vnic.counters().homa_tx_grants, (48u * 1024 - 8192) / 8192);
-  const sched::homa::GrantScheduler* g = b->vnic.grant_scheduler();
+  const sched::homa::GrantScheduler* g = b->vnic.policy<policy::Homa>().grant_scheduler();
   ASSERT_NE(g, nullptr);
   EXPECT_EQ(g->counters().messages, 1u);
   EXPECT_EQ(g->counters().completed, 1u);
@@ -158,7 +158,7 @@ TEST_F(Homa, Send_MultiPacket_DataIntactAndLengthSeen) {
 
 TEST_F(Homa, Cutoffs_RecomputedFromLengthsSeenAndPublished) {
   start();
-  const std::uint32_t gen0 = b->vnic.homa_generation();
+  const std::uint32_t gen0 = b->vnic.policy<policy::Homa>().generation();
   // 16 messages (cutoffs_every) of lengths spread over two octaves.
   for (std::uint32_t i = 0; i < 16; ++i) {
     const std::uint32_t len = 256u << (i % 6);
@@ -166,9 +166,9 @@ TEST_F(Homa, Cutoffs_RecomputedFromLengthsSeenAndPublished) {
     ASSERT_EQ(wait_send(1).size(), 1u) << i;
   }
   run(50);
-  EXPECT_GT(b->vnic.homa_generation(), gen0);
+  EXPECT_GT(b->vnic.policy<policy::Homa>().generation(), gen0);
   EXPECT_GE(b->vnic.counters().homa_cutoffs_updates, 1u);
-  EXPECT_GE(b->vnic.homa_cutoffs().levels, 2u);
+  EXPECT_GE(b->vnic.policy<policy::Homa>().cutoffs().levels, 2u);
   // The next packet A sent B carried... B's answer: A holds B's generation.
   aqp->post_send(write_wqe(100, b->va(0), b->key), {a->sge(0, 64)});
   ASSERT_EQ(wait_send(1).size(), 1u);
@@ -194,14 +194,14 @@ TEST_F(Homa, Cutoffs_FirstAfter32MessagesThenDoubling) {
   EXPECT_EQ(b->vnic.counters().homa_cutoffs_updates, 0u);
   post(1, 256);
   EXPECT_EQ(b->vnic.counters().homa_cutoffs_updates, 1u);
-  EXPECT_EQ(b->vnic.homa_cutoffs().max_length[0], 256u);
+  EXPECT_EQ(b->vnic.policy<policy::Homa>().cutoffs().max_length[0], 256u);
   // Scheduled messages from now on (over unsched_bytes 8,192) would give
   // them the lowest level; the next recomputation is 64 messages later.
   post(63, 16384);
   EXPECT_EQ(b->vnic.counters().homa_cutoffs_updates, 1u);
   post(1, 16384);
   EXPECT_EQ(b->vnic.counters().homa_cutoffs_updates, 2u);
-  const sched::homa::Cutoffs& c = b->vnic.homa_cutoffs();
+  const sched::homa::Cutoffs& c = b->vnic.policy<policy::Homa>().cutoffs();
   EXPECT_EQ(c.level_of(16384), c.levels - 1);
   EXPECT_LT(c.level_of(256), c.levels - 1);
 }
@@ -228,7 +228,7 @@ TEST_F(Homa, LossyLink_EveryMessageCompletes) {
   const QpStatus s = status_of(a->vnic, 10);
   EXPECT_EQ(s.homa.gated, 20u);
   // Losses hit grants or MLENs too: recovered by resends or gate timeouts.
-  const auto& g = b->vnic.grant_scheduler()->counters();
+  const auto& g = b->vnic.policy<policy::Homa>().grant_scheduler()->counters();
   EXPECT_GT(g.resends + s.homa.timeouts, 0u);
 }
 
@@ -314,7 +314,7 @@ TEST_F(Homa, GrantsLost_ResentAndMessageCompletes) {
   ASSERT_EQ(wc.size(), 1u);
   EXPECT_EQ(wc[0].status, IBV_WC_SUCCESS);
   EXPECT_EQ(std::memcmp(a->mem.data(), b->mem.data(), 48 * 1024), 0);
-  EXPECT_GE(b->vnic.grant_scheduler()->counters().resends, 1u);
+  EXPECT_GE(b->vnic.policy<policy::Homa>().grant_scheduler()->counters().resends, 1u);
   EXPECT_GE(status_of(a->vnic, 10).homa.timeouts, 1u);
   EXPECT_EQ(status_of(a->vnic, 10).homa.fallbacks, 0u);
 }
@@ -380,10 +380,10 @@ TEST_F(Homa, DestroyQp_MessageForgotten) {
   aqp->post_send(write_wqe(1, b->va(0), b->key), {a->sge(0, 48 * 1024)});
   run(4);  // the MLEN (before the data) has arrived
   ASSERT_EQ(b->vnic.counters().homa_rx_mlen, 1u);
-  ASSERT_EQ(b->vnic.grant_scheduler()->tracked(), 1u);
+  ASSERT_EQ(b->vnic.policy<policy::Homa>().grant_scheduler()->tracked(), 1u);
   EXPECT_EQ(b->vnic.destroy_qp(10), 0);
-  EXPECT_EQ(b->vnic.grant_scheduler()->tracked(), 0u);
-  EXPECT_EQ(b->vnic.grant_scheduler()->outstanding(), 0u);
+  EXPECT_EQ(b->vnic.policy<policy::Homa>().grant_scheduler()->tracked(), 0u);
+  EXPECT_EQ(b->vnic.policy<policy::Homa>().grant_scheduler()->outstanding(), 0u);
 }
 
 }  // namespace
