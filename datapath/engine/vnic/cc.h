@@ -58,7 +58,7 @@ void Vnic<PortIo, Sched>::cc_reset(std::uint32_t slot) {
 // Returns true when the packet was a CNP and is consumed.
 template <class PortIo, sched::TxScheduler Sched>
 [[gnu::noinline]] bool Vnic<PortIo, Sched>::cc_rx(QpEntry& e, TimeNs now) {
-  if (!detail::cc_type(e.type)) return false;
+  if (!detail::cc_type(e)) return false;
   CcQp& c = cc_[e.slot];
   if (pkt_.bth.opcode() == wire::kCnpOpcode) {
     ++ctr_.rx_cnp;
@@ -129,7 +129,7 @@ void Vnic<PortIo, Sched>::cc_apply(QpEntry& e, TimeNs now) {
 // turn).
 template <class PortIo, sched::TxScheduler Sched>
 void Vnic<PortIo, Sched>::cc_progress(QpEntry& e, std::uint64_t bytes, TimeNs now) {
-  if (!detail::cc_type(e.type)) return;
+  if (!detail::cc_type(e)) return;
   CcQp& c = cc_[e.slot];
   if (!c.rp.limited()) return;
   c.rp.on_sent(bytes, now);
@@ -140,7 +140,7 @@ void Vnic<PortIo, Sched>::cc_progress(QpEntry& e, std::uint64_t bytes, TimeNs no
 // next timer (its rate may rise then), or never.
 template <class PortIo, sched::TxScheduler Sched>
 TimeNs Vnic<PortIo, Sched>::cc_wake(const QpEntry& e) const {
-  if (!cc_on_ || !detail::cc_type(e.type) || !cc_[e.slot].rp.limited()) {
+  if (!cc_on_ || !detail::cc_type(e) || !cc_[e.slot].rp.limited()) {
     return ~TimeNs{0};
   }
   return cc_[e.slot].rp.next_deadline();
@@ -148,7 +148,7 @@ TimeNs Vnic<PortIo, Sched>::cc_wake(const QpEntry& e) const {
 
 template <class PortIo, sched::TxScheduler Sched>
 void Vnic<PortIo, Sched>::cc_status(const QpEntry& e, QpStatus* s) const {
-  if (!cc_on_ || !detail::cc_type(e.type)) return;
+  if (!cc_on_ || !detail::cc_type(e)) return;
   const CcQp& c = cc_[e.slot];
   s->dcqcn = true;
   s->cc.rate_bps = c.rp.rate_bps();

@@ -119,11 +119,11 @@ void Vnic<PortIo, Sched>::homa_reset(std::uint32_t slot) {
 template <class PortIo, sched::TxScheduler Sched>
 void Vnic<PortIo, Sched>::homa_modified(QpEntry& e, transport::QpState before) {
   using transport::QpState;
-  if (!homa_on_ || e.type != transport::QpType::kRc) return;
+  if (!homa_on_ || detail::qp_if<transport::RcQp>(e) == nullptr) return;
   HomaQp& h = homa_[e.slot];
   const QpState s = qp_state(e);
   if (s == QpState::kReset) {
-    e.rc->set_homa(nullptr);
+    detail::qp_if<transport::RcQp>(e)->set_homa(nullptr);
     homa_reset(e.slot);
     return;
   }
@@ -154,7 +154,7 @@ bool Vnic<PortIo, Sched>::homa_control(QpEntry& e, TimeNs now) {
   const transport::QpState s = qp_state(e);
   const bool has_peer = s != QpState::kReset && s != QpState::kInit;
   const transport::LocalPort local{cfg_.mac, cfg_.ip, {}, cfg_.ip6};
-  if (e.type != transport::QpType::kRc || s == QpState::kReset ||
+  if (detail::qp_if<transport::RcQp>(e) == nullptr || s == QpState::kReset ||
       (has_peer && !transport::from_peer(pkt_, e.attr.av, local))) {
     ++ctr_.homa_rx_bad;
     return true;
@@ -167,7 +167,7 @@ bool Vnic<PortIo, Sched>::homa_control(QpEntry& e, TimeNs now) {
       if (b.size() < wire::HomaGrantHdr::kSize || !has_peer) break;
       const wire::HomaGrantHdr g = wire::HomaGrantHdr::read(b.data());
       ++ctr_.homa_rx_grants;
-      if (e.rc->homa_grant(psn, g.offset(), g.priority() & 7, now)) {
+      if (detail::qp_if<transport::RcQp>(e)->homa_grant(psn, g.offset(), g.priority() & 7, now)) {
         homa_set_class(e, h.tx.next_priority());
         sched_.activate(e.slot);
       }
@@ -195,7 +195,7 @@ bool Vnic<PortIo, Sched>::homa_control(QpEntry& e, TimeNs now) {
       }
       if (!h.peer) {
         h.peer = true;
-        e.rc->set_homa(&h.tx);
+        detail::qp_if<transport::RcQp>(e)->set_homa(&h.tx);
         ++ctr_.homa_peers;
       }
       if ((c.flags() & wire::HomaCutoffsHdr::kFlagProbe) != 0) {
@@ -267,7 +267,8 @@ template <class PortIo, sched::TxScheduler Sched>
     return;
   }
   const std::uint32_t psn = pkt_.bth.psn();
-  const bool accepted = e.rc->expected_psn() == transport::Psn(psn + 1);
+  const bool accepted =
+      detail::qp_if<transport::RcQp>(e)->expected_psn() == transport::Psn(psn + 1);
   if (accepted) {
     using wire::Position;
     std::uint64_t len = 0;
@@ -296,7 +297,8 @@ template <class PortIo, sched::TxScheduler Sched>
 // once each to the scheduler.
 template <class PortIo, sched::TxScheduler Sched>
 void Vnic<PortIo, Sched>::homa_count(QpEntry& e, HomaQp& h, TimeNs now) {
-  const std::int32_t pkts = transport::Psn::diff(e.rc->expected_psn(), transport::Psn(h.rx_psn));
+  const std::int32_t pkts = transport::Psn::diff(detail::qp_if<transport::RcQp>(e)->expected_psn(),
+                                                 transport::Psn(h.rx_psn));
   if (pkts <= 0) return;
   const std::uint64_t mtu = wire::path_mtu_bytes(e.attr.path_mtu);
   const std::uint64_t bytes = std::min<std::uint64_t>(h.rx_len, std::uint64_t(pkts) * mtu);
@@ -344,7 +346,7 @@ template <class PortIo, sched::TxScheduler Sched>
   grants_->poll(now, &grant_out_);
   for (const sched::homa::Grant& g : grant_out_) {
     QpEntry* e = demux_.find(static_cast<std::uint32_t>(g.key >> 24));
-    if (e == nullptr || e->type != transport::QpType::kRc) {
+    if (e == nullptr || detail::qp_if<transport::RcQp>(*e) == nullptr) {
       ++ctr_.homa_grant_no_qp;
       grants_->drop(g.key);
       continue;
@@ -365,7 +367,7 @@ template <class PortIo, sched::TxScheduler Sched>
 // After the QP's timer ran: the MLEN a grant timeout asked for again.
 template <class PortIo, sched::TxScheduler Sched>
 void Vnic<PortIo, Sched>::homa_announce(QpEntry& e) {
-  if (e.type != transport::QpType::kRc) return;
+  if (detail::qp_if<transport::RcQp>(e) == nullptr) return;
   transport::RcHomaTx& t = homa_[e.slot].tx;
   if (!t.announce) return;
   t.announce = false;
@@ -394,8 +396,8 @@ void Vnic<PortIo, Sched>::homa_set_class(QpEntry& e, std::uint8_t prio) {
 // request is one small packet, at the top).
 template <class PortIo, sched::TxScheduler Sched>
 void Vnic<PortIo, Sched>::homa_posted(QpEntry& e) {
-  if (e.type != transport::QpType::kRc || !homa_[e.slot].peer) return;
-  if (e.rc->send_queue_depth() != 1) return;
+  if (detail::qp_if<transport::RcQp>(e) == nullptr || !homa_[e.slot].peer) return;
+  if (detail::qp_if<transport::RcQp>(e)->send_queue_depth() != 1) return;
   const transport::WrOpcode op = swr_.opcode;
   const bool data = !transport::is_rd_atomic(op) && !transport::is_local_op(op);
   homa_set_class(e, data ? homa_[e.slot].tx.peer.priority_of(swr_.length())
@@ -421,7 +423,7 @@ void Vnic<PortIo, Sched>::homa_classes() {
     QpEntry& e = qps_[slot];
     HomaQp& h = homa_[slot];
     h.reclass = false;
-    if (e.used && e.type == transport::QpType::kRc && h.peer) {
+    if (e.used && detail::qp_if<transport::RcQp>(e) != nullptr && h.peer) {
       homa_set_class(e, h.tx.next_priority());
     }
   }
