@@ -74,6 +74,17 @@ bool with_kind(transport::QpType t, F&& f) {
   return with_kind(t, f, std::make_index_sequence<std::variant_size_v<QpObject> - 1>{});
 }
 
+// The dispatch of Vnic::visit, from alternative I on.
+template <std::size_t I, class V, class F>
+[[gnu::always_inline]] inline decltype(auto) visit_from(V& v, F& f) {
+  if constexpr (I + 1 == std::variant_size_v<std::remove_const_t<V>>) {
+    return f(**std::get_if<I>(&v));
+  } else {
+    if (v.index() == I) return f(**std::get_if<I>(&v));
+    return visit_from<I + 1>(v, f);
+  }
+}
+
 // DCQCN (cc.h) runs on connected QPs only: its CNPs go to the one peer of
 // the QP's address vector, which UD QPs and DC QPs do not have.
 template <class E>
@@ -129,17 +140,11 @@ struct Vnic<PortIo, Sched>::PendingError {
 // false, srq null).
 template <class PortIo, sched::TxScheduler Sched>
 struct Vnic<PortIo, Sched>::QpEntry {
-  transport::QpType type() const {
-    assert(used);
-    return detail::kQpTypes[qp.index()];
-  }
+  transport::QpType type() const { return detail::kQpTypes[qp.index()]; }
   // Where its packets go: DCQCN and the Homa-like scheduler act on one
   // connection's peer (kConnected), a QP whose WRs name their AH has no
   // address vector of its own (kPerWr).
-  transport::QpAddressing addressing() const {
-    assert(used);
-    return detail::kQpAddressing[qp.index()];
-  }
+  transport::QpAddressing addressing() const { return detail::kQpAddressing[qp.index()]; }
 
   bool used = false;
   bool has_sq = false;
@@ -308,23 +313,15 @@ struct Vnic<PortIo, Sched>::RecvCq {
   }
 };
 
-// Calls f on the entry's QP, whichever kind it is (a switch on the
-// variant's index: f is instantiated once per kind, and every instance
-// returns the same type). The entry must be used.
+// Calls f on the entry's QP, whichever kind it is: one test of the
+// variant's index per kind, RC's first, the last kind's without a test (the
+// entry must be used). f is instantiated once per kind, and every instance
+// returns the same type. Inlined, as the tag switch it replaces was:
+// std::visit leaves GCC 12 an out-of-line dispatch function per call site.
 template <class PortIo, sched::TxScheduler Sched>
 template <class E, class F>
-auto Vnic<PortIo, Sched>::visit(E& e, F&& f) {
-  using R = decltype(f(std::declval<transport::RcQp&>()));
-  return std::visit(
-      [&](auto& p) -> R {
-        if constexpr (std::is_same_v<std::decay_t<decltype(p)>, std::monostate>) {
-          assert(false && "visit of an unused QP slot");
-          __builtin_unreachable();
-        } else {
-          return f(*p);
-        }
-      },
-      e.qp);
+[[gnu::always_inline]] inline auto Vnic<PortIo, Sched>::visit(E& e, F&& f) {
+  return detail::visit_from<1>(e.qp, f);
 }
 
 // Calls f with the sinks a QP of kind Q in slot `e` writes to: the QP's TX

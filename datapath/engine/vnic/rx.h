@@ -164,21 +164,26 @@ inline void Vnic<PortIo, Sched>::on_frame(std::span<const std::uint8_t> f, TimeN
 // iteration's pump phase (it is activated below while its ACK waits), so its
 // ACK waits for it: one ACK for all of the QP's requests in this RX phase,
 // in the same TX burst as before. A pump with classes, pacing, a port limit
-// or Homa could hold the QP back: there ACKs leave from here.
+// or Homa could hold the QP back: there ACKs leave from here. The lambdas
+// here and in serve() and timer_phase() are forced inline: the code is the
+// per-kind branch the type switch had, not a call more per packet.
 template <class PortIo, sched::TxScheduler Sched>
 inline void Vnic<PortIo, Sched>::qp_packet(QpEntry& e, TimeNs now) {
   QpTx tx{this, e.ctr};
   const auto acks =
       tx_plain_ && !homa_on_ ? transport::AckTiming::kPump : transport::AckTiming::kNow;
-  visit(e, [&](auto& q) {
-    using Q = std::remove_reference_t<decltype(q)>;
-    with_io<Q>(e, tx, [&](auto& io) { q.on_packet(pkt_, now, io, acks); });
-    if constexpr (std::is_same_v<Q, transport::RcQp>) {
-      if (homa_on_) [[unlikely]]
-        homa_data(e, now);
-    }
-    if (q.has_output()) sched_.activate(e.slot);
-  });
+  visit(
+      e, [&](auto& q) __attribute__((always_inline)) {
+        using Q = std::remove_reference_t<decltype(q)>;
+        with_io<Q>(
+            e,
+            tx, [&](auto& io) __attribute__((always_inline)) { q.on_packet(pkt_, now, io, acks); });
+        if constexpr (std::is_same_v<Q, transport::RcQp>) {
+          if (homa_on_) [[unlikely]]
+            homa_data(e, now);
+        }
+        if (q.has_output()) sched_.activate(e.slot);
+      });
 }
 
 // A frame built in the port's staged TX buffer: committed to the port, or,

@@ -35,15 +35,17 @@ template <class PortIo, sched::TxScheduler Sched>
     ++e.ctr.timer_fires;
     if (io_.tx_room() == 0) ctr_.tx_flushed += io_.flush();
     QpTx tx{this, e.ctr};
-    visit(e, [&](auto& q) {
-      using Q = std::remove_reference_t<decltype(q)>;
-      with_io<Q>(e, tx, [&](auto& io) { q.on_timer(now, io); });
-      if constexpr (std::is_same_v<Q, transport::RcQp>) {
-        if (homa_on_) [[unlikely]]
-          homa_announce(e);
-      }
-      if (q.has_output()) sched_.activate(slot);
-    });
+    visit(
+        e, [&](auto& q) __attribute__((always_inline)) {
+          using Q = std::remove_reference_t<decltype(q)>;
+          with_io<Q>(
+              e, tx, [&](auto& io) __attribute__((always_inline)) { q.on_timer(now, io); });
+          if constexpr (std::is_same_v<Q, transport::RcQp>) {
+            if (homa_on_) [[unlikely]]
+              homa_announce(e);
+          }
+          if (q.has_output()) sched_.activate(slot);
+        });
     drain_qp_events(e);
   }
   due_.clear();

@@ -119,16 +119,18 @@ inline sched::ServeResult Vnic<PortIo, Sched>::serve(QpEntry& e, std::uint32_t b
   const std::uint32_t b = std::min(budget, room);
   [[maybe_unused]] const std::uint64_t bytes0 = e.ctr.tx_bytes;
   QpTx tx{this, e.ctr};
-  visit(e, [&](auto& q) {
-    using Q = std::remove_reference_t<decltype(q)>;
-    const transport::PumpResult p = with_io<Q>(e, tx, [&](auto& io) { return q.pump(now, io, b); });
-    if constexpr (std::is_same_v<Q, transport::RcQp>) {
-      if (homa_on_) [[unlikely]]
-        homa_served(e);
-    }
-    r.sent = p.sent;
-    r.more = p.more;
-  });
+  visit(
+      e, [&](auto& q) __attribute__((always_inline)) {
+        using Q = std::remove_reference_t<decltype(q)>;
+        const transport::PumpResult p = with_io<Q>(
+            e, tx, [&](auto& io) __attribute__((always_inline)) { return q.pump(now, io, b); });
+        if constexpr (std::is_same_v<Q, transport::RcQp>) {
+          if (homa_on_) [[unlikely]]
+            homa_served(e);
+        }
+        r.sent = p.sent;
+        r.more = p.more;
+      });
   if constexpr (sched::kSharesBytes<Sched>) r.bytes = e.ctr.tx_bytes - bytes0;
   drain_qp_events(e);
   return r;
