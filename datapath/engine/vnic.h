@@ -360,6 +360,8 @@ class Vnic {
   static bool attach_ring(Ring* r, const RingMem& m);
   template <class E, class F>
   static auto visit(E& e, F&& f);
+  template <class Q, class F>
+  decltype(auto) with_io(QpEntry& e, QpTx& tx, F&& f);
   static transport::QpState qp_state(const QpEntry& e);
   QpEntry* find_qp(ObjId id);
   const QpEntry* find_qp(ObjId id) const;
@@ -375,6 +377,7 @@ class Vnic {
   // rx.h
   std::uint32_t rx_phase(TimeNs now);
   void on_frame(std::span<const std::uint8_t> f, TimeNs now, bool from_port);
+  void qp_packet(QpEntry& e, TimeNs now);
   void commit_frame(std::span<const std::uint8_t> f);
   void emit_arp(std::span<const std::uint8_t> f);
   bool pfc_paused(const QpEntry& e, TimeNs now);
@@ -436,10 +439,8 @@ class Vnic {
   // dc.h
   int make_dc_qp(const QpCreate& c, const transport::RcQpConfig& rc, QpEntry& e);
   void dc_rx(TimeNs now, std::size_t frame_bytes);
-  void dc_packet(QpEntry& e, TimeNs now);
-  void dc_timer(QpEntry& e, TimeNs now);
-  sched::ServeResult serve_dc(QpEntry& e, std::uint32_t budget, TimeNs now);
-  void dc_status(const QpEntry& e, QpStatus* s) const;
+  static void dc_status(const transport::DciQp& d, QpStatus* s);
+  static void dc_status(const transport::DctQp& d, QpStatus* s);
   wire::PathMtu dc_mtu_clamp(wire::PathMtu m) const;
 
   // tx.h
@@ -447,8 +448,6 @@ class Vnic {
   sched::ServeResult serve(QpEntry& e, std::uint32_t budget, TimeNs now);
   std::uint32_t pump_paced(TimeNs now);
   sched::ServeResult serve_paced(QpEntry& e, std::uint32_t budget, TimeNs now);
-  template <class Q>
-  sched::ServeResult serve_unreliable(Q& q, QpEntry& e, QpTx& tx, std::uint32_t b);
   void flush_phase();
 
   VnicConfig cfg_;

@@ -55,6 +55,11 @@ constexpr const auto& counter_fields(const DciCounters&) { return kDciCounterFie
 
 class DciQp {
  public:
+  static constexpr QpType kType = QpType::kDci;
+  static constexpr QpAddressing kAddressing = QpAddressing::kPerWr;
+  static constexpr bool kSendCq = true;
+  static constexpr bool kRecvCq = false;
+
   DciQp(const DciQpConfig& cfg, MrTable& mrs, DcConnClock& clock);
   DciQp(const DciQp&) = delete;
   DciQp& operator=(const DciQp&) = delete;
@@ -77,12 +82,20 @@ class DciQp {
   // A DCI has no receive queue.
   int post_recv(const RecvWr&) { return EINVAL; }
 
+  // `acks`: no plain ACK waits for a pump here (qp_concept.h).
   template <class Io>
-  void on_packet(const wire::ParsedPacket& pkt, TimeNs now, Io& io);
+  void on_packet(const wire::ParsedPacket& pkt, TimeNs now, Io& io,
+                 AckTiming acks = AckTiming::kNow);
   template <class Io>
   void on_timer(TimeNs now, Io& io);
   template <class Io>
   std::uint32_t pump_tx(TimeNs now, Io& io, std::uint32_t budget);
+  // pump_tx, and whether output is left (qp_concept.h).
+  template <class Io>
+  PumpResult pump(TimeNs now, Io& io, std::uint32_t budget) {
+    const std::uint32_t sent = pump_tx(now, io, budget);
+    return PumpResult{sent, has_output()};
+  }
   template <CqSink SendCq, CqSink RecvCq>
   std::uint32_t flush(SendCq& send_cq, RecvCq& recv_cq);
 
@@ -142,7 +155,7 @@ class DciQp {
 };
 
 template <class Io>
-void DciQp::on_packet(const wire::ParsedPacket& pkt, TimeNs now, Io& io) {
+void DciQp::on_packet(const wire::ParsedPacket& pkt, TimeNs now, Io& io, AckTiming) {
   if (pkt.info == nullptr || !pkt.has(wire::ExtHdr::kDcAeth)) {
     ++ctr_.bad_status;
     return;
@@ -288,5 +301,7 @@ std::uint32_t DciQp::drain_events(S& sink) {
   for (Lane& l : lanes_) n += l.qp->drain_events(sink);
   return n;
 }
+
+static_assert(Qp<DciQp>);
 
 }  // namespace uroce::transport

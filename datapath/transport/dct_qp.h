@@ -25,6 +25,7 @@
 #include "datapath/base/counter_fields.h"
 #include "datapath/transport/dc_lane.h"
 #include "datapath/transport/dc_target.h"
+#include "datapath/transport/qp_concept.h"
 #include "datapath/transport/rc_core.h"
 #include "datapath/transport/rc_responder.h"
 #include "datapath/transport/sinks.h"
@@ -97,6 +98,11 @@ constexpr const auto& counter_fields(const DctCounters&) { return kDctCounterFie
 
 class DctQp {
  public:
+  static constexpr QpType kType = QpType::kDct;
+  static constexpr QpAddressing kAddressing = QpAddressing::kReplies;
+  static constexpr bool kSendCq = false;
+  static constexpr bool kRecvCq = true;
+
   DctQp(const RcQpConfig& cfg, std::uint64_t key, DcTargetPool& pool);
   ~DctQp();
   DctQp(const DctQp&) = delete;
@@ -115,12 +121,20 @@ class DctQp {
   int post_send(const SendWr&) { return EINVAL; }
   int post_recv(const RecvWr&) { return EINVAL; }
 
+  // `acks`: no plain ACK waits for a pump here (qp_concept.h).
   template <class Io>
-  void on_packet(const wire::ParsedPacket& pkt, TimeNs now, Io& io);
+  void on_packet(const wire::ParsedPacket& pkt, TimeNs now, Io& io,
+                 AckTiming acks = AckTiming::kNow);
   template <class Io>
   void on_timer(TimeNs, Io&) {}
   template <class Io>
   std::uint32_t pump_tx(TimeNs now, Io& io, std::uint32_t budget);
+  // pump_tx, and whether output is left (qp_concept.h).
+  template <class Io>
+  PumpResult pump(TimeNs now, Io& io, std::uint32_t budget) {
+    const std::uint32_t sent = pump_tx(now, io, budget);
+    return PumpResult{sent, has_output()};
+  }
   template <CqSink SendCq, CqSink RecvCq>
   std::uint32_t flush(SendCq&, RecvCq&) {
     return 0;
@@ -174,7 +188,7 @@ class DctQp {
 namespace uroce::transport {
 
 template <class Io>
-void DctQp::on_packet(const wire::ParsedPacket& pkt, TimeNs now, Io& io) {
+void DctQp::on_packet(const wire::ParsedPacket& pkt, TimeNs now, Io& io, AckTiming) {
   if (pkt.info == nullptr || pkt.info->transport != wire::Transport::kDc ||
       !pkt.has(wire::ExtHdr::kDcEth)) {
     ++ctr_.drop_not_dc;
@@ -345,5 +359,7 @@ void DctQp::notice_gone(Tx& tx, const DcContext& x, std::uint32_t conn, std::uin
     ++ctr_.tx_gone;
   }
 }
+
+static_assert(Qp<DctQp>);
 
 }  // namespace uroce::transport

@@ -41,6 +41,7 @@
 #include "datapath/transport/dc_lane.h"
 #include "datapath/transport/mr_table.h"
 #include "datapath/transport/qp_common.h"
+#include "datapath/transport/qp_concept.h"
 #include "datapath/transport/rc_completer.h"
 #include "datapath/transport/rc_core.h"
 #include "datapath/transport/rc_requester.h"
@@ -51,13 +52,9 @@
 
 namespace uroce::transport {
 
+// The I/O bundle RC took first; every kind's is the same (qp_concept.h).
 template <TxSink Tx, CqSink SendCq, CqSink RecvCq, TimerSink Timer>
-struct RcIo {
-  Tx& tx;
-  SendCq& send_cq;
-  RecvCq& recv_cq;
-  Timer& timer;
-};
+using RcIo = QpIo<Tx, SendCq, RecvCq, Timer>;
 
 template <TxSink Tx, CqSink SendCq, CqSink RecvCq, TimerSink Timer>
 RcIo<Tx, SendCq, RecvCq, Timer> rc_io(Tx& tx, SendCq& scq, RecvCq& rcq, Timer& timer) {
@@ -67,15 +64,13 @@ RcIo<Tx, SendCq, RecvCq, Timer> rc_io(Tx& tx, SendCq& scq, RecvCq& rcq, Timer& t
 // Longest message a WR may carry (ibv_query_device max_msg_sz).
 inline constexpr std::uint64_t kRcMaxMessage = 1ull << 31;
 
-// When on_packet emits a plain ACK that a request made due: at once, or
-// at the next pump_tx (the caller pumps this QP soon: has_output() is true
-// while the ACK waits). Only the ACK's timing differs: it acknowledges the
-// newest PSN executed when it leaves, so it covers every request that
-// arrived before it.
-enum class AckTiming : std::uint8_t { kNow, kPump };
-
 class RcQp {
  public:
+  static constexpr QpType kType = QpType::kRc;
+  static constexpr QpAddressing kAddressing = QpAddressing::kConnected;
+  static constexpr bool kSendCq = true;
+  static constexpr bool kRecvCq = true;
+
   RcQp(const RcQpConfig& cfg, MrTable& mrs);
   RcQp(const RcQp&) = delete;
   RcQp& operator=(const RcQp&) = delete;
@@ -105,6 +100,12 @@ class RcQp {
   // Returns packets emitted.
   template <class Io>
   std::uint32_t pump_tx(TimeNs now, Io& io, std::uint32_t budget);
+  // pump_tx, and whether output is left (qp_concept.h).
+  template <class Io>
+  PumpResult pump(TimeNs now, Io& io, std::uint32_t budget) {
+    const std::uint32_t sent = pump_tx(now, io, budget);
+    return PumpResult{sent, has_output()};
+  }
   // In ERR completes every queued WR (FLUSH_ERR, or the WR's own error);
   // stops at a full CQ. Returns completions posted.
   template <CqSink SendCq, CqSink RecvCq>
@@ -305,5 +306,7 @@ std::uint32_t RcQp::flush(SendCq& send_cq, RecvCq& recv_cq) {
   if (core_.cfg.srq != nullptr) core_.ev.last_wqe_reached();
   return n;
 }
+
+static_assert(Qp<RcQp>);
 
 }  // namespace uroce::transport

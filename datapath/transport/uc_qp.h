@@ -158,6 +158,32 @@ class UcQp {
   template <CqSink SendCq, CqSink RecvCq>
   std::uint32_t flush(SendCq& send_cq, RecvCq& recv_cq);
 
+  // ibv_query_qp's values this QP keeps (the caller keeps the others, as
+  // modify applied them).
+  void query_own(QpAttrValues* v) const {
+    v->sq_psn = next_psn().value();
+    v->rq_psn = expected_psn().value();
+  }
+
+  // The shape every QP kind has (qp_concept.h).
+  static constexpr QpType kType = QpType::kUc;
+  static constexpr QpAddressing kAddressing = QpAddressing::kConnected;
+  static constexpr bool kSendCq = true;
+  static constexpr bool kRecvCq = true;
+  template <class Io>
+  void on_packet(const wire::ParsedPacket& pkt, TimeNs /*now*/, Io& io,
+                 AckTiming /*acks*/ = AckTiming::kNow) {
+    on_packet(pkt, io.recv_cq);
+  }
+  template <class Io>
+  void on_timer(TimeNs /*now*/, Io& /*io*/) {}
+  template <class Io>
+  PumpResult pump(TimeNs /*now*/, Io& io, std::uint32_t budget) {
+    return unreliable_pump(*this, io, budget);
+  }
+  // The pump has something to do: a segment to send (RTS, or SQD within a message), or in SQE/ERR a flush.
+  bool has_output() const { return may_send() || unreliable_needs_flush(core_.state); }
+
  private:
   enum class RxOp : std::uint8_t { kNone, kSend, kWrite };
   struct Segment {
@@ -243,5 +269,7 @@ std::uint32_t UcQp::flush(SendCq& send_cq, RecvCq& recv_cq) {
       },
       [this] { rx_offset_ = 0; });
 }
+
+static_assert(Qp<UcQp>);
 
 }  // namespace uroce::transport

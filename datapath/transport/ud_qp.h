@@ -163,6 +163,35 @@ class UdQp {
   template <CqSink SendCq, CqSink RecvCq>
   std::uint32_t flush(SendCq& send_cq, RecvCq& recv_cq);
 
+  // ibv_query_qp's values this QP keeps (the caller keeps the others, as
+  // modify applied them).
+  void query_own(QpAttrValues* v) const {
+    v->sq_psn = next_psn().value();
+    v->qkey = qkey();
+  }
+
+  // The shape every QP kind has (qp_concept.h).
+  static constexpr QpType kType = QpType::kUd;
+  static constexpr QpAddressing kAddressing = QpAddressing::kPerWr;
+  static constexpr bool kSendCq = true;
+  static constexpr bool kRecvCq = true;
+  template <class Io>
+  void on_packet(const wire::ParsedPacket& pkt, TimeNs /*now*/, Io& io,
+                 AckTiming /*acks*/ = AckTiming::kNow) {
+    on_packet(pkt, io.recv_cq);
+  }
+  template <class Io>
+  void on_timer(TimeNs /*now*/, Io& /*io*/) {}
+  template <class Io>
+  PumpResult pump(TimeNs /*now*/, Io& io, std::uint32_t budget) {
+    return unreliable_pump(*this, io, budget);
+  }
+  // The pump has something to do: a WR to send (RTS), or in SQE/ERR a flush.
+  bool has_output() const {
+    return (core_.state == QpState::kRts && !core_.sq.empty()) ||
+           unreliable_needs_flush(core_.state);
+  }
+
  private:
   using SendStep = UnreliableSendStep;
 
@@ -214,5 +243,7 @@ std::uint32_t UdQp::flush(SendCq& send_cq, RecvCq& recv_cq) {
   return core_.flush(
       send_cq, recv_cq, [] {}, [] {});
 }
+
+static_assert(Qp<UdQp>);
 
 }  // namespace uroce::transport

@@ -27,6 +27,7 @@
 #include "datapath/transport/mr_table.h"
 #include "datapath/transport/qp_attr.h"
 #include "datapath/transport/qp_common.h"
+#include "datapath/transport/qp_concept.h"
 #include "datapath/transport/seq24.h"
 #include "datapath/transport/sinks.h"
 #include "datapath/transport/srq.h"
@@ -222,5 +223,30 @@ class UnreliableQpCore {
     return true;
   }
 };
+
+// UC and UD have no send-side state beyond their queues: in SQE and ERR
+// their queues must be flushed, which their pump does.
+inline bool unreliable_needs_flush(QpState s) { return s == QpState::kSqe || s == QpState::kErr; }
+
+// The pump of UC and UD (qp_concept.h): up to `budget` WRs sent, or in SQE
+// and ERR a flush. More turns are wanted while a turn used its whole budget,
+// ran out of TX buffers, or a flush stopped at a full CQ; a turn that does
+// none of these found the queue empty or the QP in a state that sends
+// nothing, and whatever changes that (a post, a modify, a packet moving it
+// to ERR) makes has_output() true.
+template <class Q, class Io>
+PumpResult unreliable_pump(Q& q, Io& io, std::uint32_t budget) {
+  PumpResult r;
+  const std::uint64_t no_buf = q.counters().tx_no_buffer;
+  r.sent = q.process_send(io.tx, io.send_cq, budget);
+  if (unreliable_needs_flush(q.state())) {
+    const std::uint64_t ovf = q.counters().cq_overflow;
+    q.flush(io.send_cq, io.recv_cq);
+    r.more = q.counters().cq_overflow != ovf;
+  } else {
+    r.more = r.sent == budget || q.counters().tx_no_buffer != no_buf;
+  }
+  return r;
+}
 
 }  // namespace uroce::transport

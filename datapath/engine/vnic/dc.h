@@ -32,7 +32,7 @@ int Vnic<PortIo, Sched>::make_dc_qp(const QpCreate& c, const transport::RcQpConf
     d.log_streams = c.dci_log_streams;
     d.log_errored = c.dci_log_errored;
     d.idle_disconnect_ns = TimeNs{cfg_.dc_idle_disconnect_us} * kNsPerUs;
-    e.dci = std::make_unique<transport::DciQp>(d, mrs_, dc_clock_);
+    e.qp = std::make_unique<transport::DciQp>(d, mrs_, dc_clock_);
     return 0;
   }
   if (dc_pool_ == nullptr) {
@@ -44,7 +44,7 @@ int Vnic<PortIo, Sched>::make_dc_qp(const QpCreate& c, const transport::RcQpConf
     }
     dc_pool_ = std::make_unique<transport::DcTargetPool>(lim, mrs_, rc.local);
   }
-  e.dct = std::make_unique<transport::DctQp>(rc, c.dct_key, *dc_pool_);
+  e.qp = std::make_unique<transport::DctQp>(rc, c.dct_key, *dc_pool_);
   return 0;
 }
 
@@ -61,10 +61,10 @@ wire::PathMtu Vnic<PortIo, Sched>::dc_mtu_clamp(wire::PathMtu m) const {
 // A DC packet (before the demux, from on_frame): to the DC QP of its kind.
 template <class PortIo, sched::TxScheduler Sched>
 [[gnu::noinline]] void Vnic<PortIo, Sched>::dc_rx(TimeNs now, std::size_t frame_bytes) {
-  using transport::QpType;
   QpEntry* e = demux_.find(pkt_.bth.dest_qp());
-  const QpType want = pkt_.has(wire::ExtHdr::kDcEth) ? QpType::kDct : QpType::kDci;
-  if (e == nullptr || e->type != want) {
+  const bool request = pkt_.has(wire::ExtHdr::kDcEth);
+  if (e == nullptr || (request ? detail::qp_if<transport::DctQp>(*e) == nullptr
+                               : detail::qp_if<transport::DciQp>(*e) == nullptr)) {
     ++ctr_.rx_dc_no_target;
     return;
   }
@@ -73,70 +73,19 @@ template <class PortIo, sched::TxScheduler Sched>
   ++e->ctr.rx_packets;
   e->ctr.rx_bytes += frame_bytes;
   if (io_.tx_room() == 0) ctr_.tx_flushed += io_.flush();
-  dc_packet(*e, now);
+  qp_packet(*e, now);
   drain_qp_events(*e);
 }
 
-// The packet in pkt_ to DC QP `e` (a DC packet of its kind, or any other
-// packet to its QPN, which its transport counts and drops).
 template <class PortIo, sched::TxScheduler Sched>
-void Vnic<PortIo, Sched>::dc_packet(QpEntry& e, TimeNs now) {
-  QpTx tx{this, e.ctr};
-  Timers timers{this};
-  if (e.type == transport::QpType::kDci) {
-    NoCq rcq{this};
-    auto io = transport::rc_io(tx, e.scq->sink, rcq, timers);
-    e.dci->on_packet(pkt_, now, io);
-    if (e.dci->has_output()) sched_.activate(e.slot);
-    return;
-  }
-  NoCq scq{this};
-  RecvCq rcq{&e};
-  auto io = transport::rc_io(tx, scq, rcq, timers);
-  e.dct->on_packet(pkt_, now, io);
-  if (e.dct->has_output()) sched_.activate(e.slot);
-}
-
-// A DCI's timer (a DCT arms none).
-template <class PortIo, sched::TxScheduler Sched>
-void Vnic<PortIo, Sched>::dc_timer(QpEntry& e, TimeNs now) {
-  QpTx tx{this, e.ctr};
-  NoCq rcq{this};
-  Timers timers{this};
-  auto io = transport::rc_io(tx, e.scq->sink, rcq, timers);
-  e.dci->on_timer(now, io);
-  if (e.dci->has_output()) sched_.activate(e.slot);
+void Vnic<PortIo, Sched>::dc_status(const transport::DctQp& d, QpStatus* s) {
+  s->rc = d.rc_counters();
+  s->dct = d.counters();
+  s->dct_contexts = d.contexts();
 }
 
 template <class PortIo, sched::TxScheduler Sched>
-sched::ServeResult Vnic<PortIo, Sched>::serve_dc(QpEntry& e, std::uint32_t budget, TimeNs now) {
-  sched::ServeResult r;
-  QpTx tx{this, e.ctr};
-  Timers timers{this};
-  if (e.type == transport::QpType::kDci) {
-    NoCq rcq{this};
-    auto io = transport::rc_io(tx, e.scq->sink, rcq, timers);
-    r.sent = e.dci->pump_tx(now, io, budget);
-    r.more = e.dci->has_output();
-    return r;
-  }
-  NoCq scq{this};
-  RecvCq rcq{&e};
-  auto io = transport::rc_io(tx, scq, rcq, timers);
-  r.sent = e.dct->pump_tx(now, io, budget);
-  r.more = e.dct->has_output();
-  return r;
-}
-
-template <class PortIo, sched::TxScheduler Sched>
-void Vnic<PortIo, Sched>::dc_status(const QpEntry& e, QpStatus* s) const {
-  if (e.type == transport::QpType::kDct) {
-    s->rc = e.dct->rc_counters();
-    s->dct = e.dct->counters();
-    s->dct_contexts = e.dct->contexts();
-    return;
-  }
-  const transport::DciQp& d = *e.dci;
+void Vnic<PortIo, Sched>::dc_status(const transport::DciQp& d, QpStatus* s) {
   s->rc = d.rc_counters();
   s->dci = d.counters();
   s->dci_streams.reserve(d.streams());

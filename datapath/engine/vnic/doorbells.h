@@ -159,8 +159,10 @@ inline std::uint32_t Vnic<PortIo, Sched>::sq_doorbell(QpEntry& e, bool* more) {
     if (err != shm::WqeError::kOk) {
       ++ctr_.wqe_error[static_cast<std::size_t>(err)];
       bad = shm::wc_status_for(err);
-    } else if (e.type == transport::QpType::kUd || (e.type == transport::QpType::kDci && ah != 0)) {
-      // A DCI's LOCAL_INV names no target (ah 0, wqe_copy.h).
+    } else if (e.addressing() == transport::QpAddressing::kPerWr &&
+               !transport::is_local_op(swr_.opcode)) {
+      // Each WR names its AH but a DCI's LOCAL_INV, which has no target (ah
+      // 0, wqe_copy.h; UD takes no local operation).
       bad = resolve_ah(e, ah, &swr_.ud);
     }
     if (bad == transport::WcStatus::kSuccess) {

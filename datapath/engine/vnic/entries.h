@@ -4,20 +4,92 @@
 // Included only by the other vnic/ files.
 #pragma once
 
+#include <array>
 #include <cassert>
 #include <cstring>
 #include <memory>
 #include <span>
+#include <type_traits>
+#include <variant>
 
 #include "datapath/engine/vnic.h"
 
 namespace uroce::engine {
 
 namespace detail {
-// UC and UD have no has_output(): in SQE and ERR their queues must be
-// flushed, which the pump does.
-inline bool unreliable_needs_flush(transport::QpState s) {
-  return s == transport::QpState::kSqe || s == transport::QpState::kErr;
+// The QP a slot holds: one of the kinds (transport/qp_concept.h), or none
+// while the slot is free. Behind pointers: a QP object is 0.3 to 1.3 KiB
+// (RcQp 1344 bytes, UcQp 856, DctQp 1072, UdQp 672, DciQp 328 with
+// GCC 12), and every one of the max_qps slots (1024 by default) would carry
+// the largest, used or not; a slot's variant is 16 bytes.
+using QpObject = std::variant<std::monostate, std::unique_ptr<transport::RcQp>,
+                              std::unique_ptr<transport::UcQp>, std::unique_ptr<transport::UdQp>,
+                              std::unique_ptr<transport::DciQp>, std::unique_ptr<transport::DctQp>>;
+
+template <class P>
+struct QpKindOf;
+template <class Q>
+struct QpKindOf<std::unique_ptr<Q>> {
+  using type = Q;
+};
+
+// A static fact of each kind, indexed by the variant's index (none: the
+// monostate's entry, never read for a used slot).
+template <class T, class Fact, std::size_t... I>
+constexpr std::array<T, sizeof...(I)> qp_facts(Fact fact, std::index_sequence<I...>) {
+  return {fact(std::type_identity<std::variant_alternative_t<I, QpObject>>{})...};
+}
+template <class T, class Fact>
+constexpr std::array<T, std::variant_size_v<QpObject>> qp_facts(T none, Fact fact) {
+  return qp_facts<T>(
+      [&](auto alt) {
+        using P = typename decltype(alt)::type;
+        if constexpr (std::is_same_v<P, std::monostate>) {
+          return none;
+        } else {
+          return fact(std::type_identity<typename QpKindOf<P>::type>{});
+        }
+      },
+      std::make_index_sequence<std::variant_size_v<QpObject>>{});
+}
+inline constexpr auto kQpTypes =
+    qp_facts(transport::QpType{}, [](auto q) { return decltype(q)::type::kType; });
+inline constexpr auto kQpAddressing = qp_facts(transport::QpAddressing::kConnected, [](auto q) {
+  return decltype(q)::type::kAddressing;
+});
+
+// Calls f(std::type_identity<Q>{}) for the kind Q whose kType is `t`;
+// false (f not called) when no kind has that type.
+template <class F, std::size_t... I>
+bool with_kind(transport::QpType t, F& f, std::index_sequence<I...>) {
+  return ((kQpTypes[I + 1] == t
+               ? (f(std::type_identity<
+                      typename QpKindOf<std::variant_alternative_t<I + 1, QpObject>>::type>{}),
+                  true)
+               : false) ||
+          ...);
+}
+template <class F>
+bool with_kind(transport::QpType t, F&& f) {
+  return with_kind(t, f, std::make_index_sequence<std::variant_size_v<QpObject> - 1>{});
+}
+
+// The dispatch of Vnic::visit, from alternative I on.
+template <std::size_t I, class V, class F>
+[[gnu::always_inline]] inline decltype(auto) visit_from(V& v, F& f) {
+  if constexpr (I + 1 == std::variant_size_v<std::remove_const_t<V>>) {
+    return f(**std::get_if<I>(&v));
+  } else {
+    if (v.index() == I) return f(**std::get_if<I>(&v));
+    return visit_from<I + 1>(v, f);
+  }
+}
+
+// The slot's QP if it is of kind Q, else null.
+template <class Q, class E>
+Q* qp_if(E& e) {
+  const auto* p = std::get_if<std::unique_ptr<Q>>(&e.qp);
+  return p != nullptr ? p->get() : nullptr;
 }
 }  // namespace detail
 
@@ -54,13 +126,19 @@ struct Vnic<PortIo, Sched>::PendingError {
   transport::WcStatus status = transport::WcStatus::kSuccess;
 };
 
-// One QP slot. Exactly one of rc/uc/ud/dci/dct is set while `used`; `type`
-// is the tag the packet path switches on. A DCT has no send CQ and no SQ
-// ring (scq null, has_sq false), a DCI no receive CQ and no RQ ring (rcq
-// null, has_rq false, srq null).
+// One QP slot. `qp` holds a QP while `used` (none otherwise); every path
+// reaches it through visit(), which calls the same member of whichever kind
+// it is (transport/qp_concept.h). A DCT has no send CQ and no SQ ring (scq
+// null, has_sq false), a DCI no receive CQ and no RQ ring (rcq null, has_rq
+// false, srq null).
 template <class PortIo, sched::TxScheduler Sched>
 struct Vnic<PortIo, Sched>::QpEntry {
-  transport::QpType type = transport::QpType::kRc;
+  transport::QpType type() const { return detail::kQpTypes[qp.index()]; }
+  // Where its packets go: DCQCN and the Homa-like scheduler act on one
+  // connection's peer (kConnected), a QP whose WRs name their AH has no
+  // address vector of its own (kPerWr).
+  transport::QpAddressing addressing() const { return detail::kQpAddressing[qp.index()]; }
+
   bool used = false;
   bool has_sq = false;
   bool has_rq = false;
@@ -70,11 +148,7 @@ struct Vnic<PortIo, Sched>::QpEntry {
   std::uint32_t qpn = 0;
   std::uint32_t slot = 0;
   std::uint32_t live_pos = 0;  // index in live_
-  std::unique_ptr<transport::RcQp> rc;
-  std::unique_ptr<transport::UcQp> uc;
-  std::unique_ptr<transport::UdQp> ud;
-  std::unique_ptr<transport::DciQp> dci;
-  std::unique_ptr<transport::DctQp> dct;
+  detail::QpObject qp;
   CqObj* scq = nullptr;
   CqObj* rcq = nullptr;
   SrqObj* srq = nullptr;
@@ -232,19 +306,39 @@ struct Vnic<PortIo, Sched>::RecvCq {
   }
 };
 
-// Calls f on the entry's concrete QP (type-tag switch; every branch returns
-// the same type).
+// Calls f on the entry's QP, whichever kind it is: one test of the
+// variant's index per kind, RC's first, the last kind's without a test (the
+// entry must be used). f is instantiated once per kind, and every instance
+// returns the same type. Inlined, as the tag switch it replaces was:
+// std::visit leaves GCC 12 an out-of-line dispatch function per call site.
 template <class PortIo, sched::TxScheduler Sched>
 template <class E, class F>
-auto Vnic<PortIo, Sched>::visit(E& e, F&& f) {
-  switch (e.type) {
-    case transport::QpType::kUc: return f(*e.uc);
-    case transport::QpType::kUd: return f(*e.ud);
-    case transport::QpType::kDci: return f(*e.dci);
-    case transport::QpType::kDct: return f(*e.dct);
-    case transport::QpType::kRc: break;
+[[gnu::always_inline]] inline auto Vnic<PortIo, Sched>::visit(E& e, F&& f) {
+  return detail::visit_from<1>(e.qp, f);
+}
+
+// Calls f with the sinks a QP of kind Q in slot `e` writes to: the QP's TX
+// sink `tx`, its send and receive CQs, or NoCq for the one its kind lacks (a
+// DCT's send CQ, a DCI's receive CQ), and the RC timer sink.
+template <class PortIo, sched::TxScheduler Sched>
+template <class Q, class F>
+[[gnu::always_inline]] inline decltype(auto) Vnic<PortIo, Sched>::with_io(QpEntry& e, QpTx& tx,
+                                                                          F&& f) {
+  Timers timers{this};
+  if constexpr (!Q::kSendCq) {
+    NoCq scq{this};
+    RecvCq rcq{&e};
+    auto io = transport::qp_io(tx, scq, rcq, timers);
+    return f(io);
+  } else if constexpr (!Q::kRecvCq) {
+    NoCq rcq{this};
+    auto io = transport::qp_io(tx, e.scq->sink, rcq, timers);
+    return f(io);
+  } else {
+    RecvCq rcq{&e};
+    auto io = transport::qp_io(tx, e.scq->sink, rcq, timers);
+    return f(io);
   }
-  return f(*e.rc);
 }
 
 template <class PortIo, sched::TxScheduler Sched>

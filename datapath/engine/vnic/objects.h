@@ -294,33 +294,37 @@ int Vnic<PortIo, Sched>::destroy_srq(ObjId id) {
 
 template <class PortIo, sched::TxScheduler Sched>
 int Vnic<PortIo, Sched>::create_qp(const QpCreate& c) {
-  using transport::QpType;
   if (c.id == 0) return EINVAL;
   if (qp_ids_.count(c.id) != 0) return EEXIST;
   if (free_.empty()) return ENOMEM;
-  if (c.type != QpType::kRc && c.type != QpType::kUc && c.type != QpType::kUd &&
-      !transport::is_dc(c.type)) {
+  // The kind's sides: a DCT only receives (no send CQ, no SQ ring), a DCI
+  // only sends (no receive CQ, no RQ ring); docs/dc.md.
+  bool sends = false;
+  bool receives = false;
+  if (!detail::with_kind(c.type, [&](auto k) {
+        using Q = typename decltype(k)::type;
+        sends = Q::kSendCq;
+        receives = Q::kRecvCq;
+      })) {
     return EINVAL;
   }
   if (c.qpn < 2 || c.qpn > wire::kQpnMask) return EINVAL;
   if (!demux_.slot_free(c.qpn)) return EEXIST;
-  // A DCT only receives (SRQ required), a DCI only sends (docs/dc.md).
-  const bool dci = c.type == QpType::kDci;
-  const bool dct = c.type == QpType::kDct;
-  if ((dct && c.srq == 0) || (dci && c.srq != 0)) return EINVAL;
-  CqObj* scq = dct ? nullptr : find_cq(c.send_cq);
-  CqObj* rcq = dci ? nullptr : find_cq(c.recv_cq);
-  if ((!dct && scq == nullptr) || (!dci && rcq == nullptr)) return ENOENT;
+  // A QP that only receives does so through an SRQ; one that only sends has none.
+  if ((!sends && c.srq == 0) || (!receives && c.srq != 0)) return EINVAL;
+  CqObj* scq = sends ? find_cq(c.send_cq) : nullptr;
+  CqObj* rcq = receives ? find_cq(c.recv_cq) : nullptr;
+  if ((sends && scq == nullptr) || (receives && rcq == nullptr)) return ENOENT;
   SrqObj* srq = nullptr;
   if (c.srq != 0) {
     srq = find_srq(c.srq);
     if (srq == nullptr) return ENOENT;
   }
-  const bool has_sq = !dct;
+  const bool has_sq = sends;
   shm::SqConsumer sq;
   if (has_sq && !attach_ring(&sq, c.sq)) return EINVAL;
   shm::RqConsumer rq;
-  const bool has_rq = srq == nullptr && !dci;
+  const bool has_rq = srq == nullptr && receives;
   if (has_rq && !attach_ring(&rq, c.rq)) return EINVAL;
   const std::uint32_t send_wr = has_sq ? sq.geometry().capacity() : 0;
   // With an SRQ the transport's own RQ holds only the WR taken for the
@@ -352,37 +356,31 @@ int Vnic<PortIo, Sched>::create_qp(const QpCreate& c) {
     // (doorbells.h, rx_refill_rq).
     if (has_rq) q.recv_refill = transport::RecvRefill{&refill_rq_hook, this, slot};
   };
-  switch (c.type) {
-    case QpType::kRc: {
+  int made = 0;
+  detail::with_kind(c.type, [&](auto k) {
+    using Q = typename decltype(k)::type;
+    if constexpr (std::is_same_v<Q, transport::RcQp>) {
       transport::RcQpConfig q;
       fill(q);
-      e.rc = std::make_unique<transport::RcQp>(q, mrs_);
-      break;
-    }
-    case QpType::kUc: {
+      e.qp = std::make_unique<transport::RcQp>(q, mrs_);
+    } else if constexpr (std::is_same_v<Q, transport::UcQp>) {
       transport::UcQpConfig q;
       fill(q);
-      e.uc = std::make_unique<transport::UcQp>(q, mrs_);
-      break;
-    }
-    case QpType::kUd: {
+      e.qp = std::make_unique<transport::UcQp>(q, mrs_);
+    } else if constexpr (std::is_same_v<Q, transport::UdQp>) {
       transport::UdQpConfig q;
       fill(q);
       q.port_mtu = active_mtu();
-      e.ud = std::make_unique<transport::UdQp>(q, mrs_);
-      break;
-    }
-    case QpType::kDci:
-    case QpType::kDct: {
+      e.qp = std::make_unique<transport::UdQp>(q, mrs_);
+    } else {
       transport::RcQpConfig q;
       fill(q);
-      if (int rc = make_dc_qp(c, q, e); rc != 0) return rc;
-      break;
+      made = make_dc_qp(c, q, e);
     }
-  }
+  });
+  if (made != 0) return made;
   free_.pop_back();
   e.used = true;
-  e.type = c.type;
   e.qpn = c.qpn;
   e.slot = slot;
   e.scq = scq;
@@ -432,7 +430,7 @@ int Vnic<PortIo, Sched>::modify_qp(ObjId id, const QpModify& m) {
   }
   // A DC packet carries a DCETH or DCAETH more than RC's: its path MTU is
   // the one that still fits the port (uroced checked against RC's).
-  if (transport::is_dc(e->type) && (m.mask & transport::qp_attr::kPathMtu) != 0) {
+  if (transport::is_dc(e->type()) && (m.mask & transport::qp_attr::kPathMtu) != 0) {
     if (mp != &mm) mm = m;
     mm.values.path_mtu = dc_mtu_clamp(m.values.path_mtu);
     mp = &mm;
@@ -463,24 +461,18 @@ int Vnic<PortIo, Sched>::modify_qp(ObjId id, const QpModify& m) {
 
 template <class PortIo, sched::TxScheduler Sched>
 int Vnic<PortIo, Sched>::query_qp(ObjId id, QpQuery* out) {
-  using transport::QpType;
   QpEntry* e = find_qp(id);
   if (e == nullptr) return ENOENT;
-  switch (e->type) {
-    case QpType::kRc: out->values = e->rc->query(); break;
-    case QpType::kDci: out->values = e->dci->query(); break;
-    case QpType::kDct: out->values = e->dct->query(); break;
-    case QpType::kUc:
+  // RC and DC QPs keep their attributes; UC and UD only the values they
+  // change, over the ones modify_qp applied (QpEntry::attr).
+  visit(*e, [&](auto& q) {
+    if constexpr (requires { q.query(); }) {
+      out->values = q.query();
+    } else {
       out->values = e->attr;
-      out->values.sq_psn = e->uc->next_psn().value();
-      out->values.rq_psn = e->uc->expected_psn().value();
-      break;
-    case QpType::kUd:
-      out->values = e->attr;
-      out->values.sq_psn = e->ud->next_psn().value();
-      out->values.qkey = e->ud->qkey();
-      break;
-  }
+      q.query_own(&out->values);
+    }
+  });
   out->state = qp_state(*e);
   out->values.qp_state = out->state;
   out->values.cur_qp_state = out->state;
@@ -607,13 +599,12 @@ bool Vnic<PortIo, Sched>::resolve6(const wire::Ipv6Addr& ip, TimeNs now, wire::M
 
 template <class PortIo, sched::TxScheduler Sched>
 void Vnic<PortIo, Sched>::qp_status(std::vector<QpStatus>* out) const {
-  using transport::QpType;
   for (const std::uint32_t slot : live_) {
     const QpEntry& e = qps_[slot];
     QpStatus s;
     s.id = e.id;
     s.qpn = e.qpn;
-    s.type = e.type;
+    s.type = e.type();
     s.state = qp_state(e);
     s.client = e.client;
     s.engine = e.ctr;
@@ -627,21 +618,23 @@ void Vnic<PortIo, Sched>::qp_status(std::vector<QpStatus>* out) const {
       const PolicyHost h{const_cast<Vnic*>(this)};
       each_policy<policy::hook::kStatus>([&](const auto& p) { p.status(h, e, &s); });
     }
-    s.send_queue = visit(e, [](auto& q) { return q.send_queue_depth(); });
-    s.recv_queue = visit(e, [](auto& q) { return q.recv_queue_depth(); });
-    switch (e.type) {
-      case QpType::kRc:
-        s.rc = e.rc->counters();
-        s.dest_qpn = e.rc->query().dest_qp_num;
-        break;
-      case QpType::kUc:
-        s.uc = e.uc->counters();
+    // Depths alike; counters in the field of the kind's own set.
+    visit(e, [&](auto& q) {
+      using Q = std::remove_cvref_t<decltype(q)>;
+      s.send_queue = q.send_queue_depth();
+      s.recv_queue = q.recv_queue_depth();
+      if constexpr (std::is_same_v<Q, transport::RcQp>) {
+        s.rc = q.counters();
+        s.dest_qpn = q.query().dest_qp_num;
+      } else if constexpr (std::is_same_v<Q, transport::UcQp>) {
+        s.uc = q.counters();
         s.dest_qpn = e.attr.dest_qp_num;
-        break;
-      case QpType::kUd: s.ud = e.ud->counters(); break;
-      case QpType::kDci:
-      case QpType::kDct: dc_status(e, &s); break;
-    }
+      } else if constexpr (std::is_same_v<Q, transport::UdQp>) {
+        s.ud = q.counters();
+      } else {
+        dc_status(q, &s);
+      }
+    });
     out->push_back(s);
   }
 }

@@ -32,16 +32,15 @@ struct Vnic<PortIo, Sched>::PolicyHost {
   // The send WR just posted (on_post).
   const transport::SendWr& posted() const { return v->swr_; }
 
-  static transport::QpType type(const Qp& e) { return e.type; }
+  static transport::QpType type(const Qp& e) { return e.type(); }
+  static transport::QpAddressing addressing(const Qp& e) { return e.addressing(); }
   static transport::QpState state(const Qp& e) { return qp_state(e); }
   static transport::RcQp& rc(Qp& e) {
-    assert(e.type == transport::QpType::kRc && e.rc != nullptr);
-    return *e.rc;
+    transport::RcQp* q = detail::qp_if<transport::RcQp>(e);
+    assert(q != nullptr);
+    return *q;
   }
-  static const transport::RcQp& rc(const Qp& e) {
-    assert(e.type == transport::QpType::kRc && e.rc != nullptr);
-    return *e.rc;
-  }
+  static const transport::RcQp& rc(const Qp& e) { return rc(const_cast<Qp&>(e)); }
   // A live QP by QPN, or null.
   Qp* find(std::uint32_t qpn) { return v->demux_.find(qpn); }
   Qp& qp(std::uint32_t slot) { return v->qps_[slot]; }

@@ -72,7 +72,7 @@ template <class PortIo, sched::TxScheduler Sched>
 // priority wait in the hold queue). A DCT's responses take its AV's DSCP.
 template <class PortIo, sched::TxScheduler Sched>
 inline bool Vnic<PortIo, Sched>::pfc_paused(const QpEntry& e, TimeNs now) {
-  return e.type != transport::QpType::kUd && e.type != transport::QpType::kDci &&
+  return e.addressing() != transport::QpAddressing::kPerWr &&
          pfc_.tx_paused_dscp(e.attr.av.dscp, now);
 }
 
@@ -81,7 +81,6 @@ inline bool Vnic<PortIo, Sched>::pfc_paused(const QpEntry& e, TimeNs now) {
 template <class PortIo, sched::TxScheduler Sched>
 inline void Vnic<PortIo, Sched>::on_frame(std::span<const std::uint8_t> f, TimeNs now,
                                           bool from_port) {
-  using transport::QpType;
   if (f.size() >= wire::EthHdr::kSize && wire::load_be16(f.data() + 12) == wire::kEtherTypeArp) {
     ++ctr_.rx_arp;
     ArpTx sink{this};
@@ -150,37 +149,40 @@ inline void Vnic<PortIo, Sched>::on_frame(std::span<const std::uint8_t> f, TimeN
   ++e->ctr.rx_packets;
   e->ctr.rx_bytes += f.size();
   if (io_.tx_room() == 0) ctr_.tx_flushed += io_.flush();
-  QpTx tx{this, e->ctr};
-  RecvCq rcq{e};
-  switch (e->type) {
-    case QpType::kRc: {
-      Timers timers{this};
-      auto rio = transport::rc_io(tx, e->scq->sink, rcq, timers);
-      // With the plain pump this QP is served in this iteration's pump
-      // phase (it is activated below while its ACK waits), so its ACK waits
-      // for it: one ACK for all of the QP's requests in this RX phase, in
-      // the same TX burst as before. A pump with classes, pacing, a port
-      // limit or an extension (Homa) could hold the QP back: there ACKs
-      // leave from here.
-      const auto acks = acks_at_pump_ ? transport::AckTiming::kPump : transport::AckTiming::kNow;
-      e->rc->on_packet(pkt_, now, rio, acks);
-      if ((hooks_ & policy::hook::kDelivered) != 0) [[unlikely]]
-        policy_delivered(*e, now);
-      if (e->rc->has_output()) sched_.activate(e->slot);
-      break;
-    }
-    case QpType::kUc:
-      e->uc->on_packet(pkt_, rcq);
-      if (detail::unreliable_needs_flush(e->uc->state())) sched_.activate(e->slot);
-      break;
-    case QpType::kUd:
-      e->ud->on_packet(pkt_, rcq);
-      if (detail::unreliable_needs_flush(e->ud->state())) sched_.activate(e->slot);
-      break;
-    case QpType::kDci:
-    case QpType::kDct: dc_packet(*e, now); break;  // not a DC packet: counted there
-  }
+  qp_packet(*e, now);
   drain_qp_events(*e);
+}
+
+// The packet in pkt_ to QP `e`, whichever kind it is; a QP with output
+// afterwards joins the pump. With the plain pump an RC QP is served in this
+// iteration's pump phase (it is activated below while its ACK waits), so its
+// ACK waits for it: one ACK for all of the QP's requests in this RX phase,
+// in the same TX burst as before. A pump with classes, pacing, a port limit
+// or Homa could hold the QP back: there ACKs leave from here. The lambdas
+// here and in serve() and timer_phase() are forced inline: the code is the
+// per-kind branch the type switch had, not a call more per packet.
+template <class PortIo, sched::TxScheduler Sched>
+inline void Vnic<PortIo, Sched>::qp_packet(QpEntry& e, TimeNs now) {
+  QpTx tx{this, e.ctr};
+  // With the plain pump this QP is served in this iteration's pump phase
+  // (it is activated below while its ACK waits), so its ACK waits for it:
+  // one ACK for all of the QP's requests in this RX phase, in the same TX
+  // burst as before. A pump with classes, pacing, a port limit or an
+  // extension that holds QPs back (Homa) could hold the QP back: there ACKs
+  // leave from here.
+  const auto acks = acks_at_pump_ ? transport::AckTiming::kPump : transport::AckTiming::kNow;
+  visit(
+      e, [&](auto& q) __attribute__((always_inline)) {
+        using Q = std::remove_reference_t<decltype(q)>;
+        with_io<Q>(
+            e,
+            tx, [&](auto& io) __attribute__((always_inline)) { q.on_packet(pkt_, now, io, acks); });
+        if constexpr (std::is_same_v<Q, transport::RcQp>) {
+          if ((hooks_ & policy::hook::kDelivered) != 0) [[unlikely]]
+            policy_delivered(e, now);
+        }
+        if (q.has_output()) sched_.activate(e.slot);
+      });
 }
 
 // A frame built in the port's staged TX buffer: committed to the port, or,

@@ -57,8 +57,7 @@ template <class PortIo, sched::TxScheduler Sched>
 template <class PortIo, sched::TxScheduler Sched>
 void Vnic<PortIo, Sched>::class_from_av(QpEntry& e) {
   if constexpr (requires { sched_.set_class(e.slot, std::uint8_t{0}); }) {
-    if (e.class_pinned || e.type == transport::QpType::kUd || e.type == transport::QpType::kDci ||
-        auto_on_) {
+    if (e.class_pinned || e.addressing() == transport::QpAddressing::kPerWr || auto_on_) {
       return;
     }
     // An extension's (the Homa-like scheduler's priorities).

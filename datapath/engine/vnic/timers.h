@@ -20,12 +20,11 @@ template <class PortIo, sched::TxScheduler Sched>
   // firing waits for the next iteration instead of looping here.
   while (timers_.earliest() <= now) due_.push_back(timers_.pop());
   std::uint32_t fired = 0;
-  Timers timers{this};
   for (const std::uint32_t slot : due_) {
     QpEntry& e = qps_[slot];
-    // Only live RC QPs and DCIs arm (destroy_qp and a move to RESET cancel).
-    assert(e.used && (e.type == transport::QpType::kRc || e.type == transport::QpType::kDci) &&
-           e.deadline != 0);
+    // Only live QPs of kinds with timers arm (destroy_qp and a move to
+    // RESET cancel).
+    assert(e.used && e.deadline != 0);
     if (e.deadline > now) {
       timers_.set(slot, e.deadline);
       continue;
@@ -35,18 +34,18 @@ template <class PortIo, sched::TxScheduler Sched>
     ++ctr_.timer_fires;
     ++e.ctr.timer_fires;
     if (io_.tx_room() == 0) ctr_.tx_flushed += io_.flush();
-    if (e.type == transport::QpType::kDci) [[unlikely]] {
-      dc_timer(e, now);
-      drain_qp_events(e);
-      continue;
-    }
     QpTx tx{this, e.ctr};
-    RecvCq rcq{&e};
-    auto rio = transport::rc_io(tx, e.scq->sink, rcq, timers);
-    e.rc->on_timer(now, rio);
-    if ((hooks_ & policy::hook::kTimer) != 0) [[unlikely]]
-      policy_timer(e, now);
-    if (e.rc->has_output()) sched_.activate(slot);
+    visit(
+        e, [&](auto& q) __attribute__((always_inline)) {
+          using Q = std::remove_reference_t<decltype(q)>;
+          with_io<Q>(
+              e, tx, [&](auto& io) __attribute__((always_inline)) { q.on_timer(now, io); });
+          if constexpr (std::is_same_v<Q, transport::RcQp>) {
+            if ((hooks_ & policy::hook::kTimer) != 0) [[unlikely]]
+              policy_timer(e, now);
+          }
+          if (q.has_output()) sched_.activate(slot);
+        });
     drain_qp_events(e);
   }
   due_.clear();

@@ -104,7 +104,6 @@ template <class PortIo, sched::TxScheduler Sched>
 
 template <class PortIo, sched::TxScheduler Sched>
 inline sched::ServeResult Vnic<PortIo, Sched>::serve(QpEntry& e, std::uint32_t budget, TimeNs now) {
-  using transport::QpType;
   sched::ServeResult r;
   if (!e.used) return r;
   if (pfc_paused(e, now)) return sched::ServeResult{0, true, false};
@@ -121,47 +120,20 @@ inline sched::ServeResult Vnic<PortIo, Sched>::serve(QpEntry& e, std::uint32_t b
   const std::uint32_t b = std::min(budget, room);
   [[maybe_unused]] const std::uint64_t bytes0 = e.ctr.tx_bytes;
   QpTx tx{this, e.ctr};
-  switch (e.type) {
-    case QpType::kRc: {
-      RecvCq rcq{&e};
-      Timers timers{this};
-      auto rio = transport::rc_io(tx, e.scq->sink, rcq, timers);
-      r.sent = e.rc->pump_tx(now, rio, b);
-      if ((hooks_ & policy::hook::kServed) != 0) [[unlikely]]
-        policy_served(e);
-      r.more = e.rc->has_output();
-      break;
-    }
-    case QpType::kUc: r = serve_unreliable(*e.uc, e, tx, b); break;
-    case QpType::kUd: r = serve_unreliable(*e.ud, e, tx, b); break;
-    case QpType::kDci:
-    case QpType::kDct: r = serve_dc(e, b, now); break;
-  }
+  visit(
+      e, [&](auto& q) __attribute__((always_inline)) {
+        using Q = std::remove_reference_t<decltype(q)>;
+        const transport::PumpResult p = with_io<Q>(
+            e, tx, [&](auto& io) __attribute__((always_inline)) { return q.pump(now, io, b); });
+        if constexpr (std::is_same_v<Q, transport::RcQp>) {
+          if ((hooks_ & policy::hook::kServed) != 0) [[unlikely]]
+            policy_served(e);
+        }
+        r.sent = p.sent;
+        r.more = p.more;
+      });
   if constexpr (sched::kSharesBytes<Sched>) r.bytes = e.ctr.tx_bytes - bytes0;
   drain_qp_events(e);
-  return r;
-}
-
-// UC/UD have no has_output(): the flow stays active while a turn used its
-// whole budget, ran out of TX buffers, or (SQE/ERR) a flush stopped at a
-// full CQ. A turn that does none of these found the queue empty or the QP in
-// a state that sends nothing; whatever changes that (a post, a modify, a
-// received packet moving it to ERR) activates it again.
-template <class PortIo, sched::TxScheduler Sched>
-template <class Q>
-inline sched::ServeResult Vnic<PortIo, Sched>::serve_unreliable(Q& q, QpEntry& e, QpTx& tx,
-                                                                std::uint32_t b) {
-  sched::ServeResult r;
-  const std::uint64_t no_buf = q.counters().tx_no_buffer;
-  r.sent = q.process_send(tx, e.scq->sink, b);
-  if (detail::unreliable_needs_flush(q.state())) {
-    const std::uint64_t ovf = q.counters().cq_overflow;
-    RecvCq rcq{&e};
-    q.flush(e.scq->sink, rcq);
-    r.more = q.counters().cq_overflow != ovf;
-  } else {
-    r.more = r.sent == b || q.counters().tx_no_buffer != no_buf;
-  }
   return r;
 }
 
