@@ -1,5 +1,7 @@
 #include "pfc/pause_gate.h"
 
+#include <cassert>
+
 namespace uroce::pfc {
 
 std::string_view pause_gate_config_error_name(PauseGateConfigError e) {
@@ -53,6 +55,7 @@ void PauseGate::apply(std::uint8_t prio, std::uint16_t quanta, TimeNs now) {
   if (quanta == 0) {
     ++pc.resume_rx;
     if (now < until_[prio]) until_[prio] = now;
+    assert(start_[prio] <= until_[prio]);
     return;
   }
   if (quanta > cfg_.max_quanta) {
@@ -67,6 +70,7 @@ void PauseGate::apply(std::uint8_t prio, std::uint16_t quanta, TimeNs now) {
     start_[prio] = now;
   }
   until_[prio] = now + wire::pfc_quanta_to_ns(quanta, cfg_.link_bps);
+  assert(start_[prio] <= until_[prio]);
 }
 
 std::uint8_t PauseGate::blocked_mask(TimeNs now) const {

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <array>
+#include <cassert>
 #include <cstdint>
 #include <string_view>
 
@@ -35,13 +36,22 @@ class PriorityMap {
  public:
   PriorityMap();
 
-  std::uint8_t priority_of_sl(std::uint8_t sl) const { return sl_prio_[sl & 0x0f]; }
-  std::uint8_t priority_of_dscp(std::uint8_t dscp) const { return dscp_prio_[dscp & 0x3f]; }
+  std::uint8_t priority_of_sl(std::uint8_t sl) const {
+    assert(sl_prio_[sl & 0x0f] < kNumPriorities);
+    return sl_prio_[sl & 0x0f];
+  }
+  std::uint8_t priority_of_dscp(std::uint8_t dscp) const {
+    assert(dscp_prio_[dscp & 0x3f] < kNumPriorities);
+    return dscp_prio_[dscp & 0x3f];
+  }
   // A GRH/IP traffic class octet: DSCP in the top six bits, ECN below.
   std::uint8_t priority_of_traffic_class(std::uint8_t tclass) const {
     return dscp_prio_[tclass >> 2];
   }
-  std::uint8_t dscp_of_priority(std::uint8_t prio) const { return prio_dscp_[prio & 0x07]; }
+  std::uint8_t dscp_of_priority(std::uint8_t prio) const {
+    assert(prio_dscp_[prio & 0x07] < kNumDscp);
+    return prio_dscp_[prio & 0x07];
+  }
   // DSCP to send for a QP whose address vector names service level `sl`.
   std::uint8_t tx_dscp_of_sl(std::uint8_t sl) const { return dscp_of_priority(priority_of_sl(sl)); }
 

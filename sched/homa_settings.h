@@ -1,6 +1,7 @@
 // A device's settings for the Homa-like scheduler (issue 15; docs/homa.md):
 // one struct for the receiver's GrantScheduler (grant_scheduler.h) and the
-// sender's GrantGate (grant_gate.h), so that the facts they share (the
+// sender's GrantGate (datapath/transport/grant_gate.h, filled from it by
+// datapath/policy/homa.h), so that the facts they share (the
 // unscheduled bytes, the priorities) have one definition. uroced's config
 // keys and the testbed's host keys fill it; first_bad_field() is the one
 // validation both use.
@@ -9,7 +10,6 @@
 #include <cstdint>
 #include <string_view>
 
-#include "sched/grant_gate.h"
 #include "sched/grant_scheduler.h"
 
 namespace uroce::sched::homa {
@@ -51,9 +51,6 @@ struct HomaSettings {
     g.resend_ns = resend_ns;
     g.max_messages = max_messages;
     return g;
-  }
-  GateConfig gate_config() const {
-    return GateConfig{unsched_bytes, grant_timeout_ns, max_timeouts};
   }
   // Unscheduled levels actually used: all priorities when there is one,
   // otherwise at most priorities - 1 (one is left for granted bytes).

@@ -29,9 +29,11 @@
 #include <cmath>
 #include <cstdint>
 
+#include "datapath/wire/homa_cutoffs.h"
+
 namespace uroce::sched::homa {
 
-inline constexpr std::uint32_t kMaxLevels = 8;
+inline constexpr std::uint32_t kMaxLevels = wire::HomaCutoffsHdr::kMaxLevels;
 inline constexpr std::uint32_t kSizeBuckets = 97;  // 64 B .. 1 GiB, 4 per octave
 
 // The largest length bucket `b` holds: 64 x 2^(b/4), rounded down.
@@ -68,20 +70,8 @@ class SizeHistogram {
   std::array<std::uint64_t, kSizeBuckets> counts_{};
 };
 
-// Level j's largest length, j < levels; the last is UINT64_MAX (everything
-// longer). With no data every cutoff is UINT64_MAX (all at level 0).
-struct Cutoffs {
-  std::array<std::uint64_t, kMaxLevels> max_length{};
-  std::uint32_t levels = 1;
-
-  // The level (0 = highest priority) of a message of `length` bytes.
-  std::uint32_t level_of(std::uint64_t length) const {
-    for (std::uint32_t j = 0; j + 1 < levels; ++j) {
-      if (length <= max_length[j]) return j;
-    }
-    return levels - 1;
-  }
-};
+// The result is what a CUTOFFS header carries (wire/homa_cutoffs.h).
+using Cutoffs = wire::HomaCutoffs;
 
 inline Cutoffs compute_cutoffs(const SizeHistogram& h, std::uint64_t unsched_bytes,
                                std::uint32_t levels) {

@@ -40,6 +40,30 @@ std::string Topology::link_name(std::uint32_t link) const {
   return names[links[link][0].node] + "-" + names[links[link][1].node];
 }
 
+std::string path_mtu_error(const Scenario& sc, const std::string& key, std::uint32_t mtu,
+                           std::span<const std::uint32_t> ends, bool dc) {
+  const std::optional<wire::PathMtu> m = wire::path_mtu_from_bytes(mtu);
+  if (!m) return key + ": " + std::to_string(mtu) + " is not 256, 512, 1024, 2048 or 4096";
+  // The path MTU must not exceed what each host's engine reports active
+  // (wire::path_mtu_for_eth_mtu: mtu + 64 header bytes <= eth_mtu; a DC
+  // packet carries more headers, wire::dc_path_mtu_for_eth_mtu).
+  for (const std::uint32_t h : ends) {
+    const std::uint32_t emtu = sc.hosts[h].eth_mtu;
+    const std::string& name = sc.hosts[h].name;
+    const std::optional<wire::PathMtu> active =
+        dc ? wire::dc_path_mtu_for_eth_mtu(emtu) : wire::path_mtu_for_eth_mtu(emtu);
+    if (!active && !dc) {
+      return key + ": the eth_mtu " + std::to_string(emtu) + " of '" + name +
+             "' fits no path MTU (it needs at least " + std::to_string(wire::kMinRoceEthMtu) + ")";
+    }
+    if (!active || *m > *active) {
+      return key + ": " + std::to_string(mtu) + " does not fit the eth_mtu " +
+             std::to_string(emtu) + " of '" + name + "'" + (dc ? " with DC headers" : "");
+    }
+  }
+  return {};
+}
+
 std::string resolve(const Scenario& sc, Topology& out) {
   out = Topology{};
   if (sc.duration_ns == 0) return "scenario.duration_ms: must be > 0";
@@ -320,24 +344,8 @@ std::string resolve(const Scenario& sc, Topology& out) {
       ends[k] = n->second;
     }
     if (ends[0] == ends[1]) return e + ".dst: same host as src";
-    const std::optional<wire::PathMtu> mtu = wire::path_mtu_from_bytes(fs.mtu);
-    if (!mtu) {
-      return e + ".mtu: " + std::to_string(fs.mtu) + " is not 256, 512, 1024, 2048 or 4096";
-    }
-    // The path MTU must not exceed what each host's engine reports active
-    // (wire::path_mtu_for_eth_mtu: mtu + 64 header bytes <= eth_mtu).
-    for (int k = 0; k < 2; ++k) {
-      const std::uint32_t emtu = sc.hosts[ends[k]].eth_mtu;
-      const std::optional<wire::PathMtu> active = wire::path_mtu_for_eth_mtu(emtu);
-      if (!active) {
-        return e + ".mtu: the eth_mtu " + std::to_string(emtu) + " of '" + *names[k] +
-               "' fits no path MTU (it needs at least " + std::to_string(wire::kMinRoceEthMtu) +
-               ")";
-      }
-      if (*mtu > *active) {
-        return e + ".mtu: " + std::to_string(fs.mtu) + " does not fit the eth_mtu " +
-               std::to_string(emtu) + " of '" + *names[k] + "'";
-      }
+    if (std::string m = path_mtu_error(sc, e + ".mtu", fs.mtu, ends, false); !m.empty()) {
+      return m;
     }
     if (fs.start_ns >= sc.duration_ns) {
       return e + ".start_us: " + std::to_string(fs.start_ns / kNsPerUs) +
@@ -377,22 +385,9 @@ std::string resolve(const Scenario& sc, Topology& out) {
       seen[h] = true;
       r.targets.push_back(static_cast<std::uint16_t>(h));
     }
-    const std::optional<wire::PathMtu> mtu = wire::path_mtu_from_bytes(ds.mtu);
-    if (!mtu) {
-      return e + ".mtu: " + std::to_string(ds.mtu) + " is not 256, 512, 1024, 2048 or 4096";
-    }
-    // A DC packet carries more headers than RC's: the path MTU must fit
-    // every host's eth_mtu with them (wire::dc_path_mtu_for_eth_mtu).
     std::vector<std::uint32_t> ends = {src};
     for (const std::uint16_t t : r.targets) ends.push_back(t);
-    for (const std::uint32_t h : ends) {
-      const std::uint32_t emtu = sc.hosts[h].eth_mtu;
-      const std::optional<wire::PathMtu> active = wire::dc_path_mtu_for_eth_mtu(emtu);
-      if (!active || *mtu > *active) {
-        return e + ".mtu: " + std::to_string(ds.mtu) + " does not fit the eth_mtu " +
-               std::to_string(emtu) + " of '" + sc.hosts[h].name + "' with DC headers";
-      }
-    }
+    if (std::string m = path_mtu_error(sc, e + ".mtu", ds.mtu, ends, true); !m.empty()) return m;
     if (ds.start_ns >= sc.duration_ns) {
       return e + ".start_us: " + std::to_string(ds.start_ns / kNsPerUs) +
              " us is not before the end of the run (duration_ms)";

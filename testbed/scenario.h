@@ -18,6 +18,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -350,6 +351,13 @@ struct Topology {
 
 // Checks `sc` and fills `out`; "" on success, else the first problem.
 std::string resolve(const Scenario& sc, Topology& out);
+
+// The problem with a flow's path MTU of `mtu` bytes, at key `key`, between
+// the hosts `ends` (indices into sc.hosts), or "": it must be an IB path MTU
+// and fit each host's eth_mtu, with DC's longer headers when `dc`. The one
+// check behind the RC flows, the DC fan-outs and the workload.
+std::string path_mtu_error(const Scenario& sc, const std::string& key, std::uint32_t mtu,
+                           std::span<const std::uint32_t> ends, bool dc);
 
 // The switch model configuration of switch `sw` (after resolve()).
 SwitchConfig switch_config(const Scenario& sc, const Topology& topo, std::uint32_t sw,

@@ -40,20 +40,16 @@ std::string resolve_workload(const Scenario& sc, Topology& out) {
   const auto n = static_cast<std::uint32_t>(out.workload_hosts.size());
   if (n < 2) return "workload: needs at least two hosts with kind = \"engine\"";
   const std::uint64_t rate = sc.links[out.ports[out.workload_hosts[0]][0].link].rate_bps;
-  const std::optional<wire::PathMtu> mtu = wire::path_mtu_from_bytes(w.mtu);
-  if (!mtu)
-    return "workload.mtu: " + std::to_string(w.mtu) + " is not 256, 512, 1024, 2048 or 4096";
   for (const std::uint32_t h : out.workload_hosts) {
     // The load is a share of one link rate: every host must have it.
     if (sc.links[out.ports[h][0].link].rate_bps != rate) {
       return "workload: the engine hosts' links differ in rate ('" + out.names[h] + "' vs '" +
              out.names[out.workload_hosts[0]] + "'); the load needs one";
     }
-    const std::optional<wire::PathMtu> active = wire::path_mtu_for_eth_mtu(sc.hosts[h].eth_mtu);
-    if (!active || *mtu > *active) {
-      return "workload.mtu: " + std::to_string(w.mtu) + " does not fit the eth_mtu " +
-             std::to_string(sc.hosts[h].eth_mtu) + " of '" + out.names[h] + "'";
-    }
+  }
+  if (std::string m = path_mtu_error(sc, "workload.mtu", w.mtu, out.workload_hosts, false);
+      !m.empty()) {
+    return m;
   }
   if (w.qps_per_pair == 0) return "workload.qps_per_pair: must be >= 1";
   if (w.measure_ns == 0) return "workload.measure_ms: must be > 0";

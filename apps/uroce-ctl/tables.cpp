@@ -155,6 +155,7 @@ std::string render_counters(const json& j) {
     Table t({"COUNTER", "VALUE"});
     flatten(child(dev, "counters"), "", &t);
     flatten(child(dev, "arp"), "arp", &t);
+    flatten(child(dev, "mw"), "mw", &t);
     out += fmt::format("{}{}:\n", out.empty() ? "" : "\n", cell(dev, "name"));
     out += t.render();
   }

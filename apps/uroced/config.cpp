@@ -27,17 +27,29 @@ const char* to_string(PollMode m) {
   return "?";
 }
 
+namespace {
+
+// An option's help: its key's, and which key it overrides.
+std::string option_help(const KeySet<DaemonConfig>& set, std::string_view name,
+                        std::string_view table, std::string_view how = "overrides") {
+  const KeyDesc<DaemonConfig>* k = find_daemon_key(set, name);
+  return std::string(k->help) + "; " + std::string(how) + " " + std::string(table) + "." +
+         std::string(name);
+}
+
+}  // namespace
+
 int parse_command_line(int argc, char** argv, CommandLine* out) {
   CLI::App app{"uroced: the uroce daemon (RoCEv2 virtual NICs over DPDK ports)"};
   std::string config_file, run_dir, poll, log_level;
   std::uint32_t lcore = 0;
   auto* o_config = app.add_option("--config", config_file, "TOML configuration file");
-  auto* o_run = app.add_option("--run-dir", run_dir,
-                               "run directory (socket, sysfs tree); overrides daemon.run_dir");
-  auto* o_lcore = app.add_option("--lcore", lcore, "EAL lcore of the engine; overrides eal.lcore");
-  auto* o_poll = app.add_option("--poll", poll, "busy, backoff or yield; overrides daemon.poll");
+  auto* o_run =
+      app.add_option("--run-dir", run_dir, option_help(daemon_key_set(), "run_dir", "daemon"));
+  auto* o_lcore = app.add_option("--lcore", lcore, option_help(eal_key_set(), "lcore", "eal"));
+  auto* o_poll = app.add_option("--poll", poll, option_help(daemon_key_set(), "poll", "daemon"));
   app.add_option("--eal-arg", out->eal_args,
-                 "extra EAL argument, appended to eal.args (repeatable)")
+                 option_help(eal_key_set(), "args", "eal", "appends one (repeatable) to"))
       ->allow_extra_args(false);
   app.add_option("--device", out->devices,
                  "a device: \"name=uroce0;mac=02:00:00:00:00:01;ipv4=10.0.0.1;"
@@ -46,8 +58,8 @@ int parse_command_line(int argc, char** argv, CommandLine* out) {
   app.add_option("--limit", out->limits,
                  "a [limits] key: KEY=VALUE (repeatable; overrides the file's value)")
       ->allow_extra_args(false);
-  auto* o_log =
-      app.add_option("--log-level", log_level, "trace|debug|info|warn|error|critical|off");
+  auto* o_log = app.add_option("--log-level", log_level,
+                               option_help(daemon_key_set(), "log_level", "daemon"));
   // "--eal-arg -x" would make CLI11 read "-x" as an option of ours: glue
   // every --eal-arg to its value first ("--eal-arg=-x").
   std::vector<std::string> args;
@@ -102,22 +114,24 @@ std::string parse_device_spec(std::string_view spec, std::size_t index, DeviceCo
 }
 
 std::string apply_command_line(const CommandLine& cl, DaemonConfig* cfg) {
-  if (cl.run_dir) cfg->run_dir = *cl.run_dir;
-  if (cl.lcore) {
-    if (*cl.lcore > kMaxLcore) {
-      return "--lcore: " + std::to_string(*cl.lcore) + " is outside 0.." +
-             std::to_string(kMaxLcore);
-    }
-    cfg->lcore = *cl.lcore;
+  // Through the keys' own descriptors: the file's checks and messages.
+  auto set = [&](const KeySet<DaemonConfig>& s, std::string_view name, const std::string& text) {
+    const KeyDesc<DaemonConfig>* k = find_daemon_key(s, name);
+    return set_key_text(*k, text, std::string(k->flag), cfg);
+  };
+  if (cl.run_dir) {
+    if (std::string err = set(daemon_key_set(), "run_dir", *cl.run_dir); !err.empty()) return err;
   }
-  if (cl.poll) {
-    if (std::string err = parse_poll(*cl.poll, "--poll", &cfg->poll); !err.empty()) {
+  if (cl.lcore) {
+    if (std::string err = set(eal_key_set(), "lcore", std::to_string(*cl.lcore)); !err.empty()) {
       return err;
     }
   }
+  if (cl.poll) {
+    if (std::string err = set(daemon_key_set(), "poll", *cl.poll); !err.empty()) return err;
+  }
   if (cl.log_level) {
-    if (std::string err = parse_log_level(*cl.log_level, "--log-level", &cfg->log_level);
-        !err.empty()) {
+    if (std::string err = set(daemon_key_set(), "log_level", *cl.log_level); !err.empty()) {
       return err;
     }
   }

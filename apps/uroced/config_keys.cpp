@@ -24,6 +24,7 @@ const char* to_string(KeyType t) {
     case KeyType::kSwitch: return "switch";
     case KeyType::kMask: return "list";
     case KeyType::kIntList: return "list";
+    case KeyType::kTextList: return "strings";
   }
   return "?";
 }
@@ -80,7 +81,8 @@ std::string store(const KeyDesc<T>& k, const KeyValue& v, const std::string& key
       break;
     case KeyType::kText:
     case KeyType::kU64:
-    case KeyType::kSwitch: break;
+    case KeyType::kSwitch:
+    case KeyType::kTextList: break;
   }
   return k.set(v, key, out);
 }
@@ -109,6 +111,7 @@ std::string set_key_text(const KeyDesc<T>& k, std::string_view text, const std::
   const std::string bad = key + ": " + in_quotes(text);
   switch (k.type) {
     case KeyType::kText: v.text = std::string(text); break;
+    case KeyType::kTextList: v.texts.emplace_back(text); break;
     case KeyType::kInteger:
       if (!whole_int(text, &v.i)) return bad + " is not an integer";
       break;
@@ -173,7 +176,10 @@ bool read_key_toml(toml_fields::Fields& f, const KeyDesc<T>& k, T* out) {
   auto collect = [&](std::size_t, std::int64_t e) { v.list.push_back(e); };
   switch (k.type) {
     case KeyType::kText:
-      if (!f.str(k.name, v.text)) return false;
+      if (k.scalar.empty() ? !f.str(k.name, v.text)
+                           : !f.scalar_text(k.name, v.text, std::string(k.scalar))) {
+        return false;
+      }
       break;
     case KeyType::kInteger:
       if (!f.integer(k.name, v.i)) return false;
@@ -216,6 +222,9 @@ bool read_key_toml(toml_fields::Fields& f, const KeyDesc<T>& k, T* out) {
         return false;
       }
       break;
+    case KeyType::kTextList:
+      if (!f.str_list(k.name, v.texts)) return false;
+      break;
   }
   f.fail(store(k, v, key, out));
   return true;
@@ -237,6 +246,11 @@ std::string key_value_text(const KeyDesc<T>& k, const T& in) {
       for (std::int64_t e : v.list) s += (s.empty() ? "" : ",") + std::to_string(e);
       return s;
     }
+    case KeyType::kTextList: {
+      std::string s;
+      for (const std::string& e : v.texts) s += (s.empty() ? "" : " ") + e;
+      return s.empty() ? "none" : s;
+    }
   }
   return {};
 }
@@ -249,6 +263,10 @@ template bool read_key_toml(toml_fields::Fields&, const KeyDesc<DeviceConfig>&, 
 template bool read_key_toml(toml_fields::Fields&, const KeyDesc<Limits>&, Limits*);
 template std::string key_value_text(const KeyDesc<DeviceConfig>&, const DeviceConfig&);
 template std::string key_value_text(const KeyDesc<Limits>&, const Limits&);
+template std::string set_key_text(const KeyDesc<DaemonConfig>&, std::string_view,
+                                  const std::string&, DaemonConfig*);
+template bool read_key_toml(toml_fields::Fields&, const KeyDesc<DaemonConfig>&, DaemonConfig*);
+template std::string key_value_text(const KeyDesc<DaemonConfig>&, const DaemonConfig&);
 
 // ---- Lookup and names ------------------------------------------------------------------
 
@@ -294,6 +312,18 @@ std::string device_key_names(KeySource source) {
   return one_of(names);
 }
 
+std::string pfc_table_key_names() {
+  std::vector<std::string_view> names;
+  for (const KeyDesc<DeviceConfig>& k : pfc_table_key_set().keys) names.push_back(k.name);
+  return one_of(names);
+}
+
+std::string daemon_key_names(const KeySet<DaemonConfig>& set) {
+  std::vector<std::string_view> names;
+  for (const KeyDesc<DaemonConfig>& k : set.keys) names.push_back(k.name);
+  return one_of(names);
+}
+
 std::string limit_key_names() {
   std::vector<std::string_view> names;
   for (const KeyDesc<Limits>& k : limit_key_set().keys) names.push_back(k.name);
@@ -326,6 +356,7 @@ Row row_of(const KeyDesc<T>& k, const T& defaults) {
                 std::string(k.note) + ")";
       break;
     case KeyType::kText: r.range = "-"; break;
+    case KeyType::kTextList: r.range = "an array of strings"; break;
   }
   if (k.required) {
     r.def = "required";
@@ -333,7 +364,11 @@ Row row_of(const KeyDesc<T>& k, const T& defaults) {
     r.def = key_value_text(k, defaults);
     if (r.def.empty()) r.def = "none";
   }
-  r.where = k.sources == kInBoth ? "both" : k.sources == kInFile ? "file" : "--device";
+  if (!k.flag.empty()) {
+    r.where = "file, " + std::string(k.flag);
+  } else {
+    r.where = k.sources == kInBoth ? "both" : k.sources == kInFile ? "file" : "--device";
+  }
   r.help = std::string(k.help);
   return r;
 }
@@ -381,7 +416,14 @@ std::string keys_text() {
     rows_text(s, dev, &out);
     out += "\n";
   }
+  rows_text(pfc_table_key_set(), dev, &out);
+  out += "\n";
   rows_text(limit_key_set(), Limits{}, &out);
+  out += "\n";
+  const DaemonConfig daemon;
+  rows_text(daemon_key_set(), daemon, &out);
+  out += "\n";
+  rows_text(eal_key_set(), daemon, &out);
   return out;
 }
 
@@ -395,11 +437,17 @@ std::string keys_markdown() {
       "`--device \"key=value;...\"` unless its `in` column says `file` or `--device`;\n"
       "a switch is `true`/`false` in the file and `on`/`off` in `--device`, a list\n"
       "an array in the file and `\"a,b\"` in `--device`. `[limits]` keys are also\n"
-      "`--limit KEY=VALUE`. The `[device.pfc]`, `[daemon]` and `[eal]` tables are\n"
-      "described in apps/uroced/uroced.example.toml.\n";
+      "`--limit KEY=VALUE`. `[device.pfc]` is a table inside a `[[device]]` (file\n"
+      "only). A `[daemon]` or `[eal]` key whose `in` column names an option is\n"
+      "also that uroced option, which overrides the file (`--eal-arg` appends one\n"
+      "argument to `args`).\n";
   const DeviceConfig dev;
   for (const KeySet<DeviceConfig>& s : device_key_sets()) rows_markdown(s, dev, true, &out);
+  rows_markdown(pfc_table_key_set(), dev, true, &out);
   rows_markdown(limit_key_set(), Limits{}, false, &out);
+  const DaemonConfig daemon;
+  rows_markdown(daemon_key_set(), daemon, true, &out);
+  rows_markdown(eal_key_set(), daemon, true, &out);
   return out;
 }
 

@@ -18,6 +18,8 @@
 //   kMask     an array of lo..hi        "3" or "3,4" (single digits lo..hi), or "none"
 //   kIntList  an array of at most       "1,2,4": at most max_len integers,
 //             max_len integers in lo..hi  each in lo..hi
+//   kTextList an array of strings       one string (an option given again
+//                                       appends: config.cpp)
 //
 // The range checks and their messages are the readers' (one rule per key:
 // "device[0].mtu: 9217 is outside 576..9216"); `set` stores a value that
@@ -42,7 +44,16 @@ class Fields;
 
 namespace uroce::daemon {
 
-enum class KeyType : std::uint8_t { kText, kInteger, kU64, kNumber, kSwitch, kMask, kIntList };
+enum class KeyType : std::uint8_t {
+  kText,
+  kInteger,
+  kU64,
+  kNumber,
+  kSwitch,
+  kMask,
+  kIntList,
+  kTextList
+};
 
 const char* to_string(KeyType t);
 
@@ -58,6 +69,7 @@ struct KeyValue {
   bool is_int = true;              // kNumber: which of i and real holds it
   bool on = false;                 // kSwitch
   std::vector<std::int64_t> list;  // kMask (the members), kIntList (in order)
+  std::vector<std::string> texts;  // kTextList
 
   static KeyValue of_text(std::string s) { return KeyValue{.text = std::move(s)}; }
   static KeyValue of_int(std::int64_t v) { return KeyValue{.i = v}; }
@@ -71,7 +83,7 @@ struct KeyValue {
   std::uint8_t mask() const;
 };
 
-// One key of a configuration object T (DeviceConfig, Limits).
+// One key of a configuration object T (DeviceConfig, Limits, DaemonConfig).
 template <class T>
 struct KeyDesc {
   std::string_view name;
@@ -93,6 +105,11 @@ struct KeyDesc {
   std::string_view noun = {};
   std::size_t max_len = 0;
   std::string_view example = {};
+  // kText: non-empty when the file may also give a number (read as its
+  // text), and what the value is in the message when it is neither.
+  std::string_view scalar = {};
+  // The uroced option that overrides a [daemon] or [eal] key ("--lcore").
+  std::string_view flag = {};
 };
 
 // A key set: a table of keys and where they are documented.
@@ -110,8 +127,15 @@ struct KeySet {
 std::span<const KeySet<DeviceConfig>> device_key_sets();
 std::span<const KeyDesc<DeviceConfig>> homa_keys();  // config_homa.cpp
 std::span<const KeyDesc<DeviceConfig>> dc_keys();    // config_dc.cpp
+// [device.pfc], a table of its own in the file (config_pfc.cpp).
+const KeySet<DeviceConfig>& pfc_table_key_set();
 // [limits] and --limit (config_limits.cpp).
 const KeySet<Limits>& limit_key_set();
+// [daemon] and [eal], and the options that override them (config_daemon.cpp).
+const KeySet<DaemonConfig>& daemon_key_set();
+const KeySet<DaemonConfig>& eal_key_set();
+const KeyDesc<DaemonConfig>* find_daemon_key(const KeySet<DaemonConfig>& set,
+                                             std::string_view name);
 
 const KeyDesc<DeviceConfig>* find_device_key(std::string_view name);
 const KeyDesc<Limits>* find_limit_key(std::string_view name);
@@ -119,6 +143,9 @@ const KeyDesc<Limits>* find_limit_key(std::string_view name);
 // "a, b or c": the names of every key that `source` may give, for the
 // unknown-key messages.
 std::string device_key_names(KeySource source);
+std::string pfc_table_key_names();
+// The names of a [daemon] or [eal] set's keys, for its unknown-key message.
+std::string daemon_key_names(const KeySet<DaemonConfig>& set);
 std::string limit_key_names();
 
 // ---- The readers ------------------------------------------------------------------

@@ -28,6 +28,7 @@
 #include "datapath/engine/vnic_types.h"
 #include "datapath/port/arp_agent.h"
 #include "datapath/shm/doorbell.h"
+#include "datapath/transport/mr_table.h"
 #include "datapath/wire/addr.h"
 #include "datapath/wire/opcodes.h"
 #include "sched/grant_scheduler.h"
@@ -71,6 +72,8 @@ struct DeviceSnapshot {
   HomaReceiverStatus homa{};
   bool has_dc_pool = false;
   DcPoolStatus dc_pool{};
+  // Memory windows: binds and invalidations, and those refused by reason.
+  transport::MwCounters mw{};
 };
 
 class Device {

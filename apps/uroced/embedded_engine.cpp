@@ -320,7 +320,10 @@ void stop_engine() {
   e->server->stop();
   e->stop.store(true, std::memory_order_release);
   e->progress.join();
-  const engine::EngineRunCounters& c = e->host->engine().counters();
+  // The progress thread is gone: the call runs inline, this thread owning
+  // the engine meanwhile (base/owner_thread.h).
+  engine::EngineRunCounters c;
+  e->host->engine().call([&] { c = e->host->engine().counters(); });
   spdlog::info(
       "engine: {} iterations ({} idle), progress thread {} sleeps ({} us) and {} naps while the "
       "application drove, {} posts batched",

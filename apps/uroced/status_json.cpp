@@ -91,6 +91,14 @@ json arp_json(const port::ArpCounters& c) {
   return j;
 }
 
+json mw_json(const transport::MwCounters& c) {
+  json j = c;
+  auto name = [](transport::MrError e) { return transport::mr_error_name(e); };
+  j["bind_refused"] = counters::by_reason<transport::MrError>(c.bind_refused, name, 1, true);
+  j["inv_refused"] = counters::by_reason<transport::MrError>(c.inv_refused, name, 1, true);
+  return j;
+}
+
 json qp_json(const std::string& device, const engine::QpStatus& q) {
   json j;
   j["device"] = device;
@@ -267,6 +275,7 @@ json device_json(const Device& d, const DeviceSnapshot& s) {
     j["counters"]["port_tx"] = s.port_tx;
   }
   j["arp"] = arp_json(s.arp);
+  j["mw"] = mw_json(s.mw);
   j["pfc"] = engine::pfc_status_json(s.pfc);
   j["sched"] = sched_json(c);
   j["homa"] = homa_json(c, s);

@@ -136,6 +136,7 @@ class VnicDevice final : public Device {
       out->srqs = vnic_.srq_count();
       out->ahs = vnic_.ah_count();
       out->mrs = vnic_.mr_count();
+      out->mw = vnic_.mw_counters();
       if (with_qps) vnic_.qp_status(&out->qp_status);
       out->pfc = vnic_.pfc_status();
       if constexpr (std::is_same_v<std::decay_t<decltype(vnic_.io().tx().counters())>,

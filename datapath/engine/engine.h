@@ -64,6 +64,9 @@
 //
 // Threading: run()/run_once() on the engine thread only; call() from any
 // thread; now() and counters() on the engine thread (inside a call()).
+// Each of them asserts it (base/owner_thread.h): the thread that runs the
+// loop, or in embedded mode took the owner word, or runs a call()'s closure
+// owns the engine and its Vnics until another one does.
 // SIGPIPE is blocked on the engine thread while run() runs (and a pending
 // one consumed before run() returns), so a write to a client's pipe whose
 // reader is gone fails with EPIPE instead of killing the daemon. Control
@@ -78,11 +81,13 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cassert>
 #include <cstdint>
 #include <functional>
 #include <vector>
 
 #include "datapath/base/counter_fields.h"
+#include "datapath/base/owner_thread.h"
 #include "datapath/base/time.h"
 #include "datapath/engine/backoff.h"
 #include "datapath/engine/mailbox.h"
@@ -173,12 +178,16 @@ class Engine {
   Engine& operator=(const Engine&) = delete;
 
   // Before run() (or from inside a call()). `v` must outlive the engine.
-  void add_vnic(VnicT* v) { vnics_.push_back(v); }
+  void add_vnic(VnicT* v) {
+    assert(thread_.here());
+    vnics_.push_back(v);
+  }
   std::size_t vnic_count() const { return vnics_.size(); }
 
   // One iteration: every Vnic, then a pending call. Returns the work done
   // (a served call counts as 1).
   std::uint32_t run_once() {
+    assert(thread_.here());
     const TimeNs now = clock_.now();
     now_ = now;
     ++ctr_.iterations;
@@ -203,6 +212,7 @@ class Engine {
     sigaddset(&pipe_set, SIGPIPE);
     pthread_sigmask(SIG_BLOCK, &pipe_set, &old_set);
     mailbox_.open();
+    take_thread();
     while (!stop.load(std::memory_order_acquire)) back_off(run_once());
     mailbox_.close();
     // A SIGPIPE raised meanwhile is pending on this thread; unblocking would
@@ -227,6 +237,7 @@ class Engine {
     // packet path): any increase is all the progress thread looks for.
     app_calls_.store(app_calls_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     if (!owner_.try_take()) return 0;
+    take_thread();
     const std::uint32_t work = run_once();
     owner_.release();
     return work;
@@ -286,6 +297,7 @@ class Engine {
       }
       std::uint32_t work = 0;
       if (owner_.try_take()) {
+        take_thread();
         work = run_once();
         owner_.release();
       }
@@ -298,6 +310,7 @@ class Engine {
     // close() serves a call that arrived meanwhile: as the owner.
     while (!owner_.try_take()) {
     }
+    take_thread();
     mailbox_.close();
     owner_.release();
   }
@@ -308,15 +321,35 @@ class Engine {
   static constexpr std::uint64_t kActiveCalls = 16;
 
   // Any thread: runs fn on the engine thread between two iterations and
-  // returns after it ran (inline while run() is not running).
-  void call(const std::function<void()>& fn) { mailbox_.call(fn); }
+  // returns after it ran (inline while run() is not running). The thread
+  // that runs fn owns the engine and its Vnics meanwhile.
+  void call(const std::function<void()>& fn) {
+    mailbox_.call([&] {
+      take_thread();
+      fn();
+    });
+  }
 
-  TimeNs now() const { return now_; }
-  const EngineRunCounters& counters() const { return ctr_; }
+  TimeNs now() const {
+    assert(thread_.here());
+    return now_;
+  }
+  const EngineRunCounters& counters() const {
+    assert(thread_.here());
+    return ctr_;
+  }
   const EngineConfig& config() const { return cfg_; }
   Sleeper& sleeper() { return sleeper_; }
 
  private:
+  // The calling thread now runs the engine (it holds owner_, or the engine
+  // is not running): the engine and its Vnics are its own until another
+  // thread takes them (base/owner_thread.h).
+  void take_thread() noexcept {
+    thread_.adopt();
+    for (VnicT* v : vnics_) v->adopt_thread();
+  }
+
   // After an iteration that did `work`: backoff mode sleeps as the policy
   // says, yield mode hands the core over as the header says, busy mode
   // does nothing.
@@ -363,6 +396,7 @@ class Engine {
   Backoff backoff_;
   Mailbox mailbox_;
   EngineOwner owner_;
+  base::OwnerThread thread_;
   // Embedded mode: the application's calls (drive(), drive_post()), the
   // last post that drove the engine, the posts that did not.
   alignas(64) std::atomic<std::uint64_t> app_calls_{0};

@@ -30,7 +30,10 @@
 // Threading: everything runs on the engine lcore. The control plane calls
 // the control operations through Engine::call (between two iterations), so
 // nothing here takes a lock. Control operations may allocate; poll() never
-// does.
+// does. Every operation asserts that it runs on the Vnic's owner thread
+// (base/owner_thread.h), which the Engine hands over with adopt_thread();
+// config(), active_mtu() and doorbell_geometry() are fixed at construction
+// and may be read anywhere.
 //
 // One iteration, poll(now), in this fixed order (`now` taken once by the
 // engine and used by every phase):
@@ -99,12 +102,14 @@
 #include <netinet/in.h>
 
 #include <array>
+#include <cassert>
 #include <cstdint>
 #include <memory>
 #include <span>
 #include <unordered_map>
 #include <vector>
 
+#include "datapath/base/owner_thread.h"
 #include "datapath/base/time.h"
 #include "datapath/engine/ah_table.h"
 #include "datapath/engine/cq_ring_sink.h"
@@ -160,6 +165,10 @@ class Vnic {
   wire::PathMtu active_mtu() const {
     return wire::path_mtu_for_eth_mtu(cfg_.eth_mtu).value_or(wire::PathMtu::k256);
   }
+
+  // The calling thread becomes the owner (owner_thread.h): the Engine's
+  // hand-over points only.
+  void adopt_thread() noexcept { owner_.adopt(); }
 
   // One engine iteration for this device (order in the header comment).
   // Returns the work done: frames received, WQEs taken, timers fired and
@@ -247,22 +256,37 @@ class Vnic {
   // (lkey == rkey), or 0 with *err = ENOMEM (table full) or EINVAL.
   std::uint32_t reg_mr(const MrCreate& m, int* err);
   // Replaces the descriptor; the key stays. EINVAL for an unknown key.
-  int rereg_mr(std::uint32_t key, const MrCreate& m) { return mrs_.rereg(key, m.desc); }
+  int rereg_mr(std::uint32_t key, const MrCreate& m) {
+    assert(owner_.here());
+    return mrs_.rereg(key, m.desc);
+  }
   // EINVAL for an unknown key or a region with windows bound. Once it
   // returns no packet reaches the memory: the caller may unmap it.
-  int dereg_mr(std::uint32_t key) { return mrs_.dereg(key); }
+  int dereg_mr(std::uint32_t key) {
+    assert(owner_.here());
+    return mrs_.dereg(key);
+  }
   // Memory windows (mr_table.h): the key, or 0 with *err ENOMEM (max_mws).
   std::uint32_t alloc_mw(transport::PdHandle pd, transport::MwType type, int* err);
   // EINVAL for an unknown key; a bound window is unbound first.
-  int dealloc_mw(std::uint32_t key) { return mrs_.dealloc_mw(key); }
+  int dealloc_mw(std::uint32_t key) {
+    assert(owner_.here());
+    return mrs_.dealloc_mw(key);
+  }
   // Type-1 bind by verb (ibv_bind_mw) goes through the QP's send queue as a
   // BIND_MW WR, as rxe's provider does; nothing binds from here.
-  const transport::MwCounters& mw_counters() const { return mrs_.mw_counters(); }
+  const transport::MwCounters& mw_counters() const {
+    assert(owner_.here());
+    return mrs_.mw_counters();
+  }
 
   // EINVAL (id 0), EEXIST, ENOMEM (max_ahs).
   int create_ah(const AhCreate& a);
   // ENOENT. A UD WQE naming it afterwards completes in error.
-  int destroy_ah(ObjId id) { return ahs_.erase(id); }
+  int destroy_ah(ObjId id) {
+    assert(owner_.here());
+    return ahs_.erase(id);
+  }
 
   // Neighbour lookup for the control plane: true with *mac when `ip` is
   // resolved (reachable or stale); otherwise starts (or keeps going) ARP
@@ -275,7 +299,10 @@ class Vnic {
   // QP1 (the GSI, gsi_queue.h): the CM MADs received since the last drain,
   // appended to `out`; and one MAD sent from QP1 to QP1 of (ip, mac), left
   // in the TX burst for the next flush (ENOBUFS: no TX buffer, counted).
-  std::size_t gsi_drain(std::vector<GsiMad>* out) { return gsi_.drain(out); }
+  std::size_t gsi_drain(std::vector<GsiMad>* out) {
+    assert(owner_.here());
+    return gsi_.drain(out);
+  }
   int gsi_send(wire::Ipv4Addr ip, wire::MacAddr mac,
                std::span<const std::uint8_t, wire::kMadBytes> mad);
 
@@ -283,30 +310,69 @@ class Vnic {
   // random streams; `c` must pass first_bad_field().
   void set_impairment(const ImpairConfig& c);
   // PFC and TTL (pfc_endpoint.h): a snapshot of its state and counters.
-  PfcStatus pfc_status() const { return pfc_.status(now_); }
+  PfcStatus pfc_status() const {
+    assert(owner_.here());
+    return pfc_.status(now_);
+  }
   // Replaces the PFC/TTL configuration (link_bps included) and restarts its
   // state and counters; staged and held frames are discarded (losses the
   // transports recover from).
   void set_pfc(const PfcEndpointConfig& c);
   // The PFC/TTL events recorded since the last drain (appended).
-  void drain_pfc_events(std::vector<pfc::PfcEvent>* out) { pfc_.drain_events(out); }
-  const PfcEndpoint& pfc() const { return pfc_; }
+  void drain_pfc_events(std::vector<pfc::PfcEvent>* out) {
+    assert(owner_.here());
+    pfc_.drain_events(out);
+  }
+  const PfcEndpoint& pfc() const {
+    assert(owner_.here());
+    return pfc_;
+  }
 
   // The `now` of the last poll() (for control calls that need a time).
-  TimeNs last_now() const { return now_; }
-  const VnicCounters& counters() const { return ctr_; }
-  const port::ArpCounters& arp_counters() const { return arp_.counters(); }
-  const port::NdCounters& nd_counters() const { return nd_.counters(); }
+  TimeNs last_now() const {
+    assert(owner_.here());
+    return now_;
+  }
+  const VnicCounters& counters() const {
+    assert(owner_.here());
+    return ctr_;
+  }
+  const port::ArpCounters& arp_counters() const {
+    assert(owner_.here());
+    return arp_.counters();
+  }
+  const port::NdCounters& nd_counters() const {
+    assert(owner_.here());
+    return nd_.counters();
+  }
   // Appends one QpStatus per QP (control path only: allocates).
   void qp_status(std::vector<QpStatus>* out) const;
   // The DC target's context pool (its table's counters, contexts open and
   // capacity, bytes), or null before the device's first DCT.
-  const transport::DcTargetPool* dc_pool() const { return dc_pool_.get(); }
-  std::uint32_t qp_count() const { return static_cast<std::uint32_t>(qp_ids_.size()); }
-  std::uint32_t cq_count() const { return static_cast<std::uint32_t>(cqs_.size()); }
-  std::uint32_t srq_count() const { return static_cast<std::uint32_t>(srqs_.size()); }
-  std::uint32_t ah_count() const { return ahs_.size(); }
-  std::uint32_t mr_count() const { return mrs_.live(); }
+  const transport::DcTargetPool* dc_pool() const {
+    assert(owner_.here());
+    return dc_pool_.get();
+  }
+  std::uint32_t qp_count() const {
+    assert(owner_.here());
+    return static_cast<std::uint32_t>(qp_ids_.size());
+  }
+  std::uint32_t cq_count() const {
+    assert(owner_.here());
+    return static_cast<std::uint32_t>(cqs_.size());
+  }
+  std::uint32_t srq_count() const {
+    assert(owner_.here());
+    return static_cast<std::uint32_t>(srqs_.size());
+  }
+  std::uint32_t ah_count() const {
+    assert(owner_.here());
+    return ahs_.size();
+  }
+  std::uint32_t mr_count() const {
+    assert(owner_.here());
+    return mrs_.live();
+  }
   // For tests: the RC timer deadline the engine holds for `qpn` (0: none).
   TimeNs deadline(std::uint32_t qpn) const;
   // For a caller that runs poll() on a virtual clock (the testbed) instead
@@ -321,13 +387,26 @@ class Vnic {
   // exposes no deadline, and a QP's address vector already carries its MAC.
   TimeNs next_deadline() const;
   // PfcEndpoint::next_deadline at last_now().
-  TimeNs pfc_next_deadline() const { return pfc_.next_deadline(now_); }
-  const Sched& scheduler() const { return sched_; }
-  const sched::Pacer& pacer() const { return pacer_; }
-  const sched::PortLimit& port_limit() const { return limit_; }
+  TimeNs pfc_next_deadline() const {
+    assert(owner_.here());
+    return pfc_.next_deadline(now_);
+  }
+  const Sched& scheduler() const {
+    assert(owner_.here());
+    return sched_;
+  }
+  const sched::Pacer& pacer() const {
+    assert(owner_.here());
+    return pacer_;
+  }
+  const sched::PortLimit& port_limit() const {
+    assert(owner_.here());
+    return limit_;
+  }
   // The QP extension P (datapath/policy/policies.h), enabled or not.
   template <class P>
   const P& policy() const {
+    assert(owner_.here());
     return std::get<P>(policies_);
   }
   PortIo& io() { return io_; }
@@ -411,11 +490,10 @@ class Vnic {
   std::uint32_t timer_phase(TimeNs now);
 
   // sched.h
+  static sched::TxPolicyConfig effective_tx_policy(const VnicConfig& c);
   static Sched make_sched(const VnicConfig& c, std::uint32_t flows);
   void class_from_av(QpEntry& e);
   void update_tx_plain();
-  // Isolation auto: the send WR just posted on e (swr_) to the classifier.
-  void auto_observe(QpEntry& e);
 
   // policy_host.h: the QP extensions (datapath/policy/qp_extension.h).
   using Policies = typename policy::PoliciesOf<PortIo>::type;
@@ -452,6 +530,7 @@ class Vnic {
 
   VnicConfig cfg_;
   PortIo& io_;
+  base::OwnerThread owner_;
   port::ArpAgent arp_;
   port::NdAgent nd_;
   transport::MrTable mrs_;
@@ -474,11 +553,6 @@ class Vnic {
   // path (tx.h).
   // Kept by update_tx_plain() on the control path.
   bool tx_plain_ = true;
-  // Isolation auto: the doorbell phase reports each send WR (sched.h).
-  bool auto_on_ = false;
-  // auto_on_ || an extension's on_post: the doorbell phase's one test per
-  // send WR.
-  bool post_hooks_ = false;
   // The QP extensions (policy_host.h) and the policy::hook bits of the
   // enabled ones: the packet path's one test per hook point.
   Policies policies_;

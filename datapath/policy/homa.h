@@ -1,6 +1,6 @@
 // The Homa-like scheduler between uroce peers (issue 15; docs/homa.md), when
 // VnicConfig::homa.enabled: a QP extension (qp_extension.h). The policies
-// are sched/grant_scheduler.h (receiver), sched/grant_gate.h through
+// are sched/grant_scheduler.h (receiver), transport/grant_gate.h through
 // transport/rc_homa.h (sender) and sched/unsched_cutoffs.h; this file is
 // where the engine meets them:
 //   - Discovery (on_modified and on_rx): a connected RC QP moving to RTR
@@ -328,7 +328,8 @@ class Homa : public NoHooks {
     Qp& q = qps_[e.slot];
     if (q.rx_active) grants_->drop(key(e.qpn, q.rx_psn));
     q = Qp{};
-    q.tx.gate_cfg = cfg_.gate_config();
+    q.tx.gate_cfg =
+        transport::GrantGateConfig{cfg_.unsched_bytes, cfg_.grant_timeout_ns, cfg_.max_timeouts};
     q.tx.dscp = dscp_;
     q.tx.ctl_dscp = dscp_[cfg_.top_priority()];
     q.tx.top_prio = cfg_.top_priority();
@@ -507,11 +508,11 @@ bool Homa::control(H& h, Q& e, TimeNs now) {
       const wire::HomaCutoffsHdr c = wire::HomaCutoffsHdr::read(b.data());
       if (!c.valid()) break;
       ++ctr.homa_rx_cutoffs;
-      sched::homa::PeerCutoffs& pc = q.tx.peer;
+      transport::PeerCutoffs& pc = q.tx.peer;
       pc.generation = c.generation();
       pc.top_priority = c.top_priority();
       pc.cutoffs.levels = c.levels();
-      for (std::uint32_t j = 0; j < sched::homa::kMaxLevels; ++j) {
+      for (std::uint32_t j = 0; j < wire::HomaCutoffsHdr::kMaxLevels; ++j) {
         const std::uint32_t m = c.max_length(j);
         pc.cutoffs.max_length[j] = m == wire::HomaCutoffsHdr::kAnyLength || j >= c.levels()
                                        ? UINT64_MAX

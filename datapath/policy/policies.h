@@ -6,6 +6,7 @@
 
 #include "datapath/policy/dcqcn.h"
 #include "datapath/policy/homa.h"
+#include "datapath/policy/isolation_auto.h"
 
 namespace uroce::policy {
 
@@ -13,7 +14,7 @@ namespace uroce::policy {
 // test may give a port type of its own another (test_noop_policy.cpp).
 template <class PortIo>
 struct PoliciesOf {
-  using type = std::tuple<Homa, Dcqcn>;
+  using type = std::tuple<Homa, Dcqcn, IsolationAuto>;
 };
 
 }  // namespace uroce::policy

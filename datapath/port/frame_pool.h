@@ -6,6 +6,7 @@
 // one caller; in_use() + free slots == capacity(). Single-threaded.
 #pragma once
 
+#include <cassert>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -30,6 +31,7 @@ class FramePool {
   std::uint32_t alloc() {
     if (free_top_ == 0) return kInvalidSlot;
     const std::uint32_t slot = free_[--free_top_];
+    assert(owned_[slot] == 0);  // a free slot is owned by nobody
     owned_[slot] = 1;
     if (in_use() > high_water_) high_water_ = in_use();
     return slot;

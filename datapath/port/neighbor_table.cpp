@@ -1,5 +1,7 @@
 #include "datapath/port/neighbor_table.h"
 
+#include <cassert>
+
 #include "datapath/wire/byteorder.h"
 
 namespace uroce::port {
@@ -127,6 +129,8 @@ typename BasicNeighborTable<Addr>::Entry* BasicNeighborTable<Addr>::insert(const
   slots_[s] = e;
   lru_push_front(e);
   ++size_;
+  // The index stays at most half full (the header's invariant): probes end.
+  assert(2 * size_ <= slot_mask_ + 1);
   ++stats_.inserts;
   return &n;
 }

@@ -34,10 +34,12 @@
 // nothing allocates after that.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
+#include "datapath/base/counter_fields.h"
 #include "datapath/base/rng.h"
 
 namespace uroce::transport {
@@ -95,11 +97,20 @@ struct MwBind {
 
 // Invalidations and binds refused, by reason (MrError index), device-wide.
 struct MwCounters {
-  std::uint64_t binds = 0;
-  std::uint64_t bind_refused[kMrErrorCount] = {};
-  std::uint64_t invalidates = 0;
-  std::uint64_t inv_refused[kMrErrorCount] = {};
+  std::uint64_t binds = 0;                                  // windows bound
+  std::array<std::uint64_t, kMrErrorCount> bind_refused{};  // by MrError
+  std::uint64_t invalidates = 0;                            // type-2 windows invalidated
+  std::array<std::uint64_t, kMrErrorCount> inv_refused{};   // by MrError
 };
+
+// The arrays by reason are written apart (mr_error_name gives the names).
+inline constexpr counters::FieldList<MwCounters, 2> kMwCounterFields{{
+    {"binds", &MwCounters::binds, "windows bound"},
+    {"invalidates", &MwCounters::invalidates, "type-2 windows invalidated"},
+}};
+static_assert(counters::covers(kMwCounterFields, &MwCounters::bind_refused,
+                               &MwCounters::inv_refused));
+constexpr const auto& counter_fields(const MwCounters&) { return kMwCounterFields; }
 
 class MrTable {
  public:

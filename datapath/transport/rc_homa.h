@@ -5,7 +5,7 @@
 // QP's RcCore; without one, nothing here runs and the QP is plain RC).
 //
 // Per message: a message longer than the gate's unsched_bytes gets a
-// GrantGate (sched/grant_gate.h) when its first packet is sent, and the
+// GrantGate (grant_gate.h) when its first packet is sent, and the
 // requester sends an MLEN (its length, wire/homa_mlen.h) just before the
 // first packet, so the receiver can grant while the unscheduled bytes are
 // still on their way. A new
@@ -30,10 +30,10 @@
 
 #include "datapath/base/counter_fields.h"
 #include "datapath/base/time.h"
+#include "datapath/transport/grant_gate.h"
 #include "datapath/transport/rc_core.h"
 #include "datapath/transport/seq24.h"
 #include "datapath/wire/builder.h"
-#include "sched/grant_gate.h"
 
 namespace uroce::transport {
 
@@ -64,9 +64,9 @@ static_assert(counters::covers(kRcHomaCounterFields));
 constexpr const auto& counter_fields(const RcHomaCounters&) { return kRcHomaCounterFields; }
 
 struct RcHomaTx {
-  sched::homa::GateConfig gate_cfg{};
+  GrantGateConfig gate_cfg{};
   // The receiver's unscheduled levels (its CUTOFFS).
-  sched::homa::PeerCutoffs peer{};
+  PeerCutoffs peer{};
   // DSCP of each network priority (the device's PFC priority map).
   std::array<std::uint8_t, 8> dscp{};
   // DSCP of our control packets (MLEN): the top priority.
@@ -74,7 +74,7 @@ struct RcHomaTx {
   // Our top priority (that of ctl_dscp): a READ or atomic request's.
   std::uint8_t top_prio = 7;
   // The message at gate.psn() is gated (a longer than unscheduled one).
-  sched::homa::GrantGate gate{};
+  GrantGate gate{};
   bool gated = false;
   // The engine owes the receiver an MLEN for `gate` again (set at a grant
   // timeout; the engine sends it and clears this).
@@ -113,7 +113,7 @@ struct RcHomaTx {
       if (gated) prev_sched_prio = gate.priority(gate_cfg.unsched_bytes);
       gated = total > gate_cfg.unsched_bytes;
       if (gated) {
-        gate = sched::homa::GrantGate(gate_cfg, first.value(), total, peer);
+        gate = GrantGate(gate_cfg, first.value(), total, peer);
         ++ctr.gated;
       }
     }

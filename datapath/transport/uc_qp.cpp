@@ -55,7 +55,7 @@ const char* uc_rx_name(UcRx r) {
   return "?";
 }
 
-UcQp::UcQp(const UcQpConfig& cfg, const MrTable& mrs) : core_(cfg, mrs) {}
+UcQp::UcQp(const UcQpConfig& cfg, const MrTable& mrs) : UnreliableQp(cfg, mrs) {}
 
 void UcQp::reset_state() {
   core_.reset();

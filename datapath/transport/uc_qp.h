@@ -115,27 +115,13 @@ inline constexpr counters::FieldList<UcCounters, 7> kUcCounterFields{{
 static_assert(counters::covers(kUcCounterFields, &UcCounters::rx));
 constexpr const auto& counter_fields(const UcCounters&) { return kUcCounterFields; }
 
-class UcQp {
+// The accessors, events and Qp entry points it shares with UdQp are
+// UnreliableQp's (unreliable_qp_core.h).
+class UcQp : public UnreliableQp<UcQp, UcQpConfig, UcCounters> {
  public:
   UcQp(const UcQpConfig& cfg, const MrTable& mrs);
 
-  std::uint32_t qpn() const { return core_.cfg.qpn; }
-  QpState state() const { return core_.state; }
-  Psn next_psn() const { return core_.psn; }
   Psn expected_psn() const { return epsn_; }
-  // WRs the send and receive queues hold (the engine completes a WQE it
-  // rejects only once every earlier WR has left, to keep order).
-  std::uint32_t send_queue_depth() const { return core_.sq.size(); }
-  std::uint32_t recv_queue_depth() const { return core_.rq.size(); }
-  const UcCounters& counters() const { return core_.counters; }
-  // Async events this QP raised and the refused-completion accounting
-  // (async_event.h).
-  bool has_events() const { return !core_.ev.pending().empty(); }
-  template <EventSink S>
-  std::uint32_t drain_events(S& sink) {
-    return core_.ev.pending().drain(sink);
-  }
-  const QpEventState& event_state() const { return core_.ev; }
 
   // ibv_modify_qp: 0 or EINVAL. Attributes used: state, access flags,
   // pkey_index, av, path_mtu, dest_qp_num, rq_psn, sq_psn.
@@ -153,6 +139,7 @@ class UcQp {
 
   template <CqSink Cq>
   UcRx on_packet(const wire::ParsedPacket& pkt, Cq& recv_cq);
+  using UnreliableQp::on_packet;
 
   // As UdQp::flush.
   template <CqSink SendCq, CqSink RecvCq>
@@ -168,19 +155,6 @@ class UcQp {
   // The shape every QP kind has (qp_concept.h).
   static constexpr QpType kType = QpType::kUc;
   static constexpr QpAddressing kAddressing = QpAddressing::kConnected;
-  static constexpr bool kSendCq = true;
-  static constexpr bool kRecvCq = true;
-  template <class Io>
-  void on_packet(const wire::ParsedPacket& pkt, TimeNs /*now*/, Io& io,
-                 AckTiming /*acks*/ = AckTiming::kNow) {
-    on_packet(pkt, io.recv_cq);
-  }
-  template <class Io>
-  void on_timer(TimeNs /*now*/, Io& /*io*/) {}
-  template <class Io>
-  PumpResult pump(TimeNs /*now*/, Io& io, std::uint32_t budget) {
-    return unreliable_pump(*this, io, budget);
-  }
   // The pump has something to do: a segment to send (RTS, or SQD within a message), or in SQE/ERR a flush.
   bool has_output() const { return may_send() || unreliable_needs_flush(core_.state); }
 
@@ -207,8 +181,6 @@ class UcQp {
   UcRx drop_message(UcRx why);
   void reset_state();
 
-  // Configuration, state, queues, counters and events (unreliable_qp_core.h).
-  UnreliableQpCore<UcQpConfig, UcCounters> core_;
   std::uint32_t access_ = 0;
   PathAddr path_{};
   wire::PathMtu mtu_ = wire::PathMtu::k1024;

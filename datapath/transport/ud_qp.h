@@ -114,27 +114,13 @@ inline constexpr counters::FieldList<UdCounters, 6> kUdCounterFields{{
 static_assert(counters::covers(kUdCounterFields, &UdCounters::rx));
 constexpr const auto& counter_fields(const UdCounters&) { return kUdCounterFields; }
 
-class UdQp {
+// The accessors, events and Qp entry points it shares with UcQp are
+// UnreliableQp's (unreliable_qp_core.h).
+class UdQp : public UnreliableQp<UdQp, UdQpConfig, UdCounters> {
  public:
   UdQp(const UdQpConfig& cfg, const MrTable& mrs);
 
-  std::uint32_t qpn() const { return core_.cfg.qpn; }
-  QpState state() const { return core_.state; }
   std::uint32_t qkey() const { return qkey_; }
-  Psn next_psn() const { return core_.psn; }
-  // WRs the send and receive queues hold (the engine completes a WQE it
-  // rejects only once every earlier WR has left, to keep order).
-  std::uint32_t send_queue_depth() const { return core_.sq.size(); }
-  std::uint32_t recv_queue_depth() const { return core_.rq.size(); }
-  const UdCounters& counters() const { return core_.counters; }
-  // Async events this QP raised and the refused-completion accounting
-  // (async_event.h).
-  bool has_events() const { return !core_.ev.pending().empty(); }
-  template <EventSink S>
-  std::uint32_t drain_events(S& sink) {
-    return core_.ev.pending().drain(sink);
-  }
-  const QpEventState& event_state() const { return core_.ev; }
 
   // ibv_modify_qp: 0 or EINVAL (illegal transition, missing or extra
   // attribute, unsupported value). Attributes used: state, Q_Key,
@@ -156,6 +142,7 @@ class UdQp {
   // One parsed, ICRC-checked RoCEv2 packet addressed to this QP.
   template <CqSink Cq>
   UdRx on_packet(const wire::ParsedPacket& pkt, Cq& recv_cq);
+  using UnreliableQp::on_packet;
 
   // In SQE flushes the send queue, in ERR both queues, with
   // IBV_WC_WR_FLUSH_ERR. Stops at a full CQ (the rest stays queued for the
@@ -173,19 +160,6 @@ class UdQp {
   // The shape every QP kind has (qp_concept.h).
   static constexpr QpType kType = QpType::kUd;
   static constexpr QpAddressing kAddressing = QpAddressing::kPerWr;
-  static constexpr bool kSendCq = true;
-  static constexpr bool kRecvCq = true;
-  template <class Io>
-  void on_packet(const wire::ParsedPacket& pkt, TimeNs /*now*/, Io& io,
-                 AckTiming /*acks*/ = AckTiming::kNow) {
-    on_packet(pkt, io.recv_cq);
-  }
-  template <class Io>
-  void on_timer(TimeNs /*now*/, Io& /*io*/) {}
-  template <class Io>
-  PumpResult pump(TimeNs /*now*/, Io& io, std::uint32_t budget) {
-    return unreliable_pump(*this, io, budget);
-  }
   // The pump has something to do: a WR to send (RTS), or in SQE/ERR a flush.
   bool has_output() const {
     return (core_.state == QpState::kRts && !core_.sq.empty()) ||
@@ -203,8 +177,6 @@ class UdQp {
   // Receive checks and placement; fills *wc for kDelivered/kLenErr/kProtErr.
   UdRx receive(const wire::ParsedPacket& pkt, Cqe* wc);
 
-  // Configuration, state, queues, counters and events (unreliable_qp_core.h).
-  UnreliableQpCore<UdQpConfig, UdCounters> core_;
   std::uint32_t qkey_ = 0;
 };
 

@@ -249,4 +249,54 @@ PumpResult unreliable_pump(Q& q, Io& io, std::uint32_t budget) {
   return r;
 }
 
+// What UdQp and UcQp show of the Qp shape (qp_concept.h) in the same way:
+// the accessors over their core, their async events, and the packet, timer
+// and pump entry points. Derived is the QP itself (CRTP): its
+// on_packet(pkt, recv_cq), process_send and flush are plain calls, no
+// virtual function. A derived class that declares its own on_packet brings
+// these in with `using UnreliableQp::on_packet`.
+template <class Derived, class Config, class Counters>
+class UnreliableQp {
+ public:
+  std::uint32_t qpn() const { return core_.cfg.qpn; }
+  QpState state() const { return core_.state; }
+  Psn next_psn() const { return core_.psn; }
+  // WRs the send and receive queues hold (the engine completes a WQE it
+  // rejects only once every earlier WR has left, to keep order).
+  std::uint32_t send_queue_depth() const { return core_.sq.size(); }
+  std::uint32_t recv_queue_depth() const { return core_.rq.size(); }
+  const Counters& counters() const { return core_.counters; }
+  // Async events this QP raised and the refused-completion accounting
+  // (async_event.h).
+  bool has_events() const { return !core_.ev.pending().empty(); }
+  template <EventSink S>
+  std::uint32_t drain_events(S& sink) {
+    return core_.ev.pending().drain(sink);
+  }
+  const QpEventState& event_state() const { return core_.ev; }
+
+  // The shape every QP kind has (qp_concept.h); the derived QP adds kType,
+  // kAddressing, has_output() and query_own().
+  static constexpr bool kSendCq = true;
+  static constexpr bool kRecvCq = true;
+  template <class Io>
+  void on_packet(const wire::ParsedPacket& pkt, TimeNs /*now*/, Io& io,
+                 AckTiming /*acks*/ = AckTiming::kNow) {
+    self().on_packet(pkt, io.recv_cq);
+  }
+  template <class Io>
+  void on_timer(TimeNs /*now*/, Io& /*io*/) {}
+  template <class Io>
+  PumpResult pump(TimeNs /*now*/, Io& io, std::uint32_t budget) {
+    return unreliable_pump(self(), io, budget);
+  }
+
+ protected:
+  UnreliableQp(const Config& c, const MrTable& m) : core_(c, m) {}
+  Derived& self() { return static_cast<Derived&>(*this); }
+
+  // Configuration, state, queues, counters and events.
+  UnreliableQpCore<Config, Counters> core_;
+};
+
 }  // namespace uroce::transport

@@ -30,6 +30,7 @@
 // Priority - j.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -85,5 +86,23 @@ struct HomaCutoffsHdr {
 };
 static_assert(sizeof(HomaCutoffsHdr) == HomaCutoffsHdr::kSize);
 static_assert(alignof(HomaCutoffsHdr) == 1);
+
+// What a CUTOFFS header says, as the receiver computes it
+// (sched/unsched_cutoffs.h) and a sender applies it (PeerCutoffs,
+// transport/grant_gate.h): level j's largest length, j < levels; the last
+// is UINT64_MAX (everything longer). With no data every cutoff is
+// UINT64_MAX (all at level 0).
+struct HomaCutoffs {
+  std::array<std::uint64_t, HomaCutoffsHdr::kMaxLevels> max_length{};
+  std::uint32_t levels = 1;
+
+  // The level (0 = highest priority) of a message of `length` bytes.
+  std::uint32_t level_of(std::uint64_t length) const {
+    for (std::uint32_t j = 0; j + 1 < levels; ++j) {
+      if (length <= max_length[j]) return j;
+    }
+    return levels - 1;
+  }
+};
 
 }  // namespace uroce::wire

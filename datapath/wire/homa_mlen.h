@@ -6,7 +6,7 @@
 // bytes sends this control packet, then the data. It is not a data packet:
 // the QP's PSN sequence, the responder and rxe-compatible packets are
 // untouched. A lost MLEN costs the sender a grant timeout, after which it
-// sends MLEN again (sched/grant_gate.h); the receiver counts the bytes
+// sends MLEN again (datapath/transport/grant_gate.h); the receiver counts the bytes
 // from the QP's expected PSN, so an MLEN that arrives after data is fine.
 //
 // Our BTH opcode 0xC2 (the extensions' range 0xC0-0xC7, homa_grant.h).

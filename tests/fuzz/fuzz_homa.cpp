@@ -324,7 +324,7 @@ struct Rig {
     if (b.size() >= wire::HomaCutoffsHdr::kSize) {
       const wire::HomaCutoffsHdr c = wire::HomaCutoffsHdr::read(b.data());
       if (c.valid()) {
-        sched::homa::PeerCutoffs pc;
+        transport::PeerCutoffs pc;
         pc.top_priority = c.top_priority();
         pc.cutoffs.levels = c.levels();
         for (std::uint32_t j = 0; j < 8; ++j) {

@@ -175,9 +175,8 @@ inline std::uint32_t Vnic<PortIo, Sched>::sq_doorbell(QpEntry& e, bool* more) {
       if (rc != 0) {
         ++ctr_.wqe_rejected;
         bad = transport::WcStatus::kLocQpOpErr;
-      } else if (post_hooks_) [[unlikely]] {
-        if (auto_on_) auto_observe(e);
-        if ((hooks_ & policy::hook::kPost) != 0) policy_post(e);
+      } else if ((hooks_ & policy::hook::kPost) != 0) [[unlikely]] {
+        policy_post(e);
       }
     }
     e.sq.release();

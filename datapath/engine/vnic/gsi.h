@@ -35,6 +35,7 @@ inline void Vnic<PortIo, Sched>::gsi_rx() {
 template <class PortIo, sched::TxScheduler Sched>
 int Vnic<PortIo, Sched>::gsi_send(wire::Ipv4Addr ip, wire::MacAddr mac,
                                   std::span<const std::uint8_t, wire::kMadBytes> mad) {
+  assert(owner_.here());
   wire::PacketSpec spec;
   spec.eth_src = cfg_.mac;
   spec.eth_dst = mac;

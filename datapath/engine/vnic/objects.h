@@ -65,6 +65,7 @@ Vnic<PortIo, Sched>::~Vnic() = default;
 
 template <class PortIo, sched::TxScheduler Sched>
 std::uint32_t Vnic<PortIo, Sched>::poll(TimeNs now) {
+  assert(owner_.here());
   now_ = now;
   ++ctr_.iterations;
   io_.begin(now);
@@ -82,12 +83,14 @@ std::uint32_t Vnic<PortIo, Sched>::poll(TimeNs now) {
 
 template <class PortIo, sched::TxScheduler Sched>
 void Vnic<PortIo, Sched>::set_impairment(const ImpairConfig& c) {
+  assert(owner_.here());
   cfg_.impair = c;
   impair_ = Impairment(c);
 }
 
 template <class PortIo, sched::TxScheduler Sched>
 void Vnic<PortIo, Sched>::set_pfc(const PfcEndpointConfig& c) {
+  assert(owner_.here());
   cfg_.pfc = c;
   pfc_ = PfcEndpoint(c, cfg_.mac, cfg_.ip, frame_slot_bytes(cfg_));
 }
@@ -127,6 +130,7 @@ bool Vnic<PortIo, Sched>::attach_ring(Ring* r, const RingMem& m) {
 
 template <class PortIo, sched::TxScheduler Sched>
 int Vnic<PortIo, Sched>::open_client(std::uint32_t client, void* mem, std::size_t bytes) {
+  assert(owner_.here());
   for (const auto& c : clients_) {
     if (c->client == client) return EEXIST;
   }
@@ -139,6 +143,7 @@ int Vnic<PortIo, Sched>::open_client(std::uint32_t client, void* mem, std::size_
 
 template <class PortIo, sched::TxScheduler Sched>
 int Vnic<PortIo, Sched>::close_client(std::uint32_t client) {
+  assert(owner_.here());
   for (std::size_t i = 0; i < clients_.size(); ++i) {
     if (clients_[i]->client != client) continue;
     clients_[i] = std::move(clients_.back());
@@ -150,6 +155,7 @@ int Vnic<PortIo, Sched>::close_client(std::uint32_t client) {
 
 template <class PortIo, sched::TxScheduler Sched>
 int Vnic<PortIo, Sched>::qp_doorbells(ObjId id, std::uint32_t* sq, std::uint32_t* rq) const {
+  assert(owner_.here());
   const QpEntry* e = find_qp(id);
   if (e == nullptr) return ENOENT;
   *sq = 2 * e->slot;
@@ -159,6 +165,7 @@ int Vnic<PortIo, Sched>::qp_doorbells(ObjId id, std::uint32_t* sq, std::uint32_t
 
 template <class PortIo, sched::TxScheduler Sched>
 int Vnic<PortIo, Sched>::srq_doorbell(ObjId id, std::uint32_t* db) const {
+  assert(owner_.here());
   const SrqObj* s = find_srq(id);
   if (s == nullptr) return ENOENT;
   *db = qp_bells_ + s->slot;
@@ -169,6 +176,7 @@ int Vnic<PortIo, Sched>::srq_doorbell(ObjId id, std::uint32_t* db) const {
 
 template <class PortIo, sched::TxScheduler Sched>
 int Vnic<PortIo, Sched>::alloc_qpn(std::uint32_t* qpn) {
+  assert(owner_.here());
   if (free_.empty()) return ENOSPC;
   const std::uint32_t tries = demux_.capacity() + 2;
   for (std::uint32_t t = 0; t < tries; ++t) {
@@ -185,6 +193,7 @@ int Vnic<PortIo, Sched>::alloc_qpn(std::uint32_t* qpn) {
 
 template <class PortIo, sched::TxScheduler Sched>
 int Vnic<PortIo, Sched>::create_cq(const CqCreate& c) {
+  assert(owner_.here());
   if (c.id == 0) return EINVAL;
   if (cqs_.count(c.id) != 0) return EEXIST;
   if (cqs_.size() >= cfg_.max_cqs) return ENOMEM;
@@ -202,6 +211,7 @@ int Vnic<PortIo, Sched>::create_cq(const CqCreate& c) {
 
 template <class PortIo, sched::TxScheduler Sched>
 int Vnic<PortIo, Sched>::destroy_cq(ObjId id) {
+  assert(owner_.here());
   auto it = cqs_.find(id);
   if (it == cqs_.end()) return ENOENT;
   if (it->second->refs != 0) return EBUSY;
@@ -217,6 +227,7 @@ int Vnic<PortIo, Sched>::destroy_cq(ObjId id) {
 
 template <class PortIo, sched::TxScheduler Sched>
 int Vnic<PortIo, Sched>::resize_cq(ObjId id, const RingMem& ring, ctl::CqNotify* notify) {
+  assert(owner_.here());
   CqObj* cq = find_cq(id);
   if (cq == nullptr) return ENOENT;
   return cq->sink.resize(ring, notify);
@@ -226,6 +237,7 @@ int Vnic<PortIo, Sched>::resize_cq(ObjId id, const RingMem& ring, ctl::CqNotify*
 
 template <class PortIo, sched::TxScheduler Sched>
 int Vnic<PortIo, Sched>::create_srq(const SrqCreate& c) {
+  assert(owner_.here());
   if (c.id == 0) return EINVAL;
   if (srqs_.count(c.id) != 0) return EEXIST;
   if (srqs_.size() >= cfg_.max_srqs || srq_free_.empty()) return ENOMEM;
@@ -263,6 +275,7 @@ int Vnic<PortIo, Sched>::create_srq(const SrqCreate& c) {
 
 template <class PortIo, sched::TxScheduler Sched>
 int Vnic<PortIo, Sched>::modify_srq(ObjId id, std::uint32_t mask, const transport::SrqAttr& a) {
+  assert(owner_.here());
   SrqObj* s = find_srq(id);
   if (s == nullptr) return ENOENT;
   return s->srq->modify(mask, a);
@@ -270,6 +283,7 @@ int Vnic<PortIo, Sched>::modify_srq(ObjId id, std::uint32_t mask, const transpor
 
 template <class PortIo, sched::TxScheduler Sched>
 int Vnic<PortIo, Sched>::query_srq(ObjId id, transport::SrqAttr* out) {
+  assert(owner_.here());
   SrqObj* s = find_srq(id);
   if (s == nullptr) return ENOENT;
   *out = s->srq->query();
@@ -278,6 +292,7 @@ int Vnic<PortIo, Sched>::query_srq(ObjId id, transport::SrqAttr* out) {
 
 template <class PortIo, sched::TxScheduler Sched>
 int Vnic<PortIo, Sched>::destroy_srq(ObjId id) {
+  assert(owner_.here());
   auto it = srqs_.find(id);
   if (it == srqs_.end()) return ENOENT;
   SrqObj* s = it->second.get();
@@ -294,6 +309,7 @@ int Vnic<PortIo, Sched>::destroy_srq(ObjId id) {
 
 template <class PortIo, sched::TxScheduler Sched>
 int Vnic<PortIo, Sched>::create_qp(const QpCreate& c) {
+  assert(owner_.here());
   if (c.id == 0) return EINVAL;
   if (qp_ids_.count(c.id) != 0) return EEXIST;
   if (free_.empty()) return ENOMEM;
@@ -415,6 +431,7 @@ int Vnic<PortIo, Sched>::create_qp(const QpCreate& c) {
 
 template <class PortIo, sched::TxScheduler Sched>
 int Vnic<PortIo, Sched>::modify_qp(ObjId id, const QpModify& m) {
+  assert(owner_.here());
   QpEntry* e = find_qp(id);
   if (e == nullptr) return ENOENT;
   const transport::QpState before = qp_state(*e);
@@ -461,6 +478,7 @@ int Vnic<PortIo, Sched>::modify_qp(ObjId id, const QpModify& m) {
 
 template <class PortIo, sched::TxScheduler Sched>
 int Vnic<PortIo, Sched>::query_qp(ObjId id, QpQuery* out) {
+  assert(owner_.here());
   QpEntry* e = find_qp(id);
   if (e == nullptr) return ENOENT;
   // RC and DC QPs keep their attributes; UC and UD only the values they
@@ -481,6 +499,7 @@ int Vnic<PortIo, Sched>::query_qp(ObjId id, QpQuery* out) {
 
 template <class PortIo, sched::TxScheduler Sched>
 int Vnic<PortIo, Sched>::destroy_qp(ObjId id) {
+  assert(owner_.here());
   auto it = qp_ids_.find(id);
   if (it == qp_ids_.end()) return ENOENT;
   const std::uint32_t slot = it->second;
@@ -538,6 +557,7 @@ void Vnic<PortIo, Sched>::merge_attrs(transport::QpAttrValues* d, std::uint32_t 
 
 template <class PortIo, sched::TxScheduler Sched>
 std::uint32_t Vnic<PortIo, Sched>::reg_mr(const MrCreate& m, int* err) {
+  assert(owner_.here());
   *err = 0;
   if (mrs_.live() >= cfg_.max_mrs) {
     *err = ENOMEM;
@@ -549,6 +569,7 @@ std::uint32_t Vnic<PortIo, Sched>::reg_mr(const MrCreate& m, int* err) {
 template <class PortIo, sched::TxScheduler Sched>
 std::uint32_t Vnic<PortIo, Sched>::alloc_mw(transport::PdHandle pd, transport::MwType type,
                                             int* err) {
+  assert(owner_.here());
   *err = 0;
   if (mrs_.mws_live() >= cfg_.max_mws) {
     *err = ENOMEM;
@@ -559,6 +580,7 @@ std::uint32_t Vnic<PortIo, Sched>::alloc_mw(transport::PdHandle pd, transport::M
 
 template <class PortIo, sched::TxScheduler Sched>
 int Vnic<PortIo, Sched>::create_ah(const AhCreate& a) {
+  assert(owner_.here());
   AhEntry e;
   e.id = a.id;
   e.client = a.client;
@@ -575,6 +597,7 @@ int Vnic<PortIo, Sched>::create_ah(const AhCreate& a) {
 
 template <class PortIo, sched::TxScheduler Sched>
 bool Vnic<PortIo, Sched>::resolve(wire::Ipv4Addr ip, TimeNs now, wire::MacAddr* mac) {
+  assert(owner_.here());
   if (ip == cfg_.ip) {
     *mac = cfg_.mac;
     return true;
@@ -588,6 +611,7 @@ bool Vnic<PortIo, Sched>::resolve(wire::Ipv4Addr ip, TimeNs now, wire::MacAddr* 
 
 template <class PortIo, sched::TxScheduler Sched>
 bool Vnic<PortIo, Sched>::resolve6(const wire::Ipv6Addr& ip, TimeNs now, wire::MacAddr* mac) {
+  assert(owner_.here());
   ArpTx sink{this};
   const port::Resolution r = nd_.resolve(ip, now, sink);
   if (r.status != port::ResolveStatus::kResolved) return false;
@@ -599,6 +623,7 @@ bool Vnic<PortIo, Sched>::resolve6(const wire::Ipv6Addr& ip, TimeNs now, wire::M
 
 template <class PortIo, sched::TxScheduler Sched>
 void Vnic<PortIo, Sched>::qp_status(std::vector<QpStatus>* out) const {
+  assert(owner_.here());
   for (const std::uint32_t slot : live_) {
     const QpEntry& e = qps_[slot];
     QpStatus s;
@@ -610,9 +635,6 @@ void Vnic<PortIo, Sched>::qp_status(std::vector<QpStatus>* out) const {
     s.engine = e.ctr;
     if constexpr (requires { sched_.class_of(slot); }) s.tx_class = sched_.class_of(slot);
     s.class_pinned = e.class_pinned;
-    if constexpr (requires { sched_.kind(slot); }) {
-      if (auto_on_) s.auto_kind = static_cast<std::int8_t>(sched_.kind(slot));
-    }
     s.paced = pacer_.status(slot, &s.pace);
     {
       const PolicyHost h{const_cast<Vnic*>(this)};
@@ -641,12 +663,14 @@ void Vnic<PortIo, Sched>::qp_status(std::vector<QpStatus>* out) const {
 
 template <class PortIo, sched::TxScheduler Sched>
 TimeNs Vnic<PortIo, Sched>::deadline(std::uint32_t qpn) const {
+  assert(owner_.here());
   const QpEntry* e = demux_.find(qpn);
   return e == nullptr ? 0 : e->deadline;
 }
 
 template <class PortIo, sched::TxScheduler Sched>
 TimeNs Vnic<PortIo, Sched>::next_deadline() const {
+  assert(owner_.here());
   if (loop_.size() != 0) return now_;
   TimeNs t = std::min(timers_.earliest(), pfc_next_deadline());
   // QPs with output held back by the port limit: when it opens again.

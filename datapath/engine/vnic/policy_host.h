@@ -35,6 +35,10 @@ struct Vnic<PortIo, Sched>::PolicyHost {
   static transport::QpType type(const Qp& e) { return e.type(); }
   static transport::QpAddressing addressing(const Qp& e) { return e.addressing(); }
   static transport::QpState state(const Qp& e) { return qp_state(e); }
+  // WRs e's send queue holds.
+  static std::uint32_t send_queue_depth(Qp& e) {
+    return visit(e, [](auto& q) { return q.send_queue_depth(); });
+  }
   static transport::RcQp& rc(Qp& e) {
     transport::RcQp* q = detail::qp_if<transport::RcQp>(e);
     assert(q != nullptr);
@@ -85,9 +89,13 @@ struct Vnic<PortIo, Sched>::PolicyHost {
 template <class PortIo, sched::TxScheduler Sched>
 typename Vnic<PortIo, Sched>::Policies Vnic<PortIo, Sched>::make_policies(const VnicConfig& c) {
   const auto slots = static_cast<std::uint32_t>(c.max_qps == 0 ? 1 : c.max_qps);
+  // Each extension sees the TX policy as the scheduler runs it (after
+  // every extension's tx_policy).
+  VnicConfig eff = c;
+  eff.sched = effective_tx_policy(c);
   return [&]<class... P>(std::type_identity<std::tuple<P...>>) {
     static_assert((policy::QpExtensionOf<P, PolicyHost> && ...));
-    return Policies(P(c, slots)...);
+    return Policies(P(eff, slots)...);
   }(std::type_identity<Policies>{});
 }
 

@@ -12,16 +12,22 @@
 
 namespace uroce::engine {
 
+// The device's TX policy configuration as the extensions adjust it (the
+// Homa-like scheduler takes the classes: a QP's class is the network
+// priority of its next packet, all strict).
+template <class PortIo, sched::TxScheduler Sched>
+sched::TxPolicyConfig Vnic<PortIo, Sched>::effective_tx_policy(const VnicConfig& c) {
+  sched::TxPolicyConfig t = c.sched;
+  [&]<class... P>(std::type_identity<std::tuple<P...>>) {
+    (P::tx_policy(c, &t), ...);
+  }(std::type_identity<Policies>{});
+  return t;
+}
+
 template <class PortIo, sched::TxScheduler Sched>
 Sched Vnic<PortIo, Sched>::make_sched(const VnicConfig& c, std::uint32_t flows) {
   if constexpr (std::is_constructible_v<Sched, std::uint32_t, const sched::TxPolicyConfig&>) {
-    // The extensions may take the TX classes (the Homa-like scheduler: a
-    // QP's class is the network priority of its next packet, all strict).
-    sched::TxPolicyConfig t = c.sched;
-    [&]<class... P>(std::type_identity<std::tuple<P...>>) {
-      (P::tx_policy(c, &t), ...);
-    }(std::type_identity<Policies>{});
-    return Sched(flows, t);
+    return Sched(flows, effective_tx_policy(c));
   } else {
     return Sched(flows);
   }
@@ -33,33 +39,18 @@ void Vnic<PortIo, Sched>::update_tx_plain() {
   if constexpr (requires { sched_.isolation(); }) {
     classes = sched_.isolation() != sched::Isolation::kOff;
   }
-  if constexpr (requires { sched_.auto_classify(); }) auto_on_ = sched_.auto_classify();
-  post_hooks_ = auto_on_ || (hooks_ & policy::hook::kPost) != 0;
   tx_plain_ = !classes && pacer_.count() == 0 && !limit_.enabled();
   acks_at_pump_ = tx_plain_ && (hooks_ & policy::hook::kAcksNow) == 0;
 }
 
-// Out of line: a device without isolation auto pays one test per send WR.
-// A QP pinned through set_qp_sched keeps its class.
-template <class PortIo, sched::TxScheduler Sched>
-[[gnu::noinline]] void Vnic<PortIo, Sched>::auto_observe(QpEntry& e) {
-  if constexpr (requires { sched_.observe(e.slot, std::uint64_t{0}, std::uint32_t{0}); }) {
-    assert(auto_on_);
-    if (e.class_pinned) return;
-    const std::uint32_t depth = visit(e, [](auto& q) { return q.send_queue_depth(); });
-    sched_.observe(e.slot, swr_.length(), depth);
-  }
-}
-
 // UD QPs and DCIs have no address vector of their own (each WR names an
-// AH): their class changes only through set_qp_sched. With isolation auto the
-// classifier chooses (auto_observe), not the DSCP.
+// AH): their class changes only through set_qp_sched. An extension may own
+// the class (isolation auto's classifier, the Homa-like scheduler's
+// priorities): then the DSCP does not decide it.
 template <class PortIo, sched::TxScheduler Sched>
 void Vnic<PortIo, Sched>::class_from_av(QpEntry& e) {
   if constexpr (requires { sched_.set_class(e.slot, std::uint8_t{0}); }) {
-    if (e.class_pinned || e.addressing() == transport::QpAddressing::kPerWr || auto_on_) {
-      return;
-    }
+    if (e.class_pinned || e.addressing() == transport::QpAddressing::kPerWr) return;
     // An extension's (the Homa-like scheduler's priorities).
     if ((hooks_ & policy::hook::kClass) != 0) {
       const PolicyHost h{this};
@@ -74,6 +65,7 @@ void Vnic<PortIo, Sched>::class_from_av(QpEntry& e) {
 
 template <class PortIo, sched::TxScheduler Sched>
 int Vnic<PortIo, Sched>::set_qp_sched(ObjId id, const QpSched& s) {
+  assert(owner_.here());
   QpEntry* e = find_qp(id);
   if (e == nullptr) return ENOENT;
   if (s.set_class) {

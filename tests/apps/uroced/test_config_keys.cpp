@@ -34,6 +34,7 @@ std::string sample_text(const KeyDesc<DeviceConfig>& k) {
     case KeyType::kSwitch: return k.get(defaults).on ? "off" : "on";
     case KeyType::kMask: return "3,4";
     case KeyType::kIntList: return std::to_string(k.hi) + ",2";
+    case KeyType::kTextList: return "-x";  // no device key is a text list
   }
   return {};
 }
@@ -109,6 +110,77 @@ TEST(ConfigKeys, NamesAreTheTables) {
   DeviceConfig d;
   EXPECT_EQ(parse_device_spec("name=a;pfc.mode=static", 0, &d),
             "device[0].pfc.mode: unknown key (expected " + device_key_names(kInArg) + ")");
+}
+
+// Every [device.pfc] key, given a value other than its default in the
+// file's table, reads back as that value.
+TEST(ConfigKeys, PfcTableKeysReadFromTheFile) {
+  const DeviceConfig defaults;
+  for (const KeyDesc<DeviceConfig>& k : pfc_table_key_set().keys) {
+    SCOPED_TRACE(std::string(k.name));
+    EXPECT_FALSE(k.help.empty());
+    EXPECT_EQ(k.sources, kInFile);
+    std::string text, value;
+    if (k.name == "mode") {
+      text = "static";
+    } else if (k.name == "storm_action") {
+      text = "ignore";
+    } else if (k.name == "alpha") {
+      text = "1/16";
+    } else if (k.type == KeyType::kInteger) {
+      text = std::to_string(k.hi - 1);  // the quanta's defaults are their maximum
+    } else {
+      text = sample_text(k);
+    }
+    value = k.type == KeyType::kText ? "\"" + text + "\"" : toml_value(k, text);
+    EXPECT_NE(text, key_value_text(k, defaults));
+    DaemonConfig cfg;
+    ASSERT_EQ(load_toml(with("mtu = 9000",
+                             "mtu = 9000\n[device.pfc]\n" + std::string(k.name) + " = " + value),
+                        "t.toml", &cfg),
+              "");
+    const std::string got = key_value_text(k, cfg.devices[0]);
+    if (k.type == KeyType::kIntList) {
+      EXPECT_EQ(got.substr(0, text.size()), text);  // the rest keep their defaults
+    } else {
+      EXPECT_EQ(got, text);
+    }
+  }
+}
+
+// The [daemon] and [eal] keys that an option overrides: the option reads a
+// value as the file does (one descriptor), messages name the option.
+TEST(ConfigKeys, DaemonKeysFromTheFileAndTheirOptions) {
+  DaemonConfig from_file;
+  ASSERT_EQ(load_toml("[daemon]\nrun_dir = \"/tmp/r\"\npoll = \"yield\"\nlog_level = \"debug\"\n"
+                      "[eal]\nlcore = 5\nargs = [\"--in-memory\"]\n",
+                      "t.toml", &from_file),
+            "");
+  DaemonConfig from_options;
+  CommandLine cl;
+  cl.run_dir = "/tmp/r";
+  cl.poll = "yield";
+  cl.log_level = "debug";
+  cl.lcore = 5;
+  from_options.eal_args.clear();
+  cl.eal_args = {"--in-memory"};
+  ASSERT_EQ(apply_command_line(cl, &from_options), "");
+  for (const KeySet<DaemonConfig>* set : {&daemon_key_set(), &eal_key_set()}) {
+    for (const KeyDesc<DaemonConfig>& k : set->keys) {
+      SCOPED_TRACE(std::string(k.name));
+      EXPECT_FALSE(k.help.empty());
+      if (k.flag.empty()) continue;
+      EXPECT_EQ(key_value_text(k, from_options), key_value_text(k, from_file));
+    }
+  }
+  EXPECT_EQ(from_file.lcore, 5u);
+  cl = CommandLine{};
+  cl.lcore = 128;
+  EXPECT_EQ(apply_command_line(cl, &from_options), "--lcore: 128 is outside 0..127");
+  EXPECT_EQ(error_of("[daemon]\ncolour = 1\n"),
+            "daemon.colour: unknown key (expected run_dir, poll, backoff_max_us, status_group or "
+            "log_level)");
+  EXPECT_EQ(error_of("[eal]\nlcore = 128\n"), "eal.lcore: 128 is outside 0..127");
 }
 
 // docs/config-keys.md is generated from the tables; when a key changes,

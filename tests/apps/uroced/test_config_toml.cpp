@@ -269,7 +269,9 @@ TEST(LoadToml_PortForms, VdevAndPci) {
 }
 
 TEST(LoadToml_UnknownKeys, Rejected) {
-  EXPECT_EQ(error_of(with("poll = \"busy\"", "pol = \"busy\"")), "daemon.pol: unknown key");
+  EXPECT_EQ(error_of(with("poll = \"busy\"", "pol = \"busy\"")),
+            "daemon.pol: unknown key (expected run_dir, poll, backoff_max_us, status_group or "
+            "log_level)");
   EXPECT_EQ(error_of(with("mtu = 9000", "mut = 9000")),
             "device[0].mut: unknown key (expected " + device_key_names(kInFile) + ")");
   EXPECT_EQ(error_of(std::string(kTwoDevices) + "[other]\n"),
@@ -409,7 +411,12 @@ TEST(LoadToml_Pfc, ErrorsNameTheKey) {
             "device[0].pfc.priority_dscp[2]: 64 is outside 0..63");
   EXPECT_EQ(err("sl_priority = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]"),
             "device[0].pfc.sl_priority: expected an array of at most 16 integers");
-  EXPECT_EQ(err("colour = 1"), "device[0].pfc.colour: unknown key");
+  EXPECT_EQ(err("colour = 1"),
+            "device[0].pfc.colour: unknown key (expected priorities, mode, buffer_bytes, "
+            "headroom_bytes, xoff_bytes, xon_bytes, xon_offset_bytes, alpha, xoff_quanta, "
+            "max_quanta, refresh_percent, storm_watchdog, storm_detection_ms, "
+            "storm_restoration_ms, storm_action, stage_slots, rx_budget, hold_slots, sl_priority, "
+            "priority_dscp or dscp_priority)");
   // Whole-configuration checks of the pfc/ state machines.
   EXPECT_EQ(err("priorities = [3]\nmode = \"static\"\nxoff_bytes = 1000\nxon_bytes = 2000"),
             "device[0].pfc.xoff_bytes: static thresholds need xon_bytes (2000) < xoff_bytes "

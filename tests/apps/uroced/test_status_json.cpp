@@ -211,6 +211,22 @@ TEST(StatusJson_Devices, EveryVnicCounterUnderItsListedName) {
   }
 }
 
+TEST(StatusJson_Devices, MemoryWindowCountersAndRefusalsByReason) {
+  FakeDevice d("uroce0", 9000);
+  DeviceSnapshot s;
+  s.mw.binds = 7;
+  s.mw.invalidates = 3;
+  s.mw.bind_refused[static_cast<std::size_t>(transport::MrError::kAccessDenied)] = 2;
+  s.mw.inv_refused[static_cast<std::size_t>(transport::MrError::kWrongPd)] = 5;
+  const json j = json::parse(status_json(info(), {&d}, {s}, false, nullptr, 1 << 16));
+  const json& mw = j["devices"][0]["mw"];
+  EXPECT_EQ(mw.size(), transport::kMwCounterFields.size() + 2);
+  EXPECT_EQ(mw["binds"], 7);
+  EXPECT_EQ(mw["invalidates"], 3);
+  EXPECT_EQ(mw["bind_refused"], json({{"access_denied", 2}}));
+  EXPECT_EQ(mw["inv_refused"], json({{"wrong_pd", 5}}));
+}
+
 TEST(StatusJson_Sched, DevicePolicyAndQpClassAndPace) {
   FakeDevice d("uroce0", 9000);
   d.mutable_config().sched.isolation = sched::Isolation::kClasses;

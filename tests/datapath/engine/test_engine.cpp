@@ -54,6 +54,15 @@ struct RecordingSleeper {
   void yield() { sleep(0); }
 };
 
+// The engine's counters, read by the calling thread as the engine's owner
+// (an inline call() once no other thread runs the engine).
+template <class E>
+EngineRunCounters counters_now(E& e) {
+  EngineRunCounters c;
+  e.call([&] { c = e.counters(); });
+  return c;
+}
+
 TEST(Engine_Call, RunsInlineWhenNotRunning) {
   VirtualClock clock;
   Engine<SimPortIo, VirtualClock> e(EngineConfig{}, clock);
@@ -107,6 +116,43 @@ TEST(Engine_Call, FromOtherThreadsWhileRunSpins) {
   e.call([&] { ran_on = std::this_thread::get_id(); });
   EXPECT_EQ(ran_on, std::this_thread::get_id());
 }
+
+#ifndef NDEBUG
+// A Vnic operation called directly by a thread other than the one running
+// the engine (instead of through call()) stops the program at its assert;
+// the same operation through call() runs.
+TEST(Engine_OwnerDeathTest, AVnicOperationOffTheEngineThreadAsserts) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  port::SimLink link(port::SimLinkConfig::symmetric(port::SimDirectionConfig{}, 9));
+  Host a(link, 0, kMacA, kIpA);
+  SteadyClock clock;
+  EngineConfig cfg;
+  cfg.mode = PollMode::kBusy;
+  Engine<SimPortIo, SteadyClock> e(cfg, clock);
+  e.add_vnic(&a.vnic);
+  auto direct_while_running = [&] {
+    std::atomic<bool> stop{false};
+    std::thread engine([&] { e.run(stop); });
+    for (std::uint64_t seen = 0; seen == 0;) {
+      e.call([&] { seen = e.counters().iterations; });
+    }
+    std::uint32_t qpn = 0;
+    (void)a.vnic.alloc_qpn(&qpn);
+    stop = true;
+    engine.join();
+  };
+  EXPECT_DEATH(direct_while_running(), "owner_.here");
+  std::atomic<bool> stop{false};
+  std::thread engine([&] { e.run(stop); });
+  std::uint32_t qpn = 0;
+  int rc = -1;
+  e.call([&] { rc = a.vnic.alloc_qpn(&qpn); });
+  stop = true;
+  engine.join();
+  EXPECT_EQ(rc, 0);
+  EXPECT_NE(qpn, 0u);
+}
+#endif
 
 TEST(Engine_RunOnce, PollsEveryVnicWithOneTimestamp) {
   port::SimDirectionConfig d;
@@ -356,9 +402,11 @@ TEST(Engine_Run, SurvivesAClosedCompChannel) {
   std::thread t([&] { e.run(stop); });
   t.join();
   EXPECT_EQ(cq->poll().size(), 1u);
-  EXPECT_EQ(a.vnic.counters().cq.comp_events, 1u);  // raised
-  EXPECT_EQ(a.vnic.counters().comp.errors, 1u);     // and lost
-  EXPECT_EQ(a.vnic.counters().comp.records, 0u);
+  VnicCounters c;
+  e.call([&] { c = a.vnic.counters(); });  // the engine's thread is gone: inline
+  EXPECT_EQ(c.cq.comp_events, 1u);         // raised
+  EXPECT_EQ(c.comp.errors, 1u);            // and lost
+  EXPECT_EQ(c.comp.records, 0u);
 }
 
 }  // namespace
@@ -416,23 +464,24 @@ TEST(Engine_Drive, SkipsWhileTheProgressThreadOwnsTheEngine) {
   }
   // A closure runs inside the progress thread's iteration, which owns the
   // engine: a drive() meanwhile must not run one of its own.
+  // The counter is read on the owner, before and after the drive().
   std::atomic<bool> inside{false}, release{false};
+  std::uint64_t before = 0, after = 0;
   std::thread control([&] {
     e.call([&] {
+      before = e.counters().iterations;
       inside = true;
       while (!release) std::this_thread::yield();
+      after = e.counters().iterations;
     });
   });
   while (!inside) std::this_thread::yield();
-  std::uint64_t before = 0;
-  // Read under the owner's iteration: the counter does not move.
-  before = e.counters().iterations;
   EXPECT_EQ(e.drive(), 0u);
-  EXPECT_EQ(e.counters().iterations, before);
   release = true;
   control.join();
   stop = true;
   progress.join();
+  EXPECT_EQ(after, before);
 }
 
 TEST(Engine_RunProgress, NapsWhileTheApplicationDrivesAndServesCalls) {
@@ -456,8 +505,9 @@ TEST(Engine_RunProgress, NapsWhileTheApplicationDrivesAndServesCalls) {
   stop = true;
   progress.join();
   EXPECT_TRUE(called.load());
-  EXPECT_GT(e.counters().app_quiet_sleeps, 0u);
-  EXPECT_EQ(sleeps.load(), e.counters().app_quiet_sleeps);
+  const EngineRunCounters c = counters_now(e);
+  EXPECT_GT(c.app_quiet_sleeps, 0u);
+  EXPECT_EQ(sleeps.load(), c.app_quiet_sleeps);
 }
 
 TEST(Engine_RunProgress, RunsTheEngineWhileTheApplicationDoesNotPoll) {
@@ -479,9 +529,10 @@ TEST(Engine_RunProgress, RunsTheEngineWhileTheApplicationDoesNotPoll) {
   }
   stop = true;
   progress.join();
-  EXPECT_LT(e.counters().app_quiet_sleeps, 5u);
-  EXPECT_EQ(sleeps.load(), e.counters().app_quiet_sleeps);
-  EXPECT_GT(e.counters().iterations, 100u * kCalls);
+  const EngineRunCounters c = counters_now(e);
+  EXPECT_LT(c.app_quiet_sleeps, 5u);
+  EXPECT_EQ(sleeps.load(), c.app_quiet_sleeps);
+  EXPECT_GT(c.iterations, 100u * kCalls);
 }
 
 }  // namespace

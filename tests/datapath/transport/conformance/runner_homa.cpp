@@ -49,7 +49,7 @@ void Runner::homa_setup(const Line& l) {
   }
   if (!on) return;
   auto h = std::make_unique<RcHomaTx>();
-  sched::homa::GateConfig& g = h->gate_cfg;
+  transport::GrantGateConfig& g = h->gate_cfg;
   const std::uint64_t unsched = num(l, "unsched", g.unsched_bytes);
   // As sched/homa_settings.h validates it: a gate that allowed nothing
   // would hold a message's first packet.
@@ -164,11 +164,11 @@ bool Runner::homa_deliver(const Line& l, const wire::ParsedPacket& p) {
     return true;
   }
   const wire::HomaCutoffsHdr c = wire::HomaCutoffsHdr::read(p.payload.data());
-  sched::homa::PeerCutoffs& pc = homa_->peer;
+  transport::PeerCutoffs& pc = homa_->peer;
   pc.generation = c.generation();
   pc.top_priority = c.top_priority();
   pc.cutoffs.levels = c.levels();
-  for (std::uint32_t j = 0; j < sched::homa::kMaxLevels; ++j) {
+  for (std::uint32_t j = 0; j < wire::HomaCutoffsHdr::kMaxLevels; ++j) {
     const std::uint32_t m = c.max_length(j);
     pc.cutoffs.max_length[j] =
         m == wire::HomaCutoffsHdr::kAnyLength || j >= c.levels() ? UINT64_MAX : std::uint64_t{m};

@@ -1,12 +1,12 @@
-#include "sched/grant_gate.h"
+#include "datapath/transport/grant_gate.h"
 
 #include <gtest/gtest.h>
 
-namespace uroce::sched::homa {
+namespace uroce::transport {
 namespace {
 
-GateConfig config() {
-  GateConfig c;
+GrantGateConfig config() {
+  GrantGateConfig c;
   c.unsched_bytes = 10'000;
   c.grant_timeout_ns = 1'000;
   c.max_timeouts = 3;
@@ -121,4 +121,4 @@ TEST(GrantGate, OnGrant_ResetsTheTimeoutCount) {
 }
 
 }  // namespace
-}  // namespace uroce::sched::homa
+}  // namespace uroce::transport

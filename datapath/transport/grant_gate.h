@@ -1,6 +1,7 @@
 // The sender half of the Homa-like scheduler (issue 15; docs/homa.md): what
-// one outgoing message may send, and at which priority. The receiver half
-// is grant_scheduler.h.
+// one outgoing message may send, and at which priority. It belongs to the RC
+// transport (rc_homa.h asks it before each data packet); the receiver half
+// is a policy's (sched/grant_scheduler.h, datapath/policy/homa.h).
 //
 // A message's first unsched_bytes may leave at once, at the priority the
 // receiver's cutoffs give its length (unsched_priority()); the rest as
@@ -22,11 +23,11 @@
 
 #include <cstdint>
 
-#include "sched/unsched_cutoffs.h"
+#include "datapath/wire/homa_cutoffs.h"
 
-namespace uroce::sched::homa {
+namespace uroce::transport {
 
-struct GateConfig {
+struct GrantGateConfig {
   std::uint32_t unsched_bytes = 60'000;
   std::uint64_t grant_timeout_ns = 4'000'000;
   std::uint32_t max_timeouts = 3;
@@ -35,7 +36,7 @@ struct GateConfig {
 // A peer's published unscheduled levels (the CUTOFFS it sent), as the
 // sender applies them: level j of Cutoffs at priority top - j.
 struct PeerCutoffs {
-  Cutoffs cutoffs{};
+  wire::HomaCutoffs cutoffs{};
   std::uint8_t top_priority = 7;
   std::uint32_t generation = 0;
 
@@ -49,7 +50,8 @@ class GrantGate {
  public:
   GrantGate() = default;
   // A new message of `length` bytes whose first packet has PSN `psn`.
-  GrantGate(const GateConfig& cfg, std::uint32_t psn, std::uint64_t length, const PeerCutoffs& peer)
+  GrantGate(const GrantGateConfig& cfg, std::uint32_t psn, std::uint64_t length,
+            const PeerCutoffs& peer)
       : cfg_(cfg),
         psn_(psn),
         length_(length),
@@ -117,7 +119,7 @@ class GrantGate {
 
  private:
   static constexpr std::uint64_t kNever = UINT64_MAX;
-  GateConfig cfg_{};
+  GrantGateConfig cfg_{};
   std::uint32_t psn_ = 0;
   std::uint64_t length_ = 0;
   std::uint64_t allowed_ = 0;
@@ -129,4 +131,4 @@ class GrantGate {
   bool fallen_back_ = false;
 };
 
-}  // namespace uroce::sched::homa
+}  // namespace uroce::transport
