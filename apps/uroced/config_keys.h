@@ -282,4 +282,23 @@ constexpr KeyDesc<T> u64_key(std::string_view name, std::string_view help) {
           .get = &key_fields::get_num<T, 1, Path...>};
 }
 
+// The lossless priorities (DeviceConfig::pfc.enable): --device's `pfc` and
+// [device.pfc]'s `priorities` are this one key under two names.
+constexpr KeyDesc<DeviceConfig> lossless_priorities_key(std::string_view name, KeySource sources,
+                                                        std::string_view help) {
+  return {.name = name,
+          .type = KeyType::kMask,
+          .lo = 0,
+          .hi = 7,
+          .help = help,
+          .set =
+              [](const KeyValue& v, const std::string&, DeviceConfig* d) {
+                d->pfc.enable = v.mask();
+                return std::string();
+              },
+          .get = [](const DeviceConfig& d) { return KeyValue::of_mask(d.pfc.enable); },
+          .sources = sources,
+          .noun = "priorities"};
+}
+
 }  // namespace uroce::daemon

@@ -91,19 +91,9 @@ const KD kImpairKeys[] = {
 
 using engine::PfcEndpointConfig;
 const KD kPfcKeys[] = {
-    {.name = "pfc",
-     .type = KeyType::kMask,
-     .lo = 0,
-     .hi = 7,
-     .help = "the lossless priorities (the file sets them and the rest of PFC in [device.pfc])",
-     .set =
-         [](const KeyValue& v, const std::string&, D* d) {
-           d->pfc.enable = v.mask();
-           return std::string();
-         },
-     .get = [](const D& d) { return KeyValue::of_mask(d.pfc.enable); },
-     .sources = kInArg,
-     .noun = "priorities"},
+    lossless_priorities_key(
+        "pfc", kInArg,
+        "the lossless priorities (the file sets them and the rest of PFC in [device.pfc])"),
     integer_key<D, &D::pfc, &PfcEndpointConfig::ttl,
                 &pfc::TtlMonitorConfig::tx_ttl>("tx_ttl", 1, 255, "the IP TTL of the frames sent"),
     switch_key<D, &D::pfc,

@@ -73,19 +73,8 @@ constexpr KD map_key(std::string_view name, std::string_view help, std::string_v
 }
 
 const KD kPfcTableKeys[] = {
-    {.name = "priorities",
-     .type = KeyType::kMask,
-     .lo = 0,
-     .hi = 7,
-     .help = "the lossless priorities (--device: the `pfc` key)",
-     .set =
-         [](const KeyValue& v, const std::string&, D* d) {
-           d->pfc.enable = v.mask();
-           return std::string();
-         },
-     .get = [](const D& d) { return KeyValue::of_mask(d.pfc.enable); },
-     .sources = kInFile,
-     .noun = "priorities"},
+    lossless_priorities_key("priorities", kInFile,
+                            "the lossless priorities (--device: the `pfc` key)"),
     choice_key(
         "mode", "the ingress thresholds: static (xoff/xon bytes) or dynamic (alpha)",
         [](const KeyValue& v, const std::string& key, D* d) {

@@ -17,6 +17,8 @@
 // coexist, and the engine headers include it later.
 #include <netinet/in.h>
 
+#include <atomic>
+#include <cassert>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -144,6 +146,25 @@ class Device {
   // Appends the PFC/TTL events (storms, loop signals) the engine recorded
   // since the last call, for the log.
   virtual void drain_pfc_events(std::vector<pfc::PfcEvent>* out) = 0;
+
+  // The device's protection domains, counted across all its clients (a PD
+  // is only a handle in the daemon; ibv_device_attr.max_pd is the device's,
+  // as rxe's PD pool is): take_pd() false once `max` are taken. Any thread.
+  bool take_pd(std::uint32_t max) {
+    std::uint32_t n = pds_.load(std::memory_order_relaxed);
+    do {
+      if (n >= max) return false;
+    } while (!pds_.compare_exchange_weak(n, n + 1, std::memory_order_relaxed));
+    return true;
+  }
+  void give_pd() {
+    [[maybe_unused]] const std::uint32_t was = pds_.fetch_sub(1, std::memory_order_relaxed);
+    assert(was != 0);
+  }
+  std::uint32_t pds() const { return pds_.load(std::memory_order_relaxed); }
+
+ private:
+  std::atomic<std::uint32_t> pds_{0};
 };
 
 }  // namespace uroce::daemon

@@ -40,8 +40,8 @@ static_assert(cq_region_bytes(kMaxCqLog2Slots) <= RingArena::kChunkBytes);
 static_assert(cq_region_bytes(kMaxCqLog2Slots + 1) > RingArena::kChunkBytes);
 static_assert(kMaxCqLog2Slots <= shm::kMaxLog2Slots);
 inline constexpr std::uint32_t kMaxSrqWr = 16384;  // max_srq_wr
-// max_pd: the session refuses more PDs per context (ibv_context), not per
-// device; a PD is only a handle in the daemon.
+// max_pd: PDs of the device, all clients together (Device::take_pd), as
+// rxe's pool counts them.
 inline constexpr std::uint32_t kMaxPd = 65536;
 inline constexpr std::uint32_t kMaxRdAtom = 16;           // max_qp_rd_atom, init_rd_atom
 inline constexpr std::uint64_t kMaxMrBytes = 1ull << 36;  // one registration

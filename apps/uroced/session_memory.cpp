@@ -21,7 +21,7 @@ namespace uroce::daemon {
 using namespace session;
 
 int ClientSession::on_alloc_pd(const ctl::AllocPdReq&, ctl::AllocPdRep* rep, InFds&, OutFds*) {
-  if (pds_.size() >= kMaxPd) return ENOMEM;
+  if (!dev_->take_pd(kMaxPd)) return ENOMEM;
   const std::uint32_t h = env_.handles->next();
   pds_.emplace(h, PdObj{});
   rep->pd_handle = h;
@@ -33,6 +33,7 @@ int ClientSession::on_dealloc_pd(const ctl::DeallocPdReq& r, ctl::NoReply*, InFd
   if (it == pds_.end()) return ENOENT;
   if (it->second.refs != 0) return EBUSY;
   pds_.erase(it);
+  dev_->give_pd();
   return 0;
 }
 

@@ -132,6 +132,7 @@ void ClientSession::reclaim() {
   mrs_.clear();
   for (auto& [h, ch] : channels_) close(ch.fd);
   channels_.clear();
+  for (std::size_t i = 0; i < pds_.size(); ++i) dev_->give_pd();
   pds_.clear();
   // The engine stops reading the doorbell page before it is unmapped.
   if (const int rc = dev_->close_client(id_); rc != 0) {

@@ -89,6 +89,8 @@ class SimDaemon {
   const std::string& dir() const { return dir_; }
   int listen_rc() const { return listen_rc_; }
   Server& server() { return *server_; }
+  // uroce0 (0) or uroce1 (1).
+  Device& device(int i) { return i == 0 ? *d0_ : *d1_; }
 
  private:
   static engine::EngineConfig engine_config() {

@@ -3,10 +3,48 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include <optional>
+
+#include "tests/apps/uroced/fake_device.h"
 #include "tests/apps/uroced/session_test_support.h"
 
 namespace uroce::daemon {
 namespace {
+
+// max_pd is the device's: every client's PDs count against it (as rxe's
+// pool), and a PD goes back to it when freed or when its client leaves.
+TEST_F(ClientSessionTest, AllocPd_CountedForTheDeviceAcrossClients) {
+  ASSERT_EQ(a_.hello("uroce0").status, 0);
+  std::optional<RawClient> c(std::in_place, d_.socket_path());
+  ASSERT_EQ(c->hello("uroce0").status, 0);
+  const std::uint32_t pd1 = a_.alloc_pd();
+  ASSERT_NE(pd1, 0u);
+  ASSERT_NE(a_.alloc_pd(), 0u);
+  ASSERT_NE(c->alloc_pd(), 0u);
+  ASSERT_NE(b_.alloc_pd(), 0u);  // uroce1's own pool
+  EXPECT_EQ(d_.device(0).pds(), 3u);
+  EXPECT_EQ(d_.device(1).pds(), 1u);
+  ctl::DeallocPdReq dr{};
+  dr.pd_handle = pd1;
+  ASSERT_EQ(a_.call(Op::kDeallocPd, dr).status, 0);
+  EXPECT_EQ(d_.device(0).pds(), 2u);
+  EXPECT_EQ(a_.call(Op::kDeallocPd, dr).status, ENOENT);
+  EXPECT_EQ(d_.device(0).pds(), 2u);
+  c.reset();  // the client leaves: its session gives its PD back
+  for (int i = 0; i < 2000 && d_.device(0).pds() != 1u; ++i) usleep(1000);
+  EXPECT_EQ(d_.device(0).pds(), 1u);
+}
+
+TEST(DevicePds, TakePd_RefusesPastTheMaximum) {
+  testing::FakeDevice d("uroce0", 9000);
+  EXPECT_TRUE(d.take_pd(2));
+  EXPECT_TRUE(d.take_pd(2));
+  EXPECT_FALSE(d.take_pd(2));
+  EXPECT_EQ(d.pds(), 2u);
+  d.give_pd();
+  EXPECT_TRUE(d.take_pd(2));
+  EXPECT_EQ(d.pds(), 2u);
+}
 
 TEST_F(ClientSessionTest, ReregMr_AccessAndTranslation) {
   ASSERT_EQ(a_.hello("uroce0").status, 0);
