@@ -18,8 +18,9 @@ namespace uroce::provider {
 namespace {
 
 constexpr std::uint64_t kUdSendOps = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM;
-constexpr std::uint64_t kUcSendOps =
-    kUdSendOps | IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM;
+// UC binds windows too (a local operation, as rxe's UC does).
+constexpr std::uint64_t kUcSendOps = kUdSendOps | IBV_QP_EX_WITH_RDMA_WRITE |
+                                     IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | IBV_QP_EX_WITH_BIND_MW;
 constexpr std::uint64_t kRcSendOps =
     kUcSendOps | IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
     IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_SEND_WITH_INV |
@@ -54,8 +55,8 @@ bool send_opcode_allowed(ibv_qp_type type, std::uint32_t op) {
     case IBV_WR_ATOMIC_CMP_AND_SWP:
     case IBV_WR_ATOMIC_FETCH_AND_ADD:
     case IBV_WR_LOCAL_INV:
-    case IBV_WR_SEND_WITH_INV:
-    case IBV_WR_BIND_MW: return type == IBV_QPT_RC;
+    case IBV_WR_SEND_WITH_INV: return type == IBV_QPT_RC;
+    case IBV_WR_BIND_MW: return type == IBV_QPT_RC || type == IBV_QPT_UC;
     default: return false;  // TSO, DRIVER1, ATOMIC_WRITE: not executed
   }
 }

@@ -80,11 +80,11 @@ bool decode_opcode(std::uint32_t raw, WrOpcode* op) {
 bool opcode_allowed(QpType type, WrOpcode op) {
   switch (type) {
     case QpType::kRc: return true;
-    case QpType::kDci: return op != WrOpcode::kBindMw;  // windows bind on RC QPs
+    case QpType::kDci: return op != WrOpcode::kBindMw;  // windows bind on RC and UC QPs
     case QpType::kDct: return false;                    // no send queue
     case QpType::kUc:
       return op == WrOpcode::kSend || op == WrOpcode::kSendImm || op == WrOpcode::kRdmaWrite ||
-             op == WrOpcode::kRdmaWriteImm;
+             op == WrOpcode::kRdmaWriteImm || op == WrOpcode::kBindMw;
     case QpType::kUd: return op == WrOpcode::kSend || op == WrOpcode::kSendImm;
   }
   return false;

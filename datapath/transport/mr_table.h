@@ -41,6 +41,7 @@
 
 #include "datapath/base/counter_fields.h"
 #include "datapath/base/rng.h"
+#include "datapath/transport/wr.h"
 
 namespace uroce::transport {
 
@@ -94,6 +95,20 @@ struct MwBind {
   std::uint64_t length = 0;   // 0: unbind (type 1 only)
   std::uint32_t access = 0;   // IBV_ACCESS_* of the window
 };
+
+// The bind a BIND_MW WR asks, from the fields a send WR keeps it in (the
+// WQE copy packs the MR's lkey and the access into `swap`,
+// pack_mw_lkey_access). RC and UC execute it (rc_requester.cpp, uc_qp.cpp).
+inline MwBind mw_bind_of(const SendWrFields& wr) {
+  MwBind b;
+  b.mw_key = wr.imm_or_inv;
+  b.new_key = wr.rkey;
+  b.addr = wr.remote_addr;
+  b.length = wr.compare_add;
+  b.mr_key = static_cast<std::uint32_t>(wr.swap >> 32);
+  b.access = static_cast<std::uint32_t>(wr.swap);
+  return b;
+}
 
 // Invalidations and binds refused, by reason (MrError index), device-wide.
 struct MwCounters {

@@ -35,21 +35,7 @@ std::uint8_t rc_request_opcode(WrOpcode op, std::uint32_t idx, std::uint32_t npk
   }
 }
 
-namespace {
-
-// The bind a BIND_MW WR asks, from the fields wr.h keeps it in.
-MwBind mw_bind_of(const QueuedSendWr& wr) {
-  MwBind b;
-  b.mw_key = wr.imm_or_inv;
-  b.new_key = wr.rkey;
-  b.addr = wr.remote_addr;
-  b.length = wr.compare_add;
-  b.mr_key = static_cast<std::uint32_t>(wr.swap >> 32);
-  b.access = static_cast<std::uint32_t>(wr.swap);
-  return b;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 ReqStep RcRequester::local_op(SendWqe& w, bool fresh) {
   ++sq_.req_idx;

@@ -1,6 +1,7 @@
 #include "datapath/transport/uc_qp.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cerrno>
 #include <cstring>
 
@@ -55,7 +56,7 @@ const char* uc_rx_name(UcRx r) {
   return "?";
 }
 
-UcQp::UcQp(const UcQpConfig& cfg, const MrTable& mrs) : UnreliableQp(cfg, mrs) {}
+UcQp::UcQp(const UcQpConfig& cfg, MrTable& mrs) : UnreliableQp(cfg, mrs) {}
 
 void UcQp::reset_state() {
   core_.reset();
@@ -100,7 +101,8 @@ int UcQp::post_send(const SendWr& wr) {
     case WrOpcode::kSend:
     case WrOpcode::kSendImm:
     case WrOpcode::kRdmaWrite:
-    case WrOpcode::kRdmaWriteImm: break;
+    case WrOpcode::kRdmaWriteImm:
+    case WrOpcode::kBindMw: break;
     default: return EINVAL;
   }
   if (wr.length() > kUcMaxMessage) return EINVAL;
@@ -200,6 +202,26 @@ UcQp::SendStep UcQp::send_segment(const Segment& seg, std::span<std::uint8_t> fr
     step.has_wc = true;
   }
   return step;
+}
+
+bool UcQp::bind_front(Cqe* wc) {
+  const QueuedSendWr& wr = core_.sq.front();
+  assert(wr.opcode == WrOpcode::kBindMw && !tx_in_msg_);
+  const std::uint64_t wr_id = wr.wr_id;
+  const bool sig = core_.signaled(wr);
+  std::uint32_t key = 0;
+  const MrError e = core_.mrs.bind_mw(mw_bind_of(wr), core_.cfg.pd, core_.cfg.qpn, &key);
+  core_.sq.pop();
+  if (e != MrError::kOk) {
+    ++core_.counters.mw_bind_errors;
+    core_.state = QpState::kErr;
+    *wc = error_wc(wr_id, core_.cfg.qpn, WcStatus::kMwBindErr);
+    return true;
+  }
+  ++core_.counters.mw_binds;
+  if (!sig) return false;
+  *wc = send_success_wc(wr_id, WcOpcode::kBindMw, 0, core_.cfg.qpn);
+  return true;
 }
 
 void UcQp::abandon_message() {

@@ -99,11 +99,13 @@ struct UcCounters {
   std::uint64_t tx_local_err = 0;  // bad send SGE: LOC_PROT_ERR, QP to SQE
   std::uint64_t rx_abandoned = 0;  // messages begun and never completed
   std::uint64_t cq_overflow = 0;
+  std::uint64_t mw_binds = 0;                // BIND_MW WRs executed
+  std::uint64_t mw_bind_errors = 0;          // BIND_MW refused: MW_BIND_ERR, QP to ERR
   std::array<std::uint64_t, kNumUcRx> rx{};  // indexed by UcRx
   std::uint64_t rx_count(UcRx r) const { return rx[static_cast<std::size_t>(r)]; }
 };
 
-inline constexpr counters::FieldList<UcCounters, 7> kUcCounterFields{{
+inline constexpr counters::FieldList<UcCounters, 9> kUcCounterFields{{
     {"tx_packets", &UcCounters::tx_packets, ""},
     {"tx_payload_bytes", &UcCounters::tx_payload_bytes, ""},
     {"tx_messages", &UcCounters::tx_messages, ""},
@@ -111,6 +113,8 @@ inline constexpr counters::FieldList<UcCounters, 7> kUcCounterFields{{
     {"tx_local_err", &UcCounters::tx_local_err, "bad send SGE: LOC_PROT_ERR, QP to SQE"},
     {"rx_abandoned", &UcCounters::rx_abandoned, "messages begun and never completed"},
     {"cq_overflow", &UcCounters::cq_overflow, ""},
+    {"mw_binds", &UcCounters::mw_binds, "BIND_MW WRs executed"},
+    {"mw_bind_errors", &UcCounters::mw_bind_errors, "BIND_MW refused: MW_BIND_ERR, QP to ERR"},
 }};
 static_assert(counters::covers(kUcCounterFields, &UcCounters::rx));
 constexpr const auto& counter_fields(const UcCounters&) { return kUcCounterFields; }
@@ -119,7 +123,7 @@ constexpr const auto& counter_fields(const UcCounters&) { return kUcCounterField
 // UnreliableQp's (unreliable_qp_core.h).
 class UcQp : public UnreliableQp<UcQp, UcQpConfig, UcCounters> {
  public:
-  UcQp(const UcQpConfig& cfg, const MrTable& mrs);
+  UcQp(const UcQpConfig& cfg, MrTable& mrs);
 
   Psn expected_psn() const { return epsn_; }
 
@@ -127,7 +131,7 @@ class UcQp : public UnreliableQp<UcQp, UcQpConfig, UcCounters> {
   // pkey_index, av, path_mtu, dest_qp_num, rq_psn, sq_psn.
   int modify(std::uint32_t mask, const QpAttrValues& attr);
 
-  // 0, EINVAL (RESET/INIT/RTR, opcode not SEND/WRITE[_WITH_IMM], too many
+  // 0, EINVAL (RESET/INIT/RTR, opcode not SEND/WRITE[_WITH_IMM]/BIND_MW, too many
   // SGEs, inline over max_inline, message over 2^31) or ENOMEM (full).
   int post_send(const SendWr& wr);
   int post_recv(const RecvWr& wr);
@@ -172,6 +176,10 @@ class UcQp : public UnreliableQp<UcQp, UcQpConfig, UcCounters> {
   Segment next_segment() const;
   std::size_t segment_frame_len(const Segment& s) const;
   SendStep send_segment(const Segment& s, std::span<std::uint8_t> frame, Cqe* wc);
+  // The front WR is a BIND_MW (a local operation, as rxe runs it on UC):
+  // binds, retires the WR and fills *wc when it completes (signaled, or
+  // refused: IBV_WC_MW_BIND_ERR and the QP to ERR).
+  bool bind_front(Cqe* wc);
   UcRx receive(const wire::ParsedPacket& pkt, Cqe* wc);
   UcRx receive_send(const wire::ParsedPacket& pkt, bool starts, bool ends, Cqe* wc);
   UcRx receive_write(const wire::ParsedPacket& pkt, bool starts, bool ends, Cqe* wc);
@@ -206,6 +214,11 @@ template <TxSink Tx, CqSink Cq>
 std::uint32_t UcQp::process_send(Tx& tx, Cq& send_cq, std::uint32_t budget) {
   std::uint32_t done = 0;
   while (done < budget && may_send()) {
+    if (core_.sq.front().opcode == WrOpcode::kBindMw) [[unlikely]] {
+      Cqe wc{};
+      if (bind_front(&wc)) core_.push(send_cq, wc, CqRole::kSend);
+      continue;
+    }
     const Segment seg = next_segment();
     const std::span<std::uint8_t> frame = tx.tx_alloc(segment_frame_len(seg));
     if (frame.empty()) {

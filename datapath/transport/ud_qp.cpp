@@ -37,7 +37,7 @@ const char* ud_rx_name(UdRx r) {
   return "?";
 }
 
-UdQp::UdQp(const UdQpConfig& cfg, const MrTable& mrs) : UnreliableQp(cfg, mrs) {}
+UdQp::UdQp(const UdQpConfig& cfg, MrTable& mrs) : UnreliableQp(cfg, mrs) {}
 
 int UdQp::modify(std::uint32_t mask, const QpAttrValues& a) {
   if (int rc = check_modify_values(QpType::kUd, core_.state, mask, a); rc != 0) {

@@ -118,7 +118,7 @@ constexpr const auto& counter_fields(const UdCounters&) { return kUdCounterField
 // UnreliableQp's (unreliable_qp_core.h).
 class UdQp : public UnreliableQp<UdQp, UdQpConfig, UdCounters> {
  public:
-  UdQp(const UdQpConfig& cfg, const MrTable& mrs);
+  UdQp(const UdQpConfig& cfg, MrTable& mrs);
 
   std::uint32_t qkey() const { return qkey_; }
 

@@ -60,7 +60,7 @@ class UnreliableQpCore {
   // inline limits are clamped to what a posted WR can hold, and size the
   // queues' slots (wr_queue.h; with an SRQ the RQ's slots hold the SRQ's
   // max_sge).
-  UnreliableQpCore(const Config& c, const MrTable& m)
+  UnreliableQpCore(const Config& c, MrTable& m)
       : cfg(clamped(c)),
         mrs(m),
         sq(c.max_send_wr, send_area_sges(cfg.max_send_sge, cfg.max_inline)),
@@ -190,7 +190,7 @@ class UnreliableQpCore {
   }
 
   Config cfg;
-  const MrTable& mrs;
+  MrTable& mrs;  // UC binds windows through it (BIND_MW)
   QpState state = QpState::kReset;
   std::uint16_t pkey_index = 0;
   Psn psn{};  // next send PSN
@@ -292,7 +292,7 @@ class UnreliableQp {
   }
 
  protected:
-  UnreliableQp(const Config& c, const MrTable& m) : core_(c, m) {}
+  UnreliableQp(const Config& c, MrTable& m) : core_(c, m) {}
   Derived& self() { return static_cast<Derived&>(*this); }
 
   // Configuration, state, queues, counters and events.

@@ -306,7 +306,8 @@ TEST(SendOpcodeAllowed_Table, PerQpType) {
   EXPECT_TRUE(send_opcode_allowed(IBV_QPT_RC, IBV_WR_ATOMIC_FETCH_AND_ADD));
   EXPECT_TRUE(send_opcode_allowed(IBV_QPT_RC, IBV_WR_LOCAL_INV));
   EXPECT_TRUE(send_opcode_allowed(IBV_QPT_RC, IBV_WR_BIND_MW));
-  EXPECT_FALSE(send_opcode_allowed(IBV_QPT_UC, IBV_WR_BIND_MW));
+  EXPECT_TRUE(send_opcode_allowed(IBV_QPT_UC, IBV_WR_BIND_MW));  // as rxe
+  EXPECT_FALSE(send_opcode_allowed(IBV_QPT_UC, IBV_WR_LOCAL_INV));
   EXPECT_FALSE(send_opcode_allowed(IBV_QPT_UD, IBV_WR_BIND_MW));
   EXPECT_FALSE(send_opcode_allowed(IBV_QPT_RC, IBV_WR_TSO));
   EXPECT_FALSE(send_opcode_allowed(IBV_QPT_RC, IBV_WR_ATOMIC_WRITE));

@@ -367,6 +367,57 @@ TEST_F(UcFixture, Send_PsnWrapsAt24Bits) {
   EXPECT_EQ(b.expected_psn(), Psn(2));
 }
 
+// BIND_MW on UC (a local operation, as rxe's UC runs it): in send-queue
+// order after the SEND before it, nothing on the wire, IBV_WC_BIND_MW; the
+// window then admits a WRITE at its new key. A bind the table refuses
+// completes IBV_WC_MW_BIND_ERR, the QP goes to ERR and flushes what follows.
+TEST_F(UcFixture, BindMw_BindsInOrderThenAWriteUsesTheWindow) {
+  int err = 0;
+  const std::uint32_t mr =
+      mrs.reg({kPd, 0x40000, 4096, access::kLocalWrite | access::kRemoteWrite | access::kMwBind,
+               dst.data()},
+              &err);
+  ASSERT_NE(mr, 0u);
+  const std::uint32_t mw = mrs.alloc_mw(kPd, MwType::kType2, &err);
+  ASSERT_NE(mw, 0u);
+  ASSERT_EQ(a.post_send(send_wr(1, 16)), 0);
+  SendWr b;
+  b.wr_id = 2;
+  b.opcode = WrOpcode::kBindMw;
+  b.flags = send_flag::kSignaled;
+  b.imm_or_inv = mw;
+  b.rkey = (mw & ~0xFFu) | ((mw + 1) & 0xFFu);
+  b.remote_addr = 0x40100;
+  b.compare_add = 64;
+  b.swap = pack_mw_lkey_access(mr, access::kRemoteWrite);
+  ASSERT_EQ(a.post_send(b), 0);
+  EXPECT_EQ(pump().size(), 1u);  // the SEND's one packet; the bind sends nothing
+  ASSERT_EQ(a_scq.wcs.size(), 2u);
+  EXPECT_EQ(a_scq.wcs[0].wr_id, 1u);
+  EXPECT_EQ(a_scq.wcs[1].wr_id, 2u);
+  EXPECT_EQ(a_scq.wcs[1].status, static_cast<std::uint32_t>(WcStatus::kSuccess));
+  EXPECT_EQ(a_scq.wcs[1].opcode, static_cast<std::uint32_t>(WcOpcode::kBindMw));
+  EXPECT_EQ(a.counters().mw_binds, 1u);
+  std::uint8_t* h = nullptr;
+  EXPECT_EQ(mrs.resolve_remote(b.rkey, kPd, kQpnA, 0x40100, 64, access::kRemoteWrite, &h),
+            MrError::kOk);
+  EXPECT_EQ(h, dst.data() + 0x100);
+  // Bound already: a second bind of a type-2 window is refused.
+  b.wr_id = 3;
+  ASSERT_EQ(a.post_send(b), 0);
+  ASSERT_EQ(a.post_send(send_wr(4, 16)), 0);
+  EXPECT_TRUE(pump().empty());
+  ASSERT_EQ(a_scq.wcs.size(), 3u);
+  EXPECT_EQ(a_scq.wcs[2].wr_id, 3u);
+  EXPECT_EQ(a_scq.wcs[2].status, static_cast<std::uint32_t>(WcStatus::kMwBindErr));
+  EXPECT_EQ(a.state(), QpState::kErr);
+  EXPECT_EQ(a.counters().mw_bind_errors, 1u);
+  a.flush(a_scq, a_rcq);
+  ASSERT_EQ(a_scq.wcs.size(), 4u);
+  EXPECT_EQ(a_scq.wcs[3].wr_id, 4u);
+  EXPECT_EQ(a_scq.wcs[3].status, static_cast<std::uint32_t>(WcStatus::kWrFlushErr));
+}
+
 TEST_F(UcFixture, Write_BadRkeyDroppedSilentlyAndCounted) {
   ASSERT_EQ(a.post_send(write_wr(1, 600, 0, dst_key ^ 0x100)), 0);  // wrong slot
   ASSERT_EQ(a.post_send(write_wr(2, 16, 8190, dst_key)), 0);        // out of bounds

@@ -36,6 +36,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -80,11 +81,11 @@ Dev open_dev(const char* name) {
   return d;
 }
 
-ibv_qp* make_qp(const Dev& d) {
+ibv_qp* make_qp(const Dev& d, ibv_qp_type type = IBV_QPT_RC) {
   ibv_qp_init_attr ia{};
   ia.send_cq = d.cq;
   ia.recv_cq = d.cq;
-  ia.qp_type = IBV_QPT_RC;
+  ia.qp_type = type;
   ia.cap.max_send_wr = 32;
   ia.cap.max_recv_wr = 8;
   ia.cap.max_send_sge = 1;
@@ -445,6 +446,44 @@ int victim(const char* dev_a, const char* dev_b, const char* to_peer, const char
   const ibv_wc l1 = wc_of(da.cq, 25);
   report(l1.status == IBV_WC_LOC_QP_OP_ERR, "LOCAL_INV of a type-1 window fails " + st(l1));
   report(ibv_dealloc_mw(mw1) == 0, "ibv_dealloc_mw of the type-1 window");
+
+  // UC binds windows too (a local operation, as rxe's UC): a type-1 window
+  // bound through a UC QP takes a UC WRITE from DEV_B. UC has no ACK: the
+  // bytes arriving are the proof.
+  {
+    ibv_qp* ua = make_qp(da, IBV_QPT_UC);
+    ibv_qp* ub = make_qp(db, IBV_QPT_UC);
+    const char* step = nullptr;
+    const unsigned acc = IBV_ACCESS_REMOTE_WRITE;
+    if (uroce_it::uc_connect(ua, {ub->qp_num, db.gid, g_gid, IBV_MTU_1024, acc}, &step) != 0 ||
+        uroce_it::uc_connect(ub, {ua->qp_num, da.gid, g_gid, IBV_MTU_1024, acc}, &step) != 0) {
+      die(step);
+    }
+    ibv_mw* mwu = ibv_alloc_mw(da.pd, IBV_MW_TYPE_1);
+    if (mwu == nullptr) die("ibv_alloc_mw type 1 (UC)");
+    ibv_mw_bind bu{};
+    bu.wr_id = 26;
+    bu.send_flags = IBV_SEND_SIGNALED;
+    bu.bind_info.mr = mr;
+    bu.bind_info.addr = reinterpret_cast<std::uintptr_t>(buf + 2048);
+    bu.bind_info.length = 256;
+    bu.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_WRITE;
+    const int rc = ibv_bind_mw(ua, mwu, &bu);
+    const ibv_wc bc = wc_of(da.cq, 26);
+    fill(bbuf, 256, 11);
+    const ibv_wc w = write(ub, db.cq, bmr, bbuf, 256, reinterpret_cast<std::uintptr_t>(buf + 2048),
+                           mwu->rkey, 27);
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!same(buf + 2048, 256, 11) && std::chrono::steady_clock::now() < until) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    report(rc == 0 && bc.status == IBV_WC_SUCCESS && bc.opcode == IBV_WC_BIND_MW &&
+               w.status == IBV_WC_SUCCESS && same(buf + 2048, 256, 11),
+           "UC: type-1 ibv_bind_mw completes " + st(bc) + ", a UC WRITE through it lands");
+    ibv_destroy_qp(ua);
+    ibv_destroy_qp(ub);
+    report(ibv_dealloc_mw(mwu) == 0, "ibv_dealloc_mw of the UC-bound window");
+  }
   mr_still_works("at the end", p, da, db, mr, buf, bmr, bbuf, 4);
 
   if (p.a != nullptr) ibv_destroy_qp(p.a);

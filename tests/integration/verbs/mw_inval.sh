@@ -34,7 +34,7 @@ echo "--- victim"
 cat "$vout"
 echo "--- attacker"
 cat "$aout"
-want=28
+want=30
 ok=$(($(grep -c ': ok$' "$vout" || true) + $(grep -c ': ok$' "$aout" || true)))
 if [ "$vrc" -ne 0 ] || [ "$arc" -ne 0 ]; then
   UROCE_WHY="victim exited $vrc, attacker $arc: $(grep -hE 'FAILED|mw_inval:' "$vout" "$aout" | head -n 5 | tr '\n' '|')"

@@ -1,4 +1,4 @@
-// RESET -> INIT -> RTR -> RTS of an RC QP for the integration programs
+// RESET -> INIT -> RTR -> RTS of an RC or UC QP for the integration programs
 // (one definition of the bring-up they all need; each keeps its own error
 // reporting). PSNs start at 0 on both sides, port 1, a GRH to `dgid`.
 #pragma once
@@ -56,6 +56,35 @@ inline int rc_connect(ibv_qp* qp, const RcConnect& c, const char** step) {
   return ibv_modify_qp(qp, &a,
                        IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
                            IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+// The same for a UC QP: no read/atomic resources, no RNR or retry timers.
+inline int uc_connect(ibv_qp* qp, const RcConnect& c, const char** step) {
+  ibv_qp_attr a{};
+  a.qp_state = IBV_QPS_INIT;
+  a.port_num = 1;
+  a.qp_access_flags = c.access;
+  *step = "INIT";
+  int rc =
+      ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+  if (rc != 0) return rc;
+  a = {};
+  a.qp_state = IBV_QPS_RTR;
+  a.path_mtu = c.mtu;
+  a.dest_qp_num = c.dest_qpn;
+  a.ah_attr.is_global = 1;
+  a.ah_attr.grh.dgid = c.dgid;
+  a.ah_attr.grh.sgid_index = static_cast<std::uint8_t>(c.sgid_index);
+  a.ah_attr.grh.hop_limit = 64;
+  a.ah_attr.port_num = 1;
+  *step = "RTR";
+  rc = ibv_modify_qp(qp, &a,
+                     IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN);
+  if (rc != 0) return rc;
+  a = {};
+  a.qp_state = IBV_QPS_RTS;
+  *step = "RTS";
+  return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
 }
 
 }  // namespace uroce_it

@@ -136,7 +136,7 @@ template <class Qp, class Rx, std::size_t kNumRx, const char* (*RxName)(Rx)>
 class UnreliableDriver : public Driver {
  public:
   template <class Cfg>
-  UnreliableDriver(const Cfg& cfg, const MrTable& mrs, Sinks& s) : qp_(cfg, mrs), s_(s) {}
+  UnreliableDriver(const Cfg& cfg, MrTable& mrs, Sinks& s) : qp_(cfg, mrs), s_(s) {}
   Qp& qp() { return qp_; }
 
   int post_send(const SendWr& wr) override { return qp_.post_send(wr); }
