@@ -20,32 +20,50 @@ struct RcConnect {
   std::uint8_t rnr_retry = 7;
 };
 
-// Returns 0, or ibv_modify_qp's error with *step naming the state that failed.
-inline int rc_connect(ibv_qp* qp, const RcConnect& c, const char** step) {
+namespace detail {
+
+// RESET -> INIT with the access flags.
+inline int to_init(ibv_qp* qp, const RcConnect& c, const char** step) {
   ibv_qp_attr a{};
   a.qp_state = IBV_QPS_INIT;
   a.port_num = 1;
   a.qp_access_flags = c.access;
   *step = "INIT";
-  int rc =
-      ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
-  if (rc != 0) return rc;
-  a = {};
+  return ibv_modify_qp(qp, &a,
+                       IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+}
+
+// What RTR takes for both kinds: the path and the peer's QPN.
+inline ibv_qp_attr rtr_attr(const RcConnect& c) {
+  ibv_qp_attr a{};
   a.qp_state = IBV_QPS_RTR;
   a.path_mtu = c.mtu;
   a.dest_qp_num = c.dest_qpn;
-  a.max_dest_rd_atomic = c.rd_atomic;
-  a.min_rnr_timer = c.min_rnr_timer;
   a.ah_attr.is_global = 1;
   a.ah_attr.grh.dgid = c.dgid;
   a.ah_attr.grh.sgid_index = static_cast<std::uint8_t>(c.sgid_index);
   a.ah_attr.grh.hop_limit = 64;
   a.ah_attr.port_num = 1;
+  return a;
+}
+
+inline constexpr int kRtrMask =
+    IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
+
+}  // namespace detail
+
+// Returns 0, or ibv_modify_qp's error with *step naming the state that failed.
+inline int rc_connect(ibv_qp* qp, const RcConnect& c, const char** step) {
+  if (int rc = detail::to_init(qp, c, step); rc != 0) return rc;
+  ibv_qp_attr a = detail::rtr_attr(c);
+  a.max_dest_rd_atomic = c.rd_atomic;
+  a.min_rnr_timer = c.min_rnr_timer;
   *step = "RTR";
-  rc = ibv_modify_qp(qp, &a,
-                     IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-                         IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
-  if (rc != 0) return rc;
+  if (int rc = ibv_modify_qp(qp, &a,
+                             detail::kRtrMask | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+      rc != 0) {
+    return rc;
+  }
   a = {};
   a.qp_state = IBV_QPS_RTS;
   a.timeout = 14;
@@ -60,27 +78,10 @@ inline int rc_connect(ibv_qp* qp, const RcConnect& c, const char** step) {
 
 // The same for a UC QP: no read/atomic resources, no RNR or retry timers.
 inline int uc_connect(ibv_qp* qp, const RcConnect& c, const char** step) {
-  ibv_qp_attr a{};
-  a.qp_state = IBV_QPS_INIT;
-  a.port_num = 1;
-  a.qp_access_flags = c.access;
-  *step = "INIT";
-  int rc =
-      ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
-  if (rc != 0) return rc;
-  a = {};
-  a.qp_state = IBV_QPS_RTR;
-  a.path_mtu = c.mtu;
-  a.dest_qp_num = c.dest_qpn;
-  a.ah_attr.is_global = 1;
-  a.ah_attr.grh.dgid = c.dgid;
-  a.ah_attr.grh.sgid_index = static_cast<std::uint8_t>(c.sgid_index);
-  a.ah_attr.grh.hop_limit = 64;
-  a.ah_attr.port_num = 1;
+  if (int rc = detail::to_init(qp, c, step); rc != 0) return rc;
+  ibv_qp_attr a = detail::rtr_attr(c);
   *step = "RTR";
-  rc = ibv_modify_qp(qp, &a,
-                     IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN);
-  if (rc != 0) return rc;
+  if (int rc = ibv_modify_qp(qp, &a, detail::kRtrMask); rc != 0) return rc;
   a = {};
   a.qp_state = IBV_QPS_RTS;
   *step = "RTS";
