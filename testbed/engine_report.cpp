@@ -8,6 +8,8 @@
 
 #include "apps/counters_json.h"
 #include "apps/pfc_status_json.h"
+#include "datapath/policy/dcqcn.h"
+#include "datapath/policy/homa.h"
 #include "testbed/engine_host.h"
 #include "testbed/rc_flow.h"
 #include "testbed/simulator.h"
@@ -37,10 +39,10 @@ constexpr auto kHostVnic =
                     "rx_not_our_ip", "rx_no_qp", "tx_frames", "tx_bytes", "sq_wqes", "rq_wqes",
                     "timer_fires"});
 constexpr auto kHostDcqcn =
-    counters::pick(engine::kVnicCounterFields, {"rx_ce", "tx_cnp", "cnp_suppressed",
-                                                "tx_cnp_no_buffer", "rx_cnp", "cc_no_entry"});
+    counters::pick(policy::kDcqcnCounterFields, {"rx_ce", "tx_cnp", "cnp_suppressed",
+                                                 "tx_cnp_no_buffer", "rx_cnp", "cc_no_entry"});
 constexpr auto kHostHoma =
-    counters::pick(engine::kVnicCounterFields,
+    counters::pick(policy::kHomaCounterFields,
                    {"homa_peers", "homa_rx_grants", "homa_tx_grants", "homa_rx_cutoffs",
                     "homa_tx_cutoffs", "homa_rx_mlen", "homa_rx_bad", "homa_tx_no_buffer",
                     "homa_grant_no_qp", "homa_cutoffs_updates"});
@@ -192,7 +194,7 @@ Json engine_json(const Simulator& sim) {
     // connected QP its rate at the end and what its CNPs did.
     if (e->config().dcqcn) {
       Json d;
-      counters::put(d, v, kHostDcqcn);
+      counters::put(d, e->vnic().policy<policy::Dcqcn>().counters(), kHostDcqcn);
       std::vector<engine::QpStatus> qs;
       e->vnic().qp_status(&qs);
       Json qps = Json::array();
@@ -217,7 +219,7 @@ Json engine_json(const Simulator& sim) {
     if (e->config().homa.enabled) {
       Json m;
       // The device's homa_ counters, named here without the prefix.
-      counters::put(m, v, kHostHoma, "homa_");
+      counters::put(m, e->vnic().policy<policy::Homa>().counters(), kHostHoma, "homa_");
       x["homa"] = m;
     }
     hosts.push_back(x);

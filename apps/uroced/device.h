@@ -28,6 +28,7 @@
 #include "datapath/engine/mbuf_tx_counters.h"
 #include "datapath/engine/vnic_api.h"
 #include "datapath/engine/vnic_types.h"
+#include "datapath/policy/policies.h"
 #include "datapath/port/arp_agent.h"
 #include "datapath/shm/doorbell.h"
 #include "datapath/transport/mr_table.h"
@@ -61,6 +62,9 @@ struct DcPoolStatus {
 // What a Status request shows of one device, read in one engine call.
 struct DeviceSnapshot {
   engine::VnicCounters counters{};
+  // The QP extensions' counters (DCQCN, Homa: datapath/policy/policies.h),
+  // shown among the device's counters.
+  policy::RegisteredCounters policy{};
   port::ArpCounters arp{};
   std::uint32_t qps = 0, cqs = 0, srqs = 0, ahs = 0, mrs = 0;
   std::vector<engine::QpStatus> qp_status;  // filled only when asked

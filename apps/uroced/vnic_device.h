@@ -130,6 +130,7 @@ class VnicDevice final : public Device {
   void snapshot(bool with_qps, DeviceSnapshot* out) override {
     engine_.call([&] {
       out->counters = vnic_.counters();
+      out->policy = vnic_.policy_counters();
       out->arp = vnic_.arp_counters();
       out->qps = vnic_.qp_count();
       out->cqs = vnic_.cq_count();

@@ -403,11 +403,19 @@ class Vnic {
     assert(owner_.here());
     return limit_;
   }
-  // The QP extension P (datapath/policy/policies.h), enabled or not.
+  // The QP extensions (datapath/policy/policies.h), and extension P,
+  // enabled or not.
+  using Policies = typename policy::PoliciesOf<PortIo>::type;
   template <class P>
   const P& policy() const {
     assert(owner_.here());
     return std::get<P>(policies_);
+  }
+  // Each extension's counters, in the order of Policies (a copy).
+  policy::CountersOf<Policies> policy_counters() const {
+    assert(owner_.here());
+    return std::apply(
+        [](const auto&... p) { return policy::CountersOf<Policies>{p.counters()...}; }, policies_);
   }
   PortIo& io() { return io_; }
 
@@ -496,7 +504,6 @@ class Vnic {
   void update_tx_plain();
 
   // policy_host.h: the QP extensions (datapath/policy/qp_extension.h).
-  using Policies = typename policy::PoliciesOf<PortIo>::type;
   static Policies make_policies(const VnicConfig& c);
   template <std::uint32_t Bit, class F>
   void each_policy(F&& f);

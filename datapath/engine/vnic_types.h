@@ -200,28 +200,11 @@ struct VnicCounters {
   // Timers and scheduling.
   std::uint64_t timer_scans = 0;
   std::uint64_t timer_fires = 0;
-  // DCQCN (datapath/policy/dcqcn.h; all 0 with it off).
-  std::uint64_t rx_ce = 0;             // RoCEv2 frames to an RC/UC QP marked CE
-  std::uint64_t tx_cnp = 0;            // CNPs sent for them
-  std::uint64_t cnp_suppressed = 0;    // CE frames within the QP's CNP interval
-  std::uint64_t tx_cnp_no_buffer = 0;  // CNPs not sent: no TX buffer
-  std::uint64_t rx_cnp = 0;            // CNPs received for an RC/UC QP
-  std::uint64_t cc_no_entry = 0;       // rate changes the pacer had no entry for
-  // The Homa-like scheduler (datapath/policy/homa.h; all 0 with it off).
-  std::uint64_t homa_rx_grants = 0;   // GRANTs received
-  std::uint64_t homa_rx_cutoffs = 0;  // CUTOFFS received (probes and answers)
-  std::uint64_t homa_rx_mlen = 0;     // MLENs received
-  std::uint64_t homa_rx_bad =
-      0;  // extension packets dropped: short, invalid, not RC, not the peer's
-  std::uint64_t homa_tx_grants = 0;        // GRANTs sent (resends included)
-  std::uint64_t homa_tx_cutoffs = 0;       // CUTOFFS sent
-  std::uint64_t homa_tx_no_buffer = 0;     // extension packets not sent: no TX buffer
-  std::uint64_t homa_grant_no_qp = 0;      // grants for a QP that is gone (the message dropped)
-  std::uint64_t homa_peers = 0;            // QPs whose peer answered: scheduled connections, ever
-  std::uint64_t homa_cutoffs_updates = 0;  // times the receiver's cutoffs changed
+  // The QP extensions' counters are theirs (datapath/policy/: DcqcnCounters,
+  // HomaCounters; Vnic::policy_counters()).
 };
 
-inline constexpr counters::FieldList<VnicCounters, 73> kVnicCounterFields{{
+inline constexpr counters::FieldList<VnicCounters, 57> kVnicCounterFields{{
     {"iterations", &VnicCounters::iterations, "poll() calls"},
     {"rx_frames", &VnicCounters::rx_frames, ""},
     {"rx_bytes", &VnicCounters::rx_bytes, ""},
@@ -285,27 +268,6 @@ inline constexpr counters::FieldList<VnicCounters, 73> kVnicCounterFields{{
     {"async_events_lost", &VnicCounters::async_events_lost, "raised but no fd / owner gone"},
     {"timer_scans", &VnicCounters::timer_scans, ""},
     {"timer_fires", &VnicCounters::timer_fires, ""},
-    {"rx_ce", &VnicCounters::rx_ce, "RoCEv2 frames to an RC/UC QP marked CE"},
-    {"tx_cnp", &VnicCounters::tx_cnp, "CNPs sent for them"},
-    {"cnp_suppressed", &VnicCounters::cnp_suppressed, "CE frames within the QP's CNP interval"},
-    {"tx_cnp_no_buffer", &VnicCounters::tx_cnp_no_buffer, "CNPs not sent: no TX buffer"},
-    {"rx_cnp", &VnicCounters::rx_cnp, "CNPs received for an RC/UC QP"},
-    {"cc_no_entry", &VnicCounters::cc_no_entry, "rate changes the pacer had no entry for"},
-    {"homa_rx_grants", &VnicCounters::homa_rx_grants, "GRANTs received"},
-    {"homa_rx_cutoffs", &VnicCounters::homa_rx_cutoffs, "CUTOFFS received (probes and answers)"},
-    {"homa_rx_mlen", &VnicCounters::homa_rx_mlen, "MLENs received"},
-    {"homa_rx_bad", &VnicCounters::homa_rx_bad,
-     "extension packets dropped: short, invalid, not RC, not the peer's"},
-    {"homa_tx_grants", &VnicCounters::homa_tx_grants, "GRANTs sent (resends included)"},
-    {"homa_tx_cutoffs", &VnicCounters::homa_tx_cutoffs, "CUTOFFS sent"},
-    {"homa_tx_no_buffer", &VnicCounters::homa_tx_no_buffer,
-     "extension packets not sent: no TX buffer"},
-    {"homa_grant_no_qp", &VnicCounters::homa_grant_no_qp,
-     "grants for a QP that is gone (the message dropped)"},
-    {"homa_peers", &VnicCounters::homa_peers,
-     "QPs whose peer answered: scheduled connections, ever"},
-    {"homa_cutoffs_updates", &VnicCounters::homa_cutoffs_updates,
-     "times the receiver's cutoffs changed"},
 }};
 static_assert(counters::covers(kVnicCounterFields, &VnicCounters::parse_error,
                                &VnicCounters::wqe_error, &VnicCounters::cq, &VnicCounters::comp));

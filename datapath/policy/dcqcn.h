@@ -20,8 +20,8 @@
 // received RoCEv2 frame, and its QPs none of this state. UD and DC QPs take
 // no part (they have no single peer to notify or rate to cut: connected());
 // a CNP for one goes to the transport, which drops it as any unexpected
-// opcode. Counters: VnicCounters' rx_ce, tx_cnp, cnp_suppressed,
-// tx_cnp_no_buffer, rx_cnp, cc_no_entry; per QP, QpStatus::cc.
+// opcode. Counters: DcqcnCounters below (the device's status shows them
+// among its counters, under the same names); per QP, QpStatus::cc.
 //
 // State: one Qp per QP slot, allocated at construction when enabled; the
 // pacer reserves an entry per slot (on_start), so nothing here allocates
@@ -32,6 +32,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "datapath/base/counter_fields.h"
 #include "datapath/policy/qp_extension.h"
 #include "datapath/transport/qp_common.h"
 #include "datapath/wire/builder.h"
@@ -44,6 +45,27 @@
 
 namespace uroce::policy {
 
+// The device's DCQCN counters (all 0 with it off).
+struct DcqcnCounters {
+  std::uint64_t rx_ce = 0;             // RoCEv2 frames to an RC/UC QP marked CE
+  std::uint64_t tx_cnp = 0;            // CNPs sent for them
+  std::uint64_t cnp_suppressed = 0;    // CE frames within the QP's CNP interval
+  std::uint64_t tx_cnp_no_buffer = 0;  // CNPs not sent: no TX buffer
+  std::uint64_t rx_cnp = 0;            // CNPs received for an RC/UC QP
+  std::uint64_t cc_no_entry = 0;       // rate changes the pacer had no entry for
+};
+
+inline constexpr counters::FieldList<DcqcnCounters, 6> kDcqcnCounterFields{{
+    {"rx_ce", &DcqcnCounters::rx_ce, "RoCEv2 frames to an RC/UC QP marked CE"},
+    {"tx_cnp", &DcqcnCounters::tx_cnp, "CNPs sent for them"},
+    {"cnp_suppressed", &DcqcnCounters::cnp_suppressed, "CE frames within the QP's CNP interval"},
+    {"tx_cnp_no_buffer", &DcqcnCounters::tx_cnp_no_buffer, "CNPs not sent: no TX buffer"},
+    {"rx_cnp", &DcqcnCounters::rx_cnp, "CNPs received for an RC/UC QP"},
+    {"cc_no_entry", &DcqcnCounters::cc_no_entry, "rate changes the pacer had no entry for"},
+}};
+static_assert(counters::covers(kDcqcnCounterFields));
+constexpr const auto& counter_fields(const DcqcnCounters&) { return kDcqcnCounterFields; }
+
 class Dcqcn : public NoHooks {
  public:
   static constexpr std::uint32_t kHooks =
@@ -53,6 +75,8 @@ class Dcqcn : public NoHooks {
     if (on_) qps_.assign(slots, Qp(cfg_));
   }
   bool enabled() const { return on_; }
+  using Counters = DcqcnCounters;
+  const Counters& counters() const { return ctr_; }
 
   // DCQCN runs on connected QPs only: its CNPs go to the one peer of the
   // QP's address vector, which UD QPs and DC QPs do not have.
@@ -84,20 +108,19 @@ class Dcqcn : public NoHooks {
   [[gnu::noinline]] bool on_rx(H& h, Q& e, TimeNs now) {
     if (!connected(H::type(e))) return false;
     Qp& c = qps_[e.slot];
-    engine::VnicCounters& ctr = h.counters();
     const wire::ParsedPacket& pkt = h.packet();
     if (pkt.bth.opcode() == wire::kCnpOpcode) {
-      ++ctr.rx_cnp;
+      ++ctr_.rx_cnp;
       c.rp.on_cnp(now);
       apply(h, e, now);
       return true;
     }
     if (pkt.ecn() == wire::kEcnCe) {
-      ++ctr.rx_ce;
+      ++ctr_.rx_ce;
       if (c.np.on_ce(now)) {
         send_cnp(h, e);
       } else {
-        ++ctr.cnp_suppressed;
+        ++ctr_.cnp_suppressed;
       }
     }
     return false;
@@ -155,10 +178,10 @@ class Dcqcn : public NoHooks {
     s.becn = true;
     s.psn = 0;
     if (!h.originate(e, s)) {
-      ++h.counters().tx_cnp_no_buffer;
+      ++ctr_.tx_cnp_no_buffer;
       return;
     }
-    ++h.counters().tx_cnp;
+    ++ctr_.tx_cnp;
   }
 
   // Hands DcqcnRp's current rate to the pacer (none once it is back at line
@@ -171,7 +194,7 @@ class Dcqcn : public NoHooks {
     const std::uint32_t typical = h.config().eth_mtu + wire::EthHdr::kSize;
     if (!h.pacer().set_cc(e.slot, r, typical, now,
                           [&](sched::FlowId f) { h.scheduler().activate(f); })) {
-      ++h.counters().cc_no_entry;
+      ++ctr_.cc_no_entry;
       return;
     }
     c.applied_bps = r;
@@ -181,6 +204,7 @@ class Dcqcn : public NoHooks {
   sched::DcqcnSettings cfg_;
   bool on_;
   std::vector<Qp> qps_;
+  DcqcnCounters ctr_{};
 };
 
 }  // namespace uroce::policy

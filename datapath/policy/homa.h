@@ -34,7 +34,8 @@
 // RC ACKs leave from the RX phase (kAcksNow): the pump may hold a QP back.
 // A device with it off pays one test of the Vnic's hook mask per received
 // RoCEv2 frame and per RC frame, and its QPs none of this state. Counters:
-// VnicCounters' homa_*; per QP, QpStatus::homa.
+// HomaCounters below (the device's status shows them among its counters,
+// under the same names); per QP, QpStatus::homa.
 //
 // State: one Qp per QP slot and the scheduler, allocated at construction
 // when enabled; nothing here allocates afterwards. Engine thread only.
@@ -48,6 +49,7 @@
 #include <span>
 #include <vector>
 
+#include "datapath/base/counter_fields.h"
 #include "datapath/policy/qp_extension.h"
 #include "datapath/transport/qp_common.h"
 #include "datapath/transport/rc_homa.h"
@@ -61,6 +63,40 @@
 #include "sched/unsched_cutoffs.h"
 
 namespace uroce::policy {
+
+// The device's Homa counters (all 0 with it off).
+struct HomaCounters {
+  std::uint64_t homa_rx_grants = 0;
+  std::uint64_t homa_rx_cutoffs = 0;
+  std::uint64_t homa_rx_mlen = 0;
+  std::uint64_t homa_rx_bad = 0;
+  std::uint64_t homa_tx_grants = 0;
+  std::uint64_t homa_tx_cutoffs = 0;
+  std::uint64_t homa_tx_no_buffer = 0;
+  std::uint64_t homa_grant_no_qp = 0;
+  std::uint64_t homa_peers = 0;
+  std::uint64_t homa_cutoffs_updates = 0;
+};
+
+inline constexpr counters::FieldList<HomaCounters, 10> kHomaCounterFields{{
+    {"homa_rx_grants", &HomaCounters::homa_rx_grants, "GRANTs received"},
+    {"homa_rx_cutoffs", &HomaCounters::homa_rx_cutoffs, "CUTOFFS received (probes and answers)"},
+    {"homa_rx_mlen", &HomaCounters::homa_rx_mlen, "MLENs received"},
+    {"homa_rx_bad", &HomaCounters::homa_rx_bad,
+     "extension packets dropped: short, invalid, not RC, not the peer's"},
+    {"homa_tx_grants", &HomaCounters::homa_tx_grants, "GRANTs sent (resends included)"},
+    {"homa_tx_cutoffs", &HomaCounters::homa_tx_cutoffs, "CUTOFFS sent"},
+    {"homa_tx_no_buffer", &HomaCounters::homa_tx_no_buffer,
+     "extension packets not sent: no TX buffer"},
+    {"homa_grant_no_qp", &HomaCounters::homa_grant_no_qp,
+     "grants for a QP that is gone (the message dropped)"},
+    {"homa_peers", &HomaCounters::homa_peers,
+     "QPs whose peer answered: scheduled connections, ever"},
+    {"homa_cutoffs_updates", &HomaCounters::homa_cutoffs_updates,
+     "times the receiver's cutoffs changed"},
+}};
+static_assert(counters::covers(kHomaCounterFields));
+constexpr const auto& counter_fields(const HomaCounters&) { return kHomaCounterFields; }
 
 class Homa : public NoHooks {
  public:
@@ -83,6 +119,8 @@ class Homa : public NoHooks {
     cutoffs_.max_length.fill(UINT64_MAX);
   }
   bool enabled() const { return on_; }
+  using Counters = HomaCounters;
+  const Counters& counters() const { return ctr_; }
 
   // The receiver's scheduler (null when off), our current unscheduled
   // cutoffs and their generation.
@@ -190,7 +228,7 @@ class Homa : public NoHooks {
                   mtu +
               pkt.payload.size();
       }
-      if (len != 0) observe(h, len);
+      if (len != 0) observe(len);
     }
     if (q.gen_sent != gen_) send_cutoffs(h, e, false);
     if (q.rx_active) count(h, e, q, now);
@@ -233,7 +271,7 @@ class Homa : public NoHooks {
     for (const sched::homa::Grant& g : grant_out_) {
       typename H::Qp* e = h.find(static_cast<std::uint32_t>(g.key >> 24));
       if (e == nullptr || H::type(*e) != transport::QpType::kRc) {
-        ++h.counters().homa_grant_no_qp;
+        ++ctr_.homa_grant_no_qp;
         grants_->drop(g.key);
         continue;
       }
@@ -244,7 +282,7 @@ class Homa : public NoHooks {
           wire::HomaGrantHdr::make(g.offset, cfg_.scheduled_priority(g.priority), flags, gen_);
       send(h, *e, wire::op::kHomaGrant, static_cast<std::uint32_t>(g.key & 0xFFFFFFu),
            {hdr.raw, sizeof hdr.raw});
-      ++h.counters().homa_tx_grants;
+      ++ctr_.homa_tx_grants;
     }
     return static_cast<std::uint32_t>(grant_out_.size());
   }
@@ -366,8 +404,7 @@ class Homa : public NoHooks {
   // cutoffs_every messages (docs/homa-testbed.md: W4 at 80 % saw one update
   // per receiver, and its short messages waited behind long messages'
   // unscheduled bytes at the top level).
-  template <class H>
-  void observe(H& h, std::uint64_t len) {
+  void observe(std::uint64_t len) {
     hist_.add(len);
     const std::uint32_t every = std::min(interval_, cfg_.cutoffs_every);
     if (++seen_ < every) return;
@@ -382,7 +419,7 @@ class Homa : public NoHooks {
     if (c.levels == cutoffs_.levels && c.max_length == cutoffs_.max_length) return;
     cutoffs_ = c;
     ++gen_;
-    ++h.counters().homa_cutoffs_updates;
+    ++ctr_.homa_cutoffs_updates;
   }
 
   // Sender-side priority (Homa's sender sends its most urgent message
@@ -416,7 +453,7 @@ class Homa : public NoHooks {
       for (std::uint32_t j = 1; j < wire::HomaCutoffsHdr::kMaxLevels; ++j) c.set_max_length(j, 0);
     }
     send(h, e, wire::op::kHomaCutoffs, 0, {c.raw, sizeof c.raw});
-    ++h.counters().homa_tx_cutoffs;
+    ++ctr_.homa_tx_cutoffs;
     q.gen_sent = gen_;
     if (probe) {
       ++q.probes;
@@ -434,7 +471,7 @@ class Homa : public NoHooks {
     s.opcode = opcode;
     s.psn = psn & 0xFFFFFFu;
     s.payload = hdr;
-    if (!h.originate(e, s)) ++h.counters().homa_tx_no_buffer;
+    if (!h.originate(e, s)) ++ctr_.homa_tx_no_buffer;
   }
 
   // The peer's identity for "one message per peer first": its IPv4
@@ -466,6 +503,7 @@ class Homa : public NoHooks {
   // current round ends (on_round_end).
   std::vector<std::uint32_t> reclass_;
   std::uint32_t gen_ = 1;
+  HomaCounters ctr_{};
 };
 
 // An extension packet (GRANT, CUTOFFS, MLEN) for QP e: consumed, counted
@@ -473,7 +511,7 @@ class Homa : public NoHooks {
 template <class H, class Q>
 bool Homa::control(H& h, Q& e, TimeNs now) {
   using transport::QpState;
-  engine::VnicCounters& ctr = h.counters();
+  HomaCounters& ctr = ctr_;
   const engine::VnicConfig& vc = h.config();
   const wire::ParsedPacket& pkt = h.packet();
   const QpState s = H::state(e);

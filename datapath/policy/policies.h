@@ -10,11 +10,22 @@
 
 namespace uroce::policy {
 
-// The extensions of a Vnic over PortIo: every port kind gets this list; a
-// test may give a port type of its own another (test_noop_policy.cpp).
+using Registered = std::tuple<Homa, Dcqcn, IsolationAuto>;
+
+// The extensions of a Vnic over PortIo: every port kind gets the registered
+// list; a test may give a port type of its own another
+// (test_noop_policy.cpp).
 template <class PortIo>
 struct PoliciesOf {
-  using type = std::tuple<Homa, Dcqcn, IsolationAuto>;
+  using type = Registered;
 };
+
+// The registered extensions' counters (the daemon's status), and f(fields,
+// counters) for each set in turn.
+using RegisteredCounters = CountersOf<Registered>;
+template <class F>
+void each_counter_set(const RegisteredCounters& c, F&& f) {
+  std::apply([&](const auto&... s) { (f(counter_fields(s), s), ...); }, c);
+}
 
 }  // namespace uroce::policy

@@ -37,12 +37,17 @@
 // QpStatus), next_deadline (the earliest instant on_poll has work that no
 // input brings), and tx_policy (static: adjusts the TX policy's
 // configuration before the scheduler is made).
+// Counters: an extension names its counter set (Counters: a struct with a
+// field list, datapath/base/counter_fields.h) and returns it from
+// counters(); the device's status shows every extension's counters among
+// its own (Vnic::policy_counters). NoHooks' set is empty.
 #pragma once
 
 #include <concepts>
 #include <cstdint>
 #include <tuple>
 
+#include "datapath/base/counter_fields.h"
 #include "datapath/base/time.h"
 #include "datapath/engine/vnic_api.h"
 #include "datapath/engine/vnic_types.h"
@@ -75,10 +80,18 @@ inline constexpr std::uint32_t kDeadline = 1u << 13;  // next_deadline
 inline constexpr std::uint32_t kAcksNow = 1u << 14;
 }  // namespace hook
 
+// The counter set of an extension that counts nothing.
+struct NoCounters {};
+inline constexpr counters::FieldList<NoCounters, 0> kNoCounterFields{};
+static_assert(counters::covers(kNoCounterFields));
+constexpr const auto& counter_fields(const NoCounters&) { return kNoCounterFields; }
+
 // The no-op defaults. An extension derives from it and hides the hooks it
 // implements (plain overloads: nothing here is virtual).
 struct NoHooks {
   static constexpr std::uint32_t kHooks = 0;
+  using Counters = NoCounters;
+  NoCounters counters() const { return {}; }
   static void tx_policy(const engine::VnicConfig&, sched::TxPolicyConfig*) {}
   template <class H>
   void on_start(H&) {}
@@ -133,6 +146,8 @@ concept QpExtension = std::derived_from<P, NoHooks> &&
     requires(const P& p, const engine::VnicConfig& c, sched::TxPolicyConfig* t) {
   { P::kHooks } -> std::convertible_to<std::uint32_t>;
   { p.enabled() } -> std::same_as<bool>;
+  { p.counters() } -> std::convertible_to<typename P::Counters>;
+  requires counters::CounterSet<typename P::Counters>;
   P::tx_policy(c, t);
 };
 
@@ -158,6 +173,16 @@ concept QpExtensionOf = QpExtension<P> &&
   cp.status(ch, ce, s);
   { cp.next_deadline(ch) } -> std::same_as<TimeNs>;
 };
+
+// The counter sets of a tuple of extensions, in its order.
+template <class Tuple>
+struct CountersOfT;
+template <class... P>
+struct CountersOfT<std::tuple<P...>> {
+  using type = std::tuple<typename P::Counters...>;
+};
+template <class Tuple>
+using CountersOf = typename CountersOfT<Tuple>::type;
 
 // The hooks the enabled extensions of a tuple implement (the Vnic's mask).
 template <class... P>

@@ -163,8 +163,8 @@ TEST(MessageWorkload_Homa, GrantedMessagesArriveWholeAndNoFasterThanIdle) {
   std::uint64_t grants = 0;
   std::uint64_t peers = 0;
   for (const auto& e : r.sim->engines()) {
-    grants += e->vnic().counters().homa_tx_grants;
-    peers += e->vnic().counters().homa_peers;
+    grants += e->vnic().policy<policy::Homa>().counters().homa_tx_grants;
+    peers += e->vnic().policy<policy::Homa>().counters().homa_peers;
   }
   EXPECT_GT(grants, 0u);
   // Every QP of the workload found its peer's scheduler.

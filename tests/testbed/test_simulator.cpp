@@ -403,13 +403,13 @@ TEST(Simulator_Dcqcn, IncastIsMarkedAndCutWithoutAnyPause) {
   const SwitchModel& s1 = sim.switches()[0];
   EXPECT_EQ(s1.counters().pfc_tx, 0u);
   EXPECT_GT(s1.counters(8, 3).ecn_marked, 0u);  // port 8: toward r
-  const engine::VnicCounters& rc = sim.engines()[8]->vnic().counters();
+  const policy::DcqcnCounters& rc = sim.engines()[8]->vnic().policy<policy::Dcqcn>().counters();
   EXPECT_GT(rc.rx_ce, 0u);
   EXPECT_GT(rc.tx_cnp, 0u);
   EXPECT_EQ(rc.tx_cnp + rc.cnp_suppressed, rc.rx_ce);
   std::uint64_t cnps_rx = 0;
   for (std::uint32_t h = 0; h < 8; ++h) {
-    const engine::VnicCounters& c = sim.engines()[h]->vnic().counters();
+    const policy::DcqcnCounters& c = sim.engines()[h]->vnic().policy<policy::Dcqcn>().counters();
     EXPECT_GT(c.rx_cnp, 0u) << h;
     EXPECT_EQ(c.cc_no_entry, 0u) << h;
     cnps_rx += c.rx_cnp;
@@ -438,9 +438,9 @@ TEST(Simulator_Dcqcn, WithoutDcqcnTheSameIncastPauses) {
   const SwitchModel& s1 = sim.switches()[0];
   EXPECT_GT(s1.counters().pfc_tx, 0u);
   EXPECT_EQ(s1.counters(8, 3).ecn_marked, 0u);
-  EXPECT_EQ(sim.engines()[8]->vnic().counters().tx_cnp, 0u);
+  EXPECT_EQ(sim.engines()[8]->vnic().policy<policy::Dcqcn>().counters().tx_cnp, 0u);
   for (std::uint32_t h = 0; h < 8; ++h) {
-    EXPECT_EQ(sim.engines()[h]->vnic().counters().rx_cnp, 0u) << h;
+    EXPECT_EQ(sim.engines()[h]->vnic().policy<policy::Dcqcn>().counters().rx_cnp, 0u) << h;
   }
   for (std::size_t k = 1; k < kNumSwitchRx; ++k) {
     EXPECT_EQ(r.switch_drops(static_cast<SwitchRx>(k)), 0u) << k;

@@ -200,11 +200,27 @@ TEST(StatusJson_Devices, EveryVnicCounterUnderItsListedName) {
   DeviceSnapshot s;
   std::uint64_t v = 1;
   for (const auto& f : engine::kVnicCounterFields) s.counters.*f.member = v++;
+  // The QP extensions' sets (DCQCN, Homa) go into the same object.
+  std::size_t policy_fields = 0;
+  std::apply(
+      [&](auto&... set) {
+        ((policy_fields += counter_fields(set).size(),
+          [&] {
+            for (const auto& f : counter_fields(set)) set.*f.member = v++;
+          }()),
+         ...);
+      },
+      s.policy);
+  EXPECT_EQ(policy_fields, policy::kDcqcnCounterFields.size() + policy::kHomaCounterFields.size());
   const json j = json::parse(status_json(info(), {&d}, {s}, false, nullptr, 1 << 16));
   const json& c = j["devices"][0]["counters"];
-  EXPECT_EQ(c.size(), engine::kVnicCounterFields.size() + 8);
+  EXPECT_EQ(c.size(), engine::kVnicCounterFields.size() + policy_fields + 8);
   v = 1;
   for (const auto& f : engine::kVnicCounterFields) EXPECT_EQ(c[std::string(f.name)], v++) << f.name;
+  // In the registration order (policy::Registered): Homa, then DCQCN.
+  for (const auto& f : policy::kHomaCounterFields) EXPECT_EQ(c[std::string(f.name)], v++) << f.name;
+  for (const auto& f : policy::kDcqcnCounterFields)
+    EXPECT_EQ(c[std::string(f.name)], v++) << f.name;
   for (const char* k : {"cqes", "cq_overflow", "comp_events", "comp_events_unsolicited",
                         "comp_event_writes", "comp_event_errors", "parse_errors", "wqe_errors"}) {
     EXPECT_TRUE(c.contains(k)) << k;
@@ -398,9 +414,10 @@ TEST(StatusJson_Homa, ReceiverCutoffsCountersAndSender) {
   hs.unsched_priorities = 3;
   hs.resend_ns = 500'000;
   DeviceSnapshot s;
-  s.counters.homa_tx_grants = 40;
-  s.counters.homa_rx_mlen = 5;
-  s.counters.homa_peers = 2;
+  auto& homa = std::get<policy::HomaCounters>(s.policy);
+  homa.homa_tx_grants = 40;
+  homa.homa_rx_mlen = 5;
+  homa.homa_peers = 2;
   s.has_homa = true;
   s.homa.tracked = 2;
   s.homa.outstanding = 90'000;

@@ -69,8 +69,8 @@ TEST_F(Cc, ModifyQp_DataIsEcnCapableAndAcksAreNot) {
   stream(200'000);
   EXPECT_GT(link.counters(0).ce_marked, 0u);
   EXPECT_EQ(link.counters(1).ce_marked, 0u);  // B sent only ACKs and CNPs
-  EXPECT_GT(b->vnic.counters().rx_ce, 0u);
-  EXPECT_EQ(a->vnic.counters().rx_ce, 0u);
+  EXPECT_GT(b->vnic.policy<policy::Dcqcn>().counters().rx_ce, 0u);
+  EXPECT_EQ(a->vnic.policy<policy::Dcqcn>().counters().rx_ce, 0u);
 }
 
 TEST_F(Cc, CeMarks_OneCnpPerQpPerInterval) {
@@ -78,7 +78,7 @@ TEST_F(Cc, CeMarks_OneCnpPerQpPerInterval) {
   link.set_ce_mark(0, 1.0);
   const TimeNs ns = 1'000'000;
   stream(ns);
-  const VnicCounters& bc = b->vnic.counters();
+  const policy::DcqcnCounters& bc = b->vnic.policy<policy::Dcqcn>().counters();
   const std::uint64_t interval = b->vnic.config().dcqcn.cnp_interval_ns;
   // Every data packet is CE: at most one CNP per interval (the first at
   // once), the rest suppressed. Fewer once the cut rate spaces A's packets
@@ -87,7 +87,7 @@ TEST_F(Cc, CeMarks_OneCnpPerQpPerInterval) {
   EXPECT_LE(bc.tx_cnp, ns / interval + 1);
   EXPECT_GT(bc.cnp_suppressed, 0u);
   EXPECT_EQ(bc.tx_cnp + bc.cnp_suppressed, bc.rx_ce);
-  EXPECT_EQ(a->vnic.counters().rx_cnp, bc.tx_cnp);
+  EXPECT_EQ(a->vnic.policy<policy::Dcqcn>().counters().rx_cnp, bc.tx_cnp);
   const QpStatus bs = status_of(b->vnic, 10);
   ASSERT_TRUE(bs.dcqcn);
   EXPECT_EQ(bs.cc.cnps_sent, bc.tx_cnp);
@@ -131,8 +131,8 @@ TEST_F(Cc, Off_DataIsNotEcnCapableAndNothingIsMarked) {
   link.set_ce_mark(0, 1.0);
   stream(200'000);
   EXPECT_EQ(link.counters(0).ce_marked, 0u);
-  EXPECT_EQ(b->vnic.counters().rx_ce, 0u);
-  EXPECT_EQ(b->vnic.counters().tx_cnp, 0u);
+  EXPECT_EQ(b->vnic.policy<policy::Dcqcn>().counters().rx_ce, 0u);
+  EXPECT_EQ(b->vnic.policy<policy::Dcqcn>().counters().tx_cnp, 0u);
   EXPECT_FALSE(status_of(a->vnic, 10).dcqcn);
 }
 

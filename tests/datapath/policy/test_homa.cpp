@@ -79,10 +79,12 @@ TEST_F(Homa, Handshake_BothOn_ConnectionScheduled) {
   start();
   EXPECT_TRUE(status_of(a->vnic, 10).homa_peer);
   EXPECT_TRUE(status_of(b->vnic, 10).homa_peer);
-  EXPECT_EQ(a->vnic.counters().homa_peers, 1u);
-  EXPECT_EQ(b->vnic.counters().homa_peers, 1u);
-  EXPECT_GE(a->vnic.counters().homa_rx_cutoffs, 1u);
-  EXPECT_EQ(a->vnic.counters().homa_rx_bad + b->vnic.counters().homa_rx_bad, 0u);
+  EXPECT_EQ(a->vnic.policy<policy::Homa>().counters().homa_peers, 1u);
+  EXPECT_EQ(b->vnic.policy<policy::Homa>().counters().homa_peers, 1u);
+  EXPECT_GE(a->vnic.policy<policy::Homa>().counters().homa_rx_cutoffs, 1u);
+  EXPECT_EQ(a->vnic.policy<policy::Homa>().counters().homa_rx_bad +
+                b->vnic.policy<policy::Homa>().counters().homa_rx_bad,
+            0u);
 }
 
 TEST_F(Homa, Handshake_PeerWithoutIt_StaysPlainRc) {
@@ -100,7 +102,7 @@ TEST_F(Homa, Handshake_PeerWithoutIt_StaysPlainRc) {
   EXPECT_EQ(status_of(a->vnic, 10).homa.mlen, 0u);
   EXPECT_EQ(status_of(a->vnic, 10).homa.gated, 0u);
   // A probed a bounded number of times, then gave up.
-  EXPECT_LE(a->vnic.counters().homa_tx_cutoffs, 4u);
+  EXPECT_LE(a->vnic.policy<policy::Homa>().counters().homa_tx_cutoffs, 4u);
 }
 
 TEST_F(Homa, Write_LongerThanUnscheduled_GrantedToTheEnd) {
@@ -117,8 +119,8 @@ TEST_F(Homa, Write_LongerThanUnscheduled_GrantedToTheEnd) {
   EXPECT_GE(s.homa.grants, 1u);
   EXPECT_EQ(s.homa.fallbacks, 0u);
   EXPECT_EQ(s.homa.mlen, 1u);
-  EXPECT_EQ(b->vnic.counters().homa_rx_mlen, 1u);
-  EXPECT_GE(b->vnic.counters().homa_tx_grants, (48u * 1024 - 8192) / 8192);
+  EXPECT_EQ(b->vnic.policy<policy::Homa>().counters().homa_rx_mlen, 1u);
+  EXPECT_GE(b->vnic.policy<policy::Homa>().counters().homa_tx_grants, (48u * 1024 - 8192) / 8192);
   const sched::homa::GrantScheduler* g = b->vnic.policy<policy::Homa>().grant_scheduler();
   ASSERT_NE(g, nullptr);
   EXPECT_EQ(g->counters().messages, 1u);
@@ -132,7 +134,7 @@ TEST_F(Homa, Write_WithinUnscheduled_NoGrantsNoMlen) {
   aqp->post_send(write_wqe(1, b->va(0), b->key), {a->sge(0, 8192)});
   ASSERT_EQ(wait_send(1).size(), 1u);
   EXPECT_EQ(status_of(a->vnic, 10).homa.mlen, 0u);
-  EXPECT_EQ(b->vnic.counters().homa_tx_grants, 0u);
+  EXPECT_EQ(b->vnic.policy<policy::Homa>().counters().homa_tx_grants, 0u);
   EXPECT_EQ(status_of(a->vnic, 10).homa.wait_grant, 0u);
 }
 
@@ -153,7 +155,7 @@ TEST_F(Homa, Send_MultiPacket_DataIntactAndLengthSeen) {
   EXPECT_EQ(r[0].byte_len, 40u * 1024);
   EXPECT_EQ(std::memcmp(a->mem.data(), b->mem.data(), 40 * 1024), 0);
   EXPECT_EQ(status_of(a->vnic, 10).homa.gated, 1u);
-  EXPECT_GE(b->vnic.counters().homa_tx_grants, 1u);
+  EXPECT_GE(b->vnic.policy<policy::Homa>().counters().homa_tx_grants, 1u);
 }
 
 TEST_F(Homa, Cutoffs_RecomputedFromLengthsSeenAndPublished) {
@@ -167,13 +169,13 @@ TEST_F(Homa, Cutoffs_RecomputedFromLengthsSeenAndPublished) {
   }
   run(50);
   EXPECT_GT(b->vnic.policy<policy::Homa>().generation(), gen0);
-  EXPECT_GE(b->vnic.counters().homa_cutoffs_updates, 1u);
+  EXPECT_GE(b->vnic.policy<policy::Homa>().counters().homa_cutoffs_updates, 1u);
   EXPECT_GE(b->vnic.policy<policy::Homa>().cutoffs().levels, 2u);
   // The next packet A sent B carried... B's answer: A holds B's generation.
   aqp->post_send(write_wqe(100, b->va(0), b->key), {a->sge(0, 64)});
   ASSERT_EQ(wait_send(1).size(), 1u);
   run(50);
-  EXPECT_GE(a->vnic.counters().homa_rx_cutoffs, 2u);
+  EXPECT_GE(a->vnic.policy<policy::Homa>().counters().homa_rx_cutoffs, 2u);
 }
 
 // With the default interval (1,024 messages) the first cutoffs still come
@@ -191,16 +193,16 @@ TEST_F(Homa, Cutoffs_FirstAfter32MessagesThenDoubling) {
     run(50);
   };
   post(31, 256);
-  EXPECT_EQ(b->vnic.counters().homa_cutoffs_updates, 0u);
+  EXPECT_EQ(b->vnic.policy<policy::Homa>().counters().homa_cutoffs_updates, 0u);
   post(1, 256);
-  EXPECT_EQ(b->vnic.counters().homa_cutoffs_updates, 1u);
+  EXPECT_EQ(b->vnic.policy<policy::Homa>().counters().homa_cutoffs_updates, 1u);
   EXPECT_EQ(b->vnic.policy<policy::Homa>().cutoffs().max_length[0], 256u);
   // Scheduled messages from now on (over unsched_bytes 8,192) would give
   // them the lowest level; the next recomputation is 64 messages later.
   post(63, 16384);
-  EXPECT_EQ(b->vnic.counters().homa_cutoffs_updates, 1u);
+  EXPECT_EQ(b->vnic.policy<policy::Homa>().counters().homa_cutoffs_updates, 1u);
   post(1, 16384);
-  EXPECT_EQ(b->vnic.counters().homa_cutoffs_updates, 2u);
+  EXPECT_EQ(b->vnic.policy<policy::Homa>().counters().homa_cutoffs_updates, 2u);
   const sched::homa::Cutoffs& c = b->vnic.policy<policy::Homa>().cutoffs();
   EXPECT_EQ(c.level_of(16384), c.levels - 1);
   EXPECT_LT(c.level_of(256), c.levels - 1);
@@ -304,7 +306,7 @@ TEST_F(Homa, GrantsLost_ResentAndMessageCompletes) {
   fill(*a, 0, 48 * 1024, 9);
   aqp->post_send(write_wqe(1, b->va(0), b->key), {a->sge(0, 48 * 1024)});
   run(30);  // the MLEN and the unscheduled bytes arrived; B granted some
-  ASSERT_GE(b->vnic.counters().homa_tx_grants, 1u);
+  ASSERT_GE(b->vnic.policy<policy::Homa>().counters().homa_tx_grants, 1u);
   ImpairConfig lose;
   lose.drop_tx_rate = 1.0;
   b->vnic.set_impairment(lose);
@@ -379,7 +381,7 @@ TEST_F(Homa, DestroyQp_MessageForgotten) {
   start();
   aqp->post_send(write_wqe(1, b->va(0), b->key), {a->sge(0, 48 * 1024)});
   run(4);  // the MLEN (before the data) has arrived
-  ASSERT_EQ(b->vnic.counters().homa_rx_mlen, 1u);
+  ASSERT_EQ(b->vnic.policy<policy::Homa>().counters().homa_rx_mlen, 1u);
   ASSERT_EQ(b->vnic.policy<policy::Homa>().grant_scheduler()->tracked(), 1u);
   EXPECT_EQ(b->vnic.destroy_qp(10), 0);
   EXPECT_EQ(b->vnic.policy<policy::Homa>().grant_scheduler()->tracked(), 0u);

@@ -191,7 +191,8 @@ TEST_F(NoopPolicy, Enabled_EveryHookPointReachesIt) {
   EXPECT_EQ(c.destroyed, 1u);
   // The production extensions are off by default: the engine counted none
   // of their packets.
-  EXPECT_EQ(a->vnic.counters().tx_cnp + a->vnic.counters().homa_tx_cutoffs, 0u);
+  EXPECT_EQ(a->vnic.policy<policy::Dcqcn>().counters().tx_cnp, 0u);
+  EXPECT_EQ(a->vnic.policy<policy::Homa>().counters().homa_tx_cutoffs, 0u);
 }
 
 TEST_F(NoopPolicy, Disabled_NeverCalled) {
