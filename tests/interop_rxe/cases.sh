@@ -357,7 +357,7 @@ rxe_write_bw_cm() {
     return 2
   fi
   uroce_check_perftest bw 200 || return 1
-  RXE_FIGURE="$(echo "$UROCE_RESULT" | tail -n 1 | awk '{ print $4 " Gb/s" }')"
+  rxe_perftest_figure bw
 }
 
 # rxe_race_check: (an expected write_bw_cm failure, capture flushed) the
@@ -425,9 +425,19 @@ rxe_perftest() {
     "$prog" -d uroce0 -x "$RXE_UGID" $args ::: \
     "$prog -d rxe0 -x $RXE_GGID $args" || return 1
   uroce_check_perftest "$kind" "$iters" || return 1
+  rxe_perftest_figure "$kind"
+}
+
+# rxe_perftest_figure bw|lat: RXE_FIGURE from the last result row of
+# UROCE_RESULT (uroce_check_perftest), or why there is none.
+rxe_perftest_figure() {
   local row
+  if [[ $UROCE_RESULT == *"(no figure:"* ]]; then
+    RXE_FIGURE="no figure: perftest could not measure its CPU clock"
+    return 0
+  fi
   row=$(echo "$UROCE_RESULT" | tail -n 1)
-  if [ "$kind" = bw ]; then
+  if [ "$1" = bw ]; then
     RXE_FIGURE="$(echo "$row" | awk '{ print $4 " Gb/s" }')"
   else
     RXE_FIGURE="$(echo "$row" | awk '{ print $5 " us typ" }')"
