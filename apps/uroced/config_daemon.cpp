@@ -28,15 +28,8 @@ constexpr KC in_file(KC k) {
   return k;
 }
 
-// A kText key stored by `set`.
-constexpr KC text_key(std::string_view name, std::string_view help,
-                      std::string (*set)(const KeyValue&, const std::string&, C*),
-                      KeyValue (*get)(const C&)) {
-  return {.name = name, .type = KeyType::kText, .help = help, .set = set, .get = get};
-}
-
 const KC kDaemonKeys[] = {
-    with_flag(text_key(
+    with_flag(text_key<C>(
                   "run_dir", "the run directory: the clients' socket and the sysfs tree",
                   [](const KeyValue& v, const std::string&, C* c) {
                     c->run_dir = v.text;
@@ -44,7 +37,7 @@ const KC kDaemonKeys[] = {
                   },
                   [](const C& c) { return KeyValue::of_text(c.run_dir); }),
               "--run-dir"),
-    with_flag(text_key(
+    with_flag(text_key<C>(
                   "poll",
                   "how the engine waits for work: busy, backoff (sleeps when idle) or yield",
                   [](const KeyValue& v, const std::string& key, C* c) {
@@ -55,7 +48,7 @@ const KC kDaemonKeys[] = {
     in_file(integer_key<C, &C::backoff_max_us>(
         "backoff_max_us", 0, kMaxBackoffUs,
         "backoff mode: the longest sleep of an idle engine (us)")),
-    in_file(text_key(
+    in_file(text_key<C>(
         "status_group",
         "members of this group see every client in `uroce-ctl status`; others their own",
         [](const KeyValue& v, const std::string&, C* c) {
@@ -63,7 +56,7 @@ const KC kDaemonKeys[] = {
           return std::string();
         },
         [](const C& c) { return KeyValue::of_text(c.status_group); })),
-    with_flag(text_key(
+    with_flag(text_key<C>(
                   "log_level", "trace, debug, info, warn, error, critical or off",
                   [](const KeyValue& v, const std::string& key, C* c) {
                     return parse_log_level(v.text, key, &c->log_level);
@@ -90,7 +83,7 @@ const KC kEalKeys[] = {
                      return v;
                    }},
               "--eal-arg"),
-    in_file(text_key(
+    in_file(text_key<C>(
         "file_prefix", "the EAL's --file-prefix (empty: uroced-PID)",
         [](const KeyValue& v, const std::string&, C* c) {
           c->file_prefix = v.text;

@@ -27,6 +27,7 @@
 // that does not parse, an unknown isolation mode).
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -34,9 +35,11 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "apps/uroced/config.h"
+#include "apps/uroced/config_values.h"
 
 namespace uroce::toml_fields {
 class Fields;
@@ -280,6 +283,70 @@ constexpr KeyDesc<T> u64_key(std::string_view name, std::string_view help) {
           .help = help,
           .set = &key_fields::set_num<T, 1, Path...>,
           .get = &key_fields::get_num<T, 1, Path...>};
+}
+
+// A text key whose setter parses the text (`set` stores it or says why not).
+template <class T>
+constexpr KeyDesc<T> text_key(std::string_view name, std::string_view help,
+                              std::string (*set)(const KeyValue&, const std::string&, T*),
+                              KeyValue (*get)(const T&), bool required = false) {
+  return {.name = name,
+          .type = KeyType::kText,
+          .help = help,
+          .set = set,
+          .get = get,
+          .required = required};
+}
+
+// The names of an enum's values, for a choice_key: `what` is the value in
+// the message for any other text ("a mode").
+template <class E, std::size_t N>
+struct KeyChoices {
+  std::string_view what;
+  std::array<std::pair<std::string_view, E>, N> options;
+};
+
+namespace key_fields {
+
+// "\"a\" or \"b\"", "\"a\", \"b\" or \"c\"".
+template <class E, std::size_t N>
+std::string choice_list(const KeyChoices<E, N>& c) {
+  std::string out;
+  for (std::size_t i = 0; i < N; ++i) {
+    if (i > 0) out += i + 1 == N ? " or " : ", ";
+    out += config_detail::in_quotes(c.options[i].first);
+  }
+  return out;
+}
+
+template <class T, const auto& Choices, auto... Path>
+std::string set_choice(const KeyValue& v, const std::string& key, T* out) {
+  for (const auto& [name, value] : Choices.options) {
+    if (v.text == name) {
+      field<Path...>(*out) = value;
+      return {};
+    }
+  }
+  return key + ": " + config_detail::in_quotes(v.text) + " is not " + std::string(Choices.what) +
+         " (expected " + choice_list(Choices) + ")";
+}
+
+template <class T, const auto& Choices, auto... Path>
+KeyValue get_choice(const T& in) {
+  for (const auto& [name, value] : Choices.options) {
+    if (field<Path...>(in) == value) return KeyValue::of_text(std::string(name));
+  }
+  return KeyValue::of_text("?");
+}
+
+}  // namespace key_fields
+
+// A text key that names one of the values of the enum field at Path...
+// (Choices: a KeyChoices with static storage).
+template <class T, const auto& Choices, auto... Path>
+constexpr KeyDesc<T> choice_key(std::string_view name, std::string_view help) {
+  return text_key<T>(name, help, &key_fields::set_choice<T, Choices, Path...>,
+                     &key_fields::get_choice<T, Choices, Path...>);
 }
 
 // The lossless priorities (DeviceConfig::pfc.enable): --device's `pfc` and

@@ -16,41 +16,29 @@ using D = DeviceConfig;
 using KD = KeyDesc<DeviceConfig>;
 constexpr std::int64_t kU32 = std::numeric_limits<std::uint32_t>::max();
 
-// A kText key whose setter parses the text.
-constexpr KD text_key(std::string_view name, std::string_view help,
-                      std::string (*set)(const KeyValue&, const std::string&, D*),
-                      KeyValue (*get)(const D&), bool required) {
-  return {.name = name,
-          .type = KeyType::kText,
-          .help = help,
-          .set = set,
-          .get = get,
-          .required = required};
-}
-
 const KD kBaseKeys[] = {
-    text_key(
+    text_key<D>(
         "name", "the ibdev name (sysfs, ibv_devices)",
         [](const KeyValue& v, const std::string& key, D* d) {
           d->name = v.text;
           return check_ibdev_name(v.text, key);
         },
         [](const D& d) { return KeyValue::of_text(d.name); }, true),
-    text_key(
+    text_key<D>(
         "port",
         "how the device reaches the wire: a vdev devargs string (net_<pmd><n>,...), a PCI "
         "address, or \"ring:NAME\" (a ring joins two devices of this daemon)",
         [](const KeyValue& v, const std::string& key, D* d) { return set_port(v.text, key, d); },
         [](const D& d) { return KeyValue::of_text(d.port); }, true),
-    text_key(
+    text_key<D>(
         "mac", "the port's unicast MAC address (02:00:00:00:00:01)",
         [](const KeyValue& v, const std::string& key, D* d) { return set_mac(v.text, key, d); },
         [](const D& d) { return KeyValue::of_text(d.mac.to_string()); }, true),
-    text_key(
+    text_key<D>(
         "ipv4", "the device's IPv4 address: RoCE v2 GID 1",
         [](const KeyValue& v, const std::string& key, D* d) { return set_ipv4(v.text, key, d); },
         [](const D& d) { return KeyValue::of_text(d.ipv4.to_string()); }, true),
-    text_key(
+    text_key<D>(
         "ipv6", "a global unicast IPv6 address: a RoCE v2 GID after the IPv4 one",
         [](const KeyValue& v, const std::string& key, D* d) { return set_ipv6(v.text, key, d); },
         [](const D& d) { return KeyValue::of_text(d.ipv6.is_zero() ? "" : d.ipv6.to_string()); },
@@ -104,7 +92,7 @@ const KD kPfcKeys[] = {
 using sched::TrafficClassConfig;
 using sched::TxPolicyConfig;
 const KD kSchedKeys[] = {
-    text_key(
+    text_key<D>(
         "isolation",
         "TX isolation: off, classes (traffic classes from DSCP) or auto (classes from each QP's "
         "behaviour)",

@@ -28,17 +28,14 @@ constexpr KD in_file(KD k) {
   return k;
 }
 
-// A kText key whose setter parses the text.
-constexpr KD choice_key(std::string_view name, std::string_view help,
-                        std::string (*set)(const KeyValue&, const std::string&, D*),
-                        KeyValue (*get)(const D&)) {
-  return {.name = name,
-          .type = KeyType::kText,
-          .help = help,
-          .set = set,
-          .get = get,
-          .sources = kInFile};
-}
+constexpr KeyChoices<pfc::ThresholdMode, 2> kThresholdModes{"a mode",
+                                                            {{{"static",
+                                                               pfc::ThresholdMode::kStatic},
+                                                              {"dynamic",
+                                                               pfc::ThresholdMode::kDynamic}}}};
+constexpr KeyChoices<pfc::StormAction, 2> kStormActions{"an action",
+                                                        {{{"drop", pfc::StormAction::kDrop},
+                                                          {"ignore", pfc::StormAction::kIgnore}}}};
 
 // One of the priority map's tables as a list: entry i of the list is the
 // table's entry i; entries not given keep their defaults.
@@ -75,24 +72,9 @@ constexpr KD map_key(std::string_view name, std::string_view help, std::string_v
 const KD kPfcTableKeys[] = {
     lossless_priorities_key("priorities", kInFile,
                             "the lossless priorities (--device: the `pfc` key)"),
-    choice_key(
-        "mode", "the ingress thresholds: static (xoff/xon bytes) or dynamic (alpha)",
-        [](const KeyValue& v, const std::string& key, D* d) {
-          pfc::ThresholdMode& m = d->pfc.ingress.mode;
-          if (v.text == "static") {
-            m = pfc::ThresholdMode::kStatic;
-          } else if (v.text == "dynamic") {
-            m = pfc::ThresholdMode::kDynamic;
-          } else {
-            return key + ": " + in_quotes(v.text) +
-                   " is not a mode (expected \"static\" or \"dynamic\")";
-          }
-          return std::string();
-        },
-        [](const D& d) {
-          return KeyValue::of_text(d.pfc.ingress.mode == pfc::ThresholdMode::kStatic ? "static"
-                                                                                     : "dynamic");
-        }),
+    in_file(
+        choice_key<D, kThresholdModes, &D::pfc, &PfcEndpointConfig::ingress, &IngressConfig::mode>(
+            "mode", "the ingress thresholds: static (xoff/xon bytes) or dynamic (alpha)")),
     in_file(integer_key<D, &D::pfc, &PfcEndpointConfig::ingress, &IngressConfig::buffer_bytes>(
         "buffer_bytes", 0, kTiB, "the receive buffer the thresholds share")),
     in_file(integer_key<D, &D::pfc, &PfcEndpointConfig::ingress, &IngressConfig::headroom_bytes>(
@@ -134,24 +116,9 @@ const KD kPfcTableKeys[] = {
     in_file(scaled_key<D, kNsPerMs, &D::pfc, &PfcEndpointConfig::storm,
                        &StormWatchdogConfig::restoration_ns>(
         "storm_restoration_ms", 1, 3'600'000, "a storm ends after this long without pauses")),
-    choice_key(
-        "storm_action", "in a storm: drop the priority's frames, or ignore the pauses",
-        [](const KeyValue& v, const std::string& key, D* d) {
-          pfc::StormAction& a = d->pfc.storm.action;
-          if (v.text == "drop") {
-            a = pfc::StormAction::kDrop;
-          } else if (v.text == "ignore") {
-            a = pfc::StormAction::kIgnore;
-          } else {
-            return key + ": " + in_quotes(v.text) +
-                   " is not an action (expected \"drop\" or \"ignore\")";
-          }
-          return std::string();
-        },
-        [](const D& d) {
-          return KeyValue::of_text(d.pfc.storm.action == pfc::StormAction::kDrop ? "drop"
-                                                                                 : "ignore");
-        }),
+    in_file(choice_key<D, kStormActions, &D::pfc, &PfcEndpointConfig::storm,
+                       &StormWatchdogConfig::action>(
+        "storm_action", "in a storm: drop the priority's frames, or ignore the pauses")),
     in_file(integer_key<D, &D::pfc, &PfcEndpointConfig::stage_slots>(
         "stage_slots", 1, 65536, "received lossless frames held for the next RX phase")),
     in_file(integer_key<D, &D::pfc, &PfcEndpointConfig::rx_budget>(
