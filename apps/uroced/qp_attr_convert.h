@@ -17,6 +17,8 @@
 
 #include <cstdint>
 
+#include "datapath/ctl/protocol.h"
+#include "datapath/engine/vnic_api.h"
 #include "datapath/engine/vnic_types.h"
 #include "datapath/port/gid_table.h"
 #include "datapath/transport/qp_attr.h"

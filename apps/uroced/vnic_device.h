@@ -14,6 +14,7 @@
 
 #include "apps/uroced/device.h"
 #include "datapath/policy/homa.h"
+#include "datapath/transport/dct_qp.h"
 
 namespace uroce::daemon {
 

@@ -44,28 +44,12 @@
 #include "datapath/base/counter_fields.h"
 #include "datapath/ctl/protocol.h"
 #include "datapath/engine/comp_event_batch.h"
+#include "datapath/engine/cq_sink_counters.h"
 #include "datapath/engine/vnic_api.h"
 #include "datapath/shm/ring.h"
 #include "datapath/transport/cqe.h"
 
 namespace uroce::engine {
-
-struct CqSinkCounters {
-  std::uint64_t cqes = 0;         // completions written
-  std::uint64_t overflow = 0;     // completions refused: ring full
-  std::uint64_t comp_events = 0;  // event records handed to the batch
-  // completions that left a solicited-only arming in place
-  std::uint64_t unsolicited = 0;
-};
-
-inline constexpr counters::FieldList<CqSinkCounters, 4> kCqSinkCounterFields{{
-    {"cqes", &CqSinkCounters::cqes, "completions written"},
-    {"overflow", &CqSinkCounters::overflow, "completions refused: ring full"},
-    {"comp_events", &CqSinkCounters::comp_events, "event records handed to the batch"},
-    {"unsolicited", &CqSinkCounters::unsolicited, ""},
-}};
-static_assert(counters::covers(kCqSinkCounterFields));
-constexpr const auto& counter_fields(const CqSinkCounters&) { return kCqSinkCounterFields; }
 
 class CqRingSink {
  public:

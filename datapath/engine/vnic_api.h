@@ -25,6 +25,7 @@
 #include <cstdint>
 
 #include "datapath/ctl/protocol.h"
+#include "datapath/engine/vnic_types.h"
 #include "datapath/shm/ring.h"
 #include "datapath/transport/mr_table.h"
 #include "datapath/transport/qp_attr.h"
@@ -34,8 +35,6 @@
 #include "sched/traffic_classes.h"
 
 namespace uroce::engine {
-
-using ObjId = std::uint32_t;
 
 // A ring the control plane created (daemon side of shm::Ring*): memory and
 // the geometry it was initialised with (shm::ring_init).

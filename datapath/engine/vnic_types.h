@@ -15,23 +15,21 @@
 #include <vector>
 
 #include "datapath/base/counter_fields.h"
-#include "datapath/engine/cq_ring_sink.h"
+#include "datapath/engine/comp_event_batch.h"
+#include "datapath/engine/cq_sink_counters.h"
 #include "datapath/engine/impairment.h"
 #include "datapath/engine/pfc_endpoint.h"
-#include "datapath/engine/vnic_api.h"
 #include "datapath/port/arp_agent.h"
 #include "datapath/port/nd_agent.h"
 #include "datapath/shm/wqe_copy.h"
+#include "datapath/transport/dc_counters.h"
 #include "datapath/transport/dc_stream.h"
 #include "datapath/transport/dc_target.h"
-#include "datapath/transport/dci_qp.h"
-#include "datapath/transport/dct_qp.h"
 #include "datapath/transport/qp_attr.h"
 #include "datapath/transport/qp_common.h"
-#include "datapath/transport/rc_core.h"
-#include "datapath/transport/rc_homa.h"
-#include "datapath/transport/uc_qp.h"
-#include "datapath/transport/ud_qp.h"
+#include "datapath/transport/rc_counters.h"
+#include "datapath/transport/uc_counters.h"
+#include "datapath/transport/ud_counters.h"
 #include "datapath/wire/addr.h"
 #include "datapath/wire/opcodes.h"
 #include "datapath/wire/parser.h"
@@ -42,6 +40,10 @@
 #include "sched/tx_policy.h"
 
 namespace uroce::engine {
+
+// An engine object's id (vnic_api.h: assigned by the control plane, unique
+// per Vnic while the object lives, never 0).
+using ObjId = std::uint32_t;
 
 struct VnicConfig {
   std::string name;  // "uroce0"

@@ -53,6 +53,7 @@
 #include "datapath/policy/qp_extension.h"
 #include "datapath/transport/qp_common.h"
 #include "datapath/transport/rc_homa.h"
+#include "datapath/transport/rc_send_queue.h"
 #include "datapath/wire/builder.h"
 #include "datapath/wire/homa_cutoffs.h"
 #include "datapath/wire/homa_grant.h"

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "datapath/base/counter_fields.h"
+#include "datapath/transport/dc_counters.h"
 #include "datapath/transport/dc_lane.h"
 #include "datapath/transport/rc_qp.h"
 
@@ -35,23 +36,6 @@ struct DciQpConfig {
   // retires only contexts whose initiator has seen a response: docs/dc.md).
   TimeNs idle_disconnect_ns = 100 * kNsPerUs;
 };
-
-struct DciCounters {
-  std::uint64_t bad_lane = 0;           // a response naming a lane the DCI lacks
-  std::uint64_t bad_status = 0;         // a reserved DCAETH status
-  std::uint64_t stream_recoveries = 0;  // a lane in ERR flushed and restarted
-  std::uint64_t other_conn = 0;         // an OK/BUSY/KEY_VIOLATION answer of another connection
-};
-
-inline constexpr counters::FieldList<DciCounters, 4> kDciCounterFields{{
-    {"bad_lane", &DciCounters::bad_lane, "a response naming a lane the DCI lacks"},
-    {"bad_status", &DciCounters::bad_status, "a reserved DCAETH status"},
-    {"stream_recoveries", &DciCounters::stream_recoveries, "a lane in ERR flushed and restarted"},
-    {"other_conn", &DciCounters::other_conn,
-     "an OK/BUSY/KEY_VIOLATION answer of another connection"},
-}};
-static_assert(counters::covers(kDciCounterFields));
-constexpr const auto& counter_fields(const DciCounters&) { return kDciCounterFields; }
 
 class DciQp {
  public:

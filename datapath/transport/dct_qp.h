@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "datapath/base/counter_fields.h"
+#include "datapath/transport/dc_counters.h"
 #include "datapath/transport/dc_lane.h"
 #include "datapath/transport/dc_target.h"
 #include "datapath/transport/qp_concept.h"
@@ -63,38 +64,6 @@ class DcTargetPool {
   std::vector<std::unique_ptr<DcContext>> ctx_;
   LocalPort local_;
 };
-
-struct DctCounters {
-  std::uint64_t rx_requests = 0;
-  std::uint64_t key_violations = 0;
-  std::uint64_t drop_state = 0;       // a request while the DCT is not in RTR
-  std::uint64_t drop_not_dc = 0;      // not a DC request
-  std::uint64_t drop_other_dct = 0;   // the identity's context serves another DCT
-  std::uint64_t drop_stale = 0;       // an older connection than the context's
-  std::uint64_t drop_busy_later = 0;  // a later packet of a connection told BUSY
-  std::uint64_t tx_gone = 0;          // GONE answers and notices
-  std::uint64_t tx_unknown = 0;
-  std::uint64_t tx_busy = 0;
-  std::uint64_t tx_key_violation = 0;
-  std::uint64_t tx_no_buffer = 0;  // an answer the TX sink had no room for
-};
-
-inline constexpr counters::FieldList<DctCounters, 12> kDctCounterFields{{
-    {"rx_requests", &DctCounters::rx_requests, ""},
-    {"key_violations", &DctCounters::key_violations, ""},
-    {"drop_state", &DctCounters::drop_state, "a request while the DCT is not in RTR"},
-    {"drop_not_dc", &DctCounters::drop_not_dc, "not a DC request"},
-    {"drop_other_dct", &DctCounters::drop_other_dct, "the identity's context serves another DCT"},
-    {"drop_stale", &DctCounters::drop_stale, "an older connection than the context's"},
-    {"drop_busy_later", &DctCounters::drop_busy_later, "a later packet of a connection told BUSY"},
-    {"tx_gone", &DctCounters::tx_gone, "GONE answers and notices"},
-    {"tx_unknown", &DctCounters::tx_unknown, ""},
-    {"tx_busy", &DctCounters::tx_busy, ""},
-    {"tx_key_violation", &DctCounters::tx_key_violation, ""},
-    {"tx_no_buffer", &DctCounters::tx_no_buffer, "an answer the TX sink had no room for"},
-}};
-static_assert(counters::covers(kDctCounterFields));
-constexpr const auto& counter_fields(const DctCounters&) { return kDctCounterFields; }
 
 class DctQp {
  public:

@@ -32,36 +32,11 @@
 #include "datapath/base/time.h"
 #include "datapath/transport/grant_gate.h"
 #include "datapath/transport/rc_core.h"
+#include "datapath/transport/rc_counters.h"
 #include "datapath/transport/seq24.h"
 #include "datapath/wire/builder.h"
 
 namespace uroce::transport {
-
-struct RcHomaCounters {
-  std::uint64_t gated = 0;        // messages that needed grants
-  std::uint64_t mlen = 0;         // MLENs sent (first packets and grant timeouts)
-  std::uint64_t wait_grant = 0;   // sends stopped: the next byte is not granted yet
-  std::uint64_t grants = 0;       // GRANTs that allowed more
-  std::uint64_t grant_stale = 0;  // GRANTs for another message, or allowing nothing
-  std::uint64_t timeouts = 0;     // grant timeouts (MLEN sent again)
-  std::uint64_t fallbacks = 0;    // messages sent ungated after max_timeouts
-  std::uint64_t prio_capped = 0;  // packets sent lower than asked, to stay in order
-};
-
-inline constexpr counters::FieldList<RcHomaCounters, 8> kRcHomaCounterFields{{
-    {"gated", &RcHomaCounters::gated, "messages that needed grants"},
-    {"mlen", &RcHomaCounters::mlen, "MLENs sent (first packets and grant timeouts)"},
-    {"wait_grant", &RcHomaCounters::wait_grant, "sends stopped: the next byte is not granted yet"},
-    {"grants", &RcHomaCounters::grants, "GRANTs that allowed more"},
-    {"grant_stale", &RcHomaCounters::grant_stale,
-     "GRANTs for another message, or allowing nothing"},
-    {"timeouts", &RcHomaCounters::timeouts, "grant timeouts (MLEN sent again)"},
-    {"fallbacks", &RcHomaCounters::fallbacks, "messages sent ungated after max_timeouts"},
-    {"prio_capped", &RcHomaCounters::prio_capped,
-     "packets sent lower than asked, to stay in order"},
-}};
-static_assert(counters::covers(kRcHomaCounterFields));
-constexpr const auto& counter_fields(const RcHomaCounters&) { return kRcHomaCounterFields; }
 
 struct RcHomaTx {
   GrantGateConfig gate_cfg{};
