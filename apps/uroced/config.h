@@ -43,12 +43,16 @@ enum class PortKind : std::uint8_t {
   kVdev,  // "net_memif0,role=server,..." : an EAL virtual device
   kPci,   // "0000:03:00.0" : a PCI function (EAL probes it)
   kRing,  // "ring:NAME" : one end of a crossed net_ring pair in this process
+  // "af_xdp:IFACE[,queue=Q][,count=N]" : AF_XDP sockets on kernel
+  // interface IFACE, queues Q..Q+N-1 (DPDK's net_af_xdp; docs/nic.md)
+  kAfXdp,
 };
 
 struct PortSpec {
   PortKind kind = PortKind::kVdev;
-  std::string name;  // vdev name ("net_memif0"), PCI address, or ring NAME
-  std::string args;  // vdev devargs after the first ',' (may be empty)
+  std::string name;  // vdev name ("net_memif0"), PCI address, ring NAME or IFACE
+  std::string args;  // vdev devargs after the first ',' (may be empty); for
+                     // af_xdp the PMD's ("iface=IFACE,start_queue=Q,queue_count=N")
 };
 
 struct DeviceConfig {

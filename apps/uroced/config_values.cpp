@@ -59,7 +59,59 @@ bool is_pci_address(std::string_view s) {
          s[p + 6] >= '0' && s[p + 6] <= '7';
 }
 
+// A Linux interface name: 1..15 bytes, none of them '/', ':', ',', '=' or
+// white space (dev_valid_name, and the separators of a port string).
+bool is_ifname(std::string_view s) {
+  if (s.empty() || s.size() > 15 || s == "." || s == "..") return false;
+  return std::none_of(s.begin(), s.end(), [](char c) {
+    return c == '/' || c == ':' || c == ',' || c == '=' ||
+           std::isspace(static_cast<unsigned char>(c)) != 0;
+  });
+}
+
+// "af_xdp:IFACE[,queue=Q][,count=N]" (after the prefix): net_af_xdp's
+// iface, start_queue and queue_count.
+std::string parse_af_xdp(std::string_view s, std::string_view rest, const std::string& key,
+                         PortSpec* out) {
+  const std::size_t comma = rest.find(',');
+  const std::string_view iface = rest.substr(0, comma);
+  if (!is_ifname(iface)) {
+    return key + ": " + in_quotes(s) +
+           ": the interface name must be 1..15 bytes without '/', ':', ',', '=' or spaces";
+  }
+  std::uint32_t queue = 0, count = 1;
+  std::string_view opts =
+      comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+  while (!opts.empty()) {
+    const std::size_t next = opts.find(',');
+    const std::string_view kv = opts.substr(0, next);
+    opts = next == std::string_view::npos ? std::string_view() : opts.substr(next + 1);
+    const std::size_t eq = kv.find('=');
+    const std::string_view k = kv.substr(0, eq);
+    const std::string_view v =
+        eq == std::string_view::npos ? std::string_view() : kv.substr(eq + 1);
+    std::uint32_t* dst = k == "queue" ? &queue : k == "count" ? &count : nullptr;
+    if (dst == nullptr) {
+      return key + ": " + in_quotes(s) + ": " + in_quotes(k) +
+             " is not an af_xdp option (expected queue=Q or count=N)";
+    }
+    const std::uint32_t lo = dst == &count ? 1 : 0;
+    std::uint32_t n = 0;
+    const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+    if (v.empty() || ec != std::errc() || end != v.data() + v.size() || n < lo || n > 1024) {
+      return key + ": " + in_quotes(s) + ": " + std::string(k) + " must be an integer in " +
+             std::to_string(lo) + "..1024";
+    }
+    *dst = n;
+  }
+  *out = PortSpec{PortKind::kAfXdp, std::string(iface),
+                  "iface=" + std::string(iface) + ",start_queue=" + std::to_string(queue) +
+                      ",queue_count=" + std::to_string(count)};
+  return {};
+}
+
 std::string parse_port(std::string_view s, const std::string& key, PortSpec* out) {
+  if (s.starts_with("af_xdp:")) return parse_af_xdp(s, s.substr(7), key, out);
   if (s.starts_with("ring:")) {
     const std::string_view name = s.substr(5);
     if (name.empty() || name.size() > kMaxRingName || !all_of(name, is_name_char)) {
@@ -83,7 +135,7 @@ std::string parse_port(std::string_view s, const std::string& key, PortSpec* out
   }
   return key + ": " + in_quotes(s) +
          " is not a vdev devargs string (net_<pmd><n>,key=value,...), a PCI "
-         "address or \"ring:NAME\"";
+         "address, \"af_xdp:IFACE\" or \"ring:NAME\"";
 }
 
 std::string set_mac(std::string_view s, const std::string& key, DeviceConfig* d) {
@@ -199,7 +251,7 @@ std::string check_pfc(const DeviceConfig& d, std::size_t i) {
 
 std::string missing_port(std::size_t index) {
   return dev_key(index, "port") +
-         ": missing (a vdev devargs string, a PCI address or \"ring:NAME\")";
+         ": missing (a vdev devargs string, a PCI address, \"af_xdp:IFACE\" or \"ring:NAME\")";
 }
 
 // The keys every device must have, checked after all its keys were read.

@@ -195,6 +195,13 @@ int open_ports(const DaemonConfig& cfg, std::vector<std::unique_ptr<port::EthPor
         pc.device = d.port_spec.name;
         rc = p->open(pc, &err);
         break;
+      case PortKind::kAfXdp:
+        // One net_af_xdp vdev per device: its name carries the device's
+        // index, as EAL's vdev names are one per process.
+        pc.device = "net_af_xdp" + std::to_string(i);
+        pc.vdev_args = d.port_spec.args;
+        rc = p->open(pc, &err);
+        break;
     }
     if (rc != 0) {
       *error = d.name + ": " + err;

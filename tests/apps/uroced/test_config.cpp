@@ -37,8 +37,8 @@ TEST(ParseDeviceSpec_Valid, AllKeys) {
 TEST(ParseDeviceSpec_Errors, NameTheKey) {
   DeviceConfig d;
   EXPECT_EQ(parse_device_spec("name=uroce0;mac=02:00:00:00:00:01;ipv4=10.0.0.1", 2, &d),
-            "device[2].port: missing (a vdev devargs string, a PCI address or "
-            "\"ring:NAME\")");
+            "device[2].port: missing (a vdev devargs string, a PCI address, "
+            "\"af_xdp:IFACE\" or \"ring:NAME\")");
   EXPECT_EQ(parse_device_spec("name=uroce0;mtu=big", 0, &d),
             "device[0].mtu: \"big\" is not an integer");
   EXPECT_EQ(parse_device_spec("name=uroce0;nonsense", 1, &d),

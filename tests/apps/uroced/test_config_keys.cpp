@@ -81,7 +81,7 @@ TEST(ConfigKeys, RequiredKeysInTableOrder) {
   DeviceConfig d;
   EXPECT_EQ(parse_device_spec("mac=02:00:00:00:00:01", 3, &d), "device[3].name: missing");
   EXPECT_EQ(parse_device_spec("name=a;mac=02:00:00:00:00:01", 0, &d),
-            "device[0].port: missing (a vdev devargs string, a PCI address or \"ring:NAME\")");
+            "device[0].port: missing (a vdev devargs string, a PCI address, \"af_xdp:IFACE\" or \"ring:NAME\")");
   EXPECT_EQ(parse_device_spec("name=a;port=ring:p0", 0, &d), "device[0].mac: missing");
   EXPECT_EQ(parse_device_spec("name=a;port=ring:p0;mac=02:00:00:00:00:01", 0, &d),
             "device[0].ipv4: missing");

@@ -226,8 +226,8 @@ TEST(LoadToml_UnknownPollMode, Rejected) {
 
 TEST(LoadToml_MissingPort, Rejected) {
   EXPECT_EQ(error_of(with("port = \"ring:p0\"\n", "")),
-            "device[0].port: missing (a vdev devargs string, a PCI address or "
-            "\"ring:NAME\")");
+            "device[0].port: missing (a vdev devargs string, a PCI address, "
+            "\"af_xdp:IFACE\" or \"ring:NAME\")");
 }
 
 TEST(LoadToml_MissingMacAndIp, Rejected) {
@@ -239,7 +239,7 @@ TEST(LoadToml_MissingMacAndIp, Rejected) {
 TEST(LoadToml_BadPort, Rejected) {
   EXPECT_EQ(error_of(with("ring:p0", "eth0")),
             "device[0].port: \"eth0\" is not a vdev devargs string "
-            "(net_<pmd><n>,key=value,...), a PCI address or \"ring:NAME\"");
+            "(net_<pmd><n>,key=value,...), a PCI address, \"af_xdp:IFACE\" or \"ring:NAME\"");
   EXPECT_EQ(error_of(with("ring:p0", "ring:")),
             "device[0].port: \"ring:\": the ring name must be 1..24 letters, digits "
             "or '_'");

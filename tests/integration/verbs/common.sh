@@ -80,20 +80,20 @@ verbs_daemons_stop() {
   uroce_verdict "$text" "$st"
 }
 
-# verbs_netns_pair LETTER OCTET : two namespaces NSA and NSB, joined by a
-# veth pair for the daemons' af_packet ports (DEVA, DEVB; MTU 9000, no
+# verbs_netns_pair LETTER OCTET [MTU] : two namespaces NSA and NSB, joined by a
+# veth pair for the daemons' ports (DEVA, DEVB; MTU 9000 unless given, no
 # kernel IP) and one for the programs' TCP exchange (TCPA, TCPB with
 # TCP_IPA=10.OCTET.1.1 and TCP_IPB=10.OCTET.1.2). Names carry LETTER (one
 # per test) and the run's id, and stay within 15 bytes; uroce-env.sh
 # removes them at exit.
 verbs_netns_pair() {
-  local t=$1 o=$2 id=$((UROCE_ID % 1000000))
+  local t=$1 o=$2 mtu=${3:-9000} id=$((UROCE_ID % 1000000))
   NSA=uroce_${t}A_$id NSB=uroce_${t}B_$id
   DEVA=u${t}d${id}a DEVB=u${t}d${id}b
   TCPA=u${t}t${id}a TCPB=u${t}t${id}b
   TCP_IPA=10.$o.1.1 TCP_IPB=10.$o.1.2
   uroce_netns_add "$NSA"
   uroce_netns_add "$NSB"
-  uroce_veth_dpdk "$NSA" "$DEVA" "$NSB" "$DEVB" 9000
+  uroce_veth_dpdk "$NSA" "$DEVA" "$NSB" "$DEVB" "$mtu"
   uroce_veth_ip "$NSA" "$TCPA" "$TCP_IPA/24" "$NSB" "$TCPB" "$TCP_IPB/24"
 }

@@ -12,18 +12,34 @@
 # device, and the last verdict is that the runs left no launcher directory,
 # /dev/infiniband node or EAL runtime directory behind.
 #
-#   netns_af_packet.sh BUILD_DIR [--embedded]
+# With --af-xdp the ports are AF_XDP sockets on the veth ends instead
+# (port=af_xdp:IFACE, DPDK's net_af_xdp); XDP on a veth carries frames up
+# to its MTU of 3504 (a page less the headroom), so the path MTU is 2048.
+#
+#   netns_af_packet.sh BUILD_DIR [--embedded] [--af-xdp]
 source "$(dirname "$0")/common.sh"
-mode=${2:-daemon}
-[ "$mode" = --embedded ] && mode=embedded
-verbs_test_init "vnetns${mode:0:1}" "$1" ibv_rc_pingpong ibv_ud_pingpong ibv_srq_pingpong \
-  ib_write_bw ib_write_lat ib_send_lat ib_read_bw ib_read_lat ib_send_bw ib_atomic_bw \
-  ib_atomic_lat
+mode=daemon kind=af_packet
+for arg in "${@:2}"; do
+  case $arg in
+    --embedded) mode=embedded ;;
+    --af-xdp) kind=af_xdp ;;
+    *) echo "netns_af_packet.sh: unknown option $arg" >&2; exit 2 ;;
+  esac
+done
+letter=v octet=203 mtu=9000 pmtu=4096
+[ "$kind" = af_xdp ] && letter=q octet=217 mtu=3504 pmtu=2048
+verbs_test_init "${letter}netns${mode:0:1}" "$1" ibv_rc_pingpong ibv_ud_pingpong \
+  ibv_srq_pingpong ib_write_bw ib_write_lat ib_send_lat ib_read_bw ib_read_lat ib_send_bw \
+  ib_atomic_bw ib_atomic_lat
 
-verbs_netns_pair v 203
+verbs_netns_pair "$letter" "$octet" "$mtu"
 
-dev_a=$(verbs_device uroce0 02:00:00:cb:00:01 10.203.0.1 "$(verbs_af_packet_port "$DEVA")")
-dev_b=$(verbs_device uroce0 02:00:00:cb:00:02 10.203.0.2 "$(verbs_af_packet_port "$DEVB")")
+# port_of IFACE: the --device port string of this run's kind on veth end IFACE.
+port_of() {
+  if [ "$kind" = af_xdp ]; then echo "af_xdp:$1"; else verbs_af_packet_port "$1"; fi
+}
+dev_a=$(verbs_device uroce0 02:00:00:cb:00:01 "10.$octet.0.1" "$(port_of "$DEVA")" "$mtu")
+dev_b=$(verbs_device uroce0 02:00:00:cb:00:02 "10.$octet.0.2" "$(port_of "$DEVB")" "$mtu")
 if [ "$mode" = embedded ]; then
   # The launchers' run directories go here, to be checked at the end.
   export TMPDIR=$UROCE_TMP/embedded
@@ -69,13 +85,13 @@ perf() {
 }
 
 pingpong ibv_rc_pingpong "netns ibv_rc_pingpong 4096 B x 1000" 4096 1000
-pingpong ibv_rc_pingpong "netns ibv_rc_pingpong -e -m 4096 64 KiB x 200" 65536 200 -e -m 4096
+pingpong ibv_rc_pingpong "netns ibv_rc_pingpong -e -m $pmtu 64 KiB x 200" 65536 200 -e -m "$pmtu"
 pingpong ibv_ud_pingpong "netns ibv_ud_pingpong 2048 B x 1000" 2048 1000
 perf ib_write_bw bw "netns ib_write_bw RC 64 KiB x $ITERS"
 perf ib_send_bw bw "netns ib_send_bw RC 64 KiB x $ITERS"
 perf ib_send_lat lat "netns ib_send_lat RC x $ITERS"
 perf ib_read_bw bw "netns ib_read_bw RC 64 KiB x $ITERS"
-pingpong ibv_rc_pingpong "netns ibv_rc_pingpong -m 4096 1 MiB x 50" 1048576 50 -m 4096
+pingpong ibv_rc_pingpong "netns ibv_rc_pingpong -m $pmtu 1 MiB x 50" 1048576 50 -m "$pmtu"
 pingpong ibv_srq_pingpong "netns ibv_srq_pingpong 4 QPs 4096 B x 500" 4096 500 -q 4
 perf ib_write_lat lat "netns ib_write_lat RC x $ITERS"
 perf ib_send_lat lat "netns ib_send_lat UD x $ITERS" -c UD
@@ -118,4 +134,4 @@ else
   done
 fi
 
-uroce_summary "netns_af_packet ($mode)"
+uroce_summary "netns_af_packet ($kind, $mode)"

@@ -1,0 +1,69 @@
+// The `port` string (config_values.cpp, parse_port): each form, and the
+// exact message for each kind of bad af_xdp port.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "apps/uroced/config.h"
+#include "apps/uroced/config_values.h"
+
+namespace uroce::daemon::config_detail {
+namespace {
+
+std::string error_of(const std::string& s) {
+  PortSpec p;
+  return parse_port(s, "device[0].port", &p);
+}
+
+TEST(ParsePort_AfXdp, DefaultsToQueueZeroOnly) {
+  PortSpec p;
+  ASSERT_EQ(parse_port("af_xdp:veth0", "k", &p), "");
+  EXPECT_EQ(p.kind, PortKind::kAfXdp);
+  EXPECT_EQ(p.name, "veth0");
+  EXPECT_EQ(p.args, "iface=veth0,start_queue=0,queue_count=1");
+}
+
+TEST(ParsePort_AfXdp, QueueAndCount) {
+  PortSpec p;
+  ASSERT_EQ(parse_port("af_xdp:ens5,queue=2,count=4", "k", &p), "");
+  EXPECT_EQ(p.name, "ens5");
+  EXPECT_EQ(p.args, "iface=ens5,start_queue=2,queue_count=4");
+  ASSERT_EQ(parse_port("af_xdp:ens5,count=2,queue=1", "k", &p), "");
+  EXPECT_EQ(p.args, "iface=ens5,start_queue=1,queue_count=2");
+}
+
+TEST(ParsePort_AfXdp, BadInterfaceName) {
+  const std::string why =
+      ": the interface name must be 1..15 bytes without '/', ':', ',', '=' or spaces";
+  EXPECT_EQ(error_of("af_xdp:"), "device[0].port: \"af_xdp:\"" + why);
+  EXPECT_EQ(error_of("af_xdp:a234567890123456"),
+            "device[0].port: \"af_xdp:a234567890123456\"" + why);
+  EXPECT_EQ(error_of("af_xdp:a/b"), "device[0].port: \"af_xdp:a/b\"" + why);
+  EXPECT_EQ(error_of("af_xdp:,queue=1"), "device[0].port: \"af_xdp:,queue=1\"" + why);
+}
+
+TEST(ParsePort_AfXdp, BadOptions) {
+  EXPECT_EQ(error_of("af_xdp:v0,zerocopy=1"),
+            "device[0].port: \"af_xdp:v0,zerocopy=1\": \"zerocopy\" is not an af_xdp option "
+            "(expected queue=Q or count=N)");
+  EXPECT_EQ(error_of("af_xdp:v0,count=0"),
+            "device[0].port: \"af_xdp:v0,count=0\": count must be an integer in 1..1024");
+  EXPECT_EQ(error_of("af_xdp:v0,queue=x"),
+            "device[0].port: \"af_xdp:v0,queue=x\": queue must be an integer in 0..1024");
+  EXPECT_EQ(error_of("af_xdp:v0,queue="),
+            "device[0].port: \"af_xdp:v0,queue=\": queue must be an integer in 0..1024");
+}
+
+TEST(ParsePort_OtherForms, RingPciVdev) {
+  PortSpec p;
+  ASSERT_EQ(parse_port("ring:p0", "k", &p), "");
+  EXPECT_EQ(p.kind, PortKind::kRing);
+  ASSERT_EQ(parse_port("0000:03:00.0", "k", &p), "");
+  EXPECT_EQ(p.kind, PortKind::kPci);
+  ASSERT_EQ(parse_port("net_af_xdp0,iface=v0", "k", &p), "");
+  EXPECT_EQ(p.kind, PortKind::kVdev);
+  EXPECT_EQ(p.args, "iface=v0");
+}
+
+}  // namespace
+}  // namespace uroce::daemon::config_detail
