@@ -43,8 +43,9 @@ enum class PortKind : std::uint8_t {
   kVdev,  // "net_memif0,role=server,..." : an EAL virtual device
   kPci,   // "0000:03:00.0" : a PCI function (EAL probes it)
   kRing,  // "ring:NAME" : one end of a crossed net_ring pair in this process
-  // "af_xdp:IFACE[,queue=Q][,count=N]" : AF_XDP sockets on kernel
-  // interface IFACE, queues Q..Q+N-1 (DPDK's net_af_xdp; docs/nic.md)
+  // "af_xdp:IFACE[,queue=Q][,count=N][,busy_budget=B]" : AF_XDP sockets
+  // on kernel interface IFACE, queues Q..Q+N-1 (DPDK's net_af_xdp;
+  // docs/nic.md)
   kAfXdp,
 };
 

@@ -27,7 +27,7 @@ const KD kBaseKeys[] = {
     text_key<D>(
         "port",
         "how the device reaches the wire: a vdev devargs string (net_<pmd><n>,...), a PCI "
-        "address, \"af_xdp:IFACE[,queue=Q][,count=N]\" (AF_XDP sockets on a kernel "
+        "address, \"af_xdp:IFACE[,queue=Q][,count=N][,busy_budget=B]\" (AF_XDP sockets on a kernel "
         "interface, docs/nic.md) or \"ring:NAME\" (a ring joins two devices of this daemon)",
         [](const KeyValue& v, const std::string& key, D* d) { return set_port(v.text, key, d); },
         [](const D& d) { return KeyValue::of_text(d.port); }, true),

@@ -15,21 +15,22 @@ std::string error_of(const std::string& s) {
   return parse_port(s, "device[0].port", &p);
 }
 
+// Queue 0 alone, and no preferred busy polling (busy_budget=0).
 TEST(ParsePort_AfXdp, DefaultsToQueueZeroOnly) {
   PortSpec p;
   ASSERT_EQ(parse_port("af_xdp:veth0", "k", &p), "");
   EXPECT_EQ(p.kind, PortKind::kAfXdp);
   EXPECT_EQ(p.name, "veth0");
-  EXPECT_EQ(p.args, "iface=veth0,start_queue=0,queue_count=1");
+  EXPECT_EQ(p.args, "iface=veth0,start_queue=0,queue_count=1,busy_budget=0");
 }
 
 TEST(ParsePort_AfXdp, QueueAndCount) {
   PortSpec p;
   ASSERT_EQ(parse_port("af_xdp:ens5,queue=2,count=4", "k", &p), "");
   EXPECT_EQ(p.name, "ens5");
-  EXPECT_EQ(p.args, "iface=ens5,start_queue=2,queue_count=4");
-  ASSERT_EQ(parse_port("af_xdp:ens5,count=2,queue=1", "k", &p), "");
-  EXPECT_EQ(p.args, "iface=ens5,start_queue=1,queue_count=2");
+  EXPECT_EQ(p.args, "iface=ens5,start_queue=2,queue_count=4,busy_budget=0");
+  ASSERT_EQ(parse_port("af_xdp:ens5,count=2,queue=1,busy_budget=64", "k", &p), "");
+  EXPECT_EQ(p.args, "iface=ens5,start_queue=1,queue_count=2,busy_budget=64");
 }
 
 TEST(ParsePort_AfXdp, BadInterfaceName) {
@@ -45,7 +46,7 @@ TEST(ParsePort_AfXdp, BadInterfaceName) {
 TEST(ParsePort_AfXdp, BadOptions) {
   EXPECT_EQ(error_of("af_xdp:v0,zerocopy=1"),
             "device[0].port: \"af_xdp:v0,zerocopy=1\": \"zerocopy\" is not an af_xdp option "
-            "(expected queue=Q or count=N)");
+            "(expected queue=Q, count=N or busy_budget=B)");
   EXPECT_EQ(error_of("af_xdp:v0,count=0"),
             "device[0].port: \"af_xdp:v0,count=0\": count must be an integer in 1..1024");
   EXPECT_EQ(error_of("af_xdp:v0,queue=x"),
