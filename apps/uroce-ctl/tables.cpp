@@ -131,7 +131,9 @@ std::string render_status(const json& j) {
     t.add({cell(dev, "name"), cell(dev, "uverbs"), cell(dev, "mac"), cell(dev, "ipv4"),
            cell(dev, "mtu"), cell(dev, "active_mtu"), cell(o, "qps"), cell(o, "cqs"),
            cell(o, "srqs"), cell(o, "mrs"), cell(o, "ahs"), cell(c, "rx_frames"),
-           cell(c, "tx_frames"), cell(dev, "port")});
+           cell(c, "tx_frames"),
+           dev.contains("port_mode") ? cell(dev, "port") + " (" + cell(dev, "port_mode") + ")"
+                                     : cell(dev, "port")});
   }
   out += t.render();
   const json& users = child(d, "users");

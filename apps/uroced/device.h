@@ -97,6 +97,12 @@ class Device {
   virtual std::uint32_t uverbs() const = 0;
   // The configured port string, for status.
   virtual const std::string& port_name() const = 0;
+  // How the port runs where its kind has modes (af_xdp: "zero-copy" or
+  // "copy", docs/nic.md); empty otherwise. Immutable after start-up.
+  virtual const std::string& port_mode() const {
+    static const std::string kNone;
+    return kNone;
+  }
   // Whether the port's link is up now (any thread; no engine call: it reads
   // the ethdev's link status). Drives ibv_query_port's state and the
   // PORT_ACTIVE / PORT_ERR async events.

@@ -263,6 +263,7 @@ json device_json(const Device& d, const DeviceSnapshot& s) {
   j["index"] = d.index();
   j["uverbs"] = d.uverbs();
   j["port"] = d.port_name();
+  if (!d.port_mode().empty()) j["port_mode"] = d.port_mode();
   j["mac"] = c.mac.to_string();
   j["ipv4"] = c.ip.to_string();
   j["ipv6_link_local"] = wire::Ipv6Addr::link_local(c.mac).to_string();

@@ -9,7 +9,7 @@
 //                 "limits": {every [limits] key, resolved},
 //                 "users": [{"uid", "connections", "qps", "cqs", "mrs",
 //                            "reg_bytes", "map_bytes"}]},
-//     "devices": [{"name", "index", "uverbs", "port", "mac", "ipv4", "ipv6_link_local", "ipv6", "mtu",
+//     "devices": [{"name", "index", "uverbs", "port", "port_mode" (af_xdp only), "mac", "ipv4", "ipv6_link_local", "ipv6", "mtu",
 //                  "active_mtu", "objects": {"qps", "cqs", "srqs", "mrs", "ahs"},
 //                  "counters": {... VnicCounters, "parse_errors": {name: n},
 //                               "wqe_errors": {name: n}},

@@ -38,6 +38,9 @@ class VnicDevice final : public Device {
   // How to read the link state; without one the link is always up (the
   // simulated ports of the tests).
   void set_link_probe(std::function<bool()> probe) { link_probe_ = std::move(probe); }
+  // Set once at start-up, before clients connect (port::EthPort::xdp_mode).
+  void set_port_mode(std::string mode) { port_mode_ = std::move(mode); }
+  const std::string& port_mode() const override { return port_mode_; }
 
   int alloc_qpn(std::uint32_t* qpn) override {
     return on_engine([&] { return vnic_.alloc_qpn(qpn); });
@@ -189,6 +192,7 @@ class VnicDevice final : public Device {
   std::uint32_t uverbs_ = 0;
   std::string port_name_;
   std::function<bool()> link_probe_;
+  std::string port_mode_;
 };
 
 }  // namespace uroce::daemon

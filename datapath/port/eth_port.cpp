@@ -1,6 +1,7 @@
 #include "datapath/port/eth_port.h"
 
 #include "datapath/port/memif_args.h"
+#include "datapath/port/xsk_sockets.h"
 
 #include <rte_bus_vdev.h>
 #include <rte_dev.h>
@@ -58,7 +59,13 @@ int EthPort::open(const PortConfig& cfg, std::string* error) {
     }
     return -ENODEV;
   }
-  return open_port_id(id, cfg, error);
+  if (!cfg.device.starts_with("net_af_xdp")) return open_port_id(id, cfg, error);
+  // The PMD makes its sockets at queue set-up: those new after the start
+  // are this port's.
+  const XskSockets before = xsk_sockets();
+  const int rc = open_port_id(id, cfg, error);
+  if (rc == 0) xdp_mode_ = std::string(xsk_mode(before, xsk_sockets()));
+  return rc;
 }
 
 int EthPort::open_port_id(std::uint16_t port_id, const PortConfig& cfg, std::string* error) {

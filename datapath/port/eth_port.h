@@ -80,6 +80,9 @@ class EthPort {
   bool peer_reads_tx_in_place() const { return peer_reads_tx_in_place_; }
   // The largest frame (L2 header + MTU) this port was set up to carry.
   std::uint32_t max_frame() const { return max_frame_; }
+  // An af_xdp port (net_af_xdp*): the mode its sockets run in, "zero-copy"
+  // or "copy" (xsk_sockets.h); empty for every other kind.
+  const std::string& xdp_mode() const { return xdp_mode_; }
 
  private:
   std::uint16_t port_id_ = 0;
@@ -91,6 +94,7 @@ class EthPort {
   rte_mempool* pool_ = nullptr;
   wire::MacAddr mac_{};
   std::uint32_t max_frame_ = 0;
+  std::string xdp_mode_;
 };
 
 // Creates a crossed pair of net_ring ports in this process (what A sends, B

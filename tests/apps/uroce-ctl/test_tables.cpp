@@ -48,6 +48,15 @@ TEST(RenderStatus, DaemonLineAndDeviceRow) {
   EXPECT_NE(s.find("ring:p0"), std::string::npos);
 }
 
+TEST(RenderStatus, PortModeBesideAnAfXdpPort) {
+  json j = kStatus;
+  j["devices"][0]["port"] = "af_xdp:veth0";
+  j["devices"][0]["port_mode"] = "copy";
+  const std::string s = render_status(j);
+  EXPECT_NE(s.find("af_xdp:veth0 (copy)\n"), std::string::npos) << s;
+  EXPECT_EQ(render_status(kStatus).find("ring:p0 ("), std::string::npos);
+}
+
 TEST(RenderStatus, WorkersOnTheDaemonLine) {
   json j = kStatus;
   j["daemon"]["workers"] = {{"workers", 3}, {"idle", 2},    {"queued", 0},

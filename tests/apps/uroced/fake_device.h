@@ -30,6 +30,8 @@ class FakeDevice final : public Device {
   std::uint32_t index() const override { return 3; }
   std::uint32_t uverbs() const override { return 7; }
   const std::string& port_name() const override { return port_; }
+  std::string mode;  // what port_mode() reports
+  const std::string& port_mode() const override { return mode; }
   std::atomic<bool> link{true};  // what link_up() reports
   bool link_up() const override { return link.load(); }
   // A page of 64 doorbells; opening and closing clients always succeeds

@@ -227,6 +227,15 @@ TEST(StatusJson_Devices, EveryVnicCounterUnderItsListedName) {
   }
 }
 
+TEST(StatusJson_Devices, PortModeOnlyWhereThePortHasOne) {
+  FakeDevice d("uroce0", 3504);
+  json j = json::parse(status_json(info(), {&d}, {DeviceSnapshot{}}, false, nullptr, 1 << 16));
+  EXPECT_FALSE(j["devices"][0].contains("port_mode"));
+  d.mode = "copy";
+  j = json::parse(status_json(info(), {&d}, {DeviceSnapshot{}}, false, nullptr, 1 << 16));
+  EXPECT_EQ(j["devices"][0]["port_mode"], "copy");
+}
+
 TEST(StatusJson_Devices, MemoryWindowCountersAndRefusalsByReason) {
   FakeDevice d("uroce0", 9000);
   DeviceSnapshot s;

@@ -100,6 +100,16 @@ perf ib_atomic_bw bw "netns ib_atomic_bw RC x $ITERS"
 perf ib_atomic_lat lat "netns ib_atomic_lat RC x $ITERS"
 
 uroce_no_pair
+# What mode the kernel gave the AF_XDP sockets, as uroce-ctl shows it: a veth
+# has no zero-copy AF_XDP, so copy.
+if [ "$kind" = af_xdp ] && [ "$mode" = daemon ]; then
+  st=0
+  status=$("$UROCE_CTL" --run-dir "${UROCE_DAEMON_RUN[a]}" status 2>&1) || st=1
+  if [[ $status != *"af_xdp:$DEVA (copy)"* ]]; then
+    UROCE_WHY="uroce-ctl status does not say af_xdp:$DEVA (copy): $status"; st=1
+  fi
+  uroce_verdict "uroce-ctl status shows the AF_XDP port's mode (copy on a veth)" "$st"
+fi
 if [ "$mode" = embedded ]; then
   st=0
   left=$(ls "$TMPDIR")

@@ -1,0 +1,48 @@
+#include "datapath/port/xsk_sockets.h"
+
+#include <dirent.h>
+#include <linux/if_xdp.h>
+#include <sys/socket.h>
+
+#include <cstdlib>
+
+#ifndef SOL_XDP
+#define SOL_XDP 283  // include/linux/socket.h
+#endif
+
+namespace uroce::port {
+
+XskSockets xsk_sockets() {
+  XskSockets out;
+  DIR* d = opendir("/proc/self/fd");
+  if (d == nullptr) return out;
+  const int self = dirfd(d);
+  while (const dirent* e = readdir(d)) {
+    char* end = nullptr;
+    const long fd = std::strtol(e->d_name, &end, 10);
+    if (end == e->d_name || *end != '\0' || fd == self) continue;
+    xdp_options o{};
+    socklen_t len = sizeof(o);
+    // Only an AF_XDP socket answers SOL_XDP options; any other fd fails
+    // (ENOTSOCK, ENOPROTOOPT) and is not ours to look at.
+    if (getsockopt(static_cast<int>(fd), SOL_XDP, XDP_OPTIONS, &o, &len) != 0) continue;
+    out.all.insert(static_cast<int>(fd));
+    if ((o.flags & XDP_OPTIONS_ZEROCOPY) != 0) out.zero_copy.insert(static_cast<int>(fd));
+  }
+  closedir(d);
+  return out;
+}
+
+std::string_view xsk_mode(const XskSockets& before, const XskSockets& after) {
+  int added = 0, zc = 0;
+  for (const int fd : after.all) {
+    if (before.all.count(fd) != 0) continue;
+    ++added;
+    if (after.zero_copy.count(fd) != 0) ++zc;
+  }
+  if (added == 0) return "none";
+  if (zc == added) return "zero-copy";
+  return zc == 0 ? "copy" : "mixed";
+}
+
+}  // namespace uroce::port
