@@ -30,7 +30,7 @@ import json
 import sys
 
 STACK_OF_BENCH = {"uroce-raw": "raw"}
-TRANSPORT_ORDER = ["ring", "memif", "af_packet"]
+TRANSPORT_ORDER = ["ring", "memif", "af_packet", "af_xdp"]
 MODE_ORDER = ["daemon", "embedded"]
 
 

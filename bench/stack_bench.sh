@@ -4,7 +4,7 @@
 # for scripts/bench.sh (docs/performance.md). Writes one JSON line per point
 # (bench/perftest_json.py) into OUT_DIR.
 #
-#   bench/stack_bench.sh --build-dir DIR --transport memif|af_packet --out OUT_DIR
+#   bench/stack_bench.sh --build-dir DIR --transport memif|af_packet|af_xdp --out OUT_DIR
 #                        [--mode daemon|embedded]
 #                        [--duration S] [--lat-iters N] [--send-iters N]
 #                        [--poll auto|busy|backoff|yield] [--events auto|on|off]
@@ -135,6 +135,7 @@ if [ "$memif_zc" = auto ]; then
   free_huge=$(awk '/^HugePages_Free:/ { print $2 }' /proc/meminfo)
   [ "${free_huge:-0}" -ge 512 ] && memif_zc=on
 fi
+mtu=9000
 case $transport in
   memif)
     # One socket per daemon pair (the set's tag is appended below).
@@ -146,22 +147,28 @@ case $transport in
       eal_b='["--no-pci", "--no-telemetry", "-m", "512", "--single-file-segments", "--in-memory"]'
     fi
     ;;
-  af_packet)
+  af_packet | af_xdp)
     ns_a=ubs_A_$id ns_b=ubs_B_$id
     dev_a=ubs${id}a dev_b=ubs${id}b
     uroce_netns_add "$ns_a"
     uroce_netns_add "$ns_b"
-    uroce_veth_dpdk "$ns_a" "$dev_a" "$ns_b" "$dev_b" 9000
+    # XDP on a veth carries frames up to an MTU of 3504 (docs/nic.md).
+    [ "$transport" = af_xdp ] && mtu=3504
+    uroce_veth_dpdk "$ns_a" "$dev_a" "$ns_b" "$dev_b" "$mtu"
     uroce_veth_ip "$ns_a" ubt${id}a 10.204.1.1/24 "$ns_b" ubt${id}b 10.204.1.2/24
     server_ip=10.204.1.1
-    pa="qdisc_bypass=1,blocksz=8192,framesz=8192,framecnt=2048"
-    port_a="net_af_packet0,iface=$dev_a,$pa"
-    port_b="net_af_packet0,iface=$dev_b,$pa"
+    if [ "$transport" = af_xdp ]; then
+      port_a="af_xdp:$dev_a" port_b="af_xdp:$dev_b"
+    else
+      pa="qdisc_bypass=1,blocksz=8192,framesz=8192,framecnt=2048"
+      port_a="net_af_packet0,iface=$dev_a,$pa"
+      port_b="net_af_packet0,iface=$dev_b,$pa"
+    fi
     ;;
   *) echo "stack_bench.sh: unknown transport $transport" >&2; exit 2 ;;
 esac
 
-dev() { echo "name=uroce0;mac=$1;ipv4=$2;mtu=9000;port=${3//@/$4}"; }
+dev() { echo "name=uroce0;mac=$1;ipv4=$2;mtu=$mtu;port=${3//@/$4}"; }
 set_tag='' pid_a='' pid_b=''
 ra=() rb=()
 rc=0

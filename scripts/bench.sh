@@ -4,10 +4,11 @@
 #
 # Raw: UDP/IPv4 frames of 64 B and 4 KiB payload, streamed (Mpps, Gb/s at
 # the receiver) and ping-ponged (RTT median and p99), over net_ring (one
-# process), net_memif (two processes) and net_af_packet (two processes in
-# two network namespaces joined by a veth).
+# process), net_memif (two processes), and net_af_packet and net_af_xdp
+# (two processes in two network namespaces joined by a veth; af_xdp at MTU
+# 3504, busy_budget=0 as uroced's af_xdp ports).
 # Stack: UNMODIFIED perftest through uroce-run over the same kind of link
-# (memif, af_packet) (bench/stack_bench.sh): ib_write_bw 64 KiB (Gb/s),
+# (memif, af_packet, af_xdp) (bench/stack_bench.sh): ib_write_bw 64 KiB (Gb/s),
 # ib_send_bw 64 B (M msg/s), ib_send_lat and ib_read_lat 2 B (median, p99),
 # ib_write_bw -q 16, and UCX's ucx_perftest -t tag_lat 8 B (median, p99 and
 # overall average; skipped without ucx-utils), in each of --modes: daemon
@@ -17,7 +18,7 @@
 # CPU use per point).
 #
 #   scripts/bench.sh [--build-dir DIR] [--duration S] [--warmup S]
-#                    [--sizes "64 4096"] [--transports "ring memif af_packet"]
+#                    [--sizes "64 4096"] [--transports "ring memif af_packet af_xdp"]
 #                    [--json FILE] [--no-build]
 #                    [--stack | --no-stack] [--no-raw] [--modes "daemon embedded"]
 #                    [--poll auto|busy|backoff|yield]
@@ -25,7 +26,7 @@
 #                    [--events auto|on|off] [--pin auto|on|off]
 #
 #   --no-stack / --stack   skip / run the stack points (default: run them on
-#                          memif and af_packet when listed in --transports)
+#                          memif, af_packet and af_xdp when listed in --transports)
 #   --no-raw               skip the raw baseline (no ratios then)
 #   --modes                the stack's modes, each a stack_bench.sh run per
 #                          transport: daemon, embedded (default both)
@@ -49,7 +50,7 @@ build_dir=build
 duration=3
 warmup=0.5
 sizes="64 4096"
-transports="ring memif af_packet"
+transports="ring memif af_packet af_xdp"
 json_out=
 do_build=1
 do_stack=1
@@ -231,6 +232,27 @@ for t in $transports; do
       scripts/netns.sh down "$ns_a" "$ns_b"
       ns_up=0
       ;;
+    af_xdp)
+      # XDP on a veth carries frames up to an MTU of 3504 (docs/nic.md).
+      scripts/netns.sh up "$ns_a" "$ns_b" "$if_a" "$if_b" 3504
+      ns_up=1
+      for s in $sizes; do
+        for kind in stream rtt; do
+          echo "af_xdp $s B $kind ..." >&2
+          port=(--vdev net_af_xdp0 --mtu 3504)
+          if [ $kind = stream ]; then ra=receiver rb=sender; else ra=pong rb=ping; fi
+          cmd_a=(ip netns exec "$ns_b" "$bin" --role $ra --size "$s" "${common[@]}"
+                 --lcore 0 --file-prefix "$tag-x$s$kind-a" "${port[@]}"
+                 --devargs "iface=$if_b,busy_budget=0")
+          cmd_b=(ip netns exec "$ns_a" "$bin" --role $rb --size "$s" "${common[@]}"
+                 --lcore 1 --file-prefix "$tag-x$s$kind-b" "${port[@]}"
+                 --devargs "iface=$if_a,busy_budget=0")
+          run_pair "afx-$s-$ra" cmd_a "afx-$s-$rb" cmd_b
+        done
+      done
+      scripts/netns.sh down "$ns_a" "$ns_b"
+      ns_up=0
+      ;;
     *) echo "bench.sh: unknown transport $t" >&2; exit 2 ;;
   esac
 done
@@ -238,7 +260,7 @@ done
 if [ "$do_stack" = 1 ]; then
   for t in $transports; do
     case "$t" in
-      memif|af_packet)
+      memif|af_packet|af_xdp)
         for m in $modes; do
           echo "$t: uroce ($m mode) through perftest ..." >&2
           bench/stack_bench.sh --build-dir "$build_dir" --transport "$t" --mode "$m" \
