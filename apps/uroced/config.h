@@ -54,6 +54,8 @@ struct PortSpec {
   std::string name;  // vdev name ("net_memif0"), PCI address, ring NAME or IFACE
   std::string args;  // vdev devargs after the first ',' (may be empty); for
                      // af_xdp the PMD's ("iface=IFACE,start_queue=Q,queue_count=N")
+  // af_xdp: the interface's queues the port takes, first..first+count-1.
+  std::uint32_t first_queue = 0, queue_count = 0;
 };
 
 struct DeviceConfig {

@@ -115,7 +115,8 @@ std::string parse_af_xdp(std::string_view s, std::string_view rest, const std::s
   *out = PortSpec{PortKind::kAfXdp, std::string(iface),
                   "iface=" + std::string(iface) + ",start_queue=" + std::to_string(queue) +
                       ",queue_count=" + std::to_string(count) +
-                      ",busy_budget=" + std::to_string(budget)};
+                      ",busy_budget=" + std::to_string(budget),
+                  queue, count};
   return {};
 }
 
@@ -322,6 +323,20 @@ std::string check_unique(const DaemonConfig& cfg) {
       if (ds[i].port_spec.kind != PortKind::kRing && ds[i].port == ds[j].port) {
         return dev_key(i, "port") + ": " + in_quotes(ds[i].port) + " is already the port of " +
                other;
+      }
+      // Two af_xdp ports on one interface must take distinct queues: a
+      // queue has one AF_XDP socket.
+      const PortSpec& a = ds[i].port_spec;
+      const PortSpec& b = ds[j].port_spec;
+      if (a.kind == PortKind::kAfXdp && b.kind == PortKind::kAfXdp && a.name == b.name &&
+          a.first_queue < b.first_queue + b.queue_count &&
+          b.first_queue < a.first_queue + a.queue_count) {
+        auto range = [](const PortSpec& p) {
+          return std::to_string(p.first_queue) + ".." +
+                 std::to_string(p.first_queue + p.queue_count - 1);
+        };
+        return dev_key(i, "port") + ": " + in_quotes(ds[i].port) + ": queues " + range(a) + " of " +
+               a.name + " overlap " + other + "'s (" + range(b) + ")";
       }
     }
   }

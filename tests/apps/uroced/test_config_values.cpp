@@ -22,6 +22,8 @@ TEST(ParsePort_AfXdp, DefaultsToQueueZeroOnly) {
   EXPECT_EQ(p.kind, PortKind::kAfXdp);
   EXPECT_EQ(p.name, "veth0");
   EXPECT_EQ(p.args, "iface=veth0,start_queue=0,queue_count=1,busy_budget=0");
+  EXPECT_EQ(p.first_queue, 0u);
+  EXPECT_EQ(p.queue_count, 1u);
 }
 
 TEST(ParsePort_AfXdp, QueueAndCount) {
@@ -53,6 +55,35 @@ TEST(ParsePort_AfXdp, BadOptions) {
             "device[0].port: \"af_xdp:v0,queue=x\": queue must be an integer in 0..1024");
   EXPECT_EQ(error_of("af_xdp:v0,queue="),
             "device[0].port: \"af_xdp:v0,queue=\": queue must be an integer in 0..1024");
+}
+
+// Two devices on interface v0 with the given af_xdp ports.
+DaemonConfig two_af_xdp(const std::string& a, const std::string& b) {
+  DaemonConfig cfg;
+  cfg.devices.resize(2);
+  for (int i = 0; i < 2; ++i) {
+    DeviceConfig& d = cfg.devices[i];
+    d.name = "uroce" + std::to_string(i);
+    d.mac = wire::MacAddr{{0x02, 0, 0, 0, 0, static_cast<std::uint8_t>(i + 1)}};
+    d.ipv4 = wire::Ipv4Addr{0x0a000001u + static_cast<std::uint32_t>(i)};
+    EXPECT_EQ(set_port(i == 0 ? a : b, "k", &d), "");
+  }
+  return cfg;
+}
+
+TEST(CheckUnique_AfXdp, DistinctQueuesOfOneInterface) {
+  EXPECT_EQ(check_unique(two_af_xdp("af_xdp:v0", "af_xdp:v0,queue=1")), "");
+  EXPECT_EQ(check_unique(two_af_xdp("af_xdp:v0,count=2", "af_xdp:v0,queue=2,count=2")), "");
+  EXPECT_EQ(check_unique(two_af_xdp("af_xdp:v0", "af_xdp:v1")), "");
+}
+
+TEST(CheckUnique_AfXdp, OverlappingQueuesRefused) {
+  EXPECT_EQ(check_unique(two_af_xdp("af_xdp:v0,count=2", "af_xdp:v0,queue=1")),
+            "device[1].port: \"af_xdp:v0,queue=1\": queues 1..1 of v0 overlap device[0]'s (0..1)");
+  EXPECT_EQ(check_unique(two_af_xdp("af_xdp:v0", "af_xdp:v0")),
+            "device[1].port: \"af_xdp:v0\" is already the port of device[0]");
+  EXPECT_EQ(check_unique(two_af_xdp("af_xdp:v0", "af_xdp:v0,queue=0")),
+            "device[1].port: \"af_xdp:v0,queue=0\": queues 0..0 of v0 overlap device[0]'s (0..0)");
 }
 
 TEST(ParsePort_OtherForms, RingPciVdev) {
