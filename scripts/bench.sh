@@ -209,51 +209,41 @@ for t in $transports; do
         done
       done
       ;;
-    af_packet)
-      scripts/netns.sh up "$ns_a" "$ns_b" "$if_a" "$if_b" 9000
+    af_packet | af_xdp)
+      # Per kind: the veth MTU, the PMD, its devargs after iface=, the
+      # file-prefix letter and the row label. af_packet: the kernel's veth
+      # MTU limits frames and the data room must be at least framesz. XDP
+      # on a veth carries frames up to an MTU of 3504 (docs/nic.md);
+      # busy_budget=0 as uroced's af_xdp ports.
+      if [ "$t" = af_packet ]; then
+        mtu=9000 letter=p label=afp
+        port=(--vdev net_af_packet0 --mtu 9000 --data-room 8192)
+        pa="qdisc_bypass=1,blocksz=8192,framesz=8192,framecnt=2048"
+      else
+        mtu=3504 letter=x label=afx
+        port=(--vdev net_af_xdp0 --mtu 3504)
+        pa="busy_budget=0"
+      fi
+      scripts/netns.sh up "$ns_a" "$ns_b" "$if_a" "$if_b" "$mtu"
       ns_up=1
       for s in $sizes; do
-        for kind in stream rtt; do
-          echo "af_packet $s B $kind ..." >&2
-          pa="qdisc_bypass=1,blocksz=8192,framesz=8192,framecnt=2048"
-          # The kernel's veth MTU (9000, set by netns.sh) limits frames
-          # here; the data room must be at least framesz.
-          port=(--vdev net_af_packet0 --mtu 9000 --data-room 8192)
-          if [ $kind = stream ]; then ra=receiver rb=sender; else ra=pong rb=ping; fi
-          cmd_a=(ip netns exec "$ns_b" "$bin" --role $ra --size "$s" "${common[@]}"
-                 --lcore 0 --file-prefix "$tag-p$s$kind-a" "${port[@]}"
-                 --devargs "iface=$if_b,$pa")
-          cmd_b=(ip netns exec "$ns_a" "$bin" --role $rb --size "$s" "${common[@]}"
-                 --lcore 1 --file-prefix "$tag-p$s$kind-b" "${port[@]}"
-                 --devargs "iface=$if_a,$pa")
-          run_pair "afp-$s-$ra" cmd_a "afp-$s-$rb" cmd_b
-        done
-      done
-      scripts/netns.sh down "$ns_a" "$ns_b"
-      ns_up=0
-      ;;
-    af_xdp)
-      # XDP on a veth carries frames up to an MTU of 3504 (docs/nic.md).
-      scripts/netns.sh up "$ns_a" "$ns_b" "$if_a" "$if_b" 3504
-      ns_up=1
-      for s in $sizes; do
-        # UDP payload + 42 B of headers must fit the MTU: no 4 KiB row here
-        # (the Gb/s counterpart of ib_write_bw is then missing for af_xdp).
-        if [ $((s + 28)) -gt 3504 ]; then
-          echo "af_xdp $s B: larger than a veth's XDP MTU (3504); skipped" >&2
+        # The UDP payload and its IPv4 and UDP headers (28 B) must fit the
+        # MTU: no 4 KiB row over af_xdp (no Gb/s counterpart of
+        # ib_write_bw there).
+        if [ $((s + 28)) -gt "$mtu" ]; then
+          echo "$t $s B: larger than the veth's MTU ($mtu); skipped" >&2
           continue
         fi
         for kind in stream rtt; do
-          echo "af_xdp $s B $kind ..." >&2
-          port=(--vdev net_af_xdp0 --mtu 3504)
+          echo "$t $s B $kind ..." >&2
           if [ $kind = stream ]; then ra=receiver rb=sender; else ra=pong rb=ping; fi
           cmd_a=(ip netns exec "$ns_b" "$bin" --role $ra --size "$s" "${common[@]}"
-                 --lcore 0 --file-prefix "$tag-x$s$kind-a" "${port[@]}"
-                 --devargs "iface=$if_b,busy_budget=0")
+                 --lcore 0 --file-prefix "$tag-$letter$s$kind-a" "${port[@]}"
+                 --devargs "iface=$if_b,$pa")
           cmd_b=(ip netns exec "$ns_a" "$bin" --role $rb --size "$s" "${common[@]}"
-                 --lcore 1 --file-prefix "$tag-x$s$kind-b" "${port[@]}"
-                 --devargs "iface=$if_a,busy_budget=0")
-          run_pair "afx-$s-$ra" cmd_a "afx-$s-$rb" cmd_b
+                 --lcore 1 --file-prefix "$tag-$letter$s$kind-b" "${port[@]}"
+                 --devargs "iface=$if_a,$pa")
+          run_pair "$label-$s-$ra" cmd_a "$label-$s-$rb" cmd_b
         done
       done
       scripts/netns.sh down "$ns_a" "$ns_b"
