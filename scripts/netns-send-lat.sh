@@ -20,17 +20,10 @@ verbs_test_init "nslat" "$build" ib_send_lat
 mtu=9000
 [ "$kind" = af_xdp ] && mtu=3504
 verbs_netns_pair s 219 "$mtu"
-port_of() {
-  if [ "$kind" = af_xdp ]; then
-    echo "af_xdp:$1${extra:+,$extra}"
-  else
-    verbs_af_packet_port "$1"
-  fi
-}
 uroce_daemon_start a --netns "$NSA" --lcore 0 --poll "$poll" -- \
-  --device "$(verbs_device uroce0 02:00:00:cb:00:01 10.219.0.1 "$(port_of "$DEVA")" "$mtu")"
+  --device "$(verbs_device uroce0 02:00:00:cb:00:01 10.219.0.1 "$(verbs_veth_port "$kind" "$DEVA" "$extra")" "$mtu")"
 uroce_daemon_start b --netns "$NSB" --lcore 1 --poll "$poll" -- \
-  --device "$(verbs_device uroce0 02:00:00:cb:00:02 10.219.0.2 "$(port_of "$DEVB")" "$mtu")"
+  --device "$(verbs_device uroce0 02:00:00:cb:00:02 10.219.0.2 "$(verbs_veth_port "$kind" "$DEVB" "$extra")" "$mtu")"
 port=
 uroce_next_port port
 st=0

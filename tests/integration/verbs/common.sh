@@ -64,6 +64,17 @@ verbs_af_packet_port() {
   echo "net_af_packet0,iface=$1,qdisc_bypass=1,blocksz=8192,framesz=8192,framecnt=2048"
 }
 
+# verbs_veth_port KIND IFACE [AF_XDP_OPTIONS] : the --device port of kind
+# af_packet (verbs_af_packet_port) or af_xdp (port=af_xdp:IFACE, options
+# appended after a comma) on veth end IFACE.
+verbs_veth_port() {
+  if [ "$1" = af_xdp ]; then
+    echo "af_xdp:$2${3:+,$3}"
+  else
+    verbs_af_packet_port "$2"
+  fi
+}
+
 # verbs_daemons_stop TEXT NAME... : one verdict that every named daemon is
 # still alive and exits 0 on SIGTERM (uroce_daemon_stop also checks that
 # its run dir and nodes are gone).

@@ -34,12 +34,8 @@ verbs_test_init "${letter}netns${mode:0:1}" "$1" ibv_rc_pingpong ibv_ud_pingpong
 
 verbs_netns_pair "$letter" "$octet" "$mtu"
 
-# port_of IFACE: the --device port string of this run's kind on veth end IFACE.
-port_of() {
-  if [ "$kind" = af_xdp ]; then echo "af_xdp:$1"; else verbs_af_packet_port "$1"; fi
-}
-dev_a=$(verbs_device uroce0 02:00:00:cb:00:01 "10.$octet.0.1" "$(port_of "$DEVA")" "$mtu")
-dev_b=$(verbs_device uroce0 02:00:00:cb:00:02 "10.$octet.0.2" "$(port_of "$DEVB")" "$mtu")
+dev_a=$(verbs_device uroce0 02:00:00:cb:00:01 "10.$octet.0.1" "$(verbs_veth_port "$kind" "$DEVA")" "$mtu")
+dev_b=$(verbs_device uroce0 02:00:00:cb:00:02 "10.$octet.0.2" "$(verbs_veth_port "$kind" "$DEVB")" "$mtu")
 if [ "$mode" = embedded ]; then
   # The launchers' run directories go here, to be checked at the end.
   export TMPDIR=$UROCE_TMP/embedded
