@@ -272,9 +272,7 @@ json device_json(const Device& d, const DeviceSnapshot& s) {
   j["active_mtu"] = wire::path_mtu_bytes(d.active_mtu());
   j["objects"] = {{"qps", s.qps}, {"cqs", s.cqs}, {"srqs", s.srqs}, {"mrs", s.mrs}, {"ahs", s.ahs}};
   j["counters"] = counters_json(s.counters);
-  policy::each_counter_set(s.policy, [&](const auto& fields, const auto& c) {
-    counters::put(j["counters"], c, fields);
-  });
+  policy::each_counter_set(s.policy, [&](const auto& c) { counters::put(j["counters"], c); });
   if (s.has_port_tx) {
     j["counters"]["port_tx"] = s.port_tx;
   }

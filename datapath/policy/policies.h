@@ -20,12 +20,12 @@ struct PoliciesOf {
   using type = Registered;
 };
 
-// The registered extensions' counters (the daemon's status), and f(fields,
-// counters) for each set in turn.
+// The registered extensions' counters (the daemon's status), and f(set)
+// for each set in turn (each has a field list: counter_fields(set)).
 using RegisteredCounters = CountersOf<Registered>;
 template <class F>
 void each_counter_set(const RegisteredCounters& c, F&& f) {
-  std::apply([&](const auto&... s) { (f(counter_fields(s), s), ...); }, c);
+  std::apply([&](const auto&... s) { (f(s), ...); }, c);
 }
 
 }  // namespace uroce::policy
