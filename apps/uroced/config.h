@@ -69,6 +69,9 @@ struct DeviceConfig {
   // 0 every device has.
   wire::Ipv6Addr ipv6{};
   std::uint32_t mtu = 1500;  // Ethernet MTU (L3 bytes)
+  // The port's RX buffer size; 0 = one buffer holds the largest frame. Key
+  // rx_buf (port::PortConfig::rx_buf).
+  std::uint32_t rx_buf = 0;
   // The most QPs the device holds (ibv_device_attr.max_qp; the engine's
   // per-QP tables are sized by it); key max_qps, engine::VnicConfig's default.
   std::uint32_t max_qps = 1024;

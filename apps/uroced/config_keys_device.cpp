@@ -5,6 +5,7 @@
 
 #include "apps/uroced/config_keys.h"
 #include "apps/uroced/config_values.h"
+#include "datapath/port/eth_port.h"
 
 namespace uroce::daemon {
 
@@ -46,6 +47,22 @@ const KD kBaseKeys[] = {
         false),
     integer_key<D, &D::mtu>("mtu", kMinMtu, kMaxMtu,
                             "the Ethernet MTU (L3 bytes); the path MTU follows from it"),
+    {.name = "rx_buf",
+     .type = KeyType::kInteger,
+     .lo = 0,
+     .hi = port::kMaxRxBuf,
+     .help = "the port's RX buffer size in bytes: longer frames arrive chained (docs/nic.md)",
+     .set =
+         [](const KeyValue& v, const std::string& key, D* d) {
+           if (v.i != 0 && v.i < port::kMinRxBuf) {
+             return key + ": " + std::to_string(v.i) + " is below " +
+                    std::to_string(port::kMinRxBuf) + " (0 = one buffer holds the largest frame)";
+           }
+           d->rx_buf = static_cast<std::uint32_t>(v.i);
+           return std::string();
+         },
+     .get = [](const D& d) { return KeyValue::of_int(d.rx_buf); },
+     .note = "0 = one buffer holds the largest frame"},
     integer_key<D, &D::max_qps>("max_qps", 1, 131072,
                                 "the most QPs the device holds (ibv_device_attr.max_qp)"),
     integer_key<D, &D::link_mbps>("link_mbps", 0, 1'000'000,

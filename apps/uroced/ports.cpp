@@ -161,6 +161,7 @@ int open_ports(const DaemonConfig& cfg, std::vector<std::unique_ptr<port::EthPor
     const DeviceConfig& d = cfg.devices[i];
     port::PortConfig pc;
     pc.mtu = static_cast<std::uint16_t>(d.mtu);
+    pc.rx_buf = d.rx_buf;
     pc.mac = d.mac;
     auto p = std::make_unique<port::EthPort>();
     std::string err;

@@ -2,12 +2,15 @@
 // RX bursts of mbufs handed over as byte spans, and TX through an
 // MbufTxSink flushed with one tx_burst.
 //
-// Only single-segment frames are handed on as they are: the engine never
-// asks for scattered RX, so a chained mbuf is counted (chained) and handed on
-// as an empty span, which the Vnic counts as a frame it could not read
+// A frame in one mbuf reaches the callback as one span. A chained mbuf (a
+// port whose RX buffers are smaller than its largest frame, eth_port.h
+// PortConfig::rx_buf) reaches it as its first segment and a tail of the
+// later ones (wire/payload.h), nothing copied; one of more than
+// kMaxSegments segments is counted (too_many_segments) and handed on as an
+// empty span, which the Vnic counts as a frame it could not read
 // (VnicCounters::rx_unreadable): every received frame reaches the callback
 // once. Every received mbuf is freed (in bulk) before rx_burst returns, so
-// the span the callback sees is valid only during the call.
+// the spans the callback sees are valid only during the call.
 #pragma once
 
 #include <rte_mbuf.h>
@@ -19,19 +22,23 @@
 #include "datapath/base/time.h"
 #include "datapath/engine/mbuf_tx_sink.h"
 #include "datapath/port/eth_port.h"
+#include "datapath/wire/payload.h"
 
 namespace uroce::engine {
 
 struct EthRxCounters {
-  std::uint64_t frames = 0;   // frames received (handed on or dropped)
-  std::uint64_t bursts = 0;   // rx_burst calls that returned frames
-  std::uint64_t chained = 0;  // multi-segment frames, handed on as empty spans
+  std::uint64_t frames = 0;             // frames received (handed on or dropped)
+  std::uint64_t bursts = 0;             // rx_burst calls that returned frames
+  std::uint64_t chained = 0;            // multi-segment frames handed on as a head and a tail
+  std::uint64_t too_many_segments = 0;  // chains longer than kMaxSegments, as empty spans
 };
 
-inline constexpr counters::FieldList<EthRxCounters, 3> kEthRxCounterFields{{
+inline constexpr counters::FieldList<EthRxCounters, 4> kEthRxCounterFields{{
     {"frames", &EthRxCounters::frames, "frames received (handed on or dropped)"},
     {"bursts", &EthRxCounters::bursts, "rx_burst calls that returned frames"},
-    {"chained", &EthRxCounters::chained, "multi-segment frames, handed on as empty spans"},
+    {"chained", &EthRxCounters::chained, "multi-segment frames handed on as a head and a tail"},
+    {"too_many_segments", &EthRxCounters::too_many_segments,
+     "chains of more segments than the engine reads, handed on as empty spans"},
 }};
 static_assert(counters::covers(kEthRxCounterFields));
 constexpr const auto& counter_fields(const EthRxCounters&) { return kEthRxCounterFields; }
@@ -39,6 +46,9 @@ constexpr const auto& counter_fields(const EthRxCounters&) { return kEthRxCounte
 class EthPortIo {
  public:
   static constexpr std::uint16_t kBurst = MbufTxSink::kBurst;
+  // The most segments of a frame handed on: a 9000-byte MTU over 1 KiB
+  // buffers (the smallest PortConfig::rx_buf) takes 9.
+  static constexpr std::uint16_t kMaxSegments = 16;
   using Tx = MbufTxSink;
 
   // `port` must be open and outlive this object.
@@ -48,8 +58,8 @@ class EthPortIo {
   // Nothing to do: mbufs carry no time.
   void begin(TimeNs) {}
 
-  // Receives one burst and calls fn(std::span<const std::uint8_t>) per
-  // frame; returns the frames received.
+  // Receives one burst and calls fn(std::span<const std::uint8_t> head,
+  // wire::FrameTail tail) per frame; returns the frames received.
   template <class Fn>
   std::uint16_t rx_burst(Fn&& fn) {
     rte_mbuf* m[kBurst];
@@ -59,13 +69,13 @@ class EthPortIo {
     rx_.frames += n;
     for (std::uint16_t i = 0; i < n; ++i) {
       if (i + 1 < n) rte_prefetch0(rte_pktmbuf_mtod(m[i + 1], void*));
+      const std::span<const std::uint8_t> head(rte_pktmbuf_mtod(m[i], const std::uint8_t*),
+                                               m[i]->data_len);
       if (m[i]->nb_segs != 1) [[unlikely]] {
-        ++rx_.chained;
-        fn(std::span<const std::uint8_t>{});
+        chained(m[i], head, fn);
         continue;
       }
-      fn(std::span<const std::uint8_t>(rte_pktmbuf_mtod(m[i], const std::uint8_t*),
-                                       m[i]->data_len));
+      fn(head, wire::FrameTail{});
     }
     rte_pktmbuf_free_bulk(m, n);
     return n;
@@ -80,6 +90,23 @@ class EthPortIo {
   port::EthPort& port() { return port_; }
 
  private:
+  template <class Fn>
+  [[gnu::noinline]] void chained(const rte_mbuf* m, std::span<const std::uint8_t> head, Fn& fn) {
+    if (m->nb_segs > kMaxSegments) {
+      ++rx_.too_many_segments;
+      fn(std::span<const std::uint8_t>{}, wire::FrameTail{});
+      return;
+    }
+    std::span<const std::uint8_t> tail[kMaxSegments - 1];
+    std::size_t n = 0;
+    for (const rte_mbuf* s = m->next; s != nullptr && n < kMaxSegments - 1; s = s->next) {
+      tail[n++] =
+          std::span<const std::uint8_t>(rte_pktmbuf_mtod(s, const std::uint8_t*), s->data_len);
+    }
+    ++rx_.chained;
+    fn(head, wire::FrameTail(tail, n));
+  }
+
   port::EthPort& port_;
   MbufTxSink tx_;
   EthRxCounters rx_{};

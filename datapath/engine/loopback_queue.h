@@ -18,6 +18,8 @@
 #include <span>
 #include <vector>
 
+#include "datapath/wire/payload.h"
+
 namespace uroce::engine {
 
 class LoopbackQueue {
@@ -33,6 +35,21 @@ class LoopbackQueue {
     const std::uint32_t i = (head_ + count_) % slots_;
     if (!f.empty()) std::memcpy(slot(i), f.data(), f.size());
     len_[i] = static_cast<std::uint32_t>(f.size());
+    ++count_;
+    return true;
+  }
+  // A chained frame (`head`, then `tail`'s segments), stored as one.
+  bool push(std::span<const std::uint8_t> head, wire::FrameTail tail) {
+    if (tail.empty()) return push(head);
+    const std::size_t n = head.size() + wire::tail_bytes(tail);
+    if (count_ == slots_ || n > slot_bytes_) return false;
+    const std::uint32_t i = (head_ + count_) % slots_;
+    std::uint8_t* to = slot(i);
+    wire::for_each_piece(head, tail, 0, n, [&](std::span<const std::uint8_t> p) {
+      std::memcpy(to, p.data(), p.size());
+      to += p.size();
+    });
+    len_[i] = static_cast<std::uint32_t>(n);
     ++count_;
     return true;
   }

@@ -258,9 +258,15 @@ class PfcEndpoint {
     return true;
   }
 
-  // A frame from the port: staged when its priority is lossless.
+  // A frame in one buffer.
   template <pfc::FrameSink Tx>
   Stage stage(std::span<const std::uint8_t> f, TimeNs now, Tx& tx) {
+    return stage(f, {}, now, tx);
+  }
+  // A frame from the port (a chained one: `f` and `tail`): staged, as one
+  // buffer, when its priority is lossless.
+  template <pfc::FrameSink Tx>
+  Stage stage(std::span<const std::uint8_t> f, wire::FrameTail tail, TimeNs now, Tx& tx) {
     std::uint8_t p = 0;
     if (!rx_priority(f, &p) || !lossless(p)) return Stage::kNotStaged;
     PfcEnginePrioCounters& c = ctr_.prio[p];
@@ -270,12 +276,12 @@ class PfcEndpoint {
       ++c.stage_full;
       return Stage::kDropped;
     }
-    const auto bytes = static_cast<std::uint32_t>(f.size());
+    const auto bytes = static_cast<std::uint32_t>(f.size() + wire::tail_bytes(tail));
     if (ingress_.on_rx(p, bytes, now, tx) != pfc::RxAdmit::kAccepted) {
       ++c.admit_drops;
       return Stage::kDropped;
     }
-    q.push(f);
+    q.push(f, tail);
     ++c.staged;
     ++staged_total_;
     return Stage::kStaged;

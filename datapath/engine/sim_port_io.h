@@ -7,15 +7,23 @@
 // `now` of the current loop iteration (begin). The link copies it, so there
 // is nothing to flush. A frame the link refuses (queue or pool full,
 // oversize) is counted and is a loss for the transport, as on a real wire.
+//
+// RX: each frame as one span, or, after set_rx_buf(n), a frame longer than
+// n bytes as a chain of n-byte segments, as a port whose RX buffers are n
+// bytes hands it over (eth_port_io.h).
 #pragma once
 
+#include <algorithm>
+#include <cassert>
 #include <cstdint>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 #include "datapath/base/counter_fields.h"
 #include "datapath/base/time.h"
 #include "datapath/port/sim_link.h"
+#include "datapath/wire/payload.h"
 
 namespace uroce::engine {
 
@@ -74,11 +82,36 @@ class SimPortIo {
   }
 
   // Hands every frame arrived by the iteration's `now` (at most kBurst) to
-  // fn(std::span<const std::uint8_t>); returns how many.
+  // fn(std::span<const std::uint8_t>), or a chained one to fn(head, tail)
+  // (only to an fn that takes a tail: set_rx_buf is for those); returns
+  // how many.
   template <class Fn>
   std::uint16_t rx_burst(Fn&& fn) {
-    return port_.rx_burst(now_, [&](const port::SimDelivery& d) { fn(d.frame); });
+    constexpr bool kTakesTail =
+        std::is_invocable_v<Fn&, std::span<const std::uint8_t>, wire::FrameTail>;
+    return port_.rx_burst(now_, [&](const port::SimDelivery& d) {
+      if constexpr (!kTakesTail) {
+        assert(rx_buf_ == 0);
+        fn(d.frame);
+        return;
+      } else {
+        if (rx_buf_ == 0 || d.frame.size() <= rx_buf_) [[likely]] {
+          fn(d.frame, wire::FrameTail{});
+          return;
+        }
+        ++chained_;
+        segs_.clear();
+        for (std::size_t at = rx_buf_; at < d.frame.size(); at += rx_buf_) {
+          segs_.push_back(d.frame.subspan(at, std::min(rx_buf_, d.frame.size() - at)));
+        }
+        fn(d.frame.first(rx_buf_), wire::FrameTail(segs_));
+      }
+    });
   }
+  // Frames longer than `bytes` arrive chained; 0 = every frame whole.
+  void set_rx_buf(std::size_t bytes) { rx_buf_ = bytes; }
+  // Frames handed on chained.
+  std::uint64_t chained() const { return chained_; }
 
   SimTxSink& tx() { return tx_; }
   // The link copies at commit: there is always room and nothing to flush.
@@ -88,6 +121,9 @@ class SimPortIo {
  private:
   port::SimPort& port_;
   SimTxSink tx_;
+  std::size_t rx_buf_ = 0;
+  std::uint64_t chained_ = 0;
+  std::vector<std::span<const std::uint8_t>> segs_;
   TimeNs now_ = 0;
 };
 

@@ -463,7 +463,8 @@ class Vnic {
 
   // rx.h
   std::uint32_t rx_phase(TimeNs now);
-  void on_frame(std::span<const std::uint8_t> f, TimeNs now, bool from_port);
+  void on_frame(std::span<const std::uint8_t> f, wire::FrameTail tail, TimeNs now,
+                bool from_port);
   void qp_packet(QpEntry& e, TimeNs now);
   void commit_frame(std::span<const std::uint8_t> f);
   void emit_arp(std::span<const std::uint8_t> f);

@@ -524,7 +524,9 @@ bool Homa::control(H& h, Q& e, TimeNs now) {
     return true;
   }
   Qp& q = qps_[e.slot];
-  const std::span<const std::uint8_t> b = pkt.payload;
+  // Each header's reader checks the length: the bytes in the first segment
+  // (all of them, as these packets are never chained).
+  const std::span<const std::uint8_t> b = pkt.payload.head();
   const std::uint32_t psn = pkt.bth.psn();
   switch (pkt.bth.opcode()) {
     case wire::op::kHomaGrant: {

@@ -94,6 +94,30 @@ int EthPort::open_port_id(std::uint16_t port_id, const PortConfig& cfg, std::str
                          "; raise eal.memory_mb or lower mbufs");
     return -rte_errno;
   }
+  rte_mempool* rx_pool = pool_;
+  rx_buf_ = room;
+  if (cfg.rx_buf != 0 && cfg.rx_buf < room) {
+    if (cfg.rx_buf < kMinRxBuf) {
+      set_error(error, where + ": rx_buf " + std::to_string(cfg.rx_buf) + " is below " +
+                           std::to_string(kMinRxBuf) + " bytes");
+      close();
+      return -EINVAL;
+    }
+    const std::string rx_name = "uroce_rxpool_" + std::to_string(port_id);
+    rx_pool_ =
+        rte_pktmbuf_pool_create(rx_name.c_str(), cfg.mbufs, 256, 0,
+                                static_cast<std::uint16_t>(cfg.rx_buf + RTE_PKTMBUF_HEADROOM),
+                                static_cast<int>(rte_socket_id()));
+    if (rx_pool_ == nullptr) {
+      set_error(error, where + ": cannot create RX mbuf pool of " + std::to_string(cfg.mbufs) +
+                           " x " + std::to_string(cfg.rx_buf) + " B: " + errstr(rte_errno) +
+                           "; raise eal.memory_mb or lower mbufs");
+      close();
+      return -rte_errno;
+    }
+    rx_pool = rx_pool_;
+    rx_buf_ = cfg.rx_buf;
+  }
 
   // Virtual PMDs (memif, af_packet) report the default 1518-byte max frame
   // yet carry whatever fits their buffers (memif bsize, af_packet framesz and
@@ -107,6 +131,9 @@ int EthPort::open_port_id(std::uint16_t port_id, const PortConfig& cfg, std::str
                                   : RTE_ETHER_MTU);
   rte_eth_conf conf{};
   conf.rxmode.mtu = std::min<std::uint32_t>(cfg.mtu, reported_max_mtu);
+  // Frames longer than an RX buffer need the PMD to chain them.
+  rx_scatter_ = rx_buf_ < max_frame_ && (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_SCATTER) != 0;
+  if (rx_scatter_) conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_SCATTER;
   rc = rte_eth_dev_configure(port_id, 1, 1, &conf);
   if (rc != 0) {
     set_error(error, where + ": configure failed: " + errstr(rc));
@@ -118,7 +145,7 @@ int EthPort::open_port_id(std::uint16_t port_id, const PortConfig& cfg, std::str
   rte_eth_dev_adjust_nb_rx_tx_desc(port_id, &nb_rx, &nb_tx);
   const int socket = rte_eth_dev_socket_id(port_id);
   const unsigned sock = socket < 0 ? 0u : static_cast<unsigned>(socket);
-  rc = rte_eth_rx_queue_setup(port_id, 0, nb_rx, sock, nullptr, pool_);
+  rc = rte_eth_rx_queue_setup(port_id, 0, nb_rx, sock, nullptr, rx_pool);
   if (rc != 0) {
     set_error(error, where + ": RX queue setup failed: " + errstr(rc));
     close();
@@ -177,6 +204,10 @@ void EthPort::close() {
   if (pool_ != nullptr) {
     rte_mempool_free(pool_);
     pool_ = nullptr;
+  }
+  if (rx_pool_ != nullptr) {
+    rte_mempool_free(rx_pool_);
+    rx_pool_ = nullptr;
   }
 }
 

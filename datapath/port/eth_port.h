@@ -34,6 +34,13 @@ struct PortConfig {
   std::uint32_t mbufs = 8191;
   // mbuf data room (excluding headroom); 0 -> max frame size rounded up.
   std::uint32_t data_room = 0;
+  // RX buffer size (mbuf data room of the RX queue's own pool); 0 -> RX
+  // takes the pool above. Smaller than the largest frame: longer frames
+  // arrive as chains (the PMD's RX scatter, asked for when it offers it;
+  // memif chains anyway), which the engine reads in place
+  // (engine/eth_port_io.h). At least kMinRxBuf, so that every header of a
+  // RoCE frame and every control frame is in the first segment.
+  std::uint32_t rx_buf = 0;
   // Software MAC override; the all-zero MAC keeps the device's own.
   wire::MacAddr mac{};
   bool promiscuous = true;
@@ -46,6 +53,11 @@ struct PortConfig {
 // mbufs (engine/mbuf_tx_sink.h). Anything else, a PCI device included
 // (not measured here), is false.
 bool peer_reads_tx_in_place(std::string_view device, std::string_view vdev_args);
+
+// The smallest and largest PortConfig::rx_buf (an mbuf's data room and
+// headroom share a 16-bit size).
+inline constexpr std::uint32_t kMinRxBuf = 1024;
+inline constexpr std::uint32_t kMaxRxBuf = UINT16_MAX - RTE_PKTMBUF_HEADROOM;
 
 class EthPort {
  public:
@@ -74,7 +86,13 @@ class EthPort {
 
   bool is_open() const { return open_; }
   std::uint16_t port_id() const { return port_id_; }
+  // The TX pool (and the RX pool unless rx_buf set one of its own).
   rte_mempool* pool() const { return pool_; }
+  // The RX buffers' data room: frames longer arrive chained.
+  std::uint32_t rx_buf() const { return rx_buf_; }
+  // Whether RX scatter was asked of the PMD (rx_buf below the largest
+  // frame and the PMD offers it).
+  bool rx_scatter() const { return rx_scatter_; }
   const wire::MacAddr& mac() const { return mac_; }
   // peer_reads_tx_in_place of the config it was opened with.
   bool peer_reads_tx_in_place() const { return peer_reads_tx_in_place_; }
@@ -92,6 +110,9 @@ class EthPort {
   bool hotplugged_ = false;
   std::string hotplug_name_;
   rte_mempool* pool_ = nullptr;
+  rte_mempool* rx_pool_ = nullptr;  // rx_buf's own pool, or nullptr
+  std::uint32_t rx_buf_ = 0;
+  bool rx_scatter_ = false;
   wire::MacAddr mac_{};
   std::uint32_t max_frame_ = 0;
   std::string xdp_mode_;

@@ -349,7 +349,7 @@ void RcResponder::exec_write(const wire::ParsedPacket& pkt, Cq& rcq) {
       nak_class_c(wire::NakCode::kRemoteAccessError, WcStatus::kWrFlushErr);
       return;
     }
-    std::memcpy(host, pkt.payload.data(), n);
+    pkt.payload.copy_out(0, host, n);
     wr_off_ += n;
   }
   if (!last) {

@@ -72,4 +72,15 @@ SgeCopyResult scatter(const MrTable& mrs, PdHandle pd, const Sge* sge, std::uint
               });
 }
 
+SgeCopyResult scatter(const MrTable& mrs, PdHandle pd, const Sge* sge, std::uint32_t num_sge,
+                      std::uint64_t offset, const wire::Payload& src) {
+  if (src.contiguous()) [[likely]] {
+    return scatter(mrs, pd, sge, num_sge, offset, src.head());
+  }
+  return walk(mrs, pd, sge, num_sge, offset, src.size(), access::kLocalWrite,
+              [&](std::uint8_t* host, std::uint64_t pos, std::uint64_t n) {
+                src.copy_out(pos, host, n);
+              });
+}
+
 }  // namespace uroce::transport

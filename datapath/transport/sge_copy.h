@@ -18,6 +18,7 @@
 #include "datapath/transport/mr_table.h"
 #include "datapath/transport/wr.h"
 #include "datapath/wire/builder.h"
+#include "datapath/wire/payload.h"
 
 namespace uroce::transport {
 
@@ -38,5 +39,11 @@ SgeCopyResult gather(const MrTable& mrs, PdHandle pd, const Sge* sge, std::uint3
 
 SgeCopyResult scatter(const MrTable& mrs, PdHandle pd, const Sge* sge, std::uint32_t num_sge,
                       std::uint64_t offset, std::span<const std::uint8_t> src);
+
+// scatter of a received payload: a contiguous one as above, a chained
+// frame's (payload.h) piece by piece within the one walk, so that a bad
+// SGE still leaves memory untouched.
+SgeCopyResult scatter(const MrTable& mrs, PdHandle pd, const Sge* sge, std::uint32_t num_sge,
+                      std::uint64_t offset, const wire::Payload& src);
 
 }  // namespace uroce::transport

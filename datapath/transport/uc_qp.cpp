@@ -377,7 +377,7 @@ UcRx UcQp::receive_write(const wire::ParsedPacket& p, bool starts, bool ends, Cq
                                  access::kRemoteWrite, &host) != MrError::kOk) {
       return drop_message(UcRx::kDropRkey);
     }
-    std::memcpy(host, p.payload.data(), n);
+    p.payload.copy_out(0, host, n);
   }
   w_va_ += n;
   w_left_ -= n;

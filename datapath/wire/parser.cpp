@@ -1,5 +1,6 @@
 #include "datapath/wire/parser.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "datapath/wire/checksum.h"
@@ -59,18 +60,62 @@ std::string_view parse_error_name(ParseError e) {
     case ParseError::kUnexpectedPayload: return "UnexpectedPayload";
     case ParseError::kPadExceedsPayload: return "PadExceedsPayload";
     case ParseError::kBadIcrc: return "BadIcrc";
+    case ParseError::kSplitHeaders: return "SplitHeaders";
   }
   return "Unknown";
 }
 
 namespace {
 
+// A chained frame's UDP checksum: the pieces of [udp_off, udp_off + len)
+// summed in order. A piece that starts at an odd offset of the segment sums
+// with its bytes swapped (RFC 1071 section 2(B)), so the sum is the
+// contiguous one whatever the pieces' lengths.
+template <bool kIpv6>
+bool chained_udp_checksum_ok(std::span<const std::uint8_t> head, FrameTail tail,
+                             std::size_t udp_off, std::size_t len, const ParsedPacket& out) {
+  std::uint64_t sum =
+      kIpv6 ? ipv6_pseudo_sum(out.ip6.src(), out.ip6.dst(), static_cast<std::uint32_t>(len),
+                              kIpProtoUdp)
+            : udp_pseudo_sum(out.ip.src(), out.ip.dst(), static_cast<std::uint16_t>(len));
+  std::size_t at = 0;
+  for_each_piece(head, tail, udp_off, len, [&](std::span<const std::uint8_t> p) {
+    const std::uint16_t s = csum_fold(csum_add(0, p));
+    sum += (at & 1) != 0 ? static_cast<std::uint16_t>((s >> 8) | (s << 8)) : s;
+    at += p.size();
+  });
+  return csum_fold(sum) == 0xffff;
+}
+
+// A chained frame's payload, ICRC field and ICRC check: the ICRC's masked
+// prefix comes from the first segment (it holds every header), the rest of
+// the covered bytes from the pieces in order.
+template <bool kIpv6>
+ParseError chained_payload_and_icrc(std::span<const std::uint8_t> head, FrameTail tail,
+                                    std::size_t off, std::size_t icrc_off, std::size_t len,
+                                    ParsedPacket& out) {
+  out.payload = Payload(head.subspan(off, std::min(len, head.size() - off)), tail, len);
+  std::uint8_t icrc[kIcrcSize];
+  std::uint8_t* to = icrc;
+  for_each_piece(head, tail, icrc_off, kIcrcSize, [&](std::span<const std::uint8_t> p) {
+    std::memcpy(to, p.data(), p.size());
+    to += p.size();
+  });
+  out.icrc = load_le32(icrc);
+  constexpr std::size_t kPrefix = kIpv6 ? kIcrcMaskedPrefixIpv6 : kIcrcMaskedPrefix;
+  std::uint32_t crc = icrc_prefix(head.data() + kIpOff, kIpv6);
+  for_each_piece(head, tail, kIpOff + kPrefix, icrc_off - kIpOff - kPrefix,
+                 [&](std::span<const std::uint8_t> p) { crc = crc32_zlib(crc, p); });
+  return crc == out.icrc ? ParseError::kOk : ParseError::kBadIcrc;
+}
+
 // Everything from the UDP header on, behind an IP header of kIpSize bytes.
 // `end` (Ethernet header + IP packet length, checked against the frame)
 // bounds every read. The IP version's checks are template parameters so
 // that each version's path compiles to straight-line code.
-template <std::size_t kIpSize, bool kIpv6>
-ParseError parse_udp_on(std::span<const std::uint8_t> frame, std::size_t end, ParsedPacket& out) {
+template <std::size_t kIpSize, bool kIpv6, bool kChained>
+ParseError parse_udp_on(std::span<const std::uint8_t> frame, FrameTail tail, std::size_t end,
+                        ParsedPacket& out) {
   constexpr std::size_t kUdpOff = kIpOff + kIpSize;
   constexpr std::size_t kBthOff = kUdpOff + UdpHdr::kSize;
   constexpr std::size_t kExtOff = kBthOff + BthHdr::kSize;
@@ -83,10 +128,16 @@ ParseError parse_udp_on(std::span<const std::uint8_t> frame, std::size_t end, Pa
   if (out.udp.length() != udp_len) return ParseError::kBadUdpLength;
   if (out.udp.dst_port() != kRoceV2Port) return ParseError::kNotRoceV2Port;
   if (out.udp.checksum() != 0) {
-    const std::span<const std::uint8_t> seg = frame.subspan(kUdpOff, udp_len);
-    const bool ok = kIpv6 ? ipv6_checksum_ok(out.ip6.src(), out.ip6.dst(), kIpProtoUdp, seg)
-                          : udp_ipv4_checksum_ok(out.ip.src(), out.ip.dst(), seg);
-    if (!ok) return ParseError::kBadUdpChecksum;
+    if constexpr (kChained) {
+      if (!chained_udp_checksum_ok<kIpv6>(frame, tail, kUdpOff, udp_len, out)) {
+        return ParseError::kBadUdpChecksum;
+      }
+    } else {
+      const std::span<const std::uint8_t> seg = frame.subspan(kUdpOff, udp_len);
+      const bool ok = kIpv6 ? ipv6_checksum_ok(out.ip6.src(), out.ip6.dst(), kIpProtoUdp, seg)
+                            : udp_ipv4_checksum_ok(out.ip.src(), out.ip.dst(), seg);
+      if (!ok) return ParseError::kBadUdpChecksum;
+    }
   }
   if (end < kExtOff) return ParseError::kTruncatedBth;
   out.bth = BthHdr::read(f + kBthOff);
@@ -144,41 +195,50 @@ ParseError parse_udp_on(std::span<const std::uint8_t> frame, std::size_t end, Pa
 
   out.payload_offset = static_cast<std::uint32_t>(off);
   out.icrc_offset = static_cast<std::uint32_t>(icrc_off);
-  out.payload = frame.subspan(off, padded - pad);
-  out.icrc = load_le32(f + icrc_off);
-  const std::span<const std::uint8_t> covered = frame.subspan(kIpOff, end - kIpOff - kIcrcSize);
-  if ((kIpv6 ? compute_icrc_ipv6(covered) : compute_icrc(covered)) != out.icrc) {
-    return ParseError::kBadIcrc;
+  if constexpr (kChained) {
+    return chained_payload_and_icrc<kIpv6>(frame, tail, off, icrc_off, padded - pad, out);
+  } else {
+    out.payload = frame.subspan(off, padded - pad);
+    out.icrc = load_le32(f + icrc_off);
+    const std::span<const std::uint8_t> covered = frame.subspan(kIpOff, end - kIpOff - kIcrcSize);
+    if ((kIpv6 ? compute_icrc_ipv6(covered) : compute_icrc(covered)) != out.icrc) {
+      return ParseError::kBadIcrc;
+    }
+    return ParseError::kOk;
   }
-  return ParseError::kOk;
 }
 
-ParseError parse_ipv6(std::span<const std::uint8_t> frame, ParsedPacket& out) {
+template <bool kChained>
+ParseError parse_ipv6(std::span<const std::uint8_t> frame, FrameTail tail, std::size_t avail,
+                      ParsedPacket& out) {
   out.ipv6 = true;
   // `ip` keeps no stale IPv4 addresses: 0.0.0.0 matches no IPv4 peer, so
   // the IPv4 address checks need not look at `ipv6` (parser.h).
   std::memset(out.ip.raw + 12, 0, 8);
-  if (frame.size() < kIpOff + Ipv6Hdr::kSize) return ParseError::kTruncatedIpv6;
+  if (avail < kIpOff + Ipv6Hdr::kSize) return ParseError::kTruncatedIpv6;
   out.ip6 = Ipv6Hdr::read(frame.data() + kIpOff);
   out.ip_offset = kIpOff;
   if (out.ip6.version() != 6) return ParseError::kBadIpVersion;
   const std::size_t payload_len = out.ip6.payload_length();
-  if (payload_len > frame.size() - kIpOff - Ipv6Hdr::kSize) return ParseError::kBadIpTotalLength;
+  if (payload_len > avail - kIpOff - Ipv6Hdr::kSize) return ParseError::kBadIpTotalLength;
   if (out.ip6.next_header() != kIpProtoUdp) return ParseError::kNotUdp;
-  return parse_udp_on<Ipv6Hdr::kSize, true>(frame, kIpOff + Ipv6Hdr::kSize + payload_len, out);
+  return parse_udp_on<Ipv6Hdr::kSize, true, kChained>(frame, tail,
+                                                      kIpOff + Ipv6Hdr::kSize + payload_len, out);
 }
 
-}  // namespace
-
-ParseError parse_roce(std::span<const std::uint8_t> frame, ParsedPacket& out) {
+// `frame` is the first segment, `avail` the bytes of the whole frame; every
+// header read lies in `frame` (the caller of the chained form checked that
+// it holds kChainedHeadMin bytes).
+template <bool kChained>
+ParseError parse_frame(std::span<const std::uint8_t> frame, FrameTail tail, std::size_t avail,
+                       ParsedPacket& out) {
   const std::uint8_t* const f = frame.data();
-  const std::size_t avail = frame.size();
-  out.info = nullptr;
-  out.payload = {};
   if (avail < EthHdr::kSize) return ParseError::kTruncatedEth;
   out.eth = EthHdr::read(f);
   if (out.eth.ether_type() != kEtherTypeIpv4) {
-    if (out.eth.ether_type() == kEtherTypeIpv6) return parse_ipv6(frame, out);
+    if (out.eth.ether_type() == kEtherTypeIpv6) {
+      return parse_ipv6<kChained>(frame, tail, avail, out);
+    }
     return ParseError::kNotIp;
   }
   out.ipv6 = false;
@@ -196,7 +256,23 @@ ParseError parse_roce(std::span<const std::uint8_t> frame, ParsedPacket& out) {
     return ParseError::kIpFragment;
   }
   if (out.ip.protocol() != kIpProtoUdp) return ParseError::kNotUdp;
-  return parse_udp_on<Ipv4Hdr::kSize, false>(frame, kIpOff + ip_len, out);
+  return parse_udp_on<Ipv4Hdr::kSize, false, kChained>(frame, tail, kIpOff + ip_len, out);
+}
+
+}  // namespace
+
+ParseError parse_roce(std::span<const std::uint8_t> frame, ParsedPacket& out) {
+  out.info = nullptr;
+  out.payload = {};
+  return parse_frame<false>(frame, {}, frame.size(), out);
+}
+
+ParseError parse_roce(std::span<const std::uint8_t> head, FrameTail tail, ParsedPacket& out) {
+  if (tail.empty()) return parse_roce(head, out);
+  out.info = nullptr;
+  out.payload = {};
+  if (head.size() < kChainedHeadMin) return ParseError::kSplitHeaders;
+  return parse_frame<true>(head, tail, head.size() + tail_bytes(tail), out);
 }
 
 }  // namespace uroce::wire

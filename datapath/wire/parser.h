@@ -12,6 +12,9 @@
 //   BTH: length, TVer, opcode
 //   extension headers in wire order, ICRC room
 //   payload allowed, pad <= payload, ICRC
+// A chained frame (a first segment and a tail, payload.h) is checked the
+// same way; its headers must all lie in the first segment, which holds at
+// least kChainedHeadMin bytes (else kSplitHeaders, before anything else).
 // Bytes after the IP packet's length (Ethernet minimum-frame padding) are
 // ignored. Not covered by anything: the MAC addresses, and BTH byte 4
 // (FECN/BECN, masked out of the ICRC by design).
@@ -37,6 +40,7 @@
 #include "datapath/wire/ipv4.h"
 #include "datapath/wire/ipv6.h"
 #include "datapath/wire/opcodes.h"
+#include "datapath/wire/payload.h"
 #include "datapath/wire/reth.h"
 #include "datapath/wire/udp.h"
 
@@ -76,8 +80,18 @@ enum class ParseError : std::uint8_t {
   kUnexpectedPayload,  // payload bytes for an opcode that carries none
   kPadExceedsPayload,  // BTH pad count > bytes between headers and ICRC
   kBadIcrc,
+  kSplitHeaders,  // a chained frame whose first segment is shorter than kChainedHeadMin
 };
-inline constexpr std::size_t kNumParseErrors = static_cast<std::size_t>(ParseError::kBadIcrc) + 1;
+inline constexpr std::size_t kNumParseErrors =
+    static_cast<std::size_t>(ParseError::kSplitHeaders) + 1;
+
+// The longest header stack a RoCEv2 frame can carry: Ethernet, IPv6, UDP,
+// BTH and every extension header at once (no opcode carries them all, so
+// this bounds any). A chained frame's first segment must hold this much.
+inline constexpr std::size_t kChainedHeadMin =
+    EthHdr::kSize + Ipv6Hdr::kSize + UdpHdr::kSize + BthHdr::kSize + DethHdr::kSize +
+    DcEthHdr::kSize + DcAethHdr::kSize + FethHdr::kSize + RethHdr::kSize + AtomicEthHdr::kSize +
+    AethHdr::kSize + AtomicAckEthHdr::kSize + ImmDtHdr::kSize + IethHdr::kSize + CnpHdr::kSize;
 std::string_view parse_error_name(ParseError e);
 
 struct ParsedPacket {
@@ -103,9 +117,11 @@ struct ParsedPacket {
   ImmDtHdr immdt;
   IethHdr ieth;
   CnpHdr cnp;
-  // Payload without pad and ICRC; points into the parsed frame.
-  std::span<const std::uint8_t> payload;
-  // Offsets from the start of the frame.
+  // Payload without pad and ICRC; points into the parsed frame (into its
+  // segments when it was chained).
+  Payload payload;
+  // Offsets from the start of the frame (over all of a chained frame's
+  // segments).
   std::uint32_t ip_offset = 0;
   std::uint32_t udp_offset = 0;
   std::uint32_t bth_offset = 0;
@@ -126,5 +142,8 @@ struct ParsedPacket {
 // every field of `out` is valid; on error, the layers before the failing one
 // are.
 ParseError parse_roce(std::span<const std::uint8_t> frame, ParsedPacket& out);
+// The same for a frame whose first segment is `head` and whose later
+// segments are `tail` (empty: the call above).
+ParseError parse_roce(std::span<const std::uint8_t> head, FrameTail tail, ParsedPacket& out);
 
 }  // namespace uroce::wire

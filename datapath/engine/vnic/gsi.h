@@ -19,7 +19,9 @@ inline void Vnic<PortIo, Sched>::gsi_rx() {
     ++ctr_.rx_gsi_bad_qkey;
     return;
   }
-  if (pkt_.payload.size() != wire::kMadBytes) {
+  // A MAD frame is far shorter than any port's RX buffer (never chained);
+  // a chained one would be malformed.
+  if (pkt_.payload.size() != wire::kMadBytes || !pkt_.payload.contiguous()) {
     ++ctr_.rx_gsi_bad_length;
     return;
   }

@@ -10,12 +10,21 @@
 
 namespace uroce::engine {
 
+// A received frame's bytes, over all of its segments.
+[[gnu::always_inline]] inline std::size_t frame_bytes(std::span<const std::uint8_t> f,
+                                                      wire::FrameTail tail) {
+  return tail.empty() ? f.size() : f.size() + wire::tail_bytes(tail);
+}
+
 // One port burst, then the frames looped back since the last RX phase
 // (frames they cause to loop back wait for the next one). With PFC on
 // (pfc_endpoint.h): MAC Control frames go to the pause gate, frames of
 // lossless priorities are staged and processed after the burst within the
 // per-iteration budget. Loss injection (impairment.h) applies to the port
-// burst only.
+// burst only. A port may hand a long frame over chained (its first segment
+// and a tail, eth_port_io.h); a port adapter that never does calls fn with
+// the frame alone. Only RoCE frames are read past the first segment (the
+// parser's Payload); PFC staging stores a chained frame as one.
 //
 // Every frame received, from the port or the loopback queue, is counted once
 // in rx_frames as it arrives, and then in exactly one of: rx_unreadable,
@@ -26,42 +35,43 @@ template <class PortIo, sched::TxScheduler Sched>
 [[gnu::always_inline]] inline std::uint32_t Vnic<PortIo, Sched>::rx_phase(TimeNs now) {
   PfcTx ptx{this};
   pfc_.poll(now, ptx);
-  std::uint32_t n = io_.rx_burst([&](std::span<const std::uint8_t> f) {
-    ++ctr_.rx_frames;
-    ctr_.rx_bytes += f.size();
-    // The port could not present it as one span (eth_port_io.h).
-    if (f.empty()) [[unlikely]] {
-      ++ctr_.rx_unreadable;
-      return;
-    }
-    if (impair_.drop_rx(f)) {
-      ++ctr_.rx_impair_drop;
-      return;
-    }
-    if (pfc_.on_mac_control(f, now)) {
-      ++ctr_.rx_mac_control;
-      return;
-    }
-    if (pfc_.staging()) {
-      const PfcEndpoint::Stage s = pfc_.stage(f, now, ptx);
-      if (s == PfcEndpoint::Stage::kDropped) {
-        ++ctr_.rx_pfc_drop;
-        return;
-      }
-      if (s == PfcEndpoint::Stage::kStaged) return;
-    }
-    on_frame(f, now, true);
-  });
+  std::uint32_t n =
+      io_.rx_burst([&](std::span<const std::uint8_t> f, wire::FrameTail tail = wire::FrameTail{}) {
+        ++ctr_.rx_frames;
+        ctr_.rx_bytes += frame_bytes(f, tail);
+        // The port could not present it as one span (eth_port_io.h).
+        if (f.empty()) [[unlikely]] {
+          ++ctr_.rx_unreadable;
+          return;
+        }
+        if (impair_.drop_rx(f)) {
+          ++ctr_.rx_impair_drop;
+          return;
+        }
+        if (pfc_.on_mac_control(f, now)) {
+          ++ctr_.rx_mac_control;
+          return;
+        }
+        if (pfc_.staging()) {
+          const PfcEndpoint::Stage s = pfc_.stage(f, tail, now, ptx);
+          if (s == PfcEndpoint::Stage::kDropped) {
+            ++ctr_.rx_pfc_drop;
+            return;
+          }
+          if (s == PfcEndpoint::Stage::kStaged) return;
+        }
+        on_frame(f, tail, now, true);
+      });
   // Staged frames (lossless priorities), within the per-iteration budget.
   if (pfc_.staged() != 0) {
-    n += pfc_.drain(now, ptx, [&](std::span<const std::uint8_t> f) { on_frame(f, now, true); });
+    n += pfc_.drain(now, ptx, [&](std::span<const std::uint8_t> f) { on_frame(f, {}, now, true); });
   }
   const std::uint32_t looped = loop_.size();
   for (std::uint32_t i = 0; i < looped; ++i) {
     ++ctr_.rx_loopback;
     ++ctr_.rx_frames;
     ctr_.rx_bytes += loop_.front().size();
-    on_frame(loop_.front(), now, false);
+    on_frame(loop_.front(), {}, now, false);
     loop_.pop();
   }
   return n + looped;
@@ -78,16 +88,17 @@ inline bool Vnic<PortIo, Sched>::pfc_paused(const QpEntry& e, TimeNs now) {
 
 // `from_port`: false for looped-back frames (our own QPs' packets, which the
 // TTL monitor must not take for a loop). The caller counted it in rx_frames.
+// `tail`: the later segments of a chained frame (empty for most).
 template <class PortIo, sched::TxScheduler Sched>
-inline void Vnic<PortIo, Sched>::on_frame(std::span<const std::uint8_t> f, TimeNs now,
-                                          bool from_port) {
+inline void Vnic<PortIo, Sched>::on_frame(std::span<const std::uint8_t> f, wire::FrameTail tail,
+                                          TimeNs now, bool from_port) {
   if (f.size() >= wire::EthHdr::kSize && wire::load_be16(f.data() + 12) == wire::kEtherTypeArp) {
     ++ctr_.rx_arp;
     ArpTx sink{this};
     arp_.on_frame(f, now, sink);
     return;
   }
-  const wire::ParseError err = wire::parse_roce(f, pkt_);
+  const wire::ParseError err = wire::parse_roce(f, tail, pkt_);
   if (err != wire::ParseError::kOk) {
     // IPv6 neighbour discovery is ICMPv6, which the RoCE parser stops at
     // (next header not UDP): looked at only here, off the RoCE path.
@@ -131,7 +142,7 @@ inline void Vnic<PortIo, Sched>::on_frame(std::span<const std::uint8_t> f, TimeN
   // before the demux below, so that one whose DestQP happens to be an
   // RC/UC/UD QP's reaches neither that QP nor its DCQCN/Homa hooks.
   if (pkt_.info->transport == wire::Transport::kDc) [[unlikely]] {
-    dc_rx(now, f.size());
+    dc_rx(now, frame_bytes(f, tail));
     return;
   }
   QpEntry* e = demux_.find(pkt_.bth.dest_qp());
@@ -147,7 +158,7 @@ inline void Vnic<PortIo, Sched>::on_frame(std::span<const std::uint8_t> f, TimeN
   }
   ++ctr_.rx_dispatched;
   ++e->ctr.rx_packets;
-  e->ctr.rx_bytes += f.size();
+  e->ctr.rx_bytes += frame_bytes(f, tail);
   if (io_.tx_room() == 0) ctr_.tx_flushed += io_.flush();
   qp_packet(*e, now);
   drain_qp_events(*e);

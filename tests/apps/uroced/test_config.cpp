@@ -92,6 +92,20 @@ TEST(ParseDeviceSpec_Impairment, ReadsEveryKey) {
   EXPECT_FALSE(off.impair.active());
 }
 
+TEST(ParseDeviceSpec_RxBuf, ZeroOrAtLeastTheMinimum) {
+  DeviceConfig d;
+  const std::string base = "name=uroce0;port=ring:p0;mac=02:00:00:00:00:01;ipv4=10.0.0.1;";
+  EXPECT_EQ(parse_device_spec(base + "rx_buf=2048", 0, &d), "");
+  EXPECT_EQ(d.rx_buf, 2048u);
+  EXPECT_EQ(parse_device_spec(base + "rx_buf=0", 0, &d), "");
+  EXPECT_EQ(d.rx_buf, 0u);
+  EXPECT_EQ(parse_device_spec("name=a;rx_buf=1023", 0, &d),
+            "device[0].rx_buf: 1023 is below 1024 (0 = one buffer holds the largest frame)");
+  EXPECT_EQ(parse_device_spec("name=a;rx_buf=65408", 1, &d),
+            "device[1].rx_buf: 65408 is outside 0..65407 (0 = one buffer holds the largest "
+            "frame)");
+}
+
 TEST(ParseDeviceSpec_Impairment, ErrorsNameTheKey) {
   DeviceConfig d;
   EXPECT_EQ(parse_device_spec("name=a;drop_tx_rate=1.5", 0, &d),

@@ -81,7 +81,8 @@ TEST(ConfigKeys, RequiredKeysInTableOrder) {
   DeviceConfig d;
   EXPECT_EQ(parse_device_spec("mac=02:00:00:00:00:01", 3, &d), "device[3].name: missing");
   EXPECT_EQ(parse_device_spec("name=a;mac=02:00:00:00:00:01", 0, &d),
-            "device[0].port: missing (a vdev devargs string, a PCI address, \"af_xdp:IFACE\" or \"ring:NAME\")");
+            "device[0].port: missing (a vdev devargs string, a PCI address, \"af_xdp:IFACE\" or "
+            "\"ring:NAME\")");
   EXPECT_EQ(parse_device_spec("name=a;port=ring:p0", 0, &d), "device[0].mac: missing");
   EXPECT_EQ(parse_device_spec("name=a;port=ring:p0;mac=02:00:00:00:00:01", 0, &d),
             "device[0].ipv4: missing");
@@ -93,7 +94,8 @@ TEST(ConfigKeys, NamesAreTheTables) {
       "homa_overcommit, homa_max_incoming, homa_fifo_permille, homa_resend_us, "
       "homa_grant_timeout_us, dc_contexts, dc_records_log2, dc_stale_ms";
   EXPECT_EQ(device_key_names(kInArg),
-            "name, port, mac, ipv4, ipv6, mtu, max_qps, link_mbps, drop_tx_every, drop_rx_every, "
+            "name, port, mac, ipv4, ipv6, mtu, rx_buf, max_qps, link_mbps, drop_tx_every, "
+            "drop_rx_every, "
             "drop_tx_rate, drop_rx_rate, drop_seed, drop_tx_max, drop_rx_max, pfc, tx_ttl, "
             "ttl_monitor, isolation, strict_classes, class_weights, class_rates_mbps, "
             "class_quantum_bytes, pace_granularity_ns, tx_limit_bytes, dcqcn, cnp_dscp, "
@@ -101,7 +103,8 @@ TEST(ConfigKeys, NamesAreTheTables) {
                 homa_dc + " or dc_idle_disconnect_us");
   // The file has no `pfc` list: its PFC settings are the [device.pfc] table.
   EXPECT_EQ(device_key_names(kInFile),
-            "name, port, mac, ipv4, ipv6, mtu, max_qps, link_mbps, drop_tx_every, drop_rx_every, "
+            "name, port, mac, ipv4, ipv6, mtu, rx_buf, max_qps, link_mbps, drop_tx_every, "
+            "drop_rx_every, "
             "drop_tx_rate, drop_rx_rate, drop_seed, drop_tx_max, drop_rx_max, tx_ttl, "
             "ttl_monitor, isolation, strict_classes, class_weights, class_rates_mbps, "
             "class_quantum_bytes, pace_granularity_ns, tx_limit_bytes, dcqcn, cnp_dscp, "

@@ -43,8 +43,10 @@ TEST(EthPortIo_RxBurst, HandsEachFrameAsASpanAndFreesTheMbufs) {
   commit_frame(a.tx(), 4170, 3);
   ASSERT_EQ(a.flush(), 3u);
   std::vector<std::pair<std::size_t, std::uint8_t>> got;
-  EXPECT_EQ(b.rx_burst(
-                [&](std::span<const std::uint8_t> f) { got.emplace_back(f.size(), f.back()); }),
+  EXPECT_EQ(b.rx_burst([&](std::span<const std::uint8_t> f, wire::FrameTail tail) {
+    EXPECT_TRUE(tail.empty());
+    got.emplace_back(f.size(), f.back());
+  }),
             3u);
   ASSERT_EQ(got.size(), 3u);
   EXPECT_EQ(got[0], (std::pair<std::size_t, std::uint8_t>{60, 1}));
@@ -54,32 +56,70 @@ TEST(EthPortIo_RxBurst, HandsEachFrameAsASpanAndFreesTheMbufs) {
   EXPECT_EQ(b.rx_counters().bursts, 1u);
   // net_ring moves the sender's mbufs: they are back in a's pool.
   EXPECT_EQ(rte_mempool_in_use_count(rp.a.pool()), 0u);
-  EXPECT_EQ(b.rx_burst([](std::span<const std::uint8_t>) {}), 0u);
+  EXPECT_EQ(b.rx_burst([](std::span<const std::uint8_t>, wire::FrameTail) {}), 0u);
   EXPECT_EQ(b.rx_counters().bursts, 1u);
 }
 
-// Handed on as an empty span, so that the Vnic counts it (rx_unreadable).
-TEST(EthPortIo_RxBurst, ChainedFrameIsCountedAndHandedOnEmpty) {
+// A chain of `segs` mbufs of 100 bytes each, byte k of segment i = i + 1.
+rte_mbuf* chain_of(rte_mempool* pool, int segs) {
+  rte_mbuf* head = nullptr;
+  for (int i = 0; i < segs; ++i) {
+    rte_mbuf* m = rte_pktmbuf_alloc(pool);
+    if (m == nullptr) return nullptr;
+    auto* d = reinterpret_cast<std::uint8_t*>(rte_pktmbuf_append(m, 100));
+    std::memset(d, i + 1, 100);
+    if (head == nullptr) {
+      head = m;
+    } else if (rte_pktmbuf_chain(head, m) != 0) {
+      return nullptr;
+    }
+  }
+  return head;
+}
+
+// The first segment as the span, the later ones as the tail, in order.
+TEST(EthPortIo_RxBurst, ChainedFrameIsHandedOnAsHeadAndTail) {
   RingPair rp;
   EthPortIo b(rp.b);
-  rte_mbuf* head = rte_pktmbuf_alloc(rp.a.pool());
-  rte_mbuf* tail = rte_pktmbuf_alloc(rp.a.pool());
-  ASSERT_NE(head, nullptr);
-  ASSERT_NE(tail, nullptr);
-  ASSERT_NE(rte_pktmbuf_append(head, 100), nullptr);
-  ASSERT_NE(rte_pktmbuf_append(tail, 100), nullptr);
-  ASSERT_EQ(rte_pktmbuf_chain(head, tail), 0);
-  ASSERT_EQ(rp.a.tx_burst(&head, 1), 1u);
+  rte_mbuf* m = chain_of(rp.a.pool(), 3);
+  ASSERT_NE(m, nullptr);
+  ASSERT_EQ(rp.a.tx_burst(&m, 1), 1u);
+  int calls = 0;
+  EXPECT_EQ(b.rx_burst([&](std::span<const std::uint8_t> f, wire::FrameTail tail) {
+    ++calls;
+    EXPECT_EQ(f.size(), 100u);
+    EXPECT_EQ(f[0], 1);
+    ASSERT_EQ(tail.size(), 2u);
+    EXPECT_EQ(tail[0].size(), 100u);
+    EXPECT_EQ(tail[0][99], 2);
+    EXPECT_EQ(tail[1][0], 3);
+  }),
+            1u);
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(b.rx_counters().chained, 1u);
+  EXPECT_EQ(b.rx_counters().too_many_segments, 0u);
+  EXPECT_EQ(rte_mempool_in_use_count(rp.a.pool()), 0u);
+}
+
+// Longer than the engine reads: an empty span, so that the Vnic counts it
+// (rx_unreadable), and every segment freed.
+TEST(EthPortIo_RxBurst, ChainOfTooManySegmentsIsHandedOnEmpty) {
+  RingPair rp;
+  EthPortIo b(rp.b);
+  rte_mbuf* m = chain_of(rp.a.pool(), EthPortIo::kMaxSegments + 1);
+  ASSERT_NE(m, nullptr);
+  ASSERT_EQ(rp.a.tx_burst(&m, 1), 1u);
   int calls = 0;
   std::size_t bytes = 1;
-  EXPECT_EQ(b.rx_burst([&](std::span<const std::uint8_t> f) {
+  EXPECT_EQ(b.rx_burst([&](std::span<const std::uint8_t> f, wire::FrameTail tail) {
     ++calls;
-    bytes = f.size();
+    bytes = f.size() + tail.size();
   }),
             1u);
   EXPECT_EQ(calls, 1);
   EXPECT_EQ(bytes, 0u);
-  EXPECT_EQ(b.rx_counters().chained, 1u);
+  EXPECT_EQ(b.rx_counters().chained, 0u);
+  EXPECT_EQ(b.rx_counters().too_many_segments, 1u);
   EXPECT_EQ(rte_mempool_in_use_count(rp.a.pool()), 0u);
 }
 

@@ -403,5 +403,92 @@ TEST(Vnic_RxPhase, EveryFrameCountedOnceWhateverItHolds) {
   EXPECT_GT(c.rx_arp, 0u);
 }
 
+// Ports whose RX buffers are 1 KiB (SimPortIo::set_rx_buf) at path MTU
+// 4096: every data frame arrives as a chain of five segments, and RC SEND,
+// WRITE and READ and a UD SEND land intact, read in place (rx.h, payload.h).
+TEST(VnicRx_Chained, RcAndUdOverOneKibBuffersLandIntact) {
+  port::SimDirectionConfig d;
+  d.propagation_ns = 1000;
+  port::SimLink link{port::SimLinkConfig::symmetric(d, 5)};
+  Host a{link, 0, kMacA, kIpA, 9000};
+  Host b{link, 1, kMacB, kIpB, 9000};
+  a.io.set_rx_buf(1024);
+  b.io.set_rx_buf(1024);
+  VirtualClock clock;
+  auto run = [&](int n) {
+    for (int i = 0; i < n; ++i) {
+      a.vnic.poll(clock.now());
+      b.vnic.poll(clock.now());
+      clock.advance_by(500);
+    }
+  };
+  for (std::size_t i = 0; i < Host::kMem; ++i) {
+    a.mem[i] = static_cast<std::uint8_t>(i * 7 + 1);
+    b.mem[i] = static_cast<std::uint8_t>(i * 13 + 5);
+  }
+  auto ascq = a.make_cq(1), arcq = a.make_cq(2), bscq = b.make_cq(1), brcq = b.make_cq(2);
+  auto aqp = a.make_qp(10, QpType::kRc, 1, 2);
+  auto bqp = b.make_qp(10, QpType::kRc, 1, 2);
+  a.connect(10, QpType::kRc, bqp->qpn, kMacB, kIpB, 100, 500);
+  b.connect(10, QpType::kRc, aqp->qpn, kMacA, kIpA, 500, 100);
+  const std::vector<std::uint8_t> b_before = b.mem;
+
+  // SEND a[0, 10000) -> b[16384, ...); WRITE a[10000, 20000) -> b[32768, ...);
+  // READ b[0, 9000) -> a[40000, ...).
+  bqp->post_recv(1, {b.sge(16384, 16384)});
+  aqp->post_send(send_wqe(2), {a.sge(0, 10000)});
+  aqp->post_send(write_wqe(3, b.va(32768), b.key), {a.sge(10000, 10000)});
+  shm::SendWqeFields rd = wqe(4, IBV_WR_RDMA_READ);
+  rd.remote_addr = b.va(0);
+  rd.rkey = b.key;
+  aqp->post_send(rd, {a.sge(40000, 9000)});
+  run(200);
+  const auto s = ascq->poll();
+  ASSERT_EQ(s.size(), 3u);
+  for (const auto& w : s) EXPECT_EQ(st(w), WcStatus::kSuccess);
+  const auto r = brcq->poll();
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(st(r[0]), WcStatus::kSuccess);
+  EXPECT_EQ(r[0].byte_len, 10000u);
+  EXPECT_EQ(std::memcmp(b.mem.data() + 16384, a.mem.data(), 10000), 0);
+  EXPECT_EQ(std::memcmp(b.mem.data() + 32768, a.mem.data() + 10000, 10000), 0);
+  EXPECT_EQ(std::memcmp(a.mem.data() + 40000, b_before.data(), 9000), 0);
+
+  // UD: one 4000-byte datagram (GRH area + payload).
+  constexpr std::uint32_t kQkey = 0x22222222;
+  auto aud = a.make_qp(20, QpType::kUd, 1, 2);
+  auto bud = b.make_qp(20, QpType::kUd, 1, 2);
+  a.ud_up(20, kQkey);
+  b.ud_up(20, kQkey);
+  AhCreate h;
+  h.id = 5;
+  h.client = Host::kClient;
+  h.pd = Host::kPd;
+  h.dmac = kMacB;
+  h.dip = kIpB;
+  ASSERT_EQ(a.vnic.create_ah(h), 0);
+  bud->post_recv(6, {b.sge(50000, 40 + 4000)});
+  shm::SendWqeFields u = send_wqe(7);
+  u.ah_num = 5;
+  u.remote_qpn = bud->qpn;
+  u.remote_qkey = kQkey;
+  aud->post_send(u, {a.sge(20000, 4000)});
+  run(40);
+  const auto ur = brcq->poll();
+  ASSERT_EQ(ur.size(), 1u);
+  EXPECT_EQ(st(ur[0]), WcStatus::kSuccess);
+  EXPECT_EQ(ur[0].byte_len, 40u + 4000u);
+  EXPECT_EQ(std::memcmp(b.mem.data() + 50040, a.mem.data() + 20000, 4000), 0);
+
+  EXPECT_GE(b.io.chained(), 3u + 3u + 1u);  // SEND and WRITE packets, the datagram
+  EXPECT_GE(a.io.chained(), 3u);            // READ responses
+  for (const Host* x : {&a, &b}) {
+    const VnicCounters& c = x->vnic.counters();
+    EXPECT_EQ(c.rx_parse_errors, 0u);
+    EXPECT_EQ(c.rx_unreadable, 0u);
+    EXPECT_EQ(rx_frames_accounted(c), c.rx_frames);
+  }
+}
+
 }  // namespace
 }  // namespace uroce::engine::test

@@ -127,6 +127,11 @@ class World {
   Host& peer(const Host& h) { return h.ep == 0 ? b_ : a_; }
   VirtualClock& clock() { return clock_; }
   port::SimLink& link() { return link_; }
+  // Frames longer than `bytes` arrive as chains of `bytes`-long segments
+  // (a port whose RX buffers are that small, wire/payload.h); 0 = whole.
+  void set_rx_buf(std::size_t bytes) { rx_buf_ = bytes; }
+  // Frames delivered as chains.
+  std::uint64_t chained() const { return chained_; }
 
   RcEnd& add_rc(Host& h, std::uint32_t qpn, RcQpConfig cfg) {
     cfg.qpn = qpn;
@@ -186,7 +191,7 @@ class World {
           h->ep, now,
           [&](const port::SimDelivery& d) {
             wire::ParsedPacket p;
-            if (wire::parse_roce(d.frame, p) != wire::ParseError::kOk) {
+            if (parse(d.frame, p) != wire::ParseError::kOk) {
               ++h->parse_errors;
               return;
             }
@@ -269,6 +274,19 @@ class World {
   }
 
  private:
+  wire::ParseError parse(std::span<const std::uint8_t> f, wire::ParsedPacket& p) {
+    if (rx_buf_ == 0 || f.size() <= rx_buf_) return wire::parse_roce(f, p);
+    ++chained_;
+    segs_.clear();
+    for (std::size_t at = rx_buf_; at < f.size(); at += rx_buf_) {
+      segs_.push_back(f.subspan(at, std::min(rx_buf_, f.size() - at)));
+    }
+    return wire::parse_roce(f.first(rx_buf_), segs_, p);
+  }
+
+  std::size_t rx_buf_ = 0;
+  std::uint64_t chained_ = 0;
+  std::vector<std::span<const std::uint8_t>> segs_;
   VirtualClock clock_;
   port::SimLink link_;
   Host a_;

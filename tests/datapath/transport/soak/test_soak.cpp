@@ -70,8 +70,11 @@ port::SimLinkConfig link_config(double p, std::uint64_t seed) {
 
 class Soak {
  public:
-  Soak(double p, std::uint64_t seed)
-      : p_(p), seed_(seed), rng_(seed * 0x2545F4914F6CDD1Dull + 7), world_(link_config(p, seed)) {}
+  Soak(double p, std::uint64_t seed, std::size_t rx_buf = 0)
+      : p_(p), seed_(seed), rng_(seed * 0x2545F4914F6CDD1Dull + 7), world_(link_config(p, seed)) {
+    world_.set_rx_buf(rx_buf);
+  }
+  std::uint64_t chained() const { return world_.chained(); }
 
   void build() {
     Host& a = world_.host(0);
@@ -368,6 +371,7 @@ struct Level {
   const char* name;
   double p;
   std::uint64_t seed;
+  std::size_t rx_buf = 0;  // World::set_rx_buf
 };
 
 class SoakLevels : public ::testing::TestWithParam<Level> {};
@@ -378,17 +382,23 @@ TEST_P(SoakLevels, Run_EveryByteAndCompletionChecked) {
   const Level& lv = GetParam();
   const std::uint64_t seed = soak_seed(lv.seed);
   SCOPED_TRACE("replay with UROCE_SOAK_SEED=" + std::to_string(seed));
-  Soak s(lv.p, seed);
+  Soak s(lv.p, seed, lv.rx_buf);
   s.build();
   ASSERT_FALSE(::testing::Test::HasFatalFailure());
   const std::string err = s.run();
   ASSERT_EQ(err, "") << s.dump_broken();
   s.check_end();
+  if (lv.rx_buf != 0) {
+    EXPECT_GT(s.chained(), 0u);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Impairments, SoakLevels,
                          ::testing::Values(Level{"Clean", 0.0, 101}, Level{"OnePercent", 0.01, 202},
-                                           Level{"TenPercent", 0.10, 303}),
+                                           Level{"TenPercent", 0.10, 303},
+                                           // 1 KiB RX buffers: every frame of a path MTU
+                                           // of 1024 or more arrives chained.
+                                           Level{"ChainedOnePercent", 0.01, 404, 1024}),
                          [](const auto& i) { return std::string(i.param.name); });
 
 }  // namespace
