@@ -13,6 +13,7 @@
 #
 #   scripts/interop-rxe.sh [--build-dir DIR] [--keep] [--case NAME]... [--list]
 #                          [--device-keys "K=V;K=V"] [--uroce-in-guest virtio|e1000e]
+#                          [--skip-unless VAR]
 #
 #   --build-dir DIR  Meson build directory with uroced, uroce-ctl, uroce-run,
 #                    the provider and roce_pcap_check (default: build in the
@@ -29,6 +30,9 @@
 #                    cases default to rc_pingpong_64, rc_pingpong_4k,
 #                    write_bw, read_lat and loss_rc_pingpong (the guests
 #                    run under TCG), the emb_* cases do not apply
+#   --skip-unless VAR  exit 77 (skipped) unless VAR=1 in the environment:
+#                    the Meson tests of --uroce-in-guest are opt-in
+#                    (UROCE_INTEROP_PCI=1; 5-7 minutes each on 2 cores)
 #
 # Needs root (bridge, tap, network namespace, /dev/infiniband nodes); exits
 # 77 (skipped) without it. Prints a table of case, direction, result and
@@ -43,7 +47,7 @@ set -euo pipefail
 SOURCE_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=$SOURCE_ROOT/build
 declare -a only_cases=()
-list=0 uguest=''
+list=0 uguest='' optin=''
 usage() {
   sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
   exit "${1:-2}"
@@ -56,6 +60,7 @@ while [ $# -gt 0 ]; do
     --list) list=1; shift ;;
     --device-keys) export RXE_DEVICE_KEYS=";${2#;}"; shift 2 ;;
     --uroce-in-guest) uguest=$2; shift 2 ;;
+    --skip-unless) optin=$2; shift 2 ;;
     -h | --help) usage 0 ;;
     *) usage 2 ;;
   esac
@@ -74,6 +79,10 @@ source "$SOURCE_ROOT/scripts/interop/uroce-guest.sh"
 # shellcheck source=../tests/interop_rxe/cases.sh
 source "$SOURCE_ROOT/tests/interop_rxe/cases.sh"
 
+if [ -n "$optin" ] && [ "${!optin:-}" != 1 ]; then
+  echo "SKIP: opt-in test; set $optin=1 to run it"
+  exit 77
+fi
 if [ "$list" -eq 1 ]; then
   printf '%s\n' "${RXE_CASES[@]}"
   exit 0
