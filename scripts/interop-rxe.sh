@@ -5,10 +5,15 @@
 # them in both directions: rxe's own tools in the guest, the same tools
 # through uroce-run on the host. Every case's traffic is captured and
 # checked by tshark and by roce_pcap_check (our parser and ICRC).
-# docs/interop-rxe.md describes the setup, the cases and the figures.
+# With --uroce-in-guest, uroced runs in a second guest instead, on an
+# emulated PCI NIC driven by one of DPDK's real PMDs (net_virtio or
+# net_e1000_em over uio_pci_generic), and the programs of our side run
+# there too. docs/interop-rxe.md describes the setup, the cases and the
+# figures.
 #
 #   scripts/interop-rxe.sh [--build-dir DIR] [--keep] [--case NAME]... [--list]
-#                          [--device-keys "K=V;K=V"]
+#                          [--device-keys "K=V;K=V"] [--uroce-in-guest virtio|e1000e]
+#                          [--skip-unless VAR]
 #
 #   --build-dir DIR  Meson build directory with uroced, uroce-ctl, uroce-run,
 #                    the provider and roce_pcap_check (default: build in the
@@ -20,6 +25,14 @@
 #                    e.g. "homa=on": the whole suite with the Homa-like
 #                    scheduler on our side (every RC case then also checks
 #                    that our probe went out and rxe ignored it)
+#   --uroce-in-guest NIC  uroced in a QEMU guest of its own on a virtio-net-pci
+#                    or e1000e NIC (scripts/interop/uroce-guest.sh); the
+#                    cases default to rc_pingpong_64, rc_pingpong_4k,
+#                    write_bw, read_lat and loss_rc_pingpong (the guests
+#                    run under TCG), the emb_* cases do not apply
+#   --skip-unless VAR  exit 77 (skipped) unless VAR=1 in the environment:
+#                    the Meson tests of --uroce-in-guest are opt-in
+#                    (UROCE_INTEROP_PCI=1; 5-7 minutes each on 2 cores)
 #
 # Needs root (bridge, tap, network namespace, /dev/infiniband nodes); exits
 # 77 (skipped) without it. Prints a table of case, direction, result and
@@ -34,7 +47,7 @@ set -euo pipefail
 SOURCE_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=$SOURCE_ROOT/build
 declare -a only_cases=()
-list=0
+list=0 uguest='' optin=''
 usage() {
   sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
   exit "${1:-2}"
@@ -46,6 +59,8 @@ while [ $# -gt 0 ]; do
     --case) only_cases+=("$2"); shift 2 ;;
     --list) list=1; shift ;;
     --device-keys) export RXE_DEVICE_KEYS=";${2#;}"; shift 2 ;;
+    --uroce-in-guest) uguest=$2; shift 2 ;;
+    --skip-unless) optin=$2; shift 2 ;;
     -h | --help) usage 0 ;;
     *) usage 2 ;;
   esac
@@ -59,9 +74,15 @@ source "$SOURCE_ROOT/scripts/lib/uroce-verbs.sh"
 source "$SOURCE_ROOT/scripts/interop/guest.sh"
 # shellcheck source=interop/net.sh
 source "$SOURCE_ROOT/scripts/interop/net.sh"
+# shellcheck source=interop/uroce-guest.sh
+source "$SOURCE_ROOT/scripts/interop/uroce-guest.sh"
 # shellcheck source=../tests/interop_rxe/cases.sh
 source "$SOURCE_ROOT/tests/interop_rxe/cases.sh"
 
+if [ -n "$optin" ] && [ "${!optin:-}" != 1 ]; then
+  echo "SKIP: opt-in test; set $optin=1 to run it"
+  exit 77
+fi
 if [ "$list" -eq 1 ]; then
   printf '%s\n' "${RXE_CASES[@]}"
   exit 0
@@ -72,6 +93,20 @@ for c in "${only_cases[@]}"; do
     exit 2
   fi
 done
+case $uguest in
+  '' | virtio | e1000e) ;;
+  *) echo "interop-rxe: --uroce-in-guest takes virtio or e1000e" >&2; exit 2 ;;
+esac
+if [ -n "$uguest" ]; then
+  for c in "${only_cases[@]}"; do
+    if [[ $c == emb_* ]]; then
+      echo "interop-rxe: $c runs uroce embedded on the host, not with --uroce-in-guest" >&2
+      exit 2
+    fi
+  done
+  [ ${#only_cases[@]} -gt 0 ] ||
+    only_cases=(rc_pingpong_64 rc_pingpong_4k write_bw read_lat loss_rc_pingpong)
+fi
 [ ${#only_cases[@]} -gt 0 ] || only_cases=("${RXE_CASES[@]}")
 # The emb_* cases stop the daemon (tests/interop_rxe/cases.sh): last.
 emb=() rest=()
@@ -135,22 +170,36 @@ net=10.77.$((id % 250 + 1))
 RXE_HOST_IP=$net.1 RXE_UROCE_IP=$net.2 RXE_GUEST_IP=$net.11
 RXE_UROCE_MAC=$(printf '02:00:00:4d:%02x:02' $((id % 250 + 1)))
 RXE_GUEST_MAC=$(printf '52:54:00:4d:%02x:0b' $((id % 250 + 1)))
-rxe_net_up "$id" "$RXE_HOST_IP/24" 1500
-rxe_net_tcp_up "$net.3/24"
-echo "network: bridge $RXE_BR ($RXE_HOST_IP), tap $RXE_TAP, veth $RXE_VETH_BR <-> $RXE_NS:$RXE_VETH"
+if [ -z "$uguest" ]; then
+  rxe_net_up "$id" "$RXE_HOST_IP/24" 1500
+  rxe_net_tcp_up "$net.3/24"
+  echo "network: bridge $RXE_BR ($RXE_HOST_IP), tap $RXE_TAP, veth $RXE_VETH_BR <-> $RXE_NS:$RXE_VETH"
+else
+  rxe_net_up "$id" "$RXE_HOST_IP/24" 1500 no-veth
+  echo "network: bridge $RXE_BR ($RXE_HOST_IP), tap $RXE_TAP (rxe), urxk$id, urxd$id (uroce guest)"
+fi
 
 RXE_GUEST_DIR=$UROCE_TMP/guest
 t0=$SECONDS
 rxe_guest_start "$RXE_GUEST_DIR" "$RXE_IMAGE" "$RXE_GUEST_IP/24" "$RXE_TAP" "$RXE_GUEST_MAC" 150
 echo "guest boot: $((SECONDS - t0)) s"
+if [ -n "$uguest" ]; then
+  rxe_uguest_up "$uguest" "$id" "$net" "$RXE_IMAGE" "$build"
+  echo "uroce guest: $uguest NIC at $RXE_UROCE_PCI, eth0 $RXE_UROCE_TCP_IP, capture on $RXE_CAP_IF"
+  sed 's/^/  /' "$RXE_UGUEST_DIR/share/ready"
+fi
 rxe_start_daemon main ""
+if [ -n "$uguest" ] && ! rxe_uguest_pmd main; then
+  echo "FAIL: uroced's NIC was not probed by $RXE_UGUEST_PMD" >&2
+  exit 1
+fi
 
 # GID indexes of the IPv4-mapped RoCE v2 GIDs, each side from its own table.
 RXE_GGID=$(rxe_guest_exec "$RXE_GUEST_DIR" 30 rxe-gid-index) || {
   echo "FAIL: rxe0 has no IPv4-mapped RoCE v2 GID" >&2
   exit 1
 }
-RXE_UGID=$(timeout 30 "$UROCE_RUN" --run-dir "${UROCE_DAEMON_RUN[main]}" ibv_devinfo -v -d uroce0 |
+RXE_UGID=$(timeout 60 "$UROCE_RUN" --run-dir "${UROCE_DAEMON_RUN[main]}" ibv_devinfo -v -d uroce0 |
   awk -v ip="$RXE_UROCE_IP" '/GID\[/ && index($0, "::ffff:" ip) && /RoCE v2/ {
     s = $0; sub(/.*GID\[ */, "", s); sub(/\].*/, "", s); print s; exit }')
 if [ -z "$RXE_UGID" ]; then

@@ -54,8 +54,10 @@ moddir=$kdir/lib/modules/$kv
 
 # ---- what the guest contains ----------------------------------------------
 # Modules we load, in dependency order (from modules.dep); rdma_ucm is the
-# kernel's rdma_cm (/dev/infiniband/rdma_cm) the rdma_cm cases talk to.
-WANT_MODULES=(virtio_pci virtio_net 9pnet_virtio 9p crc32_generic crc32-pclmul rdma_rxe rdma_ucm)
+# kernel's rdma_cm (/dev/infiniband/rdma_cm) the rdma_cm cases talk to;
+# uio_pci_generic hands a uroce guest's NIC to DPDK (guest-init.sh g_role).
+WANT_MODULES=(virtio_pci virtio_net 9pnet_virtio 9p crc32_generic crc32-pclmul rdma_rxe rdma_ucm
+  uio_pci_generic)
 # Stock programs from the host (Debian's rdma-core 44 and perftest 4.5).
 PROGRAMS=(
   /usr/bin/ibv_devices /usr/bin/ibv_devinfo /usr/bin/ibv_rc_pingpong /usr/bin/ibv_ud_pingpong

@@ -4,20 +4,29 @@
 # (uroce_env_init first): QEMU runs under uroce_bg, so the EXIT trap kills
 # it whatever way the script leaves.
 #
-#   rxe_guest_start DIR IMAGE_DIR IP/NN TAP MAC [SECS]   boot, wait for the agent
+#   rxe_guest_start DIR IMAGE_DIR IP/NN TAP MAC [SECS] [--mem MB] [--smp N]
+#                   [--append "K=V ..."] [-- QEMU-ARGS...]
+#                                                        boot, wait for the agent;
+#                                                        the options add to the
+#                                                        kernel command line
+#                                                        (guest-init.sh's g_*) and
+#                                                        QEMU (NICs, 9p shares)
 #   rxe_guest_exec DIR SECS CMD                          run CMD, print its output,
 #                                                        return its exit status
 #   rxe_guest_bg VAR DIR CMD                             start CMD, job id into VAR
 #   rxe_guest_wait DIR ID SECS                           wait for it; output to
 #                                                        stdout, status returned
-#   rxe_guest_stop DIR                                   power off (SIGTERM to QEMU)
+#   rxe_guest_stop [DIR]                                 power off (SIGTERM to QEMU);
+#                                                        every guest without DIR
 #
 # DIR is the guest's own directory (console.log, share/ = the 9p share the
 # agent in guest-init.sh polls). Under TCG (this kind of host: its KVM is
 # PVM-based and cannot run a stock kernel) a boot takes ~10 s and the guest
 # runs ~50x slower than the host, so every wait has a limit.
 
-RXE_GUEST_PID=
+# QEMU's PID (= process group) per guest DIR; DIR/qemu.pid holds it too
+# (scripts/interop/guest-run.sh gives up when it is gone).
+declare -gA RXE_GUEST_PIDS=()
 
 # KVM when /dev/kvm is usable for a stock kernel, TCG otherwise.
 rxe_guest_accel() {
@@ -32,25 +41,40 @@ rxe_guest_accel() {
 
 rxe_guest_start() {
   local dir=$1 img=$2 ip=$3 tap=$4 mac=$5 secs=${6:-120}
+  shift 5
+  [ $# -gt 0 ] && shift
+  local mem=768 smp=1 append=''
+  local -a extra=()
+  while [ $# -gt 0 ]; do
+    case $1 in
+      --mem) mem=$2; shift 2 ;;
+      --smp) smp=$2; shift 2 ;;
+      --append) append=" $2"; shift 2 ;;
+      --) shift; extra=("$@"); break ;;
+      *) uroce_err "rxe_guest_start: unknown option $1"; return 1 ;;
+    esac
+  done
   mkdir -p "$dir/share/cmd"
-  local accel cpu
+  local accel cpu pid
   accel=$(rxe_guest_accel)
   cpu=max
   [ "$accel" = kvm ] && cpu=host
-  local -a cmd=(qemu-system-x86_64 -name rxe-guest -machine "pc,accel=$accel" -cpu "$cpu"
-    -smp 1 -m 768 -nodefaults -no-user-config -display none -vga none -no-reboot
-    -kernel "$img/vmlinuz" -initrd "$img/initramfs.cpio.gz"
-    -append "console=ttyS0 quiet panic=-1 g_ip=$ip g_mtu=1500"
+  local -a cmd=(qemu-system-x86_64 -name "uroce-test-${dir##*/}" -machine "pc,accel=$accel"
+    -cpu "$cpu" -smp "$smp" -m "$mem" -nodefaults -no-user-config -display none -vga none
+    -no-reboot -kernel "$img/vmlinuz" -initrd "$img/initramfs.cpio.gz"
+    -append "console=ttyS0 quiet panic=-1 g_ip=$ip g_mtu=1500$append"
     -serial "file:$dir/console.log"
     -netdev "tap,id=n0,ifname=$tap,script=no,downscript=no"
     -device "virtio-net-pci,netdev=n0,mac=$mac,romfile="
     -fsdev "local,id=fs0,path=$dir/share,security_model=none"
-    -device "virtio-9p-pci,fsdev=fs0,mount_tag=share")
+    -device "virtio-9p-pci,fsdev=fs0,mount_tag=share" "${extra[@]}")
   printf '%q ' "${cmd[@]}" >"$dir/qemu.cmd"
   local t0=$SECONDS
-  uroce_bg RXE_GUEST_PID "$dir/qemu.log" "$dir/qemu.log" -- "${cmd[@]}"
+  uroce_bg pid "$dir/qemu.log" "$dir/qemu.log" -- "${cmd[@]}"
+  RXE_GUEST_PIDS[$dir]=$pid
+  echo "$pid" >"$dir/qemu.pid"
   while [ ! -f "$dir/share/ready" ]; do
-    if ! uroce_running "$RXE_GUEST_PID"; then
+    if ! uroce_running "$pid"; then
       uroce_err "guest: QEMU exited during boot; $dir/qemu.log:"
       sed 's/^/    /' "$dir/qemu.log" >&2
       tail -n 20 "$dir/console.log" >&2
@@ -87,7 +111,7 @@ rxe_guest_wait() {
       echo "[guest: no exit status after ${secs}s]"
       return 124
     fi
-    if [ -n "$RXE_GUEST_PID" ] && ! uroce_running "$RXE_GUEST_PID"; then
+    if [ -n "${RXE_GUEST_PIDS[$dir]:-}" ] && ! uroce_running "${RXE_GUEST_PIDS[$dir]}"; then
       echo "[guest: QEMU is gone]"
       return 125
     fi
@@ -109,13 +133,19 @@ rxe_guest_exec() {
 }
 
 rxe_guest_stop() {
-  [ -n "$RXE_GUEST_PID" ] || return 0
-  uroce_kill_group TERM "$RXE_GUEST_PID"
+  local d pid
+  if [ $# -eq 0 ]; then
+    for d in "${!RXE_GUEST_PIDS[@]}"; do rxe_guest_stop "$d"; done
+    return 0
+  fi
+  pid=${RXE_GUEST_PIDS[$1]:-}
+  [ -n "$pid" ] || return 0
+  uroce_kill_group TERM "$pid"
   local deadline=$((SECONDS + 5))
-  while uroce_running "$RXE_GUEST_PID" && [ $SECONDS -lt "$deadline" ]; do
+  while uroce_running "$pid" && [ $SECONDS -lt "$deadline" ]; do
     sleep 0.1
   done
-  uroce_kill_group KILL "$RXE_GUEST_PID"
-  uroce_wait "$RXE_GUEST_PID" UROCE_IGNORED_RC
-  RXE_GUEST_PID=
+  uroce_kill_group KILL "$pid"
+  uroce_wait "$pid" UROCE_IGNORED_RC
+  unset "RXE_GUEST_PIDS[$1]"
 }

@@ -12,8 +12,12 @@
 # namespace would otherwise route RoCE frames for that IP back onto the
 # bridge and hand uroced duplicates.
 #
-#   rxe_net_up ID     creates the bridge, the tap, the veth pair and the
-#                     namespace; names contain ID (<= 15 bytes each)
+#   rxe_net_up ID CIDR [MTU] [no-veth]
+#                     creates the bridge, the tap, the veth pair and the
+#                     namespace; names contain ID (<= 15 bytes each);
+#                     no-veth: neither veth nor namespace (uroced runs in a
+#                     guest of its own, scripts/interop-rxe.sh --uroce-in-guest)
+#   rxe_net_tap NAME  one more tap on the bridge (another guest NIC)
 #   rxe_net_tcp_up CIDR  a second veth pair, bridge port <-> the namespace,
 #                     with CIDR on the namespace's end: the TCP exchange of a
 #                     program that runs in the namespace itself (embedded
@@ -30,7 +34,7 @@ _RXE_NET_ID=''
 _RXE_NET_MADE=()
 
 rxe_net_up() {
-  local id=$1 host_cidr=$2 mtu=${3:-1500}
+  local id=$1 host_cidr=$2 mtu=${3:-1500} veth=${4:-veth}
   RXE_BR=urxb$id RXE_TAP=urxt$id RXE_VETH_BR=urxv${id}a RXE_VETH=urxv${id}b
   RXE_NS=uroce_rxe_$id
   _RXE_NET_ID=$id
@@ -44,6 +48,10 @@ rxe_net_up() {
   _RXE_NET_MADE+=("link:$RXE_TAP")
   sysctl -qw "net.ipv6.conf.$RXE_TAP.disable_ipv6=1" >/dev/null 2>&1 || true
   ip link set "$RXE_TAP" mtu "$mtu" master "$RXE_BR" up
+  if [ "$veth" = no-veth ]; then
+    RXE_NS='' RXE_VETH_BR='' RXE_VETH=''
+    return 0
+  fi
 
   # uroce-env.sh's EXIT trap kills what runs in it and deletes it.
   uroce_netns_add "$RXE_NS"
@@ -61,6 +69,15 @@ rxe_net_up() {
   # The frames uroced builds are complete; keep the kernel from touching
   # checksums or merging anything on its end.
   ip netns exec "$RXE_NS" ethtool -K "$RXE_VETH" tx off rx off gro off >/dev/null 2>&1 || true
+}
+
+rxe_net_tap() {
+  local tap=$1 mtu
+  mtu=$(cat "/sys/class/net/$RXE_BR/mtu")
+  ip tuntap add dev "$tap" mode tap
+  _RXE_NET_MADE+=("link:$tap")
+  sysctl -qw "net.ipv6.conf.$tap.disable_ipv6=1" >/dev/null 2>&1 || true
+  ip link set "$tap" mtu "$mtu" master "$RXE_BR" up
 }
 
 rxe_net_tcp_up() {

@@ -50,7 +50,7 @@ id=$((UROCE_ID % 100000))
 port='' sj='' cap_pid=''  # set by uroce_next_port, rxe_guest_bg, uroce_bg
 net=10.78.$((id % 250 + 1))
 cg=/sys/fs/cgroup/cpu/uroce_race_$id
-S_PID='' C_PID='' TAP2=urxc$id
+S_PID='' TAP2=urxc$id
 _race_on_exit() {
   local rc=$?
   set +e
@@ -58,8 +58,7 @@ _race_on_exit() {
     [ -n "$S_PID" ] && echo "$S_PID" >/sys/fs/cgroup/cpu/cgroup.procs 2>/dev/null
     rmdir "$cg" 2>/dev/null
   fi
-  RXE_GUEST_PID=$C_PID rxe_guest_stop >/dev/null 2>&1
-  RXE_GUEST_PID=$S_PID rxe_guest_stop >/dev/null 2>&1
+  rxe_guest_stop >/dev/null 2>&1
   ip link del "$TAP2" 2>/dev/null
   rxe_net_down
   (exit "$rc")
@@ -74,9 +73,8 @@ ip tuntap add dev "$TAP2" mode tap
 ip link set "$TAP2" mtu 1500 master "$RXE_BR" up
 S=$UROCE_TMP/guest-s C=$UROCE_TMP/guest-c
 rxe_guest_start "$S" "$img" "$net.11/24" "$RXE_TAP" "$(printf '52:54:00:4e:%02x:0b' $((id % 250 + 1)))" 150
-S_PID=$RXE_GUEST_PID
+S_PID=${RXE_GUEST_PIDS[$S]}
 rxe_guest_start "$C" "$img" "$net.12/24" "$TAP2" "$(printf '52:54:00:4e:%02x:0c' $((id % 250 + 1)))" 150
-C_PID=$RXE_GUEST_PID
 mkdir "$cg"
 echo 100000 >"$cg/cpu.cfs_period_us"
 

@@ -12,7 +12,9 @@
 #
 # Globals the driver sets before rxe_run_case: RXE_GUEST_DIR, RXE_NS,
 # RXE_VETH, RXE_VETH_BR, RXE_*_IP, RXE_UROCE_MAC, RXE_GGID, RXE_UGID,
-# RXE_CHECKER.
+# RXE_CHECKER; with uroced in a guest of its own (interop-rxe.sh
+# --uroce-in-guest, scripts/interop/uroce-guest.sh) also RXE_UROCE_PCI (its
+# port), RXE_CAP_IF, RXE_UROCE_TCP_IP, RXE_DAEMON_OPTS and RXE_UGUEST_DIR.
 
 RXE_CASES=(
   rc_pingpong_64 rc_pingpong_4k rc_pingpong_64k ud_pingpong
@@ -51,6 +53,15 @@ RXE_DROP_EVERY=${RXE_DROP_EVERY:-";drop_tx_every=149;drop_rx_every=137;drop_tx_m
 RXE_DROP_RATE=${RXE_DROP_RATE:-";drop_tx_rate=0.01;drop_rx_rate=0.01;drop_seed=5"}
 RXE_TABLE=()
 RXE_CUR_DAEMON=
+# uroced's PCI port when it runs in a guest of its own ('' = net_af_packet on
+# RXE_VETH in RXE_NS); the interface captures are taken on (default: the
+# bridge's end of uroced's veth); the address of uroce's side's TCP exchange
+# (default: the host's, RXE_HOST_IP); uroce_daemon_start's options.
+RXE_UROCE_PCI=${RXE_UROCE_PCI:-}
+RXE_CAP_IF=${RXE_CAP_IF:-}
+RXE_UROCE_TCP_IP=${RXE_UROCE_TCP_IP:-}
+declare -a RXE_DAEMON_OPTS=()
+RXE_UGUEST_DIR=${RXE_UGUEST_DIR:-}
 
 _rxe_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
@@ -59,11 +70,14 @@ _rxe_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # active_mtu 1024, as rxe has on its 1500-byte eth0.
 rxe_device_spec() {
   local port="net_af_packet0,iface=$RXE_VETH,qdisc_bypass=1,blocksz=4096,framesz=2048,framecnt=2048"
+  [ -n "$RXE_UROCE_PCI" ] && port=$RXE_UROCE_PCI
   echo "name=uroce0;mac=$RXE_UROCE_MAC;ipv4=$RXE_UROCE_IP;mtu=1500;port=$port$1$RXE_DEVICE_KEYS"
 }
 rxe_start_daemon() {
   local name=$1 extra=$2$RXE_DEVICE_KEYS
-  uroce_daemon_start "$name" --netns "$RXE_NS" --lcore 1 --poll backoff -- \
+  local -a opts=("${RXE_DAEMON_OPTS[@]}")
+  [ ${#opts[@]} -gt 0 ] || opts=(--netns "$RXE_NS" --lcore 1)
+  uroce_daemon_start "$name" "${opts[@]}" --poll backoff -- \
     --device "$(rxe_device_spec "$2")" || return 1
   RXE_CUR_DAEMON=$name
   # (uroced refuses a key given twice: at most one homa= here.)
@@ -76,6 +90,10 @@ rxe_start_daemon() {
 # engine on the veth at a time).
 rxe_embedded() {
   [ "$RXE_CUR_DAEMON" = embedded ] && return 0
+  if [ -n "$RXE_UGUEST_DIR" ]; then
+    UROCE_WHY="embedded mode runs on the host's veth, not with uroced in a guest"
+    return 1
+  fi
   if [ -n "$RXE_CUR_DAEMON" ] && uroce_daemon_alive "$RXE_CUR_DAEMON" &&
     ! uroce_daemon_stop "$RXE_CUR_DAEMON"; then
     UROCE_WHY="uroced $RXE_CUR_DAEMON did not stop cleanly on SIGTERM"
@@ -111,7 +129,7 @@ rxe_capture_start() {
   RXE_CAP_FILE=$UROCE_TMP/$1.pcap
   local log=$UROCE_TMP/$1.dumpcap.log
   uroce_bg RXE_CAP_PID --timeout 600 "$log" "$log" -- \
-    dumpcap -q -i "$RXE_VETH_BR" -f "udp port 4791" -P -s 65535 -w "$RXE_CAP_FILE"
+    dumpcap -q -i "${RXE_CAP_IF:-$RXE_VETH_BR}" -f "udp port 4791" -P -s 65535 -w "$RXE_CAP_FILE"
   # dumpcap names the file once it captures.
   if ! uroce_wait_for_line "$log" "^File: |Capturing on" 10 "$RXE_CAP_PID"; then
     # -q prints nothing on some versions: the file's header then tells.
@@ -169,7 +187,7 @@ rxe_pair() {
   : >"$UROCE_SRV_ERR"
   : >"$UROCE_CLI_ERR"
   UROCE_SRV_RC=- UROCE_CLI_RC=- UROCE_WHY=
-  local run_dir='' ns=- tcp_ip=$RXE_HOST_IP
+  local run_dir='' ns=- tcp_ip=${RXE_UROCE_TCP_IP:-$RXE_HOST_IP}
   local -a run=()
   if [ "$RXE_CUR_DAEMON" = embedded ]; then
     run=("$UROCE_RUN" --embedded --lcore 1 --device "$(rxe_device_spec "")" --)
@@ -189,6 +207,8 @@ rxe_pair() {
       "${run[@]}" "${host[@]}"
     if [ "$cm" -eq 1 ]; then
       uroce_wait_cm_listen "$run_dir" 20 "$pid" && ready=1 || ready=0
+    elif [ -n "$RXE_UGUEST_DIR" ]; then
+      rxe_guest_exec "$RXE_UGUEST_DIR" 30 "wait-listen $port 20" >/dev/null && ready=1 || ready=0
     else
       uroce_wait_listen "$ns" "$port" 20 "$pid" && ready=1 || ready=0
     fi
@@ -593,6 +613,8 @@ rxe_run_case() {
     RXE_FIGURE='' RXE_XFAIL=''
     st=0
     uroce_no_pair
+    # uroced in a guest: what a SIGKILLed stand-in (guest-run.sh) left there.
+    [ -z "$RXE_UGUEST_DIR" ] || rxe_uguest_sweep
     rxe_capture_start "$label"
     local t0=$SECONDS
     rxe_case_body "$c" "$dir" "$label" || st=$?
