@@ -136,6 +136,22 @@ std::string render_status(const json& j) {
                                      : cell(dev, "port")});
   }
   out += t.render();
+  Table p({"DEVICE", "DRIVER", "RX_DESC", "TX_DESC", "DESC_MAX", "MAX_MTU", "RX_BUF", "SCATTER",
+           "OFFLOADS_ON"});
+  bool any_port = false;
+  for (const auto& dev : child(j, "devices")) {
+    if (!dev.contains("port_info")) continue;
+    any_port = true;
+    const json& i = dev["port_info"];
+    std::string on;
+    for (const char* k : {"rx_offloads", "tx_offloads"}) {
+      for (const auto& n : child(i, k)) on += (on.empty() ? "" : ",") + n.get<std::string>();
+    }
+    p.add({cell(dev, "name"), cell(i, "driver"), cell(i, "rx_desc"), cell(i, "tx_desc"),
+           cell(i, "rx_desc_max") + "/" + cell(i, "tx_desc_max"), cell(i, "max_mtu"),
+           cell(i, "rx_buf"), cell(i, "rx_scatter"), on.empty() ? "none" : on});
+  }
+  if (any_port) out += "\nports (as the PMD reported at open):\n" + p.render();
   const json& users = child(d, "users");
   if (!users.empty()) {
     const json& l = child(d, "limits");

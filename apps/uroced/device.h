@@ -24,12 +24,14 @@
 #include <string>
 #include <vector>
 
+#include "datapath/engine/eth_rx_counters.h"
 #include "datapath/engine/gsi_queue.h"
 #include "datapath/engine/mbuf_tx_counters.h"
 #include "datapath/engine/vnic_api.h"
 #include "datapath/engine/vnic_types.h"
 #include "datapath/policy/policies.h"
 #include "datapath/port/arp_agent.h"
+#include "datapath/port/port_info.h"
 #include "datapath/shm/doorbell.h"
 #include "datapath/transport/mr_table.h"
 #include "datapath/wire/addr.h"
@@ -73,6 +75,9 @@ struct DeviceSnapshot {
   // PMD refused (its ring was full), bursts, mbufs it could not get.
   bool has_port_tx = false;
   engine::MbufTxCounters port_tx{};
+  // The port's RX side (eth_port_io.h): frames, bursts, chained frames.
+  bool has_port_rx = false;
+  engine::EthRxCounters port_rx{};
   // The Homa-like scheduler, when the device runs it (config().homa.enabled).
   bool has_homa = false;
   HomaReceiverStatus homa{};
@@ -103,6 +108,10 @@ class Device {
     static const std::string kNone;
     return kNone;
   }
+  // The port as its PMD described it at open (driver, descriptors, MTU,
+  // RX buffers, offloads); nullptr for a device without a DPDK port.
+  // Immutable after start-up.
+  virtual const port::PortInfo* port_info() const { return nullptr; }
   // Whether the port's link is up now (any thread; no engine call: it reads
   // the ethdev's link status). Drives ibv_query_port's state and the
   // PORT_ACTIVE / PORT_ERR async events.

@@ -144,6 +144,7 @@ std::string EngineHost::open(const DaemonConfig& cfg, const std::string& runtime
       return rte_eth_link_get_nowait(pid, &link) == 0 && link.link_status == RTE_ETH_LINK_UP;
     });
     devices_.back()->set_port_mode(ports_[i]->xdp_mode());
+    devices_.back()->set_port_info(ports_[i]->info());
     device_ptrs_.push_back(devices_.back().get());
   }
   return "";

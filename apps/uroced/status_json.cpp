@@ -276,6 +276,23 @@ json device_json(const Device& d, const DeviceSnapshot& s) {
   if (s.has_port_tx) {
     j["counters"]["port_tx"] = s.port_tx;
   }
+  if (s.has_port_rx) {
+    j["counters"]["port_rx"] = s.port_rx;
+  }
+  if (const port::PortInfo* p = d.port_info()) {
+    j["port_info"] = {{"driver", p->driver},
+                      {"rx_desc", p->rx_desc},
+                      {"tx_desc", p->tx_desc},
+                      {"rx_desc_max", p->rx_desc_max},
+                      {"tx_desc_max", p->tx_desc_max},
+                      {"max_mtu", p->max_mtu},
+                      {"rx_buf", p->rx_buf},
+                      {"rx_scatter", p->rx_scatter},
+                      {"rx_offloads_offered", p->rx_offloads_offered},
+                      {"tx_offloads_offered", p->tx_offloads_offered},
+                      {"rx_offloads", p->rx_offloads},
+                      {"tx_offloads", p->tx_offloads}};
+  }
   j["arp"] = arp_json(s.arp);
   j["mw"] = mw_json(s.mw);
   j["pfc"] = engine::pfc_status_json(s.pfc);

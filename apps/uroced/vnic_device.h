@@ -7,7 +7,9 @@
 // this object. The Vnic must have been added to the engine.
 #pragma once
 
+#include <concepts>
 #include <functional>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -41,6 +43,8 @@ class VnicDevice final : public Device {
   // Set once at start-up, before clients connect (port::EthPort::xdp_mode).
   void set_port_mode(std::string mode) { port_mode_ = std::move(mode); }
   const std::string& port_mode() const override { return port_mode_; }
+  void set_port_info(port::PortInfo info) { port_info_ = std::move(info); }
+  const port::PortInfo* port_info() const override { return port_info_ ? &*port_info_ : nullptr; }
 
   int alloc_qpn(std::uint32_t* qpn) override {
     return on_engine([&] { return vnic_.alloc_qpn(qpn); });
@@ -149,6 +153,12 @@ class VnicDevice final : public Device {
         out->has_port_tx = true;
         out->port_tx = vnic_.io().tx().counters();
       }
+      if constexpr (requires {
+                      { vnic_.io().rx_counters() } -> std::same_as<const engine::EthRxCounters&>;
+                    }) {
+        out->has_port_rx = true;
+        out->port_rx = vnic_.io().rx_counters();
+      }
       const uroce::policy::Homa& homa = vnic_.template policy<uroce::policy::Homa>();
       if (const sched::homa::GrantScheduler* g = homa.grant_scheduler()) {
         out->has_homa = true;
@@ -193,6 +203,7 @@ class VnicDevice final : public Device {
   std::string port_name_;
   std::function<bool()> link_probe_;
   std::string port_mode_;
+  std::optional<port::PortInfo> port_info_;
 };
 
 }  // namespace uroce::daemon

@@ -20,28 +20,12 @@
 
 #include "datapath/base/counter_fields.h"
 #include "datapath/base/time.h"
+#include "datapath/engine/eth_rx_counters.h"
 #include "datapath/engine/mbuf_tx_sink.h"
 #include "datapath/port/eth_port.h"
 #include "datapath/wire/payload.h"
 
 namespace uroce::engine {
-
-struct EthRxCounters {
-  std::uint64_t frames = 0;             // frames received (handed on or dropped)
-  std::uint64_t bursts = 0;             // rx_burst calls that returned frames
-  std::uint64_t chained = 0;            // multi-segment frames handed on as a head and a tail
-  std::uint64_t too_many_segments = 0;  // chains longer than kMaxSegments, as empty spans
-};
-
-inline constexpr counters::FieldList<EthRxCounters, 4> kEthRxCounterFields{{
-    {"frames", &EthRxCounters::frames, "frames received (handed on or dropped)"},
-    {"bursts", &EthRxCounters::bursts, "rx_burst calls that returned frames"},
-    {"chained", &EthRxCounters::chained, "multi-segment frames handed on as a head and a tail"},
-    {"too_many_segments", &EthRxCounters::too_many_segments,
-     "chains of more segments than the engine reads, handed on as empty spans"},
-}};
-static_assert(counters::covers(kEthRxCounterFields));
-constexpr const auto& counter_fields(const EthRxCounters&) { return kEthRxCounterFields; }
 
 class EthPortIo {
  public:

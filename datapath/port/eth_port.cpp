@@ -28,6 +28,18 @@ void set_error(std::string* error, const std::string& msg) {
   if (error != nullptr) *error = msg;
 }
 
+// DPDK's name of each RX (or TX) offload bit set in `bits`.
+std::vector<std::string> offload_names(std::uint64_t bits, bool rx) {
+  std::vector<std::string> out;
+  for (unsigned b = 0; b < 64; ++b) {
+    const std::uint64_t bit = std::uint64_t{1} << b;
+    if ((bits & bit) == 0) continue;
+    const char* n = rx ? rte_eth_dev_rx_offload_name(bit) : rte_eth_dev_tx_offload_name(bit);
+    out.emplace_back(n != nullptr ? n : "UNKNOWN");
+  }
+  return out;
+}
+
 }  // namespace
 
 bool peer_reads_tx_in_place(std::string_view device, std::string_view vdev_args) {
@@ -132,8 +144,9 @@ int EthPort::open_port_id(std::uint16_t port_id, const PortConfig& cfg, std::str
   rte_eth_conf conf{};
   conf.rxmode.mtu = std::min<std::uint32_t>(cfg.mtu, reported_max_mtu);
   // Frames longer than an RX buffer need the PMD to chain them.
-  rx_scatter_ = rx_buf_ < max_frame_ && (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_SCATTER) != 0;
-  if (rx_scatter_) conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_SCATTER;
+  if (rx_buf_ < max_frame_ && (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_SCATTER) != 0) {
+    conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_SCATTER;
+  }
   rc = rte_eth_dev_configure(port_id, 1, 1, &conf);
   if (rc != 0) {
     set_error(error, where + ": configure failed: " + errstr(rc));
@@ -143,6 +156,18 @@ int EthPort::open_port_id(std::uint16_t port_id, const PortConfig& cfg, std::str
   std::uint16_t nb_rx = cfg.rx_desc;
   std::uint16_t nb_tx = cfg.tx_desc;
   rte_eth_dev_adjust_nb_rx_tx_desc(port_id, &nb_rx, &nb_tx);
+  info_ = PortInfo{.driver = info.driver_name != nullptr ? info.driver_name : "",
+                   .rx_desc = nb_rx,
+                   .tx_desc = nb_tx,
+                   .rx_desc_max = info.rx_desc_lim.nb_max,
+                   .tx_desc_max = info.tx_desc_lim.nb_max,
+                   .max_mtu = info.max_mtu,
+                   .rx_buf = rx_buf_,
+                   .rx_scatter = (conf.rxmode.offloads & RTE_ETH_RX_OFFLOAD_SCATTER) != 0,
+                   .rx_offloads_offered = offload_names(info.rx_offload_capa, true),
+                   .tx_offloads_offered = offload_names(info.tx_offload_capa, false),
+                   .rx_offloads = offload_names(conf.rxmode.offloads, true),
+                   .tx_offloads = offload_names(conf.txmode.offloads, false)};
   const int socket = rte_eth_dev_socket_id(port_id);
   const unsigned sock = socket < 0 ? 0u : static_cast<unsigned>(socket);
   rc = rte_eth_rx_queue_setup(port_id, 0, nb_rx, sock, nullptr, rx_pool);

@@ -14,6 +14,7 @@
 #include <string>
 #include <string_view>
 
+#include "datapath/port/port_info.h"
 #include "datapath/wire/addr.h"
 
 namespace uroce::port {
@@ -92,7 +93,8 @@ class EthPort {
   std::uint32_t rx_buf() const { return rx_buf_; }
   // Whether RX scatter was asked of the PMD (rx_buf below the largest
   // frame and the PMD offers it).
-  bool rx_scatter() const { return rx_scatter_; }
+  bool rx_scatter() const { return info_.rx_scatter; }
+  const PortInfo& info() const { return info_; }
   const wire::MacAddr& mac() const { return mac_; }
   // peer_reads_tx_in_place of the config it was opened with.
   bool peer_reads_tx_in_place() const { return peer_reads_tx_in_place_; }
@@ -112,7 +114,7 @@ class EthPort {
   rte_mempool* pool_ = nullptr;
   rte_mempool* rx_pool_ = nullptr;  // rx_buf's own pool, or nullptr
   std::uint32_t rx_buf_ = 0;
-  bool rx_scatter_ = false;
+  PortInfo info_;
   wire::MacAddr mac_{};
   std::uint32_t max_frame_ = 0;
   std::string xdp_mode_;

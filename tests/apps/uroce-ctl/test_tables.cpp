@@ -57,6 +57,29 @@ TEST(RenderStatus, PortModeBesideAnAfXdpPort) {
   EXPECT_EQ(render_status(kStatus).find("ring:p0 ("), std::string::npos);
 }
 
+TEST(RenderStatus, PortsTableFromPortInfo) {
+  json j = kStatus;
+  j["devices"][0]["port_info"] = {{"driver", "net_virtio"},
+                                  {"rx_desc", 256},
+                                  {"tx_desc", 256},
+                                  {"rx_desc_max", 32768},
+                                  {"tx_desc_max", 32768},
+                                  {"max_mtu", 9698},
+                                  {"rx_buf", 2048},
+                                  {"rx_scatter", true},
+                                  {"rx_offloads_offered", {"SCATTER"}},
+                                  {"tx_offloads_offered", json::array()},
+                                  {"rx_offloads", {"SCATTER"}},
+                                  {"tx_offloads", json::array()}};
+  const std::string s = render_status(j);
+  EXPECT_NE(s.find("ports (as the PMD reported at open):\n"), std::string::npos) << s;
+  EXPECT_NE(s.find("net_virtio"), std::string::npos) << s;
+  EXPECT_NE(s.find("32768/32768"), std::string::npos) << s;
+  EXPECT_NE(s.find("SCATTER\n"), std::string::npos) << s;
+  // Devices without port_info (no DPDK port) print no ports table.
+  EXPECT_EQ(render_status(kStatus).find("ports ("), std::string::npos);
+}
+
 TEST(RenderStatus, WorkersOnTheDaemonLine) {
   json j = kStatus;
   j["daemon"]["workers"] = {{"workers", 3}, {"idle", 2},    {"queued", 0},

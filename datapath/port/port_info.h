@@ -1,0 +1,27 @@
+// What a port's PMD said of it when it was opened, and what was asked of
+// it (eth_port.h): shown by status (uroce-ctl status, docs/nic.md), read on
+// the control path only. Kept free of DPDK types so that status code and
+// its tests need no DPDK header.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace uroce::port {
+
+struct PortInfo {
+  std::string driver;         // rte_eth_dev_info.driver_name
+  std::uint16_t rx_desc = 0;  // descriptors per queue, after the PMD's adjustment
+  std::uint16_t tx_desc = 0;
+  std::uint16_t rx_desc_max = 0;  // the PMD's limits
+  std::uint16_t tx_desc_max = 0;
+  std::uint32_t max_mtu = 0;  // as reported (virtual PMDs report 1500 yet carry more)
+  std::uint32_t rx_buf = 0;   // the RX buffers' data room (PortConfig::rx_buf)
+  bool rx_scatter = false;    // RX scatter asked of the PMD
+  // Offloads by DPDK's names: offered by the PMD, and asked for.
+  std::vector<std::string> rx_offloads_offered, tx_offloads_offered;
+  std::vector<std::string> rx_offloads, tx_offloads;
+};
+
+}  // namespace uroce::port
