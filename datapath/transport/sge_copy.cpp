@@ -1,6 +1,7 @@
 #include "datapath/transport/sge_copy.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cstring>
 
 namespace uroce::transport {
@@ -72,11 +73,10 @@ SgeCopyResult scatter(const MrTable& mrs, PdHandle pd, const Sge* sge, std::uint
               });
 }
 
-SgeCopyResult scatter(const MrTable& mrs, PdHandle pd, const Sge* sge, std::uint32_t num_sge,
-                      std::uint64_t offset, const wire::Payload& src) {
-  if (src.contiguous()) [[likely]] {
-    return scatter(mrs, pd, sge, num_sge, offset, src.head());
-  }
+SgeCopyResult scatter_chained(const MrTable& mrs, PdHandle pd, const Sge* sge,
+                              std::uint32_t num_sge, std::uint64_t offset,
+                              const wire::Payload& src) {
+  assert(!src.contiguous());
   return walk(mrs, pd, sge, num_sge, offset, src.size(), access::kLocalWrite,
               [&](std::uint8_t* host, std::uint64_t pos, std::uint64_t n) {
                 src.copy_out(pos, host, n);

@@ -40,10 +40,20 @@ SgeCopyResult gather(const MrTable& mrs, PdHandle pd, const Sge* sge, std::uint3
 SgeCopyResult scatter(const MrTable& mrs, PdHandle pd, const Sge* sge, std::uint32_t num_sge,
                       std::uint64_t offset, std::span<const std::uint8_t> src);
 
-// scatter of a received payload: a contiguous one as above, a chained
-// frame's (payload.h) piece by piece within the one walk, so that a bad
-// SGE still leaves memory untouched.
-SgeCopyResult scatter(const MrTable& mrs, PdHandle pd, const Sge* sge, std::uint32_t num_sge,
-                      std::uint64_t offset, const wire::Payload& src);
+// scatter of a chained frame's payload (payload.h, not contiguous): piece
+// by piece within the one walk, so that a bad SGE still leaves memory
+// untouched.
+SgeCopyResult scatter_chained(const MrTable& mrs, PdHandle pd, const Sge* sge,
+                              std::uint32_t num_sge, std::uint64_t offset,
+                              const wire::Payload& src);
+
+// scatter of a received payload: a contiguous one as above, else
+// scatter_chained.
+inline SgeCopyResult scatter(const MrTable& mrs, PdHandle pd, const Sge* sge, std::uint32_t num_sge,
+                             std::uint64_t offset, const wire::Payload& src) {
+  if (src.contiguous()) [[likely]]
+    return scatter(mrs, pd, sge, num_sge, offset, src.head());
+  return scatter_chained(mrs, pd, sge, num_sge, offset, src);
+}
 
 }  // namespace uroce::transport

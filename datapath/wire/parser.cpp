@@ -1,6 +1,7 @@
 #include "datapath/wire/parser.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cstring>
 
 #include "datapath/wire/checksum.h"
@@ -267,8 +268,9 @@ ParseError parse_roce(std::span<const std::uint8_t> frame, ParsedPacket& out) {
   return parse_frame<false>(frame, {}, frame.size(), out);
 }
 
-ParseError parse_roce(std::span<const std::uint8_t> head, FrameTail tail, ParsedPacket& out) {
-  if (tail.empty()) return parse_roce(head, out);
+ParseError parse_roce_chained(std::span<const std::uint8_t> head, FrameTail tail,
+                              ParsedPacket& out) {
+  assert(!tail.empty());
   out.info = nullptr;
   out.payload = {};
   if (head.size() < kChainedHeadMin) return ParseError::kSplitHeaders;

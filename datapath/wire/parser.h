@@ -143,7 +143,16 @@ struct ParsedPacket {
 // are.
 ParseError parse_roce(std::span<const std::uint8_t> frame, ParsedPacket& out);
 // The same for a frame whose first segment is `head` and whose later
-// segments are `tail` (empty: the call above).
-ParseError parse_roce(std::span<const std::uint8_t> head, FrameTail tail, ParsedPacket& out);
+// segments are `tail` (non-empty).
+ParseError parse_roce_chained(std::span<const std::uint8_t> head, FrameTail tail,
+                              ParsedPacket& out);
+// Either of the two, by whether `tail` is empty (inline: a frame in one
+// buffer costs one test more than the call above).
+inline ParseError parse_roce(std::span<const std::uint8_t> head, FrameTail tail,
+                             ParsedPacket& out) {
+  if (tail.empty()) [[likely]]
+    return parse_roce(head, out);
+  return parse_roce_chained(head, tail, out);
+}
 
 }  // namespace uroce::wire
