@@ -130,7 +130,7 @@ struct VnicCounters {
   // (vnic/rx.h).
   std::uint64_t rx_frames = 0;
   std::uint64_t rx_bytes = 0;
-  std::uint64_t rx_unreadable = 0;  // the port could not hand it over (a chained mbuf)
+  std::uint64_t rx_unreadable = 0;  // the port could not hand it over (a chain too long)
   std::uint64_t rx_pfc_drop = 0;    // lossless priority, dropped: stage full or not admitted
   std::uint64_t rx_arp = 0;         // frames handed to the ARP agent
   std::uint64_t rx_nd = 0;          // ICMPv6 frames handed to the ND agent
@@ -211,7 +211,7 @@ inline constexpr counters::FieldList<VnicCounters, 57> kVnicCounterFields{{
     {"rx_frames", &VnicCounters::rx_frames, ""},
     {"rx_bytes", &VnicCounters::rx_bytes, ""},
     {"rx_unreadable", &VnicCounters::rx_unreadable,
-     "the port could not hand it over (a chained mbuf)"},
+     "the port could not hand it over (a chain of too many segments)"},
     {"rx_pfc_drop", &VnicCounters::rx_pfc_drop,
      "lossless priority, dropped: stage full or not admitted"},
     {"rx_arp", &VnicCounters::rx_arp, "frames handed to the ARP agent"},

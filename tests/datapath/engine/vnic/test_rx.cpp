@@ -390,7 +390,7 @@ TEST(Vnic_RxPhase, EveryFrameCountedOnceWhateverItHolds) {
     ++sent;
     if (i % 16 == 15) a.vnic.poll(0);
   }
-  // What EthPortIo hands on for a chained mbuf (eth_port_io.h).
+  // What EthPortIo hands on for a chain of too many segments (eth_port_io.h).
   ASSERT_TRUE(peer.tx(std::span<const std::uint8_t>{}, 0));
   ++sent;
   for (int k = 0; k < 4; ++k) a.vnic.poll(0);
