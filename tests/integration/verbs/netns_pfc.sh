@@ -107,11 +107,21 @@ while :; do
 done
 echo "  priority 3 storms_detected, storms_restored, stormed: $storms"
 LOG_A=${UROCE_DAEMON_LOG[a]}
+storm_logged() {
+  grep -q 'uroce0: pfc-storm-detected .*prio=3' "$LOG_A" &&
+    grep -q 'uroce0: pfc-storm-restored .*prio=3' "$LOG_A"
+}
+# The daemon drains its event ring every 100 ms: once the
+# counters show the storm over, wait for the lines (up to 10 s) rather than
+# read the log at once.
+if [ "$storms" = "1 1 False" ]; then
+  deadline=$((SECONDS + 10))
+  until storm_logged || [ $SECONDS -ge "$deadline" ]; do sleep 0.1; done
+fi
 grep -E 'pfc-storm-(detected|restored)' "$LOG_A" | sed 's/^/  /' || true
 if [ "$storms" != "1 1 False" ]; then
   UROCE_WHY="expected one storm detected and restored, got: $storms"; st=1
-elif ! grep -q 'uroce0: pfc-storm-detected .*prio=3' "$LOG_A" ||
-     ! grep -q 'uroce0: pfc-storm-restored .*prio=3' "$LOG_A"; then
+elif ! storm_logged; then
   UROCE_WHY="the daemon log lacks the pfc-storm-detected / pfc-storm-restored lines"; st=1
 fi
 uroce_verdict "a 335 ms pause is a storm after 200 ms: detected, restored, logged" "$st"
