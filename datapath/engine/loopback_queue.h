@@ -44,11 +44,7 @@ class LoopbackQueue {
     const std::size_t n = head.size() + wire::tail_bytes(tail);
     if (count_ == slots_ || n > slot_bytes_) return false;
     const std::uint32_t i = (head_ + count_) % slots_;
-    std::uint8_t* to = slot(i);
-    wire::for_each_piece(head, tail, 0, n, [&](std::span<const std::uint8_t> p) {
-      std::memcpy(to, p.data(), p.size());
-      to += p.size();
-    });
+    wire::copy_range(head, tail, 0, n, slot(i));
     len_[i] = static_cast<std::uint32_t>(n);
     ++count_;
     return true;

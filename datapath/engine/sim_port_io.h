@@ -13,7 +13,6 @@
 // bytes hands it over (eth_port_io.h).
 #pragma once
 
-#include <algorithm>
 #include <cassert>
 #include <cstdint>
 #include <span>
@@ -100,11 +99,9 @@ class SimPortIo {
           return;
         }
         ++chained_;
-        segs_.clear();
-        for (std::size_t at = rx_buf_; at < d.frame.size(); at += rx_buf_) {
-          segs_.push_back(d.frame.subspan(at, std::min(rx_buf_, d.frame.size() - at)));
-        }
-        fn(d.frame.first(rx_buf_), wire::FrameTail(segs_));
+        const std::span<const std::uint8_t> head =
+            wire::cut_frame(d.frame, rx_buf_, rx_buf_, segs_);
+        fn(head, wire::FrameTail(segs_));
       }
     });
   }

@@ -107,7 +107,7 @@ int EthPort::open_port_id(std::uint16_t port_id, const PortConfig& cfg, std::str
     return -rte_errno;
   }
   rte_mempool* rx_pool = pool_;
-  rx_buf_ = room;
+  std::uint32_t rx_buf = room;
   if (cfg.rx_buf != 0 && cfg.rx_buf < room) {
     if (cfg.rx_buf < kMinRxBuf) {
       set_error(error, where + ": rx_buf " + std::to_string(cfg.rx_buf) + " is below " +
@@ -128,7 +128,7 @@ int EthPort::open_port_id(std::uint16_t port_id, const PortConfig& cfg, std::str
       return -rte_errno;
     }
     rx_pool = rx_pool_;
-    rx_buf_ = cfg.rx_buf;
+    rx_buf = cfg.rx_buf;
   }
 
   // Virtual PMDs (memif, af_packet) report the default 1518-byte max frame
@@ -144,7 +144,7 @@ int EthPort::open_port_id(std::uint16_t port_id, const PortConfig& cfg, std::str
   rte_eth_conf conf{};
   conf.rxmode.mtu = std::min<std::uint32_t>(cfg.mtu, reported_max_mtu);
   // Frames longer than an RX buffer need the PMD to chain them.
-  if (rx_buf_ < max_frame_ && (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_SCATTER) != 0) {
+  if (rx_buf < max_frame_ && (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_SCATTER) != 0) {
     conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_SCATTER;
   }
   rc = rte_eth_dev_configure(port_id, 1, 1, &conf);
@@ -162,7 +162,7 @@ int EthPort::open_port_id(std::uint16_t port_id, const PortConfig& cfg, std::str
                    .rx_desc_max = info.rx_desc_lim.nb_max,
                    .tx_desc_max = info.tx_desc_lim.nb_max,
                    .max_mtu = info.max_mtu,
-                   .rx_buf = rx_buf_,
+                   .rx_buf = rx_buf,
                    .rx_scatter = (conf.rxmode.offloads & RTE_ETH_RX_OFFLOAD_SCATTER) != 0,
                    .rx_offloads_offered = offload_names(info.rx_offload_capa, true),
                    .tx_offloads_offered = offload_names(info.tx_offload_capa, false),

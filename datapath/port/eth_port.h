@@ -89,11 +89,8 @@ class EthPort {
   std::uint16_t port_id() const { return port_id_; }
   // The TX pool (and the RX pool unless rx_buf set one of its own).
   rte_mempool* pool() const { return pool_; }
-  // The RX buffers' data room: frames longer arrive chained.
-  std::uint32_t rx_buf() const { return rx_buf_; }
-  // Whether RX scatter was asked of the PMD (rx_buf below the largest
-  // frame and the PMD offers it).
-  bool rx_scatter() const { return info_.rx_scatter; }
+  // What the PMD reported at open and what was asked of it (the RX
+  // buffers' size, RX scatter, offloads: port_info.h).
   const PortInfo& info() const { return info_; }
   const wire::MacAddr& mac() const { return mac_; }
   // peer_reads_tx_in_place of the config it was opened with.
@@ -113,7 +110,6 @@ class EthPort {
   std::string hotplug_name_;
   rte_mempool* pool_ = nullptr;
   rte_mempool* rx_pool_ = nullptr;  // rx_buf's own pool, or nullptr
-  std::uint32_t rx_buf_ = 0;
   PortInfo info_;
   wire::MacAddr mac_{};
   std::uint32_t max_frame_ = 0;

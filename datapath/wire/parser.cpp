@@ -97,11 +97,7 @@ ParseError chained_payload_and_icrc(std::span<const std::uint8_t> head, FrameTai
                                     ParsedPacket& out) {
   out.payload = Payload(head.subspan(off, std::min(len, head.size() - off)), tail, len);
   std::uint8_t icrc[kIcrcSize];
-  std::uint8_t* to = icrc;
-  for_each_piece(head, tail, icrc_off, kIcrcSize, [&](std::span<const std::uint8_t> p) {
-    std::memcpy(to, p.data(), p.size());
-    to += p.size();
-  });
+  copy_range(head, tail, icrc_off, kIcrcSize, icrc);
   out.icrc = load_le32(icrc);
   constexpr std::size_t kPrefix = kIpv6 ? kIcrcMaskedPrefixIpv6 : kIcrcMaskedPrefix;
   std::uint32_t crc = icrc_prefix(head.data() + kIpOff, kIpv6);

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <cstring>
 #include <span>
+#include <vector>
 
 namespace uroce::wire {
 
@@ -59,6 +60,32 @@ void for_each_piece(std::span<const std::uint8_t> head, FrameTail tail, std::siz
     assert(next < tail.size());
     seg = tail[next++];
   }
+}
+
+// Copies the byte range [from, from + n) of such a frame to dst.
+inline void copy_range(std::span<const std::uint8_t> head, FrameTail tail, std::size_t from,
+                       std::size_t n, std::uint8_t* dst) {
+  for_each_piece(head, tail, from, n, [&](std::span<const std::uint8_t> p) {
+    std::memcpy(dst, p.data(), p.size());
+    dst += p.size();
+  });
+}
+
+// Cuts `frame` as a port with RX buffers of `seg` bytes would hand it over
+// (a first segment of `head` bytes, `seg` for a port's own buffers, and a
+// tail of `seg`-byte segments): returns the first segment and leaves the
+// tail in `tail` (cleared first; empty when the frame fits the head). For
+// simulated ports and tests; the vector allocates only as it grows.
+inline std::span<const std::uint8_t> cut_frame(std::span<const std::uint8_t> frame,
+                                               std::size_t head, std::size_t seg,
+                                               std::vector<std::span<const std::uint8_t>>& tail) {
+  assert(seg != 0);
+  tail.clear();
+  head = std::min(head, frame.size());
+  for (std::size_t at = head; at < frame.size(); at += seg) {
+    tail.push_back(frame.subspan(at, std::min(seg, frame.size() - at)));
+  }
+  return frame.first(head);
 }
 
 class Payload {
@@ -107,14 +134,15 @@ class Payload {
   }
   // Copies the bytes [from, from + n) to dst; from + n <= size().
   void copy_out(std::size_t from, std::uint8_t* dst, std::size_t n) const {
+    // An empty copy may come with a null dst (an empty buffer's data()), and
+    // memcpy's pointers must not be null even for 0 bytes.
+    if (n == 0) [[unlikely]]
+      return;
     if (from + n <= head_.size()) [[likely]] {
       std::memcpy(dst, head_.data() + from, n);
       return;
     }
-    for_each_piece(from, n, [&](std::span<const std::uint8_t> p) {
-      std::memcpy(dst, p.data(), p.size());
-      dst += p.size();
-    });
+    copy_range(head_, tail_, from, n, dst);
   }
 
  private:

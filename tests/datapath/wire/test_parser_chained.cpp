@@ -41,10 +41,7 @@ struct Chain {
 };
 Chain cut(const Frame& f, std::size_t head, std::size_t seg) {
   Chain c;
-  c.head = std::span(f.data(), std::min(head, f.size()));
-  for (std::size_t at = c.head.size(); at < f.size(); at += seg) {
-    c.tail.emplace_back(f.data() + at, std::min(seg, f.size() - at));
-  }
+  c.head = cut_frame(f, head, seg, c.tail);
   return c;
 }
 

@@ -23,10 +23,7 @@ struct Chain {
 };
 Chain cut(const Bytes& b, std::size_t head, std::size_t seg) {
   Chain c;
-  c.head = std::span(b.data(), head);
-  for (std::size_t at = head; at < b.size(); at += seg) {
-    c.tail.emplace_back(b.data() + at, std::min(seg, b.size() - at));
-  }
+  c.head = cut_frame(b, head, seg, c.tail);
   return c;
 }
 
@@ -82,6 +79,21 @@ TEST(Payload_Chained, StopsAtItsSizeBeforeTheTailEnds) {
   Bytes out(30);
   p.copy_out(0, out.data(), 30);
   EXPECT_EQ(out, Bytes(b.begin(), b.begin() + 30));
+}
+
+TEST(CutFrame_Segments, HeadThenSegmentsOfTheBufferSize) {
+  const Bytes b = iota_bytes(25);
+  std::vector<std::span<const std::uint8_t>> tail{{b.data(), 1}};  // cleared first
+  const std::span<const std::uint8_t> head = cut_frame(b, 10, 7, tail);
+  EXPECT_EQ(head.data(), b.data());
+  EXPECT_EQ(head.size(), 10u);
+  ASSERT_EQ(tail.size(), 3u);  // 7 7 1
+  EXPECT_EQ(tail[0].data(), b.data() + 10);
+  EXPECT_EQ(tail[1].size(), 7u);
+  EXPECT_EQ(tail[2].size(), 1u);
+  EXPECT_EQ(tail[2][0], b[24]);
+  EXPECT_EQ(cut_frame(b, 25, 7, tail).size(), 25u);
+  EXPECT_TRUE(tail.empty());
 }
 
 TEST(ForEachPiece_Range, PiecesFollowTheSegments) {

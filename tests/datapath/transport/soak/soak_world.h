@@ -277,11 +277,9 @@ class World {
   wire::ParseError parse(std::span<const std::uint8_t> f, wire::ParsedPacket& p) {
     if (rx_buf_ == 0 || f.size() <= rx_buf_) return wire::parse_roce(f, p);
     ++chained_;
-    segs_.clear();
-    for (std::size_t at = rx_buf_; at < f.size(); at += rx_buf_) {
-      segs_.push_back(f.subspan(at, std::min(rx_buf_, f.size() - at)));
-    }
-    return wire::parse_roce(f.first(rx_buf_), segs_, p);
+    // Cut first: the tail's span is taken from segs_ after it has grown.
+    const std::span<const std::uint8_t> head = wire::cut_frame(f, rx_buf_, rx_buf_, segs_);
+    return wire::parse_roce(head, segs_, p);
   }
 
   std::size_t rx_buf_ = 0;
