@@ -122,6 +122,7 @@
 #include "datapath/engine/vnic_types.h"
 #include "datapath/policy/policies.h"
 #include "datapath/port/arp_agent.h"
+#include "datapath/port/rss.h"
 #include "datapath/shm/doorbell.h"
 #include "datapath/shm/ring.h"
 #include "datapath/shm/wqe_copy.h"
@@ -195,6 +196,7 @@ class Vnic {
   int srq_doorbell(ObjId id, std::uint32_t* db) const;
 
   // A QPN for the next create_qp: its demux slot is free; never 0 or 1;
+  // one this shard owns (port::shard_of_qpn, VnicConfig::shard);
   // successive calls return different QPNs (a freed QPN comes back only
   // after the allocator went once around the 24-bit space). ENOSPC when
   // max_qps QPs exist.
@@ -463,9 +465,9 @@ class Vnic {
 
   // rx.h
   std::uint32_t rx_phase(TimeNs now);
-  void on_frame(std::span<const std::uint8_t> f, wire::FrameTail tail, TimeNs now,
-                bool from_port);
+  void on_frame(std::span<const std::uint8_t> f, wire::FrameTail tail, TimeNs now, bool from_port);
   void qp_packet(QpEntry& e, TimeNs now);
+  bool hand_off_foreign(std::span<const std::uint8_t> f, wire::FrameTail tail);
   void commit_frame(std::span<const std::uint8_t> f);
   void emit_arp(std::span<const std::uint8_t> f);
   bool pfc_paused(const QpEntry& e, TimeNs now);
@@ -595,6 +597,10 @@ class Vnic {
   Impairment impair_{};  // loss injection, from cfg_.impair
   TimeNs now_ = 0;
   std::uint32_t next_qpn_ = 0x11;
+  // The shard that owns a QPN, by its low port::kSteerBits bits
+  // (port::shard_of_qpn without a division per packet); read only when
+  // cfg_.shards > 1.
+  std::array<std::uint8_t, 1u << port::kSteerBits> shard_of_low_{};
   // Scratch of the packet path (members: a SendWr is ~1 KiB).
   wire::ParsedPacket pkt_{};
   transport::SendWr swr_{};

@@ -58,6 +58,14 @@ struct VnicConfig {
   // Object limits (also what the daemon reports in ibv_device_attr). The QP
   // limit also sizes the QPN demux table (next power of two).
   std::uint32_t max_qps = 1024;
+  // Which of the device's engine lcores this Vnic is (docs/engine.md
+  // "Several lcores"): shard `shard` of `shards`, on the port's queue
+  // `shard`, owning the QPs whose QPN port::shard_of_qpn maps to it (its
+  // QPNs are allocated so; QP1 is shard 0's). A RoCE frame for another
+  // shard's QP is handed to it through the port adapter. max_qps is per
+  // shard. One shard (the default) hands nothing off.
+  std::uint16_t shard = 0;
+  std::uint16_t shards = 1;
   std::uint32_t max_cqs = 1024;
   std::uint32_t max_srqs = 256;
   std::uint32_t max_mrs = 4096;
@@ -143,6 +151,8 @@ struct VnicCounters {
   std::uint64_t rx_not_our_mac = 0;     // RoCEv2 to another (or a group) MAC
   std::uint64_t rx_not_our_ip = 0;      // RoCEv2 to an address not ours (IPv4 or IPv6)
   std::uint64_t rx_no_qp = 0;           // BTH destination QP not here
+  std::uint64_t rx_handoff = 0;         // RoCEv2 frames for another shard's QP, handed to it
+  std::uint64_t rx_handoff_drop = 0;    // ... which its hand-off ring (or the pool) refused
   std::uint64_t rx_dc_no_target = 0;    // DC packets (docs/dc.md) with no DCT (request) or
                                         // DCI (response) of that QPN here
   std::uint64_t rx_impair_drop = 0;     // RoCEv2 frames dropped by loss injection
@@ -206,7 +216,7 @@ struct VnicCounters {
   // HomaCounters; Vnic::policy_counters()).
 };
 
-inline constexpr counters::FieldList<VnicCounters, 57> kVnicCounterFields{{
+inline constexpr counters::FieldList<VnicCounters, 59> kVnicCounterFields{{
     {"iterations", &VnicCounters::iterations, "poll() calls"},
     {"rx_frames", &VnicCounters::rx_frames, ""},
     {"rx_bytes", &VnicCounters::rx_bytes, ""},
@@ -224,6 +234,10 @@ inline constexpr counters::FieldList<VnicCounters, 57> kVnicCounterFields{{
     {"rx_not_our_mac", &VnicCounters::rx_not_our_mac, "RoCEv2 to another (or a group) MAC"},
     {"rx_not_our_ip", &VnicCounters::rx_not_our_ip, "RoCEv2 to an address not ours (IPv4 or IPv6)"},
     {"rx_no_qp", &VnicCounters::rx_no_qp, "BTH destination QP not here"},
+    {"rx_handoff", &VnicCounters::rx_handoff,
+     "RoCEv2 frames for a QP of another engine lcore, handed to it"},
+    {"rx_handoff_drop", &VnicCounters::rx_handoff_drop,
+     "RoCEv2 frames for a QP of another engine lcore that its hand-off ring refused"},
     {"rx_dc_no_target", &VnicCounters::rx_dc_no_target,
      "DC packets (docs/dc.md) with no DCT (request) or DCI (response) of that QPN here"},
     {"rx_impair_drop", &VnicCounters::rx_impair_drop, "RoCEv2 frames dropped by loss injection"},

@@ -13,6 +13,8 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <string>
+#include <vector>
 
 namespace uroce::port {
 
@@ -147,7 +149,15 @@ int EthPort::open_port_id(std::uint16_t port_id, const PortConfig& cfg, std::str
   if (rx_buf < max_frame_ && (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_SCATTER) != 0) {
     conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_SCATTER;
   }
-  rc = rte_eth_dev_configure(port_id, 1, 1, &conf);
+  const std::uint16_t queues = cfg.queues;
+  if (queues == 0 || queues > info.max_rx_queues || queues > info.max_tx_queues) {
+    set_error(error, where + ": " + std::to_string(queues) + " queues asked; the PMD offers " +
+                         std::to_string(info.max_rx_queues) + " RX and " +
+                         std::to_string(info.max_tx_queues) + " TX queues");
+    close();
+    return -EINVAL;
+  }
+  rc = rte_eth_dev_configure(port_id, queues, queues, &conf);
   if (rc != 0) {
     set_error(error, where + ": configure failed: " + errstr(rc));
     close();
@@ -170,18 +180,22 @@ int EthPort::open_port_id(std::uint16_t port_id, const PortConfig& cfg, std::str
                    .tx_offloads = offload_names(conf.txmode.offloads, false)};
   const int socket = rte_eth_dev_socket_id(port_id);
   const unsigned sock = socket < 0 ? 0u : static_cast<unsigned>(socket);
-  rc = rte_eth_rx_queue_setup(port_id, 0, nb_rx, sock, nullptr, rx_pool);
-  if (rc != 0) {
-    set_error(error, where + ": RX queue setup failed: " + errstr(rc));
-    close();
-    return rc;
+  for (std::uint16_t q = 0; q < queues; ++q) {
+    rc = rte_eth_rx_queue_setup(port_id, q, nb_rx, sock, nullptr, rx_pool);
+    if (rc != 0) {
+      set_error(error, where + ": RX queue " + std::to_string(q) + " setup failed: " + errstr(rc));
+      close();
+      return rc;
+    }
+    rc = rte_eth_tx_queue_setup(port_id, q, nb_tx, sock, nullptr);
+    if (rc != 0) {
+      set_error(error, where + ": TX queue " + std::to_string(q) + " setup failed: " + errstr(rc));
+      close();
+      return rc;
+    }
   }
-  rc = rte_eth_tx_queue_setup(port_id, 0, nb_tx, sock, nullptr);
-  if (rc != 0) {
-    set_error(error, where + ": TX queue setup failed: " + errstr(rc));
-    close();
-    return rc;
-  }
+  queues_ = queues;
+  info_.queues = queues;
   // Only ask for an MTU the PMD says it supports: af_packet applies it to the
   // kernel interface, and a capped value would shrink a jumbo veth. A refusal
   // is not fatal: the frame size we carry is set by the pool.
@@ -237,22 +251,32 @@ void EthPort::close() {
 }
 
 int create_ring_pair(const std::string& name, std::uint16_t* port_a, std::uint16_t* port_b,
-                     unsigned ring_size) {
-  const std::string ab = name + "_ab";
-  const std::string ba = name + "_ba";
-  rte_ring* r_ab =
-      rte_ring_create(ab.c_str(), ring_size, rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
-  rte_ring* r_ba =
-      rte_ring_create(ba.c_str(), ring_size, rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
-  if (r_ab == nullptr || r_ba == nullptr) {
-    const int err = rte_errno;
-    rte_ring_free(r_ab);
-    rte_ring_free(r_ba);
-    return -err;
+                     unsigned ring_size, std::uint16_t queues) {
+  if (queues == 0 || queues > RTE_MAX_QUEUES_PER_PORT) return -EINVAL;
+  // Queue i of A sends on ab[i], which is queue i of B's RX, and so on.
+  std::vector<rte_ring*> ab(queues, nullptr), ba(queues, nullptr);
+  auto free_all = [&] {
+    for (rte_ring* r : ab) rte_ring_free(r);
+    for (rte_ring* r : ba) rte_ring_free(r);
+  };
+  for (std::uint16_t q = 0; q < queues; ++q) {
+    // Queue 0 keeps the names a one-queue pair always had.
+    const std::string sfx = q == 0 ? "" : "_" + std::to_string(q);
+    ab[q] = rte_ring_create((name + "_ab" + sfx).c_str(), ring_size, rte_socket_id(),
+                            RING_F_SP_ENQ | RING_F_SC_DEQ);
+    ba[q] = rte_ring_create((name + "_ba" + sfx).c_str(), ring_size, rte_socket_id(),
+                            RING_F_SP_ENQ | RING_F_SC_DEQ);
+    if (ab[q] == nullptr || ba[q] == nullptr) {
+      const int err = rte_errno;
+      free_all();
+      return -err;
+    }
   }
   // Port A receives on ba and sends on ab; port B the other way round.
-  const int a = rte_eth_from_rings((name + "_a").c_str(), &r_ba, 1, &r_ab, 1, rte_socket_id());
-  const int b = rte_eth_from_rings((name + "_b").c_str(), &r_ab, 1, &r_ba, 1, rte_socket_id());
+  const int a = rte_eth_from_rings((name + "_a").c_str(), ba.data(), queues, ab.data(), queues,
+                                   rte_socket_id());
+  const int b = rte_eth_from_rings((name + "_b").c_str(), ab.data(), queues, ba.data(), queues,
+                                   rte_socket_id());
   if (a < 0 || b < 0) return -(rte_errno != 0 ? rte_errno : ENODEV);
   *port_a = static_cast<std::uint16_t>(a);
   *port_b = static_cast<std::uint16_t>(b);

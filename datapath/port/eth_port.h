@@ -1,10 +1,12 @@
-// One DPDK ethdev port with one RX and one TX queue and its own mbuf pool:
-// the object the engine, the benchmarks and the ARP tests move frames
-// through. Works for net_ring, net_memif, net_af_packet and PCI devices.
+// One DPDK ethdev port with one RX and one TX queue per engine lcore
+// (PortConfig::queues) and its own mbuf pool: the object the engine, the
+// benchmarks and the ARP tests move frames through. Works for net_ring,
+// net_memif, net_af_packet, net_af_xdp and PCI devices.
 //
-// Threading: setup and close are control-path calls; rx_burst/tx_burst are
-// called by exactly one lcore (the port's owner) and are thin inline
-// wrappers over rte_eth_rx_burst/rte_eth_tx_burst (no virtual call, no lock).
+// Threading: setup and close are control-path calls; rx_burst/tx_burst of a
+// queue are called by exactly one lcore (the queue's owner) and are thin
+// inline wrappers over rte_eth_rx_burst/rte_eth_tx_burst (no virtual call,
+// no lock).
 #pragma once
 
 #include <rte_ethdev.h>
@@ -32,6 +34,9 @@ struct PortConfig {
   std::uint16_t mtu = 1500;
   std::uint16_t rx_desc = 1024;
   std::uint16_t tx_desc = 1024;
+  // RX and TX queues: one of each per engine lcore (docs/engine.md
+  // "Several lcores"). More than the PMD offers is refused at open.
+  std::uint16_t queues = 1;
   std::uint32_t mbufs = 8191;
   // mbuf data room (excluding headroom); 0 -> max frame size rounded up.
   std::uint32_t data_room = 0;
@@ -67,8 +72,8 @@ class EthPort {
   EthPort(const EthPort&) = delete;
   EthPort& operator=(const EthPort&) = delete;
 
-  // Finds (or hot-plugs) the device, creates its pool, configures one RX and
-  // one TX queue, sets the MTU and starts it. Returns 0 or a negative errno
+  // Finds (or hot-plugs) the device, creates its pool, configures
+  // PortConfig::queues RX and TX queues, sets the MTU and starts it. Returns 0 or a negative errno
   // with `error` set to a sentence naming the device and the failing step.
   int open(const PortConfig& cfg, std::string* error = nullptr);
   // Adopts an already created ethdev (e.g. from rte_eth_from_rings).
@@ -78,12 +83,14 @@ class EthPort {
   // owner of several ports stop them all before closing any. Idempotent.
   void stop();
 
-  std::uint16_t rx_burst(rte_mbuf** pkts, std::uint16_t n) {
-    return rte_eth_rx_burst(port_id_, 0, pkts, n);
+  // `queue` < queues(); each queue has one owner lcore.
+  std::uint16_t rx_burst(rte_mbuf** pkts, std::uint16_t n, std::uint16_t queue = 0) {
+    return rte_eth_rx_burst(port_id_, queue, pkts, n);
   }
-  std::uint16_t tx_burst(rte_mbuf** pkts, std::uint16_t n) {
-    return rte_eth_tx_burst(port_id_, 0, pkts, n);
+  std::uint16_t tx_burst(rte_mbuf** pkts, std::uint16_t n, std::uint16_t queue = 0) {
+    return rte_eth_tx_burst(port_id_, queue, pkts, n);
   }
+  std::uint16_t queues() const { return queues_; }
 
   bool is_open() const { return open_; }
   std::uint16_t port_id() const { return port_id_; }
@@ -103,6 +110,7 @@ class EthPort {
 
  private:
   std::uint16_t port_id_ = 0;
+  std::uint16_t queues_ = 1;
   bool open_ = false;
   bool peer_reads_tx_in_place_ = false;
   bool stopped_ = false;
@@ -116,10 +124,11 @@ class EthPort {
   std::string xdp_mode_;
 };
 
-// Creates a crossed pair of net_ring ports in this process (what A sends, B
-// receives and vice versa). Names must be unique in the process. Returns 0
-// and the two port ids, or a negative errno.
+// Creates a crossed pair of net_ring ports in this process (what A sends on
+// its TX queue i, B receives on its RX queue i, and vice versa), with
+// `queues` queues each. Names must be unique in the process. Returns 0 and
+// the two port ids, or a negative errno.
 int create_ring_pair(const std::string& name, std::uint16_t* port_a, std::uint16_t* port_b,
-                     unsigned ring_size = 4096);
+                     unsigned ring_size = 4096, std::uint16_t queues = 1);
 
 }  // namespace uroce::port

@@ -14,6 +14,7 @@ struct PortInfo {
   std::string driver;         // rte_eth_dev_info.driver_name
   std::uint16_t rx_desc = 0;  // descriptors per queue, after the PMD's adjustment
   std::uint16_t tx_desc = 0;
+  std::uint16_t queues = 0;       // RX and TX queues (one pair per engine lcore)
   std::uint16_t rx_desc_max = 0;  // the PMD's limits
   std::uint16_t tx_desc_max = 0;
   std::uint32_t max_mtu = 0;  // as reported (virtual PMDs report 1500 yet carry more)

@@ -23,7 +23,9 @@ Vnic<PortIo, Sched>::Vnic(const VnicConfig& cfg, PortIo& io)
       // max_mw) as reachable.
       mrs_(cfg.max_mrs + cfg.max_mws + 1, cfg.key_seed),
       ahs_(cfg.max_ahs),
-      demux_(cfg.max_qps),
+      // A shard uses only the QPNs it owns, whose low bits (the demux
+      // slot's) it shares with no other shard: room for max_qps of them.
+      demux_(cfg.max_qps * std::max<std::uint32_t>(cfg.shards, 1)),
       qps_(cfg.max_qps == 0 ? 1 : cfg.max_qps),
       sched_(make_sched(cfg, static_cast<std::uint32_t>(qps_.size()))),
       pacer_(static_cast<std::uint32_t>(qps_.size()), cfg.pacer, 0),
@@ -33,6 +35,10 @@ Vnic<PortIo, Sched>::Vnic(const VnicConfig& cfg, PortIo& io)
       timers_(static_cast<std::uint32_t>(qps_.size())),
       loop_(kLoopbackSlots, frame_slot_bytes(cfg)),
       pfc_(cfg.pfc, cfg.mac, cfg.ip, frame_slot_bytes(cfg)) {
+  assert(cfg.shards >= 1 && cfg.shard < cfg.shards && cfg.shards <= shard_of_low_.size());
+  for (std::uint32_t i = 0; i < shard_of_low_.size(); ++i) {
+    shard_of_low_[i] = static_cast<std::uint8_t>(port::shard_of_qpn(i, cfg.shards));
+  }
   free_.reserve(qps_.size());
   for (std::size_t i = qps_.size(); i-- > 0;) free_.push_back(static_cast<std::uint32_t>(i));
   live_.reserve(qps_.size());
@@ -183,6 +189,7 @@ int Vnic<PortIo, Sched>::alloc_qpn(std::uint32_t* qpn) {
     const std::uint32_t q = next_qpn_;
     next_qpn_ = (next_qpn_ + 1) & wire::kQpnMask;
     if (q < 2) continue;
+    if (cfg_.shards > 1 && shard_of_low_[q & (shard_of_low_.size() - 1)] != cfg_.shard) continue;
     if (demux_.slot_free(q)) {
       *qpn = q;
       return 0;

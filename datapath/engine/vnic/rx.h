@@ -134,6 +134,11 @@ inline void Vnic<PortIo, Sched>::on_frame(std::span<const std::uint8_t> f, wire:
     ++ctr_.rx_not_our_ip;
     return;
   }
+  // On a device of several lcores, a frame for another shard's QP goes to
+  // that shard (shard_links.h); one branch for a device of one.
+  if (cfg_.shards > 1) [[unlikely]] {
+    if (hand_off_foreign(f, tail)) return;
+  }
   if (pkt_.bth.dest_qp() == wire::kGsiQpn) {
     gsi_rx();
     return;
@@ -162,6 +167,26 @@ inline void Vnic<PortIo, Sched>::on_frame(std::span<const std::uint8_t> f, wire:
   if (io_.tx_room() == 0) ctr_.tx_flushed += io_.flush();
   qp_packet(*e, now);
   drain_qp_events(*e);
+}
+
+// True when pkt_ (frame f, tail) is for a QP of another shard: handed to
+// that shard through the port adapter (counted rx_handoff), or dropped when
+// the adapter refuses or cannot hand off (rx_handoff_drop). QP1 is shard 0's.
+template <class PortIo, sched::TxScheduler Sched>
+inline bool Vnic<PortIo, Sched>::hand_off_foreign(std::span<const std::uint8_t> f,
+                                                  wire::FrameTail tail) {
+  const std::uint32_t q = pkt_.bth.dest_qp();
+  const std::uint16_t owner =
+      q == wire::kGsiQpn ? 0 : shard_of_low_[q & (shard_of_low_.size() - 1)];
+  if (owner == cfg_.shard) return false;
+  if constexpr (requires { io_.hand_off(owner, f, tail); }) {
+    if (io_.hand_off(owner, f, tail)) {
+      ++ctr_.rx_handoff;
+      return true;
+    }
+  }
+  ++ctr_.rx_handoff_drop;
+  return true;
 }
 
 // The packet in pkt_ to QP `e`, whichever kind it is; a QP with output

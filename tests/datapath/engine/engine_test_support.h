@@ -25,13 +25,14 @@ struct RingPair {
   port::EthPort a;
   port::EthPort b;
   // `ring_size` bounds the frames in flight per direction (size - 1).
-  explicit RingPair(unsigned ring_size = 1024, std::uint16_t mtu = 9000) {
+  explicit RingPair(unsigned ring_size = 1024, std::uint16_t mtu = 9000, std::uint16_t queues = 1) {
     std::uint16_t ida = 0, idb = 0;
-    const int rc = port::create_ring_pair(unique_name("eng"), &ida, &idb, ring_size);
+    const int rc = port::create_ring_pair(unique_name("eng"), &ida, &idb, ring_size, queues);
     EXPECT_EQ(rc, 0);
     port::PortConfig pc;
     pc.mtu = mtu;
     pc.mbufs = 511;
+    pc.queues = queues;
     std::string err;
     pc.device = "ring_a";
     EXPECT_EQ(a.open_port_id(ida, pc, &err), 0) << err;

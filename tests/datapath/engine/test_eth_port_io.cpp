@@ -123,5 +123,105 @@ TEST(EthPortIo_RxBurst, ChainOfTooManySegmentsIsHandedOnEmpty) {
   EXPECT_EQ(rte_mempool_in_use_count(rp.a.pool()), 0u);
 }
 
+// ---- several lcores (shard_links.h) ----------------------------------------
+
+// A frame sent on queue 0 arrives on B's queue 0 only; queue 1 sends to
+// queue 1.
+TEST(EthPortIo_Queues, EachQueueReachesThePeersSameQueue) {
+  RingPair rp(1024, 9000, 2);
+  EthPortIo a0(rp.a, 0), a1(rp.a, 1), b0(rp.b, 0), b1(rp.b, 1);
+  commit_frame(a1.tx(), 80, 9);
+  ASSERT_EQ(a1.flush(), 1u);
+  EXPECT_EQ(b0.rx_burst([](std::span<const std::uint8_t>, wire::FrameTail) {}), 0u);
+  std::size_t len = 0;
+  EXPECT_EQ(b1.rx_burst([&](std::span<const std::uint8_t> f, wire::FrameTail) { len = f.size(); }),
+            1u);
+  EXPECT_EQ(len, 80u);
+  commit_frame(a0.tx(), 70, 8);
+  ASSERT_EQ(a0.flush(), 1u);
+  EXPECT_EQ(b1.rx_burst([](std::span<const std::uint8_t>, wire::FrameTail) {}), 0u);
+  EXPECT_EQ(b0.rx_burst([&](std::span<const std::uint8_t> f, wire::FrameTail) { len = f.size(); }),
+            1u);
+  EXPECT_EQ(len, 70u);
+}
+
+// The mbuf itself moves: lcore 1 sees the frame at the same address with
+// the same bytes, and it is freed once, after lcore 1 handed it on.
+TEST(EthPortIo_HandOff, MovesTheMbufToTheOwnersLcore) {
+  RingPair rp(1024, 9000, 2);
+  ShardLinks links;
+  ASSERT_EQ(links.open(test::unique_name("lnk"), 2), 0);
+  EthPortIo a0(rp.a, 0, &links), b0(rp.b, 0, &links), b1(rp.b, 1, &links);
+  commit_frame(a0.tx(), 300, 5);
+  commit_frame(a0.tx(), 200, 6);
+  ASSERT_EQ(a0.flush(), 2u);
+  const std::uint8_t* moved = nullptr;
+  EXPECT_EQ(b0.rx_burst([&](std::span<const std::uint8_t> f, wire::FrameTail tail) {
+    if (f.back() == 5) {
+      moved = f.data();
+      EXPECT_TRUE(b0.hand_off(1, f, tail));
+    }
+  }),
+            2u);
+  EXPECT_EQ(b0.rx_counters().handed_off, 1u);
+  EXPECT_EQ(rte_mempool_in_use_count(rp.a.pool()), 1u);  // the one in the ring
+  int seen = 0;
+  EXPECT_EQ(b1.rx_burst([&](std::span<const std::uint8_t> f, wire::FrameTail) {
+    ++seen;
+    EXPECT_EQ(f.data(), moved);
+    EXPECT_EQ(f.size(), 300u);
+    EXPECT_EQ(f.front(), 5);
+  }),
+            1u);
+  EXPECT_EQ(seen, 1);
+  EXPECT_EQ(b1.rx_counters().handed_in, 1u);
+  EXPECT_EQ(b1.rx_counters().frames, 0u);  // none from the port
+  EXPECT_EQ(rte_mempool_in_use_count(rp.a.pool()), 0u);
+}
+
+// A frame that is not the current mbuf's (a looped-back or PFC-staged copy)
+// is copied into a new mbuf from the port's pool.
+TEST(EthPortIo_HandOff, CopiesAFrameThatIsNotTheCurrentMbuf) {
+  RingPair rp(1024, 9000, 2);
+  ShardLinks links;
+  ASSERT_EQ(links.open(test::unique_name("lnk"), 2), 0);
+  EthPortIo b0(rp.b, 0, &links), b1(rp.b, 1, &links);
+  const std::vector<std::uint8_t> head(64, 0x11), seg(100, 0x22);
+  const std::span<const std::uint8_t> tail[1] = {seg};
+  EXPECT_TRUE(b0.hand_off(1, head, wire::FrameTail(tail, 1)));
+  EXPECT_EQ(rte_mempool_in_use_count(rp.b.pool()), 1u);
+  std::vector<std::uint8_t> got;
+  EXPECT_EQ(b1.rx_burst([&](std::span<const std::uint8_t> f, wire::FrameTail t) {
+    EXPECT_TRUE(t.empty());
+    got.assign(f.begin(), f.end());
+  }),
+            1u);
+  ASSERT_EQ(got.size(), 164u);
+  EXPECT_EQ(got[63], 0x11);
+  EXPECT_EQ(got[64], 0x22);
+  EXPECT_EQ(rte_mempool_in_use_count(rp.b.pool()), 0u);
+}
+
+// A full ring refuses: the frame stays with the caller (freed with its
+// burst) and the refusal is counted.
+TEST(EthPortIo_HandOff, FullRingRefusesAndCounts) {
+  RingPair rp(1024, 9000, 2);
+  ShardLinks links;
+  ASSERT_EQ(links.open(test::unique_name("lnk"), 2, 2), 0);
+  EthPortIo a0(rp.a, 0, &links), b0(rp.b, 0, &links), b1(rp.b, 1, &links);
+  for (std::uint8_t t = 1; t <= 3; ++t) commit_frame(a0.tx(), 100, t);
+  ASSERT_EQ(a0.flush(), 3u);
+  std::vector<bool> ok;
+  b0.rx_burst([&](std::span<const std::uint8_t> f, wire::FrameTail tail) {
+    ok.push_back(b0.hand_off(1, f, tail));
+  });
+  EXPECT_EQ(ok, (std::vector<bool>{true, true, false}));
+  EXPECT_EQ(b0.rx_counters().handed_off, 2u);
+  EXPECT_EQ(b0.rx_counters().handoff_full, 1u);
+  EXPECT_EQ(rte_mempool_in_use_count(rp.a.pool()), 2u);
+  EXPECT_EQ(b1.rx_burst([](std::span<const std::uint8_t>, wire::FrameTail) {}), 2u);
+  EXPECT_EQ(rte_mempool_in_use_count(rp.a.pool()), 0u);
+}
+
 }  // namespace
 }  // namespace uroce::engine

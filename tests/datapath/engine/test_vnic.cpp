@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <cstring>
 #include <numeric>
 #include <vector>
@@ -43,6 +45,26 @@ TEST_F(TwoHosts, AllocQpn_NeverZeroOrOneAndDistinctSlots) {
     ASSERT_EQ(a.vnic.alloc_qpn(&q), 0);
     EXPECT_GE(q, 2u);
     for (std::uint32_t s : seen) EXPECT_NE(s & 15u, q & 15u) << "same demux slot";
+    seen.push_back(q);
+  }
+}
+
+// Shard 2 of 3 (VnicConfig::shard) hands out only QPNs it owns, still in
+// distinct demux slots, max_qps of them.
+TEST(AllocQpn, OnlyQpnsTheShardOwns) {
+  port::SimLink link{port::SimLinkConfig::symmetric(port::SimDirectionConfig{}, 1)};
+  VnicConfig cfg = Host::config(kMacA, kIpA, 1500);
+  cfg.max_qps = 40;
+  cfg.shard = 2;
+  cfg.shards = 3;
+  Host h{link, 0, cfg};
+  std::vector<std::uint32_t> seen;
+  for (int i = 0; i < 40; ++i) {
+    std::uint32_t q = 0;
+    ASSERT_EQ(h.vnic.alloc_qpn(&q), 0);
+    EXPECT_GE(q, 2u);
+    EXPECT_EQ(port::shard_of_qpn(q, 3), 2u) << q;
+    EXPECT_EQ(std::count(seen.begin(), seen.end(), q), 0);
     seen.push_back(q);
   }
 }

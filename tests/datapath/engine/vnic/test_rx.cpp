@@ -403,6 +403,40 @@ TEST(Vnic_RxPhase, EveryFrameCountedOnceWhateverItHolds) {
   EXPECT_GT(c.rx_arp, 0u);
 }
 
+// B is shard 0 of 2 (VnicConfig::shard). A SEND to a QPN of shard 1
+// reaches neither a QP nor rx_no_qp: it is for the other shard. Over a port
+// adapter that cannot hand frames to another lcore (SimPortIo), it is
+// dropped and counted rx_handoff_drop (eth_port_io.h hands it off).
+TEST(VnicRx_Shards, FrameForAnotherShardsQpIsNotDeliveredHere) {
+  port::SimDirectionConfig d;
+  d.propagation_ns = 1000;
+  port::SimLink link{port::SimLinkConfig::symmetric(d, 5)};
+  Host a{link, 0, kMacA, kIpA};
+  VnicConfig cb = Host::config(kMacB, kIpB, 1500);
+  cb.shard = 0;
+  cb.shards = 2;
+  Host b{link, 1, cb};
+  VirtualClock clock;
+  auto acq = a.make_cq(1);
+  auto aqp = a.make_qp(10, QpType::kUc, 1, 1);
+  // A QPN of shard 1 of 2 (odd low bits).
+  std::uint32_t other = 0x31;
+  ASSERT_EQ(port::shard_of_qpn(other, 2), 1u);
+  a.connect(10, QpType::kUc, other, kMacB, kIpB, 100, 500);
+  aqp->post_send(send_wqe(1), {a.sge(0, 64)});
+  for (int i = 0; i < 20; ++i) {
+    a.vnic.poll(clock.now());
+    b.vnic.poll(clock.now());
+    clock.advance_by(500);
+  }
+  const VnicCounters c = b.vnic.counters();
+  EXPECT_EQ(c.rx_roce, 1u);
+  EXPECT_EQ(c.rx_handoff_drop, 1u);
+  EXPECT_EQ(c.rx_handoff, 0u);
+  EXPECT_EQ(c.rx_no_qp, 0u);
+  EXPECT_EQ(c.rx_dispatched, 0u);
+}
+
 // Ports whose RX buffers are 1 KiB (SimPortIo::set_rx_buf) at path MTU
 // 4096: every data frame arrives as a chain of five segments, and RC SEND,
 // WRITE and READ and a UD SEND land intact, read in place (rx.h, payload.h).
