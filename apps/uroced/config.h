@@ -82,6 +82,9 @@ struct DeviceConfig {
   // The port's speed in Mb/s for PFC quanta; 0: ask the port at start-up
   // (10000 if it does not say). Key link_mbps.
   std::uint32_t link_mbps = 0;
+  // The least local ACK timeout exponent an RC QP or DCI gets (key
+  // min_ack_timeout, engine::VnicConfig::min_ack_timeout); 0: as asked.
+  std::uint32_t min_ack_timeout = 0;
   // PFC, storm watchdog, TTL: keys tx_ttl and ttl_monitor in [[device]],
   // the rest in its [device.pfc] table (uroced.example.toml); in --device,
   // pfc=P[,P...] (lossless priorities), tx_ttl, link_mbps. link_bps is

@@ -68,6 +68,11 @@ const KD kBaseKeys[] = {
     integer_key<D, &D::link_mbps>("link_mbps", 0, 1'000'000,
                                   "the link speed in Mb/s (PFC quanta, DCQCN, the port limit)",
                                   "0 = ask the port"),
+    integer_key<D, &D::min_ack_timeout>(
+        "min_ack_timeout", 0, 31,
+        "the least local ACK timeout (4.096 us x 2^N) of an RC QP or DCI, whatever modify_qp "
+        "asked: for peers that can stall for longer than the QP's retries last",
+        "0 = as asked"),
 };
 
 using engine::ImpairConfig;

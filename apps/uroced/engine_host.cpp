@@ -47,6 +47,10 @@ engine::VnicConfig vnic_config(const DeviceConfig& d, std::uint64_t link) {
   vc.ip6 = d.ipv6;
   vc.eth_mtu = d.mtu;
   vc.max_qps = d.max_qps;
+  vc.min_ack_timeout = static_cast<std::uint8_t>(d.min_ack_timeout);
+  if (d.min_ack_timeout != 0) {
+    spdlog::info("{}: local ACK timeouts of at least 4.096 us x 2^{}", d.name, d.min_ack_timeout);
+  }
   // Keys that a peer cannot predict (mr_table.h).
   vc.key_seed = (std::uint64_t{std::random_device{}()} << 32) | std::random_device{}();
   vc.impair = d.impair;

@@ -66,6 +66,11 @@ struct VnicConfig {
   // shard. One shard (the default) hands nothing off.
   std::uint16_t shard = 0;
   std::uint16_t shards = 1;
+  // The least local ACK timeout exponent (4.096 us x 2^N) modify_qp gives an
+  // RC QP or DCI: a timeout asked below it is raised to it (0, infinite,
+  // stays). For peers that can stall longer than a QP's retries last (an
+  // emulated guest on a busy host). 0: every QP gets what it asks.
+  std::uint8_t min_ack_timeout = 0;
   std::uint32_t max_cqs = 1024;
   std::uint32_t max_srqs = 256;
   std::uint32_t max_mrs = 4096;

@@ -68,10 +68,16 @@ _rxe_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # rxe_start_daemon NAME EXTRA-DEVICE-KEYS: uroced in the bridge's netns with
 # one device, uroce0, on net_af_packet over RXE_VETH. Eth MTU 1500 gives
 # active_mtu 1024, as rxe has on its 1500-byte eth0.
+# min_ack_timeout=18: our requester waits at least 1.07 s per retry instead
+# of the 67 ms rc_pingpong and perftest ask (timeout 14): on a busy host the
+# guest's rxe can answer nothing for the 0.54 s that 8 tries of 67 ms last
+# (seen at load 14-21 with write_bw and loss_write_bw, and with
+# emb_rc_pingpong beside a build: RETRY_EXC_ERR), and these cases check
+# interop, not the guest's latency. rxe's requester keeps its own timeouts.
 rxe_device_spec() {
   local port="net_af_packet0,iface=$RXE_VETH,qdisc_bypass=1,blocksz=4096,framesz=2048,framecnt=2048"
   [ -n "$RXE_UROCE_PCI" ] && port=$RXE_UROCE_PCI
-  echo "name=uroce0;mac=$RXE_UROCE_MAC;ipv4=$RXE_UROCE_IP;mtu=1500;port=$port$1$RXE_DEVICE_KEYS"
+  echo "name=uroce0;mac=$RXE_UROCE_MAC;ipv4=$RXE_UROCE_IP;mtu=1500;port=$port;min_ack_timeout=18$1$RXE_DEVICE_KEYS"
 }
 rxe_start_daemon() {
   local name=$1 extra=$2$RXE_DEVICE_KEYS
@@ -427,19 +433,14 @@ rxe_pingpong() {
 }
 
 # perftest PROG bw|lat LABEL DIR ITERS [EXTRA...]
-# With the guest as server (rxe-srv) our side is the requester, and it
-# waits 1.07 s per retry (-u 18) instead of perftest's 67 ms: on a busy
-# host the guest's rxe can answer nothing for the 0.54 s that 8 tries of
-# 67 ms last (seen at load 14-21: write_bw and loss_write_bw failed
-# RETRY_EXC_ERR), and these cases check interop, not the guest's latency.
-# rxe's requester (uroce-srv) keeps the default: our responder answers.
+# With the guest as server (rxe-srv) our side is the requester; the
+# device's min_ack_timeout (rxe_device_spec) keeps it waiting long enough.
 rxe_perftest() {
   local prog=$1 kind=$2 label=$3 dir=$4 iters=$5
   shift 5
   local port args
   uroce_next_port port
   args="-p $port -n $iters -F $*"
-  [ "$dir" = rxe-srv ] && args="$args -u 18"
   # shellcheck disable=SC2086 # $args: one word per option, on purpose
   rxe_pair "$label" "$dir" 90 "$port" -- \
     "$prog" -d uroce0 -x "$RXE_UGID" $args ::: \

@@ -459,6 +459,14 @@ int Vnic<PortIo, Sched>::modify_qp(ObjId id, const QpModify& m) {
     mm.values.path_mtu = dc_mtu_clamp(m.values.path_mtu);
     mp = &mm;
   }
+  // The device's floor under the local ACK timeout (the infinite timeout,
+  // 0, is not raised).
+  if (cfg_.min_ack_timeout != 0 && (m.mask & transport::qp_attr::kTimeout) != 0 &&
+      mp->values.timeout != 0 && mp->values.timeout < cfg_.min_ack_timeout) {
+    if (mp != &mm) mm = m;
+    mm.values.timeout = cfg_.min_ack_timeout;
+    mp = &mm;
+  }
   const int rc = visit(*e, [&](auto& q) { return q.modify(mp->mask, mp->values); });
   if (rc != 0) return rc;
   merge_attrs(&e->attr, mp->mask, mp->values);

@@ -94,7 +94,8 @@ TEST(ConfigKeys, NamesAreTheTables) {
       "homa_overcommit, homa_max_incoming, homa_fifo_permille, homa_resend_us, "
       "homa_grant_timeout_us, dc_contexts, dc_records_log2, dc_stale_ms";
   EXPECT_EQ(device_key_names(kInArg),
-            "name, port, mac, ipv4, ipv6, mtu, rx_buf, max_qps, link_mbps, drop_tx_every, "
+            "name, port, mac, ipv4, ipv6, mtu, rx_buf, max_qps, link_mbps, min_ack_timeout, "
+            "drop_tx_every, "
             "drop_rx_every, "
             "drop_tx_rate, drop_rx_rate, drop_seed, drop_tx_max, drop_rx_max, pfc, tx_ttl, "
             "ttl_monitor, isolation, strict_classes, class_weights, class_rates_mbps, "
@@ -103,7 +104,8 @@ TEST(ConfigKeys, NamesAreTheTables) {
                 homa_dc + " or dc_idle_disconnect_us");
   // The file has no `pfc` list: its PFC settings are the [device.pfc] table.
   EXPECT_EQ(device_key_names(kInFile),
-            "name, port, mac, ipv4, ipv6, mtu, rx_buf, max_qps, link_mbps, drop_tx_every, "
+            "name, port, mac, ipv4, ipv6, mtu, rx_buf, max_qps, link_mbps, min_ack_timeout, "
+            "drop_tx_every, "
             "drop_rx_every, "
             "drop_tx_rate, drop_rx_rate, drop_seed, drop_tx_max, drop_rx_max, tx_ttl, "
             "ttl_monitor, isolation, strict_classes, class_weights, class_rates_mbps, "

@@ -69,6 +69,24 @@ TEST(AllocQpn, OnlyQpnsTheShardOwns) {
   }
 }
 
+// VnicConfig::min_ack_timeout raises a lower timeout (the test's connect
+// asks for 10 at RTR -> RTS) and leaves a higher one alone.
+TEST(ModifyQp, MinAckTimeoutIsAFloor) {
+  for (const auto& [floor, want] : {std::pair{18, 18u}, std::pair{8, 10u}}) {
+    port::SimLink link{port::SimLinkConfig::symmetric(port::SimDirectionConfig{}, 1)};
+    VnicConfig cfg = Host::config(kMacA, kIpA, 1500);
+    cfg.min_ack_timeout = static_cast<std::uint8_t>(floor);
+    Host h{link, 0, cfg};
+    auto cq = h.make_cq(1);
+    auto qp = h.make_qp(10, QpType::kRc, 1, 1);
+    h.connect(10, QpType::kRc, 0x40, kMacB, kIpB, 1, 1);
+    QpQuery q;
+    ASSERT_EQ(h.vnic.query_qp(10, &q), 0);
+    EXPECT_EQ(q.state, QpState::kRts);
+    EXPECT_EQ(q.values.timeout, want) << "floor " << floor;
+  }
+}
+
 TEST_F(TwoHosts, AllocQpn_NoSpaceWhenFull) {
   auto cq = a.make_cq(1);
   std::vector<std::unique_ptr<ProvQp>> qps;
