@@ -156,7 +156,8 @@ struct VnicCounters {
   std::uint64_t rx_not_our_mac = 0;     // RoCEv2 to another (or a group) MAC
   std::uint64_t rx_not_our_ip = 0;      // RoCEv2 to an address not ours (IPv4 or IPv6)
   std::uint64_t rx_no_qp = 0;           // BTH destination QP not here
-  std::uint64_t rx_handoff = 0;         // RoCEv2 frames for another shard's QP, handed to it
+  std::uint64_t rx_handoff = 0;         // RoCEv2-looking frames for another shard's QP, handed
+                                        // to it unparsed (not counted rx_roce here)
   std::uint64_t rx_handoff_drop = 0;    // ... which its hand-off ring (or the pool) refused
   std::uint64_t rx_dc_no_target = 0;    // DC packets (docs/dc.md) with no DCT (request) or
                                         // DCI (response) of that QPN here
@@ -240,9 +241,9 @@ inline constexpr counters::FieldList<VnicCounters, 59> kVnicCounterFields{{
     {"rx_not_our_ip", &VnicCounters::rx_not_our_ip, "RoCEv2 to an address not ours (IPv4 or IPv6)"},
     {"rx_no_qp", &VnicCounters::rx_no_qp, "BTH destination QP not here"},
     {"rx_handoff", &VnicCounters::rx_handoff,
-     "RoCEv2 frames for a QP of another engine lcore, handed to it"},
+     "RoCEv2-looking frames for a QP of another engine lcore, handed to it unparsed"},
     {"rx_handoff_drop", &VnicCounters::rx_handoff_drop,
-     "RoCEv2 frames for a QP of another engine lcore that its hand-off ring refused"},
+     "RoCEv2-looking frames for a QP of another engine lcore that its ring refused"},
     {"rx_dc_no_target", &VnicCounters::rx_dc_no_target,
      "DC packets (docs/dc.md) with no DCT (request) or DCI (response) of that QPN here"},
     {"rx_impair_drop", &VnicCounters::rx_impair_drop, "RoCEv2 frames dropped by loss injection"},
@@ -298,7 +299,7 @@ constexpr const auto& counter_fields(const VnicCounters&) { return kVnicCounterF
 // rx_frames whenever PFC holds no frame staged.
 inline std::uint64_t rx_frames_accounted(const VnicCounters& c) {
   return c.rx_unreadable + c.rx_impair_drop + c.rx_mac_control + c.rx_pfc_drop + c.rx_arp +
-         c.rx_nd + c.rx_parse_errors + c.rx_roce;
+         c.rx_nd + c.rx_parse_errors + c.rx_roce + c.rx_handoff + c.rx_handoff_drop;
 }
 
 // What the engine itself counts per QP (the transport's own counters are in

@@ -155,4 +155,36 @@ inline ParseError parse_roce(std::span<const std::uint8_t> head, FrameTail tail,
   return parse_roce_chained(head, tail, out);
 }
 
+// The BTH destination QP of a frame that looks like RoCEv2 (Ethernet, then
+// IPv4 without options or IPv6 without extension headers, then UDP to
+// 4791), read from the first segment `f` and nothing else checked; kNoDestQp
+// when it does not look so (parse_roce then says why). For sending a frame
+// to the engine lcore that owns its QP before anything is checked: the
+// owner parses it (docs/engine.md "Several lcores").
+inline constexpr std::uint32_t kNoDestQp = 0xffffffffu;
+inline std::uint32_t peek_dest_qp(std::span<const std::uint8_t> f) {
+  constexpr std::size_t e = EthHdr::kSize;
+  std::size_t udp = 0;
+  if (f.size() < e) return kNoDestQp;
+  const std::uint16_t type = load_be16(f.data() + 12);
+  if (type == kEtherTypeIpv4) {
+    // Version 4, IHL 5, protocol at byte 9.
+    if (f.size() < e + Ipv4Hdr::kSize || f[e] != 0x45 || f[e + 9] != kIpProtoUdp) {
+      return kNoDestQp;
+    }
+    udp = e + Ipv4Hdr::kSize;
+  } else if (type == kEtherTypeIpv6) {
+    // Next Header at byte 6.
+    if (f.size() < e + Ipv6Hdr::kSize || f[e + 6] != kIpProtoUdp) return kNoDestQp;
+    udp = e + Ipv6Hdr::kSize;
+  } else {
+    return kNoDestQp;
+  }
+  if (f.size() < udp + UdpHdr::kSize + BthHdr::kSize ||
+      load_be16(f.data() + udp + 2) != kRoceV2Port) {
+    return kNoDestQp;
+  }
+  return load_be24(f.data() + udp + UdpHdr::kSize + 5) & kQpnMask;
+}
+
 }  // namespace uroce::wire

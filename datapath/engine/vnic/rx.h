@@ -29,7 +29,7 @@ namespace uroce::engine {
 // Every frame received, from the port or the loopback queue, is counted once
 // in rx_frames as it arrives, and then in exactly one of: rx_unreadable,
 // rx_impair_drop, rx_mac_control, rx_pfc_drop, rx_arp, rx_nd,
-// rx_parse_errors, rx_roce, except the frames PFC holds staged (counted in
+// rx_parse_errors, rx_roce, rx_handoff, rx_handoff_drop, except the frames PFC holds staged (counted in
 // one of the last four once drained): rx_frames_accounted() (vnic.h).
 template <class PortIo, sched::TxScheduler Sched>
 [[gnu::always_inline]] inline std::uint32_t Vnic<PortIo, Sched>::rx_phase(TimeNs now) {
@@ -98,6 +98,12 @@ inline void Vnic<PortIo, Sched>::on_frame(std::span<const std::uint8_t> f, wire:
     arp_.on_frame(f, now, sink);
     return;
   }
+  // On a device of several lcores, a RoCE frame for another shard's QP goes
+  // to that shard (shard_links.h) before it is parsed here: the owner checks
+  // it. One branch for a device of one.
+  if (cfg_.shards > 1) [[unlikely]] {
+    if (hand_off_foreign(f, tail)) return;
+  }
   const wire::ParseError err = wire::parse_roce(f, tail, pkt_);
   if (err != wire::ParseError::kOk) {
     // IPv6 neighbour discovery is ICMPv6, which the RoCE parser stops at
@@ -134,11 +140,6 @@ inline void Vnic<PortIo, Sched>::on_frame(std::span<const std::uint8_t> f, wire:
     ++ctr_.rx_not_our_ip;
     return;
   }
-  // On a device of several lcores, a frame for another shard's QP goes to
-  // that shard (shard_links.h); one branch for a device of one.
-  if (cfg_.shards > 1) [[unlikely]] {
-    if (hand_off_foreign(f, tail)) return;
-  }
   if (pkt_.bth.dest_qp() == wire::kGsiQpn) {
     gsi_rx();
     return;
@@ -169,13 +170,15 @@ inline void Vnic<PortIo, Sched>::on_frame(std::span<const std::uint8_t> f, wire:
   drain_qp_events(*e);
 }
 
-// True when pkt_ (frame f, tail) is for a QP of another shard: handed to
-// that shard through the port adapter (counted rx_handoff), or dropped when
-// the adapter refuses or cannot hand off (rx_handoff_drop). QP1 is shard 0's.
+// True when frame f (tail) looks like RoCE for a QP of another shard
+// (wire::peek_dest_qp): handed to that shard through the port adapter
+// (counted rx_handoff), or dropped when the adapter refuses or cannot hand
+// off (rx_handoff_drop). QP1 is shard 0's.
 template <class PortIo, sched::TxScheduler Sched>
 inline bool Vnic<PortIo, Sched>::hand_off_foreign(std::span<const std::uint8_t> f,
                                                   wire::FrameTail tail) {
-  const std::uint32_t q = pkt_.bth.dest_qp();
+  const std::uint32_t q = wire::peek_dest_qp(f);
+  if (q == wire::kNoDestQp) return false;
   const std::uint16_t owner =
       q == wire::kGsiQpn ? 0 : shard_of_low_[q & (shard_of_low_.size() - 1)];
   if (owner == cfg_.shard) return false;

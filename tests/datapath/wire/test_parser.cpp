@@ -590,5 +590,35 @@ TEST(ParseErrorName, DistinctForEveryCode) {
   EXPECT_EQ(parse_error_name(ParseError::kTruncatedDcAeth), "TruncatedDcAeth");
 }
 
+// The destination QP of a RoCEv2 frame over IPv4 and IPv6, read without
+// parsing; anything that is not Ethernet/IP/UDP 4791 up to the BTH gives
+// kNoDestQp.
+TEST(PeekDestQp, ReadsTheBthOfRoceFramesOnly) {
+  for (const bool v6 : {false, true}) {
+    PacketSpec s = sample_spec(op::kRcSendOnly, std::span(kPayload, 5));
+    s.dest_qp = 0xabcdef;
+    if (v6) s.ip6 = &testing::kSampleRoute;
+    Frame f = build(s);
+    EXPECT_EQ(peek_dest_qp(f), 0xabcdefu) << "v6 " << v6;
+    const std::size_t bth = v6 ? kBth + kIpv6ExtraBytes : kBth;
+    EXPECT_EQ(peek_dest_qp(std::span(f).first(bth + BthHdr::kSize)), 0xabcdefu);
+    EXPECT_EQ(peek_dest_qp(std::span(f).first(bth + BthHdr::kSize - 1)), kNoDestQp);
+    Frame other_port = f;
+    other_port[bth - UdpHdr::kSize + 3] ^= 1;  // UDP destination port 4790
+    EXPECT_EQ(peek_dest_qp(other_port), kNoDestQp);
+    Frame not_udp = f;
+    not_udp[v6 ? kIp + 6 : kIp + 9] = 6;  // TCP
+    EXPECT_EQ(peek_dest_qp(not_udp), kNoDestQp);
+  }
+  Frame options = sample(op::kRcSendOnly);
+  options[kIp] = 0x46;  // IPv4 with options: the parser's business
+  EXPECT_EQ(peek_dest_qp(options), kNoDestQp);
+  Frame arp = sample(op::kRcSendOnly);
+  arp[12] = 0x08;
+  arp[13] = 0x06;
+  EXPECT_EQ(peek_dest_qp(arp), kNoDestQp);
+  EXPECT_EQ(peek_dest_qp({}), kNoDestQp);
+}
+
 }  // namespace
 }  // namespace uroce::wire
