@@ -136,8 +136,8 @@ std::string render_status(const json& j) {
                                      : cell(dev, "port")});
   }
   out += t.render();
-  Table p({"DEVICE", "DRIVER", "RX_DESC", "TX_DESC", "DESC_MAX", "MAX_MTU", "RX_BUF", "SCATTER",
-           "OFFLOADS_ON"});
+  Table p({"DEVICE", "DRIVER", "QUEUES", "RSS", "RX_DESC", "TX_DESC", "DESC_MAX", "MAX_MTU",
+           "RX_BUF", "SCATTER", "OFFLOADS_ON"});
   bool any_port = false;
   for (const auto& dev : child(j, "devices")) {
     if (!dev.contains("port_info")) continue;
@@ -147,7 +147,8 @@ std::string render_status(const json& j) {
     for (const char* k : {"rx_offloads", "tx_offloads"}) {
       for (const auto& n : child(i, k)) on += (on.empty() ? "" : ",") + n.get<std::string>();
     }
-    p.add({cell(dev, "name"), cell(i, "driver"), cell(i, "rx_desc"), cell(i, "tx_desc"),
+    p.add({cell(dev, "name"), cell(i, "driver"), cell(i, "queues"), cell(i, "rss"),
+           cell(i, "rx_desc"), cell(i, "tx_desc"),
            cell(i, "rx_desc_max") + "/" + cell(i, "tx_desc_max"), cell(i, "max_mtu"),
            cell(i, "rx_buf"), cell(i, "rx_scatter"), on.empty() ? "none" : on});
   }

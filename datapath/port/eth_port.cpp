@@ -1,6 +1,7 @@
 #include "datapath/port/eth_port.h"
 
 #include "datapath/port/memif_args.h"
+#include "datapath/port/rss.h"
 #include "datapath/port/xsk_sockets.h"
 
 #include <rte_bus_vdev.h>
@@ -10,6 +11,7 @@
 #include <rte_ring.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -40,6 +42,59 @@ std::vector<std::string> offload_names(std::uint64_t bits, bool rx) {
     out.emplace_back(n != nullptr ? n : "UNKNOWN");
   }
   return out;
+}
+
+// The hash types asked of an RSS PMD (ANDed with what it offers): UDP over
+// IPv4 and IPv6, the 4-tuple steering aims at (rss.h); plain IPv4/IPv6 for
+// a PMD that hashes only the addresses, which still spreads the queues
+// though a sender's port choice then moves nothing.
+constexpr std::uint64_t kRssTypes = RTE_ETH_RSS_NONFRAG_IPV4_UDP | RTE_ETH_RSS_NONFRAG_IPV6_UDP |
+                                    RTE_ETH_RSS_IPV4 | RTE_ETH_RSS_IPV6;
+
+// kRssKey where a PMD may point at it. rte_eth_dev_configure copies the
+// rte_eth_conf, key pointer and all, and PMDs read the key at start (or any
+// later reconfiguration), so it must outlive every port; the API takes a
+// non-const pointer, hence a mutable copy that nothing writes.
+alignas(4) std::array<std::uint8_t, kRssKey.size()> g_rss_key = kRssKey;
+
+// Whether the started port hashes with kRssKey. It was handed to configure;
+// some PMDs take it there, others (net_null) ignore it and take it only
+// through rss_hash_update, so read it back and, if it differs, set it once
+// more that way. A PMD that cannot report its key (-ENOTSUP; net_tap) is
+// trusted to use what configure accepted.
+bool hashes_with_our_key(std::uint16_t port_id, std::uint64_t rss_hf) {
+  auto read_back = [port_id](bool* ours) {
+    std::array<std::uint8_t, kRssKey.size()> key{};
+    rte_eth_rss_conf c{};
+    c.rss_key = key.data();
+    c.rss_key_len = static_cast<std::uint8_t>(key.size());
+    const int rc = rte_eth_dev_rss_hash_conf_get(port_id, &c);
+    *ours = rc == 0 && key == kRssKey;
+    return rc;
+  };
+  bool ours = false;
+  const int rc = read_back(&ours);
+  if (rc == -ENOTSUP) return true;
+  if (ours) return true;
+  rte_eth_rss_conf c{};
+  c.rss_key = g_rss_key.data();
+  c.rss_key_len = static_cast<std::uint8_t>(g_rss_key.size());
+  c.rss_hf = rss_hf;
+  if (rte_eth_dev_rss_hash_update(port_id, &c) != 0) return false;
+  return read_back(&ours) == 0 && ours;
+}
+
+// Programs RETA entry i -> reta_queue(i, queues) for all `reta_size`
+// entries. False if the PMD refuses.
+bool program_reta(std::uint16_t port_id, std::uint16_t reta_size, std::uint16_t queues) {
+  std::vector<rte_eth_rss_reta_entry64> reta((reta_size + RTE_ETH_RETA_GROUP_SIZE - 1) /
+                                             RTE_ETH_RETA_GROUP_SIZE);
+  for (std::uint32_t i = 0; i < reta_size; ++i) {
+    rte_eth_rss_reta_entry64& g = reta[i / RTE_ETH_RETA_GROUP_SIZE];
+    g.mask |= std::uint64_t{1} << (i % RTE_ETH_RETA_GROUP_SIZE);
+    g.reta[i % RTE_ETH_RETA_GROUP_SIZE] = reta_queue(i, queues);
+  }
+  return rte_eth_dev_rss_reta_update(port_id, reta.data(), reta_size) == 0;
 }
 
 }  // namespace
@@ -157,7 +212,29 @@ int EthPort::open_port_id(std::uint16_t port_id, const PortConfig& cfg, std::str
     close();
     return -EINVAL;
   }
+  // RSS over several queues, when the PMD hashes IP or UDP at all; ours is
+  // the key only when the PMD's key is the 40 bytes kRssKey has (a NULL key
+  // keeps the PMD's own). The RETA is set after the start (below).
+  const std::uint64_t rss_hf = queues > 1 ? info.flow_type_rss_offloads & kRssTypes : 0;
+  bool key_asked = false;
+  if (rss_hf != 0) {
+    conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
+    conf.rx_adv_conf.rss_conf.rss_hf = rss_hf;
+    if (info.hash_key_size == g_rss_key.size()) {
+      conf.rx_adv_conf.rss_conf.rss_key = g_rss_key.data();
+      conf.rx_adv_conf.rss_conf.rss_key_len = static_cast<std::uint8_t>(g_rss_key.size());
+      key_asked = true;
+    }
+  }
   rc = rte_eth_dev_configure(port_id, queues, queues, &conf);
+  if (rc != 0 && key_asked) {
+    // A PMD refusing kRssKey still spreads the queues with its own key: run
+    // with that (steering then misses and the engine hands packets off).
+    conf.rx_adv_conf.rss_conf.rss_key = nullptr;
+    conf.rx_adv_conf.rss_conf.rss_key_len = 0;
+    key_asked = false;
+    rc = rte_eth_dev_configure(port_id, queues, queues, &conf);
+  }
   if (rc != 0) {
     set_error(error, where + ": configure failed: " + errstr(rc));
     close();
@@ -196,6 +273,7 @@ int EthPort::open_port_id(std::uint16_t port_id, const PortConfig& cfg, std::str
   }
   queues_ = queues;
   info_.queues = queues;
+  info_.reta_size = info.reta_size;
   // Only ask for an MTU the PMD says it supports: af_packet applies it to the
   // kernel interface, and a capped value would shrink a jumbo veth. A refusal
   // is not fatal: the frame size we carry is set by the pool.
@@ -208,6 +286,18 @@ int EthPort::open_port_id(std::uint16_t port_id, const PortConfig& cfg, std::str
   }
   open_ = true;
   stopped_ = false;
+  // The RETA goes in after the start: some PMDs write a default table at
+  // start, over one set before it. Until then packets may land on any
+  // queue, which hand-off tolerates. A refusal is recorded, not fatal.
+  if (queues == 1) {
+    info_.rss = "off";
+  } else if (rss_hf == 0) {
+    info_.rss = "none";
+  } else {
+    const bool key = key_asked && hashes_with_our_key(port_id, rss_hf);
+    const bool table = info.reta_size > 0 && program_reta(port_id, info.reta_size, queues);
+    info_.rss = key ? (table ? "programmed" : "pmd table") : (table ? "pmd key" : "pmd");
+  }
   if (cfg.promiscuous) (void)rte_eth_promiscuous_enable(port_id);
   if (!cfg.mac.is_zero()) {
     mac_ = cfg.mac;

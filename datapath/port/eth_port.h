@@ -73,8 +73,10 @@ class EthPort {
   EthPort& operator=(const EthPort&) = delete;
 
   // Finds (or hot-plugs) the device, creates its pool, configures
-  // PortConfig::queues RX and TX queues, sets the MTU and starts it. Returns 0 or a negative errno
-  // with `error` set to a sentence naming the device and the failing step.
+  // PortConfig::queues RX and TX queues (with several, RSS with kRssKey
+  // and the steering RETA, as far as the PMD allows: PortInfo::rss), sets
+  // the MTU and starts it. Returns 0 or a negative errno with `error` set
+  // to a sentence naming the device and the failing step.
   int open(const PortConfig& cfg, std::string* error = nullptr);
   // Adopts an already created ethdev (e.g. from rte_eth_from_rings).
   int open_port_id(std::uint16_t port_id, const PortConfig& cfg, std::string* error = nullptr);

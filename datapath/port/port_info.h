@@ -14,7 +14,24 @@ struct PortInfo {
   std::string driver;         // rte_eth_dev_info.driver_name
   std::uint16_t rx_desc = 0;  // descriptors per queue, after the PMD's adjustment
   std::uint16_t tx_desc = 0;
-  std::uint16_t queues = 0;       // RX and TX queues (one pair per engine lcore)
+  std::uint16_t queues = 0;  // RX and TX queues (one pair per engine lcore)
+  // How RX packets are spread over the queues (docs/nic.md "Queues and
+  // RSS"); steering (rss.h) needs kRssKey and our redirection table:
+  //   "off"        one queue: RSS not asked.
+  //   "none"       the PMD offers no RSS over IPv4/IPv6 or UDP (net_ring,
+  //                memif): not asked; the device feeds the queues its own
+  //                way (net_ring: each queue is a ring of its own).
+  //   "programmed" RSS with kRssKey and RETA entry i -> reta_queue(i, queues):
+  //                a steering sender's packets land on the owner's queue.
+  //   "pmd key"    our table, the PMD's key (its hash_key_size is not 40,
+  //                or it refused or ignored kRssKey).
+  //   "pmd table"  kRssKey, the PMD's table (reta_size 0, or the RETA
+  //                update was refused).
+  //   "pmd"        RSS with the PMD's key and table.
+  // Short of "programmed", packets spread over the queues by a hash the
+  // sender cannot aim; the engine hands each to its QP's owner lcore.
+  std::string rss = "off";
+  std::uint16_t reta_size = 0;    // RETA entries the PMD reports (0: none settable)
   std::uint16_t rx_desc_max = 0;  // the PMD's limits
   std::uint16_t tx_desc_max = 0;
   std::uint32_t max_mtu = 0;  // as reported (virtual PMDs report 1500 yet carry more)

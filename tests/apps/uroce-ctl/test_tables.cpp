@@ -62,6 +62,9 @@ TEST(RenderStatus, PortsTableFromPortInfo) {
   j["devices"][0]["port_info"] = {{"driver", "net_virtio"},
                                   {"rx_desc", 256},
                                   {"tx_desc", 256},
+                                  {"queues", 4},
+                                  {"rss", "pmd key"},
+                                  {"reta_size", 128},
                                   {"rx_desc_max", 32768},
                                   {"tx_desc_max", 32768},
                                   {"max_mtu", 9698},
@@ -76,6 +79,9 @@ TEST(RenderStatus, PortsTableFromPortInfo) {
   EXPECT_NE(s.find("net_virtio"), std::string::npos) << s;
   EXPECT_NE(s.find("32768/32768"), std::string::npos) << s;
   EXPECT_NE(s.find("SCATTER\n"), std::string::npos) << s;
+  // QUEUES and RSS follow DRIVER, in the header and in the row.
+  EXPECT_NE(s.find("DRIVER      QUEUES  RSS      RX_DESC"), std::string::npos) << s;
+  EXPECT_NE(s.find("net_virtio       4  pmd key      256"), std::string::npos) << s;
   // Devices without port_info (no DPDK port) print no ports table.
   EXPECT_EQ(render_status(kStatus).find("ports ("), std::string::npos);
 }

@@ -1,9 +1,113 @@
 #include "datapath/port/eth_port.h"
 
 #include <gtest/gtest.h>
+#include <rte_ethdev.h>
+
+#include <cerrno>
+#include <string>
+#include <vector>
+
+#include "datapath/port/eal.h"
+#include "datapath/port/eal_config.h"
 
 namespace uroce::port {
 namespace {
+
+// The ethdev tests need DPDK's EAL, which a process starts once; the rest of
+// this binary does not, and it runs gtest's own main. So the first ethdev
+// test starts EAL (no hugepages, PCI or shared config, so it runs beside
+// other test binaries) and an environment cleans it up when all tests are
+// done.
+bool g_eal_started = false;
+
+class EalCleanup : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    if (g_eal_started) eal_cleanup();
+  }
+};
+[[maybe_unused]] ::testing::Environment* const g_eal_cleanup =
+    ::testing::AddGlobalTestEnvironment(new EalCleanup);
+
+class EthPortQueues : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (g_eal_started) return;
+    EalConfig eal;
+    eal.lcores = "0";
+    eal.memory_mb = 128;
+    eal.log_level = "error";
+    std::string err;
+    ASSERT_EQ(eal_init(eal, &err), 0) << err;
+    g_eal_started = true;
+  }
+  // Small pools: these ports carry no traffic.
+  static PortConfig small_config(std::uint16_t queues) {
+    PortConfig cfg;
+    cfg.queues = queues;
+    cfg.mbufs = 511;
+    cfg.rx_desc = 64;
+    cfg.tx_desc = 64;
+    return cfg;
+  }
+};
+
+TEST_F(EthPortQueues, RingPortOpensTwoQueuesWithoutRss) {
+  std::uint16_t a = 0, b = 0;
+  ASSERT_EQ(create_ring_pair("rssq2", &a, &b, 1024, 2), 0);
+  EthPort pa, pb;
+  std::string err;
+  ASSERT_EQ(pa.open_port_id(a, small_config(2), &err), 0) << err;
+  EXPECT_EQ(pa.queues(), 2);
+  EXPECT_EQ(pa.info().queues, 2);
+  EXPECT_EQ(pa.info().driver, "net_ring");
+  // net_ring offers no RSS: not asked, each queue is its own ring.
+  EXPECT_EQ(pa.info().rss, "none");
+  EXPECT_EQ(pa.info().reta_size, 0);
+  // One queue of a multi-queue device: RSS is not asked.
+  ASSERT_EQ(pb.open_port_id(b, small_config(1), &err), 0) << err;
+  EXPECT_EQ(pb.queues(), 1);
+  EXPECT_EQ(pb.info().rss, "off");
+}
+
+TEST_F(EthPortQueues, MoreQueuesThanThePmdOffersRefused) {
+  std::uint16_t a = 0, b = 0;
+  ASSERT_EQ(create_ring_pair("rssq3", &a, &b, 1024, 2), 0);
+  EthPort pa;
+  std::string err;
+  EXPECT_EQ(pa.open_port_id(a, small_config(3), &err), -EINVAL);
+  EXPECT_EQ(err, "port " + std::to_string(a) +
+                     " (unnamed): 3 queues asked; the PMD offers 2 RX and 2 TX queues");
+  EXPECT_FALSE(pa.is_open());
+  (void)rte_eth_dev_close(a);
+  (void)rte_eth_dev_close(b);
+}
+
+// net_null is the one PMD in Debian's DPDK 22.11 that has RSS without
+// hardware or kernel set-up: a 128-entry RETA it stores and reports back,
+// hash types, but a hash_key_size of 0, so its own key stays (it happens
+// to equal kRssKey, which is not ours to claim): "pmd key".
+TEST_F(EthPortQueues, NullPortTakesTheSteeringReta) {
+  constexpr std::uint16_t kQueues = 3;
+  PortConfig cfg = small_config(kQueues);
+  cfg.device = "net_null_rss0";
+  cfg.vdev_args = "size=64";
+  EthPort p;
+  std::string err;
+  ASSERT_EQ(p.open(cfg, &err), 0) << err;
+  EXPECT_EQ(p.info().driver, "net_null");
+  EXPECT_EQ(p.info().queues, kQueues);
+  EXPECT_EQ(p.info().rss, "pmd key");
+  ASSERT_EQ(p.info().reta_size, 128);
+  std::vector<rte_eth_rss_reta_entry64> reta(p.info().reta_size / RTE_ETH_RETA_GROUP_SIZE);
+  for (auto& g : reta) g.mask = ~std::uint64_t{0};
+  ASSERT_EQ(rte_eth_dev_rss_reta_query(p.port_id(), reta.data(), p.info().reta_size), 0);
+  for (std::uint32_t i = 0; i < p.info().reta_size; ++i) {
+    EXPECT_EQ(reta[i / RTE_ETH_RETA_GROUP_SIZE].reta[i % RTE_ETH_RETA_GROUP_SIZE],
+              (i & 127) % kQueues)
+        << "entry " << i;
+  }
+}
 
 TEST(PeerReadsTxInPlace, MemifZeroCopyClientOnly) {
   EXPECT_TRUE(peer_reads_tx_in_place("net_memif0", "role=client,zero-copy=yes,socket=/tmp/a"));
