@@ -29,8 +29,10 @@ namespace uroce::engine {
 // Every frame received, from the port or the loopback queue, is counted once
 // in rx_frames as it arrives, and then in exactly one of: rx_unreadable,
 // rx_impair_drop, rx_mac_control, rx_pfc_drop, rx_arp, rx_nd,
-// rx_parse_errors, rx_roce, rx_handoff, rx_handoff_drop, except the frames PFC holds staged (counted in
-// one of the last four once drained): rx_frames_accounted() (vnic.h).
+// rx_parse_errors, rx_roce, rx_handoff, rx_handoff_drop, except the frames
+// PFC holds staged (counted in one of those after rx_pfc_drop once
+// drained): rx_frames_accounted() (vnic.h). A frame handed to another
+// shard is received there again, as that shard's port frame.
 template <class PortIo, sched::TxScheduler Sched>
 [[gnu::always_inline]] inline std::uint32_t Vnic<PortIo, Sched>::rx_phase(TimeNs now) {
   PfcTx ptx{this};
