@@ -7,9 +7,9 @@ have verified the destination memory. Not a performance check.
 
     smoke_engine.py PATH/TO/uroce-engine-bench
 """
-import json
-import subprocess
 import sys
+
+from smoke_runs import run_all
 
 EAL = ["--memory", "256"]
 RUNS = [
@@ -47,21 +47,7 @@ def check(args, r):
 
 
 def main() -> int:
-    exe = sys.argv[1]
-    failures = []
-    for args in RUNS:
-        proc = subprocess.run([exe] + args + EAL, capture_output=True, text=True, timeout=25)
-        lines = [l for l in proc.stdout.splitlines() if l.startswith('{"bench"')]
-        print("\n".join(lines))
-        if proc.returncode != 0:
-            failures.append(f"{' '.join(args)}: exit status {proc.returncode}: {proc.stderr}")
-        if len(lines) != 1:
-            failures.append(f"{' '.join(args)}: expected one JSON line, got:\n" + proc.stdout)
-            continue
-        failures += [f"{' '.join(args)}: {x}" for x in check(args, json.loads(lines[0]))]
-    for f in failures:
-        print("FAIL:", f)
-    return 1 if failures else 0
+    return 1 if run_all(sys.argv[1], RUNS, EAL, check, 25) else 0
 
 
 if __name__ == "__main__":

@@ -8,9 +8,9 @@ and have verified the destination memory. Not a performance check.
 
     smoke_lcores.py PATH/TO/uroce-lcore-bench
 """
-import json
-import subprocess
 import sys
+
+from smoke_runs import run_all
 
 COMMON = ["--lcores", "2", "--warmup", "0.05", "--duration", "0.2", "--memory", "512"]
 RUNS = [
@@ -43,21 +43,7 @@ def check(args, r):
 
 
 def main() -> int:
-    exe = sys.argv[1]
-    failures = []
-    for args in RUNS:
-        proc = subprocess.run([exe] + args + COMMON, capture_output=True, text=True, timeout=40)
-        lines = [l for l in proc.stdout.splitlines() if l.startswith('{"bench"')]
-        print("\n".join(lines))
-        if proc.returncode != 0:
-            failures.append(f"{' '.join(args)}: exit status {proc.returncode}: {proc.stderr}")
-        if len(lines) != 1:
-            failures.append(f"{' '.join(args)}: expected one JSON line, got:\n" + proc.stdout)
-            continue
-        failures += [f"{' '.join(args)}: {x}" for x in check(args, json.loads(lines[0]))]
-    for f in failures:
-        print("FAIL:", f)
-    return 1 if failures else 0
+    return 1 if run_all(sys.argv[1], RUNS, COMMON, check, 40) else 0
 
 
 if __name__ == "__main__":

@@ -29,18 +29,20 @@ Ipv6Addr random_v6(std::mt19937& rng) {
   return a;
 }
 
+// One row of a published table: addresses as text, the expected hash.
+struct Vector {
+  const char* src;
+  std::uint16_t sport;
+  const char* dst;
+  std::uint16_t dport;
+  std::uint32_t hash;
+};
+
 // Microsoft's "Verifying the RSS Hash Calculation" tables, IPv4 with TCP
 // ports. The tables list the destination first, but the hashed input is
 // source address, destination address, source port, destination port: the
 // packet from 66.9.149.187:2794 to 161.142.100.80:1766 hashes to 0x51ccc178.
 TEST(RssHashV4_PublishedVectors, SourceAddressAndPortFirst) {
-  struct Vector {
-    const char* src;
-    std::uint16_t sport;
-    const char* dst;
-    std::uint16_t dport;
-    std::uint32_t hash;
-  };
   const Vector vectors[] = {
       {"66.9.149.187", 2794, "161.142.100.80", 1766, 0x51ccc178},
       {"199.92.111.2", 14230, "65.69.140.83", 4739, 0xc626b0ea},
@@ -60,13 +62,6 @@ TEST(RssHashV4_PublishedVectors, ReversedDirectionHashesDifferently) {
 }
 
 TEST(RssHashV6_PublishedVectors, SourceAddressAndPortFirst) {
-  struct Vector {
-    const char* src;
-    std::uint16_t sport;
-    const char* dst;
-    std::uint16_t dport;
-    std::uint32_t hash;
-  };
   const Vector vectors[] = {
       {"3ffe:2501:200:1fff::7", 2794, "3ffe:2501:200:3::1", 1766, 0x40207d3d},
       {"3ffe:501:8::260:97ff:fe40:efab", 14230, "ff02::1", 4739, 0xdde51bbf},
