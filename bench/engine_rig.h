@@ -268,6 +268,36 @@ struct LinkOptions {
   std::uint32_t memory = 512;  // EAL -m, MB
 };
 
+// A crossed net_ring pair named `name` with `queues` queues each, opened
+// as the two bench hosts' ports (9000-byte MTU, `mbufs` each, data room
+// for the largest RoCE frame). 0, or 1 with the reason printed (`who`
+// names the program).
+inline int open_ring_ports(const std::string& name, std::uint16_t queues, std::uint32_t mbufs,
+                           port::EthPort& a, port::EthPort& b, const char* who) {
+  std::uint16_t ida = 0, idb = 0;
+  if (port::create_ring_pair(name, &ida, &idb, 4096, queues) != 0) {
+    std::fprintf(stderr, "%s: cannot create the net_ring pair\n", who);
+    return 1;
+  }
+  port::PortConfig pc;
+  pc.mtu = 9000;
+  pc.mbufs = mbufs;
+  pc.data_room = static_cast<std::uint32_t>(wire::kMaxRoceFrame);
+  pc.queues = queues;
+  std::string err;
+  pc.device = name + "_a";
+  if (a.open_port_id(ida, pc, &err) != 0) {
+    std::fprintf(stderr, "%s: %s\n", who, err.c_str());
+    return 1;
+  }
+  pc.device = name + "_b";
+  if (b.open_port_id(idb, pc, &err) != 0) {
+    std::fprintf(stderr, "%s: %s\n", who, err.c_str());
+    return 1;
+  }
+  return 0;
+}
+
 // Starts the EAL, builds the link and calls fn(io_a, io_b) with the two
 // hosts' PortIo (engine::EthPortIo or engine::SimPortIo); returns fn's
 // result, or 1 when the EAL or the link cannot be set up (`who` names the
@@ -285,26 +315,8 @@ int with_link(const LinkOptions& o, const char* who, Fn&& fn) {
   }
   int rc = 1;
   if (o.link == "ring") {
-    std::uint16_t ida = 0, idb = 0;
-    if (port::create_ring_pair("uqs", &ida, &idb) != 0) {
-      std::fprintf(stderr, "%s: cannot create the net_ring pair\n", who);
-      return 1;
-    }
-    port::PortConfig pc;
-    pc.mtu = 9000;
-    pc.mbufs = 8191;
-    pc.data_room = static_cast<std::uint32_t>(wire::kMaxRoceFrame);
     port::EthPort pa, pb;
-    pc.device = "uqs_a";
-    if (pa.open_port_id(ida, pc, &err) != 0) {
-      std::fprintf(stderr, "%s: %s\n", who, err.c_str());
-      return 1;
-    }
-    pc.device = "uqs_b";
-    if (pb.open_port_id(idb, pc, &err) != 0) {
-      std::fprintf(stderr, "%s: %s\n", who, err.c_str());
-      return 1;
-    }
+    if (open_ring_ports("uqs", 1, 8191, pa, pb, who) != 0) return 1;
     engine::EthPortIo ia(pa), ib(pb);
     rc = fn(ia, ib);
   } else {

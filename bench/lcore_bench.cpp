@@ -148,28 +148,9 @@ int lane_main(void* arg) {
 
 int run(const Options& o) {
   const std::uint16_t n = o.lcores;
-  std::uint16_t ida = 0, idb = 0;
-  if (int rc = port::create_ring_pair("ulb", &ida, &idb, 4096, n); rc != 0) {
-    std::fprintf(stderr, "lcore-bench: cannot create the net_ring pair: %d\n", rc);
-    return 1;
-  }
-  port::PortConfig pc;
-  pc.mtu = 9000;
-  pc.mbufs = 16383;
-  pc.data_room = static_cast<std::uint32_t>(wire::kMaxRoceFrame);
-  pc.queues = n;
   port::EthPort pa, pb;
+  if (open_ring_ports("ulb", n, 16383, pa, pb, "lcore-bench") != 0) return 1;
   std::string err;
-  pc.device = "ulb_a";
-  if (pa.open_port_id(ida, pc, &err) != 0) {
-    std::fprintf(stderr, "lcore-bench: %s\n", err.c_str());
-    return 1;
-  }
-  pc.device = "ulb_b";
-  if (pb.open_port_id(idb, pc, &err) != 0) {
-    std::fprintf(stderr, "lcore-bench: %s\n", err.c_str());
-    return 1;
-  }
   engine::ShardLinks la, lb;
   if (la.open("ulb_la", n, engine::ShardLinks::kDefaultDepth, &err) != 0 ||
       lb.open("ulb_lb", n, engine::ShardLinks::kDefaultDepth, &err) != 0) {

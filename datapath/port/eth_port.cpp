@@ -271,7 +271,6 @@ int EthPort::open_port_id(std::uint16_t port_id, const PortConfig& cfg, std::str
       return rc;
     }
   }
-  queues_ = queues;
   info_.queues = queues;
   info_.reta_size = info.reta_size;
   // Only ask for an MTU the PMD says it supports: af_packet applies it to the

@@ -92,7 +92,8 @@ class EthPort {
   std::uint16_t tx_burst(rte_mbuf** pkts, std::uint16_t n, std::uint16_t queue = 0) {
     return rte_eth_tx_burst(port_id_, queue, pkts, n);
   }
-  std::uint16_t queues() const { return queues_; }
+  // The queues opened (0 until open).
+  std::uint16_t queues() const { return info_.queues; }
 
   bool is_open() const { return open_; }
   std::uint16_t port_id() const { return port_id_; }
@@ -112,7 +113,6 @@ class EthPort {
 
  private:
   std::uint16_t port_id_ = 0;
-  std::uint16_t queues_ = 1;
   bool open_ = false;
   bool peer_reads_tx_in_place_ = false;
   bool stopped_ = false;

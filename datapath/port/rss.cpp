@@ -38,13 +38,17 @@ static_assert(sizeof(rte_ipv6_tuple) + 4 <= kRssKey.size());
 //
 // Of the 14 free port bits, the "steer bits" are 7 whose terms are linearly
 // independent (chosen greedily from bit 0 up): their 128 combinations reach
-// every 7-bit target exactly once. The other 7 free bits, the "spread bits",
-// never change the target-matching and carry the local QPN.
+// every 7-bit target exactly once, so a table indexed by the term gives the
+// combination. The other 7 free bits, the "spread bits", never change the
+// target-matching and carry the local QPN.
 struct PortTerms {
+  // No combination of steer bits has this term (only with fewer than 7 steer
+  // bits; a combination uses port bits below 14 only, so it is never this).
+  static constexpr std::uint16_t kNone = 0xffff;
   std::array<std::uint8_t, 256> hi{};
   std::array<std::uint8_t, 256> lo{};
-  // steer[m]: the bits of m deposited into the steer bits, in order.
-  std::array<std::uint16_t, 128> steer{};
+  // steer_for[t]: the steer-bit combination whose term is t, or kNone.
+  std::array<std::uint16_t, 128> steer_for{};
   // spread[v]: the bits of v deposited into the spread bits, in order.
   std::array<std::uint16_t, 128> spread{};
 
@@ -86,11 +90,13 @@ PortTerms make_port_terms(HashOfPort hash_of_port) {
     }
   }
   // At most 7 vectors of 7 bits are independent, so n_spread >= 7. With
-  // fewer than 7 steer bits (not so for kRssKey) the walk repeats
-  // candidates and may find no match; the caller then keeps its start port.
+  // fewer than 7 steer bits (not so for kRssKey) some terms have no
+  // combination; the caller then keeps its start port.
   static_assert(kSteerPortFreeBits >= 2 * kSteerBits);
+  t.steer_for.fill(PortTerms::kNone);
   for (std::uint32_t m = 0; m <= kSteerMask; ++m) {
-    t.steer[m] = deposit(m, steer_bits, n_steer);
+    const std::uint16_t steer = deposit(m, steer_bits, n_steer);
+    t.steer_for[t.term(steer)] = steer;
     t.spread[m] = deposit(m, spread_bits, kSteerBits);
   }
   return t;
@@ -111,19 +117,17 @@ const PortTerms& v6_port_terms() {
 // `base_hash` is the hash with source port 0. The start port has the local
 // QPN's 24 bits XOR-folded to 7 in its spread bits (one-to-one on the QPNs
 // of any 128-aligned range, so consecutive or strided QPs get distinct
-// ports) and zero steer bits; the walk tries the 128 steer-bit
-// combinations, and exactly one matches when there are 7 steer bits.
+// ports) and zero steer bits; the steer bits then add the term still
+// missing (terms add by XOR), found in one lookup: the one port of that
+// start whose hash matches when there are 7 steer bits.
 std::uint16_t search_port(std::uint32_t base_hash, std::uint32_t local_qpn, std::uint32_t dest_qpn,
                           const PortTerms& terms) {
   const std::uint32_t need = (base_hash ^ dest_qpn) & kSteerMask;
   const std::uint32_t fold =
       (local_qpn ^ (local_qpn >> 7) ^ (local_qpn >> 14) ^ (local_qpn >> 21)) & kSteerMask;
   const std::uint32_t start = kSteerPortBase | terms.spread[fold];
-  for (const std::uint16_t offset : terms.steer) {
-    const std::uint32_t port = start ^ offset;
-    if (terms.term(port) == need) return static_cast<std::uint16_t>(port);
-  }
-  return static_cast<std::uint16_t>(start);
+  const std::uint16_t steer = terms.steer_for[need ^ terms.term(start)];
+  return static_cast<std::uint16_t>(steer == PortTerms::kNone ? start : start ^ steer);
 }
 
 }  // namespace

@@ -24,12 +24,13 @@
 //
 // Source ports stay in 0xC000..0xFFFF, the range RoCEv2 senders customarily
 // use: 14 free bits for 7 target bits. Toeplitz is linear over GF(2): the
-// hash is the address part XOR one term per set port bit, so a candidate
+// hash is the address part XOR one term per set port bit, so a port's term
 // costs two table look-ups, not a full hash. Seven free bits whose terms
 // are independent ("steer bits"; kRssKey has them for both tuple layouts)
-// reach every target in 128 combinations, so the search walks those 128
-// candidates and exactly one matches. The other seven free bits start out
-// as a fold of the local QPN and are never changed by the walk, so
+// reach every target in 128 combinations, exactly one each, so a 128-entry
+// table indexed by the missing term gives the steer bits: one hash and a
+// few look-ups per port. The other seven free bits start out as a fold of
+// the local QPN and are never changed by the steering, so
 // different QPs to the same peer QP spread over its 128 matching ports
 // (ECMP paths).
 //
@@ -90,8 +91,8 @@ std::uint32_t rss_hash_v6(const wire::Ipv6Addr& src, const wire::Ipv6Addr& dst, 
 // The UDP source port, in 0xC000..0xFFFF, for a RoCEv2 packet (destination
 // port 4791) from QP `local_qpn` at `src` to QP `dest_qpn` at `dst`, chosen
 // so that rss_hash(src, dst, port, 4791) & kSteerMask ==
-// dest_qpn & kSteerMask. The same inputs always give the same port. If the
-// walk found no match (impossible for kRssKey: only a key whose 14 port
+// dest_qpn & kSteerMask. The same inputs always give the same port. If no
+// port matches (impossible for kRssKey: only a key whose 14 port
 // terms did not span the 7 target bits could cause it), the start port is
 // returned: the receiver then hands the packet off, slower but correct.
 std::uint16_t steered_src_port_v4(wire::Ipv4Addr src, wire::Ipv4Addr dst, std::uint32_t local_qpn,
