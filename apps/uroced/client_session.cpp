@@ -340,8 +340,10 @@ int ClientSession::on_hello(const ctl::HelloReq& r, ctl::HelloRep* rep, InFds& i
   arena_ = std::make_unique<RingArena>();
   int rc = arena_->create("uroce-arena");
   if (rc == 0) rc = arena_->alloc(g.bytes(), &bells_);
-  if (rc == 0) rc = dev->open_client(id_, bells_.addr, bells_.bytes);
+  Device& placed = dev->place_client();
+  if (rc == 0) rc = placed.open_client(id_, bells_.addr, bells_.bytes);
   if (rc != 0) {
+    dev->leave_client(placed);
     bells_ = {};
     arena_.reset();
     close(fd);
@@ -352,6 +354,7 @@ int ClientSession::on_hello(const ctl::HelloReq& r, ctl::HelloRep* rep, InFds& i
     dev_ = dev;
     async_fd_ = fd;
   }
+  shard_ = &placed;
   rep->device = device_attr(*dev);
   rep->device_index = dev->index();
   rep->gid_table_len = kGidTableLen;
@@ -361,9 +364,9 @@ int ClientSession::on_hello(const ctl::HelloReq& r, ctl::HelloRep* rep, InFds& i
   rep->doorbell_offset = bells_.offset;
   rep->arena_chunk_bytes = arena_->map().chunk_bytes();
   rep->arena_max_chunks = arena_->map().max_chunks();
-  if (env_.engine_cpu >= 0) {
+  if (const int cpu = placed.engine_cpu() >= 0 ? placed.engine_cpu() : env_.engine_cpu; cpu >= 0) {
     rep->flags |= ctl::kHelloEngineCpu;
-    rep->engine_cpu = static_cast<std::uint32_t>(env_.engine_cpu);
+    rep->engine_cpu = static_cast<std::uint32_t>(cpu);
   }
   out->add(arena_->fd());
   charge.commit();

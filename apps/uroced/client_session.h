@@ -278,6 +278,11 @@ class ClientSession {
   ctl::PeerCred cred_{};    // who connected (SO_PEERCRED): the connection's user
   ctl::PeerCred sender_{};  // who sent the request being handled (SCM_CREDENTIALS)
   Device* dev_ = nullptr;   // set by Hello
+  // Where this client's objects live (Hello: dev_->place_client()): dev_
+  // itself, or on an engine of several lcores one shard of it. Every object
+  // and doorbell call goes here; the device-wide ones (PDs, resolution,
+  // the configuration) to dev_.
+  Device* shard_ = nullptr;
   int async_fd_ = -1;
   // The rdma_cm file this connection opened (0: none) and our copy of its
   // event pipe's read end.

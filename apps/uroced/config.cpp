@@ -41,12 +41,13 @@ std::string option_help(const KeySet<DaemonConfig>& set, std::string_view name,
 
 int parse_command_line(int argc, char** argv, CommandLine* out) {
   CLI::App app{"uroced: the uroce daemon (RoCEv2 virtual NICs over DPDK ports)"};
-  std::string config_file, run_dir, poll, log_level;
+  std::string config_file, run_dir, poll, log_level, lcores;
   std::uint32_t lcore = 0;
   auto* o_config = app.add_option("--config", config_file, "TOML configuration file");
   auto* o_run =
       app.add_option("--run-dir", run_dir, option_help(daemon_key_set(), "run_dir", "daemon"));
   auto* o_lcore = app.add_option("--lcore", lcore, option_help(eal_key_set(), "lcore", "eal"));
+  auto* o_lcores = app.add_option("--lcores", lcores, option_help(eal_key_set(), "lcores", "eal"));
   auto* o_poll = app.add_option("--poll", poll, option_help(daemon_key_set(), "poll", "daemon"));
   app.add_option("--eal-arg", out->eal_args,
                  option_help(eal_key_set(), "args", "eal", "appends one (repeatable) to"))
@@ -80,6 +81,7 @@ int parse_command_line(int argc, char** argv, CommandLine* out) {
   if (*o_config) out->config_file = config_file;
   if (*o_run) out->run_dir = run_dir;
   if (*o_lcore) out->lcore = lcore;
+  if (*o_lcores) out->lcores = lcores;
   if (*o_poll) out->poll = poll;
   if (*o_log) out->log_level = log_level;
   return -1;
@@ -127,6 +129,9 @@ std::string apply_command_line(const CommandLine& cl, DaemonConfig* cfg) {
       return err;
     }
   }
+  if (cl.lcores) {
+    if (std::string err = set(eal_key_set(), "lcores", *cl.lcores); !err.empty()) return err;
+  }
   if (cl.poll) {
     if (std::string err = set(daemon_key_set(), "poll", *cl.poll); !err.empty()) return err;
   }
@@ -173,12 +178,26 @@ std::string validate(const DaemonConfig& cfg) {
     return "eal.lcore: " + std::to_string(cfg.lcore) + " is outside 0.." +
            std::to_string(kMaxLcore);
   }
+  for (std::size_t i = 0; i < cfg.lcores.size(); ++i) {
+    for (std::size_t k = 0; k < i; ++k) {
+      if (cfg.lcores[k] == cfg.lcores[i]) {
+        return "eal.lcores: lcore " + std::to_string(cfg.lcores[i]) + " is given twice";
+      }
+    }
+  }
   if (cfg.devices.empty()) {
     return "device: no devices (add a [[device]] table or --device)";
   }
   for (std::size_t i = 0; i < cfg.devices.size(); ++i) {
     if (std::string err = check_device_values(cfg.devices[i], i); !err.empty()) {
       return err;
+    }
+    // PAUSE and PFC frames carry no IP header: RSS puts them on queue 0, so
+    // only shard 0 would honour them (docs/engine.md "Several lcores").
+    if (cfg.lcores.size() > 1 && cfg.devices[i].pfc.enable != 0) {
+      return dev_key(i, "pfc") +
+             ": PFC on an engine of several lcores (eal.lcores) is not "
+             "supported (its frames reach the first lcore alone)";
     }
   }
   if (std::string err = check_unique(cfg); !err.empty()) return err;
@@ -201,9 +220,19 @@ std::string load_config(const CommandLine& cl, DaemonConfig* out) {
   return validate(*out);
 }
 
+std::vector<std::uint32_t> engine_lcores(const DaemonConfig& cfg) {
+  if (cfg.lcores.empty()) return {cfg.lcore};
+  return cfg.lcores;
+}
+
 std::string make_eal_config(const DaemonConfig& cfg, int pid, port::EalConfig* out) {
   port::EalConfig e;
-  e.lcores = std::to_string(cfg.lcore);
+  const std::vector<std::uint32_t> lcores = engine_lcores(cfg);
+  e.lcores.clear();
+  for (const std::uint32_t l : lcores) {
+    e.lcores += (e.lcores.empty() ? "" : ",") + std::to_string(l);
+  }
+  if (lcores.size() > 1) e.main_lcore = static_cast<int>(lcores.front());
   e.file_prefix = cfg.file_prefix.empty() ? "uroced-" + std::to_string(pid) : cfg.file_prefix;
   // Everything the args do not switch off stays on, as rte_eal_init would.
   e.hugepages = true;

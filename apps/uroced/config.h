@@ -127,6 +127,9 @@ inline constexpr std::uint32_t kMaxMtu = 9216;
 inline constexpr std::uint32_t kMaxBackoffUs = 1'000'000;
 // EAL's default lcore limit in Debian's DPDK build (RTE_MAX_LCORE).
 inline constexpr std::uint32_t kMaxLcore = 127;
+// The most engine lcores (eal.lcores): each adds a shard of every device,
+// an RX and a TX queue on every port, and hand-off rings to every other.
+inline constexpr std::size_t kMaxEngineLcores = 16;
 
 struct DaemonConfig {
   // [daemon]
@@ -139,6 +142,10 @@ struct DaemonConfig {
   std::string status_group;
   // [eal]
   std::uint32_t lcore = 1;
+  // The engine's lcores when it runs on several (docs/engine.md "Several
+  // lcores"): one shard of every device on each, the first EAL's main
+  // lcore. Empty: the engine runs on `lcore` alone.
+  std::vector<std::uint32_t> lcores;
   std::vector<std::string> eal_args = {"--no-huge", "--no-pci", "--no-telemetry", "-m", "512"};
   std::string file_prefix;  // empty: "uroced-<pid>"
   // [[device]]
@@ -155,6 +162,7 @@ struct CommandLine {
   std::optional<std::string> config_file;
   std::optional<std::string> run_dir;
   std::optional<std::uint32_t> lcore;
+  std::optional<std::string> lcores;  // "1,2", as eal.lcores reads it
   std::optional<std::string> poll;
   std::optional<std::string> log_level;
   std::vector<std::string> eal_args;
@@ -193,7 +201,12 @@ std::string validate(const DaemonConfig& cfg);
 // validate(). Returns "" or the error.
 std::string load_config(const CommandLine& cl, DaemonConfig* out);
 
-// The EAL settings for `cfg`: -l <lcore>, --file-prefix (default
+// The engine's lcores: cfg.lcores, or cfg.lcore alone when that is empty.
+// Shard i of every device runs on the i-th.
+std::vector<std::uint32_t> engine_lcores(const DaemonConfig& cfg);
+
+// The EAL settings for `cfg`: -l <the engine's lcores> (the first the main
+// lcore), --file-prefix (default
 // "uroced-<pid>"), eal_args translated into EalConfig fields (-m, --no-huge,
 // --no-pci, --no-telemetry, --vdev, -a, --log-level; anything else kept
 // verbatim), vdevs without devargs added as --vdev, and PCI devices

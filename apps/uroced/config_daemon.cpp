@@ -68,6 +68,27 @@ const KC kDaemonKeys[] = {
 const KC kEalKeys[] = {
     with_flag(integer_key<C, &C::lcore>("lcore", 0, kMaxLcore, "the EAL lcore of the engine"),
               "--lcore"),
+    with_flag({.name = "lcores",
+               .type = KeyType::kIntList,
+               .lo = 0,
+               .hi = kMaxLcore,
+               .help =
+                   "the engine's lcores, one shard of every device on each (empty: lcore alone)",
+               .set =
+                   [](const KeyValue& v, const std::string&, C* c) {
+                     c->lcores.assign(v.list.begin(), v.list.end());
+                     return std::string();
+                   },
+               .get =
+                   [](const C& c) {
+                     return KeyValue::of_list(
+                         std::vector<std::int64_t>(c.lcores.begin(), c.lcores.end()));
+                   },
+               .note = "the first is EAL's main lcore",
+               .noun = "lcores",
+               .max_len = kMaxEngineLcores,
+               .example = "1,2"},
+              "--lcores"),
     with_flag({.name = "args",
                .type = KeyType::kTextList,
                .help = "EAL arguments (-l and --file-prefix are uroced's)",

@@ -85,6 +85,16 @@ struct DeviceSnapshot {
   DcPoolStatus dc_pool{};
   // Memory windows: binds and invalidations, and those refused by reason.
   transport::MwCounters mw{};
+  // A device of several engine lcores (sharded_device.h): each shard's
+  // share, in shard order; the fields above are the sums over them.
+  struct Shard {
+    std::uint32_t clients = 0;  // clients placed on it
+    std::uint32_t qps = 0;
+    std::uint64_t rx_frames = 0, tx_frames = 0;
+    std::uint64_t rx_handoff = 0;  // frames it handed to another shard
+    std::uint64_t handed_in = 0;   // frames other shards handed to it
+  };
+  std::vector<Shard> shards;
 };
 
 class Device {
@@ -116,6 +126,17 @@ class Device {
   // the ethdev's link status). Drives ibv_query_port's state and the
   // PORT_ACTIVE / PORT_ERR async events.
   virtual bool link_up() const = 0;
+
+  // Where a new client's objects live (docs/engine.md "Several lcores"):
+  // this device, or, on an engine of several lcores, the shard serving the
+  // fewest clients. The session makes every object call on the device
+  // returned, and gives it back with leave_client once its objects are
+  // gone. Control path.
+  virtual Device& place_client() { return *this; }
+  virtual void leave_client(Device& placed) { static_cast<void>(placed); }
+  // The CPU of the engine lcore that runs this device's packets, or -1
+  // when unknown (told to clients in Hello). Immutable after start-up.
+  virtual int engine_cpu() const { return -1; }
 
   // The geometry of every client's doorbell page (datapath/shm/doorbell.h).
   // Immutable after start-up: readable from any thread.

@@ -154,6 +154,10 @@ class QuietSigpipe {
 // The engine and its server. Returns "" or what failed (nothing running).
 std::string start(Embedded* e) {
   if (std::string err = read_config(e->config_file, &e->cfg); !err.empty()) return err;
+  if (e->cfg.lcores.size() > 1) {
+    return "eal.lcores: an embedded engine runs on the application's threads as one shard "
+           "(several engine lcores are uroced's)";
+  }
   setup_logging(e->cfg.log_level);
   e->affinity = CpuAffinity::save();
   e->host = std::make_unique<EngineHost>();

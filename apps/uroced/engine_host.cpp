@@ -1,7 +1,10 @@
 #include "apps/uroced/engine_host.h"
 
+#include <fmt/ranges.h>
 #include <rte_eal.h>
 #include <rte_ethdev.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -35,6 +38,16 @@ std::uint64_t link_bps(const DeviceConfig& d, std::uint16_t port_id) {
         d.name);
   }
   return 10'000'000'000ull;
+}
+
+// The one CPU EAL pinned `lcore` to, or -1 (several).
+int sole_cpu_of_lcore(unsigned lcore) {
+  const rte_cpuset_t set = rte_lcore_cpuset(lcore);
+  if (CPU_COUNT(&set) != 1) return -1;
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (CPU_ISSET(c, &set)) return c;
+  }
+  return -1;
 }
 
 // The Vnic's configuration from the device's keys, each feature that is on
@@ -124,34 +137,118 @@ std::string EngineHost::open(const DaemonConfig& cfg, const std::string& runtime
     }
   }
 
-  if (open_ports(cfg, &ports_, &err, port_wait_until) != 0) return err;
+  lcore_ids_ = engine_lcores(cfg);
+  const auto n = static_cast<std::uint16_t>(lcore_ids_.size());
+  if (open_ports(cfg, n, &ports_, &err, port_wait_until) != 0) return err;
   clock_ = std::make_unique<engine::TscClock>(engine::TscClock::from_eal());
   engine::EngineConfig ecfg;
   ecfg.mode = cfg.poll == PollMode::kBusy    ? engine::PollMode::kBusy
               : cfg.poll == PollMode::kYield ? engine::PollMode::kYield
                                              : engine::PollMode::kBackoff;
   ecfg.backoff_max_us = cfg.backoff_max_us;
-  eng_ = std::make_unique<EngineT>(ecfg, *clock_);
+  for (std::uint16_t k = 0; k < n; ++k)
+    engines_.push_back(std::make_unique<EngineT>(ecfg, *clock_));
   for (std::size_t i = 0; i < cfg.devices.size(); ++i) {
     const DeviceConfig& d = cfg.devices[i];
-    const engine::VnicConfig vc = vnic_config(d, link_bps(d, ports_[i]->port_id()));
-    ios_.push_back(std::make_unique<engine::EthPortIo>(*ports_[i]));
-    vnics_.push_back(std::make_unique<VnicT>(vc, *ios_.back()));
-    eng_->add_vnic(vnics_.back().get());
-    devices_.push_back(std::make_unique<VnicDevice<EngineT>>(*vnics_.back(), *eng_,
-                                                             static_cast<std::uint32_t>(i),
-                                                             d.port));
+    engine::VnicConfig vc = vnic_config(d, link_bps(d, ports_[i]->port_id()));
+    engine::ShardLinks* links = nullptr;
+    if (n > 1) {
+      links_.push_back(std::make_unique<engine::ShardLinks>());
+      if (links_.back()->open("hand" + std::to_string(i), n, engine::ShardLinks::kDefaultDepth,
+                              &err) != 0) {
+        return d.name + ": " + err + " (uroced: raise \"-m\" in eal.args)";
+      }
+      links = links_.back().get();
+      spdlog::info("{}: {} shards on lcores {}", d.name, n, fmt::join(lcore_ids_, ","));
+    }
+    std::vector<Device*> parts;
+    for (std::uint16_t k = 0; k < n; ++k) {
+      vc.shard = k;
+      vc.shards = n;
+      if (k != 0)
+        vc.key_seed = (std::uint64_t{std::random_device{}()} << 32) | std::random_device{}();
+      ios_.push_back(std::make_unique<engine::EthPortIo>(*ports_[i], k, links));
+      vnics_.push_back(std::make_unique<VnicT>(vc, *ios_.back()));
+      engines_[k]->add_vnic(vnics_.back().get());
+      shards_.push_back(std::make_unique<VnicDevice<EngineT>>(*vnics_.back(), *engines_[k],
+                                                              static_cast<std::uint32_t>(i),
+                                                              d.port));
+      if (n > 1) shards_.back()->set_engine_cpu(sole_cpu_of_lcore(lcore_ids_[k]));
+      parts.push_back(shards_.back().get());
+    }
     // rte_eth_link_get_nowait only reads the ethdev's link word: safe from
     // the control thread while the engine runs the port.
-    devices_.back()->set_link_probe([pid = ports_[i]->port_id()] {
+    auto probe = [pid = ports_[i]->port_id()] {
       rte_eth_link link{};
       return rte_eth_link_get_nowait(pid, &link) == 0 && link.link_status == RTE_ETH_LINK_UP;
-    });
-    devices_.back()->set_port_mode(ports_[i]->xdp_mode());
-    devices_.back()->set_port_info(ports_[i]->info());
-    device_ptrs_.push_back(devices_.back().get());
+    };
+    if (n == 1) {
+      VnicDevice<EngineT>& dev = *shards_.back();
+      dev.set_link_probe(probe);
+      dev.set_port_mode(ports_[i]->xdp_mode());
+      dev.set_port_info(ports_[i]->info());
+      device_ptrs_.push_back(&dev);
+    } else {
+      sharded_.push_back(
+          std::make_unique<ShardedDevice>(std::move(parts), static_cast<std::uint32_t>(i), d.port));
+      ShardedDevice& dev = *sharded_.back();
+      dev.set_link_probe(probe);
+      dev.set_port_mode(ports_[i]->xdp_mode());
+      dev.set_port_info(ports_[i]->info());
+      device_ptrs_.push_back(&dev);
+    }
   }
   return "";
+}
+
+void EngineHost::set_uverbs(std::size_t i, std::uint32_t n) {
+  const std::size_t k = lcore_ids_.size();
+  for (std::size_t s = 0; s < k; ++s) shards_[i * k + s]->set_uverbs(n);
+  if (k > 1) sharded_[i]->set_uverbs(n);
+}
+
+namespace {
+
+struct LcoreRun {
+  EngineHost::EngineT* engine = nullptr;
+  const std::atomic<bool>* stop = nullptr;
+};
+
+int run_lcore(void* arg) {
+  const auto* r = static_cast<const LcoreRun*>(arg);
+  r->engine->run(*r->stop);
+  return 0;
+}
+
+}  // namespace
+
+void EngineHost::run(const std::atomic<bool>& stop) {
+  std::vector<LcoreRun> runs(engines_.size());
+  std::vector<unsigned> launched;
+  for (std::size_t k = 1; k < engines_.size(); ++k) {
+    runs[k] = {engines_[k].get(), &stop};
+    const unsigned id = lcore_ids_[k];
+    if (const int rc = rte_eal_remote_launch(run_lcore, &runs[k], id); rc != 0) {
+      // The lcore was made by rte_eal_init from eal.lcores and nothing else
+      // launches on it: a refusal is a broken EAL, said and survived (its
+      // shard's QPs stall; status shows the lcore idle).
+      spdlog::error("cannot start the engine on lcore {}: {}", id, std::strerror(-rc));
+      continue;
+    }
+    launched.push_back(id);
+  }
+  engines_.front()->run(stop);
+  for (const unsigned id : launched) (void)rte_eal_wait_lcore(id);
+}
+
+engine::EngineRunCounters EngineHost::engine_counters() {
+  engine::EngineRunCounters sum{};
+  for (auto& e : engines_) {
+    engine::EngineRunCounters c;
+    e->call([&] { c = e->counters(); });
+    counters::add(sum, c);
+  }
+  return sum;
 }
 
 void EngineHost::stop_ports() {
@@ -160,10 +257,14 @@ void EngineHost::stop_ports() {
 
 EngineHost::~EngineHost() {
   device_ptrs_.clear();
-  devices_.clear();
-  eng_.reset();
+  sharded_.clear();
+  shards_.clear();
+  // The worker lcores have stopped: their Vnics become this thread's.
+  for (auto& e : engines_) e->call([] {});
+  engines_.clear();
   vnics_.clear();
   ios_.clear();
+  links_.clear();
   ports_.clear();
   if (!eal_active_) return;
   port::eal_cleanup();

@@ -5,11 +5,15 @@
 // same engine with the same device keys.
 //
 // open() calls rte_eal_init: the calling thread becomes EAL's main lcore
-// (and is pinned to it). Destruction closes the ports, then cleans EAL up
+// (and is pinned to it). With several engine lcores (eal.lcores) there is
+// an engine per lcore, each device is a Vnic shard on each (its port with
+// a queue per lcore, hand-off rings between the shards) and the control
+// plane sees a ShardedDevice (docs/engine.md "Several lcores"). Destruction closes the ports, then cleans EAL up
 // and removes its runtime directory and the record of it (stale_runtime.h).
 // A Server built on devices() must be destroyed first.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -18,9 +22,11 @@
 
 #include "apps/uroced/config.h"
 #include "apps/uroced/device.h"
+#include "apps/uroced/sharded_device.h"
 #include "apps/uroced/vnic_device.h"
 #include "datapath/engine/engine.h"
 #include "datapath/engine/eth_port_io.h"
+#include "datapath/engine/shard_links.h"
 #include "datapath/engine/tsc_clock.h"
 #include "datapath/port/eth_port.h"
 
@@ -45,10 +51,19 @@ class EngineHost {
   std::string open(const DaemonConfig& cfg, const std::string& runtime_record,
                    std::chrono::steady_clock::time_point port_wait_until = {});
 
-  EngineT& engine() { return *eng_; }
+  // The engine of the first (EAL's main) lcore; with one lcore, the engine.
+  EngineT& engine() { return *engines_.front(); }
+  // The engine lcores (eal.lcores), each running shard i of every device.
+  std::size_t lcores() const { return engines_.size(); }
+  // Runs every engine until `stop` reads true: the first on this thread
+  // (EAL's main lcore), the others on their EAL worker lcores, which have
+  // stopped when it returns.
+  void run(const std::atomic<bool>& stop);
+  // The engines' iteration counters, summed (any thread).
+  engine::EngineRunCounters engine_counters();
   const std::vector<Device*>& devices() const { return device_ptrs_; }
   // Names the device's /dev/infiniband/uverbsN (before clients connect).
-  void set_uverbs(std::size_t i, std::uint32_t n) { devices_[i]->set_uverbs(n); }
+  void set_uverbs(std::size_t i, std::uint32_t n);
   // Stops every port before any is closed: stopping a memif port makes its
   // peer (possibly another port of this process) handle a disconnect in
   // EAL's interrupt thread, which must not find the other side's memory
@@ -59,12 +74,18 @@ class EngineHost {
   bool eal_active_ = false;
   std::string runtime_dir_;
   std::string record_;
+  std::vector<std::uint32_t> lcore_ids_;
   std::vector<std::unique_ptr<port::EthPort>> ports_;
+  // Per device, with several lcores: its hand-off rings.
+  std::vector<std::unique_ptr<engine::ShardLinks>> links_;
   std::vector<std::unique_ptr<engine::EthPortIo>> ios_;
   std::unique_ptr<engine::TscClock> clock_;
   std::vector<std::unique_ptr<VnicT>> vnics_;
-  std::unique_ptr<EngineT> eng_;
-  std::vector<std::unique_ptr<VnicDevice<EngineT>>> devices_;
+  std::vector<std::unique_ptr<EngineT>> engines_;
+  // A Device per Vnic (device-major: device d's shard i is d * lcores + i),
+  // and with several lcores a ShardedDevice over each device's shards.
+  std::vector<std::unique_ptr<VnicDevice<EngineT>>> shards_;
+  std::vector<std::unique_ptr<ShardedDevice>> sharded_;
   std::vector<Device*> device_ptrs_;
 };
 

@@ -1,5 +1,6 @@
-// uroced: the uroce daemon. Owns the DPDK ports, runs ONE engine on the EAL
-// main lcore serving every virtual NIC, and serves the verbs provider's
+// uroced: the uroce daemon. Owns the DPDK ports, runs the engine on the EAL
+// main lcore (and, with eal.lcores, one more on each further lcore: docs/
+// engine.md "Several lcores") serving every virtual NIC, and serves the verbs provider's
 // control connections (server.h) on RUN/uroced.sock.
 //
 // Start-up, in order (each failure: one log line saying what to do, exit 1):
@@ -122,15 +123,12 @@ int run(const DaemonConfig& cfg) {
   info.pid = static_cast<long>(getpid());
   info.run_dir = cfg.run_dir;
   info.poll = to_string(cfg.poll);
-  info.lcore = cfg.lcore;
+  info.lcores = engine_lcores(cfg);
+  info.lcore = info.lcores.front();
   info.engine_cpu = sole_cpu_of_current_thread();
   Server server(device_ptrs, info);
   server.set_limits(cfg.limits);
-  server.set_engine_counters([&host] {
-    engine::EngineRunCounters c;
-    host.engine().call([&] { c = host.engine().counters(); });
-    return c;
-  });
+  server.set_engine_counters([&host] { return host.engine_counters(); });
   if (!cfg.status_group.empty()) {
     const group* g = getgrnam(cfg.status_group.c_str());
     if (g == nullptr) return fail("daemon.status_group: no group named " + cfg.status_group);
@@ -187,7 +185,7 @@ int run(const DaemonConfig& cfg) {
 
   std::fprintf(stderr, "uroced: ready\n");
   std::fflush(stderr);
-  host.engine().run(stop);
+  host.run(stop);
   signals.join();
   host.stop_ports();
   tree.remove_all();

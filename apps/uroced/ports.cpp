@@ -150,8 +150,9 @@ int open_vdev(const DeviceConfig& d, const port::PortConfig& pc, Clock::time_poi
 
 }  // namespace
 
-int open_ports(const DaemonConfig& cfg, std::vector<std::unique_ptr<port::EthPort>>* out,
-               std::string* error, std::chrono::steady_clock::time_point wait_until) {
+int open_ports(const DaemonConfig& cfg, std::uint16_t queues,
+               std::vector<std::unique_ptr<port::EthPort>>* out, std::string* error,
+               std::chrono::steady_clock::time_point wait_until) {
   // Ring name -> the pair's port ids and whether its first end is taken.
   struct Pair {
     std::uint16_t a = 0, b = 0;
@@ -163,6 +164,7 @@ int open_ports(const DaemonConfig& cfg, std::vector<std::unique_ptr<port::EthPor
     pc.mtu = static_cast<std::uint16_t>(d.mtu);
     pc.rx_buf = d.rx_buf;
     pc.mac = d.mac;
+    pc.queues = queues;
     auto p = std::make_unique<port::EthPort>();
     std::string err;
     int rc = 0;
@@ -173,7 +175,7 @@ int open_ports(const DaemonConfig& cfg, std::vector<std::unique_ptr<port::EthPor
         std::uint16_t id = 0;
         if (it == rings.end()) {
           Pair pr;
-          rc = port::create_ring_pair(d.port_spec.name, &pr.a, &pr.b);
+          rc = port::create_ring_pair(d.port_spec.name, &pr.a, &pr.b, 4096, queues);
           if (rc != 0) {
             *error = d.name + ": cannot create the net_ring pair \"" + d.port_spec.name +
                      "\": " + std::strerror(-rc) + " (raise the memory in eal.args -m)";

@@ -32,7 +32,9 @@ namespace uroce::daemon {
 // Opens every port. Returns 0, or a negative errno with `error` naming the
 // device and saying what to check; ports opened so far stay in `out` (their
 // destructors close them).
-int open_ports(const DaemonConfig& cfg, std::vector<std::unique_ptr<port::EthPort>>* out,
-               std::string* error, std::chrono::steady_clock::time_point wait_until = {});
+// Each port gets `queues` RX and TX queues (one per engine lcore).
+int open_ports(const DaemonConfig& cfg, std::uint16_t queues,
+               std::vector<std::unique_ptr<port::EthPort>>* out, std::string* error,
+               std::chrono::steady_clock::time_point wait_until = {});
 
 }  // namespace uroce::daemon

@@ -143,7 +143,7 @@ int ClientSession::on_reg_mr(const ctl::RegMrReq& r, ctl::RegMrRep* rep, InFds& 
   m.desc.access = r.access & kMrAccessMask;
   m.desc.host = mem.host();
   int err = 0;
-  const std::uint32_t key = dev_->reg_mr(m, &err);
+  const std::uint32_t key = shard_->reg_mr(m, &err);
   if (key == 0) return err != 0 ? err : EINVAL;
   const std::uint32_t h = env_.handles->next();
   MrObj obj;
@@ -213,7 +213,7 @@ int ClientSession::on_rereg_mr(const ctl::ReregMrReq& r, ctl::ReregMrRep* rep, I
                 translation ? Usage{.reg_bytes = r.length, .map_bytes = mem.map_len()} : Usage{},
                 &used_);
   if (charge.error() != 0) return charge.error();
-  const int rc = dev_->rereg_mr(mr.key, m);
+  const int rc = shard_->rereg_mr(mr.key, m);
   if (rc != 0) return rc;
   if (new_pd != mr.pd) {
     --pds_[mr.pd].refs;
@@ -241,7 +241,7 @@ int ClientSession::on_rereg_mr(const ctl::ReregMrReq& r, ctl::ReregMrRep* rep, I
 int ClientSession::on_dereg_mr(const ctl::DeregMrReq& r, ctl::NoReply*, InFds&, OutFds*) {
   const auto it = mrs_.find(r.mr_handle);
   if (it == mrs_.end()) return ENOENT;
-  const int rc = dev_->dereg_mr(it->second.key);
+  const int rc = shard_->dereg_mr(it->second.key);
   if (rc != 0) return rc;
   --pds_[it->second.pd].refs;
   if (env_.quotas != nullptr) {
@@ -263,10 +263,10 @@ int ClientSession::on_alloc_mw(const ctl::AllocMwReq& r, ctl::AllocMwRep* rep, I
   Charge charge(env_.quotas, cred_.uid, Usage{.mrs = 1}, &used_);
   if (charge.error() != 0) return charge.error();
   int err = 0;
-  const std::uint32_t key = dev_->alloc_mw(r.pd_handle,
-                                           r.type == IBV_MW_TYPE_1 ? transport::MwType::kType1
-                                                                   : transport::MwType::kType2,
-                                           &err);
+  const std::uint32_t key = shard_->alloc_mw(r.pd_handle,
+                                             r.type == IBV_MW_TYPE_1 ? transport::MwType::kType1
+                                                                     : transport::MwType::kType2,
+                                             &err);
   if (key == 0) return err != 0 ? err : ENOMEM;
   const std::uint32_t h = env_.handles->next();
   mws_.emplace(h, MwObj{r.pd_handle, key});
@@ -280,7 +280,7 @@ int ClientSession::on_alloc_mw(const ctl::AllocMwReq& r, ctl::AllocMwRep* rep, I
 int ClientSession::on_dealloc_mw(const ctl::DeallocMwReq& r, ctl::NoReply*, InFds&, OutFds*) {
   const auto it = mws_.find(r.mw_handle);
   if (it == mws_.end()) return ENOENT;
-  const int rc = dev_->dealloc_mw(it->second.key);
+  const int rc = shard_->dealloc_mw(it->second.key);
   if (rc != 0) return rc;
   --pds_[it->second.pd].refs;
   if (env_.quotas != nullptr) env_.quotas->release(cred_.uid, Usage{.mrs = 1}, &used_);

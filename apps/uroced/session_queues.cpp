@@ -125,7 +125,7 @@ int ClientSession::on_create_cq(const ctl::CreateCqReq& r, ctl::CreateCqRep* rep
   c.channel_fd = channel_fd;
   c.user_handle = r.user_handle;
   c.async_fd = async_fd_;
-  if (int rc = dev_->create_cq(c); rc != 0) {
+  if (int rc = shard_->create_cq(c); rc != 0) {
     release_extent(cq.region);
     return rc;
   }
@@ -150,7 +150,7 @@ int ClientSession::on_resize_cq(const ctl::ResizeCqReq& r, ctl::ResizeCqRep* rep
   engine::RingMem ring;
   ctl::CqNotify* notify = nullptr;
   if (int rc = make_cq_region(r.cqe, &region, &ring, &notify); rc != 0) return rc;
-  if (int rc = dev_->resize_cq(r.cq_handle, ring, notify); rc != 0) {
+  if (int rc = shard_->resize_cq(r.cq_handle, ring, notify); rc != 0) {
     release_extent(region);
     return rc;
   }
@@ -166,7 +166,7 @@ int ClientSession::on_destroy_cq(const ctl::DestroyCqReq& r, ctl::NoReply*, InFd
   const auto it = cqs_.find(r.cq_handle);
   if (it == cqs_.end()) return ENOENT;
   if (it->second.refs != 0) return EBUSY;
-  const int rc = dev_->destroy_cq(r.cq_handle);
+  const int rc = shard_->destroy_cq(r.cq_handle);
   if (rc != 0) return rc;
   if (it->second.channel != ctl::kNoChannel) --channels_[it->second.channel].refs;
   release_extent(it->second.region);
@@ -240,7 +240,7 @@ int ClientSession::on_create_qp(const ctl::CreateQpReq& r, ctl::CreateQpRep* rep
                                 (rq.geo.elem_size() - shm::kRecvWqeFlexOffset) / shm::kRxeSgeBytes);
   }
   std::uint32_t qpn = 0;
-  if (int rc = dev_->alloc_qpn(&qpn); rc != 0) return rc;
+  if (int rc = shard_->alloc_qpn(&qpn); rc != 0) return rc;
   const std::uint32_t h = env_.handles->next();
   engine::QpCreate c;
   c.id = h;
@@ -264,9 +264,9 @@ int ClientSession::on_create_qp(const ctl::CreateQpReq& r, ctl::CreateQpRep* rep
   c.rq = rq;
   c.user_handle = r.user_handle;
   c.async_fd = async_fd_;
-  if (int rc = dev_->create_qp(c); rc != 0) return rc;
-  if (int rc = dev_->qp_doorbells(h, &rep->sq_doorbell, &rep->rq_doorbell); rc != 0) {
-    dev_->destroy_qp(h);
+  if (int rc = shard_->create_qp(c); rc != 0) return rc;
+  if (int rc = shard_->qp_doorbells(h, &rep->sq_doorbell, &rep->rq_doorbell); rc != 0) {
+    shard_->destroy_qp(h);
     return rc;
   }
   q.pd = r.pd_handle;
@@ -333,7 +333,7 @@ int ClientSession::on_modify_qp(const ctl::ModifyQpReq& r, ctl::NoReply*, InFds&
       rc != 0) {
     return rc;
   }
-  if (rate && m.mask == 0) return dev_->set_qp_sched(r.qp_handle, sched);
+  if (rate && m.mask == 0) return shard_->set_qp_sched(r.qp_handle, sched);
   if ((r.attr_mask & transport::qp_attr::kAv) != 0 && it->second.dc) {
     if (int rc = dc_av_from_ibv(r.attr.ah_attr, dev_->config().pfc, &m.values.av); rc != 0) {
       return rc;
@@ -346,22 +346,22 @@ int ClientSession::on_modify_qp(const ctl::ModifyQpReq& r, ctl::NoReply*, InFds&
     }
     if (int rc = resolve_mac(m.values.av, &m.values.av.dmac); rc != 0) return rc;
   }
-  if (int rc = dev_->modify_qp(r.qp_handle, m); rc != 0 || !rate) return rc;
-  return dev_->set_qp_sched(r.qp_handle, sched);
+  if (int rc = shard_->modify_qp(r.qp_handle, m); rc != 0 || !rate) return rc;
+  return shard_->set_qp_sched(r.qp_handle, sched);
 }
 
 int ClientSession::on_set_qp_sched(const ctl::SetQpSchedReq& r, ctl::NoReply*, InFds&, OutFds*) {
   if (qps_.find(r.qp_handle) == qps_.end()) return ENOENT;
   engine::QpSched s;
   if (int rc = sched_from_req(r, &s); rc != 0) return rc;
-  return dev_->set_qp_sched(r.qp_handle, s);
+  return shard_->set_qp_sched(r.qp_handle, s);
 }
 
 int ClientSession::on_query_qp(const ctl::QueryQpReq& r, ctl::QueryQpRep* rep, InFds&, OutFds*) {
   const auto it = qps_.find(r.qp_handle);
   if (it == qps_.end()) return ENOENT;
   engine::QpQuery q;
-  if (int rc = dev_->query_qp(r.qp_handle, &q); rc != 0) return rc;
+  if (int rc = shard_->query_qp(r.qp_handle, &q); rc != 0) return rc;
   ibv_from_query(q, gid_table(dev_->config()), &rep->attr);
   rep->attr.cap = it->second.cap;
   rep->cap = it->second.cap;
@@ -372,7 +372,7 @@ int ClientSession::on_query_qp(const ctl::QueryQpReq& r, ctl::QueryQpRep* rep, I
 int ClientSession::on_destroy_qp(const ctl::DestroyQpReq& r, ctl::NoReply*, InFds&, OutFds*) {
   const auto it = qps_.find(r.qp_handle);
   if (it == qps_.end()) return ENOENT;
-  const int rc = dev_->destroy_qp(r.qp_handle);
+  const int rc = shard_->destroy_qp(r.qp_handle);
   if (rc != 0) return rc;
   QpObj& q = it->second;
   --pds_[q.pd].refs;
@@ -418,12 +418,12 @@ int ClientSession::on_create_srq(const ctl::CreateSrqReq& r, ctl::CreateSrqRep* 
   c.user_handle = r.user_handle;
   c.client = id_;
   c.async_fd = async_fd_;
-  if (int rc = dev_->create_srq(c); rc != 0) {
+  if (int rc = shard_->create_srq(c); rc != 0) {
     release_extent(s.region);
     return rc;
   }
-  if (int rc = dev_->srq_doorbell(h, &rep->doorbell); rc != 0) {
-    dev_->destroy_srq(h);
+  if (int rc = shard_->srq_doorbell(h, &rep->doorbell); rc != 0) {
+    shard_->destroy_srq(h);
     release_extent(s.region);
     return rc;
   }
@@ -452,7 +452,7 @@ int ClientSession::on_modify_srq(const ctl::ModifySrqReq& r, ctl::NoReply*, InFd
   if (r.attr.srq_limit > it->second.attr.max_wr) return EINVAL;
   transport::SrqAttr a = it->second.attr;
   a.srq_limit = r.attr.srq_limit;
-  const int rc = dev_->modify_srq(r.srq_handle, r.attr_mask, a);
+  const int rc = shard_->modify_srq(r.srq_handle, r.attr_mask, a);
   if (rc == 0) it->second.attr.srq_limit = a.srq_limit;
   return rc;
 }
@@ -461,7 +461,7 @@ int ClientSession::on_query_srq(const ctl::QuerySrqReq& r, ctl::QuerySrqRep* rep
   const auto it = srqs_.find(r.srq_handle);
   if (it == srqs_.end()) return ENOENT;
   transport::SrqAttr a;
-  if (int rc = dev_->query_srq(r.srq_handle, &a); rc != 0) return rc;
+  if (int rc = shard_->query_srq(r.srq_handle, &a); rc != 0) return rc;
   rep->attr = ibv_from_srq_attr(a);
   return 0;
 }
@@ -470,7 +470,7 @@ int ClientSession::on_destroy_srq(const ctl::DestroySrqReq& r, ctl::NoReply*, In
   const auto it = srqs_.find(r.srq_handle);
   if (it == srqs_.end()) return ENOENT;
   if (it->second.refs != 0) return EBUSY;
-  const int rc = dev_->destroy_srq(r.srq_handle);
+  const int rc = shard_->destroy_srq(r.srq_handle);
   if (rc != 0) return rc;
   --pds_[it->second.pd].refs;
   release_extent(it->second.region);
@@ -499,7 +499,7 @@ int ClientSession::on_create_ah(const ctl::CreateAhReq& r, ctl::CreateAhRep* rep
   a.id = h;
   a.client = id_;
   a.pd = r.pd_handle;
-  if (int rc = dev_->create_ah(a); rc != 0) return rc;
+  if (int rc = shard_->create_ah(a); rc != 0) return rc;
   ahs_.emplace(h, AhObj{r.pd_handle});
   ++pd->second.refs;
   rep->ah_handle = h;
@@ -509,7 +509,7 @@ int ClientSession::on_create_ah(const ctl::CreateAhReq& r, ctl::CreateAhRep* rep
 int ClientSession::on_destroy_ah(const ctl::DestroyAhReq& r, ctl::NoReply*, InFds&, OutFds*) {
   const auto it = ahs_.find(r.ah_handle);
   if (it == ahs_.end()) return ENOENT;
-  const int rc = dev_->destroy_ah(r.ah_handle);
+  const int rc = shard_->destroy_ah(r.ah_handle);
   if (rc != 0) return rc;
   --pds_[it->second.pd].refs;
   ahs_.erase(it);

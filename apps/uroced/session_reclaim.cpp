@@ -32,7 +32,7 @@ void ClientSession::keep_mapped(shm::SharedRegion&& r) {
 }
 
 void ClientSession::destroy_qp_obj(std::uint32_t h, QpObj& q) {
-  const int rc = dev_->destroy_qp(h);
+  const int rc = shard_->destroy_qp(h);
   if (rc != 0 && rc != ENOENT) {
     spdlog::error("client {}: engine refused to destroy QP {} ({}); its rings stay mapped", id_, h,
                   std::strerror(rc));
@@ -48,7 +48,7 @@ void ClientSession::destroy_qp_obj(std::uint32_t h, QpObj& q) {
 }
 
 void ClientSession::destroy_srq_obj(std::uint32_t h, SrqObj& s) {
-  const int rc = dev_->destroy_srq(h);
+  const int rc = shard_->destroy_srq(h);
   if (rc != 0 && rc != ENOENT) {
     spdlog::error("client {}: engine refused to destroy SRQ {} ({}); its ring stays mapped", id_, h,
                   std::strerror(rc));
@@ -60,7 +60,7 @@ void ClientSession::destroy_srq_obj(std::uint32_t h, SrqObj& s) {
 }
 
 void ClientSession::destroy_cq_obj(std::uint32_t h, CqObj& c) {
-  const int rc = dev_->destroy_cq(h);
+  const int rc = shard_->destroy_cq(h);
   if (rc != 0 && rc != ENOENT) {
     spdlog::error("client {}: engine refused to destroy CQ {} ({}); its ring stays mapped", id_, h,
                   std::strerror(rc));
@@ -72,7 +72,7 @@ void ClientSession::destroy_cq_obj(std::uint32_t h, CqObj& c) {
 }
 
 void ClientSession::destroy_mr_obj(MrObj& m) {
-  const int rc = dev_->dereg_mr(m.key);
+  const int rc = shard_->dereg_mr(m.key);
   if (rc != 0) {
     spdlog::error(
         "client {}: engine refused to deregister MR key {:#x} ({}); the memory "
@@ -86,7 +86,7 @@ void ClientSession::destroy_mr_obj(MrObj& m) {
 // The session keeps the key the window was allocated with; binds change its
 // key byte, which dealloc_mw does not compare (mr_table.h).
 void ClientSession::destroy_mw_obj(MwObj& m) {
-  const int rc = dev_->dealloc_mw(m.key);
+  const int rc = shard_->dealloc_mw(m.key);
   if (rc != 0 && rc != ENOSYS) {
     spdlog::error("client {}: engine refused to free MW key {:#x} ({})", id_, m.key,
                   std::strerror(rc));
@@ -119,7 +119,7 @@ void ClientSession::reclaim() {
   for (auto& [h, c] : cqs_) destroy_cq_obj(h, c);
   cqs_.clear();
   for (auto& [h, a] : ahs_) {
-    const int rc = dev_->destroy_ah(h);
+    const int rc = shard_->destroy_ah(h);
     if (rc != 0 && rc != ENOENT) {
       spdlog::error("client {}: engine refused to destroy AH {} ({})", id_, h, std::strerror(rc));
     }
@@ -135,7 +135,7 @@ void ClientSession::reclaim() {
   for (std::size_t i = 0; i < pds_.size(); ++i) dev_->give_pd();
   pds_.clear();
   // The engine stops reading the doorbell page before it is unmapped.
-  if (const int rc = dev_->close_client(id_); rc != 0) {
+  if (const int rc = shard_->close_client(id_); rc != 0) {
     spdlog::error(
         "client {}: engine refused to close the client ({}); its doorbell page "
         "stays mapped",
@@ -161,6 +161,8 @@ void ClientSession::reclaim() {
   } else {
     spdlog::info("client {} (pid {}) gone", id_, cred_.pid);
   }
+  dev_->leave_client(*shard_);
+  shard_ = nullptr;
   {
     std::lock_guard<std::mutex> lk(event_mu_);
     dev_ = nullptr;

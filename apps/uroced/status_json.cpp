@@ -271,6 +271,20 @@ json device_json(const Device& d, const DeviceSnapshot& s) {
   j["mtu"] = c.eth_mtu;
   j["active_mtu"] = wire::path_mtu_bytes(d.active_mtu());
   j["objects"] = {{"qps", s.qps}, {"cqs", s.cqs}, {"srqs", s.srqs}, {"mrs", s.mrs}, {"ahs", s.ahs}};
+  if (!s.shards.empty()) {
+    json shards = json::array();
+    for (std::size_t i = 0; i < s.shards.size(); ++i) {
+      const DeviceSnapshot::Shard& h = s.shards[i];
+      shards.push_back({{"shard", i},
+                        {"clients", h.clients},
+                        {"qps", h.qps},
+                        {"rx_frames", h.rx_frames},
+                        {"tx_frames", h.tx_frames},
+                        {"rx_handoff", h.rx_handoff},
+                        {"handed_in", h.handed_in}});
+    }
+    j["shards"] = shards;
+  }
   j["counters"] = counters_json(s.counters);
   policy::each_counter_set(s.policy, [&](const auto& c) { counters::put(j["counters"], c); });
   if (s.has_port_tx) {
@@ -309,10 +323,17 @@ std::string status_json(const DaemonInfo& info, const std::vector<Device*>& devi
                         const std::vector<DeviceSnapshot>& snaps, bool with_qps,
                         const std::vector<ClientSummary>* clients, std::size_t max_bytes) {
   json j;
-  j["daemon"] =
-      {{"version", info.version},       {"pid", info.pid},           {"run_dir", info.run_dir},
-       {"socket", info.socket},         {"poll", info.poll},         {"lcore", info.lcore},
-       {"engine_cpu", info.engine_cpu}, {"uptime_s", info.uptime_s}, {"clients", info.clients}};
+  j["daemon"] = {{"version", info.version},
+                 {"pid", info.pid},
+                 {"run_dir", info.run_dir},
+                 {"socket", info.socket},
+                 {"poll", info.poll},
+                 {"lcore", info.lcore},
+                 {"lcores",
+                  info.lcores.empty() ? std::vector<std::uint32_t>{info.lcore} : info.lcores},
+                 {"engine_cpu", info.engine_cpu},
+                 {"uptime_s", info.uptime_s},
+                 {"clients", info.clients}};
   j["daemon"]["limits"] = limits_json(info.limits);
   j["daemon"]["workers"] = info.workers;
   if (info.engine) j["daemon"]["engine"] = *info.engine;

@@ -2,7 +2,7 @@
 // uroce-ctl prints as tables or passes through with --json.
 //
 //   {
-//     "daemon":  {"version", "pid", "run_dir", "socket", "poll", "lcore",
+//     "daemon":  {"version", "pid", "run_dir", "socket", "poll", "lcore", "lcores",
 //                 "uptime_s", "clients",
 //                 "workers": {"workers", "idle", "queued", "started", "retired",
 //                             "tasks"}   (worker_pool.h),
@@ -12,6 +12,9 @@
 //     "devices": [{"name", "index", "uverbs", "port", "port_mode" (af_xdp only),
 //                  "port_info" (DPDK ports: port::PortInfo), "mac", "ipv4", "ipv6_link_local", "ipv6", "mtu",
 //                  "active_mtu", "objects": {"qps", "cqs", "srqs", "mrs", "ahs"},
+//                  "shards" (several engine lcores; the rest are sums): [{"shard",
+//                     "clients", "qps", "rx_frames", "tx_frames", "rx_handoff",
+//                     "handed_in"}],
 //                  "counters": {... VnicCounters, "parse_errors": {name: n},
 //                               "wqe_errors": {name: n}},
 //                  "arp": {... ArpCounters, "drops": {name: n}},
@@ -78,8 +81,9 @@ struct DaemonInfo {
   std::string run_dir;
   std::string socket;
   std::string poll;
-  std::uint32_t lcore = 0;
-  int engine_cpu = -1;  // the one CPU the engine thread may run on; -1: several
+  std::uint32_t lcore = 0;            // the (first) engine lcore
+  std::vector<std::uint32_t> lcores;  // every engine lcore (eal.lcores); empty: lcore alone
+  int engine_cpu = -1;                // the one CPU the engine thread may run on; -1: several
   double uptime_s = 0;
   std::size_t clients = 0;       // connections open, the asking one included
   CmStatus cm{};                 // the rdma_cm service (cm_service.h)

@@ -44,6 +44,9 @@ class VnicDevice final : public Device {
   void set_port_mode(std::string mode) { port_mode_ = std::move(mode); }
   const std::string& port_mode() const override { return port_mode_; }
   void set_port_info(port::PortInfo info) { port_info_ = std::move(info); }
+  // Set once at start-up: the CPU its engine lcore is pinned to.
+  void set_engine_cpu(int cpu) { engine_cpu_ = cpu; }
+  int engine_cpu() const override { return engine_cpu_; }
   const port::PortInfo* port_info() const override { return port_info_ ? &*port_info_ : nullptr; }
 
   int alloc_qpn(std::uint32_t* qpn) override {
@@ -204,6 +207,7 @@ class VnicDevice final : public Device {
   std::function<bool()> link_probe_;
   std::string port_mode_;
   std::optional<port::PortInfo> port_info_;
+  int engine_cpu_ = -1;
 };
 
 }  // namespace uroce::daemon

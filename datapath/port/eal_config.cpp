@@ -4,6 +4,10 @@ namespace uroce::port {
 
 std::vector<std::string> eal_argv(const EalConfig& cfg, const std::string& program) {
   std::vector<std::string> a{program, "-l", cfg.lcores, "-m", std::to_string(cfg.memory_mb)};
+  if (cfg.main_lcore >= 0) {
+    a.emplace_back("--main-lcore");
+    a.push_back(std::to_string(cfg.main_lcore));
+  }
   if (cfg.file_prefix.empty()) {
     a.emplace_back("--no-shconf");
   } else {

@@ -16,6 +16,7 @@ namespace uroce::port {
 
 struct EalConfig {
   std::string lcores = "0";             // -l
+  int main_lcore = -1;                  // --main-lcore; -1: EAL's choice (the lowest)
   std::uint32_t memory_mb = 512;        // -m
   std::string file_prefix;              // --file-prefix; empty -> --no-shconf
   bool hugepages = false;               // false -> --no-huge

@@ -291,6 +291,39 @@ TEST(ApplyCommandLine_Overrides, ReplaceDevicesAppendEalArgs) {
   EXPECT_EQ(cfg.devices[0].name, "a0");
 }
 
+TEST(ApplyCommandLine_Lcores, KeptInOrderFirstIsMain) {
+  DaemonConfig cfg;
+  ASSERT_EQ(load_toml(kTwoDevices, "t.toml", &cfg), "");
+  EXPECT_EQ(engine_lcores(cfg), (std::vector<std::uint32_t>{0}));
+  CommandLine cl;
+  cl.lcores = "2,1";
+  ASSERT_EQ(apply_command_line(cl, &cfg), "");
+  ASSERT_EQ(validate(cfg), "");
+  EXPECT_EQ(engine_lcores(cfg), (std::vector<std::uint32_t>{2, 1}));
+  port::EalConfig e;
+  ASSERT_EQ(make_eal_config(cfg, 1, &e), "");
+  EXPECT_EQ(e.lcores, "2,1");
+  EXPECT_EQ(e.main_lcore, 2);
+}
+
+TEST(ApplyCommandLine_BadLcores, ExactErrors) {
+  DaemonConfig cfg;
+  ASSERT_EQ(load_toml(kTwoDevices, "t.toml", &cfg), "");
+  CommandLine cl;
+  cl.lcores = "1,128";
+  EXPECT_EQ(apply_command_line(cl, &cfg), "--lcores[1]: 128 is outside 0..127");
+  cl.lcores = "1,1";
+  ASSERT_EQ(apply_command_line(cl, &cfg), "");
+  EXPECT_EQ(validate(cfg), "eal.lcores: lcore 1 is given twice");
+  cfg.lcores = {1, 2};
+  cfg.devices[1].pfc.enable = 0x08;
+  EXPECT_EQ(validate(cfg),
+            "device[1].pfc: PFC on an engine of several lcores (eal.lcores) is not supported "
+            "(its frames reach the first lcore alone)");
+  cfg.lcores = {1};
+  EXPECT_EQ(validate(cfg), "");
+}
+
 TEST(ApplyCommandLine_Poll, TakesYield) {
   DaemonConfig cfg;
   CommandLine cl;
@@ -309,17 +342,18 @@ TEST(ApplyCommandLine_BadPoll, NamesTheOption) {
 }
 
 TEST(ParseCommandLine_Options, Collected) {
-  const char* argv[] =
-      {"uroced",    "--config",    "/x.toml",  "--run-dir", "/tmp/r",
-       "--lcore",   "2",           "--poll",   "busy",      "--eal-arg=--in-memory",
-       "--eal-arg", "--no-pci",    "--device", "name=a",    "--device",
-       "name=b",    "--log-level", "debug"};
+  const char* argv[] = {"uroced",    "--config", "/x.toml",     "--run-dir",
+                        "/tmp/r",    "--lcore",  "2",           "--lcores",
+                        "0,1",       "--poll",   "busy",        "--eal-arg=--in-memory",
+                        "--eal-arg", "--no-pci", "--device",    "name=a",
+                        "--device",  "name=b",   "--log-level", "debug"};
   CommandLine cl;
   ASSERT_EQ(parse_command_line(static_cast<int>(std::size(argv)), const_cast<char**>(argv), &cl),
             -1);
   EXPECT_EQ(cl.config_file, "/x.toml");
   EXPECT_EQ(cl.run_dir, "/tmp/r");
   EXPECT_EQ(cl.lcore, 2u);
+  EXPECT_EQ(cl.lcores, "0,1");
   EXPECT_EQ(cl.poll, "busy");
   EXPECT_EQ(cl.log_level, "debug");
   EXPECT_EQ(cl.eal_args, (std::vector<std::string>{"--in-memory", "--no-pci"}));

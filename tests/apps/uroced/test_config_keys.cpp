@@ -158,7 +158,7 @@ TEST(ConfigKeys, PfcTableKeysReadFromTheFile) {
 TEST(ConfigKeys, DaemonKeysFromTheFileAndTheirOptions) {
   DaemonConfig from_file;
   ASSERT_EQ(load_toml("[daemon]\nrun_dir = \"/tmp/r\"\npoll = \"yield\"\nlog_level = \"debug\"\n"
-                      "[eal]\nlcore = 5\nargs = [\"--in-memory\"]\n",
+                      "[eal]\nlcore = 5\nlcores = [3, 4]\nargs = [\"--in-memory\"]\n",
                       "t.toml", &from_file),
             "");
   DaemonConfig from_options;
@@ -167,6 +167,7 @@ TEST(ConfigKeys, DaemonKeysFromTheFileAndTheirOptions) {
   cl.poll = "yield";
   cl.log_level = "debug";
   cl.lcore = 5;
+  cl.lcores = "3,4";
   from_options.eal_args.clear();
   cl.eal_args = {"--in-memory"};
   ASSERT_EQ(apply_command_line(cl, &from_options), "");
@@ -179,6 +180,7 @@ TEST(ConfigKeys, DaemonKeysFromTheFileAndTheirOptions) {
     }
   }
   EXPECT_EQ(from_file.lcore, 5u);
+  EXPECT_EQ(from_file.lcores, (std::vector<std::uint32_t>{3, 4}));
   cl = CommandLine{};
   cl.lcore = 128;
   EXPECT_EQ(apply_command_line(cl, &from_options), "--lcore: 128 is outside 0..127");
@@ -186,6 +188,7 @@ TEST(ConfigKeys, DaemonKeysFromTheFileAndTheirOptions) {
             "daemon.colour: unknown key (expected run_dir, poll, backoff_max_us, status_group or "
             "log_level)");
   EXPECT_EQ(error_of("[eal]\nlcore = 128\n"), "eal.lcore: 128 is outside 0..127");
+  EXPECT_EQ(error_of("[eal]\nlcores = [1, 200]\n"), "eal.lcores[1]: 200 is outside 0..127");
 }
 
 // docs/config-keys.md is generated from the tables; when a key changes,

@@ -26,6 +26,19 @@ TEST(EalArgv_Defaults, NoHugeNoPciNoTelemetry) {
   EXPECT_EQ(a, want);
 }
 
+TEST(EalArgv_MainLcore, FollowsTheLcoreList) {
+  EalConfig c;
+  c.lcores = "2,1";
+  c.main_lcore = 2;
+  const auto a = eal_argv(c, "prog");
+  const std::vector<std::string> head(a.begin(), a.begin() + 7);
+  EXPECT_EQ(head,
+            (std::vector<std::string>{"prog", "-l", "2,1", "-m", "512", "--main-lcore", "2"}));
+  c.main_lcore = -1;
+  const auto b = eal_argv(c, "prog");
+  EXPECT_EQ(std::find(b.begin(), b.end(), "--main-lcore"), b.end());
+}
+
 TEST(EalArgv_NoPrefix, UsesNoShconf) {
   EalConfig c;
   const auto a = eal_argv(c);
