@@ -85,6 +85,9 @@ struct DeviceConfig {
   // The least local ACK timeout exponent an RC QP or DCI gets (key
   // min_ack_timeout, engine::VnicConfig::min_ack_timeout); 0: as asked.
   std::uint32_t min_ack_timeout = 0;
+  // RC and UC QPs send from a UDP source port steered to the peer's engine
+  // lcore (key steer_src_port, engine::VnicConfig::steer_src_port).
+  bool steer_src_port = false;
   // PFC, storm watchdog, TTL: keys tx_ttl and ttl_monitor in [[device]],
   // the rest in its [device.pfc] table (uroced.example.toml); in --device,
   // pfc=P[,P...] (lossless priorities), tx_ttl, link_mbps. link_bps is

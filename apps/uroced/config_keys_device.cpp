@@ -73,6 +73,10 @@ const KD kBaseKeys[] = {
         "the least local ACK timeout (4.096 us x 2^N) of an RC QP or DCI, whatever modify_qp "
         "asked: for peers that can stall for longer than the QP's retries last",
         "0 = as asked"),
+    switch_key<D, &D::steer_src_port>(
+        "steer_src_port",
+        "RC and UC QPs send from a UDP source port that the peer's RSS (the documented key "
+        "and table) maps to the lcore of its QP; off: rxe's ports"),
 };
 
 using engine::ImpairConfig;

@@ -452,6 +452,7 @@ class Vnic {
   template <class Q, class F>
   decltype(auto) with_io(QpEntry& e, QpTx& tx, F&& f);
   static transport::QpState qp_state(const QpEntry& e);
+  void steer_src_port(QpEntry& e);
   QpEntry* find_qp(ObjId id);
   const QpEntry* find_qp(ObjId id) const;
   CqObj* find_cq(ObjId id);
@@ -468,6 +469,8 @@ class Vnic {
   void on_frame(std::span<const std::uint8_t> f, wire::FrameTail tail, TimeNs now, bool from_port);
   void qp_packet(QpEntry& e, TimeNs now);
   bool hand_off_foreign(std::span<const std::uint8_t> f, wire::FrameTail tail);
+  void hand_off_to(std::uint16_t owner, std::span<const std::uint8_t> f, wire::FrameTail tail);
+  static bool is_icmpv6(std::span<const std::uint8_t> f);
   void commit_frame(std::span<const std::uint8_t> f);
   void emit_arp(std::span<const std::uint8_t> f);
   bool pfc_paused(const QpEntry& e, TimeNs now);

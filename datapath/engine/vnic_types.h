@@ -71,6 +71,13 @@ struct VnicConfig {
   // stays). For peers that can stall longer than a QP's retries last (an
   // emulated guest on a busy host). 0: every QP gets what it asks.
   std::uint8_t min_ack_timeout = 0;
+  // Give an RC or UC QP, once modify_qp sets its address, the UDP source
+  // port that steers its packets to the lcore of the peer's QP under the
+  // documented RSS key and table (port::steered_src_port_v4/_v6, docs/
+  // engine.md "Several lcores"): one Toeplitz search per connection, none
+  // per packet. Off: rxe's ports (a receiver hands a packet that lands on
+  // another lcore over). UD and DC packets keep rxe's ports.
+  bool steer_src_port = false;
   std::uint32_t max_cqs = 1024;
   std::uint32_t max_srqs = 256;
   std::uint32_t max_mrs = 4096;
@@ -156,8 +163,9 @@ struct VnicCounters {
   std::uint64_t rx_not_our_mac = 0;     // RoCEv2 to another (or a group) MAC
   std::uint64_t rx_not_our_ip = 0;      // RoCEv2 to an address not ours (IPv4 or IPv6)
   std::uint64_t rx_no_qp = 0;           // BTH destination QP not here
-  std::uint64_t rx_handoff = 0;         // RoCEv2-looking frames for another shard's QP, handed
-                                        // to it unparsed (not counted rx_roce here)
+  std::uint64_t rx_handoff = 0;         // RoCEv2-looking frames for another shard's QP, and ARP
+                                        // and ICMPv6 frames on a shard other than 0, handed to
+                                        // the owner unparsed (not counted rx_roce, rx_arp here)
   std::uint64_t rx_handoff_drop = 0;    // ... which its hand-off ring (or the pool) refused
   std::uint64_t rx_dc_no_target = 0;    // DC packets (docs/dc.md) with no DCT (request) or
                                         // DCI (response) of that QPN here
@@ -241,9 +249,10 @@ inline constexpr counters::FieldList<VnicCounters, 59> kVnicCounterFields{{
     {"rx_not_our_ip", &VnicCounters::rx_not_our_ip, "RoCEv2 to an address not ours (IPv4 or IPv6)"},
     {"rx_no_qp", &VnicCounters::rx_no_qp, "BTH destination QP not here"},
     {"rx_handoff", &VnicCounters::rx_handoff,
-     "RoCEv2-looking frames for a QP of another engine lcore, handed to it unparsed"},
+     "RoCEv2-looking frames for a QP of another engine lcore (and ARP/ICMPv6 frames off lcore 0), "
+     "handed to it unparsed"},
     {"rx_handoff_drop", &VnicCounters::rx_handoff_drop,
-     "RoCEv2-looking frames for a QP of another engine lcore that its ring refused"},
+     "frames to hand to another engine lcore that its ring refused"},
     {"rx_dc_no_target", &VnicCounters::rx_dc_no_target,
      "DC packets (docs/dc.md) with no DCT (request) or DCI (response) of that QPN here"},
     {"rx_impair_drop", &VnicCounters::rx_impair_drop, "RoCEv2 frames dropped by loss injection"},

@@ -79,6 +79,11 @@ class RcQp {
   QpState state() const { return core_.state; }
   const RcCounters& counters() const { return core_.ctr; }
   const RcQpConfig& config() const { return core_.cfg; }
+  // The UDP source port of its packets (rc_core.h): rxe's until the engine
+  // sets another after modify() set the AV (a port steered to the peer's
+  // lcore, datapath/port/rss.h).
+  std::uint16_t udp_src() const { return core_.udp_src(); }
+  void set_udp_src(std::uint16_t port) { core_.src_port = port; }
 
   // ibv_modify_qp: 0 or EINVAL (illegal transition, missing or extra
   // attribute, value out of range). Moving to ERR flushes on the next

@@ -56,7 +56,8 @@ const char* uc_rx_name(UcRx r) {
   return "?";
 }
 
-UcQp::UcQp(const UcQpConfig& cfg, MrTable& mrs) : UnreliableQp(cfg, mrs) {}
+UcQp::UcQp(const UcQpConfig& cfg, MrTable& mrs)
+    : UnreliableQp(cfg, mrs), src_port_(rxe_udp_src_port(cfg.qpn)) {}
 
 void UcQp::reset_state() {
   core_.reset();
@@ -154,7 +155,7 @@ UcQp::SendStep UcQp::send_segment(const Segment& seg, std::span<std::uint8_t> fr
   spec.dscp = path_.dscp & 0x3f;
   spec.ecn = path_.ecn & 0x03;
   spec.ttl = path_.ttl;
-  spec.udp_src = rxe_udp_src_port(core_.cfg.qpn);
+  spec.udp_src = src_port_;
   spec.opcode = seg.opcode;
   spec.pkey = wire::kDefaultPKey;
   spec.dest_qp = dest_qpn_;

@@ -76,6 +76,10 @@ class UcQp : public UnreliableQp<UcQp, UcQpConfig, UcCounters> {
   UcQp(const UcQpConfig& cfg, MrTable& mrs);
 
   Psn expected_psn() const { return epsn_; }
+  // The UDP source port of its packets: rxe's per-QP port unless the engine
+  // set another (a port steered to the peer's lcore, datapath/port/rss.h).
+  std::uint16_t udp_src() const { return src_port_; }
+  void set_udp_src(std::uint16_t port) { src_port_ = port; }
 
   // ibv_modify_qp: 0 or EINVAL. Attributes used: state, access flags,
   // pkey_index, av, path_mtu, dest_qp_num, rq_psn, sq_psn.
@@ -143,6 +147,7 @@ class UcQp : public UnreliableQp<UcQp, UcQpConfig, UcCounters> {
   PathAddr path_{};
   wire::PathMtu mtu_ = wire::PathMtu::k1024;
   std::uint32_t dest_qpn_ = 0;
+  std::uint16_t src_port_;
 
   // Requester: how far into the front send WR we are (the next PSN is
   // core_.psn).

@@ -470,7 +470,10 @@ int Vnic<PortIo, Sched>::modify_qp(ObjId id, const QpModify& m) {
   const int rc = visit(*e, [&](auto& q) { return q.modify(mp->mask, mp->values); });
   if (rc != 0) return rc;
   merge_attrs(&e->attr, mp->mask, mp->values);
-  if ((m.mask & transport::qp_attr::kAv) != 0) class_from_av(*e);
+  if ((m.mask & transport::qp_attr::kAv) != 0) {
+    class_from_av(*e);
+    if (cfg_.steer_src_port) steer_src_port(*e);
+  }
   if (qp_state(*e) == transport::QpState::kReset) {
     e->sq_err = PendingError{};
     e->rq_err = PendingError{};
@@ -489,6 +492,22 @@ int Vnic<PortIo, Sched>::modify_qp(ObjId id, const QpModify& m) {
   queue_doorbell(e->slot);
   drain_qp_events(*e);
   return 0;
+}
+
+// A connected QP's source port steered to its peer's lcore (VnicConfig::
+// steer_src_port), from the address and destination QP just applied.
+template <class PortIo, sched::TxScheduler Sched>
+void Vnic<PortIo, Sched>::steer_src_port(QpEntry& e) {
+  visit(e, [&](auto& q) {
+    using Q = std::remove_cvref_t<decltype(q)>;
+    if constexpr (std::is_same_v<Q, transport::RcQp> || std::is_same_v<Q, transport::UcQp>) {
+      const transport::PathAddr& a = e.attr.av;
+      const std::uint32_t dqpn = e.attr.dest_qp_num;
+      q.set_udp_src(a.ipv6 ? port::steered_src_port_v6(a.route6.src, a.route6.dst, q.qpn(), dqpn)
+                           : port::steered_src_port_v4(cfg_.ip, a.dip, q.qpn(), dqpn));
+    }
+    return 0;
+  });
 }
 
 template <class PortIo, sched::TxScheduler Sched>

@@ -95,6 +95,12 @@ template <class PortIo, sched::TxScheduler Sched>
 inline void Vnic<PortIo, Sched>::on_frame(std::span<const std::uint8_t> f, wire::FrameTail tail,
                                           TimeNs now, bool from_port) {
   if (f.size() >= wire::EthHdr::kSize && wire::load_be16(f.data() + 12) == wire::kEtherTypeArp) {
+    // Neighbours are shard 0's (docs/engine.md "Several lcores"): it sent
+    // the requests whose replies these may be.
+    if (cfg_.shard != 0) [[unlikely]] {
+      hand_off_to(0, f, tail);
+      return;
+    }
     ++ctr_.rx_arp;
     ArpTx sink{this};
     arp_.on_frame(f, now, sink);
@@ -105,6 +111,10 @@ inline void Vnic<PortIo, Sched>::on_frame(std::span<const std::uint8_t> f, wire:
   // it. One branch for a device of one.
   if (cfg_.shards > 1) [[unlikely]] {
     if (hand_off_foreign(f, tail)) return;
+    if (cfg_.shard != 0 && is_icmpv6(f)) {
+      hand_off_to(0, f, tail);
+      return;
+    }
   }
   const wire::ParseError err = wire::parse_roce(f, tail, pkt_);
   if (err != wire::ParseError::kOk) {
@@ -184,14 +194,31 @@ inline bool Vnic<PortIo, Sched>::hand_off_foreign(std::span<const std::uint8_t> 
   const std::uint16_t owner =
       q == wire::kGsiQpn ? 0 : shard_of_low_[q & (shard_of_low_.size() - 1)];
   if (owner == cfg_.shard) return false;
+  hand_off_to(owner, f, tail);
+  return true;
+}
+
+// The frame to shard `owner`'s lcore (through the port adapter), counted.
+template <class PortIo, sched::TxScheduler Sched>
+inline void Vnic<PortIo, Sched>::hand_off_to(std::uint16_t owner, std::span<const std::uint8_t> f,
+                                             wire::FrameTail tail) {
+  assert(owner != cfg_.shard);
   if constexpr (requires { io_.hand_off(owner, f, tail); }) {
     if (io_.hand_off(owner, f, tail)) {
       ++ctr_.rx_handoff;
-      return true;
+      return;
     }
   }
   ++ctr_.rx_handoff_drop;
-  return true;
+}
+
+// An IPv6 frame carrying ICMPv6 right after its fixed header (neighbour
+// discovery: no extension headers, RFC 4861 section 7.1).
+template <class PortIo, sched::TxScheduler Sched>
+inline bool Vnic<PortIo, Sched>::is_icmpv6(std::span<const std::uint8_t> f) {
+  return f.size() >= wire::EthHdr::kSize + wire::Ipv6Hdr::kSize &&
+         wire::load_be16(f.data() + 12) == wire::kEtherTypeIpv6 &&
+         f[wire::EthHdr::kSize + 6] == wire::kIpProtoIcmpv6;
 }
 
 // The packet in pkt_ to QP `e`, whichever kind it is; a QP with output

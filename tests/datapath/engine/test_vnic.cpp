@@ -87,6 +87,49 @@ TEST(ModifyQp, MinAckTimeoutIsAFloor) {
   }
 }
 
+// VnicConfig::steer_src_port: an RC or UC QP's frames leave from a source
+// port whose RSS hash under port::kRssKey has the peer QPN's low bits (so
+// the peer's redirection table puts them on the queue of its QP's lcore);
+// without it, rxe's ports.
+TEST(ModifyQp, SteerSrcPortLandsOnThePeersShard) {
+  for (const QpType type : {QpType::kRc, QpType::kUc}) {
+    for (const std::uint32_t peer : {0x1234u, 0x77u, 0xabcdefu}) {
+      for (const bool steer : {true, false}) {
+        port::SimLink link{port::SimLinkConfig::symmetric(port::SimDirectionConfig{}, 1)};
+        VnicConfig cfg = Host::config(kMacA, kIpA, 1500);
+        cfg.steer_src_port = steer;
+        Host h{link, 0, cfg};
+        auto cq = h.make_cq(1);
+        auto qp = h.make_qp(10, type, 1, 1);
+        h.connect(10, type, peer, kMacB, kIpB, 1, 1);
+        const char msg[] = "x";
+        qp->post_send_inline(wqe(1, IBV_WR_SEND, IBV_SEND_SIGNALED | IBV_SEND_INLINE), msg, 1);
+        VirtualClock clock;
+        for (int i = 0; i < 4; ++i) {
+          h.vnic.poll(clock.now());
+          clock.advance_by(500);
+        }
+        const auto d = link.peek(1, clock.now() + kNsPerMs);
+        ASSERT_TRUE(d.has_value());
+        wire::ParsedPacket p;
+        ASSERT_EQ(wire::parse_roce(d->frame, p), wire::ParseError::kOk);
+        const std::uint16_t sport = p.udp.src_port();
+        SCOPED_TRACE(::testing::Message() << "type " << static_cast<int>(type) << " peer " << peer
+                                          << " steer " << steer << " sport " << sport);
+        if (steer) {
+          EXPECT_EQ(port::rss_hash_v4(kIpA, kIpB, sport, wire::kRoceV2Port) & port::kSteerMask,
+                    peer & port::kSteerMask);
+          EXPECT_GE(sport, port::kSteerPortBase);
+        } else {
+          EXPECT_EQ(sport, type == QpType::kRc
+                               ? transport::rxe_connected_udp_src_port(0, qp->qpn, peer)
+                               : transport::rxe_udp_src_port(qp->qpn));
+        }
+      }
+    }
+  }
+}
+
 TEST_F(TwoHosts, AllocQpn_NoSpaceWhenFull) {
   auto cq = a.make_cq(1);
   std::vector<std::unique_ptr<ProvQp>> qps;

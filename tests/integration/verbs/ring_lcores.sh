@@ -9,7 +9,9 @@
 #   crossed   uroce0's end on shard 1, uroce1's on shard 0, so every frame
 #             lands on the other shard's queue and is handed over;
 #   shard 1   both ends on shard 1;
-# and uroce0 to itself across its two shards (the loopback hand-off).
+# and uroce0 to itself across its two shards (the loopback hand-off). Both
+# devices steer their RC and UC source ports (steer_src_port; a net_ring
+# pair has no RSS, so this shows only that connections work with them).
 # After each placement the status JSON must show the traffic on the shards
 # it was placed on, the hand-offs where frames crossed, and no hand-off
 # refused.
@@ -22,8 +24,8 @@ verbs_test_init vring_lc "$1" ibv_rc_pingpong ibv_ud_pingpong ibv_srq_pingpong \
 IP0=10.204.0.1
 IP1=10.204.0.2
 uroce_daemon_start d -- --lcores 0,1 \
-  --device "$(verbs_device uroce0 02:00:00:cc:00:01 $IP0 ring:p0)" \
-  --device "$(verbs_device uroce1 02:00:00:cc:00:02 $IP1 ring:p0)"
+  --device "$(verbs_device uroce0 02:00:00:cc:00:01 $IP0 ring:p0);steer_src_port=on" \
+  --device "$(verbs_device uroce1 02:00:00:cc:00:02 $IP1 ring:p0);steer_src_port=on"
 RUN=${UROCE_DAEMON_RUN[d]}
 R=("$UROCE_RUN" --run-dir "$RUN")
 STATUS=$UROCE_TMP/status.json
