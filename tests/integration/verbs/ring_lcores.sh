@@ -9,7 +9,9 @@
 #   crossed   uroce0's end on shard 1, uroce1's on shard 0, so every frame
 #             lands on the other shard's queue and is handed over;
 #   shard 1   both ends on shard 1;
-# and uroce0 to itself across its two shards (the loopback hand-off). Both
+# and uroce0 to itself across its two shards (the loopback hand-off); then
+# two such daemons over a memif pair of two queues (perftest with 4 QPs,
+# and a pingpong whose end on one daemon is on shard 1). Both
 # devices steer their RC and UC source ports (steer_src_port; a net_ring
 # pair has no RSS, so this shows only that connections work with them).
 # After each placement the status JSON must show the traffic on the shards
@@ -21,11 +23,11 @@ source "$(dirname "$0")/common.sh"
 verbs_test_init vring_lc "$1" ibv_rc_pingpong ibv_ud_pingpong ibv_srq_pingpong \
   ib_write_bw ib_send_bw ib_read_lat ib_send_lat
 
-IP0=10.204.0.1
-IP1=10.204.0.2
+IP0=10.217.0.1
+IP1=10.217.0.2
 uroce_daemon_start d -- --lcores 0,1 \
-  --device "$(verbs_device uroce0 02:00:00:cc:00:01 $IP0 ring:p0);steer_src_port=on" \
-  --device "$(verbs_device uroce1 02:00:00:cc:00:02 $IP1 ring:p0);steer_src_port=on"
+  --device "$(verbs_device uroce0 02:00:00:e2:00:01 $IP0 ring:p0);steer_src_port=on" \
+  --device "$(verbs_device uroce1 02:00:00:e2:00:02 $IP1 ring:p0);steer_src_port=on"
 RUN=${UROCE_DAEMON_RUN[d]}
 R=("$UROCE_RUN" --run-dir "$RUN")
 STATUS=$UROCE_TMP/status.json
@@ -143,5 +145,44 @@ for h in "$H0" "$H1"; do
 done
 uroce_no_pair
 verbs_daemons_stop "uroced exits 0 on SIGTERM and removes its run dir and nodes" d
+
+# ---- two daemons of two lcores over a memif pair of two queues --------------
+sock=$UROCE_TMP/memif.sock
+uroce_daemon_start e -- --lcores 0,1 \
+  --device "$(verbs_device uroce0 02:00:00:e2:00:03 10.217.0.3 "net_memif0,role=server,socket=$sock");steer_src_port=on"
+uroce_daemon_start f -- --lcores 0,1 \
+  --device "$(verbs_device uroce0 02:00:00:e2:00:04 10.217.0.4 "net_memif0,role=client,socket=$sock");steer_src_port=on"
+RE=("$UROCE_RUN" --run-dir "${UROCE_DAEMON_RUN[e]}")
+RF=("$UROCE_RUN" --run-dir "${UROCE_DAEMON_RUN[f]}")
+RUN=${UROCE_DAEMON_RUN[f]}
+status_check "memif: daemon f's port has two queues, its device two shards" \
+  'j["daemon"]["lcores"] == [0, 1] and devs["uroce0"]["port_info"]["queues"] == 2 and len(devs["uroce0"]["shards"]) == 2'
+uroce_next_port port
+st=0
+uroce_pair "memif: ib_send_bw RC 4 QPs 64 KiB x $ITERS" 60 "$port" - - -- \
+  "${RE[@]}" ib_send_bw -d uroce0 -x 1 -p "$port" -n "$ITERS" -F -q 4 ::: \
+  "${RF[@]}" ib_send_bw -d uroce0 -x 1 -p "$port" -n "$ITERS" -F -q 4 127.0.0.1 &&
+  uroce_check_perftest bw $((ITERS * 4)) || st=1
+[ "$st" -eq 0 ] && echo "$UROCE_RESULT" | sed 's/^/  /'
+uroce_verdict "memif: ib_send_bw RC 4 QPs 64 KiB x $ITERS between two daemons" "$st"
+# Daemon f's end on shard 1 (an idle client holds shard 0), e's on shard 0.
+uroce_next_port port
+uroce_bg HF --timeout 600 "$UROCE_TMP/hold.f.out" "$UROCE_TMP/hold.f.out" -- \
+  "${RF[@]}" ibv_rc_pingpong -d uroce0 -g 1 -p "$port"
+uroce_wait_listen - "$port" 20 "$HF" || uroce_verdict "an idle client on daemon f listens" 1
+uroce_next_port port
+st=0
+uroce_pair "memif: crossed ibv_rc_pingpong" 60 "$port" - - -- \
+  "${RE[@]}" ibv_rc_pingpong -d uroce0 -g 1 -p "$port" -s 4096 -n 1000 -c ::: \
+  "${RF[@]}" ibv_rc_pingpong -d uroce0 -g 1 -p "$port" -s 4096 -n 1000 -c 127.0.0.1 &&
+  uroce_check_pingpong 4096 1000 || st=1
+[ "$st" -eq 0 ] && echo "  $UROCE_RESULT"
+uroce_verdict "memif: ibv_rc_pingpong 4096 B x 1000, daemon f's end on shard 1" "$st"
+status_check "memif: daemon f's shard 1 sent, and took over what arrived on shard 0" \
+  'sh("uroce0", 1)["tx_frames"] > 0 and sh("uroce0", 0)["rx_handoff"] > 0 and devs["uroce0"]["counters"]["port_rx"]["handoff_full"] == 0'
+uroce_kill_group KILL "$HF"
+uroce_wait "$HF" _
+uroce_no_pair
+verbs_daemons_stop "both memif daemons exit 0 on SIGTERM" e f
 
 uroce_summary ring_lcores
