@@ -106,10 +106,16 @@ std::string Table::render() const {
 
 std::string render_status(const json& j) {
   const json& d = child(j, "daemon");
+  // Several engine lcores: all of them ("lcores 1,2"); one: "lcore 1".
+  std::string lcores = "lcore " + cell(d, "lcore");
+  if (const json& l = child(d, "lcores"); l.is_array() && l.size() > 1) {
+    lcores = "lcores ";
+    for (std::size_t i = 0; i < l.size(); ++i) lcores += (i == 0 ? "" : ",") + l[i].dump();
+  }
   std::string out =
-      fmt::format("uroced {} pid {}  run dir {}  poll {}  lcore {}  up {} s  clients {}\n\n",
-                  cell(d, "version"), cell(d, "pid"), cell(d, "run_dir"), cell(d, "poll"),
-                  cell(d, "lcore"), cell(d, "uptime_s"), cell(d, "clients"));
+      fmt::format("uroced {} pid {}  run dir {}  poll {}  {}  up {} s  clients {}\n\n",
+                  cell(d, "version"), cell(d, "pid"), cell(d, "run_dir"), cell(d, "poll"), lcores,
+                  cell(d, "uptime_s"), cell(d, "clients"));
   if (d.contains("workers")) {
     const json& w = child(d, "workers");
     out.insert(out.size() - 2, fmt::format("  workers {} ({} idle, {} started)", cell(w, "workers"),
@@ -153,6 +159,23 @@ std::string render_status(const json& j) {
            cell(i, "rx_buf"), cell(i, "rx_scatter"), on.empty() ? "none" : on});
   }
   if (any_port) out += "\nports (as the PMD reported at open):\n" + p.render();
+  Table sh({"DEVICE", "SHARD", "LCORE", "CLIENTS", "QPS", "RX_FRAMES", "TX_FRAMES", "HANDED_OFF",
+            "HANDED_IN"});
+  bool any_shard = false;
+  const json& lcore_ids = child(d, "lcores");
+  for (const auto& dev : child(j, "devices")) {
+    if (!dev.contains("shards")) continue;
+    for (const auto& s : dev["shards"]) {
+      any_shard = true;
+      const std::size_t i = s.value("shard", std::size_t{0});
+      sh.add({cell(dev, "name"), cell(s, "shard"),
+              lcore_ids.is_array() && i < lcore_ids.size() ? lcore_ids[i].dump() : "-",
+              cell(s, "clients"), cell(s, "qps"), cell(s, "rx_frames"), cell(s, "tx_frames"),
+              cell(s, "rx_handoff"), cell(s, "handed_in")});
+    }
+  }
+  if (any_shard)
+    out += "\nshards (one per engine lcore; each client lives on one):\n" + sh.render();
   const json& users = child(d, "users");
   if (!users.empty()) {
     const json& l = child(d, "limits");

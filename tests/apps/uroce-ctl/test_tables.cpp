@@ -86,6 +86,45 @@ TEST(RenderStatus, PortsTableFromPortInfo) {
   EXPECT_EQ(render_status(kStatus).find("ports ("), std::string::npos);
 }
 
+TEST(RenderStatus, ShardsOfSeveralLcores) {
+  json j = kStatus;
+  j["daemon"]["lcore"] = 2;
+  j["daemon"]["lcores"] = {2, 3};
+  j["devices"][0]["shards"] = {{{"shard", 0},
+                                {"clients", 1},
+                                {"qps", 4},
+                                {"rx_frames", 100},
+                                {"tx_frames", 90},
+                                {"rx_handoff", 7},
+                                {"handed_in", 0}},
+                               {{"shard", 1},
+                                {"clients", 0},
+                                {"qps", 0},
+                                {"rx_frames", 5},
+                                {"tx_frames", 0},
+                                {"rx_handoff", 0},
+                                {"handed_in", 7}}};
+  const std::string s = render_status(j);
+  EXPECT_NE(s.find("  lcores 2,3  up "), std::string::npos) << s;
+  EXPECT_NE(s.find("shards (one per engine lcore; each client lives on one):\n"), std::string::npos)
+      << s;
+  EXPECT_NE(s.find("SHARD  LCORE  CLIENTS  QPS  RX_FRAMES  TX_FRAMES  HANDED_OFF  HANDED_IN\n"),
+            std::string::npos)
+      << s;
+  EXPECT_NE(
+      s.find("uroce0      0      2        1    4        100         90           7          0\n"),
+      std::string::npos)
+      << s;
+  EXPECT_NE(
+      s.find("uroce0      1      3        0    0          5          0           0          7\n"),
+      std::string::npos)
+      << s;
+  // One lcore: the daemon line as before, no shards table.
+  const std::string one = render_status(kStatus);
+  EXPECT_NE(one.find("  lcore "), std::string::npos) << one;
+  EXPECT_EQ(one.find("shards ("), std::string::npos) << one;
+}
+
 TEST(RenderStatus, WorkersOnTheDaemonLine) {
   json j = kStatus;
   j["daemon"]["workers"] = {{"workers", 3}, {"idle", 2},    {"queued", 0},

@@ -58,6 +58,15 @@ PY
 status_check "status: lcores [0, 1]; every device two shards on a port of two queues" \
   'j["daemon"]["lcores"] == [0, 1] and all(len(d["shards"]) == 2 and d["port_info"]["queues"] == 2 for d in j["devices"])'
 
+st=0
+out=$UROCE_TMP/status.txt
+if ! "$UROCE_CTL" --run-dir "$RUN" status >"$out" 2>&1; then
+  UROCE_WHY="uroce-ctl status failed: $(tail -n 3 "$out")"; st=1
+elif ! grep -q '  lcores 0,1  ' "$out" || ! grep -qE '^uroce1 +1 +1 +0 +0 ' "$out"; then
+  UROCE_WHY="uroce-ctl status shows no lcores 0,1 or no line for uroce1's shard 1: $(tr '\n' '|' <"$out")"; st=1
+fi
+uroce_verdict "uroce-ctl status: the daemon's lcores and a line per shard" "$st"
+
 # pingpong PROGRAM LABEL SIZE ITERS [EXTRA-ARGS...]: server on uroce0.
 pingpong() {
   local prog=$1 label=$2 size=$3 iters=$4
