@@ -20,6 +20,8 @@
 #include <atomic>
 #include <cassert>
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -205,6 +207,40 @@ class Device {
 
  private:
   std::atomic<std::uint32_t> pds_{0};
+};
+
+// What a device says of itself and of its port, set once at start-up
+// (before clients connect) and read from any thread: the part every device
+// over a DPDK port has, whether over one Vnic (vnic_device.h) or several
+// (sharded_device.h).
+class PortedDevice : public Device {
+ public:
+  PortedDevice(std::uint32_t index, std::string port_name)
+      : index_(index), port_name_(std::move(port_name)) {}
+
+  // Set once the sysfs tree names the node.
+  void set_uverbs(std::uint32_t n) { uverbs_ = n; }
+  // How to read the link state; without one the link is always up (the
+  // simulated ports of the tests).
+  void set_link_probe(std::function<bool()> probe) { link_probe_ = std::move(probe); }
+  // port::EthPort::xdp_mode.
+  void set_port_mode(std::string mode) { port_mode_ = std::move(mode); }
+  void set_port_info(port::PortInfo info) { port_info_ = std::move(info); }
+
+  std::uint32_t index() const override { return index_; }
+  std::uint32_t uverbs() const override { return uverbs_; }
+  const std::string& port_name() const override { return port_name_; }
+  bool link_up() const override { return link_probe_ ? link_probe_() : true; }
+  const std::string& port_mode() const override { return port_mode_; }
+  const port::PortInfo* port_info() const override { return port_info_ ? &*port_info_ : nullptr; }
+
+ private:
+  std::uint32_t index_;
+  std::uint32_t uverbs_ = 0;
+  std::string port_name_;
+  std::function<bool()> link_probe_;
+  std::string port_mode_;
+  std::optional<port::PortInfo> port_info_;
 };
 
 }  // namespace uroce::daemon

@@ -50,6 +50,11 @@ int sole_cpu_of_lcore(unsigned lcore) {
   return -1;
 }
 
+// A seed for an MR table's keys that a peer cannot predict (mr_table.h).
+std::uint64_t random_key_seed() {
+  return (std::uint64_t{std::random_device{}()} << 32) | std::random_device{}();
+}
+
 // The Vnic's configuration from the device's keys, each feature that is on
 // said in the log.
 engine::VnicConfig vnic_config(const DeviceConfig& d, std::uint64_t link) {
@@ -65,8 +70,7 @@ engine::VnicConfig vnic_config(const DeviceConfig& d, std::uint64_t link) {
   if (d.min_ack_timeout != 0) {
     spdlog::info("{}: local ACK timeouts of at least 4.096 us x 2^{}", d.name, d.min_ack_timeout);
   }
-  // Keys that a peer cannot predict (mr_table.h).
-  vc.key_seed = (std::uint64_t{std::random_device{}()} << 32) | std::random_device{}();
+  vc.key_seed = random_key_seed();
   vc.impair = d.impair;
   vc.pfc = d.pfc;
   vc.pfc.link_bps = link;
@@ -166,8 +170,7 @@ std::string EngineHost::open(const DaemonConfig& cfg, const std::string& runtime
     for (std::uint16_t k = 0; k < n; ++k) {
       vc.shard = k;
       vc.shards = n;
-      if (k != 0)
-        vc.key_seed = (std::uint64_t{std::random_device{}()} << 32) | std::random_device{}();
+      if (k != 0) vc.key_seed = random_key_seed();
       ios_.push_back(std::make_unique<engine::EthPortIo>(*ports_[i], k, links));
       vnics_.push_back(std::make_unique<VnicT>(vc, *ios_.back()));
       engines_[k]->add_vnic(vnics_.back().get());
@@ -183,21 +186,15 @@ std::string EngineHost::open(const DaemonConfig& cfg, const std::string& runtime
       rte_eth_link link{};
       return rte_eth_link_get_nowait(pid, &link) == 0 && link.link_status == RTE_ETH_LINK_UP;
     };
-    if (n == 1) {
-      VnicDevice<EngineT>& dev = *shards_.back();
-      dev.set_link_probe(probe);
-      dev.set_port_mode(ports_[i]->xdp_mode());
-      dev.set_port_info(ports_[i]->info());
-      device_ptrs_.push_back(&dev);
-    } else {
+    if (n > 1) {
       sharded_.push_back(
           std::make_unique<ShardedDevice>(std::move(parts), static_cast<std::uint32_t>(i), d.port));
-      ShardedDevice& dev = *sharded_.back();
-      dev.set_link_probe(probe);
-      dev.set_port_mode(ports_[i]->xdp_mode());
-      dev.set_port_info(ports_[i]->info());
-      device_ptrs_.push_back(&dev);
     }
+    PortedDevice& dev = n > 1 ? static_cast<PortedDevice&>(*sharded_.back()) : *shards_.back();
+    dev.set_link_probe(probe);
+    dev.set_port_mode(ports_[i]->xdp_mode());
+    dev.set_port_info(ports_[i]->info());
+    device_ptrs_.push_back(&dev);
   }
   return "";
 }

@@ -65,9 +65,8 @@ void add_snapshot(DeviceSnapshot& to, const DeviceSnapshot& from) {
 
 ShardedDevice::ShardedDevice(std::vector<Device*> shards, std::uint32_t index,
                              std::string port_name)
-    : shards_(std::move(shards)),
-      index_(index),
-      port_name_(std::move(port_name)),
+    : PortedDevice(index, std::move(port_name)),
+      shards_(std::move(shards)),
       clients_(shards_.size(), 0) {
   assert(shards_.size() >= 2);
 }

@@ -21,9 +21,7 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <mutex>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,16 +34,12 @@ namespace uroce::daemon {
 // the Homa cutoffs) is kept from `to` (shard 0's).
 void add_snapshot(DeviceSnapshot& to, const DeviceSnapshot& from);
 
-class ShardedDevice final : public Device {
+class ShardedDevice final : public PortedDevice {
  public:
   // `shards` (at least two) outlive this object; shard i runs on the
   // device's port queue i.
   ShardedDevice(std::vector<Device*> shards, std::uint32_t index, std::string port_name);
 
-  void set_uverbs(std::uint32_t n) { uverbs_ = n; }
-  void set_link_probe(std::function<bool()> probe) { link_probe_ = std::move(probe); }
-  void set_port_mode(std::string mode) { port_mode_ = std::move(mode); }
-  void set_port_info(port::PortInfo info) { port_info_ = std::move(info); }
   std::size_t shard_count() const { return shards_.size(); }
 
   Device& place_client() override;
@@ -54,12 +48,6 @@ class ShardedDevice final : public Device {
 
   const engine::VnicConfig& config() const override { return first().config(); }
   wire::PathMtu active_mtu() const override { return first().active_mtu(); }
-  std::uint32_t index() const override { return index_; }
-  std::uint32_t uverbs() const override { return uverbs_; }
-  const std::string& port_name() const override { return port_name_; }
-  const std::string& port_mode() const override { return port_mode_; }
-  const port::PortInfo* port_info() const override { return port_info_ ? &*port_info_ : nullptr; }
-  bool link_up() const override { return link_probe_ ? link_probe_() : true; }
   const shm::DoorbellGeometry& doorbell_geometry() const override {
     return first().doorbell_geometry();
   }
@@ -130,12 +118,6 @@ class ShardedDevice final : public Device {
   Device& first() const { return *shards_.front(); }
 
   std::vector<Device*> shards_;
-  std::uint32_t index_;
-  std::uint32_t uverbs_ = 0;
-  std::string port_name_;
-  std::function<bool()> link_probe_;
-  std::string port_mode_;
-  std::optional<port::PortInfo> port_info_;
   mutable std::mutex mu_;
   std::vector<std::uint32_t> clients_;  // per shard, under mu_
 };

@@ -21,33 +21,18 @@
 namespace uroce::daemon {
 
 template <class EngineT>
-class VnicDevice final : public Device {
+class VnicDevice final : public PortedDevice {
  public:
   using VnicT = typename EngineT::VnicT;
 
   VnicDevice(VnicT& vnic, EngineT& engine, std::uint32_t index, std::string port_name)
-      : vnic_(vnic), engine_(engine), index_(index), port_name_(std::move(port_name)) {}
-
-  // Set once the sysfs tree names the node (before clients can connect).
-  void set_uverbs(std::uint32_t n) { uverbs_ = n; }
+      : PortedDevice(index, std::move(port_name)), vnic_(vnic), engine_(engine) {}
 
   const engine::VnicConfig& config() const override { return vnic_.config(); }
   wire::PathMtu active_mtu() const override { return vnic_.active_mtu(); }
-  std::uint32_t index() const override { return index_; }
-  std::uint32_t uverbs() const override { return uverbs_; }
-  const std::string& port_name() const override { return port_name_; }
-  bool link_up() const override { return link_probe_ ? link_probe_() : true; }
-  // How to read the link state; without one the link is always up (the
-  // simulated ports of the tests).
-  void set_link_probe(std::function<bool()> probe) { link_probe_ = std::move(probe); }
-  // Set once at start-up, before clients connect (port::EthPort::xdp_mode).
-  void set_port_mode(std::string mode) { port_mode_ = std::move(mode); }
-  const std::string& port_mode() const override { return port_mode_; }
-  void set_port_info(port::PortInfo info) { port_info_ = std::move(info); }
   // Set once at start-up: the CPU its engine lcore is pinned to.
   void set_engine_cpu(int cpu) { engine_cpu_ = cpu; }
   int engine_cpu() const override { return engine_cpu_; }
-  const port::PortInfo* port_info() const override { return port_info_ ? &*port_info_ : nullptr; }
 
   int alloc_qpn(std::uint32_t* qpn) override {
     return on_engine([&] { return vnic_.alloc_qpn(qpn); });
@@ -201,12 +186,6 @@ class VnicDevice final : public Device {
 
   VnicT& vnic_;
   EngineT& engine_;
-  std::uint32_t index_;
-  std::uint32_t uverbs_ = 0;
-  std::string port_name_;
-  std::function<bool()> link_probe_;
-  std::string port_mode_;
-  std::optional<port::PortInfo> port_info_;
   int engine_cpu_ = -1;
 };
 
