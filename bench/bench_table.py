@@ -70,6 +70,8 @@ def merge(lines):
             rt = r["rtt"]
             s.update(rtt_median_us=rt["median_us"], rtt_p99_us=rt["p99_us"],
                      rtt_samples=rt["samples"], rtt_timeouts=rt["timeouts"])
+            # Lines of older runs lack the tail beyond p99.
+            s.update({f"rtt_{k}": rt[k] for k in ("p999_us", "max_us") if k in rt})
     def order(k):
         t = k[0] if k[0] in TRANSPORT_ORDER else "~" + str(k[0])
         return (TRANSPORT_ORDER.index(t) if t in TRANSPORT_ORDER else 99, t, k[1] or 0)
@@ -80,7 +82,7 @@ def merge(lines):
             if name == "raw":
                 continue
             ratio = {}
-            for m in ("mpps", "gbps", "rtt_median_us", "rtt_p99_us"):
+            for m in ("mpps", "gbps", "rtt_median_us", "rtt_p99_us", "rtt_p999_us", "rtt_max_us"):
                 if raw.get(m) and s.get(m) is not None:
                     ratio[m] = s[m] / raw[m]
             s["ratio_to_raw"] = ratio
@@ -94,16 +96,21 @@ METRICS = [
     ("send_bw_64_mmsgps", "send_bw", "mmsgps", 64, "mpps", 1.0, "M msg/s"),
     ("send_lat_2_median_us", "send_lat", "lat_median_us", 64, "rtt_median_us", 0.5, "us"),
     ("send_lat_2_p99_us", "send_lat", "lat_p99_us", 64, "rtt_p99_us", 0.5, "us"),
+    ("send_lat_2_p999_us", "send_lat", "lat_p999_us", 64, "rtt_p999_us", 0.5, "us"),
+    ("send_lat_2_max_us", "send_lat", "lat_max_us", 64, "rtt_max_us", 0.5, "us"),
     # perftest reports a READ's latency as the whole round trip (SEND and
     # WRITE ping-pongs as half of it), so READ compares with the whole RTT.
     ("read_lat_2_median_us", "read_lat", "lat_median_us", 64, "rtt_median_us", 1.0, "us"),
     ("read_lat_2_p99_us", "read_lat", "lat_p99_us", 64, "rtt_p99_us", 1.0, "us"),
+    ("read_lat_2_p999_us", "read_lat", "lat_p999_us", 64, "rtt_p999_us", 1.0, "us"),
+    ("read_lat_2_max_us", "read_lat", "lat_max_us", 64, "rtt_max_us", 1.0, "us"),
     ("write_bw_64k_q16_gbps", "write_bw_q16", "gbps", 4096, "payload_gbps", 1.0, "Gb/s"),
     # UCX's tag-matching ping-pong of 8 B (ucx_perftest -t tag_lat), reported
     # as half the round trip like ib_send_lat; its overall average has no raw
     # counterpart.
     ("ucx_tag_lat_8_median_us", "ucx_tag_lat", "lat_median_us", 64, "rtt_median_us", 0.5, "us"),
     ("ucx_tag_lat_8_p99_us", "ucx_tag_lat", "lat_p99_us", 64, "rtt_p99_us", 0.5, "us"),
+    ("ucx_tag_lat_8_p999_us", "ucx_tag_lat", "lat_p999_us", 64, "rtt_p999_us", 0.5, "us"),
     ("ucx_tag_lat_8_avg_us", "ucx_tag_lat", "lat_avg_us", 64, None, 1.0, "us"),
 ]
 

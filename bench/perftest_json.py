@@ -25,7 +25,7 @@ rank (ucx_perftest takes it over its window of recent iterations), the
 average of the last report interval only, the average of the whole test
 (overall), latencies in usec as ucx_perftest prints them (half the round
 trip of its ping-pong). The line gives rank 50 as lat_median_us, 99 as
-lat_p99_us and the first test's overall average as lat_avg_us; it is
+lat_p99_us, 99.9 as lat_p999_us and the first test's overall average as lat_avg_us; it is
 "ok" only with a Final row for every rank.
 """
 import argparse
@@ -93,7 +93,7 @@ def parse_ucx(text, ranks):
     if len(rows) != len(ranks) or any(len(r) < 4 for r in rows):
         return None
     out = {"iterations": int(rows[0][0]), "lat_avg_us": rows[0][3]}
-    names = {50.0: "lat_median_us", 99.0: "lat_p99_us"}
+    names = {50.0: "lat_median_us", 99.0: "lat_p99_us", 99.9: "lat_p999_us"}
     for rank, r in zip(ranks, rows):
         if int(r[0]) != out["iterations"]:
             return None

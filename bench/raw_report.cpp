@@ -58,11 +58,11 @@ std::string report_json(const ReportHeader& h, const StreamStats* stream, const 
     const RttHistogram& r = rtt->hist;
     j += fmt::format(
         ",\"rtt\":{{\"samples\":{},\"timeouts\":{},\"seconds\":{:.6f},"
-        "\"median_us\":{:.3f},\"p99_us\":{:.3f},\"min_us\":{:.3f},"
+        "\"median_us\":{:.3f},\"p99_us\":{:.3f},\"p999_us\":{:.3f},\"min_us\":{:.3f},"
         "\"max_us\":{:.3f},\"mean_us\":{:.3f}}}",
         r.count(), rtt->timeouts, rtt->seconds, r.quantile_ns(0.5) / 1e3, r.quantile_ns(0.99) / 1e3,
-        static_cast<double>(r.min_ns()) / 1e3, static_cast<double>(r.max_ns()) / 1e3,
-        r.mean_ns() / 1e3);
+        r.quantile_ns(0.999) / 1e3, static_cast<double>(r.min_ns()) / 1e3,
+        static_cast<double>(r.max_ns()) / 1e3, r.mean_ns() / 1e3);
   }
   if (echo != nullptr) {
     j += fmt::format(

@@ -36,6 +36,10 @@ def main() -> int:
         failures.append("no RTT samples")
     if r.get("rtt", {}).get("median_us", 0) <= 0:
         failures.append("zero RTT median")
+    rt = r.get("rtt", {})
+    tail = [rt.get(k) for k in ("median_us", "p99_us", "p999_us", "max_us")]
+    if None in tail or tail != sorted(tail):
+        failures.append(f"RTT median, p99, p99.9, max missing or out of order: {tail}")
     for f in failures:
         print("FAIL:", f)
     return 1 if failures else 0

@@ -18,10 +18,10 @@
 #   read_lat      ib_read_lat -s 2 -n N
 #   write_bw_q16  ib_write_bw -s 65536 -D S --report_gbits -q 16
 #   ucx_tag_lat   UCX: ucx_perftest -t tag_lat -s 8 -n U -w W, as a batch of
-#                 two tests on one connection (-b), -R 50 then -R 99, with
+#                 three tests on one connection (-b), -R 50, 99 and 99.9, with
 #                 UCX_TLS=rc (rc_verbs, ud_verbs for wire-up) and
 #                 UCX_NET_DEVICES=uroce0:1, as a UCX user runs it
-#                 (tests/integration/verbs/ucx.sh); median, p99 and overall
+#                 (tests/integration/verbs/ucx.sh); median, p99, p99.9 and overall
 #                 average (bench/perftest_json.py --ucx-ranks). Skipped, said
 #                 on stderr, when ucx_perftest is not installed (ucx-utils).
 #
@@ -283,7 +283,7 @@ daemon_pair() {
 # UCX's tag-matching latency, both ranks on one connection: ucx_perftest
 # runs the tests of a batch file (-b) one after the other, and both sides
 # read it (the server too, or it has no test to run).
-ucx_ranks=50,99
+ucx_ranks=50,99,99.9
 ucx_point() {
   if ! command -v ucx_perftest >/dev/null; then
     echo "stack_bench.sh: ucx_tag_lat skipped: ucx_perftest not installed (apt-get install ucx-utils)" >&2

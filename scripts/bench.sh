@@ -9,8 +9,8 @@
 # 3504, busy_budget=0 as uroced's af_xdp ports).
 # Stack: UNMODIFIED perftest through uroce-run over the same kind of link
 # (memif, af_packet, af_xdp) (bench/stack_bench.sh): ib_write_bw 64 KiB (Gb/s),
-# ib_send_bw 64 B (M msg/s), ib_send_lat and ib_read_lat 2 B (median, p99),
-# ib_write_bw -q 16, and UCX's ucx_perftest -t tag_lat 8 B (median, p99 and
+# ib_send_bw 64 B (M msg/s), ib_send_lat and ib_read_lat 2 B (median, p99,
+# p99.9, max), ib_write_bw -q 16, and UCX's ucx_perftest -t tag_lat 8 B (median, p99, p99.9 and
 # overall average; skipped without ucx-utils), in each of --modes: daemon
 # (two uroced daemons, one
 # lcore each; the daemons' CPU use per point) and embedded (no daemon: each

@@ -13,7 +13,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import bench_table  # noqa: E402
 
 
-def raw(transport, size, mpps, payload_gbps, rtt_med, rtt_p99, ok=True):
+def raw(transport, size, mpps, payload_gbps, rtt_med, rtt_p99, ok=True, tail=None):
     return [
         {"bench": "uroce-raw", "role": "receiver", "transport": transport,
          "payload_bytes": size, "frame_bytes": size + 42, "ok": ok,
@@ -21,7 +21,8 @@ def raw(transport, size, mpps, payload_gbps, rtt_med, rtt_p99, ok=True):
                     "payload_gbps": payload_gbps, "packets": 1, "lost": 0, "seconds": 3}},
         {"bench": "uroce-raw", "role": "ping", "transport": transport,
          "payload_bytes": size, "frame_bytes": size + 42, "ok": ok,
-         "rtt": {"median_us": rtt_med, "p99_us": rtt_p99, "samples": 1, "timeouts": 0}},
+         "rtt": {"median_us": rtt_med, "p99_us": rtt_p99, "samples": 1, "timeouts": 0,
+                 **(tail or {})}},
     ]
 
 
@@ -88,6 +89,27 @@ class Compare(unittest.TestCase):
         self.assertEqual(comp[("memif", "read_lat_2_p99_us")]["raw"], 2.0)
         self.assertAlmostEqual(comp[("memif", "read_lat_2_median_us")]["ratio"], 2.0)
         self.assertEqual(w["daemon_cpu_pct"], {"a": 99.0, "b": 50.0})
+
+    def test_Compare_TailBeyondP99AgainstRaw(self):
+        lines = raw("memif", 64, 10.0, 5.0, 1.0, 2.0, tail={"p999_us": 4.0, "max_us": 40.0})
+        lines += [perf("memif", "send_lat", lat_median_us=1.4, lat_p99_us=3.0, lat_p999_us=6.0,
+                       lat_max_us=100.0),
+                  perf("memif", "read_lat", lat_median_us=2.0, lat_p99_us=4.0, lat_p999_us=8.0,
+                       lat_max_us=30.0),
+                  perf("memif", "ucx_tag_lat", lat_median_us=2.0, lat_p99_us=4.0,
+                       lat_p999_us=5.0, lat_avg_us=2.2)]
+        comp, _ = run(lines)
+        s = comp[("memif", "send_lat_2_p999_us")]
+        self.assertEqual(s["raw"], 2.0)  # half the RTT's p99.9
+        self.assertAlmostEqual(s["ratio"], 3.0)
+        self.assertAlmostEqual(comp[("memif", "send_lat_2_max_us")]["ratio"], 5.0)
+        self.assertEqual(comp[("memif", "read_lat_2_p999_us")]["raw"], 4.0)
+        self.assertAlmostEqual(comp[("memif", "read_lat_2_max_us")]["ratio"], 0.75)
+        self.assertAlmostEqual(comp[("memif", "ucx_tag_lat_8_p999_us")]["ratio"], 2.5)
+        # A raw line without the tail (an older run): no baseline, the figure kept.
+        comp, _ = run(raw("memif", 64, 10.0, 5.0, 1.0, 2.0) + lines[2:])
+        self.assertIsNone(comp[("memif", "send_lat_2_p999_us")]["ratio"])
+        self.assertEqual(comp[("memif", "send_lat_2_p999_us")]["uroce"], 6.0)
 
     def test_Compare_CarriesThePointsLineRoundTrip(self):
         lines = sample()
@@ -243,9 +265,12 @@ class Main(unittest.TestCase):
             with open(out) as f:
                 doc = json.load(f)
             self.assertEqual(doc["meta"], {"k": "v"})
-            self.assertEqual(len(doc["comparison"]), 13)
+            # Daemon: write_bw, send_bw, write_bw_q16 and send_lat's and
+            # read_lat's median, p99, p99.9 and max (11); embedded the same
+            # but write_bw_q16 (10).
+            self.assertEqual(len(doc["comparison"]), 21)
             self.assertEqual(len(doc["targets"]), 10)
-            self.assertEqual(len(doc["modes"]), 6)
+            self.assertEqual(len(doc["modes"]), 10)  # the metrics both modes ran
 
 
 if __name__ == "__main__":

@@ -65,6 +65,13 @@ class ParseUcx(unittest.TestCase):
         self.assertEqual(f, {"iterations": 3000, "lat_median_us": 99.283,
                              "lat_p99_us": 14106.214, "lat_avg_us": 674.408})
 
+    def test_ParseUcx_Rank999IsP999(self):
+        third = UCX.replace("+p99-", "+p99.9-").split("+p99.9")[1]
+        f = perftest_json.parse_ucx(UCX + "+p99.9" + third.replace("14106.214", "20000.5"),
+                                    [50.0, 99.0, 99.9])
+        self.assertEqual(f["lat_p99_us"], 14106.214)
+        self.assertEqual(f["lat_p999_us"], 20000.5)
+
     def test_ParseUcx_MissingOrShortFinalRowIsNone(self):
         first = UCX[:UCX.index("+p99")]
         self.assertIsNone(perftest_json.parse_ucx(first, [50.0, 99.0]))
