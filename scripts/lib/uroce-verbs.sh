@@ -205,6 +205,25 @@ uroce_verdict() {
 
 # Clears the last pair, so a verdict on a check that ran no pair prints no
 # stale commands.
+# After uroce_pair failed on the exit statuses alone: true when each side
+# that did not exit 0 exited 255 having printed nothing but
+# "rdma_get_cm_event: Bad file descriptor" on stderr. Debian's rping
+# (rdma-core 44) lets its CM thread ask for one more event after the main
+# thread, done with the pings, destroyed the event channel; rdma-core 61
+# fixed it ("rping: terminate CM event thread before exiting"). The caller
+# then judges the pings themselves (rping -v's lines).
+uroce_rping_exit_race() {
+  [[ $UROCE_WHY == "exit status: "* ]] || return 1
+  local side rc err
+  for side in SRV CLI; do
+    rc=UROCE_${side}_RC err=UROCE_${side}_ERR
+    [ "${!rc}" = 0 ] && continue
+    [ "${!rc}" = 255 ] || return 1
+    [ "$(grep -v '^$' "${!err}")" = "rdma_get_cm_event: Bad file descriptor" ] || return 1
+  done
+  echo "  (rping's exit race after its pings: rdma_get_cm_event on its destroyed channel)"
+}
+
 uroce_no_pair() {
   UROCE_SRV_CMD='' UROCE_CLI_CMD='' UROCE_WHY='' UROCE_RESULT=''
 }

@@ -26,7 +26,7 @@ uroce_next_port port
 st=0
 uroce_pair "rping -v -C 100" 60 "cm:$RUN" - - -- \
   "${R[@]}" rping -s -v -a $IP1 -p "$port" -C 100 ::: \
-  "${R[@]}" rping -c -v -a $IP1 -p "$port" -C 100 || st=1
+  "${R[@]}" rping -c -v -a $IP1 -p "$port" -C 100 || uroce_rping_exit_race || st=1
 if [ "$st" -eq 0 ]; then
   nc=$(grep -c '^ping data: rdma-ping-' "$UROCE_CLI_OUT" || true)
   ns=$(grep -c '^server ping data: rdma-ping-' "$UROCE_SRV_OUT" || true)
@@ -119,9 +119,16 @@ uroce_verdict "rping -s killed with SIGKILL: every id and listener reclaimed" "$
 # The port is free again: a new server on it serves a full rping.
 st=0
 uroce_pair "rping on the reclaimed port" 30 "cm:$RUN" - - -- \
-  "${R[@]}" rping -s -a $IP1 -p "$port" -C 10 ::: \
-  "${R[@]}" rping -c -a $IP1 -p "$port" -C 10 || st=1
-uroce_verdict "rping -C 10 on the port the killed listener held" "$st"
+  "${R[@]}" rping -s -v -a $IP1 -p "$port" -C 10 ::: \
+  "${R[@]}" rping -c -v -a $IP1 -p "$port" -C 10 || uroce_rping_exit_race || st=1
+if [ "$st" -eq 0 ]; then
+  nc=$(grep -c '^ping data: rdma-ping-' "$UROCE_CLI_OUT" || true)
+  ns=$(grep -c '^server ping data: rdma-ping-' "$UROCE_SRV_OUT" || true)
+  if [ "$nc" -ne 10 ] || [ "$ns" -ne 10 ]; then
+    UROCE_WHY="expected 10 pings on each side, client $nc, server $ns"; st=1
+  fi
+fi
+uroce_verdict "rping -v -C 10 on the port the killed listener held" "$st"
 
 cm_json | grep -o '"cm":{[^}]*}' || true
 uroce_no_pair
