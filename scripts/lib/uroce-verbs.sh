@@ -206,8 +206,9 @@ uroce_verdict() {
 # Clears the last pair, so a verdict on a check that ran no pair prints no
 # stale commands.
 # After uroce_pair failed on the exit statuses alone: true when each side
-# that did not exit 0 exited 255 having printed nothing but
-# "rdma_get_cm_event: Bad file descriptor" on stderr. Debian's rping
+# that did not exit 0 exited 255 with "rdma_get_cm_event: Bad file
+# descriptor" as the last line of its stderr (a server prints its
+# DISCONNECT and state lines there before it). Debian's rping
 # (rdma-core 44) lets its CM thread ask for one more event after the main
 # thread, done with the pings, destroyed the event channel; rdma-core 61
 # fixed it ("rping: terminate CM event thread before exiting"). The caller
@@ -219,7 +220,8 @@ uroce_rping_exit_race() {
     rc=UROCE_${side}_RC err=UROCE_${side}_ERR
     [ "${!rc}" = 0 ] && continue
     [ "${!rc}" = 255 ] || return 1
-    [ "$(grep -v '^$' "${!err}")" = "rdma_get_cm_event: Bad file descriptor" ] || return 1
+    [ "$(grep -v '^$' "${!err}" | tail -n 1)" = "rdma_get_cm_event: Bad file descriptor" ] ||
+      return 1
   done
   echo "  (rping's exit race after its pings: rdma_get_cm_event on its destroyed channel)"
 }
