@@ -312,7 +312,7 @@ rxe_rping() {
     guest_args=("$srv")
   fi
   rxe_pair "$label" "$dir" 90 "cm:$port" -- rping "${host_args[@]}" ::: "rping ${guest_args[0]}" ||
-    return 1
+    uroce_rping_exit_race || return 1
   local nc ns
   nc=$(grep -c 'ping data: rdma-ping-' "$UROCE_CLI_OUT" || true)
   ns=$(grep -c 'server ping data: rdma-ping-' "$UROCE_SRV_OUT" || true)
