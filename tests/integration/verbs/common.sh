@@ -75,6 +75,33 @@ verbs_veth_port() {
   fi
 }
 
+# verbs_pingpong PROGRAM LABEL SIZE ITERS [EXTRA-ARGS...] : one rdma-core
+# pingpong with -c (the server checks the data it received), server first,
+# judged on both sides' exit status and result lines (uroce_check_pingpong)
+# and told as one verdict. The sides, from these settings (default):
+#   PP_SRV, PP_CLI        names of arrays holding each side's uroce-run
+#                         prefix (R)
+#   PP_DEV_SRV, PP_DEV_CLI  their devices (uroce0, uroce1)
+#   PP_NS_SRV, PP_NS_CLI  their network namespaces (-: this one)
+#   PP_TCP                the server's TCP address (127.0.0.1)
+#   PP_GID                the GID index both use (1: the IPv4 one)
+#   PP_LIMIT              seconds each side may take (60)
+verbs_pingpong() {
+  local prog=$1 label=$2 size=$3 iters=$4
+  shift 4
+  local -n srv_run=${PP_SRV:-R} cli_run=${PP_CLI:-R}
+  local gid=${PP_GID:-1} port st=0
+  uroce_next_port port
+  uroce_pair "$label" "${PP_LIMIT:-60}" "$port" "${PP_NS_SRV:--}" "${PP_NS_CLI:--}" -- \
+    "${srv_run[@]}" "$prog" -d "${PP_DEV_SRV:-uroce0}" -g "$gid" -p "$port" -s "$size" \
+    -n "$iters" -c "$@" ::: \
+    "${cli_run[@]}" "$prog" -d "${PP_DEV_CLI:-uroce1}" -g "$gid" -p "$port" -s "$size" \
+    -n "$iters" -c "$@" "${PP_TCP:-127.0.0.1}" &&
+    uroce_check_pingpong "$size" "$iters" || st=1
+  [ "$st" -eq 0 ] && echo "  $UROCE_RESULT"
+  uroce_verdict "$label" "$st"
+}
+
 # verbs_daemons_stop TEXT NAME... : one verdict that every named daemon is
 # still alive and exits 0 on SIGTERM (uroce_daemon_stop also checks that
 # its run dir and nodes are gone).

@@ -23,19 +23,8 @@ uroce_daemon_start d --lcore 1 -- \
 RUN=${UROCE_DAEMON_RUN[d]}
 R=("$UROCE_RUN" --run-dir "$RUN")
 
-# pingpong PROGRAM LABEL SIZE ITERS [EXTRA-ARGS...]
-pingpong() {
-  local prog=$1 label=$2 size=$3 iters=$4
-  shift 4
-  local port st=0
-  uroce_next_port port
-  uroce_pair "$label" 60 "$port" - - -- \
-    "${R[@]}" "$prog" -d uroce0 -g 1 -p "$port" -s "$size" -n "$iters" -c "$@" ::: \
-    "${R[@]}" "$prog" -d uroce1 -g 1 -p "$port" -s "$size" -n "$iters" -c "$@" 127.0.0.1 &&
-    uroce_check_pingpong "$size" "$iters" || st=1
-  [ "$st" -eq 0 ] && echo "  $UROCE_RESULT"
-  uroce_verdict "$label" "$st"
-}
+# pingpong PROGRAM LABEL SIZE ITERS [EXTRA-ARGS...]: server on uroce0.
+pingpong() { verbs_pingpong "$@"; }
 
 # perf PROGRAM LABEL [EXTRA-ARGS...]
 perf() {

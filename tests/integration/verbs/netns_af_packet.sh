@@ -51,18 +51,11 @@ else
   RB=("$UROCE_RUN" --run-dir "${UROCE_DAEMON_RUN[b]}")
 fi
 
-# pingpong PROGRAM LABEL SIZE ITERS [EXTRA-ARGS...]
+# pingpong PROGRAM LABEL SIZE ITERS [EXTRA-ARGS...]: uroce0 of the daemon
+# (or embedded engine) in NSA serves, that of NSB connects over TCP.
 pingpong() {
-  local prog=$1 label=$2 size=$3 iters=$4
-  shift 4
-  local port st=0
-  uroce_next_port port
-  uroce_pair "$label" 60 "$port" "$NSA" "$NSB" -- \
-    "${RA[@]}" "$prog" -d uroce0 -g 1 -p "$port" -s "$size" -n "$iters" -c "$@" ::: \
-    "${RB[@]}" "$prog" -d uroce0 -g 1 -p "$port" -s "$size" -n "$iters" -c "$@" "$TCP_IPA" &&
-    uroce_check_pingpong "$size" "$iters" || st=1
-  [ "$st" -eq 0 ] && echo "  $UROCE_RESULT"
-  uroce_verdict "$label" "$st"
+  PP_SRV=RA PP_CLI=RB PP_DEV_CLI=uroce0 PP_NS_SRV=$NSA PP_NS_CLI=$NSB PP_TCP=$TCP_IPA \
+    verbs_pingpong "$@"
 }
 
 ITERS=1000

@@ -48,18 +48,7 @@ uroce_verdict "ibv_devinfo -v uroce0: GID 0 fe80::, GID 2 $G0, RoCE v2" "$st"
 
 # ---- pingpong over IPv6 ---------------------------------------------------------
 # pingpong PROGRAM GID LABEL SIZE ITERS [EXTRA-ARGS...]
-pingpong() {
-  local prog=$1 gid=$2 label=$3 size=$4 iters=$5
-  shift 5
-  local port st=0
-  uroce_next_port port
-  uroce_pair "$label" 30 "$port" - - -- \
-    "${R[@]}" "$prog" -d uroce0 -g "$gid" -p "$port" -s "$size" -n "$iters" -c "$@" ::: \
-    "${R[@]}" "$prog" -d uroce1 -g "$gid" -p "$port" -s "$size" -n "$iters" -c "$@" 127.0.0.1 &&
-    uroce_check_pingpong "$size" "$iters" || st=1
-  [ "$st" -eq 0 ] && echo "  $UROCE_RESULT"
-  uroce_verdict "$label" "$st"
-}
+pingpong() { PP_GID=$2 PP_LIMIT=30 verbs_pingpong "$1" "${@:3}"; }
 v6_before=$(counter uroce1 rx_roce_ipv6)
 pingpong ibv_rc_pingpong 0 "ibv_rc_pingpong -g 0 4096 B x 1000" 4096 1000
 pingpong ibv_rc_pingpong 0 "ibv_rc_pingpong -g 0 -m 4096 1 MiB x 50" 1048576 50 -m 4096

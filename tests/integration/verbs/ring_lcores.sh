@@ -68,18 +68,7 @@ fi
 uroce_verdict "uroce-ctl status: the daemon's lcores and a line per shard" "$st"
 
 # pingpong PROGRAM LABEL SIZE ITERS [EXTRA-ARGS...]: server on uroce0.
-pingpong() {
-  local prog=$1 label=$2 size=$3 iters=$4
-  shift 4
-  local port st=0
-  uroce_next_port port
-  uroce_pair "$label" 60 "$port" - - -- \
-    "${R[@]}" "$prog" -d uroce0 -g 1 -p "$port" -s "$size" -n "$iters" -c "$@" ::: \
-    "${R[@]}" "$prog" -d uroce1 -g 1 -p "$port" -s "$size" -n "$iters" -c "$@" 127.0.0.1 &&
-    uroce_check_pingpong "$size" "$iters" || st=1
-  [ "$st" -eq 0 ] && echo "  $UROCE_RESULT"
-  uroce_verdict "$label" "$st"
-}
+pingpong() { verbs_pingpong "$@"; }
 
 ITERS=1000
 # perf PROGRAM bw|lat LABEL [EXTRA-ARGS...]: server on uroce0; with -q N set

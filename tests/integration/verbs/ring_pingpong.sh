@@ -57,18 +57,7 @@ uroce_verdict "ibv_devinfo -v uroce1: PORT_ACTIVE, active_mtu 4096, GIDs 0 and 1
 
 # ---- pingpong ---------------------------------------------------------------
 # pingpong PROGRAM LABEL SIZE ITERS TIMEOUT [EXTRA-ARGS...]
-pingpong() {
-  local prog=$1 label=$2 size=$3 iters=$4 limit=$5
-  shift 5
-  local port st=0
-  uroce_next_port port
-  uroce_pair "$label" "$limit" "$port" - - -- \
-    "${R[@]}" "$prog" -d uroce0 -g 1 -p "$port" -s "$size" -n "$iters" -c "$@" ::: \
-    "${R[@]}" "$prog" -d uroce1 -g 1 -p "$port" -s "$size" -n "$iters" -c "$@" 127.0.0.1 &&
-    uroce_check_pingpong "$size" "$iters" || st=1
-  [ "$st" -eq 0 ] && echo "  $UROCE_RESULT"
-  uroce_verdict "$label" "$st"
-}
+pingpong() { PP_LIMIT=$5 verbs_pingpong "$1" "$2" "$3" "$4" "${@:6}"; }
 
 pingpong ibv_rc_pingpong "ibv_rc_pingpong 4096 B x 1000" 4096 1000 30
 # Many small exchanges: each one arms the CQ and sleeps on the channel, so
