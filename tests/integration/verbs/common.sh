@@ -102,6 +102,26 @@ verbs_pingpong() {
   uroce_verdict "$label" "$st"
 }
 
+# verbs_perf PROGRAM KIND LABEL [EXTRA-ARGS...] : one perftest run (-F),
+# server first, over the GID PP_GID (-x), judged by uroce_check_perftest
+# KIND (bw or lat) on PP_ITERS (1000) iterations times PP_QPS (1: perftest
+# counts every QP's) and told as one verdict; the sides as verbs_pingpong's.
+verbs_perf() {
+  local prog=$1 kind=$2 label=$3
+  shift 3
+  local -n srv_run=${PP_SRV:-R} cli_run=${PP_CLI:-R}
+  local iters=${PP_ITERS:-1000} port st=0
+  uroce_next_port port
+  uroce_pair "$label" "${PP_LIMIT:-60}" "$port" "${PP_NS_SRV:--}" "${PP_NS_CLI:--}" -- \
+    "${srv_run[@]}" "$prog" -d "${PP_DEV_SRV:-uroce0}" -x "${PP_GID:-1}" -p "$port" \
+    -n "$iters" -F "$@" ::: \
+    "${cli_run[@]}" "$prog" -d "${PP_DEV_CLI:-uroce1}" -x "${PP_GID:-1}" -p "$port" \
+    -n "$iters" -F "$@" "${PP_TCP:-127.0.0.1}" &&
+    uroce_check_perftest "$kind" $((iters * ${PP_QPS:-1})) || st=1
+  [ "$st" -eq 0 ] && echo "$UROCE_RESULT" | sed 's/^/  /'
+  uroce_verdict "$label" "$st"
+}
+
 # verbs_daemons_stop TEXT NAME... : one verdict that every named daemon is
 # still alive and exits 0 on SIGTERM (uroce_daemon_stop also checks that
 # its run dir and nodes are gone).

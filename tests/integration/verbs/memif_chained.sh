@@ -26,19 +26,8 @@ R=("$UROCE_RUN" --run-dir "$RUN")
 # pingpong PROGRAM LABEL SIZE ITERS [EXTRA-ARGS...]: server on uroce0.
 pingpong() { verbs_pingpong "$@"; }
 
-# perf PROGRAM LABEL [EXTRA-ARGS...]
-perf() {
-  local prog=$1 label=$2 iters=500
-  shift 2
-  local port st=0
-  uroce_next_port port
-  uroce_pair "$label" 60 "$port" - - -- \
-    "${R[@]}" "$prog" -d uroce0 -x 1 -p "$port" -n "$iters" -F "$@" ::: \
-    "${R[@]}" "$prog" -d uroce1 -x 1 -p "$port" -n "$iters" -F "$@" 127.0.0.1 &&
-    uroce_check_perftest bw "$iters" || st=1
-  [ "$st" -eq 0 ] && echo "$UROCE_RESULT" | sed 's/^/  /'
-  uroce_verdict "$label" "$st"
-}
+# perf PROGRAM LABEL [EXTRA-ARGS...]: a bandwidth test of 500 iterations.
+perf() { PP_ITERS=500 verbs_perf "$1" bw "${@:2}"; }
 
 pingpong ibv_rc_pingpong "chained: ibv_rc_pingpong -m 4096 64 KiB x 200" 65536 200 -m 4096
 pingpong ibv_rc_pingpong "chained: ibv_rc_pingpong -m 4096 4096 B x 500" 4096 500 -m 4096

@@ -59,18 +59,10 @@ pingpong() {
 }
 
 ITERS=1000
-# perf PROGRAM bw|lat LABEL [EXTRA-ARGS...]
+# perf PROGRAM bw|lat LABEL [EXTRA-ARGS...]: sides as pingpong's.
 perf() {
-  local prog=$1 kind=$2 label=$3
-  shift 3
-  local port st=0
-  uroce_next_port port
-  uroce_pair "$label" 60 "$port" "$NSA" "$NSB" -- \
-    "${RA[@]}" "$prog" -d uroce0 -x 1 -p "$port" -n "$ITERS" -F "$@" ::: \
-    "${RB[@]}" "$prog" -d uroce0 -x 1 -p "$port" -n "$ITERS" -F "$@" "$TCP_IPA" &&
-    uroce_check_perftest "$kind" "$ITERS" || st=1
-  [ "$st" -eq 0 ] && echo "$UROCE_RESULT" | sed 's/^/  /'
-  uroce_verdict "$label" "$st"
+  PP_SRV=RA PP_CLI=RB PP_DEV_CLI=uroce0 PP_NS_SRV=$NSA PP_NS_CLI=$NSB PP_TCP=$TCP_IPA \
+    PP_ITERS=$ITERS verbs_perf "$@"
 }
 
 pingpong ibv_rc_pingpong "netns ibv_rc_pingpong 4096 B x 1000" 4096 1000

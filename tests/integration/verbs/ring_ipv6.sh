@@ -69,17 +69,8 @@ fi
 uroce_verdict "counters: neighbour discovery on both devices, the pingpongs over IPv6" "$st"
 
 # ---- perftest ---------------------------------------------------------------------
-perf() {  # LABEL [EXTRA-ARGS...]
-  local label=$1 port st=0
-  shift
-  uroce_next_port port
-  uroce_pair "$label" 60 "$port" - - -- \
-    "${R[@]}" ib_send_lat -d uroce0 -x 0 -p "$port" -n 1000 -F "$@" ::: \
-    "${R[@]}" ib_send_lat -d uroce1 -x 0 -p "$port" -n 1000 -F "$@" 127.0.0.1 &&
-    uroce_check_perftest lat 1000 || st=1
-  [ "$st" -eq 0 ] && echo "$UROCE_RESULT" | sed 's/^/  /'
-  uroce_verdict "$label" "$st"
-}
+# perf LABEL [EXTRA-ARGS...]: ib_send_lat over GID 0 (fe80::), 1000 iterations.
+perf() { PP_GID=0 verbs_perf ib_send_lat lat "$@"; }
 perf "ib_send_lat -x 0 RC x 1000"
 perf "ib_send_lat -x 0 UD x 1000" -c UD
 

@@ -73,18 +73,9 @@ pingpong() { verbs_pingpong "$@"; }
 ITERS=1000
 # perf PROGRAM bw|lat LABEL [EXTRA-ARGS...]: server on uroce0; with -q N set
 # QPS=N (perftest reports ITERS * N iterations).
-perf() {
-  local prog=$1 kind=$2 label=$3 expect=$((ITERS * ${QPS:-1}))
-  shift 3
-  local port st=0
-  uroce_next_port port
-  uroce_pair "$label" 60 "$port" - - -- \
-    "${R[@]}" "$prog" -d uroce0 -x 1 -p "$port" -n "$ITERS" -F "$@" ::: \
-    "${R[@]}" "$prog" -d uroce1 -x 1 -p "$port" -n "$ITERS" -F "$@" 127.0.0.1 &&
-    uroce_check_perftest "$kind" "$expect" || st=1
-  [ "$st" -eq 0 ] && echo "$UROCE_RESULT" | sed 's/^/  /'
-  uroce_verdict "$label" "$st"
-}
+# perf PROGRAM bw|lat LABEL [EXTRA-ARGS...]; with N QPs (-q N) perftest
+# reports ITERS * N iterations: set QPS=N for that run.
+perf() { PP_ITERS=$ITERS PP_QPS=${QPS:-1} verbs_perf "$@"; }
 
 # hold DEV VAR: an idle client on DEV (an ibv_rc_pingpong server that no
 # client will reach), its pid in VAR; placed like any client.

@@ -18,18 +18,9 @@ R=("$UROCE_RUN" --run-dir "${UROCE_DAEMON_RUN[d]}")
 ITERS=1000
 # perf PROGRAM bw|lat LABEL [EXTRA-ARGS...]; with N QPs (-q N) perftest
 # reports ITERS * N iterations: set QPS=N for that run.
-perf() {
-  local prog=$1 kind=$2 label=$3 expect=$((ITERS * ${QPS:-1}))
-  shift 3
-  local port st=0
-  uroce_next_port port
-  uroce_pair "$label" 60 "$port" - - -- \
-    "${R[@]}" "$prog" -d uroce0 -x 1 -p "$port" -n "$ITERS" -F "$@" ::: \
-    "${R[@]}" "$prog" -d uroce1 -x 1 -p "$port" -n "$ITERS" -F "$@" 127.0.0.1 &&
-    uroce_check_perftest "$kind" "$expect" || st=1
-  [ "$st" -eq 0 ] && echo "$UROCE_RESULT" | sed 's/^/  /'
-  uroce_verdict "$label" "$st"
-}
+# perf PROGRAM bw|lat LABEL [EXTRA-ARGS...]; with N QPs (-q N) perftest
+# reports ITERS * N iterations: set QPS=N for that run.
+perf() { PP_ITERS=$ITERS PP_QPS=${QPS:-1} verbs_perf "$@"; }
 
 perf ib_write_bw bw "ib_write_bw RC 64 KiB x $ITERS"
 perf ib_write_bw bw "ib_write_bw RC 4 KiB x $ITERS" -s 4096
