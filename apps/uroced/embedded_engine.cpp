@@ -191,7 +191,7 @@ std::string start(Embedded* e) {
   info.pid = static_cast<long>(getpid());
   info.run_dir = e->cfg.run_dir;
   info.poll = "embedded";
-  info.lcore = e->cfg.lcore;
+  info.lcores = engine_lcores(e->cfg);
   e->server = std::make_unique<Server>(e->host->devices(), info);
   e->server->set_limits(e->cfg.limits);
   int started = 0;

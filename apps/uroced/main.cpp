@@ -124,7 +124,6 @@ int run(const DaemonConfig& cfg) {
   info.run_dir = cfg.run_dir;
   info.poll = to_string(cfg.poll);
   info.lcores = engine_lcores(cfg);
-  info.lcore = info.lcores.front();
   info.engine_cpu = sole_cpu_of_current_thread();
   Server server(device_ptrs, info);
   server.set_limits(cfg.limits);

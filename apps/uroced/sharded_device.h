@@ -40,8 +40,6 @@ class ShardedDevice final : public PortedDevice {
   // device's port queue i.
   ShardedDevice(std::vector<Device*> shards, std::uint32_t index, std::string port_name);
 
-  std::size_t shard_count() const { return shards_.size(); }
-
   Device& place_client() override;
   void leave_client(Device& placed) override;
   int engine_cpu() const override { return first().engine_cpu(); }

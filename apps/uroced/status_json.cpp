@@ -323,17 +323,12 @@ std::string status_json(const DaemonInfo& info, const std::vector<Device*>& devi
                         const std::vector<DeviceSnapshot>& snaps, bool with_qps,
                         const std::vector<ClientSummary>* clients, std::size_t max_bytes) {
   json j;
-  j["daemon"] = {{"version", info.version},
-                 {"pid", info.pid},
-                 {"run_dir", info.run_dir},
-                 {"socket", info.socket},
-                 {"poll", info.poll},
-                 {"lcore", info.lcore},
-                 {"lcores",
-                  info.lcores.empty() ? std::vector<std::uint32_t>{info.lcore} : info.lcores},
-                 {"engine_cpu", info.engine_cpu},
-                 {"uptime_s", info.uptime_s},
-                 {"clients", info.clients}};
+  j["daemon"] =
+      {{"version", info.version},   {"pid", info.pid},
+       {"run_dir", info.run_dir},   {"socket", info.socket},
+       {"poll", info.poll},         {"lcore", info.lcores.empty() ? 0u : info.lcores.front()},
+       {"lcores", info.lcores},     {"engine_cpu", info.engine_cpu},
+       {"uptime_s", info.uptime_s}, {"clients", info.clients}};
   j["daemon"]["limits"] = limits_json(info.limits);
   j["daemon"]["workers"] = info.workers;
   if (info.engine) j["daemon"]["engine"] = *info.engine;

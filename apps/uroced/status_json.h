@@ -81,9 +81,10 @@ struct DaemonInfo {
   std::string run_dir;
   std::string socket;
   std::string poll;
-  std::uint32_t lcore = 0;            // the (first) engine lcore
-  std::vector<std::uint32_t> lcores;  // every engine lcore (eal.lcores); empty: lcore alone
-  int engine_cpu = -1;                // the one CPU the engine thread may run on; -1: several
+  // The engine's lcores (config.h engine_lcores), EAL's main lcore first;
+  // "lcore" in the JSON is the first.
+  std::vector<std::uint32_t> lcores;
+  int engine_cpu = -1;  // the one CPU the engine thread may run on; -1: several
   double uptime_s = 0;
   std::size_t clients = 0;       // connections open, the asking one included
   CmStatus cm{};                 // the rdma_cm service (cm_service.h)

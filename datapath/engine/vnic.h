@@ -470,7 +470,6 @@ class Vnic {
   void qp_packet(QpEntry& e, TimeNs now);
   bool hand_off_foreign(std::span<const std::uint8_t> f, wire::FrameTail tail);
   void hand_off_to(std::uint16_t owner, std::span<const std::uint8_t> f, wire::FrameTail tail);
-  static bool is_icmpv6(std::span<const std::uint8_t> f);
   void commit_frame(std::span<const std::uint8_t> f);
   void emit_arp(std::span<const std::uint8_t> f);
   bool pfc_paused(const QpEntry& e, TimeNs now);

@@ -187,4 +187,14 @@ inline std::uint32_t peek_dest_qp(std::span<const std::uint8_t> f) {
   return load_be24(f.data() + udp + UdpHdr::kSize + 5) & kQpnMask;
 }
 
+// Whether `f` is IPv6 carrying ICMPv6 right after the fixed header, as
+// neighbour discovery does (no extension headers: RFC 4861 section 7.1);
+// nothing else checked. For sending ND to the engine lcore that resolves
+// neighbours before anything is parsed.
+inline bool peek_icmpv6(std::span<const std::uint8_t> f) {
+  constexpr std::size_t e = EthHdr::kSize;
+  return f.size() >= e + Ipv6Hdr::kSize && load_be16(f.data() + 12) == kEtherTypeIpv6 &&
+         f[e + 6] == kIpProtoIcmpv6;
+}
+
 }  // namespace uroce::wire

@@ -106,15 +106,12 @@ inline void Vnic<PortIo, Sched>::on_frame(std::span<const std::uint8_t> f, wire:
     arp_.on_frame(f, now, sink);
     return;
   }
-  // On a device of several lcores, a RoCE frame for another shard's QP goes
-  // to that shard (shard_links.h) before it is parsed here: the owner checks
-  // it. One branch for a device of one.
+  // On a device of several lcores, a RoCE frame for another shard's QP (and
+  // neighbour discovery, shard 0's) goes to that shard (shard_links.h)
+  // before it is parsed here: the owner checks it. One branch for a device
+  // of one.
   if (cfg_.shards > 1) [[unlikely]] {
     if (hand_off_foreign(f, tail)) return;
-    if (cfg_.shard != 0 && is_icmpv6(f)) {
-      hand_off_to(0, f, tail);
-      return;
-    }
   }
   const wire::ParseError err = wire::parse_roce(f, tail, pkt_);
   if (err != wire::ParseError::kOk) {
@@ -185,12 +182,18 @@ inline void Vnic<PortIo, Sched>::on_frame(std::span<const std::uint8_t> f, wire:
 // True when frame f (tail) looks like RoCE for a QP of another shard
 // (wire::peek_dest_qp): handed to that shard through the port adapter
 // (counted rx_handoff), or dropped when the adapter refuses or cannot hand
-// off (rx_handoff_drop). QP1 is shard 0's.
+// off (rx_handoff_drop). QP1 is shard 0's, and so are ICMPv6 frames
+// (wire::peek_icmpv6): the only other frames it hands off.
 template <class PortIo, sched::TxScheduler Sched>
 inline bool Vnic<PortIo, Sched>::hand_off_foreign(std::span<const std::uint8_t> f,
                                                   wire::FrameTail tail) {
   const std::uint32_t q = wire::peek_dest_qp(f);
-  if (q == wire::kNoDestQp) return false;
+  if (q == wire::kNoDestQp) {
+    // Not RoCE: neighbour discovery goes to shard 0 as ARP does.
+    if (cfg_.shard == 0 || !wire::peek_icmpv6(f)) return false;
+    hand_off_to(0, f, tail);
+    return true;
+  }
   const std::uint16_t owner =
       q == wire::kGsiQpn ? 0 : shard_of_low_[q & (shard_of_low_.size() - 1)];
   if (owner == cfg_.shard) return false;
@@ -210,15 +213,6 @@ inline void Vnic<PortIo, Sched>::hand_off_to(std::uint16_t owner, std::span<cons
     }
   }
   ++ctr_.rx_handoff_drop;
-}
-
-// An IPv6 frame carrying ICMPv6 right after its fixed header (neighbour
-// discovery: no extension headers, RFC 4861 section 7.1).
-template <class PortIo, sched::TxScheduler Sched>
-inline bool Vnic<PortIo, Sched>::is_icmpv6(std::span<const std::uint8_t> f) {
-  return f.size() >= wire::EthHdr::kSize + wire::Ipv6Hdr::kSize &&
-         wire::load_be16(f.data() + 12) == wire::kEtherTypeIpv6 &&
-         f[wire::EthHdr::kSize + 6] == wire::kIpProtoIcmpv6;
 }
 
 // The packet in pkt_ to QP `e`, whichever kind it is; a QP with output

@@ -17,7 +17,7 @@ DaemonInfo info() {
   i.run_dir = "/run/x";
   i.socket = "/run/x/uroced.sock";
   i.poll = "busy";
-  i.lcore = 1;
+  i.lcores = {1};
   i.clients = 3;
   return i;
 }

@@ -620,5 +620,23 @@ TEST(PeekDestQp, ReadsTheBthOfRoceFramesOnly) {
   EXPECT_EQ(peek_dest_qp({}), kNoDestQp);
 }
 
+// ICMPv6 (neighbour discovery) is told by the IPv6 Next Header alone; IPv4
+// carrying protocol 58, a UDP frame and a truncated header are not it.
+TEST(PeekIcmpv6, NextHeader58OverIpv6Only) {
+  PacketSpec s = sample_spec(op::kRcSendOnly, std::span(kPayload, 5));
+  s.ip6 = &testing::kSampleRoute;
+  Frame f = build(s);
+  EXPECT_FALSE(peek_icmpv6(f));  // UDP
+  f[kIp + 6] = kIpProtoIcmpv6;
+  EXPECT_TRUE(peek_icmpv6(f));
+  EXPECT_TRUE(peek_icmpv6(std::span(f).first(kIp + Ipv6Hdr::kSize)));
+  EXPECT_FALSE(peek_icmpv6(std::span(f).first(kIp + Ipv6Hdr::kSize - 1)));
+  Frame v4 = sample(op::kRcSendOnly);
+  v4[kIp + 9] = kIpProtoIcmpv6;
+  v4[kIp + 6] = kIpProtoIcmpv6;
+  EXPECT_FALSE(peek_icmpv6(v4));
+  EXPECT_FALSE(peek_icmpv6({}));
+}
+
 }  // namespace
 }  // namespace uroce::wire

@@ -440,41 +440,51 @@ TEST(VnicRx_Shards, FrameForAnotherShardsQpIsNotDeliveredHere) {
 }
 
 // Neighbours are shard 0's: B as shard 1 of 2 neither answers A's ARP
-// request nor learns from it, and hands it over (over SimPortIo, which
-// cannot, it is dropped and counted rx_handoff_drop); so A stays
-// unresolved. Shard 0 answers (the control: same set-up, shard 0).
-TEST(VnicRx_Shards, ArpGoesToShardZero) {
-  for (const std::uint16_t shard : {std::uint16_t{1}, std::uint16_t{0}}) {
-    port::SimDirectionConfig d;
-    d.propagation_ns = 1000;
-    port::SimLink link{port::SimLinkConfig::symmetric(d, 5)};
-    Host a{link, 0, kMacA, kIpA};
-    VnicConfig cb = Host::config(kMacB, kIpB, 1500);
-    cb.shard = shard;
-    cb.shards = 2;
-    Host b{link, 1, cb};
-    VirtualClock clock;
-    wire::MacAddr mac{};
-    EXPECT_FALSE(a.vnic.resolve(kIpB, clock.now(), &mac));
-    for (int i = 0; i < 20; ++i) {
-      a.vnic.poll(clock.now());
-      b.vnic.poll(clock.now());
-      clock.advance_by(500);
-    }
-    const VnicCounters c = b.vnic.counters();
-    SCOPED_TRACE(::testing::Message() << "shard " << shard);
-    EXPECT_EQ(rx_frames_accounted(c), c.rx_frames);
-    if (shard == 1) {
-      EXPECT_EQ(c.rx_arp, 0u);
-      EXPECT_EQ(c.rx_handoff_drop, 1u);
-      EXPECT_EQ(b.vnic.arp_counters().tx_replies, 0u);
-      EXPECT_FALSE(a.vnic.resolve(kIpB, clock.now(), &mac));
-    } else {
-      EXPECT_EQ(c.rx_arp, 1u);
-      EXPECT_EQ(c.rx_handoff_drop, 0u);
-      EXPECT_EQ(b.vnic.arp_counters().tx_replies, 1u);
-      EXPECT_TRUE(a.vnic.resolve(kIpB, clock.now(), &mac));
-      EXPECT_EQ(mac, kMacB);
+// request or IPv6 neighbour solicitation nor learns from it, and hands it
+// over (over SimPortIo, which cannot, it is dropped and counted
+// rx_handoff_drop); so A stays unresolved. Shard 0 answers (the control:
+// same set-up, shard 0).
+TEST(VnicRx_Shards, ArpAndNdGoToShardZero) {
+  for (const bool v6 : {false, true}) {
+    for (const std::uint16_t shard : {std::uint16_t{1}, std::uint16_t{0}}) {
+      port::SimDirectionConfig d;
+      d.propagation_ns = 1000;
+      port::SimLink link{port::SimLinkConfig::symmetric(d, 5)};
+      Host a{link, 0, kMacA, kIpA};
+      VnicConfig cb = Host::config(kMacB, kIpB, 1500);
+      cb.shard = shard;
+      cb.shards = 2;
+      Host b{link, 1, cb};
+      VirtualClock clock;
+      wire::MacAddr mac{};
+      auto resolved = [&] {
+        return v6 ? a.vnic.resolve6(kLlB, clock.now(), &mac)
+                  : a.vnic.resolve(kIpB, clock.now(), &mac);
+      };
+      EXPECT_FALSE(resolved());
+      for (int i = 0; i < 20; ++i) {
+        a.vnic.poll(clock.now());
+        b.vnic.poll(clock.now());
+        clock.advance_by(500);
+      }
+      const VnicCounters c = b.vnic.counters();
+      SCOPED_TRACE(::testing::Message() << "v6 " << v6 << " shard " << shard);
+      EXPECT_EQ(rx_frames_accounted(c), c.rx_frames);
+      const std::uint64_t seen = v6 ? c.rx_nd : c.rx_arp;
+      const std::uint64_t answered =
+          v6 ? b.vnic.nd_counters().rx_solicits : b.vnic.arp_counters().tx_replies;
+      if (shard == 1) {
+        EXPECT_EQ(seen, 0u);
+        EXPECT_EQ(c.rx_handoff_drop, 1u);
+        EXPECT_EQ(answered, 0u);
+        EXPECT_FALSE(resolved());
+      } else {
+        EXPECT_EQ(seen, 1u);
+        EXPECT_EQ(c.rx_handoff_drop, 0u);
+        EXPECT_EQ(answered, 1u);
+        EXPECT_TRUE(resolved());
+        EXPECT_EQ(mac, kMacB);
+      }
     }
   }
 }
