@@ -77,13 +77,15 @@ ITERS=1000
 # reports ITERS * N iterations: set QPS=N for that run.
 perf() { PP_ITERS=$ITERS PP_QPS=${QPS:-1} verbs_perf "$@"; }
 
-# hold DEV VAR: an idle client on DEV (an ibv_rc_pingpong server that no
-# client will reach), its pid in VAR; placed like any client.
+# hold DEV VAR [RUN]: an idle client on DEV (an ibv_rc_pingpong server
+# that no client will reach) through the uroce-run prefix in the array named
+# RUN (R), its pid in VAR; placed like any client.
 hold() {
   local port
+  local -n hold_run=${3:-R}
   uroce_next_port port
   uroce_bg "$2" --timeout 600 "$UROCE_TMP/hold.$1.$port.out" "$UROCE_TMP/hold.$1.$port.out" -- \
-    "${R[@]}" ibv_rc_pingpong -d "$1" -g 1 -p "$port"
+    "${hold_run[@]}" ibv_rc_pingpong -d "$1" -g 1 -p "$port"
   # It opens the device before it listens.
   if ! uroce_wait_listen - "$port" 20 "${!2}"; then
     uroce_verdict "an idle client on $1 listens on TCP port $port" 1
@@ -110,14 +112,8 @@ status_check "crossed: uroce0's shard 1 sent, both devices handed frames over, n
   'sh("uroce0", 1)["tx_frames"] > 0 and sh("uroce0", 0)["rx_handoff"] > 0 and sh("uroce0", 1)["handed_in"] > 0 and sh("uroce1", 1)["rx_handoff"] > 0 and sh("uroce1", 0)["handed_in"] > 0 and all(d["counters"]["port_rx"]["handoff_full"] == 0 and d["counters"]["rx_handoff_drop"] == 0 for d in j["devices"])'
 
 # ---- uroce0 to itself, across its shards ------------------------------------
-uroce_next_port port
-st=0
-uroce_pair "loopback: ibv_rc_pingpong uroce0 shard 1 to shard 0" 60 "$port" - - -- \
-  "${R[@]}" ibv_rc_pingpong -d uroce0 -g 1 -p "$port" -c ::: \
-  "${R[@]}" ibv_rc_pingpong -d uroce0 -g 1 -p "$port" -c 127.0.0.1 &&
-  uroce_check_pingpong 4096 1000 || st=1
-[ "$st" -eq 0 ] && echo "  $UROCE_RESULT"
-uroce_verdict "loopback: ibv_rc_pingpong uroce0 shard 1 to shard 0, 4096 B x 1000" "$st"
+PP_DEV_CLI=uroce0 verbs_pingpong ibv_rc_pingpong \
+  "loopback: ibv_rc_pingpong uroce0 shard 1 to shard 0, 4096 B x 1000" 4096 1000
 
 # ---- shard 1: both ends there -----------------------------------------------
 hold uroce1 H1
@@ -146,27 +142,13 @@ RF=("$UROCE_RUN" --run-dir "${UROCE_DAEMON_RUN[f]}")
 RUN=${UROCE_DAEMON_RUN[f]}
 status_check "memif: daemon f's port has two queues, its device two shards" \
   'j["daemon"]["lcores"] == [0, 1] and devs["uroce0"]["port_info"]["queues"] == 2 and len(devs["uroce0"]["shards"]) == 2'
-uroce_next_port port
-st=0
-uroce_pair "memif: ib_send_bw RC 4 QPs 64 KiB x $ITERS" 60 "$port" - - -- \
-  "${RE[@]}" ib_send_bw -d uroce0 -x 1 -p "$port" -n "$ITERS" -F -q 4 ::: \
-  "${RF[@]}" ib_send_bw -d uroce0 -x 1 -p "$port" -n "$ITERS" -F -q 4 127.0.0.1 &&
-  uroce_check_perftest bw $((ITERS * 4)) || st=1
-[ "$st" -eq 0 ] && echo "$UROCE_RESULT" | sed 's/^/  /'
-uroce_verdict "memif: ib_send_bw RC 4 QPs 64 KiB x $ITERS between two daemons" "$st"
+# Daemon e serves, daemon f connects (both uroce0).
+PP_SRV=RE PP_CLI=RF PP_DEV_CLI=uroce0 PP_ITERS=$ITERS PP_QPS=4 \
+  verbs_perf ib_send_bw bw "memif: ib_send_bw RC 4 QPs 64 KiB x $ITERS between two daemons" -q 4
 # Daemon f's end on shard 1 (an idle client holds shard 0), e's on shard 0.
-uroce_next_port port
-uroce_bg HF --timeout 600 "$UROCE_TMP/hold.f.out" "$UROCE_TMP/hold.f.out" -- \
-  "${RF[@]}" ibv_rc_pingpong -d uroce0 -g 1 -p "$port"
-uroce_wait_listen - "$port" 20 "$HF" || uroce_verdict "an idle client on daemon f listens" 1
-uroce_next_port port
-st=0
-uroce_pair "memif: crossed ibv_rc_pingpong" 60 "$port" - - -- \
-  "${RE[@]}" ibv_rc_pingpong -d uroce0 -g 1 -p "$port" -s 4096 -n 1000 -c ::: \
-  "${RF[@]}" ibv_rc_pingpong -d uroce0 -g 1 -p "$port" -s 4096 -n 1000 -c 127.0.0.1 &&
-  uroce_check_pingpong 4096 1000 || st=1
-[ "$st" -eq 0 ] && echo "  $UROCE_RESULT"
-uroce_verdict "memif: ibv_rc_pingpong 4096 B x 1000, daemon f's end on shard 1" "$st"
+hold uroce0 HF RF
+PP_SRV=RE PP_CLI=RF PP_DEV_CLI=uroce0 verbs_pingpong ibv_rc_pingpong \
+  "memif: ibv_rc_pingpong 4096 B x 1000, daemon f's end on shard 1" 4096 1000
 status_check "memif: daemon f's shard 1 sent, and took over what arrived on shard 0" \
   'sh("uroce0", 1)["tx_frames"] > 0 and sh("uroce0", 0)["rx_handoff"] > 0 and devs["uroce0"]["counters"]["port_rx"]["handoff_full"] == 0'
 uroce_kill_group KILL "$HF"

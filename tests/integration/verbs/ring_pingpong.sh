@@ -72,14 +72,8 @@ pingpong ibv_srq_pingpong "ibv_srq_pingpong 4 QPs 4096 B x 1000" 4096 1000 30 -q
 pingpong ibv_srq_pingpong "ibv_srq_pingpong -e 16 QPs 1024 B x 1000" 1024 1000 30 -e
 
 # Both ends on one device (uroce0 to itself), as rdma-core's own tests do.
-uroce_next_port port
-st=0
-uroce_pair "ibv_rc_pingpong loopback on uroce0" 30 "$port" - - -- \
-  "${R[@]}" ibv_rc_pingpong -d uroce0 -g 1 -p "$port" -c ::: \
-  "${R[@]}" ibv_rc_pingpong -d uroce0 -g 1 -p "$port" -c 127.0.0.1 &&
-  uroce_check_pingpong 4096 1000 || st=1
-[ "$st" -eq 0 ] && echo "  $UROCE_RESULT"
-uroce_verdict "ibv_rc_pingpong loopback on uroce0 4096 B x 1000" "$st"
+PP_DEV_CLI=uroce0 PP_LIMIT=30 verbs_pingpong ibv_rc_pingpong \
+  "ibv_rc_pingpong loopback on uroce0 4096 B x 1000" 4096 1000
 
 # The daemon must still be serving, then stop cleanly.
 uroce_no_pair

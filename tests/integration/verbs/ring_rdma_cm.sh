@@ -21,21 +21,31 @@ R=("$UROCE_RUN" --run-dir "$RUN")
 
 cm_json() { "$UROCE_CTL" --run-dir "$RUN" --json status; }
 
-# ---- rping: 100 pings, each verified by the server and echoed back --------
-uroce_next_port port
-st=0
-uroce_pair "rping -v -C 100" 60 "cm:$RUN" - - -- \
-  "${R[@]}" rping -s -v -a $IP1 -p "$port" -C 100 ::: \
-  "${R[@]}" rping -c -v -a $IP1 -p "$port" -C 100 || uroce_rping_exit_race || st=1
-if [ "$st" -eq 0 ]; then
+# rping_pings LIMIT PORT N LABEL: rping -v -C N from uroce0 to the server on
+# uroce1 (IP1, PORT), each ping verified by the server and echoed back:
+# true when both sides printed all N, the client's last one included (its
+# exit race tolerated: uroce_rping_exit_race).
+rping_pings() {
+  local limit=$1 port=$2 n=$3 label=$4 nc ns
+  uroce_pair "$label" "$limit" "cm:$RUN" - - -- \
+    "${R[@]}" rping -s -v -a $IP1 -p "$port" -C "$n" ::: \
+    "${R[@]}" rping -c -v -a $IP1 -p "$port" -C "$n" || uroce_rping_exit_race || return 1
   nc=$(grep -c '^ping data: rdma-ping-' "$UROCE_CLI_OUT" || true)
   ns=$(grep -c '^server ping data: rdma-ping-' "$UROCE_SRV_OUT" || true)
-  if [ "$nc" -ne 100 ] || [ "$ns" -ne 100 ]; then
-    UROCE_WHY="expected 100 pings on each side, client $nc, server $ns"; st=1
-  elif ! grep -q '^ping data: rdma-ping-99: ' "$UROCE_CLI_OUT"; then
-    UROCE_WHY="the client's last ping (rdma-ping-99) is missing"; st=1
+  if [ "$nc" -ne "$n" ] || [ "$ns" -ne "$n" ]; then
+    UROCE_WHY="expected $n pings on each side, client $nc, server $ns"
+    return 1
   fi
-fi
+  if ! grep -q "^ping data: rdma-ping-$((n - 1)): " "$UROCE_CLI_OUT"; then
+    UROCE_WHY="the client's last ping (rdma-ping-$((n - 1))) is missing"
+    return 1
+  fi
+}
+
+# ---- rping: 100 pings ----------------------------------------------------
+uroce_next_port port
+st=0
+rping_pings 60 "$port" 100 "rping -v -C 100" || st=1
 uroce_verdict "rping -v -C 100 uroce0 -> uroce1 (100 pings verified on both sides)" "$st"
 
 # ---- perftest over rdma_cm ------------------------------------------------
@@ -118,16 +128,7 @@ fi
 uroce_verdict "rping -s killed with SIGKILL: every id and listener reclaimed" "$st"
 # The port is free again: a new server on it serves a full rping.
 st=0
-uroce_pair "rping on the reclaimed port" 30 "cm:$RUN" - - -- \
-  "${R[@]}" rping -s -v -a $IP1 -p "$port" -C 10 ::: \
-  "${R[@]}" rping -c -v -a $IP1 -p "$port" -C 10 || uroce_rping_exit_race || st=1
-if [ "$st" -eq 0 ]; then
-  nc=$(grep -c '^ping data: rdma-ping-' "$UROCE_CLI_OUT" || true)
-  ns=$(grep -c '^server ping data: rdma-ping-' "$UROCE_SRV_OUT" || true)
-  if [ "$nc" -ne 10 ] || [ "$ns" -ne 10 ]; then
-    UROCE_WHY="expected 10 pings on each side, client $nc, server $ns"; st=1
-  fi
-fi
+rping_pings 30 "$port" 10 "rping on the reclaimed port" || st=1
 uroce_verdict "rping -v -C 10 on the port the killed listener held" "$st"
 
 cm_json | grep -o '"cm":{[^}]*}' || true
