@@ -55,10 +55,10 @@ struct ContextState {
   // Never in a child of fork(): the engine, its threads and its ports are
   // the parent's (fork.h).
   void drive() const {
-    if (progress.poll != nullptr && !ctl.inherited()) progress.poll();
+    if (progress.poll != nullptr && !ctl.inherited()) progress.poll(hello.shard);
   }
   void drive_post() const {
-    if (progress.post != nullptr && !ctl.inherited()) progress.post();
+    if (progress.post != nullptr && !ctl.inherited()) progress.post(hello.shard);
   }
   // A poll that found its CQ empty. Daemon mode, on the CPU the daemon's
   // engine is pinned to (HelloRep.engine_cpu): only the engine can fill the

@@ -78,7 +78,7 @@ __attribute__((visibility("default"))) int uroce_dv_query_device(ibv_context* co
                                                                  uroce_dv_context* attrs) {
   if (context == nullptr || attrs == nullptr) return EINVAL;
   if (!is_uroce(context->device)) return EOPNOTSUPP;
-  return uroce::provider::dv_query_device(attrs);
+  return uroce::provider::dv_query_device(uroce::provider::state_of(context)->hello, attrs);
 }
 
 }  // extern "C"

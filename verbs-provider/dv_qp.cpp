@@ -15,7 +15,8 @@ namespace {
 
 constexpr std::uint64_t kKnownQpInitMask =
     UROCE_DV_QP_INIT_ATTR_MASK_DC | UROCE_DV_QP_INIT_ATTR_MASK_DCI_STREAMS;
-constexpr std::uint64_t kKnownContextMask = UROCE_DV_CONTEXT_MASK_DCI_STREAMS;
+constexpr std::uint64_t kKnownContextMask =
+    UROCE_DV_CONTEXT_MASK_DCI_STREAMS | UROCE_DV_CONTEXT_MASK_ENGINE_SHARD;
 
 // The DcInit `dv` asks for: 0, or EINVAL for an unknown dc_type, MASK_DC
 // on a qp_type other than IBV_QPT_DRIVER (or that type without it), and
@@ -65,13 +66,17 @@ ibv_qp* dv_create_qp(ibv_context* ctx, ibv_qp_init_attr_ex* attr,
   return create_qp_dc(ctx, attr, dc);
 }
 
-// The limits come from transport/qp_attr.h, which uroced also enforces: no
-// daemon round trip is needed.
-int dv_query_device(uroce_dv_context* attrs) noexcept {
+// The limits come from transport/qp_attr.h, which uroced also enforces, and
+// the shard from Hello's reply: no daemon round trip is needed.
+int dv_query_device(const ctl::HelloRep& hello, uroce_dv_context* attrs) noexcept {
   attrs->comp_mask &= kKnownContextMask;
   if ((attrs->comp_mask & UROCE_DV_CONTEXT_MASK_DCI_STREAMS) != 0) {
     attrs->dci_streams_caps.max_log_num_concurent = transport::kMaxDciLogStreams;
     attrs->dci_streams_caps.max_log_num_errored = transport::kMaxDciLogErrored;
+  }
+  if ((attrs->comp_mask & UROCE_DV_CONTEXT_MASK_ENGINE_SHARD) != 0) {
+    attrs->engine_shard = hello.shard;
+    attrs->engine_shards = hello.shards;
   }
   return 0;
 }

@@ -5,9 +5,12 @@
 // exit); each context gets its own control connection to it.
 #pragma once
 
+#include <cstdint>
+
 namespace uroce::provider {
 
-using ProgressFn = void (*)();
+// Drives the engine shard that serves the context (HelloRep.shard).
+using ProgressFn = void (*)(std::uint32_t shard);
 
 struct EmbeddedProgress {
   ProgressFn poll = nullptr;  // before a poll

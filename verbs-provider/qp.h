@@ -125,7 +125,7 @@ void install_dv_ops(UroceQp* qp);
 // that the context (or QP) is a uroce one and the pointers are not null.
 ibv_qp* dv_create_qp(ibv_context* ctx, ibv_qp_init_attr_ex* attr,
                      const uroce_dv_qp_init_attr* dv) noexcept;
-int dv_query_device(uroce_dv_context* attrs) noexcept;
+int dv_query_device(const ctl::HelloRep& hello, uroce_dv_context* attrs) noexcept;
 
 // Whether the last state libibverbs recorded lets the SQ / RQ take work
 // (post_send needs RTS or later; post_recv anything but RESET).

@@ -364,6 +364,8 @@ int ClientSession::on_hello(const ctl::HelloReq& r, ctl::HelloRep* rep, InFds& i
   rep->doorbell_offset = bells_.offset;
   rep->arena_chunk_bytes = arena_->map().chunk_bytes();
   rep->arena_max_chunks = arena_->map().max_chunks();
+  rep->shard = placed.config().shard;
+  rep->shards = placed.config().shards;
   if (const int cpu = placed.engine_cpu() >= 0 ? placed.engine_cpu() : env_.engine_cpu; cpu >= 0) {
     rep->flags |= ctl::kHelloEngineCpu;
     rep->engine_cpu = static_cast<std::uint32_t>(cpu);

@@ -11,8 +11,13 @@
 //             a socketpair and returns the other: the provider talks to
 //             this engine exactly as to uroced, over the same protocol,
 //             arena and checks.
-//   progress  Engine::drive from the application's thread, which is
-//             registered with EAL on its first call (mempool caches).
+//   progress  Engine::drive of the connection's shard (HelloRep.shard)
+//             from the application's thread, which is registered with EAL
+//             on its first call (mempool caches). With eal.lcores of n,
+//             every device has n shards, a connection is placed on the one
+//             serving the fewest (ShardedDevice), and shard k's progress
+//             thread is EAL's lcore k: a thread that opens its own context
+//             drives its own shard (eRPC's thread per core).
 //
 // At exit (an atexit handler): the server stops (every session
 // reclaims its objects through the still-running engine), then the
@@ -63,8 +68,8 @@ struct Embedded {
 
 std::mutex g_mu;  // guards g_state (control path only)
 Embedded* g_state = nullptr;
-// What progress() drives: set once the engine runs, cleared at exit.
-std::atomic<EngineHost::EngineT*> g_engine{nullptr};
+// What progress() drives: set once the engines run, cleared at exit.
+std::atomic<EngineHost*> g_host{nullptr};
 
 void put_error(const std::string& what, char* error, std::size_t len) {
   if (len == 0) return;
@@ -154,10 +159,6 @@ class QuietSigpipe {
 // The engine and its server. Returns "" or what failed (nothing running).
 std::string start(Embedded* e) {
   if (std::string err = read_config(e->config_file, &e->cfg); !err.empty()) return err;
-  if (e->cfg.lcores.size() > 1) {
-    return "eal.lcores: an embedded engine runs on the application's threads as one shard "
-           "(several engine lcores are uroced's)";
-  }
   setup_logging(e->cfg.log_level);
   e->affinity = CpuAffinity::save();
   e->host = std::make_unique<EngineHost>();
@@ -173,13 +174,19 @@ std::string start(Embedded* e) {
     // a write to a completion channel whose reader has gone gets EPIPE.
     block_sigpipe(nullptr);
     std::string err = e->host->open(e->cfg, "", deadline);
-    (void)e->affinity.apply_to_current_thread();
-    // The backoff's naps are microseconds; the default timer slack (50 us)
-    // would stretch every one of them to a scheduler tick's worth.
-    (void)prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
     const bool ok = err.empty();
     opened.set_value(std::move(err));
-    if (ok) e->host->engine().run_progress(e->stop);
+    if (!ok) return;
+    // One progress thread per shard: this one (EAL's main lcore) for shard
+    // 0, EAL's worker lcores for the others (eal.lcores), each unpinned
+    // like this one, since the application's threads drive the engines.
+    e->host->run(e->stop, [e](EngineHost::EngineT& eng, const std::atomic<bool>& stop) {
+      (void)e->affinity.apply_to_current_thread();
+      // The backoff's naps are microseconds; the default timer slack (50
+      // us) would stretch every one of them to a scheduler tick's worth.
+      (void)prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+      eng.run_progress(stop);
+    });
   });
   if (std::string err = result.get(); !err.empty()) {
     e->progress.join();
@@ -208,7 +215,7 @@ std::string start(Embedded* e) {
     e->host.reset();
     return std::string("cannot start the control threads: ") + std::strerror(rc);
   }
-  g_engine.store(&e->host->engine(), std::memory_order_release);
+  g_host.store(e->host.get(), std::memory_order_release);
   wait_for_links(*e, deadline);
   return "";
 }
@@ -280,15 +287,23 @@ void register_thread() {
   if (rte_lcore_id() == LCORE_ID_ANY) t_lcore.registered = rte_thread_register() == 0;
 }
 
-void progress() {
-  EngineHost::EngineT* eng = g_engine.load(std::memory_order_acquire);
+// The engine of `shard` (a context's HelloRep.shard), or null before the
+// engines run and after exit.
+EngineHost::EngineT* shard_engine(std::uint32_t shard) {
+  EngineHost* host = g_host.load(std::memory_order_acquire);
+  if (host == nullptr) return nullptr;
+  return &host->engine(shard < host->lcores() ? shard : 0);
+}
+
+void progress(std::uint32_t shard) {
+  EngineHost::EngineT* eng = shard_engine(shard);
   if (eng == nullptr) return;
   register_thread();
   eng->drive();
 }
 
-void progress_post() {
-  EngineHost::EngineT* eng = g_engine.load(std::memory_order_acquire);
+void progress_post(std::uint32_t shard) {
+  EngineHost::EngineT* eng = shard_engine(shard);
   if (eng == nullptr) return;
   register_thread();
   eng->drive_post();
@@ -315,7 +330,7 @@ void stop_engine() {
   std::lock_guard<std::mutex> lk(g_mu);
   Embedded* e = g_state;
   if (e == nullptr) return;
-  g_engine.store(nullptr, std::memory_order_release);
+  g_host.store(nullptr, std::memory_order_release);
   // uroce-ctl has no socket to reach this engine: what `uroce-ctl status`
   // would say (device and port counters), at --log-level debug.
   if (spdlog::should_log(spdlog::level::debug)) {
@@ -324,15 +339,19 @@ void stop_engine() {
   e->server->stop();
   e->stop.store(true, std::memory_order_release);
   e->progress.join();
-  // The progress thread is gone: the call runs inline, this thread owning
-  // the engine meanwhile (base/owner_thread.h).
-  engine::EngineRunCounters c;
-  e->host->engine().call([&] { c = e->host->engine().counters(); });
-  spdlog::info(
-      "engine: {} iterations ({} idle), progress thread {} sleeps ({} us) and {} naps while the "
-      "application drove, {} posts batched",
-      c.iterations, c.idle_iterations, c.sleeps, c.slept_ns / kNsPerUs, c.app_quiet_sleeps,
-      e->host->engine().posts_batched());
+  // The progress threads are gone: the calls run inline, this thread
+  // owning each engine meanwhile (base/owner_thread.h).
+  // Per shard: whether the application's calls reached its engine.
+  for (std::size_t k = 0; k < e->host->lcores(); ++k) {
+    EngineHost::EngineT& eng = e->host->engine(k);
+    engine::EngineRunCounters c;
+    eng.call([&] { c = eng.counters(); });
+    spdlog::info(
+        "engine shard {}: {} iterations ({} idle), {} application calls, progress thread {} "
+        "sleeps ({} us) and {} naps while the application drove, {} posts batched",
+        k, c.iterations, c.idle_iterations, eng.app_calls(), c.sleeps, c.slept_ns / kNsPerUs,
+        c.app_quiet_sleeps, eng.posts_batched());
+  }
   {
     const QuietSigpipe quiet;
     e->host->stop_ports();

@@ -210,21 +210,29 @@ namespace {
 struct LcoreRun {
   EngineHost::EngineT* engine = nullptr;
   const std::atomic<bool>* stop = nullptr;
+  const EngineHost::Loop* loop = nullptr;
 };
 
+void run_loop(const LcoreRun& r) {
+  if (*r.loop) {
+    (*r.loop)(*r.engine, *r.stop);
+  } else {
+    r.engine->run(*r.stop);
+  }
+}
+
 int run_lcore(void* arg) {
-  const auto* r = static_cast<const LcoreRun*>(arg);
-  r->engine->run(*r->stop);
+  run_loop(*static_cast<const LcoreRun*>(arg));
   return 0;
 }
 
 }  // namespace
 
-void EngineHost::run(const std::atomic<bool>& stop) {
+void EngineHost::run(const std::atomic<bool>& stop, const Loop& loop) {
   std::vector<LcoreRun> runs(engines_.size());
   std::vector<unsigned> launched;
+  for (std::size_t k = 0; k < engines_.size(); ++k) runs[k] = {engines_[k].get(), &stop, &loop};
   for (std::size_t k = 1; k < engines_.size(); ++k) {
-    runs[k] = {engines_[k].get(), &stop};
     const unsigned id = lcore_ids_[k];
     if (const int rc = rte_eal_remote_launch(run_lcore, &runs[k], id); rc != 0) {
       // The lcore was made by rte_eal_init from eal.lcores and nothing else
@@ -235,7 +243,7 @@ void EngineHost::run(const std::atomic<bool>& stop) {
     }
     launched.push_back(id);
   }
-  engines_.front()->run(stop);
+  run_loop(runs.front());
   for (const unsigned id : launched) (void)rte_eal_wait_lcore(id);
 }
 

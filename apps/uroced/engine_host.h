@@ -16,6 +16,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -53,12 +54,18 @@ class EngineHost {
 
   // The engine of the first (EAL's main) lcore; with one lcore, the engine.
   EngineT& engine() { return *engines_.front(); }
+  // The engine of lcore `k` (< lcores()), which runs shard k of every
+  // device. The set is fixed once open() returned: any thread may ask.
+  EngineT& engine(std::size_t k) { return *engines_[k]; }
   // The engine lcores (eal.lcores), each running shard i of every device.
   std::size_t lcores() const { return engines_.size(); }
-  // Runs every engine until `stop` reads true: the first on this thread
-  // (EAL's main lcore), the others on their EAL worker lcores, which have
-  // stopped when it returns.
-  void run(const std::atomic<bool>& stop);
+  // What runs one engine until `stop` reads true: Engine::run in uroced
+  // (the default), Engine::run_progress in an embedded engine.
+  using Loop = std::function<void(EngineT&, const std::atomic<bool>&)>;
+  // Runs every engine's loop until `stop` reads true: the first on this
+  // thread (EAL's main lcore), the others on their EAL worker lcores, which
+  // have stopped when it returns.
+  void run(const std::atomic<bool>& stop, const Loop& loop = {});
   // The engines' iteration counters, summed (any thread).
   engine::EngineRunCounters engine_counters();
   const std::vector<Device*>& devices() const { return device_ptrs_; }

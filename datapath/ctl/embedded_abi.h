@@ -16,7 +16,7 @@
 namespace uroce::ctl {
 
 // Bumped on any change to EmbeddedOps; the provider refuses another.
-inline constexpr std::uint32_t kEmbeddedAbi = 2;
+inline constexpr std::uint32_t kEmbeddedAbi = 3;
 inline constexpr const char* kEmbeddedSymbol = "uroce_embedded_ops";
 inline constexpr const char* kEmbeddedConfigFile = "uroce_embedded";
 inline constexpr const char* kEmbeddedEngineFile = "uroce_engine";
@@ -29,12 +29,13 @@ struct EmbeddedOps {
   // protocol of uroced's socket (docs/ctl.md). 0 and *fd, or an errno with
   // `error` (`len` bytes, NUL-terminated) saying what to do.
   int (*connect)(const char* config_file, int* fd, char* error, std::size_t len);
-  // One iteration of the engine unless another thread is running one
-  // (Engine::drive), before a poll.
-  void (*progress)();
+  // One iteration of shard `shard`'s engine (the connection's,
+  // HelloRep.shard) unless another thread is running one (Engine::drive),
+  // before a poll. A shard the engine does not have drives shard 0.
+  void (*progress)(std::uint32_t shard);
   // After a post: the same unless a post ran one less than 2 us ago
   // (Engine::drive_post: a burst of posts goes out in one iteration).
-  void (*progress_post)();
+  void (*progress_post)(std::uint32_t shard);
 };
 
 // The symbol's type: extern "C" const EmbeddedOps* uroce_embedded_ops().

@@ -44,7 +44,7 @@
 namespace uroce::ctl {
 
 inline constexpr std::uint32_t kMagic = 0x45435255;  // "URCE" little-endian
-inline constexpr std::uint16_t kVersion = 8;
+inline constexpr std::uint16_t kVersion = 9;
 // Largest message either side sends or accepts (a status reply's JSON body
 // is the only variable-length one).
 inline constexpr std::size_t kMaxMessageBytes = 64 * 1024;
@@ -142,6 +142,11 @@ struct HelloReq {
 // core"). Without the flag (an unpinned engine, the embedded engine) the
 // provider never yields.
 inline constexpr std::uint32_t kHelloEngineCpu = 1u << 0;
+// shard / shards: the engine shard the connection was placed on, of how
+// many (docs/engine.md "Several lcores"; 0 of 1 on an engine of one
+// lcore). Every object of the connection lives on that shard; an embedded
+// engine's progress calls name it (ctl/embedded_abi.h), so the threads
+// that drive their own contexts run their own shards' loops.
 struct HelloRep {
   ibv_device_attr device;  // what ibv_query_device returns
   std::uint32_t device_index;
@@ -154,6 +159,8 @@ struct HelloRep {
   std::uint64_t arena_chunk_bytes;
   std::uint32_t flags;  // kHello*
   std::uint32_t engine_cpu;
+  std::uint32_t shard;
+  std::uint32_t shards;
 };
 
 // ---- QueryPort --------------------------------------------------------------
@@ -574,7 +581,7 @@ template <class T>
 inline constexpr bool kWireStruct = std::is_trivially_copyable_v<T>&& std::is_standard_layout_v<T>;
 
 static_assert(sizeof(HelloReq) == 64);
-static_assert(sizeof(HelloRep) == 288);
+static_assert(sizeof(HelloRep) == 296);
 static_assert(sizeof(QueryPortReq) == 8);
 static_assert(sizeof(QueryPortRep) == sizeof(ibv_port_attr));
 static_assert(sizeof(AllocPdReq) == 8 && sizeof(AllocPdRep) == 8 && sizeof(DeallocPdReq) == 8);

@@ -263,6 +263,10 @@ class Engine {
   // Posts that left their WQEs to a later iteration (approximate across
   // application threads: no locked add).
   std::uint64_t posts_batched() const { return posts_batched_.load(std::memory_order_relaxed); }
+  // The application's drive() and drive_post() calls so far (approximate
+  // across application threads, as above): with several shards, whether an
+  // application's calls reached this one.
+  std::uint64_t app_calls() const { return app_calls_.load(std::memory_order_relaxed); }
 
   // Embedded mode's progress thread, until `stop` reads true. Every
   // app_quiet_ns it counts the application's calls: at least kActiveCalls

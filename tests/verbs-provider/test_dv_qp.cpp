@@ -264,16 +264,33 @@ TEST(DvCreateQp_Refused, DciRules) {
 }
 
 TEST(DvQueryDevice_Caps, DciStreamsFromTheSharedLimits) {
+  const ctl::HelloRep hello{};
   uroce_dv_context c{};
   c.comp_mask = UROCE_DV_CONTEXT_MASK_DCI_STREAMS | (1u << 7);
-  EXPECT_EQ(dv_query_device(&c), 0);
+  EXPECT_EQ(dv_query_device(hello, &c), 0);
   EXPECT_EQ(c.comp_mask, static_cast<std::uint64_t>(UROCE_DV_CONTEXT_MASK_DCI_STREAMS));
   EXPECT_EQ(c.dci_streams_caps.max_log_num_concurent, transport::kMaxDciLogStreams);
   EXPECT_EQ(c.dci_streams_caps.max_log_num_errored, transport::kMaxDciLogErrored);
   uroce_dv_context none{};
-  EXPECT_EQ(dv_query_device(&none), 0);
+  EXPECT_EQ(dv_query_device(hello, &none), 0);
   EXPECT_EQ(none.comp_mask, 0u);
   EXPECT_EQ(none.dci_streams_caps.max_log_num_concurent, 0u);
+}
+
+TEST(DvQueryDevice_Shard, FromHelloOnlyWhenAsked) {
+  ctl::HelloRep hello{};
+  hello.shard = 1;
+  hello.shards = 2;
+  uroce_dv_context c{};
+  c.comp_mask = UROCE_DV_CONTEXT_MASK_ENGINE_SHARD;
+  EXPECT_EQ(dv_query_device(hello, &c), 0);
+  EXPECT_EQ(c.comp_mask, static_cast<std::uint64_t>(UROCE_DV_CONTEXT_MASK_ENGINE_SHARD));
+  EXPECT_EQ(c.engine_shard, 1u);
+  EXPECT_EQ(c.engine_shards, 2u);
+  uroce_dv_context caps{};
+  caps.comp_mask = UROCE_DV_CONTEXT_MASK_DCI_STREAMS;
+  EXPECT_EQ(dv_query_device(hello, &caps), 0);
+  EXPECT_EQ(caps.engine_shards, 0u);
 }
 
 }  // namespace

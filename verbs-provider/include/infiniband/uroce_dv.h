@@ -154,6 +154,7 @@ static inline void uroce_dv_wr_set_dc_addr_stream(struct uroce_dv_qp_ex *dv_qp, 
 /* Which parts of uroce_dv_context a query asks for (in) and got (out). */
 enum uroce_dv_context_comp_mask {
   UROCE_DV_CONTEXT_MASK_DCI_STREAMS = 1 << 0, /* dci_streams_caps */
+  UROCE_DV_CONTEXT_MASK_ENGINE_SHARD = 1 << 1, /* engine_shard, engine_shards */
 };
 
 struct uroce_dv_dci_streams_caps {
@@ -164,6 +165,13 @@ struct uroce_dv_dci_streams_caps {
 struct uroce_dv_context {
   uint64_t comp_mask; /* in: the fields wanted; out: those filled */
   struct uroce_dv_dci_streams_caps dci_streams_caps;
+  /* The engine shard that serves this context, of how many: every object
+   * of the context lives there, and with several engine lcores (uroced's
+   * eal.lcores) or an embedded engine of several shards, contexts are
+   * spread over the shards, the one serving the fewest first. A thread
+   * that drives its own context in embedded mode runs its own shard. */
+  uint32_t engine_shard;
+  uint32_t engine_shards;
 };
 
 /* Fills the fields `attrs->comp_mask` asks for that uroce knows, and
