@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "datapath/engine/loop_histogram.h"
 #include "datapath/transport/dc_stream.h"
 #include "datapath/transport/dct_qp.h"
 #include "datapath/transport/rc_homa.h"
@@ -104,6 +105,54 @@ std::string Table::render() const {
   return out;
 }
 
+namespace {
+
+engine::LoopBuckets buckets_of(const json& a) {
+  engine::LoopBuckets b{};
+  if (!a.is_array()) return b;
+  for (std::size_t i = 0; i < a.size() && i < b.size(); ++i) b[i] = a[i].get<std::uint64_t>();
+  return b;
+}
+
+// A histogram's bound as "<2.0us": the values were below it (a bucket's
+// ceiling plus one); "0" for an empty one or the zero bucket.
+std::string bound(std::uint64_t ceiling_ns) {
+  if (ceiling_ns == 0) return "0";
+  const double ns = static_cast<double>(ceiling_ns) + 1;
+  if (ns < 1e3) return fmt::format("<{:.0f}ns", ns);
+  if (ns < 1e6) return fmt::format("<{:.1f}us", ns / 1e3);
+  return fmt::format("<{:.1f}ms", ns / 1e6);
+}
+
+std::string highest(const engine::LoopBuckets& h) {
+  for (std::size_t b = engine::kLoopBuckets; b-- > 0;) {
+    if (h[b] != 0) return bound(engine::loop_bucket_ceiling_ns(b));
+  }
+  return "0";
+}
+
+}  // namespace
+
+std::string render_loops(const json& loops) {
+  Table t({"LCORE", "WORK_P50", "WORK_P99", "WORK_P99.9", "WORK_MAX", "IDLE_P99.9", "IDLE_MAX",
+           "AWAY>=8us", "AWAY>=65us", "OVERSLEEP_P99", "OVERSLEEP_MAX"});
+  for (const auto& l : loops) {
+    const engine::LoopBuckets w = buckets_of(child(l, "work_ns"));
+    const engine::LoopBuckets i = buckets_of(child(l, "idle_ns"));
+    const engine::LoopBuckets o = buckets_of(child(l, "oversleep_ns"));
+    constexpr TimeNs k8us = TimeNs{1} << 13, k65us = TimeNs{1} << 16;
+    t.add({cell(l, "lcore"), bound(engine::loop_quantile_ns(w, 0.5)),
+           bound(engine::loop_quantile_ns(w, 0.99)), bound(engine::loop_quantile_ns(w, 0.999)),
+           highest(w), bound(engine::loop_quantile_ns(i, 0.999)), highest(i),
+           std::to_string(engine::loop_at_least(w, k8us) + engine::loop_at_least(i, k8us)),
+           std::to_string(engine::loop_at_least(w, k65us) + engine::loop_at_least(i, k65us)),
+           bound(engine::loop_quantile_ns(o, 0.99)), highest(o)});
+  }
+  return "\nengine loops (iteration start to the next; after work, after an idle spin, a "
+         "sleep's lateness):\n" +
+         t.render();
+}
+
 std::string render_status(const json& j) {
   const json& d = child(j, "daemon");
   // Several engine lcores: all of them ("lcores 1,2"); one: "lcore 1".
@@ -176,6 +225,7 @@ std::string render_status(const json& j) {
   }
   if (any_shard)
     out += "\nshards (one per engine lcore; each client lives on one):\n" + sh.render();
+  if (d.contains("engine_loops")) out += render_loops(child(d, "engine_loops"));
   const json& users = child(d, "users");
   if (!users.empty()) {
     const json& l = child(d, "limits");

@@ -26,6 +26,12 @@ class Table {
 
 // `uroce-ctl status`: the daemon line and one row per device.
 std::string render_status(const nlohmann::json& j);
+// Part of render_status: a row per engine lcore from the status JSON's
+// daemon.engine_loops (engine/loop_histogram.h): quantiles and maxima of
+// the intervals after work and after idle spins (as bucket bounds), how
+// many were 8 us (2^13 ns) and 65 us (2^16 ns) or more, and the backoff
+// sleeps' lateness.
+std::string render_loops(const nlohmann::json& loops);
 // `uroce-ctl counters`: per device, every counter as name/value rows
 // (arrays by reason flattened to name.reason; zero counters omitted).
 std::string render_counters(const nlohmann::json& j);

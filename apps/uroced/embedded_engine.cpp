@@ -200,6 +200,8 @@ std::string start(Embedded* e) {
   info.poll = "embedded";
   info.lcores = engine_lcores(e->cfg);
   e->server = std::make_unique<Server>(e->host->devices(), info);
+  e->server->set_engine_counters([h = e->host.get()] { return h->engine_counters(); });
+  e->server->set_engine_loops([h = e->host.get()] { return h->loop_histograms(); });
   e->server->set_limits(e->cfg.limits);
   int started = 0;
   {
@@ -345,12 +347,23 @@ void stop_engine() {
   for (std::size_t k = 0; k < e->host->lcores(); ++k) {
     EngineHost::EngineT& eng = e->host->engine(k);
     engine::EngineRunCounters c;
-    eng.call([&] { c = eng.counters(); });
+    engine::LoopHistograms h;
+    eng.call([&] {
+      c = eng.counters();
+      h = eng.loop_histograms();
+    });
     spdlog::info(
         "engine shard {}: {} iterations ({} idle), {} application calls, progress thread {} "
         "sleeps ({} us) and {} naps while the application drove, {} posts batched",
         k, c.iterations, c.idle_iterations, eng.app_calls(), c.sleeps, c.slept_ns / kNsPerUs,
         c.app_quiet_sleeps, eng.posts_batched());
+    spdlog::info(
+        "engine shard {} loop: after work p50 <= {} ns, p99 <= {} ns, max <= {} ns; after an idle "
+        "spin p99.9 <= {} ns; {} intervals of 65 us or more",
+        k, engine::loop_quantile_ns(h.work_ns, 0.5), engine::loop_quantile_ns(h.work_ns, 0.99),
+        engine::loop_quantile_ns(h.work_ns, 1.0), engine::loop_quantile_ns(h.idle_ns, 0.999),
+        engine::loop_at_least(h.work_ns, TimeNs{1} << 16) +
+            engine::loop_at_least(h.idle_ns, TimeNs{1} << 16));
   }
   {
     const QuietSigpipe quiet;

@@ -257,6 +257,14 @@ engine::EngineRunCounters EngineHost::engine_counters() {
   return sum;
 }
 
+std::vector<engine::LoopHistograms> EngineHost::loop_histograms() {
+  std::vector<engine::LoopHistograms> out(engines_.size());
+  for (std::size_t k = 0; k < engines_.size(); ++k) {
+    engines_[k]->call([&] { out[k] = engines_[k]->loop_histograms(); });
+  }
+  return out;
+}
+
 void EngineHost::stop_ports() {
   for (auto& p : ports_) p->stop();
 }

@@ -68,6 +68,8 @@ class EngineHost {
   void run(const std::atomic<bool>& stop, const Loop& loop = {});
   // The engines' iteration counters, summed (any thread).
   engine::EngineRunCounters engine_counters();
+  // Each engine's loop histograms, in lcores' order (any thread).
+  std::vector<engine::LoopHistograms> loop_histograms();
   const std::vector<Device*>& devices() const { return device_ptrs_; }
   // Names the device's /dev/infiniband/uverbsN (before clients connect).
   void set_uverbs(std::size_t i, std::uint32_t n);

@@ -128,6 +128,7 @@ int run(const DaemonConfig& cfg) {
   Server server(device_ptrs, info);
   server.set_limits(cfg.limits);
   server.set_engine_counters([&host] { return host.engine_counters(); });
+  server.set_engine_loops([&host] { return host.loop_histograms(); });
   if (!cfg.status_group.empty()) {
     const group* g = getgrnam(cfg.status_group.c_str());
     if (g == nullptr) return fail("daemon.status_group: no group named " + cfg.status_group);

@@ -83,6 +83,10 @@ class Server {
   void set_engine_counters(std::function<engine::EngineRunCounters()> read) {
     engine_counters_ = std::move(read);
   }
+  // How status reads each engine lcore's loop histograms. Before start().
+  void set_engine_loops(std::function<std::vector<engine::LoopHistograms>()> read) {
+    engine_loops_ = std::move(read);
+  }
   std::size_t client_count() const;
   // The rdma_cm service (its counters, for status).
   CmService& cm() { return cm_; }
@@ -135,6 +139,7 @@ class Server {
   Limits limits_{};
   std::optional<gid_t> status_gid_;
   std::function<engine::EngineRunCounters()> engine_counters_;
+  std::function<std::vector<engine::LoopHistograms>()> engine_loops_;
   bool sees_all(const ctl::PeerCred& asker) const;
   std::string status_as(std::uint32_t flags, const ctl::PeerCred* asker);
   // /dev/null, held so that one accept can still succeed at the fd limit.

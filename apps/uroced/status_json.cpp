@@ -68,6 +68,13 @@ const char* qp_type_name(transport::QpType t) {
   return "?";
 }
 
+json loop_json(std::uint32_t lcore, const engine::LoopHistograms& h) {
+  return {{"lcore", lcore},
+          {"work_ns", h.work_ns},
+          {"idle_ns", h.idle_ns},
+          {"oversleep_ns", h.oversleep_ns}};
+}
+
 json counters_json(const engine::VnicCounters& c) {
   json j = c;
   // The CQ and comp-channel sets, under the names they have always had here.
@@ -332,6 +339,13 @@ std::string status_json(const DaemonInfo& info, const std::vector<Device*>& devi
   j["daemon"]["limits"] = limits_json(info.limits);
   j["daemon"]["workers"] = info.workers;
   if (info.engine) j["daemon"]["engine"] = *info.engine;
+  if (!info.loops.empty()) {
+    json loops = json::array();
+    for (std::size_t k = 0; k < info.loops.size(); ++k) {
+      loops.push_back(loop_json(k < info.lcores.size() ? info.lcores[k] : 0u, info.loops[k]));
+    }
+    j["daemon"]["engine_loops"] = loops;
+  }
   json users = json::array();
   for (const auto& [uid, u] : info.users) {
     json e = usage_json(u);

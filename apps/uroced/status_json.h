@@ -72,6 +72,7 @@
 #include "apps/uroced/device.h"
 #include "apps/uroced/worker_pool.h"
 #include "datapath/engine/engine.h"
+#include "datapath/engine/loop_histogram.h"
 
 namespace uroce::daemon {
 
@@ -94,12 +95,19 @@ struct DaemonInfo {
   // The engine loop's own counters (iterations, sleeps, yields), when the
   // server was given a way to read them (Server::set_engine_counters).
   std::optional<engine::EngineRunCounters> engine;
+  // Per engine lcore, in lcores' order: where the time between its
+  // iterations went (engine/loop_histogram.h; Server::set_engine_loops).
+  std::vector<engine::LoopHistograms> loops;
 };
 
 nlohmann::json usage_json(const Usage& u);
 nlohmann::json limits_json(const Limits& l);
 
 nlohmann::json counters_json(const engine::VnicCounters& c);
+// One lcore's loop histograms: {"lcore", "work_ns", "idle_ns",
+// "oversleep_ns"}, each an array of kLoopBuckets counts (bucket b: values
+// in [2^(b-1), 2^b) ns).
+nlohmann::json loop_json(std::uint32_t lcore, const engine::LoopHistograms& h);
 nlohmann::json arp_json(const port::ArpCounters& c);
 nlohmann::json pfc_json(const engine::PfcStatus& s);
 // A device's TX policy as configured (isolation, each class's mode/weight).

@@ -18,6 +18,7 @@
 //     void call(const std::function<void()>& fn);   // any thread
 //     TimeNs now() const;                        // last iteration's time
 //     const EngineRunCounters& counters() const;
+//     const LoopHistograms& loop_histograms() const;  // loop_histogram.h
 //     // Embedded mode (docs/embedded.md): several threads drive one engine.
 //     std::uint32_t drive();                     // an application's poll
 //     std::uint32_t drive_post();                // an application's post
@@ -26,7 +27,9 @@
 //
 // One iteration (run_once): take ONE timestamp from the clock, poll every
 // Vnic in turn with it (vnic.h documents the phases), then serve a pending
-// Engine::call. Vnics are polled round-robin from a rotating start so that
+// Engine::call. The same timestamp closes the interval since the previous
+// iteration's start, counted in the loop histograms (loop_histogram.h) by
+// what that iteration did and what followed it: no clock read more. Vnics are polled round-robin from a rotating start so that
 // none is always first to the shared TX resources.
 //
 // call(fn) runs fn on the engine thread between two iterations and returns
@@ -90,6 +93,7 @@
 #include "datapath/base/owner_thread.h"
 #include "datapath/base/time.h"
 #include "datapath/engine/backoff.h"
+#include "datapath/engine/loop_histogram.h"
 #include "datapath/engine/mailbox.h"
 #include "datapath/engine/owner.h"
 #include "datapath/engine/vnic.h"
@@ -189,6 +193,7 @@ class Engine {
   std::uint32_t run_once() {
     assert(thread_.here());
     const TimeNs now = clock_.now();
+    note_interval(now);
     now_ = now;
     ++ctr_.iterations;
     std::uint32_t work = 0;
@@ -202,6 +207,7 @@ class Engine {
       ++work;
     }
     if (work == 0) ++ctr_.idle_iterations;
+    last_worked_ = work != 0;
     return work;
   }
 
@@ -342,6 +348,11 @@ class Engine {
     assert(thread_.here());
     return ctr_;
   }
+  // Where the time between iterations went (loop_histogram.h).
+  const LoopHistograms& loop_histograms() const {
+    assert(thread_.here());
+    return loops_;
+  }
   const EngineConfig& config() const { return cfg_; }
   Sleeper& sleeper() { return sleeper_; }
 
@@ -367,8 +378,29 @@ class Engine {
     if (d == 0) return;
     ++ctr_.sleeps;
     ctr_.slept_ns += d;
+    away_asked_.store(d, std::memory_order_relaxed);
     sleeper_.sleep(d);
   }
+
+  // The interval since the last iteration's start, into loops_: its kind
+  // from what that iteration did and what followed it (a sleep asked for,
+  // a yield; back_off says so through away_asked_, since in embedded mode
+  // the progress thread backs off without owning the engine).
+  void note_interval(TimeNs now) {
+    const TimeNs asked = away_asked_.load(std::memory_order_relaxed);
+    if (asked != 0) away_asked_.store(0, std::memory_order_relaxed);
+    const TimeNs last = last_start_;
+    last_start_ = now;
+    if (last == 0 || now < last || asked == kYielded) return;
+    const TimeNs d = now - last;
+    if (asked != 0) {
+      ++loops_.oversleep_ns[loop_bucket(d > asked ? d - asked : 0)];
+    } else {
+      ++(last_worked_ ? loops_.work_ns : loops_.idle_ns)[loop_bucket(d)];
+    }
+  }
+  // away_asked_ after a yield: the interval is not counted.
+  static constexpr TimeNs kYielded = ~TimeNs{0};
 
   void yield_if_wanted(std::uint32_t work) {
     if (work != 0) {
@@ -380,6 +412,7 @@ class Engine {
     // per idle iteration while spinning); the yield is timed from here.
     if (!contended_ && now_ - last_yield_ < cfg_.yield_probe_ns) return;
     const TimeNs t0 = clock_.now();
+    away_asked_.store(kYielded, std::memory_order_relaxed);
     sleeper_.yield();
     last_yield_ = clock_.now();
     ++ctr_.yields;
@@ -416,6 +449,13 @@ class Engine {
   bool contended_ = false;
   TimeNs now_ = 0;
   EngineRunCounters ctr_{};
+  // The loop histograms (note_interval): the last iteration's start and
+  // whether it worked; what back_off asked for after it (a sleep's ns,
+  // kYielded, or 0), written by the thread that backs off.
+  LoopHistograms loops_{};
+  TimeNs last_start_ = 0;
+  bool last_worked_ = false;
+  std::atomic<TimeNs> away_asked_{0};
 };
 
 }  // namespace uroce::engine

@@ -8,7 +8,8 @@
 # --uroce-in-guest makes uroced, uroce-run and uroce-ctl such stand-ins.
 #
 #   scripts/interop/guest-run.sh GUEST_DIR [--root DIR] [--shared DIR]
-#                                [--tmpfs DIR] [--must-vanish PATH]... -- CMD [ARGS...]
+#                                [--tmpfs DIR] [--must-vanish PATH]... [--on-term SH]
+#                                -- CMD [ARGS...]
 #   scripts/interop/guest-run.sh --sweep GUEST_DIR
 #
 #   --root DIR          run CMD under `chroot DIR` (a uroce guest's /sysroot,
@@ -23,6 +24,9 @@
 #                       socket must be in a file system of the guest's own
 #   --must-vanish PATH  (repeatable) exit 1 with a line on stderr when CMD
 #                       exited 0 but left PATH (under the root) behind
+#   --on-term SH        a shell command run in the guest (under the root, at
+#                       most 5 s, its output with CMD's) before a SIGTERM is
+#                       passed on to CMD: a daemon's last status
 #   --sweep GUEST_DIR   SIGKILL, in the guest, every command whose stand-in
 #                       is gone (a stand-in that was SIGKILLed could not pass
 #                       the signal on)
@@ -75,7 +79,7 @@ if [ "$gdir" = --sweep ]; then
   exit 0
 fi
 
-root='' shared='' tmpfs=''
+root='' shared='' tmpfs='' on_term=''
 declare -a vanish=()
 while [ $# -gt 0 ]; do
   case $1 in
@@ -83,6 +87,7 @@ while [ $# -gt 0 ]; do
     --shared) shared=$(realpath "$2"); shift 2 ;;
     --tmpfs) tmpfs=$2; shift 2 ;;
     --must-vanish) vanish+=("$2"); shift 2 ;;
+    --on-term) on_term=$2; shift 2 ;;
     --) shift; break ;;
     *) usage ;;
   esac
@@ -133,7 +138,18 @@ body+="
 exit \"\$rc\""
 
 # A signal is passed on once the command's PID is known; then the command
-# has a few seconds to end before it is SIGKILLed in the guest.
+# has a few seconds to end before it is SIGKILLed in the guest. --on-term's
+# command goes first, bounded so that the daemon still stops within the 10 s
+# uroce_daemon_stop allows.
+term_body=''
+if [ -n "$on_term" ]; then
+  via='sh'
+  [ -n "$root" ] && via="chroot \"\$r\" /bin/sh"
+  term_body="r=$(printf '%q' "$root")
+timeout 5 $via -c $(printf '%q' "$on_term") $redir </dev/null ||
+  echo \"guest-run: --on-term command failed or took over 5 s (status \$?)\" $redir
+"
+fi
 pending='' sent_at=''
 # shellcheck disable=SC2317 # called from the traps
 on_signal() { pending=$1; }
@@ -154,7 +170,9 @@ while :; do
     break
   fi
   if [ -n "$pending" ] && [ -f "$cmdd/$id.pid" ]; then
-    run_wait "grk$$-$(date +%s%N)" "kill -$pending $(cat "$cmdd/$id.pid") 2>/dev/null" 10
+    pre=''
+    [ "$pending" = TERM ] && pre=$term_body
+    run_wait "grk$$-$(date +%s%N)" "${pre}kill -$pending $(cat "$cmdd/$id.pid") 2>/dev/null" 10
     pending='' sent_at=$SECONDS
   fi
   if [ -n "$sent_at" ] && [ $((SECONDS - sent_at)) -ge 8 ]; then

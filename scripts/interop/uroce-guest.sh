@@ -83,15 +83,21 @@ rxe_uguest_up() {
   local -a base=("$gr" "$RXE_UGUEST_DIR" --root /sysroot --shared "$UROCE_TMP")
   # uroced's run dir (DIR/run beside its --config DIR/uroced.toml) holds
   # its socket: a tmpfs of the guest's own, checked clean after SIGTERM
-  # (uroce_daemon_stop's check, which sees only the host's side).
+  # (uroce_daemon_stop's check, which sees only the host's side). Before
+  # the SIGTERM its status goes to DIR/status.json (kept with --keep) and
+  # its port's RX counters to its log: port_rx says how many frames arrived
+  # chained (device key rx_buf; docs/nic.md, "Multi-segment frames").
   cat >"$bin/uroced" <<EOF
 #!/usr/bin/env bash
 # uroced in the uroce guest (scripts/interop/uroce-guest.sh)
 set -euo pipefail
 extra=()
 if [ "\${1:-}" = --config ]; then
-  run=\$(dirname "\$2")/run
-  extra=(--tmpfs "\$run" --must-vanish "\$run/uroced.sock" --must-vanish "\$run/sysfs")
+  run=\$(dirname "\$2")/run st=\$(dirname "\$2")/status.json
+  last="$(printf '%q' "$UROCE_CTL") --run-dir '\$run' status --json >'\$st'"
+  last+=" && grep -o '\"port_rx\":{[^}]*}' '\$st' | sed 's/^/uroce-guest: at SIGTERM: /'"
+  extra=(--tmpfs "\$run" --must-vanish "\$run/uroced.sock" --must-vanish "\$run/sysfs"
+    --on-term "\$last")
 fi
 exec $(printf '%q ' "${base[@]}") "\${extra[@]}" -- $(printf '%q' "$UROCED") "\$@"
 EOF

@@ -86,6 +86,32 @@ TEST(RenderStatus, PortsTableFromPortInfo) {
   EXPECT_EQ(render_status(kStatus).find("ports ("), std::string::npos);
 }
 
+TEST(RenderStatus, EngineLoopsPerLcore) {
+  json j = kStatus;
+  EXPECT_EQ(render_status(j).find("engine loops"), std::string::npos);
+  std::vector<std::uint64_t> work(32, 0), idle(32, 0), over(32, 0);
+  work[9] = 998;   // 256..511 ns
+  work[13] = 1;    // 4096..8191 ns
+  work[17] = 1;    // 65536..131071 ns
+  idle[11] = 100;  // 1024..2047 ns
+  over[10] = 5;    // 512..1023 ns
+  j["daemon"]["engine_loops"] = {
+      {{"lcore", 1}, {"work_ns", work}, {"idle_ns", idle}, {"oversleep_ns", over}}};
+  const std::string s = render_status(j);
+  EXPECT_NE(s.find("engine loops (iteration start to the next; after work, after an idle spin, "
+                   "a sleep's lateness):\n"),
+            std::string::npos)
+      << s;
+  EXPECT_NE(s.find("LCORE  WORK_P50  WORK_P99  WORK_P99.9  WORK_MAX  IDLE_P99.9  IDLE_MAX  "
+                   "AWAY>=8us  AWAY>=65us  OVERSLEEP_P99  OVERSLEEP_MAX\n"),
+            std::string::npos)
+      << s;
+  EXPECT_NE(s.find("    1  <512ns    <512ns    <8.2us      <131.1us  <2.0us      <2.0us    "
+                   "        1           1  <1.0us         <1.0us\n"),
+            std::string::npos)
+      << s;
+}
+
 TEST(RenderStatus, ShardsOfSeveralLcores) {
   json j = kStatus;
   j["daemon"]["lcore"] = 2;

@@ -71,6 +71,26 @@ TEST(StatusJson_Daemon, EngineCountersAndCpu) {
   EXPECT_EQ(j["daemon"]["engine"]["sleeps"], 0);
 }
 
+TEST(StatusJson_Daemon, EngineLoopsPerLcore) {
+  FakeDevice d("uroce0", 9000);
+  DaemonInfo i = info();
+  json j = json::parse(status_json(i, {&d}, {DeviceSnapshot{}}, false, nullptr, 1 << 16));
+  EXPECT_FALSE(j["daemon"].contains("engine_loops"));
+  i.lcores = {2, 3};
+  i.loops.resize(2);
+  i.loops[1].work_ns[engine::loop_bucket(3000)] = 4;
+  i.loops[1].oversleep_ns[engine::kLoopBuckets - 1] = 1;
+  j = json::parse(status_json(i, {&d}, {DeviceSnapshot{}}, false, nullptr, 1 << 16));
+  const json& l = j["daemon"]["engine_loops"];
+  ASSERT_EQ(l.size(), 2u);
+  EXPECT_EQ(l[0]["lcore"], 2);
+  EXPECT_EQ(l[1]["lcore"], 3);
+  ASSERT_EQ(l[1]["work_ns"].size(), engine::kLoopBuckets);
+  EXPECT_EQ(l[1]["work_ns"][12], 4);
+  EXPECT_EQ(l[1]["idle_ns"][12], 0);
+  EXPECT_EQ(l[1]["oversleep_ns"][engine::kLoopBuckets - 1], 1);
+}
+
 TEST(StatusJson_Devices, CompEventCounters) {
   FakeDevice d("uroce0", 9000);
   DeviceSnapshot s;

@@ -234,6 +234,57 @@ TEST(Engine_Backoff, ResetsOnWork) {
   EXPECT_EQ(a.vnic.counters().rx_parse_errors, 1u);
 }
 
+TEST(Engine_LoopHistograms, IntervalsAfterWorkAndAfterIdleIterations) {
+  port::SimLink link(port::SimLinkConfig{});
+  Host a(link, 0, kMacA, kIpA);
+  port::SimPort peer(link, 1);
+  VirtualClock clock(1000);
+  Engine<SimPortIo, VirtualClock> e(EngineConfig{}, clock);
+  e.add_vnic(&a.vnic);
+  e.run_once();  // the first: no interval before it
+  clock.advance_by(700);
+  const std::uint8_t junk[60] = {};
+  ASSERT_TRUE(peer.tx(junk, clock.now()));
+  EXPECT_NE(e.run_once(), 0u);  // a frame: work; 700 ns after an idle one
+  clock.advance_by(3000);
+  EXPECT_EQ(e.run_once(), 0u);  // 3 us after the one with work
+  clock.advance_by(100'000);
+  e.run_once();  // away for 100 us after an idle one
+  const LoopHistograms& h = e.loop_histograms();
+  EXPECT_EQ(total(h.work_ns), 1u);
+  EXPECT_EQ(h.work_ns[loop_bucket(3000)], 1u);
+  EXPECT_EQ(total(h.idle_ns), 2u);
+  EXPECT_EQ(h.idle_ns[loop_bucket(700)], 1u);
+  EXPECT_EQ(h.idle_ns[loop_bucket(100'000)], 1u);
+  EXPECT_EQ(total(h.oversleep_ns), 0u);
+}
+
+TEST(Engine_LoopHistograms, SleepsCountTheirLatenessOnly) {
+  std::atomic<bool> stop{false};
+  VirtualClock clock(1000);
+  std::vector<TimeNs> log;
+  // Every sleep ends 500 ns late; the fourth stops the engine.
+  std::function<void(std::size_t)> hook = [&](std::size_t n) {
+    clock.advance_by(log.back() + 500);
+    if (n == 4) stop.store(true);
+  };
+  EngineConfig cfg;
+  cfg.backoff_max_us = 8;
+  cfg.idle_spins = 2;
+  using E = Engine<SimPortIo, VirtualClock, RecordingSleeper>;
+  E e(cfg, clock, RecordingSleeper{&log, &hook});
+  e.run(stop);
+  ASSERT_EQ(log.size(), 4u);
+  const LoopHistograms& h = e.loop_histograms();
+  // Three sleeps were followed by an iteration, each 500 ns late.
+  EXPECT_EQ(total(h.oversleep_ns), 3u);
+  EXPECT_EQ(h.oversleep_ns[loop_bucket(500)], 3u);
+  // Every other interval followed an idle spin (the clock stood still).
+  EXPECT_EQ(total(h.work_ns), 0u);
+  EXPECT_EQ(total(h.idle_ns), e.counters().iterations - 1 - 3);
+  EXPECT_EQ(h.idle_ns[0], total(h.idle_ns));
+}
+
 // A clock that moves `step` ns at every reading and stops the engine after
 // `limit` readings; yields move it further (YieldSleeper).
 struct SteppingClock {
@@ -283,6 +334,11 @@ TEST(Engine_Yield, AloneProbesOncePerPeriod) {
   // An idle iteration that does not probe reads the clock once (run_once);
   // a probe reads it twice more, around its yield.
   EXPECT_EQ(clock.reads, e.counters().iterations + 2 * e.counters().yields);
+  // The interval after a yield is not counted; every other one followed an
+  // idle spin.
+  const LoopHistograms& h = e.loop_histograms();
+  EXPECT_EQ(total(h.idle_ns), e.counters().iterations - 1 - e.counters().yields);
+  EXPECT_EQ(total(h.work_ns) + total(h.oversleep_ns), 0u);
 }
 
 TEST(Engine_Yield, ContendedYieldsOnEveryIdleIteration) {
