@@ -60,6 +60,11 @@ struct ContextState {
   void drive_post() const {
     if (progress.post != nullptr && !ctl.inherited()) progress.post(hello.shard);
   }
+  // A CQ armed for events: the application may sleep on them next, and
+  // only the engine's progress thread would then make them.
+  void app_idle() const {
+    if (progress.idle != nullptr && !ctl.inherited()) progress.idle(hello.shard);
+  }
   // A poll that found its CQ empty. Daemon mode, on the CPU the daemon's
   // engine is pinned to (HelloRep.engine_cpu): only the engine can fill the
   // CQ, and it shares this core, so yield the core to it now rather than

@@ -212,6 +212,9 @@ int req_notify_cq(ibv_cq* ibcq, int solicited_only) noexcept {
     errno = EIO;  // the return value is the errno too, as libibverbs documents it
     return EIO;
   }
+  // The application may sleep on the CQ's events next: in embedded mode the
+  // engine's progress thread must make them (context.h).
+  cq->st->app_idle();
   std::atomic_ref<std::uint32_t> armed(cq->notify->armed);
   // "Next completion" wins over "next solicited", as in rxe.
   const std::uint32_t want = solicited_only != 0 ? ctl::kCqArmedSolicited : ctl::kCqArmedNext;

@@ -71,6 +71,7 @@ int embedded_connect(const char* device_dir, int* fd, EmbeddedProgress* progress
   }
   progress->poll = ops->progress;
   progress->post = ops->progress_post;
+  progress->idle = ops->progress_idle;
   return 0;
 }
 

@@ -15,6 +15,7 @@ using ProgressFn = void (*)(std::uint32_t shard);
 struct EmbeddedProgress {
   ProgressFn poll = nullptr;  // before a poll
   ProgressFn post = nullptr;  // after a post
+  ProgressFn idle = nullptr;  // before the application sleeps on events
 };
 
 // `device_dir` is the device's sysfs directory (.../device). ENOENT when

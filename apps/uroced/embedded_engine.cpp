@@ -18,6 +18,8 @@
 //             serving the fewest (ShardedDevice), and shard k's progress
 //             thread is EAL's lcore k: a thread that opens its own context
 //             drives its own shard (eRPC's thread per core).
+//   progress_idle  Engine::wake_progress of the connection's shard: a CQ
+//             was armed, and the application may sleep on its events.
 //
 // At exit (an atexit handler): the server stops (every session
 // reclaims its objects through the still-running engine), then the
@@ -311,7 +313,12 @@ void progress_post(std::uint32_t shard) {
   eng->drive_post();
 }
 
-constexpr ctl::EmbeddedOps kOps{ctl::kEmbeddedAbi, open_connection, progress, progress_post};
+void progress_idle(std::uint32_t shard) {
+  if (EngineHost::EngineT* eng = shard_engine(shard); eng != nullptr) eng->wake_progress();
+}
+
+constexpr ctl::EmbeddedOps kOps{ctl::kEmbeddedAbi, open_connection, progress, progress_post,
+                                progress_idle};
 
 // Nothing may throw into the provider (a C library calls it): what the
 // control path could throw (no memory, no thread) ends here as an errno.

@@ -16,7 +16,7 @@
 namespace uroce::ctl {
 
 // Bumped on any change to EmbeddedOps; the provider refuses another.
-inline constexpr std::uint32_t kEmbeddedAbi = 3;
+inline constexpr std::uint32_t kEmbeddedAbi = 4;
 inline constexpr const char* kEmbeddedSymbol = "uroce_embedded_ops";
 inline constexpr const char* kEmbeddedConfigFile = "uroce_embedded";
 inline constexpr const char* kEmbeddedEngineFile = "uroce_engine";
@@ -36,6 +36,10 @@ struct EmbeddedOps {
   // After a post: the same unless a post ran one less than 2 us ago
   // (Engine::drive_post: a burst of posts goes out in one iteration).
   void (*progress_post)(std::uint32_t shard);
+  // The application is about to stop driving shard `shard` (it armed a CQ
+  // to sleep on its events): the shard's progress thread, if it naps while
+  // the application drives, takes over now (Engine::wake_progress).
+  void (*progress_idle)(std::uint32_t shard);
 };
 
 // The symbol's type: extern "C" const EmbeddedOps* uroce_embedded_ops().

@@ -77,10 +77,13 @@
 // should also ignore SIGPIPE process-wide.
 #pragma once
 
+#include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -119,9 +122,14 @@ struct EngineConfig {
   TimeNs yield_probe_ns = 50 * kNsPerUs;
   TimeNs yield_switch_ns = 1500;
   // Embedded mode: the progress thread's first and longest nap while the
-  // application drives the engine (run_progress).
+  // application drives the engine (run_progress). What makes the
+  // application stop driving (a CQ armed for events, a control verb) wakes
+  // the thread at once (wake_progress), so the longest nap bounds only an
+  // application that stops calling verbs while a peer reads or writes its
+  // memory; each wake-up of a nap costs a spinning application on the same
+  // CPU a context switch there and back (docs/tails.md).
   TimeNs app_quiet_ns = 20 * kNsPerUs;
-  TimeNs app_nap_max_ns = 1 * kNsPerMs;
+  TimeNs app_nap_max_ns = 10 * kNsPerMs;
   // Embedded mode: how long the progress thread keeps polling after its
   // last iteration with work before the backoff starts counting.
   TimeNs progress_spin_ns = 200 * kNsPerUs;
@@ -157,13 +165,32 @@ constexpr const auto& counter_fields(const EngineRunCounters&) { return kEngineR
 
 struct NanoSleeper {
   void sleep(TimeNs ns) {
-    timespec ts{};
-    ts.tv_sec = static_cast<time_t>(ns / kNsPerSec);
-    ts.tv_nsec = static_cast<long>(ns % kNsPerSec);
+    const timespec ts = to_timespec(ns);
     nanosleep(&ts, nullptr);
   }
   void yield() { sched_yield(); }
+  // Sleeps up to `ns` unless `word` no longer holds `seen` (checked by the
+  // kernel, atomically with going to sleep) or wake() is called on it.
+  void nap(TimeNs ns, std::atomic<std::uint32_t>& word, std::uint32_t seen) {
+    const timespec ts = to_timespec(ns);
+    syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAIT_PRIVATE, seen, &ts,
+            nullptr, 0);
+  }
+  void wake(std::atomic<std::uint32_t>& word) {
+    syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAKE_PRIVATE, 1, nullptr,
+            nullptr, 0);
+  }
+
+ private:
+  static timespec to_timespec(TimeNs ns) {
+    timespec ts{};
+    ts.tv_sec = static_cast<time_t>(ns / kNsPerSec);
+    ts.tv_nsec = static_cast<long>(ns % kNsPerSec);
+    return ts;
+  }
 };
+static_assert(sizeof(std::atomic<std::uint32_t>) == sizeof(std::uint32_t) &&
+              std::atomic<std::uint32_t>::is_always_lock_free);
 
 template <class PortIo, class Clock, class Sleeper = NanoSleeper,
           sched::TxScheduler Sched = sched::TxPolicy>
@@ -301,8 +328,16 @@ class Engine {
       }
       if (app_active) {
         ++ctr_.app_quiet_sleeps;
-        sleeper_.sleep(nap);
-        nap = std::min(nap * 2, cfg_.app_nap_max_ns);
+        if (nap_woken(nap)) {
+          // The application said it stops driving: count afresh, and run
+          // the engine meanwhile.
+          app_active = false;
+          nap = cfg_.app_quiet_ns;
+          seen = app_calls_.load(std::memory_order_relaxed);
+          window = clock_.now();
+        } else {
+          nap = std::min(nap * 2, cfg_.app_nap_max_ns);
+        }
         continue;
       }
       std::uint32_t work = 0;
@@ -325,6 +360,15 @@ class Engine {
     owner_.release();
   }
 
+  // Embedded mode, any thread: the application is about to stop driving
+  // the engine (it armed a CQ to sleep on its events, or a control call
+  // waits for an iteration): a napping progress thread wakes now. Costs a
+  // system call only while the thread naps.
+  void wake_progress() {
+    progress_wake_.fetch_add(1, std::memory_order_seq_cst);
+    if (napping_.load(std::memory_order_seq_cst)) sleeper_.wake(progress_wake_);
+  }
+
   // Calls within app_quiet_ns that mean the application drives the engine
   // (one that sleeps on completion events makes two or three per
   // completion: a post, a poll or two).
@@ -334,6 +378,7 @@ class Engine {
   // returns after it ran (inline while run() is not running). The thread
   // that runs fn owns the engine and its Vnics meanwhile.
   void call(const std::function<void()>& fn) {
+    wake_progress();
     mailbox_.call([&] {
       take_thread();
       fn();
@@ -424,6 +469,20 @@ class Engine {
       contended_ = false;
     }
   }
+  // The progress thread's nap of up to `ns`, cut short by wake_progress:
+  // whether it was. Either wake_progress sees napping_ and wakes the futex,
+  // or the nap sees progress_wake_ changed and does not sleep (both sides
+  // sequentially consistent).
+  bool nap_woken(TimeNs ns) {
+    const std::uint32_t seen = progress_wake_.load(std::memory_order_seq_cst);
+    napping_.store(true, std::memory_order_seq_cst);
+    if (progress_wake_.load(std::memory_order_seq_cst) == seen) {
+      sleeper_.nap(ns, progress_wake_, seen);
+    }
+    napping_.store(false, std::memory_order_seq_cst);
+    return progress_wake_.load(std::memory_order_seq_cst) != seen;
+  }
+
   // Quick yields in a row after which the core counts as uncontended.
   static constexpr std::uint32_t kFastYields = 8;
 
@@ -439,6 +498,9 @@ class Engine {
   alignas(64) std::atomic<std::uint64_t> app_calls_{0};
   std::atomic<TimeNs> last_post_drive_{0};
   std::atomic<std::uint64_t> posts_batched_{0};
+  // wake_progress's futex word and whether the progress thread naps on it.
+  std::atomic<std::uint32_t> progress_wake_{0};
+  std::atomic<bool> napping_{false};
   std::vector<VnicT*> vnics_;
   std::size_t first_ = 0;
   // Yield mode: idle iterations in a row, when the last yield ended, quick

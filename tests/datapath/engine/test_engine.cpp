@@ -52,6 +52,8 @@ struct RecordingSleeper {
     if (on_sleep != nullptr && *on_sleep) (*on_sleep)(log->size());
   }
   void yield() { sleep(0); }
+  void nap(TimeNs ns, std::atomic<std::uint32_t>&, std::uint32_t) { sleep(ns); }
+  void wake(std::atomic<std::uint32_t>&) {}
 };
 
 // The engine's counters, read by the calling thread as the engine's owner
@@ -307,6 +309,8 @@ struct YieldSleeper {
   std::uint64_t n = 0;
   void sleep(TimeNs) { ADD_FAILURE() << "yield mode slept"; }
   void yield() { clock->t += cost(n++); }
+  void nap(TimeNs, std::atomic<std::uint32_t>&, std::uint32_t) { ADD_FAILURE() << "napped"; }
+  void wake(std::atomic<std::uint32_t>&) {}
 };
 
 EngineConfig yield_config() {
@@ -471,14 +475,22 @@ TEST(Engine_Run, SurvivesAClosedCompChannel) {
 namespace uroce::engine::test {
 namespace {
 
-// Sleeps for real (the progress thread's windows are real time) and counts.
+// Sleeps for real (the progress thread's windows are real time) and counts
+// the sleeps and naps; the length of the last nap asked for, if wanted.
 struct CountingNanoSleeper {
   std::atomic<std::uint64_t>* sleeps;
+  std::atomic<TimeNs>* last_nap = nullptr;
   void sleep(TimeNs ns) {
     sleeps->fetch_add(1);
     NanoSleeper{}.sleep(ns);
   }
   void yield() { NanoSleeper{}.yield(); }
+  void nap(TimeNs ns, std::atomic<std::uint32_t>& word, std::uint32_t seen) {
+    sleeps->fetch_add(1);
+    if (last_nap != nullptr) last_nap->store(ns);
+    NanoSleeper{}.nap(ns, word, seen);
+  }
+  void wake(std::atomic<std::uint32_t>& word) { NanoSleeper{}.wake(word); }
 };
 
 TEST(Engine_Drive, RunsOneIterationWhenFree) {
@@ -564,6 +576,29 @@ TEST(Engine_RunProgress, NapsWhileTheApplicationDrivesAndServesCalls) {
   const EngineRunCounters c = counters_now(e);
   EXPECT_GT(c.app_quiet_sleeps, 0u);
   EXPECT_EQ(sleeps.load(), c.app_quiet_sleeps);
+}
+
+TEST(Engine_RunProgress, ACallEndsALongNapAtOnce) {
+  SteadyClock clock;
+  std::atomic<std::uint64_t> sleeps{0};
+  std::atomic<TimeNs> last_nap{0};
+  EngineConfig cfg;
+  cfg.mode = PollMode::kBusy;
+  cfg.app_nap_max_ns = 60 * kNsPerSec;
+  Engine<SimPortIo, SteadyClock, CountingNanoSleeper> e(cfg, clock,
+                                                        CountingNanoSleeper{&sleeps, &last_nap});
+  std::atomic<bool> stop{false};
+  std::thread progress([&] { e.run_progress(stop); });
+  // The application drives until the thread has started a nap of 300 ms
+  // or more (20 us doubling while the application keeps driving), then
+  // stops and makes a control call: it must not wait for the nap to end.
+  while (last_nap.load() < 300 * kNsPerMs) e.drive();
+  const auto t0 = std::chrono::steady_clock::now();
+  e.call([] {});
+  const auto waited = std::chrono::steady_clock::now() - t0;
+  stop = true;
+  progress.join();
+  EXPECT_LT(waited, std::chrono::milliseconds(100));
 }
 
 TEST(Engine_RunProgress, RunsTheEngineWhileTheApplicationDoesNotPoll) {
