@@ -15,7 +15,8 @@ Checks, in order:
   5. uroced(8) lists every configuration key the parser knows, set by set
      in the tables' order (`uroce-ctl keys`), and exactly uroced's options
      (`uroced --help`); uroce-ctl(8) exactly uroce-ctl's commands and
-     options; uroce_dv(3) every uroce_dv_* call of the header.
+     options; uroce_dv(3) every uroce_dv_* call of the header;
+     uroce_dc_pingpong(1) every option of both examples' getopt strings.
 Exit 0 when all hold, 1 otherwise (each failure printed).
 """
 import json
@@ -68,6 +69,8 @@ expected_files = {
     d("mandir", "man8", "uroce-ctl.8"),
     d("mandir", "man1", "uroce-run.1"),
     d("mandir", "man3", "uroce_dv.3"),
+    d("mandir", "man1", "uroce_dc_pingpong.1"),
+    d("mandir", "man1", "uroce_dc_bench.1"),
 } | {d("datadir", "doc", "uroce", "examples", f)
      for f in ("dc_pingpong.cpp", "dc_bench.cpp", "dc_common.h", "oob.h")}
 # symlink -> its target as installed
@@ -149,8 +152,11 @@ try:
 
     # 4. The man pages render without warnings.
     pages = {}
+    bench = dest + d("mandir", "man1", "uroce_dc_bench.1")
+    if os.path.exists(bench) and open(bench).read().strip() != ".so man1/uroce_dc_pingpong.1":
+        fail("uroce_dc_bench.1 is not a .so of uroce_dc_pingpong.1")
     for sec, name in (("8", "uroced"), ("8", "uroce-ctl"), ("1", "uroce-run"),
-                      ("3", "uroce_dv")):
+                      ("3", "uroce_dv"), ("1", "uroce_dc_pingpong")):
         page = dest + d("mandir", "man" + sec, name + "." + sec)
         if not os.path.exists(page):
             continue
@@ -261,6 +267,18 @@ try:
             fail("uroce_dv(3) does not describe " + ", ".join(missing))
         else:
             print("uroce_dv(3): all %d calls of the header" % len(calls))
+    if "uroce_dc_pingpong" in pages:
+        text = "\n".join(t for t, _ in pages["uroce_dc_pingpong"])
+        for src in ("dc_pingpong.cpp", "dc_bench.cpp"):
+            code = open(os.path.join(source, "apps", "examples", src)).read()
+            m = re.search(r'getopt(?:_long)?\(argc, argv, "([^"]+)"', code)
+            letters = [c for c in (m.group(1) if m else "") if c not in ":h"]
+            longs = re.findall(r'\{"([\w-]+)", (?:no|required)_argument', code)
+            missing = [o for o in ["-" + c for c in letters] + ["--" + x for x in longs]
+                       if not re.search(r"(^|[\s\[])" + re.escape(o) + r"\b", text, re.M)]
+            if not letters or missing:
+                fail("uroce_dc_pingpong(1) lacks %s's options %s" % (src, missing or "(none)"))
+        print("uroce_dc_pingpong(1): every option of both examples")
 finally:
     shutil.rmtree(dest, ignore_errors=True)
 
