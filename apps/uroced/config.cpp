@@ -39,28 +39,68 @@ std::string option_help(const KeySet<DaemonConfig>& set, std::string_view name,
 
 }  // namespace
 
-int parse_command_line(int argc, char** argv, CommandLine* out) {
-  CLI::App app{"uroced: the uroce daemon (RoCEv2 virtual NICs over DPDK ports)"};
+namespace {
+
+// The options' values while CLI11 parses; copied into a CommandLine after.
+struct OptionValues {
   std::string config_file, run_dir, poll, log_level, lcores;
   std::uint32_t lcore = 0;
-  auto* o_config = app.add_option("--config", config_file, "TOML configuration file");
-  auto* o_run =
-      app.add_option("--run-dir", run_dir, option_help(daemon_key_set(), "run_dir", "daemon"));
-  auto* o_lcore = app.add_option("--lcore", lcore, option_help(eal_key_set(), "lcore", "eal"));
-  auto* o_lcores = app.add_option("--lcores", lcores, option_help(eal_key_set(), "lcores", "eal"));
-  auto* o_poll = app.add_option("--poll", poll, option_help(daemon_key_set(), "poll", "daemon"));
+  CLI::Option *o_config = nullptr, *o_run = nullptr, *o_lcore = nullptr, *o_lcores = nullptr,
+              *o_poll = nullptr, *o_log = nullptr;
+};
+
+// uroced's options: the parser's and (command_line_help) the man page's.
+void add_options(CLI::App& app, OptionValues& v, CommandLine* out) {
+  v.o_config =
+      app.add_option("--config", v.config_file, "TOML configuration file")->type_name("FILE");
+  v.o_run =
+      app.add_option("--run-dir", v.run_dir, option_help(daemon_key_set(), "run_dir", "daemon"))
+          ->type_name("DIR");
+  v.o_lcore = app.add_option("--lcore", v.lcore, option_help(eal_key_set(), "lcore", "eal"))
+                  ->type_name("N");
+  v.o_lcores = app.add_option("--lcores", v.lcores, option_help(eal_key_set(), "lcores", "eal"))
+                   ->type_name("N,N...");
+  v.o_poll = app.add_option("--poll", v.poll, option_help(daemon_key_set(), "poll", "daemon"))
+                 ->type_name("MODE");
   app.add_option("--eal-arg", out->eal_args,
                  option_help(eal_key_set(), "args", "eal", "appends one (repeatable) to"))
+      ->type_name("ARG")
       ->allow_extra_args(false);
   app.add_option("--device", out->devices,
                  "a device: \"name=uroce0;mac=02:00:00:00:00:01;ipv4=10.0.0.1;"
                  "mtu=9000;port=ring:p0\" (repeatable; replaces the file's devices)")
+      ->type_name("SPEC")
       ->allow_extra_args(false);
   app.add_option("--limit", out->limits,
                  "a [limits] key: KEY=VALUE (repeatable; overrides the file's value)")
+      ->type_name("KEY=VALUE")
       ->allow_extra_args(false);
-  auto* o_log = app.add_option("--log-level", log_level,
-                               option_help(daemon_key_set(), "log_level", "daemon"));
+  v.o_log = app.add_option("--log-level", v.log_level,
+                           option_help(daemon_key_set(), "log_level", "daemon"))
+                ->type_name("LEVEL");
+}
+
+constexpr const char* kAppHelp = "uroced: the uroce daemon (RoCEv2 virtual NICs over DPDK ports)";
+
+}  // namespace
+
+std::vector<OptionHelp> command_line_help() {
+  CLI::App app{kAppHelp};
+  OptionValues v;
+  CommandLine cl;
+  add_options(app, v, &cl);
+  std::vector<OptionHelp> out;
+  for (const CLI::Option* o : app.get_options()) {
+    out.push_back({o->get_name(false, true), o->get_type_name(), o->get_description(),
+                   o->get_items_expected_max() > 1});
+  }
+  return out;
+}
+
+int parse_command_line(int argc, char** argv, CommandLine* out) {
+  CLI::App app{kAppHelp};
+  OptionValues v;
+  add_options(app, v, out);
   // "--eal-arg -x" would make CLI11 read "-x" as an option of ours: glue
   // every --eal-arg to its value first ("--eal-arg=-x").
   std::vector<std::string> args;
@@ -78,12 +118,12 @@ int parse_command_line(int argc, char** argv, CommandLine* out) {
     const int rc = app.exit(e);
     return rc == 0 ? 0 : 1;
   }
-  if (*o_config) out->config_file = config_file;
-  if (*o_run) out->run_dir = run_dir;
-  if (*o_lcore) out->lcore = lcore;
-  if (*o_lcores) out->lcores = lcores;
-  if (*o_poll) out->poll = poll;
-  if (*o_log) out->log_level = log_level;
+  if (*v.o_config) out->config_file = v.config_file;
+  if (*v.o_run) out->run_dir = v.run_dir;
+  if (*v.o_lcore) out->lcore = v.lcore;
+  if (*v.o_lcores) out->lcores = v.lcores;
+  if (*v.o_poll) out->poll = v.poll;
+  if (*v.o_log) out->log_level = v.log_level;
   return -1;
 }
 

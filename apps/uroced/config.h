@@ -178,6 +178,16 @@ struct CommandLine {
 // which it printed to stderr with a hint to try --help).
 int parse_command_line(int argc, char** argv, CommandLine* out);
 
+// One of the options parse_command_line takes, as its --help shows it: for
+// the man page (apps/man), which is generated from the parser's own list.
+struct OptionHelp {
+  std::string names;  // "--run-dir", "-h,--help"
+  std::string value;  // "TEXT", "UINT"; empty for a flag
+  std::string help;
+  bool repeatable = false;
+};
+std::vector<OptionHelp> command_line_help();
+
 // Reads TOML text into `out` (over its current values). `source` names the
 // text in parse errors ("uroced.toml:3:7: ..."). Returns "" or the error.
 // Does not run validate().

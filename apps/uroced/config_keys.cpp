@@ -407,7 +407,55 @@ void rows_markdown(const KeySet<T>& s, const T& defaults, bool with_where, std::
   }
 }
 
+// Text for roff: a backslash as \e, a line that would start with a
+// control character (. or ') guarded by \&, and a break point (\:) after
+// each ',' and ';' not followed by a space, so that long lists ("0,0,0,...") can wrap.
+std::string roff_text(std::string_view s) {
+  std::string out;
+  bool line_start = true;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (line_start && (c == '.' || c == '\'')) out += "\\&";
+    line_start = c == '\n';
+    if (c == '\\') {
+      out += "\\e";
+    } else {
+      out += c;
+      if ((c == ',' || c == ';') && i + 1 < s.size() && s[i + 1] != ' ') out += "\\:";
+    }
+  }
+  return out;
+}
+
+// One key set as a man page's subsection: a tagged paragraph per key.
+template <class T>
+void rows_man(const KeySet<T>& s, const T& defaults, bool with_where, std::string* out) {
+  *out += fmt::format(".SS \"{}\"\nDescribed in {} of the uroce sources.\n", roff_text(s.title),
+                      roff_text(s.doc));
+  for (const KeyDesc<T>& k : s.keys) {
+    const Row r = row_of(k, defaults);
+    *out += fmt::format(".TP\n.B {}\n", roff_text(r.name));
+    *out += roff_text(r.help) + "\n.br\n";
+    *out += fmt::format("\\fI{}\\fR; {}; default: {}", roff_text(r.type), roff_text(r.range),
+                        roff_text(r.def));
+    if (with_where) *out += "; in: " + roff_text(r.where);
+    *out += "\n";
+  }
+}
+
 }  // namespace
+
+std::string keys_man() {
+  std::string out;
+  const DeviceConfig dev;
+  for (const KeySet<DeviceConfig>& s : device_key_sets()) rows_man(s, dev, true, &out);
+  rows_man(pfc_table_key_set(), dev, true, &out);
+  rows_man(limit_key_set(), Limits{}, false, &out);
+  const DaemonConfig daemon;
+  rows_man(daemon_key_set(), daemon, true, &out);
+  rows_man(eal_key_set(), daemon, true, &out);
+  return out;
+}
 
 std::string keys_text() {
   std::string out;

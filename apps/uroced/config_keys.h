@@ -168,10 +168,12 @@ template <class T>
 std::string key_value_text(const KeyDesc<T>& k, const T& in);
 
 // ---- The documentation -----------------------------------------------------------
-// The key tables as text (uroce-ctl keys) or as docs/config-keys.md
-// (uroce-ctl keys --markdown).
+// The key tables as text (uroce-ctl keys), as docs/config-keys.md
+// (uroce-ctl keys --markdown), or as roff subsections for uroced(8)
+// (apps/man generates the page with them).
 std::string keys_text();
 std::string keys_markdown();
+std::string keys_man();
 
 // ---- Building descriptors -----------------------------------------------------------
 // The common shapes: an integer, a u64, a real or a switch stored in the

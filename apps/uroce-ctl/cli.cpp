@@ -1,0 +1,68 @@
+#include "apps/uroce-ctl/cli.h"
+
+#include <CLI/CLI.hpp>
+
+#include <vector>
+
+#include "apps/uroce-ctl/tables.h"
+#include "datapath/ctl/protocol.h"
+
+namespace uroce::ctl_tool {
+
+namespace {
+
+const Command kCommands[] = {
+    {"status", "the daemon (version, pid, poll mode, lcores) and one row per device", 0,
+     &render_status},
+    {"counters", "every device's non-zero counters, drops by reason", 0, &render_counters},
+    {"pfc",
+     "per device and priority: PFC frames sent and received, time paused, storm state; the TTL "
+     "loop signals",
+     0, &render_pfc},
+    {"qps", "one row per QP; DC context pools, DCI streams and DCTs", ctl::kStatusQps, &render_qps},
+    {"sched", "per device the traffic classes, then per QP its class, rate limit and pacing",
+     ctl::kStatusQps, &render_sched},
+    {"homa", "the Homa-like scheduler: receiver, grants and cutoffs, then per RC QP its sender",
+     ctl::kStatusQps, &render_homa},
+    {"clients",
+     "one row per client connection (a user sees their own; root and daemon.status_group all)",
+     ctl::kStatusClients, &render_clients},
+    {"keys",
+     "uroced's configuration keys from their tables, without a daemon (--markdown: as "
+     "docs/config-keys.md)",
+     0, nullptr},
+};
+
+}  // namespace
+
+std::span<const Command> commands() { return kCommands; }
+
+const Command* find_command(std::string_view name) {
+  for (const Command& c : kCommands) {
+    if (c.name == name) return &c;
+  }
+  return nullptr;
+}
+
+void add_options(CLI::App& app, Options* o) {
+  std::vector<std::string> names;
+  std::string list;
+  for (const Command& c : kCommands) {
+    names.emplace_back(c.name);
+    list += (list.empty() ? "" : " | ") + std::string(c.name);
+  }
+  auto* o_run = app.add_option("--run-dir", o->run_dir,
+                               "the daemon's run directory (default $UROCE_RUN_DIR or /run/uroce)")
+                    ->type_name("DIR");
+  auto* o_sock =
+      app.add_option("--socket", o->socket, "the daemon's control socket")->type_name("PATH");
+  o_run->excludes(o_sock);
+  app.add_option("command", o->command, list)
+      ->type_name("COMMAND")
+      ->required()
+      ->check(CLI::IsMember(names));
+  app.add_flag("--json", o->json, "print the daemon's JSON instead of tables");
+  app.add_flag("--markdown", o->markdown, "keys: print docs/config-keys.md");
+}
+
+}  // namespace uroce::ctl_tool
