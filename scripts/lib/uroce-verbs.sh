@@ -186,6 +186,11 @@ uroce_verdict() {
     local f
     for f in "$UROCE_SRV_OUT" "$UROCE_SRV_ERR" "$UROCE_CLI_OUT" "$UROCE_CLI_ERR"; do
       [ -s "$f" ] || continue
+      # A crash's first lines say what failed; its backtrace fills the tail.
+      if [ "$(wc -l <"$f")" -gt 12 ]; then
+        echo "  --- ${f##*/} (first 6 lines)"
+        head -n 6 "$f" | sed 's/^/    /'
+      fi
       echo "  --- ${f##*/} (last 12 lines)"
       tail -n 12 "$f" | sed 's/^/    /'
     done
