@@ -8,7 +8,8 @@
 //   -> stale sysfs tree of a crashed daemon removed -> CPU affinity saved
 //   -> rte_eal_init -> ports -> Vnics + Engine -> listen -> sysfs tree and
 //   /dev/infiniband nodes -> accept thread -> "uroced: ready" on stderr
-//   -> the engine loop runs on this (the main lcore's) thread.
+//   (and READY=1 to systemd under Type=notify) -> the engine loop runs on
+//   this (the main lcore's) thread.
 // SIGTERM / SIGINT (taken by a dedicated thread; blocked everywhere else):
 // stop the server (every client's objects are reclaimed while the engine
 // still runs), stop the engine, remove the sysfs tree, the /dev nodes and
@@ -40,6 +41,10 @@
 #include "apps/uroced/stale_runtime.h"
 #include "apps/uroced/sysfs_tree.h"
 
+#ifdef UROCE_HAVE_SYSTEMD
+#include <systemd/sd-daemon.h>
+#endif
+
 namespace uroce::daemon {
 namespace {
 
@@ -49,6 +54,16 @@ sigset_t termination_signals() {
   sigaddset(&s, SIGTERM);
   sigaddset(&s, SIGINT);
   return s;
+}
+
+// Tells systemd (Type=notify, $NOTIFY_SOCKET) how the service stands; a
+// no-op when started otherwise or built without libsystemd.
+void notify(const std::string& state) {
+#ifdef UROCE_HAVE_SYSTEMD
+  (void)sd_notify(0, state.c_str());
+#else
+  (void)state;
+#endif
 }
 
 int fail(const std::string& what) {
@@ -176,6 +191,7 @@ int run(const DaemonConfig& cfg) {
     int sig = 0;
     sigwait(&term, &sig);
     spdlog::info("SIG{}: stopping", sigabbrev_np(sig));
+    notify("STOPPING=1\nSTATUS=stopping: reclaiming the clients' objects");
     server.stop();
     // The log thread calls into the engine: it ends while the engine runs.
     stop_log.store(true, std::memory_order_release);
@@ -185,6 +201,9 @@ int run(const DaemonConfig& cfg) {
 
   std::fprintf(stderr, "uroced: ready\n");
   std::fflush(stderr);
+  std::string names;
+  for (const DeviceConfig& d : cfg.devices) names += (names.empty() ? "" : ", ") + d.name;
+  notify("READY=1\nSTATUS=serving " + names + " on " + cfg.socket_path());
   host.run(stop);
   signals.join();
   host.stop_ports();

@@ -71,6 +71,13 @@ expected_files = {
     d("mandir", "man3", "uroce_dv.3"),
     d("mandir", "man1", "uroce_dc_pingpong.1"),
     d("mandir", "man1", "uroce_dc_bench.1"),
+    d("sysconfdir", "uroce", "uroced.toml"),
+    os.path.join(prefix, "lib", "tmpfiles.d", "uroce.conf"),
+    # systemd's own directory when the prefix is /usr (systemd.pc), else
+    # under the prefix; or the systemdunitdir option.
+    os.path.join(opts["systemdunitdir"] or
+                 ("/lib/systemd/system" if prefix == "/usr" else
+                  os.path.join(prefix, "lib", "systemd", "system")), "uroced.service"),
 } | {d("datadir", "doc", "uroce", "examples", f)
      for f in ("dc_pingpong.cpp", "dc_bench.cpp", "dc_common.h", "oob.h")}
 # symlink -> its target as installed

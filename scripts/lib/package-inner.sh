@@ -1,0 +1,257 @@
+#!/usr/bin/env bash
+# scripts/package-test.sh's steps 4-8 (install, the service, verbs traffic,
+# stop, purge), run by it in a private mount namespace:
+#
+#   package-inner.sh BASE OVERLAY DEBS
+#
+# BASE (a debootstrap root) is mounted under an overlay at OVERLAY/root, with
+# its own /proc, /dev (a tmpfs: the /dev/infiniband nodes stay here),
+# /run and /tmp; nothing written there reaches BASE or the host. The daemon
+# and the programs run in a network namespace of their own (`run` below).
+# Prints PASS/FAIL lines; exit 0 when every check passed.
+set -euo pipefail
+
+if [ "${1:-}" = run ]; then
+  mode=run
+  R=$2
+  ov=$3
+else
+  mode=main
+  base=$1
+  ov=$2
+  debs=$3
+  R=$ov/root
+fi
+
+failures=0
+pass() { echo "PASS: $*"; }
+fail() {
+  echo "FAIL: $*"
+  failures=$((failures + 1))
+}
+inr() { chroot "$R" "$@"; }
+# Every program is bounded: a daemon that broke must fail the check, not hang it.
+T=60
+
+# ---- run: the service's ExecStart and the verbs programs (network namespace) ----
+if [ "$mode" = run ]; then
+  ip link set lo up
+  unit=$R/lib/systemd/system/uroced.service
+  key() { sed -n "s/^$1=//p" "$unit" | tail -1; }
+  exec_start=$(key ExecStart)
+  type=$(key Type)
+  # RuntimeDirectory= and the tmpfiles.d lines, as systemd makes them.
+  for d in $(key RuntimeDirectory); do
+    install -d -m "$(key RuntimeDirectoryMode)" "$R/run/$d"
+  done
+  while read -r t path m _; do
+    [ "$t" = d ] && install -d -m "$m" "$R$path"
+  done < <(grep -v '^#' "$R/usr/lib/tmpfiles.d/uroce.conf")
+  bset=-all
+  for c in $(key CapabilityBoundingSet); do
+    c=${c#CAP_}
+    bset+=",+${c,,}"
+  done
+  echo "package-test: ExecStart=$exec_start (Type=$type, bounding set $bset)"
+  /usr/bin/python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+with open(sys.argv[2], "a") as f:
+    while True:
+        f.write(s.recv(4096).decode().replace("\n", " | ") + "\n")
+        f.flush()
+' "$R/run/notify.sock" "$ov/notify.log" &
+listener=$!
+daemon=""
+# shellcheck disable=SC2317
+stop_all() {
+  [ -n "$daemon" ] && kill "$daemon" 2>/dev/null && wait "$daemon" 2>/dev/null
+  kill "$listener" 2>/dev/null || true
+  wait "$listener" 2>/dev/null || true
+}
+trap stop_all EXIT
+for _ in $(seq 50); do [ -S "$R/run/notify.sock" ] && break; sleep 0.1; done
+# shellcheck disable=SC2086
+chroot "$R" env NOTIFY_SOCKET=/run/notify.sock \
+  setpriv --bounding-set="$bset" --inh-caps=-all -- $exec_start >"$ov/uroced.log" 2>&1 &
+daemon=$!
+ready=0
+for _ in $(seq 300); do
+  grep -q "READY=1" "$ov/notify.log" 2>/dev/null && { ready=1; break; }
+  kill -0 "$daemon" 2>/dev/null || break
+  sleep 0.1
+done
+if [ "$ready" = 1 ]; then
+  pass "uroced (pid $daemon) sent: $(grep READY=1 "$ov/notify.log")"
+else
+  sed 's/^/  uroced: /' "$ov/uroced.log"
+  fail "uroced did not send READY=1"
+  exit 1
+fi
+
+out=$(timeout "$T" chroot "$R" uroce-run ibv_devices 2>&1) || true
+while IFS= read -r l; do echo "  ibv_devices: $l"; done <<<"$out"
+if grep -q uroce0 <<<"$out" && grep -q uroce1 <<<"$out"; then
+  pass "ibv_devices through uroce-run lists uroce0 and uroce1"
+else
+  fail "ibv_devices through uroce-run"
+fi
+
+# pingpong USER: an ibv_rc_pingpong pair uroce0 <-> uroce1 as USER.
+pingpong() {
+  local user=$1 as=(timeout "$T" chroot)
+  [ "$user" = root ] || as=(timeout "$T" chroot --userspec="$user":nogroup)
+  "${as[@]}" "$R" uroce-run ibv_rc_pingpong -d uroce0 -g 1 -n 1000 >"$ov/pp-server.log" 2>&1 &
+  local server=$!
+  for _ in $(seq 100); do ss -ltn | grep -q ':18515 ' && break; sleep 0.1; done
+  local crc=0 src=0
+  "${as[@]}" "$R" uroce-run ibv_rc_pingpong -d uroce1 -g 1 -n 1000 127.0.0.1 >"$ov/pp-client.log" 2>&1 || crc=$?
+  wait "$server" || src=$?
+  sed 's/^/  server: /' "$ov/pp-server.log" | grep -E "bytes|iters|local|remote|rror" || true
+  sed 's/^/  client: /' "$ov/pp-client.log" | grep -E "bytes|iters|rror" || true
+  if [ "$crc" = 0 ] && [ "$src" = 0 ] && grep -q "bytes in" "$ov/pp-client.log" &&
+    grep -q "bytes in" "$ov/pp-server.log"; then
+    pass "ibv_rc_pingpong pair as $user through the installed uroce-run"
+  else
+    fail "ibv_rc_pingpong pair as $user (server $src, client $crc)"
+  fi
+}
+pingpong root
+pingpong nobody
+
+timeout "$T" chroot "$R" uroce-run rping -s -v -a 10.0.0.2 -C 10 >"$ov/rping-server.log" 2>&1 &
+server=$!
+crc=1
+for _ in $(seq 20); do
+  sleep 0.3
+  crc=0
+  timeout "$T" chroot "$R" uroce-run rping -c -v -a 10.0.0.2 -C 10 >"$ov/rping-client.log" 2>&1 ||
+    crc=$?
+  [ "$crc" = 0 ] && break
+done
+src=0
+[ "$crc" = 0 ] || kill "$server" 2>/dev/null || true
+wait "$server" || src=$?
+n=$(grep -c "ping data" "$ov/rping-client.log" || true)
+if [ "$crc" = 0 ] && [ "$src" = 0 ] && [ "$n" = 10 ]; then
+  grep -m2 "ping data" "$ov/rping-client.log" | sed 's/^/  rping client: /'
+  pass "rping pair: 10 pings through the installed uroce-run"
+else
+  sed 's/^/  rping client: /' "$ov/rping-client.log" | tail -5
+  sed 's/^/  rping server: /' "$ov/rping-server.log" | tail -5
+  fail "rping pair (server $src, client $crc, $n pings)"
+fi
+
+if timeout "$T" chroot "$R" uroce-ctl status >"$ov/status.log" 2>&1 && grep -q uroce1 "$ov/status.log"; then
+  sed 's/^/  uroce-ctl: /' "$ov/status.log"
+  pass "uroce-ctl status"
+else
+  cat "$ov/status.log"
+  fail "uroce-ctl status"
+fi
+
+# Stop as systemd does: SIGTERM to the main process.
+kill -TERM "$daemon"
+for _ in $(seq 300); do kill -0 "$daemon" 2>/dev/null || break; sleep 0.1; done
+if kill -0 "$daemon" 2>/dev/null; then
+  kill -KILL "$daemon"
+  fail "uroced still runs 30 s after SIGTERM"
+fi
+rc=0
+wait "$daemon" || rc=$?
+daemon=""
+sleep 0.2
+left=$(cd "$R/run/uroce" && ls -A)
+nodes=$(ls -A "$R/dev/infiniband" 2>/dev/null || true)
+if [ "$rc" = 0 ] && grep -q STOPPING=1 "$ov/notify.log" && [ -z "$left" ] && [ -z "$nodes" ]; then
+  pass "SIGTERM: exit 0, STOPPING=1, /run/uroce and /dev/infiniband empty"
+else
+  tail -5 "$ov/uroced.log"
+  fail "stop: exit $rc, run dir '$left', nodes '$nodes'"
+fi
+sed 's/^/  notify: /' "$ov/notify.log"
+tail -3 "$ov/uroced.log" | sed 's/^/  uroced: /'
+exit $((failures > 0))
+fi
+
+# ---- main: the root, install, run, purge ----
+rm -rf "$ov"
+mkdir -p "$ov/upper" "$ov/work" "$R"
+mount -t overlay overlay -o "lowerdir=$base,upperdir=$ov/upper,workdir=$ov/work" "$R"
+mount -t proc proc "$R/proc"
+mount -t tmpfs -o mode=755 dev "$R/dev"
+for n in "null 1 3" "zero 1 5" "full 1 7" "random 1 8" "urandom 1 9" "tty 5 0"; do
+  read -r name major minor <<<"$n"
+  mknod -m 666 "$R/dev/$name" c "$major" "$minor"
+done
+mkdir "$R/dev/shm" "$R/dev/pts"
+mount -t tmpfs -o mode=1777 shm "$R/dev/shm"
+mount -t devpts -o newinstance,ptmxmode=0666 devpts "$R/dev/pts"
+ln -s pts/ptmx "$R/dev/ptmx"
+mount --bind -o ro /sys "$R/sys"
+mount -t tmpfs -o mode=755 run "$R/run"
+mount -t tmpfs -o mode=1777 tmp "$R/tmp"
+
+# The root's files (names), but for apt's and dpkg's own state and logs.
+snapshot() {
+  (cd "$R" && find . -xdev \( -path ./var/lib/apt -o -path ./var/cache -o -path ./var/log \
+    -o -path ./var/lib/dpkg/triggers -o -name '*-old' \) -prune -o -print | sort)
+}
+snapshot >"$ov/before.txt"
+
+mkdir "$R/tmp/debs"
+cp "$debs"/uroce_*.deb "$debs"/liburoce-dev_*.deb "$R/tmp/debs/"
+if inr sh -c 'DEBIAN_FRONTEND=noninteractive apt-get install -y -q /tmp/debs/uroce_*.deb /tmp/debs/liburoce-dev_*.deb' \
+  >"$ov/install.log" 2>&1; then
+  grep -E "^(Setting up|The following NEW)" "$ov/install.log" | sed 's/^/  /' | head -5
+  pass "apt-get install ./uroce_*.deb ./liburoce-dev_*.deb ($(grep -c '^Setting up' "$ov/install.log") packages set up)"
+else
+  tail -30 "$ov/install.log"
+  fail "apt-get install"
+  exit 1
+fi
+for f in /usr/sbin/uroced /usr/bin/uroce-ctl /usr/bin/uroce-run /etc/uroce/uroced.toml \
+  /etc/libibverbs.d/uroce.driver /lib/systemd/system/uroced.service \
+  /usr/share/man/man8/uroced.8.gz /usr/include/infiniband/uroce_dv.h; do
+  [ -e "$R$f" ] || fail "not installed: $f"
+done
+ls "$R"/usr/lib/*/libibverbs/liburoce-rdmav34.so >/dev/null || fail "the provider is not installed"
+inr man -w uroced uroce-ctl uroce-run uroce_dv >/dev/null 2>&1 ||
+  [ ! -x "$R/usr/bin/man" ] || fail "man -w finds not every page"
+
+rc=0
+unshare --net -- "$0" run "$R" "$ov" || rc=$?
+[ "$rc" = 0 ] || failures=$((failures + 1))
+
+if inr sh -c 'DEBIAN_FRONTEND=noninteractive apt-get purge -y -q uroce liburoce-dev && apt-get autoremove --purge -y -q' \
+  >"$ov/purge.log" 2>&1; then
+  pass "apt-get purge uroce liburoce-dev, autoremove --purge"
+else
+  tail -20 "$ov/purge.log"
+  fail "apt-get purge"
+fi
+rm -rf "$R/tmp/debs"
+for p in uroce liburoce-dev; do
+  # shellcheck disable=SC2016
+  st=$(inr dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+  if [ -n "$st" ] && [ "$st" != "unknown ok not-installed" ]; then
+    fail "dpkg still knows $p: $st"
+  fi
+done
+snapshot >"$ov/after.txt"
+if diff "$ov/before.txt" "$ov/after.txt" >"$ov/diff.txt"; then
+  pass "after purge the root's files are those before the install ($(wc -l <"$ov/before.txt") paths)"
+else
+  sed 's/^/  /' "$ov/diff.txt" | head -40
+  fail "files differ after purge"
+fi
+stray=$(cd "$R" && find . -xdev -iname '*uroce*' | head)
+[ -z "$stray" ] || fail "left after purge: $stray"
+[ ! -e "$R/etc/uroce" ] || fail "/etc/uroce left after purge"
+if compgen -G "$R/usr/lib/*/libibverbs/liburoce*" >/dev/null; then
+  fail "the provider is left after purge"
+fi
+[ ! -e "$R/etc/libibverbs.d/uroce.driver" ] || fail "uroce.driver left after purge"
+[ "$failures" = 0 ] && pass "nothing of uroce left: dpkg, /etc/uroce, the provider, the .driver file"
+exit $((failures > 0))
