@@ -318,7 +318,9 @@ void Server::stop() {
   }
   if (wake_[1] >= 0) {
     const char b = 1;
-    (void)write(wake_[1], &b, 1);
+    // One byte into this process's own empty wake-up pipe: it cannot fill,
+    // and the accept thread only needs the pipe readable.
+    [[maybe_unused]] const ssize_t n = write(wake_[1], &b, 1);
   }
   if (accept_thread_.joinable()) accept_thread_.join();
   {
