@@ -122,14 +122,14 @@ struct EngineConfig {
   TimeNs yield_probe_ns = 50 * kNsPerUs;
   TimeNs yield_switch_ns = 1500;
   // Embedded mode: the progress thread's first and longest nap while the
-  // application drives the engine (run_progress). What makes the
-  // application stop driving (a CQ armed for events, a control verb) wakes
-  // the thread at once (wake_progress), so the longest nap bounds only an
-  // application that stops calling verbs while a peer reads or writes its
-  // memory; each wake-up of a nap costs a spinning application on the same
-  // CPU a context switch there and back (docs/tails.md).
+  // application drives the engine (run_progress). A CQ armed for events
+  // (the application may sleep on them next) wakes the thread at once
+  // (wake_progress); the longest nap bounds a control call's wait when the
+  // application stopped driving otherwise, and each wake-up of a nap costs
+  // a spinning application on the same CPU a context switch there and back
+  // (docs/tails.md).
   TimeNs app_quiet_ns = 20 * kNsPerUs;
-  TimeNs app_nap_max_ns = 10 * kNsPerMs;
+  TimeNs app_nap_max_ns = 1 * kNsPerMs;
   // Embedded mode: how long the progress thread keeps polling after its
   // last iteration with work before the backoff starts counting.
   TimeNs progress_spin_ns = 200 * kNsPerUs;
@@ -361,9 +361,11 @@ class Engine {
   }
 
   // Embedded mode, any thread: the application is about to stop driving
-  // the engine (it armed a CQ to sleep on its events, or a control call
-  // waits for an iteration): a napping progress thread wakes now. Costs a
-  // system call only while the thread naps.
+  // the engine (it armed a CQ to sleep on its events): a napping progress
+  // thread wakes now. Costs a system call only while the thread naps. Not
+  // called by call(): the CM service's periodic drain is a call, and waking
+  // the thread on each made it run beside a spinning application
+  // (docs/tails.md).
   void wake_progress() {
     progress_wake_.fetch_add(1, std::memory_order_seq_cst);
     if (napping_.load(std::memory_order_seq_cst)) sleeper_.wake(progress_wake_);
@@ -378,7 +380,6 @@ class Engine {
   // returns after it ran (inline while run() is not running). The thread
   // that runs fn owns the engine and its Vnics meanwhile.
   void call(const std::function<void()>& fn) {
-    wake_progress();
     mailbox_.call([&] {
       take_thread();
       fn();

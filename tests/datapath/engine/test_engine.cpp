@@ -578,7 +578,7 @@ TEST(Engine_RunProgress, NapsWhileTheApplicationDrivesAndServesCalls) {
   EXPECT_EQ(sleeps.load(), c.app_quiet_sleeps);
 }
 
-TEST(Engine_RunProgress, ACallEndsALongNapAtOnce) {
+TEST(Engine_RunProgress, WakeProgressEndsALongNapAtOnce) {
   SteadyClock clock;
   std::atomic<std::uint64_t> sleeps{0};
   std::atomic<TimeNs> last_nap{0};
@@ -591,9 +591,11 @@ TEST(Engine_RunProgress, ACallEndsALongNapAtOnce) {
   std::thread progress([&] { e.run_progress(stop); });
   // The application drives until the thread has started a nap of 300 ms
   // or more (20 us doubling while the application keeps driving), then
-  // stops and makes a control call: it must not wait for the nap to end.
+  // says it stops (as arming a CQ does): a control call then must not wait
+  // for the nap to end.
   while (last_nap.load() < 300 * kNsPerMs) e.drive();
   const auto t0 = std::chrono::steady_clock::now();
+  e.wake_progress();
   e.call([] {});
   const auto waited = std::chrono::steady_clock::now() - t0;
   stop = true;
