@@ -29,8 +29,9 @@
 // Vnic in turn with it (vnic.h documents the phases), then serve a pending
 // Engine::call. The same timestamp closes the interval since the previous
 // iteration's start, counted in the loop histograms (loop_histogram.h) by
-// what that iteration did and what followed it: no clock read more. Vnics are polled round-robin from a rotating start so that
-// none is always first to the shared TX resources.
+// what that iteration did and what followed it: no clock read more. Vnics
+// are polled round-robin from a rotating start so that none is always
+// first to the shared TX resources.
 //
 // call(fn) runs fn on the engine thread between two iterations and returns
 // after it ran (mailbox.h): the control plane's only way into Vnic state.
@@ -472,14 +473,13 @@ class Engine {
   }
   // The progress thread's nap of up to `ns`, cut short by wake_progress:
   // whether it was. Either wake_progress sees napping_ and wakes the futex,
-  // or the nap sees progress_wake_ changed and does not sleep (both sides
-  // sequentially consistent).
+  // or the futex wait finds progress_wake_ no longer `seen` and returns at
+  // once (both sides sequentially consistent; the kernel compares the word
+  // atomically with going to sleep).
   bool nap_woken(TimeNs ns) {
     const std::uint32_t seen = progress_wake_.load(std::memory_order_seq_cst);
     napping_.store(true, std::memory_order_seq_cst);
-    if (progress_wake_.load(std::memory_order_seq_cst) == seen) {
-      sleeper_.nap(ns, progress_wake_, seen);
-    }
+    sleeper_.nap(ns, progress_wake_, seen);
     napping_.store(false, std::memory_order_seq_cst);
     return progress_wake_.load(std::memory_order_seq_cst) != seen;
   }
