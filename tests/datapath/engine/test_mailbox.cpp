@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <thread>
 
 namespace uroce::engine {
@@ -36,6 +37,58 @@ TEST(Mailbox_Call, ServedByTheEngineThread) {
   m.call([&] { ran_on = std::this_thread::get_id(); });
   EXPECT_EQ(ran_on, engine_id);
   EXPECT_EQ(m.served(), 1u);
+  stop.store(true);
+  engine.join();
+}
+
+TEST(Mailbox_CallSlow, WakesTheEngineWhenNotServedInTime) {
+  // The engine thread serves only once slow() woke it: the call must run
+  // slow() once after `after` and then be served.
+  Mailbox m;
+  std::atomic<bool> stop{false};
+  std::atomic<bool> opened{false};
+  std::atomic<bool> woken{false};
+  std::thread engine([&] {
+    m.open();
+    opened.store(true);
+    while (!stop.load()) {
+      if (woken.load() && m.pending()) m.serve();
+    }
+    m.close();
+  });
+  while (!opened.load()) std::this_thread::yield();
+  int slow_runs = 0;
+  bool ran = false;
+  m.call([&] { ran = true; }, std::chrono::microseconds(100),
+         [&] {
+           ++slow_runs;
+           woken.store(true);
+         });
+  EXPECT_TRUE(ran);
+  EXPECT_EQ(slow_runs, 1);
+  stop.store(true);
+  engine.join();
+}
+
+TEST(Mailbox_CallSlow, NoWakeWhenServedInTime) {
+  Mailbox m;
+  std::atomic<bool> stop{false};
+  std::atomic<bool> opened{false};
+  std::thread engine([&] {
+    m.open();
+    opened.store(true);
+    while (!stop.load()) {
+      if (m.pending()) m.serve();
+    }
+    m.close();
+  });
+  while (!opened.load()) std::this_thread::yield();
+  int slow_runs = 0;
+  bool ran = false;
+  // An hour: the serving thread spins, so only a stopped machine misses it.
+  m.call([&] { ran = true; }, std::chrono::hours(1), [&] { ++slow_runs; });
+  EXPECT_TRUE(ran);
+  EXPECT_EQ(slow_runs, 0);
   stop.store(true);
   engine.join();
 }
