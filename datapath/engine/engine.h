@@ -321,10 +321,11 @@ class Engine {
   // means the application keeps calling (and drives the engine itself),
   // and the thread naps, from app_quiet_ns doubling up to
   // app_nap_max_ns, so that the application keeps its core. After a nap
-  // the application must also have driven in the nap's second half (the
-  // calls counted may all be from its start): an application that stopped
-  // is noticed within one and a half naps, not two, while one that was
-  // only preempted for less than half a nap still counts as driving.
+  // the application must also have driven in the nap's second half or
+  // within kDroveRecentNs (the calls counted may all be from its start):
+  // an application that stopped during a long nap is noticed within one
+  // and a half naps, not two, while one that was only preempted for less
+  // than half a nap still counts as driving.
   // Otherwise the thread
   // runs iterations, polling for progress_spin_ns after the last one with
   // work and then with run()'s backoff: the passive side (a WRITE or READ
@@ -343,9 +344,10 @@ class Engine {
       const TimeNs t = clock_.now();
       if (t - window >= cfg_.app_quiet_ns) {
         const std::uint64_t calls = app_calls_.load(std::memory_order_relaxed);
-        app_active =
-            calls - seen >= kActiveCalls &&
-            (napped == 0 || app_drove_at_.load(std::memory_order_relaxed) + napped / 2 >= t);
+        app_active = calls - seen >= kActiveCalls &&
+                     (napped == 0 || app_drove_at_.load(std::memory_order_relaxed) +
+                                             std::max(napped / 2, kDroveRecentNs) >=
+                                         t);
         seen = calls;
         window = t;
         if (!app_active) nap = cfg_.app_quiet_ns;
@@ -403,6 +405,12 @@ class Engine {
   // (one that sleeps on completion events makes two or three per
   // completion: a post, a poll or two).
   static constexpr std::uint64_t kActiveCalls = 16;
+  // After a nap, the application counts as driving if it drove within half
+  // the nap or within this, whichever is longer: the thread's own wake-up
+  // preempts an application on its CPU, which then cannot have driven in
+  // the last few microseconds, and a short nap's second half is no longer
+  // than a context switch on a VM.
+  static constexpr TimeNs kDroveRecentNs = 500 * kNsPerUs;
 
   // Any thread: runs fn on the engine thread between two iterations and
   // returns after it ran (inline while run() is not running). The thread

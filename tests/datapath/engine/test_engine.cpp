@@ -665,6 +665,8 @@ TEST(Engine_RunProgress, NoticesOneNapLaterThatTheApplicationStopped) {
   EngineConfig cfg;
   cfg.idle_spins = 0;  // every idle iteration backs off: the script runs
   cfg.progress_spin_ns = 0;
+  cfg.app_quiet_ns = 1 * kNsPerMs;  // naps of 1, 2, 4 and 8 ms: above kDroveRecentNs
+  cfg.app_nap_max_ns = 1000 * kNsPerMs;
   Engine<SimPortIo, VirtualClock, ScriptedSleeper> e(cfg, clock,
                                                      ScriptedSleeper{&clock, &app, &stop, 4,
                                                                      &naps});
