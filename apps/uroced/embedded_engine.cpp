@@ -7,7 +7,10 @@
 //             initialises EAL (becoming its main lcore), opens the ports
 //             and builds the engine (EngineHost) and then runs
 //             Engine::run_progress; the calling thread starts a Server that
-//             listens nowhere. Every call then hands the server one end of
+//             listens on the run directory's uroced.sock for uroce-ctl
+//             (`uroce-ctl --pid PID`; the directory is uroce-embedded's
+//             private one, mode 0700: its user and root alone reach it).
+//             Every call then hands the server one end of
 //             a socketpair and returns the other: the provider talks to
 //             this engine exactly as to uroced, over the same protocol,
 //             arena and checks.
@@ -205,6 +208,10 @@ std::string start(Embedded* e) {
   e->server->set_engine_counters([h = e->host.get()] { return h->engine_counters(); });
   e->server->set_engine_loops([h = e->host.get()] { return h->loop_histograms(); });
   e->server->set_limits(e->cfg.limits);
+  // uroce-ctl's way in; the engine serves its program without it.
+  if (std::string lerr; e->server->listen(e->cfg.socket_path(), &lerr) != 0) {
+    spdlog::warn("embedded engine: uroce-ctl cannot reach it: {}", lerr);
+  }
   int started = 0;
   {
     // The server's threads write async events and completion-channel
