@@ -719,15 +719,31 @@ void drive_until_nap(E& e, BlockingNaps& b) {
   }
 }
 
-TEST(Engine_Call, RunsInTheCallerWhileTheProgressThreadNaps) {
+// An engine in busy mode whose progress thread runs and naps until woken,
+// the application having driven it until the first nap.
+struct NappingEngine {
   SteadyClock clock;
   BlockingNaps b;
-  EngineConfig cfg;
-  cfg.mode = PollMode::kBusy;
-  Engine<SimPortIo, SteadyClock, BlockingSleeper> e(cfg, clock, BlockingSleeper{&b});
+  Engine<SimPortIo, SteadyClock, BlockingSleeper> e{busy(), clock, BlockingSleeper{&b}};
   std::atomic<bool> stop{false};
-  std::thread progress([&] { e.run_progress(stop); });
-  drive_until_nap(e, b);
+  std::thread progress{[this] { e.run_progress(stop); }};
+  NappingEngine() { drive_until_nap(e, b); }
+  static EngineConfig busy() {
+    EngineConfig cfg;
+    cfg.mode = PollMode::kBusy;
+    return cfg;
+  }
+  void join() {
+    stop = true;
+    e.wake_progress();
+    progress.join();
+  }
+};
+
+TEST(Engine_Call, RunsInTheCallerWhileTheProgressThreadNaps) {
+  NappingEngine n;
+  auto& e = n.e;
+  auto& b = n.b;
   std::thread::id ran_on;
   e.call([&] { ran_on = std::this_thread::get_id(); });
   EXPECT_EQ(ran_on, std::this_thread::get_id());
@@ -736,23 +752,16 @@ TEST(Engine_Call, RunsInTheCallerWhileTheProgressThreadNaps) {
     EXPECT_TRUE(b.napping);  // the call did not need the thread
     EXPECT_EQ(b.wakes, 0);
   }
-  stop = true;
-  e.wake_progress();
-  progress.join();
+  n.join();
   const EngineRunCounters c = counters_now(e);
   EXPECT_EQ(c.calls_inline, 1u);
   EXPECT_EQ(c.call_wakes, 0u);
 }
 
 TEST(Engine_Call, WakesTheNappingThreadWhenNoIterationServesIt) {
-  SteadyClock clock;
-  BlockingNaps b;
-  EngineConfig cfg;
-  cfg.mode = PollMode::kBusy;
-  Engine<SimPortIo, SteadyClock, BlockingSleeper> e(cfg, clock, BlockingSleeper{&b});
-  std::atomic<bool> stop{false};
-  std::thread progress([&] { e.run_progress(stop); });
-  drive_until_nap(e, b);
+  NappingEngine n;
+  auto& e = n.e;
+  auto& b = n.b;
   // One control call holds the engine (it runs in its caller) until a
   // second call, which finds the engine taken and nobody iterating, has
   // woken the napping thread; that thread then serves the second call.
@@ -769,8 +778,7 @@ TEST(Engine_Call, WakesTheNappingThreadWhenNoIterationServesIt) {
   e.call([&] { served = true; });
   first.join();
   EXPECT_TRUE(served);
-  stop = true;
-  progress.join();
+  n.join();
   const EngineRunCounters c = counters_now(e);
   EXPECT_EQ(c.calls_inline, 1u);
   EXPECT_EQ(c.call_wakes, 1u);
