@@ -1,5 +1,5 @@
-// An RC QP's counters (rc_core.h, rc_qp.h) and those of its Homa sender
-// (rc_homa.h), with their field lists: apart from the transport so that
+// An RC QP's counters (rc_core.h, rc_qp.h), those of its Homa sender
+// (rc_homa.h) and of its selective repeat (rc_sr.h), with their field lists: apart from the transport so that
 // status and configuration code can hold them without the QP's code.
 #pragma once
 
@@ -141,6 +141,31 @@ inline constexpr counters::FieldList<RcCounters, 56> kRcCounterFields{{
 }};
 static_assert(counters::covers(kRcCounterFields));
 constexpr const auto& counter_fields(const RcCounters&) { return kRcCounterFields; }
+
+// A selective-repeat connection's counters (rc_sr.h, docs/lossy.md): with
+// its state, so that a QP without selective repeat pays nothing for them.
+struct RcSrCounters {
+  // Responder.
+  std::uint64_t sr_rx_held = 0;         // SR packets placed and held beyond the expected PSN
+  std::uint64_t sr_rx_dup = 0;          // SR packets already held: not placed again
+  std::uint64_t sr_drop_window = 0;     // SR packets beyond the window: dropped
+  std::uint64_t sr_drop_unplaced = 0;   // out of order, failed a check or no receive WQE yet
+  std::uint64_t sr_drop_rd_atomic = 0;  // READ/atomic beyond the expected PSN: runs in order
+  std::uint64_t tx_sacks = 0;           // SACKs sent (acknowledgements with a bitmap)
+};
+
+inline constexpr counters::FieldList<RcSrCounters, 6> kRcSrCounterFields{{
+    {"sr_rx_held", &RcSrCounters::sr_rx_held, "SR packets placed and held beyond the expected PSN"},
+    {"sr_rx_dup", &RcSrCounters::sr_rx_dup, "SR packets already held: not placed again"},
+    {"sr_drop_window", &RcSrCounters::sr_drop_window, "SR packets beyond the window: dropped"},
+    {"sr_drop_unplaced", &RcSrCounters::sr_drop_unplaced,
+     "out of order, failed a check or no receive WQE yet"},
+    {"sr_drop_rd_atomic", &RcSrCounters::sr_drop_rd_atomic,
+     "READ/atomic beyond the expected PSN: runs in order"},
+    {"tx_sacks", &RcSrCounters::tx_sacks, "SACKs sent (acknowledgements with a bitmap)"},
+}};
+static_assert(counters::covers(kRcSrCounterFields));
+constexpr const auto& counter_fields(const RcSrCounters&) { return kRcSrCounterFields; }
 
 struct RcHomaCounters {
   std::uint64_t gated = 0;        // messages that needed grants

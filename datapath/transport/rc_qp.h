@@ -142,6 +142,16 @@ class RcQp {
     return core_.homa != nullptr && core_.homa->on_grant(psn, offset, prio, now);
   }
 
+  // Selective repeat with a uroce peer (rc_sr.h, docs/lossy.md; owned by
+  // the engine, outliving the attachment), or null for plain RC. Attaching
+  // starts an empty window at the expected PSN; the QP then accepts SR
+  // opcodes (without it they are dropped as drop_not_rc).
+  void set_sr(RcSr* s) {
+    core_.sr = s;
+    if (s != nullptr) s->rx.reset(resp_.epsn());
+  }
+  RcSr* sr() const { return core_.sr; }
+
   // A DC lane (dc_lane.h; owned by the DCI, outliving the attachment).
   void set_dc(DcLane* l) { core_.dc = l; }
   DcLane* dc() const { return core_.dc; }
@@ -191,7 +201,8 @@ template <class Io>
                                                    Io& io, AckTiming acks) {
   if (pkt.info == nullptr ||
       (pkt.info->transport != wire::Transport::kRc &&
-       (pkt.info->transport != wire::Transport::kDc || core_.dc == nullptr))) {
+       (pkt.info->transport != wire::Transport::kDc || core_.dc == nullptr) &&
+       (pkt.info->transport != wire::Transport::kSr || core_.sr == nullptr))) {
     ++core_.ctr.drop_not_rc;
   } else if (pkt.bth.dest_qp() != core_.cfg.qpn) {
     ++core_.ctr.drop_qpn;
