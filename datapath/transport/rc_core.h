@@ -35,6 +35,10 @@ struct RcTuning {
   // Responder packets (ACK/NAK, READ responses) emitted from inside
   // on_packet before the rest waits for pump_tx.
   std::uint32_t responder_burst = 16;
+  // Selective repeat (docs/lossy.md): packets in flight at most, one
+  // bandwidth-delay product of the fabric (IRN's BDP cap); the requester
+  // also keeps window_psns and the responder's window (kSrWindow).
+  std::uint32_t sr_cap_psns = 256;
 };
 
 // Fixed at creation (ibv_create_qp's cap and the engine's choices).

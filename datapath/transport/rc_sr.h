@@ -7,6 +7,7 @@
 
 #include "datapath/transport/rc_counters.h"
 #include "datapath/transport/rc_sr_rx.h"
+#include "datapath/transport/rc_sr_tx.h"
 
 namespace uroce::transport {
 
@@ -15,6 +16,10 @@ struct RcSr {
   // The responder's window (rc_sr_rx.h): it accepts SR opcodes only while
   // this is attached.
   SrRx rx;
+  // The requester's scoreboard (rc_sr_tx.h), in use once tx_on: the peer
+  // answered the handshake, so WQEs started from then on use SR opcodes.
+  SrTx tx;
+  bool tx_on = false;
 };
 
 }  // namespace uroce::transport
