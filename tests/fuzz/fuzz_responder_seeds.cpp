@@ -361,16 +361,17 @@ Script sr_script(const Rig& rig) {
   namespace o = wire::op;
   const std::uint64_t va = rig.any.va;
   const std::vector<std::uint8_t> pkts[] = {
-      frame(o::kSrWriteFirst, 0, 0, 0, 256, va, 612),  // 0..2: a WRITE
+      frame(o::kSrWriteFirst, 0, 0, 0, 256, va, 612),  // PSN +0..+2: a WRITE
       frame(o::kSrWriteMiddle, 1, 0, 256, 256, va, 612),
       frame(o::kSrWriteLast, 2, 0, 512, 100, va, 612),
-      frame(o::kSrSendFirst, 3, 0, 0, 256, 0, 0),  // 3, 4: SEND into the first WR
+      frame(o::kSrSendFirst, 3, 0, 0, 256, 0, 0),  // +3, +4: SEND into the first WR
       frame(o::kSrSendLast, 4, 0, 256, 44, 0, 0),
-      frame(o::kSrSendOnlyImm, 5, 1, 0, 10, 0, 0),            // 5: SEND into the second
-      frame(o::kSrReadRequest, 6, 0, 0, 0, va + 1024, 300),   // 6, 7: READ
-      frame(o::kSrWriteOnlyImm, 8, 2, 0, 16, va + 2048, 16),  // 8: the third WR
+      frame(o::kSrSendOnlyImm, 5, 1, 0, 10, 0, 0),            // +5: SEND into the second
+      frame(o::kSrReadRequest, 6, 0, 0, 0, va + 1024, 300),   // +6, +7: READ
+      frame(o::kSrWriteOnlyImm, 8, 2, 0, 16, va + 2048, 16),  // +8: the third WR
   };
-  for (int i : {8, 2, 6, 1, 5, 4, 2, 0, 3, 6, 8, 3}) s.frame(kPump, pkts[i]);
+  // Out of order, with duplicates (indices into pkts).
+  for (int i : {7, 2, 6, 1, 5, 4, 2, 0, 3, 6, 7, 3}) s.frame(kPump, pkts[i]);
   s.frame(kPump, frame(o::kSrWriteOnly, 300, 0, 0, 8, va, 8));  // beyond the window
   s.frame(kPump, frame(o::kSrSack, 0, 0, 0, 0, 0, 0));
   return s;
