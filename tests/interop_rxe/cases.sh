@@ -313,12 +313,16 @@ rxe_cm_madcheck() {
   RXE_FIGURE="$RXE_FIGURE, CM MADs$names decoded"
 }
 
-# rping_cm DIR: rping -v -C 20 (each ping's data checked by the server).
+# rping_cm DIR: rping -v -V -C 20 with pings of two full packets (-S twice
+# the path MTU): the client compares every byte that came back (the server
+# READs the client's buffer, then WRITEs it back), so each byte crossed both
+# stacks twice, and with small RX buffers (rx_buf) every packet arrived
+# chained on our side.
 rxe_rping() {
-  local label=$1 dir=$2 port ip
+  local label=$1 dir=$2 port ip size=$((2 * RXE_PATH_MTU))
   uroce_next_port port
   ip=$(rxe_server_ip "$dir")
-  local srv="-s -v -a $ip -p $port -C 20" cli="-c -v -a $ip -p $port -C 20"
+  local srv="-s -v -V -S $size -a $ip -p $port -C 20" cli="-c -v -V -S $size -a $ip -p $port -C 20"
   local -a host_args guest_args
   if [ "$dir" = uroce-srv ]; then
     read -r -a host_args <<<"$srv"
