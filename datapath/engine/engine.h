@@ -325,10 +325,9 @@ class Engine {
   // within kDroveRecentNs (the calls counted may all be from its start):
   // an application that stopped during a long nap is noticed within one
   // and a half naps, not two, while one that was only preempted for less
-  // than half a nap still counts as driving.
-  // Otherwise the thread
-  // runs iterations, polling for progress_spin_ns after the last one with
-  // work and then with run()'s backoff: the passive side (a WRITE or READ
+  // than half a nap still counts as driving. Otherwise the thread runs
+  // iterations, polling for progress_spin_ns after the last one with work
+  // and then with run()'s backoff: the passive side (a WRITE or READ
   // target), timers and ACKs owed, and the mailbox, so control calls never
   // wait for the application to poll.
   void run_progress(const std::atomic<bool>& stop) {
@@ -424,34 +423,28 @@ class Engine {
   // waits for a nap to end, and a spinning application's engine serves
   // the CM service's periodic calls without the thread waking.
   void call(const std::function<void()>& fn) {
-    if (progress_runs_.load(std::memory_order_acquire)) {
-      if (owner_.try_take()) {
-        take_thread();
-        ++ctr_.calls_inline;
-        fn();
-        owner_.release();
-        return;
-      }
-      // Set and read under the mailbox's lock (slow() and the closure both
-      // run under it).
-      bool woke = false;
-      mailbox_.call(
-          [&] {
-            take_thread();
-            if (woke) ++ctr_.call_wakes;
-            fn();
-          },
-          std::chrono::nanoseconds(cfg_.call_wake_ns),
-          [&] {
-            woke = true;
-            wake_progress();
-          });
+    const bool progress = progress_runs_.load(std::memory_order_acquire);
+    if (progress && owner_.try_take()) {
+      take_thread();
+      ++ctr_.calls_inline;
+      fn();
+      owner_.release();
       return;
     }
-    mailbox_.call([&] {
-      take_thread();
-      fn();
-    });
+    // Set and read under the mailbox's lock (slow() and the closure both
+    // run under it).
+    bool woke = false;
+    mailbox_.call(
+        [&] {
+          take_thread();
+          if (woke) ++ctr_.call_wakes;
+          fn();
+        },
+        progress ? std::chrono::nanoseconds(cfg_.call_wake_ns) : std::chrono::nanoseconds::max(),
+        [&] {
+          woke = true;
+          wake_progress();
+        });
   }
 
   TimeNs now() const {
