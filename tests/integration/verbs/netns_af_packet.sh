@@ -107,8 +107,10 @@ if [ "$mode" = embedded ]; then
   done
   if [ -n "$left" ]; then
     UROCE_WHY="launcher directories left: $left"; st=1
-  elif [ "$nodes_after" != "$nodes_before" ]; then
-    UROCE_WHY="/dev/infiniband was: $nodes_before; is: $nodes_after"; st=1
+  elif nodes_new=$(comm -13 <(echo "$nodes_before") <(echo "$nodes_after")) && [ -n "$nodes_new" ]; then
+    # Only a node that appeared is a leftover: another run's daemon may
+    # remove its own meanwhile.
+    UROCE_WHY="/dev/infiniband gained: $nodes_new (was: $nodes_before)"; st=1
   elif [ -n "$eal_left" ]; then
     UROCE_WHY="EAL runtime directories left in /var/run/dpdk: $eal_left"; st=1
   fi
