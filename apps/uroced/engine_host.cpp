@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <memory>
+#include <mutex>
 #include <random>
 
 #include "apps/uroced/config_dc.h"
@@ -180,9 +182,16 @@ std::string EngineHost::open(const DaemonConfig& cfg, const std::string& runtime
       if (n > 1) shards_.back()->set_engine_cpu(sole_cpu_of_lcore(lcore_ids_[k]));
       parts.push_back(shards_.back().get());
     }
-    // rte_eth_link_get_nowait only reads the ethdev's link word: safe from
-    // the control thread while the engine runs the port.
-    auto probe = [pid = ports_[i]->port_id()] {
+    // Without link-state interrupts rte_eth_link_get_nowait runs the PMD's
+    // link_update, which may read the hardware (net_e1000_em reads the PHY
+    // and sets and tests a "get link status" flag of its own): not safe from
+    // two threads at once, and the accept thread's link watch and the
+    // workers' ibv_query_port both ask. Unserialized, a loaded e1000e guest
+    // saw the link down during runs (perftest: "Port number 1 state is
+    // Down"). The engine never reads the link, so a lock on the control
+    // path serializes every reader.
+    auto probe = [pid = ports_[i]->port_id(), mu = std::make_shared<std::mutex>()] {
+      std::lock_guard<std::mutex> lk(*mu);
       rte_eth_link link{};
       return rte_eth_link_get_nowait(pid, &link) == 0 && link.link_status == RTE_ETH_LINK_UP;
     };

@@ -342,13 +342,18 @@ uroce_daemon_stop() {
     uroce_err "FAIL: daemon $name left $run/uroced.sock or $run/sysfs behind"
     bad=1
   fi
-  local n
+  local n left=''
   for n in ${UROCE_DAEMON_NODES[$name]}; do
     if [ -e "/dev/infiniband/uverbs$n" ]; then
       uroce_err "FAIL: daemon $name left /dev/infiniband/uverbs$n behind"
+      left+="$n "
       bad=1
     fi
   done
+  # The nodes it removed itself are no longer ours: another daemon (another
+  # test's) may take those numbers now, and the cleanup must not remove its
+  # nodes.
+  UROCE_DAEMON_NODES[$name]=$left
   [ "$bad" -eq 0 ] || uroce_daemon_log_tail "$name" 20 >&2
   return "$bad"
 }
