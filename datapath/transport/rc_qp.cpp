@@ -72,14 +72,14 @@ int RcQp::modify(std::uint32_t mask, const QpAttrValues& a) {
   const QpState next = (mask & kState) != 0 ? a.qp_state : cur;
   if (next == QpState::kReset) {
     sq_.reset(Psn{});
-    sq_.next_rsn = 0;
+    // A new connection negotiates again (docs/lossy.md).
+    if (core_.sr != nullptr) core_.sr->tx_on = core_.sr->tx_pending = false;
     resp_.rq().clear();
     resp_.reset(Psn{});
     core_.ev.reset();
   } else if (next == QpState::kRtr && cur == QpState::kInit) {
     resp_.reset(Psn(v.rq_psn));
     resp_.set_rd_atomic_limit(v.max_dest_rd_atomic);
-    sq_.next_rsn = 0;
   } else if (next == QpState::kRts && cur == QpState::kRtr) {
     sq_.reset(Psn(v.sq_psn));
     sq_.retry_left = v.retry_cnt;
@@ -180,6 +180,11 @@ bool RcQp::has_output() const {
   // SQD starts no new WQE but finishes (and retransmits) started ones.
   if (idx == (sqd ? sq_.sent_idx : sq_.q.tail())) return false;
   const bool fresh = idx == sq_.sent_idx;
+  // Selective repeat starts once the WQEs started before have completed
+  // (rc_sr.h): until then an ACK (on_packet) is what unblocks a new one.
+  if (fresh && core_.sr != nullptr && core_.sr->tx_pending && sq_.q.head() != sq_.sent_idx) {
+    return false;
+  }
   const bool local_inv = fresh && is_local_op(sq_.q.at(idx).wr.opcode);
   // A LOCAL_INV waiting for earlier WQEs: their completions (on_packet,
   // on_timer) make it ready, not a pump.

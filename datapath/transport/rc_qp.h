@@ -151,15 +151,13 @@ class RcQp {
     if (s == nullptr) return;
     s->rx.reset(resp_.epsn());
     s->tx.bind(&s->ctr);
-    s->tx_on = false;
+    s->tx_on = s->tx_pending = false;
   }
   RcSr* sr() const { return core_.sr; }
-  // The peer answered the handshake: WQEs started from now on send SR
-  // opcodes (rc_requester.h). Needs RcSr attached.
-  void sr_tx_start() {
-    core_.sr->tx_on = true;
-    core_.sr->tx.reset(sq_.psn_high);
-  }
+  // The peer answered the handshake: the requester sends SR opcodes from
+  // the first WQE it starts once every earlier one has completed
+  // (rc_requester.h). Needs RcSr attached.
+  void sr_tx_start() { core_.sr->tx_pending = true; }
 
   // A DC lane (dc_lane.h; owned by the DCI, outliving the attachment).
   void set_dc(DcLane* l) { core_.dc = l; }

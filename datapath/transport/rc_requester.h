@@ -25,8 +25,9 @@
 // one; a READ whose responses would not fit waits until nothing is
 // outstanding, and the scoreboard starts again after its range. READ and
 // atomic PSNs are recovered by RC's rules (their responses deliver them).
-// Every SEND and WRITE with immediate takes the next RSN when it starts,
-// in either mode.
+// The switch waits until every WQE started before it has completed, and
+// every SR SEND and WRITE with immediate takes the next RSN (from 0) when it
+// starts.
 //
 // A fresh WQE is started only when: its first PSN is inside the window
 // (fewer than window_psns PSNs unacknowledged), it is not a fenced WR while
@@ -88,8 +89,16 @@ class RcRequester {
   // Sends at most one packet.
   template <TxSink Tx>
   ReqStep send_one(TimeNs now, Tx& tx);
-  // The requester runs selective repeat: WQEs started now use SR opcodes.
-  bool sr_tx() const { return c_.sr != nullptr && c_.sr->tx_on; }
+  // Selective repeat was asked for (RcQp::sr_tx_start): it starts once every
+  // WQE started before has completed (rc_sr.h), numbering from RSN 0.
+  void sr_maybe_start() {
+    if (sq_.q.head() != sq_.sent_idx) return;
+    RcSr& r = *c_.sr;
+    r.tx_pending = false;
+    r.tx_on = true;
+    r.next_rsn = 0;
+    r.tx.reset(sq_.psn_high);
+  }
 
   // The fresh WQE at the cursor is a LOCAL_INV or BIND_MW that must wait:
   // an earlier WQE has not completed yet (local invalidate fence).
@@ -224,9 +233,10 @@ ReqStep RcRequester::send_one(TimeNs now, Tx& tx) {
   if (c_.dc != nullptr) [[unlikely]]
     c_.dc->acked = sq_.comp_psn;
   // Selective repeat: what the loss signal deemed lost goes first.
-  if (sr_tx()) [[unlikely]] {
+  if (c_.sr != nullptr) [[unlikely]] {
+    if (c_.sr->tx_pending) sr_maybe_start();
     Psn lost;
-    if (c_.sr->tx.next_lost(&lost)) return sr_resend(lost, now, tx);
+    if (c_.sr->tx_on && c_.sr->tx.next_lost(&lost)) return sr_resend(lost, now, tx);
   }
   return send_next(now, tx);
 }
@@ -236,7 +246,7 @@ ReqStep RcRequester::sr_resend(Psn p, TimeNs now, Tx& tx) {
   const SendWqe* w = sq_.find(p);
   // Only a SEND/WRITE packet of an SR WQE goes again alone; anything else
   // (acknowledged meanwhile, a READ's or atomic's) is RC's to recover.
-  if (w == nullptr || !w->sr || is_rd_atomic(w->wr.opcode) || p.before(sq_.comp_psn)) {
+  if (w == nullptr || is_rd_atomic(w->wr.opcode) || p.before(sq_.comp_psn)) {
     c_.sr->tx.forget(p);
     return ReqStep::kLocal;
   }
@@ -260,11 +270,15 @@ template <TxSink Tx>
   const std::uint32_t mtu = c_.mtu();
   Psn psn = sq_.psn_high;
   std::uint32_t npkts = 0;
-  // Selective repeat: chosen when the WQE starts, kept for its life.
-  const bool sr = fresh ? sr_tx() && !is_local_op(wr.opcode) : w.sr;
+  // Selective repeat: every WQE started while tx_on (the earlier ones had
+  // all completed when it began, rc_sr.h).
+  const bool sr = c_.sr != nullptr && c_.sr->tx_on && !is_local_op(wr.opcode);
   if (fresh) {
     // SQD drains: WQEs already started finish, no new one begins.
     if (c_.state == QpState::kSqd) return ReqStep::kBlocked;
+    // Selective repeat waits for the earlier WQEs to complete (rc_sr.h).
+    if (c_.sr != nullptr && c_.sr->tx_pending) [[unlikely]]
+      return ReqStep::kBlocked;
     if ((wr.flags & send_flag::kFence) != 0 && sq_.rd_atomic_out > 0) {
       ++c_.ctr.wait_fence;
       return ReqStep::kBlocked;
@@ -286,7 +300,7 @@ template <TxSink Tx>
     psn = w.first_psn + sq_.req_pkt;
     npkts = w.npkts;
     // A go-back-N passes over what the responder holds.
-    if (sr && c_.sr != nullptr && !is_rd_atomic(wr.opcode) && c_.sr->tx.held(psn)) [[unlikely]] {
+    if (sr && !is_rd_atomic(wr.opcode) && c_.sr->tx.held(psn)) [[unlikely]] {
       if (sq_.req_pkt + 1 == npkts) {
         ++sq_.req_idx;
         sq_.req_pkt = 0;
@@ -316,10 +330,6 @@ template <TxSink Tx>
     }
     sr_restart = true;
   }
-  // SEND and WRITE with immediate consume a receive WQE: the next RSN.
-  const bool consumes = wr.opcode == WrOpcode::kSend || wr.opcode == WrOpcode::kSendImm ||
-                        wr.opcode == WrOpcode::kSendInv || wr.opcode == WrOpcode::kRdmaWriteImm;
-  const std::uint32_t rsn = fresh ? sq_.next_rsn : w.rsn;
 
   const std::uint32_t idx = fresh ? 0 : sq_.req_pkt;
   const std::uint64_t offset = static_cast<std::uint64_t>(idx) * mtu;
@@ -375,8 +385,9 @@ template <TxSink Tx>
       if (info.has(wire::ExtHdr::kIeth)) {
         spec.ieth = wire::IethHdr::make(wr.imm_or_inv);
       }
-      if (info.has(wire::ExtHdr::kSrEth)) [[unlikely]] {
-        spec.sr_eth = wire::SrEthHdr::make(rsn, static_cast<std::uint32_t>(offset));
+      if (sr) [[unlikely]] {
+        spec.sr_eth = wire::SrEthHdr::make(fresh ? c_.sr->next_rsn : w.rsn,
+                                           static_cast<std::uint32_t>(offset));
       }
       const bool solicited_op = info.op == wire::OpClass::kSend || info.has(wire::ExtHdr::kImmDt);
       spec.se = last && solicited_op && (wr.flags & send_flag::kSolicited) != 0;
@@ -427,14 +438,19 @@ template <TxSink Tx>
     w.started = true;
     w.first_psn = psn;
     w.npkts = npkts;
-    w.sr = sr;
-    w.rsn = rsn;
-    if (consumes) sq_.next_rsn = (rsn + 1) & kRsnMask;
     ++sq_.sent_idx;
     if (is_rd_atomic(wr.opcode)) ++sq_.rd_atomic_out;
   }
   if (sr) [[unlikely]] {
     SrTx& t = c_.sr->tx;
+    // SEND and WRITE with immediate consume a receive WQE: the next RSN.
+    if (fresh) {
+      w.rsn = c_.sr->next_rsn;
+      if (wr.opcode == WrOpcode::kSend || wr.opcode == WrOpcode::kSendImm ||
+          wr.opcode == WrOpcode::kSendInv || wr.opcode == WrOpcode::kRdmaWriteImm) {
+        c_.sr->next_rsn = (w.rsn + 1) & kRsnMask;
+      }
+    }
     if (!is_rd_atomic(wr.opcode)) {
       t.on_sent(psn, now);
     } else if (sr_restart) {

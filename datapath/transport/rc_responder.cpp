@@ -25,7 +25,6 @@ void RcResponder::reset(Psn epsn) {
   pending_ = {};
   head_err_ = WcStatus::kWrFlushErr;
   res_.clear();
-  rsn_head_ = 0;
   if (c_.sr != nullptr) c_.sr->rx.reset(epsn);
 }
 

@@ -104,9 +104,6 @@ class RcResponder {
 
   Psn epsn() const { return epsn_; }
   Msn msn() const { return msn_; }
-  // Messages that consumed a receive WQE since the connection started (the
-  // RSN of the RQ head's next message, docs/lossy.md), 24 bits.
-  std::uint32_t rsn_head() const { return rsn_head_; }
   // A SEND or WRITE is half received (a DC context is not quiescent).
   bool mid_message() const { return in_msg_ != InMsg::kNone; }
   bool has_output() const {
@@ -223,14 +220,11 @@ class RcResponder {
   WcStatus head_err_ = WcStatus::kWrFlushErr;
   // The packet being executed (its PSN names error NAKs).
   Psn cur_psn_{};
-  // Receive WRs consumed since the connection started, 24 bits.
-  std::uint32_t rsn_head_ = 0;
 };
 
 template <CqSink Cq>
 bool RcResponder::complete_recv(Cq& rcq, const Cqe& e) {
   rq_.pop();
-  rsn_head_ = (rsn_head_ + 1) & kRsnMask;
   if (c_.ev.post(rcq, e, CqRole::kRecv)) return true;
   ++c_.ctr.cq_overflow;
   c_.state = QpState::kErr;

@@ -16,10 +16,16 @@ struct RcSr {
   // The responder's window (rc_sr_rx.h): it accepts SR opcodes only while
   // this is attached.
   SrRx rx;
-  // The requester's scoreboard (rc_sr_tx.h), in use once tx_on: the peer
-  // answered the handshake, so WQEs started from then on use SR opcodes.
+  // The requester's scoreboard (rc_sr_tx.h), in use once tx_on. The peer
+  // answered the handshake (tx_pending); the requester turns tx_on when
+  // every WQE it started before has completed, so that no SR message is
+  // ever overtaken by a plain one and both ends number SR's messages from
+  // 0 at that point (next_rsn here, SrRx::rsn_head at the responder).
   SrTx tx;
+  bool tx_pending = false;
   bool tx_on = false;
+  // The RSN of the next SEND / WRITE with immediate (docs/lossy.md), 24 bits.
+  std::uint32_t next_rsn = 0;
 };
 
 }  // namespace uroce::transport

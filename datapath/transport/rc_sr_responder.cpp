@@ -78,7 +78,7 @@ RcResponder::SrPlace RcResponder::sr_place_send(const wire::ParsedPacket& pkt, b
   const wire::Position pos = pkt.info->pos;
   const bool last = pos == wire::Position::kLast || pos == wire::Position::kOnly;
   const std::uint32_t rsn = pkt.sr_eth.rsn();
-  const std::uint32_t idx = (rsn - rsn_head_) & kRsnMask;
+  const std::uint32_t idx = (rsn - c_.sr->rx.rsn_head) & kRsnMask;
   if (in_order && idx != 0) {
     // Every earlier message has completed: this one's receive WR is the head.
     nak_class_c(wire::NakCode::kInvalidRequest, WcStatus::kRemInvReqErr);
@@ -137,7 +137,7 @@ RcResponder::SrPlace RcResponder::sr_place_write(const wire::ParsedPacket& pkt, 
   const bool imm = pkt.has(wire::ExtHdr::kImmDt);
   const std::uint32_t rsn = pkt.sr_eth.rsn();
   if (imm) {
-    const std::uint32_t idx = (rsn - rsn_head_) & kRsnMask;
+    const std::uint32_t idx = (rsn - c_.sr->rx.rsn_head) & kRsnMask;
     if (in_order && idx != 0) {
       nak_class_c(wire::NakCode::kInvalidRequest, WcStatus::kWrFlushErr);
       return SrPlace::kNaked;

@@ -128,11 +128,11 @@ std::uint32_t RcResponder::sr_drain(Cq& rcq) {
     Cqe e{};
     const bool consumes = last && (send || info.has(wire::ExtHdr::kImmDt));
     if (consumes) {
-      SrRecvDone& r = w.recv(rsn_head_);
+      SrRecvDone& r = w.recv(w.rsn_head);
       const bool write_imm = (r.flags & SrRecvDone::kWriteImm) != 0;
       // The slot must be this RSN's, filled by a message of this kind (a
       // peer that numbered its messages wrongly fails here, in order).
-      if ((r.flags & SrRecvDone::kFilled) == 0 || r.rsn != rsn_head_ || write_imm == send ||
+      if ((r.flags & SrRecvDone::kFilled) == 0 || r.rsn != w.rsn_head || write_imm == send ||
           rq_.empty()) {
         nak_class_c(wire::NakCode::kInvalidRequest, WcStatus::kRemInvReqErr, send);
         break;
@@ -170,7 +170,10 @@ std::uint32_t RcResponder::sr_drain(Cq& rcq) {
     ++n;
     if (last) ++msn_;
     w.sync(epsn_);
-    if (consumes && !complete_recv(rcq, e)) break;
+    if (consumes) {
+      w.rsn_head = (w.rsn_head + 1) & kRsnMask;
+      if (!complete_recv(rcq, e)) break;
+    }
   }
   return n;
 }

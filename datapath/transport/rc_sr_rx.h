@@ -57,6 +57,7 @@ class SrRx {
     for (SrRecvDone& r : recv_) r.flags = 0;
     trigger_ = epsn;
     dup_ = false;
+    rsn_head = 0;
   }
   // The responder's ePSN moved to `epsn` (in order, or by a READ's range):
   // what was held before it is dropped, so the window starts there.
@@ -98,6 +99,9 @@ class SrRx {
   std::uint8_t opcode(Psn p) const { return op_[slot(p)]; }
 
   SrRecvDone& recv(std::uint32_t rsn) { return recv_[rsn & (kSrRecvHeld - 1)]; }
+  // The RSN of the message the receive WR at the RQ head is for: SR
+  // messages that consumed one, counted from 0 (rc_sr.h), 24 bits.
+  std::uint32_t rsn_head = 0;
 
   // The packet that made the next acknowledgement due, and whether it was
   // a duplicate (SACKETH's trigger PSN and DUP flag).

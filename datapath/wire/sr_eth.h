@@ -14,10 +14,10 @@
 //  |                            Offset                             |
 //  +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
 //
-// RSN: the number of the message among the connection's messages that
-// consume a receive WQE (SEND, WRITE with immediate), from 0 at the
-// connection's start, 24 bits, wrapping; a SEND's RSN names its receive
-// WQE. A WRITE without immediate carries the next RSN (unused). Offset:
+// RSN: the number of the message among the connection's SR messages that
+// consume a receive WQE (SEND, WRITE with immediate), from 0 where the
+// requester switched to SR (after every earlier message completed), 24
+// bits, wrapping; a SEND's RSN names its receive WQE. A WRITE without immediate carries the next RSN (unused). Offset:
 // where this packet's payload starts in its message, in bytes (0 on a
 // FIRST/ONLY packet; a non-zero multiple of the path MTU on MIDDLE/LAST).
 // Reserved bits are sent as zero and ignored on receipt.

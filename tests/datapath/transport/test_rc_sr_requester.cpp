@@ -90,9 +90,9 @@ TEST_F(SrRequester, SendNext_SrOpcodesAndSreth) {
 }
 
 // Attached but not started (the peer has not answered): RC's opcodes, byte
-// for byte; the RSN counts anyway, so SR's numbers agree with the peer's
-// once it starts.
-TEST_F(SrRequester, SendNext_PlainUntilStartedRsnCountsAnyway) {
+// for byte. Started while a WQE is outstanding, the requester starts no new
+// WQE until it completes, then numbers SR's messages from RSN 0.
+TEST_F(SrRequester, SendNext_SwitchesOnceEarlierWqesComplete) {
   make_sr_qp(false);
   ASSERT_EQ(qp->post_send(send_wr(1, WrOpcode::kSend, 0, 10)), 0);
   pump();
@@ -100,10 +100,16 @@ TEST_F(SrRequester, SendNext_PlainUntilStartedRsnCountsAnyway) {
   EXPECT_EQ(tx.at(0).bth.opcode(), o::kRcSendOnly);
   qp->sr_tx_start();
   ASSERT_EQ(qp->post_send(send_wr(2, WrOpcode::kSend, 0, 10)), 0);
+  EXPECT_EQ(pump(), 0u);
+  EXPECT_FALSE(qp->has_output());
+  deliver(ack(100));
+  ASSERT_EQ(scq.wc.size(), 1u);
+  EXPECT_TRUE(qp->has_output());
   pump();
   ASSERT_EQ(tx.size(), 2u);
   EXPECT_EQ(tx.at(1).bth.opcode(), o::kSrSendOnly);
-  EXPECT_EQ(tx.at(1).sr_eth.rsn(), 1u);
+  EXPECT_EQ(tx.at(1).bth.psn(), 101u);
+  EXPECT_EQ(tx.at(1).sr_eth.rsn(), 0u);
 }
 
 // A SACK shows 102..107 held and 100, 101 missing: they go again, and only
