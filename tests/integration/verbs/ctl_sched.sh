@@ -11,7 +11,10 @@
 # unmodified ib_write_bw from uroce0 (its QP in class 0: SL 0) to uroce1
 # must report within 0.85..1.03 of 500 Mb/s of frames less their headers
 # (4 KiB payload in 4,170-byte frames), while `uroce-ctl sched` shows the
-# limit.
+# limit. The class keeps 2 ms of credit (kClassCreditNs), so the lower
+# bound is lowered by the share of the 3 s run that the engine's loop spent
+# away beyond 2 ms at a time (engine_away.py, from its loop histograms): a
+# busy machine that takes the engine's CPU is not the limiter's fault.
 #
 #   ctl_sched.sh BUILD_DIR
 source "$(dirname "$0")/common.sh"
@@ -64,6 +67,7 @@ uroce_wait "$NPG" ignored
 st=0
 uroce_next_port port
 label="ib_write_bw from uroce0, whose class 0 is limited to 500 Mb/s"
+"$UROCE_CTL" --run-dir "$run" status --json >"$UROCE_TMP/loops.before.json" 2>&1 || st=1
 uroce_pair "$label" 60 "$port" - - -- \
   "${R[@]}" ib_write_bw -d uroce1 -x 1 -p "$port" -F -s 65536 -D 3 --report_gbits ::: \
   "${R[@]}" ib_write_bw -d uroce0 -x 1 -p "$port" -F -s 65536 -D 3 --report_gbits 127.0.0.1 ||
@@ -72,9 +76,14 @@ if [ "$st" -eq 0 ]; then
   gbps=$(/usr/bin/python3 "$SOURCE_ROOT/bench/perftest_json.py" --transport ring --point class_rate \
     --status 0 "$UROCE_CLI_OUT" | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin).get("gbps", ""))')
   want=$(awk 'BEGIN { printf "%.4f", 0.5 * 4096 / 4170 }')
-  echo "  ib_write_bw reported ${gbps:-nothing} Gb/s; the limit allows $want Gb/s of payload"
-  if [ -z "$gbps" ] || ! awk -v g="$gbps" -v w="$want" 'BEGIN { exit !(g >= 0.85 * w && g <= 1.03 * w) }'; then
-    UROCE_WHY="ib_write_bw reported ${gbps:-no figure} Gb/s, want 0.85..1.03 x $want"
+  "$UROCE_CTL" --run-dir "$run" status --json >"$UROCE_TMP/loops.after.json" 2>&1 || st=1
+  away=$(/usr/bin/python3 "$VERBS_TEST_DIR/engine_away.py" "$UROCE_TMP/loops.before.json" \
+    "$UROCE_TMP/loops.after.json" 2000000) || st=1
+  low=$(awk -v a="${away:-inf}" 'BEGIN { f = a == "inf" ? 0 : 1 - a / 3e9; if (f < 0) f = 0; printf "%.3f", 0.85 * f }')
+  echo "  ib_write_bw reported ${gbps:-nothing} Gb/s; the limit allows $want Gb/s of payload;" \
+    "the engine was away ${away:-?} ns beyond its credit, so the floor is $low x"
+  if [ -z "$gbps" ] || ! awk -v g="$gbps" -v w="$want" -v l="$low" 'BEGIN { exit !(g >= l * w && g <= 1.03 * w) }'; then
+    UROCE_WHY="ib_write_bw reported ${gbps:-no figure} Gb/s, want $low..1.03 x $want"
     st=1
   fi
 fi
@@ -83,7 +92,7 @@ if ! grep -qE '^ +0  weighted +1 +500 ' "$table"; then
   UROCE_WHY="uroce-ctl sched does not show class 0's 500 Mb/s: $(head -n 4 "$table" | tr '\n' '|')"
   st=1
 fi
-uroce_verdict "$label: within 0.85..1.03 of the limit" "$st"
+uroce_verdict "$label: at most 1.03 of the limit, and at least 0.85 of it less the time the engine was off the CPU" "$st"
 
 verbs_daemons_stop "uroced exits 0 on SIGTERM" d
 uroce_summary ctl_sched
