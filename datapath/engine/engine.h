@@ -152,14 +152,15 @@ struct EngineRunCounters {
 };
 
 inline constexpr counters::FieldList<EngineRunCounters, 8> kEngineRunCounterFields{{
-    {"iterations", &EngineRunCounters::iterations, ""},
+    {"iterations", &EngineRunCounters::iterations, "engine loop iterations"},
     {"idle_iterations", &EngineRunCounters::idle_iterations, "iterations without work"},
     {"sleeps", &EngineRunCounters::sleeps, "backoff sleeps taken"},
     {"slept_ns", &EngineRunCounters::slept_ns, "their requested total"},
     {"yields", &EngineRunCounters::yields, "yield mode: CPU yields"},
     {"yields_switched", &EngineRunCounters::yields_switched, "of which ran another thread"},
     {"calls", &EngineRunCounters::calls, "closures served between iterations"},
-    {"app_quiet_sleeps", &EngineRunCounters::app_quiet_sleeps, ""},
+    {"app_quiet_sleeps", &EngineRunCounters::app_quiet_sleeps,
+     "embedded mode: the progress thread's naps while the application drove"},
 }};
 static_assert(counters::covers(kEngineRunCounterFields));
 constexpr const auto& counter_fields(const EngineRunCounters&) { return kEngineRunCounterFields; }
