@@ -102,6 +102,25 @@ grep -qE '^uroce_device_tx_frames_total\{device="uroce1"\} [1-9]' "$UROCE_TMP/id
 }
 uroce_verdict "the held QPs' class line, the client's series, the traffic's frames" "$st"
 
+# uroce-ctl metrics: the same families as the listener's, promtool-clean.
+st=0
+ctl_prom=$UROCE_TMP/ctl.prom
+"${CTL[@]}" metrics >"$ctl_prom" 2>"$UROCE_TMP/ctl.err" || {
+  UROCE_WHY="uroce-ctl metrics failed: $(head -c 300 "$UROCE_TMP/ctl.err")"
+  st=1
+}
+if [ "$st" -eq 0 ] && ! diff <(grep '^# TYPE' "$ctl_prom" | sort) \
+  <(grep '^# TYPE' "$UROCE_TMP/idle.prom" | sort) >"$UROCE_TMP/families.diff"; then
+  UROCE_WHY="families differ from the listener's: $(head -n 6 "$UROCE_TMP/families.diff" | tr '\n' '|')"
+  st=1
+fi
+if [ "$st" -eq 0 ] && [ -n "$PROMTOOL" ] && ! out=$("$PROMTOOL" check metrics <"$ctl_prom" 2>&1); then
+  UROCE_WHY="promtool: $(echo "$out" | head -n 8 | tr '\n' '|')"
+  st=1
+fi
+echo "  uroce-ctl metrics: $(grep -c '^# TYPE' "$ctl_prom") families, $(grep -vc '^#' "$ctl_prom") samples"
+uroce_verdict "uroce-ctl metrics: the listener's families${PROMTOOL:+, promtool clean}" "$st"
+
 # nobody: the class sums (they name no client), no client and no user.
 st=0
 as_nobody=$UROCE_TMP/nobody.prom
