@@ -1,12 +1,13 @@
 // uroce-ctl: what a running uroced is doing.
 //
-//   uroce-ctl [--run-dir DIR | --socket PATH]
+//   uroce-ctl [--run-dir DIR | --socket PATH | --pid PID]
 //             status|counters|pfc|qps|sched|homa|clients|metrics [--json]
 //   uroce-ctl keys [--markdown]
 //
 // Connects to RUN/uroced.sock (RUN: --run-dir, else $UROCE_RUN_DIR, else
-// /run/uroce), sends one Status request and prints the answer as a table
-// (metrics: as Prometheus text), or the daemon's JSON unchanged with
+// /run/uroce; --pid: the run directory of that program's embedded engine,
+// embedded_target.h), sends one Status request and prints the answer as a
+// table (metrics: as Prometheus text), or the daemon's JSON unchanged with
 // --json. Exit 0 on success, 1 when the daemon cannot be reached or
 // refuses, 2 on a usage error. `keys` needs no
 // daemon: it prints uroced's configuration keys from their tables
@@ -19,6 +20,7 @@
 #include <string>
 
 #include "apps/uroce-ctl/cli.h"
+#include "apps/uroce-ctl/embedded_target.h"
 #include "apps/uroce-ctl/status_client.h"
 #include "apps/uroced/config_keys.h"
 
@@ -41,6 +43,12 @@ int main(int argc, char** argv) {
     const std::string out = o.markdown ? daemon::keys_markdown() : daemon::keys_text();
     std::fputs(out.c_str(), stdout);
     return 0;
+  }
+  if (o.pid != 0) {
+    if (std::string err = ctl_tool::embedded_run_dir(o.pid, &o.run_dir); !err.empty()) {
+      std::fprintf(stderr, "uroce-ctl: %s\n", err.c_str());
+      return 1;
+    }
   }
   const std::string socket = o.socket.empty() ? o.run_dir + "/uroced.sock" : o.socket;
   std::string body, err;

@@ -64,13 +64,13 @@ const KC kDaemonKeys[] = {
           return parse_metrics_listen(v.text, key, &c->metrics_listen);
         },
         [](const C& c) { return KeyValue::of_text(c.metrics_listen.text); })),
-    with_flag(text_key<C>(
-                  "log_level", "trace, debug, info, warn, error, critical or off",
-                  [](const KeyValue& v, const std::string& key, C* c) {
-                    return parse_log_level(v.text, key, &c->log_level);
-                  },
-                  [](const C& c) { return KeyValue::of_text(c.log_level); }),
-              "--log-level"),
+    live_key(with_flag(text_key<C>(
+                           "log_level", "trace, debug, info, warn, error, critical or off",
+                           [](const KeyValue& v, const std::string& key, C* c) {
+                             return parse_log_level(v.text, key, &c->log_level);
+                           },
+                           [](const C& c) { return KeyValue::of_text(c.log_level); }),
+                       "--log-level")),
 };
 
 const KC kEalKeys[] = {

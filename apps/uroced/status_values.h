@@ -125,11 +125,13 @@ inline constexpr counters::ValueList<DeviceSnapshot, 5> kObjectValues{{
 static_assert(counters::well_formed(kObjectValues));
 
 // A device of several engine lcores: each shard's share.
-inline constexpr counters::ValueList<DeviceSnapshot::Shard, 6> kShardValues{{
+inline constexpr counters::ValueList<DeviceSnapshot::Shard, 7> kShardValues{{
     {"clients", [](const DeviceSnapshot::Shard& s) -> std::uint64_t { return s.clients; },
      "clients placed on the shard", status_detail::K::kLevel},
     {"qps", [](const DeviceSnapshot::Shard& s) -> std::uint64_t { return s.qps; },
      "QPs of the shard", status_detail::K::kLevel},
+    {"queue_frames", [](const DeviceSnapshot::Shard& s) { return s.queue_frames; },
+     "frames the shard's own queue of the port received"},
     {"rx_frames", [](const DeviceSnapshot::Shard& s) { return s.rx_frames; },
      "frames the shard received"},
     {"tx_frames", [](const DeviceSnapshot::Shard& s) { return s.tx_frames; },

@@ -162,7 +162,7 @@ DeviceSnapshot full_snapshot() {
   s.pfc.gate.empty_class_vector = 1;
   fill(s.pfc.ttl, pfc::kTtlCounterFields, 990);
   s.shards.resize(2);
-  s.shards[1] = {1, 2, 3, 4, 5, 6};
+  s.shards[1] = {1, 2, 3, 4, 5, 6, 7};
   s.qp_status.push_back(full_qp(transport::QpType::kRc, 0x11, 0));
   s.qp_status.push_back(full_qp(transport::QpType::kRc, 0x12, 0));
   s.qp_status.push_back(full_qp(transport::QpType::kUc, 0x13, 2));
@@ -307,7 +307,7 @@ TEST(MetricsText_FullStatus, SamplesWithTheirLabelsAndValues) {
   EXPECT_TRUE(
       has_sample(f, "uroce_pfc_paused_seconds_total{device=\"uroce0\",priority=\"0\"} 0.0000015"));
   EXPECT_TRUE(has_sample(f, "uroce_pfc_held{device=\"uroce0\",priority=\"3\"} 4"));
-  EXPECT_TRUE(has_sample(f, "uroce_shard_handed_in_total{device=\"uroce0\",shard=\"1\"} 6"));
+  EXPECT_TRUE(has_sample(f, "uroce_shard_handed_in_total{device=\"uroce0\",shard=\"1\"} 7"));
   EXPECT_TRUE(has_sample(f, "uroce_daemon_uptime_seconds 2.5"));
   EXPECT_TRUE(has_sample(f, "uroce_daemon_qp_classes_omitted 5000"));
   EXPECT_TRUE(has_sample(f, "uroce_user_reg_bytes{uid=\"1000\"} 5"));
