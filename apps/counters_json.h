@@ -6,6 +6,12 @@
 // Any struct with a field list converts to a JSON object of its listed
 // counters (j = c, {"counters", c}) and back; put() writes a list or a subset of one
 // (counters::pick) into an object that holds other keys too.
+//
+// A status value that is no member of a counter set (a level the status
+// reads from elsewhere, a count kept under another name) is a Value: its
+// key, how to read it and what it means, in a list next to the code that
+// writes it, so that the JSON and the metrics (apps/uroced/metrics_text.h)
+// read one definition.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -37,6 +43,45 @@ void put(Json& j, const S& c, const FieldList<S, N>& list, std::string_view stri
 template <class Json, CounterSet S>
 void put(Json& j, const S& c) {
   put(j, c, counter_fields(c));
+}
+
+// One status value of a T: the JSON key, how to read it, what it means
+// (never empty: a metric's HELP) and its kind. A kFlag is written as
+// true/false.
+template <class T>
+struct Value {
+  std::string_view name;
+  std::uint64_t (*get)(const T&);
+  std::string_view help;
+  Kind kind = Kind::kCount;
+};
+
+template <class T, std::size_t N>
+using ValueList = std::array<Value<T>, N>;
+
+// True when every entry has a reader, a name and help, and no name is
+// listed twice.
+template <class T, std::size_t N>
+constexpr bool well_formed(const ValueList<T, N>& list) {
+  for (std::size_t i = 0; i < N; ++i) {
+    if (list[i].get == nullptr || list[i].name.empty() || list[i].help.empty()) return false;
+    for (std::size_t k = i + 1; k < N; ++k) {
+      if (list[k].name == list[i].name) return false;
+    }
+  }
+  return true;
+}
+
+// j[name] = the value, for each entry of `list`.
+template <class Json, class T, std::size_t N>
+void put(Json& j, const T& v, const ValueList<T, N>& list) {
+  for (const Value<T>& e : list) {
+    if (e.kind == Kind::kFlag) {
+      j[std::string(e.name)] = e.get(v) != 0;
+    } else {
+      j[std::string(e.name)] = e.get(v);
+    }
+  }
 }
 
 // {reason name: count} for a counter array indexed by the enum E, with

@@ -98,16 +98,21 @@ struct IngressPrioCounters {
 };
 
 inline constexpr counters::FieldList<IngressPrioCounters, 10> kIngressPrioCounterFields{{
-    {"rx_packets", &IngressPrioCounters::rx_packets, ""},
-    {"rx_bytes", &IngressPrioCounters::rx_bytes, ""},
-    {"processed_bytes", &IngressPrioCounters::processed_bytes, ""},
-    {"drops_lossy_full", &IngressPrioCounters::drops_lossy_full, ""},
-    {"drops_headroom_full", &IngressPrioCounters::drops_headroom_full, ""},
-    {"xoff_sent", &IngressPrioCounters::xoff_sent, ""},
-    {"refresh_sent", &IngressPrioCounters::refresh_sent, ""},
-    {"xon_sent", &IngressPrioCounters::xon_sent, ""},
+    {"rx_packets", &IngressPrioCounters::rx_packets, "packets accounted to the priority"},
+    {"rx_bytes", &IngressPrioCounters::rx_bytes, "bytes accounted to the priority"},
+    {"processed_bytes", &IngressPrioCounters::processed_bytes,
+     "accounted bytes handed on (released)"},
+    {"drops_lossy_full", &IngressPrioCounters::drops_lossy_full,
+     "lossy packets dropped: shared buffer full"},
+    {"drops_headroom_full", &IngressPrioCounters::drops_headroom_full,
+     "lossless packets dropped: headroom full"},
+    {"xoff_sent", &IngressPrioCounters::xoff_sent, "pause (XOFF) frames sent for the priority"},
+    {"refresh_sent", &IngressPrioCounters::refresh_sent,
+     "pause refreshes sent while still over XON"},
+    {"xon_sent", &IngressPrioCounters::xon_sent, "resume (XON, zero quanta) frames sent"},
     {"refresh_late", &IngressPrioCounters::refresh_late, "refresh sent after the pause had lapsed"},
-    {"peak_bytes", &IngressPrioCounters::peak_bytes, ""},
+    {"peak_bytes", &IngressPrioCounters::peak_bytes, "the highest occupancy seen (bytes)",
+     counters::Kind::kLevel},
 }};
 static_assert(counters::covers(kIngressPrioCounterFields));
 constexpr const auto& counter_fields(const IngressPrioCounters&) {
@@ -123,9 +128,10 @@ struct IngressCounters {
 };
 
 inline constexpr counters::FieldList<IngressCounters, 4> kIngressCounterFields{{
-    {"frames_sent", &IngressCounters::frames_sent, ""},
-    {"tx_no_buffer", &IngressCounters::tx_no_buffer, ""},
-    {"bad_priority", &IngressCounters::bad_priority, ""},
+    {"frames_sent", &IngressCounters::frames_sent, "PFC frames generated"},
+    {"tx_no_buffer", &IngressCounters::tx_no_buffer, "PFC frames not generated: no TX buffer"},
+    {"bad_priority", &IngressCounters::bad_priority,
+     "packets accounted to a priority out of range"},
     {"release_underflow", &IngressCounters::release_underflow, "on_processed() beyond occupied()"},
 }};
 static_assert(counters::covers(kIngressCounterFields, &IngressCounters::prio));

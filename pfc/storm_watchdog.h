@@ -50,8 +50,9 @@ struct StormPrioCounters {
 };
 
 inline constexpr counters::FieldList<StormPrioCounters, 2> kStormPrioCounterFields{{
-    {"storms_detected", &StormPrioCounters::storms_detected, ""},
-    {"storms_restored", &StormPrioCounters::storms_restored, ""},
+    {"storms_detected", &StormPrioCounters::storms_detected,
+     "pause storms detected (paused longer than the detection time)"},
+    {"storms_restored", &StormPrioCounters::storms_restored, "pause storms over (restored)"},
 }};
 static_assert(counters::covers(kStormPrioCounterFields));
 constexpr const auto& counter_fields(const StormPrioCounters&) { return kStormPrioCounterFields; }

@@ -94,17 +94,25 @@ struct TtlCounters {
 };
 
 inline constexpr counters::FieldList<TtlCounters, 11> kTtlCounterFields{{
-    {"rx_checked", &TtlCounters::rx_checked, ""},
-    {"own_packets", &TtlCounters::own_packets, ""},
-    {"replay_lower_ttl", &TtlCounters::replay_lower_ttl, ""},
-    {"replay_same_ttl", &TtlCounters::replay_same_ttl, ""},
-    {"replay_higher_ttl", &TtlCounters::replay_higher_ttl, ""},
+    {"rx_checked", &TtlCounters::rx_checked, "RoCEv2 packets whose TTL was checked"},
+    {"own_packets", &TtlCounters::own_packets,
+     "packets from our own MAC or IP: a frame we sent came back (loop signal)"},
+    {"replay_lower_ttl", &TtlCounters::replay_lower_ttl,
+     "the same packet again with a lower TTL (loop signal)"},
+    {"replay_same_ttl", &TtlCounters::replay_same_ttl,
+     "the same packet again with the same TTL (a retransmission or duplicate)"},
+    {"replay_higher_ttl", &TtlCounters::replay_higher_ttl,
+     "the same packet again with a higher TTL (a route that got shorter)"},
     {"replay_evictions", &TtlCounters::replay_evictions, "a live entry replaced by another key"},
-    {"outliers_low", &TtlCounters::outliers_low, ""},
-    {"outliers_high", &TtlCounters::outliers_high, ""},
-    {"peer_evictions", &TtlCounters::peer_evictions, ""},
-    {"events_logged", &TtlCounters::events_logged, ""},
-    {"events_suppressed", &TtlCounters::events_suppressed, ""},
+    {"outliers_low", &TtlCounters::outliers_low,
+     "TTLs below the peer's usual one by outlier_delta or more (loop signal)"},
+    {"outliers_high", &TtlCounters::outliers_high,
+     "TTLs above the peer's usual one by outlier_delta or more"},
+    {"peer_evictions", &TtlCounters::peer_evictions,
+     "a peer entry replaced by another source address"},
+    {"events_logged", &TtlCounters::events_logged, "loop signals logged"},
+    {"events_suppressed", &TtlCounters::events_suppressed,
+     "loop signals not logged: within the log interval"},
 }};
 static_assert(counters::covers(kTtlCounterFields));
 constexpr const auto& counter_fields(const TtlCounters&) { return kTtlCounterFields; }

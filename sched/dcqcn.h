@@ -80,10 +80,10 @@ struct DcqcnCounters {
 inline constexpr counters::FieldList<DcqcnCounters, 6> kDcqcnCounterFields{{
     {"cnps", &DcqcnCounters::cnps, "CNPs received"},
     {"cnps_ignored", &DcqcnCounters::cnps_ignored, "within the reduce period of the last decrease"},
-    {"decreases", &DcqcnCounters::decreases, ""},
+    {"decreases", &DcqcnCounters::decreases, "rate decreases"},
     {"fast_recovery", &DcqcnCounters::fast_recovery, "increase events by stage"},
-    {"additive", &DcqcnCounters::additive, ""},
-    {"hyper", &DcqcnCounters::hyper, ""},
+    {"additive", &DcqcnCounters::additive, "increase events in additive increase"},
+    {"hyper", &DcqcnCounters::hyper, "increase events in hyper increase"},
 }};
 static_assert(counters::covers(kDcqcnCounterFields));
 constexpr const auto& counter_fields(const DcqcnCounters&) { return kDcqcnCounterFields; }

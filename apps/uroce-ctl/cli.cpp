@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "apps/uroce-ctl/tables.h"
+#include "apps/uroced/metrics_text.h"
 #include "datapath/ctl/protocol.h"
 
 namespace uroce::ctl_tool {
@@ -27,6 +28,11 @@ const Command kCommands[] = {
     {"clients",
      "one row per client connection (a user sees their own; root and daemon.status_group all)",
      ctl::kStatusClients, &render_clients},
+    {"metrics",
+     "every counter as Prometheus metrics (text format 0.0.4), per device, per QP type and "
+     "class, per client: what the daemon's metrics listener serves (docs/metrics.md)",
+     ctl::kStatusQps | ctl::kStatusClients,
+     [](const nlohmann::json& j) { return daemon::metrics_text(j).text; }},
     {"keys",
      "uroced's configuration keys from their tables, without a daemon (--markdown: as "
      "docs/config-keys.md)",

@@ -1,14 +1,15 @@
 // uroce-ctl: what a running uroced is doing.
 //
 //   uroce-ctl [--run-dir DIR | --socket PATH | --pid PID]
-//             status|counters|pfc|qps|sched|homa|clients [--json]
+//             status|counters|pfc|qps|sched|homa|clients|metrics [--json]
 //   uroce-ctl keys [--markdown]
 //
 // Connects to RUN/uroced.sock (RUN: --run-dir, else $UROCE_RUN_DIR, else
 // /run/uroce; --pid: the run directory of that program's embedded engine,
-// embedded_target.h), sends one Status request and prints the answer as a table,
-// or the daemon's JSON unchanged with --json. Exit 0 on success, 1 when the
-// daemon cannot be reached or refuses, 2 on a usage error. `keys` needs no
+// embedded_target.h), sends one Status request and prints the answer as a
+// table (metrics: as Prometheus text), or the daemon's JSON unchanged with
+// --json. Exit 0 on success, 1 when the daemon cannot be reached or
+// refuses, 2 on a usage error. `keys` needs no
 // daemon: it prints uroced's configuration keys from their tables
 // (apps/uroced/config_keys.h), as text or, with --markdown, as
 // docs/config-keys.md.

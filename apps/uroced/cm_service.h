@@ -52,7 +52,7 @@ struct CmServiceCounters {
 };
 
 inline constexpr counters::FieldList<CmServiceCounters, 7> kCmServiceCounterFields{{
-    {"commands", &CmServiceCounters::commands, ""},
+    {"commands", &CmServiceCounters::commands, "rdma_cm commands served"},
     {"bad_commands", &CmServiceCounters::bad_commands, "refused with an errno"},
     {"events", &CmServiceCounters::events, "queued for applications"},
     {"event_pipe_full", &CmServiceCounters::event_pipe_full,

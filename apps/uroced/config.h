@@ -134,6 +134,17 @@ inline constexpr std::uint32_t kMaxLcore = 127;
 // an RX and a TX queue on every port, and hand-off rings to every other.
 inline constexpr std::size_t kMaxEngineLcores = 16;
 
+// Where uroced serves its metrics (daemon.metrics_listen,
+// metrics_listener.h): nowhere, a unix socket, or a loopback TCP address.
+struct MetricsListen {
+  enum class Kind : std::uint8_t { kOff, kUnix, kTcp4, kTcp6 };
+  Kind kind = Kind::kOff;
+  std::string path;        // kUnix: absolute
+  std::string host;        // kTcp4: 127.x.y.z; kTcp6: ::1
+  std::uint16_t port = 0;  // kTcp4, kTcp6: 1..65535
+  std::string text;        // as configured ("" when off)
+};
+
 struct DaemonConfig {
   // [daemon]
   std::string run_dir = "/run/uroce";
@@ -143,6 +154,7 @@ struct DaemonConfig {
   // Members of this group (name) see every client in the status
   // operation; others see only their own. Empty: root only.
   std::string status_group;
+  MetricsListen metrics_listen;
   // [eal]
   std::uint32_t lcore = 1;
   // The engine's lcores when it runs on several (docs/engine.md "Several

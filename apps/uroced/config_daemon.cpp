@@ -56,6 +56,14 @@ const KC kDaemonKeys[] = {
           return std::string();
         },
         [](const C& c) { return KeyValue::of_text(c.status_group); })),
+    in_file(text_key<C>(
+        "metrics_listen",
+        "serve GET /metrics (Prometheus text, docs/metrics.md) on unix:PATH, 127.0.0.1:PORT or "
+        "[::1]:PORT (loopback only); empty: no listener",
+        [](const KeyValue& v, const std::string& key, C* c) {
+          return parse_metrics_listen(v.text, key, &c->metrics_listen);
+        },
+        [](const C& c) { return KeyValue::of_text(c.metrics_listen.text); })),
     live_key(with_flag(text_key<C>(
                            "log_level", "trace, debug, info, warn, error, critical or off",
                            [](const KeyValue& v, const std::string& key, C* c) {

@@ -1,5 +1,8 @@
 #include "apps/uroced/config_values.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include "apps/uroced/config_keys.h"
 
 #include <algorithm>
@@ -297,6 +300,64 @@ std::string parse_log_level(std::string_view s, const std::string& key, std::str
            "critical or off)";
   }
   *out = std::string(s);
+  return {};
+}
+
+std::string parse_metrics_listen(std::string_view s, const std::string& key, MetricsListen* out) {
+  MetricsListen m;
+  m.text = std::string(s);
+  if (s.empty()) {
+    *out = m;
+    return {};
+  }
+  const std::string what = key + ": " + in_quotes(s);
+  if (s.starts_with("unix:")) {
+    m.kind = MetricsListen::Kind::kUnix;
+    m.path = std::string(s.substr(5));
+    if (m.path.empty() || m.path[0] != '/') {
+      return what + " must name an absolute path (unix:/run/uroce/metrics.sock)";
+    }
+    if (m.path.size() > kMaxSocketPath) {
+      return what + " is too long (a socket path has at most " + std::to_string(kMaxSocketPath) +
+             " bytes)";
+    }
+    *out = m;
+    return {};
+  }
+  const std::size_t colon = s.rfind(':');
+  if (colon == std::string_view::npos || colon == 0) {
+    return what + " is not unix:PATH, 127.0.0.1:PORT or [::1]:PORT";
+  }
+  std::string_view host = s.substr(0, colon);
+  const std::string_view port = s.substr(colon + 1);
+  bool v6 = false;
+  if (host.starts_with('[') && host.ends_with(']')) {
+    host = host.substr(1, host.size() - 2);
+    v6 = true;
+  }
+  const std::string h(host);
+  in_addr a4{};
+  in6_addr a6{};
+  const bool is4 = !v6 && inet_pton(AF_INET, h.c_str(), &a4) == 1;
+  const bool is6 = v6 && inet_pton(AF_INET6, h.c_str(), &a6) == 1;
+  if (!is4 && !is6) return what + " is not unix:PATH, 127.0.0.1:PORT or [::1]:PORT";
+  const bool loopback = is4 ? (ntohl(a4.s_addr) >> 24) == 127 : IN6_IS_ADDR_LOOPBACK(&a6);
+  if (!loopback) {
+    return what +
+           " is not a loopback address (the metrics name clients: expected unix:PATH, "
+           "127.0.0.1:PORT or [::1]:PORT)";
+  }
+  std::uint32_t p = 0;
+  const bool digits = !port.empty() && port.size() <= 5 &&
+                      all_of(port, [](char c) { return c >= '0' && c <= '9'; });
+  if (digits) {
+    for (const char c : port) p = p * 10 + static_cast<std::uint32_t>(c - '0');
+  }
+  if (!digits || p == 0 || p > 65535) return what + ": the port must be 1..65535";
+  m.kind = is4 ? MetricsListen::Kind::kTcp4 : MetricsListen::Kind::kTcp6;
+  m.host = h;
+  m.port = static_cast<std::uint16_t>(p);
+  *out = m;
   return {};
 }
 

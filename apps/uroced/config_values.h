@@ -82,6 +82,11 @@ std::string parse_poll(std::string_view s, const std::string& key, PollMode* out
 
 std::string parse_log_level(std::string_view s, const std::string& key, std::string* out);
 
+// daemon.metrics_listen: "" (off), "unix:/ABSOLUTE/PATH", "127.x.y.z:PORT"
+// or "[::1]:PORT". Any other address is refused: the metrics name clients
+// (pids, uids) and are for this host's collector only.
+std::string parse_metrics_listen(std::string_view s, const std::string& key, MetricsListen* out);
+
 std::string check_unique(const DaemonConfig& cfg);
 
 std::string check_rings(const DaemonConfig& cfg);

@@ -6,14 +6,15 @@
 // Start-up, in order (each failure: one log line saying what to do, exit 1):
 //   configuration -> run directory -> no live daemon on RUN/uroced.sock
 //   -> stale sysfs tree of a crashed daemon removed -> CPU affinity saved
-//   -> rte_eal_init -> ports -> Vnics + Engine -> listen -> sysfs tree and
-//   /dev/infiniband nodes -> accept thread -> "uroced: ready" on stderr
+//   -> rte_eal_init -> ports -> Vnics + Engine -> listen (and the metrics
+//   address) -> sysfs tree and /dev/infiniband nodes -> accept thread (and
+//   the metrics thread) -> "uroced: ready" on stderr
 //   (and READY=1 to systemd under Type=notify) -> the engine loop runs on
 //   this (the main lcore's) thread.
 // SIGTERM / SIGINT (taken by a dedicated thread; blocked everywhere else):
-// stop the server (every client's objects are reclaimed while the engine
-// still runs), stop the engine, remove the sysfs tree, the /dev nodes and
-// the socket, close the ports, exit 0.
+// stop the metrics listener, stop the server (every client's objects are
+// reclaimed while the engine still runs), stop the engine, remove the sysfs
+// tree, the /dev nodes and the socket, close the ports, exit 0.
 // SIGHUP (the same thread): read the configuration again from the same file
 // and options, and take the keys that may change live, or refuse the
 // reload as a whole (config_reload.h); either is logged.
@@ -32,6 +33,7 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -41,6 +43,8 @@
 #include "apps/uroced/config_reload.h"
 #include "apps/uroced/engine_host.h"
 #include "apps/uroced/log.h"
+#include "apps/uroced/metrics_listener.h"
+#include "apps/uroced/metrics_text.h"
 #include "apps/uroced/server.h"
 #include "apps/uroced/stale_runtime.h"
 #include "apps/uroced/sysfs_tree.h"
@@ -177,6 +181,17 @@ int run(const CommandLine& cl, const DaemonConfig& cfg) {
     server.set_status_group(g->gr_gid);
   }
   if (server.listen(cfg.socket_path(), &err) != 0) return fail(err);
+  // The metrics listener (daemon.metrics_listen): the status as the peer
+  // may see it, rendered on the listener's own thread.
+  std::unique_ptr<MetricsListener> metrics;
+  if (cfg.metrics_listen.kind != MetricsListen::Kind::kOff) {
+    metrics = std::make_unique<MetricsListener>([&server](const ctl::PeerCred* peer) {
+      const nlohmann::json j = nlohmann::json::parse(server.metrics_status(peer), nullptr, false);
+      if (j.is_discarded()) throw std::runtime_error("the status is not valid JSON");
+      return metrics_text(j).text;
+    });
+    if (metrics->listen(cfg.metrics_listen, &err) != 0) return fail(err);
+  }
 
   SysfsTree tree(cfg.sysfs_root());
   for (std::size_t i = 0; i < cfg.devices.size(); ++i) {
@@ -191,6 +206,12 @@ int run(const CommandLine& cl, const DaemonConfig& cfg) {
   }
   if (int rc = server.start(&affinity); rc != 0) {
     return fail(std::string("cannot start the accept thread: ") + std::strerror(rc));
+  }
+  if (metrics != nullptr) {
+    if (int rc = metrics->start(&affinity); rc != 0) {
+      return fail(std::string("cannot start the metrics thread: ") + std::strerror(rc));
+    }
+    spdlog::info("metrics: GET /metrics on {}", cfg.metrics_listen.text);
   }
 
   std::atomic<bool> stop{false};
@@ -221,6 +242,7 @@ int run(const CommandLine& cl, const DaemonConfig& cfg) {
     while (sigwait(&term, &sig) == 0 && sig == SIGHUP) reload(cl, &running, &server);
     spdlog::info("SIG{}: stopping", sigabbrev_np(sig));
     notify("STOPPING=1\nSTATUS=stopping: reclaiming the clients' objects");
+    if (metrics != nullptr) metrics->stop();
     server.stop();
     // The log thread calls into the engine: it ends while the engine runs.
     stop_log.store(true, std::memory_order_release);

@@ -393,7 +393,24 @@ bool Server::sees_all(const ctl::PeerCred& asker) const {
   return std::find(groups.begin(), groups.end(), *status_gid_) != groups.end();
 }
 
-std::string Server::status_as(std::uint32_t flags, const ctl::PeerCred* asker) {
+std::string Server::metrics_status(const ctl::PeerCred* asker) {
+  // No peer credentials (a TCP peer): nobody's clients, no user's line.
+  const ctl::PeerCred anonymous{0, static_cast<uid_t>(-1), static_cast<gid_t>(-1)};
+  const ctl::PeerCred& who = asker != nullptr ? *asker : anonymous;
+  // The QP count first (no QP's status read): whether the sums are cheap.
+  std::uint64_t qps = 0;
+  for (Device* d : env_.devices) {
+    DeviceSnapshot s;
+    d->snapshot(false, &s);
+    qps += s.qps;
+  }
+  const bool sums = qps <= kMetricsQpLimit;
+  return status_as(ctl::kStatusClients | (sums ? ctl::kStatusQps : 0u),
+                   sees_all(who) ? nullptr : &who, false, sums ? 0 : qps);
+}
+
+std::string Server::status_as(std::uint32_t flags, const ctl::PeerCred* asker, bool qp_lines,
+                              std::uint64_t qp_classes_omitted) {
   const bool with_qps = (flags & ctl::kStatusQps) != 0;
   std::vector<DeviceSnapshot> snaps(env_.devices.size());
   for (std::size_t i = 0; i < env_.devices.size(); ++i) {
@@ -419,6 +436,11 @@ std::string Server::status_as(std::uint32_t flags, const ctl::PeerCred* asker) {
   if (pool_ != nullptr) info.workers = pool_->stats();
   if (engine_counters_) info.engine = engine_counters_();
   if (engine_loops_) info.loops = engine_loops_();
+  info.qp_classes_omitted = qp_classes_omitted;
+  // The sums by QP class name no client: taken over every QP, before the
+  // QP lines are cut to the asker's own (as the device totals stay whole).
+  QpSums sums;
+  if (with_qps) sums = qp_sums(snaps);
   if (asker != nullptr) {
     // Only the asker's own: its clients, their QPs, its per-user line.
     std::erase_if(clients, [&](const ClientSummary& c) { return c.cred.uid != asker->uid; });
@@ -433,8 +455,9 @@ std::string Server::status_as(std::uint32_t flags, const ctl::PeerCred* asker) {
   }
   const std::size_t room =
       ctl::kMaxMessageBytes - sizeof(ctl::MsgHeader) - sizeof(ctl::ReplyStatus);
-  return status_json(info, env_.devices, snaps, with_qps,
-                     (flags & ctl::kStatusClients) != 0 ? &clients : nullptr, room);
+  return status_json(info, env_.devices, snaps, with_qps && qp_lines,
+                     (flags & ctl::kStatusClients) != 0 ? &clients : nullptr, room,
+                     with_qps ? &sums : nullptr);
 }
 
 }  // namespace uroce::daemon

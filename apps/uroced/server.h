@@ -81,6 +81,15 @@ class Server {
   // see everything; anyone else only their own clients, their QPs and
   // their own line of per-user use (the devices' totals stay).
   std::string status_for(std::uint32_t flags, const ctl::PeerCred& asker);
+  // What the metrics listener (metrics_listener.h) renders: the status with
+  // kStatusClients as `asker` may see it (null: a peer without
+  // credentials, who sees no client and no user's line), and the sums by QP
+  // class but no QP lines. The sums read every QP's status in the engine
+  // call of each device (as `uroce-ctl qps` does), a cost that grows with
+  // the QPs: over kMetricsQpLimit QPs they are left out, and
+  // daemon.qp_classes_omitted says how many QPs there were.
+  std::string metrics_status(const ctl::PeerCred* asker);
+  static constexpr std::uint64_t kMetricsQpLimit = 4096;
   // Members of this group see every client (none by default). Before start().
   void set_status_group(gid_t gid) { status_gid_ = gid; }
   // How status reads the engine loop's counters (on the engine thread,
@@ -149,7 +158,8 @@ class Server {
   std::function<engine::EngineRunCounters()> engine_counters_;
   std::function<std::vector<engine::LoopHistograms>()> engine_loops_;
   bool sees_all(const ctl::PeerCred& asker) const;
-  std::string status_as(std::uint32_t flags, const ctl::PeerCred* asker);
+  std::string status_as(std::uint32_t flags, const ctl::PeerCred* asker, bool qp_lines = true,
+                        std::uint64_t qp_classes_omitted = 0);
   // /dev/null, held so that one accept can still succeed at the fd limit.
   int reserve_fd_ = -1;
   // Accept thread only: accepting is paused until then (steady clock, ns).

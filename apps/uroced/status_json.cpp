@@ -3,11 +3,10 @@
 #include "apps/counters_json.h"
 #include "apps/pfc_status_json.h"
 #include "apps/uroced/config_dc.h"
+#include "apps/uroced/status_values.h"
 
-namespace uroce::sched {
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(DcqcnStatus, rate_bps, target_bps, alpha, limited, rp,
-                                   ce_packets, cnps_sent, cnps_suppressed)
-}  // namespace uroce::sched
+#include <map>
+#include <tuple>
 
 namespace uroce::sched::homa {
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(HomaSettings, enabled, priorities, unsched_priorities,
@@ -17,7 +16,6 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(HomaSettings, enabled, priorities, unsched_pr
 }  // namespace uroce::sched::homa
 
 namespace uroce::daemon {
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(WorkerPoolStats, workers, idle, queued, started, retired, tasks)
 
 namespace {
 
@@ -25,9 +23,29 @@ using nlohmann::json;
 
 // UC and UD: the counter set, and what became of received packets by reason.
 template <class Rx, class C, class Name>
-json with_rx_json(const C& c, Name name) {
+json with_rx_json(const C& c, Name name, const StatusKey& key) {
   json j = c;
-  j["rx"] = counters::by_reason<Rx>(c.rx, name);
+  j[std::string(key.name)] = counters::by_reason<Rx>(c.rx, name);
+  return j;
+}
+
+json uc_json(const transport::UcCounters& c) {
+  return with_rx_json<transport::UcRx>(c, transport::uc_rx_name, kUcRxKey);
+}
+
+json ud_json(const transport::UdCounters& c) {
+  return with_rx_json<transport::UdRx>(c, transport::ud_rx_name, kUdRxKey);
+}
+
+// A QP's DCQCN state: its rates and alpha, the reaction point's counters
+// ("rp") and the notification point's.
+json dcqcn_json(const sched::DcqcnStatus& s) {
+  json j = {{"rate_bps", s.rate_bps},
+            {"target_bps", s.target_bps},
+            {"alpha", s.alpha},
+            {"limited", s.limited},
+            {"rp", s.rp}};
+  counters::put(j, s, kDcqcnValues);
   return j;
 }
 
@@ -42,12 +60,10 @@ json qp_sched_json(const engine::QpStatus& q) {
             {"rate_bps", p.spec.rate_bps},
             {"burst_bytes", p.spec.burst_bytes},
             {"typical_bytes", p.spec.typical_bytes},
-            {"parks", p.parks},
-            {"paced_ns", p.paced_ns},
-            {"sent_bytes", p.sent_bytes},
             {"waiting", p.waiting},
             {"cc_bps", p.cc_bps},
-            {"dcqcn", q.dcqcn ? json(q.cc) : json(nullptr)}};
+            {"dcqcn", q.dcqcn ? dcqcn_json(q.cc) : json(nullptr)}};
+  counters::put(j, p, kPaceValues);
   // Isolation auto: what the classifier makes of the QP.
   if (q.auto_kind >= 0) {
     j["kind"] = sched::flow_kind_name(static_cast<sched::FlowKind>(q.auto_kind));
@@ -69,31 +85,24 @@ const char* qp_type_name(transport::QpType t) {
 }
 
 json loop_json(std::uint32_t lcore, const engine::LoopHistograms& h) {
-  return {{"lcore", lcore},
-          {"work_ns", h.work_ns},
-          {"idle_ns", h.idle_ns},
-          {"oversleep_ns", h.oversleep_ns}};
+  json j = {{"lcore", lcore}};
+  for (const LoopKey& k : kLoopKeys) j[std::string(k.key.name)] = h.*k.member;
+  return j;
 }
 
 json counters_json(const engine::VnicCounters& c) {
   json j = c;
-  // The CQ and comp-channel sets, under the names they have always had here.
-  j["cqes"] = c.cq.cqes;
-  j["cq_overflow"] = c.cq.overflow;
-  j["comp_events"] = c.comp.records;
-  j["comp_events_unsolicited"] = c.cq.unsolicited;
-  j["comp_event_writes"] = c.comp.writes;
-  j["comp_event_errors"] = c.comp.errors;
-  j["parse_errors"] =
+  counters::put(j, c, kVnicRenamedValues);
+  j[std::string(kParseErrorsKey.name)] =
       counters::by_reason<wire::ParseError>(c.parse_error, wire::parse_error_name, 1, true);
-  j["wqe_errors"] = counters::by_reason<shm::WqeError>(
+  j[std::string(kWqeErrorsKey.name)] = counters::by_reason<shm::WqeError>(
       c.wqe_error, [](shm::WqeError e) { return shm::to_string(e); }, 1, true);
   return j;
 }
 
 json arp_json(const port::ArpCounters& c) {
   json j = c;
-  j["drops"] = counters::by_reason<port::ArpDrop>(
+  j[std::string(kArpDropsKey.name)] = counters::by_reason<port::ArpDrop>(
       c.drops, [](port::ArpDrop d) { return port::to_string(d); }, 1, true);
   return j;
 }
@@ -101,8 +110,10 @@ json arp_json(const port::ArpCounters& c) {
 json mw_json(const transport::MwCounters& c) {
   json j = c;
   auto name = [](transport::MrError e) { return transport::mr_error_name(e); };
-  j["bind_refused"] = counters::by_reason<transport::MrError>(c.bind_refused, name, 1, true);
-  j["inv_refused"] = counters::by_reason<transport::MrError>(c.inv_refused, name, 1, true);
+  j[std::string(kMwBindRefusedKey.name)] =
+      counters::by_reason<transport::MrError>(c.bind_refused, name, 1, true);
+  j[std::string(kMwInvRefusedKey.name)] =
+      counters::by_reason<transport::MrError>(c.inv_refused, name, 1, true);
   return j;
 }
 
@@ -127,12 +138,8 @@ json qp_json(const std::string& device, const engine::QpStatus& q) {
   }
   switch (q.type) {
     case transport::QpType::kRc: j["transport"] = q.rc; break;
-    case transport::QpType::kUc:
-      j["transport"] = with_rx_json<transport::UcRx>(q.uc, transport::uc_rx_name);
-      break;
-    case transport::QpType::kUd:
-      j["transport"] = with_rx_json<transport::UdRx>(q.ud, transport::ud_rx_name);
-      break;
+    case transport::QpType::kUc: j["transport"] = uc_json(q.uc); break;
+    case transport::QpType::kUd: j["transport"] = ud_json(q.ud); break;
     case transport::QpType::kDci: {
       // The lanes' RC counters summed, then one line per stream.
       j["transport"] = q.rc;
@@ -165,10 +172,9 @@ json dc_json(const engine::VnicConfig& c, const DeviceSnapshot& s) {
   json j = {{"settings", settings}, {"pool", nullptr}};
   if (!s.has_dc_pool) return j;
   const DcPoolStatus& p = s.dc_pool;
-  j["pool"] = {{"contexts", p.capacity},
-               {"open", p.open},
-               {"bytes", p.bytes},
-               {"counters", p.counters}};
+  json pool = {{"counters", p.counters}};
+  counters::put(pool, p, kDcPoolValues);
+  j["pool"] = pool;
   return j;
 }
 
@@ -207,21 +213,16 @@ json homa_json(const engine::VnicConfig& c, const DeviceSnapshot& s) {
                       {"max_length", last ? json(nullptr) : json(h.cutoffs.max_length[k])}});
     if (last) break;
   }
-  j["receiver"] = {{"tracked", h.tracked},
-                   {"outstanding", h.outstanding},
-                   {"counters", h.grants},
-                   {"generation", h.generation},
-                   {"cutoffs", levels}};
+  json r = {{"counters", h.grants}, {"cutoffs", levels}};
+  counters::put(r, h, kHomaReceiverValues);
+  j["receiver"] = r;
   return j;
 }
 
 json usage_json(const Usage& u) {
-  return {{"connections", u.connections},
-          {"qps", u.qps},
-          {"cqs", u.cqs},
-          {"mrs", u.mrs},
-          {"reg_bytes", u.reg_bytes},
-          {"map_bytes", u.map_bytes}};
+  json j = json::object();
+  counters::put(j, u, kUsageValues);
+  return j;
 }
 
 json limits_json(const Limits& l) {
@@ -239,16 +240,16 @@ json limits_json(const Limits& l) {
           {"client_map_bytes", l.client_map_bytes}};
 }
 
-json client_json(const ClientSummary& c) {
+json client_json(const ClientSummary& c, const engine::QpEngineCounters* qp_engine) {
   json j;
   j["id"] = c.id;
   j["pid"] = c.cred.pid;
   j["uid"] = c.cred.uid;
   j["gid"] = c.cred.gid;
   j["device"] = c.device;
-  j["requests"] = c.requests;
-  j["bad_requests"] = c.bad_requests;
+  counters::put(j, c, kClientValues);
   j["used"] = usage_json(c.used);
+  if (qp_engine != nullptr) j[std::string(kClientQpKey.name)] = *qp_engine;
   json o;
   o["pds"] = c.pds;
   o["mrs"] = c.mrs;
@@ -277,19 +278,15 @@ json device_json(const Device& d, const DeviceSnapshot& s) {
   j["ipv6"] = c.ip6.is_zero() ? std::string() : c.ip6.to_string();
   j["mtu"] = c.eth_mtu;
   j["active_mtu"] = wire::path_mtu_bytes(d.active_mtu());
-  j["objects"] = {{"qps", s.qps}, {"cqs", s.cqs}, {"srqs", s.srqs}, {"mrs", s.mrs}, {"ahs", s.ahs}};
+  json objects = json::object();
+  counters::put(objects, s, kObjectValues);
+  j["objects"] = objects;
   if (!s.shards.empty()) {
     json shards = json::array();
     for (std::size_t i = 0; i < s.shards.size(); ++i) {
-      const DeviceSnapshot::Shard& h = s.shards[i];
-      shards.push_back({{"shard", i},
-                        {"clients", h.clients},
-                        {"qps", h.qps},
-                        {"queue_frames", h.queue_frames},
-                        {"rx_frames", h.rx_frames},
-                        {"tx_frames", h.tx_frames},
-                        {"rx_handoff", h.rx_handoff},
-                        {"handed_in", h.handed_in}});
+      json h = {{"shard", i}};
+      counters::put(h, s.shards[i], kShardValues);
+      shards.push_back(h);
     }
     j["shards"] = shards;
   }
@@ -331,18 +328,108 @@ json device_json(const Device& d, const DeviceSnapshot& s) {
   return j;
 }
 
+QpSums qp_sums(const std::vector<DeviceSnapshot>& snaps) {
+  QpSums out;
+  std::map<std::tuple<std::size_t, int, int>, std::size_t> line;  // -> index in classes
+  for (std::size_t d = 0; d < snaps.size(); ++d) {
+    for (const engine::QpStatus& q : snaps[d].qp_status) {
+      const auto key = std::make_tuple(d, static_cast<int>(q.type), static_cast<int>(q.tx_class));
+      auto [it, fresh] = line.try_emplace(key, out.classes.size());
+      if (fresh) {
+        QpClassSum& n = out.classes.emplace_back();
+        n.device = d;
+        n.type = q.type;
+        n.tx_class = q.tx_class;
+      }
+      QpClassSum& c = out.classes[it->second];
+      ++c.qps;
+      counters::add(c.engine, q.engine);
+      counters::add(c.rc, q.rc);
+      counters::add(c.uc, q.uc);
+      for (std::size_t r = 0; r < c.uc.rx.size(); ++r) c.uc.rx[r] += q.uc.rx[r];
+      counters::add(c.ud, q.ud);
+      for (std::size_t r = 0; r < c.ud.rx.size(); ++r) c.ud.rx[r] += q.ud.rx[r];
+      c.pace.parks += q.pace.parks;
+      c.pace.paced_ns += q.pace.paced_ns;
+      c.pace.sent_bytes += q.pace.sent_bytes;
+      if (q.dcqcn) {
+        c.dcqcn = true;
+        counters::add(c.cc.rp, q.cc.rp);
+        c.cc.ce_packets += q.cc.ce_packets;
+        c.cc.cnps_sent += q.cc.cnps_sent;
+        c.cc.cnps_suppressed += q.cc.cnps_suppressed;
+      }
+      counters::add(c.homa, q.homa);
+      counters::add(c.dci, q.dci);
+      for (const engine::QpStatus::DcStream& st : q.dci_streams)
+        counters::add(c.dci_streams, st.ctr);
+      counters::add(c.dct, q.dct);
+      c.dct_contexts += q.dct_contexts;
+      counters::add(out.clients[q.client], q.engine);
+    }
+  }
+  return out;
+}
+
+json qp_class_json(const std::string& device, const QpClassSum& c) {
+  json j = {{"device", device},
+            {"type", qp_type_name(c.type)},
+            {"class", c.tx_class},
+            {std::string(kQpClassQpsKey.name), c.qps},
+            {"engine", c.engine}};
+  json pace = json::object();
+  counters::put(pace, c.pace, kPaceValues);
+  j["pace"] = pace;
+  switch (c.type) {
+    case transport::QpType::kRc:
+      j["transport"] = c.rc;
+      j["homa"] = c.homa;
+      break;
+    case transport::QpType::kUc: j["transport"] = uc_json(c.uc); break;
+    case transport::QpType::kUd: j["transport"] = ud_json(c.ud); break;
+    case transport::QpType::kDci:
+      j["transport"] = c.rc;
+      j["dci"] = c.dci;
+      j["dci_streams"] = c.dci_streams;
+      break;
+    case transport::QpType::kDct: {
+      j["transport"] = c.rc;
+      json t = c.dct;
+      t[std::string(kDctContextsKey.name)] = c.dct_contexts;
+      j["dct"] = t;
+      break;
+    }
+  }
+  if (c.dcqcn) {
+    json d = {{"rp", c.cc.rp}};
+    counters::put(d, c.cc, kDcqcnValues);
+    j["dcqcn"] = d;
+  }
+  return j;
+}
+
 std::string status_json(const DaemonInfo& info, const std::vector<Device*>& devices,
                         const std::vector<DeviceSnapshot>& snaps, bool with_qps,
-                        const std::vector<ClientSummary>* clients, std::size_t max_bytes) {
+                        const std::vector<ClientSummary>* clients, std::size_t max_bytes,
+                        const QpSums* sums) {
   json j;
-  j["daemon"] =
-      {{"version", info.version},   {"pid", info.pid},
-       {"run_dir", info.run_dir},   {"socket", info.socket},
-       {"poll", info.poll},         {"lcore", info.lcores.empty() ? 0u : info.lcores.front()},
-       {"lcores", info.lcores},     {"engine_cpu", info.engine_cpu},
-       {"uptime_s", info.uptime_s}, {"clients", info.clients}};
+  j["daemon"] = {{"version", info.version},
+                 {"pid", info.pid},
+                 {"run_dir", info.run_dir},
+                 {"socket", info.socket},
+                 {"poll", info.poll},
+                 {"lcore", info.lcores.empty() ? 0u : info.lcores.front()},
+                 {"lcores", info.lcores},
+                 {"engine_cpu", info.engine_cpu},
+                 {std::string(kUptimeKey.name), info.uptime_s},
+                 {std::string(kClientsKey.name), info.clients}};
+  if (info.qp_classes_omitted != 0) {
+    j["daemon"][std::string(kQpClassesOmittedKey.name)] = info.qp_classes_omitted;
+  }
   j["daemon"]["limits"] = limits_json(info.limits);
-  j["daemon"]["workers"] = info.workers;
+  json workers = json::object();
+  counters::put(workers, info.workers, kWorkerValues);
+  j["daemon"]["workers"] = workers;
   if (info.engine) j["daemon"]["engine"] = *info.engine;
   if (!info.loops.empty()) {
     json loops = json::array();
@@ -370,16 +457,31 @@ std::string status_json(const DaemonInfo& info, const std::vector<Device*>& devi
   }
   j["devices"] = devs;
   const CmStatus& c = info.cm;
-  json cm = {{"files", c.files},
-             {"ids", c.ids},
-             {"listeners", c.listeners},
-             {"connections", c.connections}};
+  json cm = json::object();
+  counters::put(cm, c, kCmValues);
   counters::put(cm, c.service);
   counters::put(cm, c.machine);
   j["cm"] = cm;
+  if (sums != nullptr) {
+    json classes = json::array();
+    for (const QpClassSum& k : sums->classes) {
+      if (k.device < devices.size()) {
+        classes.push_back(qp_class_json(devices[k.device]->config().name, k));
+      }
+    }
+    j["qp_classes"] = classes;
+  }
   if (clients != nullptr) {
     json cl = json::array();
-    for (const auto& c : *clients) cl.push_back(client_json(c));
+    for (const auto& c : *clients) {
+      const engine::QpEngineCounters* q = nullptr;
+      if (sums != nullptr) {
+        static const engine::QpEngineCounters kNone{};
+        const auto it = sums->clients.find(c.id);
+        q = it != sums->clients.end() ? &it->second : &kNone;
+      }
+      cl.push_back(client_json(c, q));
+    }
     j["clients"] = cl;
   }
   if (!with_qps) return j.dump();

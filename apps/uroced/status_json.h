@@ -3,7 +3,7 @@
 //
 //   {
 //     "daemon":  {"version", "pid", "run_dir", "socket", "poll", "lcore", "lcores",
-//                 "uptime_s", "clients",
+//                 "uptime_s", "clients", "qp_classes_omitted" (metrics only, not 0),
 //                 "workers": {"workers", "idle", "queued", "started", "retired",
 //                             "tasks"}   (worker_pool.h),
 //                 "limits": {every [limits] key, resolved},
@@ -50,10 +50,20 @@
 //                          "counters": {DcStreamCounters}}]}   (DCIs only),
 //                  "dct": {"contexts", "counters": {DctCounters}}   (DCTs only)}]
 //                                                               (kStatusQps)
+//     "qp_classes": [{"device", "type", "class", "qps", "engine": {QpEngineCounters},
+//                  "pace": {parks, paced_ns, sent_bytes}, "transport": {as in "qps"},
+//                  "homa" (RC), "dci", "dci_streams" (DCI), "dct" (DCT, with "contexts"),
+//                  "dcqcn": {"rp", ce_packets, ...} (QPs that run it)}]
+//                  (kStatusQps: the QPs of each device, type and class summed, over
+//                  every QP whoever asks: status_values.h)
 //     "clients": [{"id", "pid", "uid", "gid", "device", "requests",
 //                  "bad_requests", "used": {as in "users"}, "objects": {"pds": [handles], "mrs", "comp_channels",
-//                  "cqs", "srqs", "ahs", "qps": [{"handle", "qpn"}]}}]  (kStatusClients)
+//                  "cqs", "srqs", "ahs", "qps": [{"handle", "qpn"}]},
+//                  "qp_engine": {QpEngineCounters of its QPs, summed} (with kStatusQps)}]
+//                                                               (kStatusClients)
 //   }
+// The values that no counter set defines are listed in status_values.h,
+// with what each means; the metrics (metrics_text.h) read the same lists.
 // Counters are only those that are non-negative integers the engine keeps;
 // nothing is estimated. A body that would not fit one message keeps its
 // first QP lines and says "qps_truncated": true.
@@ -70,6 +80,7 @@
 
 #include "apps/uroced/client_session.h"
 #include "apps/uroced/device.h"
+#include "apps/uroced/status_values.h"
 #include "apps/uroced/worker_pool.h"
 #include "datapath/engine/engine.h"
 #include "datapath/engine/loop_histogram.h"
@@ -98,6 +109,9 @@ struct DaemonInfo {
   // Per engine lcore, in lcores' order: where the time between its
   // iterations went (engine/loop_histogram.h; Server::set_engine_loops).
   std::vector<engine::LoopHistograms> loops;
+  // The metrics' status only: the QPs whose sums by class were left out
+  // (Server::metrics_status); written when not 0.
+  std::uint64_t qp_classes_omitted = 0;
 };
 
 nlohmann::json usage_json(const Usage& u);
@@ -119,14 +133,21 @@ nlohmann::json homa_json(const engine::VnicConfig& c, const DeviceSnapshot& s);
 // the device has one.
 nlohmann::json dc_json(const engine::VnicConfig& c, const DeviceSnapshot& s);
 nlohmann::json qp_json(const std::string& device, const engine::QpStatus& q);
-nlohmann::json client_json(const ClientSummary& c);
+// `qp_engine`: the sum of its QPs' engine counters, or null (not asked for).
+nlohmann::json client_json(const ClientSummary& c,
+                           const engine::QpEngineCounters* qp_engine = nullptr);
+// One line of "qp_classes".
+nlohmann::json qp_class_json(const std::string& device, const QpClassSum& c);
 nlohmann::json device_json(const Device& d, const DeviceSnapshot& s);
 
-// The whole body; `clients` may be null (not asked for). At most
-// `max_bytes` bytes (see the header comment).
+// The whole body; `clients` may be null (not asked for), and `sums` (the
+// "qp_classes" and each client's "qp_engine"; qp_sums() of the snapshots
+// before they were cut to the asker's QPs). At most `max_bytes` bytes (see
+// the header comment).
 std::string status_json(const DaemonInfo& info, const std::vector<Device*>& devices,
                         const std::vector<DeviceSnapshot>& snaps, bool with_qps,
-                        const std::vector<ClientSummary>* clients, std::size_t max_bytes);
+                        const std::vector<ClientSummary>* clients, std::size_t max_bytes,
+                        const QpSums* sums = nullptr);
 
 const char* qp_type_name(transport::QpType t);
 

@@ -7,7 +7,7 @@
 // Next to a struct FooCounters (in its namespace):
 //   inline constexpr counters::FieldList<FooCounters, 2> kFooCounterFields{{
 //       {"tx_frames", &FooCounters::tx_frames, "frames sent"},
-//       {"drops", &FooCounters::drops, ""}}};  // help empty: the name says it
+//       {"queued", &FooCounters::queued, "frames waiting now", counters::Kind::kLevel}}};
 //   static_assert(counters::covers(kFooCounterFields));
 //   constexpr const auto& counter_fields(const FooCounters&) { return kFooCounterFields; }
 // covers() compares the number of entries (plus the members the caller
@@ -29,11 +29,17 @@
 
 namespace uroce::counters {
 
+// What a value is: a count that only grows (the daemon's lifetime; a
+// Prometheus counter), a level that goes up and down or a maximum (a
+// gauge), or a yes/no state (JSON true/false; a gauge of 0 or 1).
+enum class Kind : std::uint8_t { kCount, kLevel, kFlag };
+
 template <class S>
 struct Field {
   std::string_view name;  // the JSON key and the base of a column header
   std::uint64_t S::*member;
-  std::string_view help;  // what one count means
+  std::string_view help;  // what one count means (a metric's HELP: never empty)
+  Kind kind = Kind::kCount;
 };
 
 template <class S, std::size_t N>
@@ -77,7 +83,7 @@ template <class S, std::size_t N, class... Others>
 constexpr bool covers(const FieldList<S, N>& list, Others S::*... others) {
   static_cast<void>(sizeof...(others));
   for (std::size_t i = 0; i < N; ++i) {
-    if (list[i].member == nullptr || list[i].name.empty()) return false;
+    if (list[i].member == nullptr || list[i].name.empty() || list[i].help.empty()) return false;
     for (std::size_t k = i + 1; k < N; ++k) {
       if (list[k].member == list[i].member || list[k].name == list[i].name) return false;
     }

@@ -112,9 +112,9 @@ struct Counters {
 };
 
 inline constexpr counters::FieldList<Counters, 11> kCounterFields{{
-    {"rx_mads", &Counters::rx_mads, ""},
-    {"tx_mads", &Counters::tx_mads, ""},
-    {"retransmits", &Counters::retransmits, ""},
+    {"rx_mads", &Counters::rx_mads, "CM MADs received on QP1"},
+    {"tx_mads", &Counters::tx_mads, "CM MADs sent, retransmissions included"},
+    {"retransmits", &Counters::retransmits, "CM MADs sent again after their timeout"},
     {"drop_bad_header", &Counters::drop_bad_header, "base version, class, class version, method"},
     {"drop_unknown_attr", &Counters::drop_unknown_attr,
      "an attribute uroce does not serve (LAP, ...)"},

@@ -21,7 +21,8 @@ inline constexpr counters::FieldList<CqSinkCounters, 4> kCqSinkCounterFields{{
     {"cqes", &CqSinkCounters::cqes, "completions written"},
     {"overflow", &CqSinkCounters::overflow, "completions refused: ring full"},
     {"comp_events", &CqSinkCounters::comp_events, "event records handed to the batch"},
-    {"unsolicited", &CqSinkCounters::unsolicited, ""},
+    {"unsolicited", &CqSinkCounters::unsolicited,
+     "completions that left a solicited-only arming in place"},
 }};
 static_assert(counters::covers(kCqSinkCounterFields));
 constexpr const auto& counter_fields(const CqSinkCounters&) { return kCqSinkCounterFields; }

@@ -159,7 +159,7 @@ struct EngineRunCounters {
 };
 
 inline constexpr counters::FieldList<EngineRunCounters, 10> kEngineRunCounterFields{{
-    {"iterations", &EngineRunCounters::iterations, ""},
+    {"iterations", &EngineRunCounters::iterations, "engine loop iterations"},
     {"idle_iterations", &EngineRunCounters::idle_iterations, "iterations without work"},
     {"sleeps", &EngineRunCounters::sleeps, "backoff sleeps taken"},
     {"slept_ns", &EngineRunCounters::slept_ns, "their requested total"},

@@ -139,7 +139,7 @@ struct PfcEngineCounters {
 inline constexpr counters::FieldList<PfcEngineCounters, 4> kPfcEngineCounterFields{{
     {"mac_control_rx", &PfcEngineCounters::mac_control_rx, "EtherType 0x8808 frames consumed"},
     {"pfc_tx", &PfcEngineCounters::pfc_tx, "PFC frames we sent"},
-    {"pfc_tx_no_buffer", &PfcEngineCounters::pfc_tx_no_buffer, ""},
+    {"pfc_tx_no_buffer", &PfcEngineCounters::pfc_tx_no_buffer, "PFC frames not sent: no TX buffer"},
     {"events_lost", &PfcEngineCounters::events_lost, "event ring full (filled in status())"},
 }};
 static_assert(counters::covers(kPfcEngineCounterFields, &PfcEngineCounters::prio));

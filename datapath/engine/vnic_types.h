@@ -232,8 +232,8 @@ struct VnicCounters {
 
 inline constexpr counters::FieldList<VnicCounters, 59> kVnicCounterFields{{
     {"iterations", &VnicCounters::iterations, "poll() calls"},
-    {"rx_frames", &VnicCounters::rx_frames, ""},
-    {"rx_bytes", &VnicCounters::rx_bytes, ""},
+    {"rx_frames", &VnicCounters::rx_frames, "frames received from the port"},
+    {"rx_bytes", &VnicCounters::rx_bytes, "bytes of the frames received"},
     {"rx_unreadable", &VnicCounters::rx_unreadable,
      "the port could not hand it over (a chain of too many segments)"},
     {"rx_pfc_drop", &VnicCounters::rx_pfc_drop,
@@ -244,7 +244,8 @@ inline constexpr counters::FieldList<VnicCounters, 59> kVnicCounterFields{{
     {"rx_roce", &VnicCounters::rx_roce, "frames that parsed as RoCEv2"},
     {"rx_roce_ipv6", &VnicCounters::rx_roce_ipv6, "of those to our MAC, RoCEv2 over IPv6"},
     {"rx_dispatched", &VnicCounters::rx_dispatched, "RoCEv2 frames handed to a QP"},
-    {"rx_parse_errors", &VnicCounters::rx_parse_errors, ""},
+    {"rx_parse_errors", &VnicCounters::rx_parse_errors,
+     "RoCEv2-looking frames that failed to parse (parse_errors by reason)"},
     {"rx_not_our_mac", &VnicCounters::rx_not_our_mac, "RoCEv2 to another (or a group) MAC"},
     {"rx_not_our_ip", &VnicCounters::rx_not_our_ip, "RoCEv2 to an address not ours (IPv4 or IPv6)"},
     {"rx_no_qp", &VnicCounters::rx_no_qp, "BTH destination QP not here"},
@@ -266,7 +267,7 @@ inline constexpr counters::FieldList<VnicCounters, 59> kVnicCounterFields{{
     {"rx_gsi_full", &VnicCounters::rx_gsi_full, "dropped: the CM service's queue was full"},
     {"rx_gsi_ipv6", &VnicCounters::rx_gsi_ipv6, "to QP1 over IPv6 (the CM speaks IPv4 only)"},
     {"tx_frames", &VnicCounters::tx_frames, "frames committed to the port"},
-    {"tx_bytes", &VnicCounters::tx_bytes, ""},
+    {"tx_bytes", &VnicCounters::tx_bytes, "bytes of the frames committed to the port"},
     {"tx_arp", &VnicCounters::tx_arp, "ARP and ND (NS/NA) frames committed"},
     {"tx_arp_no_buffer", &VnicCounters::tx_arp_no_buffer, "ARP or ND frame dropped: no TX buffer"},
     {"tx_flushed", &VnicCounters::tx_flushed, "frames the port accepted at flush"},
@@ -284,7 +285,9 @@ inline constexpr counters::FieldList<VnicCounters, 59> kVnicCounterFields{{
     {"sq_wqes", &VnicCounters::sq_wqes, "send WQEs taken from SQ rings"},
     {"rq_wqes", &VnicCounters::rq_wqes, "receive WQEs taken from RQ rings"},
     {"srq_wqes", &VnicCounters::srq_wqes, "receive WQEs taken from SRQ rings"},
-    {"rx_recv_refills", &VnicCounters::rx_recv_refills, ""},
+    {"rx_recv_refills", &VnicCounters::rx_recv_refills,
+     "of rq_wqes and srq_wqes, those the RX path took itself from a ring posted since the last "
+     "doorbell phase"},
     {"wqe_rejected", &VnicCounters::wqe_rejected, "copied fine, the transport refused it"},
     {"ah_missing", &VnicCounters::ah_missing, "UD WQE naming no live AH"},
     {"ah_foreign", &VnicCounters::ah_foreign, "UD WQE naming another client's/PD's AH"},
@@ -293,12 +296,13 @@ inline constexpr counters::FieldList<VnicCounters, 59> kVnicCounterFields{{
     {"srq_full", &VnicCounters::srq_full, "SRQ WQE left in its ring: SRQ full"},
     {"srq_bad_wqe", &VnicCounters::srq_bad_wqe, "SRQ WQE dropped (SRQ_ERR raised)"},
     {"error_cqe_deferred", &VnicCounters::error_cqe_deferred, "engine error CQE waited: CQ full"},
-    {"dc_no_cq", &VnicCounters::dc_no_cq, ""},
+    {"dc_no_cq", &VnicCounters::dc_no_cq,
+     "completions for the CQ a DC QP does not have, dropped (0 unless a transport has a bug)"},
     {"async_events", &VnicCounters::async_events, "records written to async pipes"},
     {"async_event_errors", &VnicCounters::async_event_errors, "writes that failed (full, closed)"},
     {"async_events_lost", &VnicCounters::async_events_lost, "raised but no fd / owner gone"},
-    {"timer_scans", &VnicCounters::timer_scans, ""},
-    {"timer_fires", &VnicCounters::timer_fires, ""},
+    {"timer_scans", &VnicCounters::timer_scans, "timer phases that found a deadline due"},
+    {"timer_fires", &VnicCounters::timer_fires, "QP deadlines that fired (RC and DCI timers)"},
 }};
 static_assert(counters::covers(kVnicCounterFields, &VnicCounters::parse_error,
                                &VnicCounters::wqe_error, &VnicCounters::cq, &VnicCounters::comp));
@@ -327,16 +331,18 @@ struct QpEngineCounters {
 };
 
 inline constexpr counters::FieldList<QpEngineCounters, 10> kQpEngineCounterFields{{
-    {"rx_packets", &QpEngineCounters::rx_packets, ""},
+    {"rx_packets", &QpEngineCounters::rx_packets, "RoCEv2 packets dispatched to the QP"},
     {"rx_bytes", &QpEngineCounters::rx_bytes, "whole frames"},
-    {"tx_packets", &QpEngineCounters::tx_packets, ""},
+    {"tx_packets", &QpEngineCounters::tx_packets, "packets the QP sent"},
     {"tx_bytes", &QpEngineCounters::tx_bytes, "whole frames"},
-    {"sq_wqes", &QpEngineCounters::sq_wqes, ""},
-    {"rq_wqes", &QpEngineCounters::rq_wqes, ""},
+    {"sq_wqes", &QpEngineCounters::sq_wqes, "send WQEs taken from the QP's SQ ring"},
+    {"rq_wqes", &QpEngineCounters::rq_wqes, "receive WQEs taken from the QP's RQ ring"},
     {"bad_wqes", &QpEngineCounters::bad_wqes, "WQEs the engine completed in error"},
-    {"sq_full", &QpEngineCounters::sq_full, ""},
-    {"rq_full", &QpEngineCounters::rq_full, ""},
-    {"timer_fires", &QpEngineCounters::timer_fires, ""},
+    {"sq_full", &QpEngineCounters::sq_full,
+     "SQ WQEs left in the ring: the transport's SQ was full"},
+    {"rq_full", &QpEngineCounters::rq_full,
+     "RQ WQEs left in the ring: the transport's RQ was full"},
+    {"timer_fires", &QpEngineCounters::timer_fires, "the QP's timers that fired"},
 }};
 static_assert(counters::covers(kQpEngineCounterFields));
 constexpr const auto& counter_fields(const QpEngineCounters&) { return kQpEngineCounterFields; }

@@ -101,11 +101,13 @@ inline constexpr counters::FieldList<ArpCounters, 15> kArpCounterFields{{
     {"tx_requests", &ArpCounters::tx_requests, "broadcast requests (incl. retries)"},
     {"tx_retransmits", &ArpCounters::tx_retransmits, "of which retransmissions"},
     {"tx_probes", &ArpCounters::tx_probes, "unicast re-probes of stale entries"},
-    {"tx_replies", &ArpCounters::tx_replies, ""},
-    {"tx_announcements", &ArpCounters::tx_announcements, ""},
+    {"tx_replies", &ArpCounters::tx_replies, "ARP replies sent"},
+    {"tx_announcements", &ArpCounters::tx_announcements, "gratuitous ARP announcements sent"},
     {"resolve_resolved", &ArpCounters::resolve_resolved, "resolve() answers, by status"},
-    {"resolve_pending", &ArpCounters::resolve_pending, ""},
-    {"resolve_failed", &ArpCounters::resolve_failed, ""},
+    {"resolve_pending", &ArpCounters::resolve_pending,
+     "resolve() answers: pending (a request is out)"},
+    {"resolve_failed", &ArpCounters::resolve_failed,
+     "resolve() answers: failed (no answer after every retry)"},
     {"entries_failed", &ArpCounters::entries_failed, "entries that ran out of retries"},
 }};
 static_assert(counters::covers(kArpCounterFields, &ArpCounters::drops));

@@ -92,11 +92,13 @@ inline constexpr counters::FieldList<NdCounters, 14> kNdCounterFields{{
     {"tx_requests", &NdCounters::tx_requests, "multicast solicitations (incl. retries)"},
     {"tx_retransmits", &NdCounters::tx_retransmits, "of which retransmissions"},
     {"tx_probes", &NdCounters::tx_probes, "unicast re-probes of stale entries"},
-    {"tx_adverts", &NdCounters::tx_adverts, ""},
+    {"tx_adverts", &NdCounters::tx_adverts, "neighbour advertisements sent"},
     {"resolve_resolved", &NdCounters::resolve_resolved, "resolve() answers, by status"},
-    {"resolve_pending", &NdCounters::resolve_pending, ""},
-    {"resolve_failed", &NdCounters::resolve_failed, ""},
-    {"entries_failed", &NdCounters::entries_failed, ""},
+    {"resolve_pending", &NdCounters::resolve_pending,
+     "resolve() answers: pending (a solicitation is out)"},
+    {"resolve_failed", &NdCounters::resolve_failed,
+     "resolve() answers: failed (no answer after every retry)"},
+    {"entries_failed", &NdCounters::entries_failed, "entries that ran out of retries"},
 }};
 static_assert(counters::covers(kNdCounterFields, &NdCounters::drops));
 constexpr const auto& counter_fields(const NdCounters&) { return kNdCounterFields; }

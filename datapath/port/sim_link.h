@@ -122,16 +122,20 @@ struct SimDirectionCounters {
 
 inline constexpr counters::FieldList<SimDirectionCounters, 12> kSimDirectionCounterFields{{
     {"sent_frames", &SimDirectionCounters::sent_frames, "every send() with a valid endpoint"},
-    {"sent_bytes", &SimDirectionCounters::sent_bytes, ""},
+    {"sent_bytes", &SimDirectionCounters::sent_bytes, "bytes of the frames sent"},
     {"delivered_frames", &SimDirectionCounters::delivered_frames, "duplicates included"},
-    {"delivered_bytes", &SimDirectionCounters::delivered_bytes, ""},
-    {"drop_loss", &SimDirectionCounters::drop_loss, ""},
-    {"drop_queue_full", &SimDirectionCounters::drop_queue_full, ""},
-    {"drop_pool_exhausted", &SimDirectionCounters::drop_pool_exhausted, ""},
-    {"drop_oversize", &SimDirectionCounters::drop_oversize, ""},
-    {"duplicated", &SimDirectionCounters::duplicated, ""},
+    {"delivered_bytes", &SimDirectionCounters::delivered_bytes, "bytes of the frames delivered"},
+    {"drop_loss", &SimDirectionCounters::drop_loss, "frames dropped by the configured loss"},
+    {"drop_queue_full", &SimDirectionCounters::drop_queue_full,
+     "frames dropped: the link queue was full"},
+    {"drop_pool_exhausted", &SimDirectionCounters::drop_pool_exhausted,
+     "frames dropped: no free frame slot"},
+    {"drop_oversize", &SimDirectionCounters::drop_oversize, "frames dropped: larger than a slot"},
+    {"duplicated", &SimDirectionCounters::duplicated,
+     "frames delivered twice by the configured duplication"},
     {"reordered", &SimDirectionCounters::reordered, "frames held back (whether or not overtaken)"},
-    {"corrupted", &SimDirectionCounters::corrupted, ""},
+    {"corrupted", &SimDirectionCounters::corrupted,
+     "frames corrupted by the configured corruption"},
     {"ce_marked", &SimDirectionCounters::ce_marked, "ECN-capable frames marked CE"},
 }};
 static_assert(counters::covers(kSimDirectionCounterFields));

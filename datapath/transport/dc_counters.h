@@ -41,17 +41,17 @@ struct DctCounters {
 };
 
 inline constexpr counters::FieldList<DctCounters, 12> kDctCounterFields{{
-    {"rx_requests", &DctCounters::rx_requests, ""},
-    {"key_violations", &DctCounters::key_violations, ""},
+    {"rx_requests", &DctCounters::rx_requests, "DC request packets executed"},
+    {"key_violations", &DctCounters::key_violations, "requests with a wrong DC access key"},
     {"drop_state", &DctCounters::drop_state, "a request while the DCT is not in RTR"},
     {"drop_not_dc", &DctCounters::drop_not_dc, "not a DC request"},
     {"drop_other_dct", &DctCounters::drop_other_dct, "the identity's context serves another DCT"},
     {"drop_stale", &DctCounters::drop_stale, "an older connection than the context's"},
     {"drop_busy_later", &DctCounters::drop_busy_later, "a later packet of a connection told BUSY"},
     {"tx_gone", &DctCounters::tx_gone, "GONE answers and notices"},
-    {"tx_unknown", &DctCounters::tx_unknown, ""},
-    {"tx_busy", &DctCounters::tx_busy, ""},
-    {"tx_key_violation", &DctCounters::tx_key_violation, ""},
+    {"tx_unknown", &DctCounters::tx_unknown, "UNKNOWN answers sent"},
+    {"tx_busy", &DctCounters::tx_busy, "BUSY answers sent"},
+    {"tx_key_violation", &DctCounters::tx_key_violation, "KEY_VIOLATION answers sent"},
     {"tx_no_buffer", &DctCounters::tx_no_buffer, "an answer the TX sink had no room for"},
 }};
 static_assert(counters::covers(kDctCounterFields));

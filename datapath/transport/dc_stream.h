@@ -83,16 +83,20 @@ struct DcStreamCounters {
 };
 
 inline constexpr counters::FieldList<DcStreamCounters, 9> kDcStreamCounterFields{{
-    {"connects", &DcStreamCounters::connects, ""},
+    {"connects", &DcStreamCounters::connects, "connections opened to a target"},
     {"wait_switch", &DcStreamCounters::wait_switch,
      "a WR for another target waited for the stream to drain"},
-    {"disconnects", &DcStreamCounters::disconnects, ""},
-    {"gone", &DcStreamCounters::gone, ""},
-    {"unknown_restart", &DcStreamCounters::unknown_restart, ""},
-    {"unknown_abort", &DcStreamCounters::unknown_abort, ""},
-    {"busy", &DcStreamCounters::busy, ""},
-    {"key_violations", &DcStreamCounters::key_violations, ""},
-    {"stale_answers", &DcStreamCounters::stale_answers, ""},
+    {"disconnects", &DcStreamCounters::disconnects,
+     "connections ended (DISCONNECT sent or the stream unbound)"},
+    {"gone", &DcStreamCounters::gone, "GONE answers of the current connection"},
+    {"unknown_restart", &DcStreamCounters::unknown_restart,
+     "UNKNOWN answers before any response: the WRs go again in a new connection"},
+    {"unknown_abort", &DcStreamCounters::unknown_abort,
+     "UNKNOWN answers after a response: the unacknowledged WRs complete in error"},
+    {"busy", &DcStreamCounters::busy, "BUSY answers (waited for as an RNR NAK)"},
+    {"key_violations", &DcStreamCounters::key_violations, "KEY_VIOLATION answers"},
+    {"stale_answers", &DcStreamCounters::stale_answers,
+     "answers of another connection, or naming PSNs never sent, ignored"},
 }};
 static_assert(counters::covers(kDcStreamCounterFields));
 constexpr const auto& counter_fields(const DcStreamCounters&) { return kDcStreamCounterFields; }

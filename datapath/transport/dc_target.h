@@ -101,12 +101,15 @@ struct DcTargetCounters {
 };
 
 inline constexpr counters::FieldList<DcTargetCounters, 10> kDcTargetCounterFields{{
-    {"opened", &DcTargetCounters::opened, ""},
+    {"opened", &DcTargetCounters::opened, "contexts opened for a new connection"},
     {"restarted", &DcTargetCounters::restarted,
      "a newer SYN connection took an identity's context"},
-    {"retired_pressure", &DcTargetCounters::retired_pressure, ""},
-    {"retired_disconnect", &DcTargetCounters::retired_disconnect, ""},
-    {"retired_stale", &DcTargetCounters::retired_stale, ""},
+    {"retired_pressure", &DcTargetCounters::retired_pressure,
+     "contexts retired to make room for a new connection"},
+    {"retired_disconnect", &DcTargetCounters::retired_disconnect,
+     "contexts retired by a DISCONNECT"},
+    {"retired_stale", &DcTargetCounters::retired_stale,
+     "contexts retired after being idle too long"},
     {"stale_conn", &DcTargetCounters::stale_conn,
      "packets of an older connection than the context's"},
     {"gone", &DcTargetCounters::gone, "GONE answers from a record"},

@@ -67,10 +67,10 @@ struct SrqCounters {
 };
 
 inline constexpr counters::FieldList<SrqCounters, 4> kSrqCounterFields{{
-    {"posted", &SrqCounters::posted, ""},
-    {"taken", &SrqCounters::taken, ""},
+    {"posted", &SrqCounters::posted, "receive WRs posted to the SRQ"},
+    {"taken", &SrqCounters::taken, "receive WRs taken by a QP"},
     {"empty", &SrqCounters::empty, "take() found no WR (an RNR NAK or a drop)"},
-    {"limit_events", &SrqCounters::limit_events, ""},
+    {"limit_events", &SrqCounters::limit_events, "SRQ_LIMIT_REACHED events raised"},
 }};
 static_assert(counters::covers(kSrqCounterFields));
 constexpr const auto& counter_fields(const SrqCounters&) { return kSrqCounterFields; }

@@ -49,13 +49,13 @@ struct UcCounters {
 };
 
 inline constexpr counters::FieldList<UcCounters, 9> kUcCounterFields{{
-    {"tx_packets", &UcCounters::tx_packets, ""},
-    {"tx_payload_bytes", &UcCounters::tx_payload_bytes, ""},
-    {"tx_messages", &UcCounters::tx_messages, ""},
+    {"tx_packets", &UcCounters::tx_packets, "packets sent"},
+    {"tx_payload_bytes", &UcCounters::tx_payload_bytes, "payload bytes sent"},
+    {"tx_messages", &UcCounters::tx_messages, "messages sent"},
     {"tx_no_buffer", &UcCounters::tx_no_buffer, "tx_alloc gave no room; retried later"},
     {"tx_local_err", &UcCounters::tx_local_err, "bad send SGE: LOC_PROT_ERR, QP to SQE"},
     {"rx_abandoned", &UcCounters::rx_abandoned, "messages begun and never completed"},
-    {"cq_overflow", &UcCounters::cq_overflow, ""},
+    {"cq_overflow", &UcCounters::cq_overflow, "a completion the CQ refused: QP to ERR"},
     {"mw_binds", &UcCounters::mw_binds, "BIND_MW WRs executed"},
     {"mw_bind_errors", &UcCounters::mw_bind_errors, "BIND_MW refused: MW_BIND_ERR, QP to ERR"},
 }};

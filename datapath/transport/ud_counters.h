@@ -39,8 +39,8 @@ struct UdCounters {
 };
 
 inline constexpr counters::FieldList<UdCounters, 6> kUdCounterFields{{
-    {"tx_packets", &UdCounters::tx_packets, ""},
-    {"tx_payload_bytes", &UdCounters::tx_payload_bytes, ""},
+    {"tx_packets", &UdCounters::tx_packets, "packets sent"},
+    {"tx_payload_bytes", &UdCounters::tx_payload_bytes, "payload bytes sent"},
     {"tx_too_long", &UdCounters::tx_too_long, "WRs over the port MTU: no packet sent"},
     {"tx_no_buffer", &UdCounters::tx_no_buffer, "tx_alloc gave no room; retried later"},
     {"tx_local_err", &UdCounters::tx_local_err, "gather failed: LOC_PROT_ERR, QP to SQE"},

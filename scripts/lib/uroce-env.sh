@@ -226,20 +226,23 @@ uroce_wait_listen() {
 # ---- daemons ---------------------------------------------------------------
 
 # uroce_daemon_start NAME [--netns NS] [--lcore N] [--poll busy|backoff]
-#                    [--ready-timeout SECS] [--eal-args TOML-ARRAY] [--]
+#                    [--ready-timeout SECS] [--eal-args TOML-ARRAY]
+#                    [--daemon-key 'KEY = VALUE']... [--]
 #                    EXTRA-UROCED-ARGS...
 # Writes a config with a run dir and EAL file prefix of its own (and
-# eal.args, when given, e.g. '["--no-pci", "--in-memory"]'), starts
+# eal.args, when given, e.g. '["--no-pci", "--in-memory"]'; each
+# --daemon-key line in [daemon], e.g. 'metrics_listen = "unix:/x"'), starts
 # uroced and waits for its "uroced: ready" line. Devices come from the extra
 # arguments (--device SPEC...). Sets UROCE_DAEMON_RUN[NAME] etc.
 uroce_daemon_start() {
   local name=$1
   shift
-  local ns="-" lcore=1 poll=backoff ready=30 eal_args=''
+  local ns="-" lcore=1 poll=backoff ready=30 eal_args='' daemon_keys=''
   while [ $# -gt 0 ]; do
     case $1 in
       --netns) ns=$2; shift 2 ;;
       --eal-args) eal_args="args = $2"; shift 2 ;;
+      --daemon-key) daemon_keys+="$2"$'\n'; shift 2 ;;
       --lcore) lcore=$2; shift 2 ;;
       --poll) poll=$2; shift 2 ;;
       --ready-timeout) ready=$2; shift 2 ;;
@@ -258,7 +261,7 @@ uroce_daemon_start() {
 run_dir = "$run"
 poll = "$poll"
 log_level = "${UROCE_LOG_LEVEL:-info}"
-
+$daemon_keys
 [eal]
 lcore = $lcore
 file_prefix = "$prefix"

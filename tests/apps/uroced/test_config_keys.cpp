@@ -185,8 +185,8 @@ TEST(ConfigKeys, DaemonKeysFromTheFileAndTheirOptions) {
   cl.lcore = 128;
   EXPECT_EQ(apply_command_line(cl, &from_options), "--lcore: 128 is outside 0..127");
   EXPECT_EQ(error_of("[daemon]\ncolour = 1\n"),
-            "daemon.colour: unknown key (expected run_dir, poll, backoff_max_us, status_group or "
-            "log_level)");
+            "daemon.colour: unknown key (expected run_dir, poll, backoff_max_us, status_group, "
+            "metrics_listen or log_level)");
   EXPECT_EQ(error_of("[eal]\nlcore = 128\n"), "eal.lcore: 128 is outside 0..127");
   EXPECT_EQ(error_of("[eal]\nlcores = [1, 200]\n"), "eal.lcores[1]: 200 is outside 0..127");
 }

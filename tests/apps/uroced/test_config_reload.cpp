@@ -51,6 +51,20 @@ TEST(PlanReload, AnyOtherKeyRefusesEverything) {
             "Nothing was changed.");
 }
 
+// The metrics listener is not rebound on SIGHUP: a new address refuses the
+// reload.
+TEST(PlanReload, MetricsListenIsRefused) {
+  const DaemonConfig a = loaded(kTwoDevices);
+  std::string text = kTwoDevices;
+  text.replace(text.find("poll = \"busy\""), 13,
+               "poll = \"busy\"\nmetrics_listen = \"127.0.0.1:9464\"");
+  const ReloadPlan p = plan_reload(a, loaded(text));
+  EXPECT_TRUE(p.changes.empty());
+  EXPECT_EQ(p.refused,
+            "reload refused: daemon.metrics_listen ( -> 127.0.0.1:9464) cannot change while "
+            "uroced runs; restart it. Nothing was changed.");
+}
+
 TEST(PlanReload, ADeviceMoreOrLessIsRefused) {
   const DaemonConfig a = loaded(kTwoDevices);
   std::string text = kTwoDevices;

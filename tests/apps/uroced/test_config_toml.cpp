@@ -270,12 +270,26 @@ TEST(LoadToml_PortForms, VdevAndPci) {
 
 TEST(LoadToml_UnknownKeys, Rejected) {
   EXPECT_EQ(error_of(with("poll = \"busy\"", "pol = \"busy\"")),
-            "daemon.pol: unknown key (expected run_dir, poll, backoff_max_us, status_group or "
-            "log_level)");
+            "daemon.pol: unknown key (expected run_dir, poll, backoff_max_us, status_group, "
+            "metrics_listen or log_level)");
   EXPECT_EQ(error_of(with("mtu = 9000", "mut = 9000")),
             "device[0].mut: unknown key (expected " + device_key_names(kInFile) + ")");
   EXPECT_EQ(error_of(std::string(kTwoDevices) + "[other]\n"),
             "other: unknown key (expected [daemon], [eal], [limits] or [[device]])");
+}
+
+TEST(LoadToml_MetricsListen, ReadAndRefusedOffLoopback) {
+  DaemonConfig cfg;
+  ASSERT_EQ(load_and_validate(with("poll = \"busy\"",
+                                   "poll = \"busy\"\nmetrics_listen = \"127.0.0.1:9464\""),
+                              &cfg),
+            "");
+  EXPECT_EQ(cfg.metrics_listen.kind, MetricsListen::Kind::kTcp4);
+  EXPECT_EQ(cfg.metrics_listen.port, 9464);
+  EXPECT_EQ(error_of(
+                with("poll = \"busy\"", "poll = \"busy\"\nmetrics_listen = \"192.168.1.5:9464\"")),
+            "daemon.metrics_listen: \"192.168.1.5:9464\" is not a loopback address (the metrics "
+            "name clients: expected unix:PATH, 127.0.0.1:PORT or [::1]:PORT)");
 }
 
 TEST(LoadToml_BadLogLevel, Rejected) {

@@ -1,5 +1,7 @@
 // The `port` string (config_values.cpp, parse_port): each form, and the
-// exact message for each kind of bad af_xdp port.
+// exact message for each kind of bad af_xdp port; daemon.metrics_listen
+// (parse_metrics_listen): each form, and the refusal of any address that
+// is not loopback.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -95,6 +97,66 @@ TEST(ParsePort_OtherForms, RingPciVdev) {
   ASSERT_EQ(parse_port("net_af_xdp0,iface=v0", "k", &p), "");
   EXPECT_EQ(p.kind, PortKind::kVdev);
   EXPECT_EQ(p.args, "iface=v0");
+}
+
+std::string listen_error(const std::string& s) {
+  MetricsListen m;
+  return parse_metrics_listen(s, "daemon.metrics_listen", &m);
+}
+
+TEST(ParseMetricsListen_Forms, UnixIpv4Ipv6AndOff) {
+  MetricsListen m;
+  ASSERT_EQ(parse_metrics_listen("unix:/run/uroce/metrics.sock", "k", &m), "");
+  EXPECT_EQ(m.kind, MetricsListen::Kind::kUnix);
+  EXPECT_EQ(m.path, "/run/uroce/metrics.sock");
+  ASSERT_EQ(parse_metrics_listen("127.0.0.1:9464", "k", &m), "");
+  EXPECT_EQ(m.kind, MetricsListen::Kind::kTcp4);
+  EXPECT_EQ(m.host, "127.0.0.1");
+  EXPECT_EQ(m.port, 9464);
+  ASSERT_EQ(parse_metrics_listen("127.3.2.1:1", "k", &m), "");  // all of 127/8 is loopback
+  EXPECT_EQ(m.kind, MetricsListen::Kind::kTcp4);
+  ASSERT_EQ(parse_metrics_listen("[::1]:65535", "k", &m), "");
+  EXPECT_EQ(m.kind, MetricsListen::Kind::kTcp6);
+  EXPECT_EQ(m.host, "::1");
+  EXPECT_EQ(m.port, 65535);
+  EXPECT_EQ(m.text, "[::1]:65535");
+  ASSERT_EQ(parse_metrics_listen("", "k", &m), "");
+  EXPECT_EQ(m.kind, MetricsListen::Kind::kOff);
+}
+
+TEST(ParseMetricsListen_NotLoopback, Refused) {
+  EXPECT_EQ(listen_error("10.224.0.1:9464"),
+            "daemon.metrics_listen: \"10.224.0.1:9464\" is not a loopback address (the metrics "
+            "name clients: expected unix:PATH, 127.0.0.1:PORT or [::1]:PORT)");
+  EXPECT_EQ(listen_error("0.0.0.0:9464"),
+            "daemon.metrics_listen: \"0.0.0.0:9464\" is not a loopback address (the metrics "
+            "name clients: expected unix:PATH, 127.0.0.1:PORT or [::1]:PORT)");
+  EXPECT_EQ(listen_error("[::]:9464"),
+            "daemon.metrics_listen: \"[::]:9464\" is not a loopback address (the metrics "
+            "name clients: expected unix:PATH, 127.0.0.1:PORT or [::1]:PORT)");
+}
+
+TEST(ParseMetricsListen_Malformed, ExactMessages) {
+  EXPECT_EQ(listen_error("localhost:9464"),
+            "daemon.metrics_listen: \"localhost:9464\" is not unix:PATH, 127.0.0.1:PORT or "
+            "[::1]:PORT");
+  EXPECT_EQ(listen_error("::1:9464"),
+            "daemon.metrics_listen: \"::1:9464\" is not unix:PATH, 127.0.0.1:PORT or "
+            "[::1]:PORT");
+  EXPECT_EQ(listen_error("9464"),
+            "daemon.metrics_listen: \"9464\" is not unix:PATH, 127.0.0.1:PORT or [::1]:PORT");
+  EXPECT_EQ(listen_error("127.0.0.1:0"),
+            "daemon.metrics_listen: \"127.0.0.1:0\": the port must be 1..65535");
+  EXPECT_EQ(listen_error("127.0.0.1:65536"),
+            "daemon.metrics_listen: \"127.0.0.1:65536\": the port must be 1..65535");
+  EXPECT_EQ(listen_error("127.0.0.1:"),
+            "daemon.metrics_listen: \"127.0.0.1:\": the port must be 1..65535");
+  EXPECT_EQ(listen_error("unix:metrics.sock"),
+            "daemon.metrics_listen: \"unix:metrics.sock\" must name an absolute path "
+            "(unix:/run/uroce/metrics.sock)");
+  EXPECT_EQ(listen_error("unix:/" + std::string(107, 'm')),
+            "daemon.metrics_listen: \"unix:/" + std::string(107, 'm') +
+                "\" is too long (a socket path has at most 107 bytes)");
 }
 
 }  // namespace

@@ -209,6 +209,47 @@ TEST_F(ServerTest, StatusFor_NonRoot_OnlyOwnClientsRootAndGroupSeeAll) {
   EXPECT_EQ(clients_seen({1, other, 101}), 0u);
 }
 
+// The metrics' view: the sums by QP class over every QP whoever asks (they
+// name no client), the clients only to their user (or root), no QP lines;
+// a peer without credentials (TCP) sees no client and no user's line.
+TEST_F(ServerTest, MetricsStatus_ClassesForAllClientsForTheirUserOnly) {
+  engine::QpStatus q;
+  q.type = transport::QpType::kRc;
+  q.client = 1;  // the first connection's id
+  q.engine.tx_packets = 7;
+  dev_.snap.qp_status.push_back(q);
+  Server srv({&dev_}, DaemonInfo{});
+  std::string err;
+  ASSERT_EQ(srv.listen(path_, &err), 0);
+  ASSERT_EQ(srv.start(nullptr), 0);
+  RawClient a(path_);
+  ASSERT_EQ(a.call(ctl::Op::kStatus, ctl::StatusReq{0, 0}).status, 0);
+  const uid_t me = geteuid();
+  const ctl::PeerCred mine{1, me, 100};
+  const nlohmann::json own = nlohmann::json::parse(srv.metrics_status(&mine));
+  ASSERT_EQ(own["qp_classes"].size(), 1u);
+  EXPECT_EQ(own["qp_classes"][0]["qps"], 1);
+  EXPECT_EQ(own["qp_classes"][0]["engine"]["tx_packets"], 7);
+  ASSERT_EQ(own["clients"].size(), 1u);
+  EXPECT_EQ(own["clients"][0]["qp_engine"]["tx_packets"], 7);
+  EXPECT_FALSE(own.contains("qps"));
+  const ctl::PeerCred other{1, me + 4242, 100};
+  const nlohmann::json theirs = nlohmann::json::parse(srv.metrics_status(&other));
+  EXPECT_EQ(theirs["qp_classes"].size(), 1u);
+  EXPECT_EQ(theirs["clients"].size(), 0u);
+  const nlohmann::json anon = nlohmann::json::parse(srv.metrics_status(nullptr));
+  EXPECT_EQ(anon["qp_classes"].size(), 1u);
+  EXPECT_EQ(anon["clients"].size(), 0u);
+  EXPECT_EQ(anon["daemon"]["users"].size(), 0u);
+  EXPECT_FALSE(anon["daemon"].contains("qp_classes_omitted"));
+  // Over the limit the sums are left out (reading every QP's status at each
+  // scrape would cost the engine lcore more the more QPs there are).
+  dev_.snap.qps = Server::kMetricsQpLimit + 1;
+  const nlohmann::json many = nlohmann::json::parse(srv.metrics_status(nullptr));
+  EXPECT_FALSE(many.contains("qp_classes"));
+  EXPECT_EQ(many["daemon"]["qp_classes_omitted"], Server::kMetricsQpLimit + 1);
+}
+
 // Reads one async record from `fd` within `ms`; false on timeout.
 bool read_async(int fd, ib_uverbs_async_event_desc* d, int ms) {
   pollfd p{fd, POLLIN, 0};

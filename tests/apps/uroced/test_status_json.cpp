@@ -529,5 +529,55 @@ TEST(StatusJson_Clients, ObjectsByKind) {
   EXPECT_EQ(cl["bad_requests"], 2);
 }
 
+// The sums by device, QP type and TX class ("qp_classes"), and each
+// client's QPs' engine counters ("qp_engine"), even when the QP lines are
+// cut to fit: they come from every QP of the snapshots.
+TEST(StatusJson_QpClasses, SumsByDeviceTypeAndClass) {
+  FakeDevice d0("uroce0", 9000, 1), d1("uroce1", 9000, 2);
+  std::vector<DeviceSnapshot> snaps(2);
+  engine::QpStatus q;
+  q.type = transport::QpType::kRc;
+  q.client = 5;
+  q.engine.tx_bytes = 100;
+  q.rc.tx_retransmits = 1;
+  snaps[0].qp_status = {q, q};
+  q.tx_class = 3;
+  snaps[0].qp_status.push_back(q);
+  q.type = transport::QpType::kUd;
+  q.tx_class = 0;
+  q.client = 6;
+  q.ud.rx[static_cast<std::size_t>(transport::UdRx::kDropQkey)] = 2;
+  snaps[1].qp_status = {q};
+  const QpSums sums = qp_sums(snaps);
+  ASSERT_EQ(sums.classes.size(), 3u);
+  ClientSummary c;
+  c.id = 5;
+  const std::vector<ClientSummary> clients{c};
+  const json j =
+      json::parse(status_json(info(), {&d0, &d1}, snaps, true, &clients, 1 << 16, &sums));
+  const json& k = j["qp_classes"];
+  ASSERT_EQ(k.size(), 3u);
+  EXPECT_EQ(k[0]["device"], "uroce0");
+  EXPECT_EQ(k[0]["type"], "RC");
+  EXPECT_EQ(k[0]["class"], 0);
+  EXPECT_EQ(k[0]["qps"], 2);
+  EXPECT_EQ(k[0]["engine"]["tx_bytes"], 200);
+  EXPECT_EQ(k[0]["transport"]["tx_retransmits"], 2);
+  EXPECT_TRUE(k[0].contains("homa"));
+  EXPECT_EQ(k[0]["pace"]["parks"], 0);
+  EXPECT_FALSE(k[0].contains("dcqcn"));
+  EXPECT_EQ(k[1]["class"], 3);
+  EXPECT_EQ(k[1]["qps"], 1);
+  EXPECT_EQ(k[2]["device"], "uroce1");
+  EXPECT_EQ(k[2]["type"], "UD");
+  EXPECT_EQ(k[2]["transport"]["rx"][transport::ud_rx_name(transport::UdRx::kDropQkey)], 2);
+  ASSERT_EQ(j["clients"].size(), 1u);
+  EXPECT_EQ(j["clients"][0]["qp_engine"]["tx_bytes"], 300);
+  // Without the sums (no kStatusQps): neither.
+  const json n = json::parse(status_json(info(), {&d0, &d1}, snaps, false, &clients, 1 << 16));
+  EXPECT_FALSE(n.contains("qp_classes"));
+  EXPECT_FALSE(n["clients"][0].contains("qp_engine"));
+}
+
 }  // namespace
 }  // namespace uroce::daemon

@@ -21,7 +21,7 @@ struct Sample {
 
 inline constexpr counters::FieldList<Sample, 2> kSampleFields{{
     {"sent", &Sample::sent, "frames sent"},
-    {"dropped", &Sample::dropped, ""},
+    {"dropped", &Sample::dropped, "frames dropped"},
 }};
 constexpr const auto& counter_fields(const Sample&) { return kSampleFields; }
 
@@ -36,29 +36,36 @@ static_assert(!counters::covers(kSampleFields));
 static_assert(!counters::covers(kSampleFields, &Sample::inner));
 
 // A field of the struct missing from the list.
-inline constexpr counters::FieldList<Sample, 1> kMissing{{{"sent", &Sample::sent, ""}}};
+inline constexpr counters::FieldList<Sample, 1> kMissing{{{"sent", &Sample::sent, "frames sent"}}};
 static_assert(!counters::covers(kMissing, &Sample::by_reason, &Sample::inner));
 
 // The same member twice (and another missing) keeps the count but is refused.
 inline constexpr counters::FieldList<Sample, 2> kTwice{{
-    {"sent", &Sample::sent, ""},
-    {"sent_again", &Sample::sent, ""},
+    {"sent", &Sample::sent, "frames sent"},
+    {"sent_again", &Sample::sent, "frames sent"},
 }};
 static_assert(!counters::covers(kTwice, &Sample::by_reason, &Sample::inner));
 
 // Two members under one name.
 inline constexpr counters::FieldList<Sample, 2> kSameName{{
-    {"sent", &Sample::sent, ""},
-    {"sent", &Sample::dropped, ""},
+    {"sent", &Sample::sent, "frames sent"},
+    {"sent", &Sample::dropped, "frames dropped"},
 }};
 static_assert(!counters::covers(kSameName, &Sample::by_reason, &Sample::inner));
 
 // An entry without a name.
 inline constexpr counters::FieldList<Sample, 2> kNoName{{
-    {"sent", &Sample::sent, ""},
-    {"", &Sample::dropped, ""},
+    {"sent", &Sample::sent, "frames sent"},
+    {"", &Sample::dropped, "frames dropped"},
 }};
 static_assert(!counters::covers(kNoName, &Sample::by_reason, &Sample::inner));
+
+// An entry without help: every list is a metric's HELP (docs/metrics.md).
+inline constexpr counters::FieldList<Sample, 2> kNoHelp{{
+    {"sent", &Sample::sent, "frames sent"},
+    {"dropped", &Sample::dropped, ""},
+}};
+static_assert(!counters::covers(kNoHelp, &Sample::by_reason, &Sample::inner));
 
 static_assert(counters::CounterSet<Sample>);
 static_assert(!counters::CounterSet<Inner>);
