@@ -3,6 +3,7 @@
 //   uroce-ctl [--run-dir DIR | --socket PATH]
 //             status|counters|pfc|qps|sched|homa|clients [--json]
 //   uroce-ctl keys [--markdown]
+//   uroce-ctl capture DEVICE [-w FILE] [-c N] [--snaplen N]
 //
 // Connects to RUN/uroced.sock (RUN: --run-dir, else $UROCE_RUN_DIR, else
 // /run/uroce), sends one Status request and prints the answer as a table,
@@ -10,7 +11,8 @@
 // daemon cannot be reached or refuses, 2 on a usage error. `keys` needs no
 // daemon: it prints uroced's configuration keys from their tables
 // (apps/uroced/config_keys.h), as text or, with --markdown, as
-// docs/config-keys.md.
+// docs/config-keys.md. `capture` streams a device's frames as pcapng
+// (capture_client.h).
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -35,13 +37,18 @@ int main(int argc, char** argv) {
     const int rc = app.exit(e);
     return rc == 0 ? 0 : 2;
   }
+  if (const std::string bad = ctl_tool::check_options(app, o); !bad.empty()) {
+    std::fprintf(stderr, "uroce-ctl: %s\n", bad.c_str());
+    return 2;
+  }
   const ctl_tool::Command* cmd = ctl_tool::find_command(o.command);
+  if (cmd->run != nullptr) return cmd->run(o);
   if (cmd->render == nullptr) {  // keys
     const std::string out = o.markdown ? daemon::keys_markdown() : daemon::keys_text();
     std::fputs(out.c_str(), stdout);
     return 0;
   }
-  const std::string socket = o.socket.empty() ? o.run_dir + "/uroced.sock" : o.socket;
+  const std::string socket = ctl_tool::socket_path(o);
   std::string body, err;
   if (ctl_tool::fetch_status(socket, cmd->status_flags, &body, &err) != 0) {
     std::fprintf(stderr, "uroce-ctl: %s\n", err.c_str());

@@ -402,6 +402,8 @@ std::string Server::status_as(std::uint32_t flags, const ctl::PeerCred* asker) {
   if (pool_ != nullptr) info.workers = pool_->stats();
   if (engine_counters_) info.engine = engine_counters_();
   if (engine_loops_) info.loops = engine_loops_();
+  // Which devices are being captured is the administrator's business.
+  if (env_.capture != nullptr && asker == nullptr) info.captures = env_.capture->status();
   if (asker != nullptr) {
     // Only the asker's own: its clients, their QPs, its per-user line.
     std::erase_if(clients, [&](const ClientSummary& c) { return c.cred.uid != asker->uid; });

@@ -372,6 +372,15 @@ std::string status_json(const DaemonInfo& info, const std::vector<Device*>& devi
   counters::put(cm, c.service);
   counters::put(cm, c.machine);
   j["cm"] = cm;
+  json caps = json::array();
+  for (const CaptureStatus& c : info.captures) {
+    caps.push_back({{"device", c.device},
+                    {"count", c.count},
+                    {"snaplen", c.snaplen},
+                    {"written", c.written},
+                    {"counters", c.counters}});
+  }
+  j["captures"] = caps;
   if (clients != nullptr) {
     json cl = json::array();
     for (const auto& c : *clients) cl.push_back(client_json(c));

@@ -50,6 +50,8 @@
 //                          "counters": {DcStreamCounters}}]}   (DCIs only),
 //                  "dct": {"contexts", "counters": {DctCounters}}   (DCTs only)}]
 //                                                               (kStatusQps)
+//     "captures": [{"device", "count" (0: no limit), "snaplen", "written",
+//                   "counters": {CaptureCounters}}]   (root and status_group)
 //     "clients": [{"id", "pid", "uid", "gid", "device", "requests",
 //                  "bad_requests", "used": {as in "users"}, "objects": {"pds": [handles], "mrs", "comp_channels",
 //                  "cqs", "srqs", "ahs", "qps": [{"handle", "qpn"}]}}]  (kStatusClients)
@@ -68,6 +70,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/uroced/capture_service.h"
 #include "apps/uroced/client_session.h"
 #include "apps/uroced/device.h"
 #include "apps/uroced/worker_pool.h"
@@ -98,6 +101,8 @@ struct DaemonInfo {
   // Per engine lcore, in lcores' order: where the time between its
   // iterations went (engine/loop_histogram.h; Server::set_engine_loops).
   std::vector<engine::LoopHistograms> loops;
+  // The captures running (capture_service.h).
+  std::vector<CaptureStatus> captures;
 };
 
 nlohmann::json usage_json(const Usage& u);
