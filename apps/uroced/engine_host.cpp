@@ -286,6 +286,8 @@ std::vector<CaptureTarget> EngineHost::capture_targets() {
 
 std::string EngineHost::enable_pdump() {
   if (runtime_dir_.empty()) return "EAL runs without a shared configuration (no file prefix)";
+  // Succeeds without shared files too (the request channel is then just
+  // not there): dumpcap_blocker (config.h) tells that case apart.
   if (rte_pdump_init() != 0) {
     return std::string("rte_pdump_init failed: ") + std::strerror(rte_errno);
   }

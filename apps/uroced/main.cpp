@@ -22,7 +22,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -138,11 +137,8 @@ int run(const DaemonConfig& cfg) {
   // --in-memory); uroce-ctl capture needs neither (docs/capture.md).
   if (std::string why = host.enable_pdump(); !why.empty()) {
     spdlog::info("dpdk-dumpcap cannot attach to this daemon: {}", why);
-  } else if (std::find(cfg.eal_args.begin(), cfg.eal_args.end(), "--no-huge") !=
-             cfg.eal_args.end()) {
-    spdlog::info(
-        "dpdk-dumpcap cannot attach to this daemon: its EAL runs with --no-huge (a secondary "
-        "process cannot map that memory); uroce-ctl capture works");
+  } else if (std::string blocker = dumpcap_blocker(cfg); !blocker.empty()) {
+    spdlog::info("dpdk-dumpcap cannot attach to this daemon: {}; uroce-ctl capture works", blocker);
   } else {
     spdlog::info("dpdk-dumpcap may attach: dpdk-dumpcap --file-prefix {} -i PORT",
                  host.file_prefix());
