@@ -118,8 +118,8 @@ void CaptureService::Capture::run() {
   const port::CaptureCounters c = tap.counters();
   tap.release();
   spdlog::info(
-      "{}: capture ended, {}: {} frames written ({} received, {} sent copied; dropped: {} ring "
-      "full, {} no mbuf, {} not written)",
+      "{}: capture ended, {}: {} frames written; copied {} received and {} sent frames; "
+      "dropped {} (ring full), {} (no mbuf), {} (not written)",
       target->device, end_text(why), writer.written(), c.rx_frames, c.tx_frames, c.ring_full,
       c.no_mbuf, writer.lost());
   done.store(true, std::memory_order_release);
