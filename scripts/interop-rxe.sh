@@ -13,7 +13,7 @@
 #
 #   scripts/interop-rxe.sh [--build-dir DIR] [--keep] [--case NAME]... [--list]
 #                          [--device-keys "K=V;K=V"] [--uroce-in-guest virtio|e1000e]
-#                          [--skip-unless VAR]
+#                          [--mtu N] [--steer] [--skip-unless VAR]
 #
 #   --build-dir DIR  Meson build directory with uroced, uroce-ctl, uroce-run,
 #                    the provider and roce_pcap_check (default: build in the
@@ -30,6 +30,19 @@
 #                    cases default to rc_pingpong_64, rc_pingpong_4k,
 #                    write_bw, read_lat and loss_rc_pingpong (the guests
 #                    run under TCG), the emb_* cases do not apply
+#   --mtu N          (with --uroce-in-guest) the L2 MTU of the bridge, the
+#                    taps, both guests' eth0 and uroced's device (default
+#                    1500); the pingpongs ask for the largest RoCE path MTU
+#                    it allows (9000: 4096). With --device-keys "rx_buf=2048"
+#                    the frames of a 4096-byte path MTU arrive chained; with
+#                    any rx_buf the run then checks that chains arrived
+#                    and were read whole (rxe_chained_check)
+#   --steer          (with --uroce-in-guest virtio, MTU 1500) the guest's NIC
+#                    has two queue pairs with RSS, its uroced two engine
+#                    lcores, and a second uroced on the host (a veth into
+#                    the bridge, steer_src_port=on) steers its traffic into
+#                    them; after the cases (none unless --case) the steering
+#                    checks of scripts/interop/steer.sh run
 #   --skip-unless VAR  exit 77 (skipped) unless VAR=1 in the environment:
 #                    the Meson tests of --uroce-in-guest are opt-in
 #                    (UROCE_INTEROP_PCI=1; 5-7 minutes each on 2 cores)
@@ -47,7 +60,8 @@ set -euo pipefail
 SOURCE_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=$SOURCE_ROOT/build
 declare -a only_cases=()
-list=0 uguest='' optin=''
+list=0 uguest='' optin='' steer=0
+RXE_MTU=1500
 usage() {
   sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
   exit "${1:-2}"
@@ -60,6 +74,8 @@ while [ $# -gt 0 ]; do
     --list) list=1; shift ;;
     --device-keys) export RXE_DEVICE_KEYS=";${2#;}"; shift 2 ;;
     --uroce-in-guest) uguest=$2; shift 2 ;;
+    --mtu) RXE_MTU=$2; shift 2 ;;
+    --steer) steer=1; shift ;;
     --skip-unless) optin=$2; shift 2 ;;
     -h | --help) usage 0 ;;
     *) usage 2 ;;
@@ -78,6 +94,8 @@ source "$SOURCE_ROOT/scripts/interop/net.sh"
 source "$SOURCE_ROOT/scripts/interop/uroce-guest.sh"
 # shellcheck source=../tests/interop_rxe/cases.sh
 source "$SOURCE_ROOT/tests/interop_rxe/cases.sh"
+# shellcheck source=interop/steer.sh
+source "$SOURCE_ROOT/scripts/interop/steer.sh"
 
 if [ -n "$optin" ] && [ "${!optin:-}" != 1 ]; then
   echo "SKIP: opt-in test; set $optin=1 to run it"
@@ -97,6 +115,28 @@ case $uguest in
   '' | virtio | e1000e) ;;
   *) echo "interop-rxe: --uroce-in-guest takes virtio or e1000e" >&2; exit 2 ;;
 esac
+if ! [[ $RXE_MTU =~ ^[0-9]+$ ]] || [ "$RXE_MTU" -lt 1280 ] || [ "$RXE_MTU" -gt 9000 ]; then
+  echo "interop-rxe: --mtu takes 1280..9000" >&2
+  exit 2
+fi
+if [ "$RXE_MTU" -ne 1500 ] && [ -z "$uguest" ]; then
+  # The host daemon's af_packet port is sized for 1500-byte frames.
+  echo "interop-rxe: --mtu needs --uroce-in-guest" >&2
+  exit 2
+fi
+if [ "$steer" -eq 1 ] && { [ "$uguest" != virtio ] || [ "$RXE_MTU" -ne 1500 ]; }; then
+  echo "interop-rxe: --steer needs --uroce-in-guest virtio at MTU 1500" >&2
+  exit 2
+fi
+# The largest RoCE path MTU both sides take at RXE_MTU: rxe keeps 80 bytes
+# of headers below the Ethernet MTU (1500: 1024; 9000: 4096).
+RXE_PATH_MTU=1024
+for m in 4096 2048; do
+  if [ $((RXE_MTU - 80)) -ge "$m" ]; then
+    RXE_PATH_MTU=$m
+    break
+  fi
+done
 if [ -n "$uguest" ]; then
   for c in "${only_cases[@]}"; do
     if [[ $c == emb_* ]]; then
@@ -104,10 +144,10 @@ if [ -n "$uguest" ]; then
       exit 2
     fi
   done
-  [ ${#only_cases[@]} -gt 0 ] ||
+  [ ${#only_cases[@]} -gt 0 ] || [ "$steer" -eq 1 ] ||
     only_cases=(rc_pingpong_64 rc_pingpong_4k write_bw read_lat loss_rc_pingpong)
 fi
-[ ${#only_cases[@]} -gt 0 ] || only_cases=("${RXE_CASES[@]}")
+[ ${#only_cases[@]} -gt 0 ] || [ "$steer" -eq 1 ] || only_cases=("${RXE_CASES[@]}")
 # The emb_* cases stop the daemon (tests/interop_rxe/cases.sh): last.
 emb=() rest=()
 for c in "${only_cases[@]}"; do
@@ -171,20 +211,25 @@ RXE_HOST_IP=$net.1 RXE_UROCE_IP=$net.2 RXE_GUEST_IP=$net.11
 RXE_UROCE_MAC=$(printf '02:00:00:4d:%02x:02' $((id % 250 + 1)))
 RXE_GUEST_MAC=$(printf '52:54:00:4d:%02x:0b' $((id % 250 + 1)))
 if [ -z "$uguest" ]; then
-  rxe_net_up "$id" "$RXE_HOST_IP/24" 1500
+  rxe_net_up "$id" "$RXE_HOST_IP/24" "$RXE_MTU"
   rxe_net_tcp_up "$net.3/24"
   echo "network: bridge $RXE_BR ($RXE_HOST_IP), tap $RXE_TAP, veth $RXE_VETH_BR <-> $RXE_NS:$RXE_VETH"
+elif [ "$steer" -eq 1 ]; then
+  # The veth and its namespace: the host's steering uroced (steer.sh).
+  rxe_net_up "$id" "$RXE_HOST_IP/24" "$RXE_MTU"
+  echo "network: bridge $RXE_BR ($RXE_HOST_IP), tap $RXE_TAP (rxe), urxk$id, urxd$id (uroce guest), veth $RXE_VETH_BR <-> $RXE_NS:$RXE_VETH (steering peer)"
 else
-  rxe_net_up "$id" "$RXE_HOST_IP/24" 1500 no-veth
-  echo "network: bridge $RXE_BR ($RXE_HOST_IP), tap $RXE_TAP (rxe), urxk$id, urxd$id (uroce guest)"
+  rxe_net_up "$id" "$RXE_HOST_IP/24" "$RXE_MTU" no-veth
+  echo "network: bridge $RXE_BR ($RXE_HOST_IP, MTU $RXE_MTU), tap $RXE_TAP (rxe), urxk$id, urxd$id (uroce guest)"
 fi
 
 RXE_GUEST_DIR=$UROCE_TMP/guest
 t0=$SECONDS
-rxe_guest_start "$RXE_GUEST_DIR" "$RXE_IMAGE" "$RXE_GUEST_IP/24" "$RXE_TAP" "$RXE_GUEST_MAC" 150
+rxe_guest_start "$RXE_GUEST_DIR" "$RXE_IMAGE" "$RXE_GUEST_IP/24" "$RXE_TAP" "$RXE_GUEST_MAC" 150 \
+  --mtu "$RXE_MTU"
 echo "guest boot: $((SECONDS - t0)) s"
 if [ -n "$uguest" ]; then
-  rxe_uguest_up "$uguest" "$id" "$net" "$RXE_IMAGE" "$build"
+  rxe_uguest_up "$uguest" "$id" "$net" "$RXE_IMAGE" "$build" $((steer + 1))
   echo "uroce guest: $uguest NIC at $RXE_UROCE_PCI, eth0 $RXE_UROCE_TCP_IP, capture on $RXE_CAP_IF"
   sed 's/^/  /' "$RXE_UGUEST_DIR/share/ready"
 fi
@@ -199,9 +244,7 @@ RXE_GGID=$(rxe_guest_exec "$RXE_GUEST_DIR" 30 rxe-gid-index) || {
   echo "FAIL: rxe0 has no IPv4-mapped RoCE v2 GID" >&2
   exit 1
 }
-RXE_UGID=$(timeout 60 "$UROCE_RUN" --run-dir "${UROCE_DAEMON_RUN[main]}" ibv_devinfo -v -d uroce0 |
-  awk -v ip="$RXE_UROCE_IP" '/GID\[/ && index($0, "::ffff:" ip) && /RoCE v2/ {
-    s = $0; sub(/.*GID\[ */, "", s); sub(/\].*/, "", s); print s; exit }')
+RXE_UGID=$(rxe_uroce_gid "$UROCE_RUN" "${UROCE_DAEMON_RUN[main]}" "$RXE_UROCE_IP")
 if [ -z "$RXE_UGID" ]; then
   echo "FAIL: uroce0 has no RoCE v2 GID ::ffff:$RXE_UROCE_IP" >&2
   exit 1
@@ -213,12 +256,14 @@ rxe_guest_exec "$RXE_GUEST_DIR" 30 'ibv_devinfo -d rxe0 | grep -E "state|active_
 for c in "${only_cases[@]}"; do
   rxe_run_case "$c"
 done
+[ "$steer" -eq 0 ] || rxe_steer_run "$net"
+[[ ${RXE_DEVICE_KEYS:-} != *";rx_buf="* ]] || rxe_chained_check
 
 uroce_no_pair
 for d in "${UROCE_DAEMONS[@]}"; do
   uroce_daemon_alive "$d" || continue
   st=0
-  uroce_daemon_stop "$d" || st=1
+  uroce_daemon_stop "$d" "$RXE_STOP_SECS" || st=1
   [ "$st" -eq 0 ] || UROCE_WHY="uroced $d did not stop cleanly on SIGTERM"
   rxe_row "uroced-$d" - "$st" "clean SIGTERM exit"
   uroce_verdict "uroced $d exits 0 on SIGTERM" "$st" >/dev/null

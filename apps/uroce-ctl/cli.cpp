@@ -62,7 +62,12 @@ void add_options(CLI::App& app, Options* o) {
                     ->type_name("DIR");
   auto* o_sock =
       app.add_option("--socket", o->socket, "the daemon's control socket")->type_name("PATH");
+  auto* o_pid = app.add_option("--pid", o->pid,
+                               "a program's embedded engine (uroce-run --embedded): its process ID")
+                    ->type_name("PID")
+                    ->check(CLI::PositiveNumber);
   o_run->excludes(o_sock);
+  o_pid->excludes(o_run)->excludes(o_sock);
   app.add_option("command", o->command, list)
       ->type_name("COMMAND")
       ->required()

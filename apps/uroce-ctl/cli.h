@@ -38,6 +38,7 @@ const Command* find_command(std::string_view name);
 struct Options {
   std::string run_dir;  // --run-dir's default: $UROCE_RUN_DIR, else /run/uroce
   std::string socket;
+  int pid = 0;  // --pid: a program's embedded engine (embedded_target.h)
   std::string command;
   bool json = false;
   bool markdown = false;

@@ -1,12 +1,13 @@
 // uroce-ctl: what a running uroced is doing.
 //
-//   uroce-ctl [--run-dir DIR | --socket PATH]
+//   uroce-ctl [--run-dir DIR | --socket PATH | --pid PID]
 //             status|counters|pfc|qps|sched|homa|clients [--json]
 //   uroce-ctl keys [--markdown]
 //   uroce-ctl capture DEVICE [-w FILE] [-c N] [--snaplen N]
 //
 // Connects to RUN/uroced.sock (RUN: --run-dir, else $UROCE_RUN_DIR, else
-// /run/uroce), sends one Status request and prints the answer as a table,
+// /run/uroce; --pid: the run directory of that program's embedded engine,
+// embedded_target.h), sends one Status request and prints the answer as a table,
 // or the daemon's JSON unchanged with --json. Exit 0 on success, 1 when the
 // daemon cannot be reached or refuses, 2 on a usage error. `keys` needs no
 // daemon: it prints uroced's configuration keys from their tables
@@ -20,6 +21,7 @@
 #include <string>
 
 #include "apps/uroce-ctl/cli.h"
+#include "apps/uroce-ctl/embedded_target.h"
 #include "apps/uroce-ctl/status_client.h"
 #include "apps/uroced/config_keys.h"
 
@@ -42,12 +44,18 @@ int main(int argc, char** argv) {
     return 2;
   }
   const ctl_tool::Command* cmd = ctl_tool::find_command(o.command);
-  if (cmd->run != nullptr) return cmd->run(o);
-  if (cmd->render == nullptr) {  // keys
+  if (cmd->render == nullptr && cmd->run == nullptr) {  // keys
     const std::string out = o.markdown ? daemon::keys_markdown() : daemon::keys_text();
     std::fputs(out.c_str(), stdout);
     return 0;
   }
+  if (o.pid != 0) {
+    if (std::string err = ctl_tool::embedded_run_dir(o.pid, &o.run_dir); !err.empty()) {
+      std::fprintf(stderr, "uroce-ctl: %s\n", err.c_str());
+      return 1;
+    }
+  }
+  if (cmd->run != nullptr) return cmd->run(o);
   const std::string socket = ctl_tool::socket_path(o);
   std::string body, err;
   if (ctl_tool::fetch_status(socket, cmd->status_flags, &body, &err) != 0) {

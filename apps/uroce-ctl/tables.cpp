@@ -208,8 +208,8 @@ std::string render_status(const json& j) {
            cell(i, "rx_buf"), cell(i, "rx_scatter"), on.empty() ? "none" : on});
   }
   if (any_port) out += "\nports (as the PMD reported at open):\n" + p.render();
-  Table sh({"DEVICE", "SHARD", "LCORE", "CLIENTS", "QPS", "RX_FRAMES", "TX_FRAMES", "HANDED_OFF",
-            "HANDED_IN"});
+  Table sh({"DEVICE", "SHARD", "LCORE", "CLIENTS", "QPS", "QUEUE_RX", "RX_FRAMES", "TX_FRAMES",
+            "HANDED_OFF", "HANDED_IN"});
   bool any_shard = false;
   const json& lcore_ids = child(d, "lcores");
   for (const auto& dev : child(j, "devices")) {
@@ -219,8 +219,8 @@ std::string render_status(const json& j) {
       const std::size_t i = s.value("shard", std::size_t{0});
       sh.add({cell(dev, "name"), cell(s, "shard"),
               lcore_ids.is_array() && i < lcore_ids.size() ? lcore_ids[i].dump() : "-",
-              cell(s, "clients"), cell(s, "qps"), cell(s, "rx_frames"), cell(s, "tx_frames"),
-              cell(s, "rx_handoff"), cell(s, "handed_in")});
+              cell(s, "clients"), cell(s, "qps"), cell(s, "queue_frames"), cell(s, "rx_frames"),
+              cell(s, "tx_frames"), cell(s, "rx_handoff"), cell(s, "handed_in")});
     }
   }
   if (any_shard)

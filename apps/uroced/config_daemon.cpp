@@ -56,13 +56,13 @@ const KC kDaemonKeys[] = {
           return std::string();
         },
         [](const C& c) { return KeyValue::of_text(c.status_group); })),
-    with_flag(text_key<C>(
-                  "log_level", "trace, debug, info, warn, error, critical or off",
-                  [](const KeyValue& v, const std::string& key, C* c) {
-                    return parse_log_level(v.text, key, &c->log_level);
-                  },
-                  [](const C& c) { return KeyValue::of_text(c.log_level); }),
-              "--log-level"),
+    live_key(with_flag(text_key<C>(
+                           "log_level", "trace, debug, info, warn, error, critical or off",
+                           [](const KeyValue& v, const std::string& key, C* c) {
+                             return parse_log_level(v.text, key, &c->log_level);
+                           },
+                           [](const C& c) { return KeyValue::of_text(c.log_level); }),
+                       "--log-level")),
 };
 
 const KC kEalKeys[] = {

@@ -369,7 +369,7 @@ Row row_of(const KeyDesc<T>& k, const T& defaults) {
   } else {
     r.where = k.sources == kInBoth ? "both" : k.sources == kInFile ? "file" : "--device";
   }
-  r.help = std::string(k.help);
+  r.help = std::string(k.help) + (k.live ? " (reloaded on SIGHUP)" : "");
   return r;
 }
 

@@ -113,7 +113,17 @@ struct KeyDesc {
   std::string_view scalar = {};
   // The uroced option that overrides a [daemon] or [eal] key ("--lcore").
   std::string_view flag = {};
+  // Whether a running uroced takes a new value on SIGHUP (config_reload.h);
+  // a change to any other key refuses the reload.
+  bool live = false;
 };
+
+// `k`, taken by a running uroced on SIGHUP.
+template <class T>
+constexpr KeyDesc<T> live_key(KeyDesc<T> k) {
+  k.live = true;
+  return k;
+}
 
 // A key set: a table of keys and where they are documented.
 template <class T>

@@ -92,6 +92,7 @@ struct DeviceSnapshot {
   struct Shard {
     std::uint32_t clients = 0;  // clients placed on it
     std::uint32_t qps = 0;
+    std::uint64_t queue_frames = 0;  // frames its own queue of the port received
     std::uint64_t rx_frames = 0, tx_frames = 0;
     std::uint64_t rx_handoff = 0;  // frames it handed to another shard
     std::uint64_t handed_in = 0;   // frames other shards handed to it

@@ -7,7 +7,10 @@
 //             initialises EAL (becoming its main lcore), opens the ports
 //             and builds the engine (EngineHost) and then runs
 //             Engine::run_progress; the calling thread starts a Server that
-//             listens nowhere. Every call then hands the server one end of
+//             listens on the run directory's uroced.sock for uroce-ctl
+//             (`uroce-ctl --pid PID`; the directory is uroce-embedded's
+//             private one, mode 0700: its user and root alone reach it).
+//             Every call then hands the server one end of
 //             a socketpair and returns the other: the provider talks to
 //             this engine exactly as to uroced, over the same protocol,
 //             arena and checks.
@@ -205,6 +208,10 @@ std::string start(Embedded* e) {
   e->server->set_engine_counters([h = e->host.get()] { return h->engine_counters(); });
   e->server->set_engine_loops([h = e->host.get()] { return h->loop_histograms(); });
   e->server->set_limits(e->cfg.limits);
+  // uroce-ctl's way in; the engine serves its program without it.
+  if (std::string lerr; e->server->listen(e->cfg.socket_path(), &lerr) != 0) {
+    spdlog::warn("embedded engine: uroce-ctl cannot reach it: {}", lerr);
+  }
   int started = 0;
   {
     // The server's threads write async events and completion-channel
@@ -361,9 +368,10 @@ void stop_engine() {
     });
     spdlog::info(
         "engine shard {}: {} iterations ({} idle), {} application calls, progress thread {} "
-        "sleeps ({} us) and {} naps while the application drove, {} posts batched",
+        "sleeps ({} us) and {} naps while the application drove, {} posts batched, {} control "
+        "calls run by their caller, {} that woke the progress thread",
         k, c.iterations, c.idle_iterations, eng.app_calls(), c.sleeps, c.slept_ns / kNsPerUs,
-        c.app_quiet_sleeps, eng.posts_batched());
+        c.app_quiet_sleeps, eng.posts_batched(), c.calls_inline, c.call_wakes);
     spdlog::info(
         "engine shard {} loop: after work p50 <= {} ns, p99 <= {} ns, max <= {} ns; after an idle "
         "spin p99.9 <= {} ns; {} intervals of 65 us or more",

@@ -14,6 +14,9 @@
 // stop the server (every client's objects are reclaimed while the engine
 // still runs), stop the engine, remove the sysfs tree, the /dev nodes and
 // the socket, close the ports, exit 0.
+// SIGHUP (the same thread): read the configuration again from the same file
+// and options, and take the keys that may change live, or refuse the
+// reload as a whole (config_reload.h); either is logged.
 #include <grp.h>
 #include <pthread.h>
 #include <signal.h>
@@ -35,6 +38,7 @@
 
 #include "apps/uroced/affinity.h"
 #include "apps/uroced/config.h"
+#include "apps/uroced/config_reload.h"
 #include "apps/uroced/engine_host.h"
 #include "apps/uroced/log.h"
 #include "apps/uroced/server.h"
@@ -53,6 +57,7 @@ sigset_t termination_signals() {
   sigemptyset(&s);
   sigaddset(&s, SIGTERM);
   sigaddset(&s, SIGINT);
+  sigaddset(&s, SIGHUP);
   return s;
 }
 
@@ -114,12 +119,34 @@ void raise_fd_limit() {
   }
 }
 
-int run(const DaemonConfig& cfg) {
+// SIGHUP: the configuration `cl` gives now, against `running`, which
+// takes the live keys' new values when the reload is not refused.
+void reload(const CommandLine& cl, DaemonConfig* running, Server* server) {
+  notify("RELOADING=1\nSTATUS=reloading the configuration");
+  DaemonConfig fresh;
+  if (std::string err = load_config(cl, &fresh); !err.empty()) {
+    spdlog::error("SIGHUP: reload refused: {}. Nothing was changed.", err);
+  } else if (const ReloadPlan plan = plan_reload(*running, fresh); !plan.refused.empty()) {
+    spdlog::error("SIGHUP: {}", plan.refused);
+  } else if (plan.changes.empty()) {
+    spdlog::info("SIGHUP: configuration reloaded: nothing changed");
+  } else {
+    server->reload_limits(fresh.limits);
+    spdlog::set_level(spdlog::level::from_str(fresh.log_level));
+    *running = fresh;
+    for (const std::string& c : plan.changes) spdlog::warn("SIGHUP: {}", c);
+    spdlog::warn("SIGHUP: configuration reloaded: {} change{}", plan.changes.size(),
+                 plan.changes.size() == 1 ? "" : "s");
+  }
+  notify("READY=1\nSTATUS=serving");
+}
+
+int run(const CommandLine& cl, const DaemonConfig& cfg) {
   if (int rc = prepare_run_dir(cfg); rc != 0) return rc;
   raise_fd_limit();
 
   // Every thread created from here on, EAL's included, inherits this mask:
-  // only the signal thread takes SIGTERM/SIGINT.
+  // only the signal thread takes SIGTERM/SIGINT/SIGHUP.
   const sigset_t term = termination_signals();
   pthread_sigmask(SIG_BLOCK, &term, nullptr);
   // A client's pipe whose reader is gone must give EPIPE, not kill us.
@@ -199,10 +226,12 @@ int run(const DaemonConfig& cfg) {
       }
     }
   });
+  // What SIGHUP compares with and updates: the signal thread's alone.
+  DaemonConfig running = cfg;
   std::thread signals([&] {
     (void)affinity.apply_to_current_thread();
     int sig = 0;
-    sigwait(&term, &sig);
+    while (sigwait(&term, &sig) == 0 && sig == SIGHUP) reload(cl, &running, &server);
     spdlog::info("SIG{}: stopping", sigabbrev_np(sig));
     notify("STOPPING=1\nSTATUS=stopping: reclaiming the clients' objects");
     // While the engine runs: a capture's end waits for an engine call.
@@ -240,5 +269,5 @@ int main(int argc, char** argv) {
     return 1;
   }
   setup_logging(cfg.log_level);
-  return run(cfg);
+  return run(cl, cfg);
 }

@@ -1,5 +1,7 @@
 #include "apps/uroced/ports.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <rte_alarm.h>
 #include <rte_ethdev.h>
 #include <rte_interrupts.h>
@@ -210,6 +212,14 @@ int open_ports(const DaemonConfig& cfg, std::uint16_t queues,
       *error = d.name + ": " + err;
       if (rc == -ENOMEM) *error += " (uroced: raise \"-m\" in eal.args)";
       return rc;
+    }
+    if (queues > 1) {
+      // How its frames reach the engine lcores (docs/nic.md "Queues and RSS").
+      const port::PortInfo& pi = p->info();
+      spdlog::info("{}: {} queues on {}, RSS {} (key {} B, RETA {} entries, hashing {})", d.name,
+                   pi.queues, pi.driver, pi.rss, pi.rss_key_size, pi.reta_size,
+                   pi.rss_types.empty() ? "nothing"
+                                        : fmt::format("{}", fmt::join(pi.rss_types, ",")));
     }
     out->push_back(std::move(p));
   }

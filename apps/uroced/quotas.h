@@ -29,8 +29,14 @@ class Quotas {
  public:
   Quotas() = default;
   explicit Quotas(const Limits& resolved) : limits_(resolved) {}
-  void set_limits(const Limits& resolved) { limits_ = resolved; }
-  const Limits& limits() const { return limits_; }
+  void set_limits(const Limits& resolved) {
+    std::lock_guard<std::mutex> lk(mu_);
+    limits_ = resolved;
+  }
+  Limits limits() const {
+    std::lock_guard<std::mutex> lk(mu_);
+    return limits_;
+  }
 
   // Adds `d` to user `uid` and to `*client` when both stay within their
   // limits (root: always). 0, or the errno of the first limit it exceeds.

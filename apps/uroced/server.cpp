@@ -39,7 +39,7 @@ Server::Server(std::vector<Device*> devices, DaemonInfo info, ResolveTiming reso
   set_limits(Limits{});
 }
 
-void Server::set_limits(const Limits& limits) {
+Limits Server::resolved(const Limits& limits) const {
   DeviceMaxima m;
   bool first = true;
   for (const Device* d : env_.devices) {
@@ -49,8 +49,22 @@ void Server::set_limits(const Limits& limits) {
     m.mrs = first ? c.max_mrs : std::min<std::uint64_t>(m.mrs, c.max_mrs);
     first = false;
   }
-  limits_ = resolve_limits(limits, m);
+  return resolve_limits(limits, m);
+}
+
+void Server::set_limits(const Limits& limits) {
+  limits_ = resolved(limits);
+  max_connections_ = limits_.connections;
   quotas_.set_limits(limits_);
+}
+
+void Server::reload_limits(const Limits& limits) {
+  const Limits r = resolved(limits);
+  // `connections` sizes the worker pool: config_reload.h refuses a change.
+  assert(r.connections == max_connections_);
+  quotas_.set_limits(r);
+  std::lock_guard<std::mutex> lk(mu_);
+  limits_ = r;
 }
 
 Server::~Server() { stop(); }
@@ -99,7 +113,7 @@ int Server::start(const CpuAffinity* affinity) {
   for (const Device* d : env_.devices) link_up_.push_back(d->link_up());
   if (pipe2(wake_, O_CLOEXEC | O_NONBLOCK) != 0) return errno;
   WorkerPoolConfig pool;
-  pool.max_workers = static_cast<std::size_t>(std::max<std::uint64_t>(limits_.connections, 1));
+  pool.max_workers = static_cast<std::size_t>(std::max<std::uint64_t>(max_connections_, 1));
   if (affinity != nullptr) {
     pool.on_start = [affinity] { (void)affinity->apply_to_current_thread(); };
   }
@@ -171,7 +185,7 @@ void Server::accept_pending() {
       return;
     }
     reap(false);
-    if (live_connections() >= limits_.connections) {
+    if (live_connections() >= max_connections_) {
       ++refused_;
       refuse(fd, EAGAIN);
       std::uint64_t suppressed = 0;
@@ -179,7 +193,7 @@ void Server::accept_pending() {
         spdlog::warn(
             "control socket: {} connections served, the [limits] maximum: {} connection{} "
             "refused since the last message",
-            limits_.connections, refused_, refused_ == 1 ? "" : "s");
+            max_connections_, refused_, refused_ == 1 ? "" : "s");
         refused_ = 0;
       }
       continue;
@@ -209,7 +223,7 @@ int Server::serve(int fd) {
 
 int Server::adopt(int fd) {
   reap(false);
-  if (live_connections() >= limits_.connections) {
+  if (live_connections() >= max_connections_) {
     close(fd);
     return EAGAIN;
   }
@@ -397,7 +411,10 @@ std::string Server::status_as(std::uint32_t flags, const ctl::PeerCred* asker) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
   info.clients = clients.size();
   info.cm = cm_.status();
-  info.limits = limits_;
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    info.limits = limits_;
+  }
   info.users = quotas_.users();
   if (pool_ != nullptr) info.workers = pool_->stats();
   if (engine_counters_) info.engine = engine_counters_();

@@ -59,6 +59,11 @@ class Server {
   // Before start().
   // Resolves the defaults (resource_limits.h) from the devices' maxima.
   void set_limits(const Limits& limits);
+  // Any thread, while serving (SIGHUP): new quotas, as set_limits resolves
+  // them; `connections` must be the running one (config_reload.h). A
+  // charge made before keeps what it holds; the next is checked against
+  // the new limits.
+  void reload_limits(const Limits& limits);
   // Starts the accept thread. `affinity` (may be null) is applied by every
   // thread the server creates.
   int start(const CpuAffinity* affinity);
@@ -138,7 +143,10 @@ class Server {
   std::chrono::steady_clock::time_point started_;
   std::string path_;
   int listen_fd_ = -1;
-  Limits limits_{};
+  Limits resolved(const Limits& limits) const;
+  Limits limits_{};  // under mu_ once serving (status, reload_limits)
+  // limits_.connections, read by the accept thread; fixed once serving.
+  std::uint64_t max_connections_ = 0;
   std::optional<gid_t> status_gid_;
   std::function<engine::EngineRunCounters()> engine_counters_;
   std::function<std::vector<engine::LoopHistograms>()> engine_loops_;

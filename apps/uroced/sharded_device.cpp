@@ -100,6 +100,7 @@ void ShardedDevice::snapshot(bool with_qps, DeviceSnapshot* out) {
     shards_[i]->snapshot(with_qps, &s);
     out->shards.push_back({.clients = clients[i],
                            .qps = s.qps,
+                           .queue_frames = s.port_rx.frames,
                            .rx_frames = s.counters.rx_frames,
                            .tx_frames = s.counters.tx_frames,
                            .rx_handoff = s.counters.rx_handoff,

@@ -89,6 +89,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cassert>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -125,12 +126,14 @@ struct EngineConfig {
   // Embedded mode: the progress thread's first and longest nap while the
   // application drives the engine (run_progress). A CQ armed for events
   // (the application may sleep on them next) wakes the thread at once
-  // (wake_progress); the longest nap bounds a control call's wait when the
-  // application stopped driving otherwise, and each wake-up of a nap costs
-  // a spinning application on the same CPU a context switch there and back
-  // (docs/tails.md).
+  // (wake_progress), and so does a control call that no iteration served
+  // within call_wake_ns. The longest nap bounds how long the engine goes
+  // undriven after an application stops calling without arming a CQ; each
+  // wake-up of a nap costs a spinning application on the same CPU a
+  // context switch there and back (docs/tails.md).
   TimeNs app_quiet_ns = 20 * kNsPerUs;
-  TimeNs app_nap_max_ns = 1 * kNsPerMs;
+  TimeNs app_nap_max_ns = 10 * kNsPerMs;
+  TimeNs call_wake_ns = 50 * kNsPerUs;
   // Embedded mode: how long the progress thread keeps polling after its
   // last iteration with work before the backoff starts counting.
   TimeNs progress_spin_ns = 200 * kNsPerUs;
@@ -149,9 +152,13 @@ struct EngineRunCounters {
   std::uint64_t calls = 0;            // closures served between iterations
   // Embedded mode: the progress thread's naps while the application drove.
   std::uint64_t app_quiet_sleeps = 0;
+  // Embedded mode: call()s run by their caller as the owner, and call()s
+  // that no iteration served within call_wake_ns, which woke the thread.
+  std::uint64_t calls_inline = 0;
+  std::uint64_t call_wakes = 0;
 };
 
-inline constexpr counters::FieldList<EngineRunCounters, 8> kEngineRunCounterFields{{
+inline constexpr counters::FieldList<EngineRunCounters, 10> kEngineRunCounterFields{{
     {"iterations", &EngineRunCounters::iterations, ""},
     {"idle_iterations", &EngineRunCounters::idle_iterations, "iterations without work"},
     {"sleeps", &EngineRunCounters::sleeps, "backoff sleeps taken"},
@@ -159,7 +166,12 @@ inline constexpr counters::FieldList<EngineRunCounters, 8> kEngineRunCounterFiel
     {"yields", &EngineRunCounters::yields, "yield mode: CPU yields"},
     {"yields_switched", &EngineRunCounters::yields_switched, "of which ran another thread"},
     {"calls", &EngineRunCounters::calls, "closures served between iterations"},
-    {"app_quiet_sleeps", &EngineRunCounters::app_quiet_sleeps, ""},
+    {"app_quiet_sleeps", &EngineRunCounters::app_quiet_sleeps,
+     "embedded: progress thread naps while the application drove"},
+    {"calls_inline", &EngineRunCounters::calls_inline,
+     "embedded: calls run by their caller as the owner"},
+    {"call_wakes", &EngineRunCounters::call_wakes,
+     "embedded: calls unserved within call_wake_ns that woke the progress thread"},
 }};
 static_assert(counters::covers(kEngineRunCounterFields));
 constexpr const auto& counter_fields(const EngineRunCounters&) { return kEngineRunCounterFields; }
@@ -273,6 +285,8 @@ class Engine {
     if (!owner_.try_take()) return 0;
     take_thread();
     const std::uint32_t work = run_once();
+    // The iteration's own timestamp: no clock read added.
+    app_drove_at_.store(now_, std::memory_order_relaxed);
     owner_.release();
     return work;
   }
@@ -306,30 +320,44 @@ class Engine {
   // app_quiet_ns it counts the application's calls: at least kActiveCalls
   // means the application keeps calling (and drives the engine itself),
   // and the thread naps, from app_quiet_ns doubling up to
-  // app_nap_max_ns, so that the application keeps its core. Otherwise it
+  // app_nap_max_ns, so that the application keeps its core. After a nap
+  // the application must also have driven in the nap's second half or
+  // within kDroveRecentNs (the calls counted may all be from its start):
+  // an application that stopped during a long nap is noticed within one
+  // and a half naps, not two, while one that was only preempted for less
+  // than half a nap still counts as driving.
+  // Otherwise the thread
   // runs iterations, polling for progress_spin_ns after the last one with
   // work and then with run()'s backoff: the passive side (a WRITE or READ
   // target), timers and ACKs owed, and the mailbox, so control calls never
   // wait for the application to poll.
   void run_progress(const std::atomic<bool>& stop) {
     mailbox_.open();
+    progress_runs_.store(true, std::memory_order_release);
     std::uint64_t seen = app_calls_.load(std::memory_order_relaxed);
     TimeNs window = clock_.now();
     TimeNs nap = cfg_.app_quiet_ns;
     TimeNs last_work = window;
     bool app_active = false;
+    TimeNs napped = 0;  // the nap just ended, 0 if none
     while (!stop.load(std::memory_order_acquire)) {
       const TimeNs t = clock_.now();
       if (t - window >= cfg_.app_quiet_ns) {
         const std::uint64_t calls = app_calls_.load(std::memory_order_relaxed);
-        app_active = calls - seen >= kActiveCalls;
+        app_active = calls - seen >= kActiveCalls &&
+                     (napped == 0 || app_drove_at_.load(std::memory_order_relaxed) +
+                                             std::max(napped / 2, kDroveRecentNs) >=
+                                         t);
         seen = calls;
         window = t;
         if (!app_active) nap = cfg_.app_quiet_ns;
       }
+      napped = 0;
       if (app_active) {
         ++ctr_.app_quiet_sleeps;
+        napped = nap;
         if (nap_woken(nap)) {
+          napped = 0;
           // The application said it stops driving: count afresh, and run
           // the engine meanwhile.
           app_active = false;
@@ -353,6 +381,7 @@ class Engine {
       if (work == 0 && t - last_work < cfg_.progress_spin_ns) continue;
       back_off(work);
     }
+    progress_runs_.store(false, std::memory_order_release);
     // close() serves a call that arrived meanwhile: as the owner.
     while (!owner_.try_take()) {
     }
@@ -376,11 +405,49 @@ class Engine {
   // (one that sleeps on completion events makes two or three per
   // completion: a post, a poll or two).
   static constexpr std::uint64_t kActiveCalls = 16;
+  // After a nap, the application counts as driving if it drove within half
+  // the nap or within this, whichever is longer: the thread's own wake-up
+  // preempts an application on its CPU, which then cannot have driven in
+  // the last few microseconds, and a short nap's second half is no longer
+  // than a context switch on a VM.
+  static constexpr TimeNs kDroveRecentNs = 500 * kNsPerUs;
 
   // Any thread: runs fn on the engine thread between two iterations and
   // returns after it ran (inline while run() is not running). The thread
   // that runs fn owns the engine and its Vnics meanwhile.
+  //
+  // Embedded mode (the progress thread runs): a caller that takes the
+  // owner word is between two iterations by definition and runs fn itself;
+  // otherwise an owner's iteration serves it, and if none did within
+  // call_wake_ns (the application stopped driving and the progress thread
+  // naps) the call wakes the progress thread. So a control call never
+  // waits for a nap to end, and a spinning application's engine serves
+  // the CM service's periodic calls without the thread waking.
   void call(const std::function<void()>& fn) {
+    if (progress_runs_.load(std::memory_order_acquire)) {
+      if (owner_.try_take()) {
+        take_thread();
+        ++ctr_.calls_inline;
+        fn();
+        owner_.release();
+        return;
+      }
+      // Set and read under the mailbox's lock (slow() and the closure both
+      // run under it).
+      bool woke = false;
+      mailbox_.call(
+          [&] {
+            take_thread();
+            if (woke) ++ctr_.call_wakes;
+            fn();
+          },
+          std::chrono::nanoseconds(cfg_.call_wake_ns),
+          [&] {
+            woke = true;
+            wake_progress();
+          });
+      return;
+    }
     mailbox_.call([&] {
       take_thread();
       fn();
@@ -495,13 +562,20 @@ class Engine {
   EngineOwner owner_;
   base::OwnerThread thread_;
   // Embedded mode: the application's calls (drive(), drive_post()), the
-  // last post that drove the engine, the posts that did not.
+  // start of the last iteration an application drove, the last post that
+  // drove the engine, the posts that did not. Written by the application's
+  // threads on each call.
   alignas(64) std::atomic<std::uint64_t> app_calls_{0};
+  std::atomic<TimeNs> app_drove_at_{0};
   std::atomic<TimeNs> last_post_drive_{0};
   std::atomic<std::uint64_t> posts_batched_{0};
-  // wake_progress's futex word and whether the progress thread naps on it.
-  std::atomic<std::uint32_t> progress_wake_{0};
+  // wake_progress's futex word and whether the progress thread naps on it
+  // (written by the progress thread on each nap: a line of their own, so
+  // that a nap does not take the application's line away), and whether the
+  // progress thread runs (call()'s embedded path).
+  alignas(64) std::atomic<std::uint32_t> progress_wake_{0};
   std::atomic<bool> napping_{false};
+  std::atomic<bool> progress_runs_{false};
   std::vector<VnicT*> vnics_;
   std::size_t first_ = 0;
   // Yield mode: idle iterations in a row, when the last yield ended, quick

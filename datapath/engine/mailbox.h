@@ -6,6 +6,10 @@
 //               another (one pending closure). While the engine is not
 //               running (before open(), after close()) and on the engine
 //               thread itself, fn runs inline in the caller.
+//   call(fn, after, slow)  the same, and if fn has not run within `after`,
+//               calls slow() once (under mu_, so it must not call back into
+//               the mailbox) and waits on: the engine's way to wake a
+//               thread that sleeps and would otherwise serve fn late.
 //   pending()   engine thread, once per iteration: one acquire load of an
 //               atomic flag. No lock is taken unless a call is waiting, so
 //               the packet path never touches the mutex.
@@ -26,6 +30,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -37,6 +42,11 @@ namespace uroce::engine {
 class Mailbox {
  public:
   void call(const std::function<void()>& fn) {
+    call(fn, std::chrono::nanoseconds::max(), [] {});
+  }
+
+  template <class Slow>
+  void call(const std::function<void()>& fn, std::chrono::nanoseconds after, Slow&& slow) {
     if (std::this_thread::get_id() == engine_thread_.load(std::memory_order_acquire)) {
       fn();
       return;
@@ -51,7 +61,9 @@ class Mailbox {
     fn_ = &fn;
     done_ = false;
     pending_.store(true, std::memory_order_release);
-    cv_.wait(lk, [this] { return done_; });
+    const auto served = [this] { return done_; };
+    if (after != std::chrono::nanoseconds::max() && !cv_.wait_for(lk, after, served)) slow();
+    cv_.wait(lk, served);
   }
 
   bool pending() const { return pending_.load(std::memory_order_acquire); }

@@ -2,6 +2,7 @@
 
 #include "datapath/port/memif_args.h"
 #include "datapath/port/rss.h"
+#include "datapath/port/rss_types.h"
 #include "datapath/port/xsk_sockets.h"
 
 #include <rte_bus_vdev.h>
@@ -14,6 +15,7 @@
 #include <array>
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -95,6 +97,28 @@ bool program_reta(std::uint16_t port_id, std::uint16_t reta_size, std::uint16_t 
     g.reta[i % RTE_ETH_RETA_GROUP_SIZE] = reta_queue(i, queues);
   }
   return rte_eth_dev_rss_reta_update(port_id, reta.data(), reta_size) == 0;
+}
+
+// The key (in hex) and the hash types the started port reports, into
+// `key_hex` and `types`; false if the PMD cannot report them. The buffer is
+// at least kRssKey's size: some PMDs (net_null) report a key while their
+// hash_key_size says 0.
+bool reported_rss(std::uint16_t port_id, std::uint8_t key_size, std::string* key_hex,
+                  std::uint64_t* types) {
+  std::vector<std::uint8_t> key(std::max<std::size_t>(key_size, kRssKey.size()));
+  rte_eth_rss_conf c{};
+  c.rss_key = key.data();
+  c.rss_key_len = static_cast<std::uint8_t>(key.size());
+  if (rte_eth_dev_rss_hash_conf_get(port_id, &c) != 0) return false;
+  key_hex->clear();
+  const std::size_t n = std::min<std::size_t>(c.rss_key_len, key.size());
+  for (std::size_t i = 0; i < n; ++i) {
+    char b[3];
+    std::snprintf(b, sizeof b, "%02x", key[i]);
+    *key_hex += b;
+  }
+  *types = c.rss_hf;
+  return true;
 }
 
 }  // namespace
@@ -273,6 +297,8 @@ int EthPort::open_port_id(std::uint16_t port_id, const PortConfig& cfg, std::str
   }
   info_.queues = queues;
   info_.reta_size = info.reta_size;
+  info_.rss_key_size = info.hash_key_size;
+  info_.rss_types_offered = rss_type_names(info.flow_type_rss_offloads);
   // Only ask for an MTU the PMD says it supports: af_packet applies it to the
   // kernel interface, and a capped value would shrink a jumbo veth. A refusal
   // is not fatal: the frame size we carry is set by the pool.
@@ -296,6 +322,9 @@ int EthPort::open_port_id(std::uint16_t port_id, const PortConfig& cfg, std::str
     const bool key = key_asked && hashes_with_our_key(port_id, rss_hf);
     const bool table = info.reta_size > 0 && program_reta(port_id, info.reta_size, queues);
     info_.rss = key ? (table ? "programmed" : "pmd table") : (table ? "pmd key" : "pmd");
+    std::uint64_t types = rss_hf;  // kept when the PMD cannot report its own
+    (void)reported_rss(port_id, info.hash_key_size, &info_.rss_key, &types);
+    info_.rss_types = rss_type_names(types);
   }
   if (cfg.promiscuous) (void)rte_eth_promiscuous_enable(port_id);
   if (!cfg.mac.is_zero()) {

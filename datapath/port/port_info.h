@@ -31,7 +31,15 @@ struct PortInfo {
   // Short of "programmed", packets spread over the queues by a hash the
   // sender cannot aim; the engine hands each to its QP's owner lcore.
   std::string rss = "off";
-  std::uint16_t reta_size = 0;    // RETA entries the PMD reports (0: none settable)
+  std::uint16_t reta_size = 0;     // RETA entries the PMD reports (0: none settable)
+  std::uint16_t rss_key_size = 0;  // the PMD's hash_key_size (0: it takes no key)
+  // RSS hash types by name (rss_types.h): those the PMD offers
+  // (flow_type_rss_offloads), and those it hashes with after the start as
+  // it reports them (those asked, when it cannot report them).
+  std::vector<std::string> rss_types_offered, rss_types;
+  // The key the PMD reports after the start, in hex (empty: RSS not asked,
+  // or the PMD cannot report its key).
+  std::string rss_key;
   std::uint16_t rx_desc_max = 0;  // the PMD's limits
   std::uint16_t tx_desc_max = 0;
   std::uint32_t max_mtu = 0;  // as reported (virtual PMDs report 1500 yet carry more)

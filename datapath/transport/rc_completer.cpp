@@ -21,6 +21,15 @@ void RcCompleter::on_timer(TimeNs now) {
   }
   --sq_.retry_left;
   ++c_.ctr.timeouts;
+  // Selective repeat: only what the responder does not hold goes again
+  // (rc_sr_tx.h), unless the oldest WQE is RC's to recover (a READ or
+  // atomic, or one started before selective repeat).
+  if (c_.sr != nullptr && c_.sr->tx_on && !sq_.q.empty() && sq_.q.front().started &&
+      sq_.q.front().sr && !is_rd_atomic(sq_.q.front().wr.opcode)) [[unlikely]] {
+    c_.sr->tx.on_rto();
+    sq_.rewind_pending = false;
+    return;
+  }
   sq_.rewind(sq_.comp_psn);
   // A timeout starts a fresh rewind: later NAKs may rewind again.
   sq_.rewind_pending = false;

@@ -43,6 +43,7 @@
 
 #include "datapath/transport/rc_core.h"
 #include "datapath/transport/rc_send_queue.h"
+#include "datapath/transport/rc_sr.h"
 #include "datapath/transport/rc_timers.h"
 #include "datapath/transport/sge_copy.h"
 #include "datapath/transport/sinks.h"
@@ -139,6 +140,8 @@ bool RcCompleter::complete_front(Cq& cq, std::uint32_t byte_len) {
 inline void RcCompleter::progress(Psn new_comp, TimeNs now) {
   if (!sq_.comp_psn.before(new_comp)) return;
   sq_.comp_psn = new_comp;
+  if (c_.sr != nullptr && c_.sr->tx_on) [[unlikely]]
+    c_.sr->tx.on_ack(new_comp, nullptr, now);
   sq_.retry_left = c_.attr.retry_cnt;
   sq_.rnr_left = c_.attr.rnr_retry;
   sq_.rewind_pending = false;
@@ -240,6 +243,14 @@ void RcCompleter::on_response(const wire::ParsedPacket& pkt, TimeNs now, Cq& cq)
     case wire::OpClass::kReadResponse: on_read_response(pkt, p, now, cq); break;
     case wire::OpClass::kAtomicAck: on_atomic_ack(pkt, p, now, cq); break;
     default: ++c_.ctr.drop_bad_response; break;
+  }
+  // Selective repeat: what the SACK says is held beyond the ACK's PSN, and
+  // the loss signal (rc_sr_tx.h).
+  if (pkt.has(wire::ExtHdr::kSackEth)) [[unlikely]] {
+    if (c_.sr != nullptr) {
+      ++c_.sr->ctr.sr_rx_sacks;
+      if (c_.sr->tx_on) c_.sr->tx.on_ack(p + 1, &pkt.sack_eth, now);
+    }
   }
   retire_acknowledged(now, cq);
 }

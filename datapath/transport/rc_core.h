@@ -35,6 +35,10 @@ struct RcTuning {
   // Responder packets (ACK/NAK, READ responses) emitted from inside
   // on_packet before the rest waits for pump_tx.
   std::uint32_t responder_burst = 16;
+  // Selective repeat (docs/lossy.md): packets in flight at most, one
+  // bandwidth-delay product of the fabric (IRN's BDP cap); the requester
+  // also keeps window_psns and the responder's window (kSrWindow).
+  std::uint32_t sr_cap_psns = 256;
 };
 
 // Fixed at creation (ibv_create_qp's cap and the engine's choices).
@@ -62,6 +66,7 @@ struct RcQpConfig {
 
 struct RcHomaTx;  // rc_homa.h
 struct DcLane;    // dc_lane.h
+struct RcSr;      // rc_sr.h
 
 struct RcCore {
   RcCore(const RcQpConfig& c, MrTable& m) : cfg(c), mrs(m) {}
@@ -79,6 +84,10 @@ struct RcCore {
   // A DC stream or responder context (dc_lane.h, owned by the DCI or the
   // target's pool); null: plain RC.
   DcLane* dc = nullptr;
+  // Selective repeat with a uroce peer (rc_sr.h, docs/lossy.md), attached
+  // by the engine once the handshake is done; null: plain RC (one test per
+  // packet).
+  RcSr* sr = nullptr;
 
   std::uint32_t mtu() const { return wire::path_mtu_bytes(attr.path_mtu); }
   std::uint16_t udp_src() const { return src_port; }

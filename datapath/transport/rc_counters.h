@@ -1,5 +1,5 @@
-// An RC QP's counters (rc_core.h, rc_qp.h) and those of its Homa sender
-// (rc_homa.h), with their field lists: apart from the transport so that
+// An RC QP's counters (rc_core.h, rc_qp.h), those of its Homa sender
+// (rc_homa.h) and of its selective repeat (rc_sr.h), with their field lists: apart from the transport so that
 // status and configuration code can hold them without the QP's code.
 #pragma once
 
@@ -141,6 +141,43 @@ inline constexpr counters::FieldList<RcCounters, 56> kRcCounterFields{{
 }};
 static_assert(counters::covers(kRcCounterFields));
 constexpr const auto& counter_fields(const RcCounters&) { return kRcCounterFields; }
+
+// A selective-repeat connection's counters (rc_sr.h, docs/lossy.md): with
+// its state, so that a QP without selective repeat pays nothing for them.
+struct RcSrCounters {
+  // Responder.
+  std::uint64_t sr_rx_held = 0;         // SR packets placed and held beyond the expected PSN
+  std::uint64_t sr_rx_dup = 0;          // SR packets already held: not placed again
+  std::uint64_t sr_drop_window = 0;     // SR packets beyond the window: dropped
+  std::uint64_t sr_drop_unplaced = 0;   // out of order, failed a check or no receive WQE yet
+  std::uint64_t sr_drop_rd_atomic = 0;  // READ/atomic beyond the expected PSN: runs in order
+  std::uint64_t tx_sacks = 0;           // SACKs sent (acknowledgements with a bitmap)
+  // Requester.
+  std::uint64_t sr_tx_resends = 0;   // SR packets sent again alone, deemed lost
+  std::uint64_t sr_tx_lost = 0;      // PSNs the loss signal deemed lost
+  std::uint64_t sr_tx_probes = 0;    // tail-loss probes
+  std::uint64_t sr_tx_spurious = 0;  // SACKs with DUP: a retransmission not needed
+  std::uint64_t sr_rx_sacks = 0;     // SACKs received
+};
+
+inline constexpr counters::FieldList<RcSrCounters, 11> kRcSrCounterFields{{
+    {"sr_rx_held", &RcSrCounters::sr_rx_held, "SR packets placed and held beyond the expected PSN"},
+    {"sr_rx_dup", &RcSrCounters::sr_rx_dup, "SR packets already held: not placed again"},
+    {"sr_drop_window", &RcSrCounters::sr_drop_window, "SR packets beyond the window: dropped"},
+    {"sr_drop_unplaced", &RcSrCounters::sr_drop_unplaced,
+     "out of order, failed a check or no receive WQE yet"},
+    {"sr_drop_rd_atomic", &RcSrCounters::sr_drop_rd_atomic,
+     "READ/atomic beyond the expected PSN: runs in order"},
+    {"tx_sacks", &RcSrCounters::tx_sacks, "SACKs sent (acknowledgements with a bitmap)"},
+    {"sr_tx_resends", &RcSrCounters::sr_tx_resends, "SR packets sent again alone, deemed lost"},
+    {"sr_tx_lost", &RcSrCounters::sr_tx_lost, "PSNs the loss signal deemed lost"},
+    {"sr_tx_probes", &RcSrCounters::sr_tx_probes, "tail-loss probes"},
+    {"sr_tx_spurious", &RcSrCounters::sr_tx_spurious,
+     "SACKs with DUP: a retransmission not needed"},
+    {"sr_rx_sacks", &RcSrCounters::sr_rx_sacks, "SACKs received"},
+}};
+static_assert(counters::covers(kRcSrCounterFields));
+constexpr const auto& counter_fields(const RcSrCounters&) { return kRcSrCounterFields; }
 
 struct RcHomaCounters {
   std::uint64_t gated = 0;        // messages that needed grants

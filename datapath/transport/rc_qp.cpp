@@ -72,12 +72,14 @@ int RcQp::modify(std::uint32_t mask, const QpAttrValues& a) {
   const QpState next = (mask & kState) != 0 ? a.qp_state : cur;
   if (next == QpState::kReset) {
     sq_.reset(Psn{});
+    sq_.next_rsn = 0;
     resp_.rq().clear();
     resp_.reset(Psn{});
     core_.ev.reset();
   } else if (next == QpState::kRtr && cur == QpState::kInit) {
     resp_.reset(Psn(v.rq_psn));
     resp_.set_rd_atomic_limit(v.max_dest_rd_atomic);
+    sq_.next_rsn = 0;
   } else if (next == QpState::kRts && cur == QpState::kRtr) {
     sq_.reset(Psn(v.sq_psn));
     sq_.retry_left = v.retry_cnt;
@@ -169,6 +171,11 @@ bool RcQp::has_output() const {
   }
   const bool sqd = core_.state == QpState::kSqd;
   if ((core_.state != QpState::kRts && !sqd) || sq_.rnr_wait) return false;
+  // Selective repeat: a PSN deemed lost goes again.
+  if (core_.sr != nullptr && core_.sr->tx_on) [[unlikely]] {
+    Psn lost;
+    if (core_.sr->tx.next_lost(&lost)) return true;
+  }
   const std::uint32_t idx = sq_.cursor_behind_head() ? sq_.q.head() : sq_.req_idx;
   // SQD starts no new WQE but finishes (and retransmits) started ones.
   if (idx == (sqd ? sq_.sent_idx : sq_.q.tail())) return false;

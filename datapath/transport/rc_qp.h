@@ -142,6 +142,25 @@ class RcQp {
     return core_.homa != nullptr && core_.homa->on_grant(psn, offset, prio, now);
   }
 
+  // Selective repeat with a uroce peer (rc_sr.h, docs/lossy.md; owned by
+  // the engine, outliving the attachment), or null for plain RC. Attaching
+  // starts an empty window at the expected PSN; the QP then accepts SR
+  // opcodes (without it they are dropped as drop_not_rc).
+  void set_sr(RcSr* s) {
+    core_.sr = s;
+    if (s == nullptr) return;
+    s->rx.reset(resp_.epsn());
+    s->tx.bind(&s->ctr);
+    s->tx_on = false;
+  }
+  RcSr* sr() const { return core_.sr; }
+  // The peer answered the handshake: WQEs started from now on send SR
+  // opcodes (rc_requester.h). Needs RcSr attached.
+  void sr_tx_start() {
+    core_.sr->tx_on = true;
+    core_.sr->tx.reset(sq_.psn_high);
+  }
+
   // A DC lane (dc_lane.h; owned by the DCI, outliving the attachment).
   void set_dc(DcLane* l) { core_.dc = l; }
   DcLane* dc() const { return core_.dc; }
@@ -191,7 +210,8 @@ template <class Io>
                                                    Io& io, AckTiming acks) {
   if (pkt.info == nullptr ||
       (pkt.info->transport != wire::Transport::kRc &&
-       (pkt.info->transport != wire::Transport::kDc || core_.dc == nullptr))) {
+       (pkt.info->transport != wire::Transport::kDc || core_.dc == nullptr) &&
+       (pkt.info->transport != wire::Transport::kSr || core_.sr == nullptr))) {
     ++core_.ctr.drop_not_rc;
   } else if (pkt.bth.dest_qp() != core_.cfg.qpn) {
     ++core_.ctr.drop_qpn;
@@ -236,6 +256,7 @@ template <class Io>
 void RcQp::on_timer(TimeNs now, Io& io) {
   comp_.on_timer(now);
   if (core_.homa != nullptr) core_.homa->on_timer(now);
+  if (core_.sr != nullptr && core_.sr->tx_on) core_.sr->tx.on_timer(now);
   // The sink's timer for this QP has fired: whatever is still due must be
   // armed again.
   armed_ = 0;
@@ -270,6 +291,11 @@ void RcQp::after(Io& io) {
   if (core_.homa != nullptr && core_.state != QpState::kErr) [[unlikely]] {
     const TimeNs g = core_.homa->deadline();
     if (g != 0 && (d == 0 || g < d)) d = g;
+  }
+  // Selective repeat's reorder timer and tail-loss probe (rc_sr_tx.h).
+  if (core_.sr != nullptr && core_.sr->tx_on && core_.state != QpState::kErr) [[unlikely]] {
+    const TimeNs s = core_.sr->tx.deadline();
+    if (s != 0 && (d == 0 || s < d)) d = s;
   }
   if (d != armed_) {
     armed_ = d;

@@ -14,6 +14,20 @@
 // packet also waits for the receiver's grant, and each data packet takes
 // the DSCP of its network priority.
 //
+// Selective repeat (rc_sr.h, docs/lossy.md "Requester"), once the peer
+// answered the handshake: a WQE started from then on sends SR opcodes, its
+// SEND/WRITE packets with SRETH (its RSN and the packet's offset; every
+// WRITE packet a RETH), so any one of them can be sent again alone. A PSN
+// the loss signal deems lost (rc_sr_tx.h) goes again, with AckReq, before
+// anything new; a go-back-N (timeout, RNR NAK, a READ's lost response)
+// passes over the PSNs a SACK reported held. New PSNs stay within
+// min(window_psns, sr_cap_psns, kSrWindow) of the oldest unacknowledged
+// one; a READ whose responses would not fit waits until nothing is
+// outstanding, and the scoreboard starts again after its range. READ and
+// atomic PSNs are recovered by RC's rules (their responses deliver them).
+// Every SEND and WRITE with immediate takes the next RSN when it starts,
+// in either mode.
+//
 // A fresh WQE is started only when: its first PSN is inside the window
 // (fewer than window_psns PSNs unacknowledged), it is not a fenced WR while
 // READ/atomics are outstanding (IBV_SEND_FENCE), and, for a READ/atomic,
@@ -47,6 +61,7 @@
 #include "datapath/transport/rc_homa.h"
 #include "datapath/transport/rc_packet.h"
 #include "datapath/transport/rc_send_queue.h"
+#include "datapath/transport/rc_sr.h"
 #include "datapath/transport/rc_timers.h"
 #include "datapath/transport/sge_copy.h"
 #include "datapath/wire/homa_mlen.h"
@@ -73,6 +88,8 @@ class RcRequester {
   // Sends at most one packet.
   template <TxSink Tx>
   ReqStep send_one(TimeNs now, Tx& tx);
+  // The requester runs selective repeat: WQEs started now use SR opcodes.
+  bool sr_tx() const { return c_.sr != nullptr && c_.sr->tx_on; }
 
   // The fresh WQE at the cursor is a LOCAL_INV or BIND_MW that must wait:
   // an earlier WQE has not completed yet (local invalidate fence).
@@ -91,6 +108,12 @@ class RcRequester {
 
  private:
   ReqStep local_op(SendWqe& w, bool fresh);
+  // The packet at the cursor (send_one after its checks).
+  template <TxSink Tx>
+  ReqStep send_next(TimeNs now, Tx& tx);
+  // Selective repeat: PSN p, deemed lost, goes again by itself.
+  template <TxSink Tx>
+  ReqStep sr_resend(Psn p, TimeNs now, Tx& tx);
   // DC (dc_lane.h): before a fresh WR, the stream must be connected to the
   // WR's target. kSent: go on; otherwise what send_one returns.
   template <TxSink Tx>
@@ -200,6 +223,35 @@ ReqStep RcRequester::send_one(TimeNs now, Tx& tx) {
   sq_.skip_acknowledged();
   if (c_.dc != nullptr) [[unlikely]]
     c_.dc->acked = sq_.comp_psn;
+  // Selective repeat: what the loss signal deemed lost goes first.
+  if (sr_tx()) [[unlikely]] {
+    Psn lost;
+    if (c_.sr->tx.next_lost(&lost)) return sr_resend(lost, now, tx);
+  }
+  return send_next(now, tx);
+}
+
+template <TxSink Tx>
+ReqStep RcRequester::sr_resend(Psn p, TimeNs now, Tx& tx) {
+  const SendWqe* w = sq_.find(p);
+  // Only a SEND/WRITE packet of an SR WQE goes again alone; anything else
+  // (acknowledged meanwhile, a READ's or atomic's) is RC's to recover.
+  if (w == nullptr || !w->sr || is_rd_atomic(w->wr.opcode) || p.before(sq_.comp_psn)) {
+    c_.sr->tx.forget(p);
+    return ReqStep::kLocal;
+  }
+  const std::uint32_t idx = sq_.req_idx;
+  const std::uint32_t pkt = sq_.req_pkt;
+  sq_.rewind(p);
+  const ReqStep st = send_next(now, tx);
+  sq_.req_idx = idx;
+  sq_.req_pkt = pkt;
+  if (st == ReqStep::kSent) ++c_.sr->ctr.sr_tx_resends;
+  return st;
+}
+
+template <TxSink Tx>
+[[gnu::always_inline]] inline ReqStep RcRequester::send_next(TimeNs now, Tx& tx) {
   if (sq_.req_idx == sq_.q.tail()) return ReqStep::kIdle;
 
   SendWqe& w = sq_.q.at(sq_.req_idx);
@@ -208,6 +260,8 @@ ReqStep RcRequester::send_one(TimeNs now, Tx& tx) {
   const std::uint32_t mtu = c_.mtu();
   Psn psn = sq_.psn_high;
   std::uint32_t npkts = 0;
+  // Selective repeat: chosen when the WQE starts, kept for its life.
+  const bool sr = fresh ? sr_tx() && !is_local_op(wr.opcode) : w.sr;
   if (fresh) {
     // SQD drains: WQEs already started finish, no new one begins.
     if (c_.state == QpState::kSqd) return ReqStep::kBlocked;
@@ -231,13 +285,41 @@ ReqStep RcRequester::send_one(TimeNs now, Tx& tx) {
   } else {
     psn = w.first_psn + sq_.req_pkt;
     npkts = w.npkts;
+    // A go-back-N passes over what the responder holds.
+    if (sr && c_.sr != nullptr && !is_rd_atomic(wr.opcode) && c_.sr->tx.held(psn)) [[unlikely]] {
+      if (sq_.req_pkt + 1 == npkts) {
+        ++sq_.req_idx;
+        sq_.req_pkt = 0;
+      } else {
+        ++sq_.req_pkt;
+      }
+      return ReqStep::kLocal;
+    }
   }
   if (is_local_op(wr.opcode)) return local_op(w, fresh);
   const bool new_psn = psn == sq_.psn_high;
-  if (new_psn && Psn::forward(sq_.comp_psn, psn) >= c_.cfg.tuning.window_psns) {
+  std::uint32_t window = c_.cfg.tuning.window_psns;
+  if (sr) [[unlikely]]
+    window = std::min({window, c_.cfg.tuning.sr_cap_psns, kSrWindow});
+  if (new_psn && Psn::forward(sq_.comp_psn, psn) >= window) {
     ++c_.ctr.wait_window;
     return ReqStep::kBlocked;
   }
+  // A READ/atomic's responses take PSNs too: all of them within the cap,
+  // or alone (the scoreboard then starts again after them).
+  bool sr_restart = false;
+  if (sr && fresh && is_rd_atomic(wr.opcode) && Psn::forward(sq_.comp_psn, psn) + npkts > window)
+      [[unlikely]] {
+    if (sq_.outstanding()) {
+      ++c_.ctr.wait_window;
+      return ReqStep::kBlocked;
+    }
+    sr_restart = true;
+  }
+  // SEND and WRITE with immediate consume a receive WQE: the next RSN.
+  const bool consumes = wr.opcode == WrOpcode::kSend || wr.opcode == WrOpcode::kSendImm ||
+                        wr.opcode == WrOpcode::kSendInv || wr.opcode == WrOpcode::kRdmaWriteImm;
+  const std::uint32_t rsn = fresh ? sq_.next_rsn : w.rsn;
 
   const std::uint32_t idx = fresh ? 0 : sq_.req_pkt;
   const std::uint64_t offset = static_cast<std::uint64_t>(idx) * mtu;
@@ -253,6 +335,8 @@ ReqStep RcRequester::send_one(TimeNs now, Tx& tx) {
     case WrOpcode::kFetchAdd: opcode = wire::op::kRcFetchAdd; break;
     default: opcode = rc_request_opcode(wr.opcode, idx, npkts); break;
   }
+  if (sr) [[unlikely]]
+    opcode = wire::sr_opcode(opcode);
   wire::PacketSpec spec = rc_spec(c_, opcode, psn);
 
   switch (wr.opcode) {
@@ -291,6 +375,9 @@ ReqStep RcRequester::send_one(TimeNs now, Tx& tx) {
       if (info.has(wire::ExtHdr::kIeth)) {
         spec.ieth = wire::IethHdr::make(wr.imm_or_inv);
       }
+      if (info.has(wire::ExtHdr::kSrEth)) [[unlikely]] {
+        spec.sr_eth = wire::SrEthHdr::make(rsn, static_cast<std::uint32_t>(offset));
+      }
       const bool solicited_op = info.op == wire::OpClass::kSend || info.has(wire::ExtHdr::kImmDt);
       spec.se = last && solicited_op && (wr.flags & send_flag::kSolicited) != 0;
       if (c_.homa != nullptr) [[unlikely]] {
@@ -306,7 +393,8 @@ ReqStep RcRequester::send_one(TimeNs now, Tx& tx) {
       break;
     }
   }
-  spec.ack_req = last || sq_.noack_pkts + 1 >= c_.cfg.tuning.ack_req_every;
+  // A packet sent again by selective repeat asks for a SACK at once.
+  spec.ack_req = last || sq_.noack_pkts + 1 >= c_.cfg.tuning.ack_req_every || (sr && !new_psn);
 
   const RcEmit e = rc_emit(c_, tx, spec, payload_len, [&](wire::PayloadWriter& w) {
     if (w.size() == 0) return true;
@@ -339,8 +427,21 @@ ReqStep RcRequester::send_one(TimeNs now, Tx& tx) {
     w.started = true;
     w.first_psn = psn;
     w.npkts = npkts;
+    w.sr = sr;
+    w.rsn = rsn;
+    if (consumes) sq_.next_rsn = (rsn + 1) & kRsnMask;
     ++sq_.sent_idx;
     if (is_rd_atomic(wr.opcode)) ++sq_.rd_atomic_out;
+  }
+  if (sr) [[unlikely]] {
+    SrTx& t = c_.sr->tx;
+    if (!is_rd_atomic(wr.opcode)) {
+      t.on_sent(psn, now);
+    } else if (sr_restart) {
+      t.reset(w.first_psn + w.npkts);
+    } else if (fresh) {
+      for (std::uint32_t k = 0; k < w.npkts; ++k) t.on_sent(w.first_psn + k, now, true);
+    }
   }
   // A READ request stands for every response PSN up to the end of its range.
   const Psn end = is_rd_atomic(wr.opcode) ? w.first_psn + w.npkts : psn + 1;

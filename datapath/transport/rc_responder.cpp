@@ -25,9 +25,11 @@ void RcResponder::reset(Psn epsn) {
   pending_ = {};
   head_err_ = WcStatus::kWrFlushErr;
   res_.clear();
+  rsn_head_ = 0;
+  if (c_.sr != nullptr) c_.sr->rx.reset(epsn);
 }
 
-void RcResponder::nak_class_c(wire::NakCode code, WcStatus recv_status) {
+void RcResponder::nak_class_c(wire::NakCode code, WcStatus recv_status, bool head_in_use) {
   // The affiliated error events (async_event.h); a remote operational error
   // is a bad receive WR, which its own completion reports.
   switch (code) {
@@ -42,7 +44,7 @@ void RcResponder::nak_class_c(wire::NakCode code, WcStatus recv_status) {
       break;
   }
   // A receive WR in use by the failed SEND completes with the error.
-  if (in_msg_ == InMsg::kSend && recv_status != WcStatus::kWrFlushErr) {
+  if (head_in_use && recv_status != WcStatus::kWrFlushErr) {
     head_err_ = recv_status;
   }
   set_response(wire::aeth_nak_syndrome(code), cur_psn_);
@@ -145,7 +147,8 @@ void RcResponder::exec_atomic(const wire::ParsedPacket& pkt) {
   std::memcpy(&orig, host, 8);
   std::uint64_t next = orig;
   if (pkt.bth.opcode() == wire::op::kRcCompareSwap ||
-      pkt.bth.opcode() == wire::op::kDcCompareSwap) {
+      pkt.bth.opcode() == wire::op::kDcCompareSwap ||
+      pkt.bth.opcode() == wire::op::kSrCompareSwap) {
     if (orig == a.compare()) next = a.swap_add();
   } else {
     next = orig + a.swap_add();

@@ -51,6 +51,10 @@
 // Errors of class C (invalid request, remote access, remote operational)
 // send their NAK and move the QP to ERR; in ERR requests are dropped and
 // counted.
+// With selective repeat attached (rc_sr.h, docs/lossy.md), SR opcodes take
+// the rules of rc_sr_responder.h: out-of-order SEND/WRITE packets are placed
+// and held, completions stay in order, acknowledgements carry a SACK while
+// something is held; plain RC opcodes keep the rules above.
 #pragma once
 
 #include <algorithm>
@@ -61,6 +65,7 @@
 #include "datapath/transport/rc_core.h"
 #include "datapath/transport/rc_homa.h"
 #include "datapath/transport/rc_packet.h"
+#include "datapath/transport/rc_sr.h"
 #include "datapath/transport/responder_resources.h"
 #include "datapath/transport/sge_copy.h"
 #include "datapath/transport/sinks.h"
@@ -99,6 +104,9 @@ class RcResponder {
 
   Psn epsn() const { return epsn_; }
   Msn msn() const { return msn_; }
+  // Messages that consumed a receive WQE since the connection started (the
+  // RSN of the RQ head's next message, docs/lossy.md), 24 bits.
+  std::uint32_t rsn_head() const { return rsn_head_; }
   // A SEND or WRITE is half received (a DC context is not quiescent).
   bool mid_message() const { return in_msg_ != InMsg::kNone; }
   bool has_output() const {
@@ -118,7 +126,11 @@ class RcResponder {
   std::uint32_t send(Tx& tx, std::uint32_t budget);
 
  private:
-  enum class InMsg : std::uint8_t { kNone, kSend, kWrite };
+  // kSrSend/kSrWrite: a message begun by an SR packet (rc_sr_responder.h),
+  // which a plain MIDDLE/LAST may not continue.
+  enum class InMsg : std::uint8_t { kNone, kSend, kWrite, kSrSend, kSrWrite };
+  // What placing an SR packet did (rc_sr_responder.h).
+  enum class SrPlace : std::uint8_t { kPlaced, kUnplaced, kNaked };
   struct Pending {
     bool valid = false;
     std::uint8_t syndrome = 0;
@@ -126,7 +138,15 @@ class RcResponder {
   };
 
   void set_response(std::uint8_t syndrome, Psn psn) { pending_ = {true, syndrome, psn}; }
-  void nak_class_c(wire::NakCode code, WcStatus recv_status);
+  void nak_class_c(wire::NakCode code, WcStatus recv_status) {
+    nak_class_c(code, recv_status, in_msg_ == InMsg::kSend || in_msg_ == InMsg::kSrSend);
+  }
+  // `head_in_use`: the receive WR at the RQ head belongs to the failing
+  // message and completes with `recv_status`.
+  void nak_class_c(wire::NakCode code, WcStatus recv_status, bool head_in_use);
+  // The checks and execution of a request at ePSN (IBTA's in-order rules).
+  template <CqSink Cq>
+  void execute(const wire::ParsedPacket& pkt, Cq& rcq);
   void on_duplicate(const wire::ParsedPacket& pkt, Psn p);
   // A duplicate READ/atomic restarts the responses at `r`: newer responses
   // not sent yet are cancelled, and so is a pending ACK beyond r (it would
@@ -148,6 +168,34 @@ class RcResponder {
   bool recv_ready() { return ensure_recv_wr(rq_, c_.cfg.srq, c_.cfg.recv_refill); }
   template <TxSink Tx>
   RcEmit send_resource(Tx& tx, RdAtomicRes& r);
+
+  // Selective repeat (rc_sr_responder.h).
+  template <CqSink Cq>
+  void sr_request(const wire::ParsedPacket& pkt, Cq& rcq);
+  // Checks an SR SEND/WRITE packet and places its payload. Out of order a
+  // failed check leaves it unplaced; in order (at ePSN) it NAKs as RC would.
+  SrPlace sr_place(const wire::ParsedPacket& pkt, bool in_order);
+  SrPlace sr_place_send(const wire::ParsedPacket& pkt, bool in_order);
+  SrPlace sr_place_write(const wire::ParsedPacket& pkt, bool in_order);
+  // The receive WR `idx` behind the RQ head, taking WRs from the SRQ or the
+  // refill as needed; null when there is none yet.
+  const QueuedRecvWr* sr_recv_wr(std::uint32_t idx);
+  // RC's opcode sequence rule for an SR packet of a SEND (`send`) or WRITE
+  // at ePSN: FIRST/ONLY only outside a message, MIDDLE/LAST only inside an
+  // SR message of its kind.
+  bool sr_sequence_ok(bool first, bool send) const;
+  // A held packet's completion facts go to its RSN's slot.
+  void sr_fill_recv(const wire::ParsedPacket& pkt, std::uint32_t rsn, std::uint32_t byte_len,
+                    bool write_imm);
+  // ePSN advances over the held PSNs in a row, with RC's in-order checks
+  // and completions; returns how many it passed.
+  template <CqSink Cq>
+  std::uint32_t sr_drain(Cq& rcq);
+  // After an in-order packet: drain what became in order, acknowledge it.
+  template <CqSink Cq>
+  void sr_after_in_order(Cq& rcq);
+  // An acknowledgement is due, answering packet `p`.
+  void sr_ack_due(Psn p, bool dup);
 
   RcCore& c_;
   WrQueue<QueuedRecvWr> rq_;
@@ -175,11 +223,14 @@ class RcResponder {
   WcStatus head_err_ = WcStatus::kWrFlushErr;
   // The packet being executed (its PSN names error NAKs).
   Psn cur_psn_{};
+  // Receive WRs consumed since the connection started, 24 bits.
+  std::uint32_t rsn_head_ = 0;
 };
 
 template <CqSink Cq>
 bool RcResponder::complete_recv(Cq& rcq, const Cqe& e) {
   rq_.pop();
+  rsn_head_ = (rsn_head_ + 1) & kRsnMask;
   if (c_.ev.post(rcq, e, CqRole::kRecv)) return true;
   ++c_.ctr.cq_overflow;
   c_.state = QpState::kErr;
@@ -190,6 +241,10 @@ template <CqSink Cq>
 void RcResponder::on_request(const wire::ParsedPacket& pkt, Cq& rcq) {
   if (!receive_enabled(c_.state)) {
     ++c_.ctr.drop_state;
+    return;
+  }
+  if (pkt.info->transport == wire::Transport::kSr) [[unlikely]] {
+    sr_request(pkt, rcq);
     return;
   }
   const Psn p(pkt.bth.psn());
@@ -210,6 +265,13 @@ void RcResponder::on_request(const wire::ParsedPacket& pkt, Cq& rcq) {
   }
   nak_sent_ = false;
   cur_psn_ = p;
+  execute(pkt, rcq);
+  if (c_.sr != nullptr) [[unlikely]]
+    sr_after_in_order(rcq);
+}
+
+template <CqSink Cq>
+[[gnu::always_inline]] inline void RcResponder::execute(const wire::ParsedPacket& pkt, Cq& rcq) {
   const wire::OpcodeInfo& info = *pkt.info;
   const bool first = info.pos == wire::Position::kFirst || info.pos == wire::Position::kOnly;
   // Opcode sequence (IBTA 9.7.5.1.1 / C9-84).
@@ -218,6 +280,9 @@ void RcResponder::on_request(const wire::ParsedPacket& pkt, Cq& rcq) {
     case InMsg::kNone: seq_ok = first; break;
     case InMsg::kSend: seq_ok = info.op == wire::OpClass::kSend && !first; break;
     case InMsg::kWrite: seq_ok = info.op == wire::OpClass::kWrite && !first; break;
+    // An SR message is continued only by SR packets (rc_sr_responder.h).
+    case InMsg::kSrSend:
+    case InMsg::kSrWrite: break;
   }
   if (!seq_ok) {
     nak_class_c(wire::NakCode::kInvalidRequest, WcStatus::kRemInvReqErr);
@@ -444,7 +509,13 @@ std::uint32_t RcResponder::send(Tx& tx, std::uint32_t budget) {
       }
     }
     if (!pending_.valid) break;
-    wire::PacketSpec s = rc_spec(c_, wire::op::kRcAck, pending_.psn);
+    // Selective repeat: an ACK while something is held beyond ePSN carries
+    // the bitmap (SR_SACK, docs/lossy.md); only SR packets are ever held.
+    const bool sack =
+        c_.sr != nullptr && pending_.syndrome == wire::aeth_ack_syndrome() && c_.sr->rx.any();
+    wire::PacketSpec s = rc_spec(c_, sack ? wire::op::kSrSack : wire::op::kRcAck, pending_.psn);
+    if (sack) [[unlikely]]
+      s.sack_eth = c_.sr->rx.sack(pending_.psn, epsn_);
     // ACKs and NAKs are not ECN-capable: a CE mark on one would slow this
     // QP's own sending (DCQCN reacts per QP), which the ACKs do not cause.
     s.ecn = 0;
@@ -456,6 +527,7 @@ std::uint32_t RcResponder::send(Tx& tx, std::uint32_t budget) {
     const RcEmit e = rc_emit(c_, tx, s);
     if (e == RcEmit::kNoBuffer) break;
     if (wire::AethHdr::make(pending_.syndrome, 0).is_ack()) ++c_.ctr.tx_acks;
+    if (sack) ++c_.sr->ctr.tx_sacks;
     pending_.valid = false;
     ++n;
   }
@@ -463,3 +535,6 @@ std::uint32_t RcResponder::send(Tx& tx, std::uint32_t budget) {
 }
 
 }  // namespace uroce::transport
+
+// The selective-repeat half of the responder's templates.
+#include "datapath/transport/rc_sr_responder.h"

@@ -35,6 +35,10 @@ struct SendWqe {
   Psn first_psn{};
   std::uint32_t npkts = 0;
   bool started = false;
+  // Selective repeat (docs/lossy.md): chosen when the WQE starts and kept
+  // for its retransmissions; the receive sequence number its packets carry.
+  bool sr = false;
+  std::uint32_t rsn = 0;
   // Set when the WQE failed; the flush reports it instead of FLUSH_ERR.
   WcStatus err = WcStatus::kSuccess;
 
@@ -70,6 +74,11 @@ struct RcSendQueue {
   std::uint32_t rd_atomic_out = 0;
   // Request packets sent since the last one with AckReq.
   std::uint32_t noack_pkts = 0;
+  // The RSN of the next SEND / WRITE with immediate (docs/lossy.md), 24
+  // bits, counted from the connection's start in either mode (RcQp::modify
+  // zeroes it at RESET and RTR, not reset(): a new SQ PSN is no new
+  // connection).
+  std::uint32_t next_rsn = 0;
 
   // Retry state (the completer's, kept here because sending arms it).
   TimeNs rto_deadline = 0;  // 0: not armed

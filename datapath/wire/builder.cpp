@@ -26,6 +26,8 @@ ExtMask given_ext(const PacketSpec& s) {
   if (s.atomic_ack_eth) m |= ext_bit(ExtHdr::kAtomicAckEth);
   if (s.immdt) m |= ext_bit(ExtHdr::kImmDt);
   if (s.ieth) m |= ext_bit(ExtHdr::kIeth);
+  if (s.sr_eth) m |= ext_bit(ExtHdr::kSrEth);
+  if (s.sack_eth) m |= ext_bit(ExtHdr::kSackEth);
   return m;
 }
 
@@ -79,6 +81,8 @@ std::uint8_t* write_ext(const PacketSpec& s, const OpcodeInfo& info, std::uint8_
     CnpHdr{}.write(p);
     p += CnpHdr::kSize;
   }
+  put(ExtHdr::kSrEth, s.sr_eth);
+  put(ExtHdr::kSackEth, s.sack_eth);
   return p;
 }
 

@@ -31,6 +31,8 @@
 #include "datapath/wire/ipv6.h"
 #include "datapath/wire/opcodes.h"
 #include "datapath/wire/reth.h"
+#include "datapath/wire/sr_eth.h"
+#include "datapath/wire/sr_sack_eth.h"
 #include "datapath/wire/udp.h"
 
 namespace uroce::wire {
@@ -47,6 +49,7 @@ inline constexpr std::size_t kIpv6ExtraBytes = Ipv6Hdr::kSize - Ipv4Hdr::kSize;
 inline constexpr std::size_t kMaxRoceFrame =
     EthHdr::kSize + kDcPathMtuOverhead + kIpv6ExtraBytes + kMaxPathMtuBytes;
 static_assert(kDcPathMtuOverhead >= kPathMtuOverhead);
+static_assert(kDcPathMtuOverhead >= kSrPathMtuOverhead);
 
 // The IPv6 addresses and flow label of a RoCEv2 path over IPv6 (Linux rxe
 // sends flow label 0).
@@ -100,6 +103,8 @@ struct PacketSpec {
   std::optional<AtomicAckEthHdr> atomic_ack_eth;
   std::optional<ImmDtHdr> immdt;
   std::optional<IethHdr> ieth;
+  std::optional<SrEthHdr> sr_eth;
+  std::optional<SrSackEthHdr> sack_eth;
   // Payload limit: one packet carries at most the path MTU.
   PathMtu pmtu = PathMtu::k4096;
   std::span<const std::uint8_t> payload;

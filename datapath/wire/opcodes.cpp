@@ -15,6 +15,8 @@ std::string_view ext_hdr_name(ExtHdr h) {
     case ExtHdr::kImmDt: return "ImmDt";
     case ExtHdr::kIeth: return "IETH";
     case ExtHdr::kCnp: return "CNP";
+    case ExtHdr::kSrEth: return "SRETH";
+    case ExtHdr::kSackEth: return "SACKETH";
   }
   return "UNKNOWN";
 }
@@ -33,6 +35,7 @@ std::string_view transport_name(Transport t) {
     case Transport::kCnp: return "CNP";
     case Transport::kExt: return "UROCE";
     case Transport::kDc: return "DC";
+    case Transport::kSr: return "SR";
   }
   return "UNKNOWN";
 }

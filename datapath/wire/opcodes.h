@@ -13,6 +13,13 @@
 //   110 and 111; between uroce peers only):
 //     0xC0..0xC2 (of 0xC0..0xC7; docs/homa.md): HOMA_GRANT, HOMA_CUTOFFS,
 //       HOMA_MLEN.
+//     0xC3 SR_SACK (AETH + SACKETH, sr_sack_eth.h) and 0xC4 SR_HELLO (a
+//       control packet like Homa's, sr_hello.h): selective repeat,
+//       docs/lossy.md.
+//     0xC8..0xDF: SR = 0xC8 + the RC request opcode of the same operation
+//       (SEND, WRITE, READ request, CMP_SWAP, FETCH_ADD), with RC's
+//       headers, position and payload rules; SEND and WRITE add SRETH
+//       (sr_eth.h) last, and every SR WRITE packet carries a RETH.
 //     0xE0..0xF4, 0xF6, 0xF7 (docs/dc.md): DC = 0xE0 + the RC opcode of the
 //       same operation, with RC's headers, position and payload rules plus
 //       one DC header right after the BTH: DCETH (dc_eth.h) in requests,
@@ -28,7 +35,8 @@
 // Extension headers always appear in the canonical order of ExtHdr below
 // (IBTA 9.2: DETH, RETH, AtomicETH, AETH, AtomicAckETH, ImmDt, IETH, with
 // DCETH and DCAETH first after DETH, as no opcode carries DETH with them,
-// and FETH before RETH as rxe places it);
+// and FETH before RETH as rxe places it), then uroce's SRETH and SACKETH
+// after every IBTA header (no opcode carries either with a CNP body);
 // the CNP body takes the place of the payload.
 #pragma once
 
@@ -52,6 +60,8 @@
 #include "datapath/wire/immdt.h"
 #include "datapath/wire/ipv4.h"
 #include "datapath/wire/reth.h"
+#include "datapath/wire/sr_eth.h"
+#include "datapath/wire/sr_sack_eth.h"
 #include "datapath/wire/udp.h"
 
 namespace uroce::wire {
@@ -104,6 +114,28 @@ inline constexpr std::uint8_t kCnp = kCnpOpcode;
 inline constexpr std::uint8_t kHomaGrant = 0xC0;
 inline constexpr std::uint8_t kHomaCutoffs = 0xC1;
 inline constexpr std::uint8_t kHomaMlen = 0xC2;
+// Selective repeat (docs/lossy.md): the SACK, the handshake, and 0xC8 + the
+// RC request opcode of the same operation.
+inline constexpr std::uint8_t kSrSack = 0xC3;
+inline constexpr std::uint8_t kSrHello = 0xC4;
+inline constexpr std::uint8_t kSrBase = 0xC8;
+inline constexpr std::uint8_t kSrSendFirst = kSrBase + kRcSendFirst;
+inline constexpr std::uint8_t kSrSendMiddle = kSrBase + kRcSendMiddle;
+inline constexpr std::uint8_t kSrSendLast = kSrBase + kRcSendLast;
+inline constexpr std::uint8_t kSrSendLastImm = kSrBase + kRcSendLastImm;
+inline constexpr std::uint8_t kSrSendOnly = kSrBase + kRcSendOnly;
+inline constexpr std::uint8_t kSrSendOnlyImm = kSrBase + kRcSendOnlyImm;
+inline constexpr std::uint8_t kSrWriteFirst = kSrBase + kRcWriteFirst;
+inline constexpr std::uint8_t kSrWriteMiddle = kSrBase + kRcWriteMiddle;
+inline constexpr std::uint8_t kSrWriteLast = kSrBase + kRcWriteLast;
+inline constexpr std::uint8_t kSrWriteLastImm = kSrBase + kRcWriteLastImm;
+inline constexpr std::uint8_t kSrWriteOnly = kSrBase + kRcWriteOnly;
+inline constexpr std::uint8_t kSrWriteOnlyImm = kSrBase + kRcWriteOnlyImm;
+inline constexpr std::uint8_t kSrReadRequest = kSrBase + kRcReadRequest;
+inline constexpr std::uint8_t kSrCompareSwap = kSrBase + kRcCompareSwap;
+inline constexpr std::uint8_t kSrFetchAdd = kSrBase + kRcFetchAdd;
+inline constexpr std::uint8_t kSrSendLastInv = kSrBase + kRcSendLastInv;
+inline constexpr std::uint8_t kSrSendOnlyInv = kSrBase + kRcSendOnlyInv;
 
 // DC (docs/dc.md): 0xE0 + the RC opcode of the same operation.
 inline constexpr std::uint8_t kDcBase = 0xE0;
@@ -150,9 +182,18 @@ constexpr bool is_dc_opcode(std::uint8_t o) {
   return o >= op::kDcBase && o <= op::kDcDisconnect && o != dc_opcode(kNoRcOpcode);
 }
 
-// kExt: uroce's own control packets, kDc: the DC-style transport (both
-// between uroce peers only).
-enum class Transport : std::uint8_t { kRc, kUc, kRd, kUd, kCnp, kExt, kDc };
+// The SR opcode of an RC request opcode, and back (for an SR data opcode:
+// not SR_SACK or SR_HELLO). Plain arithmetic, as dc_opcode.
+constexpr std::uint8_t sr_opcode(std::uint8_t rc_opcode) {
+  return static_cast<std::uint8_t>(op::kSrBase + rc_opcode);
+}
+constexpr std::uint8_t rc_opcode_of_sr(std::uint8_t sr_opcode) {
+  return static_cast<std::uint8_t>(sr_opcode - op::kSrBase);
+}
+
+// kExt: uroce's own control packets, kDc: the DC-style transport, kSr: RC
+// with selective repeat (all three between uroce peers only).
+enum class Transport : std::uint8_t { kRc, kUc, kRd, kUd, kCnp, kExt, kDc, kSr };
 
 // What the packet does, independent of transport.
 enum class OpClass : std::uint8_t {
@@ -192,19 +233,22 @@ enum class ExtHdr : std::uint8_t {
   kImmDt,
   kIeth,
   kCnp,
+  kSrEth,
+  kSackEth,
 };
-inline constexpr std::size_t kNumExtHdrs = 11;
+inline constexpr std::size_t kNumExtHdrs = 13;
 using ExtMask = std::uint16_t;
 static_assert(kNumExtHdrs <= sizeof(ExtMask) * 8);
 
 constexpr ExtMask ext_bit(ExtHdr h) { return static_cast<ExtMask>(1u << static_cast<unsigned>(h)); }
 constexpr std::size_t ext_hdr_size(ExtHdr h) {
-  constexpr std::size_t kSizes[kNumExtHdrs] = {DethHdr::kSize,   DcEthHdr::kSize,
-                                               DcAethHdr::kSize, FethHdr::kSize,
-                                               RethHdr::kSize,   AtomicEthHdr::kSize,
-                                               AethHdr::kSize,   AtomicAckEthHdr::kSize,
-                                               ImmDtHdr::kSize,  IethHdr::kSize,
-                                               CnpHdr::kSize};
+  constexpr std::size_t kSizes[kNumExtHdrs] = {DethHdr::kSize,     DcEthHdr::kSize,
+                                               DcAethHdr::kSize,   FethHdr::kSize,
+                                               RethHdr::kSize,     AtomicEthHdr::kSize,
+                                               AethHdr::kSize,     AtomicAckEthHdr::kSize,
+                                               ImmDtHdr::kSize,    IethHdr::kSize,
+                                               CnpHdr::kSize,      SrEthHdr::kSize,
+                                               SrSackEthHdr::kSize};
   return kSizes[static_cast<std::size_t>(h)];
 }
 constexpr std::size_t ext_mask_size(ExtMask m) {
@@ -327,6 +371,49 @@ constexpr std::array<OpcodeInfo, 256> build_opcode_table() {
   t[op::kHomaGrant] = make_op("UROCE_HOMA_GRANT", kExt, kControl, kOnly, kCtl, 0, true);
   t[op::kHomaCutoffs] = make_op("UROCE_HOMA_CUTOFFS", kExt, kControl, kOnly, kCtl, 0, true);
   t[op::kHomaMlen] = make_op("UROCE_HOMA_MLEN", kExt, kControl, kOnly, kCtl, 0, true);
+  t[op::kSrHello] = make_op("UROCE_SR_HELLO", kExt, kControl, kOnly, kCtl, 0, true);
+
+  // Selective repeat (docs/lossy.md): SR_SACK is an RC ACK with SACKETH;
+  // every RC request opcode again at 0xC8 + it, SEND and WRITE with SRETH
+  // and every WRITE packet with a RETH.
+  constexpr Transport kSr = Transport::kSr;
+  t[op::kSrSack] = make_op("SR_SACK", kSr, kAck, kOnly, Direction::kAck,
+                           static_cast<ExtMask>(kAeth | ext_bit(ExtHdr::kSackEth)), false);
+  constexpr std::string_view kSrNames[] = {
+      "SR_SEND_FIRST",
+      "SR_SEND_MIDDLE",
+      "SR_SEND_LAST",
+      "SR_SEND_LAST_WITH_IMMEDIATE",
+      "SR_SEND_ONLY",
+      "SR_SEND_ONLY_WITH_IMMEDIATE",
+      "SR_RDMA_WRITE_FIRST",
+      "SR_RDMA_WRITE_MIDDLE",
+      "SR_RDMA_WRITE_LAST",
+      "SR_RDMA_WRITE_LAST_WITH_IMMEDIATE",
+      "SR_RDMA_WRITE_ONLY",
+      "SR_RDMA_WRITE_ONLY_WITH_IMMEDIATE",
+      "SR_RDMA_READ_REQUEST",
+      "",  // 0x0D..0x12: responses and ACKs stay RC's
+      "",
+      "",
+      "",
+      "",
+      "",
+      "SR_CMP_SWAP",
+      "SR_FETCH_ADD",
+      "",  // 0x15: no RC opcode
+      "SR_SEND_LAST_WITH_INVALIDATE",
+      "SR_SEND_ONLY_WITH_INVALIDATE",
+  };
+  for (std::uint8_t o = 0; o < std::size(kSrNames); ++o) {
+    const OpcodeInfo& rc = t[o];
+    if (kSrNames[o].empty()) continue;
+    ExtMask ext = rc.ext;
+    if (rc.op == kSend || rc.op == kWrite)
+      ext = static_cast<ExtMask>(ext | ext_bit(ExtHdr::kSrEth));
+    if (rc.op == kWrite) ext = static_cast<ExtMask>(ext | kReth);
+    t[sr_opcode(o)] = make_op(kSrNames[o], kSr, rc.op, rc.pos, rc.dir, ext, rc.payload);
+  }
 
   // DC: every RC opcode again at 0xE0 + it, the same shape plus the DC
   // header of its direction (docs/dc.md "Wire"). Names by RC opcode.
@@ -407,13 +494,21 @@ constexpr std::size_t max_payload_ext_len_of(Pred of) {
 }
 }  // namespace detail
 
-// Over every opcode but DC's: RETH 16 + ImmDt 4 (RDMA WRITE ONLY with
-// immediate, RC and UC). Opcodes with longer headers (AtomicETH 28) carry
-// no payload. DC's are left out so that RC, UC and UD keep their path MTU;
-// a DC QP uses the DC mapping below.
+// Over every opcode but DC's and SR's: RETH 16 + ImmDt 4 (RDMA WRITE ONLY
+// with immediate, RC and UC). Opcodes with longer headers (AtomicETH 28)
+// carry no payload. DC's and SR's are left out so that RC, UC and UD keep
+// their path MTU; a DC QP uses the DC mapping below, and a connection uses
+// SR only where sr_fits says its packets fit.
 constexpr std::size_t max_payload_ext_len() {
+  return detail::max_payload_ext_len_of([](const OpcodeInfo& i) {
+    return i.transport != Transport::kDc && i.transport != Transport::kSr;
+  });
+}
+// Over SR's opcodes: RETH 16 + ImmDt 4 + SRETH 8 (SR RDMA WRITE ONLY or
+// LAST with immediate).
+constexpr std::size_t max_sr_payload_ext_len() {
   return detail::max_payload_ext_len_of(
-      [](const OpcodeInfo& i) { return i.transport != Transport::kDc; });
+      [](const OpcodeInfo& i) { return i.transport == Transport::kSr; });
 }
 // Over DC's opcodes: DCETH 24 + RETH 16 + ImmDt 4 (DC RDMA WRITE ONLY with
 // immediate).
@@ -439,6 +534,11 @@ inline constexpr std::uint32_t kDcPathMtuOverhead = static_cast<std::uint32_t>(
 static_assert(kDcPathMtuOverhead == 92);
 static_assert(kDcPathMtuOverhead == kPathMtuOverhead + DcEthHdr::kSize);
 inline constexpr std::uint32_t kMinDcEthMtu = 256 + kDcPathMtuOverhead;
+// The same for an SR connection's packets: SRETH's 8 bytes more, 72.
+inline constexpr std::uint32_t kSrPathMtuOverhead = static_cast<std::uint32_t>(
+    Ipv4Hdr::kSize + UdpHdr::kSize + BthHdr::kSize + max_sr_payload_ext_len() + kIcrcSize);
+static_assert(kSrPathMtuOverhead == kPathMtuOverhead + SrEthHdr::kSize);
+static_assert(kSrPathMtuOverhead <= kDcPathMtuOverhead);
 
 namespace detail {
 constexpr std::optional<PathMtu> path_mtu_within(std::uint32_t eth_mtu, std::uint32_t overhead) {
@@ -463,6 +563,13 @@ constexpr std::optional<PathMtu> path_mtu_for_eth_mtu(std::uint32_t eth_mtu) {
 // 4096, 4187 -> 2048 (4096 needs 4188). nullopt below kMinDcEthMtu.
 constexpr std::optional<PathMtu> dc_path_mtu_for_eth_mtu(std::uint32_t eth_mtu) {
   return detail::path_mtu_within(eth_mtu, kDcPathMtuOverhead);
+}
+
+// Whether a connection of path MTU m may use SR over a port of Ethernet
+// MTU eth_mtu (docs/lossy.md "Negotiation"): 1500 fits 1024, 9000 fits
+// 4096, 4096 needs 4168.
+constexpr bool sr_fits(PathMtu m, std::uint32_t eth_mtu) {
+  return path_mtu_bytes(m) + kSrPathMtuOverhead <= eth_mtu;
 }
 
 // Bytes of zero padding after `payload_len` payload bytes (IBTA 9.2: the

@@ -57,6 +57,8 @@ std::string_view parse_error_name(ParseError e) {
     case ParseError::kTruncatedImmDt: return "TruncatedImmDt";
     case ParseError::kTruncatedIeth: return "TruncatedIeth";
     case ParseError::kTruncatedCnp: return "TruncatedCnp";
+    case ParseError::kTruncatedSrEth: return "TruncatedSrEth";
+    case ParseError::kTruncatedSackEth: return "TruncatedSackEth";
     case ParseError::kTruncatedIcrc: return "TruncatedIcrc";
     case ParseError::kUnexpectedPayload: return "UnexpectedPayload";
     case ParseError::kPadExceedsPayload: return "PadExceedsPayload";
@@ -146,7 +148,7 @@ ParseError parse_udp_on(std::span<const std::uint8_t> frame, FrameTail tail, std
 
   std::size_t off = kExtOff;
   // Most packets of a flow (SEND, WRITE middles, READ response middles)
-  // carry no extension header: one test instead of eleven.
+  // carry no extension header: one test instead of thirteen.
   if (info.ext != 0) {
     if (!take_ext(info, ExtHdr::kDeth, f, end, off, out.deth)) {
       return ParseError::kTruncatedDeth;
@@ -180,6 +182,12 @@ ParseError parse_udp_on(std::span<const std::uint8_t> frame, FrameTail tail, std
     }
     if (!take_ext(info, ExtHdr::kCnp, f, end, off, out.cnp)) {
       return ParseError::kTruncatedCnp;
+    }
+    if (!take_ext(info, ExtHdr::kSrEth, f, end, off, out.sr_eth)) {
+      return ParseError::kTruncatedSrEth;
+    }
+    if (!take_ext(info, ExtHdr::kSackEth, f, end, off, out.sack_eth)) {
+      return ParseError::kTruncatedSackEth;
     }
   }
   if (end - off < kIcrcSize) return ParseError::kTruncatedIcrc;

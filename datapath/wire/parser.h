@@ -42,6 +42,8 @@
 #include "datapath/wire/opcodes.h"
 #include "datapath/wire/payload.h"
 #include "datapath/wire/reth.h"
+#include "datapath/wire/sr_eth.h"
+#include "datapath/wire/sr_sack_eth.h"
 #include "datapath/wire/udp.h"
 
 namespace uroce::wire {
@@ -76,6 +78,8 @@ enum class ParseError : std::uint8_t {
   kTruncatedImmDt,
   kTruncatedIeth,
   kTruncatedCnp,
+  kTruncatedSrEth,
+  kTruncatedSackEth,
   kTruncatedIcrc,      // no room for the 4-byte ICRC
   kUnexpectedPayload,  // payload bytes for an opcode that carries none
   kPadExceedsPayload,  // BTH pad count > bytes between headers and ICRC
@@ -91,7 +95,8 @@ inline constexpr std::size_t kNumParseErrors =
 inline constexpr std::size_t kChainedHeadMin =
     EthHdr::kSize + Ipv6Hdr::kSize + UdpHdr::kSize + BthHdr::kSize + DethHdr::kSize +
     DcEthHdr::kSize + DcAethHdr::kSize + FethHdr::kSize + RethHdr::kSize + AtomicEthHdr::kSize +
-    AethHdr::kSize + AtomicAckEthHdr::kSize + ImmDtHdr::kSize + IethHdr::kSize + CnpHdr::kSize;
+    AethHdr::kSize + AtomicAckEthHdr::kSize + ImmDtHdr::kSize + IethHdr::kSize + CnpHdr::kSize +
+    SrEthHdr::kSize + SrSackEthHdr::kSize;
 std::string_view parse_error_name(ParseError e);
 
 struct ParsedPacket {
@@ -117,6 +122,8 @@ struct ParsedPacket {
   ImmDtHdr immdt;
   IethHdr ieth;
   CnpHdr cnp;
+  SrEthHdr sr_eth;
+  SrSackEthHdr sack_eth;
   // Payload without pad and ICRC; points into the parsed frame (into its
   // segments when it was chained).
   Payload payload;

@@ -139,8 +139,8 @@ exit \"\$rc\""
 
 # A signal is passed on once the command's PID is known; then the command
 # has a few seconds to end before it is SIGKILLed in the guest. --on-term's
-# command goes first, bounded so that the daemon still stops within the 10 s
-# uroce_daemon_stop allows.
+# command goes first, bounded so that the daemon still stops within the time
+# uroce_daemon_stop allows (RXE_STOP_SECS, 30 s for a uroce guest's daemon).
 term_body=''
 if [ -n "$on_term" ]; then
   via='sh'

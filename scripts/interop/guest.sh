@@ -5,8 +5,9 @@
 # it whatever way the script leaves.
 #
 #   rxe_guest_start DIR IMAGE_DIR IP/NN TAP MAC [SECS] [--mem MB] [--smp N]
-#                   [--append "K=V ..."] [-- QEMU-ARGS...]
+#                   [--mtu N] [--append "K=V ..."] [-- QEMU-ARGS...]
 #                                                        boot, wait for the agent;
+#                                                        --mtu: eth0's (1500);
 #                                                        the options add to the
 #                                                        kernel command line
 #                                                        (guest-init.sh's g_*) and
@@ -43,12 +44,13 @@ rxe_guest_start() {
   local dir=$1 img=$2 ip=$3 tap=$4 mac=$5 secs=${6:-120}
   shift 5
   [ $# -gt 0 ] && shift
-  local mem=768 smp=1 append=''
+  local mem=768 smp=1 mtu=1500 append=''
   local -a extra=()
   while [ $# -gt 0 ]; do
     case $1 in
       --mem) mem=$2; shift 2 ;;
       --smp) smp=$2; shift 2 ;;
+      --mtu) mtu=$2; shift 2 ;;
       --append) append=" $2"; shift 2 ;;
       --) shift; extra=("$@"); break ;;
       *) uroce_err "rxe_guest_start: unknown option $1"; return 1 ;;
@@ -62,7 +64,7 @@ rxe_guest_start() {
   local -a cmd=(qemu-system-x86_64 -name "uroce-test-${dir##*/}" -machine "pc,accel=$accel"
     -cpu "$cpu" -smp "$smp" -m "$mem" -nodefaults -no-user-config -display none -vga none
     -no-reboot -kernel "$img/vmlinuz" -initrd "$img/initramfs.cpio.gz"
-    -append "console=ttyS0 quiet panic=-1 g_ip=$ip g_mtu=1500$append"
+    -append "console=ttyS0 quiet panic=-1 g_ip=$ip g_mtu=$mtu$append"
     -serial "file:$dir/console.log"
     -netdev "tap,id=n0,ifname=$tap,script=no,downscript=no"
     -device "virtio-net-pci,netdev=n0,mac=$mac,romfile="

@@ -17,7 +17,9 @@
 #                     namespace; names contain ID (<= 15 bytes each);
 #                     no-veth: neither veth nor namespace (uroced runs in a
 #                     guest of its own, scripts/interop-rxe.sh --uroce-in-guest)
-#   rxe_net_tap NAME  one more tap on the bridge (another guest NIC)
+#   rxe_net_tap NAME [QUEUES]  one more tap on the bridge (another guest
+#                     NIC); QUEUES > 1: a multi-queue tap, for a QEMU NIC
+#                     of that many queue pairs (-netdev tap,queues=N)
 #   rxe_net_tcp_up CIDR  a second veth pair, bridge port <-> the namespace,
 #                     with CIDR on the namespace's end: the TCP exchange of a
 #                     program that runs in the namespace itself (embedded
@@ -72,9 +74,11 @@ rxe_net_up() {
 }
 
 rxe_net_tap() {
-  local tap=$1 mtu
+  local tap=$1 queues=${2:-1} mtu
+  local -a mq=()
+  [ "$queues" -gt 1 ] && mq=(multi_queue)
   mtu=$(cat "/sys/class/net/$RXE_BR/mtu")
-  ip tuntap add dev "$tap" mode tap
+  ip tuntap add dev "$tap" mode tap "${mq[@]}"
   _RXE_NET_MADE+=("link:$tap")
   sysctl -qw "net.ipv6.conf.$tap.disable_ipv6=1" >/dev/null 2>&1 || true
   ip link set "$tap" mtu "$mtu" master "$RXE_BR" up

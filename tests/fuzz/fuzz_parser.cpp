@@ -84,12 +84,15 @@ void check_rebuild(const ParsedPacket& p) {
   if (p.has(ExtHdr::kDeth)) s.deth = p.deth;
   if (p.has(ExtHdr::kDcEth)) s.dc_eth = p.dc_eth;
   if (p.has(ExtHdr::kDcAeth)) s.dc_aeth = p.dc_aeth;
+  if (p.has(ExtHdr::kFeth)) s.feth = p.feth;
   if (p.has(ExtHdr::kReth)) s.reth = p.reth;
   if (p.has(ExtHdr::kAtomicEth)) s.atomic_eth = p.atomic_eth;
   if (p.has(ExtHdr::kAeth)) s.aeth = p.aeth;
   if (p.has(ExtHdr::kAtomicAckEth)) s.atomic_ack_eth = p.atomic_ack_eth;
   if (p.has(ExtHdr::kImmDt)) s.immdt = p.immdt;
   if (p.has(ExtHdr::kIeth)) s.ieth = p.ieth;
+  if (p.has(ExtHdr::kSrEth)) s.sr_eth = p.sr_eth;
+  if (p.has(ExtHdr::kSackEth)) s.sack_eth = p.sack_eth;
   s.payload = p.payload;
   static std::uint8_t buf[kMaxRoceFrame];
   const int n = build_roce(s, buf);

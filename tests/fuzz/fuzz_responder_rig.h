@@ -3,7 +3,8 @@
 // of records, each
 //   [ctrl][len lo][len hi][len bytes]
 // run against a fresh rig: an RC QP in RTS with receive WRs and send WRs
-// outstanding (so both its responder and its completer take packets), a UD
+// outstanding (so both its responder and its completer take packets) and
+// selective repeat attached (SR opcodes and SACKs, docs/lossy.md), a UD
 // QP and a UC QP, and the DC pair (docs/dc.md): a DCT on a small context
 // pool (two contexts, four record slots) with an SRQ, and a DCI with two
 // errored streams and WRs outstanding, all over one MR table whose regions
@@ -218,6 +219,7 @@ struct Rig {
   Region uc_recv{mrs, kPd, 0x90000, 1500, access::kLocalWrite, 0x99};
 
   std::unique_ptr<RcQp> rc;
+  RcSr rc_sr;
   std::unique_ptr<UdQp> ud;
   std::unique_ptr<UcQp> uc;
   // The DC pair: the target's pool, SRQ and DCT, and an initiator.
@@ -253,6 +255,7 @@ struct Rig {
     rcfg.max_rd_atomic = 2;
     rcfg.max_dest_rd_atomic = 2;
     rc = std::make_unique<RcQp>(rcfg, mrs);
+    rc->set_sr(&rc_sr);
     connect_rc();
     post_rc_work();
 
@@ -549,10 +552,11 @@ struct Rig {
 
   void deliver(unsigned target, const wire::ParsedPacket& p) {
     if (target == 0 || target == 3) {
-      const std::uint64_t before = counter_sum(rc->counters());
+      const std::uint64_t before = counter_sum(rc->counters()) + counter_sum(rc_sr.ctr);
       auto i = io();
       rc->on_packet(p, now, i);
-      check(counter_sum(rc->counters()) > before, "RC packet accounted for");
+      check(counter_sum(rc->counters()) + counter_sum(rc_sr.ctr) > before,
+            "RC packet accounted for");
     }
     if (target == 1 || target == 3) {
       const std::uint64_t before = counter_sum(ud->counters());

@@ -320,6 +320,63 @@ void exchange_dc(Rig& rig, DcPeer& peer, Script& s) {
   rig.tx.record = nullptr;
 }
 
+// A selective-repeat peer's packets to the rig's RC QP (docs/lossy.md), as
+// the rig expects them from PSN kRcRqPsn on (across the 24-bit wrap): a
+// WRITE, two SENDs, a READ and a WRITE with immediate, delivered out of
+// order with duplicates, a READ before its turn, one packet beyond the
+// window, and a SACK for the rig's own requests.
+Script sr_script(const Rig& rig) {
+  Script s;
+  std::vector<std::uint8_t> data(1024);
+  for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<std::uint8_t>(i * 5 + 1);
+  auto frame = [&](std::uint8_t op, std::uint32_t off_psn, std::uint32_t rsn, std::uint32_t off,
+                   std::uint32_t len, std::uint64_t va, std::uint32_t dma_len) {
+    wire::PacketSpec p;
+    p.eth_src = kMacPeer;
+    p.eth_dst = kMacRig;
+    p.ip_src = kIpPeer;
+    p.ip_dst = kIpRig;
+    p.opcode = op;
+    p.dest_qp = kRcQpn;
+    // Requests from the rig's expected PSN on; the SACK names the rig's
+    // own first request.
+    p.psn = op == wire::op::kSrSack ? kRcSqPsn : (kRcRqPsn + off_psn) & 0xffffff;
+    p.pmtu = wire::PathMtu::k256;
+    p.ack_req = true;
+    const wire::OpcodeInfo& i = wire::opcode_info(op);
+    if (i.has(wire::ExtHdr::kSrEth)) p.sr_eth = wire::SrEthHdr::make(rsn, off);
+    if (i.has(wire::ExtHdr::kReth)) p.reth = wire::RethHdr::make(va, rig.any.key, dma_len);
+    if (i.has(wire::ExtHdr::kImmDt)) p.immdt = wire::ImmDtHdr::make(0x0a0b0c0d);
+    if (i.has(wire::ExtHdr::kAeth)) p.aeth = wire::AethHdr::make(wire::aeth_ack_syndrome(), 0);
+    if (i.has(wire::ExtHdr::kSackEth)) {
+      wire::SrSackEthHdr k = wire::SrSackEthHdr::make(0, kRcSqPsn, 256);
+      k.set_bit(1);
+      p.sack_eth = k;
+    }
+    if (i.payload) p.payload = std::span<const std::uint8_t>(data.data(), len);
+    std::vector<std::uint8_t> f(wire::roce_frame_size(p));
+    check(wire::build_roce(p, f) > 0, "SR seed frame builds");
+    return f;
+  };
+  namespace o = wire::op;
+  const std::uint64_t va = rig.any.va;
+  const std::vector<std::uint8_t> pkts[] = {
+      frame(o::kSrWriteFirst, 0, 0, 0, 256, va, 612),  // PSN +0..+2: a WRITE
+      frame(o::kSrWriteMiddle, 1, 0, 256, 256, va, 612),
+      frame(o::kSrWriteLast, 2, 0, 512, 100, va, 612),
+      frame(o::kSrSendFirst, 3, 0, 0, 256, 0, 0),  // +3, +4: SEND into the first WR
+      frame(o::kSrSendLast, 4, 0, 256, 44, 0, 0),
+      frame(o::kSrSendOnlyImm, 5, 1, 0, 10, 0, 0),            // +5: SEND into the second
+      frame(o::kSrReadRequest, 6, 0, 0, 0, va + 1024, 300),   // +6, +7: READ
+      frame(o::kSrWriteOnlyImm, 8, 2, 0, 16, va + 2048, 16),  // +8: the third WR
+  };
+  // Out of order, with duplicates (indices into pkts).
+  for (int i : {7, 2, 6, 1, 5, 4, 2, 0, 3, 6, 7, 3}) s.frame(kPump, pkts[i]);
+  s.frame(kPump, frame(o::kSrWriteOnly, 300, 0, 0, 8, va, 8));  // beyond the window
+  s.frame(kPump, frame(o::kSrSack, 0, 0, 0, 0, 0, 0));
+  return s;
+}
+
 bool write_file(const std::string& path, const std::vector<std::uint8_t>& b) {
   FILE* f = std::fopen(path.c_str(), "wb");
   if (f == nullptr) return false;
@@ -436,6 +493,10 @@ int main(int argc, char** argv) {
     // A late timer (the idle disconnects, retransmissions) and new DCI work.
     s.command(static_cast<std::uint8_t>(7 << kTimeShift | kPump), {8, 1, 2, 3, 4, 1, 0});
     emit(bad_key != 0 ? "dc_bad_key.bin" : "dc.bin", s);
+  }
+  {
+    Rig rig;
+    emit("rc_sr.bin", sr_script(rig));
   }
   Script cmds;
   cmds.command(0, {4, 2, 3, 50, 0, 0, 5, 9});

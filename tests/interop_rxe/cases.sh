@@ -14,11 +14,14 @@
 # RXE_VETH, RXE_VETH_BR, RXE_*_IP, RXE_UROCE_MAC, RXE_GGID, RXE_UGID,
 # RXE_CHECKER; with uroced in a guest of its own (interop-rxe.sh
 # --uroce-in-guest, scripts/interop/uroce-guest.sh) also RXE_UROCE_PCI (its
-# port), RXE_CAP_IF, RXE_UROCE_TCP_IP, RXE_DAEMON_OPTS and RXE_UGUEST_DIR.
+# port), RXE_CAP_IF, RXE_UROCE_TCP_IP, RXE_DAEMON_OPTS, RXE_DAEMON_ARGS and
+# RXE_UGUEST_DIR. RXE_MTU is the L2 MTU of the whole segment (1500 unless
+# interop-rxe.sh --mtu) and RXE_PATH_MTU the RoCE path MTU the pingpongs ask
+# for (-m): the largest that both sides' active_mtu allows at RXE_MTU.
 
 RXE_CASES=(
   rc_pingpong_64 rc_pingpong_4k rc_pingpong_64k ud_pingpong
-  write_bw read_lat send_lat atomic_lat
+  write_bw send_bw read_lat send_lat atomic_lat
   rping_cm write_bw_cm udaddy_cm homa_probe
   loss_rc_pingpong loss_write_bw
   emb_rc_pingpong emb_read_lat
@@ -60,14 +63,19 @@ RXE_CUR_DAEMON=
 RXE_UROCE_PCI=${RXE_UROCE_PCI:-}
 RXE_CAP_IF=${RXE_CAP_IF:-}
 RXE_UROCE_TCP_IP=${RXE_UROCE_TCP_IP:-}
-declare -a RXE_DAEMON_OPTS=()
+declare -a RXE_DAEMON_OPTS=() RXE_DAEMON_ARGS=()
+# How long a daemon may take to stop on SIGTERM (uroce_daemon_stop).
+RXE_STOP_SECS=${RXE_STOP_SECS:-10}
+RXE_MTU=${RXE_MTU:-1500}
+RXE_PATH_MTU=${RXE_PATH_MTU:-1024}
 RXE_UGUEST_DIR=${RXE_UGUEST_DIR:-}
 
 _rxe_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 # rxe_start_daemon NAME EXTRA-DEVICE-KEYS: uroced in the bridge's netns with
-# one device, uroce0, on net_af_packet over RXE_VETH. Eth MTU 1500 gives
-# active_mtu 1024, as rxe has on its 1500-byte eth0.
+# one device, uroce0, on net_af_packet over RXE_VETH (or the guest's PCI
+# port), at RXE_MTU: 1500 gives active_mtu 1024, as rxe has on its
+# 1500-byte eth0; 9000 gives 4096 on both sides.
 # min_ack_timeout=18: our requester waits at least 1.07 s per retry instead
 # of the 67 ms rc_pingpong and perftest ask (timeout 14): on a busy host the
 # guest's rxe can answer nothing for the 0.54 s that 8 tries of 67 ms last
@@ -77,19 +85,27 @@ _rxe_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 rxe_device_spec() {
   local port="net_af_packet0,iface=$RXE_VETH,qdisc_bypass=1,blocksz=4096,framesz=2048,framecnt=2048"
   [ -n "$RXE_UROCE_PCI" ] && port=$RXE_UROCE_PCI
-  echo "name=uroce0;mac=$RXE_UROCE_MAC;ipv4=$RXE_UROCE_IP;mtu=1500;port=$port;min_ack_timeout=18$1$RXE_DEVICE_KEYS"
+  echo "name=uroce0;mac=$RXE_UROCE_MAC;ipv4=$RXE_UROCE_IP;mtu=$RXE_MTU;port=$port;min_ack_timeout=18$1$RXE_DEVICE_KEYS"
 }
 rxe_start_daemon() {
   local name=$1 extra=$2$RXE_DEVICE_KEYS
   local -a opts=("${RXE_DAEMON_OPTS[@]}")
   [ ${#opts[@]} -gt 0 ] || opts=(--netns "$RXE_NS" --lcore 1)
-  uroce_daemon_start "$name" "${opts[@]}" --poll backoff -- \
+  uroce_daemon_start "$name" "${opts[@]}" --poll backoff -- "${RXE_DAEMON_ARGS[@]}" \
     --device "$(rxe_device_spec "$2")" || return 1
   RXE_CUR_DAEMON=$name
   # (uroced refuses a key given twice: at most one homa= here.)
   RXE_CUR_HOMA=0
   [[ "$extra;" == *";homa=on;"* ]] && RXE_CUR_HOMA=1
   return 0
+}
+
+# rxe_uroce_gid UROCE_RUN RUN_DIR IP: the index of uroce0's RoCE v2 GID
+# ::ffff:IP, from ibv_devinfo through that uroce-run and daemon.
+rxe_uroce_gid() {
+  timeout 60 "$1" --run-dir "$2" ibv_devinfo -v -d uroce0 |
+    awk -v ip="$3" '/GID\[/ && index($0, "::ffff:" ip) && /RoCE v2/ {
+      s = $0; sub(/.*GID\[ */, "", s); sub(/\].*/, "", s); print s; exit }'
 }
 
 # rxe_embedded: the emb_* cases; the daemon before them is stopped (one
@@ -101,7 +117,7 @@ rxe_embedded() {
     return 1
   fi
   if [ -n "$RXE_CUR_DAEMON" ] && uroce_daemon_alive "$RXE_CUR_DAEMON" &&
-    ! uroce_daemon_stop "$RXE_CUR_DAEMON"; then
+    ! uroce_daemon_stop "$RXE_CUR_DAEMON" "$RXE_STOP_SECS"; then
     UROCE_WHY="uroced $RXE_CUR_DAEMON did not stop cleanly on SIGTERM"
     return 1
   fi
@@ -297,12 +313,16 @@ rxe_cm_madcheck() {
   RXE_FIGURE="$RXE_FIGURE, CM MADs$names decoded"
 }
 
-# rping_cm DIR: rping -v -C 20 (each ping's data checked by the server).
+# rping_cm DIR: rping -v -V -C 20 with pings of two full packets (-S twice
+# the path MTU): the client compares every byte that came back (the server
+# READs the client's buffer, then WRITEs it back), so each byte crossed both
+# stacks twice, and with small RX buffers (rx_buf) every packet arrived
+# chained on our side.
 rxe_rping() {
-  local label=$1 dir=$2 port ip
+  local label=$1 dir=$2 port ip size=$((2 * RXE_PATH_MTU))
   uroce_next_port port
   ip=$(rxe_server_ip "$dir")
-  local srv="-s -v -a $ip -p $port -C 20" cli="-c -v -a $ip -p $port -C 20"
+  local srv="-s -v -V -S $size -a $ip -p $port -C 20" cli="-c -v -V -S $size -a $ip -p $port -C 20"
   local -a host_args guest_args
   if [ "$dir" = uroce-srv ]; then
     read -r -a host_args <<<"$srv"
@@ -487,7 +507,7 @@ rxe_switch_daemon() {
   local name=$1 keys=$2
   [ "$RXE_CUR_DAEMON" = "$name" ] && return 0
   if [ -n "$RXE_CUR_DAEMON" ] && uroce_daemon_alive "$RXE_CUR_DAEMON" &&
-    ! uroce_daemon_stop "$RXE_CUR_DAEMON"; then
+    ! uroce_daemon_stop "$RXE_CUR_DAEMON" "$RXE_STOP_SECS"; then
     UROCE_WHY="uroced $RXE_CUR_DAEMON did not stop cleanly on SIGTERM"
     return 1
   fi
@@ -557,11 +577,12 @@ rxe_case_body() {
     return 1
   fi
   case $c in
-    rc_pingpong_64) rxe_pingpong ibv_rc_pingpong "$label" "$dir" 64 200 -m 1024 -c ;;
-    rc_pingpong_4k) rxe_pingpong ibv_rc_pingpong "$label" "$dir" 4096 100 -m 1024 -c ;;
-    rc_pingpong_64k) rxe_pingpong ibv_rc_pingpong "$label" "$dir" 65536 20 -m 1024 -c ;;
+    rc_pingpong_64) rxe_pingpong ibv_rc_pingpong "$label" "$dir" 64 200 -m "$RXE_PATH_MTU" -c ;;
+    rc_pingpong_4k) rxe_pingpong ibv_rc_pingpong "$label" "$dir" 4096 100 -m "$RXE_PATH_MTU" -c ;;
+    rc_pingpong_64k) rxe_pingpong ibv_rc_pingpong "$label" "$dir" 65536 20 -m "$RXE_PATH_MTU" -c ;;
     ud_pingpong) rxe_pingpong ibv_ud_pingpong "$label" "$dir" 512 100 -c ;;
     write_bw) rxe_perftest ib_write_bw bw "$label" "$dir" 200 -s 65536 --report_gbits ;;
+    send_bw) rxe_perftest ib_send_bw bw "$label" "$dir" 200 -s 65536 --report_gbits ;;
     # -o 16: perftest gives each requester the peer's max_qp_rd_atom as
     # max_rd_atomic; rxe has 128, uroce 16, and both refuse more than their
     # own (EINVAL), as the spec says. 16 suits both.
@@ -574,7 +595,7 @@ rxe_case_body() {
       local tx0 rx0
       tx0=$(rxe_counter tx_impair_drop)
       rx0=$(rxe_counter rx_impair_drop)
-      rxe_pingpong ibv_rc_pingpong "$label" "$dir" 65536 20 -m 1024 -c || return 1
+      rxe_pingpong ibv_rc_pingpong "$label" "$dir" 65536 20 -m "$RXE_PATH_MTU" -c || return 1
       rxe_loss_check "$tx0" "$rx0" both
       ;;
     loss_write_bw)
@@ -590,11 +611,11 @@ rxe_case_body() {
     # the QP scheduled they would wait for GRANTs rxe never sends.
     homa_probe)
       rxe_homa_daemon || return 1
-      rxe_pingpong ibv_rc_pingpong "$label" "$dir" 65536 20 -m 1024 -c
+      rxe_pingpong ibv_rc_pingpong "$label" "$dir" 65536 20 -m "$RXE_PATH_MTU" -c
       ;;
     emb_rc_pingpong)
       rxe_embedded || return 1
-      rxe_pingpong ibv_rc_pingpong "$label" "$dir" 4096 100 -m 1024 -c
+      rxe_pingpong ibv_rc_pingpong "$label" "$dir" 4096 100 -m "$RXE_PATH_MTU" -c
       ;;
     emb_read_lat)
       rxe_embedded || return 1
@@ -605,6 +626,33 @@ rxe_case_body() {
     udaddy_cm) rxe_udaddy "$label" "$dir" ;;
     *) UROCE_WHY="unknown case $c"; return 1 ;;
   esac
+}
+
+# rxe_chained_check: with RX buffers smaller than a frame (device key
+# rx_buf, --device-keys), the daemon that carried the cases received long
+# frames as chains (port_rx.chained), none longer than the engine reads
+# (too_many_segments) and none it could not read (rx_unreadable).
+rxe_chained_check() {
+  local st=0 f=$UROCE_TMP/chained.status.json fig
+  uroce_no_pair
+  if ! uroce_daemon_alive "$RXE_CUR_DAEMON" ||
+    ! "$UROCE_CTL" --run-dir "${UROCE_DAEMON_RUN[$RXE_CUR_DAEMON]}" status --json >"$f" 2>&1; then
+    UROCE_WHY="no status from uroced $RXE_CUR_DAEMON"
+    st=1
+  elif ! fig=$(/usr/bin/python3 - "$f" 2>&1 <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))["devices"][0]["counters"]
+p = c["port_rx"]
+print(f"{p['chained']} of {p['frames']} frames chained, too_many_segments "
+      f"{p['too_many_segments']}, rx_unreadable {c['rx_unreadable']}")
+sys.exit(0 if p["chained"] > 0 and p["too_many_segments"] == 0 and c["rx_unreadable"] == 0 else 1)
+PY
+  ); then
+    UROCE_WHY="uroced $RXE_CUR_DAEMON: $fig"
+    st=1
+  fi
+  rxe_row rx_chained - "$st" "${fig:-$UROCE_WHY}"
+  uroce_verdict "uroced $RXE_CUR_DAEMON received chained frames, each read whole" "$st"
 }
 
 rxe_run_case() {

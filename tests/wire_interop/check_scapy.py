@@ -6,8 +6,9 @@ usage: check_scapy.py WIRE_VECTORS
 1. `WIRE_VECTORS gen PCAP` builds one frame per opcode class with our builder
    and prints the field values it used.
 2. scapy (scapy.contrib.roce: BTH, AETH, CNPPadding and its own ICRC; the
-   other IBTA extension headers, and uroce's DC headers (docs/dc.md), packed
-   here with struct as raw bytes after the BTH) builds the same
+   other IBTA extension headers, and uroce's DC and selective-repeat headers
+   (docs/dc.md, docs/lossy.md), packed here with struct as raw bytes) builds
+   the same
    packets from those field values: the bytes must be identical, ICRC
    included. Over IPv6, where scapy has no RoCE ICRC, icrc_ipv6() below
    computes it from scapy's decoded fields (the IBTA annex's masking, as
@@ -17,9 +18,10 @@ usage: check_scapy.py WIRE_VECTORS
    must give BadIcrc.
 4. tshark (an independent decoder) reads our pcap: opcode, DestQP, PSN,
    each extension header field it knows, and over IPv6 the addresses,
-   traffic class, flow label and hop limit must match. DC packets (opcodes
-   0xE0-0xF8, manufacturer-specific) are checked up to the BTH only: tshark
-   does not know their headers.
+   traffic class, flow label and hop limit must match. uroce's own packets
+   (DC's 0xE0-0xF8, selective repeat's 0xC3 and 0xC8-0xDF: manufacturer-
+   specific) are checked up to the BTH only: tshark does not know their
+   headers.
 
 Runs under Debian's /usr/bin/python3 (scapy); fails, never skips, when scapy
 or tshark is missing.
@@ -46,6 +48,9 @@ if TSHARK is None:
 
 CNP_OPCODE = 0x81
 DC_OPCODES = range(0xE0, 0xF9)
+# uroce's own opcodes (docs/homa.md, docs/dc.md, docs/lossy.md): tshark
+# knows their BTH only.
+UROCE_OPCODES = range(0xC0, 0x100)
 
 failures = []
 
@@ -84,6 +89,13 @@ def ext_bytes_after_aeth(f):
         after += struct.pack("!I", f["imm"])
     if "ieth_rkey" in f:
         after += struct.pack("!I", f["ieth_rkey"])
+    if "sr_eth" in f:  # datapath/wire/sr_eth.h, after every IBTA header
+        d = f["sr_eth"]
+        after += b"\x00" + d["rsn"].to_bytes(3, "big") + struct.pack("!I", d["offset"])
+    if "sack_eth" in f:  # datapath/wire/sr_sack_eth.h, after the AETH
+        d = f["sack_eth"]
+        after += (struct.pack("!B", d["flags"]) + d["trigger_psn"].to_bytes(3, "big") +
+                  struct.pack("!HH", d["window"], 0) + bytes.fromhex(d["bitmap"]))
     return before, after
 
 
@@ -186,7 +198,7 @@ def check_tshark(vectors, rows):
         checks = [("infiniband.bth.opcode", f["opcode"]),
                   ("infiniband.bth.destqp", f["dest_qp"]),
                   ("infiniband.bth.psn", f["psn"])]
-        dc = f["opcode"] in DC_OPCODES
+        dc = f["opcode"] in UROCE_OPCODES
         if "reth" in f and not dc:
             checks += [("infiniband.reth.va", f["reth"]["va"]),
                        ("infiniband.reth.r_key", f["reth"]["rkey"]),

@@ -10,7 +10,8 @@
 //                             binary file: the fuzzer's seed corpus.
 //
 // The vectors cover every opcode class with fixed, distinctive field values
-// (the DC packets of docs/dc.md among them) and payload lengths 0..7 mod 4
+// (the DC packets of docs/dc.md and the selective-repeat packets of
+// docs/lossy.md among them) and payload lengths 0..7 mod 4
 // so that every pad count appears, each over
 // IPv4 and again over IPv6 (name suffix _IPV6; a link-local source, a global
 // destination, a distinct traffic class, flow label and hop limit each).
@@ -195,6 +196,31 @@ std::vector<Vector> make_vectors() {
     s.atomic_ack_eth = AtomicAckEthHdr::make(0x0102030405060708ull);
   });
   add("DC_DISCONNECT", op::kDcDisconnect, 0, dc_eth(false));
+  // Selective repeat (docs/lossy.md): SRETH after every IBTA header,
+  // SACKETH after the AETH, which scapy packs from these fields.
+  auto sr_eth = [](std::uint32_t rsn, std::uint32_t offset) {
+    return [=](PacketSpec& s) { s.sr_eth = SrEthHdr::make(rsn, offset); };
+  };
+  add("SR_SEND_FIRST", op::kSrSendFirst, 256, sr_eth(0x00fffffe, 0));
+  add("SR_RDMA_WRITE_MIDDLE", op::kSrWriteMiddle, 256, [&](PacketSpec& s) {
+    reth(s);
+    sr_eth(0x000002, 4096)(s);
+  });
+  add("SR_RDMA_WRITE_LAST_WITH_IMMEDIATE", op::kSrWriteLastImm, 27, [&](PacketSpec& s) {
+    reth_imm(s);
+    sr_eth(0x000003, 12288)(s);
+  });
+  add("SR_SEND_ONLY_WITH_INVALIDATE", op::kSrSendOnlyInv, 29, [&](PacketSpec& s) {
+    inv(s);
+    sr_eth(0x123456, 0)(s);
+  });
+  add("SR_RDMA_READ_REQUEST", op::kSrReadRequest, 0, reth);
+  add("SR_SACK", op::kSrSack, 0, [](PacketSpec& s) {
+    s.aeth = AethHdr::make(aeth_ack_syndrome(), 0x000042);
+    SrSackEthHdr k = SrSackEthHdr::make(SrSackEthHdr::kFlagDup, 0x00fffff3, 256);
+    for (std::size_t b : {2, 3, 64, 130, 255}) k.set_bit(b);
+    s.sack_eth = k;
+  });
   static const Ipv6Addr kSrc6 = Ipv6Addr::link_local(MacAddr{{0x02, 0, 0, 0, 0, 0x01}});
   static const Ipv6Addr kDst6 = *Ipv6Addr::parse("2001:db8:0:1::2");
   // One route per vector (each has its own flow label); reserved so that
@@ -286,7 +312,7 @@ class Json {
 void ext_fields(Json& j, const OpcodeInfo& info, const DethHdr& deth, const DcEthHdr& dc_eth,
                 const DcAethHdr& dc_aeth, const RethHdr& reth, const AtomicEthHdr& at,
                 const AethHdr& aeth, const AtomicAckEthHdr& aack, const ImmDtHdr& immdt,
-                const IethHdr& ieth) {
+                const IethHdr& ieth, const SrEthHdr& sr, const SrSackEthHdr& sack) {
   if (info.has(ExtHdr::kDeth)) {
     j.obj("deth", Json().num("qkey", deth.qkey()).num("src_qp", deth.src_qp()));
   }
@@ -326,6 +352,16 @@ void ext_fields(Json& j, const OpcodeInfo& info, const DethHdr& deth, const DcEt
   }
   if (info.has(ExtHdr::kImmDt)) j.num("imm", immdt.imm());
   if (info.has(ExtHdr::kIeth)) j.num("ieth_rkey", ieth.rkey());
+  if (info.has(ExtHdr::kSrEth)) {
+    j.obj("sr_eth", Json().num("rsn", sr.rsn()).num("offset", sr.offset()));
+  }
+  if (info.has(ExtHdr::kSackEth)) {
+    j.obj("sack_eth", Json()
+                          .num("flags", sack.flags())
+                          .num("trigger_psn", sack.trigger_psn())
+                          .num("window", sack.window())
+                          .str("bitmap", hex(std::span<const std::uint8_t>(sack.raw + 8, 32))));
+  }
 }
 
 // The IP layer's fields, named as check_scapy.py expects: over IPv6 the hop
@@ -395,7 +431,8 @@ int cmd_gen(const char* pcap_path) {
                s.dc_aeth.value_or(DcAethHdr{}), s.reth.value_or(RethHdr{}),
                s.atomic_eth.value_or(AtomicEthHdr{}), s.aeth.value_or(AethHdr{}),
                s.atomic_ack_eth.value_or(AtomicAckEthHdr{}), s.immdt.value_or(ImmDtHdr{}),
-               s.ieth.value_or(IethHdr{}));
+               s.ieth.value_or(IethHdr{}), s.sr_eth.value_or(SrEthHdr{}),
+               s.sack_eth.value_or(SrSackEthHdr{}));
     f.str("payload", hex(x.payload));
     std::printf("%s\n",
                 Json().str("name", x.name).obj("fields", f).str("hex", hex(frame)).done().c_str());
@@ -439,7 +476,7 @@ int cmd_parse() {
           .flag("ack_req", p.bth.ack_req())
           .num("psn", p.bth.psn());
       ext_fields(j, *p.info, p.deth, p.dc_eth, p.dc_aeth, p.reth, p.atomic_eth, p.aeth,
-                 p.atomic_ack_eth, p.immdt, p.ieth);
+                 p.atomic_ack_eth, p.immdt, p.ieth, p.sr_eth, p.sack_eth);
       j.str("payload", hex(p.payload));
     }
     std::printf("%s\n", j.done().c_str());

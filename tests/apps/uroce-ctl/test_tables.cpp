@@ -119,6 +119,7 @@ TEST(RenderStatus, ShardsOfSeveralLcores) {
   j["devices"][0]["shards"] = {{{"shard", 0},
                                 {"clients", 1},
                                 {"qps", 4},
+                                {"queue_frames", 100},
                                 {"rx_frames", 100},
                                 {"tx_frames", 90},
                                 {"rx_handoff", 7},
@@ -126,6 +127,7 @@ TEST(RenderStatus, ShardsOfSeveralLcores) {
                                {{"shard", 1},
                                 {"clients", 0},
                                 {"qps", 0},
+                                {"queue_frames", 0},
                                 {"rx_frames", 5},
                                 {"tx_frames", 0},
                                 {"rx_handoff", 0},
@@ -134,16 +136,17 @@ TEST(RenderStatus, ShardsOfSeveralLcores) {
   EXPECT_NE(s.find("  lcores 2,3  up "), std::string::npos) << s;
   EXPECT_NE(s.find("shards (one per engine lcore; each client lives on one):\n"), std::string::npos)
       << s;
-  EXPECT_NE(s.find("SHARD  LCORE  CLIENTS  QPS  RX_FRAMES  TX_FRAMES  HANDED_OFF  HANDED_IN\n"),
+  EXPECT_NE(
+      s.find("SHARD  LCORE  CLIENTS  QPS  QUEUE_RX  RX_FRAMES  TX_FRAMES  HANDED_OFF  HANDED_IN\n"),
+      std::string::npos)
+      << s;
+  EXPECT_NE(s.find("uroce0      0      2        1    4       100        100         90           7 "
+                   "         0\n"),
             std::string::npos)
       << s;
-  EXPECT_NE(
-      s.find("uroce0      0      2        1    4        100         90           7          0\n"),
-      std::string::npos)
-      << s;
-  EXPECT_NE(
-      s.find("uroce0      1      3        0    0          5          0           0          7\n"),
-      std::string::npos)
+  EXPECT_NE(s.find("uroce0      1      3        0    0         0          5          0           0 "
+                   "         7\n"),
+            std::string::npos)
       << s;
   // One lcore: the daemon line as before, no shards table.
   const std::string one = render_status(kStatus);

@@ -39,6 +39,7 @@ TEST(ShardedDevice, Snapshot_SumsTheShardsAndListsEachShare) {
   s.a.snap.arp.rx_requests = 2;
   s.a.snap.has_port_rx = true;
   s.a.snap.port_rx.handed_in = 9;
+  s.a.snap.port_rx.frames = 3;
   s.b.snap.qps = 2;
   s.b.snap.counters.rx_frames = 7;
   s.b.snap.counters.rx_handoff = 4;
@@ -46,6 +47,7 @@ TEST(ShardedDevice, Snapshot_SumsTheShardsAndListsEachShare) {
   s.b.snap.counters.cq.cqes = 4;
   s.b.snap.has_port_rx = true;
   s.b.snap.port_rx.handed_in = 1;
+  s.b.snap.port_rx.frames = 11;
   s.b.snap.qp_status.resize(2);
   s.c.snap.mw.bind_refused[1] = 6;
   (void)s.dev.place_client();
@@ -75,6 +77,9 @@ TEST(ShardedDevice, Snapshot_SumsTheShardsAndListsEachShare) {
   EXPECT_EQ(out.shards[1].rx_handoff, 4u);
   EXPECT_EQ(out.shards[0].handed_in, 9u);
   EXPECT_EQ(out.shards[1].handed_in, 1u);
+  EXPECT_EQ(out.port_rx.frames, 14u);
+  EXPECT_EQ(out.shards[0].queue_frames, 3u);
+  EXPECT_EQ(out.shards[1].queue_frames, 11u);
 }
 
 TEST(ShardedDevice, DeviceWideCalls_GoToShardZero) {

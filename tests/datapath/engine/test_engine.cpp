@@ -5,7 +5,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <functional>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -626,6 +628,160 @@ TEST(Engine_RunProgress, RunsTheEngineWhileTheApplicationDoesNotPoll) {
   EXPECT_LT(c.app_quiet_sleeps, 5u);
   EXPECT_EQ(sleeps.load(), c.app_quiet_sleeps);
   EXPECT_GT(c.iterations, 100u * kCalls);
+}
+
+// A progress thread's naps on a VirtualClock, with the application played
+// by `app`: during each of the first `active_naps` naps it drives the
+// engine at the nap's start; backoff sleeps before those naps drive too
+// (the application starting), and the first backoff sleep after them stops
+// the thread. Everything runs on the progress thread: no timing.
+struct ScriptedSleeper {
+  VirtualClock* clock;
+  const std::function<void()>* app;
+  std::atomic<bool>* stop;
+  int active_naps;
+  int* naps;
+  void sleep(TimeNs ns) {
+    if (*naps < active_naps) {
+      (*app)();
+    } else {
+      stop->store(true);
+    }
+    clock->advance_by(ns);
+  }
+  void yield() {}
+  void nap(TimeNs ns, std::atomic<std::uint32_t>&, std::uint32_t) {
+    if (++*naps <= active_naps) (*app)();
+    clock->advance_by(ns);
+  }
+  void wake(std::atomic<std::uint32_t>&) {}
+};
+
+TEST(Engine_RunProgress, NoticesOneNapLaterThatTheApplicationStopped) {
+  VirtualClock clock(kNsPerSec);
+  std::atomic<bool> stop{false};
+  int naps = 0;
+  std::function<void()> app;
+  EngineConfig cfg;
+  cfg.idle_spins = 0;  // every idle iteration backs off: the script runs
+  cfg.progress_spin_ns = 0;
+  cfg.app_quiet_ns = 1 * kNsPerMs;  // naps of 1, 2, 4 and 8 ms: above kDroveRecentNs
+  cfg.app_nap_max_ns = 1000 * kNsPerMs;
+  Engine<SimPortIo, VirtualClock, ScriptedSleeper> e(cfg, clock,
+                                                     ScriptedSleeper{&clock, &app, &stop, 4,
+                                                                     &naps});
+  app = [&] {
+    for (int i = 0; i < 32; ++i) e.drive();
+  };
+  e.run_progress(stop);
+  // The fourth nap's calls all came at its start: after it the thread must
+  // run the engine, not nap a fifth time on the strength of those calls
+  // (the clock moves only in sleeps and naps, so the check after a nap
+  // sees exactly the nap's length pass).
+  EXPECT_EQ(naps, 4);
+  EXPECT_EQ(e.counters().app_quiet_sleeps, 4u);
+}
+
+// A progress thread's nap that lasts until wake_progress ends it (or the
+// test does): the thread is known to nap, and known to have been woken.
+struct BlockingNaps {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool napping = false;
+  int wakes = 0;
+};
+struct BlockingSleeper {
+  BlockingNaps* b;
+  void sleep(TimeNs) {}
+  void yield() {}
+  void nap(TimeNs, std::atomic<std::uint32_t>& word, std::uint32_t seen) {
+    std::unique_lock<std::mutex> lk(b->mu);
+    b->napping = true;
+    b->cv.notify_all();
+    b->cv.wait(lk, [&] { return word.load() != seen; });
+    b->napping = false;
+  }
+  void wake(std::atomic<std::uint32_t>&) {
+    std::lock_guard<std::mutex> lk(b->mu);
+    ++b->wakes;
+    b->cv.notify_all();
+  }
+};
+
+// Drives `e` until its progress thread naps (the application counts as
+// driving it).
+template <class E>
+void drive_until_nap(E& e, BlockingNaps& b) {
+  for (;;) {
+    e.drive();
+    std::lock_guard<std::mutex> lk(b.mu);
+    if (b.napping) return;
+  }
+}
+
+// An engine in busy mode whose progress thread runs and naps until woken,
+// the application having driven it until the first nap.
+struct NappingEngine {
+  SteadyClock clock;
+  BlockingNaps b;
+  Engine<SimPortIo, SteadyClock, BlockingSleeper> e{busy(), clock, BlockingSleeper{&b}};
+  std::atomic<bool> stop{false};
+  std::thread progress{[this] { e.run_progress(stop); }};
+  NappingEngine() { drive_until_nap(e, b); }
+  static EngineConfig busy() {
+    EngineConfig cfg;
+    cfg.mode = PollMode::kBusy;
+    return cfg;
+  }
+  void join() {
+    stop = true;
+    e.wake_progress();
+    progress.join();
+  }
+};
+
+TEST(Engine_Call, RunsInTheCallerWhileTheProgressThreadNaps) {
+  NappingEngine n;
+  auto& e = n.e;
+  auto& b = n.b;
+  std::thread::id ran_on;
+  e.call([&] { ran_on = std::this_thread::get_id(); });
+  EXPECT_EQ(ran_on, std::this_thread::get_id());
+  {
+    std::lock_guard<std::mutex> lk(b.mu);
+    EXPECT_TRUE(b.napping);  // the call did not need the thread
+    EXPECT_EQ(b.wakes, 0);
+  }
+  n.join();
+  const EngineRunCounters c = counters_now(e);
+  EXPECT_EQ(c.calls_inline, 1u);
+  EXPECT_EQ(c.call_wakes, 0u);
+}
+
+TEST(Engine_Call, WakesTheNappingThreadWhenNoIterationServesIt) {
+  NappingEngine n;
+  auto& e = n.e;
+  auto& b = n.b;
+  // One control call holds the engine (it runs in its caller) until a
+  // second call, which finds the engine taken and nobody iterating, has
+  // woken the napping thread; that thread then serves the second call.
+  std::atomic<bool> first_inside{false};
+  std::thread first([&] {
+    e.call([&] {
+      first_inside = true;
+      std::unique_lock<std::mutex> lk(b.mu);
+      b.cv.wait(lk, [&] { return b.wakes > 0; });
+    });
+  });
+  while (!first_inside) std::this_thread::yield();
+  bool served = false;
+  e.call([&] { served = true; });
+  first.join();
+  EXPECT_TRUE(served);
+  n.join();
+  const EngineRunCounters c = counters_now(e);
+  EXPECT_EQ(c.calls_inline, 1u);
+  EXPECT_EQ(c.call_wakes, 1u);
 }
 
 }  // namespace

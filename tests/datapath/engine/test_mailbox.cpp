@@ -3,10 +3,41 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <functional>
 #include <thread>
 
 namespace uroce::engine {
 namespace {
+
+// An engine thread that opens `m`, serves its calls while `may_serve()`
+// holds, and closes it when the object goes.
+class ServingThread {
+ public:
+  ServingThread(Mailbox& m, std::function<bool()> may_serve)
+      : thread_([this, &m, may_serve = std::move(may_serve)] {
+          id_ = std::this_thread::get_id();
+          m.open();
+          opened_.store(true);
+          while (!stop_.load()) {
+            if (may_serve() && m.pending()) m.serve();
+          }
+          m.close();
+        }) {
+    while (!opened_.load()) std::this_thread::yield();
+  }
+  ~ServingThread() {
+    stop_.store(true);
+    thread_.join();
+  }
+  std::thread::id id() const { return id_; }
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> opened_{false};
+  std::thread::id id_;
+  std::thread thread_;
+};
 
 TEST(Mailbox_Call, InlineWhileClosed) {
   Mailbox m;
@@ -19,25 +50,39 @@ TEST(Mailbox_Call, InlineWhileClosed) {
 
 TEST(Mailbox_Call, ServedByTheEngineThread) {
   Mailbox m;
-  std::atomic<bool> stop{false};
-  std::thread::id engine_id;
-  std::atomic<bool> opened{false};
-  std::thread engine([&] {
-    engine_id = std::this_thread::get_id();
-    m.open();
-    opened.store(true);
-    while (!stop.load()) {
-      if (m.pending()) m.serve();
-    }
-    m.close();
-  });
-  while (!opened.load()) std::this_thread::yield();
+  ServingThread engine(m, [] { return true; });
   std::thread::id ran_on;
   m.call([&] { ran_on = std::this_thread::get_id(); });
-  EXPECT_EQ(ran_on, engine_id);
+  EXPECT_EQ(ran_on, engine.id());
   EXPECT_EQ(m.served(), 1u);
-  stop.store(true);
-  engine.join();
+}
+
+TEST(Mailbox_CallSlow, WakesTheEngineWhenNotServedInTime) {
+  // The engine thread serves only once slow() woke it: the call must run
+  // slow() once after `after` and then be served.
+  Mailbox m;
+  std::atomic<bool> woken{false};
+  ServingThread engine(m, [&] { return woken.load(); });
+  int slow_runs = 0;
+  bool ran = false;
+  m.call([&] { ran = true; }, std::chrono::microseconds(100),
+         [&] {
+           ++slow_runs;
+           woken.store(true);
+         });
+  EXPECT_TRUE(ran);
+  EXPECT_EQ(slow_runs, 1);
+}
+
+TEST(Mailbox_CallSlow, NoWakeWhenServedInTime) {
+  Mailbox m;
+  ServingThread engine(m, [] { return true; });
+  int slow_runs = 0;
+  bool ran = false;
+  // An hour: the serving thread spins, so only a stopped machine misses it.
+  m.call([&] { ran = true; }, std::chrono::hours(1), [&] { ++slow_runs; });
+  EXPECT_TRUE(ran);
+  EXPECT_EQ(slow_runs, 0);
 }
 
 TEST(Mailbox_Call, FromTheEngineThreadRunsInline) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <rte_ethdev.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <string>
 #include <vector>
@@ -38,6 +39,9 @@ TEST_F(EthPortQueues, RingPortOpensTwoQueuesWithoutRss) {
   // net_ring offers no RSS: not asked, each queue is its own ring.
   EXPECT_EQ(pa.info().rss, "none");
   EXPECT_EQ(pa.info().reta_size, 0);
+  EXPECT_TRUE(pa.info().rss_types_offered.empty());
+  EXPECT_TRUE(pa.info().rss_types.empty());
+  EXPECT_TRUE(pa.info().rss_key.empty());
   // One queue of a multi-queue device: RSS is not asked.
   ASSERT_EQ(pb.open_port_id(b, small_config(1), &err), 0) << err;
   EXPECT_EQ(pb.queues(), 1);
@@ -72,6 +76,14 @@ TEST_F(EthPortQueues, NullPortTakesTheSteeringReta) {
   EXPECT_EQ(p.info().driver, "net_null");
   EXPECT_EQ(p.info().queues, kQueues);
   EXPECT_EQ(p.info().rss, "pmd key");
+  EXPECT_EQ(p.info().rss_key_size, 0);
+  // It offers every IP type (RTE_ETH_RSS_PROTO_MASK) and reports back the
+  // four asked; its key, which it reports though it takes none, is 40 bytes.
+  EXPECT_NE(std::find(p.info().rss_types_offered.begin(), p.info().rss_types_offered.end(),
+                      "ipv4-udp"),
+            p.info().rss_types_offered.end());
+  EXPECT_EQ(p.info().rss_types, (std::vector<std::string>{"ipv4", "ipv4-udp", "ipv6", "ipv6-udp"}));
+  EXPECT_EQ(p.info().rss_key.size(), 80u);
   ASSERT_EQ(p.info().reta_size, 128);
   std::vector<rte_eth_rss_reta_entry64> reta(p.info().reta_size / RTE_ETH_RETA_GROUP_SIZE);
   for (auto& g : reta) g.mask = ~std::uint64_t{0};

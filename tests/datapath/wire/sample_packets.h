@@ -31,6 +31,12 @@ inline constexpr std::uint32_t kSampleFirstPsn = 0x00fedcb0u;
 inline constexpr DcStatus kSampleDcStatus = DcStatus::kOk;
 inline constexpr std::uint8_t kSampleFethSel = kFethSelWholeMr;
 inline constexpr std::uint8_t kSampleFethPlt = kFethPltPersistence;
+inline constexpr std::uint32_t kSampleRsn = 0x00a1b2c3u;
+inline constexpr std::uint32_t kSampleOffset = 0x01020304u;
+inline constexpr std::uint32_t kSampleTriggerPsn = 0x00fedcb9u;
+inline constexpr std::uint16_t kSampleWindow = 256;
+// Bits set in the sample SACK bitmap.
+inline constexpr std::size_t kSampleSackBits[] = {1, 7, 8, 63, 64, 200, 255};
 
 inline PacketSpec sample_spec(std::uint8_t opcode, std::span<const std::uint8_t> payload = {}) {
   PacketSpec s;
@@ -71,6 +77,12 @@ inline PacketSpec sample_spec(std::uint8_t opcode, std::span<const std::uint8_t>
   }
   if (info.has(ExtHdr::kImmDt)) s.immdt = ImmDtHdr::make(kSampleImm);
   if (info.has(ExtHdr::kIeth)) s.ieth = IethHdr::make(kSampleInvRkey);
+  if (info.has(ExtHdr::kSrEth)) s.sr_eth = SrEthHdr::make(kSampleRsn, kSampleOffset);
+  if (info.has(ExtHdr::kSackEth)) {
+    SrSackEthHdr k = SrSackEthHdr::make(SrSackEthHdr::kFlagDup, kSampleTriggerPsn, kSampleWindow);
+    for (std::size_t b : kSampleSackBits) k.set_bit(b);
+    s.sack_eth = k;
+  }
   if (info.op == OpClass::kCnp) {
     s.becn = true;
     s.psn = 0;

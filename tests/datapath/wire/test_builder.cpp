@@ -125,7 +125,7 @@ TEST(BuildRoce, LengthsChecksumAndIcrcAreConsistent) {
 TEST(BuildRoce, FullMtuPacketsFitThePathMtuOverhead) {
   const std::vector<std::uint8_t> payload(kMaxPathMtuBytes, 0x5a);
   std::vector<std::uint8_t> buf(kMaxRoceFrame);
-  std::size_t largest = 0, largest_dc = 0;
+  std::size_t largest = 0, largest_dc = 0, largest_sr = 0;
   for (int o = 0; o < 256; ++o) {
     const OpcodeInfo& i = opcode_info(static_cast<std::uint8_t>(o));
     if (!i.valid || !i.payload) continue;
@@ -135,6 +135,10 @@ TEST(BuildRoce, FullMtuPacketsFitThePathMtuOverhead) {
     if (i.transport == Transport::kDc) {
       EXPECT_LE(ip_bytes, kMaxPathMtuBytes + kDcPathMtuOverhead) << o;
       largest_dc = std::max(largest_dc, ip_bytes);
+    } else if (i.transport == Transport::kSr) {
+      // Selective repeat: used only where sr_fits (opcodes.h).
+      EXPECT_LE(ip_bytes, kMaxPathMtuBytes + kSrPathMtuOverhead) << o;
+      largest_sr = std::max(largest_sr, ip_bytes);
     } else {
       EXPECT_LE(ip_bytes, kMaxPathMtuBytes + kPathMtuOverhead) << o;
       largest = std::max(largest, ip_bytes);
@@ -142,6 +146,7 @@ TEST(BuildRoce, FullMtuPacketsFitThePathMtuOverhead) {
   }
   EXPECT_EQ(largest, kMaxPathMtuBytes + kPathMtuOverhead);
   EXPECT_EQ(largest_dc, kMaxPathMtuBytes + kDcPathMtuOverhead);
+  EXPECT_EQ(largest_sr, kMaxPathMtuBytes + kSrPathMtuOverhead);
   EXPECT_EQ(largest_dc + EthHdr::kSize + kIpv6ExtraBytes, kMaxRoceFrame);
 }
 

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -13,11 +14,12 @@ TEST(OpcodeTable, ValidOpcodesAreExactlyTheSupportedSet) {
   for (int o = 0; o < 256; ++o) {
     const bool want = (o <= 0x14) || o == 0x16 || o == 0x17 || o == 0x1c || o == 0x1d ||
                       (o >= 0x20 && o <= 0x2b) || o == 0x64 || o == 0x65 || o == 0x81 ||
-                      (o >= 0xc0 && o <= 0xc2) || (o >= 0xe0 && o <= 0xf8 && o != 0xf5);
+                      (o >= 0xc0 && o <= 0xc4) || (o >= 0xc8 && o <= 0xd4) || o == 0xdb ||
+                      o == 0xdc || o == 0xde || o == 0xdf || (o >= 0xe0 && o <= 0xf8 && o != 0xf5);
     EXPECT_EQ(opcode_info(static_cast<std::uint8_t>(o)).valid, want) << o;
     n += want;
   }
-  EXPECT_EQ(n, 25 + 12 + 2 + 1 + 3 + 23 + 1);
+  EXPECT_EQ(n, 25 + 12 + 2 + 1 + 3 + 2 + 17 + 23 + 1);
 }
 
 TEST(OpcodeTable, ExtensionHeadersPerIbtaTable) {
@@ -95,7 +97,8 @@ TEST(OpcodeTable, ExtensionsInManufacturerRange) {
     EXPECT_EQ(i.dir, Direction::kControl) << i.name;
     EXPECT_EQ(i.ext, 0) << i.name;
   }
-  EXPECT_EQ(n, 3);
+  EXPECT_EQ(n, 4);
+  EXPECT_EQ(opcode_name(op::kSrHello), "UROCE_SR_HELLO");
   EXPECT_EQ(opcode_name(op::kHomaGrant), "UROCE_HOMA_GRANT");
   EXPECT_EQ(opcode_name(op::kHomaCutoffs), "UROCE_HOMA_CUTOFFS");
   EXPECT_EQ(opcode_name(op::kHomaMlen), "UROCE_HOMA_MLEN");
@@ -195,8 +198,15 @@ TEST(ExtHdr, CanonicalOrderSizesAndNames) {
   EXPECT_EQ(static_cast<int>(ExtHdr::kDcAeth), 2);
   EXPECT_EQ(static_cast<int>(ExtHdr::kFeth), 3);
   EXPECT_EQ(static_cast<int>(ExtHdr::kReth), 4);
-  EXPECT_EQ(static_cast<std::size_t>(ExtHdr::kCnp), kNumExtHdrs - 1);
+  EXPECT_EQ(static_cast<std::size_t>(ExtHdr::kCnp), 10u);
   EXPECT_EQ(ext_bit(ExtHdr::kCnp), 0x400);
+  // uroce's selective-repeat headers follow every IBTA header.
+  EXPECT_EQ(static_cast<std::size_t>(ExtHdr::kSrEth), 11u);
+  EXPECT_EQ(static_cast<std::size_t>(ExtHdr::kSackEth), kNumExtHdrs - 1);
+  EXPECT_EQ(ext_hdr_size(ExtHdr::kSrEth), 8u);
+  EXPECT_EQ(ext_hdr_size(ExtHdr::kSackEth), 40u);
+  EXPECT_EQ(ext_hdr_name(ExtHdr::kSrEth), "SRETH");
+  EXPECT_EQ(ext_hdr_name(ExtHdr::kSackEth), "SACKETH");
   EXPECT_EQ(ext_hdr_size(ExtHdr::kFeth), 4u);
   EXPECT_EQ(ext_hdr_name(ExtHdr::kFeth), "FETH");
   EXPECT_EQ(ext_hdr_size(ExtHdr::kDcEth), 28u);
@@ -283,7 +293,9 @@ TEST(PathMtu, OverheadIsTheLargestPayloadOpcodeHeaders) {
   std::vector<std::uint8_t> at_max;
   for (int o = 0; o < 256; ++o) {
     const OpcodeInfo& i = opcode_info(static_cast<std::uint8_t>(o));
-    if (!i.valid || !i.payload || i.transport == Transport::kDc) continue;
+    if (!i.valid || !i.payload || i.transport == Transport::kDc || i.transport == Transport::kSr) {
+      continue;
+    }
     std::size_t ext = 0;
     for (std::size_t h = 0; h < kNumExtHdrs; ++h) {
       if (i.has(static_cast<ExtHdr>(h))) ext += ext_hdr_size(static_cast<ExtHdr>(h));
@@ -374,6 +386,111 @@ TEST(PathMtu, DcForEthMtu) {
     }
   }
   static_assert(dc_path_mtu_for_eth_mtu(1500) == PathMtu::k1024);
+}
+
+// Every SR opcode is 0xC8 + an RC request opcode with that opcode's class,
+// position, direction and payload rule, its headers plus SRETH (SEND,
+// WRITE) and a RETH on every WRITE packet, and its name with SR_ for RC_.
+TEST(OpcodeTable, SrOpcodesMirrorRcRequests) {
+  int n = 0;
+  for (int o = 0; o < 0x18; ++o) {
+    const OpcodeInfo& rc = opcode_info(static_cast<std::uint8_t>(o));
+    const std::uint8_t s = sr_opcode(static_cast<std::uint8_t>(o));
+    const OpcodeInfo& sr = opcode_info(s);
+    EXPECT_EQ(s, 0xc8 + o);
+    if (!rc.valid || rc.dir != Direction::kRequest) {
+      EXPECT_FALSE(sr.valid) << o;
+      continue;
+    }
+    ++n;
+    ASSERT_TRUE(sr.valid) << rc.name;
+    EXPECT_EQ(rc_opcode_of_sr(s), o);
+    EXPECT_EQ(sr.transport, Transport::kSr) << rc.name;
+    EXPECT_EQ(sr.op, rc.op) << rc.name;
+    EXPECT_EQ(sr.pos, rc.pos) << rc.name;
+    EXPECT_EQ(sr.dir, rc.dir) << rc.name;
+    EXPECT_EQ(sr.payload, rc.payload) << rc.name;
+    ExtMask want = rc.ext;
+    if (rc.op == OpClass::kSend || rc.op == OpClass::kWrite) {
+      want = static_cast<ExtMask>(want | ext_bit(ExtHdr::kSrEth));
+    }
+    if (rc.op == OpClass::kWrite) want = static_cast<ExtMask>(want | ext_bit(ExtHdr::kReth));
+    EXPECT_EQ(sr.ext, want) << rc.name;
+    EXPECT_EQ(std::string(sr.name), "SR_" + std::string(rc.name.substr(3))) << rc.name;
+  }
+  EXPECT_EQ(n, 17);
+  EXPECT_EQ(opcode_info(op::kSrWriteMiddle).ext, ext_bit(ExtHdr::kReth) | ext_bit(ExtHdr::kSrEth));
+  EXPECT_EQ(opcode_info(op::kSrWriteLastImm).ext_len, 16 + 4 + 8);
+  EXPECT_EQ(opcode_info(op::kSrSendMiddle).ext_len, 8);
+  EXPECT_EQ(opcode_info(op::kSrSendOnlyInv).ext, ext_bit(ExtHdr::kIeth) | ext_bit(ExtHdr::kSrEth));
+  EXPECT_EQ(opcode_info(op::kSrReadRequest).ext, ext_bit(ExtHdr::kReth));
+  EXPECT_EQ(opcode_info(op::kSrFetchAdd).ext, ext_bit(ExtHdr::kAtomicEth));
+  EXPECT_EQ(opcode_name(op::kSrSendFirst), "SR_SEND_FIRST");
+  EXPECT_EQ(opcode_name(op::kSrSendOnlyInv), "SR_SEND_ONLY_WITH_INVALIDATE");
+  EXPECT_EQ(transport_name(Transport::kSr), "SR");
+}
+
+// SR_SACK is an RC ACK with the SACKETH after its AETH; SR_HELLO a control
+// packet like Homa's.
+TEST(OpcodeTable, SrSackAndHello) {
+  const OpcodeInfo& k = opcode_info(op::kSrSack);
+  ASSERT_TRUE(k.valid);
+  EXPECT_EQ(op::kSrSack, 0xc3);
+  EXPECT_EQ(k.name, "SR_SACK");
+  EXPECT_EQ(k.transport, Transport::kSr);
+  EXPECT_EQ(k.op, OpClass::kAck);
+  EXPECT_EQ(k.dir, Direction::kAck);
+  EXPECT_EQ(k.pos, Position::kOnly);
+  EXPECT_EQ(k.ext, ext_bit(ExtHdr::kAeth) | ext_bit(ExtHdr::kSackEth));
+  EXPECT_EQ(k.ext_len, 4 + 40);
+  EXPECT_FALSE(k.payload);
+  const OpcodeInfo& h = opcode_info(op::kSrHello);
+  ASSERT_TRUE(h.valid);
+  EXPECT_EQ(op::kSrHello, 0xc4);
+  EXPECT_EQ(h.transport, Transport::kExt);
+  EXPECT_EQ(h.dir, Direction::kControl);
+  EXPECT_EQ(h.ext, 0);
+  EXPECT_TRUE(h.payload);
+}
+
+// The SR opcodes sit in the manufacturer-specific range (bits 7..5 = 110),
+// SR_SACK and SR_HELLO among uroce's 0xC0..0xC7, the data opcodes at
+// 0xC8..0xDF: clear of Homa's and DC's.
+TEST(OpcodeTable, SrRangeIsClearOfHomaAndDc) {
+  int n = 0;
+  for (int o = 0; o < 256; ++o) {
+    const OpcodeInfo& i = opcode_info(static_cast<std::uint8_t>(o));
+    if (!i.valid || i.transport != Transport::kSr) continue;
+    ++n;
+    EXPECT_EQ(o >> 5, 0b110) << i.name;
+    EXPECT_TRUE(o == op::kSrSack || (o >= op::kSrBase && o <= 0xdf)) << i.name;
+    EXPECT_FALSE(is_dc_opcode(static_cast<std::uint8_t>(o))) << i.name;
+  }
+  EXPECT_EQ(n, 18);
+  for (std::uint8_t o : {op::kHomaGrant, op::kHomaCutoffs, op::kHomaMlen}) {
+    EXPECT_EQ(opcode_info(o).transport, Transport::kExt);
+  }
+}
+
+// SR WRITE LAST/ONLY with immediate: RETH 16 + ImmDt 4 + SRETH 8 = 28, so
+// 72 bytes beside a full payload; sr_fits says which path MTU may use SR.
+TEST(PathMtu, SrOverheadAndFit) {
+  std::size_t max_ext = 0;
+  for (int o = 0; o < 256; ++o) {
+    const OpcodeInfo& i = opcode_info(static_cast<std::uint8_t>(o));
+    if (i.valid && i.payload && i.transport == Transport::kSr) {
+      max_ext = std::max<std::size_t>(max_ext, i.ext_len);
+    }
+  }
+  EXPECT_EQ(max_ext, RethHdr::kSize + ImmDtHdr::kSize + SrEthHdr::kSize);
+  EXPECT_EQ(max_sr_payload_ext_len(), max_ext);
+  EXPECT_EQ(kSrPathMtuOverhead, 72u);
+  EXPECT_TRUE(sr_fits(PathMtu::k1024, 1500));
+  EXPECT_TRUE(sr_fits(PathMtu::k4096, 9000));
+  EXPECT_FALSE(sr_fits(PathMtu::k4096, 4167));
+  EXPECT_TRUE(sr_fits(PathMtu::k4096, 4168));
+  EXPECT_FALSE(sr_fits(PathMtu::k4096, 4160));  // RC's 4096 fits there
+  EXPECT_EQ(path_mtu_for_eth_mtu(4160), PathMtu::k4096);
 }
 
 TEST(PadCount, RoundsUpToFour) {

@@ -92,6 +92,8 @@ ParseError expect_tail(const OpcodeInfo& info, std::size_t rem, std::size_t pad)
       {ExtHdr::kImmDt, ParseError::kTruncatedImmDt},
       {ExtHdr::kIeth, ParseError::kTruncatedIeth},
       {ExtHdr::kCnp, ParseError::kTruncatedCnp},
+      {ExtHdr::kSrEth, ParseError::kTruncatedSrEth},
+      {ExtHdr::kSackEth, ParseError::kTruncatedSackEth},
   };
   for (const Step& s : kSteps) {
     if (!info.has(s.h)) continue;
@@ -196,6 +198,16 @@ TEST(Parser_Parse, EveryOpcodeRoundTripsAllFields) {
     }
     if (info.has(ExtHdr::kIeth)) {
       EXPECT_EQ(p.ieth.rkey(), testing::kSampleInvRkey);
+    }
+    if (info.has(ExtHdr::kSrEth)) {
+      EXPECT_EQ(p.sr_eth.rsn(), testing::kSampleRsn);
+      EXPECT_EQ(p.sr_eth.offset(), testing::kSampleOffset);
+    }
+    if (info.has(ExtHdr::kSackEth)) {
+      EXPECT_TRUE(p.sack_eth.dup());
+      EXPECT_EQ(p.sack_eth.trigger_psn(), testing::kSampleTriggerPsn);
+      EXPECT_EQ(p.sack_eth.window(), testing::kSampleWindow);
+      for (std::size_t b : testing::kSampleSackBits) EXPECT_TRUE(p.sack_eth.bit(b)) << b;
     }
     EXPECT_EQ(p.bth_offset, kBth);
     EXPECT_EQ(p.payload_offset, kExt + info.ext_len);
@@ -394,8 +406,8 @@ TEST(Parser_Parse, BadBthVersion) {
 }
 
 TEST(Parser_Parse, UnsupportedOpcodes) {
-  for (std::uint8_t o :
-       {0x15, 0x18, 0x2c, 0x40, 0x4a, 0x60, 0x66, 0x80, 0xc3, 0xdf, 0xf5, 0xf9, 0xff}) {
+  for (std::uint8_t o : {0x15, 0x18, 0x2c, 0x40, 0x4a, 0x60, 0x66, 0x80, 0xc5, 0xc7, 0xd5, 0xd9,
+                         0xdd, 0xf5, 0xf9, 0xff}) {
     Frame f = sample(op::kRcAck);
     f[kBth] = o;
     fix_icrc(f);
@@ -476,6 +488,66 @@ TEST(Parser_Parse, DcPacketsRoundTrip) {
       }
       EXPECT_EQ(p.payload_offset, dc_off + info.ext_len);
       EXPECT_EQ(p.payload.size(), info.payload ? 7u : 0u) << opcode_name(o);
+    }
+  }
+}
+
+// The selective-repeat packets of docs/lossy.md: SRETH last before the
+// payload (after a WRITE's RETH and ImmDt, a SEND's IETH), SACKETH after
+// the AETH; every field back as built.
+TEST(Parser_Parse, SrPacketsRoundTrip) {
+  for (std::uint8_t o : {op::kSrSendFirst, op::kSrSendLastImm, op::kSrSendOnlyInv,
+                         op::kSrWriteMiddle, op::kSrWriteLastImm, op::kSrWriteOnly,
+                         op::kSrReadRequest, op::kSrCompareSwap, op::kSrSack}) {
+    const Frame f = build(sample_spec(o, std::span(kPayload, 7)));
+    ParsedPacket p;
+    ASSERT_EQ(parse_roce(f, p), ParseError::kOk) << opcode_name(o);
+    const OpcodeInfo& info = opcode_info(o);
+    EXPECT_EQ(p.info->transport, Transport::kSr);
+    std::size_t ibta = info.ext_len;
+    if (info.has(ExtHdr::kSrEth)) {
+      ibta -= SrEthHdr::kSize;
+      const SrEthHdr h = SrEthHdr::read(f.data() + kExt + ibta);
+      EXPECT_EQ(h.rsn(), testing::kSampleRsn) << opcode_name(o);
+      EXPECT_EQ(h.offset(), testing::kSampleOffset);
+    }
+    if (info.has(ExtHdr::kReth)) {
+      EXPECT_EQ(RethHdr::read(f.data() + kExt).va(), testing::kSampleVa) << opcode_name(o);
+    }
+    if (info.has(ExtHdr::kSackEth)) {
+      ibta -= SrSackEthHdr::kSize;
+      EXPECT_EQ(AethHdr::read(f.data() + kExt).msn(), testing::kSampleMsn);
+      EXPECT_EQ(SrSackEthHdr::read(f.data() + kExt + ibta).trigger_psn(),
+                testing::kSampleTriggerPsn);
+      EXPECT_EQ(p.sack_eth.word(0), (1ull << 62) | (1ull << 56) | (1ull << 55) | 1ull);
+    }
+    EXPECT_EQ(p.payload_offset, kExt + info.ext_len);
+    EXPECT_EQ(p.payload.size(), info.payload ? 7u : 0u) << opcode_name(o);
+  }
+}
+
+// An IP packet ending inside SRETH or SACKETH gives exactly its
+// truncation; one ending right after it the next layer's.
+TEST(Parser_Parse, SrHeaderCutGivesItsTruncation) {
+  struct Case {
+    std::uint8_t opcode;
+    std::size_t before;
+    ParseError cut;
+    std::size_t hdr;
+  };
+  const Case cases[] = {
+      {op::kSrSendMiddle, 0, ParseError::kTruncatedSrEth, SrEthHdr::kSize},
+      {op::kSrWriteLastImm, RethHdr::kSize + ImmDtHdr::kSize, ParseError::kTruncatedSrEth,
+       SrEthHdr::kSize},
+      {op::kSrSack, AethHdr::kSize, ParseError::kTruncatedSackEth, SrSackEthHdr::kSize},
+  };
+  for (const Case& c : cases) {
+    const Frame full = sample(c.opcode, 0);
+    for (std::size_t n = kExt + c.before; n <= kExt + c.before + c.hdr; ++n) {
+      Frame f(full.begin(), full.begin() + static_cast<std::ptrdiff_t>(n));
+      set_lengths(f, n - kIp);
+      EXPECT_EQ(parse(f), n < kExt + c.before + c.hdr ? c.cut : ParseError::kTruncatedIcrc)
+          << opcode_name(c.opcode) << " " << n;
     }
   }
 }
@@ -588,6 +660,8 @@ TEST(ParseErrorName, DistinctForEveryCode) {
   EXPECT_EQ(parse_error_name(ParseError::kBadIcrc), "BadIcrc");
   EXPECT_EQ(parse_error_name(ParseError::kTruncatedDcEth), "TruncatedDcEth");
   EXPECT_EQ(parse_error_name(ParseError::kTruncatedDcAeth), "TruncatedDcAeth");
+  EXPECT_EQ(parse_error_name(ParseError::kTruncatedSrEth), "TruncatedSrEth");
+  EXPECT_EQ(parse_error_name(ParseError::kTruncatedSackEth), "TruncatedSackEth");
 }
 
 // The destination QP of a RoCEv2 frame over IPv4 and IPv6, read without

@@ -1,0 +1,163 @@
+#include "datapath/transport/rc_sr_tx.h"
+
+#include <algorithm>
+
+namespace uroce::transport {
+
+void SrTx::reset(Psn start) {
+  base_ = high_ = start;
+  held_ = {};
+  lost_ = {};
+  exempt_ = {};
+  rack_valid_ = false;
+  rack_ts_ = rack_rtt_ = 0;
+  reo_at_ = pto_at_ = 0;
+  probed_ = false;
+}
+
+TimeNs SrTx::reo_wnd() const {
+  const TimeNs w = min_rtt_ / 4 * reo_mult_;
+  return srtt_ != 0 ? std::min(w, srtt_) : w;
+}
+
+TimeNs SrTx::pto() const { return std::max<TimeNs>(2 * srtt_, kMinPto); }
+
+void SrTx::on_sent(Psn p, TimeNs now, bool exempt) {
+  // Acknowledged already (a go-back-N of RC's rules): nothing to track.
+  if (p.before(base_)) return;
+  if (!outstanding(p)) {
+    // A new PSN: the requester sends them in order and its cap keeps them
+    // within the window; past it (no correct requester) tracking restarts.
+    if (Psn::forward(base_, p) >= kSrWindow) reset(p);
+    for (Psn q = high_; q != p + 1; ++q) {
+      clear(held_, q);
+      clear(lost_, q);
+      clear(exempt_, q);
+      sends_[slot(q)] = 0;
+    }
+    high_ = p + 1;
+  }
+  const std::uint32_t s = slot(p);
+  sent_at_[s] = now;
+  if (sends_[s] != 0xff) ++sends_[s];
+  clear(lost_, p);
+  if (exempt) set(exempt_, p);
+  pto_at_ = now + pto();
+}
+
+void SrTx::delivered(Psn q, TimeNs now) {
+  const std::uint32_t s = slot(q);
+  const TimeNs at = sent_at_[s];
+  if (now < at) return;
+  const TimeNs rtt = now - at;
+  // A PSN sent more than once may have been delivered by its first copy.
+  if (sends_[s] > 1 && rtt < min_rtt_) return;
+  min_rtt_ = min_rtt_ == 0 ? rtt : std::min(min_rtt_, rtt);
+  srtt_ = srtt_ == 0 ? rtt : srtt_ - srtt_ / 8 + rtt / 8;
+  if (!rack_valid_ || at > rack_ts_ || (at == rack_ts_ && rack_psn_.before(q))) {
+    rack_valid_ = true;
+    rack_ts_ = at;
+    rack_psn_ = q;
+    rack_rtt_ = rtt;
+  }
+}
+
+void SrTx::on_ack(Psn cum, const wire::SrSackEthHdr* sack, TimeNs now) {
+  // A stale acknowledgement moves nothing; none reaches past what was sent
+  // (the completer drops ACKs for PSNs never sent).
+  Psn to = cum;
+  if (to.before(base_)) {
+    to = base_;
+  } else if (Psn::forward(base_, to) > in_flight()) {
+    to = high_;
+  }
+  const bool progress = to != base_;
+  for (; base_ != to; ++base_) {
+    if (!bit(held_, base_) && !bit(exempt_, base_)) delivered(base_, now);
+    clear(held_, base_);
+    clear(lost_, base_);
+  }
+  if (sack != nullptr) {
+    for (std::uint32_t i = 1; i < wire::SrSackEthHdr::kBitmapBits; ++i) {
+      const Psn q = cum + i;
+      if (!sack->bit(i) || !outstanding(q) || bit(held_, q)) continue;
+      set(held_, q);
+      clear(lost_, q);
+      if (!bit(exempt_, q)) delivered(q, now);
+    }
+    if (sack->dup()) {
+      count(&RcSrCounters::sr_tx_spurious);
+      reo_mult_ = std::min(reo_mult_ * 2, kMaxReoMult);
+    }
+  }
+  if (progress) probed_ = false;
+  pto_at_ = in_flight() != 0 ? now + pto() : 0;
+  detect(now);
+}
+
+void SrTx::detect(TimeNs now) {
+  reo_at_ = 0;
+  if (!rack_valid_) return;
+  const TimeNs wnd = reo_wnd();
+  const std::uint32_t n = in_flight();
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const Psn p = base_ + i;
+    if (bit(held_, p) || bit(lost_, p) || bit(exempt_, p)) continue;
+    const TimeNs at = sent_at_[slot(p)];
+    const bool before = at < rack_ts_ || (at == rack_ts_ && p.before(rack_psn_));
+    if (!before) continue;
+    const TimeNs when = at + rack_rtt_ + wnd;
+    if (now >= when) {
+      set(lost_, p);
+      count(&RcSrCounters::sr_tx_lost);
+    } else if (reo_at_ == 0 || when < reo_at_) {
+      reo_at_ = when;
+    }
+  }
+}
+
+void SrTx::on_timer(TimeNs now) {
+  detect(now);
+  if (pto_at_ == 0 || now < pto_at_ || probed_ || in_flight() == 0) return;
+  // The tail-loss probe: the newest outstanding PSN not held goes again.
+  for (std::uint32_t i = in_flight(); i-- > 0;) {
+    const Psn p = base_ + i;
+    if (bit(held_, p) || bit(exempt_, p)) continue;
+    if (!bit(lost_, p)) set(lost_, p);
+    count(&RcSrCounters::sr_tx_probes);
+    probed_ = true;
+    break;
+  }
+  pto_at_ = 0;
+}
+
+void SrTx::on_rto() {
+  const std::uint32_t n = in_flight();
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const Psn p = base_ + i;
+    if (!bit(held_, p) && !bit(exempt_, p)) set(lost_, p);
+  }
+  // A probe may go again once the timeout's resends made progress.
+  probed_ = false;
+  pto_at_ = 0;
+}
+
+TimeNs SrTx::deadline() const {
+  TimeNs d = reo_at_;
+  if (pto_at_ != 0 && !probed_ && (d == 0 || pto_at_ < d)) d = pto_at_;
+  return d;
+}
+
+bool SrTx::next_lost(Psn* p) const {
+  const std::uint32_t n = in_flight();
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const Psn q = base_ + i;
+    if (bit(lost_, q) && !bit(held_, q)) {
+      *p = q;
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace uroce::transport

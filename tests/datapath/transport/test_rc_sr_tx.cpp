@@ -1,0 +1,196 @@
+#include "datapath/transport/rc_sr_tx.h"
+
+#include <gtest/gtest.h>
+
+#include <initializer_list>
+
+namespace uroce::transport {
+namespace {
+
+constexpr TimeNs us(TimeNs n) { return n * kNsPerUs; }
+
+// A scoreboard and the counters it adds to.
+struct Board {
+  RcSrCounters ctr;
+  SrTx t;
+  Board() { t.bind(&ctr); }
+  Board(const Board&) = delete;
+  Board& operator=(const Board&) = delete;
+};
+
+// PSNs from `start`, one every microsecond from t = 0 (a fake clock: the
+// scoreboard reads time only from its arguments).
+void send_n(Board& b, Psn start, std::uint32_t n) {
+  b.t.reset(start);
+  for (std::uint32_t i = 0; i < n; ++i) b.t.on_sent(start + i, us(i));
+}
+
+wire::SrSackEthHdr sack_of(std::initializer_list<std::size_t> bits, bool dup = false) {
+  wire::SrSackEthHdr h =
+      wire::SrSackEthHdr::make(dup ? wire::SrSackEthHdr::kFlagDup : 0, 0, kSrWindow);
+  for (std::size_t b : bits) h.set_bit(b);
+  return h;
+}
+
+TEST(SrTx_OnAck, InOrderDeliveryLosesNothing) {
+  Board b;
+  send_n(b, Psn(100), 10);
+  SrTx& t = b.t;
+  EXPECT_EQ(t.in_flight(), 10u);
+  for (std::uint32_t i = 1; i <= 10; ++i) t.on_ack(Psn(100 + i), nullptr, us(i - 1 + 20));
+  EXPECT_EQ(t.in_flight(), 0u);
+  EXPECT_EQ(t.min_rtt(), us(20));
+  EXPECT_EQ(t.srtt(), us(20));
+  Psn p;
+  EXPECT_FALSE(t.next_lost(&p));
+  EXPECT_EQ(b.ctr.sr_tx_lost, 0u);
+  EXPECT_EQ(t.deadline(), 0u);  // nothing outstanding: no probe
+}
+
+// The first gap is not a loss: PSN 100 is late, not lost, as long as it
+// arrives within RTT + reo_wnd of its sending; the reorder timer says when
+// it would be.
+TEST(SrTx_Detect, ReorderWithinTheWindowIsNoLoss) {
+  Board b;
+  send_n(b, Psn(100), 10);
+  SrTx& t = b.t;
+  const wire::SrSackEthHdr h = sack_of({1, 2, 3, 4});  // 101..104 held, 100 missing
+  t.on_ack(Psn(100), &h, us(24));
+  // Newest delivered: 104, sent at 4 us, RTT 20 us; reo_wnd = 20 / 4.
+  EXPECT_EQ(t.min_rtt(), us(20));
+  EXPECT_EQ(t.reo_wnd(), us(5));
+  EXPECT_TRUE(t.held(Psn(101)));
+  EXPECT_FALSE(t.lost(Psn(100)));
+  EXPECT_EQ(t.deadline(), us(25));  // 0 + 20 + 5
+  t.on_ack(Psn(105), nullptr, us(24) + 500);
+  Psn p;
+  EXPECT_FALSE(t.next_lost(&p));
+  EXPECT_EQ(b.ctr.sr_tx_lost, 0u);
+}
+
+// Not there by its deadline: lost, sent again, and the loss is repaired.
+TEST(SrTx_Detect, LostAfterRttPlusReorderWindow) {
+  Board b;
+  send_n(b, Psn(100), 10);
+  SrTx& t = b.t;
+  const wire::SrSackEthHdr h = sack_of({1, 2, 3, 4});
+  t.on_ack(Psn(100), &h, us(24));
+  t.on_timer(us(25));
+  Psn p;
+  ASSERT_TRUE(t.next_lost(&p));
+  EXPECT_EQ(p, Psn(100));
+  EXPECT_FALSE(t.lost(Psn(105)));  // sent after the newest delivered
+  EXPECT_EQ(b.ctr.sr_tx_lost, 1u);
+  t.on_sent(Psn(100), us(26));
+  EXPECT_FALSE(t.next_lost(&p));
+  t.on_ack(Psn(110), nullptr, us(46));
+  EXPECT_EQ(t.in_flight(), 0u);
+}
+
+// A SACK with DUP (a retransmission that was not needed) doubles the
+// reordering window, up to srtt.
+TEST(SrTx_Detect, DupWidensTheReorderWindow) {
+  Board b;
+  send_n(b, Psn(0), 4);
+  SrTx& t = b.t;
+  const wire::SrSackEthHdr a = sack_of({1});
+  t.on_ack(Psn(0), &a, us(41));  // RTT 40 us: reo_wnd 10 us
+  EXPECT_EQ(t.reo_wnd(), us(10));
+  const wire::SrSackEthHdr d = sack_of({1}, true);
+  t.on_ack(Psn(0), &d, us(42));
+  EXPECT_EQ(t.reo_wnd(), us(20));
+  t.on_ack(Psn(0), &d, us(43));
+  t.on_ack(Psn(0), &d, us(44));
+  EXPECT_EQ(t.reo_wnd(), t.srtt());  // capped
+  EXPECT_EQ(b.ctr.sr_tx_spurious, 3u);
+}
+
+// Nothing comes back: after PTO the newest outstanding PSN goes again as a
+// probe (once); its SACK reveals the earlier holes, which the loss signal
+// then marks, without waiting for the retransmission timeout.
+TEST(SrTx_Probe, TailLossProbeThenRepair) {
+  Board b;
+  send_n(b, Psn(0), 5);
+  SrTx& t = b.t;
+  EXPECT_EQ(t.deadline(), us(4) + SrTx::kMinPto);
+  t.on_timer(us(4) + SrTx::kMinPto);
+  EXPECT_EQ(b.ctr.sr_tx_probes, 1u);
+  Psn p;
+  ASSERT_TRUE(t.next_lost(&p));
+  EXPECT_EQ(p, Psn(4));
+  t.on_sent(Psn(4), us(110));
+  EXPECT_EQ(t.deadline(), 0u);  // one probe until progress
+  const wire::SrSackEthHdr h = sack_of({4});
+  t.on_ack(Psn(0), &h, us(130));
+  for (std::uint32_t i = 0; i < 4; ++i) EXPECT_TRUE(t.lost(Psn(i))) << i;
+  ASSERT_TRUE(t.next_lost(&p));
+  EXPECT_EQ(p, Psn(0));
+}
+
+// A READ's PSNs are delivered by its responses: never deemed lost here.
+TEST(SrTx_Detect, ExemptPsnsNeverLost) {
+  Board b;
+  SrTx& t = b.t;
+  t.reset(Psn(0));
+  for (std::uint32_t i = 0; i < 3; ++i) t.on_sent(Psn(i), 0, true);
+  t.on_sent(Psn(3), us(1));
+  const wire::SrSackEthHdr h = sack_of({3});
+  t.on_ack(Psn(0), &h, us(21));
+  t.on_timer(us(500));
+  Psn p;
+  EXPECT_FALSE(t.next_lost(&p));
+}
+
+// A stale acknowledgement moves nothing; one past what was sent stops at it;
+// the window wraps at 24 bits.
+TEST(SrTx_OnAck, StaleAndGhostAcksAcrossTheWrap) {
+  Board b;
+  send_n(b, Psn(0xfffffe), 4);
+  SrTx& t = b.t;  // 0xfffffe .. 0x000001
+  t.on_ack(Psn(0xfffffd), nullptr, us(10));
+  EXPECT_EQ(t.in_flight(), 4u);
+  t.on_ack(Psn(0), nullptr, us(20));
+  EXPECT_EQ(t.base(), Psn(0));
+  EXPECT_EQ(t.in_flight(), 2u);
+  t.on_ack(Psn(9), nullptr, us(30));
+  EXPECT_EQ(t.base(), Psn(2));
+  EXPECT_EQ(t.in_flight(), 0u);
+}
+
+// A PSN sent again after its acknowledgement (a go-back-N of RC's rules)
+// changes nothing; one past the window starts the tracking again there.
+TEST(SrTx_OnSent, AcknowledgedIgnoredBeyondWindowRestarts) {
+  Board b;
+  send_n(b, Psn(10), 3);
+  b.t.on_ack(Psn(12), nullptr, us(20));
+  b.t.on_sent(Psn(11), us(21));
+  EXPECT_EQ(b.t.base(), Psn(12));
+  EXPECT_EQ(b.t.in_flight(), 1u);
+  b.t.on_sent(Psn(12 + kSrWindow), us(22));
+  EXPECT_EQ(b.t.base(), Psn(12 + kSrWindow));
+  EXPECT_EQ(b.t.in_flight(), 1u);
+}
+
+// The retransmission timeout deems lost exactly what is outstanding, not
+// held and not exempt.
+TEST(SrTx_OnRto, MarksOnlyWhatIsNotHeld) {
+  Board b;
+  SrTx& t = b.t;
+  t.reset(Psn(0));
+  t.on_sent(Psn(0), 0, true);
+  for (std::uint32_t i = 1; i < 6; ++i) t.on_sent(Psn(i), us(i));
+  const wire::SrSackEthHdr h = sack_of({2, 3});
+  t.on_ack(Psn(0), &h, us(10));
+  t.on_rto();
+  EXPECT_FALSE(t.lost(Psn(0)));  // exempt
+  EXPECT_TRUE(t.lost(Psn(1)));
+  EXPECT_FALSE(t.lost(Psn(2)));
+  EXPECT_FALSE(t.lost(Psn(3)));
+  EXPECT_TRUE(t.lost(Psn(4)));
+  EXPECT_TRUE(t.lost(Psn(5)));
+  t.forget(Psn(4));
+  EXPECT_FALSE(t.lost(Psn(4)));
+}
+
+}  // namespace
+}  // namespace uroce::transport
