@@ -7,7 +7,7 @@ set -euo pipefail
 PKGS=(
   build-essential pkg-config meson ninja-build
   clang-14 libclang-rt-14-dev
-  libdpdk-dev dpdk
+  libdpdk-dev dpdk dpdk-dev
   libisal-dev libtbb-dev
   libgtest-dev
   nlohmann-json3-dev libcli11-dev libfmt-dev libspdlog-dev libtomlplusplus-dev

@@ -2,8 +2,10 @@
 
 #include <CLI/CLI.hpp>
 
+#include <limits>
 #include <vector>
 
+#include "apps/uroce-ctl/capture_client.h"
 #include "apps/uroce-ctl/tables.h"
 #include "apps/uroced/metrics_text.h"
 #include "datapath/ctl/protocol.h"
@@ -33,6 +35,10 @@ const Command kCommands[] = {
      "class, per client: what the daemon's metrics listener serves (docs/metrics.md)",
      ctl::kStatusQps | ctl::kStatusClients,
      [](const nlohmann::json& j) { return daemon::metrics_text(j).text; }},
+    {"capture",
+     "DEVICE's frames, both directions, as pcapng to -w FILE or standard output, until -c N "
+     "frames or Ctrl-C (root only; docs/capture.md)",
+     0, nullptr, &run_capture},
     {"keys",
      "uroced's configuration keys from their tables, without a daemon (--markdown: as "
      "docs/config-keys.md)",
@@ -72,8 +78,38 @@ void add_options(CLI::App& app, Options* o) {
       ->type_name("COMMAND")
       ->required()
       ->check(CLI::IsMember(names));
+  app.add_option("device", o->device, "capture: the device (uroce0, ...)")->type_name("DEVICE");
   app.add_flag("--json", o->json, "print the daemon's JSON instead of tables");
   app.add_flag("--markdown", o->markdown, "keys: print docs/config-keys.md");
+  app.add_option("-w,--write", o->write,
+                 "capture: the pcapng file to write (mode 0600; - or none: standard output)")
+      ->type_name("FILE");
+  app.add_option("-c,--count", o->count, "capture: stop after N frames (default: at Ctrl-C)")
+      ->type_name("N")
+      ->check(CLI::Range(std::uint64_t{1}, std::numeric_limits<std::uint64_t>::max()));
+  app.add_option("--snaplen", o->snaplen,
+                 "capture: bytes kept of each frame (at least " + std::to_string(ctl::kMinSnaplen) +
+                     "; default: whole frames)")
+      ->type_name("N")
+      ->check(CLI::Range(ctl::kMinSnaplen, std::numeric_limits<std::uint32_t>::max()));
+}
+
+std::string check_options(const CLI::App& app, const Options& o) {
+  const bool capture = o.command == "capture";
+  if (capture) {
+    if (o.device.empty()) return "capture needs a DEVICE (uroce-ctl capture uroce0 -w FILE)";
+    if (o.json) return "--json does not go with capture (its output is pcapng)";
+    return "";
+  }
+  if (!o.device.empty()) return o.command + " takes no DEVICE: only capture does";
+  for (const char* opt : {"-w", "-c", "--snaplen"}) {
+    if (app.count(opt) != 0) return std::string(opt) + " goes with capture only";
+  }
+  return "";
+}
+
+std::string socket_path(const Options& o) {
+  return o.socket.empty() ? o.run_dir + "/uroced.sock" : o.socket;
 }
 
 }  // namespace uroce::ctl_tool

@@ -3,6 +3,7 @@
 //   uroce-ctl [--run-dir DIR | --socket PATH | --pid PID]
 //             status|counters|pfc|qps|sched|homa|clients|metrics [--json]
 //   uroce-ctl keys [--markdown]
+//   uroce-ctl capture DEVICE [-w FILE] [-c N] [--snaplen N]
 //
 // Connects to RUN/uroced.sock (RUN: --run-dir, else $UROCE_RUN_DIR, else
 // /run/uroce; --pid: the run directory of that program's embedded engine,
@@ -12,7 +13,8 @@
 // refuses, 2 on a usage error. `keys` needs no
 // daemon: it prints uroced's configuration keys from their tables
 // (apps/uroced/config_keys.h), as text or, with --markdown, as
-// docs/config-keys.md.
+// docs/config-keys.md. `capture` streams a device's frames as pcapng
+// (capture_client.h).
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -38,8 +40,12 @@ int main(int argc, char** argv) {
     const int rc = app.exit(e);
     return rc == 0 ? 0 : 2;
   }
+  if (const std::string bad = ctl_tool::check_options(app, o); !bad.empty()) {
+    std::fprintf(stderr, "uroce-ctl: %s\n", bad.c_str());
+    return 2;
+  }
   const ctl_tool::Command* cmd = ctl_tool::find_command(o.command);
-  if (cmd->render == nullptr) {  // keys
+  if (cmd->render == nullptr && cmd->run == nullptr) {  // keys
     const std::string out = o.markdown ? daemon::keys_markdown() : daemon::keys_text();
     std::fputs(out.c_str(), stdout);
     return 0;
@@ -50,7 +56,8 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
-  const std::string socket = o.socket.empty() ? o.run_dir + "/uroced.sock" : o.socket;
+  if (cmd->run != nullptr) return cmd->run(o);
+  const std::string socket = ctl_tool::socket_path(o);
   std::string body, err;
   if (ctl_tool::fetch_status(socket, cmd->status_flags, &body, &err) != 0) {
     std::fprintf(stderr, "uroce-ctl: %s\n", err.c_str());

@@ -42,6 +42,7 @@ const char* errname(int e) {
     case ENOMEM: return "ENOMEM";
     case ENOSPC: return "ENOSPC";
     case EHOSTUNREACH: return "EHOSTUNREACH";
+    case EPERM: return "EPERM";
     default: return "errno";
   }
 }
@@ -147,9 +148,9 @@ bool ClientSession::handle_message(std::span<const std::byte> msg, InFds& fds) {
   }
   const auto op = static_cast<Op>(h.op);
   // A connection is either a device's (Hello first) or an rdma_cm file's
-  // (CmOpen, then CmCommand only); Status goes anywhere.
+  // (CmOpen, then CmCommand only); Status and Capture go anywhere.
   const char* why = nullptr;
-  if (op == Op::kStatus) {
+  if (op == Op::kStatus || op == Op::kCapture) {
   } else if (cm_file_ != 0) {
     if (op != Op::kCmCommand) why = "verbs request on an rdma_cm connection";
   } else if (dev_ == nullptr) {
@@ -228,6 +229,7 @@ void ClientSession::dispatch(const ctl::MsgHeader& h, std::span<const std::byte>
     case Op::kDestroyAh: return serve<Op::kDestroyAh>(h, body, fds, &S::on_destroy_ah);
     case Op::kCmOpen: return serve<Op::kCmOpen>(h, body, fds, &S::on_cm_open);
     case Op::kCmCommand: return serve<Op::kCmCommand>(h, body, fds, &S::on_cm_command);
+    case Op::kCapture: return serve<Op::kCapture>(h, body, fds, &S::on_capture);
     case Op::kStatus: {
       ctl::StatusReq req;
       std::memcpy(&req, body.data(), sizeof(req));
@@ -403,6 +405,16 @@ void ClientSession::on_status(const ctl::MsgHeader& h, const ctl::StatusReq& r) 
   std::memcpy(out.data() + sizeof(rh), &st, sizeof(st));
   std::memcpy(out.data() + head, body.data(), body.size());
   (void)ctl::send_msg(sock_, out);
+}
+
+// Capturing shows every client's payload: root only. The device name is the
+// client's bytes: it must end within its field.
+int ClientSession::on_capture(const ctl::CaptureReq& r, ctl::CaptureRep* rep, InFds& in, OutFds*) {
+  if (cred_.uid != 0) return EPERM;
+  if (env_.capture == nullptr) return EOPNOTSUPP;
+  const std::size_t len = strnlen(r.device, sizeof(r.device));
+  if (len == sizeof(r.device)) return EINVAL;
+  return env_.capture->start(std::string(r.device, len), r.count, r.snaplen, in.take(0), rep);
 }
 
 }  // namespace uroce::daemon

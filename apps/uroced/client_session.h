@@ -38,6 +38,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/uroced/capture_service.h"
 #include "apps/uroced/cm_service.h"
 #include "apps/uroced/device.h"
 #include "apps/uroced/mr_memory.h"
@@ -88,6 +89,8 @@ struct SessionEnv {
   ResolveTiming resolve{};
   // The rdma_cm service (null: CmOpen gets EOPNOTSUPP).
   CmService* cm = nullptr;
+  // Live captures (null: Capture gets EOPNOTSUPP).
+  CaptureService* capture = nullptr;
   // The CPU the engine thread is pinned to, told to clients in Hello
   // (HelloRep.engine_cpu); -1: not pinned to one CPU, or not known.
   int engine_cpu = -1;
@@ -242,6 +245,8 @@ class ClientSession {
   int on_create_ah(const ctl::CreateAhReq& r, ctl::CreateAhRep* rep, InFds& in, OutFds* out);
   int on_destroy_ah(const ctl::DestroyAhReq& r, ctl::NoReply* rep, InFds& in, OutFds* out);
   void on_status(const ctl::MsgHeader& h, const ctl::StatusReq& r);
+  // Root only; the socket in fds[0] goes to the capture service.
+  int on_capture(const ctl::CaptureReq& r, ctl::CaptureRep* rep, InFds& in, OutFds* out);
 
   // The CQ region for `cqe` entries: ring + CqNotify, initialised, in the
   // arena.

@@ -5,6 +5,7 @@
 #include <toml++/toml.h>
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cstdio>
@@ -263,6 +264,19 @@ std::string load_config(const CommandLine& cl, DaemonConfig* out) {
 std::vector<std::uint32_t> engine_lcores(const DaemonConfig& cfg) {
   if (cfg.lcores.empty()) return {cfg.lcore};
   return cfg.lcores;
+}
+
+std::string dumpcap_blocker(const DaemonConfig& cfg) {
+  const auto has = [&](const char* a) {
+    return std::find(cfg.eal_args.begin(), cfg.eal_args.end(), a) != cfg.eal_args.end();
+  };
+  if (has("--in-memory") || has("--no-shconf")) {
+    return "its EAL runs without shared files (--in-memory or --no-shconf in eal.args)";
+  }
+  if (has("--no-huge")) {
+    return "its EAL runs with --no-huge (a secondary process cannot map that memory)";
+  }
+  return "";
 }
 
 std::string make_eal_config(const DaemonConfig& cfg, int pid, port::EalConfig* out) {

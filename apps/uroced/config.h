@@ -239,6 +239,12 @@ std::vector<std::uint32_t> engine_lcores(const DaemonConfig& cfg);
 // that sets what uroced controls: -l, --lcores, -c, --file-prefix).
 std::string make_eal_config(const DaemonConfig& cfg, int pid, port::EalConfig* out);
 
+// Why DPDK's dpdk-dumpcap (a secondary process) cannot attach to a daemon
+// of `cfg`'s EAL arguments, or "" when it can (docs/capture.md): it needs
+// EAL's shared files (not --in-memory or --no-shconf) and memory it can
+// map (hugepages: not --no-huge).
+std::string dumpcap_blocker(const DaemonConfig& cfg);
+
 const char* to_string(PollMode m);
 
 }  // namespace uroce::daemon

@@ -2,9 +2,11 @@
 
 #include <fmt/ranges.h>
 #include <rte_eal.h>
+#include <rte_errno.h>
 #include <rte_ethdev.h>
 #include <rte_launch.h>
 #include <rte_lcore.h>
+#include <rte_pdump.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -130,6 +132,7 @@ std::string EngineHost::open(const DaemonConfig& cfg, const std::string& runtime
   std::string err;
   if (port::eal_init(eal, &err) != 0) return err;
   eal_active_ = true;
+  file_prefix_ = eal.file_prefix;
   const std::string runtime_dir = rte_eal_get_runtime_dir();
   if (runtime_dir.ends_with("/" + eal.file_prefix)) {
     runtime_dir_ = runtime_dir;
@@ -274,6 +277,33 @@ std::vector<engine::LoopHistograms> EngineHost::loop_histograms() {
   return out;
 }
 
+std::vector<CaptureTarget> EngineHost::capture_targets() {
+  std::vector<CaptureTarget> out;
+  const std::size_t k = lcore_ids_.size();
+  for (std::size_t i = 0; i < ports_.size(); ++i) {
+    const port::EthPort& p = *ports_[i];
+    out.push_back({.device = shards_[i * k]->config().name,
+                   .port_id = p.port_id(),
+                   .queues = p.queues(),
+                   .max_frame = p.max_frame(),
+                   .quiesce = [this] {
+                     for (auto& e : engines_) e->call([] {});
+                   }});
+  }
+  return out;
+}
+
+std::string EngineHost::enable_pdump() {
+  if (runtime_dir_.empty()) return "EAL runs without a shared configuration (no file prefix)";
+  // Succeeds without shared files too (the request channel is then just
+  // not there): dumpcap_blocker (config.h) tells that case apart.
+  if (rte_pdump_init() != 0) {
+    return std::string("rte_pdump_init failed: ") + std::strerror(rte_errno);
+  }
+  pdump_ = true;
+  return "";
+}
+
 void EngineHost::stop_ports() {
   for (auto& p : ports_) p->stop();
 }
@@ -288,6 +318,7 @@ EngineHost::~EngineHost() {
   vnics_.clear();
   ios_.clear();
   links_.clear();
+  if (pdump_) (void)rte_pdump_uninit();
   ports_.clear();
   if (!eal_active_) return;
   port::eal_cleanup();

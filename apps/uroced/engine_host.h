@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/uroced/capture_service.h"
 #include "apps/uroced/config.h"
 #include "apps/uroced/device.h"
 #include "apps/uroced/sharded_device.h"
@@ -73,6 +74,16 @@ class EngineHost {
   const std::vector<Device*>& devices() const { return device_ptrs_; }
   // Names the device's /dev/infiniband/uverbsN (before clients connect).
   void set_uverbs(std::size_t i, std::uint32_t n);
+  // Each device's port for a capture (capture_service.h), in the devices'
+  // order; quiesce() makes a call on every engine.
+  std::vector<CaptureTarget> capture_targets();
+  // Enables DPDK's packet capture framework (rte_pdump) so that the stock
+  // dpdk-dumpcap, a DPDK secondary process, can tap the ports
+  // (docs/capture.md). Needs EAL's shared configuration (a file prefix);
+  // "" or why it is not available. Undone by the destructor.
+  std::string enable_pdump();
+  // EAL's --file-prefix (after open()).
+  const std::string& file_prefix() const { return file_prefix_; }
   // Stops every port before any is closed: stopping a memif port makes its
   // peer (possibly another port of this process) handle a disconnect in
   // EAL's interrupt thread, which must not find the other side's memory
@@ -81,7 +92,9 @@ class EngineHost {
 
  private:
   bool eal_active_ = false;
+  bool pdump_ = false;
   std::string runtime_dir_;
+  std::string file_prefix_;
   std::string record_;
   std::vector<std::uint32_t> lcore_ids_;
   std::vector<std::unique_ptr<port::EthPort>> ports_;

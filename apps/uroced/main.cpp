@@ -163,6 +163,18 @@ int run(const CommandLine& cl, const DaemonConfig& cfg) {
   }
   const std::vector<Device*>& device_ptrs = host.devices();
   std::string err;
+  // dpdk-dumpcap attaches as a DPDK secondary process: it needs EAL's
+  // shared configuration and memory it can map (hugepages, not
+  // --in-memory); uroce-ctl capture needs neither (docs/capture.md).
+  if (std::string why = host.enable_pdump(); !why.empty()) {
+    spdlog::info("dpdk-dumpcap cannot attach to this daemon: {}", why);
+  } else if (std::string blocker = dumpcap_blocker(cfg); !blocker.empty()) {
+    spdlog::info("dpdk-dumpcap cannot attach to this daemon: {}; uroce-ctl capture works", blocker);
+  } else {
+    spdlog::info("dpdk-dumpcap may attach: dpdk-dumpcap --file-prefix {} -i PORT",
+                 host.file_prefix());
+  }
+  CaptureService captures(host.capture_targets(), "uroced " UROCE_VERSION);
 
   DaemonInfo info;
   info.version = UROCE_VERSION;
@@ -173,6 +185,7 @@ int run(const CommandLine& cl, const DaemonConfig& cfg) {
   info.engine_cpu = sole_cpu_of_current_thread();
   Server server(device_ptrs, info);
   server.set_limits(cfg.limits);
+  server.set_captures(&captures);
   server.set_engine_counters([&host] { return host.engine_counters(); });
   server.set_engine_loops([&host] { return host.loop_histograms(); });
   if (!cfg.status_group.empty()) {
@@ -243,6 +256,8 @@ int run(const CommandLine& cl, const DaemonConfig& cfg) {
     spdlog::info("SIG{}: stopping", sigabbrev_np(sig));
     notify("STOPPING=1\nSTATUS=stopping: reclaiming the clients' objects");
     if (metrics != nullptr) metrics->stop();
+    // While the engine runs: a capture's end waits for an engine call.
+    captures.stop();
     server.stop();
     // The log thread calls into the engine: it ends while the engine runs.
     stop_log.store(true, std::memory_order_release);

@@ -19,6 +19,7 @@
 #include "datapath/engine/vnic_types.h"
 #include "datapath/policy/policies.h"
 #include "datapath/port/arp_agent.h"
+#include "datapath/port/capture_counters.h"
 #include "datapath/transport/dc_counters.h"
 #include "datapath/transport/dc_stream.h"
 #include "datapath/transport/dc_target.h"
@@ -245,6 +246,8 @@ class Renderer {
         for (std::size_t i = 0; i < v.size(); ++i) {
           qp_class(v[i], fmt::format("qp_classes[{}]", i));
         }
+      } else if (k == "captures") {
+        for (std::size_t i = 0; i < v.size(); ++i) capture(v[i], fmt::format("captures[{}]", i));
       } else if (k == "clients") {
         for (std::size_t i = 0; i < v.size(); ++i) client(v[i], fmt::format("clients[{}]", i));
       } else if (k != "qps" && k != "qps_truncated") {
@@ -463,6 +466,13 @@ class Renderer {
     object(child(c, "used"), "client_used", l, Descs().add(kUsageValues), {}, path + ".used");
     object(child(c, std::string(kClientQpKey.name).c_str()), "client_qp", l,
            Descs().add(engine::kQpEngineCounterFields), {}, path + ".qp_engine");
+  }
+
+  void capture(const json& c, const std::string& path) {
+    const Labels l{{"device", label_of(c, "device")}};
+    object(c, "capture", l, Descs().add(kCaptureValues), {"device", "counters"}, path);
+    object(child(c, "counters"), "capture", l, Descs().add(port::kCaptureCounterFields), {},
+           path + ".counters");
   }
 
   Exposition out_;

@@ -441,6 +441,8 @@ std::string Server::status_as(std::uint32_t flags, const ctl::PeerCred* asker, b
   // QP lines are cut to the asker's own (as the device totals stay whole).
   QpSums sums;
   if (with_qps) sums = qp_sums(snaps);
+  // Which devices are being captured is the administrator's business.
+  if (env_.capture != nullptr && asker == nullptr) info.captures = env_.capture->status();
   if (asker != nullptr) {
     // Only the asker's own: its clients, their QPs, its per-user line.
     std::erase_if(clients, [&](const ClientSummary& c) { return c.cred.uid != asker->uid; });

@@ -101,6 +101,8 @@ class Server {
   void set_engine_loops(std::function<std::vector<engine::LoopHistograms>()> read) {
     engine_loops_ = std::move(read);
   }
+  // Serves Capture requests with `c` (outlives the server). Before start().
+  void set_captures(CaptureService* c) { env_.capture = c; }
   std::size_t client_count() const;
   // The rdma_cm service (its counters, for status).
   CmService& cm() { return cm_; }

@@ -471,6 +471,13 @@ std::string status_json(const DaemonInfo& info, const std::vector<Device*>& devi
     }
     j["qp_classes"] = classes;
   }
+  json caps = json::array();
+  for (const CaptureStatus& c : info.captures) {
+    json e{{"device", c.device}, {"counters", c.counters}};
+    counters::put(e, c, kCaptureValues);
+    caps.push_back(e);
+  }
+  j["captures"] = caps;
   if (clients != nullptr) {
     json cl = json::array();
     for (const auto& c : *clients) {

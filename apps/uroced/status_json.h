@@ -56,6 +56,8 @@
 //                  "dcqcn": {"rp", ce_packets, ...} (QPs that run it)}]
 //                  (kStatusQps: the QPs of each device, type and class summed, over
 //                  every QP whoever asks: status_values.h)
+//     "captures": [{"device", "count" (0: no limit), "snaplen", "written",
+//                   "counters": {CaptureCounters}}]   (root and status_group)
 //     "clients": [{"id", "pid", "uid", "gid", "device", "requests",
 //                  "bad_requests", "used": {as in "users"}, "objects": {"pds": [handles], "mrs", "comp_channels",
 //                  "cqs", "srqs", "ahs", "qps": [{"handle", "qpn"}]},
@@ -78,6 +80,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/uroced/capture_service.h"
 #include "apps/uroced/client_session.h"
 #include "apps/uroced/device.h"
 #include "apps/uroced/status_values.h"
@@ -112,6 +115,8 @@ struct DaemonInfo {
   // The metrics' status only: the QPs whose sums by class were left out
   // (Server::metrics_status); written when not 0.
   std::uint64_t qp_classes_omitted = 0;
+  // The captures running (capture_service.h).
+  std::vector<CaptureStatus> captures;
 };
 
 nlohmann::json usage_json(const Usage& u);

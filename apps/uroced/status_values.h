@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "apps/counters_json.h"
+#include "apps/uroced/capture_service.h"
 #include "apps/uroced/client_session.h"
 #include "apps/uroced/cm_service.h"
 #include "apps/uroced/device.h"
@@ -266,5 +267,16 @@ inline constexpr counters::ValueList<ClientSummary, 2> kClientValues{{
 static_assert(counters::well_formed(kClientValues));
 inline constexpr StatusKey kClientQpKey{"qp_engine",
                                         "the engine counters of the client's QPs, summed"};
+
+// A running capture (capture_service.h; beside its CaptureCounters).
+inline constexpr counters::ValueList<CaptureStatus, 3> kCaptureValues{{
+    {"count", [](const CaptureStatus& c) { return c.count; },
+     "frames the capture stops after (0: no limit)", status_detail::K::kLevel},
+    {"snaplen", [](const CaptureStatus& c) -> std::uint64_t { return c.snaplen; },
+     "bytes of each frame the capture keeps", status_detail::K::kLevel},
+    {"written", [](const CaptureStatus& c) { return c.written; },
+     "pcapng bytes the capture has written"},
+}};
+static_assert(counters::well_formed(kCaptureValues));
 
 }  // namespace uroce::daemon

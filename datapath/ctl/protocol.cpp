@@ -40,6 +40,7 @@ const char* op_name(Op op) {
     case Op::kSetQpSched: return "set_qp_sched";
     case Op::kAllocMw: return "alloc_mw";
     case Op::kDeallocMw: return "dealloc_mw";
+    case Op::kCapture: return "capture";
   }
   return "unknown";
 }
@@ -48,7 +49,8 @@ int request_fd_count(Op op) {
   switch (op) {
     case Op::kHello:
     case Op::kRegMr:  // 0 for MrSource::kProcessMapping
-    case Op::kCreateCompChannel: return 1;
+    case Op::kCreateCompChannel:
+    case Op::kCapture: return 1;
     default: return 0;  // ReregMr: 1 only with IBV_REREG_MR_CHANGE_TRANSLATION of a memfd
   }
 }
@@ -83,6 +85,7 @@ std::size_t request_bytes(Op op) {
     case Op::kSetQpSched: return req_bytes<Op::kSetQpSched>();
     case Op::kAllocMw: return req_bytes<Op::kAllocMw>();
     case Op::kDeallocMw: return req_bytes<Op::kDeallocMw>();
+    case Op::kCapture: return req_bytes<Op::kCapture>();
   }
   return 0;
 }

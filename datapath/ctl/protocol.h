@@ -44,7 +44,7 @@
 namespace uroce::ctl {
 
 inline constexpr std::uint32_t kMagic = 0x45435255;  // "URCE" little-endian
-inline constexpr std::uint16_t kVersion = 9;
+inline constexpr std::uint16_t kVersion = 10;
 // Largest message either side sends or accepts (a status reply's JSON body
 // is the only variable-length one).
 inline constexpr std::size_t kMaxMessageBytes = 64 * 1024;
@@ -82,8 +82,9 @@ enum class Op : std::uint16_t {
   kSetQpSched = 26,
   kAllocMw = 27,
   kDeallocMw = 28,
+  kCapture = 29,
 };
-inline constexpr std::uint16_t kMaxOp = 28;
+inline constexpr std::uint16_t kMaxOp = 29;
 
 const char* op_name(Op op);
 
@@ -492,6 +493,31 @@ struct StatusReq {
 inline constexpr std::uint32_t kStatusQps = 1u << 0;      // per-QP counters
 inline constexpr std::uint32_t kStatusClients = 1u << 1;  // clients and objects
 
+// ---- Capture (uroce-ctl capture, docs/capture.md) ---------------------------
+// Needs no Hello; root only (EPERM otherwise). fds: [0] one end of a
+// connected AF_UNIX SOCK_STREAM socket pair (ENOTSOCK otherwise), to which
+// the daemon writes the device's frames, both directions, as a pcapng
+// stream (datapath/port/capture_writer.h) from a thread of its own, after
+// this reply. The capture ends, with an interface statistics block and the
+// close of that socket, after `count` frames, when the reader shuts its
+// end down for writing (a polite stop: the frames already taken are still
+// written) or closes it (the rest is lost), or when the daemon stops.
+// Errors: ENODEV no such device, EBUSY a capture of it already runs,
+// EINVAL a snaplen below kMinSnaplen, ENOMEM no memory for its buffers.
+inline constexpr std::uint32_t kMinSnaplen = 64;
+struct CaptureReq {
+  char device[kNameBytes];  // NUL-terminated
+  std::uint64_t count;      // frames, then the capture ends; 0: no limit
+  std::uint32_t snaplen;    // bytes kept of each frame; 0: whole frames
+  std::uint32_t pad;
+};
+struct CaptureRep {
+  std::uint32_t port_id;  // the DPDK port (its pcapng interface is its order)
+  std::uint32_t queues;   // RX and TX queues tapped
+  std::uint32_t snaplen;  // bytes kept of each frame (at most the port's largest frame)
+  std::uint32_t pad;
+};
+
 // ---- Connection manager (docs/cm.md) --------------------------------------
 // A connection that opens /dev/infiniband/rdma_cm for an application (the
 // interposer, verbs-provider/ucma_preload.cpp) sends CmOpen instead of
@@ -568,6 +594,7 @@ UROCE_CTL_OP(kCmCommand, CmCommandReq, CmCommandRep)
 UROCE_CTL_OP(kSetQpSched, SetQpSchedReq, NoReply)
 UROCE_CTL_OP(kAllocMw, AllocMwReq, AllocMwRep)
 UROCE_CTL_OP(kDeallocMw, DeallocMwReq, NoReply)
+UROCE_CTL_OP(kCapture, CaptureReq, CaptureRep)
 #undef UROCE_CTL_OP
 
 // fds each request carries.
@@ -598,6 +625,7 @@ static_assert(sizeof(CreateAhReq) == 8 + sizeof(ibv_ah_attr));
 static_assert(sizeof(CmOpenReq) == 8 && sizeof(CmOpenRep) == 8);
 static_assert(sizeof(SetQpSchedReq) == 24 && kWireStruct<SetQpSchedReq>);
 static_assert(sizeof(CmCommandReq) == 336 && sizeof(CmCommandRep) == 368);
+static_assert(sizeof(CaptureReq) == 80 && sizeof(CaptureRep) == 16 && kWireStruct<CaptureReq>);
 static_assert(kWireStruct<HelloRep> && kWireStruct<ModifyQpReq> && kWireStruct<CreateQpRep> &&
               kWireStruct<CreateAhReq>);
 

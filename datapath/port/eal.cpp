@@ -1,11 +1,15 @@
 #include "datapath/port/eal.h"
 
+#include <linux/magic.h>
 #include <rte_eal.h>
 #include <rte_errno.h>
+#include <sys/statfs.h>
 
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -32,11 +36,43 @@ int eal_init(const EalConfig& cfg, std::string* error) {
   return -err;
 }
 
+std::string eal_hugepage_file(std::string_view line, std::string_view prefix) {
+  // address perms offset dev inode [path]; the path is the rest of the line.
+  const std::size_t at = line.find('/');
+  if (at == std::string_view::npos || prefix.empty()) return "";
+  const std::string_view path = line.substr(at);
+  if (path.ends_with(" (deleted)")) return "";
+  const std::string_view base = path.substr(path.rfind('/') + 1);
+  if (!base.starts_with(prefix) || !base.substr(prefix.size()).starts_with("map_")) return "";
+  return std::string(path);
+}
+
+namespace {
+
+// EAL's hugepage files this process maps now (each once).
+std::set<std::string> mapped_hugepage_files(std::string_view prefix) {
+  std::set<std::string> out;
+  std::ifstream maps("/proc/self/maps");
+  for (std::string line; std::getline(maps, line);) {
+    std::string path = eal_hugepage_file(line, prefix);
+    if (path.empty() || out.contains(path)) continue;
+    struct statfs fs {};
+    if (statfs(path.c_str(), &fs) == 0 && fs.f_type == HUGETLBFS_MAGIC) out.insert(std::move(path));
+  }
+  return out;
+}
+
+}  // namespace
+
 void eal_cleanup() {
   const std::string dir = rte_eal_get_runtime_dir();
+  // The runtime directory's name is the file prefix.
+  const std::string prefix = std::filesystem::path(dir).filename().string();
+  const std::set<std::string> huge = mapped_hugepage_files(prefix);
   rte_eal_cleanup();
-  // remove() deletes a directory only when it is empty.
   std::error_code ec;
+  for (const std::string& f : huge) std::filesystem::remove(f, ec);
+  // remove() deletes a directory only when it is empty.
   if (!dir.empty()) std::filesystem::remove(dir, ec);
 }
 

@@ -65,6 +65,23 @@ TEST_F(ClientSessionTest, BeforeHello_Eproto) {
   EXPECT_EQ(a_.hello("uroce0").status, 0);
 }
 
+// Capture goes anywhere, as Status does; this daemon has no capture
+// service (root gets EOPNOTSUPP, anyone else EPERM first), and the
+// socket passed with it is not kept.
+TEST_F(ClientSessionTest, Capture_BeforeHelloWithoutServiceRefused) {
+  int sv[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+  ctl::CaptureReq req{};
+  std::strcpy(req.device, "uroce0");
+  const Reply r = a_.call(Op::kCapture, req, {sv[1]});
+  close(sv[1]);
+  EXPECT_EQ(r.status, geteuid() == 0 ? EOPNOTSUPP : EPERM);
+  EXPECT_EQ(r.h.op, static_cast<std::uint16_t>(Op::kCapture));
+  EXPECT_TRUE(writer_gone(sv[0]));
+  close(sv[0]);
+  EXPECT_EQ(a_.hello("uroce0").status, 0);
+}
+
 TEST_F(ClientSessionTest, SecondHello_Eproto) {
   ASSERT_EQ(a_.hello("uroce0").status, 0);
   EXPECT_EQ(a_.hello("uroce1").status, EPROTO);

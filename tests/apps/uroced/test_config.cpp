@@ -368,6 +368,21 @@ TEST(ParseCommandLine_Unknown, ExitCodeOne) {
   testing::internal::GetCapturedStderr();
 }
 
+TEST(DumpcapBlocker_EalArgs, SharedFilesAndHugepagesNeeded) {
+  DaemonConfig c;
+  c.eal_args = {"--no-huge", "--no-pci", "-m", "512"};
+  EXPECT_EQ(dumpcap_blocker(c),
+            "its EAL runs with --no-huge (a secondary process cannot map that memory)");
+  c.eal_args = {"--in-memory", "--no-pci"};
+  EXPECT_EQ(dumpcap_blocker(c),
+            "its EAL runs without shared files (--in-memory or --no-shconf in eal.args)");
+  c.eal_args = {"--no-shconf", "--no-huge"};
+  EXPECT_EQ(dumpcap_blocker(c),
+            "its EAL runs without shared files (--in-memory or --no-shconf in eal.args)");
+  c.eal_args = {"--no-pci", "--no-telemetry", "-m", "512"};
+  EXPECT_EQ(dumpcap_blocker(c), "");
+}
+
 TEST(MakeEalConfig_Defaults, TranslatesArgs) {
   DaemonConfig cfg;
   ASSERT_EQ(load_toml(kTwoDevices, "t.toml", &cfg), "");

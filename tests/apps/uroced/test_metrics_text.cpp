@@ -89,6 +89,13 @@ DaemonInfo full_info() {
   i.cm.ids = 2;
   i.cm.listeners = 3;
   i.cm.connections = 4;
+  CaptureStatus cap;
+  cap.device = "uroce0";
+  cap.count = 10;
+  cap.snaplen = 128;
+  cap.written = 4096;
+  fill(cap.counters, port::kCaptureCounterFields, 400);
+  i.captures.push_back(cap);
   return i;
 }
 
@@ -279,6 +286,8 @@ TEST(MetricsText_FullStatus, EveryFieldOfEveryListIsAFamily) {
   expect_list(f, "client", kClientValues);
   expect_list(f, "client_used", kUsageValues);
   expect_list(f, "client_qp", engine::kQpEngineCounterFields);
+  expect_list(f, "capture", kCaptureValues);
+  expect_list(f, "capture", port::kCaptureCounterFields);
   // The keys of their own.
   for (const StatusKey* k : {&kParseErrorsKey, &kWqeErrorsKey}) {
     EXPECT_TRUE(f.type.contains(metric_name("device", k->name, k->kind))) << k->name;

@@ -14,6 +14,7 @@ TEST(RequestBytes, EveryOpHasHeaderPlusItsRequest) {
   EXPECT_EQ(request_bytes(Op::kCreateQp), sizeof(MsgHeader) + sizeof(CreateQpReq));
   EXPECT_EQ(request_bytes(Op::kModifyQp), sizeof(MsgHeader) + sizeof(ModifyQpReq));
   EXPECT_EQ(request_bytes(Op::kStatus), sizeof(MsgHeader) + sizeof(StatusReq));
+  EXPECT_EQ(request_bytes(Op::kCapture), sizeof(MsgHeader) + sizeof(CaptureReq));
   for (std::uint16_t op = 1; op <= kMaxOp; ++op) {
     EXPECT_GT(request_bytes(static_cast<Op>(op)), sizeof(MsgHeader)) << op;
   }
@@ -39,6 +40,7 @@ TEST(RequestFdCount, OnlyOpsThatPassAnFd) {
   EXPECT_EQ(request_fd_count(Op::kHello), 1);
   EXPECT_EQ(request_fd_count(Op::kRegMr), 1);
   EXPECT_EQ(request_fd_count(Op::kCreateCompChannel), 1);
+  EXPECT_EQ(request_fd_count(Op::kCapture), 1);
   EXPECT_EQ(request_fd_count(Op::kCreateQp), 0);
   EXPECT_EQ(request_fd_count(Op::kStatus), 0);
 }

@@ -8,40 +8,14 @@
 #include <string>
 #include <vector>
 
-#include "datapath/port/eal.h"
-#include "datapath/port/eal_config.h"
+#include "tests/datapath/port/eal_once.h"
 
 namespace uroce::port {
 namespace {
 
-// The ethdev tests need DPDK's EAL, which a process starts once; the rest of
-// this binary does not, and it runs gtest's own main. So the first ethdev
-// test starts EAL (no hugepages, PCI or shared config, so it runs beside
-// other test binaries) and an environment cleans it up when all tests are
-// done.
-bool g_eal_started = false;
-
-class EalCleanup : public ::testing::Environment {
- public:
-  void TearDown() override {
-    if (g_eal_started) eal_cleanup();
-  }
-};
-[[maybe_unused]] ::testing::Environment* const g_eal_cleanup =
-    ::testing::AddGlobalTestEnvironment(new EalCleanup);
-
 class EthPortQueues : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    if (g_eal_started) return;
-    EalConfig eal;
-    eal.lcores = "0";
-    eal.memory_mb = 128;
-    eal.log_level = "error";
-    std::string err;
-    ASSERT_EQ(eal_init(eal, &err), 0) << err;
-    g_eal_started = true;
-  }
+  static void SetUpTestSuite() { ASSERT_EQ(test::start_eal_once(), ""); }
   // Small pools: these ports carry no traffic.
   static PortConfig small_config(std::uint16_t queues) {
     PortConfig cfg;
