@@ -44,6 +44,7 @@
 
 #include <array>
 #include <bit>
+#include <cassert>
 #include <cstdint>
 #include <vector>
 
@@ -60,6 +61,7 @@ struct ClassConfig {
   ClassMode mode = ClassMode::kWeighted;
   std::uint32_t weight = 1;     // weighted classes: share of the bytes, relative
   std::uint32_t rate_mbps = 0;  // the class's rate limit in Mb/s of frames; 0: none
+  bool operator==(const ClassConfig&) const = default;
 };
 
 // A class's rate limit range (the config key `class_rates_mbps`; 0: none).
@@ -91,6 +93,8 @@ struct TrafficClassConfig {
 
   // The config key `strict_classes`: the classes in `mask` strict, the
   // others weighted.
+  bool operator==(const TrafficClassConfig&) const = default;
+
   void set_strict(std::uint8_t mask) {
     for (std::uint32_t c = 0; c < kNumClasses; ++c) {
       classes[c].mode = (mask >> c & 1u) != 0 ? ClassMode::kStrict : ClassMode::kWeighted;
@@ -117,6 +121,16 @@ class TrafficClasses {
   std::uint32_t class_size(std::uint8_t c) const { return c < kNumClasses ? q_[c].count : 0; }
   const TrafficClassConfig& config() const { return cfg_; }
   std::uint64_t bad_ids() const { return bad_ids_; }
+
+  // A running scheduler takes new class settings (uroced's SIGHUP: the
+  // config keys strict_classes, class_weights, class_rates_mbps and
+  // class_quantum_bytes), keeping every queued flow in its place. A class
+  // whose rate stays limited owes its wait rescaled to the new rate
+  // (RateLimit::set_rate); a newly limited class may send at `now`; one no
+  // longer limited sends at once. A class turned strict drops its weighted
+  // deficit. flow_quantum, burst and frame_bytes stay as they were.
+  void reconfigure(const std::array<ClassConfig, kNumClasses>& classes, std::uint32_t class_quantum,
+                   TimeNs now);
 
   template <class Serve>
   std::uint32_t round(Serve&& serve);
@@ -196,6 +210,37 @@ inline TrafficClasses::TrafficClasses(std::uint32_t capacity, const TrafficClass
       rate_[c] = RateLimit(std::uint64_t{cfg_.classes[c].rate_mbps} * 1'000'000, cfg_.class_quantum,
                            kClassCreditNs);
     }
+  }
+}
+
+inline void TrafficClasses::reconfigure(const std::array<ClassConfig, kNumClasses>& classes,
+                                        std::uint32_t class_quantum, TimeNs now) {
+  cfg_.class_quantum = class_quantum;
+  for (std::uint32_t c = 0; c < kNumClasses; ++c) {
+    ClassConfig& k = cfg_.classes[c];
+    const ClassConfig& n = classes[c];
+    k.mode = n.mode;
+    k.weight = n.weight == 0 ? 1 : n.weight;
+    const std::uint32_t bit = 1u << c;
+    if (n.mode == ClassMode::kStrict) {
+      strict_ |= bit;
+      q_[c].deficit = 0;
+    } else {
+      strict_ &= ~bit;
+    }
+    const std::uint64_t bps = std::uint64_t{n.rate_mbps} * 1'000'000;
+    if (n.rate_mbps == 0) {
+      limited_ &= ~bit;
+      rate_[c] = RateLimit();
+    } else if ((limited_ & bit) != 0) {
+      rate_[c].set_rate(bps, class_quantum, now, kClassCreditNs);
+    } else {
+      limited_ |= bit;
+      rate_[c].set(bps, class_quantum, now, kClassCreditNs);
+    }
+    k.rate_mbps = n.rate_mbps;
+    assert(((strict_ >> c) & 1u) == (k.mode == ClassMode::kStrict ? 1u : 0u));
+    assert(((limited_ >> c) & 1u) == (k.rate_mbps != 0 ? 1u : 0u));
   }
 }
 

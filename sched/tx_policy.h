@@ -119,6 +119,16 @@ class TxPolicy {
     return auto_ ? Isolation::kAuto : classes_on_ ? Isolation::kClasses : Isolation::kOff;
   }
   const TrafficClasses& classes() const { return tc_; }
+  // Control path: new class settings from `cfg` (its isolation is ignored:
+  // the mode a policy was built with stays), effective as at construction.
+  // The round robin of isolation off has no classes: they are kept for when
+  // they are read, and change nothing.
+  void set_classes(const TxPolicyConfig& cfg, TimeNs now) {
+    TxPolicyConfig t = cfg;
+    t.isolation = isolation();
+    const TrafficClassConfig c = effective_classes(t);
+    tc_.reconfigure(c.classes, c.class_quantum, now);
+  }
 
   // Class rate limits (traffic_classes.h): the time of the next round, and
   // when a class held back by its rate may send again.

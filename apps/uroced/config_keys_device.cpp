@@ -150,7 +150,8 @@ const KD kSchedKeys[] = {
            }
            return KeyValue::of_mask(m);
          },
-     .noun = "classes"},
+     .noun = "classes",
+     .live = true},
     {.name = "class_weights",
      .type = KeyType::kIntList,
      .lo = 1,
@@ -172,7 +173,8 @@ const KD kSchedKeys[] = {
      .note = "classes 0.. in order",
      .noun = "weights",
      .max_len = sched::kNumClasses,
-     .example = "1,1,2,4"},
+     .example = "1,1,2,4",
+     .live = true},
     {.name = "class_rates_mbps",
      .type = KeyType::kIntList,
      .lo = 0,
@@ -194,10 +196,12 @@ const KD kSchedKeys[] = {
      .note = "classes 0.. in order",
      .noun = "rates in Mb/s",
      .max_len = sched::kNumClasses,
-     .example = "0,0,0,1000"},
-    integer_key<D, &D::sched, &TxPolicyConfig::classes, &TrafficClassConfig::class_quantum>(
-        "class_quantum_bytes", sched::kMinClassQuantum, sched::kMaxClassQuantum,
-        "bytes a weighted class may send per pass per unit of weight"),
+     .example = "0,0,0,1000",
+     .live = true},
+    live_key(
+        integer_key<D, &D::sched, &TxPolicyConfig::classes, &TrafficClassConfig::class_quantum>(
+            "class_quantum_bytes", sched::kMinClassQuantum, sched::kMaxClassQuantum,
+            "bytes a weighted class may send per pass per unit of weight")),
     integer_key<D, &D::pacer, &sched::PacerConfig::granularity_ns>("pace_granularity_ns",
                                                                    kMinPaceGranularityNs,
                                                                    kMaxPaceGranularityNs,

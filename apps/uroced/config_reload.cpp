@@ -41,6 +41,9 @@ ReloadPlan plan_reload(const DaemonConfig& running, const DaemonConfig& fresh) {
       }
       compare(pfc_table_key_set(), running.devices[i], fresh.devices[i], prefix + "pfc.", &plan,
               &fixed);
+      if (running.devices[i].sched.classes != fresh.devices[i].sched.classes) {
+        plan.tx_classes.push_back(i);
+      }
     }
   }
   compare(limit_key_set(), running.limits, fresh.limits, "limits.", &plan, &fixed);
@@ -48,6 +51,7 @@ ReloadPlan plan_reload(const DaemonConfig& running, const DaemonConfig& fresh) {
   compare(eal_key_set(), running, fresh, "eal.", &plan, &fixed);
   if (!fixed.empty()) {
     plan.changes.clear();
+    plan.tx_classes.clear();
     plan.refused = "reload refused: " + fixed +
                    " cannot change while uroced runs; restart it. Nothing was changed.";
   }

@@ -19,6 +19,7 @@
 
 #include <atomic>
 #include <cassert>
+#include <cerrno>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -39,6 +40,7 @@
 #include "datapath/wire/addr.h"
 #include "datapath/wire/opcodes.h"
 #include "sched/grant_scheduler.h"
+#include "sched/traffic_classes.h"
 #include "sched/unsched_cutoffs.h"
 
 namespace uroce::daemon {
@@ -87,6 +89,10 @@ struct DeviceSnapshot {
   DcPoolStatus dc_pool{};
   // Memory windows: binds and invalidations, and those refused by reason.
   transport::MwCounters mw{};
+  // The TX class settings as configured now (a SIGHUP may have changed them
+  // since config().sched): set by devices that run an engine.
+  bool has_classes = false;
+  sched::TrafficClassConfig classes{};
   // A device of several engine lcores (sharded_device.h): each shard's
   // share, in shard order; the fields above are the sums over them.
   struct Shard {
@@ -189,6 +195,12 @@ class Device {
   // Appends the PFC/TTL events (storms, loop signals) the engine recorded
   // since the last call, for the log.
   virtual void drain_pfc_events(std::vector<pfc::PfcEvent>* out) = 0;
+  // New TX class settings (Vnic::set_tx_classes; uroced's SIGHUP): 0, or
+  // EOPNOTSUPP where the device has no engine scheduler to take them.
+  virtual int set_tx_classes(const sched::TrafficClassConfig& classes) {
+    static_cast<void>(classes);
+    return EOPNOTSUPP;
+  }
 
   // The device's protection domains, counted across all its clients (a PD
   // is only a handle in the daemon; ibv_device_attr.max_pd is the device's,

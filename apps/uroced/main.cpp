@@ -125,7 +125,8 @@ void raise_fd_limit() {
 
 // SIGHUP: the configuration `cl` gives now, against `running`, which
 // takes the live keys' new values when the reload is not refused.
-void reload(const CommandLine& cl, DaemonConfig* running, Server* server) {
+void reload(const CommandLine& cl, DaemonConfig* running, Server* server,
+            const std::vector<Device*>& devices) {
   notify("RELOADING=1\nSTATUS=reloading the configuration");
   DaemonConfig fresh;
   if (std::string err = load_config(cl, &fresh); !err.empty()) {
@@ -137,6 +138,13 @@ void reload(const CommandLine& cl, DaemonConfig* running, Server* server) {
   } else {
     server->reload_limits(fresh.limits);
     spdlog::set_level(spdlog::level::from_str(fresh.log_level));
+    for (const std::size_t i : plan.tx_classes) {
+      if (const int rc = devices[i]->set_tx_classes(fresh.devices[i].sched.classes); rc != 0) {
+        spdlog::error("SIGHUP: {}: the TX classes were not changed: {}", fresh.devices[i].name,
+                      std::strerror(rc));
+        fresh.devices[i].sched.classes = running->devices[i].sched.classes;
+      }
+    }
     *running = fresh;
     for (const std::string& c : plan.changes) spdlog::warn("SIGHUP: {}", c);
     spdlog::warn("SIGHUP: configuration reloaded: {} change{}", plan.changes.size(),
@@ -252,7 +260,7 @@ int run(const CommandLine& cl, const DaemonConfig& cfg) {
   std::thread signals([&] {
     (void)affinity.apply_to_current_thread();
     int sig = 0;
-    while (sigwait(&term, &sig) == 0 && sig == SIGHUP) reload(cl, &running, &server);
+    while (sigwait(&term, &sig) == 0 && sig == SIGHUP) reload(cl, &running, &server, device_ptrs);
     spdlog::info("SIG{}: stopping", sigabbrev_np(sig));
     notify("STOPPING=1\nSTATUS=stopping: reclaiming the clients' objects");
     if (metrics != nullptr) metrics->stop();

@@ -113,4 +113,11 @@ void ShardedDevice::drain_pfc_events(std::vector<pfc::PfcEvent>* out) {
   for (Device* s : shards_) s->drain_pfc_events(out);
 }
 
+int ShardedDevice::set_tx_classes(const sched::TrafficClassConfig& classes) {
+  for (Device* s : shards_) {
+    if (const int rc = s->set_tx_classes(classes); rc != 0) return rc;
+  }
+  return 0;
+}
+
 }  // namespace uroce::daemon

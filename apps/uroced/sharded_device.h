@@ -111,6 +111,8 @@ class ShardedDevice final : public PortedDevice {
   // out->shards.
   void snapshot(bool with_qps, DeviceSnapshot* out) override;
   void drain_pfc_events(std::vector<pfc::PfcEvent>* out) override;
+  // Every shard runs its own scheduler: each takes the settings.
+  int set_tx_classes(const sched::TrafficClassConfig& classes) override;
 
  private:
   Device& first() const { return *shards_.front(); }

@@ -178,10 +178,13 @@ json dc_json(const engine::VnicConfig& c, const DeviceSnapshot& s) {
   return j;
 }
 
-json sched_json(const engine::VnicConfig& c) {
+// The classes as configured now (DeviceSnapshot::classes, which a SIGHUP
+// may have changed), or as at start-up for a device that does not say.
+json sched_json(const engine::VnicConfig& c, const DeviceSnapshot& s) {
+  const sched::TrafficClassConfig& tc = s.has_classes ? s.classes : c.sched.classes;
   json classes = json::array();
   for (std::uint32_t k = 0; k < sched::kNumClasses; ++k) {
-    const sched::ClassConfig& cc = c.sched.classes.classes[k];
+    const sched::ClassConfig& cc = tc.classes[k];
     classes.push_back({{"class", k},
                        {"mode", cc.mode == sched::ClassMode::kStrict ? "strict" : "weighted"},
                        {"weight", cc.weight},
@@ -322,7 +325,7 @@ json device_json(const Device& d, const DeviceSnapshot& s) {
   j["arp"] = arp_json(s.arp);
   j["mw"] = mw_json(s.mw);
   j["pfc"] = engine::pfc_status_json(s.pfc);
-  j["sched"] = sched_json(c);
+  j["sched"] = sched_json(c, s);
   j["homa"] = homa_json(c, s);
   j["dc"] = dc_json(c, s);
   return j;

@@ -26,7 +26,10 @@ class VnicDevice final : public PortedDevice {
   using VnicT = typename EngineT::VnicT;
 
   VnicDevice(VnicT& vnic, EngineT& engine, std::uint32_t index, std::string port_name)
-      : PortedDevice(index, std::move(port_name)), vnic_(vnic), engine_(engine) {}
+      : PortedDevice(index, std::move(port_name)),
+        vnic_(vnic),
+        engine_(engine),
+        classes_(vnic.config().sched.classes) {}
 
   const engine::VnicConfig& config() const override { return vnic_.config(); }
   wire::PathMtu active_mtu() const override { return vnic_.active_mtu(); }
@@ -134,6 +137,8 @@ class VnicDevice final : public PortedDevice {
       out->ahs = vnic_.ah_count();
       out->mrs = vnic_.mr_count();
       out->mw = vnic_.mw_counters();
+      out->has_classes = true;
+      out->classes = classes_;
       if (with_qps) vnic_.qp_status(&out->qp_status);
       out->pfc = vnic_.pfc_status();
       if constexpr (std::is_same_v<std::decay_t<decltype(vnic_.io().tx().counters())>,
@@ -175,6 +180,13 @@ class VnicDevice final : public PortedDevice {
   void drain_pfc_events(std::vector<pfc::PfcEvent>* out) override {
     engine_.call([&] { vnic_.drain_pfc_events(out); });
   }
+  int set_tx_classes(const sched::TrafficClassConfig& classes) override {
+    return on_engine([&] {
+      const int rc = vnic_.set_tx_classes(classes);
+      if (rc == 0) classes_ = classes;
+      return rc;
+    });
+  }
 
  private:
   template <class Fn>
@@ -187,6 +199,9 @@ class VnicDevice final : public PortedDevice {
   VnicT& vnic_;
   EngineT& engine_;
   int engine_cpu_ = -1;
+  // The class settings as configured (status), the engine's: written and
+  // read only inside engine calls.
+  sched::TrafficClassConfig classes_;
 };
 
 }  // namespace uroce::daemon

@@ -248,6 +248,11 @@ class Vnic {
   // and/or a class, as QpSched says. ENOENT; EINVAL (a class out of range,
   // or a class with a policy that has none).
   int set_qp_sched(ObjId id, const QpSched& s);
+  // New TX class settings (modes, weights, rate limits, class quantum:
+  // uroced's SIGHUP) for a running device; its isolation mode stays. The
+  // extensions adjust them as at start (effective_tx_policy). EOPNOTSUPP
+  // for a scheduler without classes.
+  int set_tx_classes(const sched::TrafficClassConfig& classes);
   // ENOENT. The QP leaves the demux (later packets count as rx_no_qp), the
   // scheduler, the timers and the doorbell queue; undelivered events and
   // queued WRs are discarded without completions; its rings are no longer

@@ -227,22 +227,24 @@ uroce_wait_listen() {
 
 # uroce_daemon_start NAME [--netns NS] [--lcore N] [--poll busy|backoff]
 #                    [--ready-timeout SECS] [--eal-args TOML-ARRAY]
-#                    [--daemon-key 'KEY = VALUE']... [--]
+#                    [--daemon-key 'KEY = VALUE']... [--toml TEXT] [--]
 #                    EXTRA-UROCED-ARGS...
 # Writes a config with a run dir and EAL file prefix of its own (and
 # eal.args, when given, e.g. '["--no-pci", "--in-memory"]'; each
-# --daemon-key line in [daemon], e.g. 'metrics_listen = "unix:/x"'), starts
+# --daemon-key line in [daemon], e.g. 'metrics_listen = "unix:/x"'; TEXT
+# after the rest, e.g. [[device]] tables that a SIGHUP may re-read), starts
 # uroced and waits for its "uroced: ready" line. Devices come from the extra
-# arguments (--device SPEC...). Sets UROCE_DAEMON_RUN[NAME] etc.
+# arguments (--device SPEC...) or from TEXT. Sets UROCE_DAEMON_RUN[NAME] etc.
 uroce_daemon_start() {
   local name=$1
   shift
-  local ns="-" lcore=1 poll=backoff ready=30 eal_args='' daemon_keys=''
+  local ns="-" lcore=1 poll=backoff ready=30 eal_args='' daemon_keys='' toml=''
   while [ $# -gt 0 ]; do
     case $1 in
       --netns) ns=$2; shift 2 ;;
       --eal-args) eal_args="args = $2"; shift 2 ;;
       --daemon-key) daemon_keys+="$2"$'\n'; shift 2 ;;
+      --toml) toml=$2; shift 2 ;;
       --lcore) lcore=$2; shift 2 ;;
       --poll) poll=$2; shift 2 ;;
       --ready-timeout) ready=$2; shift 2 ;;
@@ -266,6 +268,7 @@ $daemon_keys
 lcore = $lcore
 file_prefix = "$prefix"
 $eal_args
+$toml
 EOF
   UROCE_DAEMON_RUN[$name]=$run
   UROCE_DAEMON_LOG[$name]=$dir/uroced.log

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <vector>
 
 namespace uroce::sched {
@@ -305,6 +306,72 @@ TEST(TrafficClasses_ClassRate, NextRateDue_WhenAHeldBackClassMaySendAgain) {
   EXPECT_EQ(tc.round(f), 0u);
   tc.set_now(due);
   EXPECT_GT(tc.round(f), 0u);
+}
+
+TEST(TrafficClasses_Reconfigure, NewRateTakesOverMidRunAndFlowsKeepTheirPlaces) {
+  TrafficClassConfig c = config(ClassMode::kWeighted, ClassMode::kWeighted);
+  c.classes[2].rate_mbps = 1000;
+  TrafficClasses tc(4, c);
+  Flows f(4);
+  f.left[1] = 1u << 30;
+  tc.set_class(1, 2);
+  tc.activate(1);
+  RateRun{tc, f}.run(0, 50'000'000);
+  const std::uint64_t first = f.sent[1];
+  EXPECT_NEAR(static_cast<double>(first), 6.25e6, 6.25e6 * 0.02);
+  std::array<ClassConfig, kNumClasses> k = tc.config().classes;
+  k[2].rate_mbps = 500;
+  tc.reconfigure(k, tc.config().class_quantum, 50'000'000);
+  EXPECT_EQ(tc.config().classes[2].rate_mbps, 500u);
+  EXPECT_TRUE(tc.active(1));
+  EXPECT_EQ(tc.class_size(2), 1u);
+  RateRun{tc, f}.run(50'000'000, 50'000'000);
+  EXPECT_NEAR(static_cast<double>(f.sent[1] - first), 3.125e6, 3.125e6 * 0.03);
+}
+
+TEST(TrafficClasses_Reconfigure, LimitAddedAndRemoved) {
+  TrafficClasses tc(4, config(ClassMode::kWeighted, ClassMode::kWeighted));
+  Flows f(4);
+  f.left[1] = 1u << 30;
+  tc.set_class(1, 2);
+  tc.activate(1);
+  std::array<ClassConfig, kNumClasses> k = tc.config().classes;
+  k[2].rate_mbps = 2000;
+  tc.reconfigure(k, tc.config().class_quantum, 0);
+  RateRun{tc, f}.run(0, 20'000'000);
+  EXPECT_NEAR(static_cast<double>(f.sent[1]) * 8 / 20e6, 2.0, 0.04);
+  EXPECT_GT(tc.rate_skips(2), 0u);
+  const std::uint64_t limited = f.sent[1];
+  k[2].rate_mbps = 0;
+  tc.reconfigure(k, tc.config().class_quantum, 20'000'000);
+  EXPECT_EQ(tc.next_rate_due(), ~TimeNs{0});
+  RateRun{tc, f}.run(20'000'000, 20'000'000);
+  // The whole port (9.6 Gb/s) once the limit is gone.
+  EXPECT_NEAR(static_cast<double>(f.sent[1] - limited) * 8 / 20e6, 9.6, 0.01);
+}
+
+TEST(TrafficClasses_Reconfigure, ModesAndWeightsChangeTheShares) {
+  TrafficClassConfig c = config(ClassMode::kStrict, ClassMode::kWeighted);
+  TrafficClasses tc(4, c);
+  tc.set_class(0, 5);
+  tc.set_class(1, 2);
+  Flows f(4);
+  f.left = {1000000, 1000000, 0, 0};
+  tc.activate(0);
+  tc.activate(1);
+  for (int i = 0; i < 10; ++i) tc.round(f);
+  EXPECT_EQ(f.sent[1], 0u);  // class 5 strict: class 2 starves
+  std::array<ClassConfig, kNumClasses> k = tc.config().classes;
+  k[5].mode = ClassMode::kWeighted;
+  k[5].weight = 3;
+  k[2].weight = 1;
+  k[7].weight = 0;  // taken as 1, as at construction
+  tc.reconfigure(k, tc.config().class_quantum, 0);
+  EXPECT_EQ(tc.config().classes[7].weight, 1u);
+  const std::uint64_t s0 = f.sent[0];
+  for (int i = 0; i < 1000; ++i) tc.round(f);
+  const double ratio = static_cast<double>(f.sent[0] - s0) / static_cast<double>(f.sent[1]);
+  EXPECT_NEAR(ratio, 3.0, 0.05);
 }
 
 }  // namespace

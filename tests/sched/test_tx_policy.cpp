@@ -95,6 +95,23 @@ TEST(TxPolicy_Auto, LatencyClassStrictWhateverTheConfig) {
             ClassMode::kWeighted);
 }
 
+// New settings keep the mode the policy was built with: auto's latency
+// class stays strict, and a config naming another mode changes nothing.
+TEST(TxPolicy_SetClasses, KeepsTheModeAndItsStrictLatencyClass) {
+  TxPolicyConfig cfg;
+  cfg.isolation = Isolation::kAuto;
+  TxPolicy p(4, cfg);
+  TxPolicyConfig next;
+  next.isolation = Isolation::kOff;
+  next.classes.classes[kAutoClassBandwidth].weight = 5;
+  next.classes.classes[kAutoClassBandwidth].rate_mbps = 300;
+  p.set_classes(next, 0);
+  EXPECT_EQ(p.isolation(), Isolation::kAuto);
+  EXPECT_EQ(p.classes().config().classes[kAutoClassLatency].mode, ClassMode::kStrict);
+  EXPECT_EQ(p.classes().config().classes[kAutoClassBandwidth].weight, 5u);
+  EXPECT_EQ(p.classes().config().classes[kAutoClassBandwidth].rate_mbps, 300u);
+}
+
 TEST(TxPolicy_Auto, ObserveMovesFlowsToTheirKindsClass) {
   TxPolicyConfig cfg;
   cfg.isolation = Isolation::kAuto;

@@ -94,4 +94,17 @@ int Vnic<PortIo, Sched>::set_qp_sched(ObjId id, const QpSched& s) {
   return 0;
 }
 
+template <class PortIo, sched::TxScheduler Sched>
+int Vnic<PortIo, Sched>::set_tx_classes(const sched::TrafficClassConfig& classes) {
+  assert(owner_.here());
+  if constexpr (requires { sched_.set_classes(sched::TxPolicyConfig{}, TimeNs{0}); }) {
+    VnicConfig c = cfg_;
+    c.sched.classes = classes;
+    sched_.set_classes(effective_tx_policy(c), now_);
+    return 0;
+  } else {
+    return EOPNOTSUPP;
+  }
+}
+
 }  // namespace uroce::engine

@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <string>
+#include <vector>
 
 #include "tests/apps/uroced/config_test_support.h"
 
@@ -35,6 +37,32 @@ TEST(PlanReload, LiveKeysChange) {
   EXPECT_EQ(p.changes[0], "limits.user_mrs: 0 -> 100");
   EXPECT_EQ(p.changes[1], "limits.client_qps: 0 -> 8");
   EXPECT_EQ(p.changes[2], "daemon.log_level: debug -> warn");
+}
+
+// A device's TX class settings are live: the plan names the device that
+// takes them; its isolation mode is not.
+TEST(PlanReload, TxClassKeysAreLiveAndNameTheirDevice) {
+  const DaemonConfig a = loaded(with("mtu = 9000", "mtu = 9000\nisolation = \"classes\""));
+  const std::string text =
+      with("mtu = 9000",
+           "mtu = 9000\nisolation = \"classes\"\nstrict_classes = [7]\nclass_weights = [1, 2]\n"
+           "class_rates_mbps = [500]\nclass_quantum_bytes = 16384");
+  const DaemonConfig b = loaded(text);
+  const ReloadPlan p = plan_reload(a, b);
+  EXPECT_EQ(p.refused, "");
+  ASSERT_EQ(p.changes.size(), 4u);
+  EXPECT_EQ(p.changes[0], "device[0].strict_classes: none -> 7");
+  EXPECT_EQ(p.changes[1], "device[0].class_weights: 1,1,1,1,1,1,1,1 -> 1,2,1,1,1,1,1,1");
+  EXPECT_EQ(p.changes[2], "device[0].class_rates_mbps: 0,0,0,0,0,0,0,0 -> 500,0,0,0,0,0,0,0");
+  EXPECT_EQ(p.changes[3], "device[0].class_quantum_bytes: 65536 -> 16384");
+  EXPECT_EQ(p.tx_classes, (std::vector<std::size_t>{0}));
+
+  const ReloadPlan iso =
+      plan_reload(b, loaded(with("mtu = 9000", "mtu = 9000\nisolation = \"auto\"")));
+  EXPECT_TRUE(iso.changes.empty());
+  EXPECT_TRUE(iso.tx_classes.empty());
+  EXPECT_NE(iso.refused.find("device[0].isolation (classes -> auto)"), std::string::npos)
+      << iso.refused;
 }
 
 TEST(PlanReload, AnyOtherKeyRefusesEverything) {

@@ -5,18 +5,40 @@
 # QPs (ENOMEM) and `uroce-ctl status --json` shows the new limit. A file
 # that also changes a key that cannot change live (daemon.poll) is refused
 # as a whole: the log names the key, and the limit stays what it was. A file
-# that does not parse is refused too, and the daemon keeps serving.
+# that does not parse is refused too, and the daemon keeps serving. The TX
+# class settings are live too: uroce0 runs isolation classes with class 0
+# limited to 200 Mb/s; the file's limit becomes 100 Mb/s and SIGHUP: the
+# log names the change, `uroce-ctl sched` shows 100, and an unmodified
+# ib_write_bw from uroce0 reports at most 1.03 of 100 Mb/s of frames less
+# their headers (4 KiB payload in 4,170-byte frames), and at least 0.85 of it
+# less the time the engine was away beyond the class's 2 ms credit
+# (engine_away.py): above 100 would mean the old limit still held.
 #
 #   reload.sh BUILD_DIR
 source "$(dirname "$0")/common.sh"
-verbs_test_init vreload "$1" /usr/bin/python3 setpriv
+verbs_test_init vreload "$1" /usr/bin/python3 setpriv ib_write_bw
 
 ABUSE=$VERBS_TEST_DIR/verbs_abuse.py
 NOBODY=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
 
-uroce_daemon_start d --lcore 1 -- \
-  --device "$(verbs_device uroce0 02:00:00:d7:00:01 10.219.0.1 ring:p0)" \
-  --device "$(verbs_device uroce1 02:00:00:d7:00:02 10.219.0.2 ring:p0)"
+# The devices in the file, which SIGHUP reads again.
+devices='[[device]]
+name = "uroce0"
+port = "ring:p0"
+mac = "02:00:00:d7:00:01"
+ipv4 = "10.219.0.1"
+mtu = 9000
+isolation = "classes"
+class_rates_mbps = [200]
+
+[[device]]
+name = "uroce1"
+port = "ring:p0"
+mac = "02:00:00:d7:00:02"
+ipv4 = "10.219.0.2"
+mtu = 9000
+'
+uroce_daemon_start d --lcore 1 --toml "$devices"
 run=${UROCE_DAEMON_RUN[d]}
 log=${UROCE_DAEMON_LOG[d]}
 pid=${UROCE_DAEMON_PID[d]}
@@ -95,6 +117,42 @@ uroce_daemon_alive d || {
   st=1
 }
 uroce_verdict "a file that does not parse is refused and the daemon keeps serving" "$st"
+
+st=0
+# The file again as it was before the bad line, with class 0 at 100 Mb/s.
+sed -i '/^user_qps = = 3$/d; s/^user_qps = 9$/user_qps = 4/; s/^poll = "busy"$/poll = "backoff"/; s/^class_rates_mbps = \[200\]$/class_rates_mbps = [100]/' "$conf"
+if ! hup 1 'SIGHUP: device\[0\]\.class_rates_mbps: 200,0,0,0,0,0,0,0 -> 100,0,0,0,0,0,0,0'; then
+  UROCE_WHY="no reload line naming class_rates_mbps ($(tail -n 3 "$log" | tr '\n' '|'))"
+  st=1
+fi
+table=$UROCE_TMP/sched.table
+"$UROCE_CTL" --run-dir "$run" sched >"$table" 2>&1 || st=1
+if ! grep -qE '^ +0  weighted +1 +100 ' "$table"; then
+  UROCE_WHY="uroce-ctl sched does not show class 0's 100 Mb/s: $(head -n 4 "$table" | tr '\n' '|')"
+  st=1
+fi
+"$UROCE_CTL" --run-dir "$run" status --json >"$UROCE_TMP/loops.before.json" 2>&1 || st=1
+uroce_next_port port
+uroce_pair "ib_write_bw after the reload" 60 "$port" - - -- \
+  "${R[@]}" ib_write_bw -d uroce1 -x 1 -p "$port" -F -s 65536 -D 2 --report_gbits ::: \
+  "${R[@]}" ib_write_bw -d uroce0 -x 1 -p "$port" -F -s 65536 -D 2 --report_gbits 127.0.0.1 ||
+  st=1
+if [ "$st" -eq 0 ]; then
+  gbps=$(/usr/bin/python3 "$SOURCE_ROOT/bench/perftest_json.py" --transport ring --point class_rate \
+    --status 0 "$UROCE_CLI_OUT" | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin).get("gbps", ""))')
+  "$UROCE_CTL" --run-dir "$run" status --json >"$UROCE_TMP/loops.after.json" 2>&1 || st=1
+  away=$(/usr/bin/python3 "$VERBS_TEST_DIR/engine_away.py" "$UROCE_TMP/loops.before.json" \
+    "$UROCE_TMP/loops.after.json" 2000000) || st=1
+  want=$(awk 'BEGIN { printf "%.4f", 0.1 * 4096 / 4170 }')
+  low=$(awk -v a="${away:-inf}" 'BEGIN { f = a == "inf" ? 0 : 1 - a / 2e9; if (f < 0) f = 0; printf "%.3f", 0.85 * f }')
+  echo "  ib_write_bw reported ${gbps:-nothing} Gb/s; the new limit allows $want Gb/s of payload;" \
+    "the engine was away ${away:-?} ns beyond its credit, so the floor is $low x"
+  if [ -z "$gbps" ] || ! awk -v g="$gbps" -v w="$want" -v l="$low" 'BEGIN { exit !(g >= l * w && g <= 1.03 * w) }'; then
+    UROCE_WHY="ib_write_bw reported ${gbps:-no figure} Gb/s, want $low..1.03 x $want"
+    st=1
+  fi
+fi
+uroce_verdict "SIGHUP takes new TX class settings: class 0 runs at its new 100 Mb/s" "$st"
 
 verbs_daemons_stop "uroced exits 0 on SIGTERM after the reloads" d
 uroce_summary reload
