@@ -24,13 +24,35 @@ for p in "${PKGS[@]}"; do
   fi
 done
 
-if [ ${#missing[@]} -eq 0 ]; then
-  echo "setup: all ${#PKGS[@]} packages present"
-  exit 0
-fi
+# promtool, which verbs_metrics lints the metrics with, comes in Debian's
+# prometheus package; installing that would also start a Prometheus
+# server (its postinst), so the package is only downloaded through apt-get
+# and unpacked where the test looks (PROMTOOL_DIR). Nothing else of it runs.
+PROMTOOL_DIR=/var/cache/uroce-test/prometheus
+promtool() {
+  [ -x "$PROMTOOL_DIR/usr/bin/promtool" ] && return 0
+  local tmp
+  tmp=$(mktemp -d)
+  if (cd "$tmp" && $SUDO apt-get download -qq prometheus) >/dev/null 2>&1 ||
+    { $SUDO apt-get update -qq && (cd "$tmp" && $SUDO apt-get download -qq prometheus); }; then
+    $SUDO mkdir -p "$PROMTOOL_DIR"
+    $SUDO dpkg-deb -x "$tmp"/prometheus_*.deb "$PROMTOOL_DIR"
+    echo "setup: promtool unpacked into $PROMTOOL_DIR"
+  else
+    echo "setup: the prometheus package could not be downloaded: verbs_metrics will say promtool is missing"
+  fi
+  rm -rf "$tmp"
+}
 
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all ${#PKGS[@]} packages present"
+  promtool
+  exit 0
+fi
+
 echo "setup: installing ${missing[*]}"
 # tshark asks whether non-root users may capture; answer no, non-interactively.
 echo "wireshark-common wireshark-common/install-setuid boolean false" | $SUDO debconf-set-selections
@@ -41,4 +63,5 @@ if ! install; then
   $SUDO apt-get update -qq
   install
 fi
+promtool
 echo "setup: done"

@@ -7,8 +7,8 @@
 # every counter of the status must be there under its name and labels, a
 # count within its two readings (equal when they are: metrics_check.py),
 # the sums by QP class and the holding client's series too; `promtool
-# check metrics` must find nothing (when promtool is installed: Debian's
-# prometheus package, or UROCE_PROMTOOL). nobody's curl gets the class
+# check metrics` must find nothing (promtool from Debian's prometheus
+# package, which scripts/setup.sh unpacks, or UROCE_PROMTOOL). nobody's curl gets the class
 # sums but no client's series; another path is 404; the socket goes with
 # the daemon.
 #
@@ -21,7 +21,11 @@ CHECK=$VERBS_TEST_DIR/metrics_check.py
 ABUSE=$VERBS_TEST_DIR/verbs_abuse.py
 NOBODY=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
 SOCK=$UROCE_TMP/metrics.sock
+# promtool: given, installed, or unpacked by scripts/setup.sh.
 PROMTOOL=${UROCE_PROMTOOL:-$(command -v promtool || true)}
+if [ -z "$PROMTOOL" ] && [ -x /var/cache/uroce-test/prometheus/usr/bin/promtool ]; then
+  PROMTOOL=/var/cache/uroce-test/prometheus/usr/bin/promtool
+fi
 
 uroce_daemon_start d --lcore 1 --daemon-key "metrics_listen = \"unix:$SOCK\"" -- \
   --device "$(verbs_device uroce0 02:00:00:e6:00:01 10.224.0.1 ring:p0)" \
