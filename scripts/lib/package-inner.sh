@@ -4,9 +4,11 @@
 #
 #   package-inner.sh BASE OVERLAY DEBS
 #
-# BASE (a debootstrap root) is mounted under an overlay at OVERLAY/root, with
-# its own /proc, /dev (a tmpfs: the /dev/infiniband nodes stay here),
-# /run and /tmp; nothing written there reaches BASE or the host. The daemon
+# BASE (the host's root, /) is the lower layer of an overlay mounted at
+# OVERLAY/root whose upper layer is a tmpfs mounted at OVERLAY (a layer
+# may not lie inside another on the same file system), with its own /proc,
+# /dev (a tmpfs: the /dev/infiniband nodes stay here), /run and /tmp;
+# nothing written there reaches BASE or the host. The daemon
 # and the programs run in a network namespace of their own (`run` below).
 # Prints PASS/FAIL lines; exit 0 when every check passed.
 set -euo pipefail
@@ -176,7 +178,8 @@ exit $((failures > 0))
 fi
 
 # ---- main: the root, install, run, purge ----
-rm -rf "$ov"
+mkdir -p "$ov"
+mount -t tmpfs -o mode=755 overlay-upper "$ov"
 mkdir -p "$ov/upper" "$ov/work" "$R"
 mount -t overlay overlay -o "lowerdir=$base,upperdir=$ov/upper,workdir=$ov/work" "$R"
 mount -t proc proc "$R/proc"
@@ -193,16 +196,32 @@ mount --bind -o ro /sys "$R/sys"
 mount -t tmpfs -o mode=755 run "$R/run"
 mount -t tmpfs -o mode=1777 tmp "$R/tmp"
 
-# The root's files (names), but for apt's and dpkg's own state and logs.
+# The files (names) of the directories a package installs into, but for
+# apt's and dpkg's own state and logs. The rest of the host's root (home
+# directories, checkouts, /tmp) is no package's.
 snapshot() {
-  (cd "$R" && find . -xdev \( -path ./var/lib/apt -o -path ./var/cache -o -path ./var/log \
-    -o -path ./var/lib/dpkg/triggers -o -name '*-old' \) -prune -o -print | sort)
+  (cd "$R" && find ./etc ./usr ./var ./opt ./srv -xdev \( -path ./var/lib/apt \
+    -o -path ./var/cache -o -path ./var/log -o -path ./var/tmp -o -path ./var/lib/dpkg/triggers \
+    -o -name '*-old' \) -prune -o -print 2>/dev/null | sort)
 }
+packages() { inr dpkg-query -W -f='${db:Status-Abbrev} ${binary:Package}\n' | awk '$1 == "ii" { print $2 }' | sort; }
+# A root that has uroce already is no fresh root: say so rather than test it.
+if [ -n "$(packages | grep -E '^(uroce|liburoce-dev)(:|$)' || true)" ] ||
+  [ -e "$R/etc/libibverbs.d/uroce.driver" ] || [ -e "$R/etc/uroce" ]; then
+  fail "the host has uroce installed (dpkg, /etc/uroce or uroce.driver): purge it first"
+  exit 1
+fi
+named_uroce() { (cd "$R" && find ./etc ./usr ./var ./opt ./srv -xdev -iname '*uroce*' 2>/dev/null | sort); }
 snapshot >"$ov/before.txt"
+named_uroce >"$ov/named.before"
+packages >"$ov/packages.before"
 
 mkdir "$R/tmp/debs"
 cp "$debs"/uroce_*.deb "$debs"/liburoce-dev_*.deb "$R/tmp/debs/"
-if inr sh -c 'DEBIAN_FRONTEND=noninteractive apt-get install -y -q /tmp/debs/uroce_*.deb /tmp/debs/liburoce-dev_*.deb' \
+# No package source: apt may take only what the host has installed, so a
+# dependency it lacks fails the install instead of being downloaded.
+nosrc="-o Dir::Etc::SourceList=/dev/null -o Dir::Etc::SourceParts=/nonexistent"
+if inr sh -c "DEBIAN_FRONTEND=noninteractive apt-get install -y -q $nosrc /tmp/debs/uroce_*.deb /tmp/debs/liburoce-dev_*.deb" \
   >"$ov/install.log" 2>&1; then
   grep -E "^(Setting up|The following NEW)" "$ov/install.log" | sed 's/^/  /' | head -5
   pass "apt-get install ./uroce_*.deb ./liburoce-dev_*.deb ($(grep -c '^Setting up' "$ov/install.log") packages set up)"
@@ -224,9 +243,14 @@ rc=0
 unshare --net -- "$0" run "$R" "$ov" || rc=$?
 [ "$rc" = 0 ] || failures=$((failures + 1))
 
-if inr sh -c 'DEBIAN_FRONTEND=noninteractive apt-get purge -y -q uroce liburoce-dev && apt-get autoremove --purge -y -q' \
+# What the install added besides ours (dependencies the host lacked) goes
+# too, as `apt-get autoremove --purge` would take it from a fresh root; the
+# host's own auto-installed packages stay.
+added=$(comm -13 "$ov/packages.before" <(packages) | grep -vE '^(uroce|liburoce-dev)(:|$)' | tr '\n' ' ' || true)
+# shellcheck disable=SC2086
+if inr sh -c "DEBIAN_FRONTEND=noninteractive apt-get purge -y -q $nosrc uroce liburoce-dev $added" \
   >"$ov/purge.log" 2>&1; then
-  pass "apt-get purge uroce liburoce-dev, autoremove --purge"
+  pass "apt-get purge uroce liburoce-dev${added:+ $added}"
 else
   tail -20 "$ov/purge.log"
   fail "apt-get purge"
@@ -241,12 +265,14 @@ for p in uroce liburoce-dev; do
 done
 snapshot >"$ov/after.txt"
 if diff "$ov/before.txt" "$ov/after.txt" >"$ov/diff.txt"; then
-  pass "after purge the root's files are those before the install ($(wc -l <"$ov/before.txt") paths)"
+  pass "after purge the root's system directories hold the files they held before the install ($(wc -l <"$ov/before.txt") paths)"
 else
   sed 's/^/  /' "$ov/diff.txt" | head -40
   fail "files differ after purge"
 fi
-stray=$(cd "$R" && find . -xdev -iname '*uroce*' | head)
+# Also where the snapshot does not look (/var/cache, /var/log, ...): no
+# path named for uroce that the root did not have before the install.
+stray=$(named_uroce | comm -13 "$ov/named.before" - | head)
 [ -z "$stray" ] || fail "left after purge: $stray"
 [ ! -e "$R/etc/uroce" ] || fail "/etc/uroce left after purge"
 if compgen -G "$R/usr/lib/*/libibverbs/liburoce*" >/dev/null; then
