@@ -91,10 +91,10 @@ struct TrafficClassConfig {
   std::uint32_t burst = 32;
   std::uint32_t frame_bytes = 4096;
 
-  // The config key `strict_classes`: the classes in `mask` strict, the
-  // others weighted.
   bool operator==(const TrafficClassConfig&) const = default;
 
+  // The config key `strict_classes`: the classes in `mask` strict, the
+  // others weighted.
   void set_strict(std::uint8_t mask) {
     for (std::uint32_t c = 0; c < kNumClasses; ++c) {
       classes[c].mode = (mask >> c & 1u) != 0 ? ClassMode::kStrict : ClassMode::kWeighted;
