@@ -52,6 +52,7 @@
 #include <vector>
 
 #include "apps/uroced/affinity.h"
+#include "apps/uroced/capture_service.h"
 #include "apps/uroced/config.h"
 #include "apps/uroced/engine_host.h"
 #include "apps/uroced/log.h"
@@ -66,6 +67,9 @@ struct Embedded {
   DaemonConfig cfg;
   CpuAffinity affinity;
   std::unique_ptr<EngineHost> host;
+  // uroce-ctl capture (capture_service.h), as in uroced; ended before the
+  // server, while the engines still serve calls.
+  std::unique_ptr<CaptureService> captures;
   std::unique_ptr<Server> server;
   std::atomic<bool> stop{false};
   std::thread progress;
@@ -208,6 +212,9 @@ std::string start(Embedded* e) {
   e->server->set_engine_counters([h = e->host.get()] { return h->engine_counters(); });
   e->server->set_engine_loops([h = e->host.get()] { return h->loop_histograms(); });
   e->server->set_limits(e->cfg.limits);
+  e->captures = std::make_unique<CaptureService>(e->host->capture_targets(),
+                                                 "uroce embedded engine " UROCE_VERSION);
+  e->server->set_captures(e->captures.get());
   // uroce-ctl's way in; the engine serves its program without it.
   if (std::string lerr; e->server->listen(e->cfg.socket_path(), &lerr) != 0) {
     spdlog::warn("embedded engine: uroce-ctl cannot reach it: {}", lerr);
@@ -220,7 +227,9 @@ std::string start(Embedded* e) {
     started = e->server->start(&e->affinity);
   }
   if (int rc = started; rc != 0) {
+    e->captures->stop();
     e->server.reset();
+    e->captures.reset();
     e->stop.store(true, std::memory_order_release);
     e->progress.join();
     e->host.reset();
@@ -352,6 +361,8 @@ void stop_engine() {
   if (spdlog::should_log(spdlog::level::debug)) {
     spdlog::debug("status at exit: {}", e->server->status(0));
   }
+  // While the engines run: a capture's end waits for an engine call.
+  e->captures->stop();
   e->server->stop();
   e->stop.store(true, std::memory_order_release);
   e->progress.join();
@@ -384,6 +395,7 @@ void stop_engine() {
     const QuietSigpipe quiet;
     e->host->stop_ports();
     e->server.reset();
+    e->captures.reset();
     e->host.reset();
   }
   delete e;

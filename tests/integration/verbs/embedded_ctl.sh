@@ -5,11 +5,15 @@
 # in the program's private run directory and prints its status: the
 # embedded poll mode, both devices, and the program's QP in `qps`. Asked
 # about a process without an embedded engine (this script), it says so and
-# exits 1. After the program exits, its run directory is gone.
+# exits 1. Then an embedded ibv_rc_pingpong pair over memif: `uroce-ctl
+# --pid` of the server captures 200 of its engine's frames (pcapng that
+# tshark decodes: every frame RoCE or ARP, exactly 200) and prints its
+# metrics (the device's frame counters among them). After each program
+# exits, its run directory is gone.
 #
 #   embedded_ctl.sh BUILD_DIR
 source "$(dirname "$0")/common.sh"
-verbs_test_init vembctl "$1" /usr/bin/python3
+verbs_test_init vembctl "$1" /usr/bin/python3 ibv_rc_pingpong tshark
 
 export TMPDIR=$UROCE_TMP/embedded
 mkdir -p "$TMPDIR"
@@ -61,6 +65,56 @@ want="uroce-ctl: process $$ runs no embedded uroce engine (no SYSFS_PATH from ur
   st=1
 }
 uroce_verdict "uroce-ctl --pid of a process without an engine says so and exits 1" "$st"
+
+# ---- capture and metrics of an embedded engine ----
+st=0
+mp="socket=$UROCE_TMP/memif.sock,socket-abstract=no,id=0,bsize=8192"
+dev_a=$(verbs_device uroce0 02:00:00:d8:00:11 10.219.1.11 "net_memif0,role=server,$mp")
+dev_b=$(verbs_device uroce0 02:00:00:d8:00:12 10.219.1.12 "net_memif0,role=client,$mp")
+uroce_next_port port
+# Long enough (100,000 round trips: seconds even on a quiet machine) that
+# the capture's 200 frames come while both run.
+pp=(ibv_rc_pingpong -d uroce0 -g 1 -p "$port" -n 100000)
+uroce_bg SPG --timeout 120 "$UROCE_TMP/pp-server.out" "$UROCE_TMP/pp-server.out" -- \
+  "$UROCE_RUN" --embedded --lcore 0 --device "$dev_a" -- "${pp[@]}"
+for _ in $(seq 1 300); do
+  ss -ltn | grep -q ":$port " && break
+  sleep 0.1
+done
+uroce_bg CPG --timeout 120 "$UROCE_TMP/pp-client.out" "$UROCE_TMP/pp-client.out" -- \
+  "$UROCE_RUN" --embedded --lcore 1 --device "$dev_b" -- "${pp[@]}" 127.0.0.1
+server=$(pgrep -s "$SPG" -x ibv_rc_pingpong | head -n 1)
+pcap=$UROCE_TMP/embedded.pcapng
+if [ -z "$server" ]; then
+  UROCE_WHY="the pingpong server did not start: $(tail -n 3 "$UROCE_TMP/pp-server.out" | tr '\n' '|')"
+  st=1
+elif ! timeout 60 "$UROCE_CTL" --pid "$server" capture uroce0 -c 200 -w "$pcap" 2>"$UROCE_TMP/cap.err"; then
+  UROCE_WHY="uroce-ctl --pid $server capture: $(tail -n 3 "$UROCE_TMP/cap.err" | tr '\n' '|')"
+  st=1
+elif ! "$UROCE_CTL" --pid "$server" metrics >"$UROCE_TMP/metrics.prom" 2>&1; then
+  UROCE_WHY="uroce-ctl --pid $server metrics: $(head -n 3 "$UROCE_TMP/metrics.prom" | tr '\n' '|')"
+  st=1
+fi
+uroce_wait "$SPG" src
+uroce_wait "$CPG" crc
+if [ "$st" = 0 ]; then
+  frames=$(tshark -r "$pcap" 2>/dev/null | wc -l)
+  other=$(tshark -r "$pcap" -Y 'not arp and not (udp.dstport == 4791 and infiniband)' 2>/dev/null | wc -l)
+  rx=$(sed -n 's/^uroce_device_rx_frames_total{device="uroce0"} \([0-9]*\)$/\1/p' "$UROCE_TMP/metrics.prom")
+  echo "  capture of the embedded server: $frames frames, $other neither RoCE nor ARP;" \
+    "its metrics: uroce0 received ${rx:-no} frames; pingpongs exited $src and $crc"
+  if [ "$frames" != 200 ] || [ "$other" != 0 ]; then
+    UROCE_WHY="$pcap: $frames frames (want 200), $other neither RoCE nor ARP"
+    st=1
+  elif [ -z "$rx" ] || [ "$rx" -lt 100 ]; then
+    UROCE_WHY="the metrics do not count uroce0's received frames: $(grep -m 3 rx_frames "$UROCE_TMP/metrics.prom" | tr '\n' '|')"
+    st=1
+  elif [ "$src" != 0 ] || [ "$crc" != 0 ]; then
+    UROCE_WHY="the pingpongs exited $src and $crc"
+    st=1
+  fi
+fi
+uroce_verdict "uroce-ctl --pid captures an embedded engine's frames and reads its metrics" "$st"
 
 st=0
 touch "$hold"
