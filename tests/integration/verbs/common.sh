@@ -125,6 +125,33 @@ verbs_perf() {
 # verbs_daemons_stop TEXT NAME... : one verdict that every named daemon is
 # still alive and exits 0 on SIGTERM (uroce_daemon_stop also checks that
 # its run dir and nodes are gone).
+# verbs_class_rate_check LIMIT_GBPS SECONDS BEFORE_JSON AFTER_JSON : the
+# ib_write_bw of the last uroce_pair ($UROCE_CLI_OUT, 4 KiB payload in
+# 4,170-byte frames) against a class limit of LIMIT_GBPS of frames: at most
+# 1.03x of the payload it allows, and at least 0.85x of it less the share
+# of the SECONDS-long run that the engine spent away beyond the class's
+# 2 ms credit (kClassCreditNs; engine_away.py between the two
+# `uroce-ctl status --json`): a machine that takes the engine's CPU is not
+# the limiter's fault. Prints the figures; false with UROCE_WHY otherwise.
+verbs_class_rate_check() {
+  local limit=$1 secs=$2 before=$3 after=$4 gbps want away low
+  gbps=$(/usr/bin/python3 "$SOURCE_ROOT/bench/perftest_json.py" --transport ring --point class_rate \
+    --status 0 "$UROCE_CLI_OUT" | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin).get("gbps", ""))')
+  away=$(/usr/bin/python3 "$VERBS_TEST_DIR/engine_away.py" "$before" "$after" 2000000) || away=""
+  want=$(awk -v l="$limit" 'BEGIN { printf "%.4f", l * 4096 / 4170 }')
+  low=$(awk -v a="${away:-inf}" -v s="$secs" 'BEGIN { f = a == "inf" ? 0 : 1 - a / (s * 1e9); if (f < 0) f = 0; printf "%.3f", 0.85 * f }')
+  echo "  ib_write_bw reported ${gbps:-nothing} Gb/s; the limit allows $want Gb/s of payload;" \
+    "the engine was away ${away:-?} ns beyond its credit, so the floor is $low x"
+  if [ -z "$away" ]; then
+    UROCE_WHY="engine_away.py could not read the engine's loop histograms"
+    return 1
+  fi
+  if [ -z "$gbps" ] || ! awk -v g="$gbps" -v w="$want" -v l="$low" 'BEGIN { exit !(g >= l * w && g <= 1.03 * w) }'; then
+    UROCE_WHY="ib_write_bw reported ${gbps:-no figure} Gb/s, want $low..1.03 x $want"
+    return 1
+  fi
+}
+
 verbs_daemons_stop() {
   local text=$1 d st=0
   shift

@@ -73,19 +73,8 @@ uroce_pair "$label" 60 "$port" - - -- \
   "${R[@]}" ib_write_bw -d uroce0 -x 1 -p "$port" -F -s 65536 -D 3 --report_gbits 127.0.0.1 ||
   st=1
 if [ "$st" -eq 0 ]; then
-  gbps=$(/usr/bin/python3 "$SOURCE_ROOT/bench/perftest_json.py" --transport ring --point class_rate \
-    --status 0 "$UROCE_CLI_OUT" | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin).get("gbps", ""))')
-  want=$(awk 'BEGIN { printf "%.4f", 0.5 * 4096 / 4170 }')
   "$UROCE_CTL" --run-dir "$run" status --json >"$UROCE_TMP/loops.after.json" 2>&1 || st=1
-  away=$(/usr/bin/python3 "$VERBS_TEST_DIR/engine_away.py" "$UROCE_TMP/loops.before.json" \
-    "$UROCE_TMP/loops.after.json" 2000000) || st=1
-  low=$(awk -v a="${away:-inf}" 'BEGIN { f = a == "inf" ? 0 : 1 - a / 3e9; if (f < 0) f = 0; printf "%.3f", 0.85 * f }')
-  echo "  ib_write_bw reported ${gbps:-nothing} Gb/s; the limit allows $want Gb/s of payload;" \
-    "the engine was away ${away:-?} ns beyond its credit, so the floor is $low x"
-  if [ -z "$gbps" ] || ! awk -v g="$gbps" -v w="$want" -v l="$low" 'BEGIN { exit !(g >= l * w && g <= 1.03 * w) }'; then
-    UROCE_WHY="ib_write_bw reported ${gbps:-no figure} Gb/s, want $low..1.03 x $want"
-    st=1
-  fi
+  verbs_class_rate_check 0.5 3 "$UROCE_TMP/loops.before.json" "$UROCE_TMP/loops.after.json" || st=1
 fi
 "$UROCE_CTL" --run-dir "$run" sched >"$table" 2>&1 || st=1
 if ! grep -qE '^ +0  weighted +1 +500 ' "$table"; then
