@@ -202,15 +202,8 @@ inline TrafficClasses::TrafficClasses(std::uint32_t capacity, const TrafficClass
   cfg_.frame_bytes = std::bit_ceil(cfg_.frame_bytes == 0 ? 1u : cfg_.frame_bytes);
   frame_shift_ = static_cast<std::uint32_t>(std::countr_zero(cfg_.frame_bytes));
   if (cfg_.flow_quantum == 0) cfg_.flow_quantum = 1;
-  for (std::uint32_t c = 0; c < kNumClasses; ++c) {
-    if (cfg_.classes[c].weight == 0) cfg_.classes[c].weight = 1;
-    if (cfg_.classes[c].mode == ClassMode::kStrict) strict_ |= 1u << c;
-    if (cfg_.classes[c].rate_mbps != 0) {
-      limited_ |= 1u << c;
-      rate_[c] = RateLimit(std::uint64_t{cfg_.classes[c].rate_mbps} * 1'000'000, cfg_.class_quantum,
-                           kClassCreditNs);
-    }
-  }
+  // The class settings as a running scheduler takes them, from nothing.
+  reconfigure(cfg.classes, cfg.class_quantum, 0);
 }
 
 inline void TrafficClasses::reconfigure(const std::array<ClassConfig, kNumClasses>& classes,
