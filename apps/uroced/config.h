@@ -88,6 +88,8 @@ struct DeviceConfig {
   // RC and UC QPs send from a UDP source port steered to the peer's engine
   // lcore (key steer_src_port, engine::VnicConfig::steer_src_port).
   bool steer_src_port = false;
+  // Keep the stage stamps (key stage_stamps, engine::VnicConfig::stage_stamps).
+  bool stage_stamps = false;
   // PFC, storm watchdog, TTL: keys tx_ttl and ttl_monitor in [[device]],
   // the rest in its [device.pfc] table (uroced.example.toml); in --device,
   // pfc=P[,P...] (lossless priorities), tx_ttl, link_mbps. link_bps is

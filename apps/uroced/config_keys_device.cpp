@@ -77,6 +77,10 @@ const KD kBaseKeys[] = {
         "steer_src_port",
         "RC and UC QPs send from a UDP source port that the peer's RSS (the documented key "
         "and table) maps to the lcore of its QP; off: rxe's ports"),
+    switch_key<D, &D::stage_stamps>(
+        "stage_stamps",
+        "keep the stage stamps of messages (WQE seen, TX burst, RX burst, completion written) for "
+        "`uroce-ctl stages` (docs/tails.md); costs a few clock reads per iteration"),
 };
 
 using engine::ImpairConfig;

@@ -76,6 +76,7 @@ template <class PortIo, sched::TxScheduler Sched>
     on_frame(loop_.front(), {}, now, false);
     loop_.pop();
   }
+  rx_stamp_ = 0;
   return n + looped;
 }
 
@@ -94,6 +95,9 @@ inline bool Vnic<PortIo, Sched>::pfc_paused(const QpEntry& e, TimeNs now) {
 template <class PortIo, sched::TxScheduler Sched>
 inline void Vnic<PortIo, Sched>::on_frame(std::span<const std::uint8_t> f, wire::FrameTail tail,
                                           TimeNs now, bool from_port) {
+  // The stage stamps' RX burst: the first frame of this RX phase.
+  if (stages_ != nullptr && rx_stamp_ == 0) [[unlikely]]
+    rx_stamp_ = stage_now();
   if (f.size() >= wire::EthHdr::kSize && wire::load_be16(f.data() + 12) == wire::kEtherTypeArp) {
     // Neighbours are shard 0's (docs/engine.md "Several lcores"): it sent
     // the requests whose replies these may be.
