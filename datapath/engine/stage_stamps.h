@@ -4,11 +4,11 @@
 // last tracked messages, from which the slowest ones are read.
 //
 // Off unless a device's `stage_stamps` key is on; the engine then reads its
-// clock at four points of an iteration (Vnic::poll): when an RX burst
-// brought a frame, at the start of the doorbell phase, after the TX burst,
-// and when a completion is written. Every event of a phase shares the
-// phase's stamp. Off, the packet path pays one test per completion, per
-// WQE taken and per QP served: no clock read.
+// clock at these points of an iteration (Vnic::poll): as the RX phase asks
+// the port for its burst, for each send WQE the doorbell phase takes, after
+// the TX burst, and when a completion is written. Off, the packet path pays
+// one test per completion, per WQE taken and per QP served, and the
+// iteration one per RX phase and per flush: no clock read.
 //
 // What is stamped, per QP slot (the recorder never sees a packet):
 //   app_ns     a QP's completion written -> its next WQE seen: the

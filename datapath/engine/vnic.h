@@ -622,8 +622,8 @@ class Vnic {
   Impairment impair_{};  // loss injection, from cfg_.impair
   TimeNs now_ = 0;
   // Stage stamps (stages.h): null when the device keeps none; the clock;
-  // the stamp of this iteration's RX burst, during the RX phase (0 outside
-  // it or before a frame came).
+  // the stamp of this iteration's RX burst (taken as the RX phase asks the
+  // port for it), during the RX phase (0 outside it).
   std::unique_ptr<StageRecorder> stages_;
   TimeNs (*stage_read_)(const void*) = nullptr;
   const void* stage_clock_ = nullptr;

@@ -37,6 +37,9 @@ template <class PortIo, sched::TxScheduler Sched>
 [[gnu::always_inline]] inline std::uint32_t Vnic<PortIo, Sched>::rx_phase(TimeNs now) {
   PfcTx ptx{this};
   pfc_.poll(now, ptx);
+  // The stage stamps' RX burst: taken as the phase asks for it.
+  if (stages_ != nullptr) [[unlikely]]
+    rx_stamp_ = stage_now();
   std::uint32_t n =
       io_.rx_burst([&](std::span<const std::uint8_t> f, wire::FrameTail tail = wire::FrameTail{}) {
         ++ctr_.rx_frames;
@@ -76,7 +79,8 @@ template <class PortIo, sched::TxScheduler Sched>
     on_frame(loop_.front(), {}, now, false);
     loop_.pop();
   }
-  rx_stamp_ = 0;
+  if (stages_ != nullptr) [[unlikely]]
+    rx_stamp_ = 0;
   return n + looped;
 }
 
@@ -95,9 +99,6 @@ inline bool Vnic<PortIo, Sched>::pfc_paused(const QpEntry& e, TimeNs now) {
 template <class PortIo, sched::TxScheduler Sched>
 inline void Vnic<PortIo, Sched>::on_frame(std::span<const std::uint8_t> f, wire::FrameTail tail,
                                           TimeNs now, bool from_port) {
-  // The stage stamps' RX burst: the first frame of this RX phase.
-  if (stages_ != nullptr && rx_stamp_ == 0) [[unlikely]]
-    rx_stamp_ = stage_now();
   if (f.size() >= wire::EthHdr::kSize && wire::load_be16(f.data() + 12) == wire::kEtherTypeArp) {
     // Neighbours are shard 0's (docs/engine.md "Several lcores"): it sent
     // the requests whose replies these may be.
