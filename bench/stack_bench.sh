@@ -9,7 +9,14 @@
 #                        [--duration S] [--lat-iters N] [--send-iters N]
 #                        [--poll auto|busy|backoff|yield] [--events auto|on|off]
 #                        [--pin auto|on|off] [--points "write_bw send_bw ..."]
-#                        [--memif-zero-copy auto|on|off] [--ucx-iters U]
+#                        [--memif-zero-copy auto|on|off] [--ucx-iters U] [--stages]
+#
+# --stages: both devices keep stage stamps (the device key stage_stamps,
+# docs/tails.md), and each point's JSON line gets "stages": per side (a, b)
+# and stage, the count, p50/p99/p99.9 over the point and the mean over the
+# slowest 1 % of the last tracked messages (daemon mode: the daemons'
+# status before and after the point; embedded mode: each engine's
+# "stages at exit" log line).
 #
 # Points (perftest flags in brackets; -F, -x 1, -d uroce0 everywhere):
 #   write_bw      ib_write_bw -s 65536 -D S --report_gbits
@@ -86,6 +93,7 @@ points="write_bw send_bw send_lat read_lat write_bw_q16 ucx_tag_lat"
 memif_zc=auto
 ucx_iters=10000
 ucx_warmup=1000
+stages=0
 while [ $# -gt 0 ]; do
   case $1 in
     --build-dir) build=$2; shift 2 ;;
@@ -101,6 +109,7 @@ while [ $# -gt 0 ]; do
     --points) points=$2; shift 2 ;;
     --memif-zero-copy) memif_zc=$2; shift 2 ;;
     --ucx-iters) ucx_iters=$2; shift 2 ;;
+    --stages) stages=1; shift ;;
     *) echo "stack_bench.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -168,7 +177,9 @@ case $transport in
   *) echo "stack_bench.sh: unknown transport $transport" >&2; exit 2 ;;
 esac
 
-dev() { echo "name=uroce0;mac=$1;ipv4=$2;mtu=$mtu;port=${3//@/$4}"; }
+stage_key=''
+[ "$stages" = 0 ] || stage_key=';stage_stamps=on'
+dev() { echo "name=uroce0;mac=$1;ipv4=$2;mtu=$mtu;port=${3//@/$4}$stage_key"; }
 set_tag='' pid_a='' pid_b=''
 ra=() rb=()
 rc=0
@@ -266,17 +277,30 @@ daemon_pair() {
   shift 6
   use_pin "$name" && ta=(taskset -c 0) tb=(taskset -c 1)
   echo "  $transport $name: ${ta[*]} $text" >&2
-  local a0 b0 t0 a1 b1 t1
+  local a0 b0 t0 a1 b1 t1 sj=() s
+  if [ "$stages" = 1 ]; then
+    for s in a b; do
+      "$UROCE_CTL" --run-dir "${UROCE_DAEMON_RUN[$set_tag-$s]}" status --json \
+        >"$UROCE_TMP/stages-$name-$s.before" 2>&1 || true
+    done
+  fi
   a0=$(ticks "$pid_a") b0=$(ticks "$pid_b") t0=$(date +%s.%N)
   uroce_pair "$name" "$limit" "$port" "$ns_a" "$ns_b" -- \
     "${ta[@]}" "${ra[@]}" "${cmd_a[@]}" ::: "${tb[@]}" "${rb[@]}" "${cmd_b[@]}" || st=1
   a1=$(ticks "$pid_a") b1=$(ticks "$pid_b") t1=$(date +%s.%N)
+  if [ "$stages" = 1 ]; then
+    for s in a b; do
+      "$UROCE_CTL" --run-dir "${UROCE_DAEMON_RUN[$set_tag-$s]}" status --json \
+        >"$UROCE_TMP/stages-$name-$s.after" 2>&1 || true
+      sj+=(--stages "$s=$UROCE_TMP/stages-$name-$s.before:$UROCE_TMP/stages-$name-$s.after")
+    done
+  fi
   [ "$st" = 0 ] || echo "stack_bench.sh: $transport $name failed: $UROCE_WHY" >&2
   /usr/bin/python3 "$BENCH_DIR/perftest_json.py" --transport "$transport" --point "$name" \
     --status "$st" --why "${UROCE_WHY:-}" --cmd "$text" \
     --cpu "a=$(awk -v d=$((a1 - a0)) -v h="$hz" -v s="$t0" -v e="$t1" 'BEGIN { printf "%.1f", 100 * d / h / (e - s) }')" \
     --cpu "b=$(awk -v d=$((b1 - b0)) -v h="$hz" -v s="$t0" -v e="$t1" 'BEGIN { printf "%.1f", 100 * d / h / (e - s) }')" \
-    --meta "poll=$set_tag" --meta "pinned=$(( ${#ta[@]} > 0 ))" "$@" \
+    --meta "poll=$set_tag" --meta "pinned=$(( ${#ta[@]} > 0 ))" "${sj[@]}" "$@" \
     "$UROCE_CLI_OUT" >>"$out/stack-$transport.json" || true
 }
 
@@ -390,10 +414,14 @@ embedded_pair() {
   local da db
   da=$(dev 02:00:00:bb:00:01 10.204.0.1 "$port_a" "$tag")
   db=$(dev 02:00:00:bb:00:02 10.204.0.2 "$port_b" "$tag")
+  # The engines' "stages at exit" line is an info one (embedded mode logs
+  # warnings only by default).
+  local ll=()
+  [ "$stages" = 0 ] || ll=(--log-level info)
   local ea=(taskset -c 0 "${ta[@]}"
-    "$UROCE_RUN" --embedded --config "$emb_cfg_a" --lcore 0 --device "$da" --)
+    "$UROCE_RUN" --embedded --config "$emb_cfg_a" --lcore 0 --device "$da" "${ll[@]}" --)
   local eb=(taskset -c 1 "${tb[@]}"
-    "$UROCE_RUN" --embedded --config "$emb_cfg_b" --lcore 1 --device "$db" --)
+    "$UROCE_RUN" --embedded --config "$emb_cfg_b" --lcore 1 --device "$db" "${ll[@]}" --)
   echo "  $transport embedded $name: taskset -c 0|1 uroce-run --embedded ... -- $text" >&2
   local rtt0 rtt1
   rtt0=$(line_rtt)
@@ -412,11 +440,14 @@ embedded_pair() {
   fi
   embedded_leftovers
   [ "$st" = 0 ] || echo "stack_bench.sh: $transport embedded $name failed: $UROCE_WHY" >&2
+  # Each engine logs its stage stamps as it exits (docs/tails.md).
+  local sj=()
+  [ "$stages" = 0 ] || sj=(--stages "a=$UROCE_SRV_ERR" --stages "b=$UROCE_CLI_ERR")
   /usr/bin/python3 "$BENCH_DIR/perftest_json.py" --transport "$transport" --mode embedded \
     --point "$name" --status "$st" --why "${UROCE_WHY:-}" --cmd "$text" \
     --perftest-cpu "a=$(cpu_pct "$ca")" --perftest-cpu "b=$(cpu_pct "$cb")" \
     --meta "events=0" --meta "pinned=1" --meta "relay=$had_relay" \
-    --meta "line_rtt_ns=$rtt0/$rtt1" "$@" \
+    --meta "line_rtt_ns=$rtt0/$rtt1" "${sj[@]}" "$@" \
     "$UROCE_CLI_OUT" >>"$out/stack-$transport-embedded.json" || true
 }
 
