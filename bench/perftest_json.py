@@ -110,8 +110,8 @@ def cpu(pairs):
 STAGES = ("app_ns", "seen_tx_ns", "tx_rx_ns", "rx_cqe_ns", "total_ns")
 
 
-def stage_shards(path):
-    """uroce0's stage stamps (one entry per shard) from a status JSON
+def stage_shards(path, device):
+    """A device's stage stamps (one entry per shard) from a status JSON
     (uroce-ctl status --json) or from an embedded engine's log, whose
     "stages at exit: " line holds {device: stages}; [] when there are none."""
     with open(path) as f:
@@ -119,13 +119,13 @@ def stage_shards(path):
     marker = "stages at exit: "
     for l in text.splitlines():
         if marker in l:
-            return json.loads(l.split(marker, 1)[1]).get("uroce0", [])
+            return json.loads(l.split(marker, 1)[1]).get(device, [])
     try:
         status = json.loads(text)
     except json.JSONDecodeError:
         return []
     for d in status.get("devices", []):
-        if d.get("name") == "uroce0":
+        if d.get("name") == device:
             return d.get("stages", [])
     return []
 
@@ -148,13 +148,15 @@ def quantile(h, q):
 
 
 def stages(spec):
-    """SIDE=FILE or SIDE=BEFORE:AFTER -> (side, {stage: figures}): each
-    stage's count and p50/p99/p99.9 (bucket ceilings, ns) over the point
-    (AFTER less BEFORE), and the mean over the slowest recent messages."""
-    side, files = spec.split("=", 1)
+    """SIDE[/DEVICE]=FILE or SIDE[/DEVICE]=BEFORE:AFTER (DEVICE: uroce0 by
+    default) -> (side, {stage: figures}): each stage's count and
+    p50/p99/p99.9 (bucket ceilings, ns) over the point (AFTER less BEFORE),
+    and the mean over the slowest recent messages."""
+    who, files = spec.split("=", 1)
+    side, _, device = who.partition("/")
     before, _, after = files.rpartition(":")
-    now = stage_shards(after)
-    then = stage_shards(before) if before else []
+    now = stage_shards(after, device or "uroce0")
+    then = stage_shards(before, device or "uroce0") if before else []
     out = {}
     for k in STAGES:
         h = [0] * 32
@@ -165,7 +167,7 @@ def stages(spec):
         means = [s["slowest"]["mean"].get(k, 0) for s in now if s.get("slowest", {}).get("count")]
         out[k] = {"count": sum(h), "p50_ns": quantile(h, 0.5), "p99_ns": quantile(h, 0.99),
                   "p999_ns": quantile(h, 0.999),
-                  "slowest_mean_ns": max(means) if means else None}
+                  "slowest_mean_ns": max(means) if means and sum(h) else None}
     return side, out
 
 
@@ -183,8 +185,8 @@ def main(argv=None):
     ap.add_argument("--ucx-ranks", default="",
                     help="OUTPUT is ucx_perftest's, its tests run with these -R ranks")
     ap.add_argument("--stages", action="append", default=[],
-                    help="SIDE=FILE or SIDE=BEFORE:AFTER: uroce0's stage stamps (status JSON or "
-                         "an embedded engine's log) for the point")
+                    help="SIDE[/DEVICE]=FILE or SIDE[/DEVICE]=BEFORE:AFTER: the device's stage "
+                         "stamps (status JSON or an embedded engine's log) for the point")
     ap.add_argument("output")
     a = ap.parse_args(argv)
     line = {"bench": "uroce-perftest", "schema": 1, "transport": a.transport,
@@ -215,7 +217,7 @@ def main(argv=None):
                 side, figs = stages(spec)
                 line["stages"][side] = figs
             except (OSError, ValueError, KeyError) as e:
-                line["stages"][spec.split("=", 1)[0]] = {"error": str(e)}
+                line["stages"][spec.split("=", 1)[0].split("/")[0]] = {"error": str(e)}
     print(json.dumps(line))
     return 0
 

@@ -26,7 +26,9 @@
 #                    [--events auto|on|off] [--pin auto|on|off] [--stages]
 #
 #   --no-stack / --stack   skip / run the stack points (default: run them on
-#                          memif, af_packet and af_xdp when listed in --transports)
+#                          memif, af_packet and af_xdp when listed in --transports;
+#                          ring: daemon mode only, ONE daemon with both devices on
+#                          core 0 and both perftest processes on core 1)
 #   --no-raw               skip the raw baseline (no ratios then)
 #   --modes                the stack's modes, each a stack_bench.sh run per
 #                          transport: daemon, embedded (default both)
@@ -261,8 +263,10 @@ done
 if [ "$do_stack" = 1 ]; then
   for t in $transports; do
     case "$t" in
-      memif|af_packet|af_xdp)
+      memif|af_packet|af_xdp|ring)
         for m in $modes; do
+          # ring: one daemon with both devices (daemon mode only).
+          [ "$t" != ring ] || [ "$m" = daemon ] || continue
           echo "$t: uroce ($m mode) through perftest ..." >&2
           bench/stack_bench.sh --build-dir "$build_dir" --transport "$t" --mode "$m" \
             --out "$work" --duration "$duration" --lat-iters "$lat_iters" \
