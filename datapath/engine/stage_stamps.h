@@ -73,6 +73,13 @@ struct StageWorst {
   StageRecord max{};
 };
 
+// Every field of a StageRecord, for folds over them.
+inline constexpr TimeNs StageRecord::*kStageFields[] = {&StageRecord::app_ns,
+                                                        &StageRecord::seen_tx_ns,
+                                                        &StageRecord::tx_rx_ns,
+                                                        &StageRecord::rx_cqe_ns,
+                                                        &StageRecord::total_ns};
+
 inline StageWorst slowest(std::span<const StageRecord> records, double fraction) {
   StageWorst w;
   if (records.empty()) return w;
@@ -83,23 +90,14 @@ inline StageWorst slowest(std::span<const StageRecord> records, double fraction)
                    [](const StageRecord& a, const StageRecord& b) {
                      return a.total_ns > b.total_ns;
                    });
-  StageRecord sum{};
   for (std::size_t i = 0; i < n; ++i) {
-    const StageRecord& r = v[i];
-    sum.app_ns += r.app_ns;
-    sum.seen_tx_ns += r.seen_tx_ns;
-    sum.tx_rx_ns += r.tx_rx_ns;
-    sum.rx_cqe_ns += r.rx_cqe_ns;
-    sum.total_ns += r.total_ns;
-    w.max.app_ns = std::max(w.max.app_ns, r.app_ns);
-    w.max.seen_tx_ns = std::max(w.max.seen_tx_ns, r.seen_tx_ns);
-    w.max.tx_rx_ns = std::max(w.max.tx_rx_ns, r.tx_rx_ns);
-    w.max.rx_cqe_ns = std::max(w.max.rx_cqe_ns, r.rx_cqe_ns);
-    w.max.total_ns = std::max(w.max.total_ns, r.total_ns);
+    for (const auto f : kStageFields) {
+      w.mean.*f += v[i].*f;
+      w.max.*f = std::max(w.max.*f, v[i].*f);
+    }
   }
+  for (const auto f : kStageFields) w.mean.*f /= n;
   w.count = n;
-  w.mean = {sum.app_ns / n, sum.seen_tx_ns / n, sum.tx_rx_ns / n, sum.rx_cqe_ns / n,
-            sum.total_ns / n};
   return w;
 }
 
