@@ -306,11 +306,14 @@ class Renderer {
     out_.sample(family, help, "gauge", "", labels, "1", &conflicts_);
   }
 
-  // An engine lcore's loop histogram (status_values.h kLoopKeys): bucket b
-  // holds [2^(b-1), 2^b) ns, so "le" is 2^b - 1 ns; the last is open.
-  void loop_histogram(const json& buckets, const StatusKey& key, const Labels& labels) {
+  // A log2 histogram of the status (engine/loop_histogram.h's buckets: an
+  // engine lcore's loops, status_values.h kLoopKeys, or a device's stage
+  // stamps, kStageKeys): bucket b holds [2^(b-1), 2^b) ns, so "le" is
+  // 2^b - 1 ns; the last is open.
+  void log2_histogram(std::string_view set, const json& buckets, const StatusKey& key,
+                      const Labels& labels) {
     if (!buckets.is_array() || buckets.empty()) return;
-    const std::string family = metric_name("engine_loop", key.name, Kind::kLevel);
+    const std::string family = metric_name(set, key.name, Kind::kLevel);
     std::uint64_t seen = 0;
     for (std::size_t b = 0; b < buckets.size(); ++b) {
       if (!buckets[b].is_number_unsigned()) return;
@@ -342,7 +345,7 @@ class Renderer {
     for (const json& l : child(d, "engine_loops")) {
       const Labels lcore{{"lcore", label_of(l, "lcore")}};
       for (const LoopKey& k : kLoopKeys) {
-        loop_histogram(child(l, std::string(k.key.name).c_str()), k.key, lcore);
+        log2_histogram("engine_loop", child(l, std::string(k.key.name).c_str()), k.key, lcore);
       }
     }
     for (const json& u : child(d, "users")) {
@@ -365,7 +368,8 @@ class Renderer {
                                         "ipv6",    "mtu",       "active_mtu",
                                         "objects", "shards",    "counters",
                                         "arp",     "mw",        "pfc",
-                                        "sched",   "homa",      "dc"},
+                                        "sched",   "homa",      "dc",
+                                        "stages"},
            path);
     object(child(dev, "objects"), "objects", dl, Descs().add(kObjectValues), {}, path + ".objects");
     for (const json& s : child(dev, "shards")) {
@@ -394,6 +398,18 @@ class Renderer {
     reasons(child(mw, "bind_refused"), "mw", kMwBindRefusedKey, dl);
     reasons(child(mw, "inv_refused"), "mw", kMwInvRefusedKey, dl);
     pfc(child(dev, "pfc"), dl, path + ".pfc");
+    // The stage stamps (docs/tails.md), per shard: the histograms and the
+    // recorder's own counts; the slowest messages' means are a report.
+    for (const json& s : child(dev, "stages")) {
+      const Labels sl = with(dl, "shard", label_of(s, "shard"));
+      for (const StageKey& k : kStageKeys) {
+        log2_histogram("stage", child(s, std::string(k.key.name).c_str()), k.key, sl);
+      }
+      for (const StatusKey& k : {kStageRecentKey, kStageUntrackedKey}) {
+        const json& v = child(s, std::string(k.name).c_str());
+        if (v.is_number()) emit("stage", Desc{k.name, k.help, k.kind}, sl, v);
+      }
+    }
     // Homa and DC: their settings are configuration; the receiver and the
     // context pool exist once the device runs them.
     const json& r = child(child(dev, "homa"), "receiver");

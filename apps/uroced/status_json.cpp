@@ -273,7 +273,9 @@ json stages_json(const std::vector<engine::StageReport>& stages) {
     const engine::StageReport& r = stages[i];
     const engine::StageWorst w = engine::slowest(r.recent, kStageSlowest);
     json mean = json::object(), max = json::object();
-    json j = {{"shard", i}, {"untracked", r.untracked}, {"recent", r.recent.size()}};
+    json j = {{"shard", i},
+              {std::string(kStageUntrackedKey.name), r.untracked},
+              {std::string(kStageRecentKey.name), r.recent.size()}};
     for (const StageKey& k : kStageKeys) {
       const std::string name(k.key.name);
       j[name] = r.hist.*k.hist;

@@ -138,6 +138,10 @@ inline constexpr StageKey kStageKeys[] = {
      &engine::StageRecord::total_ns},
 };
 inline constexpr double kStageSlowest = 0.01;
+inline constexpr StatusKey kStageRecentKey{"recent", "tracked messages kept for the slowest",
+                                           counters::Kind::kLevel};
+inline constexpr StatusKey kStageUntrackedKey{
+    "untracked", "tracked messages given up: more QPs served in one pump than the recorder holds"};
 
 // ---- devices ------------------------------------------------------------------------
 inline constexpr counters::ValueList<DeviceSnapshot, 5> kObjectValues{{

@@ -143,6 +143,12 @@ DeviceSnapshot full_snapshot() {
   s.cqs = 4;
   s.srqs = 3;
   s.mrs = 2;
+  engine::StageReport st;
+  st.on = true;
+  st.untracked = 6;
+  st.hist.total_ns[engine::loop_bucket(3000)] = 2;
+  st.recent.assign(2, engine::StageRecord{0, 100, 2'500, 200, 2'800});
+  s.stages = {st};
   s.ahs = 1;
   s.has_port_tx = true;
   fill(s.port_tx, engine::kMbufTxCounterFields, 600);
@@ -353,6 +359,24 @@ TEST(MetricsText_FullStatus, LoopHistogramCumulativeWithCeilings) {
   const std::string i = "uroce_engine_loop_idle_seconds";
   EXPECT_TRUE(has_sample(f, i + "_bucket{lcore=\"1\",le=\"0.536870911\"} 0"));
   EXPECT_TRUE(has_sample(f, i + "_bucket{lcore=\"1\",le=\"+Inf\"} 5"));
+}
+
+TEST(MetricsText_FullStatus, StageHistogramsAndCountsPerShard) {
+  const Families f = families_of(metrics_text(full_status()).text);
+  const std::string t = "uroce_stage_total_seconds";
+  // 3000 ns is in bucket 12, 2048..4095 ns.
+  EXPECT_TRUE(has_sample(f, t + "_bucket{device=\"uroce0\",shard=\"0\",le=\"0.000002047\"} 0"));
+  EXPECT_TRUE(has_sample(f, t + "_bucket{device=\"uroce0\",shard=\"0\",le=\"0.000004095\"} 2"));
+  EXPECT_TRUE(has_sample(f, t + "_count{device=\"uroce0\",shard=\"0\"} 2"));
+  for (const StageKey& k : kStageKeys) {
+    EXPECT_TRUE(has_sample(f, "uroce_stage_" +
+                                  std::string(k.key.name.substr(0, k.key.name.size() - 3)) +
+                                  "_seconds_count{device=\"uroce0\",shard=\"0\"} " +
+                                  (k.key.name == "total_ns" ? "2" : "0")))
+        << k.key.name;
+  }
+  EXPECT_TRUE(has_sample(f, "uroce_stage_recent{device=\"uroce0\",shard=\"0\"} 2"));
+  EXPECT_TRUE(has_sample(f, "uroce_stage_untracked_total{device=\"uroce0\",shard=\"0\"} 6"));
 }
 
 // docs/grafana-uroce.json's queries name only families of the exposition.
