@@ -88,6 +88,10 @@ struct DeviceConfig {
   // RC and UC QPs send from a UDP source port steered to the peer's engine
   // lcore (key steer_src_port, engine::VnicConfig::steer_src_port).
   bool steer_src_port = false;
+  // Selective repeat for RC with uroce peers that enable it too (keys lossy
+  // and lossy_qps, engine::VnicConfig::lossy and lossy_qps; docs/lossy.md).
+  bool lossy = false;
+  std::uint32_t lossy_qps = 256;
   // PFC, storm watchdog, TTL: keys tx_ttl and ttl_monitor in [[device]],
   // the rest in its [device.pfc] table (uroced.example.toml); in --device,
   // pfc=P[,P...] (lossless priorities), tx_ttl, link_mbps. link_bps is

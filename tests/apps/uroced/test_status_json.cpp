@@ -231,13 +231,17 @@ TEST(StatusJson_Devices, EveryVnicCounterUnderItsListedName) {
          ...);
       },
       s.policy);
-  EXPECT_EQ(policy_fields, policy::kDcqcnCounterFields.size() + policy::kHomaCounterFields.size());
+  EXPECT_EQ(policy_fields, policy::kLossyCounterFields.size() + policy::kDcqcnCounterFields.size() +
+                               policy::kHomaCounterFields.size());
   const json j = json::parse(status_json(info(), {&d}, {s}, false, nullptr, 1 << 16));
   const json& c = j["devices"][0]["counters"];
   EXPECT_EQ(c.size(), engine::kVnicCounterFields.size() + policy_fields + 8);
   v = 1;
   for (const auto& f : engine::kVnicCounterFields) EXPECT_EQ(c[std::string(f.name)], v++) << f.name;
-  // In the registration order (policy::Registered): Homa, then DCQCN.
+  // In the registration order (policy::Registered): selective repeat,
+  // Homa, then DCQCN.
+  for (const auto& f : policy::kLossyCounterFields)
+    EXPECT_EQ(c[std::string(f.name)], v++) << f.name;
   for (const auto& f : policy::kHomaCounterFields) EXPECT_EQ(c[std::string(f.name)], v++) << f.name;
   for (const auto& f : policy::kDcqcnCounterFields)
     EXPECT_EQ(c[std::string(f.name)], v++) << f.name;
