@@ -11,6 +11,9 @@
       the device that has it on probed, at most 4 times for each of its
       CONNECTIONS RC connections, and was never answered; the other counted
       nothing of it.
+  lossy_check.py show STATUS.json
+      Prints the device's selective-repeat use and frames sent (for the
+      measurements of netns_lossy.sh --measure).
 
 The JSON files are `uroce-ctl --json status` outputs; the counters are the
 first device's (the daemons have one each). Prints what it found; exits 1
@@ -77,6 +80,10 @@ def main():
         conns = int(sys.argv[4])
         if probes > MAX_PROBES * conns:
             fail(f"{probes} probes for {conns} connections: more than {MAX_PROBES} each")
+    elif len(sys.argv) == 3 and sys.argv[1] == "show":
+        c = counters(sys.argv[2])
+        print(" ".join(f"{k} {c[k]}" for k in ("sr_connections", "sr_tx_resends", "sr_tx_lost",
+                                                  "sr_tx_probes", "tx_frames", "rx_impair_drop")))
     else:
         fail(__doc__)
 

@@ -100,8 +100,8 @@ if [ "$measure" -eq 1 ]; then
         "${RB[@]}" ib_write_bw -d uroce0 -x 1 -p "$port" -s 65536 -D 5 -F --report_gbits \
         "$TCP_IPA" || true
       gbps=$(awk '/#bytes/ { h = 1; next } h && $1 ~ /^[0-9]+$/ { print $4; exit }' "$UROCE_CLI_OUT")
-      c=$("$UROCE_CTL" --run-dir "${UROCE_DAEMON_RUN[$DB]}" --json status |
-        /usr/bin/python3 -c 'import json,sys; c=json.load(sys.stdin)["devices"][0]["counters"]; print(f"sr_connections {c[\"sr_connections\"]} sr_tx_resends {c[\"sr_tx_resends\"]} tx_frames {c[\"tx_frames\"]}")')
+      "$UROCE_CTL" --run-dir "${UROCE_DAEMON_RUN[$DB]}" --json status >"$UROCE_TMP/m.status" || true
+      c=$(/usr/bin/python3 "$CHECK" show "$UROCE_TMP/m.status" 2>&1) || true
       echo "round $r lossy=$mode: ib_write_bw ${gbps:-FAILED} Gb/s; writer: $c; load $(cut -d' ' -f1-3 /proc/loadavg)"
       uroce_daemon_stop "$DA" || true
       uroce_daemon_stop "$DB" || true
