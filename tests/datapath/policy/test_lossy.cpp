@@ -121,6 +121,39 @@ TEST_F(Lossy, Handshake_PeerOff_BothPlainProbesCapped) {
   EXPECT_EQ(ctr(*a).sr_tx_resends + ctr(*a).tx_sacks, 0u);
 }
 
+// Ping-pong SENDs both ways over a lossy link between a device with it on
+// (its QP's responder has the state attached, its requester stays plain)
+// and one with it off: every one completes, as plain RC.
+TEST_F(Lossy, PeerOff_LossyLink_SendsBothWaysComplete) {
+  b_on = false;
+  link_cfg.dir[0].loss = 0.03;
+  link_cfg.dir[1].loss = 0.03;
+  start();
+  for (int i = 0; i < 200; ++i) {
+    ProvQp& tx = i % 2 == 0 ? *aqp : *bqp;
+    ProvQp& rx = i % 2 == 0 ? *bqp : *aqp;
+    ProvCq& scq = i % 2 == 0 ? *ascq : *bscq;
+    ProvCq& rcq = i % 2 == 0 ? *brcq : *arcq;
+    Host& from = i % 2 == 0 ? *a : *b;
+    Host& to = i % 2 == 0 ? *b : *a;
+    rx.post_recv(i, {to.sge(8192, 4096)});
+    tx.post_send(send_wqe(i), {from.sge(0, 4096)});
+    std::vector<ib_uverbs_wc> s, r;
+    for (int k = 0; k < 400'000 && (s.empty() || r.empty()); ++k) {
+      run(1);
+      for (const ib_uverbs_wc& w : scq.poll()) s.push_back(w);
+      for (const ib_uverbs_wc& w : rcq.poll()) r.push_back(w);
+    }
+    ASSERT_EQ(s.size(), 1u) << i;
+    ASSERT_EQ(s[0].status, IBV_WC_SUCCESS) << i;
+    ASSERT_EQ(r.size(), 1u) << i;
+    ASSERT_EQ(r[0].status, IBV_WC_SUCCESS) << i;
+  }
+  EXPECT_EQ(ctr(*a).sr_connections, 0u);
+  EXPECT_LE(ctr(*a).sr_hello_tx_probes, policy::Lossy::kMaxProbes);
+  EXPECT_GT(status_of(a->vnic, 10).rc.tx_retransmits + status_of(b->vnic, 10).rc.tx_retransmits, 0u);
+}
+
 TEST_F(Lossy, Handshake_PoolEmpty_Declined) {
   b_pool = 0;
   start();
