@@ -16,15 +16,17 @@
 #      failed with RETRY_EXC_ERR, plain on both sides' requesters; that is
 #      go-back-N's to answer, not the handshake's.)
 # No throughput is asserted. With --measure instead: ib_write_bw -s 65536
-# -D 5 at the same 1 % loss, lossy on against off, 3 alternating rounds
-# (fresh daemons each), the Gb/s and the load average printed.
+# -D 5 at the same 1 % loss (--measure=RATE: another drop_rx_rate), lossy
+# on against off, 3 alternating rounds (fresh daemons each), the Gb/s, the
+# writer's counters and the load average printed.
 #
-#   netns_lossy.sh BUILD_DIR [--measure]
+#   netns_lossy.sh BUILD_DIR [--measure[=RATE]]
 source "$(dirname "$0")/common.sh"
-measure=0
+measure=0 rate=0.01
 for arg in "${@:2}"; do
   case $arg in
     --measure) measure=1 ;;
+    --measure=*) measure=1 rate=${arg#--measure=} ;;
     *) echo "netns_lossy.sh: unknown option $arg" >&2; exit 2 ;;
   esac
 done
@@ -82,6 +84,11 @@ status_check() {
     UROCE_WHY="uroce-ctl status failed"; st=1
   elif [ "$mode" = sr ]; then
     why=$(/usr/bin/python3 "$CHECK" sr "$sb" "$sa" 2>&1) || st=1
+    # The same counters in uroce-ctl's table (the field lists feed both).
+    if [ "$st" -eq 0 ] && ! "$UROCE_CTL" --run-dir "${UROCE_DAEMON_RUN[$DB]}" counters |
+      grep -Eq '^ *sr_tx_resends +[1-9]'; then
+      why="uroce-ctl counters shows no sr_tx_resends"; st=1
+    fi
   else
     why=$(/usr/bin/python3 "$CHECK" plain "$sa" "$sb" "$@" 2>&1) || st=1
   fi
@@ -96,7 +103,7 @@ if [ "$measure" -eq 1 ]; then
   for r in 1 2 3; do
     for mode in on off; do
       round=$((round + 1))
-      start_daemons "m$round" "$mode" "$mode"
+      start_daemons "m$round" "$mode" "$mode" "$rate"
       uroce_next_port port
       uroce_pair "ib_write_bw -D 5 lossy=$mode" 60 "$port" "$NSA" "$NSB" -- \
         "${RA[@]}" ib_write_bw -d uroce0 -x 1 -p "$port" -s 65536 -D 5 -F --report_gbits ::: \
@@ -105,7 +112,7 @@ if [ "$measure" -eq 1 ]; then
       gbps=$(awk '/#bytes/ { h = 1; next } h && $1 ~ /^[0-9]+$/ { print $4; exit }' "$UROCE_CLI_OUT")
       "$UROCE_CTL" --run-dir "${UROCE_DAEMON_RUN[$DB]}" --json status >"$UROCE_TMP/m.status" || true
       c=$(/usr/bin/python3 "$CHECK" show "$UROCE_TMP/m.status" 2>&1) || true
-      echo "round $r lossy=$mode: ib_write_bw ${gbps:-FAILED} Gb/s; writer: $c; load $(cut -d' ' -f1-3 /proc/loadavg)"
+      echo "round $r drop_rx_rate=$rate lossy=$mode: ib_write_bw ${gbps:-FAILED} Gb/s; writer: $c; load $(cut -d' ' -f1-3 /proc/loadavg)"
       uroce_daemon_stop "$DA" || true
       uroce_daemon_stop "$DB" || true
     done
