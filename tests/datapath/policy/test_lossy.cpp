@@ -98,6 +98,50 @@ TEST_F(Lossy, Handshake_BothOn_SrAttachedOnBoth) {
   EXPECT_EQ(status_of(b->vnic, 10).rc.drop_not_rc, 0u);
 }
 
+// A's probe finds B's QP in INIT (no address yet): B answers at its RTR
+// instead of probing, and both ends use it.
+TEST_F(Lossy, Handshake_ProbeBeforePeerRtr_AnsweredAtRtr) {
+  link = std::make_unique<port::SimLink>(link_cfg);
+  a = std::make_unique<Host>(*link, 0, config(kMacA, kIpA, true, 4));
+  b = std::make_unique<Host>(*link, 1, config(kMacB, kIpB, true, b_pool));
+  ascq = a->make_cq(1);
+  arcq = a->make_cq(2);
+  bscq = b->make_cq(1);
+  brcq = b->make_cq(2);
+  aqp = a->make_qp(10, transport::QpType::kRc, 1, 2);
+  bqp = b->make_qp(10, transport::QpType::kRc, 1, 2);
+  inproc::ConnectAttrs c;
+  c.type = transport::QpType::kRc;
+  c.av.dmac = kMacA;
+  c.av.dip = kIpA;
+  c.dest_qpn = aqp->qpn;
+  c.sq_psn = 500;
+  c.rq_psn = 100;
+  c.timeout = 10;
+  c.retry_cnt = 3;
+  c.rnr_retry = 3;
+  inproc::BringUp init = inproc::connected_bring_up(c);
+  const inproc::BringUp rest = init;
+  init.count = 1;  // RESET -> INIT only
+  ASSERT_EQ(inproc::bring_up(b->vnic, 10, init), 0);
+  a->connect(10, transport::QpType::kRc, bqp->qpn, kMacB, kIpB, 100, 500);
+  run(20);
+  EXPECT_EQ(ctr(*b).sr_hello_rx, 1u);
+  EXPECT_EQ(ctr(*b).sr_hello_tx_answers, 0u);
+  EXPECT_EQ(ctr(*a).sr_qps, 0u);
+  for (std::size_t i = 1; i < rest.count; ++i) {
+    ASSERT_EQ(b->vnic.modify_qp(10, rest.steps[i]), 0);
+  }
+  run(20);
+  EXPECT_EQ(ctr(*b).sr_hello_tx_probes, 0u);
+  EXPECT_EQ(ctr(*b).sr_hello_tx_answers, 1u);
+  EXPECT_EQ(ctr(*a).sr_hello_tx_probes, 1u);
+  EXPECT_EQ(ctr(*a).sr_qps, 1u);
+  EXPECT_EQ(ctr(*b).sr_qps, 1u);
+  write(1, 8192, 4);
+  EXPECT_TRUE(sr_of(*a)->tx_on);
+}
+
 TEST_F(Lossy, Handshake_PeerOff_BothPlainProbesCapped) {
   b_on = false;
   start();
@@ -151,7 +195,8 @@ TEST_F(Lossy, PeerOff_LossyLink_SendsBothWaysComplete) {
   }
   EXPECT_EQ(ctr(*a).sr_connections, 0u);
   EXPECT_LE(ctr(*a).sr_hello_tx_probes, policy::Lossy::kMaxProbes);
-  EXPECT_GT(status_of(a->vnic, 10).rc.tx_retransmits + status_of(b->vnic, 10).rc.tx_retransmits, 0u);
+  EXPECT_GT(status_of(a->vnic, 10).rc.tx_retransmits + status_of(b->vnic, 10).rc.tx_retransmits,
+            0u);
 }
 
 TEST_F(Lossy, Handshake_PoolEmpty_Declined) {
