@@ -88,6 +88,10 @@ struct DeviceConfig {
   // RC and UC QPs send from a UDP source port steered to the peer's engine
   // lcore (key steer_src_port, engine::VnicConfig::steer_src_port).
   bool steer_src_port = false;
+  // Selective repeat for RC with uroce peers that enable it too (keys lossy
+  // and lossy_qps, engine::VnicConfig::lossy and lossy_qps; docs/lossy.md).
+  bool lossy = false;
+  std::uint32_t lossy_qps = 256;
   // Keep the stage stamps (key stage_stamps, engine::VnicConfig::stage_stamps).
   bool stage_stamps = false;
   // PFC, storm watchdog, TTL: keys tx_ttl and ttl_monitor in [[device]],

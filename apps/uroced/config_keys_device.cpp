@@ -77,6 +77,16 @@ const KD kBaseKeys[] = {
         "steer_src_port",
         "RC and UC QPs send from a UDP source port that the peer's RSS (the documented key "
         "and table) maps to the lcore of its QP; off: rxe's ports"),
+    switch_key<D, &D::lossy>(
+        "lossy",
+        "selective repeat for RC with uroce peers that turn it on too (a HELLO handshake per "
+        "connection): a lost packet is sent again alone, not everything behind it; rxe, RNICs "
+        "and peers with it off stay go-back-N"),
+    integer_key<D, &D::lossy_qps>(
+        "lossy_qps", 1, 131072,
+        "RC connections (per engine lcore) that can use selective repeat at once: their state, "
+        "about 4 KiB each, is made when the device starts; a connection beyond them stays "
+        "go-back-N"),
     switch_key<D, &D::stage_stamps>(
         "stage_stamps",
         "keep the stage stamps of messages (WQE seen, TX burst, RX burst, completion written) for "

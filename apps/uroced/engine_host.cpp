@@ -71,6 +71,12 @@ engine::VnicConfig vnic_config(const DeviceConfig& d, std::uint64_t link) {
   vc.max_qps = d.max_qps;
   vc.min_ack_timeout = static_cast<std::uint8_t>(d.min_ack_timeout);
   vc.steer_src_port = d.steer_src_port;
+  vc.lossy = d.lossy;
+  vc.lossy_qps = d.lossy_qps;
+  if (d.lossy) {
+    spdlog::info("{}: selective repeat with uroce peers that enable it ({} connections)", d.name,
+                 d.lossy_qps);
+  }
   vc.stage_stamps = d.stage_stamps;
   if (d.min_ack_timeout != 0) {
     spdlog::info("{}: local ACK timeouts of at least 4.096 us x 2^{}", d.name, d.min_ack_timeout);

@@ -91,6 +91,34 @@ constexpr bool covers(const FieldList<S, N>& list, Others S::*... others) {
   return N + sizeof...(Others) == kMemberCount<S>;
 }
 
+// The list of a counter set S that extends another set B (struct S : B,
+// an aggregate with B as its one base): B's entries, then S's own. A
+// device-wide sum that adds counters of its own to a per-object set keeps
+// one list of each.
+template <class S, class B, std::size_t M, std::size_t N>
+consteval FieldList<S, M + N> extend(const FieldList<B, M>& base, const FieldList<S, N>& own) {
+  FieldList<S, M + N> out{};
+  for (std::size_t i = 0; i < M; ++i) {
+    out[i] = Field<S>{base[i].name, base[i].member, base[i].help, base[i].kind};
+  }
+  for (std::size_t i = 0; i < N; ++i) out[M + i] = own[i];
+  return out;
+}
+
+// covers() for such a list: B's list covers B, and the rest names every
+// member S adds (S's one base counts as one member).
+template <class S, class B, std::size_t N, std::size_t M>
+constexpr bool covers_extended(const FieldList<S, N>& list, const FieldList<B, M>& base) {
+  if (!covers(base)) return false;
+  for (std::size_t i = 0; i < N; ++i) {
+    if (list[i].member == nullptr || list[i].name.empty() || list[i].help.empty()) return false;
+    for (std::size_t k = i + 1; k < N; ++k) {
+      if (list[k].member == list[i].member || list[k].name == list[i].name) return false;
+    }
+  }
+  return N - M + 1 == kMemberCount<S>;
+}
+
 namespace detail {
 // Never defined: reaching it in a constant evaluation is a build error.
 void counter_name_not_in_the_list();

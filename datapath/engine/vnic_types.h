@@ -115,6 +115,11 @@ struct VnicConfig {
   // The Homa-like scheduler between uroce peers (sched/homa_settings.h,
   // datapath/policy/homa.h): off by default. Priorities map to DSCP through pfc.map.
   sched::homa::HomaSettings homa{};
+  // Selective repeat for RC between uroce devices that both enable it
+  // (docs/lossy.md, datapath/policy/lossy.h): off by default; lossy_qps
+  // connections' state (about 4 KiB each) made when the device starts.
+  bool lossy = false;
+  std::uint32_t lossy_qps = 256;
   // The DC target's context pool (docs/dc.md, "Target"; transport/
   // dc_target.h), made with the device's first DCT and shared by all its
   // DCTs, so a target's memory is bounded by these and not by its
@@ -230,7 +235,7 @@ struct VnicCounters {
   std::uint64_t timer_scans = 0;
   std::uint64_t timer_fires = 0;
   // The QP extensions' counters are theirs (datapath/policy/: DcqcnCounters,
-  // HomaCounters; Vnic::policy_counters()).
+  // HomaCounters, LossyCounters; Vnic::policy_counters()).
 };
 
 inline constexpr counters::FieldList<VnicCounters, 59> kVnicCounterFields{{
@@ -382,6 +387,10 @@ struct QpStatus {
   // it too (the connection is scheduled) and the sender's counters.
   bool homa_peer = false;
   transport::RcHomaCounters homa{};
+  // Selective repeat (RC, device with lossy on; docs/lossy.md): whether the
+  // peer accepted it, and the connection's counters (0 without its state).
+  bool sr_peer = false;
+  transport::RcSrCounters sr{};
   // DC QPs (docs/dc.md). A DCI: one line per stream (its lane) and the
   // DCI's own counters; a DCT: its counters and the pool contexts it holds
   // now. `rc` then holds the RC counters their lanes and contexts sum to.

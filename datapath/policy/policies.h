@@ -7,10 +7,13 @@
 #include "datapath/policy/dcqcn.h"
 #include "datapath/policy/homa.h"
 #include "datapath/policy/isolation_auto.h"
+#include "datapath/policy/lossy.h"
 
 namespace uroce::policy {
 
-using Registered = std::tuple<Homa, Dcqcn, IsolationAuto>;
+// Lossy first: its on_rx takes HELLOs only, Homa's every uroce control
+// packet.
+using Registered = std::tuple<Lossy, Homa, Dcqcn, IsolationAuto>;
 
 // The extensions of a Vnic over PortIo: every port kind gets the registered
 // list; a test may give a port type of its own another

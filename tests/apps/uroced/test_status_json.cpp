@@ -263,13 +263,17 @@ TEST(StatusJson_Devices, EveryVnicCounterUnderItsListedName) {
          ...);
       },
       s.policy);
-  EXPECT_EQ(policy_fields, policy::kDcqcnCounterFields.size() + policy::kHomaCounterFields.size());
+  EXPECT_EQ(policy_fields, policy::kLossyCounterFields.size() + policy::kDcqcnCounterFields.size() +
+                               policy::kHomaCounterFields.size());
   const json j = json::parse(status_json(info(), {&d}, {s}, false, nullptr, 1 << 16));
   const json& c = j["devices"][0]["counters"];
   EXPECT_EQ(c.size(), engine::kVnicCounterFields.size() + policy_fields + 8);
   v = 1;
   for (const auto& f : engine::kVnicCounterFields) EXPECT_EQ(c[std::string(f.name)], v++) << f.name;
-  // In the registration order (policy::Registered): Homa, then DCQCN.
+  // In the registration order (policy::Registered): selective repeat,
+  // Homa, then DCQCN.
+  for (const auto& f : policy::kLossyCounterFields)
+    EXPECT_EQ(c[std::string(f.name)], v++) << f.name;
   for (const auto& f : policy::kHomaCounterFields) EXPECT_EQ(c[std::string(f.name)], v++) << f.name;
   for (const auto& f : policy::kDcqcnCounterFields)
     EXPECT_EQ(c[std::string(f.name)], v++) << f.name;
@@ -465,6 +469,29 @@ TEST(StatusJson_Homa, OffDeviceSettingsOnlyAndPlainRcQp) {
   // Not RC: no Homa fields at all.
   EXPECT_FALSE(j["qps"][1].contains("homa_peer"));
   EXPECT_FALSE(j["qps"][1].contains("homa"));
+}
+
+TEST(StatusJson_Qps, SelectiveRepeatOfRcQpsOnly) {
+  FakeDevice d("uroce0", 9000);
+  DeviceSnapshot s;
+  engine::QpStatus rc;
+  rc.type = transport::QpType::kRc;
+  rc.sr_peer = true;
+  rc.sr.sr_tx_resends = 7;
+  engine::QpStatus ud;
+  ud.type = transport::QpType::kUd;
+  s.qp_status = {rc, ud};
+  const QpSums sums = qp_sums({s});
+  const json j = json::parse(status_json(info(), {&d}, {s}, true, nullptr, 1 << 16, &sums));
+  EXPECT_EQ(j["qps"][0]["sr_peer"], true);
+  EXPECT_EQ(j["qps"][0]["sr"]["sr_tx_resends"], 7);
+  EXPECT_EQ(j["qps"][0]["sr"].size(), transport::kRcSrCounterFields.size());
+  EXPECT_FALSE(j["qps"][1].contains("sr_peer"));
+  EXPECT_FALSE(j["qps"][1].contains("sr"));
+  // The RC class line sums them.
+  ASSERT_EQ(j["qp_classes"].size(), 2u);
+  EXPECT_EQ(j["qp_classes"][0]["sr"]["sr_tx_resends"], 7);
+  EXPECT_FALSE(j["qp_classes"][1].contains("sr"));
 }
 
 TEST(StatusJson_Homa, ReceiverCutoffsCountersAndSender) {

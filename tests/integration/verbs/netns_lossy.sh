@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# Issue 33 on real daemons: selective repeat (docs/lossy.md) between two
+# uroced daemons in two network namespaces joined by a veth pair
+# (net_af_packet, as netns_af_packet.sh), each dropping 1 % of the RoCEv2
+# frames it receives (drop_rx_rate, fixed seeds), under stock programs.
+#   1. Both devices with lossy=on: ibv_rc_pingpong (-c: the data checked)
+#      and, with fresh daemons, ib_write_bw pass, and lossy_check.py finds
+#      in both daemons' status after each that the connections negotiated
+#      selective repeat and used it: the receiver held packets beyond gaps
+#      and sent SACKs, the sender sent lost packets again alone. The
+#      ping-pong's daemons stop dropping after 40 drops each
+#      (drop_rx_max): a ping-pong ends when one side has its last message,
+#      and if the ACK of the other side's last SEND is lost, that side's
+#      retries meet a QP that is gone (RETRY_EXC_ERR, seen with plain RC
+#      too), whatever the transport does.
+#   2. Daemon a with lossy=on, b with it off, without loss injection: the
+#      same programs pass as plain RC (go-back-N): nothing negotiated, a
+#      probed each connection at most 4 times, b counted nothing of it.
+# No throughput is asserted. With --measure instead: ib_write_bw -s 65536
+# -D 5 at the same 1 % loss (--measure=RATE: another drop_rx_rate), lossy
+# on against off, 3 alternating rounds (fresh daemons each), the Gb/s, the
+# writer's counters and the load average printed.
+#
+#   netns_lossy.sh BUILD_DIR [--measure[=RATE]]
+source "$(dirname "$0")/common.sh"
+measure=0 rate=0.01
+for arg in "${@:2}"; do
+  case $arg in
+    --measure) measure=1 ;;
+    --measure=*) measure=1 rate=${arg#--measure=} ;;
+    *) echo "netns_lossy.sh: unknown option $arg" >&2; exit 2 ;;
+  esac
+done
+verbs_test_init u33e "$1" /usr/bin/python3 ibv_rc_pingpong ib_write_bw
+
+CHECK=$VERBS_TEST_DIR/lossy_check.py
+# Names, addresses and MACs of this test's own (u33e, 10.233.0.0/24,
+# 02:33:0e): the devices' addresses live on the DPDK veth pair only, the
+# programs' TCP exchange on a second pair with kernel addresses.
+id=$((UROCE_ID % 1000000))
+NSA=u33eA_$id NSB=u33eB_$id
+DEVA=u33ed${id}a DEVB=u33ed${id}b
+TCPA=u33et${id}a TCPB=u33et${id}b
+IPA=10.233.0.1 IPB=10.233.0.2
+TCP_IPA=10.233.0.129 TCP_IPB=10.233.0.130
+uroce_netns_add "$NSA"
+uroce_netns_add "$NSB"
+uroce_veth_dpdk "$NSA" "$DEVA" "$NSB" "$DEVB" 9000
+uroce_veth_ip "$NSA" "$TCPA" "$TCP_IPA/25" "$NSB" "$TCPB" "$TCP_IPB/25"
+
+# start_daemons ROUND LOSSY_A LOSSY_B [RATE [KEYS]]: daemons DA=aROUND in
+# NSA and DB=bROUND in NSB (a fresh pair per round), both dropping RATE
+# (default 0.01) of the RoCEv2 frames they receive, with fixed seeds, and
+# KEYS (";key=value...") more.
+start_daemons() {
+  DA=a$1 DB=b$1
+  local loss="drop_rx_rate=${4:-0.01}${5:-}"
+  uroce_daemon_start "$DA" --netns "$NSA" --lcore 0 --poll backoff -- --device \
+    "$(verbs_device uroce0 02:33:0e:00:00:01 $IPA "$(verbs_af_packet_port "$DEVA")");lossy=$2;$loss;drop_seed=1"
+  uroce_daemon_start "$DB" --netns "$NSB" --lcore 1 --poll backoff -- --device \
+    "$(verbs_device uroce0 02:33:0e:00:00:02 $IPB "$(verbs_af_packet_port "$DEVB")");lossy=$3;$loss;drop_seed=2"
+  RA=("$UROCE_RUN" --run-dir "${UROCE_DAEMON_RUN[$DA]}")
+  RB=("$UROCE_RUN" --run-dir "${UROCE_DAEMON_RUN[$DB]}")
+}
+
+# The programs' server on a (NSA), their client on b (NSB): ib_write_bw's
+# client writes, so b sends and a receives.
+pingpong() {
+  PP_SRV=RA PP_CLI=RB PP_DEV_CLI=uroce0 PP_NS_SRV=$NSA PP_NS_CLI=$NSB PP_TCP=$TCP_IPA \
+    PP_LIMIT=120 verbs_pingpong "$@"
+}
+perf() {
+  PP_SRV=RA PP_CLI=RB PP_DEV_CLI=uroce0 PP_NS_SRV=$NSA PP_NS_CLI=$NSB PP_TCP=$TCP_IPA \
+    PP_LIMIT=120 PP_ITERS=2000 verbs_perf "$@"
+}
+
+# status_check LABEL MODE ARGS...: both daemons' status, judged by
+# lossy_check.py MODE (sr: b sent, a received; plain: a on, b off).
+status_check() {
+  local label=$1 mode=$2 st=0 why
+  shift 2
+  uroce_no_pair
+  local sa=$UROCE_TMP/$DA.status sb=$UROCE_TMP/$DB.status
+  if ! "$UROCE_CTL" --run-dir "${UROCE_DAEMON_RUN[$DA]}" --json status >"$sa" ||
+    ! "$UROCE_CTL" --run-dir "${UROCE_DAEMON_RUN[$DB]}" --json status >"$sb"; then
+    UROCE_WHY="uroce-ctl status failed"; st=1
+  elif [ "$mode" = sr ]; then
+    why=$(/usr/bin/python3 "$CHECK" sr "$sb" "$sa" 2>&1) || st=1
+    # The same counters in uroce-ctl's table (the field lists feed both).
+    if [ "$st" -eq 0 ] && ! "$UROCE_CTL" --run-dir "${UROCE_DAEMON_RUN[$DB]}" counters |
+      grep -Eq '^ *sr_tx_resends +[1-9]'; then
+      why="uroce-ctl counters shows no sr_tx_resends"; st=1
+    fi
+  else
+    why=$(/usr/bin/python3 "$CHECK" plain "$sa" "$sb" "$@" 2>&1) || st=1
+  fi
+  if [ "$st" -eq 0 ]; then echo "  $why"; else UROCE_WHY=${UROCE_WHY:-$why}; fi
+  uroce_verdict "$label" "$st"
+}
+
+if [ "$measure" -eq 1 ]; then
+  # One ib_write_bw -D 5 per daemon pair; its BW average (Gb/s) and the
+  # resends of the writer's device.
+  round=0
+  for r in 1 2 3; do
+    for mode in on off; do
+      round=$((round + 1))
+      start_daemons "m$round" "$mode" "$mode" "$rate"
+      uroce_next_port port
+      uroce_pair "ib_write_bw -D 5 lossy=$mode" 60 "$port" "$NSA" "$NSB" -- \
+        "${RA[@]}" ib_write_bw -d uroce0 -x 1 -p "$port" -s 65536 -D 5 -F --report_gbits ::: \
+        "${RB[@]}" ib_write_bw -d uroce0 -x 1 -p "$port" -s 65536 -D 5 -F --report_gbits \
+        "$TCP_IPA" || true
+      gbps=$(awk '/#bytes/ { h = 1; next } h && $1 ~ /^[0-9]+$/ { print $4; exit }' "$UROCE_CLI_OUT")
+      "$UROCE_CTL" --run-dir "${UROCE_DAEMON_RUN[$DB]}" --json status >"$UROCE_TMP/m.status" || true
+      c=$(/usr/bin/python3 "$CHECK" show "$UROCE_TMP/m.status" 2>&1) || true
+      echo "round $r drop_rx_rate=$rate lossy=$mode: ib_write_bw ${gbps:-FAILED} Gb/s; writer: $c; load $(cut -d' ' -f1-3 /proc/loadavg)"
+      uroce_daemon_stop "$DA" || true
+      uroce_daemon_stop "$DB" || true
+    done
+  done
+  exit 0
+fi
+
+start_daemons 1 on on 0.01 ";drop_rx_max=40"
+pingpong ibv_rc_pingpong "ibv_rc_pingpong 4096 B x 2000, both on, 1 % loss (40 drops)" 4096 2000
+status_check "selective repeat negotiated and used in the ping-pong (lossy_check.py sr)" sr
+verbs_daemons_stop "uroced a and b (both lossy=on) exit 0 on SIGTERM" "$DA" "$DB"
+
+start_daemons 2 on on
+perf ib_write_bw bw "ib_write_bw 64 KiB x 2000, both on, 1 % loss" -s 65536
+status_check "selective repeat negotiated and used by ib_write_bw (lossy_check.py sr)" sr
+verbs_daemons_stop "uroced a and b (both lossy=on) exit 0 on SIGTERM" "$DA" "$DB"
+
+start_daemons 3 on off 0
+pingpong ibv_rc_pingpong "ibv_rc_pingpong 4096 B x 2000, a on, b off" 4096 2000
+perf ib_write_bw bw "ib_write_bw 64 KiB x 2000, a on, b off" -s 65536
+# Two RC connections: the pingpong's and ib_write_bw's.
+status_check "plain RC with a peer that has it off (lossy_check.py plain)" plain 2
+verbs_daemons_stop "uroced a (lossy=on) and b (off) exit 0 on SIGTERM" "$DA" "$DB"
+
+uroce_summary netns_lossy
