@@ -170,7 +170,7 @@ def class_values(k):
         l = (("device", q["device"]), ("type", q["type"]), ("class", lab(q, "class")))
         p = f"qp_classes[{q['device']},{q['type']},{q['class']}]"
         out.obj(q, "qp_class", l, p, skip={"device", "type", "class"},
-                nested={"engine", "pace", "transport", "homa", "dci", "dci_streams", "dct",
+                nested={"engine", "pace", "transport", "homa", "sr", "dci", "dci_streams", "dct",
                         "dcqcn"})
         out.obj(q.get("engine"), "qp", l, p + ".engine")
         out.obj(q.get("pace"), "pace", l, p + ".pace")
@@ -178,6 +178,7 @@ def class_values(k):
         out.obj(q.get("transport"), t, l, p + ".transport", nested={"rx"})
         out.reasons((q.get("transport") or {}).get("rx"), t, "rx", l)
         out.obj(q.get("homa"), "rc_homa", l, p + ".homa")
+        out.obj(q.get("sr"), "rc_sr", l, p + ".sr")
         out.obj(q.get("dci"), "dci", l, p + ".dci")
         out.obj(q.get("dci_streams"), "dci_stream", l, p + ".dci_streams")
         out.obj(q.get("dct"), "dct", l, p + ".dct")
