@@ -10,6 +10,7 @@
 #include "apps/pfc_status_json.h"
 #include "datapath/policy/dcqcn.h"
 #include "datapath/policy/homa.h"
+#include "datapath/policy/lossy.h"
 #include "testbed/engine_host.h"
 #include "testbed/rc_flow.h"
 #include "testbed/simulator.h"
@@ -158,6 +159,11 @@ Json engine_json(const Simulator& sim) {
   fr["tx_refused"] = c.tx_refused;
   fr["rx_frames"] = c.rx_frames;
   fr["switch_dropped"] = c.switch_dropped;
+  // Only with a link's loss_rate (a lossy hop).
+  const auto& links = sim.scenario().links;
+  if (std::any_of(links.begin(), links.end(), [](const LinkSpec& l) { return l.loss_rate > 0; })) {
+    fr["link_lost"] = c.link_lost;
+  }
   fr["misdelivered"] = c.misdelivered;
   fr["to_constant_host"] = c.to_constant_host;
   if (c.tx_pfc + c.rx_pfc + c.tx_pfc_refused != 0) {
@@ -214,6 +220,13 @@ Json engine_json(const Simulator& sim) {
       }
       d["qps"] = qps;
       x["dcqcn"] = d;
+    }
+    // Only with selective repeat (the host's `lossy` key): the device's
+    // handshake and the sum of its connections' counters, every field.
+    if (e->config().lossy) {
+      Json l;
+      counters::put(l, e->vnic().policy<policy::Lossy>().counters());
+      x["lossy"] = l;
     }
     // Only with the Homa-like scheduler (the host's `homa` key).
     if (e->config().homa.enabled) {
