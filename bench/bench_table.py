@@ -230,6 +230,32 @@ def cpu_cell(c):
     return ""
 
 
+STAGES = ("app_ns", "seen_tx_ns", "tx_rx_ns", "rx_cqe_ns", "total_ns")
+
+
+def stages_table(lines):
+    """Per stack point run with --stages, per side (a: perftest's server,
+    b: its client): each stage's p99 over the point and, in brackets, its
+    mean over the slowest 1 % of the last tracked messages (docs/tails.md)."""
+    def us(ns):
+        return "-" if ns is None else f"{ns / 1000:.1f}"
+    body = []
+    for l in lines:
+        for side, st in sorted((l.get("stages") or {}).items()):
+            if "error" in st:
+                body.append([l.get("transport", ""), l.get("mode", ""), l.get("point", ""), side,
+                             st["error"]] + [""] * (len(STAGES) - 1))
+                continue
+            body.append([l.get("transport", ""), l.get("mode", ""), l.get("point", ""), side] +
+                        [f'<{us(st[k]["p99_ns"] + 1)} ({us(st[k]["slowest_mean_ns"])})'
+                         if st.get(k, {}).get("count") else "-" for k in STAGES])
+    if not body:
+        return ""
+    head = ["transport", "mode", "point", "side"] + [k[:-3] + " p99 (slowest)" for k in STAGES]
+    return "\n".join(["stage stamps, us: p99 as a bucket bound, and the slowest 1 %'s mean"] +
+                     grid(head, body))
+
+
 def grid(head, body):
     widths = [max(len(x) for x in col) for col in zip(head, *body)]
     lines = ["  ".join(x.rjust(w) for x, w in zip(l, widths)) for l in [head] + body]
@@ -317,6 +343,10 @@ def main():
     if comp:
         print()
         print(comparison_table(comp, goals, ratios))
+    st = stages_table([l for l in lines if l.get("bench") == "uroce-perftest"])
+    if st:
+        print()
+        print(st)
     failed = [f'{r["transport"]}/{r["payload_bytes"]}/{n}: {"; ".join(s["errors"])}'
               for r in rows for n, s in r["stacks"].items() if not s.get("ok", True)]
     failed += [f'{c["transport"]}/{c["mode"]}/{c["metric"]}/uroce: {c.get("error", "")}'

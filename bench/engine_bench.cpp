@@ -58,8 +58,9 @@ struct Options {
   std::uint64_t count = 0;
   std::string lcore = "0";
   std::uint32_t memory = 512;
-  // A policy both hosts run: off, homa (the Homa-like scheduler), dcqcn, or
-  // isolation (isolation auto).
+  // A policy both hosts run: off, homa (the Homa-like scheduler), dcqcn,
+  // isolation (isolation auto), or stages (the stage stamps, read from the
+  // run's TSC clock).
   std::string policy = "off";
 };
 
@@ -68,7 +69,11 @@ void enable_policy(const std::string& policy, engine::VnicConfig* c) {
   if (policy == "homa") c->homa.enabled = true;
   if (policy == "dcqcn") c->dcqcn.enabled = true;
   if (policy == "isolation") c->sched.isolation = sched::Isolation::kAuto;
+  if (policy == "stages") c->stage_stamps = true;
 }
+
+// The stage stamps' clock (engine/stage_stamps.h): the run's.
+TimeNs read_tsc_clock(const void* c) { return static_cast<const engine::TscClock*>(c)->now(); }
 
 struct Window {
   std::uint64_t completions = 0;
@@ -166,6 +171,8 @@ int run(PortIo& ia, PortIo& ib, const Options& o, const engine::TscClock& clock)
   engine::VnicConfig cfg_b = host_config(kMacB, kIpB, o.active + 4);
   enable_policy(o.policy, &cfg_b);
   Host<PortIo> b(ib, cfg_b, arena);
+  a.vnic->set_stage_clock(&read_tsc_clock, &clock);
+  b.vnic->set_stage_clock(&read_tsc_clock, &clock);
   Cq acq, bcq, idle_cq;
   if (create_cq(a, arena, 4096, &acq) || create_cq(b, arena, 4096, &bcq) ||
       create_cq(a, arena, 1, &idle_cq)) {
@@ -313,8 +320,9 @@ int main(int argc, char** argv) {
   app.add_option("--count", o.count, "stop after this many completions (callgrind)");
   app.add_option("--lcore", o.lcore, "EAL -l")->capture_default_str();
   app.add_option("--memory", o.memory, "EAL -m, MB")->capture_default_str();
-  app.add_option("--policy", o.policy, "a policy both hosts run: off, homa, dcqcn or isolation")
-      ->check(CLI::IsMember({"off", "homa", "dcqcn", "isolation"}))
+  app.add_option("--policy", o.policy,
+                 "a policy both hosts run: off, homa, dcqcn, isolation or stages")
+      ->check(CLI::IsMember({"off", "homa", "dcqcn", "isolation", "stages"}))
       ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
 

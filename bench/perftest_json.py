@@ -30,6 +30,7 @@ lat_p99_us, 99.9 as lat_p999_us and the first test's overall average as lat_avg_
 """
 import argparse
 import json
+import math
 import re
 import sys
 
@@ -106,6 +107,70 @@ def cpu(pairs):
     return {k: float(v) for k, v in (c.split("=", 1) for c in pairs) if v != ""}
 
 
+STAGES = ("app_ns", "seen_tx_ns", "tx_rx_ns", "rx_cqe_ns", "total_ns")
+
+
+def stage_shards(path, device):
+    """A device's stage stamps (one entry per shard) from a status JSON
+    (uroce-ctl status --json) or from an embedded engine's log, whose
+    "stages at exit: " line holds {device: stages}; [] when there are none."""
+    with open(path) as f:
+        text = f.read()
+    marker = "stages at exit: "
+    for l in text.splitlines():
+        if marker in l:
+            return json.loads(l.split(marker, 1)[1]).get(device, [])
+    try:
+        status = json.loads(text)
+    except json.JSONDecodeError:
+        return []
+    for d in status.get("devices", []):
+        if d.get("name") == device:
+            return d.get("stages", [])
+    return []
+
+
+def bucket_ceiling(b):
+    """The largest value log2 bucket b holds (engine/loop_histogram.h)."""
+    return 0 if b == 0 else (1 << 30 if b >= 31 else (1 << b) - 1)
+
+
+def quantile(h, q):
+    n = sum(h)
+    if n == 0:
+        return 0
+    rank, seen = max(1, math.ceil(q * n)), 0
+    for b, c in enumerate(h):
+        seen += c
+        if seen >= rank:
+            return bucket_ceiling(b)
+    return bucket_ceiling(len(h) - 1)
+
+
+def stages(spec):
+    """SIDE[/DEVICE]=FILE or SIDE[/DEVICE]=BEFORE:AFTER (DEVICE: uroce0 by
+    default) -> (side, {stage: figures}): each stage's count and
+    p50/p99/p99.9 (bucket ceilings, ns) over the point (AFTER less BEFORE),
+    and the mean over the slowest recent messages."""
+    who, files = spec.split("=", 1)
+    side, _, device = who.partition("/")
+    before, _, after = files.rpartition(":")
+    now = stage_shards(after, device or "uroce0")
+    then = stage_shards(before, device or "uroce0") if before else []
+    out = {}
+    for k in STAGES:
+        h = [0] * 32
+        for s in now:
+            h = [x + y for x, y in zip(h, s.get(k, [0] * 32))]
+        for s in then:
+            h = [x - y for x, y in zip(h, s.get(k, [0] * 32))]
+        means = [s["slowest"]["mean"].get(k, 0) for s in now if s.get("slowest", {}).get("count")]
+        out[k] = {"count": sum(h), "p50_ns": quantile(h, 0.5), "p99_ns": quantile(h, 0.99),
+                  "p999_ns": quantile(h, 0.999),
+                  "slowest_mean_ns": max(means) if means and sum(h) else None}
+    return side, out
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--transport", required=True)
@@ -119,6 +184,9 @@ def main(argv=None):
     ap.add_argument("--meta", action="append", default=[])
     ap.add_argument("--ucx-ranks", default="",
                     help="OUTPUT is ucx_perftest's, its tests run with these -R ranks")
+    ap.add_argument("--stages", action="append", default=[],
+                    help="SIDE[/DEVICE]=FILE or SIDE[/DEVICE]=BEFORE:AFTER: the device's stage "
+                         "stamps (status JSON or an embedded engine's log) for the point")
     ap.add_argument("output")
     a = ap.parse_args(argv)
     line = {"bench": "uroce-perftest", "schema": 1, "transport": a.transport,
@@ -142,6 +210,14 @@ def main(argv=None):
     line["daemon_cpu_pct"] = cpu(a.cpu)
     line["perftest_cpu_pct"] = cpu(a.perftest_cpu)
     line["meta"] = dict(kv.split("=", 1) for kv in a.meta)
+    if a.stages:
+        line["stages"] = {}
+        for spec in a.stages:
+            try:
+                side, figs = stages(spec)
+                line["stages"][side] = figs
+            except (OSError, ValueError, KeyError) as e:
+                line["stages"][spec.split("=", 1)[0].split("/")[0]] = {"error": str(e)}
     print(json.dumps(line))
     return 0
 

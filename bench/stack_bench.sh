@@ -4,12 +4,19 @@
 # for scripts/bench.sh (docs/performance.md). Writes one JSON line per point
 # (bench/perftest_json.py) into OUT_DIR.
 #
-#   bench/stack_bench.sh --build-dir DIR --transport memif|af_packet|af_xdp --out OUT_DIR
+#   bench/stack_bench.sh --build-dir DIR --transport memif|af_packet|af_xdp|ring --out OUT_DIR
 #                        [--mode daemon|embedded]
 #                        [--duration S] [--lat-iters N] [--send-iters N]
 #                        [--poll auto|busy|backoff|yield] [--events auto|on|off]
 #                        [--pin auto|on|off] [--points "write_bw send_bw ..."]
-#                        [--memif-zero-copy auto|on|off] [--ucx-iters U]
+#                        [--memif-zero-copy auto|on|off] [--ucx-iters U] [--stages]
+#
+# --stages: both devices keep stage stamps (the device key stage_stamps,
+# docs/tails.md), and each point's JSON line gets "stages": per side (a, b)
+# and stage, the count, p50/p99/p99.9 over the point and the mean over the
+# slowest 1 % of the last tracked messages (daemon mode: the daemons'
+# status before and after the point; embedded mode: each engine's
+# "stages at exit" log line).
 #
 # Points (perftest flags in brackets; -F, -x 1, -d uroce0 everywhere):
 #   write_bw      ib_write_bw -s 65536 -D S --report_gbits
@@ -28,7 +35,10 @@
 # Side A (perftest server) and side B (client) each have their own daemon:
 # memif: both in this namespace, A the memif server (lcore 0), B the client
 # (lcore 1); af_packet: A and B in two network namespaces joined by a veth
-# pair (as tests/integration/verbs/netns_af_packet.sh).
+# pair (as tests/integration/verbs/netns_af_packet.sh). ring (daemon mode
+# only): ONE daemon on lcore 0 with both devices (uroce0 for A, uroce1 for
+# B) joined by a net_ring pair, and both perftest processes pinned to core
+# 1: the daemon keeps its core to itself (issue 31, must-show 2).
 #
 # Placement on 2 cores (docs/performance.md has the measurements behind
 # it): one daemon per core, and each perftest process pinned with taskset
@@ -86,6 +96,7 @@ points="write_bw send_bw send_lat read_lat write_bw_q16 ucx_tag_lat"
 memif_zc=auto
 ucx_iters=10000
 ucx_warmup=1000
+stages=0
 while [ $# -gt 0 ]; do
   case $1 in
     --build-dir) build=$2; shift 2 ;;
@@ -101,6 +112,7 @@ while [ $# -gt 0 ]; do
     --points) points=$2; shift 2 ;;
     --memif-zero-copy) memif_zc=$2; shift 2 ;;
     --ucx-iters) ucx_iters=$2; shift 2 ;;
+    --stages) stages=1; shift ;;
     *) echo "stack_bench.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -165,16 +177,37 @@ case $transport in
       port_b="net_af_packet0,iface=$dev_b,$pa"
     fi
     ;;
+  ring)
+    if [ "$mode" != daemon ]; then
+      echo "stack_bench.sh: --transport ring runs in daemon mode only (one daemon, two devices)" >&2
+      exit 2
+    fi
+    port_a=ring:p0 port_b=ring:p0
+    ;;
   *) echo "stack_bench.sh: unknown transport $transport" >&2; exit 2 ;;
 esac
+# Side B's device: its own daemon's uroce0, or the one daemon's uroce1.
+dev_b=uroce0
+[ "$transport" = ring ] && dev_b=uroce1
 
-dev() { echo "name=uroce0;mac=$1;ipv4=$2;mtu=$mtu;port=${3//@/$4}"; }
+stage_key=''
+[ "$stages" = 0 ] || stage_key=';stage_stamps=on'
+dev() { echo "name=${5:-uroce0};mac=$1;ipv4=$2;mtu=$mtu;port=${3//@/$4}$stage_key"; }
 set_tag='' pid_a='' pid_b=''
 ra=() rb=()
 rc=0
 # start_set POLL: a daemon pair polling POLL (daemons POLL-a, POLL-b).
 start_set() {
   set_tag=$1
+  if [ "$transport" = ring ]; then
+    uroce_daemon_start "$set_tag-a" --lcore 0 --poll "$set_tag" -- \
+      --device "$(dev 02:00:00:bb:00:01 10.204.0.1 "$port_a" "$set_tag")" \
+      --device "$(dev 02:00:00:bb:00:02 10.204.0.2 "$port_b" "$set_tag" uroce1)"
+    pid_a=${UROCE_DAEMON_PID[$set_tag-a]} pid_b=$pid_a
+    ra=("$UROCE_RUN" --run-dir "${UROCE_DAEMON_RUN[$set_tag-a]}")
+    rb=("${ra[@]}")
+    return
+  fi
   # A first: a memif client does not retry a refused connection.
   uroce_daemon_start "$set_tag-a" --netns "$ns_a" --lcore 0 --poll "$set_tag" -- \
     --device "$(dev 02:00:00:bb:00:01 10.204.0.1 "$port_a" "$set_tag")"
@@ -188,8 +221,9 @@ start_set() {
 }
 # stop_set: both must still run and stop cleanly.
 stop_set() {
-  local d
-  for d in "$set_tag-a" "$set_tag-b"; do
+  local d sides=("$set_tag-a" "$set_tag-b")
+  [ "$transport" = ring ] && sides=("$set_tag-a")
+  for d in "${sides[@]}"; do
     if ! uroce_daemon_alive "$d"; then
       echo "stack_bench.sh: uroced $d died during the run" >&2
       uroce_daemon_log_tail "$d" 20 >&2
@@ -224,6 +258,9 @@ use_pin() {
   esac
 }
 
+# side_daemon a|b: the daemon (suffix of the set's tag) that serves a side.
+side_daemon() { if [ "$transport" = ring ]; then echo a; else echo "$1"; fi; }
+
 # CPU ticks (utime + stime) of a process so far.
 ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"; }
 
@@ -251,7 +288,7 @@ point() {
   use_events "$name" && ev=(-e)
   uroce_next_port port
   local pa=("$prog" -d uroce0 -x 1 -F -p "$port" "${ev[@]}" "$@")
-  local pb=("${pa[@]}" "$server_ip")
+  local pb=("$prog" -d "$dev_b" -x 1 -F -p "$port" "${ev[@]}" "$@" "$server_ip")
   daemon_pair "$name" "$port" $((duration * 4 + 30)) pa pb "$prog ${ev[*]} $*" \
     --meta "events=$(( ${#ev[@]} > 0 ))"
 }
@@ -264,19 +301,37 @@ daemon_pair() {
   local name=$1 port=$2 limit=$3 text=$6 st=0 ta=() tb=()
   local -n cmd_a=$4 cmd_b=$5
   shift 6
-  use_pin "$name" && ta=(taskset -c 0) tb=(taskset -c 1)
+  if use_pin "$name"; then
+    # One daemon (ring) keeps core 0: both programs share core 1.
+    ta=(taskset -c 0) tb=(taskset -c 1)
+    [ "$transport" = ring ] && ta=(taskset -c 1)
+  fi
   echo "  $transport $name: ${ta[*]} $text" >&2
-  local a0 b0 t0 a1 b1 t1
+  local a0 b0 t0 a1 b1 t1 sj=() s
+  if [ "$stages" = 1 ]; then
+    for s in a b; do
+      "$UROCE_CTL" --run-dir "${UROCE_DAEMON_RUN[$set_tag-$(side_daemon $s)]}" status --json \
+        >"$UROCE_TMP/stages-$name-$s.before" 2>&1 || true
+    done
+  fi
   a0=$(ticks "$pid_a") b0=$(ticks "$pid_b") t0=$(date +%s.%N)
   uroce_pair "$name" "$limit" "$port" "$ns_a" "$ns_b" -- \
     "${ta[@]}" "${ra[@]}" "${cmd_a[@]}" ::: "${tb[@]}" "${rb[@]}" "${cmd_b[@]}" || st=1
   a1=$(ticks "$pid_a") b1=$(ticks "$pid_b") t1=$(date +%s.%N)
+  if [ "$stages" = 1 ]; then
+    for s in a b; do
+      "$UROCE_CTL" --run-dir "${UROCE_DAEMON_RUN[$set_tag-$(side_daemon $s)]}" status --json \
+        >"$UROCE_TMP/stages-$name-$s.after" 2>&1 || true
+    done
+    sj=(--stages "a=$UROCE_TMP/stages-$name-a.before:$UROCE_TMP/stages-$name-a.after"
+      --stages "b/$dev_b=$UROCE_TMP/stages-$name-b.before:$UROCE_TMP/stages-$name-b.after")
+  fi
   [ "$st" = 0 ] || echo "stack_bench.sh: $transport $name failed: $UROCE_WHY" >&2
   /usr/bin/python3 "$BENCH_DIR/perftest_json.py" --transport "$transport" --point "$name" \
     --status "$st" --why "${UROCE_WHY:-}" --cmd "$text" \
     --cpu "a=$(awk -v d=$((a1 - a0)) -v h="$hz" -v s="$t0" -v e="$t1" 'BEGIN { printf "%.1f", 100 * d / h / (e - s) }')" \
     --cpu "b=$(awk -v d=$((b1 - b0)) -v h="$hz" -v s="$t0" -v e="$t1" 'BEGIN { printf "%.1f", 100 * d / h / (e - s) }')" \
-    --meta "poll=$set_tag" --meta "pinned=$(( ${#ta[@]} > 0 ))" "$@" \
+    --meta "poll=$set_tag" --meta "pinned=$(( ${#ta[@]} > 0 ))" "${sj[@]}" "$@" \
     "$UROCE_CLI_OUT" >>"$out/stack-$transport.json" || true
 }
 
@@ -295,9 +350,9 @@ ucx_point() {
     echo "tag_lat_p$r -t tag_lat -s 8 -n $ucx_iters -w $ucx_warmup -R $r" >>"$batch"
   done
   uroce_next_port port
-  local env=(env UCX_TLS=rc UCX_NET_DEVICES=uroce0:1)
-  local pa=("${env[@]}" ucx_perftest -p "$port" -b "$batch")
-  local pb=("${env[@]}" ucx_perftest "$server_ip" -p "$port" -b "$batch")
+  local pa=(env UCX_TLS=rc UCX_NET_DEVICES=uroce0:1 ucx_perftest -p "$port" -b "$batch")
+  local pb=(env UCX_TLS=rc "UCX_NET_DEVICES=$dev_b:1" ucx_perftest "$server_ip" -p "$port"
+    -b "$batch")
   local text="UCX_TLS=rc ucx_perftest -t tag_lat -s 8 -n $ucx_iters -w $ucx_warmup -R ${ucx_ranks//,/|}"
   # Both ranks' iterations at up to about 1 ms each (daemon mode on a busy
   # machine), plus start-up.
@@ -390,10 +445,14 @@ embedded_pair() {
   local da db
   da=$(dev 02:00:00:bb:00:01 10.204.0.1 "$port_a" "$tag")
   db=$(dev 02:00:00:bb:00:02 10.204.0.2 "$port_b" "$tag")
+  # The engines' "stages at exit" line is an info one (embedded mode logs
+  # warnings only by default).
+  local ll=()
+  [ "$stages" = 0 ] || ll=(--log-level info)
   local ea=(taskset -c 0 "${ta[@]}"
-    "$UROCE_RUN" --embedded --config "$emb_cfg_a" --lcore 0 --device "$da" --)
+    "$UROCE_RUN" --embedded --config "$emb_cfg_a" --lcore 0 --device "$da" "${ll[@]}" --)
   local eb=(taskset -c 1 "${tb[@]}"
-    "$UROCE_RUN" --embedded --config "$emb_cfg_b" --lcore 1 --device "$db" --)
+    "$UROCE_RUN" --embedded --config "$emb_cfg_b" --lcore 1 --device "$db" "${ll[@]}" --)
   echo "  $transport embedded $name: taskset -c 0|1 uroce-run --embedded ... -- $text" >&2
   local rtt0 rtt1
   rtt0=$(line_rtt)
@@ -412,11 +471,14 @@ embedded_pair() {
   fi
   embedded_leftovers
   [ "$st" = 0 ] || echo "stack_bench.sh: $transport embedded $name failed: $UROCE_WHY" >&2
+  # Each engine logs its stage stamps as it exits (docs/tails.md).
+  local sj=()
+  [ "$stages" = 0 ] || sj=(--stages "a=$UROCE_SRV_ERR" --stages "b=$UROCE_CLI_ERR")
   /usr/bin/python3 "$BENCH_DIR/perftest_json.py" --transport "$transport" --mode embedded \
     --point "$name" --status "$st" --why "${UROCE_WHY:-}" --cmd "$text" \
     --perftest-cpu "a=$(cpu_pct "$ca")" --perftest-cpu "b=$(cpu_pct "$cb")" \
     --meta "events=0" --meta "pinned=1" --meta "relay=$had_relay" \
-    --meta "line_rtt_ns=$rtt0/$rtt1" "$@" \
+    --meta "line_rtt_ns=$rtt0/$rtt1" "${sj[@]}" "$@" \
     "$UROCE_CLI_OUT" >>"$out/stack-$transport-embedded.json" || true
 }
 

@@ -15,9 +15,10 @@
 #   scripts/bench-callgrind.sh [--build-dir DIR] [--count N] [--json FILE] [--no-build]
 #                              [--policy LIST]
 #
-# --policy homa,dcqcn,isolation: also runs both workloads with that policy on
-# in both hosts (uroce-engine-bench --policy: the Homa-like scheduler, DCQCN,
-# isolation auto), one more line each in the first table.
+# --policy homa,dcqcn,isolation,stages: also runs both workloads with that
+# policy on in both hosts (uroce-engine-bench --policy: the Homa-like
+# scheduler, DCQCN, isolation auto, the stage stamps), one more line each in
+# the first table.
 #
 # Prints a table; with --json appends one JSON line
 # {"bench":"uroce-engine-callgrind",...}. Needs root (EAL) and valgrind.
@@ -30,7 +31,7 @@ count=20000
 json_out=
 do_build=1
 policies=
-usage() { sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+usage() { sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --build-dir) build_dir=$2; shift 2 ;;
@@ -60,8 +61,8 @@ trap 'rm -rf "$work"' EXIT
 
 for p in $policies; do
   case "$p" in
-    homa|dcqcn|isolation) ;;
-    *) echo "bench-callgrind.sh: unknown policy $p (homa, dcqcn, isolation)" >&2; exit 2 ;;
+    homa|dcqcn|isolation|stages) ;;
+    *) echo "bench-callgrind.sh: unknown policy $p (homa, dcqcn, isolation, stages)" >&2; exit 2 ;;
   esac
 done
 for p in off $policies; do

@@ -23,16 +23,21 @@
 #                    [--stack | --no-stack] [--no-raw] [--modes "daemon embedded"]
 #                    [--poll auto|busy|backoff|yield]
 #                    [--lat-iters N] [--send-iters N] [--ucx-iters N]
-#                    [--events auto|on|off] [--pin auto|on|off]
+#                    [--events auto|on|off] [--pin auto|on|off] [--stages]
 #
 #   --no-stack / --stack   skip / run the stack points (default: run them on
-#                          memif, af_packet and af_xdp when listed in --transports)
+#                          memif, af_packet and af_xdp when listed in --transports;
+#                          ring: daemon mode only, ONE daemon with both devices on
+#                          core 0 and both perftest processes on core 1)
 #   --no-raw               skip the raw baseline (no ratios then)
 #   --modes                the stack's modes, each a stack_bench.sh run per
 #                          transport: daemon, embedded (default both)
 #   --poll                 the daemons' polling: auto (default), busy, backoff, yield
 #   --events, --pin        perftest's -e and taskset placement in daemon mode
 #                          (bench/stack_bench.sh; default auto)
+#   --stages               the stack's devices keep stage stamps (docs/tails.md):
+#                          a table of each point's stages per side (p99 and the
+#                          slowest 1 %'s mean) follows the comparison
 #
 # Prints the raw table, then the comparison table (per transport and mode:
 # raw, uroce, ratio, CPU %) with issue 17's targets for each mode and where
@@ -62,6 +67,7 @@ send_iters=200000
 ucx_iters=10000
 events=auto
 pin=auto
+stages=()
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 2; }
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -81,6 +87,7 @@ while [ $# -gt 0 ]; do
     --send-iters) send_iters=$2; shift 2 ;;
     --ucx-iters) ucx_iters=$2; shift 2 ;;
     --events) events=$2; shift 2 ;;
+    --stages) stages=(--stages); shift ;;
     --pin) pin=$2; shift 2 ;;
     -h|--help) usage ;;
     *) echo "bench.sh: unknown option $1" >&2; usage ;;
@@ -256,13 +263,15 @@ done
 if [ "$do_stack" = 1 ]; then
   for t in $transports; do
     case "$t" in
-      memif|af_packet|af_xdp)
+      memif|af_packet|af_xdp|ring)
         for m in $modes; do
+          # ring: one daemon with both devices (daemon mode only).
+          [ "$t" != ring ] || [ "$m" = daemon ] || continue
           echo "$t: uroce ($m mode) through perftest ..." >&2
           bench/stack_bench.sh --build-dir "$build_dir" --transport "$t" --mode "$m" \
             --out "$work" --duration "$duration" --lat-iters "$lat_iters" \
             --send-iters "$send_iters" --ucx-iters "$ucx_iters" --poll "$poll" \
-            --events "$events" --pin "$pin" ||
+            --events "$events" --pin "$pin" "${stages[@]}" ||
             echo "bench.sh: the $t $m-mode stack run reported a failure (see above)" >&2
         done
         ;;

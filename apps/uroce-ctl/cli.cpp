@@ -27,6 +27,10 @@ const Command kCommands[] = {
      ctl::kStatusQps, &render_sched},
     {"homa", "the Homa-like scheduler: receiver, grants and cutoffs, then per RC QP its sender",
      ctl::kStatusQps, &render_homa},
+    {"stages",
+     "per device the stage stamps of messages (WQE seen, TX burst, RX burst, completion "
+     "written): quantiles, and where the slowest 1 % spent their time (device key stage_stamps)",
+     0, &render_stages},
     {"clients",
      "one row per client connection (a user sees their own; root and daemon.status_group all)",
      ctl::kStatusClients, &render_clients},

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "apps/uroced/status_values.h"
 #include "datapath/engine/loop_histogram.h"
 #include "datapath/transport/dc_stream.h"
 #include "datapath/transport/dct_qp.h"
@@ -151,6 +152,45 @@ std::string render_loops(const json& loops) {
   return "\nengine loops (iteration start to the next; after work, after an idle spin, a "
          "sleep's lateness):\n" +
          t.render();
+}
+
+std::string render_stages(const json& j) {
+  // A time as "1.23us" (the slowest messages' means and maxima are exact).
+  auto ns_text = [](const json& v) {
+    if (!v.is_number()) return std::string("-");
+    const auto ns = static_cast<double>(v.get<std::uint64_t>());
+    if (ns < 1e3) return fmt::format("{:.0f}ns", ns);
+    if (ns < 1e6) return fmt::format("{:.2f}us", ns / 1e3);
+    return fmt::format("{:.2f}ms", ns / 1e6);
+  };
+  std::string out;
+  for (const auto& d : child(j, "devices")) {
+    const json& stages = child(d, "stages");
+    if (!stages.is_array()) continue;
+    for (const auto& s : stages) {
+      const json& slow = child(s, "slowest");
+      const json& f = child(slow, "fraction");
+      out += fmt::format(
+          "{}{} shard {}: {} tracked messages kept, {} given up; the slowest {} %: {} of them\n",
+          out.empty() ? "" : "\n", cell(d, "name"), cell(s, "shard"), cell(s, "recent"),
+          cell(s, "untracked"), f.is_number() ? fmt::format("{:g}", 100 * f.get<double>()) : "-",
+          cell(slow, "count"));
+      Table t({"STAGE", "COUNT", "P50", "P99", "P99.9", "MAX", "SLOWEST_MEAN", "SLOWEST_MAX"});
+      for (const daemon::StageKey& k : daemon::kStageKeys) {
+        const std::string name(k.key.name);
+        const engine::LoopBuckets h = buckets_of(child(s, name.c_str()));
+        t.add({name, std::to_string(engine::total(h)), bound(engine::loop_quantile_ns(h, 0.5)),
+               bound(engine::loop_quantile_ns(h, 0.99)), bound(engine::loop_quantile_ns(h, 0.999)),
+               highest(h), ns_text(child(child(slow, "mean"), name.c_str())),
+               ns_text(child(child(slow, "max"), name.c_str()))});
+      }
+      out += t.render();
+    }
+  }
+  if (out.empty()) {
+    return "no device keeps stage stamps (the device key stage_stamps, docs/tails.md)\n";
+  }
+  return out;
 }
 
 std::string render_status(const json& j) {

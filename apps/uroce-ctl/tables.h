@@ -32,6 +32,10 @@ std::string render_status(const nlohmann::json& j);
 // many were 8 us (2^13 ns) and 65 us (2^16 ns) or more, and the backoff
 // sleeps' lateness.
 std::string render_loops(const nlohmann::json& loops);
+// `uroce-ctl stages`: per device and shard, each stage of the stage stamps
+// (engine/stage_stamps.h): how many, quantiles and maximum as bucket
+// bounds, and the mean and maximum over the slowest recent messages.
+std::string render_stages(const nlohmann::json& j);
 // `uroce-ctl counters`: per device, every counter as name/value rows
 // (arrays by reason flattened to name.reason; zero counters omitted).
 std::string render_counters(const nlohmann::json& j);

@@ -92,6 +92,8 @@ struct DeviceConfig {
   // and lossy_qps, engine::VnicConfig::lossy and lossy_qps; docs/lossy.md).
   bool lossy = false;
   std::uint32_t lossy_qps = 256;
+  // Keep the stage stamps (key stage_stamps, engine::VnicConfig::stage_stamps).
+  bool stage_stamps = false;
   // PFC, storm watchdog, TTL: keys tx_ttl and ttl_monitor in [[device]],
   // the rest in its [device.pfc] table (uroced.example.toml); in --device,
   // pfc=P[,P...] (lossless priorities), tx_ttl, link_mbps. link_bps is

@@ -87,6 +87,10 @@ const KD kBaseKeys[] = {
         "RC connections (per engine lcore) that can use selective repeat at once: their state, "
         "about 4 KiB each, is made when the device starts; a connection beyond them stays "
         "go-back-N"),
+    switch_key<D, &D::stage_stamps>(
+        "stage_stamps",
+        "keep the stage stamps of messages (WQE seen, TX burst, RX burst, completion written) for "
+        "`uroce-ctl stages` (docs/tails.md); costs a few clock reads per iteration"),
 };
 
 using engine::ImpairConfig;

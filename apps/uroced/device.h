@@ -30,6 +30,7 @@
 #include "datapath/engine/eth_rx_counters.h"
 #include "datapath/engine/gsi_queue.h"
 #include "datapath/engine/mbuf_tx_counters.h"
+#include "datapath/engine/stage_stamps.h"
 #include "datapath/engine/vnic_api.h"
 #include "datapath/engine/vnic_types.h"
 #include "datapath/policy/policies.h"
@@ -104,6 +105,9 @@ struct DeviceSnapshot {
     std::uint64_t handed_in = 0;   // frames other shards handed to it
   };
   std::vector<Shard> shards;
+  // The stage stamps (engine/stage_stamps.h) of each of the device's
+  // engines, in shard order; empty when the device keeps none.
+  std::vector<engine::StageReport> stages;
 };
 
 class Device {

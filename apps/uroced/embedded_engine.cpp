@@ -34,6 +34,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include <atomic>
 #include <cerrno>
@@ -360,6 +361,19 @@ void stop_engine() {
   // would say (device and port counters), at --log-level debug.
   if (spdlog::should_log(spdlog::level::debug)) {
     spdlog::debug("status at exit: {}", e->server->status(0));
+  }
+  // The stage stamps of the devices that keep them (docs/tails.md), one
+  // line of JSON {device: its status "stages"}: the program's engine goes
+  // with it, so this is the last chance to read them (bench/stack_bench.sh).
+  if (spdlog::should_log(spdlog::level::info)) {
+    const nlohmann::json st = nlohmann::json::parse(e->server->status(0), nullptr, false);
+    nlohmann::json stages = nlohmann::json::object();
+    if (st.is_object() && st.contains("devices")) {
+      for (const auto& d : st["devices"]) {
+        if (d.contains("stages")) stages[d["name"].get<std::string>()] = d["stages"];
+      }
+    }
+    if (!stages.empty()) spdlog::info("stages at exit: {}", stages.dump());
   }
   // While the engines run: a capture's end waits for an engine call.
   e->captures->stop();

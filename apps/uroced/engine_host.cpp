@@ -77,6 +77,7 @@ engine::VnicConfig vnic_config(const DeviceConfig& d, std::uint64_t link) {
     spdlog::info("{}: selective repeat with uroce peers that enable it ({} connections)", d.name,
                  d.lossy_qps);
   }
+  vc.stage_stamps = d.stage_stamps;
   if (d.min_ack_timeout != 0) {
     spdlog::info("{}: local ACK timeouts of at least 4.096 us x 2^{}", d.name, d.min_ack_timeout);
   }

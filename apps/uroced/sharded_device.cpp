@@ -58,6 +58,7 @@ void add_snapshot(DeviceSnapshot& to, const DeviceSnapshot& from) {
     to.dc_pool.capacity += from.dc_pool.capacity;
     to.dc_pool.bytes += from.dc_pool.bytes;
   }
+  to.stages.insert(to.stages.end(), from.stages.begin(), from.stages.end());
   counters::add(to.mw, from.mw);
   add_each(to.mw.bind_refused, from.mw.bind_refused);
   add_each(to.mw.inv_refused, from.mw.inv_refused);

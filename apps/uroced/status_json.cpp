@@ -267,6 +267,25 @@ json client_json(const ClientSummary& c, const engine::QpEngineCounters* qp_engi
   return j;
 }
 
+json stages_json(const std::vector<engine::StageReport>& stages) {
+  json out = json::array();
+  for (std::size_t i = 0; i < stages.size(); ++i) {
+    const engine::StageReport& r = stages[i];
+    const engine::StageWorst w = engine::slowest(r.recent, kStageSlowest);
+    json mean = json::object(), max = json::object();
+    json j = {{"shard", i}, {"untracked", r.untracked}, {"recent", r.recent.size()}};
+    for (const StageKey& k : kStageKeys) {
+      const std::string name(k.key.name);
+      j[name] = r.hist.*k.hist;
+      mean[name] = w.mean.*k.record;
+      max[name] = w.max.*k.record;
+    }
+    j["slowest"] = {{"fraction", kStageSlowest}, {"count", w.count}, {"mean", mean}, {"max", max}};
+    out.push_back(j);
+  }
+  return out;
+}
+
 json device_json(const Device& d, const DeviceSnapshot& s) {
   const engine::VnicConfig& c = d.config();
   json j;
@@ -328,6 +347,7 @@ json device_json(const Device& d, const DeviceSnapshot& s) {
   j["sched"] = sched_json(c, s);
   j["homa"] = homa_json(c, s);
   j["dc"] = dc_json(c, s);
+  if (!s.stages.empty()) j["stages"] = stages_json(s.stages);
   return j;
 }
 

@@ -144,6 +144,8 @@ nlohmann::json client_json(const ClientSummary& c,
 // One line of "qp_classes".
 nlohmann::json qp_class_json(const std::string& device, const QpClassSum& c);
 nlohmann::json device_json(const Device& d, const DeviceSnapshot& s);
+// A device's stage stamps, one entry per shard (status_values.h kStageKeys).
+nlohmann::json stages_json(const std::vector<engine::StageReport>& stages);
 
 // The whole body; `clients` may be null (not asked for), and `sums` (the
 // "qp_classes" and each client's "qp_engine"; qp_sums() of the snapshots

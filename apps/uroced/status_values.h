@@ -21,6 +21,7 @@
 #include "apps/uroced/resource_limits.h"
 #include "apps/uroced/worker_pool.h"
 #include "datapath/engine/loop_histogram.h"
+#include "datapath/engine/stage_stamps.h"
 #include "datapath/engine/vnic_types.h"
 
 namespace uroce::daemon {
@@ -109,6 +110,34 @@ inline constexpr LoopKey kLoopKeys[] = {
     {{"oversleep_ns", "backoff sleeps' lateness: time past the sleep asked for (ns)"},
      &engine::LoopHistograms::oversleep_ns},
 };
+
+// A device's stage stamps (engine/stage_stamps.h), per shard: each stage's
+// histogram (as the loop histograms), and its mean and maximum over the
+// slowest of the recent tracked messages (kStageSlowest of them).
+struct StageKey {
+  StatusKey key;
+  engine::LoopBuckets engine::StageHistograms::*hist;
+  TimeNs engine::StageRecord::*record;
+};
+inline constexpr StageKey kStageKeys[] = {
+    {{"app_ns", "a QP's completion written to its next WQE seen: the application's turn (ns)"},
+     &engine::StageHistograms::app_ns,
+     &engine::StageRecord::app_ns},
+    {{"seen_tx_ns", "a WQE seen to the TX burst with its first packet (ns)"},
+     &engine::StageHistograms::seen_tx_ns,
+     &engine::StageRecord::seen_tx_ns},
+    {{"tx_rx_ns",
+      "that TX burst to the RX burst with the packet that completed the WQE: wire and peer (ns)"},
+     &engine::StageHistograms::tx_rx_ns,
+     &engine::StageRecord::tx_rx_ns},
+    {{"rx_cqe_ns", "an RX burst to a completion it caused written (ns)"},
+     &engine::StageHistograms::rx_cqe_ns,
+     &engine::StageRecord::rx_cqe_ns},
+    {{"total_ns", "a tracked WQE seen to its completion written (ns)"},
+     &engine::StageHistograms::total_ns,
+     &engine::StageRecord::total_ns},
+};
+inline constexpr double kStageSlowest = 0.01;
 
 // ---- devices ------------------------------------------------------------------------
 inline constexpr counters::ValueList<DeviceSnapshot, 5> kObjectValues{{

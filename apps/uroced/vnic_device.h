@@ -139,6 +139,7 @@ class VnicDevice final : public PortedDevice {
       out->mw = vnic_.mw_counters();
       out->has_classes = true;
       out->classes = classes_;
+      if (vnic_.config().stage_stamps) out->stages.push_back(vnic_.stage_report());
       if (with_qps) vnic_.qp_status(&out->qp_status);
       out->pfc = vnic_.pfc_status();
       if constexpr (std::is_same_v<std::decay_t<decltype(vnic_.io().tx().counters())>,

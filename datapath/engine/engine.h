@@ -225,6 +225,10 @@ class Engine {
   void add_vnic(VnicT* v) {
     assert(thread_.here());
     vnics_.push_back(v);
+    // The stage stamps (stage_stamps.h) read this engine's clock.
+    v->set_stage_clock([](const void*
+                              c) { return static_cast<Clock*>(const_cast<void*>(c))->now(); },
+                       &clock_);
   }
   std::size_t vnic_count() const { return vnics_.size(); }
 

@@ -117,6 +117,7 @@
 #include "datapath/engine/loopback_queue.h"
 #include "datapath/engine/pfc_endpoint.h"
 #include "datapath/engine/qp_demux.h"
+#include "datapath/engine/stage_stamps.h"
 #include "datapath/engine/timer_heap.h"
 #include "datapath/engine/vnic_api.h"
 #include "datapath/engine/vnic_types.h"
@@ -335,6 +336,16 @@ class Vnic {
     return pfc_;
   }
 
+  // Stage stamps (stage_stamps.h), kept when config().stage_stamps: the
+  // clock they read (the engine's, set by Engine::add_vnic; without one,
+  // the iteration's `now`; set before the Vnic is first polled), and what
+  // they found.
+  void set_stage_clock(TimeNs (*read)(const void*), const void* clock) {
+    stage_read_ = read;
+    stage_clock_ = clock;
+  }
+  StageReport stage_report() const;
+
   // The `now` of the last poll() (for control calls that need a time).
   TimeNs last_now() const {
     assert(owner_.here());
@@ -440,6 +451,7 @@ class Vnic {
   struct Timers;
   struct QpEventSink;
   struct SrqEventSink;
+  struct SendCq;
   struct RecvCq;
   struct PolicyHost;
   struct NoCq;
@@ -538,6 +550,12 @@ class Vnic {
   static void dc_status(const transport::DctQp& d, QpStatus* s);
   wire::PathMtu dc_mtu_clamp(wire::PathMtu m) const;
 
+  // stages.h: the stage stamps' hooks (called only when stages_ is set).
+  TimeNs stage_now() const { return stage_read_ != nullptr ? stage_read_(stage_clock_) : now_; }
+  bool stage_trackable(QpEntry& e) const;
+  void stage_post(QpEntry& e, bool trackable);
+  void stage_cqe(QpEntry& e, const transport::Cqe& c, bool send);
+
   // tx.h
   std::uint32_t pump_phase(TimeNs now);
   sched::ServeResult serve(QpEntry& e, std::uint32_t budget, TimeNs now);
@@ -603,6 +621,13 @@ class Vnic {
   PfcEndpoint pfc_;      // PFC generation/honouring and TTL, from cfg_.pfc
   Impairment impair_{};  // loss injection, from cfg_.impair
   TimeNs now_ = 0;
+  // Stage stamps (stages.h): null when the device keeps none; the clock;
+  // the stamp of this iteration's RX burst (taken as the RX phase asks the
+  // port for it), during the RX phase (0 outside it).
+  std::unique_ptr<StageRecorder> stages_;
+  TimeNs (*stage_read_)(const void*) = nullptr;
+  const void* stage_clock_ = nullptr;
+  TimeNs rx_stamp_ = 0;
   std::uint32_t next_qpn_ = 0x11;
   // The shard that owns a QPN, by its low port::kSteerBits bits
   // (port::shard_of_qpn without a division per packet); read only when

@@ -78,6 +78,9 @@ struct VnicConfig {
   // per packet. Off: rxe's ports (a receiver hands a packet that lands on
   // another lcore over). UD and DC packets keep rxe's ports.
   bool steer_src_port = false;
+  // Keep the stage stamps of messages (stage_stamps.h): a few clock reads
+  // per iteration; off, one test per WQE, per QP served and per completion.
+  bool stage_stamps = false;
   std::uint32_t max_cqs = 1024;
   std::uint32_t max_srqs = 256;
   std::uint32_t max_mrs = 4096;

@@ -123,6 +123,7 @@ class RcQp {
   Msn msn() const { return resp_.msn(); }
   std::uint32_t rd_atomic_outstanding() const { return sq_.rd_atomic_out; }
   std::uint32_t send_queue_depth() const { return sq_.q.size(); }
+  bool sq_sig_all() const { return core_.cfg.sq_sig_all; }
   std::uint32_t recv_queue_depth() const { return resp_.rq().size(); }
   TimeNs timer_deadline() const { return comp_.next_deadline(); }
   // True when nothing is queued to send and nothing is unacknowledged.

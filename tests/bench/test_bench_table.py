@@ -273,5 +273,29 @@ class Main(unittest.TestCase):
             self.assertEqual(len(doc["modes"]), 10)  # the metrics both modes ran
 
 
+class StagesTable(unittest.TestCase):
+    def test_StagesTable_P99BoundAndSlowestMeanPerSide(self):
+        fig = {"count": 100, "p50_ns": 2047, "p99_ns": 16383, "p999_ns": 16383,
+               "slowest_mean_ns": 12500}
+        none = {"count": 0, "p50_ns": 0, "p99_ns": 0, "p999_ns": 0, "slowest_mean_ns": None}
+        line = {"bench": "uroce-perftest", "transport": "memif", "mode": "embedded",
+                "point": "send_lat",
+                "stages": {"b": {"error": "no such file"},
+                           "a": {"app_ns": none, "seen_tx_ns": fig, "tx_rx_ns": fig,
+                                 "rx_cqe_ns": fig, "total_ns": fig}}}
+        t = bench_table.stages_table([line, {"bench": "uroce-perftest", "point": "write_bw"}])
+        rows = t.splitlines()
+        self.assertEqual(rows[0], "stage stamps, us: p99 as a bucket bound, and the slowest 1 %'s mean")
+        body = [r.split() for r in rows[3:]]
+        a = [r for r in body if r[3] == "a"][0]
+        self.assertEqual(a[:5], ["memif", "embedded", "send_lat", "a", "-"])
+        self.assertEqual(a[5:7], ["<16.4", "(12.5)"])
+        self.assertIn("no such file", rows[3 + [r[3] for r in body].index("b")])
+        self.assertEqual(len(rows), 5)  # title, head, rule, a, b
+
+    def test_StagesTable_EmptyWithoutStages(self):
+        self.assertEqual(bench_table.stages_table([{"bench": "uroce-perftest"}]), "")
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -130,5 +130,60 @@ class Main(unittest.TestCase):
         self.assertNotIn("lat_median_us", l)
 
 
+def shard(total_bucket_counts, slowest_total=None):
+    """A status "stages" entry whose total_ns holds {bucket: count}."""
+    h = {k: [0] * 32 for k in perftest_json.STAGES}
+    for b, c in total_bucket_counts.items():
+        h["total_ns"][b] = c
+    mean = {k: 0 for k in perftest_json.STAGES}
+    if slowest_total is not None:
+        mean["total_ns"] = slowest_total
+    return dict(h, shard=0, slowest={"count": 0 if slowest_total is None else 1, "mean": mean})
+
+
+class Stages(unittest.TestCase):
+    def write(self, text):
+        f = tempfile.NamedTemporaryFile("w", suffix=".json", delete=False)
+        self.addCleanup(os.unlink, f.name)
+        f.write(text)
+        f.close()
+        return f.name
+
+    def test_Stages_PointIsAfterLessBefore(self):
+        before = {"devices": [{"name": "uroce0", "stages": [shard({12: 500})]}]}
+        after = {"devices": [{"name": "uroce0", "stages": [shard({12: 1490, 15: 10}, 20000)]},
+                             {"name": "uroce1"}]}
+        side, figs = perftest_json.stages(
+            f"a={self.write(json.dumps(before))}:{self.write(json.dumps(after))}")
+        self.assertEqual(side, "a")
+        t = figs["total_ns"]
+        self.assertEqual(t["count"], 1000)
+        self.assertEqual(t["p50_ns"], 4095)
+        self.assertEqual(t["p99_ns"], 4095)
+        self.assertEqual(t["p999_ns"], 32767)
+        self.assertEqual(t["slowest_mean_ns"], 20000)
+        self.assertEqual(figs["app_ns"]["count"], 0)
+        self.assertIsNone(figs["app_ns"]["slowest_mean_ns"])
+
+    def test_Stages_NamedDeviceOfOneDaemon(self):
+        status = {"devices": [{"name": "uroce0", "stages": [shard({3: 1})]},
+                              {"name": "uroce1", "stages": [shard({9: 7})]}]}
+        side, figs = perftest_json.stages(f"b/uroce1={self.write(json.dumps(status))}")
+        self.assertEqual(side, "b")
+        self.assertEqual(figs["total_ns"]["count"], 7)
+        self.assertEqual(figs["total_ns"]["p50_ns"], 511)
+
+    def test_Stages_EmbeddedExitLineInALog(self):
+        log = ("[info] engine shard 0: 10 iterations\n"
+               "[info] stages at exit: " + json.dumps({"uroce0": [shard({10: 4})]}) + "\n")
+        _, figs = perftest_json.stages(f"a={self.write(log)}")
+        self.assertEqual(figs["total_ns"]["count"], 4)
+        self.assertEqual(figs["total_ns"]["p99_ns"], 1023)
+
+    def test_Stages_NoStampsCountNothing(self):
+        _, figs = perftest_json.stages(f"a={self.write('perftest output only')}")
+        self.assertEqual(figs["total_ns"]["count"], 0)
+
+
 if __name__ == "__main__":
     unittest.main()

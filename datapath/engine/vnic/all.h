@@ -12,5 +12,6 @@
 #include "datapath/engine/vnic/policy_host.h"
 #include "datapath/engine/vnic/rx.h"
 #include "datapath/engine/vnic/sched.h"
+#include "datapath/engine/vnic/stages.h"
 #include "datapath/engine/vnic/timers.h"
 #include "datapath/engine/vnic/tx.h"

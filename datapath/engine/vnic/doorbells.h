@@ -166,6 +166,7 @@ inline std::uint32_t Vnic<PortIo, Sched>::sq_doorbell(QpEntry& e, bool* more) {
       bad = resolve_ah(e, ah, &swr_.ud);
     }
     if (bad == transport::WcStatus::kSuccess) {
+      const bool trackable = stages_ != nullptr && stage_trackable(e);
       const int rc = visit(e, [&](auto& q) { return q.post_send(swr_); });
       if (rc == ENOMEM) {
         ++ctr_.sq_full;
@@ -175,8 +176,11 @@ inline std::uint32_t Vnic<PortIo, Sched>::sq_doorbell(QpEntry& e, bool* more) {
       if (rc != 0) {
         ++ctr_.wqe_rejected;
         bad = transport::WcStatus::kLocQpOpErr;
-      } else if ((hooks_ & policy::hook::kPost) != 0) [[unlikely]] {
-        policy_post(e);
+      } else {
+        if ((hooks_ & policy::hook::kPost) != 0) [[unlikely]]
+          policy_post(e);
+        if (stages_ != nullptr) [[unlikely]]
+          stage_post(e, trackable);
       }
     }
     e.sq.release();

@@ -295,6 +295,7 @@ struct Vnic<PortIo, Sched>::SrqEventSink {
 // the transport consumes leaves through a completion.
 template <class PortIo, sched::TxScheduler Sched>
 struct Vnic<PortIo, Sched>::RecvCq {
+  Vnic* v;
   QpEntry* e;
   bool push(const transport::Cqe& c) {
     if (e->has_rq) {
@@ -302,7 +303,24 @@ struct Vnic<PortIo, Sched>::RecvCq {
     } else if (e->srq != nullptr) {
       release_held(e->srq->ring, &e->srq->held, e->srq->srq->size());
     }
-    return e->rcq->sink.push(c);
+    const bool ok = e->rcq->sink.push(c);
+    if (ok && v->stages_ != nullptr) [[unlikely]]
+      v->stage_cqe(*e, c, false);
+    return ok;
+  }
+};
+
+// The send CQ as a QP's transport sees it: the CQ's ring, and the stage
+// stamps (stages.h) when the device keeps them.
+template <class PortIo, sched::TxScheduler Sched>
+struct Vnic<PortIo, Sched>::SendCq {
+  Vnic* v;
+  QpEntry* e;
+  bool push(const transport::Cqe& c) {
+    const bool ok = e->scq->sink.push(c);
+    if (ok && v->stages_ != nullptr) [[unlikely]]
+      v->stage_cqe(*e, c, true);
+    return ok;
   }
 };
 
@@ -327,16 +345,18 @@ template <class Q, class F>
   Timers timers{this};
   if constexpr (!Q::kSendCq) {
     NoCq scq{this};
-    RecvCq rcq{&e};
+    RecvCq rcq{this, &e};
     auto io = transport::qp_io(tx, scq, rcq, timers);
     return f(io);
   } else if constexpr (!Q::kRecvCq) {
     NoCq rcq{this};
-    auto io = transport::qp_io(tx, e.scq->sink, rcq, timers);
+    SendCq scq{this, &e};
+    auto io = transport::qp_io(tx, scq, rcq, timers);
     return f(io);
   } else {
-    RecvCq rcq{&e};
-    auto io = transport::qp_io(tx, e.scq->sink, rcq, timers);
+    RecvCq rcq{this, &e};
+    SendCq scq{this, &e};
+    auto io = transport::qp_io(tx, scq, rcq, timers);
     return f(io);
   }
 }

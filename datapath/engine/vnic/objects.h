@@ -34,7 +34,10 @@ Vnic<PortIo, Sched>::Vnic(const VnicConfig& cfg, PortIo& io)
       srq_slots_(cfg.max_srqs == 0 ? 1 : cfg.max_srqs, nullptr),
       timers_(static_cast<std::uint32_t>(qps_.size())),
       loop_(kLoopbackSlots, frame_slot_bytes(cfg)),
-      pfc_(cfg.pfc, cfg.mac, cfg.ip, frame_slot_bytes(cfg)) {
+      pfc_(cfg.pfc, cfg.mac, cfg.ip, frame_slot_bytes(cfg)),
+      stages_(cfg.stage_stamps
+                  ? std::make_unique<StageRecorder>(static_cast<std::uint32_t>(qps_.size()))
+                  : nullptr) {
   assert(cfg.shards >= 1 && cfg.shard < cfg.shards && cfg.shards <= shard_of_low_.size());
   for (std::uint32_t i = 0; i < shard_of_low_.size(); ++i) {
     shard_of_low_[i] = static_cast<std::uint8_t>(port::shard_of_qpn(i, cfg.shards));
@@ -481,6 +484,7 @@ int Vnic<PortIo, Sched>::modify_qp(ObjId id, const QpModify& m) {
     timers_.cancel(e->slot);
     // RESET discarded the transport's WRs: every held RQ slot goes back.
     if (e->has_rq) release_held(e->rq, &e->rq_held, 0);
+    if (stages_ != nullptr) stages_->on_reset(e->slot);
   }
   // A move to ERR needs a flush, to RTS may free waiting WRs: let the pump
   // look. WQEs that waited in the rings for this state are taken now.
@@ -547,6 +551,7 @@ int Vnic<PortIo, Sched>::destroy_qp(ObjId id) {
   }
   if constexpr (requires { sched_.forget(slot); }) sched_.forget(slot);
   timers_.cancel(slot);
+  if (stages_ != nullptr) stages_->on_reset(slot);
   // A queued doorbell visit of this slot finds it unused and skips it.
   const std::uint32_t last = live_.back();
   live_[e.live_pos] = last;

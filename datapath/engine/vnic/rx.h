@@ -37,6 +37,9 @@ template <class PortIo, sched::TxScheduler Sched>
 [[gnu::always_inline]] inline std::uint32_t Vnic<PortIo, Sched>::rx_phase(TimeNs now) {
   PfcTx ptx{this};
   pfc_.poll(now, ptx);
+  // The stage stamps' RX burst: taken as the phase asks for it.
+  if (stages_ != nullptr) [[unlikely]]
+    rx_stamp_ = stage_now();
   std::uint32_t n =
       io_.rx_burst([&](std::span<const std::uint8_t> f, wire::FrameTail tail = wire::FrameTail{}) {
         ++ctr_.rx_frames;
@@ -76,6 +79,8 @@ template <class PortIo, sched::TxScheduler Sched>
     on_frame(loop_.front(), {}, now, false);
     loop_.pop();
   }
+  if (stages_ != nullptr) [[unlikely]]
+    rx_stamp_ = 0;
   return n + looped;
 }
 

@@ -132,6 +132,8 @@ inline sched::ServeResult Vnic<PortIo, Sched>::serve(QpEntry& e, std::uint32_t b
         r.sent = p.sent;
         r.more = p.more;
       });
+  if (stages_ != nullptr && r.sent != 0) [[unlikely]]
+    stages_->on_served(e.slot);
   if constexpr (sched::kSharesBytes<Sched>) r.bytes = e.ctr.tx_bytes - bytes0;
   drain_qp_events(e);
   return r;
@@ -145,6 +147,8 @@ template <class PortIo, sched::TxScheduler Sched>
     pfc_.release(now_, h);
   }
   ctr_.tx_flushed += io_.flush();
+  if (stages_ != nullptr) [[unlikely]]
+    stages_->on_flushed(stage_now());
 }
 
 }  // namespace uroce::engine

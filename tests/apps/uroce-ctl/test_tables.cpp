@@ -112,6 +112,53 @@ TEST(RenderStatus, EngineLoopsPerLcore) {
       << s;
 }
 
+TEST(RenderStages, QuantilesAndTheSlowestPerShard) {
+  json j = kStatus;
+  EXPECT_EQ(render_stages(j),
+            "no device keeps stage stamps (the device key stage_stamps, docs/tails.md)\n");
+  std::vector<std::uint64_t> empty(32, 0), total(32, 0);
+  total[12] = 990;  // 2048..4095 ns
+  total[15] = 10;   // 16384..32767 ns
+  j["devices"][0]["stages"] = {{{"shard", 0},
+                                {"untracked", 0},
+                                {"recent", 1000},
+                                {"app_ns", empty},
+                                {"seen_tx_ns", empty},
+                                {"tx_rx_ns", empty},
+                                {"rx_cqe_ns", empty},
+                                {"total_ns", total},
+                                {"slowest",
+                                 {{"fraction", 0.01},
+                                  {"count", 10},
+                                  {"mean",
+                                   {{"app_ns", 0},
+                                    {"seen_tx_ns", 250},
+                                    {"tx_rx_ns", 19500},
+                                    {"rx_cqe_ns", 300},
+                                    {"total_ns", 20050}}},
+                                  {"max",
+                                   {{"app_ns", 0},
+                                    {"seen_tx_ns", 400},
+                                    {"tx_rx_ns", 30000},
+                                    {"rx_cqe_ns", 900},
+                                    {"total_ns", 31000}}}}}}};
+  const std::string s = render_stages(j);
+  EXPECT_NE(s.find("uroce0 shard 0: 1000 tracked messages kept, 0 given up; the slowest 1 %: 10 "
+                   "of them\n"),
+            std::string::npos)
+      << s;
+  EXPECT_NE(s.find("STAGE       COUNT  P50     P99     P99.9    MAX      SLOWEST_MEAN  "
+                   "SLOWEST_MAX\n"),
+            std::string::npos)
+      << s;
+  EXPECT_NE(s.find("tx_rx_ns        0       0       0        0        0  19.50us       30.00us\n"),
+            std::string::npos)
+      << s;
+  EXPECT_NE(s.find("total_ns     1000  <4.1us  <4.1us  <32.8us  <32.8us  20.05us       31.00us\n"),
+            std::string::npos)
+      << s;
+}
+
 TEST(RenderStatus, ShardsOfSeveralLcores) {
   json j = kStatus;
   j["daemon"]["lcore"] = 2;

@@ -91,6 +91,38 @@ TEST(StatusJson_Daemon, EngineLoopsPerLcore) {
   EXPECT_EQ(l[1]["oversleep_ns"][engine::kLoopBuckets - 1], 1);
 }
 
+TEST(StatusJson_Devices, StagesPerShardWithTheSlowest) {
+  FakeDevice d("uroce0", 9000);
+  json j = json::parse(status_json(info(), {&d}, {DeviceSnapshot{}}, false, nullptr, 1 << 16));
+  EXPECT_FALSE(j["devices"][0].contains("stages"));
+  DeviceSnapshot s;
+  engine::StageReport r;
+  r.on = true;
+  r.untracked = 2;
+  r.hist.tx_rx_ns[engine::loop_bucket(3000)] = 150;
+  // 199 records of 1 us and one of 9 us: the slowest 1 % is that one.
+  r.recent.assign(199, engine::StageRecord{100, 200, 500, 200, 900});
+  r.recent.push_back(engine::StageRecord{100, 200, 8'500, 300, 9'000});
+  s.stages = {engine::StageReport{.on = true}, r};
+  j = json::parse(status_json(info(), {&d}, {s}, false, nullptr, 1 << 16));
+  const json& st = j["devices"][0]["stages"];
+  ASSERT_EQ(st.size(), 2u);
+  EXPECT_EQ(st[0]["recent"], 0);
+  EXPECT_EQ(st[0]["slowest"]["count"], 0);
+  EXPECT_EQ(st[1]["shard"], 1);
+  EXPECT_EQ(st[1]["untracked"], 2);
+  EXPECT_EQ(st[1]["recent"], 200);
+  for (const StageKey& k : kStageKeys) {
+    ASSERT_EQ(st[1][std::string(k.key.name)].size(), engine::kLoopBuckets) << k.key.name;
+  }
+  EXPECT_EQ(st[1]["tx_rx_ns"][12], 150);
+  EXPECT_EQ(st[1]["slowest"]["fraction"], 0.01);
+  EXPECT_EQ(st[1]["slowest"]["count"], 2);
+  EXPECT_EQ(st[1]["slowest"]["max"]["tx_rx_ns"], 8'500);
+  EXPECT_EQ(st[1]["slowest"]["mean"]["tx_rx_ns"], 4'500);
+  EXPECT_EQ(st[1]["slowest"]["mean"]["total_ns"], 4'950);
+}
+
 TEST(StatusJson_Devices, CompEventCounters) {
   FakeDevice d("uroce0", 9000);
   DeviceSnapshot s;

@@ -6,6 +6,8 @@
 // its state back, and a lossy link resends only what was lost.
 #include <gtest/gtest.h>
 
+#include "datapath/wire/builder.h"
+#include "datapath/wire/sr_hello.h"
 #include "tests/datapath/engine/vnic_test_support.h"
 
 namespace uroce::engine::test {
@@ -140,6 +142,39 @@ TEST_F(Lossy, Handshake_ProbeBeforePeerRtr_AnsweredAtRtr) {
   EXPECT_EQ(ctr(*b).sr_qps, 1u);
   write(1, 8192, 4);
   EXPECT_TRUE(sr_of(*a)->tx_on);
+}
+
+// HELLOs sent to B's QP from A's port by hand: what B drops and counts.
+TEST_F(Lossy, Control_BadHellos_DroppedAndCounted) {
+  start();
+  const policy::LossyCounters before = ctr(*b);
+  auto send = [&](std::span<const std::uint8_t> payload, wire::Ipv4Addr src) {
+    wire::PacketSpec s;
+    s.eth_src = kMacA;
+    s.eth_dst = kMacB;
+    s.ip_src = src;
+    s.ip_dst = kIpB;
+    s.dest_qp = bqp->qpn;
+    s.opcode = wire::op::kSrHello;
+    s.payload = payload;
+    std::vector<std::uint8_t> f(wire::roce_frame_size(s));
+    ASSERT_GT(wire::build_roce(s, f), 0);
+    ASSERT_TRUE(a->port.tx(f, clock.now()));
+    run(10);
+  };
+  const wire::SrHelloHdr ok = wire::SrHelloHdr::make(true, 256, 64);
+  send({ok.raw, 4}, kIpA);  // short
+  wire::SrHelloHdr v2 = ok;
+  v2.set_version(2);
+  send({v2.raw, sizeof v2.raw}, kIpA);                        // another version
+  send({ok.raw, sizeof ok.raw}, wire::Ipv4Addr{0x0a000063});  // not from the peer
+  EXPECT_EQ(ctr(*b).sr_hello_bad - before.sr_hello_bad, 3u);
+  EXPECT_EQ(ctr(*b).sr_hello_rx, before.sr_hello_rx);
+  // A well-formed answer declining: counted, and B probes no more.
+  const wire::SrHelloHdr no = wire::SrHelloHdr::make(true, 0, 0);
+  send({no.raw, sizeof no.raw}, kIpA);
+  EXPECT_EQ(ctr(*b).sr_hello_rx_declined, 1u);
+  EXPECT_EQ(ctr(*b).sr_hello_bad - before.sr_hello_bad, 3u);
 }
 
 TEST_F(Lossy, Handshake_PeerOff_BothPlainProbesCapped) {
