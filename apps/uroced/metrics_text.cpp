@@ -427,8 +427,8 @@ class Renderer {
                    {"type", type},
                    {"class", label_of(k, "class")}};
     object(k, "qp_class", l, Descs().add(kQpClassQpsKey),
-           {"device", "type", "class", "engine", "pace", "transport", "homa", "dci", "dci_streams",
-            "dct", "dcqcn"},
+           {"device", "type", "class", "engine", "pace", "transport", "homa", "sr", "dci",
+            "dci_streams", "dct", "dcqcn"},
            path);
     object(child(k, "engine"), "qp", l, Descs().add(engine::kQpEngineCounterFields), {},
            path + ".engine");
@@ -445,6 +445,8 @@ class Renderer {
     }
     object(child(k, "homa"), "rc_homa", l, Descs().add(transport::kRcHomaCounterFields), {},
            path + ".homa");
+    object(child(k, "sr"), "rc_sr", l, Descs().add(transport::kRcSrCounterFields), {},
+           path + ".sr");
     object(child(k, "dci"), "dci", l, Descs().add(transport::kDciCounterFields), {}, path + ".dci");
     object(child(k, "dci_streams"), "dci_stream", l, Descs().add(transport::kDcStreamCounterFields),
            {}, path + ".dci_streams");

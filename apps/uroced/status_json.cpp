@@ -135,6 +135,8 @@ json qp_json(const std::string& device, const engine::QpStatus& q) {
   if (q.type == transport::QpType::kRc) {
     j["homa_peer"] = q.homa_peer;
     j["homa"] = q.homa;
+    j["sr_peer"] = q.sr_peer;
+    j["sr"] = q.sr;
   }
   switch (q.type) {
     case transport::QpType::kRc: j["transport"] = q.rc; break;
@@ -383,6 +385,7 @@ QpSums qp_sums(const std::vector<DeviceSnapshot>& snaps) {
         c.cc.cnps_suppressed += q.cc.cnps_suppressed;
       }
       counters::add(c.homa, q.homa);
+      counters::add(c.sr, q.sr);
       counters::add(c.dci, q.dci);
       for (const engine::QpStatus::DcStream& st : q.dci_streams)
         counters::add(c.dci_streams, st.ctr);
@@ -407,6 +410,7 @@ json qp_class_json(const std::string& device, const QpClassSum& c) {
     case transport::QpType::kRc:
       j["transport"] = c.rc;
       j["homa"] = c.homa;
+      j["sr"] = c.sr;
       break;
     case transport::QpType::kUc: j["transport"] = uc_json(c.uc); break;
     case transport::QpType::kUd: j["transport"] = ud_json(c.ud); break;

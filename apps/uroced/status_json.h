@@ -43,7 +43,8 @@
 //                  "sched": {"class", "pinned", "paced", "rate_bps", "burst_bytes",
 //                            "typical_bytes", "parks", "paced_ns", "sent_bytes",
 //                            "waiting"},
-//                  "homa_peer", "homa": {RcHomaCounters}   (RC QPs only),
+//                  "homa_peer", "homa": {RcHomaCounters},
+//                  "sr_peer", "sr": {RcSrCounters}   (RC QPs only),
 //                  "transport": {... the counters of its type; RC's for DC},
 //                  "dci": {"counters": {DciCounters}, "streams": [{"stream",
 //                          "bound", "dctn", "conn", "syn", "send_queue",
@@ -52,7 +53,7 @@
 //                                                               (kStatusQps)
 //     "qp_classes": [{"device", "type", "class", "qps", "engine": {QpEngineCounters},
 //                  "pace": {parks, paced_ns, sent_bytes}, "transport": {as in "qps"},
-//                  "homa" (RC), "dci", "dci_streams" (DCI), "dct" (DCT, with "contexts"),
+//                  "homa", "sr" (RC), "dci", "dci_streams" (DCI), "dct" (DCT, with "contexts"),
 //                  "dcqcn": {"rp", ce_packets, ...} (QPs that run it)}]
 //                  (kStatusQps: the QPs of each device, type and class summed, over
 //                  every QP whoever asks: status_values.h)

@@ -267,6 +267,7 @@ struct QpClassSum {
   bool dcqcn = false;        // some QP of the line runs DCQCN
   sched::DcqcnStatus cc{};   // rp and the notification point's counts
   transport::RcHomaCounters homa{};
+  transport::RcSrCounters sr{};
   transport::DciCounters dci{};
   transport::DcStreamCounters dci_streams{};  // every stream's, summed
   transport::DctCounters dct{};

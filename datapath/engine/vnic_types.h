@@ -387,6 +387,10 @@ struct QpStatus {
   // it too (the connection is scheduled) and the sender's counters.
   bool homa_peer = false;
   transport::RcHomaCounters homa{};
+  // Selective repeat (RC, device with lossy on; docs/lossy.md): whether the
+  // peer accepted it, and the connection's counters (0 without its state).
+  bool sr_peer = false;
+  transport::RcSrCounters sr{};
   // DC QPs (docs/dc.md). A DCI: one line per stream (its lane) and the
   // DCI's own counters; a DCT: its counters and the pool contexts it holds
   // now. `rc` then holds the RC counters their lanes and contexts sum to.

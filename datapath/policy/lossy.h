@@ -26,7 +26,8 @@
 // and SR opcodes (drop_not_rc). A window below kSrWindow is taken as
 // declining: version 1 of the protocol keeps the requester's cap at 256.
 // Counters: LossyCounters below, the handshake's and the sum of every
-// connection's RcSrCounters (those returned to the pool and those in use).
+// connection's RcSrCounters (those returned to the pool and those in use);
+// per QP, QpStatus::sr_peer and sr.
 //
 // State: one Qp per QP slot and the pool, allocated at construction when
 // enabled. Engine thread only.
@@ -92,7 +93,7 @@ constexpr const auto& counter_fields(const LossyCounters&) { return kLossyCounte
 class Lossy : public NoHooks {
  public:
   static constexpr std::uint32_t kHooks =
-      hook::kRx | hook::kDelivered | hook::kModified | hook::kSlots;
+      hook::kRx | hook::kDelivered | hook::kModified | hook::kSlots | hook::kStatus;
   static constexpr std::uint8_t kMaxProbes = 4;
   static constexpr TimeNs kProbeGapNs = 1'000'000;
 
@@ -115,6 +116,13 @@ class Lossy : public NoHooks {
     c.sr_pool_free = free_.size();
     return c;
   }
+  template <class H, class Q>
+  void status(const H&, const Q& e, engine::QpStatus* s) const {
+    const Qp& q = qps_[e.slot];
+    s->sr_peer = q.peer;
+    if (q.sr >= 0) s->sr = pool_[q.sr].ctr;
+  }
+
   // The state attached to the QP in `slot` (null: plain RC), for tests.
   const transport::RcSr* state_of(std::uint32_t slot) const {
     return on_ && qps_[slot].sr >= 0 ? &pool_[qps_[slot].sr] : nullptr;

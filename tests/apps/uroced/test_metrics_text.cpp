@@ -121,6 +121,7 @@ engine::QpStatus full_qp(transport::QpType type, std::uint32_t qpn, std::uint8_t
   q.cc.cnps_sent = 2;
   q.cc.cnps_suppressed = 3;
   fill(q.homa, transport::kRcHomaCounterFields, 6000);
+  fill(q.sr, transport::kRcSrCounterFields, 6500);
   fill(q.dci, transport::kDciCounterFields, 7000);
   q.dci_streams.resize(2);
   fill(q.dci_streams[0].ctr, transport::kDcStreamCounterFields, 8000);
@@ -278,6 +279,7 @@ TEST(MetricsText_FullStatus, EveryFieldOfEveryListIsAFamily) {
   expect_list(f, "uc", transport::kUcCounterFields);
   expect_list(f, "ud", transport::kUdCounterFields);
   expect_list(f, "rc_homa", transport::kRcHomaCounterFields);
+  expect_list(f, "rc_sr", transport::kRcSrCounterFields);
   expect_list(f, "dci", transport::kDciCounterFields);
   expect_list(f, "dci_stream", transport::kDcStreamCounterFields);
   expect_list(f, "dct", transport::kDctCounterFields);

@@ -471,6 +471,29 @@ TEST(StatusJson_Homa, OffDeviceSettingsOnlyAndPlainRcQp) {
   EXPECT_FALSE(j["qps"][1].contains("homa"));
 }
 
+TEST(StatusJson_Qps, SelectiveRepeatOfRcQpsOnly) {
+  FakeDevice d("uroce0", 9000);
+  DeviceSnapshot s;
+  engine::QpStatus rc;
+  rc.type = transport::QpType::kRc;
+  rc.sr_peer = true;
+  rc.sr.sr_tx_resends = 7;
+  engine::QpStatus ud;
+  ud.type = transport::QpType::kUd;
+  s.qp_status = {rc, ud};
+  const QpSums sums = qp_sums({s});
+  const json j = json::parse(status_json(info(), {&d}, {s}, true, nullptr, 1 << 16, &sums));
+  EXPECT_EQ(j["qps"][0]["sr_peer"], true);
+  EXPECT_EQ(j["qps"][0]["sr"]["sr_tx_resends"], 7);
+  EXPECT_EQ(j["qps"][0]["sr"].size(), transport::kRcSrCounterFields.size());
+  EXPECT_FALSE(j["qps"][1].contains("sr_peer"));
+  EXPECT_FALSE(j["qps"][1].contains("sr"));
+  // The RC class line sums them.
+  ASSERT_EQ(j["qp_classes"].size(), 2u);
+  EXPECT_EQ(j["qp_classes"][0]["sr"]["sr_tx_resends"], 7);
+  EXPECT_FALSE(j["qp_classes"][1].contains("sr"));
+}
+
 TEST(StatusJson_Homa, ReceiverCutoffsCountersAndSender) {
   FakeDevice d("uroce0", 9000);
   sched::homa::HomaSettings& hs = d.mutable_config().homa;

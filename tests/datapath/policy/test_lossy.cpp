@@ -190,6 +190,7 @@ TEST_F(Lossy, Handshake_PeerOff_BothPlainProbesCapped) {
   EXPECT_EQ(c.sr_hello_rx, 0u);
   EXPECT_EQ(c.sr_connections, 0u);
   EXPECT_EQ(c.sr_qps, 0u);
+  EXPECT_FALSE(status_of(a->vnic, 10).sr_peer);
   // B's transport dropped every probe as a foreign opcode.
   EXPECT_EQ(status_of(b->vnic, 10).rc.drop_not_rc, policy::Lossy::kMaxProbes);
   // A keeps its state (its probes promised its responder takes SR) but
@@ -314,6 +315,11 @@ TEST_F(Lossy, LossyLink_OnlyLostPacketsResent) {
   EXPECT_GT(cb.tx_sacks, 0u);
   EXPECT_GT(cb.sr_rx_held, 0u);
   EXPECT_GT(ca.sr_tx_resends, 0u);
+  // The QP's status has its connection's share (here all of it).
+  const QpStatus qa = status_of(a->vnic, 10);
+  EXPECT_TRUE(qa.sr_peer);
+  EXPECT_EQ(qa.sr.sr_tx_resends, ca.sr_tx_resends);
+  EXPECT_EQ(status_of(b->vnic, 10).sr.tx_sacks, cb.tx_sacks);
   // 960 packets sent once at least: what went again is a few per cent of
   // them, not whole windows as go-back-N sends.
   EXPECT_LT(ca.sr_tx_resends, 100u);
