@@ -7,7 +7,8 @@
 # flow, `msgs` alone for the completion times of 64 KiB messages. Prints a
 # Markdown table; exits 1 if any run failed its checks (a flow incomplete,
 # a payload mismatch or error, selective repeat not negotiated on both
-# hosts where it was on, or negotiated where it was off). About a minute.
+# hosts and both ends of the flow's connection where it was on, or there
+# where it was off). About a minute.
 #
 #   scripts/testbed-lossy.sh                       # BUILD_DIR=build
 #   SEEDS="1 2 3" LOSSES="0 0.0001 0.001 0.01" scripts/testbed-lossy.sh
@@ -57,8 +58,9 @@ def load(mode, loss, seed, flow):
           and f["errors"] == 0)
     if mode == "sr":
         ok = ok and all(h["lossy"]["sr_connections"] >= 1 for h in hosts)
+        ok = ok and f["src_qp"]["sr_peer"] and f["dst_qp"]["sr_peer"]
     else:
-        ok = ok and all("lossy" not in h for h in hosts)
+        ok = ok and all("lossy" not in h for h in hosts) and "sr" not in f["src_qp"]
     if not ok:
         failed.append(name)
     # h1 -> s1 (data) and s1 -> h1 (ACKs, SACKs): the lossy hop's two ways.

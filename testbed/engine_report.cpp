@@ -50,7 +50,9 @@ constexpr auto kHostHoma =
 
 double round3(double v) { return std::round(v * 1000.0) / 1000.0; }
 
-Json qp_json(RcFlow& f, bool source) {
+// `lossy`: the QP's host has selective repeat on; then whether the peer
+// accepted it and the connection's RcSrCounters, every field.
+Json qp_json(RcFlow& f, bool source, bool lossy) {
   RcDriver& d = source ? f.src() : f.dst();
   const std::uint32_t qp = source ? f.src_qp() : f.dst_qp();
   engine::QpStatus st;
@@ -59,6 +61,12 @@ Json qp_json(RcFlow& f, bool source) {
   j["qpn"] = st.qpn;
   j["state"] = static_cast<int>(st.state);
   put_qp_counters(j, st, true);
+  if (lossy) {
+    j["sr_peer"] = st.sr_peer;
+    Json sr;
+    counters::put(sr, st.sr);
+    j["sr"] = sr;
+  }
   return j;
 }
 
@@ -137,8 +145,9 @@ Json rc_flows_json(const Simulator& sim) {
             : round3(static_cast<double>(s.bytes) * 8.0 / static_cast<double>(span));
     j["mct_ns"] = time_stats_json(s.mct_ns);
     if (setup == 0) {
-      j["src_qp"] = qp_json(f, true);
-      j["dst_qp"] = qp_json(f, false);
+      const ResolvedFlow& rf = sim.topology().rc_flows[i];
+      j["src_qp"] = qp_json(f, true, sim.engines()[rf.src]->config().lossy);
+      j["dst_qp"] = qp_json(f, false, sim.engines()[rf.dst]->config().lossy);
     }
     arr.push_back(j);
   }

@@ -214,6 +214,9 @@ TEST(Run_Determinism, LossyScenarioNegotiatesSelectiveRepeatAndRepeats) {
     EXPECT_EQ(f["payload_mismatch"], 0) << f["name"];
     EXPECT_EQ(f["errors"], 0) << f["name"];
     EXPECT_EQ(f["done"], true) << f["name"];
+    // Per connection: both ends saw the peer accept it.
+    EXPECT_EQ(f["src_qp"]["sr_peer"], true) << f["name"];
+    EXPECT_EQ(f["dst_qp"]["sr_peer"], true) << f["name"];
   }
   const nlohmann::json& hosts = j["engine"]["hosts"];
   ASSERT_EQ(hosts.size(), 2u);
@@ -226,6 +229,14 @@ TEST(Run_Determinism, LossyScenarioNegotiatesSelectiveRepeatAndRepeats) {
   const nlohmann::json& h1 = hosts[0]["lossy"];
   const nlohmann::json& h2 = hosts[1]["lossy"];
   EXPECT_GT(h1["sr_tx_resends"], 0);
+  // The host's sum is its connections' (the requester side is h1's).
+  const nlohmann::json& flows = j["rc_flows"];
+  EXPECT_GT(flows[0]["src_qp"]["sr"]["sr_tx_resends"], 0);
+  EXPECT_EQ(h1["sr_tx_resends"],
+            flows[0]["src_qp"]["sr"]["sr_tx_resends"].get<std::uint64_t>() +
+                flows[1]["src_qp"]["sr"]["sr_tx_resends"].get<std::uint64_t>());
+  EXPECT_EQ(h2["tx_sacks"], flows[0]["dst_qp"]["sr"]["tx_sacks"].get<std::uint64_t>() +
+                                flows[1]["dst_qp"]["sr"]["tx_sacks"].get<std::uint64_t>());
   EXPECT_GT(h1["sr_rx_sacks"], 0);
   EXPECT_GT(h2["sr_rx_held"], 0);
   EXPECT_GT(h2["tx_sacks"], 0);
