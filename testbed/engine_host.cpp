@@ -33,6 +33,8 @@ engine::VnicConfig vnic_config(const EngineHostConfig& c) {
   v.port_limit.link_bps = c.link_bps;
   v.port_limit.overhead_bytes = c.link_overhead_bytes;
   v.homa = c.homa;
+  v.lossy = c.lossy;
+  v.lossy_qps = c.lossy_qps;
   return v;
 }
 

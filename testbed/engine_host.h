@@ -81,6 +81,10 @@ struct EngineHostConfig {
   std::uint32_t link_overhead_bytes = 0;
   // The Homa-like scheduler (off by default).
   sched::homa::HomaSettings homa{};
+  // Selective repeat with peers that turn it on too (VnicConfig::lossy,
+  // lossy_qps; datapath/policy/lossy.h): off by default.
+  bool lossy = false;
+  std::uint32_t lossy_qps = 256;
 };
 
 class EngineHost {

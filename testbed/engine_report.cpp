@@ -10,6 +10,7 @@
 #include "apps/pfc_status_json.h"
 #include "datapath/policy/dcqcn.h"
 #include "datapath/policy/homa.h"
+#include "datapath/policy/lossy.h"
 #include "testbed/engine_host.h"
 #include "testbed/rc_flow.h"
 #include "testbed/simulator.h"
@@ -49,7 +50,9 @@ constexpr auto kHostHoma =
 
 double round3(double v) { return std::round(v * 1000.0) / 1000.0; }
 
-Json qp_json(RcFlow& f, bool source) {
+// `lossy`: the QP's host has selective repeat on; then whether the peer
+// accepted it and the connection's RcSrCounters, every field.
+Json qp_json(RcFlow& f, bool source, bool lossy) {
   RcDriver& d = source ? f.src() : f.dst();
   const std::uint32_t qp = source ? f.src_qp() : f.dst_qp();
   engine::QpStatus st;
@@ -58,6 +61,12 @@ Json qp_json(RcFlow& f, bool source) {
   j["qpn"] = st.qpn;
   j["state"] = static_cast<int>(st.state);
   put_qp_counters(j, st, true);
+  if (lossy) {
+    j["sr_peer"] = st.sr_peer;
+    Json sr;
+    counters::put(sr, st.sr);
+    j["sr"] = sr;
+  }
   return j;
 }
 
@@ -136,8 +145,9 @@ Json rc_flows_json(const Simulator& sim) {
             : round3(static_cast<double>(s.bytes) * 8.0 / static_cast<double>(span));
     j["mct_ns"] = time_stats_json(s.mct_ns);
     if (setup == 0) {
-      j["src_qp"] = qp_json(f, true);
-      j["dst_qp"] = qp_json(f, false);
+      const ResolvedFlow& rf = sim.topology().rc_flows[i];
+      j["src_qp"] = qp_json(f, true, sim.engines()[rf.src]->config().lossy);
+      j["dst_qp"] = qp_json(f, false, sim.engines()[rf.dst]->config().lossy);
     }
     arr.push_back(j);
   }
@@ -158,6 +168,11 @@ Json engine_json(const Simulator& sim) {
   fr["tx_refused"] = c.tx_refused;
   fr["rx_frames"] = c.rx_frames;
   fr["switch_dropped"] = c.switch_dropped;
+  // Only with a link's loss_rate (a lossy hop).
+  const auto& links = sim.scenario().links;
+  if (std::any_of(links.begin(), links.end(), [](const LinkSpec& l) { return l.loss_rate > 0; })) {
+    fr["link_lost"] = c.link_lost;
+  }
   fr["misdelivered"] = c.misdelivered;
   fr["to_constant_host"] = c.to_constant_host;
   if (c.tx_pfc + c.rx_pfc + c.tx_pfc_refused != 0) {
@@ -214,6 +229,13 @@ Json engine_json(const Simulator& sim) {
       }
       d["qps"] = qps;
       x["dcqcn"] = d;
+    }
+    // Only with selective repeat (the host's `lossy` key): the device's
+    // handshake and the sum of its connections' counters, every field.
+    if (e->config().lossy) {
+      Json l;
+      counters::put(l, e->vnic().policy<policy::Lossy>().counters());
+      x["lossy"] = l;
     }
     // Only with the Homa-like scheduler (the host's `homa` key).
     if (e->config().homa.enabled) {

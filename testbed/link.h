@@ -12,10 +12,17 @@
 //
 // The direction does not queue: its sender (switch or host model) holds
 // frames until the wire is free, which is where PFC acts.
+//
+// Random loss (a link's `loss_rate`): each data frame that crossed the wire
+// is lost at the receiving end with that probability, drawn from the
+// direction's own seeded stream, so one direction's draws never shift the
+// other's. PFC frames are never lost (the model studies loss of data with
+// PFC off; a lost pause would be another experiment).
 #pragma once
 
 #include <cstdint>
 
+#include "datapath/base/rng.h"
 #include "datapath/base/time.h"
 
 namespace uroce::testbed {
@@ -25,13 +32,19 @@ struct LinkDirCounters {
   std::uint64_t bytes = 0;
   std::uint64_t data_frames = 0;
   std::uint64_t control_frames = 0;
+  std::uint64_t lost = 0;  // data frames lost at the receiving end (loss_rate)
   TimeNs busy_ns = 0;
 };
 
 class LinkDir {
  public:
-  LinkDir(std::uint64_t rate_bps, TimeNs delay_ns, std::uint32_t overhead_bytes)
-      : rate_bps_(rate_bps), delay_ns_(delay_ns), overhead_(overhead_bytes) {}
+  LinkDir(std::uint64_t rate_bps, TimeNs delay_ns, std::uint32_t overhead_bytes,
+          double loss_rate = 0, std::uint64_t loss_seed = 0)
+      : rate_bps_(rate_bps),
+        delay_ns_(delay_ns),
+        overhead_(overhead_bytes),
+        loss_rate_(loss_rate),
+        loss_(loss_seed) {}
 
   bool busy(TimeNs now) const { return now < free_at_; }
   TimeNs free_at() const { return free_at_; }
@@ -40,7 +53,16 @@ class LinkDir {
   // when its last bit has left. The caller delivers it at that + delay().
   TimeNs start(std::uint32_t bytes, bool control, TimeNs now);
 
+  // At the arrival of a data frame: true if it is lost (counted). Draws
+  // only with a loss rate, so a lossless link consumes no randomness.
+  bool lose() {
+    if (loss_rate_ <= 0 || !loss_.chance(loss_rate_)) return false;
+    ++c_.lost;
+    return true;
+  }
+
   TimeNs delay() const { return delay_ns_; }
+  double loss_rate() const { return loss_rate_; }
   std::uint64_t rate_bps() const { return rate_bps_; }
   const LinkDirCounters& counters() const { return c_; }
 
@@ -48,6 +70,8 @@ class LinkDir {
   std::uint64_t rate_bps_;
   TimeNs delay_ns_;
   std::uint32_t overhead_;
+  double loss_rate_;
+  SeededRng loss_;
   TimeNs free_at_ = 0;
   // How far free_at_ lies after the exact end of the last frame, in units
   // of 1 / rate_bps ns (< rate_bps); owed to a frame starting at free_at_.

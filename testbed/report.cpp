@@ -247,6 +247,8 @@ Json links_json(const Simulator& sim) {
       j["bytes"] = ld.counters().bytes;
       j["data_frames"] = ld.counters().data_frames;
       j["pfc_frames"] = ld.counters().control_frames;
+      // Only on a link with a loss_rate: other summaries stay as they were.
+      if (ld.loss_rate() > 0) j["lost"] = ld.counters().lost;
       j["utilization"] =
           sim.end_ns() == 0
               ? 0.0

@@ -98,6 +98,7 @@ std::string resolve(const Scenario& sc, Topology& out) {
                       : hs.engine_dcqcn                                     ? ".dcqcn"
                       : hs.engine_sched.isolation != sched::Isolation::kOff ? ".isolation"
                       : hs.engine_tx_limit_bytes != 0                       ? ".tx_limit_bytes"
+                      : hs.engine_lossy                                     ? ".lossy"
                                                                             : nullptr;
     if (!hs.engine && key != nullptr) {
       return idx("host", i) + " (" + hs.name + ")" + key + ": host '" + hs.name +

@@ -45,6 +45,9 @@ struct LinkSpec {
   // Bytes added to each frame's wire time (e.g. 20 for preamble and
   // inter-frame gap); 0 by default, so rates are in frame bits.
   std::uint32_t overhead_bytes = 0;
+  // Fraction of data frames lost in each direction (link.h), drawn per
+  // direction from a stream the run's seed derives: random loss on a hop.
+  double loss_rate = 0;
 };
 
 struct HostSpec {
@@ -104,6 +107,11 @@ struct HostSpec {
   // Engine hosts only: the Homa-like scheduler (sched/homa_settings.h; keys
   // `homa`, `homa_priorities`, ...): off by default.
   sched::homa::HomaSettings engine_homa{};
+  // Engine hosts only: selective repeat with peers that turn it on too
+  // (uroced's device keys `lossy` and `lossy_qps`, engine::VnicConfig's;
+  // docs/lossy.md): off by default.
+  bool engine_lossy = false;
+  std::uint32_t engine_lossy_qps = 256;
 };
 
 struct SwitchSpec {

@@ -103,6 +103,7 @@ void link_keys(Fields& f, LinkSpec& l) {
   read_rate(f, "rate_gbps", l.rate_bps);
   read_time(f, "delay_us", l.delay_ns, 1e3, 1e6, false);
   f.integer("overhead_bytes", l.overhead_bytes, 0, 64);
+  f.number("loss_rate", l.loss_rate, 0.0, 1.0, false);
 }
 
 void switch_keys(Fields& f, SwitchSpec& s) {
@@ -200,6 +201,9 @@ void host_keys(Fields& f, HostSpec& h) {
   f.integer("dc_records_log2", h.engine_dc_records_log2, 0, 24);
   f.integer("dc_stale_ms", h.engine_dc_stale_ms, 1, 3'600'000);
   f.number("drop_rx_rate", h.engine_drop_rx_rate, 0.0, 1.0, false);
+  // uroced's range for lossy_qps (apps/uroced/config_keys_device.cpp).
+  f.boolean("lossy", h.engine_lossy);
+  f.integer("lossy_qps", h.engine_lossy_qps, 1, 131072);
   homa_keys(f, h.engine_homa);
   std::string txq;
   if (f.str("tx_queue", txq)) {

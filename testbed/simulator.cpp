@@ -24,6 +24,7 @@ constexpr std::uint32_t kMinWireFrame = 60;
 constexpr std::uint64_t kPurposeRcFlow = 3;
 constexpr std::uint64_t kPurposeWorkload = 4;
 // 5 and 6 are simulator_dc.cpp's (DC flows, engine loss).
+constexpr std::uint64_t kPurposeLinkLoss = 7;
 // Frames an engine may commit past the room it was given (ACKs built in
 // its RX phase, and the control frames of QPs connected at once: the
 // Homa-like scheduler's discovery sends a probe and an answer per QP, 1,920
@@ -98,7 +99,10 @@ Simulator::Simulator(const Scenario& sc, const Topology& topo, std::uint64_t see
   switch_pfc_sig_.assign(topo_.num_switches, 0);
   for (std::size_t l = 0; l < sc_.links.size(); ++l) {
     const LinkSpec& ls = sc_.links[l];
-    for (int d = 0; d < 2; ++d) dirs_.emplace_back(ls.rate_bps, ls.delay_ns, ls.overhead_bytes);
+    for (std::uint64_t d = 0; d < 2; ++d) {
+      dirs_.emplace_back(ls.rate_bps, ls.delay_ns, ls.overhead_bytes, ls.loss_rate,
+                         derive_seed(seed_, kPurposeLinkLoss, 2 * l + d));
+    }
   }
   wake_at_.assign(dirs_.size(), kNever);
   injected_.resize(dirs_.size());
@@ -144,6 +148,8 @@ void Simulator::setup_engines() {
     c.tx_limit_bytes = sc_.hosts[h].engine_tx_limit_bytes;
     c.link_overhead_bytes = sc_.links[topo_.ports[h][0].link].overhead_bytes;
     c.homa = sc_.hosts[h].engine_homa;
+    c.lossy = sc_.hosts[h].engine_lossy;
+    c.lossy_qps = sc_.hosts[h].engine_lossy_qps;
     dc_host_limits(h, &c);
     engines_[h] = std::make_unique<EngineHost>(c, frames_);
   }
@@ -488,6 +494,12 @@ void Simulator::StormLog::event(std::uint16_t port, const pfc::PfcEvent& e) {
 void Simulator::deliver(std::uint32_t dir, std::uint32_t slot) {
   const InFlight f = flight_[slot];
   free_slots_.push_back(slot);
+  // Lost on the link (its loss_rate): never reaches the receiver's capture.
+  if (!f.control && dirs_[dir].lose()) {
+    if (f.pkt.flow == kEngineFrameFlow) ++engine_ctr_.link_lost;
+    drop_record(f.pkt);
+    return;
+  }
   const std::uint32_t link = dir / 2;
   if (pcap_ != nullptr && topo_.pcap_link[link]) {
     if (f.control) {

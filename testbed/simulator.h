@@ -55,6 +55,7 @@ struct EngineFrameCounters {
   std::uint64_t tx_refused = 0;        // the host's TX queue was full: lost
   std::uint64_t rx_frames = 0;         // handed to the destination's engine
   std::uint64_t switch_dropped = 0;    // refused by a switch on arrival
+  std::uint64_t link_lost = 0;         // lost on a link (its loss_rate)
   std::uint64_t misdelivered = 0;      // reached another host (a bad route)
   std::uint64_t to_constant_host = 0;  // reached a host without an engine
   // With the engine's own PFC (a host's `pfc` key): PFC frames the engines

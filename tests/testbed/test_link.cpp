@@ -34,5 +34,31 @@ TEST(LinkDir_Start, AnIdleGapDropsTheCarryAndOverheadCounts) {
   EXPECT_EQ(l.counters().bytes, 303u);  // overhead is wire time only
 }
 
+// Without a loss rate nothing is lost and nothing is drawn; with one, the
+// direction's own seeded stream decides, the same way for the same seed.
+TEST(LinkDir_Lose, SeededRateLosesItsShareRepeatably) {
+  LinkDir plain(10'000'000'000ull, 0, 0);
+  for (int i = 0; i < 1000; ++i) EXPECT_FALSE(plain.lose());
+  EXPECT_EQ(plain.counters().lost, 0u);
+  EXPECT_EQ(plain.loss_rate(), 0.0);
+  LinkDir a(10'000'000'000ull, 0, 0, 0.1, 7);
+  LinkDir b(10'000'000'000ull, 0, 0, 0.1, 7);
+  LinkDir c(10'000'000'000ull, 0, 0, 0.1, 8);
+  std::uint64_t same = 0;
+  for (int i = 0; i < 10'000; ++i) {
+    const bool x = a.lose();
+    EXPECT_EQ(x, b.lose());
+    same += x == c.lose() ? 1 : 0;
+  }
+  // 10 % of 10,000: within 5 standard deviations (30).
+  EXPECT_GT(a.counters().lost, 850u);
+  EXPECT_LT(a.counters().lost, 1150u);
+  EXPECT_EQ(a.counters().lost, b.counters().lost);
+  EXPECT_LT(same, 10'000u);  // another seed, other draws
+  LinkDir all(10'000'000'000ull, 0, 0, 1.0, 1);
+  EXPECT_TRUE(all.lose());
+  EXPECT_EQ(all.counters().lost, 1u);
+}
+
 }  // namespace
 }  // namespace uroce::testbed

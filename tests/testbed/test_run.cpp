@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <nlohmann/json.hpp>
 
 #include "testbed/scenario_toml.h"
 #include "tests/testbed/test_support.h"
@@ -183,6 +184,74 @@ TEST(Run_Determinism, WorkloadScenarioGivesByteIdenticalOutputs) {
   EXPECT_EQ(fs::path(ra.files[17]).filename(), "messages.csv");
   EXPECT_NE(read_all(ra.files[0]).find("\"stop_reason\": \"workload_done\""), std::string::npos);
   EXPECT_NE(ra.workload.find("length (bytes)"), std::string::npos);
+}
+
+// Selective repeat through one lossy hop (the shipped lossy_one_hop.toml,
+// shorter): both flows complete with their bytes intact, both engines
+// negotiated selective repeat through the HELLO handshake and used it
+// (h1 resent lost packets alone, h2 held packets beyond gaps and sent
+// SACKs), the hop lost frames both ways, and every file repeats byte for
+// byte.
+TEST(Run_Determinism, LossyScenarioNegotiatesSelectiveRepeatAndRepeats) {
+  Scenario sc;
+  ASSERT_EQ(scenario_from_file(std::string(UROCE_SOURCE_ROOT) +
+                                   "/testbed/scenarios/lossy_one_hop.toml",
+                               {"rc_flow.0.count=200", "rc_flow.1.count=50",
+                                "scenario.duration_ms=30", "output.sample_us=1000"},
+                               sc),
+            "");
+  TempDir a("la");
+  TempDir b("lb");
+  RunOptions opts;
+  RunResult ra;
+  // summary, csv, 2 pcaps
+  ASSERT_NO_FATAL_FAILURE(run_twice_identical(sc, &opts, a, b, 4, &ra));
+  const nlohmann::json j = nlohmann::json::parse(read_all(ra.files[0]));
+  ASSERT_EQ(j["rc_flows"].size(), 2u);
+  for (const nlohmann::json& f : j["rc_flows"]) {
+    EXPECT_EQ(f["completed"], f["count"]) << f["name"];
+    EXPECT_EQ(f["bytes"].get<std::uint64_t>(), f["count"].get<std::uint64_t>() * 65536);
+    EXPECT_EQ(f["payload_mismatch"], 0) << f["name"];
+    EXPECT_EQ(f["errors"], 0) << f["name"];
+    EXPECT_EQ(f["done"], true) << f["name"];
+    // Per connection: both ends saw the peer accept it.
+    EXPECT_EQ(f["src_qp"]["sr_peer"], true) << f["name"];
+    EXPECT_EQ(f["dst_qp"]["sr_peer"], true) << f["name"];
+  }
+  const nlohmann::json& hosts = j["engine"]["hosts"];
+  ASSERT_EQ(hosts.size(), 2u);
+  for (const nlohmann::json& h : hosts) {
+    // One connection per flow on each host, both using selective repeat.
+    EXPECT_EQ(h["lossy"]["sr_connections"], 2) << h["name"];
+    EXPECT_EQ(h["lossy"]["sr_qps"], 2) << h["name"];
+    EXPECT_EQ(h["lossy"]["sr_hello_rx_declined"], 0) << h["name"];
+  }
+  const nlohmann::json& h1 = hosts[0]["lossy"];
+  const nlohmann::json& h2 = hosts[1]["lossy"];
+  EXPECT_GT(h1["sr_tx_resends"], 0);
+  // The host's sum is its connections' (the requester side is h1's).
+  const nlohmann::json& flows = j["rc_flows"];
+  EXPECT_GT(flows[0]["src_qp"]["sr"]["sr_tx_resends"], 0);
+  EXPECT_EQ(h1["sr_tx_resends"],
+            flows[0]["src_qp"]["sr"]["sr_tx_resends"].get<std::uint64_t>() +
+                flows[1]["src_qp"]["sr"]["sr_tx_resends"].get<std::uint64_t>());
+  EXPECT_EQ(h2["tx_sacks"], flows[0]["dst_qp"]["sr"]["tx_sacks"].get<std::uint64_t>() +
+                                flows[1]["dst_qp"]["sr"]["tx_sacks"].get<std::uint64_t>());
+  EXPECT_GT(h1["sr_rx_sacks"], 0);
+  EXPECT_GT(h2["sr_rx_held"], 0);
+  EXPECT_GT(h2["tx_sacks"], 0);
+  // Loss on h1-s1 only, both ways; s1-h2 has no loss rate and no "lost".
+  const nlohmann::json& links = j["links"];
+  ASSERT_EQ(links.size(), 4u);
+  EXPECT_GT(links[0]["lost"], 0);
+  EXPECT_GT(links[1]["lost"], 0);
+  EXPECT_FALSE(links[2].contains("lost"));
+  EXPECT_EQ(j["engine"]["frames"]["link_lost"],
+            links[0]["lost"].get<std::uint64_t>() + links[1]["lost"].get<std::uint64_t>());
+  // Resends are the only retransmissions: no timeout, no go-back-N.
+  const nlohmann::json& q = j["rc_flows"][0]["src_qp"];
+  EXPECT_EQ(q["timeouts"], 0);
+  EXPECT_EQ(q["go_back_n"], 0);
 }
 
 }  // namespace

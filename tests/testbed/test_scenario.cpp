@@ -353,5 +353,13 @@ TEST(Scenario_Resolve, EnginePfcKeysNeedAnEngineHost) {
             "host[1] (h2).poll_cost_us: host 'h2' does not run the engine (kind = \"engine\")");
 }
 
+TEST(Scenario_Resolve, LossyNeedsAnEngineHost) {
+  Scenario sc = engine_base();
+  sc.hosts[0].engine_lossy = true;
+  EXPECT_EQ(err(sc), "");
+  sc.hosts[0].engine = false;
+  EXPECT_EQ(err(sc), "host[0] (h1).lossy: host 'h1' does not run the engine (kind = \"engine\")");
+}
+
 }  // namespace
 }  // namespace uroce::testbed
