@@ -29,6 +29,8 @@ import argparse
 import json
 import sys
 
+from perftest_json import STAGES  # the stages a line's "stages" holds, in order
+
 STACK_OF_BENCH = {"uroce-raw": "raw"}
 TRANSPORT_ORDER = ["ring", "memif", "af_packet", "af_xdp"]
 MODE_ORDER = ["daemon", "embedded"]
@@ -228,9 +230,6 @@ def cpu_cell(c):
         if cpu:
             return label + "/".join(fmt(cpu.get(k), 0) for k in ("a", "b"))
     return ""
-
-
-STAGES = ("app_ns", "seen_tx_ns", "tx_rx_ns", "rx_cqe_ns", "total_ns")
 
 
 def stages_table(lines):

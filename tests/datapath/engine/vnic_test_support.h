@@ -391,25 +391,47 @@ struct RcQpPair {
   }
 };
 
+// A link of 1 us each way, `bps` of bandwidth (0: unlimited), its random
+// faults drawn from `seed`.
+inline port::SimLinkConfig link_1us(std::uint64_t bps, std::uint64_t seed) {
+  port::SimDirectionConfig d;
+  d.propagation_ns = 1000;
+  d.bandwidth_bps = bps;
+  return port::SimLinkConfig::symmetric(d, seed);
+}
+
+// Both hosts' Vnics, `n` iterations, 500 ns of `clock` apart.
+template <class A, class B>
+void poll_both(A& a, B& b, VirtualClock& clock, int n) {
+  for (int i = 0; i < n; ++i) {
+    a.vnic.poll(clock.now());
+    b.vnic.poll(clock.now());
+    clock.advance_by(500);
+  }
+}
+
+// Polls both hosts until `cq` holds `n` completions or `limit` iterations
+// pass; the completions, in order.
+template <class A, class B>
+std::vector<ib_uverbs_wc> poll_until(A& a, B& b, VirtualClock& clock, ProvCq& cq, std::size_t n,
+                                     int limit) {
+  std::vector<ib_uverbs_wc> got;
+  for (int i = 0; i < limit && got.size() < n; ++i) {
+    poll_both(a, b, clock, 1);
+    for (const ib_uverbs_wc& w : cq.poll()) got.push_back(w);
+  }
+  return got;
+}
+
 struct TwoHosts : ::testing::Test {
-  port::SimLinkConfig link_cfg = [] {
-    port::SimDirectionConfig d;
-    d.propagation_ns = 1000;
-    return port::SimLinkConfig::symmetric(d, 5);
-  }();
+  port::SimLinkConfig link_cfg = link_1us(0, 5);
   port::SimLink link{link_cfg};
   Host a{link, 0, kMacA, kIpA};
   Host b{link, 1, kMacB, kIpB};
   VirtualClock clock;
 
   // Both Vnics, `n` iterations, 500 ns apart.
-  void run(int n) {
-    for (int i = 0; i < n; ++i) {
-      a.vnic.poll(clock.now());
-      b.vnic.poll(clock.now());
-      clock.advance_by(500);
-    }
-  }
+  void run(int n) { poll_both(a, b, clock, n); }
 };
 
 }  // namespace uroce::engine::test

@@ -30,12 +30,7 @@ VnicConfig homa_config(const wire::MacAddr& mac, wire::Ipv4Addr ip, bool on) {
 }
 
 struct Homa : ::testing::Test, RcQpPair {
-  port::SimLinkConfig link_cfg = [] {
-    port::SimDirectionConfig d;
-    d.propagation_ns = 1000;
-    d.bandwidth_bps = 10'000'000'000;
-    return port::SimLinkConfig::symmetric(d, 5);
-  }();
+  port::SimLinkConfig link_cfg = link_1us(10'000'000'000, 5);
   std::unique_ptr<port::SimLink> link;
   bool a_on = true, b_on = true;
   std::unique_ptr<Host> a, b;
@@ -54,21 +49,10 @@ struct Homa : ::testing::Test, RcQpPair {
     open(*a, *b);
     run(20);
   }
-  void run(int n) {
-    for (int i = 0; i < n; ++i) {
-      a->vnic.poll(clock.now());
-      b->vnic.poll(clock.now());
-      clock.advance_by(500);
-    }
-  }
+  void run(int n) { poll_both(*a, *b, clock, n); }
   // Polls until A's send CQ has `n` completions or `limit` iterations pass.
   std::vector<ib_uverbs_wc> wait_send(std::size_t n, int limit = 200'000) {
-    std::vector<ib_uverbs_wc> got;
-    for (int i = 0; i < limit && got.size() < n; ++i) {
-      run(1);
-      for (const ib_uverbs_wc& w : ascq->poll()) got.push_back(w);
-    }
-    return got;
+    return poll_until(*a, *b, clock, *ascq, n, limit);
   }
   void fill(Host& h, std::size_t off, std::size_t n, std::uint8_t seed) {
     for (std::size_t i = 0; i < n; ++i) h.mem[off + i] = static_cast<std::uint8_t>(seed + i * 7);

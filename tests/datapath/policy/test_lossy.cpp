@@ -14,12 +14,7 @@ namespace uroce::engine::test {
 namespace {
 
 struct Lossy : ::testing::Test, RcQpPair {
-  port::SimLinkConfig link_cfg = [] {
-    port::SimDirectionConfig d;
-    d.propagation_ns = 1000;
-    d.bandwidth_bps = 10'000'000'000;
-    return port::SimLinkConfig::symmetric(d, 7);
-  }();
+  port::SimLinkConfig link_cfg = link_1us(10'000'000'000, 7);
   std::unique_ptr<port::SimLink> link;
   bool a_on = true, b_on = true;
   std::uint32_t b_pool = 4;
@@ -40,20 +35,9 @@ struct Lossy : ::testing::Test, RcQpPair {
     open(*a, *b);
     run(20);
   }
-  void run(int n) {
-    for (int i = 0; i < n; ++i) {
-      a->vnic.poll(clock.now());
-      b->vnic.poll(clock.now());
-      clock.advance_by(500);
-    }
-  }
+  void run(int n) { poll_both(*a, *b, clock, n); }
   std::vector<ib_uverbs_wc> wait_send(std::size_t n, int limit = 400'000) {
-    std::vector<ib_uverbs_wc> got;
-    for (int i = 0; i < limit && got.size() < n; ++i) {
-      run(1);
-      for (const ib_uverbs_wc& w : ascq->poll()) got.push_back(w);
-    }
-    return got;
+    return poll_until(*a, *b, clock, *ascq, n, limit);
   }
   static policy::LossyCounters ctr(const Host& h) {
     return h.vnic.policy<policy::Lossy>().counters();

@@ -17,11 +17,7 @@ VnicConfig stamped(const wire::MacAddr& mac, wire::Ipv4Addr ip) {
 }
 
 struct StampedHosts : ::testing::Test {
-  port::SimLinkConfig link_cfg = [] {
-    port::SimDirectionConfig d;
-    d.propagation_ns = 1000;
-    return port::SimLinkConfig::symmetric(d, 5);
-  }();
+  port::SimLinkConfig link_cfg = link_1us(0, 5);
   port::SimLink link{link_cfg};
   Host a{link, 0, stamped(kMacA, kIpA)};
   Host b{link, 1, stamped(kMacB, kIpB)};
@@ -38,13 +34,7 @@ struct StampedHosts : ::testing::Test {
     b.vnic.set_stage_clock(&read, &clock);
   }
 
-  void run(int n) {
-    for (int i = 0; i < n; ++i) {
-      a.vnic.poll(clock.now());
-      b.vnic.poll(clock.now());
-      clock.advance_by(500);
-    }
-  }
+  void run(int n) { poll_both(a, b, clock, n); }
 };
 
 TEST_F(StampedHosts, StageReport_RcSendRoundTrip) {
