@@ -6,7 +6,8 @@
 // Off unless a device's `stage_stamps` key is on; the engine then reads its
 // clock at these points of an iteration (Vnic::poll): as the RX phase asks
 // the port for its burst, for each send WQE the doorbell phase takes, after
-// the TX burst, and when a completion is written. Off, the packet path pays
+// a TX burst that carried a tracked WQE's first packet, and when a
+// completion is written. Off, the packet path pays
 // one test per completion, per WQE taken and per QP served, and the
 // iteration one per RX phase and per flush: no clock read.
 //
@@ -146,6 +147,9 @@ class StageRecorder {
     k.state = State::kServed;
     pending_[pending_n_++] = slot;
   }
+
+  // Tracked WQEs whose first packet waits for this iteration's TX burst.
+  bool waiting_tx() const { return pending_n_ != 0; }
 
   // The TX burst returned at `t`.
   void on_flushed(TimeNs t) {

@@ -147,7 +147,7 @@ template <class PortIo, sched::TxScheduler Sched>
     pfc_.release(now_, h);
   }
   ctr_.tx_flushed += io_.flush();
-  if (stages_ != nullptr) [[unlikely]]
+  if (stages_ != nullptr && stages_->waiting_tx()) [[unlikely]]
     stages_->on_flushed(stage_now());
 }
 
