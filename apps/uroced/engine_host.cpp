@@ -10,6 +10,8 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <mutex>
@@ -19,6 +21,7 @@
 #include "apps/uroced/ports.h"
 #include "apps/uroced/stale_runtime.h"
 #include "datapath/port/eal.h"
+#include "datapath/port/prefault.h"
 #include "datapath/wire/eth.h"
 
 namespace uroce::daemon {
@@ -128,6 +131,29 @@ engine::VnicConfig vnic_config(const DeviceConfig& d, std::uint64_t link) {
   return vc;
 }
 
+// The link probe's lock (it serializes every reader, below) and the state
+// it saw last.
+struct ProbeState {
+  std::mutex mu;
+  bool was_up = false;
+};
+
+void prefault_shared(const std::string& device) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const port::PrefaultResult r = port::prefault_memif_regions();
+  const auto us =
+      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0)
+          .count();
+  if (r.error != 0) {
+    spdlog::warn(
+        "{}: link up; populating the memif regions failed ({}): the first lap round "
+        "its rings takes page faults",
+        device, std::strerror(r.error));
+  }
+  spdlog::info("{}: link up; {} memif region{} populated ({} KiB, {} us)", device, r.regions,
+               r.regions == 1 ? "" : "s", r.bytes / 1024, us);
+}
+
 }  // namespace
 
 std::string EngineHost::open(const DaemonConfig& cfg, const std::string& runtime_record,
@@ -200,10 +226,20 @@ std::string EngineHost::open(const DaemonConfig& cfg, const std::string& runtime
     // saw the link down during runs (perftest: "Port number 1 state is
     // Down"). The engine never reads the link, so a lock on the control
     // path serializes every reader.
-    auto probe = [pid = ports_[i]->port_id(), mu = std::make_shared<std::mutex>()] {
-      std::lock_guard<std::mutex> lk(*mu);
+    //
+    // A memif link that comes up has just mapped its region, which the data
+    // path would otherwise fault in page by page on its first lap round the
+    // rings (port/prefault.h): the probe that first sees it up populates it.
+    auto probe = [pid = ports_[i]->port_id(), name = d.name,
+                  memif = ports_[i]->info().driver == "net_memif",
+                  state = std::make_shared<ProbeState>()] {
+      std::lock_guard<std::mutex> lk(state->mu);
       rte_eth_link link{};
-      return rte_eth_link_get_nowait(pid, &link) == 0 && link.link_status == RTE_ETH_LINK_UP;
+      const bool up =
+          rte_eth_link_get_nowait(pid, &link) == 0 && link.link_status == RTE_ETH_LINK_UP;
+      if (up && !state->was_up && memif) prefault_shared(name);
+      state->was_up = up;
+      return up;
     };
     if (n > 1) {
       sharded_.push_back(
