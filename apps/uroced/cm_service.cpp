@@ -18,11 +18,6 @@ namespace {
 // How long a MAD waits for its peer's MAC (ARP), and address resolution
 // for RESOLVE_IP when the application gives no timeout.
 constexpr TimeNs kArpWait = 3 * kNsPerSec;
-// The service thread's period while any file or connection exists, and
-// while none does (then it only drains and counts stray MADs).
-constexpr int kBusyTickMs = 1;
-constexpr int kIdleTickMs = 50;
-
 TimeNs mono_now() {
   return static_cast<TimeNs>(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                  std::chrono::steady_clock::now().time_since_epoch())
@@ -47,24 +42,36 @@ CmService::~CmService() {
 
 void CmService::start() {
   stop_.store(false);
+  for (Device* d : devices_) d->set_gsi_bell(&bell_);
   thread_ = std::thread([this] { run(); });
 }
 
 void CmService::stop() {
   stop_.store(true);
+  bell_.ring();
   if (thread_.joinable()) thread_.join();
+  for (Device* d : devices_) d->set_gsi_bell(nullptr);
 }
 
 void CmService::run() {
+  TimeNs nap = 0;
   while (!stop_.load(std::memory_order_relaxed)) {
-    bool busy;
-    {
-      std::lock_guard<std::mutex> lk(mu_);
-      busy = !files_.empty() || machine_.conn_count() != 0;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(busy ? kBusyTickMs : kIdleTickMs));
-    tick(mono_now());
+    bell_.nap(nap);
+    if (stop_.load(std::memory_order_relaxed)) break;
+    const TimeNs now = mono_now();
+    tick(now);
+    nap = next_nap(now);
   }
+}
+
+TimeNs CmService::next_nap(TimeNs now) const {
+  std::lock_guard<std::mutex> lk(mu_);
+  if (!resolving_.empty() || !waiting_arp_.empty()) return kResolveNapMs * kNsPerMs;
+  TimeNs nap = kIdleNapMs * kNsPerMs;
+  if (const TimeNs due = machine_.next_deadline(); due != 0) {
+    nap = std::min(nap, due > now ? due - now : 0);
+  }
+  return nap;
 }
 
 CmStatus CmService::status() const {
@@ -112,6 +119,7 @@ void CmService::close_file(std::uint32_t file) {
   files_.erase(it);
   if (!mine.empty()) spdlog::info("cm: reclaimed {} rdma_cm id(s) of a closed file", mine.size());
   flush_mads(now);
+  bell_.ring();
 }
 
 int CmService::command(std::uint32_t file, const ctl::CmCommandReq& req, ctl::CmCommandRep* rep) {
@@ -127,6 +135,9 @@ int CmService::command(std::uint32_t file, const ctl::CmCommandReq& req, ctl::Cm
   if (rc != 0) ++ctr_.bad_commands;
   on_cm_events(now);
   flush_mads(now);
+  // The command may have started a resolution or a timer: the thread
+  // works out its nap again.
+  bell_.ring();
   return rc;
 }
 
@@ -369,6 +380,7 @@ void CmService::flush_mads(TimeNs now) {
 void CmService::tick(TimeNs now) {
   std::lock_guard<std::mutex> lk(mu_);
   for (std::size_t i = 0; i < devices_.size(); ++i) {
+    if (!devices_[i]->gsi_pending()) continue;
     rx_.clear();
     devices_[i]->gsi_drain(&rx_);
     for (const engine::GsiMad& g : rx_) {

@@ -16,7 +16,10 @@
 // Threading: command() and open_file()/close_file() run on client session
 // threads; a thread of the service's own drains the devices' QP1 queues,
 // resolves addresses, runs the CM timers and sends MADs. One mutex guards
-// all of it (control path only; the engine sees Engine::call).
+// all of it (control path only; the engine sees Engine::call). The thread
+// naps until its next timer or a MAD's arrival (next_nap): in embedded
+// mode it is a thread of the application's process, and a periodic tick
+// there preempts a spinning application (docs/tails.md).
 #pragma once
 
 #include <atomic>
@@ -90,9 +93,17 @@ class CmService {
   // One ucma command of `file`; 0 or the errno the write() returns.
   int command(std::uint32_t file, const ctl::CmCommandReq& req, ctl::CmCommandRep* rep);
 
-  // One iteration of the service thread (tests drive it by hand): QP1 in,
-  // address resolution, timers, MADs out.
+  // One iteration of the service thread (tests drive it by hand): QP1 in
+  // (from the devices that hold a MAD), address resolution, timers, MADs
+  // out.
   void tick(TimeNs now);
+  // How long the service thread naps after a tick at `now`: 1 ms while an
+  // address or a MAD's next hop is being resolved (ARP is polled), until
+  // the CM machine's next timer, and at most kIdleNapMs. A MAD's arrival
+  // (the devices' GsiBell) and every command end the nap at once.
+  TimeNs next_nap(TimeNs now) const;
+  static constexpr int kResolveNapMs = 1;
+  static constexpr int kIdleNapMs = 50;
 
   CmStatus status() const;
 
@@ -202,6 +213,9 @@ class CmService {
   CmServiceCounters ctr_{};
   std::thread thread_;
   std::atomic<bool> stop_{false};
+  // Rung by the devices' GSI queues (gsi_queue.h), command(), close_file()
+  // and stop().
+  engine::GsiBell bell_;
 };
 
 // RDMA_PS_UDP's Q_Key (librdmacm's RDMA_UDP_QKEY, the kernel's too).

@@ -192,6 +192,11 @@ class Device {
   // QP1 (the GSI) for the CM service: the MADs received since the last
   // drain (appended), and one MAD sent to QP1 of (ip, mac) (ENOBUFS).
   virtual void gsi_drain(std::vector<engine::GsiMad>* out) = 0;
+  // Any thread, without the engine: whether gsi_drain would find a MAD,
+  // and the bell the arrival of one rings (nullptr: none; the bell must
+  // outlive the device or be replaced first).
+  virtual bool gsi_pending() const = 0;
+  virtual void set_gsi_bell(engine::GsiBell* bell) = 0;
   virtual int gsi_send(wire::Ipv4Addr ip, wire::MacAddr mac,
                        std::span<const std::uint8_t, wire::kMadBytes> mad) = 0;
   // Counters and object counts; the per-QP lines only when `with_qps`.

@@ -100,6 +100,7 @@
 #include "datapath/engine/backoff.h"
 #include "datapath/engine/loop_histogram.h"
 #include "datapath/engine/mailbox.h"
+#include "datapath/engine/nano_sleeper.h"
 #include "datapath/engine/owner.h"
 #include "datapath/engine/vnic.h"
 #include "sched/round_robin.h"
@@ -175,35 +176,6 @@ inline constexpr counters::FieldList<EngineRunCounters, 10> kEngineRunCounterFie
 }};
 static_assert(counters::covers(kEngineRunCounterFields));
 constexpr const auto& counter_fields(const EngineRunCounters&) { return kEngineRunCounterFields; }
-
-struct NanoSleeper {
-  void sleep(TimeNs ns) {
-    const timespec ts = to_timespec(ns);
-    nanosleep(&ts, nullptr);
-  }
-  void yield() { sched_yield(); }
-  // Sleeps up to `ns` unless `word` no longer holds `seen` (checked by the
-  // kernel, atomically with going to sleep) or wake() is called on it.
-  void nap(TimeNs ns, std::atomic<std::uint32_t>& word, std::uint32_t seen) {
-    const timespec ts = to_timespec(ns);
-    syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAIT_PRIVATE, seen, &ts,
-            nullptr, 0);
-  }
-  void wake(std::atomic<std::uint32_t>& word) {
-    syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAKE_PRIVATE, 1, nullptr,
-            nullptr, 0);
-  }
-
- private:
-  static timespec to_timespec(TimeNs ns) {
-    timespec ts{};
-    ts.tv_sec = static_cast<time_t>(ns / kNsPerSec);
-    ts.tv_nsec = static_cast<long>(ns % kNsPerSec);
-    return ts;
-  }
-};
-static_assert(sizeof(std::atomic<std::uint32_t>) == sizeof(std::uint32_t) &&
-              std::atomic<std::uint32_t>::is_always_lock_free);
 
 template <class PortIo, class Clock, class Sleeper = NanoSleeper,
           sched::TxScheduler Sched = sched::TxPolicy>

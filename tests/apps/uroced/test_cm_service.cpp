@@ -360,6 +360,62 @@ TEST_F(Service, Tick_UnresolvableAddressGivesAddrError) {
   EXPECT_EQ(e.uid, 5u);
 }
 
+TEST_F(Service, Tick_DrainsOnlyDevicesThatHoldAMad) {
+  (void)open();
+  cm.tick(0);
+  EXPECT_EQ(d0.gsi_drains, 0);
+  EXPECT_EQ(d1.gsi_drains, 0);
+  const Conn k = connect();
+  (void)k;
+  const int before0 = d0.gsi_drains;
+  const int before1 = d1.gsi_drains;
+  d1.gsi_in.push_back(engine::GsiMad{});
+  cm.tick(0);
+  EXPECT_EQ(d0.gsi_drains, before0);
+  EXPECT_EQ(d1.gsi_drains, before1 + 1);
+  EXPECT_TRUE(d1.gsi_in.empty());
+}
+
+TEST_F(Service, NextNap_IdleWithAFileOpenIsTheLongest) {
+  // A file open with nothing in flight (UCX opens one and never connects
+  // through it) used to keep the thread at a 1 ms period.
+  (void)create(open(), 1);
+  cm.tick(0);
+  EXPECT_EQ(cm.next_nap(0), CmService::kIdleNapMs * kNsPerMs);
+}
+
+TEST_F(Service, NextNap_ResolvingPollsEveryMillisecond) {
+  d0.resolvable = false;
+  d1.resolvable = false;
+  const std::uint32_t f = open();
+  rdma_ucm_resolve_ip ri{};
+  ri.dst_addr = v4((10u << 24) | 99, 1);
+  ri.id = create(f, 5);
+  ASSERT_EQ(run(f, cmd(RDMA_USER_CM_CMD_RESOLVE_IP, ri)), 0);
+  cm.tick(0);
+  EXPECT_EQ(cm.next_nap(0), CmService::kResolveNapMs * kNsPerMs);
+  cm.tick(kLater);  // gives up: the address error ends the polling
+  EXPECT_EQ(cm.next_nap(kLater), CmService::kIdleNapMs * kNsPerMs);
+}
+
+TEST_F(Service, NextNap_EndsByTheMachinesTimer) {
+  const Conn k = connect();
+  EXPECT_EQ(cm.next_nap(kLater), CmService::kIdleNapMs * kNsPerMs);
+  cm.close_file(k.c);  // a DREQ goes out and waits for its DREP
+  ASSERT_EQ(d0.gsi_out.size(), 1u);
+  // Its retry is due long before kLater: no nap at all then.
+  EXPECT_EQ(cm.next_nap(kLater), 0);
+}
+
+TEST_F(Service, Start_GivesEveryDeviceTheBellAndStopTakesItBack) {
+  cm.start();
+  EXPECT_NE(d0.gsi_bell, nullptr);
+  EXPECT_EQ(d0.gsi_bell, d1.gsi_bell);
+  cm.stop();
+  EXPECT_EQ(d0.gsi_bell, nullptr);
+  EXPECT_EQ(d1.gsi_bell, nullptr);
+}
+
 TEST_F(Service, CloseFile_ReleasesConnectionsOnTheWire) {
   const Conn k = connect();
   cm.close_file(k.c);

@@ -1,0 +1,62 @@
+#include "datapath/engine/gsi_queue.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+
+namespace uroce::engine {
+namespace {
+
+std::array<std::uint8_t, wire::kMadBytes> mad_of(std::uint8_t b) {
+  std::array<std::uint8_t, wire::kMadBytes> m{};
+  m.fill(b);
+  return m;
+}
+
+TEST(GsiQueue_Push, RingsTheBellAndIsPendingUntilDrained) {
+  GsiQueue q(4);
+  GsiBell bell;
+  EXPECT_FALSE(q.pending());
+  ASSERT_TRUE(q.push(wire::Ipv4Addr{1}, wire::MacAddr{}, 1, mad_of(7)));
+  EXPECT_EQ(bell.word.load(), 0u);  // no bell yet
+  q.set_bell(&bell);
+  ASSERT_TRUE(q.push(wire::Ipv4Addr{2}, wire::MacAddr{}, 1, mad_of(8)));
+  EXPECT_EQ(bell.word.load(), 1u);
+  EXPECT_TRUE(q.pending());
+  std::vector<GsiMad> got;
+  EXPECT_EQ(q.drain(&got), 2u);
+  EXPECT_FALSE(q.pending());
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].peer_ip.v, 1u);
+  EXPECT_EQ(got[1].mad[0], 8);
+  q.set_bell(nullptr);
+  ASSERT_TRUE(q.push(wire::Ipv4Addr{3}, wire::MacAddr{}, 1, mad_of(9)));
+  EXPECT_EQ(bell.word.load(), 1u);
+}
+
+TEST(GsiQueue_Push, FullQueueRefusesWithoutRinging) {
+  GsiQueue q(1);
+  GsiBell bell;
+  q.set_bell(&bell);
+  ASSERT_TRUE(q.push(wire::Ipv4Addr{1}, wire::MacAddr{}, 1, mad_of(1)));
+  EXPECT_FALSE(q.push(wire::Ipv4Addr{2}, wire::MacAddr{}, 1, mad_of(2)));
+  EXPECT_EQ(bell.word.load(), 1u);
+  EXPECT_EQ(q.size(), 1u);
+}
+
+TEST(GsiBell_Nap, RingEndsANapAtOnce) {
+  GsiBell bell;
+  const auto t0 = std::chrono::steady_clock::now();
+  std::thread napper([&] { bell.nap(60 * kNsPerSec); });
+  // Rings only once the thread naps (or is about to: a ring between its
+  // read of the word and its futex wait changes the word it waits on).
+  while (!bell.napping.load()) std::this_thread::yield();
+  bell.ring();
+  napper.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(30));
+  EXPECT_FALSE(bell.napping.load());
+}
+
+}  // namespace
+}  // namespace uroce::engine
