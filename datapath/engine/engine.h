@@ -157,9 +157,14 @@ struct EngineRunCounters {
   // that no iteration served within call_wake_ns, which woke the thread.
   std::uint64_t calls_inline = 0;
   std::uint64_t call_wakes = 0;
+  // Embedded mode: naps cut short by wake_progress, and checks after which
+  // the progress thread found the application no longer driving (it then
+  // drives the engine itself, and its next nap starts short again).
+  std::uint64_t naps_woken = 0;
+  std::uint64_t app_stopped = 0;
 };
 
-inline constexpr counters::FieldList<EngineRunCounters, 10> kEngineRunCounterFields{{
+inline constexpr counters::FieldList<EngineRunCounters, 12> kEngineRunCounterFields{{
     {"iterations", &EngineRunCounters::iterations, "engine loop iterations"},
     {"idle_iterations", &EngineRunCounters::idle_iterations, "iterations without work"},
     {"sleeps", &EngineRunCounters::sleeps, "backoff sleeps taken"},
@@ -173,6 +178,10 @@ inline constexpr counters::FieldList<EngineRunCounters, 10> kEngineRunCounterFie
      "embedded: calls run by their caller as the owner"},
     {"call_wakes", &EngineRunCounters::call_wakes,
      "embedded: calls unserved within call_wake_ns that woke the progress thread"},
+    {"naps_woken", &EngineRunCounters::naps_woken,
+     "embedded: progress thread naps cut short (a CQ armed, a call unserved)"},
+    {"app_stopped", &EngineRunCounters::app_stopped,
+     "embedded: checks that found the application no longer driving the engine"},
 }};
 static_assert(counters::covers(kEngineRunCounterFields));
 constexpr const auto& counter_fields(const EngineRunCounters&) { return kEngineRunCounterFields; }
@@ -319,12 +328,14 @@ class Engine {
       const TimeNs t = clock_.now();
       if (t - window >= cfg_.app_quiet_ns) {
         const std::uint64_t calls = app_calls_.load(std::memory_order_relaxed);
+        const bool was_active = app_active;
         app_active = calls - seen >= kActiveCalls &&
                      (napped == 0 || app_drove_at_.load(std::memory_order_relaxed) +
                                              std::max(napped / 2, kDroveRecentNs) >=
                                          t);
         seen = calls;
         window = t;
+        if (was_active && !app_active) ++ctr_.app_stopped;
         if (!app_active) nap = cfg_.app_quiet_ns;
       }
       napped = 0;
@@ -332,6 +343,7 @@ class Engine {
         ++ctr_.app_quiet_sleeps;
         napped = nap;
         if (nap_woken(nap)) {
+          ++ctr_.naps_woken;
           napped = 0;
           // The application said it stops driving: count afresh, and run
           // the engine meanwhile.

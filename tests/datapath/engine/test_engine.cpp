@@ -684,6 +684,10 @@ TEST(Engine_RunProgress, NoticesOneNapLaterThatTheApplicationStopped) {
   // sees exactly the nap's length pass).
   EXPECT_EQ(naps, 4);
   EXPECT_EQ(e.counters().app_quiet_sleeps, 4u);
+  // Each nap's calls came at its start, so each check after a nap found
+  // the application stopped (the backoff sleep that followed restarted it).
+  EXPECT_EQ(e.counters().app_stopped, 4u);
+  EXPECT_EQ(e.counters().naps_woken, 0u);
 }
 
 // A progress thread's nap that lasts until wake_progress ends it (or the
@@ -786,6 +790,7 @@ TEST(Engine_Call, WakesTheNappingThreadWhenNoIterationServesIt) {
   const EngineRunCounters c = counters_now(e);
   EXPECT_EQ(c.calls_inline, 1u);
   EXPECT_EQ(c.call_wakes, 1u);
+  EXPECT_EQ(c.naps_woken, 1u);
 }
 
 }  // namespace
