@@ -306,8 +306,8 @@ class Engine {
   // means the application keeps calling (and drives the engine itself),
   // and the thread naps, from app_quiet_ns doubling up to
   // app_nap_max_ns, so that the application keeps its core. After a nap
-  // the application must also have driven in the nap's second half or
-  // within kDroveRecentNs (the calls counted may all be from its start):
+  // the application must have driven in the nap's second half or within
+  // kDroveRecentNs (calls are not counted then):
   // an application that stopped during a long nap is noticed within one
   // and a half naps, not two, while one that was only preempted for less
   // than half a nap still counts as driving. Otherwise the thread runs
@@ -329,10 +329,17 @@ class Engine {
       if (t - window >= cfg_.app_quiet_ns) {
         const std::uint64_t calls = app_calls_.load(std::memory_order_relaxed);
         const bool was_active = app_active;
-        app_active = calls - seen >= kActiveCalls &&
-                     (napped == 0 || app_drove_at_.load(std::memory_order_relaxed) +
-                                             std::max(napped / 2, kDroveRecentNs) >=
-                                         t);
+        // Running the engine itself, the thread counts the application's
+        // calls. After a nap it asks only when the application last drove:
+        // the thread's own nap and wake-up may have taken most of a short
+        // nap's CPU time from an application on the same CPU, so a count
+        // of calls in it says nothing (an embedded UCX tag_lat found its
+        // application "stopped" after 20 us naps 100-400 times a second,
+        // with the application's last drive under 100 us old).
+        app_active = napped == 0 ? calls - seen >= kActiveCalls
+                                 : app_drove_at_.load(std::memory_order_relaxed) +
+                                           std::max(napped / 2, kDroveRecentNs) >=
+                                       t;
         seen = calls;
         window = t;
         if (was_active && !app_active) ++ctr_.app_stopped;
