@@ -348,9 +348,6 @@ template <TxSink Tx>
   if (sr) [[unlikely]]
     opcode = wire::sr_opcode(opcode);
   wire::PacketSpec spec = rc_spec(c_, opcode, psn);
-  // Selective repeat's SEND and WRITE packets may be sprayed over several
-  // source ports (rc_sr_spray.h): this packet's path.
-  std::uint32_t path = 0;
 
   switch (wr.opcode) {
     case WrOpcode::kRdmaRead: {
@@ -391,10 +388,8 @@ template <TxSink Tx>
       if (sr) [[unlikely]] {
         spec.sr_eth = wire::SrEthHdr::make(fresh ? c_.sr->next_rsn : w.rsn,
                                            static_cast<std::uint32_t>(offset));
-        if (c_.sr->spray.on()) {
-          path = c_.sr->spray.pick();
-          spec.udp_src = c_.sr->spray.port(path);
-        }
+        // Sprayed over several source ports (rc_sr_spray.h).
+        if (c_.sr->spray.on()) spec.udp_src = c_.sr->spray.pick_port();
       }
       const bool solicited_op = info.op == wire::OpClass::kSend || info.has(wire::ExtHdr::kImmDt);
       spec.se = last && solicited_op && (wr.flags & send_flag::kSolicited) != 0;
@@ -460,7 +455,7 @@ template <TxSink Tx>
     }
     if (!is_rd_atomic(wr.opcode)) {
       t.on_sent(psn, now);
-      if (c_.sr->spray.on()) c_.sr->spray.sent(psn, path);
+      if (c_.sr->spray.on()) c_.sr->spray.sent(psn);
     } else if (sr_restart) {
       t.reset(w.first_psn + w.npkts);
     } else if (fresh) {

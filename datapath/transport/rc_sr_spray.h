@@ -66,27 +66,13 @@ class SrSpray {
   // cursor. A path whose avoidance ran out is used again (and cleared here:
   // the scan passes every path at least once per round, so none stays
   // marked long past its end). Needs on().
-  std::uint32_t pick() {
-    for (std::uint32_t k = 0; k < n_; ++k) {
-      std::uint32_t i = next_ + k;
-      if (i >= n_) i -= n_;
-      if (!avoided(i)) return i;
-      if (static_cast<std::int32_t>(until_[i] - sent_) <= 0) {
-        avoided_ = static_cast<std::uint16_t>(avoided_ & ~(1u << i));
-        return i;
-      }
-    }
-    return next_;  // unreachable: never every path avoided
-  }
+  std::uint32_t pick();
+  // pick() for the packet being built: its port; sent(p) records it once
+  // the packet has left.
+  std::uint16_t pick_port();
+  void sent(Psn p) { sent(p, picked_); }
   // PSN p left on `path` (from pick()).
-  void sent(Psn p, std::uint32_t path) {
-    const std::uint32_t s = p.value() & (kSrWindow - 1);
-    std::uint8_t& b = path_of_[s / 2];
-    b = static_cast<std::uint8_t>(s % 2 == 0 ? (b & 0xf0) | path : (b & 0x0f) | (path << 4));
-    next_ = static_cast<std::uint8_t>(path + 1 == n_ ? 0 : path + 1);
-    ++sent_;
-    if (ctr_ != nullptr) ++ctr_->sr_spray_tx;
-  }
+  void sent(Psn p, std::uint32_t path);
   // The path PSN p (in flight, sent while on()) last took.
   std::uint32_t path_of(Psn p) const {
     const std::uint32_t s = p.value() & (kSrWindow - 1);
@@ -94,22 +80,7 @@ class SrSpray {
     return s % 2 == 0 ? b & 0x0f : b >> 4;
   }
   // PSN p was deemed lost: a loss charged to its path (the rule above).
-  void charge(Psn p) {
-    if (!on()) return;
-    const std::uint32_t i = path_of(p);
-    if (ctr_ != nullptr) ++ctr_->sr_spray_losses;
-    for (std::uint32_t k = 0; k < n_; ++k) {
-      if (avoided(k) && static_cast<std::int32_t>(until_[k] - sent_) <= 0) {
-        avoided_ = static_cast<std::uint16_t>(avoided_ & ~(1u << k));
-      }
-    }
-    if (!avoided(i)) {
-      if (avoided_now() + 1 >= n_) return;
-      avoided_ = static_cast<std::uint16_t>(avoided_ | (1u << i));
-      if (ctr_ != nullptr) ++ctr_->sr_spray_avoided;
-    }
-    until_[i] = sent_ + kAvoidPackets;
-  }
+  void charge(Psn p);
 
  private:
   std::array<std::uint16_t, kMaxPaths> port_{};
@@ -122,6 +93,7 @@ class SrSpray {
   std::uint16_t avoided_ = 0;
   std::uint8_t n_ = 0;
   std::uint8_t next_ = 0;
+  std::uint8_t picked_ = 0;
   RcSrCounters* ctr_ = nullptr;
 };
 
