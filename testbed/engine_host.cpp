@@ -35,6 +35,7 @@ engine::VnicConfig vnic_config(const EngineHostConfig& c) {
   v.homa = c.homa;
   v.lossy = c.lossy;
   v.lossy_qps = c.lossy_qps;
+  v.spray_paths = c.spray_paths;
   return v;
 }
 

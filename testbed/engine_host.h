@@ -82,9 +82,11 @@ struct EngineHostConfig {
   // The Homa-like scheduler (off by default).
   sched::homa::HomaSettings homa{};
   // Selective repeat with peers that turn it on too (VnicConfig::lossy,
-  // lossy_qps; datapath/policy/lossy.h): off by default.
+  // lossy_qps; datapath/policy/lossy.h): off by default. spray_paths:
+  // the UDP source ports its connections spray over (VnicConfig's).
   bool lossy = false;
   std::uint32_t lossy_qps = 256;
+  std::uint32_t spray_paths = 1;
 };
 
 class EngineHost {

@@ -108,10 +108,11 @@ struct HostSpec {
   // `homa`, `homa_priorities`, ...): off by default.
   sched::homa::HomaSettings engine_homa{};
   // Engine hosts only: selective repeat with peers that turn it on too
-  // (uroced's device keys `lossy` and `lossy_qps`, engine::VnicConfig's;
-  // docs/lossy.md): off by default.
+  // (uroced's device keys `lossy`, `lossy_qps` and `spray_paths`,
+  // engine::VnicConfig's; docs/lossy.md): off by default, one path.
   bool engine_lossy = false;
   std::uint32_t engine_lossy_qps = 256;
+  std::uint32_t engine_spray_paths = 1;
 };
 
 struct SwitchSpec {

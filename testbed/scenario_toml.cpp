@@ -201,9 +201,11 @@ void host_keys(Fields& f, HostSpec& h) {
   f.integer("dc_records_log2", h.engine_dc_records_log2, 0, 24);
   f.integer("dc_stale_ms", h.engine_dc_stale_ms, 1, 3'600'000);
   f.number("drop_rx_rate", h.engine_drop_rx_rate, 0.0, 1.0, false);
-  // uroced's range for lossy_qps (apps/uroced/config_keys_device.cpp).
+  // uroced's ranges for lossy_qps and spray_paths
+  // (apps/uroced/config_keys_device.cpp).
   f.boolean("lossy", h.engine_lossy);
   f.integer("lossy_qps", h.engine_lossy_qps, 1, 131072);
+  f.integer("spray_paths", h.engine_spray_paths, 1, 16);
   homa_keys(f, h.engine_homa);
   std::string txq;
   if (f.str("tx_queue", txq)) {

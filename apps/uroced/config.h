@@ -92,6 +92,9 @@ struct DeviceConfig {
   // and lossy_qps, engine::VnicConfig::lossy and lossy_qps; docs/lossy.md).
   bool lossy = false;
   std::uint32_t lossy_qps = 256;
+  // UDP source ports a selective-repeat connection sprays over (key
+  // spray_paths, engine::VnicConfig::spray_paths; docs/lossy.md "Spraying").
+  std::uint32_t spray_paths = 1;
   // Keep the stage stamps (key stage_stamps, engine::VnicConfig::stage_stamps).
   bool stage_stamps = false;
   // PFC, storm watchdog, TTL: keys tx_ttl and ttl_monitor in [[device]],

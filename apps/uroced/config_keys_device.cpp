@@ -87,6 +87,13 @@ const KD kBaseKeys[] = {
         "RC connections (per engine lcore) that can use selective repeat at once: their state, "
         "about 4 KiB each, is made when the device starts; a connection beyond them stays "
         "go-back-N"),
+    integer_key<D, &D::spray_paths>(
+        "spray_paths", 1, 16,
+        "UDP source ports (ECMP paths) a selective-repeat connection spreads its SEND and WRITE "
+        "packets over, round robin, skipping for a while a path that lost a packet; each keeps "
+        "the peer's RX queue of the connection's own port; go-back-N connections (rxe, RNICs) "
+        "keep one port",
+        "1 = no spraying"),
     switch_key<D, &D::stage_stamps>(
         "stage_stamps",
         "keep the stage stamps of messages (WQE seen, TX burst, RX burst, completion written) for "

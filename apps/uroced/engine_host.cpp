@@ -76,9 +76,12 @@ engine::VnicConfig vnic_config(const DeviceConfig& d, std::uint64_t link) {
   vc.steer_src_port = d.steer_src_port;
   vc.lossy = d.lossy;
   vc.lossy_qps = d.lossy_qps;
+  vc.spray_paths = d.spray_paths;
   if (d.lossy) {
-    spdlog::info("{}: selective repeat with uroce peers that enable it ({} connections)", d.name,
-                 d.lossy_qps);
+    spdlog::info(
+        "{}: selective repeat with uroce peers that enable it ({} connections, {} "
+        "paths)",
+        d.name, d.lossy_qps, d.spray_paths);
   }
   vc.stage_stamps = d.stage_stamps;
   if (d.min_ack_timeout != 0) {

@@ -120,6 +120,12 @@ struct VnicConfig {
   // connections' state (about 4 KiB each) made when the device starts.
   bool lossy = false;
   std::uint32_t lossy_qps = 256;
+  // UDP source ports ("paths") a selective-repeat connection sprays its
+  // SEND and WRITE packets over (docs/lossy.md "Spraying",
+  // transport/rc_sr_spray.h): 1 = its own port only; at most 16. Each
+  // path keeps the receiver's RX queue of the connection's own port
+  // (port::path_src_port).
+  std::uint32_t spray_paths = 1;
   // The DC target's context pool (docs/dc.md, "Target"; transport/
   // dc_target.h), made with the device's first DCT and shared by all its
   // DCTs, so a target's memory is bounded by these and not by its

@@ -13,6 +13,10 @@
 //     a HELLO probe to its peer QP. A silent peer is probed again as the
 //     connection carries traffic (on_delivered), at most kMaxProbes HELLOs
 //     in all, kProbeGapNs apart; then the QP stays go-back-N.
+//   - Spray (start): when spray_paths > 1, a connection whose peer accepted
+//     gets its paths then, fixed for its life: its own UDP source port and
+//     spray_paths - 1 more with the same receiver RX queue
+//     (port::path_src_port); transport/rc_sr_spray.h chooses per packet.
 //   - Answer (on_rx): a probe from the peer is answered with our window, or
 //     with 0 (declined) when the pool is empty or the path MTU does not fit;
 //     a probe that finds the QP without an address yet is answered at its
@@ -33,11 +37,14 @@
 // enabled. Engine thread only.
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <vector>
 
 #include "datapath/base/counter_fields.h"
 #include "datapath/policy/qp_extension.h"
+#include "datapath/port/rss.h"
 #include "datapath/transport/qp_common.h"
 #include "datapath/transport/rc_qp.h"
 #include "datapath/transport/rc_sr.h"
@@ -97,7 +104,10 @@ class Lossy : public NoHooks {
   static constexpr std::uint8_t kMaxProbes = 4;
   static constexpr TimeNs kProbeGapNs = 1'000'000;
 
-  Lossy(const engine::VnicConfig& c, std::uint32_t slots) : on_(c.lossy), eth_mtu_(c.eth_mtu) {
+  Lossy(const engine::VnicConfig& c, std::uint32_t slots)
+      : on_(c.lossy),
+        eth_mtu_(c.eth_mtu),
+        spray_paths_(std::min(c.spray_paths, transport::SrSpray::kMaxPaths)) {
     if (!on_) return;
     qps_.assign(slots, Qp{});
     pool_ = std::vector<transport::RcSr>(c.lossy_qps);
@@ -234,9 +244,23 @@ class Lossy : public NoHooks {
     Qp& q = qps_[e.slot];
     if (q.peer || q.sr < 0) return;
     q.peer = true;
+    spray<H>(e, pool_[q.sr].spray);
     H::rc(e).sr_tx_start();
     ++ctr_.sr_connections;
     ++ctr_.sr_qps;
+  }
+
+  // The connection's paths, from its own UDP source port (steered or
+  // rxe's): each keeps the receiver's RX queue of that port.
+  template <class H, class Q>
+  void spray(Q& e, transport::SrSpray& s) const {
+    if (spray_paths_ < 2) return;
+    std::array<std::uint16_t, transport::SrSpray::kMaxPaths> ports{};
+    const std::uint16_t base = H::rc(e).udp_src();
+    for (std::uint32_t i = 0; i < spray_paths_; ++i) {
+      ports[i] = port::path_src_port(base, i, e.attr.av.ipv6);
+    }
+    s.configure({ports.data(), spray_paths_});
   }
 
   // Answers the peer's probe: our window, or 0 when this QP has no state
@@ -284,6 +308,7 @@ class Lossy : public NoHooks {
 
   bool on_;
   std::uint32_t eth_mtu_;
+  std::uint32_t spray_paths_;
   std::vector<Qp> qps_;
   std::vector<transport::RcSr> pool_;
   std::vector<std::uint32_t> free_;

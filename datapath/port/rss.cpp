@@ -168,4 +168,15 @@ std::uint16_t steered_src_port_v6(const wire::Ipv6Addr& src, const wire::Ipv6Add
                      v6_port_terms());
 }
 
+std::uint16_t path_src_port(std::uint16_t base, std::uint32_t path, bool ipv6) {
+  const PortTerms& terms = ipv6 ? v6_port_terms() : v4_port_terms();
+  const std::uint16_t spread = terms.spread[path & kSteerMask];
+  const std::uint16_t steer = terms.steer_for[terms.term(spread)];
+  // Without a cancelling combination (not so for kRssKey) the spread bits
+  // alone still give a distinct port; the receiver hands off what lands
+  // elsewhere.
+  const std::uint16_t d = steer == PortTerms::kNone ? spread : spread ^ steer;
+  return static_cast<std::uint16_t>(base ^ d);
+}
+
 }  // namespace uroce::port

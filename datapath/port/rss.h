@@ -100,4 +100,16 @@ std::uint16_t steered_src_port_v4(wire::Ipv4Addr src, wire::Ipv4Addr dst, std::u
 std::uint16_t steered_src_port_v6(const wire::Ipv6Addr& src, const wire::Ipv6Addr& dst,
                                   std::uint32_t local_qpn, std::uint32_t dest_qpn);
 
+// Path `path` (0..127) of a connection whose own UDP source port is `base`
+// (docs/lossy.md, "Spraying"): the ECMP entropy of a selective-repeat
+// connection that sprays its packets over several ports. Path 0 is `base`;
+// path i is base XOR d_i, where d_i sets spread bits (the bits of i) and the
+// steer bits whose Toeplitz term cancels theirs, so d_i's term is 0: every
+// path of a connection gives the receiver the same low kSteerBits hash bits
+// as `base`, hence the same RX queue (the owner's lcore when `base` was
+// steered). Only free port bits change, so a port in kSteerPortBase..0xFFFF
+// stays there, and distinct paths give distinct ports. `ipv6`: the tuple
+// layout the peer hashes.
+std::uint16_t path_src_port(std::uint16_t base, std::uint32_t path, bool ipv6);
+
 }  // namespace uroce::port

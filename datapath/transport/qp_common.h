@@ -63,7 +63,11 @@ struct PathAddr {
 // rxe's check_addr: a connected QP takes packets only from its peer's
 // address to its own, over the path's IP version. An IPv6 packet never
 // passes the IPv4 check: the parser leaves 0.0.0.0 in its `ip` addresses.
-inline bool from_peer(const wire::ParsedPacket& p, const PathAddr& a, const LocalPort& local) {
+// Always inlined: it is on every connected packet's path, and left to the
+// compiler's unit-growth limits it was sometimes called out of line (about
+// 15 instructions per packet, bench-callgrind.sh).
+[[gnu::always_inline]] inline bool from_peer(const wire::ParsedPacket& p, const PathAddr& a,
+                                             const LocalPort& local) {
   if (!a.ipv6) return p.ip.src() == a.dip && p.ip.dst() == local.ip;
   return p.ipv6 && p.ip6.src() == a.route6.dst && p.ip6.dst() == a.route6.src;
 }

@@ -163,9 +163,13 @@ struct RcSrCounters {
   std::uint64_t sr_tx_probes = 0;    // tail-loss probes
   std::uint64_t sr_tx_spurious = 0;  // SACKs with DUP: a retransmission not needed
   std::uint64_t sr_rx_sacks = 0;     // SACKs received
+  // Spraying over several UDP source ports (rc_sr_spray.h).
+  std::uint64_t sr_spray_tx = 0;       // SEND/WRITE packets sent by a spraying connection
+  std::uint64_t sr_spray_avoided = 0;  // times a path began to be avoided
+  std::uint64_t sr_spray_losses = 0;   // losses charged to a path
 };
 
-inline constexpr counters::FieldList<RcSrCounters, 11> kRcSrCounterFields{{
+inline constexpr counters::FieldList<RcSrCounters, 14> kRcSrCounterFields{{
     {"sr_rx_held", &RcSrCounters::sr_rx_held, "SR packets placed and held beyond the expected PSN"},
     {"sr_rx_dup", &RcSrCounters::sr_rx_dup, "SR packets already held: not placed again"},
     {"sr_drop_window", &RcSrCounters::sr_drop_window, "SR packets beyond the window: dropped"},
@@ -180,6 +184,12 @@ inline constexpr counters::FieldList<RcSrCounters, 11> kRcSrCounterFields{{
     {"sr_tx_spurious", &RcSrCounters::sr_tx_spurious,
      "SACKs with DUP: a retransmission not needed"},
     {"sr_rx_sacks", &RcSrCounters::sr_rx_sacks, "SACKs received"},
+    {"sr_spray_tx", &RcSrCounters::sr_spray_tx,
+     "SEND/WRITE packets sent by connections spraying over several UDP source ports"},
+    {"sr_spray_avoided", &RcSrCounters::sr_spray_avoided,
+     "times a spraying connection began to avoid a path charged with a loss"},
+    {"sr_spray_losses", &RcSrCounters::sr_spray_losses,
+     "losses (SACK holes, timeouts) charged to the path their packet took"},
 }};
 static_assert(counters::covers(kRcSrCounterFields));
 constexpr const auto& counter_fields(const RcSrCounters&) { return kRcSrCounterFields; }

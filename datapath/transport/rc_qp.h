@@ -151,7 +151,9 @@ class RcQp {
     core_.sr = s;
     if (s == nullptr) return;
     s->rx.reset(resp_.epsn());
-    s->tx.bind(&s->ctr);
+    s->tx.bind(&s->ctr, &s->spray);
+    s->spray.bind(&s->ctr);
+    s->spray.reset();
     s->tx_on = s->tx_pending = false;
   }
   RcSr* sr() const { return core_.sr; }

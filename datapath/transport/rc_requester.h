@@ -388,6 +388,8 @@ template <TxSink Tx>
       if (sr) [[unlikely]] {
         spec.sr_eth = wire::SrEthHdr::make(fresh ? c_.sr->next_rsn : w.rsn,
                                            static_cast<std::uint32_t>(offset));
+        // Sprayed over several source ports (rc_sr_spray.h).
+        if (c_.sr->spray.on()) spec.udp_src = c_.sr->spray.pick_port();
       }
       const bool solicited_op = info.op == wire::OpClass::kSend || info.has(wire::ExtHdr::kImmDt);
       spec.se = last && solicited_op && (wr.flags & send_flag::kSolicited) != 0;
@@ -453,6 +455,7 @@ template <TxSink Tx>
     }
     if (!is_rd_atomic(wr.opcode)) {
       t.on_sent(psn, now);
+      if (c_.sr->spray.on()) c_.sr->spray.sent(psn);
     } else if (sr_restart) {
       t.reset(w.first_psn + w.npkts);
     } else if (fresh) {

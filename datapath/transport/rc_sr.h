@@ -7,6 +7,7 @@
 
 #include "datapath/transport/rc_counters.h"
 #include "datapath/transport/rc_sr_rx.h"
+#include "datapath/transport/rc_sr_spray.h"
 #include "datapath/transport/rc_sr_tx.h"
 
 namespace uroce::transport {
@@ -26,6 +27,9 @@ struct RcSr {
   bool tx_on = false;
   // The RSN of the next SEND / WRITE with immediate (docs/lossy.md), 24 bits.
   std::uint32_t next_rsn = 0;
+  // The UDP source ports its SEND and WRITE packets are sprayed over
+  // (rc_sr_spray.h); off (one path) until the engine configures it.
+  SrSpray spray;
 };
 
 }  // namespace uroce::transport

@@ -33,13 +33,18 @@ void SrTx::on_sent(Psn p, TimeNs now, bool exempt) {
       clear(held_, q);
       clear(lost_, q);
       clear(exempt_, q);
-      sends_[slot(q)] = 0;
+      clear(sent_, q);
+      clear(resent_, q);
     }
     high_ = p + 1;
   }
   const std::uint32_t s = slot(p);
   sent_at_[s] = now;
-  if (sends_[s] != 0xff) ++sends_[s];
+  if (bit(sent_, p)) {
+    set(resent_, p);
+  } else {
+    set(sent_, p);
+  }
   clear(lost_, p);
   if (exempt) set(exempt_, p);
   pto_at_ = now + pto();
@@ -51,7 +56,7 @@ void SrTx::delivered(Psn q, TimeNs now) {
   if (now < at) return;
   const TimeNs rtt = now - at;
   // A PSN sent more than once may have been delivered by its first copy.
-  if (sends_[s] > 1 && rtt < min_rtt_) return;
+  if (bit(resent_, q) && rtt < min_rtt_) return;
   min_rtt_ = min_rtt_ == 0 ? rtt : std::min(min_rtt_, rtt);
   srtt_ = srtt_ == 0 ? rtt : srtt_ - srtt_ / 8 + rtt / 8;
   if (!rack_valid_ || at > rack_ts_ || (at == rack_ts_ && rack_psn_.before(q))) {
@@ -108,8 +113,7 @@ void SrTx::detect(TimeNs now) {
     if (!before) continue;
     const TimeNs when = at + rack_rtt_ + wnd;
     if (now >= when) {
-      set(lost_, p);
-      count(&RcSrCounters::sr_tx_lost);
+      lose(p);
     } else if (reo_at_ == 0 || when < reo_at_) {
       reo_at_ = when;
     }
@@ -135,7 +139,10 @@ void SrTx::on_rto() {
   const std::uint32_t n = in_flight();
   for (std::uint32_t i = 0; i < n; ++i) {
     const Psn p = base_ + i;
-    if (!bit(held_, p) && !bit(exempt_, p)) set(lost_, p);
+    if (bit(held_, p) || bit(exempt_, p)) continue;
+    // Charged once: a PSN already deemed lost was charged then.
+    if (!bit(lost_, p) && spray_ != nullptr) spray_->charge(p);
+    set(lost_, p);
   }
   // A probe may go again once the timeout's resends made progress.
   probed_ = false;

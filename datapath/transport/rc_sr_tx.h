@@ -20,6 +20,8 @@
 // (the requester's cap); slot psn & (kSrWindow - 1) is a PSN's. PSNs the
 // requester marked exempt (a READ's or atomic's: their responses, not
 // SACKs, deliver them; RC's rules recover them) are never deemed lost.
+// A PSN deemed lost by the loss signal or the timeout (not by the probe)
+// charges its path when the connection sprays (rc_sr_spray.h).
 #pragma once
 
 #include <array>
@@ -28,6 +30,7 @@
 #include "datapath/base/time.h"
 #include "datapath/transport/rc_counters.h"
 #include "datapath/transport/rc_sr_rx.h"
+#include "datapath/transport/rc_sr_spray.h"
 #include "datapath/transport/seq24.h"
 #include "datapath/wire/sr_sack_eth.h"
 
@@ -38,8 +41,12 @@ class SrTx {
   static constexpr TimeNs kMinPto = 100 * kNsPerUs;
   static constexpr std::uint32_t kMaxReoMult = 16;
 
-  // Where it counts sr_tx_lost, sr_tx_probes and sr_tx_spurious (RcSr's).
-  void bind(RcSrCounters* ctr) { ctr_ = ctr; }
+  // Where it counts sr_tx_lost, sr_tx_probes and sr_tx_spurious (RcSr's),
+  // and the paths it charges losses to (RcSr's; null: none).
+  void bind(RcSrCounters* ctr, SrSpray* spray = nullptr) {
+    ctr_ = ctr;
+    spray_ = spray;
+  }
   // Nothing outstanding; the next PSN sent is `start`.
   void reset(Psn start);
 
@@ -89,6 +96,12 @@ class SrTx {
   void count(std::uint64_t RcSrCounters::*field) {
     if (ctr_ != nullptr) ++(ctr_->*field);
   }
+  // p deemed lost (not by the probe).
+  void lose(Psn p) {
+    set(lost_, p);
+    count(&RcSrCounters::sr_tx_lost);
+    if (spray_ != nullptr) spray_->charge(p);
+  }
 
   Psn base_{};
   Psn high_{};
@@ -96,7 +109,10 @@ class SrTx {
   Bits lost_{};
   Bits exempt_{};
   std::array<TimeNs, kSrWindow> sent_at_{};
-  std::array<std::uint8_t, kSrWindow> sends_{};
+  // Sent at least once; sent more than once (its ACK may be an earlier
+  // copy's).
+  Bits sent_{};
+  Bits resent_{};
   // RACK: the newest delivered transmission (time, then PSN) and its RTT.
   bool rack_valid_ = false;
   TimeNs rack_ts_ = 0;
@@ -109,6 +125,7 @@ class SrTx {
   TimeNs pto_at_ = 0;
   bool probed_ = false;
   RcSrCounters* ctr_ = nullptr;
+  SrSpray* spray_ = nullptr;
 };
 
 }  // namespace uroce::transport

@@ -294,14 +294,15 @@ TEST(ScenarioToml_Parse, EnginePfcHostKeys) {
 }
 
 // A link's loss_rate and the hosts' selective-repeat keys (uroced's device
-// keys lossy and lossy_qps, with uroced's range).
+// keys lossy, lossy_qps and spray_paths, with uroced's ranges).
 TEST(ScenarioToml_Parse, LinkLossAndLossyHostKeys) {
   Scenario sc;
   ASSERT_EQ(parse(std::string(kMinimal) +
                       "loss_rate = 0.01\n[defaults.host]\nkind = \"engine\"\nlossy = true\n"
-                      "lossy_qps = 3\n",
+                      "lossy_qps = 3\nspray_paths = 4\n",
                   sc),
             "");
+  EXPECT_EQ(sc.hosts[1].engine_spray_paths, 4u);
   EXPECT_EQ(sc.links[0].loss_rate, 0.0);
   EXPECT_EQ(sc.links[1].loss_rate, 0.01);
   EXPECT_TRUE(sc.hosts[0].engine_lossy);
@@ -309,10 +310,13 @@ TEST(ScenarioToml_Parse, LinkLossAndLossyHostKeys) {
   ASSERT_EQ(parse(kMinimal, sc), "");
   EXPECT_FALSE(sc.hosts[0].engine_lossy);
   EXPECT_EQ(sc.hosts[0].engine_lossy_qps, 256u);
+  EXPECT_EQ(sc.hosts[0].engine_spray_paths, 1u);
   EXPECT_EQ(parse(std::string(kMinimal) + "loss_rate = 1.5\n"),
             "link[1].loss_rate: 1.5 is out of range [0, 1] (line 16)");
   EXPECT_EQ(parse(std::string(kMinimal) + "[defaults.host]\nlossy_qps = 0\n"),
             "defaults.host.lossy_qps: 0 is out of range 1..131072 (line 17)");
+  EXPECT_EQ(parse(std::string(kMinimal) + "[defaults.host]\nspray_paths = 17\n"),
+            "defaults.host.spray_paths: 17 is out of range 1..16 (line 17)");
   EXPECT_EQ(parse(std::string(kMinimal) + "[defaults.host]\nlossy = 1\n"),
             "defaults.host.lossy: expected true or false, got an integer (line 17)");
 }

@@ -95,7 +95,7 @@ TEST(ConfigKeys, NamesAreTheTables) {
       "homa_grant_timeout_us, dc_contexts, dc_records_log2, dc_stale_ms";
   EXPECT_EQ(device_key_names(kInArg),
             "name, port, mac, ipv4, ipv6, mtu, rx_buf, max_qps, link_mbps, min_ack_timeout, "
-            "steer_src_port, lossy, lossy_qps, stage_stamps, drop_tx_every, "
+            "steer_src_port, lossy, lossy_qps, spray_paths, stage_stamps, drop_tx_every, "
             "drop_rx_every, "
             "drop_tx_rate, drop_rx_rate, drop_seed, drop_tx_max, drop_rx_max, pfc, tx_ttl, "
             "ttl_monitor, isolation, strict_classes, class_weights, class_rates_mbps, "
@@ -105,7 +105,7 @@ TEST(ConfigKeys, NamesAreTheTables) {
   // The file has no `pfc` list: its PFC settings are the [device.pfc] table.
   EXPECT_EQ(device_key_names(kInFile),
             "name, port, mac, ipv4, ipv6, mtu, rx_buf, max_qps, link_mbps, min_ack_timeout, "
-            "steer_src_port, lossy, lossy_qps, stage_stamps, drop_tx_every, "
+            "steer_src_port, lossy, lossy_qps, spray_paths, stage_stamps, drop_tx_every, "
             "drop_rx_every, "
             "drop_tx_rate, drop_rx_rate, drop_seed, drop_tx_max, drop_rx_max, tx_ttl, "
             "ttl_monitor, isolation, strict_classes, class_weights, class_rates_mbps, "
@@ -221,6 +221,26 @@ TEST(ConfigKeys, MaxQps) {
             "device[0].max_qps: 0 is outside 1..131072");
   EXPECT_EQ(error_of(with("mtu = 9000", "max_qps = 131073")),
             "device[0].max_qps: 131073 is outside 1..131072");
+}
+
+// spray_paths: one path by default, as the engine's; 1..16 from both
+// sources, into the engine's config.
+TEST(ConfigKeys, SprayPaths) {
+  EXPECT_EQ(DeviceConfig{}.spray_paths, 1u);
+  EXPECT_EQ(engine::VnicConfig{}.spray_paths, 1u);
+  DeviceConfig d;
+  ASSERT_EQ(parse_device_spec(std::string(kRequired) + ";lossy=on;spray_paths=4", 0, &d), "");
+  EXPECT_EQ(d.spray_paths, 4u);
+  ASSERT_EQ(parse_device_spec(std::string(kRequired) + ";spray_paths=16", 0, &d), "");
+  EXPECT_EQ(d.spray_paths, 16u);
+  EXPECT_EQ(parse_device_spec(std::string(kRequired) + ";spray_paths=0", 0, &d),
+            "device[0].spray_paths: 0 is outside 1..16 (1 = no spraying)");
+  EXPECT_EQ(parse_device_spec(std::string(kRequired) + ";spray_paths=17", 1, &d),
+            "device[1].spray_paths: 17 is outside 1..16 (1 = no spraying)");
+  EXPECT_EQ(parse_device_spec(std::string(kRequired) + ";spray_paths=four", 0, &d),
+            "device[0].spray_paths: \"four\" is not an integer");
+  EXPECT_EQ(error_of(with("mtu = 9000", "spray_paths = 32")),
+            "device[0].spray_paths: 32 is outside 1..16 (1 = no spraying)");
 }
 
 }  // namespace

@@ -6,6 +6,16 @@
 // its state back, and a lossy link resends only what was lost.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "datapath/port/pcap_writer.h"
+#include "datapath/port/rss.h"
 #include "datapath/wire/builder.h"
 #include "datapath/wire/sr_hello.h"
 #include "tests/datapath/engine/vnic_test_support.h"
@@ -19,6 +29,9 @@ struct Lossy : ::testing::Test, RcQpPair {
   bool a_on = true, b_on = true;
   std::uint32_t b_pool = 4;
   std::uint32_t eth_mtu = 1500;
+  // Both devices' spray_paths and steer_src_port.
+  std::uint32_t spray = 1;
+  bool steer = false;
   std::unique_ptr<Host> a, b;
   VirtualClock clock;
 
@@ -26,6 +39,8 @@ struct Lossy : ::testing::Test, RcQpPair {
     VnicConfig c = Host::config(mac, ip, eth_mtu);
     c.lossy = on;
     c.lossy_qps = pool;
+    c.spray_paths = spray;
+    c.steer_src_port = steer;
     return c;
   }
   void start() {
@@ -307,6 +322,137 @@ TEST_F(Lossy, LossyLink_OnlyLostPacketsResent) {
   // 960 packets sent once at least: what went again is a few per cent of
   // them, not whole windows as go-back-N sends.
   EXPECT_LT(ca.sr_tx_resends, 100u);
+}
+
+// Spraying (docs/lossy.md "Spraying") ------------------------------------
+
+// The UDP source port and opcode of every RoCEv2 frame in a pcap file
+// (IPv4, no options).
+std::vector<std::pair<std::uint16_t, std::uint8_t>> frames_in(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  const std::vector<std::uint8_t> f((std::istreambuf_iterator<char>(in)),
+                                    std::istreambuf_iterator<char>());
+  std::vector<std::pair<std::uint16_t, std::uint8_t>> out;
+  std::size_t at = 24;
+  while (at + 16 <= f.size()) {
+    const std::uint32_t len = f[at + 8] | f[at + 9] << 8 | f[at + 10] << 16 | f[at + 11] << 24;
+    const std::uint8_t* fr = f.data() + at + 16;
+    if (len >= 43 && fr[12] == 0x08 && fr[13] == 0x00 && fr[23] == 17) {
+      out.emplace_back(static_cast<std::uint16_t>(fr[34] << 8 | fr[35]), fr[42]);
+    }
+    at += 16 + len;
+  }
+  return out;
+}
+
+bool is_sr_write(std::uint8_t op) {
+  return op >= wire::sr_opcode(wire::op::kRcWriteFirst) &&
+         op <= wire::sr_opcode(wire::op::kRcWriteOnlyImm);
+}
+
+// What A sent to B during `fn`, captured where B receives it.
+template <class Fn>
+std::vector<std::pair<std::uint16_t, std::uint8_t>> captured(port::SimLink& link, Fn&& fn) {
+  const std::string path = ::testing::TempDir() + "uroce_lossy_spray.pcap";
+  port::PcapWriter w;
+  EXPECT_EQ(w.open(path), 0);
+  link.attach_pcap(1, &w);
+  fn();
+  link.attach_pcap(1, nullptr);
+  EXPECT_EQ(w.close(), 0);
+  auto f = frames_in(path);
+  std::remove(path.c_str());
+  return f;
+}
+
+// spray_paths = 4 with steering: the connection's 4 ports are fixed when
+// the peer accepts, the first its own steered port, each landing on the
+// peer QP's queue; a WRITE's packets rotate over them.
+TEST_F(Lossy, Spray_FourPathsSteeredInRotation) {
+  spray = 4;
+  steer = true;
+  start();
+  const transport::RcSr* sr = sr_of(*a);
+  ASSERT_NE(sr, nullptr);
+  ASSERT_EQ(sr->spray.paths(), 4u);
+  const std::uint16_t own = port::steered_src_port_v4(kIpA, kIpB, aqp->qpn, bqp->qpn);
+  EXPECT_EQ(sr->spray.port(0), own);
+  std::set<std::uint16_t> ports;
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    const std::uint16_t p = sr->spray.port(i);
+    ports.insert(p);
+    EXPECT_GE(p, port::kSteerPortBase);
+    EXPECT_EQ(port::rss_hash_v4(kIpA, kIpB, p, wire::kRoceV2Port) & port::kSteerMask,
+              bqp->qpn & port::kSteerMask)
+        << i;
+  }
+  EXPECT_EQ(ports.size(), 4u);
+  const auto f = captured(*link, [&] { write(1, 16 * 1024, 2); });
+  std::vector<std::uint16_t> sent;
+  for (const auto& [port, op] : f) {
+    if (is_sr_write(op)) sent.push_back(port);
+  }
+  ASSERT_EQ(sent.size(), 16u);
+  for (std::size_t i = 0; i < sent.size(); ++i) EXPECT_EQ(sent[i], sr->spray.port(i % 4)) << i;
+  EXPECT_EQ(ctr(*a).sr_spray_tx, 16u);
+  EXPECT_EQ(status_of(a->vnic, 10).sr.sr_spray_tx, 16u);
+}
+
+// The same device with a peer that has selective repeat off: the
+// connection stays go-back-N and every packet leaves from its one port.
+TEST_F(Lossy, Spray_GoBackNConnectionKeepsOnePort) {
+  spray = 4;
+  b_on = false;
+  start();
+  const auto f = captured(*link, [&] { write(1, 16 * 1024, 2); });
+  std::set<std::uint16_t> ports;
+  std::size_t n = 0;
+  for (const auto& [port, op] : f) {
+    if (op == wire::op::kRcWriteFirst || op == wire::op::kRcWriteMiddle ||
+        op == wire::op::kRcWriteLast) {
+      ports.insert(port);
+      ++n;
+    }
+  }
+  EXPECT_EQ(n, 16u);
+  EXPECT_EQ(ports.size(), 1u);
+  EXPECT_EQ(ctr(*a).sr_spray_tx, 0u);
+}
+
+// spray_paths = 1: the connection's packets all leave from its own port and
+// nothing is counted, as before the key existed.
+TEST_F(Lossy, Spray_OnePathAsBefore) {
+  start();
+  ASSERT_NE(sr_of(*a), nullptr);
+  EXPECT_FALSE(sr_of(*a)->spray.on());
+  const auto f = captured(*link, [&] { write(1, 16 * 1024, 2); });
+  std::set<std::uint16_t> ports;
+  for (const auto& [port, op] : f) {
+    if (is_sr_write(op)) ports.insert(port);
+  }
+  EXPECT_EQ(ports.size(), 1u);
+  const policy::LossyCounters c = ctr(*a);
+  EXPECT_EQ(c.sr_spray_tx + c.sr_spray_losses + c.sr_spray_avoided, 0u);
+}
+
+// Over a lossy link a spraying connection delivers everything intact, and
+// its losses are charged to paths.
+TEST_F(Lossy, Spray_LossyLinkChargesPaths) {
+  spray = 4;
+  link_cfg.dir[0].loss = 0.02;
+  link_cfg.dir[1].loss = 0.02;
+  start();
+  for (int i = 0; i < 20 && ctr(*a).sr_qps == 0; ++i) {
+    write(900 + i, 64, 1);
+    run(2000);
+  }
+  ASSERT_EQ(ctr(*a).sr_qps, 1u);
+  for (int m = 0; m < 20; ++m) write(m + 1, 48 * 1024, static_cast<std::uint8_t>(m));
+  const policy::LossyCounters c = ctr(*a);
+  EXPECT_GE(c.sr_spray_tx, 20u * 48u);
+  EXPECT_GT(c.sr_spray_losses, 0u);
+  EXPECT_GT(c.sr_spray_avoided, 0u);
+  EXPECT_LT(c.sr_tx_resends, 100u);
 }
 
 }  // namespace

@@ -122,6 +122,57 @@ TEST(SteeredSrcPortV6_RandomTuples, LandsOnTheOwnerShard) {
   }
 }
 
+// Every path of a steered connection lands on the owner's shard too, and
+// the 16 paths a connection may spray over are 16 distinct ports.
+TEST(PathSrcPortV4_RandomTuples, SameShardDistinctPorts) {
+  std::mt19937 rng(3);
+  for (int n = 0; n < 500; ++n) {
+    const Ipv4Addr src = random_v4(rng), dst = random_v4(rng);
+    const std::uint32_t local_qpn = random32(rng) & 0xFFFFFF, dest_qpn = random32(rng) & 0xFFFFFF;
+    const std::uint16_t base = steered_src_port_v4(src, dst, local_qpn, dest_qpn);
+    std::set<std::uint16_t> seen;
+    for (std::uint32_t path = 0; path < 16; ++path) {
+      const std::uint16_t port = path_src_port(base, path, false);
+      if (path == 0) {
+        EXPECT_EQ(port, base);
+      }
+      expect_lands_on_owner(port, rss_hash_v4(src, dst, port, wire::kRoceV2Port), dest_qpn);
+      seen.insert(port);
+    }
+    EXPECT_EQ(seen.size(), 16u);
+  }
+}
+
+TEST(PathSrcPortV6_RandomTuples, SameShardDistinctPorts) {
+  std::mt19937 rng(4);
+  for (int n = 0; n < 500; ++n) {
+    const Ipv6Addr src = random_v6(rng), dst = random_v6(rng);
+    const std::uint32_t local_qpn = random32(rng) & 0xFFFFFF, dest_qpn = random32(rng) & 0xFFFFFF;
+    const std::uint16_t base = steered_src_port_v6(src, dst, local_qpn, dest_qpn);
+    std::set<std::uint16_t> seen;
+    for (std::uint32_t path = 0; path < 16; ++path) {
+      const std::uint16_t port = path_src_port(base, path, true);
+      expect_lands_on_owner(port, rss_hash_v6(src, dst, port, wire::kRoceV2Port), dest_qpn);
+      seen.insert(port);
+    }
+    EXPECT_EQ(seen.size(), 16u);
+  }
+}
+
+// An unsteered base (rxe's port) keeps its receiver's low hash bits on every
+// path, whatever they are.
+TEST(PathSrcPort_UnsteeredBase, SameLowHashBits) {
+  const Ipv4Addr a = v4("10.0.0.1"), b = v4("10.0.0.2");
+  const std::uint16_t base = 0xC000 | 0x1234;
+  const std::uint32_t want = rss_hash_v4(a, b, base, wire::kRoceV2Port) & 127;
+  for (std::uint32_t path = 1; path < 16; ++path) {
+    const std::uint16_t port = path_src_port(base, path, false);
+    EXPECT_NE(port, base);
+    EXPECT_GE(port, 0xC000);
+    EXPECT_EQ(rss_hash_v4(a, b, port, wire::kRoceV2Port) & 127, want) << path;
+  }
+}
+
 TEST(SteeredSrcPort_SameInputs, SamePort) {
   const Ipv4Addr a = v4("10.0.0.1"), b = v4("10.0.0.2");
   EXPECT_EQ(steered_src_port_v4(a, b, 17, 99), steered_src_port_v4(a, b, 17, 99));

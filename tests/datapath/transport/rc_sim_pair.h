@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <random>
 #include <vector>
 
 #include "datapath/base/time.h"
@@ -20,17 +21,34 @@
 namespace uroce::transport::rctest {
 
 // A TxSink that hands each committed frame to one end of a SimLink.
+// lossy_port: one lossy path of a multipath fabric (spraying tests):
+// IPv4 frames from that UDP source port are lost with probability
+// lossy_rate before they reach the link, drawn from `rng`.
 struct LinkTx {
   port::SimLink* link = nullptr;
   unsigned ep = 0;
   const VirtualClock* clock = nullptr;
   std::uint64_t refused = 0;
+  std::uint16_t lossy_port = 0;
+  double lossy_rate = 0;
+  std::uint64_t lossy_sent = 0;
+  std::uint64_t lossy_lost = 0;
+  std::mt19937_64 rng{1};
   std::vector<std::uint8_t> buf = std::vector<std::uint8_t>(wire::kMaxRoceFrame);
   std::span<std::uint8_t> tx_alloc(std::size_t n) {
     if (n > buf.size()) return {};
     return {buf.data(), n};
   }
   void tx_commit(std::size_t n) {
+    constexpr std::size_t kUdpSrc = wire::EthHdr::kSize + wire::Ipv4Hdr::kSize;
+    if (lossy_port != 0 && n > kUdpSrc + 2 &&
+        (buf[kUdpSrc] << 8 | buf[kUdpSrc + 1]) == lossy_port) {
+      ++lossy_sent;
+      if (std::uniform_real_distribution<double>(0, 1)(rng) < lossy_rate) {
+        ++lossy_lost;
+        return;
+      }
+    }
     const port::SimSendResult r = link->send(ep, {buf.data(), n}, clock->now());
     if (r != port::SimSendResult::kQueued && r != port::SimSendResult::kDroppedLoss) {
       ++refused;  // queue/pool full: behaves as a loss for the transport

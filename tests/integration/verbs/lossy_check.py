@@ -6,6 +6,10 @@
       under the injected loss: the receiver dropped frames (rx_impair_drop),
       held packets beyond a gap and sent SACKs; the sender received SACKs
       and sent lost packets again alone (sr_tx_resends); no HELLO was bad.
+  lossy_check.py spray SENDER.json RECEIVER.json
+      As sr, and the sender sprayed its packets over several UDP source
+      ports (spray_paths, docs/lossy.md "Spraying"): sr_spray_tx counted, and
+      the injected losses were charged to paths (sr_spray_losses).
   lossy_check.py plain ON.json OFF.json CONNECTIONS
       One device with lossy on, the other off: no connection negotiated it,
       the device that has it on probed, at most 4 times for each of its
@@ -56,6 +60,17 @@ def sr(sender, receiver):
           f"{s['sr_tx_probes']} tail probes, {s['sr_tx_spurious']} spurious)")
 
 
+def spray(sender, receiver):
+    sr(sender, receiver)
+    s = counters(sender)
+    if s["sr_spray_tx"] == 0:
+        fail("sender: nothing sprayed (sr_spray_tx 0)")
+    if s["sr_spray_losses"] == 0:
+        fail("sender: no loss charged to a path (sr_spray_losses 0)")
+    print(f"spray: sender sprayed {s['sr_spray_tx']} packets, charged {s['sr_spray_losses']} "
+          f"losses to paths, began avoiding a path {s['sr_spray_avoided']} times")
+
+
 def plain(on, off):
     a, b = counters(on), counters(off)
     if a["sr_connections"] != 0 or b["sr_connections"] != 0:
@@ -75,6 +90,8 @@ def plain(on, off):
 def main():
     if len(sys.argv) == 4 and sys.argv[1] == "sr":
         sr(sys.argv[2], sys.argv[3])
+    elif len(sys.argv) == 4 and sys.argv[1] == "spray":
+        spray(sys.argv[2], sys.argv[3])
     elif len(sys.argv) == 5 and sys.argv[1] == "plain":
         probes = plain(sys.argv[2], sys.argv[3])
         conns = int(sys.argv[4])

@@ -13,6 +13,9 @@
 #      and if the ACK of the other side's last SEND is lost, that side's
 #      retries meet a QP that is gone (RETRY_EXC_ERR, seen with plain RC
 #      too), whatever the transport does.
+#      With spray_paths=4 on both too (fresh daemons), ib_write_bw passes
+#      and lossy_check.py spray finds that the writer sprayed its packets
+#      over its 4 source ports and charged the losses to them.
 #   2. Daemon a with lossy=on, b with it off, without loss injection: the
 #      same programs pass as plain RC (go-back-N): nothing negotiated, a
 #      probed each connection at most 4 times, b counted nothing of it.
@@ -75,7 +78,7 @@ perf() {
 }
 
 # status_check LABEL MODE ARGS...: both daemons' status, judged by
-# lossy_check.py MODE (sr: b sent, a received; plain: a on, b off).
+# lossy_check.py MODE (sr, spray: b sent, a received; plain: a on, b off).
 status_check() {
   local label=$1 mode=$2 st=0 why
   shift 2
@@ -84,8 +87,8 @@ status_check() {
   if ! "$UROCE_CTL" --run-dir "${UROCE_DAEMON_RUN[$DA]}" --json status >"$sa" ||
     ! "$UROCE_CTL" --run-dir "${UROCE_DAEMON_RUN[$DB]}" --json status >"$sb"; then
     UROCE_WHY="uroce-ctl status failed"; st=1
-  elif [ "$mode" = sr ]; then
-    why=$(/usr/bin/python3 "$CHECK" sr "$sb" "$sa" 2>&1) || st=1
+  elif [ "$mode" = sr ] || [ "$mode" = spray ]; then
+    why=$(/usr/bin/python3 "$CHECK" "$mode" "$sb" "$sa" 2>&1) || st=1
     # The same counters in uroce-ctl's table (the field lists feed both).
     if [ "$st" -eq 0 ] && ! "$UROCE_CTL" --run-dir "${UROCE_DAEMON_RUN[$DB]}" counters |
       grep -Eq '^ *sr_tx_resends +[1-9]'; then
@@ -131,6 +134,11 @@ start_daemons 2 on on
 perf ib_write_bw bw "ib_write_bw 64 KiB x 2000, both on, 1 % loss" -s 65536
 status_check "selective repeat negotiated and used by ib_write_bw (lossy_check.py sr)" sr
 verbs_daemons_stop "uroced a and b (both lossy=on) exit 0 on SIGTERM" "$DA" "$DB"
+
+start_daemons 4 on on 0.01 ";spray_paths=4"
+perf ib_write_bw bw "ib_write_bw 64 KiB x 2000, both on, spray_paths=4, 1 % loss" -s 65536
+status_check "selective repeat sprayed over 4 paths by ib_write_bw (lossy_check.py spray)" spray
+verbs_daemons_stop "uroced a and b (lossy=on, spray_paths=4) exit 0 on SIGTERM" "$DA" "$DB"
 
 start_daemons 3 on off 0
 pingpong ibv_rc_pingpong "ibv_rc_pingpong 4096 B x 2000, a on, b off" 4096 2000

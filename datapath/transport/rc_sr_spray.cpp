@@ -1,0 +1,52 @@
+#include "datapath/transport/rc_sr_spray.h"
+
+// Out of line: only a spraying connection calls these, and keeping them
+// out of the requester's send path keeps that path's code (and what the
+// compiler inlines into it) as it is for every other QP.
+namespace uroce::transport {
+
+std::uint32_t SrSpray::pick() {
+  for (std::uint32_t k = 0; k < n_; ++k) {
+    std::uint32_t i = next_ + k;
+    if (i >= n_) i -= n_;
+    if (!avoided(i)) return i;
+    if (static_cast<std::int32_t>(until_[i] - sent_) <= 0) {
+      avoided_ = static_cast<std::uint16_t>(avoided_ & ~(1u << i));
+      return i;
+    }
+  }
+  return next_;  // unreachable: never every path avoided
+}
+
+std::uint16_t SrSpray::pick_port() {
+  picked_ = static_cast<std::uint8_t>(pick());
+  return port_[picked_];
+}
+
+void SrSpray::sent(Psn p, std::uint32_t path) {
+  const std::uint32_t s = p.value() & (kSrWindow - 1);
+  std::uint8_t& b = path_of_[s / 2];
+  b = static_cast<std::uint8_t>(s % 2 == 0 ? (b & 0xf0) | path : (b & 0x0f) | (path << 4));
+  next_ = static_cast<std::uint8_t>(path + 1 == n_ ? 0 : path + 1);
+  ++sent_;
+  if (ctr_ != nullptr) ++ctr_->sr_spray_tx;
+}
+
+void SrSpray::charge(Psn p) {
+  if (!on()) return;
+  const std::uint32_t i = path_of(p);
+  if (ctr_ != nullptr) ++ctr_->sr_spray_losses;
+  for (std::uint32_t k = 0; k < n_; ++k) {
+    if (avoided(k) && static_cast<std::int32_t>(until_[k] - sent_) <= 0) {
+      avoided_ = static_cast<std::uint16_t>(avoided_ & ~(1u << k));
+    }
+  }
+  if (!avoided(i)) {
+    if (avoided_now() + 1 >= n_) return;
+    avoided_ = static_cast<std::uint16_t>(avoided_ | (1u << i));
+    if (ctr_ != nullptr) ++ctr_->sr_spray_avoided;
+  }
+  until_[i] = sent_ + kAvoidPackets;
+}
+
+}  // namespace uroce::transport
