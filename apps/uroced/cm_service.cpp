@@ -48,7 +48,7 @@ void CmService::start() {
 
 void CmService::stop() {
   stop_.store(true);
-  bell_.ring();
+  bell_.wake();
   if (thread_.joinable()) thread_.join();
   for (Device* d : devices_) d->set_gsi_bell(nullptr);
 }
@@ -119,7 +119,7 @@ void CmService::close_file(std::uint32_t file) {
   files_.erase(it);
   if (!mine.empty()) spdlog::info("cm: reclaimed {} rdma_cm id(s) of a closed file", mine.size());
   flush_mads(now);
-  bell_.ring();
+  bell_.wake();
 }
 
 int CmService::command(std::uint32_t file, const ctl::CmCommandReq& req, ctl::CmCommandRep* rep) {
@@ -137,7 +137,7 @@ int CmService::command(std::uint32_t file, const ctl::CmCommandReq& req, ctl::Cm
   flush_mads(now);
   // The command may have started a resolution or a timer: the thread
   // works out its nap again.
-  bell_.ring();
+  bell_.wake();
   return rc;
 }
 

@@ -100,7 +100,7 @@ class CmService {
   // How long the service thread naps after a tick at `now`: 1 ms while an
   // address or a MAD's next hop is being resolved (ARP is polled), until
   // the CM machine's next timer, and at most kIdleNapMs. A MAD's arrival
-  // (the devices' GsiBell) and every command end the nap at once.
+  // (the devices' GSI queues wake bell_) and every command end the nap at once.
   TimeNs next_nap(TimeNs now) const;
   static constexpr int kResolveNapMs = 1;
   static constexpr int kIdleNapMs = 50;
@@ -213,9 +213,9 @@ class CmService {
   CmServiceCounters ctr_{};
   std::thread thread_;
   std::atomic<bool> stop_{false};
-  // Rung by the devices' GSI queues (gsi_queue.h), command(), close_file()
+  // Woken by the devices' GSI queues (gsi_queue.h), command(), close_file()
   // and stop().
-  engine::GsiBell bell_;
+  engine::WakeWord bell_;
 };
 
 // RDMA_PS_UDP's Q_Key (librdmacm's RDMA_UDP_QKEY, the kernel's too).

@@ -196,7 +196,7 @@ class Device {
   // and the bell the arrival of one rings (nullptr: none; the bell must
   // outlive the device or be replaced first).
   virtual bool gsi_pending() const = 0;
-  virtual void set_gsi_bell(engine::GsiBell* bell) = 0;
+  virtual void set_gsi_bell(engine::WakeWord* bell) = 0;
   virtual int gsi_send(wire::Ipv4Addr ip, wire::MacAddr mac,
                        std::span<const std::uint8_t, wire::kMadBytes> mad) = 0;
   // Counters and object counts; the per-QP lines only when `with_qps`.

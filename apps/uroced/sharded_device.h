@@ -104,7 +104,7 @@ class ShardedDevice final : public PortedDevice {
   }
   void gsi_drain(std::vector<engine::GsiMad>* out) override { first().gsi_drain(out); }
   bool gsi_pending() const override { return first().gsi_pending(); }
-  void set_gsi_bell(engine::GsiBell* bell) override { first().set_gsi_bell(bell); }
+  void set_gsi_bell(engine::WakeWord* bell) override { first().set_gsi_bell(bell); }
   int gsi_send(wire::Ipv4Addr ip, wire::MacAddr mac,
                std::span<const std::uint8_t, wire::kMadBytes> mad) override {
     return first().gsi_send(ip, mac, mad);

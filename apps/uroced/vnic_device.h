@@ -175,7 +175,7 @@ class VnicDevice final : public PortedDevice {
     engine_.call([&] { (void)vnic_.gsi_drain(out); });
   }
   bool gsi_pending() const override { return vnic_.gsi_pending(); }
-  void set_gsi_bell(engine::GsiBell* bell) override { vnic_.set_gsi_bell(bell); }
+  void set_gsi_bell(engine::WakeWord* bell) override { vnic_.set_gsi_bell(bell); }
   int gsi_send(wire::Ipv4Addr ip, wire::MacAddr mac,
                std::span<const std::uint8_t, wire::kMadBytes> mad) override {
     return on_engine([&] { return vnic_.gsi_send(ip, mac, mad); });

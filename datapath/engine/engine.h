@@ -78,13 +78,9 @@
 // should also ignore SIGPIPE process-wide.
 #pragma once
 
-#include <linux/futex.h>
 #include <pthread.h>
-#include <sched.h>
 #include <signal.h>
-#include <sys/syscall.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -390,10 +386,7 @@ class Engine {
   // called by call(): the CM service's periodic drain is a call, and waking
   // the thread on each made it run beside a spinning application
   // (docs/tails.md).
-  void wake_progress() {
-    progress_wake_.fetch_add(1, std::memory_order_seq_cst);
-    if (napping_.load(std::memory_order_seq_cst)) sleeper_.wake(progress_wake_);
-  }
+  void wake_progress() { progress_wake_.wake(sleeper_); }
 
   // Calls within app_quiet_ns that mean the application drives the engine
   // (one that sleeps on completion events makes two or three per
@@ -527,17 +520,8 @@ class Engine {
     }
   }
   // The progress thread's nap of up to `ns`, cut short by wake_progress:
-  // whether it was. Either wake_progress sees napping_ and wakes the futex,
-  // or the futex wait finds progress_wake_ no longer `seen` and returns at
-  // once (both sides sequentially consistent; the kernel compares the word
-  // atomically with going to sleep).
-  bool nap_woken(TimeNs ns) {
-    const std::uint32_t seen = progress_wake_.load(std::memory_order_seq_cst);
-    napping_.store(true, std::memory_order_seq_cst);
-    sleeper_.nap(ns, progress_wake_, seen);
-    napping_.store(false, std::memory_order_seq_cst);
-    return progress_wake_.load(std::memory_order_seq_cst) != seen;
-  }
+  // whether it was (nano_sleeper.h, WakeWord).
+  bool nap_woken(TimeNs ns) { return progress_wake_.nap(sleeper_, ns); }
 
   // Quick yields in a row after which the core counts as uncontended.
   static constexpr std::uint32_t kFastYields = 8;
@@ -561,8 +545,7 @@ class Engine {
   // (written by the progress thread on each nap: a line of their own, so
   // that a nap does not take the application's line away), and whether the
   // progress thread runs (call()'s embedded path).
-  alignas(64) std::atomic<std::uint32_t> progress_wake_{0};
-  std::atomic<bool> napping_{false};
+  alignas(64) WakeWord progress_wake_;
   std::atomic<bool> progress_runs_{false};
   std::vector<VnicT*> vnics_;
   std::size_t first_ = 0;

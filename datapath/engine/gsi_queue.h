@@ -10,8 +10,8 @@
 // engine lcore only; pending() from any thread.
 //
 // The CM service's thread naps until its next timer and drains only a
-// queue that holds something: a push rings its GsiBell, which wakes that
-// thread at once. Before, the thread woke every millisecond and drained
+// queue that holds something: a push wakes its WakeWord, which ends that
+// thread's nap at once. Before, the thread woke every millisecond and drained
 // every device through Engine::call; in embedded mode it is a thread of
 // the application's process, on the application's CPU, so each wake-up
 // and each call's hand-back preempted a spinning application (UCX opens
@@ -26,7 +26,6 @@
 #include <vector>
 
 #include "datapath/engine/nano_sleeper.h"
-
 #include "datapath/wire/addr.h"
 #include "datapath/wire/mad.h"
 
@@ -37,28 +36,6 @@ struct GsiMad {
   wire::MacAddr peer_mac{};
   std::uint32_t src_qp = 0;
   std::array<std::uint8_t, wire::kMadBytes> mad{};
-};
-
-// The CM service's wake-up: a futex word that a push increments, and
-// whether the service's thread naps on it (then, and only then, the push
-// makes the system call that wakes it). The order (word, then napping;
-// napping, then word) means a push during the thread's way into its nap
-// either changes the word it naps on or sees it napping.
-struct GsiBell {
-  std::atomic<std::uint32_t> word{0};
-  std::atomic<bool> napping{false};
-
-  void ring() {
-    word.fetch_add(1, std::memory_order_seq_cst);
-    if (napping.load(std::memory_order_seq_cst)) NanoSleeper{}.wake(word);
-  }
-  // Naps up to `ns`, or less if ring() is called from now on.
-  void nap(TimeNs ns) {
-    const std::uint32_t seen = word.load(std::memory_order_seq_cst);
-    napping.store(true, std::memory_order_seq_cst);
-    if (word.load(std::memory_order_seq_cst) == seen) NanoSleeper{}.nap(ns, word, seen);
-    napping.store(false, std::memory_order_seq_cst);
-  }
 };
 
 class GsiQueue {
@@ -75,7 +52,7 @@ class GsiQueue {
     s.src_qp = src_qp;
     std::copy(mad.begin(), mad.end(), s.mad.begin());
     count_.store(n + 1, std::memory_order_release);
-    if (GsiBell* b = bell_.load(std::memory_order_acquire); b != nullptr) b->ring();
+    if (WakeWord* b = bell_.load(std::memory_order_acquire); b != nullptr) b->wake();
     return true;
   }
   // Moves every queued MAD to the end of `out` (control path: may allocate).
@@ -91,15 +68,15 @@ class GsiQueue {
   std::size_t size() const { return count_.load(std::memory_order_relaxed); }
   // Any thread: whether a MAD waits (a hint: one may arrive right after).
   bool pending() const { return count_.load(std::memory_order_acquire) != 0; }
-  // The bell each push rings from now on (nullptr: none); any thread. The
-  // bell must outlive the queue or be replaced first.
-  void set_bell(GsiBell* b) { bell_.store(b, std::memory_order_release); }
+  // The word each push wakes from now on (nullptr: none); any thread. It
+  // must outlive the queue or be replaced first.
+  void set_bell(WakeWord* b) { bell_.store(b, std::memory_order_release); }
 
  private:
   std::vector<GsiMad> slots_;
   std::size_t head_ = 0;
   std::atomic<std::size_t> count_{0};
-  std::atomic<GsiBell*> bell_{nullptr};
+  std::atomic<WakeWord*> bell_{nullptr};
 };
 
 }  // namespace uroce::engine

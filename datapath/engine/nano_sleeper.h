@@ -1,6 +1,8 @@
 // The engine's sleeper (Engine's Sleeper parameter; tests give a fake):
 // nanosleep, sched_yield, and a futex nap that another thread can cut
-// short. Also the CM service's wake-up (gsi_queue.h, GsiBell).
+// short; and WakeWord, the word such a nap waits on, shared by the
+// embedded progress thread (Engine::wake_progress) and the CM service's
+// thread (gsi_queue.h).
 #pragma once
 
 #include <linux/futex.h>
@@ -44,5 +46,41 @@ struct NanoSleeper {
 };
 static_assert(sizeof(std::atomic<std::uint32_t>) == sizeof(std::uint32_t) &&
               std::atomic<std::uint32_t>::is_always_lock_free);
+
+// A nap that another thread can end: a futex word that wake() bumps, and
+// whether a thread naps on it (then, and only then, wake() makes the system
+// call). Either wake() sees `napping` and wakes the futex, or the futex
+// wait finds the word no longer what the napper read and returns at once
+// (both sides sequentially consistent; the kernel compares the word
+// atomically with going to sleep). One thread naps on a word at a time.
+struct WakeWord {
+  std::atomic<std::uint32_t> word{0};
+  std::atomic<bool> napping{false};
+
+  // Any thread: ends a nap under way, or the next one's wait at once.
+  template <class Sleeper>
+  void wake(Sleeper& s) {
+    word.fetch_add(1, std::memory_order_seq_cst);
+    if (napping.load(std::memory_order_seq_cst)) s.wake(word);
+  }
+  // Naps up to `ns`; whether wake() was called meanwhile.
+  template <class Sleeper>
+  bool nap(Sleeper& s, TimeNs ns) {
+    const std::uint32_t seen = word.load(std::memory_order_seq_cst);
+    napping.store(true, std::memory_order_seq_cst);
+    s.nap(ns, word, seen);
+    napping.store(false, std::memory_order_seq_cst);
+    return word.load(std::memory_order_seq_cst) != seen;
+  }
+  // The same with NanoSleeper.
+  void wake() {
+    NanoSleeper s;
+    wake(s);
+  }
+  bool nap(TimeNs ns) {
+    NanoSleeper s;
+    return nap(s, ns);
+  }
+};
 
 }  // namespace uroce::engine

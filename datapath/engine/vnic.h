@@ -314,7 +314,7 @@ class Vnic {
   // Any thread: whether a MAD waits for gsi_drain, and the bell a MAD's
   // arrival rings (gsi_queue.h; nullptr: none).
   bool gsi_pending() const { return gsi_.pending(); }
-  void set_gsi_bell(GsiBell* b) { gsi_.set_bell(b); }
+  void set_gsi_bell(WakeWord* b) { gsi_.set_bell(b); }
   int gsi_send(wire::Ipv4Addr ip, wire::MacAddr mac,
                std::span<const std::uint8_t, wire::kMadBytes> mad);
 

@@ -92,14 +92,14 @@ class FakeDevice final : public Device {
   std::vector<engine::GsiMad> gsi_in;
   std::vector<engine::GsiMad> gsi_out;
   int gsi_drains = 0;
-  engine::GsiBell* gsi_bell = nullptr;
+  engine::WakeWord* gsi_bell = nullptr;
   void gsi_drain(std::vector<engine::GsiMad>* out) override {
     ++gsi_drains;
     out->insert(out->end(), gsi_in.begin(), gsi_in.end());
     gsi_in.clear();
   }
   bool gsi_pending() const override { return !gsi_in.empty(); }
-  void set_gsi_bell(engine::GsiBell* bell) override { gsi_bell = bell; }
+  void set_gsi_bell(engine::WakeWord* bell) override { gsi_bell = bell; }
   int gsi_send(wire::Ipv4Addr ip, wire::MacAddr mac,
                std::span<const std::uint8_t, wire::kMadBytes> mad) override {
     engine::GsiMad m;

@@ -2,9 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include <chrono>
-#include <thread>
-
 namespace uroce::engine {
 namespace {
 
@@ -16,7 +13,7 @@ std::array<std::uint8_t, wire::kMadBytes> mad_of(std::uint8_t b) {
 
 TEST(GsiQueue_Push, RingsTheBellAndIsPendingUntilDrained) {
   GsiQueue q(4);
-  GsiBell bell;
+  WakeWord bell;
   EXPECT_FALSE(q.pending());
   ASSERT_TRUE(q.push(wire::Ipv4Addr{1}, wire::MacAddr{}, 1, mad_of(7)));
   EXPECT_EQ(bell.word.load(), 0u);  // no bell yet
@@ -35,27 +32,14 @@ TEST(GsiQueue_Push, RingsTheBellAndIsPendingUntilDrained) {
   EXPECT_EQ(bell.word.load(), 1u);
 }
 
-TEST(GsiQueue_Push, FullQueueRefusesWithoutRinging) {
+TEST(GsiQueue_Push, FullQueueRefusesWithoutWaking) {
   GsiQueue q(1);
-  GsiBell bell;
+  WakeWord bell;
   q.set_bell(&bell);
   ASSERT_TRUE(q.push(wire::Ipv4Addr{1}, wire::MacAddr{}, 1, mad_of(1)));
   EXPECT_FALSE(q.push(wire::Ipv4Addr{2}, wire::MacAddr{}, 1, mad_of(2)));
   EXPECT_EQ(bell.word.load(), 1u);
   EXPECT_EQ(q.size(), 1u);
-}
-
-TEST(GsiBell_Nap, RingEndsANapAtOnce) {
-  GsiBell bell;
-  const auto t0 = std::chrono::steady_clock::now();
-  std::thread napper([&] { bell.nap(60 * kNsPerSec); });
-  // Rings only once the thread naps (or is about to: a ring between its
-  // read of the word and its futex wait changes the word it waits on).
-  while (!bell.napping.load()) std::this_thread::yield();
-  bell.ring();
-  napper.join();
-  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(30));
-  EXPECT_FALSE(bell.napping.load());
 }
 
 }  // namespace
