@@ -10,10 +10,7 @@ std::uint32_t SrSpray::pick() {
     std::uint32_t i = next_ + k;
     if (i >= n_) i -= n_;
     if (!avoided(i)) return i;
-    if (static_cast<std::int32_t>(until_[i] - sent_) <= 0) {
-      avoided_ = static_cast<std::uint16_t>(avoided_ & ~(1u << i));
-      return i;
-    }
+    if (end_if_over(i)) return i;
   }
   return next_;  // unreachable: never every path avoided
 }
@@ -32,14 +29,18 @@ void SrSpray::sent(Psn p, std::uint32_t path) {
   if (ctr_ != nullptr) ++ctr_->sr_spray_tx;
 }
 
+bool SrSpray::end_if_over(std::uint32_t path) {
+  if (static_cast<std::int32_t>(until_[path] - sent_) > 0) return false;
+  avoided_ = static_cast<std::uint16_t>(avoided_ & ~(1u << path));
+  return true;
+}
+
 void SrSpray::charge(Psn p) {
   if (!on()) return;
   const std::uint32_t i = path_of(p);
   if (ctr_ != nullptr) ++ctr_->sr_spray_losses;
   for (std::uint32_t k = 0; k < n_; ++k) {
-    if (avoided(k) && static_cast<std::int32_t>(until_[k] - sent_) <= 0) {
-      avoided_ = static_cast<std::uint16_t>(avoided_ & ~(1u << k));
-    }
+    if (avoided(k)) (void)end_if_over(k);
   }
   if (!avoided(i)) {
     if (avoided_now() + 1 >= n_) return;

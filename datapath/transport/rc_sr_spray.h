@@ -83,6 +83,10 @@ class SrSpray {
   void charge(Psn p);
 
  private:
+  // An avoided path whose kAvoidPackets have gone by is used again: true
+  // (and no longer avoided) if so.
+  bool end_if_over(std::uint32_t path);
+
   std::array<std::uint16_t, kMaxPaths> port_{};
   // The packet count (sent_) at which an avoided path is used again.
   std::array<std::uint32_t, kMaxPaths> until_{};
