@@ -314,7 +314,7 @@ template <TxSink Tx>
   const bool new_psn = psn == sq_.psn_high;
   std::uint32_t window = c_.cfg.tuning.window_psns;
   if (sr) [[unlikely]]
-    window = std::min({window, c_.cfg.tuning.sr_cap_psns, kSrWindow});
+    window = std::min({window, c_.cfg.tuning.sr_cap_psns, c_.sr->cap, kSrWindow});
   if (new_psn && Psn::forward(sq_.comp_psn, psn) >= window) {
     ++c_.ctr.wait_window;
     return ReqStep::kBlocked;

@@ -30,6 +30,10 @@ struct RcSr {
   // The UDP source ports its SEND and WRITE packets are sprayed over
   // (rc_sr_spray.h); off (one path) until the engine configures it.
   SrSpray spray;
+  // Packets in flight at most (the device's lossy_cap, set by the engine
+  // when it attaches this; docs/lossy.md "The cap"): one bandwidth-delay
+  // product of the fabric. The requester also keeps its window and kSrWindow.
+  std::uint32_t cap = kSrWindow;
 };
 
 }  // namespace uroce::transport

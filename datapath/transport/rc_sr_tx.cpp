@@ -12,7 +12,7 @@ void SrTx::reset(Psn start) {
   rack_valid_ = false;
   rack_ts_ = rack_rtt_ = 0;
   reo_at_ = pto_at_ = 0;
-  probed_ = false;
+  probes_ = 0;
 }
 
 TimeNs SrTx::reo_wnd() const {
@@ -47,7 +47,7 @@ void SrTx::on_sent(Psn p, TimeNs now, bool exempt) {
   }
   clear(lost_, p);
   if (exempt) set(exempt_, p);
-  pto_at_ = now + pto();
+  pto_at_ = now + (pto() << probes_);
 }
 
 void SrTx::delivered(Psn q, TimeNs now) {
@@ -95,8 +95,8 @@ void SrTx::on_ack(Psn cum, const wire::SrSackEthHdr* sack, TimeNs now) {
       reo_mult_ = std::min(reo_mult_ * 2, kMaxReoMult);
     }
   }
-  if (progress) probed_ = false;
-  pto_at_ = in_flight() != 0 ? now + pto() : 0;
+  if (progress) probes_ = 0;
+  pto_at_ = in_flight() != 0 ? now + (pto() << probes_) : 0;
   detect(now);
 }
 
@@ -122,14 +122,14 @@ void SrTx::detect(TimeNs now) {
 
 void SrTx::on_timer(TimeNs now) {
   detect(now);
-  if (pto_at_ == 0 || now < pto_at_ || probed_ || in_flight() == 0) return;
+  if (pto_at_ == 0 || now < pto_at_ || probes_ >= kMaxProbes || in_flight() == 0) return;
   // The tail-loss probe: the newest outstanding PSN not held goes again.
   for (std::uint32_t i = in_flight(); i-- > 0;) {
     const Psn p = base_ + i;
     if (bit(held_, p) || bit(exempt_, p)) continue;
     if (!bit(lost_, p)) set(lost_, p);
     count(&RcSrCounters::sr_tx_probes);
-    probed_ = true;
+    ++probes_;
     break;
   }
   pto_at_ = 0;
@@ -144,14 +144,14 @@ void SrTx::on_rto() {
     if (!bit(lost_, p) && spray_ != nullptr) spray_->charge(p);
     set(lost_, p);
   }
-  // A probe may go again once the timeout's resends made progress.
-  probed_ = false;
+  // The timeout's resends start a new round of probes.
+  probes_ = 0;
   pto_at_ = 0;
 }
 
 TimeNs SrTx::deadline() const {
   TimeNs d = reo_at_;
-  if (pto_at_ != 0 && !probed_ && (d == 0 || pto_at_ < d)) d = pto_at_;
+  if (pto_at_ != 0 && probes_ < kMaxProbes && (d == 0 || pto_at_ < d)) d = pto_at_;
   return d;
 }
 
