@@ -110,6 +110,7 @@ void RcResponder::exec_read(const wire::ParsedPacket& pkt) {
   r->va = pkt.reth.va();
   r->resid = len;
   r->cur_psn = cur_psn_;
+  r->end_psn = r->last_psn;
   epsn_ += npkts;
   ++msn_;
   ++c_.ctr.rx_requests;
@@ -170,9 +171,18 @@ void RcResponder::on_duplicate(const wire::ParsedPacket& pkt, Psn p) {
     case wire::OpClass::kReadRequest: {
       RdAtomicRes* r = res_.find(p);
       const std::uint64_t len = pkt.reth.dma_len();
+      const std::uint32_t npkts = read_packets(len, c_.mtu());
+      const Psn end = p + (npkts - 1);
       std::uint8_t* host = nullptr;
-      if (r == nullptr || r->kind != RdAtomicRes::Kind::kRead ||
-          p + (read_packets(len, c_.mtu()) - 1) != r->last_psn ||
+      // RC asks again for the tail of a READ. A selective-repeat requester
+      // may ask for a range inside it (docs/lossy.md "READ responses"):
+      // whole packets, unless it reaches the READ's last PSN.
+      bool range_ok = r != nullptr && end == r->last_psn;
+      if (r != nullptr && !range_ok && pkt.bth.opcode() == wire::op::kSrReadRequest) [[unlikely]] {
+        range_ok = Psn::forward(p, end) < Psn::forward(p, r->last_psn) &&
+                   len == static_cast<std::uint64_t>(npkts) * c_.mtu();
+      }
+      if (r == nullptr || r->kind != RdAtomicRes::Kind::kRead || !range_ok ||
           c_.mrs.resolve_remote(pkt.reth.rkey(), c_.cfg.pd, c_.cfg.qpn, pkt.reth.va(), len,
                                 access::kRemoteRead, &host) != MrError::kOk) {
         ++c_.ctr.drop_dup_unknown;
@@ -182,6 +192,7 @@ void RcResponder::on_duplicate(const wire::ParsedPacket& pkt, Psn p) {
       r->va = pkt.reth.va();
       r->resid = len;
       r->cur_psn = p;
+      r->end_psn = end;
       replay_from(r);
       ++c_.ctr.reads_replayed;
       return;

@@ -12,6 +12,13 @@
 
 namespace uroce::transport {
 
+// The response PSNs one SR READ request asks for at most (docs/lossy.md
+// "READ responses"): half the requester's cap `window` (min(window_psns,
+// sr_cap_psns, kSrWindow)), so that a READ's responses never pass the cap
+// and the next part is asked for while the previous one still arrives.
+// Part c of a READ covers its response PSNs [c * chunk, (c + 1) * chunk).
+constexpr std::uint32_t sr_read_chunk(std::uint32_t window) { return window > 1 ? window / 2 : 1; }
+
 struct RcSr {
   RcSrCounters ctr{};
   // The responder's window (rc_sr_rx.h): it accepts SR opcodes only while

@@ -5,7 +5,8 @@
 // so that a duplicate can be served without executing anything again:
 //   READ    first..last PSN of its response stream and the stream's cursor;
 //           a duplicate READ restarts the stream from the duplicate's PSN
-//           with the duplicate's RETH (the requester may ask for the tail).
+//           with the duplicate's RETH (the requester may ask for the tail,
+//           or with selective repeat for a range inside it).
 //   atomic  its PSN and the original value the operation read; a duplicate
 //           is answered from it (an atomic is never executed twice).
 // Entries sit in a ring in PSN order; a new request takes the next slot,
@@ -37,6 +38,9 @@ struct RdAtomicRes {
   std::uint64_t va = 0;
   std::uint64_t resid = 0;
   Psn cur_psn{};
+  // The stream stops after this PSN: last_psn, or for a selective-repeat
+  // re-request of missing responses the end of the range it asked for.
+  Psn end_psn{};
   // Atomic: the value read before the operation.
   std::uint64_t orig = 0;
 

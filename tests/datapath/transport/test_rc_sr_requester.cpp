@@ -200,6 +200,10 @@ struct SrRun {
   RcSrCounters sra;
   std::uint64_t lost_ab = 0;  // frames the link lost from A to B
   std::uint64_t lost_ba = 0;
+  // READ requests A sent beyond the first of each READ, and the response
+  // PSNs they asked for (the harness's count, so the same for both modes).
+  std::uint64_t read_rereqs = 0;
+  std::uint64_t read_rereq_psns = 0;
 };
 
 // A writes 1 MiB into B, reads it back elsewhere, sends 20 messages;
@@ -266,6 +270,8 @@ SrRun run_pair(bool sr, double loss, double reorder, double dup, std::uint64_t s
   r.b = b.qp->counters();
   r.lost_ab = pair.link().counters(0).drop_loss;
   r.lost_ba = pair.link().counters(1).drop_loss;
+  r.read_rereqs = a.tx.read_rereqs;
+  r.read_rereq_psns = a.tx.read_rereq_psns;
   if (!r.done) return r;
   for (std::size_t i = 0; i < a.scq.wc.size(); ++i) {
     EXPECT_EQ(status(a.scq.wc[i]), WcStatus::kSuccess) << i;
@@ -299,7 +305,6 @@ struct SrSim : ::testing::TestWithParam<std::tuple<SrLink, std::uint64_t>> {};
 TEST_P(SrSim, Pair_WriteReadSendsArriveIntact) {
   const auto& [l, seed] = GetParam();
   const SrRun r = run_pair(true, l.loss, l.reorder, l.dup, seed, l.mtu);
-  ASSERT_TRUE(r.done) << "t=" << r.took;
   std::printf(
       "%s seed %llu: %.1f us, retransmissions %llu (resends %llu, lost %llu, probes %llu, "
       "spurious %llu, timeouts %llu, go-back-N %llu, READ response gaps %llu), frames lost "
@@ -313,6 +318,19 @@ TEST_P(SrSim, Pair_WriteReadSendsArriveIntact) {
       static_cast<unsigned long long>(r.a.timeouts), static_cast<unsigned long long>(r.a.go_back_n),
       static_cast<unsigned long long>(r.a.drop_response_gap),
       static_cast<unsigned long long>(r.lost_ab), static_cast<unsigned long long>(r.lost_ba));
+  std::printf(
+      "  READ: responses sent %llu, dropped %llu (gaps %llu, duplicates %llu, beyond the window "
+      "%llu), placed out of order %llu; re-requests %llu asking for %llu response PSNs\n",
+      static_cast<unsigned long long>(r.b.tx_read_responses),
+      static_cast<unsigned long long>(r.a.drop_response_gap + r.sra.sr_rd_dup +
+                                      r.sra.sr_rd_drop_window),
+      static_cast<unsigned long long>(r.a.drop_response_gap),
+      static_cast<unsigned long long>(r.sra.sr_rd_dup),
+      static_cast<unsigned long long>(r.sra.sr_rd_drop_window),
+      static_cast<unsigned long long>(r.sra.sr_rd_placed),
+      static_cast<unsigned long long>(r.read_rereqs),
+      static_cast<unsigned long long>(r.read_rereq_psns));
+  ASSERT_TRUE(r.done) << "t=" << r.took;
   if (l.loss == 0 && l.reorder == 0 && l.dup == 0) {
     EXPECT_EQ(r.a.tx_retransmits, 0u);
   }

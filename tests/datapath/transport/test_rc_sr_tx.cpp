@@ -127,12 +127,13 @@ TEST(SrTx_Probe, TailLossProbeThenRepair) {
   EXPECT_EQ(p, Psn(0));
 }
 
-// A READ's PSNs are delivered by its responses: never deemed lost here.
+// An atomic's PSN is delivered by its ACK, recovered by RC's rules: never
+// deemed lost here.
 TEST(SrTx_Detect, ExemptPsnsNeverLost) {
   Board b;
   SrTx& t = b.t;
   t.reset(Psn(0));
-  for (std::uint32_t i = 0; i < 3; ++i) t.on_sent(Psn(i), 0, true);
+  for (std::uint32_t i = 0; i < 3; ++i) t.on_sent(Psn(i), 0, SrTx::Kind::kAtomic);
   t.on_sent(Psn(3), us(1));
   const wire::SrSackEthHdr h = sack_of({3});
   t.on_ack(Psn(0), &h, us(21));
@@ -177,7 +178,7 @@ TEST(SrTx_OnRto, MarksOnlyWhatIsNotHeld) {
   Board b;
   SrTx& t = b.t;
   t.reset(Psn(0));
-  t.on_sent(Psn(0), 0, true);
+  t.on_sent(Psn(0), 0, SrTx::Kind::kAtomic);
   for (std::uint32_t i = 1; i < 6; ++i) t.on_sent(Psn(i), us(i));
   const wire::SrSackEthHdr h = sack_of({2, 3});
   t.on_ack(Psn(0), &h, us(10));
