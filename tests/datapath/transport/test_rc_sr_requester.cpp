@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <initializer_list>
@@ -53,6 +54,21 @@ struct SrRequester : RcFixture {
   }
   void fire(TimeNs now) { qp->on_timer(now, io); }
   TimeNs armed() const { return timer.at.at(kQpn); }
+  // The READ response with PSN `psn` of a READ of the remote region at
+  // `read_off` that started at PSN `first`: its payload is the remote bytes
+  // at its offset (a path MTU, or `tail` bytes for the READ's last PSN).
+  PktPtr rd(std::uint8_t op, std::uint32_t first, std::uint32_t psn, std::size_t read_off = 0,
+            std::size_t tail = 0) const {
+    wire::PacketSpec s = peer_spec(op, psn);
+    if (op != o::kRcReadResponseMiddle) s.aeth = wire::AethHdr::make(wire::aeth_ack_syndrome(), 1);
+    const std::size_t off = read_off + static_cast<std::size_t>(psn - first) * mtu();
+    s.payload = std::span<const std::uint8_t>(remote.data() + off, tail != 0 ? tail : mtu());
+    return build(s);
+  }
+  // The READ's bytes at `off` of `len` arrived in local memory at `off`.
+  bool placed(std::size_t off, std::size_t len) const {
+    return std::memcmp(local.data() + off, remote.data() + off, len) == 0;
+  }
 };
 
 // Once started, WQEs send SR opcodes: SEND and WRITE packets with SRETH
@@ -177,6 +193,215 @@ TEST_F(SrRequester, Timeout_SkipsWhatTheResponderHolds) {
   ASSERT_EQ(qp->counters().timeouts, 1u);
   EXPECT_EQ(psns(), (std::vector<std::uint32_t>{100, 101}));
   EXPECT_EQ(qp->counters().go_back_n, 0u);
+}
+
+// READ responses (docs/lossy.md "READ responses") ----------------------------
+
+// Responses that arrive out of order are placed at their offsets at once;
+// the READ completes only when every one of them is there, and nothing is
+// asked for again while the gap may be reordering.
+TEST_F(SrRequester, ReadResponse_PlacedOutOfOrderCompletedInOrder) {
+  make_sr_qp();
+  ASSERT_EQ(qp->post_send(send_wr(1, WrOpcode::kRdmaRead, 0, 4096)), 0);
+  pump(0);
+  ASSERT_EQ(tx.size(), 1u);
+  EXPECT_EQ(tx.at(0).bth.opcode(), o::kSrReadRequest);
+  EXPECT_EQ(tx.at(0).reth.dma_len(), 4096u);
+  tx.clear();
+  deliver(rd(o::kRcReadResponseLast, 100, 103), us(10));
+  deliver(rd(o::kRcReadResponseMiddle, 100, 101), us(10));
+  EXPECT_TRUE(placed(3072, 1024));
+  EXPECT_TRUE(placed(1024, 1024));
+  EXPECT_FALSE(placed(0, 1024));
+  deliver(rd(o::kRcReadResponseMiddle, 100, 102), us(11));
+  EXPECT_TRUE(scq.wc.empty());
+  EXPECT_EQ(sr.ctr.sr_rd_placed, 3u);
+  deliver(rd(o::kRcReadResponseFirst, 100, 100), us(11));
+  ASSERT_EQ(scq.wc.size(), 1u);
+  EXPECT_EQ(status(scq.wc[0]), WcStatus::kSuccess);
+  EXPECT_EQ(scq.wc[0].byte_len, 4096u);
+  EXPECT_TRUE(placed(0, 4096));
+  EXPECT_EQ(pump(us(11)), 0u);
+  EXPECT_EQ(qp->counters().drop_response_gap + qp->counters().go_back_n, 0u);
+  EXPECT_EQ(sr.ctr.sr_rd_rereqs + sr.ctr.sr_rd_dup, 0u);
+}
+
+// One response lost in the middle: once a later response arrived and RTT +
+// reo_wnd passed, a READ request for that PSN's bytes alone goes (the RETH
+// at its offset, one path MTU long); its response completes the READ.
+TEST_F(SrRequester, ReadResponse_LostMiddleReRequestedAlone) {
+  make_sr_qp();
+  ASSERT_EQ(qp->post_send(send_wr(1, WrOpcode::kRdmaRead, 0, 8 * 1024)), 0);
+  pump(0);
+  tx.clear();
+  deliver(rd(o::kRcReadResponseFirst, 100, 100), us(20));
+  for (std::uint32_t p = 101; p < 107; ++p) {
+    if (p != 103) deliver(rd(o::kRcReadResponseMiddle, 100, p), us(20));
+  }
+  deliver(rd(o::kRcReadResponseLast, 100, 107), us(20));
+  EXPECT_EQ(pump(us(20)), 0u);  // not lost yet: may be reordered
+  EXPECT_EQ(armed(), us(25));   // sent at 0 + RTT 20 + reo_wnd 5
+  fire(us(25));
+  pump(us(25));
+  ASSERT_EQ(tx.size(), 1u);
+  EXPECT_EQ(tx.at(0).bth.opcode(), o::kSrReadRequest);
+  EXPECT_EQ(tx.at(0).bth.psn(), 103u);
+  EXPECT_TRUE(tx.at(0).bth.ack_req());
+  EXPECT_EQ(tx.at(0).reth.va(), kRemoteVa + 3 * 1024);
+  EXPECT_EQ(tx.at(0).reth.rkey(), rkey);
+  EXPECT_EQ(tx.at(0).reth.dma_len(), 1024u);
+  EXPECT_EQ(sr.ctr.sr_rd_rereqs, 1u);
+  EXPECT_EQ(sr.ctr.sr_rd_rereq_psns, 1u);
+  EXPECT_TRUE(scq.wc.empty());
+  deliver(rd(o::kRcReadResponseMiddle, 100, 103), us(45));
+  ASSERT_EQ(scq.wc.size(), 1u);
+  EXPECT_EQ(status(scq.wc[0]), WcStatus::kSuccess);
+  EXPECT_TRUE(placed(0, 8 * 1024));
+  EXPECT_EQ(qp->counters().go_back_n + qp->counters().timeouts, 0u);
+}
+
+// Several holes in one part: one READ request from the first missing PSN to
+// the last one deemed lost (the placed PSNs between come again and are
+// dropped as duplicates, not placed twice); holes in another part of the
+// READ take a request of their own.
+TEST_F(SrRequester, ReadResponse_SeveralHolesOneRequestPerPart) {
+  make_sr_qp();
+  // 130 response PSNs, 100..229: parts of 64 (half the cap of 128); the
+  // first two are asked for at once, the third once the first is placed.
+  ASSERT_EQ(qp->post_send(send_wr(1, WrOpcode::kRdmaRead, 0, 130 * 1024)), 0);
+  pump(0);
+  ASSERT_EQ(tx.size(), 2u);
+  EXPECT_EQ(tx.at(0).bth.psn(), 100u);
+  EXPECT_EQ(tx.at(0).reth.dma_len(), 64u * 1024);
+  EXPECT_EQ(tx.at(1).bth.psn(), 164u);
+  EXPECT_EQ(tx.at(1).reth.va(), kRemoteVa + 64 * 1024);
+  EXPECT_EQ(tx.at(1).reth.dma_len(), 64u * 1024);
+  tx.clear();
+  const std::vector<std::uint32_t> holes{101, 104, 105, 170};
+  for (std::uint32_t p = 100; p < 228; ++p) {
+    if (std::find(holes.begin(), holes.end(), p) != holes.end()) continue;
+    std::uint8_t op = o::kRcReadResponseMiddle;
+    if (p == 100) op = o::kRcReadResponseFirst;
+    if (p == 163 || p == 227) op = o::kRcReadResponseLast;
+    if (p == 164) op = o::kRcReadResponseFirst;
+    deliver(rd(op, 100, p), us(20));
+  }
+  fire(armed());
+  pump(armed());
+  ASSERT_EQ(tx.size(), 2u);
+  EXPECT_EQ(tx.at(0).bth.psn(), 101u);
+  EXPECT_EQ(tx.at(0).reth.va(), kRemoteVa + 1024);
+  EXPECT_EQ(tx.at(0).reth.dma_len(), 5u * 1024);  // 101..105
+  EXPECT_EQ(tx.at(1).bth.psn(), 170u);
+  EXPECT_EQ(tx.at(1).reth.dma_len(), 1024u);
+  EXPECT_EQ(sr.ctr.sr_rd_rereqs, 2u);
+  EXPECT_EQ(sr.ctr.sr_rd_rereq_psns, 6u);
+  tx.clear();
+  for (std::uint32_t p = 101; p <= 105; ++p) deliver(rd(o::kRcReadResponseMiddle, 100, p), us(40));
+  EXPECT_EQ(sr.ctr.sr_rd_dup, 2u);  // 102, 103
+  deliver(rd(o::kRcReadResponseMiddle, 100, 170), us(40));
+  EXPECT_TRUE(scq.wc.empty());
+  // The first part is placed: the third is asked for.
+  pump(us(40));
+  ASSERT_EQ(tx.size(), 1u);
+  EXPECT_EQ(tx.at(0).bth.psn(), 228u);
+  EXPECT_EQ(tx.at(0).reth.dma_len(), 2u * 1024);
+  deliver(rd(o::kRcReadResponseFirst, 100, 228), us(60));
+  deliver(rd(o::kRcReadResponseLast, 100, 229), us(60));
+  ASSERT_EQ(scq.wc.size(), 1u);
+  EXPECT_EQ(scq.wc[0].byte_len, 130u * 1024);
+  EXPECT_TRUE(placed(0, 130 * 1024));
+  EXPECT_EQ(qp->counters().go_back_n, 0u);
+}
+
+// A response placed already is dropped and counted, whatever its bytes;
+// one for a PSN not asked for yet (beyond the cap) is dropped too.
+TEST_F(SrRequester, ReadResponse_DuplicateAndBeyondWindowDropped) {
+  make_sr_qp();
+  ASSERT_EQ(qp->post_send(send_wr(1, WrOpcode::kRdmaRead, 0, 130 * 1024)), 0);
+  pump(0);
+  deliver(rd(o::kRcReadResponseMiddle, 100, 101), us(10));
+  wire::PacketSpec s = peer_spec(o::kRcReadResponseMiddle, 101);
+  const std::vector<std::uint8_t> junk(1024, 0xEE);
+  s.payload = junk;
+  deliver(build(s), us(11));
+  EXPECT_EQ(sr.ctr.sr_rd_dup, 1u);
+  EXPECT_TRUE(placed(1024, 1024));
+  deliver(rd(o::kRcReadResponseFirst, 100, 228), us(11));  // third part: not asked for
+  EXPECT_EQ(sr.ctr.sr_rd_drop_window, 1u);
+  EXPECT_FALSE(placed(128 * 1024, 1024));
+  EXPECT_EQ(sr.ctr.sr_rd_placed, 1u);
+  EXPECT_TRUE(scq.wc.empty());
+  EXPECT_EQ(qp->state(), QpState::kRts);
+}
+
+// A READ then two SENDs: the responder acknowledges the SENDs before the
+// READ's responses are all placed. Nothing completes early, the SENDs are
+// not sent again, only the missing response is asked for, and the three
+// complete in order once it arrives.
+TEST_F(SrRequester, ReadResponse_ReadThenSendsCompleteInOrder) {
+  make_sr_qp();
+  ASSERT_EQ(qp->post_send(send_wr(1, WrOpcode::kRdmaRead, 0, 4096)), 0);
+  ASSERT_EQ(qp->post_send(send_wr(2, WrOpcode::kSend, 8192, 100)), 0);
+  ASSERT_EQ(qp->post_send(send_wr(3, WrOpcode::kSend, 8192, 100)), 0);
+  pump(0);
+  ASSERT_EQ(psns(), (std::vector<std::uint32_t>{100, 104, 105}));
+  tx.clear();
+  deliver(rd(o::kRcReadResponseFirst, 100, 100), us(20));
+  deliver(rd(o::kRcReadResponseMiddle, 100, 102), us(20));
+  deliver(rd(o::kRcReadResponseLast, 100, 103), us(20));
+  deliver(ack(105), us(21));
+  EXPECT_TRUE(scq.wc.empty());
+  fire(armed());
+  pump(armed());
+  EXPECT_EQ(psns(), (std::vector<std::uint32_t>{101}));
+  EXPECT_EQ(tx.at(0).bth.opcode(), o::kSrReadRequest);
+  deliver(rd(o::kRcReadResponseMiddle, 100, 101), us(50));
+  ASSERT_EQ(scq.wc.size(), 3u);
+  EXPECT_EQ(scq.wc[0].wr_id, 1u);
+  EXPECT_EQ(scq.wc[0].opcode, static_cast<std::uint32_t>(WcOpcode::kRdmaRead));
+  EXPECT_EQ(scq.wc[1].wr_id, 2u);
+  EXPECT_EQ(scq.wc[2].wr_id, 3u);
+  for (const Cqe& c : scq.wc) EXPECT_EQ(status(c), WcStatus::kSuccess);
+  EXPECT_TRUE(placed(0, 4096));
+  EXPECT_EQ(qp->counters().tx_retransmits, 1u);
+  EXPECT_FALSE(qp->has_output());
+}
+
+// Plain RC (the peer never answered the handshake): a lost READ response is
+// a go-back-N, the READ asked for again from the missing PSN to its end,
+// byte for byte as a QP without selective repeat sends it.
+TEST_F(SrRequester, ReadResponse_PlainRcGoesBackNUnchanged) {
+  std::vector<std::vector<std::uint8_t>> frames[2];
+  for (int with_sr = 0; with_sr < 2; ++with_sr) {
+    tx.clear();
+    scq.wc.clear();
+    std::fill(local.begin(), local.begin() + 4096, 0);
+    if (with_sr != 0) {
+      make_sr_qp(false);
+    } else {
+      make_qp();
+    }
+    ASSERT_EQ(qp->post_send(send_wr(1, WrOpcode::kRdmaRead, 0, 4096)), 0);
+    pump(0);
+    deliver(rd(o::kRcReadResponseFirst, 100, 100), us(10));
+    deliver(rd(o::kRcReadResponseLast, 100, 103), us(10));  // 101, 102 lost
+    EXPECT_EQ(qp->counters().drop_response_gap, 1u);
+    EXPECT_EQ(qp->counters().go_back_n, 1u);
+    pump(us(10));
+    ASSERT_EQ(tx.size(), 2u);
+    EXPECT_EQ(tx.at(1).bth.opcode(), o::kRcReadRequest);
+    EXPECT_EQ(tx.at(1).bth.psn(), 101u);
+    EXPECT_EQ(tx.at(1).reth.dma_len(), 3072u);
+    for (std::size_t i = 0; i < tx.size(); ++i) frames[with_sr].push_back(tx.frames[i]->bytes);
+    for (std::uint32_t p = 101; p <= 103; ++p) {
+      deliver(rd(p == 103 ? o::kRcReadResponseLast : o::kRcReadResponseMiddle, 100, p), us(20));
+    }
+    ASSERT_EQ(scq.wc.size(), 1u);
+    EXPECT_TRUE(placed(0, 4096));
+    EXPECT_EQ(sr.ctr.sr_rd_placed + sr.ctr.sr_rd_rereqs + sr.ctr.sr_rd_dup, 0u);
+  }
+  EXPECT_EQ(frames[0], frames[1]);
 }
 
 // End to end ---------------------------------------------------------------

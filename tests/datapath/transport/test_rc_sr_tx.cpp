@@ -193,5 +193,75 @@ TEST(SrTx_OnRto, MarksOnlyWhatIsNotHeld) {
   EXPECT_FALSE(t.lost(Psn(4)));
 }
 
+// READ response PSNs (docs/lossy.md "READ responses"): a response
+// delivers its PSN and feeds the loss signal; a gap is lost once a later
+// response arrived and RTT + reo_wnd passed, as for request PSNs.
+TEST(SrTx_OnResponse, LaterResponseMakesTheGapLost) {
+  Board b;
+  SrTx& t = b.t;
+  t.reset(Psn(0));
+  for (std::uint32_t i = 0; i < 4; ++i) t.on_sent(Psn(i), 0, SrTx::Kind::kReadResponse);
+  EXPECT_TRUE(t.on_response(Psn(0), us(20)));
+  EXPECT_TRUE(t.on_response(Psn(2), us(20)));
+  EXPECT_TRUE(t.on_response(Psn(3), us(20)));
+  EXPECT_FALSE(t.on_response(Psn(3), us(21)));  // placed already
+  EXPECT_FALSE(t.on_response(Psn(9), us(21)));  // never asked for
+  EXPECT_TRUE(t.held(Psn(2)));
+  EXPECT_FALSE(t.lost(Psn(1)));
+  EXPECT_EQ(t.deadline(), us(25));  // sent at 0 + RTT 20 + reo_wnd 5
+  t.on_timer(us(25));
+  EXPECT_TRUE(t.lost(Psn(1)));
+  EXPECT_EQ(b.ctr.sr_tx_lost, 1u);
+  Psn p;
+  ASSERT_TRUE(t.next_lost(&p));
+  EXPECT_EQ(p, Psn(1));
+}
+
+// A SACK's cumulative PSN and bitmap pass a READ's response PSNs once the
+// READ ran at the responder: they never deliver them. base stops at the
+// first response not placed; the request PSNs after it count as delivered.
+TEST(SrTx_OnAck, ReadResponsePsnsOnlyDeliveredByResponses) {
+  Board b;
+  SrTx& t = b.t;
+  t.reset(Psn(0));
+  for (std::uint32_t i = 0; i < 3; ++i) t.on_sent(Psn(i), 0, SrTx::Kind::kReadResponse);
+  t.on_sent(Psn(3), 0);
+  t.on_sent(Psn(4), 0);
+  t.on_response(Psn(0), us(10));
+  const wire::SrSackEthHdr h = sack_of({1});  // PSN 5 + 1 "held"
+  t.on_ack(Psn(5), &h, us(10));
+  EXPECT_EQ(t.base(), Psn(1));
+  EXPECT_FALSE(t.held(Psn(1)));
+  EXPECT_FALSE(t.held(Psn(2)));
+  EXPECT_TRUE(t.held(Psn(3)));
+  EXPECT_TRUE(t.held(Psn(4)));
+  t.on_ack_beyond(Psn(5), us(11));
+  EXPECT_FALSE(t.held(Psn(2)));
+  t.on_response(Psn(1), us(12));
+  t.on_response(Psn(2), us(12));
+  t.on_ack(Psn(5), nullptr, us(12));
+  EXPECT_EQ(t.base(), Psn(5));
+  EXPECT_EQ(t.in_flight(), 0u);
+}
+
+// A response that comes twice after it was asked for again: the re-request
+// was not needed, once; reo_wnd doubles as for a SACK with DUP.
+TEST(SrTx_OnDupResponse, AfterReRequestWidensReorderWindow) {
+  Board b;
+  SrTx& t = b.t;
+  t.reset(Psn(0));
+  for (std::uint32_t i = 0; i < 2; ++i) t.on_sent(Psn(i), 0, SrTx::Kind::kReadResponse);
+  t.on_response(Psn(1), us(20));
+  t.on_dup_response(Psn(1));  // a duplicate, never asked for again
+  EXPECT_EQ(b.ctr.sr_tx_spurious, 0u);
+  const TimeNs w = t.reo_wnd();
+  t.on_sent(Psn(0), us(30), SrTx::Kind::kReadResponse);
+  t.on_response(Psn(0), us(31));
+  t.on_dup_response(Psn(0));
+  t.on_dup_response(Psn(0));
+  EXPECT_EQ(b.ctr.sr_tx_spurious, 1u);
+  EXPECT_EQ(t.reo_wnd(), 2 * w);
+}
+
 }  // namespace
 }  // namespace uroce::transport
