@@ -135,7 +135,7 @@ class RcRequester {
   ReqStep sr_reread(const SendWqe& w, Psn p, TimeNs now, Tx& tx);
   // The cap on PSNs in flight of a selective-repeat connection.
   std::uint32_t sr_window() const {
-    return std::min({c_.cfg.tuning.window_psns, c_.cfg.tuning.sr_cap_psns, kSrWindow});
+    return transport::sr_window(c_.cfg.tuning.window_psns, c_.cfg.tuning.sr_cap_psns);
   }
   // DC (dc_lane.h): before a fresh WR, the stream must be connected to the
   // WR's target. kSent: go on; otherwise what send_one returns.
@@ -279,9 +279,8 @@ template <TxSink Tx>
 ReqStep RcRequester::sr_reread(const SendWqe& w, Psn p, TimeNs now, Tx& tx) {
   SrTx& t = c_.sr->tx;
   const std::uint32_t mtu = c_.mtu();
-  const std::uint32_t chunk = sr_read_chunk(sr_window());
   const std::uint32_t idx = Psn::forward(w.first_psn, p);
-  const std::uint32_t part_end = std::min((idx / chunk + 1) * chunk, w.npkts);
+  const std::uint32_t part_end = sr_read_part_end(idx, w.npkts, sr_window());
   std::uint32_t end = idx;
   for (std::uint32_t i = idx + 1; i < part_end; ++i) {
     if (t.lost(w.first_psn + i)) end = i;
@@ -371,8 +370,7 @@ template <TxSink Tx>
   std::uint32_t part_end = npkts;
   std::uint32_t span = 1;
   if (sr && wr.opcode == WrOpcode::kRdmaRead) [[unlikely]] {
-    const std::uint32_t chunk = sr_read_chunk(window);
-    part_end = std::min((idx / chunk + 1) * chunk, npkts);
+    part_end = sr_read_part_end(idx, npkts, window);
     span = part_end - idx;
   }
   if (new_psn && Psn::forward(sq_.comp_psn, psn) + span > window) {

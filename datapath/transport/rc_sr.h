@@ -5,6 +5,8 @@
 // test per packet and behaves as plain RC, byte for byte.
 #pragma once
 
+#include <algorithm>
+
 #include "datapath/transport/rc_counters.h"
 #include "datapath/transport/rc_sr_rx.h"
 #include "datapath/transport/rc_sr_spray.h"
@@ -18,6 +20,18 @@ namespace uroce::transport {
 // and the next part is asked for while the previous one still arrives.
 // Part c of a READ covers its response PSNs [c * chunk, (c + 1) * chunk).
 constexpr std::uint32_t sr_read_chunk(std::uint32_t window) { return window > 1 ? window / 2 : 1; }
+// The cap on PSNs in flight of a selective-repeat connection, from
+// RcTuning's window_psns and sr_cap_psns.
+constexpr std::uint32_t sr_window(std::uint32_t window_psns, std::uint32_t sr_cap_psns) {
+  return std::min({window_psns, sr_cap_psns, kSrWindow});
+}
+// The end (exclusive, an index into the READ's response PSNs) of the part
+// of an SR READ of `npkts` responses that holds response `idx`.
+constexpr std::uint32_t sr_read_part_end(std::uint32_t idx, std::uint32_t npkts,
+                                         std::uint32_t window) {
+  const std::uint32_t chunk = sr_read_chunk(window);
+  return std::min((idx / chunk + 1) * chunk, npkts);
+}
 
 struct RcSr {
   RcSrCounters ctr{};

@@ -276,6 +276,7 @@ TEST_F(SrRequester, ReadResponse_SeveralHolesOneRequestPerPart) {
   EXPECT_EQ(tx.at(1).bth.psn(), 164u);
   EXPECT_EQ(tx.at(1).reth.va(), kRemoteVa + 64 * 1024);
   EXPECT_EQ(tx.at(1).reth.dma_len(), 64u * 1024);
+  EXPECT_FALSE(qp->has_output());  // the third part does not fit yet
   tx.clear();
   const std::vector<std::uint32_t> holes{101, 104, 105, 170};
   for (std::uint32_t p = 100; p < 228; ++p) {
@@ -302,6 +303,7 @@ TEST_F(SrRequester, ReadResponse_SeveralHolesOneRequestPerPart) {
   deliver(rd(o::kRcReadResponseMiddle, 100, 170), us(40));
   EXPECT_TRUE(scq.wc.empty());
   // The first part is placed: the third is asked for.
+  EXPECT_TRUE(qp->has_output());
   pump(us(40));
   ASSERT_EQ(tx.size(), 1u);
   EXPECT_EQ(tx.at(0).bth.psn(), 228u);
