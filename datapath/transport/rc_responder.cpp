@@ -172,15 +172,25 @@ void RcResponder::on_duplicate(const wire::ParsedPacket& pkt, Psn p) {
       RdAtomicRes* r = res_.find(p);
       const std::uint64_t len = pkt.reth.dma_len();
       const std::uint32_t npkts = read_packets(len, c_.mtu());
-      const Psn end = p + (npkts - 1);
+      Psn end = p + (npkts - 1);
+      std::uint64_t resid = len;
       std::uint8_t* host = nullptr;
       // RC asks again for the tail of a READ. A selective-repeat requester
       // may ask for a range inside it (docs/lossy.md "READ responses"):
-      // whole packets, unless it reaches the READ's last PSN.
+      // whole packets, unless it reaches the READ's last PSN. A range
+      // reaching past it (this READ ran for part of what the requester
+      // asked as one READ) is served up to its end; the requester asks
+      // for the rest again.
       bool range_ok = r != nullptr && end == r->last_psn;
       if (r != nullptr && !range_ok && pkt.bth.opcode() == wire::op::kSrReadRequest) [[unlikely]] {
-        range_ok = Psn::forward(p, end) < Psn::forward(p, r->last_psn) &&
-                   len == static_cast<std::uint64_t>(npkts) * c_.mtu();
+        const std::uint32_t in_r = Psn::forward(p, r->last_psn);
+        if (Psn::forward(p, end) < in_r) {
+          range_ok = len == static_cast<std::uint64_t>(npkts) * c_.mtu();
+        } else {
+          end = r->last_psn;
+          resid = static_cast<std::uint64_t>(in_r + 1) * c_.mtu();
+          range_ok = resid < len;
+        }
       }
       if (r == nullptr || r->kind != RdAtomicRes::Kind::kRead || !range_ok ||
           c_.mrs.resolve_remote(pkt.reth.rkey(), c_.cfg.pd, c_.cfg.qpn, pkt.reth.va(), len,
@@ -190,7 +200,7 @@ void RcResponder::on_duplicate(const wire::ParsedPacket& pkt, Psn p) {
       }
       r->rkey = pkt.reth.rkey();
       r->va = pkt.reth.va();
-      r->resid = len;
+      r->resid = resid;
       r->cur_psn = p;
       r->end_psn = end;
       replay_from(r);

@@ -288,11 +288,19 @@ TEST_F(SrResponder, Read_DuplicateRangeInsideServedAlone) {
   EXPECT_EQ(std::memcmp(tx.at(1).payload.data(), remote.data() + 8192 + 4 * 1024, 1024), 0);
   EXPECT_EQ(qp->counters().reads_replayed, 1u);
   tx.clear();
-  // Up to the READ's end: LAST, with the short tail.
+  // Up to the READ's end: LAST.
   deliver(sr_read(506, 8192 + 6 * 1024, 2 * 1024));
   ASSERT_EQ(tx.size(), 2u);
   EXPECT_EQ(tx.at(1).bth.opcode(), o::kRcReadResponseLast);
   EXPECT_EQ(tx.at(1).bth.psn(), 507u);
+  tx.clear();
+  // A range reaching past the READ (it ran for part of what the requester
+  // asked as one): served up to the READ's end.
+  deliver(sr_read(506, 8192 + 6 * 1024, 4 * 1024));
+  ASSERT_EQ(tx.size(), 2u);
+  EXPECT_EQ(tx.at(1).bth.opcode(), o::kRcReadResponseLast);
+  EXPECT_EQ(tx.at(1).bth.psn(), 507u);
+  EXPECT_EQ(tx.at(1).payload.size(), 1024u);
   tx.clear();
   // A range inside that is not whole packets: no response.
   deliver(sr_read(503, 8192 + 3 * 1024, 1000));
