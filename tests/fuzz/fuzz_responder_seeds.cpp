@@ -313,7 +313,6 @@ void exchange_dc(Rig& rig, DcPeer& peer, Script& s) {
     to_peer.clear();
     std::vector<std::vector<std::uint8_t>> batch;
     batch.swap(to_rig);
-    if (reverse) std::reverse(batch.begin(), batch.end());
     for (auto& f : batch) {
       wire::ParsedPacket p;
       if (wire::parse_roce(f, p) != wire::ParseError::kOk) continue;

@@ -370,6 +370,38 @@ TEST_F(SrRequester, ReadResponse_ReadThenSendsCompleteInOrder) {
   EXPECT_FALSE(qp->has_output());
 }
 
+// The re-requested responses are lost too: the tail-loss probe asks for the
+// newest missing one, then the retransmission timeout asks again for the
+// responses not placed, and only for them: no go-back-N to the READ.
+TEST_F(SrRequester, ReadResponse_TimeoutAsksOnlyForWhatIsMissing) {
+  make_sr_qp();
+  ASSERT_EQ(qp->post_send(send_wr(1, WrOpcode::kRdmaRead, 0, 4096)), 0);
+  pump(0);
+  deliver(rd(o::kRcReadResponseFirst, 100, 100), us(20));
+  deliver(rd(o::kRcReadResponseLast, 100, 103), us(20));
+  const TimeNs rto = local_ack_timeout_ns(cp.timeout);
+  TimeNs t = us(20);
+  while (qp->counters().timeouts == 0 && t < 2 * rto) {
+    t = armed();
+    fire(t);
+    tx.clear();
+    pump(t);
+  }
+  ASSERT_EQ(qp->counters().timeouts, 1u);
+  ASSERT_EQ(tx.size(), 1u);
+  EXPECT_EQ(tx.at(0).bth.opcode(), o::kSrReadRequest);
+  EXPECT_EQ(tx.at(0).bth.psn(), 101u);
+  EXPECT_EQ(tx.at(0).reth.va(), kRemoteVa + 1024);
+  EXPECT_EQ(tx.at(0).reth.dma_len(), 2048u);
+  EXPECT_EQ(sr.ctr.sr_tx_probes, 1u);
+  EXPECT_EQ(qp->counters().go_back_n, 0u);
+  deliver(rd(o::kRcReadResponseMiddle, 100, 101), t + us(20));
+  deliver(rd(o::kRcReadResponseMiddle, 100, 102), t + us(20));
+  ASSERT_EQ(scq.wc.size(), 1u);
+  EXPECT_EQ(status(scq.wc[0]), WcStatus::kSuccess);
+  EXPECT_TRUE(placed(0, 4096));
+}
+
 // Plain RC (the peer never answered the handshake): a lost READ response is
 // a go-back-N, the READ asked for again from the missing PSN to its end,
 // byte for byte as a QP without selective repeat sends it.
