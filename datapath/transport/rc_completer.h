@@ -558,10 +558,13 @@ void RcCompleter::sr_read_drain(TimeNs now, Cq& cq) {
     }
     if (!complete_front(cq, static_cast<std::uint32_t>(w.wr.length()))) return;
     progress(end, now);
+    // The acknowledgement kept beyond it applies now; where it stops at a
+    // READ still missing responses it is kept again, and a READ whose
+    // responses are all placed already completes in the next round.
     if (sq_.sr_acked_valid) {
       const Psn a = sq_.sr_acked;
       sq_.sr_acked_valid = false;
-      if (sq_.comp_psn.before(a) && !ack_before(a, now, cq)) return;
+      if (sq_.comp_psn.before(a)) ack_before(a, now, cq);
     }
   }
 }

@@ -173,12 +173,28 @@ void SrTx::on_timer(TimeNs now) {
   for (std::uint32_t i = in_flight(); i-- > 0;) {
     const Psn p = base_ + i;
     if (bit(held_, p) || bit(exempt_, p)) continue;
-    if (!bit(lost_, p)) set(lost_, p);
+    if (bit(read_, p)) {
+      probe_read();
+    } else if (!bit(lost_, p)) {
+      set(lost_, p);
+    }
     count(&RcSrCounters::sr_tx_probes);
     probed_ = true;
     break;
   }
   pto_at_ = 0;
+}
+
+void SrTx::probe_read() {
+  const std::uint32_t n = in_flight();
+  std::uint32_t i = 0;
+  while (i < n && !(bit(read_, base_ + i) && !bit(held_, base_ + i))) ++i;
+  if (i == n) return;
+  const TimeNs at = sent_at_[slot(base_ + i)];
+  for (; i < n; ++i) {
+    const Psn p = base_ + i;
+    if (bit(read_, p) && !bit(held_, p) && sent_at_[slot(p)] == at) set(lost_, p);
+  }
 }
 
 void SrTx::on_rto() {

@@ -14,7 +14,9 @@
 // retransmission that was not needed) doubles mult, up to 16.
 // Tail-loss probe: with PSNs outstanding and no acknowledgement making
 // progress for PTO = max(2 srtt, kMinPto) since the last send, the newest
-// outstanding PSN not held is marked to go again (once until progress).
+// outstanding PSN not held is marked to go again (once until progress); a
+// READ response PSN's probe asks again for the oldest READ response not
+// placed (probe_read).
 //
 // READ response PSNs (docs/lossy.md "READ responses") are tracked like
 // request PSNs, sent when their READ request (or a re-request) left:
@@ -121,6 +123,12 @@ class SrTx {
   void count(std::uint64_t RcSrCounters::*field) {
     if (ctr_ != nullptr) ++(ctr_->*field);
   }
+  // The probe when the newest PSN not held is a READ response's: a READ
+  // request runs only in order at the responder, so a later one is dropped
+  // there while an earlier one never ran (its request was lost) and nothing
+  // comes back to show it. The oldest READ response PSN not held goes
+  // again, with every PSN not held that the same request asked for.
+  void probe_read();
   // p deemed lost (not by the probe).
   void lose(Psn p) {
     set(lost_, p);
