@@ -263,5 +263,22 @@ TEST(SrTx_OnDupResponse, AfterReRequestWidensReorderWindow) {
   EXPECT_EQ(t.reo_wnd(), 2 * w);
 }
 
+// Nothing comes back for two READs: the first READ's request may have been
+// lost, and the responder drops the later one (READs run in order), so the
+// probe asks again for the oldest READ's responses, every PSN its request
+// asked for, not the newest PSN.
+TEST(SrTx_OnTimer, ProbeOfReadsAsksForTheOldestRequest) {
+  Board b;
+  SrTx& t = b.t;
+  t.reset(Psn(0));
+  for (std::uint32_t i = 0; i < 4; ++i) t.on_sent(Psn(i), 0, SrTx::Kind::kReadResponse);
+  for (std::uint32_t i = 4; i < 8; ++i) t.on_sent(Psn(i), us(1), SrTx::Kind::kReadResponse);
+  EXPECT_EQ(t.deadline(), us(1) + SrTx::kMinPto);
+  t.on_timer(us(1) + SrTx::kMinPto);
+  EXPECT_EQ(b.ctr.sr_tx_probes, 1u);
+  for (std::uint32_t i = 0; i < 8; ++i) EXPECT_EQ(t.lost(Psn(i)), i < 4) << i;
+  EXPECT_EQ(t.deadline(), 0u);  // once until progress
+}
+
 }  // namespace
 }  // namespace uroce::transport
