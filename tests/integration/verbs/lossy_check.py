@@ -125,7 +125,9 @@ def main():
     elif len(sys.argv) == 3 and sys.argv[1] == "show":
         c = counters(sys.argv[2])
         print(" ".join(f"{k} {c[k]}" for k in ("sr_connections", "sr_tx_resends", "sr_tx_lost",
-                                                  "sr_tx_probes", "tx_frames", "rx_impair_drop")))
+                                                  "sr_tx_probes", "sr_rd_placed", "sr_rd_rereqs",
+                                                  "sr_rd_rereq_psns", "sr_rd_dup", "tx_frames",
+                                                  "rx_impair_drop")))
     else:
         fail(__doc__)
 

@@ -25,15 +25,17 @@
 # No throughput is asserted. With --measure instead: ib_write_bw -s 65536
 # -D 5 at the same 1 % loss (--measure=RATE: another drop_rx_rate), lossy
 # on against off, 3 alternating rounds (fresh daemons each), the Gb/s, the
-# writer's counters and the load average printed.
+# client's (the writer's) counters and the load average printed; --read:
+# ib_read_bw instead (the client is the reader).
 #
-#   netns_lossy.sh BUILD_DIR [--measure[=RATE]]
+#   netns_lossy.sh BUILD_DIR [--measure[=RATE]] [--read]
 source "$(dirname "$0")/common.sh"
-measure=0 rate=0.01
+measure=0 rate=0.01 bw=ib_write_bw
 for arg in "${@:2}"; do
   case $arg in
     --measure) measure=1 ;;
     --measure=*) measure=1 rate=${arg#--measure=} ;;
+    --read) bw=ib_read_bw ;;
     *) echo "netns_lossy.sh: unknown option $arg" >&2; exit 2 ;;
   esac
 done
@@ -108,22 +110,22 @@ status_check() {
 }
 
 if [ "$measure" -eq 1 ]; then
-  # One ib_write_bw -D 5 per daemon pair; its BW average (Gb/s) and the
-  # resends of the writer's device.
+  # One $bw -D 5 per daemon pair; its BW average (Gb/s) and the counters
+  # of the client's device (b: the writer, or the reader).
   round=0
   for r in 1 2 3; do
     for mode in on off; do
       round=$((round + 1))
       start_daemons "m$round" "$mode" "$mode" "$rate"
       uroce_next_port port
-      uroce_pair "ib_write_bw -D 5 lossy=$mode" 60 "$port" "$NSA" "$NSB" -- \
-        "${RA[@]}" ib_write_bw -d uroce0 -x 1 -p "$port" -s 65536 -D 5 -F --report_gbits ::: \
-        "${RB[@]}" ib_write_bw -d uroce0 -x 1 -p "$port" -s 65536 -D 5 -F --report_gbits \
+      uroce_pair "$bw -D 5 lossy=$mode" 60 "$port" "$NSA" "$NSB" -- \
+        "${RA[@]}" "$bw" -d uroce0 -x 1 -p "$port" -s 65536 -D 5 -F --report_gbits ::: \
+        "${RB[@]}" "$bw" -d uroce0 -x 1 -p "$port" -s 65536 -D 5 -F --report_gbits \
         "$TCP_IPA" || true
       gbps=$(awk '/#bytes/ { h = 1; next } h && $1 ~ /^[0-9]+$/ { print $4; exit }' "$UROCE_CLI_OUT")
       "$UROCE_CTL" --run-dir "${UROCE_DAEMON_RUN[$DB]}" --json status >"$UROCE_TMP/m.status" || true
       c=$(/usr/bin/python3 "$CHECK" show "$UROCE_TMP/m.status" 2>&1) || true
-      echo "round $r drop_rx_rate=$rate lossy=$mode: ib_write_bw ${gbps:-FAILED} Gb/s; writer: $c; load $(cut -d' ' -f1-3 /proc/loadavg)"
+      echo "round $r drop_rx_rate=$rate lossy=$mode: $bw ${gbps:-FAILED} Gb/s; client: $c; load $(cut -d' ' -f1-3 /proc/loadavg)"
       uroce_daemon_stop "$DA" || true
       uroce_daemon_stop "$DB" || true
     done
