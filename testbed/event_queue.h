@@ -30,6 +30,8 @@ enum class EventKind : std::uint8_t {
   kRcFlowStart,     // a = rc flow: its source posts the first window
   kMessageArrival,  // the [workload]'s next message arrives (message_workload.h)
   kDcFlowStart,     // a = dc flow: its DCI posts the first window
+  kLinkChange,      // a = link change index
+  kReconverge,      // a = link change index: the routes follow it
 };
 
 struct Event {

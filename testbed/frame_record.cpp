@@ -3,6 +3,7 @@
 #include "datapath/wire/byteorder.h"
 #include "datapath/wire/eth.h"
 #include "datapath/wire/ipv4.h"
+#include "testbed/switch/ecmp.h"
 
 namespace uroce::testbed {
 
@@ -42,6 +43,15 @@ FrameRecordError record_from_frame(std::span<const std::uint8_t> frame, const pf
   out->ttl = ip.ttl();
   out->ecn = ip.ecn();
   out->bytes = static_cast<std::uint32_t>(frame.size());
+  // The 5-tuple's ports when the frame holds a UDP header; zeros otherwise.
+  constexpr std::size_t kUdpOffset = kIpOffset + wire::Ipv4Hdr::kSize;
+  std::uint16_t sport = 0;
+  std::uint16_t dport = 0;
+  if (ip.protocol() == wire::kIpProtoUdp && frame.size() >= kUdpOffset + 4) {
+    sport = wire::load_be16(frame.data() + kUdpOffset);
+    dport = wire::load_be16(frame.data() + kUdpOffset + 2);
+  }
+  out->entropy = five_tuple_entropy(ip.src().v, ip.dst().v, sport, dport, ip.protocol());
   return FrameRecordError::kOk;
 }
 

@@ -5,7 +5,7 @@
 // destination address, the priority from the DSCP through the scenario's
 // pfc::PriorityMap (the map the engine used to write the DSCP from the QP's
 // service level), TTL and ECN from the IPv4 header, the length from the
-// frame. The record names the frame's bytes (kept in a FrameStore) by
+// frame, the ECMP entropy from the IPv4/UDP 5-tuple (switch/ecmp.h). The record names the frame's bytes (kept in a FrameStore) by
 // flow = kEngineFrameFlow and seq = the store slot.
 //
 // Record -> frame (the host's RX): the frame is the stored one with the TTL
@@ -39,7 +39,7 @@ enum class FrameRecordError : std::uint8_t {
 };
 std::string_view frame_record_error_name(FrameRecordError e);
 
-// Fills dst, prio, ttl, ecn and bytes of `out` from `frame` (the caller
+// Fills dst, prio, ttl, ecn, bytes and entropy of `out` from `frame` (the caller
 // sets id, seq, sent_at, flow and src). `host_ips` are the hosts' addresses
 // by host index.
 FrameRecordError record_from_frame(std::span<const std::uint8_t> frame, const pfc::PriorityMap& map,

@@ -18,6 +18,10 @@
 // direction's own seeded stream, so one direction's draws never shift the
 // other's. PFC frames are never lost (the model studies loss of data with
 // PFC off; a lost pause would be another experiment).
+//
+// A link change (set_down) fails the direction: every frame that arrives
+// while it is down, data or PFC, is lost (counted apart from random loss),
+// including frames already on the wire when it went down.
 #pragma once
 
 #include <cstdint>
@@ -32,7 +36,8 @@ struct LinkDirCounters {
   std::uint64_t bytes = 0;
   std::uint64_t data_frames = 0;
   std::uint64_t control_frames = 0;
-  std::uint64_t lost = 0;  // data frames lost at the receiving end (loss_rate)
+  std::uint64_t lost = 0;       // data frames lost at the receiving end (loss_rate)
+  std::uint64_t lost_down = 0;  // frames that arrived while the link was down
   TimeNs busy_ns = 0;
 };
 
@@ -61,6 +66,16 @@ class LinkDir {
     return true;
   }
 
+  // A link change: down or up from now on.
+  void set_down(bool down) { down_ = down; }
+  bool down() const { return down_; }
+  // At the arrival of any frame: true (counted) if the link is down.
+  bool lose_down() {
+    if (!down_) return false;
+    ++c_.lost_down;
+    return true;
+  }
+
   TimeNs delay() const { return delay_ns_; }
   double loss_rate() const { return loss_rate_; }
   std::uint64_t rate_bps() const { return rate_bps_; }
@@ -72,6 +87,7 @@ class LinkDir {
   std::uint32_t overhead_;
   double loss_rate_;
   SeededRng loss_;
+  bool down_ = false;
   TimeNs free_at_ = 0;
   // How far free_at_ lies after the exact end of the last frame, in units
   // of 1 / rate_bps ns (< rate_bps); owed to a frame starting at free_at_.

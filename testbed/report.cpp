@@ -249,6 +249,7 @@ Json links_json(const Simulator& sim) {
       j["pfc_frames"] = ld.counters().control_frames;
       // Only on a link with a loss_rate: other summaries stay as they were.
       if (ld.loss_rate() > 0) j["lost"] = ld.counters().lost;
+      if (!t.link_changes.empty()) j["lost_down"] = ld.counters().lost_down;
       j["utilization"] =
           sim.end_ns() == 0
               ? 0.0
@@ -381,6 +382,18 @@ std::string summary_json(const Simulator& sim) {
     rc.push_back(x);
   }
   j["route_changes"] = rc;
+  Json lc = Json::array();
+  for (std::size_t i = 0; i < t.link_changes.size(); ++i) {
+    const LinkChangeSpec& c = sc.link_changes[t.link_changes[i].index];
+    Json x;
+    x["at_ns"] = c.at_ns;
+    x["link"] = t.link_name(t.link_changes[i].link);
+    x["up"] = c.up;
+    x["applied_ns"] = time_or_null(sim.link_changes_applied()[i]);
+    x["reconverged_ns"] = time_or_null(sim.reconverged()[i]);
+    lc.push_back(x);
+  }
+  j["link_changes"] = lc;
   Json inj = Json::array();
   for (std::size_t i = 0; i < sc.pfc_injections.size(); ++i) {
     const PfcInjectSpec& p = sc.pfc_injections[i];

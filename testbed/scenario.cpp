@@ -8,6 +8,7 @@
 #include "datapath/wire/builder.h"
 #include "datapath/wire/deth.h"
 #include "datapath/wire/opcodes.h"
+#include "testbed/switch/ecmp.h"
 #include "testbed/workload_scenario.h"
 
 namespace uroce::testbed {
@@ -38,6 +39,51 @@ constexpr std::uint32_t kMaxFlowFrame = kMinFlowFrame + wire::kMaxPathMtuBytes;
 
 std::string Topology::link_name(std::uint32_t link) const {
   return names[links[link][0].node] + "-" + names[links[link][1].node];
+}
+
+void fill_routes(const Scenario& sc, Topology& t, const std::vector<bool>& link_down) {
+  const std::size_t num_nodes = t.names.size();
+  t.routes.assign(t.num_switches, std::vector<std::vector<std::uint16_t>>(t.num_hosts));
+  if (sc.auto_routes) {
+    // Shortest paths: BFS from each destination host over the links up;
+    // hosts other than the destination do not forward.
+    for (std::uint32_t h = 0; h < t.num_hosts; ++h) {
+      std::vector<std::uint32_t> dist(num_nodes, ~0u);
+      std::deque<std::uint32_t> todo{h};
+      dist[h] = 0;
+      while (!todo.empty()) {
+        const std::uint32_t n = todo.front();
+        todo.pop_front();
+        if (n != h && t.is_host(n)) continue;
+        for (const auto& p : t.ports[n]) {
+          if (link_down[p.link] || dist[p.peer.node] != ~0u) continue;
+          dist[p.peer.node] = dist[n] + 1;
+          todo.push_back(p.peer.node);
+        }
+      }
+      for (std::uint32_t s = 0; s < t.num_switches; ++s) {
+        const std::uint32_t n = t.switch_node(s);
+        std::uint32_t best = ~0u;
+        for (std::size_t p = 0; p < t.ports[n].size(); ++p) {
+          const Topology::PortInfo& pi = t.ports[n][p];
+          if (link_down[pi.link] || (t.is_host(pi.peer.node) && pi.peer.node != h)) continue;
+          best = std::min(best, dist[pi.peer.node]);
+        }
+        if (best == ~0u) continue;
+        // Without ECMP the lowest such port; with it every one, up to the
+        // switch model's group size, in port order.
+        std::vector<std::uint16_t>& g = t.routes[s][h];
+        for (std::size_t p = 0; p < t.ports[n].size(); ++p) {
+          const Topology::PortInfo& pi = t.ports[n][p];
+          if (link_down[pi.link] || (t.is_host(pi.peer.node) && pi.peer.node != h)) continue;
+          if (dist[pi.peer.node] != best) continue;
+          g.push_back(static_cast<std::uint16_t>(p));
+          if (!sc.ecmp || g.size() == kMaxRoutePorts) break;
+        }
+      }
+    }
+  }
+  for (const StaticRoute& r : t.static_routes) t.routes[r.sw][r.dst] = {r.port};
 }
 
 std::string path_mtu_error(const Scenario& sc, const std::string& key, std::uint32_t mtu,
@@ -197,39 +243,6 @@ std::string resolve(const Scenario& sc, Topology& out) {
     }
   }
 
-  // Routes: shortest paths first (BFS from each destination host; hosts
-  // other than the destination do not forward), then explicit ones.
-  out.routes.assign(out.num_switches, std::vector<std::int32_t>(out.num_hosts, -1));
-  if (sc.auto_routes) {
-    for (std::uint32_t h = 0; h < out.num_hosts; ++h) {
-      std::vector<std::uint32_t> dist(num_nodes, ~0u);
-      std::deque<std::uint32_t> todo{h};
-      dist[h] = 0;
-      while (!todo.empty()) {
-        const std::uint32_t n = todo.front();
-        todo.pop_front();
-        if (n != h && out.is_host(n)) continue;
-        for (const auto& p : out.ports[n]) {
-          if (dist[p.peer.node] == ~0u) {
-            dist[p.peer.node] = dist[n] + 1;
-            todo.push_back(p.peer.node);
-          }
-        }
-      }
-      for (std::uint32_t s = 0; s < out.num_switches; ++s) {
-        const std::uint32_t n = out.switch_node(s);
-        std::uint32_t best = ~0u;
-        for (std::size_t p = 0; p < out.ports[n].size(); ++p) {
-          const std::uint32_t peer = out.ports[n][p].peer.node;
-          if (out.is_host(peer) && peer != h) continue;
-          if (dist[peer] < best) {
-            best = dist[peer];
-            out.routes[s][h] = static_cast<std::int32_t>(p);
-          }
-        }
-      }
-    }
-  }
   auto port_to = [&](std::uint32_t node, std::uint32_t peer) -> std::int32_t {
     for (std::size_t p = 0; p < out.ports[node].size(); ++p) {
       if (out.ports[node][p].peer.node == peer) return static_cast<std::int32_t>(p);
@@ -275,9 +288,10 @@ std::string resolve(const Scenario& sc, Topology& out) {
                idx("route", it->second) + ")";
       }
       seen[{s, h}] = r;
-      out.routes[s][h] = p;
+      out.static_routes.push_back(StaticRoute{s, h, static_cast<std::uint16_t>(p)});
     }
   }
+  fill_routes(sc, out, std::vector<bool>(out.links.size(), false));
   for (std::size_t r = 0; r < sc.route_changes.size(); ++r) {
     const RouteChangeSpec& rc = sc.route_changes[r];
     const std::string e = idx("route_change", r);
@@ -292,6 +306,28 @@ std::string resolve(const Scenario& sc, Topology& out) {
              " us is not before the end of the run (duration_ms)";
     }
     out.route_changes.push_back(c);
+  }
+  for (std::size_t r = 0; r < sc.link_changes.size(); ++r) {
+    const LinkChangeSpec& lc = sc.link_changes[r];
+    const std::string e = idx("link_change", r);
+    ResolvedLinkChange c;
+    c.index = static_cast<std::uint32_t>(r);
+    c.at_ns = lc.at_ns;
+    c.up = lc.up;
+    std::size_t l = 0;
+    while (l < out.links.size() && lc.link != out.link_name(static_cast<std::uint32_t>(l)) &&
+           lc.link != out.names[out.links[l][1].node] + "-" + out.names[out.links[l][0].node]) {
+      ++l;
+    }
+    if (l == out.links.size()) return e + ".link: no link '" + lc.link + "' (write it \"a-b\")";
+    c.link = static_cast<std::uint32_t>(l);
+    // A disabled change is left out of the run: its time may lie beyond.
+    if (!lc.enabled) continue;
+    if (lc.at_ns >= sc.duration_ns) {
+      return e + ".at_us: " + std::to_string(lc.at_ns / kNsPerUs) +
+             " us is not before the end of the run (duration_ms)";
+    }
+    out.link_changes.push_back(c);
   }
 
   // Flows.
@@ -480,6 +516,7 @@ SwitchConfig switch_config(const Scenario& sc, const Topology& topo, std::uint32
   cfg.ecn = ss.ecn;
   cfg.num_destinations = static_cast<std::uint16_t>(topo.num_hosts);
   cfg.seed = seed;
+  cfg.adaptive = ss.adaptive;
   return cfg;
 }
 

@@ -5,10 +5,19 @@
 // Nodes are hosts and switches. A host has exactly one link; a switch has
 // one port per link it is on, numbered in the order the links are listed.
 // Routes are per (switch, destination host): `auto_routes` fills every pair
-// with a shortest path (ties to the lowest port), then explicit routes
-// replace entries (that is how loops are made), and route changes replace
-// them again at a given time (transient loops). A route names the next hop
-// (a neighbour); an empty `via` in a route change removes the route.
+// with a shortest path (ties to the lowest port; with `ecmp`, every port on
+// a shortest path, an ECMP group the switch hashes flows over), then
+// explicit routes replace entries (that is how loops are made), and route
+// changes replace them again at a given time (transient loops). A route
+// names the next hop (a neighbour); an empty `via` in a route change
+// removes the route.
+//
+// Link changes take a link down (every frame that arrives over it, either
+// way, is lost) or up again at a given time. The switches' routes do not
+// notice, unless `reconverge_us` is set: that long after each link change
+// the whole table is computed again (auto routes over the links up, then
+// the explicit routes), as a routing protocol converges; route changes
+// applied before it are replaced.
 //
 // resolve() checks everything a run relies on and returns an error that
 // names the offending entry and key ("link[2].b: unknown node 's9'"), or ""
@@ -113,6 +122,7 @@ struct HostSpec {
   bool engine_lossy = false;
   std::uint32_t engine_lossy_qps = 256;
   std::uint32_t engine_spray_paths = 1;
+  std::uint32_t engine_lossy_cap = 256;  // key `lossy_cap`
 };
 
 struct SwitchSpec {
@@ -120,6 +130,9 @@ struct SwitchSpec {
   // pfc_enable, xoff_quanta and refresh_percent come from PfcSpec.
   SharedBufferConfig buffer;
   EcnConfig ecn;
+  // ECMP groups pick the least-queued member per packet (key
+  // `adaptive_routing`) instead of hashing each flow to one.
+  bool adaptive = false;
 };
 
 struct RouteSpec {
@@ -133,6 +146,15 @@ struct RouteChangeSpec {
   std::string sw;
   std::string dst;
   std::string via;  // empty: remove the route
+};
+
+struct LinkChangeSpec {
+  TimeNs at_ns = 0;
+  std::string link;  // "a-b" as the link is written, either order
+  bool up = false;
+  // false: left out of the run (as RcFlowSpec's `enabled`), so one file
+  // holds the failure and --set turns it on.
+  bool enabled = true;
 };
 
 struct FlowSpec {
@@ -276,11 +298,14 @@ struct Scenario {
   TimeNs duration_ns = 10 * kNsPerMs;
   std::uint64_t seed = 1;
   bool auto_routes = true;
+  bool ecmp = false;              // [routing] ecmp
+  TimeNs reconverge_ns = kNever;  // [routing] reconverge_us; kNever: routes never react
   std::vector<HostSpec> hosts;
   std::vector<SwitchSpec> switches;
   std::vector<LinkSpec> links;
   std::vector<RouteSpec> routes;
   std::vector<RouteChangeSpec> route_changes;
+  std::vector<LinkChangeSpec> link_changes;
   std::vector<FlowSpec> flows;
   std::vector<RcFlowSpec> rc_flows;
   std::vector<DcFlowSpec> dc_flows;
@@ -305,6 +330,21 @@ struct ResolvedRouteChange {
   std::uint32_t sw = 0;    // switch index
   std::uint16_t dst = 0;   // host index
   std::int32_t port = -1;  // -1: remove
+};
+
+// An enabled [[link_change]] (`index` into Scenario::link_changes).
+struct ResolvedLinkChange {
+  std::uint32_t index = 0;
+  TimeNs at_ns = 0;
+  std::uint32_t link = 0;
+  bool up = false;
+};
+
+// A [[route]] entry by index: switch, destination host, egress port.
+struct StaticRoute {
+  std::uint32_t sw = 0;
+  std::uint16_t dst = 0;
+  std::uint16_t port = 0;
 };
 
 struct ResolvedFlow {
@@ -335,8 +375,11 @@ struct Topology {
     PortEnd peer;
   };
   std::vector<std::vector<PortInfo>> ports;
-  std::vector<std::vector<std::int32_t>> routes;  // [switch][host] -> port or -1
+  // [switch][host] -> egress ports (empty: no route; several: ECMP).
+  std::vector<std::vector<std::vector<std::uint16_t>>> routes;
+  std::vector<StaticRoute> static_routes;
   std::vector<ResolvedRouteChange> route_changes;
+  std::vector<ResolvedLinkChange> link_changes;
   std::vector<ResolvedFlow> flows;
   std::vector<ResolvedFlow> rc_flows;
   std::vector<ResolvedDcFlow> dc_flows;
@@ -353,6 +396,10 @@ struct Topology {
   SizeDistribution workload_dist;
 
   bool is_host(std::uint32_t node) const { return node < num_hosts; }
+  // The first egress port of switch `sw`'s route to host `h`, or -1.
+  std::int32_t route(std::uint32_t sw, std::uint32_t h) const {
+    return routes[sw][h].empty() ? -1 : routes[sw][h][0];
+  }
   std::uint32_t switch_node(std::uint32_t sw) const { return num_hosts + sw; }
   // "a-b" as written in the scenario.
   std::string link_name(std::uint32_t link) const;
@@ -360,6 +407,12 @@ struct Topology {
 
 // Checks `sc` and fills `out`; "" on success, else the first problem.
 std::string resolve(const Scenario& sc, Topology& out);
+
+// Computes t.routes again: auto routes (shortest paths, ECMP groups with
+// sc.ecmp) over the links whose `link_down` entry is false, then
+// t.static_routes. resolve() calls it with every link up; a run's
+// reconvergence with the links as they are then.
+void fill_routes(const Scenario& sc, Topology& t, const std::vector<bool>& link_down);
 
 // The problem with a flow's path MTU of `mtu` bytes, at key `key`, between
 // the hosts `ends` (indices into sc.hosts), or "": it must be an IB path MTU

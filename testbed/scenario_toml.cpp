@@ -118,6 +118,7 @@ void switch_keys(Fields& f, SwitchSpec& s) {
   if (f.number("ecn_pmax", pmax, 0.0, 1.0, false)) {
     s.ecn.pmax_ppm = static_cast<std::uint32_t>(std::llround(pmax * 1e6));
   }
+  f.boolean("adaptive_routing", s.adaptive);
 }
 
 // The Homa-like scheduler's settings (sched/homa_settings.h), named as its
@@ -201,11 +202,12 @@ void host_keys(Fields& f, HostSpec& h) {
   f.integer("dc_records_log2", h.engine_dc_records_log2, 0, 24);
   f.integer("dc_stale_ms", h.engine_dc_stale_ms, 1, 3'600'000);
   f.number("drop_rx_rate", h.engine_drop_rx_rate, 0.0, 1.0, false);
-  // uroced's ranges for lossy_qps and spray_paths
+  // uroced's ranges for lossy_qps, spray_paths and lossy_cap
   // (apps/uroced/config_keys_device.cpp).
   f.boolean("lossy", h.engine_lossy);
   f.integer("lossy_qps", h.engine_lossy_qps, 1, 131072);
   f.integer("spray_paths", h.engine_spray_paths, 1, 16);
+  f.integer("lossy_cap", h.engine_lossy_cap, 1, 256);
   homa_keys(f, h.engine_homa);
   std::string txq;
   if (f.str("tx_queue", txq)) {
@@ -381,6 +383,8 @@ std::string read_root(const toml::table& root, Scenario& sc) {
   if (const toml::table* t = top.table("routing")) {
     Fields f = fields(*t, "routing");
     f.boolean("auto", sc.auto_routes);
+    f.boolean("ecmp", sc.ecmp);
+    read_time(f, "reconverge_us", sc.reconverge_ns, 1e3, kMaxUs, false);
     if (auto e = f.finish(); !e.empty()) return e;
   }
   if (const toml::table* t = top.table("pfc")) {
@@ -499,6 +503,21 @@ std::string read_root(const toml::table& root, Scenario& sc) {
            f.str("dst", r.dst);
            f.str("via", r.via);
            s.route_changes.push_back(r);
+         });
+       }},
+      {"link_change",
+       [](const toml::node& v, Scenario& s, const LinkSpec&, const SwitchSpec&, const HostSpec&,
+          const FlowSpec&) {
+         return each_table(v, "link_change", [&](Fields& f, std::size_t) {
+           LinkChangeSpec c;
+           f.require("at_us");
+           f.require("link");
+           f.require("up");
+           read_time(f, "at_us", c.at_ns, 1e3, kMaxUs, false);
+           f.str("link", c.link);
+           f.boolean("up", c.up);
+           f.boolean("enabled", c.enabled);
+           s.link_changes.push_back(c);
          });
        }},
       {"flow",

@@ -90,11 +90,8 @@ Simulator::Simulator(const Scenario& sc, const Topology& topo, std::uint64_t see
   switches_.reserve(topo_.num_switches);
   for (std::uint32_t s = 0; s < topo_.num_switches; ++s) {
     switches_.emplace_back(switch_config(sc_, topo_, s, derive_seed(seed_, kPurposeSwitch, s)));
-    for (std::uint16_t d = 0; d < topo_.num_hosts; ++d) {
-      const std::int32_t p = topo_.routes[s][d];
-      if (p >= 0) switches_.back().set_route(d, static_cast<std::uint16_t>(p));
-    }
   }
+  apply_routes();
   switch_poll_at_.assign(topo_.num_switches, kNever);
   switch_pfc_sig_.assign(topo_.num_switches, 0);
   for (std::size_t l = 0; l < sc_.links.size(); ++l) {
@@ -113,6 +110,9 @@ Simulator::Simulator(const Scenario& sc, const Topology& topo, std::uint64_t see
   }
   injects_.resize(sc_.pfc_injections.size());
   route_applied_.assign(topo_.route_changes.size(), kNever);
+  link_applied_.assign(topo_.link_changes.size(), kNever);
+  reconverged_.assign(topo_.link_changes.size(), kNever);
+  link_down_.assign(topo_.links.size(), false);
   setup_engines();
 }
 
@@ -151,6 +151,7 @@ void Simulator::setup_engines() {
     c.lossy = sc_.hosts[h].engine_lossy;
     c.lossy_qps = sc_.hosts[h].engine_lossy_qps;
     c.spray_paths = sc_.hosts[h].engine_spray_paths;
+    c.lossy_cap = sc_.hosts[h].engine_lossy_cap;
     dc_host_limits(h, &c);
     engines_[h] = std::make_unique<EngineHost>(c, frames_);
   }
@@ -281,6 +282,9 @@ void Simulator::run() {
   for (std::uint32_t r = 0; r < topo_.route_changes.size(); ++r) {
     q_.push(topo_.route_changes[r].at_ns, EventKind::kRouteChange, r);
   }
+  for (std::uint32_t r = 0; r < topo_.link_changes.size(); ++r) {
+    q_.push(topo_.link_changes[r].at_ns, EventKind::kLinkChange, r);
+  }
   for (std::uint32_t i = 0; i < sc_.pfc_injections.size(); ++i) {
     q_.push(sc_.pfc_injections[i].at_ns, EventKind::kPfcInject, i);
   }
@@ -372,6 +376,8 @@ void Simulator::dispatch(const Event& ev) {
       route_applied_[ev.a] = now_;
       break;
     }
+    case EventKind::kLinkChange: link_change(ev.a); break;
+    case EventKind::kReconverge: reconverge(ev.a); break;
     case EventKind::kPfcInject: inject(ev.a); break;
     case EventKind::kSample:
       if (recorder_ != nullptr) recorder_->sample(*this, now_);
@@ -495,8 +501,9 @@ void Simulator::StormLog::event(std::uint16_t port, const pfc::PfcEvent& e) {
 void Simulator::deliver(std::uint32_t dir, std::uint32_t slot) {
   const InFlight f = flight_[slot];
   free_slots_.push_back(slot);
-  // Lost on the link (its loss_rate): never reaches the receiver's capture.
-  if (!f.control && dirs_[dir].lose()) {
+  // Lost on the link (down, or its loss_rate): never reaches the
+  // receiver's capture.
+  if (dirs_[dir].lose_down() || (!f.control && dirs_[dir].lose())) {
     if (f.pkt.flow == kEngineFrameFlow) ++engine_ctr_.link_lost;
     drop_record(f.pkt);
     return;
@@ -620,6 +627,7 @@ void Simulator::source_tick(std::uint32_t f) {
   p.prio = fs.prio;
   p.ttl = fs.ttl;
   p.ecn = fs.ecn_capable ? kEcnEct0 : kEcnNotEct;
+  p.entropy = static_cast<std::uint32_t>(ecmp_mix(f + 1));
   ++flow_stats_[f].offered;
   if (!hosts_[rf.src].offer(p)) ++flow_stats_[f].refused;
   kick_host(rf.src);

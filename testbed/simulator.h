@@ -141,6 +141,10 @@ class Simulator {
   const std::vector<StormRecord>& storms() const { return storms_; }
   const std::vector<InjectRecord>& injections() const { return injects_; }
   const std::vector<TimeNs>& route_changes_applied() const { return route_applied_; }
+  // Per [[link_change]]: when it was applied, and when the routes followed
+  // it (kNever: not (yet), or [routing] reconverge_us unset).
+  const std::vector<TimeNs>& link_changes_applied() const { return link_applied_; }
+  const std::vector<TimeNs>& reconverged() const { return reconverged_; }
   const DeadlockDetector& deadlocks() const { return detector_; }
   // Earliest instant any flow may start (the time-to-deadlock origin).
   TimeNs first_flow_start() const;
@@ -213,6 +217,11 @@ class Simulator {
   void dc_host_limits(std::uint32_t h, EngineHostConfig* c) const;
   void setup_dc_flows();
   void dc_flow_start(std::uint32_t f);
+  // simulator_fabric.cpp: the switches' route tables from topo_.routes,
+  // link changes and the reconvergence after them.
+  void apply_routes();
+  void link_change(std::uint32_t i);
+  void reconverge(std::uint32_t i);
   void message_arrival();
   void engine_service(std::uint32_t h);
   void schedule_engine_poll(std::uint32_t h, TimeNs at);
@@ -246,6 +255,9 @@ class Simulator {
   std::vector<StormRecord> storms_;
   std::vector<InjectRecord> injects_;
   std::vector<TimeNs> route_applied_;
+  std::vector<TimeNs> link_applied_;
+  std::vector<TimeNs> reconverged_;
+  std::vector<bool> link_down_;  // by link index
   DeadlockDetector detector_;
   WaitForGraph graph_;
   std::vector<std::size_t> formed_scratch_;

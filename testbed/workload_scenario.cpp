@@ -6,7 +6,8 @@ namespace uroce::testbed {
 
 namespace {
 
-// The link directions from host s to host d along the routes at time 0, or
+// The link directions from host s to host d along the routes at time 0 (the
+// first port of an ECMP group: its members are equally short), or
 // "" in `err` when there is none (no route, or more hops than nodes: a
 // loop).
 std::vector<std::uint32_t> path_of(const Topology& t, std::uint32_t s, std::uint32_t d,
@@ -21,7 +22,7 @@ std::vector<std::uint32_t> path_of(const Topology& t, std::uint32_t s, std::uint
     node = pi.peer.node;
     if (node == d) return dirs;
     if (t.is_host(node)) break;
-    const std::int32_t p = t.routes[node - t.num_hosts][d];
+    const std::int32_t p = t.route(node - t.num_hosts, d);
     if (p < 0) break;
     port = static_cast<std::uint16_t>(p);
   }

@@ -95,6 +95,9 @@ struct DeviceConfig {
   // UDP source ports a selective-repeat connection sprays over (key
   // spray_paths, engine::VnicConfig::spray_paths; docs/lossy.md "Spraying").
   std::uint32_t spray_paths = 1;
+  // Packets in flight at most per selective-repeat connection (key
+  // lossy_cap, engine::VnicConfig::lossy_cap).
+  std::uint32_t lossy_cap = 256;
   // Keep the stage stamps (key stage_stamps, engine::VnicConfig::stage_stamps).
   bool stage_stamps = false;
   // PFC, storm watchdog, TTL: keys tx_ttl and ttl_monitor in [[device]],

@@ -94,6 +94,12 @@ const KD kBaseKeys[] = {
         "the peer's RX queue of the connection's own port; go-back-N connections (rxe, RNICs) "
         "keep one port",
         "1 = no spraying"),
+    integer_key<D, &D::lossy_cap>(
+        "lossy_cap", 1, 256,
+        "packets a selective-repeat connection has in flight at most: one bandwidth-delay "
+        "product of the fabric keeps switch queues short without PFC (IRN's BDP cap); "
+        "go-back-N connections keep rxe's window",
+        "256 = the selective-repeat window"),
     switch_key<D, &D::stage_stamps>(
         "stage_stamps",
         "keep the stage stamps of messages (WQE seen, TX burst, RX burst, completion written) for "

@@ -126,6 +126,9 @@ struct VnicConfig {
   // path keeps the receiver's RX queue of the connection's own port
   // (port::path_src_port).
   std::uint32_t spray_paths = 1;
+  // Packets a selective-repeat connection has in flight at most (1..256;
+  // docs/lossy.md "The cap"): one bandwidth-delay product of the fabric.
+  std::uint32_t lossy_cap = 256;
   // The DC target's context pool (docs/dc.md, "Target"; transport/
   // dc_target.h), made with the device's first DCT and shared by all its
   // DCTs, so a target's memory is bounded by these and not by its

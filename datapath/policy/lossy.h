@@ -17,6 +17,8 @@
 //     gets its paths then, fixed for its life: its own UDP source port and
 //     spray_paths - 1 more with the same receiver RX queue
 //     (port::path_src_port); transport/rc_sr_spray.h chooses per packet.
+//     Its cap of packets in flight (RcSr::cap) becomes the device's
+//     lossy_cap then too.
 //   - Answer (on_rx): a probe from the peer is answered with our window, or
 //     with 0 (declined) when the pool is empty or the path MTU does not fit;
 //     a probe that finds the QP without an address yet is answered at its
@@ -107,7 +109,8 @@ class Lossy : public NoHooks {
   Lossy(const engine::VnicConfig& c, std::uint32_t slots)
       : on_(c.lossy),
         eth_mtu_(c.eth_mtu),
-        spray_paths_(std::min(c.spray_paths, transport::SrSpray::kMaxPaths)) {
+        spray_paths_(std::min(c.spray_paths, transport::SrSpray::kMaxPaths)),
+        cap_(std::clamp<std::uint32_t>(c.lossy_cap, 1, transport::kSrWindow)) {
     if (!on_) return;
     qps_.assign(slots, Qp{});
     pool_ = std::vector<transport::RcSr>(c.lossy_qps);
@@ -244,6 +247,7 @@ class Lossy : public NoHooks {
     Qp& q = qps_[e.slot];
     if (q.peer || q.sr < 0) return;
     q.peer = true;
+    pool_[q.sr].cap = cap_;
     spray<H>(e, pool_[q.sr].spray);
     H::rc(e).sr_tx_start();
     ++ctr_.sr_connections;
@@ -309,6 +313,7 @@ class Lossy : public NoHooks {
   bool on_;
   std::uint32_t eth_mtu_;
   std::uint32_t spray_paths_;
+  std::uint32_t cap_;
   std::vector<Qp> qps_;
   std::vector<transport::RcSr> pool_;
   std::vector<std::uint32_t> free_;

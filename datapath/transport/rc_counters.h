@@ -173,9 +173,10 @@ struct RcSrCounters {
   std::uint64_t sr_spray_tx = 0;       // SEND/WRITE packets sent by a spraying connection
   std::uint64_t sr_spray_avoided = 0;  // times a path began to be avoided
   std::uint64_t sr_spray_losses = 0;   // losses charged to a path
+  std::uint64_t sr_spray_acks = 0;     // acknowledgements rotated over the paths
 };
 
-inline constexpr counters::FieldList<RcSrCounters, 19> kRcSrCounterFields{{
+inline constexpr counters::FieldList<RcSrCounters, 20> kRcSrCounterFields{{
     {"sr_rx_held", &RcSrCounters::sr_rx_held, "SR packets placed and held beyond the expected PSN"},
     {"sr_rx_dup", &RcSrCounters::sr_rx_dup, "SR packets already held: not placed again"},
     {"sr_drop_window", &RcSrCounters::sr_drop_window, "SR packets beyond the window: dropped"},
@@ -205,6 +206,8 @@ inline constexpr counters::FieldList<RcSrCounters, 19> kRcSrCounterFields{{
      "times a spraying connection began to avoid a path charged with a loss"},
     {"sr_spray_losses", &RcSrCounters::sr_spray_losses,
      "losses (SACK holes, timeouts) charged to the path their packet took"},
+    {"sr_spray_acks", &RcSrCounters::sr_spray_acks,
+     "acknowledgements a spraying connection sent, rotated over its paths"},
 }};
 static_assert(counters::covers(kRcSrCounterFields));
 constexpr const auto& counter_fields(const RcSrCounters&) { return kRcSrCounterFields; }

@@ -207,7 +207,7 @@ bool RcQp::has_output() const {
       const SendWqe& w = sq_.q.at(idx);
       if (w.wr.opcode == WrOpcode::kRdmaRead) {
         const std::uint32_t win =
-            sr_window(core_.cfg.tuning.window_psns, core_.cfg.tuning.sr_cap_psns);
+            sr_window(core_.cfg.tuning.window_psns, core_.cfg.tuning.sr_cap_psns, core_.sr->cap);
         const std::uint32_t at = fresh ? 0 : sq_.req_pkt;
         const std::uint32_t n = fresh ? wqe_packets(w.wr, core_.mtu()) : w.npkts;
         if (Psn::forward(sq_.comp_psn, next) + sr_read_part_end(at, n, win) - at > win) {

@@ -135,7 +135,7 @@ class RcRequester {
   ReqStep sr_reread(const SendWqe& w, Psn p, TimeNs now, Tx& tx);
   // The cap on PSNs in flight of a selective-repeat connection.
   std::uint32_t sr_window() const {
-    return transport::sr_window(c_.cfg.tuning.window_psns, c_.cfg.tuning.sr_cap_psns);
+    return transport::sr_window(c_.cfg.tuning.window_psns, c_.cfg.tuning.sr_cap_psns, c_.sr->cap);
   }
   // DC (dc_lane.h): before a fresh WR, the stream must be connected to the
   // WR's target. kSent: go on; otherwise what send_one returns.

@@ -517,6 +517,9 @@ std::uint32_t RcResponder::send(Tx& tx, std::uint32_t budget) {
     // priority, with its control packets, not behind the data they pace.
     if (c_.homa != nullptr) [[unlikely]]
       s.dscp = homa_ctl_dscp(c_);
+    // A spraying connection's answers rotate over its paths (rc_sr_spray.h).
+    if (c_.sr != nullptr && c_.sr->spray.on()) [[unlikely]]
+      s.udp_src = c_.sr->spray.ack_port();
     s.aeth = wire::AethHdr::make(pending_.syndrome, msn_.value());
     const RcEmit e = rc_emit(c_, tx, s);
     if (e == RcEmit::kNoBuffer) break;

@@ -21,9 +21,10 @@ namespace uroce::transport {
 // Part c of a READ covers its response PSNs [c * chunk, (c + 1) * chunk).
 constexpr std::uint32_t sr_read_chunk(std::uint32_t window) { return window > 1 ? window / 2 : 1; }
 // The cap on PSNs in flight of a selective-repeat connection, from
-// RcTuning's window_psns and sr_cap_psns.
-constexpr std::uint32_t sr_window(std::uint32_t window_psns, std::uint32_t sr_cap_psns) {
-  return std::min({window_psns, sr_cap_psns, kSrWindow});
+// RcTuning's window_psns and sr_cap_psns and the device's cap (RcSr::cap).
+constexpr std::uint32_t sr_window(std::uint32_t window_psns, std::uint32_t sr_cap_psns,
+                                  std::uint32_t cap) {
+  return std::min({window_psns, sr_cap_psns, cap, kSrWindow});
 }
 // The end (exclusive, an index into the READ's response PSNs) of the part
 // of an SR READ of `npkts` responses that holds response `idx`.
@@ -51,6 +52,10 @@ struct RcSr {
   // The UDP source ports its SEND and WRITE packets are sprayed over
   // (rc_sr_spray.h); off (one path) until the engine configures it.
   SrSpray spray;
+  // Packets in flight at most (the device's lossy_cap, set by the engine
+  // when it attaches this; docs/lossy.md "The cap"): one bandwidth-delay
+  // product of the fabric. The requester also keeps its window and kSrWindow.
+  std::uint32_t cap = kSrWindow;
 };
 
 }  // namespace uroce::transport

@@ -43,11 +43,20 @@ void SrSpray::charge(Psn p) {
     if (avoided(k)) (void)end_if_over(k);
   }
   if (!avoided(i)) {
-    if (avoided_now() + 1 >= n_) return;
+    // The last usable path: losses everywhere, so the others are tried
+    // again and this one is set aside.
+    if (avoided_now() + 1 >= n_) avoided_ = 0;
     avoided_ = static_cast<std::uint16_t>(avoided_ | (1u << i));
     if (ctr_ != nullptr) ++ctr_->sr_spray_avoided;
   }
   until_[i] = sent_ + kAvoidPackets;
+}
+
+std::uint16_t SrSpray::ack_port() {
+  const std::uint16_t port = port_[ack_next_];
+  ack_next_ = static_cast<std::uint8_t>(ack_next_ + 1 == n_ ? 0 : ack_next_ + 1);
+  if (ctr_ != nullptr) ++ctr_->sr_spray_acks;
+  return port;
 }
 
 }  // namespace uroce::transport

@@ -4,14 +4,24 @@
 // round robin over the paths not avoided now. Only selective repeat sprays:
 // it tolerates the reordering that paths of different delay cause, where
 // go-back-N would send everything again. READ and atomic requests keep path
-// 0 (the connection's own port), as do acknowledgements.
+// 0 (the connection's own port), as do READ responses and atomic ACKs.
+//
+// Acknowledgements (ACK, SACK, NAK) rotate over every path, in plain round
+// robin (ack_port()): the reverse direction hashes other 5-tuples, so the
+// data paths' avoidance says nothing about them, and an ACK is cumulative
+// (a SACK repeats the holes), so a dead reverse path costs one answer in
+// `paths` instead of every answer, which would leave the requester waiting
+// for its retransmission timeout.
 //
 // Avoidance rule: every PSN in flight remembers its path; a PSN the loss
 // signal deems lost (a SACK hole, or the retransmission timeout, not a
 // tail-loss probe) charges a loss to its path, which is then skipped for
 // the next kAvoidPackets packets the connection sprays (a loss on a path
-// already avoided restarts its count). Never all paths at once: a loss that
-// would leave no path usable is counted but avoids nothing.
+// already avoided restarts its count). Never all paths at once: a loss on
+// the one path left usable means losses everywhere, congestion rather than
+// a bad path, so it ends every other avoidance and avoids this path alone
+// (a connection left on one path that turned out dead would otherwise
+// stall until its retransmission timeout).
 //
 // State: fixed-size arrays (bounded whatever the traffic), part of the
 // connection's RcSr (the device pool). The ports are set once, when the
@@ -46,6 +56,7 @@ class SrSpray {
   void reset() {
     n_ = 0;
     next_ = 0;
+    ack_next_ = 0;
     avoided_ = 0;
   }
   // The connection's paths: ports[0] its own port; more than kMaxPaths are
@@ -81,6 +92,9 @@ class SrSpray {
   }
   // PSN p was deemed lost: a loss charged to its path (the rule above).
   void charge(Psn p);
+  // The port of the next acknowledgement (round robin over every path,
+  // counted in sr_spray_acks). Needs on().
+  std::uint16_t ack_port();
 
  private:
   // An avoided path whose kAvoidPackets have gone by is used again: true
@@ -98,6 +112,7 @@ class SrSpray {
   std::uint8_t n_ = 0;
   std::uint8_t next_ = 0;
   std::uint8_t picked_ = 0;
+  std::uint8_t ack_next_ = 0;
   RcSrCounters* ctr_ = nullptr;
 };
 

@@ -13,7 +13,7 @@ void SrTx::reset(Psn start) {
   rack_valid_ = false;
   rack_ts_ = rack_rtt_ = 0;
   reo_at_ = pto_at_ = 0;
-  probed_ = false;
+  probes_ = 0;
 }
 
 TimeNs SrTx::reo_wnd() const {
@@ -50,7 +50,7 @@ void SrTx::on_sent(Psn p, TimeNs now, Kind kind) {
   clear(lost_, p);
   if (kind == Kind::kAtomic) set(exempt_, p);
   if (kind == Kind::kReadResponse) set(read_, p);
-  pto_at_ = now + pto();
+  pto_at_ = now + (pto() << probes_);
 }
 
 bool SrTx::on_response(Psn p, TimeNs now) {
@@ -58,7 +58,7 @@ bool SrTx::on_response(Psn p, TimeNs now) {
   set(held_, p);
   clear(lost_, p);
   delivered(p, now);
-  pto_at_ = now + pto();
+  pto_at_ = now + (pto() << probes_);
   detect(now);
   return true;
 }
@@ -141,8 +141,8 @@ void SrTx::on_ack(Psn cum, const wire::SrSackEthHdr* sack, TimeNs now) {
       reo_mult_ = std::min(reo_mult_ * 2, kMaxReoMult);
     }
   }
-  if (progress) probed_ = false;
-  pto_at_ = in_flight() != 0 ? now + pto() : 0;
+  if (progress) probes_ = 0;
+  pto_at_ = in_flight() != 0 ? now + (pto() << probes_) : 0;
   detect(now);
 }
 
@@ -168,7 +168,7 @@ void SrTx::detect(TimeNs now) {
 
 void SrTx::on_timer(TimeNs now) {
   detect(now);
-  if (pto_at_ == 0 || now < pto_at_ || probed_ || in_flight() == 0) return;
+  if (pto_at_ == 0 || now < pto_at_ || probes_ >= kMaxProbes || in_flight() == 0) return;
   // The tail-loss probe: the newest outstanding PSN not held goes again.
   for (std::uint32_t i = in_flight(); i-- > 0;) {
     const Psn p = base_ + i;
@@ -179,7 +179,7 @@ void SrTx::on_timer(TimeNs now) {
       set(lost_, p);
     }
     count(&RcSrCounters::sr_tx_probes);
-    probed_ = true;
+    ++probes_;
     break;
   }
   pto_at_ = 0;
@@ -206,14 +206,14 @@ void SrTx::on_rto() {
     if (!bit(lost_, p) && spray_ != nullptr && !bit(read_, p)) spray_->charge(p);
     set(lost_, p);
   }
-  // A probe may go again once the timeout's resends made progress.
-  probed_ = false;
+  // The timeout's resends start a new round of probes.
+  probes_ = 0;
   pto_at_ = 0;
 }
 
 TimeNs SrTx::deadline() const {
   TimeNs d = reo_at_;
-  if (pto_at_ != 0 && !probed_ && (d == 0 || pto_at_ < d)) d = pto_at_;
+  if (pto_at_ != 0 && probes_ < kMaxProbes && (d == 0 || pto_at_ < d)) d = pto_at_;
   return d;
 }
 

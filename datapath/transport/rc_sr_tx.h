@@ -14,7 +14,10 @@
 // retransmission that was not needed) doubles mult, up to 16.
 // Tail-loss probe: with PSNs outstanding and no acknowledgement making
 // progress for PTO = max(2 srtt, kMinPto) since the last send, the newest
-// outstanding PSN not held is marked to go again (once until progress); a
+// outstanding PSN not held is marked to go again. Up to kMaxProbes probes
+// until progress, each waiting twice as long as the one before (PTO x 2^k
+// after the k-th): a probe whose packet or answer is lost too (a dead
+// path) is followed by another instead of the retransmission timeout. A
 // READ response PSN's probe asks again for the oldest READ response not
 // placed (probe_read).
 //
@@ -51,6 +54,7 @@ class SrTx {
  public:
   static constexpr TimeNs kMinPto = 100 * kNsPerUs;
   static constexpr std::uint32_t kMaxReoMult = 16;
+  static constexpr std::uint32_t kMaxProbes = 4;
 
   // Where it counts sr_tx_lost, sr_tx_probes and sr_tx_spurious (RcSr's),
   // and the paths it charges losses to (RcSr's; null: none).
@@ -109,6 +113,8 @@ class SrTx {
   TimeNs min_rtt() const { return min_rtt_; }
   TimeNs reo_wnd() const;
   TimeNs pto() const;
+  // Probes sent since the last progress (0..kMaxProbes).
+  std::uint32_t probes() const { return probes_; }
 
  private:
   using Bits = std::array<std::uint64_t, kSrWindow / 64>;
@@ -149,16 +155,17 @@ class SrTx {
   Bits sent_{};
   Bits resent_{};
   // RACK: the newest delivered transmission (time, then PSN) and its RTT.
-  bool rack_valid_ = false;
+  // (The small members together: RcSr stays within 4 KiB.)
   TimeNs rack_ts_ = 0;
-  Psn rack_psn_{};
   TimeNs rack_rtt_ = 0;
   TimeNs srtt_ = 0;
   TimeNs min_rtt_ = 0;
-  std::uint32_t reo_mult_ = 1;
   TimeNs reo_at_ = 0;
   TimeNs pto_at_ = 0;
-  bool probed_ = false;
+  Psn rack_psn_{};
+  std::uint32_t reo_mult_ = 1;
+  bool rack_valid_ = false;
+  std::uint8_t probes_ = 0;
   RcSrCounters* ctr_ = nullptr;
   SrSpray* spray_ = nullptr;
 };

@@ -60,7 +60,9 @@ SwitchConfigError SwitchModel::check(const SwitchConfig& cfg) {
 SwitchModel::SwitchModel(const SwitchConfig& cfg)
     : cfg_(cfg),
       buffer_(cfg.buffer, cfg.ports),
-      routes_(cfg.num_destinations, -1),
+      routes_(cfg.num_destinations),
+      // Derived, not drawn: ECN's draws stay where they were.
+      salt_(ecmp_mix(cfg.seed ^ 0x5eed5a17ull)),
       held_(cfg.ports.size() * cfg.ports.size() * pfc::kNumPriorities, 0),
       rng_(cfg.seed) {
   ports_.reserve(cfg.ports.size());
@@ -70,16 +72,49 @@ SwitchModel::SwitchModel(const SwitchConfig& cfg)
 }
 
 bool SwitchModel::set_route(std::uint16_t dst, std::uint16_t port) {
-  if (dst >= routes_.size() || port >= ports_.size()) return false;
-  routes_[dst] = port;
+  return set_route_group(dst, std::span<const std::uint16_t>(&port, 1));
+}
+
+bool SwitchModel::set_route_group(std::uint16_t dst, std::span<const std::uint16_t> ports) {
+  if (dst >= routes_.size() || ports.empty() || ports.size() > kMaxRoutePorts) return false;
+  for (const std::uint16_t p : ports) {
+    if (p >= ports_.size()) return false;
+  }
+  RouteGroup& g = routes_[dst];
+  std::copy(ports.begin(), ports.end(), g.ports.begin());
+  g.n = static_cast<std::uint8_t>(ports.size());
   return true;
 }
 
 void SwitchModel::clear_route(std::uint16_t dst) {
-  if (dst < routes_.size()) routes_[dst] = -1;
+  if (dst < routes_.size()) routes_[dst].n = 0;
 }
 
-int SwitchModel::route(std::uint16_t dst) const { return dst < routes_.size() ? routes_[dst] : -1; }
+int SwitchModel::route(std::uint16_t dst) const {
+  return dst < routes_.size() && routes_[dst].n > 0 ? routes_[dst].ports[0] : -1;
+}
+
+std::span<const std::uint16_t> SwitchModel::route_group(std::uint16_t dst) const {
+  if (dst >= routes_.size()) return {};
+  return {routes_[dst].ports.data(), routes_[dst].n};
+}
+
+int SwitchModel::egress_for(const SwitchPacket& p) const {
+  if (p.dst >= routes_.size()) return -1;
+  const RouteGroup& g = routes_[p.dst];
+  if (g.n <= 1) return g.n == 0 ? -1 : g.ports[0];
+  const std::uint32_t first = ecmp_member(p.entropy, salt_, g.n);
+  if (!cfg_.adaptive) return g.ports[first];
+  // Least-queued member for this priority; scanning from the hashed one
+  // makes a tie go where hashing would have sent it.
+  const std::uint8_t prio = p.prio & 7;
+  std::uint16_t best = g.ports[first];
+  for (std::uint32_t i = 1; i < g.n; ++i) {
+    const std::uint16_t cand = g.ports[(first + i) % g.n];
+    if (ports_[cand].egress_bytes[prio] < ports_[best].egress_bytes[prio]) best = cand;
+  }
+  return best;
+}
 
 SwitchRx SwitchModel::count_rx(SwitchRx r, std::uint32_t bytes) {
   const auto i = static_cast<std::size_t>(r);
@@ -105,7 +140,7 @@ SwitchRx SwitchModel::on_packet(std::uint16_t in_port, SwitchPacket p, TimeNs no
   if (in_port >= ports_.size() || p.prio >= pfc::kNumPriorities) {
     return count_rx(SwitchRx::kDropBadInput, p.bytes);
   }
-  const int out = route(p.dst);
+  const int out = egress_for(p);
   if (out < 0) return count_rx(SwitchRx::kDropNoRoute, p.bytes);
   if (p.ttl <= 1) return count_rx(SwitchRx::kDropTtlExpired, p.bytes);
   --p.ttl;

@@ -5,8 +5,12 @@
 //
 // Pipeline of a data packet arriving on in_port (each drop counted by
 // reason, packets and bytes):
-//   route   static table destination -> egress port (kDropNoRoute);
-//           the egress may be the ingress port (a two-switch loop);
+//   route   static table destination -> a group of egress ports
+//           (kDropNoRoute); a group of several is ECMP: the packet's
+//           entropy, salted per switch, picks the member (ecmp.h), or with
+//           adaptive routing the member whose queue for the packet's
+//           priority holds the fewest bytes (ties: from the hashed member
+//           on); the egress may be the ingress port (a two-switch loop);
 //   TTL     received TTL <= 1 is dropped (kDropTtlExpired), else
 //           decremented, as an IPv4 router does;
 //   watchdog  an egress queue the PFC watchdog has stormed with action
@@ -47,6 +51,7 @@
 #include "pfc/pause_gate.h"
 #include "pfc/sinks.h"
 #include "pfc/storm_watchdog.h"
+#include "testbed/switch/ecmp.h"
 #include "testbed/switch/packet_fifo.h"
 #include "testbed/switch/shared_buffer.h"
 #include "testbed/switch/switch_packet.h"
@@ -71,7 +76,10 @@ struct SwitchConfig {
   pfc::StormWatchdogConfig watchdog_cfg;
   EcnConfig ecn;
   std::uint16_t num_destinations = 0;  // size of the route table
-  std::uint64_t seed = 1;              // ECN marking draws
+  std::uint64_t seed = 1;              // ECN marking draws and the ECMP salt
+  // Per-packet adaptive routing in ECMP groups (least-queued member)
+  // instead of hashing each flow to one member.
+  bool adaptive = false;
 };
 
 enum class SwitchConfigError : std::uint8_t {
@@ -152,9 +160,18 @@ class SwitchModel {
 
   // Routes: destination -> egress port. False if either is out of range.
   bool set_route(std::uint16_t dst, std::uint16_t port);
+  // Destination -> an ECMP group of egress ports (in order; the order is
+  // part of the hash's result). False if `dst` or a port is out of range,
+  // or the group is empty or has more than kMaxRoutePorts ports.
+  bool set_route_group(std::uint16_t dst, std::span<const std::uint16_t> ports);
   void clear_route(std::uint16_t dst);
-  // The egress port for `dst`, or -1.
+  // The first egress port of `dst`'s group, or -1.
   int route(std::uint16_t dst) const;
+  // `dst`'s group (empty: no route).
+  std::span<const std::uint16_t> route_group(std::uint16_t dst) const;
+  // The port a packet for p.dst leaves by, as on_packet() would pick it
+  // now, or -1 without a route.
+  int egress_for(const SwitchPacket& p) const;
 
   // A data packet received on `in_port`.
   SwitchRx on_packet(std::uint16_t in_port, SwitchPacket p, TimeNs now);
@@ -267,10 +284,16 @@ class SwitchModel {
   // Removes the head of (port, prio) and releases its buffer charge.
   SwitchPacket take(std::uint16_t port, std::uint8_t prio, TimeNs now);
 
+  struct RouteGroup {
+    std::array<std::uint16_t, kMaxRoutePorts> ports{};
+    std::uint8_t n = 0;
+  };
+
   SwitchConfig cfg_;
   SharedBuffer buffer_;
   std::vector<Port> ports_;
-  std::vector<std::int32_t> routes_;
+  std::vector<RouteGroup> routes_;
+  std::uint64_t salt_ = 0;
   std::vector<std::uint32_t> held_;  // [in][out][prio]
   SeededRng rng_;
   ControlFrame scratch_;

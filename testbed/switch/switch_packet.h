@@ -28,6 +28,8 @@ struct SwitchPacket {
   std::uint8_t prio = 0;      // 802.1p / PFC priority, 0..7
   std::uint8_t ttl = 0;       // IPv4 TTL as it is on the wire now
   std::uint8_t ecn = kEcnNotEct;
+  // The flow's hash that ECMP groups choose a member by (ecmp.h).
+  std::uint32_t entropy = 0;
 };
 
 }  // namespace uroce::testbed

@@ -7,6 +7,7 @@
 #include "datapath/wire/builder.h"
 #include "datapath/wire/ipv4.h"
 #include "datapath/wire/parser.h"
+#include "testbed/switch/ecmp.h"
 
 namespace uroce::testbed {
 namespace {
@@ -14,7 +15,8 @@ namespace {
 const std::vector<wire::Ipv4Addr> kIps{wire::Ipv4Addr{0x0a000001}, wire::Ipv4Addr{0x0a000002},
                                        wire::Ipv4Addr{0x0a000003}};
 
-std::vector<std::uint8_t> rc_frame(wire::Ipv4Addr dst, std::uint8_t dscp, std::uint8_t ttl) {
+std::vector<std::uint8_t> rc_frame(wire::Ipv4Addr dst, std::uint8_t dscp, std::uint8_t ttl,
+                                   std::uint16_t udp_src = 0xc000) {
   std::vector<std::uint8_t> payload(100, 0x5a);
   wire::PacketSpec s;
   s.eth_src = wire::MacAddr{{2, 0, 0, 0, 0, 1}};
@@ -23,6 +25,7 @@ std::vector<std::uint8_t> rc_frame(wire::Ipv4Addr dst, std::uint8_t dscp, std::u
   s.ip_dst = dst;
   s.dscp = dscp;
   s.ttl = ttl;
+  s.udp_src = udp_src;
   s.opcode = wire::op::kRcSendOnly;
   s.dest_qp = 0x11;
   s.psn = 42;
@@ -44,6 +47,24 @@ TEST(FrameRecord_FromFrame, DestinationPriorityTtlEcnAndLength) {
   EXPECT_EQ(p.ttl, 64);
   EXPECT_EQ(p.ecn, kEcnNotEct);
   EXPECT_EQ(p.bytes, f.size());
+}
+
+// The entropy is the 5-tuple's: the UDP source port a sender varies moves
+// it, the rest of the frame does not.
+TEST(FrameRecord_FromFrame, EntropyIsTheFiveTuples) {
+  pfc::PriorityMap map;
+  SwitchPacket a;
+  SwitchPacket b;
+  SwitchPacket c;
+  ASSERT_EQ(record_from_frame(rc_frame(kIps[2], 26, 64, 0xc000), map, kIps, &a),
+            FrameRecordError::kOk);
+  ASSERT_EQ(record_from_frame(rc_frame(kIps[2], 10, 3, 0xc000), map, kIps, &b),
+            FrameRecordError::kOk);
+  ASSERT_EQ(record_from_frame(rc_frame(kIps[2], 26, 64, 0xc001), map, kIps, &c),
+            FrameRecordError::kOk);
+  EXPECT_EQ(a.entropy, five_tuple_entropy(kIps[0].v, kIps[2].v, 0xc000, 4791, 17));
+  EXPECT_EQ(a.entropy, b.entropy);  // DSCP and TTL are not in the tuple
+  EXPECT_NE(a.entropy, c.entropy);
 }
 
 TEST(FrameRecord_FromFrame, ArpAndUnknownDestinationsAreRefused) {

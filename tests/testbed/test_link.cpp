@@ -60,5 +60,20 @@ TEST(LinkDir_Lose, SeededRateLosesItsShareRepeatably) {
   EXPECT_EQ(all.counters().lost, 1u);
 }
 
+// A link change: while down every arrival is lost and counted apart from
+// random loss; back up, nothing is.
+TEST(LinkDir_LoseDown, DownLosesEveryFrameUntilUp) {
+  LinkDir d(10'000'000'000ull, 0, 0);
+  EXPECT_FALSE(d.lose_down());
+  d.set_down(true);
+  EXPECT_TRUE(d.down());
+  EXPECT_TRUE(d.lose_down());
+  EXPECT_TRUE(d.lose_down());
+  d.set_down(false);
+  EXPECT_FALSE(d.lose_down());
+  EXPECT_EQ(d.counters().lost_down, 2u);
+  EXPECT_EQ(d.counters().lost, 0u);
+}
+
 }  // namespace
 }  // namespace uroce::testbed

@@ -15,9 +15,9 @@ TEST(LoopScenario_Make, TwoSwitchesShareOneLoopLink) {
   EXPECT_EQ(sc.links.size(), 3u);
   EXPECT_EQ(t.link_name(2), "s1-s2");
   // s1 (switch 0) and s2 (switch 1) both send hd's traffic to the other.
-  EXPECT_EQ(t.names[t.ports[t.switch_node(0)][static_cast<std::size_t>(t.routes[0][1])].peer.node],
+  EXPECT_EQ(t.names[t.ports[t.switch_node(0)][static_cast<std::size_t>(t.route(0, 1))].peer.node],
             "s2");
-  EXPECT_EQ(t.names[t.ports[t.switch_node(1)][static_cast<std::size_t>(t.routes[1][1])].peer.node],
+  EXPECT_EQ(t.names[t.ports[t.switch_node(1)][static_cast<std::size_t>(t.route(1, 1))].peer.node],
             "s1");
   EXPECT_EQ(sc.flows[0].ttl, 32);
   EXPECT_EQ(sc.flows[0].rate_bps, 3'000'000'000ull);
@@ -36,7 +36,7 @@ TEST(LoopScenario_Make, RingOfFourWithATimedFix) {
   EXPECT_EQ(sc.links.size(), 6u);  // two host links, four ring links
   EXPECT_EQ(t.link_name(5), "s4-s1");
   for (std::uint32_t s = 0; s < 4; ++s) {
-    const auto next = t.ports[t.switch_node(s)][static_cast<std::size_t>(t.routes[s][1])].peer;
+    const auto next = t.ports[t.switch_node(s)][static_cast<std::size_t>(t.route(s, 1))].peer;
     EXPECT_EQ(next.node, t.switch_node((s + 1) % 4));
   }
   ASSERT_EQ(t.route_changes.size(), 1u);

@@ -56,10 +56,10 @@ TEST(Scenario_Resolve, PortsPeersAndShortestPathRoutes) {
   EXPECT_EQ(t.ports[2][1].dir, 0);  // s1 is link 1's "a" end
   EXPECT_EQ(t.ports[3][0].dir, 1);
   // Routes [switch][host]: s1 -> h2 direct via s2 (port 1), s3 -> h1 via s1.
-  EXPECT_EQ(t.routes[0][1], 1);
-  EXPECT_EQ(t.routes[0][0], 0);
-  EXPECT_EQ(t.routes[1][1], 1);  // s2: ports s1, h2, s3
-  EXPECT_EQ(t.routes[2][0], 0);
+  EXPECT_EQ(t.route(0, 1), 1);
+  EXPECT_EQ(t.route(0, 0), 0);
+  EXPECT_EQ(t.route(1, 1), 1);  // s2: ports s1, h2, s3
+  EXPECT_EQ(t.route(2, 0), 0);
   EXPECT_EQ(t.link_name(1), "s1-s2");
   EXPECT_EQ(t.ips[1].to_string(), "10.0.0.2");
   EXPECT_EQ(t.macs[4].to_string(), "02:00:00:00:00:04");
@@ -72,14 +72,78 @@ TEST(Scenario_Resolve, ExplicitRoutesReplaceAndRouteChangesResolve) {
                       RouteChangeSpec{6 * kNsPerMs, "s3", "h2", ""}};
   Topology t;
   ASSERT_EQ(resolve(sc, t), "");
-  EXPECT_EQ(t.routes[0][1], 2);
+  EXPECT_EQ(t.route(0, 1), 2);
   ASSERT_EQ(t.route_changes.size(), 2u);
   EXPECT_EQ(t.route_changes[0].port, 1);
   EXPECT_EQ(t.route_changes[1].sw, 2u);
   EXPECT_EQ(t.route_changes[1].port, -1);
   sc.auto_routes = false;
   ASSERT_EQ(resolve(sc, t), "");
-  EXPECT_EQ(t.routes[1][1], -1);
+  EXPECT_EQ(t.route(1, 1), -1);
+}
+
+// h1 - l1 = {sp1, sp2} = l2 - h2: two equal paths between the leaves.
+Scenario two_spines() {
+  Scenario sc;
+  sc.hosts = {host("h1"), host("h2")};
+  sc.switches = {sw("l1"), sw("l2"), sw("sp1"), sw("sp2")};
+  sc.links = {link("h1", "l1"),  link("l1", "sp1"), link("l1", "sp2"),
+              link("sp1", "l2"), link("sp2", "l2"), link("l2", "h2")};
+  return sc;
+}
+
+TEST(Scenario_Resolve, EcmpGroupsEveryShortestNextHop) {
+  Scenario sc = two_spines();
+  Topology t;
+  ASSERT_EQ(resolve(sc, t), "");
+  // l1's ports: h1, sp1, sp2. Without ECMP the lowest port only.
+  EXPECT_EQ(t.routes[0][1], (std::vector<std::uint16_t>{1}));
+  sc.ecmp = true;
+  ASSERT_EQ(resolve(sc, t), "");
+  EXPECT_EQ(t.routes[0][1], (std::vector<std::uint16_t>{1, 2}));
+  EXPECT_EQ(t.routes[1][0], (std::vector<std::uint16_t>{0, 1}));  // l2: sp1, sp2, h2
+  EXPECT_EQ(t.routes[0][0], (std::vector<std::uint16_t>{0}));     // a host is one hop
+  EXPECT_EQ(t.routes[2][1], (std::vector<std::uint16_t>{1}));     // sp1: l1, l2
+  // An explicit route is one port still.
+  sc.routes = {RouteSpec{"l1", "h2", "sp2"}};
+  ASSERT_EQ(resolve(sc, t), "");
+  EXPECT_EQ(t.routes[0][1], (std::vector<std::uint16_t>{2}));
+}
+
+TEST(Scenario_FillRoutes, DownLinksAreLeftOut) {
+  Scenario sc = two_spines();
+  sc.ecmp = true;
+  Topology t;
+  ASSERT_EQ(resolve(sc, t), "");
+  std::vector<bool> down(t.links.size(), false);
+  down[3] = true;  // sp1-l2
+  fill_routes(sc, t, down);
+  EXPECT_EQ(t.routes[0][1], (std::vector<std::uint16_t>{2}));  // l1 -> h2 via sp2 only
+  EXPECT_EQ(t.routes[2][1], (std::vector<std::uint16_t>{0}));  // sp1 -> h2 back via l1
+  EXPECT_EQ(t.routes[1][0], (std::vector<std::uint16_t>{1}));  // l2 -> h1 via sp2 only
+  down[5] = true;                                              // l2-h2 as well
+  fill_routes(sc, t, down);
+  EXPECT_TRUE(t.routes[0][1].empty());
+}
+
+TEST(Scenario_Resolve, LinkChangesByNameEitherWay) {
+  Scenario sc = two_spines();
+  sc.duration_ns = 10 * kNsPerMs;
+  sc.link_changes = {LinkChangeSpec{kNsPerMs, "sp1-l1", false, true},
+                     LinkChangeSpec{2 * kNsPerMs, "l1-sp1", true, false},
+                     LinkChangeSpec{3 * kNsPerMs, "l1-sp1", true, true}};
+  Topology t;
+  ASSERT_EQ(resolve(sc, t), "");
+  ASSERT_EQ(t.link_changes.size(), 2u);  // the disabled one is left out
+  EXPECT_EQ(t.link_changes[0].link, 1u);
+  EXPECT_FALSE(t.link_changes[0].up);
+  EXPECT_EQ(t.link_changes[1].index, 2u);
+  EXPECT_TRUE(t.link_changes[1].up);
+  sc.link_changes = {LinkChangeSpec{kNsPerMs, "l1-l2", false, true}};
+  EXPECT_EQ(err(sc), "link_change[0].link: no link 'l1-l2' (write it \"a-b\")");
+  sc.link_changes = {LinkChangeSpec{10 * kNsPerMs, "l1-sp1", false, true}};
+  EXPECT_EQ(err(sc),
+            "link_change[0].at_us: 10000 us is not before the end of the run (duration_ms)");
 }
 
 TEST(Scenario_Resolve, NamesAndLinksErrors) {

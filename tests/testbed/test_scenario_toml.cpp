@@ -321,6 +321,36 @@ TEST(ScenarioToml_Parse, LinkLossAndLossyHostKeys) {
             "defaults.host.lossy: expected true or false, got an integer (line 17)");
 }
 
+// The fabric's keys: [routing] ecmp and reconverge_us, a switch's
+// adaptive_routing, [[link_change]] entries.
+TEST(ScenarioToml_Parse, EcmpAndLinkChangeKeys) {
+  Scenario sc;
+  ASSERT_EQ(parse(std::string(kMinimal) +
+                      "[routing]\necmp = true\nreconverge_us = 250\n"
+                      "[defaults.switch]\nadaptive_routing = true\n"
+                      "[[link_change]]\nat_us = 100\nlink = \"s1-h1\"\nup = false\n"
+                      "[[link_change]]\nat_us = 200\nlink = \"h1-s1\"\nup = true\n"
+                      "enabled = false\n",
+                  sc),
+            "");
+  EXPECT_TRUE(sc.ecmp);
+  EXPECT_EQ(sc.reconverge_ns, 250'000u);
+  ASSERT_EQ(sc.link_changes.size(), 2u);
+  EXPECT_EQ(sc.link_changes[0].at_ns, 100'000u);
+  EXPECT_EQ(sc.link_changes[0].link, "s1-h1");
+  EXPECT_FALSE(sc.link_changes[0].up);
+  EXPECT_TRUE(sc.link_changes[0].enabled);
+  EXPECT_FALSE(sc.link_changes[1].enabled);
+  ASSERT_EQ(parse(kMinimal, sc), "");
+  EXPECT_FALSE(sc.ecmp);
+  EXPECT_EQ(sc.reconverge_ns, kNever);
+  EXPECT_FALSE(sc.switches[0].adaptive);
+  EXPECT_EQ(parse(std::string(kMinimal) + "[[link_change]]\nat_us = 1\nlink = \"h1-s1\"\n"),
+            "link_change[0]: missing key 'up'");
+  EXPECT_EQ(parse(std::string(kMinimal) + "[routing]\necmp = 2\n"),
+            "routing.ecmp: expected true or false, got an integer (line 17)");
+}
+
 // --set (scenario_from_file with overrides): a key in a table, a new table,
 // an entry of an array of tables; the result goes through the same checks.
 TEST(ScenarioToml_Overrides, SetChangesTheFileBeforeItIsRead) {

@@ -16,7 +16,7 @@ struct Loop {
     for (std::uint32_t s = 0; s < 2; ++s) {
       sw.emplace_back(switch_config(sc, topo, s, 1));
       for (std::uint16_t d = 0; d < topo.num_hosts; ++d) {
-        const std::int32_t p = topo.routes[s][d];
+        const std::int32_t p = topo.route(s, d);
         if (p >= 0) sw[s].set_route(d, static_cast<std::uint16_t>(p));
       }
     }

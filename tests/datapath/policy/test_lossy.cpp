@@ -32,6 +32,7 @@ struct Lossy : ::testing::Test, RcQpPair {
   // Both devices' spray_paths and steer_src_port.
   std::uint32_t spray = 1;
   bool steer = false;
+  std::uint32_t cap = 256;  // both devices' lossy_cap
   std::unique_ptr<Host> a, b;
   VirtualClock clock;
 
@@ -41,6 +42,7 @@ struct Lossy : ::testing::Test, RcQpPair {
     c.lossy_qps = pool;
     c.spray_paths = spray;
     c.steer_src_port = steer;
+    c.lossy_cap = cap;
     return c;
   }
   void start() {
@@ -107,6 +109,31 @@ TEST_F(Lossy, Handshake_BothOn_SrAttachedOnBoth) {
   write(1, 8192, 3);
   EXPECT_TRUE(sr_of(*a)->tx_on);
   EXPECT_EQ(status_of(b->vnic, 10).rc.drop_not_rc, 0u);
+}
+
+// lossy_cap: an SR connection never has more packets in flight than the
+// device's cap (here 4 of a 64-packet WRITE); the default is the window.
+TEST_F(Lossy, Cap_DeviceKeyBoundsPacketsInFlight) {
+  cap = 4;
+  start();
+  ASSERT_NE(sr_of(*a), nullptr);
+  EXPECT_EQ(sr_of(*a)->cap, 4u);
+  write(1, 64, 1);  // the first WQE after the handshake turns SR on
+  ASSERT_TRUE(sr_of(*a)->tx_on);
+  const std::uint32_t len = 64 * 1024;
+  fill(*a, 0, len, 9);
+  aqp->post_send(write_wqe(2, b->va(0), b->key), {a->sge(0, len)});
+  std::uint32_t most = 0;
+  std::vector<ib_uverbs_wc> wc;
+  for (int i = 0; i < 400'000 && wc.empty(); ++i) {
+    run(1);
+    most = std::max(most, sr_of(*a)->tx.in_flight());
+    for (const ib_uverbs_wc& w : ascq->poll()) wc.push_back(w);
+  }
+  ASSERT_EQ(wc.size(), 1u);
+  EXPECT_EQ(wc[0].status, IBV_WC_SUCCESS);
+  EXPECT_EQ(std::memcmp(a->mem.data(), b->mem.data(), len), 0);
+  EXPECT_EQ(most, 4u);
 }
 
 // A's probe finds B's QP in INIT (no address yet): B answers at its RTR

@@ -370,9 +370,10 @@ TEST_F(SrRequester, ReadResponse_ReadThenSendsCompleteInOrder) {
   EXPECT_FALSE(qp->has_output());
 }
 
-// The re-requested responses are lost too: the tail-loss probe asks for the
-// newest missing one, then the retransmission timeout asks again for the
-// responses not placed, and only for them: no go-back-N to the READ.
+// The re-requested responses are lost too: the tail-loss probes ask for the
+// oldest missing ones (kMaxProbes of them), then the retransmission timeout
+// asks again for the responses not placed, and only for them: no
+// go-back-N to the READ.
 TEST_F(SrRequester, ReadResponse_TimeoutAsksOnlyForWhatIsMissing) {
   make_sr_qp();
   ASSERT_EQ(qp->post_send(send_wr(1, WrOpcode::kRdmaRead, 0, 4096)), 0);
@@ -393,7 +394,7 @@ TEST_F(SrRequester, ReadResponse_TimeoutAsksOnlyForWhatIsMissing) {
   EXPECT_EQ(tx.at(0).bth.psn(), 101u);
   EXPECT_EQ(tx.at(0).reth.va(), kRemoteVa + 1024);
   EXPECT_EQ(tx.at(0).reth.dma_len(), 2048u);
-  EXPECT_EQ(sr.ctr.sr_tx_probes, 1u);
+  EXPECT_EQ(sr.ctr.sr_tx_probes, SrTx::kMaxProbes);
   EXPECT_EQ(qp->counters().go_back_n, 0u);
   deliver(rd(o::kRcReadResponseMiddle, 100, 101), t + us(20));
   deliver(rd(o::kRcReadResponseMiddle, 100, 102), t + us(20));

@@ -3,7 +3,8 @@
 // avoidance of a path charged with a loss (K packets, never all paths), and
 // the requester's use of it: SEND/WRITE packets rotate over the ports, READs
 // keep the connection's own, a SACK hole charges the lost packet's path, a
-// tail-loss probe charges nothing, and one path behaves as before.
+// tail-loss probe charges nothing, and one path behaves as before; the
+// responder's acknowledgements rotate over the ports.
 #include "datapath/transport/rc_sr_spray.h"
 
 #include <gtest/gtest.h>
@@ -19,6 +20,7 @@
 #include "datapath/port/rss.h"
 #include "datapath/transport/rc_requester.h"
 #include "tests/datapath/transport/rc_sim_pair.h"
+#include "tests/datapath/transport/rc_sr_test_support.h"
 #include "tests/datapath/transport/rc_test_support.h"
 
 namespace uroce::transport {
@@ -102,19 +104,23 @@ TEST(SrSpray_Charge, PathAvoidedForKPacketsThenUsedAgain) {
   for (std::uint32_t p : spray(s, q.value() + 14, SrSpray::kAvoidPackets - 1)) EXPECT_NE(p, 1u);
 }
 
-// Losses on every path: at most paths - 1 avoided, the last one carries on.
+// Losses on every path: never all avoided. A loss on the last usable path
+// ends the other avoidances and sets that path aside alone.
 TEST(SrSpray_Charge, NeverEveryPath) {
   SrSpray s;
   RcSrCounters c;
   s.bind(&c);
   s.configure(kPorts);
   spray(s, 0, 4);
-  for (std::uint32_t p = 0; p < 4; ++p) s.charge(Psn(p));
+  for (std::uint32_t p = 0; p < 3; ++p) s.charge(Psn(p));
   EXPECT_EQ(s.avoided_now(), 3u);
-  EXPECT_FALSE(s.avoided(3));
+  for (std::uint32_t p : spray(s, 4, 4)) EXPECT_EQ(p, 3u);
+  s.charge(Psn(3));
+  EXPECT_EQ(s.avoided_now(), 1u);
+  EXPECT_TRUE(s.avoided(3));
   EXPECT_EQ(c.sr_spray_losses, 4u);
-  EXPECT_EQ(c.sr_spray_avoided, 3u);
-  for (std::uint32_t p : spray(s, 4, 8)) EXPECT_EQ(p, 3u);
+  EXPECT_EQ(c.sr_spray_avoided, 4u);
+  for (std::uint32_t p : spray(s, 8, 6)) EXPECT_NE(p, 3u);
 }
 
 // The requester with selective repeat attached and started, its peer
@@ -214,7 +220,8 @@ TEST_F(SrSprayRequester, Probe_ChargesNothing) {
 }
 
 // The retransmission timeout charges each outstanding packet's path once;
-// one path stays usable.
+// never every path: the last of the four losses, on the one path left,
+// ends the other avoidances and sets that path aside alone.
 TEST_F(SrSprayRequester, Timeout_ChargesEachLostPacketNeverEveryPath) {
   make_sr_qp(kPorts);
   ASSERT_EQ(qp->post_send(send_wr(1, WrOpcode::kRdmaWrite, 0, 4 * 1024)), 0);
@@ -229,7 +236,7 @@ TEST_F(SrSprayRequester, Timeout_ChargesEachLostPacketNeverEveryPath) {
   ASSERT_EQ(qp->counters().timeouts, 1u);
   // The probe's packet (103) was charged by the timeout, as were 100..102.
   EXPECT_EQ(sr.ctr.sr_spray_losses, 4u);
-  EXPECT_EQ(sr.spray.avoided_now(), 3u);
+  EXPECT_EQ(sr.spray.avoided_now(), 1u);
 }
 
 // One path (spray_paths = 1): every packet from the connection's own port,
@@ -245,6 +252,45 @@ TEST_F(SrSprayRequester, OnePath_AsBefore) {
   qp->on_timer(us(25), io);
   EXPECT_EQ(sr.ctr.sr_tx_lost, 1u);
   EXPECT_EQ(sr.ctr.sr_spray_tx + sr.ctr.sr_spray_losses + sr.ctr.sr_spray_avoided, 0u);
+}
+
+// The responder of a spraying connection: each answer (ACK, and SACK while
+// something is held) leaves from the next of the paths in turn, all of
+// them, whatever the requests came from; without spraying, its own port.
+struct SrSprayResponder : SrResponderFixture {
+  std::vector<std::uint16_t> answer_ports(bool spraying) {
+    make_sr_qp();
+    if (spraying) {
+      sr.spray.configure(kPorts);
+      sr.spray.bind(&sr.ctr);
+    }
+    // Five one-packet WRITEs asking for an ACK each; the third arrives
+    // after the fourth, so the fourth's answer is a SACK.
+    const Msg w0 = sr_write(500, 0, 0, 0, 64);
+    const Msg w1 = sr_write(501, 0, 64, 64, 64);
+    const Msg w2 = sr_write(502, 0, 128, 128, 64);
+    const Msg w3 = sr_write(503, 0, 192, 192, 64);
+    const Msg w4 = sr_write(504, 0, 256, 256, 64);
+    for (const Msg* m : {&w0, &w1, &w3, &w2, &w4}) deliver(m->at(0));
+    std::vector<std::uint16_t> v;
+    for (const auto& f : tx.frames) v.push_back(f->p.udp.src_port());
+    return v;
+  }
+};
+
+TEST_F(SrSprayResponder, Answers_RotateOverEveryPath) {
+  const std::vector<std::uint16_t> p = answer_ports(true);
+  ASSERT_EQ(p.size(), 5u);
+  EXPECT_EQ(p, (std::vector<std::uint16_t>{0xC101, 0xC202, 0xC303, 0xC404, 0xC101}));
+  EXPECT_EQ(tx.at(2).bth.opcode(), o::kSrSack);
+  EXPECT_EQ(sr.ctr.sr_spray_acks, 5u);
+}
+
+TEST_F(SrSprayResponder, Answers_OnePathKeepTheOwnPort) {
+  const std::vector<std::uint16_t> p = answer_ports(false);
+  ASSERT_EQ(p.size(), 5u);
+  for (const std::uint16_t port : p) EXPECT_EQ(port, qp->udp_src());
+  EXPECT_EQ(sr.ctr.sr_spray_acks, 0u);
 }
 
 // A multipath fabric with one bad path ------------------------------------

@@ -106,8 +106,8 @@ TEST(SrTx_Detect, DupWidensTheReorderWindow) {
 }
 
 // Nothing comes back: after PTO the newest outstanding PSN goes again as a
-// probe (once); its SACK reveals the earlier holes, which the loss signal
-// then marks, without waiting for the retransmission timeout.
+// probe; its SACK reveals the earlier holes, which the loss signal then
+// marks, without waiting for the retransmission timeout.
 TEST(SrTx_Probe, TailLossProbeThenRepair) {
   Board b;
   send_n(b, Psn(0), 5);
@@ -119,12 +119,39 @@ TEST(SrTx_Probe, TailLossProbeThenRepair) {
   ASSERT_TRUE(t.next_lost(&p));
   EXPECT_EQ(p, Psn(4));
   t.on_sent(Psn(4), us(110));
-  EXPECT_EQ(t.deadline(), 0u);  // one probe until progress
+  EXPECT_EQ(t.deadline(), us(110) + 2 * SrTx::kMinPto);  // the next probe backs off
   const wire::SrSackEthHdr h = sack_of({4});
   t.on_ack(Psn(0), &h, us(130));
   for (std::uint32_t i = 0; i < 4; ++i) EXPECT_TRUE(t.lost(Psn(i))) << i;
   ASSERT_TRUE(t.next_lost(&p));
   EXPECT_EQ(p, Psn(0));
+}
+
+// Probes whose packets or answers are lost too: each waits twice the one
+// before, kMaxProbes of them, then only the retransmission timeout is left;
+// progress starts a new round at PTO.
+TEST(SrTx_Probe, ProbesBackOffUpToKMaxProbes) {
+  Board b;
+  send_n(b, Psn(0), 5);
+  SrTx& t = b.t;
+  TimeNs now = us(4);
+  for (std::uint32_t k = 0; k < SrTx::kMaxProbes; ++k) {
+    EXPECT_EQ(t.deadline(), now + (SrTx::kMinPto << k)) << k;
+    now = t.deadline();
+    t.on_timer(now);
+    EXPECT_EQ(t.probes(), k + 1);
+    Psn p;
+    ASSERT_TRUE(t.next_lost(&p));
+    EXPECT_EQ(p, Psn(4));
+    t.on_sent(p, now);
+  }
+  EXPECT_EQ(b.ctr.sr_tx_probes, SrTx::kMaxProbes);
+  EXPECT_EQ(t.deadline(), 0u);  // no fifth probe
+  t.on_timer(now + 100 * SrTx::kMinPto);
+  EXPECT_EQ(b.ctr.sr_tx_probes, SrTx::kMaxProbes);
+  t.on_ack(Psn(1), nullptr, now + us(1));
+  EXPECT_EQ(t.probes(), 0u);
+  EXPECT_EQ(t.deadline(), now + us(1) + t.pto());
 }
 
 // An atomic's PSN is delivered by its ACK, recovered by RC's rules: never
@@ -277,7 +304,7 @@ TEST(SrTx_OnTimer, ProbeOfReadsAsksForTheOldestRequest) {
   t.on_timer(us(1) + SrTx::kMinPto);
   EXPECT_EQ(b.ctr.sr_tx_probes, 1u);
   for (std::uint32_t i = 0; i < 8; ++i) EXPECT_EQ(t.lost(Psn(i)), i < 4) << i;
-  EXPECT_EQ(t.deadline(), 0u);  // once until progress
+  EXPECT_EQ(t.deadline(), 0u);  // the next probe is armed when the re-request leaves
 }
 
 }  // namespace

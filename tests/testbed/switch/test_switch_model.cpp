@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <vector>
 
 namespace uroce::testbed {
@@ -97,6 +98,94 @@ TEST(SwitchModel_Forward, RoutesDecrementsTtlAndSends) {
   EXPECT_EQ(sw.progress_at(1, 3), 20u);
   EXPECT_EQ(sw.counters(1, 3).sent_packets, 1u);
   EXPECT_EQ(sw.dequeue(1, 20).kind, SwitchTx::Kind::kNone);
+}
+
+TEST(SwitchModel_RouteGroup, BadGroupsAreRefusedAndLeaveTheRoute) {
+  SwitchModel sw(cfg());
+  const std::vector<std::uint16_t> ok{1, 2};
+  ASSERT_TRUE(sw.set_route_group(0, ok));
+  EXPECT_EQ(sw.route(0), 1);
+  EXPECT_EQ(sw.route_group(0).size(), 2u);
+  EXPECT_FALSE(sw.set_route_group(0, {}));
+  const std::vector<std::uint16_t> bad_port{1, 3};
+  EXPECT_FALSE(sw.set_route_group(0, bad_port));
+  const std::vector<std::uint16_t> too_many(kMaxRoutePorts + 1, 1);
+  EXPECT_FALSE(sw.set_route_group(0, too_many));
+  EXPECT_FALSE(sw.set_route_group(3, ok));  // no such destination
+  EXPECT_EQ(sw.route_group(0).size(), 2u);  // unchanged by the refusals
+  EXPECT_TRUE(sw.route_group(3).empty());
+  sw.clear_route(0);
+  EXPECT_EQ(sw.egress_for(pkt(0, 3, 100)), -1);
+}
+
+// A flow's packets all leave by one member; 1,000 flows spread over both.
+TEST(SwitchModel_RouteGroup, HashKeepsAFlowOnOneMemberAndSpreadsFlows) {
+  SwitchModel sw(cfg());
+  const std::vector<std::uint16_t> g{1, 2};
+  ASSERT_TRUE(sw.set_route_group(0, g));
+  std::array<std::uint32_t, 3> flows_per_port{};
+  for (std::uint32_t f = 0; f < 1000; ++f) {
+    SwitchPacket p = pkt(0, 3, 10);
+    p.entropy = five_tuple_entropy(0x0a000001, 0x0a000002, static_cast<std::uint16_t>(f), 4791, 17);
+    const int first = sw.egress_for(p);
+    ASSERT_TRUE(first == 1 || first == 2);
+    for (int i = 0; i < 4; ++i) EXPECT_EQ(sw.egress_for(p), first);
+    EXPECT_EQ(sw.on_packet(0, p, 0), SwitchRx::kForwarded);
+    ++flows_per_port[static_cast<std::size_t>(first)];
+  }
+  // Binomial(1000, 1/2): within 5 standard deviations (79) of 500.
+  EXPECT_GT(flows_per_port[1], 420u);
+  EXPECT_GT(flows_per_port[2], 420u);
+  EXPECT_EQ(sw.egress_packets(1, 3), flows_per_port[1]);
+  EXPECT_EQ(sw.egress_packets(2, 3), flows_per_port[2]);
+}
+
+// Two switches of other seeds pick differently for some flows (no
+// polarisation), and one seed always picks alike.
+TEST(SwitchModel_RouteGroup, TheSaltIsPerSwitch) {
+  SwitchConfig c1 = cfg();
+  c1.seed = 1;
+  SwitchConfig c2 = cfg();
+  c2.seed = 2;
+  SwitchModel a(c1);
+  SwitchModel a2(c1);
+  SwitchModel b(c2);
+  const std::vector<std::uint16_t> g{1, 2};
+  for (SwitchModel* m : {&a, &a2, &b}) ASSERT_TRUE(m->set_route_group(0, g));
+  std::uint32_t differ = 0;
+  for (std::uint32_t f = 0; f < 100; ++f) {
+    SwitchPacket p = pkt(0, 3, 100);
+    p.entropy = f * 2654435761u;
+    EXPECT_EQ(a.egress_for(p), a2.egress_for(p));
+    differ += a.egress_for(p) != b.egress_for(p) ? 1 : 0;
+  }
+  EXPECT_GT(differ, 20u);
+  EXPECT_LT(differ, 80u);
+}
+
+// Adaptive routing: each packet to the member whose queue for its
+// priority holds the fewest bytes; a tie goes to the hashed member.
+TEST(SwitchModel_RouteGroup, AdaptiveTakesTheLeastQueuedMember) {
+  SwitchConfig c = cfg();
+  c.adaptive = true;
+  SwitchModel sw(c);
+  const std::vector<std::uint16_t> g{1, 2};
+  ASSERT_TRUE(sw.set_route_group(0, g));
+  SwitchPacket p = pkt(0, 3, 1000);
+  p.entropy = 7;
+  const int hashed = sw.egress_for(p);
+  const int other = hashed == 1 ? 2 : 1;
+  ASSERT_EQ(sw.on_packet(0, p, 0), SwitchRx::kForwarded);  // the tie
+  EXPECT_EQ(sw.egress_packets(static_cast<std::uint16_t>(hashed), 3), 1u);
+  ASSERT_EQ(sw.on_packet(0, p, 0), SwitchRx::kForwarded);  // the emptier one
+  EXPECT_EQ(sw.egress_packets(static_cast<std::uint16_t>(other), 3), 1u);
+  // Another priority's bytes do not count.
+  SwitchPacket q = pkt(0, 5, 4000);
+  q.entropy = 7;
+  ASSERT_EQ(sw.on_packet(0, q, 0), SwitchRx::kForwarded);
+  ASSERT_EQ(sw.on_packet(0, p, 0), SwitchRx::kForwarded);
+  EXPECT_EQ(sw.egress_packets(1, 3) + sw.egress_packets(2, 3), 3u);
+  EXPECT_EQ(sw.egress_packets(static_cast<std::uint16_t>(hashed), 3), 2u);
 }
 
 TEST(SwitchModel_Forward, HairpinToTheIngressPortIsAllowed) {

@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# Issue 33, must-show 3, in the testbed (docs/lossy.md "Fabric figures"):
+# testbed/scenarios/spray_four_paths.toml, one 64 KiB WRITE flow over a
+# four-spine ECMP fabric with PFC off, the real engine on both hosts, the
+# same seeds side by side for each transport:
+#   gbn       go-back-N (lossy off), one UDP source port: hashed to one path
+#   sr        selective repeat, one port
+#   sr+spray  selective repeat sprayed over 16 ports (spray_paths = 16)
+#   sr+ar     selective repeat, one port, the leaves routing adaptively
+#             per packet (adaptive_routing)
+# Three runs per (transport, seed): `reorder` (10 Gb/s host links: one flow
+# cannot congest a 10 Gb/s spine path, so nothing is lost and the spines'
+# different delays only reorder), `full` (40 Gb/s host links, no failure)
+# and `fail` (as full, l1-sp2 down at 3 ms, routes never reconverge).
+# The goodput before and after the failure comes from the same seed cut at
+# 3 ms (the runs are identical up to then). Prints a Markdown table; exits
+# 1 if a run failed its checks (payload mismatch, errors, selective repeat
+# not negotiated where on). About a minute.
+#
+# CAP sets the hosts' lossy_cap (packets in flight per selective-repeat
+# connection; default 256, the window).
+#
+#   scripts/testbed-spray.sh                  # BUILD_DIR=build
+#   SEEDS="1 2 3" CAP=16 scripts/testbed-spray.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+BUILD_DIR=${BUILD_DIR:-build}
+SEEDS=${SEEDS:-"1 2 3"}
+CAP=${CAP:-256}
+[ -f "$BUILD_DIR/build.ninja" ] || meson setup "$BUILD_DIR" -Dtests=true
+ninja -C "$BUILD_DIR" testbed/uroce-testbed >/dev/null
+bin="$BUILD_DIR/testbed/uroce-testbed"
+scenario=testbed/scenarios/spray_four_paths.toml
+runs=$(mktemp -d /tmp/uroce-testbed-spray.XXXXXX)
+trap 'rm -rf "$runs"' EXIT
+
+mode_sets() {
+  case "$1" in
+    gbn) echo "--set defaults.host.lossy=false --set defaults.host.spray_paths=1" ;;
+    sr) echo "--set defaults.host.spray_paths=1" ;;
+    sr+spray) echo "--set defaults.host.spray_paths=16" ;;
+    sr+ar) echo "--set defaults.host.spray_paths=1 --set defaults.switch.adaptive_routing=true" ;;
+  esac
+}
+
+for mode in gbn sr sr+spray sr+ar; do
+  for seed in $SEEDS; do
+    # shellcheck disable=SC2046 # the sets are words on purpose
+    run() { "$bin" "$scenario" --seed "$seed" --out "$runs/$mode-$seed-$1" $(mode_sets "$mode") \
+      --set defaults.host.lossy_cap="$CAP" --set output.csv=false "${@:2}" >/dev/null; }
+    run reorder --set link.0.rate_gbps=10 --set link.1.rate_gbps=10
+    run full
+    run pre --set scenario.duration_ms=3
+    run fail --set link_change.0.enabled=true
+  done
+done
+
+/usr/bin/python3 - "$runs" "$SEEDS" <<'PY'
+import json, sys
+
+runs, seeds = sys.argv[1], sys.argv[2].split()
+failed = []
+KIB64 = 65536
+
+
+def load(mode, seed, kind):
+    d = json.load(open(f"{runs}/{mode}-{seed}-{kind}/summary.json"))
+    f = d["rc_flows"][0]
+    if f["payload_mismatch"] != 0 or f["errors"] != 0:
+        failed.append(f"{mode} seed {seed} {kind}: payload mismatch or errors")
+    if mode != "gbn" and not f["src_qp"]["sr_peer"]:
+        failed.append(f"{mode} seed {seed} {kind}: selective repeat not negotiated")
+    return d, f
+
+
+def gbps(messages, ns):
+    return messages * KIB64 * 8 / ns if ns > 0 else 0.0
+
+
+print("| transport | seed | reorder: Gb/s, retransmitted | full: Gb/s, retransmitted, "
+      "switch drops | pre-failure Gb/s | post-failure Gb/s (ratio) | "
+      "post: retransmitted, probes, timeouts |")
+print("|---|---|---|---|---|---|---|")
+for mode in ["gbn", "sr", "sr+spray", "sr+ar"]:
+    for seed in seeds:
+        _, r = load(mode, seed, "reorder")
+        dfull, full = load(mode, seed, "full")
+        dpre, pre = load(mode, seed, "pre")
+        dfail, fail = load(mode, seed, "fail")
+        start = full["start_ns"]
+        rq = r["src_qp"]
+        fq = full["src_qp"]
+        drops = sum(sum(s["drops_packets"].values()) for s in dfull["switches"])
+        g_pre = gbps(pre["completed"], 3_000_000 - start)
+        g_post = gbps(fail["completed"] - pre["completed"], dfail["end_ns"] - 3_000_000)
+        ratio = g_post / g_pre if g_pre > 0 else 0.0
+        q = fail["src_qp"]
+        pq = pre["src_qp"]
+        post_rt = q["tx_retransmits"] - pq["tx_retransmits"]
+        post_tx = q["tx_packets"] - pq["tx_packets"]
+        probes = q.get("sr", {}).get("sr_tx_probes", 0) - pq.get("sr", {}).get("sr_tx_probes", 0)
+        print(f"| {mode} | {seed} | {gbps(r['completed'], dfull['end_ns'] - start):.2f}, "
+              f"{rq['tx_retransmits']}/{rq['tx_packets']} "
+              f"({100 * rq['tx_retransmits'] / max(rq['tx_packets'], 1):.2f} %) | "
+              f"{gbps(full['completed'], dfull['end_ns'] - start):.2f}, "
+              f"{100 * fq['tx_retransmits'] / max(fq['tx_packets'], 1):.1f} %, {drops} | "
+              f"{g_pre:.2f} | {g_post:.2f} ({ratio:.2f}) | "
+              f"{100 * post_rt / max(post_tx, 1):.1f} %, {probes}, "
+              f"{q['timeouts'] - pq['timeouts']} |")
+if failed:
+    print("\nFAILED:\n  " + "\n  ".join(failed))
+    sys.exit(1)
+PY

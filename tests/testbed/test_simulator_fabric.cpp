@@ -1,0 +1,95 @@
+// The fabric's moving parts (simulator_fabric.cpp) on the shipped four-path
+// scenario: ECMP spreads a sprayed connection over every spine, a link
+// change loses what crosses the link while it is down, reconvergence moves
+// the routes off it, and a run is the same for the same seed.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "testbed/run.h"
+#include "testbed/scenario_toml.h"
+
+namespace uroce::testbed {
+namespace {
+
+using Json = nlohmann::json;
+
+Json run(const std::vector<std::string>& sets) {
+  Scenario sc;
+  const std::string path =
+      std::string(UROCE_SOURCE_ROOT) + "/testbed/scenarios/spray_four_paths.toml";
+  EXPECT_EQ(scenario_from_file(path, sets, sc), "");
+  RunOptions opts;
+  const RunResult a = run_scenario(sc, opts);
+  const RunResult b = run_scenario(sc, opts);
+  EXPECT_EQ(a.status, RunStatus::kOk) << a.error;
+  EXPECT_TRUE(a.summary == b.summary) << "the same seed gave other summaries";
+  return Json::parse(a.summary);
+}
+
+// Data frames l1 sent toward each spine (links 2..5: l1-sp1..l1-sp4).
+std::vector<std::uint64_t> l1_uplinks(const Json& j) {
+  std::vector<std::uint64_t> v;
+  for (const Json& l : j["links"]) {
+    if (l["from"] == "l1" && l["to"].get<std::string>().starts_with("sp")) {
+      v.push_back(l["data_frames"].get<std::uint64_t>());
+    }
+  }
+  return v;
+}
+
+const Json& link_dir(const Json& j, const char* from, const char* to) {
+  for (const Json& l : j["links"]) {
+    if (l["from"] == from && l["to"] == to) return l;
+  }
+  static const Json none;
+  ADD_FAILURE() << from << " -> " << to << ": no such link";
+  return none;
+}
+
+TEST(SimulatorFabric_Ecmp, ASprayedConnectionUsesEverySpine) {
+  const Json j = run({"scenario.duration_ms=2"});
+  const std::vector<std::uint64_t> up = l1_uplinks(j);
+  ASSERT_EQ(up.size(), 4u);
+  for (const std::uint64_t n : up) EXPECT_GT(n, 100u);
+  const Json& f = j["rc_flows"][0];
+  EXPECT_GT(f["completed"].get<std::uint64_t>(), 0u);
+  EXPECT_EQ(f["payload_mismatch"], 0);
+  // One port: the leaf hashes the connection to one spine.
+  const Json one = run({"scenario.duration_ms=2", "defaults.host.spray_paths=1"});
+  std::uint32_t used = 0;
+  for (const std::uint64_t n : l1_uplinks(one)) used += n > 0 ? 1 : 0;
+  EXPECT_EQ(used, 1u);
+}
+
+// l1-sp2 down at 1 ms: what crosses it from then on is lost (both ways),
+// and the sprayed connection goes on completing messages around it.
+TEST(SimulatorFabric_LinkChange, DownLinkLosesAndTheSprayRoutesAround) {
+  const Json j =
+      run({"scenario.duration_ms=4", "link_change.0.enabled=true", "link_change.0.at_us=1000"});
+  ASSERT_EQ(j["link_changes"].size(), 1u);
+  EXPECT_EQ(j["link_changes"][0]["applied_ns"], 1'000'000);
+  EXPECT_TRUE(j["link_changes"][0]["reconverged_ns"].is_null());
+  EXPECT_GT(link_dir(j, "l1", "sp2")["lost_down"].get<std::uint64_t>(), 0u);
+  EXPECT_EQ(link_dir(j, "l1", "sp1")["lost_down"], 0);
+  const Json before = run({"scenario.duration_ms=1"});
+  EXPECT_GT(j["rc_flows"][0]["completed"].get<std::uint64_t>(),
+            before["rc_flows"][0]["completed"].get<std::uint64_t>() + 10);
+  EXPECT_EQ(j["rc_flows"][0]["payload_mismatch"], 0);
+}
+
+// With reconverge_us the leaves drop the dead uplink from their groups:
+// after that nothing more is lost on it.
+TEST(SimulatorFabric_Reconverge, RoutesLeaveTheDownLink) {
+  const Json at = run({"scenario.duration_ms=2", "link_change.0.enabled=true",
+                       "link_change.0.at_us=1000", "routing.reconverge_us=100"});
+  const Json later = run({"scenario.duration_ms=4", "link_change.0.enabled=true",
+                          "link_change.0.at_us=1000", "routing.reconverge_us=100"});
+  EXPECT_EQ(later["link_changes"][0]["reconverged_ns"], 1'100'000);
+  const std::uint64_t lost = link_dir(at, "l1", "sp2")["lost_down"].get<std::uint64_t>();
+  EXPECT_GT(lost, 0u);
+  EXPECT_EQ(link_dir(later, "l1", "sp2")["lost_down"].get<std::uint64_t>(), lost);
+}
+
+}  // namespace
+}  // namespace uroce::testbed
