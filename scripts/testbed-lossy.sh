@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 33, must-show 1, in the testbed (docs/lossy.md "Testbed figures"):
+# Issue 33, must-show 1, in the testbed (docs/lossy-figures.md "Testbed figures"):
 # random loss on one hop with PFC off, go-back-N (lossy off) against
 # selective repeat (lossy on), the real engine on both hosts, the same
 # seeds side by side. testbed/scenarios/lossy_one_hop.toml, run once per

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 33, must-show 3, in the testbed (docs/lossy.md "Fabric figures"):
+# Issue 33, must-show 3, in the testbed (docs/lossy-figures.md "Fabric figures"):
 # testbed/scenarios/spray_four_paths.toml, one 64 KiB WRITE flow over a
 # four-spine ECMP fabric with PFC off, the real engine on both hosts, the
 # same seeds side by side for each transport:

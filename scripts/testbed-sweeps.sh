@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerates the paper reproduction in docs/testbed.md: the sweeps over the
+# Regenerates the paper reproduction in docs/testbed-paper.md: the sweeps over the
 # routing-loop scenario (TBB-parallel, one seed per point) and the
 # transient-loop runs, as CSV and Markdown tables and PNG plots in
 # docs/testbed/. Takes several minutes on 2 cores (the minimum-rate

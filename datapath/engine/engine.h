@@ -303,10 +303,12 @@ class Engine {
   // and the thread naps, from app_quiet_ns doubling up to
   // app_nap_max_ns, so that the application keeps its core. After a nap
   // the application must have driven in the nap's second half or within
-  // kDroveRecentNs (calls are not counted then):
-  // an application that stopped during a long nap is noticed within one
-  // and a half naps, not two, while one that was only preempted for less
-  // than half a nap still counts as driving. Otherwise the thread runs
+  // kDroveRecentNs, and made a call per kActiveCallGapNs of the nap (none
+  // for a nap shorter than that): an application that stopped during a
+  // long nap is noticed within one and a half naps, not two, one that was
+  // only preempted for less than half a nap still counts as driving, and
+  // one that calls now and then (a call every 200 us) does not keep the
+  // thread napping once a hiccup made it look busy. Otherwise the thread runs
   // iterations, polling for progress_spin_ns after the last one with work
   // and then with run()'s backoff: the passive side (a WRITE or READ
   // target), timers and ACKs owed, and the mailbox, so control calls never
@@ -334,8 +336,9 @@ class Engine {
         // with the application's last drive under 100 us old).
         app_active = napped == 0 ? calls - seen >= kActiveCalls
                                  : app_drove_at_.load(std::memory_order_relaxed) +
-                                           std::max(napped / 2, kDroveRecentNs) >=
-                                       t;
+                                               std::max(napped / 2, kDroveRecentNs) >=
+                                           t &&
+                                       calls - seen >= napped / kActiveCallGapNs;
         seen = calls;
         window = t;
         if (was_active && !app_active) ++ctr_.app_stopped;
@@ -398,6 +401,11 @@ class Engine {
   // the last few microseconds, and a short nap's second half is no longer
   // than a context switch on a VM.
   static constexpr TimeNs kDroveRecentNs = 500 * kNsPerUs;
+  // After a nap, an application that drives made at least one call per
+  // this much of it: an application spinning on its CQ makes thousands; a
+  // nap shorter than this asks for none (the thread's wake-up may have
+  // taken the application's CPU for most of it).
+  static constexpr TimeNs kActiveCallGapNs = 50 * kNsPerUs;
 
   // Any thread: runs fn on the engine thread between two iterations and
   // returns after it ran (inline while run() is not running). The thread

@@ -503,13 +503,18 @@ std::uint32_t RcResponder::send(Tx& tx, std::uint32_t budget) {
       }
     }
     if (!pending_.valid) break;
-    // Selective repeat: an ACK while something is held beyond ePSN carries
-    // the bitmap (SR_SACK, docs/lossy.md); only SR packets are ever held.
-    const bool sack =
-        c_.sr != nullptr && pending_.syndrome == wire::aeth_ack_syndrome() && c_.sr->rx.any();
+    // Selective repeat: an ACK while something is held beyond ePSN, or
+    // answering a duplicate, carries the bitmap and DUP (SR_SACK,
+    // docs/lossy.md); only SR packets are ever held. DUP tells the
+    // requester its resend was not needed even when the resend filled the
+    // hole first and its original came after (a slower path).
+    const bool sack = c_.sr != nullptr && pending_.syndrome == wire::aeth_ack_syndrome() &&
+                      (c_.sr->rx.any() || c_.sr->rx.dup());
     wire::PacketSpec s = rc_spec(c_, sack ? wire::op::kSrSack : wire::op::kRcAck, pending_.psn);
-    if (sack) [[unlikely]]
+    if (sack) [[unlikely]] {
       s.sack_eth = c_.sr->rx.sack(pending_.psn, epsn_);
+      c_.sr->rx.dup_sent();
+    }
     // ACKs and NAKs are not ECN-capable: a CE mark on one would slow this
     // QP's own sending (DCQCN reacts per QP), which the ACKs do not cause.
     s.ecn = 0;

@@ -109,6 +109,11 @@ class SrRx {
     trigger_ = p;
     dup_ = dup;
   }
+  // A duplicate is reported, not yet answered: the next acknowledgement
+  // is a SACK with DUP even when nothing is held.
+  bool dup() const { return dup_; }
+  // The SACK with DUP left: a duplicate is reported once.
+  void dup_sent() { dup_ = false; }
   // The SACKETH of an acknowledgement whose BTH PSN is `ack_psn`: bit i =
   // PSN ack_psn + 1 + i is held, or lies before `epsn` (accepted in order).
   wire::SrSackEthHdr sack(Psn ack_psn, Psn epsn) const {

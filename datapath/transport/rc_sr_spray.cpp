@@ -43,13 +43,20 @@ void SrSpray::charge(Psn p) {
     if (avoided(k)) (void)end_if_over(k);
   }
   if (!avoided(i)) {
+    // Lost again soon after it was used again: a worse path than one
+    // loss says, so it is avoided twice as long; else from the start.
+    if (until_[i] != 0 && sent_ - until_[i] < kAvoidPackets) {
+      if (level_[i] < kMaxAvoidLevel) ++level_[i];
+    } else {
+      level_[i] = 0;
+    }
     // The last usable path: losses everywhere, so the others are tried
     // again and this one is set aside.
     if (avoided_now() + 1 >= n_) avoided_ = 0;
     avoided_ = static_cast<std::uint16_t>(avoided_ | (1u << i));
     if (ctr_ != nullptr) ++ctr_->sr_spray_avoided;
   }
-  until_[i] = sent_ + kAvoidPackets;
+  until_[i] = sent_ + (kAvoidPackets << level_[i]);
 }
 
 std::uint16_t SrSpray::ack_port() {

@@ -16,8 +16,12 @@
 // Avoidance rule: every PSN in flight remembers its path; a PSN the loss
 // signal deems lost (a SACK hole, or the retransmission timeout, not a
 // tail-loss probe) charges a loss to its path, which is then skipped for
-// the next kAvoidPackets packets the connection sprays (a loss on a path
-// already avoided restarts its count). Never all paths at once: a loss on
+// the next kAvoidPackets x 2^level packets the connection sprays (a loss
+// on a path already avoided restarts its count). A path that loses again
+// within kAvoidPackets packets of being used again goes up a level (at
+// most kMaxAvoidLevel), one that stayed clean longer starts again at 0:
+// a dead path is soon skipped for 1,024 packets at a time, a path that
+// lost one packet to congestion for 64. Never all paths at once: a loss on
 // the one path left usable means losses everywhere, congestion rather than
 // a bad path, so it ends every other avoidance and avoids this path alone
 // (a connection left on one path that turned out dead would otherwise
@@ -49,6 +53,7 @@ class SrSpray {
   // one packet in a few dozen carries a small share, short enough that a
   // one-off loss costs the path little.
   static constexpr std::uint32_t kAvoidPackets = 64;
+  static constexpr std::uint32_t kMaxAvoidLevel = 4;
 
   // Where it counts sr_spray_* (RcSr's).
   void bind(RcSrCounters* ctr) { ctr_ = ctr; }
@@ -58,6 +63,8 @@ class SrSpray {
     next_ = 0;
     ack_next_ = 0;
     avoided_ = 0;
+    until_ = {};
+    level_ = {};
   }
   // The connection's paths: ports[0] its own port; more than kMaxPaths are
   // not used. Fewer than 2: no spraying.
@@ -71,6 +78,9 @@ class SrSpray {
   std::uint32_t paths() const { return n_; }
   std::uint16_t port(std::uint32_t path) const { return port_[path]; }
   bool avoided(std::uint32_t path) const { return ((avoided_ >> path) & 1u) != 0; }
+  // The path's avoidance level (0..kMaxAvoidLevel): its next avoidance
+  // lasts kAvoidPackets << level packets.
+  std::uint32_t level(std::uint32_t path) const { return level_[path]; }
   std::uint32_t avoided_now() const { return static_cast<std::uint32_t>(std::popcount(avoided_)); }
 
   // The path of the next packet: the first not avoided from the round-robin
@@ -102,8 +112,10 @@ class SrSpray {
   bool end_if_over(std::uint32_t path);
 
   std::array<std::uint16_t, kMaxPaths> port_{};
-  // The packet count (sent_) at which an avoided path is used again.
+  // The packet count (sent_) at which an avoided path is used again (or,
+  // for a path not avoided, was last).
   std::array<std::uint32_t, kMaxPaths> until_{};
+  std::array<std::uint8_t, kMaxPaths> level_{};
   // Each PSN slot's path, two to a byte.
   std::array<std::uint8_t, kSrWindow / 2> path_of_{};
   std::uint32_t sent_ = 0;

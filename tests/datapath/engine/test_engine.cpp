@@ -618,9 +618,11 @@ TEST(Engine_RunProgress, RunsTheEngineWhileTheApplicationDoesNotPoll) {
   std::atomic<bool> stop{false};
   std::thread progress([&] { e.run_progress(stop); });
   // A call every 200 us (an application that sleeps between messages):
-  // the progress thread keeps running the engine. (A window of the thread's
-  // holds 16 calls only if the thread was descheduled for over 3 ms: a
-  // loaded machine may cost a nap or two, never most of the run.)
+  // the progress thread keeps running the engine. A window of the thread's
+  // holds 16 calls only if the thread was descheduled for over 3 ms, which
+  // a loaded machine may do; the thread then naps, but finds the
+  // application stopped within a few naps (20, 40, 80 us need no call,
+  // then one per 50 us), never naps on for the rest of the run.
   constexpr int kCalls = 100;
   for (int i = 0; i < kCalls; ++i) {
     e.drive();
@@ -629,7 +631,7 @@ TEST(Engine_RunProgress, RunsTheEngineWhileTheApplicationDoesNotPoll) {
   stop = true;
   progress.join();
   const EngineRunCounters c = counters_now(e);
-  EXPECT_LT(c.app_quiet_sleeps, 5u);
+  EXPECT_LE(c.app_quiet_sleeps, 5 * c.app_stopped);
   EXPECT_EQ(sleeps.load(), c.app_quiet_sleeps);
   EXPECT_GT(c.iterations, 100u * kCalls);
 }

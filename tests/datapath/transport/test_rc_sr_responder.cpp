@@ -188,7 +188,9 @@ TEST_F(SrResponder, Window_BeyondDroppedAndCounted) {
   EXPECT_EQ(sack_bits(0), (std::vector<std::uint32_t>{kSrWindow - 1}));
 }
 
-// A duplicate before ePSN is acknowledged again and not executed.
+// A duplicate before ePSN is acknowledged again and not executed; the
+// answer is a SACK with DUP (the requester learns its resend was not
+// needed), once: the next in-order answer is RC's ACK again.
 TEST_F(SrResponder, Duplicate_BeforeEpsnNotPlacedAgain) {
   make_sr_qp();
   deliver(sr_write(500, 0, 0, 0, 64)[0]);
@@ -196,7 +198,13 @@ TEST_F(SrResponder, Duplicate_BeforeEpsnNotPlacedAgain) {
   EXPECT_EQ(std::memcmp(remote.data(), src.data(), 64), 0);
   EXPECT_EQ(qp->counters().rx_duplicates, 1u);
   ASSERT_EQ(tx.size(), 2u);
-  expect_ack(1, o::kRcAck, 500, kAck, 1);
+  expect_ack(1, o::kSrSack, 500, kAck, 1);
+  EXPECT_TRUE(tx.at(1).sack_eth.dup());
+  EXPECT_EQ(tx.at(1).sack_eth.trigger_psn(), 500u);
+  EXPECT_TRUE(sack_bits(1).empty());
+  deliver(sr_write(501, 0, 64, 64, 64)[0]);
+  ASSERT_EQ(tx.size(), 3u);
+  expect_ack(2, o::kRcAck, 501, kAck, 2);
 }
 
 // An out-of-order packet that fails a check is left unplaced (the requester
@@ -548,7 +556,12 @@ TEST_F(SrResponder, Random_ReorderAndDuplicatesWithinTheWindow) {
       EXPECT_EQ((c.wc_flags & wc_flag::kWithImm) != 0, w.imm);
     }
     EXPECT_GT(sr.ctr.sr_rx_held, 0u);
-    EXPECT_EQ(tx.at(tx.size() - 1).bth.opcode(), o::kRcAck);
+    // The last answer is RC's ACK, or a SACK with DUP when the last packet
+    // delivered was a copy of one delivered before.
+    const bool last_dup = std::find(sent.begin(), sent.end() - 1, sent.back()) != sent.end() - 1;
+    const auto& last = tx.at(tx.size() - 1);
+    EXPECT_EQ(last.bth.opcode(), last_dup ? o::kSrSack : o::kRcAck) << seed;
+    EXPECT_EQ(last_dup && last.sack_eth.dup(), last_dup) << seed;
   }
 }
 

@@ -104,6 +104,38 @@ TEST(SrSpray_Charge, PathAvoidedForKPacketsThenUsedAgain) {
   for (std::uint32_t p : spray(s, q.value() + 14, SrSpray::kAvoidPackets - 1)) EXPECT_NE(p, 1u);
 }
 
+// A path that loses again soon after it is used again (a dead path) is
+// avoided twice as long each time, up to kMaxAvoidLevel; one that stays
+// clean for kAvoidPackets before its next loss starts again at 64.
+TEST(SrSpray_Charge, LosingAgainSoonDoublesTheAvoidance) {
+  SrSpray s;
+  s.configure(kPorts);
+  std::uint32_t psn = 0;
+  auto lose_path1_now = [&] {
+    Psn p(psn);
+    for (std::uint32_t i = 0; i < 4; ++i) spray(s, psn++, 1);
+    while (s.path_of(p) != 1) ++p;
+    s.charge(p);
+  };
+  auto packets_until_path1 = [&] {
+    std::uint32_t n = 0;
+    while (spray(s, psn++, 1)[0] != 1) ++n;
+    return n;
+  };
+  lose_path1_now();
+  EXPECT_EQ(s.level(1), 0u);
+  for (std::uint32_t level = 1; level <= SrSpray::kMaxAvoidLevel + 1; ++level) {
+    EXPECT_GE(packets_until_path1(), SrSpray::kAvoidPackets << s.level(1));
+    s.charge(Psn(psn - 1));  // its first packet back is lost at once
+    EXPECT_EQ(s.level(1), std::min(level, SrSpray::kMaxAvoidLevel));
+  }
+  packets_until_path1();
+  spray(s, psn, 4 * SrSpray::kAvoidPackets);  // clean for a while
+  psn += 4 * SrSpray::kAvoidPackets;
+  lose_path1_now();
+  EXPECT_EQ(s.level(1), 0u);
+}
+
 // Losses on every path: never all avoided. A loss on the last usable path
 // ends the other avoidances and sets that path aside alone.
 TEST(SrSpray_Charge, NeverEveryPath) {
