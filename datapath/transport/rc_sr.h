@@ -47,15 +47,17 @@ struct RcSr {
   SrTx tx;
   bool tx_pending = false;
   bool tx_on = false;
+  // Packets in flight at most (the device's lossy_cap, 1..256, set by the
+  // engine when it attaches this; docs/lossy.md "The cap"): one
+  // bandwidth-delay product of the fabric. The requester also keeps its
+  // window and kSrWindow. 16 bits, beside the flags: RcSr stays within
+  // 4 KiB.
+  std::uint16_t cap = kSrWindow;
   // The RSN of the next SEND / WRITE with immediate (docs/lossy.md), 24 bits.
   std::uint32_t next_rsn = 0;
   // The UDP source ports its SEND and WRITE packets are sprayed over
   // (rc_sr_spray.h); off (one path) until the engine configures it.
   SrSpray spray;
-  // Packets in flight at most (the device's lossy_cap, set by the engine
-  // when it attaches this; docs/lossy.md "The cap"): one bandwidth-delay
-  // product of the fabric. The requester also keeps its window and kSrWindow.
-  std::uint32_t cap = kSrWindow;
 };
 
 }  // namespace uroce::transport
