@@ -21,11 +21,12 @@ void RcCompleter::on_timer(TimeNs now) {
   }
   --sq_.retry_left;
   ++c_.ctr.timeouts;
-  // Selective repeat: only what the responder does not hold goes again
-  // (rc_sr_tx.h), unless the oldest WQE is RC's to recover (a READ or
-  // atomic; every WQE started while tx_on is SR's, rc_sr.h).
+  // Selective repeat: only what the responder does not hold (and, of a
+  // READ, the responses not placed) goes again (rc_sr_tx.h), unless the
+  // oldest WQE is RC's to recover (an atomic; every WQE started while
+  // tx_on is SR's, rc_sr.h).
   if (c_.sr != nullptr && c_.sr->tx_on && !sq_.q.empty() && sq_.q.front().started &&
-      !is_rd_atomic(sq_.q.front().wr.opcode)) [[unlikely]] {
+      !is_atomic(sq_.q.front().wr.opcode)) [[unlikely]] {
     c_.sr->tx.on_rto();
     sq_.rewind_pending = false;
     return;

@@ -32,6 +32,18 @@
 // WQE fails with IBV_WC_RETRY_EXC_ERR and the QP moves to ERR. Progress
 // restores retry_cnt and rnr_retry.
 //
+// Selective repeat (docs/lossy.md "READ responses"), for every WQE started
+// once the requester switched (rc_sr.h): a READ response anywhere in the
+// PSNs its READ asked for is checked and placed at its offset on its own,
+// and the scoreboard (rc_sr_tx.h) records it; the oldest unacknowledged PSN
+// moves over responses only in order, and the READ completes once all of
+// its responses are placed, in order with the other WQEs. A response
+// placed already is dropped (sr_rd_dup), one never asked for too
+// (sr_rd_drop_window). A gap is not a go-back-N: the scoreboard's loss
+// signal decides what is missing and the requester asks for that alone. An
+// acknowledgement beyond a READ still missing responses is kept
+// (RcSendQueue::sr_acked) and applied once it completes.
+//
 // A failed WQE keeps its status in SendWqe::err; the QP's flush then
 // completes it, in order, after the successful ones and before the flushed
 // rest (RcQp::flush).
@@ -109,6 +121,18 @@ class RcCompleter {
   void on_read_response(const wire::ParsedPacket& pkt, Psn p, TimeNs now, Cq& cq);
   template <CqSink Cq>
   void on_atomic_ack(const wire::ParsedPacket& pkt, Psn p, TimeNs now, Cq& cq);
+  // Selective repeat: a READ response, placed out of order.
+  template <CqSink Cq>
+  void sr_read_response(const wire::ParsedPacket& pkt, Psn p, TimeNs now, Cq& cq);
+  // Selective repeat: the oldest unacknowledged PSN moves over the placed
+  // responses of the READ at the front; a READ whose responses are all
+  // placed completes, then an acknowledgement kept beyond it applies.
+  template <CqSink Cq>
+  void sr_read_drain(TimeNs now, Cq& cq);
+  // A READ WQE started while selective repeat was on (rc_sr.h).
+  bool sr_read(const SendWqe& w) const {
+    return c_.sr != nullptr && c_.sr->tx_on && w.wr.opcode == WrOpcode::kRdmaRead;
+  }
 
   RcCore& c_;
   RcSendQueue& sq_;
@@ -219,6 +243,15 @@ bool RcCompleter::ack_before(Psn upto, TimeNs now, Cq& cq) {
   if (!retire_before(upto, now, cq)) return false;
   if (!sq_.q.empty() && sq_.q.front().started && is_rd_atomic(sq_.q.front().wr.opcode) &&
       sq_.comp_psn.before(upto)) {
+    if (sr_read(sq_.q.front())) [[unlikely]] {
+      // The READ's missing responses are the loss signal's to find; what
+      // the acknowledgement covers after the READ applies when it
+      // completes.
+      if (!sq_.sr_acked_valid || sq_.sr_acked.before(upto)) sq_.sr_acked = upto;
+      sq_.sr_acked_valid = true;
+      c_.sr->tx.on_ack_beyond(upto, now);
+      return false;
+    }
     peer_rewind(sq_.comp_psn);
     return false;
   }
@@ -236,11 +269,20 @@ void RcCompleter::on_response(const wire::ParsedPacket& pkt, TimeNs now, Cq& cq)
   // Everything a response may name lies in [comp_psn - 1, psn_high).
   if (!p.before(sq_.psn_high)) {
     ++c_.ctr.drop_ghost_ack;
+    if (c_.sr != nullptr && c_.sr->tx_on && pkt.info->op == wire::OpClass::kReadResponse)
+        [[unlikely]]
+      ++c_.sr->ctr.sr_rd_drop_window;
     return;
   }
   switch (pkt.info->op) {
     case wire::OpClass::kAck: on_ack(pkt, p, now, cq); break;
-    case wire::OpClass::kReadResponse: on_read_response(pkt, p, now, cq); break;
+    case wire::OpClass::kReadResponse:
+      if (c_.sr != nullptr && c_.sr->tx_on) [[unlikely]] {
+        sr_read_response(pkt, p, now, cq);
+      } else {
+        on_read_response(pkt, p, now, cq);
+      }
+      break;
     case wire::OpClass::kAtomicAck: on_atomic_ack(pkt, p, now, cq); break;
     default: ++c_.ctr.drop_bad_response; break;
   }
@@ -438,6 +480,93 @@ void RcCompleter::on_atomic_ack(const wire::ParsedPacket& pkt, Psn p, TimeNs now
   }
   if (!complete_front(cq, 8)) return;
   progress(p + 1, now);
+}
+
+template <CqSink Cq>
+void RcCompleter::sr_read_response(const wire::ParsedPacket& pkt, Psn p, TimeNs now, Cq& cq) {
+  ++c_.ctr.rx_read_responses;
+  RcSr& sr = *c_.sr;
+  if (p.before(sq_.comp_psn)) {
+    ++c_.ctr.drop_stale_ack;
+    ++sr.ctr.sr_rd_dup;
+    return;
+  }
+  SendWqe* w = sq_.find(p);
+  if (w == nullptr || w->wr.opcode != WrOpcode::kRdmaRead) {
+    ++c_.ctr.drop_bad_response;
+    return;
+  }
+  // The responder ran this READ, so every request before it too.
+  if (sq_.comp_psn.before(w->first_psn) && !ack_before(w->first_psn, now, cq)) {
+    if (c_.state == QpState::kErr) return;
+  }
+  if (sr.tx.held(p)) {
+    ++sr.ctr.sr_rd_dup;
+    sr.tx.on_dup_response(p);
+    return;
+  }
+  if (!sr.tx.outstanding(p)) {
+    ++sr.ctr.sr_rd_drop_window;
+    return;
+  }
+  // A READ's parts, re-requests and re-executions start and end their
+  // streams at any PSN, so only the READ's own ends are checked: its first
+  // response starts one (FIRST or ONLY), its last ends one (LAST or ONLY)
+  // and alone may be short; every other carries exactly one path MTU.
+  const std::uint32_t idx = Psn::forward(w->first_psn, p);
+  const bool at_end = idx + 1 == w->npkts;
+  const wire::Position pos = pkt.info->pos;
+  const bool starts = pos == wire::Position::kFirst || pos == wire::Position::kOnly;
+  const bool ends = pos == wire::Position::kLast || pos == wire::Position::kOnly;
+  if ((idx == 0 && !starts) || (at_end && !ends)) {
+    ++c_.ctr.rx_bad_response_opcode;
+    fail_wqe(*w, WcStatus::kBadRespErr);
+    return;
+  }
+  const std::uint64_t total = w->wr.length();
+  const std::uint64_t offset = static_cast<std::uint64_t>(idx) * c_.mtu();
+  const std::uint64_t expect = at_end ? total - offset : static_cast<std::uint64_t>(c_.mtu());
+  if (pkt.payload.size() != expect) {
+    ++c_.ctr.drop_bad_response;
+    return;
+  }
+  if (!pkt.payload.empty()) {
+    const SgeCopyResult r =
+        scatter(c_.mrs, c_.cfg.pd, w->wr.sge(), w->wr.num_sge, offset, pkt.payload);
+    if (r.err != MrError::kOk || r.too_long) {
+      ++c_.ctr.local_errors;
+      fail_wqe(*w, r.too_long ? WcStatus::kLocLenErr : WcStatus::kLocProtErr);
+      return;
+    }
+  }
+  sr.tx.on_response(p, now);
+  if (p != sq_.comp_psn) ++sr.ctr.sr_rd_placed;
+  sr_read_drain(now, cq);
+}
+
+template <CqSink Cq>
+void RcCompleter::sr_read_drain(TimeNs now, Cq& cq) {
+  while (!sq_.q.empty() && c_.state != QpState::kErr) {
+    const SendWqe& w = sq_.q.front();
+    if (!w.started || !sr_read(w) || w.err != WcStatus::kSuccess) return;
+    const Psn end = w.first_psn + w.npkts;
+    Psn q = sq_.comp_psn.before(w.first_psn) ? w.first_psn : sq_.comp_psn;
+    while (q != end && c_.sr->tx.held(q)) ++q;
+    if (q != end) {
+      progress(q, now);
+      return;
+    }
+    if (!complete_front(cq, static_cast<std::uint32_t>(w.wr.length()))) return;
+    progress(end, now);
+    // The acknowledgement kept beyond it applies now; where it stops at a
+    // READ still missing responses it is kept again, and a READ whose
+    // responses are all placed already completes in the next round.
+    if (sq_.sr_acked_valid) {
+      const Psn a = sq_.sr_acked;
+      sq_.sr_acked_valid = false;
+      if (sq_.comp_psn.before(a)) ack_before(a, now, cq);
+    }
+  }
 }
 
 }  // namespace uroce::transport

@@ -161,8 +161,14 @@ struct RcSrCounters {
   std::uint64_t sr_tx_resends = 0;   // SR packets sent again alone, deemed lost
   std::uint64_t sr_tx_lost = 0;      // PSNs the loss signal deemed lost
   std::uint64_t sr_tx_probes = 0;    // tail-loss probes
-  std::uint64_t sr_tx_spurious = 0;  // SACKs with DUP: a retransmission not needed
+  std::uint64_t sr_tx_spurious = 0;  // a retransmission not needed (SACK DUP, READ response twice)
   std::uint64_t sr_rx_sacks = 0;     // SACKs received
+  // The requester's READ responses (docs/lossy.md "READ responses").
+  std::uint64_t sr_rd_placed = 0;       // placed beyond the oldest missing response PSN
+  std::uint64_t sr_rd_rereqs = 0;       // READ requests sent again for missing responses
+  std::uint64_t sr_rd_rereq_psns = 0;   // response PSNs those re-requests asked for
+  std::uint64_t sr_rd_dup = 0;          // responses placed already: dropped
+  std::uint64_t sr_rd_drop_window = 0;  // responses for PSNs not asked for: dropped
   // Spraying over several UDP source ports (rc_sr_spray.h).
   std::uint64_t sr_spray_tx = 0;       // SEND/WRITE packets sent by a spraying connection
   std::uint64_t sr_spray_avoided = 0;  // times a path began to be avoided
@@ -170,7 +176,7 @@ struct RcSrCounters {
   std::uint64_t sr_spray_acks = 0;     // acknowledgements rotated over the paths
 };
 
-inline constexpr counters::FieldList<RcSrCounters, 15> kRcSrCounterFields{{
+inline constexpr counters::FieldList<RcSrCounters, 20> kRcSrCounterFields{{
     {"sr_rx_held", &RcSrCounters::sr_rx_held, "SR packets placed and held beyond the expected PSN"},
     {"sr_rx_dup", &RcSrCounters::sr_rx_dup, "SR packets already held: not placed again"},
     {"sr_drop_window", &RcSrCounters::sr_drop_window, "SR packets beyond the window: dropped"},
@@ -183,8 +189,17 @@ inline constexpr counters::FieldList<RcSrCounters, 15> kRcSrCounterFields{{
     {"sr_tx_lost", &RcSrCounters::sr_tx_lost, "PSNs the loss signal deemed lost"},
     {"sr_tx_probes", &RcSrCounters::sr_tx_probes, "tail-loss probes"},
     {"sr_tx_spurious", &RcSrCounters::sr_tx_spurious,
-     "SACKs with DUP: a retransmission not needed"},
+     "retransmissions not needed: SACKs with DUP, READ responses that came twice"},
     {"sr_rx_sacks", &RcSrCounters::sr_rx_sacks, "SACKs received"},
+    {"sr_rd_placed", &RcSrCounters::sr_rd_placed,
+     "READ responses placed beyond the oldest missing response PSN"},
+    {"sr_rd_rereqs", &RcSrCounters::sr_rd_rereqs,
+     "READ requests sent again for missing responses alone"},
+    {"sr_rd_rereq_psns", &RcSrCounters::sr_rd_rereq_psns,
+     "READ response PSNs those re-requests asked for"},
+    {"sr_rd_dup", &RcSrCounters::sr_rd_dup, "READ responses placed already: dropped"},
+    {"sr_rd_drop_window", &RcSrCounters::sr_rd_drop_window,
+     "READ responses for PSNs not asked for (beyond the window): dropped"},
     {"sr_spray_tx", &RcSrCounters::sr_spray_tx,
      "SEND/WRITE packets sent by connections spraying over several UDP source ports"},
     {"sr_spray_avoided", &RcSrCounters::sr_spray_avoided,

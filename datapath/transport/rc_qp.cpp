@@ -201,6 +201,20 @@ bool RcQp::has_output() const {
     if (next == sq_.psn_high && Psn::forward(sq_.comp_psn, next) >= core_.cfg.tuning.window_psns) {
       return false;
     }
+    // The next part of an SR READ must fit in the cap as a whole
+    // (rc_requester.h).
+    if (core_.sr != nullptr && core_.sr->tx_on && next == sq_.psn_high) [[unlikely]] {
+      const SendWqe& w = sq_.q.at(idx);
+      if (w.wr.opcode == WrOpcode::kRdmaRead) {
+        const std::uint32_t win =
+            sr_window(core_.cfg.tuning.window_psns, core_.cfg.tuning.sr_cap_psns, core_.sr->cap);
+        const std::uint32_t at = fresh ? 0 : sq_.req_pkt;
+        const std::uint32_t n = fresh ? wqe_packets(w.wr, core_.mtu()) : w.npkts;
+        if (Psn::forward(sq_.comp_psn, next) + sr_read_part_end(at, n, win) - at > win) {
+          return false;
+        }
+      }
+    }
     // The next new packet waits for the receiver's grant (rc_homa.h): a
     // GRANT (on the engine's RX path) or the gate's timeout (on_timer)
     // unblocks it, as an ACK does a full window.

@@ -19,12 +19,16 @@
 // SEND/WRITE packets with SRETH (its RSN and the packet's offset; every
 // WRITE packet a RETH), so any one of them can be sent again alone. A PSN
 // the loss signal deems lost (rc_sr_tx.h) goes again, with AckReq, before
-// anything new; a go-back-N (timeout, RNR NAK, a READ's lost response)
+// anything new; a go-back-N (timeout, RNR NAK, an atomic's lost ACK)
 // passes over the PSNs a SACK reported held. New PSNs stay within
 // min(window_psns, sr_cap_psns, kSrWindow) of the oldest unacknowledged
-// one; a READ whose responses would not fit waits until nothing is
-// outstanding, and the scoreboard starts again after its range. READ and
-// atomic PSNs are recovered by RC's rules (their responses deliver them).
+// one. An SR READ asks for its responses in parts of sr_read_chunk PSNs
+// (rc_sr.h), each a READ request of its own at its first response PSN,
+// sent once the part fits in that window; its response PSNs are tracked
+// by the scoreboard as request PSNs are, and a missing one is asked for
+// again (sr_reread) by a READ request for the missing bytes alone, from
+// the first missing PSN to the last one deemed lost in its part. Atomic
+// PSNs are recovered by RC's rules (their ACKs deliver them).
 // The switch waits until every WQE started before it has completed, and
 // every SR SEND and WRITE with immediate takes the next RSN (from 0) when it
 // starts.
@@ -123,6 +127,16 @@ class RcRequester {
   // Selective repeat: PSN p, deemed lost, goes again by itself.
   template <TxSink Tx>
   ReqStep sr_resend(Psn p, TimeNs now, Tx& tx);
+  // Selective repeat: the READ response PSN p of READ `w`, deemed lost, is
+  // asked for again: one READ request at p for the bytes up to the last
+  // PSN deemed lost in p's part (placed PSNs between come again and are
+  // dropped as duplicates).
+  template <TxSink Tx>
+  ReqStep sr_reread(const SendWqe& w, Psn p, TimeNs now, Tx& tx);
+  // The cap on PSNs in flight of a selective-repeat connection.
+  std::uint32_t sr_window() const {
+    return transport::sr_window(c_.cfg.tuning.window_psns, c_.cfg.tuning.sr_cap_psns, c_.sr->cap);
+  }
   // DC (dc_lane.h): before a fresh WR, the stream must be connected to the
   // WR's target. kSent: go on; otherwise what send_one returns.
   template <TxSink Tx>
@@ -244,12 +258,13 @@ ReqStep RcRequester::send_one(TimeNs now, Tx& tx) {
 template <TxSink Tx>
 ReqStep RcRequester::sr_resend(Psn p, TimeNs now, Tx& tx) {
   const SendWqe* w = sq_.find(p);
-  // Only a SEND/WRITE packet of an SR WQE goes again alone; anything else
-  // (acknowledged meanwhile, a READ's or atomic's) is RC's to recover.
-  if (w == nullptr || is_rd_atomic(w->wr.opcode) || p.before(sq_.comp_psn)) {
+  // Only a packet of an SR WQE goes again alone; anything else
+  // (acknowledged meanwhile, an atomic's) is RC's to recover.
+  if (w == nullptr || is_atomic(w->wr.opcode) || p.before(sq_.comp_psn)) {
     c_.sr->tx.forget(p);
     return ReqStep::kLocal;
   }
+  if (w->wr.opcode == WrOpcode::kRdmaRead) return sr_reread(*w, p, now, tx);
   const std::uint32_t idx = sq_.req_idx;
   const std::uint32_t pkt = sq_.req_pkt;
   sq_.rewind(p);
@@ -258,6 +273,39 @@ ReqStep RcRequester::sr_resend(Psn p, TimeNs now, Tx& tx) {
   sq_.req_pkt = pkt;
   if (st == ReqStep::kSent) ++c_.sr->ctr.sr_tx_resends;
   return st;
+}
+
+template <TxSink Tx>
+ReqStep RcRequester::sr_reread(const SendWqe& w, Psn p, TimeNs now, Tx& tx) {
+  SrTx& t = c_.sr->tx;
+  const std::uint32_t mtu = c_.mtu();
+  const std::uint32_t idx = Psn::forward(w.first_psn, p);
+  const std::uint32_t part_end = sr_read_part_end(idx, w.npkts, sr_window());
+  std::uint32_t end = idx;
+  for (std::uint32_t i = idx + 1; i < part_end; ++i) {
+    if (t.lost(w.first_psn + i)) end = i;
+  }
+  const std::uint64_t total = w.wr.length();
+  const std::uint64_t offset = static_cast<std::uint64_t>(idx) * mtu;
+  const std::uint64_t stop =
+      std::min<std::uint64_t>(total, static_cast<std::uint64_t>(end + 1) * mtu);
+  wire::PacketSpec spec = rc_spec(c_, wire::sr_opcode(wire::op::kRcReadRequest), p);
+  spec.reth = wire::RethHdr::make(w.wr.remote_addr + offset, w.wr.rkey,
+                                  static_cast<std::uint32_t>(stop - offset));
+  spec.ack_req = true;
+  const RcEmit e = rc_emit(c_, tx, spec);
+  if (e == RcEmit::kNoBuffer) return ReqStep::kNoBuffer;
+  ++c_.ctr.tx_requests;
+  ++c_.ctr.tx_retransmits;
+  sq_.noack_pkts = 0;
+  ++c_.sr->ctr.sr_rd_rereqs;
+  c_.sr->ctr.sr_rd_rereq_psns += end - idx + 1;
+  for (std::uint32_t i = idx; i <= end; ++i) {
+    if (!t.held(w.first_psn + i)) t.on_sent(w.first_psn + i, now, SrTx::Kind::kReadResponse);
+  }
+  const TimeNs rto = local_ack_timeout_ns(c_.attr.timeout);
+  if (rto != 0 && sq_.rto_deadline == 0) sq_.rto_deadline = now + rto;
+  return ReqStep::kSent;
 }
 
 template <TxSink Tx>
@@ -299,8 +347,9 @@ template <TxSink Tx>
   } else {
     psn = w.first_psn + sq_.req_pkt;
     npkts = w.npkts;
-    // A go-back-N passes over what the responder holds.
-    if (sr && !is_rd_atomic(wr.opcode) && c_.sr->tx.held(psn)) [[unlikely]] {
+    // A go-back-N passes over what the responder holds (for a READ: the
+    // responses the requester placed).
+    if (sr && !is_atomic(wr.opcode) && c_.sr->tx.held(psn)) [[unlikely]] {
       if (sq_.req_pkt + 1 == npkts) {
         ++sq_.req_idx;
         sq_.req_pkt = 0;
@@ -314,24 +363,21 @@ template <TxSink Tx>
   const bool new_psn = psn == sq_.psn_high;
   std::uint32_t window = c_.cfg.tuning.window_psns;
   if (sr) [[unlikely]]
-    window = std::min({window, c_.cfg.tuning.sr_cap_psns, c_.sr->cap, kSrWindow});
-  if (new_psn && Psn::forward(sq_.comp_psn, psn) >= window) {
+    window = sr_window();
+  const std::uint32_t idx = fresh ? 0 : sq_.req_pkt;
+  // An SR READ asks for one part of its responses, [idx, part_end), which
+  // must fit in the cap as a whole (rc_sr.h).
+  std::uint32_t part_end = npkts;
+  std::uint32_t span = 1;
+  if (sr && wr.opcode == WrOpcode::kRdmaRead) [[unlikely]] {
+    part_end = sr_read_part_end(idx, npkts, window);
+    span = part_end - idx;
+  }
+  if (new_psn && Psn::forward(sq_.comp_psn, psn) + span > window) {
     ++c_.ctr.wait_window;
     return ReqStep::kBlocked;
   }
-  // A READ/atomic's responses take PSNs too: all of them within the cap,
-  // or alone (the scoreboard then starts again after them).
-  bool sr_restart = false;
-  if (sr && fresh && is_rd_atomic(wr.opcode) && Psn::forward(sq_.comp_psn, psn) + npkts > window)
-      [[unlikely]] {
-    if (sq_.outstanding()) {
-      ++c_.ctr.wait_window;
-      return ReqStep::kBlocked;
-    }
-    sr_restart = true;
-  }
 
-  const std::uint32_t idx = fresh ? 0 : sq_.req_pkt;
   const std::uint64_t offset = static_cast<std::uint64_t>(idx) * mtu;
   const std::uint64_t total = wr.length();
   bool last = idx + 1 == npkts;
@@ -351,9 +397,12 @@ template <TxSink Tx>
 
   switch (wr.opcode) {
     case WrOpcode::kRdmaRead: {
+      const std::uint64_t stop =
+          std::min<std::uint64_t>(total, static_cast<std::uint64_t>(part_end) * mtu);
       spec.reth = wire::RethHdr::make(wr.remote_addr + offset, wr.rkey,
-                                      static_cast<std::uint32_t>(total - offset));
-      last = true;
+                                      static_cast<std::uint32_t>(
+                                          (part_end == npkts ? total : stop) - offset));
+      last = part_end == npkts;
       if (c_.homa != nullptr) [[unlikely]]
         c_.homa->admit_request(sq_.outstanding(), &spec);
       break;
@@ -456,20 +505,24 @@ template <TxSink Tx>
     if (!is_rd_atomic(wr.opcode)) {
       t.on_sent(psn, now);
       if (c_.sr->spray.on()) c_.sr->spray.sent(psn);
-    } else if (sr_restart) {
-      t.reset(w.first_psn + w.npkts);
+    } else if (wr.opcode == WrOpcode::kRdmaRead) {
+      for (std::uint32_t k = idx; k < part_end; ++k) {
+        if (!t.held(w.first_psn + k)) t.on_sent(w.first_psn + k, now, SrTx::Kind::kReadResponse);
+      }
     } else if (fresh) {
-      for (std::uint32_t k = 0; k < w.npkts; ++k) t.on_sent(w.first_psn + k, now, true);
+      t.on_sent(w.first_psn, now, SrTx::Kind::kAtomic);
     }
   }
-  // A READ request stands for every response PSN up to the end of its range.
-  const Psn end = is_rd_atomic(wr.opcode) ? w.first_psn + w.npkts : psn + 1;
+  // A READ request stands for every response PSN up to the end of its range
+  // (of its part, for an SR READ).
+  Psn end = psn + 1;
+  if (is_rd_atomic(wr.opcode)) end = w.first_psn + part_end;
   if (sq_.psn_high.before(end)) sq_.psn_high = end;
   if (last) {
     ++sq_.req_idx;
     sq_.req_pkt = 0;
   } else {
-    sq_.req_pkt = idx + 1;
+    sq_.req_pkt = is_rd_atomic(wr.opcode) ? part_end : idx + 1;
   }
   const TimeNs rto = local_ack_timeout_ns(c_.attr.timeout);
   if (rto != 0 && sq_.rto_deadline == 0) sq_.rto_deadline = now + rto;

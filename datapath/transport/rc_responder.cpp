@@ -110,6 +110,7 @@ void RcResponder::exec_read(const wire::ParsedPacket& pkt) {
   r->va = pkt.reth.va();
   r->resid = len;
   r->cur_psn = cur_psn_;
+  r->end_psn = r->last_psn;
   epsn_ += npkts;
   ++msn_;
   ++c_.ctr.rx_requests;
@@ -170,18 +171,58 @@ void RcResponder::on_duplicate(const wire::ParsedPacket& pkt, Psn p) {
     case wire::OpClass::kReadRequest: {
       RdAtomicRes* r = res_.find(p);
       const std::uint64_t len = pkt.reth.dma_len();
+      const std::uint32_t npkts = read_packets(len, c_.mtu());
+      Psn end = p + (npkts - 1);
+      std::uint64_t resid = len;
       std::uint8_t* host = nullptr;
-      if (r == nullptr || r->kind != RdAtomicRes::Kind::kRead ||
-          p + (read_packets(len, c_.mtu()) - 1) != r->last_psn ||
+      // RC asks again for the tail of a READ. A selective-repeat requester
+      // may ask for a range inside it (docs/lossy.md "READ responses"):
+      // whole packets, unless it reaches the READ's last PSN. A range
+      // reaching past it (this READ ran for part of what the requester
+      // asked as one READ) is served up to its end; the requester asks
+      // for the rest again.
+      bool range_ok = r != nullptr && end == r->last_psn;
+      if (r != nullptr && !range_ok && pkt.bth.opcode() == wire::op::kSrReadRequest) [[unlikely]] {
+        const std::uint32_t in_r = Psn::forward(p, r->last_psn);
+        if (Psn::forward(p, end) < in_r) {
+          range_ok = len == static_cast<std::uint64_t>(npkts) * c_.mtu();
+        } else {
+          end = r->last_psn;
+          resid = static_cast<std::uint64_t>(in_r + 1) * c_.mtu();
+          range_ok = resid < len;
+        }
+      }
+      if (r == nullptr || r->kind != RdAtomicRes::Kind::kRead || !range_ok ||
           c_.mrs.resolve_remote(pkt.reth.rkey(), c_.cfg.pd, c_.cfg.qpn, pkt.reth.va(), len,
                                 access::kRemoteRead, &host) != MrError::kOk) {
         ++c_.ctr.drop_dup_unknown;
         return;
       }
+      if (pkt.bth.opcode() == wire::op::kSrReadRequest) [[unlikely]] {
+        // Selective repeat: a range the stream under way has still to send
+        // is served by it. Otherwise the range is sent after every stream
+        // already waiting, none cancelled: the requester asked again for
+        // what it misses, not for everything after it, and its loss
+        // signal reads responses as leaving in the order it asked
+        // (docs/lossy.md "READ responses").
+        if (r->pending && !p.before(r->cur_psn) &&
+            Psn::forward(r->cur_psn, end) <= Psn::forward(r->cur_psn, r->end_psn)) {
+          return;
+        }
+        r->rkey = pkt.reth.rkey();
+        r->va = pkt.reth.va();
+        r->resid = resid;
+        r->cur_psn = p;
+        r->end_psn = end;
+        res_.requeue(r);
+        ++c_.ctr.reads_replayed;
+        return;
+      }
       r->rkey = pkt.reth.rkey();
       r->va = pkt.reth.va();
-      r->resid = len;
+      r->resid = resid;
       r->cur_psn = p;
+      r->end_psn = end;
       replay_from(r);
       ++c_.ctr.reads_replayed;
       return;

@@ -483,7 +483,7 @@ RcEmit RcResponder::send_resource(Tx& tx, RdAtomicRes& r) {
   ++c_.ctr.tx_read_responses;
   r.va += n;
   r.resid -= n;
-  if (last) {
+  if (r.cur_psn == r.end_psn) {
     r.pending = false;
   } else {
     ++r.cur_psn;

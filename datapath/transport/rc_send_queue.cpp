@@ -29,6 +29,7 @@ void RcSendQueue::reset(Psn psn) {
   rnr_wait = false;
   rnr_deadline = 0;
   rewind_pending = false;
+  sr_acked_valid = false;
 }
 
 SendWqe* RcSendQueue::find(Psn p) {

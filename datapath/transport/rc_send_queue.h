@@ -86,6 +86,11 @@ struct RcSendQueue {
   // requests are ignored until the acknowledged PSN moves (a timeout still
   // rewinds). Keeps one loss from starting a rewind per later packet.
   bool rewind_pending = false;
+  // Selective repeat: a cumulative acknowledgement reached past an SR READ
+  // still missing responses (docs/lossy.md "READ responses"); applied once
+  // that READ completes.
+  bool sr_acked_valid = false;
+  Psn sr_acked{};
 
   // Empties the queue and sets every cursor for a fresh start at `psn`.
   void reset(Psn psn);

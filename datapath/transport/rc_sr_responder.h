@@ -46,6 +46,10 @@ void RcResponder::sr_request(const wire::ParsedPacket& pkt, Cq& rcq) {
   if (p.before(epsn_)) {
     ++c_.ctr.rx_duplicates;
     on_duplicate(pkt, p);
+    // A READ request below ePSN asks for responses again: the requester
+    // tells a needless one by its responses coming twice (docs/lossy.md
+    // "READ responses"), so it is no DUP for a SACK to report.
+    if (pkt.info->op == wire::OpClass::kReadRequest) return;
     w.set_trigger(p, true);
     return;
   }

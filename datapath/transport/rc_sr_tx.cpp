@@ -9,6 +9,7 @@ void SrTx::reset(Psn start) {
   held_ = {};
   lost_ = {};
   exempt_ = {};
+  read_ = {};
   rack_valid_ = false;
   rack_ts_ = rack_rtt_ = 0;
   reo_at_ = pto_at_ = 0;
@@ -22,7 +23,7 @@ TimeNs SrTx::reo_wnd() const {
 
 TimeNs SrTx::pto() const { return std::max<TimeNs>(2 * srtt_, kMinPto); }
 
-void SrTx::on_sent(Psn p, TimeNs now, bool exempt) {
+void SrTx::on_sent(Psn p, TimeNs now, Kind kind) {
   // Acknowledged already (a go-back-N of RC's rules): nothing to track.
   if (p.before(base_)) return;
   if (!outstanding(p)) {
@@ -33,6 +34,7 @@ void SrTx::on_sent(Psn p, TimeNs now, bool exempt) {
       clear(held_, q);
       clear(lost_, q);
       clear(exempt_, q);
+      clear(read_, q);
       clear(sent_, q);
       clear(resent_, q);
     }
@@ -46,8 +48,40 @@ void SrTx::on_sent(Psn p, TimeNs now, bool exempt) {
     set(sent_, p);
   }
   clear(lost_, p);
-  if (exempt) set(exempt_, p);
+  if (kind == Kind::kAtomic) set(exempt_, p);
+  if (kind == Kind::kReadResponse) set(read_, p);
   pto_at_ = now + (pto() << probes_);
+}
+
+bool SrTx::on_response(Psn p, TimeNs now) {
+  if (!outstanding(p) || !bit(read_, p) || bit(held_, p)) return false;
+  set(held_, p);
+  clear(lost_, p);
+  delivered(p, now);
+  pto_at_ = now + (pto() << probes_);
+  detect(now);
+  return true;
+}
+
+void SrTx::on_dup_response(Psn p) {
+  if (!outstanding(p) || !bit(read_, p) || !bit(resent_, p)) return;
+  // Once per re-request: the next copy of p is not counted again.
+  clear(resent_, p);
+  count(&RcSrCounters::sr_tx_spurious);
+  reo_mult_ = std::min(reo_mult_ * 2, kMaxReoMult);
+}
+
+void SrTx::on_ack_beyond(Psn upto, TimeNs now) {
+  if (upto.before(base_)) return;
+  const std::uint32_t n = std::min(Psn::forward(base_, upto), in_flight());
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const Psn q = base_ + i;
+    if (bit(held_, q) || bit(read_, q) || bit(exempt_, q)) continue;
+    set(held_, q);
+    clear(lost_, q);
+    delivered(q, now);
+  }
+  detect(now);
 }
 
 void SrTx::delivered(Psn q, TimeNs now) {
@@ -76,16 +110,28 @@ void SrTx::on_ack(Psn cum, const wire::SrSackEthHdr* sack, TimeNs now) {
   } else if (Psn::forward(base_, to) > in_flight()) {
     to = high_;
   }
-  const bool progress = to != base_;
-  for (; base_ != to; ++base_) {
+  // A SACK's cumulative PSN passes a READ's response PSNs once the READ
+  // ran; base stops at the first one not placed, and the request PSNs
+  // after it count as delivered (on_ack_beyond).
+  const Psn old = base_;
+  for (; base_ != to && !(bit(read_, base_) && !bit(held_, base_)); ++base_) {
     if (!bit(held_, base_) && !bit(exempt_, base_)) delivered(base_, now);
     clear(held_, base_);
     clear(lost_, base_);
   }
+  const bool progress = base_ != old;
+  for (Psn q = base_; q != to; ++q) {
+    if (bit(held_, q) || bit(read_, q) || bit(exempt_, q)) continue;
+    set(held_, q);
+    clear(lost_, q);
+    delivered(q, now);
+  }
   if (sack != nullptr) {
     for (std::uint32_t i = 1; i < wire::SrSackEthHdr::kBitmapBits; ++i) {
       const Psn q = cum + i;
-      if (!sack->bit(i) || !outstanding(q) || bit(held_, q)) continue;
+      // A READ response PSN lies before the responder's ePSN once its READ
+      // ran: only its response delivers it.
+      if (!sack->bit(i) || !outstanding(q) || bit(held_, q) || bit(read_, q)) continue;
       set(held_, q);
       clear(lost_, q);
       if (!bit(exempt_, q)) delivered(q, now);
@@ -127,12 +173,28 @@ void SrTx::on_timer(TimeNs now) {
   for (std::uint32_t i = in_flight(); i-- > 0;) {
     const Psn p = base_ + i;
     if (bit(held_, p) || bit(exempt_, p)) continue;
-    if (!bit(lost_, p)) set(lost_, p);
+    if (bit(read_, p)) {
+      probe_read();
+    } else if (!bit(lost_, p)) {
+      set(lost_, p);
+    }
     count(&RcSrCounters::sr_tx_probes);
     ++probes_;
     break;
   }
   pto_at_ = 0;
+}
+
+void SrTx::probe_read() {
+  const std::uint32_t n = in_flight();
+  std::uint32_t i = 0;
+  while (i < n && !(bit(read_, base_ + i) && !bit(held_, base_ + i))) ++i;
+  if (i == n) return;
+  const TimeNs at = sent_at_[slot(base_ + i)];
+  for (; i < n; ++i) {
+    const Psn p = base_ + i;
+    if (bit(read_, p) && !bit(held_, p) && sent_at_[slot(p)] == at) set(lost_, p);
+  }
 }
 
 void SrTx::on_rto() {
@@ -141,7 +203,7 @@ void SrTx::on_rto() {
     const Psn p = base_ + i;
     if (bit(held_, p) || bit(exempt_, p)) continue;
     // Charged once: a PSN already deemed lost was charged then.
-    if (!bit(lost_, p) && spray_ != nullptr) spray_->charge(p);
+    if (!bit(lost_, p) && spray_ != nullptr && !bit(read_, p)) spray_->charge(p);
     set(lost_, p);
   }
   // The timeout's resends start a new round of probes.

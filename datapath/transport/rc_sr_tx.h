@@ -17,14 +17,25 @@
 // outstanding PSN not held is marked to go again. Up to kMaxProbes probes
 // until progress, each waiting twice as long as the one before (PTO x 2^k
 // after the k-th): a probe whose packet or answer is lost too (a dead
-// path) is followed by another instead of the retransmission timeout.
+// path) is followed by another instead of the retransmission timeout. A
+// READ response PSN's probe asks again for the oldest READ response not
+// placed (probe_read).
+//
+// READ response PSNs (docs/lossy.md "READ responses") are tracked like
+// request PSNs, sent when their READ request (or a re-request) left:
+// their responses, never a SACK bit or an ACK, deliver them (on_response:
+// the requester placed one), and the same loss signal, probe and timeout
+// deem them lost, so the requester asks for them again. Responses leave the
+// responder in PSN order, so "sent after" is the PSN order within one
+// request, and a re-request's PSNs count as sent after everything the
+// responder answered before it.
 //
 // Invariants: outstanding PSNs are [base, high), at most kSrWindow of them
 // (the requester's cap); slot psn & (kSrWindow - 1) is a PSN's. PSNs the
-// requester marked exempt (a READ's or atomic's: their responses, not
-// SACKs, deliver them; RC's rules recover them) are never deemed lost.
-// A PSN deemed lost by the loss signal or the timeout (not by the probe)
-// charges its path when the connection sprays (rc_sr_spray.h).
+// requester marked exempt (an atomic's: its ACK, not SACKs, delivers it;
+// RC's rules recover it) are never deemed lost. A PSN deemed lost by the
+// loss signal or the timeout (not by the probe) charges its path when the
+// connection sprays (rc_sr_spray.h); READ response PSNs have no path.
 #pragma once
 
 #include <array>
@@ -54,9 +65,25 @@ class SrTx {
   // Nothing outstanding; the next PSN sent is `start`.
   void reset(Psn start);
 
-  // The requester sent PSN p at `now`: a new one (p == high) or again.
-  // `exempt`: a READ's or atomic's PSN, recovered by RC's rules.
-  void on_sent(Psn p, TimeNs now, bool exempt = false);
+  // What a PSN stands for: a request packet, a READ response (asked for by
+  // a READ request), or an atomic's ACK (exempt: recovered by RC's rules).
+  enum class Kind : std::uint8_t { kRequest, kReadResponse, kAtomic };
+  // The requester sent PSN p at `now` (for a READ response: asked for it):
+  // a new one (p == high) or again.
+  void on_sent(Psn p, TimeNs now, Kind kind = Kind::kRequest);
+  // The requester placed the READ response PSN p at `now`: delivered, then
+  // the loss signal runs. False (and nothing changes) when p is not an
+  // outstanding READ response PSN or was placed already.
+  bool on_response(Psn p, TimeNs now);
+  // A cumulative acknowledgement up to `upto` that cannot move base yet (a
+  // READ before it still misses responses): the request PSNs before it are
+  // delivered, then the loss signal runs.
+  void on_ack_beyond(Psn upto, TimeNs now);
+  // A READ response PSN p arrived that was placed already. If the
+  // requester had asked for it again, that re-request was not needed (the
+  // first copy was only late): the reordering window widens, as for a SACK
+  // with DUP.
+  void on_dup_response(Psn p);
   // An acknowledgement: every PSN before `cum` delivered; with a SACKETH,
   // bit i = PSN cum + i held. Then the loss signal runs at `now`.
   void on_ack(Psn cum, const wire::SrSackEthHdr* sack, TimeNs now);
@@ -77,6 +104,7 @@ class SrTx {
   }
   bool lost(Psn p) const { return outstanding(p) && bit(lost_, p); }
   bool held(Psn p) const { return outstanding(p) && bit(held_, p); }
+  bool outstanding(Psn p) const { return p.in_window(base_, in_flight()); }
   Psn base() const { return base_; }
   Psn high() const { return high_; }
   std::uint32_t in_flight() const { return Psn::forward(base_, high_); }
@@ -94,7 +122,6 @@ class SrTx {
   static bool bit(const Bits& b, Psn p) { return (b[slot(p) / 64] >> (slot(p) % 64)) & 1; }
   static void set(Bits& b, Psn p) { b[slot(p) / 64] |= std::uint64_t{1} << (slot(p) % 64); }
   static void clear(Bits& b, Psn p) { b[slot(p) / 64] &= ~(std::uint64_t{1} << (slot(p) % 64)); }
-  bool outstanding(Psn p) const { return p.in_window(base_, in_flight()); }
   // PSN q reached the responder (or the requester: cumulatively): an RTT
   // sample and the newest delivered transmission for RACK.
   void delivered(Psn q, TimeNs now);
@@ -102,11 +129,17 @@ class SrTx {
   void count(std::uint64_t RcSrCounters::*field) {
     if (ctr_ != nullptr) ++(ctr_->*field);
   }
+  // The probe when the newest PSN not held is a READ response's: a READ
+  // request runs only in order at the responder, so a later one is dropped
+  // there while an earlier one never ran (its request was lost) and nothing
+  // comes back to show it. The oldest READ response PSN not held goes
+  // again, with every PSN not held that the same request asked for.
+  void probe_read();
   // p deemed lost (not by the probe).
   void lose(Psn p) {
     set(lost_, p);
     count(&RcSrCounters::sr_tx_lost);
-    if (spray_ != nullptr) spray_->charge(p);
+    if (spray_ != nullptr && !bit(read_, p)) spray_->charge(p);
   }
 
   Psn base_{};
@@ -114,21 +147,24 @@ class SrTx {
   Bits held_{};
   Bits lost_{};
   Bits exempt_{};
+  // READ response PSNs.
+  Bits read_{};
   std::array<TimeNs, kSrWindow> sent_at_{};
   // Sent at least once; sent more than once (its ACK may be an earlier
   // copy's).
   Bits sent_{};
   Bits resent_{};
   // RACK: the newest delivered transmission (time, then PSN) and its RTT.
-  bool rack_valid_ = false;
+  // (The small members together: RcSr stays within 4 KiB.)
   TimeNs rack_ts_ = 0;
-  Psn rack_psn_{};
   TimeNs rack_rtt_ = 0;
   TimeNs srtt_ = 0;
   TimeNs min_rtt_ = 0;
-  std::uint32_t reo_mult_ = 1;
   TimeNs reo_at_ = 0;
   TimeNs pto_at_ = 0;
+  Psn rack_psn_{};
+  std::uint32_t reo_mult_ = 1;
+  bool rack_valid_ = false;
   std::uint8_t probes_ = 0;
   RcSrCounters* ctr_ = nullptr;
   SrSpray* spray_ = nullptr;

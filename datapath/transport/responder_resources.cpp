@@ -34,6 +34,7 @@ RdAtomicRes* ResponderResources::alloc() {
   ++count_;
   r = RdAtomicRes{};
   r.pending = true;
+  r.seq = next_seq_++;
   return &r;
 }
 
@@ -46,11 +47,14 @@ RdAtomicRes* ResponderResources::find(Psn p) {
 }
 
 RdAtomicRes* ResponderResources::next_pending() {
+  RdAtomicRes* best = nullptr;
   for (std::uint32_t i = 0; i < count_; ++i) {
     RdAtomicRes& r = at(i);
-    if (r.pending) return &r;
+    if (r.pending && (best == nullptr || static_cast<std::int32_t>(r.seq - best->seq) < 0)) {
+      best = &r;
+    }
   }
-  return nullptr;
+  return best;
 }
 
 bool ResponderResources::any_pending() const {

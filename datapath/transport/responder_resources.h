@@ -5,7 +5,8 @@
 // so that a duplicate can be served without executing anything again:
 //   READ    first..last PSN of its response stream and the stream's cursor;
 //           a duplicate READ restarts the stream from the duplicate's PSN
-//           with the duplicate's RETH (the requester may ask for the tail).
+//           with the duplicate's RETH (the requester may ask for the tail,
+//           or with selective repeat for a range inside it).
 //   atomic  its PSN and the original value the operation read; a duplicate
 //           is answered from it (an atomic is never executed twice).
 // Entries sit in a ring in PSN order; a new request takes the next slot,
@@ -37,6 +38,12 @@ struct RdAtomicRes {
   std::uint64_t va = 0;
   std::uint64_t resid = 0;
   Psn cur_psn{};
+  // The stream stops after this PSN: last_psn, or for a selective-repeat
+  // re-request of missing responses the end of the range it asked for.
+  Psn end_psn{};
+  // Streams with responses to send leave in this order (the order their
+  // requests arrived; requeue puts a selective-repeat re-request last).
+  std::uint32_t seq = 0;
   // Atomic: the value read before the operation.
   std::uint64_t orig = 0;
 
@@ -66,8 +73,15 @@ class ResponderResources {
   RdAtomicRes* alloc();
   // The newest entry whose PSN range holds p, or nullptr.
   RdAtomicRes* find(Psn p);
-  // The oldest entry with responses to send, or nullptr.
+  // The entry with responses to send whose request came first (lowest
+  // seq; without requeue, the oldest), or nullptr.
   RdAtomicRes* next_pending();
+  // `r` has responses to send again (a selective-repeat re-request): after
+  // every stream already waiting, which it does not cancel.
+  void requeue(RdAtomicRes* r) {
+    r->seq = next_seq_++;
+    r->pending = true;
+  }
   bool any_pending() const;
   // Marks every entry newer than `r` as having nothing to send (a duplicate
   // READ rewinds the stream to `r`; what followed will be asked for again).
@@ -82,6 +96,7 @@ class ResponderResources {
   std::uint32_t head_ = 0;  // oldest entry
   std::uint32_t count_ = 0;
   std::uint32_t limit_ = 0;
+  std::uint32_t next_seq_ = 0;
 };
 
 }  // namespace uroce::transport

@@ -587,6 +587,9 @@ struct Rig {
       case 2:
         v.qp_state = QpState::kRts;
         rc->modify(qp_attr::kState, v);
+        // The peer answered the selective-repeat handshake (docs/lossy.md):
+        // the rig's requester switches once its started WQEs completed.
+        if ((byte(1) & 1) != 0) rc->sr_tx_start();
         break;
       case 3: post_recv_rc(byte(1) * 8, 1 + byte(2) * 4, 1 + byte(3) % 3); break;
       case 4: {

@@ -1,6 +1,7 @@
 // Seed corpus writer of fuzz_responder (fuzz_responder_rig.h):
 // `fuzz_responder_seeds corpus DIR` runs normal exchanges between the rig
 // and real peer QPs and records what the rig receives, one script per file.
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -94,8 +95,9 @@ struct Peer {
 
 // Runs rig <-> peer until quiet; every frame the rig receives is recorded
 // (ctrl: RC target, pump after). `dup_every` > 0 also records each n-th
-// frame twice (a duplicate).
-void exchange(Rig& rig, Peer& peer, Script& s, unsigned dup_every) {
+// frame twice (a duplicate); `reverse` hands each batch to the rig last
+// frame first (out of order).
+void exchange(Rig& rig, Peer& peer, Script& s, unsigned dup_every, bool reverse = false) {
   std::vector<std::vector<std::uint8_t>> to_peer;
   std::vector<std::vector<std::uint8_t>> to_rig;
   rig.tx.record = &to_peer;
@@ -116,6 +118,7 @@ void exchange(Rig& rig, Peer& peer, Script& s, unsigned dup_every) {
     to_peer.clear();
     std::vector<std::vector<std::uint8_t>> batch;
     batch.swap(to_rig);
+    if (reverse) std::reverse(batch.begin(), batch.end());
     for (auto& f : batch) {
       wire::ParsedPacket p;
       if (wire::parse_roce(f, p) != wire::ParseError::kOk) continue;
@@ -497,6 +500,31 @@ int main(int argc, char** argv) {
   {
     Rig rig;
     emit("rc_sr.bin", sr_script(rig));
+  }
+  {
+    // Both ends in selective repeat (the rig switched by a command), every
+    // operation both ways, each batch out of order: the rig's READ
+    // responses are placed out of order (docs/lossy.md "READ responses").
+    Rig rig;
+    Peer peer;
+    RcSr peer_sr;
+    peer.qp->set_sr(&peer_sr);
+    peer.qp->sr_tx_start();
+    Script s;
+    const std::uint8_t start[] = {2, 1};
+    s.command(0, {2, 1});
+    rig.command(start);
+    for (const Op& x : ops) {
+      const Region* t[] = {&rig.any, &rig.write_only, &rig.atomics, &rig.read_only};
+      SendWr w = peer.wr(x.op, x.len, t[x.target]->va + (x.target == 2 ? 8 : 0), t[x.target]->key);
+      if (x.op == WrOpcode::kSendInv) w.imm_or_inv = rig.inv_key;
+      peer.qp->post_send(w);
+    }
+    exchange(rig, peer, s, 7, true);
+    check(rig.rc_sr.tx_on && rig.rc_sr.ctr.sr_rd_placed > 0,
+          "seed exchange places the rig's READ responses out of order");
+    s.command(static_cast<std::uint8_t>(7 << kTimeShift | kPump), {3, 1, 2, 1});
+    emit("rc_sr_exchange.bin", s);
   }
   Script cmds;
   cmds.command(0, {4, 2, 3, 50, 0, 0, 5, 9});

@@ -34,12 +34,22 @@ struct LinkTx {
   std::uint64_t lossy_sent = 0;
   std::uint64_t lossy_lost = 0;
   std::mt19937_64 rng{1};
+  // READ requests (RC or SR) this end sent that ask again for response
+  // PSNs it had asked for already, and how many PSNs they ask for at path
+  // MTU `mtu` (set by SimPair): how much READs are asked for again. A
+  // request starting at or after every PSN asked for so far is a first ask.
+  std::uint32_t mtu = 0;
+  std::uint64_t read_rereqs = 0;
+  std::uint64_t read_rereq_psns = 0;
+  bool read_seen = false;
+  transport::Psn read_high{};
   std::vector<std::uint8_t> buf = std::vector<std::uint8_t>(wire::kMaxRoceFrame);
   std::span<std::uint8_t> tx_alloc(std::size_t n) {
     if (n > buf.size()) return {};
     return {buf.data(), n};
   }
   void tx_commit(std::size_t n) {
+    if (mtu != 0) count_read_request(n);
     constexpr std::size_t kUdpSrc = wire::EthHdr::kSize + wire::Ipv4Hdr::kSize;
     if (lossy_port != 0 && n > kUdpSrc + 2 &&
         (buf[kUdpSrc] << 8 | buf[kUdpSrc + 1]) == lossy_port) {
@@ -53,6 +63,21 @@ struct LinkTx {
     if (r != port::SimSendResult::kQueued && r != port::SimSendResult::kDroppedLoss) {
       ++refused;  // queue/pool full: behaves as a loss for the transport
     }
+  }
+  void count_read_request(std::size_t n) {
+    wire::ParsedPacket p;
+    if (wire::parse_roce({buf.data(), n}, p) != wire::ParseError::kOk) return;
+    if (p.info->op != wire::OpClass::kReadRequest) return;
+    const std::uint64_t len = p.reth.dma_len();
+    const auto npkts = static_cast<std::uint32_t>(len == 0 ? 1 : (len + mtu - 1) / mtu);
+    const transport::Psn psn(p.bth.psn());
+    if (!read_seen || !psn.before(read_high)) {
+      read_seen = true;
+      read_high = psn + npkts;
+      return;
+    }
+    ++read_rereqs;
+    read_rereq_psns += npkts;
   }
 };
 
@@ -89,6 +114,7 @@ class SimPair {
         b_(0x202, kMacB, kIpB, mem_bytes, base) {
     a_.tx = {&link_, 0, &clock_};
     b_.tx = {&link_, 1, &clock_};
+    a_.tx.mtu = b_.tx.mtu = wire::path_mtu_bytes(cp.mtu);
     connect(*a_.qp, 0x202, kMacB, kIpB, cp);
     ConnectParams cb = cp;
     std::swap(cb.sq_psn, cb.rq_psn);

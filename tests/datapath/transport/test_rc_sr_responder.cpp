@@ -276,6 +276,53 @@ TEST_F(SrResponder, Read_RunsOnlyInOrder) {
   EXPECT_EQ(std::memcmp(remote.data() + 4096, src.data() + 100, 64), 0);
 }
 
+// A selective-repeat requester asks again for a range inside a READ it
+// asked for (docs/lossy.md "READ responses"): exactly that range is sent
+// again, with the opcodes of the READ's own range, and its stream ends
+// there. An RC READ request for the same range is not a duplicate RC
+// knows (it must reach the READ's end): dropped, as without selective
+// repeat.
+TEST_F(SrResponder, Read_DuplicateRangeInsideServedAlone) {
+  make_sr_qp();
+  deliver(sr_read(500, 8192, 8 * 1024));  // responses 500..507
+  ASSERT_EQ(tx.size(), 8u);
+  tx.clear();
+  deliver(sr_read(503, 8192 + 3 * 1024, 2 * 1024));
+  ASSERT_EQ(tx.size(), 2u);
+  EXPECT_EQ(tx.at(0).bth.opcode(), o::kRcReadResponseMiddle);
+  EXPECT_EQ(tx.at(0).bth.psn(), 503u);
+  EXPECT_EQ(tx.at(1).bth.opcode(), o::kRcReadResponseMiddle);
+  EXPECT_EQ(tx.at(1).bth.psn(), 504u);
+  EXPECT_EQ(std::memcmp(tx.at(1).payload.data(), remote.data() + 8192 + 4 * 1024, 1024), 0);
+  EXPECT_EQ(qp->counters().reads_replayed, 1u);
+  tx.clear();
+  // Up to the READ's end: LAST.
+  deliver(sr_read(506, 8192 + 6 * 1024, 2 * 1024));
+  ASSERT_EQ(tx.size(), 2u);
+  EXPECT_EQ(tx.at(1).bth.opcode(), o::kRcReadResponseLast);
+  EXPECT_EQ(tx.at(1).bth.psn(), 507u);
+  tx.clear();
+  // A range reaching past the READ (it ran for part of what the requester
+  // asked as one): served up to the READ's end.
+  deliver(sr_read(506, 8192 + 6 * 1024, 4 * 1024));
+  ASSERT_EQ(tx.size(), 2u);
+  EXPECT_EQ(tx.at(1).bth.opcode(), o::kRcReadResponseLast);
+  EXPECT_EQ(tx.at(1).bth.psn(), 507u);
+  EXPECT_EQ(tx.at(1).payload.size(), 1024u);
+  tx.clear();
+  // A range inside that is not whole packets: no response.
+  deliver(sr_read(503, 8192 + 3 * 1024, 1000));
+  EXPECT_EQ(tx.size(), 0u);
+  EXPECT_EQ(qp->counters().drop_dup_unknown, 1u);
+  wire::PacketSpec s = peer_spec(o::kRcReadRequest, 503);
+  s.ack_req = true;
+  s.reth = wire::RethHdr::make(kRemoteVa + 8192 + 3 * 1024, rkey, 2 * 1024);
+  deliver(build(s));
+  EXPECT_EQ(tx.size(), 0u);
+  EXPECT_EQ(qp->counters().drop_dup_unknown, 2u);
+  EXPECT_EQ(qp->expected_psn(), Psn(508));
+}
+
 // The opcode sequence is checked as ePSN passes a held packet: a MIDDLE
 // with no FIRST before it NAKs invalid request there, in order.
 TEST_F(SrResponder, Drain_SequenceErrorNaksAtItsPsn) {

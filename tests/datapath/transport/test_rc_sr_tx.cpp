@@ -154,12 +154,13 @@ TEST(SrTx_Probe, ProbesBackOffUpToKMaxProbes) {
   EXPECT_EQ(t.deadline(), now + us(1) + t.pto());
 }
 
-// A READ's PSNs are delivered by its responses: never deemed lost here.
+// An atomic's PSN is delivered by its ACK, recovered by RC's rules: never
+// deemed lost here.
 TEST(SrTx_Detect, ExemptPsnsNeverLost) {
   Board b;
   SrTx& t = b.t;
   t.reset(Psn(0));
-  for (std::uint32_t i = 0; i < 3; ++i) t.on_sent(Psn(i), 0, true);
+  for (std::uint32_t i = 0; i < 3; ++i) t.on_sent(Psn(i), 0, SrTx::Kind::kAtomic);
   t.on_sent(Psn(3), us(1));
   const wire::SrSackEthHdr h = sack_of({3});
   t.on_ack(Psn(0), &h, us(21));
@@ -204,7 +205,7 @@ TEST(SrTx_OnRto, MarksOnlyWhatIsNotHeld) {
   Board b;
   SrTx& t = b.t;
   t.reset(Psn(0));
-  t.on_sent(Psn(0), 0, true);
+  t.on_sent(Psn(0), 0, SrTx::Kind::kAtomic);
   for (std::uint32_t i = 1; i < 6; ++i) t.on_sent(Psn(i), us(i));
   const wire::SrSackEthHdr h = sack_of({2, 3});
   t.on_ack(Psn(0), &h, us(10));
@@ -217,6 +218,93 @@ TEST(SrTx_OnRto, MarksOnlyWhatIsNotHeld) {
   EXPECT_TRUE(t.lost(Psn(5)));
   t.forget(Psn(4));
   EXPECT_FALSE(t.lost(Psn(4)));
+}
+
+// READ response PSNs (docs/lossy.md "READ responses"): a response
+// delivers its PSN and feeds the loss signal; a gap is lost once a later
+// response arrived and RTT + reo_wnd passed, as for request PSNs.
+TEST(SrTx_OnResponse, LaterResponseMakesTheGapLost) {
+  Board b;
+  SrTx& t = b.t;
+  t.reset(Psn(0));
+  for (std::uint32_t i = 0; i < 4; ++i) t.on_sent(Psn(i), 0, SrTx::Kind::kReadResponse);
+  EXPECT_TRUE(t.on_response(Psn(0), us(20)));
+  EXPECT_TRUE(t.on_response(Psn(2), us(20)));
+  EXPECT_TRUE(t.on_response(Psn(3), us(20)));
+  EXPECT_FALSE(t.on_response(Psn(3), us(21)));  // placed already
+  EXPECT_FALSE(t.on_response(Psn(9), us(21)));  // never asked for
+  EXPECT_TRUE(t.held(Psn(2)));
+  EXPECT_FALSE(t.lost(Psn(1)));
+  EXPECT_EQ(t.deadline(), us(25));  // sent at 0 + RTT 20 + reo_wnd 5
+  t.on_timer(us(25));
+  EXPECT_TRUE(t.lost(Psn(1)));
+  EXPECT_EQ(b.ctr.sr_tx_lost, 1u);
+  Psn p;
+  ASSERT_TRUE(t.next_lost(&p));
+  EXPECT_EQ(p, Psn(1));
+}
+
+// A SACK's cumulative PSN and bitmap pass a READ's response PSNs once the
+// READ ran at the responder: they never deliver them. base stops at the
+// first response not placed; the request PSNs after it count as delivered.
+TEST(SrTx_OnAck, ReadResponsePsnsOnlyDeliveredByResponses) {
+  Board b;
+  SrTx& t = b.t;
+  t.reset(Psn(0));
+  for (std::uint32_t i = 0; i < 3; ++i) t.on_sent(Psn(i), 0, SrTx::Kind::kReadResponse);
+  t.on_sent(Psn(3), 0);
+  t.on_sent(Psn(4), 0);
+  t.on_response(Psn(0), us(10));
+  const wire::SrSackEthHdr h = sack_of({1});  // PSN 5 + 1 "held"
+  t.on_ack(Psn(5), &h, us(10));
+  EXPECT_EQ(t.base(), Psn(1));
+  EXPECT_FALSE(t.held(Psn(1)));
+  EXPECT_FALSE(t.held(Psn(2)));
+  EXPECT_TRUE(t.held(Psn(3)));
+  EXPECT_TRUE(t.held(Psn(4)));
+  t.on_ack_beyond(Psn(5), us(11));
+  EXPECT_FALSE(t.held(Psn(2)));
+  t.on_response(Psn(1), us(12));
+  t.on_response(Psn(2), us(12));
+  t.on_ack(Psn(5), nullptr, us(12));
+  EXPECT_EQ(t.base(), Psn(5));
+  EXPECT_EQ(t.in_flight(), 0u);
+}
+
+// A response that comes twice after it was asked for again: the re-request
+// was not needed, once; reo_wnd doubles as for a SACK with DUP.
+TEST(SrTx_OnDupResponse, AfterReRequestWidensReorderWindow) {
+  Board b;
+  SrTx& t = b.t;
+  t.reset(Psn(0));
+  for (std::uint32_t i = 0; i < 2; ++i) t.on_sent(Psn(i), 0, SrTx::Kind::kReadResponse);
+  t.on_response(Psn(1), us(20));
+  t.on_dup_response(Psn(1));  // a duplicate, never asked for again
+  EXPECT_EQ(b.ctr.sr_tx_spurious, 0u);
+  const TimeNs w = t.reo_wnd();
+  t.on_sent(Psn(0), us(30), SrTx::Kind::kReadResponse);
+  t.on_response(Psn(0), us(31));
+  t.on_dup_response(Psn(0));
+  t.on_dup_response(Psn(0));
+  EXPECT_EQ(b.ctr.sr_tx_spurious, 1u);
+  EXPECT_EQ(t.reo_wnd(), 2 * w);
+}
+
+// Nothing comes back for two READs: the first READ's request may have been
+// lost, and the responder drops the later one (READs run in order), so the
+// probe asks again for the oldest READ's responses, every PSN its request
+// asked for, not the newest PSN.
+TEST(SrTx_OnTimer, ProbeOfReadsAsksForTheOldestRequest) {
+  Board b;
+  SrTx& t = b.t;
+  t.reset(Psn(0));
+  for (std::uint32_t i = 0; i < 4; ++i) t.on_sent(Psn(i), 0, SrTx::Kind::kReadResponse);
+  for (std::uint32_t i = 4; i < 8; ++i) t.on_sent(Psn(i), us(1), SrTx::Kind::kReadResponse);
+  EXPECT_EQ(t.deadline(), us(1) + SrTx::kMinPto);
+  t.on_timer(us(1) + SrTx::kMinPto);
+  EXPECT_EQ(b.ctr.sr_tx_probes, 1u);
+  for (std::uint32_t i = 0; i < 8; ++i) EXPECT_EQ(t.lost(Psn(i)), i < 4) << i;
+  EXPECT_EQ(t.deadline(), 0u);  // the next probe is armed when the re-request leaves
 }
 
 }  // namespace

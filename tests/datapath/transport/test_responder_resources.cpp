@@ -56,6 +56,22 @@ TEST(ResponderResources_NextPending, OldestFirst) {
   EXPECT_EQ(r.next_pending(), nullptr);
 }
 
+// A selective-repeat re-request of an older READ's responses is served
+// after the streams already waiting, and cancels none of them.
+TEST(ResponderResources_Requeue, ServedAfterWaitingStreams) {
+  ResponderResources r(4);
+  RdAtomicRes* a = add(r, 10, 12);
+  RdAtomicRes* b = add(r, 13, 15);
+  RdAtomicRes* c = add(r, 16, 18);
+  a->pending = false;
+  r.requeue(a);
+  EXPECT_EQ(r.next_pending(), b);
+  b->pending = false;
+  EXPECT_EQ(r.next_pending(), c);
+  c->pending = false;
+  EXPECT_EQ(r.next_pending(), a);
+}
+
 TEST(ResponderResources_CancelAfter, StopsNewerStreams) {
   ResponderResources r(4);
   RdAtomicRes* a = add(r, 1, 1);

@@ -10,6 +10,12 @@
       As sr, and the sender sprayed its packets over several UDP source
       ports (spray_paths, docs/lossy.md "Spraying"): sr_spray_tx counted, and
       the injected losses were charged to paths (sr_spray_losses).
+  lossy_check.py read READER.json RESPONDER.json
+      Both devices negotiated selective repeat, and the reader (the device
+      whose requester READs, and whose injected drops hit the READ
+      responses) placed responses out of order (sr_rd_placed) and asked
+      again for missing responses alone (sr_rd_rereqs, sr_rd_rereq_psns;
+      docs/lossy.md "READ responses").
   lossy_check.py plain ON.json OFF.json CONNECTIONS
       One device with lossy on, the other off: no connection negotiated it,
       the device that has it on probed, at most 4 times for each of its
@@ -71,6 +77,23 @@ def spray(sender, receiver):
           f"losses to paths, began avoiding a path {s['sr_spray_avoided']} times")
 
 
+def read(reader, responder):
+    d, r = counters(reader), counters(responder)
+    for name, c in (("reader", d), ("responder", r)):
+        if c["sr_connections"] < 1:
+            fail(f"{name}: no connection negotiated selective repeat (sr_connections 0)")
+    if d["rx_impair_drop"] == 0:
+        fail("reader: loss injection dropped nothing (rx_impair_drop 0)")
+    if d["sr_rd_placed"] == 0 or d["sr_rd_rereqs"] == 0:
+        fail(f"reader: no READ response placed out of order or asked for again "
+             f"(sr_rd_placed {d['sr_rd_placed']}, sr_rd_rereqs {d['sr_rd_rereqs']})")
+    print(f"read: connections {d['sr_connections']}/{r['sr_connections']}; reader dropped "
+          f"{d['rx_impair_drop']} frames, placed {d['sr_rd_placed']} READ responses out of "
+          f"order, asked again {d['sr_rd_rereqs']} times for {d['sr_rd_rereq_psns']} response "
+          f"PSNs, dropped {d['sr_rd_dup']} duplicate and {d['sr_rd_drop_window']} unasked "
+          f"responses")
+
+
 def plain(on, off):
     a, b = counters(on), counters(off)
     if a["sr_connections"] != 0 or b["sr_connections"] != 0:
@@ -92,6 +115,8 @@ def main():
         sr(sys.argv[2], sys.argv[3])
     elif len(sys.argv) == 4 and sys.argv[1] == "spray":
         spray(sys.argv[2], sys.argv[3])
+    elif len(sys.argv) == 4 and sys.argv[1] == "read":
+        read(sys.argv[2], sys.argv[3])
     elif len(sys.argv) == 5 and sys.argv[1] == "plain":
         probes = plain(sys.argv[2], sys.argv[3])
         conns = int(sys.argv[4])
@@ -100,7 +125,9 @@ def main():
     elif len(sys.argv) == 3 and sys.argv[1] == "show":
         c = counters(sys.argv[2])
         print(" ".join(f"{k} {c[k]}" for k in ("sr_connections", "sr_tx_resends", "sr_tx_lost",
-                                                  "sr_tx_probes", "tx_frames", "rx_impair_drop")))
+                                                  "sr_tx_probes", "sr_rd_placed", "sr_rd_rereqs",
+                                                  "sr_rd_rereq_psns", "sr_rd_dup", "tx_frames",
+                                                  "rx_impair_drop")))
     else:
         fail(__doc__)
 

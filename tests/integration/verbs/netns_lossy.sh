@@ -16,25 +16,30 @@
 #      With spray_paths=4 on both too (fresh daemons), ib_write_bw passes
 #      and lossy_check.py spray finds that the writer sprayed its packets
 #      over its 4 source ports and charged the losses to them.
+#      With fresh daemons, ib_read_bw passes and lossy_check.py read finds
+#      that the reader placed READ responses out of order and asked again
+#      for the missing ones alone.
 #   2. Daemon a with lossy=on, b with it off, without loss injection: the
 #      same programs pass as plain RC (go-back-N): nothing negotiated, a
 #      probed each connection at most 4 times, b counted nothing of it.
 # No throughput is asserted. With --measure instead: ib_write_bw -s 65536
 # -D 5 at the same 1 % loss (--measure=RATE: another drop_rx_rate), lossy
 # on against off, 3 alternating rounds (fresh daemons each), the Gb/s, the
-# writer's counters and the load average printed.
+# client's (the writer's) counters and the load average printed; --read:
+# ib_read_bw instead (the client is the reader).
 #
-#   netns_lossy.sh BUILD_DIR [--measure[=RATE]]
+#   netns_lossy.sh BUILD_DIR [--measure[=RATE]] [--read]
 source "$(dirname "$0")/common.sh"
-measure=0 rate=0.01
+measure=0 rate=0.01 bw=ib_write_bw
 for arg in "${@:2}"; do
   case $arg in
     --measure) measure=1 ;;
     --measure=*) measure=1 rate=${arg#--measure=} ;;
+    --read) bw=ib_read_bw ;;
     *) echo "netns_lossy.sh: unknown option $arg" >&2; exit 2 ;;
   esac
 done
-verbs_test_init u33e "$1" /usr/bin/python3 ibv_rc_pingpong ib_write_bw
+verbs_test_init u33e "$1" /usr/bin/python3 ibv_rc_pingpong ib_write_bw ib_read_bw
 
 CHECK=$VERBS_TEST_DIR/lossy_check.py
 # Names, addresses and MACs of this test's own (u33e, 10.233.0.0/24,
@@ -78,7 +83,8 @@ perf() {
 }
 
 # status_check LABEL MODE ARGS...: both daemons' status, judged by
-# lossy_check.py MODE (sr, spray: b sent, a received; plain: a on, b off).
+# lossy_check.py MODE (sr, spray: b sent, a received; read: b read from a;
+# plain: a on, b off).
 status_check() {
   local label=$1 mode=$2 st=0 why
   shift 2
@@ -87,12 +93,14 @@ status_check() {
   if ! "$UROCE_CTL" --run-dir "${UROCE_DAEMON_RUN[$DA]}" --json status >"$sa" ||
     ! "$UROCE_CTL" --run-dir "${UROCE_DAEMON_RUN[$DB]}" --json status >"$sb"; then
     UROCE_WHY="uroce-ctl status failed"; st=1
-  elif [ "$mode" = sr ] || [ "$mode" = spray ]; then
+  elif [ "$mode" = sr ] || [ "$mode" = spray ] || [ "$mode" = read ]; then
     why=$(/usr/bin/python3 "$CHECK" "$mode" "$sb" "$sa" 2>&1) || st=1
     # The same counters in uroce-ctl's table (the field lists feed both).
+    local shown=sr_tx_resends
+    [ "$mode" = read ] && shown=sr_rd_rereqs
     if [ "$st" -eq 0 ] && ! "$UROCE_CTL" --run-dir "${UROCE_DAEMON_RUN[$DB]}" counters |
-      grep -Eq '^ *sr_tx_resends +[1-9]'; then
-      why="uroce-ctl counters shows no sr_tx_resends"; st=1
+      grep -Eq "^ *$shown +[1-9]"; then
+      why="uroce-ctl counters shows no $shown"; st=1
     fi
   else
     why=$(/usr/bin/python3 "$CHECK" plain "$sa" "$sb" "$@" 2>&1) || st=1
@@ -102,22 +110,22 @@ status_check() {
 }
 
 if [ "$measure" -eq 1 ]; then
-  # One ib_write_bw -D 5 per daemon pair; its BW average (Gb/s) and the
-  # resends of the writer's device.
+  # One $bw -D 5 per daemon pair; its BW average (Gb/s) and the counters
+  # of the client's device (b: the writer, or the reader).
   round=0
   for r in 1 2 3; do
     for mode in on off; do
       round=$((round + 1))
       start_daemons "m$round" "$mode" "$mode" "$rate"
       uroce_next_port port
-      uroce_pair "ib_write_bw -D 5 lossy=$mode" 60 "$port" "$NSA" "$NSB" -- \
-        "${RA[@]}" ib_write_bw -d uroce0 -x 1 -p "$port" -s 65536 -D 5 -F --report_gbits ::: \
-        "${RB[@]}" ib_write_bw -d uroce0 -x 1 -p "$port" -s 65536 -D 5 -F --report_gbits \
+      uroce_pair "$bw -D 5 lossy=$mode" 60 "$port" "$NSA" "$NSB" -- \
+        "${RA[@]}" "$bw" -d uroce0 -x 1 -p "$port" -s 65536 -D 5 -F --report_gbits ::: \
+        "${RB[@]}" "$bw" -d uroce0 -x 1 -p "$port" -s 65536 -D 5 -F --report_gbits \
         "$TCP_IPA" || true
       gbps=$(awk '/#bytes/ { h = 1; next } h && $1 ~ /^[0-9]+$/ { print $4; exit }' "$UROCE_CLI_OUT")
       "$UROCE_CTL" --run-dir "${UROCE_DAEMON_RUN[$DB]}" --json status >"$UROCE_TMP/m.status" || true
       c=$(/usr/bin/python3 "$CHECK" show "$UROCE_TMP/m.status" 2>&1) || true
-      echo "round $r drop_rx_rate=$rate lossy=$mode: ib_write_bw ${gbps:-FAILED} Gb/s; writer: $c; load $(cut -d' ' -f1-3 /proc/loadavg)"
+      echo "round $r drop_rx_rate=$rate lossy=$mode: $bw ${gbps:-FAILED} Gb/s; client: $c; load $(cut -d' ' -f1-3 /proc/loadavg)"
       uroce_daemon_stop "$DA" || true
       uroce_daemon_stop "$DB" || true
     done
@@ -139,6 +147,12 @@ start_daemons 4 on on 0.01 ";spray_paths=4"
 perf ib_write_bw bw "ib_write_bw 64 KiB x 2000, both on, spray_paths=4, 1 % loss" -s 65536
 status_check "selective repeat sprayed over 4 paths by ib_write_bw (lossy_check.py spray)" spray
 verbs_daemons_stop "uroced a and b (lossy=on, spray_paths=4) exit 0 on SIGTERM" "$DA" "$DB"
+
+# ib_read_bw's client (b) reads from a: a's READ responses meet b's drops.
+start_daemons 5 on on
+perf ib_read_bw bw "ib_read_bw 64 KiB x 2000, both on, 1 % loss" -s 65536
+status_check "READ responses placed out of order, the missing ones asked for alone (lossy_check.py read)" read
+verbs_daemons_stop "uroced a and b (both lossy=on, READ) exit 0 on SIGTERM" "$DA" "$DB"
 
 start_daemons 3 on off 0
 pingpong ibv_rc_pingpong "ibv_rc_pingpong 4096 B x 2000, a on, b off" 4096 2000
