@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# Issue 33, must-show 2, in the testbed (docs/lossy-figures.md
+# "Leaf-spine"): testbed/scenarios/lossy_leaf_spine.toml, 16 real-engine
+# hosts on a 4-way ECMP leaf-spine, the [workload] of W4 and W5 at 50 % and
+# 80 % load, the same seeds side by side for each transport:
+#   gbn+pfc    go-back-N with PFC on priority 3 (as shipped)
+#   sr         selective repeat, PFC off
+#   sr+spray   selective repeat sprayed over 16 ports, PFC off
+# Prints a Markdown table of message slowdowns (p50 and p99 overall, p99 of
+# the smallest and largest tenth of the sizes), PFC frames the switches
+# sent, switch drops and deadlocks; exits 1 if a run failed its checks
+# (a measured message not received, a length, immediate or payload
+# mismatch, or a PFC frame where PFC is off). A few minutes.
+#
+#   scripts/testbed-leaf-spine.sh                 # BUILD_DIR=build
+#   SEEDS="1 2 3" WORKLOADS="w4" LOADS="0.8" scripts/testbed-leaf-spine.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+BUILD_DIR=${BUILD_DIR:-build}
+SEEDS=${SEEDS:-"1 2 3"}
+WORKLOADS=${WORKLOADS:-"w4 w5"}
+LOADS=${LOADS:-"0.5 0.8"}
+[ -f "$BUILD_DIR/build.ninja" ] || meson setup "$BUILD_DIR" -Dtests=true
+ninja -C "$BUILD_DIR" testbed/uroce-testbed >/dev/null
+bin="$BUILD_DIR/testbed/uroce-testbed"
+scenario=testbed/scenarios/lossy_leaf_spine.toml
+runs=$(mktemp -d /tmp/uroce-testbed-leaf-spine.XXXXXX)
+trap 'rm -rf "$runs"' EXIT
+
+mode_sets() {
+  case "$1" in
+    gbn+pfc) echo "--set defaults.host.lossy=false" ;;
+    sr) echo "--set defaults.host.lossy=true --set pfc.priorities=[]" ;;
+    sr+spray)
+      echo "--set defaults.host.lossy=true --set pfc.priorities=[] --set defaults.host.spray_paths=16"
+      ;;
+  esac
+}
+
+for w in $WORKLOADS; do
+  # W5's messages are ten times longer (up to 29 MB, 23 ms alone at
+  # 10 Gb/s): a longer window measures enough of them, and the run needs
+  # far longer than the window for the measured ones to finish.
+  measure=20
+  duration=200
+  if [ "$w" = w5 ]; then
+    measure=60
+    duration=2000
+  fi
+  for load in $LOADS; do
+    for mode in gbn+pfc sr sr+spray; do
+      for seed in $SEEDS; do
+        # shellcheck disable=SC2046 # the sets are words on purpose
+        "$bin" "$scenario" --seed "$seed" --out "$runs/$w-$load-$mode-$seed" $(mode_sets "$mode") \
+          --set "workload.distribution=\"../workloads/$w.csv\"" --set "workload.load=$load" \
+          --set "workload.measure_ms=$measure" --set "scenario.duration_ms=$duration" >/dev/null
+      done
+    done
+  done
+done
+
+/usr/bin/python3 - "$runs" "$WORKLOADS" "$LOADS" "$SEEDS" <<'PY'
+import json, sys
+
+runs, workloads, loads, seeds = sys.argv[1], sys.argv[2].split(), sys.argv[3].split(), sys.argv[4].split()
+failed = []
+
+
+def num(x, digits):
+    return "-" if x is None else f"{x:.{digits}f}"
+
+
+print("| workload | load | transport | seed | messages | slowdown p50 | p99 | p99 smallest 10 % | "
+      "p99 largest 10 % | PFC frames | switch drops | deadlocks |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+for w in workloads:
+    for load in loads:
+        for mode in ["gbn+pfc", "sr", "sr+spray"]:
+            for seed in seeds:
+                name = f"{w}-{load}-{mode}-{seed}"
+                d = json.load(open(f"{runs}/{name}/summary.json"))
+                wl = d["workload"]
+                sd = wl["slowdown"]
+                c = wl["counts"]
+                pfc = sum(s.get("pfc_frames_sent", 0) for s in d["switches"])
+                drops = sum(sum(s["drops_packets"].values()) for s in d["switches"])
+                dl = len(d["deadlocks"]["list"])
+                bad = [k for k in ("length_mismatch", "imm_mismatch", "payload_mismatch",
+                                   "send_errors", "recv_errors") if c[k]]
+                if c["measured_done"] != c["measured"] or bad:
+                    failed.append(f"{name}: incomplete or mismatched messages")
+                if mode != "gbn+pfc" and pfc != 0:
+                    failed.append(f"{name}: {pfc} PFC frames with PFC off")
+                b = sd["buckets"]
+                print(f"| {w} | {load} | {mode} | {seed} | {sd['overall']['count']} | "
+                      f"{num(sd['overall']['p50'], 2)} | {num(sd['overall']['p99'], 1)} | "
+                      f"{num(b[0]['p99'], 1)} | {num(b[-1]['p99'], 1)} | {pfc} | {drops} | {dl} |")
+if failed:
+    print("\nFAILED:\n  " + "\n  ".join(failed))
+    sys.exit(1)
+PY
