@@ -14,10 +14,9 @@ namespace {
 
 using Json = nlohmann::json;
 
-Json run(const std::vector<std::string>& sets) {
+Json run(const std::vector<std::string>& sets, const std::string& file = "spray_four_paths.toml") {
   Scenario sc;
-  const std::string path =
-      std::string(UROCE_SOURCE_ROOT) + "/testbed/scenarios/spray_four_paths.toml";
+  const std::string path = std::string(UROCE_SOURCE_ROOT) + "/testbed/scenarios/" + file;
   EXPECT_EQ(scenario_from_file(path, sets, sc), "");
   RunOptions opts;
   const RunResult a = run_scenario(sc, opts);
@@ -89,6 +88,32 @@ TEST(SimulatorFabric_Reconverge, RoutesLeaveTheDownLink) {
   const std::uint64_t lost = link_dir(at, "l1", "sp2")["lost_down"].get<std::uint64_t>();
   EXPECT_GT(lost, 0u);
   EXPECT_EQ(link_dir(later, "l1", "sp2")["lost_down"].get<std::uint64_t>(), lost);
+}
+
+// The leaf-spine of must-show 2 with selective repeat sprayed and PFC off:
+// every measured message arrives whole, no switch sends a PFC frame, and
+// every leaf-spine link carries data (ECMP spreads the connections).
+TEST(SimulatorFabric_LeafSpine, SprayedSelectiveRepeatWithoutPfc) {
+  const Json j = run({"defaults.host.lossy=true", "pfc.priorities=[]",
+                      "defaults.host.spray_paths=16", "workload.load=0.5", "workload.measure_ms=2"},
+                     "lossy_leaf_spine.toml");
+  const Json& c = j["workload"]["counts"];
+  EXPECT_GT(c["measured"].get<std::uint64_t>(), 100u);
+  EXPECT_EQ(c["measured_done"], c["measured"]);
+  EXPECT_EQ(c["payload_mismatch"], 0);
+  EXPECT_EQ(c["length_mismatch"], 0);
+  EXPECT_EQ(c["send_errors"], 0);
+  std::uint32_t uplinks = 0;
+  for (const Json& sw : j["switches"]) EXPECT_EQ(sw["pfc_frames_sent"], 0) << sw["name"];
+  for (const Json& l : j["links"]) {
+    const std::string from = l["from"];
+    const std::string to = l["to"];
+    if (from.starts_with("l") && to.starts_with("sp")) {
+      ++uplinks;
+      EXPECT_GT(l["data_frames"].get<std::uint64_t>(), 0u) << from << "-" << to;
+    }
+  }
+  EXPECT_EQ(uplinks, 16u);
 }
 
 }  // namespace
