@@ -112,7 +112,6 @@ Simulator::Simulator(const Scenario& sc, const Topology& topo, std::uint64_t see
   route_applied_.assign(topo_.route_changes.size(), kNever);
   link_applied_.assign(topo_.link_changes.size(), kNever);
   reconverged_.assign(topo_.link_changes.size(), kNever);
-  link_down_.assign(topo_.links.size(), false);
   setup_engines();
 }
 

@@ -257,7 +257,6 @@ class Simulator {
   std::vector<TimeNs> route_applied_;
   std::vector<TimeNs> link_applied_;
   std::vector<TimeNs> reconverged_;
-  std::vector<bool> link_down_;  // by link index
   DeadlockDetector detector_;
   WaitForGraph graph_;
   std::vector<std::size_t> formed_scratch_;

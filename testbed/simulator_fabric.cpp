@@ -26,7 +26,6 @@ void Simulator::apply_routes() {
 
 void Simulator::link_change(std::uint32_t i) {
   const ResolvedLinkChange& c = topo_.link_changes[i];
-  link_down_[c.link] = !c.up;
   dirs_[2 * c.link].set_down(!c.up);
   dirs_[2 * c.link + 1].set_down(!c.up);
   link_applied_[i] = now_;
@@ -38,7 +37,10 @@ void Simulator::link_change(std::uint32_t i) {
 }
 
 void Simulator::reconverge(std::uint32_t i) {
-  fill_routes(sc_, topo_, link_down_);
+  // A link's two directions go down and up together (link_change).
+  std::vector<bool> down(topo_.links.size());
+  for (std::size_t l = 0; l < down.size(); ++l) down[l] = dirs_[2 * l].down();
+  fill_routes(sc_, topo_, down);
   apply_routes();
   reconverged_[i] = now_;
 }

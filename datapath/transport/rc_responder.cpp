@@ -198,24 +198,15 @@ void RcResponder::on_duplicate(const wire::ParsedPacket& pkt, Psn p) {
         ++c_.ctr.drop_dup_unknown;
         return;
       }
-      if (pkt.bth.opcode() == wire::op::kSrReadRequest) [[unlikely]] {
-        // Selective repeat: a range the stream under way has still to send
-        // is served by it. Otherwise the range is sent after every stream
-        // already waiting, none cancelled: the requester asked again for
-        // what it misses, not for everything after it, and its loss
-        // signal reads responses as leaving in the order it asked
-        // (docs/lossy.md "READ responses").
-        if (r->pending && !p.before(r->cur_psn) &&
-            Psn::forward(r->cur_psn, end) <= Psn::forward(r->cur_psn, r->end_psn)) {
-          return;
-        }
-        r->rkey = pkt.reth.rkey();
-        r->va = pkt.reth.va();
-        r->resid = resid;
-        r->cur_psn = p;
-        r->end_psn = end;
-        res_.requeue(r);
-        ++c_.ctr.reads_replayed;
+      // Selective repeat: a range the stream under way has still to send
+      // is served by it. Otherwise the range is sent after every stream
+      // already waiting, none cancelled: the requester asked again for
+      // what it misses, not for everything after it, and its loss signal
+      // reads responses as leaving in the order it asked (docs/lossy.md
+      // "READ responses"). RC replays from the duplicate at once.
+      const bool sr = pkt.bth.opcode() == wire::op::kSrReadRequest;
+      if (sr && r->pending && !p.before(r->cur_psn) &&
+          Psn::forward(r->cur_psn, end) <= Psn::forward(r->cur_psn, r->end_psn)) [[unlikely]] {
         return;
       }
       r->rkey = pkt.reth.rkey();
@@ -223,7 +214,11 @@ void RcResponder::on_duplicate(const wire::ParsedPacket& pkt, Psn p) {
       r->resid = resid;
       r->cur_psn = p;
       r->end_psn = end;
-      replay_from(r);
+      if (sr) [[unlikely]] {
+        res_.requeue(r);
+      } else {
+        replay_from(r);
+      }
       ++c_.ctr.reads_replayed;
       return;
     }

@@ -8,6 +8,7 @@
 
 #include "testbed/run.h"
 #include "testbed/scenario_toml.h"
+#include "tests/testbed/test_support.h"
 
 namespace uroce::testbed {
 namespace {
@@ -23,15 +24,7 @@ struct Runs {
 // The shipped scenario with `sets` applied, run twice with the same seed:
 // both runs' summary and text must be identical.
 Runs run_twice(const std::vector<std::string>& sets) {
-  Scenario sc;
-  const std::string path = std::string(UROCE_SOURCE_ROOT) + "/testbed/scenarios/dc_fanout.toml";
-  EXPECT_EQ(scenario_from_file(path, sets, sc), "");
-  RunOptions opts;
-  const RunResult a = run_scenario(sc, opts);
-  const RunResult b = run_scenario(sc, opts);
-  EXPECT_EQ(a.status, RunStatus::kOk) << a.error;
-  EXPECT_TRUE(a.summary == b.summary) << "summaries differ";
-  EXPECT_EQ(a.dc_flows, b.dc_flows);
+  const RunResult a = testing::run_shipped_twice("dc_fanout.toml", sets);
   const Json j = Json::parse(a.summary);
   return {j["dc_flows"][0], j["engine"], a.dc_flows};
 }

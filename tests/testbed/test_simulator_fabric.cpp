@@ -8,6 +8,7 @@
 
 #include "testbed/run.h"
 #include "testbed/scenario_toml.h"
+#include "tests/testbed/test_support.h"
 
 namespace uroce::testbed {
 namespace {
@@ -15,15 +16,7 @@ namespace {
 using Json = nlohmann::json;
 
 Json run(const std::vector<std::string>& sets, const std::string& file = "spray_four_paths.toml") {
-  Scenario sc;
-  const std::string path = std::string(UROCE_SOURCE_ROOT) + "/testbed/scenarios/" + file;
-  EXPECT_EQ(scenario_from_file(path, sets, sc), "");
-  RunOptions opts;
-  const RunResult a = run_scenario(sc, opts);
-  const RunResult b = run_scenario(sc, opts);
-  EXPECT_EQ(a.status, RunStatus::kOk) << a.error;
-  EXPECT_TRUE(a.summary == b.summary) << "the same seed gave other summaries";
-  return Json::parse(a.summary);
+  return Json::parse(testing::run_shipped_twice(file, sets).summary);
 }
 
 // Data frames l1 sent toward each spine (links 2..5: l1-sp1..l1-sp4).

@@ -1,10 +1,15 @@
 // Small scenarios shared by the testbed tests.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <string>
+#include <vector>
 
 #include "testbed/loop_scenario.h"
+#include "testbed/run.h"
 #include "testbed/scenario.h"
+#include "testbed/scenario_toml.h"
 
 namespace uroce::testbed::testing {
 
@@ -54,6 +59,23 @@ inline LoopParams small_loop(double gbps, TimeNs duration) {
   p.duration_ns = duration;
   p.stop_on_deadlock = false;
   return p;
+}
+
+// The shipped scenario testbed/scenarios/`file` with `sets` applied (as
+// --set), run twice with its seed: both runs must succeed with the same
+// summary, workload and DC figures, byte for byte. The first run's result.
+inline RunResult run_shipped_twice(const std::string& file, const std::vector<std::string>& sets) {
+  Scenario sc;
+  const std::string path = std::string(UROCE_SOURCE_ROOT) + "/testbed/scenarios/" + file;
+  EXPECT_EQ(scenario_from_file(path, sets, sc), "");
+  const RunOptions opts;
+  const RunResult a = run_scenario(sc, opts);
+  const RunResult b = run_scenario(sc, opts);
+  EXPECT_EQ(a.status, RunStatus::kOk) << a.error;
+  EXPECT_TRUE(a.summary == b.summary) << "the same seed gave other summaries";
+  EXPECT_EQ(a.workload, b.workload);
+  EXPECT_EQ(a.dc_flows, b.dc_flows);
+  return a;
 }
 
 }  // namespace uroce::testbed::testing

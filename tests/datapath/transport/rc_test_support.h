@@ -188,6 +188,20 @@ struct RcFixture : ::testing::Test {
   std::uint32_t pump(TimeNs now = 0, std::uint32_t budget = 1000) {
     return qp->pump_tx(now, io, budget);
   }
+  // Fires the QP's timer at each instant it is armed for, from `t` on, and
+  // sends what each firing asks (tx keeps the last firing's frames only),
+  // until the retransmission timeout has fired or twice its time has
+  // passed; returns the last firing's instant.
+  TimeNs run_to_timeout(TimeNs t) {
+    const TimeNs rto = local_ack_timeout_ns(cp.timeout);
+    while (qp->counters().timeouts == 0 && t < 2 * rto) {
+      t = timer.at.at(kQpn);
+      qp->on_timer(t, io);
+      tx.clear();
+      pump(t);
+    }
+    return t;
+  }
 
   SendWr send_wr(std::uint64_t id, WrOpcode op, std::uint64_t off, std::uint32_t len,
                  bool signaled = true) const {

@@ -181,15 +181,7 @@ TEST_F(SrRequester, Timeout_SkipsWhatTheResponderHolds) {
   ASSERT_EQ(qp->post_send(send_wr(1, WrOpcode::kRdmaWrite, 0, 6 * 1024)), 0);
   pump(0);
   deliver(sack(100, {102, 103, 104, 105}), us(20));
-  const TimeNs rto = local_ack_timeout_ns(cp.timeout);
-  TimeNs t = us(20);
-  // Run the timers until the retransmission timeout fires.
-  while (qp->counters().timeouts == 0 && t < 2 * rto) {
-    t = armed();
-    fire(t);
-    tx.clear();
-    pump(t);
-  }
+  run_to_timeout(us(20));
   ASSERT_EQ(qp->counters().timeouts, 1u);
   EXPECT_EQ(psns(), (std::vector<std::uint32_t>{100, 101}));
   EXPECT_EQ(qp->counters().go_back_n, 0u);
@@ -380,14 +372,7 @@ TEST_F(SrRequester, ReadResponse_TimeoutAsksOnlyForWhatIsMissing) {
   pump(0);
   deliver(rd(o::kRcReadResponseFirst, 100, 100), us(20));
   deliver(rd(o::kRcReadResponseLast, 100, 103), us(20));
-  const TimeNs rto = local_ack_timeout_ns(cp.timeout);
-  TimeNs t = us(20);
-  while (qp->counters().timeouts == 0 && t < 2 * rto) {
-    t = armed();
-    fire(t);
-    tx.clear();
-    pump(t);
-  }
+  const TimeNs t = run_to_timeout(us(20));
   ASSERT_EQ(qp->counters().timeouts, 1u);
   ASSERT_EQ(tx.size(), 1u);
   EXPECT_EQ(tx.at(0).bth.opcode(), o::kSrReadRequest);

@@ -258,13 +258,7 @@ TEST_F(SrSprayRequester, Timeout_ChargesEachLostPacketNeverEveryPath) {
   make_sr_qp(kPorts);
   ASSERT_EQ(qp->post_send(send_wr(1, WrOpcode::kRdmaWrite, 0, 4 * 1024)), 0);
   pump(0);
-  const TimeNs rto = local_ack_timeout_ns(cp.timeout);
-  TimeNs t = 0;
-  while (qp->counters().timeouts == 0 && t < 2 * rto) {
-    t = timer.at.at(kQpn);
-    qp->on_timer(t, io);
-    pump(t);
-  }
+  run_to_timeout(0);
   ASSERT_EQ(qp->counters().timeouts, 1u);
   // The probe's packet (103) was charged by the timeout, as were 100..102.
   EXPECT_EQ(sr.ctr.sr_spray_losses, 4u);

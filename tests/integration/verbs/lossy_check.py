@@ -45,11 +45,17 @@ def fail(why):
     sys.exit(1)
 
 
-def sr(sender, receiver):
-    s, r = counters(sender), counters(receiver)
-    for name, c in (("sender", s), ("receiver", r)):
+def negotiated(sides):
+    """Fails unless each (name, counters) side has a selective-repeat connection."""
+    for name, c in sides:
         if c["sr_connections"] < 1:
             fail(f"{name}: no connection negotiated selective repeat (sr_connections 0)")
+
+
+def sr(sender, receiver):
+    s, r = counters(sender), counters(receiver)
+    negotiated((("sender", s), ("receiver", r)))
+    for name, c in (("sender", s), ("receiver", r)):
         if c["sr_hello_bad"] != 0:
             fail(f"{name}: {c['sr_hello_bad']} bad HELLOs")
     if r["rx_impair_drop"] == 0:
@@ -79,9 +85,7 @@ def spray(sender, receiver):
 
 def read(reader, responder):
     d, r = counters(reader), counters(responder)
-    for name, c in (("reader", d), ("responder", r)):
-        if c["sr_connections"] < 1:
-            fail(f"{name}: no connection negotiated selective repeat (sr_connections 0)")
+    negotiated((("reader", d), ("responder", r)))
     if d["rx_impair_drop"] == 0:
         fail("reader: loss injection dropped nothing (rx_impair_drop 0)")
     if d["sr_rd_placed"] == 0 or d["sr_rd_rereqs"] == 0:
