@@ -311,6 +311,20 @@ uroce_daemon_log_tail() {
   tail -n "$lines" "${UROCE_DAEMON_LOG[$name]}" 2>/dev/null | sed 's/^/    /'
 }
 
+# uroce_daemon_threads NAME: the threads of daemon NAME, alike ones counted
+# on one line: name, state, the kernel function it sleeps in and the number
+# of the system call it is in; for a test that finds the daemon stuck.
+uroce_daemon_threads() {
+  local pid=${UROCE_DAEMON_PID[$1]:-} t
+  [ -n "$pid" ] || return 0
+  echo "--- uroced $1: $(ls "/proc/$pid/fd" 2>/dev/null | wc -l) descriptors; threads (count name state wchan syscall)"
+  for t in /proc/"$pid"/task/*; do
+    printf '%s %s %s %s\n' "$(tr ' ' _ <"$t/comm" 2>/dev/null)" \
+      "$(sed 's/.*) //' "$t/stat" 2>/dev/null | cut -d' ' -f1)" "$(cat "$t/wchan" 2>/dev/null)" \
+      "$(cut -d' ' -f1 "$t/syscall" 2>/dev/null)"
+  done | sort | uniq -c | sed 's/^ */    /'
+}
+
 uroce_daemon_alive() {
   local pid=${UROCE_DAEMON_PID[$1]:-}
   [ -n "$pid" ] && uroce_running "$pid"

@@ -202,7 +202,9 @@ uroce_verdict() {
     # saw (completions, events, drops) up to the failure.
     if uroce_daemon_alive "$name"; then
       echo "--- uroce-ctl counters of $name"
-      "$UROCE_CTL" --run-dir "${UROCE_DAEMON_RUN[$name]}" counters 2>&1 | sed -n 1,60p | sed 's/^/    /'
+      # Bounded: a daemon that stopped accepting must not hang the report.
+      timeout 10 "$UROCE_CTL" --run-dir "${UROCE_DAEMON_RUN[$name]}" counters 2>&1 |
+        sed -n 1,60p | sed 's/^/    /'
     fi
   done
   return 0
