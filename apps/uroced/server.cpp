@@ -108,7 +108,7 @@ int Server::start(const CpuAffinity* affinity) {
   affinity_ = affinity;
   // Non-blocking: the accept thread drains the queue until EAGAIN.
   (void)fcntl(listen_fd_, F_SETFL, fcntl(listen_fd_, F_GETFL) | O_NONBLOCK);
-  reserve_fd_ = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  (void)reserve_.take();
   link_up_.clear();
   for (const Device* d : env_.devices) link_up_.push_back(d->link_up());
   if (pipe2(wake_, O_CLOEXEC | O_NONBLOCK) != 0) return errno;
@@ -168,6 +168,12 @@ void Server::accept_loop() {
 
 void Server::accept_pending() {
   for (int i = 0; i < kAcceptBatch; ++i) {
+    // A free slot goes to the reserve before any session: without it a
+    // daemon at its limit cannot drain its queue (reserve_fd.h).
+    if (!reserve_.take()) {
+      at_descriptor_limit(EMFILE);
+      return;
+    }
     const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
     if (fd < 0) {
       const int err = errno;
@@ -234,20 +240,21 @@ void Server::at_descriptor_limit(int err) {
   ++fd_limit_hits_;
   // The classic trick: give the reserve descriptor back for one accept,
   // handle that connection, take the reserve again; until the queue is
-  // empty (or the reserve cannot be had again: another thread took the
-  // slot). The queue then no longer wakes poll at once, and root's status
-  // request in it is answered.
-  for (int i = 0; i < kAcceptBatch && reserve_fd_ >= 0; ++i) {
-    close(reserve_fd_);
+  // empty, or the reserve cannot be had again (another thread took the
+  // slot: accept_pending takes it back at the first free one). The queue
+  // then no longer wakes poll at once, and root's status request in it is
+  // answered.
+  for (int i = 0; i < kAcceptBatch && reserve_.take(); ++i) {
+    reserve_.give();
     const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
     const int accept_err = errno;
     if (fd >= 0) {
       ++refused_;
       refuse(fd, err == ENFILE ? ENFILE : EMFILE);
     }
-    reserve_fd_ = open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (fd < 0 && accept_err != EINTR && accept_err != ECONNABORTED) break;
   }
+  (void)reserve_.take();
   const TimeNs now = steady_now();
   accept_paused_until_ = now + kAcceptPauseMs * kNsPerMs;
   std::uint64_t suppressed = 0;
@@ -355,8 +362,7 @@ void Server::stop() {
     if (f >= 0) close(f);
     f = -1;
   }
-  if (reserve_fd_ >= 0) close(reserve_fd_);
-  reserve_fd_ = -1;
+  reserve_.give();
 }
 
 std::size_t Server::client_count() const {

@@ -38,6 +38,7 @@
 #include "apps/uroced/cm_service.h"
 #include "apps/uroced/device.h"
 #include "apps/uroced/rate_limiter.h"
+#include "apps/uroced/reserve_fd.h"
 #include "apps/uroced/resource_limits.h"
 #include "apps/uroced/status_json.h"
 #include "apps/uroced/worker_pool.h"
@@ -162,8 +163,9 @@ class Server {
   bool sees_all(const ctl::PeerCred& asker) const;
   std::string status_as(std::uint32_t flags, const ctl::PeerCred* asker, bool qp_lines = true,
                         std::uint64_t qp_classes_omitted = 0);
-  // /dev/null, held so that one accept can still succeed at the fd limit.
-  int reserve_fd_ = -1;
+  // Held so that one accept can still succeed at the fd limit; accept
+  // thread only once serving.
+  ReserveFd reserve_;
   // Accept thread only: accepting is paused until then (steady clock, ns).
   TimeNs accept_paused_until_ = 0;
   RateLimiter accept_log_{1, kNsPerSec};
