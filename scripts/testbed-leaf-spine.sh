@@ -6,14 +6,18 @@
 #   gbn+pfc    go-back-N with PFC on priority 3 (as shipped)
 #   sr         selective repeat, PFC off
 #   sr+spray   selective repeat sprayed over 16 ports, PFC off
+# A workload named W+incast is W with incast bursts beside it (INCAST,
+# "senders:bytes:every_us", default 8:65536:1000: every millisecond 8
+# random hosts each send 64 KiB to a ninth at once).
 # Prints a Markdown table of message slowdowns (p50 and p99 overall, p99 of
-# the smallest and largest tenth of the sizes), PFC frames the switches
-# sent, switch drops and deadlocks; exits 1 if a run failed its checks
-# (a measured message not received, a length, immediate or payload
-# mismatch, or a PFC frame where PFC is off). A few minutes.
+# the smallest and largest tenth of the sizes), the bursts' completion
+# times (p50, p99) and slowdown p99, PFC frames the switches sent, switch
+# drops and deadlocks; exits 1 if a run failed its checks (a measured
+# message or burst not received, a length, immediate or payload mismatch,
+# or a PFC frame where PFC is off). A few minutes.
 #
 #   scripts/testbed-leaf-spine.sh                 # BUILD_DIR=build
-#   SEEDS="1 2 3" WORKLOADS="w4" LOADS="0.8" scripts/testbed-leaf-spine.sh
+#   SEEDS="1 2 3" WORKLOADS="w4 w4+incast" LOADS="0.8" scripts/testbed-leaf-spine.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,6 +25,7 @@ BUILD_DIR=${BUILD_DIR:-build}
 SEEDS=${SEEDS:-"1 2 3"}
 WORKLOADS=${WORKLOADS:-"w4 w5"}
 LOADS=${LOADS:-"0.5 0.8"}
+INCAST=${INCAST:-8:65536:1000}
 [ -f "$BUILD_DIR/build.ninja" ] || meson setup "$BUILD_DIR" -Dtests=true
 ninja -C "$BUILD_DIR" testbed/uroce-testbed >/dev/null
 bin="$BUILD_DIR/testbed/uroce-testbed"
@@ -38,13 +43,24 @@ mode_sets() {
   esac
 }
 
+# The --set words of workload W's incast bursts (none for a plain one).
+incast_sets() {
+  case "$1" in
+    *+incast)
+      IFS=: read -r senders bytes every <<<"$INCAST"
+      echo "--set workload.incast_senders=$senders --set workload.incast_bytes=$bytes" \
+        "--set workload.incast_every_us=$every"
+      ;;
+  esac
+}
+
 for w in $WORKLOADS; do
   # W5's messages are ten times longer (up to 29 MB, 23 ms alone at
   # 10 Gb/s): a longer window measures enough of them, and the run needs
   # far longer than the window for the measured ones to finish.
   measure=20
   duration=200
-  if [ "$w" = w5 ]; then
+  if [ "${w%+incast}" = w5 ]; then
     measure=60
     duration=2000
   fi
@@ -53,7 +69,8 @@ for w in $WORKLOADS; do
       for seed in $SEEDS; do
         # shellcheck disable=SC2046 # the sets are words on purpose
         "$bin" "$scenario" --seed "$seed" --out "$runs/$w-$load-$mode-$seed" $(mode_sets "$mode") \
-          --set "workload.distribution=\"../workloads/$w.csv\"" --set "workload.load=$load" \
+          $(incast_sets "$w") --set "workload.distribution=\"../workloads/${w%+incast}.csv\"" \
+          --set "workload.load=$load" \
           --set "workload.measure_ms=$measure" --set "scenario.duration_ms=$duration" >/dev/null
       done
     done
@@ -72,8 +89,9 @@ def num(x, digits):
 
 
 print("| workload | load | transport | seed | messages | slowdown p50 | p99 | p99 smallest 10 % | "
-      "p99 largest 10 % | PFC frames | switch drops | deadlocks |")
-print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+      "p99 largest 10 % | incast us p50 | p99 | incast slowdown p99 | PFC frames | switch drops | "
+      "deadlocks |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 for w in workloads:
     for load in loads:
         for mode in ["gbn+pfc", "sr", "sr+spray"]:
@@ -90,12 +108,18 @@ for w in workloads:
                                    "send_errors", "recv_errors") if c[k]]
                 if c["measured_done"] != c["measured"] or bad:
                     failed.append(f"{name}: incomplete or mismatched messages")
+                inc = wl.get("incast")
+                if inc is not None and inc["done"] != inc["measured"]:
+                    failed.append(f"{name}: {inc['measured'] - inc['done']} bursts not done")
+                cu = inc["completion_us"] if inc else {}
                 if mode != "gbn+pfc" and pfc != 0:
                     failed.append(f"{name}: {pfc} PFC frames with PFC off")
                 b = sd["buckets"]
                 print(f"| {w} | {load} | {mode} | {seed} | {sd['overall']['count']} | "
                       f"{num(sd['overall']['p50'], 2)} | {num(sd['overall']['p99'], 1)} | "
-                      f"{num(b[0]['p99'], 1)} | {num(b[-1]['p99'], 1)} | {pfc} | {drops} | {dl} |")
+                      f"{num(b[0]['p99'], 1)} | {num(b[-1]['p99'], 1)} | "
+                      f"{num(cu.get('p50'), 0)} | {num(cu.get('p99'), 0)} | "
+                      f"{num(inc['slowdown']['p99'] if inc else None, 1)} | {pfc} | {drops} | {dl} |")
 if failed:
     print("\nFAILED:\n  " + "\n  ".join(failed))
     sys.exit(1)

@@ -60,6 +60,15 @@ MessageWorkload::MessageWorkload(const MessageWorkloadConfig& cfg, const SizeDis
   }
   for (std::uint32_t w = 0; w < n; ++w) agents_.push_back(std::make_unique<Agent>(*this, w));
   next_ = gen_.next();
+  if (cfg_.incast_senders > 0) {
+    IncastSpec in;
+    in.hosts = n;
+    in.senders = cfg_.incast_senders;
+    in.bytes = cfg_.incast_bytes;
+    in.every_ns = cfg_.incast_every_ns;
+    in.seed = cfg_.seed;
+    incast_.emplace(in);
+  }
 }
 
 MessageWorkload::~MessageWorkload() = default;
@@ -81,7 +90,8 @@ void MessageWorkload::FreeBuf::operator()(std::uint8_t* p) const { std::free(p);
 
 int MessageWorkload::setup() {
   const std::uint32_t n = hosts();
-  const std::uint64_t max_len = std::max<std::uint64_t>(gen_.distribution().max_length(), 1);
+  const std::uint64_t max_len = std::max<std::uint64_t>(
+      {gen_.distribution().max_length(), incast_ ? cfg_.incast_bytes : 0, 1});
   pattern_.resize(max_len);
   SeededRng rng(derive_seed(cfg_.seed, kPurposePattern, 0));
   for (std::uint8_t& b : pattern_) b = static_cast<std::uint8_t>(rng.next_u64());
@@ -140,19 +150,51 @@ int MessageWorkload::setup() {
   return 0;
 }
 
-std::uint32_t MessageWorkload::arrive(TimeNs now) {
+const std::vector<std::uint32_t>& MessageWorkload::arrive(TimeNs now) {
+  arrived_src_.clear();
+  if (incast_ && incast_->next_time() < next_.time_ns) {
+    arrive_burst(now);
+    return arrived_src_;
+  }
   const Arrival a = next_;
   next_ = gen_.next();
+  enqueue(a.src, a.dst, a.length, now, MessageRecord::kNoBurst);
+  arrived_src_.push_back(a.src);
+  return arrived_src_;
+}
+
+void MessageWorkload::arrive_burst(TimeNs now) {
+  const IncastBurst& b = incast_->next();
+  BurstRecord r;
+  r.arrival_ns = now;
+  r.dst = b.dst;
+  r.measured = now >= cfg_.warmup_ns && now < cfg_.warmup_ns + cfg_.measure_ns;
+  r.best_ns = ~TimeNs{0};
+  const std::uint64_t total = std::uint64_t{cfg_.incast_senders} * cfg_.incast_bytes;
+  for (const std::uint32_t s : b.srcs) {
+    r.best_ns = std::min(r.best_ns, idle_[pair_idle_[pair_of(s, b.dst)]].best_ns(total));
+  }
+  const auto id = static_cast<std::uint32_t>(bursts_.size());
+  bursts_.push_back(r);
+  for (const std::uint32_t s : b.srcs) {
+    enqueue(s, b.dst, cfg_.incast_bytes, now, id);
+    arrived_src_.push_back(s);
+  }
+}
+
+void MessageWorkload::enqueue(std::uint32_t src, std::uint32_t dst, std::uint64_t length,
+                              TimeNs now, std::uint32_t burst) {
   MessageRecord m;
   m.arrival_ns = now;
-  m.length = a.length;
-  m.src = static_cast<std::uint16_t>(a.src);
-  m.dst = static_cast<std::uint16_t>(a.dst);
+  m.length = length;
+  m.src = static_cast<std::uint16_t>(src);
+  m.dst = static_cast<std::uint16_t>(dst);
+  m.burst = burst;
   m.measured = now >= cfg_.warmup_ns && now < cfg_.warmup_ns + cfg_.measure_ns;
-  m.best_ns = idle_[pair_idle_[pair_of(a.src, a.dst)]].best_ns(a.length);
+  m.best_ns = idle_[pair_idle_[pair_of(src, dst)]].best_ns(length);
   if (m.measured) ++st_.measured;
   ++st_.arrived;
-  const std::uint32_t p = pair_of(a.src, a.dst);
+  const std::uint32_t p = pair_of(src, dst);
   bool free_qp = false;
   for (std::uint32_t k = 0; k < cfg_.qps_per_pair; ++k) {
     free_qp = free_qp || send_[std::size_t{p} * cfg_.qps_per_pair + k].msg == kIdle;
@@ -163,9 +205,8 @@ std::uint32_t MessageWorkload::arrive(TimeNs now) {
   st_.max_pair_queue = std::max<std::uint64_t>(st_.max_pair_queue, pairs_[p].waiting.size());
   if (!pairs_[p].listed) {
     pairs_[p].listed = true;
-    host_[a.src].to_post.push_back(p);
+    host_[src].to_post.push_back(p);
   }
-  return a.src;
 }
 
 bool MessageWorkload::post_waiting(std::uint32_t w, TimeNs now) {
@@ -257,6 +298,10 @@ bool MessageWorkload::on_recv_done(std::uint32_t w, const ib_uverbs_wc& wc, Time
     m.ok = len_ok && imm_ok && bytes_ok;
     m.done_ns = now;
     if (m.measured) ++st_.measured_done;
+    if (m.burst != MessageRecord::kNoBurst) {
+      BurstRecord& b = bursts_[m.burst];
+      if (++b.received == cfg_.incast_senders) b.done_ns = now;
+    }
   }
   const std::size_t i = wc.wr_id;
   const std::uint64_t max_len = pattern_.size();

@@ -35,19 +35,28 @@
 // window has closed and every measured message has been received (the
 // simulation then stops).
 //
-// Deterministic: arrivals from PoissonArrivals(seed), QPNs in creation
-// order, PSNs from the seed, pattern from the seed. Single-threaded.
+// Incast bursts (incast_senders > 0; incast.h) join the same FIFOs: each of
+// a burst's messages is one message of its sender's pair, measured by the
+// same window rule (a burst arriving in the window), and left out of the
+// Poisson messages' slowdowns; a burst is done when its last message is
+// received.
+//
+// Deterministic: arrivals from PoissonArrivals(seed), bursts from
+// IncastArrivals(seed), QPNs in creation order, PSNs from the seed, pattern
+// from the seed. Single-threaded.
 #pragma once
 
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "datapath/base/time.h"
 #include "testbed/engine_host.h"
 #include "testbed/idle_time.h"
+#include "testbed/incast.h"
 #include "testbed/rc_driver.h"
 #include "testbed/workload.h"
 
@@ -65,6 +74,9 @@ struct MessageWorkloadConfig {
   TimeNs warmup_ns = 0;
   TimeNs measure_ns = 0;
   std::uint32_t qps_per_pair = 4;
+  std::uint32_t incast_senders = 0;  // 0: no bursts
+  std::uint64_t incast_bytes = 0;
+  TimeNs incast_every_ns = 0;
   MsgOp op = MsgOp::kSendImm;
   RcConnect path;  // dscp, ttl, mtu, timeout, retries (addresses per pair)
 };
@@ -78,11 +90,25 @@ struct MessageRecord {
   std::uint64_t length = 0;
   std::uint16_t src = 0;  // workload host indices
   std::uint16_t dst = 0;
+  std::uint32_t burst = kNoBurst;  // its incast burst, by arrival order
   bool measured = false;
   bool ok = false;  // received, with the right length, number and bytes
 
   static constexpr TimeNs kNeverPosted = ~TimeNs{0};
   static constexpr TimeNs kNotDone = ~TimeNs{0};
+  static constexpr std::uint32_t kNoBurst = ~std::uint32_t{0};
+};
+
+// One incast burst, by arrival order.
+struct BurstRecord {
+  TimeNs arrival_ns = 0;
+  TimeNs done_ns = MessageRecord::kNotDone;  // its last message received
+  // One message of senders x bytes alone on the shortest of its senders'
+  // idle paths: what the receiver's link alone needs.
+  TimeNs best_ns = 0;
+  std::uint32_t dst = 0;
+  std::uint32_t received = 0;  // of its senders' messages
+  bool measured = false;
 };
 
 struct MessageWorkloadStats {
@@ -128,11 +154,14 @@ class MessageWorkload {
   // for EngineHost::add_app.
   EngineApp* app(std::uint32_t w);
 
-  // The arrival time of the next message.
-  TimeNs next_arrival() const { return next_.time_ns; }
-  // Takes the message arriving now (now == next_arrival()) into its pair's
-  // FIFO; returns its source host, whose engine should run now.
-  std::uint32_t arrive(TimeNs now);
+  // The arrival time of the next message (or burst).
+  TimeNs next_arrival() const {
+    return incast_ && incast_->next_time() < next_.time_ns ? incast_->next_time() : next_.time_ns;
+  }
+  // Takes the message (or the burst's messages) arriving now (now ==
+  // next_arrival()) into their pairs' FIFOs; returns their source hosts,
+  // whose engines should run now (valid until the next call).
+  const std::vector<std::uint32_t>& arrive(TimeNs now);
   // The measurement window has closed and every measured message was
   // received.
   bool finished(TimeNs now) const {
@@ -142,6 +171,7 @@ class MessageWorkload {
   const MessageWorkloadConfig& config() const { return cfg_; }
   const SizeDistribution& distribution() const { return gen_.distribution(); }
   const std::vector<MessageRecord>& records() const { return msgs_; }
+  const std::vector<BurstRecord>& bursts() const { return bursts_; }
   const MessageWorkloadStats& stats() const { return st_; }
   std::uint32_t hosts() const { return static_cast<std::uint32_t>(drivers_.size()); }
 
@@ -180,6 +210,9 @@ class MessageWorkload {
 
   std::uint32_t pair_of(std::uint32_t s, std::uint32_t d) const { return s * hosts() + d; }
   static bool same_path(const std::vector<PathLink>& a, const std::vector<PathLink>& b);
+  void enqueue(std::uint32_t src, std::uint32_t dst, std::uint64_t length, TimeNs now,
+               std::uint32_t burst);
+  void arrive_burst(TimeNs now);
   bool service_host(std::uint32_t w, TimeNs now);
   bool post_waiting(std::uint32_t w, TimeNs now);
   void on_send_done(std::uint32_t w, const ib_uverbs_wc& wc);
@@ -189,6 +222,9 @@ class MessageWorkload {
   std::vector<RcDriver*> drivers_;
   PoissonArrivals gen_;
   Arrival next_;
+  std::optional<IncastArrivals> incast_;
+  std::vector<BurstRecord> bursts_;
+  std::vector<std::uint32_t> arrived_src_;
   std::vector<std::uint8_t> pattern_;
   std::vector<HostState> host_;
   std::vector<Pair> pairs_;

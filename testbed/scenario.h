@@ -247,6 +247,12 @@ struct WorkloadScenario {
   std::uint8_t timeout = 14;
   std::uint32_t buckets = 10;  // equal-count length buckets of the slowdown table
   bool samples = false;        // every measured message to messages.csv
+  // Incast bursts beside the Poisson messages (incast.h): 0 = none, else
+  // this many senders to one receiver every incast_every_ns, from t = 0,
+  // each sending incast_bytes.
+  std::uint32_t incast_senders = 0;
+  std::uint64_t incast_bytes = 65536;
+  TimeNs incast_every_ns = kNsPerMs;
 };
 
 // A raw MAC Control frame sent from `from` to its neighbour `to` at `at`:

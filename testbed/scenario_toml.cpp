@@ -306,6 +306,9 @@ void workload_keys(Fields& f, WorkloadScenario& w) {
   f.integer("timeout", w.timeout, 1, 31);
   f.integer("buckets", w.buckets, 1, 1000);
   f.boolean("samples", w.samples);
+  f.integer("incast_senders", w.incast_senders, 0, 1023);
+  f.integer("incast_bytes", w.incast_bytes, 1, std::uint64_t{1} << 31);
+  read_time(f, "incast_every_us", w.incast_every_ns, 1e3, kMaxUs, true);
 }
 
 void flow_keys(Fields& f, FlowSpec& fl) {

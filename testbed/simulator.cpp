@@ -219,6 +219,9 @@ void Simulator::setup_workload() {
   c.warmup_ns = ws.warmup_ns;
   c.measure_ns = ws.measure_ns;
   c.qps_per_pair = ws.qps_per_pair;
+  c.incast_senders = ws.incast_senders;
+  c.incast_bytes = ws.incast_bytes;
+  c.incast_every_ns = ws.incast_every_ns;
   c.op = ws.write ? MsgOp::kWriteImm : MsgOp::kSendImm;
   c.path.dscp = prio_map_.tx_dscp_of_sl(ws.sl);
   c.path.ttl = ws.ttl;
@@ -234,8 +237,7 @@ void Simulator::setup_workload() {
 }
 
 void Simulator::message_arrival() {
-  const std::uint32_t src = topo_.workload_hosts[workload_->arrive(now_)];
-  engine_service(src);
+  for (const std::uint32_t w : workload_->arrive(now_)) engine_service(topo_.workload_hosts[w]);
   const TimeNs next = workload_->next_arrival();
   if (next <= sc_.duration_ns) q_.push(next, EventKind::kMessageArrival);
 }

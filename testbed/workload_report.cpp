@@ -1,9 +1,12 @@
 #include "testbed/workload_report.h"
 
+#include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <limits>
 
 #include "apps/counters_json.h"
 #include "testbed/engine_host.h"
@@ -25,17 +28,51 @@ double slowdown_of(const MessageRecord& m) {
 }
 
 // Message bytes that arrived in the measurement window over what the hosts'
-// links carry in it: the load the Poisson draws really offered.
+// links carry in it: the load the Poisson draws really offered (incast
+// bursts not counted).
 double measured_load(const MessageWorkload& w) {
   const MessageWorkloadConfig& c = w.config();
   double bytes = 0;
   for (const MessageRecord& m : w.records()) {
-    if (m.measured) bytes += static_cast<double>(m.length);
+    if (m.measured && m.burst == MessageRecord::kNoBurst) bytes += static_cast<double>(m.length);
   }
   const double capacity = static_cast<double>(c.measure_ns) / 1e9 *
                           static_cast<double>(c.link_bps) / 8.0 * static_cast<double>(w.hosts());
   return capacity == 0 ? 0 : bytes / capacity;
 }
+
+// The measured bursts' completion times (us, +infinity when not done),
+// sorted, and their slowdowns in one bucket.
+struct BurstFigures {
+  std::vector<double> rct_us;
+  SlowdownSummary slowdown;
+  std::uint64_t done = 0;
+};
+
+BurstFigures burst_figures(const MessageWorkload& w) {
+  BurstFigures f;
+  std::vector<SlowdownSample> v;
+  const std::uint64_t total = std::uint64_t{w.config().incast_senders} * w.config().incast_bytes;
+  for (const BurstRecord& b : w.bursts()) {
+    if (!b.measured) continue;
+    SlowdownSample s;
+    s.length = total;
+    s.done = b.done_ns != MessageRecord::kNotDone;
+    if (s.done) {
+      ++f.done;
+      s.slowdown = static_cast<double>(b.done_ns - b.arrival_ns) / static_cast<double>(b.best_ns);
+      f.rct_us.push_back(static_cast<double>(b.done_ns - b.arrival_ns) / 1e3);
+    } else {
+      f.rct_us.push_back(std::numeric_limits<double>::infinity());
+    }
+    v.push_back(s);
+  }
+  std::sort(f.rct_us.begin(), f.rct_us.end());
+  f.slowdown = summarize_slowdown(std::move(v), 1);
+  return f;
+}
+
+Json opt(const std::optional<double>& v) { return v ? Json(*v) : Json(nullptr); }
 
 }  // namespace
 
@@ -44,7 +81,7 @@ SlowdownSummary workload_slowdown(const Simulator& sim) {
   std::vector<SlowdownSample> v;
   v.reserve(w.stats().measured);
   for (const MessageRecord& m : w.records()) {
-    if (!m.measured) continue;
+    if (!m.measured || m.burst != MessageRecord::kNoBurst) continue;
     SlowdownSample s;
     s.length = m.length;
     s.done = m.done_ns != MessageRecord::kNotDone;
@@ -116,6 +153,21 @@ Json workload_json(const Simulator& sim) {
   if (any_homa) t["homa"] = homa;
   j["transport"] = t;
   j["slowdown"] = slowdown_json(workload_slowdown(sim));
+  if (w->config().incast_senders > 0) {
+    const BurstFigures f = burst_figures(*w);
+    Json in;
+    in["senders"] = w->config().incast_senders;
+    in["bytes"] = w->config().incast_bytes;
+    in["every_ns"] = w->config().incast_every_ns;
+    in["bursts"] = w->bursts().size();
+    in["measured"] = f.rct_us.size();
+    in["done"] = f.done;
+    in["completion_us"] = {{"p50", opt(percentile_of_sorted(f.rct_us, 50))},
+                           {"p99", opt(percentile_of_sorted(f.rct_us, 99))},
+                           {"max", opt(percentile_of_sorted(f.rct_us, 100))}};
+    in["slowdown"] = slowdown_json(f.slowdown)["overall"];
+    j["incast"] = in;
+  }
   return j;
 }
 
@@ -139,12 +191,29 @@ std::string workload_text(const Simulator& sim) {
                 static_cast<unsigned long long>(s.payload_mismatch),
                 static_cast<unsigned long long>(s.send_errors),
                 static_cast<unsigned long long>(s.recv_errors));
-  return line + slowdown_table(workload_slowdown(sim));
+  std::string out = line + slowdown_table(workload_slowdown(sim));
+  if (w->config().incast_senders > 0) {
+    const BurstFigures f = burst_figures(*w);
+    auto us = [&](double pct) {
+      const std::optional<double> v = percentile_of_sorted(f.rct_us, pct);
+      return v ? std::to_string(static_cast<long long>(std::llround(*v))) + " us"
+               : std::string("not reached");
+    };
+    std::snprintf(line, sizeof line,
+                  "incast: %zu bursts of %u x %llu bytes measured, %llu done; completion p50 "
+                  "%s, p99 %s, max %s\n",
+                  f.rct_us.size(), w->config().incast_senders,
+                  static_cast<unsigned long long>(w->config().incast_bytes),
+                  static_cast<unsigned long long>(f.done), us(50).c_str(), us(99).c_str(),
+                  us(100).c_str());
+    out += line;
+  }
+  return out;
 }
 
 bool write_messages_csv(const Simulator& sim, const std::string& path) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << "message,src,dst,length,arrival_ns,post_ns,done_ns,best_ns,slowdown,ok\n";
+  out << "message,src,dst,length,arrival_ns,post_ns,done_ns,best_ns,slowdown,ok,burst\n";
   const MessageWorkload* w = sim.workload();
   if (w != nullptr) {
     const std::vector<std::uint32_t>& hs = sim.topology().workload_hosts;
@@ -164,7 +233,9 @@ bool write_messages_csv(const Simulator& sim, const std::string& path) {
         std::snprintf(sd, sizeof sd, "%.6g", slowdown_of(m));
         out << sd;
       }
-      out << ',' << (m.ok ? 1 : 0) << '\n';
+      out << ',' << (m.ok ? 1 : 0) << ',';
+      if (m.burst != MessageRecord::kNoBurst) out << m.burst;
+      out << '\n';
     }
   }
   out.close();

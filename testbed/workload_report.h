@@ -21,9 +21,9 @@ nlohmann::ordered_json workload_json(const Simulator& sim);
 // A few lines of counts and the slowdown table.
 std::string workload_text(const Simulator& sim);
 // messages.csv: `message,src,dst,length,arrival_ns,post_ns,done_ns,best_ns,
-// slowdown,ok`, one row per measured message in arrival order (done_ns and
-// slowdown empty when it was not received). False if it could not be
-// written.
+// slowdown,ok,burst`, one row per measured message in arrival order (done_ns
+// and slowdown empty when it was not received; burst, the message's incast
+// burst, empty for a Poisson message). False if it could not be written.
 bool write_messages_csv(const Simulator& sim, const std::string& path);
 
 }  // namespace uroce::testbed

@@ -1,6 +1,7 @@
 #include "testbed/workload_scenario.h"
 
 #include "datapath/wire/opcodes.h"
+#include "testbed/incast.h"
 
 namespace uroce::testbed {
 
@@ -73,6 +74,14 @@ std::string resolve_workload(const Scenario& sc, Topology& out) {
   spec.link_bps = rate;
   spec.load = w.load;
   if (std::string e = PoissonArrivals::check(spec); !e.empty()) return "workload: " + e;
+  if (w.incast_senders > 0) {
+    IncastSpec in;
+    in.hosts = n;
+    in.senders = w.incast_senders;
+    in.bytes = w.incast_bytes;
+    in.every_ns = w.incast_every_ns;
+    if (std::string e = IncastArrivals::check(in); !e.empty()) return "workload." + e;
+  }
   out.workload_paths.assign(n, std::vector<std::vector<std::uint32_t>>(n));
   for (std::uint32_t s = 0; s < n; ++s) {
     for (std::uint32_t d = 0; d < n; ++d) {

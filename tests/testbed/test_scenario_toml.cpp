@@ -512,6 +512,9 @@ ttl = 32
 timeout = 10
 buckets = 20
 samples = true
+incast_senders = 8
+incast_bytes = 131072
+incast_every_us = 500
 )",
                   sc),
             "");
@@ -527,6 +530,9 @@ samples = true
   EXPECT_EQ(sc.workload.timeout, 10);
   EXPECT_EQ(sc.workload.buckets, 20u);
   EXPECT_TRUE(sc.workload.samples);
+  EXPECT_EQ(sc.workload.incast_senders, 8u);
+  EXPECT_EQ(sc.workload.incast_bytes, 131072u);
+  EXPECT_EQ(sc.workload.incast_every_ns, 500 * kNsPerUs);
   // Without the table there is no workload.
   ASSERT_EQ(parse(kMinimal, sc), "");
   EXPECT_FALSE(sc.workload.enabled);

@@ -83,6 +83,9 @@ TEST(ResolveWorkload, ErrorsNameTheProblem) {
   sc = base;
   sc.workload.qps_per_pair = 0;
   EXPECT_EQ(resolve_error(sc), "workload.qps_per_pair: must be >= 1");
+  sc = base;
+  sc.workload.incast_senders = 2;
+  EXPECT_EQ(resolve_error(sc), "workload.incast_senders: 2 is not below the workload's 2 hosts");
 }
 
 TEST(ResolveWorkload, ARouteLoopIsNamed) {
