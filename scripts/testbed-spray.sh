@@ -8,6 +8,10 @@
 #   sr+spray  selective repeat sprayed over 16 ports (spray_paths = 16)
 #   sr+ar     selective repeat, one port, the leaves routing adaptively
 #             per packet (adaptive_routing)
+#   sr+spray+ecn  as sr+spray with spray_ecn (ECN steering), the switches
+#             marking CE on priority 3 (RED from 15 KB to 45 KB, every
+#             packet above: before a queue drops at about 58 KB)
+#             (docs/lossy.md "Spraying")
 # Three runs per (transport, seed): `reorder` (10 Gb/s host links: one flow
 # cannot congest a 10 Gb/s spine path, so nothing is lost and the spines'
 # different delays only reorder), `full` (40 Gb/s host links, no failure)
@@ -22,6 +26,7 @@
 #
 #   scripts/testbed-spray.sh                  # BUILD_DIR=build
 #   SEEDS="1 2 3" CAP=16 scripts/testbed-spray.sh
+#   MODES="sr+spray sr+spray+ecn" CAP=32 scripts/testbed-spray.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -41,10 +46,17 @@ mode_sets() {
     sr) echo "--set defaults.host.spray_paths=1" ;;
     sr+spray) echo "--set defaults.host.spray_paths=16" ;;
     sr+ar) echo "--set defaults.host.spray_paths=1 --set defaults.switch.adaptive_routing=true" ;;
+    sr+spray+ecn)
+      echo "--set defaults.host.spray_paths=16 --set defaults.host.spray_ecn=true" \
+        "--set defaults.switch.ecn_priorities=[3]" \
+        "--set defaults.switch.ecn_kmin_bytes=15000 --set defaults.switch.ecn_kmax_bytes=45000" \
+        "--set defaults.switch.ecn_pmax=1.0"
+      ;;
   esac
 }
 
-for mode in gbn sr sr+spray sr+ar; do
+MODES=${MODES:-"gbn sr sr+spray sr+ar sr+spray+ecn"}
+for mode in $MODES; do
   for seed in $SEEDS; do
     # shellcheck disable=SC2046 # the sets are words on purpose
     run() { "$bin" "$scenario" --seed "$seed" --out "$runs/$mode-$seed-$1" $(mode_sets "$mode") \
@@ -56,10 +68,10 @@ for mode in gbn sr sr+spray sr+ar; do
   done
 done
 
-/usr/bin/python3 - "$runs" "$SEEDS" <<'PY'
+/usr/bin/python3 - "$runs" "$SEEDS" "$MODES" <<'PY'
 import json, sys
 
-runs, seeds = sys.argv[1], sys.argv[2].split()
+runs, seeds, modes = sys.argv[1], sys.argv[2].split(), sys.argv[3].split()
 failed = []
 KIB64 = 65536
 
@@ -82,7 +94,7 @@ print("| transport | seed | reorder: Gb/s, retransmitted | full: Gb/s, retransmi
       "switch drops | pre-failure Gb/s | post-failure Gb/s (ratio) | "
       "post: retransmitted, probes, timeouts |")
 print("|---|---|---|---|---|---|---|")
-for mode in ["gbn", "sr", "sr+spray", "sr+ar"]:
+for mode in modes:
     for seed in seeds:
         _, r = load(mode, seed, "reorder")
         dfull, full = load(mode, seed, "full")

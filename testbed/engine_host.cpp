@@ -36,6 +36,7 @@ engine::VnicConfig vnic_config(const EngineHostConfig& c) {
   v.lossy = c.lossy;
   v.lossy_qps = c.lossy_qps;
   v.spray_paths = c.spray_paths;
+  v.spray_ecn = c.spray_ecn;
   v.lossy_cap = c.lossy_cap;
   return v;
 }

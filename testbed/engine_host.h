@@ -87,6 +87,7 @@ struct EngineHostConfig {
   bool lossy = false;
   std::uint32_t lossy_qps = 256;
   std::uint32_t spray_paths = 1;
+  bool spray_ecn = false;
   std::uint32_t lossy_cap = 256;
 };
 

@@ -122,6 +122,7 @@ struct HostSpec {
   bool engine_lossy = false;
   std::uint32_t engine_lossy_qps = 256;
   std::uint32_t engine_spray_paths = 1;
+  bool engine_spray_ecn = false;         // key `spray_ecn`
   std::uint32_t engine_lossy_cap = 256;  // key `lossy_cap`
 };
 

@@ -207,6 +207,7 @@ void host_keys(Fields& f, HostSpec& h) {
   f.boolean("lossy", h.engine_lossy);
   f.integer("lossy_qps", h.engine_lossy_qps, 1, 131072);
   f.integer("spray_paths", h.engine_spray_paths, 1, 16);
+  f.boolean("spray_ecn", h.engine_spray_ecn);
   f.integer("lossy_cap", h.engine_lossy_cap, 1, 256);
   homa_keys(f, h.engine_homa);
   std::string txq;

@@ -150,6 +150,7 @@ void Simulator::setup_engines() {
     c.lossy = sc_.hosts[h].engine_lossy;
     c.lossy_qps = sc_.hosts[h].engine_lossy_qps;
     c.spray_paths = sc_.hosts[h].engine_spray_paths;
+    c.spray_ecn = sc_.hosts[h].engine_spray_ecn;
     c.lossy_cap = sc_.hosts[h].engine_lossy_cap;
     dc_host_limits(h, &c);
     engines_[h] = std::make_unique<EngineHost>(c, frames_);

@@ -95,6 +95,9 @@ struct DeviceConfig {
   // UDP source ports a selective-repeat connection sprays over (key
   // spray_paths, engine::VnicConfig::spray_paths; docs/lossy.md "Spraying").
   std::uint32_t spray_paths = 1;
+  // Sprayed packets ECN-capable and paths that mark them avoided a while
+  // (key spray_ecn, engine::VnicConfig::spray_ecn).
+  bool spray_ecn = false;
   // Packets in flight at most per selective-repeat connection (key
   // lossy_cap, engine::VnicConfig::lossy_cap).
   std::uint32_t lossy_cap = 256;

@@ -94,6 +94,11 @@ const KD kBaseKeys[] = {
         "the peer's RX queue of the connection's own port; go-back-N connections (rxe, RNICs) "
         "keep one port",
         "1 = no spraying"),
+    switch_key<D, &D::spray_ecn>(
+        "spray_ecn",
+        "ECN steering for spraying connections: their SEND and WRITE packets are ECN-capable "
+        "(ECT(0)) and a path whose switch marks one CE (the peer echoes it in a SACK) is skipped "
+        "for 32 packets; for fabrics that mark before they drop"),
     integer_key<D, &D::lossy_cap>(
         "lossy_cap", 1, 256,
         "packets a selective-repeat connection has in flight at most: one bandwidth-delay "

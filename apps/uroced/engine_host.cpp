@@ -77,6 +77,7 @@ engine::VnicConfig vnic_config(const DeviceConfig& d, std::uint64_t link) {
   vc.lossy = d.lossy;
   vc.lossy_qps = d.lossy_qps;
   vc.spray_paths = d.spray_paths;
+  vc.spray_ecn = d.spray_ecn;
   vc.lossy_cap = d.lossy_cap;
   if (d.lossy) {
     spdlog::info(

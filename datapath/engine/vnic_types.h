@@ -126,6 +126,12 @@ struct VnicConfig {
   // path keeps the receiver's RX queue of the connection's own port
   // (port::path_src_port).
   std::uint32_t spray_paths = 1;
+  // ECN steering (docs/lossy.md "Spraying"): a spraying connection's SEND
+  // and WRITE packets go ECT(0) and a path that marks one CE is skipped a
+  // while (transport::SrSpray::congested). Off: not ECN-capable (unless
+  // the path's own ECN, DCQCN's, makes them so) and marks echoed by the
+  // peer are ignored.
+  bool spray_ecn = false;
   // Packets a selective-repeat connection has in flight at most (1..256;
   // docs/lossy.md "The cap"): one bandwidth-delay product of the fabric.
   std::uint32_t lossy_cap = 256;

@@ -110,6 +110,7 @@ class Lossy : public NoHooks {
       : on_(c.lossy),
         eth_mtu_(c.eth_mtu),
         spray_paths_(std::min(c.spray_paths, transport::SrSpray::kMaxPaths)),
+        spray_ecn_(c.spray_ecn),
         cap_(std::clamp<std::uint32_t>(c.lossy_cap, 1, transport::kSrWindow)) {
     if (!on_) return;
     qps_.assign(slots, Qp{});
@@ -265,6 +266,7 @@ class Lossy : public NoHooks {
       ports[i] = port::path_src_port(base, i, e.attr.av.ipv6);
     }
     s.configure({ports.data(), spray_paths_});
+    s.set_ecn(spray_ecn_);
   }
 
   // Answers the peer's probe: our window, or 0 when this QP has no state
@@ -313,6 +315,7 @@ class Lossy : public NoHooks {
   bool on_;
   std::uint32_t eth_mtu_;
   std::uint32_t spray_paths_;
+  bool spray_ecn_;
   std::uint32_t cap_;
   std::vector<Qp> qps_;
   std::vector<transport::RcSr> pool_;

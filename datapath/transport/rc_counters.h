@@ -170,13 +170,17 @@ struct RcSrCounters {
   std::uint64_t sr_rd_dup = 0;          // responses placed already: dropped
   std::uint64_t sr_rd_drop_window = 0;  // responses for PSNs not asked for: dropped
   // Spraying over several UDP source ports (rc_sr_spray.h).
-  std::uint64_t sr_spray_tx = 0;       // SEND/WRITE packets sent by a spraying connection
-  std::uint64_t sr_spray_avoided = 0;  // times a path began to be avoided
-  std::uint64_t sr_spray_losses = 0;   // losses charged to a path
-  std::uint64_t sr_spray_acks = 0;     // acknowledgements rotated over the paths
+  std::uint64_t sr_spray_tx = 0;          // SEND/WRITE packets sent by a spraying connection
+  std::uint64_t sr_spray_avoided = 0;     // times a path began to be avoided
+  std::uint64_t sr_spray_losses = 0;      // losses charged to a path
+  std::uint64_t sr_spray_acks = 0;        // acknowledgements rotated over the paths
+  std::uint64_t sr_rx_ce = 0;             // responder: a spraying peer's requests marked CE
+  std::uint64_t sr_spray_ce = 0;          // CE echoes (SACK with ECE) charged to a path
+  std::uint64_t sr_spray_ce_avoided = 0;  // times a path began to be avoided for a CE mark
+  std::uint64_t sr_spray_ack_copies = 0;  // answers to duplicates sent again on further paths
 };
 
-inline constexpr counters::FieldList<RcSrCounters, 20> kRcSrCounterFields{{
+inline constexpr counters::FieldList<RcSrCounters, 24> kRcSrCounterFields{{
     {"sr_rx_held", &RcSrCounters::sr_rx_held, "SR packets placed and held beyond the expected PSN"},
     {"sr_rx_dup", &RcSrCounters::sr_rx_dup, "SR packets already held: not placed again"},
     {"sr_drop_window", &RcSrCounters::sr_drop_window, "SR packets beyond the window: dropped"},
@@ -208,6 +212,14 @@ inline constexpr counters::FieldList<RcSrCounters, 20> kRcSrCounterFields{{
      "losses (SACK holes, timeouts) charged to the path their packet took"},
     {"sr_spray_acks", &RcSrCounters::sr_spray_acks,
      "acknowledgements a spraying connection sent, rotated over its paths"},
+    {"sr_rx_ce", &RcSrCounters::sr_rx_ce,
+     "requests of a spraying peer that arrived marked CE (echoed in a SACK with ECE)"},
+    {"sr_spray_ce", &RcSrCounters::sr_spray_ce,
+     "CE echoes (SACKs with ECE) charged to the path their packet took"},
+    {"sr_spray_ce_avoided", &RcSrCounters::sr_spray_ce_avoided,
+     "times a spraying connection began to avoid a path for a CE mark"},
+    {"sr_spray_ack_copies", &RcSrCounters::sr_spray_ack_copies,
+     "answers to duplicate requests sent again on further paths of a spraying connection"},
 }};
 static_assert(counters::covers(kRcSrCounterFields));
 constexpr const auto& counter_fields(const RcSrCounters&) { return kRcSrCounterFields; }

@@ -437,8 +437,13 @@ template <TxSink Tx>
       if (sr) [[unlikely]] {
         spec.sr_eth = wire::SrEthHdr::make(fresh ? c_.sr->next_rsn : w.rsn,
                                            static_cast<std::uint32_t>(offset));
-        // Sprayed over several source ports (rc_sr_spray.h).
-        if (c_.sr->spray.on()) spec.udp_src = c_.sr->spray.pick_port();
+        // Sprayed over several source ports (rc_sr_spray.h); with ECN
+        // steering ECN-capable, so that a path's queue marks it before it
+        // drops it.
+        if (c_.sr->spray.on()) {
+          spec.udp_src = c_.sr->spray.pick_port();
+          if (c_.sr->spray.ecn()) spec.ecn = wire::kEcnEct0;
+        }
       }
       const bool solicited_op = info.op == wire::OpClass::kSend || info.has(wire::ExtHdr::kImmDt);
       spec.se = last && solicited_op && (wr.flags & send_flag::kSolicited) != 0;

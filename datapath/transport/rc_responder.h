@@ -169,6 +169,9 @@ class RcResponder {
   // Selective repeat (rc_sr_responder.h).
   template <CqSink Cq>
   void sr_request(const wire::ParsedPacket& pkt, Cq& rcq);
+  // Request packet p of a spraying connection arrived marked CE: an
+  // acknowledgement is due, a SACK with ECE naming p.
+  void sr_ce(Psn p);
   // Checks an SR SEND/WRITE packet and places its payload. Out of order a
   // failed check leaves it unplaced; in order (at ePSN) it NAKs as RC would.
   SrPlace sr_place(const wire::ParsedPacket& pkt, bool in_order);
@@ -239,6 +242,8 @@ void RcResponder::on_request(const wire::ParsedPacket& pkt, Cq& rcq) {
   }
   if (pkt.info->transport == wire::Transport::kSr) [[unlikely]] {
     sr_request(pkt, rcq);
+    if (pkt.ecn() == wire::kEcnCe && c_.sr->spray.on()) [[unlikely]]
+      sr_ce(Psn(pkt.bth.psn()));
     return;
   }
   const Psn p(pkt.bth.psn());
@@ -509,11 +514,13 @@ std::uint32_t RcResponder::send(Tx& tx, std::uint32_t budget) {
     // requester its resend was not needed even when the resend filled the
     // hole first and its original came after (a slower path).
     const bool sack = c_.sr != nullptr && pending_.syndrome == wire::aeth_ack_syndrome() &&
-                      (c_.sr->rx.any() || c_.sr->rx.dup());
+                      (c_.sr->rx.any() || c_.sr->rx.dup() || c_.sr->rx.ce());
     wire::PacketSpec s = rc_spec(c_, sack ? wire::op::kSrSack : wire::op::kRcAck, pending_.psn);
+    const bool dup = sack && c_.sr->rx.dup();
     if (sack) [[unlikely]] {
       s.sack_eth = c_.sr->rx.sack(pending_.psn, epsn_);
       c_.sr->rx.dup_sent();
+      c_.sr->rx.ce_sent();
     }
     // ACKs and NAKs are not ECN-capable: a CE mark on one would slow this
     // QP's own sending (DCQCN reacts per QP), which the ACKs do not cause.
@@ -530,6 +537,16 @@ std::uint32_t RcResponder::send(Tx& tx, std::uint32_t budget) {
     if (e == RcEmit::kNoBuffer) break;
     if (wire::AethHdr::make(pending_.syndrome, 0).is_ack()) ++c_.ctr.tx_acks;
     if (sack) ++c_.sr->ctr.tx_sacks;
+    // A duplicate (a probe, or a resend) says an answer may have been lost
+    // on its way back: a spraying connection sends this one on the next
+    // paths too (rc_sr_spray.h, "Answers to duplicates").
+    if (dup && c_.sr->spray.on()) [[unlikely]] {
+      for (std::uint32_t k = 1; k < SrSpray::kDupAnswerPaths; ++k) {
+        s.udp_src = c_.sr->spray.ack_port();
+        if (rc_emit(c_, tx, s) == RcEmit::kNoBuffer) break;
+        ++c_.sr->ctr.sr_spray_ack_copies;
+      }
+    }
     pending_.valid = false;
     ++n;
   }

@@ -38,6 +38,21 @@ inline void RcResponder::sr_ack_due(Psn p, bool dup) {
   set_response(wire::aeth_ack_syndrome(), epsn_ - 1);
 }
 
+inline void RcResponder::sr_ce(Psn p) {
+  ++c_.sr->ctr.sr_rx_ce;
+  // Far from ePSN (a stray duplicate) it could not be named in 16 bits,
+  // and names no path still in the requester's window anyway.
+  const std::int32_t d = Psn::diff(p, epsn_);
+  if (c_.state == QpState::kErr || d <= -static_cast<std::int32_t>(kSrWindow) ||
+      d >= static_cast<std::int32_t>(kSrWindow)) {
+    return;
+  }
+  c_.sr->rx.set_ce(p);
+  if (pending_.valid && pending_.syndrome != wire::aeth_ack_syndrome()) return;
+  unacked_ = 0;
+  set_response(wire::aeth_ack_syndrome(), epsn_ - 1);
+}
+
 template <CqSink Cq>
 void RcResponder::sr_request(const wire::ParsedPacket& pkt, Cq& rcq) {
   SrRx& w = c_.sr->rx;

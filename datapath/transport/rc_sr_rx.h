@@ -39,13 +39,16 @@ struct SrRecvDone {
   static constexpr std::uint8_t kInv = 0x04;
   static constexpr std::uint8_t kSolicited = 0x08;
   static constexpr std::uint8_t kWriteImm = 0x10;  // else a SEND
-  std::uint32_t rsn = 0;
+  // The RSN (24 bits) and the flags share a word: 64 of these sit in every
+  // connection's RcSr, which stays within 4 KiB.
+  std::uint32_t rsn : 24 = 0;
+  std::uint32_t flags : 8 = 0;
   std::uint32_t byte_len = 0;
   // The immediate data as it was on the wire (kImm) or the key to
   // invalidate (kInv).
   std::uint32_t imm_or_inv = 0;
-  std::uint8_t flags = 0;
 };
+static_assert(sizeof(SrRecvDone) == 12);
 
 class SrRx {
  public:
@@ -57,6 +60,7 @@ class SrRx {
     for (SrRecvDone& r : recv_) r.flags = 0;
     trigger_ = epsn;
     dup_ = false;
+    ce_pending_ = false;
     rsn_head = 0;
   }
   // The responder's ePSN moved to `epsn` (in order, or by a READ's range):
@@ -114,11 +118,26 @@ class SrRx {
   bool dup() const { return dup_; }
   // The SACK with DUP left: a duplicate is reported once.
   void dup_sent() { dup_ = false; }
+  // Request packet p of a spraying connection arrived marked CE: the next
+  // acknowledgement is a SACK with ECE naming it (the newest such packet
+  // since the last one), so the requester steers off its path.
+  void set_ce(Psn p) {
+    ce_ = p;
+    ce_pending_ = true;
+  }
+  bool ce() const { return ce_pending_; }
+  void ce_sent() { ce_pending_ = false; }
   // The SACKETH of an acknowledgement whose BTH PSN is `ack_psn`: bit i =
   // PSN ack_psn + 1 + i is held, or lies before `epsn` (accepted in order).
   wire::SrSackEthHdr sack(Psn ack_psn, Psn epsn) const {
     wire::SrSackEthHdr h = wire::SrSackEthHdr::make(dup_ ? wire::SrSackEthHdr::kFlagDup : 0,
                                                     trigger_.value(), kSrWindow);
+    // The CE-marked PSN arrived within a window of ePSN, far inside 16
+    // bits of the acknowledged PSN (checked all the same).
+    if (ce_pending_) {
+      const std::int32_t d = Psn::diff(ce_, ack_psn);
+      if (d >= INT16_MIN && d <= INT16_MAX) h.set_ce(static_cast<std::int16_t>(d));
+    }
     const Psn first = ack_psn + 1;
     for (std::uint32_t i = 0; i < kSrWindow; ++i) {
       const Psn p = first + i;
@@ -134,7 +153,9 @@ class SrRx {
   std::uint32_t held_ = 0;
   Psn base_{};
   Psn trigger_{};
+  Psn ce_{};
   bool dup_ = false;
+  bool ce_pending_ = false;
   std::array<std::uint8_t, kSrWindow> op_{};
   std::array<SrRecvDone, kSrRecvHeld> recv_{};
 };

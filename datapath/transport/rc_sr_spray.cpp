@@ -32,6 +32,7 @@ void SrSpray::sent(Psn p, std::uint32_t path) {
 bool SrSpray::end_if_over(std::uint32_t path) {
   if (static_cast<std::int32_t>(until_[path] - sent_) > 0) return false;
   avoided_ = static_cast<std::uint16_t>(avoided_ & ~(1u << path));
+  ce_only_ = static_cast<std::uint16_t>(ce_only_ & avoided_);
   return true;
 }
 
@@ -42,6 +43,7 @@ void SrSpray::charge(Psn p) {
   for (std::uint32_t k = 0; k < n_; ++k) {
     if (avoided(k)) (void)end_if_over(k);
   }
+  ce_only_ = static_cast<std::uint16_t>(ce_only_ & ~(1u << i));
   if (!avoided(i)) {
     // Lost again soon after it was used again: a worse path than one
     // loss says, so it is avoided twice as long; else from the start.
@@ -53,10 +55,26 @@ void SrSpray::charge(Psn p) {
     // The last usable path: losses everywhere, so the others are tried
     // again and this one is set aside.
     if (avoided_now() + 1 >= n_) avoided_ = 0;
+    ce_only_ = static_cast<std::uint16_t>(ce_only_ & avoided_);
     avoided_ = static_cast<std::uint16_t>(avoided_ | (1u << i));
     if (ctr_ != nullptr) ++ctr_->sr_spray_avoided;
   }
   until_[i] = sent_ + (kAvoidPackets << level_[i]);
+}
+
+void SrSpray::congested(Psn p) {
+  if (!on()) return;
+  const std::uint32_t i = path_of(p);
+  if (ctr_ != nullptr) ++ctr_->sr_spray_ce;
+  if (avoided(i) && !end_if_over(i)) return;
+  for (std::uint32_t k = 0; k < n_; ++k) {
+    if (avoided(k)) (void)end_if_over(k);
+  }
+  if (avoided_now() + 1 >= n_) return;
+  avoided_ = static_cast<std::uint16_t>(avoided_ | (1u << i));
+  ce_only_ = static_cast<std::uint16_t>(ce_only_ | (1u << i));
+  until_[i] = sent_ + kCeAvoidPackets;
+  if (ctr_ != nullptr) ++ctr_->sr_spray_ce_avoided;
 }
 
 std::uint16_t SrSpray::ack_port() {

@@ -13,6 +13,14 @@
 // `paths` instead of every answer, which would leave the requester waiting
 // for its retransmission timeout.
 //
+// Answers to duplicates: a duplicate request (a tail-loss probe, or a
+// resend whose first copy had arrived) tells the responder that an answer
+// of its may have been lost on the way back, on a reverse path it cannot
+// see die. Its answer (a SACK with DUP) goes on kDupAnswerPaths paths of
+// the rotation, not one: in the testbed a spine link failing killed 5 of
+// 16 reverse paths, 4 of them next to each other in the rotation, and
+// three probes in a row were answered on dead ones (a 0.7 ms stall).
+//
 // Avoidance rule: every PSN in flight remembers its path; a PSN the loss
 // signal deems lost (a SACK hole, or the retransmission timeout, not a
 // tail-loss probe) charges a loss to its path, which is then skipped for
@@ -26,6 +34,23 @@
 // a bad path, so it ends every other avoidance and avoids this path alone
 // (a connection left on one path that turned out dead would otherwise
 // stall until its retransmission timeout).
+//
+// ECN steering: a request packet that arrived marked CE (the responder
+// echoes it in a SACK with ECE: sr_sack_eth.h) charges its path with
+// congestion (congested()): a queue building there, not yet a drop. The
+// path is skipped for the next kCeAvoidPackets packets, without a level
+// (congestion comes and goes with the load), and never when it is the
+// last usable path or avoided already (marks everywhere: steering cannot
+// help, the congestion is past the paths' split). Only with set_ecn (the
+// device key spray_ecn): on the four-path testbed fabric it gained
+// nothing over loss-only avoidance (docs/lossy-figures.md). A tail-loss probe ends
+// every avoidance for a mark (silent()): only live paths mark, so marks
+// steer traffic onto a dead path that has not yet been charged (its losses
+// show only once later packets arrive); in the testbed a connection whose
+// marked paths were all avoided was left on dead ones and its probes went
+// there too. ECN-capable packets are
+// what lets a switch mark rather than drop, so a spraying connection's
+// requests go ECT(0).
 //
 // State: fixed-size arrays (bounded whatever the traffic), part of the
 // connection's RcSr (the device pool). The ports are set once, when the
@@ -54,6 +79,12 @@ class SrSpray {
   // one-off loss costs the path little.
   static constexpr std::uint32_t kAvoidPackets = 64;
   static constexpr std::uint32_t kMaxAvoidLevel = 4;
+  // Paths an answer to a duplicate goes on.
+  static constexpr std::uint32_t kDupAnswerPaths = 3;
+  // Packets for which a path that marked CE is skipped: about two rounds
+  // over the most paths, a few round trips of a fast connection, enough
+  // for the queue that marked to drain.
+  static constexpr std::uint32_t kCeAvoidPackets = 32;
 
   // Where it counts sr_spray_* (RcSr's).
   void bind(RcSrCounters* ctr) { ctr_ = ctr; }
@@ -63,6 +94,8 @@ class SrSpray {
     next_ = 0;
     ack_next_ = 0;
     avoided_ = 0;
+    ce_only_ = 0;
+    ecn_ = false;
     until_ = {};
     level_ = {};
   }
@@ -75,6 +108,9 @@ class SrSpray {
     n_ = n >= 2 ? static_cast<std::uint8_t>(n) : 0;
   }
   bool on() const { return n_ != 0; }
+  // ECN steering (above) on or off; configure() turns it off.
+  void set_ecn(bool on) { ecn_ = on; }
+  bool ecn() const { return ecn_; }
   std::uint32_t paths() const { return n_; }
   std::uint16_t port(std::uint32_t path) const { return port_[path]; }
   bool avoided(std::uint32_t path) const { return ((avoided_ >> path) & 1u) != 0; }
@@ -102,6 +138,15 @@ class SrSpray {
   }
   // PSN p was deemed lost: a loss charged to its path (the rule above).
   void charge(Psn p);
+  // PSN p arrived marked CE: its path is skipped a while (ECN steering
+  // above).
+  void congested(Psn p);
+  // A tail-loss probe is due (nothing heard for a while): the avoidances
+  // for a mark end.
+  void silent() {
+    avoided_ = static_cast<std::uint16_t>(avoided_ & ~ce_only_);
+    ce_only_ = 0;
+  }
   // The port of the next acknowledgement (round robin over every path,
   // counted in sr_spray_acks). Needs on().
   std::uint16_t ack_port();
@@ -119,8 +164,10 @@ class SrSpray {
   // Each PSN slot's path, two to a byte.
   std::array<std::uint8_t, kSrWindow / 2> path_of_{};
   std::uint32_t sent_ = 0;
-  // Bit i: path i avoided now.
+  // Bit i: path i avoided now; of them, avoided for a CE mark alone.
   std::uint16_t avoided_ = 0;
+  std::uint16_t ce_only_ = 0;
+  bool ecn_ = false;
   std::uint8_t n_ = 0;
   std::uint8_t next_ = 0;
   std::uint8_t picked_ = 0;

@@ -140,6 +140,17 @@ void SrTx::on_ack(Psn cum, const wire::SrSackEthHdr* sack, TimeNs now) {
       count(&RcSrCounters::sr_tx_spurious);
       reo_mult_ = std::min(reo_mult_ * 2, kMaxReoMult);
     }
+    // ECE: a request packet arrived marked CE. Its path is charged while
+    // the spray still knows it (sent within the last kSrWindow PSNs).
+    if (sack->ece() && spray_ != nullptr && spray_->ecn()) {
+      // The offset is from the BTH PSN, cum - 1 (modulo 2^24, a negative
+      // offset included).
+      const Psn q = (cum - 1) + static_cast<std::uint32_t>(sack->ce_offset());
+      if (q.before(high_) && Psn::forward(q, high_) <= kSrWindow &&
+          !(outstanding(q) && bit(read_, q))) {
+        spray_->congested(q);
+      }
+    }
   }
   if (progress) probes_ = 0;
   pto_at_ = in_flight() != 0 ? now + (pto() << probes_) : 0;
@@ -180,6 +191,7 @@ void SrTx::on_timer(TimeNs now) {
     }
     count(&RcSrCounters::sr_tx_probes);
     ++probes_;
+    if (spray_ != nullptr) spray_->silent();
     break;
   }
   pto_at_ = 0;

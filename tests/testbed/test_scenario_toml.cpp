@@ -299,10 +299,12 @@ TEST(ScenarioToml_Parse, LinkLossAndLossyHostKeys) {
   Scenario sc;
   ASSERT_EQ(parse(std::string(kMinimal) +
                       "loss_rate = 0.01\n[defaults.host]\nkind = \"engine\"\nlossy = true\n"
-                      "lossy_qps = 3\nspray_paths = 4\n",
+                      "lossy_qps = 3\nspray_paths = 4\nspray_ecn = true\n",
                   sc),
             "");
   EXPECT_EQ(sc.hosts[1].engine_spray_paths, 4u);
+  EXPECT_TRUE(sc.hosts[1].engine_spray_ecn);
+  EXPECT_TRUE(sc.hosts[0].engine_spray_ecn);
   EXPECT_EQ(sc.links[0].loss_rate, 0.0);
   EXPECT_EQ(sc.links[1].loss_rate, 0.01);
   EXPECT_TRUE(sc.hosts[0].engine_lossy);

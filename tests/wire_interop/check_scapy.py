@@ -95,7 +95,7 @@ def ext_bytes_after_aeth(f):
     if "sack_eth" in f:  # datapath/wire/sr_sack_eth.h, after the AETH
         d = f["sack_eth"]
         after += (struct.pack("!B", d["flags"]) + d["trigger_psn"].to_bytes(3, "big") +
-                  struct.pack("!HH", d["window"], 0) + bytes.fromhex(d["bitmap"]))
+                  struct.pack("!HH", d["window"], d["ce_offset"]) + bytes.fromhex(d["bitmap"]))
     return before, after
 
 

@@ -218,6 +218,7 @@ std::vector<Vector> make_vectors() {
   add("SR_SACK", op::kSrSack, 0, [](PacketSpec& s) {
     s.aeth = AethHdr::make(aeth_ack_syndrome(), 0x000042);
     SrSackEthHdr k = SrSackEthHdr::make(SrSackEthHdr::kFlagDup, 0x00fffff3, 256);
+    k.set_ce(-3);
     for (std::size_t b : {2, 3, 64, 130, 255}) k.set_bit(b);
     s.sack_eth = k;
   });
@@ -360,6 +361,7 @@ void ext_fields(Json& j, const OpcodeInfo& info, const DethHdr& deth, const DcEt
                           .num("flags", sack.flags())
                           .num("trigger_psn", sack.trigger_psn())
                           .num("window", sack.window())
+                          .num("ce_offset", static_cast<std::uint16_t>(sack.ce_offset()))
                           .str("bitmap", hex(std::span<const std::uint8_t>(sack.raw + 8, 32))));
   }
 }

@@ -75,6 +75,27 @@ TEST(SrRx_Sack, BitmapNamesHeldPsnsAcrossTheWrap) {
   EXPECT_TRUE(h.dup());
 }
 
+// A CE mark is named by its signed offset from the acknowledged PSN, across
+// the wrap, until ce_sent(); reset() forgets it.
+TEST(SrRx_Sack, CeNamedByItsOffsetUntilSent) {
+  SrRx w;
+  w.reset(Psn(0xfffffe));
+  EXPECT_FALSE(w.sack(Psn(0xfffffd), Psn(0xfffffe)).ece());
+  w.set_ce(Psn(0x000003));
+  EXPECT_TRUE(w.ce());
+  wire::SrSackEthHdr h = w.sack(Psn(0xfffffd), Psn(0xfffffe));
+  EXPECT_TRUE(h.ece());
+  EXPECT_EQ(h.ce_offset(), 6);
+  h = w.sack(Psn(0x000005), Psn(0x000006));
+  EXPECT_EQ(h.ce_offset(), -2);
+  w.ce_sent();
+  EXPECT_FALSE(w.ce());
+  EXPECT_FALSE(w.sack(Psn(0x000005), Psn(0x000006)).ece());
+  w.set_ce(Psn(7));
+  w.reset(Psn(7));
+  EXPECT_FALSE(w.ce());
+}
+
 TEST(SrRx_Recv, SlotsByRsn) {
   SrRx w;
   w.reset(Psn(0));

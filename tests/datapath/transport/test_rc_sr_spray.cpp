@@ -155,6 +155,72 @@ TEST(SrSpray_Charge, NeverEveryPath) {
   for (std::uint32_t p : spray(s, 8, 6)) EXPECT_NE(p, 3u);
 }
 
+// A CE mark skips its path for kCeAvoidPackets, then the path is back in
+// the rotation at level 0: a mark is no loss.
+TEST(SrSpray_Congested, PathSkippedForKCePackets) {
+  SrSpray s;
+  RcSrCounters c;
+  s.bind(&c);
+  s.configure(kPorts);
+  spray(s, 100, 4);
+  s.congested(Psn(102));
+  EXPECT_TRUE(s.avoided(2));
+  EXPECT_EQ(c.sr_spray_ce, 1u);
+  EXPECT_EQ(c.sr_spray_ce_avoided, 1u);
+  EXPECT_EQ(c.sr_spray_avoided + c.sr_spray_losses, 0u);
+  for (std::uint32_t p : spray(s, 104, SrSpray::kCeAvoidPackets)) EXPECT_NE(p, 2u);
+  const std::vector<std::uint32_t> after = spray(s, 104 + SrSpray::kCeAvoidPackets, 4);
+  EXPECT_EQ(std::count(after.begin(), after.end(), 2u), 1);
+  EXPECT_FALSE(s.avoided(2));
+  EXPECT_EQ(s.level(2), 0u);
+}
+
+// A tail-loss probe (silent()) ends the avoidances for a mark, not those
+// for a loss: only live paths mark.
+TEST(SrSpray_Silent, EndsTheMarksAvoidancesOnly) {
+  SrSpray s;
+  s.configure(kPorts);
+  spray(s, 0, 4);
+  s.congested(Psn(0));
+  s.charge(Psn(1));
+  s.congested(Psn(2));
+  EXPECT_EQ(s.avoided_now(), 3u);
+  s.silent();
+  EXPECT_FALSE(s.avoided(0));
+  EXPECT_TRUE(s.avoided(1));
+  EXPECT_FALSE(s.avoided(2));
+  // A path marked, then charged with a loss: avoided for the loss.
+  spray(s, 4, 4);
+  const std::uint32_t p6 = s.path_of(Psn(6));
+  s.congested(Psn(6));
+  s.charge(Psn(6));
+  s.silent();
+  EXPECT_TRUE(s.avoided(p6));
+}
+
+TEST(SrSpray_Congested, NeverTheLastUsablePathNorLonger) {
+  SrSpray s;
+  RcSrCounters c;
+  s.bind(&c);
+  s.configure(kPorts);
+  spray(s, 0, 4);
+  s.charge(Psn(0));
+  s.charge(Psn(1));
+  s.congested(Psn(2));
+  EXPECT_EQ(s.avoided_now(), 3u);
+  // The one path left marks too: congestion past the split, kept.
+  s.congested(Psn(3));
+  EXPECT_FALSE(s.avoided(3));
+  EXPECT_EQ(c.sr_spray_ce, 2u);
+  EXPECT_EQ(c.sr_spray_ce_avoided, 1u);
+  // Marked again while avoided: the avoidance is not stretched.
+  spray(s, 4, SrSpray::kCeAvoidPackets - 1);
+  s.congested(Psn(2));
+  EXPECT_EQ(c.sr_spray_ce_avoided, 1u);
+  const std::vector<std::uint32_t> next = spray(s, 100, 2);
+  EXPECT_NE(std::find(next.begin(), next.end(), 2u), next.end());
+}
+
 // The requester with selective repeat attached and started, its peer
 // answering with SACKs, its paths set as the engine sets them.
 struct SrSprayRequester : RcFixture {
@@ -265,6 +331,57 @@ TEST_F(SrSprayRequester, Timeout_ChargesEachLostPacketNeverEveryPath) {
   EXPECT_EQ(sr.spray.avoided_now(), 1u);
 }
 
+// A spraying connection's requests are ECT(0); a SACK with ECE naming PSN
+// 102 (path 2) skips that path for kCeAvoidPackets packets; an offset
+// naming a PSN never sent charges nothing.
+TEST_F(SrSprayRequester, Ece_SkipsTheMarkedPacketsPath) {
+  make_sr_qp(kPorts);
+  sr.spray.set_ecn(true);
+  ASSERT_EQ(qp->post_send(send_wr(1, WrOpcode::kRdmaWrite, 0, 4 * 1024)), 0);
+  pump(0);
+  for (const PktPtr& f : tx.frames) EXPECT_EQ(f->p.ecn(), wire::kEcnEct0);
+  tx.clear();
+  wire::PacketSpec s = peer_spec(o::kSrSack, 103);
+  s.aeth = wire::AethHdr::make(wire::aeth_ack_syndrome(), 1);
+  wire::SrSackEthHdr h = wire::SrSackEthHdr::make(0, 103, kSrWindow);
+  h.set_ce(-1);
+  s.sack_eth = h;
+  deliver(build(s), us(20));
+  EXPECT_EQ(sr.ctr.sr_spray_ce, 1u);
+  EXPECT_TRUE(sr.spray.avoided(2));
+  for (std::uint64_t id = 2; id < 2 + 8; ++id) {
+    ASSERT_EQ(qp->post_send(send_wr(id, WrOpcode::kRdmaWrite, 0, 4 * 1024)), 0);
+  }
+  pump(us(20));
+  ASSERT_EQ(tx.size(), 32u);
+  for (std::uint16_t p : ports()) EXPECT_NE(p, 0xC303);
+  // BTH PSN 135 (all acknowledged) naming 235: never sent, nothing charged.
+  s = peer_spec(o::kSrSack, 135);
+  s.aeth = wire::AethHdr::make(wire::aeth_ack_syndrome(), 9);
+  h = wire::SrSackEthHdr::make(0, 135, kSrWindow);
+  h.set_ce(100);
+  s.sack_eth = h;
+  deliver(build(s), us(40));
+  EXPECT_EQ(sr.ctr.sr_spray_ce, 1u);
+}
+
+// Without ECN steering (spray_ecn off, the default) requests are not
+// ECN-capable and an echoed mark changes nothing.
+TEST_F(SrSprayRequester, Ece_IgnoredWithoutEcnSteering) {
+  make_sr_qp(kPorts);
+  ASSERT_EQ(qp->post_send(send_wr(1, WrOpcode::kRdmaWrite, 0, 4 * 1024)), 0);
+  pump(0);
+  for (const PktPtr& f : tx.frames) EXPECT_EQ(f->p.ecn(), wire::kEcnNotEct);
+  wire::PacketSpec s = peer_spec(o::kSrSack, 103);
+  s.aeth = wire::AethHdr::make(wire::aeth_ack_syndrome(), 1);
+  wire::SrSackEthHdr h = wire::SrSackEthHdr::make(0, 103, kSrWindow);
+  h.set_ce(-1);
+  s.sack_eth = h;
+  deliver(build(s), us(20));
+  EXPECT_EQ(sr.ctr.sr_spray_ce, 0u);
+  EXPECT_EQ(sr.spray.avoided_now(), 0u);
+}
+
 // One path (spray_paths = 1): every packet from the connection's own port,
 // nothing counted, the same frames as without the spray state touched.
 TEST_F(SrSprayRequester, OnePath_AsBefore) {
@@ -317,6 +434,69 @@ TEST_F(SrSprayResponder, Answers_OnePathKeepTheOwnPort) {
   ASSERT_EQ(p.size(), 5u);
   for (const std::uint16_t port : p) EXPECT_EQ(port, qp->udp_src());
   EXPECT_EQ(sr.ctr.sr_spray_acks, 0u);
+}
+
+// A CE-marked request of a spraying peer makes an acknowledgement due at
+// once, a SACK with ECE naming it (here the packet just acknowledged:
+// offset 0); the next answer carries no ECE. Without spraying a mark is
+// counted and nothing more is sent.
+TEST_F(SrSprayResponder, Ce_AnsweredBySackWithEce) {
+  make_sr_qp();
+  sr.spray.configure(kPorts);
+  sr.spray.bind(&sr.ctr);
+  auto marked = [&](std::uint32_t psn, std::size_t off) {
+    wire::PacketSpec s = peer_spec(o::kSrWriteOnly, psn);
+    s.reth = wire::RethHdr::make(kRemoteVa + off, rkey, 64);
+    s.sr_eth = wire::SrEthHdr::make(0, 0);
+    s.payload = std::span<const std::uint8_t>(src.data() + off, 64);
+    s.ecn = wire::kEcnCe;
+    return build(s);
+  };
+  deliver(marked(500, 0));
+  ASSERT_EQ(tx.size(), 1u);
+  EXPECT_EQ(tx.at(0).bth.opcode(), o::kSrSack);
+  EXPECT_EQ(tx.at(0).bth.psn(), 500u);
+  EXPECT_TRUE(tx.at(0).sack_eth.ece());
+  EXPECT_EQ(tx.at(0).sack_eth.ce_offset(), 0);
+  EXPECT_EQ(sr.ctr.sr_rx_ce, 1u);
+  deliver(sr_write(501, 0, 64, 64, 64).at(0));
+  ASSERT_EQ(tx.size(), 2u);
+  EXPECT_EQ(tx.at(1).bth.opcode(), o::kRcAck);
+}
+
+// A duplicate's answer (here a held PSN arriving again) goes on
+// kDupAnswerPaths paths in a row; a first answer on one.
+TEST_F(SrSprayResponder, DupAnswer_OnSeveralPaths) {
+  make_sr_qp();
+  sr.spray.configure(kPorts);
+  sr.spray.bind(&sr.ctr);
+  const Msg w0 = sr_write(500, 0, 0, 0, 64);
+  const Msg w2 = sr_write(502, 0, 128, 128, 64);
+  deliver(w2.at(0));  // held beyond the hole at 501: one SACK
+  ASSERT_EQ(tx.size(), 1u);
+  deliver(w2.at(0));  // again: DUP, on three paths
+  ASSERT_EQ(tx.size(), 1u + SrSpray::kDupAnswerPaths);
+  for (std::size_t i = 1; i < tx.size(); ++i) {
+    EXPECT_EQ(tx.at(i).bth.opcode(), o::kSrSack);
+    EXPECT_TRUE(tx.at(i).sack_eth.dup());
+    EXPECT_EQ(tx.at(i).udp.src_port(), kPorts[i % kPorts.size()]);
+  }
+  EXPECT_EQ(sr.ctr.sr_spray_ack_copies, SrSpray::kDupAnswerPaths - 1);
+  EXPECT_EQ(sr.ctr.tx_sacks, 2u);
+  deliver(w0.at(0));
+  EXPECT_EQ(tx.size(), 2u + SrSpray::kDupAnswerPaths);
+}
+
+TEST_F(SrSprayResponder, Ce_WithoutSprayingNoAnswer) {
+  make_sr_qp();
+  wire::PacketSpec s = peer_spec(o::kSrWriteOnly, 500);
+  s.reth = wire::RethHdr::make(kRemoteVa, rkey, 64);
+  s.sr_eth = wire::SrEthHdr::make(0, 0);
+  s.payload = std::span<const std::uint8_t>(src.data(), 64);
+  s.ecn = wire::kEcnCe;
+  deliver(build(s));
+  EXPECT_EQ(tx.size(), 0u);
+  EXPECT_EQ(sr.ctr.sr_rx_ce, 0u);
 }
 
 // A multipath fabric with one bad path ------------------------------------

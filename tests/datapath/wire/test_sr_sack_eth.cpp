@@ -49,5 +49,24 @@ TEST(SrSackEthHdr_Read, RoundTrip) {
   EXPECT_EQ(r.word(2), 0x8000000000000001ull);
 }
 
+// ECE is flag bit 1; the CE offset is a signed big-endian 16-bit number in
+// the bytes a peer from before ECE sent as zero.
+TEST(SrSackEthHdr_SetCe, FlagAndSignedOffset) {
+  SrSackEthHdr h = SrSackEthHdr::make(SrSackEthHdr::kFlagDup, 5, 256);
+  EXPECT_FALSE(h.ece());
+  h.set_ce(-2);
+  EXPECT_EQ(h.raw[0], 0x03);
+  EXPECT_EQ(h.raw[6], 0xff);
+  EXPECT_EQ(h.raw[7], 0xfe);
+  EXPECT_TRUE(h.ece());
+  EXPECT_TRUE(h.dup());
+  EXPECT_EQ(h.ce_offset(), -2);
+  h = SrSackEthHdr::make(0, 5, 256);
+  h.set_ce(300);
+  EXPECT_EQ(h.raw[6], 0x01);
+  EXPECT_EQ(h.raw[7], 0x2c);
+  EXPECT_EQ(h.ce_offset(), 300);
+}
+
 }  // namespace
 }  // namespace uroce::wire
