@@ -52,6 +52,8 @@ std::optional<std::uint8_t> opcode_by_name(std::string_view name) {
   replace_prefix("dc_read_", "dc_rdma_read_");
   replace_prefix("uc_write_", "uc_rdma_write_");
   replace_prefix("rc_read_", "rc_rdma_read_");
+  replace_prefix("sr_write_", "sr_rdma_write_");
+  replace_prefix("sr_read_", "sr_rdma_read_");
   replace_prefix("homa_", "uroce_homa_");
   replace_suffix("_imm", "_with_immediate");
   replace_suffix("_inv", "_with_invalidate");
@@ -186,6 +188,22 @@ std::string packet_text(const wire::ParsedPacket& p) {
   }
   if (p.has(wire::ExtHdr::kImmDt)) o << " imm=" << hex(p.immdt.imm());
   if (p.has(wire::ExtHdr::kIeth)) o << " inv=" << hex(p.ieth.rkey());
+  if (p.has(wire::ExtHdr::kSrEth)) {
+    o << " rsn=" << hex(p.sr_eth.rsn()) << " off=" << hex(p.sr_eth.offset());
+  }
+  if (p.has(wire::ExtHdr::kSackEth)) {
+    const wire::SrSackEthHdr& h = p.sack_eth;
+    o << " trigger=" << hex(h.trigger_psn()) << (h.dup() ? " dup" : "") << " sack=";
+    bool any = false;
+    for (std::uint32_t i = 0; i < wire::SrSackEthHdr::kBitmapBits; ++i) {
+      if (!h.bit(i)) continue;
+      o << (any ? "," : "") << hex((p.bth.psn() + 1 + i) & 0xffffff);
+      any = true;
+    }
+    if (!any) o << "none";
+    if (h.ece())
+      o << " ce=" << hex((p.bth.psn() + static_cast<std::uint32_t>(h.ce_offset())) & 0xffffff);
+  }
   const bool ext = p.info != nullptr && p.info->transport == wire::Transport::kExt;
   if (ext) homa_text(o, p);
   if (p.info != nullptr && p.info->payload && !ext) o << " len=" << p.payload.size();

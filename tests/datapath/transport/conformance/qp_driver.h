@@ -116,12 +116,17 @@ class RcDriver final : public Driver {
   void drain_events(EventLog& log) override { qp_.drain_events(log); }
   std::optional<std::uint64_t> counter(std::string_view name) const override {
     if (const auto v = listed_counter(qp_.counters(), name)) return v;
+    // Selective repeat's counters (rc_counters.h) by their own names.
+    if (const RcSr* sr = qp_.sr()) {
+      if (const auto v = listed_counter(sr->ctr, name)) return v;
+    }
     const RcHomaTx* h = qp_.homa();
     if (h == nullptr || !name.starts_with("homa_")) return std::nullopt;
     return listed_counter(h->ctr, name.substr(5));
   }
   std::string counter_names() const override {
     return listed_counter_names<RcCounters>("") +
+           (qp_.sr() != nullptr ? listed_counter_names<RcSrCounters>("") : "") +
            (qp_.homa() != nullptr ? listed_counter_names<RcHomaCounters>("homa_") : "");
   }
 

@@ -21,9 +21,6 @@
 
 namespace uroce::transport::conformance::detail {
 
-namespace {
-
-// "a,b,c" -> {"a", "b", "c"}.
 std::vector<std::string> split_commas(const std::string& v) {
   std::vector<std::string> out;
   std::size_t pos = 0;
@@ -35,8 +32,6 @@ std::vector<std::string> split_commas(const std::string& v) {
   }
   return out;
 }
-
-}  // namespace
 
 // The qp line's `homa` and its keys. The defaults are the engine's
 // (sched/homa_settings.h): 8 priorities, the device's PFC map p -> DSCP 8p,

@@ -8,6 +8,8 @@
 //                       engine does around it
 //   runner_dc.cpp       the DC QPs (a DCI, a DCT with its pool), their WRs
 //                       and their headers (DCETH, DCAETH)
+//   runner_sr.cpp       selective repeat (docs/lossy.md): the qp line's
+//                       `sr`, and the SRETH and SACKETH of recv and send
 #pragma once
 
 #include <cstdint>
@@ -109,6 +111,13 @@ class Runner {
   void check_dc_fields(
       const Line& l, const wire::ParsedPacket& p,
       const std::function<void(const std::string&, const std::string&)>& mismatch) const;
+  // Selective repeat (runner_sr.cpp): attaches RcSr when the qp line says
+  // `sr`, builds a recv line's SRETH and SACKETH, checks a send line's.
+  void sr_setup(const Line& l);
+  void sr_recv_headers(const Line& l, wire::PacketSpec& s) const;
+  void check_sr_fields(
+      const Line& l, const wire::ParsedPacket& p,
+      const std::function<void(const std::string&, const std::string&)>& mismatch) const;
   void check_time(const Line& l, TimeNs happened, std::string_view what) const;
   void leftovers(const Line* l) const;
 
@@ -120,6 +129,9 @@ class Runner {
   // (datapath/policy/homa.h). Declared before qp_: the QP
   // points at it.
   std::unique_ptr<RcHomaTx> homa_;
+  // Selective repeat's state when the qp line says `sr` (rc_sr.h; the
+  // engine's pool owns it in uroced), before qp_ for the same reason.
+  std::unique_ptr<RcSr> sr_;
   std::unique_ptr<Driver> qp_;
   RcDriver* rc_ = nullptr;  // qp_ when it is an RC QP
   // The qp line's attributes, given again when a script reconnects the QP.
@@ -141,6 +153,8 @@ class Runner {
   std::vector<std::uint8_t> last_injected_;
 };
 
+// "a,b,c" -> {"a", "b", "c"}.
+std::vector<std::string> split_commas(const std::string& v);
 // The byte pattern of seed S: byte i is (S + i) mod 256.
 std::vector<std::uint8_t> pattern(std::uint64_t seed, std::size_t len);
 QpState state_value(const Line& l, std::string_view v);

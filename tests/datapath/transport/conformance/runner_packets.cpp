@@ -29,6 +29,9 @@ std::optional<wire::ExtHdr> header_of(std::string_view key, const wire::OpcodeIn
     return wire::ExtHdr::kDcEth;
   }
   if (key == "status" || key == "value") return wire::ExtHdr::kDcAeth;
+  // Selective repeat (docs/lossy.md "The wire extension").
+  if (key == "rsn" || key == "off") return wire::ExtHdr::kSrEth;
+  if (key == "trigger" || key == "sack" || key == "ce") return wire::ExtHdr::kSackEth;
   if (key == "lane" || key == "conn") {
     return info.has(wire::ExtHdr::kDcAeth) ? wire::ExtHdr::kDcAeth : wire::ExtHdr::kDcEth;
   }
@@ -70,6 +73,9 @@ void check_keys_fit(const Line& l, std::uint8_t opcode) {
     fail(l, "'syn' needs a DCETH, which " + packet_name(info) + " does not carry");
   }
   if (l.has_word("syn") && l.has_word("nosyn")) fail(l, "give syn or nosyn, not both");
+  if ((l.has_word("dup") || l.has_word("nodup")) && !info.has(wire::ExtHdr::kSackEth)) {
+    fail(l, "'dup' needs a SACKETH, which " + packet_name(info) + " does not carry");
+  }
 }
 
 // The AETH syndrome a line names: ack [credits=N], nak=CODE [timer=N] or
@@ -162,6 +168,7 @@ void Runner::cmd_recv(const Line& l) {
                                  static_cast<std::uint32_t>(num(l, "src_qp", dest_)));
   }
   dc_recv_headers(l, s);
+  sr_recv_headers(l, s);
   auto va = [&]() -> std::uint64_t {
     const std::string* v = l.find("va");
     return v != nullptr ? addr_value(l, "va", *v) : 0;
@@ -297,6 +304,7 @@ void Runner::cmd_send(const Line& l) {
   if (const auto v = num_opt(l, "dscp"); v && p.dscp() != *v) mismatch("dscp", std::to_string(*v));
   check_homa_fields(l, p, mismatch);
   check_dc_fields(l, p, mismatch);
+  check_sr_fields(l, p, mismatch);
   if (const auto len = num_opt(l, "len"); len && p.payload.size() != *len) {
     mismatch("len", std::to_string(*len));
   }

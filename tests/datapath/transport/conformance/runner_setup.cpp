@@ -180,6 +180,7 @@ void Runner::cmd_qp(const Line& l) {
       }
     }
     if (l.has_word("homa")) fail(l, "homa applies to an rc QP only");
+    if (l.has_word("sr")) fail(l, "sr applies to an rc QP only");
   };
   if (t == "dci" || t == "dct") {
     dc_setup(l);
@@ -236,6 +237,8 @@ void Runner::cmd_qp(const Line& l) {
     const int rc = qp_->modify(connect_mask(type_, st), a);
     if (rc != 0) fail(l, "modify to " + state_name(st) + " failed: " + std::to_string(rc));
   }
+  // After RTR: the responder's window starts at the expected PSN.
+  sr_setup(l);
 }
 
 void Runner::cmd_mr(const Line& l) {

@@ -27,13 +27,14 @@ constexpr std::string_view kPacketKeys[] =
      "add",   "compare", "orig",    "imm",      "inv",       "qkey",      "src_qp", "nak",
      "timer", "msn",     "credits", "syndrome", "pkey",      "dest_qp",   "src_ip", "dst_ip",
      "dscp",  "offset",  "prio",    "length",   "unsched",   "cutoffs",   "top",    "generation",
-     "key",   "dci_qpn", "lane",    "conn",     "first_psn", "acked_psn", "status", "value"};
+     "key",   "dci_qpn", "lane",    "conn",     "first_psn", "acked_psn", "status", "value",
+     "rsn",   "off",     "trigger", "sack",     "ce"};
 
 const CommandSpec kCommands[] = {
     {"qp",
      1,
      1,
-     {"sq_sig_all", "homa"},
+     {"sq_sig_all", "homa", "sr"},
      {"qpn",
       "dest",
       "mtu",
@@ -74,8 +75,13 @@ const CommandSpec kCommands[] = {
       "dest_qpn", "qkey", "expect", "seed", "dctn", "dc_key", "stream"}},
     {"post_recv", 0, 0, {}, {"wr", "mr", "off", "len", "expect"}},
     {"modify", 0, 0, {}, {"state", "expect", "sq_psn", "rq_psn"}},
-    {"recv", 1, 1, {"ackreq", "se", "ack", "syn"}, {}},
-    {"send", 1, 1, {"ackreq", "noackreq", "se", "nose", "ack", "syn", "nosyn"}, {}, true},
+    {"recv", 1, 1, {"ackreq", "se", "ack", "syn", "dup"}, {}},
+    {"send",
+     1,
+     1,
+     {"ackreq", "noackreq", "se", "nose", "ack", "syn", "nosyn", "dup", "nodup", "noce"},
+     {},
+     true},
     {"quiet", 0, 0, {}, {}},
     {"wc",
      1,
