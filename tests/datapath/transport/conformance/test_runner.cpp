@@ -125,6 +125,16 @@ TEST(RunScript, PerturbedScriptsFail) {
        "sent at 4100us, expected at 4100001ns", 0},
       {"rc_homa_grant_timeout_fallback.conf", "at 4.099999ms quiet", "4.099999ms", "4.1ms",
        "unexpected packet homa_mlen psn=0x64", 0},
+      // Selective repeat: the PSNs a SACK holds, its DUP flag, the loss
+      // signal's exact deadline, a probe's counter.
+      {"sr_resp_reorder_sack.conf", "send sr_sack ack psn=499 msn=0", "sack=502", "sack=503",
+       "packet field sack: expected 0x1f7 (held: 0x1f6)", 0},
+      {"sr_resp_reorder_sack.conf", "send sr_sack ack psn=499 trigger=503 sack=502,503 dup", "dup",
+       "nodup", "packet field dup: expected clear", 0},
+      {"sr_req_sack_resends_the_hole.conf", "at 24.999us quiet", "24.999us", "25us",
+       "unexpected packet sr_rdma_write_middle psn=0x65", 0},
+      {"sr_req_tail_loss_probe.conf", "counter sr_tx_probes=2", "sr_tx_probes=2", "sr_tx_probes=1",
+       "counter sr_tx_probes: expected 1, got 2", 0},
       {"rc_homa_stale_grants.conf", "counter homa_grants=0", "homa_grant_stale=4",
        "homa_grant_stale=3", "counter homa_grant_stale: expected 3, got 4", 0},
       // The priority floor: a capped packet, the full priority after the
