@@ -22,7 +22,10 @@ const Command kCommands[] = {
      "per device and priority: PFC frames sent and received, time paused, storm state; the TTL "
      "loop signals",
      0, &render_pfc},
-    {"qps", "one row per QP; DC context pools, DCI streams and DCTs", ctl::kStatusQps, &render_qps},
+    {"qps",
+     "one row per QP (RECOVERY: go-back-N, selective repeat, spraying paths/avoided); DC "
+     "context pools, DCI streams and DCTs",
+     ctl::kStatusQps, &render_qps},
     {"sched", "per device the traffic classes, then per QP its class, rate limit and pacing",
      ctl::kStatusQps, &render_sched},
     {"homa", "the Homa-like scheduler: receiver, grants and cutoffs, then per RC QP its sender",

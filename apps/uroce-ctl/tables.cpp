@@ -294,16 +294,32 @@ std::string render_counters(const json& j) {
   return out;
 }
 
+namespace {
+
+// The RC recovery a QP runs: "sr" (selective repeat with its peer),
+// "sr 16/3" (spraying over 16 paths, 3 avoided now), "gbn" (go-back-N),
+// "-" for other types.
+std::string recovery(const json& q) {
+  const json& peer = child(q, "sr_peer");
+  if (!peer.is_boolean()) return "-";
+  if (!peer.get<bool>()) return "gbn";
+  const json& paths = child(q, "sr_paths");
+  if (!paths.is_number_unsigned() || paths.get<std::uint64_t>() < 2) return "sr";
+  return fmt::format("sr {}/{}", paths.get<std::uint64_t>(), cell(q, "sr_avoided"));
+}
+
+}  // namespace
+
 std::string render_qps(const json& j) {
   Table t({"DEVICE", "QPN", "TYPE", "STATE", "CLIENT", "DEST_QPN", "SQ", "RQ", "TX_PKTS", "RX_PKTS",
-           "TX_BYTES", "RX_BYTES", "RETRANSMITS", "BAD_WQES"});
+           "TX_BYTES", "RX_BYTES", "RETRANSMITS", "BAD_WQES", "RECOVERY"});
   for (const auto& q : child(j, "qps")) {
     const json& e = child(q, "engine");
     const json& tr = child(q, "transport");
     t.add({cell(q, "device"), cell(q, "qpn"), cell(q, "type"), cell(q, "state"), cell(q, "client"),
            cell(q, "dest_qpn"), cell(q, "send_queue"), cell(q, "recv_queue"), cell(e, "tx_packets"),
            cell(e, "rx_packets"), cell(e, "tx_bytes"), cell(e, "rx_bytes"),
-           cell(tr, "tx_retransmits"), cell(e, "bad_wqes")});
+           cell(tr, "tx_retransmits"), cell(e, "bad_wqes"), recovery(q)});
   }
   std::string out = t.render();
   out += render_dc(j);

@@ -137,6 +137,8 @@ json qp_json(const std::string& device, const engine::QpStatus& q) {
     j["homa"] = q.homa;
     j["sr_peer"] = q.sr_peer;
     j["sr"] = q.sr;
+    j["sr_paths"] = q.sr_paths;
+    j["sr_avoided"] = q.sr_avoided;
   }
   switch (q.type) {
     case transport::QpType::kRc: j["transport"] = q.rc; break;

@@ -406,6 +406,10 @@ struct QpStatus {
   // peer accepted it, and the connection's counters (0 without its state).
   bool sr_peer = false;
   transport::RcSrCounters sr{};
+  // Spraying (docs/lossy.md "Spraying"): the connection's paths (0 when it
+  // does not spray) and how many it avoids now.
+  std::uint32_t sr_paths = 0;
+  std::uint32_t sr_avoided = 0;
   // DC QPs (docs/dc.md). A DCI: one line per stream (its lane) and the
   // DCI's own counters; a DCT: its counters and the pool contexts it holds
   // now. `rc` then holds the RC counters their lanes and contexts sum to.

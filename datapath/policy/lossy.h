@@ -134,7 +134,11 @@ class Lossy : public NoHooks {
   void status(const H&, const Q& e, engine::QpStatus* s) const {
     const Qp& q = qps_[e.slot];
     s->sr_peer = q.peer;
-    if (q.sr >= 0) s->sr = pool_[q.sr].ctr;
+    if (q.sr < 0) return;
+    const transport::RcSr& r = pool_[q.sr];
+    s->sr = r.ctr;
+    s->sr_paths = r.spray.paths();
+    s->sr_avoided = r.spray.avoided_now();
   }
 
   // The state attached to the QP in `slot` (null: plain RC), for tests.

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include <algorithm>
 
 namespace uroce::ctl_tool {
@@ -239,6 +241,31 @@ TEST(RenderQps, OneRowPerQp) {
   EXPECT_NE(s.find("RTS"), std::string::npos);
   EXPECT_NE(s.find("RETRANSMITS"), std::string::npos);
   EXPECT_EQ(std::count(s.begin(), s.end(), '\n'), 2);
+}
+
+// The RECOVERY column: go-back-N, selective repeat, and spraying with the
+// paths avoided now; "-" for a QP that is not RC.
+TEST(RenderQps, RecoveryColumn) {
+  const json j = json::parse(R"({"qps": [
+      {"device": "d", "qpn": 1, "type": "RC", "sr_peer": false, "sr_paths": 0, "sr_avoided": 0},
+      {"device": "d", "qpn": 2, "type": "RC", "sr_peer": true, "sr_paths": 0, "sr_avoided": 0},
+      {"device": "d", "qpn": 3, "type": "RC", "sr_peer": true, "sr_paths": 16, "sr_avoided": 3},
+      {"device": "d", "qpn": 4, "type": "UD"}]})");
+  const std::string s = render_qps(j);
+  std::istringstream in(s);
+  std::string line;
+  std::vector<std::string> last;
+  while (std::getline(in, line)) {
+    const std::size_t end = line.find_last_not_of(' ');
+    const std::size_t at = line.rfind("  ", end);
+    last.push_back(line.substr(at == std::string::npos ? 0 : at + 2, end - at - 1));
+  }
+  ASSERT_EQ(last.size(), 5u) << s;
+  EXPECT_EQ(last[0], "RECOVERY") << s;
+  EXPECT_EQ(last[1], "gbn") << s;
+  EXPECT_EQ(last[2], "sr") << s;
+  EXPECT_EQ(last[3], "sr 16/3") << s;
+  EXPECT_EQ(last[4], "-") << s;
 }
 
 TEST(RenderQps, DcStreamsDctsAndPool) {

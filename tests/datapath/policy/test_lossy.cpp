@@ -427,7 +427,10 @@ TEST_F(Lossy, Spray_FourPathsSteeredInRotation) {
   ASSERT_EQ(sent.size(), 16u);
   for (std::size_t i = 0; i < sent.size(); ++i) EXPECT_EQ(sent[i], sr->spray.port(i % 4)) << i;
   EXPECT_EQ(ctr(*a).sr_spray_tx, 16u);
-  EXPECT_EQ(status_of(a->vnic, 10).sr.sr_spray_tx, 16u);
+  const engine::QpStatus st = status_of(a->vnic, 10);
+  EXPECT_EQ(st.sr.sr_spray_tx, 16u);
+  EXPECT_EQ(st.sr_paths, 4u);  // uroce-ctl qps: "sr 4/0"
+  EXPECT_EQ(st.sr_avoided, 0u);
 }
 
 // The same device with a peer that has selective repeat off: the
@@ -465,6 +468,7 @@ TEST_F(Lossy, Spray_OnePathAsBefore) {
   EXPECT_EQ(ports.size(), 1u);
   const policy::LossyCounters c = ctr(*a);
   EXPECT_EQ(c.sr_spray_tx + c.sr_spray_losses + c.sr_spray_avoided, 0u);
+  EXPECT_EQ(status_of(a->vnic, 10).sr_paths, 0u);  // uroce-ctl qps: "sr"
 }
 
 // Over a lossy link a spraying connection delivers everything intact, and
