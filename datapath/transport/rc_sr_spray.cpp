@@ -1,5 +1,7 @@
 #include "datapath/transport/rc_sr_spray.h"
 
+#include <cassert>
+
 // Out of line: only a spraying connection calls these, and keeping them
 // out of the requester's send path keeps that path's code (and what the
 // compiler inlines into it) as it is for every other QP.
@@ -60,6 +62,7 @@ void SrSpray::charge(Psn p) {
     if (ctr_ != nullptr) ++ctr_->sr_spray_avoided;
   }
   until_[i] = sent_ + (kAvoidPackets << level_[i]);
+  assert((ce_only_ & ~avoided_) == 0);
 }
 
 void SrSpray::congested(Psn p) {
@@ -75,6 +78,7 @@ void SrSpray::congested(Psn p) {
   ce_only_ = static_cast<std::uint16_t>(ce_only_ | (1u << i));
   until_[i] = sent_ + kCeAvoidPackets;
   if (ctr_ != nullptr) ++ctr_->sr_spray_ce_avoided;
+  assert((ce_only_ & ~avoided_) == 0);
 }
 
 std::uint16_t SrSpray::ack_port() {

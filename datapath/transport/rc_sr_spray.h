@@ -35,22 +35,21 @@
 // (a connection left on one path that turned out dead would otherwise
 // stall until its retransmission timeout).
 //
-// ECN steering: a request packet that arrived marked CE (the responder
-// echoes it in a SACK with ECE: sr_sack_eth.h) charges its path with
-// congestion (congested()): a queue building there, not yet a drop. The
-// path is skipped for the next kCeAvoidPackets packets, without a level
-// (congestion comes and goes with the load), and never when it is the
-// last usable path or avoided already (marks everywhere: steering cannot
-// help, the congestion is past the paths' split). Only with set_ecn (the
-// device key spray_ecn): on the four-path testbed fabric it gained
-// nothing over loss-only avoidance (docs/lossy-figures.md). A tail-loss probe ends
-// every avoidance for a mark (silent()): only live paths mark, so marks
-// steer traffic onto a dead path that has not yet been charged (its losses
-// show only once later packets arrive); in the testbed a connection whose
-// marked paths were all avoided was left on dead ones and its probes went
-// there too. ECN-capable packets are
-// what lets a switch mark rather than drop, so a spraying connection's
-// requests go ECT(0).
+// ECN steering (only with set_ecn, the device key spray_ecn): the
+// connection's requests go ECT(0), so a switch whose queue builds marks
+// them rather than drops them, and a request packet that arrived marked CE
+// (the responder echoes it in a SACK with ECE: sr_sack_eth.h) charges its
+// path with congestion (congested()). The path is skipped for the next
+// kCeAvoidPackets packets, without a level (congestion comes and goes with
+// the load), and never when it is the last usable path or avoided already
+// (marks everywhere: steering cannot help, the congestion is past the
+// paths' split). A tail-loss probe ends every avoidance for a mark
+// (silent()): only live paths mark, so marks steer traffic onto a dead
+// path that has not yet been charged (its losses show only once later
+// packets arrive); in the testbed a connection whose marked paths were all
+// avoided was left on dead ones and its probes went there too. Off by
+// default: on the four-path testbed fabric it gained nothing over
+// loss-only avoidance (docs/lossy-figures.md).
 //
 // State: fixed-size arrays (bounded whatever the traffic), part of the
 // connection's RcSr (the device pool). The ports are set once, when the
@@ -164,7 +163,8 @@ class SrSpray {
   // Each PSN slot's path, two to a byte.
   std::array<std::uint8_t, kSrWindow / 2> path_of_{};
   std::uint32_t sent_ = 0;
-  // Bit i: path i avoided now; of them, avoided for a CE mark alone.
+  // Bit i: path i avoided now; of them, avoided for a CE mark alone
+  // (ce_only_ is a subset of avoided_).
   std::uint16_t avoided_ = 0;
   std::uint16_t ce_only_ = 0;
   bool ecn_ = false;
