@@ -22,7 +22,7 @@ std::string IncastArrivals::check(const IncastSpec& s) {
   if (s.bytes == 0 || s.bytes > std::uint64_t{1} << 31) {
     return "incast_bytes: " + std::to_string(s.bytes) + " is not in 1 .. 2147483648";
   }
-  if (s.senders * s.bytes > std::uint64_t{1} << 32) {
+  if (s.burst_bytes() > std::uint64_t{1} << 32) {
     return "incast_bytes: " + std::to_string(s.senders) + " senders x " + std::to_string(s.bytes) +
            " bytes is above 4 GiB a burst";
   }

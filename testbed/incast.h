@@ -27,6 +27,9 @@ struct IncastSpec {
   TimeNs every_ns = 0;        // > 0
   TimeNs start_ns = 0;
   std::uint64_t seed = 1;
+
+  // The bytes one burst brings its receiver.
+  std::uint64_t burst_bytes() const { return std::uint64_t{senders} * bytes; }
 };
 
 struct IncastBurst {

@@ -60,14 +60,10 @@ MessageWorkload::MessageWorkload(const MessageWorkloadConfig& cfg, const SizeDis
   }
   for (std::uint32_t w = 0; w < n; ++w) agents_.push_back(std::make_unique<Agent>(*this, w));
   next_ = gen_.next();
-  if (cfg_.incast_senders > 0) {
-    IncastSpec in;
-    in.hosts = n;
-    in.senders = cfg_.incast_senders;
-    in.bytes = cfg_.incast_bytes;
-    in.every_ns = cfg_.incast_every_ns;
-    in.seed = cfg_.seed;
-    incast_.emplace(in);
+  if (cfg_.incast.senders > 0) {
+    cfg_.incast.hosts = n;
+    cfg_.incast.seed = cfg_.seed;
+    incast_.emplace(cfg_.incast);
   }
 }
 
@@ -91,7 +87,7 @@ void MessageWorkload::FreeBuf::operator()(std::uint8_t* p) const { std::free(p);
 int MessageWorkload::setup() {
   const std::uint32_t n = hosts();
   const std::uint64_t max_len = std::max<std::uint64_t>(
-      {gen_.distribution().max_length(), incast_ ? cfg_.incast_bytes : 0, 1});
+      {gen_.distribution().max_length(), incast_ ? cfg_.incast.bytes : 0, 1});
   pattern_.resize(max_len);
   SeededRng rng(derive_seed(cfg_.seed, kPurposePattern, 0));
   for (std::uint8_t& b : pattern_) b = static_cast<std::uint8_t>(rng.next_u64());
@@ -168,16 +164,16 @@ void MessageWorkload::arrive_burst(TimeNs now) {
   BurstRecord r;
   r.arrival_ns = now;
   r.dst = b.dst;
-  r.measured = now >= cfg_.warmup_ns && now < cfg_.warmup_ns + cfg_.measure_ns;
+  r.measured = measured_at(now);
   r.best_ns = ~TimeNs{0};
-  const std::uint64_t total = std::uint64_t{cfg_.incast_senders} * cfg_.incast_bytes;
   for (const std::uint32_t s : b.srcs) {
-    r.best_ns = std::min(r.best_ns, idle_[pair_idle_[pair_of(s, b.dst)]].best_ns(total));
+    r.best_ns = std::min(r.best_ns,
+                         idle_[pair_idle_[pair_of(s, b.dst)]].best_ns(cfg_.incast.burst_bytes()));
   }
   const auto id = static_cast<std::uint32_t>(bursts_.size());
   bursts_.push_back(r);
   for (const std::uint32_t s : b.srcs) {
-    enqueue(s, b.dst, cfg_.incast_bytes, now, id);
+    enqueue(s, b.dst, cfg_.incast.bytes, now, id);
     arrived_src_.push_back(s);
   }
 }
@@ -190,7 +186,7 @@ void MessageWorkload::enqueue(std::uint32_t src, std::uint32_t dst, std::uint64_
   m.src = static_cast<std::uint16_t>(src);
   m.dst = static_cast<std::uint16_t>(dst);
   m.burst = burst;
-  m.measured = now >= cfg_.warmup_ns && now < cfg_.warmup_ns + cfg_.measure_ns;
+  m.measured = measured_at(now);
   m.best_ns = idle_[pair_idle_[pair_of(src, dst)]].best_ns(length);
   if (m.measured) ++st_.measured;
   ++st_.arrived;
@@ -300,7 +296,7 @@ bool MessageWorkload::on_recv_done(std::uint32_t w, const ib_uverbs_wc& wc, Time
     if (m.measured) ++st_.measured_done;
     if (m.burst != MessageRecord::kNoBurst) {
       BurstRecord& b = bursts_[m.burst];
-      if (++b.received == cfg_.incast_senders) b.done_ns = now;
+      if (++b.received == cfg_.incast.senders) b.done_ns = now;
     }
   }
   const std::size_t i = wc.wr_id;

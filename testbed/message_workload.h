@@ -35,7 +35,7 @@
 // window has closed and every measured message has been received (the
 // simulation then stops).
 //
-// Incast bursts (incast_senders > 0; incast.h) join the same FIFOs: each of
+// Incast bursts (incast.senders > 0; incast.h) join the same FIFOs: each of
 // a burst's messages is one message of its sender's pair, measured by the
 // same window rule (a burst arriving in the window), and left out of the
 // Poisson messages' slowdowns; a burst is done when its last message is
@@ -74,9 +74,9 @@ struct MessageWorkloadConfig {
   TimeNs warmup_ns = 0;
   TimeNs measure_ns = 0;
   std::uint32_t qps_per_pair = 4;
-  std::uint32_t incast_senders = 0;  // 0: no bursts
-  std::uint64_t incast_bytes = 0;
-  TimeNs incast_every_ns = 0;
+  // The bursts' senders, bytes and period (senders 0: no bursts); the
+  // workload sets their hosts and seed.
+  IncastSpec incast{};
   MsgOp op = MsgOp::kSendImm;
   RcConnect path;  // dscp, ttl, mtu, timeout, retries (addresses per pair)
 };
@@ -210,6 +210,10 @@ class MessageWorkload {
 
   std::uint32_t pair_of(std::uint32_t s, std::uint32_t d) const { return s * hosts() + d; }
   static bool same_path(const std::vector<PathLink>& a, const std::vector<PathLink>& b);
+  // An arrival at `now` is measured (inside the window).
+  bool measured_at(TimeNs now) const {
+    return now >= cfg_.warmup_ns && now < cfg_.warmup_ns + cfg_.measure_ns;
+  }
   void enqueue(std::uint32_t src, std::uint32_t dst, std::uint64_t length, TimeNs now,
                std::uint32_t burst);
   void arrive_burst(TimeNs now);

@@ -13,6 +13,7 @@
 #include "testbed/rc_flow.h"
 #include "testbed/recorder.h"
 #include "testbed/wait_for.h"
+#include "testbed/workload_scenario.h"
 
 namespace uroce::testbed {
 
@@ -220,9 +221,7 @@ void Simulator::setup_workload() {
   c.warmup_ns = ws.warmup_ns;
   c.measure_ns = ws.measure_ns;
   c.qps_per_pair = ws.qps_per_pair;
-  c.incast_senders = ws.incast_senders;
-  c.incast_bytes = ws.incast_bytes;
-  c.incast_every_ns = ws.incast_every_ns;
+  c.incast = incast_spec(ws, static_cast<std::uint32_t>(hs.size()));
   c.op = ws.write ? MsgOp::kWriteImm : MsgOp::kSendImm;
   c.path.dscp = prio_map_.tx_dscp_of_sl(ws.sl);
   c.path.ttl = ws.ttl;

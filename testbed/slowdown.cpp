@@ -52,8 +52,6 @@ std::string num(const std::optional<double>& v) {
   return b;
 }
 
-Json opt(const std::optional<double>& v) { return v ? Json(*v) : Json(nullptr); }
-
 Json stats_json(const SlowdownStats& s) {
   Json j;
   j["min_length"] = s.min_length;
@@ -62,14 +60,16 @@ Json stats_json(const SlowdownStats& s) {
   j["cdf_hi"] = s.cdf_hi;
   j["count"] = s.count;
   j["incomplete"] = s.incomplete;
-  j["p50"] = opt(s.p50);
-  j["p99"] = opt(s.p99);
+  j["p50"] = optional_json(s.p50);
+  j["p99"] = optional_json(s.p99);
   j["mean"] = s.mean;
   j["min"] = s.min;
   return j;
 }
 
 }  // namespace
+
+Json optional_json(const std::optional<double>& v) { return v ? Json(*v) : Json(nullptr); }
 
 std::optional<double> percentile_of_sorted(const std::vector<double>& sorted, double pct) {
   if (sorted.empty()) return std::nullopt;

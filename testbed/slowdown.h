@@ -57,6 +57,8 @@ SlowdownSummary summarize_slowdown(std::vector<SlowdownSample> samples, std::uin
 // The nearest-rank `pct` percentile (0 < pct <= 100) of sorted values,
 // nullopt for an empty list or when it lands on +infinity.
 std::optional<double> percentile_of_sorted(const std::vector<double>& sorted, double pct);
+// A percentile in JSON: the number, or null when not reached.
+nlohmann::ordered_json optional_json(const std::optional<double>& v);
 
 // A text table: one row per bucket (lengths, share of messages, count,
 // p50, p99, mean) and the overall row.

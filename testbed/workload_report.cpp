@@ -52,11 +52,10 @@ struct BurstFigures {
 BurstFigures burst_figures(const MessageWorkload& w) {
   BurstFigures f;
   std::vector<SlowdownSample> v;
-  const std::uint64_t total = std::uint64_t{w.config().incast_senders} * w.config().incast_bytes;
   for (const BurstRecord& b : w.bursts()) {
     if (!b.measured) continue;
     SlowdownSample s;
-    s.length = total;
+    s.length = w.config().incast.burst_bytes();
     s.done = b.done_ns != MessageRecord::kNotDone;
     if (s.done) {
       ++f.done;
@@ -71,8 +70,6 @@ BurstFigures burst_figures(const MessageWorkload& w) {
   f.slowdown = summarize_slowdown(std::move(v), 1);
   return f;
 }
-
-Json opt(const std::optional<double>& v) { return v ? Json(*v) : Json(nullptr); }
 
 }  // namespace
 
@@ -153,18 +150,18 @@ Json workload_json(const Simulator& sim) {
   if (any_homa) t["homa"] = homa;
   j["transport"] = t;
   j["slowdown"] = slowdown_json(workload_slowdown(sim));
-  if (w->config().incast_senders > 0) {
+  if (w->config().incast.senders > 0) {
     const BurstFigures f = burst_figures(*w);
     Json in;
-    in["senders"] = w->config().incast_senders;
-    in["bytes"] = w->config().incast_bytes;
-    in["every_ns"] = w->config().incast_every_ns;
+    in["senders"] = w->config().incast.senders;
+    in["bytes"] = w->config().incast.bytes;
+    in["every_ns"] = w->config().incast.every_ns;
     in["bursts"] = w->bursts().size();
     in["measured"] = f.rct_us.size();
     in["done"] = f.done;
-    in["completion_us"] = {{"p50", opt(percentile_of_sorted(f.rct_us, 50))},
-                           {"p99", opt(percentile_of_sorted(f.rct_us, 99))},
-                           {"max", opt(percentile_of_sorted(f.rct_us, 100))}};
+    in["completion_us"] = {{"p50", optional_json(percentile_of_sorted(f.rct_us, 50))},
+                           {"p99", optional_json(percentile_of_sorted(f.rct_us, 99))},
+                           {"max", optional_json(percentile_of_sorted(f.rct_us, 100))}};
     in["slowdown"] = slowdown_json(f.slowdown)["overall"];
     j["incast"] = in;
   }
@@ -192,7 +189,7 @@ std::string workload_text(const Simulator& sim) {
                 static_cast<unsigned long long>(s.send_errors),
                 static_cast<unsigned long long>(s.recv_errors));
   std::string out = line + slowdown_table(workload_slowdown(sim));
-  if (w->config().incast_senders > 0) {
+  if (w->config().incast.senders > 0) {
     const BurstFigures f = burst_figures(*w);
     auto us = [&](double pct) {
       const std::optional<double> v = percentile_of_sorted(f.rct_us, pct);
@@ -202,8 +199,8 @@ std::string workload_text(const Simulator& sim) {
     std::snprintf(line, sizeof line,
                   "incast: %zu bursts of %u x %llu bytes measured, %llu done; completion p50 "
                   "%s, p99 %s, max %s\n",
-                  f.rct_us.size(), w->config().incast_senders,
-                  static_cast<unsigned long long>(w->config().incast_bytes),
+                  f.rct_us.size(), w->config().incast.senders,
+                  static_cast<unsigned long long>(w->config().incast.bytes),
                   static_cast<unsigned long long>(f.done), us(50).c_str(), us(99).c_str(),
                   us(100).c_str());
     out += line;

@@ -1,9 +1,17 @@
 #include "testbed/workload_scenario.h"
 
 #include "datapath/wire/opcodes.h"
-#include "testbed/incast.h"
 
 namespace uroce::testbed {
+
+IncastSpec incast_spec(const WorkloadScenario& w, std::uint32_t hosts) {
+  IncastSpec in;
+  in.hosts = hosts;
+  in.senders = w.incast_senders;
+  in.bytes = w.incast_bytes;
+  in.every_ns = w.incast_every_ns;
+  return in;
+}
 
 namespace {
 
@@ -75,12 +83,9 @@ std::string resolve_workload(const Scenario& sc, Topology& out) {
   spec.load = w.load;
   if (std::string e = PoissonArrivals::check(spec); !e.empty()) return "workload: " + e;
   if (w.incast_senders > 0) {
-    IncastSpec in;
-    in.hosts = n;
-    in.senders = w.incast_senders;
-    in.bytes = w.incast_bytes;
-    in.every_ns = w.incast_every_ns;
-    if (std::string e = IncastArrivals::check(in); !e.empty()) return "workload." + e;
+    if (std::string e = IncastArrivals::check(incast_spec(w, n)); !e.empty()) {
+      return "workload." + e;
+    }
   }
   out.workload_paths.assign(n, std::vector<std::vector<std::uint32_t>>(n));
   for (std::uint32_t s = 0; s < n; ++s) {

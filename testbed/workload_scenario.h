@@ -5,9 +5,14 @@
 
 #include <string>
 
+#include "testbed/incast.h"
 #include "testbed/scenario.h"
 
 namespace uroce::testbed {
+
+// The [workload]'s incast bursts over `hosts` workload hosts (senders 0:
+// none), without a seed (the run's gives it).
+IncastSpec incast_spec(const WorkloadScenario& w, std::uint32_t hosts);
 
 // Fills out.workload_hosts, workload_paths and workload_dist when
 // sc.workload.enabled; "" or the first problem ("workload.load: ...").

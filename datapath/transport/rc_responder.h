@@ -196,6 +196,9 @@ class RcResponder {
   void sr_after_in_order(Cq& rcq);
   // An acknowledgement is due, answering packet `p`.
   void sr_ack_due(Psn p, bool dup);
+  // An acknowledgement is due (unless a NAK is waiting to leave), its
+  // trigger left as it is.
+  void sr_ack_now();
 
   RcCore& c_;
   WrQueue<QueuedRecvWr> rq_;

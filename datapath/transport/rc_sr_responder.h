@@ -30,12 +30,16 @@
 
 namespace uroce::transport {
 
-inline void RcResponder::sr_ack_due(Psn p, bool dup) {
-  c_.sr->rx.set_trigger(p, dup);
+inline void RcResponder::sr_ack_now() {
   // A NAK or RNR NAK waiting to leave is not replaced by an ACK.
   if (pending_.valid && pending_.syndrome != wire::aeth_ack_syndrome()) return;
   unacked_ = 0;
   set_response(wire::aeth_ack_syndrome(), epsn_ - 1);
+}
+
+inline void RcResponder::sr_ack_due(Psn p, bool dup) {
+  c_.sr->rx.set_trigger(p, dup);
+  sr_ack_now();
 }
 
 inline void RcResponder::sr_ce(Psn p) {
@@ -48,9 +52,7 @@ inline void RcResponder::sr_ce(Psn p) {
     return;
   }
   c_.sr->rx.set_ce(p);
-  if (pending_.valid && pending_.syndrome != wire::aeth_ack_syndrome()) return;
-  unacked_ = 0;
-  set_response(wire::aeth_ack_syndrome(), epsn_ - 1);
+  sr_ack_now();
 }
 
 template <CqSink Cq>
