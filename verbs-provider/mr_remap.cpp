@@ -137,7 +137,7 @@ int MemfdRegistry::acquire_locked(std::uintptr_t addr, std::size_t len, bool wri
     readable = readable && m.read;
     writable = writable && m.write;
     if (!m.shared && !movable(m)) special = special || m.read;
-    if (m.shared && m.inode == 0) special = true;
+    if (m.shared && !shm::is_shared_object(m)) special = true;
     const std::uintptr_t to = m.end < end ? m.end : end;
     if (n > 0 && continues(runs[n - 1], m)) {
       runs[n - 1].end = to;

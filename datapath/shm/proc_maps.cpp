@@ -136,12 +136,13 @@ void SharedObjectSpan::add(const MapsLine& m) {
              m.offset - m.start != first_.offset - first_.start) {
     ok_ = false;
   }
-  // An anonymous private line has inode 0 and is nobody's shared object.
-  if (!m.shared || m.inode == 0) ok_ = false;
+  if (!is_shared_object(m)) ok_ = false;
   writable_ = writable_ && m.write;
   readable_ = readable_ && m.read;
 }
 
 bool is_sysv(const MapsLine& m) { return m.name.substr(0, 5) == "/SYSV"; }
+
+bool is_shared_object(const MapsLine& m) { return m.shared && (m.inode != 0 || is_sysv(m)); }
 
 }  // namespace uroce::shm

@@ -83,5 +83,9 @@ class SharedObjectSpan {
 
 // SysV shared memory shows as "/SYSV<key in hex> (deleted)", inode = shmid.
 bool is_sysv(const MapsLine& m);
+// A line of a shared object: shared, and an inode that names it. SysV
+// segment 0 (often the first one after boot) has inode 0 like anonymous
+// private memory, and is a shared object all the same.
+bool is_shared_object(const MapsLine& m);
 
 }  // namespace uroce::shm

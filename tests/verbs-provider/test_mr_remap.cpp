@@ -71,6 +71,26 @@ TEST(ParseMapsLine_Lines, HeapAnonFileMemfdAndStack) {
   EXPECT_EQ(m.name, "[stack]");
 }
 
+// SysV segment 0 has inode 0, as anonymous private memory does; it is a
+// shared object all the same (a registration on it was refused with EINVAL
+// on a machine whose first segment it was).
+TEST(SharedObjectSpan_Sysv, SegmentZeroIsASharedObject) {
+  MapsLine m;
+  ASSERT_TRUE(
+      parse_maps_line("7f0000000000-7f0000004000 rw-s 00000000 00:01 0 /SYSV00000000 (deleted)",
+                      &m));
+  EXPECT_EQ(m.inode, 0u);
+  EXPECT_TRUE(shm::is_shared_object(m));
+  shm::SharedObjectSpan span;
+  span.add(m);
+  EXPECT_TRUE(span.ok());
+  // Inode 0 without the SysV name is nobody's object, shared or not.
+  ASSERT_TRUE(parse_maps_line("7f0000000000-7f0000001000 rw-s 00000000 00:00 0 ", &m));
+  EXPECT_FALSE(shm::is_shared_object(m));
+  ASSERT_TRUE(parse_maps_line("7f0000000000-7f0000001000 rw-p 00000000 00:00 0 ", &m));
+  EXPECT_FALSE(shm::is_shared_object(m));
+}
+
 TEST(ParseMapsLine_Lines, MalformedLinesAreRejected) {
   MapsLine m;
   EXPECT_FALSE(parse_maps_line("", &m));

@@ -4,8 +4,10 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <sys/shm.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -212,6 +214,36 @@ TEST(MrMemoryFromProcess, SysvSegmentIncludingHugePages) {
     m.reset();
     shmdt(p);
   }
+}
+
+// SysV segment 0, the first of a fresh IPC namespace (or of a machine after
+// boot), has inode 0 in the maps; it maps like any other segment. In a
+// child in an IPC namespace of its own, so that the segment is number 0.
+TEST(MrMemoryFromProcess, SysvSegmentZero) {
+  SKIP_WITHOUT_MAP_FILES();
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    if (unshare(CLONE_NEWIPC) != 0) _exit(77);
+    const int id = shmget(IPC_PRIVATE, 4 * kPage, IPC_CREAT | 0600);
+    if (id != 0) _exit(2);
+    auto* p = static_cast<std::uint8_t*>(shmat(id, nullptr, 0));
+    shmctl(id, IPC_RMID, nullptr);
+    if (p == reinterpret_cast<void*>(-1)) _exit(3);
+    p[kPage + 1] = 7;
+    MrMemory m;
+    const int rc = MrMemory::from_process(getpid(), reinterpret_cast<std::uintptr_t>(p + kPage),
+                                          2 * kPage, true, &m);
+    if (rc != 0) _exit(10 + rc);
+    _exit(m.host()[1] == 7 && m.map_len() == 2 * kPage ? 0 : 4);
+  }
+  int st = 0;
+  ASSERT_EQ(waitpid(child, &st, 0), child);
+  ASSERT_TRUE(WIFEXITED(st));
+  if (WEXITSTATUS(st) == 77) GTEST_SKIP() << "no IPC namespace (unshare: not permitted)";
+  // 10 + errno: from_process refused it (EINVAL, 32, before segment 0 was
+  // taken for a shared object).
+  EXPECT_EQ(WEXITSTATUS(st), 0);
 }
 
 TEST(MrMemoryFromMemfd, UnsealedIsRefused) {
