@@ -137,6 +137,8 @@ Json workload_json(const Simulator& sim) {
   bool any_homa = false;
   std::vector<engine::QpStatus> qs;
   for (const std::uint32_t h : sim.topology().workload_hosts) {
+    // qp_status appends: each host's QPs alone, so each is counted once.
+    qs.clear();
     sim.engines()[h]->vnic().qp_status(&qs);
     for (const engine::QpStatus& q : qs) {
       counters::add(rc, q.rc);

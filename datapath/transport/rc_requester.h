@@ -460,8 +460,13 @@ template <TxSink Tx>
       break;
     }
   }
-  // A packet sent again by selective repeat asks for a SACK at once.
-  spec.ack_req = last || sq_.noack_pkts + 1 >= c_.cfg.tuning.ack_req_every || (sr && !new_psn);
+  // AckReq on a message's last packet, on every ack_req_every-th and at
+  // least every half window: a window below ack_req_every (an SR cap of 32)
+  // would fill without one and move only at the tail-loss probe or the
+  // timeout. A packet sent again by selective repeat asks for a SACK at once.
+  const std::uint32_t ack_req_every =
+      std::min(c_.cfg.tuning.ack_req_every, std::max<std::uint32_t>(window / 2, 1));
+  spec.ack_req = last || sq_.noack_pkts + 1 >= ack_req_every || (sr && !new_psn);
 
   const RcEmit e = rc_emit(c_, tx, spec, payload_len, [&](wire::PayloadWriter& w) {
     if (w.size() == 0) return true;

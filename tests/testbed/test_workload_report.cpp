@@ -73,6 +73,14 @@ TEST(WorkloadJson, HomaRunsSumTheGatesCounters) {
   EXPECT_GT(j["transport"]["homa"]["gated"].get<std::uint64_t>(), 0u);
   EXPECT_GT(j["transport"]["homa"]["grants"].get<std::uint64_t>(), 0u);
   EXPECT_EQ(j["transport"]["homa"]["fallbacks"], 0);
+  // Every QP counted once: the section is the sum over the hosts' QPs.
+  std::uint64_t gated = 0;
+  for (const std::uint32_t h : sim.topology().workload_hosts) {
+    std::vector<engine::QpStatus> qs;
+    sim.engines()[h]->vnic().qp_status(&qs);
+    for (const engine::QpStatus& q : qs) gated += q.homa_peer ? q.homa.gated : 0;
+  }
+  EXPECT_EQ(j["transport"]["homa"]["gated"].get<std::uint64_t>(), gated);
   // Plain RC runs have no such section.
   EXPECT_FALSE(workload_json(*small_run().sim)["transport"].contains("homa"));
 }

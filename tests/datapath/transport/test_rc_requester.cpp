@@ -138,6 +138,17 @@ TEST_F(Requester, SendOne_AckReqOnLastAndEveryNth) {
   for (std::size_t i = 0; i < 10; ++i) EXPECT_EQ(tx.at(i).bth.ack_req(), want[i]) << i;
 }
 
+// A window below ack_req_every: AckReq at least every half window, so a
+// full window is acknowledged before the requester runs out of it.
+TEST_F(Requester, SendOne_AckReqEveryHalfWindowBelowAckReqEvery) {
+  cfg.tuning.window_psns = 8;
+  make_qp();
+  ASSERT_EQ(qp->post_send(send_wr(1, WrOpcode::kRdmaWrite, 0, 20 * 1024)), 0);
+  EXPECT_EQ(pump(), 8u);
+  std::vector<bool> want = {false, false, false, true, false, false, false, true};
+  for (std::size_t i = 0; i < 8; ++i) EXPECT_EQ(tx.at(i).bth.ack_req(), want[i]) << i;
+}
+
 TEST_F(Requester, SendOne_WindowLimitsOutstandingPsns) {
   cfg.tuning.window_psns = 8;
   make_qp();

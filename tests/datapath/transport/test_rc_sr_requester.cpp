@@ -540,6 +540,41 @@ SrRun run_pair(bool sr, double loss, double reorder, double dup, std::uint64_t s
   return r;
 }
 
+// A cap below ack_req_every (the leaf-spine testbed's 32 against 64): the
+// requester asks for an ACK every half window, so a long WRITE over a clean
+// link moves its window on ACKs and never waits for a tail-loss probe.
+TEST(SrSimCap, SmallCapWindowMovesOnAcks) {
+  constexpr std::size_t kMiB = 1 << 20;
+  ConnectParams cp;
+  cp.mtu = wire::PathMtu::k4096;
+  cp.timeout = 8;
+  cp.retry_cnt = 7;
+  cp.rnr_retry = 7;
+  RcSr sra, srb;
+  sra.cap = srb.cap = 32;
+  SimPair pair(lossy(0, 0, 0, 1), 2 * kMiB, cp);
+  SimSide& a = pair.a();
+  SimSide& b = pair.b();
+  a.qp->set_sr(&sra);
+  b.qp->set_sr(&srb);
+  a.qp->sr_tx_start();
+  b.qp->sr_tx_start();
+  SendWr w;
+  w.wr_id = 1;
+  w.opcode = WrOpcode::kRdmaWrite;
+  w.flags = send_flag::kSignaled;
+  w.num_sge = 1;
+  w.sge[0] = {SimSide::kVa, kMiB, a.key};
+  w.remote_addr = SimSide::kVa + kMiB;
+  w.rkey = b.key;
+  ASSERT_EQ(a.qp->post_send(w), 0);
+  ASSERT_TRUE(pair.run([&] { return a.scq.wc.size() == 1; }, kNsPerSec));
+  EXPECT_EQ(status(a.scq.wc[0]), WcStatus::kSuccess);
+  EXPECT_GT(a.qp->counters().wait_window, 0u);
+  EXPECT_EQ(sra.ctr.sr_tx_probes, 0u);
+  EXPECT_EQ(a.qp->counters().tx_retransmits, 0u);
+}
+
 struct SrLink {
   const char* name;
   double loss, reorder, dup;
