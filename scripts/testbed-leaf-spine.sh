@@ -6,6 +6,7 @@
 #   gbn+pfc    go-back-N with PFC on priority 3 (as shipped)
 #   sr         selective repeat, PFC off
 #   sr+spray   selective repeat sprayed over 16 ports, PFC off
+#   sr+pfc, sr+spray+pfc  the same with PFC on priority 3 (only in MODES)
 # A workload named W+incast is W with incast bursts beside it (INCAST,
 # "senders:bytes:every_us", default 8:65536:1000: every millisecond 8
 # random hosts each send 64 KiB to a ninth at once).
@@ -18,6 +19,7 @@
 #
 #   scripts/testbed-leaf-spine.sh                 # BUILD_DIR=build
 #   SEEDS="1 2 3" WORKLOADS="w4 w4+incast" LOADS="0.8" scripts/testbed-leaf-spine.sh
+#   MODES="gbn+pfc sr+pfc sr+spray+pfc" scripts/testbed-leaf-spine.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,6 +27,7 @@ BUILD_DIR=${BUILD_DIR:-build}
 SEEDS=${SEEDS:-"1 2 3"}
 WORKLOADS=${WORKLOADS:-"w4 w5"}
 LOADS=${LOADS:-"0.5 0.8"}
+MODES=${MODES:-"gbn+pfc sr sr+spray"}
 INCAST=${INCAST:-8:65536:1000}
 [ -f "$BUILD_DIR/build.ninja" ] || meson setup "$BUILD_DIR" -Dtests=true
 ninja -C "$BUILD_DIR" testbed/uroce-testbed >/dev/null
@@ -40,8 +43,13 @@ mode_sets() {
     sr+spray)
       echo "--set defaults.host.lossy=true --set pfc.priorities=[] --set defaults.host.spray_paths=16"
       ;;
+    sr+pfc) echo "--set defaults.host.lossy=true" ;;
+    sr+spray+pfc) echo "--set defaults.host.lossy=true --set defaults.host.spray_paths=16" ;;
   esac
 }
+for mode in $MODES; do
+  [ -n "$(mode_sets "$mode")" ] || { echo "testbed-leaf-spine: unknown mode $mode" >&2; exit 2; }
+done
 
 # The --set words of workload W's incast bursts (none for a plain one).
 incast_sets() {
@@ -65,7 +73,7 @@ for w in $WORKLOADS; do
     duration=2000
   fi
   for load in $LOADS; do
-    for mode in gbn+pfc sr sr+spray; do
+    for mode in $MODES; do
       for seed in $SEEDS; do
         # shellcheck disable=SC2046 # the sets are words on purpose
         "$bin" "$scenario" --seed "$seed" --out "$runs/$w-$load-$mode-$seed" $(mode_sets "$mode") \
@@ -77,10 +85,11 @@ for w in $WORKLOADS; do
   done
 done
 
-/usr/bin/python3 - "$runs" "$WORKLOADS" "$LOADS" "$SEEDS" <<'PY'
+/usr/bin/python3 - "$runs" "$WORKLOADS" "$LOADS" "$SEEDS" "$MODES" <<'PY'
 import json, sys
 
-runs, workloads, loads, seeds = sys.argv[1], sys.argv[2].split(), sys.argv[3].split(), sys.argv[4].split()
+runs, workloads, loads, seeds, modes = (sys.argv[1], sys.argv[2].split(), sys.argv[3].split(),
+                                        sys.argv[4].split(), sys.argv[5].split())
 failed = []
 
 
@@ -94,7 +103,7 @@ print("| workload | load | transport | seed | messages | slowdown p50 | p99 | p9
 print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 for w in workloads:
     for load in loads:
-        for mode in ["gbn+pfc", "sr", "sr+spray"]:
+        for mode in modes:
             for seed in seeds:
                 name = f"{w}-{load}-{mode}-{seed}"
                 d = json.load(open(f"{runs}/{name}/summary.json"))
@@ -112,7 +121,7 @@ for w in workloads:
                 if inc is not None and inc["done"] != inc["measured"]:
                     failed.append(f"{name}: {inc['measured'] - inc['done']} bursts not done")
                 cu = inc["completion_us"] if inc else {}
-                if mode != "gbn+pfc" and pfc != 0:
+                if not mode.endswith("+pfc") and pfc != 0:
                     failed.append(f"{name}: {pfc} PFC frames with PFC off")
                 b = sd["buckets"]
                 print(f"| {w} | {load} | {mode} | {seed} | {sd['overall']['count']} | "

@@ -27,7 +27,8 @@ struct RcTuning {
   std::uint32_t window_psns = 128;
   // The requester sets AckReq on the last packet of every message and at
   // least on every this-many-th packet (rxe asks when more than
-  // RXE_MAX_PKT_PER_ACK = 64 went without).
+  // RXE_MAX_PKT_PER_ACK = 64 went without), or every half window when its
+  // window (window_psns, or a selective-repeat cap) is smaller.
   std::uint32_t ack_req_every = 64;
   // The responder acknowledges when a packet has AckReq set and at least
   // every this-many in-order request packets (0: only on AckReq).

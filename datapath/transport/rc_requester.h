@@ -6,7 +6,8 @@
 // and on READ requests; AtomicETH on atomics; ImmDt on the last packet of a
 // *_WITH_IMM; IETH on the last packet of SEND_WITH_INV; SE on the last packet
 // of a SEND or WRITE_WITH_IMM whose WR is solicited; AckReq on the last
-// packet of every message and on every RcTuning::ack_req_every-th packet.
+// packet of every message and on every RcTuning::ack_req_every-th packet,
+// or every half window when the window is smaller.
 // A READ resent from the middle (go-back-N into a partly answered READ) is a
 // new READ request for the remaining bytes at the first missing PSN.
 //
