@@ -11,7 +11,10 @@
 // PSN's; a PSN sent more than once gives no sample until min_rtt has
 // passed since its last sending (the ACK may be the first copy's).
 // reo_wnd = min_rtt / 4 x mult, at most srtt; a SACK with DUP (a
-// retransmission that was not needed) doubles mult, up to 16.
+// retransmission that was not needed) doubles mult, up to kMaxReoMult:
+// high enough that srtt is the bound that holds (under PFC pauses or a
+// deep queue the reordering of sprayed paths is many min_rtts; a cap of
+// 16, 4 min_rtt, left spurious resends feeding the congestion).
 // Tail-loss probe: with PSNs outstanding and no acknowledgement making
 // progress for PTO = max(2 srtt, kMinPto) since the last send, the newest
 // outstanding PSN not held is marked to go again. Up to kMaxProbes probes
@@ -53,7 +56,7 @@ namespace uroce::transport {
 class SrTx {
  public:
   static constexpr TimeNs kMinPto = 100 * kNsPerUs;
-  static constexpr std::uint32_t kMaxReoMult = 16;
+  static constexpr std::uint32_t kMaxReoMult = 1024;
   static constexpr std::uint32_t kMaxProbes = 4;
 
   // Where it counts sr_tx_lost, sr_tx_probes and sr_tx_spurious (RcSr's),

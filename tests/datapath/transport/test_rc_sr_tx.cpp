@@ -105,6 +105,28 @@ TEST(SrTx_Detect, DupWidensTheReorderWindow) {
   EXPECT_EQ(b.ctr.sr_tx_spurious, 3u);
 }
 
+// With a min_rtt far below srtt (a flow whose round trips grew behind
+// queues), DUPs widen the window until srtt bounds it: past the 4 min_rtt
+// a cap of 16 allowed, which under PFC pauses left sprayed flows resending
+// what was only late.
+TEST(SrTx_Detect, DupsWidenTheWindowUpToSrtt) {
+  Board b;
+  SrTx& t = b.t;
+  t.reset(Psn(0));
+  t.on_sent(Psn(0), 0);
+  t.on_ack(Psn(1), nullptr, us(4));  // min_rtt 4 us: reo_wnd 1 us
+  t.on_sent(Psn(1), us(10));
+  t.on_ack(Psn(2), nullptr, us(1010));  // srtt 4 + (1000 - 4) / 8 = 128.5 us
+  EXPECT_EQ(t.min_rtt(), us(4));
+  EXPECT_EQ(t.reo_wnd(), us(1));
+  const TimeNs srtt = t.srtt();
+  t.on_sent(Psn(2), us(1020));
+  const wire::SrSackEthHdr d = sack_of({}, true);
+  for (int i = 0; i < 10; ++i) t.on_ack(Psn(2), &d, us(1030));
+  EXPECT_EQ(t.reo_wnd(), srtt);  // 1 us x 2^7 = 128 us, then the srtt bound
+  EXPECT_GT(t.reo_wnd(), 4 * t.min_rtt());
+}
+
 // Nothing comes back: after PTO the newest outstanding PSN goes again as a
 // probe; its SACK reveals the earlier holes, which the loss signal then
 // marks, without waiting for the retransmission timeout.
