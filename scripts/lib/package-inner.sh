@@ -122,15 +122,9 @@ pingpong() {
 pingpong root
 pingpong nobody
 
-# rping_done RC ERR: the side exited 0, or exited 255 with Debian rping's
-# exit race as the last line of its stderr (its CM thread asks for one more
-# event after the pings, on the channel the main thread destroyed; the
-# verbs suites judge it the same way: uroce_rping_exit_race in
-# scripts/lib/uroce-verbs.sh). The pings are judged apart, from -v's lines.
-rping_done() {
-  [ "$1" = 0 ] && return 0
-  [ "$1" = 255 ] && [ "$(grep -v '^$' "$2" | tail -n 1)" = "rdma_get_cm_event: Bad file descriptor" ]
-}
+# rping's exit status, its exit race tolerated (uroce_rping_done).
+# shellcheck source=scripts/lib/rping.sh
+source "$(dirname "$0")/rping.sh"
 
 timeout "$T" chroot "$R" uroce-run rping -s -v -a 10.0.0.2 -C 10 >"$ov/rping-server.log" 2>"$ov/rping-server.err" &
 server=$!
@@ -147,10 +141,10 @@ for _ in $(seq 20); do
   grep -q "ping data" "$ov/rping-client.log" && break
 done
 src=0
-rping_done "$crc" "$ov/rping-client.err" || kill "$server" 2>/dev/null || true
+uroce_rping_done "$crc" "$ov/rping-client.err" || kill "$server" 2>/dev/null || true
 wait "$server" || src=$?
 n=$(grep -c "ping data" "$ov/rping-client.log" || true)
-if rping_done "$crc" "$ov/rping-client.err" && rping_done "$src" "$ov/rping-server.err" && [ "$n" = 10 ]; then
+if uroce_rping_done "$crc" "$ov/rping-client.err" && uroce_rping_done "$src" "$ov/rping-server.err" && [ "$n" = 10 ]; then
   grep -m2 "ping data" "$ov/rping-client.log" | sed 's/^/  rping client: /'
   [ "$crc$src" = 00 ] || echo "  (rping's exit race after its 10 pings: client $crc, server $src)"
   pass "rping pair: 10 pings through the installed uroce-run"

@@ -14,6 +14,9 @@
 # commands, their exit status, the tail of their output and of every running
 # daemon's log.
 
+# shellcheck source=scripts/lib/rping.sh
+source "$(dirname "${BASH_SOURCE[0]}")/rping.sh"
+
 UROCE_PASSED=0
 UROCE_FAILED=0
 UROCE_FAILED_NAMES=()
@@ -213,27 +216,15 @@ uroce_verdict() {
 # Clears the last pair, so a verdict on a check that ran no pair prints no
 # stale commands.
 # After uroce_pair (or the rxe interop's rxe_pair) failed on the exit
-# statuses alone: true when each side that did not exit 0 exited 255 with
-# "rdma_get_cm_event: Bad file descriptor" as the last line of its stderr
-# (a server prints its DISCONNECT and state lines there before it), or,
-# for a side whose stderr went to its stdout file (an rxe guest's), in
-# that file (rping's buffered stdout lands after it). Debian's rping
-# (rdma-core 44) lets its CM thread ask for one more event after the main
-# thread, done with the pings, destroyed the event channel; rdma-core 61
-# fixed it ("rping: terminate CM event thread before exiting"). The caller
-# then judges the pings themselves (rping -v's lines).
+# statuses alone: true when both sides are done by uroce_rping_done's rule
+# (scripts/lib/rping.sh: 0, or Debian rping's exit race). The caller then
+# judges the pings themselves (rping -v's lines).
 uroce_rping_exit_race() {
   [[ $UROCE_WHY == "exit status: "* ]] || return 1
-  local side rc err out line="rdma_get_cm_event: Bad file descriptor"
+  local side rc err out
   for side in SRV CLI; do
     rc=UROCE_${side}_RC err=UROCE_${side}_ERR out=UROCE_${side}_OUT
-    [ "${!rc}" = 0 ] && continue
-    [ "${!rc}" = 255 ] || return 1
-    if [ -s "${!err}" ]; then
-      [ "$(grep -v '^$' "${!err}" | tail -n 1)" = "$line" ] || return 1
-    else
-      grep -qx "$line" "${!out}" || return 1
-    fi
+    uroce_rping_done "${!rc}" "${!err}" "${!out}" || return 1
   done
   echo "  (rping's exit race after its pings: rdma_get_cm_event on its destroyed channel)"
 }

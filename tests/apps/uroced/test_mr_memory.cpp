@@ -241,8 +241,8 @@ TEST(MrMemoryFromProcess, SysvSegmentZero) {
   ASSERT_EQ(waitpid(child, &st, 0), child);
   ASSERT_TRUE(WIFEXITED(st));
   if (WEXITSTATUS(st) == 77) GTEST_SKIP() << "no IPC namespace (unshare: not permitted)";
-  // 10 + errno: from_process refused it (EINVAL, 32, before segment 0 was
-  // taken for a shared object).
+  // 10 + errno when from_process refused it: 32 (EINVAL) before segment 0
+  // counted as a shared object.
   EXPECT_EQ(WEXITSTATUS(st), 0);
 }
 
