@@ -207,6 +207,25 @@ uroce_wait_cm_listen() {
   return 1
 }
 
+# uroce_cm_resolve RUN IP SECS: makes rdma_cm's address resolution toward
+# IP (through the uroced of run dir RUN) done before the programs under
+# test need it: they give rdma_resolve_addr 2 s (rping, perftest -R), and
+# on a loaded machine the first ARP exchange can take longer. Connects
+# rping to a port nobody listens on until it gets past address resolution
+# (any outcome but RDMA_CM_EVENT_ADDR_ERROR); the neighbour entry stays
+# while the test's connections use it. False after SECS.
+uroce_cm_resolve() {
+  local run=$1 ip=$2 secs=$3 port out
+  local deadline=$((SECONDS + secs))
+  uroce_next_port port
+  out=$UROCE_TMP/cm-resolve-$ip.out
+  while [ $SECONDS -lt "$deadline" ]; do
+    timeout 20 "$UROCE_RUN" --run-dir "$run" rping -c -a "$ip" -p "$port" -C 1 >"$out" 2>&1
+    grep -q 'RDMA_CM_EVENT_ADDR_ERROR' "$out" || return 0
+  done
+  return 1
+}
+
 # True once something listens on TCP PORT in namespace NS ("-" = this one).
 uroce_wait_listen() {
   local ns=$1 port=$2 secs=$3 pid=${4:-}
