@@ -15,11 +15,15 @@
 # times (p50, p99) and slowdown p99, PFC frames the switches sent, switch
 # drops and deadlocks; exits 1 if a run failed its checks (a measured
 # message or burst not received, a length, immediate or payload mismatch,
-# or a PFC frame where PFC is off). A few minutes.
+# a PFC frame where PFC is off, or an SR mode's connection left go-back-N
+# because the engine's lossy_qps were all taken). A few minutes.
+# SCENARIO picks the fabric: lossy_leaf_spine_8.toml is 32 hosts on an
+# 8-way ECMP leaf-spine (about four times as long to run).
 #
 #   scripts/testbed-leaf-spine.sh                 # BUILD_DIR=build
 #   SEEDS="1 2 3" WORKLOADS="w4 w4+incast" LOADS="0.8" scripts/testbed-leaf-spine.sh
 #   MODES="gbn+pfc sr+pfc sr+spray+pfc" scripts/testbed-leaf-spine.sh
+#   SCENARIO=testbed/scenarios/lossy_leaf_spine_8.toml scripts/testbed-leaf-spine.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -32,7 +36,7 @@ INCAST=${INCAST:-8:65536:1000}
 [ -f "$BUILD_DIR/build.ninja" ] || meson setup "$BUILD_DIR" -Dtests=true
 ninja -C "$BUILD_DIR" testbed/uroce-testbed >/dev/null
 bin="$BUILD_DIR/testbed/uroce-testbed"
-scenario=testbed/scenarios/lossy_leaf_spine.toml
+scenario=${SCENARIO:-testbed/scenarios/lossy_leaf_spine.toml}
 runs=$(mktemp -d /tmp/uroce-testbed-leaf-spine.XXXXXX)
 trap 'rm -rf "$runs"' EXIT
 
@@ -121,6 +125,9 @@ for w in workloads:
                 if inc is not None and inc["done"] != inc["measured"]:
                     failed.append(f"{name}: {inc['measured'] - inc['done']} bursts not done")
                 cu = inc["completion_us"] if inc else {}
+                gbn = sum(h["lossy"]["sr_pool_empty"] for h in d["engine"]["hosts"])
+                if mode.startswith("sr") and gbn != 0:
+                    failed.append(f"{name}: {gbn} connections left go-back-N (lossy_qps full)")
                 if not mode.endswith("+pfc") and pfc != 0:
                     failed.append(f"{name}: {pfc} PFC frames with PFC off")
                 b = sd["buckets"]

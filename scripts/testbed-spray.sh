@@ -17,7 +17,12 @@
 # different delays only reorder), `full` (40 Gb/s host links, no failure)
 # and `fail` (as full, l1-sp2 down at 3 ms, routes never reconverge).
 # The goodput before and after the failure comes from the same seed cut at
-# 3 ms (the runs are identical up to then). Prints a Markdown table; exits
+# 3 ms (the runs are identical up to then). A fourth, `flap`, takes the
+# same link down at 3 ms and brings it back every other 500 us until it
+# stays up from 6.5 ms; its goodput while flapping (3 to 6.5 ms) and once
+# settled (7.5 ms to the end) over the pre-failure one say whether the
+# connection routes around a flapping link and uses it again once it is
+# back. Prints two Markdown tables; exits
 # 1 if a run failed its checks (payload mismatch, errors, selective repeat
 # not negotiated where on). About a minute.
 #
@@ -65,6 +70,12 @@ for mode in $MODES; do
     run full
     run pre --set scenario.duration_ms=3
     run fail --set link_change.0.enabled=true
+    flap=()
+    for i in 0 1 2 3 4 5 6 7; do flap+=(--set "link_change.$i.enabled=true"); done
+    run flap "${flap[@]}"
+    # Cut at 6.5 ms, where the last change (7) would be: without it.
+    run flap_end "${flap[@]:0:14}" --set scenario.duration_ms=6.5
+    run settled "${flap[@]}" --set scenario.duration_ms=7.5
   done
 done
 
@@ -120,6 +131,26 @@ for mode in modes:
               f"{g_pre:.2f} | {g_post:.2f} ({ratio:.2f}) | "
               f"{100 * post_rt / max(post_tx, 1):.1f} %, {probes}, "
               f"{q['timeouts'] - pq['timeouts']} |")
+print()
+print("| transport | seed | pre-failure Gb/s | flapping (3-6.5 ms) Gb/s (ratio) | "
+      "settled (7.5 ms on) Gb/s (ratio) | flap: retransmitted, probes, timeouts |")
+print("|---|---|---|---|---|---|")
+for mode in modes:
+    for seed in seeds:
+        dpre, pre = load(mode, seed, "pre")
+        _, end = load(mode, seed, "flap_end")
+        _, settled = load(mode, seed, "settled")
+        dflap, flap = load(mode, seed, "flap")
+        g_pre = gbps(pre["completed"], 3_000_000 - pre["start_ns"])
+        g_flap = gbps(end["completed"] - pre["completed"], 3_500_000)
+        g_after = gbps(flap["completed"] - settled["completed"], dflap["end_ns"] - 7_500_000)
+        q, pq = flap["src_qp"], pre["src_qp"]
+        rt = q["tx_retransmits"] - pq["tx_retransmits"]
+        tx = q["tx_packets"] - pq["tx_packets"]
+        probes = q.get("sr", {}).get("sr_tx_probes", 0) - pq.get("sr", {}).get("sr_tx_probes", 0)
+        print(f"| {mode} | {seed} | {g_pre:.2f} | {g_flap:.2f} ({g_flap / g_pre if g_pre else 0:.2f}) | "
+              f"{g_after:.2f} ({g_after / g_pre if g_pre else 0:.2f}) | "
+              f"{100 * rt / max(tx, 1):.1f} %, {probes}, {q['timeouts'] - pq['timeouts']} |")
 if failed:
     print("\nFAILED:\n  " + "\n  ".join(failed))
     sys.exit(1)
