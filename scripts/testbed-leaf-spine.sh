@@ -33,9 +33,15 @@ WORKLOADS=${WORKLOADS:-"w4 w5"}
 LOADS=${LOADS:-"0.5 0.8"}
 MODES=${MODES:-"gbn+pfc sr sr+spray"}
 INCAST=${INCAST:-8:65536:1000}
-[ -f "$BUILD_DIR/build.ninja" ] || meson setup "$BUILD_DIR" -Dtests=true
-ninja -C "$BUILD_DIR" testbed/uroce-testbed >/dev/null
-bin="$BUILD_DIR/testbed/uroce-testbed"
+# TESTBED: a uroce-testbed built already (a copy, to compare two trees
+# while the build directory moves on); otherwise BUILD_DIR's, built now.
+if [ -n "${TESTBED:-}" ]; then
+  bin=$TESTBED
+else
+  [ -f "$BUILD_DIR/build.ninja" ] || meson setup "$BUILD_DIR" -Dtests=true
+  ninja -C "$BUILD_DIR" testbed/uroce-testbed >/dev/null
+  bin="$BUILD_DIR/testbed/uroce-testbed"
+fi
 scenario=${SCENARIO:-testbed/scenarios/lossy_leaf_spine.toml}
 runs=$(mktemp -d /tmp/uroce-testbed-leaf-spine.XXXXXX)
 trap 'rm -rf "$runs"' EXIT

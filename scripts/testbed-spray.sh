@@ -38,9 +38,15 @@ cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
 SEEDS=${SEEDS:-"1 2 3"}
 CAP=${CAP:-256}
-[ -f "$BUILD_DIR/build.ninja" ] || meson setup "$BUILD_DIR" -Dtests=true
-ninja -C "$BUILD_DIR" testbed/uroce-testbed >/dev/null
-bin="$BUILD_DIR/testbed/uroce-testbed"
+# TESTBED: a uroce-testbed built already (a copy, to compare two trees
+# while the build directory moves on); otherwise BUILD_DIR's, built now.
+if [ -n "${TESTBED:-}" ]; then
+  bin=$TESTBED
+else
+  [ -f "$BUILD_DIR/build.ninja" ] || meson setup "$BUILD_DIR" -Dtests=true
+  ninja -C "$BUILD_DIR" testbed/uroce-testbed >/dev/null
+  bin="$BUILD_DIR/testbed/uroce-testbed"
+fi
 scenario=testbed/scenarios/spray_four_paths.toml
 runs=$(mktemp -d /tmp/uroce-testbed-spray.XXXXXX)
 trap 'rm -rf "$runs"' EXIT
