@@ -131,7 +131,7 @@ for w in workloads:
                 if inc is not None and inc["done"] != inc["measured"]:
                     failed.append(f"{name}: {inc['measured'] - inc['done']} bursts not done")
                 cu = inc["completion_us"] if inc else {}
-                gbn = sum(h["lossy"]["sr_pool_empty"] for h in d["engine"]["hosts"])
+                gbn = sum(h.get("lossy", {}).get("sr_pool_empty", 0) for h in d["engine"]["hosts"])
                 if mode.startswith("sr") and gbn != 0:
                     failed.append(f"{name}: {gbn} connections left go-back-N (lossy_qps full)")
                 if not mode.endswith("+pfc") and pfc != 0:
