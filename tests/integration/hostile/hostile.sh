@@ -13,6 +13,12 @@
 # (the wire response, the victim's completions, every guard byte), then the
 # daemon's survival and clean exit. Each case's result goes to
 # $UROCE_TMP/hostile.json (kept with UROCE_KEEP=1).
+# With HOSTILE_SR=1 the device has selective repeat on (lossy=on, and
+# min_ack_timeout 20: retransmission timeouts of 4.3 s, far behind any
+# tail-loss probe) and the peer runs hostile_sr_cases.py instead: the
+# HELLO handshake, SACKs for out-of-order and duplicate SR packets, an
+# out-of-order packet that fails its checks, only the missing packet sent
+# again, a lost tail probed before the timeout.
 #
 #   hostile.sh BUILD_DIR HOSTILE_VICTIM HOSTILE_PEER_PY [CASE-SUBSTRING]
 # shellcheck source=../verbs/common.sh
@@ -34,22 +40,27 @@ uroce_netns_add "$NSP"
 uroce_veth_dpdk "$NSD" "$DEVD" "$NSP" "$DEVP" 9000
 
 DEV_MAC=02:00:00:cc:00:01
-uroce_daemon_start d --netns "$NSD" --lcore 1 --poll backoff -- \
-  --device "$(verbs_device uroce0 "$DEV_MAC" 10.204.0.1 "$(verbs_af_packet_port "$DEVD")")"
+device=$(verbs_device uroce0 "$DEV_MAC" 10.204.0.1 "$(verbs_af_packet_port "$DEVD")")
+cases=hostile_cases what="every hostile-peer case as IBTA and rxe require"
+if [ "${HOSTILE_SR:-0}" = 1 ]; then
+  device="$device;lossy=on;min_ack_timeout=20"
+  cases=hostile_sr_cases what="every selective-repeat case as docs/lossy.md specifies"
+fi
+uroce_daemon_start d --netns "$NSD" --lcore 1 --poll backoff -- --device "$device"
 RUN=${UROCE_DAEMON_RUN[d]}
 
 st=0 peer=0 rc=0
 uroce_bg peer --netns "$NSP" --timeout 100 "$UROCE_TMP/peer.out" "$UROCE_TMP/peer.err" -- \
   /usr/bin/python3 -B "$PEER" --iface "$DEVP" --ip 10.204.0.2 --dev-mac "$DEV_MAC" \
   --dev-ip 10.204.0.1 --ctl "$UROCE_CTL --run-dir $RUN" --results "$UROCE_TMP/hostile.json" \
-  --only "$ONLY" -- "$UROCE_RUN" --run-dir "$RUN" "$VICTIM"
+  --only "$ONLY" --cases "$cases" -- "$UROCE_RUN" --run-dir "$RUN" "$VICTIM"
 uroce_wait "$peer" rc
 cat "$UROCE_TMP/peer.out"
 if [ "$rc" -ne 0 ]; then
   # shellcheck disable=SC2034 # read by uroce_verdict
   UROCE_WHY="hostile_peer.py exited $rc: $(tail -n 5 "$UROCE_TMP/peer.err")"; st=1
 fi
-uroce_verdict "every hostile-peer case as IBTA and rxe require" "$st"
+uroce_verdict "$what" "$st"
 
 verbs_daemons_stop "uroced survives the hostile peer and exits 0 on SIGTERM" d
 uroce_summary "hostile_peer"

@@ -455,17 +455,20 @@ def main():
                     help="HOST:PORT,HOST:PORT of the main and the tenant victim, served elsewhere")
     ap.add_argument("--results", required=True)
     ap.add_argument("--only", default="", help="run only cases whose name contains this")
+    ap.add_argument("--cases", default="hostile_cases",
+                    help="the module of cases (hostile_sr_cases: a device with lossy=on)")
     ap.add_argument("victim", nargs="*")
     a = ap.parse_args()
     # hostile_cases imports this module by name: let it find this instance
     # (the one whose CaseFailed Suite.run catches), not load a second one.
     sys.modules.setdefault("hostile_peer", sys.modules[__name__])
-    import hostile_cases
+    import importlib
+    cases = importlib.import_module(a.cases)
     s = Suite(a)
     if a.only:
         run = s.run
         s.run = lambda name, exp, fn: run(name, exp, fn) if a.only in name else None
-    hostile_cases.all_cases(s)
+    cases.all_cases(s)
     expect_ok = s.wire.bad_icrc == 0
     for v in (s.victim, s.tenant):
         if v.close() != 0:
