@@ -20,7 +20,12 @@
 // outstanding PSN not held is marked to go again. Up to kMaxProbes probes
 // until progress, each waiting twice as long as the one before (PTO x 2^k
 // after the k-th): a probe whose packet or answer is lost too (a dead
-// path) is followed by another instead of the retransmission timeout. A
+// path) is followed by another instead of the retransmission timeout.
+// Eight: at the 100 us floor the last leaves 25.5 ms after the silence
+// began, so a path back within that (a flapping link, routes
+// reconverging) is found before a 67 ms timeout; with four (1.5 ms) a
+// connection whose answers crossed a flapping link waited for its timeout
+// (docs/lossy-fabrics.md "A flapping link"). A
 // READ response PSN's probe asks again for the oldest READ response not
 // placed (probe_read).
 //
@@ -57,7 +62,7 @@ class SrTx {
  public:
   static constexpr TimeNs kMinPto = 100 * kNsPerUs;
   static constexpr std::uint32_t kMaxReoMult = 1024;
-  static constexpr std::uint32_t kMaxProbes = 4;
+  static constexpr std::uint32_t kMaxProbes = 8;
 
   // Where it counts sr_tx_lost, sr_tx_probes and sr_tx_spurious (RcSr's),
   // and the paths it charges losses to (RcSr's; null: none).

@@ -363,7 +363,7 @@ TEST_F(SrRequester, ReadResponse_ReadThenSendsCompleteInOrder) {
 }
 
 // The re-requested responses are lost too: the tail-loss probes ask for the
-// oldest missing ones (kMaxProbes of them), then the retransmission timeout
+// oldest missing ones (those due before the timeout), then the retransmission timeout
 // asks again for the responses not placed, and only for them: no
 // go-back-N to the READ.
 TEST_F(SrRequester, ReadResponse_TimeoutAsksOnlyForWhatIsMissing) {
@@ -379,7 +379,9 @@ TEST_F(SrRequester, ReadResponse_TimeoutAsksOnlyForWhatIsMissing) {
   EXPECT_EQ(tx.at(0).bth.psn(), 101u);
   EXPECT_EQ(tx.at(0).reth.va(), kRemoteVa + 1024);
   EXPECT_EQ(tx.at(0).reth.dma_len(), 2048u);
-  EXPECT_EQ(sr.ctr.sr_tx_probes, SrTx::kMaxProbes);
+  // PTO 100 us, doubling: five probes by 3.1 ms, before the 4.19 ms
+  // timeout (fewer than kMaxProbes).
+  EXPECT_EQ(sr.ctr.sr_tx_probes, 5u);
   EXPECT_EQ(qp->counters().go_back_n, 0u);
   deliver(rd(o::kRcReadResponseMiddle, 100, 101), t + us(20));
   deliver(rd(o::kRcReadResponseMiddle, 100, 102), t + us(20));

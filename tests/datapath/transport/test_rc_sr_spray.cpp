@@ -317,18 +317,35 @@ TEST_F(SrSprayRequester, Probe_ChargesNothing) {
   EXPECT_EQ(sr.ctr.sr_spray_losses, 0u);
 }
 
-// The retransmission timeout charges each outstanding packet's path once;
-// never every path: the last of the four losses, on the one path left,
-// ends the other avoidances and sets that path aside alone.
+// The retransmission timeout charges each outstanding packet's path once,
+// the probed packet's on the path its last probe took; never every path.
 TEST_F(SrSprayRequester, Timeout_ChargesEachLostPacketNeverEveryPath) {
   make_sr_qp(kPorts);
   ASSERT_EQ(qp->post_send(send_wr(1, WrOpcode::kRdmaWrite, 0, 4 * 1024)), 0);
   pump(0);
   run_to_timeout(0);
   ASSERT_EQ(qp->counters().timeouts, 1u);
-  // The probe's packet (103) was charged by the timeout, as were 100..102.
+  // 100..103 left on paths 0..3; the probes of 103 (PTO 100 us, doubling:
+  // five by 3.1 ms, before the 4.19 ms timeout) took paths 0, 1, 2, 3, 0.
+  ASSERT_EQ(sr.ctr.sr_tx_probes, 5u);
   EXPECT_EQ(sr.ctr.sr_spray_losses, 4u);
+  // Paths 0 (twice), 1 and 2 charged: avoided; path 3 left usable.
+  EXPECT_EQ(sr.spray.avoided_now(), 3u);
+  EXPECT_FALSE(sr.spray.avoided(3));
+}
+
+// Losses on every path: the last one, on the one path left, ends the other
+// avoidances and sets that path aside alone.
+TEST_F(SrSprayRequester, Charge_OnTheLastPathSetsItAsideAlone) {
+  make_sr_qp(kPorts);
+  ASSERT_EQ(qp->post_send(send_wr(1, WrOpcode::kRdmaWrite, 0, 4 * 1024)), 0);
+  pump(0);
+  for (std::uint32_t p = 100; p < 103; ++p) sr.spray.charge(Psn{p});
+  EXPECT_EQ(sr.spray.avoided_now(), 3u);
+  sr.spray.charge(Psn{103});
   EXPECT_EQ(sr.spray.avoided_now(), 1u);
+  EXPECT_TRUE(sr.spray.avoided(sr.spray.path_of(Psn{103})));
+  EXPECT_EQ(sr.ctr.sr_spray_losses, 4u);
 }
 
 // A spraying connection's requests are ECT(0); a SACK with ECE naming PSN

@@ -168,7 +168,7 @@ TEST(SrTx_Probe, ProbesBackOffUpToKMaxProbes) {
     t.on_sent(p, now);
   }
   EXPECT_EQ(b.ctr.sr_tx_probes, SrTx::kMaxProbes);
-  EXPECT_EQ(t.deadline(), 0u);  // no fifth probe
+  EXPECT_EQ(t.deadline(), 0u);  // no probe past kMaxProbes
   t.on_timer(now + 100 * SrTx::kMinPto);
   EXPECT_EQ(b.ctr.sr_tx_probes, SrTx::kMaxProbes);
   t.on_ack(Psn(1), nullptr, now + us(1));
