@@ -11,6 +11,7 @@
 # where it was off). About a minute.
 #
 #   scripts/testbed-lossy.sh                       # BUILD_DIR=build
+#   TESTBED=/path/uroce-testbed ...  # one built already (scripts/lib/testbed-bin.sh)
 #   SEEDS="1 2 3" LOSSES="0 0.0001 0.001 0.01" scripts/testbed-lossy.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,9 +19,10 @@ cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
 SEEDS=${SEEDS:-"1 2 3"}
 LOSSES=${LOSSES:-"0 0.0001 0.001 0.01"}
-[ -f "$BUILD_DIR/build.ninja" ] || meson setup "$BUILD_DIR" -Dtests=true
-ninja -C "$BUILD_DIR" testbed/uroce-testbed >/dev/null
-bin="$BUILD_DIR/testbed/uroce-testbed"
+# shellcheck source=lib/testbed-bin.sh
+source scripts/lib/testbed-bin.sh
+bin=
+uroce_testbed_bin bin
 scenario=testbed/scenarios/lossy_one_hop.toml
 runs=$(mktemp -d /tmp/uroce-testbed-lossy.XXXXXX)
 trap 'rm -rf "$runs"' EXIT

@@ -24,12 +24,13 @@
 # connection routes around a flapping link and uses it again once it is
 # back. Prints two Markdown tables; exits
 # 1 if a run failed its checks (payload mismatch, errors, selective repeat
-# not negotiated where on). About a minute.
+# not negotiated where on). Under a minute.
 #
 # CAP sets the hosts' lossy_cap (packets in flight per selective-repeat
 # connection; default 256, the window).
 #
 #   scripts/testbed-spray.sh                  # BUILD_DIR=build
+#   TESTBED=/path/uroce-testbed ...  # one built already (scripts/lib/testbed-bin.sh)
 #   SEEDS="1 2 3" CAP=16 scripts/testbed-spray.sh
 #   MODES="sr+spray sr+spray+ecn" CAP=32 scripts/testbed-spray.sh
 set -euo pipefail
@@ -38,15 +39,10 @@ cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
 SEEDS=${SEEDS:-"1 2 3"}
 CAP=${CAP:-256}
-# TESTBED: a uroce-testbed built already (a copy, to compare two trees
-# while the build directory moves on); otherwise BUILD_DIR's, built now.
-if [ -n "${TESTBED:-}" ]; then
-  bin=$TESTBED
-else
-  [ -f "$BUILD_DIR/build.ninja" ] || meson setup "$BUILD_DIR" -Dtests=true
-  ninja -C "$BUILD_DIR" testbed/uroce-testbed >/dev/null
-  bin="$BUILD_DIR/testbed/uroce-testbed"
-fi
+# shellcheck source=lib/testbed-bin.sh
+source scripts/lib/testbed-bin.sh
+bin=
+uroce_testbed_bin bin
 scenario=testbed/scenarios/spray_four_paths.toml
 runs=$(mktemp -d /tmp/uroce-testbed-spray.XXXXXX)
 trap 'rm -rf "$runs"' EXIT
@@ -67,6 +63,9 @@ mode_sets() {
 }
 
 MODES=${MODES:-"gbn sr sr+spray sr+ar sr+spray+ecn"}
+# The flap's last change, and where its settled goodput starts (1 ms on).
+FLAP_END_MS=6.5
+SETTLED_MS=7.5
 for mode in $MODES; do
   for seed in $SEEDS; do
     # shellcheck disable=SC2046 # the sets are words on purpose
@@ -76,19 +75,22 @@ for mode in $MODES; do
     run full
     run pre --set scenario.duration_ms=3
     run fail --set link_change.0.enabled=true
-    flap=()
-    for i in 0 1 2 3 4 5 6 7; do flap+=(--set "link_change.$i.enabled=true"); done
+    # The flap's changes 0..7; the run cut at 6.5 ms, where the last one
+    # (7) would be, goes without it.
+    flap_end=()
+    for i in 0 1 2 3 4 5 6; do flap_end+=(--set "link_change.$i.enabled=true"); done
+    flap=("${flap_end[@]}" --set link_change.7.enabled=true)
     run flap "${flap[@]}"
-    # Cut at 6.5 ms, where the last change (7) would be: without it.
-    run flap_end "${flap[@]:0:14}" --set scenario.duration_ms=6.5
-    run settled "${flap[@]}" --set scenario.duration_ms=7.5
+    run flap_end "${flap_end[@]}" --set scenario.duration_ms="$FLAP_END_MS"
+    run settled "${flap[@]}" --set scenario.duration_ms="$SETTLED_MS"
   done
 done
 
-/usr/bin/python3 - "$runs" "$SEEDS" "$MODES" <<'PY'
+/usr/bin/python3 - "$runs" "$SEEDS" "$MODES" "$FLAP_END_MS" "$SETTLED_MS" <<'PY'
 import json, sys
 
 runs, seeds, modes = sys.argv[1], sys.argv[2].split(), sys.argv[3].split()
+flap_end_ns, settled_ns = (round(float(x) * 1e6) for x in sys.argv[4:6])
 failed = []
 KIB64 = 65536
 
@@ -138,25 +140,27 @@ for mode in modes:
               f"{100 * post_rt / max(post_tx, 1):.1f} %, {probes}, "
               f"{q['timeouts'] - pq['timeouts']} |")
 print()
-print("| transport | seed | pre-failure Gb/s | flapping (3-6.5 ms) Gb/s (ratio) | "
-      "settled (7.5 ms on) Gb/s (ratio) | flap: retransmitted, probes, timeouts |")
+print(f"| transport | seed | pre-failure Gb/s | flapping (3-{flap_end_ns / 1e6:g} ms) Gb/s "
+      f"(ratio) | settled ({settled_ns / 1e6:g} ms on) Gb/s (ratio) | "
+      "flap: retransmitted, probes |")
 print("|---|---|---|---|---|---|")
 for mode in modes:
     for seed in seeds:
-        dpre, pre = load(mode, seed, "pre")
+        _, pre = load(mode, seed, "pre")
         _, end = load(mode, seed, "flap_end")
         _, settled = load(mode, seed, "settled")
         dflap, flap = load(mode, seed, "flap")
         g_pre = gbps(pre["completed"], 3_000_000 - pre["start_ns"])
-        g_flap = gbps(end["completed"] - pre["completed"], 3_500_000)
-        g_after = gbps(flap["completed"] - settled["completed"], dflap["end_ns"] - 7_500_000)
+        g_flap = gbps(end["completed"] - pre["completed"], flap_end_ns - 3_000_000)
+        g_after = gbps(flap["completed"] - settled["completed"], dflap["end_ns"] - settled_ns)
         q, pq = flap["src_qp"], pre["src_qp"]
         rt = q["tx_retransmits"] - pq["tx_retransmits"]
         tx = q["tx_packets"] - pq["tx_packets"]
         probes = q.get("sr", {}).get("sr_tx_probes", 0) - pq.get("sr", {}).get("sr_tx_probes", 0)
-        print(f"| {mode} | {seed} | {g_pre:.2f} | {g_flap:.2f} ({g_flap / g_pre if g_pre else 0:.2f}) | "
-              f"{g_after:.2f} ({g_after / g_pre if g_pre else 0:.2f}) | "
-              f"{100 * rt / max(tx, 1):.1f} %, {probes}, {q['timeouts'] - pq['timeouts']} |")
+        r_flap = g_flap / g_pre if g_pre else 0.0
+        r_after = g_after / g_pre if g_pre else 0.0
+        print(f"| {mode} | {seed} | {g_pre:.2f} | {g_flap:.2f} ({r_flap:.2f}) | "
+              f"{g_after:.2f} ({r_after:.2f}) | {100 * rt / max(tx, 1):.1f} %, {probes} |")
 if failed:
     print("\nFAILED:\n  " + "\n  ".join(failed))
     sys.exit(1)

@@ -5,6 +5,10 @@
 namespace uroce::transport {
 
 void SrTx::reset(Psn start) {
+  // A new connection (the state comes from the device's pool, where the
+  // last connection left its RTT and reordering estimates: another peer's).
+  srtt_ = min_rtt_ = 0;
+  reo_mult_ = 1;
   base_ = high_ = start;
   held_ = {};
   lost_ = {};

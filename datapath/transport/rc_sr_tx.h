@@ -23,7 +23,8 @@
 // path) is followed by another instead of the retransmission timeout.
 // Eight: at the 100 us floor the last leaves 25.5 ms after the silence
 // began, so a path back within that (a flapping link, routes
-// reconverging) is found before a 67 ms timeout; with four (1.5 ms) a
+// reconverging) is found before a 67 ms timeout (local ACK timeout 14, the
+// testbed's and perftest's); with four (1.5 ms) a
 // connection whose answers crossed a flapping link waited for its timeout
 // (docs/lossy-fabrics.md "A flapping link"). A
 // READ response PSN's probe asks again for the oldest READ response not
@@ -70,7 +71,8 @@ class SrTx {
     ctr_ = ctr;
     spray_ = spray;
   }
-  // Nothing outstanding; the next PSN sent is `start`.
+  // Nothing outstanding, no RTT or reordering seen; the next PSN sent is
+  // `start`.
   void reset(Psn start);
 
   // What a PSN stands for: a request packet, a READ response (asked for by

@@ -211,9 +211,10 @@ uroce_wait_cm_listen() {
 # IP (through the uroced of run dir RUN) done before the programs under
 # test need it: they give rdma_resolve_addr 2 s (rping, perftest -R), and
 # on a loaded machine the first ARP exchange can take longer. Connects
-# rping to a port nobody listens on until it gets past address resolution
-# (any outcome but RDMA_CM_EVENT_ADDR_ERROR); the neighbour entry stays
-# while the test's connections use it. False after SECS.
+# rping to a port nobody listens on until it is rejected
+# (RDMA_CM_EVENT_REJECTED: the address was resolved and the REQ reached
+# the peer); the neighbour entry stays while the test's connections use
+# it. False after SECS.
 uroce_cm_resolve() {
   local run=$1 ip=$2 secs=$3 port out
   local deadline=$((SECONDS + secs))
@@ -221,7 +222,7 @@ uroce_cm_resolve() {
   out=$UROCE_TMP/cm-resolve-$ip.out
   while [ $SECONDS -lt "$deadline" ]; do
     timeout 20 "$UROCE_RUN" --run-dir "$run" rping -c -a "$ip" -p "$port" -C 1 >"$out" 2>&1
-    grep -q 'RDMA_CM_EVENT_ADDR_ERROR' "$out" || return 0
+    grep -q 'RDMA_CM_EVENT_REJECTED' "$out" && return 0
   done
   return 1
 }

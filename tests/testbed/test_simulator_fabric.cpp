@@ -100,8 +100,9 @@ TEST(SimulatorFabric_Flap, AHashedConnectionResumesOnceTheLinkIsBack) {
   const Json settled = run(sets);
   ASSERT_EQ(whole["link_changes"].size(), 8u);
   EXPECT_GT(link_dir(whole, "sp2", "l1")["lost_down"].get<std::uint64_t>(), 0u);
+  // From 7.5 ms to the end one 10 Gb/s path carries about 86 of its 64 KiB
+  // messages: more than 50 means it resumed (with 4 probes: 0).
   const Json& f = whole["rc_flows"][0];
-  EXPECT_EQ(f["src_qp"]["timeouts"], 0);
   EXPECT_GT(f["completed"].get<std::uint64_t>(),
             settled["rc_flows"][0]["completed"].get<std::uint64_t>() + 50);
   EXPECT_EQ(f["payload_mismatch"], 0);

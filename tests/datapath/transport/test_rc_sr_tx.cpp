@@ -105,6 +105,28 @@ TEST(SrTx_Detect, DupWidensTheReorderWindow) {
   EXPECT_EQ(b.ctr.sr_tx_spurious, 3u);
 }
 
+// The state comes from the device's pool: a connection that starts on it
+// must not keep the last one's RTT or reordering estimates (a slow peer's
+// srtt of 1 s held a new connection's first probe back by 2 s; found by the
+// hostile_sr suite).
+TEST(SrTx_Reset, ForgetsThePreviousConnectionsEstimates) {
+  Board b;
+  send_n(b, Psn(0), 4);
+  SrTx& t = b.t;
+  const wire::SrSackEthHdr d = sack_of({1}, true);
+  t.on_ack(Psn(0), &d, us(1000));
+  ASSERT_NE(t.srtt(), 0u);
+  ASSERT_GT(t.reo_wnd(), t.min_rtt() / 4);
+  t.reset(Psn(500));
+  EXPECT_EQ(t.srtt(), 0u);
+  EXPECT_EQ(t.min_rtt(), 0u);
+  EXPECT_EQ(t.pto(), SrTx::kMinPto);
+  t.on_sent(Psn(500), us(2000));
+  t.on_ack(Psn(501), nullptr, us(2040));  // the new connection's RTT, 40 us
+  EXPECT_EQ(t.min_rtt(), us(40));
+  EXPECT_EQ(t.reo_wnd(), us(10));  // a quarter of it: the multiplier back at 1
+}
+
 // With a min_rtt far below srtt (a flow whose round trips grew behind
 // queues), DUPs widen the window until srtt bounds it: past the 4 min_rtt
 // a cap of 16 allowed, which under PFC pauses left sprayed flows resending

@@ -63,4 +63,4 @@ fi
 uroce_verdict "$what" "$st"
 
 verbs_daemons_stop "uroced survives the hostile peer and exits 0 on SIGTERM" d
-uroce_summary "hostile_peer"
+uroce_summary "$([ "${HOSTILE_SR:-0}" = 1 ] && echo hostile_sr || echo hostile_peer)"

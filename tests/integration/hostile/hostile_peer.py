@@ -254,10 +254,12 @@ def describe(r):
 class Conn:
     """One connection: this peer's QP (a number only) and a victim QP (RC, UC or UD)."""
 
-    def __init__(self, suite, victim=None, pd="pd1", access=ALL, nrecv=2, recv_len=256, kind="rc"):
+    def __init__(self, suite, victim=None, pd="pd1", access=ALL, nrecv=2, recv_len=256, kind="rc",
+                 psn=None):
         self.s, self.v = suite, victim or suite.victim
         self.qpn = suite.next_qpn()
-        self.psn = (self.qpn * 7919) & 0xFFFFFF   # next PSN this peer sends
+        # The next PSN this peer sends (`psn`: a chosen start, e.g. near the wrap).
+        self.psn = (self.qpn * 7919) & 0xFFFFFF if psn is None else psn & 0xFFFFFF
         r = self.v.call(f"qp {pd} {access} {self.qpn} {self.psn} {suite.gid_hex} {nrecv} {recv_len}"
                         f" {kind}")
         self.id, self.vqpn, self.vpsn = r["id"], r["qpn"], r["psn"]
@@ -384,9 +386,9 @@ class Suite:
         self.allow = {}
         expect(not bad, "; ".join(bad))
 
-    def qp_counters(self, qpn):
-        if not self.ctl:
-            return None
+    def qp_status(self, qpn):
+        """The victim QP's object in uroce-ctl qps --json (transport counters,
+        and for RC sr_peer and the selective-repeat counters sr)."""
         out = subprocess.run(self.ctl + ["qps", "--json"], check=True, capture_output=True,
                              text=True).stdout
         found = []
@@ -394,7 +396,7 @@ class Suite:
         def walk(x):
             if isinstance(x, dict):
                 if x.get("qpn") == qpn and isinstance(x.get("transport"), dict):
-                    found.append(x["transport"])
+                    found.append(x)
                 for val in x.values():
                     walk(val)
             elif isinstance(x, list):
@@ -403,6 +405,11 @@ class Suite:
         walk(json.loads(out))
         expect(len(found) == 1, f"QP {qpn} appears {len(found)} times in uroce-ctl qps")
         return found[0]
+
+    def qp_counters(self, qpn):
+        if not self.ctl:
+            return None
+        return self.qp_status(qpn)["transport"]
 
     def counters(self):
         if not self.ctl:

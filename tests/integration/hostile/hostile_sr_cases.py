@@ -23,7 +23,15 @@ SR_WRITE_FIRST, SR_WRITE_MIDDLE = SR_BASE + 0x06, SR_BASE + 0x07
 SR_WRITE_LAST, SR_WRITE_ONLY = SR_BASE + 0x08, SR_BASE + 0x0A
 HELLO_VERSION, HELLO_ANSWER = 1, 0x01
 SACK_DUP = 0x01
-WINDOW = 256
+# The responder's window (kSrWindow) and receive completions it holds
+# beyond the RQ head (64), as the daemon announces them; the peer
+# announces the same (a window of 0 would decline).
+WINDOW, HELD = 256, 64
+# The AETH syndrome of an ACK with credits "none" (RC's and SR's).
+ACK_NO_CREDITS = 0x1F
+# Tail-loss probes before only the retransmission timeout is left
+# (SrTx::kMaxProbes); at the 100 us floor, doubling, they take 25.5 ms.
+MAX_PROBES = 8
 
 
 def sreth(rsn, offset):
@@ -48,11 +56,11 @@ def parse_sack(r):
     cumulative PSN, MSN, flags, trigger PSN, window and the held PSNs."""
     b = r["body"]
     syn, m1, m2 = struct.unpack_from("!BBH", b, 0)
-    flags, t1, t2, window, _ce = struct.unpack_from("!BBHHh", b, 4)
+    flags, t1, t2, window, ce = struct.unpack_from("!BBHHh", b, 4)
     bitmap = b[12:44]
     held = [psn_add(r["psn"], 1 + i) for i in range(256) if bitmap[i // 8] & (0x80 >> (i % 8))]
     return {"psn": r["psn"], "syn": syn, "msn": (m1 << 16) | m2, "flags": flags,
-            "trigger": (t1 << 16) | t2, "window": window, "held": held}
+            "trigger": (t1 << 16) | t2, "window": window, "ce": ce, "held": held}
 
 
 def sack_text(k):
@@ -61,51 +69,37 @@ def sack_text(k):
 
 
 def expect_sack(c, psn, msn, trigger, held, dup=False):
-    r = c.rx()
+    r = rx_data(c)
     expect(r is not None and r["op"] == SR_SACK, f"wanted an SR_SACK, got {describe(r)}")
     k = parse_sack(r)
-    expect(k["syn"] >> 5 == 0 and k["psn"] == psn and k["msn"] == msn and k["trigger"] == trigger
-           and k["held"] == held and bool(k["flags"] & SACK_DUP) == dup,
-           f"wanted SACK psn {psn} msn {msn} trigger {trigger} held {held}"
-           f"{' DUP' if dup else ''}, got {sack_text(k)}")
+    expect(k["syn"] == ACK_NO_CREDITS and k["psn"] == psn and k["msn"] == msn
+           and k["trigger"] == trigger and k["held"] == held and k["window"] == WINDOW
+           and k["ce"] == 0 and k["flags"] == (SACK_DUP if dup else 0),
+           f"wanted SACK syndrome 0x1f psn {psn} msn {msn} trigger {trigger} held {held} window "
+           f"{WINDOW}{' DUP' if dup else ''}, got syndrome 0x{k['syn']:02x} window {k['window']} "
+           f"CE offset {k['ce']} flags {k['flags']}: {sack_text(k)}")
     return sack_text(k)
 
 
 def handshake(s, **conn):
     """A connection whose victim QP saw this peer's HELLO: the daemon's probe
-    arrives at the victim's RTR and is answered as a uroce peer answers it."""
+    arrives at the victim's RTR and is answered as a uroce peer answers it;
+    returns once the victim's QP shows the peer as selective-repeat
+    (sr_peer), so that a WR posted next is sent with SR opcodes."""
     c = Conn(s, **conn)
     r = c.rx()
     expect(r is not None and r["op"] == SR_HELLO, f"wanted the daemon's HELLO, got {describe(r)}")
-    version, flags, window = struct.unpack_from("!BBH", r["body"], 0)
-    expect(r["psn"] == 0 and version == HELLO_VERSION and flags & HELLO_ANSWER == 0 and window > 0,
-           f"HELLO psn {r['psn']} version {version} flags {flags} window {window}")
-    c.tx(SR_HELLO, struct.pack("!BBHHH", HELLO_VERSION, HELLO_ANSWER, WINDOW, 64, 0), psn=0,
+    version, flags, window, held = struct.unpack_from("!BBHH", r["body"], 0)
+    expect(r["psn"] == 0 and version == HELLO_VERSION and flags == 0 and window == WINDOW
+           and held == HELD,
+           f"HELLO psn {r['psn']} version {version} flags {flags} window {window} held {held}")
+    c.tx(SR_HELLO, struct.pack("!BBHHH", HELLO_VERSION, HELLO_ANSWER, WINDOW, HELD, 0), psn=0,
          ackreq=False)
-    c.hello_window = window
+    deadline = time.monotonic() + 5
+    while not s.qp_status(c.vqpn).get("sr_peer"):
+        expect(time.monotonic() < deadline, "the victim's QP never took the HELLO answer")
+        time.sleep(0.01)
     return c
-
-
-def qp_entry(s, qpn, key):
-    """The victim QP's `key` object in uroce-ctl qps --json (transport, sr)."""
-    import json
-    import subprocess
-    out = subprocess.run(s.ctl + ["qps", "--json"], check=True, capture_output=True,
-                         text=True).stdout
-    found = []
-
-    def walk(x):
-        if isinstance(x, dict):
-            if x.get("qpn") == qpn and isinstance(x.get(key), dict):
-                found.append(x[key])
-            for v in x.values():
-                walk(v)
-        elif isinstance(x, list):
-            for v in x:
-                walk(v)
-    walk(json.loads(out))
-    expect(len(found) == 1, f"QP {qpn}: {len(found)} '{key}' objects in uroce-ctl qps")
-    return found[0]
 
 
 def handshake_case(s):
@@ -113,12 +107,15 @@ def handshake_case(s):
         c = handshake(s)
         wcs = c.finish()
         expect(statuses(wcs) == flushed(2), f"victim completions {statuses(wcs)}")
-        return f"HELLO probe at RTR: version 1, window {c.hello_window}"
-    s.run("HELLO at RTR", "the daemon probes the peer QP: HELLO version 1, not an answer, "
-          "window > 0, PSN 0", body)
+        return f"HELLO probe at RTR: version 1, window {WINDOW}, {HELD} held; the answer taken"
+    s.run("HELLO at RTR", "the daemon probes the peer QP: HELLO version 1, not an answer, PSN 0, "
+          f"window {WINDOW}, {HELD} receive messages held; the peer's answer makes it sr_peer",
+          body)
 
 
-def write_reorder_case(s):
+def write_reorder_case(s, start=None):
+    """start: the peer's first PSN (None: the suite's; 0xFFFFFE: the SACK
+    bitmap and the window cross the 24-bit wrap)."""
     rw = s.reg("rw")
     data = bytes((i * 7 + 3) & 0xFF for i in range(4 * MTU))
 
@@ -127,7 +124,7 @@ def write_reorder_case(s):
              + data[i * MTU:(i + 1) * MTU], psn=psn_add(c.psn, i), ackreq=ackreq)
 
     def body():
-        c = handshake(s)
+        c = handshake(s, psn=start)
         p, prev = c.psn, psn_add(c.psn, -1)
         seen = []
         pkt(c, SR_WRITE_MIDDLE, 2)
@@ -142,14 +139,15 @@ def write_reorder_case(s):
         pkt(c, SR_WRITE_MIDDLE, 1)
         seen.append(c.expect_ack(psn_add(p, 3), 1))
         s.put("rw", 0, data)
-        sr = qp_entry(s, c.vqpn, "sr")
+        sr = s.qp_status(c.vqpn)["sr"]
         expect(sr.get("sr_rx_held") == 2 and sr.get("sr_rx_dup") == 1,
                f"QP sr_rx_held {sr.get('sr_rx_held')}, sr_rx_dup {sr.get('sr_rx_dup')}")
         c.psn = psn_add(p, 4)
         wcs = c.finish()
         expect(statuses(wcs) == flushed(2), f"victim completions {statuses(wcs)}")
         return "; ".join(seen) + "; 4 KiB placed; sr_rx_held 2, sr_rx_dup 1"
-    s.run("SR WRITE of 4 packets in the order 2, 3, 3 again, 0, 1",
+    where = "" if start is None else f" from PSN 0x{start:06x} (across the wrap)"
+    s.run(f"SR WRITE of 4 packets in the order 2, 3, 3 again, 0, 1{where}",
           "a SACK for each out-of-order packet naming what is held (the duplicate with DUP), "
           "then RC's ACK once nothing is held; every byte placed, none outside the target",
           body)
@@ -175,7 +173,7 @@ def unplaced_case(s):
         c.tx(SR_WRITE_ONLY, reth(rw["addr"] + 64, rw["key"] ^ 0x5A5A00, 16) + sreth(0, 0)
              + bytes(16), psn=psn_add(p, 1))
         third = c.expect_nak(NAK_REM_ACCESS, psn_add(p, 1), 1)
-        sr = qp_entry(s, c.vqpn, "sr")
+        sr = s.qp_status(c.vqpn)["sr"]
         expect(sr.get("sr_drop_unplaced") == 1 and sr.get("sr_rx_held") == 0,
                f"QP sr_drop_unplaced {sr.get('sr_drop_unplaced')}, sr_rx_held "
                f"{sr.get('sr_rx_held')}")
@@ -216,44 +214,59 @@ def sack_to_victim(c, cum, held, trigger):
          psn=cum, ackreq=False)
 
 
+def tail_probes(s, c, v, last):
+    """Lets the victim's tail-loss probes of PSN `last` run out (nothing is
+    answered): every packet seen is a copy of it, exactly MAX_PROBES of
+    them, long before the 4.3 s timeout; returns how many."""
+    n = 0
+    while (r := rx_data(c, 1.0)) is not None:
+        expect(r["op"] == SR_SEND_LAST and r["psn"] == last,
+               f"while probing: wanted SR_SEND_LAST psn {last}, got {describe(r)}")
+        n += 1
+    st = s.qp_status(c.vqpn)
+    expect(n == MAX_PROBES and st["sr"].get("sr_tx_probes") == MAX_PROBES
+           and st["transport"]["timeouts"] == 0,
+           f"{n} copies of psn {last} seen, sr_tx_probes {st['sr'].get('sr_tx_probes')}, "
+           f"timeouts {st['transport']['timeouts']}; wanted {MAX_PROBES}, {MAX_PROBES}, 0")
+    return n
+
+
 def resend_case(s):
     def body():
         c = handshake(s)
         v = c.vpsn
         victim_send(s, c, 4 * MTU)
-        # PSN v+1 "lost": v acknowledged, v+2 and v+3 held. The tail may
-        # have been probed already (PTO 100 us, before this SACK arrives):
-        # such probes are PSN v+3 and come before the first resend of v+1;
-        # after it v+3 is held and only v+1 may go again.
+        probes = tail_probes(s, c, v, psn_add(v, 3))
+        # PSN v+1 "lost": v acknowledged, v+2 and v+3 held. From here only
+        # v+1 may go again.
         sack_to_victim(c, v, [psn_add(v, 2), psn_add(v, 3)], psn_add(v, 3))
-        probes, resent = 0, 0
-        while True:
-            r = rx_data(c)
-            expect(r is not None, "nothing sent again after the SACK")
-            if r["op"] == SR_SEND_LAST and r["psn"] == psn_add(v, 3) and resent == 0:
-                probes += 1
-                continue
-            expect(r["op"] == SR_SEND_MIDDLE and r["psn"] == psn_add(v, 1),
-                   f"wanted SR_SEND_MIDDLE psn {psn_add(v, 1)} again, got {describe(r)}")
-            resent += 1
-            break
+        r = rx_data(c)
+        expect(r is not None and r["op"] == SR_SEND_MIDDLE and r["psn"] == psn_add(v, 1),
+               f"wanted SR_SEND_MIDDLE psn {psn_add(v, 1)} again, got {describe(r)}")
         c.tx(ACK, struct.pack("!BBH", 0x1F, 0, 1), psn=psn_add(v, 3), ackreq=False)
         wcs = s.victim.call(f"poll {c.id} 1 5000")["wc"]
         expect(statuses(wcs) == [(5, WC_SUCCESS)], f"victim SEND completed {statuses(wcs)}")
-        # Sent again before the ACK arrived (a probe of the hole): v+1 too.
-        while (r := c.rx(0.2)) is not None:
+        # The daemon's count first, then the copies still on their way (a
+        # probe of the hole before the ACK arrived: v+1 too).
+        ctr = s.qp_status(c.vqpn)["transport"]
+        resent = 1
+        deadline = time.monotonic() + 5
+        while probes + resent < ctr["tx_retransmits"] and time.monotonic() < deadline:
+            r = rx_data(c, max(0.0, deadline - time.monotonic()))
+            expect(r is not None, "a retransmission the daemon counted never came")
             expect(r["psn"] == psn_add(v, 1), f"also sent again: {describe(r)}")
             resent += 1
-        ctr = qp_entry(s, c.vqpn, "transport")
         expect(ctr["tx_retransmits"] == probes + resent and ctr["timeouts"] == 0,
                f"tx_retransmits {ctr['tx_retransmits']} (seen {probes} + {resent}), timeouts "
                f"{ctr['timeouts']}")
-        c.finish()
-        return (f"PSN {psn_add(v, 1)} sent again {resent} time(s) (and the tail probed {probes} "
-                "time(s) before the SACK), nothing else; SUCCESS; no timeout")
+        wcs = c.finish()
+        expect(statuses(wcs) == flushed(2), f"victim completions {statuses(wcs)}")
+        return (f"{probes} tail probes of PSN {psn_add(v, 3)}; after the SACK only PSN "
+                f"{psn_add(v, 1)} sent again ({resent} time(s)); SUCCESS; no timeout")
     s.run("SACK to the victim's 4-packet SEND holding the last two, the second missing",
-          "only the missing packet is sent again (besides tail probes sent before the SACK "
-          "arrived), no timeout; the SEND completes SUCCESS", body)
+          f"first {MAX_PROBES} tail-loss probes of the last packet (nothing answered); after the "
+          "SACK only the missing packet is sent again, no timeout; the SEND completes SUCCESS",
+          body)
 
 
 def tail_probe_case(s):
@@ -261,29 +274,24 @@ def tail_probe_case(s):
         c = handshake(s)
         v = c.vpsn
         pkts = victim_send(s, c, 4 * MTU)
-        t0 = time.monotonic()
-        r = rx_data(c, timeout=20.0)
-        waited = time.monotonic() - t0
-        expect(r is not None and r["op"] == SR_SEND_LAST and r["psn"] == psn_add(v, 3),
-               f"wanted the tail (SR_SEND_LAST psn {psn_add(v, 3)}) probed, got {describe(r)}")
-        ctr = qp_entry(s, c.vqpn, "transport")
-        sr = qp_entry(s, c.vqpn, "sr")
-        expect(sr.get("sr_tx_probes", 0) >= 1 and ctr["timeouts"] == 0,
-               f"sr_tx_probes {sr.get('sr_tx_probes')}, timeouts {ctr['timeouts']}")
+        probes = tail_probes(s, c, v, psn_add(v, 3))
         c.tx(ACK, struct.pack("!BBH", 0x1F, 0, 1), psn=psn_add(v, 3), ackreq=False)
         wcs = s.victim.call(f"poll {c.id} 1 5000")["wc"]
         expect(statuses(wcs) == [(5, WC_SUCCESS)], f"victim SEND completed {statuses(wcs)}")
-        c.finish()
-        return (f"{len(pkts)} packets unanswered; the tail probed after {waited * 1e3:.1f} ms "
-                f"(sr_tx_probes {sr.get('sr_tx_probes')}, timeouts 0); SUCCESS once ACKed")
+        wcs = c.finish()
+        expect(statuses(wcs) == flushed(2), f"victim completions {statuses(wcs)}")
+        return (f"{len(pkts)} packets unanswered; {probes} probes of the last one, then silence "
+                "(timeouts 0); SUCCESS once ACKed")
     s.run("the victim's 4-packet SEND left unanswered (a lost tail)",
-          "a tail-loss probe of the last packet before any retransmission timeout (the QP's "
-          "is raised to 4.3 s by min_ack_timeout); the SEND completes SUCCESS once ACKed", body)
+          f"exactly {MAX_PROBES} tail-loss probes of the last packet, each waiting twice as long, "
+          "then nothing until the retransmission timeout (raised to 4.3 s by min_ack_timeout); "
+          "the SEND completes SUCCESS once ACKed", body)
 
 
 def all_cases(s):
     handshake_case(s)
     write_reorder_case(s)
+    write_reorder_case(s, start=0xFFFFFE)
     unplaced_case(s)
     resend_case(s)
     tail_probe_case(s)

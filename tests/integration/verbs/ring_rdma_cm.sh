@@ -105,8 +105,9 @@ if timeout 20 "${R[@]}" rping -c -a $IP1 -p "$port" -C 1 >"$out" 2>&1; then
   UROCE_WHY="rping to a port without listener exited 0"; st=1
 elif ! grep -q 'RDMA_CM_EVENT_REJECTED, error 8' "$out"; then
   UROCE_WHY="no 'RDMA_CM_EVENT_REJECTED, error 8' (invalid Service ID): $(tr '\n' '|' <"$out")"; st=1
-elif [ "$(rej_no_listener)" -le "$rej_before" ]; then
-  UROCE_WHY="uroce-ctl status: rej_no_listener stayed $rej_before"; st=1
+elif ! rej_after=$(rej_no_listener) || ! [[ $rej_after =~ ^[0-9]+$ ]] ||
+  ((rej_after <= rej_before)); then
+  UROCE_WHY="uroce-ctl status: rej_no_listener $rej_before before, '$rej_after' after"; st=1
 fi
 cat "$out"
 uroce_verdict "connect to a port nobody listens on is rejected (REJ reason 8)" "$st"
