@@ -109,6 +109,15 @@ def gbps(messages, ns):
     return messages * KIB64 * 8 / ns if ns > 0 else 0.0
 
 
+def since_pre(q, pq):
+    """The source QP's packets sent again (% of those sent) and tail-loss
+    probes between the pre-failure cut (pq) and the end of a run (q)."""
+    rt = q["tx_retransmits"] - pq["tx_retransmits"]
+    tx = q["tx_packets"] - pq["tx_packets"]
+    probes = q.get("sr", {}).get("sr_tx_probes", 0) - pq.get("sr", {}).get("sr_tx_probes", 0)
+    return 100 * rt / max(tx, 1), probes
+
+
 print("| transport | seed | reorder: Gb/s, retransmitted | full: Gb/s, retransmitted, "
       "switch drops | pre-failure Gb/s | post-failure Gb/s (ratio) | "
       "post: retransmitted, probes, timeouts |")
@@ -128,16 +137,14 @@ for mode in modes:
         ratio = g_post / g_pre if g_pre > 0 else 0.0
         q = fail["src_qp"]
         pq = pre["src_qp"]
-        post_rt = q["tx_retransmits"] - pq["tx_retransmits"]
-        post_tx = q["tx_packets"] - pq["tx_packets"]
-        probes = q.get("sr", {}).get("sr_tx_probes", 0) - pq.get("sr", {}).get("sr_tx_probes", 0)
+        post_pct, probes = since_pre(q, pq)
         print(f"| {mode} | {seed} | {gbps(r['completed'], dfull['end_ns'] - start):.2f}, "
               f"{rq['tx_retransmits']}/{rq['tx_packets']} "
               f"({100 * rq['tx_retransmits'] / max(rq['tx_packets'], 1):.2f} %) | "
               f"{gbps(full['completed'], dfull['end_ns'] - start):.2f}, "
               f"{100 * fq['tx_retransmits'] / max(fq['tx_packets'], 1):.1f} %, {drops} | "
               f"{g_pre:.2f} | {g_post:.2f} ({ratio:.2f}) | "
-              f"{100 * post_rt / max(post_tx, 1):.1f} %, {probes}, "
+              f"{post_pct:.1f} %, {probes}, "
               f"{q['timeouts'] - pq['timeouts']} |")
 print()
 print(f"| transport | seed | pre-failure Gb/s | flapping (3-{flap_end_ns / 1e6:g} ms) Gb/s "
@@ -153,14 +160,11 @@ for mode in modes:
         g_pre = gbps(pre["completed"], 3_000_000 - pre["start_ns"])
         g_flap = gbps(end["completed"] - pre["completed"], flap_end_ns - 3_000_000)
         g_after = gbps(flap["completed"] - settled["completed"], dflap["end_ns"] - settled_ns)
-        q, pq = flap["src_qp"], pre["src_qp"]
-        rt = q["tx_retransmits"] - pq["tx_retransmits"]
-        tx = q["tx_packets"] - pq["tx_packets"]
-        probes = q.get("sr", {}).get("sr_tx_probes", 0) - pq.get("sr", {}).get("sr_tx_probes", 0)
+        pct, probes = since_pre(flap["src_qp"], pre["src_qp"])
         r_flap = g_flap / g_pre if g_pre else 0.0
         r_after = g_after / g_pre if g_pre else 0.0
         print(f"| {mode} | {seed} | {g_pre:.2f} | {g_flap:.2f} ({r_flap:.2f}) | "
-              f"{g_after:.2f} ({r_after:.2f}) | {100 * rt / max(tx, 1):.1f} %, {probes} |")
+              f"{g_after:.2f} ({r_after:.2f}) | {pct:.1f} %, {probes} |")
 if failed:
     print("\nFAILED:\n  " + "\n  ".join(failed))
     sys.exit(1)

@@ -223,6 +223,7 @@ uroce_cm_resolve() {
   while [ $SECONDS -lt "$deadline" ]; do
     timeout 20 "$UROCE_RUN" --run-dir "$run" rping -c -a "$ip" -p "$port" -C 1 >"$out" 2>&1
     grep -q 'RDMA_CM_EVENT_REJECTED' "$out" && return 0
+    sleep 0.2  # rping may fail at once (the daemon still starting): no spin
   done
   return 1
 }

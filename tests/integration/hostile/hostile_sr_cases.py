@@ -209,9 +209,14 @@ def sack_to_victim(c, cum, held, trigger):
     for q in held:
         i = (q - cum - 1) & 0xFFFFFF
         bm[i // 8] |= 0x80 >> (i % 8)
-    c.tx(SR_SACK, struct.pack("!BBH", 0x1F, 0, 0)
+    c.tx(SR_SACK, struct.pack("!BBH", ACK_NO_CREDITS, 0, 0)
          + struct.pack("!BBHHh", 0, trigger >> 16, trigger & 0xFFFF, WINDOW, 0) + bytes(bm),
          psn=cum, ackreq=False)
+
+
+def ack_to_victim(c, psn, msn):
+    """RC's ACK of everything up to `psn` (MSN `msn`, credits none)."""
+    c.tx(ACK, struct.pack("!BBH", ACK_NO_CREDITS, msn >> 16, msn & 0xFFFF), psn=psn, ackreq=False)
 
 
 def tail_probes(s, c, v, last):
@@ -243,7 +248,7 @@ def resend_case(s):
         r = rx_data(c)
         expect(r is not None and r["op"] == SR_SEND_MIDDLE and r["psn"] == psn_add(v, 1),
                f"wanted SR_SEND_MIDDLE psn {psn_add(v, 1)} again, got {describe(r)}")
-        c.tx(ACK, struct.pack("!BBH", 0x1F, 0, 1), psn=psn_add(v, 3), ackreq=False)
+        ack_to_victim(c, psn_add(v, 3), 1)
         wcs = s.victim.call(f"poll {c.id} 1 5000")["wc"]
         expect(statuses(wcs) == [(5, WC_SUCCESS)], f"victim SEND completed {statuses(wcs)}")
         # The daemon's count first, then the copies still on their way (a
@@ -275,7 +280,7 @@ def tail_probe_case(s):
         v = c.vpsn
         pkts = victim_send(s, c, 4 * MTU)
         probes = tail_probes(s, c, v, psn_add(v, 3))
-        c.tx(ACK, struct.pack("!BBH", 0x1F, 0, 1), psn=psn_add(v, 3), ackreq=False)
+        ack_to_victim(c, psn_add(v, 3), 1)
         wcs = s.victim.call(f"poll {c.id} 1 5000")["wc"]
         expect(statuses(wcs) == [(5, WC_SUCCESS)], f"victim SEND completed {statuses(wcs)}")
         wcs = c.finish()
