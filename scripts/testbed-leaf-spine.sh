@@ -18,7 +18,9 @@
 # a PFC frame where PFC is off, or an SR mode's connection left go-back-N
 # because the engine's lossy_qps were all taken). A few minutes.
 # SCENARIO picks the fabric: lossy_leaf_spine_8.toml is 32 hosts on an
-# 8-way ECMP leaf-spine (about four times as long to run).
+# 8-way ECMP leaf-spine (about four times as long to run),
+# lossy_leaf_spine_2to1.toml the same hosts under four spines (2:1
+# oversubscribed; its header converts host load to uplink load).
 #
 #   scripts/testbed-leaf-spine.sh                 # BUILD_DIR=build
 #   TESTBED=/path/uroce-testbed ...  # one built already (scripts/lib/testbed-bin.sh)
