@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 namespace uroce::testbed {
 namespace {
 
@@ -581,6 +583,45 @@ TEST(ScenarioToml_Workload, DistributionIsRelativeToTheScenarioFile) {
   EXPECT_EQ(t.workload_hosts.size(), 16u);
   EXPECT_EQ(t.workload_paths[0][3].size(), 2u);
   EXPECT_EQ(t.workload_paths[0][4].size(), 4u);
+}
+
+// Every scenario shipped in testbed/scenarios loads and its topology
+// resolves (the scripts run some that no other test opens).
+TEST(ScenarioToml_Shipped, EveryScenarioLoadsAndResolves) {
+  const std::filesystem::path dir = std::filesystem::path(UROCE_SOURCE_ROOT) / "testbed/scenarios";
+  std::size_t n = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    if (e.path().extension() != ".toml") continue;
+    SCOPED_TRACE(e.path().filename().string());
+    Scenario sc;
+    ASSERT_EQ(scenario_from_file(e.path().string(), sc), "");
+    Topology t;
+    EXPECT_EQ(resolve(sc, t), "");
+    ++n;
+  }
+  EXPECT_GE(n, 19u);
+}
+
+// The 2:1 leaf-spine: four leaves of eight hosts, four uplinks each (one
+// per spine), lossy_qps covering a host's 496 RC connections.
+TEST(ScenarioToml_Shipped, OversubscribedLeafSpineHasFourUplinksPerLeaf) {
+  Scenario sc;
+  ASSERT_EQ(scenario_from_file(std::string(UROCE_SOURCE_ROOT) +
+                                   "/testbed/scenarios/lossy_leaf_spine_2to1.toml",
+                               sc),
+            "");
+  EXPECT_EQ(sc.hosts.size(), 32u);
+  for (const std::string leaf : {"l1", "l2", "l3", "l4"}) {
+    std::size_t hosts = 0, uplinks = 0;
+    for (const LinkSpec& l : sc.links) {
+      const std::string& other = l.a == leaf ? l.b : l.b == leaf ? l.a : std::string();
+      if (other.starts_with("sp")) ++uplinks;
+      if (other.starts_with("h")) ++hosts;
+    }
+    EXPECT_EQ(hosts, 8u) << leaf;
+    EXPECT_EQ(uplinks, 4u) << leaf;
+  }
+  for (const HostSpec& h : sc.hosts) EXPECT_EQ(h.engine_lossy_qps, 512u) << h.name;
 }
 
 }  // namespace
