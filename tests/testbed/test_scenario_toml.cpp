@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <set>
 
 namespace uroce::testbed {
 namespace {
@@ -613,13 +614,19 @@ TEST(ScenarioToml_Shipped, OversubscribedLeafSpineHasFourUplinksPerLeaf) {
   EXPECT_EQ(sc.hosts.size(), 32u);
   for (const std::string leaf : {"l1", "l2", "l3", "l4"}) {
     std::size_t hosts = 0, uplinks = 0;
+    std::set<std::string> spines;
     for (const LinkSpec& l : sc.links) {
-      const std::string& other = l.a == leaf ? l.b : l.b == leaf ? l.a : std::string();
-      if (other.starts_with("sp")) ++uplinks;
+      if (l.a != leaf && l.b != leaf) continue;
+      const std::string& other = l.a == leaf ? l.b : l.a;
+      if (other.starts_with("sp")) {
+        ++uplinks;
+        spines.insert(other);
+      }
       if (other.starts_with("h")) ++hosts;
     }
     EXPECT_EQ(hosts, 8u) << leaf;
     EXPECT_EQ(uplinks, 4u) << leaf;
+    EXPECT_EQ(spines.size(), 4u) << leaf;
   }
   for (const HostSpec& h : sc.hosts) EXPECT_EQ(h.engine_lossy_qps, 512u) << h.name;
 }
