@@ -393,10 +393,12 @@ void stop_engine() {
     });
     spdlog::info(
         "engine shard {}: {} iterations ({} idle), {} application calls, progress thread {} "
-        "sleeps ({} us) and {} naps while the application drove, {} posts batched, {} control "
-        "calls run by their caller, {} that woke the progress thread",
+        "sleeps ({} us) and {} naps while the application drove, {} posts batched ({} windows "
+        "widened by a long iteration), {} control calls run by their caller, {} that woke the "
+        "progress thread",
         k, c.iterations, c.idle_iterations, eng.app_calls(), c.sleeps, c.slept_ns / kNsPerUs,
-        c.app_quiet_sleeps, eng.posts_batched(), c.calls_inline, c.call_wakes);
+        c.app_quiet_sleeps, eng.posts_batched(), eng.post_windows_widened(), c.calls_inline,
+        c.call_wakes);
     spdlog::info(
         "engine shard {} loop: after work p50 <= {} ns, p99 <= {} ns, max <= {} ns; after an idle "
         "spin p99.9 <= {} ns; {} intervals of 65 us or more",
