@@ -62,6 +62,7 @@ struct Options {
   std::uint32_t mbufs = 8191;
   std::uint32_t data_room = 0;
   std::string json_file;
+  std::uint64_t echo_hold_ns = 0;
 };
 
 // Locally administered addresses: side A sends data, side B receives/echoes.
@@ -212,6 +213,9 @@ int main(int argc, char** argv) {
   app.add_option("--mbufs", o.mbufs, "mbufs per port pool")->capture_default_str();
   app.add_option("--data-room", o.data_room, "mbuf data room (at least the frame); 0: from the MTU")
       ->capture_default_str();
+  app.add_option("--echo-hold-ns", o.echo_hold_ns,
+                 "pong: hold each echo this long before sending it (a longer round trip)")
+      ->capture_default_str();
   app.add_option("--json", o.json_file, "Also write the JSON line to this file");
   CLI11_PARSE(app, argc, argv);
 
@@ -223,6 +227,7 @@ int main(int argc, char** argv) {
   rp.warmup_s = o.warmup;
   rp.duration_s = o.duration;
   rp.wait_s = o.wait;
+  rp.echo_hold_ns = o.echo_hold_ns;
 
   ReportHeader h;
   h.transport = transport_of(o);

@@ -388,12 +388,15 @@ int pong(port::EthPort& port, const RunParams& p, EchoStats* out) {
   const std::uint64_t wait = cycles(p.wait_s);
   const std::uint64_t idle = cycles(p.idle_s);
   const std::uint64_t hard_end = start + cycles(p.wait_s + p.warmup_s + p.duration_s + p.grace_s);
+  const std::uint64_t hold = cycles(static_cast<double>(p.echo_hold_ns) * 1e-9);
   std::uint64_t last_rx = 0;
   while (!interrupted()) {
     const std::uint16_t n = port.rx_burst(rx, p.burst);
     const std::uint64_t now = rte_rdtsc();
     if (n != 0) {
       last_rx = now;
+      while (rte_rdtsc() - now < hold) {
+      }
       if (echo_burst(port, rx, n, out)) {
         out->stopped_by_peer = true;
         break;

@@ -32,8 +32,12 @@ struct RunParams {
   double grace_s = 5.0;           // slack in the hard deadline
   double reply_timeout_s = 0.02;  // ping: a reply later than this is lost
   double idle_s = 1.0;            // pong: silence this long after traffic ends it
-  double linger_s = 1.0;          // receiver: longest wait for the sender to stop
-  double quiesce_s = 0.2;         // sender/ping: idle time before closing
+  // pong: hold each echo this long (spinning) before sending it, as a
+  // stack's own processing would: a control for what a longer round trip
+  // alone meets on the same machine (docs/tails.md).
+  std::uint64_t echo_hold_ns = 0;
+  double linger_s = 1.0;   // receiver: longest wait for the sender to stop
+  double quiesce_s = 0.2;  // sender/ping: idle time before closing
 };
 
 // Receiver side of a stream (and the ring self-test's receiving half).
