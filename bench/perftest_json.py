@@ -26,7 +26,11 @@ average of the last report interval only, the average of the whole test
 (overall), latencies in usec as ucx_perftest prints them (half the round
 trip of its ping-pong). The line gives rank 50 as lat_median_us, 99 as
 lat_p99_us, 99.9 as lat_p999_us and the first test's overall average as lat_avg_us; it is
-"ok" only with a Final row for every rank.
+"ok" only with a Final row for every rank. UCX 1.13.1 takes the percentile
+over a ring of at most 2,048 round trips, so a longer test's figure covers
+only its end: stack_bench.sh runs each rank as several tests of at most
+2,048 round trips (R1 listed once per test), and a rank's figure is then
+the median over its tests ("ucx_windows": how many).
 """
 import argparse
 import json
@@ -81,7 +85,10 @@ def figures(head, cells):
 
 
 def parse_ucx(text, ranks):
-    """The figures of ucx_perftest's Final rows, one per rank in order."""
+    """The figures of ucx_perftest's Final rows, one per rank in order. A
+    rank listed k times (k tests of the batch, each no longer than the
+    2,048 round trips its percentile covers) gives the median of its k
+    figures, and "ucx_windows" says k."""
     rows = []
     for l in text.splitlines():
         cells = l.split()
@@ -95,10 +102,21 @@ def parse_ucx(text, ranks):
         return None
     out = {"iterations": int(rows[0][0]), "lat_avg_us": rows[0][3]}
     names = {50.0: "lat_median_us", 99.0: "lat_p99_us", 99.9: "lat_p999_us"}
+    per_rank = {}
     for rank, r in zip(ranks, rows):
         if int(r[0]) != out["iterations"]:
             return None
-        out[names.get(rank, f"lat_p{rank:g}_us")] = r[1]
+        per_rank.setdefault(rank, []).append(r[1])
+    windows = {len(v) for v in per_rank.values()}
+    if len(windows) != 1:
+        return None
+    for rank, v in per_rank.items():
+        v = sorted(v)
+        mid = len(v) // 2
+        out[names.get(rank, f"lat_p{rank:g}_us")] = v[mid] if len(v) % 2 else (v[mid - 1] + v[mid]) / 2
+    k = windows.pop()
+    if k > 1:
+        out["ucx_windows"] = k
     return out
 
 

@@ -80,6 +80,24 @@ class ParseUcx(unittest.TestCase):
                                                               "Final:                  2999  1"),
                                                   [50.0, 99.0]))
 
+    def test_ParseUcx_RepeatedRankIsTheMedianOfItsWindows(self):
+        p99 = UCX[UCX.index("+p99"):]
+        text = UCX + p99.replace("14106.214", "30.5") + p99.replace("14106.214", "12.25")
+        f = perftest_json.parse_ucx(text, [50.0, 99.0, 99.0, 99.0])
+        self.assertIsNone(f)  # rank 50 has one window, rank 99 three
+        p50 = UCX[:UCX.index("+p99")]
+        text = (p50 + p50.replace("99.283", "98.5") + p99 + p99.replace("14106.214", "30.5"))
+        f = perftest_json.parse_ucx(text, [50.0, 50.0, 99.0, 99.0])
+        self.assertEqual(f["lat_median_us"], (99.283 + 98.5) / 2)
+        self.assertEqual(f["lat_p99_us"], (30.5 + 14106.214) / 2)
+        self.assertEqual(f["ucx_windows"], 2)
+        text = (p50 + p50 + p50.replace("99.283", "1.5") + p99 + p99.replace("14106.214", "30.5") +
+                p99.replace("14106.214", "12.25"))
+        f = perftest_json.parse_ucx(text, [50.0] * 3 + [99.0] * 3)
+        self.assertEqual(f["lat_median_us"], 99.283)
+        self.assertEqual(f["lat_p99_us"], 30.5)
+        self.assertEqual(f["ucx_windows"], 3)
+
     def test_Main_UcxLine(self):
         with tempfile.NamedTemporaryFile("w", suffix=".out") as f:
             f.write(UCX)
