@@ -286,7 +286,8 @@ class Engine {
   // iteration can outlast post_batch_ns: every post of a burst then found
   // the window over and sent its one frame in a system call of its own. So
   // there an iteration that outlasts the window widens it to twice the
-  // iteration, and posts drive at most half of the thread's time. Not
+  // iteration (up to kPostWindowMaxFactor windows), and posts drive at most
+  // half of the thread's time. Not
   // elsewhere: a long iteration over memif is one with many frames, not a
   // costly burst, and the wider windows held frames back from a sender
   // with few messages in flight (ib_send_bw 64 B, 9 % fewer messages).
@@ -553,12 +554,18 @@ class Engine {
   // Quick yields in a row after which the core counts as uncontended.
   static constexpr std::uint32_t kFastYields = 8;
 
+  // The widest window a long iteration makes, in post_batch_ns: an
+  // iteration the machine interrupted for milliseconds must not leave a
+  // post that is not followed by a poll waiting as long.
+  static constexpr TimeNs kPostWindowMaxFactor = 8;
+
   // drive_post with tx_burst_syscall, after the iteration of a post at `t`.
   // Out of line: the code inlined into the posts' path stays what it was.
   [[gnu::noinline]] void widen_post_window(TimeNs t) {
     const TimeNs took = clock_.now() - t;
     if (took < cfg_.post_batch_ns) return;
-    next_post_drive_.store(t + 2 * took, std::memory_order_relaxed);
+    next_post_drive_.store(t + std::min(2 * took, kPostWindowMaxFactor * cfg_.post_batch_ns),
+                           std::memory_order_relaxed);
     post_windows_widened_.store(post_windows_widened_.load(std::memory_order_relaxed) + 1,
                                 std::memory_order_relaxed);
   }

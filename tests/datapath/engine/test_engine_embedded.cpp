@@ -112,6 +112,20 @@ TEST(Engine_DrivePost, WaitsTwiceAsLongAsAnIterationThatOutlastsTheWindow) {
   EXPECT_EQ(e.posts_batched(), 1u);
 }
 
+TEST(Engine_DrivePost, WidensTheWindowToEightWindowsAtMost) {
+  EngineConfig cfg;
+  cfg.tx_burst_syscall = true;
+  // Every clock read takes 100 windows: the iteration looks interrupted for
+  // a long time, and the window still ends 8 windows after the post.
+  TickingClock clock(10 * kNsPerUs, 100 * cfg.post_batch_ns);
+  Engine<SimPortIo, TickingClock> e(cfg, clock);
+  e.drive_post();
+  EXPECT_EQ(e.post_windows_widened(), 1u);
+  e.drive_post();  // read 300 windows after the first post's read
+  EXPECT_EQ(e.counters().iterations, 2u);
+  EXPECT_EQ(e.posts_batched(), 0u);
+}
+
 TEST(Engine_DrivePost, KeepsTheWindowAfterALongIterationWithoutSyscallBursts) {
   EngineConfig cfg;
   TickingClock clock(10 * kNsPerUs, cfg.post_batch_ns * 3 / 4);
