@@ -99,7 +99,7 @@ memif_zc=auto
 ucx_iters=10000
 ucx_warmup=1000
 ucx_window=2048         # the round trips one ucx_perftest percentile covers
-ucx_window_warmup=100   # warm-up of each window after the first
+ucx_window_warmup=1000  # warm-up of each window after the first
 stages=0
 while [ $# -gt 0 ]; do
   case $1 in
