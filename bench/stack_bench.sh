@@ -99,7 +99,7 @@ memif_zc=auto
 ucx_iters=10000
 ucx_warmup=1000
 ucx_window=2048         # the round trips one ucx_perftest percentile covers
-ucx_window_warmup=1000  # warm-up of each window after the first
+ucx_window_warmup=1000  # warm-up of each window after the first (the same)
 stages=0
 while [ $# -gt 0 ]; do
   case $1 in
@@ -358,8 +358,8 @@ ucx_point() {
   local name=ucx_tag_lat port r k batch=$UROCE_TMP/ucx_tag_lat.batch
   # UCX 1.13.1 takes -R's percentile over a ring of at most 2,048 round
   # trips: a longer test's figure would cover only its end. So each rank
-  # runs as windows tests of ucx_window round trips (the first with the
-  # full warm-up), and perftest_json.py takes the median over them.
+  # runs as windows tests of ucx_window round trips, and perftest_json.py
+  # takes the median over them.
   local windows=$(((ucx_iters + ucx_window - 1) / ucx_window)) ranks_listed=() w
   : >"$batch"
   for r in ${ucx_ranks//,/ }; do
