@@ -12,16 +12,15 @@
 //   uroce-cpu-gaps [--cpus 0,1] [--seconds S] [--windows 2,4,8] [--gaps 5,10]
 //
 // Prints one JSON line: per CPU the gaps of 1, 2, 5, 10, 20, 50 and 100 us
-// or more per second and the share of time lost to gaps; then, for each
-// window W and gap X, the share of W-us windows (starting at any time, on
-// any of the CPUs) that a gap of X us or more overlaps.
+// or more per second, the share of time lost to gaps and the longest; then,
+// for each window W and gap X, the share of a back-to-back W-us loop's
+// iterations into which a gap of X us or more falls (cpu_gaps.h).
 #include <pthread.h>
 #include <sched.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <array>
-#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -55,16 +54,13 @@ struct CpuRun {
   bool pinned = false;
   std::vector<Gap> gaps;
   std::uint64_t unrecorded = 0;
-  std::uint64_t reads = 0;
 };
 
 void spin(CpuRun& r, Clock::time_point t0, std::int64_t run_ns) {
   r.pinned = pin_to(r.cpu);
   std::int64_t prev = (Clock::now() - t0).count();
-  std::uint64_t reads = 0;
   while (prev < run_ns) {
     const std::int64_t now = (Clock::now() - t0).count();
-    ++reads;
     if (now - prev >= kMinGapNs) {
       if (r.gaps.size() < kMaxGaps) {
         r.gaps.push_back(Gap{prev, now - prev});
@@ -74,7 +70,6 @@ void spin(CpuRun& r, Clock::time_point t0, std::int64_t run_ns) {
     }
     prev = now;
   }
-  r.reads = reads;
 }
 
 std::string join(const std::vector<std::string>& parts) {

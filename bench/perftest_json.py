@@ -36,6 +36,7 @@ import argparse
 import json
 import math
 import re
+import statistics
 import sys
 
 
@@ -111,9 +112,7 @@ def parse_ucx(text, ranks):
     if len(windows) != 1:
         return None
     for rank, v in per_rank.items():
-        v = sorted(v)
-        mid = len(v) // 2
-        out[names.get(rank, f"lat_p{rank:g}_us")] = v[mid] if len(v) % 2 else (v[mid - 1] + v[mid]) / 2
+        out[names.get(rank, f"lat_p{rank:g}_us")] = statistics.median(v)
     k = windows.pop()
     if k > 1:
         out["ucx_windows"] = k

@@ -395,7 +395,9 @@ int pong(port::EthPort& port, const RunParams& p, EchoStats* out) {
     const std::uint64_t now = rte_rdtsc();
     if (n != 0) {
       last_rx = now;
-      while (rte_rdtsc() - now < hold) {
+      if (hold != 0) {
+        while (rte_rdtsc() - now < hold) {
+        }
       }
       if (echo_burst(port, rx, n, out)) {
         out->stopped_by_peer = true;

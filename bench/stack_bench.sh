@@ -98,8 +98,7 @@ points="write_bw send_bw send_lat read_lat write_bw_q16 ucx_tag_lat"
 memif_zc=auto
 ucx_iters=10000
 ucx_warmup=1000
-ucx_window=2048         # the round trips one ucx_perftest percentile covers
-ucx_window_warmup=1000  # warm-up of each window after the first (the same)
+ucx_window=2048  # the round trips one ucx_perftest percentile covers
 stages=0
 while [ $# -gt 0 ]; do
   case $1 in
@@ -360,13 +359,11 @@ ucx_point() {
   # trips: a longer test's figure would cover only its end. So each rank
   # runs as windows tests of ucx_window round trips, and perftest_json.py
   # takes the median over them.
-  local windows=$(((ucx_iters + ucx_window - 1) / ucx_window)) ranks_listed=() w
+  local windows=$(((ucx_iters + ucx_window - 1) / ucx_window)) ranks_listed=()
   : >"$batch"
   for r in ${ucx_ranks//,/ }; do
     for k in $(seq "$windows"); do
-      w=$ucx_warmup
-      [ "$k" = 1 ] || w=$ucx_window_warmup
-      echo "tag_lat_p${r}_$k -t tag_lat -s 8 -n $ucx_window -w $w -R $r" >>"$batch"
+      echo "tag_lat_p${r}_$k -t tag_lat -s 8 -n $ucx_window -w $ucx_warmup -R $r" >>"$batch"
       ranks_listed+=("$r")
     done
   done

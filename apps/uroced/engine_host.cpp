@@ -194,10 +194,7 @@ std::string EngineHost::open(const DaemonConfig& cfg, const std::string& runtime
               : cfg.poll == PollMode::kYield ? engine::PollMode::kYield
                                              : engine::PollMode::kBackoff;
   ecfg.backoff_max_us = cfg.backoff_max_us;
-  for (const auto& p : ports_) {
-    const std::string& drv = p->info().driver;
-    if (drv == "net_af_xdp" || drv == "net_af_packet") ecfg.tx_burst_syscall = true;
-  }
+  for (const auto& p : ports_) ecfg.tx_burst_syscall |= port::tx_burst_is_syscall(p->info());
   for (std::uint16_t k = 0; k < n; ++k)
     engines_.push_back(std::make_unique<EngineT>(ecfg, *clock_));
   for (std::size_t i = 0; i < cfg.devices.size(); ++i) {

@@ -287,10 +287,10 @@ class Engine {
   // the window over and sent its one frame in a system call of its own. So
   // there an iteration that outlasts the window widens it to twice the
   // iteration (up to kPostWindowMaxFactor windows), and posts drive at most
-  // half of the thread's time. Not
-  // elsewhere: a long iteration over memif is one with many frames, not a
-  // costly burst, and the wider windows held frames back from a sender
-  // with few messages in flight (ib_send_bw 64 B, 9 % fewer messages).
+  // half of the thread's time. Not elsewhere: a long iteration over memif
+  // is one with many frames, not a costly burst, and the wider windows held
+  // frames back from a sender with few messages in flight (ib_send_bw 64 B,
+  // 9 % fewer messages).
   std::uint32_t drive_post() {
     const TimeNs t = clock_.now();
     if (t < next_post_drive_.load(std::memory_order_relaxed)) {

@@ -50,4 +50,11 @@ struct PortInfo {
   std::vector<std::string> rx_offloads, tx_offloads;
 };
 
+// Whether every TX burst on the port is a system call: the kernel-attached
+// PMDs (af_xdp, af_packet: a sendto per burst). The embedded engine batches
+// posts harder there (engine.h, drive_post).
+inline bool tx_burst_is_syscall(const PortInfo& p) {
+  return p.driver == "net_af_xdp" || p.driver == "net_af_packet";
+}
+
 }  // namespace uroce::port
