@@ -12,6 +12,7 @@
 #include <cstdlib>
 
 #include "apps/uroced/sigbus_guard.h"
+#include "datapath/base/page_touch.h"
 #include "datapath/ctl/protocol.h"
 #include "datapath/shm/proc_maps.h"
 
@@ -52,6 +53,17 @@ void MrMemory::leak() {
   slot_ = -1;
 }
 
+namespace {
+
+// The engine's first touch of each page would otherwise land on a message
+// (docs/tails.md, "The first lap of a receive queue"). Best effort: a
+// range that cannot be populated is only touched later, as before.
+void touch_mapping(void* p, std::uint64_t len, std::uint64_t page, bool writable) {
+  (void)base::touch_pages(p, len, page, writable);
+}
+
+}  // namespace
+
 int MrMemory::from_memfd(int fd, std::uint64_t map_len, std::uint64_t map_offset, MrMemory* out) {
   shm::SharedRegion region;
   const shm::ShmStatus st = shm::SharedRegion::map_fd(fd, map_len, &region);
@@ -61,6 +73,8 @@ int MrMemory::from_memfd(int fd, std::uint64_t map_len, std::uint64_t map_offset
   out->len_ = map_len;
   out->writable_ = true;
   out->region_ = static_cast<shm::SharedRegion&&>(region);
+  touch_mapping(out->region_.data(), map_len, static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE)),
+                true);
   return 0;
 }
 
@@ -254,7 +268,10 @@ int MrMemory::from_process(pid_t pid, std::uint64_t addr, std::uint64_t length, 
   Mapped m;
   rc = n == 1 ? map_one(pid, runs[0], addr, length, &m) : map_runs(pid, runs, n, addr, &m);
   if (rc != 0) return rc;
-  return out->adopt(m.p, m.len, m.host_offset, m.sealed, m.align, m.writable);
+  rc = out->adopt(m.p, m.len, m.host_offset, m.sealed, m.align, m.writable);
+  // After adopt: a page the client truncates meanwhile is the guard's.
+  if (rc == 0) touch_mapping(m.p, m.len, m.align, m.writable);
+  return rc;
 }
 
 // Takes the mapping [p, p + len) (guarded against SIGBUS unless every

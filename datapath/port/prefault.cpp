@@ -1,12 +1,14 @@
 #include "datapath/port/prefault.h"
 
-#include <sys/mman.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <charconv>
 #include <fstream>
 #include <iterator>
 #include <string>
+
+#include "datapath/base/page_touch.h"
 
 namespace uroce::port {
 
@@ -60,13 +62,10 @@ std::vector<MappedRange> memif_regions_in_maps(std::string_view maps) {
 }
 
 int prefault_range(const MappedRange& range) {
-  // glibc headers older than the kernel may lack the name; the value is ABI.
-#ifndef MADV_POPULATE_WRITE
-  constexpr int MADV_POPULATE_WRITE = 23;
-#endif
   // NOLINTNEXTLINE(performance-no-int-to-ptr): an address read from maps.
   void* addr = reinterpret_cast<void*>(range.begin);
-  return madvise(addr, range.bytes(), MADV_POPULATE_WRITE) == 0 ? 0 : errno;
+  return base::touch_pages(addr, range.bytes(), static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)),
+                           true);
 }
 
 PrefaultResult prefault_memif_regions() {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "datapath/ctl/protocol.h"
+#include "tests/datapath/base/pagemap.h"
 
 namespace uroce::daemon {
 namespace {
@@ -244,6 +245,32 @@ TEST(MrMemoryFromProcess, SysvSegmentZero) {
   // 10 + errno when from_process refused it: 32 (EINVAL) before segment 0
   // counted as a shared object.
   EXPECT_EQ(WEXITSTATUS(st), 0);
+}
+
+// The engine's first touch of a page would otherwise land on a message
+// (docs/tails.md, "The first lap of a receive queue").
+TEST(MrMemoryFromProcess, MapsEveryPageAtRegistration) {
+  SKIP_WITHOUT_MAP_FILES();
+  auto* p = static_cast<std::uint8_t*>(
+      mmap(nullptr, 16 * kPage, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(p, MAP_FAILED);
+  std::memset(p, 3, 16 * kPage);
+  MrMemory m;
+  ASSERT_EQ(MrMemory::from_process(getpid(), reinterpret_cast<std::uintptr_t>(p), 16 * kPage, true,
+                                   &m),
+            0);
+  EXPECT_EQ(test::mapped_pages(m.host(), m.map_len()), 16u);
+  EXPECT_EQ(m.host()[5 * kPage], 3);
+  munmap(p, 16 * kPage);
+}
+
+TEST(MrMemoryFromMemfd, MapsEveryPageAtRegistration) {
+  const int fd = memfd_create("t", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  ASSERT_EQ(ftruncate(fd, static_cast<off_t>(8 * kPage)), 0);
+  ASSERT_EQ(fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW), 0);
+  MrMemory m;
+  ASSERT_EQ(MrMemory::from_memfd(fd, 8 * kPage, 0, &m), 0);  // takes fd
+  EXPECT_EQ(test::mapped_pages(m.host(), m.map_len()), 8u);
 }
 
 TEST(MrMemoryFromMemfd, UnsealedIsRefused) {

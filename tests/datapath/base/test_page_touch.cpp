@@ -1,0 +1,86 @@
+#include "datapath/base/page_touch.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "tests/datapath/base/pagemap.h"
+
+namespace uroce::base {
+namespace {
+
+const std::size_t kPage = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+
+using test::mapped_pages;
+
+// A memfd of `pages` pages holding `fill`, mapped shared with `prot`: a
+// fresh mapping, none of whose pages this process maps yet.
+struct SharedPages {
+  int fd = -1;
+  void* m = MAP_FAILED;
+  std::size_t len = 0;
+  SharedPages(std::size_t pages, int prot, unsigned char fill) : len(pages * kPage) {
+    fd = memfd_create("page_touch_test", MFD_CLOEXEC);
+    std::vector<unsigned char> bytes(len, fill);
+    if (fd < 0 || pwrite(fd, bytes.data(), len, 0) != static_cast<ssize_t>(len)) return;
+    m = mmap(nullptr, len, prot, MAP_SHARED, fd, 0);
+  }
+  ~SharedPages() {
+    if (m != MAP_FAILED) munmap(m, len);
+    if (fd >= 0) close(fd);
+  }
+};
+
+TEST(TouchPages, MapsEveryPageOfAFreshSharedMapping) {
+  SharedPages s(32, PROT_READ | PROT_WRITE, 0x5A);
+  ASSERT_NE(s.m, MAP_FAILED);
+  ASSERT_EQ(mapped_pages(s.m, s.len), 0u);
+  EXPECT_EQ(touch_pages(s.m, s.len, kPage, true), 0);
+  EXPECT_EQ(mapped_pages(s.m, s.len), 32u);
+}
+
+TEST(TouchPages, LeavesTheBytesAsTheyWere) {
+  SharedPages s(8, PROT_READ | PROT_WRITE, 0xC3);
+  ASSERT_NE(s.m, MAP_FAILED);
+  ASSERT_EQ(touch_pages(s.m, s.len, kPage, true), 0);
+  const std::vector<unsigned char> want(s.len, 0xC3);
+  EXPECT_EQ(std::memcmp(s.m, want.data(), s.len), 0);
+}
+
+TEST(TouchPages, ReadOnlyMappingIsMappedForReading) {
+  SharedPages s(4, PROT_READ, 0x11);
+  ASSERT_NE(s.m, MAP_FAILED);
+  EXPECT_EQ(touch_pages(s.m, s.len, kPage, false), 0);
+  EXPECT_EQ(mapped_pages(s.m, s.len), 4u);
+}
+
+TEST(TouchPages, StrideOfSeveralPagesMapsEveryPageAllTheSame) {
+  // The populate covers the whole range; the reads take one page in four.
+  SharedPages s(16, PROT_READ | PROT_WRITE, 0x01);
+  ASSERT_NE(s.m, MAP_FAILED);
+  EXPECT_EQ(touch_pages(s.m, s.len, 4 * kPage, true), 0);
+  EXPECT_EQ(mapped_pages(s.m, s.len), 16u);
+}
+
+TEST(TouchPages, UnmappedRangeIsAnErrorAndIsNotRead) {
+  void* m = mmap(nullptr, kPage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(m, MAP_FAILED);
+  munmap(m, kPage);
+  EXPECT_EQ(touch_pages(m, kPage, kPage, true), ENOMEM);
+}
+
+TEST(TouchPages, ZeroPageSizeIsInvalid) {
+  SharedPages s(1, PROT_READ | PROT_WRITE, 0);
+  ASSERT_NE(s.m, MAP_FAILED);
+  EXPECT_EQ(touch_pages(s.m, s.len, 0, true), EINVAL);
+}
+
+TEST(TouchPages, EmptyRangeDoesNothing) { EXPECT_EQ(touch_pages(nullptr, 0, kPage, true), 0); }
+
+}  // namespace
+}  // namespace uroce::base
