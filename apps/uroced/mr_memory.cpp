@@ -56,10 +56,11 @@ void MrMemory::leak() {
 namespace {
 
 // The engine's first touch of each page would otherwise land on a message
-// (docs/tails.md, "The first lap of a receive queue"). Best effort: a
-// range that cannot be populated is only touched later, as before.
-void touch_mapping(void* p, std::uint64_t len, std::uint64_t page, bool writable) {
-  (void)base::touch_pages(p, len, page, writable);
+// (docs/tails.md, "The first lap of a receive queue"). Only the pages the
+// object holds: a client's sparse object is not filled in. Best effort: a
+// range that cannot be checked is only touched later, as before.
+void touch_mapping(void* p, std::uint64_t len, std::uint64_t page) {
+  (void)base::touch_pages(p, len, page);
 }
 
 }  // namespace
@@ -73,8 +74,7 @@ int MrMemory::from_memfd(int fd, std::uint64_t map_len, std::uint64_t map_offset
   out->len_ = map_len;
   out->writable_ = true;
   out->region_ = static_cast<shm::SharedRegion&&>(region);
-  touch_mapping(out->region_.data(), map_len, static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE)),
-                true);
+  touch_mapping(out->region_.data(), map_len, static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE)));
   return 0;
 }
 
@@ -270,7 +270,7 @@ int MrMemory::from_process(pid_t pid, std::uint64_t addr, std::uint64_t length, 
   if (rc != 0) return rc;
   rc = out->adopt(m.p, m.len, m.host_offset, m.sealed, m.align, m.writable);
   // After adopt: a page the client truncates meanwhile is the guard's.
-  if (rc == 0) touch_mapping(m.p, m.len, m.align, m.writable);
+  if (rc == 0) touch_mapping(m.p, m.len, m.align);
   return rc;
 }
 

@@ -1,5 +1,6 @@
 #include "datapath/port/prefault.h"
 
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -62,10 +63,16 @@ std::vector<MappedRange> memif_regions_in_maps(std::string_view maps) {
 }
 
 int prefault_range(const MappedRange& range) {
+  // glibc headers older than the kernel may lack the name; the value is ABI.
+#ifndef MADV_POPULATE_WRITE
+  constexpr int MADV_POPULATE_WRITE = 23;
+#endif
   // NOLINTNEXTLINE(performance-no-int-to-ptr): an address read from maps.
   void* addr = reinterpret_cast<void*>(range.begin);
-  return base::touch_pages(addr, range.bytes(), static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)),
-                           true);
+  if (madvise(addr, range.bytes(), MADV_POPULATE_WRITE) != 0) return errno;
+  // Every page exists now; a read of each maps it for good on a VM that
+  // shadows page tables (base/page_touch.h).
+  return base::touch_pages(addr, range.bytes(), static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)));
 }
 
 PrefaultResult prefault_memif_regions() {

@@ -12,10 +12,11 @@
 // were that slow. The engine's own memory (mbuf pools, rings) is written at
 // setup already; these regions are the PMD's and appear only at connect.
 //
-// base::touch_pages maps every page writable without changing its contents
-// (MADV_POPULATE_WRITE, Linux 5.14, then a read of each page), so it is
-// safe while the peer already moves frames through the region. Control
-// path only: it walks /proc/self/maps.
+// MADV_POPULATE_WRITE (Linux 5.14) maps every page writable without
+// changing its contents, so it is safe while the peer already moves frames
+// through the region; a read of each page then (base::touch_pages) keeps a
+// VM that shadows page tables from charging the first touch again.
+// Control path only: it walks /proc/self/maps.
 #pragma once
 
 #include <cstddef>
@@ -44,8 +45,8 @@ struct PrefaultResult {
   int error = 0;            // the first failure's errno (0: none)
 };
 
-// Populates `range` and reads each page (base::touch_pages). Returns 0 or
-// the errno.
+// Populates `range` (MADV_POPULATE_WRITE) and reads each page. Returns 0
+// or the errno.
 int prefault_range(const MappedRange& range);
 
 // Populates every memif region this process maps now. A region mapped again

@@ -7,6 +7,7 @@
 #include <sched.h>
 #include <sys/mman.h>
 #include <sys/shm.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -264,9 +265,35 @@ TEST(MrMemoryFromProcess, MapsEveryPageAtRegistration) {
   munmap(p, 16 * kPage);
 }
 
+// A client's sparse object stays sparse: the daemon maps what the object
+// holds and allocates nothing for its holes (tests/integration/verbs/quota.sh
+// registers 64 GiB memfds).
+TEST(MrMemoryFromProcess, LeavesASparseObjectsHolesUnallocated) {
+  SKIP_WITHOUT_MAP_FILES();
+  const int fd = memfd_create("t", MFD_CLOEXEC);
+  ASSERT_EQ(ftruncate(fd, static_cast<off_t>(256 * kPage)), 0);
+  auto* p = static_cast<std::uint8_t*>(
+      mmap(nullptr, 256 * kPage, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
+  ASSERT_NE(p, MAP_FAILED);
+  p[3 * kPage] = 1;
+  struct stat before {};
+  ASSERT_EQ(fstat(fd, &before), 0);
+  MrMemory m;
+  ASSERT_EQ(MrMemory::from_process(getpid(), reinterpret_cast<std::uintptr_t>(p), 256 * kPage, true,
+                                   &m),
+            0);
+  struct stat after {};
+  ASSERT_EQ(fstat(fd, &after), 0);
+  EXPECT_EQ(after.st_blocks, before.st_blocks);
+  EXPECT_EQ(test::mapped_pages(m.host(), m.map_len()), 1u);
+  munmap(p, 256 * kPage);
+  close(fd);
+}
+
 TEST(MrMemoryFromMemfd, MapsEveryPageAtRegistration) {
   const int fd = memfd_create("t", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-  ASSERT_EQ(ftruncate(fd, static_cast<off_t>(8 * kPage)), 0);
+  const std::vector<unsigned char> bytes(8 * kPage, 4);
+  ASSERT_EQ(pwrite(fd, bytes.data(), bytes.size(), 0), static_cast<ssize_t>(bytes.size()));
   ASSERT_EQ(fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW), 0);
   MrMemory m;
   ASSERT_EQ(MrMemory::from_memfd(fd, 8 * kPage, 0, &m), 0);  // takes fd

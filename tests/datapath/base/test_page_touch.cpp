@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -40,14 +41,14 @@ TEST(TouchPages, MapsEveryPageOfAFreshSharedMapping) {
   SharedPages s(32, PROT_READ | PROT_WRITE, 0x5A);
   ASSERT_NE(s.m, MAP_FAILED);
   ASSERT_EQ(mapped_pages(s.m, s.len), 0u);
-  EXPECT_EQ(touch_pages(s.m, s.len, kPage, true), 0);
+  EXPECT_EQ(touch_pages(s.m, s.len, kPage), 0);
   EXPECT_EQ(mapped_pages(s.m, s.len), 32u);
 }
 
 TEST(TouchPages, LeavesTheBytesAsTheyWere) {
   SharedPages s(8, PROT_READ | PROT_WRITE, 0xC3);
   ASSERT_NE(s.m, MAP_FAILED);
-  ASSERT_EQ(touch_pages(s.m, s.len, kPage, true), 0);
+  ASSERT_EQ(touch_pages(s.m, s.len, kPage), 0);
   const std::vector<unsigned char> want(s.len, 0xC3);
   EXPECT_EQ(std::memcmp(s.m, want.data(), s.len), 0);
 }
@@ -55,32 +56,59 @@ TEST(TouchPages, LeavesTheBytesAsTheyWere) {
 TEST(TouchPages, ReadOnlyMappingIsMappedForReading) {
   SharedPages s(4, PROT_READ, 0x11);
   ASSERT_NE(s.m, MAP_FAILED);
-  EXPECT_EQ(touch_pages(s.m, s.len, kPage, false), 0);
+  EXPECT_EQ(touch_pages(s.m, s.len, kPage), 0);
   EXPECT_EQ(mapped_pages(s.m, s.len), 4u);
 }
 
 TEST(TouchPages, StrideOfSeveralPagesMapsEveryPageAllTheSame) {
-  // The populate covers the whole range; the reads take one page in four.
+  // The populate covers each run of pages; the reads take one page in four.
   SharedPages s(16, PROT_READ | PROT_WRITE, 0x01);
   ASSERT_NE(s.m, MAP_FAILED);
-  EXPECT_EQ(touch_pages(s.m, s.len, 4 * kPage, true), 0);
+  EXPECT_EQ(touch_pages(s.m, s.len, 4 * kPage), 0);
   EXPECT_EQ(mapped_pages(s.m, s.len), 16u);
+}
+
+// A sparse object keeps its holes: nothing is allocated for them, only the
+// pages it holds are mapped (a client's sparse 64 GiB memfd must not fill
+// the daemon's memory).
+TEST(TouchPages, LeavesHolesUnallocated) {
+  const int fd = memfd_create("page_touch_sparse", MFD_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(ftruncate(fd, static_cast<off_t>(64 * kPage)), 0);
+  const std::vector<unsigned char> one(kPage, 7);
+  for (std::size_t k : {0, 1, 2, 40}) {
+    ASSERT_EQ(pwrite(fd, one.data(), kPage, static_cast<off_t>(k * kPage)),
+              static_cast<ssize_t>(kPage));
+  }
+  void* m = mmap(nullptr, 64 * kPage, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  ASSERT_NE(m, MAP_FAILED);
+  struct stat before {};
+  ASSERT_EQ(fstat(fd, &before), 0);
+  EXPECT_EQ(touch_pages(m, 64 * kPage, kPage), 0);
+  struct stat after {};
+  ASSERT_EQ(fstat(fd, &after), 0);
+  EXPECT_EQ(after.st_blocks, before.st_blocks);
+  EXPECT_EQ(mapped_pages(m, 64 * kPage), 4u);
+  munmap(m, 64 * kPage);
+  close(fd);
 }
 
 TEST(TouchPages, UnmappedRangeIsAnErrorAndIsNotRead) {
   void* m = mmap(nullptr, kPage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   ASSERT_NE(m, MAP_FAILED);
   munmap(m, kPage);
-  EXPECT_EQ(touch_pages(m, kPage, kPage, true), ENOMEM);
+  EXPECT_EQ(touch_pages(m, kPage, kPage), ENOMEM);
 }
 
-TEST(TouchPages, ZeroPageSizeIsInvalid) {
+TEST(TouchPages, PageSizeNotAMultipleOfTheBasePageIsInvalid) {
   SharedPages s(1, PROT_READ | PROT_WRITE, 0);
   ASSERT_NE(s.m, MAP_FAILED);
-  EXPECT_EQ(touch_pages(s.m, s.len, 0, true), EINVAL);
+  EXPECT_EQ(touch_pages(s.m, s.len, 0), EINVAL);
+  EXPECT_EQ(touch_pages(s.m, s.len, kPage / 2), EINVAL);
+  EXPECT_EQ(mapped_pages(s.m, s.len), 0u);
 }
 
-TEST(TouchPages, EmptyRangeDoesNothing) { EXPECT_EQ(touch_pages(nullptr, 0, kPage, true), 0); }
+TEST(TouchPages, EmptyRangeDoesNothing) { EXPECT_EQ(touch_pages(nullptr, 0, kPage), 0); }
 
 }  // namespace
 }  // namespace uroce::base
