@@ -36,46 +36,67 @@
 
 namespace uroce::base {
 
+namespace detail {
+
+// glibc headers older than the kernel may lack the name; the value is ABI.
+#ifdef MADV_POPULATE_READ
+inline constexpr int kPopulateRead = MADV_POPULATE_READ;
+#else
+inline constexpr int kPopulateRead = 22;
+#endif
+
+// [from, from + n): pages the object holds; populated at once, then one
+// byte of each `page` read.
+inline void touch_run(std::uint8_t* from, std::size_t n, std::size_t page, std::uint8_t* sink) {
+  (void)::madvise(from, n, kPopulateRead);
+  const auto* v = static_cast<const volatile std::uint8_t*>(from);
+  for (std::size_t k = 0; k < n; k += page) *sink = *sink ^ v[k];
+}
+
+}  // namespace detail
+
 // Populates and reads, one byte per `page` bytes, the pages of [addr, addr
 // + len) that the mapped object holds now. `addr` must be aligned to
 // `page`, a multiple of the base page size (a huge page size for
-// hugetlbfs). Returns 0, EINVAL (bad page size) or the errno of mincore
-// (ENOMEM: some of the range is not mapped; nothing is read then). Where
+// hugetlbfs, whose pages an object holds whole or not at all). Returns 0,
+// EINVAL (bad page size) or the errno of mincore (ENOMEM: part of the
+// range is not mapped; the pages before it may have been read). Where
 // MADV_POPULATE_READ is missing (Linux before 5.14) the reads alone map
 // the pages.
 inline int touch_pages(void* addr, std::size_t len, std::size_t page) {
-  // glibc headers older than the kernel may lack the name; the value is ABI.
-#ifndef MADV_POPULATE_READ
-  constexpr int MADV_POPULATE_READ = 22;
-#endif
   const std::size_t base = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
   if (page == 0 || page % base != 0) return EINVAL;
   auto* const p = static_cast<std::uint8_t*>(addr);
-  // mincore in windows: its vector has a byte per base page.
+  // mincore's vector has a byte per base page: windows of this many.
   constexpr std::size_t kWindowPages = 4096;
   unsigned char resident[kWindowPages];
   const std::size_t step = page / base;
   std::uint8_t sink = 0;
+  if (step >= kWindowPages) {
+    // Pages of 16 MiB or more (1 GiB hugetlbfs): one at a time, each
+    // asked for by its first base page.
+    for (std::size_t off = 0; off < len; off += page) {
+      if (::mincore(p + off, base, resident) != 0) return errno;
+      if ((resident[0] & 1) != 0)
+        detail::touch_run(p + off, std::min(page, len - off), page, &sink);
+    }
+    asm volatile("" ::"r"(sink));
+    return 0;
+  }
   for (std::size_t off = 0; off < len;) {
     const std::size_t pages = std::min((len - off + base - 1) / base, kWindowPages / step * step);
     const std::size_t bytes = std::min(pages * base, len - off);
     if (::mincore(p + off, bytes, resident) != 0) return errno;
-    // Runs of resident pages: populated at once, then read page by page.
-    const auto flush = [&](std::size_t from_page, std::size_t to_page) {
-      if (from_page >= to_page) return;
-      std::uint8_t* const from = p + off + from_page * base;
-      const std::size_t n = std::min((to_page - from_page) * base, bytes - from_page * base);
-      (void)::madvise(from, n, MADV_POPULATE_READ);
-      const auto* v = static_cast<const volatile std::uint8_t*>(from);
-      for (std::size_t k = 0; k < n; k += page) sink = sink ^ v[k];
-    };
-    std::size_t run = 0;  // the current run's first page
-    for (std::size_t i = 0; i < pages; i += step) {
-      if ((resident[i] & 1) != 0) continue;
-      flush(run, i);
+    std::size_t run = 0;  // the current run of held pages: its first base page
+    for (std::size_t i = 0; i < pages + step; i += step) {
+      if (i < pages && (resident[i] & 1) != 0) continue;
+      const std::size_t end = std::min(i, pages);
+      if (end > run) {
+        detail::touch_run(p + off + run * base, std::min((end - run) * base, bytes - run * base),
+                          page, &sink);
+      }
       run = i + step;
     }
-    flush(run, pages);
     off += bytes;
   }
   asm volatile("" ::"r"(sink));

@@ -93,6 +93,38 @@ TEST(TouchPages, LeavesHolesUnallocated) {
   close(fd);
 }
 
+// Pages of 16 MiB or more (1 GiB hugetlbfs) are asked for one at a time:
+// here 16 MiB "pages" over base pages the object holds throughout.
+TEST(TouchPages, PagesOfSixteenMebibytesAreTakenOneAtATime) {
+  const std::size_t big = 4096 * kPage;
+  SharedPages s(2 * 4096, PROT_READ | PROT_WRITE, 0x22);
+  ASSERT_NE(s.m, MAP_FAILED);
+  EXPECT_EQ(touch_pages(s.m, s.len, big), 0);
+  EXPECT_EQ(mapped_pages(s.m, s.len), 2 * 4096u);
+}
+
+// A range longer than one window of 4,096 pages, holes across the seam.
+TEST(TouchPages, RunsAcrossWindowsMapExactlyTheHeldPages) {
+  const std::size_t n = 4096 + 64;
+  const int fd = memfd_create("page_touch_windows", MFD_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(ftruncate(fd, static_cast<off_t>(n * kPage)), 0);
+  const std::vector<unsigned char> one(kPage, 9);
+  std::size_t held = 0;
+  for (std::size_t k = 4000; k < 4200 && k < n; ++k) {
+    if (k % 7 == 0) continue;
+    ASSERT_EQ(pwrite(fd, one.data(), kPage, static_cast<off_t>(k * kPage)),
+              static_cast<ssize_t>(kPage));
+    ++held;
+  }
+  void* m = mmap(nullptr, n * kPage, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  ASSERT_NE(m, MAP_FAILED);
+  EXPECT_EQ(touch_pages(m, n * kPage, kPage), 0);
+  EXPECT_EQ(mapped_pages(m, n * kPage), held);
+  munmap(m, n * kPage);
+  close(fd);
+}
+
 TEST(TouchPages, UnmappedRangeIsAnErrorAndIsNotRead) {
   void* m = mmap(nullptr, kPage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   ASSERT_NE(m, MAP_FAILED);
