@@ -354,12 +354,8 @@ ucx_point() {
     return 0
   fi
   # ucx_perftest polls without sleeping (it has no event mode): on ring both
-  # ranks would spin on core 1 and take turns by scheduler slices (a run of
-  # 10,000 round trips outlasted 80 s).
-  if [ "$transport" = ring ]; then
-    echo "stack_bench.sh: ucx_tag_lat skipped on ring: both ranks would busy-poll one core" >&2
-    return 0
-  fi
+  # ranks spin on core 1, and take turns at their empty polls as the
+  # provider yields a contended CPU (verbs-provider/poll_yield.h).
   local name=ucx_tag_lat port r k batch=$UROCE_TMP/ucx_tag_lat.batch
   # UCX 1.13.1 takes -R's percentile over a ring of at most 2,048 round
   # trips: a longer test's figure would cover only its end. So each rank

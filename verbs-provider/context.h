@@ -30,6 +30,7 @@
 #include "verbs-provider/embedded.h"
 #include "verbs-provider/mr_remap.h"
 #include "verbs-provider/object_registry.h"
+#include "verbs-provider/poll_yield.h"
 
 namespace uroce::provider {
 
@@ -65,14 +66,24 @@ struct ContextState {
   void app_idle() const {
     if (progress.idle != nullptr && !ctl.inherited()) progress.idle(hello.shard);
   }
-  // A poll that found its CQ empty. Daemon mode, on the CPU the daemon's
-  // engine is pinned to (HelloRep.engine_cpu): only the engine can fill the
-  // CQ, and it shares this core, so yield the core to it now rather than
-  // spin out the time slice (a daemon in yield mode yields back when idle).
-  // Elsewhere a poll costs one getcpu() more.
+  // A poll that found its CQ empty, in daemon mode (embedded polls drive
+  // the engine instead). On the CPU the daemon's engine is pinned to
+  // (HelloRep.engine_cpu): only the engine can fill the CQ, and it shares
+  // this core, so yield the core to it now rather than spin out the time
+  // slice (a daemon in yield mode yields back when idle). Elsewhere the
+  // CPU may still be shared with another spinning program: poll_yield.h.
   void empty_poll() const {
-    if ((hello.flags & ctl::kHelloEngineCpu) == 0 || progress.poll != nullptr) return;
-    if (static_cast<std::uint32_t>(sched_getcpu()) == hello.engine_cpu) sched_yield();
+    if (progress.poll != nullptr) return;
+    if ((hello.flags & ctl::kHelloEngineCpu) != 0 &&
+        static_cast<std::uint32_t>(sched_getcpu()) == hello.engine_cpu) {
+      sched_yield();
+      return;
+    }
+    poll_empty();
+  }
+  // A poll that found completions.
+  void found_poll() const {
+    if (progress.poll == nullptr) poll_found();
   }
 
   bool dead() const { return ctl.dead() || ctl.inherited(); }

@@ -202,6 +202,8 @@ int poll_cq(ibv_cq* ibcq, int ne, ibv_wc* wc) noexcept {
       return -EIO;
     }
     cq->st->empty_poll();
+  } else {
+    cq->st->found_poll();
   }
   return static_cast<int>(n);
 }

@@ -42,6 +42,7 @@ int start_poll(ibv_cq_ex* ibcq, ibv_poll_cq_attr* attr) {
     errno = EIO;
     return EIO;
   }
+  cq->st->found_poll();
   take_current(cq, 0);
   return 0;
 }

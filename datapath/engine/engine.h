@@ -47,9 +47,8 @@
 // HelloRep.engine_cpu) and spins like busy mode when none does. After
 // yield_spins idle iterations in a row: while the core is contended it
 // yields (sched_yield) on every idle iteration; otherwise it probes with
-// one yield per yield_probe_ns of idleness. A yield that lasted at least
-// yield_switch_ns ran somebody else (contended); kFastYields quick ones in
-// a row mean nobody else wants the core. An application that sleeps on
+// one yield per yield_probe_ns of idleness (base/yield_policy.h, which
+// the provider's empty polls follow too). An application that sleeps on
 // completion events therefore leaves the engine busy-polling (its fastest
 // reaction), one that spins on its CQ gets the core at once instead of at
 // the end of the engine's time slice. Sleeper is the sleeping policy:
@@ -93,6 +92,7 @@
 #include "datapath/base/counter_fields.h"
 #include "datapath/base/owner_thread.h"
 #include "datapath/base/time.h"
+#include "datapath/base/yield_policy.h"
 #include "datapath/engine/backoff.h"
 #include "datapath/engine/loop_histogram.h"
 #include "datapath/engine/mailbox.h"
@@ -198,7 +198,8 @@ class Engine {
         clock_(clock),
         sleeper_(sleeper),
         backoff_(BackoffConfig{cfg.idle_spins, 1 * kNsPerUs,
-                               static_cast<TimeNs>(cfg.backoff_max_us) * kNsPerUs}) {}
+                               static_cast<TimeNs>(cfg.backoff_max_us) * kNsPerUs}),
+        yield_(YieldPolicyConfig{cfg.yield_spins, cfg.yield_probe_ns, cfg.yield_switch_ns}) {}
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
@@ -527,32 +528,21 @@ class Engine {
 
   void yield_if_wanted(std::uint32_t work) {
     if (work != 0) {
-      idle_run_ = 0;
+      yield_.worked();
       return;
     }
-    if (++idle_run_ <= cfg_.yield_spins) return;
     // The iteration's timestamp tells whether a probe is due (no clock read
     // per idle iteration while spinning); the yield is timed from here.
-    if (!contended_ && now_ - last_yield_ < cfg_.yield_probe_ns) return;
+    if (!yield_.idle() || !yield_.due(now_)) return;
     const TimeNs t0 = clock_.now();
     away_asked_.store(kYielded, std::memory_order_relaxed);
     sleeper_.yield();
-    last_yield_ = clock_.now();
     ++ctr_.yields;
-    if (last_yield_ - t0 >= cfg_.yield_switch_ns) {
-      ++ctr_.yields_switched;
-      contended_ = true;
-      fast_yields_ = 0;
-    } else if (++fast_yields_ >= kFastYields) {
-      contended_ = false;
-    }
+    if (yield_.yielded(t0, clock_.now())) ++ctr_.yields_switched;
   }
   // The progress thread's nap of up to `ns`, cut short by wake_progress:
   // whether it was (nano_sleeper.h, WakeWord).
   bool nap_woken(TimeNs ns) { return progress_wake_.nap(sleeper_, ns); }
-
-  // Quick yields in a row after which the core counts as uncontended.
-  static constexpr std::uint32_t kFastYields = 8;
 
   // The widest window a long iteration makes, in post_batch_ns: an
   // iteration the machine interrupted for milliseconds must not leave a
@@ -594,12 +584,9 @@ class Engine {
   std::atomic<bool> progress_runs_{false};
   std::vector<VnicT*> vnics_;
   std::size_t first_ = 0;
-  // Yield mode: idle iterations in a row, when the last yield ended, quick
-  // yields in a row, whether another thread wants the core.
-  std::uint32_t idle_run_ = 0;
-  TimeNs last_yield_ = 0;
-  std::uint32_t fast_yields_ = 0;
-  bool contended_ = false;
+  // Yield mode's policy: idle iterations in a row, the last yield, whether
+  // another thread wants the core.
+  YieldPolicy yield_;
   TimeNs now_ = 0;
   EngineRunCounters ctr_{};
   // The loop histograms (note_interval): the last iteration's start and

@@ -108,8 +108,8 @@ uroce_find_tools() {
 }
 
 # uroce_bg VAR [--netns NS] [--timeout SECS] [--pdeathsig SIG] OUT ERR -- CMD...
-# Runs CMD in the background as its own session (so the whole tree, whatever
-# wrappers it goes through, can be signalled as one process group), with
+# Runs CMD in the background as its own process group (so the whole tree,
+# whatever wrappers it goes through, can be signalled as one), with
 # stdout/stderr to OUT/ERR, optionally inside a network namespace and under
 # a hard time limit. The PID (= process group) goes to the variable VAR.
 # Should this shell die without cleaning up (SIGKILL), the kernel sends SIG
@@ -131,10 +131,16 @@ uroce_bg() {
   shift 2
   [ "$1" = "--" ] && shift
   local -a __cmd=()
-  # setsid first: the group then holds timeout, ip and the program. The
+  # A new process group first: it then holds timeout, ip and the program.
+  # Not a new session (setsid): the kernel's autogroup gives every session
+  # a scheduling group of its own, and sched_yield does not hand a CPU to a
+  # thread of another group, so a daemon and the program that share its
+  # core would trade it only at the scheduler's slices (docs/tails.md,
+  # "Yields across scheduling groups"). perl is Essential in Debian. The
   # parent-death signal survives exec (of ip, uroce-run, the program); the
   # one below timeout covers the program that timeout forks.
-  __cmd+=(setsid setpriv --pdeathsig "$__sig")
+  __cmd+=(perl -e 'setpgrp(0, 0) or die "setpgrp: $!\n"; exec { $ARGV[0] } @ARGV or die "exec $ARGV[0]: $!\n"'
+    setpriv --pdeathsig "$__sig")
   [ -n "$__limit" ] && __cmd+=(timeout -k 3 "$__limit" setpriv --pdeathsig KILL)
   [ -n "$__ns" ] && [ "$__ns" != "-" ] && __cmd+=(ip netns exec "$__ns")
   __cmd+=("$@")
