@@ -34,8 +34,7 @@ UROCE_RUN=${UROCE_RUN:-}
 declare -gA UROCE_DAEMON_PID=() UROCE_DAEMON_RUN=() UROCE_DAEMON_LOG=()
 declare -gA UROCE_DAEMON_PREFIX=() UROCE_DAEMON_NODES=()
 UROCE_DAEMONS=()
-# Process groups started by uroce_bg and not yet reaped (each is its own
-# session; PID = PGID).
+# Process groups started by uroce_bg and not yet reaped (PID = PGID).
 declare -gA _UROCE_LIVE=()
 _UROCE_NETNS=()
 _UROCE_PORT_NEXT=

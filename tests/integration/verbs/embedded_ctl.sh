@@ -30,7 +30,7 @@ if ! uroce_wait_for_line "$out" '^qps 1 errno 0' 30 "$PG"; then
   UROCE_WHY="the program did not make its objects ($(tail -n 3 "$out" | tr '\n' '|'))"
   st=1
 fi
-prog=$(pgrep -s "$PG" -x python3 | head -n 1)
+prog=$(pgrep -g "$PG" -x python3 | head -n 1)
 json=$UROCE_TMP/status.json
 if [ "$st" = 0 ] && ! "$UROCE_CTL" --pid "$prog" status --json >"$json" 2>"$UROCE_TMP/ctl.err"; then
   UROCE_WHY="uroce-ctl --pid $prog failed: $(cat "$UROCE_TMP/ctl.err")"
@@ -83,7 +83,7 @@ for _ in $(seq 1 300); do
 done
 uroce_bg CPG --timeout 120 "$UROCE_TMP/pp-client.out" "$UROCE_TMP/pp-client.out" -- \
   "$UROCE_RUN" --embedded --lcore 1 --device "$dev_b" -- "${pp[@]}" 127.0.0.1
-server=$(pgrep -s "$SPG" -x ibv_rc_pingpong | head -n 1)
+server=$(pgrep -g "$SPG" -x ibv_rc_pingpong | head -n 1)
 pcap=$UROCE_TMP/embedded.pcapng
 if [ -z "$server" ]; then
   UROCE_WHY="the pingpong server did not start: $(tail -n 3 "$UROCE_TMP/pp-server.out" | tr '\n' '|')"
