@@ -6,7 +6,7 @@
 //   struct EngineConfig { PollMode mode = PollMode::kBackoff;
 //                         std::uint32_t backoff_max_us = 200;
 //                         std::uint32_t idle_spins = 1024;
-//                         std::uint32_t yield_spins = 16; ... };  // and more
+//                         YieldPolicyConfig yield; ... };  // and more
 //   template <class PortIo, class Clock, class Sleeper = NanoSleeper,
 //             sched::TxScheduler Sched = sched::TxPolicy>
 //   class Engine {
@@ -45,9 +45,9 @@
 // never sleeps either; it hands the core to another thread that wants it
 // (an application spinning on its CQ, which the provider makes yield back:
 // HelloRep.engine_cpu) and spins like busy mode when none does. After
-// yield_spins idle iterations in a row: while the core is contended it
+// yield.spins idle iterations in a row: while the core is contended it
 // yields (sched_yield) on every idle iteration; otherwise it probes with
-// one yield per yield_probe_ns of idleness (base/yield_policy.h, which
+// one yield per yield.probe_ns of idleness (base/yield_policy.h, which
 // the provider's empty polls follow too). An application that sleeps on
 // completion events therefore leaves the engine busy-polling (its fastest
 // reaction), one that spins on its CQ gets the core at once instead of at
@@ -111,15 +111,10 @@ struct EngineConfig {
   std::uint32_t backoff_max_us = 200;
   // Idle iterations before the first sleep (backoff mode).
   std::uint32_t idle_spins = 1024;
-  // Yield mode: idle iterations before a yield (a gap shorter than this
-  // many iterations, well under a microsecond, costs no system call); the
-  // idle time between two probing yields while nobody else wants the core
-  // (an uncontended yield costs ~0.5 us on a VM: 1 % of the probe period);
-  // how long a yield must take to have run another thread (a switch there
-  // and back costs microseconds; a yield alone returns in under one).
-  std::uint32_t yield_spins = 16;
-  TimeNs yield_probe_ns = 50 * kNsPerUs;
-  TimeNs yield_switch_ns = 1500;
+  // Yield mode: the spins before a yield, the probe period while nobody
+  // else wants the core, and how long a yield must take to have run
+  // another thread (base/yield_policy.h).
+  YieldPolicyConfig yield{};
   // Embedded mode: the progress thread's first and longest nap while the
   // application drives the engine (run_progress). A CQ armed for events
   // (the application may sleep on them next) wakes the thread at once
@@ -199,7 +194,7 @@ class Engine {
         sleeper_(sleeper),
         backoff_(BackoffConfig{cfg.idle_spins, 1 * kNsPerUs,
                                static_cast<TimeNs>(cfg.backoff_max_us) * kNsPerUs}),
-        yield_(YieldPolicyConfig{cfg.yield_spins, cfg.yield_probe_ns, cfg.yield_switch_ns}) {}
+        yield_(cfg.yield) {}
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 

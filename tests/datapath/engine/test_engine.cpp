@@ -298,9 +298,9 @@ struct YieldSleeper {
 EngineConfig yield_config() {
   EngineConfig cfg;
   cfg.mode = PollMode::kYield;
-  cfg.yield_spins = 2;
-  cfg.yield_probe_ns = 10 * kNsPerUs;
-  cfg.yield_switch_ns = 1500;
+  cfg.yield.spins = 2;
+  cfg.yield.probe_ns = 10 * kNsPerUs;
+  cfg.yield.switch_ns = 1500;
   return cfg;
 }
 
