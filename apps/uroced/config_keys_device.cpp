@@ -80,8 +80,9 @@ const KD kBaseKeys[] = {
     switch_key<D, &D::lossy>(
         "lossy",
         "selective repeat for RC with uroce peers that turn it on too (a HELLO handshake per "
-        "connection): a lost packet is sent again alone, not everything behind it; rxe, RNICs "
-        "and peers with it off stay go-back-N"),
+        "connection) and for DC (from a connection's first request; a target with it off "
+        "answers NO_SR): a lost packet is sent again alone, not everything behind it; rxe, "
+        "RNICs and peers with it off stay go-back-N"),
     integer_key<D, &D::lossy_qps>(
         "lossy_qps", 1, 131072,
         "RC connections (per engine lcore) that can use selective repeat at once: their state, "

@@ -88,6 +88,9 @@ struct DeviceSnapshot {
   HomaReceiverStatus homa{};
   bool has_dc_pool = false;
   DcPoolStatus dc_pool{};
+  // Selective repeat on DC: the device's DCIs' and DCTs' counters summed,
+  // destroyed ones included (docs/lossy-dc.md).
+  transport::RcSrCounters dc_sr{};
   // Memory windows: binds and invalidations, and those refused by reason.
   transport::MwCounters mw{};
   // The TX class settings as configured now (a SIGHUP may have changed them

@@ -159,12 +159,15 @@ json qp_json(const std::string& device, const engine::QpStatus& q) {
                            {"counters", s.ctr}});
       }
       j["dci"] = {{"counters", q.dci}, {"streams", streams}};
+      // Selective repeat's counters, the streams' summed (docs/lossy.md "DC").
+      j["sr"] = q.sr;
       break;
     }
     case transport::QpType::kDct:
       // The RC counters of the contexts it served, retired ones included.
       j["transport"] = q.rc;
       j["dct"] = {{"contexts", q.dct_contexts}, {"counters", q.dct}};
+      j["sr"] = q.sr;
       break;
   }
   return j;
@@ -173,7 +176,7 @@ json qp_json(const std::string& device, const engine::QpStatus& q) {
 json dc_json(const engine::VnicConfig& c, const DeviceSnapshot& s) {
   json settings;
   for (const DcKey& k : kDcKeys) settings[std::string(k.name)] = c.*k.vnic;
-  json j = {{"settings", settings}, {"pool", nullptr}};
+  json j = {{"settings", settings}, {"pool", nullptr}, {"sr", s.dc_sr}};
   if (!s.has_dc_pool) return j;
   const DcPoolStatus& p = s.dc_pool;
   json pool = {{"counters", p.counters}};

@@ -36,6 +36,8 @@
 //                              "cutoffs": [{"level", "priority",
 //                                           "max_length" (null: any length)}]}},
 //                  "dc": {"settings": {every key of config_dc.h's kDcKeys},
+//                         "sr": {RcSrCounters: every DCI's and DCT's,
+//                                destroyed ones included},
 //                         "pool": null (no DCT yet) | {"contexts", "open",
 //                            "bytes", "counters": {DcTargetCounters}}}}],
 //     "qps":     [{"device", "id", "qpn", "type", "state", "client", "dest_qpn",
@@ -44,7 +46,8 @@
 //                            "typical_bytes", "parks", "paced_ns", "sent_bytes",
 //                            "waiting"},
 //                  "homa_peer", "homa": {RcHomaCounters},
-//                  "sr_peer", "sr": {RcSrCounters}   (RC QPs only),
+//                  "sr_peer", "sr": {RcSrCounters}   (RC QPs; DCI and
+//                  DCT: "sr" alone, their streams' or contexts' summed),
 //                  "transport": {... the counters of its type; RC's for DC},
 //                  "dci": {"counters": {DciCounters}, "streams": [{"stream",
 //                          "bound", "dctn", "conn", "syn", "send_queue",

@@ -162,6 +162,7 @@ class VnicDevice final : public PortedDevice {
         out->homa.cutoffs = homa.cutoffs();
         out->homa.generation = homa.generation();
       }
+      out->dc_sr = vnic_.dc_sr_counters();
       if (const transport::DcTargetPool* p = vnic_.dc_pool()) {
         out->has_dc_pool = true;
         out->dc_pool.counters = p->table().counters();

@@ -375,6 +375,10 @@ class Vnic {
     assert(owner_.here());
     return dc_pool_.get();
   }
+  // Selective repeat on DC (docs/lossy-dc.md): every DCI's and DCT's
+  // counters summed, destroyed ones included (control path: visits the
+  // live QPs).
+  transport::RcSrCounters dc_sr_counters() const;
   std::uint32_t qp_count() const {
     assert(owner_.here());
     return static_cast<std::uint32_t>(qp_ids_.size());
@@ -581,6 +585,8 @@ class Vnic {
   // references to them, are destroyed first.
   transport::DcConnClock dc_clock_;
   std::unique_ptr<transport::DcTargetPool> dc_pool_;
+  // The selective-repeat counters of the DCIs and DCTs destroyed so far.
+  transport::RcSrCounters dc_sr_gone_{};
   QpDemux<QpEntry> demux_;
   std::vector<QpEntry> qps_;         // slots, fixed at construction
   std::vector<std::uint32_t> free_;  // free QP slots (stack)

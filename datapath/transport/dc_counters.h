@@ -38,9 +38,12 @@ struct DctCounters {
   std::uint64_t tx_busy = 0;
   std::uint64_t tx_key_violation = 0;
   std::uint64_t tx_no_buffer = 0;  // an answer the TX sink had no room for
+  std::uint64_t tx_no_sr = 0;      // NO_SR answers (dc_sr.h)
+  std::uint64_t drop_no_sr_later = 0;
+  std::uint64_t drop_sr_mismatch = 0;
 };
 
-inline constexpr counters::FieldList<DctCounters, 12> kDctCounterFields{{
+inline constexpr counters::FieldList<DctCounters, 15> kDctCounterFields{{
     {"rx_requests", &DctCounters::rx_requests, "DC request packets executed"},
     {"key_violations", &DctCounters::key_violations, "requests with a wrong DC access key"},
     {"drop_state", &DctCounters::drop_state, "a request while the DCT is not in RTR"},
@@ -53,6 +56,13 @@ inline constexpr counters::FieldList<DctCounters, 12> kDctCounterFields{{
     {"tx_busy", &DctCounters::tx_busy, "BUSY answers sent"},
     {"tx_key_violation", &DctCounters::tx_key_violation, "KEY_VIOLATION answers sent"},
     {"tx_no_buffer", &DctCounters::tx_no_buffer, "an answer the TX sink had no room for"},
+    {"tx_no_sr", &DctCounters::tx_no_sr,
+     "NO_SR answers: a connection's opening request asked for selective repeat, which this "
+     "device does not run"},
+    {"drop_no_sr_later", &DctCounters::drop_no_sr_later,
+     "a later selective-repeat request of a connection told NO_SR"},
+    {"drop_sr_mismatch", &DctCounters::drop_sr_mismatch,
+     "a request whose selective-repeat flag differs from its connection's"},
 }};
 static_assert(counters::covers(kDctCounterFields));
 constexpr const auto& counter_fields(const DctCounters&) { return kDctCounterFields; }

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 
+#include "datapath/transport/dc_sr.h"
 #include "datapath/transport/dc_stream.h"
 #include "datapath/transport/qp_common.h"
 #include "datapath/transport/wr.h"
@@ -32,6 +33,8 @@ struct DcClosing {
   TimeNs deadline = 0;
 };
 
+struct RcSr;  // rc_sr.h
+
 struct DcLane {
   bool initiator = true;
   std::uint16_t lane = 0;
@@ -44,6 +47,13 @@ struct DcLane {
   Psn acked{};
   DcClosing closing{};
   std::uint64_t disconnect_resends = 0;
+  // Selective repeat (dc_sr.h), when the device runs it: the stream's
+  // state (owned by the DCI), which RcCore::sr points to while the current
+  // connection uses it; the DCI's targets that declined; the port's
+  // Ethernet MTU, which SR's headers must fit beside a full payload.
+  RcSr* sr = nullptr;
+  DcSrDeclined* sr_declined = nullptr;
+  std::uint32_t sr_eth_mtu = 0;
   // Target: the connection this context serves.
   std::uint32_t conn = 0;
 };
@@ -77,16 +87,33 @@ inline PathAddr dc_path_of(const UdDest& ud, const LocalPort& local, std::uint8_
 }
 
 // An RC spec made a DC one: the DC opcode of the same operation and the DC
-// header of its direction. `dci_qpn` is the initiator's own QPN.
+// header of its direction. `dci_qpn` is the initiator's own QPN. An SR
+// opcode (a connection with selective repeat, rc_sr.h) becomes the DC
+// opcode of its operation with the DC header's SR flag (DCETH R; SR_SACK:
+// a DC ACKNOWLEDGE with DCAETH S), which selects the SR form of its shape
+// (wire/opcodes.h, dc_sr_opcode_info).
 [[gnu::noinline]] inline void dc_decorate(const DcLane& l, std::uint32_t dci_qpn,
                                           wire::PacketSpec& s) {
-  if (s.opcode < wire::op::kDcBase) s.opcode = wire::dc_opcode(s.opcode);
+  bool sr = false;
+  if (s.opcode < wire::op::kDcBase) {
+    std::uint8_t o = s.opcode;
+    if (o == wire::op::kSrSack) {
+      o = wire::op::kRcAck;
+      sr = true;
+    } else if (o >= wire::op::kSrBase) {
+      o = wire::rc_opcode_of_sr(o);
+      sr = true;
+    }
+    s.opcode = wire::dc_opcode(o);
+  }
   if (l.initiator) {
     const DcStream& st = l.stream;
     s.dc_eth = wire::DcEthHdr::make(st.dest().key, st.syn(), dci_qpn, l.lane, st.conn(),
                                     st.start_psn().value(), l.acked.value());
+    if (sr) s.dc_eth->set_sr(true);
   } else {
     s.dc_aeth = wire::DcAethHdr::make(l.lane, wire::DcStatus::kOk, l.conn);
+    if (sr) s.dc_aeth->set_sack(true);
   }
 }
 

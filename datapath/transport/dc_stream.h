@@ -50,7 +50,7 @@ struct DcDest {
 };
 
 // The target's answers other than plain RC responses (wire/dc_aeth.h).
-enum class DcAnswer : std::uint8_t { kGone, kUnknown, kBusy, kKeyViolation };
+enum class DcAnswer : std::uint8_t { kGone, kUnknown, kBusy, kKeyViolation, kNoSr };
 
 // What the caller does about an answer.
 enum class DcAction : std::uint8_t {
@@ -58,7 +58,8 @@ enum class DcAction : std::uint8_t {
   kAckedTo,   // WRs wholly below `psn` ran: complete them; the rest go again
               // in a new connection (the caller calls restart())
   kRestart,   // nothing ran: everything unacknowledged goes again in a new
-              // connection (the caller calls restart())
+              // connection (the caller calls restart(); after NO_SR, one
+              // without selective repeat)
   kAbort,     // what ran is unknown: the unacknowledged WRs complete
               // IBV_WC_REM_ABORT_ERR
   kRnrWait,   // BUSY: as an RNR NAK (rnr_retry counts it)
@@ -80,9 +81,10 @@ struct DcStreamCounters {
   std::uint64_t busy = 0;
   std::uint64_t key_violations = 0;
   std::uint64_t stale_answers = 0;
+  std::uint64_t no_sr = 0;
 };
 
-inline constexpr counters::FieldList<DcStreamCounters, 9> kDcStreamCounterFields{{
+inline constexpr counters::FieldList<DcStreamCounters, 10> kDcStreamCounterFields{{
     {"connects", &DcStreamCounters::connects, "connections opened to a target"},
     {"wait_switch", &DcStreamCounters::wait_switch,
      "a WR for another target waited for the stream to drain"},
@@ -97,6 +99,9 @@ inline constexpr counters::FieldList<DcStreamCounters, 9> kDcStreamCounterFields
     {"key_violations", &DcStreamCounters::key_violations, "KEY_VIOLATION answers"},
     {"stale_answers", &DcStreamCounters::stale_answers,
      "answers of another connection, or naming PSNs never sent, ignored"},
+    {"no_sr", &DcStreamCounters::no_sr,
+     "NO_SR answers: the target does not run selective repeat; the connection starts again "
+     "with go-back-N"},
 }};
 static_assert(counters::covers(kDcStreamCounterFields));
 constexpr const auto& counter_fields(const DcStreamCounters&) { return kDcStreamCounterFields; }
@@ -207,6 +212,16 @@ class DcStream {
         ++ctr_.key_violations;
         r.action = DcAction::kKeyError;
         bound_ = false;
+        return r;
+      case DcAnswer::kNoSr:
+        // Answered only to a connection's opening request, before any
+        // response: a NO_SR after one is not about this connection.
+        if (responded_) {
+          ++ctr_.stale_answers;
+          return r;
+        }
+        ++ctr_.no_sr;
+        r.action = DcAction::kRestart;
         return r;
     }
     return r;

@@ -43,6 +43,15 @@ DciQp::DciQp(const DciQpConfig& cfg, MrTable& mrs, DcConnClock& clock) : cfg_(cf
     l.dc->clock = &clock;
     l.qp = std::make_unique<RcQp>(rc, mrs);
     l.qp->set_dc(l.dc.get());
+    if (cfg.sr) {
+      l.sr = std::make_unique<RcSr>();
+      l.sr->tx.bind(&l.sr->ctr, &l.sr->spray);
+      l.sr->spray.bind(&l.sr->ctr);
+      l.sr->cap = cfg.sr_cap;
+      l.dc->sr = l.sr.get();
+      l.dc->sr_declined = &declined_;
+      l.dc->sr_eth_mtu = cfg.sr_eth_mtu;
+    }
     lanes_.push_back(std::move(l));
   }
 }
@@ -129,6 +138,14 @@ RcCounters DciQp::rc_counters() const {
   RcCounters out;
   std::memcpy(&out, sum, sizeof out);
   return out;
+}
+
+RcSrCounters DciQp::sr_counters() const {
+  RcSrCounters sum{};
+  for (const Lane& l : lanes_) {
+    if (l.sr != nullptr) counters::add(sum, l.sr->ctr);
+  }
+  return sum;
 }
 
 void DciQp::restart_lane(Lane& l) {

@@ -23,7 +23,9 @@
 #include "datapath/base/counter_fields.h"
 #include "datapath/transport/dc_counters.h"
 #include "datapath/transport/dc_lane.h"
+#include "datapath/transport/dc_sr.h"
 #include "datapath/transport/rc_qp.h"
+#include "datapath/transport/rc_sr.h"
 
 namespace uroce::transport {
 
@@ -35,6 +37,13 @@ struct DciQpConfig {
   // so its target may give the context to another initiator (a target
   // retires only contexts whose initiator has seen a response: docs/dc.md).
   TimeNs idle_disconnect_ns = 100 * kNsPerUs;
+  // Selective repeat (dc_sr.h, docs/lossy.md "DC"): each stream gets its
+  // state and starts its connections with it where SR's headers fit
+  // `sr_eth_mtu` beside a full payload; `sr_cap` packets in flight at most
+  // (the device's lossy_cap).
+  bool sr = false;
+  std::uint32_t sr_eth_mtu = 0;
+  std::uint16_t sr_cap = kSrWindow;
 };
 
 class DciQp {
@@ -56,6 +65,10 @@ class DciQp {
   const DciCounters& counters() const { return ctr_; }
   // The lanes' RC counters summed.
   RcCounters rc_counters() const;
+  // The lanes' selective-repeat counters summed (0 without it).
+  RcSrCounters sr_counters() const;
+  // The targets that declined selective repeat (dc_sr.h).
+  const DcSrDeclined& sr_declined() const { return declined_; }
 
   // The DCI transitions of docs/dc.md (qp_modify_rules): 0 or EINVAL.
   int modify(std::uint32_t mask, const QpAttrValues& attr);
@@ -96,6 +109,7 @@ class DciQp {
   struct Lane {
     std::unique_ptr<DcLane> dc;
     std::unique_ptr<RcQp> qp;
+    std::unique_ptr<RcSr> sr;  // with DciQpConfig::sr
     // When the lane last drained while connected (0: busy or unbound).
     TimeNs idle_since = 0;
   };
@@ -136,6 +150,7 @@ class DciQp {
   TimeNs armed_ = 0;
   NoTimer no_timer_;
   DciCounters ctr_{};
+  DcSrDeclined declined_;
 };
 
 template <class Io>
@@ -192,6 +207,9 @@ void DciQp::on_packet(const wire::ParsedPacket& pkt, TimeNs now, Io& io, AckTimi
       break;
     case wire::DcStatus::kUnknown:
       l.qp->dc_answer(DcAnswer::kUnknown, h.conn(), h.value(), now, lio);
+      break;
+    case wire::DcStatus::kNoSr:
+      l.qp->dc_answer(DcAnswer::kNoSr, h.conn(), h.value(), now, lio);
       break;
     default: ++ctr_.bad_status; return;
   }

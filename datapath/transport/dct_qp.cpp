@@ -13,11 +13,11 @@ namespace {
 // What every context is made with: one receive WR slot with the most SGEs
 // an SRQ may give (its WRs move in one at a time), and the most READ/atomic
 // resources a DCT may ask for, so opening one allocates nothing.
-RcQpConfig context_config(const LocalPort& local) {
+RcQpConfig context_config(const LocalPort& local, bool sr) {
   RcQpConfig c;
   c.local = local;
   c.max_send_wr = 1;
-  c.max_recv_wr = 1;
+  c.max_recv_wr = sr ? kDcSrRecvSlots : 1;
   c.max_send_sge = 1;
   c.max_recv_sge = kMaxSge;
   c.max_inline = 0;
@@ -26,15 +26,21 @@ RcQpConfig context_config(const LocalPort& local) {
 
 }  // namespace
 
-DcTargetPool::DcTargetPool(const DcTargetLimits& limits, MrTable& mrs, const LocalPort& local)
-    : table_(limits), local_(local) {
-  const RcQpConfig c = context_config(local);
+DcTargetPool::DcTargetPool(const DcTargetLimits& limits, MrTable& mrs, const LocalPort& local,
+                           bool sr)
+    : table_(limits), local_(local), sr_(sr) {
+  const RcQpConfig c = context_config(local, sr);
   ctx_.reserve(limits.contexts);
   for (std::uint32_t i = 0; i < limits.contexts; ++i) {
     auto x = std::make_unique<DcContext>(c, mrs);
     x->core.dc = &x->lane;
     x->lane.initiator = false;
     x->resp.set_rd_atomic_limit(c.max_dest_rd_atomic);
+    if (sr) {
+      x->sr = std::make_unique<RcSr>();
+      x->sr->tx.bind(&x->sr->ctr, &x->sr->spray);
+      x->sr->spray.bind(&x->sr->ctr);
+    }
     ctx_.push_back(std::move(x));
   }
 }
@@ -42,7 +48,8 @@ DcTargetPool::DcTargetPool(const DcTargetLimits& limits, MrTable& mrs, const Loc
 std::size_t DcTargetPool::memory_bytes() const {
   // The contexts' own heap parts (receive slot, READ/atomic resources) are
   // not counted here; docs/dc.md gives the measured total per context.
-  return table_.memory_bytes() + ctx_.capacity() * (sizeof(void*) + sizeof(DcContext));
+  return table_.memory_bytes() +
+         ctx_.capacity() * (sizeof(void*) + sizeof(DcContext) + (sr_ ? sizeof(RcSr) : 0));
 }
 
 DctQp::DctQp(const RcQpConfig& cfg, std::uint64_t key, DcTargetPool& pool)
@@ -104,6 +111,15 @@ RcCounters DctQp::rc_counters() const {
   return sum;
 }
 
+RcSrCounters DctQp::sr_counters() const {
+  RcSrCounters sum = retired_sr_;
+  for (std::uint32_t c = 0; c < pool_.table().capacity(); ++c) {
+    const DcContext& x = const_cast<DcTargetPool&>(pool_).ctx(c);
+    if (x.dct == this && x.core.sr != nullptr) counters::add(sum, x.core.sr->ctr);
+  }
+  return sum;
+}
+
 DcIdentity DctQp::identity_of(const wire::ParsedPacket& pkt) {
   DcIdentity id;
   if (pkt.ipv6) {
@@ -153,6 +169,14 @@ void DctQp::open_context(std::uint32_t c, const wire::ParsedPacket& pkt) {
   x.resp.reset(Psn(pkt.dc_eth.first_psn()));
   x.resp.set_rd_atomic_limit(attr_.max_dest_rd_atomic != 0 ? attr_.max_dest_rd_atomic
                                                            : cfg_.max_dest_rd_atomic);
+  // Selective repeat from the opening request on, when it asks (dc_sr.h):
+  // an empty window at the connection's first PSN.
+  k.sr = nullptr;
+  if (pkt.info->sr && x.sr != nullptr) {
+    k.sr = x.sr.get();
+    x.sr->ctr = RcSrCounters{};
+    x.sr->rx.reset(Psn(pkt.dc_eth.first_psn()));
+  }
   x.dct = this;
   ++open_;
 }
@@ -161,6 +185,11 @@ void DctQp::close_context(std::uint32_t c) {
   DcContext& x = pool_.ctx(c);
   if (x.dct != this) return;
   counters::add(retired_, x.core.ctr);
+  if (x.core.sr != nullptr) counters::add(retired_sr_, x.core.sr->ctr);
+  // Receive WRs taken from the SRQ and not used (a message cut short by a
+  // stale retirement, or taken ahead for selective repeat's placement)
+  // are the application's: back to the SRQ.
+  if (cfg_.srq != nullptr) cfg_.srq->give_back(x.resp.rq());
   ready_remove(c);
   x.dct = nullptr;
   --open_;
@@ -169,7 +198,7 @@ void DctQp::close_context(std::uint32_t c) {
 void DctQp::after_context(std::uint32_t c) {
   DcContext& x = pool_.ctx(c);
   const bool owes = x.resp.has_output();
-  pool_.table().settle(c, !owes && !x.resp.mid_message(), x.resp.epsn().value());
+  pool_.table().settle(c, DcTargetPool::quiescent(x), x.resp.epsn().value());
   if (owes) ready_push(c);
 }
 

@@ -29,6 +29,7 @@
 #include "datapath/transport/qp_concept.h"
 #include "datapath/transport/rc_core.h"
 #include "datapath/transport/rc_responder.h"
+#include "datapath/transport/rc_sr.h"
 #include "datapath/transport/sinks.h"
 #include "datapath/wire/parser.h"
 
@@ -36,11 +37,19 @@ namespace uroce::transport {
 
 class DctQp;
 
+// Receive WR slots of a context that runs selective repeat (dc_sr.h): its
+// out-of-order SENDs up to this many messages ahead of the one in progress
+// are placed (one slot without it: the message in progress).
+inline constexpr std::uint32_t kDcSrRecvSlots = 8;
+
 struct DcContext {
   DcContext(const RcQpConfig& cfg, MrTable& mrs) : core(cfg, mrs), resp(core) {}
   RcCore core;
   RcResponder resp;
   DcLane lane{};
+  // Selective repeat's state (pool made with it; dc_sr.h): RcCore::sr
+  // points here while the connection it serves uses it.
+  std::unique_ptr<RcSr> sr;
   DctQp* dct = nullptr;  // the DCT it serves while open
   // Its DCT's list of contexts owing responses (intrusive: no allocation).
   bool ready = false;
@@ -50,8 +59,16 @@ struct DcContext {
 
 class DcTargetPool {
  public:
-  // Allocates every context (control path).
-  DcTargetPool(const DcTargetLimits& limits, MrTable& mrs, const LocalPort& local);
+  // Allocates every context (control path); with `sr`, each with
+  // selective repeat's state (the device runs it: dc_sr.h).
+  DcTargetPool(const DcTargetLimits& limits, MrTable& mrs, const LocalPort& local, bool sr = false);
+  bool sr() const { return sr_; }
+  // Nothing is owed or held: no response to send, no message half
+  // received, no selective-repeat packet held beyond the expected PSN.
+  static bool quiescent(const DcContext& x) {
+    return !x.resp.has_output() && !x.resp.mid_message() &&
+           (x.core.sr == nullptr || !x.core.sr->rx.any());
+  }
   DcTargetTable& table() { return table_; }
   const DcTargetTable& table() const { return table_; }
   DcContext& ctx(std::uint32_t i) { return *ctx_[i]; }
@@ -63,6 +80,7 @@ class DcTargetPool {
   DcTargetTable table_;
   std::vector<std::unique_ptr<DcContext>> ctx_;
   LocalPort local_;
+  bool sr_ = false;
 };
 
 class DctQp {
@@ -84,6 +102,8 @@ class DctQp {
   // The responder counters of the contexts it served (retired ones
   // included).
   RcCounters rc_counters() const;
+  // Their selective-repeat counters (0 without it).
+  RcSrCounters sr_counters() const;
 
   int modify(std::uint32_t mask, const QpAttrValues& attr);
   QpAttrValues query() const;
@@ -149,6 +169,7 @@ class DctQp {
   bool key_event_raised_ = false;
   QpEventState ev_;
   RcCounters retired_{};
+  RcSrCounters retired_sr_{};
   DctCounters ctr_{};
 };
 
@@ -203,6 +224,18 @@ void DctQp::on_packet(const wire::ParsedPacket& pkt, TimeNs now, Io& io, AckTimi
     }
     return;
   }
+  // Selective repeat asked for (dc_sr.h): a device without it answers the
+  // connection's opening request NO_SR (nothing runs) and drops the rest,
+  // as BUSY does.
+  const bool sr = pkt.info->sr;
+  if (sr && !pool_.sr()) [[unlikely]] {
+    if (pkt.bth.psn() != h.first_psn()) {
+      ++ctr_.drop_no_sr_later;
+      return;
+    }
+    answer(io.tx, pkt, wire::DcStatus::kNoSr, 0);
+    return;
+  }
   ++ctr_.rx_requests;
   const DcLookup r = t.on_request(id, h.conn(), h.syn(), h.acked_psn(), now);
   switch (r.verdict) {
@@ -236,6 +269,12 @@ void DctQp::on_packet(const wire::ParsedPacket& pkt, TimeNs now, Io& io, AckTimi
     case DcVerdict::kIgnore: return;
   }
   DcContext& x = pool_.ctx(r.ctx);
+  // A connection is selective repeat or go-back-N from its first request
+  // to its last (dc_eth.h R).
+  if (sr != (x.core.sr != nullptr)) [[unlikely]] {
+    ++ctr_.drop_sr_mismatch;
+    return;
+  }
   x.resp.on_request(pkt, io.recv_cq);
   x.resp.send(io.tx, cfg_.tuning.responder_burst);
   after_context(r.ctx);
@@ -251,7 +290,7 @@ std::uint32_t DctQp::pump_tx(TimeNs, Io& io, std::uint32_t budget) {
     n += x.resp.send(io.tx, budget - n);
     if (x.resp.has_output()) break;  // the TX sink is full
     ready_remove(c);
-    pool_.table().settle(c, !x.resp.mid_message(), x.resp.epsn().value());
+    pool_.table().settle(c, DcTargetPool::quiescent(x), x.resp.epsn().value());
     c = next;
   }
   return n;
@@ -294,6 +333,10 @@ void DctQp::answer(Tx& tx, const wire::ParsedPacket& pkt, wire::DcStatus st, std
     case wire::DcStatus::kUnknown:
       s.aeth = wire::AethHdr::make(wire::aeth_ack_syndrome(), 0);
       ++ctr_.tx_unknown;
+      break;
+    case wire::DcStatus::kNoSr:
+      s.aeth = wire::AethHdr::make(wire::aeth_ack_syndrome(), 0);
+      ++ctr_.tx_no_sr;
       break;
     default:
       s.aeth = wire::AethHdr::make(wire::aeth_ack_syndrome(), 0);

@@ -125,7 +125,24 @@ class RcQp {
   std::uint32_t send_queue_depth() const { return sq_.q.size(); }
   bool sq_sig_all() const { return core_.cfg.sq_sig_all; }
   std::uint32_t recv_queue_depth() const { return resp_.rq().size(); }
-  TimeNs timer_deadline() const { return comp_.next_deadline(); }
+  // The QP's one timer: the completer's, the grant gate's and selective
+  // repeat's, whichever comes first (0: none). The DCI arms its lanes' from
+  // this; an RC QP arms it from after().
+  TimeNs timer_deadline() const {
+    TimeNs d = comp_.next_deadline();
+    if (core_.state == QpState::kErr) return d;
+    // The grant gate's timeout (rc_homa.h) shares the QP's one timer.
+    if (core_.homa != nullptr) [[unlikely]] {
+      const TimeNs g = core_.homa->deadline();
+      if (g != 0 && (d == 0 || g < d)) d = g;
+    }
+    // Selective repeat's reorder timer and tail-loss probe (rc_sr_tx.h).
+    if (core_.sr != nullptr && core_.sr->tx_on) [[unlikely]] {
+      const TimeNs s = core_.sr->tx.deadline();
+      if (s != 0 && (d == 0 || s < d)) d = s;
+    }
+    return d;
+  }
   // True when nothing is queued to send and nothing is unacknowledged.
   bool send_idle() const { return sq_.q.empty(); }
   // pump_tx has something to do: responder output, a request packet (RTS:
@@ -209,10 +226,12 @@ class RcQp {
 template <class Io>
 [[gnu::always_inline]] inline void RcQp::on_packet(const wire::ParsedPacket& pkt, TimeNs now,
                                                    Io& io, AckTiming acks) {
+  // SR's rules (an SR opcode, or a DC opcode's SR form) need SR's state.
   if (pkt.info == nullptr ||
       (pkt.info->transport != wire::Transport::kRc &&
        (pkt.info->transport != wire::Transport::kDc || core_.dc == nullptr) &&
-       (pkt.info->transport != wire::Transport::kSr || core_.sr == nullptr))) {
+       pkt.info->transport != wire::Transport::kSr) ||
+      (pkt.info->sr && core_.sr == nullptr)) {
     ++core_.ctr.drop_not_rc;
   } else if (pkt.bth.dest_qp() != core_.cfg.qpn) {
     ++core_.ctr.drop_qpn;
@@ -243,10 +262,20 @@ void RcQp::dc_answer(DcAnswer a, std::uint32_t conn, std::uint32_t value, TimeNs
   DcLane& l = *core_.dc;
   const DcActionResult r = l.stream.on_answer(a, conn, value, sq_.comp_psn, sq_.psn_high, *l.clock);
   switch (r.action) {
-    case DcAction::kAckedTo:
-      l.stream.restart(comp_.dc_gone(r.psn, now, io.send_cq), *l.clock, now);
+    case DcAction::kAckedTo: {
+      const Psn from = comp_.dc_gone(r.psn, now, io.send_cq);
+      l.stream.restart(from, *l.clock, now);
+      req_.dc_sr_begin(from);
       break;
-    case DcAction::kRestart: l.stream.restart(comp_.dc_restart(), *l.clock, now); break;
+    }
+    case DcAction::kRestart: {
+      // NO_SR: this target does not run selective repeat (dc_sr.h).
+      if (a == DcAnswer::kNoSr && l.sr_declined != nullptr) l.sr_declined->add(l.stream.dest());
+      const Psn from = comp_.dc_restart();
+      l.stream.restart(from, *l.clock, now);
+      req_.dc_sr_begin(from);
+      break;
+    }
     case DcAction::kAbort: comp_.dc_abort(); break;
     default: break;
   }
@@ -287,17 +316,7 @@ void RcQp::after(Io& io) {
     // The class C NAK that moved the QP to ERR still goes out.
     resp_.send(io.tx, 1);
   }
-  TimeNs d = core_.state == QpState::kErr ? 0 : comp_.next_deadline();
-  // The grant gate's timeout (rc_homa.h) shares the QP's one timer.
-  if (core_.homa != nullptr && core_.state != QpState::kErr) [[unlikely]] {
-    const TimeNs g = core_.homa->deadline();
-    if (g != 0 && (d == 0 || g < d)) d = g;
-  }
-  // Selective repeat's reorder timer and tail-loss probe (rc_sr_tx.h).
-  if (core_.sr != nullptr && core_.sr->tx_on && core_.state != QpState::kErr) [[unlikely]] {
-    const TimeNs s = core_.sr->tx.deadline();
-    if (s != 0 && (d == 0 || s < d)) d = s;
-  }
+  const TimeNs d = core_.state == QpState::kErr ? 0 : timer_deadline();
   if (d != armed_) {
     armed_ = d;
     if (d != 0) io.timer.arm(core_.cfg.qpn, d);

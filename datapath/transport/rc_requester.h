@@ -105,6 +105,14 @@ class RcRequester {
     r.tx.reset(sq_.psn_high);
   }
 
+  // DC: a connection begins at `from` (dc_sr.h): with selective repeat
+  // when the lane has its state, the target has not declined it and SR's
+  // headers fit the path MTU (RcCore::sr points to the lane's state), else
+  // go-back-N (RcCore::sr null). Every WQE started before (a restart sends
+  // them again) is numbered again from RSN 0, as the target's new context
+  // counts.
+  void dc_sr_begin(Psn from);
+
   // The fresh WQE at the cursor is a LOCAL_INV or BIND_MW that must wait:
   // an earlier WQE has not completed yet (local invalidate fence).
   bool local_inv_fenced(const QueuedSendWr& wr) const {
@@ -187,7 +195,30 @@ ReqStep RcRequester::dc_connect(const QueuedSendWr& wr, TimeNs now, Tx& tx) {
   }
   c_.attr.av = dc_path_of(wr.ud, c_.cfg.local, c_.attr.av.ecn);
   c_.attr.dest_qp_num = d.dctn;
+  dc_sr_begin(sq_.psn_high);
   return ReqStep::kSent;
+}
+
+inline void RcRequester::dc_sr_begin(Psn from) {
+  DcLane& l = *c_.dc;
+  const bool on = l.sr != nullptr && wire::dc_sr_fits(c_.attr.path_mtu, l.sr_eth_mtu) &&
+                  (l.sr_declined == nullptr || !l.sr_declined->has(l.stream.dest()));
+  if (!on) {
+    c_.sr = nullptr;
+    return;
+  }
+  RcSr& r = *l.sr;
+  c_.sr = &r;
+  r.tx_pending = false;
+  r.tx_on = true;
+  r.tx.reset(from);
+  std::uint32_t rsn = 0;
+  for (std::uint32_t i = sq_.q.head(); i != sq_.sent_idx; ++i) {
+    SendWqe& w = sq_.q.at(i);
+    w.rsn = rsn;
+    if (sr_consumes_rsn(w.wr.opcode)) rsn = (rsn + 1) & kRsnMask;
+  }
+  r.next_rsn = rsn;
 }
 
 template <TxSink Tx>
@@ -321,7 +352,7 @@ template <TxSink Tx>
   std::uint32_t npkts = 0;
   // Selective repeat: every WQE started while tx_on (the earlier ones had
   // all completed when it began, rc_sr.h).
-  const bool sr = c_.sr != nullptr && c_.sr->tx_on && !is_local_op(wr.opcode);
+  bool sr = c_.sr != nullptr && c_.sr->tx_on && !is_local_op(wr.opcode);
   if (fresh) {
     // SQD drains: WQEs already started finish, no new one begins.
     if (c_.state == QpState::kSqd) return ReqStep::kBlocked;
@@ -343,6 +374,8 @@ template <TxSink Tx>
     if (c_.dc != nullptr && !is_local_op(wr.opcode)) [[unlikely]] {
       const ReqStep st = dc_connect(wr, now, tx);
       if (st != ReqStep::kSent) return st;
+      // A connection that began here decided on selective repeat.
+      sr = c_.sr != nullptr && c_.sr->tx_on;
     }
     npkts = wqe_packets(wr, mtu);
   } else {
@@ -508,10 +541,7 @@ template <TxSink Tx>
     // SEND and WRITE with immediate consume a receive WQE: the next RSN.
     if (fresh) {
       w.rsn = c_.sr->next_rsn;
-      if (wr.opcode == WrOpcode::kSend || wr.opcode == WrOpcode::kSendImm ||
-          wr.opcode == WrOpcode::kSendInv || wr.opcode == WrOpcode::kRdmaWriteImm) {
-        c_.sr->next_rsn = (w.rsn + 1) & kRsnMask;
-      }
+      if (sr_consumes_rsn(wr.opcode)) c_.sr->next_rsn = (w.rsn + 1) & kRsnMask;
     }
     if (!is_rd_atomic(wr.opcode)) {
       t.on_sent(psn, now);

@@ -182,7 +182,7 @@ void RcResponder::on_duplicate(const wire::ParsedPacket& pkt, Psn p) {
       // asked as one READ) is served up to its end; the requester asks
       // for the rest again.
       bool range_ok = r != nullptr && end == r->last_psn;
-      if (r != nullptr && !range_ok && pkt.bth.opcode() == wire::op::kSrReadRequest) [[unlikely]] {
+      if (r != nullptr && !range_ok && pkt.info->sr) [[unlikely]] {
         const std::uint32_t in_r = Psn::forward(p, r->last_psn);
         if (Psn::forward(p, end) < in_r) {
           range_ok = len == static_cast<std::uint64_t>(npkts) * c_.mtu();
@@ -204,7 +204,7 @@ void RcResponder::on_duplicate(const wire::ParsedPacket& pkt, Psn p) {
       // what it misses, not for everything after it, and its loss signal
       // reads responses as leaving in the order it asked (docs/lossy.md
       // "READ responses"). RC replays from the duplicate at once.
-      const bool sr = pkt.bth.opcode() == wire::op::kSrReadRequest;
+      const bool sr = pkt.info->sr;
       if (sr && r->pending && !p.before(r->cur_psn) &&
           Psn::forward(r->cur_psn, end) <= Psn::forward(r->cur_psn, r->end_psn)) [[unlikely]] {
         return;

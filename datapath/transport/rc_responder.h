@@ -243,7 +243,7 @@ void RcResponder::on_request(const wire::ParsedPacket& pkt, Cq& rcq) {
     ++c_.ctr.drop_state;
     return;
   }
-  if (pkt.info->transport == wire::Transport::kSr) [[unlikely]] {
+  if (pkt.info->sr) [[unlikely]] {
     sr_request(pkt, rcq);
     if (pkt.ecn() == wire::kEcnCe && c_.sr->spray.on()) [[unlikely]]
       sr_ce(Psn(pkt.bth.psn()));

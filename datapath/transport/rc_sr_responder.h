@@ -103,7 +103,7 @@ void RcResponder::sr_request(const wire::ParsedPacket& pkt, Cq& rcq) {
     sr_ack_due(p, false);
     return;
   }
-  w.hold(p, wire::rc_opcode_of_sr(pkt.bth.opcode()));
+  w.hold(p, wire::rc_opcode_of(pkt.bth.opcode()));
   if (!in_order) {
     ++c_.sr->ctr.sr_rx_held;
     sr_ack_due(p, false);

@@ -70,4 +70,17 @@ bool Srq::take(WrQueue<QueuedRecvWr>& rq) {
   return true;
 }
 
+void Srq::give_back(WrQueue<QueuedRecvWr>& rq) {
+  while (!rq.empty()) {
+    QueuedRecvWr* slot = q_.push_slot();
+    if (slot == nullptr) {
+      ++ctr_.lost_full;
+    } else {
+      assign_used(slot, rq.front());
+      ++ctr_.given_back;
+    }
+    rq.pop();
+  }
+}
+
 }  // namespace uroce::transport

@@ -64,13 +64,19 @@ struct SrqCounters {
   std::uint64_t taken = 0;
   std::uint64_t empty = 0;  // take() found no WR (an RNR NAK or a drop)
   std::uint64_t limit_events = 0;
+  std::uint64_t given_back = 0;
+  std::uint64_t lost_full = 0;
 };
 
-inline constexpr counters::FieldList<SrqCounters, 4> kSrqCounterFields{{
+inline constexpr counters::FieldList<SrqCounters, 6> kSrqCounterFields{{
     {"posted", &SrqCounters::posted, "receive WRs posted to the SRQ"},
     {"taken", &SrqCounters::taken, "receive WRs taken by a QP"},
     {"empty", &SrqCounters::empty, "take() found no WR (an RNR NAK or a drop)"},
     {"limit_events", &SrqCounters::limit_events, "SRQ_LIMIT_REACHED events raised"},
+    {"given_back", &SrqCounters::given_back,
+     "receive WRs a DC target context had taken and not used, back in the SRQ when it closed"},
+    {"lost_full", &SrqCounters::lost_full,
+     "receive WRs a closing DC target context could not give back: the SRQ was full again"},
 }};
 static_assert(counters::covers(kSrqCounterFields));
 constexpr const auto& counter_fields(const SrqCounters&) { return kSrqCounterFields; }
@@ -98,6 +104,11 @@ class Srq {
   // slots hold max_sge() SGEs); false when the SRQ is empty even after the
   // config's refill, or `rq` is full.
   bool take(WrQueue<QueuedRecvWr>& rq);
+  // Control of a DC target context that closes (dct_qp.h): the WRs it took
+  // and did not use go back, to the tail (an SRQ's WRs are taken in no
+  // order the application may rely on across QPs); those that find the SRQ
+  // full again are counted lost_full. `rq` is empty afterwards.
+  void give_back(WrQueue<QueuedRecvWr>& rq);
   std::uint32_t size() const { return q_.size(); }
   std::uint32_t max_sge() const { return cfg_.max_sge; }
 

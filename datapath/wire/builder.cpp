@@ -102,7 +102,7 @@ std::string_view build_error_name(BuildError e) {
 }
 
 int check_roce_spec(const PacketSpec& s, std::size_t out_size) {
-  const OpcodeInfo& info = opcode_info(s.opcode);
+  const OpcodeInfo& info = spec_opcode_info(s);
   if (!info.valid) return err(BuildError::kUnknownOpcode);
   const ExtMask need = static_cast<ExtMask>(info.ext & ~ext_bit(ExtHdr::kCnp));
   const ExtMask have = given_ext(s);
@@ -129,7 +129,7 @@ std::uint32_t write_roce_headers(const PacketSpec& s, std::span<std::uint8_t> bu
 #endif
   const std::size_t payload_len = s.payload.size();
   std::uint8_t* const out = buf.data();
-  const OpcodeInfo& info = opcode_info(s.opcode);
+  const OpcodeInfo& info = spec_opcode_info(s);
   const bool v6 = s.ip6 != nullptr;
   const std::uint8_t pad = pad_count(payload_len);
   const std::size_t udp_len =
@@ -170,7 +170,7 @@ std::uint32_t write_roce_headers(const PacketSpec& s, std::span<std::uint8_t> bu
 
 int finish_roce(const PacketSpec& s, std::uint32_t crc, std::span<std::uint8_t> out) {
   const std::size_t payload_len = s.payload.size();
-  const std::size_t frame_len = roce_frame_size(s.opcode, s.ip6 != nullptr, payload_len);
+  const std::size_t frame_len = roce_frame_size(s);
   const std::uint8_t pad = pad_count(payload_len);
   std::uint8_t* const icrc = out.data() + frame_len - kIcrcSize;
   const bool v6 = s.ip6 != nullptr;

@@ -123,14 +123,32 @@ enum class BuildError : int {
 };
 std::string_view build_error_name(BuildError e);
 
+// The shape the spec's packet has: its opcode's, or for a DC opcode with
+// the SR flag in its DC header (dc_eth.h R, dc_aeth.h S) the opcode's SR
+// form (opcodes.h, dc_sr_opcode_info), as the parser reads it.
+inline const OpcodeInfo& spec_opcode_info(const PacketSpec& spec) {
+  const OpcodeInfo& i = opcode_info(spec.opcode);
+  if (spec.opcode >= op::kDcBase) [[unlikely]] {
+    const bool sr = spec.dc_eth ? spec.dc_eth->sr() : (spec.dc_aeth && spec.dc_aeth->sack());
+    if (sr) {
+      const OpcodeInfo& v = dc_sr_opcode_info(spec.opcode);
+      if (v.valid) return v;
+    }
+  }
+  return i;
+}
+
 // Frame length the spec produces (ignoring validation); the second form
-// for a frame of that opcode and IP version with payload_len payload bytes.
+// for a frame of that opcode and IP version with payload_len payload bytes
+// (not a DC opcode's SR form: that needs the spec).
 inline std::size_t roce_frame_size(std::uint8_t opcode, bool ipv6, std::size_t payload_len) {
   return kRoceFrameOverhead + (ipv6 ? kIpv6ExtraBytes : 0) + opcode_info(opcode).ext_len +
          payload_len + pad_count(payload_len);
 }
 inline std::size_t roce_frame_size(const PacketSpec& spec) {
-  return roce_frame_size(spec.opcode, spec.ip6 != nullptr, spec.payload.size());
+  const std::size_t n = spec.payload.size();
+  return kRoceFrameOverhead + (spec.ip6 != nullptr ? kIpv6ExtraBytes : 0) +
+         spec_opcode_info(spec).ext_len + n + pad_count(n);
 }
 
 // Where the payload starts in the frame the spec produces. A sender may
@@ -138,7 +156,7 @@ inline std::size_t roce_frame_size(const PacketSpec& spec) {
 // that same span as spec.payload: build_roce then does not copy it.
 inline std::size_t roce_payload_offset(const PacketSpec& spec) {
   return EthHdr::kSize + Ipv4Hdr::kSize + (spec.ip6 != nullptr ? kIpv6ExtraBytes : 0) +
-         UdpHdr::kSize + BthHdr::kSize + opcode_info(spec.opcode).ext_len;
+         UdpHdr::kSize + BthHdr::kSize + spec_opcode_info(spec).ext_len;
 }
 
 // Writes the frame at the start of `out`. Returns its length (> 0), or a

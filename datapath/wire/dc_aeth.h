@@ -8,7 +8,7 @@
 //   0                   1                   2                   3
 //   0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
 //  +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
-//  |             Lane              |    Status     |   Reserved    |
+//  |             Lane              |    Status     |S|  Reserved   |
 //  +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
 //  |                       Connection Number                       |
 //  +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
@@ -20,6 +20,9 @@
 // initiator drops any answer that is not about its current connection.
 // Status 0 (OK): a normal RC response of that connection; everything after
 // the DCAETH is exactly RC's (PSN, AETH, MSN, the data); Value 0.
+// S (SACK): on a DC ACKNOWLEDGE with status OK of a selective-repeat
+// connection (dc_eth.h, R), a SACKETH follows the AETH: the DC form of
+// SR_SACK (sr_sack_eth.h, docs/lossy.md). Not looked at on other packets.
 //
 // Any other status goes in a DC ACKNOWLEDGE (0xF1: BTH, DCAETH, AETH).
 // The target has no context for the request when it answers one (docs/dc.md
@@ -43,6 +46,10 @@
 //   KEY_VIOLATION  the DC access key differs from the DCT's. AETH: NAK
 //                  remote access error (the WR completes with
 //                  IBV_WC_REM_ACCESS_ERR). Value 0.
+//   NO_SR          the request asked for selective repeat (DCETH R) and the
+//                  target's device does not run it: no context opened,
+//                  nothing ran. The initiator starts the connection again
+//                  with go-back-N. AETH: ACK without credits. Value 0.
 // Other status values are reserved: a receiver drops such a response.
 #pragma once
 
@@ -61,10 +68,11 @@ enum class DcStatus : std::uint8_t {
   kUnknown = 2,
   kBusy = 3,
   kKeyViolation = 4,
+  kNoSr = 5,
 };
-inline constexpr std::uint8_t kNumDcStatuses = 5;
+inline constexpr std::uint8_t kNumDcStatuses = 6;
 
-// "OK", "GONE", "UNKNOWN", "BUSY", "KEY_VIOLATION"; "RESERVED" for any
+// "OK", "GONE", "UNKNOWN", "BUSY", "KEY_VIOLATION", "NO_SR"; "RESERVED" for any
 // other value (not "UNKNOWN", which names a status).
 constexpr std::string_view dc_status_name(DcStatus s) {
   switch (s) {
@@ -73,12 +81,14 @@ constexpr std::string_view dc_status_name(DcStatus s) {
     case DcStatus::kUnknown: return "UNKNOWN";
     case DcStatus::kBusy: return "BUSY";
     case DcStatus::kKeyViolation: return "KEY_VIOLATION";
+    case DcStatus::kNoSr: return "NO_SR";
   }
   return "RESERVED";
 }
 
 struct DcAethHdr {
   static constexpr std::size_t kSize = 12;
+  static constexpr std::uint8_t kFlagSack = 0x80;
   std::uint8_t raw[kSize]{};
 
   static DcAethHdr read(const std::uint8_t* p) {
@@ -102,11 +112,15 @@ struct DcAethHdr {
   // status_valid() before acting on it.
   DcStatus status() const { return static_cast<DcStatus>(raw[2]); }
   bool status_valid() const { return raw[2] < kNumDcStatuses; }
+  bool sack() const { return (raw[3] & kFlagSack) != 0; }
   std::uint32_t conn() const { return load_be32(raw + 4); }
   std::uint32_t value() const { return load_be32(raw + 8); }
 
   void set_lane(std::uint16_t v) { store_be16(raw, v); }
   void set_status(DcStatus v) { raw[2] = static_cast<std::uint8_t>(v); }
+  void set_sack(bool v) {
+    raw[3] = static_cast<std::uint8_t>(v ? (raw[3] | kFlagSack) : (raw[3] & ~kFlagSack));
+  }
   void set_conn(std::uint32_t v) { store_be32(raw + 4, v); }
   void set_value(std::uint32_t v) { store_be32(raw + 8, v); }
 };

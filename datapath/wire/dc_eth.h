@@ -11,7 +11,7 @@
 //  +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
 //  |                DC Access Key (bits 31..0)                     |
 //  +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
-//  |S|  Reserved   |                DCI QPN (24 bits)              |
+//  |S|R| Reserved  |                DCI QPN (24 bits)              |
 //  +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
 //  |             Lane              |           Reserved            |
 //  +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
@@ -26,7 +26,12 @@
 // (dc_aeth.h) when it differs from the DCT's. S (SYN): set on every request
 // of a connection until the initiator has received the connection's first
 // response; a SYN request may open a context on the target, others never
-// do. DC_DISCONNECT never opens one, so its SYN is not looked at. DCI QPN
+// do. DC_DISCONNECT never opens one, so its SYN is not looked at. R (SR):
+// the connection runs selective repeat (docs/lossy.md "DC"): its SEND and
+// WRITE requests carry an SRETH after every other header and each WRITE
+// packet a RETH, as SR's opcodes do (opcodes.h, dc_sr_opcode_info); set on
+// every request of such a connection, from its first, and on none of a
+// go-back-N one (DC_DISCONNECT: not looked at). DCI QPN
 // and Lane: with the source IP address, the identity of the initiator's
 // stream (lane i is stream i); responses go to this QPN. Connection Number
 // (`conn`): the connection's number from the initiator device's counter,
@@ -51,6 +56,7 @@ namespace uroce::wire {
 struct DcEthHdr {
   static constexpr std::size_t kSize = 28;
   static constexpr std::uint8_t kFlagSyn = 0x80;
+  static constexpr std::uint8_t kFlagSr = 0x40;
   std::uint8_t raw[kSize]{};
 
   static DcEthHdr read(const std::uint8_t* p) {
@@ -76,6 +82,7 @@ struct DcEthHdr {
   // The whole flags byte, reserved bits included (a receiver ignores them).
   std::uint8_t flags() const { return raw[8]; }
   bool syn() const { return (raw[8] & kFlagSyn) != 0; }
+  bool sr() const { return (raw[8] & kFlagSr) != 0; }
   std::uint32_t dci_qpn() const { return load_be24(raw + 9); }
   std::uint16_t lane() const { return load_be16(raw + 12); }
   std::uint32_t conn() const { return load_be32(raw + 16); }
@@ -87,6 +94,9 @@ struct DcEthHdr {
   // Leaves the reserved flag bits as they are.
   void set_syn(bool v) {
     raw[8] = static_cast<std::uint8_t>(v ? (raw[8] | kFlagSyn) : (raw[8] & ~kFlagSyn));
+  }
+  void set_sr(bool v) {
+    raw[8] = static_cast<std::uint8_t>(v ? (raw[8] | kFlagSr) : (raw[8] & ~kFlagSr));
   }
   // Stores the low 24 bits.
   void set_dci_qpn(std::uint32_t v) { store_be24(raw + 9, v); }

@@ -191,6 +191,17 @@ constexpr std::uint8_t rc_opcode_of_sr(std::uint8_t sr_opcode) {
   return static_cast<std::uint8_t>(sr_opcode - op::kSrBase);
 }
 
+// The RC opcode of the same operation as a request opcode of RC, SR or DC
+// (SR = 0xC8 + it, DC = 0xE0 + it); any other opcode as it is.
+constexpr std::uint8_t rc_opcode_of(std::uint8_t o) {
+  if (o >= op::kDcBase) return static_cast<std::uint8_t>(o - op::kDcBase);
+  if (o >= op::kSrBase) return rc_opcode_of_sr(o);
+  return o;
+}
+static_assert(rc_opcode_of(op::kDcWriteMiddle) == op::kRcWriteMiddle);
+static_assert(rc_opcode_of(op::kSrSendOnlyInv) == op::kRcSendOnlyInv);
+static_assert(rc_opcode_of(op::kRcFetchAdd) == op::kRcFetchAdd);
+
 // kExt: uroce's own control packets, kDc: the DC-style transport, kSr: RC
 // with selective repeat (all three between uroce peers only).
 enum class Transport : std::uint8_t { kRc, kUc, kRd, kUd, kCnp, kExt, kDc, kSr };
@@ -270,6 +281,10 @@ struct OpcodeInfo {
   ExtMask ext = 0;           // extension headers present, canonical order
   std::uint8_t ext_len = 0;  // total bytes of those headers
   bool payload = false;      // may carry payload (possibly zero bytes)
+  // Selective repeat's rules apply (docs/lossy.md): the SR opcodes, and a
+  // DC opcode's SR form (dc_sr_opcode_info), which a flag in its DC header
+  // selects.
+  bool sr = false;
 
   constexpr bool has(ExtHdr h) const { return (ext & ext_bit(h)) != 0; }
 };
@@ -413,7 +428,9 @@ constexpr std::array<OpcodeInfo, 256> build_opcode_table() {
       ext = static_cast<ExtMask>(ext | ext_bit(ExtHdr::kSrEth));
     if (rc.op == kWrite) ext = static_cast<ExtMask>(ext | kReth);
     t[sr_opcode(o)] = make_op(kSrNames[o], kSr, rc.op, rc.pos, rc.dir, ext, rc.payload);
+    t[sr_opcode(o)].sr = true;
   }
+  t[op::kSrSack].sr = true;
 
   // DC: every RC opcode again at 0xE0 + it, the same shape plus the DC
   // header of its direction (docs/dc.md "Wire"). Names by RC opcode.
@@ -460,6 +477,49 @@ constexpr std::array<OpcodeInfo, 256> build_opcode_table() {
 inline constexpr std::array<OpcodeInfo, 256> kOpcodeTable = detail::build_opcode_table();
 
 constexpr const OpcodeInfo& opcode_info(std::uint8_t opcode) { return kOpcodeTable[opcode]; }
+
+namespace detail {
+// The SR forms of DC's opcodes (docs/lossy.md "DC"), by DC opcode - 0xE0:
+// a DC request of a selective-repeat connection (DCETH flag R) has the
+// shape of the SR opcode of its operation plus the DCETH (SEND and WRITE
+// with SRETH last, every WRITE packet with a RETH); a DC ACKNOWLEDGE with
+// the DCAETH flag S carries a SACKETH after its AETH, as SR_SACK. Other DC
+// opcodes have none (invalid here): the flag is not looked at on them.
+constexpr std::array<OpcodeInfo, 32> build_dc_sr_table() {
+  std::array<OpcodeInfo, 32> t{};
+  for (std::uint8_t o = 0; o < 0x18; ++o) {
+    const OpcodeInfo& sr = kOpcodeTable[sr_opcode(o)];
+    const OpcodeInfo& dc = kOpcodeTable[dc_opcode(o)];
+    if (!sr.valid || !dc.valid || sr.dir != Direction::kRequest) continue;
+    t[o] = dc;
+    t[o].ext = static_cast<ExtMask>(sr.ext | ext_bit(ExtHdr::kDcEth));
+    t[o].ext_len = static_cast<std::uint8_t>(ext_mask_size(t[o].ext));
+    t[o].sr = true;
+  }
+  constexpr std::uint8_t kAck = op::kRcAck;
+  t[kAck] = kOpcodeTable[dc_opcode(kAck)];
+  t[kAck].ext = static_cast<ExtMask>(t[kAck].ext | ext_bit(ExtHdr::kSackEth));
+  t[kAck].ext_len = static_cast<std::uint8_t>(ext_mask_size(t[kAck].ext));
+  t[kAck].sr = true;
+  return t;
+}
+inline constexpr std::array<OpcodeInfo, 32> kDcSrTable = build_dc_sr_table();
+inline constexpr OpcodeInfo kNoOpcode{};
+}  // namespace detail
+
+// The SR form of DC opcode `opcode` (detail::build_dc_sr_table); invalid
+// for any other opcode and for DC opcodes that have none.
+constexpr const OpcodeInfo& dc_sr_opcode_info(std::uint8_t opcode) {
+  if (opcode < op::kDcBase) return detail::kNoOpcode;
+  return detail::kDcSrTable[static_cast<std::uint8_t>(opcode - op::kDcBase) & 0x1f];
+}
+static_assert(dc_sr_opcode_info(op::kDcWriteMiddle).has(ExtHdr::kReth));
+static_assert(dc_sr_opcode_info(op::kDcSendFirst).has(ExtHdr::kSrEth));
+static_assert(!dc_sr_opcode_info(op::kDcReadRequest).has(ExtHdr::kSrEth));
+static_assert(dc_sr_opcode_info(op::kDcReadRequest).sr);
+static_assert(dc_sr_opcode_info(op::kDcAck).has(ExtHdr::kSackEth));
+static_assert(!dc_sr_opcode_info(op::kDcReadResponseFirst).valid);
+static_assert(!dc_sr_opcode_info(op::kDcDisconnect).valid);
 // "RC_SEND_FIRST", ..., or "UNKNOWN" for an unsupported opcode.
 std::string_view opcode_name(std::uint8_t opcode);
 std::string_view transport_name(Transport t);
@@ -563,6 +623,17 @@ constexpr std::optional<PathMtu> path_mtu_for_eth_mtu(std::uint32_t eth_mtu) {
 // 4096, 4187 -> 2048 (4096 needs 4188). nullopt below kMinDcEthMtu.
 constexpr std::optional<PathMtu> dc_path_mtu_for_eth_mtu(std::uint32_t eth_mtu) {
   return detail::path_mtu_within(eth_mtu, kDcPathMtuOverhead);
+}
+
+// The same for a DC connection with selective repeat: DCETH 28 + RETH 16 +
+// ImmDt 4 + SRETH 8 beside a full payload, 100: 1500 fits 1024, 9000
+// fits 4096, 4096 needs 4196.
+inline constexpr std::uint32_t kDcSrPathMtuOverhead = kDcPathMtuOverhead + SrEthHdr::kSize;
+static_assert(kDcSrPathMtuOverhead == Ipv4Hdr::kSize + UdpHdr::kSize + BthHdr::kSize +
+                                          dc_sr_opcode_info(op::kDcWriteOnlyImm).ext_len +
+                                          kIcrcSize);
+constexpr bool dc_sr_fits(PathMtu m, std::uint32_t eth_mtu) {
+  return path_mtu_bytes(m) + kDcSrPathMtuOverhead <= eth_mtu;
 }
 
 // Whether a connection of path MTU m may use SR over a port of Ethernet

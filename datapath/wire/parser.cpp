@@ -142,23 +142,34 @@ ParseError parse_udp_on(std::span<const std::uint8_t> frame, FrameTail tail, std
   out.bth = BthHdr::read(f + kBthOff);
   out.bth_offset = kBthOff;
   if (out.bth.tver() != 0) return ParseError::kBadBthVersion;
-  const OpcodeInfo& info = opcode_info(out.bth.opcode());
-  if (!info.valid) return ParseError::kUnsupportedOpcode;
-  out.info = &info;
+  const OpcodeInfo* infop = &opcode_info(out.bth.opcode());
+  if (!infop->valid) return ParseError::kUnsupportedOpcode;
+  out.info = infop;
 
   std::size_t off = kExtOff;
   // Most packets of a flow (SEND, WRITE middles, READ response middles)
   // carry no extension header: one test instead of thirteen.
-  if (info.ext != 0) {
-    if (!take_ext(info, ExtHdr::kDeth, f, end, off, out.deth)) {
+  if (infop->ext != 0) {
+    if (!take_ext(*infop, ExtHdr::kDeth, f, end, off, out.deth)) {
       return ParseError::kTruncatedDeth;
     }
-    if (!take_ext(info, ExtHdr::kDcEth, f, end, off, out.dc_eth)) {
+    if (!take_ext(*infop, ExtHdr::kDcEth, f, end, off, out.dc_eth)) {
       return ParseError::kTruncatedDcEth;
     }
-    if (!take_ext(info, ExtHdr::kDcAeth, f, end, off, out.dc_aeth)) {
+    if (!take_ext(*infop, ExtHdr::kDcAeth, f, end, off, out.dc_aeth)) {
       return ParseError::kTruncatedDcAeth;
     }
+    // A DC packet of a selective-repeat connection (a flag in its DC
+    // header) has its opcode's SR form (opcodes.h, dc_sr_opcode_info): the
+    // headers after the DC header follow that.
+    if (infop->transport == Transport::kDc) [[unlikely]] {
+      const bool sr = infop->has(ExtHdr::kDcEth) ? out.dc_eth.sr() : out.dc_aeth.sack();
+      if (sr) {
+        const OpcodeInfo& v = dc_sr_opcode_info(out.bth.opcode());
+        if (v.valid) infop = out.info = &v;
+      }
+    }
+    const OpcodeInfo& info = *infop;
     if (!take_ext(info, ExtHdr::kFeth, f, end, off, out.feth)) {
       return ParseError::kTruncatedFeth;
     }
@@ -190,6 +201,7 @@ ParseError parse_udp_on(std::span<const std::uint8_t> frame, FrameTail tail, std
       return ParseError::kTruncatedSackEth;
     }
   }
+  const OpcodeInfo& info = *infop;
   if (end - off < kIcrcSize) return ParseError::kTruncatedIcrc;
 
   const std::size_t icrc_off = end - kIcrcSize;

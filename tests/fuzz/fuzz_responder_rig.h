@@ -7,7 +7,9 @@
 // selective repeat attached (SR opcodes and SACKs, docs/lossy.md), a UD
 // QP and a UC QP, and the DC pair (docs/dc.md): a DCT on a small context
 // pool (two contexts, four record slots) with an SRQ, and a DCI with two
-// errored streams and WRs outstanding, all over one MR table whose regions
+// errored streams and WRs outstanding, both running selective repeat
+// (docs/lossy.md "DC": DC frames with and without the SR flag reach them),
+// all over one MR table whose regions
 // are heap blocks of exactly their registered length (ASan reports any
 // byte the transport touches outside them).
 //
@@ -319,7 +321,7 @@ struct Rig {
     lim.contexts = 2;
     lim.records_log2 = 2;
     lim.stale_ns = 50 * kNsPerMs;
-    pool = std::make_unique<DcTargetPool>(lim, mrs, LocalPort{kMacRig, kIpRig});
+    pool = std::make_unique<DcTargetPool>(lim, mrs, LocalPort{kMacRig, kIpRig}, true);
     SrqConfig sc;
     sc.srq_num = 1;
     sc.pd = kPd;
@@ -351,6 +353,8 @@ struct Rig {
     d.rc.max_send_wr = 8;
     d.log_streams = 1;
     d.log_errored = 1;
+    d.sr = true;
+    d.sr_eth_mtu = 1500;
     dci = std::make_unique<DciQp>(d, mrs, dc_clock);
     connect_dci();
     post_dci_work();

@@ -227,7 +227,10 @@ struct DcPeer {
     key = mrs.reg({kPd, kPeerVa, mem.size(), access::kLocalWrite | access::kRemoteAny, mem.data()},
                   &err);
     check(key == peer_key(), "peer key as the rig expects");
-    pool = std::make_unique<DcTargetPool>(DcTargetLimits{}, mrs, LocalPort{kMacPeer, kIpPeer});
+    DcTargetLimits lim;
+    lim.contexts = 64;
+    // Selective repeat, as the rig's DC pair: its frames carry the SR flag.
+    pool = std::make_unique<DcTargetPool>(lim, mrs, LocalPort{kMacPeer, kIpPeer}, true);
     SrqConfig sc;
     sc.srq_num = 1;
     sc.pd = kPd;
@@ -248,6 +251,8 @@ struct DcPeer {
     dct->modify(kState | kMinRnrTimer | kAv | kPathMtu, a);
     DciQpConfig d;
     d.rc.qpn = kPeerDciQpn;
+    d.sr = true;
+    d.sr_eth_mtu = 1500;
     d.rc.pd = kPd;
     d.rc.local = {kMacPeer, kIpPeer};
     dci = std::make_unique<DciQp>(d, mrs, clock);

@@ -18,6 +18,8 @@
 // acts on DC QPs: both act on one connection's peer, and a DC QP has many.
 #pragma once
 
+#include <algorithm>
+
 #include "datapath/engine/vnic/entries.h"
 
 namespace uroce::engine {
@@ -32,6 +34,11 @@ int Vnic<PortIo, Sched>::make_dc_qp(const QpCreate& c, const transport::RcQpConf
     d.log_streams = c.dci_log_streams;
     d.log_errored = c.dci_log_errored;
     d.idle_disconnect_ns = TimeNs{cfg_.dc_idle_disconnect_us} * kNsPerUs;
+    // Selective repeat with the device's lossy key (transport/dc_sr.h).
+    d.sr = cfg_.lossy;
+    d.sr_eth_mtu = cfg_.eth_mtu;
+    d.sr_cap = static_cast<std::uint16_t>(
+        std::clamp<std::uint32_t>(cfg_.lossy_cap, 1, transport::kSrWindow));
     e.qp = std::make_unique<transport::DciQp>(d, mrs_, dc_clock_);
     return 0;
   }
@@ -42,7 +49,7 @@ int Vnic<PortIo, Sched>::make_dc_qp(const QpCreate& c, const transport::RcQpConf
         lim.records_log2 > 30) {
       return EINVAL;
     }
-    dc_pool_ = std::make_unique<transport::DcTargetPool>(lim, mrs_, rc.local);
+    dc_pool_ = std::make_unique<transport::DcTargetPool>(lim, mrs_, rc.local, cfg_.lossy);
   }
   e.qp = std::make_unique<transport::DctQp>(rc, c.dct_key, *dc_pool_);
   return 0;
@@ -78,8 +85,21 @@ template <class PortIo, sched::TxScheduler Sched>
 }
 
 template <class PortIo, sched::TxScheduler Sched>
+transport::RcSrCounters Vnic<PortIo, Sched>::dc_sr_counters() const {
+  assert(owner_.here());
+  transport::RcSrCounters sum = dc_sr_gone_;
+  for (const std::uint32_t slot : live_) {
+    visit(qps_[slot], [&](const auto& q) {
+      if constexpr (requires { q.sr_counters(); }) counters::add(sum, q.sr_counters());
+    });
+  }
+  return sum;
+}
+
+template <class PortIo, sched::TxScheduler Sched>
 void Vnic<PortIo, Sched>::dc_status(const transport::DctQp& d, QpStatus* s) {
   s->rc = d.rc_counters();
+  s->sr = d.sr_counters();
   s->dct = d.counters();
   s->dct_contexts = d.contexts();
 }
@@ -87,6 +107,7 @@ void Vnic<PortIo, Sched>::dc_status(const transport::DctQp& d, QpStatus* s) {
 template <class PortIo, sched::TxScheduler Sched>
 void Vnic<PortIo, Sched>::dc_status(const transport::DciQp& d, QpStatus* s) {
   s->rc = d.rc_counters();
+  s->sr = d.sr_counters();
   s->dci = d.counters();
   s->dci_streams.reserve(d.streams());
   for (std::uint32_t i = 0; i < d.streams(); ++i) {

@@ -560,6 +560,9 @@ int Vnic<PortIo, Sched>::destroy_qp(ObjId id) {
   if (e.scq != nullptr) --e.scq->refs;
   if (e.rcq != nullptr) --e.rcq->refs;
   if (e.srq != nullptr) --e.srq->refs;
+  visit(e, [&](auto& q) {
+    if constexpr (requires { q.sr_counters(); }) counters::add(dc_sr_gone_, q.sr_counters());
+  });
   {
     PolicyHost h{this};
     each_policy<policy::hook::kSlots>([&](auto& p) { p.on_destroyed(h, e); });

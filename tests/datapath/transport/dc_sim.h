@@ -40,8 +40,9 @@ struct DcSim {
   static constexpr PdHandle kPd = 1;
   static constexpr std::uint64_t kKey = 0x1122334455667788ull;
 
+  // `target_sr`: the target's device runs selective repeat (dc_sr.h).
   explicit DcSim(const port::SimLinkConfig& link_cfg, std::size_t mem = 1 << 20,
-                 DcTargetLimits limits = {})
+                 DcTargetLimits limits = {}, bool target_sr = false)
       : link(link_cfg), mem_a(mem), mem_b(mem) {
     int err = 0;
     key_a =
@@ -52,7 +53,7 @@ struct DcSim {
                   &err);
     tx_a = {&link, 0, &clock};
     tx_b = {&link, 1, &clock};
-    pool = std::make_unique<DcTargetPool>(limits, mrs_b, LocalPort{kMacB, kIpB});
+    pool = std::make_unique<DcTargetPool>(limits, mrs_b, LocalPort{kMacB, kIpB}, target_sr);
     SrqConfig sc;
     sc.srq_num = 1;
     sc.pd = kPd;
@@ -60,10 +61,13 @@ struct DcSim {
     srq = std::make_unique<Srq>(sc);
   }
 
-  // A DCI on host A in RTS.
+  // A DCI on host A in RTS; `sr`: its device runs selective repeat
+  // (dc_sr.h) over a 1500-byte Ethernet MTU.
   DciQp& add_dci(std::uint32_t qpn, std::uint8_t log_streams = 0, std::uint8_t log_errored = 0,
-                 std::uint8_t retry = 7, std::uint8_t timeout = 10) {
+                 std::uint8_t retry = 7, std::uint8_t timeout = 10, bool sr = false) {
     DciQpConfig c;
+    c.sr = sr;
+    c.sr_eth_mtu = 1500;
     c.rc.qpn = qpn;
     c.rc.pd = kPd;
     c.rc.local = {kMacA, kIpA};

@@ -228,6 +228,31 @@ TEST(BuildRoce, RejectsMissingAndUnexpectedExtHeaders) {
   EXPECT_EQ(build_roce(s, buf), static_cast<int>(BuildError::kUnexpectedExtHeader));
 }
 
+// A DC spec whose DC header carries the SR flag is checked against the
+// opcode's SR form (opcodes.h, dc_sr_opcode_info): it needs SRETH (and a
+// WRITE MIDDLE its RETH), and the same headers without the flag are
+// unexpected; its frame is as long as the SR form says.
+TEST(BuildRoce, DcSrFormIsCheckedByTheFlag) {
+  std::array<std::uint8_t, 512> buf{};
+  PacketSpec s = sample_spec(op::kDcWriteMiddle);
+  s.dc_eth->set_sr(true);
+  EXPECT_EQ(build_roce(s, buf), static_cast<int>(BuildError::kMissingExtHeader));
+  s.reth = RethHdr::make(1, 2, 3);
+  s.sr_eth = SrEthHdr::make(0, 1024);
+  const int n = build_roce(s, buf);
+  ASSERT_GT(n, 0);
+  EXPECT_EQ(static_cast<std::size_t>(n), roce_frame_size(s));
+  EXPECT_EQ(roce_frame_size(s),
+            roce_frame_size(op::kDcWriteMiddle, false, 0) + RethHdr::kSize + SrEthHdr::kSize);
+  s.dc_eth->set_sr(false);
+  EXPECT_EQ(build_roce(s, buf), static_cast<int>(BuildError::kUnexpectedExtHeader));
+  PacketSpec a = sample_spec(op::kDcAck);
+  a.dc_aeth->set_sack(true);
+  EXPECT_EQ(build_roce(a, buf), static_cast<int>(BuildError::kMissingExtHeader));
+  a.sack_eth = SrSackEthHdr::make(0, 1, 2);
+  EXPECT_GT(build_roce(a, buf), 0);
+}
+
 // The DC headers are checked like RC's: each DC opcode needs its own and
 // takes no other.
 TEST(BuildRoce, RejectsMissingAndUnexpectedDcHeaders) {

@@ -34,19 +34,34 @@ TEST(DcAethHdr_Status, WireValues) {
   EXPECT_EQ(static_cast<int>(DcStatus::kUnknown), 2);
   EXPECT_EQ(static_cast<int>(DcStatus::kBusy), 3);
   EXPECT_EQ(static_cast<int>(DcStatus::kKeyViolation), 4);
-  EXPECT_EQ(kNumDcStatuses, 5);
+  EXPECT_EQ(static_cast<int>(DcStatus::kNoSr), 5);
+  EXPECT_EQ(kNumDcStatuses, 6);
 }
 
 // A reserved status value is kept as received, flagged by status_valid().
 TEST(DcAethHdr_Status, ReservedValueIsNotValid) {
-  std::uint8_t buf[DcAethHdr::kSize] = {0, 1, 5, 0, 0, 0, 0, 9, 0, 0, 0, 0};
+  std::uint8_t buf[DcAethHdr::kSize] = {0, 1, 6, 0, 0, 0, 0, 9, 0, 0, 0, 0};
   const DcAethHdr r = DcAethHdr::read(buf);
   EXPECT_FALSE(r.status_valid());
-  EXPECT_EQ(static_cast<int>(r.status()), 5);
+  EXPECT_EQ(static_cast<int>(r.status()), 6);
   EXPECT_EQ(r.lane(), 1);
   EXPECT_EQ(r.conn(), 9u);
   buf[2] = 0xff;
   EXPECT_FALSE(DcAethHdr::read(buf).status_valid());
+}
+
+// SACK is bit 7 of byte 3; the other bits of that byte stay as they are.
+TEST(DcAethHdr_Set, SackIsBitSevenOfByteThree) {
+  DcAethHdr h = DcAethHdr::make(3, DcStatus::kOk, 7);
+  h.raw[3] = 0x01;
+  EXPECT_FALSE(h.sack());
+  h.set_sack(true);
+  EXPECT_EQ(h.raw[3], 0x81);
+  EXPECT_TRUE(h.sack());
+  h.set_sack(false);
+  EXPECT_EQ(h.raw[3], 0x01);
+  EXPECT_EQ(h.status(), DcStatus::kOk);
+  EXPECT_EQ(h.lane(), 3);
 }
 
 TEST(DcStatusName, DistinctForEveryStatus) {
@@ -61,7 +76,8 @@ TEST(DcStatusName, DistinctForEveryStatus) {
   EXPECT_EQ(dc_status_name(DcStatus::kUnknown), "UNKNOWN");
   EXPECT_EQ(dc_status_name(DcStatus::kBusy), "BUSY");
   EXPECT_EQ(dc_status_name(DcStatus::kKeyViolation), "KEY_VIOLATION");
-  EXPECT_EQ(dc_status_name(static_cast<DcStatus>(5)), "RESERVED");
+  EXPECT_EQ(dc_status_name(DcStatus::kNoSr), "NO_SR");
+  EXPECT_EQ(dc_status_name(static_cast<DcStatus>(6)), "RESERVED");
   static_assert(dc_status_name(DcStatus::kGone) == "GONE");
 }
 

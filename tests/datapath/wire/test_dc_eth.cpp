@@ -61,6 +61,20 @@ TEST(DcEthHdr_Set, SynIsBitSevenOfTheFlags) {
   EXPECT_EQ(DcEthHdr::make(0, false, 0, 0, 0, 0).flags(), 0x00);
 }
 
+// SR is bit 6 of byte 8, beside SYN; the other bits stay as they are.
+TEST(DcEthHdr_Set, SrIsBitSixOfTheFlags) {
+  DcEthHdr h = DcEthHdr::make(0, true, 0, 0, 0, 0);
+  EXPECT_FALSE(h.sr());
+  h.set_sr(true);
+  EXPECT_EQ(h.flags(), 0xc0);
+  EXPECT_TRUE(h.sr());
+  EXPECT_TRUE(h.syn());
+  h.set_syn(false);
+  EXPECT_TRUE(h.sr());
+  h.set_sr(false);
+  EXPECT_EQ(h.flags(), 0x00);
+}
+
 TEST(DcEthHdr_Set, ReservedBytesStayZero) {
   const DcEthHdr h = DcEthHdr::make(~0ull, true, ~0u, 0xffff, ~0u, ~0u);
   EXPECT_EQ(h.raw[14], 0);

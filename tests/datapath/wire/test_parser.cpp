@@ -10,6 +10,7 @@
 #include "datapath/wire/checksum.h"
 #include "datapath/wire/homa_grant.h"
 #include "datapath/wire/icrc.h"
+#include "tests/datapath/wire/parser_test_frames.h"
 #include "tests/datapath/wire/sample_packets.h"
 
 namespace uroce::wire {
@@ -19,20 +20,18 @@ void PrintTo(ParseError e, std::ostream* os) { *os << parse_error_name(e); }
 
 namespace {
 
+using testing::build;
+using testing::fix_icrc;
+using testing::fix_ip_checksum;
+using testing::Frame;
+using testing::kBth;
+using testing::kExt;
+using testing::kIp;
+using testing::kPayload;
+using testing::kUdp;
+using testing::parse;
 using testing::sample_spec;
-using Frame = std::vector<std::uint8_t>;
-
-constexpr std::size_t kIp = 14, kUdp = 34, kBth = 42, kExt = 54;
-
-Frame build(const PacketSpec& s) {
-  Frame f(kMaxRoceFrame);
-  const int n = build_roce(s, f);
-  EXPECT_GT(n, 0);
-  f.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
-  return f;
-}
-
-const std::uint8_t kPayload[7] = {0x10, 0x20, 0x30, 0x40, 0x50, 0x60, 0x70};
+using testing::set_lengths;
 
 Frame sample(std::uint8_t opcode, std::size_t payload_len = 5) {
   return build(sample_spec(opcode, std::span(kPayload, payload_len)));
@@ -46,30 +45,6 @@ std::vector<std::uint8_t> valid_opcodes() {
     }
   }
   return v;
-}
-
-ParseError parse(const Frame& f) {
-  ParsedPacket p;
-  return parse_roce(f, p);
-}
-
-// Recompute what a consistent sender would have: IP header checksum and ICRC
-// over the IP total length.
-void fix_ip_checksum(Frame& f) {
-  Ipv4Hdr ip = Ipv4Hdr::read(f.data() + kIp);
-  ip.fill_checksum();
-  ip.write(f.data() + kIp);
-}
-void fix_icrc(Frame& f) {
-  const std::size_t ip_len = load_be16(f.data() + kIp + 2);
-  write_icrc(std::span(f.data() + kIp, ip_len));
-}
-void set_lengths(Frame& f, std::size_t ip_len) {
-  store_be16(f.data() + kIp + 2, static_cast<std::uint16_t>(ip_len));
-  fix_ip_checksum(f);
-  if (f.size() >= kBth) {
-    store_be16(f.data() + kUdp + 4, static_cast<std::uint16_t>(ip_len - 20));
-  }
 }
 
 // Restatement of the spec for what follows the BTH: `rem` bytes up to the end
@@ -134,6 +109,14 @@ ParseError expect_flip(const Frame& f, std::size_t byte, int bit) {
     return expect_tail(opcode_info(f[kBth]), rem, pad ^ (m >> 4));
   }
   if (byte == kBth + BthHdr::kIcrcMaskedByte) return ParseError::kOk;
+  // The SR flag of a DC header (DCETH R, DCAETH S) selects the opcode's SR
+  // form, whose headers are longer (opcodes.h, dc_sr_opcode_info).
+  const OpcodeInfo& info = opcode_info(f[kBth]);
+  const bool dc_sr_flag = (info.has(ExtHdr::kDcEth) && byte == kExt + 8 && bit == 6) ||
+                          (info.has(ExtHdr::kDcAeth) && byte == kExt + 3 && bit == 7);
+  if (dc_sr_flag && dc_sr_opcode_info(f[kBth]).valid) {
+    return expect_tail(dc_sr_opcode_info(f[kBth]), rem, pad);
+  }
   return ParseError::kBadIcrc;
 }
 

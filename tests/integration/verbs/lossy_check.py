@@ -16,6 +16,11 @@
       responses) placed responses out of order (sr_rd_placed) and asked
       again for missing responses alone (sr_rd_rereqs, sr_rd_rereq_psns;
       docs/lossy.md "READ responses").
+  lossy_check.py dc A.json B.json
+      DC (docs/lossy-dc.md): both devices dropped frames, and their DC
+      streams recovered losses with selective repeat (the device's dc.sr:
+      tail-loss probes or packets sent again alone), no RC connection was
+      involved (sr_connections 0 on both).
   lossy_check.py plain ON.json OFF.json CONNECTIONS
       One device with lossy on, the other off: no connection negotiated it,
       the device that has it on probed, at most 4 times for each of its
@@ -98,6 +103,26 @@ def read(reader, responder):
           f"responses")
 
 
+def dc(a_path, b_path):
+    used = 0
+    parts = []
+    for name, path in (("a", a_path), ("b", b_path)):
+        with open(path) as f:
+            dev = json.load(f)["devices"][0]
+        c, d = dev["counters"], dev["dc"]["sr"]
+        if c["rx_impair_drop"] == 0:
+            fail(f"{name}: loss injection dropped nothing (rx_impair_drop 0)")
+        if c["sr_connections"] != 0:
+            fail(f"{name}: an RC connection negotiated selective repeat ({c['sr_connections']})")
+        used += d["sr_tx_probes"] + d["sr_tx_resends"]
+        parts.append(f"{name} dropped {c['rx_impair_drop']}, DC streams probed "
+                     f"{d['sr_tx_probes']} and resent {d['sr_tx_resends']} alone, "
+                     f"{d['sr_rx_sacks']} SACKs in, {d['tx_sacks']} out")
+    if used == 0:
+        fail("no DC stream recovered a loss with selective repeat (dc.sr: no probe, no resend)")
+    print("dc: " + "; ".join(parts))
+
+
 def plain(on, off):
     a, b = counters(on), counters(off)
     if a["sr_connections"] != 0 or b["sr_connections"] != 0:
@@ -121,6 +146,8 @@ def main():
         spray(sys.argv[2], sys.argv[3])
     elif len(sys.argv) == 4 and sys.argv[1] == "read":
         read(sys.argv[2], sys.argv[3])
+    elif len(sys.argv) == 4 and sys.argv[1] == "dc":
+        dc(sys.argv[2], sys.argv[3])
     elif len(sys.argv) == 5 and sys.argv[1] == "plain":
         probes = plain(sys.argv[2], sys.argv[3])
         conns = int(sys.argv[4])

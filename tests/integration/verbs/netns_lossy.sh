@@ -19,6 +19,11 @@
 #      With fresh daemons, ib_read_bw passes and lossy_check.py read finds
 #      that the reader placed READ responses out of order and asked again
 #      for the missing ones alone.
+#      With fresh daemons, uroce_dc_pingpong (DC, docs/lossy-dc.md; its
+#      bytes checked on both sides) passes, and lossy_check.py dc finds that
+#      the DC streams recovered losses with selective repeat (probes or lone
+#      resends). Its daemons stop dropping after 10 drops each, in the first
+#      half of the run, for the ping-pong's reason above.
 #   2. Daemon a with lossy=on, b with it off, without loss injection: the
 #      same programs pass as plain RC (go-back-N): nothing negotiated, a
 #      probed each connection at most 4 times, b counted nothing of it.
@@ -42,6 +47,7 @@ done
 verbs_test_init u33e "$1" /usr/bin/python3 ibv_rc_pingpong ib_write_bw ib_read_bw
 
 CHECK=$VERBS_TEST_DIR/lossy_check.py
+DC_PP=$(realpath "$1")/apps/examples/uroce_dc_pingpong
 # Names, addresses and MACs of this test's own (u33e, 10.233.0.0/24,
 # 02:33:0e): the devices' addresses live on the DPDK veth pair only, the
 # programs' TCP exchange on a second pair with kernel addresses.
@@ -93,6 +99,8 @@ status_check() {
   if ! "$UROCE_CTL" --run-dir "${UROCE_DAEMON_RUN[$DA]}" --json status >"$sa" ||
     ! "$UROCE_CTL" --run-dir "${UROCE_DAEMON_RUN[$DB]}" --json status >"$sb"; then
     UROCE_WHY="uroce-ctl status failed"; st=1
+  elif [ "$mode" = dc ]; then
+    why=$(/usr/bin/python3 "$CHECK" dc "$sa" "$sb" 2>&1) || st=1
   elif [ "$mode" = sr ] || [ "$mode" = spray ] || [ "$mode" = read ]; then
     why=$(/usr/bin/python3 "$CHECK" "$mode" "$sb" "$sa" 2>&1) || st=1
     # The same counters in uroce-ctl's table (the field lists feed both).
@@ -159,6 +167,22 @@ start_daemons 5 on on
 perf ib_read_bw bw "ib_read_bw 64 KiB x 2000, both on, 1 % loss" -s 65536
 status_check "READ responses placed out of order, the missing ones asked for alone (lossy_check.py read)" read
 verbs_daemons_stop "uroced a and b (both lossy=on, READ) exit 0 on SIGTERM" "$DA" "$DB"
+
+# DC between the two daemons, both on (docs/lossy-dc.md).
+start_daemons 6 on on 0.01 ";drop_rx_max=10"
+uroce_next_port port
+st=0
+uroce_pair "uroce_dc_pingpong" 120 "$port" "$NSA" "$NSB" -- \
+  "${RA[@]}" "$DC_PP" -d uroce0 -p "$port" ::: \
+  "${RB[@]}" "$DC_PP" -d uroce0 -p "$port" -n 1000 "$TCP_IPA" || st=1
+for f in "$UROCE_SRV_OUT" "$UROCE_CLI_OUT"; do
+  if [ "$st" -eq 0 ] && { ! grep -qx 'dc_pingpong: all passed' "$f" || grep -q FAILED "$f"; }; then
+    UROCE_WHY="${f##*/}: $(grep -m 3 -E 'FAILED|dc_pingpong' "$f" | tr '\n' '|')"; st=1
+  fi
+done
+uroce_verdict "uroce_dc_pingpong x 1000, both on, 1 % loss (10 drops): bytes checked" "$st"
+status_check "DC streams recovered losses with selective repeat (lossy_check.py dc)" dc
+verbs_daemons_stop "uroced a and b (both lossy=on, DC) exit 0 on SIGTERM" "$DA" "$DB"
 
 start_daemons 3 on off 0
 pingpong ibv_rc_pingpong "ibv_rc_pingpong 4096 B x 2000, a on, b off" 4096 2000
