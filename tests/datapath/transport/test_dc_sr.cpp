@@ -266,5 +266,37 @@ TEST(DcSr_Gone, NewConnectionNumbersItsSendsFromZero) {
   EXPECT_EQ(dct.sr_counters().sr_drop_unplaced, 0u);
 }
 
+// SENDs posted after their stream's context went stale: the first of them
+// finds the context retired (its record answers GONE), so both go again in
+// a new connection, numbered from RSN 0 there although the old connection
+// had numbered them 2 and 3; each arrives once, in order, with its bytes.
+TEST(DcSr_Gone, OutstandingSendsGoAgainNumberedFromZero) {
+  DcTargetLimits lim = small_pool(4);
+  lim.stale_ns = 20 * kNsPerUs;
+  DcSim s(clean_link(), 1 << 20, lim, true);
+  DciQp& a = s.add_dci(kDci, 0, 0, 7, 10, true);
+  DctQp& dct = s.add_dct(kDct);
+  fill(s.mem_a, 0, 4096, 6);
+  for (std::uint64_t i = 0; i < 8; ++i) s.post_recv(i, 0x80000 + i * 0x1000, 4096);
+  ASSERT_EQ(a.post_send(s.wr(1, WrOpcode::kSend, kDct, 0, 3000)), 0);
+  ASSERT_EQ(a.post_send(s.wr(2, WrOpcode::kSend, kDct, 1, 3000)), 0);
+  ASSERT_TRUE(s.run([&] { return s.scq_a.wc.size() == 2; }, kNsPerMs));
+  s.clock.advance_to(s.clock.now() + 50 * kNsPerUs);
+  ASSERT_EQ(a.post_send(s.wr(3, WrOpcode::kSend, kDct, 2, 3000)), 0);
+  ASSERT_EQ(a.post_send(s.wr(4, WrOpcode::kSend, kDct, 3, 3000)), 0);
+  ASSERT_TRUE(
+      s.run([&] { return s.scq_a.wc.size() == 4 && s.rcq_b.wc.size() == 4; }, 4 * kNsPerMs));
+  EXPECT_GE(a.dc_lane(0).stream.counters().gone, 1u);
+  EXPECT_EQ(a.dc_lane(0).stream.counters().connects, 2u);
+  for (const auto& wc : s.scq_a.wc) EXPECT_EQ(wc.status, 0u) << wc.wr_id;
+  for (std::size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(s.rcq_b.wc[i].status, 0u);
+    EXPECT_EQ(s.rcq_b.wc[i].wr_id, i);
+    EXPECT_EQ(s.rcq_b.wc[i].byte_len, 3000u);
+    EXPECT_EQ(std::memcmp(s.mem_a.data() + i, s.mem_b.data() + 0x80000 + i * 0x1000, 3000), 0) << i;
+  }
+  EXPECT_EQ(dct.counters().drop_sr_mismatch, 0u);
+}
+
 }  // namespace
 }  // namespace uroce::transport::dctest
