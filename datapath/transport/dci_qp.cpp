@@ -45,8 +45,7 @@ DciQp::DciQp(const DciQpConfig& cfg, MrTable& mrs, DcConnClock& clock) : cfg_(cf
     l.qp->set_dc(l.dc.get());
     if (cfg.sr) {
       l.sr = std::make_unique<RcSr>();
-      l.sr->tx.bind(&l.sr->ctr, &l.sr->spray);
-      l.sr->spray.bind(&l.sr->ctr);
+      l.sr->bind_counters();
       l.sr->cap = cfg.sr_cap;
       l.dc->sr = l.sr.get();
       l.dc->sr_declined = &declined_;

@@ -38,8 +38,7 @@ DcTargetPool::DcTargetPool(const DcTargetLimits& limits, MrTable& mrs, const Loc
     x->resp.set_rd_atomic_limit(c.max_dest_rd_atomic);
     if (sr) {
       x->sr = std::make_unique<RcSr>();
-      x->sr->tx.bind(&x->sr->ctr, &x->sr->spray);
-      x->sr->spray.bind(&x->sr->ctr);
+      x->sr->bind_counters();
     }
     ctx_.push_back(std::move(x));
   }

@@ -168,8 +168,7 @@ class RcQp {
     core_.sr = s;
     if (s == nullptr) return;
     s->rx.reset(resp_.epsn());
-    s->tx.bind(&s->ctr, &s->spray);
-    s->spray.bind(&s->ctr);
+    s->bind_counters();
     s->spray.reset();
     s->tx_on = s->tx_pending = false;
   }

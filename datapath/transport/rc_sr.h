@@ -58,6 +58,13 @@ struct RcSr {
   // The UDP source ports its SEND and WRITE packets are sprayed over
   // (rc_sr_spray.h); off (one path) until the engine configures it.
   SrSpray spray;
+
+  // Points the scoreboard and the spray at this state's own counters (and
+  // the scoreboard at its spray): once the state is at its final address.
+  void bind_counters() {
+    tx.bind(&ctr, &spray);
+    spray.bind(&ctr);
+  }
 };
 
 }  // namespace uroce::transport

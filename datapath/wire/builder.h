@@ -127,15 +127,11 @@ std::string_view build_error_name(BuildError e);
 // the SR flag in its DC header (dc_eth.h R, dc_aeth.h S) the opcode's SR
 // form (opcodes.h, dc_sr_opcode_info), as the parser reads it.
 inline const OpcodeInfo& spec_opcode_info(const PacketSpec& spec) {
-  const OpcodeInfo& i = opcode_info(spec.opcode);
   if (spec.opcode >= op::kDcBase) [[unlikely]] {
-    const bool sr = spec.dc_eth ? spec.dc_eth->sr() : (spec.dc_aeth && spec.dc_aeth->sack());
-    if (sr) {
-      const OpcodeInfo& v = dc_sr_opcode_info(spec.opcode);
-      if (v.valid) return v;
-    }
+    return dc_form_info(spec.opcode,
+                        spec.dc_eth ? spec.dc_eth->sr() : (spec.dc_aeth && spec.dc_aeth->sack()));
   }
-  return i;
+  return opcode_info(spec.opcode);
 }
 
 // Frame length the spec produces (ignoring validation); the second form

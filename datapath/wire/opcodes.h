@@ -513,6 +513,17 @@ constexpr const OpcodeInfo& dc_sr_opcode_info(std::uint8_t opcode) {
   if (opcode < op::kDcBase) return detail::kNoOpcode;
   return detail::kDcSrTable[static_cast<std::uint8_t>(opcode - op::kDcBase) & 0x1f];
 }
+// The shape of a DC packet whose DC header has (`sr`) or lacks the SR flag
+// (DCETH R, DCAETH S): its opcode's SR form where it has one, else the
+// opcode's own. The parser and the builder both read shapes through it.
+constexpr const OpcodeInfo& dc_form_info(std::uint8_t opcode, bool sr) {
+  if (sr) {
+    const OpcodeInfo& v = dc_sr_opcode_info(opcode);
+    if (v.valid) return v;
+  }
+  return opcode_info(opcode);
+}
+static_assert(&dc_form_info(op::kDcDisconnect, true) == &opcode_info(op::kDcDisconnect));
 static_assert(dc_sr_opcode_info(op::kDcWriteMiddle).has(ExtHdr::kReth));
 static_assert(dc_sr_opcode_info(op::kDcSendFirst).has(ExtHdr::kSrEth));
 static_assert(!dc_sr_opcode_info(op::kDcReadRequest).has(ExtHdr::kSrEth));

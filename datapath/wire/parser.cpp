@@ -164,10 +164,7 @@ ParseError parse_udp_on(std::span<const std::uint8_t> frame, FrameTail tail, std
     // headers after the DC header follow that.
     if (infop->transport == Transport::kDc) [[unlikely]] {
       const bool sr = infop->has(ExtHdr::kDcEth) ? out.dc_eth.sr() : out.dc_aeth.sack();
-      if (sr) {
-        const OpcodeInfo& v = dc_sr_opcode_info(out.bth.opcode());
-        if (v.valid) infop = out.info = &v;
-      }
+      infop = out.info = &dc_form_info(out.bth.opcode(), sr);
     }
     const OpcodeInfo& info = *infop;
     if (!take_ext(info, ExtHdr::kFeth, f, end, off, out.feth)) {

@@ -226,24 +226,36 @@ TEST(DcSr_Reorder, PlacedOutOfOrderWithoutResends) {
   EXPECT_LT(dci.rc_counters().tx_retransmits * 20, frames);
 }
 
+// A small pool whose contexts go stale after 20 us without a packet.
+DcTargetLimits stale_pool() {
+  DcTargetLimits l = small_pool(4);
+  l.stale_ns = 20 * kNsPerUs;
+  return l;
+}
+
+// With 8 receives posted at the target, DCI `a` sends two SENDs of `len`
+// bytes (from offsets 0 and 1) and both complete; then the clock passes
+// the pool's stale time.
+void two_sends_then_stale(DcSim& s, DciQp& a, std::uint32_t len) {
+  fill(s.mem_a, 0, 4096, 4);
+  for (std::uint64_t i = 0; i < 8; ++i) s.post_recv(i, 0x80000 + i * 0x1000, 4096);
+  ASSERT_EQ(a.post_send(s.wr(1, WrOpcode::kSend, kDct, 0, len)), 0);
+  ASSERT_EQ(a.post_send(s.wr(2, WrOpcode::kSend, kDct, 1, len)), 0);
+  ASSERT_TRUE(s.run([&] { return s.scq_a.wc.size() == 2; }, kNsPerMs));
+  s.clock.advance_to(s.clock.now() + 50 * kNsPerUs);
+}
+
 // A context retired behind a stream's back (stale: nothing reached it for
 // stale_ns) sends the stream a GONE notice; its next SENDs go in a new
 // connection, numbered from RSN 0 again as the new context counts them
 // (RcRequester::dc_sr_begin), and arrive in order with their bytes.
 TEST(DcSr_Gone, NewConnectionNumbersItsSendsFromZero) {
-  DcTargetLimits lim = small_pool(4);
-  lim.stale_ns = 20 * kNsPerUs;
-  DcSim s(clean_link(), 1 << 20, lim, true);
+  DcSim s(clean_link(), 1 << 20, stale_pool(), true);
   DciQp& a = s.add_dci(kDci, 0, 0, 7, 10, true);
   DciQp& b = s.add_dci(kDci + 1, 0, 0, 7, 10, true);
   DctQp& dct = s.add_dct(kDct);
-  fill(s.mem_a, 0, 4096, 4);
-  for (std::uint64_t i = 0; i < 8; ++i) s.post_recv(i, 0x80000 + i * 0x1000, 4096);
-  ASSERT_EQ(a.post_send(s.wr(1, WrOpcode::kSend, kDct, 0, 2000)), 0);
-  ASSERT_EQ(a.post_send(s.wr(2, WrOpcode::kSend, kDct, 1, 2000)), 0);
-  ASSERT_TRUE(s.run([&] { return s.scq_a.wc.size() == 2; }, kNsPerMs));
-  // Past the stale time, another DCI's request retires a's context.
-  s.clock.advance_to(s.clock.now() + 50 * kNsPerUs);
+  ASSERT_NO_FATAL_FAILURE(two_sends_then_stale(s, a, 2000));
+  // Another DCI's request retires a's context.
   ASSERT_EQ(b.post_send(s.wr(3, WrOpcode::kSend, kDct, 2, 2000)), 0);
   ASSERT_TRUE(s.run([&] { return s.scq_a.wc.size() == 3; }, 2 * kNsPerMs));
   EXPECT_EQ(a.dc_lane(0).stream.counters().gone, 1u);
@@ -271,17 +283,10 @@ TEST(DcSr_Gone, NewConnectionNumbersItsSendsFromZero) {
 // a new connection, numbered from RSN 0 there although the old connection
 // had numbered them 2 and 3; each arrives once, in order, with its bytes.
 TEST(DcSr_Gone, OutstandingSendsGoAgainNumberedFromZero) {
-  DcTargetLimits lim = small_pool(4);
-  lim.stale_ns = 20 * kNsPerUs;
-  DcSim s(clean_link(), 1 << 20, lim, true);
+  DcSim s(clean_link(), 1 << 20, stale_pool(), true);
   DciQp& a = s.add_dci(kDci, 0, 0, 7, 10, true);
   DctQp& dct = s.add_dct(kDct);
-  fill(s.mem_a, 0, 4096, 6);
-  for (std::uint64_t i = 0; i < 8; ++i) s.post_recv(i, 0x80000 + i * 0x1000, 4096);
-  ASSERT_EQ(a.post_send(s.wr(1, WrOpcode::kSend, kDct, 0, 3000)), 0);
-  ASSERT_EQ(a.post_send(s.wr(2, WrOpcode::kSend, kDct, 1, 3000)), 0);
-  ASSERT_TRUE(s.run([&] { return s.scq_a.wc.size() == 2; }, kNsPerMs));
-  s.clock.advance_to(s.clock.now() + 50 * kNsPerUs);
+  ASSERT_NO_FATAL_FAILURE(two_sends_then_stale(s, a, 3000));
   ASSERT_EQ(a.post_send(s.wr(3, WrOpcode::kSend, kDct, 2, 3000)), 0);
   ASSERT_EQ(a.post_send(s.wr(4, WrOpcode::kSend, kDct, 3, 3000)), 0);
   ASSERT_TRUE(
