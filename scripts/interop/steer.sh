@@ -184,7 +184,7 @@ rxe_steer_phase() {
   if [ -n "$spp" ]; then uroce_wait "$spp" sp; fi
   if [ -n "$spw" ]; then uroce_wait "$spw" sw; fi
   if [ "$st" -eq 0 ]; then
-    rxe_capture_stop
+    rxe_capture_stop || st=1
     rxe_steer_status "$base.after.json" || true
     UROCE_SRV_CMD="(uroce guest) ibv_rc_pingpong $pp_args; ib_write_bw $pw_args"
     UROCE_CLI_CMD="($kind) ibv_rc_pingpong $pp_args; ib_write_bw $pw_args"

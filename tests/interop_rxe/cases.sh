@@ -164,16 +164,25 @@ rxe_capture_start() {
   [ -s "$RXE_CAP_FILE" ] || sleep 0.5
 }
 
+# Returns 1 (UROCE_WHY set) when dumpcap had to be killed: a file cut in
+# the middle of a frame would fail the capture check for the wrong reason.
 rxe_capture_stop() {
   [ -n "$RXE_CAP_PID" ] || return 0
-  # Let the last frames reach the file, then SIGINT: dumpcap flushes.
+  # Let the last frames reach the file, then SIGINT: dumpcap flushes. On a
+  # loaded 2-core machine (QEMU beside it) that can take seconds.
   sleep 0.3
   uroce_kill_group INT "$RXE_CAP_PID"
-  local deadline=$((SECONDS + 5))
+  local deadline=$((SECONDS + 30)) st=0
   while uroce_running "$RXE_CAP_PID" && [ $SECONDS -lt "$deadline" ]; do sleep 0.1; done
+  if uroce_running "$RXE_CAP_PID"; then
+    # A reason already recorded (the case failed first) stays.
+    UROCE_WHY=${UROCE_WHY:-dumpcap did not stop within 30 s of SIGINT}
+    st=1
+  fi
   uroce_kill_group KILL "$RXE_CAP_PID"
   uroce_wait "$RXE_CAP_PID" UROCE_IGNORED_RC
   RXE_CAP_PID=
+  return "$st"
 }
 
 # ---- one server/client pair across host and guest --------------------------
@@ -670,12 +679,14 @@ rxe_run_case() {
     # 2 is an expected failure only with its reason recorded.
     [ "$st" -ne 2 ] || [ -n "$RXE_XFAIL" ] || st=1
     [ "$st" -le 2 ] || st=1
-    rxe_capture_stop
+    rxe_capture_stop || st=1
     if [ "$st" -ne 1 ]; then
       if ! "$_rxe_dir/check_capture.sh" "$RXE_CAP_FILE" "$RXE_CHECKER" "$RXE_UROCE_IP" \
         "$RXE_GUEST_IP" >"$UROCE_TMP/$label.capture-check" 2>&1; then
         st=1
         UROCE_WHY="capture check failed: $(tail -n 3 "$UROCE_TMP/$label.capture-check" | tr '\n' ' ')"
+        echo "--- capture check of $label"
+        sed -n 1,30p "$UROCE_TMP/$label.capture-check" | sed 's/^/    /'
       else
         RXE_FIGURE="$RXE_FIGURE; $(sed -n 's/^capture: //p' "$UROCE_TMP/$label.capture-check")"
       fi
@@ -699,7 +710,10 @@ rxe_run_case() {
       echo "XFAIL: $label: $RXE_XFAIL"
       continue
     fi
-    rxe_row "$c" "$dir" "$st" "${RXE_FIGURE:-$UROCE_WHY} ($((SECONDS - t0)) s)"
+    # A failure's row leads with its reason (the log's head may be cut).
+    local shown=${RXE_FIGURE:-$UROCE_WHY}
+    [ "$st" -eq 0 ] || shown="${UROCE_WHY:-no reason recorded}${RXE_FIGURE:+; figure $RXE_FIGURE}"
+    rxe_row "$c" "$dir" "$st" "$shown ($((SECONDS - t0)) s)"
     uroce_verdict "$label" "$st"
   done
 }
