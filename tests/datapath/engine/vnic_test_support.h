@@ -434,4 +434,16 @@ struct TwoHosts : ::testing::Test {
   void run(int n) { poll_both(a, b, clock, n); }
 };
 
+// TwoHosts with RcQpPair's QPs open and each host's memory filled with a
+// pattern of its own (A: i * 7 + 1, B: i * 13 + 5).
+struct RcPair : TwoHosts, RcQpPair {
+  void SetUp() override {
+    open(a, b);
+    for (std::size_t i = 0; i < Host::kMem; ++i) {
+      a.mem[i] = static_cast<std::uint8_t>(i * 7 + 1);
+      b.mem[i] = static_cast<std::uint8_t>(i * 13 + 5);
+    }
+  }
+};
+
 }  // namespace uroce::engine::test
