@@ -90,10 +90,10 @@ const KD kBaseKeys[] = {
         "go-back-N"),
     integer_key<D, &D::spray_paths>(
         "spray_paths", 1, 16,
-        "UDP source ports (ECMP paths) a selective-repeat connection spreads its SEND and WRITE "
-        "packets over, round robin, skipping for a while a path that lost a packet; each keeps "
-        "the peer's RX queue of the connection's own port; go-back-N connections (rxe, RNICs) "
-        "keep one port",
+        "UDP source ports (ECMP paths) a selective-repeat connection (RC or DC) spreads its SEND "
+        "and WRITE packets over, round robin, skipping for a while a path that lost a packet; "
+        "each keeps the peer's RX queue of the connection's own port; go-back-N connections "
+        "(rxe, RNICs) keep one port",
         "1 = no spraying"),
     switch_key<D, &D::spray_ecn>(
         "spray_ecn",

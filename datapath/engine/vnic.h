@@ -557,6 +557,7 @@ class Vnic {
   static void dc_status(const transport::DciQp& d, QpStatus* s);
   static void dc_status(const transport::DctQp& d, QpStatus* s);
   wire::PathMtu dc_mtu_clamp(wire::PathMtu m) const;
+  transport::DcSprayConfig dc_spray_config() const;
 
   // stages.h: the stage stamps' hooks (called only when stages_ is set).
   TimeNs stage_now() const { return stage_read_ != nullptr ? stage_read_(stage_clock_) : now_; }

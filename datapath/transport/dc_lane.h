@@ -9,6 +9,7 @@
 
 #include <cstdint>
 
+#include "datapath/transport/dc_spray.h"
 #include "datapath/transport/dc_sr.h"
 #include "datapath/transport/dc_stream.h"
 #include "datapath/transport/qp_common.h"
@@ -50,10 +51,13 @@ struct DcLane {
   // Selective repeat (dc_sr.h), when the device runs it: the stream's
   // state (owned by the DCI), which RcCore::sr points to while the current
   // connection uses it; the DCI's targets that declined; the port's
-  // Ethernet MTU, which SR's headers must fit beside a full payload.
+  // Ethernet MTU, which SR's headers must fit beside a full payload; the
+  // paths its connections spray over (dc_spray.h: the DCI's, or on the
+  // target the pool's).
   RcSr* sr = nullptr;
   DcSrDeclined* sr_declined = nullptr;
   std::uint32_t sr_eth_mtu = 0;
+  DcSpray* spray = nullptr;
   // Target: the connection this context serves.
   std::uint32_t conn = 0;
 };

@@ -26,7 +26,8 @@ std::uint32_t lane_mask(std::uint32_t mask, QpState cur, const QpAttrValues& a) 
 
 }  // namespace
 
-DciQp::DciQp(const DciQpConfig& cfg, MrTable& mrs, DcConnClock& clock) : cfg_(cfg) {
+DciQp::DciQp(const DciQpConfig& cfg, MrTable& mrs, DcConnClock& clock)
+    : cfg_(cfg), spray_(cfg.spray) {
   const std::uint32_t n = 1u << cfg.log_streams;
   lanes_.reserve(n);
   RcQpConfig rc = cfg.rc;
@@ -50,6 +51,7 @@ DciQp::DciQp(const DciQpConfig& cfg, MrTable& mrs, DcConnClock& clock) : cfg_(cf
       l.dc->sr = l.sr.get();
       l.dc->sr_declined = &declined_;
       l.dc->sr_eth_mtu = cfg.sr_eth_mtu;
+      l.dc->spray = &spray_;
     }
     lanes_.push_back(std::move(l));
   }

@@ -44,6 +44,8 @@ struct DciQpConfig {
   bool sr = false;
   std::uint32_t sr_eth_mtu = 0;
   std::uint16_t sr_cap = kSrWindow;
+  // With `sr`: the paths each connection sprays over (dc_spray.h).
+  DcSprayConfig spray{};
 };
 
 class DciQp {
@@ -69,6 +71,8 @@ class DciQp {
   RcSrCounters sr_counters() const;
   // The targets that declined selective repeat (dc_sr.h).
   const DcSrDeclined& sr_declined() const { return declined_; }
+  // Its streams' spray paths (dc_spray.h).
+  const DcSpray& spray() const { return spray_; }
 
   // The DCI transitions of docs/dc.md (qp_modify_rules): 0 or EINVAL.
   int modify(std::uint32_t mask, const QpAttrValues& attr);
@@ -151,6 +155,7 @@ class DciQp {
   NoTimer no_timer_;
   DciCounters ctr_{};
   DcSrDeclined declined_;
+  DcSpray spray_;
 };
 
 template <class Io>

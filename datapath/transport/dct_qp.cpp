@@ -27,8 +27,8 @@ RcQpConfig context_config(const LocalPort& local, bool sr) {
 }  // namespace
 
 DcTargetPool::DcTargetPool(const DcTargetLimits& limits, MrTable& mrs, const LocalPort& local,
-                           bool sr)
-    : table_(limits), local_(local), sr_(sr) {
+                           bool sr, const DcSprayConfig& spray)
+    : table_(limits), local_(local), sr_(sr), spray_(spray) {
   const RcQpConfig c = context_config(local, sr);
   ctx_.reserve(limits.contexts);
   for (std::uint32_t i = 0; i < limits.contexts; ++i) {
@@ -39,6 +39,7 @@ DcTargetPool::DcTargetPool(const DcTargetLimits& limits, MrTable& mrs, const Loc
     if (sr) {
       x->sr = std::make_unique<RcSr>();
       x->sr->bind_counters();
+      x->lane.spray = &spray_;
     }
     ctx_.push_back(std::move(x));
   }
@@ -175,6 +176,8 @@ void DctQp::open_context(std::uint32_t c, const wire::ParsedPacket& pkt) {
     k.sr = x.sr.get();
     x.sr->ctr = RcSrCounters{};
     x.sr->rx.reset(Psn(pkt.dc_eth.first_psn()));
+    // Its answers rotate over the DCT's port's paths (dc_spray.h).
+    x.lane.spray->begin(x.sr->spray, k.src_port, pkt.ipv6);
   }
   x.dct = this;
   ++open_;

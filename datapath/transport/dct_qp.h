@@ -60,9 +60,15 @@ struct DcContext {
 class DcTargetPool {
  public:
   // Allocates every context (control path); with `sr`, each with
-  // selective repeat's state (the device runs it: dc_sr.h).
-  DcTargetPool(const DcTargetLimits& limits, MrTable& mrs, const LocalPort& local, bool sr = false);
+  // selective repeat's state (the device runs it: dc_sr.h), whose answers
+  // spray over `spray`'s paths (dc_spray.h).
+  DcTargetPool(const DcTargetLimits& limits, MrTable& mrs, const LocalPort& local, bool sr = false,
+               const DcSprayConfig& spray = {});
+  // The contexts point into the pool (their spray paths): it stays put.
+  DcTargetPool(const DcTargetPool&) = delete;
+  DcTargetPool& operator=(const DcTargetPool&) = delete;
   bool sr() const { return sr_; }
+  const DcSpray& spray() const { return spray_; }
   // Nothing is owed or held: no response to send, no message half
   // received, no selective-repeat packet held beyond the expected PSN.
   static bool quiescent(const DcContext& x) {
@@ -81,6 +87,7 @@ class DcTargetPool {
   std::vector<std::unique_ptr<DcContext>> ctx_;
   LocalPort local_;
   bool sr_ = false;
+  DcSpray spray_;
 };
 
 class DctQp {

@@ -212,6 +212,12 @@ inline void RcRequester::dc_sr_begin(Psn from) {
   r.tx_pending = false;
   r.tx_on = true;
   r.tx.reset(from);
+  // Paths from the DCI's port, of this target's IP version (dc_spray.h).
+  if (l.spray != nullptr) {
+    l.spray->begin(r.spray, c_.udp_src(), c_.attr.av.ipv6);
+  } else {
+    r.spray.reset();
+  }
   std::uint32_t rsn = 0;
   for (std::uint32_t i = sq_.q.head(); i != sq_.sent_idx; ++i) {
     SendWqe& w = sq_.q.at(i);

@@ -39,6 +39,7 @@ int Vnic<PortIo, Sched>::make_dc_qp(const QpCreate& c, const transport::RcQpConf
     d.sr_eth_mtu = cfg_.eth_mtu;
     d.sr_cap = static_cast<std::uint16_t>(
         std::clamp<std::uint32_t>(cfg_.lossy_cap, 1, transport::kSrWindow));
+    d.spray = dc_spray_config();
     e.qp = std::make_unique<transport::DciQp>(d, mrs_, dc_clock_);
     return 0;
   }
@@ -49,10 +50,23 @@ int Vnic<PortIo, Sched>::make_dc_qp(const QpCreate& c, const transport::RcQpConf
         lim.records_log2 > 30) {
       return EINVAL;
     }
-    dc_pool_ = std::make_unique<transport::DcTargetPool>(lim, mrs_, rc.local, cfg_.lossy);
+    dc_pool_ = std::make_unique<transport::DcTargetPool>(lim, mrs_, rc.local, cfg_.lossy,
+                                                         dc_spray_config());
   }
   e.qp = std::make_unique<transport::DctQp>(rc, c.dct_key, *dc_pool_);
   return 0;
+}
+
+// The device's spray keys for its DC connections in selective repeat
+// (transport/dc_spray.h): paths that keep the receiver's RX queue, as an RC
+// connection's (policy/lossy.h).
+template <class PortIo, sched::TxScheduler Sched>
+transport::DcSprayConfig Vnic<PortIo, Sched>::dc_spray_config() const {
+  transport::DcSprayConfig s;
+  s.paths = cfg_.spray_paths;
+  s.ecn = cfg_.spray_ecn;
+  s.path_port = &port::path_src_port;
+  return s;
 }
 
 template <class PortIo, sched::TxScheduler Sched>

@@ -40,9 +40,11 @@ struct DcSim {
   static constexpr PdHandle kPd = 1;
   static constexpr std::uint64_t kKey = 0x1122334455667788ull;
 
-  // `target_sr`: the target's device runs selective repeat (dc_sr.h).
+  // `target_sr`: the target's device runs selective repeat (dc_sr.h), its
+  // answers sprayed over `target_spray`'s paths (dc_spray.h).
   explicit DcSim(const port::SimLinkConfig& link_cfg, std::size_t mem = 1 << 20,
-                 DcTargetLimits limits = {}, bool target_sr = false)
+                 DcTargetLimits limits = {}, bool target_sr = false,
+                 const DcSprayConfig& target_spray = {})
       : link(link_cfg), mem_a(mem), mem_b(mem) {
     int err = 0;
     key_a =
@@ -53,7 +55,8 @@ struct DcSim {
                   &err);
     tx_a = {&link, 0, &clock};
     tx_b = {&link, 1, &clock};
-    pool = std::make_unique<DcTargetPool>(limits, mrs_b, LocalPort{kMacB, kIpB}, target_sr);
+    pool = std::make_unique<DcTargetPool>(limits, mrs_b, LocalPort{kMacB, kIpB}, target_sr,
+                                          target_spray);
     SrqConfig sc;
     sc.srq_num = 1;
     sc.pd = kPd;
@@ -62,12 +65,14 @@ struct DcSim {
   }
 
   // A DCI on host A in RTS; `sr`: its device runs selective repeat
-  // (dc_sr.h) over a 1500-byte Ethernet MTU.
+  // (dc_sr.h) over a 1500-byte Ethernet MTU, spraying over `spray_a`'s
+  // paths.
   DciQp& add_dci(std::uint32_t qpn, std::uint8_t log_streams = 0, std::uint8_t log_errored = 0,
                  std::uint8_t retry = 7, std::uint8_t timeout = 10, bool sr = false) {
     DciQpConfig c;
     c.sr = sr;
     c.sr_eth_mtu = 1500;
+    c.spray = spray_a;
     c.rc.qpn = qpn;
     c.rc.pd = kPd;
     c.rc.local = {kMacA, kIpA};
@@ -169,6 +174,8 @@ struct DcSim {
                 return;
               }
               ++rx[ep];
+              ++src_ports[ep][p.udp.src_port()];
+              if (drop_rx && drop_rx(ep, p)) return;
               if (ep == 0) {
                 auto it = dcis.find(p.bth.dest_qp());
                 if (it != dcis.end()) it->second->on_packet(p, clock.now(), ioa);
@@ -221,6 +228,11 @@ struct DcSim {
   std::map<std::uint32_t, std::unique_ptr<DctQp>> dcts;
   std::uint64_t parse_errors = 0;
   std::uint64_t rx[2] = {0, 0};
+  // Frames that arrived at endpoint ep (0: A, 1: B), by UDP source port.
+  std::map<std::uint16_t, std::uint64_t> src_ports[2];
+  // Frames for which this returns true are lost on arrival (a dead path).
+  std::function<bool(unsigned ep, const wire::ParsedPacket&)> drop_rx;
+  DcSprayConfig spray_a{};
 };
 
 inline port::SimLinkConfig clean_link() {
