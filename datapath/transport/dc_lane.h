@@ -58,6 +58,10 @@ struct DcLane {
   DcSrDeclined* sr_declined = nullptr;
   std::uint32_t sr_eth_mtu = 0;
   DcSpray* spray = nullptr;
+  // The host of the stream's last connection in selective repeat: a new
+  // connection there keeps the RTT estimates of `sr` (SrTx::restart).
+  DcDest sr_peer{};
+  bool sr_peer_valid = false;
   // Target: the connection this context serves.
   std::uint32_t conn = 0;
 };

@@ -38,7 +38,7 @@ class DcSrDeclined {
 
   bool has(const DcDest& d) const {
     for (std::uint32_t i = 0; i < used_; ++i) {
-      if (same_host(slot_[i], d)) return true;
+      if (transport::same_host(slot_[i], d)) return true;
     }
     return false;
   }
@@ -51,10 +51,6 @@ class DcSrDeclined {
   std::uint32_t size() const { return used_; }
 
  private:
-  static bool same_host(const DcDest& a, const DcDest& b) {
-    return a.ipv6 == b.ipv6 && (a.ipv6 ? a.dip6 == b.dip6 : a.dip == b.dip);
-  }
-
   std::array<DcDest, kSlots> slot_{};
   std::uint32_t next_ = 0;
   std::uint32_t used_ = 0;

@@ -49,6 +49,11 @@ struct DcDest {
   friend bool operator==(const DcDest&, const DcDest&) = default;
 };
 
+// Two targets on one host (by address: its DCTs share the path).
+inline bool same_host(const DcDest& a, const DcDest& b) {
+  return a.ipv6 == b.ipv6 && (a.ipv6 ? a.dip6 == b.dip6 : a.dip == b.dip);
+}
+
 // The target's answers other than plain RC responses (wire/dc_aeth.h).
 enum class DcAnswer : std::uint8_t { kGone, kUnknown, kBusy, kKeyViolation, kNoSr };
 

@@ -70,7 +70,10 @@ int DciQp::modify(std::uint32_t mask, const QpAttrValues& a) {
   for (Lane& l : lanes_) {
     if (int rc = l.qp->modify(lm, la); rc != 0) return rc;
     const QpState next = (mask & qp_attr::kState) != 0 ? a.qp_state : state_;
-    if (next == QpState::kReset) l.dc->stream.reset();
+    if (next == QpState::kReset) {
+      l.dc->stream.reset();
+      l.dc->sr_peer_valid = false;
+    }
   }
   using namespace qp_attr;
   if ((mask & kPkeyIndex) != 0) attr_.pkey_index = a.pkey_index;

@@ -211,7 +211,16 @@ inline void RcRequester::dc_sr_begin(Psn from) {
   c_.sr = &r;
   r.tx_pending = false;
   r.tx_on = true;
-  r.tx.reset(from);
+  // The RTT to a host outlives a connection to it; another host's does not
+  // apply.
+  const DcDest& d = l.stream.dest();
+  if (l.sr_peer_valid && same_host(l.sr_peer, d)) {
+    r.tx.restart(from);
+  } else {
+    r.tx.reset(from);
+  }
+  l.sr_peer = d;
+  l.sr_peer_valid = true;
   // Paths from the DCI's port, of this target's IP version (dc_spray.h).
   if (l.spray != nullptr) {
     l.spray->begin(r.spray, c_.udp_src(), c_.attr.av.ipv6);

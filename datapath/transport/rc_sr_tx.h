@@ -74,6 +74,16 @@ class SrTx {
   // Nothing outstanding, no RTT or reordering seen; the next PSN sent is
   // `start`.
   void reset(Psn start);
+  // reset(start) for a new connection to the same peer: its RTT estimates
+  // (srtt, min_rtt) stay, so its first probe waits for that peer's RTT
+  // rather than the floor alone.
+  void restart(Psn start) {
+    const TimeNs srtt = srtt_;
+    const TimeNs min_rtt = min_rtt_;
+    reset(start);
+    srtt_ = srtt;
+    min_rtt_ = min_rtt;
+  }
 
   // What a PSN stands for: a request packet, a READ response (asked for by
   // a READ request), or an atomic's ACK (exempt: recovered by RC's rules).

@@ -226,6 +226,35 @@ TEST(DcSr_Reorder, PlacedOutOfOrderWithoutResends) {
   EXPECT_LT(dci.rc_counters().tx_retransmits * 20, frames);
 }
 
+// A link whose round trip (160 us) outlasts the tail-loss probe's floor
+// (100 us): a connection that knows no RTT yet probes before its answer
+// can arrive. A second connection to the same host (another of its DCTs)
+// starts with the first one's RTT estimates and does not; the bytes of
+// both arrive.
+TEST(DcSr_Rtt, NewConnectionToTheSameHostKeepsItsRtt) {
+  port::SimDirectionConfig d;
+  d.propagation_ns = 80 * kNsPerUs;
+  d.bandwidth_bps = 10'000'000'000;
+  DcSim s(port::SimLinkConfig::symmetric(d, 3), 1 << 20, small_pool(), true);
+  DciQp& dci = s.add_dci(kDci, 0, 0, 7, 14, true);
+  s.add_dct(kDct);
+  s.add_dct(kDct + 1);
+  fill(s.mem_a, 0, 4096, 9);
+  for (std::uint64_t i = 0; i < 2; ++i) s.post_recv(i, 0x1000 + i * 0x1000, 4096);
+  ASSERT_EQ(dci.post_send(s.wr(1, WrOpcode::kSend, kDct, 0, 2000)), 0);
+  ASSERT_TRUE(s.run([&] { return s.scq_a.wc.size() == 1; }, 50 * kNsPerMs));
+  const std::uint64_t first = dci.sr_counters().sr_tx_probes;
+  EXPECT_GE(first, 1u);
+  ASSERT_EQ(dci.post_send(s.wr(2, WrOpcode::kSend, kDct + 1, 1, 2000)), 0);
+  ASSERT_TRUE(s.run([&] { return s.scq_a.wc.size() == 2; }, 100 * kNsPerMs));
+  EXPECT_EQ(dci.dc_lane(0).stream.counters().connects, 2u);
+  EXPECT_EQ(dci.sr_counters().sr_tx_probes, first);
+  for (const auto& wc : s.scq_a.wc) EXPECT_EQ(wc.status, 0u) << wc.wr_id;
+  ASSERT_EQ(s.rcq_b.wc.size(), 2u);
+  EXPECT_EQ(std::memcmp(s.mem_a.data(), s.mem_b.data() + 0x1000, 2000), 0);
+  EXPECT_EQ(std::memcmp(s.mem_a.data() + 1, s.mem_b.data() + 0x2000, 2000), 0);
+}
+
 // A small pool whose contexts go stale after 20 us without a packet.
 DcTargetLimits stale_pool() {
   DcTargetLimits l = small_pool(4);

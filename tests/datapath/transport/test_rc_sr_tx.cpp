@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <initializer_list>
 
 namespace uroce::transport {
@@ -125,6 +126,29 @@ TEST(SrTx_Reset, ForgetsThePreviousConnectionsEstimates) {
   t.on_ack(Psn(501), nullptr, us(2040));  // the new connection's RTT, 40 us
   EXPECT_EQ(t.min_rtt(), us(40));
   EXPECT_EQ(t.reo_wnd(), us(10));  // a quarter of it: the multiplier back at 1
+}
+
+// A new DC connection to the host of the last one (RcRequester::dc_sr_begin)
+// keeps the RTT estimates, and only them: nothing outstanding, the
+// reordering multiplier back at 1.
+TEST(SrTx_Restart, KeepsTheRttEstimatesOnly) {
+  Board b;
+  send_n(b, Psn(0), 4);
+  SrTx& t = b.t;
+  const wire::SrSackEthHdr d = sack_of({1}, true);
+  t.on_ack(Psn(0), &d, us(1000));
+  const TimeNs srtt = t.srtt();
+  const TimeNs min_rtt = t.min_rtt();
+  ASSERT_NE(srtt, 0u);
+  ASSERT_GT(t.reo_wnd(), min_rtt / 4);
+  t.restart(Psn(500));
+  EXPECT_EQ(t.srtt(), srtt);
+  EXPECT_EQ(t.min_rtt(), min_rtt);
+  EXPECT_EQ(t.pto(), std::max<TimeNs>(2 * srtt, SrTx::kMinPto));
+  EXPECT_EQ(t.reo_wnd(), std::min<TimeNs>(min_rtt / 4, srtt));
+  EXPECT_EQ(t.in_flight(), 0u);
+  t.on_sent(Psn(500), us(2000));
+  EXPECT_EQ(t.in_flight(), 1u);
 }
 
 // With a min_rtt far below srtt (a flow whose round trips grew behind

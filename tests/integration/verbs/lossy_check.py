@@ -19,8 +19,9 @@
   lossy_check.py dc A.json B.json
       DC (docs/lossy-dc.md): both devices dropped frames, and their DC
       streams recovered losses with selective repeat (the device's dc.sr:
-      tail-loss probes or packets sent again alone), no RC connection was
-      involved (sr_connections 0 on both).
+      tail-loss probes or packets sent again alone) and sprayed (spray_paths:
+      sr_spray_tx and sr_spray_acks on both), no RC connection was involved
+      (sr_connections 0 on both).
   lossy_check.py plain ON.json OFF.json CONNECTIONS
       One device with lossy on, the other off: no connection negotiated it,
       the device that has it on probed, at most 4 times for each of its
@@ -115,9 +116,15 @@ def dc(a_path, b_path):
         if c["sr_connections"] != 0:
             fail(f"{name}: an RC connection negotiated selective repeat ({c['sr_connections']})")
         used += d["sr_tx_probes"] + d["sr_tx_resends"]
+        # spray_paths=4 on both: each side's DCI sprays its requests, its
+        # DCT's contexts rotate their answers (docs/lossy-dc.md "Spraying").
+        if d["sr_spray_tx"] == 0 or d["sr_spray_acks"] == 0:
+            fail(f"{name}: DC did not spray (sr_spray_tx {d['sr_spray_tx']}, "
+                 f"sr_spray_acks {d['sr_spray_acks']})")
         parts.append(f"{name} dropped {c['rx_impair_drop']}, DC streams probed "
                      f"{d['sr_tx_probes']} and resent {d['sr_tx_resends']} alone, "
-                     f"{d['sr_rx_sacks']} SACKs in, {d['tx_sacks']} out")
+                     f"{d['sr_rx_sacks']} SACKs in, {d['tx_sacks']} out, sprayed "
+                     f"{d['sr_spray_tx']} packets and {d['sr_spray_acks']} answers")
     if used == 0:
         fail("no DC stream recovered a loss with selective repeat (dc.sr: no probe, no resend)")
     print("dc: " + "; ".join(parts))

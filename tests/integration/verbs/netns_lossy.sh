@@ -19,11 +19,12 @@
 #      With fresh daemons, ib_read_bw passes and lossy_check.py read finds
 #      that the reader placed READ responses out of order and asked again
 #      for the missing ones alone.
-#      With fresh daemons, uroce_dc_pingpong (DC, docs/lossy-dc.md; its
-#      bytes checked on both sides) passes, and lossy_check.py dc finds that
-#      the DC streams recovered losses with selective repeat (probes or lone
-#      resends). Its daemons stop dropping after 10 drops each, in the first
-#      half of the run, for the ping-pong's reason above.
+#      With fresh daemons, also with spray_paths=4, uroce_dc_pingpong (DC,
+#      docs/lossy-dc.md; its bytes checked on both sides) passes, and
+#      lossy_check.py dc finds that the DC streams recovered losses with
+#      selective repeat (probes or lone resends) and sprayed (their packets
+#      and the targets' answers). Its daemons stop dropping after 10 drops
+#      each, in the first half of the run, for the ping-pong's reason above.
 #   2. Daemon a with lossy=on, b with it off, without loss injection: the
 #      same programs pass as plain RC (go-back-N): nothing negotiated, a
 #      probed each connection at most 4 times, b counted nothing of it.
@@ -168,8 +169,8 @@ perf ib_read_bw bw "ib_read_bw 64 KiB x 2000, both on, 1 % loss" -s 65536
 status_check "READ responses placed out of order, the missing ones asked for alone (lossy_check.py read)" read
 verbs_daemons_stop "uroced a and b (both lossy=on, READ) exit 0 on SIGTERM" "$DA" "$DB"
 
-# DC between the two daemons, both on (docs/lossy-dc.md).
-start_daemons 6 on on 0.01 ";drop_rx_max=10"
+# DC between the two daemons, both on, spraying (docs/lossy-dc.md).
+start_daemons 6 on on 0.01 ";drop_rx_max=10;spray_paths=4"
 uroce_next_port port
 st=0
 uroce_pair "uroce_dc_pingpong" 120 "$port" "$NSA" "$NSB" -- \
@@ -180,8 +181,8 @@ for f in "$UROCE_SRV_OUT" "$UROCE_CLI_OUT"; do
     UROCE_WHY="${f##*/}: $(grep -m 3 -E 'FAILED|dc_pingpong' "$f" | tr '\n' '|')"; st=1
   fi
 done
-uroce_verdict "uroce_dc_pingpong x 1000, both on, 1 % loss (10 drops): bytes checked" "$st"
-status_check "DC streams recovered losses with selective repeat (lossy_check.py dc)" dc
+uroce_verdict "uroce_dc_pingpong x 1000, both on, spray_paths=4, 1 % loss (10 drops): bytes checked" "$st"
+status_check "DC streams recovered losses with selective repeat and sprayed (lossy_check.py dc)" dc
 verbs_daemons_stop "uroced a and b (both lossy=on, DC) exit 0 on SIGTERM" "$DA" "$DB"
 
 start_daemons 3 on off 0
