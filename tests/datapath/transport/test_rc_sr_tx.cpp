@@ -106,18 +106,25 @@ TEST(SrTx_Detect, DupWidensTheReorderWindow) {
   EXPECT_EQ(b.ctr.sr_tx_spurious, 3u);
 }
 
+// A connection's scoreboard with RTT estimates and a reordering
+// multiplier above 1 (a DUP SACK).
+SrTx& with_estimates(Board& b) {
+  send_n(b, Psn(0), 4);
+  SrTx& t = b.t;
+  const wire::SrSackEthHdr d = sack_of({1}, true);
+  t.on_ack(Psn(0), &d, us(1000));
+  EXPECT_NE(t.srtt(), 0u);
+  EXPECT_GT(t.reo_wnd(), t.min_rtt() / 4);
+  return t;
+}
+
 // The state comes from the device's pool: a connection that starts on it
 // must not keep the last one's RTT or reordering estimates (a slow peer's
 // srtt of 1 s held a new connection's first probe back by 2 s; found by the
 // hostile_sr suite).
 TEST(SrTx_Reset, ForgetsThePreviousConnectionsEstimates) {
   Board b;
-  send_n(b, Psn(0), 4);
-  SrTx& t = b.t;
-  const wire::SrSackEthHdr d = sack_of({1}, true);
-  t.on_ack(Psn(0), &d, us(1000));
-  ASSERT_NE(t.srtt(), 0u);
-  ASSERT_GT(t.reo_wnd(), t.min_rtt() / 4);
+  SrTx& t = with_estimates(b);
   t.reset(Psn(500));
   EXPECT_EQ(t.srtt(), 0u);
   EXPECT_EQ(t.min_rtt(), 0u);
@@ -133,14 +140,9 @@ TEST(SrTx_Reset, ForgetsThePreviousConnectionsEstimates) {
 // reordering multiplier back at 1.
 TEST(SrTx_Restart, KeepsTheRttEstimatesOnly) {
   Board b;
-  send_n(b, Psn(0), 4);
-  SrTx& t = b.t;
-  const wire::SrSackEthHdr d = sack_of({1}, true);
-  t.on_ack(Psn(0), &d, us(1000));
+  SrTx& t = with_estimates(b);
   const TimeNs srtt = t.srtt();
   const TimeNs min_rtt = t.min_rtt();
-  ASSERT_NE(srtt, 0u);
-  ASSERT_GT(t.reo_wnd(), min_rtt / 4);
   t.restart(Psn(500));
   EXPECT_EQ(t.srtt(), srtt);
   EXPECT_EQ(t.min_rtt(), min_rtt);
