@@ -421,6 +421,10 @@ class Renderer {
     object(pool, "dc_pool", dl, Descs().add(kDcPoolValues), {"counters"}, path + ".dc.pool");
     object(child(pool, "counters"), "dc_pool", dl, Descs().add(transport::kDcTargetCounterFields),
            {}, path + ".dc.pool.counters");
+    // DC's selective repeat (docs/lossy-dc.md): the device's DCI streams and
+    // target contexts summed, the device-wide view of the rc_sr class sums.
+    object(child(child(dev, "dc"), "sr"), "dc_sr", dl, Descs().add(transport::kRcSrCounterFields),
+           {}, path + ".dc.sr");
   }
 
   void pfc(const json& p, const Labels& dl, const std::string& path) {

@@ -165,6 +165,7 @@ DeviceSnapshot full_snapshot() {
   s.dc_pool.capacity = 64;
   s.dc_pool.open = 2;
   s.dc_pool.bytes = 8192;
+  fill(s.dc_sr, transport::kRcSrCounterFields, 990);
   fill(s.mw, transport::kMwCounterFields, 950);
   s.mw.bind_refused[1] = 1;
   s.mw.inv_refused[2] = 1;
@@ -273,6 +274,7 @@ TEST(MetricsText_FullStatus, EveryFieldOfEveryListIsAFamily) {
   expect_list(f, "homa_receiver", sched::homa::kGrantCounterFields);
   expect_list(f, "dc_pool", kDcPoolValues);
   expect_list(f, "dc_pool", transport::kDcTargetCounterFields);
+  expect_list(f, "dc_sr", transport::kRcSrCounterFields);
   expect_list(f, "workers", kWorkerValues);
   expect_list(f, "engine", engine::kEngineRunCounterFields);
   expect_list(f, "user", kUsageValues);
@@ -339,6 +341,8 @@ TEST(MetricsText_FullStatus, SamplesWithTheirLabelsAndValues) {
                  "0.0000015"));
   EXPECT_TRUE(has_sample(
       f, "uroce_dci_stream_connects_total{device=\"uroce0\",type=\"DCI\",class=\"0\"} 16000"));
+  // DC's selective repeat, the device's sum (first field: 990 + 0).
+  EXPECT_TRUE(has_sample(f, "uroce_dc_sr_sr_rx_held_total{device=\"uroce0\"} 990"));
   // Per client: its QPs' engine counters summed (six QPs).
   EXPECT_TRUE(has_sample(
       f,

@@ -160,6 +160,9 @@ def status_values(c):
         if isinstance(pool, dict):
             out.obj(pool, "dc_pool", dl, p + ".dc.pool", nested={"counters"})
             out.obj(pool.get("counters"), "dc_pool", dl, p + ".dc.pool.counters")
+        sr = (dev.get("dc") or {}).get("sr")
+        if isinstance(sr, dict):
+            out.obj(sr, "dc_sr", dl, p + ".dc.sr")
     out.obj(c.get("cm"), "cm", (), "cm")
     return out
 
