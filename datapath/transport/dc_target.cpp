@@ -303,6 +303,14 @@ std::uint32_t DcTargetTable::retire_stale(TimeNs now) {
   return c;
 }
 
+void DcTargetTable::retire_failed(std::uint32_t ctx, std::uint32_t epsn) {
+  assert(ctx_[ctx].used);
+  ctx_[ctx].epsn = epsn;
+  retire(ctx);
+  free_.push_back(ctx);
+  ++ctr_.retired_error;
+}
+
 void DcTargetTable::release(std::uint32_t ctx) {
   if (!ctx_[ctx].used) return;
   retire(ctx);

@@ -22,7 +22,12 @@
 //     and will never send those requests again; on the initiator's
 //     DISCONNECT naming its expected PSN; or after `stale_ns` without a
 //     packet (the initiator has stopped retrying by then; docs/dc.md says
-//     why that must hold).
+//     why that must hold);
+//   - a context whose connection failed (its responder sent a class C NAK
+//     and owes nothing more) is retired at once: the NAK'd request and
+//     everything after it never ran (its expected PSN stayed at the NAK'd
+//     one), so a retry of that connection is answered GONE and runs again
+//     only in a new connection, where it fails the same way.
 // So an UNKNOWN answer to a connection that never saw a response means
 // the target never opened a context for it: nothing ran.
 //
@@ -92,6 +97,7 @@ struct DcTargetCounters {
   std::uint64_t retired_pressure = 0;
   std::uint64_t retired_disconnect = 0;
   std::uint64_t retired_stale = 0;
+  std::uint64_t retired_error = 0;      // its responder NAKed a request (class C)
   std::uint64_t stale_conn = 0;         // packets of an older connection than the context's
   std::uint64_t gone = 0;               // GONE answers from a record
   std::uint64_t unknown = 0;            // UNKNOWN answers
@@ -100,7 +106,7 @@ struct DcTargetCounters {
   std::uint64_t record_overwrites = 0;  // a record replaced another identity's
 };
 
-inline constexpr counters::FieldList<DcTargetCounters, 10> kDcTargetCounterFields{{
+inline constexpr counters::FieldList<DcTargetCounters, 11> kDcTargetCounterFields{{
     {"opened", &DcTargetCounters::opened, "contexts opened for a new connection"},
     {"restarted", &DcTargetCounters::restarted,
      "a newer SYN connection took an identity's context"},
@@ -110,6 +116,8 @@ inline constexpr counters::FieldList<DcTargetCounters, 10> kDcTargetCounterField
      "contexts retired by a DISCONNECT"},
     {"retired_stale", &DcTargetCounters::retired_stale,
      "contexts retired after being idle too long"},
+    {"retired_error", &DcTargetCounters::retired_error,
+     "contexts retired after their responder NAKed a request (class C: the connection failed)"},
     {"stale_conn", &DcTargetCounters::stale_conn,
      "packets of an older connection than the context's"},
     {"gone", &DcTargetCounters::gone, "GONE answers from a record"},
@@ -146,6 +154,10 @@ class DcTargetTable {
   // `stale_ns` or more; returns it (the caller sends its GONE notice and
   // forgets its state) or kNone. Call until kNone.
   std::uint32_t retire_stale(TimeNs now);
+  // The connection of `ctx` failed: its responder sent a class C NAK at
+  // `epsn` and owes nothing more. The context goes now; its record keeps
+  // `epsn` for the initiator's retries (GONE).
+  void retire_failed(std::uint32_t ctx, std::uint32_t epsn);
   // A DCT was destroyed or the device reset: every context goes (records
   // and floors stay).
   void clear();

@@ -1,6 +1,7 @@
 #include "datapath/transport/dct_qp.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cerrno>
 #include <cstring>
 
@@ -200,8 +201,19 @@ void DctQp::close_context(std::uint32_t c) {
 void DctQp::after_context(std::uint32_t c) {
   DcContext& x = pool_.ctx(c);
   const bool owes = x.resp.has_output();
+  if (DcTargetPool::failed(x) && !owes) [[unlikely]] {
+    retire_failed(c);
+    return;
+  }
   pool_.table().settle(c, DcTargetPool::quiescent(x), x.resp.epsn().value());
   if (owes) ready_push(c);
+}
+
+void DctQp::retire_failed(std::uint32_t c) {
+  DcContext& x = pool_.ctx(c);
+  assert(!x.resp.has_output());
+  pool_.table().retire_failed(c, x.resp.epsn().value());
+  close_context(c);
 }
 
 void DctQp::ready_push(std::uint32_t c) {

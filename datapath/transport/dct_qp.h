@@ -75,6 +75,9 @@ class DcTargetPool {
     return !x.resp.has_output() && !x.resp.mid_message() &&
            (x.core.sr == nullptr || !x.core.sr->rx.any());
   }
+  // Its connection failed: the responder sent (or owes) a class C NAK and
+  // takes no more requests (dc_target.h: retired once the NAK is out).
+  static bool failed(const DcContext& x) { return x.core.state == QpState::kErr; }
   DcTargetTable& table() { return table_; }
   const DcTargetTable& table() const { return table_; }
   DcContext& ctx(std::uint32_t i) { return *ctx_[i]; }
@@ -152,8 +155,16 @@ class DctQp {
   void open_context(std::uint32_t c, const wire::ParsedPacket& pkt);
   // The context leaves this DCT (retired, or taken by another DCT).
   void close_context(std::uint32_t c);
-  // After a packet: settle the table, queue the context if it owes output.
+  // After a packet: settle the table, queue the context if it owes output;
+  // a failed context that owes nothing more is retired.
   void after_context(std::uint32_t c);
+  // A failed context's NAK is out: it goes (dc_target.h).
+  void retire_failed(std::uint32_t c);
+  // A failed context's receive WR in use by the NAK'd SEND completes with
+  // the error, as an RC QP's flush completes it (the rest of its receive
+  // WRs go back to the SRQ when it closes).
+  template <CqSink RecvCq>
+  void complete_failed_recv(DcContext& x, RecvCq& cq);
   // A DC ACK without a context: GONE / UNKNOWN / BUSY / KEY_VIOLATION to the
   // request's source.
   template <TxSink Tx>
@@ -283,8 +294,21 @@ void DctQp::on_packet(const wire::ParsedPacket& pkt, TimeNs now, Io& io, AckTimi
     return;
   }
   x.resp.on_request(pkt, io.recv_cq);
+  if (DcTargetPool::failed(x)) [[unlikely]]
+    complete_failed_recv(x, io.recv_cq);
   x.resp.send(io.tx, cfg_.tuning.responder_burst);
   after_context(r.ctx);
+}
+
+template <CqSink RecvCq>
+void DctQp::complete_failed_recv(DcContext& x, RecvCq& cq) {
+  if (x.resp.head_status() == WcStatus::kWrFlushErr || x.resp.rq().empty()) return;
+  if (!cq.push(error_wc(x.resp.rq().front().wr_id, cfg_.qpn, x.resp.head_status()))) {
+    ++x.core.ctr.cq_overflow;
+    return;
+  }
+  x.resp.clear_head_status();
+  x.resp.rq().pop();
 }
 
 template <class Io>
@@ -297,7 +321,11 @@ std::uint32_t DctQp::pump_tx(TimeNs, Io& io, std::uint32_t budget) {
     n += x.resp.send(io.tx, budget - n);
     if (x.resp.has_output()) break;  // the TX sink is full
     ready_remove(c);
-    pool_.table().settle(c, DcTargetPool::quiescent(x), x.resp.epsn().value());
+    if (DcTargetPool::failed(x)) [[unlikely]] {
+      retire_failed(c);
+    } else {
+      pool_.table().settle(c, DcTargetPool::quiescent(x), x.resp.epsn().value());
+    }
     c = next;
   }
   return n;

@@ -226,6 +226,25 @@ TEST(DcTargetTable_RetireStale, OldestFirstAfterTheStaleTime) {
   EXPECT_EQ(t.on_request(ident(1, 7), 1, true, 0, 5 * kNsPerSec).verdict, DcVerdict::kGone);
 }
 
+// A failed connection (a class C NAK) frees its slot at once, whatever the
+// initiator acknowledged; its record answers the connection's retries GONE
+// at the NAK'd PSN and its floor keeps them from opening a context.
+TEST(DcTargetTable_RetireFailed, SlotFreeRetriesGoneAtTheNakedPsn) {
+  DcTargetTable t(limits(1));
+  const DcLookup a = t.on_request(ident(1, 7), 5, true, 0, 10);
+  ASSERT_EQ(a.verdict, DcVerdict::kOpened);
+  t.settle(a.ctx, false, 3);
+  EXPECT_EQ(t.on_request(ident(2, 7), 1, true, 0, 20).verdict, DcVerdict::kBusy);
+  t.retire_failed(a.ctx, 3);
+  EXPECT_EQ(t.size(), 0u);
+  EXPECT_EQ(t.counters().retired_error, 1u);
+  EXPECT_EQ(t.counters().retired_pressure, 0u);
+  const DcLookup g = t.on_request(ident(1, 7), 5, true, 0, 30);
+  EXPECT_EQ(g.verdict, DcVerdict::kGone);
+  EXPECT_EQ(g.value, 3u);
+  EXPECT_EQ(t.on_request(ident(2, 7), 1, true, 0, 40).verdict, DcVerdict::kOpened);
+}
+
 TEST(DcTargetTable_Clear, EveryContextGoesRecordsStay) {
   DcTargetTable t(limits(4));
   const DcLookup a = t.on_request(ident(1, 7), 3, true, 0, 1);

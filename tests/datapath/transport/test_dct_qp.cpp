@@ -79,5 +79,76 @@ TEST(DctQp_Pressure, BusyAnswersOnlyTheOpeningPacket) {
   EXPECT_EQ(s.scq_a.wc.size(), 1u);
 }
 
+// A request that fails (class C NAK: a WRITE outside the target's MR)
+// ends its connection and frees its context at once: with one context,
+// another initiator is served right away, not told BUSY until the failed
+// context goes stale.
+TEST(DctQp_Errors, FailedContextFreesItsSlotAtOnce) {
+  DcSim s(clean_link(), 1 << 20, small_pool(1));
+  DciQp& bad = s.add_dci(0x10);
+  DciQp& good = s.add_dci(0x11);
+  DctQp& dct = s.add_dct(0x20);
+  ASSERT_EQ(bad.post_send(s.wr(1, WrOpcode::kRdmaWrite, 0x20, 0, 64, 2 << 20)), 0);
+  ASSERT_TRUE(s.run([&] { return s.scq_a.wc.size() == 1; }, kNsPerMs));
+  EXPECT_EQ(status(s.scq_a.wc[0]), WcStatus::kRemAccessErr);
+  EXPECT_EQ(bad.state(), QpState::kErr);
+  EXPECT_EQ(dct.state(), QpState::kRtr);
+  EXPECT_EQ(dct.contexts(), 0u);
+  EXPECT_EQ(s.pool->table().size(), 0u);
+  EXPECT_EQ(s.pool->table().counters().retired_error, 1u);
+  EXPECT_EQ(dct.rc_counters().tx_nak_remote_access, 1u);
+  ASSERT_EQ(good.post_send(s.wr(2, WrOpcode::kRdmaWrite, 0x20, 0, 64, 0x100)), 0);
+  ASSERT_TRUE(s.run([&] { return s.scq_a.wc.size() == 2; }, s.clock.now() + kNsPerMs));
+  EXPECT_EQ(s.scq_a.wc[1].wr_id, 2u);
+  EXPECT_EQ(status(s.scq_a.wc[1]), WcStatus::kSuccess);
+  EXPECT_EQ(dct.counters().tx_busy, 0u);
+}
+
+// A SEND longer than its receive WR: that WR completes on the DCT's CQ
+// with LOC_LEN_ERR (as an RC QP's would), the initiator gets
+// REM_INV_REQ_ERR, and the next SEND takes the next WR.
+TEST(DctQp_Errors, FailedSendCompletesItsReceiveWithTheError) {
+  DcSim s(clean_link(), 1 << 20, small_pool(1));
+  DciQp& bad = s.add_dci(0x10);
+  DciQp& good = s.add_dci(0x11);
+  s.add_dct(0x20);
+  s.post_recv(1, 0x1000, 32);
+  s.post_recv(2, 0x2000, 256);
+  ASSERT_EQ(bad.post_send(s.wr(10, WrOpcode::kSend, 0x20, 0, 64)), 0);
+  ASSERT_TRUE(s.run([&] { return s.scq_a.wc.size() == 1; }, kNsPerMs));
+  EXPECT_EQ(status(s.scq_a.wc[0]), WcStatus::kRemInvReqErr);
+  ASSERT_EQ(s.rcq_b.wc.size(), 1u);
+  EXPECT_EQ(s.rcq_b.wc[0].wr_id, 1u);
+  EXPECT_EQ(status(s.rcq_b.wc[0]), WcStatus::kLocLenErr);
+  EXPECT_EQ(s.rcq_b.wc[0].qp_num, 0x20u);
+  ASSERT_EQ(good.post_send(s.wr(11, WrOpcode::kSend, 0x20, 0, 64)), 0);
+  ASSERT_TRUE(s.run([&] { return s.scq_a.wc.size() == 2; }, s.clock.now() + kNsPerMs));
+  EXPECT_EQ(status(s.scq_a.wc[1]), WcStatus::kSuccess);
+  ASSERT_EQ(s.rcq_b.wc.size(), 2u);
+  EXPECT_EQ(s.rcq_b.wc[1].wr_id, 2u);
+  EXPECT_EQ(status(s.rcq_b.wc[1]), WcStatus::kSuccess);
+  EXPECT_EQ(s.rcq_b.wc[1].byte_len, 64u);
+}
+
+// The NAK lost: the initiator's retry finds the connection retired
+// (GONE at the NAK'd PSN: nothing of the WR ran), runs the WR again in a
+// new connection, and that one fails the same way.
+TEST(DctQp_Errors, LostNakRetriedWrFailsAgainInANewConnection) {
+  DcSim s(clean_link(), 1 << 20, small_pool(1));
+  DciQp& dci = s.add_dci(0x10);
+  DctQp& dct = s.add_dct(0x20);
+  int dropped = 0;
+  s.drop_rx = [&](unsigned ep, const wire::ParsedPacket&) { return ep == 0 && dropped++ == 0; };
+  ASSERT_EQ(dci.post_send(s.wr(1, WrOpcode::kRdmaWrite, 0x20, 0, 64, 2 << 20)), 0);
+  ASSERT_TRUE(s.run([&] { return s.scq_a.wc.size() == 1; }, 100 * kNsPerMs));
+  EXPECT_EQ(status(s.scq_a.wc[0]), WcStatus::kRemAccessErr);
+  EXPECT_EQ(s.pool->table().counters().gone, 1u);
+  EXPECT_EQ(dct.counters().tx_gone, 1u);
+  EXPECT_EQ(s.pool->table().counters().retired_error, 2u);
+  EXPECT_EQ(dci.dc_lane(0).stream.counters().gone, 1u);
+  EXPECT_EQ(dci.dc_lane(0).stream.counters().connects, 2u);
+  EXPECT_EQ(s.pool->table().size(), 0u);
+}
+
 }  // namespace
 }  // namespace uroce::transport::dctest
