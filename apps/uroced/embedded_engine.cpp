@@ -58,6 +58,7 @@
 #include "apps/uroced/engine_host.h"
 #include "apps/uroced/log.h"
 #include "apps/uroced/server.h"
+#include "apps/uroced/stale_runtime.h"
 #include "datapath/ctl/embedded_abi.h"
 
 namespace uroce::daemon {
@@ -183,7 +184,9 @@ std::string start(Embedded* e) {
     // memif's control channel) inherit the mask. This thread keeps it too:
     // a write to a completion channel whose reader has gone gets EPIPE.
     block_sigpipe(nullptr);
-    std::string err = e->host->open(e->cfg, "", deadline);
+    // The record names EAL's runtime directory for uroce-embedded, which
+    // removes it if this process dies without removing it itself.
+    std::string err = e->host->open(e->cfg, e->cfg.run_dir + "/" + kRuntimeRecord, deadline);
     const bool ok = err.empty();
     opened.set_value(std::move(err));
     if (!ok) return;

@@ -17,7 +17,10 @@
 // (the completion-channel interposer) in front of LD_PRELOAD. SIGINT and
 // SIGTERM are passed on to it. When it ends, the tree, its nodes and the
 // directory are removed, and uroce-embedded exits as CMD did (128 + the
-// signal when a signal ended it).
+// signal when a signal ended it). A program killed before its engine
+// could remove EAL's runtime directory (/var/run/dpdk/<file prefix>)
+// leaves the engine's record of it (stale_runtime.h): that directory goes
+// too.
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -31,6 +34,7 @@
 #include <vector>
 
 #include "apps/uroced/config.h"
+#include "apps/uroced/stale_runtime.h"
 #include "apps/uroced/sysfs_tree.h"
 
 namespace uroce::daemon {
@@ -129,6 +133,16 @@ int run(int argc, char** argv) {
       }
       rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     }
+  }
+  std::string removed;
+  if (std::string why = clean_stale_runtime(dir + "/" + kRuntimeRecord, &removed); !why.empty()) {
+    std::fprintf(stderr, "uroce-embedded: EAL runtime directory of the program left in place: %s\n",
+                 why.c_str());
+  } else if (!removed.empty()) {
+    std::fprintf(stderr,
+                 "uroce-embedded: removed the EAL runtime directory %s of the program, whose "
+                 "engine did not exit cleanly\n",
+                 removed.c_str());
   }
   tree.remove_all();
   std::error_code ec;

@@ -53,7 +53,7 @@ std::string clean_stale_runtime(const std::string& record, std::string* removed)
     return record + ": not a record of an EAL runtime directory";
   }
   if (kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) {
-    return "the uroced that wrote " + record + " (pid " + std::to_string(pid) + ") still runs";
+    return "the process that wrote " + record + " (pid " + std::to_string(pid) + ") still runs";
   }
   std::error_code ec;
   if (fs::exists(p, ec)) {

@@ -10,6 +10,9 @@
 // process still holds EAL's lock on the directory's config file (the
 // prefix is in use after all), and only when the path is a plain
 // ".../dpdk/<name>" directory (a damaged record cannot aim it elsewhere).
+// An embedded engine writes the same record in its program's private run
+// directory, and uroce-embedded cleans after the program the same way
+// once it ended (docs/embedded.md).
 #pragma once
 
 #include <string>

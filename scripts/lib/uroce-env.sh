@@ -500,9 +500,24 @@ _uroce_on_exit() {
     pgid=${UROCE_DAEMON_PID[$name]:-}
     [ -n "$pgid" ] && daemon_pids[$pgid]=$name
   done
-  # Programs first (they hold daemon connections), then daemons, which get
-  # SIGTERM and a few seconds to remove their nodes themselves; after a
-  # signal there is no time for that: SIGKILL, and the leftovers go below.
+  # Programs first (they hold daemon connections), then daemons. Each gets
+  # SIGTERM and a few seconds: a daemon removes its nodes itself, and
+  # uroce-embedded passes the signal on to its program and then removes
+  # what the program's engine made (docs/embedded.md). After a signal
+  # there is no time for that: SIGKILL, and the leftovers go below.
+  local deadline
+  if [ "$_UROCE_SIGNALED" -eq 0 ]; then
+    for pgid in "${!_UROCE_LIVE[@]}"; do
+      [ -n "${daemon_pids[$pgid]:-}" ] || uroce_kill_group TERM "$pgid"
+    done
+    deadline=$((SECONDS + 3))
+    for pgid in "${!_UROCE_LIVE[@]}"; do
+      [ -n "${daemon_pids[$pgid]:-}" ] && continue
+      while uroce_running "$pgid" && [ $SECONDS -lt "$deadline" ]; do
+        sleep 0.1
+      done
+    done
+  fi
   for pgid in "${!_UROCE_LIVE[@]}"; do
     [ -n "${daemon_pids[$pgid]:-}" ] || uroce_kill_group KILL "$pgid"
   done
@@ -510,7 +525,7 @@ _uroce_on_exit() {
     for pgid in "${!daemon_pids[@]}"; do
       kill -TERM "$pgid" 2>/dev/null
     done
-    local deadline=$((SECONDS + 5))
+    deadline=$((SECONDS + 5))
     for pgid in "${!daemon_pids[@]}"; do
       while uroce_running "$pgid" && [ $SECONDS -lt "$deadline" ]; do
         sleep 0.1

@@ -4,7 +4,8 @@
 #     nothing left behind;
 #   - a program run in embedded mode (ibv_devinfo on two ring devices in one
 #     process) sees both devices, its exit status comes back, and the run
-#     directory, the /dev/infiniband nodes and EAL's runtime directory go;
+#     directory, the /dev/infiniband nodes and EAL's runtime directory go,
+#     also when the program is killed while its engine runs;
 #   - an engine that cannot start fails every open with its reason, without
 #     crashing the program;
 #   - two programs over memif, the memif client's started a second before
@@ -60,6 +61,7 @@ out=$(UROCE_ENGINE_LIB=/x "$launch" --device "name=uroce0;mac=zz;ipv4=10.0.0.1;p
 check "a bad device spec, as uroced says it" 1 "uroce-embedded: device[0].mac" "$rc" "$out"
 
 nodes_before=$(ls /dev/infiniband 2>/dev/null | sort)
+eal_before=$(ls /var/run/dpdk 2>/dev/null | sort)
 out=$("$run" --embedded --lcore 1 --device "$dev0" --device "$dev1" -- ibv_devinfo -l 2>&1); rc=$?
 check "ibv_devinfo -l lists both devices" 0 "2 HCAs found" "$rc" "$out"
 out=$("$run" --embedded --lcore 1 --device "$dev0" --device "$dev1" -- sh -c 'ibv_devinfo -d uroce1 >/dev/null && exit 7' 2>&1); rc=$?
@@ -140,16 +142,27 @@ check "first handshake unanswered: the client found the server" 0 "memif server 
 check "first handshake unanswered: the server's open succeeds" 0 "uroce0: PORT_ACTIVE" "$rc_s" "$out_s"
 check "first handshake unanswered: the retry went through the socket" 0 "relaying a connection" 0 "$out_p"
 
+# A program killed while its engine runs: the engine removes nothing, so
+# uroce-embedded removes EAL's runtime directory from the engine's record.
+out=$("$run" --embedded --lcore 1 --device "$dev0" --device "$dev1" -- /usr/bin/python3 -c '
+import os
+from pyverbs.device import Context
+ctx = Context(name="uroce0")
+os.kill(os.getpid(), 9)' 2>&1); rc=$?
+check "a program killed while its engine runs: its EAL runtime directory goes" 137 \
+  "uroce-embedded: removed the EAL runtime directory /var/run/dpdk/uroced-" "$rc" "$out"
+
 left=$(ls "$work")
 nodes_after=$(ls /dev/infiniband 2>/dev/null | sort)
 # Only a node that appeared is a leftover: another run's daemon may remove
 # its own meanwhile.
 nodes_new=$(comm -13 <(echo "$nodes_before") <(echo "$nodes_after"))
-if [ -n "$left" ] || [ -n "$nodes_new" ]; then
-  echo "FAIL: left behind: run dirs '$left'; /dev/infiniband gained '$nodes_new' (was '$nodes_before')"
+eal_new=$(comm -13 <(echo "$eal_before") <(ls /var/run/dpdk 2>/dev/null | sort))
+if [ -n "$left" ] || [ -n "$nodes_new" ] || [ -n "$eal_new" ]; then
+  echo "FAIL: left behind: run dirs '$left'; /dev/infiniband gained '$nodes_new' (was '$nodes_before'); /var/run/dpdk gained '$eal_new'"
   failed=$((failed + 1))
 else
-  echo "PASS: no run directory or node left behind"
+  echo "PASS: no run directory, node or EAL runtime directory left behind"
 fi
 echo "uroce_embedded_launch: $failed failed"
 [ "$failed" -eq 0 ]

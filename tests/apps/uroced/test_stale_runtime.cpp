@@ -67,7 +67,7 @@ TEST_F(StaleRuntimeTest, CleanStaleRuntime_DirAlreadyGone_RecordRemoved) {
 TEST_F(StaleRuntimeTest, CleanStaleRuntime_WriterAlive_Kept) {
   ASSERT_EQ(write_runtime_record(record_, getpid(), dir_), "");
   std::string removed;
-  EXPECT_EQ(clean_stale_runtime(record_, &removed), "the uroced that wrote " + record_ + " (pid " +
+  EXPECT_EQ(clean_stale_runtime(record_, &removed), "the process that wrote " + record_ + " (pid " +
                                                         std::to_string(getpid()) + ") still runs");
   EXPECT_TRUE(fs::exists(dir_));
   EXPECT_TRUE(fs::exists(record_));
