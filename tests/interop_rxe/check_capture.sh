@@ -29,8 +29,12 @@ echo "$ours" | grep -v '^frame '
 
 # The payload is the programs' test data: tshark's heuristic upper-layer
 # dissectors (RPC-over-RDMA, SMB Direct, ...) would guess at it and call
-# short SENDs malformed. Only the RoCE headers are judged.
-no_upper=()
+# short SENDs malformed. Only the RoCE headers are judged. The two payload
+# heuristics that are no protocol of their own go by their heuristic
+# names: an ethertype in the first two bytes and zeros after them (a
+# 2-byte SEND and its pad) read as an IPoIB header (eth_over_ib), and
+# Mellanox's EoIB (test_check_capture.sh).
+no_upper=(--disable-heuristic eth_over_ib --disable-heuristic mellanox_eoib)
 for p in smc smb_direct rpcordma nvme-rdma lnet iser infiniband_sdp fcoib; do
   no_upper+=(--disable-protocol "$p")
 done
