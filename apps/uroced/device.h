@@ -36,6 +36,7 @@
 #include "datapath/policy/policies.h"
 #include "datapath/port/arp_agent.h"
 #include "datapath/port/port_info.h"
+#include "datapath/port/port_stats.h"
 #include "datapath/shm/doorbell.h"
 #include "datapath/transport/mr_table.h"
 #include "datapath/wire/addr.h"
@@ -142,6 +143,13 @@ class Device {
   // the ethdev's link status). Drives ibv_query_port's state and the
   // PORT_ACTIVE / PORT_ERR async events.
   virtual bool link_up() const = 0;
+  // What the port's PMD, pools and (af_xdp) sockets count now
+  // (port_stats.h); nullopt for a device without a DPDK port. Any thread.
+  struct PortCounts {
+    port::PortStats stats;
+    std::optional<port::XdpStats> xdp;  // af_xdp ports only
+  };
+  virtual std::optional<PortCounts> port_counts() const { return std::nullopt; }
 
   // Where a new client's objects live (docs/engine.md "Several lcores"):
   // this device, or, on an engine of several lcores, the shard serving the
@@ -251,6 +259,8 @@ class PortedDevice : public Device {
   // port::EthPort::xdp_mode.
   void set_port_mode(std::string mode) { port_mode_ = std::move(mode); }
   void set_port_info(port::PortInfo info) { port_info_ = std::move(info); }
+  // How to read the port's counts; without one there are none.
+  void set_counts_probe(std::function<PortCounts()> probe) { counts_probe_ = std::move(probe); }
 
   std::uint32_t index() const override { return index_; }
   std::uint32_t uverbs() const override { return uverbs_; }
@@ -258,12 +268,17 @@ class PortedDevice : public Device {
   bool link_up() const override { return link_probe_ ? link_probe_() : true; }
   const std::string& port_mode() const override { return port_mode_; }
   const port::PortInfo* port_info() const override { return port_info_ ? &*port_info_ : nullptr; }
+  std::optional<PortCounts> port_counts() const override {
+    if (!counts_probe_) return std::nullopt;
+    return counts_probe_();
+  }
 
  private:
   std::uint32_t index_;
   std::uint32_t uverbs_ = 0;
   std::string port_name_;
   std::function<bool()> link_probe_;
+  std::function<PortCounts()> counts_probe_;
   std::string port_mode_;
   std::optional<port::PortInfo> port_info_;
 };

@@ -236,9 +236,9 @@ std::string EngineHost::open(const DaemonConfig& cfg, const std::string& runtime
     // A memif link that comes up has just mapped its region, which the data
     // path would otherwise fault in page by page on its first lap round the
     // rings (port/prefault.h): the probe that first sees it up populates it.
+    auto state = std::make_shared<ProbeState>();
     auto probe = [pid = ports_[i]->port_id(), name = d.name,
-                  memif = ports_[i]->info().driver == "net_memif",
-                  state = std::make_shared<ProbeState>()] {
+                  memif = ports_[i]->info().driver == "net_memif", state] {
       std::lock_guard<std::mutex> lk(state->mu);
       rte_eth_link link{};
       const bool up =
@@ -253,6 +253,14 @@ std::string EngineHost::open(const DaemonConfig& cfg, const std::string& runtime
     }
     PortedDevice& dev = n > 1 ? static_cast<PortedDevice&>(*sharded_.back()) : *shards_.back();
     dev.set_link_probe(probe);
+    // The PMD's stats under the link probe's lock, for the same reason.
+    dev.set_counts_probe([port = ports_[i].get(), state] {
+      std::lock_guard<std::mutex> lk(state->mu);
+      Device::PortCounts c{.stats = port->stats()};
+      port::XdpStats x;
+      if (port->xdp_stats(&x)) c.xdp = x;
+      return c;
+    });
     dev.set_port_mode(ports_[i]->xdp_mode());
     dev.set_port_info(ports_[i]->info());
     device_ptrs_.push_back(&dev);

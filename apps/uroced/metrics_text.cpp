@@ -20,6 +20,7 @@
 #include "datapath/policy/policies.h"
 #include "datapath/port/arp_agent.h"
 #include "datapath/port/capture_counters.h"
+#include "datapath/port/port_stats.h"
 #include "datapath/transport/dc_counters.h"
 #include "datapath/transport/dc_stream.h"
 #include "datapath/transport/dc_target.h"
@@ -362,14 +363,31 @@ class Renderer {
     }
     info("uroce_device_info", "the device's port and addresses as labels (always 1)", il);
     // Identity and configuration (port_info, sched, settings): no metrics.
-    object(dev, "device", dl, Descs(), {"name",    "index",     "uverbs",
-                                        "port",    "port_mode", "port_info",
-                                        "mac",     "ipv4",      "ipv6_link_local",
-                                        "ipv6",    "mtu",       "active_mtu",
-                                        "objects", "shards",    "counters",
-                                        "arp",     "mw",        "pfc",
-                                        "sched",   "homa",      "dc",
-                                        "stages"},
+    object(dev, "device", dl, Descs(),
+           {"name",
+            "index",
+            "uverbs",
+            "port",
+            "port_mode",
+            "port_info",
+            "port_stats",
+            "port_xdp",
+            "mac",
+            "ipv4",
+            "ipv6_link_local",
+            "ipv6",
+            "mtu",
+            "active_mtu",
+            "objects",
+            "shards",
+            "counters",
+            "arp",
+            "mw",
+            "pfc",
+            "sched",
+            "homa",
+            "dc",
+            "stages"},
            path);
     object(child(dev, "objects"), "objects", dl, Descs().add(kObjectValues), {}, path + ".objects");
     for (const json& s : child(dev, "shards")) {
@@ -389,6 +407,10 @@ class Renderer {
            path + ".counters.port_tx");
     object(child(c, "port_rx"), "port_rx", dl, Descs().add(engine::kEthRxCounterFields), {},
            path + ".counters.port_rx");
+    object(child(dev, "port_stats"), "port_stats", dl, Descs().add(port::kPortStatsFields), {},
+           path + ".port_stats");
+    object(child(dev, "port_xdp"), "port_xdp", dl, Descs().add(port::kXdpStatsFields), {},
+           path + ".port_xdp");
     const json& arp = child(dev, "arp");
     object(arp, "arp", dl, Descs().add(port::kArpCounterFields), {"drops"}, path + ".arp");
     reasons(child(arp, "drops"), "arp", kArpDropsKey, dl);

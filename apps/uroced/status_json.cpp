@@ -350,6 +350,16 @@ json device_json(const Device& d, const DeviceSnapshot& s) {
                       {"rx_offloads", p->rx_offloads},
                       {"tx_offloads", p->tx_offloads}};
   }
+  if (const std::optional<Device::PortCounts> pc = d.port_counts()) {
+    json ps = json::object();
+    counters::put(ps, pc->stats);
+    j["port_stats"] = ps;
+    if (pc->xdp) {
+      json x = json::object();
+      counters::put(x, *pc->xdp);
+      j["port_xdp"] = x;
+    }
+  }
   j["arp"] = arp_json(s.arp);
   j["mw"] = mw_json(s.mw);
   j["pfc"] = engine::pfc_status_json(s.pfc);

@@ -10,7 +10,9 @@
 //                 "users": [{"uid", "connections", "qps", "cqs", "mrs",
 //                            "reg_bytes", "map_bytes"}]},
 //     "devices": [{"name", "index", "uverbs", "port", "port_mode" (af_xdp only),
-//                  "port_info" (DPDK ports: port::PortInfo), "mac", "ipv4", "ipv6_link_local", "ipv6", "mtu",
+//                  "port_info" (DPDK ports: port::PortInfo), "port_stats" (DPDK ports:
+//                  port::PortStats), "port_xdp" (af_xdp only: port::XdpStats),
+//                  "mac", "ipv4", "ipv6_link_local", "ipv6", "mtu",
 //                  "active_mtu", "objects": {"qps", "cqs", "srqs", "mrs", "ahs"},
 //                  "shards" (several engine lcores; the rest are sums): [{"shard",
 //                     "clients", "qps", "queue_frames", "rx_frames", "tx_frames",

@@ -3,6 +3,7 @@
 #include "datapath/port/memif_args.h"
 #include "datapath/port/rss.h"
 #include "datapath/port/rss_types.h"
+#include "datapath/port/xsk_pool.h"
 #include "datapath/port/xsk_sockets.h"
 
 #include <rte_bus_vdev.h>
@@ -121,6 +122,20 @@ bool reported_rss(std::uint16_t port_id, std::uint8_t key_size, std::string* key
   return true;
 }
 
+// A pool of `n` mbufs with `room` bytes of data room beyond the headroom
+// (more for an af_xdp port: xsk_pool.h); nullptr with `why` set.
+rte_mempool* make_pool(const std::string& name, std::uint32_t n, std::uint32_t room, bool xsk,
+                       std::string* why) {
+  const std::uint32_t cache = 256;
+  const int socket = static_cast<int>(rte_socket_id());
+  if (xsk) return create_xsk_pool(name, n, cache, room + RTE_PKTMBUF_HEADROOM, socket, why);
+  rte_mempool* p =
+      rte_pktmbuf_pool_create(name.c_str(), n, cache, 0,
+                              static_cast<std::uint16_t>(room + RTE_PKTMBUF_HEADROOM), socket);
+  if (p == nullptr) *why = errstr(rte_errno);
+  return p;
+}
+
 }  // namespace
 
 bool peer_reads_tx_in_place(std::string_view device, std::string_view vdev_args) {
@@ -157,12 +172,17 @@ int EthPort::open(const PortConfig& cfg, std::string* error) {
   // are this port's.
   const XskSockets before = xsk_sockets();
   const int rc = open_port_id(id, cfg, error);
-  if (rc == 0) xdp_mode_ = std::string(xsk_mode(before, xsk_sockets()));
+  if (rc == 0) {
+    const XskSockets after = xsk_sockets();
+    xdp_mode_ = std::string(xsk_mode(before, after));
+    xsk_fds_ = xsk_new_sockets(before, after);
+  }
   return rc;
 }
 
 int EthPort::open_port_id(std::uint16_t port_id, const PortConfig& cfg, std::string* error) {
   port_id_ = port_id;
+  std::string why;
   const std::string where = "port " + std::to_string(port_id) + " (" +
                             (cfg.device.empty() ? "unnamed" : cfg.device) + ")";
   rte_eth_dev_info info{};
@@ -173,20 +193,22 @@ int EthPort::open_port_id(std::uint16_t port_id, const PortConfig& cfg, std::str
   }
   max_frame_ = cfg.mtu + kL2Overhead;
   peer_reads_tx_in_place_ = port::peer_reads_tx_in_place(cfg.device, cfg.vdev_args);
-  const std::uint32_t room =
-      std::max<std::uint32_t>(cfg.data_room != 0 ? cfg.data_room : max_frame_,
-                              RTE_MBUF_DEFAULT_DATAROOM);
+  std::uint32_t room = std::max<std::uint32_t>(cfg.data_room != 0 ? cfg.data_room : max_frame_,
+                                               RTE_MBUF_DEFAULT_DATAROOM);
+  // net_af_xdp registers the RX pool as its UMEM, and the TX pool's mbufs
+  // go to the kernel as they are: both laid out for it (xsk_pool.h).
+  const bool xsk =
+      info.driver_name != nullptr && std::string_view(info.driver_name) == "net_af_xdp";
   // Pool names are global in a DPDK process; derive it from the port id.
   const std::string pool_name = "uroce_pool_" + std::to_string(port_id);
-  pool_ = rte_pktmbuf_pool_create(pool_name.c_str(), cfg.mbufs, 256, 0,
-                                  static_cast<std::uint16_t>(room + RTE_PKTMBUF_HEADROOM),
-                                  static_cast<int>(rte_socket_id()));
+  pool_ = make_pool(pool_name, cfg.mbufs, room, xsk, &why);
   if (pool_ == nullptr) {
     set_error(error, where + ": cannot create mbuf pool of " + std::to_string(cfg.mbufs) + " x " +
-                         std::to_string(room) + " B: " + errstr(rte_errno) +
+                         std::to_string(room) + " B: " + why +
                          "; raise eal.memory_mb or lower mbufs");
-    return -rte_errno;
+    return -ENOMEM;
   }
+  room = rte_pktmbuf_data_room_size(pool_) - RTE_PKTMBUF_HEADROOM;
   rte_mempool* rx_pool = pool_;
   std::uint32_t rx_buf = room;
   if (cfg.rx_buf != 0 && cfg.rx_buf < room) {
@@ -197,19 +219,16 @@ int EthPort::open_port_id(std::uint16_t port_id, const PortConfig& cfg, std::str
       return -EINVAL;
     }
     const std::string rx_name = "uroce_rxpool_" + std::to_string(port_id);
-    rx_pool_ =
-        rte_pktmbuf_pool_create(rx_name.c_str(), cfg.mbufs, 256, 0,
-                                static_cast<std::uint16_t>(cfg.rx_buf + RTE_PKTMBUF_HEADROOM),
-                                static_cast<int>(rte_socket_id()));
+    rx_pool_ = make_pool(rx_name, cfg.mbufs, cfg.rx_buf, xsk, &why);
     if (rx_pool_ == nullptr) {
       set_error(error, where + ": cannot create RX mbuf pool of " + std::to_string(cfg.mbufs) +
-                           " x " + std::to_string(cfg.rx_buf) + " B: " + errstr(rte_errno) +
+                           " x " + std::to_string(cfg.rx_buf) + " B: " + why +
                            "; raise eal.memory_mb or lower mbufs");
       close();
-      return -rte_errno;
+      return -ENOMEM;
     }
     rx_pool = rx_pool_;
-    rx_buf = cfg.rx_buf;
+    rx_buf = rte_pktmbuf_data_room_size(rx_pool_) - RTE_PKTMBUF_HEADROOM;
   }
 
   // Virtual PMDs (memif, af_packet) report the default 1518-byte max frame
@@ -348,12 +367,40 @@ void EthPort::stop() {
   }
 }
 
+PortStats EthPort::stats() const {
+  PortStats out;
+  rte_eth_stats s{};
+  if (open_ && rte_eth_stats_get(port_id_, &s) == 0) {
+    out.ipackets = s.ipackets;
+    out.opackets = s.opackets;
+    out.ibytes = s.ibytes;
+    out.obytes = s.obytes;
+    out.imissed = s.imissed;
+    out.ierrors = s.ierrors;
+    out.oerrors = s.oerrors;
+    out.rx_nombuf = s.rx_nombuf;
+  }
+  for (const rte_mempool* p : {pool_, rx_pool_}) {
+    if (p == nullptr) continue;
+    out.mbufs += p->size;
+    out.mbufs_free += rte_mempool_avail_count(p);
+  }
+  return out;
+}
+
+bool EthPort::xdp_stats(XdpStats* out) const {
+  if (xsk_fds_.empty() || !open_) return false;
+  *out = xsk_statistics(xsk_fds_);
+  return true;
+}
+
 void EthPort::close() {
   if (open_) {
     stop();
     (void)rte_eth_dev_close(port_id_);
     open_ = false;
   }
+  xsk_fds_.clear();
   if (hotplugged_) {
     (void)rte_vdev_uninit(hotplug_name_.c_str());
     hotplugged_ = false;

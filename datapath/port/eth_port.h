@@ -17,6 +17,7 @@
 #include <string_view>
 
 #include "datapath/port/port_info.h"
+#include "datapath/port/port_stats.h"
 #include "datapath/wire/addr.h"
 
 namespace uroce::port {
@@ -110,6 +111,13 @@ class EthPort {
   // An af_xdp port (net_af_xdp*): the mode its sockets run in, "zero-copy"
   // or "copy" (xsk_sockets.h); empty for every other kind.
   const std::string& xdp_mode() const { return xdp_mode_; }
+  // The PMD's counts and the pools' mbufs (port_stats.h). Control path:
+  // callers serialize it with anything else that asks the PMD (a PCI PMD
+  // may read its registers).
+  PortStats stats() const;
+  // An af_xdp port: its sockets' XDP_STATISTICS, summed; false for every
+  // other kind (`out` untouched).
+  bool xdp_stats(XdpStats* out) const;
 
  private:
   std::uint16_t port_id_ = 0;
@@ -124,6 +132,7 @@ class EthPort {
   wire::MacAddr mac_{};
   std::uint32_t max_frame_ = 0;
   std::string xdp_mode_;
+  std::vector<int> xsk_fds_;  // an af_xdp port's sockets
 };
 
 // Creates a crossed pair of net_ring ports in this process (what A sends on

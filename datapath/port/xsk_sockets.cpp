@@ -45,4 +45,28 @@ std::string_view xsk_mode(const XskSockets& before, const XskSockets& after) {
   return zc == 0 ? "copy" : "mixed";
 }
 
+std::vector<int> xsk_new_sockets(const XskSockets& before, const XskSockets& after) {
+  std::vector<int> out;
+  for (const int fd : after.all) {
+    if (before.all.count(fd) == 0) out.push_back(fd);
+  }
+  return out;
+}
+
+XdpStats xsk_statistics(const std::vector<int>& fds) {
+  XdpStats sum;
+  for (const int fd : fds) {
+    xdp_statistics s{};
+    socklen_t len = sizeof(s);
+    if (getsockopt(fd, SOL_XDP, XDP_STATISTICS, &s, &len) != 0) continue;
+    sum.rx_dropped += s.rx_dropped;
+    sum.rx_invalid_descs += s.rx_invalid_descs;
+    sum.tx_invalid_descs += s.tx_invalid_descs;
+    sum.rx_ring_full += s.rx_ring_full;
+    sum.rx_fill_ring_empty_descs += s.rx_fill_ring_empty_descs;
+    sum.tx_ring_empty_descs += s.tx_ring_empty_descs;
+  }
+  return sum;
+}
+
 }  // namespace uroce::port

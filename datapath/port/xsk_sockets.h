@@ -8,6 +8,9 @@
 
 #include <set>
 #include <string_view>
+#include <vector>
+
+#include "datapath/port/port_stats.h"
 
 namespace uroce::port {
 
@@ -21,5 +24,13 @@ XskSockets xsk_sockets();
 // "zero-copy", "copy" or "mixed" for the sockets of `after` not in
 // `before`; "none" when there is no new one.
 std::string_view xsk_mode(const XskSockets& before, const XskSockets& after);
+
+// The fds of `after` not in `before`: a port's own sockets.
+std::vector<int> xsk_new_sockets(const XskSockets& before, const XskSockets& after);
+
+// XDP_STATISTICS of the sockets `fds`, summed. A socket that does not
+// answer (closed, not AF_XDP) adds nothing; the fields an older kernel
+// does not report stay 0.
+XdpStats xsk_statistics(const std::vector<int>& fds);
 
 }  // namespace uroce::port

@@ -5,6 +5,7 @@
 #include <atomic>
 
 #include <cerrno>
+#include <optional>
 #include <string>
 
 #include "apps/uroced/device.h"
@@ -34,6 +35,8 @@ class FakeDevice final : public Device {
   const std::string& port_mode() const override { return mode; }
   std::atomic<bool> link{true};  // what link_up() reports
   bool link_up() const override { return link.load(); }
+  std::optional<PortCounts> counts;  // what port_counts() reports
+  std::optional<PortCounts> port_counts() const override { return counts; }
   // A page of 64 doorbells; opening and closing clients always succeeds
   // (the sessions these tests drive create no QP or SRQ).
   const shm::DoorbellGeometry& doorbell_geometry() const override {

@@ -17,6 +17,7 @@
 #include "apps/uroced/status_values.h"
 #include "datapath/cm/types.h"
 #include "datapath/engine/engine.h"
+#include "datapath/port/port_stats.h"
 #include "datapath/transport/dc_target.h"
 #include "sched/dcqcn.h"
 #include "sched/grant_scheduler.h"
@@ -200,6 +201,11 @@ ClientSummary full_client() {
 
 json full_status() {
   FakeDevice d("uroce0", 9000);
+  Device::PortCounts pc;
+  fill(pc.stats, port::kPortStatsFields, 1100);
+  pc.xdp.emplace();
+  fill(*pc.xdp, port::kXdpStatsFields, 1200);
+  d.counts = pc;
   const std::vector<DeviceSnapshot> snaps{full_snapshot()};
   const QpSums sums = qp_sums(snaps);
   const std::vector<ClientSummary> clients{full_client()};
@@ -263,6 +269,8 @@ TEST(MetricsText_FullStatus, EveryFieldOfEveryListIsAFamily) {
              policy::RegisteredCounters{});
   expect_list(f, "port_tx", engine::kMbufTxCounterFields);
   expect_list(f, "port_rx", engine::kEthRxCounterFields);
+  expect_list(f, "port_stats", port::kPortStatsFields);
+  expect_list(f, "port_xdp", port::kXdpStatsFields);
   expect_list(f, "objects", kObjectValues);
   expect_list(f, "shard", kShardValues);
   expect_list(f, "arp", port::kArpCounterFields);
@@ -341,6 +349,11 @@ TEST(MetricsText_FullStatus, SamplesWithTheirLabelsAndValues) {
                  "0.0000015"));
   EXPECT_TRUE(has_sample(
       f, "uroce_dci_stream_connects_total{device=\"uroce0\",type=\"DCI\",class=\"0\"} 16000"));
+  // The port's PMD and pool counts (a level among them), and its sockets'.
+  EXPECT_TRUE(has_sample(f, "uroce_port_stats_ipackets_total{device=\"uroce0\"} 1100"));
+  EXPECT_TRUE(has_sample(f, "uroce_port_stats_mbufs_free{device=\"uroce0\"} 1109"));
+  EXPECT_EQ(f.type.at("uroce_port_stats_mbufs_free"), "gauge");
+  EXPECT_TRUE(has_sample(f, "uroce_port_xdp_tx_invalid_descs_total{device=\"uroce0\"} 1202"));
   // DC's selective repeat, the device's sum (first field: 990 + 0).
   EXPECT_TRUE(has_sample(f, "uroce_dc_sr_sr_rx_held_total{device=\"uroce0\"} 990"));
   // Per client: its QPs' engine counters summed (six QPs).

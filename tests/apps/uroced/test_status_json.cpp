@@ -292,6 +292,33 @@ TEST(StatusJson_Devices, PortModeOnlyWhereThePortHasOne) {
   EXPECT_EQ(j["devices"][0]["port_mode"], "copy");
 }
 
+TEST(StatusJson_Devices, PortCountsWhereThePortHasThemXdpOnlyForAfXdp) {
+  FakeDevice d("uroce0", 3504);
+  json j = json::parse(status_json(info(), {&d}, {DeviceSnapshot{}}, false, nullptr, 1 << 16));
+  EXPECT_FALSE(j["devices"][0].contains("port_stats"));
+  EXPECT_FALSE(j["devices"][0].contains("port_xdp"));
+  Device::PortCounts pc;
+  pc.stats.imissed = 4;
+  pc.stats.mbufs = 8191;
+  pc.stats.mbufs_free = 7000;
+  d.counts = pc;
+  j = json::parse(status_json(info(), {&d}, {DeviceSnapshot{}}, false, nullptr, 1 << 16));
+  const json& ps = j["devices"][0]["port_stats"];
+  EXPECT_EQ(ps.size(), port::kPortStatsFields.size());
+  EXPECT_EQ(ps["imissed"], 4);
+  EXPECT_EQ(ps["mbufs"], 8191);
+  EXPECT_EQ(ps["mbufs_free"], 7000);
+  EXPECT_FALSE(j["devices"][0].contains("port_xdp"));
+  pc.xdp.emplace();
+  pc.xdp->tx_invalid_descs = 13;
+  d.counts = pc;
+  j = json::parse(status_json(info(), {&d}, {DeviceSnapshot{}}, false, nullptr, 1 << 16));
+  const json& x = j["devices"][0]["port_xdp"];
+  EXPECT_EQ(x.size(), port::kXdpStatsFields.size());
+  EXPECT_EQ(x["tx_invalid_descs"], 13);
+  EXPECT_EQ(x["rx_dropped"], 0);
+}
+
 TEST(StatusJson_Devices, MemoryWindowCountersAndRefusalsByReason) {
   FakeDevice d("uroce0", 9000);
   DeviceSnapshot s;

@@ -4,6 +4,7 @@
 #include <rte_ethdev.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <string>
 #include <vector>
@@ -93,6 +94,36 @@ TEST_F(EthPortQueues, NullPortTakesTheSteeringReta) {
               (i & 127) % kQueues)
         << "entry " << i;
   }
+}
+
+// What the PMD and the pool count, read back: frames through a ring pair
+// and the mbufs they hold; a ring port has no XDP sockets.
+TEST_F(EthPortQueues, StatsCountThePmdsFramesAndThePoolsMbufs) {
+  std::uint16_t a = 0, b = 0;
+  ASSERT_EQ(create_ring_pair("stats", &a, &b, 1024, 1), 0);
+  EthPort pa, pb;
+  std::string err;
+  ASSERT_EQ(pa.open_port_id(a, small_config(1), &err), 0) << err;
+  ASSERT_EQ(pb.open_port_id(b, small_config(1), &err), 0) << err;
+  EXPECT_EQ(pa.stats().mbufs, 511u);
+  const std::uint64_t free_before = pa.stats().mbufs_free;
+  std::array<rte_mbuf*, 4> m{};
+  ASSERT_EQ(rte_pktmbuf_alloc_bulk(pa.pool(), m.data(), m.size()), 0);
+  for (rte_mbuf* x : m) ASSERT_NE(rte_pktmbuf_append(x, 60), nullptr);
+  ASSERT_EQ(pa.tx_burst(m.data(), m.size()), m.size());
+  // In B's RX ring, the four mbufs are out of A's pool.
+  EXPECT_EQ(pa.stats().opackets, 4u);  // net_ring counts frames, not bytes
+  EXPECT_EQ(pa.stats().mbufs_free, free_before - 4);
+  std::array<rte_mbuf*, 8> r{};
+  ASSERT_EQ(pb.rx_burst(r.data(), r.size()), 4);
+  EXPECT_EQ(pb.stats().ipackets, 4u);
+  rte_pktmbuf_free_bulk(r.data(), 4);
+  EXPECT_EQ(pa.stats().mbufs_free, free_before);
+  XdpStats x;
+  EXPECT_FALSE(pa.xdp_stats(&x));
+  pa.close();
+  EXPECT_EQ(pa.stats().opackets, 0u);  // closed: the PMD is not asked
+  EXPECT_EQ(pa.stats().mbufs, 0u);
 }
 
 TEST(PeerReadsTxInPlace, MemifZeroCopyClientOnly) {

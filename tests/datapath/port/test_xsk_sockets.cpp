@@ -45,5 +45,27 @@ TEST(XskSockets_Process, FindsAnAfXdpSocketAndNoOther) {
   EXPECT_EQ(xsk_sockets().all.count(xsk), 0u);
 }
 
+TEST(XskNewSockets, OnlyThoseNotThereBefore) {
+  EXPECT_EQ(xsk_new_sockets(XskSockets{{3, 4}, {}}, XskSockets{{3, 4, 9, 12}, {12}}),
+            (std::vector<int>{9, 12}));
+  EXPECT_TRUE(xsk_new_sockets(XskSockets{{3}, {}}, XskSockets{{3}, {}}).empty());
+}
+
+TEST(XskStatistics_Process, ZeroFromAFreshSocketNothingFromAnotherFd) {
+  const int other = socket(AF_INET, SOCK_DGRAM, 0);
+  ASSERT_GE(other, 0);
+  const XdpStats none = xsk_statistics({other, -1});
+  EXPECT_EQ(none.rx_dropped + none.rx_invalid_descs + none.tx_invalid_descs + none.rx_ring_full +
+                none.rx_fill_ring_empty_descs + none.tx_ring_empty_descs,
+            0u);
+  close(other);
+  const int xsk = socket(AF_XDP, SOCK_RAW, 0);
+  if (xsk < 0) GTEST_SKIP() << "no AF_XDP socket here (errno " << errno << "): needs CAP_NET_RAW";
+  const XdpStats fresh = xsk_statistics({xsk});
+  EXPECT_EQ(fresh.tx_invalid_descs, 0u);
+  EXPECT_EQ(fresh.rx_dropped, 0u);
+  close(xsk);
+}
+
 }  // namespace
 }  // namespace uroce::port

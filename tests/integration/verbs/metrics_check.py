@@ -24,12 +24,13 @@ from decimal import Decimal
 # What is no metric (identity, configuration; docs/metrics.md).
 DAEMON_SKIP = {"version", "pid", "run_dir", "socket", "poll", "lcore", "lcores", "engine_cpu",
                "limits", "workers", "engine", "engine_loops", "users"}
-DEVICE_SKIP = {"name", "index", "uverbs", "port", "port_mode", "port_info", "mac", "ipv4",
-               "ipv6_link_local", "ipv6", "mtu", "active_mtu", "objects", "shards", "counters",
-               "arp", "mw", "pfc", "sched", "homa", "dc"}
-# Levels the asking connection itself changes.
+DEVICE_SKIP = {"name", "index", "uverbs", "port", "port_mode", "port_info", "port_stats",
+               "port_xdp", "mac", "ipv4", "ipv6_link_local", "ipv6", "mtu", "active_mtu",
+               "objects", "shards", "counters", "arp", "mw", "pfc", "sched", "homa", "dc"}
+# Levels the asking connection itself changes, and levels that move both
+# ways with traffic between the readings (mbufs out and back).
 ASKER_LEVELS = {("daemon", "clients"), ("workers", "workers"), ("workers", "idle"),
-                ("workers", "queued")}
+                ("workers", "queued"), ("port_stats", "mbufs_free")}
 
 CLIENT_SETS = {"client", "client_used", "client_qp"}
 
@@ -135,6 +136,8 @@ def status_values(c):
         out.reasons(cn.get("wqe_errors"), "device", "wqe_errors", dl)
         out.obj(cn.get("port_tx"), "port_tx", dl, p + ".counters.port_tx")
         out.obj(cn.get("port_rx"), "port_rx", dl, p + ".counters.port_rx")
+        out.obj(dev.get("port_stats"), "port_stats", dl, p + ".port_stats")
+        out.obj(dev.get("port_xdp"), "port_xdp", dl, p + ".port_xdp")
         arp = dev.get("arp", {})
         out.obj(arp, "arp", dl, p + ".arp", nested={"drops"})
         out.reasons(arp.get("drops"), "arp", "drops", dl)

@@ -90,6 +90,27 @@ if [ "$kind" = af_xdp ] && [ "$mode" = daemon ]; then
     UROCE_WHY="uroce-ctl status does not say af_xdp:$DEVA (copy): $status"; st=1
   fi
   uroce_verdict "uroce-ctl status shows the AF_XDP port's mode (copy on a veth)" "$st"
+  # After every case: no descriptor the kernel refused on either socket (a
+  # TX one is a frame lost without a completion: docs/nic.md "AF_XDP pool").
+  for d in a b; do
+    st=0
+    if ! out=$("$UROCE_CTL" --run-dir "${UROCE_DAEMON_RUN[$d]}" status --json 2>&1) ||
+      ! why=$(/usr/bin/python3 -c '
+import json, sys
+dev = json.loads(sys.stdin.read())["devices"][0]
+x, p = dev.get("port_xdp"), dev.get("port_stats")
+if x is None or p is None:
+    sys.exit("no port_xdp or port_stats in the status")
+bad = {k: x[k] for k in ("tx_invalid_descs", "rx_invalid_descs") if x[k] != 0}
+if bad:
+    sys.exit(f"the kernel refused descriptors: {bad}")
+if p["opackets"] < dev["counters"]["port_tx"]["sent"] or p["mbufs"] == 0:
+    sys.exit(f"port_stats do not add up: {p}")
+' <<<"$out" 2>&1); then
+      UROCE_WHY="uroced $d: ${why:-$out}"; st=1
+    fi
+    uroce_verdict "uroced $d: its AF_XDP sockets refused no descriptor (status port_xdp)" "$st"
+  done
 fi
 if [ "$mode" = embedded ]; then
   st=0
