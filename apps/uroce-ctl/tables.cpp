@@ -288,6 +288,10 @@ std::string render_counters(const json& j) {
     flatten(child(dev, "counters"), "", &t);
     flatten(child(dev, "arp"), "arp", &t);
     flatten(child(dev, "mw"), "mw", &t);
+    // Below the engine: the PMD's and the pools' counts, an af_xdp port's
+    // sockets' (docs/nic.md "What the port reports").
+    flatten(child(dev, "port_stats"), "port", &t);
+    flatten(child(dev, "port_xdp"), "xdp", &t);
     out += fmt::format("{}{}:\n", out.empty() ? "" : "\n", cell(dev, "name"));
     out += t.render();
   }

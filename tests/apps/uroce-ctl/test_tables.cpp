@@ -20,7 +20,9 @@ const json kStatus = json::parse(R"({
      "objects": {"qps": 2, "cqs": 1, "srqs": 0, "mrs": 3, "ahs": 0},
      "counters": {"rx_frames": 10, "tx_frames": 12, "rx_no_qp": 0,
                   "parse_errors": {"bad ICRC": 2}},
-     "arp": {"tx_requests": 1, "drops": {}}}
+     "arp": {"tx_requests": 1, "drops": {}},
+     "port_stats": {"ipackets": 10, "imissed": 0, "mbufs": 8191},
+     "port_xdp": {"tx_invalid_descs": 3, "rx_dropped": 0}}
   ],
   "qps": [{"device": "uroce0", "qpn": 17, "type": "RC", "state": "RTS", "client": 1,
            "dest_qpn": 18, "send_queue": 0, "recv_queue": 4,
@@ -234,6 +236,11 @@ TEST(RenderCounters, NonZeroFlattened) {
   EXPECT_NE(s.find("parse_errors.bad ICRC"), std::string::npos);
   EXPECT_NE(s.find("arp.tx_requests"), std::string::npos);
   EXPECT_EQ(s.find("rx_no_qp"), std::string::npos);  // zero: omitted
+  EXPECT_NE(s.find("port.ipackets"), std::string::npos);
+  EXPECT_NE(s.find("port.mbufs"), std::string::npos);
+  EXPECT_EQ(s.find("port.imissed"), std::string::npos);
+  EXPECT_NE(s.find("xdp.tx_invalid_descs"), std::string::npos);
+  EXPECT_EQ(s.find("xdp.rx_dropped"), std::string::npos);
 }
 
 TEST(RenderQps, OneRowPerQp) {
