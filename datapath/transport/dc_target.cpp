@@ -156,6 +156,11 @@ void DcTargetTable::retire(std::uint32_t ctx) {
   --used_;
 }
 
+void DcTargetTable::retire_to_free(std::uint32_t ctx) {
+  retire(ctx);
+  free_.push_back(ctx);
+}
+
 std::uint32_t DcTargetTable::take_slot(DcLookup& out) {
   if (!free_.empty()) {
     const std::uint32_t c = free_.back();
@@ -277,8 +282,7 @@ DcLookup DcTargetTable::on_disconnect(const DcIdentity& id, std::uint32_t conn, 
       return out;
     }
     out.value = x.epsn;
-    retire(c);
-    free_.push_back(c);
+    retire_to_free(c);
     ++ctr_.retired_disconnect;
     out.verdict = DcVerdict::kGone;
     return out;
@@ -297,8 +301,7 @@ DcLookup DcTargetTable::on_disconnect(const DcIdentity& id, std::uint32_t conn, 
 std::uint32_t DcTargetTable::retire_stale(TimeNs now) {
   const std::uint32_t c = all_.head;
   if (c == kNone || now < ctx_[c].last + stale_ns_) return kNone;
-  retire(c);
-  free_.push_back(c);
+  retire_to_free(c);
   ++ctr_.retired_stale;
   return c;
 }
@@ -306,22 +309,19 @@ std::uint32_t DcTargetTable::retire_stale(TimeNs now) {
 void DcTargetTable::retire_failed(std::uint32_t ctx, std::uint32_t epsn) {
   assert(ctx_[ctx].used);
   ctx_[ctx].epsn = epsn;
-  retire(ctx);
-  free_.push_back(ctx);
+  retire_to_free(ctx);
   ++ctr_.retired_error;
 }
 
 void DcTargetTable::release(std::uint32_t ctx) {
   if (!ctx_[ctx].used) return;
-  retire(ctx);
-  free_.push_back(ctx);
+  retire_to_free(ctx);
 }
 
 void DcTargetTable::clear() {
   for (std::uint32_t c = all_.head; c != kNone;) {
     const std::uint32_t next = ctx_[c].all.next;
-    retire(c);
-    free_.push_back(c);
+    retire_to_free(c);
     c = next;
   }
 }

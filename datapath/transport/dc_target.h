@@ -215,6 +215,8 @@ class DcTargetTable {
   Record& record_of(std::uint64_t h) { return rec_[h & rec_mask_]; }
   static std::uint32_t tag_of(std::uint64_t h) { return static_cast<std::uint32_t>(h >> 32); }
   void retire(std::uint32_t ctx);
+  // retire, and the slot back on the free list.
+  void retire_to_free(std::uint32_t ctx);
   std::uint32_t take_slot(DcLookup& out);
   void open(std::uint32_t ctx, const DcIdentity& id, std::uint64_t h, std::uint32_t conn,
             TimeNs now);
