@@ -33,8 +33,12 @@ else
   # tools or the integration probes, which only the gcc build tests).
   mapfile -t targets < <(/usr/bin/python3 scripts/lib/suite_targets.py "$dir" unit fuzz)
   ninja -C "$dir" "${targets[@]}"
+  # The tests' timeouts are set for the plain build: ASan and UBSan slow the
+  # simulations several times over (test_transport_rc: ~21 s of CPU, 70 s
+  # beside a loaded machine, against a 30 s timeout), hence three times
+  # each timeout. The fuzzers bound their own run time.
   UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   ASAN_OPTIONS=detect_leaks=1 \
     meson test -C "$dir" --no-rebuild --print-errorlogs --num-processes 2 \
-      --suite unit --suite fuzz
+      --timeout-multiplier 3 --suite unit --suite fuzz
 fi
