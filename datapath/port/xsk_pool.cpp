@@ -123,7 +123,9 @@ rte_mempool* create_xsk_pool(const std::string& name, std::uint32_t n, std::uint
     rte_mempool_free(mp);
     set_error(error, std::to_string(fit.outside) + " of " + std::to_string(fit.objects) +
                          " mbufs would lie outside the UMEM net_af_xdp registers (" +
-                         std::to_string(fit.chunks) + " memory chunks)");
+                         std::to_string(fit.umem_bytes) + " B; the objects span " +
+                         std::to_string(fit.span_bytes) + " B in " + std::to_string(fit.chunks) +
+                         " memory chunks)");
     return nullptr;
   }
   return mp;

@@ -33,24 +33,21 @@ XskSockets xsk_sockets() {
   return out;
 }
 
-std::string_view xsk_mode(const XskSockets& before, const XskSockets& after) {
-  int added = 0, zc = 0;
-  for (const int fd : after.all) {
-    if (before.all.count(fd) != 0) continue;
-    ++added;
-    if (after.zero_copy.count(fd) != 0) ++zc;
-  }
-  if (added == 0) return "none";
-  if (zc == added) return "zero-copy";
-  return zc == 0 ? "copy" : "mixed";
-}
-
 std::vector<int> xsk_new_sockets(const XskSockets& before, const XskSockets& after) {
   std::vector<int> out;
   for (const int fd : after.all) {
     if (before.all.count(fd) == 0) out.push_back(fd);
   }
   return out;
+}
+
+std::string_view xsk_mode(const XskSockets& before, const XskSockets& after) {
+  const std::vector<int> added = xsk_new_sockets(before, after);
+  if (added.empty()) return "none";
+  std::size_t zc = 0;
+  for (const int fd : added) zc += after.zero_copy.count(fd);
+  if (zc == added.size()) return "zero-copy";
+  return zc == 0 ? "copy" : "mixed";
 }
 
 XdpStats xsk_statistics(const std::vector<int>& fds) {
