@@ -43,6 +43,10 @@ int dereg_mr(verbs_abi::verbs_mr* vmr) noexcept;
 int rereg_mr(verbs_abi::verbs_mr* vmr, int flags, ibv_pd* pd, void* addr, std::size_t length,
              int access) noexcept;
 
+// mcast.cpp
+int attach_mcast(ibv_qp* qp, const ibv_gid* gid, std::uint16_t lid) noexcept;
+int detach_mcast(ibv_qp* qp, const ibv_gid* gid, std::uint16_t lid) noexcept;
+
 // mw.cpp
 ibv_mw* alloc_mw(ibv_pd* pd, ibv_mw_type type) noexcept;
 int dealloc_mw(ibv_mw* mw) noexcept;

@@ -6,12 +6,13 @@
 namespace uroce::provider {
 
 // Designated initialisers must follow member order (driver_abi.h); these do.
-// Unset members get libibverbs' EOPNOTSUPP/ENOSYS defaults: XRC, flows, counters, device memory, WQs, parent domains, import/export,
-// multicast, ECE.
+// Unset members get libibverbs' EOPNOTSUPP/ENOSYS defaults: XRC, flows,
+// counters, device memory, WQs, parent domains, import/export, ECE.
 const verbs_abi::verbs_context_ops kUroceOps = {
     .alloc_mw = alloc_mw,
     .alloc_pd = alloc_pd,
     .async_event = async_event,
+    .attach_mcast = attach_mcast,
     .bind_mw = bind_mw,
     .cq_event = cq_event,
     .create_ah = create_ah,
@@ -27,6 +28,7 @@ const verbs_abi::verbs_context_ops kUroceOps = {
     .destroy_cq = destroy_cq,
     .destroy_qp = destroy_qp,
     .destroy_srq = destroy_srq,
+    .detach_mcast = detach_mcast,
     .free_context = free_context,
     .get_srq_num = get_srq_num,
     .modify_qp = modify_qp,

@@ -209,6 +209,8 @@ void ClientSession::dispatch(const ctl::MsgHeader& h, std::span<const std::byte>
     case Op::kReregMr: return serve<Op::kReregMr>(h, body, fds, &S::on_rereg_mr);
     case Op::kAllocMw: return serve<Op::kAllocMw>(h, body, fds, &S::on_alloc_mw);
     case Op::kDeallocMw: return serve<Op::kDeallocMw>(h, body, fds, &S::on_dealloc_mw);
+    case Op::kAttachMcast: return serve<Op::kAttachMcast>(h, body, fds, &S::on_attach_mcast);
+    case Op::kDetachMcast: return serve<Op::kDetachMcast>(h, body, fds, &S::on_detach_mcast);
     case Op::kCreateCompChannel:
       return serve<Op::kCreateCompChannel>(h, body, fds, &S::on_create_channel);
     case Op::kDestroyCompChannel:

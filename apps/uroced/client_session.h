@@ -194,6 +194,9 @@ class ClientSession {
     ibv_qp_cap cap{};
     bool sq_sig_all = false;
     ArenaExtent sq, rq;  // sq: none for a DCT; rq: none with an SRQ or DC
+    // The multicast groups it is attached to (session_mcast.cpp): while
+    // any, DestroyQp answers EBUSY, as the kernel's uverbs does.
+    std::vector<wire::Ipv6Addr> mcast;
   };
   struct AhObj {
     std::uint32_t pd = 0;
@@ -243,6 +246,8 @@ class ClientSession {
   int on_query_srq(const ctl::QuerySrqReq& r, ctl::QuerySrqRep* rep, InFds& in, OutFds* out);
   int on_destroy_srq(const ctl::DestroySrqReq& r, ctl::NoReply* rep, InFds& in, OutFds* out);
   int on_create_ah(const ctl::CreateAhReq& r, ctl::CreateAhRep* rep, InFds& in, OutFds* out);
+  int on_attach_mcast(const ctl::McastReq& r, ctl::NoReply* rep, InFds& in, OutFds* out);
+  int on_detach_mcast(const ctl::McastReq& r, ctl::NoReply* rep, InFds& in, OutFds* out);
   int on_destroy_ah(const ctl::DestroyAhReq& r, ctl::NoReply* rep, InFds& in, OutFds* out);
   void on_status(const ctl::MsgHeader& h, const ctl::StatusReq& r);
   // Root only; the socket in fds[0] goes to the capture service.

@@ -195,6 +195,9 @@ class Device {
   virtual int dealloc_mw(std::uint32_t key) = 0;
   virtual int create_ah(const engine::AhCreate& a) = 0;
   virtual int destroy_ah(engine::ObjId id) = 0;
+  // UD QP `qp` joins or leaves multicast group `gid` (Vnic::attach_mcast).
+  virtual int attach_mcast(engine::ObjId qp, const wire::Ipv6Addr& gid) = 0;
+  virtual int detach_mcast(engine::ObjId qp, const wire::Ipv6Addr& gid) = 0;
   // One non-blocking neighbour lookup at the engine's current time: true
   // with *mac when known; otherwise ARP resolution is started or continues.
   virtual bool resolve(wire::Ipv4Addr ip, wire::MacAddr* mac) = 0;

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "apps/uroced/sysfs_tree.h"
+#include "datapath/engine/mcast_table.h"
 
 namespace uroce::daemon {
 
@@ -40,6 +41,10 @@ ibv_device_attr device_attr(const Device& dev) {
   a.max_res_rd_atom = static_cast<int>(c.max_qps * kMaxRdAtom);
   a.atomic_cap = IBV_ATOMIC_HCA;
   a.max_ah = static_cast<int>(c.max_ahs);
+  // UD multicast (docs/multicast.md), rxe's limits.
+  a.max_mcast_grp = static_cast<int>(engine::kMaxMcastGroups);
+  a.max_mcast_qp_attach = static_cast<int>(engine::kMaxMcastQpAttach);
+  a.max_total_mcast_qp_attach = static_cast<int>(engine::kMaxTotalMcastQpAttach);
   a.max_srq = static_cast<int>(c.max_srqs);
   a.max_srq_wr = static_cast<int>(kMaxSrqWr);
   a.max_srq_sge = static_cast<int>(kMaxSge);

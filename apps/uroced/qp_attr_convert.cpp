@@ -98,7 +98,7 @@ int values_from_ibv(std::uint32_t mask, const ibv_qp_attr& a, wire::PathMtu acti
 }
 
 int av_from_ibv(const ibv_ah_attr& ah, const engine::PfcEndpointConfig& pfc,
-                const port::GidTable& gids, transport::PathAddr* av) {
+                const port::GidTable& gids, transport::PathAddr* av, bool group) {
   if (ah.is_global != 1 || ah.port_num != transport::kPortNum) return EINVAL;
   const auto sgid = gids.at(ah.grh.sgid_index);
   if (!sgid) return EINVAL;
@@ -107,15 +107,15 @@ int av_from_ibv(const ibv_ah_attr& ah, const engine::PfcEndpointConfig& pfc,
   transport::PathAddr a = *av;
   if (sgid->gid.is_ipv4_mapped()) {
     const auto ip = g.ipv4();
-    if (!ip || !unicast_host(*ip)) return EINVAL;
+    if (!ip || !(unicast_host(*ip) || (group && ip->is_multicast()))) return EINVAL;
     a.dip = *ip;
     a.ipv6 = false;
     a.ttl = pfc.ttl.tx_ttl;
   } else {
     // RoCEv2 over IPv6: a unicast IPv6 destination (not IPv4-mapped, not
-    // multicast, not ::) from the link-local or the global GID.
+    // multicast unless `group`, not ::) from the link-local or the global GID.
     const wire::Ipv6Addr d = g.ipv6();
-    if (d.is_zero() || d.is_multicast() || d.is_ipv4_mapped()) return EINVAL;
+    if (d.is_zero() || (d.is_multicast() && !group) || d.is_ipv4_mapped()) return EINVAL;
     a.ipv6 = true;
     a.global_src = ah.grh.sgid_index != port::GidTable::kLinkLocalIndex;
     a.route6 = wire::Ipv6Route{sgid->gid.ipv6(), d, 0};

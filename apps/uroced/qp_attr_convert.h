@@ -70,9 +70,11 @@ inline port::GidTable gid_table(const engine::VnicConfig& c) {
 // examples pass hop_limit 1, which would expire at the first router, and
 // the TTL loop signals need one known TX TTL per device. Over IPv6 the hop
 // limit is the AH's, as rxe sends it (tx_ttl when it is 0); the TTL monitor
-// does not watch IPv6. 0 or EINVAL.
+// does not watch IPv6. With `group` (an AH, which may address a UD
+// multicast group: docs/multicast.md) the destination may also be a
+// multicast address (224.0.0.0/4 IPv4-mapped, or ff00::/8). 0 or EINVAL.
 int av_from_ibv(const ibv_ah_attr& ah, const engine::PfcEndpointConfig& pfc,
-                const port::GidTable& gids, transport::PathAddr* av);
+                const port::GidTable& gids, transport::PathAddr* av, bool group = false);
 
 // ibv_qp_attr for ibv_query_qp from the engine's answer. The AV is shown as
 // it was set: GRH with dgid ::ffff:<dip> and sgid_index 1, or over IPv6 the

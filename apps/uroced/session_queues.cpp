@@ -372,6 +372,7 @@ int ClientSession::on_query_qp(const ctl::QueryQpReq& r, ctl::QueryQpRep* rep, I
 int ClientSession::on_destroy_qp(const ctl::DestroyQpReq& r, ctl::NoReply*, InFds&, OutFds*) {
   const auto it = qps_.find(r.qp_handle);
   if (it == qps_.end()) return ENOENT;
+  if (!it->second.mcast.empty()) return EBUSY;
   const int rc = shard_->destroy_qp(r.qp_handle);
   if (rc != 0) return rc;
   QpObj& q = it->second;
@@ -482,11 +483,19 @@ int ClientSession::on_create_ah(const ctl::CreateAhReq& r, ctl::CreateAhRep* rep
   const auto pd = pds_.find(r.pd_handle);
   if (pd == pds_.end()) return ENOENT;
   transport::PathAddr av;
-  if (int rc = av_from_ibv(r.attr, dev_->config().pfc, gid_table(dev_->config()), &av); rc != 0) {
+  if (int rc = av_from_ibv(r.attr, dev_->config().pfc, gid_table(dev_->config()), &av,
+                           /*group=*/true);
+      rc != 0) {
     return rc;
   }
   if (ahs_.size() >= dev_->config().max_ahs) return ENOMEM;
-  if (int rc = resolve_mac(av, &av.dmac); rc != 0) return rc;
+  // A multicast group's frames go to its mapped MAC (RFC 1112, RFC 2464),
+  // not to a neighbour.
+  if (av.ipv6 ? av.route6.dst.is_multicast() : av.dip.is_multicast()) {
+    av.dmac = av.ipv6 ? av.route6.dst.multicast_mac() : av.dip.multicast_mac();
+  } else if (int rc = resolve_mac(av, &av.dmac); rc != 0) {
+    return rc;
+  }
   engine::AhCreate a;
   a.dmac = av.dmac;
   a.dip = av.dip;

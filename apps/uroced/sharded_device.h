@@ -98,6 +98,10 @@ class ShardedDevice final : public PortedDevice {
   int dealloc_mw(std::uint32_t key) override { return first().dealloc_mw(key); }
   int create_ah(const engine::AhCreate& a) override { return first().create_ah(a); }
   int destroy_ah(engine::ObjId id) override { return first().destroy_ah(id); }
+  // A group's packets arrive on whichever lcore's queue RSS picks, not the
+  // QP's: no multicast on a device of several lcores (vnic/mcast.h).
+  int attach_mcast(engine::ObjId, const wire::Ipv6Addr&) override { return EOPNOTSUPP; }
+  int detach_mcast(engine::ObjId, const wire::Ipv6Addr&) override { return EINVAL; }
   bool resolve(wire::Ipv4Addr ip, wire::MacAddr* mac) override { return first().resolve(ip, mac); }
   bool resolve6(const wire::Ipv6Addr& ip, wire::MacAddr* mac) override {
     return first().resolve6(ip, mac);

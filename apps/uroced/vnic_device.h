@@ -116,6 +116,12 @@ class VnicDevice final : public PortedDevice {
   int destroy_ah(engine::ObjId id) override {
     return on_engine([&] { return vnic_.destroy_ah(id); });
   }
+  int attach_mcast(engine::ObjId qp, const wire::Ipv6Addr& gid) override {
+    return on_engine([&] { return vnic_.attach_mcast(qp, gid); });
+  }
+  int detach_mcast(engine::ObjId qp, const wire::Ipv6Addr& gid) override {
+    return on_engine([&] { return vnic_.detach_mcast(qp, gid); });
+  }
   bool resolve(wire::Ipv4Addr ip, wire::MacAddr* mac) override {
     bool ok = false;
     engine_.call([&] { ok = vnic_.resolve(ip, vnic_.last_now(), mac); });

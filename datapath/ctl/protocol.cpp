@@ -40,6 +40,8 @@ const char* op_name(Op op) {
     case Op::kSetQpSched: return "set_qp_sched";
     case Op::kAllocMw: return "alloc_mw";
     case Op::kDeallocMw: return "dealloc_mw";
+    case Op::kAttachMcast: return "attach_mcast";
+    case Op::kDetachMcast: return "detach_mcast";
     case Op::kCapture: return "capture";
   }
   return "unknown";
@@ -86,6 +88,8 @@ std::size_t request_bytes(Op op) {
     case Op::kAllocMw: return req_bytes<Op::kAllocMw>();
     case Op::kDeallocMw: return req_bytes<Op::kDeallocMw>();
     case Op::kCapture: return req_bytes<Op::kCapture>();
+    case Op::kAttachMcast: return req_bytes<Op::kAttachMcast>();
+    case Op::kDetachMcast: return req_bytes<Op::kDetachMcast>();
   }
   return 0;
 }

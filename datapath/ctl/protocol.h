@@ -83,8 +83,10 @@ enum class Op : std::uint16_t {
   kAllocMw = 27,
   kDeallocMw = 28,
   kCapture = 29,
+  kAttachMcast = 30,
+  kDetachMcast = 31,
 };
-inline constexpr std::uint16_t kMaxOp = 29;
+inline constexpr std::uint16_t kMaxOp = 31;
 
 const char* op_name(Op op);
 
@@ -263,6 +265,20 @@ struct AllocMwRep {
 struct DeallocMwReq {
   std::uint32_t mw_handle;
   std::uint32_t pad;
+};
+
+// ---- Multicast (docs/multicast.md) ------------------------------------------
+// ibv_attach_mcast / ibv_detach_mcast: UD QP `qp_handle` joins or leaves the
+// group whose GID is `gid` (an IPv6 multicast address, or an IPv4 one
+// IPv4-mapped); `lid` is ignored, as on any RoCE device. Attach: 0 when the
+// QP is attached already; ENOENT (unknown QP), EINVAL (not a UD QP, not a
+// group's GID), ENOMEM (rxe's limits), EOPNOTSUPP (a device of several
+// engine lcores). Detach: EINVAL when the QP is not attached to the group.
+struct McastReq {
+  std::uint32_t qp_handle;
+  std::uint16_t lid;
+  std::uint16_t pad;
+  std::uint8_t gid[16];
 };
 
 // ---- Completion channels --------------------------------------------------
@@ -595,6 +611,8 @@ UROCE_CTL_OP(kSetQpSched, SetQpSchedReq, NoReply)
 UROCE_CTL_OP(kAllocMw, AllocMwReq, AllocMwRep)
 UROCE_CTL_OP(kDeallocMw, DeallocMwReq, NoReply)
 UROCE_CTL_OP(kCapture, CaptureReq, CaptureRep)
+UROCE_CTL_OP(kAttachMcast, McastReq, NoReply)
+UROCE_CTL_OP(kDetachMcast, McastReq, NoReply)
 #undef UROCE_CTL_OP
 
 // fds each request carries.
@@ -625,6 +643,7 @@ static_assert(sizeof(CreateAhReq) == 8 + sizeof(ibv_ah_attr));
 static_assert(sizeof(CmOpenReq) == 8 && sizeof(CmOpenRep) == 8);
 static_assert(sizeof(SetQpSchedReq) == 24 && kWireStruct<SetQpSchedReq>);
 static_assert(sizeof(CmCommandReq) == 336 && sizeof(CmCommandRep) == 368);
+static_assert(sizeof(McastReq) == 24 && kWireStruct<McastReq>);
 static_assert(sizeof(CaptureReq) == 80 && sizeof(CaptureRep) == 16 && kWireStruct<CaptureReq>);
 static_assert(kWireStruct<HelloRep> && kWireStruct<ModifyQpReq> && kWireStruct<CreateQpRep> &&
               kWireStruct<CreateAhReq>);

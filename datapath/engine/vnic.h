@@ -115,6 +115,7 @@
 #include "datapath/engine/cq_ring_sink.h"
 #include "datapath/engine/gsi_queue.h"
 #include "datapath/engine/loopback_queue.h"
+#include "datapath/engine/mcast_table.h"
 #include "datapath/engine/pfc_endpoint.h"
 #include "datapath/engine/qp_demux.h"
 #include "datapath/engine/stage_stamps.h"
@@ -294,6 +295,17 @@ class Vnic {
   int destroy_ah(ObjId id) {
     assert(owner_.here());
     return ahs_.erase(id);
+  }
+
+  // Multicast (ibv_attach_mcast, vnic/mcast.h): UD QP `id` joins or leaves
+  // group `gid` (mcast_table.h). ENOENT (no QP `id`), EINVAL (not a UD QP,
+  // not a group's GID, or for detach not attached), EEXIST, ENOMEM (the
+  // table's limits). destroy_qp detaches a QP from every group.
+  int attach_mcast(ObjId id, const wire::Ipv6Addr& gid);
+  int detach_mcast(ObjId id, const wire::Ipv6Addr& gid);
+  std::size_t mcast_groups() const {
+    assert(owner_.here());
+    return mcast_.groups();
   }
 
   // Neighbour lookup for the control plane: true with *mac when `ip` is
@@ -501,6 +513,9 @@ class Vnic {
 
   // gsi.h
   void gsi_rx();
+  // A RoCEv2 frame to a group MAC (vnic/mcast.h): a UD packet to a group
+  // with attached QPs goes to each of them; anything else is counted.
+  void mcast_rx(TimeNs now, std::size_t frame_bytes);
 
   // doorbells.h
   std::uint32_t doorbell_phase();
@@ -629,6 +644,7 @@ class Vnic {
   static constexpr std::uint32_t kGsiSlots = 64;
   GsiQueue gsi_{kGsiSlots};
   std::uint32_t gsi_psn_ = 0;
+  McastTable mcast_;
   PfcEndpoint pfc_;      // PFC generation/honouring and TTL, from cfg_.pfc
   Impairment impair_{};  // loss injection, from cfg_.impair
   TimeNs now_ = 0;

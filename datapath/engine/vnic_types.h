@@ -186,6 +186,8 @@ struct VnicCounters {
   std::uint64_t rx_not_our_mac = 0;     // RoCEv2 to another (or a group) MAC
   std::uint64_t rx_not_our_ip = 0;      // RoCEv2 to an address not ours (IPv4 or IPv6)
   std::uint64_t rx_no_qp = 0;           // BTH destination QP not here
+  std::uint64_t rx_mcast = 0;           // UD packets to a group with QPs here (one per frame)
+  std::uint64_t rx_mcast_drop = 0;      // to a group MAC: no group here, or not a UD group packet
   std::uint64_t rx_handoff = 0;         // RoCEv2-looking frames for another shard's QP, and ARP
                                         // and ICMPv6 frames on a shard other than 0, handed to
                                         // the owner unparsed (not counted rx_roce, rx_arp here)
@@ -253,7 +255,7 @@ struct VnicCounters {
   // HomaCounters, LossyCounters; Vnic::policy_counters()).
 };
 
-inline constexpr counters::FieldList<VnicCounters, 59> kVnicCounterFields{{
+inline constexpr counters::FieldList<VnicCounters, 61> kVnicCounterFields{{
     {"iterations", &VnicCounters::iterations, "poll() calls"},
     {"rx_frames", &VnicCounters::rx_frames, "frames received from the port"},
     {"rx_bytes", &VnicCounters::rx_bytes, "bytes of the frames received"},
@@ -272,6 +274,10 @@ inline constexpr counters::FieldList<VnicCounters, 59> kVnicCounterFields{{
     {"rx_not_our_mac", &VnicCounters::rx_not_our_mac, "RoCEv2 to another (or a group) MAC"},
     {"rx_not_our_ip", &VnicCounters::rx_not_our_ip, "RoCEv2 to an address not ours (IPv4 or IPv6)"},
     {"rx_no_qp", &VnicCounters::rx_no_qp, "BTH destination QP not here"},
+    {"rx_mcast", &VnicCounters::rx_mcast,
+     "UD packets to a multicast group with QPs attached here (each handed to all of them)"},
+    {"rx_mcast_drop", &VnicCounters::rx_mcast_drop,
+     "RoCEv2 to a group MAC while a group exists: no such group here, or not a UD group packet"},
     {"rx_handoff", &VnicCounters::rx_handoff,
      "RoCEv2-looking frames for a QP of another engine lcore (and ARP/ICMPv6 frames off lcore 0), "
      "handed to it unparsed"},

@@ -140,7 +140,11 @@ UdRx UdQp::receive(const wire::ParsedPacket& p, Cqe* wc) {
   if (p.info == nullptr || p.info->transport != wire::Transport::kUd) {
     return UdRx::kDropOpcode;
   }
-  if (p.bth.dest_qp() != core_.cfg.qpn) return UdRx::kDropQpn;
+  // A group's packet (DestQP 0xFFFFFF) reaches only the QPs attached to
+  // the group (the Vnic's group table).
+  if (p.bth.dest_qp() != core_.cfg.qpn && p.bth.dest_qp() != wire::kMulticastQpn) {
+    return UdRx::kDropQpn;
+  }
   // The P_Key table has one entry, the default full-membership key.
   if (!pkey_match(p.bth.pkey(), wire::kDefaultPKey)) return UdRx::kDropPkey;
   if (p.deth.qkey() != qkey_) return UdRx::kDropQkey;

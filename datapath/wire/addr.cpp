@@ -66,6 +66,11 @@ std::string Ipv4Addr::to_string() const {
   return buf;
 }
 
+MacAddr Ipv4Addr::multicast_mac() const {
+  return MacAddr{{0x01, 0x00, 0x5e, static_cast<std::uint8_t>((v >> 16) & 0x7f),
+                  static_cast<std::uint8_t>(v >> 8), static_cast<std::uint8_t>(v)}};
+}
+
 bool Ipv6Addr::is_ipv4_mapped() const {
   for (std::size_t i = 0; i < 10; ++i) {
     if (b[i] != 0) return false;

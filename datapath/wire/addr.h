@@ -44,6 +44,11 @@ struct Ipv4Addr {
   friend bool operator==(const Ipv4Addr&, const Ipv4Addr&) = default;
   friend auto operator<=>(const Ipv4Addr&, const Ipv4Addr&) = default;
 
+  bool is_multicast() const { return (v >> 28) == 0xe; }  // 224.0.0.0/4
+  // The Ethernet address of a multicast IPv4 address (RFC 1112 section
+  // 6.4): 01:00:5e followed by the address's low 23 bits.
+  MacAddr multicast_mac() const;
+
   // Dotted quad, exactly four decimal octets 0..255; nullopt otherwise.
   static std::optional<Ipv4Addr> parse(std::string_view s);
   std::string to_string() const;

@@ -26,6 +26,9 @@
 namespace uroce::wire {
 
 inline constexpr std::uint32_t kQpnMask = 0xffffff;
+// The destination QP of a UD packet to a multicast group (IBTA: QP 0xFFFFFF):
+// the receiver hands it to every QP attached to the group.
+inline constexpr std::uint32_t kMulticastQpn = 0xffffff;
 inline constexpr std::uint32_t kPsnMask = 0xffffff;
 inline constexpr std::uint16_t kDefaultPKey = 0xffff;
 

@@ -46,6 +46,8 @@ TEST(UroceOps_Table, EveryImplementedVerbIsSet) {
   EXPECT_EQ(o.alloc_mw, &alloc_mw);
   EXPECT_EQ(o.bind_mw, &bind_mw);
   EXPECT_EQ(o.dealloc_mw, &dealloc_mw);
+  EXPECT_EQ(o.attach_mcast, &attach_mcast);
+  EXPECT_EQ(o.detach_mcast, &detach_mcast);
 }
 
 TEST(UroceOps_Table, UnsupportedVerbsAreLeftToLibibverbsDefaults) {
@@ -53,7 +55,6 @@ TEST(UroceOps_Table, UnsupportedVerbsAreLeftToLibibverbsDefaults) {
   EXPECT_EQ(o.open_xrcd, nullptr);
   EXPECT_EQ(o.create_srq_ex, nullptr);
   EXPECT_EQ(o.create_flow, nullptr);
-  EXPECT_EQ(o.attach_mcast, nullptr);
   EXPECT_EQ(o.alloc_dm, nullptr);
   EXPECT_EQ(o.reg_dmabuf_mr, nullptr);
   EXPECT_EQ(o.query_rt_values, nullptr);

@@ -8,6 +8,7 @@
 #include "datapath/engine/vnic/entries.h"
 #include "datapath/engine/vnic/events.h"
 #include "datapath/engine/vnic/gsi.h"
+#include "datapath/engine/vnic/mcast.h"
 #include "datapath/engine/vnic/objects.h"
 #include "datapath/engine/vnic/policy_host.h"
 #include "datapath/engine/vnic/rx.h"

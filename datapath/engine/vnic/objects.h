@@ -543,6 +543,7 @@ int Vnic<PortIo, Sched>::destroy_qp(ObjId id) {
   const std::uint32_t slot = it->second;
   QpEntry& e = qps_[slot];
   demux_.erase(e.qpn);
+  if (e.type() == transport::QpType::kUd && !mcast_.empty()) mcast_.forget(e.qpn);
   sched_.remove(slot);
   pacer_.clear(slot, [](sched::FlowId) {});
   update_tx_plain();

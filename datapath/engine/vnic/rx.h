@@ -136,6 +136,11 @@ inline void Vnic<PortIo, Sched>::on_frame(std::span<const std::uint8_t> f, wire:
   ++ctr_.rx_roce;
   if (from_port) pfc_.on_roce_rx(pkt_, now);
   if (!(pkt_.eth.dst() == cfg_.mac)) {
+    // A group's frames (mcast.h), once a QP has joined one.
+    if (pkt_.eth.dst().is_multicast() && !mcast_.empty()) [[unlikely]] {
+      mcast_rx(now, frame_bytes(f, tail));
+      return;
+    }
     ++ctr_.rx_not_our_mac;
     return;
   }

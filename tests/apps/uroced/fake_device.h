@@ -79,6 +79,8 @@ class FakeDevice final : public Device {
   int dealloc_mw(std::uint32_t) override { return ENOSYS; }
   int create_ah(const engine::AhCreate&) override { return ENOSYS; }
   int destroy_ah(engine::ObjId) override { return ENOSYS; }
+  int attach_mcast(engine::ObjId, const wire::Ipv6Addr&) override { return ENOSYS; }
+  int detach_mcast(engine::ObjId, const wire::Ipv6Addr&) override { return ENOSYS; }
   // Neighbours: none unless `resolvable`, then 02:00:00:00:00:<last byte>.
   bool resolvable = false;
   bool resolve6(const wire::Ipv6Addr& ip, wire::MacAddr* mac) override {
