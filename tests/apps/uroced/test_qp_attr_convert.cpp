@@ -202,6 +202,20 @@ TEST(AvFromIbv_Rules, Einval) {
   EXPECT_EQ(av_from_ibv(av_to6("2001:db8::2", 2), kPfc, no_global, &av), EINVAL);
 }
 
+TEST(AvFromIbv_Group, AnAhMayNameAMulticastGroupAQpMayNot) {
+  transport::PathAddr av;
+  ASSERT_EQ(av_from_ibv(av_to(239, 1, 2, 3), kPfc, kGids, &av, /*group=*/true), 0);
+  EXPECT_FALSE(av.ipv6);
+  EXPECT_EQ(av.dip, (wire::Ipv4Addr{0xef010203}));
+  ASSERT_EQ(av_from_ibv(av_to6("ff0e::5", 0), kPfc, kGids, &av, /*group=*/true), 0);
+  EXPECT_TRUE(av.ipv6);
+  EXPECT_EQ(av.route6.dst, *wire::Ipv6Addr::parse("ff0e::5"));
+  // Still refused with `group`: broadcast, 0.0.0.0, ::.
+  EXPECT_EQ(av_from_ibv(av_to(255, 255, 255, 255), kPfc, kGids, &av, true), EINVAL);
+  EXPECT_EQ(av_from_ibv(av_to(0, 0, 0, 0), kPfc, kGids, &av, true), EINVAL);
+  EXPECT_EQ(av_from_ibv(av_to6("::", 0), kPfc, kGids, &av, true), EINVAL);
+}
+
 TEST(IbvFromQuery, ShowsTheAv) {
   engine::QpQuery q;
   q.state = transport::QpState::kRts;

@@ -40,6 +40,17 @@ TEST(Ipv4Addr_Parse, RejectsMalformed) {
   EXPECT_FALSE(Ipv4Addr::parse(" 1.2.3.4").has_value());
 }
 
+TEST(Ipv4Addr_MulticastMac, LowTwentyThreeBitsUnder01_00_5e) {
+  const Ipv4Addr g = *Ipv4Addr::parse("239.129.2.3");
+  EXPECT_TRUE(g.is_multicast());
+  // 239.129.2.3 and 239.1.2.3 share a MAC: the top bit of the second octet goes.
+  EXPECT_EQ(g.multicast_mac(), *MacAddr::parse("01:00:5e:01:02:03"));
+  EXPECT_EQ(Ipv4Addr::parse("224.0.0.251")->multicast_mac(), *MacAddr::parse("01:00:5e:00:00:fb"));
+  EXPECT_TRUE(Ipv4Addr::parse("224.0.0.0")->is_multicast());
+  EXPECT_FALSE(Ipv4Addr::parse("223.255.255.255")->is_multicast());
+  EXPECT_FALSE(Ipv4Addr::parse("240.0.0.1")->is_multicast());
+}
+
 TEST(Ipv6Addr_Parse, TextFormsRoundTrip) {
   const auto a = Ipv6Addr::parse("fe80:0000:0000:0000:5054:00ff:fe12:3456");
   ASSERT_TRUE(a.has_value());
