@@ -21,6 +21,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "datapath/port/gid_table.h"
 #include "datapath/wire/addr.h"
 
 namespace uroce::engine {
@@ -32,8 +33,8 @@ inline constexpr std::uint32_t kMaxTotalMcastQpAttach = kMaxMcastGroups * kMaxMc
 // True for a GID that names a multicast group (see above).
 inline bool is_mcast_gid(const wire::Ipv6Addr& gid) {
   if (gid.is_multicast()) return true;
-  if (!gid.is_ipv4_mapped()) return false;
-  return (gid.b[12] >> 4) == 0xe;
+  const auto v4 = port::Gid::from_ipv6(gid).ipv4();
+  return v4 && v4->is_multicast();
 }
 
 class McastTable {
@@ -47,14 +48,12 @@ class McastTable {
     if (it == groups_.end()) {
       if (groups_.size() >= kMaxMcastGroups) return ENOMEM;
       groups_.emplace(gid, std::vector<std::uint32_t>{qpn});
-      ++attached_;
       return 0;
     }
     std::vector<std::uint32_t>& qps = it->second;
     if (std::find(qps.begin(), qps.end(), qpn) != qps.end()) return EEXIST;
     if (qps.size() >= kMaxMcastQpAttach) return ENOMEM;
     qps.push_back(qpn);
-    ++attached_;
     return 0;
   }
 
@@ -67,7 +66,6 @@ class McastTable {
     const auto q = std::find(qps.begin(), qps.end(), qpn);
     if (q == qps.end()) return EINVAL;
     qps.erase(q);
-    --attached_;
     if (qps.empty()) groups_.erase(it);
     return 0;
   }
@@ -77,10 +75,7 @@ class McastTable {
     for (auto it = groups_.begin(); it != groups_.end();) {
       std::vector<std::uint32_t>& qps = it->second;
       const auto q = std::find(qps.begin(), qps.end(), qpn);
-      if (q != qps.end()) {
-        qps.erase(q);
-        --attached_;
-      }
+      if (q != qps.end()) qps.erase(q);
       it = qps.empty() ? groups_.erase(it) : std::next(it);
     }
   }
@@ -94,7 +89,12 @@ class McastTable {
 
   bool empty() const { return groups_.empty(); }
   std::size_t groups() const { return groups_.size(); }
-  std::size_t attached() const { return attached_; }
+  // QPs attached, summed over the groups (control path).
+  std::size_t attached() const {
+    std::size_t n = 0;
+    for (const auto& [gid, qps] : groups_) n += qps.size();
+    return n;
+  }
 
  private:
   struct GidHash {
@@ -106,7 +106,6 @@ class McastTable {
     }
   };
   std::unordered_map<wire::Ipv6Addr, std::vector<std::uint32_t>, GidHash> groups_;
-  std::size_t attached_ = 0;
 };
 
 }  // namespace uroce::engine

@@ -49,10 +49,7 @@ void Vnic<PortIo, Sched>::mcast_rx(TimeNs now, std::size_t frame_bytes) {
     mac = gid.multicast_mac();
   } else {
     const wire::Ipv4Addr ip = pkt_.ip.dst();
-    gid = wire::Ipv6Addr{{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff,
-                          static_cast<std::uint8_t>(ip.v >> 24),
-                          static_cast<std::uint8_t>(ip.v >> 16),
-                          static_cast<std::uint8_t>(ip.v >> 8), static_cast<std::uint8_t>(ip.v)}};
+    gid = port::Gid::ipv4_mapped(ip).ipv6();
     mac = ip.multicast_mac();
   }
   if (!is_mcast_gid(gid) || !(pkt_.eth.dst() == mac) || pkt_.bth.dest_qp() != wire::kMulticastQpn ||
