@@ -301,7 +301,9 @@ void ClientSession::refresh_summary() {
   for (const auto& [k, v] : cqs_) s.cqs.push_back(k);
   for (const auto& [k, v] : srqs_) s.srqs.push_back(k);
   for (const auto& [k, v] : ahs_) s.ahs.push_back(k);
-  for (const auto& [k, v] : qps_) s.qps.emplace_back(k, v.qpn);
+  for (const auto& [k, v] : qps_) {
+    s.qps.push_back({k, v.qpn, static_cast<std::uint32_t>(v.mcast.size())});
+  }
   s.used = used_;
   s.requests = requests_;
   s.bad_requests = bad_requests_;

@@ -98,13 +98,20 @@ struct SessionEnv {
 
 inline constexpr std::uint32_t kBadInputLogBurst = 5;
 
+// A QP of a client, as `uroce-ctl clients` shows it.
+struct ClientQp {
+  std::uint32_t handle = 0;
+  std::uint32_t qpn = 0;
+  std::uint32_t mcast_groups = 0;  // the groups it is attached to (session_mcast.cpp)
+};
+
 // A client as `uroce-ctl clients` shows it.
 struct ClientSummary {
   std::uint32_t id = 0;
   ctl::PeerCred cred{};
   std::string device;  // "" before Hello
   std::vector<std::uint32_t> pds, mrs, channels, cqs, srqs, ahs;
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> qps;  // handle, QPN
+  std::vector<ClientQp> qps;
   std::uint64_t requests = 0;
   std::uint64_t bad_requests = 0;
   Usage used;  // what it holds against its limits
@@ -270,6 +277,11 @@ class ClientSession {
   // The MAC of the path's IPv4 (ARP) or IPv6 (neighbour discovery)
   // destination, waiting up to env_.resolve.timeout; EHOSTUNREACH.
   int resolve_mac(const transport::PathAddr& av, wire::MacAddr* mac);
+  // Sleeps until `done()` is true or kSendDrainWait has passed (the sends
+  // a destroyed AH or UD QP still owes: session_queues.cpp). The client's
+  // own thread; the engine goes on sending meanwhile.
+  static constexpr TimeNs kSendDrainWait = 100'000'000;
+  void wait_sends(const std::function<bool()>& done);
   // Destroy one object in the engine and drop its memory; when the engine
   // refuses, the memory is kept mapped for the rest of the process (an MR's
   // through keep_mapped, a ring's by never giving its extent back and

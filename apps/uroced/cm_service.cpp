@@ -214,6 +214,13 @@ int CmService::start_resolve(Id& id, std::uint32_t src, std::uint32_t dst, std::
   id.dst_ip = dst;
   id.dst_port = dst_port;
   id.local_psn = next_psn();
+  // A multicast group (mckey resolves one before it joins) needs no ARP:
+  // its MAC is mapped from the address (docs/multicast.md).
+  if (wire::Ipv4Addr{dst}.is_multicast()) {
+    id.addr_resolved = true;
+    queue_event(id.handle, id.handle, kEvAddrResolved, 0);
+    return 0;
+  }
   resolving_.push_back(PendingResolve{id.handle, now + kArpWait});
   return 0;
 }
@@ -230,8 +237,6 @@ void CmService::queue_event(std::uint32_t id, std::uint32_t counted, std::uint32
                             int status, const rdma_ucm_event_resp* param) {
   auto it = ids_.find(id);
   if (it == ids_.end()) return;
-  auto f = files_.find(it->second.file);
-  if (f == files_.end()) return;
   QueuedEvent q;
   if (param != nullptr) q.resp = *param;
   q.id = id;
@@ -241,6 +246,12 @@ void CmService::queue_event(std::uint32_t id, std::uint32_t counted, std::uint32
   q.resp.uid = c != ids_.end() ? c->second.uid : 0;
   q.resp.event = event;
   q.resp.status = static_cast<std::uint32_t>(status);
+  push_event(it->second.file, q);
+}
+
+void CmService::push_event(std::uint32_t file, const QueuedEvent& q) {
+  auto f = files_.find(file);
+  if (f == files_.end()) return;
   f->second.events.push_back(q);
   ++ctr_.events;
   const char b = 1;
@@ -420,6 +431,14 @@ void CmService::destroy_id(Id& id, TimeNs now) {
   }
   if (id.listening) (void)machine_.unlisten(id.src_ip, id.src_port, proto_of(id));
   if (id.bound && !id.connected) bound_.erase({id.src_ip, id.src_port});
+  for (auto m = mcs_.begin(); m != mcs_.end();) {
+    if (m->second.id == id.handle) {
+      drop_mc(m->second);
+      m = mcs_.erase(m);
+    } else {
+      ++m;
+    }
+  }
   auto f = files_.find(id.file);
   if (f != files_.end()) {
     auto& q = f->second.events;

@@ -132,7 +132,17 @@ class CmService {
   struct QueuedEvent {
     std::uint32_t id = 0;       // the id the event is about
     std::uint32_t counted = 0;  // the id whose events_reported it raises
+    std::uint32_t mc = 0;       // and the multicast join's, for its events
     rdma_ucm_event_resp resp{};
+  };
+  // A multicast join of an id (ucma_mcast.cpp): its own handle, as the
+  // kernel's ucma gives one, and the application's context (uid).
+  struct Mc {
+    std::uint32_t handle = 0;
+    std::uint32_t id = 0;
+    std::uint64_t uid = 0;
+    std::uint32_t group_ip = 0;
+    std::uint32_t events_reported = 0;
   };
   struct File {
     std::uint32_t token = 0;
@@ -169,6 +179,15 @@ class CmService {
   int on_migrate_id(File& f, std::uint32_t from_file, const std::uint8_t* b,
                     ctl::CmCommandRep* rep);
 
+  // ucma_mcast.cpp: JOIN_IP_MCAST, JOIN_MCAST, LEAVE_MCAST (mu_ held).
+  int on_join_ip_mcast(const std::uint8_t* b, ctl::CmCommandRep* rep);
+  int on_join_mcast(const std::uint8_t* b, ctl::CmCommandRep* rep);
+  int on_leave_mcast(const std::uint8_t* b, ctl::CmCommandRep* rep);
+  int join(Id& id, const void* addr, std::uint64_t uid, std::uint64_t response,
+           ctl::CmCommandRep* rep);
+  // Forgets join `mc` and the events of it still queued.
+  void drop_mc(const Mc& mc);
+
   // cm_service.cpp
   // An id of the file whose command is being served (cur_file_): the ids
   // of other files (other processes) are ENOENT, as never issued.
@@ -182,6 +201,8 @@ class CmService {
   std::uint32_t next_psn();
   void queue_event(std::uint32_t id, std::uint32_t counted, std::uint32_t event, int status,
                    const rdma_ucm_event_resp* param = nullptr);
+  // Queues `q` for `file` and writes its wake-up byte.
+  void push_event(std::uint32_t file, const QueuedEvent& q);
   void on_cm_events(TimeNs now);
   void flush_mads(TimeNs now);
   void destroy_id(Id& id, TimeNs now);
@@ -200,6 +221,7 @@ class CmService {
   cm::Output out_;
   std::map<std::uint32_t, File> files_;
   std::map<std::uint32_t, Id> ids_;
+  std::map<std::uint32_t, Mc> mcs_;
   std::unordered_map<cm::ConnId, std::uint32_t> conn_ids_;
   std::set<std::pair<std::uint32_t, std::uint16_t>> bound_;
   std::vector<PendingResolve> resolving_;
@@ -235,6 +257,7 @@ enum UcmaEvent : std::uint32_t {
   kEvRejected = 8,
   kEvEstablished = 9,
   kEvDisconnected = 10,
+  kEvMulticastJoin = 12,
 };
 
 }  // namespace uroce::daemon

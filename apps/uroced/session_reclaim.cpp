@@ -119,7 +119,8 @@ void ClientSession::reclaim() {
   for (auto& [h, c] : cqs_) destroy_cq_obj(h, c);
   cqs_.clear();
   for (auto& [h, a] : ahs_) {
-    const int rc = shard_->destroy_ah(h);
+    // Its QPs are gone: nothing can still name the AH.
+    const int rc = shard_->destroy_ah(h, true);
     if (rc != 0 && rc != ENOENT) {
       spdlog::error("client {}: engine refused to destroy AH {} ({})", id_, h, std::strerror(rc));
     }

@@ -268,7 +268,9 @@ json client_json(const ClientSummary& c, const engine::QpEngineCounters* qp_engi
   o["srqs"] = c.srqs;
   o["ahs"] = c.ahs;
   json qps = json::array();
-  for (const auto& [h, qpn] : c.qps) qps.push_back({{"handle", h}, {"qpn", qpn}});
+  for (const ClientQp& q : c.qps) {
+    qps.push_back({{"handle", q.handle}, {"qpn", q.qpn}, {"mcast_groups", q.mcast_groups}});
+  }
   o["qps"] = qps;
   j["objects"] = o;
   return j;

@@ -12,27 +12,14 @@
 #include <cstring>
 
 #include "apps/uroced/cm_service.h"
+#include "apps/uroced/ucma_body.h"
 
 namespace uroce::daemon {
 namespace {
 
-template <class T>
-T body_as(const std::uint8_t* b) {
-  T t;
-  std::memcpy(&t, b, sizeof(T));
-  return t;
-}
-
-// An IPv4 address and port from a sockaddr the application passed (IPv4
-// only: uroce's RoCEv2 runs over IPv4). False for another family.
-bool ipv4_of(const void* sa, std::uint32_t* ip, std::uint16_t* port) {
-  sockaddr_in in;
-  std::memcpy(&in, sa, sizeof(in));
-  if (in.sin_family != AF_INET) return false;
-  *ip = ntohl(in.sin_addr.s_addr);
-  *port = ntohs(in.sin_port);
-  return true;
-}
+using ucma::body_as;
+using ucma::ipv4_of;
+using ucma::respond;
 
 void put_sockaddr(sockaddr_in6* dst, std::uint32_t ip, std::uint16_t port) {
   sockaddr_in in{};
@@ -41,14 +28,6 @@ void put_sockaddr(sockaddr_in6* dst, std::uint32_t ip, std::uint16_t port) {
   in.sin_port = htons(port);
   std::memset(dst, 0, sizeof(*dst));
   std::memcpy(dst, &in, sizeof(in));
-}
-
-template <class T>
-void respond(ctl::CmCommandRep* rep, std::uint64_t addr, std::uint16_t out, const T& v) {
-  static_assert(sizeof(T) <= ctl::kUcmaMaxResponse);
-  rep->response_addr = addr;
-  rep->resp_len = out < sizeof(T) ? out : sizeof(T);
-  std::memcpy(rep->resp, &v, sizeof(T));
 }
 
 constexpr std::uint8_t kMinRnrTimer = 12;  // 0.64 ms
@@ -118,8 +97,11 @@ int CmService::dispatch(File& f, const ctl::CmCommandReq& req, ctl::CmCommandRep
     case RDMA_USER_CM_CMD_GET_EVENT: return on_get_event(f, b, rep);
     case RDMA_USER_CM_CMD_SET_OPTION: return on_set_option(b);
     case RDMA_USER_CM_CMD_MIGRATE_ID: return on_migrate_id(f, req.migrate_file, b, rep);
+    case RDMA_USER_CM_CMD_JOIN_IP_MCAST: return on_join_ip_mcast(b, rep);
+    case RDMA_USER_CM_CMD_JOIN_MCAST: return on_join_mcast(b, rep);
+    case RDMA_USER_CM_CMD_LEAVE_MCAST: return on_leave_mcast(b, rep);
     default:
-      // QUERY (AF_IB only), NOTIFY and multicast: not served (docs/cm.md).
+      // QUERY (AF_IB only) and NOTIFY: not served (docs/cm.md).
       return ENOSYS;
   }
 }
@@ -383,6 +365,10 @@ int CmService::on_get_event(File& f, const std::uint8_t* b, ctl::CmCommandRep* r
   f.events.pop_front();
   auto it = ids_.find(e.counted);
   if (it != ids_.end()) ++it->second.events_reported;
+  if (e.mc != 0) {
+    auto m = mcs_.find(e.mc);
+    if (m != mcs_.end()) ++m->second.events_reported;
+  }
   respond(rep, c.response, 0xffff, e.resp);
   return 0;
 }

@@ -113,8 +113,11 @@ class VnicDevice final : public PortedDevice {
   int create_ah(const engine::AhCreate& a) override {
     return on_engine([&] { return vnic_.create_ah(a); });
   }
-  int destroy_ah(engine::ObjId id) override {
-    return on_engine([&] { return vnic_.destroy_ah(id); });
+  int destroy_ah(engine::ObjId id, bool force) override {
+    return on_engine([&] { return vnic_.destroy_ah(id, force); });
+  }
+  bool ud_sends_queued(engine::ObjId qp) override {
+    return on_engine([&] { return vnic_.ud_sends_queued(qp); });
   }
   int attach_mcast(engine::ObjId qp, const wire::Ipv6Addr& gid) override {
     return on_engine([&] { return vnic_.attach_mcast(qp, gid); });

@@ -212,6 +212,22 @@ uroce_wait_cm_listen() {
   return 1
 }
 
+# True once a client of the uroced of run dir RUN has a QP attached to a
+# multicast group (uroce-ctl clients: objects.qps[].mcast_groups), false
+# after SECS or once process PID is gone. A multicast sender started before
+# the receiver's QP joins would send to nobody.
+uroce_wait_mcast_join() {
+  local run=$1 secs=$2 pid=${3:-}
+  local deadline=$((SECONDS + secs))
+  while [ $SECONDS -lt "$deadline" ]; do
+    grep -q '"mcast_groups":[1-9]' <<<"$("$UROCE_CTL" --run-dir "$run" --json clients 2>/dev/null)" &&
+      return 0
+    if [ -n "$pid" ] && ! uroce_running "$pid"; then return 1; fi
+    sleep 0.1
+  done
+  return 1
+}
+
 # uroce_cm_resolve RUN IP SECS: makes rdma_cm's address resolution toward
 # IP (through the uroced of run dir RUN) done before the programs under
 # test need it: they give rdma_resolve_addr 2 s (rping, perftest -R), and

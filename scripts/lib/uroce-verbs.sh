@@ -29,7 +29,8 @@ UROCE_SRV_CMD='' UROCE_CLI_CMD=''
 
 # Runs the server, waits until it listens on TCP PORT (the programs'
 # out-of-band exchange) or, with PORT "cm:RUN_DIR", until the uroced of
-# RUN_DIR has an rdma_cm listener, then runs the client. Each has TIMEOUT seconds; a
+# RUN_DIR has an rdma_cm listener, or with "mcast:RUN_DIR" until a QP of
+# it is in a multicast group, then runs the client. Each has TIMEOUT seconds; a
 # server still running a few seconds after its client ended is stopped.
 # SERVER_NS/CLIENT_NS: network namespace or "-". True when both exit 0.
 uroce_pair() {
@@ -63,6 +64,9 @@ uroce_pair() {
   if [[ $port == cm:* ]]; then
     what="rdma_cm (uroced ${port#cm:})"
     uroce_wait_cm_listen "${port#cm:}" 20 "$spid" && listening=1
+  elif [[ $port == mcast:* ]]; then
+    what="a multicast group (uroced ${port#mcast:})"
+    uroce_wait_mcast_join "${port#mcast:}" 20 "$spid" && listening=1
   else
     uroce_wait_listen "$sns" "$port" 20 "$spid" && listening=1
   fi
@@ -207,7 +211,7 @@ uroce_verdict() {
       echo "--- uroce-ctl counters of $name"
       # Bounded: a daemon that stopped accepting must not hang the report.
       timeout 10 "$UROCE_CTL" --run-dir "${UROCE_DAEMON_RUN[$name]}" counters 2>&1 |
-        sed -n 1,60p | sed 's/^/    /'
+        sed -n 1,200p | sed 's/^/    /'
     fi
   done
   return 0

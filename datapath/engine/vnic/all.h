@@ -3,6 +3,7 @@
 // testbed/engine_vnic.cpp).
 #pragma once
 
+#include "datapath/engine/vnic/ah.h"
 #include "datapath/engine/vnic/dc.h"
 #include "datapath/engine/vnic/doorbells.h"
 #include "datapath/engine/vnic/entries.h"

@@ -113,30 +113,6 @@ inline std::uint32_t Vnic<PortIo, Sched>::visit_qp_rings(QpEntry& e, std::uint8_
   return work;
 }
 
-// The AH a UD WQE or a DCI's WQE names, checked against the QP's client and
-// PD; its address fills the WR's UdDest (a DCI's target).
-template <class PortIo, sched::TxScheduler Sched>
-transport::WcStatus Vnic<PortIo, Sched>::resolve_ah(const QpEntry& e, std::uint32_t ah_num,
-                                                    transport::UdDest* d) {
-  const AhEntry* a = ahs_.find(ah_num);
-  if (a == nullptr) {
-    ++ctr_.ah_missing;
-    return transport::WcStatus::kLocQpOpErr;
-  }
-  if (a->client != e.client || a->pd != e.pd) {
-    ++ctr_.ah_foreign;
-    return transport::WcStatus::kLocQpOpErr;
-  }
-  d->dmac = a->dmac;
-  d->dip = a->dip;
-  d->dscp = a->dscp;
-  d->ttl = a->ttl;
-  d->ipv6 = a->ipv6;
-  d->global_src = a->global_src;
-  d->dip6 = a->dip6;
-  return transport::WcStatus::kSuccess;
-}
-
 // *more: the ring still holds WQEs this state takes, or an error completion
 // is still owed (WQEs that wait for RTS are looked at again by the modify).
 template <class PortIo, sched::TxScheduler Sched>

@@ -536,6 +536,16 @@ int Vnic<PortIo, Sched>::query_qp(ObjId id, QpQuery* out) {
 }
 
 template <class PortIo, sched::TxScheduler Sched>
+bool Vnic<PortIo, Sched>::ud_sends_queued(ObjId id) {
+  assert(owner_.here());
+  QpEntry* e = find_qp(id);
+  if (e == nullptr || e->type() != transport::QpType::kUd) return false;
+  const transport::QpState st = qp_state(*e);
+  if (st != transport::QpState::kRts && st != transport::QpState::kSqd) return false;
+  return e->sq.ready() != 0 || visit(*e, [](auto& q) { return q.send_queue_depth(); }) != 0;
+}
+
+template <class PortIo, sched::TxScheduler Sched>
 int Vnic<PortIo, Sched>::destroy_qp(ObjId id) {
   assert(owner_.here());
   auto it = qp_ids_.find(id);
@@ -619,23 +629,6 @@ std::uint32_t Vnic<PortIo, Sched>::alloc_mw(transport::PdHandle pd, transport::M
     return 0;
   }
   return mrs_.alloc_mw(pd, type, err);
-}
-
-template <class PortIo, sched::TxScheduler Sched>
-int Vnic<PortIo, Sched>::create_ah(const AhCreate& a) {
-  assert(owner_.here());
-  AhEntry e;
-  e.id = a.id;
-  e.client = a.client;
-  e.pd = a.pd;
-  e.dmac = a.dmac;
-  e.dip = a.dip;
-  e.dscp = a.dscp;
-  e.ttl = a.ttl;
-  e.ipv6 = a.ipv6;
-  e.global_src = a.global_src;
-  e.dip6 = a.dip6;
-  return ahs_.insert(e);
 }
 
 template <class PortIo, sched::TxScheduler Sched>

@@ -601,7 +601,7 @@ TEST(StatusJson_Clients, ObjectsByKind) {
   c.cred = {123, 1000, 1000};
   c.device = "uroce0";
   c.pds = {10};
-  c.qps = {{12, 0x44}};
+  c.qps = {{12, 0x44, 2}};
   c.bad_requests = 2;
   const std::vector<ClientSummary> clients{c};
   const json j =
@@ -612,6 +612,7 @@ TEST(StatusJson_Clients, ObjectsByKind) {
   EXPECT_EQ(cl["uid"], 1000);
   EXPECT_EQ(cl["objects"]["pds"], std::vector<int>{10});
   EXPECT_EQ(cl["objects"]["qps"][0]["qpn"], 0x44);
+  EXPECT_EQ(cl["objects"]["qps"][0]["mcast_groups"], 2);
   EXPECT_EQ(cl["bad_requests"], 2);
 }
 

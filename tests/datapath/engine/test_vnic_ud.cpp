@@ -113,6 +113,57 @@ TEST_F(UdPair, DestroyAh_LaterSendsFail) {
   EXPECT_EQ(st(s[0]), WcStatus::kLocQpOpErr);
 }
 
+// Sends posted against an AH are sent although the AH is destroyed before
+// the engine took them from the ring: destroy_ah takes them first.
+TEST_F(UdPair, DestroyAh_SendsPostedBeforeAreSent) {
+  ASSERT_EQ(a.vnic.create_ah(ah(5, Host::kClient, Host::kPd)), 0);
+  for (std::uint64_t i = 0; i < 3; ++i) {
+    bqp->post_recv(10 + i, {b.sge(static_cast<std::uint32_t>(i) * 64, 40 + 8)});
+    aqp->post_send(ud_wqe(i, 5), {a.sge(0, 8)});
+  }
+  EXPECT_TRUE(a.vnic.ud_sends_queued(20));
+  ASSERT_EQ(a.vnic.destroy_ah(5), 0);
+  EXPECT_EQ(a.vnic.ah_count(), 0u);
+  EXPECT_TRUE(a.vnic.ud_sends_queued(20));  // taken, not yet on the wire
+  run(10);
+  EXPECT_FALSE(a.vnic.ud_sends_queued(20));
+  const auto s = acq->poll();
+  ASSERT_EQ(s.size(), 3u);
+  for (const auto& c : s) EXPECT_EQ(st(c), WcStatus::kSuccess);
+  EXPECT_EQ(bcq->poll().size(), 3u);
+  EXPECT_EQ(a.vnic.counters().ah_missing, 0u);
+}
+
+// A QP that cannot take its sends yet (not in RTS) keeps the AH: EBUSY;
+// forced, the AH goes and those sends complete in error once they are taken.
+TEST_F(UdPair, DestroyAh_BusyWhileAQpCannotTakeItsSends) {
+  ASSERT_EQ(a.vnic.create_ah(ah(5, Host::kClient, Host::kPd)), 0);
+  auto q = a.make_qp(21, QpType::kUd, 1, 1);  // RESET: its WQEs wait
+  q->post_send(ud_wqe(7, 5), {a.sge(0, 8)});
+  run(2);
+  EXPECT_FALSE(a.vnic.ud_sends_queued(21));  // not in RTS: nothing will go
+  EXPECT_EQ(a.vnic.destroy_ah(5), EBUSY);
+  EXPECT_EQ(a.vnic.ah_count(), 1u);
+  EXPECT_EQ(a.vnic.destroy_ah(5, true), 0);
+  EXPECT_EQ(a.vnic.ah_count(), 0u);
+  a.ud_up(21, kQkey);
+  run(5);
+  const auto s = acq->poll();
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s[0].wr_id, 7u);
+  EXPECT_EQ(st(s[0]), WcStatus::kLocQpOpErr);
+  EXPECT_EQ(a.vnic.counters().ah_missing, 1u);
+}
+
+// Only UD QPs in RTS or SQD have sends to wait for.
+TEST_F(UdPair, UdSendsQueued_OnlyUdQpsThatSend) {
+  EXPECT_FALSE(a.vnic.ud_sends_queued(20));  // nothing posted
+  EXPECT_FALSE(a.vnic.ud_sends_queued(99));  // no such QP
+  auto rc = a.make_qp(22, QpType::kRc, 1, 1);
+  rc->post_send(wqe(1, IBV_WR_SEND), {a.sge(0, 8)});
+  EXPECT_FALSE(a.vnic.ud_sends_queued(22));
+}
+
 TEST_F(UdPair, QueryQp_ReportsModifiedValues) {
   QpQuery q;
   ASSERT_EQ(a.vnic.query_qp(20, &q), 0);

@@ -3,13 +3,14 @@
 # net_ring pair, unmodified librdmacm programs connecting with IBTA CM MADs
 # over QP1 (docs/cm.md): rping with data verification, ib_send_lat -R,
 # ib_write_bw -R, ib_atomic_bw -R (the QPs get remote atomic access from the
-# CM, as Linux's gives it), rdma_server/rdma_client, udaddy (SIDR); a connect to a
-# port nobody listens on (REJ); a listener killed with SIGKILL (its ids
-# reclaimed, its port free again).
+# CM, as Linux's gives it), rdma_server/rdma_client, udaddy (SIDR), mckey
+# (UD multicast joined through the CM); a connect to a port nobody listens
+# on (REJ); a listener killed with SIGKILL (its ids reclaimed, its port
+# free again).
 #
 #   ring_rdma_cm.sh BUILD_DIR
 source "$(dirname "$0")/common.sh"
-verbs_test_init vring_cm "$1" rping ib_send_lat ib_write_bw ib_atomic_bw rdma_server rdma_client udaddy
+verbs_test_init vring_cm "$1" rping ib_send_lat ib_write_bw ib_atomic_bw rdma_server rdma_client udaddy mckey
 
 IP0=10.203.0.1
 IP1=10.203.0.2
@@ -94,6 +95,35 @@ if [ "$st" -eq 0 ]; then
   done
 fi
 uroce_verdict "udaddy -C 50 uroce0 -> uroce1 (SIDR, UD both ways)" "$st"
+
+# ---- mckey: UD multicast joined through rdma_cm ---------------------------
+# The receiver joins 239.203.0.1 on uroce1; the sender, once the receiver's
+# QP is in the group, joins on uroce0 and sends to it (docs/multicast.md).
+rx_mcast() {  # the devices' rx_mcast, summed
+  "$UROCE_CTL" --run-dir "$RUN" --json counters | grep -o '"rx_mcast":[0-9]*' |
+    awk -F: '{ s += $2 } END { print s + 0 }'
+}
+mckey_pair() {  # LABEL MESSAGES SIZE SENDER-OPTIONS...
+  local label=$1 n=$2 size=$3 st=0 before after
+  shift 3
+  before=$(rx_mcast)
+  uroce_pair "$label" 30 "mcast:$RUN" - - -- \
+    "${R[@]}" mckey -m 239.203.0.1 -b $IP1 -C "$n" -S "$size" ::: \
+    "${R[@]}" mckey -m 239.203.0.1 -b $IP0 -s -C "$n" -S "$size" "$@" || st=1
+  if [ "$st" -eq 0 ]; then
+    for f in "$UROCE_SRV_OUT" "$UROCE_CLI_OUT"; do
+      grep -qx 'return status 0' "$f" || { UROCE_WHY="no 'return status 0' in ${f##*/}"; st=1; }
+    done
+    grep -qx 'mckey: joined dgid: ::ffff:239.203.0.1 mlid 0x0 sl 0' "$UROCE_SRV_OUT" ||
+      { UROCE_WHY="the receiver did not print the group's GID"; st=1; }
+    after=$(rx_mcast)
+    [ "$((after - before))" -eq "$n" ] ||
+      { UROCE_WHY="rx_mcast rose by $((after - before)), expected $n"; st=1; }
+  fi
+  uroce_verdict "$label" "$st"
+}
+mckey_pair "mckey uroce0 -> group 239.203.0.1 <- uroce1 (10 datagrams)" 10 100
+mckey_pair "mckey -C 100 -S 1024, the sender a send-only member (-o)" 100 1024 -o
 
 # ---- a port nobody listens on: REJ (invalid Service ID) --------------------
 uroce_no_pair

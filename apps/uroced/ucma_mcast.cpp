@@ -1,0 +1,107 @@
+// rdma_cm multicast (docs/multicast.md): JOIN_IP_MCAST, JOIN_MCAST and
+// LEAVE_MCAST, as the kernel's cma serves them on a RoCE device.
+//
+// A join of an IPv4 group (224.0.0.0/4) by a UD id bound to a device gets a
+// handle of its own and, at once, a MULTICAST_JOIN event whose UD
+// parameters address the group: QPN 0xFFFFFF, the id's Q_Key (RDMA_PS_UDP:
+// 0x01234567) and an AH to the group's GID (::ffff:group, our RoCEv2 GID as
+// source, hop limit 64). librdmacm then attaches the id's QP to the group
+// itself (ibv_attach_mcast) and detaches it on leave; nothing is sent on
+// the wire (no IGMP, as rxe). A leave answers how many events of the join
+// were reported; destroying the id leaves its groups.
+#include <arpa/inet.h>
+#include <rdma/rdma_user_cm.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "apps/uroced/cm_service.h"
+#include "apps/uroced/ucma_body.h"
+#include "datapath/cm/types.h"
+
+namespace uroce::daemon {
+
+int CmService::on_join_ip_mcast(const std::uint8_t* b, ctl::CmCommandRep* rep) {
+  const auto c = ucma::body_as<rdma_ucm_join_ip_mcast>(b);
+  Id* id = find_id(c.id);
+  if (id == nullptr) return ENOENT;
+  return join(*id, &c.addr, c.uid, c.response, rep);
+}
+
+int CmService::on_join_mcast(const std::uint8_t* b, ctl::CmCommandRep* rep) {
+  const auto c = ucma::body_as<rdma_ucm_join_mcast>(b);
+  if (c.join_flags != RDMA_MC_JOIN_FLAG_FULLMEMBER &&
+      c.join_flags != RDMA_MC_JOIN_FLAG_SENDONLY_FULLMEMBER) {
+    return EINVAL;
+  }
+  Id* id = find_id(c.id);
+  if (id == nullptr) return ENOENT;
+  sockaddr_in in;
+  std::memcpy(&in, &c.addr, sizeof(in));
+  if (in.sin_family == AF_INET && c.addr_size != sizeof(sockaddr_in)) return EINVAL;
+  return join(*id, &c.addr, c.uid, c.response, rep);
+}
+
+int CmService::join(Id& id, const void* addr, std::uint64_t uid, std::uint64_t response,
+                    ctl::CmCommandRep* rep) {
+  std::uint32_t group = 0;
+  std::uint16_t port = 0;
+  if (!ucma::ipv4_of(addr, &group, &port)) return EAFNOSUPPORT;
+  if (!wire::Ipv4Addr{group}.is_multicast()) return EINVAL;
+  // The group is joined on the id's device: bound to it, or resolved
+  // through it (mckey resolves the group from its source address first).
+  if (id.dev < 0 || id.qp_type != IBV_QPT_UD) return EINVAL;
+  Mc& mc = mcs_[next_handle_];
+  mc.handle = next_handle_++;
+  mc.id = id.handle;
+  mc.uid = uid;
+  mc.group_ip = group;
+  rdma_ucm_create_id_resp r{};
+  r.id = mc.handle;
+  ucma::respond(rep, response, 0xffff, r);
+
+  QueuedEvent q;
+  q.id = id.handle;
+  q.counted = id.handle;
+  q.mc = mc.handle;
+  q.resp.uid = mc.uid;
+  q.resp.id = mc.handle;
+  q.resp.event = kEvMulticastJoin;
+  rdma_ucm_ud_param& p = q.resp.param.ud;
+  p.qp_num = wire::kMulticastQpn;
+  p.qkey = id.local.qkey != 0 ? id.local.qkey : kUdpQkey;
+  const auto dgid = cm::ipv4_gid(group);
+  std::memcpy(p.ah_attr.grh.dgid, dgid.data(), 16);
+  p.ah_attr.grh.sgid_index = 1;  // ::ffff:IPv4, the RoCEv2 GID
+  p.ah_attr.grh.hop_limit = 64;
+  p.ah_attr.is_global = 1;
+  p.ah_attr.port_num = 1;
+  push_event(id.file, q);
+  return 0;
+}
+
+int CmService::on_leave_mcast(const std::uint8_t* b, ctl::CmCommandRep* rep) {
+  const auto c = ucma::body_as<rdma_ucm_destroy_id>(b);
+  auto it = mcs_.find(c.id);
+  if (it == mcs_.end() || find_id(it->second.id) == nullptr) return ENOENT;
+  rdma_ucm_destroy_id_resp r{};
+  r.events_reported = it->second.events_reported;
+  drop_mc(it->second);
+  mcs_.erase(it);
+  ucma::respond(rep, c.response, 0xffff, r);
+  return 0;
+}
+
+void CmService::drop_mc(const Mc& mc) {
+  auto id = ids_.find(mc.id);
+  if (id == ids_.end()) return;
+  auto f = files_.find(id->second.file);
+  if (f == files_.end()) return;
+  auto& q = f->second.events;
+  q.erase(std::remove_if(q.begin(), q.end(),
+                         [&](const QueuedEvent& e) { return e.mc == mc.handle; }),
+          q.end());
+}
+
+}  // namespace uroce::daemon
