@@ -63,10 +63,13 @@ PROGRAMS=(
   /usr/bin/ibv_devices /usr/bin/ibv_devinfo /usr/bin/ibv_rc_pingpong /usr/bin/ibv_ud_pingpong
   /usr/bin/ib_write_bw /usr/bin/ib_send_bw /usr/bin/ib_send_lat /usr/bin/ib_read_bw
   /usr/bin/ib_read_lat /usr/bin/ib_atomic_lat /usr/bin/ib_atomic_bw /usr/bin/rdma /usr/bin/rping
-  /usr/bin/udaddy
+  /usr/bin/udaddy /usr/bin/mckey /usr/bin/stdbuf
 )
+# stdbuf's preload (line-buffered output: the host reads a running guest
+# program's output, e.g. mckey's "joined" line).
+STDBUF_LIB=/usr/libexec/coreutils/libstdbuf.so
 PROVIDER=/usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav34.so
-for f in /bin/busybox "${PROGRAMS[@]}" "$PROVIDER" /sbin/ip; do
+for f in /bin/busybox "${PROGRAMS[@]}" "$PROVIDER" "$STDBUF_LIB" /sbin/ip; do
   if [ ! -e "$f" ]; then
     echo "build-guest: $f missing on the host (scripts/setup.sh installs it)" >&2
     exit 1
@@ -138,6 +141,7 @@ copy_with_libs() {
 }
 for p in "${PROGRAMS[@]}"; do copy_with_libs "$p"; done
 copy_with_libs "$PROVIDER"
+copy_with_libs "$STDBUF_LIB"
 # glibc dlopens libgcc_s for pthread_exit/cancellation (rping's threads).
 copy_with_libs /lib/x86_64-linux-gnu/libgcc_s.so.1
 # iproute2's ip, not busybox's (no "rdma"-era options there).

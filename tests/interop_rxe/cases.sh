@@ -22,7 +22,7 @@
 RXE_CASES=(
   rc_pingpong_64 rc_pingpong_4k rc_pingpong_64k ud_pingpong
   write_bw send_bw read_lat send_lat atomic_lat
-  rping_cm write_bw_cm udaddy_cm homa_probe
+  rping_cm write_bw_cm udaddy_cm mckey_cm homa_probe
   loss_rc_pingpong loss_write_bw
   emb_rc_pingpong emb_read_lat
 )
@@ -378,6 +378,69 @@ rxe_udaddy() {
   RXE_FIGURE="20 UD messages each way"
 }
 
+# mckey_cm DIR: mckey, rdma_cm multicast: the server side joins group
+# 239.203.1.1 and receives 20 datagrams the other side sends to the group
+# once the receiver's QP is in it (uroce: uroce-ctl clients; rxe: mckey's
+# "joined" line, printed after librdmacm attached the QP). Frames go one
+# way only (no CM MADs: a RoCE join sends none).
+rxe_mckey() {
+  local label=$1 dir=$2 group=239.203.1.1
+  local base=$UROCE_TMP/$label pid job
+  UROCE_SRV_OUT=$base.server.out UROCE_SRV_ERR=$base.server.err
+  UROCE_CLI_OUT=$base.client.out UROCE_CLI_ERR=$base.client.err
+  : >"$UROCE_SRV_ERR"
+  : >"$UROCE_CLI_ERR"
+  UROCE_SRV_RC=- UROCE_CLI_RC=- UROCE_WHY=
+  local run_dir=${UROCE_DAEMON_RUN[$RXE_CUR_DAEMON]}
+  local -a run=("$UROCE_RUN" --run-dir "$run_dir")
+  if [ "$dir" = uroce-srv ]; then
+    UROCE_SRV_CMD="(host) mckey -m $group -b $RXE_UROCE_IP -C 20"
+    UROCE_CLI_CMD="(guest) mckey -m $group -b $RXE_GUEST_IP -s -C 20"
+    uroce_bg pid --timeout 60 "$UROCE_SRV_OUT" "$UROCE_SRV_ERR" -- \
+      "${run[@]}" mckey -m $group -b "$RXE_UROCE_IP" -C 20
+    if ! uroce_wait_mcast_join "$run_dir" 20 "$pid"; then
+      uroce_kill_group KILL "$pid"
+      uroce_wait "$pid" UROCE_SRV_RC
+      UROCE_WHY="the uroce receiver never joined (exit status $UROCE_SRV_RC)"
+      return 1
+    fi
+    UROCE_CLI_RC=0
+    rxe_guest_exec "$RXE_GUEST_DIR" 60 "timeout 55 mckey -m $group -b $RXE_GUEST_IP -s -C 20" \
+      >"$UROCE_CLI_OUT" 2>&1 || UROCE_CLI_RC=$?
+    uroce_wait "$pid" UROCE_SRV_RC
+  else
+    UROCE_SRV_CMD="(guest) mckey -m $group -b $RXE_GUEST_IP -C 20"
+    UROCE_CLI_CMD="(host) mckey -m $group -b $RXE_UROCE_IP -s -C 20"
+    rxe_guest_bg job "$RXE_GUEST_DIR" "timeout 55 stdbuf -oL mckey -m $group -b $RXE_GUEST_IP -C 20"
+    local out=$RXE_GUEST_DIR/share/cmd/$job.out deadline=$((SECONDS + 30))
+    until grep -q '^mckey: joined' "$out" 2>/dev/null; do
+      if [ $SECONDS -ge "$deadline" ] || [ -f "$RXE_GUEST_DIR/share/cmd/$job.rc" ]; then
+        rxe_guest_wait "$RXE_GUEST_DIR" "$job" 5 >"$UROCE_SRV_OUT" 2>&1 || UROCE_SRV_RC=$?
+        UROCE_WHY="the rxe receiver never joined (exit status $UROCE_SRV_RC)"
+        return 1
+      fi
+      sleep 0.1
+    done
+    uroce_bg pid --timeout 60 "$UROCE_CLI_OUT" "$UROCE_CLI_ERR" -- \
+      "${run[@]}" mckey -m $group -b "$RXE_UROCE_IP" -s -C 20
+    uroce_wait "$pid" UROCE_CLI_RC
+    UROCE_SRV_RC=0
+    rxe_guest_wait "$RXE_GUEST_DIR" "$job" 15 >"$UROCE_SRV_OUT" 2>&1 || UROCE_SRV_RC=$?
+  fi
+  if [ "$UROCE_CLI_RC" -ne 0 ] || [ "$UROCE_SRV_RC" -ne 0 ]; then
+    UROCE_WHY="exit status: receiver $UROCE_SRV_RC, sender $UROCE_CLI_RC (expected 0)"
+    return 1
+  fi
+  local f
+  for f in "$UROCE_SRV_OUT" "$UROCE_CLI_OUT"; do
+    if ! grep -q 'return status 0' "$f"; then
+      UROCE_WHY="no 'return status 0' in ${f##*/}"
+      return 1
+    fi
+  done
+  RXE_FIGURE="20 datagrams to group $group"
+}
+
 # write_bw_cm DIR: ib_write_bw -R (connection through rdma_cm).
 # perftest 4.5's -R connects twice to one port: its own exchange first; the
 # server then drops its listener, sends its keys over that connection and
@@ -633,6 +696,7 @@ rxe_case_body() {
     rping_cm) rxe_rping "$label" "$dir" ;;
     write_bw_cm) rxe_write_bw_cm "$label" "$dir" ;;
     udaddy_cm) rxe_udaddy "$label" "$dir" ;;
+    mckey_cm) rxe_mckey "$label" "$dir" ;;
     *) UROCE_WHY="unknown case $c"; return 1 ;;
   esac
 }
@@ -681,8 +745,13 @@ rxe_run_case() {
     [ "$st" -le 2 ] || st=1
     rxe_capture_stop || st=1
     if [ "$st" -ne 1 ]; then
-      if ! "$_rxe_dir/check_capture.sh" "$RXE_CAP_FILE" "$RXE_CHECKER" "$RXE_UROCE_IP" \
-        "$RXE_GUEST_IP" >"$UROCE_TMP/$label.capture-check" 2>&1; then
+      # Frames from both sides, but mckey's go one way: the sender's.
+      local from_a=$RXE_UROCE_IP from_b=$RXE_GUEST_IP
+      if [ "$c" = mckey_cm ]; then
+        [ "$dir" = uroce-srv ] && from_a=$RXE_GUEST_IP || from_b=$RXE_UROCE_IP
+      fi
+      if ! "$_rxe_dir/check_capture.sh" "$RXE_CAP_FILE" "$RXE_CHECKER" "$from_a" \
+        "$from_b" >"$UROCE_TMP/$label.capture-check" 2>&1; then
         st=1
         UROCE_WHY="capture check failed: $(tail -n 3 "$UROCE_TMP/$label.capture-check" | tr '\n' ' ')"
         echo "--- capture check of $label"
@@ -696,13 +765,13 @@ rxe_run_case() {
       rxe_race_check || st=1
     elif [ "$st" -eq 0 ] && [ "$c" = udaddy_cm ]; then
       rxe_cm_madcheck 0x0017:SIDR_REQ 0x0018:SIDR_REP || st=1
-    elif [ "$st" -eq 0 ] && [[ $c == *_cm ]]; then
+    elif [ "$st" -eq 0 ] && [[ $c == *_cm ]] && [ "$c" != mckey_cm ]; then
       rxe_cm_madcheck 0x0010:REQ 0x0013:REP 0x0014:RTU 0x0015:DREQ 0x0016:DREP || st=1
     fi
     # With the Homa-like scheduler on our side, every RC case (UD ones
     # have no connection to probe) shows the probe ignored.
     if [ "$st" -eq 0 ] && [ "$RXE_CUR_HOMA" = 1 ] && [ "$c" != ud_pingpong ] &&
-      [ "$c" != udaddy_cm ]; then
+      [ "$c" != udaddy_cm ] && [ "$c" != mckey_cm ]; then
       rxe_homa_check "$label" || st=1
     fi
     if [ "$st" -eq 2 ]; then
