@@ -277,11 +277,13 @@ class ClientSession {
   // The MAC of the path's IPv4 (ARP) or IPv6 (neighbour discovery)
   // destination, waiting up to env_.resolve.timeout; EHOSTUNREACH.
   int resolve_mac(const transport::PathAddr& av, wire::MacAddr* mac);
-  // Sleeps until `done()` is true or kSendDrainWait has passed (the sends
-  // a destroyed AH or UD QP still owes: session_queues.cpp). The client's
-  // own thread; the engine goes on sending meanwhile.
-  static constexpr TimeNs kSendDrainWait = 100'000'000;
-  void wait_sends(const std::function<bool()>& done);
+  // Sleeps until `left()` (the sends a destroyed AH or UD QP still owes:
+  // session_queues.cpp) is 0, or it has not fallen for kSendStallWait (a
+  // paused wire), or kSendDrainCap has passed. The client's own thread;
+  // the engine goes on sending meanwhile.
+  static constexpr TimeNs kSendStallWait = 1'000'000'000;
+  static constexpr TimeNs kSendDrainCap = 10'000'000'000;
+  void wait_sends(const std::function<std::uint32_t()>& left);
   // Destroy one object in the engine and drop its memory; when the engine
   // refuses, the memory is kept mapped for the rest of the process (an MR's
   // through keep_mapped, a ring's by never giving its extent back and

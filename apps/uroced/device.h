@@ -194,11 +194,11 @@ class Device {
   virtual std::uint32_t alloc_mw(transport::PdHandle pd, transport::MwType type, int* err) = 0;
   virtual int dealloc_mw(std::uint32_t key) = 0;
   virtual int create_ah(const engine::AhCreate& a) = 0;
-  // EBUSY unless `force`: QPs of its client still hold sends in their rings
-  // that may name it (Vnic::destroy_ah); try again.
-  virtual int destroy_ah(engine::ObjId id, bool force) = 0;
+  // EBUSY unless `force`: QPs of its client still hold *pending sends in
+  // their rings that may name it (Vnic::destroy_ah); try again.
+  virtual int destroy_ah(engine::ObjId id, bool force, std::uint32_t* pending) = 0;
   // Vnic::ud_sends_queued.
-  virtual bool ud_sends_queued(engine::ObjId qp) = 0;
+  virtual std::uint32_t ud_sends_queued(engine::ObjId qp) = 0;
   // UD QP `qp` joins or leaves multicast group `gid` (Vnic::attach_mcast).
   virtual int attach_mcast(engine::ObjId qp, const wire::Ipv6Addr& gid) = 0;
   virtual int detach_mcast(engine::ObjId qp, const wire::Ipv6Addr& gid) = 0;

@@ -369,23 +369,32 @@ int ClientSession::on_query_qp(const ctl::QueryQpReq& r, ctl::QueryQpRep* rep, I
   return 0;
 }
 
-void ClientSession::wait_sends(const std::function<bool()>& done) {
+void ClientSession::wait_sends(const std::function<std::uint32_t()>& left) {
   const TimeNs start = steady_now();
+  TimeNs progress_at = start;
+  std::uint32_t fewest = left();
   std::chrono::microseconds nap{20};
-  while (!done() && steady_now() - start < kSendDrainWait) {
+  while (fewest != 0) {
+    const TimeNs now = steady_now();
+    if (now - progress_at >= kSendStallWait || now - start >= kSendDrainCap) return;
     std::this_thread::sleep_for(nap);
     nap = std::min(nap * 2, std::chrono::microseconds{1000});
+    const std::uint32_t n = left();
+    if (n < fewest) {
+      fewest = n;
+      progress_at = steady_now();
+    }
   }
 }
 
-// A UD QP's queued sends go out first (Vnic::ud_sends_queued), within
-// kSendDrainWait; what is left then is discarded with the QP.
+// A UD QP's queued sends go out first (Vnic::ud_sends_queued); what
+// wait_sends leaves is discarded with the QP.
 int ClientSession::on_destroy_qp(const ctl::DestroyQpReq& r, ctl::NoReply*, InFds&, OutFds*) {
   const auto it = qps_.find(r.qp_handle);
   if (it == qps_.end()) return ENOENT;
   if (!it->second.mcast.empty()) return EBUSY;
   if (it->second.type == IBV_QPT_UD) {
-    wait_sends([&] { return !shard_->ud_sends_queued(r.qp_handle); });
+    wait_sends([&] { return shard_->ud_sends_queued(r.qp_handle); });
   }
   const int rc = shard_->destroy_qp(r.qp_handle);
   if (rc != 0) return rc;
@@ -531,15 +540,18 @@ int ClientSession::on_create_ah(const ctl::CreateAhReq& r, ctl::CreateAhRep* rep
 
 // The sends posted against the AH before this call leave the rings first
 // (Vnic::destroy_ah): waiting is fine on the client's own thread, and the
-// engine sends them meanwhile. A QP that cannot take them within
-// kSendDrainWait (it waits for RTS, or its wire is paused) loses them: they
-// complete in error (ah_missing).
+// engine sends them meanwhile. What a QP has not taken when wait_sends
+// gives up (its wire paused) completes in error (ah_missing).
 int ClientSession::on_destroy_ah(const ctl::DestroyAhReq& r, ctl::NoReply*, InFds&, OutFds*) {
   const auto it = ahs_.find(r.ah_handle);
   if (it == ahs_.end()) return ENOENT;
   int rc = EBUSY;
-  wait_sends([&] { return (rc = shard_->destroy_ah(r.ah_handle, false)) != EBUSY; });
-  if (rc == EBUSY) rc = shard_->destroy_ah(r.ah_handle, true);
+  wait_sends([&] {
+    std::uint32_t left = 0;
+    rc = shard_->destroy_ah(r.ah_handle, false, &left);
+    return rc == EBUSY ? std::max(left, 1u) : 0u;
+  });
+  if (rc == EBUSY) rc = shard_->destroy_ah(r.ah_handle, true, nullptr);
   if (rc != 0) return rc;
   --pds_[it->second.pd].refs;
   ahs_.erase(it);

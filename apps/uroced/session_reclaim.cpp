@@ -120,7 +120,7 @@ void ClientSession::reclaim() {
   cqs_.clear();
   for (auto& [h, a] : ahs_) {
     // Its QPs are gone: nothing can still name the AH.
-    const int rc = shard_->destroy_ah(h, true);
+    const int rc = shard_->destroy_ah(h, true, nullptr);
     if (rc != 0 && rc != ENOENT) {
       spdlog::error("client {}: engine refused to destroy AH {} ({})", id_, h, std::strerror(rc));
     }

@@ -97,8 +97,10 @@ class ShardedDevice final : public PortedDevice {
   }
   int dealloc_mw(std::uint32_t key) override { return first().dealloc_mw(key); }
   int create_ah(const engine::AhCreate& a) override { return first().create_ah(a); }
-  int destroy_ah(engine::ObjId id, bool force) override { return first().destroy_ah(id, force); }
-  bool ud_sends_queued(engine::ObjId qp) override { return first().ud_sends_queued(qp); }
+  int destroy_ah(engine::ObjId id, bool force, std::uint32_t* pending) override {
+    return first().destroy_ah(id, force, pending);
+  }
+  std::uint32_t ud_sends_queued(engine::ObjId qp) override { return first().ud_sends_queued(qp); }
   // A group's packets arrive on whichever lcore's queue RSS picks, not the
   // QP's: no multicast on a device of several lcores (vnic/mcast.h).
   int attach_mcast(engine::ObjId, const wire::Ipv6Addr&) override { return EOPNOTSUPP; }

@@ -1,14 +1,19 @@
 // rdma_cm multicast (docs/multicast.md): JOIN_IP_MCAST, JOIN_MCAST and
-// LEAVE_MCAST, as the kernel's cma serves them on a RoCE device.
+// LEAVE_MCAST, checked in the kernel's ucma/cma order (address size, join
+// flags, the id, its device and state) with its errors, but for two
+// answers of our own: an IPv6 group is EAFNOSUPPORT (our rdma_cm is IPv4:
+// docs/cm.md), and a unicast "group" is EINVAL (a QP could not attach to
+// it: mcast_table.h).
 //
-// A join of an IPv4 group (224.0.0.0/4) by a UD id bound to a device gets a
-// handle of its own and, at once, a MULTICAST_JOIN event whose UD
-// parameters address the group: QPN 0xFFFFFF, the id's Q_Key (RDMA_PS_UDP:
-// 0x01234567) and an AH to the group's GID (::ffff:group, our RoCEv2 GID as
-// source, hop limit 64). librdmacm then attaches the id's QP to the group
-// itself (ibv_attach_mcast) and detaches it on leave; nothing is sent on
-// the wire (no IGMP, as rxe). A leave answers how many events of the join
-// were reported; destroying the id leaves its groups.
+// A join of an IPv4 group (224.0.0.0/4) by a UD id bound or resolved to a
+// device gets a handle of its own and, at once, a MULTICAST_JOIN event
+// whose UD parameters address the group: QPN 0xFFFFFF, the id's Q_Key
+// (RDMA_PS_UDP: 0x01234567) and an AH to the group's GID (::ffff:group,
+// our RoCEv2 GID as source, hop limit 64). librdmacm then attaches the
+// id's QP to the group itself (ibv_attach_mcast) and detaches it on
+// leave. Nothing is sent on the wire (Linux's cma sends an IGMP report for
+// a full member; we send none). A leave answers how many events of the
+// join were reported; destroying the id leaves its groups.
 #include <arpa/inet.h>
 #include <rdma/rdma_user_cm.h>
 
@@ -22,8 +27,23 @@
 
 namespace uroce::daemon {
 
+namespace {
+
+// The size of a sockaddr of the family `sa` names; 0 for a family rdma_cm
+// does not know.
+std::size_t addr_size_of(const void* sa) {
+  sa_family_t family;
+  std::memcpy(&family, sa, sizeof(family));
+  if (family == AF_INET) return sizeof(sockaddr_in);
+  if (family == AF_INET6) return sizeof(sockaddr_in6);
+  return 0;
+}
+
+}  // namespace
+
 int CmService::on_join_ip_mcast(const std::uint8_t* b, ctl::CmCommandRep* rep) {
   const auto c = ucma::body_as<rdma_ucm_join_ip_mcast>(b);
+  if (addr_size_of(&c.addr) == 0) return EINVAL;
   Id* id = find_id(c.id);
   if (id == nullptr) return ENOENT;
   return join(*id, &c.addr, c.uid, c.response, rep);
@@ -31,27 +51,30 @@ int CmService::on_join_ip_mcast(const std::uint8_t* b, ctl::CmCommandRep* rep) {
 
 int CmService::on_join_mcast(const std::uint8_t* b, ctl::CmCommandRep* rep) {
   const auto c = ucma::body_as<rdma_ucm_join_mcast>(b);
+  const std::size_t size = addr_size_of(&c.addr);
+  if (size == 0 || c.addr_size != size) return EINVAL;
   if (c.join_flags != RDMA_MC_JOIN_FLAG_FULLMEMBER &&
       c.join_flags != RDMA_MC_JOIN_FLAG_SENDONLY_FULLMEMBER) {
     return EINVAL;
   }
   Id* id = find_id(c.id);
   if (id == nullptr) return ENOENT;
-  sockaddr_in in;
-  std::memcpy(&in, &c.addr, sizeof(in));
-  if (in.sin_family == AF_INET && c.addr_size != sizeof(sockaddr_in)) return EINVAL;
   return join(*id, &c.addr, c.uid, c.response, rep);
 }
 
 int CmService::join(Id& id, const void* addr, std::uint64_t uid, std::uint64_t response,
                     ctl::CmCommandRep* rep) {
+  // On the id's device, bound to it or resolved through it (mckey resolves
+  // the group from its source address first), in the states the kernel
+  // allows: ADDR_BOUND (no resolve begun, not listening) or ADDR_RESOLVED
+  // (not yet routed or connected). A UD id: only its QP can attach.
+  const bool addr_bound = id.bound && id.dst_ip == 0 && !id.listening;
+  const bool addr_resolved = id.addr_resolved && !id.route_resolved && !id.connected;
+  if (id.dev < 0 || !(addr_bound || addr_resolved) || id.qp_type != IBV_QPT_UD) return EINVAL;
   std::uint32_t group = 0;
   std::uint16_t port = 0;
   if (!ucma::ipv4_of(addr, &group, &port)) return EAFNOSUPPORT;
   if (!wire::Ipv4Addr{group}.is_multicast()) return EINVAL;
-  // The group is joined on the id's device: bound to it, or resolved
-  // through it (mckey resolves the group from its source address first).
-  if (id.dev < 0 || id.qp_type != IBV_QPT_UD) return EINVAL;
   Mc& mc = mcs_[next_handle_];
   mc.handle = next_handle_++;
   mc.id = id.handle;

@@ -113,10 +113,10 @@ class VnicDevice final : public PortedDevice {
   int create_ah(const engine::AhCreate& a) override {
     return on_engine([&] { return vnic_.create_ah(a); });
   }
-  int destroy_ah(engine::ObjId id, bool force) override {
-    return on_engine([&] { return vnic_.destroy_ah(id, force); });
+  int destroy_ah(engine::ObjId id, bool force, std::uint32_t* pending) override {
+    return on_engine([&] { return vnic_.destroy_ah(id, force, pending); });
   }
-  bool ud_sends_queued(engine::ObjId qp) override {
+  std::uint32_t ud_sends_queued(engine::ObjId qp) override {
     return on_engine([&] { return vnic_.ud_sends_queued(qp); });
   }
   int attach_mcast(engine::ObjId qp, const wire::Ipv6Addr& gid) override {

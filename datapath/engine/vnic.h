@@ -260,12 +260,13 @@ class Vnic {
   // queued WRs are discarded without completions; its rings are no longer
   // touched.
   int destroy_qp(ObjId id);
-  // True while UD QP `id`, in RTS or SQD, still has sends to put on the
-  // wire (in its ring or its transport queue); false for any other QP or
-  // state. A UD sender may destroy its QP right after posting unsignaled
-  // sends, and expects them sent, as rxe and RNICs send them: the daemon
-  // waits on this before destroy_qp (ClientSession::on_destroy_qp).
-  bool ud_sends_queued(ObjId id);
+  // The sends UD QP `id`, in RTS, still has to put on the wire (in its ring
+  // and its transport queue); 0 for any other QP or state (a UD QP sends in
+  // RTS only). A UD sender may destroy its QP right after posting
+  // unsignaled sends, and expects them sent, as rxe and RNICs send them:
+  // the daemon waits on this before destroy_qp
+  // (ClientSession::on_destroy_qp).
+  std::uint32_t ud_sends_queued(ObjId id);
 
   // Registers `m.desc` (host = the daemon's mapping); returns the key
   // (lkey == rkey), or 0 with *err = ENOMEM (table full) or EINVAL.
@@ -299,9 +300,10 @@ class Vnic {
   int create_ah(const AhCreate& a);
   // ENOENT; EBUSY: a QP of the AH's client that names AHs per WR still
   // holds WQEs in its ring that it cannot take yet, and they may name this
-  // AH (vnic/ah.h): call again. `force` erases it all the same (the client
-  // is gone). A WQE naming it afterwards completes in error.
-  int destroy_ah(ObjId id, bool force = false);
+  // AH (vnic/ah.h): call again; *pending (when given) says how many. `force`
+  // erases it all the same (the client is gone). A WQE naming it afterwards
+  // completes in error.
+  int destroy_ah(ObjId id, bool force = false, std::uint32_t* pending = nullptr);
 
   // Multicast (ibv_attach_mcast, vnic/mcast.h): UD QP `id` joins or leaves
   // group `gid` (mcast_table.h). ENOENT (no QP `id`), EINVAL (not a UD QP,
@@ -543,9 +545,9 @@ class Vnic {
   void rx_refill_srq(std::uint32_t slot);
   transport::WcStatus resolve_ah(const QpEntry& e, std::uint32_t ah_num, transport::UdDest* d);
   // destroy_ah's first step (vnic/ah.h): takes what every per-WR-addressed
-  // QP of `client` holds in its send ring. False when some QP could not
-  // take all of it.
-  bool take_posted_sends(std::uint32_t client);
+  // QP of `client` past RTR holds in its send ring. The WQEs left there
+  // (a transport queue was full).
+  std::uint32_t take_posted_sends(std::uint32_t client);
   bool settle_error(QpEntry& e, PendingError* pe, bool send);
   static void release_held(shm::RqConsumer& ring, std::uint32_t* held, std::uint32_t depth);
 

@@ -8,8 +8,11 @@
 // copy the address into the WQE at post; rdma-core's mckey destroys its AH
 // right after posting unsignaled sends). destroy_ah therefore first takes
 // what the AH's client's per-WR-addressed QPs hold in their rings; what a
-// QP cannot take yet (its transport queue is full, or it waits for RTS)
-// makes the destroy EBUSY, and the caller tries again (session_queues.cpp).
+// QP cannot take yet (its transport queue is full) makes the destroy EBUSY,
+// and the caller tries again while the engine sends (session_queues.cpp).
+// A QP in RESET, INIT or RTR is not waited for: its WQEs stay in the ring
+// until a modify that this client's own thread, busy in the destroy, would
+// serve; if they name the AH they complete in error (ah_missing).
 #pragma once
 
 #include "datapath/engine/vnic/entries.h"
@@ -34,29 +37,37 @@ int Vnic<PortIo, Sched>::create_ah(const AhCreate& a) {
 }
 
 template <class PortIo, sched::TxScheduler Sched>
-int Vnic<PortIo, Sched>::destroy_ah(ObjId id, bool force) {
+int Vnic<PortIo, Sched>::destroy_ah(ObjId id, bool force, std::uint32_t* pending) {
   assert(owner_.here());
   const AhEntry* a = ahs_.find(id);
   if (a == nullptr) return ENOENT;
-  if (!force && !take_posted_sends(a->client)) return EBUSY;
+  if (!force) {
+    const std::uint32_t left = take_posted_sends(a->client);
+    if (pending != nullptr) *pending = left;
+    if (left != 0) return EBUSY;
+  }
   return ahs_.erase(id);
 }
 
-// Control path: its cost is one look at each live QP.
+// Control path: its cost is one look at each live QP. sq_doorbell leaves
+// live_ as it is (only create_qp and destroy_qp change it).
 template <class PortIo, sched::TxScheduler Sched>
-bool Vnic<PortIo, Sched>::take_posted_sends(std::uint32_t client) {
-  bool all = true;
+std::uint32_t Vnic<PortIo, Sched>::take_posted_sends(std::uint32_t client) {
+  using transport::QpState;
+  std::uint32_t left = 0;
   for (const std::uint32_t slot : live_) {
     QpEntry& e = qps_[slot];
     if (e.client != client || !e.has_sq || e.addressing() != transport::QpAddressing::kPerWr) {
       continue;
     }
+    const QpState st = qp_state(e);
+    if (st == QpState::kReset || st == QpState::kInit || st == QpState::kRtr) continue;
     bool more = false;
     while (e.sq.ready() != 0 && sq_doorbell(e, &more) != 0) {
     }
-    if (e.sq.ready() != 0) all = false;
+    left += e.sq.ready();
   }
-  return all;
+  return left;
 }
 
 // The AH a UD WQE or a DCI's WQE names, checked against the QP's client and

@@ -536,13 +536,13 @@ int Vnic<PortIo, Sched>::query_qp(ObjId id, QpQuery* out) {
 }
 
 template <class PortIo, sched::TxScheduler Sched>
-bool Vnic<PortIo, Sched>::ud_sends_queued(ObjId id) {
+std::uint32_t Vnic<PortIo, Sched>::ud_sends_queued(ObjId id) {
   assert(owner_.here());
   QpEntry* e = find_qp(id);
-  if (e == nullptr || e->type() != transport::QpType::kUd) return false;
-  const transport::QpState st = qp_state(*e);
-  if (st != transport::QpState::kRts && st != transport::QpState::kSqd) return false;
-  return e->sq.ready() != 0 || visit(*e, [](auto& q) { return q.send_queue_depth(); }) != 0;
+  if (e == nullptr || e->type() != transport::QpType::kUd) return 0;
+  if (qp_state(*e) != transport::QpState::kRts) return 0;
+  return e->sq.ready() +
+         static_cast<std::uint32_t>(visit(*e, [](auto& q) { return q.send_queue_depth(); }));
 }
 
 template <class PortIo, sched::TxScheduler Sched>

@@ -78,8 +78,8 @@ class FakeDevice final : public Device {
   }
   int dealloc_mw(std::uint32_t) override { return ENOSYS; }
   int create_ah(const engine::AhCreate&) override { return ENOSYS; }
-  int destroy_ah(engine::ObjId, bool) override { return ENOSYS; }
-  bool ud_sends_queued(engine::ObjId) override { return false; }
+  int destroy_ah(engine::ObjId, bool, std::uint32_t*) override { return ENOSYS; }
+  std::uint32_t ud_sends_queued(engine::ObjId) override { return 0; }
   int attach_mcast(engine::ObjId, const wire::Ipv6Addr&) override { return ENOSYS; }
   int detach_mcast(engine::ObjId, const wire::Ipv6Addr&) override { return ENOSYS; }
   // Neighbours: none unless `resolvable`, then 02:00:00:00:00:<last byte>.

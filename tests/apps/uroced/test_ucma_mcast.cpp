@@ -51,15 +51,17 @@ struct Mcast : Service {
     }
     return rc;
   }
-  int join(std::uint16_t flags, std::uint16_t addr_size) {
+  int join(std::uint16_t flags, std::uint16_t addr_size, sa_family_t family = AF_INET,
+           std::uint32_t who = 0) {
     rdma_ucm_join_mcast j{};
     j.response = 0x6000;
     j.uid = 1;
-    const sockaddr_in6 g = v4(kGroup, 0);
+    sockaddr_in6 g = v4(kGroup, 0);
+    g.sin6_family = family;
     std::memcpy(&j.addr, &g, sizeof(g));
     j.addr_size = addr_size;
     j.join_flags = flags;
-    j.id = id;
+    j.id = who != 0 ? who : id;
     return run(f, cmd(RDMA_USER_CM_CMD_JOIN_MCAST, j, 4));
   }
   // LEAVE_MCAST of `mc`: the errno, and events_reported in *reported.
@@ -128,18 +130,45 @@ TEST_F(Mcast, JoinMcast_FullAndSendOnlyMembersJoin) {
   EXPECT_EQ(event(f).event, kEvMulticastJoin);
 }
 
+// In the kernel's order: the address's size and family, the flags, the id.
 TEST_F(Mcast, JoinMcast_BadInputGetsItsExactError) {
   ASSERT_EQ(resolve(kGroup), 0);
   ASSERT_EQ(event(f).event, kEvAddrResolved);
   EXPECT_EQ(join(RDMA_MC_JOIN_FLAG_SENDONLY_FULLMEMBER + 1, sizeof(sockaddr_in)), EINVAL);
   EXPECT_EQ(join(RDMA_MC_JOIN_FLAG_FULLMEMBER, sizeof(sockaddr_in6)), EINVAL);
+  EXPECT_EQ(join(RDMA_MC_JOIN_FLAG_FULLMEMBER, sizeof(sockaddr_in), AF_UNIX), EINVAL);
+  EXPECT_EQ(join(RDMA_MC_JOIN_FLAG_FULLMEMBER, 3, AF_INET, id + 100), EINVAL);  // size first
+  EXPECT_EQ(join(RDMA_MC_JOIN_FLAG_FULLMEMBER, sizeof(sockaddr_in), AF_INET, id + 100), ENOENT);
+  EXPECT_EQ(join(RDMA_MC_JOIN_FLAG_FULLMEMBER, sizeof(sockaddr_in6), AF_INET6), EAFNOSUPPORT);
   EXPECT_EQ(join_ip(id, v4(kIp1, 0), 1), EINVAL);  // not a group
+  sockaddr_in6 odd = v4(kGroup, 0);
+  odd.sin6_family = AF_UNIX;
+  EXPECT_EQ(join_ip(id + 100, odd, 1), EINVAL);  // the family before the id
   sockaddr_in6 six{};
   six.sin6_family = AF_INET6;
   EXPECT_EQ(join_ip(id, six, 1), EAFNOSUPPORT);
   EXPECT_EQ(join_ip(id + 100, v4(kGroup, 0), 1), ENOENT);
   EXPECT_EQ(leave(id + 100), ENOENT);
   EXPECT_EQ(pending(), ENODATA);  // no join was made
+}
+
+// The kernel's states: ADDR_BOUND or ADDR_RESOLVED, not while the address
+// is being resolved, nor once the route is.
+TEST_F(Mcast, JoinIpMcast_OnlyBoundOrResolved) {
+  d0.resolvable = false;
+  d1.resolvable = false;
+  ASSERT_EQ(resolve(kIp1), 0);  // ARP pending
+  EXPECT_EQ(join_ip(id, v4(kGroup, 0), 1), EINVAL);
+  d0.resolvable = true;
+  d1.resolvable = true;
+  cm.tick(0);
+  ASSERT_EQ(event(f).event, kEvAddrResolved);
+  EXPECT_EQ(join_ip(id, v4(kGroup, 0), 1), 0);
+  EXPECT_EQ(event(f).event, kEvMulticastJoin);
+  rdma_ucm_resolve_route rr{};
+  rr.id = id;
+  ASSERT_EQ(run(f, cmd(RDMA_USER_CM_CMD_RESOLVE_ROUTE, rr)), 0);
+  EXPECT_EQ(join_ip(id, v4(kGroup, 0), 1), EINVAL);
 }
 
 // A join needs a UD id on a device: bound or resolved to one.

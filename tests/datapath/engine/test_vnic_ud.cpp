@@ -121,12 +121,12 @@ TEST_F(UdPair, DestroyAh_SendsPostedBeforeAreSent) {
     bqp->post_recv(10 + i, {b.sge(static_cast<std::uint32_t>(i) * 64, 40 + 8)});
     aqp->post_send(ud_wqe(i, 5), {a.sge(0, 8)});
   }
-  EXPECT_TRUE(a.vnic.ud_sends_queued(20));
+  EXPECT_EQ(a.vnic.ud_sends_queued(20), 3u);  // in the ring
   ASSERT_EQ(a.vnic.destroy_ah(5), 0);
   EXPECT_EQ(a.vnic.ah_count(), 0u);
-  EXPECT_TRUE(a.vnic.ud_sends_queued(20));  // taken, not yet on the wire
+  EXPECT_EQ(a.vnic.ud_sends_queued(20), 3u);  // taken, not yet on the wire
   run(10);
-  EXPECT_FALSE(a.vnic.ud_sends_queued(20));
+  EXPECT_EQ(a.vnic.ud_sends_queued(20), 0u);
   const auto s = acq->poll();
   ASSERT_EQ(s.size(), 3u);
   for (const auto& c : s) EXPECT_EQ(st(c), WcStatus::kSuccess);
@@ -134,17 +134,36 @@ TEST_F(UdPair, DestroyAh_SendsPostedBeforeAreSent) {
   EXPECT_EQ(a.vnic.counters().ah_missing, 0u);
 }
 
-// A QP that cannot take its sends yet (not in RTS) keeps the AH: EBUSY;
-// forced, the AH goes and those sends complete in error once they are taken.
+// A QP whose transport queue is full (its pacer holds it) cannot take the
+// rest of its ring: EBUSY, with the WQEs left; forced, the AH goes.
 TEST_F(UdPair, DestroyAh_BusyWhileAQpCannotTakeItsSends) {
+  ASSERT_EQ(a.vnic.create_ah(ah(5, Host::kClient, Host::kPd)), 0);
+  QpSched slow;
+  slow.set_rate = true;
+  slow.pace.rate_bps = 1'000'000;
+  ASSERT_EQ(a.vnic.set_qp_sched(20, slow), 0);
+  for (std::uint64_t i = 0; i < 31; ++i) aqp->post_send(ud_wqe(i, 5), {a.sge(0, 8)});
+  run(2);
+  for (std::uint64_t i = 31; i < 62; ++i) aqp->post_send(ud_wqe(i, 5), {a.sge(0, 8)});
+  std::uint32_t pending = 0;
+  EXPECT_EQ(a.vnic.destroy_ah(5, false, &pending), EBUSY);
+  EXPECT_GT(pending, 0u);
+  EXPECT_LE(pending, 31u);
+  EXPECT_EQ(a.vnic.ah_count(), 1u);
+  EXPECT_EQ(a.vnic.destroy_ah(5, true), 0);
+  EXPECT_EQ(a.vnic.ah_count(), 0u);
+}
+
+// A QP not yet in RTS is not waited for (its client's own modify would
+// move it, and that client is in the destroy): the AH goes, and its WQE
+// completes in error once the QP takes it.
+TEST_F(UdPair, DestroyAh_QpBeforeRtsIsNotWaitedFor) {
   ASSERT_EQ(a.vnic.create_ah(ah(5, Host::kClient, Host::kPd)), 0);
   auto q = a.make_qp(21, QpType::kUd, 1, 1);  // RESET: its WQEs wait
   q->post_send(ud_wqe(7, 5), {a.sge(0, 8)});
   run(2);
-  EXPECT_FALSE(a.vnic.ud_sends_queued(21));  // not in RTS: nothing will go
-  EXPECT_EQ(a.vnic.destroy_ah(5), EBUSY);
-  EXPECT_EQ(a.vnic.ah_count(), 1u);
-  EXPECT_EQ(a.vnic.destroy_ah(5, true), 0);
+  EXPECT_EQ(a.vnic.ud_sends_queued(21), 0u);  // not in RTS: nothing will go
+  EXPECT_EQ(a.vnic.destroy_ah(5), 0);
   EXPECT_EQ(a.vnic.ah_count(), 0u);
   a.ud_up(21, kQkey);
   run(5);
@@ -155,13 +174,13 @@ TEST_F(UdPair, DestroyAh_BusyWhileAQpCannotTakeItsSends) {
   EXPECT_EQ(a.vnic.counters().ah_missing, 1u);
 }
 
-// Only UD QPs in RTS or SQD have sends to wait for.
+// Only UD QPs in RTS have sends to wait for.
 TEST_F(UdPair, UdSendsQueued_OnlyUdQpsThatSend) {
-  EXPECT_FALSE(a.vnic.ud_sends_queued(20));  // nothing posted
-  EXPECT_FALSE(a.vnic.ud_sends_queued(99));  // no such QP
+  EXPECT_EQ(a.vnic.ud_sends_queued(20), 0u);  // nothing posted
+  EXPECT_EQ(a.vnic.ud_sends_queued(99), 0u);  // no such QP
   auto rc = a.make_qp(22, QpType::kRc, 1, 1);
   rc->post_send(wqe(1, IBV_WR_SEND), {a.sge(0, 8)});
-  EXPECT_FALSE(a.vnic.ud_sends_queued(22));
+  EXPECT_EQ(a.vnic.ud_sends_queued(22), 0u);
 }
 
 TEST_F(UdPair, QueryQp_ReportsModifiedValues) {
