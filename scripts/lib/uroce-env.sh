@@ -198,13 +198,14 @@ uroce_wait_for_line() {
   return 1
 }
 
-# True once the uroced of run dir RUN has an rdma_cm listener (uroce-ctl
-# status: cm.listeners), false after SECS or once process PID is gone.
-uroce_wait_cm_listen() {
-  local run=$1 secs=$2 pid=${3:-}
+# _uroce_wait_ctl RUN COMMAND PATTERN SECS [PID]: true once
+# `uroce-ctl --json COMMAND` of the uroced of run dir RUN matches PATTERN,
+# false after SECS or once process PID is gone.
+_uroce_wait_ctl() {
+  local run=$1 cmd=$2 pattern=$3 secs=$4 pid=${5:-}
   local deadline=$((SECONDS + secs))
   while [ $SECONDS -lt "$deadline" ]; do
-    grep -q '"listeners":[1-9]' <<<"$("$UROCE_CTL" --run-dir "$run" --json status 2>/dev/null)" &&
+    grep -q "$pattern" <<<"$("$UROCE_CTL" --run-dir "$run" --json "$cmd" 2>/dev/null)" &&
       return 0
     if [ -n "$pid" ] && ! uroce_running "$pid"; then return 1; fi
     sleep 0.1
@@ -212,21 +213,15 @@ uroce_wait_cm_listen() {
   return 1
 }
 
+# True once the uroced of run dir RUN has an rdma_cm listener (uroce-ctl
+# status: cm.listeners), false after SECS or once process PID is gone.
+uroce_wait_cm_listen() { _uroce_wait_ctl "$1" status '"listeners":[1-9]' "$2" "${3:-}"; }
+
 # True once a client of the uroced of run dir RUN has a QP attached to a
 # multicast group (uroce-ctl clients: objects.qps[].mcast_groups), false
 # after SECS or once process PID is gone. A multicast sender started before
 # the receiver's QP joins would send to nobody.
-uroce_wait_mcast_join() {
-  local run=$1 secs=$2 pid=${3:-}
-  local deadline=$((SECONDS + secs))
-  while [ $SECONDS -lt "$deadline" ]; do
-    grep -q '"mcast_groups":[1-9]' <<<"$("$UROCE_CTL" --run-dir "$run" --json clients 2>/dev/null)" &&
-      return 0
-    if [ -n "$pid" ] && ! uroce_running "$pid"; then return 1; fi
-    sleep 0.1
-  done
-  return 1
-}
+uroce_wait_mcast_join() { _uroce_wait_ctl "$1" clients '"mcast_groups":[1-9]' "$2" "${3:-}"; }
 
 # uroce_cm_resolve RUN IP SECS: makes rdma_cm's address resolution toward
 # IP (through the uroced of run dir RUN) done before the programs under
