@@ -269,7 +269,11 @@ json client_json(const ClientSummary& c, const engine::QpEngineCounters* qp_engi
   o["ahs"] = c.ahs;
   json qps = json::array();
   for (const ClientQp& q : c.qps) {
-    qps.push_back({{"handle", q.handle}, {"qpn", q.qpn}, {"mcast_groups", q.mcast_groups}});
+    json e{{"handle", q.handle}, {"qpn", q.qpn}};
+    // Only when there are any: a client's lines are not cut to fit (a
+    // client of 1,024 QPs must still fit the reply, verbs_fd_limit).
+    if (q.mcast_groups != 0) e["mcast_groups"] = q.mcast_groups;
+    qps.push_back(e);
   }
   o["qps"] = qps;
   j["objects"] = o;

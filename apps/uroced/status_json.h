@@ -66,7 +66,7 @@
 //                   "counters": {CaptureCounters}}]   (root and status_group)
 //     "clients": [{"id", "pid", "uid", "gid", "device", "requests",
 //                  "bad_requests", "used": {as in "users"}, "objects": {"pds": [handles], "mrs", "comp_channels",
-//                  "cqs", "srqs", "ahs", "qps": [{"handle", "qpn", "mcast_groups"}]},
+//                  "cqs", "srqs", "ahs", "qps": [{"handle", "qpn", "mcast_groups" (when > 0)}]},
 //                  "qp_engine": {QpEngineCounters of its QPs, summed} (with kStatusQps)}]
 //                                                               (kStatusClients)
 //   }

@@ -601,7 +601,7 @@ TEST(StatusJson_Clients, ObjectsByKind) {
   c.cred = {123, 1000, 1000};
   c.device = "uroce0";
   c.pds = {10};
-  c.qps = {{12, 0x44, 2}};
+  c.qps = {{12, 0x44, 2}, {13, 0x45, 0}};
   c.bad_requests = 2;
   const std::vector<ClientSummary> clients{c};
   const json j =
@@ -613,6 +613,7 @@ TEST(StatusJson_Clients, ObjectsByKind) {
   EXPECT_EQ(cl["objects"]["pds"], std::vector<int>{10});
   EXPECT_EQ(cl["objects"]["qps"][0]["qpn"], 0x44);
   EXPECT_EQ(cl["objects"]["qps"][0]["mcast_groups"], 2);
+  EXPECT_FALSE(cl["objects"]["qps"][1].contains("mcast_groups"));  // none: not shown
   EXPECT_EQ(cl["bad_requests"], 2);
 }
 
