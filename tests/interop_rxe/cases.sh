@@ -352,6 +352,18 @@ rxe_rping() {
   RXE_FIGURE="20 pings verified"
 }
 
+# librdmacm's examples end with "return status N": true when both sides of
+# the last pair printed 0.
+rxe_both_returned_0() {
+  local f
+  for f in "$UROCE_SRV_OUT" "$UROCE_CLI_OUT"; do
+    if ! grep -q 'return status 0' "$f"; then
+      UROCE_WHY="no 'return status 0' in ${f##*/}"
+      return 1
+    fi
+  done
+}
+
 # udaddy_cm DIR: udaddy -C 20 (SIDR, then UD messages both ways; udaddy
 # always uses port 7174).
 rxe_udaddy() {
@@ -368,13 +380,7 @@ rxe_udaddy() {
   fi
   rxe_pair "$label" "$dir" 90 cm:7174 -- udaddy "${host_args[@]}" ::: "udaddy $guest_args" ||
     return 1
-  local f
-  for f in "$UROCE_SRV_OUT" "$UROCE_CLI_OUT"; do
-    if ! grep -q 'return status 0' "$f"; then
-      UROCE_WHY="no 'return status 0' in ${f##*/}"
-      return 1
-    fi
-  done
+  rxe_both_returned_0 || return 1
   RXE_FIGURE="20 UD messages each way"
 }
 
@@ -431,13 +437,7 @@ rxe_mckey() {
     UROCE_WHY="exit status: receiver $UROCE_SRV_RC, sender $UROCE_CLI_RC (expected 0)"
     return 1
   fi
-  local f
-  for f in "$UROCE_SRV_OUT" "$UROCE_CLI_OUT"; do
-    if ! grep -q 'return status 0' "$f"; then
-      UROCE_WHY="no 'return status 0' in ${f##*/}"
-      return 1
-    fi
-  done
+  rxe_both_returned_0 || return 1
   RXE_FIGURE="20 datagrams to group $group"
 }
 

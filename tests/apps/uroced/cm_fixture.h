@@ -173,6 +173,17 @@ struct Service : ::testing::Test {
     EXPECT_EQ(est.uid, 0xbbbu);
     return k;
   }
+  // DESTROY_ID of `id`: the events_reported it answers.
+  std::uint32_t destroy_id(std::uint32_t file, std::uint32_t id) {
+    rdma_ucm_destroy_id d{};
+    d.response = 0x5000;
+    d.id = id;
+    ctl::CmCommandRep rep{};
+    EXPECT_EQ(run(file, cmd(RDMA_USER_CM_CMD_DESTROY_ID, d, 4), &rep), 0);
+    rdma_ucm_destroy_id_resp r;
+    std::memcpy(&r, rep.resp, sizeof(r));
+    return r.events_reported;
+  }
   // INIT_QP_ATTR of `id` for `state`, 0 or the errno.
   int init_attr(std::uint32_t file, std::uint32_t id, std::uint32_t state, ib_uverbs_qp_attr* a) {
     rdma_ucm_init_qp_attr q{};
