@@ -39,8 +39,6 @@ bool is_true(const json& j, const char* key) {
   return v.is_boolean() && v.get<bool>();
 }
 
-std::string count(const json& j) { return j.is_array() ? std::to_string(j.size()) : "-"; }
-
 bool numeric(const std::string& s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
     return std::isdigit(static_cast<unsigned char>(c)) != 0 || c == '.';
@@ -619,13 +617,24 @@ std::string render_clients(const json& j) {
            "REQUESTS", "BAD"});
   for (const auto& c : child(j, "clients")) {
     const json& o = child(c, "objects");
+    // A list cut to fit the reply counts what it left out beside it.
+    const auto objects = [&](const std::string& kind) {
+      const json& list = child(o, kind.c_str());
+      if (!list.is_array()) return std::string("-");
+      const json& omitted = child(o, (kind + "_omitted").c_str());
+      return std::to_string(list.size() +
+                            (omitted.is_number_unsigned() ? omitted.get<std::size_t>() : 0));
+    };
     const std::string dev = cell(c, "device");
-    t.add({cell(c, "id"), cell(c, "pid"), cell(c, "uid"), dev.empty() ? "-" : dev,
-           count(child(o, "pds")), count(child(o, "mrs")), count(child(o, "comp_channels")),
-           count(child(o, "cqs")), count(child(o, "srqs")), count(child(o, "ahs")),
-           count(child(o, "qps")), cell(c, "requests"), cell(c, "bad_requests")});
+    t.add({cell(c, "id"), cell(c, "pid"), cell(c, "uid"), dev.empty() ? "-" : dev, objects("pds"),
+           objects("mrs"), objects("comp_channels"), objects("cqs"), objects("srqs"),
+           objects("ahs"), objects("qps"), cell(c, "requests"), cell(c, "bad_requests")});
   }
-  return t.render();
+  std::string out = t.render();
+  if (is_true(j, "client_objects_truncated")) {
+    out += "(more handles than one status message holds: the clients' lists truncated)\n";
+  }
+  return out;
 }
 
 }  // namespace uroce::ctl_tool

@@ -251,8 +251,9 @@ class Renderer {
         for (std::size_t i = 0; i < v.size(); ++i) capture(v[i], fmt::format("captures[{}]", i));
       } else if (k == "clients") {
         for (std::size_t i = 0; i < v.size(); ++i) client(v[i], fmt::format("clients[{}]", i));
-      } else if (k != "qps" && k != "qps_truncated") {
-        // The QP lines are not metrics (their number has no bound).
+      } else if (k != "qps" && k != "qps_truncated" && k != "client_objects_truncated") {
+        // The QP lines are not metrics (their number has no bound), nor
+        // whether the clients' handle lists were cut to fit.
         undescribed_.push_back(k);
       }
     }

@@ -5,6 +5,8 @@
 #include "apps/uroced/config_dc.h"
 #include "apps/uroced/status_values.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <map>
 #include <tuple>
 
@@ -250,7 +252,20 @@ json limits_json(const Limits& l) {
           {"client_map_bytes", l.client_map_bytes}};
 }
 
-json client_json(const ClientSummary& c, const engine::QpEngineCounters* qp_engine) {
+namespace {
+
+// At most `cap` of `handles`; the rest are counted under "<name>_omitted".
+void put_handles(json& o, const char* name, const std::vector<std::uint32_t>& handles,
+                 std::size_t cap) {
+  const std::size_t keep = std::min(cap, handles.size());
+  o[name] = std::vector<std::uint32_t>(handles.begin(), handles.begin() + static_cast<long>(keep));
+  if (keep < handles.size()) o[std::string(name) + "_omitted"] = handles.size() - keep;
+}
+
+}  // namespace
+
+json client_json(const ClientSummary& c, const engine::QpEngineCounters* qp_engine,
+                 std::size_t cap) {
   json j;
   j["id"] = c.id;
   j["pid"] = c.cred.pid;
@@ -261,21 +276,22 @@ json client_json(const ClientSummary& c, const engine::QpEngineCounters* qp_engi
   j["used"] = usage_json(c.used);
   if (qp_engine != nullptr) j[std::string(kClientQpKey.name)] = *qp_engine;
   json o;
-  o["pds"] = c.pds;
-  o["mrs"] = c.mrs;
-  o["comp_channels"] = c.channels;
-  o["cqs"] = c.cqs;
-  o["srqs"] = c.srqs;
-  o["ahs"] = c.ahs;
+  put_handles(o, "pds", c.pds, cap);
+  put_handles(o, "mrs", c.mrs, cap);
+  put_handles(o, "comp_channels", c.channels, cap);
+  put_handles(o, "cqs", c.cqs, cap);
+  put_handles(o, "srqs", c.srqs, cap);
+  put_handles(o, "ahs", c.ahs, cap);
   json qps = json::array();
-  for (const ClientQp& q : c.qps) {
+  const std::size_t keep = std::min(cap, c.qps.size());
+  for (std::size_t i = 0; i < keep; ++i) {
+    const ClientQp& q = c.qps[i];
     json e{{"handle", q.handle}, {"qpn", q.qpn}};
-    // Only when there are any: a client's lines are not cut to fit (a
-    // client of 1,024 QPs must still fit the reply, verbs_fd_limit).
     if (q.mcast_groups != 0) e["mcast_groups"] = q.mcast_groups;
     qps.push_back(e);
   }
   o["qps"] = qps;
+  if (keep < c.qps.size()) o["qps_omitted"] = c.qps.size() - keep;
   j["objects"] = o;
   return j;
 }
@@ -528,7 +544,8 @@ std::string status_json(const DaemonInfo& info, const std::vector<Device*>& devi
     caps.push_back(e);
   }
   j["captures"] = caps;
-  if (clients != nullptr) {
+  // Each client's handle lists hold at most `cap` entries.
+  const auto put_clients = [&](std::size_t cap) {
     json cl = json::array();
     for (const auto& c : *clients) {
       const engine::QpEngineCounters* q = nullptr;
@@ -537,19 +554,39 @@ std::string status_json(const DaemonInfo& info, const std::vector<Device*>& devi
         const auto it = sums->clients.find(c.id);
         q = it != sums->clients.end() ? &it->second : &kNone;
       }
-      cl.push_back(client_json(c, q));
+      cl.push_back(client_json(c, q, cap));
     }
     j["clients"] = cl;
+  };
+  if (clients != nullptr) put_clients(SIZE_MAX);
+  if (with_qps) j["qps"] = json(qps);
+  std::string out = j.dump();
+  if (out.size() <= max_bytes) return out;
+  // Too big: first keep as many QP lines as fit, halving until the body
+  // does; then cut every client's handle lists the same way. A body that
+  // still does not fit is returned whole (the session refuses to send it).
+  if (with_qps) {
+    j["qps_truncated"] = true;
+    for (std::size_t keep = qps.size() / 2;; keep /= 2) {
+      j["qps"] = json(std::vector<json>(qps.begin(), qps.begin() + static_cast<long>(keep)));
+      out = j.dump();
+      if (out.size() <= max_bytes || keep == 0) break;
+    }
+    if (out.size() <= max_bytes) return out;
   }
-  if (!with_qps) return j.dump();
-  // Keep as many QP lines as fit, halving until the body does.
-  std::size_t keep = qps.size();
-  for (;;) {
-    j["qps"] = json(std::vector<json>(qps.begin(), qps.begin() + static_cast<long>(keep)));
-    if (keep < qps.size()) j["qps_truncated"] = true;
-    std::string s = j.dump();
-    if (s.size() <= max_bytes || keep == 0) return s;
-    keep /= 2;
+  if (clients == nullptr) return out;
+  std::size_t longest = 0;
+  for (const ClientSummary& c : *clients) {
+    for (const auto* v : {&c.pds, &c.mrs, &c.channels, &c.cqs, &c.srqs, &c.ahs}) {
+      longest = std::max(longest, v->size());
+    }
+    longest = std::max(longest, c.qps.size());
+  }
+  j["client_objects_truncated"] = true;
+  for (std::size_t cap = longest / 2;; cap /= 2) {
+    put_clients(cap);
+    out = j.dump();
+    if (out.size() <= max_bytes || cap == 0) return out;
   }
 }
 

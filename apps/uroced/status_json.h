@@ -66,7 +66,8 @@
 //                   "counters": {CaptureCounters}}]   (root and status_group)
 //     "clients": [{"id", "pid", "uid", "gid", "device", "requests",
 //                  "bad_requests", "used": {as in "users"}, "objects": {"pds": [handles], "mrs", "comp_channels",
-//                  "cqs", "srqs", "ahs", "qps": [{"handle", "qpn", "mcast_groups" (when > 0)}]},
+//                  "cqs", "srqs", "ahs", "qps": [{"handle", "qpn", "mcast_groups" (when > 0)}],
+//                  "<kind>_omitted" (when cut to fit)},
 //                  "qp_engine": {QpEngineCounters of its QPs, summed} (with kStatusQps)}]
 //                                                               (kStatusClients)
 //   }
@@ -74,7 +75,11 @@
 // with what each means; the metrics (metrics_text.h) read the same lists.
 // Counters are only those that are non-negative integers the engine keeps;
 // nothing is estimated. A body that would not fit one message keeps its
-// first QP lines and says "qps_truncated": true.
+// first QP lines and says "qps_truncated": true; if that is not enough,
+// each client's handle lists keep their first entries (the same number for
+// every list, halved until the body fits), a cut list's kind gains
+// "<kind>_omitted" (e.g. "qps_omitted": 1100), and the body says
+// "client_objects_truncated": true.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -145,8 +150,11 @@ nlohmann::json homa_json(const engine::VnicConfig& c, const DeviceSnapshot& s);
 nlohmann::json dc_json(const engine::VnicConfig& c, const DeviceSnapshot& s);
 nlohmann::json qp_json(const std::string& device, const engine::QpStatus& q);
 // `qp_engine`: the sum of its QPs' engine counters, or null (not asked for).
+// Each handle list keeps its first `cap` entries; a cut list's kind gains
+// "<kind>_omitted": the number left out.
 nlohmann::json client_json(const ClientSummary& c,
-                           const engine::QpEngineCounters* qp_engine = nullptr);
+                           const engine::QpEngineCounters* qp_engine = nullptr,
+                           std::size_t cap = SIZE_MAX);
 // One line of "qp_classes".
 nlohmann::json qp_class_json(const std::string& device, const QpClassSum& c);
 nlohmann::json device_json(const Device& d, const DeviceSnapshot& s);

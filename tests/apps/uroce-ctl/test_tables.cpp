@@ -305,6 +305,22 @@ TEST(RenderClients, CountsObjects) {
   EXPECT_NE(s.find("1    2         0    1     0    0    1"), std::string::npos) << s;
 }
 
+// A list cut to fit the reply counts what it left out, and the table says
+// the lists were cut.
+TEST(RenderClients, CountsOmittedHandles) {
+  const json j = json::parse(R"({"client_objects_truncated": true, "clients": [{"id": 4,
+    "pid": 9, "uid": 0, "device": "uroce0", "requests": 1, "bad_requests": 0, "objects": {
+    "pds": [1], "mrs": [], "comp_channels": [], "cqs": [2, 3], "cqs_omitted": 1498,
+    "srqs": [], "ahs": [], "qps": [{"handle": 5, "qpn": 17}], "qps_omitted": 1499}}]})");
+  const std::string s = render_clients(j);
+  EXPECT_NE(s.find("1    0         0    1500  0    0    1500"), std::string::npos) << s;
+  EXPECT_NE(s.find("(more handles than one status message holds: the clients' lists "
+                   "truncated)"),
+            std::string::npos)
+      << s;
+  EXPECT_EQ(render_clients(json::parse(R"({"clients": []})")).find("truncated"), std::string::npos);
+}
+
 TEST(RenderPfc, PrioritiesBadInputAndTtl) {
   const json j = json::parse(R"({"devices": [{"name": "uroce0", "pfc": {
     "enabled_priorities": [3], "link_mbps": 10000, "tx_ttl": 64,

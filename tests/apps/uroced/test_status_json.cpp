@@ -617,6 +617,81 @@ TEST(StatusJson_Clients, ObjectsByKind) {
   EXPECT_EQ(cl["bad_requests"], 2);
 }
 
+// A client of 1,500 QPs (and as many CQs) does not fit one message: its
+// lists keep their first entries, each cut list says how many it left out,
+// and the body says so. A client of few objects keeps all of its lists.
+TEST(StatusJson_TooBig, CutsClientListsAndCountsTheRest) {
+  FakeDevice d("uroce0", 9000);
+  ClientSummary big;
+  big.id = 1;
+  big.pds = {7};
+  for (std::uint32_t i = 0; i < 1500; ++i) {
+    big.qps.push_back({100 + i, 0x100 + i, 0});
+    big.cqs.push_back(5000 + i);
+  }
+  ClientSummary small;
+  small.id = 2;
+  small.qps = {{3, 0x40, 0}};
+  const std::vector<ClientSummary> clients{big, small};
+  const std::string whole = status_json(info(), {&d}, {DeviceSnapshot{}}, false, &clients, 1 << 30);
+  ASSERT_GT(whole.size(), 20000u);
+  EXPECT_FALSE(json::parse(whole).contains("client_objects_truncated"));
+
+  const std::string out = status_json(info(), {&d}, {DeviceSnapshot{}}, false, &clients, 20000);
+  ASSERT_LE(out.size(), 20000u);
+  const json j = json::parse(out);
+  EXPECT_TRUE(j["client_objects_truncated"].get<bool>());
+  const json& o = j["clients"][0]["objects"];
+  ASSERT_GT(o["qps"].size(), 0u);
+  ASSERT_LT(o["qps"].size(), 1500u);
+  EXPECT_EQ(o["qps"][0]["handle"], 100);
+  EXPECT_EQ(o["qps"].size() + o["qps_omitted"].get<std::size_t>(), 1500u);
+  EXPECT_EQ(o["cqs"].size(), o["qps"].size());
+  EXPECT_EQ(o["cqs"].size() + o["cqs_omitted"].get<std::size_t>(), 1500u);
+  EXPECT_EQ(o["pds"], std::vector<int>{7});
+  EXPECT_FALSE(o.contains("pds_omitted"));
+  EXPECT_EQ(j["clients"][1]["objects"]["qps"].size(), 1u);
+  EXPECT_FALSE(j["clients"][1]["objects"].contains("qps_omitted"));
+}
+
+// With QP lines asked for, those are cut first: only when none of them is
+// left do the clients' lists lose entries.
+TEST(StatusJson_TooBig, QpLinesGoBeforeClientLists) {
+  FakeDevice d("uroce0", 9000);
+  DeviceSnapshot s;
+  ClientSummary c;
+  c.id = 1;
+  for (std::uint32_t i = 0; i < 300; ++i) {
+    engine::QpStatus q;
+    q.qpn = i + 2;
+    q.client = 1;
+    s.qp_status.push_back(q);
+    c.qps.push_back({i, i + 2, 0});
+  }
+  const std::vector<ClientSummary> clients{c};
+  // Room for every client list but not for the QP lines.
+  const std::size_t lists = status_json(info(), {&d}, {s}, false, &clients, 1 << 30).size() + 64;
+  json j = json::parse(status_json(info(), {&d}, {s}, true, &clients, lists));
+  EXPECT_TRUE(j["qps_truncated"].get<bool>());
+  EXPECT_FALSE(j.contains("client_objects_truncated"));
+  EXPECT_EQ(j["clients"][0]["objects"]["qps"].size(), 300u);
+  // Room for half the client's list: no QP line is left, and the list is cut.
+  ClientSummary bare = c;
+  bare.qps.clear();
+  const std::vector<ClientSummary> none{bare};
+  const std::size_t half =
+      (lists + status_json(info(), {&d}, {s}, false, &none, 1 << 30).size()) / 2;
+  const std::string out = status_json(info(), {&d}, {s}, true, &clients, half);
+  ASSERT_LE(out.size(), half);
+  j = json::parse(out);
+  EXPECT_EQ(j["qps"].size(), 0u);
+  EXPECT_GT(j["clients"][0]["objects"]["qps"].size(), 0u);
+  EXPECT_TRUE(j["client_objects_truncated"].get<bool>());
+  EXPECT_EQ(j["clients"][0]["objects"]["qps"].size() +
+                j["clients"][0]["objects"]["qps_omitted"].get<std::size_t>(),
+            300u);
+}
+
 // The sums by device, QP type and TX class ("qp_classes"), and each
 // client's QPs' engine counters ("qp_engine"), even when the QP lines are
 // cut to fit: they come from every QP of the snapshots.

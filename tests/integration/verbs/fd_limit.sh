@@ -6,7 +6,8 @@
 # limit does: nobody stops at its quota (three quarters of max_qp, 768),
 # root at the device's max_cq (1,024). Before the arena each QP and CQ cost
 # the client three descriptors, and both stopped at about 340 with EMFILE.
-# The daemon lists exactly what the client holds. The same for memory
+# The daemon lists exactly what the client holds (and a client of 3,000
+# QPs, more than one status message lists, is counted whole). The same for memory
 # registrations: nobody registers 4 KiB MRs up to its quota (3,072 of the
 # device's max_mr 4,096), root up to max_mr (4,095 before the engine's key
 # table gained its unused slot 0), and neither the client's nor the
@@ -24,7 +25,7 @@ NOBODY=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
 
 uroce_daemon_start d --lcore 1 -- \
   --device "$(verbs_device uroce0 02:00:00:d0:00:01 10.208.0.1 ring:p0)" \
-  --device "$(verbs_device uroce1 02:00:00:d0:00:02 10.208.0.2 ring:p0)"
+  --device "$(verbs_device uroce1 02:00:00:d0:00:02 10.208.0.2 ring:p0);max_qps=4096"
 run=${UROCE_DAEMON_RUN[d]}
 R=("$UROCE_RUN" --run-dir "$run")
 
@@ -104,6 +105,43 @@ if ! timeout 60 "${NOBODY[@]}" "${R[@]}" /usr/bin/python3 "$ABUSE" fdlimit uroce
 fi
 cat "$out"
 uroce_verdict "a context short of descriptors fails with EMFILE; the daemon keeps none of it" "$st"
+
+# A client holding more QPs than one status message lists (~2,300 handle
+# lines fit 64 KiB): `uroce-ctl clients` still answers, its row counts all
+# 3,000 QPs, and it says the lists were cut; the JSON keeps the first
+# handles and counts the rest in "qps_omitted". uroce1 holds 4,096 QPs.
+st=0
+out=$UROCE_TMP/many-qps.out
+hold=$UROCE_TMP/release-many-qps
+uroce_bg MPG --timeout 600 "$out" "$out" -- \
+  "${R[@]}" /usr/bin/python3 "$ABUSE" objects uroce1 3000 0 0 --hold "$hold"
+if ! uroce_wait_for_line "$out" '^qps ' 540 "$MPG"; then
+  UROCE_WHY="the client did not make its QPs: $(tail -n 3 "$out" | tr '\n' '|')"
+  st=1
+elif ! grep -q '^qps 3000 errno 0,' "$out"; then
+  UROCE_WHY="$(head -n 1 "$out")"
+  st=1
+else
+  table=$UROCE_TMP/many-qps.table
+  "$UROCE_CTL" --run-dir "$run" clients >"$table" 2>&1 || st=1
+  row=$(awk '$4 == "uroce1"' "$table")
+  listed=$("$UROCE_CTL" --run-dir "$run" clients --json | /usr/bin/python3 -c '
+import json, sys
+c = [c for c in json.load(sys.stdin)["clients"] if c["device"] == "uroce1"]
+o = c[0]["objects"] if len(c) == 1 else {}
+print(len(o.get("qps", [])), o.get("qps_omitted", 0))') || st=1
+  echo "  row: $row; json: $listed (listed, omitted)"
+  if [ "$st" -ne 0 ] || [ "$(echo "$row" | awk '{print $11}')" != 3000 ] ||
+    ! grep -q "the clients' lists truncated" "$table" ||
+    [ "$(echo "$listed" | awk '{print $1 + $2}')" != 3000 ] ||
+    [ "$(echo "$listed" | awk '{print ($1 > 0 && $2 > 0)}')" != 1 ]; then
+    UROCE_WHY="row '$row', json '$listed': $(tail -n 3 "$table" | tr '\n' '|')"
+    st=1
+  fi
+fi
+touch "$hold"
+uroce_wait "$MPG" ignored
+uroce_verdict "a client of 3,000 QPs: uroce-ctl clients answers, counts them all, says the lists were cut" "$st"
 
 verbs_daemons_stop "uroced exits 0 on SIGTERM" d
 uroce_summary fd_limit

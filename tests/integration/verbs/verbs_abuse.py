@@ -259,6 +259,13 @@ def open_device(ibdev):
     return 0
 
 
+def listed(client, kind):
+    """The handles of one kind a client entry lists, with those left out
+    of a list cut to fit the reply ("<kind>_omitted")."""
+    o = client.get("objects", {})
+    return len(o.get(kind, [])) + o.get(kind + "_omitted", 0)
+
+
 def my_clients(uroce_ctl, run_dir):
     out = subprocess.run([uroce_ctl, "--run-dir", run_dir, "clients", "--json"],
                          capture_output=True, text=True, check=True).stdout
@@ -321,8 +328,8 @@ def pairs(ibdev, nofile, most, uroce_ctl, run_dir, daemon_pid):
             seen.take(len(made))
     resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
     mine = my_clients(uroce_ctl, run_dir)
-    qps = sum(len(c.get("objects", {}).get("qps", [])) for c in mine)
-    cqs = sum(len(c.get("objects", {}).get("cqs", [])) for c in mine)
+    qps = sum(listed(c, "qps") for c in mine)
+    cqs = sum(listed(c, "cqs") for c in mine)
     print("pairs %d errno %d (%s)" % (len(made), err, errno.errorcode.get(err, "none")))
     seen.print("pairs")
     print("the daemon lists %d QPs and %d CQs of this process" % (qps, cqs))
@@ -356,10 +363,10 @@ def mrs(ibdev, nofile, most, uroce_ctl, run_dir, daemon_pid):
             seen.take(len(made))
     resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
     mine = my_clients(uroce_ctl, run_dir)
-    listed = sum(len(c.get("objects", {}).get("mrs", [])) for c in mine)
+    listed_mrs = sum(listed(c, "mrs") for c in mine)
     print("mrs %d errno %d (%s)" % (len(made), err, errno.errorcode.get(err, "none")))
     seen.print("MRs")
-    print("the daemon lists %d MRs of this process" % listed)
+    print("the daemon lists %d MRs of this process" % listed_mrs)
     bad = [i for i, mr in enumerate(made) if mr.read(8, 0) != b"%08d" % i]
     print("MRs whose bytes changed: %d" % len(bad))
     sys.stdout.flush()
