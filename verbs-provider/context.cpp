@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "datapath/base/page_touch.h"
 #include "verbs-provider/embedded.h"
 #include "verbs-provider/ops.h"
 
@@ -44,7 +45,13 @@ int read_first_line(const char* path, char* buf, std::size_t len) {
 
 int locate_in_arena(ContextState* st, std::uint64_t offset, std::uint64_t bytes, void** addr) {
   const shm::ShmStatus ms = st->arena.locate(offset, bytes, addr);
-  if (ms.ok()) return 0;
+  if (ms.ok()) {
+    // The daemon allocated the ring's pages as it placed it: map them into
+    // this side now, not on the first lap round the ring (a fault per page
+    // on the data path, docs/tails.md). Offsets are page-aligned.
+    (void)base::touch_pages(*addr, bytes, static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)));
+    return 0;
+  }
   return ms.err == shm::ShmError::kMap && ms.sys_errno != 0 ? ms.sys_errno : EPROTO;
 }
 

@@ -49,7 +49,8 @@ class RingArena {
   // Creates the memfd (no chunk yet). 0 or an errno.
   int create(const char* name, std::uint64_t chunk_bytes = kChunkBytes,
              std::uint32_t max_chunks = kMaxChunks);
-  // `bytes` (rounded up to a page), zero-filled. 0, EINVAL (0 or more than
+  // `bytes` (rounded up to a page), zero-filled, its pages allocated and
+  // mapped (base::populate_pages). 0, EINVAL (0 or more than
   // a chunk) or ENOMEM (the arena has all its chunks, or the file cannot
   // grow or be mapped).
   int alloc(std::uint64_t bytes, ArenaExtent* out);

@@ -45,6 +45,12 @@ inline constexpr int kPopulateRead = MADV_POPULATE_READ;
 inline constexpr int kPopulateRead = 22;
 #endif
 
+#ifdef MADV_POPULATE_WRITE
+inline constexpr int kPopulateWrite = MADV_POPULATE_WRITE;
+#else
+inline constexpr int kPopulateWrite = 23;
+#endif
+
 // [from, from + n): pages the object holds; populated at once, then one
 // byte of each `page` read.
 inline void touch_run(std::uint8_t* from, std::size_t n, std::size_t page, std::uint8_t* sink) {
@@ -99,6 +105,26 @@ inline int touch_pages(void* addr, std::size_t len, std::size_t page) {
     }
     off += bytes;
   }
+  asm volatile("" ::"r"(sink));
+  return 0;
+}
+
+// Memory this side has just been given whole and will use (a ring the
+// daemon placed in a client's arena): every page of [addr, addr + len)
+// allocated and mapped writable at once (MADV_POPULATE_WRITE, which leaves
+// the contents as they are), then one byte of each `page` read, as
+// touch_pages does for the pages an object holds already. Unlike
+// touch_pages it fills holes: only for memory that is the caller's to
+// allocate. `addr` aligned to `page`, a multiple of the base page size.
+// Returns 0 or EINVAL (bad page size); where MADV_POPULATE_WRITE is missing
+// (Linux before 5.14) the reads alone map the pages.
+inline int populate_pages(void* addr, std::size_t len, std::size_t page) {
+  const std::size_t base = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  if (page == 0 || page % base != 0) return EINVAL;
+  (void)::madvise(addr, len, detail::kPopulateWrite);
+  const auto* v = static_cast<const volatile std::uint8_t*>(addr);
+  std::uint8_t sink = 0;
+  for (std::size_t k = 0; k < len; k += page) sink = sink ^ v[k];
   asm volatile("" ::"r"(sink));
   return 0;
 }

@@ -1,6 +1,7 @@
 #include "apps/uroced/ring_arena.h"
 
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 
 #include <cerrno>
@@ -33,6 +34,22 @@ TEST(RingArenaAlloc, PageAlignedFirstFitGrowingByChunks) {
   EXPECT_EQ(e3.offset, kChunk);
   EXPECT_EQ(a.map().grown(), 2u);
   EXPECT_EQ(a.bytes_in_use(), 4096u + 8192u + kChunk - 4096u);
+}
+
+// A ring's pages exist once it is placed (zero-filled still), so that the
+// data path's first lap round it takes no page fault; the rest of the
+// chunk stays a hole.
+TEST(RingArenaAlloc, PagesAllocatedAtAlloc) {
+  RingArena a;
+  ASSERT_EQ(a.create("t", kChunk, 4), 0);
+  ArenaExtent e;
+  ASSERT_EQ(a.alloc(5 * 4096 - 100, &e), 0);
+  EXPECT_EQ(allocated_bytes(a.fd()), 5 * 4096u);
+  unsigned char resident[5] = {};
+  ASSERT_EQ(mincore(e.addr, e.bytes, resident), 0);
+  for (unsigned char r : resident) EXPECT_EQ(r & 1, 1);
+  const auto* b = static_cast<const unsigned char*>(e.addr);
+  for (std::uint64_t i = 0; i < e.bytes; ++i) ASSERT_EQ(b[i], 0) << i;
 }
 
 TEST(RingArenaAlloc, Errors) {
