@@ -3,6 +3,7 @@
 #include <sched.h>
 #include <time.h>
 
+#include "datapath/base/context_switches.h"
 #include "datapath/base/time.h"
 #include "datapath/base/yield_policy.h"
 
@@ -12,6 +13,7 @@ namespace {
 // constexpr-constructed and trivially destroyed: no TLS guard, no
 // destructor registration in a thread the application owns.
 thread_local YieldPolicy t_policy;
+thread_local ContextSwitches t_switches;
 
 TimeNs monotonic_ns() noexcept {
   timespec ts{};
@@ -28,7 +30,8 @@ void poll_empty() noexcept {
   const TimeNs t0 = monotonic_ns();
   if (!t_policy.due(t0)) return;
   sched_yield();
-  t_policy.yielded(t0, monotonic_ns());
+  const bool switched = t_switches.grew();
+  t_policy.yielded(t0, monotonic_ns(), switched);
 }
 
 }  // namespace uroce::provider

@@ -8,10 +8,12 @@
 //
 // The rule: after `spins` idle polls in a row (a gap shorter than that costs
 // no system call), yield on every idle poll while the CPU is contended, and
-// otherwise probe with one yield per `probe_ns` of idleness. A yield that
-// lasted at least `switch_ns` ran somebody else (a switch there and back
-// costs microseconds; a yield alone returns in under one), which makes the
-// CPU contended; kFastYields quick yields in a row make it uncontended again.
+// otherwise probe with one yield per `probe_ns` of idleness. A yield ran
+// somebody else, which makes the CPU contended, when the kernel says this
+// thread was switched out (context_switches.h) or, where the caller cannot
+// ask, when it lasted at least `switch_ns` (a switch there and back costs
+// microseconds in the VM's slow state; a yield alone returns in under one).
+// kFastYields yields in a row that ran nobody make it uncontended again.
 //
 // Pure arithmetic: the caller reads its clock, yields, and reports the
 // yield's start and end, so tests drive the policy with made-up times.
@@ -48,10 +50,12 @@ class YieldPolicy {
   bool idle() { return ++idle_run_ > cfg_.spins; }
   // Past the spins, at `now`: whether to yield now.
   bool due(TimeNs now) const { return contended_ || now - last_yield_ >= cfg_.probe_ns; }
-  // The yield made from t0 to t1: whether it ran another thread.
-  bool yielded(TimeNs t0, TimeNs t1) {
+  // The yield made from t0 to t1; `switched`: the kernel switched this
+  // thread out since the last yield (ContextSwitches::grew). Whether it
+  // ran another thread.
+  bool yielded(TimeNs t0, TimeNs t1, bool switched = false) {
     last_yield_ = t1;
-    if (t1 - t0 >= cfg_.switch_ns) {
+    if (switched || t1 - t0 >= cfg_.switch_ns) {
       contended_ = true;
       fast_yields_ = 0;
       return true;

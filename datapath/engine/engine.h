@@ -531,9 +531,9 @@ class Engine {
     if (!yield_.idle() || !yield_.due(now_)) return;
     const TimeNs t0 = clock_.now();
     away_asked_.store(kYielded, std::memory_order_relaxed);
-    sleeper_.yield();
+    const bool switched = sleeper_.yield();
     ++ctr_.yields;
-    if (yield_.yielded(t0, clock_.now())) ++ctr_.yields_switched;
+    if (yield_.yielded(t0, clock_.now(), switched)) ++ctr_.yields_switched;
   }
   // The progress thread's nap of up to `ns`, cut short by wake_progress:
   // whether it was (nano_sleeper.h, WakeWord).

@@ -14,6 +14,7 @@
 #include <atomic>
 #include <cstdint>
 
+#include "datapath/base/context_switches.h"
 #include "datapath/base/time.h"
 
 namespace uroce::engine {
@@ -23,7 +24,13 @@ struct NanoSleeper {
     const timespec ts = to_timespec(ns);
     nanosleep(&ts, nullptr);
   }
-  void yield() { sched_yield(); }
+  // Yields the CPU; whether the kernel switched this thread out since the
+  // last yield (context_switches.h): the yield handed the CPU over, or
+  // another thread preempted this one meanwhile.
+  bool yield() {
+    sched_yield();
+    return switches_.grew();
+  }
   // Sleeps up to `ns` unless `word` no longer holds `seen` (checked by the
   // kernel, atomically with going to sleep) or wake() is called on it.
   void nap(TimeNs ns, std::atomic<std::uint32_t>& word, std::uint32_t seen) {
@@ -37,6 +44,8 @@ struct NanoSleeper {
   }
 
  private:
+  ContextSwitches switches_;
+
   static timespec to_timespec(TimeNs ns) {
     timespec ts{};
     ts.tv_sec = static_cast<time_t>(ns / kNsPerSec);

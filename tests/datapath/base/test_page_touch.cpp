@@ -142,5 +142,33 @@ TEST(TouchPages, PageSizeNotAMultipleOfTheBasePageIsInvalid) {
 
 TEST(TouchPages, EmptyRangeDoesNothing) { EXPECT_EQ(touch_pages(nullptr, 0, kPage), 0); }
 
+// Memory the caller owns whole: its holes are filled and every page mapped
+// writable, the bytes left as they were (zero in a hole).
+TEST(PopulatePages, AllocatesAndMapsEveryPageOfASparseObject) {
+  const int fd = memfd_create("populate_sparse", MFD_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(ftruncate(fd, static_cast<off_t>(16 * kPage)), 0);
+  const std::vector<unsigned char> one(kPage, 9);
+  ASSERT_EQ(pwrite(fd, one.data(), kPage, static_cast<off_t>(3 * kPage)),
+            static_cast<ssize_t>(kPage));
+  void* m = mmap(nullptr, 16 * kPage, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  ASSERT_NE(m, MAP_FAILED);
+  EXPECT_EQ(populate_pages(m, 16 * kPage, kPage), 0);
+  struct stat st {};
+  ASSERT_EQ(fstat(fd, &st), 0);
+  EXPECT_EQ(static_cast<std::size_t>(st.st_blocks) * 512, 16 * kPage);
+  EXPECT_EQ(mapped_pages(m, 16 * kPage), 16u);
+  const auto* b = static_cast<const unsigned char*>(m);
+  EXPECT_EQ(b[0], 0);
+  EXPECT_EQ(b[3 * kPage + 5], 9);
+  munmap(m, 16 * kPage);
+  close(fd);
+}
+
+TEST(PopulatePages, PageSizeNotAMultipleOfTheBasePageIsInvalid) {
+  EXPECT_EQ(populate_pages(nullptr, kPage, kPage / 2), EINVAL);
+  EXPECT_EQ(populate_pages(nullptr, kPage, 0), EINVAL);
+}
+
 }  // namespace
 }  // namespace uroce::base

@@ -40,6 +40,24 @@ TEST(YieldPolicy_Yielded, ALongYieldMakesEveryIdlePollYield) {
   EXPECT_FALSE(p.yielded(2000, 3499));
 }
 
+// The kernel's word decides a quick yield: switched out, it ran another
+// thread however short it was (a fast switch there and back).
+TEST(YieldPolicy_Yielded, AQuickYieldTheKernelSwitchedIsContention) {
+  YieldPolicy p(small());
+  EXPECT_TRUE(p.yielded(0, 300, true));
+  EXPECT_TRUE(p.contended());
+  TimeNs t = 400;
+  for (std::uint32_t i = 0; i < 3 * YieldPolicy::kFastYields; ++i, t += 400) {
+    EXPECT_TRUE(p.yielded(t, t + 300, true));
+  }
+  EXPECT_TRUE(p.contended());
+  EXPECT_TRUE(p.due(t));
+  // Quick yields that ran nobody end it as before.
+  for (std::uint32_t i = 0; i < YieldPolicy::kFastYields; ++i, t += 400)
+    p.yielded(t, t + 300, false);
+  EXPECT_FALSE(p.contended());
+}
+
 TEST(YieldPolicy_Yielded, EightQuickYieldsEndTheContention) {
   YieldPolicy p(small());
   p.yielded(0, 3000);

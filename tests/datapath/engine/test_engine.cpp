@@ -42,7 +42,10 @@ struct RecordingSleeper {
     log->push_back(ns);
     if (on_sleep != nullptr && *on_sleep) (*on_sleep)(log->size());
   }
-  void yield() { sleep(0); }
+  bool yield() {
+    sleep(0);
+    return false;
+  }
   void nap(TimeNs ns, std::atomic<std::uint32_t>&, std::uint32_t) { sleep(ns); }
   void wake(std::atomic<std::uint32_t>&) {}
 };
@@ -284,13 +287,18 @@ struct SteppingClock {
 };
 
 // Yields that last as long as `cost(n)` says for the n-th yield (from 0):
-// a long one is a yield that ran another thread.
+// a long one is a yield that ran another thread; and those after which the
+// kernel says this thread was switched out, as `switched(n)` says.
 struct YieldSleeper {
   SteppingClock* clock;
   std::function<TimeNs(std::uint64_t)> cost;
+  std::function<bool(std::uint64_t)> switched = [](std::uint64_t) { return false; };
   std::uint64_t n = 0;
   void sleep(TimeNs) { ADD_FAILURE() << "yield mode slept"; }
-  void yield() { clock->t += cost(n++); }
+  bool yield() {
+    clock->t += cost(n);
+    return switched(n++);
+  }
   void nap(TimeNs, std::atomic<std::uint32_t>&, std::uint32_t) { ADD_FAILURE() << "napped"; }
   void wake(std::atomic<std::uint32_t>&) {}
 };
@@ -340,6 +348,22 @@ TEST(Engine_Yield, ContendedYieldsOnEveryIdleIteration) {
   EXPECT_GT(c.yields, 0u);
   // Every iteration after the first probe yields: three clock readings an
   // iteration (run_once, before and after the yield).
+  EXPECT_GE(c.yields, c.iterations - 10 * kNsPerUs / 100 - 1);
+}
+
+// A switch there and back that is quick (the VM's fast state: under
+// switch_ns) still counts when the kernel says the thread was switched out:
+// every idle iteration yields, as with slow switches.
+TEST(Engine_Yield, QuickSwitchesTheKernelReportsStayContended) {
+  std::atomic<bool> stop{false};
+  SteppingClock clock{&stop, 3000};
+  using E = Engine<SimPortIo, SteppingClock, YieldSleeper>;
+  E e(yield_config(), clock,
+      YieldSleeper{&clock, [](std::uint64_t) { return TimeNs{300}; },
+                   [](std::uint64_t) { return true; }});
+  e.run(stop);
+  const auto& c = e.counters();
+  EXPECT_EQ(c.yields_switched, c.yields);
   EXPECT_GE(c.yields, c.iterations - 10 * kNsPerUs / 100 - 1);
 }
 

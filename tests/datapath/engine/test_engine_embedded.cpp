@@ -35,7 +35,7 @@ struct CountingNanoSleeper {
     sleeps->fetch_add(1);
     NanoSleeper{}.sleep(ns);
   }
-  void yield() { NanoSleeper{}.yield(); }
+  bool yield() { return NanoSleeper{}.yield(); }
   void nap(TimeNs ns, std::atomic<std::uint32_t>& word, std::uint32_t seen) {
     sleeps->fetch_add(1);
     if (last_nap != nullptr) last_nap->store(ns);
@@ -271,7 +271,7 @@ struct ScriptedSleeper {
     }
     clock->advance_by(ns);
   }
-  void yield() {}
+  bool yield() { return false; }
   void nap(TimeNs ns, std::atomic<std::uint32_t>&, std::uint32_t) {
     if (++*naps <= active_naps) (*app)();
     clock->advance_by(ns);
@@ -319,7 +319,7 @@ struct BlockingNaps {
 struct BlockingSleeper {
   BlockingNaps* b;
   void sleep(TimeNs) {}
-  void yield() {}
+  bool yield() { return false; }
   void nap(TimeNs, std::atomic<std::uint32_t>& word, std::uint32_t seen) {
     std::unique_lock<std::mutex> lk(b->mu);
     b->napping = true;
