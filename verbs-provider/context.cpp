@@ -46,10 +46,12 @@ int read_first_line(const char* path, char* buf, std::size_t len) {
 int locate_in_arena(ContextState* st, std::uint64_t offset, std::uint64_t bytes, void** addr) {
   const shm::ShmStatus ms = st->arena.locate(offset, bytes, addr);
   if (ms.ok()) {
-    // The daemon allocated the ring's pages as it placed it: map them into
-    // this side now, not on the first lap round the ring (a fault per page
-    // on the data path, docs/tails.md). Offsets are page-aligned.
-    (void)base::touch_pages(*addr, bytes, static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)));
+    // The ring's pages made and mapped into this side now, not on the data
+    // path's first lap round the ring (a fault per page, docs/tails.md):
+    // an SQ's or RQ's, which this side writes, charged to this process;
+    // a CQ's, which the daemon made already, only mapped. Offsets are
+    // page-aligned.
+    (void)base::populate_pages(*addr, bytes, base::base_page_bytes());
     return 0;
   }
   return ms.err == shm::ShmError::kMap && ms.sys_errno != 0 ? ms.sys_errno : EPROTO;

@@ -114,8 +114,8 @@ inline ContextState* state_of(ibv_context* ctx) { return to_uctx(ctx)->st; }
 // errno.
 int attach_arena(ContextState* st, int arena_fd);
 // The address of `bytes` at `offset` in the context's arena (a reply's
-// ring), its pages mapped into this side (base::touch_pages): 0, EPROTO for
-// a range the arena cannot hold, or the mmap errno.
+// ring), its pages made and mapped into this side (base::populate_pages):
+// 0, EPROTO for a range the arena cannot hold, or the mmap errno.
 int locate_in_arena(ContextState* st, std::uint64_t offset, std::uint64_t bytes, void** addr);
 
 // Attaches `ring` (an SQ or RQ producer) to a reply's ring: `bytes` of the

@@ -12,8 +12,8 @@ namespace {
 
 // constexpr-constructed and trivially destroyed: no TLS guard, no
 // destructor registration in a thread the application owns.
-thread_local YieldPolicy t_policy;
-thread_local ContextSwitches t_switches;
+constinit thread_local YieldPolicy t_policy;
+constinit thread_local ContextSwitches t_switches;
 
 TimeNs monotonic_ns() noexcept {
   timespec ts{};
@@ -30,8 +30,9 @@ void poll_empty() noexcept {
   const TimeNs t0 = monotonic_ns();
   if (!t_policy.due(t0)) return;
   sched_yield();
-  const bool switched = t_switches.grew();
-  t_policy.yielded(t0, monotonic_ns(), switched);
+  const TimeNs t1 = monotonic_ns();
+  // The kernel is asked only when the yield's length does not tell.
+  t_policy.yielded(t0, t1, t_policy.long_yield(t0, t1) || t_switches.grew());
 }
 
 }  // namespace uroce::provider

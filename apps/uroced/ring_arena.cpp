@@ -6,8 +6,6 @@
 #include <cstring>
 #include <iterator>
 
-#include "datapath/base/page_touch.h"
-
 namespace uroce::daemon {
 
 namespace {
@@ -48,11 +46,6 @@ int RingArena::alloc(std::uint64_t bytes, ArenaExtent* out) {
     insert_free(offset, want);
     return ENOMEM;
   }
-  // The pages exist from here on, not from the data path's first lap round
-  // the ring (docs/tails.md, "The first lap of the arena's rings"): in this
-  // mapping, which the engine reads and writes, and in the provider's, which
-  // finds them held and maps them as it locates the ring.
-  (void)base::populate_pages(addr, want, kPageBytes);
   in_use_ += want;
   *out = ArenaExtent{offset, want, addr};
   return 0;

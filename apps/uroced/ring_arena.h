@@ -42,15 +42,15 @@ class RingArena {
   // Chunks of 64 MiB (the largest ring, an SQ of 16,384 WQEs of 1 KiB, is
   // 32 MiB) and up to 1,024 of them (64 GiB of rings per client, enough for
   // a thousand QPs of the largest size). The memfd is sparse: pages exist
-  // only once written.
+  // only once written or populated, by whoever writes the ring (the
+  // session populates a CQ's, the provider an SQ's or RQ's).
   static constexpr std::uint64_t kChunkBytes = std::uint64_t{64} << 20;
   static constexpr std::uint32_t kMaxChunks = 1024;
 
   // Creates the memfd (no chunk yet). 0 or an errno.
   int create(const char* name, std::uint64_t chunk_bytes = kChunkBytes,
              std::uint32_t max_chunks = kMaxChunks);
-  // `bytes` (rounded up to a page), zero-filled, its pages allocated and
-  // mapped (base::populate_pages). 0, EINVAL (0 or more than
+  // `bytes` (rounded up to a page), zero-filled. 0, EINVAL (0 or more than
   // a chunk) or ENOMEM (the arena has all its chunks, or the file cannot
   // grow or be mapped).
   int alloc(std::uint64_t bytes, ArenaExtent* out);

@@ -17,6 +17,7 @@
 #include "apps/uroced/qp_attr_convert.h"
 #include "apps/uroced/qp_create_check.h"
 #include "apps/uroced/session_checks.h"
+#include "datapath/base/page_touch.h"
 #include "datapath/engine/event_fd.h"
 #include "datapath/shm/rxe_layout.h"
 
@@ -63,6 +64,11 @@ int ClientSession::make_cq_region(std::uint32_t cqe, ArenaExtent* region, engine
   }
   if (int rc = place_ring(*arena_, geo, ctl::kCqNotifyBytes, region, ring); rc != 0) return rc;
   if (int rc = charge_extent(region); rc != 0) return rc;
+  // The engine writes every page of a CQ (CQEs, the notify word), so they
+  // would be the daemon's anyway: made now, once charged, not on the first
+  // lap round the ring (docs/tails.md, "The first lap of the arena's
+  // rings"). The provider maps them as it attaches the CQ.
+  (void)base::populate_pages(region->addr, region->bytes, base::base_page_bytes());
   *notify = reinterpret_cast<ctl::CqNotify*>(static_cast<std::byte*>(region->addr) + ring->bytes);
   return 0;
 }
@@ -345,6 +351,16 @@ int ClientSession::on_modify_qp(const ctl::ModifyQpReq& r, ctl::NoReply*, InFds&
       return rc;
     }
     if (int rc = resolve_mac(m.values.av, &m.values.av.dmac); rc != 0) return rc;
+  }
+  // To INIT: the provider made its SQ's and RQ's pages as it attached them
+  // (it writes them, so they are charged to it); the engine reads them
+  // through the daemon's mapping, which maps them now rather than on the
+  // first lap round the rings. Held pages only: where the client made
+  // none, the holes stay holes, not daemon memory.
+  if ((r.attr_mask & IBV_QP_STATE) != 0 && r.attr.qp_state == IBV_QPS_INIT) {
+    for (const ArenaExtent* e : {&it->second.sq, &it->second.rq}) {
+      if (e->valid()) (void)base::touch_pages(e->addr, e->bytes, base::base_page_bytes());
+    }
   }
   if (int rc = shard_->modify_qp(r.qp_handle, m); rc != 0 || !rate) return rc;
   return shard_->set_qp_sched(r.qp_handle, sched);

@@ -564,8 +564,9 @@ std::string status_json(const DaemonInfo& info, const std::vector<Device*>& devi
   if (out.size() <= max_bytes) return out;
   // Too big: first keep as many QP lines as fit, halving until the body
   // does; then cut every client's handle lists the same way. A body that
-  // still does not fit is returned whole (the session refuses to send it).
-  if (with_qps) {
+  // still does not fit is returned so (its caller decides: the control
+  // session refuses one over a message).
+  if (with_qps && !qps.empty()) {
     j["qps_truncated"] = true;
     for (std::size_t keep = qps.size() / 2;; keep /= 2) {
       j["qps"] = json(std::vector<json>(qps.begin(), qps.begin() + static_cast<long>(keep)));

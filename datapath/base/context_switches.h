@@ -23,19 +23,20 @@ namespace uroce {
 
 class ContextSwitches {
  public:
-  // Whether the count grew since the last call (the first call: since the
-  // thread started).
+  // Whether the count grew since the last call; false on the first call,
+  // which only takes the count.
   bool grew() noexcept {
     rusage r{};
     if (::getrusage(RUSAGE_THREAD, &r) != 0) return false;
     const auto now = static_cast<std::uint64_t>(r.ru_nivcsw);
-    const bool g = now != last_;
+    const bool g = last_ != kNone && now != last_;
     last_ = now;
     return g;
   }
 
  private:
-  std::uint64_t last_ = 0;
+  static constexpr std::uint64_t kNone = ~std::uint64_t{0};
+  std::uint64_t last_ = kNone;
 };
 
 }  // namespace uroce

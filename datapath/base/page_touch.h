@@ -109,19 +109,24 @@ inline int touch_pages(void* addr, std::size_t len, std::size_t page) {
   return 0;
 }
 
-// Memory this side has just been given whole and will use (a ring the
-// daemon placed in a client's arena): every page of [addr, addr + len)
-// allocated and mapped writable at once (MADV_POPULATE_WRITE, which leaves
-// the contents as they are), then one byte of each `page` read, as
-// touch_pages does for the pages an object holds already. Unlike
-// touch_pages it fills holes: only for memory that is the caller's to
-// allocate. `addr` aligned to `page`, a multiple of the base page size.
-// Returns 0 or EINVAL (bad page size); where MADV_POPULATE_WRITE is missing
-// (Linux before 5.14) the reads alone map the pages.
+// The system's base page size.
+inline std::size_t base_page_bytes() { return static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)); }
+
+// The one exception to "a hole stays a hole" above, for memory whose pages
+// the caller is to own and use whole (a CQ ring the engine writes; the
+// rings a provider writes into its own mapping): every page of [addr,
+// addr + len) allocated and mapped writable at once (MADV_POPULATE_WRITE,
+// which leaves the contents as they are), then one byte of each `page`
+// read, as touch_pages does. The pages are charged to the caller's memory
+// cgroup. `addr` aligned to `page`, a multiple of the base page size.
+// Returns 0, EINVAL (bad page size) or the errno of madvise (ENOMEM: out of
+// memory; nothing is read then, so that no read faults a hole in). Where
+// MADV_POPULATE_WRITE is missing (Linux before 5.14: EINVAL) the reads
+// alone map the pages.
 inline int populate_pages(void* addr, std::size_t len, std::size_t page) {
-  const std::size_t base = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  const std::size_t base = base_page_bytes();
   if (page == 0 || page % base != 0) return EINVAL;
-  (void)::madvise(addr, len, detail::kPopulateWrite);
+  if (::madvise(addr, len, detail::kPopulateWrite) != 0 && errno != EINVAL) return errno;
   const auto* v = static_cast<const volatile std::uint8_t*>(addr);
   std::uint8_t sink = 0;
   for (std::size_t k = 0; k < len; k += page) sink = sink ^ v[k];

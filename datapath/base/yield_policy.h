@@ -64,6 +64,10 @@ class YieldPolicy {
     return false;
   }
 
+  // A yield from t0 to t1 long enough to have run another thread whatever
+  // the kernel says (the caller need not ask it then).
+  bool long_yield(TimeNs t0, TimeNs t1) const { return t1 - t0 >= cfg_.switch_ns; }
+
   bool contended() const { return contended_; }
 
  private:

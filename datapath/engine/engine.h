@@ -531,9 +531,12 @@ class Engine {
     if (!yield_.idle() || !yield_.due(now_)) return;
     const TimeNs t0 = clock_.now();
     away_asked_.store(kYielded, std::memory_order_relaxed);
-    const bool switched = sleeper_.yield();
+    sleeper_.yield();
+    const TimeNs t1 = clock_.now();
     ++ctr_.yields;
-    if (yield_.yielded(t0, clock_.now(), switched)) ++ctr_.yields_switched;
+    // The kernel is asked only when the yield's length does not tell.
+    const bool switched = yield_.long_yield(t0, t1) || sleeper_.switched_out();
+    if (yield_.yielded(t0, t1, switched)) ++ctr_.yields_switched;
   }
   // The progress thread's nap of up to `ns`, cut short by wake_progress:
   // whether it was (nano_sleeper.h, WakeWord).

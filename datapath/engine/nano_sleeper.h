@@ -24,13 +24,11 @@ struct NanoSleeper {
     const timespec ts = to_timespec(ns);
     nanosleep(&ts, nullptr);
   }
-  // Yields the CPU; whether the kernel switched this thread out since the
-  // last yield (context_switches.h): the yield handed the CPU over, or
-  // another thread preempted this one meanwhile.
-  bool yield() {
-    sched_yield();
-    return switches_.grew();
-  }
+  void yield() { sched_yield(); }
+  // Whether the kernel switched this thread out since the last call
+  // (context_switches.h): a yield handed the CPU over, or another thread
+  // preempted this one meanwhile. A system call.
+  bool switched_out() { return switches_.grew(); }
   // Sleeps up to `ns` unless `word` no longer holds `seen` (checked by the
   // kernel, atomically with going to sleep) or wake() is called on it.
   void nap(TimeNs ns, std::atomic<std::uint32_t>& word, std::uint32_t seen) {

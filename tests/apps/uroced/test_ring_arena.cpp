@@ -1,7 +1,6 @@
 #include "apps/uroced/ring_arena.h"
 
 #include <gtest/gtest.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 
 #include <cerrno>
@@ -36,20 +35,16 @@ TEST(RingArenaAlloc, PageAlignedFirstFitGrowingByChunks) {
   EXPECT_EQ(a.bytes_in_use(), 4096u + 8192u + kChunk - 4096u);
 }
 
-// A ring's pages exist once it is placed (zero-filled still), so that the
-// data path's first lap round it takes no page fault; the rest of the
-// chunk stays a hole.
-TEST(RingArenaAlloc, PagesAllocatedAtAlloc) {
+// Placing a ring makes no page: who will write it makes them (and is
+// charged for them): the session for a CQ, the provider for an SQ or RQ
+// (docs/tails.md, "The first lap of the arena's rings").
+TEST(RingArenaAlloc, MakesNoPage) {
   RingArena a;
   ASSERT_EQ(a.create("t", kChunk, 4), 0);
   ArenaExtent e;
   ASSERT_EQ(a.alloc(5 * 4096 - 100, &e), 0);
-  EXPECT_EQ(allocated_bytes(a.fd()), 5 * 4096u);
-  unsigned char resident[5] = {};
-  ASSERT_EQ(mincore(e.addr, e.bytes, resident), 0);
-  for (unsigned char r : resident) EXPECT_EQ(r & 1, 1);
-  const auto* b = static_cast<const unsigned char*>(e.addr);
-  for (std::uint64_t i = 0; i < e.bytes; ++i) ASSERT_EQ(b[i], 0) << i;
+  EXPECT_EQ(e.bytes, 5 * 4096u);
+  EXPECT_EQ(allocated_bytes(a.fd()), 0u);
 }
 
 TEST(RingArenaAlloc, Errors) {

@@ -10,11 +10,11 @@
 namespace uroce {
 namespace {
 
-void pin_to(int cpu) {
+bool pin_to(int cpu) {
   cpu_set_t s;
   CPU_ZERO(&s);
   CPU_SET(cpu, &s);
-  ASSERT_EQ(pthread_setaffinity_np(pthread_self(), sizeof s, &s), 0);
+  return pthread_setaffinity_np(pthread_self(), sizeof s, &s) == 0;
 }
 
 // A thread that yields while another spins on the same CPU is switched out:
@@ -27,16 +27,16 @@ TEST(ContextSwitches_Grew, YieldsBesideASpinnerOnTheSameCpu) {
   int cpu = 0;
   while (cpu < CPU_SETSIZE && !CPU_ISSET(cpu, &mine)) ++cpu;
   ASSERT_LT(cpu, CPU_SETSIZE);
-  std::atomic<bool> spinning{false}, stop{false};
+  std::atomic<bool> spinning{false}, stop{false}, pinned_a{false}, pinned_b{false};
   std::thread spinner([&] {
-    pin_to(cpu);
+    pinned_a = pin_to(cpu);
     spinning = true;
     while (!stop.load()) {
     }
   });
   bool grew = false;
   std::thread yielder([&] {
-    pin_to(cpu);
+    pinned_b = pin_to(cpu);
     while (!spinning.load()) sched_yield();
     ContextSwitches c;
     (void)c.grew();
@@ -48,7 +48,14 @@ TEST(ContextSwitches_Grew, YieldsBesideASpinnerOnTheSameCpu) {
   yielder.join();
   stop = true;
   spinner.join();
+  ASSERT_TRUE(pinned_a && pinned_b);
   EXPECT_TRUE(grew);
+}
+
+// The first call only takes the count.
+TEST(ContextSwitches_Grew, FirstCallIsFalse) {
+  ContextSwitches c;
+  EXPECT_FALSE(c.grew());
 }
 
 // Sleeping is a voluntary switch: it does not count.

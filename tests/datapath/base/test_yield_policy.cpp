@@ -58,6 +58,12 @@ TEST(YieldPolicy_Yielded, AQuickYieldTheKernelSwitchedIsContention) {
   EXPECT_FALSE(p.contended());
 }
 
+TEST(YieldPolicy_LongYield, FromTheSwitchTimeOn) {
+  YieldPolicy p(small());
+  EXPECT_FALSE(p.long_yield(1000, 2499));
+  EXPECT_TRUE(p.long_yield(1000, 2500));
+}
+
 TEST(YieldPolicy_Yielded, EightQuickYieldsEndTheContention) {
   YieldPolicy p(small());
   p.yielded(0, 3000);

@@ -42,10 +42,8 @@ struct RecordingSleeper {
     log->push_back(ns);
     if (on_sleep != nullptr && *on_sleep) (*on_sleep)(log->size());
   }
-  bool yield() {
-    sleep(0);
-    return false;
-  }
+  void yield() { sleep(0); }
+  bool switched_out() { return false; }
   void nap(TimeNs ns, std::atomic<std::uint32_t>&, std::uint32_t) { sleep(ns); }
   void wake(std::atomic<std::uint32_t>&) {}
 };
@@ -295,10 +293,8 @@ struct YieldSleeper {
   std::function<bool(std::uint64_t)> switched = [](std::uint64_t) { return false; };
   std::uint64_t n = 0;
   void sleep(TimeNs) { ADD_FAILURE() << "yield mode slept"; }
-  bool yield() {
-    clock->t += cost(n);
-    return switched(n++);
-  }
+  void yield() { clock->t += cost(n++); }
+  bool switched_out() { return switched(n - 1); }
   void nap(TimeNs, std::atomic<std::uint32_t>&, std::uint32_t) { ADD_FAILURE() << "napped"; }
   void wake(std::atomic<std::uint32_t>&) {}
 };

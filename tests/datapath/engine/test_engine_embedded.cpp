@@ -35,7 +35,8 @@ struct CountingNanoSleeper {
     sleeps->fetch_add(1);
     NanoSleeper{}.sleep(ns);
   }
-  bool yield() { return NanoSleeper{}.yield(); }
+  void yield() { NanoSleeper{}.yield(); }
+  bool switched_out() { return false; }
   void nap(TimeNs ns, std::atomic<std::uint32_t>& word, std::uint32_t seen) {
     sleeps->fetch_add(1);
     if (last_nap != nullptr) last_nap->store(ns);
@@ -271,7 +272,8 @@ struct ScriptedSleeper {
     }
     clock->advance_by(ns);
   }
-  bool yield() { return false; }
+  void yield() {}
+  bool switched_out() { return false; }
   void nap(TimeNs ns, std::atomic<std::uint32_t>&, std::uint32_t) {
     if (++*naps <= active_naps) (*app)();
     clock->advance_by(ns);
@@ -319,7 +321,8 @@ struct BlockingNaps {
 struct BlockingSleeper {
   BlockingNaps* b;
   void sleep(TimeNs) {}
-  bool yield() { return false; }
+  void yield() {}
+  bool switched_out() { return false; }
   void nap(TimeNs, std::atomic<std::uint32_t>& word, std::uint32_t seen) {
     std::unique_lock<std::mutex> lk(b->mu);
     b->napping = true;
