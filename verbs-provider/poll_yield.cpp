@@ -30,9 +30,7 @@ void poll_empty() noexcept {
   const TimeNs t0 = monotonic_ns();
   if (!t_policy.due(t0)) return;
   sched_yield();
-  const TimeNs t1 = monotonic_ns();
-  // The kernel is asked only when the yield's length does not tell.
-  t_policy.yielded(t0, t1, t_policy.long_yield(t0, t1) || t_switches.grew());
+  t_policy.yielded(t0, monotonic_ns(), [] { return t_switches.grew(); });
 }
 
 }  // namespace uroce::provider

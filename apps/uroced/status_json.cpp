@@ -254,6 +254,19 @@ json limits_json(const Limits& l) {
 
 namespace {
 
+// A client's lists of plain handles, by their key under "objects" (the QPs'
+// list, of objects, is "qps").
+struct HandleList {
+  const char* name;
+  std::vector<std::uint32_t> ClientSummary::*list;
+};
+constexpr HandleList kHandleLists[] = {{"pds", &ClientSummary::pds},
+                                       {"mrs", &ClientSummary::mrs},
+                                       {"comp_channels", &ClientSummary::channels},
+                                       {"cqs", &ClientSummary::cqs},
+                                       {"srqs", &ClientSummary::srqs},
+                                       {"ahs", &ClientSummary::ahs}};
+
 // At most `cap` of `handles`; the rest are counted under "<name>_omitted".
 void put_handles(json& o, const char* name, const std::vector<std::uint32_t>& handles,
                  std::size_t cap) {
@@ -276,12 +289,7 @@ json client_json(const ClientSummary& c, const engine::QpEngineCounters* qp_engi
   j["used"] = usage_json(c.used);
   if (qp_engine != nullptr) j[std::string(kClientQpKey.name)] = *qp_engine;
   json o;
-  put_handles(o, "pds", c.pds, cap);
-  put_handles(o, "mrs", c.mrs, cap);
-  put_handles(o, "comp_channels", c.channels, cap);
-  put_handles(o, "cqs", c.cqs, cap);
-  put_handles(o, "srqs", c.srqs, cap);
-  put_handles(o, "ahs", c.ahs, cap);
+  for (const HandleList& h : kHandleLists) put_handles(o, h.name, c.*h.list, cap);
   json qps = json::array();
   const std::size_t keep = std::min(cap, c.qps.size());
   for (std::size_t i = 0; i < keep; ++i) {
@@ -578,9 +586,7 @@ std::string status_json(const DaemonInfo& info, const std::vector<Device*>& devi
   if (clients == nullptr) return out;
   std::size_t longest = 0;
   for (const ClientSummary& c : *clients) {
-    for (const auto* v : {&c.pds, &c.mrs, &c.channels, &c.cqs, &c.srqs, &c.ahs}) {
-      longest = std::max(longest, v->size());
-    }
+    for (const HandleList& h : kHandleLists) longest = std::max(longest, (c.*h.list).size());
     longest = std::max(longest, c.qps.size());
   }
   j["client_objects_truncated"] = true;

@@ -51,12 +51,17 @@ inline constexpr int kPopulateWrite = MADV_POPULATE_WRITE;
 inline constexpr int kPopulateWrite = 23;
 #endif
 
+// One byte of each `page` of [from, from + n) read into `sink`.
+inline void read_pages(const void* from, std::size_t n, std::size_t page, std::uint8_t* sink) {
+  const auto* v = static_cast<const volatile std::uint8_t*>(from);
+  for (std::size_t k = 0; k < n; k += page) *sink = *sink ^ v[k];
+}
+
 // [from, from + n): pages the object holds; populated at once, then one
 // byte of each `page` read.
 inline void touch_run(std::uint8_t* from, std::size_t n, std::size_t page, std::uint8_t* sink) {
   (void)::madvise(from, n, kPopulateRead);
-  const auto* v = static_cast<const volatile std::uint8_t*>(from);
-  for (std::size_t k = 0; k < n; k += page) *sink = *sink ^ v[k];
+  read_pages(from, n, page, sink);
 }
 
 }  // namespace detail
@@ -127,9 +132,8 @@ inline int populate_pages(void* addr, std::size_t len, std::size_t page) {
   const std::size_t base = base_page_bytes();
   if (page == 0 || page % base != 0) return EINVAL;
   if (::madvise(addr, len, detail::kPopulateWrite) != 0 && errno != EINVAL) return errno;
-  const auto* v = static_cast<const volatile std::uint8_t*>(addr);
   std::uint8_t sink = 0;
-  for (std::size_t k = 0; k < len; k += page) sink = sink ^ v[k];
+  detail::read_pages(addr, len, page, &sink);
   asm volatile("" ::"r"(sink));
   return 0;
 }

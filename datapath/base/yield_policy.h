@@ -50,12 +50,14 @@ class YieldPolicy {
   bool idle() { return ++idle_run_ > cfg_.spins; }
   // Past the spins, at `now`: whether to yield now.
   bool due(TimeNs now) const { return contended_ || now - last_yield_ >= cfg_.probe_ns; }
-  // The yield made from t0 to t1; `switched`: the kernel switched this
-  // thread out since the last yield (ContextSwitches::grew). Whether it
-  // ran another thread.
-  bool yielded(TimeNs t0, TimeNs t1, bool switched = false) {
+  // The yield made from t0 to t1: whether it ran another thread. A yield
+  // of switch_ns or more did; for a quicker one `switched_out()` is asked
+  // (the kernel's word, ContextSwitches::grew: a system call, so only
+  // then).
+  template <class SwitchedOut>
+  bool yielded(TimeNs t0, TimeNs t1, SwitchedOut&& switched_out) {
     last_yield_ = t1;
-    if (switched || t1 - t0 >= cfg_.switch_ns) {
+    if (t1 - t0 >= cfg_.switch_ns || switched_out()) {
       contended_ = true;
       fast_yields_ = 0;
       return true;
@@ -64,9 +66,11 @@ class YieldPolicy {
     return false;
   }
 
-  // A yield from t0 to t1 long enough to have run another thread whatever
-  // the kernel says (the caller need not ask it then).
-  bool long_yield(TimeNs t0, TimeNs t1) const { return t1 - t0 >= cfg_.switch_ns; }
+  // As above, where the caller knows whether the kernel switched it out
+  // (false: it cannot ask, and the yield's length alone decides).
+  bool yielded(TimeNs t0, TimeNs t1, bool switched = false) {
+    return yielded(t0, t1, [switched] { return switched; });
+  }
 
   bool contended() const { return contended_; }
 

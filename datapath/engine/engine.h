@@ -534,9 +534,7 @@ class Engine {
     sleeper_.yield();
     const TimeNs t1 = clock_.now();
     ++ctr_.yields;
-    // The kernel is asked only when the yield's length does not tell.
-    const bool switched = yield_.long_yield(t0, t1) || sleeper_.switched_out();
-    if (yield_.yielded(t0, t1, switched)) ++ctr_.yields_switched;
+    if (yield_.yielded(t0, t1, [this] { return sleeper_.switched_out(); })) ++ctr_.yields_switched;
   }
   // The progress thread's nap of up to `ns`, cut short by wake_progress:
   // whether it was (nano_sleeper.h, WakeWord).

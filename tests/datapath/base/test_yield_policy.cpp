@@ -58,10 +58,18 @@ TEST(YieldPolicy_Yielded, AQuickYieldTheKernelSwitchedIsContention) {
   EXPECT_FALSE(p.contended());
 }
 
-TEST(YieldPolicy_LongYield, FromTheSwitchTimeOn) {
+// The kernel is asked only for a yield quicker than switch_ns.
+TEST(YieldPolicy_Yielded, AsksTheKernelOnlyForAQuickYield) {
   YieldPolicy p(small());
-  EXPECT_FALSE(p.long_yield(1000, 2499));
-  EXPECT_TRUE(p.long_yield(1000, 2500));
+  int asked = 0;
+  const auto ask = [&] {
+    ++asked;
+    return false;
+  };
+  EXPECT_TRUE(p.yielded(1000, 2500, ask));
+  EXPECT_EQ(asked, 0);
+  EXPECT_FALSE(p.yielded(3000, 4499, ask));
+  EXPECT_EQ(asked, 1);
 }
 
 TEST(YieldPolicy_Yielded, EightQuickYieldsEndTheContention) {
