@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -21,6 +22,7 @@
 #include "apps/uroced/ports.h"
 #include "apps/uroced/stale_runtime.h"
 #include "datapath/port/eal.h"
+#include "datapath/port/memif_unmap_guard.h"
 #include "datapath/port/prefault.h"
 #include "datapath/wire/eth.h"
 
@@ -265,7 +267,34 @@ std::string EngineHost::open(const DaemonConfig& cfg, const std::string& runtime
     dev.set_port_info(ports_[i]->info());
     device_ptrs_.push_back(&dev);
   }
+  guard_memif_unmaps();
   return "";
+}
+
+void EngineHost::guard_memif_unmaps() {
+  const bool memif = std::any_of(ports_.begin(), ports_.end(),
+                                 [](const auto& p) { return p->info().driver == "net_memif"; });
+  if (!memif) return;
+  if (std::string err; port::install_memif_unmap_guard(&err) != 0) {
+    spdlog::warn(
+        "memif: cannot guard the PMD's unmaps ({}): a peer that leaves may crash this process "
+        "while an engine is preempted in a burst",
+        err);
+    return;
+  }
+  // On EAL's interrupt thread, when a memif peer left (port/memif_unmap_guard.h).
+  port::set_memif_unmap_quiesce([this] {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (auto& e : engines_) e->call([] {});
+    const auto us =
+        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0)
+            .count();
+    spdlog::info(
+        "memif: a peer left; {} engine(s) outside their bursts before the PMD unmapped "
+        "its region ({} us)",
+        engines_.size(), us);
+  });
+  guarding_ = true;
 }
 
 void EngineHost::set_uverbs(std::size_t i, std::uint32_t n) {
@@ -366,6 +395,8 @@ void EngineHost::stop_ports() {
 }
 
 EngineHost::~EngineHost() {
+  // Before the engines go: a guarded unmap running now finishes first.
+  if (guarding_) port::set_memif_unmap_quiesce({});
   device_ptrs_.clear();
   sharded_.clear();
   shards_.clear();

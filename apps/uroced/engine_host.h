@@ -91,8 +91,13 @@ class EngineHost {
   void stop_ports();
 
  private:
+  // With a memif port: the PMD's unmaps on EAL's interrupt thread wait for
+  // the engines to leave their bursts (port/memif_unmap_guard.h).
+  void guard_memif_unmaps();
+
   bool eal_active_ = false;
   bool pdump_ = false;
+  bool guarding_ = false;
   std::string runtime_dir_;
   std::string file_prefix_;
   std::string record_;
