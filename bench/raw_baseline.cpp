@@ -47,6 +47,7 @@ struct Options {
   std::uint32_t size = 64;
   double duration = 3.0;
   double warmup = 0.5;
+  std::uint64_t count = 0;
   double wait = 10.0;
   std::uint16_t burst = 32;
   std::string lcore = "0";
@@ -187,6 +188,9 @@ int main(int argc, char** argv) {
   app.add_option("--duration", o.duration, "Measured seconds")
       ->check(CLI::Range(0.01, 3600.0))
       ->capture_default_str();
+  app.add_option("--count", o.count,
+                 "ping: stop after this many measured round trips (0: --duration only)")
+      ->capture_default_str();
   app.add_option("--warmup", o.warmup, "Unmeasured seconds after the first frame")
       ->check(CLI::Range(0.0, 600.0))
       ->capture_default_str();
@@ -225,6 +229,7 @@ int main(int argc, char** argv) {
   RunParams rp;
   rp.burst = o.burst;
   rp.warmup_s = o.warmup;
+  rp.count = o.count;
   rp.duration_s = o.duration;
   rp.wait_s = o.wait;
   rp.echo_hold_ns = o.echo_hold_ns;

@@ -9,6 +9,8 @@
 #include <cstring>
 #include <thread>
 
+#include "datapath/port/prefault.h"
+
 namespace uroce::bench {
 
 std::atomic<bool> g_interrupted{false};
@@ -211,6 +213,9 @@ int ping_loop(port::EthPort& port, const FrameTemplate& data, const RunParams& p
   while (!up && !interrupted() && rte_rdtsc() < give_up)
     up = one_ping(port, data, p.burst, timeout, seq++, &rtt, service);
   if (!up) return -ETIMEDOUT;
+  // As a uroce port's link probe does (port/prefault.h): a memif region
+  // mapped at connect faults page by page on the first lap otherwise.
+  (void)port::prefault_memif_regions();
 
   const std::uint64_t warm_end = rte_rdtsc() + cycles(p.warmup_s);
   const std::uint64_t end = warm_end + cycles(p.duration_s);
@@ -230,6 +235,10 @@ int ping_loop(port::EthPort& port, const FrameTemplate& data, const RunParams& p
       if (measuring) out->hist.record(to_ns(rtt));
     } else if (measuring) {
       ++out->timeouts;
+    }
+    if (measuring && p.count != 0 && out->hist.count() + out->timeouts >= p.count) {
+      now = rte_rdtsc();
+      break;
     }
   }
   out->seconds = measuring ? to_seconds(now - t_start) : 0.0;
@@ -394,6 +403,7 @@ int pong(port::EthPort& port, const RunParams& p, EchoStats* out) {
     const std::uint16_t n = port.rx_burst(rx, p.burst);
     const std::uint64_t now = rte_rdtsc();
     if (n != 0) {
+      if (last_rx == 0) (void)port::prefault_memif_regions();  // as in ping_loop
       last_rx = now;
       if (hold != 0) {
         while (rte_rdtsc() - now < hold) {

@@ -25,9 +25,13 @@ inline constexpr std::uint16_t kRxPort = 7001;
 inline constexpr std::uint16_t kMaxBurst = 64;
 
 struct RunParams {
-  std::uint16_t burst = 32;       // 1..kMaxBurst
-  double warmup_s = 0.5;          // after the first frame, not measured
-  double duration_s = 3.0;        // measured
+  std::uint16_t burst = 32;  // 1..kMaxBurst
+  double warmup_s = 0.5;     // after the first frame, not measured
+  double duration_s = 3.0;   // measured
+  // ping: stop after this many measured round trips (0: duration_s only);
+  // with warmup_s 0, the first `count` from the first echo, as a perftest
+  // latency run of `count` iterations measures from its first message.
+  std::uint64_t count = 0;
   double wait_s = 10.0;           // longest wait for the peer's first frame
   double grace_s = 5.0;           // slack in the hard deadline
   double reply_timeout_s = 0.02;  // ping: a reply later than this is lost

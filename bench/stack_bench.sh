@@ -100,7 +100,7 @@ ucx_iters=10000
 # More than one lap of UCX's receive queue (rc_verbs: 4,095 buffers of 8
 # KiB by default): every test opens a new worker whose buffers are all
 # touched for the first time in that lap, which on this VM costs 4-15 us a
-# message (docs/tails.md, "The first lap of a receive queue"). A test's
+# message (docs/first-lap.md, "The first lap of a receive queue"). A test's
 # round trips then all land on buffers touched before, as a long-running
 # application's do.
 ucx_warmup=5000

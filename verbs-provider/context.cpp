@@ -47,7 +47,7 @@ int locate_in_arena(ContextState* st, std::uint64_t offset, std::uint64_t bytes,
   const shm::ShmStatus ms = st->arena.locate(offset, bytes, addr);
   if (ms.ok()) {
     // The ring's pages made and mapped into this side now, not on the data
-    // path's first lap round the ring (a fault per page, docs/tails.md):
+    // path's first lap round the ring (a fault per page, docs/first-lap.md):
     // an SQ's or RQ's, which this side writes, charged to this process;
     // a CQ's, which the daemon made already, only mapped. Offsets are
     // page-aligned.

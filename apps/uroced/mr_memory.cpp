@@ -56,7 +56,7 @@ void MrMemory::leak() {
 namespace {
 
 // The engine's first touch of each page would otherwise land on a message
-// (docs/tails.md, "The first lap of a receive queue"). Only the pages the
+// (docs/first-lap.md, "The first lap of a receive queue"). Only the pages the
 // object holds: a client's sparse object is not filled in. Best effort: a
 // range that cannot be checked is only touched later, as before.
 void touch_mapping(void* p, std::uint64_t len, std::uint64_t page) {

@@ -66,7 +66,7 @@ int ClientSession::make_cq_region(std::uint32_t cqe, ArenaExtent* region, engine
   if (int rc = charge_extent(region); rc != 0) return rc;
   // The engine writes every page of a CQ (CQEs, the notify word), so they
   // would be the daemon's anyway: made now, once charged, not on the first
-  // lap round the ring (docs/tails.md, "The first lap of the arena's
+  // lap round the ring (docs/first-lap.md, "The first lap of the arena's
   // rings"). The provider maps them as it attaches the CQ.
   (void)base::populate_pages(region->addr, region->bytes, base::base_page_bytes());
   *notify = reinterpret_cast<ctl::CqNotify*>(static_cast<std::byte*>(region->addr) + ring->bytes);

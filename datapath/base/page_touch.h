@@ -2,7 +2,7 @@
 // page tables of the pages a range's object already holds, then read one
 // byte of each of them.
 //
-// Why both (docs/tails.md, "The first lap of a receive queue"): a page's
+// Why both (docs/first-lap.md, "The first lap of a receive queue"): a page's
 // first touch through a mapping costs a fault, and under a hypervisor that
 // shadows the guest's page tables also a hidden exit, even when the guest's
 // page tables are already populated. On the project's VM (2026-12-01):

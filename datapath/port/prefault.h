@@ -1,7 +1,7 @@
 // Populating the page tables of memory a port shares with its peer, as its
 // link comes up, so that no data-path access takes a page fault.
 //
-// Why (docs/tails.md, "Page faults on the first lap"): DPDK's memif PMD
+// Why (docs/first-lap.md, "Page faults on the first lap"): DPDK's memif PMD
 // creates its region (rings and packet buffers: memfd "memif_region_N") when
 // the link connects, and maps it without populating it. Every packet
 // buffer's page then faults the first time each process touches it: the

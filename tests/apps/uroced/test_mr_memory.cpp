@@ -249,7 +249,7 @@ TEST(MrMemoryFromProcess, SysvSegmentZero) {
 }
 
 // The engine's first touch of a page would otherwise land on a message
-// (docs/tails.md, "The first lap of a receive queue").
+// (docs/first-lap.md, "The first lap of a receive queue").
 TEST(MrMemoryFromProcess, MapsEveryPageAtRegistration) {
   SKIP_WITHOUT_MAP_FILES();
   auto* p = static_cast<std::uint8_t*>(

@@ -37,7 +37,7 @@ TEST(RingArenaAlloc, PageAlignedFirstFitGrowingByChunks) {
 
 // Placing a ring makes no page: who will write it makes them (and is
 // charged for them): the session for a CQ, the provider for an SQ or RQ
-// (docs/tails.md, "The first lap of the arena's rings").
+// (docs/first-lap.md, "The first lap of the arena's rings").
 TEST(RingArenaAlloc, MakesNoPage) {
   RingArena a;
   ASSERT_EQ(a.create("t", kChunk, 4), 0);
