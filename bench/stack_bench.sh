@@ -46,18 +46,20 @@
 # it): one daemon per core, and each perftest process pinned with taskset
 # to its daemon's core (A and its daemon on core 0, B and its daemon on
 # core 1). A process that polls its CQ next to a busy-polling daemon gets
-# the core only in scheduler slices (milliseconds). By default (auto):
-#   - the latency points (send_lat, read_lat) run against busy-polling
-#     daemons, with perftest's -e (sleep on CQ events): the kernel's
-#     wake-up preemption runs perftest as soon as the daemon writes the
-#     completion-event record (one per channel and engine iteration);
-#   - the throughput points and ucx_tag_lat run against daemons in yield
-#     polling (docs/engine.md, "Sharing a core"), polling: an idle daemon
-#     yields its core to the application spinning on its CQ, and the
-#     provider yields it back when the CQ is empty (perftest refuses -e for
+# the core only in scheduler slices (milliseconds). By default (auto) every
+# point runs against daemons in yield polling (docs/engine.md, "Sharing a
+# core"): an idle daemon yields its core to a thread that wants it, and
+# the provider yields it back when the CQ is empty.
+#   - the latency points (send_lat, read_lat) run perftest with -e (sleep
+#     on CQ events): woken by the daemon's completion-event record, perftest
+#     gets the core at the daemon's next idle iteration. Against busy
+#     daemons their medians were 0.4-0.8 us lower but a woken perftest now
+#     and then waited for the daemon's slice: p99.9 0.85-1.6 ms, max 2-6 ms
+#     (docs/tails.md, "The daemons' p99.9 in the -e points");
+#   - the throughput points and ucx_tag_lat poll (perftest refuses -e for
 #     WRITE and with -D; ucx_perftest has no -e).
-# The two kinds use two daemon pairs, one after the other. --poll, --events
-# and --pin busy|backoff|yield / on|off force one choice for every point.
+# --poll, --events and --pin busy|backoff|yield / on|off force one choice
+# for every point.
 # The daemons' CPU use is the change of utime+stime in /proc/PID/stat over
 # each point's client run (set-up included), as % of one core.
 #
@@ -245,7 +247,7 @@ stop_set() {
 poll_for() {
   case $poll in
     busy|backoff|yield) echo "$poll" ;;
-    *) case $1 in send_lat|read_lat) echo busy ;; *) echo yield ;; esac ;;
+    *) echo yield ;;
   esac
 }
 # use_events POINT / use_pin POINT: the placement policy above.
