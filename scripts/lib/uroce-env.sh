@@ -13,7 +13,8 @@
 #   uroce_daemon_schedstat NAME  CPU and run-queue wait (ns) of its threads
 #   uroce_netns_add NS, uroce_veth_dpdk ..., uroce_veth_ip ...
 #   uroce_bg VAR [--netns NS] [--timeout SECS] [--pdeathsig SIG] OUT ERR -- CMD...
-#   uroce_wait PID VAR, uroce_kill_group SIG PGID, uroce_next_port VAR
+#   uroce_wait PID VAR, uroce_kill_group SIG PGID, uroce_stop_group PGID [SECS],
+#   uroce_next_port VAR
 #   uroce_at_exit CMD...        runs CMD in the EXIT trap, once every process is gone
 #
 # Everything created is recorded and removed by the EXIT trap, whatever
@@ -171,6 +172,23 @@ uroce_kill_group() {
   [[ $pgid =~ ^[0-9]+$ ]] && [ "$pgid" -gt 1 ] || return 0
   [ -n "${_UROCE_LIVE[$pgid]:-}" ] || return 0
   kill "-$sig" -- "-$pgid" 2>/dev/null || true
+}
+
+# uroce_stop_group PGID [SECS]: SIGTERM to a group of uroce_bg's, and
+# SIGKILL after SECS (default 3) if its leader still runs. A hung program
+# under uroce-run --embedded gets the chance to be cleaned up after: the
+# launcher passes SIGTERM on and, once the program ended, removes its run
+# directory, /dev/infiniband nodes and EAL runtime directory, which a
+# SIGKILL to the whole group would leave behind.
+uroce_stop_group() {
+  local pgid=${1:-} secs=${2:-3}
+  uroce_kill_group TERM "$pgid"
+  local deadline=$((SECONDS + secs))
+  while uroce_running "$pgid" && [ $SECONDS -lt "$deadline" ]; do
+    sleep 0.1
+  done
+  uroce_running "$pgid" && uroce_kill_group KILL "$pgid"
+  return 0
 }
 
 # True while process PID runs: not gone and not a zombie (a child of ours

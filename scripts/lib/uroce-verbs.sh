@@ -71,7 +71,7 @@ uroce_pair() {
     uroce_wait_listen "$sns" "$port" 20 "$spid" && listening=1
   fi
   if [ "$listening" -eq 0 ]; then
-    uroce_kill_group KILL "$spid"
+    uroce_stop_group "$spid"
     uroce_wait "$spid" UROCE_SRV_RC
     UROCE_WHY="server never listened on $what (exit status $UROCE_SRV_RC)"
     return 1
@@ -88,7 +88,7 @@ uroce_pair() {
   local server_hung=0
   if uroce_running "$spid"; then
     server_hung=1
-    uroce_kill_group KILL "$spid"
+    uroce_stop_group "$spid"
   fi
   uroce_wait "$spid" UROCE_SRV_RC
   if [ "$UROCE_CLI_RC" -eq 124 ] || [ "$UROCE_CLI_RC" -eq 137 ]; then

@@ -244,7 +244,7 @@ rxe_pair() {
       uroce_wait_listen "$ns" "$port" 20 "$pid" && ready=1 || ready=0
     fi
     if [ "$ready" -eq 0 ]; then
-      uroce_kill_group KILL "$pid"
+      uroce_stop_group "$pid"
       uroce_wait "$pid" UROCE_SRV_RC
       if [ "$cm" -eq 1 ]; then
         UROCE_WHY="uroce server never had an rdma_cm listener (exit status $UROCE_SRV_RC)"
@@ -262,7 +262,7 @@ rxe_pair() {
     deadline=$((SECONDS + grace))
     while uroce_running "$pid" && [ $SECONDS -lt "$deadline" ]; do sleep 0.1; done
     if uroce_running "$pid"; then
-      uroce_kill_group KILL "$pid"
+      uroce_stop_group "$pid"
       uroce_wait "$pid" UROCE_SRV_RC
       UROCE_WHY="uroce server still running ${grace}s after the rxe client exited $UROCE_CLI_RC"
       return 1
@@ -405,7 +405,7 @@ rxe_mckey() {
     uroce_bg pid --timeout 60 "$UROCE_SRV_OUT" "$UROCE_SRV_ERR" -- \
       "${run[@]}" mckey -m $group -b "$RXE_UROCE_IP" -C 20
     if ! uroce_wait_mcast_join "$run_dir" 20 "$pid"; then
-      uroce_kill_group KILL "$pid"
+      uroce_stop_group "$pid"
       uroce_wait "$pid" UROCE_SRV_RC
       UROCE_WHY="the uroce receiver never joined (exit status $UROCE_SRV_RC)"
       return 1

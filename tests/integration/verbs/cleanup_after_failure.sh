@@ -5,6 +5,10 @@
 # and no process behind. The inner run (this script with --inner) starts
 # such a program, waits until its objects exist, and exits 1 as a failing
 # check would; the outer run compares what is there before and after.
+# Then the same kind of program, taken for hung, is stopped the way the
+# tests' failure paths stop a hung server (uroce_stop_group: SIGTERM to its
+# group, SIGKILL 3 s later): its launcher must still remove its run
+# directory, node and EAL runtime directory.
 #
 #   cleanup_after_failure.sh BUILD_DIR
 source "$(dirname "$0")/common.sh"
@@ -51,6 +55,40 @@ if [ "$st" = 0 ] && kill -0 "$prog" 2>/dev/null; then
   st=1
 fi
 uroce_verdict "a test failing under a running embedded engine leaves nothing behind" "$st"
+
+st=0
+export TMPDIR=$UROCE_TMP/embedded
+mkdir -p "$TMPDIR"
+nodes_before2=$(ls /dev/infiniband 2>/dev/null | sort)
+eal_before2=$(ls /var/run/dpdk 2>/dev/null | sort)
+out=$UROCE_TMP/hung.out
+uroce_bg HPG --timeout 60 "$out" "$out" -- \
+  "$UROCE_RUN" --embedded --lcore 0 \
+  --device "$(verbs_device uroce0 02:00:00:d9:00:11 10.218.1.11 ring:p0)" \
+  --device "$(verbs_device uroce1 02:00:00:d9:00:12 10.218.1.12 ring:p0)" -- \
+  /usr/bin/python3 "$VERBS_TEST_DIR/verbs_abuse.py" objects uroce0 1 1 1 --hold "$UROCE_TMP/never"
+if ! uroce_wait_for_line "$out" '^qps 1 errno 0' 30 "$HPG"; then
+  UROCE_WHY="the program did not make its objects: $(tail -n 3 "$out" | tr '\n' '|')"
+  st=1
+fi
+hung=$(pgrep -g "$HPG" -x python3 | head -n 1)
+uroce_stop_group "$HPG"
+uroce_wait "$HPG" hrc
+left_nodes=$(comm -13 <(echo "$nodes_before2") <(ls /dev/infiniband 2>/dev/null | sort))
+left_eal=$(comm -13 <(echo "$eal_before2") <(ls /var/run/dpdk 2>/dev/null | sort))
+left_runs=$(ls "$TMPDIR")
+echo "  stopped the hung program ${hung:-?}: exit status $hrc; left: nodes '$left_nodes', EAL '$left_eal', run dirs '$left_runs'"
+if [ "$st" = 0 ] && { [ -n "$left_nodes" ] || [ -n "$left_eal" ] || [ -n "$left_runs" ]; }; then
+  UROCE_WHY="left behind: /dev/infiniband gained '$left_nodes', /var/run/dpdk '$left_eal', TMPDIR '$left_runs'"
+  st=1
+fi
+if [ "$st" = 0 ] && [ -n "$hung" ] && kill -0 "$hung" 2>/dev/null; then
+  UROCE_WHY="the program $hung still runs"
+  st=1
+fi
+nodes_new="$nodes_new $left_nodes"
+eal_new="$eal_new $left_eal"
+uroce_verdict "a hung embedded program stopped by uroce_stop_group leaves nothing behind" "$st"
 # What the clean-up under test left, if it failed: ours only (the uverbs
 # nodes of our kind and the EAL directories that appeared in this run).
 remove_leftovers() {
