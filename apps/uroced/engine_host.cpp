@@ -285,7 +285,7 @@ void EngineHost::guard_memif_unmaps() {
   // On EAL's interrupt thread, when a memif peer left (port/memif_unmap_guard.h).
   port::set_memif_unmap_quiesce([this] {
     const auto t0 = std::chrono::steady_clock::now();
-    for (auto& e : engines_) e->call([] {});
+    for (auto& e : engines_) e->barrier();
     const auto us =
         std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0)
             .count();

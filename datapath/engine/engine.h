@@ -87,6 +87,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <thread>
 #include <vector>
 
 #include "datapath/base/counter_fields.h"
@@ -457,6 +458,22 @@ class Engine {
           woke = true;
           wake_progress();
         });
+  }
+
+  // Any thread: returns once no iteration that began before the call still
+  // runs, without running anything on the engine or taking it over (a
+  // call() would make the caller the engine's owner while run() is not
+  // running). For work on another thread that must not overlap a port
+  // burst in progress (port/memif_unmap_guard.h). Embedded mode: every
+  // iteration runs under the owner word, so taking and giving it back is
+  // the point; run() (the daemon) iterates without it, so a no-op closure
+  // served between two of its iterations is (inline while run() is not
+  // running). Must not be called from an iteration, nor from a closure
+  // that run() serves.
+  void barrier() {
+    while (!owner_.try_take()) std::this_thread::yield();
+    owner_.release();
+    if (!progress_runs_.load(std::memory_order_acquire)) mailbox_.call([] {});
   }
 
   TimeNs now() const {

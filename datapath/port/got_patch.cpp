@@ -5,6 +5,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdint>
@@ -30,7 +31,7 @@ struct Slots {
   std::string_view symbol;
   bool found_object = false;
   std::vector<void**> slots;
-  std::uintptr_t relro_begin = 0;  // [begin, end): made read-only after relocation
+  std::uintptr_t relro_begin = 0;  // PT_GNU_RELRO: [begin, end)
   std::uintptr_t relro_end = 0;
 };
 
@@ -96,6 +97,9 @@ int find_slots(dl_phdr_info* info, std::size_t, void* arg) {
   if (symtab == nullptr || strtab == nullptr) return 1;
   if (jmprel != nullptr && plt_is_rela) collect(jmprel, jmprel_bytes, symtab, strtab, base, s);
   if (rela != nullptr) collect(rela, rela_bytes, symtab, strtab, base, s);
+  // Some linkers count .rela.plt in DT_RELASZ too: each slot once.
+  std::sort(s->slots.begin(), s->slots.end());
+  s->slots.erase(std::unique(s->slots.begin(), s->slots.end()), s->slots.end());
   return 1;  // the first match only
 }
 
@@ -127,17 +131,27 @@ int patch_got(std::string_view object, std::string_view symbol, void* replacemen
     return -ENOENT;
   }
   const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
+  // The dynamic linker makes read-only only the whole pages of the RELRO
+  // segment (its start and end rounded down): a slot on the partial page
+  // after them stays writable, and so does that page.
+  const std::uintptr_t ro_begin = s.relro_begin & ~(page - 1);
+  const std::uintptr_t ro_end = s.relro_end & ~(page - 1);
   for (void** slot : s.slots) {
     const auto at = reinterpret_cast<std::uintptr_t>(slot);
-    const bool relro = at >= s.relro_begin && at < s.relro_end;
+    const bool ro = at >= ro_begin && at < ro_end;
     void* const first = reinterpret_cast<void*>(at & ~(page - 1));
-    if (relro && mprotect(first, page, PROT_READ | PROT_WRITE) != 0) {
+    if (ro && mprotect(first, page, PROT_READ | PROT_WRITE) != 0) {
       const int err = errno;
       *error = "cannot make the GOT of " + std::string(object) + " writable: " + std::strerror(err);
       return -err;
     }
     std::atomic_ref<void*>(*slot).store(replacement, std::memory_order_release);
-    if (relro) (void)mprotect(first, page, PROT_READ);
+    if (ro && mprotect(first, page, PROT_READ) != 0) {
+      const int err = errno;
+      *error = "cannot make the GOT of " + std::string(object) +
+               " read-only again: " + std::strerror(err);
+      return -err;
+    }
   }
   return static_cast<int>(s.slots.size());
 }

@@ -15,7 +15,7 @@
 // The guard routes the PMD's own calls of munmap (its GOT, got_patch.h)
 // through guarded_munmap: on EAL's interrupt thread it first runs the
 // process's quiesce function, which returns once every engine has passed
-// a point outside its bursts (Engine::call on each). The flag was cleared
+// a point outside its bursts (Engine::barrier on each). The flag was cleared
 // before the unmap, so a burst that starts after that point returns at its
 // test without touching the region, and the unmap pulls nothing from under
 // an engine. On any other thread (a port closed by its owner once the

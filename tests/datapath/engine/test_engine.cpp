@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <thread>
 #include <vector>
@@ -102,10 +103,92 @@ TEST(Engine_Call, FromOtherThreadsWhileRunSpins) {
   EXPECT_EQ(ran_on, std::this_thread::get_id());
 }
 
+// A clock whose reading (the first thing of an iteration) holds the
+// iteration while `hold` is set, after saying so in `inside`.
+struct GateClock {
+  std::atomic<bool>* hold;
+  std::atomic<bool>* inside;
+  SteadyClock steady;
+  TimeNs now() {
+    if (hold->load()) {
+      inside->store(true);
+      while (hold->load()) std::this_thread::yield();
+    }
+    return steady.now();
+  }
+};
+
+// barrier() from a second thread while `iterating` is inside an iteration
+// that `hold` keeps going: it must not return before `hold` is cleared.
+void expect_barrier_waits(Engine<SimPortIo, GateClock>& e, std::atomic<bool>& hold,
+                          std::atomic<bool>& inside) {
+  while (!inside.load()) std::this_thread::yield();
+  std::atomic<bool> returned{false};
+  std::thread waiter([&] {
+    e.barrier();
+    returned.store(true);
+  });
+  // Enough for a barrier that does not wait to return.
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_FALSE(returned.load());
+  hold.store(false);
+  waiter.join();
+  EXPECT_TRUE(returned.load());
+}
+
+TEST(Engine_Barrier, WaitsForTheIterationOfRunInProgress) {
+  std::atomic<bool> hold{false}, inside{false}, stop{false};
+  GateClock clock{&hold, &inside, {}};
+  EngineConfig cfg;
+  cfg.mode = PollMode::kBusy;
+  Engine<SimPortIo, GateClock> e(cfg, clock);
+  std::thread engine([&] { e.run(stop); });
+  for (std::uint64_t seen = 0; seen == 0;) e.call([&] { seen = e.counters().iterations; });
+  hold.store(true);
+  expect_barrier_waits(e, hold, inside);
+  stop.store(true);
+  engine.join();
+}
+
+TEST(Engine_Barrier, WaitsForAnApplicationThreadsIteration) {
+  std::atomic<bool> hold{true}, inside{false};
+  GateClock clock{&hold, &inside, {}};
+  Engine<SimPortIo, GateClock> e(EngineConfig{}, clock);
+  std::thread app([&] { (void)e.drive(); });  // embedded mode: under the owner word
+  expect_barrier_waits(e, hold, inside);
+  app.join();
+}
+
+TEST(Engine_Barrier, ReturnsAtOnceWhenNothingRuns) {
+  std::atomic<bool> hold{false}, inside{false};
+  GateClock clock{&hold, &inside, {}};
+  Engine<SimPortIo, GateClock> e(EngineConfig{}, clock);
+  e.barrier();
+  std::thread other([&] { e.barrier(); });
+  other.join();
+  EXPECT_EQ(e.counters().calls, 0u);
+  EXPECT_EQ(e.counters().calls_inline, 0u);
+}
+
 #ifndef NDEBUG
 // A Vnic operation called directly by a thread other than the one running
 // the engine (instead of through call()) stops the program at its assert;
 // the same operation through call() runs.
+// barrier() from another thread does not make that thread the engine's
+// owner (a call() would: the direct operation below would then assert).
+TEST(Engine_Barrier, LeavesTheEngineToItsOwner) {
+  port::SimLink link(port::SimLinkConfig::symmetric(port::SimDirectionConfig{}, 9));
+  Host a(link, 0, kMacA, kIpA);
+  VirtualClock clock;
+  Engine<SimPortIo, VirtualClock> e(EngineConfig{}, clock);
+  e.add_vnic(&a.vnic);
+  e.call([] {});  // not running: inline, this thread owns the engine
+  std::thread other([&] { e.barrier(); });
+  other.join();
+  std::uint32_t qpn = 0;
+  EXPECT_EQ(a.vnic.alloc_qpn(&qpn), 0);
+}
+
 TEST(Engine_OwnerDeathTest, AVnicOperationOffTheEngineThreadAsserts) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   port::SimLink link(port::SimLinkConfig::symmetric(port::SimDirectionConfig{}, 9));
