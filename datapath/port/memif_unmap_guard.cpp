@@ -33,7 +33,13 @@ int guarded_munmap(void* addr, std::size_t len) noexcept {
   if (rte_thread_is_intr() != 0) {
     std::lock_guard<std::mutex> lk(g_mu);
     if (g_quiesce) {
-      g_quiesce();
+      // Nothing may throw into the PMD (C code calls this): a quiesce that
+      // throws (its log line out of memory) has still waited, or the unmap
+      // goes on unguarded as it would without the guard.
+      try {
+        g_quiesce();
+      } catch (...) {
+      }
       g_quiesced.fetch_add(1, std::memory_order_relaxed);
     }
   }
