@@ -62,18 +62,23 @@ def merge(lines):
         if not r.get("ok", False):
             s["ok"] = False
             s["errors"].append(f'{r.get("role")}: {r.get("error")}')
-        if "stream" in r:
+        # A row measured more than once (bench.sh runs raw memif in both of
+        # the PMD's modes) keeps the better stream and, figure by figure,
+        # the lower latencies: the baseline at its best.
+        if "stream" in r and r["stream"]["payload_gbps"] >= s.get("payload_gbps", -1):
             st = r["stream"]
             s.update(mpps=st["mpps"], gbps=st["gbps"], payload_gbps=st["payload_gbps"],
                      packets=st["packets"], lost=st["lost"], seconds=st["seconds"])
-        if "tx" in r:
-            s.update(tx_mpps=r["tx"]["mpps"])
+            if "tx" in r:
+                s.update(tx_mpps=r["tx"]["mpps"])
         if "rtt" in r:
             rt = r["rtt"]
-            s.update(rtt_median_us=rt["median_us"], rtt_p99_us=rt["p99_us"],
-                     rtt_samples=rt["samples"], rtt_timeouts=rt["timeouts"])
+            s.update(rtt_samples=rt["samples"] + s.get("rtt_samples", 0),
+                     rtt_timeouts=rt["timeouts"] + s.get("rtt_timeouts", 0))
             # Lines of older runs lack the tail beyond p99.
-            s.update({f"rtt_{k}": rt[k] for k in ("p999_us", "max_us") if k in rt})
+            for k in ("median_us", "p99_us", "p999_us", "max_us"):
+                if k in rt:
+                    s[f"rtt_{k}"] = min(rt[k], s.get(f"rtt_{k}", rt[k]))
     def order(k):
         t = k[0] if k[0] in TRANSPORT_ORDER else "~" + str(k[0])
         return (TRANSPORT_ORDER.index(t) if t in TRANSPORT_ORDER else 99, t, k[1] or 0)

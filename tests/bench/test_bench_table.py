@@ -147,6 +147,20 @@ class Compare(unittest.TestCase):
         self.assertEqual(comp[("memif", "send_lat_2_median_us")]["mode"], "daemon")
 
 
+class Merge(unittest.TestCase):
+    def test_Merge_RowMeasuredTwiceKeepsTheBetterFigures(self):
+        # Raw memif in copy mode, then with client zero-copy: a faster
+        # stream in the first, a lower median and tail in the second.
+        lines = (raw("memif", 64, 10.0, 5.0, 1.2, 2.0, tail={"p999_us": 9.0, "max_us": 50.0}) +
+                 raw("memif", 64, 8.0, 4.0, 1.0, 2.5, tail={"p999_us": 7.0, "max_us": 60.0}))
+        (row,) = bench_table.merge(lines)
+        r = row["stacks"]["raw"]
+        self.assertEqual((r["mpps"], r["payload_gbps"]), (10.0, 5.0))
+        self.assertEqual((r["rtt_median_us"], r["rtt_p99_us"]), (1.0, 2.0))
+        self.assertEqual((r["rtt_p999_us"], r["rtt_max_us"]), (7.0, 50.0))
+        self.assertEqual(r["rtt_samples"], 2)
+
+
 class Modes(unittest.TestCase):
     def test_Modes_SameMetricKeptApartPerMode(self):
         comp, _, _ = run_modes(sample() + embedded())
