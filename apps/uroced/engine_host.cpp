@@ -151,6 +151,10 @@ void prefault_shared(const std::string& device) {
   const auto us =
       std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0)
           .count();
+  if (r.skipped) {
+    spdlog::info("{}: link up; a memif peer is leaving, its regions not populated", device);
+    return;
+  }
   if (r.error != 0) {
     spdlog::warn(
         "{}: link up; populating the memif regions failed ({}): the first lap round "

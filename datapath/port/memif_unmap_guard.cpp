@@ -17,7 +17,9 @@ namespace {
 // directory (librte_net_memif.so.23.0).
 constexpr const char* kMemifObject = "librte_net_memif.so";
 
-std::mutex g_mu;  // held while a quiesce function runs, and to replace it
+// Held while a guarded unmap runs (its quiesce and the munmap), to replace
+// the quiesce, and by run_between_unmaps.
+std::mutex g_mu;
 std::function<void()> g_quiesce;
 std::atomic<std::uint64_t> g_quiesced{0};
 
@@ -61,6 +63,13 @@ int install_memif_unmap_guard(std::string* error) {
 void set_memif_unmap_quiesce(std::function<void()> fn) {
   std::lock_guard<std::mutex> lk(g_mu);
   g_quiesce = std::move(fn);
+}
+
+bool run_between_unmaps(const std::function<void()>& fn) {
+  std::unique_lock<std::mutex> lk(g_mu, std::try_to_lock);
+  if (!lk.owns_lock()) return false;
+  fn();
+  return true;
 }
 
 std::uint64_t memif_unmaps_quiesced() { return g_quiesced.load(std::memory_order_relaxed); }

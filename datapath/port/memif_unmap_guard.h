@@ -43,6 +43,13 @@ int install_memif_unmap_guard(std::string* error);
 // that waits for EAL's interrupt thread.
 void set_memif_unmap_quiesce(std::function<void()> fn);
 
+// Runs `fn` unless a guarded unmap is in progress, and returns whether it
+// ran. While `fn` runs, a guarded unmap waits on EAL's interrupt thread, so
+// `fn` may read a memif region found mapped (port/prefault.h: a link probe
+// populating a region while its peer leaves died of SIGSEGV). It does not
+// wait, because a quiesce in progress may wait for the caller's engine.
+bool run_between_unmaps(const std::function<void()>& fn);
+
 // Guarded unmaps that ran the quiesce function, since the process started.
 std::uint64_t memif_unmaps_quiesced();
 

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "datapath/base/page_touch.h"
+#include "datapath/port/memif_unmap_guard.h"
 
 namespace uroce::port {
 
@@ -77,20 +78,23 @@ int prefault_range(const MappedRange& range) {
 
 PrefaultResult prefault_memif_regions() {
   PrefaultResult res;
-  std::ifstream f("/proc/self/maps");
-  if (!f) {
-    res.error = ENOENT;
-    return res;
-  }
-  const std::string maps{std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
-  for (const MappedRange& r : memif_regions_in_maps(maps)) {
-    if (const int e = prefault_range(r); e != 0) {
-      if (res.error == 0) res.error = e;
-      continue;
+  // The maps are read and the regions touched with no unmap between.
+  res.skipped = !run_between_unmaps([&res] {
+    std::ifstream f("/proc/self/maps");
+    if (!f) {
+      res.error = ENOENT;
+      return;
     }
-    ++res.regions;
-    res.bytes += r.bytes();
-  }
+    const std::string maps{std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+    for (const MappedRange& r : memif_regions_in_maps(maps)) {
+      if (const int e = prefault_range(r); e != 0) {
+        if (res.error == 0) res.error = e;
+        continue;
+      }
+      ++res.regions;
+      res.bytes += r.bytes();
+    }
+  });
   return res;
 }
 

@@ -43,6 +43,7 @@ struct PrefaultResult {
   std::size_t regions = 0;  // mappings populated
   std::size_t bytes = 0;    // their total size
   int error = 0;            // the first failure's errno (0: none)
+  bool skipped = false;     // a memif peer was leaving: nothing populated
 };
 
 // Populates `range` (MADV_POPULATE_WRITE) and reads each page. Returns 0
@@ -51,7 +52,10 @@ int prefault_range(const MappedRange& range);
 
 // Populates every memif region this process maps now. A region mapped again
 // (after a reconnect) is simply populated again; one already populated
-// costs a walk of its page tables.
+// costs a walk of its page tables. Runs between the PMD's guarded unmaps
+// (port/memif_unmap_guard.h), or not at all while one is in progress: a
+// peer that leaves unmaps its region on EAL's interrupt thread, and a page
+// read after that would be a SIGSEGV.
 PrefaultResult prefault_memif_regions();
 
 }  // namespace uroce::port

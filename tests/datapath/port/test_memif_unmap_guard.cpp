@@ -103,6 +103,45 @@ TEST_F(MemifUnmapGuard, SetQuiesce_WaitsForAGuardedUnmapInProgress) {
   EXPECT_FALSE(mapped(p));
 }
 
+TEST_F(MemifUnmapGuard, RunBetweenUnmaps_AGuardedUnmapWaitsForIt) {
+  void* p = map_page();
+  ASSERT_NE(p, nullptr);
+  std::thread unmapper;
+  bool mapped_throughout = true;
+  const bool ran = run_between_unmaps([&] {
+    unmapper = std::thread([&] { (void)unmap_on_interrupt_thread(p); });
+    // However long the interrupt thread has to unmap, it must not while
+    // this runs.
+    for (int i = 0; i < 50; ++i) {
+      mapped_throughout = mapped_throughout && mapped(p);
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  });
+  unmapper.join();
+  EXPECT_TRUE(ran);
+  EXPECT_TRUE(mapped_throughout);
+  EXPECT_FALSE(mapped(p));
+}
+
+TEST_F(MemifUnmapGuard, RunBetweenUnmaps_SkipsWhileAGuardedUnmapRuns) {
+  std::atomic<bool> entered{false}, release{false};
+  set_memif_unmap_quiesce([&] {
+    entered.store(true);
+    while (!release.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  });
+  void* p = map_page();
+  ASSERT_NE(p, nullptr);
+  std::thread unmapper([&] { (void)unmap_on_interrupt_thread(p); });
+  while (!entered.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  bool called = false;
+  EXPECT_FALSE(run_between_unmaps([&called] { called = true; }));
+  EXPECT_FALSE(called);
+  release.store(true);
+  unmapper.join();
+  EXPECT_TRUE(run_between_unmaps([&called] { called = true; }));
+  EXPECT_TRUE(called);
+}
+
 TEST_F(MemifUnmapGuard, Install_PointsThePmdsMunmapAtTheGuard) {
   // Debian's EAL loads every PMD of its plugin directory at start.
   ASSERT_FALSE(got_slot_targets("librte_net_memif.so", "munmap").empty())
