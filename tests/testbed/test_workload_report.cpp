@@ -13,6 +13,7 @@
 namespace uroce::testbed {
 namespace {
 
+using testing::scratch_path;
 using testing::star_workload;
 using testing::workload_file;
 
@@ -95,7 +96,7 @@ TEST(WorkloadText, CountsThenTheTable) {
 
 TEST(MessagesCsv, OneRowPerMeasuredMessage) {
   const Ran r = small_run();
-  const std::string path = ::testing::TempDir() + "/messages.csv";
+  const std::string path = scratch_path("messages.csv");
   ASSERT_TRUE(write_messages_csv(*r.sim, path));
   std::ifstream in(path);
   std::string line;
@@ -142,7 +143,7 @@ TEST(WorkloadJson, IncastBurstsAreReportedApart) {
             j["counts"]["measured"].get<std::uint64_t>());
   EXPECT_NE(workload_text(*r.sim).find("incast: 10 bursts of 2 x 20000 bytes measured, 10 done"),
             std::string::npos);
-  const std::string path = ::testing::TempDir() + "/incast-messages.csv";
+  const std::string path = scratch_path("incast-messages.csv");
   ASSERT_TRUE(write_messages_csv(*r.sim, path));
   std::ifstream csv(path);
   std::string line;

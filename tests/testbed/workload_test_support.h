@@ -4,9 +4,13 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstdint>
+#include <filesystem>
 #include <fstream>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "testbed/scenario.h"
@@ -17,11 +21,31 @@ inline std::string workload_file(const char* name) {
   return std::string(UROCE_SOURCE_ROOT) + "/testbed/workloads/" + name;
 }
 
-// A distribution of lengths written as a CSV in the test's temporary
+// `name` in a directory of this test process's own under the temporary
+// directory, removed with everything in it when the process exits: the
+// suite leaves no file behind.
+inline std::string scratch_path(const std::string& name) {
+  struct Dir {
+    std::filesystem::path path;
+    Dir()
+        : path(std::filesystem::path(::testing::TempDir()) /
+               ("uroce-testbed-" + std::to_string(::getpid()))) {
+      std::filesystem::create_directories(path);
+    }
+    ~Dir() {
+      std::error_code ec;
+      std::filesystem::remove_all(path, ec);
+    }
+  };
+  static const Dir dir;
+  return (dir.path / name).string();
+}
+
+// A distribution of lengths written as a CSV in the process's scratch
 // directory: each length equally likely.
 inline std::string lengths_file(const std::string& name,
                                 const std::vector<std::uint64_t>& lengths) {
-  const std::string path = ::testing::TempDir() + "/" + name + ".csv";
+  const std::string path = scratch_path(name + ".csv");
   std::ofstream out(path, std::ios::trunc);
   out << "# test lengths\n";
   for (std::size_t i = 0; i < lengths.size(); ++i) {
