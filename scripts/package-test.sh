@@ -100,7 +100,7 @@ ls "$debs"/uroce_*.deb "$debs"/liburoce-dev_*.deb >/dev/null
 
 # 2. lintian.
 echo "package-test: lintian"
-if ! lintian --fail-on error --tag-display-limit 0 "$debs"/uroce_*.deb "$debs"/liburoce-dev_*.deb \
+if ! TMPDIR=$work lintian --fail-on error --tag-display-limit 0 "$debs"/uroce_*.deb "$debs"/liburoce-dev_*.deb \
     >"$work/lintian.log" 2>&1; then
   cat "$work/lintian.log"
   echo "FAIL: lintian reports errors"
