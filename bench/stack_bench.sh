@@ -9,7 +9,8 @@
 #                        [--duration S] [--lat-iters N] [--send-iters N]
 #                        [--poll auto|busy|backoff|yield] [--events auto|on|off]
 #                        [--pin auto|on|off] [--points "write_bw send_bw ..."]
-#                        [--memif-zero-copy auto|on|off] [--ucx-iters U] [--stages]
+#                        [--memif-zero-copy auto|on|off] [--af-xdp-hugepages auto|on|off]
+#                        [--ucx-iters U] [--stages]
 #
 # --stages: both devices keep stage stamps (the device key stage_stamps,
 # docs/tails.md), and each point's JSON line gets "stages": per side (a, b)
@@ -98,6 +99,7 @@ events=auto
 pin=auto
 points="write_bw send_bw send_lat read_lat write_bw_q16 ucx_tag_lat"
 memif_zc=auto
+xdp_huge=auto
 ucx_iters=10000
 # More than one lap of UCX's receive queue (rc_verbs: 4,095 buffers of 8
 # KiB by default): every test opens a new worker whose buffers are all
@@ -122,6 +124,7 @@ while [ $# -gt 0 ]; do
     --pin) pin=$2; shift 2 ;;
     --points) points=$2; shift 2 ;;
     --memif-zero-copy) memif_zc=$2; shift 2 ;;
+    --af-xdp-hugepages) xdp_huge=$2; shift 2 ;;
     --ucx-iters) ucx_iters=$2; shift 2 ;;
     --stages) stages=1; shift ;;
     *) echo "stack_bench.sh: unknown option $1" >&2; exit 2 ;;
@@ -152,11 +155,20 @@ ns_a=- ns_b=- server_ip=127.0.0.1
 # only): B's engine then hands its own mbufs, in hugepages of one file
 # segment, to the ring instead of copying each frame; auto: when 512 free
 # 2 MiB hugepages wait (echo 1024 > /proc/sys/vm/nr_hugepages).
-eal_b=''
+# af_xdp with hugepages: both sides keep their EAL memory, the mbuf pool
+# that net_af_xdp registers as the socket's UMEM among it, in 2 MiB pages
+# (-m 512 each), as raw DPDK does in scripts/bench.sh: the kernel's copy
+# into and out of the UMEM and the engine's reads of it then miss the TLB
+# less than over 4 KiB pages; auto: when 512 free 2 MiB hugepages wait.
+eal_a='' eal_b=''
+free_huge=$(awk '/^HugePages_Free:/ { print $2 }' /proc/meminfo)
 if [ "$memif_zc" = auto ]; then
   memif_zc=off
-  free_huge=$(awk '/^HugePages_Free:/ { print $2 }' /proc/meminfo)
   [ "${free_huge:-0}" -ge 512 ] && memif_zc=on
+fi
+if [ "$xdp_huge" = auto ]; then
+  xdp_huge=off
+  [ "${free_huge:-0}" -ge 512 ] && xdp_huge=on
 fi
 mtu=9000
 case $transport in
@@ -182,6 +194,10 @@ case $transport in
     server_ip=10.204.1.1
     if [ "$transport" = af_xdp ]; then
       port_a="af_xdp:$dev_a" port_b="af_xdp:$dev_b"
+      if [ "$xdp_huge" = on ]; then
+        eal_a='["--no-pci", "--no-telemetry", "-m", "512", "--in-memory"]'
+        eal_b=$eal_a
+      fi
     else
       pa="qdisc_bypass=1,blocksz=8192,framesz=8192,framecnt=2048"
       port_a="net_af_packet0,iface=$dev_a,$pa"
@@ -220,7 +236,9 @@ start_set() {
     return
   fi
   # A first: a memif client does not retry a refused connection.
-  uroce_daemon_start "$set_tag-a" --netns "$ns_a" --lcore 0 --poll "$set_tag" -- \
+  local ea=()
+  [ -n "$eal_a" ] && ea=(--eal-args "$eal_a")
+  uroce_daemon_start "$set_tag-a" --netns "$ns_a" --lcore 0 --poll "$set_tag" "${ea[@]}" -- \
     --device "$(dev 02:00:00:bb:00:01 10.204.0.1 "$port_a" "$set_tag")"
   local eb=()
   [ -n "$eal_b" ] && eb=(--eal-args "$eal_b")
@@ -532,6 +550,7 @@ if [ "$mode" = embedded ]; then
   # A known EAL prefix per side, for embedded_leftovers.
   printf '[eal]\nfile_prefix = "%s"\n' "$emb_prefix_a" >"$emb_cfg_a"
   printf '[eal]\nfile_prefix = "%s"\n' "$emb_prefix_b" >"$emb_cfg_b"
+  [ -z "$eal_a" ] || printf 'args = %s\n' "$eal_a" >>"$emb_cfg_a"
   [ -z "$eal_b" ] || printf 'args = %s\n' "$eal_b" >>"$emb_cfg_b"
   uroce_at_exit embedded_leftovers
   for p in $points; do run_point "$p"; done

@@ -36,12 +36,13 @@
 #   --poll                 the daemons' polling: auto (default), busy, backoff, yield
 #   --events, --pin        perftest's -e and taskset placement in daemon mode
 #                          (bench/stack_bench.sh; default auto)
-#   --hugepages N          memif: make N 2 MiB hugepages free for the run (default
-#                          512; the count is put back at exit; 0: use what is
-#                          free). With 512 free, B, the memif client, runs
-#                          zero-copy in the raw baseline and in the stack alike
-#                          (scripts/lib/hugepages.sh); the JSON's meta and the
-#                          first line say which
+#   --hugepages N          memif, af_xdp: make N 2 MiB hugepages free for the run
+#                          (default 512; the count is put back at exit; 0: use
+#                          what is free; scripts/lib/hugepages.sh). With 512
+#                          free, B, the memif client, runs zero-copy, and both
+#                          af_xdp sides keep their EAL memory (the UMEM) in
+#                          hugepages, in the raw baseline and in the stack
+#                          alike; the JSON's meta and the first lines say which
 #   --stages               the stack's devices keep stage stamps (docs/tails.md):
 #                          a table of each point's stages per side (p99 and the
 #                          slowest 1 %'s mean) follows the comparison
@@ -206,11 +207,20 @@ echo "bench.sh: cache-line round trip CPU 0 <-> 1: $rtt_start ns" >&2
 # memif's client side (B) runs zero-copy when 512 hugepages are free, in
 # the raw baseline as in the stack (bench/stack_bench.sh --memif-zero-copy),
 # so that a ratio compares the same PMD mode.
-memif_zc=off
-if [[ " $transports " == *" memif "* ]]; then
+# af_xdp likewise runs with its EAL memory, the UMEM among it, in hugepages
+# on both sides (-m 512 each) when 512 are free, raw and stack alike
+# (bench/stack_bench.sh --af-xdp-hugepages).
+memif_zc=off xdp_huge=off
+if [[ " $transports " == *" memif "* ]] || [[ " $transports " == *" af_xdp "* ]]; then
   [ "$hugepages" = 0 ] || hugepages_reserve "$hugepages" || true
+fi
+if [[ " $transports " == *" memif "* ]]; then
   [ "$(hugepages_free)" -ge 512 ] && memif_zc=on
   echo "bench.sh: memif client zero-copy: $memif_zc ($(hugepages_free) free 2 MiB hugepages)" >&2
+fi
+if [[ " $transports " == *" af_xdp "* ]]; then
+  [ "$(hugepages_free)" -ge 512 ] && xdp_huge=on
+  echo "bench.sh: af_xdp in hugepages: $xdp_huge ($(hugepages_free) free 2 MiB hugepages)" >&2
 fi
 
 for t in $transports; do
@@ -267,6 +277,7 @@ for t in $transports; do
       else
         mtu=3504 letter=x label=afx
         port=(--vdev net_af_xdp0 --mtu 3504)
+        [ "$xdp_huge" = off ] || port+=(--hugepages)
         pa="busy_budget=0"
       fi
       scripts/netns.sh up "$ns_a" "$ns_b" "$if_a" "$if_b" "$mtu"
@@ -309,7 +320,7 @@ if [ "$do_stack" = 1 ]; then
           bench/stack_bench.sh --build-dir "$build_dir" --transport "$t" --mode "$m" \
             --out "$work" --duration "$duration" --lat-iters "$lat_iters" \
             --send-iters "$send_iters" --ucx-iters "$ucx_iters" --poll "$poll" \
-            --events "$events" --pin "$pin" --memif-zero-copy "$memif_zc" "${stages[@]}" ||
+            --events "$events" --pin "$pin" --memif-zero-copy "$memif_zc" --af-xdp-hugepages "$xdp_huge" "${stages[@]}" ||
             echo "bench.sh: the $t $m-mode stack run reported a failure (see above)" >&2
         done
         ;;
@@ -327,7 +338,7 @@ shopt -s nullglob
   --meta "duration_s=$duration" --meta "warmup_s=$warmup" --meta "burst=32" \
   --meta "kernel=$(uname -r)" --meta "poll=$poll" --meta "events=$events" \
   --meta "pin=$pin" --meta "lat_iters=$lat_iters" --meta "send_iters=$send_iters" \
-  --meta "ucx_iters=$ucx_iters" --meta "memif_client_zero_copy=$memif_zc" \
+  --meta "ucx_iters=$ucx_iters" --meta "memif_client_zero_copy=$memif_zc" --meta "af_xdp_hugepages=$xdp_huge" \
   --meta "modes=$modes" --meta "line_rtt_ns=$rtt_start/$rtt_end" \
   "$work"/*.json
 echo "JSON: $json_out" >&2

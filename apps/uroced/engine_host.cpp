@@ -22,6 +22,7 @@
 #include "apps/uroced/ports.h"
 #include "apps/uroced/stale_runtime.h"
 #include "datapath/port/eal.h"
+#include "datapath/port/memif_fd_guard.h"
 #include "datapath/port/memif_unmap_guard.h"
 #include "datapath/port/prefault.h"
 #include "datapath/wire/eth.h"
@@ -191,6 +192,16 @@ std::string EngineHost::open(const DaemonConfig& cfg, const std::string& runtime
     }
   }
 
+  // Before a memif port first connects: a zero-copy client's PMD closes
+  // EAL's memory descriptors with its regions (port/memif_fd_guard.h).
+  // -ENOENT: no memif PMD in this process, nothing to guard.
+  if (std::string e;
+      port::install_memif_fd_guard(&e) < 0 && e.find("no loaded object") == std::string::npos) {
+    spdlog::warn(
+        "memif: cannot guard the PMD's closes ({}): a zero-copy client may offer a closed "
+        "descriptor as a region when it connects again",
+        e);
+  }
   lcore_ids_ = engine_lcores(cfg);
   const auto n = static_cast<std::uint16_t>(lcore_ids_.size());
   if (open_ports(cfg, n, &ports_, &err, port_wait_until) != 0) return err;
