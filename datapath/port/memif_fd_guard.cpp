@@ -1,5 +1,6 @@
 #include "datapath/port/memif_fd_guard.h"
 
+#include <rte_eal.h>
 #include <rte_memory.h>
 #include <unistd.h>
 
@@ -24,7 +25,9 @@ std::string g_install_error;
 }  // namespace
 
 bool is_eal_memory_fd(int fd) {
-  if (fd < 0) return false;
+  // With --no-huge EAL keeps no descriptors, and its 4 KiB segments (128 Ki
+  // of them for -m 512) would make the walk long for nothing.
+  if (fd < 0 || rte_eal_has_hugepages() == 0) return false;
   // rte_memseg_walk holds EAL's memory lock for reading; inside it only the
   // _thread_unsafe accessors may be called.
   int target = fd;
