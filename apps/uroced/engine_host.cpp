@@ -19,6 +19,7 @@
 #include <random>
 
 #include "apps/uroced/config_dc.h"
+#include "apps/uroced/memif_socket.h"
 #include "apps/uroced/ports.h"
 #include "apps/uroced/stale_runtime.h"
 #include "datapath/port/eal.h"
@@ -192,11 +193,12 @@ std::string EngineHost::open(const DaemonConfig& cfg, const std::string& runtime
     }
   }
 
-  // Before a memif port first connects: a zero-copy client's PMD closes
-  // EAL's memory descriptors with its regions (port/memif_fd_guard.h).
-  // -ENOENT: no memif PMD in this process, nothing to guard.
-  if (std::string e;
-      port::install_memif_fd_guard(&e) < 0 && e.find("no loaded object") == std::string::npos) {
+  // Before a memif client port first connects: a zero-copy client's PMD
+  // closes EAL's memory descriptors with its regions (port/memif_fd_guard.h).
+  const bool memif_client = std::any_of(cfg.devices.begin(), cfg.devices.end(), [](const auto& d) {
+    return memif_client_socket(d.port_spec).has_value();
+  });
+  if (std::string e; memif_client && port::install_memif_fd_guard(&e) != 0) {
     spdlog::warn(
         "memif: cannot guard the PMD's closes ({}): a zero-copy client may offer a closed "
         "descriptor as a region when it connects again",

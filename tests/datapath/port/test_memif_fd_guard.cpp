@@ -19,7 +19,7 @@ class MemifFdGuard : public ::testing::Test {
 
 bool open_fd(int fd) { return fcntl(fd, F_GETFD) != -1; }
 
-TEST_F(MemifFdGuard, IsEalMemoryFd_NoneForADescriptorEalDoesNotHold) {
+TEST_F(MemifFdGuard, IsEalMemoryFd_NoneWithoutHugepages) {
   int p[2];
   ASSERT_EQ(pipe(p), 0);
   EXPECT_FALSE(is_eal_memory_fd(p[0]));
