@@ -19,11 +19,12 @@
 #include <random>
 
 #include "apps/uroced/config_dc.h"
-#include "apps/uroced/memif_socket.h"
 #include "apps/uroced/ports.h"
 #include "apps/uroced/stale_runtime.h"
 #include "datapath/port/eal.h"
+#include "datapath/port/memif_args.h"
 #include "datapath/port/memif_fd_guard.h"
+#include "datapath/port/memif_intr_guard.h"
 #include "datapath/port/memif_unmap_guard.h"
 #include "datapath/port/prefault.h"
 #include "datapath/wire/eth.h"
@@ -193,15 +194,25 @@ std::string EngineHost::open(const DaemonConfig& cfg, const std::string& runtime
     }
   }
 
-  // Before a memif client port first connects: a zero-copy client's PMD
-  // closes EAL's memory descriptors with its regions (port/memif_fd_guard.h).
-  const bool memif_client = std::any_of(cfg.devices.begin(), cfg.devices.end(), [](const auto& d) {
-    return memif_client_socket(d.port_spec).has_value();
+  // Before a memif port is probed: a server's PMD starts accepting peers
+  // then and may leave a closed peer's callback registered with EAL
+  // (port/memif_intr_guard.h); a zero-copy client's PMD closes EAL's memory
+  // descriptors with its regions (port/memif_fd_guard.h).
+  const bool memif = std::any_of(cfg.devices.begin(), cfg.devices.end(), [](const auto& d) {
+    return d.port_spec.kind == PortKind::kVdev &&
+           port::parse_memif_args(d.port_spec.name, d.port_spec.args).has_value();
   });
-  if (std::string e; memif_client && port::install_memif_fd_guard(&e) != 0) {
+  if (std::string e; memif && port::install_memif_intr_guard(&e) != 0) {
+    spdlog::warn(
+        "memif: cannot guard the PMD's interrupt callbacks ({}): a peer that connects and "
+        "leaves at once may make EAL panic",
+        e);
+  }
+  if (std::string e; memif && port::install_memif_fd_guard(&e) != 0) {
     spdlog::warn(
         "memif: cannot guard the PMD's closes ({}): a zero-copy client may offer a closed "
-        "descriptor as a region when it connects again",
+        "descriptor as a region when it connects again, and a peer that connects and leaves "
+        "at once may make EAL panic",
         e);
   }
   lcore_ids_ = engine_lcores(cfg);

@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "datapath/port/got_patch.h"
+#include "datapath/port/memif_intr_guard.h"
 
 namespace uroce::port {
 
@@ -46,6 +47,7 @@ int guarded_close(int fd) noexcept {
     g_refused.fetch_add(1, std::memory_order_relaxed);
     return 0;
   }
+  (void)release_before_close(fd);
   return ::close(fd);
 }
 

@@ -1,0 +1,167 @@
+// rte_intr_handle's accessors (rte_intr_fd_get and the rest) are marked
+// experimental in DPDK 22.11, though the memif PMD lives by them. The macro
+// must come before any DPDK header.
+#define ALLOW_EXPERIMENTAL_API 1
+
+#include "datapath/port/memif_intr_guard.h"
+
+#include <array>
+#include <atomic>
+#include <cerrno>
+#include <mutex>
+
+#include "datapath/port/got_patch.h"
+
+namespace uroce::port {
+
+namespace {
+
+// As in memif_unmap_guard.cpp: the PMD as Debian's DPDK installs it.
+constexpr const char* kMemifObject = "librte_net_memif.so";
+
+struct Registration {
+  int fd = -1;  // -1: a free slot
+  rte_intr_callback_fn cb = nullptr;
+  void* arg = nullptr;
+};
+
+// A memif port holds at most one control channel and the listener socket
+// its server role shares; a process with more registrations at once than
+// this has many ports, and the rest go untracked (counted).
+constexpr std::size_t kTableSize = 128;
+
+// The lock is never held while EAL's functions run: EAL calls the PMD back
+// (and so guarded_close) with its interrupt lock held, and the PMD calls
+// the guarded functions, which take EAL's lock, from the interrupt thread.
+std::mutex g_mu;
+std::array<Registration, kTableSize> g_table;
+std::atomic<std::uint64_t> g_released{0};
+std::atomic<std::uint64_t> g_untracked{0};
+
+std::once_flag g_install_once;
+int g_install_rc = 0;
+std::string g_install_error;
+
+// EAL's wildcard argument: every callback of that function on the fd.
+bool arg_matches(void* registered, void* asked) {
+  return asked == reinterpret_cast<void*>(-1) || registered == asked;
+}
+
+void forget(int fd, rte_intr_callback_fn cb, void* arg) {
+  std::lock_guard<std::mutex> lk(g_mu);
+  for (Registration& r : g_table) {
+    if (r.fd == fd && r.cb == cb && arg_matches(r.arg, arg)) r = Registration{};
+  }
+}
+
+}  // namespace
+
+namespace detail {
+
+int guarded_register(const rte_intr_handle* handle, rte_intr_callback_fn cb, void* arg) noexcept {
+  const int rc = rte_intr_callback_register(handle, cb, arg);
+  if (rc != 0) return rc;
+  const int fd = rte_intr_fd_get(handle);
+  std::lock_guard<std::mutex> lk(g_mu);
+  for (Registration& r : g_table) {
+    if (r.fd < 0) {
+      r = Registration{fd, cb, arg};
+      return rc;
+    }
+  }
+  g_untracked.fetch_add(1, std::memory_order_relaxed);
+  return rc;
+}
+
+int guarded_unregister(const rte_intr_handle* handle, rte_intr_callback_fn cb, void* arg) noexcept {
+  const int fd = rte_intr_fd_get(handle);
+  const int rc = rte_intr_callback_unregister(handle, cb, arg);
+  if (rc > 0) forget(fd, cb, arg);
+  return rc;
+}
+
+int guarded_unregister_pending(const rte_intr_handle* handle, rte_intr_callback_fn cb, void* arg,
+                               rte_intr_unregister_callback_fn ucb) noexcept {
+  const int fd = rte_intr_fd_get(handle);
+  const int rc = rte_intr_callback_unregister_pending(handle, cb, arg, ucb);
+  // Marked: EAL removes it (and calls `ucb`, which may close the fd) once
+  // the running callback returns; nothing is left for a close to release.
+  if (rc > 0) forget(fd, cb, arg);
+  return rc;
+}
+
+int release_before_close(int fd) noexcept {
+  if (fd < 0) return 0;
+  std::array<Registration, kTableSize> mine;
+  std::size_t n = 0;
+  {
+    std::lock_guard<std::mutex> lk(g_mu);
+    for (Registration& r : g_table) {
+      if (r.fd == fd) {
+        mine[n++] = r;
+        r = Registration{};
+      }
+    }
+  }
+  if (n == 0) return 0;
+  // EAL finds a callback's source by descriptor only; a private handle
+  // (plain malloc) that names the fd is enough, whatever the PMD has freed.
+  rte_intr_handle* h = rte_intr_instance_alloc(RTE_INTR_INSTANCE_F_PRIVATE);
+  if (h == nullptr) return 0;
+  int released = 0;
+  if (rte_intr_fd_set(h, fd) == 0 && rte_intr_type_set(h, RTE_INTR_HANDLE_EXT) == 0) {
+    for (std::size_t i = 0; i < n; ++i) {
+      int rc = rte_intr_callback_unregister(h, mine[i].cb, mine[i].arg);
+      if (rc == -EAGAIN) {
+        rc = rte_intr_callback_unregister_pending(h, mine[i].cb, mine[i].arg, nullptr);
+      }
+      if (rc > 0) ++released;
+    }
+  }
+  rte_intr_instance_free(h);
+  g_released.fetch_add(static_cast<std::uint64_t>(released), std::memory_order_relaxed);
+  return released;
+}
+
+}  // namespace detail
+
+int install_memif_intr_guard(std::string* error) {
+  std::call_once(g_install_once, [] {
+    struct Hook {
+      const char* symbol;
+      void* fn;
+    };
+    const Hook hooks[] = {
+        {"rte_intr_callback_register", reinterpret_cast<void*>(&detail::guarded_register)},
+        {"rte_intr_callback_unregister", reinterpret_cast<void*>(&detail::guarded_unregister)},
+        {"rte_intr_callback_unregister_pending",
+         reinterpret_cast<void*>(&detail::guarded_unregister_pending)},
+    };
+    // All three or none: a table that sees registrations but not their
+    // removals would release callbacks the PMD already unregistered.
+    for (const Hook& h : hooks) {
+      if (got_slot_targets(kMemifObject, h.symbol).empty()) {
+        g_install_rc = -ENOENT;
+        g_install_error = std::string(kMemifObject) + " is not loaded or does not call " + h.symbol;
+        return;
+      }
+    }
+    for (const Hook& h : hooks) {
+      const int rc = patch_got(kMemifObject, h.symbol, h.fn, &g_install_error);
+      if (rc < 0) {
+        g_install_rc = rc;
+        return;
+      }
+    }
+  });
+  if (g_install_rc != 0) *error = g_install_error;
+  return g_install_rc;
+}
+
+std::uint64_t memif_intr_callbacks_released() { return g_released.load(std::memory_order_relaxed); }
+
+std::uint64_t memif_intr_registrations_untracked() {
+  return g_untracked.load(std::memory_order_relaxed);
+}
+
+}  // namespace uroce::port

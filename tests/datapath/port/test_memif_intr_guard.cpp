@@ -1,0 +1,214 @@
+// rte_intr_handle's accessors are experimental in DPDK 22.11
+// (memif_intr_guard.cpp).
+#define ALLOW_EXPERIMENTAL_API 1
+
+#include "datapath/port/memif_intr_guard.h"
+
+#include <gtest/gtest.h>
+#include <rte_alarm.h>
+#include <rte_dev.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+
+#include "datapath/port/got_patch.h"
+#include "datapath/port/memif_fd_guard.h"
+#include "tests/datapath/port/eal_once.h"
+
+namespace uroce::port {
+namespace {
+
+class MemifIntrGuard : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { ASSERT_EQ(test::start_eal_once(), ""); }
+};
+
+void nothing(void*) {}
+
+// A handle naming `fd`, as the PMD makes them.
+struct Handle {
+  explicit Handle(int fd) : h(rte_intr_instance_alloc(RTE_INTR_INSTANCE_F_PRIVATE)) {
+    if (h != nullptr) {
+      rte_intr_fd_set(h, fd);
+      rte_intr_type_set(h, RTE_INTR_HANDLE_EXT);
+    }
+  }
+  ~Handle() { rte_intr_instance_free(h); }
+  Handle(const Handle&) = delete;
+  Handle& operator=(const Handle&) = delete;
+  rte_intr_handle* h;
+};
+
+// Waits for `done` (EAL's interrupt thread sets it) for up to 10 s.
+bool wait_for(const std::atomic<bool>& done) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!done.load() && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  return done.load();
+}
+
+TEST_F(MemifIntrGuard, ReleaseBeforeClose_UnregistersWhatWasLeftRegistered) {
+  const int fd = eventfd(0, EFD_NONBLOCK);
+  ASSERT_GE(fd, 0);
+  Handle h(fd);
+  ASSERT_NE(h.h, nullptr);
+  int arg = 0;
+  const std::uint64_t before = memif_intr_callbacks_released();
+  ASSERT_EQ(detail::guarded_register(h.h, nothing, &arg), 0);
+  EXPECT_EQ(detail::release_before_close(fd), 1);
+  EXPECT_EQ(memif_intr_callbacks_released(), before + 1);
+  // EAL no longer knows the descriptor.
+  EXPECT_EQ(rte_intr_callback_unregister(h.h, nothing, &arg), -ENOENT);
+  EXPECT_EQ(detail::release_before_close(fd), 0);
+  close(fd);
+}
+
+TEST_F(MemifIntrGuard, ReleaseBeforeClose_NothingOnceUnregistered) {
+  const int fd = eventfd(0, EFD_NONBLOCK);
+  ASSERT_GE(fd, 0);
+  Handle h(fd);
+  ASSERT_NE(h.h, nullptr);
+  int arg = 0;
+  ASSERT_EQ(detail::guarded_register(h.h, nothing, &arg), 0);
+  EXPECT_EQ(detail::guarded_unregister(h.h, nothing, &arg), 1);
+  const std::uint64_t before = memif_intr_callbacks_released();
+  EXPECT_EQ(detail::release_before_close(fd), 0);
+  EXPECT_EQ(memif_intr_callbacks_released(), before);
+  EXPECT_EQ(detail::release_before_close(-1), 0);
+  close(fd);
+}
+
+// A callback that closes its own descriptor, as the PMD's do when a peer's
+// message says goodbye: its source is running, so it is marked for
+// removal when it returns.
+TEST_F(MemifIntrGuard, ReleaseBeforeClose_ARunningCallbackIsRemovedWhenItReturns) {
+  struct Job {
+    int fd = -1;
+    Handle* h = nullptr;
+    std::atomic<int> released{-100};
+    std::atomic<bool> done{false};
+  } job;
+  job.fd = eventfd(0, EFD_NONBLOCK);
+  ASSERT_GE(job.fd, 0);
+  Handle h(job.fd);
+  ASSERT_NE(h.h, nullptr);
+  job.h = &h;
+  const auto cb = [](void* a) {
+    auto* j = static_cast<Job*>(a);
+    eventfd_t v;
+    (void)eventfd_read(j->fd, &v);
+    j->released.store(detail::release_before_close(j->fd));
+    j->done.store(true);
+  };
+  ASSERT_EQ(detail::guarded_register(h.h, cb, &job), 0);
+  ASSERT_EQ(eventfd_write(job.fd, 1), 0);
+  ASSERT_TRUE(wait_for(job.done));
+  EXPECT_EQ(job.released.load(), 1);
+  // EAL removes it after the callback returned; once it has, it knows the
+  // descriptor no more.
+  int rc = 0;
+  for (int i = 0; i < 1000 && (rc = rte_intr_callback_unregister(h.h, cb, &job)) != -ENOENT; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_EQ(rc, -ENOENT);
+  close(job.fd);
+}
+
+TEST_F(MemifIntrGuard, Install_PointsThePmdsCallsAtTheGuard) {
+  // Debian's EAL loads every PMD of its plugin directory at start.
+  std::string err;
+  ASSERT_EQ(install_memif_intr_guard(&err), 0) << err;
+  const std::pair<const char*, void*> hooks[] = {
+      {"rte_intr_callback_register", reinterpret_cast<void*>(&detail::guarded_register)},
+      {"rte_intr_callback_unregister", reinterpret_cast<void*>(&detail::guarded_unregister)},
+      {"rte_intr_callback_unregister_pending",
+       reinterpret_cast<void*>(&detail::guarded_unregister_pending)},
+  };
+  for (const auto& [symbol, fn] : hooks) {
+    const auto targets = got_slot_targets("librte_net_memif.so", symbol);
+    ASSERT_FALSE(targets.empty()) << symbol;
+    for (void* t : targets) EXPECT_EQ(t, fn) << symbol;
+  }
+  EXPECT_EQ(install_memif_intr_guard(&err), 0);  // idempotent
+}
+
+// The failure the guard exists for, made to happen: a peer connects to a
+// memif server port and closes while EAL's interrupt thread is held, so
+// the PMD accepts a connection whose peer is gone, its hello fails with
+// EPIPE, and it closes the socket with its callback registered. Unguarded,
+// EAL's interrupt thread panics when it rebuilds its epoll set (this test
+// process dies); guarded, the close released the callback and the
+// interrupt thread goes on.
+TEST_F(MemifIntrGuard, GuardedClose_APeerGoneBeforeItsHelloLeavesNoCallback) {
+  std::string err;
+  ASSERT_EQ(install_memif_intr_guard(&err), 0) << err;
+  ASSERT_EQ(install_memif_fd_guard(&err), 0) << err;
+  // The PMD's send to the departed peer raises SIGPIPE on the interrupt
+  // thread; uroced and the embedded engine's threads ignore or block it.
+  struct sigaction ign {
+  }, old{};
+  ign.sa_handler = SIG_IGN;
+  ASSERT_EQ(sigaction(SIGPIPE, &ign, &old), 0);
+
+  char dir_template[] = "/tmp/uroce-intr-guard-XXXXXX";
+  ASSERT_NE(mkdtemp(dir_template), nullptr);
+  const std::string dir = dir_template;
+  const std::string path = dir + "/memif.sock";
+  const std::string dev = "net_memif_intr_guard";
+  ASSERT_EQ(rte_dev_probe((dev + ",role=server,socket=" + path + ",socket-abstract=no").c_str()),
+            0);
+
+  // Hold the interrupt thread in an alarm until the peer has come and gone.
+  struct Hold {
+    std::atomic<bool> entered{false}, release{false};
+  } hold;
+  ASSERT_EQ(rte_eal_alarm_set(
+                1,
+                [](void* a) {
+                  auto* x = static_cast<Hold*>(a);
+                  x->entered.store(true);
+                  while (!x->release.load())
+                    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+                },
+                &hold),
+            0);
+  ASSERT_TRUE(wait_for(hold.entered));
+  const std::uint64_t before = memif_intr_callbacks_released();
+  const int s = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+  ASSERT_GE(s, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
+  ASSERT_EQ(connect(s, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0) << strerror(errno);
+  close(s);
+  hold.release.store(true);
+
+  // The PMD's close released the callback it left...
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (memif_intr_callbacks_released() == before && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_EQ(memif_intr_callbacks_released(), before + 1);
+  // ...and EAL's interrupt thread still runs callbacks.
+  std::atomic<bool> ran{false};
+  ASSERT_EQ(rte_eal_alarm_set(
+                1, [](void* a) { static_cast<std::atomic<bool>*>(a)->store(true); }, &ran),
+            0);
+  EXPECT_TRUE(wait_for(ran));
+
+  EXPECT_EQ(rte_eal_hotplug_remove("vdev", dev.c_str()), 0);
+  sigaction(SIGPIPE, &old, nullptr);
+  unlink(path.c_str());
+  rmdir(dir.c_str());
+}
+
+}  // namespace
+}  // namespace uroce::port
