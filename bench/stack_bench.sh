@@ -10,8 +10,10 @@
 #                        [--poll auto|busy|backoff|yield] [--events auto|on|off]
 #                        [--pin auto|on|off] [--points "write_bw send_bw ..."]
 #                        [--memif-zero-copy auto|on|off] [--af-xdp-hugepages auto|on|off]
-#                        [--ucx-iters U] [--stages]
+#                        [--ucx-iters U] [--stages] [--device-keys "K=V;..."]
 #
+# --device-keys: more device keys for both sides' devices (docs/config-keys.md),
+# e.g. "ack_hold=0" to measure a default against its alternative.
 # --stages: both devices keep stage stamps (the device key stage_stamps,
 # docs/tails.md), and each point's JSON line gets "stages": per side (a, b)
 # and stage, the count, p50/p99/p99.9 over the point and the mean over the
@@ -110,6 +112,7 @@ ucx_iters=10000
 ucx_warmup=5000
 ucx_window=2048  # the round trips one ucx_perftest percentile covers
 stages=0
+device_keys=''
 while [ $# -gt 0 ]; do
   case $1 in
     --build-dir) build=$2; shift 2 ;;
@@ -127,6 +130,7 @@ while [ $# -gt 0 ]; do
     --af-xdp-hugepages) xdp_huge=$2; shift 2 ;;
     --ucx-iters) ucx_iters=$2; shift 2 ;;
     --stages) stages=1; shift ;;
+    --device-keys) device_keys=$2; shift 2 ;;
     *) echo "stack_bench.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -219,7 +223,7 @@ dev_b=uroce0
 
 stage_key=''
 [ "$stages" = 0 ] || stage_key=';stage_stamps=on'
-dev() { echo "name=${5:-uroce0};mac=$1;ipv4=$2;mtu=$mtu;port=${3//@/$4}$stage_key"; }
+dev() { echo "name=${5:-uroce0};mac=$1;ipv4=$2;mtu=$mtu;port=${3//@/$4}$stage_key${device_keys:+;$device_keys}"; }
 set_tag='' pid_a='' pid_b=''
 ra=() rb=()
 rc=0

@@ -103,6 +103,9 @@ struct DeviceConfig {
   std::uint32_t lossy_cap = 256;
   // Keep the stage stamps (key stage_stamps, engine::VnicConfig::stage_stamps).
   bool stage_stamps = false;
+  // On a port whose TX burst is a system call: the most ACKs one held burst
+  // reaches (key ack_hold, engine::AckHoldConfig::max_frames; 0 = off).
+  std::uint32_t ack_hold = 4;
   // PFC, storm watchdog, TTL: keys tx_ttl and ttl_monitor in [[device]],
   // the rest in its [device.pfc] table (uroced.example.toml); in --device,
   // pfc=P[,P...] (lossless priorities), tx_ttl, link_mbps. link_bps is

@@ -110,6 +110,22 @@ const KD kBaseKeys[] = {
         "stage_stamps",
         "keep the stage stamps of messages (WQE seen, TX burst, RX burst, completion written) for "
         "`uroce-ctl stages` (docs/tails.md); costs a few clock reads per iteration"),
+    {.name = "ack_hold",
+     .type = KeyType::kInteger,
+     .lo = 0,
+     .hi = 32,
+     .help = "on a port whose every TX burst is a system call (af_xdp, af_packet): while frames "
+             "keep arriving, a TX burst of nothing but ACKs waits for up to this many ACKs (or "
+             "20 us, or an iteration that receives nothing) and leaves with the next other "
+             "frame, so a receiver makes fewer sendto calls (docs/nic.md)",
+     .set =
+         [](const KeyValue& v, const std::string& key, D* d) {
+           if (v.i == 1) return key + ": 1 holds nothing (0 = off, or 2 to 32)";
+           d->ack_hold = static_cast<std::uint32_t>(v.i);
+           return std::string();
+         },
+     .get = [](const D& d) { return KeyValue::of_int(d.ack_hold); },
+     .note = "0 = off"},
 };
 
 using engine::ImpairConfig;

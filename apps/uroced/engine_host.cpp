@@ -246,6 +246,14 @@ std::string EngineHost::open(const DaemonConfig& cfg, const std::string& runtime
       vc.shards = n;
       if (k != 0) vc.key_seed = random_key_seed();
       ios_.push_back(std::make_unique<engine::EthPortIo>(*ports_[i], k, links));
+      // A sendto per TX burst: a burst of nothing but ACKs may wait while
+      // the stream goes on (engine/ack_hold.h).
+      if (port::tx_burst_is_syscall(ports_[i]->info()) && d.ack_hold >= 2) {
+        engine::AckHoldConfig hold;
+        hold.enabled = true;
+        hold.max_frames = static_cast<std::uint16_t>(d.ack_hold);
+        ios_.back()->set_ack_hold(hold);
+      }
       vnics_.push_back(std::make_unique<VnicT>(vc, *ios_.back()));
       engines_[k]->add_vnic(vnics_.back().get());
       shards_.push_back(std::make_unique<VnicDevice<EngineT>>(*vnics_.back(), *engines_[k],
@@ -419,6 +427,10 @@ std::string EngineHost::enable_pdump() {
 }
 
 void EngineHost::stop_ports() {
+  // What an engine's last iteration left in its TX burst leaves first: an
+  // ACK held for the next iteration (engine/ack_hold.h) is the one a peer
+  // waits for when this process received its last message and exits.
+  for (auto& io : ios_) (void)io->flush();
   for (auto& p : ports_) p->stop();
 }
 

@@ -87,7 +87,8 @@ class EngineHost {
   // Stops every port before any is closed: stopping a memif port makes its
   // peer (possibly another port of this process) handle a disconnect in
   // EAL's interrupt thread, which must not find the other side's memory
-  // already gone. After the engine stopped.
+  // already gone. After the engine stopped; the engines' pending TX bursts
+  // are sent first.
   void stop_ports();
 
  private:

@@ -29,10 +29,12 @@
 
 #include "datapath/base/counter_fields.h"
 #include "datapath/base/time.h"
+#include "datapath/engine/ack_hold.h"
 #include "datapath/engine/eth_rx_counters.h"
 #include "datapath/engine/mbuf_tx_sink.h"
 #include "datapath/engine/shard_links.h"
 #include "datapath/port/eth_port.h"
+#include "datapath/wire/parser.h"
 #include "datapath/wire/payload.h"
 
 namespace uroce::engine {
@@ -58,8 +60,19 @@ class EthPortIo {
     assert(links_ == nullptr || queue < links_->shards());
   }
 
-  // Nothing to do: mbufs carry no time.
-  void begin(TimeNs) {}
+  // The iteration's time and RX count, for the ACK hold (ack_hold.h);
+  // mbufs carry no time.
+  void begin(TimeNs now) {
+    now_ = now;
+    rx_iteration_ = 0;
+  }
+
+  // Lets the end-of-iteration flush keep a burst of nothing but ACKs
+  // (ack_hold.h): for a port whose TX burst is a system call.
+  void set_ack_hold(const AckHoldConfig& c) {
+    hold_ = AckHold(c);
+    tx_.set_coalesce_acks(c.enabled);
+  }
 
   // Receives one burst (and, on a port of several lcores, what the others
   // handed this one) and calls fn(std::span<const std::uint8_t> head,
@@ -79,6 +92,7 @@ class EthPortIo {
     }
     if (links_ != nullptr) [[unlikely]]
       n += take_handed(fn);
+    rx_iteration_ += n;
     return n;
   }
 
@@ -110,7 +124,20 @@ class EthPortIo {
   MbufTxSink& tx() { return tx_; }
   // Frames the sink takes before it needs a flush.
   std::uint16_t tx_room() const { return tx_.room_left(); }
-  [[gnu::always_inline]] std::uint16_t flush() { return tx_.flush(txq_); }
+  [[gnu::always_inline]] std::uint16_t flush() {
+    hold_.flushed();
+    return tx_.flush(txq_);
+  }
+  // The flush that ends an iteration: as flush(), unless the ACK hold keeps
+  // the burst for a later iteration.
+  [[gnu::always_inline]] std::uint16_t flush_end() {
+    if (hold_.enabled() && hold_.keep(tx_.pending(), only_acks_pending(), rx_iteration_, now_))
+        [[unlikely]] {
+      tx_.count_ack_hold();
+      return 0;
+    }
+    return flush();
+  }
 
   const EthRxCounters& rx_counters() const { return rx_; }
   port::EthPort& port() { return port_; }
@@ -124,6 +151,16 @@ class EthPortIo {
       return port.tx_burst(pkts, n, queue);
     }
   };
+
+  bool only_acks_pending() const {
+    // keep() refuses a burst of max_frames or more before this matters; the
+    // walk is over fewer frames than that.
+    if (tx_.pending() >= hold_.config().max_frames) return false;
+    for (std::uint16_t i = 0; i < tx_.pending(); ++i) {
+      if (!wire::peek_plain_ack(tx_.pending_frame(i))) return false;
+    }
+    return true;
+  }
 
   // Hands each of m[0, n) on and frees them, but those handed off.
   template <bool kShards, class Fn>
@@ -205,6 +242,9 @@ class EthPortIo {
   bool taken_ = false;       // ... and hand_off moved it
   MbufTxSink tx_;
   EthRxCounters rx_{};
+  AckHold hold_{};
+  TimeNs now_ = 0;
+  std::uint32_t rx_iteration_ = 0;  // frames received since begin()
 };
 
 }  // namespace uroce::engine

@@ -53,7 +53,9 @@
 //                resend is due.
 //   4. pump      one round of the TX scheduler (sched/) over the QPs with
 //                output, within the room left in the TX burst.
-//   5. flush     PFC-held frames whose pause ended, then one TX burst.
+//   5. flush     PFC-held frames whose pause ended, then one TX burst (on a
+//                port whose TX burst is a system call, a burst of nothing but
+//                ACKs may wait for a later iteration: ack_hold.h).
 //   6. events    the comp-channel records the phases raised, one write per
 //                channel (comp_event_batch.h): the application wakes after
 //                this iteration's frames left, once.

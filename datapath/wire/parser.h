@@ -22,6 +22,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <string_view>
 
@@ -162,36 +163,68 @@ inline ParseError parse_roce(std::span<const std::uint8_t> head, FrameTail tail,
   return parse_roce_chained(head, tail, out);
 }
 
-// The BTH destination QP of a frame that looks like RoCEv2 (Ethernet, then
+// The offset of the BTH in a frame that looks like RoCEv2 (Ethernet, then
 // IPv4 without options or IPv6 without extension headers, then UDP to
-// 4791), read from the first segment `f` and nothing else checked; kNoDestQp
-// when it does not look so (parse_roce then says why). For sending a frame
-// to the engine lcore that owns its QP before anything is checked: the
-// owner parses it (docs/engine.md "Several lcores").
-inline constexpr std::uint32_t kNoDestQp = 0xffffffffu;
-inline std::uint32_t peek_dest_qp(std::span<const std::uint8_t> f) {
+// 4791, with room for a BTH), read from the first segment `f` and nothing
+// else checked; 0 when it does not look so (parse_roce then says why).
+inline std::size_t peek_bth_offset(std::span<const std::uint8_t> f) {
   constexpr std::size_t e = EthHdr::kSize;
   std::size_t udp = 0;
-  if (f.size() < e) return kNoDestQp;
+  if (f.size() < e) return 0;
   const std::uint16_t type = load_be16(f.data() + 12);
   if (type == kEtherTypeIpv4) {
     // Version 4, IHL 5, protocol at byte 9.
-    if (f.size() < e + Ipv4Hdr::kSize || f[e] != 0x45 || f[e + 9] != kIpProtoUdp) {
-      return kNoDestQp;
-    }
+    if (f.size() < e + Ipv4Hdr::kSize || f[e] != 0x45 || f[e + 9] != kIpProtoUdp) return 0;
     udp = e + Ipv4Hdr::kSize;
   } else if (type == kEtherTypeIpv6) {
     // Next Header at byte 6.
-    if (f.size() < e + Ipv6Hdr::kSize || f[e + 6] != kIpProtoUdp) return kNoDestQp;
+    if (f.size() < e + Ipv6Hdr::kSize || f[e + 6] != kIpProtoUdp) return 0;
     udp = e + Ipv6Hdr::kSize;
   } else {
-    return kNoDestQp;
+    return 0;
   }
   if (f.size() < udp + UdpHdr::kSize + BthHdr::kSize ||
       load_be16(f.data() + udp + 2) != kRoceV2Port) {
-    return kNoDestQp;
+    return 0;
   }
-  return load_be24(f.data() + udp + UdpHdr::kSize + 5) & kQpnMask;
+  return udp + UdpHdr::kSize;
+}
+
+// The BTH destination QP of a frame that looks like RoCEv2
+// (peek_bth_offset); kNoDestQp when it does not look so. For sending a
+// frame to the engine lcore that owns its QP before anything is checked:
+// the owner parses it (docs/engine.md "Several lcores").
+inline constexpr std::uint32_t kNoDestQp = 0xffffffffu;
+inline std::uint32_t peek_dest_qp(std::span<const std::uint8_t> f) {
+  const std::size_t bth = peek_bth_offset(f);
+  if (bth == 0) return kNoDestQp;
+  return load_be24(f.data() + bth + 5) & kQpnMask;
+}
+
+// Whether `f` looks like an RC ACKNOWLEDGE that is an ACK (not a NAK or an
+// RNR NAK): BTH opcode RC_ACKNOWLEDGE and an AETH of type ACK after it,
+// nothing else checked. For a sender deciding whether a frame may wait a
+// little (engine/ack_hold.h).
+inline bool peek_plain_ack(std::span<const std::uint8_t> f) {
+  const std::size_t bth = peek_bth_offset(f);
+  if (bth == 0 || f.size() < bth + BthHdr::kSize + AethHdr::kSize) return false;
+  return f[bth] == op::kRcAck && AethHdr::read(f.data() + bth + BthHdr::kSize).is_ack();
+}
+
+// Whether RoCEv2 frames `a` and `b` (peek_bth_offset) go to the same QP:
+// the same destination MAC, IP address and BTH destination QP. For
+// replacing an ACK by a newer one of the same connection
+// (engine/ack_hold.h).
+inline bool same_destination_qp(std::span<const std::uint8_t> a, std::span<const std::uint8_t> b) {
+  const std::size_t bth = peek_bth_offset(a);
+  if (bth == 0 || peek_bth_offset(b) != bth) return false;
+  // The IP destination: IPv4's at byte 16 of its header, IPv6's at 24.
+  const bool v4 = bth == EthHdr::kSize + Ipv4Hdr::kSize + UdpHdr::kSize;
+  const std::size_t ip = EthHdr::kSize + (v4 ? 16 : 24);
+  const std::size_t ip_len = v4 ? 4 : 16;
+  return std::memcmp(a.data(), b.data(), 6) == 0 &&
+         std::memcmp(a.data() + ip, b.data() + ip, ip_len) == 0 &&
+         (load_be24(a.data() + bth + 5) & kQpnMask) == (load_be24(b.data() + bth + 5) & kQpnMask);
 }
 
 // Whether `f` is IPv6 carrying ICMPv6 right after the fixed header, as

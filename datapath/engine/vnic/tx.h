@@ -146,7 +146,13 @@ template <class PortIo, sched::TxScheduler Sched>
     HeldTx h{this};
     pfc_.release(now_, h);
   }
-  ctr_.tx_flushed += io_.flush();
+  // A port adapter with an ACK hold (eth_port_io.h) may keep a burst of
+  // ACKs for a later iteration.
+  if constexpr (requires { io_.flush_end(); }) {
+    ctr_.tx_flushed += io_.flush_end();
+  } else {
+    ctr_.tx_flushed += io_.flush();
+  }
   if (stages_ != nullptr && stages_->waiting_tx()) [[unlikely]]
     stages_->on_flushed(stage_now());
 }

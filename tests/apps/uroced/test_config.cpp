@@ -106,6 +106,20 @@ TEST(ParseDeviceSpec_RxBuf, ZeroOrAtLeastTheMinimum) {
             "frame)");
 }
 
+TEST(ParseDeviceSpec_AckHold, OffOrTwoToThirtyTwo) {
+  DeviceConfig d;
+  EXPECT_EQ(d.ack_hold, 4u);
+  const std::string base = "name=uroce0;port=ring:p0;mac=02:00:00:00:00:01;ipv4=10.0.0.1;";
+  EXPECT_EQ(parse_device_spec(base + "ack_hold=0", 0, &d), "");
+  EXPECT_EQ(d.ack_hold, 0u);
+  EXPECT_EQ(parse_device_spec(base + "ack_hold=32", 0, &d), "");
+  EXPECT_EQ(d.ack_hold, 32u);
+  EXPECT_EQ(parse_device_spec("name=a;ack_hold=1", 0, &d),
+            "device[0].ack_hold: 1 holds nothing (0 = off, or 2 to 32)");
+  EXPECT_EQ(parse_device_spec("name=a;ack_hold=33", 0, &d),
+            "device[0].ack_hold: 33 is outside 0..32 (0 = off)");
+}
+
 TEST(ParseDeviceSpec_Impairment, ErrorsNameTheKey) {
   DeviceConfig d;
   EXPECT_EQ(parse_device_spec("name=a;drop_tx_rate=1.5", 0, &d),

@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "tests/datapath/engine/engine_test_support.h"
+#include "tests/datapath/wire/parser_test_frames.h"
+#include "tests/datapath/wire/sample_packets.h"
 
 namespace uroce::engine {
 namespace {
@@ -32,6 +34,89 @@ TEST(EthPortIo_Flush, SendsWhatTheSinkHolds) {
   ASSERT_EQ(rp.b.rx_burst(m, 2), 1u);
   EXPECT_EQ(m[0]->data_len, 100u);
   rte_pktmbuf_free(m[0]);
+}
+
+void commit_bytes(MbufTxSink& s, const std::vector<std::uint8_t>& f) {
+  std::span<std::uint8_t> b = s.tx_alloc(f.size());
+  ASSERT_EQ(b.size(), f.size());
+  std::memcpy(b.data(), f.data(), f.size());
+  s.tx_commit(f.size());
+}
+
+// The frames waiting on b's side of the pair, freed.
+unsigned drain(RingPair& rp) {
+  rte_mbuf* m[EthPortIo::kBurst];
+  const unsigned n = rp.b.rx_burst(m, EthPortIo::kBurst);
+  for (unsigned i = 0; i < n; ++i) rte_pktmbuf_free(m[i]);
+  return n;
+}
+
+// With the ACK hold (ack_hold.h), an iteration that received frames keeps a
+// burst of nothing but ACKs; the burst leaves at max_frames, with a frame
+// that is not an ACK, or after an iteration that received nothing.
+TEST(EthPortIo_FlushEnd, KeepsOnlyAcksWhileFramesArrive) {
+  RingPair rp;
+  EthPortIo a(rp.a);
+  EthPortIo peer(rp.b);
+  AckHoldConfig c;
+  c.enabled = true;
+  c.max_frames = 3;
+  a.set_ack_hold(c);
+  // ACKs of different QPs: a newer ACK of the same QP would replace the
+  // pending one (MbufTxSink's coalescing).
+  std::uint32_t qpn = 100;
+  const auto next_ack = [&qpn] {
+    wire::PacketSpec spec = wire::testing::sample_spec(wire::op::kRcAck);
+    spec.dest_qp = qpn++;
+    return wire::testing::build(spec);
+  };
+  const auto send = wire::testing::build(
+      wire::testing::sample_spec(wire::op::kRcSendOnly, std::span(wire::testing::kPayload, 5)));
+  const auto receive_one = [&](TimeNs now) {
+    a.begin(now);
+    commit_bytes(peer.tx(), send);
+    ASSERT_EQ(peer.flush(), 1u);
+    ASSERT_EQ(a.rx_burst([](std::span<const std::uint8_t>, wire::FrameTail) {}), 1u);
+  };
+
+  receive_one(1'000);
+  commit_bytes(a.tx(), next_ack());
+  EXPECT_EQ(a.flush_end(), 0u);
+  receive_one(2'000);
+  commit_bytes(a.tx(), next_ack());
+  EXPECT_EQ(a.flush_end(), 0u);
+  EXPECT_EQ(a.tx().counters().ack_holds, 2u);
+  receive_one(3'000);
+  commit_bytes(a.tx(), next_ack());
+  EXPECT_EQ(a.flush_end(), 3u);  // max_frames
+  EXPECT_EQ(drain(rp), 3u);
+
+  receive_one(4'000);
+  commit_bytes(a.tx(), next_ack());
+  EXPECT_EQ(a.flush_end(), 0u);
+  receive_one(5'000);
+  commit_bytes(a.tx(), send);
+  EXPECT_EQ(a.flush_end(), 2u);  // the SEND takes the ACK along
+  EXPECT_EQ(drain(rp), 2u);
+
+  receive_one(6'000);
+  commit_bytes(a.tx(), next_ack());
+  EXPECT_EQ(a.flush_end(), 0u);
+  a.begin(7'000);  // nothing received
+  EXPECT_EQ(a.flush_end(), 1u);
+  EXPECT_EQ(drain(rp), 1u);
+  EXPECT_EQ(a.tx().counters().ack_holds, 4u);
+}
+
+TEST(EthPortIo_FlushEnd, WithoutTheHoldFlushesEveryBurst) {
+  RingPair rp;
+  EthPortIo a(rp.a);
+  const auto ack = wire::testing::build(wire::testing::sample_spec(wire::op::kRcAck));
+  a.begin(1'000);
+  commit_bytes(a.tx(), ack);
+  EXPECT_EQ(a.flush_end(), 1u);
+  EXPECT_EQ(drain(rp), 1u);
+  EXPECT_EQ(a.tx().counters().ack_holds, 0u);
 }
 
 TEST(EthPortIo_RxBurst, HandsEachFrameAsASpanAndFreesTheMbufs) {

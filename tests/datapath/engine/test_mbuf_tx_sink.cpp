@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "tests/datapath/engine/engine_test_support.h"
+#include "tests/datapath/wire/parser_test_frames.h"
+#include "tests/datapath/wire/sample_packets.h"
 
 namespace uroce::engine {
 namespace {
@@ -251,6 +253,69 @@ TEST(MbufTxSink_Flush, RefusedFramesStayPendingInOrderAndGoNext) {
   for (std::uint8_t i = 0; i < MbufTxSink::kBurst; ++i) EXPECT_EQ(got[i], i);
   EXPECT_EQ(s.counters().sent, MbufTxSink::kBurst);
   EXPECT_EQ(s.counters().refused, 17u + 2u);
+}
+
+// An RC frame of `opcode` to QP `qpn` with PSN `psn`, as the builder makes it.
+std::vector<std::uint8_t> rc_frame(std::uint8_t opcode, std::uint32_t qpn, std::uint32_t psn) {
+  wire::PacketSpec spec = wire::testing::sample_spec(opcode, std::span(wire::testing::kPayload, 5));
+  spec.dest_qp = qpn;
+  spec.psn = psn;
+  return wire::testing::build(spec);
+}
+
+void commit_bytes(MbufTxSink& s, const std::vector<std::uint8_t>& f) {
+  std::span<std::uint8_t> b = s.tx_alloc(f.size());
+  ASSERT_EQ(b.size(), f.size());
+  std::memcpy(b.data(), f.data(), f.size());
+  s.tx_commit(f.size());
+}
+
+// The PSNs of the pending frames, in order.
+std::vector<std::uint32_t> pending_psns(const MbufTxSink& s) {
+  std::vector<std::uint32_t> psns;
+  for (std::uint16_t i = 0; i < s.pending(); ++i) {
+    wire::ParsedPacket p;
+    EXPECT_EQ(wire::parse_roce(s.pending_frame(i), p), wire::ParseError::kOk);
+    psns.push_back(p.bth.psn());
+  }
+  return psns;
+}
+
+// A newer ACK of a QP replaces its pending one, across ACKs of other QPs;
+// a NAK, a response of that QP after the older ACK, or coalescing off keep
+// both.
+TEST(MbufTxSink_TxCommit, CoalescedAckReplacesThePendingAckOfItsQp) {
+  RingPair rp;
+  MbufTxSink s(rp.a.pool());
+  s.set_coalesce_acks(true);
+  commit_bytes(s, rc_frame(wire::op::kRcAck, 7, 10));
+  commit_bytes(s, rc_frame(wire::op::kRcAck, 8, 50));
+  commit_bytes(s, rc_frame(wire::op::kRcAck, 7, 12));
+  EXPECT_EQ(pending_psns(s), (std::vector<std::uint32_t>{12, 50}));
+  EXPECT_EQ(s.counters().acks_coalesced, 1u);
+  EXPECT_EQ(s.counters().committed, 3u);
+
+  commit_bytes(s, rc_frame(wire::op::kRcReadResponseOnly, 7, 13));
+  commit_bytes(s, rc_frame(wire::op::kRcAck, 7, 14));
+  EXPECT_EQ(pending_psns(s), (std::vector<std::uint32_t>{12, 50, 13, 14}));
+  wire::PacketSpec nak = wire::testing::sample_spec(wire::op::kRcAck);
+  nak.dest_qp = 7;
+  nak.psn = 15;
+  nak.aeth = wire::AethHdr::make(wire::aeth_nak_syndrome(wire::NakCode::kPsnSeqError), 0);
+  commit_bytes(s, wire::testing::build(nak));
+  commit_bytes(s, rc_frame(wire::op::kRcAck, 7, 16));
+  EXPECT_EQ(pending_psns(s), (std::vector<std::uint32_t>{12, 50, 13, 14, 15, 16}));
+  EXPECT_EQ(s.counters().acks_coalesced, 1u);
+  EXPECT_EQ(s.flush(rp.a), 6u);
+  rte_mbuf* m[8];
+  ASSERT_EQ(rp.b.rx_burst(m, 8), 6u);
+  rte_pktmbuf_free_bulk(m, 6);
+
+  s.set_coalesce_acks(false);
+  commit_bytes(s, rc_frame(wire::op::kRcAck, 7, 20));
+  commit_bytes(s, rc_frame(wire::op::kRcAck, 7, 21));
+  EXPECT_EQ(pending_psns(s), (std::vector<std::uint32_t>{20, 21}));
+  s.discard();
 }
 
 TEST(MbufTxSink_Discard, FreesPendingAndStagedMbufs) {

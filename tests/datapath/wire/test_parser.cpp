@@ -664,7 +664,7 @@ TEST(PeekDestQp, ReadsTheBthOfRoceFramesOnly) {
     other_port[bth - UdpHdr::kSize + 3] ^= 1;  // UDP destination port 4790
     EXPECT_EQ(peek_dest_qp(other_port), kNoDestQp);
     Frame not_udp = f;
-    not_udp[v6 ? kIp + 6 : kIp + 9] = 6;  // TCP
+    not_udp.at(v6 ? kIp + 6 : kIp + 9) = 6;  // TCP
     EXPECT_EQ(peek_dest_qp(not_udp), kNoDestQp);
   }
   Frame options = sample(op::kRcSendOnly);
@@ -675,6 +675,29 @@ TEST(PeekDestQp, ReadsTheBthOfRoceFramesOnly) {
   arp[13] = 0x06;
   EXPECT_EQ(peek_dest_qp(arp), kNoDestQp);
   EXPECT_EQ(peek_dest_qp({}), kNoDestQp);
+}
+
+// An ACK is an RC ACKNOWLEDGE whose AETH says ACK, over IPv4 or IPv6; a NAK,
+// an RNR NAK, an atomic ACK, a request and a frame cut inside the AETH are
+// not.
+TEST(PeekPlainAck, RcAcknowledgeWithAnAckSyndromeOnly) {
+  for (const bool v6 : {false, true}) {
+    PacketSpec s = sample_spec(op::kRcAck);
+    if (v6) s.ip6 = &testing::kSampleRoute;
+    const Frame ack = build(s);
+    EXPECT_TRUE(peek_plain_ack(ack)) << "v6 " << v6;
+    const std::size_t aeth = (v6 ? kBth + kIpv6ExtraBytes : kBth) + BthHdr::kSize;
+    EXPECT_TRUE(peek_plain_ack(std::span(ack).first(aeth + AethHdr::kSize)));
+    EXPECT_FALSE(peek_plain_ack(std::span(ack).first(aeth + AethHdr::kSize - 1)));
+    s.aeth = AethHdr::make(aeth_nak_syndrome(NakCode::kPsnSeqError), testing::kSampleMsn);
+    EXPECT_FALSE(peek_plain_ack(build(s))) << "v6 " << v6;
+    s.aeth = AethHdr::make(aeth_rnr_nak_syndrome(3), testing::kSampleMsn);
+    EXPECT_FALSE(peek_plain_ack(build(s))) << "v6 " << v6;
+  }
+  EXPECT_FALSE(peek_plain_ack(sample(op::kRcAtomicAck)));
+  EXPECT_FALSE(peek_plain_ack(sample(op::kRcSendOnly)));
+  EXPECT_FALSE(peek_plain_ack(sample(op::kRcReadResponseOnly)));
+  EXPECT_FALSE(peek_plain_ack({}));
 }
 
 // ICMPv6 (neighbour discovery) is told by the IPv6 Next Header alone; IPv4
