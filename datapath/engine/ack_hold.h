@@ -9,13 +9,16 @@
 // (docs/nic.md "Session 45"). An ACK may wait a little: it only releases
 // the requester's window and completions, and the next one acknowledges
 // everything this one does. So the end-of-iteration flush keeps a burst
-// that holds only ACKs while the stream goes on: while this iteration
-// received frames, fewer than `max_frames` ACKs wait, and the oldest has
-// waited less than `max_ns`. Anything else in the burst (a SEND, a READ
-// response, a NAK) flushes it at once with the ACKs riding along, and so
-// does an iteration that received nothing: a lone request's ACK leaves one
-// iteration later than without the hold, a ping-pong's ACK leaves with the
-// pong.
+// that holds only ACKs while a stream goes on: while this iteration and the
+// one before it received frames, fewer than `max_frames` ACKs wait, and the
+// oldest has waited less than `max_ns`. Anything else in the burst (a SEND,
+// a READ response, a NAK) flushes it at once with the ACKs riding along,
+// and so does an iteration that received nothing. A request that arrives
+// after an iteration that received nothing (a ping-pong's, a lone
+// request's) is acknowledged at once, as without the hold: held, a ping's
+// ACK left in the next iteration, in daemon mode often just before the
+// pong, and made ib_send_lat's p99 over AF_XDP 41 -> 56 us
+// (docs/nic.md "Session 46").
 //
 // A state machine without I/O: the port adapter (eth_port_io.h) asks keep()
 // at its end-of-iteration flush and says flushed() whenever the burst left.
@@ -46,9 +49,11 @@ class AckHold {
 
   // At the end-of-iteration flush: true to keep the `pending` frames for a
   // later iteration. `only_acks`: every pending frame is an ACK
-  // (wire::peek_plain_ack); `rx_frames`: what this iteration received.
-  bool keep(std::uint16_t pending, bool only_acks, std::uint32_t rx_frames, TimeNs now) {
-    if (!cfg_.enabled || pending == 0 || !only_acks || rx_frames == 0 ||
+  // (wire::peek_plain_ack); `rx_frames`, `rx_before`: what this iteration
+  // and the one before it received.
+  bool keep(std::uint16_t pending, bool only_acks, std::uint32_t rx_frames, std::uint32_t rx_before,
+            TimeNs now) {
+    if (!cfg_.enabled || pending == 0 || !only_acks || rx_frames == 0 || rx_before == 0 ||
         pending >= cfg_.max_frames) {
       return false;
     }

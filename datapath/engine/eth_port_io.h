@@ -64,6 +64,7 @@ class EthPortIo {
   // mbufs carry no time.
   void begin(TimeNs now) {
     now_ = now;
+    rx_before_ = rx_iteration_;
     rx_iteration_ = 0;
   }
 
@@ -131,8 +132,8 @@ class EthPortIo {
   // The flush that ends an iteration: as flush(), unless the ACK hold keeps
   // the burst for a later iteration.
   [[gnu::always_inline]] std::uint16_t flush_end() {
-    if (hold_.enabled() && hold_.keep(tx_.pending(), only_acks_pending(), rx_iteration_, now_))
-        [[unlikely]] {
+    if (hold_.enabled() && hold_.keep(tx_.pending(), only_acks_pending(), rx_iteration_, rx_before_,
+                                      now_)) [[unlikely]] {
       tx_.count_ack_hold();
       return 0;
     }
@@ -245,6 +246,7 @@ class EthPortIo {
   AckHold hold_{};
   TimeNs now_ = 0;
   std::uint32_t rx_iteration_ = 0;  // frames received since begin()
+  std::uint32_t rx_before_ = 0;     // ... in the iteration before
 };
 
 }  // namespace uroce::engine

@@ -51,9 +51,10 @@ unsigned drain(RingPair& rp) {
   return n;
 }
 
-// With the ACK hold (ack_hold.h), an iteration that received frames keeps a
-// burst of nothing but ACKs; the burst leaves at max_frames, with a frame
-// that is not an ACK, or after an iteration that received nothing.
+// With the ACK hold (ack_hold.h), an iteration that received frames after
+// one that did too keeps a burst of nothing but ACKs; the burst leaves at
+// max_frames, with a frame that is not an ACK, or after an iteration that
+// received nothing.
 TEST(EthPortIo_FlushEnd, KeepsOnlyAcksWhileFramesArrive) {
   RingPair rp;
   EthPortIo a(rp.a);
@@ -79,6 +80,11 @@ TEST(EthPortIo_FlushEnd, KeepsOnlyAcksWhileFramesArrive) {
     ASSERT_EQ(a.rx_burst([](std::span<const std::uint8_t>, wire::FrameTail) {}), 1u);
   };
 
+  // The first frame after an idle iteration is acknowledged at once.
+  receive_one(500);
+  commit_bytes(a.tx(), next_ack());
+  EXPECT_EQ(a.flush_end(), 1u);
+  EXPECT_EQ(drain(rp), 1u);
   receive_one(1'000);
   commit_bytes(a.tx(), next_ack());
   EXPECT_EQ(a.flush_end(), 0u);
@@ -103,6 +109,10 @@ TEST(EthPortIo_FlushEnd, KeepsOnlyAcksWhileFramesArrive) {
   commit_bytes(a.tx(), next_ack());
   EXPECT_EQ(a.flush_end(), 0u);
   a.begin(7'000);  // nothing received
+  EXPECT_EQ(a.flush_end(), 1u);
+  EXPECT_EQ(drain(rp), 1u);
+  receive_one(8'000);  // after an idle iteration
+  commit_bytes(a.tx(), next_ack());
   EXPECT_EQ(a.flush_end(), 1u);
   EXPECT_EQ(drain(rp), 1u);
   EXPECT_EQ(a.tx().counters().ack_holds, 4u);
