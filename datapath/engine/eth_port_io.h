@@ -126,9 +126,13 @@ class EthPortIo {
   // Frames the sink takes before it needs a flush.
   std::uint16_t tx_room() const { return tx_.room_left(); }
   [[gnu::always_inline]] std::uint16_t flush() {
-    hold_.flushed();
-    return tx_.flush(txq_);
+    const std::uint16_t sent = tx_.flush(txq_);
+    // Frames the PMD refused stay pending, and their wait goes on.
+    if (tx_.pending() == 0) hold_.flushed();
+    return sent;
   }
+  // Whether the last end-of-iteration flush kept its burst.
+  bool tx_held() const { return hold_.holding(); }
   // The flush that ends an iteration: as flush(), unless the ACK hold keeps
   // the burst for a later iteration.
   [[gnu::always_inline]] std::uint16_t flush_end() {

@@ -9,18 +9,20 @@
 namespace uroce::engine {
 
 struct MbufTxCounters {
-  std::uint64_t committed = 0;       // frames handed over by tx_commit
-  std::uint64_t sent = 0;            // frames the PMD accepted
-  std::uint64_t bursts = 0;          // tx_burst calls (flushes with work)
-  std::uint64_t refused = 0;         // frame refusals by the PMD (kept, retried)
-  std::uint64_t no_mbuf = 0;         // tx_alloc: mempool empty
-  std::uint64_t oversize = 0;        // tx_alloc: frame larger than the data room
-  std::uint64_t burst_full = 0;      // tx_alloc: kBurst frames pending
-  std::uint64_t bad_commit = 0;      // tx_commit without a staged mbuf (a bug)
-  std::uint64_t discarded = 0;       // pending frames freed by discard()
-  std::uint64_t streamed = 0;        // frames moved into their mbuf with streaming stores
-  std::uint64_t ack_holds = 0;       // end-of-iteration flushes put off: only ACKs pending
-  std::uint64_t acks_coalesced = 0;  // ACKs copied over a pending ACK of their QP
+  std::uint64_t committed = 0;   // frames handed over by tx_commit
+  std::uint64_t sent = 0;        // frames the PMD accepted
+  std::uint64_t bursts = 0;      // tx_burst calls (flushes with work)
+  std::uint64_t refused = 0;     // frame refusals by the PMD (kept, retried)
+  std::uint64_t no_mbuf = 0;     // tx_alloc: mempool empty
+  std::uint64_t oversize = 0;    // tx_alloc: frame larger than the data room
+  std::uint64_t burst_full = 0;  // tx_alloc: kBurst frames pending
+  std::uint64_t bad_commit = 0;  // tx_commit without a staged mbuf (a bug)
+  std::uint64_t discarded = 0;   // pending frames freed by discard()
+  std::uint64_t streamed = 0;    // frames moved into their mbuf with streaming stores
+  std::uint64_t ack_holds = 0;   // end-of-iteration flushes put off: only ACKs pending
+  // ACKs copied over a pending ACK of their QP; counted in committed too, so
+  // committed = sent + acks_coalesced + discarded + what is pending.
+  std::uint64_t acks_coalesced = 0;
 };
 
 inline constexpr counters::FieldList<MbufTxCounters, 12> kMbufTxCounterFields{{

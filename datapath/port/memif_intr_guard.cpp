@@ -33,9 +33,14 @@ constexpr std::size_t kTableSize = 128;
 // The lock is never held while EAL's functions run: EAL calls the PMD back
 // (and so guarded_close) with its interrupt lock held, and the PMD calls
 // the guarded functions, which take EAL's lock, from the interrupt thread.
+// The PMD's removals of one channel's callback do not race each other
+// (memif_disconnect holds the port's control-channel lock).
 std::mutex g_mu;
 std::array<Registration, kTableSize> g_table;
 std::atomic<std::uint64_t> g_released{0};
+// release_before_close's rounds of unregister / unregister_pending; each
+// ends only when the callback's source changed state in between.
+constexpr int kReleaseTries = 1000;
 std::atomic<std::uint64_t> g_untracked{0};
 
 std::once_flag g_install_once;
@@ -47,62 +52,88 @@ bool arg_matches(void* registered, void* asked) {
   return asked == reinterpret_cast<void*>(-1) || registered == asked;
 }
 
-void forget(int fd, rte_intr_callback_fn cb, void* arg) {
+// Takes the matching entries out of the table into `out` (at most
+// kTableSize); returns how many.
+std::size_t take(int fd, rte_intr_callback_fn cb, void* arg, bool any_callback,
+                 std::array<Registration, kTableSize>& out) {
+  std::size_t n = 0;
   std::lock_guard<std::mutex> lk(g_mu);
   for (Registration& r : g_table) {
-    if (r.fd == fd && r.cb == cb && arg_matches(r.arg, arg)) r = Registration{};
+    if (r.fd == fd && (any_callback || (r.cb == cb && arg_matches(r.arg, arg)))) {
+      out[n++] = r;
+      r = Registration{};
+    }
   }
+  return n;
+}
+
+// Puts entries taken out back into free slots (an EAL call that removed
+// nothing).
+void put_back(const std::array<Registration, kTableSize>& taken, std::size_t n) {
+  std::lock_guard<std::mutex> lk(g_mu);
+  std::size_t i = 0;
+  for (Registration& r : g_table) {
+    if (i == n) return;
+    if (r.fd < 0) r = taken[i++];
+  }
+  g_untracked.fetch_add(n - i, std::memory_order_relaxed);
 }
 
 }  // namespace
 
 namespace detail {
 
+// Every table change comes before EAL's call (and is undone after it when
+// EAL changed nothing): EAL may run the callback, or call the PMD back
+// under its interrupt lock (whose close reaches release_before_close), as
+// soon as its call has made the change; by then the table must already
+// say so, or release_before_close would call EAL under EAL's own lock.
 int guarded_register(const rte_intr_handle* handle, rte_intr_callback_fn cb, void* arg) noexcept {
-  const int rc = rte_intr_callback_register(handle, cb, arg);
-  if (rc != 0) return rc;
   const int fd = rte_intr_fd_get(handle);
-  std::lock_guard<std::mutex> lk(g_mu);
-  for (Registration& r : g_table) {
-    if (r.fd < 0) {
-      r = Registration{fd, cb, arg};
-      return rc;
+  Registration* slot = nullptr;
+  {
+    std::lock_guard<std::mutex> lk(g_mu);
+    for (Registration& r : g_table) {
+      if (r.fd < 0) {
+        r = Registration{fd, cb, arg};
+        slot = &r;
+        break;
+      }
     }
   }
-  g_untracked.fetch_add(1, std::memory_order_relaxed);
+  if (slot == nullptr) g_untracked.fetch_add(1, std::memory_order_relaxed);
+  const int rc = rte_intr_callback_register(handle, cb, arg);
+  if (rc != 0 && slot != nullptr) {
+    std::lock_guard<std::mutex> lk(g_mu);
+    if (slot->fd == fd && slot->cb == cb && slot->arg == arg) *slot = Registration{};
+  }
   return rc;
 }
 
 int guarded_unregister(const rte_intr_handle* handle, rte_intr_callback_fn cb, void* arg) noexcept {
-  const int fd = rte_intr_fd_get(handle);
+  std::array<Registration, kTableSize> taken;
+  const std::size_t n = take(rte_intr_fd_get(handle), cb, arg, false, taken);
   const int rc = rte_intr_callback_unregister(handle, cb, arg);
-  if (rc > 0) forget(fd, cb, arg);
+  if (rc <= 0) put_back(taken, n);
   return rc;
 }
 
 int guarded_unregister_pending(const rte_intr_handle* handle, rte_intr_callback_fn cb, void* arg,
                                rte_intr_unregister_callback_fn ucb) noexcept {
-  const int fd = rte_intr_fd_get(handle);
+  std::array<Registration, kTableSize> taken;
+  const std::size_t n = take(rte_intr_fd_get(handle), cb, arg, false, taken);
+  // Marked: EAL removes it (and calls `ucb`, which may close the fd, under
+  // its lock) once the running callback returns; nothing is left for a
+  // close to release.
   const int rc = rte_intr_callback_unregister_pending(handle, cb, arg, ucb);
-  // Marked: EAL removes it (and calls `ucb`, which may close the fd) once
-  // the running callback returns; nothing is left for a close to release.
-  if (rc > 0) forget(fd, cb, arg);
+  if (rc <= 0) put_back(taken, n);
   return rc;
 }
 
 int release_before_close(int fd) noexcept {
   if (fd < 0) return 0;
   std::array<Registration, kTableSize> mine;
-  std::size_t n = 0;
-  {
-    std::lock_guard<std::mutex> lk(g_mu);
-    for (Registration& r : g_table) {
-      if (r.fd == fd) {
-        mine[n++] = r;
-        r = Registration{};
-      }
-    }
-  }
+  const std::size_t n = take(fd, nullptr, nullptr, true, mine);
   if (n == 0) return 0;
   // EAL finds a callback's source by descriptor only; a private handle
   // (plain malloc) that names the fd is enough, whatever the PMD has freed.
@@ -111,9 +142,14 @@ int release_before_close(int fd) noexcept {
   int released = 0;
   if (rte_intr_fd_set(h, fd) == 0 && rte_intr_type_set(h, RTE_INTR_HANDLE_EXT) == 0) {
     for (std::size_t i = 0; i < n; ++i) {
-      int rc = rte_intr_callback_unregister(h, mine[i].cb, mine[i].arg);
-      if (rc == -EAGAIN) {
-        rc = rte_intr_callback_unregister_pending(h, mine[i].cb, mine[i].arg, nullptr);
+      // A running source refuses the first (-EAGAIN), an idle one the
+      // second: the callback may return between the two, so ask again.
+      int rc = -EAGAIN;
+      for (int tries = 0; rc == -EAGAIN && tries < kReleaseTries; ++tries) {
+        rc = rte_intr_callback_unregister(h, mine[i].cb, mine[i].arg);
+        if (rc == -EAGAIN) {
+          rc = rte_intr_callback_unregister_pending(h, mine[i].cb, mine[i].arg, nullptr);
+        }
       }
       if (rc > 0) ++released;
     }
@@ -131,11 +167,13 @@ int install_memif_intr_guard(std::string* error) {
       const char* symbol;
       void* fn;
     };
+    // Removals first: should a later patch fail, the table never sees a
+    // registration whose removal it misses.
     const Hook hooks[] = {
-        {"rte_intr_callback_register", reinterpret_cast<void*>(&detail::guarded_register)},
         {"rte_intr_callback_unregister", reinterpret_cast<void*>(&detail::guarded_unregister)},
         {"rte_intr_callback_unregister_pending",
          reinterpret_cast<void*>(&detail::guarded_unregister_pending)},
+        {"rte_intr_callback_register", reinterpret_cast<void*>(&detail::guarded_register)},
     };
     // All three or none: a table that sees registrations but not their
     // removals would release callbacks the PMD already unregistered.

@@ -60,8 +60,9 @@ int guarded_unregister_pending(const rte_intr_handle* handle, rte_intr_callback_
 // A callback whose source is running (this is its own callback closing
 // its descriptor) is marked for removal once it returns instead. Must not
 // be called with EAL's interrupt lock held: it never is for a descriptor
-// in the table, since the PMD unregisters (and the table forgets) before
-// EAL calls the PMD back under that lock.
+// in the table, since the table forgets a callback before the PMD's
+// unregister call reaches EAL, and EAL calls the PMD back under that lock
+// (memif_intr_unregister_handler, which closes) only after that.
 int release_before_close(int fd) noexcept;
 
 }  // namespace detail

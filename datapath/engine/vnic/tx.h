@@ -148,12 +148,14 @@ template <class PortIo, sched::TxScheduler Sched>
   }
   // A port adapter with an ACK hold (eth_port_io.h) may keep a burst of
   // ACKs for a later iteration.
+  bool held = false;
   if constexpr (requires { io_.flush_end(); }) {
     ctr_.tx_flushed += io_.flush_end();
+    held = io_.tx_held();
   } else {
     ctr_.tx_flushed += io_.flush();
   }
-  if (stages_ != nullptr && stages_->waiting_tx()) [[unlikely]]
+  if (stages_ != nullptr && stages_->waiting_tx() && !held) [[unlikely]]
     stages_->on_flushed(stage_now());
 }
 

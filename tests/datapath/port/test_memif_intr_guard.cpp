@@ -4,6 +4,7 @@
 
 #include "datapath/port/memif_intr_guard.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <rte_alarm.h>
 #include <rte_dev.h>
@@ -121,6 +122,55 @@ TEST_F(MemifIntrGuard, ReleaseBeforeClose_ARunningCallbackIsRemovedWhenItReturns
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   EXPECT_EQ(rc, -ENOENT);
   close(job.fd);
+}
+
+// The PMD's way of leaving on a peer's goodbye: its callback marks itself
+// for removal (unregister_pending) with a function that EAL calls under its
+// interrupt lock and that closes the descriptor. That close must not call
+// EAL again (its lock is not recursive: the interrupt thread would spin
+// forever), so the table forgets the callback before EAL marks it.
+struct PendingJob {
+  int fd = -1;
+  rte_intr_handle* h = nullptr;
+  std::atomic<int> marked{-100};
+  std::atomic<int> closed{-100};
+  std::atomic<bool> done{false};
+};
+
+void pending_ucb(rte_intr_handle*, void* a) {
+  auto* j = static_cast<PendingJob*>(a);
+  j->closed.store(detail::guarded_close(j->fd));
+  j->done.store(true);
+}
+
+void pending_cb(void* a) {
+  auto* j = static_cast<PendingJob*>(a);
+  eventfd_t v;
+  (void)eventfd_read(j->fd, &v);
+  j->marked.store(detail::guarded_unregister_pending(j->h, pending_cb, a, pending_ucb));
+}
+
+TEST_F(MemifIntrGuard, GuardedClose_UnderEalsLockCallsNoEal) {
+  PendingJob job;
+  job.fd = eventfd(0, EFD_NONBLOCK);
+  ASSERT_GE(job.fd, 0);
+  Handle h(job.fd);
+  ASSERT_NE(h.h, nullptr);
+  job.h = h.h;
+  ASSERT_EQ(detail::guarded_register(h.h, pending_cb, &job), 0);
+  const std::uint64_t released = memif_intr_callbacks_released();
+  ASSERT_EQ(eventfd_write(job.fd, 1), 0);
+  ASSERT_TRUE(wait_for(job.done));
+  EXPECT_EQ(job.marked.load(), 1);
+  EXPECT_EQ(job.closed.load(), 0);
+  EXPECT_EQ(fcntl(job.fd, F_GETFD), -1);
+  EXPECT_EQ(memif_intr_callbacks_released(), released);
+  // EAL's interrupt thread goes on.
+  std::atomic<bool> ran{false};
+  ASSERT_EQ(rte_eal_alarm_set(
+                1, [](void* a) { static_cast<std::atomic<bool>*>(a)->store(true); }, &ran),
+            0);
+  EXPECT_TRUE(wait_for(ran));
 }
 
 TEST_F(MemifIntrGuard, Install_PointsThePmdsCallsAtTheGuard) {
