@@ -318,6 +318,37 @@ TEST(MbufTxSink_TxCommit, CoalescedAckReplacesThePendingAckOfItsQp) {
   s.discard();
 }
 
+// A QP is its destination address and QPN: the same QPN at another peer,
+// IPv4 and IPv6 alike, is another QP; an atomic ACK of the QP between two
+// ACKs keeps both. Over IPv6 an ACK replaces its QP's as over IPv4.
+TEST(MbufTxSink_TxCommit, CoalescedAckMatchesAddressAndQpn) {
+  RingPair rp;
+  MbufTxSink s(rp.a.pool());
+  s.set_coalesce_acks(true);
+  for (const bool v6 : {false, true}) {
+    const auto ack = [v6](std::uint32_t psn, std::uint32_t ip_dst, std::uint8_t opcode) {
+      wire::PacketSpec spec = wire::testing::sample_spec(opcode);
+      spec.dest_qp = 7;
+      spec.psn = psn;
+      spec.ip_dst = wire::Ipv4Addr{ip_dst};
+      wire::Ipv6Route route = wire::testing::kSampleRoute;
+      route.dst.b[15] = static_cast<std::uint8_t>(ip_dst);
+      if (v6) spec.ip6 = &route;
+      return wire::testing::build(spec);
+    };
+    commit_bytes(s, ack(10, 0x0a000002, wire::op::kRcAck));
+    commit_bytes(s, ack(20, 0x0a000003, wire::op::kRcAck));  // another peer, QPN 7 too
+    EXPECT_EQ(pending_psns(s), (std::vector<std::uint32_t>{10, 20})) << "v6 " << v6;
+    commit_bytes(s, ack(11, 0x0a000002, wire::op::kRcAck));
+    EXPECT_EQ(pending_psns(s), (std::vector<std::uint32_t>{11, 20})) << "v6 " << v6;
+    commit_bytes(s, ack(21, 0x0a000003, wire::op::kRcAtomicAck));
+    commit_bytes(s, ack(22, 0x0a000003, wire::op::kRcAck));
+    EXPECT_EQ(pending_psns(s), (std::vector<std::uint32_t>{11, 20, 21, 22})) << "v6 " << v6;
+    s.discard();
+  }
+  EXPECT_EQ(s.counters().acks_coalesced, 2u);
+}
+
 TEST(MbufTxSink_Discard, FreesPendingAndStagedMbufs) {
   rte_mempool* pool = make_pool(63, 256);
   ASSERT_NE(pool, nullptr);
