@@ -18,6 +18,11 @@ struct MemifArgs {
   bool socket_abstract = true;  // socket-abstract=no: a file
 };
 
+// The file name of the memif PMD as Debian's DPDK installs it in its plugin
+// directory (librte_net_memif.so.23.0): the object whose GOT the memif
+// guards patch (memif_unmap_guard.h, memif_fd_guard.h, memif_intr_guard.h).
+inline constexpr const char* kMemifPmdObject = "librte_net_memif.so";
+
 // The args of `device` ("net_memif0"), "key=value" pairs separated by
 // ','; nullopt for a device that is not net_memif. Pairs without '=' and
 // keys this does not read are skipped.

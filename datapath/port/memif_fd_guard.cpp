@@ -8,14 +8,12 @@
 #include <mutex>
 
 #include "datapath/port/got_patch.h"
+#include "datapath/port/memif_args.h"
 #include "datapath/port/memif_intr_guard.h"
 
 namespace uroce::port {
 
 namespace {
-
-// As in memif_unmap_guard.cpp: the PMD as Debian's DPDK installs it.
-constexpr const char* kMemifObject = "librte_net_memif.so";
 
 std::atomic<std::uint64_t> g_refused{0};
 
@@ -55,8 +53,8 @@ int guarded_close(int fd) noexcept {
 
 int install_memif_fd_guard(std::string* error) {
   std::call_once(g_install_once, [] {
-    const int rc = patch_got(kMemifObject, "close", reinterpret_cast<void*>(&detail::guarded_close),
-                             &g_install_error);
+    const int rc = patch_got(kMemifPmdObject, "close",
+                             reinterpret_cast<void*>(&detail::guarded_close), &g_install_error);
     g_install_rc = rc < 0 ? rc : 0;
   });
   if (g_install_rc != 0) *error = g_install_error;

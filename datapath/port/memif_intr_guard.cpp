@@ -11,13 +11,11 @@
 #include <mutex>
 
 #include "datapath/port/got_patch.h"
+#include "datapath/port/memif_args.h"
 
 namespace uroce::port {
 
 namespace {
-
-// As in memif_unmap_guard.cpp: the PMD as Debian's DPDK installs it.
-constexpr const char* kMemifObject = "librte_net_memif.so";
 
 struct Registration {
   int fd = -1;  // -1: a free slot
@@ -178,14 +176,15 @@ int install_memif_intr_guard(std::string* error) {
     // All three or none: a table that sees registrations but not their
     // removals would release callbacks the PMD already unregistered.
     for (const Hook& h : hooks) {
-      if (got_slot_targets(kMemifObject, h.symbol).empty()) {
+      if (got_slot_targets(kMemifPmdObject, h.symbol).empty()) {
         g_install_rc = -ENOENT;
-        g_install_error = std::string(kMemifObject) + " is not loaded or does not call " + h.symbol;
+        g_install_error =
+            std::string(kMemifPmdObject) + " is not loaded or does not call " + h.symbol;
         return;
       }
     }
     for (const Hook& h : hooks) {
-      const int rc = patch_got(kMemifObject, h.symbol, h.fn, &g_install_error);
+      const int rc = patch_got(kMemifPmdObject, h.symbol, h.fn, &g_install_error);
       if (rc < 0) {
         g_install_rc = rc;
         return;

@@ -8,14 +8,11 @@
 #include <mutex>
 
 #include "datapath/port/got_patch.h"
+#include "datapath/port/memif_args.h"
 
 namespace uroce::port {
 
 namespace {
-
-// The file name of the PMD as Debian's DPDK installs it in its plugin
-// directory (librte_net_memif.so.23.0).
-constexpr const char* kMemifObject = "librte_net_memif.so";
 
 // Held while a guarded unmap runs (its quiesce and the munmap), to replace
 // the quiesce, and by run_between_unmaps.
@@ -52,7 +49,7 @@ int guarded_munmap(void* addr, std::size_t len) noexcept {
 
 int install_memif_unmap_guard(std::string* error) {
   std::call_once(g_install_once, [] {
-    const int rc = patch_got(kMemifObject, "munmap",
+    const int rc = patch_got(kMemifPmdObject, "munmap",
                              reinterpret_cast<void*>(&detail::guarded_munmap), &g_install_error);
     g_install_rc = rc < 0 ? rc : 0;
   });

@@ -1,6 +1,6 @@
 // Test support for the engine tests (not a source mirror): a crossed
-// net_ring pair of open EthPorts with small pools, and mempools with unique
-// names.
+// net_ring pair of open EthPorts with small pools, mempools with unique
+// names, and committing given bytes to an MbufTxSink.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -8,8 +8,11 @@
 #include <rte_mbuf.h>
 
 #include <atomic>
+#include <cstring>
 #include <string>
+#include <vector>
 
+#include "datapath/engine/mbuf_tx_sink.h"
 #include "datapath/port/eth_port.h"
 
 namespace uroce::engine::test {
@@ -45,6 +48,14 @@ inline rte_mempool* make_pool(unsigned n, std::uint16_t data_room) {
   return rte_pktmbuf_pool_create(unique_name("engpool").c_str(), n, 0, 0,
                                  static_cast<std::uint16_t>(data_room + RTE_PKTMBUF_HEADROOM),
                                  SOCKET_ID_ANY);
+}
+
+// Commits frame `f` (a copy) to sink `s`.
+inline void commit_bytes(MbufTxSink& s, const std::vector<std::uint8_t>& f) {
+  std::span<std::uint8_t> b = s.tx_alloc(f.size());
+  ASSERT_EQ(b.size(), f.size());
+  std::memcpy(b.data(), f.data(), f.size());
+  s.tx_commit(f.size());
 }
 
 }  // namespace uroce::engine::test

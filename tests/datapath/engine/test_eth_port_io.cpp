@@ -14,6 +14,7 @@
 namespace uroce::engine {
 namespace {
 
+using test::commit_bytes;
 using test::RingPair;
 
 void commit_frame(MbufTxSink& s, std::size_t len, std::uint8_t tag) {
@@ -34,13 +35,6 @@ TEST(EthPortIo_Flush, SendsWhatTheSinkHolds) {
   ASSERT_EQ(rp.b.rx_burst(m, 2), 1u);
   EXPECT_EQ(m[0]->data_len, 100u);
   rte_pktmbuf_free(m[0]);
-}
-
-void commit_bytes(MbufTxSink& s, const std::vector<std::uint8_t>& f) {
-  std::span<std::uint8_t> b = s.tx_alloc(f.size());
-  ASSERT_EQ(b.size(), f.size());
-  std::memcpy(b.data(), f.data(), f.size());
-  s.tx_commit(f.size());
 }
 
 // The frames waiting on b's side of the pair, freed.

@@ -14,6 +14,7 @@
 namespace uroce::engine {
 namespace {
 
+using test::commit_bytes;
 using test::make_pool;
 using test::RingPair;
 
@@ -261,13 +262,6 @@ std::vector<std::uint8_t> rc_frame(std::uint8_t opcode, std::uint32_t qpn, std::
   spec.dest_qp = qpn;
   spec.psn = psn;
   return wire::testing::build(spec);
-}
-
-void commit_bytes(MbufTxSink& s, const std::vector<std::uint8_t>& f) {
-  std::span<std::uint8_t> b = s.tx_alloc(f.size());
-  ASSERT_EQ(b.size(), f.size());
-  std::memcpy(b.data(), f.data(), f.size());
-  s.tx_commit(f.size());
 }
 
 // The PSNs of the pending frames, in order.

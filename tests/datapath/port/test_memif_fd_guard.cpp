@@ -7,6 +7,7 @@
 #include <cerrno>
 
 #include "datapath/port/got_patch.h"
+#include "datapath/port/memif_args.h"
 #include "tests/datapath/port/eal_once.h"
 
 namespace uroce::port {
@@ -45,11 +46,11 @@ TEST_F(MemifFdGuard, GuardedClose_ClosesADescriptorNotOfEal) {
 
 TEST_F(MemifFdGuard, Install_PointsThePmdsCloseAtTheGuard) {
   // Debian's EAL loads every PMD of its plugin directory at start.
-  ASSERT_FALSE(got_slot_targets("librte_net_memif.so", "close").empty())
+  ASSERT_FALSE(got_slot_targets(kMemifPmdObject, "close").empty())
       << "the memif PMD is not loaded or does not call close";
   std::string err;
   ASSERT_EQ(install_memif_fd_guard(&err), 0) << err;
-  for (void* t : got_slot_targets("librte_net_memif.so", "close")) {
+  for (void* t : got_slot_targets(kMemifPmdObject, "close")) {
     EXPECT_EQ(t, reinterpret_cast<void*>(&detail::guarded_close));
   }
   EXPECT_EQ(install_memif_fd_guard(&err), 0);  // idempotent

@@ -23,6 +23,7 @@
 #include <thread>
 
 #include "datapath/port/got_patch.h"
+#include "datapath/port/memif_args.h"
 #include "datapath/port/memif_fd_guard.h"
 #include "tests/datapath/port/eal_once.h"
 
@@ -184,7 +185,7 @@ TEST_F(MemifIntrGuard, Install_PointsThePmdsCallsAtTheGuard) {
        reinterpret_cast<void*>(&detail::guarded_unregister_pending)},
   };
   for (const auto& [symbol, fn] : hooks) {
-    const auto targets = got_slot_targets("librte_net_memif.so", symbol);
+    const auto targets = got_slot_targets(kMemifPmdObject, symbol);
     ASSERT_FALSE(targets.empty()) << symbol;
     for (void* t : targets) EXPECT_EQ(t, fn) << symbol;
   }

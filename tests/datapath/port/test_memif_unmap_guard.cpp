@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "datapath/port/got_patch.h"
+#include "datapath/port/memif_args.h"
 #include "tests/datapath/port/eal_once.h"
 
 namespace uroce::port {
@@ -144,11 +145,11 @@ TEST_F(MemifUnmapGuard, RunBetweenUnmaps_SkipsWhileAGuardedUnmapRuns) {
 
 TEST_F(MemifUnmapGuard, Install_PointsThePmdsMunmapAtTheGuard) {
   // Debian's EAL loads every PMD of its plugin directory at start.
-  ASSERT_FALSE(got_slot_targets("librte_net_memif.so", "munmap").empty())
+  ASSERT_FALSE(got_slot_targets(kMemifPmdObject, "munmap").empty())
       << "the memif PMD is not loaded or does not call munmap";
   std::string err;
   ASSERT_EQ(install_memif_unmap_guard(&err), 0) << err;
-  for (void* t : got_slot_targets("librte_net_memif.so", "munmap")) {
+  for (void* t : got_slot_targets(kMemifPmdObject, "munmap")) {
     EXPECT_EQ(t, reinterpret_cast<void*>(&detail::guarded_munmap));
   }
   EXPECT_EQ(install_memif_unmap_guard(&err), 0);  // idempotent
