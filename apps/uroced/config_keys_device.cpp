@@ -114,11 +114,12 @@ const KD kBaseKeys[] = {
      .type = KeyType::kInteger,
      .lo = 0,
      .hi = 32,
-     .help = "uroced's engines, on a port whose every TX burst is a system call (af_xdp, "
-             "af_packet): while frames keep arriving, a TX burst of nothing but ACKs waits for up "
-             "to this many ACKs (or 20 us, or an iteration that receives nothing), a newer ACK of "
-             "a QP replacing its older one, and leaves with the next other frame, so a receiver "
-             "makes fewer sendto calls (docs/nic.md); an embedded engine never holds",
+     .help = "on a port whose every TX burst is a system call (af_xdp, af_packet): while "
+             "frames keep arriving, a TX burst of nothing but ACKs waits for up to this many ACKs "
+             "(or 20 us, or an iteration that receives nothing), a newer ACK of a QP replacing "
+             "its older one, and leaves with the next other frame, so a receiver makes fewer "
+             "sendto calls (docs/nic.md); an embedded engine's progress thread then naps at most "
+             "1 ms while the application drives",
      .set =
          [](const KeyValue& v, const std::string& key, D* d) {
            if (v.i == 1) return key + ": 1 holds nothing (0 = off, or 2 to 32)";

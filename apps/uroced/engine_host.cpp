@@ -247,11 +247,15 @@ std::string EngineHost::open(const DaemonConfig& cfg, const std::string& runtime
       if (k != 0) vc.key_seed = random_key_seed();
       ios_.push_back(std::make_unique<engine::EthPortIo>(*ports_[i], k, links));
       // A sendto per TX burst: a burst of nothing but ACKs may wait while
-      // the stream goes on (engine/ack_hold.h); run() decides.
+      // the stream goes on (engine/ack_hold.h). The next iteration comes
+      // soon: Engine::run's loop runs it at once; in an embedded engine the
+      // application's next call does, or, once it stops calling, the
+      // progress thread after a nap that is short while bursts are kept
+      // (EngineConfig::held_nap_max_ns).
       engine::AckHoldConfig hold;
       hold.enabled = port::tx_burst_is_syscall(ports_[i]->info()) && d.ack_hold >= 2;
       hold.max_frames = static_cast<std::uint16_t>(std::max<std::uint32_t>(d.ack_hold, 2));
-      ack_holds_.push_back(hold);
+      ios_.back()->set_ack_hold(hold);
       vnics_.push_back(std::make_unique<VnicT>(vc, *ios_.back()));
       engines_[k]->add_vnic(vnics_.back().get());
       shards_.push_back(std::make_unique<VnicDevice<EngineT>>(*vnics_.back(), *engines_[k],
@@ -361,14 +365,6 @@ int run_lcore(void* arg) {
 }  // namespace
 
 void EngineHost::run(const std::atomic<bool>& stop, const Loop& loop) {
-  // The ACK hold relies on an iteration coming right after one with work,
-  // as Engine::run's loop makes it. An embedded engine's iteration is often
-  // the application's (Engine::drive), and an application that stops
-  // calling leaves a held ACK to the progress thread, which may be in a nap
-  // of up to app_nap_max_ns (10 ms): not there.
-  if (!loop) {
-    for (std::size_t i = 0; i < ios_.size(); ++i) ios_[i]->set_ack_hold(ack_holds_[i]);
-  }
   std::vector<LcoreRun> runs(engines_.size());
   std::vector<unsigned> launched;
   for (std::size_t k = 0; k < engines_.size(); ++k) runs[k] = {engines_[k].get(), &stop, &loop};

@@ -107,8 +107,6 @@ class EngineHost {
   // Per device, with several lcores: its hand-off rings.
   std::vector<std::unique_ptr<engine::ShardLinks>> links_;
   std::vector<std::unique_ptr<engine::EthPortIo>> ios_;
-  // Per EthPortIo: its ACK hold, set by run() for uroced's loop only.
-  std::vector<engine::AckHoldConfig> ack_holds_;
   std::unique_ptr<engine::TscClock> clock_;
   std::vector<std::unique_ptr<VnicT>> vnics_;
   std::vector<std::unique_ptr<EngineT>> engines_;

@@ -126,6 +126,12 @@ struct EngineConfig {
   // context switch there and back (docs/tails.md).
   TimeNs app_quiet_ns = 20 * kNsPerUs;
   TimeNs app_nap_max_ns = 10 * kNsPerMs;
+  // Embedded mode: the longest nap while iterations keep TX bursts for a
+  // later one (engine/ack_hold.h; any held within app_nap_max_ns). A held
+  // ACK is what a peer waits for when the application stops calling after
+  // the last message of a stream: it then leaves within about this, not
+  // within a long nap.
+  TimeNs held_nap_max_ns = 1 * kNsPerMs;
   TimeNs call_wake_ns = 50 * kNsPerUs;
   // Embedded mode: how long the progress thread keeps polling after its
   // last iteration with work before the backoff starts counting.
@@ -158,9 +164,12 @@ struct EngineRunCounters {
   // drives the engine itself, and its next nap starts short again).
   std::uint64_t naps_woken = 0;
   std::uint64_t app_stopped = 0;
+  // Embedded mode: iterations the progress thread ran after a nap because
+  // the last iteration kept its TX burst (ack_hold.h).
+  std::uint64_t held_runs = 0;
 };
 
-inline constexpr counters::FieldList<EngineRunCounters, 12> kEngineRunCounterFields{{
+inline constexpr counters::FieldList<EngineRunCounters, 13> kEngineRunCounterFields{{
     {"iterations", &EngineRunCounters::iterations, "engine loop iterations"},
     {"idle_iterations", &EngineRunCounters::idle_iterations, "iterations without work"},
     {"sleeps", &EngineRunCounters::sleeps, "backoff sleeps taken"},
@@ -178,6 +187,8 @@ inline constexpr counters::FieldList<EngineRunCounters, 12> kEngineRunCounterFie
      "embedded: progress thread naps cut short (a CQ armed, a call unserved)"},
     {"app_stopped", &EngineRunCounters::app_stopped,
      "embedded: checks that found the application no longer driving the engine"},
+    {"held_runs", &EngineRunCounters::held_runs,
+     "embedded: iterations run after a nap for a TX burst kept by the last one"},
 }};
 static_assert(counters::covers(kEngineRunCounterFields));
 constexpr const auto& counter_fields(const EngineRunCounters&) { return kEngineRunCounterFields; }
@@ -219,11 +230,16 @@ class Engine {
     now_ = now;
     ++ctr_.iterations;
     std::uint32_t work = 0;
+    bool held = false;
     const std::size_t n = vnics_.size();
     for (std::size_t k = 0; k < n; ++k) {
-      work += vnics_[(first_ + k) % n]->poll(now);
+      VnicT* v = vnics_[(first_ + k) % n];
+      work += v->poll(now);
+      held |= v->tx_held();
     }
     if (n != 0) first_ = (first_ + 1) % n;
+    if (held || held_) [[unlikely]]
+      note_held(held, now);
     if (mailbox_.pending() && mailbox_.serve()) {
       ++ctr_.calls;
       ++work;
@@ -364,8 +380,15 @@ class Engine {
       napped = 0;
       if (app_active) {
         ++ctr_.app_quiet_sleeps;
-        napped = nap;
-        if (nap_woken(nap)) {
+        // While iterations keep TX bursts (ack_hold.h), the nap is short
+        // and an iteration after it sends what the last one kept: an
+        // application that stopped calling after a stream's last message
+        // left its ACK there.
+        const TimeNs held_at = held_at_.load(std::memory_order_relaxed);
+        napped = held_at != 0 && t - held_at < cfg_.app_nap_max_ns
+                     ? std::min(nap, cfg_.held_nap_max_ns)
+                     : nap;
+        if (nap_woken(napped)) {
           ++ctr_.naps_woken;
           napped = 0;
           // The application said it stops driving: count afresh, and run
@@ -376,6 +399,12 @@ class Engine {
           window = clock_.now();
         } else {
           nap = std::min(nap * 2, cfg_.app_nap_max_ns);
+          if (held_now_.load(std::memory_order_relaxed) && owner_.try_take()) {
+            take_thread();
+            ++ctr_.held_runs;
+            (void)run_once();
+            owner_.release();
+          }
         }
         continue;
       }
@@ -553,6 +582,15 @@ class Engine {
     ++ctr_.yields;
     if (yield_.yielded(t0, t1, [this] { return sleeper_.switched_out(); })) ++ctr_.yields_switched;
   }
+  // After an iteration that kept a TX burst, or the first after one that
+  // did: for the progress thread's naps (run_progress). Written by the
+  // owner only; the stores are the only cost, and only while holding.
+  [[gnu::noinline]] void note_held(bool held, TimeNs now) {
+    if (held) held_at_.store(now, std::memory_order_relaxed);
+    if (held != held_) held_now_.store(held, std::memory_order_relaxed);
+    held_ = held;
+  }
+
   // The progress thread's nap of up to `ns`, cut short by wake_progress:
   // whether it was (nano_sleeper.h, WakeWord).
   bool nap_woken(TimeNs ns) { return progress_wake_.nap(sleeper_, ns); }
@@ -589,6 +627,12 @@ class Engine {
   std::atomic<TimeNs> next_post_drive_{0};
   std::atomic<std::uint64_t> post_windows_widened_{0};
   std::atomic<std::uint64_t> posts_batched_{0};
+  // The start of the last iteration that kept a TX burst (ack_hold.h), and
+  // whether the last iteration did (note_held; read by run_progress), and
+  // the owner's own copy of the latter.
+  std::atomic<TimeNs> held_at_{0};
+  std::atomic<bool> held_now_{false};
+  bool held_ = false;
   // wake_progress's futex word and whether the progress thread naps on it
   // (written by the progress thread on each nap: a line of their own, so
   // that a nap does not take the application's line away), and whether the

@@ -179,6 +179,15 @@ class Vnic {
   // Returns the work done: frames received, WQEs taken, timers fired and
   // frames pumped (0: the iteration found nothing to do).
   std::uint32_t poll(TimeNs now);
+  // Whether the port adapter kept this iteration's TX burst for a later
+  // one (engine/ack_hold.h): the engine must then run again soon.
+  bool tx_held() const {
+    if constexpr (requires { io_.tx_held(); }) {
+      return io_.tx_held();
+    } else {
+      return false;
+    }
+  }
 
   // ---- Control operations (engine thread, via Engine::call) ---------------
   // Each returns 0 or a positive errno value.

@@ -9,10 +9,29 @@
 #include <functional>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "datapath/engine/engine.h"
+#include "datapath/engine/vnic/all.h"
 #include "tests/datapath/engine/engine_test_clocks.h"
 #include "tests/datapath/engine/vnic_test_support.h"
+
+namespace uroce::engine::test {
+// A port adapter over the simulated link whose end-of-iteration flush
+// keeps its burst whenever the test says (as EthPortIo's ACK hold does).
+class HoldingSimPortIo : public SimPortIo {
+ public:
+  using SimPortIo::SimPortIo;
+  bool held = false;
+  bool tx_held() const { return held; }
+};
+}  // namespace uroce::engine::test
+
+namespace uroce::engine {
+// Made by the engine library (vnic_sim.cpp), not here.
+extern template class Vnic<SimPortIo>;
+template class Vnic<test::HoldingSimPortIo>;
+}  // namespace uroce::engine
 
 namespace uroce::engine::test {
 namespace {
@@ -308,6 +327,98 @@ TEST(Engine_RunProgress, NoticesOneNapLaterThatTheApplicationStopped) {
   // the application stopped (the backoff sleep that followed restarted it).
   EXPECT_EQ(e.counters().app_stopped, 4u);
   EXPECT_EQ(e.counters().naps_woken, 0u);
+}
+
+// As ScriptedSleeper, but the application drives near each nap's end (so
+// that after the nap it still counts as driving), and the naps' lengths
+// are recorded.
+struct LateAppSleeper {
+  VirtualClock* clock;
+  const std::function<void()>* app;
+  std::atomic<bool>* stop;
+  int active_naps;
+  std::vector<TimeNs>* naps;
+  void sleep(TimeNs ns) {
+    if (static_cast<int>(naps->size()) < active_naps) {
+      (*app)();
+    } else {
+      stop->store(true);
+    }
+    clock->advance_by(ns);
+  }
+  void yield() {}
+  bool switched_out() { return false; }
+  void nap(TimeNs ns, std::atomic<std::uint32_t>&, std::uint32_t) {
+    naps->push_back(ns);
+    clock->advance_by(ns - kLate);
+    if (static_cast<int>(naps->size()) <= active_naps) (*app)();
+    clock->advance_by(kLate);
+  }
+  void wake(std::atomic<std::uint32_t>&) {}
+  static constexpr TimeNs kLate = 100;
+};
+
+TEST(Engine_RunProgress, NapsShortWhileBurstsAreKeptAndRunsAnIterationAfterEach) {
+  port::SimLink link(port::SimLinkConfig::symmetric(port::SimDirectionConfig{}, 9));
+  BasicHost<HoldingSimPortIo> a(link, 0, kMacA, kIpA);
+  VirtualClock clock(kNsPerSec);
+  std::atomic<bool> stop{false};
+  std::vector<TimeNs> naps;
+  std::function<void()> app;
+  EngineConfig cfg;
+  cfg.idle_spins = 0;  // every idle iteration backs off: the script runs
+  cfg.progress_spin_ns = 0;
+  cfg.app_quiet_ns = 1 * kNsPerMs;
+  cfg.app_nap_max_ns = 1000 * kNsPerMs;
+  cfg.held_nap_max_ns = 1500 * kNsPerUs;
+  Engine<HoldingSimPortIo, VirtualClock, LateAppSleeper> e(cfg, clock,
+                                                           LateAppSleeper{&clock, &app, &stop, 4,
+                                                                          &naps});
+  e.add_vnic(&a.vnic);
+  // The application's iterations keep their bursts from its second nap on,
+  // and it stops calling after the fourth.
+  app = [&] {
+    a.io.held = naps.size() >= 2;
+    for (int i = 0; i < 64; ++i) e.drive();
+  };
+  e.run_progress(stop);
+  // 1 ms, doubled to 2 ms; then nothing kept before the nap began: 2 ms. From
+  // then on a kept burst is recent: 1.5 ms, also for the nap after the
+  // application stopped, which a kept burst then waits out.
+  const std::vector<TimeNs> want{1 * kNsPerMs, 2 * kNsPerMs, 1500 * kNsPerUs, 1500 * kNsPerUs,
+                                 1500 * kNsPerUs};
+  EXPECT_EQ(naps, want);
+  // An iteration after each nap that ended with a burst kept (the second
+  // to the fifth), none after the first.
+  EXPECT_EQ(e.counters().held_runs, 4u);
+  EXPECT_EQ(e.counters().app_stopped, 1u);
+}
+
+TEST(Engine_RunProgress, NapsAsLongAsEverWhenNothingWasKept) {
+  port::SimLink link(port::SimLinkConfig::symmetric(port::SimDirectionConfig{}, 9));
+  BasicHost<HoldingSimPortIo> a(link, 0, kMacA, kIpA);
+  VirtualClock clock(kNsPerSec);
+  std::atomic<bool> stop{false};
+  std::vector<TimeNs> naps;
+  std::function<void()> app;
+  EngineConfig cfg;
+  cfg.idle_spins = 0;
+  cfg.progress_spin_ns = 0;
+  cfg.app_quiet_ns = 1 * kNsPerMs;
+  cfg.app_nap_max_ns = 1000 * kNsPerMs;
+  cfg.held_nap_max_ns = 1500 * kNsPerUs;
+  Engine<HoldingSimPortIo, VirtualClock, LateAppSleeper> e(cfg, clock,
+                                                           LateAppSleeper{&clock, &app, &stop, 4,
+                                                                          &naps});
+  e.add_vnic(&a.vnic);
+  app = [&] {
+    for (int i = 0; i < 200; ++i) e.drive();
+  };
+  e.run_progress(stop);
+  const std::vector<TimeNs> want{1 * kNsPerMs, 2 * kNsPerMs, 4 * kNsPerMs, 8 * kNsPerMs,
+                                 16 * kNsPerMs};
+  EXPECT_EQ(naps, want);
+  EXPECT_EQ(e.counters().held_runs, 0u);
 }
 
 // A progress thread's nap that lasts until wake_progress ends it (or the
