@@ -127,10 +127,11 @@ struct EngineConfig {
   TimeNs app_quiet_ns = 20 * kNsPerUs;
   TimeNs app_nap_max_ns = 10 * kNsPerMs;
   // Embedded mode: the longest nap while iterations keep TX bursts for a
-  // later one (engine/ack_hold.h; any held within app_nap_max_ns). A held
+  // later one (engine/ack_hold.h; any kept within app_nap_max_ns). A held
   // ACK is what a peer waits for when the application stops calling after
   // the last message of a stream: it then leaves within about this, not
-  // within a long nap.
+  // within a long nap (a burst kept while a longer nap runs wakes the
+  // thread: note_held).
   TimeNs held_nap_max_ns = 1 * kNsPerMs;
   TimeNs call_wake_ns = 50 * kNsPerUs;
   // Embedded mode: how long the progress thread keeps polling after its
@@ -165,11 +166,13 @@ struct EngineRunCounters {
   std::uint64_t naps_woken = 0;
   std::uint64_t app_stopped = 0;
   // Embedded mode: iterations the progress thread ran after a nap because
-  // the last iteration kept its TX burst (ack_hold.h).
+  // the last iteration kept its TX burst (ack_hold.h), and naps cut short
+  // because a burst was kept while a nap longer than held_nap_max_ns ran.
   std::uint64_t held_runs = 0;
+  std::uint64_t held_wakes = 0;
 };
 
-inline constexpr counters::FieldList<EngineRunCounters, 13> kEngineRunCounterFields{{
+inline constexpr counters::FieldList<EngineRunCounters, 14> kEngineRunCounterFields{{
     {"iterations", &EngineRunCounters::iterations, "engine loop iterations"},
     {"idle_iterations", &EngineRunCounters::idle_iterations, "iterations without work"},
     {"sleeps", &EngineRunCounters::sleeps, "backoff sleeps taken"},
@@ -189,6 +192,8 @@ inline constexpr counters::FieldList<EngineRunCounters, 13> kEngineRunCounterFie
      "embedded: checks that found the application no longer driving the engine"},
     {"held_runs", &EngineRunCounters::held_runs,
      "embedded: iterations run after a nap for a TX burst kept by the last one"},
+    {"held_wakes", &EngineRunCounters::held_wakes,
+     "embedded: progress thread naps cut short by a TX burst kept during a long one"},
 }};
 static_assert(counters::covers(kEngineRunCounterFields));
 constexpr const auto& counter_fields(const EngineRunCounters&) { return kEngineRunCounterFields; }
@@ -334,7 +339,9 @@ class Engine {
   // app_quiet_ns it counts the application's calls: at least kActiveCalls
   // means the application keeps calling (and drives the engine itself),
   // and the thread naps, from app_quiet_ns doubling up to
-  // app_nap_max_ns, so that the application keeps its core. After a nap
+  // app_nap_max_ns (held_nap_max_ns while iterations keep TX bursts: an
+  // iteration follows each such nap), so that the application keeps its
+  // core. After a nap
   // the application must have driven in the nap's second half or within
   // kDroveRecentNs, and made a call per kActiveCallGapNs of the nap (none
   // for a nap shorter than that): an application that stopped during a
@@ -383,12 +390,18 @@ class Engine {
         // While iterations keep TX bursts (ack_hold.h), the nap is short
         // and an iteration after it sends what the last one kept: an
         // application that stopped calling after a stream's last message
-        // left its ACK there.
-        const TimeNs held_at = held_at_.load(std::memory_order_relaxed);
-        napped = held_at != 0 && t - held_at < cfg_.app_nap_max_ns
+        // left its ACK there. The nap's end is published before the last
+        // burst kept is read, and note_held stores a first burst kept
+        // before it reads the end (both sequentially consistent): either
+        // this nap is short or the owner wakes it.
+        nap_until_.store(t + nap, std::memory_order_seq_cst);
+        napped = held_within(held_at_.load(std::memory_order_seq_cst), t, cfg_.app_nap_max_ns)
                      ? std::min(nap, cfg_.held_nap_max_ns)
                      : nap;
-        if (nap_woken(napped)) {
+        if (napped != nap) nap_until_.store(t + napped, std::memory_order_relaxed);
+        const bool woken = nap_woken(napped);
+        nap_until_.store(0, std::memory_order_relaxed);
+        if (woken) {
           ++ctr_.naps_woken;
           napped = 0;
           // The application said it stops driving: count afresh, and run
@@ -452,6 +465,13 @@ class Engine {
   // nap shorter than this asks for none (the thread's wake-up may have
   // taken the application's CPU for most of it).
   static constexpr TimeNs kActiveCallGapNs = 50 * kNsPerUs;
+
+  // Whether a burst kept at `held_at` (0: none yet) is within `window` of
+  // `now`; a stamp later than `now` (another thread's clock read after
+  // this thread's) is.
+  static constexpr bool held_within(TimeNs held_at, TimeNs now, TimeNs window) {
+    return held_at != 0 && held_at + window > now;
+  }
 
   // Any thread: runs fn on the engine thread between two iterations and
   // returns after it ran (inline while run() is not running). The thread
@@ -583,10 +603,24 @@ class Engine {
     if (yield_.yielded(t0, t1, [this] { return sleeper_.switched_out(); })) ++ctr_.yields_switched;
   }
   // After an iteration that kept a TX burst, or the first after one that
-  // did: for the progress thread's naps (run_progress). Written by the
-  // owner only; the stores are the only cost, and only while holding.
+  // did: for the progress thread's naps (run_progress). Owner only. The
+  // first burst kept after held_nap_max_ns without one may find the
+  // progress thread in a longer nap (begun before it): that nap is woken,
+  // so a burst never waits out more than about held_nap_max_ns. Within a
+  // stream the stores are plain; the fence is paid at its start only.
   [[gnu::noinline]] void note_held(bool held, TimeNs now) {
-    if (held) held_at_.store(now, std::memory_order_relaxed);
+    if (held) {
+      if (!held_within(held_local_, now, cfg_.held_nap_max_ns)) {
+        held_at_.store(now, std::memory_order_seq_cst);
+        if (nap_until_.load(std::memory_order_seq_cst) > now + cfg_.held_nap_max_ns) {
+          ++ctr_.held_wakes;
+          wake_progress();
+        }
+      } else {
+        held_at_.store(now, std::memory_order_relaxed);
+      }
+      held_local_ = now;
+    }
     if (held != held_) held_now_.store(held, std::memory_order_relaxed);
     held_ = held;
   }
@@ -629,9 +663,10 @@ class Engine {
   std::atomic<std::uint64_t> posts_batched_{0};
   // The start of the last iteration that kept a TX burst (ack_hold.h), and
   // whether the last iteration did (note_held; read by run_progress), and
-  // the owner's own copy of the latter.
+  // the owner's own copies of both.
   std::atomic<TimeNs> held_at_{0};
   std::atomic<bool> held_now_{false};
+  TimeNs held_local_ = 0;
   bool held_ = false;
   // wake_progress's futex word and whether the progress thread naps on it
   // (written by the progress thread on each nap: a line of their own, so
@@ -639,6 +674,8 @@ class Engine {
   // progress thread runs (call()'s embedded path).
   alignas(64) WakeWord progress_wake_;
   std::atomic<bool> progress_runs_{false};
+  // When the progress thread's nap under way ends (0: none; note_held).
+  std::atomic<TimeNs> nap_until_{0};
   std::vector<VnicT*> vnics_;
   std::size_t first_ = 0;
   // Yield mode's policy: idle iterations in a row, the last yield, whether

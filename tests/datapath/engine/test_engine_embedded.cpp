@@ -369,29 +369,39 @@ TEST(Engine_RunProgress, NapsShortWhileBurstsAreKeptAndRunsAnIterationAfterEach)
   cfg.idle_spins = 0;  // every idle iteration backs off: the script runs
   cfg.progress_spin_ns = 0;
   cfg.app_quiet_ns = 1 * kNsPerMs;
-  cfg.app_nap_max_ns = 1000 * kNsPerMs;
+  cfg.app_nap_max_ns = 4 * kNsPerMs;
   cfg.held_nap_max_ns = 1500 * kNsPerUs;
   Engine<HoldingSimPortIo, VirtualClock, LateAppSleeper> e(cfg, clock,
-                                                           LateAppSleeper{&clock, &app, &stop, 4,
+                                                           LateAppSleeper{&clock, &app, &stop, 6,
                                                                           &naps});
   e.add_vnic(&a.vnic);
-  // The application's iterations keep their bursts from its second nap on,
-  // and it stops calling after the fourth.
+  // The application's iterations keep their bursts in its second and third
+  // naps only, and it stops calling after the sixth.
   app = [&] {
-    a.io.held = naps.size() >= 2;
-    for (int i = 0; i < 64; ++i) e.drive();
+    a.io.held = naps.size() == 2 || naps.size() == 3;
+    for (int i = 0; i < 200; ++i) e.drive();
   };
   e.run_progress(stop);
-  // 1 ms, doubled to 2 ms; then nothing kept before the nap began: 2 ms. From
-  // then on a kept burst is recent: 1.5 ms, also for the nap after the
-  // application stopped, which a kept burst then waits out.
-  const std::vector<TimeNs> want{1 * kNsPerMs, 2 * kNsPerMs, 1500 * kNsPerUs, 1500 * kNsPerUs,
-                                 1500 * kNsPerUs};
+  // 1 ms, doubled to 2 ms: nothing kept before either began (the burst
+  // kept near the second's end does not wake it: it ends within
+  // held_nap_max_ns). Then 1.5 ms while the last burst kept is less than
+  // app_nap_max_ns (4 ms) old, and the doubled nap (4 ms) after that.
+  const std::vector<TimeNs> want{1 * kNsPerMs,    2 * kNsPerMs,    1500 * kNsPerUs, 1500 * kNsPerUs,
+                                 1500 * kNsPerUs, 1500 * kNsPerUs, 4 * kNsPerMs};
   EXPECT_EQ(naps, want);
-  // An iteration after each nap that ended with a burst kept (the second
-  // to the fifth), none after the first.
-  EXPECT_EQ(e.counters().held_runs, 4u);
+  // An iteration after each nap whose last iteration kept its burst (the
+  // second and third), none once the application's iterations sent theirs.
+  EXPECT_EQ(e.counters().held_runs, 2u);
+  EXPECT_EQ(e.counters().held_wakes, 0u);
   EXPECT_EQ(e.counters().app_stopped, 1u);
+}
+
+TEST(Engine_HeldWithin, CountsAStampLaterThanNow) {
+  using E = Engine<SimPortIo, VirtualClock>;
+  EXPECT_TRUE(E::held_within(1'000, 900, 10));  // another thread's later clock read
+  EXPECT_TRUE(E::held_within(1'000, 1'009, 10));
+  EXPECT_FALSE(E::held_within(1'000, 1'010, 10));
+  EXPECT_FALSE(E::held_within(0, 5, 10));  // nothing kept yet
 }
 
 TEST(Engine_RunProgress, NapsAsLongAsEverWhenNothingWasKept) {
@@ -428,15 +438,17 @@ struct BlockingNaps {
   std::condition_variable cv;
   bool napping = false;
   int wakes = 0;
+  TimeNs last_nap_ns = 0;  // the length the last nap asked for
 };
 struct BlockingSleeper {
   BlockingNaps* b;
   void sleep(TimeNs) {}
   void yield() {}
   bool switched_out() { return false; }
-  void nap(TimeNs, std::atomic<std::uint32_t>& word, std::uint32_t seen) {
+  void nap(TimeNs ns, std::atomic<std::uint32_t>& word, std::uint32_t seen) {
     std::unique_lock<std::mutex> lk(b->mu);
     b->napping = true;
+    b->last_nap_ns = ns;
     b->cv.notify_all();
     b->cv.wait(lk, [&] { return word.load() != seen; });
     b->napping = false;
@@ -479,6 +491,41 @@ struct NappingEngine {
     progress.join();
   }
 };
+
+TEST(Engine_RunProgress, ABurstKeptDuringALongNapWakesIt) {
+  port::SimLink link(port::SimLinkConfig::symmetric(port::SimDirectionConfig{}, 9));
+  BasicHost<HoldingSimPortIo> a(link, 0, kMacA, kIpA);
+  SteadyClock clock;
+  BlockingNaps b;
+  EngineConfig cfg;
+  cfg.mode = PollMode::kBusy;
+  // The first nap, 200 ms, begins after 200 ms of driving: far longer than
+  // held_nap_max_ns, however slowly this thread gets to its next drive.
+  cfg.app_quiet_ns = 200 * kNsPerMs;
+  cfg.app_nap_max_ns = 400 * kNsPerMs;
+  Engine<HoldingSimPortIo, SteadyClock, BlockingSleeper> e(cfg, clock, BlockingSleeper{&b});
+  e.add_vnic(&a.vnic);
+  std::atomic<bool> stop{false};
+  std::thread progress([&] { e.run_progress(stop); });
+  drive_until_nap(e, b);
+  {
+    std::lock_guard<std::mutex> lk(b.mu);
+    EXPECT_EQ(b.last_nap_ns, cfg.app_quiet_ns);
+    EXPECT_EQ(b.wakes, 0);
+  }
+  a.io.held = true;
+  e.drive();  // keeps its burst: the nap must not run on
+  {
+    std::lock_guard<std::mutex> lk(b.mu);
+    EXPECT_EQ(b.wakes, 1);
+  }
+  e.drive();  // a second burst kept is not a first: no second wake
+  stop = true;
+  e.wake_progress();
+  progress.join();
+  const EngineRunCounters c = counters_now(e);
+  EXPECT_EQ(c.held_wakes, 1u);
+}
 
 TEST(Engine_Call, RunsInTheCallerWhileTheProgressThreadNaps) {
   NappingEngine n;
