@@ -243,7 +243,7 @@ class Engine {
       held |= v->tx_held();
     }
     if (n != 0) first_ = (first_ + 1) % n;
-    if (held || held_) [[unlikely]]
+    if (held || held_now_.load(std::memory_order_relaxed)) [[unlikely]]
       note_held(held, now);
     if (mailbox_.pending() && mailbox_.serve()) {
       ++ctr_.calls;
@@ -412,21 +412,15 @@ class Engine {
           window = clock_.now();
         } else {
           nap = std::min(nap * 2, cfg_.app_nap_max_ns);
-          if (held_now_.load(std::memory_order_relaxed) && owner_.try_take()) {
-            take_thread();
+          std::uint32_t held_work = 0;
+          if (held_now_.load(std::memory_order_relaxed) && try_iterate(held_work)) {
             ++ctr_.held_runs;
-            (void)run_once();
-            owner_.release();
           }
         }
         continue;
       }
       std::uint32_t work = 0;
-      if (owner_.try_take()) {
-        take_thread();
-        work = run_once();
-        owner_.release();
-      }
+      (void)try_iterate(work);
       if (work != 0) last_work = t;
       // Spin through the gaps of an exchange (a READ or WRITE target whose
       // peer is a round trip away) before the backoff counts idle rounds.
@@ -608,9 +602,11 @@ class Engine {
   // progress thread in a longer nap (begun before it): that nap is woken,
   // so a burst never waits out more than about held_nap_max_ns. Within a
   // stream the stores are plain; the fence is paid at its start only.
+  // The owner is the only writer of held_at_ and held_now_: its relaxed
+  // loads of them read its own last stores.
   [[gnu::noinline]] void note_held(bool held, TimeNs now) {
     if (held) {
-      if (!held_within(held_local_, now, cfg_.held_nap_max_ns)) {
+      if (!held_within(held_at_.load(std::memory_order_relaxed), now, cfg_.held_nap_max_ns)) {
         held_at_.store(now, std::memory_order_seq_cst);
         if (nap_until_.load(std::memory_order_seq_cst) > now + cfg_.held_nap_max_ns) {
           ++ctr_.held_wakes;
@@ -619,10 +615,20 @@ class Engine {
       } else {
         held_at_.store(now, std::memory_order_relaxed);
       }
-      held_local_ = now;
     }
-    if (held != held_) held_now_.store(held, std::memory_order_relaxed);
-    held_ = held;
+    if (held != held_now_.load(std::memory_order_relaxed)) {
+      held_now_.store(held, std::memory_order_relaxed);
+    }
+  }
+
+  // The progress thread: one iteration as the owner if no other thread
+  // runs one; whether it ran, its work in `work`.
+  bool try_iterate(std::uint32_t& work) {
+    if (!owner_.try_take()) return false;
+    take_thread();
+    work = run_once();
+    owner_.release();
+    return true;
   }
 
   // The progress thread's nap of up to `ns`, cut short by wake_progress:
@@ -662,12 +668,10 @@ class Engine {
   std::atomic<std::uint64_t> post_windows_widened_{0};
   std::atomic<std::uint64_t> posts_batched_{0};
   // The start of the last iteration that kept a TX burst (ack_hold.h), and
-  // whether the last iteration did (note_held; read by run_progress), and
-  // the owner's own copies of both.
+  // whether the last iteration did (written by the owner in note_held, read
+  // by run_progress).
   std::atomic<TimeNs> held_at_{0};
   std::atomic<bool> held_now_{false};
-  TimeNs held_local_ = 0;
-  bool held_ = false;
   // wake_progress's futex word and whether the progress thread naps on it
   // (written by the progress thread on each nap: a line of their own, so
   // that a nap does not take the application's line away), and whether the

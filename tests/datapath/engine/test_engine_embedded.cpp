@@ -358,42 +358,55 @@ struct LateAppSleeper {
   static constexpr TimeNs kLate = 100;
 };
 
-TEST(Engine_RunProgress, NapsShortWhileBurstsAreKeptAndRunsAnIterationAfterEach) {
-  port::SimLink link(port::SimLinkConfig::symmetric(port::SimDirectionConfig{}, 9));
-  BasicHost<HoldingSimPortIo> a(link, 0, kMacA, kIpA);
-  VirtualClock clock(kNsPerSec);
+// An engine over HoldingSimPortIo on a VirtualClock whose progress thread
+// runs on the calling thread with LateAppSleeper: naps of app_quiet_ns (1
+// ms) doubling to `nap_max`, held_nap_max_ns 1.5 ms; `app` (set by the test)
+// drives it during the first `active_naps` naps.
+struct ScriptedHoldEngine {
+  port::SimLink link{port::SimLinkConfig::symmetric(port::SimDirectionConfig{}, 9)};
+  BasicHost<HoldingSimPortIo> a{link, 0, kMacA, kIpA};
+  VirtualClock clock{kNsPerSec};
   std::atomic<bool> stop{false};
   std::vector<TimeNs> naps;
   std::function<void()> app;
-  EngineConfig cfg;
-  cfg.idle_spins = 0;  // every idle iteration backs off: the script runs
-  cfg.progress_spin_ns = 0;
-  cfg.app_quiet_ns = 1 * kNsPerMs;
-  cfg.app_nap_max_ns = 4 * kNsPerMs;
-  cfg.held_nap_max_ns = 1500 * kNsPerUs;
-  Engine<HoldingSimPortIo, VirtualClock, LateAppSleeper> e(cfg, clock,
-                                                           LateAppSleeper{&clock, &app, &stop, 6,
-                                                                          &naps});
-  e.add_vnic(&a.vnic);
+  Engine<HoldingSimPortIo, VirtualClock, LateAppSleeper> e;
+
+  ScriptedHoldEngine(TimeNs nap_max, int active_naps)
+      : e(config(nap_max), clock, LateAppSleeper{&clock, &app, &stop, active_naps, &naps}) {
+    e.add_vnic(&a.vnic);
+  }
+  static EngineConfig config(TimeNs nap_max) {
+    EngineConfig cfg;
+    cfg.idle_spins = 0;  // every idle iteration backs off: the script runs
+    cfg.progress_spin_ns = 0;
+    cfg.app_quiet_ns = 1 * kNsPerMs;
+    cfg.app_nap_max_ns = nap_max;
+    cfg.held_nap_max_ns = 1500 * kNsPerUs;
+    return cfg;
+  }
+};
+
+TEST(Engine_RunProgress, NapsShortWhileBurstsAreKeptAndRunsAnIterationAfterEach) {
+  ScriptedHoldEngine s(4 * kNsPerMs, 6);
   // The application's iterations keep their bursts in its second and third
   // naps only, and it stops calling after the sixth.
-  app = [&] {
-    a.io.held = naps.size() == 2 || naps.size() == 3;
-    for (int i = 0; i < 200; ++i) e.drive();
+  s.app = [&] {
+    s.a.io.held = s.naps.size() == 2 || s.naps.size() == 3;
+    for (int i = 0; i < 200; ++i) s.e.drive();
   };
-  e.run_progress(stop);
+  s.e.run_progress(s.stop);
   // 1 ms, doubled to 2 ms: nothing kept before either began (the burst
   // kept near the second's end does not wake it: it ends within
   // held_nap_max_ns). Then 1.5 ms while the last burst kept is less than
   // app_nap_max_ns (4 ms) old, and the doubled nap (4 ms) after that.
   const std::vector<TimeNs> want{1 * kNsPerMs,    2 * kNsPerMs,    1500 * kNsPerUs, 1500 * kNsPerUs,
                                  1500 * kNsPerUs, 1500 * kNsPerUs, 4 * kNsPerMs};
-  EXPECT_EQ(naps, want);
+  EXPECT_EQ(s.naps, want);
   // An iteration after each nap whose last iteration kept its burst (the
   // second and third), none once the application's iterations sent theirs.
-  EXPECT_EQ(e.counters().held_runs, 2u);
-  EXPECT_EQ(e.counters().held_wakes, 0u);
-  EXPECT_EQ(e.counters().app_stopped, 1u);
+  EXPECT_EQ(s.e.counters().held_runs, 2u);
+  EXPECT_EQ(s.e.counters().held_wakes, 0u);
+  EXPECT_EQ(s.e.counters().app_stopped, 1u);
 }
 
 TEST(Engine_HeldWithin, CountsAStampLaterThanNow) {
@@ -405,30 +418,15 @@ TEST(Engine_HeldWithin, CountsAStampLaterThanNow) {
 }
 
 TEST(Engine_RunProgress, NapsAsLongAsEverWhenNothingWasKept) {
-  port::SimLink link(port::SimLinkConfig::symmetric(port::SimDirectionConfig{}, 9));
-  BasicHost<HoldingSimPortIo> a(link, 0, kMacA, kIpA);
-  VirtualClock clock(kNsPerSec);
-  std::atomic<bool> stop{false};
-  std::vector<TimeNs> naps;
-  std::function<void()> app;
-  EngineConfig cfg;
-  cfg.idle_spins = 0;
-  cfg.progress_spin_ns = 0;
-  cfg.app_quiet_ns = 1 * kNsPerMs;
-  cfg.app_nap_max_ns = 1000 * kNsPerMs;
-  cfg.held_nap_max_ns = 1500 * kNsPerUs;
-  Engine<HoldingSimPortIo, VirtualClock, LateAppSleeper> e(cfg, clock,
-                                                           LateAppSleeper{&clock, &app, &stop, 4,
-                                                                          &naps});
-  e.add_vnic(&a.vnic);
-  app = [&] {
-    for (int i = 0; i < 200; ++i) e.drive();
+  ScriptedHoldEngine s(1000 * kNsPerMs, 4);
+  s.app = [&] {
+    for (int i = 0; i < 200; ++i) s.e.drive();
   };
-  e.run_progress(stop);
+  s.e.run_progress(s.stop);
   const std::vector<TimeNs> want{1 * kNsPerMs, 2 * kNsPerMs, 4 * kNsPerMs, 8 * kNsPerMs,
                                  16 * kNsPerMs};
-  EXPECT_EQ(naps, want);
-  EXPECT_EQ(e.counters().held_runs, 0u);
+  EXPECT_EQ(s.naps, want);
+  EXPECT_EQ(s.e.counters().held_runs, 0u);
 }
 
 // A progress thread's nap that lasts until wake_progress ends it (or the
