@@ -13,6 +13,8 @@
 #include <cstring>
 #include <new>
 
+#include "datapath/base/page_touch.h"
+
 namespace uroce::provider {
 
 // A memfd we moved a run of private pages onto, while some registration
@@ -209,12 +211,20 @@ int copy_pages_into(int fd, std::uintptr_t start, std::size_t size) {
 }
 
 // Copies [start, start + size) into `fd`, then maps the file there over the
-// old pages: the process keeps its bytes at its addresses.
+// old pages: the process keeps its bytes at its addresses. The new mapping
+// starts with no page mapped, so each page's next touch by the application
+// would fault (a receive queue's buffers one by one, on their first lap:
+// base/page_touch.h has the cost). They are mapped here instead, where an
+// RNIC's pinning maps them too. The copy made every page of the file, so
+// touch_pages maps them all; that it fails is harmless (the pages fault in
+// as before).
 int move_pages(int fd, std::uintptr_t start, std::size_t size, int prot) {
   const int rc = copy_pages_into(fd, start, size);
   if (rc != 0) return rc;
   void* at = ::mmap(reinterpret_cast<void*>(start), size, prot, MAP_SHARED | MAP_FIXED, fd, 0);
-  return at == MAP_FAILED ? errno : 0;
+  if (at == MAP_FAILED) return errno;
+  (void)base::touch_pages(at, size, base::base_page_bytes());
+  return 0;
 }
 
 struct MoveJob {

@@ -120,6 +120,24 @@ std::size_t open_fds() {
   return n;
 }
 
+// How many of the `pages` pages from `p` have a page mapped (the present
+// bit, 63, of their /proc/self/pagemap entries; readable without root).
+std::size_t pages_mapped(const void* p, std::size_t pages) {
+  const int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  std::size_t n = 0;
+  const std::uintptr_t first = reinterpret_cast<std::uintptr_t>(p) / kPage;
+  for (std::size_t i = 0; i < pages; ++i) {
+    std::uint64_t entry = 0;
+    const off_t at = static_cast<off_t>((first + i) * sizeof(entry));
+    if (pread(fd, &entry, sizeof(entry), at) == static_cast<ssize_t>(sizeof(entry))) {
+      n += (entry >> 63) & 1;
+    }
+  }
+  close(fd);
+  return n;
+}
+
 // What the daemon does: open the object under `p` through map_files. -1
 // when this process may not (not root).
 int open_as_daemon(const void* p) {
@@ -209,6 +227,24 @@ TEST(MemfdRegistryAcquire_Anonymous, MovesPagesOntoASealedMemfdAndKeepsNoDescrip
     ASSERT_EQ(buf.p[i], static_cast<std::byte>(i * 13 + 7)) << i;
   }
   munmap(view, buf.len);
+}
+
+// An RNIC's registration pins (and so maps) the pages: the application's
+// first touch of a registered buffer after the move must not fault either.
+// The buffer was never touched before, so no page of it was mapped.
+TEST(MemfdRegistryAcquire_Anonymous, MovedPagesAreMappedAtOnce) {
+  constexpr std::size_t kPages = 64;
+  void* const raw =
+      mmap(nullptr, kPages * kPage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(raw, MAP_FAILED);
+  ASSERT_EQ(pages_mapped(raw, kPages), 0u);
+  MemfdRegistry reg(0);
+  MrBacking b;
+  ASSERT_EQ(reg.acquire(raw, kPages * kPage, &b), 0);
+  EXPECT_NE(maps_line_of(raw).find("/memfd:uroce-mr"), std::string::npos) << maps_line_of(raw);
+  EXPECT_EQ(pages_mapped(raw, kPages), kPages);
+  reg.release(b);
+  munmap(raw, kPages * kPage);
 }
 
 TEST(MemfdRegistryAcquire_Anonymous, ManyRegistrationsHoldNoDescriptors) {
