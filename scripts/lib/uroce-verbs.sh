@@ -26,6 +26,7 @@ _UROCE_PAIR_SEQ=0
 UROCE_SRV_OUT='' UROCE_SRV_ERR='' UROCE_CLI_OUT='' UROCE_CLI_ERR=''
 UROCE_SRV_RC='' UROCE_CLI_RC=''
 UROCE_SRV_CMD='' UROCE_CLI_CMD=''
+UROCE_PAIR_BASE=''
 
 # Runs the server, waits until it listens on TCP PORT (the programs'
 # out-of-band exchange) or, with PORT "cm:RUN_DIR", until the uroced of
@@ -54,6 +55,7 @@ uroce_pair() {
   [ "$sns" != "-" ] && UROCE_SRV_CMD="ip netns exec $sns $UROCE_SRV_CMD"
   [ "$cns" != "-" ] && UROCE_CLI_CMD="ip netns exec $cns $UROCE_CLI_CMD"
   UROCE_SRV_RC=- UROCE_CLI_RC=-
+  UROCE_PAIR_BASE=$base
   : >"$UROCE_CLI_OUT"
   : >"$UROCE_CLI_ERR"
   UROCE_WHY=
@@ -77,7 +79,16 @@ uroce_pair() {
     return 1
   fi
   uroce_bg cpid --netns "$cns" --timeout "$limit" "$UROCE_CLI_OUT" "$UROCE_CLI_ERR" -- "${cli[@]}"
+  local snapper=
+  if [ -n "${UROCE_PAIR_SNAPSHOT_S:-}" ]; then
+    _uroce_pair_snapshots "$base" "$UROCE_PAIR_SNAPSHOT_S" &
+    snapper=$!
+  fi
   uroce_wait "$cpid" UROCE_CLI_RC
+  if [ -n "$snapper" ]; then
+    kill "$snapper" 2>/dev/null || true
+    wait "$snapper" 2>/dev/null || true
+  fi
   # The server ends with the client; past a grace period it hangs.
   local grace=10
   [ "$UROCE_CLI_RC" -ne 0 ] && grace=3
@@ -104,6 +115,28 @@ uroce_pair() {
     return 1
   fi
   return 0
+}
+
+# With UROCE_PAIR_SNAPSHOT_S=S set, a pair whose client still runs after S
+# seconds has every running daemon's QP table (uroce-ctl qps) saved then and
+# five seconds later, to BASE.qps-S.txt and BASE.qps-S+5.txt; uroce_verdict
+# prints them. For a program that gives up on its own after a timeout (UCX's
+# UD endpoint: 30 s without an acknowledgement), the two tables show whether
+# the engine still held work of that QP (send or receive queue depth) and
+# whether its packet counts moved, while the QPs still exist.
+_uroce_pair_snapshots() {  # BASE SECONDS
+  local base=$1 t=$2 round name
+  sleep "$t"
+  for round in "$t" "$((t + 5))"; do
+    for name in "${UROCE_DAEMONS[@]}"; do
+      uroce_daemon_alive "$name" || continue
+      {
+        echo "uroced $name at ${round}s:"
+        timeout 10 "$UROCE_CTL" --run-dir "${UROCE_DAEMON_RUN[$name]}" qps 2>&1 | sed -n 1,40p
+      } >>"$base.qps-$round.txt"
+    done
+    [ "$round" = "$t" ] && sleep 5
+  done
 }
 
 # rdma-core's pingpong examples: each side prints
@@ -202,6 +235,12 @@ uroce_verdict() {
       tail -n 12 "$f" | sed 's/^/    /'
     done
   fi
+  local snap
+  for snap in "${UROCE_PAIR_BASE:-/nonexistent}".qps-*.txt; do
+    [ -s "$snap" ] || continue
+    echo "  --- QP tables while the client ran: ${snap##*/}"
+    sed 's/^/    /' "$snap"
+  done
   local name
   for name in "${UROCE_DAEMONS[@]}"; do
     uroce_daemon_log_tail "$name" 15
@@ -217,8 +256,6 @@ uroce_verdict() {
   return 0
 }
 
-# Clears the last pair, so a verdict on a check that ran no pair prints no
-# stale commands.
 # After uroce_pair (or the rxe interop's rxe_pair) failed on the exit
 # statuses alone: true when both sides are done by uroce_rping_done's rule
 # (scripts/lib/rping.sh: 0, or Debian rping's exit race). The caller then
@@ -233,8 +270,10 @@ uroce_rping_exit_race() {
   echo "  (rping's exit race after its pings: rdma_get_cm_event on its destroyed channel)"
 }
 
+# Clears the last pair, so a verdict on a check that ran no pair prints no
+# stale commands or QP tables.
 uroce_no_pair() {
-  UROCE_SRV_CMD='' UROCE_CLI_CMD='' UROCE_WHY='' UROCE_RESULT=''
+  UROCE_SRV_CMD='' UROCE_CLI_CMD='' UROCE_WHY='' UROCE_RESULT='' UROCE_PAIR_BASE=''
 }
 
 uroce_summary() {

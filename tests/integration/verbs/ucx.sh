@@ -13,6 +13,9 @@ source "$(dirname "$0")/common.sh"
 verbs_test_init vucx "$1" ucx_perftest
 
 ITERS=1000
+# UCX's UD endpoint gives up after 30 s without an acknowledgement: the QP
+# tables at 20 s and 25 s (uroce_pair) show where a stalled run stood.
+UROCE_PAIR_SNAPSHOT_S=20
 # ucx_check: the client's "Final:" row reports ITERS iterations and a
 # positive overall message rate (its last column).
 ucx_check() {
