@@ -126,7 +126,10 @@ uroce_pair() {
 # whether its packet counts moved, while the QPs still exist.
 _uroce_pair_snapshots() {  # BASE SECONDS
   local base=$1 t=$2 round name
-  sleep "$t"
+  # Stopped when the client ends: its sleep goes with it (no orphan left).
+  trap 'kill $(jobs -p) 2>/dev/null; exit 0' TERM
+  sleep "$t" &
+  wait $!
   for round in "$t" "$((t + 5))"; do
     for name in "${UROCE_DAEMONS[@]}"; do
       uroce_daemon_alive "$name" || continue
@@ -135,7 +138,10 @@ _uroce_pair_snapshots() {  # BASE SECONDS
         timeout 10 "$UROCE_CTL" --run-dir "${UROCE_DAEMON_RUN[$name]}" qps 2>&1 | sed -n 1,40p
       } >>"$base.qps-$round.txt"
     done
-    [ "$round" = "$t" ] && sleep 5
+    if [ "$round" = "$t" ]; then
+      sleep 5 &
+      wait $!
+    fi
   done
 }
 
