@@ -103,6 +103,9 @@ struct DeviceConfig {
   std::uint32_t lossy_cap = 256;
   // Keep the stage stamps (key stage_stamps, engine::VnicConfig::stage_stamps).
   bool stage_stamps = false;
+  // End an application-driven iteration after an RX phase that wrote a
+  // completion (key cut_on_completion, engine::VnicConfig::cut_on_completion).
+  bool cut_on_completion = true;
   // On a port whose TX burst is a system call: the most ACKs one held burst
   // reaches (key ack_hold, engine::AckHoldConfig::max_frames; 0 = off).
   std::uint32_t ack_hold = 4;

@@ -110,6 +110,11 @@ const KD kBaseKeys[] = {
         "stage_stamps",
         "keep the stage stamps of messages (WQE seen, TX burst, RX burst, completion written) for "
         "`uroce-ctl stages` (docs/tails.md); costs a few clock reads per iteration"),
+    switch_key<D, &D::cut_on_completion>(
+        "cut_on_completion",
+        "embedded mode: an iteration that an application's poll drives ends after receiving "
+        "when it wrote a completion, so the application sees it before the engine pumps and "
+        "flushes; the ACK it owes leaves with the next iteration (docs/tails.md)"),
     {.name = "ack_hold",
      .type = KeyType::kInteger,
      .lo = 0,

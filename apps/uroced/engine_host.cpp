@@ -91,6 +91,7 @@ engine::VnicConfig vnic_config(const DeviceConfig& d, std::uint64_t link) {
         d.name, d.lossy_qps, d.spray_paths);
   }
   vc.stage_stamps = d.stage_stamps;
+  vc.cut_on_completion = d.cut_on_completion;
   if (d.min_ack_timeout != 0) {
     spdlog::info("{}: local ACK timeouts of at least 4.096 us x 2^{}", d.name, d.min_ack_timeout);
   }

@@ -14,7 +14,7 @@
 //     Engine(const EngineConfig& cfg, Clock& clock, Sleeper sleeper = {});
 //     void add_vnic(Vnic<PortIo, Sched>* v);     // before run()
 //     void run(const std::atomic<bool>& stop);   // engine lcore, until stop
-//     std::uint32_t run_once();                  // one iteration (tests)
+//     std::uint32_t run_once(bool may_cut = false);  // one iteration (tests)
 //     void call(const std::function<void()>& fn);   // any thread
 //     TimeNs now() const;                        // last iteration's time
 //     const EngineRunCounters& counters() const;
@@ -227,8 +227,10 @@ class Engine {
   std::size_t vnic_count() const { return vnics_.size(); }
 
   // One iteration: every Vnic, then a pending call. Returns the work done
-  // (a served call counts as 1).
-  std::uint32_t run_once() {
+  // (a served call counts as 1). `may_cut`: an application's poll drives
+  // it (drive()), and a Vnic whose RX phase wrote a completion may end its
+  // iteration there (Vnic::poll).
+  std::uint32_t run_once(bool may_cut = false) {
     assert(thread_.here());
     const TimeNs now = clock_.now();
     note_interval(now);
@@ -239,7 +241,7 @@ class Engine {
     const std::size_t n = vnics_.size();
     for (std::size_t k = 0; k < n; ++k) {
       VnicT* v = vnics_[(first_ + k) % n];
-      work += v->poll(now);
+      work += v->poll(now, may_cut);
       held |= v->tx_held();
     }
     if (n != 0) first_ = (first_ + 1) % n;
@@ -287,7 +289,7 @@ class Engine {
     app_calls_.store(app_calls_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     if (!owner_.try_take()) return 0;
     take_thread();
-    const std::uint32_t work = run_once();
+    const std::uint32_t work = run_once(true);
     // The iteration's own timestamp: no clock read added.
     app_drove_at_.store(now_, std::memory_order_relaxed);
     owner_.release();

@@ -178,10 +178,22 @@ class Vnic {
   // One engine iteration for this device (order in the header comment).
   // Returns the work done: frames received, WQEs taken, timers fired and
   // frames pumped (0: the iteration found nothing to do).
-  std::uint32_t poll(TimeNs now);
-  // Whether the port adapter kept this iteration's TX burst for a later
-  // one (engine/ack_hold.h): the engine must then run again soon.
+  //
+  // `may_cut` (an application thread drives the engine from its poll,
+  // Engine::drive): when the RX phase wrote a completion, the iteration
+  // ends there (phase 6 still runs), so that the application sees that
+  // completion without waiting for the doorbells, timers, pump and flush;
+  // the ACK it owes is already left to the pump (AckTiming::kPump) and goes
+  // out with the next iteration, usually the one the application's reply
+  // drives. The iteration after a cut one always runs whole, so a stream's
+  // receiver, whose every RX phase completes something, still pumps and
+  // flushes every other iteration.
+  std::uint32_t poll(TimeNs now, bool may_cut = false);
+  // Whether this iteration left work for a later one: the port adapter kept
+  // its TX burst (engine/ack_hold.h), or poll() was cut short. The engine
+  // must then run again soon.
   bool tx_held() const {
+    if (cut_) return true;
     if constexpr (requires { io_.tx_held(); }) {
       return io_.tx_held();
     } else {
@@ -644,6 +656,8 @@ class Vnic {
   // tx_plain_ and no extension holds QPs back in the pump (hook::kAcksNow):
   // an RC QP's ACKs wait for its turn in this iteration's pump (rx.h).
   bool acks_at_pump_ = true;
+  // The last poll() ended after its RX phase (poll()'s `may_cut`).
+  bool cut_ = false;
   std::unordered_map<ObjId, std::uint32_t> qp_ids_;
   std::unordered_map<ObjId, std::unique_ptr<CqObj>> cqs_;
   std::unordered_map<ObjId, std::unique_ptr<SrqObj>> srqs_;

@@ -81,6 +81,9 @@ struct VnicConfig {
   // Keep the stage stamps of messages (stage_stamps.h): a few clock reads
   // per iteration; off, one test per WQE, per QP served and per completion.
   bool stage_stamps = false;
+  // Embedded mode: an iteration an application's poll drives ends after an
+  // RX phase that wrote a completion (Vnic::poll's may_cut).
+  bool cut_on_completion = true;
   std::uint32_t max_cqs = 1024;
   std::uint32_t max_srqs = 256;
   std::uint32_t max_mrs = 4096;
@@ -167,7 +170,8 @@ inline constexpr std::size_t kNumWqeErrors = shm::kNumWqeErrors;
 // Everything one Vnic counts, by reason. Plain integers written only by the
 // engine lcore; read them through Engine::call (or on the engine thread).
 struct VnicCounters {
-  std::uint64_t iterations = 0;  // poll() calls
+  std::uint64_t iterations = 0;      // poll() calls
+  std::uint64_t iterations_cut = 0;  // of those, ended after RX (poll()'s may_cut)
   // RX. rx_frames counts every frame received, port and loopback; each is
   // then counted in exactly one of the classes rx_frames_accounted() sums
   // (vnic/rx.h).
@@ -255,8 +259,10 @@ struct VnicCounters {
   // HomaCounters, LossyCounters; Vnic::policy_counters()).
 };
 
-inline constexpr counters::FieldList<VnicCounters, 61> kVnicCounterFields{{
+inline constexpr counters::FieldList<VnicCounters, 62> kVnicCounterFields{{
     {"iterations", &VnicCounters::iterations, "poll() calls"},
+    {"iterations_cut", &VnicCounters::iterations_cut,
+     "of those, ended after RX: an application's poll found its completion"},
     {"rx_frames", &VnicCounters::rx_frames, "frames received from the port"},
     {"rx_bytes", &VnicCounters::rx_bytes, "bytes of the frames received"},
     {"rx_unreadable", &VnicCounters::rx_unreadable,

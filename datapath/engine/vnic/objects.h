@@ -73,13 +73,23 @@ template <class PortIo, sched::TxScheduler Sched>
 Vnic<PortIo, Sched>::~Vnic() = default;
 
 template <class PortIo, sched::TxScheduler Sched>
-std::uint32_t Vnic<PortIo, Sched>::poll(TimeNs now) {
+std::uint32_t Vnic<PortIo, Sched>::poll(TimeNs now, bool may_cut) {
   assert(owner_.here());
   now_ = now;
   ++ctr_.iterations;
   io_.begin(now);
   comp_batch_.open();
+  const std::uint64_t cqes = ctr_.cq.cqes;
   std::uint32_t work = rx_phase(now);
+  // Only with acks_at_pump_: otherwise the RX phase already built ACKs and
+  // responses, and their flush must not wait.
+  if (may_cut && cfg_.cut_on_completion && !cut_ && acks_at_pump_ && ctr_.cq.cqes != cqes) {
+    cut_ = true;
+    ++ctr_.iterations_cut;
+    comp_batch_.close();
+    return work;
+  }
+  cut_ = false;
   work += doorbell_phase();
   work += timer_phase(now);
   if ((hooks_ & policy::hook::kPoll) != 0) [[unlikely]]

@@ -95,7 +95,8 @@ TEST(ConfigKeys, NamesAreTheTables) {
       "homa_grant_timeout_us, dc_contexts, dc_records_log2, dc_stale_ms";
   EXPECT_EQ(device_key_names(kInArg),
             "name, port, mac, ipv4, ipv6, mtu, rx_buf, max_qps, link_mbps, min_ack_timeout, "
-            "steer_src_port, lossy, lossy_qps, spray_paths, spray_ecn, lossy_cap, stage_stamps, ack_hold, "
+            "steer_src_port, lossy, lossy_qps, spray_paths, spray_ecn, lossy_cap, stage_stamps, "
+            "cut_on_completion, ack_hold, "
             "drop_tx_every, "
             "drop_rx_every, "
             "drop_tx_rate, drop_rx_rate, drop_seed, drop_tx_max, drop_rx_max, pfc, tx_ttl, "
@@ -106,7 +107,8 @@ TEST(ConfigKeys, NamesAreTheTables) {
   // The file has no `pfc` list: its PFC settings are the [device.pfc] table.
   EXPECT_EQ(device_key_names(kInFile),
             "name, port, mac, ipv4, ipv6, mtu, rx_buf, max_qps, link_mbps, min_ack_timeout, "
-            "steer_src_port, lossy, lossy_qps, spray_paths, spray_ecn, lossy_cap, stage_stamps, ack_hold, "
+            "steer_src_port, lossy, lossy_qps, spray_paths, spray_ecn, lossy_cap, stage_stamps, "
+            "cut_on_completion, ack_hold, "
             "drop_tx_every, "
             "drop_rx_every, "
             "drop_tx_rate, drop_rx_rate, drop_seed, drop_tx_max, drop_rx_max, tx_ttl, "

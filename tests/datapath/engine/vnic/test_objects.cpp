@@ -1,7 +1,8 @@
 // The Vnic's control path (datapath/engine/vnic/objects.h): destroying a QP
 // leaves the others reachable, and its QPN unreachable, also with traffic
 // queued; max_mrs registrations fit; bad arguments fail with their exact
-// errno; a QP's status carries its counters.
+// errno; a QP's status carries its counters; an application-driven poll
+// ends after an RX phase that wrote a completion.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -155,6 +156,78 @@ TEST_F(RcPair, MrDereg_UnknownKey) {
   EXPECT_EQ(a.vnic.mr_count(), 1u);
   EXPECT_EQ(a.vnic.dereg_mr(a.key), 0);
   EXPECT_EQ(a.vnic.mr_count(), 0u);
+}
+
+// B's iterations from the one whose RX phase takes A's SEND: `may_cut` on
+// each. Returns B's counters after the iteration that wrote the receive
+// completion; `*got` holds that completion.
+template <class H>
+VnicCounters poll_until_received(H& a, H& b, VirtualClock& clock, ProvCq& cq, bool may_cut,
+                                 std::vector<ib_uverbs_wc>* got) {
+  for (int i = 0; i < 50 && got->empty(); ++i) {
+    a.vnic.poll(clock.now());
+    b.vnic.poll(clock.now(), may_cut);
+    clock.advance_by(500);
+    *got = cq.poll();
+  }
+  return b.vnic.counters();
+}
+
+TEST_F(RcPair, Poll_MayCutEndsAfterTheRxPhaseThatWroteACompletion) {
+  bqp->post_recv(1, {b.sge(0, 64)});
+  aqp->post_send(send_wqe(2), {a.sge(0, 64)});
+  std::vector<ib_uverbs_wc> got;
+  const VnicCounters at = poll_until_received(a, b, clock, *brcq, true, &got);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].wr_id, 1u);
+  // Cut: the ACK this SEND is owed waits in B, and the engine must run again.
+  EXPECT_EQ(at.iterations_cut, 1u);
+  EXPECT_TRUE(b.vnic.tx_held());
+  const std::uint64_t tx_before = at.tx_frames;
+  // The next iteration runs whole although it may cut: it sends the ACK.
+  b.vnic.poll(clock.now(), true);
+  EXPECT_EQ(b.vnic.counters().iterations_cut, 1u);
+  EXPECT_EQ(b.vnic.counters().tx_frames, tx_before + 1);
+  EXPECT_FALSE(b.vnic.tx_held());
+  const auto sent = poll_until(a, b, clock, *ascq, 1, 50);
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(sent[0].wr_id, 2u);
+  EXPECT_EQ(st(sent[0]), WcStatus::kSuccess);
+}
+
+TEST_F(RcPair, Poll_WithoutMayCutRunsWhole) {
+  bqp->post_recv(1, {b.sge(0, 64)});
+  aqp->post_send(send_wqe(2), {a.sge(0, 64)});
+  std::vector<ib_uverbs_wc> got;
+  const VnicCounters at = poll_until_received(a, b, clock, *brcq, false, &got);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(at.iterations_cut, 0u);
+  EXPECT_FALSE(b.vnic.tx_held());
+}
+
+// TwoHosts with B's device key cut_on_completion off.
+struct TwoHostsNoCut : ::testing::Test {
+  static VnicConfig no_cut() {
+    VnicConfig c = Host::config(kMacB, kIpB, 1500);
+    c.cut_on_completion = false;
+    return c;
+  }
+  port::SimLink link{link_1us(0, 5)};
+  Host a{link, 0, kMacA, kIpA};
+  Host b{link, 1, no_cut()};
+  VirtualClock clock;
+};
+
+TEST_F(TwoHostsNoCut, Poll_CutOnCompletionOffRunsWhole) {
+  RcQpPair p;
+  p.open(a, b);
+  p.bqp->post_recv(1, {b.sge(0, 64)});
+  p.aqp->post_send(send_wqe(2), {a.sge(0, 64)});
+  std::vector<ib_uverbs_wc> got;
+  const VnicCounters at = poll_until_received(a, b, clock, *p.brcq, true, &got);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(at.iterations_cut, 0u);
+  EXPECT_FALSE(b.vnic.tx_held());
 }
 
 }  // namespace
