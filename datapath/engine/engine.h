@@ -170,9 +170,13 @@ struct EngineRunCounters {
   // because a burst was kept while a nap longer than held_nap_max_ns ran.
   std::uint64_t held_runs = 0;
   std::uint64_t held_wakes = 0;
+  // Embedded mode: iterations the progress thread ran after a nap because
+  // the last iteration ended after its RX phase (Vnic::poll's may_cut):
+  // the application stopped calling with the ACKs of that iteration owed.
+  std::uint64_t cut_runs = 0;
 };
 
-inline constexpr counters::FieldList<EngineRunCounters, 14> kEngineRunCounterFields{{
+inline constexpr counters::FieldList<EngineRunCounters, 15> kEngineRunCounterFields{{
     {"iterations", &EngineRunCounters::iterations, "engine loop iterations"},
     {"idle_iterations", &EngineRunCounters::idle_iterations, "iterations without work"},
     {"sleeps", &EngineRunCounters::sleeps, "backoff sleeps taken"},
@@ -194,6 +198,8 @@ inline constexpr counters::FieldList<EngineRunCounters, 14> kEngineRunCounterFie
      "embedded: iterations run after a nap for a TX burst kept by the last one"},
     {"held_wakes", &EngineRunCounters::held_wakes,
      "embedded: progress thread naps cut short by a TX burst kept during a long one"},
+    {"cut_runs", &EngineRunCounters::cut_runs,
+     "embedded: iterations run after a nap for the pump an application's cut iteration left"},
 }};
 static_assert(counters::covers(kEngineRunCounterFields));
 constexpr const auto& counter_fields(const EngineRunCounters&) { return kEngineRunCounterFields; }
@@ -238,15 +244,19 @@ class Engine {
     ++ctr_.iterations;
     std::uint32_t work = 0;
     bool held = false;
+    bool cut = false;
     const std::size_t n = vnics_.size();
     for (std::size_t k = 0; k < n; ++k) {
       VnicT* v = vnics_[(first_ + k) % n];
       work += v->poll(now, may_cut);
       held |= v->tx_held();
+      cut |= v->cut_pending();
     }
     if (n != 0) first_ = (first_ + 1) % n;
     if (held || held_now_.load(std::memory_order_relaxed)) [[unlikely]]
       note_held(held, now);
+    if (cut != cut_now_.load(std::memory_order_relaxed))
+      cut_now_.store(cut, std::memory_order_relaxed);
     if (mailbox_.pending() && mailbox_.serve()) {
       ++ctr_.calls;
       ++work;
@@ -414,9 +424,20 @@ class Engine {
           window = clock_.now();
         } else {
           nap = std::min(nap * 2, cfg_.app_nap_max_ns);
+          // A pump left by a cut iteration (Vnic::poll's may_cut) is
+          // resolved by the application's next call, microseconds later
+          // while it drives; one still left after a nap means it stopped
+          // calling, and the ACKs owed leave now. Its bound is the nap
+          // under way (at most app_nap_max_ns), as for a frame that arrives
+          // after the application stopped: a cut wakes nothing, since an
+          // application that cuts does so on every exchange and each
+          // wake-up takes its CPU (docs/tails.md).
+          const bool held_last = held_now_.load(std::memory_order_relaxed);
+          const bool cut_last = cut_now_.load(std::memory_order_relaxed);
           std::uint32_t held_work = 0;
-          if (held_now_.load(std::memory_order_relaxed) && try_iterate(held_work)) {
-            ++ctr_.held_runs;
+          if ((held_last || cut_last) && try_iterate(held_work)) {
+            if (held_last) ++ctr_.held_runs;
+            if (cut_last) ++ctr_.cut_runs;
           }
         }
         continue;
@@ -674,6 +695,10 @@ class Engine {
   // by run_progress).
   std::atomic<TimeNs> held_at_{0};
   std::atomic<bool> held_now_{false};
+  // Whether the last iteration ended after its RX phase in some Vnic
+  // (Vnic::cut_pending; written by the owner in run_once, read by
+  // run_progress).
+  std::atomic<bool> cut_now_{false};
   // wake_progress's futex word and whether the progress thread naps on it
   // (written by the progress thread on each nap: a line of their own, so
   // that a nap does not take the application's line away), and whether the

@@ -187,8 +187,13 @@ class Vnic {
   // out with the next iteration, usually the one the application's reply
   // drives. The iteration after a cut one always runs whole, so a stream's
   // receiver, whose every RX phase completes something, still pumps and
-  // flushes every other iteration.
+  // flushes every other iteration. An application that stops calling after
+  // a cut leaves that iteration to the progress thread at the end of its nap
+  // (Engine::run_progress, counter cut_runs).
   std::uint32_t poll(TimeNs now, bool may_cut = false);
+  // Whether the last poll() ended after its RX phase (`may_cut`): its
+  // pump and flush wait for the next poll, which runs whole.
+  bool cut_pending() const { return cut_; }
   // Whether the port adapter kept this iteration's TX burst for a later
   // one (engine/ack_hold.h): the engine must then run again soon. A cut
   // iteration does not count: the progress thread's short naps it would

@@ -429,6 +429,81 @@ TEST(Engine_RunProgress, NapsAsLongAsEverWhenNothingWasKept) {
   EXPECT_EQ(s.e.counters().held_runs, 0u);
 }
 
+// Two hosts on a simulated link, B's Vnic in an engine whose progress
+// thread runs on the calling thread with LateAppSleeper (naps of 1 ms
+// doubling, no longest nap in reach); the application drives B during the
+// first four naps and, at the end of the fourth, takes A's SEND in an
+// iteration of its own (the last call it makes).
+struct CutThenStop {
+  port::SimLink link{link_1us(0, 5)};
+  Host a{link, 0, kMacA, kIpA};
+  Host b;
+  RcQpPair p;
+  VirtualClock clock{kNsPerSec};
+  std::atomic<bool> stop{false};
+  std::vector<TimeNs> naps;
+  std::function<void()> app;
+  Engine<SimPortIo, VirtualClock, LateAppSleeper> e;
+
+  explicit CutThenStop(bool cut)
+      : b(link, 1, config(cut)),
+        e(ScriptedHoldEngine::config(1000 * kNsPerMs), clock,
+          LateAppSleeper{&clock, &app, &stop, 4, &naps}) {
+    e.add_vnic(&b.vnic);
+    p.open(a, b);
+    p.bqp->post_recv(1, {b.sge(0, 64)});
+    app = [this] {
+      for (int i = 0; i < 200; ++i) e.drive();
+      if (naps.size() < 4) return;
+      p.aqp->post_send(send_wqe(2), {a.sge(0, 64)});
+      a.vnic.poll(clock.now());
+      clock.advance_by(2 * kNsPerUs);  // past the link's 1 us
+      e.drive();
+    };
+  }
+  static VnicConfig config(bool cut) {
+    VnicConfig c = Host::config(kMacB, kIpB, 1500);
+    c.cut_on_completion = cut;
+    return c;
+  }
+};
+
+TEST(Engine_RunProgress, RunsTheIterationACutLeftAfterTheNapWithoutShorteningIt) {
+  CutThenStop s(true);
+  s.e.run_progress(s.stop);
+  // The application's last call ended after its RX phase: the receive
+  // completion written, the ACK owed left to the next iteration.
+  EXPECT_EQ(s.b.vnic.counters().iterations_cut, 1u);
+  ASSERT_EQ(s.p.brcq->poll().size(), 1u);
+  // The fifth nap ran its full length (a cut wakes nothing and shortens
+  // nothing), and an iteration followed it for the cut one.
+  const std::vector<TimeNs> want{1 * kNsPerMs, 2 * kNsPerMs, 4 * kNsPerMs, 8 * kNsPerMs,
+                                 16 * kNsPerMs};
+  EXPECT_EQ(s.naps, want);
+  EXPECT_EQ(s.e.counters().cut_runs, 1u);
+  EXPECT_EQ(s.e.counters().held_runs, 0u);
+  EXPECT_EQ(s.e.counters().naps_woken, 0u);
+  // That iteration sent the ACK: A's SEND completes.
+  s.clock.advance_by(2 * kNsPerUs);
+  s.a.vnic.poll(s.clock.now());
+  const auto sent = s.p.ascq->poll();
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(sent[0].wr_id, 2u);
+  EXPECT_EQ(st(sent[0]), WcStatus::kSuccess);
+}
+
+TEST(Engine_RunProgress, NoCutRunWithCutOnCompletionOff) {
+  CutThenStop s(false);
+  s.e.run_progress(s.stop);
+  EXPECT_EQ(s.b.vnic.counters().iterations_cut, 0u);
+  ASSERT_EQ(s.p.brcq->poll().size(), 1u);
+  EXPECT_EQ(s.e.counters().cut_runs, 0u);
+  // The application's own iteration sent the ACK.
+  s.clock.advance_by(2 * kNsPerUs);
+  s.a.vnic.poll(s.clock.now());
+  EXPECT_EQ(s.p.ascq->poll().size(), 1u);
+}
+
 // A progress thread's nap that lasts until wake_progress ends it (or the
 // test does): the thread is known to nap, and known to have been woken.
 struct BlockingNaps {
