@@ -170,9 +170,10 @@ struct EngineRunCounters {
   // because a burst was kept while a nap longer than held_nap_max_ns ran.
   std::uint64_t held_runs = 0;
   std::uint64_t held_wakes = 0;
-  // Embedded mode: iterations the progress thread ran after a nap because
-  // the last iteration ended after its RX phase (Vnic::poll's may_cut):
-  // the application stopped calling with the ACKs of that iteration owed.
+  // Embedded mode: runs of the pump an application's cut iteration left
+  // (Vnic::poll's may_cut) by someone other than the application's next
+  // iteration: the progress thread after a nap (the application stopped
+  // calling with those ACKs owed), or before a control call or its stop.
   std::uint64_t cut_runs = 0;
 };
 
@@ -199,7 +200,7 @@ inline constexpr counters::FieldList<EngineRunCounters, 15> kEngineRunCounterFie
     {"held_wakes", &EngineRunCounters::held_wakes,
      "embedded: progress thread naps cut short by a TX burst kept during a long one"},
     {"cut_runs", &EngineRunCounters::cut_runs,
-     "embedded: iterations run after a nap for the pump an application's cut iteration left"},
+     "embedded: runs of the pump a cut iteration left: after a nap, before a call, at stop"},
 }};
 static_assert(counters::covers(kEngineRunCounterFields));
 constexpr const auto& counter_fields(const EngineRunCounters&) { return kEngineRunCounterFields; }
@@ -255,12 +256,18 @@ class Engine {
     if (n != 0) first_ = (first_ + 1) % n;
     if (held || held_now_.load(std::memory_order_relaxed)) [[unlikely]]
       note_held(held, now);
+    if (mailbox_.pending()) [[unlikely]] {
+      if (cut) {
+        work += finish_cuts(now);
+        cut = false;
+      }
+      if (mailbox_.serve()) {
+        ++ctr_.calls;
+        ++work;
+      }
+    }
     if (cut != cut_now_.load(std::memory_order_relaxed))
       cut_now_.store(cut, std::memory_order_relaxed);
-    if (mailbox_.pending() && mailbox_.serve()) {
-      ++ctr_.calls;
-      ++work;
-    }
     if (work == 0) ++ctr_.idle_iterations;
     last_worked_ = work != 0;
     return work;
@@ -455,6 +462,7 @@ class Engine {
     while (!owner_.try_take()) {
     }
     take_thread();
+    if (cut_now_.load(std::memory_order_relaxed)) (void)finish_cuts(clock_.now());
     mailbox_.close();
     owner_.release();
   }
@@ -506,6 +514,7 @@ class Engine {
     if (progress && owner_.try_take()) {
       take_thread();
       ++ctr_.calls_inline;
+      if (cut_now_.load(std::memory_order_relaxed)) (void)finish_cuts(clock_.now());
       fn();
       owner_.release();
       return;
@@ -642,6 +651,23 @@ class Engine {
     if (held != held_now_.load(std::memory_order_relaxed)) {
       held_now_.store(held, std::memory_order_relaxed);
     }
+  }
+
+  // The owner: polls whole each Vnic whose last poll was cut (Vnic::poll's
+  // may_cut), so that the ACKs that pump owes leave before a control call
+  // runs (it may destroy their QP: a receiver that destroys its QP after
+  // its last completion must still have acknowledged it, as an RNIC
+  // would) and before the progress thread stops. Returns the work done.
+  std::uint32_t finish_cuts(TimeNs now) {
+    assert(thread_.here());
+    std::uint32_t work = 0;
+    for (VnicT* v : vnics_) {
+      if (!v->cut_pending()) continue;
+      work += v->poll(now, false);
+      ++ctr_.cut_runs;
+    }
+    cut_now_.store(false, std::memory_order_relaxed);
+    return work;
   }
 
   // The progress thread: one iteration as the owner if no other thread

@@ -189,7 +189,8 @@ class Vnic {
   // receiver, whose every RX phase completes something, still pumps and
   // flushes every other iteration. An application that stops calling after
   // a cut leaves that iteration to the progress thread at the end of its nap
-  // (Engine::run_progress, counter cut_runs).
+  // (Engine::run_progress, counter cut_runs); a control call runs it first
+  // (Engine::finish_cuts).
   std::uint32_t poll(TimeNs now, bool may_cut = false);
   // Whether the last poll() ended after its RX phase (`may_cut`): its
   // pump and flush wait for the next poll, which runs whole.

@@ -445,20 +445,27 @@ struct CutThenStop {
   std::function<void()> app;
   Engine<SimPortIo, VirtualClock, LateAppSleeper> e;
 
-  explicit CutThenStop(bool cut)
+  // Set by a call made right after the cut (call_after): whether B had
+  // sent its ACK when the call ran.
+  bool acked_before_call = false;
+
+  explicit CutThenStop(bool cut, bool call_after = false)
       : b(link, 1, config(cut)),
         e(ScriptedHoldEngine::config(1000 * kNsPerMs), clock,
           LateAppSleeper{&clock, &app, &stop, 4, &naps}) {
     e.add_vnic(&b.vnic);
     p.open(a, b);
     p.bqp->post_recv(1, {b.sge(0, 64)});
-    app = [this] {
+    app = [this, call_after] {
       for (int i = 0; i < 200; ++i) e.drive();
       if (naps.size() < 4) return;
       p.aqp->post_send(send_wqe(2), {a.sge(0, 64)});
       a.vnic.poll(clock.now());
       clock.advance_by(2 * kNsPerUs);  // past the link's 1 us
       e.drive();
+      if (!call_after) return;
+      const std::uint64_t tx = b.vnic.counters().tx_frames;
+      e.call([&] { acked_before_call = b.vnic.counters().tx_frames > tx; });
     };
   }
   static VnicConfig config(bool cut) {
@@ -490,6 +497,17 @@ TEST(Engine_RunProgress, RunsTheIterationACutLeftAfterTheNapWithoutShorteningIt)
   ASSERT_EQ(sent.size(), 1u);
   EXPECT_EQ(sent[0].wr_id, 2u);
   EXPECT_EQ(st(sent[0]), WcStatus::kSuccess);
+}
+
+TEST(Engine_Call, RunsInlineAfterThePumpACutLeft) {
+  CutThenStop s(true, true);
+  s.e.run_progress(s.stop);
+  EXPECT_EQ(s.b.vnic.counters().iterations_cut, 1u);
+  EXPECT_EQ(s.e.counters().calls_inline, 1u);
+  // The call (it might have destroyed the QP) found the ACK sent; no run
+  // was left for the nap after it.
+  EXPECT_TRUE(s.acked_before_call);
+  EXPECT_EQ(s.e.counters().cut_runs, 1u);
 }
 
 TEST(Engine_RunProgress, NoCutRunWithCutOnCompletionOff) {
