@@ -92,6 +92,7 @@ class CqRingSink {
       return false;
     }
     count(&CqSinkCounters::cqes);
+    if (transport::carries_peer_data(c)) count(&CqSinkCounters::cqes_peer_data);
     if (channel_fd_ >= 0 && notify_ != nullptr) maybe_notify(transport::fires_solicited_arm(c));
     return true;
   }

@@ -46,6 +46,20 @@ enum class WcOpcode : std::uint32_t {
   kRecvRdmaWithImm = 129,
 };
 
+// Whether `c` completes work whose data came from the peer: a receive, or a
+// READ's or an atomic's response (not a SEND or WRITE that an ACK
+// completed).
+inline bool carries_peer_data(const Cqe& c) {
+  switch (static_cast<WcOpcode>(c.opcode)) {
+    case WcOpcode::kRecv:
+    case WcOpcode::kRecvRdmaWithImm:
+    case WcOpcode::kRdmaRead:
+    case WcOpcode::kCompSwap:
+    case WcOpcode::kFetchAdd: return true;
+    default: return false;
+  }
+}
+
 // ibv_wc_flags values.
 namespace wc_flag {
 inline constexpr std::uint32_t kGrh = 1u << 0;

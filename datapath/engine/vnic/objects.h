@@ -79,11 +79,16 @@ std::uint32_t Vnic<PortIo, Sched>::poll(TimeNs now, bool may_cut) {
   ++ctr_.iterations;
   io_.begin(now);
   comp_batch_.open();
-  const std::uint64_t cqes = ctr_.cq.cqes;
+  const std::uint64_t cqes = ctr_.cq.cqes_peer_data;
   std::uint32_t work = rx_phase(now);
   // Only with acks_at_pump_: otherwise the RX phase already built ACKs and
-  // responses, and their flush must not wait.
-  if (may_cut && cfg_.cut_on_completion && !cut_ && acks_at_pump_ && ctr_.cq.cqes != cqes) {
+  // responses, and their flush must not wait. Only for completions of data
+  // from the peer: a SEND or WRITE that an ACK completed is what a
+  // streaming sender gets all the time, and its iteration has WQEs to take
+  // and data to pump (cut there too, six pairs of embedded ib_send_bw 64 B
+  // gave 3.20 against 3.74 M msg/s uncut, median of runs).
+  if (may_cut && cfg_.cut_on_completion && !cut_ && acks_at_pump_ &&
+      ctr_.cq.cqes_peer_data != cqes) {
     cut_ = true;
     ++ctr_.iterations_cut;
     comp_batch_.close();

@@ -52,6 +52,33 @@ TEST(CqRingSink_Push, WritesUntilFullThenRefuses) {
   EXPECT_TRUE(s.push(cqe(10)));
 }
 
+TEST(CqRingSink_Push, CountsCompletionsOfPeerDataApart) {
+  ProvCq cq(1, 8);
+  CqRingSink s;
+  ASSERT_EQ(s.attach(cq.ring.mem(), cq.notify(), -1, 0), 0);
+  const ib_uverbs_wc_opcode peer[] = {IB_UVERBS_WC_RDMA_READ, IB_UVERBS_WC_COMP_SWAP,
+                                      IB_UVERBS_WC_FETCH_ADD};
+  const ib_uverbs_wc_opcode local[] = {IB_UVERBS_WC_SEND, IB_UVERBS_WC_RDMA_WRITE,
+                                       IB_UVERBS_WC_LOCAL_INV};
+  for (auto op : peer) {
+    transport::Cqe c = cqe(1);
+    c.opcode = op;
+    ASSERT_TRUE(s.push(c));
+  }
+  for (std::uint32_t op : {128u, 129u}) {  // IBV_WC_RECV, IBV_WC_RECV_RDMA_WITH_IMM
+    transport::Cqe c = cqe(2);
+    c.opcode = op;
+    ASSERT_TRUE(s.push(c));
+  }
+  for (auto op : local) {
+    transport::Cqe c = cqe(3);
+    c.opcode = op;
+    ASSERT_TRUE(s.push(c));
+  }
+  EXPECT_EQ(s.counters().cqes, 8u);
+  EXPECT_EQ(s.counters().cqes_peer_data, 5u);
+}
+
 TEST(CqRingSink_Attach, ChannelWithoutBatchIsEinval) {
   ProvCq cq(1, 3);
   Pipe chan;

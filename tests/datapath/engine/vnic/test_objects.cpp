@@ -196,6 +196,23 @@ TEST_F(RcPair, Poll_MayCutEndsAfterTheRxPhaseThatWroteACompletion) {
   EXPECT_EQ(st(sent[0]), WcStatus::kSuccess);
 }
 
+TEST_F(RcPair, Poll_MayCutRunsWholeAfterASendCompletion) {
+  bqp->post_recv(1, {b.sge(0, 64)});
+  aqp->post_send(send_wqe(2), {a.sge(0, 64)});
+  std::vector<ib_uverbs_wc> sent;
+  for (int i = 0; i < 50 && sent.empty(); ++i) {
+    a.vnic.poll(clock.now(), true);
+    b.vnic.poll(clock.now());
+    clock.advance_by(500);
+    sent = ascq->poll();
+  }
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(sent[0].wr_id, 2u);
+  // The ACK completed A's SEND: a streaming sender's iteration, not cut.
+  EXPECT_EQ(a.vnic.counters().cq.cqes, 1u);
+  EXPECT_EQ(a.vnic.counters().iterations_cut, 0u);
+}
+
 TEST_F(RcPair, Poll_WithoutMayCutRunsWhole) {
   bqp->post_recv(1, {b.sge(0, 64)});
   aqp->post_send(send_wqe(2), {a.sge(0, 64)});
