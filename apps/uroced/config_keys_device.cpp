@@ -113,8 +113,9 @@ const KD kBaseKeys[] = {
     switch_key<D, &D::cut_on_completion>(
         "cut_on_completion",
         "embedded mode: an iteration that an application's poll drives ends after receiving "
-        "when it wrote a completion, so the application sees it before the engine pumps and "
-        "flushes; the ACK it owes leaves with the next iteration (docs/tails.md)"),
+        "when it wrote a completion of peer data (a receive, a READ or atomic response), so the "
+        "application sees it before the engine pumps and flushes; the ACK it owes leaves with "
+        "the next iteration (docs/tails.md)"),
     {.name = "ack_hold",
      .type = KeyType::kInteger,
      .lo = 0,
