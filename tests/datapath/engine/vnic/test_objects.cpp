@@ -158,26 +158,26 @@ TEST_F(RcPair, MrDereg_UnknownKey) {
   EXPECT_EQ(a.vnic.mr_count(), 0u);
 }
 
-// B's iterations from the one whose RX phase takes A's SEND: `may_cut` on
-// each. Returns B's counters after the iteration that wrote the receive
-// completion; `*got` holds that completion.
+// `h`'s iterations, `may_cut` on each, with `peer`'s between them, until
+// `cq` (one of h's) holds a completion. Returns h's counters after the
+// iteration that wrote it; `*got` holds it.
 template <class H>
-VnicCounters poll_until_received(H& a, H& b, VirtualClock& clock, ProvCq& cq, bool may_cut,
-                                 std::vector<ib_uverbs_wc>* got) {
+VnicCounters poll_until_completes(H& peer, H& h, VirtualClock& clock, ProvCq& cq, bool may_cut,
+                                  std::vector<ib_uverbs_wc>* got) {
   for (int i = 0; i < 50 && got->empty(); ++i) {
-    a.vnic.poll(clock.now());
-    b.vnic.poll(clock.now(), may_cut);
+    peer.vnic.poll(clock.now());
+    h.vnic.poll(clock.now(), may_cut);
     clock.advance_by(500);
     *got = cq.poll();
   }
-  return b.vnic.counters();
+  return h.vnic.counters();
 }
 
 TEST_F(RcPair, Poll_MayCutEndsAfterTheRxPhaseThatWroteACompletion) {
   bqp->post_recv(1, {b.sge(0, 64)});
   aqp->post_send(send_wqe(2), {a.sge(0, 64)});
   std::vector<ib_uverbs_wc> got;
-  const VnicCounters at = poll_until_received(a, b, clock, *brcq, true, &got);
+  const VnicCounters at = poll_until_completes(a, b, clock, *brcq, true, &got);
   ASSERT_EQ(got.size(), 1u);
   EXPECT_EQ(got[0].wr_id, 1u);
   // Cut: the ACK this SEND is owed waits in B for B's next iteration (not a
@@ -200,24 +200,19 @@ TEST_F(RcPair, Poll_MayCutRunsWholeAfterASendCompletion) {
   bqp->post_recv(1, {b.sge(0, 64)});
   aqp->post_send(send_wqe(2), {a.sge(0, 64)});
   std::vector<ib_uverbs_wc> sent;
-  for (int i = 0; i < 50 && sent.empty(); ++i) {
-    a.vnic.poll(clock.now(), true);
-    b.vnic.poll(clock.now());
-    clock.advance_by(500);
-    sent = ascq->poll();
-  }
+  const VnicCounters at = poll_until_completes(b, a, clock, *ascq, true, &sent);
   ASSERT_EQ(sent.size(), 1u);
   EXPECT_EQ(sent[0].wr_id, 2u);
   // The ACK completed A's SEND: a streaming sender's iteration, not cut.
-  EXPECT_EQ(a.vnic.counters().cq.cqes, 1u);
-  EXPECT_EQ(a.vnic.counters().iterations_cut, 0u);
+  EXPECT_EQ(at.cq.cqes, 1u);
+  EXPECT_EQ(at.iterations_cut, 0u);
 }
 
 TEST_F(RcPair, Poll_WithoutMayCutRunsWhole) {
   bqp->post_recv(1, {b.sge(0, 64)});
   aqp->post_send(send_wqe(2), {a.sge(0, 64)});
   std::vector<ib_uverbs_wc> got;
-  const VnicCounters at = poll_until_received(a, b, clock, *brcq, false, &got);
+  const VnicCounters at = poll_until_completes(a, b, clock, *brcq, false, &got);
   ASSERT_EQ(got.size(), 1u);
   EXPECT_EQ(at.iterations_cut, 0u);
   EXPECT_FALSE(b.vnic.tx_held());
@@ -242,7 +237,7 @@ TEST_F(TwoHostsNoCut, Poll_CutOnCompletionOffRunsWhole) {
   p.bqp->post_recv(1, {b.sge(0, 64)});
   p.aqp->post_send(send_wqe(2), {a.sge(0, 64)});
   std::vector<ib_uverbs_wc> got;
-  const VnicCounters at = poll_until_received(a, b, clock, *p.brcq, true, &got);
+  const VnicCounters at = poll_until_completes(a, b, clock, *p.brcq, true, &got);
   ASSERT_EQ(got.size(), 1u);
   EXPECT_EQ(at.iterations_cut, 0u);
   EXPECT_FALSE(b.vnic.tx_held());
