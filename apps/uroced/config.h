@@ -104,7 +104,8 @@ struct DeviceConfig {
   // Keep the stage stamps (key stage_stamps, engine::VnicConfig::stage_stamps).
   bool stage_stamps = false;
   // End an application-driven iteration after an RX phase that wrote a
-  // completion (key cut_on_completion, engine::VnicConfig::cut_on_completion).
+  // completion of peer data (key cut_on_completion,
+  // engine::VnicConfig::cut_on_completion).
   bool cut_on_completion = true;
   // On a port whose TX burst is a system call: the most ACKs one held burst
   // reaches (key ack_hold, engine::AckHoldConfig::max_frames; 0 = off).

@@ -235,8 +235,8 @@ class Engine {
 
   // One iteration: every Vnic, then a pending call. Returns the work done
   // (a served call counts as 1). `may_cut`: an application's poll drives
-  // it (drive()), and a Vnic whose RX phase wrote a completion may end its
-  // iteration there (Vnic::poll).
+  // it (drive()), and a Vnic whose RX phase wrote a completion of peer data
+  // may end its iteration there (Vnic::poll).
   std::uint32_t run_once(bool may_cut = false) {
     assert(thread_.here());
     const TimeNs now = clock_.now();

@@ -180,9 +180,10 @@ class Vnic {
   // frames pumped (0: the iteration found nothing to do).
   //
   // `may_cut` (an application thread drives the engine from its poll,
-  // Engine::drive): when the RX phase wrote a completion, the iteration
-  // ends there (phase 6 still runs), so that the application sees that
-  // completion without waiting for the doorbells, timers, pump and flush;
+  // Engine::drive): when the RX phase wrote a completion of data from the
+  // peer (transport::carries_peer_data), the iteration ends there (phase 6
+  // still runs), so that the application sees that completion without
+  // waiting for the doorbells, timers, pump and flush;
   // the ACK it owes is already left to the pump (AckTiming::kPump) and goes
   // out with the next iteration, usually the one the application's reply
   // drives. The iteration after a cut one always runs whole, so a stream's

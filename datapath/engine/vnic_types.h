@@ -82,7 +82,7 @@ struct VnicConfig {
   // per iteration; off, one test per WQE, per QP served and per completion.
   bool stage_stamps = false;
   // Embedded mode: an iteration an application's poll drives ends after an
-  // RX phase that wrote a completion (Vnic::poll's may_cut).
+  // RX phase that wrote a completion of peer data (Vnic::poll's may_cut).
   bool cut_on_completion = true;
   std::uint32_t max_cqs = 1024;
   std::uint32_t max_srqs = 256;
@@ -262,7 +262,7 @@ struct VnicCounters {
 inline constexpr counters::FieldList<VnicCounters, 62> kVnicCounterFields{{
     {"iterations", &VnicCounters::iterations, "poll() calls"},
     {"iterations_cut", &VnicCounters::iterations_cut,
-     "of those, ended after RX: an application's poll found its completion"},
+     "of those, ended after RX: an application's poll wrote a completion of peer data"},
     {"rx_frames", &VnicCounters::rx_frames, "frames received from the port"},
     {"rx_bytes", &VnicCounters::rx_bytes, "bytes of the frames received"},
     {"rx_unreadable", &VnicCounters::rx_unreadable,
