@@ -181,6 +181,13 @@ build=$(realpath "$build")
 _rxe_on_exit() {
   local rc=$?
   set +e
+  # Stopped by Meson's timeout: what ran, and how long each part took, is
+  # what the tail of the log must show.
+  if [ "${_UROCE_SIGNALED:-0}" = 1 ]; then
+    echo "interop-rxe: stopped by a signal after $((SECONDS - T_START)) s" \
+      "(guest image ${RXE_T_IMAGE:-?} s, guest boot ${RXE_T_BOOT:-?} s); cases so far:"
+    rxe_print_table
+  fi
   rxe_guest_stop >/dev/null 2>&1
   rxe_net_down
   (exit "$rc")
@@ -201,7 +208,8 @@ echo "work dir:   $UROCE_TMP"
 
 t0=$SECONDS
 RXE_IMAGE=$(timeout 300 "$SOURCE_ROOT/scripts/interop/build-guest.sh" "$build/rxe-guest" | tail -n 1)
-echo "guest image: $RXE_IMAGE ($((SECONDS - t0)) s)"
+RXE_T_IMAGE=$((SECONDS - t0))
+echo "guest image: $RXE_IMAGE ($RXE_T_IMAGE s)"
 
 # Addresses: a /24 of its own per run; .1 the host (bridge), .2 uroce, .3
 # the TCP end of programs in embedded mode (in uroce's namespace), .11 rxe.
@@ -227,7 +235,8 @@ RXE_GUEST_DIR=$UROCE_TMP/guest
 t0=$SECONDS
 rxe_guest_start "$RXE_GUEST_DIR" "$RXE_IMAGE" "$RXE_GUEST_IP/24" "$RXE_TAP" "$RXE_GUEST_MAC" 150 \
   --mtu "$RXE_MTU"
-echo "guest boot: $((SECONDS - t0)) s"
+RXE_T_BOOT=$((SECONDS - t0))
+echo "guest boot: $RXE_T_BOOT s"
 if [ -n "$uguest" ]; then
   rxe_uguest_up "$uguest" "$id" "$net" "$RXE_IMAGE" "$build" $((steer + 1))
   echo "uroce guest: $uguest NIC at $RXE_UROCE_PCI, eth0 $RXE_UROCE_TCP_IP, capture on $RXE_CAP_IF"

@@ -783,6 +783,8 @@ rxe_run_case() {
     local shown=${RXE_FIGURE:-$UROCE_WHY}
     [ "$st" -eq 0 ] || shown="${UROCE_WHY:-no reason recorded}${RXE_FIGURE:+; figure $RXE_FIGURE}"
     rxe_row "$c" "$dir" "$st" "$shown ($((SECONDS - t0)) s)"
-    uroce_verdict "$label" "$st"
+    # The time on the verdict line: a log cut to its tail still shows the
+    # pace of the run (the table comes only at the end).
+    uroce_verdict "$label ($((SECONDS - t0)) s, at $((SECONDS - ${T_START:-0})) s)" "$st"
   done
 }
