@@ -31,22 +31,14 @@
 #include <cstring>
 #include <string>
 
+#include "probe.h"
 #include "rc_connect.h"
 
 namespace {
 
-int failures = 0;
-
-void report(bool ok, const std::string& what) {
-  if (!ok) ++failures;
-  std::printf("%s: %s\n", what.c_str(), ok ? "ok" : "FAILED");
-  std::fflush(stdout);
-}
-
-[[noreturn]] void die(const char* what) {
-  std::fprintf(stderr, "mcast: %s: %s\n", what, std::strerror(errno));
-  std::exit(2);
-}
+using probe::die;
+using probe::failures;
+using probe::report;
 
 constexpr int kGid = 1;  // the IPv4-mapped GID of an IPv4 device
 constexpr std::uint32_t kQkey = 0x11223344;
@@ -54,19 +46,6 @@ constexpr std::size_t kMsg = 64;
 constexpr std::size_t kGrh = 40;
 constexpr int kSlots = 16;
 constexpr int kWaitMs = 20000;  // generous: only a broken run waits this long
-
-ibv_context* open_dev(const char* name) {
-  int n = 0;
-  ibv_device** list = ibv_get_device_list(&n);
-  if (list == nullptr) die("ibv_get_device_list");
-  ibv_context* ctx = nullptr;
-  for (int i = 0; i < n; ++i) {
-    if (std::strcmp(ibv_get_device_name(list[i]), name) == 0) ctx = ibv_open_device(list[i]);
-  }
-  ibv_free_device_list(list);
-  if (ctx == nullptr) die(name);
-  return ctx;
-}
 
 // A UD QP in RTS with its own CQ and registered buffer of kSlots slots.
 struct Ud {
@@ -194,8 +173,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: mcast DEV_SEND DEV_RECV\n");
     return 2;
   }
-  ibv_context* sctx = open_dev(argv[1]);
-  ibv_context* rctx = open_dev(argv[2]);
+  ibv_context* sctx = probe::open_device(argv[1]);
+  ibv_context* rctx = probe::open_device(argv[2]);
 
   ibv_device_attr da{};
   if (ibv_query_device(rctx, &da) != 0) die("ibv_query_device");

@@ -28,6 +28,7 @@
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "probe.h"
 #include "rc_connect.h"
 
 #include <algorithm>
@@ -43,18 +44,9 @@
 
 namespace {
 
-int failures = 0;
-
-void report(bool ok, const std::string& what) {
-  if (!ok) ++failures;
-  std::printf("%s: %s\n", what.c_str(), ok ? "ok" : "FAILED");
-  std::fflush(stdout);
-}
-
-[[noreturn]] void die(const char* what) {
-  std::fprintf(stderr, "mr_fork: %s: %s\n", what, std::strerror(errno));
-  std::exit(2);
-}
+using probe::die;
+using probe::failures;
+using probe::report;
 
 constexpr std::size_t kLen = 64 * 1024;
 constexpr std::uint8_t kP = 'P';

@@ -34,6 +34,7 @@
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "probe.h"
 #include "rc_connect.h"
 
 #include <cerrno>
@@ -49,18 +50,9 @@
 
 namespace {
 
-int failures = 0;
-
-void report(bool ok, const std::string& what) {
-  if (!ok) ++failures;
-  std::printf("%s: %s\n", what.c_str(), ok ? "ok" : "FAILED");
-  std::fflush(stdout);
-}
-
-[[noreturn]] void die(const char* what) {
-  std::fprintf(stderr, "mr_kinds: %s: %s\n", what, std::strerror(errno));
-  std::exit(2);
-}
+using probe::die;
+using probe::failures;
+using probe::report;
 
 void fill(std::uint8_t* p, std::size_t n, unsigned salt) {
   for (std::size_t i = 0; i < n; ++i) p[i] = static_cast<std::uint8_t>((i * 131u + salt * 7u) >> 1);
@@ -88,15 +80,8 @@ struct Side {
 int g_gid_index = 1;
 
 Side open_side(const char* name) {
-  int n = 0;
-  ibv_device** list = ibv_get_device_list(&n);
-  if (list == nullptr) die("ibv_get_device_list");
   Side s;
-  for (int i = 0; i < n; ++i) {
-    if (std::strcmp(ibv_get_device_name(list[i]), name) == 0) s.ctx = ibv_open_device(list[i]);
-  }
-  ibv_free_device_list(list);
-  if (s.ctx == nullptr) die(name);
+  s.ctx = probe::open_device(name);
   s.pd = ibv_alloc_pd(s.ctx);
   s.cq = ibv_create_cq(s.ctx, 256, nullptr, nullptr, 0);
   if (s.pd == nullptr || s.cq == nullptr) die("pd/cq");

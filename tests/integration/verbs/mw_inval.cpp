@@ -26,6 +26,7 @@
 // Prints one line per check and exits 0 only when every check passed.
 #include <infiniband/verbs.h>
 
+#include "probe.h"
 #include "rc_connect.h"
 
 #include <cerrno>
@@ -41,19 +42,11 @@
 
 namespace {
 
-int failures = 0;
 int g_gid = 1;
 
-void report(bool ok, const std::string& what) {
-  if (!ok) ++failures;
-  std::printf("%s: %s\n", what.c_str(), ok ? "ok" : "FAILED");
-  std::fflush(stdout);
-}
-
-[[noreturn]] void die(const char* what) {
-  std::fprintf(stderr, "mw_inval: %s: %s\n", what, std::strerror(errno));
-  std::exit(2);
-}
+using probe::die;
+using probe::failures;
+using probe::report;
 
 constexpr std::size_t kBuf = 4096;
 
@@ -65,15 +58,8 @@ struct Dev {
 };
 
 Dev open_dev(const char* name) {
-  int n = 0;
-  ibv_device** list = ibv_get_device_list(&n);
-  if (list == nullptr) die("ibv_get_device_list");
   Dev d;
-  for (int i = 0; i < n; ++i) {
-    if (std::strcmp(ibv_get_device_name(list[i]), name) == 0) d.ctx = ibv_open_device(list[i]);
-  }
-  ibv_free_device_list(list);
-  if (d.ctx == nullptr) die(name);
+  d.ctx = probe::open_device(name);
   d.pd = ibv_alloc_pd(d.ctx);
   d.cq = ibv_create_cq(d.ctx, 256, nullptr, nullptr, 0);
   if (d.pd == nullptr || d.cq == nullptr) die("pd/cq");

@@ -23,6 +23,8 @@
 //   rate_check DEV_A DEV_B GID_INDEX SECONDS_PER_RATE
 #include <infiniband/verbs.h>
 
+#include "probe.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -50,18 +52,9 @@ constexpr double kLow = 0.90;
 constexpr double kHigh = 1.05;
 constexpr std::uint32_t kMaxKbps = 40'000'000;
 
-int failures = 0;
-
-void report(bool ok, const std::string& what) {
-  if (!ok) ++failures;
-  std::printf("%s: %s\n", what.c_str(), ok ? "ok" : "FAILED");
-  std::fflush(stdout);
-}
-
-[[noreturn]] void die(const char* what, int err) {
-  std::fprintf(stderr, "rate_check: %s: %s\n", what, std::strerror(err));
-  std::exit(2);
-}
+using probe::die;
+using probe::failures;
+using probe::report;
 
 struct Side {
   ibv_context* ctx = nullptr;
@@ -76,15 +69,8 @@ struct Side {
 int g_gid_index = 1;
 
 Side open_side(const char* name) {
-  int n = 0;
-  ibv_device** list = ibv_get_device_list(&n);
-  if (list == nullptr) die("ibv_get_device_list", errno);
   Side s;
-  for (int i = 0; i < n; ++i) {
-    if (std::strcmp(ibv_get_device_name(list[i]), name) == 0) s.ctx = ibv_open_device(list[i]);
-  }
-  ibv_free_device_list(list);
-  if (s.ctx == nullptr) die(name, errno);
+  s.ctx = probe::open_device(name);
   s.pd = ibv_alloc_pd(s.ctx);
   s.cq = ibv_create_cq(s.ctx, 2 * kMaxDepth, nullptr, nullptr, 0);
   if (s.pd == nullptr || s.cq == nullptr) die("pd/cq", errno);

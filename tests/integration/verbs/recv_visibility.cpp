@@ -19,6 +19,7 @@
 //   recv_visibility DEV_A DEV_B GID_INDEX ITERATIONS
 #include <infiniband/verbs.h>
 
+#include "probe.h"
 #include "rc_connect.h"
 
 #include <chrono>
@@ -36,10 +37,7 @@ constexpr std::uint32_t kGrh = 40;
 constexpr std::uint32_t kQkey = 0x11111111;
 constexpr int kLostAfterS = 20;
 
-[[noreturn]] void die(const char* what, int err) {
-  std::fprintf(stderr, "recv_visibility: %s: %s\n", what, std::strerror(err));
-  std::exit(2);
-}
+using probe::die;
 
 int g_gid_index = 1;
 
@@ -53,15 +51,8 @@ struct Side {
 };
 
 Side open_side(const char* name) {
-  int n = 0;
-  ibv_device** list = ibv_get_device_list(&n);
-  if (list == nullptr) die("ibv_get_device_list", errno);
   Side s;
-  for (int i = 0; i < n; ++i) {
-    if (std::strcmp(ibv_get_device_name(list[i]), name) == 0) s.ctx = ibv_open_device(list[i]);
-  }
-  ibv_free_device_list(list);
-  if (s.ctx == nullptr) die(name, errno != 0 ? errno : ENODEV);
+  s.ctx = probe::open_device(name);
   s.pd = ibv_alloc_pd(s.ctx);
   s.cq = ibv_create_cq(s.ctx, 16, nullptr, nullptr, 0);
   if (s.pd == nullptr || s.cq == nullptr) die("pd/cq", errno);

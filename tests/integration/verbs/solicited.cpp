@@ -24,6 +24,7 @@
 #include <infiniband/verbs.h>
 
 #include <poll.h>
+#include "probe.h"
 #include "rc_connect.h"
 
 #include <cerrno>
@@ -37,37 +38,15 @@
 
 namespace {
 
-int failures = 0;
-
-void report(bool ok, const std::string& what) {
-  if (!ok) ++failures;
-  std::printf("%s: %s\n", what.c_str(), ok ? "ok" : "FAILED");
-  std::fflush(stdout);
-}
-
-[[noreturn]] void die(const char* what) {
-  std::fprintf(stderr, "solicited: %s: %s\n", what, std::strerror(errno));
-  std::exit(2);
-}
+using probe::die;
+using probe::failures;
+using probe::report;
 
 constexpr int kGid = 1;
 constexpr std::size_t kBuf = 4096;
 constexpr int kWaitMs = 20000;  // generous: only a broken run waits this long
 
 int g_gid_index = kGid;
-
-ibv_context* open_dev(const char* name) {
-  int n = 0;
-  ibv_device** list = ibv_get_device_list(&n);
-  if (list == nullptr) die("ibv_get_device_list");
-  ibv_context* ctx = nullptr;
-  for (int i = 0; i < n; ++i) {
-    if (std::strcmp(ibv_get_device_name(list[i]), name) == 0) ctx = ibv_open_device(list[i]);
-  }
-  ibv_free_device_list(list);
-  if (ctx == nullptr) die(name);
-  return ctx;
-}
 
 ibv_qp* make_qp(ibv_pd* pd, ibv_cq* scq, ibv_cq* rcq) {
   ibv_qp_init_attr ia{};
@@ -162,8 +141,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   g_gid_index = std::atoi(argv[3]);
-  ibv_context* cs = open_dev(argv[1]);
-  ibv_context* cr = open_dev(argv[2]);
+  ibv_context* cs = probe::open_device(argv[1]);
+  ibv_context* cr = probe::open_device(argv[2]);
   ibv_pd* ps = ibv_alloc_pd(cs);
   ibv_pd* pr = ibv_alloc_pd(cr);
   if (ps == nullptr || pr == nullptr) die("ibv_alloc_pd");

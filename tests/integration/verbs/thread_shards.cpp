@@ -33,6 +33,7 @@
 #include <thread>
 #include <vector>
 
+#include "probe.h"
 #include "rc_connect.h"
 
 namespace {
@@ -49,23 +50,7 @@ void fail(const std::string& what) {
   std::fprintf(stderr, "thread_shards: %s\n", what.c_str());
 }
 
-[[noreturn]] void die(const std::string& what) {
-  std::fprintf(stderr, "thread_shards: %s: %s\n", what.c_str(), std::strerror(errno));
-  std::exit(2);
-}
-
-ibv_context* open_dev(const char* name) {
-  int n = 0;
-  ibv_device** list = ibv_get_device_list(&n);
-  if (list == nullptr) die("ibv_get_device_list");
-  ibv_context* ctx = nullptr;
-  for (int i = 0; i < n; ++i) {
-    if (std::strcmp(ibv_get_device_name(list[i]), name) == 0) ctx = ibv_open_device(list[i]);
-  }
-  ibv_free_device_list(list);
-  if (ctx == nullptr) die(std::string("open ") + name);
-  return ctx;
-}
+using probe::die;
 
 // One end: a context's PD, CQ, buffer and RC QP.
 struct End {
@@ -214,8 +199,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::vector<Thread> th(static_cast<std::size_t>(threads));
-  for (Thread& x : th) x.a.ctx = open_dev(argv[1]);
-  for (Thread& x : th) x.b.ctx = open_dev(argv[2]);
+  for (Thread& x : th) x.a.ctx = probe::open_device(argv[1]);
+  for (Thread& x : th) x.b.ctx = probe::open_device(argv[2]);
   for (int t = 0; t < threads; ++t) {
     for (End* e : {&th[t].a, &th[t].b}) {
       std::uint32_t shard = 0, shards = 0;
