@@ -13,6 +13,8 @@
 #include <infiniband/uroce_dv.h>
 #include <infiniband/verbs.h>
 
+#include "probe.h"
+
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -20,16 +22,8 @@
 
 namespace {
 
-int failures = 0;
-
-void check(const char* what, long got, long want) {
-  if (got == want) {
-    std::printf("%s: ok\n", what);
-  } else {
-    std::printf("%s: FAILED (got %ld, want %ld)\n", what, got, want);
-    ++failures;
-  }
-}
+using probe::check;
+using probe::failures;
 
 // errno of a create that fails, 0 for one that succeeds (the QP is
 // destroyed again).
@@ -47,12 +41,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: dv_dc DEVICE\n");
     return 2;
   }
-  int n = 0;
-  ibv_device** list = ibv_get_device_list(&n);
-  ibv_device* dev = nullptr;
-  for (int i = 0; list != nullptr && i < n; ++i) {
-    if (std::strcmp(ibv_get_device_name(list[i]), argv[1]) == 0) dev = list[i];
-  }
+  const probe::DeviceList devices;
+  ibv_device* dev = devices.find(argv[1]);
   if (dev == nullptr) {
     std::printf("dv_dc: no device %s\n", argv[1]);
     return 1;
@@ -144,7 +134,6 @@ int main(int argc, char** argv) {
   ibv_destroy_cq(cq);
   ibv_dealloc_pd(pd);
   ibv_close_device(ctx);
-  ibv_free_device_list(list);
   if (failures != 0) return 1;
   std::printf("dv_dc: all passed\n");
   return 0;

@@ -10,6 +10,8 @@
 #include <infiniband/uroce_dv.h>
 #include <infiniband/verbs.h>
 
+#include "probe.h"
+
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -17,16 +19,8 @@
 
 namespace {
 
-int failures = 0;
-
-void check(const char* what, int got, int want) {
-  if (got == want) {
-    std::printf("%s: ok\n", what);
-  } else {
-    std::printf("%s: FAILED (got %d, want %d)\n", what, got, want);
-    ++failures;
-  }
-}
+using probe::check;
+using probe::failures;
 
 int modify(ibv_qp* qp, std::uint32_t mask, std::uint32_t rate, std::uint8_t cls,
            std::uint8_t reserved = 0) {
@@ -45,12 +39,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: dv_sched DEVICE\n");
     return 2;
   }
-  int n = 0;
-  ibv_device** list = ibv_get_device_list(&n);
-  ibv_device* dev = nullptr;
-  for (int i = 0; list != nullptr && i < n; ++i) {
-    if (std::strcmp(ibv_get_device_name(list[i]), argv[1]) == 0) dev = list[i];
-  }
+  const probe::DeviceList devices;
+  ibv_device* dev = devices.find(argv[1]);
   if (dev == nullptr) {
     std::printf("dv_sched: no device %s\n", argv[1]);
     return 1;
@@ -110,7 +100,6 @@ int main(int argc, char** argv) {
   ibv_destroy_cq(cq);
   ibv_dealloc_pd(pd);
   ibv_close_device(ctx);
-  ibv_free_device_list(list);
   if (failures != 0) return 1;
   std::printf("dv_sched: all passed\n");
   return 0;

@@ -1,9 +1,9 @@
 // What the integration programs of this folder share (mcast, solicited,
 // mr_fork, mr_kinds, mw_inval, rate_check, recv_visibility,
-// thread_shards): one line per check on stdout, "WHAT: ok" or "WHAT:
-// FAILED" (the scripts read these lines), a count of failed checks for the
-// exit status, a fatal error as "PROGRAM: WHAT: strerror" on stderr with
-// exit status 2, and a device opened by its name.
+// thread_shards, dv_dc, dv_sched): one line per check on stdout, "WHAT:
+// ok" or "WHAT: FAILED ..." (the scripts read these lines), a count of
+// failed checks for the exit status, a fatal error as "PROGRAM: WHAT:
+// strerror" on stderr with exit status 2, and devices found by name.
 #pragma once
 
 #include <errno.h>  // program_invocation_short_name (GNU)
@@ -33,20 +33,49 @@ inline void report(bool ok, const std::string& what) {
 
 [[noreturn]] inline void die(const std::string& what) { die(what, errno); }
 
-// The device called NAME, opened; dies when there is none (ENODEV when
-// ibv_open_device did not say why).
-inline ibv_context* open_device(const char* name) {
-  int n = 0;
-  ibv_device** list = ibv_get_device_list(&n);
-  if (list == nullptr) die("ibv_get_device_list");
-  ibv_context* ctx = nullptr;
-  errno = 0;
-  for (int i = 0; i < n; ++i) {
-    if (std::strcmp(ibv_get_device_name(list[i]), name) == 0) ctx = ibv_open_device(list[i]);
+// A check of a value: "WHAT: ok", or "WHAT: FAILED (got G, want W)".
+inline void check(const char* what, long got, long want) {
+  if (got == want) {
+    std::printf("%s: ok\n", what);
+  } else {
+    std::printf("%s: FAILED (got %ld, want %ld)\n", what, got, want);
+    ++failures;
   }
-  const int err = errno != 0 ? errno : ENODEV;
-  ibv_free_device_list(list);
-  if (ctx == nullptr) die(std::string("open ") + name, err);
+  std::fflush(stdout);
+}
+
+// The devices libibverbs lists, freed with this object (an ibv_device
+// found here is valid while it lives).
+class DeviceList {
+ public:
+  DeviceList() : list_(ibv_get_device_list(&n_)) {
+    if (list_ == nullptr) die("ibv_get_device_list");
+  }
+  ~DeviceList() { ibv_free_device_list(list_); }
+  DeviceList(const DeviceList&) = delete;
+  DeviceList& operator=(const DeviceList&) = delete;
+
+  // The device called NAME, or nullptr.
+  ibv_device* find(const char* name) const {
+    for (int i = 0; i < n_; ++i) {
+      if (std::strcmp(ibv_get_device_name(list_[i]), name) == 0) return list_[i];
+    }
+    return nullptr;
+  }
+
+ private:
+  int n_ = 0;
+  ibv_device** list_;
+};
+
+// The device called NAME, opened; dies when there is none or it does not
+// open (ENODEV when ibv_open_device did not say why).
+inline ibv_context* open_device(const char* name) {
+  const DeviceList devices;
+  ibv_device* dev = devices.find(name);
+  errno = 0;
+  ibv_context* ctx = dev != nullptr ? ibv_open_device(dev) : nullptr;
+  if (ctx == nullptr) die(std::string("open ") + name, errno != 0 ? errno : ENODEV);
   return ctx;
 }
 
