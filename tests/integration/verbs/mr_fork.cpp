@@ -80,6 +80,8 @@ struct Side {
 
 int g_gid_index = 1;
 
+// The device called NAME in the forked child, which must _exit with its
+// own code (probe::open_device would exit through die): nullptr when absent.
 ibv_context* open_by_name(const char* name) {
   int n = 0;
   ibv_device** list = ibv_get_device_list(&n);
@@ -94,8 +96,7 @@ ibv_context* open_by_name(const char* name) {
 
 Side open_side(const char* name) {
   Side s;
-  s.ctx = open_by_name(name);
-  if (s.ctx == nullptr) die(name);
+  s.ctx = probe::open_device(name);
   s.pd = ibv_alloc_pd(s.ctx);
   s.cq = ibv_create_cq(s.ctx, 64, nullptr, nullptr, 0);
   if (s.pd == nullptr || s.cq == nullptr) die("pd/cq");
@@ -235,9 +236,9 @@ double us_since(std::chrono::steady_clock::time_point t) {
 // times, at 64 KiB and 64 MiB, and of fork()
 // (to the child's exit) with 64 MiB registered. Figures only, no verdict.
 int time_costs(const char* dev) {
-  ibv_context* ctx = open_by_name(dev);
-  ibv_pd* pd = ctx != nullptr ? ibv_alloc_pd(ctx) : nullptr;
-  if (pd == nullptr) die(dev);
+  ibv_context* ctx = probe::open_device(dev);
+  ibv_pd* pd = ibv_alloc_pd(ctx);
+  if (pd == nullptr) die("ibv_alloc_pd");
   auto median = [](double* v, int n) {
     std::sort(v, v + n);
     return v[n / 2];

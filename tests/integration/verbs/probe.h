@@ -31,6 +31,12 @@ inline void report(bool ok, const std::string& what) {
   std::exit(2);
 }
 
+// errno is read before anything else runs (building a string may set it).
+[[noreturn]] inline void die(const char* what) {
+  const int err = errno;
+  die(std::string(what), err);
+}
+
 [[noreturn]] inline void die(const std::string& what) { die(what, errno); }
 
 // A check of a value: "WHAT: ok", or "WHAT: FAILED (got G, want W)".

@@ -5,8 +5,8 @@
 # over RC QPs and rdma_cm (its own credit protocol in SENDs with
 # immediate data, RDMA WRITEs into the peer's receive buffer, and for
 # riostream WRITEs into memory the peer mapped with riomap):
-#   rstream -T v and riostream -T v: 64 B to 1 MiB, every checked transfer
-#     checked by the receiver;
+#   rstream -T v and riostream -T v: 64 B to 1 MiB, the receiver checking
+#     the data of every transfer;
 #   rcopy: a 4 MiB file copied to the server, compared byte for byte;
 #   ucmatose: several RC connections at once, messages on each;
 #   cmtime: connections set up and torn down in bulk.
@@ -30,8 +30,9 @@ uroce_cm_resolve "$RUN" $IP1 60 || echo "address resolution of $IP1 still failin
 # stream_pair PROGRAM XFERS ITERS: PROGRAM -T v between uroce1 (server) and
 # uroce0, ITERS iterations of XFERS transfers of each of 64 B, 4 KiB, 64
 # KiB and 1 MiB; with -S a run prints one row ("custom"), and either side
-# exits non-zero on a checked byte that differs. (The default, every size with latency rows of up to 100,000
-# round trips, takes riostream 25 s here.)
+# exits non-zero on a checked byte that differs. (The default, every size
+# with latency rows of up to 100,000 round trips, takes riostream 25 s
+# here.)
 stream_pair() {
   local prog=$1 xfers=$2 iters=$3 st=0 size rows
   local label="$prog -T v uroce0 -> uroce1 (every transfer checked)"
