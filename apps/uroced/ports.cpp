@@ -2,13 +2,10 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <rte_alarm.h>
 #include <rte_ethdev.h>
-#include <rte_interrupts.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <map>
@@ -49,48 +46,6 @@ bool link_up_by(std::uint16_t port_id, Clock::time_point until) {
   }
 }
 
-// Closes a memif client port whose handshake may still be under way, on
-// the EAL interrupt thread. The memif PMD runs its control channel there
-// (memif_intr_handler reads the server's messages and builds the regions
-// and rings of the device), and its close, called from another thread while
-// that handler runs, only defers freeing the channel: the handler went on
-// using the device that rte_vdev_uninit had freed (a SIGSEGV after "did not
-// complete the handshake; again" on a loaded machine, issue 28). On the
-// interrupt thread the close runs between two handler calls, never during
-// one. The wait is bounded: should the alarm never run, the port is closed
-// here as before.
-struct CloseJob {
-  std::unique_ptr<port::EthPort> port;
-  std::atomic<bool> done{false};
-};
-
-void close_job(void* arg) {
-  auto* j = static_cast<CloseJob*>(arg);
-  j->port.reset();
-  j->done.store(true, std::memory_order_release);
-}
-
-void close_between_memif_messages(std::unique_ptr<port::EthPort> p) {
-  if (rte_thread_is_intr() != 0) {
-    p.reset();
-    return;
-  }
-  CloseJob job{std::move(p)};
-  if (rte_eal_alarm_set(1, close_job, &job) != 0) {
-    job.port.reset();
-    return;
-  }
-  const Clock::time_point give_up = Clock::now() + std::chrono::seconds(10);
-  while (!job.done.load(std::memory_order_acquire)) {
-    // A cancelled alarm never runs (one already running is waited for).
-    if (Clock::now() >= give_up && rte_eal_alarm_cancel(close_job, &job) > 0) {
-      job.port.reset();
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-}
-
 // A vdev port; a memif client whose server does not listen yet is opened
 // when it does, until `until` (ports.h). Each failed attempt costs a line of
 // the PMD on stderr, hence no attempt before a listener shows up, but for
@@ -114,11 +69,9 @@ int open_vdev(const DeviceConfig& d, const port::PortConfig& pc, Clock::time_poi
     if (last || memif_socket_listening(*sock) || now - tried >= std::chrono::seconds(1)) {
       // A failed open closes what it made; a fresh EthPort starts from
       // nothing. One that opened but did not complete its handshake may
-      // still be handling the server's messages: closed between two.
-      if (attempted) {
-        close_between_memif_messages(std::move(*p));
-        *p = std::make_unique<port::EthPort>();
-      }
+      // still be handling the server's messages: its close runs between two
+      // (EthPort::close holds EAL's interrupt thread for a memif port).
+      if (attempted) *p = std::make_unique<port::EthPort>();
       attempted = true;
       tried = now;
       rc = (*p)->open(pc, err);

@@ -1,5 +1,6 @@
 #include "datapath/port/eth_port.h"
 
+#include "datapath/port/intr_thread_hold.h"
 #include "datapath/port/memif_args.h"
 #include "datapath/port/rss.h"
 #include "datapath/port/rss_types.h"
@@ -18,6 +19,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -155,6 +157,8 @@ int EthPort::open(const PortConfig& cfg, std::string* error) {
     }
     hotplugged_ = true;
     hotplug_name_ = cfg.device;
+    // The PMD's handlers may run from here on (a client connects at once).
+    memif_ = parse_memif_args(cfg.device, cfg.vdev_args).has_value();
   }
   std::uint16_t id = 0;
   if (rte_eth_dev_get_port_by_name(cfg.device.c_str(), &id) != 0) {
@@ -191,6 +195,8 @@ int EthPort::open_port_id(std::uint16_t port_id, const PortConfig& cfg, std::str
     set_error(error, where + ": cannot read device info: " + errstr(rc));
     return rc;
   }
+  memif_ =
+      memif_ || (info.driver_name != nullptr && std::string_view(info.driver_name) == "net_memif");
   max_frame_ = cfg.mtu + kL2Overhead;
   peer_reads_tx_in_place_ = port::peer_reads_tx_in_place(cfg.device, cfg.vdev_args);
   std::uint32_t room = std::max<std::uint32_t>(cfg.data_room != 0 ? cfg.data_room : max_frame_,
@@ -361,6 +367,12 @@ int EthPort::open_port_id(std::uint16_t port_id, const PortConfig& cfg, std::str
 }
 
 void EthPort::stop() {
+  std::optional<IntrThreadHold> hold;
+  if (memif_) hold.emplace();
+  stop_held();
+}
+
+void EthPort::stop_held() {
   if (open_ && !stopped_) {
     (void)rte_eth_dev_stop(port_id_);
     stopped_ = true;
@@ -395,8 +407,10 @@ bool EthPort::xdp_stats(XdpStats* out) const {
 }
 
 void EthPort::close() {
+  std::optional<IntrThreadHold> hold;
+  if (memif_) hold.emplace();
   if (open_) {
-    stop();
+    stop_held();
     (void)rte_eth_dev_close(port_id_);
     open_ = false;
   }
@@ -405,6 +419,7 @@ void EthPort::close() {
     (void)rte_vdev_uninit(hotplug_name_.c_str());
     hotplugged_ = false;
   }
+  memif_ = false;
   if (pool_ != nullptr) {
     rte_mempool_free(pool_);
     pool_ = nullptr;

@@ -81,9 +81,13 @@ class EthPort {
   int open(const PortConfig& cfg, std::string* error = nullptr);
   // Adopts an already created ethdev (e.g. from rte_eth_from_rings).
   int open_port_id(std::uint16_t port_id, const PortConfig& cfg, std::string* error = nullptr);
+  // Stops and releases the device. A memif port is stopped and closed
+  // while EAL's interrupt thread is held (intr_thread_hold.h), so that the
+  // PMD's handler of a peer's message never runs on a port being released.
   void close();
   // Stops the device (no more RX/TX; close() still releases it). Lets an
   // owner of several ports stop them all before closing any. Idempotent.
+  // A memif port is stopped as close() closes it.
   void stop();
 
   // `queue` < queues(); each queue has one owner lcore.
@@ -120,11 +124,13 @@ class EthPort {
   bool xdp_stats(XdpStats* out) const;
 
  private:
+  void stop_held();
   std::uint16_t port_id_ = 0;
   bool open_ = false;
   bool peer_reads_tx_in_place_ = false;
   bool stopped_ = false;
   bool hotplugged_ = false;
+  bool memif_ = false;  // a net_memif port: its PMD works on EAL's interrupt thread
   std::string hotplug_name_;
   rte_mempool* pool_ = nullptr;
   rte_mempool* rx_pool_ = nullptr;  // rx_buf's own pool, or nullptr

@@ -5,6 +5,8 @@
 
 #include "datapath/port/memif_intr_guard.h"
 
+#include <unistd.h>
+
 #include <array>
 #include <atomic>
 #include <cerrno>
@@ -21,6 +23,7 @@ struct Registration {
   int fd = -1;  // -1: a free slot
   rte_intr_callback_fn cb = nullptr;
   void* arg = nullptr;
+  const rte_intr_handle* handle = nullptr;  // the PMD's, as it registered
 };
 
 // A memif port holds at most one control channel and the listener socket
@@ -40,6 +43,7 @@ std::atomic<std::uint64_t> g_released{0};
 // ends only when the callback's source changed state in between.
 constexpr int kReleaseTries = 1000;
 std::atomic<std::uint64_t> g_untracked{0};
+std::atomic<std::uint64_t> g_freed_closed{0};
 
 std::once_flag g_install_once;
 int g_install_rc = 0;
@@ -51,18 +55,48 @@ bool arg_matches(void* registered, void* asked) {
 }
 
 // Takes the matching entries out of the table into `out` (at most
-// kTableSize); returns how many.
+// kTableSize); returns how many. `handle`, when given, must be the one
+// the entry was registered with.
 std::size_t take(int fd, rte_intr_callback_fn cb, void* arg, bool any_callback,
-                 std::array<Registration, kTableSize>& out) {
+                 std::array<Registration, kTableSize>& out,
+                 const rte_intr_handle* handle = nullptr) {
   std::size_t n = 0;
   std::lock_guard<std::mutex> lk(g_mu);
   for (Registration& r : g_table) {
-    if (r.fd == fd && (any_callback || (r.cb == cb && arg_matches(r.arg, arg)))) {
+    if (r.fd == fd && (any_callback || (r.cb == cb && arg_matches(r.arg, arg))) &&
+        (handle == nullptr || r.handle == handle)) {
       out[n++] = r;
       r = Registration{};
     }
   }
   return n;
+}
+
+// Unregisters the `n` entries taken out for `fd` from EAL; returns how
+// many EAL removed.
+int unregister_taken(int fd, const std::array<Registration, kTableSize>& mine, std::size_t n) {
+  // EAL finds a callback's source by descriptor only; a private handle
+  // (plain malloc) that names the fd is enough, whatever the PMD has freed.
+  rte_intr_handle* h = rte_intr_instance_alloc(RTE_INTR_INSTANCE_F_PRIVATE);
+  if (h == nullptr) return 0;
+  int released = 0;
+  if (rte_intr_fd_set(h, fd) == 0 && rte_intr_type_set(h, RTE_INTR_HANDLE_EXT) == 0) {
+    for (std::size_t i = 0; i < n; ++i) {
+      // A running source refuses the first (-EAGAIN), an idle one the
+      // second: the callback may return between the two, so ask again.
+      int rc = -EAGAIN;
+      for (int tries = 0; rc == -EAGAIN && tries < kReleaseTries; ++tries) {
+        rc = rte_intr_callback_unregister(h, mine[i].cb, mine[i].arg);
+        if (rc == -EAGAIN) {
+          rc = rte_intr_callback_unregister_pending(h, mine[i].cb, mine[i].arg, nullptr);
+        }
+      }
+      if (rc > 0) ++released;
+    }
+  }
+  rte_intr_instance_free(h);
+  g_released.fetch_add(static_cast<std::uint64_t>(released), std::memory_order_relaxed);
+  return released;
 }
 
 // Puts entries taken out back into free slots (an EAL call that removed
@@ -93,7 +127,7 @@ int guarded_register(const rte_intr_handle* handle, rte_intr_callback_fn cb, voi
     std::lock_guard<std::mutex> lk(g_mu);
     for (Registration& r : g_table) {
       if (r.fd < 0) {
-        r = Registration{fd, cb, arg};
+        r = Registration{fd, cb, arg, handle};
         slot = &r;
         break;
       }
@@ -132,29 +166,20 @@ int release_before_close(int fd) noexcept {
   if (fd < 0) return 0;
   std::array<Registration, kTableSize> mine;
   const std::size_t n = take(fd, nullptr, nullptr, true, mine);
-  if (n == 0) return 0;
-  // EAL finds a callback's source by descriptor only; a private handle
-  // (plain malloc) that names the fd is enough, whatever the PMD has freed.
-  rte_intr_handle* h = rte_intr_instance_alloc(RTE_INTR_INSTANCE_F_PRIVATE);
-  if (h == nullptr) return 0;
-  int released = 0;
-  if (rte_intr_fd_set(h, fd) == 0 && rte_intr_type_set(h, RTE_INTR_HANDLE_EXT) == 0) {
-    for (std::size_t i = 0; i < n; ++i) {
-      // A running source refuses the first (-EAGAIN), an idle one the
-      // second: the callback may return between the two, so ask again.
-      int rc = -EAGAIN;
-      for (int tries = 0; rc == -EAGAIN && tries < kReleaseTries; ++tries) {
-        rc = rte_intr_callback_unregister(h, mine[i].cb, mine[i].arg);
-        if (rc == -EAGAIN) {
-          rc = rte_intr_callback_unregister_pending(h, mine[i].cb, mine[i].arg, nullptr);
-        }
-      }
-      if (rc > 0) ++released;
-    }
+  return n == 0 ? 0 : unregister_taken(fd, mine, n);
+}
+
+void guarded_instance_free(rte_intr_handle* handle) noexcept {
+  const int fd = handle != nullptr ? rte_intr_fd_get(handle) : -1;
+  std::array<Registration, kTableSize> mine;
+  const std::size_t n = fd >= 0 ? take(fd, nullptr, nullptr, true, mine, handle) : 0;
+  if (n != 0) {
+    (void)unregister_taken(fd, mine, n);
+    // The handle was the PMD's only record of the descriptor.
+    close(fd);
+    g_freed_closed.fetch_add(1, std::memory_order_relaxed);
   }
-  rte_intr_instance_free(h);
-  g_released.fetch_add(static_cast<std::uint64_t>(released), std::memory_order_relaxed);
-  return released;
+  rte_intr_instance_free(handle);
 }
 
 }  // namespace detail
@@ -168,12 +193,13 @@ int install_memif_intr_guard(std::string* error) {
     // Removals first: should a later patch fail, the table never sees a
     // registration whose removal it misses.
     const Hook hooks[] = {
+        {"rte_intr_instance_free", reinterpret_cast<void*>(&detail::guarded_instance_free)},
         {"rte_intr_callback_unregister", reinterpret_cast<void*>(&detail::guarded_unregister)},
         {"rte_intr_callback_unregister_pending",
          reinterpret_cast<void*>(&detail::guarded_unregister_pending)},
         {"rte_intr_callback_register", reinterpret_cast<void*>(&detail::guarded_register)},
     };
-    // All three or none: a table that sees registrations but not their
+    // All or none: a table that sees registrations but not their
     // removals would release callbacks the PMD already unregistered.
     for (const Hook& h : hooks) {
       if (got_slot_targets(kMemifPmdObject, h.symbol).empty()) {
@@ -196,6 +222,8 @@ int install_memif_intr_guard(std::string* error) {
 }
 
 std::uint64_t memif_intr_callbacks_released() { return g_released.load(std::memory_order_relaxed); }
+
+std::uint64_t memif_intr_handles_closed() { return g_freed_closed.load(std::memory_order_relaxed); }
 
 std::uint64_t memif_intr_registrations_untracked() {
   return g_untracked.load(std::memory_order_relaxed);

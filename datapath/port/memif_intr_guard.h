@@ -22,6 +22,19 @@
 // unregisters those of the descriptor it closes: EAL forgets a descriptor
 // before it is closed, as it must.
 //
+// The PMD also frees a handle whose callback it never unregistered: a
+// server port's listener, when the last port on its socket closes
+// (memif_socket_remove_device frees the socket and its handle, and neither
+// unregisters the listener's callback nor closes its descriptor). EAL
+// keeps its own copy of the handle, in EAL's heap like the PMD's, and
+// runs the callback on the freed socket when a peer connects, or reads
+// the copy after rte_eal_cleanup unmapped that heap (seen: EAL's interrupt
+// thread of an exiting embedded program died in rte_intr_fd_get as it
+// rebuilt its epoll set during the cleanup). The guard routes the PMD's
+// rte_intr_instance_free too: a handle freed with callbacks registered
+// through it loses them first, and its descriptor is closed (the handle
+// was the PMD's only record of it).
+//
 // Control path only; process-wide.
 #pragma once
 
@@ -32,7 +45,7 @@
 
 namespace uroce::port {
 
-// Points the loaded memif PMD's calls of the three functions at the guard.
+// Points the loaded memif PMD's calls of the four functions at the guard.
 // Idempotent (the first call's result is kept). 0, or a negative errno
 // with `error` saying why (-ENOENT: no memif PMD loaded in this process).
 // Install it before a memif port is probed: registrations made before are
@@ -42,6 +55,11 @@ int install_memif_intr_guard(std::string* error);
 // Callbacks the PMD left registered on a descriptor it closed, that the
 // guard unregistered, since the process started.
 std::uint64_t memif_intr_callbacks_released();
+
+// Handles the PMD freed with callbacks still registered through them, whose
+// callbacks the guard unregistered and whose descriptors it closed, since
+// the process started.
+std::uint64_t memif_intr_handles_closed();
 
 // Registrations not kept in the table because it was full (they are made
 // all the same, and are left as the PMD leaves them), since the start.
@@ -64,6 +82,15 @@ int guarded_unregister_pending(const rte_intr_handle* handle, rte_intr_callback_
 // unregister call reaches EAL, and EAL calls the PMD back under that lock
 // (memif_intr_unregister_handler, which closes) only after that.
 int release_before_close(int fd) noexcept;
+
+// What the PMD's rte_intr_instance_free reaches: unregisters the callbacks
+// in the table registered through `handle` on its descriptor (none for a
+// handle whose descriptor the PMD closed first), closes the descriptor if
+// there were any, and frees the handle. Never calls EAL's registration
+// functions for a handle freed under EAL's interrupt lock (the PMD's
+// unregister handler), since the table forgot those callbacks before the
+// PMD asked EAL to remove them.
+void guarded_instance_free(rte_intr_handle* handle) noexcept;
 
 }  // namespace detail
 

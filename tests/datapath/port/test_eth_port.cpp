@@ -1,14 +1,24 @@
 #include "datapath/port/eth_port.h"
 
 #include <gtest/gtest.h>
+#include <rte_alarm.h>
 #include <rte_ethdev.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "datapath/port/got_patch.h"
+#include "datapath/port/memif_args.h"
 #include "tests/datapath/port/eal_once.h"
 
 namespace uroce::port {
@@ -124,6 +134,96 @@ TEST_F(EthPortQueues, StatsCountThePmdsFramesAndThePoolsMbufs) {
   pa.close();
   EXPECT_EQ(pa.stats().opackets, 0u);  // closed: the PMD is not asked
   EXPECT_EQ(pa.stats().mbufs, 0u);
+}
+
+// The memif PMD's recvmsg, through its GOT, once armed: the first call
+// (the client's handler reading its departed server) says so, waits until
+// the test closes the client, and then 200 ms more before it reads.
+struct HandlerStall {
+  std::atomic<bool> armed{false}, entered{false}, closing{false};
+};
+HandlerStall g_stall;
+
+ssize_t stalled_recvmsg(int fd, msghdr* mh, int flags) {
+  if (g_stall.armed.exchange(false)) {
+    g_stall.entered.store(true);
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!g_stall.closing.load() && std::chrono::steady_clock::now() < until)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  return ::recvmsg(fd, mh, flags);
+}
+
+bool link_up_within_10s(std::uint16_t port) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  for (;;) {
+    rte_eth_link link{};
+    if (rte_eth_link_get_nowait(port, &link) == 0 && link.link_status == RTE_ETH_LINK_UP)
+      return true;
+    if (std::chrono::steady_clock::now() >= until) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
+// The race of an exiting memif peer, made to happen: the client's handler
+// of its server's departure runs on EAL's interrupt thread, stalled in its
+// read, while the test thread closes the client. A close that did not wait
+// for the handler would release the port under it, and the handler would
+// write through the released private data (this process would die of
+// SIGSEGV on the interrupt thread); EthPort::close holds the interrupt
+// thread first, which waits for the handler to return.
+TEST_F(EthPortQueues, Close_AMemifPortWaitsForItsPeersDepartureHandler) {
+  std::string err;
+  ASSERT_GT(patch_got(kMemifPmdObject, "recvmsg", reinterpret_cast<void*>(&stalled_recvmsg), &err),
+            0)
+      << err;
+  // The client's handler may answer its departed server: SIGPIPE, which
+  // uroced and the embedded engine's threads ignore or block.
+  struct sigaction ign {
+  }, old{};
+  ign.sa_handler = SIG_IGN;
+  ASSERT_EQ(sigaction(SIGPIPE, &ign, &old), 0);
+  char dir_template[] = "/tmp/uroce-memif-close-XXXXXX";
+  ASSERT_NE(mkdtemp(dir_template), nullptr);
+  const std::string sock = std::string(dir_template) + "/memif.sock";
+  PortConfig server = small_config(1);
+  server.device = "net_memif_close_s";
+  server.vdev_args = "role=server,id=0,socket-abstract=no,socket=" + sock;
+  PortConfig client = server;
+  client.device = "net_memif_close_c";
+  client.vdev_args = "role=client,id=0,socket-abstract=no,socket=" + sock;
+  EthPort s, c;
+  ASSERT_EQ(s.open(server, &err), 0) << err;
+  ASSERT_EQ(c.open(client, &err), 0) << err;
+  ASSERT_TRUE(link_up_within_10s(s.port_id()));
+  ASSERT_TRUE(link_up_within_10s(c.port_id()));
+
+  g_stall.armed.store(true);
+  s.close();  // the server leaves: the client's handler reads its end
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!g_stall.entered.load() && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_TRUE(g_stall.entered.load());
+  g_stall.closing.store(true);
+  c.close();
+  EXPECT_FALSE(c.is_open());
+  // The handler has returned, and the interrupt thread runs the next
+  // callback: this process outlived the client's departure.
+  std::atomic<bool> ran{false};
+  ASSERT_EQ(rte_eal_alarm_set(
+                1, [](void* a) { static_cast<std::atomic<bool>*>(a)->store(true); }, &ran),
+            0);
+  const auto later = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!ran.load() && std::chrono::steady_clock::now() < later)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_TRUE(ran.load());
+  std::uint16_t id = 0;
+  EXPECT_EQ(rte_eth_dev_get_port_by_name(client.device.c_str(), &id), -ENODEV);
+
+  sigaction(SIGPIPE, &old, nullptr);
+  unlink(sock.c_str());
+  rmdir(dir_template);
 }
 
 TEST(PeerReadsTxInPlace, MemifZeroCopyClientOnly) {

@@ -183,6 +183,7 @@ TEST_F(MemifIntrGuard, Install_PointsThePmdsCallsAtTheGuard) {
       {"rte_intr_callback_unregister", reinterpret_cast<void*>(&detail::guarded_unregister)},
       {"rte_intr_callback_unregister_pending",
        reinterpret_cast<void*>(&detail::guarded_unregister_pending)},
+      {"rte_intr_instance_free", reinterpret_cast<void*>(&detail::guarded_instance_free)},
   };
   for (const auto& [symbol, fn] : hooks) {
     const auto targets = got_slot_targets(kMemifPmdObject, symbol);
@@ -259,6 +260,81 @@ TEST_F(MemifIntrGuard, GuardedClose_APeerGoneBeforeItsHelloLeavesNoCallback) {
   sigaction(SIGPIPE, &old, nullptr);
   unlink(path.c_str());
   rmdir(dir.c_str());
+}
+
+TEST_F(MemifIntrGuard, GuardedInstanceFree_ReleasesWhatWasRegisteredThroughIt) {
+  const int fd = eventfd(0, EFD_NONBLOCK);
+  ASSERT_GE(fd, 0);
+  rte_intr_handle* h = rte_intr_instance_alloc(RTE_INTR_INSTANCE_F_SHARED);
+  ASSERT_NE(h, nullptr);
+  rte_intr_fd_set(h, fd);
+  rte_intr_type_set(h, RTE_INTR_HANDLE_EXT);
+  int arg = 0;
+  ASSERT_EQ(detail::guarded_register(h, nothing, &arg), 0);
+  const std::uint64_t released = memif_intr_callbacks_released();
+  const std::uint64_t closed = memif_intr_handles_closed();
+  detail::guarded_instance_free(h);
+  EXPECT_EQ(memif_intr_callbacks_released(), released + 1);
+  EXPECT_EQ(memif_intr_handles_closed(), closed + 1);
+  EXPECT_EQ(fcntl(fd, F_GETFD), -1);
+  EXPECT_EQ(errno, EBADF);
+  // EAL no longer knows the descriptor.
+  Handle other(fd);
+  EXPECT_EQ(rte_intr_callback_unregister(other.h, nothing, &arg), -ENOENT);
+}
+
+TEST_F(MemifIntrGuard, GuardedInstanceFree_LeavesAnotherHandlesRegistration) {
+  const int fd = eventfd(0, EFD_NONBLOCK);
+  ASSERT_GE(fd, 0);
+  Handle registered(fd);
+  rte_intr_handle* h = rte_intr_instance_alloc(RTE_INTR_INSTANCE_F_PRIVATE);
+  ASSERT_NE(h, nullptr);
+  rte_intr_fd_set(h, fd);
+  int arg = 0;
+  ASSERT_EQ(detail::guarded_register(registered.h, nothing, &arg), 0);
+  const std::uint64_t closed = memif_intr_handles_closed();
+  // Same descriptor, another handle (a stale one whose number was reused).
+  detail::guarded_instance_free(h);
+  detail::guarded_instance_free(nullptr);
+  EXPECT_EQ(memif_intr_handles_closed(), closed);
+  EXPECT_EQ(fcntl(fd, F_GETFD), 0);
+  EXPECT_EQ(detail::guarded_unregister(registered.h, nothing, &arg), 1);
+  close(fd);
+}
+
+// A memif server's listener, which the PMD frees with its last port on the
+// socket without unregistering its callback or closing it: the guard does
+// both, so a peer that connects afterwards is refused instead of being
+// accepted by a callback on the freed socket.
+TEST_F(MemifIntrGuard, GuardedInstanceFree_AServersListenerGoesWithItsLastPort) {
+  std::string err;
+  ASSERT_EQ(install_memif_intr_guard(&err), 0) << err;
+  ASSERT_EQ(install_memif_fd_guard(&err), 0) << err;
+  const std::string name = "uroce-listener-" + std::to_string(getpid());
+  const std::string dev = "net_memif_listener";
+  ASSERT_EQ(rte_dev_probe((dev + ",role=server,socket=" + name).c_str()), 0);
+  auto connect_abstract = [&name] {
+    const int s = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::memcpy(addr.sun_path + 1, name.data(), name.size());
+    const socklen_t len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size());
+    const int rc = connect(s, reinterpret_cast<sockaddr*>(&addr), len);
+    const int e = rc == 0 ? 0 : errno;
+    close(s);
+    return e;
+  };
+  ASSERT_EQ(connect_abstract(), 0);
+  const std::uint64_t closed = memif_intr_handles_closed();
+  ASSERT_EQ(rte_eal_hotplug_remove("vdev", dev.c_str()), 0);
+  EXPECT_EQ(memif_intr_handles_closed(), closed + 1);
+  EXPECT_EQ(connect_abstract(), ECONNREFUSED);
+  // EAL's interrupt thread goes on.
+  std::atomic<bool> ran{false};
+  ASSERT_EQ(rte_eal_alarm_set(
+                1, [](void* a) { static_cast<std::atomic<bool>*>(a)->store(true); }, &ran),
+            0);
+  EXPECT_TRUE(wait_for(ran));
 }
 
 }  // namespace
