@@ -203,17 +203,21 @@ std::string EngineHost::open(const DaemonConfig& cfg, const std::string& runtime
     return d.port_spec.kind == PortKind::kVdev &&
            port::parse_memif_args(d.port_spec.name, d.port_spec.args).has_value();
   });
-  if (std::string e; memif && port::install_memif_intr_guard(&e) != 0) {
-    spdlog::warn(
-        "memif: cannot guard the PMD's interrupt callbacks ({}): a peer that connects and "
-        "leaves at once may make EAL panic",
-        e);
-  }
-  if (std::string e; memif && port::install_memif_fd_guard(&e) != 0) {
+  // The fd guard first: the intr guard's table forgets a descriptor when
+  // the fd guard sees the PMD close it, and without that it could name a
+  // number since reused (a handle freed after its descriptor was closed
+  // would have the guard close it again).
+  std::string fd_err;
+  if (memif && port::install_memif_fd_guard(&fd_err) != 0) {
     spdlog::warn(
         "memif: cannot guard the PMD's closes ({}): a zero-copy client may offer a closed "
         "descriptor as a region when it connects again, and a peer that connects and leaves "
         "at once may make EAL panic",
+        fd_err);
+  } else if (std::string e; memif && port::install_memif_intr_guard(&e) != 0) {
+    spdlog::warn(
+        "memif: cannot guard the PMD's interrupt callbacks ({}): a peer that connects and "
+        "leaves at once may make EAL panic",
         e);
   }
   lcore_ids_ = engine_lcores(cfg);

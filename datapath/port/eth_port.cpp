@@ -2,6 +2,7 @@
 
 #include "datapath/port/intr_thread_hold.h"
 #include "datapath/port/memif_args.h"
+#include "datapath/port/memif_intr_guard.h"
 #include "datapath/port/rss.h"
 #include "datapath/port/rss_types.h"
 #include "datapath/port/xsk_pool.h"
@@ -138,6 +139,9 @@ rte_mempool* make_pool(const std::string& name, std::uint32_t n, std::uint32_t r
   return p;
 }
 
+// memif ports open in this process (EthPort::memif_ set).
+std::atomic<int> g_memif_ports{0};
+
 }  // namespace
 
 bool peer_reads_tx_in_place(std::string_view device, std::string_view vdev_args) {
@@ -146,6 +150,11 @@ bool peer_reads_tx_in_place(std::string_view device, std::string_view vdev_args)
 }
 
 EthPort::~EthPort() { close(); }
+
+void EthPort::set_memif() {
+  if (!memif_) g_memif_ports.fetch_add(1, std::memory_order_acq_rel);
+  memif_ = true;
+}
 
 int EthPort::open(const PortConfig& cfg, std::string* error) {
   if (!cfg.vdev_args.empty()) {
@@ -158,7 +167,7 @@ int EthPort::open(const PortConfig& cfg, std::string* error) {
     hotplugged_ = true;
     hotplug_name_ = cfg.device;
     // The PMD's handlers may run from here on (a client connects at once).
-    memif_ = parse_memif_args(cfg.device, cfg.vdev_args).has_value();
+    if (parse_memif_args(cfg.device, cfg.vdev_args).has_value()) set_memif();
   }
   std::uint16_t id = 0;
   if (rte_eth_dev_get_port_by_name(cfg.device.c_str(), &id) != 0) {
@@ -367,9 +376,10 @@ int EthPort::open_port_id(std::uint16_t port_id, const PortConfig& cfg, std::str
 }
 
 void EthPort::stop() {
-  std::optional<IntrThreadHold> hold;
-  if (memif_) hold.emplace();
-  stop_held();
+  // A stopped memif server is still on its socket's list, and the PMD
+  // attaches a peer that connects then to it: a close under a later hold
+  // would release the port with that peer's callback registered.
+  if (!memif_) stop_held();
 }
 
 void EthPort::stop_held() {
@@ -418,6 +428,12 @@ void EthPort::close() {
   if (hotplugged_) {
     (void)rte_vdev_uninit(hotplug_name_.c_str());
     hotplugged_ = false;
+  }
+  if (memif_ && g_memif_ports.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    // No memif port is left: whatever the PMD still has registered (a
+    // peer it accepted that had not said which port it wanted) belongs to
+    // a socket it freed.
+    (void)release_orphaned_memif_callbacks();
   }
   memif_ = false;
   if (pool_ != nullptr) {

@@ -83,7 +83,9 @@ class EthPort {
   int open_port_id(std::uint16_t port_id, const PortConfig& cfg, std::string* error = nullptr);
   // Stops and releases the device. A memif port is stopped and closed
   // while EAL's interrupt thread is held (intr_thread_hold.h), so that the
-  // PMD's handler of a peer's message never runs on a port being released.
+  // PMD's handler of a peer's message never runs on a port being released;
+  // the last memif port's close also releases the callbacks the PMD left
+  // (memif_intr_guard.h).
   void close();
   // Stops the device (no more RX/TX; close() still releases it). Lets an
   // owner of several ports stop them all before closing any. Idempotent.
@@ -125,6 +127,7 @@ class EthPort {
 
  private:
   void stop_held();
+  void set_memif();
   std::uint16_t port_id_ = 0;
   bool open_ = false;
   bool peer_reads_tx_in_place_ = false;

@@ -184,6 +184,33 @@ void guarded_instance_free(rte_intr_handle* handle) noexcept {
 
 }  // namespace detail
 
+int release_orphaned_memif_callbacks() {
+  std::array<Registration, kTableSize> all;
+  std::size_t n = 0;
+  {
+    std::lock_guard<std::mutex> lk(g_mu);
+    for (Registration& r : g_table) {
+      if (r.fd < 0) continue;
+      all[n++] = r;
+      r = Registration{};
+    }
+  }
+  int released = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    std::array<Registration, kTableSize> one;
+    one[0] = all[i];
+    released += unregister_taken(all[i].fd, one, 1);
+    // A descriptor with several callbacks is closed with its last one.
+    bool again = false;
+    for (std::size_t j = i + 1; j < n; ++j) again = again || all[j].fd == all[i].fd;
+    if (!again) {
+      close(all[i].fd);
+      g_freed_closed.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+  return released;
+}
+
 int install_memif_intr_guard(std::string* error) {
   std::call_once(g_install_once, [] {
     struct Hook {

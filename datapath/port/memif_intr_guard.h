@@ -33,7 +33,9 @@
 // rebuilt its epoll set during the cleanup). The guard routes the PMD's
 // rte_intr_instance_free too: a handle freed with callbacks registered
 // through it loses them first, and its descriptor is closed (the handle
-// was the PMD's only record of it).
+// was the PMD's only record of it). It relies on the fd guard
+// (memif_fd_guard.h), which makes the table forget a descriptor the PMD
+// closes: install that one first.
 //
 // Control path only; process-wide.
 #pragma once
@@ -56,9 +58,19 @@ int install_memif_intr_guard(std::string* error);
 // guard unregistered, since the process started.
 std::uint64_t memif_intr_callbacks_released();
 
-// Handles the PMD freed with callbacks still registered through them, whose
-// callbacks the guard unregistered and whose descriptors it closed, since
-// the process started.
+// Unregisters every callback the PMD registered and has not unregistered,
+// and closes their descriptors; returns how many callbacks EAL removed.
+// For when no memif port is left (EthPort::close of the last one): the
+// PMD then keeps nothing that could run them, but may have left a peer it
+// had accepted and that had not yet said which port it wanted (its
+// channel points at the socket the PMD freed with that socket's last
+// port). Call it with EAL's interrupt thread held (intr_thread_hold.h) or
+// on it, never under EAL's interrupt lock.
+int release_orphaned_memif_callbacks();
+
+// Descriptors the guard closed for the PMD (a handle freed with callbacks
+// still registered through it, a callback left when the last port closed),
+// since the process started.
 std::uint64_t memif_intr_handles_closed();
 
 // Registrations not kept in the table because it was full (they are made

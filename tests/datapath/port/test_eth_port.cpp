@@ -4,6 +4,8 @@
 #include <rte_alarm.h>
 #include <rte_ethdev.h>
 #include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,12 +15,15 @@
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "datapath/port/got_patch.h"
 #include "datapath/port/memif_args.h"
+#include "datapath/port/memif_fd_guard.h"
+#include "datapath/port/memif_intr_guard.h"
 #include "tests/datapath/port/eal_once.h"
 
 namespace uroce::port {
@@ -137,20 +142,20 @@ TEST_F(EthPortQueues, StatsCountThePmdsFramesAndThePoolsMbufs) {
 }
 
 // The memif PMD's recvmsg, through its GOT, once armed: the first call
-// (the client's handler reading its departed server) says so, waits until
-// the test closes the client, and then 200 ms more before it reads.
+// (the client's handler reading its departed server) says so and waits
+// until the test's close of the client has returned, or 1 s, before it
+// reads.
 struct HandlerStall {
-  std::atomic<bool> armed{false}, entered{false}, closing{false};
+  std::atomic<bool> armed{false}, entered{false}, closed{false};
 };
 HandlerStall g_stall;
 
 ssize_t stalled_recvmsg(int fd, msghdr* mh, int flags) {
   if (g_stall.armed.exchange(false)) {
     g_stall.entered.store(true);
-    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (!g_stall.closing.load() && std::chrono::steady_clock::now() < until)
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    while (!g_stall.closed.load() && std::chrono::steady_clock::now() < until)
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
   return ::recvmsg(fd, mh, flags);
 }
@@ -169,10 +174,11 @@ bool link_up_within_10s(std::uint16_t port) {
 // The race of an exiting memif peer, made to happen: the client's handler
 // of its server's departure runs on EAL's interrupt thread, stalled in its
 // read, while the test thread closes the client. A close that did not wait
-// for the handler would release the port under it, and the handler would
-// write through the released private data (this process would die of
-// SIGSEGV on the interrupt thread); EthPort::close holds the interrupt
-// thread first, which waits for the handler to return.
+// for the handler would return first and release the port under it, and
+// the handler would write through the released private data (this process
+// would die of SIGSEGV on the interrupt thread); EthPort::close holds the
+// interrupt thread first, which waits for the handler to return (after
+// its 1 s stall).
 TEST_F(EthPortQueues, Close_AMemifPortWaitsForItsPeersDepartureHandler) {
   std::string err;
   ASSERT_GT(patch_got(kMemifPmdObject, "recvmsg", reinterpret_cast<void*>(&stalled_recvmsg), &err),
@@ -205,8 +211,8 @@ TEST_F(EthPortQueues, Close_AMemifPortWaitsForItsPeersDepartureHandler) {
   while (!g_stall.entered.load() && std::chrono::steady_clock::now() < until)
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   ASSERT_TRUE(g_stall.entered.load());
-  g_stall.closing.store(true);
   c.close();
+  g_stall.closed.store(true);
   EXPECT_FALSE(c.is_open());
   // The handler has returned, and the interrupt thread runs the next
   // callback: this process outlived the client's departure.
@@ -223,6 +229,48 @@ TEST_F(EthPortQueues, Close_AMemifPortWaitsForItsPeersDepartureHandler) {
 
   sigaction(SIGPIPE, &old, nullptr);
   unlink(sock.c_str());
+  rmdir(dir_template);
+}
+
+// A peer a memif server accepted and greeted, which never said which port
+// it wanted: the PMD keeps its channel, registered with EAL, after the
+// server's port (and with it the socket) is gone. The last memif port's
+// close releases it, and the peer sees its connection end.
+TEST_F(EthPortQueues, Close_TheLastMemifPortEndsAPeerThatNeverChoseAPort) {
+  std::string err;
+  ASSERT_EQ(install_memif_fd_guard(&err), 0) << err;
+  ASSERT_EQ(install_memif_intr_guard(&err), 0) << err;
+  struct sigaction ign {
+  }, old{};
+  ign.sa_handler = SIG_IGN;
+  ASSERT_EQ(sigaction(SIGPIPE, &ign, &old), 0);
+  char dir_template[] = "/tmp/uroce-memif-orphan-XXXXXX";
+  ASSERT_NE(mkdtemp(dir_template), nullptr);
+  const std::string sock = std::string(dir_template) + "/memif.sock";
+  PortConfig server = small_config(1);
+  server.device = "net_memif_orphan_s";
+  server.vdev_args = "role=server,id=0,socket-abstract=no,socket=" + sock;
+  EthPort s;
+  ASSERT_EQ(s.open(server, &err), 0) << err;
+
+  const int peer = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+  ASSERT_GE(peer, 0);
+  const timeval ten_s{10, 0};
+  ASSERT_EQ(setsockopt(peer, SOL_SOCKET, SO_RCVTIMEO, &ten_s, sizeof(ten_s)), 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, sock.c_str(), sizeof(addr.sun_path) - 1);
+  ASSERT_EQ(connect(peer, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  std::array<char, 256> msg{};
+  ASSERT_GT(recv(peer, msg.data(), msg.size(), 0), 0);  // the server's hello
+  const std::uint64_t closed = memif_intr_handles_closed();
+  s.close();
+  // The listener's descriptor and the peer's channel.
+  EXPECT_EQ(memif_intr_handles_closed(), closed + 2);
+  EXPECT_EQ(recv(peer, msg.data(), msg.size(), 0), 0);
+  close(peer);
+
+  sigaction(SIGPIPE, &old, nullptr);
   rmdir(dir_template);
 }
 
