@@ -204,8 +204,9 @@ int EthPort::open_port_id(std::uint16_t port_id, const PortConfig& cfg, std::str
     set_error(error, where + ": cannot read device info: " + errstr(rc));
     return rc;
   }
-  memif_ =
-      memif_ || (info.driver_name != nullptr && std::string_view(info.driver_name) == "net_memif");
+  if (info.driver_name != nullptr && std::string_view(info.driver_name) == "net_memif") {
+    set_memif();
+  }
   max_frame_ = cfg.mtu + kL2Overhead;
   peer_reads_tx_in_place_ = port::peer_reads_tx_in_place(cfg.device, cfg.vdev_args);
   std::uint32_t room = std::max<std::uint32_t>(cfg.data_room != 0 ? cfg.data_room : max_frame_,

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 #include <rte_alarm.h>
+#include <rte_bus_vdev.h>
 #include <rte_ethdev.h>
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -271,6 +272,48 @@ TEST_F(EthPortQueues, Close_TheLastMemifPortEndsAPeerThatNeverChoseAPort) {
   close(peer);
 
   sigaction(SIGPIPE, &old, nullptr);
+  rmdir(dir_template);
+}
+
+// A memif port adopted by id (created by EAL's vdev list, not hot-plugged)
+// counts towards the last memif port too: its close, while a hot-plugged
+// server stays open, leaves the server's listener alone.
+TEST_F(EthPortQueues, Close_AMemifPortAdoptedByIdIsNotTheLast) {
+  std::string err;
+  ASSERT_EQ(install_memif_fd_guard(&err), 0) << err;
+  ASSERT_EQ(install_memif_intr_guard(&err), 0) << err;
+  char dir_template[] = "/tmp/uroce-memif-byid-XXXXXX";
+  ASSERT_NE(mkdtemp(dir_template), nullptr);
+  const std::string sock = std::string(dir_template) + "/memif.sock";
+  PortConfig server = small_config(1);
+  server.device = "net_memif_byid_s";
+  server.vdev_args = "role=server,id=0,socket-abstract=no,socket=" + sock;
+  EthPort s;
+  ASSERT_EQ(s.open(server, &err), 0) << err;
+  const std::string other = "net_memif_byid_c";
+  ASSERT_EQ(rte_vdev_init(other.c_str(), ("role=server,id=1,socket-abstract=no,socket=" +
+                                          std::string(dir_template) + "/other.sock")
+                                             .c_str()),
+            0);
+  std::uint16_t id = 0;
+  ASSERT_EQ(rte_eth_dev_get_port_by_name(other.c_str(), &id), 0);
+  EthPort adopted;
+  ASSERT_EQ(adopted.open_port_id(id, small_config(1), &err), 0) << err;
+  const std::uint64_t closed = memif_intr_handles_closed();
+  adopted.close();
+  (void)rte_vdev_uninit(other.c_str());
+  // The adopted port's own listener goes with its socket; the server's
+  // listener is still there.
+  EXPECT_EQ(memif_intr_handles_closed(), closed + 1);
+  const int peer = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+  ASSERT_GE(peer, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, sock.c_str(), sizeof(addr.sun_path) - 1);
+  EXPECT_EQ(connect(peer, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0) << strerror(errno);
+  close(peer);
+  s.close();
+  unlink((std::string(dir_template) + "/other.sock").c_str());
   rmdir(dir_template);
 }
 
