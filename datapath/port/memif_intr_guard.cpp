@@ -99,6 +99,20 @@ int unregister_taken(int fd, const std::array<Registration, kTableSize>& mine, s
   return released;
 }
 
+// Unregisters the table's callbacks on `fd` (only those registered through
+// `handle`, when given) and, if there were any, closes `fd`; returns how
+// many EAL removed.
+int release_and_close(int fd, const rte_intr_handle* handle) {
+  if (fd < 0) return 0;
+  std::array<Registration, kTableSize> mine;
+  const std::size_t n = take(fd, nullptr, nullptr, true, mine, handle);
+  if (n == 0) return 0;
+  const int released = unregister_taken(fd, mine, n);
+  close(fd);
+  g_freed_closed.fetch_add(1, std::memory_order_relaxed);
+  return released;
+}
+
 // Puts entries taken out back into free slots (an EAL call that removed
 // nothing).
 void put_back(const std::array<Registration, kTableSize>& taken, std::size_t n) {
@@ -170,45 +184,29 @@ int release_before_close(int fd) noexcept {
 }
 
 void guarded_instance_free(rte_intr_handle* handle) noexcept {
-  const int fd = handle != nullptr ? rte_intr_fd_get(handle) : -1;
-  std::array<Registration, kTableSize> mine;
-  const std::size_t n = fd >= 0 ? take(fd, nullptr, nullptr, true, mine, handle) : 0;
-  if (n != 0) {
-    (void)unregister_taken(fd, mine, n);
-    // The handle was the PMD's only record of the descriptor.
-    close(fd);
-    g_freed_closed.fetch_add(1, std::memory_order_relaxed);
-  }
+  // The handle was the PMD's only record of the descriptor.
+  if (handle != nullptr) (void)release_and_close(rte_intr_fd_get(handle), handle);
   rte_intr_instance_free(handle);
 }
 
 }  // namespace detail
 
 int release_orphaned_memif_callbacks() {
-  std::array<Registration, kTableSize> all;
-  std::size_t n = 0;
-  {
-    std::lock_guard<std::mutex> lk(g_mu);
-    for (Registration& r : g_table) {
-      if (r.fd < 0) continue;
-      all[n++] = r;
-      r = Registration{};
-    }
-  }
   int released = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    std::array<Registration, kTableSize> one;
-    one[0] = all[i];
-    released += unregister_taken(all[i].fd, one, 1);
-    // A descriptor with several callbacks is closed with its last one.
-    bool again = false;
-    for (std::size_t j = i + 1; j < n; ++j) again = again || all[j].fd == all[i].fd;
-    if (!again) {
-      close(all[i].fd);
-      g_freed_closed.fetch_add(1, std::memory_order_relaxed);
+  for (;;) {
+    int fd = -1;
+    {
+      std::lock_guard<std::mutex> lk(g_mu);
+      for (const Registration& r : g_table) {
+        if (r.fd >= 0) {
+          fd = r.fd;
+          break;
+        }
+      }
     }
+    if (fd < 0) return released;
+    released += release_and_close(fd, nullptr);
   }
-  return released;
 }
 
 int install_memif_intr_guard(std::string* error) {

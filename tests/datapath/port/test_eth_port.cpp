@@ -185,12 +185,7 @@ TEST_F(EthPortQueues, Close_AMemifPortWaitsForItsPeersDepartureHandler) {
   ASSERT_GT(patch_got(kMemifPmdObject, "recvmsg", reinterpret_cast<void*>(&stalled_recvmsg), &err),
             0)
       << err;
-  // The client's handler may answer its departed server: SIGPIPE, which
-  // uroced and the embedded engine's threads ignore or block.
-  struct sigaction ign {
-  }, old{};
-  ign.sa_handler = SIG_IGN;
-  ASSERT_EQ(sigaction(SIGPIPE, &ign, &old), 0);
+  const test::SigpipeIgnored no_sigpipe;
   char dir_template[] = "/tmp/uroce-memif-close-XXXXXX";
   ASSERT_NE(mkdtemp(dir_template), nullptr);
   const std::string sock = std::string(dir_template) + "/memif.sock";
@@ -217,18 +212,10 @@ TEST_F(EthPortQueues, Close_AMemifPortWaitsForItsPeersDepartureHandler) {
   EXPECT_FALSE(c.is_open());
   // The handler has returned, and the interrupt thread runs the next
   // callback: this process outlived the client's departure.
-  std::atomic<bool> ran{false};
-  ASSERT_EQ(rte_eal_alarm_set(
-                1, [](void* a) { static_cast<std::atomic<bool>*>(a)->store(true); }, &ran),
-            0);
-  const auto later = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (!ran.load() && std::chrono::steady_clock::now() < later)
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  EXPECT_TRUE(ran.load());
+  EXPECT_TRUE(test::interrupt_thread_runs());
   std::uint16_t id = 0;
   EXPECT_EQ(rte_eth_dev_get_port_by_name(client.device.c_str(), &id), -ENODEV);
 
-  sigaction(SIGPIPE, &old, nullptr);
   unlink(sock.c_str());
   rmdir(dir_template);
 }
@@ -241,10 +228,7 @@ TEST_F(EthPortQueues, Close_TheLastMemifPortEndsAPeerThatNeverChoseAPort) {
   std::string err;
   ASSERT_EQ(install_memif_fd_guard(&err), 0) << err;
   ASSERT_EQ(install_memif_intr_guard(&err), 0) << err;
-  struct sigaction ign {
-  }, old{};
-  ign.sa_handler = SIG_IGN;
-  ASSERT_EQ(sigaction(SIGPIPE, &ign, &old), 0);
+  const test::SigpipeIgnored no_sigpipe;
   char dir_template[] = "/tmp/uroce-memif-orphan-XXXXXX";
   ASSERT_NE(mkdtemp(dir_template), nullptr);
   const std::string sock = std::string(dir_template) + "/memif.sock";
@@ -271,7 +255,6 @@ TEST_F(EthPortQueues, Close_TheLastMemifPortEndsAPeerThatNeverChoseAPort) {
   EXPECT_EQ(recv(peer, msg.data(), msg.size(), 0), 0);
   close(peer);
 
-  sigaction(SIGPIPE, &old, nullptr);
   rmdir(dir_template);
 }
 

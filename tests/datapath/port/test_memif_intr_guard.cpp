@@ -179,11 +179,7 @@ TEST_F(MemifIntrGuard, GuardedClose_UnderEalsLockCallsNoEal) {
   EXPECT_FALSE(names_an_eventfd(job.fd));
   EXPECT_EQ(memif_intr_callbacks_released(), released);
   // EAL's interrupt thread goes on.
-  std::atomic<bool> ran{false};
-  ASSERT_EQ(rte_eal_alarm_set(
-                1, [](void* a) { static_cast<std::atomic<bool>*>(a)->store(true); }, &ran),
-            0);
-  EXPECT_TRUE(wait_for(ran));
+  EXPECT_TRUE(test::interrupt_thread_runs());
 }
 
 TEST_F(MemifIntrGuard, Install_PointsThePmdsCallsAtTheGuard) {
@@ -216,12 +212,7 @@ TEST_F(MemifIntrGuard, GuardedClose_APeerGoneBeforeItsHelloLeavesNoCallback) {
   std::string err;
   ASSERT_EQ(install_memif_intr_guard(&err), 0) << err;
   ASSERT_EQ(install_memif_fd_guard(&err), 0) << err;
-  // The PMD's send to the departed peer raises SIGPIPE on the interrupt
-  // thread; uroced and the embedded engine's threads ignore or block it.
-  struct sigaction ign {
-  }, old{};
-  ign.sa_handler = SIG_IGN;
-  ASSERT_EQ(sigaction(SIGPIPE, &ign, &old), 0);
+  const test::SigpipeIgnored no_sigpipe;
 
   char dir_template[] = "/tmp/uroce-intr-guard-XXXXXX";
   ASSERT_NE(mkdtemp(dir_template), nullptr);
@@ -262,14 +253,9 @@ TEST_F(MemifIntrGuard, GuardedClose_APeerGoneBeforeItsHelloLeavesNoCallback) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   EXPECT_EQ(memif_intr_callbacks_released(), before + 1);
   // ...and EAL's interrupt thread still runs callbacks.
-  std::atomic<bool> ran{false};
-  ASSERT_EQ(rte_eal_alarm_set(
-                1, [](void* a) { static_cast<std::atomic<bool>*>(a)->store(true); }, &ran),
-            0);
-  EXPECT_TRUE(wait_for(ran));
+  EXPECT_TRUE(test::interrupt_thread_runs());
 
   EXPECT_EQ(rte_eal_hotplug_remove("vdev", dev.c_str()), 0);
-  sigaction(SIGPIPE, &old, nullptr);
   unlink(path.c_str());
   rmdir(dir.c_str());
 }
@@ -321,10 +307,7 @@ TEST_F(MemifIntrGuard, GuardedInstanceFree_AServersListenerGoesWithItsLastPort) 
   std::string err;
   ASSERT_EQ(install_memif_intr_guard(&err), 0) << err;
   ASSERT_EQ(install_memif_fd_guard(&err), 0) << err;
-  struct sigaction ign {
-  }, old{};
-  ign.sa_handler = SIG_IGN;
-  ASSERT_EQ(sigaction(SIGPIPE, &ign, &old), 0);
+  const test::SigpipeIgnored no_sigpipe;
   const std::string name = "uroce-listener-" + std::to_string(getpid());
   const std::string dev = "net_memif_listener";
   ASSERT_EQ(rte_dev_probe((dev + ",role=server,socket=" + name).c_str()), 0);
@@ -352,12 +335,7 @@ TEST_F(MemifIntrGuard, GuardedInstanceFree_AServersListenerGoesWithItsLastPort) 
   EXPECT_EQ(memif_intr_handles_closed(), closed + 1);
   EXPECT_EQ(connect_abstract(), ECONNREFUSED);
   // EAL's interrupt thread goes on.
-  std::atomic<bool> ran{false};
-  ASSERT_EQ(rte_eal_alarm_set(
-                1, [](void* a) { static_cast<std::atomic<bool>*>(a)->store(true); }, &ran),
-            0);
-  EXPECT_TRUE(wait_for(ran));
-  sigaction(SIGPIPE, &old, nullptr);
+  EXPECT_TRUE(test::interrupt_thread_runs());
 }
 
 TEST_F(MemifIntrGuard, ReleaseOrphaned_UnregistersAndClosesEveryDescriptor) {
