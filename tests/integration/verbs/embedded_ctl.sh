@@ -66,14 +66,25 @@ want="uroce-ctl: process $$ runs no embedded uroce engine (no SYSFS_PATH from ur
 }
 uroce_verdict "uroce-ctl --pid of a process without an engine says so and exits 1" "$st"
 
+st=0
+touch "$hold"
+uroce_wait "$PG" rc
+left=$(ls "$TMPDIR")
+[ "$rc" = 0 ] && [ -z "$left" ] || {
+  UROCE_WHY="the program exited $rc, left in TMPDIR: '$left'"
+  st=1
+}
+uroce_verdict "the program exits 0 and its run directory (with the socket) is gone" "$st"
+
 # ---- capture and metrics of an embedded engine ----
 st=0
 mp="socket=$UROCE_TMP/memif.sock,socket-abstract=no,id=0,bsize=8192"
 dev_a=$(verbs_device uroce0 02:00:00:d8:00:11 10.219.1.11 "net_memif0,role=server,$mp")
 dev_b=$(verbs_device uroce0 02:00:00:d8:00:12 10.219.1.12 "net_memif0,role=client,$mp")
 uroce_next_port port
-# Long enough (100,000 round trips: seconds even on a quiet machine) that
-# the capture's 200 frames come while both run.
+# 100,000 round trips: the capture, attached before the client starts,
+# takes the first 200 frames, and the metrics are read a few milliseconds
+# later while the run (seconds, far longer under load) goes on.
 pp=(ibv_rc_pingpong -d uroce0 -g 1 -p "$port" -n 100000)
 uroce_bg SPG --timeout 120 "$UROCE_TMP/pp-server.out" "$UROCE_TMP/pp-server.out" -- \
   "$UROCE_RUN" --embedded --lcore 0 --device "$dev_a" -- "${pp[@]}"
@@ -81,17 +92,29 @@ for _ in $(seq 1 300); do
   ss -ltn | grep -q ":$port " && break
   sleep 0.1
 done
-uroce_bg CPG --timeout 120 "$UROCE_TMP/pp-client.out" "$UROCE_TMP/pp-client.out" -- \
-  "$UROCE_RUN" --embedded --lcore 1 --device "$dev_b" -- "${pp[@]}" 127.0.0.1
 server=$(pgrep -g "$SPG" -x ibv_rc_pingpong | head -n 1)
 pcap=$UROCE_TMP/embedded.pcapng
+cap_err=$UROCE_TMP/cap.err
 if [ -z "$server" ]; then
   UROCE_WHY="the pingpong server did not start: $(tail -n 3 "$UROCE_TMP/pp-server.out" | tr '\n' '|')"
   st=1
-elif ! timeout 60 "$UROCE_CTL" --pid "$server" capture uroce0 -c 200 -w "$pcap" 2>"$UROCE_TMP/cap.err"; then
-  UROCE_WHY="uroce-ctl --pid $server capture: $(tail -n 3 "$UROCE_TMP/cap.err" | tr '\n' '|')"
+else
+  # The capture is attached before the client starts: its 200 frames are
+  # the run's first ones, not a race against the run's end.
+  uroce_bg CAP --timeout 60 /dev/null "$cap_err" -- \
+    "$UROCE_CTL" --pid "$server" capture uroce0 -c 200 -w "$pcap"
+  if ! uroce_wait_for_line "$cap_err" '^uroce-ctl: capturing ' 30 "$CAP"; then
+    UROCE_WHY="no capturing line from uroce-ctl --pid $server capture: $(tail -n 3 "$cap_err" | tr '\n' '|')"
+    st=1
+  fi
+fi
+uroce_bg CPG --timeout 120 "$UROCE_TMP/pp-client.out" "$UROCE_TMP/pp-client.out" -- \
+  "$UROCE_RUN" --embedded --lcore 1 --device "$dev_b" -- "${pp[@]}" 127.0.0.1
+[ "$st" = 0 ] && uroce_wait "$CAP" caprc
+if [ "$st" = 0 ] && [ "$caprc" != 0 ]; then
+  UROCE_WHY="uroce-ctl --pid $server capture exited $caprc: $(tail -n 3 "$cap_err" | tr '\n' '|')"
   st=1
-elif ! "$UROCE_CTL" --pid "$server" metrics >"$UROCE_TMP/metrics.prom" 2>&1; then
+elif [ "$st" = 0 ] && ! "$UROCE_CTL" --pid "$server" metrics >"$UROCE_TMP/metrics.prom" 2>&1; then
   UROCE_WHY="uroce-ctl --pid $server metrics: $(head -n 3 "$UROCE_TMP/metrics.prom" | tr '\n' '|')"
   st=1
 fi
@@ -112,17 +135,11 @@ if [ "$st" = 0 ]; then
   elif [ "$src" != 0 ] || [ "$crc" != 0 ]; then
     UROCE_WHY="the pingpongs exited $src and $crc"
     st=1
+  elif [ -n "$(ls "$TMPDIR")" ]; then
+    UROCE_WHY="the pingpongs left in TMPDIR: '$(ls "$TMPDIR" | tr '\n' ' ')'"
+    st=1
   fi
 fi
-uroce_verdict "uroce-ctl --pid captures an embedded engine's frames and reads its metrics" "$st"
+uroce_verdict "uroce-ctl --pid captures an embedded engine's frames and reads its metrics; the pingpongs exit 0 and leave no run directory" "$st"
 
-st=0
-touch "$hold"
-uroce_wait "$PG" rc
-left=$(ls "$TMPDIR")
-[ "$rc" = 0 ] && [ -z "$left" ] || {
-  UROCE_WHY="the program exited $rc, left in TMPDIR: '$left'"
-  st=1
-}
-uroce_verdict "the program exits 0 and its run directory (with the socket) is gone" "$st"
 uroce_summary embedded_ctl
