@@ -11,7 +11,7 @@
 // (UCX opens and closes the device, and with it the port, several times),
 // where the client offered its own control socket as a region and the
 // server's mmap of it failed with ENODEV on every retry, the link never
-// came up (docs/nic.md, "A memif peer that leaves").
+// came up (docs/port.md, "A memif peer that leaves").
 //
 // The guard routes the PMD's own calls of close (its GOT, got_patch.h)
 // through guarded_close, which leaves open a descriptor that backs EAL's

@@ -8,7 +8,7 @@
 // that passed the test and was preempted before its burst ended resumes in
 // unmapped memory: SIGSEGV. Seen: uroced busy-polling a memif server port
 // beside three busy loops died in rte_eth_rx_burst after 18 departures of
-// embedded clients (docs/nic.md, "A memif peer that leaves"); an embedded
+// embedded clients (docs/port.md, "A memif peer that leaves"); an embedded
 // ibv_rc_pingpong server died so once in CI's suite. DPDK has no event or
 // lock that orders the two.
 //

@@ -7,7 +7,7 @@
 # open the device over a memif client port (ibv_devinfo: the port must be
 # PORT_ACTIVE) and exit. Unguarded, such a daemon died of SIGSEGV in
 # rte_eth_rx_burst after 18 and 83 departures of 100 beside three busy
-# loops (docs/nic.md, "A memif peer that leaves"). Checked: every client saw
+# loops (docs/port.md, "A memif peer that leaves"). Checked: every client saw
 # the port active; the daemon is alive after the last; its log says for
 # each departure that the engine left its bursts before the PMD unmapped
 # the region. Between clients a hasty peer connects to the server's socket
