@@ -14,6 +14,20 @@ namespace uroce::ctl_tool {
 
 namespace {
 
+// The metrics of a status reply; clients left out to fit one control
+// message are named in a comment line (a scraper ignores it), since their
+// series are missing: the daemon's metrics listener serves them all.
+std::string render_metrics(const nlohmann::json& j) {
+  std::string out = daemon::metrics_text(j).text;
+  const auto it = j.find("clients_omitted");
+  if (it != j.end() && it->is_number_unsigned() && it->get<std::size_t>() != 0) {
+    out += "# uroce-ctl: the series of " + std::to_string(it->get<std::size_t>()) +
+           " clients are left out (more than one status message holds; the metrics listener "
+           "serves them all)\n";
+  }
+  return out;
+}
+
 const Command kCommands[] = {
     {"status", "the daemon (version, pid, poll mode, lcores) and one row per device", 0,
      &render_status},
@@ -40,8 +54,7 @@ const Command kCommands[] = {
     {"metrics",
      "every counter as Prometheus metrics (text format 0.0.4), per device, per QP type and "
      "class, per client: what the daemon's metrics listener serves (docs/metrics.md)",
-     ctl::kStatusQps | ctl::kStatusClients,
-     [](const nlohmann::json& j) { return daemon::metrics_text(j).text; }},
+     ctl::kStatusQps | ctl::kStatusClients, &render_metrics},
     {"capture",
      "DEVICE's frames, both directions, as pcapng to -w FILE or standard output, until -c N "
      "frames or Ctrl-C (root only; docs/capture.md)",

@@ -634,6 +634,11 @@ std::string render_clients(const json& j) {
   if (is_true(j, "client_objects_truncated")) {
     out += "(more handles than one status message holds: the clients' lists truncated)\n";
   }
+  const json& omitted = child(j, "clients_omitted");
+  if (omitted.is_number_unsigned() && omitted.get<std::size_t>() != 0) {
+    out += "(" + std::to_string(omitted.get<std::size_t>()) +
+           " more clients than one status message holds: not listed)\n";
+  }
   return out;
 }
 

@@ -412,11 +412,11 @@ std::string Server::metrics_status(const ctl::PeerCred* asker) {
   }
   const bool sums = qps <= kMetricsQpLimit;
   return status_as(ctl::kStatusClients | (sums ? ctl::kStatusQps : 0u),
-                   sees_all(who) ? nullptr : &who, false, sums ? 0 : qps);
+                   sees_all(who) ? nullptr : &who, false, sums ? 0 : qps, true);
 }
 
 std::string Server::status_as(std::uint32_t flags, const ctl::PeerCred* asker, bool qp_lines,
-                              std::uint64_t qp_classes_omitted) {
+                              std::uint64_t qp_classes_omitted, bool whole) {
   const bool with_qps = (flags & ctl::kStatusQps) != 0;
   std::vector<DeviceSnapshot> snaps(env_.devices.size());
   for (std::size_t i = 0; i < env_.devices.size(); ++i) {
@@ -462,7 +462,7 @@ std::string Server::status_as(std::uint32_t flags, const ctl::PeerCred* asker, b
     std::erase_if(info.users, [&](const auto& u) { return u.first != asker->uid; });
   }
   const std::size_t room =
-      ctl::kMaxMessageBytes - sizeof(ctl::MsgHeader) - sizeof(ctl::ReplyStatus);
+      whole ? SIZE_MAX : ctl::kMaxMessageBytes - sizeof(ctl::MsgHeader) - sizeof(ctl::ReplyStatus);
   return status_json(info, env_.devices, snaps, with_qps && qp_lines,
                      (flags & ctl::kStatusClients) != 0 ? &clients : nullptr, room,
                      with_qps ? &sums : nullptr);

@@ -88,7 +88,8 @@ class Server {
   // class but no QP lines. The sums read every QP's status in the engine
   // call of each device (as `uroce-ctl qps` does), a cost that grows with
   // the QPs: over kMetricsQpLimit QPs they are left out, and
-  // daemon.qp_classes_omitted says how many QPs there were.
+  // daemon.qp_classes_omitted says how many QPs there were. Never cut to
+  // a control message's size: the listener writes any size.
   std::string metrics_status(const ctl::PeerCred* asker);
   static constexpr std::uint64_t kMetricsQpLimit = 4096;
   // Members of this group see every client (none by default). Before start().
@@ -161,8 +162,10 @@ class Server {
   std::function<engine::EngineRunCounters()> engine_counters_;
   std::function<std::vector<engine::LoopHistograms>()> engine_loops_;
   bool sees_all(const ctl::PeerCred& asker) const;
+  // The body, cut to fit one control message (status_json) unless
+  // `whole` (the metrics listener, which writes a body of any size).
   std::string status_as(std::uint32_t flags, const ctl::PeerCred* asker, bool qp_lines = true,
-                        std::uint64_t qp_classes_omitted = 0);
+                        std::uint64_t qp_classes_omitted = 0, bool whole = false);
   // Held so that one accept can still succeed at the fd limit; accept
   // thread only once serving.
   ReserveFd reserve_;

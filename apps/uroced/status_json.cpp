@@ -571,9 +571,10 @@ std::string status_json(const DaemonInfo& info, const std::vector<Device*>& devi
   std::string out = j.dump();
   if (out.size() <= max_bytes) return out;
   // Too big: first keep as many QP lines as fit, halving until the body
-  // does; then cut every client's handle lists the same way. A body that
-  // still does not fit is returned so (its caller decides: the control
-  // session refuses one over a message).
+  // does; then cut every client's handle lists the same way; then the
+  // clients themselves. A body that still does not fit (its devices alone
+  // are too many) is returned so (its caller decides: the control session
+  // refuses one over a message).
   if (with_qps && !qps.empty()) {
     j["qps_truncated"] = true;
     for (std::size_t keep = qps.size() / 2;; keep /= 2) {
@@ -593,8 +594,28 @@ std::string status_json(const DaemonInfo& info, const std::vector<Device*>& devi
   for (std::size_t cap = longest / 2;; cap /= 2) {
     put_clients(cap);
     out = j.dump();
-    if (out.size() <= max_bytes || cap == 0) return out;
+    if (out.size() <= max_bytes) return out;
+    if (cap == 0) break;
   }
+  // Every handle list empty and still too big (a few hundred clients): the
+  // first clients that fit stay, found by bisection (the body grows with
+  // each client kept), and the body says how many it left out.
+  const json all = j["clients"];
+  std::size_t fits = 0;           // keeping `fits` clients fits (0 is assumed to)
+  std::size_t over = all.size();  // keeping `over` does not
+  while (over - fits > 1) {
+    const std::size_t mid = fits + (over - fits) / 2;
+    j["clients"] = json(all.begin(), all.begin() + static_cast<long>(mid));
+    j["clients_omitted"] = all.size() - mid;
+    if (j.dump().size() <= max_bytes) {
+      fits = mid;
+    } else {
+      over = mid;
+    }
+  }
+  j["clients"] = json(all.begin(), all.begin() + static_cast<long>(fits));
+  j["clients_omitted"] = all.size() - fits;
+  return j.dump();
 }
 
 }  // namespace uroce::daemon

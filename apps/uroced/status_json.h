@@ -70,6 +70,7 @@
 //                  "<kind>_omitted" (when cut to fit)},
 //                  "qp_engine": {QpEngineCounters of its QPs, summed} (with kStatusQps)}]
 //                                                               (kStatusClients)
+//     "clients_omitted": clients left out of "clients" to fit (when cut)
 //   }
 // The values that no counter set defines are listed in status_values.h,
 // with what each means; the metrics (metrics_text.h) read the same lists.
@@ -79,7 +80,9 @@
 // each client's handle lists keep their first entries (the same number for
 // every list, halved until the body fits), a cut list's kind gains
 // "<kind>_omitted" (e.g. "qps_omitted": 1100), and the body says
-// "client_objects_truncated": true.
+// "client_objects_truncated": true; if even every list empty is too much
+// (a few hundred clients), the first clients that fit stay and
+// "clients_omitted" counts the rest.
 #pragma once
 
 #include <nlohmann/json.hpp>

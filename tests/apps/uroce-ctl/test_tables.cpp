@@ -321,6 +321,20 @@ TEST(RenderClients, CountsOmittedHandles) {
   EXPECT_EQ(render_clients(json::parse(R"({"clients": []})")).find("truncated"), std::string::npos);
 }
 
+// Clients left out to fit the reply are counted under the table.
+TEST(RenderClients, SaysHowManyClientsAreNotListed) {
+  const json j = json::parse(R"({"client_objects_truncated": true, "clients_omitted": 212,
+    "clients": [{"id": 4, "pid": 9, "uid": 0, "device": "uroce0", "requests": 1,
+    "bad_requests": 0, "objects": {"pds": [], "pds_omitted": 1}}]})");
+  const std::string s = render_clients(j);
+  EXPECT_NE(s.find("(212 more clients than one status message holds: not listed)\n"),
+            std::string::npos)
+      << s;
+  EXPECT_EQ(render_clients(json::parse(R"({"clients": [], "clients_omitted": 0})"))
+                .find("not listed"),
+            std::string::npos);
+}
+
 TEST(RenderPfc, PrioritiesBadInputAndTtl) {
   const json j = json::parse(R"({"devices": [{"name": "uroce0", "pfc": {
     "enabled_priorities": [3], "link_mbps": 10000, "tx_ttl": 64,

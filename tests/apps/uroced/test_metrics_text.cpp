@@ -423,6 +423,16 @@ TEST(MetricsText_GrafanaExample, UsesRealNames) {
   EXPECT_GE(n, 10u);
 }
 
+// What was cut to fit one control message is no metric (uroce-ctl metrics
+// says it in a comment).
+TEST(MetricsText_Undescribed, CutMarkersAreNotMetrics) {
+  const json j = json::parse(R"({"qps_truncated": true, "client_objects_truncated": true,
+      "clients_omitted": 3, "clients": []})");
+  const MetricsText m = metrics_text(j);
+  EXPECT_TRUE(m.undescribed.empty()) << ::testing::PrintToString(m.undescribed);
+  EXPECT_EQ(m.text.find("omitted"), std::string::npos) << m.text;
+}
+
 TEST(MetricsText_Undescribed, RenderedAsGaugeAndNamed) {
   const json j = json::parse(R"({"devices": [{"name": "uroce0",
       "counters": {"rx_frames": 3, "rx_new": 5}}], "extra": 1})");

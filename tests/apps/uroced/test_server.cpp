@@ -8,7 +8,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <thread>
+#include <vector>
 
 #include "tests/apps/uroced/fake_device.h"
 #include "tests/apps/uroced/sim_daemon.h"
@@ -248,6 +250,32 @@ TEST_F(ServerTest, MetricsStatus_ClassesForAllClientsForTheirUserOnly) {
   const nlohmann::json many = nlohmann::json::parse(srv.metrics_status(nullptr));
   EXPECT_FALSE(many.contains("qp_classes"));
   EXPECT_EQ(many["daemon"]["qp_classes_omitted"], Server::kMetricsQpLimit + 1);
+}
+
+// A few hundred clients: a Status reply keeps the first that fit one
+// message and counts the rest (it was refused with EMSGSIZE before), and
+// the metrics listener's body, which has no such bound, keeps them all.
+TEST_F(ServerTest, MetricsStatus_KeepsEveryClientAStatusReplyLeavesOut) {
+  Server srv({&dev_}, DaemonInfo{});
+  std::string err;
+  ASSERT_EQ(srv.listen(path_, &err), 0);
+  ASSERT_EQ(srv.start(nullptr), 0);
+  constexpr std::size_t kClients = 250;  // the default limit is 256
+  std::vector<std::unique_ptr<RawClient>> conns;
+  for (std::size_t i = 0; i < kClients; ++i) {
+    conns.push_back(std::make_unique<RawClient>(path_));
+    ASSERT_EQ(conns.back()->call(ctl::Op::kStatus, ctl::StatusReq{0, 0}).status, 0) << i;
+  }
+  EXPECT_EQ(conns[0]->call(ctl::Op::kStatus, ctl::StatusReq{ctl::kStatusClients, 0}).status, 0);
+  const ctl::PeerCred root{1, 0, 0};
+  const nlohmann::json cut = nlohmann::json::parse(srv.status_for(ctl::kStatusClients, root));
+  ASSERT_TRUE(cut.contains("clients_omitted")) << cut.dump().size();
+  EXPECT_GT(cut["clients_omitted"].get<std::size_t>(), 0u);
+  EXPECT_EQ(cut["clients"].size() + cut["clients_omitted"].get<std::size_t>(), kClients);
+  const nlohmann::json all = nlohmann::json::parse(srv.metrics_status(&root));
+  EXPECT_EQ(all["clients"].size(), kClients);
+  EXPECT_FALSE(all.contains("clients_omitted"));
+  EXPECT_FALSE(all.contains("client_objects_truncated"));
 }
 
 // Reads one async record from `fd` within `ms`; false on timeout.

@@ -654,6 +654,44 @@ TEST(StatusJson_TooBig, CutsClientListsAndCountsTheRest) {
   EXPECT_FALSE(j["clients"][1]["objects"].contains("qps_omitted"));
 }
 
+// A few hundred clients do not fit one message even with every handle list
+// empty: the first clients stay, as many as fit (one more would not), and
+// the body counts the rest.
+TEST(StatusJson_TooBig, KeepsTheFirstClientsThatFitAndCountsTheRest) {
+  FakeDevice d("uroce0", 9000);
+  std::vector<ClientSummary> clients(400);
+  for (std::uint32_t i = 0; i < clients.size(); ++i) {
+    clients[i].id = i + 1;
+    clients[i].cred = {static_cast<pid_t>(1000 + i), 1000, 1000};
+    clients[i].device = "uroce0";
+    clients[i].pds = {i};
+  }
+  const std::size_t room = 1 << 16;
+  const std::string whole =
+      status_json(info(), {&d}, {DeviceSnapshot{}}, false, &clients, SIZE_MAX);
+  ASSERT_GT(whole.size(), room);
+  EXPECT_FALSE(json::parse(whole).contains("clients_omitted"));
+
+  const std::string out = status_json(info(), {&d}, {DeviceSnapshot{}}, false, &clients, room);
+  ASSERT_LE(out.size(), room);
+  json j = json::parse(out);
+  EXPECT_TRUE(j["client_objects_truncated"].get<bool>());
+  const std::size_t kept = j["clients"].size();
+  ASSERT_GT(kept, 0u);
+  ASSERT_LT(kept, clients.size());
+  EXPECT_EQ(kept + j["clients_omitted"].get<std::size_t>(), clients.size());
+  for (std::size_t i = 0; i < kept; ++i) EXPECT_EQ(j["clients"][i]["id"], i + 1);
+  // Their lists were cut to nothing first.
+  EXPECT_EQ(j["clients"][0]["objects"]["pds"].size(), 0u);
+  EXPECT_EQ(j["clients"][0]["objects"]["pds_omitted"], 1);
+  // The next client would not have fit.
+  json next = j["clients"][kept - 1];
+  next["id"] = kept + 1;
+  j["clients"].push_back(next);
+  j["clients_omitted"] = clients.size() - kept - 1;
+  EXPECT_GT(j.dump().size(), room);
+}
+
 // With QP lines asked for, those are cut first: only when none of them is
 // left do the clients' lists lose entries.
 TEST(StatusJson_TooBig, QpLinesGoBeforeClientLists) {
