@@ -254,6 +254,21 @@ json limits_json(const Limits& l) {
 
 namespace {
 
+// The largest k below n for which fits(k) holds, where fits holds up to
+// some bound and not above it (a body grows with each entry it keeps) and
+// fits(n) does not hold; 0 when no k from 1 up fits (fits(0) is then the
+// caller's to try). About log2(n) calls, each a dump of the body.
+template <class Fits>
+std::size_t most_that_fit(std::size_t n, const Fits& fits) {
+  std::size_t lo = 0;  // 0, or a k that fits
+  std::size_t hi = n;  // does not fit
+  while (hi - lo > 1) {
+    const std::size_t mid = lo + (hi - lo) / 2;
+    (fits(mid) ? lo : hi) = mid;
+  }
+  return lo;
+}
+
 // A client's lists of plain handles, by their key under "objects" (the QPs'
 // list, of objects, is "qps").
 struct HandleList {
@@ -570,19 +585,22 @@ std::string status_json(const DaemonInfo& info, const std::vector<Device*>& devi
   if (with_qps) j["qps"] = json(qps);
   std::string out = j.dump();
   if (out.size() <= max_bytes) return out;
-  // Too big: first keep as many QP lines as fit, halving until the body
-  // does; then cut every client's handle lists the same way; then the
-  // clients themselves. A body that still does not fit (its devices alone
-  // are too many) is returned so (its caller decides: the control session
-  // refuses one over a message).
+  // Too big: first keep as many QP lines as fit; then cut every client's
+  // handle lists to as many entries as fit (the same number for each
+  // list); then keep as many clients as fit. A body that still does not
+  // fit (its devices alone are too many) is returned so (its caller
+  // decides: the control session refuses one over a message).
+  const auto fits = [&] {
+    out = j.dump();
+    return out.size() <= max_bytes;
+  };
   if (with_qps && !qps.empty()) {
     j["qps_truncated"] = true;
-    for (std::size_t keep = qps.size() / 2;; keep /= 2) {
-      j["qps"] = json(std::vector<json>(qps.begin(), qps.begin() + static_cast<long>(keep)));
-      out = j.dump();
-      if (out.size() <= max_bytes || keep == 0) break;
-    }
-    if (out.size() <= max_bytes) return out;
+    const auto keep_qps = [&](std::size_t k) {
+      j["qps"] = json(std::vector<json>(qps.begin(), qps.begin() + static_cast<long>(k)));
+      return fits();
+    };
+    if (keep_qps(most_that_fit(qps.size(), keep_qps))) return out;
   }
   if (clients == nullptr) return out;
   std::size_t longest = 0;
@@ -591,31 +609,21 @@ std::string status_json(const DaemonInfo& info, const std::vector<Device*>& devi
     longest = std::max(longest, c.qps.size());
   }
   j["client_objects_truncated"] = true;
-  for (std::size_t cap = longest / 2;; cap /= 2) {
+  const auto cap_lists = [&](std::size_t cap) {
     put_clients(cap);
-    out = j.dump();
-    if (out.size() <= max_bytes) return out;
-    if (cap == 0) break;
-  }
+    return fits();
+  };
+  if (cap_lists(most_that_fit(longest, cap_lists))) return out;
   // Every handle list empty and still too big (a few hundred clients): the
-  // first clients that fit stay, found by bisection (the body grows with
-  // each client kept), and the body says how many it left out.
+  // first clients that fit stay, and the body says how many it left out.
   const json all = j["clients"];
-  std::size_t fits = 0;           // keeping `fits` clients fits (0 is assumed to)
-  std::size_t over = all.size();  // keeping `over` does not
-  while (over - fits > 1) {
-    const std::size_t mid = fits + (over - fits) / 2;
-    j["clients"] = json(all.begin(), all.begin() + static_cast<long>(mid));
-    j["clients_omitted"] = all.size() - mid;
-    if (j.dump().size() <= max_bytes) {
-      fits = mid;
-    } else {
-      over = mid;
-    }
-  }
-  j["clients"] = json(all.begin(), all.begin() + static_cast<long>(fits));
-  j["clients_omitted"] = all.size() - fits;
-  return j.dump();
+  const auto keep_clients = [&](std::size_t k) {
+    j["clients"] = json(all.begin(), all.begin() + static_cast<long>(k));
+    j["clients_omitted"] = all.size() - k;
+    return fits();
+  };
+  (void)keep_clients(most_that_fit(all.size(), keep_clients));
+  return out;
 }
 
 }  // namespace uroce::daemon

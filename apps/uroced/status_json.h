@@ -78,7 +78,7 @@
 // nothing is estimated. A body that would not fit one message keeps its
 // first QP lines and says "qps_truncated": true; if that is not enough,
 // each client's handle lists keep their first entries (the same number for
-// every list, halved until the body fits), a cut list's kind gains
+// every list, as many as fit), a cut list's kind gains
 // "<kind>_omitted" (e.g. "qps_omitted": 1100), and the body says
 // "client_objects_truncated": true; if even every list empty is too much
 // (a few hundred clients), the first clients that fit stay and

@@ -587,11 +587,16 @@ TEST(StatusJson_TooBig, KeepsFirstQpsAndSaysSo) {
   }
   const std::string out = status_json(info(), {&d}, {s}, true, nullptr, 20000);
   EXPECT_LE(out.size(), 20000u);
-  const json j = json::parse(out);
+  json j = json::parse(out);
   EXPECT_TRUE(j["qps_truncated"].get<bool>());
-  EXPECT_GT(j["qps"].size(), 0u);
-  EXPECT_LT(j["qps"].size(), 200u);
+  const std::size_t kept = j["qps"].size();
+  ASSERT_GT(kept, 0u);
+  ASSERT_LT(kept, 200u);
   EXPECT_EQ(j["qps"][0]["qpn"], 2);
+  // As many as fit: the next line would not have.
+  const json whole = json::parse(status_json(info(), {&d}, {s}, true, nullptr, SIZE_MAX));
+  j["qps"].push_back(whole["qps"][kept]);
+  EXPECT_GT(j.dump().size(), 20000u);
 }
 
 TEST(StatusJson_Clients, ObjectsByKind) {
@@ -652,6 +657,16 @@ TEST(StatusJson_TooBig, CutsClientListsAndCountsTheRest) {
   EXPECT_FALSE(o.contains("pds_omitted"));
   EXPECT_EQ(j["clients"][1]["objects"]["qps"].size(), 1u);
   EXPECT_FALSE(j["clients"][1]["objects"].contains("qps_omitted"));
+  // As many as fit: one more of each cut list would not have.
+  const json w = json::parse(whole)["clients"][0]["objects"];
+  json more = j;
+  json& m = more["clients"][0]["objects"];
+  const std::size_t kept = o["qps"].size();
+  for (const char* kind : {"qps", "cqs"}) {
+    m[kind].push_back(w[kind][kept]);
+    m[std::string(kind) + "_omitted"] = 1500 - kept - 1;
+  }
+  EXPECT_GT(more.dump().size(), 20000u);
 }
 
 // A few hundred clients do not fit one message even with every handle list
