@@ -93,7 +93,7 @@ int CmService::open_file(std::uint32_t* file, int* event_fd) {
   // byte (counted), never an event.
   (void)fcntl(p[1], F_SETFL, O_NONBLOCK);
   std::lock_guard<std::mutex> lk(mu_);
-  const std::uint32_t t = next_file_++;
+  const std::uint32_t t = file_tokens_.take([&](std::uint32_t n) { return files_.contains(n); });
   File& f = files_[t];
   f.token = t;
   f.event_wr = p[1];
@@ -165,6 +165,10 @@ int CmService::route(std::uint32_t dst) const {
   }
   if (own >= 0) return own;
   return devices_.empty() ? -1 : 0;
+}
+
+std::uint32_t CmService::take_handle() {
+  return handles_.take([&](std::uint32_t n) { return ids_.contains(n) || mcs_.contains(n); });
 }
 
 std::uint64_t CmService::guid_be(int dev) const {
@@ -298,8 +302,9 @@ void CmService::on_cm_events(TimeNs now) {
       if (l == ids_.end()) continue;
       const cm::Conn* c = machine_.find(e.conn);
       if (c == nullptr) continue;
-      Id& n = ids_[next_handle_];
-      n.handle = next_handle_++;
+      const std::uint32_t handle = take_handle();
+      Id& n = ids_[handle];
+      n.handle = handle;
       n.file = l->second.file;
       n.ps = l->second.ps;
       n.qp_type = l->second.qp_type;

@@ -33,6 +33,7 @@
 #include <utility>
 #include <vector>
 
+#include "apps/uroced/cm_handles.h"
 #include "apps/uroced/device.h"
 #include "datapath/base/counter_fields.h"
 #include "datapath/cm/machine.h"
@@ -213,6 +214,8 @@ class CmService {
     return id.ps == RDMA_PS_UDP ? wire::kIpProtoUdp : wire::kIpProtoTcp;
   }
   std::uint64_t guid_be(int dev) const;
+  // A handle for a new id or join: in neither ids_ nor mcs_. Under mu_.
+  std::uint32_t take_handle();
   void run();
 
   std::vector<Device*> devices_;
@@ -228,8 +231,9 @@ class CmService {
   std::vector<PendingMad> waiting_arp_;
   std::vector<engine::GsiMad> rx_;
   std::uint32_t cur_file_ = 0;
-  std::uint32_t next_handle_ = 1;
-  std::uint32_t next_file_ = 1;
+  // Ids' and joins' handles, and file tokens: never one in use (cm_handles.h).
+  CmHandles handles_;
+  CmHandles file_tokens_;
   std::uint16_t next_port_ = 40000;
   std::uint32_t psn_state_;
   CmServiceCounters ctr_{};

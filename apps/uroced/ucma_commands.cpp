@@ -112,8 +112,9 @@ int CmService::on_create_id(File& f, const std::uint8_t* b, ctl::CmCommandRep* r
   // EAFNOSUPPORT); RDMA_PS_UDP resolves UD QPs with SIDR; IPoIB is not served.
   if (c.ps != RDMA_PS_TCP && c.ps != RDMA_PS_IB && c.ps != RDMA_PS_UDP) return EPROTONOSUPPORT;
   if (c.qp_type != (c.ps == RDMA_PS_UDP ? IBV_QPT_UD : IBV_QPT_RC)) return EINVAL;
-  Id& id = ids_[next_handle_];
-  id.handle = next_handle_++;
+  const std::uint32_t handle = take_handle();
+  Id& id = ids_[handle];
+  id.handle = handle;
   id.file = f.token;
   id.uid = c.uid;
   id.ps = c.ps;

@@ -75,8 +75,9 @@ int CmService::join(Id& id, const void* addr, std::uint64_t uid, std::uint64_t r
   std::uint16_t port = 0;
   if (!ucma::ipv4_of(addr, &group, &port)) return EAFNOSUPPORT;
   if (!wire::Ipv4Addr{group}.is_multicast()) return EINVAL;
-  Mc& mc = mcs_[next_handle_];
-  mc.handle = next_handle_++;
+  const std::uint32_t handle = take_handle();
+  Mc& mc = mcs_[handle];
+  mc.handle = handle;
   mc.id = id.handle;
   mc.uid = uid;
   mc.group_ip = group;
