@@ -52,6 +52,7 @@
 #include <thread>
 #include <vector>
 
+#include "apps/counters_json.h"
 #include "apps/uroced/affinity.h"
 #include "apps/uroced/capture_service.h"
 #include "apps/uroced/config.h"
@@ -394,14 +395,14 @@ void stop_engine() {
       c = eng.counters();
       h = eng.loop_histograms();
     });
+    // Every run counter, from its field list (the status's "engine"
+    // object names the same keys).
+    nlohmann::json run = nlohmann::json::object();
+    counters::put(run, c);
     spdlog::info(
-        "engine shard {}: {} iterations ({} idle), {} application calls, progress thread {} "
-        "sleeps ({} us) and {} naps while the application drove, {} posts batched ({} windows "
-        "widened by a long iteration), {} control calls run by their caller, {} that woke the "
-        "progress thread",
-        k, c.iterations, c.idle_iterations, eng.app_calls(), c.sleeps, c.slept_ns / kNsPerUs,
-        c.app_quiet_sleeps, eng.posts_batched(), eng.post_windows_widened(), c.calls_inline,
-        c.call_wakes);
+        "engine shard {}: {} application calls, {} posts batched ({} windows widened by a long "
+        "iteration); run counters {}",
+        k, eng.app_calls(), eng.posts_batched(), eng.post_windows_widened(), run.dump());
     spdlog::info(
         "engine shard {} loop: after work p50 <= {} ns, p99 <= {} ns, max <= {} ns; after an idle "
         "spin p99.9 <= {} ns; {} intervals of 65 us or more",

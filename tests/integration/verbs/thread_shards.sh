@@ -53,7 +53,7 @@ run_prog() {
 # app_calls SHARD: the application calls the embedded engine's exit log
 # counted on that shard's engine (empty when the line is missing).
 app_calls() {
-  sed -n "s/.*engine shard $1: .* idle), \([0-9]*\) application calls.*/\1/p" "$UROCE_TMP/last.out"
+  sed -n "s/.*engine shard $1: \([0-9]*\) application calls.*/\1/p" "$UROCE_TMP/last.out"
 }
 
 EMB=("$UROCE_RUN" --embedded --log-level info --device "$DEV0" --device "$DEV1")
