@@ -7,26 +7,11 @@
 
 #include "apps/uroce-ctl/capture_client.h"
 #include "apps/uroce-ctl/tables.h"
-#include "apps/uroced/metrics_text.h"
 #include "datapath/ctl/protocol.h"
 
 namespace uroce::ctl_tool {
 
 namespace {
-
-// The metrics of a status reply; clients left out to fit one control
-// message are named in a comment line (a scraper ignores it), since their
-// series are missing: the daemon's metrics listener serves them all.
-std::string render_metrics(const nlohmann::json& j) {
-  std::string out = daemon::metrics_text(j).text;
-  const auto it = j.find("clients_omitted");
-  if (it != j.end() && it->is_number_unsigned() && it->get<std::size_t>() != 0) {
-    out += "# uroce-ctl: the series of " + std::to_string(it->get<std::size_t>()) +
-           " clients are left out (more than one status message holds; the metrics listener "
-           "serves them all)\n";
-  }
-  return out;
-}
 
 const Command kCommands[] = {
     {"status", "the daemon (version, pid, poll mode, lcores) and one row per device", 0,

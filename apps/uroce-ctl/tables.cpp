@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "apps/uroced/metrics_text.h"
 #include "apps/uroced/status_values.h"
 #include "datapath/engine/loop_histogram.h"
 #include "datapath/transport/dc_stream.h"
@@ -37,6 +38,12 @@ const json& child(const json& j, const char* key) {
 bool is_true(const json& j, const char* key) {
   const json& v = child(j, key);
   return v.is_boolean() && v.get<bool>();
+}
+
+// How many clients a status reply left out to fit one message (0: none).
+std::size_t clients_omitted(const json& j) {
+  const json& n = child(j, "clients_omitted");
+  return n.is_number_unsigned() ? n.get<std::size_t>() : 0;
 }
 
 bool numeric(const std::string& s) {
@@ -634,10 +641,18 @@ std::string render_clients(const json& j) {
   if (is_true(j, "client_objects_truncated")) {
     out += "(more handles than one status message holds: the clients' lists truncated)\n";
   }
-  const json& omitted = child(j, "clients_omitted");
-  if (omitted.is_number_unsigned() && omitted.get<std::size_t>() != 0) {
-    out += "(" + std::to_string(omitted.get<std::size_t>()) +
-           " more clients than one status message holds: not listed)\n";
+  if (const std::size_t n = clients_omitted(j); n != 0) {
+    out += "(" + std::to_string(n) + " more clients than one status message holds: not listed)\n";
+  }
+  return out;
+}
+
+std::string render_metrics(const json& j) {
+  std::string out = daemon::metrics_text(j).text;
+  if (const std::size_t n = clients_omitted(j); n != 0) {
+    out += "# uroce-ctl: the series of " + std::to_string(n) +
+           " clients are left out (more than one status message holds; the metrics listener "
+           "serves them all)\n";
   }
   return out;
 }

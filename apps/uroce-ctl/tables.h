@@ -61,5 +61,9 @@ std::string render_sched(const nlohmann::json& j);
 std::string render_homa(const nlohmann::json& j);
 // `uroce-ctl clients`: one row per client connection.
 std::string render_clients(const nlohmann::json& j);
+// `uroce-ctl metrics`: the status as Prometheus text (metrics_text.h); the
+// clients a reply left out to fit one message (their series are missing;
+// the daemon's metrics listener serves them all) named in a comment line.
+std::string render_metrics(const nlohmann::json& j);
 
 }  // namespace uroce::ctl_tool

@@ -2,7 +2,6 @@
 
 #include <gtest/gtest.h>
 #include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
 
 #include <string>
 #include <vector>
@@ -36,22 +35,6 @@ TEST(CheckOptions_Capture, DeviceAndOptionsAccepted) {
   EXPECT_EQ(o.count, 100u);
   EXPECT_EQ(o.snaplen, 128u);
   EXPECT_EQ(find_command("capture")->run != nullptr, true);
-}
-
-// uroce-ctl metrics names the clients a status reply left out (their
-// series are missing) in a comment line, and adds nothing when none was.
-TEST(Commands_Metrics, NamesClientsLeftOutInAComment) {
-  const Command* m = find_command("metrics");
-  ASSERT_NE(m, nullptr);
-  ASSERT_NE(m->render, nullptr);
-  const std::string cut =
-      m->render(nlohmann::json::parse(R"({"clients": [], "clients_omitted": 7})"));
-  EXPECT_NE(cut.find("# uroce-ctl: the series of 7 clients are left out (more than one status "
-                     "message holds; the metrics listener serves them all)\n"),
-            std::string::npos)
-      << cut;
-  const std::string whole = m->render(nlohmann::json::parse(R"({"clients": []})"));
-  EXPECT_EQ(whole.find("# uroce-ctl"), std::string::npos) << whole;
 }
 
 TEST(CheckOptions_Capture, NeedsADevice) {

@@ -335,6 +335,18 @@ TEST(RenderClients, SaysHowManyClientsAreNotListed) {
             std::string::npos);
 }
 
+// uroce-ctl metrics names the clients a status reply left out (their
+// series are missing) in a comment line, and adds nothing when none was.
+TEST(RenderMetrics, NamesClientsLeftOutInAComment) {
+  const std::string cut = render_metrics(json::parse(R"({"clients": [], "clients_omitted": 7})"));
+  EXPECT_NE(cut.find("# uroce-ctl: the series of 7 clients are left out (more than one status "
+                     "message holds; the metrics listener serves them all)\n"),
+            std::string::npos)
+      << cut;
+  const std::string whole = render_metrics(json::parse(R"({"clients": []})"));
+  EXPECT_EQ(whole.find("# uroce-ctl"), std::string::npos) << whole;
+}
+
 TEST(RenderPfc, PrioritiesBadInputAndTtl) {
   const json j = json::parse(R"({"devices": [{"name": "uroce0", "pfc": {
     "enabled_priorities": [3], "link_mbps": 10000, "tx_ttl": 64,
