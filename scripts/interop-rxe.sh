@@ -94,6 +94,10 @@ source "$SOURCE_ROOT/scripts/interop/net.sh"
 source "$SOURCE_ROOT/scripts/interop/uroce-guest.sh"
 # shellcheck source=../tests/interop_rxe/cases.sh
 source "$SOURCE_ROOT/tests/interop_rxe/cases.sh"
+# shellcheck source=../tests/interop_rxe/failures.sh
+source "$SOURCE_ROOT/tests/interop_rxe/failures.sh"
+# shellcheck source=../tests/interop_rxe/run_case.sh
+source "$SOURCE_ROOT/tests/interop_rxe/run_case.sh"
 # shellcheck source=interop/steer.sh
 source "$SOURCE_ROOT/scripts/interop/steer.sh"
 
@@ -232,9 +236,14 @@ else
 fi
 
 RXE_GUEST_DIR=$UROCE_TMP/guest
+# Also a guest that broke during a case is booted anew this way
+# (tests/interop_rxe/run_case.sh).
+rxe_guest_boot() {
+  rxe_guest_start "$RXE_GUEST_DIR" "$RXE_IMAGE" "$RXE_GUEST_IP/24" "$RXE_TAP" "$RXE_GUEST_MAC" \
+    150 --mtu "$RXE_MTU"
+}
 t0=$SECONDS
-rxe_guest_start "$RXE_GUEST_DIR" "$RXE_IMAGE" "$RXE_GUEST_IP/24" "$RXE_TAP" "$RXE_GUEST_MAC" 150 \
-  --mtu "$RXE_MTU"
+rxe_guest_boot
 RXE_T_BOOT=$((SECONDS - t0))
 echo "guest boot: $RXE_T_BOOT s"
 if [ -n "$uguest" ]; then
@@ -281,4 +290,5 @@ done
 echo
 rxe_print_table
 echo "interop-rxe: wall clock $((SECONDS - T_START)) s"
+rxe_first_failure_print
 uroce_summary interop-rxe

@@ -123,7 +123,9 @@ uroce_pair() {
 # prints them. For a program that gives up on its own after a timeout (UCX's
 # UD endpoint: 30 s without an acknowledgement), the two tables show whether
 # the engine still held work of that QP (send or receive queue depth) and
-# whether its packet counts moved, while the QPs still exist.
+# whether its packet counts moved, while the QPs still exist. With
+# UROCE_PAIR_SNAPSHOT_HOOK set to a command, its output follows the tables
+# (the rxe interop's: the guest's side, tests/interop_rxe/diagnose.sh).
 _uroce_pair_snapshots() {  # BASE SECONDS
   local base=$1 t=$2 round name
   # Stopped when the client ends: its sleep goes with it (no orphan left).
@@ -138,6 +140,12 @@ _uroce_pair_snapshots() {  # BASE SECONDS
         timeout 10 "$UROCE_CTL" --run-dir "${UROCE_DAEMON_RUN[$name]}" qps 2>&1 | sed -n 1,40p
       } >>"$base.qps-$round.txt"
     done
+    if [ -n "${UROCE_PAIR_SNAPSHOT_HOOK:-}" ]; then
+      {
+        echo "$UROCE_PAIR_SNAPSHOT_HOOK at ${round}s:"
+        "$UROCE_PAIR_SNAPSHOT_HOOK"
+      } >>"$base.qps-$round.txt" 2>&1
+    fi
     if [ "$round" = "$t" ]; then
       sleep 5 &
       wait $!
@@ -226,6 +234,14 @@ uroce_verdict() {
   UROCE_FAILED=$((UROCE_FAILED + 1))
   UROCE_FAILED_NAMES+=("$label")
   echo "FAIL: $label: ${UROCE_WHY:-no reason recorded}"
+  uroce_failure_details
+}
+
+# What uroce_verdict prints under a FAIL line: the last pair's commands,
+# status and output, its QP snapshots, and every daemon's log tail and
+# counters. Also for a failure that counts as none (the rxe interop's
+# first try on a guest that broke, tests/interop_rxe/run_case.sh).
+uroce_failure_details() {
   if [ -n "$UROCE_SRV_CMD" ]; then
     echo "  server: $UROCE_SRV_CMD   (exit $UROCE_SRV_RC)"
     echo "  client: $UROCE_CLI_CMD   (exit $UROCE_CLI_RC)"

@@ -124,22 +124,6 @@ rxe_embedded() {
   RXE_CUR_DAEMON=embedded RXE_CUR_HOMA=0
 }
 
-rxe_row() {
-  local status=PASS
-  [ "$3" -eq 0 ] || status=FAIL
-  RXE_TABLE+=("$1|$2|$status|$4")
-}
-
-rxe_print_table() {
-  printf '%-18s %-10s %-6s %s\n' case direction result figure
-  printf '%-18s %-10s %-6s %s\n' ------------------ ---------- ------ ------
-  local row
-  for row in "${RXE_TABLE[@]}"; do
-    IFS='|' read -r c d r f <<<"$row"
-    printf '%-18s %-10s %-6s %s\n' "$c" "$d" "$r" "$f"
-  done
-}
-
 # ---- captures ----------------------------------------------------------------
 
 RXE_CAP_PID='' RXE_CAP_FILE=''
@@ -254,9 +238,11 @@ rxe_pair() {
       return 1
     fi
     UROCE_CLI_RC=0
+    rxe_snapshots_start "$base"
     # The guest's own limit ends first, so its output still comes back.
     rxe_guest_exec "$RXE_GUEST_DIR" "$limit" "timeout $((limit - 5)) $guest" \
       >"$UROCE_CLI_OUT" 2>&1 || UROCE_CLI_RC=$?
+    rxe_snapshots_stop
     grace=10
     [ "$UROCE_CLI_RC" -ne 0 ] && grace=3
     deadline=$((SECONDS + grace))
@@ -282,7 +268,9 @@ rxe_pair() {
     fi
     uroce_bg pid --netns "$ns" --timeout "$limit" "$UROCE_CLI_OUT" "$UROCE_CLI_ERR" -- \
       "${run[@]}" "${host[@]}"
+    rxe_snapshots_start "$base"
     uroce_wait "$pid" UROCE_CLI_RC
+    rxe_snapshots_stop
     grace=15
     [ "$UROCE_CLI_RC" -ne 0 ] && grace=5
     UROCE_SRV_RC=0
@@ -726,65 +714,4 @@ PY
   fi
   rxe_row rx_chained - "$st" "${fig:-$UROCE_WHY}"
   uroce_verdict "uroced $RXE_CUR_DAEMON received chained frames, each read whole" "$st"
-}
-
-rxe_run_case() {
-  local c=$1 dir label st
-  for dir in "${RXE_DIRECTIONS[@]}"; do
-    label=$c.$dir
-    RXE_FIGURE='' RXE_XFAIL=''
-    st=0
-    uroce_no_pair
-    # uroced in a guest: what a SIGKILLed stand-in (guest-run.sh) left there.
-    [ -z "$RXE_UGUEST_DIR" ] || rxe_uguest_sweep
-    rxe_capture_start "$label"
-    local t0=$SECONDS
-    rxe_case_body "$c" "$dir" "$label" || st=$?
-    # 2 is an expected failure only with its reason recorded.
-    [ "$st" -ne 2 ] || [ -n "$RXE_XFAIL" ] || st=1
-    [ "$st" -le 2 ] || st=1
-    rxe_capture_stop || st=1
-    if [ "$st" -ne 1 ]; then
-      # Frames from both sides, but mckey's go one way: the sender's.
-      local from_a=$RXE_UROCE_IP from_b=$RXE_GUEST_IP
-      if [ "$c" = mckey_cm ]; then
-        [ "$dir" = uroce-srv ] && from_a=$RXE_GUEST_IP || from_b=$RXE_UROCE_IP
-      fi
-      if ! "$_rxe_dir/check_capture.sh" "$RXE_CAP_FILE" "$RXE_CHECKER" "$from_a" \
-        "$from_b" >"$UROCE_TMP/$label.capture-check" 2>&1; then
-        st=1
-        UROCE_WHY="capture check failed: $(tail -n 3 "$UROCE_TMP/$label.capture-check" | tr '\n' ' ')"
-        echo "--- capture check of $label"
-        sed -n 1,30p "$UROCE_TMP/$label.capture-check" | sed 's/^/    /'
-      else
-        RXE_FIGURE="$RXE_FIGURE; $(sed -n 's/^capture: //p' "$UROCE_TMP/$label.capture-check")"
-      fi
-    fi
-    # The rdma_cm cases: the handshake and release on the wire, decoded.
-    if [ "$st" -eq 2 ]; then
-      rxe_race_check || st=1
-    elif [ "$st" -eq 0 ] && [ "$c" = udaddy_cm ]; then
-      rxe_cm_madcheck 0x0017:SIDR_REQ 0x0018:SIDR_REP || st=1
-    elif [ "$st" -eq 0 ] && [[ $c == *_cm ]] && [ "$c" != mckey_cm ]; then
-      rxe_cm_madcheck 0x0010:REQ 0x0013:REP 0x0014:RTU 0x0015:DREQ 0x0016:DREP || st=1
-    fi
-    # With the Homa-like scheduler on our side, every RC case (UD ones
-    # have no connection to probe) shows the probe ignored.
-    if [ "$st" -eq 0 ] && [ "$RXE_CUR_HOMA" = 1 ] && [ "$c" != ud_pingpong ] &&
-      [ "$c" != udaddy_cm ] && [ "$c" != mckey_cm ]; then
-      rxe_homa_check "$label" || st=1
-    fi
-    if [ "$st" -eq 2 ]; then
-      RXE_TABLE+=("$c|$dir|XFAIL|$RXE_XFAIL$RXE_FIGURE ($((SECONDS - t0)) s)")
-      echo "XFAIL: $label: $RXE_XFAIL"
-      continue
-    fi
-    # A failure's row leads with its reason (the log's head may be cut).
-    local shown=${RXE_FIGURE:-$UROCE_WHY}
-    [ "$st" -eq 0 ] || shown="${UROCE_WHY:-no reason recorded}${RXE_FIGURE:+; figure $RXE_FIGURE}"
-    rxe_row "$c" "$dir" "$st" "$shown ($((SECONDS - t0)) s)"
-    # The time on the verdict line: a log cut to its tail still shows the
-    # pace of the run (the table comes only at the end).
-    uroce_verdict "$label ($((SECONDS - t0)) s, at $((SECONDS - ${T_START:-0})) s)" "$st"
-  done
 }
