@@ -21,7 +21,8 @@
 #                                                        every guest without DIR
 #
 # DIR is the guest's own directory (console.log, share/ = the 9p share the
-# agent in guest-init.sh polls). Under TCG (this kind of host: its KVM is
+# agent in guest-init.sh polls, monitor.sock = QEMU's human monitor, which
+# scripts/interop/qemu-queues.py reads). Under TCG (this kind of host: its KVM is
 # PVM-based and cannot run a stock kernel) a boot takes ~10 s and the guest
 # runs ~50x slower than the host, so every wait has a limit.
 
@@ -69,7 +70,8 @@ rxe_guest_start() {
     -netdev "tap,id=n0,ifname=$tap,script=no,downscript=no"
     -device "virtio-net-pci,netdev=n0,mac=$mac,romfile="
     -fsdev "local,id=fs0,path=$dir/share,security_model=none"
-    -device "virtio-9p-pci,fsdev=fs0,mount_tag=share" "${extra[@]}")
+    -device "virtio-9p-pci,fsdev=fs0,mount_tag=share"
+    -monitor "unix:$dir/monitor.sock,server=on,wait=off" "${extra[@]}")
   printf '%q ' "${cmd[@]}" >"$dir/qemu.cmd"
   local t0=$SECONDS
   uroce_bg pid "$dir/qemu.log" "$dir/qemu.log" -- "${cmd[@]}"

@@ -22,8 +22,8 @@ RXE_GUEST_PROGS='ibv_* | ib_* | rping | udaddy | mckey'
 
 # rxe_guest_state: the guest's load, its RDMA programs (state, kernel wait,
 # and the kernel stack of one blocked in the kernel), rxe0's QPs and its
-# nonzero counters, eth0's and its tap's counts, and the kernel's last
-# messages. Bounded: for a guest that answers nothing within 15 s, the last
+# nonzero counters, eth0's and its tap's counts, QEMU's view of eth0's
+# queues, and the kernel's last messages. Bounded: for a guest that answers nothing within 15 s, the last
 # lines of its serial console (the kernel's errors reach it even under
 # `quiet`).
 rxe_guest_state() {
@@ -53,6 +53,8 @@ dmesg | grep -v "speed is unknown" | tail -n 6 | sed "s/^/guest: /"
   # the guest's own counts, whether its frames leave QEMU.
   local t=/sys/class/net/$RXE_TAP/statistics
   echo "host: tap $RXE_TAP rx $(cat "$t/rx_packets") dropped $(cat "$t/rx_dropped"), tx $(cat "$t/tx_packets") dropped $(cat "$t/tx_dropped") (since the run began)"
+  # Between the two: QEMU's virtio-net queues and the guest's ring indexes.
+  timeout 15 "$SOURCE_ROOT/scripts/interop/qemu-queues.py" "$RXE_GUEST_DIR/monitor.sock" 2>&1 || true
 }
 
 # rxe_guest_sweep: SIGKILL to every program a failed case left in the guest
@@ -150,7 +152,7 @@ rxe_failure_report() {
     done
     if [ -s "$after" ]; then
       echo "  --- the guest after the case"
-      sed -n 1,10p "$after" | sed 's/^/    /'
+      sed -n 1,14p "$after" | sed 's/^/    /'
     fi
   } | head -n 45 >"$RXE_FIRST_FAILURE"
 }
