@@ -20,13 +20,20 @@ RXE_FIRST_FAILURE=''
 # which have no executable, are not theirs: ib_mad1, ib_mcast, ...).
 RXE_GUEST_PROGS='ibv_* | ib_* | rping | udaddy | mckey'
 
-# rxe_guest_state: the guest's load, its RDMA programs (state, kernel wait,
+# rxe_guest_state: the packet counts of eth0's tap, QEMU's view of eth0's
+# queues, then the guest's load, its RDMA programs (state, kernel wait,
 # and the kernel stack of one blocked in the kernel), rxe0's QPs and its
-# nonzero counters, eth0's and its tap's counts, QEMU's view of eth0's
-# queues, and the kernel's last messages. Bounded: for a guest that answers nothing within 15 s, the last
-# lines of its serial console (the kernel's errors reach it even under
-# `quiet`).
+# nonzero counters, eth0's counts and the kernel's last messages (a
+# report's digest keeps the first lines). Bounded: for a guest that
+# answers nothing within 15 s, the last lines of its serial console (the
+# kernel's errors reach it even under `quiet`).
 rxe_guest_state() {
+  # The far end of the guest's eth0 (its rx is what the guest sent): beside
+  # the guest's own counts below, whether its frames leave QEMU.
+  local t=/sys/class/net/$RXE_TAP/statistics
+  echo "host: tap $RXE_TAP rx $(cat "$t/rx_packets") dropped $(cat "$t/rx_dropped"), tx $(cat "$t/tx_packets") dropped $(cat "$t/tx_dropped") (since the run began)"
+  # Between the two, QEMU's virtio-net queues and the guest's ring indexes.
+  timeout 15 "$SOURCE_ROOT/scripts/interop/qemu-queues.py" "$RXE_GUEST_DIR/monitor.sock" 2>&1 || true
   # shellcheck disable=SC2016 # the guest expands these
   rxe_guest_exec "$RXE_GUEST_DIR" 15 '
 echo "guest: loadavg $(cat /proc/loadavg), up $(cut -d" " -f1 /proc/uptime) s"
@@ -49,12 +56,6 @@ dmesg | grep -v "speed is unknown" | tail -n 6 | sed "s/^/guest: /"
     echo "guest: no answer within 15 s (exit $?); its console's last lines:"
     tail -n 6 "$RXE_GUEST_DIR/console.log" 2>&1 | sed 's/^/guest console: /'
   }
-  # The far end of the guest's eth0 (its rx is what the guest sent): beside
-  # the guest's own counts, whether its frames leave QEMU.
-  local t=/sys/class/net/$RXE_TAP/statistics
-  echo "host: tap $RXE_TAP rx $(cat "$t/rx_packets") dropped $(cat "$t/rx_dropped"), tx $(cat "$t/tx_packets") dropped $(cat "$t/tx_dropped") (since the run began)"
-  # Between the two: QEMU's virtio-net queues and the guest's ring indexes.
-  timeout 15 "$SOURCE_ROOT/scripts/interop/qemu-queues.py" "$RXE_GUEST_DIR/monitor.sock" 2>&1 || true
 }
 
 # rxe_guest_sweep: SIGKILL to every program a failed case left in the guest
