@@ -134,7 +134,20 @@ while [ "$n" -gt 0 ]; do
 done
 exit 1
 EOF
-chmod 755 /usr/bin/rxe-gid-index /usr/bin/wait-listen /usr/bin/wait-cm-listen
+# case-procs: the programs of the interop cases still running, a line
+# each: pid, name, state and kernel wait (tests/interop_rxe/failures.sh).
+# Kernel threads, which have no executable, are not theirs (ib_mad1,
+# ib_mcast, ...).
+cat >/usr/bin/case-procs <<'EOF'
+#!/bin/sh
+for p in /proc/[0-9]*; do
+  [ -e "$p/exe" ] || continue
+  c=$(cat "$p/comm" 2>/dev/null) || continue
+  case $c in ibv_* | ib_* | rping | udaddy | mckey) ;; *) continue ;; esac
+  echo "${p#/proc/} $c $(sed 's/.*) //' "$p/stat" | cut -d' ' -f1) $(cat "$p/wchan" 2>/dev/null)"
+done
+EOF
+chmod 755 /usr/bin/rxe-gid-index /usr/bin/wait-listen /usr/bin/wait-cm-listen /usr/bin/case-procs
 
 mkdir -p /share
 if ! mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144,cache=none share /share; then

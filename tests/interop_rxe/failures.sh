@@ -16,9 +16,6 @@
 RXE_SNAPSHOT_S=${RXE_SNAPSHOT_S:-45}
 RXE_SNAPPER=''
 RXE_FIRST_FAILURE=''
-# The programs of the cases, as the guest's ps names them (kernel threads,
-# which have no executable, are not theirs: ib_mad1, ib_mcast, ...).
-RXE_GUEST_PROGS='ibv_* | ib_* | rping | udaddy | mckey'
 
 # rxe_guest_state: the packet counts of eth0's tap, QEMU's view of eth0's
 # queues, then the guest's load, its RDMA programs (state, kernel wait,
@@ -37,13 +34,9 @@ rxe_guest_state() {
   # shellcheck disable=SC2016 # the guest expands these
   rxe_guest_exec "$RXE_GUEST_DIR" 15 '
 echo "guest: loadavg $(cat /proc/loadavg), up $(cut -d" " -f1 /proc/uptime) s"
-for p in /proc/[0-9]*; do
-  [ -e "$p/exe" ] || continue
-  c=$(cat "$p/comm" 2>/dev/null) || continue
-  case $c in '"$RXE_GUEST_PROGS"') ;; *) continue ;; esac
-  s=$(sed "s/.*) //" "$p/stat" | cut -d" " -f1)
-  echo "guest: pid ${p#/proc/} $c state $s wchan $(cat "$p/wchan" 2>/dev/null)"
-  [ "$s" != D ] || sed -n 1,8p "$p/stack" | sed "s/^/    /"
+case-procs | while read -r pid c s w; do
+  echo "guest: pid $pid $c state $s wchan $w"
+  [ "$s" != D ] || sed -n 1,8p "/proc/$pid/stack" | sed "s/^/    /"
 done
 rdma res show qp link rxe0/1 2>&1 | grep -v "type GSI" | sed -n 1,6p | sed "s/^/guest: /"
 n=$(cd /sys/class/infiniband/rxe0/ports/1/hw_counters && for f in *; do
@@ -63,13 +56,11 @@ dmesg | grep -v "speed is unknown" | tail -n 6 | sed "s/^/guest: /"
 # pingpong polls its CQ: on the guest's one vCPU it would slow the cases
 # after it). Prints what it killed.
 rxe_guest_sweep() {
-  rxe_guest_exec "$RXE_GUEST_DIR" 15 "
-for p in /proc/[0-9]*; do
-  [ -e \"\$p/exe\" ] || continue
-  c=\$(cat \"\$p/comm\" 2>/dev/null) || continue
-  case \$c in $RXE_GUEST_PROGS) ;; *) continue ;; esac
-  kill -9 \"\${p#/proc/}\" && echo \"guest: killed pid \${p#/proc/} \$c\"
-done" 2>&1 || echo "guest: no answer to the sweep within 15 s"
+  # shellcheck disable=SC2016 # the guest expands these
+  rxe_guest_exec "$RXE_GUEST_DIR" 15 '
+case-procs | while read -r pid c s w; do
+  kill -9 "$pid" && echo "guest: killed pid $pid $c"
+done' 2>&1 || echo "guest: no answer to the sweep within 15 s"
 }
 
 # rxe_guest_sick: why the guest cannot carry more cases, or nothing: its
@@ -81,12 +72,7 @@ rxe_guest_sick() {
   local out
   out=$(rxe_guest_exec "$RXE_GUEST_DIR" 20 "
 sleep 1
-for p in /proc/[0-9]*; do
-  [ -e \"\$p/exe\" ] || continue
-  c=\$(cat \"\$p/comm\" 2>/dev/null) || continue
-  case \$c in $RXE_GUEST_PROGS) ;; *) continue ;; esac
-  echo \"pid \${p#/proc/} \$c (state \$(sed 's/.*) //' \"\$p/stat\" | cut -d' ' -f1)) survived SIGKILL\"
-done
+case-procs | while read -r pid c s w; do echo \"pid \$pid \$c (state \$s) survived SIGKILL\"; done
 ping -c 3 -W 2 $RXE_HOST_IP >/dev/null 2>&1 || echo 'its ping of $RXE_HOST_IP got no answer'
 echo agent-ok" 2>&1) || true
   if [[ $out != *agent-ok* ]]; then
