@@ -125,7 +125,7 @@ uroce_pair() {
 # the engine still held work of that QP (send or receive queue depth) and
 # whether its packet counts moved, while the QPs still exist. With
 # UROCE_PAIR_SNAPSHOT_HOOK set to a command, its output follows the tables
-# (the rxe interop's: the guest's side, tests/interop_rxe/diagnose.sh).
+# (the rxe interop's: the guest's side, tests/interop_rxe/failures.sh).
 _uroce_pair_snapshots() {  # BASE SECONDS
   local base=$1 t=$2 round name
   # Stopped when the client ends: its sleep goes with it (no orphan left).
