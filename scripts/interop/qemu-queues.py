@@ -7,11 +7,14 @@ For a guest that stopped sending (tests/interop_rxe/failures.sh): through
 QEMU's human monitor, each queue's state in the device model (descriptors
 taken but not returned, the last index read from the guest) beside the
 indexes in the guest's memory: the avail ring's idx (what the guest
-posted) and used_event, the used ring's idx (what QEMU returned) and
-avail_event (the index at which the guest must notify again; the rings
-use VIRTIO_RING_F_EVENT_IDX). A queue whose guest idx is ahead of QEMU's
-last index with no descriptor in use waits for a notification that did
-not come. Exits 1 when the monitor cannot be read.
+posted) and flags, the used ring's idx (what QEMU returned) and flags.
+The guest's eth0 runs without VIRTIO_RING_F_EVENT_IDX
+(scripts/interop/guest.sh), so the flags say who asked not to be told:
+used flags 1 (NO_NOTIFY) is QEMU saying it needs no kick, avail flags 1
+(NO_INTERRUPT) the guest saying it needs no interrupt. A queue whose
+guest idx is ahead of QEMU's last index with no descriptor in use
+waits: for a kick that did not come while NO_NOTIFY is clear, for
+QEMU's own work while it is set. Exits 1 when the monitor cannot be read.
 """
 import re
 import socket
@@ -61,14 +64,12 @@ def main():
         for index, name in ((0, "rx"), (1, "tx")):
             st = command(sock, f"info virtio-queue-status {paths[0]} {index}")
             f = dict(re.findall(r"^[ \t]*(\w+):[ \t]+(\S+)", st, re.M))
-            num = int(f["num"])
             avail, used = int(f["avail"], 16), int(f["used"], 16)
             print(f"qemu: {name} queue: inuse {f['inuse']}, last_avail_idx "
                   f"{f['last_avail_idx']}, used_idx {f['used_idx']}; guest memory: "
-                  f"avail idx {guest_u16(sock, avail + 2)}, used_event "
-                  f"{guest_u16(sock, avail + 4 + 2 * num)}, used idx "
-                  f"{guest_u16(sock, used + 2)}, avail_event "
-                  f"{guest_u16(sock, used + 4 + 8 * num)}")
+                  f"avail idx {guest_u16(sock, avail + 2)}, avail flags "
+                  f"{guest_u16(sock, avail)}, used idx {guest_u16(sock, used + 2)}, "
+                  f"used flags {guest_u16(sock, used)}")
     except (OSError, KeyError, ValueError) as e:
         print(f"qemu: monitor not read: {e}")
         return 1
